@@ -1,0 +1,231 @@
+"""The event protocol between the runner and its readers (live app, replay, report).
+
+One JSON object per line. Every event has ``type`` and ``t`` (seconds since the session
+started). Commands go the other way, one JSON object per line with ``cmd``. The full
+description is docs/protocol.md; this module is the one place that validates both, so
+the rest of the code can trust what it gets ("parse at the edge").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+PROTOCOL_VERSION = 1
+
+_NUM = (int, float)
+_OPT_NUM = (int, float, type(None))
+_STR = (str,)
+_INT = (int,)
+
+
+class ErrorKind(StrEnum):
+    BAD_INPUT = "bad_input"
+    UNKNOWN_LEVEL = "unknown_level"
+    REFUSED = "refused"  # the level cannot run this shape (says why)
+    UNSUPPORTED = "unsupported"  # the device cannot run the level (e.g. needs sm_90a)
+    OUT_OF_MEMORY = "out_of_memory"
+    COMPILE = "compile"
+    LAUNCH = "launch"
+    VERIFY = "verify"
+    TIMEOUT = "timeout"
+    RUNNER_CRASH = "runner_crash"
+    NO_GPU = "no_gpu"
+    INTERNAL = "internal"
+
+
+# type -> {field: allowed python types}; only the fields every reader relies on.
+REQUIRED: dict[str, dict[str, tuple[type, ...]]] = {
+    "session": {"protocol": _INT, "created": _STR, "levels": (dict,)},
+    "ready": {},
+    "run_start": {"level": _STR, "M": _INT, "N": _INT, "K": _INT, "repeats": _INT},
+    "repeat": {"level": _STR, "M": _INT, "N": _INT, "K": _INT, "i": _INT, "ms": _NUM,
+               "tflops": _NUM},
+    "result": {"level": _STR, "M": _INT, "N": _INT, "K": _INT, "dtype": _STR,
+               "median_ms": _NUM, "tflops": _NUM, "verified": (bool,), "rel_err": _OPT_NUM,
+               "repeats": _INT},
+    "error": {"kind": _STR, "message": _STR},
+    "telemetry": {},
+    "info": {"message": _STR},
+    "done": {},
+    "levels": {"levels": (list,)},
+    "pong": {},
+    "bye": {},
+}
+
+
+class ProtocolError(ValueError):
+    """A line that cannot be read; the message names the line."""
+
+    def __init__(self, message: str, line: int | None = None, source: str | None = None):
+        where = ""
+        if source is not None:
+            where += f"{source}"
+        if line is not None:
+            where += f"{':' if where else 'line '}{line}"
+        super().__init__(f"{where}: {message}" if where else message)
+        self.line = line
+        self.source = source
+
+
+def dumps(event: dict[str, Any]) -> str:
+    """One event as one line of JSON (NaN and infinity become null)."""
+    return json.dumps(_finite(event), separators=(",", ":"), allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def validate_event(obj: Any) -> dict[str, Any]:
+    """Check one decoded event; returns it or raises ProtocolError (without a line)."""
+    if not isinstance(obj, dict):
+        raise ProtocolError("an event must be a JSON object")
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolError('an event needs a string "type"')
+    t = obj.get("t")
+    if not isinstance(t, _NUM) or isinstance(t, bool):
+        raise ProtocolError(f'{kind} event needs a number "t"')
+    for name, types in REQUIRED.get(kind, {}).items():
+        if name not in obj:
+            raise ProtocolError(f'{kind} event lacks "{name}"')
+        value = obj[name]
+        if isinstance(value, bool) and bool not in types:
+            raise ProtocolError(f'{kind} event: "{name}" must not be a boolean')
+        if not isinstance(value, types):
+            want = " or ".join(sorted({t.__name__ for t in types}))
+            raise ProtocolError(f'{kind} event: "{name}" must be {want}, not {value!r}')
+    if kind == "session" and obj["protocol"] > PROTOCOL_VERSION:
+        raise ProtocolError(
+            f"protocol {obj['protocol']} is newer than this reader ({PROTOCOL_VERSION}); "
+            "update gemmscope to read it")
+    return obj
+
+
+def parse_line(line: str, lineno: int | None = None, source: str | None = None) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(f"not JSON ({exc.msg} at column {exc.colno})", lineno, source) from None
+    try:
+        return validate_event(obj)
+    except ProtocolError as exc:
+        raise ProtocolError(str(exc), lineno, source) from None
+
+
+def iter_events(lines: Iterable[str], source: str | None = None) -> Iterator[dict[str, Any]]:
+    """Validated events from session-file lines; the first must be the session header.
+
+    A truncated last line (a recording cut off by a crash) is not an error when it is the
+    final line: everything before it is still returned.
+    """
+    pending: tuple[int, str, ProtocolError] | None = None
+    first = True
+    for lineno, raw in enumerate(lines, start=1):
+        if pending is not None:
+            raise pending[2]
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            event = parse_line(line, lineno, source)
+        except ProtocolError as exc:
+            if not raw.endswith("\n"):
+                pending = (lineno, line, exc)
+                continue
+            raise
+        if first:
+            if event["type"] != "session":
+                raise ProtocolError(
+                    f'the first event must be "session", not "{event["type"]}"', lineno, source)
+            first = False
+        yield event
+    if first and pending is None:
+        raise ProtocolError("no session header: the file is empty", None, source)
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A recording read whole: its header and every event (header included)."""
+
+    path: str
+    header: dict[str, Any]
+    events: list[dict[str, Any]]
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["type"] == "result"]
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["type"] == "error"]
+
+
+def read_session(path: str | Path) -> Session:
+    path = Path(path)
+    try:
+        with path.open(encoding="utf-8") as fh:
+            events = list(iter_events(fh, source=str(path)))
+    except OSError as exc:
+        raise ProtocolError(f"cannot open: {exc.strerror}", None, str(path)) from None
+    except UnicodeDecodeError:
+        raise ProtocolError("not a text file", None, str(path)) from None
+    return Session(str(path), events[0], events)
+
+
+# ---------------------------------------------------------------- commands (stdin)
+
+COMMANDS = ("run", "levels", "ping", "telemetry", "quit")
+
+
+def parse_command(line: str) -> dict[str, Any]:
+    """Decode and check one command line; raises ProtocolError with a readable reason."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(f"command is not JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise ProtocolError("a command must be a JSON object")
+    cmd = obj.get("cmd")
+    if cmd not in COMMANDS:
+        raise ProtocolError(f"unknown command {cmd!r}; known: {', '.join(COMMANDS)}")
+    if cmd == "run":
+        if not isinstance(obj.get("level"), str):
+            raise ProtocolError('run needs a string "level"')
+        for name in ("M", "N", "K"):
+            check_size(name, obj.get(name))
+        for name, lo, hi in (("repeats", 1, 10_000), ("warmup", 0, 1000)):
+            if name in obj:
+                v = obj[name]
+                if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+                    raise ProtocolError(f"{name} must be an integer from {lo} to {hi}, not {v!r}")
+    if cmd == "telemetry":
+        hz = obj.get("hz")
+        if not isinstance(hz, _NUM) or isinstance(hz, bool) or not (hz == 0 or 1 <= hz <= 200):
+            raise ProtocolError(f"telemetry hz must be 0 (off) or from 1 to 200, not {hz!r}")
+    return obj
+
+
+MAX_DIM = 1 << 20
+
+
+def check_size(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProtocolError(f"{name} must be a whole number, not {value!r}")
+    if value < 1:
+        raise ProtocolError(f"{name} must be at least 1, not {value}")
+    if value > MAX_DIM:
+        raise ProtocolError(f"{name}={value} is larger than {MAX_DIM}")
+    return value

@@ -1,0 +1,225 @@
+"""The level registry: every rung of the ladder, one `.cu` file and one entry each.
+
+An entry says what the level is (id, title, what it adds over the one before, precision),
+how it is built (source file, kernel template, template parameters) and launched (block
+and grid geometry, dynamic shared memory), which seed step or public worklog it follows,
+and what measurement said about it (``notes``). cuBLAS references are entries of kind
+``reference`` with no source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from enum import StrEnum
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+
+class Precision(StrEnum):
+    FP32 = "fp32"
+    TF32 = "tf32"
+    FP16 = "fp16"
+    BF16 = "bf16"
+    FP8 = "fp8"
+
+
+class Kind(StrEnum):
+    LEVEL = "level"
+    REFERENCE = "reference"
+
+
+# input storage type of each precision class (the ``dtype`` field of a result)
+DTYPE_OF = {Precision.FP32: "fp32", Precision.TF32: "fp32", Precision.FP16: "fp16",
+            Precision.BF16: "bf16", Precision.FP8: "fp8e4m3"}
+
+# verification tolerance on ||C - C_ref|| / ||C_ref|| (reference: float64 of the same
+# rounded inputs). FP32 accumulation over K=8192 stays near 1e-6; TF32 rounds inputs to
+# 10 mantissa bits (about 3e-4); FP16/BF16 references write a 16-bit C.
+TOLERANCE = {Precision.FP32: 1e-4, Precision.TF32: 5e-3, Precision.FP16: 2e-3,
+             Precision.BF16: 1e-2, Precision.FP8: 2e-2}
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    id: str
+    title: str
+    adds: str
+    precision: Precision
+    follows: str
+    kind: Kind = Kind.LEVEL
+    source: str | None = None  # file name under kernels/cuda/
+    kernel: str | None = None  # template name; instantiated as kernel<params..., VEC>
+    params: dict[str, int] = field(default_factory=dict)  # template arguments, in order
+    threads: tuple[int, int] = (256, 1)  # block shape (x, y)
+    tile: tuple[int, int] = (1, 1)  # (rows of C, cols of C) one block computes
+    grid_x: str = "N"  # which dimension of C blockIdx.x walks ("N" or "M")
+    vector: int = 1  # elements per vector load on the fast path (K % vector == N % vector == 0)
+    dyn_smem_bytes: int = 0
+    arch: str | None = None  # e.g. "sm_90a" when the level needs Hopper-only instructions
+    notes: str = ""
+
+    @property
+    def source_path(self) -> str | None:
+        """Path relative to the repository root, as the session header records it."""
+        return None if self.source is None else f"kernels/cuda/{self.source}"
+
+    def name_expression(self, vec: bool) -> str:
+        args = [str(v) for v in self.params.values()] + ["true" if vec else "false"]
+        return f"{self.kernel}<{', '.join(args)}>"
+
+    def use_vector_path(self, M: int, N: int, K: int) -> bool:
+        return self.vector > 1 and K % self.vector == 0 and N % self.vector == 0
+
+    def grid(self, M: int, N: int) -> tuple[int, int, int]:
+        rows, cols = self.tile
+        gm, gn = -(-M // rows), -(-N // cols)
+        return (gn, gm, 1) if self.grid_x == "N" else (gm, gn, 1)
+
+    def catalog_entry(self, order: int) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "adds": self.adds,
+                "precision": str(self.precision), "params": dict(self.params),
+                "block": list(self.threads), "tile": list(self.tile),
+                "follows": self.follows, "notes": self.notes, "kind": str(self.kind),
+                "order": order, "source": self.source_path, "arch": self.arch}
+
+
+SIBOEHM = "siboehm.com/articles/22/CUDA-MMM (SGEMM_CUDA)"
+
+LEVELS: tuple[Level, ...] = (
+    Level(
+        id="naive", title="Naive (uncoalesced)", precision=Precision.FP32,
+        adds="One thread per C element; threadIdx.x walks rows of C, so the 32 lanes of a "
+             "warp read A and write C a whole row apart (uncoalesced).",
+        follows=f"seed L1; {SIBOEHM} kernel 1", source="naive.cu", kernel="sgemm_naive",
+        params={"BLOCK": 32}, threads=(32, 32), tile=(32, 32), grid_x="M"),
+    Level(
+        id="coalesced", title="Coalesced thread mapping", precision=Precision.FP32,
+        adds="Same work per thread, but threadIdx.x walks columns: a warp reads 32 "
+             "consecutive floats of B and writes 32 consecutive floats of C (coalesced).",
+        follows=f"{SIBOEHM} kernel 2", source="coalesced.cu", kernel="sgemm_coalesced",
+        params={"BLOCK": 32}, threads=(32, 32), tile=(32, 32)),
+    Level(
+        id="smem_tiled", title="Shared-memory tiling", precision=Precision.FP32,
+        adds="A 32x32 block tile of C; each K step stages a 32x32 tile of A and of B in shared "
+             "memory, so each global element is read once per block instead of once per "
+             "thread.",
+        follows=f"seed L2; {SIBOEHM} kernel 3", source="smem_tiled.cu",
+        kernel="sgemm_smem_tiled", params={"TILE": 32}, threads=(32, 32), tile=(32, 32)),
+    Level(
+        id="smem_padded", title="Padded shared memory (BK+1)", precision=Precision.FP32,
+        adds="Rows of the shared tiles padded by one word (32x33), the classic bank-conflict "
+             "fix.",
+        follows="seed L3", source="smem_padded.cu", kernel="sgemm_smem_padded",
+        params={"TILE": 32}, threads=(32, 32), tile=(32, 32)),
+    Level(
+        id="double_buffer", title="Double buffering", precision=Precision.FP32,
+        adds="Two shared-memory stages: the next K tile is fetched into registers while the "
+             "current one is computed, then stored into the other stage; one barrier per "
+             "K step instead of two.",
+        follows="seed L4", source="double_buffer.cu", kernel="sgemm_double_buffer",
+        params={"TILE": 32}, threads=(32, 32), tile=(32, 32)),
+    Level(
+        id="register_2d", title="2D register blocking", precision=Precision.FP32,
+        adds="A 128x128 block tile with BK=8; each of 256 threads computes an 8x8 tile of C "
+             "in registers from 8 A and 8 B values per k (64 FMAs per 16 shared loads).",
+        follows=f"seed L5; {SIBOEHM} kernel 5", source="register_2d.cu",
+        kernel="sgemm_register_2d", params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
+        threads=(256, 1), tile=(128, 128)),
+    Level(
+        id="vectorized", title="float4 loads, A tile transposed", precision=Precision.FP32,
+        adds="Global loads of A and B as float4 (16 bytes per lane); the A tile is stored "
+             "transposed (BK x BM) so that a thread's 8 A values are contiguous and read "
+             "with two 128-bit shared loads, like its 8 B values.",
+        follows=f"{SIBOEHM} kernel 6", source="vectorized.cu", kernel="sgemm_vectorized",
+        params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}, threads=(256, 1),
+        tile=(128, 128), vector=4),
+    Level(
+        id="warp_tiling", title="Warp tiling", precision=Precision.FP32,
+        adds="Each warp owns a 32x64 warp tile walked in 2x2 sub-tiles of 16x32; a lane's 8x8 "
+             "outputs are four 4x4 pieces, so every shared load is a conflict-free LDS.128. "
+             "Two shared stages with register prefetch overlap loads and math.",
+        follows=f"{SIBOEHM} kernel 10; Zhou/Lai's 128x128x8 SGEMM layout",
+        source="warp_tiling.cu", kernel="sgemm_warp_tiling",
+        params={"BM": 128, "BN": 128, "BK": 8, "WM": 32, "WN": 64, "WMITER": 2, "WNITER": 2,
+                "TM": 4, "TN": 4},
+        threads=(256, 1), tile=(128, 128), vector=4),
+    Level(
+        id="cp_async", title="cp.async multi-stage pipeline", precision=Precision.FP32,
+        adds="Global-to-shared copies by cp.async (no register staging) into a ring of "
+             "shared stages, several K tiles in flight; the A tile is still transposed, "
+             "element by element, into a padded layout with no store conflicts.",
+        follows="CUTLASS multistage mainloop; NVIDIA Ampere cp.async guide",
+        source="cp_async.cu", kernel="sgemm_cp_async",
+        params={"BM": 128, "BN": 128, "BK": 8, "WM": 32, "WN": 64, "WMITER": 2, "WNITER": 2,
+                "TM": 4, "TN": 4, "STAGES": 4},
+        threads=(256, 1), tile=(128, 128), vector=4),
+    Level(
+        id="wmma", title="Tensor Cores (WMMA, FP16)", precision=Precision.FP16,
+        adds="FP16 inputs, FP32 accumulation on Tensor Cores through the WMMA API; 16x16x16 "
+             "fragments, a 128x128 block tile of 8 warps (64x32 each), K tiles of 32 "
+             "staged by cp.async in a multi-stage ring with padded rows.",
+        follows="seed L6; CUDA Programming Guide, warp matrix functions",
+        source="wmma.cu", kernel="hgemm_wmma",
+        params={"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32, "STAGES": 3},
+        threads=(256, 1), tile=(128, 128), vector=8),
+    # -- references (cuBLAS through CuPy) --------------------------------------------
+    Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
+          adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",
+          kind=Kind.REFERENCE),
+    Level(id="cublas_tf32", title="cuBLAS TF32", precision=Precision.TF32,
+          adds="Reference: cupy.matmul on float32 with the TF32 compute type.",
+          follows="cuBLAS", kind=Kind.REFERENCE),
+    Level(id="cublas_fp16", title="cuBLAS FP16", precision=Precision.FP16,
+          adds="Reference: cupy.matmul on float16 (Tensor Cores, FP16 output).",
+          follows="cuBLAS", kind=Kind.REFERENCE),
+)
+
+BY_ID: dict[str, Level] = {lv.id: lv for lv in LEVELS}
+REFERENCE_FOR = {Precision.FP32: "cublas_fp32", Precision.TF32: "cublas_tf32",
+                 Precision.FP16: "cublas_fp16", Precision.BF16: "cublas_bf16",
+                 Precision.FP8: "cublaslt_fp8"}
+COMMON_HEADER = "common.cuh"
+
+
+def ladder() -> list[Level]:
+    return [lv for lv in LEVELS if lv.kind is Kind.LEVEL]
+
+
+def references() -> list[Level]:
+    return [lv for lv in LEVELS if lv.kind is Kind.REFERENCE]
+
+
+def get(level_id: str) -> Level:
+    try:
+        return BY_ID[level_id]
+    except KeyError:
+        known = ", ".join(BY_ID)
+        raise KeyError(f"unknown level {level_id!r}; known levels: {known}") from None
+
+
+def cuda_dir() -> Path:
+    return Path(str(resources.files("gemmscope.kernels") / "cuda"))
+
+
+def read_source(name: str) -> str:
+    return (cuda_dir() / name).read_text(encoding="utf-8")
+
+
+def source_hashes() -> dict[str, dict[str, str]]:
+    """The session header's ``levels`` map: each level's .cu and its sha256."""
+    out: dict[str, dict[str, str]] = {}
+    for lv in ladder():
+        assert lv.source is not None
+        out[lv.id] = {"source": lv.source_path or "", "sha256": _sha256(lv.source)}
+    out["common"] = {"source": f"kernels/cuda/{COMMON_HEADER}", "sha256": _sha256(COMMON_HEADER)}
+    return out
+
+
+def _sha256(name: str) -> str:
+    return hashlib.sha256((cuda_dir() / name).read_bytes()).hexdigest()
+
+
+def catalog() -> list[dict[str, Any]]:
+    return [lv.catalog_entry(i) for i, lv in enumerate(LEVELS)]
