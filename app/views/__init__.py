@@ -1,0 +1,1 @@
+"""Animated views of the access models (tiling, banks, swizzle, coalescing)."""

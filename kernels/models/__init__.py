@@ -1,0 +1,37 @@
+"""Access models of the ladder's levels (pure numpy, no Qt, no CuPy).
+
+``model_for(level_id)`` gives a level's :class:`LevelModel`; ``banks``, ``coalescing``
+and ``swizzle`` hold the shared math.
+"""
+
+from __future__ import annotations
+
+from gemmscope.kernels.models.level_model import LevelModel, SharedTotals
+from gemmscope.kernels.models.register_blocking import Register2D, Vectorized
+from gemmscope.kernels.models.smem_tile32 import DoubleBuffer, SmemPadded, SmemTiled
+from gemmscope.kernels.models.thread_per_element import Coalesced, Naive
+from gemmscope.kernels.models.warp_tiling import CpAsync, WarpTiling
+from gemmscope.kernels.models.wmma import Wmma
+
+MODELS: dict[str, type[LevelModel]] = {
+    cls.level_id: cls
+    for cls in (Naive, Coalesced, SmemTiled, SmemPadded, DoubleBuffer, Register2D,
+                Vectorized, WarpTiling, CpAsync, Wmma)
+}
+# levels whose shared-memory model is exact enough to compare with ncu (SIMT, FP32)
+SIMT_LEVELS = tuple(lid for lid, cls in MODELS.items() if cls.exact)
+
+
+def model_for(level_id: str) -> LevelModel:
+    try:
+        return MODELS[level_id]()
+    except KeyError:
+        raise KeyError(f"no access model for level {level_id!r}; models exist for "
+                       f"{', '.join(MODELS)}") from None
+
+
+def totals(level_id: str, M: int, N: int, K: int) -> SharedTotals:
+    return model_for(level_id).totals(M, N, K)
+
+
+__all__ = ["MODELS", "SIMT_LEVELS", "LevelModel", "SharedTotals", "model_for", "totals"]

@@ -1,0 +1,270 @@
+"""What every level's access model answers, and the kernel-wide totals built from it.
+
+A model describes one thread block of a level: the C tile it owns, the A and B tiles it
+stages per K step and in which shared stage, which outputs each thread computes, and the
+shared and global memory instructions each warp issues per K step (lane addresses in
+bytes). The numbers are pure numpy; views only draw them.
+
+Totals follow the kernel's structure instead of enumerating it: the shared-memory
+instruction stream of a K step depends only on the warp and on the stage (K step mod the
+number of stages), and is the same in every block, because the levels stage full tiles
+(zero-filled at the edges) and read them unconditionally. So a block's counts over one
+period of stages, times the K steps of each stage, times the blocks, gives the kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from gemmscope.kernels.models.banks import WARP_SIZE, BankReport, analyze_shared
+from gemmscope.kernels.models.coalescing import SectorReport, analyze_global
+
+LANES = np.arange(WARP_SIZE, dtype=np.int64)
+
+
+class Op(StrEnum):
+    LOAD = "ld"
+    STORE = "st"
+    CP_ASYNC = "ldgsts"  # cp.async: global read, shared write, no register
+
+
+class Space(StrEnum):
+    SHARED = "shared"
+    GLOBAL = "global"
+
+
+@dataclass(frozen=True, slots=True)
+class Tile:
+    """A rectangle of a matrix in element coordinates."""
+
+    row: int
+    col: int
+    rows: int
+    cols: int
+
+
+@dataclass(frozen=True, slots=True)
+class SmemArray:
+    """One shared-memory array: ``stages`` copies of ``rows`` x ``pitch`` elements, of
+    which ``cols`` per row hold data (the rest is padding)."""
+
+    name: str
+    rows: int
+    cols: int
+    pitch: int
+    elem_bytes: int
+    stages: int = 1
+    base_bytes: int = 0
+    holds: str = "A"  # which operand; "A^T" when stored transposed
+
+    @property
+    def stage_bytes(self) -> int:
+        return self.rows * self.pitch * self.elem_bytes
+
+    @property
+    def size_bytes(self) -> int:
+        return self.stages * self.stage_bytes
+
+    def address(self, stage: int, row: np.ndarray | int, col: np.ndarray | int
+                ) -> np.ndarray:
+        r = np.asarray(row, np.int64)
+        c = np.asarray(col, np.int64)
+        return self.base_bytes + stage * self.stage_bytes + (r * self.pitch + c) \
+            * self.elem_bytes
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WarpAccess:
+    """One warp instruction: ``addr`` are byte addresses per lane (shared: from the start
+    of shared memory; global: from the start of the matrix named by ``array``)."""
+
+    label: str
+    array: str
+    space: Space
+    op: Op
+    width_bytes: int
+    addr: np.ndarray
+    active: np.ndarray | None = None
+    stage: int = 0
+
+    def banks(self) -> BankReport:
+        return analyze_shared(self.addr, self.width_bytes, self.active)
+
+    def sectors(self) -> SectorReport:
+        return analyze_global(self.addr, self.width_bytes, self.active)
+
+
+@dataclass(frozen=True, slots=True)
+class SharedCounts:
+    instructions: int = 0
+    wavefronts: int = 0
+    conflicts: int = 0
+
+    def __add__(self, other: SharedCounts) -> SharedCounts:
+        return SharedCounts(self.instructions + other.instructions,
+                            self.wavefronts + other.wavefronts,
+                            self.conflicts + other.conflicts)
+
+    def times(self, n: int) -> SharedCounts:
+        return SharedCounts(self.instructions * n, self.wavefronts * n, self.conflicts * n)
+
+
+NCU_METRICS = {
+    "ld_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "st_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "ld_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "st_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SharedTotals:
+    """Shared-memory traffic of a whole kernel launch, as Nsight Compute counts it."""
+
+    level: str
+    M: int
+    N: int
+    K: int
+    blocks: int
+    k_steps: int
+    ld: SharedCounts
+    st: SharedCounts
+    cp_async: SharedCounts  # shared writes of cp.async, reported apart from st
+
+    def metrics(self) -> dict[str, int]:
+        """The model's value of each ncu metric name."""
+        return {NCU_METRICS["ld_conflicts"]: self.ld.conflicts,
+                NCU_METRICS["st_conflicts"]: self.st.conflicts,
+                NCU_METRICS["ld_wavefronts"]: self.ld.wavefronts,
+                NCU_METRICS["st_wavefronts"]: self.st.wavefronts}
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"level": self.level, "M": self.M, "N": self.N, "K": self.K,
+                               "blocks": self.blocks, "k_steps": self.k_steps}
+        for name, c in (("ld", self.ld), ("st", self.st), ("cp_async", self.cp_async)):
+            out[name] = {"instructions": c.instructions, "wavefronts": c.wavefronts,
+                         "conflicts": c.conflicts}
+        return out
+
+
+class LevelModel:
+    """Base of the per-level models; subclasses fill in the geometry and the accesses."""
+
+    level_id: str = ""
+    bm: int = 32  # rows of C per block
+    bn: int = 32  # cols of C per block
+    bk: int = 32  # K per step (1 for levels without shared tiles: one k per "step")
+    threads: int = 1024
+    stages: int = 1
+    elem_bytes: int = 4
+    exact: bool = True  # False where the instruction stream is a guess (e.g. WMMA)
+    notes: str = ""
+
+    # -- geometry --------------------------------------------------------------------
+    @property
+    def warps(self) -> int:
+        return self.threads // WARP_SIZE
+
+    def grid(self, M: int, N: int) -> tuple[int, int]:
+        """(block rows, block cols) covering C."""
+        return -(-M // self.bm), -(-N // self.bn)
+
+    def k_steps(self, K: int) -> int:
+        return -(-K // self.bk)
+
+    def c_tile(self, block: tuple[int, int]) -> Tile:
+        return Tile(block[0] * self.bm, block[1] * self.bn, self.bm, self.bn)
+
+    def a_tile(self, block: tuple[int, int], k_step: int) -> Tile:
+        return Tile(block[0] * self.bm, k_step * self.bk, self.bm, self.bk)
+
+    def b_tile(self, block: tuple[int, int], k_step: int) -> Tile:
+        return Tile(k_step * self.bk, block[1] * self.bn, self.bk, self.bn)
+
+    def stage(self, k_step: int) -> int:
+        return k_step % self.stages
+
+    def thread_outputs(self, tid: int) -> np.ndarray:
+        """(n, 2) array of the (row, col) of C, inside the block tile, thread ``tid``
+        computes."""
+        raise NotImplementedError
+
+    def warp_mask(self, warp: int) -> np.ndarray:
+        """(bm, bn) bool: the outputs the warp's 32 threads compute."""
+        mask = np.zeros((self.bm, self.bn), bool)
+        for lane in range(WARP_SIZE):
+            rc = self.thread_outputs(warp * WARP_SIZE + lane)
+            mask[rc[:, 0], rc[:, 1]] = True
+        return mask
+
+    # -- memory ----------------------------------------------------------------------
+    def smem_arrays(self) -> list[SmemArray]:
+        return []
+
+    def shared_accesses(self, warp: int, k_step: int) -> list[WarpAccess]:
+        """The shared stores and loads warp ``warp`` issues in K step ``k_step``."""
+        return []
+
+    def global_accesses(self, warp: int, k_step: int, M: int, N: int, K: int,
+                        block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
+        """The global loads of A and B warp ``warp`` issues in K step ``k_step``."""
+        raise NotImplementedError
+
+    def store_accesses(self, warp: int, M: int, N: int,
+                       block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
+        """The global stores of C of warp ``warp`` (the epilogue)."""
+        raise NotImplementedError
+
+    # -- totals ----------------------------------------------------------------------
+    def step_counts(self, k_step: int) -> dict[Op, SharedCounts]:
+        """Shared counts of one block (all warps) in one K step."""
+        out = {op: SharedCounts() for op in Op}
+        memo: dict[tuple[int, bytes, bytes], tuple[int, int]] = {}
+        for w in range(self.warps):
+            for acc in self.shared_accesses(w, k_step):
+                act = b"" if acc.active is None else acc.active.tobytes()
+                key = (acc.width_bytes, acc.addr.tobytes(), act)
+                if key not in memo:
+                    rep = acc.banks()
+                    memo[key] = (rep.wavefronts, rep.conflicts)
+                wf, cf = memo[key]
+                out[acc.op] = out[acc.op] + SharedCounts(1, wf, cf)
+        return out
+
+    def totals(self, M: int, N: int, K: int) -> SharedTotals:
+        gm, gn = self.grid(M, N)
+        steps = self.k_steps(K)
+        period = min(self.stages, steps)
+        per_block = {op: SharedCounts() for op in Op}
+        for r in range(period):
+            n_r = len(range(r, steps, self.stages))
+            for op, c in self.step_counts(r).items():
+                per_block[op] = per_block[op] + c.times(n_r)
+        blocks = gm * gn
+        return SharedTotals(self.level_id, M, N, K, blocks, steps,
+                            per_block[Op.LOAD].times(blocks),
+                            per_block[Op.STORE].times(blocks),
+                            per_block[Op.CP_ASYNC].times(blocks))
+
+
+def lanes_of(warp: int) -> np.ndarray:
+    """Thread ids of a warp's lanes."""
+    return warp * WARP_SIZE + LANES
+
+
+def global_access(label: str, array: str, elem_index: np.ndarray, width_bytes: int,
+                  elem_bytes: int, valid: np.ndarray | None = None,
+                  op: Op = Op.LOAD) -> WarpAccess:
+    """A global access from element indices (row-major offsets) of a matrix."""
+    return WarpAccess(label, array, Space.GLOBAL, op, width_bytes,
+                      np.asarray(elem_index, np.int64) * elem_bytes, valid)
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
