@@ -154,3 +154,12 @@ def test_models_import_no_qt_and_no_cupy():
             "if n in sys.modules]; print(bad); sys.exit(bool(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_register_2d_with_merged_a_reads():
+    m = model_for("register_2d")
+    m.a_read_bytes = 16
+    acc = _by_label(m.shared_accesses(0, 0), "As[(threadRow")
+    assert len(acc) == 2 * 8
+    rep = acc[0].banks()
+    assert (rep.wavefronts, rep.conflicts) == (4, 0)

@@ -64,6 +64,10 @@ class RegisterBlocking(LevelModel):
 
 class Register2D(RegisterBlocking):
     level_id = "register_2d"
+    # bytes per A read: 4 as written (LDS.32); 16 if the compiler merges the fully
+    # unrolled k loop's As[(threadRow*8+i)*8 + k..k+3] into LDS.128 (then each 8-lane
+    # phase reads one address: 4 wavefronts, no conflict). ncu decides which.
+    a_read_bytes = 4
     notes = ("A reads: LDS.32, two thread rows 64 words apart share a bank (2-way). "
              "B reads: assumed vectorized to LDS.128 by the compiler; threadCol c and c+4 "
              "share banks (2-way per phase).")
@@ -85,10 +89,11 @@ class Register2D(RegisterBlocking):
             out.append(WarpAccess(f"Bs[(r+{2 * it})*BN + c] = B[...]", "Bs", Space.SHARED,
                                   Op.STORE, 4, b_s.address(0, row, col)))
         t_row, t_col = tid // 16, tid % 16
+        step = self.a_read_bytes // 4
         for k in range(BK):
-            for i in range(TM):
+            for i in range(TM if k % step == 0 else 0):
                 out.append(WarpAccess(f"As[(threadRow*TM+{i})*BK + k]  k={k}", "As",
-                                      Space.SHARED, Op.LOAD, 4,
+                                      Space.SHARED, Op.LOAD, self.a_read_bytes,
                                       a_s.address(0, t_row * TM + i, k)))
             for h in range(TN // 4):
                 out.append(WarpAccess(f"Bs[k*BN + threadCol*TN + {4 * h}..+3]  k={k}", "Bs",

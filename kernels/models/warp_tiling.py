@@ -11,7 +11,8 @@ The A tile is stored transposed, As[k][m] with a row pitch of BM + 4 floats: the
 of a warp store 16 consecutive m for two k four rows apart, 4*(BM+4) = 528 words, i.e.
 16 banks apart, so the transposing STS.32 (or 4-byte cp.async) do not conflict.
 warp_tiling stages through registers into two stages; cp_async copies with cp.async into
-a ring of four stages (A element by element, B 16 bytes at a time).
+a ring of four stages (A element by element with 4-byte cp.async, e = tid + 256 p going to
+row e / 8 and k e % 8, B 16 bytes at a time).
 """
 
 from __future__ import annotations
@@ -61,6 +62,13 @@ class WarpTiling(LevelModel):
         rr, cc = np.meshgrid(rows, cols, indexing="ij")
         return np.stack([rr.ravel(), cc.ravel()], axis=1)
 
+    def a_tile_elements(self, warp: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
+        """(label, row m, column k) of the A-tile elements each STS.32 stores: the four
+        components of the lane's float4 (row tid / 2, k (tid % 2) * 4 + j)."""
+        tid = lanes_of(warp)
+        r, c = tid // (BK // 4), (tid % (BK // 4)) * 4
+        return [(f"As[c+{j}][r] = a_reg.{'xyzw'[j]}", r, c + j) for j in range(4)]
+
     def smem_arrays(self) -> list[SmemArray]:
         a = SmemArray("As", BK, BM, BM + PAD_A, 4, self.stages, 0, "A^T")
         return [a, SmemArray("Bs", BK, BN, BN + PAD_B, 4, self.stages, a.size_bytes, "B")]
@@ -70,10 +78,9 @@ class WarpTiling(LevelModel):
         s = self.stage(k_step)
         tid = lanes_of(warp)
         verb = "cp.async" if self.a_op is Op.CP_ASYNC else "STS"
-        r_a, c_a = tid // (BK // 4), tid % (BK // 4)
-        out = [WarpAccess(f"{verb} As[innerColA*4+{j}][innerRowA]", "As", Space.SHARED,
-                          self.a_op, 4, a_s.address(s, c_a * 4 + j, r_a), stage=s)
-               for j in range(4)]
+        out = [WarpAccess(f"{verb} {text}", "As", Space.SHARED, self.a_op, 4,
+                          a_s.address(s, c, r), stage=s)
+               for text, r, c in self.a_tile_elements(warp)]
         r_b, c_b = tid // (BN // 4), tid % (BN // 4)
         out.append(WarpAccess(f"{verb}.128 Bs[innerRowB][innerColB*4]", "Bs", Space.SHARED,
                               self.a_op, 16, b_s.address(s, r_b, c_b * 4), stage=s))
@@ -104,8 +111,11 @@ class WarpTiling(LevelModel):
         b = global_access("float4 B[k0+innerRowB][innerColB*4]", "B", brow * N + bcol, 16,
                           4, (brow < K) & (bcol < N))
         if self.a_op is Op.CP_ASYNC:
-            a = [global_access(f"cp.async A[innerRowA][k0+innerColA*4+{j}]", "A",
-                               row * K + col + j, 4, 4, va) for j in range(4)]
+            a = []
+            for text, r, c in self.a_tile_elements(warp):
+                gr, gc = block[0] * BM + r, k0 + c
+                a.append(global_access(f"cp.async.4 A for {text}", "A", gr * K + gc, 4, 4,
+                                       (gr < M) & (gc < K)))
         else:
             a = [global_access("float4 A[innerRowA][k0+innerColA*4]", "A", row * K + col,
                                16, 4, va)]
@@ -130,6 +140,16 @@ class CpAsync(WarpTiling):
     level_id = "cp_async"
     stages = 4
     a_op = Op.CP_ASYNC
+
+    def a_tile_elements(self, warp: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
+        """Element e = tid + 256 p goes to row e / BK, k e % BK: a warp covers 4 rows x 8 k,
+        which lands on 32 distinct banks (k*(BM+4) + m: 4 banks per k step)."""
+        tid = lanes_of(warp)
+        out = []
+        for p in range(BM * BK // self.threads):
+            e = tid + p * self.threads
+            out.append((f"As[k][m], e = tid + {p * self.threads}", e // BK, e % BK))
+        return out
     notes = ("Same reads as warp_tiling; tiles arrive by cp.async into a 4-stage ring. "
              "Their shared writes are cp.async (LDGSTS) traffic, not STS: the model keeps "
              "them apart from the st totals.")
