@@ -1,0 +1,106 @@
+"""The ncu CSV parser and the model-vs-measured table.
+
+FORMAT SAMPLE, NOT MEASURED DATA: the CSV below imitates the layout of
+``ncu --csv --page raw`` output (==PROF== lines, the program's own prints, a header row,
+a units row, quoted numbers with thousands separators, n/a) with made-up values.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gemmscope.kernels.models import totals
+from gemmscope.kernels.models.level_model import NCU_METRICS
+from gemmscope.kernels.models.ncu_compare import (
+    NcuParseError,
+    compare,
+    diff_pct,
+    format_table,
+    parse_number,
+    parse_raw_csv,
+)
+
+LD_C, ST_C = NCU_METRICS["ld_conflicts"], NCU_METRICS["st_conflicts"]
+LD_W, ST_W = NCU_METRICS["ld_wavefronts"], NCU_METRICS["st_wavefronts"]
+
+FORMAT_SAMPLE = f"""==PROF== Connected to process 4242 (/usr/bin/python3.12)
+launching register_2d 1024 1024 1024
+==PROF== Profiling "sgemm_register_2d": 0%....50%....100% - 3 passes
+==PROF== Disconnected from process 4242
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","{LD_C}","{ST_C}","{LD_W}","{ST_W}"
+"","","","","","","","","","","","","","",""
+"0","4242","python3.12","127.0.0.1","void sgemm_register_2d<128, 128, 8, 8, 8, true>(int, int, int, const float *, const float *, float *)","1","7","(256, 1, 1)","(8, 8, 1)","0","9.0","8,388,608","12","16,777,216","n/a"
+"""  # noqa: E501
+
+
+def test_parse_number():
+    assert parse_number("126,976") == 126976
+    assert parse_number(" 1.5 ") == 1.5
+    assert parse_number("n/a") is None
+    assert parse_number("") is None
+
+
+def test_parse_raw_csv_skips_prof_lines_prints_and_units():
+    rows = parse_raw_csv(FORMAT_SAMPLE)
+    assert len(rows) == 1
+    row = rows[0]
+    assert "sgemm_register_2d" in row.kernel
+    assert row.values[LD_C] == 8388608
+    assert row.values[ST_C] == 12
+    assert row.values[LD_W] == 16777216
+    assert row.values[ST_W] is None
+    assert row.units[LD_C] == ""
+
+
+def test_parse_raw_csv_without_a_header_says_so():
+    with pytest.raises(NcuParseError, match="Kernel Name"):
+        parse_raw_csv("==PROF== No kernels were profiled.\n")
+    assert parse_raw_csv(FORMAT_SAMPLE.split('"0","4242"')[0]) == []
+
+
+def test_compare_and_table():
+    model = totals("register_2d", 1024, 1024, 1024)
+    rows = compare(model, parse_raw_csv(FORMAT_SAMPLE)[0])
+    by = {r.metric: r for r in rows}
+    assert by[LD_C].model == 8388608 and by[LD_C].diff_pct == 0.0
+    assert by[ST_C].model == 0 and by[ST_C].diff_pct == pytest.approx(-100.0)
+    assert by[ST_W].measured is None and by[ST_W].diff_pct is None
+    table = format_table(rows)
+    assert "8,388,608" in table and "n/a" in table and "-100.0" in table
+    assert diff_pct(0, 0) == 0.0 and diff_pct(5, 0) is None
+    # no measurement at all: every measured cell is n/a
+    assert all(r.measured is None for r in compare(model, None))
+
+
+def test_script_builds_the_documented_ncu_command():
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    try:
+        import bank_conflicts_ncu as script
+    finally:
+        sys.path.pop(0)
+    cmd = script.ncu_command("ncu", "smem_tiled", 1024, 1024, 1024)
+    assert cmd[:3] == ["ncu", "--clock-control", "none"]
+    assert cmd[cmd.index("--metrics") + 1].split(",") == list(NCU_METRICS.values())
+    assert cmd[cmd.index("-k") + 1] == "regex:sgemm_smem_tiled"
+    assert cmd[cmd.index("--page") + 1] == "raw" and "--csv" in cmd
+    assert cmd[-4:] == ["smem_tiled", "1024", "1024", "1024"]
+
+
+def test_script_end_to_end_with_a_fake_ncu(tmp_path):
+    fake = tmp_path / "ncu"
+    fake.write_text("#!/bin/sh\ncat <<'END'\n" + FORMAT_SAMPLE + "END\n", encoding="utf-8")
+    fake.chmod(0o755)
+    out = tmp_path / "r.json"
+    script = Path(__file__).parents[1] / "benchmarks" / "bank_conflicts_ncu.py"
+    proc = subprocess.run([sys.executable, str(script), "--ncu", str(fake), "--levels",
+                           "register_2d", "--json", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "ld bank conflicts" in proc.stdout
+    data = json.loads(out.read_text())
+    cmp = data["levels"]["register_2d"]["comparison"]
+    assert cmp[0]["measured"] == 8388608 and cmp[0]["model"] == 8388608
