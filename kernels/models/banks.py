@@ -123,3 +123,30 @@ def analyze_shared(addr: np.ndarray | list[int], width_bytes: int = 4,
 def strided_addresses(stride_words: int, width_bytes: int = 4, base: int = 0) -> np.ndarray:
     """Lane i at ``base + i * stride_words`` words (the textbook stride experiment)."""
     return base + np.arange(WARP_SIZE, dtype=np.int64) * stride_words * WORD_BYTES
+
+
+def bank_cells(rep: BankReport) -> dict[tuple[int, int, int], list[int]]:
+    """(phase, bank, rank) -> the lanes whose access covers that word; rank r is the
+    r-th distinct word of the bank in the phase, served by the phase's wavefront r."""
+    cells: dict[tuple[int, int, int], list[int]] = {}
+    per_phase = lanes_per_phase(rep.width_bytes)
+    for p in range(rep.phases):
+        lanes = [ln for ln in range(p * per_phase, (p + 1) * per_phase) if rep.active[ln]]
+        words = {ln: rep.words_of_lane(ln) for ln in lanes}
+        uniq = sorted({int(w) for ws in words.values() for w in ws})
+        rank: dict[int, int] = {}
+        seen: dict[int, int] = {}
+        for w in uniq:
+            b = w % N_BANKS
+            rank[w] = seen.get(b, 0)
+            seen[b] = rank[w] + 1
+        for ln in lanes:
+            for w in words[ln]:
+                key = (p, int(w) % N_BANKS, rank[int(w)])
+                cells.setdefault(key, []).append(ln)
+    return cells
+
+
+def wavefront_index(rep: BankReport, phase: int, rank: int) -> int:
+    """Position of (phase, rank) in the order the wavefronts are served."""
+    return int(rep.load[:phase].max(axis=1, initial=0).sum()) + rank

@@ -1,0 +1,332 @@
+"""Banks view: the 32 shared-memory banks as columns and the words one warp instruction
+touches, lanes coloured; banks with more than one distinct word in a phase are the
+conflict colour, with the n-way count and the wavefronts. Padding and an XOR swizzle can
+be switched on to see, live, what they would change (re-placed by the Qt-free model).
+
+One step is one shared-memory instruction of the chosen warp and K step; within a step
+the wavefronts are served one after another (cells not yet served are dimmed).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSpinBox, QWidget
+
+from gemmscope.app.views.playback import AnimatedCanvas, ViewPanel
+from gemmscope.app.views.theme import THEME
+from gemmscope.kernels.models import model_for
+from gemmscope.kernels.models.banks import (
+    N_BANKS,
+    BankReport,
+    bank_cells,
+    wavefront_index,
+)
+from gemmscope.kernels.models.level_model import LevelModel, WarpAccess
+from gemmscope.kernels.models.relayout import RelayoutError, relayout
+from gemmscope.kernels.models.swizzle import IDENTITY, Swizzle
+
+WIDTH_NAMES = {1: "8-bit", 2: "16-bit", 4: "32-bit", 8: "64-bit", 16: "128-bit"}
+
+
+class BanksCanvas(AnimatedCanvas):
+    laneSelected = Signal(int)
+    accessesChanged = Signal()
+
+    def __init__(self, level_id: str = "register_2d", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumSize(640, 360)
+        self.level_id = level_id
+        self.model: LevelModel = model_for(level_id)
+        self.warp = 0
+        self.k_step = 0
+        self.extra_pad = 0
+        self.swizzle: Swizzle = IDENTITY
+        self.selected_lane: int | None = None
+        self.layout_error: str | None = None
+        self.accesses: list[WarpAccess] = []
+        self._report: BankReport | None = None
+        self._cells: dict[tuple[int, int, int], list[int]] = {}
+        self._reload()
+
+    # -- state ----------------------------------------------------------------------
+    def set_level(self, level_id: str) -> None:
+        self.level_id = level_id
+        self.model = model_for(level_id)
+        self.warp = min(self.warp, self.model.warps - 1)
+        self._reload()
+        self.restart()
+
+    def set_warp(self, warp: int) -> None:
+        self.warp = max(0, min(int(warp), self.model.warps - 1))
+        self._reload()
+
+    def set_k_step(self, k_step: int) -> None:
+        self.k_step = max(0, int(k_step))
+        self._reload()
+
+    def set_padding(self, extra_elems: int) -> None:
+        self.extra_pad = max(0, int(extra_elems))
+        self._reload()
+
+    def set_swizzle(self, swizzle: Swizzle) -> None:
+        self.swizzle = swizzle
+        self._reload()
+
+    def n_steps(self) -> int:
+        return max(1, len(self.accesses))
+
+    def current(self) -> WarpAccess | None:
+        return self.accesses[self.step] if self.accesses else None
+
+    def report(self) -> BankReport | None:
+        return self._report
+
+    def _reload(self) -> None:
+        base = self.model.shared_accesses(self.warp, self.k_step)
+        arrays = self.model.smem_arrays()
+        self.layout_error = None
+        try:
+            self.accesses = [relayout(a, arrays, self.extra_pad, self.swizzle) for a in base]
+        except RelayoutError as exc:
+            self.layout_error = str(exc)
+            self.accesses = base
+        if self.step >= len(self.accesses):
+            self._step = 0
+        self._analyse()
+        self.accessesChanged.emit()
+
+    def _analyse(self) -> None:
+        acc = self.current()
+        self._report = None if acc is None else acc.banks()
+        self._cells = {} if self._report is None else bank_cells(self._report)
+        self.update()
+
+    def set_step(self, step: int) -> None:
+        super().set_step(step)
+        self._analyse()
+
+    def select_lane(self, lane: int | None) -> None:
+        self.selected_lane = lane
+        if lane is not None:
+            self.laneSelected.emit(lane)
+        self.update()
+
+    def bank_state(self, bank: int) -> str:
+        """'conflict', 'ok' or 'unused': the colour name of a bank's header."""
+        rep = self._report
+        if rep is None or not rep.load[:, bank].any():
+            return "unused"
+        return "conflict" if (rep.load[:, bank] > 1).any() else "ok"
+
+    # -- geometry -------------------------------------------------------------------
+    def _grid(self) -> tuple[float, float, float]:
+        """(left, column width, row height)."""
+        left = 40.0
+        col_w = (self.width() - left - 10) / N_BANKS
+        rows = self._rows()
+        avail = self.height() - 60 - 24 - 70
+        return left, col_w, max(10.0, min(28.0, avail / max(1, rows)))
+
+    def _rows(self) -> int:
+        rep = self._report
+        return 0 if rep is None else int(rep.load.max(axis=1).sum()) + rep.phases - 1
+
+    def bank_header_rect(self, bank: int) -> QRectF:
+        left, w, _ = self._grid()
+        return QRectF(left + bank * w, 56, w - 1, 22)
+
+    def cell_rect(self, phase: int, rank: int, bank: int) -> QRectF:
+        left, w, h = self._grid()
+        rep = self._report
+        assert rep is not None
+        row = wavefront_index(rep, phase, rank) + phase  # one blank row between phases
+        return QRectF(left + bank * w, 84 + row * h, w - 1, h - 1)
+
+    def lane_rect(self, lane: int) -> QRectF:
+        left, w, _ = self._grid()
+        return QRectF(left + lane * w, self.height() - 40, w - 1, 24)
+
+    # -- drawing --------------------------------------------------------------------
+    def draw(self, painter: QPainter) -> None:
+        self.draw_summary(painter)
+        self.draw_bank_headers(painter)
+        self.draw_cells(painter)
+        self.draw_lanes(painter)
+
+    def draw_summary(self, painter: QPainter) -> None:
+        acc, rep = self.current(), self._report
+        if acc is None or rep is None:
+            self.draw_text(painter, QRectF(10, 8, self.width() - 20, 40),
+                           f"{self.level_id} uses no shared memory: nothing reaches the "
+                           "banks (see the coalescing view).", "muted_text")
+            return
+        kind = {"ld": "load", "st": "store", "ldgsts": "cp.async write"}[acc.op.value]
+        head = (f"{acc.label}   [{WIDTH_NAMES.get(acc.width_bytes, '?')} {kind}, "
+                f"warp {self.warp}, K step {self.k_step + 1}]")
+        verdict = (f"{rep.n_way}-way conflict: {rep.wavefronts} wavefronts, ideal "
+                   f"{rep.ideal}, {rep.conflicts} conflicts" if rep.conflicts else
+                   f"no conflict: {rep.wavefronts} wavefront(s), the ideal")
+        self.draw_text(painter, QRectF(10, 4, self.width() - 20, 22), head)
+        self.draw_text(painter, QRectF(10, 26, self.width() - 20, 22), verdict,
+                       "conflict" if rep.conflicts else "ok")
+
+    def draw_bank_headers(self, painter: QPainter) -> None:
+        if self._report is None:
+            return
+        for b in range(N_BANKS):
+            rect = self.bank_header_rect(b)
+            state = self.bank_state(b)
+            painter.fillRect(rect, THEME.color(state if state != "unused" else "unused"))
+            label = str(b)
+            if state == "conflict":
+                label = f"{int(self._report.load[:, b].max())}×"
+            self.draw_text(painter, rect, label, "text", Qt.AlignmentFlag.AlignCenter)
+
+    def draw_cells(self, painter: QPainter) -> None:
+        rep = self._report
+        if rep is None:
+            return
+        served = self.progress * rep.wavefronts
+        for (p, b, r), lanes in self._cells.items():
+            rect = self.cell_rect(p, r, b)
+            color = QColor(THEME.lane(lanes[0]))
+            if wavefront_index(rep, p, r) >= served:
+                color.setAlpha(70)
+            painter.fillRect(rect, color)
+            if rep.load[p, b] > 1:
+                painter.setPen(QPen(THEME.color("conflict"), 2))
+                painter.drawRect(rect.adjusted(1, 1, -1, -1))
+            if self.selected_lane in lanes:
+                painter.setPen(QPen(THEME.color("selection"), 2))
+                painter.drawRect(rect.adjusted(2, 2, -2, -2))
+            text = str(lanes[0]) if len(lanes) == 1 else f"{lanes[0]}+{len(lanes) - 1}"
+            painter.setPen(QColor("black"))
+            painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), text)
+        left, _, h = self._grid()
+        for p in range(rep.phases):
+            if rep.load[p].any():
+                y = self.cell_rect(p, 0, 0).top()
+                self.draw_text(painter, QRectF(0, y, left - 4, h), f"ph{p}", "muted_text")
+
+    def draw_lanes(self, painter: QPainter) -> None:
+        rep = self._report
+        if rep is None:
+            return
+        self.draw_text(painter, QRectF(0, self.height() - 40, 40, 24), "lane", "muted_text")
+        for lane in range(32):
+            rect = self.lane_rect(lane)
+            if not rep.active[lane]:
+                painter.fillRect(rect, THEME.color("unused"))
+                continue
+            painter.fillRect(rect, THEME.lane(lane))
+            painter.setPen(QColor("black"))
+            painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), str(lane))
+            if lane == self.selected_lane:
+                target = self.cell_rect(int(rep.lane_phase[lane]),
+                                        int(rep.lane_wavefront[lane]),
+                                        int(rep.lane_bank[lane]))
+                painter.setPen(QPen(THEME.color("selection"), 2))
+                painter.drawLine(QPointF(rect.center().x(), rect.top()),
+                                 QPointF(target.center().x(), target.bottom()))
+
+    # -- mouse ----------------------------------------------------------------------
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        pos = event.position()
+        for lane in range(32):
+            if self.lane_rect(lane).contains(pos):
+                self.select_lane(None if self.selected_lane == lane else lane)
+                return
+        for (p, b, r), lanes in self._cells.items():
+            if self.cell_rect(p, r, b).contains(pos):
+                self.select_lane(lanes[0])
+                return
+        super().mousePressEvent(event)
+
+
+class BanksView(ViewPanel):
+    def __init__(self, level_id: str = "register_2d", parent: QWidget | None = None) -> None:
+        canvas = BanksCanvas(level_id)
+        super().__init__(canvas, parent)
+        self.instruction_box = QComboBox()
+        self.instruction_box.setMinimumContentsLength(30)
+        self.warp_box = QSpinBox()
+        self.k_box = QSpinBox()
+        self.k_box.setRange(0, 15)
+        self.pad_check = QCheckBox("pad rows by")
+        self.pad_box = QSpinBox()
+        self.pad_box.setRange(1, 32)
+        self.pad_box.setValue(1)
+        self.swizzle_check = QCheckBox("XOR swizzle B,M,S")
+        self.swz_boxes = [QSpinBox() for _ in range(3)]
+        for box, value in zip(self.swz_boxes, (3, 2, 3), strict=True):
+            box.setRange(0, 12)
+            box.setValue(value)
+        widgets: list[QWidget] = [QLabel("instruction"), self.instruction_box, QLabel("warp"),
+                                  self.warp_box, QLabel("K step"), self.k_box,
+                                  self.pad_check, self.pad_box, self.swizzle_check,
+                                  *self.swz_boxes]
+        for w in widgets:
+            self.options.addWidget(w)
+        self.options.addStretch(1)
+        self.instruction_box.currentIndexChanged.connect(self._on_instruction)
+        self.warp_box.valueChanged.connect(canvas.set_warp)
+        self.k_box.valueChanged.connect(canvas.set_k_step)
+        self.pad_check.toggled.connect(self._on_layout)
+        self.pad_box.valueChanged.connect(self._on_layout)
+        self.swizzle_check.toggled.connect(self._on_layout)
+        for box in self.swz_boxes:
+            box.valueChanged.connect(self._on_layout)
+        canvas.accessesChanged.connect(self._fill_instructions)
+        canvas.stepChanged.connect(self._follow_step)
+        self.set_level(level_id)
+
+    @property
+    def banks(self) -> BanksCanvas:
+        assert isinstance(self.canvas, BanksCanvas)
+        return self.canvas
+
+    def set_level(self, level_id: str) -> None:
+        super().set_level(level_id)
+        self.warp_box.setRange(0, self.banks.model.warps - 1)
+        self._fill_instructions()
+
+    def select_instruction(self, start: str) -> int:
+        """Show the first instruction whose label starts with ``start``; its index."""
+        for i, acc in enumerate(self.banks.accesses):
+            if acc.label.startswith(start):
+                self.banks.set_step(i)
+                return i
+        raise KeyError(start)
+
+    def _fill_instructions(self) -> None:
+        box = self.instruction_box
+        box.blockSignals(True)
+        box.clear()
+        for acc in self.banks.accesses:
+            box.addItem(acc.label)
+        box.setCurrentIndex(self.banks.step if self.banks.accesses else -1)
+        box.blockSignals(False)
+        self.message.setText(self.banks.layout_error or self.banks.model.notes)
+        self.bar.refresh()
+
+    def _on_instruction(self, index: int) -> None:
+        if index >= 0 and index != self.banks.step:
+            self.banks.set_step(index)
+
+    def _follow_step(self, step: int) -> None:
+        self.instruction_box.blockSignals(True)
+        self.instruction_box.setCurrentIndex(step)
+        self.instruction_box.blockSignals(False)
+
+    def _on_layout(self, *_: object) -> None:
+        self.banks.extra_pad = self.pad_box.value() if self.pad_check.isChecked() else 0
+        swz = IDENTITY
+        if self.swizzle_check.isChecked():
+            b, m, s = (box.value() for box in self.swz_boxes)
+            try:
+                swz = Swizzle(b, m, s)
+            except ValueError as exc:
+                self.message.setText(str(exc))
+                return
+        self.banks.set_swizzle(swz)  # reloads with the padding too

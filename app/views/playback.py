@@ -1,0 +1,255 @@
+"""What every animated view shares: a custom-painted canvas that steps through a
+sequence (play, pause, step, speed), a playback bar, and the panel that holds both.
+
+Like superqt's QToggleSwitch, the in-between state is a Qt Property (``progress``, 0 to 1
+within the current step) driven by a QPropertyAnimation; ``paintEvent`` calls the
+subclass's small ``draw_*`` methods; ``set_animated(False)`` makes every change instant
+(tests, screenshots). Keys: Space play/pause, Right/Left step, +/- speed, Home restart.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import (
+    Property,
+    QEasingCurve,
+    QPropertyAnimation,
+    QRectF,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPaintEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gemmscope.app.views.theme import THEME
+
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
+STEP_MS = 900  # one step at 1x
+
+
+class AnimatedCanvas(QWidget):
+    stepChanged = Signal(int)
+    playingChanged = Signal(bool)
+    progressChanged = Signal(float)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setMinimumSize(480, 320)
+        self._step = 0
+        self._progress = 1.0
+        self._speed = 1.0
+        self._animated = True
+        self._anim = QPropertyAnimation(self, b"progress", self)
+        self._anim.setEasingCurve(QEasingCurve.Type.InOutCubic)
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self._tick)
+
+    # -- the animated property ------------------------------------------------------
+    def _get_progress(self) -> float:
+        return self._progress
+
+    def _set_progress(self, value: float) -> None:
+        self._progress = float(value)
+        self.progressChanged.emit(self._progress)
+        self.update()
+
+    progress = Property(float, _get_progress, _set_progress)
+
+    # -- what subclasses provide ----------------------------------------------------
+    def n_steps(self) -> int:
+        return 1
+
+    def draw(self, painter: QPainter) -> None:
+        raise NotImplementedError
+
+    # -- playback -------------------------------------------------------------------
+    @property
+    def step(self) -> int:
+        return self._step
+
+    @property
+    def speed(self) -> float:
+        return self._speed
+
+    @property
+    def animated(self) -> bool:
+        return self._animated
+
+    def is_playing(self) -> bool:
+        return self._timer.isActive()
+
+    def set_animated(self, on: bool) -> None:
+        """False: durations 0, every change is drawn at once (tests, screenshots)."""
+        self._animated = on
+        if not on:
+            self._anim.stop()
+            self._set_progress(1.0)
+
+    def duration_ms(self) -> int:
+        return int(STEP_MS * 0.8 / self._speed) if self._animated else 0
+
+    def set_speed(self, speed: float) -> None:
+        self._speed = max(0.05, float(speed))
+        if self.is_playing():
+            self._timer.start(int(STEP_MS / self._speed))
+
+    def play(self) -> None:
+        if not self.is_playing():
+            self._timer.start(int(STEP_MS / self._speed))
+            self.playingChanged.emit(True)
+
+    def pause(self) -> None:
+        if self.is_playing():
+            self._timer.stop()
+            self.playingChanged.emit(False)
+
+    def toggle_play(self) -> None:
+        self.pause() if self.is_playing() else self.play()
+
+    def set_step(self, step: int) -> None:
+        n = max(1, self.n_steps())
+        step %= n
+        changed = step != self._step
+        self._step = step
+        self._anim.stop()
+        if self.duration_ms() > 0:
+            self._anim.setDuration(self.duration_ms())
+            self._anim.setStartValue(0.0)
+            self._anim.setEndValue(1.0)
+            self._anim.start()
+        else:
+            self._set_progress(1.0)
+        if changed:
+            self.stepChanged.emit(step)
+        self.update()
+
+    def step_forward(self) -> None:
+        self.set_step(self._step + 1)
+
+    def step_back(self) -> None:
+        self.set_step(self._step - 1)
+
+    def restart(self) -> None:
+        self._step = -1
+        self.set_step(0)
+
+    def _tick(self) -> None:
+        self.step_forward()
+
+    # -- Qt events ------------------------------------------------------------------
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key == Qt.Key.Key_Space:
+            self.toggle_play()
+        elif key == Qt.Key.Key_Right:
+            self.step_forward()
+        elif key == Qt.Key.Key_Left:
+            self.step_back()
+        elif key == Qt.Key.Key_Home:
+            self.restart()
+        elif key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.set_speed(_next_speed(self._speed, +1))
+        elif key == Qt.Key.Key_Minus:
+            self.set_speed(_next_speed(self._speed, -1))
+        else:
+            super().keyPressEvent(event)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        try:
+            painter.fillRect(self.rect(), THEME.color("background"))
+            self.draw(painter)
+        finally:
+            painter.end()
+
+    def hideEvent(self, event: object) -> None:  # no timers run for a hidden view
+        self.pause()
+        super().hideEvent(event)  # type: ignore[arg-type]
+
+    # -- drawing helpers ------------------------------------------------------------
+    def draw_text(self, painter: QPainter, rect: QRectF, text: str,
+                  color: str = "text", align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft
+                  ) -> None:
+        painter.setPen(THEME.color(color))
+        painter.drawText(rect, int(align | Qt.AlignmentFlag.AlignVCenter), text)
+
+    @staticmethod
+    def fill(painter: QPainter, rect: QRectF, color: QColor, border: QColor | None = None
+             ) -> None:
+        painter.fillRect(rect, color)
+        if border is not None:
+            painter.setPen(border)
+            painter.drawRect(rect.adjusted(0, 0, -1, -1))
+
+
+def _next_speed(speed: float, direction: int) -> float:
+    i = min(range(len(SPEEDS)), key=lambda j: abs(SPEEDS[j] - speed))
+    return SPEEDS[max(0, min(len(SPEEDS) - 1, i + direction))]
+
+
+class PlaybackBar(QWidget):
+    """Play/pause, step back and forward, speed; follows the canvas it drives."""
+
+    def __init__(self, canvas: AnimatedCanvas, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.canvas = canvas
+        self.play_button = QPushButton("Play")
+        self.back_button = QPushButton("◀ Step")
+        self.forward_button = QPushButton("Step ▶")
+        self.speed_box = QComboBox()
+        for s in SPEEDS:
+            self.speed_box.addItem(f"{s:g}x", s)
+        self.speed_box.setCurrentIndex(SPEEDS.index(1.0))
+        self.step_label = QLabel()
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        for w in (self.play_button, self.back_button, self.forward_button,
+                  QLabel("speed"), self.speed_box, self.step_label):
+            lay.addWidget(w)
+        lay.addStretch(1)
+        self.play_button.clicked.connect(canvas.toggle_play)
+        self.back_button.clicked.connect(canvas.step_back)
+        self.forward_button.clicked.connect(canvas.step_forward)
+        self.speed_box.currentIndexChanged.connect(
+            lambda i: canvas.set_speed(self.speed_box.itemData(i)))
+        canvas.playingChanged.connect(
+            lambda on: self.play_button.setText("Pause" if on else "Play"))
+        canvas.stepChanged.connect(self.refresh)
+        self.refresh()
+
+    def refresh(self, *_: object) -> None:
+        self.step_label.setText(f"step {self.canvas.step + 1} / {self.canvas.n_steps()}")
+
+
+class ViewPanel(QWidget):
+    """A canvas, its playback bar and an options row; ``set_level`` follows the ladder."""
+
+    canvas: AnimatedCanvas
+
+    def __init__(self, canvas: AnimatedCanvas, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.canvas = canvas
+        self.bar = PlaybackBar(canvas)
+        self.options = QHBoxLayout()
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        lay = QVBoxLayout(self)
+        lay.addLayout(self.options)
+        lay.addWidget(canvas, 1)
+        lay.addWidget(self.message)
+        lay.addWidget(self.bar)
+
+    def set_level(self, level_id: str) -> None:
+        self.canvas.set_level(level_id)  # type: ignore[attr-defined]
+        self.bar.refresh()
+
+    def set_animated(self, on: bool) -> None:
+        self.canvas.set_animated(on)

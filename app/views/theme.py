@@ -1,0 +1,48 @@
+"""The colours of the animated views, in one place (tests read them back from pixels)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtGui import QColor
+
+
+@dataclass(frozen=True, slots=True)
+class Theme:
+    background: str = "#1e1f24"
+    panel: str = "#2a2c33"
+    grid: str = "#4a4d57"
+    text: str = "#e6e6e6"
+    muted_text: str = "#9aa0aa"
+    a_operand: str = "#3d8bfd"  # A tiles
+    a_panel: str = "#26446e"  # the selected block's A row panel
+    b_operand: str = "#f59f00"  # B tiles
+    b_panel: str = "#6b4a12"
+    c_block: str = "#20c997"  # the selected block of C
+    c_done: str = "#1b5e4b"
+    warp: str = "#845ef7"
+    thread: str = "#ff6b9a"
+    stage_empty: str = "#33363f"
+    stage_filling: str = "#5c7cfa"
+    stage_ready: str = "#2f9e44"
+    stage_consuming: str = "#f08c00"
+    conflict: str = "#fa5252"
+    ok: str = "#40c057"
+    unused: str = "#3a3d46"
+    selection: str = "#ffffff"
+
+    def color(self, name: str) -> QColor:
+        return QColor(getattr(self, name))
+
+    @staticmethod
+    def lane(lane: int) -> QColor:
+        """One colour per lane of a warp, spread round the hue circle."""
+        return QColor.fromHsv((lane * 360 // 32 * 7) % 360, 150, 235)
+
+    @staticmethod
+    def bank(bank: int) -> QColor:
+        """One colour per bank (0-31), distinct from neighbours."""
+        return QColor.fromHsv((bank * 11 % 32) * 360 // 32, 110, 200)
+
+
+THEME = Theme()

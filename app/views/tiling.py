@@ -1,0 +1,253 @@
+"""Tiling view: C cut into block tiles; the selected block's A row panel and B column
+panel stepping along K; the shared-memory stages filling and being consumed; the warp and
+thread tiles of the selected thread highlighted in a zoom of the block tile.
+
+One step is one K step of the selected block. In the first part of a step the tile the
+step needs (or, with several stages, the tile ``stages - 1`` ahead) is filling its stage;
+then the block consumes its stage (a cursor walks k through the tile).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QMouseEvent, QPainter
+from PySide6.QtWidgets import QCheckBox, QWidget
+
+from gemmscope.app.views.canvas_image import image_from_codes
+from gemmscope.app.views.playback import AnimatedCanvas, ViewPanel
+from gemmscope.app.views.theme import THEME
+from gemmscope.kernels.models import model_for
+from gemmscope.kernels.models.level_model import LevelModel
+
+BLOCKS = 4  # block rows and cols of C shown
+K_STEPS = 4  # K steps shown
+LOAD_PART = 0.4  # share of a step spent filling a stage
+
+
+class TilingCanvas(AnimatedCanvas):
+    blockSelected = Signal(int, int)
+    threadSelected = Signal(int)
+
+    def __init__(self, level_id: str = "register_2d", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model: LevelModel = model_for(level_id)
+        self.level_id = level_id
+        self.block = (0, 0)
+        self.tid = 0
+        self.show_threads = True
+        self._owner = self._owner_map()
+
+    # -- state ----------------------------------------------------------------------
+    def set_level(self, level_id: str) -> None:
+        self.model = model_for(level_id)
+        self.level_id = level_id
+        self.tid = min(self.tid, self.model.threads - 1)
+        self._owner = self._owner_map()
+        self.restart()
+
+    def n_steps(self) -> int:
+        return K_STEPS
+
+    def select_block(self, row: int, col: int) -> None:
+        self.block = (row, col)
+        self.blockSelected.emit(row, col)
+        self.update()
+
+    def select_thread(self, tid: int) -> None:
+        self.tid = int(tid)
+        self.threadSelected.emit(self.tid)
+        self.update()
+
+    @property
+    def warp(self) -> int:
+        return self.tid // 32
+
+    def _owner_map(self) -> np.ndarray:
+        owner = np.full((self.model.bm, self.model.bn), -1, np.int64)
+        for tid in range(self.model.threads):
+            rc = self.model.thread_outputs(tid)
+            owner[rc[:, 0], rc[:, 1]] = np.where(owner[rc[:, 0], rc[:, 1]] < 0, tid,
+                                                 owner[rc[:, 0], rc[:, 1]])
+        return owner
+
+    def stage_state(self, stage: int) -> tuple[str, float, int | None]:
+        """(state, fill 0..1, K step held) of a shared stage at the current progress."""
+        m, t, p = self.model, self.step, self.progress
+        if m.stages == 1:
+            if stage != 0:
+                return "stage_empty", 0.0, None
+            if p < LOAD_PART:
+                return "stage_filling", p / LOAD_PART, t
+            return "stage_consuming", 1.0, t
+        if stage == m.stage(t):
+            return "stage_consuming", 1.0, t
+        ahead = (stage - m.stage(t)) % m.stages  # K step t + ahead lives here
+        if t + ahead >= K_STEPS:
+            return "stage_empty", 0.0, None
+        if ahead == m.stages - 1:  # issued during this step (prefetch / ring refill)
+            fill = min(1.0, p / LOAD_PART)
+            return ("stage_filling" if fill < 1.0 else "stage_ready"), fill, t + ahead
+        return "stage_ready", 1.0, t + ahead
+
+    # -- geometry -------------------------------------------------------------------
+    def _regions(self) -> tuple[QRectF, QRectF, QRectF]:
+        r = QRectF(self.rect()).adjusted(10, 30, -10, -10)
+        left = QRectF(r.left(), r.top(), r.width() * 0.58, r.height())
+        right = QRectF(left.right() + 16, r.top(), r.right() - left.right() - 16, r.height())
+        stages = QRectF(right.left(), right.top(), right.width(), right.height() * 0.34)
+        zoom_side = min(right.width(), right.height() - stages.height() - 28)
+        zoom = QRectF(right.left(), stages.bottom() + 24, zoom_side, zoom_side)
+        return left, stages, zoom
+
+    def _unit(self) -> tuple[float, float, QPointF]:
+        left, _, _ = self._regions()
+        gap = 8.0
+        s = min((left.width() - gap) / (BLOCKS + 0.6 * K_STEPS),
+                (left.height() - gap) / (BLOCKS + 0.6 * K_STEPS))
+        t = 0.6 * s
+        origin = QPointF(left.left() + K_STEPS * t + gap, left.top() + K_STEPS * t + gap)
+        return s, t, origin
+
+    def c_block_rect(self, row: int, col: int) -> QRectF:
+        s, _, o = self._unit()
+        return QRectF(o.x() + col * s, o.y() + row * s, s, s)
+
+    def a_tile_rect(self, row: int, k_step: int) -> QRectF:
+        s, t, o = self._unit()
+        return QRectF(o.x() - 8 - (K_STEPS - k_step) * t, o.y() + row * s, t, s)
+
+    def b_tile_rect(self, k_step: int, col: int) -> QRectF:
+        s, t, o = self._unit()
+        return QRectF(o.x() + col * s, o.y() - 8 - (K_STEPS - k_step) * t, s, t)
+
+    def stage_rect(self, array: int, stage: int) -> QRectF:
+        _, box, _ = self._regions()
+        n = max(1, self.model.stages)
+        h = (box.height() - 20) / 2
+        w = (box.width() - 60) / n
+        return QRectF(box.left() + 60 + stage * w, box.top() + 20 + array * h, w - 6, h - 6)
+
+    def zoom_rect(self) -> QRectF:
+        return self._regions()[2]
+
+    def tile_cell_rect(self, row: int, col: int) -> QRectF:
+        z = self.zoom_rect()
+        cw, ch = z.width() / self.model.bn, z.height() / self.model.bm
+        return QRectF(z.left() + col * cw, z.top() + row * ch, cw, ch)
+
+    # -- drawing --------------------------------------------------------------------
+    def draw(self, painter: QPainter) -> None:
+        self.draw_title(painter)
+        self.draw_matrices(painter)
+        self.draw_stages(painter)
+        self.draw_block_tile(painter)
+
+    def draw_title(self, painter: QPainter) -> None:
+        m = self.model
+        text = (f"{self.level_id}: block tile {m.bm}x{m.bn}, BK={m.bk}, {m.threads} threads, "
+                f"{m.stages} stage(s) — K step {self.step + 1}/{K_STEPS}")
+        self.draw_text(painter, QRectF(10, 4, self.width() - 20, 22), text)
+
+    def draw_matrices(self, painter: QPainter) -> None:
+        br, bc = self.block
+        grid = THEME.color("grid")
+        for r in range(BLOCKS):
+            for c in range(BLOCKS):
+                color = "c_block" if (r, c) == self.block else "panel"
+                self.fill(painter, self.c_block_rect(r, c), THEME.color(color), grid)
+        for r in range(BLOCKS):
+            for k in range(K_STEPS):
+                color = ("a_operand" if (r == br and k == self.step) else
+                         "a_panel" if r == br else "panel")
+                self.fill(painter, self.a_tile_rect(r, k), THEME.color(color), grid)
+        for k in range(K_STEPS):
+            for c in range(BLOCKS):
+                color = ("b_operand" if (c == bc and k == self.step) else
+                         "b_panel" if c == bc else "panel")
+                self.fill(painter, self.b_tile_rect(k, c), THEME.color(color), grid)
+        _, t, o = self._unit()
+        self.draw_text(painter, QRectF(o.x() - 8 - K_STEPS * t, o.y() - 8 - K_STEPS * t,
+                                       K_STEPS * t, K_STEPS * t), "A ⋅ B = C", "muted_text",
+                       Qt.AlignmentFlag.AlignCenter)
+
+    def draw_stages(self, painter: QPainter) -> None:
+        arrays = self.model.smem_arrays()
+        _, box, _ = self._regions()
+        if not arrays:
+            self.draw_text(painter, box, "no shared memory: every thread reads A and B "
+                           "from global memory", "muted_text")
+            return
+        self.draw_text(painter, QRectF(box.left(), box.top(), box.width(), 18),
+                       "shared memory stages", "muted_text")
+        for i, arr in enumerate(arrays[:2]):
+            first = self.stage_rect(i, 0)
+            self.draw_text(painter, QRectF(box.left(), first.top(), 56, first.height()),
+                           f"{arr.name}\n{arr.rows}x{arr.pitch}")
+            for s in range(self.model.stages):
+                rect = self.stage_rect(i, s)
+                state, fill, k = self.stage_state(s)
+                self.fill(painter, rect, THEME.color("stage_empty"), THEME.color("grid"))
+                filled = QRectF(rect.left(), rect.bottom() - rect.height() * fill,
+                                rect.width(), rect.height() * fill)
+                painter.fillRect(filled, THEME.color(state))
+                if state == "stage_consuming" and self.progress >= LOAD_PART:
+                    x = rect.left() + rect.width() * (self.progress - LOAD_PART) / (
+                        1 - LOAD_PART)
+                    painter.setPen(THEME.color("selection"))
+                    painter.drawLine(QPointF(x, rect.top()), QPointF(x, rect.bottom()))
+                label = f"stage {s}" + ("" if k is None else f"\nK step {k + 1}")
+                self.draw_text(painter, rect, label, "text", Qt.AlignmentFlag.AlignCenter)
+
+    def draw_block_tile(self, painter: QPainter) -> None:
+        m, z = self.model, self.zoom_rect()
+        codes = np.zeros((m.bm, m.bn), np.int64)
+        codes[m.warp_mask(self.warp)] = 1
+        if self.show_threads:
+            rc = m.thread_outputs(self.tid)
+            codes[rc[:, 0], rc[:, 1]] = 2
+        palette = [THEME.color("panel"), THEME.color("warp"), THEME.color("thread")]
+        painter.drawImage(z, image_from_codes(codes, palette))
+        painter.setPen(THEME.color("grid"))
+        painter.drawRect(z)
+        self.draw_text(painter, QRectF(z.left(), z.top() - 22, z.width() + 200, 20),
+                       f"block ({self.block[0]},{self.block[1]}): warp {self.warp} "
+                       f"(violet), thread {self.tid} (pink, {len(m.thread_outputs(self.tid))} "
+                       "outputs)", "muted_text")
+
+    # -- mouse ----------------------------------------------------------------------
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        pos = event.position()
+        for r in range(BLOCKS):
+            for c in range(BLOCKS):
+                if self.c_block_rect(r, c).contains(pos):
+                    self.select_block(r, c)
+                    return
+        z = self.zoom_rect()
+        if z.contains(pos):
+            col = int((pos.x() - z.left()) / z.width() * self.model.bn)
+            row = int((pos.y() - z.top()) / z.height() * self.model.bm)
+            owner = self._owner[min(row, self.model.bm - 1), min(col, self.model.bn - 1)]
+            if owner >= 0:
+                self.select_thread(int(owner))
+            return
+        super().mousePressEvent(event)
+
+
+class TilingView(ViewPanel):
+    def __init__(self, level_id: str = "register_2d", parent: QWidget | None = None) -> None:
+        super().__init__(TilingCanvas(level_id), parent)
+        self.threads_box = QCheckBox("thread tile")
+        self.threads_box.setChecked(True)
+        self.threads_box.toggled.connect(self._on_threads)
+        self.options.addWidget(self.threads_box)
+        self.options.addStretch(1)
+        self.set_level(level_id)
+
+    def _on_threads(self, on: bool) -> None:
+        self.canvas.show_threads = on  # type: ignore[attr-defined]
+        self.canvas.update()
+
+    def set_level(self, level_id: str) -> None:
+        super().set_level(level_id)
+        self.message.setText(self.canvas.model.notes)  # type: ignore[attr-defined]
