@@ -43,7 +43,7 @@ class BanksCanvas(AnimatedCanvas):
         self.extra_pad = 0
         self.swizzle: Swizzle = IDENTITY
         self.selected_lane: int | None = None
-        self.layout_error: str | None = None
+        self.errors: dict[int, str] = {}  # instruction index -> why it was not re-placed
         self.accesses: list[WarpAccess] = []
         self._report: BankReport | None = None
         self._cells: dict[tuple[int, int, int], list[int]] = {}
@@ -79,18 +79,25 @@ class BanksCanvas(AnimatedCanvas):
     def current(self) -> WarpAccess | None:
         return self.accesses[self.step] if self.accesses else None
 
+    @property
+    def layout_error(self) -> str | None:
+        """Why the shown instruction keeps its layout (padding/swizzle would break it)."""
+        return self.errors.get(self.step)
+
     def report(self) -> BankReport | None:
         return self._report
 
     def _reload(self) -> None:
         base = self.model.shared_accesses(self.warp, self.k_step)
         arrays = self.model.smem_arrays()
-        self.layout_error = None
-        try:
-            self.accesses = [relayout(a, arrays, self.extra_pad, self.swizzle) for a in base]
-        except RelayoutError as exc:
-            self.layout_error = str(exc)
-            self.accesses = base
+        self.errors = {}
+        self.accesses = []
+        for i, acc in enumerate(base):
+            try:
+                self.accesses.append(relayout(acc, arrays, self.extra_pad, self.swizzle))
+            except RelayoutError as exc:  # this one stays as the level has it
+                self.errors[i] = str(exc)
+                self.accesses.append(acc)
         if self.step >= len(self.accesses):
             self._step = 0
         self._analyse()
@@ -253,6 +260,8 @@ class BanksView(ViewPanel):
         self.warp_box = QSpinBox()
         self.k_box = QSpinBox()
         self.k_box.setRange(0, 15)
+        for box in (self.warp_box, self.k_box):
+            box.setMinimumWidth(64)
         self.pad_check = QCheckBox("pad rows by")
         self.pad_box = QSpinBox()
         self.pad_box.setRange(1, 32)
@@ -279,6 +288,7 @@ class BanksView(ViewPanel):
             box.valueChanged.connect(self._on_layout)
         canvas.accessesChanged.connect(self._fill_instructions)
         canvas.stepChanged.connect(self._follow_step)
+        canvas.stepChanged.connect(self._show_message)
         self.set_level(level_id)
 
     @property
@@ -307,8 +317,13 @@ class BanksView(ViewPanel):
             box.addItem(acc.label)
         box.setCurrentIndex(self.banks.step if self.banks.accesses else -1)
         box.blockSignals(False)
-        self.message.setText(self.banks.layout_error or self.banks.model.notes)
+        self._show_message()
         self.bar.refresh()
+
+    def _show_message(self, *_: object) -> None:
+        error = self.banks.layout_error
+        self.message.setText(f"⚠ kept as written: {error}" if error else
+                             self.banks.model.notes)
 
     def _on_instruction(self, index: int) -> None:
         if index >= 0 and index != self.banks.step:

@@ -1,0 +1,242 @@
+"""Coalescing view: one warp's global loads and stores, lane by lane, and the 32-byte
+sectors they touch (bytes used in the lane's colour, bytes fetched but unused grey).
+One step is one global instruction of the chosen warp and K step (loads of A and B, then
+the stores of C); within a step the lanes' requests appear one after another.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
+from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
+
+from gemmscope.app.views.playback import AnimatedCanvas, ViewPanel
+from gemmscope.app.views.theme import THEME
+from gemmscope.kernels.models import model_for
+from gemmscope.kernels.models.coalescing import SECTOR_BYTES, SectorReport
+from gemmscope.kernels.models.level_model import LevelModel, WarpAccess
+
+WORDS_PER_SECTOR = SECTOR_BYTES // 4
+SECTORS_PER_ROW = 8
+
+
+class CoalescingCanvas(AnimatedCanvas):
+    laneSelected = Signal(int)
+    accessesChanged = Signal()
+
+    def __init__(self, level_id: str = "naive", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumSize(640, 360)
+        self.level_id = level_id
+        self.model: LevelModel = model_for(level_id)
+        self.shape = (1024, 1024, 1024)
+        self.warp = 0
+        self.k_step = 0
+        self.selected_lane: int | None = None
+        self.accesses: list[WarpAccess] = []
+        self._report: SectorReport | None = None
+        self._reload()
+
+    def set_level(self, level_id: str) -> None:
+        self.level_id = level_id
+        self.model = model_for(level_id)
+        self.warp = min(self.warp, self.model.warps - 1)
+        self._reload()
+        self.restart()
+
+    def set_warp(self, warp: int) -> None:
+        self.warp = max(0, min(int(warp), self.model.warps - 1))
+        self._reload()
+
+    def set_k_step(self, k_step: int) -> None:
+        self.k_step = max(0, int(k_step))
+        self._reload()
+
+    def n_steps(self) -> int:
+        return max(1, len(self.accesses))
+
+    def current(self) -> WarpAccess | None:
+        return self.accesses[self.step] if self.accesses else None
+
+    def report(self) -> SectorReport | None:
+        return self._report
+
+    def _reload(self) -> None:
+        M, N, K = self.shape
+        self.accesses = (self.model.global_accesses(self.warp, self.k_step, M, N, K)
+                         + self.model.store_accesses(self.warp, M, N))
+        if self.step >= len(self.accesses):
+            self._step = 0
+        self._analyse()
+        self.accessesChanged.emit()
+
+    def _analyse(self) -> None:
+        acc = self.current()
+        self._report = None if acc is None else acc.sectors()
+        self.update()
+
+    def set_step(self, step: int) -> None:
+        super().set_step(step)
+        self._analyse()
+
+    def select_lane(self, lane: int | None) -> None:
+        self.selected_lane = lane
+        if lane is not None:
+            self.laneSelected.emit(lane)
+        self.update()
+
+    # -- geometry -------------------------------------------------------------------
+    def lane_rect(self, lane: int) -> QRectF:
+        w = (self.width() - 20) / 32
+        return QRectF(10 + lane * w, 60, w - 2, 26)
+
+    def sector_rect(self, index: int) -> QRectF:
+        w = (self.width() - 20) / SECTORS_PER_ROW
+        row, col = divmod(index, SECTORS_PER_ROW)
+        return QRectF(10 + col * w + 6, 150 + row * 56, w - 12, 30)
+
+    def word_rect(self, index: int, word: int) -> QRectF:
+        s = self.sector_rect(index)
+        w = s.width() / WORDS_PER_SECTOR
+        return QRectF(s.left() + word * w, s.top(), w - 1, s.height())
+
+    # -- drawing --------------------------------------------------------------------
+    def draw(self, painter: QPainter) -> None:
+        self.draw_summary(painter)
+        self.draw_lanes(painter)
+        self.draw_sectors(painter)
+
+    def draw_summary(self, painter: QPainter) -> None:
+        acc, rep = self.current(), self._report
+        if acc is None or rep is None:
+            self.draw_text(painter, QRectF(10, 8, self.width() - 20, 40),
+                           "no global accesses modelled for this level", "muted_text")
+            return
+        M, N, K = self.shape
+        self.draw_text(painter, QRectF(10, 4, self.width() - 20, 22),
+                       f"{acc.label}   [{acc.op.value}, {acc.width_bytes} B per lane, warp "
+                       f"{self.warp}, K step {self.k_step + 1}, {M}x{N}x{K}]")
+        good = rep.n_sectors <= rep.ideal_sectors
+        self.draw_text(painter, QRectF(10, 28, self.width() - 20, 22),
+                       f"{rep.n_sectors} sectors of 32 B ({rep.n_lines} lines of 128 B) for "
+                       f"{rep.bytes_used} bytes used: ideal {rep.ideal_sectors} sectors, "
+                       f"efficiency {rep.efficiency:.0%}", "ok" if good else "conflict")
+
+    def _shown_lanes(self) -> int:
+        return int(np.ceil(self.progress * 32 - 1e-9))
+
+    def draw_lanes(self, painter: QPainter) -> None:
+        rep = self._report
+        if rep is None:
+            return
+        for lane in range(32):
+            rect = self.lane_rect(lane)
+            painter.fillRect(rect, THEME.lane(lane) if rep.active[lane]
+                             else THEME.color("unused"))
+            painter.setPen(QColor("black"))
+            painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), str(lane))
+
+    def sector_index(self, sector: int) -> int:
+        assert self._report is not None
+        return int(np.searchsorted(self._report.sectors, sector))
+
+    def draw_sectors(self, painter: QPainter) -> None:
+        rep = self._report
+        if rep is None:
+            return
+        shown = self._shown_lanes()
+        owner: dict[tuple[int, int], int] = {}
+        for lane in np.flatnonzero(rep.active):
+            first, last = rep.addr[lane], rep.addr[lane] + rep.width_bytes - 1
+            for word in range(first // 4, last // 4 + 1):
+                owner.setdefault((word * 4 // SECTOR_BYTES, word % WORDS_PER_SECTOR),
+                                 int(lane))
+        visible = min(rep.n_sectors, SECTORS_PER_ROW * 4)
+        for i in range(visible):
+            sector = int(rep.sectors[i])
+            rect = self.sector_rect(i)
+            self.draw_text(painter, QRectF(rect.left(), rect.top() - 18, rect.width(), 16),
+                           f"{sector * SECTOR_BYTES:#x}", "muted_text")
+            for w in range(WORDS_PER_SECTOR):
+                lane = owner.get((sector, w))
+                color = THEME.color("unused") if lane is None else QColor(THEME.lane(lane))
+                if lane is not None and lane >= shown:
+                    color.setAlpha(70)
+                painter.fillRect(self.word_rect(i, w), color)
+            if i and rep.sectors[i] != rep.sectors[i - 1] + 1:
+                painter.setPen(THEME.color("muted_text"))
+                painter.drawText(QPointF(rect.left() - 8, rect.center().y() + 4), "…")
+        if rep.n_sectors > visible:
+            self.draw_text(painter, QRectF(10, self.sector_rect(visible).top(), 400, 20),
+                           f"… and {rep.n_sectors - visible} more sectors", "muted_text")
+        lane = self.selected_lane
+        if lane is not None and rep.active[lane]:
+            i = self.sector_index(int(rep.lane_sector[lane]))
+            if i < visible:
+                painter.setPen(QPen(THEME.color("selection"), 2))
+                painter.drawLine(QPointF(self.lane_rect(lane).center().x(),
+                                         self.lane_rect(lane).bottom()),
+                                 QPointF(self.sector_rect(i).center().x(),
+                                         self.sector_rect(i).top() - 18))
+                painter.drawRect(self.sector_rect(i).adjusted(-2, -2, 2, 2))
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        for lane in range(32):
+            if self.lane_rect(lane).contains(event.position()):
+                self.select_lane(None if self.selected_lane == lane else lane)
+                return
+        super().mousePressEvent(event)
+
+
+class CoalescingView(ViewPanel):
+    def __init__(self, level_id: str = "naive", parent: QWidget | None = None) -> None:
+        canvas = CoalescingCanvas(level_id)
+        super().__init__(canvas, parent)
+        self.instruction_box = QComboBox()
+        self.instruction_box.setMinimumContentsLength(30)
+        self.warp_box = QSpinBox()
+        self.k_box = QSpinBox()
+        self.k_box.setRange(0, 15)
+        for box in (self.warp_box, self.k_box):
+            box.setMinimumWidth(64)
+        for w in (QLabel("instruction"), self.instruction_box, QLabel("warp"), self.warp_box,
+                  QLabel("K step"), self.k_box):
+            self.options.addWidget(w)
+        self.options.addStretch(1)
+        self.instruction_box.currentIndexChanged.connect(self._on_instruction)
+        self.warp_box.valueChanged.connect(canvas.set_warp)
+        self.k_box.valueChanged.connect(canvas.set_k_step)
+        canvas.accessesChanged.connect(self._fill)
+        canvas.stepChanged.connect(self._follow_step)
+        self.set_level(level_id)
+
+    @property
+    def coalescing(self) -> CoalescingCanvas:
+        assert isinstance(self.canvas, CoalescingCanvas)
+        return self.canvas
+
+    def set_level(self, level_id: str) -> None:
+        super().set_level(level_id)
+        self.warp_box.setRange(0, self.coalescing.model.warps - 1)
+        self._fill()
+
+    def _fill(self) -> None:
+        box = self.instruction_box
+        box.blockSignals(True)
+        box.clear()
+        for acc in self.coalescing.accesses:
+            box.addItem(acc.label)
+        box.setCurrentIndex(self.coalescing.step if self.coalescing.accesses else -1)
+        box.blockSignals(False)
+        self.message.setText(self.coalescing.model.notes)
+        self.bar.refresh()
+
+    def _on_instruction(self, index: int) -> None:
+        if index >= 0 and index != self.coalescing.step:
+            self.coalescing.set_step(index)
+
+    def _follow_step(self, step: int) -> None:
+        self.instruction_box.blockSignals(True)
+        self.instruction_box.setCurrentIndex(step)
+        self.instruction_box.blockSignals(False)

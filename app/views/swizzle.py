@@ -1,0 +1,296 @@
+"""Swizzle explorer: CuTe-style Swizzle<B, M, S> (or a typed XOR expression) on a tile of
+rows x width elements; every element coloured by its bank before and after; a chosen
+warp pattern (row, column, 8x8 ldmatrix) outlined, phase by phase, with its wavefronts
+and whether it is conflict-free. Click an element to read its address and bank before and
+after. One step is one phase of the pattern.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QRectF, Signal
+from PySide6.QtGui import QMouseEvent, QPainter, QPen
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QSpinBox, QWidget
+
+from gemmscope.app.views.canvas_image import image_from_codes
+from gemmscope.app.views.playback import AnimatedCanvas, ViewPanel
+from gemmscope.app.views.theme import THEME
+from gemmscope.kernels.models.banks import lanes_per_phase
+from gemmscope.kernels.models.expression import ExpressionError, parse_column_expression
+from gemmscope.kernels.models.swizzle import (
+    Pattern,
+    PatternAccess,
+    Swizzle,
+    SwizzleUnit,
+    TileLayout,
+    analyze_pattern,
+)
+
+BEFORE, AFTER = 0, 1
+
+
+class SwizzleCanvas(AnimatedCanvas):
+    layoutChanged = Signal()
+    cellSelected = Signal(int, int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumSize(640, 420)
+        self.swizzle = Swizzle(3, 4, 3)
+        self.unit = SwizzleUnit.BYTE
+        self.elem_bytes = 2
+        self.row_elems = 64
+        self.rows = 16
+        self.pattern = Pattern.LDMATRIX
+        self.access_bytes = 16
+        self.expression_text = ""
+        self.error: str | None = None
+        self.selected: tuple[int, int] | None = None
+        self._expr = None
+        self.before = TileLayout(self.row_elems, self.elem_bytes)
+        self.after = self.before
+        self.access: list[PatternAccess] = []
+        self._rebuild()
+
+    # -- state ----------------------------------------------------------------------
+    def set_level(self, level_id: str) -> None:
+        """The explorer is level-independent; a level only suggests a starting point."""
+        if level_id == "wmma":
+            self.configure(elem_bytes=2, row_elems=64, swizzle=Swizzle(3, 4, 3),
+                           unit=SwizzleUnit.BYTE, pattern=Pattern.LDMATRIX)
+        self.restart()
+
+    def configure(self, **changes: object) -> None:
+        for name, value in changes.items():
+            if not hasattr(self, name):
+                raise AttributeError(name)
+            setattr(self, name, value)
+        self._rebuild()
+
+    def set_expression(self, text: str) -> str | None:
+        """Use a typed column expression (empty text: back to the swizzle). Returns the
+        error message, or None; a bad expression keeps the previous mapping."""
+        self.expression_text = text
+        self._rebuild()
+        return self.error
+
+    def n_steps(self) -> int:
+        return 32 // lanes_per_phase(self.current_access_bytes())
+
+    def current_access_bytes(self) -> int:
+        return 16 if self.pattern is Pattern.LDMATRIX else self.access_bytes
+
+    def _rebuild(self) -> None:
+        self.error = None
+        expr = None
+        if self.expression_text.strip():
+            try:
+                expr = parse_column_expression(self.expression_text, self.row_elems)
+            except ExpressionError as exc:
+                self.error = str(exc)
+                expr = self._expr  # keep the last good one
+        self._expr = expr
+        self.before = TileLayout(self.row_elems, self.elem_bytes)
+        self.after = TileLayout(self.row_elems, self.elem_bytes, swizzle=self.swizzle,
+                                unit=self.unit, column_map=expr)
+        problem = self.after.permutation_problem(self.rows)
+        if problem and self.error is None:
+            self.error = f"not a valid layout: {problem}"
+        self.access = []
+        for layout in (self.before, self.after):
+            try:
+                self.access.append(analyze_pattern(self.pattern, layout,
+                                                   self.current_access_bytes()))
+            except (ValueError, ExpressionError) as exc:
+                self.error = self.error or str(exc)
+                self.access = []
+                break
+        if self.step >= self.n_steps():
+            self._step = 0
+        self.layoutChanged.emit()
+        self.update()
+
+    def bank_grid(self, side: int) -> np.ndarray:
+        layout = self.before if side == BEFORE else self.after
+        r, c = np.meshgrid(np.arange(self.rows), np.arange(self.row_elems), indexing="ij")
+        return np.asarray(layout.bank(r, c))
+
+    def conflict_free(self, side: int = AFTER) -> bool:
+        return bool(self.access) and self.access[side].report.conflicts == 0
+
+    # -- geometry -------------------------------------------------------------------
+    def grid_rect(self, side: int) -> QRectF:
+        top = 40.0
+        h = (self.height() - top - 60) / 2
+        w = self.width() - 150
+        return QRectF(140, top + side * (h + 30), w, h)
+
+    def cell_rect(self, side: int, row: int, col: int) -> QRectF:
+        g = self.grid_rect(side)
+        cw, ch = g.width() / self.row_elems, g.height() / self.rows
+        return QRectF(g.left() + col * cw, g.top() + row * ch, cw, ch)
+
+    # -- drawing --------------------------------------------------------------------
+    def draw(self, painter: QPainter) -> None:
+        self.draw_header(painter)
+        for side in (BEFORE, AFTER):
+            self.draw_grid(painter, side)
+            self.draw_pattern(painter, side)
+        self.draw_selection(painter)
+
+    def draw_header(self, painter: QPainter) -> None:
+        mapping = (f"col → {self.expression_text}" if self._expr is not None else
+                   f"{self.swizzle} on {self.unit.value} offsets")
+        self.draw_text(painter, QRectF(10, 4, self.width() - 20, 22),
+                       f"{mapping}; {self.elem_bytes}-byte elements, rows of "
+                       f"{self.row_elems} ({self.row_elems * self.elem_bytes} bytes); pattern "
+                       f"{self.pattern.value}, phase {self.step + 1}/{self.n_steps()}")
+
+    def draw_grid(self, painter: QPainter, side: int) -> None:
+        g = self.grid_rect(side)
+        palette = [THEME.bank(b) for b in range(32)]
+        painter.drawImage(g, image_from_codes(self.bank_grid(side), palette))
+        painter.setPen(THEME.color("grid"))
+        painter.drawRect(g)
+        name = "before" if side == BEFORE else "after"
+        lines = [name]
+        if self.access:
+            rep = self.access[side].report
+            lines.append("conflict-free" if rep.conflicts == 0 else f"{rep.n_way}-way")
+            lines.append(f"{rep.wavefronts} wavefronts")
+            lines.append(f"ideal {rep.ideal}")
+        color = "text" if not self.access else (
+            "ok" if self.access[side].report.conflicts == 0 else "conflict")
+        self.draw_text(painter, QRectF(10, g.top(), 125, 80), "\n".join(lines), color)
+
+    def draw_pattern(self, painter: QPainter, side: int) -> None:
+        if not self.access:
+            return
+        acc = self.access[side]
+        rep = acc.report
+        per = lanes_per_phase(acc.access_bytes)
+        span = max(1, acc.access_bytes // self.elem_bytes)
+        for lane in range(32):
+            current = lane // per == self.step
+            conflict = rep.load[lane // per, rep.lane_bank[lane]] > 1
+            color = THEME.color("conflict") if conflict else THEME.color("selection")
+            if not current:
+                color.setAlpha(60)
+            painter.setPen(QPen(color, 2 if current else 1))
+            r, c = int(acc.rows[lane]), int(acc.cols[lane])
+            if r >= self.rows:
+                continue
+            first = self.cell_rect(side, r, c)
+            last = self.cell_rect(side, r, min(c + span - 1, self.row_elems - 1))
+            painter.drawRect(first.united(last).adjusted(1, 1, -1, -1))
+
+    def draw_selection(self, painter: QPainter) -> None:
+        if self.selected is None:
+            return
+        r, c = self.selected
+        for side in (BEFORE, AFTER):
+            painter.setPen(QPen(THEME.color("selection"), 3))
+            painter.drawRect(self.cell_rect(side, r, c))
+        self.draw_text(painter, QRectF(10, self.height() - 26, self.width() - 20, 22),
+                       self.describe(r, c))
+
+    def describe(self, row: int, col: int) -> str:
+        a0 = int(self.before.address(row, col))
+        a1 = int(self.after.address(row, col))
+        return (f"({row}, {col}): address {a0:#x}, bank {a0 // 4 % 32}  →  "
+                f"address {a1:#x}, bank {a1 // 4 % 32}")
+
+    # -- mouse ----------------------------------------------------------------------
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        pos = event.position()
+        for side in (BEFORE, AFTER):
+            g = self.grid_rect(side)
+            if g.contains(pos):
+                col = min(int((pos.x() - g.left()) / g.width() * self.row_elems),
+                          self.row_elems - 1)
+                row = min(int((pos.y() - g.top()) / g.height() * self.rows), self.rows - 1)
+                self.selected = (row, col)
+                self.cellSelected.emit(row, col)
+                self.update()
+                return
+        super().mousePressEvent(event)
+
+
+class SwizzleView(ViewPanel):
+    def __init__(self, level_id: str = "wmma", parent: QWidget | None = None) -> None:
+        canvas = SwizzleCanvas()
+        super().__init__(canvas, parent)
+        self.b_box, self.m_box, self.s_box = (QSpinBox() for _ in range(3))
+        for box, v in zip((self.b_box, self.m_box, self.s_box), (3, 4, 3), strict=True):
+            box.setRange(0, 12)
+            box.setValue(v)
+        self.unit_box = _combo([(u.value, u.value) for u in SwizzleUnit], "byte")
+        self.elem_box = _combo([(f"{n} B", n) for n in (1, 2, 4, 8)], 2)
+        self.width_box = QSpinBox()
+        self.width_box.setRange(4, 256)
+        self.width_box.setValue(64)
+        self.rows_box = _combo([(str(n), n) for n in (8, 16, 32)], 16)
+        self.pattern_box = _combo([(p.value, p.value) for p in Pattern], "ldmatrix")
+        self.access_box = _combo([(f"{n} B/lane", n) for n in (4, 8, 16)], 16)
+        self.expr_edit = QLineEdit()
+        self.expr_edit.setPlaceholderText("own column expression, e.g. col ^ ((row % 8) * 8)")
+        for w in (QLabel("Swizzle B,M,S"), self.b_box, self.m_box, self.s_box,
+                  QLabel("on"), self.unit_box, QLabel("element"), self.elem_box,
+                  QLabel("row"), self.width_box, QLabel("rows"), self.rows_box,
+                  QLabel("pattern"), self.pattern_box, self.access_box):
+            self.options.addWidget(w)
+        self.layout().insertWidget(1, self.expr_edit)
+        for box in (self.b_box, self.m_box, self.s_box, self.width_box):
+            box.valueChanged.connect(self._apply)
+        for combo in (self.unit_box, self.elem_box, self.rows_box, self.pattern_box,
+                      self.access_box):
+            combo.currentIndexChanged.connect(self._apply)
+        self.expr_edit.textChanged.connect(self._apply)
+        self.set_level(level_id)
+
+    @property
+    def explorer(self) -> SwizzleCanvas:
+        assert isinstance(self.canvas, SwizzleCanvas)
+        return self.canvas
+
+    def set_level(self, level_id: str) -> None:
+        super().set_level(level_id)
+        self._show_message()
+
+    def _apply(self, *_: object) -> None:
+        c = self.explorer
+        try:
+            swz = Swizzle(self.b_box.value(), self.m_box.value(), self.s_box.value())
+        except ValueError as exc:
+            self.message.setText(str(exc))
+            return
+        c.swizzle = swz
+        c.unit = SwizzleUnit(self.unit_box.currentData())
+        c.elem_bytes = self.elem_box.currentData()
+        c.row_elems = self.width_box.value()
+        c.rows = self.rows_box.currentData()
+        c.pattern = Pattern(self.pattern_box.currentData())
+        c.access_bytes = self.access_box.currentData()
+        c.set_expression(self.expr_edit.text())
+        self.bar.refresh()
+        self._show_message()
+
+    def _show_message(self) -> None:
+        c = self.explorer
+        if c.error:
+            self.message.setText(f"⚠ {c.error}")
+            self.message.setStyleSheet(f"color: {THEME.conflict}")
+        else:
+            self.message.setText("pattern is conflict-free after the mapping"
+                                 if c.conflict_free() else
+                                 "pattern still conflicts after the mapping")
+            color = THEME.ok if c.conflict_free() else THEME.conflict
+            self.message.setStyleSheet(f"color: {color}")
+
+
+def _combo(items: list[tuple[str, object]], current: object) -> QComboBox:
+    box = QComboBox()
+    for text, data in items:
+        box.addItem(text, data)
+    box.setCurrentIndex([d for _, d in items].index(current))
+    return box

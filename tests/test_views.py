@@ -1,0 +1,282 @@
+"""The views draw what the models say: pixels read back from rendered images at
+positions the widgets compute, plus mouse, keyboard and playback."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor
+
+from gemmscope.app.views import VIEWS
+from gemmscope.app.views.banks import BanksView
+from gemmscope.app.views.coalescing import CoalescingView
+from gemmscope.app.views.swizzle import AFTER, BEFORE, SwizzleView
+from gemmscope.app.views.theme import THEME
+from gemmscope.app.views.tiling import TilingView
+from gemmscope.kernels.models import model_for
+from gemmscope.kernels.registry import ladder
+
+LEVELS = [lv.id for lv in ladder()]
+
+
+def pixel(widget, point: QPointF) -> QColor:
+    img = widget.grab().toImage()
+    dpr = img.devicePixelRatio()
+    return img.pixelColor(int(point.x() * dpr), int(point.y() * dpr))
+
+
+def same(a: QColor, b: QColor) -> bool:
+    return (a.red(), a.green(), a.blue()) == (b.red(), b.green(), b.blue())
+
+
+def inside(rect: QRectF, fx: float = 0.5, fy: float = 0.5) -> QPointF:
+    return QPointF(rect.left() + rect.width() * fx, rect.top() + rect.height() * fy)
+
+
+def click(qtbot, widget, point: QPointF) -> None:
+    qtbot.mouseClick(widget, Qt.MouseButton.LeftButton, pos=QPoint(int(point.x()),
+                                                                   int(point.y())))
+
+
+@pytest.fixture
+def make(qtbot):
+    def build(cls, level_id, size=(1100, 640)):
+        view = cls(level_id)
+        qtbot.addWidget(view)
+        view.set_animated(False)
+        view.resize(*size)
+        view.show()
+        qtbot.waitExposed(view)
+        return view
+    return build
+
+
+# -- registry ---------------------------------------------------------------------------
+@pytest.mark.parametrize("view_id", sorted(VIEWS))
+def test_every_view_follows_every_level(qtbot, view_id):
+    title, factory = VIEWS[view_id]
+    view = factory(LEVELS[0])
+    qtbot.addWidget(view)
+    view.set_animated(False)
+    view.resize(900, 560)
+    assert title
+    for level_id in LEVELS:
+        view.set_level(level_id)
+        assert view.canvas.n_steps() >= 1
+        assert not view.grab().isNull()
+
+
+# -- tiling -----------------------------------------------------------------------------
+def test_tiling_draws_block_panels_warp_and_thread(qtbot, make):
+    view = make(TilingView, "register_2d")
+    c = view.canvas
+    c.select_block(1, 2)
+    c.set_step(2)
+    c.select_thread(17)
+    assert same(pixel(c, inside(c.c_block_rect(1, 2))), THEME.color("c_block"))
+    assert same(pixel(c, inside(c.c_block_rect(0, 0))), THEME.color("panel"))
+    assert same(pixel(c, inside(c.a_tile_rect(1, 2))), THEME.color("a_operand"))
+    assert same(pixel(c, inside(c.a_tile_rect(1, 0))), THEME.color("a_panel"))
+    assert same(pixel(c, inside(c.b_tile_rect(2, 2))), THEME.color("b_operand"))
+    assert same(pixel(c, inside(c.b_tile_rect(0, 2))), THEME.color("b_panel"))
+    m = model_for("register_2d")
+    r, col = m.thread_outputs(17)[5]
+    assert same(pixel(c, inside(c.tile_cell_rect(r, col))), THEME.color("thread"))
+    r, col = m.thread_outputs(3)[0]  # same warp, other thread
+    assert same(pixel(c, inside(c.tile_cell_rect(r, col))), THEME.color("warp"))
+    r, col = m.thread_outputs(100)[0]  # another warp
+    assert same(pixel(c, inside(c.tile_cell_rect(r, col))), THEME.color("panel"))
+
+
+def test_tiling_stages_fill_then_get_consumed(qtbot, make):
+    view = make(TilingView, "smem_tiled")
+    c = view.canvas
+    c.setProperty("progress", 0.2)  # half way through loading the stage
+    rect = c.stage_rect(0, 0)
+    assert same(pixel(c, inside(rect, 0.1, 0.9)), THEME.color("stage_filling"))
+    assert same(pixel(c, inside(rect, 0.1, 0.1)), THEME.color("stage_empty"))
+    c.setProperty("progress", 1.0)
+    assert same(pixel(c, inside(rect, 0.1, 0.1)), THEME.color("stage_consuming"))
+    view.set_level("double_buffer")
+    assert same(pixel(c, inside(c.stage_rect(0, 0), 0.1, 0.1)),
+                THEME.color("stage_consuming"))
+    assert same(pixel(c, inside(c.stage_rect(0, 1), 0.1, 0.1)), THEME.color("stage_ready"))
+    c.set_step(1)
+    assert same(pixel(c, inside(c.stage_rect(0, 1), 0.1, 0.1)),
+                THEME.color("stage_consuming"))
+
+
+def test_tiling_mouse_and_keys(qtbot, make):
+    view = make(TilingView, "warp_tiling")
+    c = view.canvas
+    with qtbot.waitSignal(c.blockSelected):
+        click(qtbot, c, inside(c.c_block_rect(3, 1)))
+    assert c.block == (3, 1)
+    r, col = model_for("warp_tiling").thread_outputs(200)[0]
+    click(qtbot, c, inside(c.tile_cell_rect(r, col)))
+    assert c.tid == 200 and c.warp == 6
+    c.setFocus()
+    qtbot.keyClick(c, Qt.Key.Key_Right)
+    assert c.step == 1
+    qtbot.keyClick(c, Qt.Key.Key_Left)
+    assert c.step == 0
+    qtbot.keyClick(c, Qt.Key.Key_Plus)
+    assert c.speed == 2.0
+    qtbot.keyClick(c, Qt.Key.Key_Space)
+    assert c.is_playing()
+    qtbot.keyClick(c, Qt.Key.Key_Space)
+    assert not c.is_playing()
+
+
+def test_playback_animates_and_steps_on_its_own(qtbot, make):
+    view = make(TilingView, "register_2d")
+    c = view.canvas
+    c.set_animated(True)
+    c.set_speed(4.0)
+    c.set_step(1)
+    assert c.progress < 1.0  # the transition has started, not jumped
+    qtbot.waitUntil(lambda: c.progress == 1.0, timeout=3000)
+    with qtbot.waitSignal(c.stepChanged, timeout=3000) as blocker:
+        view.bar.play_button.click()
+    assert blocker.args == [2]
+    assert view.bar.play_button.text() == "Pause"
+    view.bar.play_button.click()
+    assert not c.is_playing()
+
+
+# -- banks ------------------------------------------------------------------------------
+def test_banks_marks_the_register_2d_conflict(qtbot, make):
+    view = make(BanksView, "register_2d")
+    c = view.banks
+    view.select_instruction("As[(threadRow")
+    rep = c.report()
+    assert (rep.n_way, rep.wavefronts, rep.conflicts) == (2, 2, 1)
+    bank = int(rep.lane_bank[0])
+    assert c.bank_state(bank) == "conflict"
+    assert same(pixel(c, inside(c.bank_header_rect(bank), 0.1, 0.1)), THEME.color("conflict"))
+    unused = next(b for b in range(32) if not rep.load[:, b].any())
+    assert same(pixel(c, inside(c.bank_header_rect(unused), 0.1, 0.1)), THEME.color("unused"))
+    # the second word of the bank is served by the second wavefront, in lane 16's colour
+    cell = c.cell_rect(0, 1, bank)
+    assert same(pixel(c, QPointF(cell.left() + 4, cell.top() + 7)), THEME.lane(16))
+
+
+def test_banks_padding_and_swizzle_toggles_change_the_picture(qtbot, make):
+    view = make(BanksView, "register_2d")
+    c = view.banks
+    view.select_instruction("As[(threadRow")
+    bank = int(c.report().lane_bank[0])
+    view.pad_check.setChecked(True)  # rows of 9 words: thread rows 72 words apart
+    assert c.report().conflicts == 0
+    bank = int(c.report().lane_bank[0])
+    assert same(pixel(c, inside(c.bank_header_rect(bank), 0.1, 0.1)), THEME.color("ok"))
+    view.pad_check.setChecked(False)
+    assert c.report().conflicts == 1
+    for box, v in zip(view.swz_boxes, (1, 0, 6), strict=True):
+        box.setValue(v)
+    view.swizzle_check.setChecked(True)  # bit 6 (64 words) into bit 0
+    assert c.report().conflicts == 0
+    # a swizzle that would split an LDS.128 is refused with a message, not a crash
+    view.select_instruction("Bs[k*BN")
+    for box, v in zip(view.swz_boxes, (3, 0, 3), strict=True):
+        box.setValue(v)
+    assert c.layout_error and "splits" in view.message.text()
+
+
+def test_banks_dims_unserved_wavefronts_and_selects_lanes(qtbot, make):
+    view = make(BanksView, "register_2d")
+    c = view.banks
+    view.select_instruction("As[(threadRow")
+    bank = int(c.report().lane_bank[0])
+    cell = c.cell_rect(0, 1, bank)
+    c.setProperty("progress", 0.1)  # only the first wavefront served
+    assert not same(pixel(c, QPointF(cell.left() + 4, cell.top() + 7)), THEME.lane(16))
+    with qtbot.waitSignal(c.laneSelected):
+        click(qtbot, c, inside(c.lane_rect(5)))
+    assert c.selected_lane == 5
+
+
+def test_banks_view_for_a_level_without_shared_memory(qtbot, make):
+    view = make(BanksView, "naive")
+    assert view.banks.report() is None and view.banks.n_steps() == 1
+    assert not view.grab().isNull()
+
+
+def test_banks_instruction_box_follows_the_step(qtbot, make):
+    view = make(BanksView, "smem_tiled")
+    view.banks.step_forward()
+    assert view.instruction_box.currentIndex() == 1
+    view.instruction_box.setCurrentIndex(4)
+    assert view.banks.step == 4
+
+
+# -- swizzle ----------------------------------------------------------------------------
+def test_swizzle_explorer_colours_cells_by_the_models_bank(qtbot, make):
+    view = make(SwizzleView, "wmma", size=(1200, 700))
+    c = view.explorer
+    assert c.conflict_free(AFTER) and not c.conflict_free(BEFORE)
+    assert "conflict-free" in view.message.text()
+    for side, layout in ((BEFORE, c.before), (AFTER, c.after)):
+        for r, col in ((1, 40), (5, 33), (9, 60)):
+            want = THEME.bank(int(layout.bank(r, col)))
+            assert same(pixel(c, inside(c.cell_rect(side, r, col))), want), (side, r, col)
+
+
+def test_swizzle_expression_errors_are_messages(qtbot, make):
+    view = make(SwizzleView, "wmma")
+    c = view.explorer
+    view.expr_edit.setText("__import__('os').system('echo hacked')")
+    assert c.error and "not allowed" in c.error
+    assert view.message.text().startswith("⚠")
+    view.expr_edit.setText("col ^ ")
+    assert "syntax" in c.error
+    view.expr_edit.setText("col ^ ((row % 8) * 8)")  # fp16, 8 halves = 16 bytes
+    assert c.error is None and c.conflict_free(AFTER)
+    view.expr_edit.setText("col & 3")
+    assert "not a valid layout" in c.error
+    view.expr_edit.setText("")
+    assert c.error is None
+
+
+def test_swizzle_parameters_and_click(qtbot, make):
+    view = make(SwizzleView, "wmma")
+    c = view.explorer
+    view.b_box.setValue(0)  # no swizzle: ldmatrix rows collide
+    assert not c.conflict_free(AFTER)
+    assert "still conflicts" in view.message.text()
+    view.b_box.setValue(3)
+    assert c.conflict_free(AFTER)
+    view.s_box.setValue(1)  # S < B is not a swizzle
+    assert "S >= B" in view.message.text()
+    view.s_box.setValue(3)
+    with qtbot.waitSignal(c.cellSelected):
+        click(qtbot, c, inside(c.cell_rect(AFTER, 3, 10)))
+    assert c.selected == (3, 10)
+    assert "bank" in c.describe(3, 10)
+    c.setFocus()
+    qtbot.keyClick(c, Qt.Key.Key_Right)
+    assert c.step == 1 and c.n_steps() == 4
+
+
+# -- coalescing -------------------------------------------------------------------------
+def test_coalescing_naive_touches_32_sectors(qtbot, make):
+    view = make(CoalescingView, "naive")
+    c = view.coalescing
+    rep = c.report()
+    assert rep.n_sectors == 32 and rep.ideal_sectors == 4
+    assert same(pixel(c, inside(c.word_rect(0, 0))), THEME.lane(0))
+    assert same(pixel(c, inside(c.word_rect(0, 1))), THEME.color("unused"))
+    assert same(pixel(c, inside(c.word_rect(5, 0))), THEME.lane(5))
+
+
+def test_coalescing_coalesced_b_load_fills_4_sectors(qtbot, make):
+    view = make(CoalescingView, "coalesced")
+    c = view.coalescing
+    c.set_step(1)  # B[k*N + col]
+    assert c.report().n_sectors == 4 and c.report().efficiency == 1.0
+    for w in range(8):
+        assert same(pixel(c, inside(c.word_rect(1, w))), THEME.lane(8 + w))
+    with qtbot.waitSignal(c.laneSelected):
+        click(qtbot, c, inside(c.lane_rect(9)))
+    assert c.selected_lane == 9
+    assert view.instruction_box.currentIndex() == 1
