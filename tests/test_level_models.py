@@ -46,47 +46,66 @@ def _by_label(accesses, start):
     return [a for a in accesses if a.label.startswith(start)]
 
 
+BRIEF_128 = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}  # siboehm kernels 5 and 6
+
+
 def test_smem_tiled_as_read_is_a_broadcast_and_bs_read_is_conflict_free():
-    m = model_for("smem_tiled")
+    m = model_for("smem_tiled", {"TILE": 32})
     acc = m.shared_accesses(5, 0)
-    a = _by_label(acc, "As[ty][k]")[3].banks()
-    assert len(set(a.addr.tolist())) == 1 and a.wavefronts == 1
+    a = _by_label(acc, "As[ty][k..k+3]")
+    assert len(a) == 8 and a[0].width_bytes == 16  # four k per LDS.128, as in the SASS
+    rep = a[1].banks()
+    assert len(set(rep.addr.tolist())) == 1  # one address for the whole warp
+    assert (rep.wavefronts, rep.conflicts) == (4, 0)  # one per 8-lane phase
     b = _by_label(acc, "Bs[k][tx]")[3].banks()
     assert (b.wavefronts, b.n_way) == (1, 1)
 
 
-def test_padding_changes_nothing_for_the_32x32_levels():
-    t = totals("smem_tiled", 1024, 1024, 1024)
-    p = totals("smem_padded", 1024, 1024, 1024)
-    assert t.ld == p.ld and t.st == p.st
-    assert t.ld.conflicts == 0 and t.st.conflicts == 0
-    # 1024 blocks x 32 K steps x 32 warps x (32 As + 32 Bs reads)
-    assert t.ld.wavefronts == 1024 * 32 * 32 * 64
+def test_padding_removes_no_conflict_for_the_32x32_levels():
+    t = model_for("smem_tiled", {"TILE": 32}).totals(1024, 1024, 1024)
+    p = model_for("smem_padded", {"TILE": 32}).totals(1024, 1024, 1024)
+    assert t.ld.conflicts == p.ld.conflicts == 0 and t.st.conflicts == p.st.conflicts == 0
+    assert t.ld.wavefronts == p.ld.wavefronts == 1024 * 32 * 32 * 64
+    # padding breaks the 16-byte alignment: 32 LDS.32 for As instead of 8 LDS.128
+    assert (t.ld.instructions, p.ld.instructions) == (1024 * 32 * 32 * 40,
+                                                      1024 * 32 * 32 * 64)
+    assert [m.a_read_bytes for m in (model_for("smem_tiled"), model_for("smem_padded"),
+                                     model_for("double_buffer"))] == [16, 4, 16]
 
 
 def test_register_2d_conflicts_match_the_hand_count():
-    m = model_for("register_2d")
+    m = model_for("register_2d", BRIEF_128)
     acc = m.shared_accesses(0, 0)
-    # As[(threadRow*8+i)*8 + k]: lanes 0-15 threadRow 0, lanes 16-31 threadRow 1,
-    # 64 words apart -> the same bank, two words: 2-way
-    a = _by_label(acc, "As[(threadRow")[0].banks()
-    assert (a.wavefronts, a.conflicts, a.n_way) == (2, 1, 2)
-    assert a.lane_bank[0] == a.lane_bank[16]
-    # Bs LDS.128 at threadCol*8 words: in a phase, c and c+4 share banks 0-3 etc.
-    b = _by_label(acc, "Bs[k*BN")[0].banks()
+    # As[(trow*8+i)*8 + k..k+3]: the 8 lanes of a phase share trow -> one address
+    a = _by_label(acc, "LDS.128 As[(trow")
+    assert len(a) == 2 * 8  # per K step: 2 groups of four k x 8 rows
+    assert (a[0].banks().wavefronts, a[0].banks().conflicts) == (4, 0)
+    # Bs LDS.128 at tcol*8 words: in a phase, tcol c and c+4 share banks 0-3 etc.
+    b = _by_label(acc, "LDS.128 Bs[k*BN")[0].banks()
     assert b.width_bytes == 16
     assert (b.wavefronts, b.conflicts, b.n_way) == (8, 4, 2)
-    t = totals("register_2d", 1024, 1024, 1024)
-    per_warp_step = 8 * (8 * 1 + 2 * 4)  # per k: 8 As (1 each) + 2 Bs (4 each)
+    assert b.lane_bank[0] == b.lane_bank[4] == 0
+    t = m.totals(1024, 1024, 1024)
+    per_warp_step = 8 * 2 * 4  # per k: 2 Bs LDS.128 with 4 conflicts each
     assert t.ld.conflicts == 64 * 128 * 8 * per_warp_step
     assert t.st.conflicts == 0
 
 
+def test_register_2d_read_literally_would_be_2_way_on_a():
+    m = model_for("register_2d", BRIEF_128)
+    m.a_read_bytes = 4  # LDS.32 As[(trow*8+i)*8 + k]: two thread rows 64 words apart
+    a = _by_label(m.shared_accesses(0, 0), "LDS As[(trow")
+    assert len(a) == 8 * 8
+    rep = a[0].banks()
+    assert (rep.wavefronts, rep.conflicts, rep.n_way) == (2, 1, 2)
+    assert rep.lane_bank[0] == rep.lane_bank[16]
+
+
 def test_vectorized_transposed_store_is_2_way_and_a_reads_broadcast():
-    acc = model_for("vectorized").shared_accesses(3, 0)
+    acc = model_for("vectorized", BRIEF_128).shared_accesses(3, 0)
     st = [a.banks() for a in acc if a.op is Op.STORE]
     assert [r.n_way for r in st] == [2, 2, 2, 2, 1]
-    a = _by_label(acc, "As[k*BM")[0].banks()
+    a = _by_label(acc, "LDS.128 As[k*BM")[0].banks()
     assert (a.wavefronts, a.conflicts) == (4, 0)
 
 
@@ -99,7 +118,7 @@ def test_warp_tiling_is_conflict_free(level_id):
 
 
 def test_stages_rotate():
-    m = model_for("cp_async")
+    m = model_for("cp_async", {"STAGES": 4})
     assert [m.stage(k) for k in range(6)] == [0, 1, 2, 3, 0, 1]
     s0 = m.shared_accesses(0, 0)[0].addr
     s1 = m.shared_accesses(0, 1)[0].addr
@@ -154,12 +173,3 @@ def test_models_import_no_qt_and_no_cupy():
             "if n in sys.modules]; print(bad); sys.exit(bool(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
-
-
-def test_register_2d_with_merged_a_reads():
-    m = model_for("register_2d")
-    m.a_read_bytes = 16
-    acc = _by_label(m.shared_accesses(0, 0), "As[(threadRow")
-    assert len(acc) == 2 * 8
-    rep = acc[0].banks()
-    assert (rep.wavefronts, rep.conflicts) == (4, 0)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels.models import totals
+from gemmscope.kernels.models import model_for, totals
 from gemmscope.kernels.models.level_model import NCU_METRICS
 from gemmscope.kernels.models.ncu_compare import (
     NcuParseError,
@@ -25,6 +25,7 @@ from gemmscope.kernels.models.ncu_compare import (
     parse_raw_csv,
 )
 
+BRIEF_128 = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}
 LD_C, ST_C = NCU_METRICS["ld_conflicts"], NCU_METRICS["st_conflicts"]
 LD_W, ST_W = NCU_METRICS["ld_wavefronts"], NCU_METRICS["st_wavefronts"]
 
@@ -34,7 +35,7 @@ launching register_2d 1024 1024 1024
 ==PROF== Disconnected from process 4242
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","{LD_C}","{ST_C}","{LD_W}","{ST_W}"
 "","","","","","","","","","","","","","",""
-"0","4242","python3.12","127.0.0.1","void sgemm_register_2d<128, 128, 8, 8, 8, true>(int, int, int, const float *, const float *, float *)","1","7","(256, 1, 1)","(8, 8, 1)","0","9.0","8,388,608","12","16,777,216","n/a"
+"0","4242","python3.12","127.0.0.1","void sgemm_register_2d<128, 128, 8, 8, 8, true>(int, int, int, const float *, const float *, float *)","1","7","(256, 1, 1)","(8, 8, 1)","0","9.0","4,194,304","12","12,582,912","n/a"
 """  # noqa: E501
 
 
@@ -50,9 +51,9 @@ def test_parse_raw_csv_skips_prof_lines_prints_and_units():
     assert len(rows) == 1
     row = rows[0]
     assert "sgemm_register_2d" in row.kernel
-    assert row.values[LD_C] == 8388608
+    assert row.values[LD_C] == 4194304
     assert row.values[ST_C] == 12
-    assert row.values[LD_W] == 16777216
+    assert row.values[LD_W] == 12582912
     assert row.values[ST_W] is None
     assert row.units[LD_C] == ""
 
@@ -64,14 +65,14 @@ def test_parse_raw_csv_without_a_header_says_so():
 
 
 def test_compare_and_table():
-    model = totals("register_2d", 1024, 1024, 1024)
+    model = model_for("register_2d", BRIEF_128).totals(1024, 1024, 1024)
     rows = compare(model, parse_raw_csv(FORMAT_SAMPLE)[0])
     by = {r.metric: r for r in rows}
-    assert by[LD_C].model == 8388608 and by[LD_C].diff_pct == 0.0
+    assert by[LD_C].model == 4194304 and by[LD_C].diff_pct == 0.0
     assert by[ST_C].model == 0 and by[ST_C].diff_pct == pytest.approx(-100.0)
     assert by[ST_W].measured is None and by[ST_W].diff_pct is None
     table = format_table(rows)
-    assert "8,388,608" in table and "n/a" in table and "-100.0" in table
+    assert "4,194,304" in table and "n/a" in table and "-100.0" in table
     assert diff_pct(0, 0) == 0.0 and diff_pct(5, 0) is None
     # no measurement at all: every measured cell is n/a
     assert all(r.measured is None for r in compare(model, None))
@@ -103,4 +104,5 @@ def test_script_end_to_end_with_a_fake_ncu(tmp_path):
     assert "ld bank conflicts" in proc.stdout
     data = json.loads(out.read_text())
     cmp = data["levels"]["register_2d"]["comparison"]
-    assert cmp[0]["measured"] == 8388608 and cmp[0]["model"] == 8388608
+    assert cmp[0]["measured"] == 4194304
+    assert cmp[0]["model"] == totals("register_2d", 1024, 1024, 1024).ld.conflicts

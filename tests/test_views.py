@@ -148,36 +148,39 @@ def test_playback_animates_and_steps_on_its_own(qtbot, make):
 def test_banks_marks_the_register_2d_conflict(qtbot, make):
     view = make(BanksView, "register_2d")
     c = view.banks
-    view.select_instruction("As[(threadRow")
+    view.select_instruction("LDS.128 Bs[k*BN")
     rep = c.report()
-    assert (rep.n_way, rep.wavefronts, rep.conflicts) == (2, 2, 1)
+    assert (rep.n_way, rep.wavefronts, rep.conflicts) == (2, rep.ideal * 2, rep.ideal)
     bank = int(rep.lane_bank[0])
     assert c.bank_state(bank) == "conflict"
     assert same(pixel(c, inside(c.bank_header_rect(bank), 0.1, 0.1)), THEME.color("conflict"))
     unused = next(b for b in range(32) if not rep.load[:, b].any())
     assert same(pixel(c, inside(c.bank_header_rect(unused), 0.1, 0.1)), THEME.color("unused"))
-    # the second word of the bank is served by the second wavefront, in lane 16's colour
+    # the bank's second word in phase 0 is served by the second wavefront: lane 4's float4
     cell = c.cell_rect(0, 1, bank)
-    assert same(pixel(c, QPointF(cell.left() + 4, cell.top() + 7)), THEME.lane(16))
+    assert same(pixel(c, QPointF(cell.left() + 4, cell.top() + 7)), THEME.lane(4))
 
 
 def test_banks_padding_and_swizzle_toggles_change_the_picture(qtbot, make):
-    view = make(BanksView, "register_2d")
+    view = make(BanksView, "vectorized")
     c = view.banks
-    view.select_instruction("As[(threadRow")
-    bank = int(c.report().lane_bank[0])
-    view.pad_check.setChecked(True)  # rows of 9 words: thread rows 72 words apart
+    view.select_instruction("As[(a_col+0)")  # transposing STS.32: two k-chunks 4*BM apart
+    assert c.report().conflicts == 1
+    view.pad_check.setChecked(True)  # rows of BM + 1: chunks 4*(BM+1) words, 4 banks apart
+    assert c.report().conflicts == 1  # ... which 16 consecutive rows still overlap
+    view.pad_box.setValue(4)  # BM + 4, as warp_tiling does: 16 banks apart
     assert c.report().conflicts == 0
     bank = int(c.report().lane_bank[0])
     assert same(pixel(c, inside(c.bank_header_rect(bank), 0.1, 0.1)), THEME.color("ok"))
     view.pad_check.setChecked(False)
     assert c.report().conflicts == 1
-    for box, v in zip(view.swz_boxes, (1, 0, 6), strict=True):
+    view.select_instruction("LDS.128 Bs[k*BN")
+    assert c.report().conflicts > 0
+    for box, v in zip(view.swz_boxes, (1, 2, 3), strict=True):
         box.setValue(v)
-    view.swizzle_check.setChecked(True)  # bit 6 (64 words) into bit 0
+    view.swizzle_check.setChecked(True)  # bit 5 into bit 2: tcol c and c+4 part
     assert c.report().conflicts == 0
-    # a swizzle that would split an LDS.128 is refused with a message, not a crash
-    view.select_instruction("Bs[k*BN")
+    # a swizzle that would split an LDS.128 leaves it as written, with a message
     for box, v in zip(view.swz_boxes, (3, 0, 3), strict=True):
         box.setValue(v)
     assert c.layout_error and "splits" in view.message.text()
@@ -186,11 +189,13 @@ def test_banks_padding_and_swizzle_toggles_change_the_picture(qtbot, make):
 def test_banks_dims_unserved_wavefronts_and_selects_lanes(qtbot, make):
     view = make(BanksView, "register_2d")
     c = view.banks
-    view.select_instruction("As[(threadRow")
+    view.select_instruction("LDS.128 Bs[k*BN")
     bank = int(c.report().lane_bank[0])
     cell = c.cell_rect(0, 1, bank)
     c.setProperty("progress", 0.1)  # only the first wavefront served
-    assert not same(pixel(c, QPointF(cell.left() + 4, cell.top() + 7)), THEME.lane(16))
+    assert not same(pixel(c, QPointF(cell.left() + 4, cell.top() + 7)), THEME.lane(4))
+    c.setProperty("progress", 1.0)
+    assert same(pixel(c, QPointF(cell.left() + 4, cell.top() + 7)), THEME.lane(4))
     with qtbot.waitSignal(c.laneSelected):
         click(qtbot, c, inside(c.lane_rect(5)))
     assert c.selected_lane == 5

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from gemmscope.kernels.models.level_model import LevelModel, SharedTotals
 from gemmscope.kernels.models.register_blocking import Register2D, Vectorized
-from gemmscope.kernels.models.smem_tile32 import DoubleBuffer, SmemPadded, SmemTiled
+from gemmscope.kernels.models.smem_tiles import DoubleBuffer, SmemPadded, SmemTiled
 from gemmscope.kernels.models.thread_per_element import Coalesced, Naive
 from gemmscope.kernels.models.warp_tiling import CpAsync, WarpTiling
 from gemmscope.kernels.models.wmma import Wmma
@@ -22,12 +22,13 @@ MODELS: dict[str, type[LevelModel]] = {
 SIMT_LEVELS = tuple(lid for lid, cls in MODELS.items() if cls.exact)
 
 
-def model_for(level_id: str) -> LevelModel:
-    try:
-        return MODELS[level_id]()
-    except KeyError:
+def model_for(level_id: str, params: dict[str, int] | None = None) -> LevelModel:
+    """The level's model with the registry's template parameters, or ``params`` (merged
+    over the model's defaults) to explore another configuration."""
+    if level_id not in MODELS:
         raise KeyError(f"no access model for level {level_id!r}; models exist for "
-                       f"{', '.join(MODELS)}") from None
+                       f"{', '.join(MODELS)}")
+    return MODELS[level_id](params)
 
 
 def totals(level_id: str, M: int, N: int, K: int) -> SharedTotals:

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from gemmscope.kernels import registry
 from gemmscope.kernels.models.banks import WARP_SIZE, BankReport, analyze_shared
 from gemmscope.kernels.models.coalescing import SectorReport, analyze_global
 
@@ -161,8 +162,23 @@ class LevelModel:
     threads: int = 1024
     stages: int = 1
     elem_bytes: int = 4
-    exact: bool = True  # False where the instruction stream is a guess (e.g. WMMA)
+    exact: bool = True  # False where the instruction stream is a guess
     notes: str = ""
+    # template parameters the model needs, with the values it assumes when the registry
+    # entry lacks one; the registry's values (or the caller's) win
+    defaults: ClassVar[dict[str, int]] = {}
+
+    def __init__(self, params: dict[str, int] | None = None) -> None:
+        if params is None:
+            try:
+                params = registry.get(self.level_id).params
+            except KeyError:
+                params = {}
+        self.params: dict[str, int] = {**self.defaults, **params}
+        self.setup(self.params)
+
+    def setup(self, p: dict[str, int]) -> None:
+        """Derive the geometry (bm, bn, bk, threads, stages) from the parameters."""
 
     # -- geometry --------------------------------------------------------------------
     @property

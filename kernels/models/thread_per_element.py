@@ -1,13 +1,15 @@
 """naive and coalesced: one thread per element of C, no shared memory.
 
-Block 32x32 threads. ``naive``: threadIdx.x walks rows of C (row = bx*32 + tx,
-col = by*32 + ty), so a warp's 32 lanes read A and write C a whole row apart.
-``coalesced``: threadIdx.x walks columns (col = bx*32 + tx), so a warp reads 32
-consecutive floats of B and writes 32 consecutive floats of C. Each loop iteration over
-k is one "K step" here (bk = 1).
+Block BLOCK x BLOCK threads. ``naive``: threadIdx.x walks rows of C (row = bx*BLOCK + tx,
+col = by*BLOCK + ty), so a warp's 32 lanes read A and write C a whole row apart.
+``coalesced``: threadIdx.x walks columns (col = bx*BLOCK + tx), so a warp reads 32
+consecutive floats of B and writes 32 consecutive floats of C. Each iteration of the k
+loop is one "K step" here (bk = 1).
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import numpy as np
 
@@ -21,13 +23,16 @@ from gemmscope.kernels.models.level_model import (
 
 
 class ThreadPerElement(LevelModel):
-    bm = bn = 32
-    bk = 1
-    threads = 1024
+    defaults: ClassVar[dict[str, int]] = {"BLOCK": 32}
     row_major_lanes = False  # True: lanes walk rows (naive)
 
+    def setup(self, p: dict[str, int]) -> None:
+        self.bm = self.bn = p["BLOCK"]
+        self.bk = 1
+        self.threads = p["BLOCK"] ** 2
+
     def _row_col(self, tid: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
-        tx, ty = np.asarray(tid) % 32, np.asarray(tid) // 32
+        tx, ty = np.asarray(tid) % self.bm, np.asarray(tid) // self.bm
         return (tx, ty) if self.row_major_lanes else (ty, tx)
 
     def thread_outputs(self, tid: int) -> np.ndarray:

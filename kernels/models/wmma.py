@@ -1,16 +1,20 @@
 """wmma: FP16 inputs, FP32 accumulation on Tensor Cores through the WMMA API.
 
-128x128 block tile, BK = 32, 8 warps of 64x32 (warpRow = warp / 4, warpCol = warp % 4),
-each holding 4x2 accumulator fragments of 16x16. Tiles arrive by 16-byte cp.async into a
-3-stage ring of padded rows (As[BM][BK+8], Bs[BK][BN+8] halves).
+BM x BN block tile, BK-deep K steps, (BM/WM) x (BN/WN) warps of WM x WN (warpRow = warp /
+(BN/WN)), each holding (WM/16) x (WN/16) accumulator fragments of 16x16. Tiles arrive by
+16-byte cp.async (chunk e = tid + p*THREADS at row e / (cols/8), column (e % (cols/8))*8)
+into a STAGES ring of padded rows (As[BM][BK+8], Bs[BK][BN+8] halves).
 
-The instructions behind ``wmma::load_matrix_sync`` are not documented; the model assumes
-ldmatrix.x4 (lanes 0-15 address rows 0-15 of the fragment at its first 8 columns, lanes
-16-31 at the next 8), which is what the compiler emits for row-major FP16 fragments on
-sm_80 and later as far as we know. ``exact`` is False for that reason.
+``wmma::load_matrix_sync`` compiles to ldmatrix.x4 here (LDSM.16.M88.4 and .MT88.4 in
+the SASS, one per fragment per 16 of k); the model lets lanes 0-15 address rows 0-15 of
+the fragment at its first 8 columns and lanes 16-31 at the next 8. Each 8-lane phase is
+one 8x8 matrix whatever the order, so the bank counts do not depend on that guess, but
+the lane-to-address mapping shown may; ``exact`` is False for that reason.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import numpy as np
 
@@ -25,67 +29,74 @@ from gemmscope.kernels.models.level_model import (
     lanes_of,
 )
 
-BM = BN = 128
-BK = 32
-WM, WN = 64, 32
 FRAG = 16
-PAD = 8  # halves
+PAD = 8  # halves of padding per row
 CHUNK = 8  # halves per 16-byte cp.async
 
 
 class Wmma(LevelModel):
     level_id = "wmma"
-    bm, bn, bk = BM, BN, BK
-    threads = 256
-    stages = 3
+    defaults: ClassVar[dict[str, int]] = {"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32,
+                                          "STAGES": 3}
     elem_bytes = 2
     exact = False
-    notes = ("Fragment loads modelled as ldmatrix.x4 (WMMA's instructions are not "
-             "documented); cp.async stores are reported apart from st.")
+    notes = ("Fragment loads are ldmatrix.x4 (LDSM.16.M88.4 for A, .MT88.4 for B in the "
+             "SASS); the order of the four 8x8 matrices is assumed. cp.async writes are "
+             "reported apart from st.")
+
+    def setup(self, p: dict[str, int]) -> None:
+        self.bm, self.bn, self.bk = p["BM"], p["BN"], p["BK"]
+        self.wm, self.wn = p["WM"], p["WN"]
+        self.stages = p["STAGES"]
+        self.warps_n = self.bn // self.wn
+        self.threads = (self.bm // self.wm) * self.warps_n * 32
 
     def warp_origin(self, warp: int) -> tuple[int, int]:
-        return (warp // (BN // WN)) * WM, (warp % (BN // WN)) * WN
+        return (warp // self.warps_n) * self.wm, (warp % self.warps_n) * self.wn
 
     def thread_outputs(self, tid: int) -> np.ndarray:
         """The warp's whole 64x32 tile: fragments are held by the warp collectively."""
         r0, c0 = self.warp_origin(tid // 32)
-        rr, cc = np.meshgrid(r0 + np.arange(WM), c0 + np.arange(WN), indexing="ij")
+        rr, cc = np.meshgrid(r0 + np.arange(self.wm), c0 + np.arange(self.wn), indexing="ij")
         return np.stack([rr.ravel(), cc.ravel()], axis=1)
 
     def warp_mask(self, warp: int) -> np.ndarray:
-        mask = np.zeros((BM, BN), bool)
+        mask = np.zeros((self.bm, self.bn), bool)
         r0, c0 = self.warp_origin(warp)
-        mask[r0:r0 + WM, c0:c0 + WN] = True
+        mask[r0:r0 + self.wm, c0:c0 + self.wn] = True
         return mask
 
     def smem_arrays(self) -> list[SmemArray]:
-        a = SmemArray("As", BM, BK, BK + PAD, 2, self.stages, 0, "A")
-        return [a, SmemArray("Bs", BK, BN, BN + PAD, 2, self.stages, a.size_bytes, "B")]
+        a = SmemArray("As", self.bm, self.bk, self.bk + PAD, 2, self.stages, 0, "A")
+        return [a, SmemArray("Bs", self.bk, self.bn, self.bn + PAD, 2, self.stages,
+                             a.size_bytes, "B")]
 
     def _chunks(self, warp: int, cols: int) -> list[tuple[np.ndarray, np.ndarray]]:
         tid = lanes_of(warp)
         per_row = cols // CHUNK
-        return [((tid + 256 * i) // per_row, ((tid + 256 * i) % per_row) * CHUNK)
-                for i in range(2)]
+        rows = self.bk if cols == self.bn else self.bm
+        return [((tid + self.threads * i) // per_row,
+                 ((tid + self.threads * i) % per_row) * CHUNK)
+                for i in range(rows * cols // CHUNK // self.threads)]
 
     def shared_accesses(self, warp: int, k_step: int) -> list[WarpAccess]:
         a_s, b_s = self.smem_arrays()
         s = self.stage(k_step)
         out = []
-        for i, (r, c) in enumerate(self._chunks(warp, BK)):
+        for i, (r, c) in enumerate(self._chunks(warp, self.bk)):
             out.append(WarpAccess(f"cp.async.16 As[{i}]", "As", Space.SHARED, Op.CP_ASYNC,
                                   16, a_s.address(s, r, c), stage=s))
-        for i, (r, c) in enumerate(self._chunks(warp, BN)):
+        for i, (r, c) in enumerate(self._chunks(warp, self.bn)):
             out.append(WarpAccess(f"cp.async.16 Bs[{i}]", "Bs", Space.SHARED, Op.CP_ASYNC,
                                   16, b_s.address(s, r, c), stage=s))
         r0, c0 = self.warp_origin(warp)
         lr, lc = LANES % 16, (LANES // 16) * 8
-        for kk in range(0, BK, FRAG):
-            for i in range(WM // FRAG):
+        for kk in range(0, self.bk, FRAG):
+            for i in range(self.wm // FRAG):
                 out.append(WarpAccess(f"ldmatrix.x4 A frag {i}  kk={kk}", "As", Space.SHARED,
                                       Op.LOAD, 16,
                                       a_s.address(s, r0 + i * FRAG + lr, kk + lc), stage=s))
-            for j in range(WN // FRAG):
+            for j in range(self.wn // FRAG):
                 out.append(WarpAccess(f"ldmatrix.x4.trans B frag {j}  kk={kk}", "Bs",
                                       Space.SHARED, Op.LOAD, 16,
                                       b_s.address(s, kk + lr, c0 + j * FRAG + lc), stage=s))
@@ -93,14 +104,14 @@ class Wmma(LevelModel):
 
     def global_accesses(self, warp: int, k_step: int, M: int, N: int, K: int,
                         block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
-        k0 = k_step * BK
+        k0 = k_step * self.bk
         out = []
-        for i, (r, c) in enumerate(self._chunks(warp, BK)):
-            row, col = block[0] * BM + r, k0 + c
+        for i, (r, c) in enumerate(self._chunks(warp, self.bk)):
+            row, col = block[0] * self.bm + r, k0 + c
             out.append(global_access(f"cp.async.16 A chunk {i}", "A", row * K + col, 16, 2,
                                      (row < M) & (col < K)))
-        for i, (r, c) in enumerate(self._chunks(warp, BN)):
-            row, col = k0 + r, block[1] * BN + c
+        for i, (r, c) in enumerate(self._chunks(warp, self.bn)):
+            row, col = k0 + r, block[1] * self.bn + c
             out.append(global_access(f"cp.async.16 B chunk {i}", "B", row * N + col, 16, 2,
                                      (row < K) & (col < N)))
         return out
