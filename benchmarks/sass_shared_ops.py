@@ -1,0 +1,39 @@
+"""Model vs compiled code: shared-memory instructions per warp per K step, by kind.
+
+    python3 benchmarks/sass_shared_ops.py [--src kernels/cuda] [--levels a,b]
+
+No GPU needed: NVRTC (the nvrtc extra) and nvdisasm (pip install nvidia-cuda-nvdisasm).
+Loads must match exactly; stores are shown for information (prologues duplicate them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from gemmscope.kernels import registry
+from gemmscope.kernels.models import MODELS, model_for
+from gemmscope.kernels.models.sass_check import compare_level, tools_missing
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--src", default=str(registry.cuda_dir()), help="folder of the .cu files")
+    ap.add_argument("--levels", default=",".join(MODELS))
+    args = ap.parse_args(argv)
+    missing = tools_missing()
+    if missing:
+        print(missing, file=sys.stderr)
+        return 2
+    bad = 0
+    for level_id in [s for s in args.levels.split(",") if s]:
+        cmp = compare_level(level_id, model_for(level_id), Path(args.src))
+        verdict = "ok" if not cmp.load_mismatches else f"MISMATCH {cmp.load_mismatches}"
+        bad += bool(cmp.load_mismatches)
+        print(f"{level_id:14s} sass {cmp.sass}\n{'':14s} model {cmp.model}   loads: {verdict}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""Cross-check of a model's shared-memory instructions against the compiled kernel.
+
+Compiles a level offline (NVRTC through cuda-bindings, no GPU) for sm_90, disassembles it
+with nvdisasm and counts the shared-memory load instructions by kind (LDS, LDS.64,
+LDS.128, LDSM). The K loop of every level appears once in the SASS (fully unrolled
+inside, not duplicated), so those static counts must equal the model's loads per warp
+per K step. Stores are also counted but only reported: prologues (the first tile of a
+double buffer or a cp.async ring) duplicate them.
+
+Optional tools: the ``nvrtc`` extra (cuda-bindings, nvidia-cuda-nvrtc, headers) and
+nvdisasm (the nvidia-cuda-nvdisasm wheel, or on PATH). :func:`tools_missing` says which
+are absent; nothing here is imported by the app.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from gemmscope.kernels import registry
+from gemmscope.kernels.models.level_model import LevelModel, Op, WarpAccess
+
+_SASS_OP = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?((?:LDS|STS|LDSM|LDGSTS)"
+                      r"(?:\.[A-Z0-9_]+)*)\s", re.M)
+
+
+def sass_kind(acc: WarpAccess) -> str:
+    """The SASS mnemonic family a modelled shared access compiles to."""
+    if acc.op is Op.CP_ASYNC:
+        return "LDGSTS"
+    if "ldmatrix" in acc.label:
+        return "LDSM"
+    base = "LDS" if acc.op is Op.LOAD else "STS"
+    return base + {4: "", 8: ".64", 16: ".128"}.get(acc.width_bytes, "")
+
+
+def normalise(mnemonic: str) -> str:
+    if mnemonic.startswith("LDSM"):
+        return "LDSM"
+    if mnemonic.startswith("LDGSTS"):
+        return "LDGSTS"
+    parts = mnemonic.split(".")
+    width = next((p for p in parts[1:] if p in {"64", "128"}), "")
+    return parts[0] + (f".{width}" if width else "")
+
+
+def nvdisasm_path() -> str | None:
+    try:
+        import nvidia
+
+        for base in getattr(nvidia, "__path__", []):
+            p = Path(base) / "cu13" / "bin" / "nvdisasm"
+            if p.exists():
+                return str(p)
+    except ImportError:
+        pass
+    return shutil.which("nvdisasm")
+
+
+def include_dirs() -> list[str]:
+    found = []
+    try:
+        import nvidia
+
+        for base in getattr(nvidia, "__path__", []):
+            p = Path(base) / "cu13" / "include"
+            if p.is_dir():
+                found.append(str(p))
+    except ImportError:
+        pass
+    return found + [d for d in ("/usr/local/cuda/include",) if Path(d).is_dir()]
+
+
+def tools_missing() -> str | None:
+    try:
+        from cuda.bindings import nvrtc  # noqa: F401
+    except ImportError:
+        return "cuda-bindings (the nvrtc extra) is not installed"
+    if nvdisasm_path() is None:
+        return "nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)"
+    return None
+
+
+def compile_sass(level_id: str, src_dir: Path, arch: str = "sm_90") -> str:
+    """SASS text of the level's fast-path (VEC) instantiation."""
+    from cuda.bindings import nvrtc
+
+    level = registry.get(level_id)
+    assert level.source is not None
+    text = (src_dir / level.source).read_text(encoding="utf-8")
+    name = level.name_expression(True)
+
+    def check(result: object, what: str) -> object:
+        err, *rest = result if isinstance(result, tuple) else (result,)
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise RuntimeError(f"{level_id}: {what}: {err}")
+        return rest[0] if len(rest) == 1 else rest
+
+    prog = check(nvrtc.nvrtcCreateProgram(text.encode(), level.source.encode(), 0, [], []),
+                 "create")
+    check(nvrtc.nvrtcAddNameExpression(prog, name.encode()), "name")
+    opts = [b"-std=c++17", f"-arch={arch}".encode(), b"-ftz=true", f"-I{src_dir}".encode()]
+    opts += [f"-I{d}".encode() for d in include_dirs()]
+    if nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0] != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        size = check(nvrtc.nvrtcGetProgramLogSize(prog), "log")
+        log = b" " * int(size)
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        raise RuntimeError(f"{level_id}: NVRTC failed:\n{log.decode(errors='replace')}")
+    size = check(nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
+    cubin = b" " * int(size)
+    check(nvrtc.nvrtcGetCUBIN(prog, cubin), "cubin")
+    nvrtc.nvrtcDestroyProgram(prog)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{level_id}.cubin"
+        path.write_bytes(cubin)
+        tool = nvdisasm_path()
+        assert tool is not None
+        out = subprocess.run([tool, "-c", str(path)], capture_output=True, text=True,
+                             check=True)
+    return out.stdout
+
+
+def sass_counts(sass: str) -> dict[str, int]:
+    """Shared-memory instructions by kind; never-executed ones (@!PT) are left out."""
+    counts: collections.Counter[str] = collections.Counter()
+    for m in _SASS_OP.finditer(sass):
+        if m.group(1) and m.group(1).strip().startswith("@!PT"):
+            continue
+        counts[normalise(m.group(2))] += 1
+    return dict(counts)
+
+
+def model_counts(model: LevelModel, warp: int = 0, k_step: int = 0) -> dict[str, int]:
+    counts: collections.Counter[str] = collections.Counter()
+    for acc in model.shared_accesses(warp, k_step):
+        counts[sass_kind(acc)] += 1
+    return dict(counts)
+
+
+@dataclass(frozen=True, slots=True)
+class SassComparison:
+    level: str
+    sass: dict[str, int]
+    model: dict[str, int]
+
+    @property
+    def load_mismatches(self) -> dict[str, tuple[int, int]]:
+        """Load kinds whose SASS count differs from the model's (sass, model)."""
+        kinds = {k for k in (*self.sass, *self.model) if k.startswith("LDS")}
+        if "LDSM" in self.model:  # WMMA: scalar LDS outside the K loop are the epilogue's
+            kinds.discard("LDS")
+        return {k: (self.sass.get(k, 0), self.model.get(k, 0)) for k in sorted(kinds)
+                if self.sass.get(k, 0) != self.model.get(k, 0)}
+
+
+def compare_level(level_id: str, model: LevelModel, src_dir: Path) -> SassComparison:
+    return SassComparison(level_id, sass_counts(compile_sass(level_id, src_dir)),
+                          model_counts(model))
