@@ -100,6 +100,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{level_id}: {prof['error']}\n{prof.get('stderr_tail', '')}",
                   file=sys.stderr)
     print(format_table(rows))
+    for level_id, entry in report["levels"].items():
+        cp = entry["model"]["cp_async"]
+        if cp["instructions"]:
+            print(f"{level_id}: cp.async shared writes (model only, not in st): "
+                  f"{cp['wavefronts']:,} wavefronts, {cp['conflicts']:,} conflicts")
     path = Path(args.json)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -112,8 +112,9 @@ def test_tiling_mouse_and_keys(qtbot, make):
     with qtbot.waitSignal(c.blockSelected):
         click(qtbot, c, inside(c.c_block_rect(3, 1)))
     assert c.block == (3, 1)
-    r, col = model_for("warp_tiling").thread_outputs(200)[0]
-    click(qtbot, c, inside(c.tile_cell_rect(r, col)))
+    out = c.model.thread_outputs(200)
+    r, col = out[:, 0].min(), out[:, 1].min()  # the middle of the thread's first 4x4 piece
+    click(qtbot, c, c.tile_cell_rect(r + 2, col + 2).topLeft())
     assert c.tid == 200 and c.warp == 6
     c.setFocus()
     qtbot.keyClick(c, Qt.Key.Key_Right)
