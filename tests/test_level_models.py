@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gemmscope.kernels.models import MODELS, SIMT_LEVELS, model_for, totals
-from gemmscope.kernels.models.level_model import NCU_METRICS, Op
+from gemmscope.kernels.models.level_model import NCU_METRICS, Op, Tile
 from gemmscope.kernels.registry import get, ladder
 
 
@@ -173,3 +173,33 @@ def test_models_import_no_qt_and_no_cupy():
             "if n in sys.modules]; print(bad); sys.exit(bool(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_edge_path_of_cp_async_copies_b_element_by_element():
+    m = model_for("cp_async", {"BM": 128, "BN": 128, "BK": 8, "STAGES": 4})
+    vec = m.totals(1024, 1024, 1024)
+    edge = m.totals(1024, 1022, 1024)  # N % 4 != 0: the VEC=false instantiation
+    assert vec.vector_path and not edge.vector_path
+    per_step_blocks = 8 * 64 * 128  # warps x blocks x K steps
+    assert vec.cp_async.instructions == per_step_blocks * (4 + 1)
+    assert edge.cp_async.instructions == per_step_blocks * (4 + 4)
+    assert edge.ld == vec.ld
+    assert m.vector_path  # totals leave the model as they found it
+
+
+def test_wmma_says_what_it_does_not_model():
+    m = model_for("wmma")
+    assert m.totals(256, 256, 256).caveat == ""
+    assert "element-wise" in m.totals(256, 250, 256).caveat
+
+
+def test_tiles_of_a_block():
+    m = model_for("register_2d", {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8})
+    assert m.c_tile((2, 3)) == Tile(256, 384, 128, 128)
+    assert m.a_tile((2, 3), 5) == Tile(256, 40, 128, 8)
+    assert m.b_tile((2, 3), 5) == Tile(40, 384, 8, 128)
+    assert m.warp_tile(1) == Tile(16, 0, 16, 128)  # threads 32-63: thread rows 2 and 3
+    w = model_for("warp_tiling", {"BM": 128, "BN": 128, "BK": 8, "WM": 32, "WN": 64,
+                                  "WMITER": 2, "WNITER": 2, "TM": 4, "TN": 4})
+    assert w.warp_tile(3) == Tile(32, 64, 32, 64)
+    assert w.warp_mask(3).sum() == 32 * 64

@@ -135,6 +135,8 @@ class SharedTotals:
     ld: SharedCounts
     st: SharedCounts
     cp_async: SharedCounts  # shared writes of cp.async, reported apart from st
+    vector_path: bool = True  # the kernel's VEC instantiation (K, N multiples of its width)
+    caveat: str = ""  # what the model does not cover for this shape, if anything
 
     def metrics(self) -> dict[str, int]:
         """The model's value of each ncu metric name."""
@@ -145,7 +147,8 @@ class SharedTotals:
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"level": self.level, "M": self.M, "N": self.N, "K": self.K,
-                               "blocks": self.blocks, "k_steps": self.k_steps}
+                               "blocks": self.blocks, "k_steps": self.k_steps,
+                               "vector_path": self.vector_path, "caveat": self.caveat}
         for name, c in (("ld", self.ld), ("st", self.st), ("cp_async", self.cp_async)):
             out[name] = {"instructions": c.instructions, "wavefronts": c.wavefronts,
                          "conflicts": c.conflicts}
@@ -168,14 +171,28 @@ class LevelModel:
     # entry lacks one; the registry's values (or the caller's) win
     defaults: ClassVar[dict[str, int]] = {}
 
+    # elements per vector on the kernel's fast (VEC) path; 1: no such path
+    vector: int = 1
+
     def __init__(self, params: dict[str, int] | None = None) -> None:
-        if params is None:
-            try:
-                params = registry.get(self.level_id).params
-            except KeyError:
-                params = {}
-        self.params: dict[str, int] = {**self.defaults, **params}
+        try:
+            level = registry.get(self.level_id)
+            self.vector = level.vector
+            if params is None:
+                params = level.params
+        except KeyError:
+            pass
+        self.params: dict[str, int] = {**self.defaults, **(params or {})}
+        self.vector_path = True  # which instantiation shared_accesses describes
         self.setup(self.params)
+
+    def uses_vector_path(self, M: int, N: int, K: int) -> bool:
+        """As the host decides: VEC only where K and N are multiples of the width."""
+        return self.vector > 1 and K % self.vector == 0 and N % self.vector == 0
+
+    def caveat(self) -> str:
+        """What the model does not cover on the current path ("" when it all is)."""
+        return ""
 
     def setup(self, p: dict[str, int]) -> None:
         """Derive the geometry (bm, bn, bk, threads, stages) from the parameters."""
@@ -217,6 +234,12 @@ class LevelModel:
             mask[rc[:, 0], rc[:, 1]] = True
         return mask
 
+    def warp_tile(self, warp: int) -> Tile:
+        """The bounding box of the warp's outputs inside the block tile."""
+        rows, cols = np.nonzero(self.warp_mask(warp))
+        return Tile(int(rows.min()), int(cols.min()), int(rows.max() - rows.min() + 1),
+                    int(cols.max() - cols.min() + 1))
+
     # -- memory ----------------------------------------------------------------------
     def smem_arrays(self) -> list[SmemArray]:
         return []
@@ -256,15 +279,21 @@ class LevelModel:
         steps = self.k_steps(K)
         period = min(self.stages, steps)
         per_block = {op: SharedCounts() for op in Op}
-        for r in range(period):
-            n_r = len(range(r, steps, self.stages))
-            for op, c in self.step_counts(r).items():
-                per_block[op] = per_block[op] + c.times(n_r)
+        saved = self.vector_path
+        self.vector_path = self.uses_vector_path(M, N, K) or self.vector == 1
+        try:
+            for r in range(period):
+                n_r = len(range(r, steps, self.stages))
+                for op, c in self.step_counts(r).items():
+                    per_block[op] = per_block[op] + c.times(n_r)
+            vec, caveat = self.vector_path, self.caveat()
+        finally:
+            self.vector_path = saved
         blocks = gm * gn
         return SharedTotals(self.level_id, M, N, K, blocks, steps,
                             per_block[Op.LOAD].times(blocks),
                             per_block[Op.STORE].times(blocks),
-                            per_block[Op.CP_ASYNC].times(blocks))
+                            per_block[Op.CP_ASYNC].times(blocks), vec, caveat)
 
 
 def lanes_of(warp: int) -> np.ndarray:

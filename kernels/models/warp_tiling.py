@@ -165,6 +165,24 @@ class CpAsync(WarpTiling):
              "Their shared writes are cp.async (LDGSTS) traffic, not STS: the model keeps "
              "them apart from the st totals.")
 
+    def shared_accesses(self, warp: int, k_step: int) -> list[WarpAccess]:
+        out = super().shared_accesses(warp, k_step)
+        if self.vector_path:
+            return out
+        # edge path (K or N not a multiple of 4): B element by element, 4-byte cp.async
+        _, b_s = self.smem_arrays()
+        s = self.stage(k_step)
+        tid = lanes_of(warp)
+        scalar = []
+        for p in range(self.bk * self.bn // self.threads):
+            e = tid + p * self.threads
+            scalar.append(WarpAccess(f"cp.async.4 Bs[r][c], e = tid + {p * self.threads}",
+                                     "Bs", Space.SHARED, Op.CP_ASYNC, 4,
+                                     b_s.address(s, e // self.bn, e % self.bn), stage=s))
+        keep = [a for a in out if not (a.array == "Bs" and a.op is Op.CP_ASYNC)]
+        n_a = sum(1 for a in keep if a.op is Op.CP_ASYNC)
+        return keep[:n_a] + scalar + keep[n_a:]
+
     def a_tile_elements(self, warp: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
         tid = lanes_of(warp)
         out = []

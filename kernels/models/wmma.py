@@ -51,6 +51,12 @@ class Wmma(LevelModel):
         self.warps_n = self.bn // self.wn
         self.threads = (self.bm // self.wm) * self.warps_n * 32
 
+    def caveat(self) -> str:
+        if self.vector_path:
+            return ""
+        return ("K or N is not a multiple of 8: the kernel stages tiles with element-wise "
+                "stores, which the model does not cover; its counts are the cp.async path's")
+
     def warp_origin(self, warp: int) -> tuple[int, int]:
         return (warp // self.warps_n) * self.wm, (warp % self.warps_n) * self.wn
 
