@@ -67,3 +67,19 @@ def test_sectors_of_coalesced_and_strided_loads():
     assert rep.efficiency == pytest.approx(4 / 32)
     assert analyze_global(np.arange(32) * 16, 16).n_sectors == 16
     assert analyze_global(np.zeros(32, np.int64)).n_sectors == 1
+
+
+def test_uniform_pairs_of_128_bit_reads_take_two_phases():
+    # measured on an H100 (forum report): lanes 0-15 on one float4, 16-31 on another
+    addr = np.where(np.arange(32) < 16, 0, 32)
+    rep = analyze_shared(addr, 16)
+    assert (rep.phase_lanes, rep.wavefronts, rep.conflicts) == (16, 2, 0)
+    # ... while lanes n and n+16 sharing 32-byte-strided float4 stay 4 phases, 2-way each
+    addr = (np.arange(32) % 16) * 32
+    rep = analyze_shared(addr, 16)
+    assert (rep.phase_lanes, rep.wavefronts, rep.conflicts, rep.n_way) == (8, 8, 4, 2)
+    # the plain phase model, without the refinement
+    from gemmscope.kernels.models.banks import PHASES_ONLY
+
+    rep = analyze_shared(np.where(np.arange(32) < 16, 0, 32), 16, rules=PHASES_ONLY)
+    assert (rep.phase_lanes, rep.wavefronts) == (8, 4)

@@ -174,6 +174,10 @@ class BanksCanvas(AnimatedCanvas):
         verdict = (f"{rep.n_way}-way conflict: {rep.wavefronts} wavefronts, ideal "
                    f"{rep.ideal}, {rep.conflicts} conflicts" if rep.conflicts else
                    f"no conflict: {rep.wavefronts} wavefront(s), the ideal")
+        if rep.width_bytes > 4:
+            verdict += f"; {rep.phases} phases of {rep.phase_lanes} lanes"
+            if rep.width_bytes == 16 and rep.phase_lanes == 16:
+                verdict += " (lane pairs read the same float4)"
         self.draw_text(painter, QRectF(10, 4, self.width() - 20, 22), head)
         self.draw_text(painter, QRectF(10, 26, self.width() - 20, 22), verdict,
                        "conflict" if rep.conflicts else "ok")

@@ -75,6 +75,8 @@ class SwizzleCanvas(AnimatedCanvas):
         return self.error
 
     def n_steps(self) -> int:
+        if self.access:
+            return self.access[AFTER].report.phases
         return 32 // lanes_per_phase(self.current_access_bytes())
 
     def current_access_bytes(self) -> int:
@@ -168,7 +170,7 @@ class SwizzleCanvas(AnimatedCanvas):
             return
         acc = self.access[side]
         rep = acc.report
-        per = lanes_per_phase(acc.access_bytes)
+        per = rep.phase_lanes
         span = max(1, acc.access_bytes // self.elem_bytes)
         for lane in range(32):
             current = lane // per == self.step

@@ -13,6 +13,14 @@ A phase needs as many wavefronts as the busiest bank has distinct words. Conflic
 wavefronts beyond the ideal, the ideal being one per phase with an active lane:
 ``l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum`` counts exactly that (a
 32-way conflicting LDS.32: 32 wavefronts, 31 conflicts).
+
+One refinement (``BankRules.merge_uniform_pairs``, on by default): a 128-bit access in
+which every pair of lanes n, n^1 (or every pair n, n^2) reads the same address is served
+in two phases of 16 lanes, not four of 8, since the pairs' data can be packed. NVIDIA
+staff described this rule for CC 7.x on their forum ("requests/instruction reduce from 4
+to 2"), and an ncu measurement on an H100 posted there shows the same: 16 lanes on one
+address and 16 on another took 2 wavefronts. Lanes that share addresses only across
+quarter-warps (n and n+16) are not merged. ``PHASES_ONLY`` turns the refinement off.
 """
 
 from __future__ import annotations
@@ -25,6 +33,26 @@ N_BANKS = 32
 WORD_BYTES = 4
 WARP_SIZE = 32
 ACCESS_WIDTHS = (1, 2, 4, 8, 16)  # bytes per lane; sub-word accesses use one word
+
+
+@dataclass(frozen=True, slots=True)
+class BankRules:
+    merge_uniform_pairs: bool = True
+
+
+HARDWARE = BankRules()
+PHASES_ONLY = BankRules(merge_uniform_pairs=False)
+
+
+def pairs_uniform(addr: np.ndarray, active: np.ndarray) -> bool:
+    """Every active lane n reads what lane n^1 reads, or every one what n^2 reads
+    (an inactive partner does not spoil the pair)."""
+    lanes = np.arange(WARP_SIZE)
+    for mate in (lanes ^ 1, lanes ^ 2):
+        both = active & active[mate]
+        if np.all(addr[both] == addr[mate][both]):
+            return True
+    return False
 
 
 def lanes_per_phase(width_bytes: int) -> int:
@@ -56,6 +84,7 @@ class BankReport:
     load: np.ndarray  # (phases, 32)
     wavefronts: int
     ideal: int
+    phase_lanes: int = 32  # lanes served together in one phase
 
     @property
     def conflicts(self) -> int:
@@ -80,7 +109,8 @@ class BankReport:
 
 
 def analyze_shared(addr: np.ndarray | list[int], width_bytes: int = 4,
-                   active: np.ndarray | None = None) -> BankReport:
+                   active: np.ndarray | None = None, rules: BankRules = HARDWARE
+                   ) -> BankReport:
     """Banks, phases and wavefronts of one warp instruction (byte addresses per lane)."""
     a = np.asarray(addr, dtype=np.int64).reshape(-1)
     if a.size != WARP_SIZE:
@@ -89,6 +119,8 @@ def analyze_shared(addr: np.ndarray | list[int], width_bytes: int = 4,
     if width_bytes >= WORD_BYTES and np.any(a[act] % width_bytes):
         raise ValueError(f"{width_bytes}-byte accesses must be {width_bytes}-byte aligned")
     per_phase = lanes_per_phase(width_bytes)
+    if width_bytes == 16 and rules.merge_uniform_pairs and pairs_uniform(a, act):
+        per_phase = 16
     n_phases = WARP_SIZE // per_phase
     words_per_lane = max(width_bytes, WORD_BYTES) // WORD_BYTES
     load = np.zeros((n_phases, N_BANKS), np.int64)
@@ -117,7 +149,7 @@ def analyze_shared(addr: np.ndarray | list[int], width_bytes: int = 4,
     lane_bank = np.where(act, (a // WORD_BYTES) % N_BANKS, -1)
     lane_phase = np.arange(WARP_SIZE) // per_phase
     return BankReport(width_bytes, a, act, lane_bank, lane_phase, lane_wave, load,
-                      wavefronts, ideal)
+                      wavefronts, ideal, per_phase)
 
 
 def strided_addresses(stride_words: int, width_bytes: int = 4, base: int = 0) -> np.ndarray:
@@ -129,7 +161,7 @@ def bank_cells(rep: BankReport) -> dict[tuple[int, int, int], list[int]]:
     """(phase, bank, rank) -> the lanes whose access covers that word; rank r is the
     r-th distinct word of the bank in the phase, served by the phase's wavefront r."""
     cells: dict[tuple[int, int, int], list[int]] = {}
-    per_phase = lanes_per_phase(rep.width_bytes)
+    per_phase = rep.phase_lanes
     for p in range(rep.phases):
         lanes = [ln for ln in range(p * per_phase, (p + 1) * per_phase) if rep.active[ln]]
         words = {ln: rep.words_of_lane(ln) for ln in lanes}
