@@ -5,7 +5,8 @@ For every SIMT level (default) at M = N = K = 1024, runs the level once under
     ncu --clock-control none --metrics <the four metrics> --csv --page raw
         -k regex:<kernel> -c 1 python3 benchmarks/launch_one.py LEVEL M N K
 
-and prints model vs measured with the difference in percent, and writes JSON.
+and prints model vs measured with the difference in percent (plus the plain 4-phase
+model's value, without the uniform-pair rule for 128-bit reads), and writes JSON.
 
     python3 benchmarks/bank_conflicts_ncu.py [--size 1024] [--levels a,b] [--ncu ncu]
                                              [--json out/bank_conflicts_ncu.json]
@@ -27,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from gemmscope.kernels import registry
-from gemmscope.kernels.models import SIMT_LEVELS, totals
+from gemmscope.kernels.models import SIMT_LEVELS, model_for, totals
+from gemmscope.kernels.models.banks import PHASES_ONLY
 from gemmscope.kernels.models.level_model import NCU_METRICS
 from gemmscope.kernels.models.ncu_compare import (
     NcuParseError,
@@ -91,16 +93,20 @@ def main(argv: list[str] | None = None) -> int:
                               "levels": {}}
     for level_id in [s.strip() for s in args.levels.split(",") if s.strip()]:
         model = totals(level_id, M, N, K)
+        phases_only = model_for(level_id).totals(M, N, K, PHASES_ONLY)
         prof = profile(args.ncu, level_id, M, N, K, args.timeout)
-        cmp_rows = compare(model, prof.pop("row", None))
+        cmp_rows = compare(model, prof.pop("row", None), phases_only)
         rows += cmp_rows
         report["levels"][level_id] = {**prof, "model": model.as_dict(),
+                                      "model_phases_only": phases_only.as_dict(),
                                       "comparison": [r.as_dict() for r in cmp_rows]}
         if "error" in prof:
             print(f"{level_id}: {prof['error']}\n{prof.get('stderr_tail', '')}",
                   file=sys.stderr)
     print(format_table(rows))
     for level_id, entry in report["levels"].items():
+        if entry["model"]["caveat"]:
+            print(f"{level_id}: {entry['model']['caveat']}")
         cp = entry["model"]["cp_async"]
         if cp["instructions"]:
             print(f"{level_id}: cp.async shared writes (model only, not in st): "

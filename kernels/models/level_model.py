@@ -21,7 +21,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gemmscope.kernels import registry
-from gemmscope.kernels.models.banks import WARP_SIZE, BankReport, analyze_shared
+from gemmscope.kernels.models.banks import (
+    HARDWARE,
+    WARP_SIZE,
+    BankReport,
+    BankRules,
+    analyze_shared,
+)
 from gemmscope.kernels.models.coalescing import SectorReport, analyze_global
 
 LANES = np.arange(WARP_SIZE, dtype=np.int64)
@@ -92,8 +98,8 @@ class WarpAccess:
     active: np.ndarray | None = None
     stage: int = 0
 
-    def banks(self) -> BankReport:
-        return analyze_shared(self.addr, self.width_bytes, self.active)
+    def banks(self, rules: BankRules = HARDWARE) -> BankReport:
+        return analyze_shared(self.addr, self.width_bytes, self.active, rules)
 
     def sectors(self) -> SectorReport:
         return analyze_global(self.addr, self.width_bytes, self.active)
@@ -259,7 +265,8 @@ class LevelModel:
         raise NotImplementedError
 
     # -- totals ----------------------------------------------------------------------
-    def step_counts(self, k_step: int) -> dict[Op, SharedCounts]:
+    def step_counts(self, k_step: int, rules: BankRules = HARDWARE
+                    ) -> dict[Op, SharedCounts]:
         """Shared counts of one block (all warps) in one K step."""
         out = {op: SharedCounts() for op in Op}
         memo: dict[tuple[int, bytes, bytes], tuple[int, int]] = {}
@@ -268,13 +275,13 @@ class LevelModel:
                 act = b"" if acc.active is None else acc.active.tobytes()
                 key = (acc.width_bytes, acc.addr.tobytes(), act)
                 if key not in memo:
-                    rep = acc.banks()
+                    rep = acc.banks(rules)
                     memo[key] = (rep.wavefronts, rep.conflicts)
                 wf, cf = memo[key]
                 out[acc.op] = out[acc.op] + SharedCounts(1, wf, cf)
         return out
 
-    def totals(self, M: int, N: int, K: int) -> SharedTotals:
+    def totals(self, M: int, N: int, K: int, rules: BankRules = HARDWARE) -> SharedTotals:
         gm, gn = self.grid(M, N)
         steps = self.k_steps(K)
         period = min(self.stages, steps)
@@ -284,7 +291,7 @@ class LevelModel:
         try:
             for r in range(period):
                 n_r = len(range(r, steps, self.stages))
-                for op, c in self.step_counts(r).items():
+                for op, c in self.step_counts(r, rules).items():
                     per_block[op] = per_block[op] + c.times(n_r)
             vec, caveat = self.vector_path, self.caveat()
         finally:

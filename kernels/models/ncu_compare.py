@@ -81,6 +81,7 @@ class ComparisonRow:
     model: int
     measured: float | None
     diff_pct: float | None  # (model - measured) / measured * 100; 0 when both are 0
+    model_phases_only: int | None = None  # the same without the uniform-pair rule
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -94,20 +95,25 @@ def diff_pct(model: float, measured: float | None) -> float | None:
     return (model - measured) / measured * 100.0
 
 
-def compare(totals: SharedTotals, measured: NcuKernelRow | None) -> list[ComparisonRow]:
+def compare(totals: SharedTotals, measured: NcuKernelRow | None,
+            phases_only: SharedTotals | None = None) -> list[ComparisonRow]:
+    alt = {} if phases_only is None else phases_only.metrics()
     out = []
     for metric, value in totals.metrics().items():
         got = None if measured is None else measured.values.get(metric)
         out.append(ComparisonRow(totals.level, metric, METRIC_LABELS[metric], value, got,
-                                 diff_pct(value, got)))
+                                 diff_pct(value, got), alt.get(metric)))
     return out
 
 
 def format_table(rows: list[ComparisonRow]) -> str:
-    head = f"{'level':<14} {'metric':<18} {'model':>14} {'measured':>14} {'diff %':>8}"
+    head = (f"{'level':<14} {'metric':<18} {'model':>14} {'measured':>14} {'diff %':>8}"
+            f" {'4-phase model':>14}")
     lines = [head, "-" * len(head)]
     for r in rows:
         meas = "n/a" if r.measured is None else f"{r.measured:,.0f}"
         diff = "n/a" if r.diff_pct is None else f"{r.diff_pct:+.1f}"
-        lines.append(f"{r.level:<14} {r.label:<18} {r.model:>14,} {meas:>14} {diff:>8}")
+        alt = "" if r.model_phases_only is None else f"{r.model_phases_only:,}"
+        lines.append(f"{r.level:<14} {r.label:<18} {r.model:>14,} {meas:>14} {diff:>8}"
+                     f" {alt:>14}")
     return "\n".join(lines)
