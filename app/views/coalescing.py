@@ -89,12 +89,12 @@ class CoalescingCanvas(AnimatedCanvas):
     # -- geometry -------------------------------------------------------------------
     def lane_rect(self, lane: int) -> QRectF:
         w = (self.width() - 20) / 32
-        return QRectF(10 + lane * w, 60, w - 2, 26)
+        return QRectF(10 + lane * w, 58, w - 2, 26)
 
     def sector_rect(self, index: int) -> QRectF:
         w = (self.width() - 20) / SECTORS_PER_ROW
         row, col = divmod(index, SECTORS_PER_ROW)
-        return QRectF(10 + col * w + 6, 150 + row * 56, w - 12, 30)
+        return QRectF(10 + col * w + 6, 160 + row * 56, w - 12, 30)
 
     def word_rect(self, index: int, word: int) -> QRectF:
         s = self.sector_rect(index)
@@ -122,6 +122,13 @@ class CoalescingCanvas(AnimatedCanvas):
                        f"{rep.n_sectors} sectors of 32 B ({rep.n_lines} lines of 128 B) for "
                        f"{rep.bytes_used} bytes used: ideal {rep.ideal_sectors} sectors, "
                        f"efficiency {rep.efficiency:.0%}", "ok" if good else "conflict")
+        lane = self.selected_lane
+        if lane is not None and rep.active[lane]:
+            addr = int(rep.addr[lane])
+            self.draw_text(painter, QRectF(10, 100, self.width() - 20, 20),
+                           f"lane {lane}: {acc.array} byte {addr:#x} (element "
+                           f"{addr // self.model.elem_bytes}), sector "
+                           f"{addr // SECTOR_BYTES * SECTOR_BYTES:#x}", "muted_text")
 
     def _shown_lanes(self) -> int:
         return int(np.ceil(self.progress * 32 - 1e-9))

@@ -210,10 +210,12 @@ class TilingCanvas(AnimatedCanvas):
         painter.drawImage(z, image_from_codes(codes, palette))
         painter.setPen(THEME.color("grid"))
         painter.drawRect(z)
+        n_out = len(m.thread_outputs(self.tid))
+        who = (f"thread {self.tid} (pink, {n_out} outputs)" if n_out < m.bm * m.bn // m.warps
+               else f"thread {self.tid}: the warp holds its fragments together")
         self.draw_text(painter, QRectF(z.left(), z.top() - 22, z.width() + 200, 20),
                        f"block ({self.block[0]},{self.block[1]}): warp {self.warp} "
-                       f"(violet), thread {self.tid} (pink, {len(m.thread_outputs(self.tid))} "
-                       "outputs)", "muted_text")
+                       f"(violet), {who}", "muted_text")
 
     # -- mouse ----------------------------------------------------------------------
     def mousePressEvent(self, event: QMouseEvent) -> None:
