@@ -34,15 +34,21 @@ def warp_variant(level: registry.Level, **p: int) -> registry.Level:
                                tile=(params["BM"], params["BN"]))
 
 
+B256 = dict(BN=256, WM=64, WN=64, WMITER=2, WNITER=4)       # 8x16 per thread
+B256T = dict(BN=256, WM=64, WN=64, WMITER=4, WNITER=2)      # 16x8 per thread
+M256 = dict(BM=256, WM=64, WN=64, WMITER=4, WNITER=2)
 VARIANTS = {
-    "warp_tiling": [dict(MINB=2), dict(BK=16), dict(BK=16, MINB=2),
-                    dict(WM=64, WN=32, WMITER=2, WNITER=2),
-                    dict(BN=256, WM=64, WN=64, WMITER=2, WNITER=4)],
-    "cp_async": [dict(STAGES=2), dict(STAGES=3), dict(MINB=2, STAGES=3), dict(BK=16, STAGES=3),
-                 dict(BK=16, STAGES=2, MINB=2), dict(BN=256, WM=64, WN=64, WMITER=2, WNITER=4,
-                                                     STAGES=3)],
+    "warp_tiling": [dict(MINB=2), dict(MINB=2, SWZ=8), dict(MINB=2, PF=1), B256,
+                    {**B256, "SWZ": 8}, {**B256, "PF": 1}, B256T, M256, {**M256, "SWZ": 8}],
+    "cp_async": [dict(BK=16, STAGES=2, MINB=2), dict(BK=16, STAGES=2, MINB=2, SWZ=8),
+                 dict(BK=16, STAGES=3, MINB=2), dict(BK=16, STAGES=2, MINB=2, PF=1),
+                 {**B256, "STAGES": 3}, {**B256, "BK": 16, "STAGES": 2},
+                 {**B256, "BK": 16, "STAGES": 3}, {**B256, "STAGES": 4, "SWZ": 8},
+                 {**B256, "BK": 16, "STAGES": 3, "SWZ": 8}, {**B256T, "BK": 16, "STAGES": 3},
+                 {**M256, "BK": 16, "STAGES": 3}, {**B256, "STAGES": 3, "PF": 1}],
     "wmma": [dict(STAGES=4), dict(STAGES=2), dict(BN=256, WM=64, WN=64),
-             dict(BM=256, WM=64, WN=64), dict(BK=64), dict(BN=256, WM=64, WN=64, STAGES=4)],
+             dict(BM=256, WM=64, WN=64), dict(BK=64), dict(BN=256, WM=64, WN=64, STAGES=4),
+             dict(BM=128, BN=128, WM=32, WN=64), dict(BN=256, WM=64, WN=64, BK=64, STAGES=3)],
 }
 
 
@@ -53,6 +59,7 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--skip-check", action="store_true")
     ap.add_argument("--only", default="")
+    ap.add_argument("--check-only", default="", help="levels to check (default all)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -91,6 +98,8 @@ def main() -> int:
     if not args.skip_check:
         print("\n== correctness ==", flush=True)
         for lv in [*levels, *registry.references()]:
+            if args.check_only and lv.id not in args.check_only.split(","):
+                continue
             for (M, N, K) in CHECK_SHAPES[: 4 if args.quick else None]:
                 r = run(lv, M, N, K, repeats=1, tag="check")
                 ok = r.get("verified")

@@ -36,7 +36,15 @@ def options(level: Level) -> tuple[str, ...]:
     opts = BASE_OPTIONS
     if level.arch:
         opts = (*opts, f"-arch={level.arch}")
+    if "<mma.h>" in source_file(level).read_text(encoding="utf-8"):
+        # CuPy puts the pip CUDA headers first; some of those installs lack crt/mma.h,
+        # which <mma.h> includes. Name a folder that has it.
+        opts = (*opts, *(f"-I{d}" for d in _dirs_with("crt/mma.h")[:1]))
     return opts
+
+
+def _dirs_with(relpath: str) -> list[str]:
+    return [d for d in nvrtc_include_dirs() if (Path(d) / relpath).is_file()]
 
 
 def variants(level: Level, params: dict[str, int] | None = None) -> dict[bool, str]:

@@ -158,7 +158,7 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO) -> 
     runs = plan(args)
     progress = Progress(stderr, len(runs))
     results: list[dict[str, Any]] = []
-    fh = open(out_path, "w", encoding="utf-8") if out_path else None  # noqa: SIM115
+    fh = open(out_path, "w", encoding="utf-8") if out_path else None
 
     def on_event(ev: dict[str, Any]) -> None:
         if fh is not None:

@@ -148,7 +148,7 @@ class RunnerClient:
                 events.append(self._failure(cmd, timeout=ev is None))
                 self.kill()
                 return events
-            if ev.get("id") == cmd["id"] or ev["type"] in ("error",) and ev.get("id") is None:
+            if ev.get("id") == cmd["id"] or (ev["type"] in ("error",) and ev.get("id") is None):
                 events.append(ev)
             if ev["type"] == "done" and ev.get("id") == cmd["id"]:
                 return events

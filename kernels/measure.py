@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from gemmscope.kernels import build
 from gemmscope.kernels.gpu import DeviceInfo, require_cupy
 from gemmscope.kernels.registry import DTYPE_OF, TOLERANCE, Kind, Level, Precision
@@ -37,7 +36,7 @@ def refusal(level: Level, M: int, N: int, K: int, device: DeviceInfo | None) -> 
     """Why a level cannot run here, checked before anything is allocated (or None)."""
     if level.arch == "sm_90a" and (device is None or not device.has_sm90a):
         return Refused(f"{level.id} needs Hopper (sm_90a)", "unsupported")
-    gx, gy, _ = level.grid(M, N) if level.kind is Kind.LEVEL else (1, 1, 1)
+    _, gy, _ = level.grid(M, N) if level.kind is Kind.LEVEL else (1, 1, 1)
     if gy > 65535:
         return Refused(f"{level.id}: grid y of {gy} blocks exceeds 65535 for M={M}, N={N}")
     return None

@@ -150,7 +150,7 @@ LEVELS: tuple[Level, ...] = (
         follows=f"{SIBOEHM} kernel 10; Zhou/Lai's 128x128x8 SGEMM layout",
         source="warp_tiling.cu", kernel="sgemm_warp_tiling",
         params={"BM": 128, "BN": 128, "BK": 8, "WM": 32, "WN": 64, "WMITER": 2, "WNITER": 2,
-                "TM": 4, "TN": 4, "MINB": 1},
+                "TM": 4, "TN": 4, "MINB": 1, "SWZ": 1, "PF": 0},
         threads=(256, 1), tile=(128, 128), vector=4),
     Level(
         id="cp_async", title="cp.async multi-stage pipeline", precision=Precision.FP32,
@@ -160,7 +160,7 @@ LEVELS: tuple[Level, ...] = (
         follows="CUTLASS multistage mainloop; NVIDIA Ampere cp.async guide",
         source="cp_async.cu", kernel="sgemm_cp_async",
         params={"BM": 128, "BN": 128, "BK": 8, "WM": 32, "WN": 64, "WMITER": 2, "WNITER": 2,
-                "TM": 4, "TN": 4, "STAGES": 4, "MINB": 1},
+                "TM": 4, "TN": 4, "STAGES": 4, "MINB": 1, "SWZ": 1, "PF": 0},
         threads=(256, 1), tile=(128, 128), vector=4,
         dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4),
     Level(

@@ -137,8 +137,8 @@ class Runner:
             self.emit({"type": "pong", "id": cid})
             return None
         if name == "levels":
-            self.emit({"type": "levels", "id": cid,
-                       "levels": [lv.catalog_entry(i) for i, lv in enumerate(self.levels.values())]})
+            entries = [lv.catalog_entry(i) for i, lv in enumerate(self.levels.values())]
+            self.emit({"type": "levels", "id": cid, "levels": entries})
         elif name == "telemetry":
             if self.sampler is not None:
                 self.sampler.set_rate(float(cmd["hz"]))

@@ -68,31 +68,61 @@ __device__ __forceinline__ void gs_store4(float* __restrict__ C, int M, int N, i
 // The math of one BK-deep tile for a warp-tiled thread (warp_tiling.cu, cp_async.cu).
 // As is transposed (As[k * LDA + m]), Bs row-major (Bs[k * BN + n]). The thread's outputs
 // are WMITER x WNITER pieces of TM x TN; piece (im, jn) starts at row m0 + im*WSUBM and
-// column n0 + jn*WSUBN of the block tile. All shared reads are 128-bit.
-template <int BK, int LDA, int BN, int WMITER, int WNITER, int WSUBM, int WSUBN, int TM, int TN>
+// column n0 + jn*WSUBN of the block tile. All shared reads are 128-bit. With PF the
+// fragments of step k+1 are loaded into a second register set while step k is computed.
+template <int BK, int LDA, int BN, int WMITER, int WNITER, int WSUBM, int WSUBN, int TM, int TN,
+          bool PF = false>
 __device__ __forceinline__ void gs_warp_tile_mma(const float* __restrict__ As,
                                                  const float* __restrict__ Bs, int m0, int n0,
                                                  float (&acc)[WMITER * TM][WNITER * TN]) {
-    float rm[WMITER * TM], rn[WNITER * TN];
-#pragma unroll
-    for (int k = 0; k < BK; ++k) {
+    float rm[PF ? 2 : 1][WMITER * TM], rn[PF ? 2 : 1][WNITER * TN];
+    auto load = [&](int k, int buf) {
 #pragma unroll
         for (int im = 0; im < WMITER; ++im)
 #pragma unroll
             for (int i = 0; i < TM; i += 4)
-                *reinterpret_cast<float4*>(&rm[im * TM + i]) =
+                *reinterpret_cast<float4*>(&rm[buf][im * TM + i]) =
                     *reinterpret_cast<const float4*>(&As[k * LDA + m0 + im * WSUBM + i]);
 #pragma unroll
         for (int jn = 0; jn < WNITER; ++jn)
 #pragma unroll
             for (int j = 0; j < TN; j += 4)
-                *reinterpret_cast<float4*>(&rn[jn * TN + j]) =
+                *reinterpret_cast<float4*>(&rn[buf][jn * TN + j]) =
                     *reinterpret_cast<const float4*>(&Bs[k * BN + n0 + jn * WSUBN + j]);
+    };
+    if (PF) load(0, 0);
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+        const int buf = PF ? (k & 1) : 0;
+        if (PF) {
+            if (k + 1 < BK) load(k + 1, buf ^ 1);
+        } else {
+            load(k, 0);
+        }
 #pragma unroll
         for (int i = 0; i < WMITER * TM; ++i)
 #pragma unroll
-            for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += rm[i] * rn[j];
+            for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += rm[buf][i] * rn[buf][j];
     }
+}
+
+// Block coordinates in grouped order: SWZ consecutive block rows are walked column by
+// column, so blocks running at the same time share A rows and B columns in L2.
+// SWZ = 1 is the plain row-major order of the grid.
+template <int SWZ>
+__device__ __forceinline__ void gs_block_coords(int& bx, int& by) {
+    if (SWZ <= 1) {
+        bx = blockIdx.x;
+        by = blockIdx.y;
+        return;
+    }
+    const int gn = gridDim.x, gm = gridDim.y;
+    const int bid = blockIdx.y * gn + blockIdx.x;
+    const int group = bid / (SWZ * gn), first = group * SWZ;
+    const int rows = min(gm - first, SWZ);
+    const int in = bid % (SWZ * gn);
+    by = first + in % rows;
+    bx = in / rows;
 }
 
 // Write a warp-tiled thread's outputs (layout as in gs_warp_tile_mma) with float4 stores.

@@ -8,7 +8,7 @@
 #include "common.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN,
-          int STAGES, int MINB, bool VEC>
+          int STAGES, int MINB, int SWZ, int PF, bool VEC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 sgemm_cp_async(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                float* __restrict__ C) {
@@ -27,7 +27,9 @@ sgemm_cp_async(int M, int N, int K, const float* __restrict__ A, const float* __
     float* As = smem;                      // STAGES x BK x LDA
     float* Bs = smem + STAGES * BK * LDA;  // STAGES x BK x BN
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int block_row = blockIdx.y * BM, block_col = blockIdx.x * BN;
+    int bx, by;
+    gs_block_coords<SWZ>(bx, by);
+    const int block_row = by * BM, block_col = bx * BN;
     const int m0 = (warp / WARPS_N) * WM + (lane / LANE_COLS) * TM;
     const int n0 = (warp % WARPS_N) * WN + (lane % LANE_COLS) * TN;
 
@@ -74,7 +76,7 @@ sgemm_cp_async(int M, int N, int K, const float* __restrict__ A, const float* __
         if (next < tiles) issue_tile(next * BK, next % STAGES);
         gs_cp_async_commit();
         const int s = t % STAGES;
-        gs_warp_tile_mma<BK, LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(
+        gs_warp_tile_mma<BK, LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN, (PF != 0)>(
             As + s * BK * LDA, Bs + s * BK * BN, m0, n0, acc);
     }
     gs_warp_tile_store<VEC, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(C, M, N, block_row + m0,

@@ -10,7 +10,7 @@
 #include "common.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN,
-          int MINB, bool VEC>
+          int MINB, int SWZ, int PF, bool VEC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 sgemm_warp_tiling(int M, int N, int K, const float* __restrict__ A,
                   const float* __restrict__ B, float* __restrict__ C) {
@@ -27,7 +27,9 @@ sgemm_warp_tiling(int M, int N, int K, const float* __restrict__ A,
     __shared__ __align__(16) float As[2][BK * LDA];
     __shared__ __align__(16) float Bs[2][BK * BN];
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int block_row = blockIdx.y * BM, block_col = blockIdx.x * BN;
+    int bx, by;
+    gs_block_coords<SWZ>(bx, by);
+    const int block_row = by * BM, block_col = bx * BN;
     const int m0 = (warp / WARPS_N) * WM + (lane / LANE_COLS) * TM;
     const int n0 = (warp % WARPS_N) * WN + (lane % LANE_COLS) * TN;
 
@@ -68,8 +70,8 @@ sgemm_warp_tiling(int M, int N, int K, const float* __restrict__ A,
     for (int t = 0; t < tiles; ++t) {
         const bool more = t + 1 < tiles;
         if (more) load_tile((t + 1) * BK);  // in flight during the math below
-        gs_warp_tile_mma<BK, LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(As[t & 1], Bs[t & 1],
-                                                                         m0, n0, acc);
+        gs_warp_tile_mma<BK, LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN, (PF != 0)>(
+            As[t & 1], Bs[t & 1], m0, n0, acc);
         if (more) store_tile((t + 1) & 1);
         __syncthreads();
     }
