@@ -37,18 +37,17 @@ def warp_variant(level: registry.Level, **p: int) -> registry.Level:
 B256 = dict(BN=256, WM=64, WN=64, WMITER=2, WNITER=4)       # 8x16 per thread
 B256T = dict(BN=256, WM=64, WN=64, WMITER=4, WNITER=2)      # 16x8 per thread
 M256 = dict(BM=256, WM=64, WN=64, WMITER=4, WNITER=2)
+BEST = dict(BN=256, WM=64, WN=64, WMITER=4, WNITER=2, BK=16, STAGES=3)
 VARIANTS = {
-    "warp_tiling": [dict(MINB=2), dict(MINB=2, SWZ=8), dict(MINB=2, PF=1), B256,
-                    {**B256, "SWZ": 8}, {**B256, "PF": 1}, B256T, M256, {**M256, "SWZ": 8}],
-    "cp_async": [dict(BK=16, STAGES=2, MINB=2), dict(BK=16, STAGES=2, MINB=2, SWZ=8),
-                 dict(BK=16, STAGES=3, MINB=2), dict(BK=16, STAGES=2, MINB=2, PF=1),
-                 {**B256, "STAGES": 3}, {**B256, "BK": 16, "STAGES": 2},
-                 {**B256, "BK": 16, "STAGES": 3}, {**B256, "STAGES": 4, "SWZ": 8},
-                 {**B256, "BK": 16, "STAGES": 3, "SWZ": 8}, {**B256T, "BK": 16, "STAGES": 3},
-                 {**M256, "BK": 16, "STAGES": 3}, {**B256, "STAGES": 3, "PF": 1}],
-    "wmma": [dict(STAGES=4), dict(STAGES=2), dict(BN=256, WM=64, WN=64),
-             dict(BM=256, WM=64, WN=64), dict(BK=64), dict(BN=256, WM=64, WN=64, STAGES=4),
-             dict(BM=128, BN=128, WM=32, WN=64), dict(BN=256, WM=64, WN=64, BK=64, STAGES=3)],
+    "warp_tiling": [B256T, {**B256T, "BK": 16}, {**B256T, "MINB": 1, "BK": 16, "PF": 1},
+                    dict(BN=256, WM=128, WN=32, WMITER=4, WNITER=2)],
+    "cp_async": [BEST, {**BEST, "STAGES": 2}, {**BEST, "STAGES": 4}, {**BEST, "BK": 8},
+                 {**BEST, "BK": 8, "STAGES": 4}, {**BEST, "BK": 32, "STAGES": 2},
+                 {**BEST, "WM": 128, "WN": 32}, {**BEST, "WM": 128, "WN": 32, "STAGES": 4},
+                 {**BEST, "SWZ": 4}, {**BEST, "SWZ": 16}],
+    "wmma": [dict(BK=64), dict(BK=64, STAGES=4), dict(BK=64, STAGES=2),
+             dict(BK=64, WM=32, WN=64), dict(BK=64, BN=256, WM=64, WN=64, STAGES=2),
+             dict(BK=128, STAGES=2), dict(BK=64, BM=256, WM=64, WN=64, STAGES=2)],
 }
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from gemmscope.kernels import build
 from gemmscope.kernels.gpu import DeviceInfo, require_cupy
 from gemmscope.kernels.registry import DTYPE_OF, TOLERANCE, Kind, Level, Precision
