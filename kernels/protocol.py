@@ -211,6 +211,12 @@ def parse_command(line: str) -> dict[str, Any]:
                 v = obj[name]
                 if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
                     raise ProtocolError(f"{name} must be an integer from {lo} to {hi}, not {v!r}")
+        params = obj.get("params")
+        if params is not None and not (
+                isinstance(params, dict) and all(isinstance(k, str) and isinstance(v, int)
+                                                 and not isinstance(v, bool)
+                                                 for k, v in params.items())):
+            raise ProtocolError("params must map template parameter names to integers")
     if cmd == "telemetry":
         hz = obj.get("hz")
         if not isinstance(hz, _NUM) or isinstance(hz, bool) or not (hz == 0 or 1 <= hz <= 200):

@@ -10,6 +10,7 @@ and what measurement said about it (``notes``). cuBLAS references are entries of
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from importlib import resources
@@ -56,7 +57,9 @@ class Level:
     tile: tuple[int, int] = (1, 1)  # (rows of C, cols of C) one block computes
     grid_x: str = "N"  # which dimension of C blockIdx.x walks ("N" or "M")
     vector: int = 1  # elements per vector load on the fast path (K % vector == N % vector == 0)
-    dyn_smem_bytes: int = 0
+    # dynamic shared memory in bytes, from the template parameters (None: static only)
+    dyn_smem: Callable[[dict[str, int]], int] | None = None
+    source_dir: str | None = None  # a folder other than kernels/cuda (test-only levels)
     arch: str | None = None  # e.g. "sm_90a" when the level needs Hopper-only instructions
     notes: str = ""
 
@@ -65,9 +68,13 @@ class Level:
         """Path relative to the repository root, as the session header records it."""
         return None if self.source is None else f"kernels/cuda/{self.source}"
 
-    def name_expression(self, vec: bool) -> str:
-        args = [str(v) for v in self.params.values()] + ["true" if vec else "false"]
+    def name_expression(self, vec: bool, params: dict[str, int] | None = None) -> str:
+        values = (params or self.params).values()
+        args = [str(v) for v in values] + ["true" if vec else "false"]
         return f"{self.kernel}<{', '.join(args)}>"
+
+    def dyn_smem_bytes(self, params: dict[str, int] | None = None) -> int:
+        return 0 if self.dyn_smem is None else self.dyn_smem(params or self.params)
 
     def use_vector_path(self, M: int, N: int, K: int) -> bool:
         return self.vector > 1 and K % self.vector == 0 and N % self.vector == 0
@@ -143,7 +150,7 @@ LEVELS: tuple[Level, ...] = (
         follows=f"{SIBOEHM} kernel 10; Zhou/Lai's 128x128x8 SGEMM layout",
         source="warp_tiling.cu", kernel="sgemm_warp_tiling",
         params={"BM": 128, "BN": 128, "BK": 8, "WM": 32, "WN": 64, "WMITER": 2, "WNITER": 2,
-                "TM": 4, "TN": 4},
+                "TM": 4, "TN": 4, "MINB": 1, "SWZ": 1, "PF": 0},
         threads=(256, 1), tile=(128, 128), vector=4),
     Level(
         id="cp_async", title="cp.async multi-stage pipeline", precision=Precision.FP32,
@@ -153,8 +160,9 @@ LEVELS: tuple[Level, ...] = (
         follows="CUTLASS multistage mainloop; NVIDIA Ampere cp.async guide",
         source="cp_async.cu", kernel="sgemm_cp_async",
         params={"BM": 128, "BN": 128, "BK": 8, "WM": 32, "WN": 64, "WMITER": 2, "WNITER": 2,
-                "TM": 4, "TN": 4, "STAGES": 4},
-        threads=(256, 1), tile=(128, 128), vector=4),
+                "TM": 4, "TN": 4, "STAGES": 4, "MINB": 1, "SWZ": 1, "PF": 0},
+        threads=(256, 1), tile=(128, 128), vector=4,
+        dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4),
     Level(
         id="wmma", title="Tensor Cores (WMMA, FP16)", precision=Precision.FP16,
         adds="FP16 inputs, FP32 accumulation on Tensor Cores through the WMMA API; 16x16x16 "
@@ -163,7 +171,8 @@ LEVELS: tuple[Level, ...] = (
         follows="seed L6; CUDA Programming Guide, warp matrix functions",
         source="wmma.cu", kernel="hgemm_wmma",
         params={"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32, "STAGES": 3},
-        threads=(256, 1), tile=(128, 128), vector=8),
+        threads=(256, 1), tile=(128, 128), vector=8,
+        dyn_smem=lambda p: p["STAGES"] * (p["BM"] * (p["BK"] + 8) + p["BK"] * (p["BN"] + 8)) * 2),
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",
@@ -203,8 +212,10 @@ def cuda_dir() -> Path:
     return Path(str(resources.files("gemmscope.kernels") / "cuda"))
 
 
-def read_source(name: str) -> str:
-    return (cuda_dir() / name).read_text(encoding="utf-8")
+def source_file(level: Level) -> Path:
+    if level.source is None:
+        raise ValueError(f"{level.id} has no CUDA source")
+    return Path(level.source_dir or cuda_dir()) / level.source
 
 
 def source_hashes() -> dict[str, dict[str, str]]:

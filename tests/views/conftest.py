@@ -1,3 +1,5 @@
+"""The views' tests: offscreen Qt, and a workaround for PySide6 6.12 on Python 3.11."""
+
 from __future__ import annotations
 
 import ctypes

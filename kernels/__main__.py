@@ -1,0 +1,7 @@
+"""`python -m gemmscope.kernels ...`: the GPU-side CLI without the app's entry point."""
+
+import sys
+
+from gemmscope.kernels.cli import main
+
+sys.exit(main())

@@ -1,0 +1,160 @@
+"""Building the levels: one source string per level, compiled by NVRTC.
+
+The shared header is pasted into each level's source before compiling, because CuPy's
+disk cache keys on the source string and options but not on included files: an edited
+header must never reuse a stale cubin. On a GPU machine CuPy compiles (RawModule); on a
+machine without a GPU, :func:`compile_offline` drives NVRTC through cuda-bindings, which
+is how CI proves every level compiles for sm_90a.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gemmscope.kernels.registry import COMMON_HEADER, Level, cuda_dir, source_file
+
+_INCLUDE_COMMON = re.compile(r'^\s*#include\s+"' + re.escape(COMMON_HEADER) + r'"\s*$', re.M)
+BASE_OPTIONS = ("-std=c++17", "-lineinfo")
+
+
+class CompileError(RuntimeError):
+    """NVRTC rejected a level; the message carries the compiler log."""
+
+
+def assemble(level: Level) -> str:
+    """The level's source with the common header pasted in place of its #include."""
+    text = source_file(level).read_text(encoding="utf-8")
+    common = (cuda_dir() / COMMON_HEADER).read_text(encoding="utf-8")
+    return _INCLUDE_COMMON.sub(lambda _m: common.replace("#pragma once", ""), text, count=1)
+
+
+def options(level: Level) -> tuple[str, ...]:
+    opts = BASE_OPTIONS
+    if level.arch:
+        opts = (*opts, f"-arch={level.arch}")
+    if "<mma.h>" in source_file(level).read_text(encoding="utf-8"):
+        # CuPy puts the pip CUDA headers first; some of those installs lack crt/mma.h,
+        # which <mma.h> includes. Name a folder that has it.
+        opts = (*opts, *(f"-I{d}" for d in _dirs_with("crt/mma.h")[:1]))
+    return opts
+
+
+def _dirs_with(relpath: str) -> list[str]:
+    return [d for d in nvrtc_include_dirs() if (Path(d) / relpath).is_file()]
+
+
+def variants(level: Level, params: dict[str, int] | None = None) -> dict[bool, str]:
+    """Name expressions of the fast (vector) and edge (element-wise) instantiations."""
+    return {vec: level.name_expression(vec, params) for vec in (True, False)}
+
+
+# ------------------------------------------------------------------ GPU (CuPy)
+
+@dataclass(slots=True)
+class Compiled:
+    level: Level
+    params: dict[str, int]
+    module: Any  # cupy.RawModule
+    kernels: dict[bool, Any]  # vec flag -> cupy.RawKernel
+
+    def attributes(self, vec: bool) -> dict[str, int]:
+        k = self.kernels[vec]
+        return {"regs": int(k.num_regs), "smem_bytes": int(k.shared_size_bytes),
+                "local_bytes": int(k.local_size_bytes)}
+
+
+_cache: dict[tuple[str, tuple[tuple[str, int], ...]], Compiled] = {}
+
+
+def compile_level(level: Level, params: dict[str, int] | None = None) -> Compiled:
+    """Compile (or fetch from this process's cache) both variants of a level with CuPy."""
+    from gemmscope.kernels.gpu import require_cupy
+
+    cp = require_cupy()
+    params = dict(params or level.params)
+    key = (level.id, tuple(params.items()))
+    if key in _cache:
+        return _cache[key]
+    names = variants(level, params)
+    try:
+        module = cp.RawModule(code=assemble(level), options=options(level),
+                              name_expressions=list(names.values()))
+        kernels = {vec: module.get_function(name) for vec, name in names.items()}
+    except cp.cuda.compiler.CompileException as exc:
+        raise CompileError(f"{level.id}: {exc.get_message()}") from None
+    dyn = level.dyn_smem_bytes(params)
+    if dyn > 48 * 1024:
+        for k in kernels.values():
+            k.max_dynamic_shared_size_bytes = dyn
+    built = Compiled(level, params, module, kernels)
+    _cache[key] = built
+    return built
+
+
+# ------------------------------------------------------------------ no GPU (NVRTC)
+
+def nvrtc_include_dirs() -> list[str]:
+    """CUDA headers for NVRTC: pip's nvidia/cu13/include, else $CUDA_PATH, else /usr/local."""
+    found: list[str] = []
+    try:
+        import nvidia  # namespace package of the nvidia-cuda-* wheels
+
+        for base in getattr(nvidia, "__path__", []):
+            for sub in ("cu13/include", "cuda_runtime/include", "cuda_nvrtc/include"):
+                p = Path(base) / sub
+                if p.is_dir():
+                    found.append(str(p))
+    except ImportError:
+        pass
+    for env in ("CUDA_PATH", "CUDA_HOME"):
+        if os.environ.get(env):
+            found.append(str(Path(os.environ[env]) / "include"))
+    found.append("/usr/local/cuda/include")
+    return [d for d in dict.fromkeys(found) if Path(d).is_dir()]
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineBuild:
+    level: str
+    arch: str
+    cubin_bytes: int
+    lowered: dict[str, str]  # name expression -> mangled name
+    log: str
+
+
+def compile_offline(level: Level, arch: str = "sm_90a",
+                    params: dict[str, int] | None = None) -> OfflineBuild:
+    """Compile a level to a cubin with NVRTC (cuda-bindings), no GPU needed."""
+    from cuda.bindings import nvrtc  # optional dependency: the `nvrtc` extra
+
+    def check(result: Any, what: str) -> Any:
+        err, *rest = result if isinstance(result, tuple) else (result,)
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise CompileError(f"{level.id}: {what} failed ({err})")
+        return rest[0] if len(rest) == 1 else rest
+
+    src = assemble(level).encode()
+    prog = check(nvrtc.nvrtcCreateProgram(src, f"{level.id}.cu".encode(), 0, [], []), "create")
+    names = list(variants(level, params).values())
+    for name in names:
+        check(nvrtc.nvrtcAddNameExpression(prog, name.encode()), "add name")
+    opts = [o.encode() for o in (*BASE_OPTIONS, f"-arch={arch}", "-ftz=true")]
+    opts += [f"-I{d}".encode() for d in nvrtc_include_dirs()]
+    status = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0]
+    size = check(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
+    log = b" " * size
+    nvrtc.nvrtcGetProgramLog(prog, log)
+    log_text = log.decode(errors="replace").strip("\x00 \n")
+    if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise CompileError(f"{level.id}: NVRTC ({arch}):\n{log_text}")
+    lowered = {}
+    for name in names:
+        mangled = check(nvrtc.nvrtcGetLoweredName(prog, name.encode()), "lowered name")
+        lowered[name] = mangled.decode() if isinstance(mangled, bytes) else str(mangled)
+    cubin_size = check(nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
+    nvrtc.nvrtcDestroyProgram(prog)
+    return OfflineBuild(level.id, arch, int(cubin_size), lowered, log_text)

@@ -1,0 +1,251 @@
+"""GPU-side commands: runner, bench, record, report, levels. No Qt anywhere."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from gemmscope.kernels import protocol, registry
+from gemmscope.kernels.table import render
+
+SWEEP = tuple(2**i for i in range(8, 14))  # 256 .. 8192
+
+
+class CliError(Exception):
+    pass
+
+
+def parse_shape(text: str) -> tuple[int, int, int]:
+    """'4096' (a cube) or 'MxNxK'."""
+    parts = text.lower().replace("×", "x").split("x")
+    if len(parts) not in (1, 3):
+        raise argparse.ArgumentTypeError(f"{text!r}: give N (a cube) or MxNxK")
+    try:
+        dims = [int(p) for p in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: sizes must be whole numbers") from None
+    for name, v in zip("MNK", dims * (3 if len(dims) == 1 else 1), strict=True):
+        try:
+            protocol.check_size(name, v)
+        except protocol.ProtocolError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+    return (dims[0],) * 3 if len(dims) == 1 else (dims[0], dims[1], dims[2])
+
+
+def parse_sweep(text: str) -> list[int]:
+    """'256:8192' -> powers of two from 256 to 8192."""
+    try:
+        lo, hi = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give LO:HI, e.g. 256:8192") from None
+    if lo < 1 or hi < lo:
+        raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= LO <= HI")
+    out, n = [], 1
+    while n <= hi:
+        if n >= lo:
+            out.append(n)
+        n *= 2
+    if not out:
+        raise argparse.ArgumentTypeError(f"{text!r}: no power of two in range")
+    return out
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--level", "-l", action="append", default=[], metavar="ID",
+                   help="a level id (repeat or comma-separate); default: the whole ladder")
+    p.add_argument("--all", action="store_true", help="every level and cuBLAS reference")
+    p.add_argument("--size", "-s", action="append", type=parse_shape, default=[],
+                   metavar="N|MxNxK", help="shape(s) to run (default 4096)")
+    p.add_argument("--sweep", type=parse_sweep, nargs="?", const=list(SWEEP), metavar="LO:HI",
+                   help="also run square sizes in powers of two (default 256:8192)")
+    p.add_argument("--repeats", "-r", type=int, default=20, help="timed repeats (default 20)")
+    p.add_argument("--warmup", type=int, default=3, help="untimed launches first (default 3)")
+    p.add_argument("--no-compare", action="store_true",
+                   help="do not run the cuBLAS reference of each shape")
+    p.add_argument("--telemetry-hz", type=float, default=50.0,
+                   help="NVML sampling rate, 0 = off (default 50)")
+    p.add_argument("--timeout", type=float, default=300.0,
+                   help="seconds without an event before the runner is restarted")
+    p.add_argument("--levels-from", help=argparse.SUPPRESS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="gemmscope", description=__doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("runner", help="serve JSON-line commands on stdin (docs/protocol.md)")
+    r.add_argument("--telemetry-hz", type=float, default=50.0)
+    r.add_argument("--levels-from", help="a Python file with extra LEVELS (tests)")
+    b = sub.add_parser("bench", help="run levels and print a table")
+    _add_run_options(b)
+    b.add_argument("-o", "--output", help="also record the event stream to this file")
+    b.add_argument("--json", action="store_true", help="print results as JSON lines")
+    rec = sub.add_parser("record", help="record a session file (bench + events to a file)")
+    _add_run_options(rec)
+    rec.add_argument("-o", "--output", required=True, help="session file to write (.jsonl)")
+    rep = sub.add_parser("report", help="print the results table of a recording")
+    rep.add_argument("file")
+    rep.add_argument("--markdown", action="store_true")
+    sub.add_parser("levels", help="list the levels")
+    return ap
+
+
+def plan(args: argparse.Namespace) -> list[tuple[str, int, int, int]]:
+    """The runs a bench/record command asks for, in order."""
+    ids: list[str] = []
+    for item in args.level:
+        ids += [x.strip() for x in item.split(",") if x.strip()]
+    if args.all:
+        ids = [lv.id for lv in registry.LEVELS]
+    elif not ids:
+        ids = [lv.id for lv in registry.ladder()]
+    unknown = [i for i in ids if i not in registry.BY_ID]
+    if unknown:
+        raise CliError(f"unknown level(s): {', '.join(unknown)}; known: "
+                       f"{', '.join(registry.BY_ID)}")
+    if args.repeats < 1 or args.warmup < 0:
+        raise CliError("--repeats must be at least 1 and --warmup at least 0")
+    if not 0 <= args.telemetry_hz <= 200 or 0 < args.telemetry_hz < 1:
+        raise CliError("--telemetry-hz must be 0 (off) or from 1 to 200")
+    shapes = list(args.size) or ([] if args.sweep else [(4096, 4096, 4096)])
+    runs = [(i, *s) for s in shapes for i in ids]
+    for n in args.sweep or []:
+        runs += [(i, n, n, n) for i in ids if (i, n, n, n) not in runs]
+    return runs
+
+
+class Progress:
+    """One status line on stderr, rewritten in place on a terminal."""
+
+    def __init__(self, stream: TextIO, total: int):
+        self.stream = stream
+        self.total = total
+        self.tty = stream.isatty()
+        self.index = 0
+
+    def show(self, text: str, final: bool = False) -> None:
+        line = f"[{self.index}/{self.total}] {text}"
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + line + ("\n" if final else ""))
+        elif final:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def event(self, ev: dict[str, Any]) -> None:
+        kind = ev["type"]
+        if kind == "run_start":
+            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']} ...")
+        elif kind == "repeat":
+            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  repeat {ev['i'] + 1}  "
+                      f"{ev['tflops']:.2f} TFLOPS")
+        elif kind == "result":
+            ok = "verified" if ev["verified"] else "NOT VERIFIED"
+            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  {ev['tflops']:.2f} TFLOPS "
+                      f"({ev['median_ms']:.3f} ms), {ok}", final=True)
+        elif kind == "error":
+            where = f"{ev.get('level', '')} {ev.get('M', '')}x{ev.get('N', '')}x{ev.get('K', '')}"
+            self.show(f"error [{ev['kind']}] {where.strip(' x')}: {ev['message']}", final=True)
+        elif kind == "info":
+            self.show(ev["message"], final=True)
+
+
+def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO) -> list[dict]:
+    from gemmscope.kernels.client import RunnerClient
+
+    runs = plan(args)
+    progress = Progress(stderr, len(runs))
+    results: list[dict[str, Any]] = []
+    fh = open(out_path, "w", encoding="utf-8") if out_path else None
+
+    def on_event(ev: dict[str, Any]) -> None:
+        if fh is not None:
+            fh.write(protocol.dumps(ev) + "\n")
+            fh.flush()
+        if ev["type"] == "result":
+            results.append(ev)
+        if ev["type"] != "telemetry":
+            progress.event(ev)
+
+    client = RunnerClient(on_event, telemetry_hz=args.telemetry_hz,
+                          levels_from=args.levels_from, stall_timeout_s=args.timeout)
+    try:
+        header = client.start()
+        if header.get("device") is None:
+            raise CliError(f"no GPU: {header.get('no_gpu_reason')}")
+        for level_id, M, N, K in runs:
+            progress.index += 1
+            client.request({"cmd": "run", "level": level_id, "M": M, "N": N, "K": K,
+                            "repeats": args.repeats, "warmup": args.warmup,
+                            "compare": not args.no_compare})
+    finally:
+        client.close()
+        if fh is not None:
+            fh.close()
+    return results
+
+
+def main(argv: list[str] | None = None, stdout: TextIO | None = None,
+         stderr: TextIO | None = None) -> int:
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args, stdout, stderr)
+    except CliError as exc:
+        stderr.write(f"gemmscope {args.command}: {exc}\n")
+        return 2
+    except protocol.ProtocolError as exc:
+        stderr.write(f"gemmscope {args.command}: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        stderr.write("interrupted\n")
+        return 130
+
+
+def _runner(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from gemmscope.kernels.runner import main as runner_main
+
+    return runner_main(args.telemetry_hz, args.levels_from)
+
+
+def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    results = run_plan(args, args.output, stderr)
+    if getattr(args, "json", False):
+        for r in results:
+            stdout.write(json.dumps(r) + "\n")
+    else:
+        stdout.write(render(results) + "\n")
+    if args.output:
+        stderr.write(f"recorded {len(results)} results to {args.output}\n")
+    return 0 if results and all(r["verified"] for r in results) else 1
+
+
+def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    if not Path(args.file).exists():
+        raise CliError(f"{args.file}: no such file")
+    session = protocol.read_session(args.file)
+    dev = session.header.get("device") or {}
+    stdout.write(f"{args.file}: {dev.get('name', 'no device')}, recorded "
+                 f"{session.header.get('created')}, {len(session.results)} results, "
+                 f"{len(session.errors)} errors\n\n")
+    stdout.write(render(session.results, markdown=args.markdown) + "\n")
+    for e in session.errors:
+        where = " ".join(str(e[k]) for k in ("level", "M", "N", "K") if k in e)
+        stdout.write(f"error [{e['kind']}] {where}: {e['message'].splitlines()[0]}\n")
+    return 0
+
+
+def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    for lv in registry.LEVELS:
+        params = ", ".join(f"{k}={v}" for k, v in lv.params.items())
+        stdout.write(f"{lv.id:14s} {lv.precision:5s} {lv.title}  {params}\n")
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
+    "runner": _runner, "bench": _bench, "record": _bench, "report": _report,
+    "levels": _levels,
+}

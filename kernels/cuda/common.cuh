@@ -1,0 +1,145 @@
+// Shared by every level of the gemmscope ladder. Assembled into each level's source
+// string before compilation (see kernels/build.py), so its hash is part of every cache key.
+//
+// Conventions for every kernel: row-major A (M x K), B (K x N), C (M x N); C = A * B;
+// every level is correct for any M, N, K >= 1. The template flag VEC selects the fast
+// path with vector loads, which the host uses only when K and N are multiples of the
+// vector width (so every vector is aligned and either wholly inside or wholly outside
+// the matrix); VEC=false is the element-wise edge path of the same kernel.
+#pragma once
+
+#define GS_CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+
+typedef long long gs_index;  // element offsets: M*K can exceed 2^31
+
+// cp.async (sm_80+): copy global -> shared without staging in registers. When src_bytes
+// is 0 nothing is read and the destination is filled with zeros (used for edge tiles).
+__device__ __forceinline__ unsigned gs_smem_addr(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void gs_cp_async16(void* smem, const void* gmem, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(gs_smem_addr(smem)),
+                 "l"(gmem), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void gs_cp_async4(void* smem, const void* gmem, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(gs_smem_addr(smem)),
+                 "l"(gmem), "r"(valid ? 4 : 0));
+}
+__device__ __forceinline__ void gs_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void gs_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// A float4 of row `row` of a matrix with `cols` columns, starting at column c (c % 4 == 0),
+// zeros outside the matrix. VEC: cols % 4 == 0, so the vector is aligned and all-in or
+// all-out; otherwise four guarded scalar loads.
+template <bool VEC>
+__device__ __forceinline__ float4 gs_load4(const float* __restrict__ P, int rows, int cols,
+                                           int row, int c) {
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (row >= rows) return v;
+    const float* src = P + (gs_index)row * cols;
+    if (VEC) {
+        if (c < cols) v = *reinterpret_cast<const float4*>(src + c);
+    } else {
+        v.x = c < cols ? src[c] : 0.f;
+        v.y = c + 1 < cols ? src[c + 1] : 0.f;
+        v.z = c + 2 < cols ? src[c + 2] : 0.f;
+        v.w = c + 3 < cols ? src[c + 3] : 0.f;
+    }
+    return v;
+}
+
+// Four consecutive outputs of row `row` of C from column c, guarded like gs_load4.
+template <bool VEC>
+__device__ __forceinline__ void gs_store4(float* __restrict__ C, int M, int N, int row, int c,
+                                          float x, float y, float z, float w) {
+    if (row >= M) return;
+    float* dst = C + (gs_index)row * N + c;
+    if (VEC) {
+        if (c < N) *reinterpret_cast<float4*>(dst) = make_float4(x, y, z, w);
+    } else {
+        if (c < N) dst[0] = x;
+        if (c + 1 < N) dst[1] = y;
+        if (c + 2 < N) dst[2] = z;
+        if (c + 3 < N) dst[3] = w;
+    }
+}
+
+// The math of one BK-deep tile for a warp-tiled thread (warp_tiling.cu, cp_async.cu).
+// As is transposed (As[k * LDA + m]), Bs row-major (Bs[k * BN + n]). The thread's outputs
+// are WMITER x WNITER pieces of TM x TN; piece (im, jn) starts at row m0 + im*WSUBM and
+// column n0 + jn*WSUBN of the block tile. All shared reads are 128-bit. With PF the
+// fragments of step k+1 are loaded into a second register set while step k is computed.
+template <int BK, int LDA, int BN, int WMITER, int WNITER, int WSUBM, int WSUBN, int TM, int TN,
+          bool PF = false>
+__device__ __forceinline__ void gs_warp_tile_mma(const float* __restrict__ As,
+                                                 const float* __restrict__ Bs, int m0, int n0,
+                                                 float (&acc)[WMITER * TM][WNITER * TN]) {
+    float rm[PF ? 2 : 1][WMITER * TM], rn[PF ? 2 : 1][WNITER * TN];
+    auto load = [&](int k, int buf) {
+#pragma unroll
+        for (int im = 0; im < WMITER; ++im)
+#pragma unroll
+            for (int i = 0; i < TM; i += 4)
+                *reinterpret_cast<float4*>(&rm[buf][im * TM + i]) =
+                    *reinterpret_cast<const float4*>(&As[k * LDA + m0 + im * WSUBM + i]);
+#pragma unroll
+        for (int jn = 0; jn < WNITER; ++jn)
+#pragma unroll
+            for (int j = 0; j < TN; j += 4)
+                *reinterpret_cast<float4*>(&rn[buf][jn * TN + j]) =
+                    *reinterpret_cast<const float4*>(&Bs[k * BN + n0 + jn * WSUBN + j]);
+    };
+    if (PF) load(0, 0);
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+        const int buf = PF ? (k & 1) : 0;
+        if (PF) {
+            if (k + 1 < BK) load(k + 1, buf ^ 1);
+        } else {
+            load(k, 0);
+        }
+#pragma unroll
+        for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+            for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += rm[buf][i] * rn[buf][j];
+    }
+}
+
+// Block coordinates in grouped order: SWZ consecutive block rows are walked column by
+// column, so blocks running at the same time share A rows and B columns in L2.
+// SWZ = 1 is the plain row-major order of the grid.
+template <int SWZ>
+__device__ __forceinline__ void gs_block_coords(int& bx, int& by) {
+    if (SWZ <= 1) {
+        bx = blockIdx.x;
+        by = blockIdx.y;
+        return;
+    }
+    const int gn = gridDim.x, gm = gridDim.y;
+    const int bid = blockIdx.y * gn + blockIdx.x;
+    const int group = bid / (SWZ * gn), first = group * SWZ;
+    const int rows = min(gm - first, SWZ);
+    const int in = bid % (SWZ * gn);
+    by = first + in % rows;
+    bx = in / rows;
+}
+
+// Write a warp-tiled thread's outputs (layout as in gs_warp_tile_mma) with float4 stores.
+template <bool VEC, int WMITER, int WNITER, int WSUBM, int WSUBN, int TM, int TN>
+__device__ __forceinline__ void gs_warp_tile_store(float* __restrict__ C, int M, int N, int row0,
+                                                   int col0,
+                                                   const float (&acc)[WMITER * TM][WNITER * TN]) {
+#pragma unroll
+    for (int im = 0; im < WMITER; ++im)
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int jn = 0; jn < WNITER; ++jn)
+#pragma unroll
+                for (int j = 0; j < TN; j += 4) {
+                    const float* a = &acc[im * TM + i][jn * TN + j];
+                    gs_store4<VEC>(C, M, N, row0 + im * WSUBM + i, col0 + jn * WSUBN + j, a[0],
+                                   a[1], a[2], a[3]);
+                }
+}

@@ -1,0 +1,26 @@
+// Level "smem_tiled" (seed L2): a TILE x TILE block of C per thread block. Each step
+// along K stages a TILE x TILE tile of A and of B in shared memory (one element per
+// thread, coalesced), then every thread reads a row of As and a column of Bs from there.
+// Global traffic drops by a factor of TILE.
+#include "common.cuh"
+
+template <int TILE, bool VEC>
+__global__ void sgemm_smem_tiled(int M, int N, int K, const float* __restrict__ A,
+                                 const float* __restrict__ B, float* __restrict__ C) {
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int row = blockIdx.y * TILE + ty;
+    const int col = blockIdx.x * TILE + tx;
+    float acc = 0.f;
+    for (int k0 = 0; k0 < K; k0 += TILE) {
+        // out-of-range elements are staged as zeros, so the inner loop needs no guard
+        As[ty][tx] = (row < M && k0 + tx < K) ? A[(gs_index)row * K + k0 + tx] : 0.f;
+        Bs[ty][tx] = (k0 + ty < K && col < N) ? B[(gs_index)(k0 + ty) * N + col] : 0.f;
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];
+        __syncthreads();
+    }
+    if (row < M && col < N) C[(gs_index)row * N + col] = acc;
+}

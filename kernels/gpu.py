@@ -1,0 +1,111 @@
+"""The one module that imports CuPy, lazily. Its absence is a state, not a crash."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+_lock = threading.Lock()
+_state: tuple[ModuleType | None, str | None] | None = None
+
+
+class NoGPU(RuntimeError):
+    """CuPy or a CUDA device is missing; the message says which."""
+
+
+def get_cupy() -> tuple[ModuleType | None, str | None]:
+    """(cupy, None) when a CUDA device is usable, else (None, reason)."""
+    global _state
+    with _lock:
+        if _state is None:
+            _state = _probe()
+        return _state
+
+
+def _probe() -> tuple[ModuleType | None, str | None]:
+    try:
+        import cupy
+    except ImportError as exc:
+        return None, f"CuPy is not installed ({exc.name or exc})"
+    except Exception as exc:  # a broken CUDA install raises all sorts at import
+        return None, f"CuPy failed to import: {exc}"
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        return None, f"no CUDA driver or device ({_short(exc)})"
+    if n < 1:
+        return None, "no CUDA device"
+    return cupy, None
+
+
+def require_cupy() -> ModuleType:
+    cp, reason = get_cupy()
+    if cp is None:
+        raise NoGPU(reason or "no GPU")
+    return cp
+
+
+def _short(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+
+
+# Datasheet dense peaks (TFLOP/s) by device name. H100/H200 SXM: NVIDIA H100 and H200
+# datasheets (FP32 67, TF32 494.7, FP16/BF16 989.4, FP8 1978.9; sparsity excluded).
+_PEAKS = {
+    "H200": {"fp32": 66.9, "tf32": 494.7, "fp16": 989.4, "bf16": 989.4, "fp8": 1978.9},
+    "H100 80GB HBM3": {"fp32": 66.9, "tf32": 494.7, "fp16": 989.4, "bf16": 989.4,
+                       "fp8": 1978.9},
+}
+
+
+def peak_tflops(name: str, sm_count: int, sm_clock_max_mhz: float) -> dict[str, float | None]:
+    for key, peaks in _PEAKS.items():
+        if key in name:
+            return dict(peaks)
+    # unknown part: FP32 from 128 FP32 lanes per SM (Ampere and later), others unknown
+    fp32 = sm_count * 128 * 2 * sm_clock_max_mhz * 1e6 / 1e12 if sm_clock_max_mhz else None
+    return {"fp32": fp32, "tf32": None, "fp16": None, "bf16": None, "fp8": None}
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceInfo:
+    name: str
+    sm_count: int
+    cc: str
+    arch: str
+    sm_clock_max_mhz: float
+    mem_clock_max_mhz: float
+    memory_gib: float
+    l2_bytes: int
+    driver: str
+    cuda_runtime: str
+    cupy: str
+
+    def as_event(self) -> dict[str, Any]:
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        d["peak_tflops"] = peak_tflops(self.name, self.sm_count, self.sm_clock_max_mhz)
+        return d
+
+    @property
+    def has_sm90a(self) -> bool:
+        return self.cc == "9.0"
+
+
+def device_info() -> DeviceInfo:
+    cp = require_cupy()
+    dev = cp.cuda.Device()
+    attrs = dev.attributes
+    props = cp.cuda.runtime.getDeviceProperties(dev.id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    major, minor = dev.compute_capability[0], dev.compute_capability[1:]
+    drv = cp.cuda.runtime.driverGetVersion()
+    rt = cp.cuda.runtime.runtimeGetVersion()
+    return DeviceInfo(
+        name=name, sm_count=int(attrs["MultiProcessorCount"]), cc=f"{major}.{minor}",
+        arch=f"sm_{major}{minor}", sm_clock_max_mhz=attrs["ClockRate"] / 1000,
+        mem_clock_max_mhz=attrs.get("MemoryClockRate", 0) / 1000,
+        memory_gib=round(cp.cuda.runtime.memGetInfo()[1] / 2**30, 1),
+        l2_bytes=int(attrs["L2CacheSize"]), driver=f"{drv // 1000}.{drv % 1000 // 10}",
+        cuda_runtime=f"{rt // 1000}.{rt % 1000 // 10}", cupy=cp.__version__)

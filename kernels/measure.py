@@ -1,0 +1,212 @@
+"""Launch, verify and time one level at one shape (GPU side, inside the runner process).
+
+Truth rules (shared/DESIGN.md): fresh random inputs for every run, never zeros; C is
+poisoned with NaN before the checked launch; the reference is a float64 product of the
+same rounded inputs; timing uses CUDA events around each launch after warm-up, with L2
+flushed before every timed launch, and reports the median and spread.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gemmscope.kernels import build
+from gemmscope.kernels.gpu import DeviceInfo, require_cupy
+from gemmscope.kernels.registry import DTYPE_OF, TOLERANCE, Kind, Level, Precision
+
+ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
+            Precision.FP8: 1}
+CUBLAS_COMPUTE_DEFAULT, CUBLAS_COMPUTE_TF32 = 1, 7  # cupy._core compute types
+
+
+class Refused(ValueError):
+    """The level cannot run this shape or on this device; the message says why."""
+
+    def __init__(self, message: str, kind: str = "refused"):
+        super().__init__(message)
+        self.kind = kind
+
+
+def refusal(level: Level, M: int, N: int, K: int, device: DeviceInfo | None) -> Refused | None:
+    """Why a level cannot run here, checked before anything is allocated (or None)."""
+    if level.arch == "sm_90a" and (device is None or not device.has_sm90a):
+        return Refused(f"{level.id} needs Hopper (sm_90a)", "unsupported")
+    _, gy, _ = level.grid(M, N) if level.kind is Kind.LEVEL else (1, 1, 1)
+    if gy > 65535:
+        return Refused(f"{level.id}: grid y of {gy} blocks exceeds 65535 for M={M}, N={N}")
+    return None
+
+
+def bytes_needed(level: Level, M: int, N: int, K: int) -> int:
+    """Device memory one run needs: inputs, C, and the float64 copies for verification."""
+    item = ITEMSIZE[level.precision]
+    out_item = 2 if level.id == "cublas_fp16" else 4
+    return item * (M * K + K * N) + out_item * M * N + 8 * (M * K + K * N + 2 * M * N)
+
+
+@dataclass(slots=True)
+class Timing:
+    times_ms: list[float]
+
+    def summary(self) -> dict[str, float]:
+        t = sorted(self.times_ms)
+        q = statistics.quantiles(t, n=4) if len(t) >= 2 else [t[0]] * 3
+        return {"median_ms": statistics.median(t), "min_ms": t[0], "max_ms": t[-1],
+                "q1_ms": q[0], "q3_ms": q[2]}
+
+
+class Bench:
+    """Runs levels on the current device. One instance per runner process."""
+
+    def __init__(self, device: DeviceInfo, clock: Callable[[], float], sampler: Any = None):
+        self.cp = require_cupy()
+        self.device = device
+        self.clock = clock
+        self.sampler = sampler
+        self._flush_buf = self.cp.empty(max(device.l2_bytes * 2, 1 << 20) // 4, self.cp.float32)
+        self._stream = self.cp.cuda.Stream(non_blocking=True)
+
+    # ------------------------------------------------------------------ inputs
+    def _inputs(self, level: Level, M: int, N: int, K: int) -> tuple[Any, Any, Any]:
+        cp = self.cp
+        a = cp.random.random((M, K), dtype=cp.float32) * 2 - 1
+        b = cp.random.random((K, N), dtype=cp.float32) * 2 - 1
+        if level.precision is Precision.FP16:
+            a, b = a.astype(cp.float16), b.astype(cp.float16)
+        c_dtype = cp.float16 if level.id == "cublas_fp16" else cp.float32
+        c = cp.empty((M, N), dtype=c_dtype)
+        return a, b, c
+
+    def _launcher(self, level: Level, a: Any, b: Any, c: Any,
+                  params: dict[str, int] | None) -> tuple[Callable[[], None], dict[str, Any]]:
+        cp = self.cp
+        M, K = a.shape
+        N = b.shape[1]
+        if level.kind is Kind.REFERENCE:
+            compute = CUBLAS_COMPUTE_TF32 if level.precision is Precision.TF32 else None
+
+            def run_ref() -> None:
+                if compute is None:
+                    cp.matmul(a, b, out=c)
+                    return
+                cp._core.set_compute_type(cp.float32, compute)
+                try:
+                    cp.matmul(a, b, out=c)
+                finally:
+                    cp._core.set_compute_type(cp.float32, CUBLAS_COMPUTE_DEFAULT)
+
+            return run_ref, {"variant": "cublas"}
+        built = build.compile_level(level, params)
+        vec = level.use_vector_path(M, N, K)
+        kernel = built.kernels[vec]
+        grid = level.grid(M, N)
+        block = (*level.threads, 1)
+        smem = level.dyn_smem_bytes(built.params)
+        args = (np.int32(M), np.int32(N), np.int32(K), a, b, c)
+
+        def run_level() -> None:
+            kernel(grid, block, args, shared_mem=smem)
+
+        info = {"variant": "vector" if vec else "scalar",
+                "threads": block[0] * block[1], **built.attributes(vec)}
+        info["smem_bytes"] += smem
+        return run_level, info
+
+    # ------------------------------------------------------------------ a run
+    def run(self, level: Level, M: int, N: int, K: int, repeats: int = 20, warmup: int = 3,
+            on_repeat: Callable[[int, float], None] | None = None,
+            params: dict[str, int] | None = None) -> dict[str, Any]:
+        cp = self.cp
+        free, _total = cp.cuda.runtime.memGetInfo()
+        need = bytes_needed(level, M, N, K)
+        if need > free * 0.9:
+            raise Refused(f"{M}x{N}x{K} needs {need / 2**30:.1f} GiB of device memory for "
+                          f"{level.id} and its float64 check; {free / 2**30:.1f} GiB are free",
+                          "out_of_memory")
+        with self._stream:
+            a, b, c = self._inputs(level, M, N, K)
+            launch, info = self._launcher(level, a, b, c, params)
+            # verification: poisoned C, fresh inputs, float64 reference of the same values
+            c.fill(cp.nan)
+            launch()
+            ref = cp.matmul(a.astype(cp.float64), b.astype(cp.float64))
+            diff = c.astype(cp.float64) - ref
+            ref_norm = float(cp.linalg.norm(ref))
+            err = float(cp.linalg.norm(diff)) / ref_norm if ref_norm > 0 else float(
+                cp.linalg.norm(diff))
+            has_nan = bool(cp.isnan(c).any())
+            del ref, diff
+            for _ in range(warmup):
+                launch()
+            self._stream.synchronize()
+            times = self._time(launch, repeats, on_repeat)
+        tol = TOLERANCE[level.precision]
+        verified = (not has_nan) and err == err and err <= tol
+        summary = Timing(times["ms"]).summary()
+        flops = 2.0 * M * N * K
+        tflops = flops / (summary["median_ms"] * 1e-3) / 1e12
+        peak = (self.device.as_event()["peak_tflops"] or {}).get(str(level.precision))
+        window = self.sampler.window(times["t0"], times["t1"]) if self.sampler else None
+        energy = times.get("energy_j")
+        result: dict[str, Any] = {
+            "level": level.id, "M": M, "N": N, "K": K, "dtype": DTYPE_OF[level.precision],
+            "precision": str(level.precision), **summary, "tflops": tflops,
+            "verified": verified, "rel_err": None if err != err else err, "tol": tol,
+            "nan": has_nan, "repeats": repeats, "warmup": warmup,
+            "peak_tflops": peak, "pct_of_peak": 100 * tflops / peak if peak else None,
+            **info,
+        }
+        if window is not None:
+            avg_power = (energy / (times["t1"] - times["t0"])) if energy is not None else None
+            if avg_power is None:
+                avg_power = window.avg_power_w
+            per_gemm_j = avg_power * summary["median_ms"] * 1e-3 if avg_power else None
+            result.update({
+                "sm_clock_mhz_avg": window.sm_clock_mhz_avg,
+                "sm_clock_mhz_min": window.sm_clock_mhz_min,
+                "avg_power_w": avg_power, "energy_j": per_gemm_j,
+                "gflop_per_j": flops / 1e9 / per_gemm_j if per_gemm_j else None,
+                "throttled": window.throttled, "telemetry_samples": window.samples})
+        return result
+
+    def _time(self, launch: Callable[[], None], repeats: int,
+              on_repeat: Callable[[int, float], None] | None) -> dict[str, Any]:
+        cp = self.cp
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        nvml = self.sampler.nvml if self.sampler is not None else None
+        e0 = _energy(nvml)
+        t0 = self.clock()
+        out: list[float] = []
+        for i in range(repeats):
+            self._flush_buf.fill(i)  # evict A, B and C from L2 before every timed launch
+            start.record(self._stream)
+            launch()
+            end.record(self._stream)
+            if self.sampler is not None and self.sampler.hz == 0:
+                self.sampler.sample_now()  # at least one clock reading per launch
+            end.synchronize()
+            ms = cp.cuda.get_elapsed_time(start, end)
+            out.append(ms)
+            if on_repeat is not None:
+                on_repeat(i, ms)
+        t1 = self.clock()
+        e1 = _energy(nvml)
+        res: dict[str, Any] = {"ms": out, "t0": t0, "t1": t1}
+        if e0 is not None and e1 is not None and t1 > t0:
+            res["energy_j"] = e1 - e0
+        return res
+
+
+def _energy(nvml: Any) -> float | None:
+    return None if nvml is None or not nvml.available else nvml.energy_j()
+
+
+def wall_clock() -> Callable[[], float]:
+    t0 = time.monotonic()
+    return lambda: time.monotonic() - t0

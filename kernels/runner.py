@@ -1,0 +1,244 @@
+"""The runner: a child process that reads JSON-line commands and writes JSON-line events.
+
+It owns the GPU. A kernel that faults leaves a sticky error in the CUDA context, so after
+any CUDA error the runner reports it and exits (code 70); its parent restarts it. Bad
+commands are answered with an ``error`` event and the runner keeps serving.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import subprocess
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import Any, TextIO
+
+from gemmscope.kernels import __version__, protocol, registry
+from gemmscope.kernels.build import CompileError
+from gemmscope.kernels.gpu import DeviceInfo, device_info, get_cupy
+from gemmscope.kernels.measure import Bench, Refused, refusal, wall_clock
+from gemmscope.kernels.protocol import ErrorKind, ProtocolError
+from gemmscope.kernels.registry import REFERENCE_FOR, Kind, Level
+from gemmscope.kernels.telemetry import Nvml, Sampler
+
+EXIT_CONTEXT_LOST = 70
+DEFAULT_REPEATS, DEFAULT_WARMUP = 20, 3
+
+
+def git_commit() -> str | None:
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+def load_extra_levels(path: str) -> list[Level]:
+    """Levels from a Python file's LEVELS list (test-only levels, e.g. one that faults)."""
+    spec = importlib.util.spec_from_file_location("gemmscope_extra_levels", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"cannot load levels from {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return list(module.LEVELS)
+
+
+class Runner:
+    def __init__(self, out: TextIO, telemetry_hz: float = 50.0,
+                 extra_levels: list[Level] | None = None):
+        self.out = out
+        self.clock = wall_clock()
+        self._lock = threading.Lock()
+        self.levels: dict[str, Level] = dict(registry.BY_ID)
+        for lv in extra_levels or []:
+            self.levels[lv.id] = lv
+        self.telemetry_hz = telemetry_hz
+        self.device: DeviceInfo | None = None
+        self.no_gpu_reason: str | None = None
+        self.bench: Bench | None = None
+        self.sampler: Sampler | None = None
+        self.ref_tflops: dict[tuple[str, int, int, int], float] = {}
+
+    # ------------------------------------------------------------------ output
+    def emit(self, event: dict[str, Any]) -> None:
+        event.setdefault("t", round(self.clock(), 6))
+        line = protocol.dumps(event)
+        with self._lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def error(self, kind: ErrorKind, message: str, **where: Any) -> None:
+        self.emit({"type": "error", "kind": str(kind), "message": message,
+                   **{k: v for k, v in where.items() if v is not None}})
+
+    # ------------------------------------------------------------------ start
+    def start(self) -> None:
+        cp, reason = get_cupy()
+        if cp is not None:
+            try:
+                self.device = device_info()
+            except Exception as exc:
+                reason = f"CUDA device not usable: {exc}"
+        self.no_gpu_reason = reason
+        nvml = Nvml()
+        self.sampler = Sampler(nvml, self.emit, self.clock, hz=self.telemetry_hz)
+        self.emit({
+            "type": "session", "t": 0.0, "protocol": protocol.PROTOCOL_VERSION,
+            "created": dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds"),
+            "gemmscope": {"version": __version__, "commit": git_commit()},
+            "device": self.device.as_event() if self.device else None,
+            "no_gpu_reason": reason,
+            "levels": registry.source_hashes(), "catalog": registry.catalog(),
+            "telemetry": {"available": nvml.available, "reason": nvml.reason,
+                          "hz": self.telemetry_hz},
+        })
+        if not nvml.available:
+            self.emit({"type": "info", "message": f"telemetry unavailable: {nvml.reason}"})
+        if self.device is not None:
+            self.bench = Bench(self.device, self.clock, self.sampler)
+        self.sampler.start()
+        self.emit({"type": "ready"})
+
+    def stop(self) -> None:
+        if self.sampler is not None:
+            self.sampler.stop()
+
+    # ------------------------------------------------------------------ serve
+    def serve(self, lines: Any) -> int:
+        """Handle commands until quit or end of input; returns the exit code."""
+        for raw in lines:
+            if not raw.strip():
+                continue
+            try:
+                cmd = protocol.parse_command(raw)
+            except ProtocolError as exc:
+                self.error(ErrorKind.BAD_INPUT, str(exc))
+                self.emit({"type": "done", "id": None})
+                continue
+            code = self.handle(cmd)
+            if code is not None:
+                return code
+        self.emit({"type": "bye"})
+        return 0
+
+    def handle(self, cmd: dict[str, Any]) -> int | None:
+        name, cid = cmd["cmd"], cmd.get("id")
+        if name == "quit":
+            self.emit({"type": "bye", "id": cid})
+            return 0
+        if name == "ping":
+            self.emit({"type": "pong", "id": cid})
+            return None
+        if name == "levels":
+            entries = [lv.catalog_entry(i) for i, lv in enumerate(self.levels.values())]
+            self.emit({"type": "levels", "id": cid, "levels": entries})
+        elif name == "telemetry":
+            if self.sampler is not None:
+                self.sampler.set_rate(float(cmd["hz"]))
+            state = "off" if cmd["hz"] == 0 else f"{cmd['hz']} Hz"
+            self.emit({"type": "info", "id": cid, "message": f"telemetry sampling {state}"})
+        elif name == "run":
+            lost = self.run(cmd)
+            if lost:
+                return EXIT_CONTEXT_LOST
+        self.emit({"type": "done", "id": cid})
+        return None
+
+    # ------------------------------------------------------------------ runs
+    def run(self, cmd: dict[str, Any]) -> bool:
+        """One run command (plus its reference); True when the CUDA context is lost."""
+        cid, M, N, K = cmd.get("id"), cmd["M"], cmd["N"], cmd["K"]
+        level = self.levels.get(cmd["level"])
+        if level is None:
+            self.error(ErrorKind.UNKNOWN_LEVEL, f"unknown level {cmd['level']!r}; known: "
+                       f"{', '.join(self.levels)}", id=cid, level=cmd["level"], M=M, N=N, K=K)
+            return False
+        if self.bench is None:
+            self.error(ErrorKind.NO_GPU, f"cannot run {level.id}: {self.no_gpu_reason}",
+                       id=cid, level=level.id, M=M, N=N, K=K)
+            return False
+        repeats = cmd.get("repeats", DEFAULT_REPEATS)
+        warmup = cmd.get("warmup", DEFAULT_WARMUP)
+        ref_id = REFERENCE_FOR.get(level.precision)
+        if (cmd.get("compare", True) and level.kind is Kind.LEVEL and ref_id in self.levels
+                and (ref_id, M, N, K) not in self.ref_tflops):
+            if self._run_one(self.levels[ref_id], M, N, K, repeats, warmup, cid, None):
+                return True
+        return self._run_one(level, M, N, K, repeats, warmup, cid, cmd.get("params"))
+
+    def _run_one(self, level: Level, M: int, N: int, K: int, repeats: int, warmup: int,
+                 cid: Any, params: dict[str, int] | None) -> bool:
+        where = {"id": cid, "level": level.id, "M": M, "N": N, "K": K}
+        refused = refusal(level, M, N, K, self.device)
+        if refused is not None:
+            self.error(ErrorKind(refused.kind), str(refused), **where)
+            return False
+        self.emit({"type": "run_start", **where, "dtype": registry.DTYPE_OF[level.precision],
+                   "precision": str(level.precision), "repeats": repeats, "warmup": warmup})
+
+        def on_repeat(i: int, ms: float) -> None:
+            self.emit({"type": "repeat", **where, "i": i, "ms": ms,
+                       "tflops": 2.0 * M * N * K / (ms * 1e-3) / 1e12})
+
+        assert self.bench is not None
+        try:
+            result = self.bench.run(level, M, N, K, repeats, warmup, on_repeat, params)
+        except Refused as exc:
+            self.error(ErrorKind(exc.kind), str(exc), **where)
+            return False
+        except CompileError as exc:
+            self.error(ErrorKind.COMPILE, str(exc), **where)
+            return False
+        except Exception as exc:
+            if _is_cuda_error(exc):
+                self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}. The CUDA "
+                           "context is lost; the runner exits and must be restarted.", **where)
+                return True
+            if type(exc).__name__ == "OutOfMemoryError":
+                self.error(ErrorKind.OUT_OF_MEMORY, f"{level.id}: {exc}", **where)
+                return False
+            self.error(ErrorKind.INTERNAL, f"{level.id}: {exc!r}\n{traceback.format_exc()}",
+                       **where)
+            return False
+        if params:
+            result["params"] = dict(params)
+        if level.kind is Kind.REFERENCE:
+            self.ref_tflops[(level.id, M, N, K)] = result["tflops"]
+        else:
+            ref_id = REFERENCE_FOR.get(level.precision)
+            ref = self.ref_tflops.get((ref_id or "", M, N, K))
+            result.update({"reference": ref_id if ref else None, "reference_tflops": ref,
+                           "pct_of_reference": 100 * result["tflops"] / ref if ref else None})
+        self.emit({"type": "result", "id": cid, **result})
+        if not result["verified"]:
+            why = "NaN in C (an element was not written)" if result["nan"] else (
+                f"relative error {result['rel_err']:.3g} > tolerance {result['tol']:.0e}")
+            self.error(ErrorKind.VERIFY, f"{level.id} gave a wrong answer at {M}x{N}x{K}: {why}",
+                       **where)
+        return False
+
+
+def _is_cuda_error(exc: BaseException) -> bool:
+    name = type(exc).__name__
+    return name in ("CUDARuntimeError", "CUDADriverError") or "cudaError" in str(exc)
+
+
+def main(telemetry_hz: float = 50.0, levels_from: str | None = None) -> int:
+    # stdout carries the protocol only; anything else printed goes to stderr
+    out = sys.stdout
+    sys.stdout = sys.stderr
+    extra = load_extra_levels(levels_from) if levels_from else None
+    runner = Runner(out, telemetry_hz=telemetry_hz, extra_levels=extra)
+    runner.start()
+    try:
+        code = runner.serve(sys.stdin)
+    finally:
+        runner.stop()
+    return code

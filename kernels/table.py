@@ -1,0 +1,50 @@
+"""The results table that `bench` prints and `report` prints from a recording."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+COLUMNS = ("level", "shape", "prec", "median ms", "TFLOPS", "% cuBLAS", "% peak", "rel err",
+           "ok", "SM MHz", "notes")
+
+
+def _fmt(v: Any, spec: str) -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def rows(results: Iterable[dict[str, Any]]) -> list[list[str]]:
+    out = []
+    for r in results:
+        notes = []
+        if r.get("throttled"):
+            notes.append("throttled: " + ",".join(r["throttled"]))
+        if r.get("variant") == "scalar":
+            notes.append("scalar edge path")
+        pct_ref = r.get("pct_of_reference")
+        ref = r.get("reference") or ""
+        out.append([
+            r["level"], f"{r['M']}x{r['N']}x{r['K']}", r.get("precision") or r["dtype"],
+            _fmt(r["median_ms"], ".4f"), _fmt(r["tflops"], ".2f"),
+            "-" if pct_ref is None else f"{pct_ref:.1f} ({ref.removeprefix('cublas_')})",
+            _fmt(r.get("pct_of_peak"), ".1f"), _fmt(r.get("rel_err"), ".1e"),
+            "yes" if r["verified"] else "NO", _fmt(r.get("sm_clock_mhz_avg"), ".0f"),
+            "; ".join(notes)])
+    return out
+
+
+def render(results: Iterable[dict[str, Any]], markdown: bool = False) -> str:
+    body = rows(results)
+    if markdown:
+        lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+        lines += ["| " + " | ".join(r) + " |" for r in body]
+        return "\n".join(lines)
+    widths = [max(len(c), *(len(r[i]) for r in body)) if body else len(c)
+              for i, c in enumerate(COLUMNS)]
+    right = {3, 4, 5, 6, 7, 9}
+
+    def line(cells: list[str] | tuple[str, ...]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    return "\n".join([line(COLUMNS), line(["-" * w for w in widths]), *map(line, body)])
