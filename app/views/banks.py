@@ -51,8 +51,8 @@ class BanksCanvas(AnimatedCanvas):
 
     # -- state ----------------------------------------------------------------------
     def set_level(self, level_id: str) -> None:
-        self.level_id = level_id
         self.model = model_for(level_id)
+        self.level_id = level_id
         self.warp = min(self.warp, self.model.warps - 1)
         self._reload()
         self.restart()
@@ -300,10 +300,12 @@ class BanksView(ViewPanel):
         assert isinstance(self.canvas, BanksCanvas)
         return self.canvas
 
-    def set_level(self, level_id: str) -> None:
-        super().set_level(level_id)
+    def set_level(self, level_id: str) -> bool:
+        if not super().set_level(level_id):
+            return False
         self.warp_box.setRange(0, self.banks.model.warps - 1)
         self._fill_instructions()
+        return True
 
     def select_instruction(self, start: str) -> int:
         """Show the first instruction whose label starts with ``start``; its index."""

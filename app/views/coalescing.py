@@ -39,8 +39,8 @@ class CoalescingCanvas(AnimatedCanvas):
         self._reload()
 
     def set_level(self, level_id: str) -> None:
-        self.level_id = level_id
         self.model = model_for(level_id)
+        self.level_id = level_id
         self.warp = min(self.warp, self.model.warps - 1)
         self._reload()
         self.restart()
@@ -223,10 +223,12 @@ class CoalescingView(ViewPanel):
         assert isinstance(self.canvas, CoalescingCanvas)
         return self.canvas
 
-    def set_level(self, level_id: str) -> None:
-        super().set_level(level_id)
+    def set_level(self, level_id: str) -> bool:
+        if not super().set_level(level_id):
+            return False
         self.warp_box.setRange(0, self.coalescing.model.warps - 1)
         self._fill()
+        return True
 
     def _fill(self) -> None:
         box = self.instruction_box

@@ -247,9 +247,18 @@ class ViewPanel(QWidget):
         lay.addWidget(self.message)
         lay.addWidget(self.bar)
 
-    def set_level(self, level_id: str) -> None:
-        self.canvas.set_level(level_id)  # type: ignore[attr-defined]
+    def set_level(self, level_id: str) -> bool:
+        """Follow a level; a level with no access model (a cuBLAS reference, a level
+        added later) keeps the current picture and says so. True when followed."""
+        try:
+            self.canvas.set_level(level_id)  # type: ignore[attr-defined]
+        except KeyError:
+            shown = getattr(self.canvas, "level_id", "?")
+            self.message.setText(f"{level_id} has no access model (a reference or a new "
+                                 f"level); still showing {shown}")
+            return False
         self.bar.refresh()
+        return True
 
     def set_animated(self, on: bool) -> None:
         self.canvas.set_animated(on)

@@ -255,9 +255,11 @@ class SwizzleView(ViewPanel):
         assert isinstance(self.canvas, SwizzleCanvas)
         return self.canvas
 
-    def set_level(self, level_id: str) -> None:
-        super().set_level(level_id)
+    def set_level(self, level_id: str) -> bool:
+        if not super().set_level(level_id):
+            return False
         self._show_message()
+        return True
 
     def _apply(self, *_: object) -> None:
         c = self.explorer

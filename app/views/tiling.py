@@ -250,6 +250,8 @@ class TilingView(ViewPanel):
         self.canvas.show_threads = on  # type: ignore[attr-defined]
         self.canvas.update()
 
-    def set_level(self, level_id: str) -> None:
-        super().set_level(level_id)
+    def set_level(self, level_id: str) -> bool:
+        if not super().set_level(level_id):
+            return False
         self.message.setText(self.canvas.model.notes)  # type: ignore[attr-defined]
+        return True

@@ -286,3 +286,17 @@ def test_coalescing_coalesced_b_load_fills_4_sectors(qtbot, make):
         click(qtbot, c, inside(c.lane_rect(9)))
     assert c.selected_lane == 9
     assert view.instruction_box.currentIndex() == 1
+
+
+@pytest.mark.parametrize("view_id", sorted(VIEWS))
+def test_a_level_without_a_model_keeps_the_picture(qtbot, view_id):
+    view = VIEWS[view_id][1]("register_2d")
+    qtbot.addWidget(view)
+    view.set_animated(False)
+    if view_id == "swizzle":  # level-independent: any id is fine
+        assert view.set_level("cublas_fp32")
+        return
+    assert not view.set_level("cublas_fp32")
+    assert "no access model" in view.message.text()
+    assert view.canvas.level_id == "register_2d"
+    assert not view.grab().isNull()
