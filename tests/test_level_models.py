@@ -209,3 +209,13 @@ def test_tiles_of_a_block():
                                   "WMITER": 2, "WNITER": 2, "TM": 4, "TN": 4})
     assert w.warp_tile(3) == Tile(32, 64, 32, 64)
     assert w.warp_mask(3).sum() == 32 * 64
+
+
+def test_block_launch_order():
+    assert model_for("register_2d").block_order(3, 4)[1, 0] == 4  # row-major
+    assert model_for("naive").block_order(3, 4)[1, 0] == 1  # blockIdx.x walks M
+    grouped = model_for("cp_async", {"SWZ": 4}).block_order(6, 3)
+    # the first 4 block rows are walked column by column, then the remaining 2
+    assert grouped[:, 0].tolist() == [0, 1, 2, 3, 12, 13]
+    assert grouped[0, 1] == 4 and grouped[4, 1] == 14
+    assert sorted(grouped.ravel().tolist()) == list(range(18))

@@ -146,16 +146,20 @@ class TilingCanvas(AnimatedCanvas):
     def draw_title(self, painter: QPainter) -> None:
         m = self.model
         text = (f"{self.level_id}: block tile {m.bm}x{m.bn}, BK={m.bk}, {m.threads} threads, "
-                f"{m.stages} stage(s) — K step {self.step + 1}/{K_STEPS}")
+                f"{m.stages} stage(s) — K step {self.step + 1}/{K_STEPS}; #: launch order")
         self.draw_text(painter, QRectF(10, 4, self.width() - 20, 22), text)
 
     def draw_matrices(self, painter: QPainter) -> None:
         br, bc = self.block
         grid = THEME.color("grid")
+        order = self.model.block_order(BLOCKS, BLOCKS)
         for r in range(BLOCKS):
             for c in range(BLOCKS):
                 color = "c_block" if (r, c) == self.block else "panel"
-                self.fill(painter, self.c_block_rect(r, c), THEME.color(color), grid)
+                rect = self.c_block_rect(r, c)
+                self.fill(painter, rect, THEME.color(color), grid)
+                self.draw_text(painter, QRectF(rect.left() + 4, rect.top() + 2, 40, 16),
+                               f"#{order[r, c]}", "muted_text")
         for r in range(BLOCKS):
             for k in range(K_STEPS):
                 color = ("a_operand" if (r == br and k == self.step) else

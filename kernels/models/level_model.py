@@ -212,6 +212,30 @@ class LevelModel:
         """(block rows, block cols) covering C."""
         return -(-M // self.bm), -(-N // self.bn)
 
+    def block_order(self, gm: int, gn: int) -> np.ndarray:
+        """(gm, gn) array: the launch index (linear blockIdx) of the block that computes
+        each block tile of C. Row-major by default, column-major where blockIdx.x walks
+        M (naive), and grouped where the kernel remaps blocks (``SWZ`` > 1 rows per group,
+        walked column by column, as gs_block_coords does)."""
+        try:
+            grid_x = registry.get(self.level_id).grid_x
+        except KeyError:
+            grid_x = "N"
+        order = np.empty((gm, gn), np.int64)
+        swz = self.params.get("SWZ", 1)
+        for bid in range(gm * gn):
+            if grid_x == "M":
+                r, c = bid % gm, bid // gm
+            elif swz <= 1:
+                r, c = bid // gn, bid % gn
+            else:
+                first = bid // (swz * gn) * swz
+                rows = min(gm - first, swz)
+                inside = bid % (swz * gn)
+                r, c = first + inside % rows, inside // rows
+            order[r, c] = bid
+        return order
+
     def k_steps(self, K: int) -> int:
         return -(-K // self.bk)
 
