@@ -7,6 +7,14 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    # the GPU machine runs the GPU tests without pytest-qt; keep its ini key known there
+    try:
+        import pytestqt  # noqa: F401
+    except ImportError:
+        parser.addini("qt_api", "Qt binding for pytest-qt (unused without it)")
+
+
 def _gpu_reason() -> str | None:
     from gemmscope.kernels.gpu import get_cupy
 

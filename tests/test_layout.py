@@ -64,7 +64,7 @@ def test_import_linter_contracts_hold():
     exe = shutil.which("lint-imports")
     if exe is None:
         pytest.skip("import-linter not installed")
-    out = subprocess.run([exe, "--config", str(REPO / "pyproject.toml")], cwd=REPO,
+    out = subprocess.run([exe, str(REPO / "pyproject.toml")], cwd=REPO,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
 

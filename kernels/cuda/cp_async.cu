@@ -23,7 +23,7 @@ sgemm_cp_async(int M, int N, int K, const float* __restrict__ A, const float* __
     constexpr int B_VECS = BK * BN / 4 / THREADS;   // 16-byte copies per thread (VEC)
     static_assert(A_ELEMS * THREADS == BM * BK && B_VECS * THREADS * 4 == BK * BN, "loader");
     static_assert(STAGES >= 2, "a pipeline needs two stages at least");
-    static_assert(BK % 8 == 0 && (BM * 8) % THREADS == 0, "A copy mapping");
+    static_assert(BK % 8 == 0 && THREADS % 8 == 0 && BM % (THREADS / 8) == 0, "A copy mapping");
 
     extern __shared__ __align__(16) float smem[];
     float* As = smem;                      // STAGES x BK x LDA
@@ -42,8 +42,9 @@ sgemm_cp_async(int M, int N, int K, const float* __restrict__ A, const float* __
         for (int p = 0; p < A_ELEMS; ++p) {
             // a warp covers 4 rows x 8 consecutive k: whole 32-byte sectors in global
             // memory, and banks (4 * k + row) % 32 all different in the transposed tile
-            const int e = tid + p * THREADS, rest = e / 8;
-            const int r = rest % BM, c = (rest / BM) * 8 + e % 8;
+            constexpr int ROWS = THREADS / 8;  // rows one pass covers
+            const int r = tid / 8 + (p % (BM / ROWS)) * ROWS;
+            const int c = (p / (BM / ROWS)) * 8 + tid % 8;
             const int gr = block_row + r, gc = k0 + c;
             const bool ok = gr < M && gc < K;
             gs_cp_async4(&as[c * LDA + r], ok ? &A[(gs_index)gr * K + gc] : A, ok);
