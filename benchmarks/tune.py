@@ -39,15 +39,9 @@ B256T = dict(BN=256, WM=64, WN=64, WMITER=4, WNITER=2)      # 16x8 per thread
 M256 = dict(BM=256, WM=64, WN=64, WMITER=4, WNITER=2)
 BEST = dict(BN=256, WM=64, WN=64, WMITER=4, WNITER=2, BK=16, STAGES=3)
 VARIANTS = {
-    "warp_tiling": [B256T, {**B256T, "BK": 16}, {**B256T, "MINB": 1, "BK": 16, "PF": 1},
-                    dict(BN=256, WM=128, WN=32, WMITER=4, WNITER=2)],
-    "cp_async": [BEST, {**BEST, "STAGES": 2}, {**BEST, "STAGES": 4}, {**BEST, "BK": 8},
-                 {**BEST, "BK": 8, "STAGES": 4}, {**BEST, "BK": 32, "STAGES": 2},
-                 {**BEST, "WM": 128, "WN": 32}, {**BEST, "WM": 128, "WN": 32, "STAGES": 4},
-                 {**BEST, "SWZ": 4}, {**BEST, "SWZ": 16}],
-    "wmma": [dict(BK=64), dict(BK=64, STAGES=4), dict(BK=64, STAGES=2),
-             dict(BK=64, WM=32, WN=64), dict(BK=64, BN=256, WM=64, WN=64, STAGES=2),
-             dict(BK=128, STAGES=2), dict(BK=64, BM=256, WM=64, WN=64, STAGES=2)],
+    "cp_async": [{**BEST, "STAGES": 4}, {**BEST, "SWZ": 1}, {**BEST, "WM": 128, "WN": 32},
+                 {**BEST, "BK": 8, "STAGES": 4}],
+    "wmma": [dict(BK=64, WM=32, WN=64, STAGES=4), dict(BK=32, STAGES=4, BN=128, WM=32, WN=64)],
 }
 
 

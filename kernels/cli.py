@@ -152,6 +152,11 @@ class Progress:
             self.show(ev["message"], final=True)
 
 
+def _client_argv(args: argparse.Namespace) -> list[str] | None:
+    """The runner command line (None: this Python's `gemmscope.kernels runner`)."""
+    return None
+
+
 def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO) -> list[dict]:
     from gemmscope.kernels.client import RunnerClient
 
@@ -170,7 +175,8 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO) -> 
             progress.event(ev)
 
     client = RunnerClient(on_event, telemetry_hz=args.telemetry_hz,
-                          levels_from=args.levels_from, stall_timeout_s=args.timeout)
+                          levels_from=args.levels_from, stall_timeout_s=args.timeout,
+                          argv=_client_argv(args))
     try:
         header = client.start()
         if header.get("device") is None:

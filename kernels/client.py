@@ -41,7 +41,8 @@ class RunnerClient:
         self._queue: queue.Queue[Any] = queue.Queue()
         self._ids = itertools.count(1)
         self.restarts = 0
-        self.header: dict[str, Any] | None = None
+        self.header: dict[str, Any] | None = None  # the first runner's session header
+        self._last_session: dict[str, Any] | None = None
 
     def now(self) -> float:
         return round(time.monotonic() - self._t0, 6)
@@ -54,7 +55,7 @@ class RunnerClient:
         self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       text=True, bufsize=1, env=env)
         threading.Thread(target=self._read, args=(self._proc, self._queue), daemon=True).start()
-        header = None
+        self._last_session = None
         deadline = time.monotonic() + self.start_timeout_s
         while True:
             ev = self._next(deadline)
@@ -62,12 +63,8 @@ class RunnerClient:
                 code = self._proc.poll()
                 self.kill()
                 raise RuntimeError(f"the runner did not start (exit code {code})")
-            if ev["type"] == "session":
-                header = ev
-            if ev["type"] == "ready":
-                break
-        assert header is not None
-        return header
+            if ev["type"] == "ready" and self._last_session is not None:
+                return self._last_session
 
     def _read(self, proc: subprocess.Popen[str], q: queue.Queue[Any]) -> None:
         assert proc.stdout is not None
@@ -90,6 +87,7 @@ class RunnerClient:
             ev = {"type": "error", "t": 0.0, "kind": str(ErrorKind.INTERNAL),
                   "message": f"unreadable line from the runner: {exc}"}
         if ev["type"] == "session":
+            self._last_session = dict(ev)
             self._offset = self.now() - float(ev["t"])
             if self.header is None:
                 self.header = ev

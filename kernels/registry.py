@@ -144,35 +144,50 @@ LEVELS: tuple[Level, ...] = (
         tile=(128, 128), vector=4),
     Level(
         id="warp_tiling", title="Warp tiling", precision=Precision.FP32,
-        adds="Each warp owns a 32x64 warp tile walked in 2x2 sub-tiles of 16x32; a lane's 8x8 "
-             "outputs are four 4x4 pieces, so every shared load is a conflict-free LDS.128. "
-             "Two shared stages with register prefetch overlap loads and math.",
+        adds="A 128x256 block tile of 8 warps; each warp owns a 64x64 warp tile walked in 4x2 "
+             "sub-tiles of 16x32, and a lane's 16x8 outputs are eight 4x4 pieces, so every "
+             "shared read is an LDS.128 that a quarter-warp takes from consecutive or "
+             "identical addresses. Two shared stages with register prefetch overlap loads "
+             "and math; the transposed A tile is padded by 4 floats so its stores do not "
+             "conflict.",
         follows=f"{SIBOEHM} kernel 10; Zhou/Lai's 128x128x8 SGEMM layout",
         source="warp_tiling.cu", kernel="sgemm_warp_tiling",
-        params={"BM": 128, "BN": 128, "BK": 8, "WM": 32, "WN": 64, "WMITER": 2, "WNITER": 2,
+        params={"BM": 128, "BN": 256, "BK": 8, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
                 "TM": 4, "TN": 4, "MINB": 1, "SWZ": 1, "PF": 0},
-        threads=(256, 1), tile=(128, 128), vector=4),
+        threads=(256, 1), tile=(128, 256), vector=4,
+        notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py): 128x128 tiles with 8x8 "
+              "per thread gave 38.9 TFLOPS (41.0 with two blocks per SM); 128x256 with 16x8 "
+              "per thread 44.2. BK=16 does not fit: two stages need 49.7 KB of static "
+              "shared memory."),
     Level(
         id="cp_async", title="cp.async multi-stage pipeline", precision=Precision.FP32,
-        adds="Global-to-shared copies by cp.async (no register staging) into a ring of "
-             "shared stages, several K tiles in flight; the A tile is still transposed, "
-             "element by element, into a padded layout with no store conflicts.",
+        adds="Global-to-shared copies by cp.async (no register staging, nothing waits on a "
+             "load) into a ring of 3 shared stages, so two K tiles are in flight while one "
+             "is computed; freed from the prefetch registers, the tile gets BK=16 (half the "
+             "barriers per FLOP). A is copied element by element into its transposed, "
+             "padded layout; block rows are walked in groups of 4 for L2 reuse.",
         follows="CUTLASS multistage mainloop; NVIDIA Ampere cp.async guide",
         source="cp_async.cu", kernel="sgemm_cp_async",
-        params={"BM": 128, "BN": 128, "BK": 8, "WM": 32, "WN": 64, "WMITER": 2, "WNITER": 2,
-                "TM": 4, "TN": 4, "STAGES": 4, "MINB": 1, "SWZ": 1, "PF": 0},
-        threads=(256, 1), tile=(128, 128), vector=4,
-        dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4),
+        params={"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
+                "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "SWZ": 4, "PF": 0},
+        threads=(256, 1), tile=(128, 256), vector=4,
+        dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
+        notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py): 2, 3 or 4 stages at BK=16 "
+              "are within 0.3% of each other (45.5-45.6 TFLOPS); BK=8 44.9, BK=32 43.8; "
+              "grouped block order 45.7."),
     Level(
         id="wmma", title="Tensor Cores (WMMA, FP16)", precision=Precision.FP16,
         adds="FP16 inputs, FP32 accumulation on Tensor Cores through the WMMA API; 16x16x16 "
-             "fragments, a 128x128 block tile of 8 warps (64x32 each), K tiles of 32 "
-             "staged by cp.async in a multi-stage ring with padded rows.",
+             "fragments, a 128x128 block tile of 8 warps (64x32 each), K tiles of 64 "
+             "staged by cp.async in a 3-stage ring with rows padded by 8 halves.",
         follows="seed L6; CUDA Programming Guide, warp matrix functions",
         source="wmma.cu", kernel="hgemm_wmma",
-        params={"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32, "STAGES": 3},
+        params={"BM": 128, "BN": 128, "BK": 64, "WM": 64, "WN": 32, "STAGES": 3},
         threads=(256, 1), tile=(128, 128), vector=8,
-        dyn_smem=lambda p: p["STAGES"] * (p["BM"] * (p["BK"] + 8) + p["BK"] * (p["BN"] + 8)) * 2),
+        dyn_smem=lambda p: p["STAGES"] * (p["BM"] * (p["BK"] + 8) + p["BK"] * (p["BN"] + 8)) * 2,
+        notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py): BK=32 gave 295 TFLOPS "
+              "(278 with 2 stages), BK=64 328; 4 stages at BK=64 fell to 270 (143 KB of "
+              "shared memory); 128x256 tiles 280-326."),
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib.util
+import json
 import subprocess
 import sys
 import threading
@@ -119,8 +120,9 @@ class Runner:
             try:
                 cmd = protocol.parse_command(raw)
             except ProtocolError as exc:
-                self.error(ErrorKind.BAD_INPUT, str(exc))
-                self.emit({"type": "done", "id": None})
+                cid = _id_of(raw)
+                self.error(ErrorKind.BAD_INPUT, str(exc), id=cid)
+                self.emit({"type": "done", "id": cid})
                 continue
             code = self.handle(cmd)
             if code is not None:
@@ -135,8 +137,7 @@ class Runner:
             return 0
         if name == "ping":
             self.emit({"type": "pong", "id": cid})
-            return None
-        if name == "levels":
+        elif name == "levels":
             entries = [lv.catalog_entry(i) for i, lv in enumerate(self.levels.values())]
             self.emit({"type": "levels", "id": cid, "levels": entries})
         elif name == "telemetry":
@@ -223,6 +224,15 @@ class Runner:
             self.error(ErrorKind.VERIFY, f"{level.id} gave a wrong answer at {M}x{N}x{K}: {why}",
                        **where)
         return False
+
+
+def _id_of(raw: str) -> Any:
+    """The "id" of a command line that failed validation, so its answer can be matched."""
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        return None
+    return obj.get("id") if isinstance(obj, dict) else None
 
 
 def _is_cuda_error(exc: BaseException) -> bool:

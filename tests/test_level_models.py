@@ -219,3 +219,16 @@ def test_block_launch_order():
     assert grouped[:, 0].tolist() == [0, 1, 2, 3, 12, 13]
     assert grouped[0, 1] == 4 and grouped[4, 1] == 14
     assert sorted(grouped.ravel().tolist()) == list(range(18))
+
+
+def test_cp_async_a_copies_follow_the_source_mapping():
+    m = model_for("cp_async", {"BM": 128, "BN": 128, "BK": 16, "STAGES": 3})
+    copies = m.a_tile_elements(1)  # warp 1: threads 32..63
+    assert len(copies) == 128 * 16 // 256
+    _, r, c = copies[0]
+    assert r.tolist() == [4 + lane // 8 for lane in range(32)]  # rows tid / 8
+    assert c.tolist() == [lane % 8 for lane in range(32)]
+    _, r, c = copies[4]  # p = 4 = BM / ROWS: the next 8 k, back at the first rows
+    assert r[0] == 4 and c[0] == 8
+    rep = m.shared_accesses(1, 0)[0].banks()
+    assert (rep.wavefronts, rep.conflicts) == (1, 0)  # 4 rows x 8 k: 32 distinct banks

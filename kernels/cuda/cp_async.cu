@@ -3,6 +3,7 @@
 // load), into a ring of STAGES shared buffers: STAGES-1 K tiles are in flight while one
 // is computed. A is copied element by element (4-byte cp.async) into its transposed,
 // padded layout: lanes of a warp cover 4 rows x 8 k, which lands on 32 distinct banks.
+// (BK must be a multiple of 8.)
 // B rows go as 16-byte copies on the VEC path. Out-of-range elements are zero-filled by
 // the copy itself (src-size 0).
 #include "common.cuh"
@@ -22,6 +23,7 @@ sgemm_cp_async(int M, int N, int K, const float* __restrict__ A, const float* __
     constexpr int B_VECS = BK * BN / 4 / THREADS;   // 16-byte copies per thread (VEC)
     static_assert(A_ELEMS * THREADS == BM * BK && B_VECS * THREADS * 4 == BK * BN, "loader");
     static_assert(STAGES >= 2, "a pipeline needs two stages at least");
+    static_assert(BK % 8 == 0 && THREADS % 8 == 0 && BM % (THREADS / 8) == 0, "A copy mapping");
 
     extern __shared__ __align__(16) float smem[];
     float* As = smem;                      // STAGES x BK x LDA
@@ -38,7 +40,11 @@ sgemm_cp_async(int M, int N, int K, const float* __restrict__ A, const float* __
         float* bs = Bs + s * BK * BN;
 #pragma unroll
         for (int p = 0; p < A_ELEMS; ++p) {
-            const int e = tid + p * THREADS, r = e / BK, c = e % BK;
+            // a warp covers 4 rows x 8 consecutive k: whole 32-byte sectors in global
+            // memory, and banks (4 * k + row) % 32 all different in the transposed tile
+            constexpr int ROWS = THREADS / 8;  // rows one pass covers
+            const int r = tid / 8 + (p % (BM / ROWS)) * ROWS;
+            const int c = (p / (BM / ROWS)) * 8 + tid % 8;
             const int gr = block_row + r, gc = k0 + c;
             const bool ok = gr < M && gc < K;
             gs_cp_async4(&as[c * LDA + r], ok ? &A[(gs_index)gr * K + gc] : A, ok);

@@ -2,8 +2,8 @@
 // WMITER x WNITER sub-tiles of WSUBM x WSUBN; inside a sub-tile the 32 lanes sit on a
 // (WSUBM/TM) x (WSUBN/TN) grid and own TM x TN outputs. With 4x4 pieces spaced a sub-tile
 // apart, every shared read is a float4 that the lanes of a quarter-warp take from
-// consecutive or identical addresses: no bank conflicts, and a lane's 8x8 outputs need
-// only four LDS.128 per k. Two shared stages with register prefetch (as in double_buffer)
+// consecutive or identical addresses: no bank conflicts, and a lane's 16x8 outputs need
+// six LDS.128 per k for 128 FMAs. Two shared stages with register prefetch (as in double_buffer)
 // overlap the next tile's global loads with this tile's math. The A tile is stored
 // transposed with rows padded by 4 floats, which makes the transposing stores
 // conflict-free while keeping 16-byte alignment.

@@ -12,8 +12,9 @@ conflicts (4 wavefronts each).
 A is stored transposed, As[k][m] with a row pitch LDA = BM + 4. warp_tiling stages a
 float4 of A per (tid + p*THREADS) through registers (row e / (BK/4), k (e % (BK/4))*4)
 into two stages with four STS.32; cp_async copies A element by element with 4-byte
-cp.async (e = tid + p*THREADS; rest = e / 8; row rest % BM, k (rest / BM)*8 + e % 8: a
-warp covers 4 rows x 8 k, 32 distinct banks) into a ring of STAGES stages. B goes as
+cp.async (copy p of thread tid: row tid/8 + (p % (BM/ROWS))*ROWS, k (p / (BM/ROWS))*8 +
+tid % 8, ROWS = THREADS/8: a warp covers 4 rows x 8 k, 32 distinct banks) into a ring of
+STAGES stages. B goes as
 float4 (STS.128 or 16-byte cp.async) row-major, pitch BN.
 """
 
@@ -184,11 +185,14 @@ class CpAsync(WarpTiling):
         return keep[:n_a] + scalar + keep[n_a:]
 
     def a_tile_elements(self, warp: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
+        """Copy p of thread tid: row tid / 8 + (p % (BM / ROWS)) * ROWS, k
+        (p / (BM / ROWS)) * 8 + tid % 8, with ROWS = THREADS / 8 rows per pass."""
         tid = lanes_of(warp)
+        rows = self.threads // 8
+        per_k = self.bm // rows
         out = []
         for p in range(self.bm * self.bk // self.threads):
-            e = tid + p * self.threads
-            rest = e // 8
-            r, c = rest % self.bm, (rest // self.bm) * 8 + e % 8
-            out.append((f"As[k][m], e = tid + {p * self.threads}", r, c))
+            r = tid // 8 + (p % per_k) * rows
+            c = (p // per_k) * 8 + tid % 8
+            out.append((f"As[k][m], copy {p}", r, c))
         return out

@@ -1,0 +1,100 @@
+"""GPU tests (run on the H200): every level at aligned and odd shapes, faults, telemetry."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from gemmscope.kernels import cli, registry
+from gemmscope.kernels.client import RunnerClient
+
+pytestmark = pytest.mark.gpu
+
+SHAPES = [(1, 1, 1), (7, 13, 5), (100, 100, 100), (1000, 999, 1001), (1000, 1000, 1000),
+          (4099, 17, 515),   # tall and skinny
+          (17, 4099, 515),   # short and wide
+          (4096, 4096, 4096)]
+FAULTY = str(Path(__file__).with_name("faulty_levels.py"))
+
+
+@pytest.fixture(scope="module")
+def bench():
+    from gemmscope.kernels.gpu import device_info
+    from gemmscope.kernels.measure import Bench, wall_clock
+
+    return Bench(device_info(), wall_clock())
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("level", registry.LEVELS, ids=lambda lv: lv.id)
+def test_level_is_correct(bench, level, shape):
+    M, N, K = shape
+    r = bench.run(level, M, N, K, repeats=2, warmup=1)
+    assert not r["nan"], "an element of C was not written"
+    assert r["verified"], f"rel_err {r['rel_err']} > {r['tol']}"
+    assert r["median_ms"] > 0
+
+
+def test_scalar_path_is_used_for_odd_k(bench):
+    r = bench.run(registry.get("vectorized"), 64, 64, 63, repeats=1, warmup=0)
+    assert r["variant"] == "scalar" and r["verified"]
+    r = bench.run(registry.get("vectorized"), 64, 64, 64, repeats=1, warmup=0)
+    assert r["variant"] == "vector" and r["verified"]
+
+
+def test_a_faulting_kernel_kills_only_the_runner():
+    seen: list[dict] = []
+    client = RunnerClient(seen.append, telemetry_hz=0, levels_from=FAULTY)
+    try:
+        client.start()
+        evs = client.request({"cmd": "run", "level": "test_fault", "M": 64, "N": 64, "K": 64,
+                              "compare": False})
+        errors = [e for e in evs if e["type"] == "error"]
+        assert errors, evs
+        assert errors[0]["kind"] in ("launch", "runner_crash")
+        assert errors[0]["level"] == "test_fault"
+        # the next run gets a fresh runner and a right answer
+        evs = client.request({"cmd": "run", "level": "register_2d", "M": 256, "N": 256,
+                              "K": 256, "repeats": 2})
+        results = [e for e in evs if e["type"] == "result"]
+        assert results and results[-1]["verified"]
+        assert client.restarts == 1
+    finally:
+        client.close()
+
+
+def test_telemetry_samples_and_run_summary():
+    seen: list[dict] = []
+    client = RunnerClient(seen.append, telemetry_hz=100)
+    try:
+        header = client.start()
+        assert header["telemetry"]["available"], header["telemetry"]
+        evs = client.request({"cmd": "run", "level": "cp_async", "M": 4096, "N": 4096,
+                              "K": 4096, "repeats": 20})
+    finally:
+        client.close()
+    samples = [e for e in seen if e["type"] == "telemetry"]
+    assert len(samples) >= 5
+    assert all(s["sm_clock_mhz"] and s["sm_clock_mhz"] > 100 for s in samples)
+    assert all(s["power_w"] and s["power_w"] > 10 for s in samples)
+    assert any(s["temp_c"] for s in samples)
+    result = next(e for e in evs if e["type"] == "result" and e["level"] == "cp_async")
+    assert result["sm_clock_mhz_avg"] and result["sm_clock_mhz_min"] <= result["sm_clock_mhz_avg"]
+    assert result["energy_j"] and result["energy_j"] > 0
+    assert isinstance(result["throttled"], list)
+    assert result["reference"] == "cublas_fp32" and result["pct_of_reference"] > 10
+
+
+def test_bench_command_prints_the_table(tmp_path):
+    out, err = io.StringIO(), io.StringIO()
+    rec = tmp_path / "r.jsonl"
+    code = cli.main(["bench", "-l", "register_2d,wmma", "-s", "512", "-r", "3", "-o", str(rec)],
+                    stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    text = out.getvalue()
+    assert "register_2d" in text and "wmma" in text and "% cuBLAS" in text
+    report = io.StringIO()
+    assert cli.main(["report", str(rec)], stdout=report, stderr=io.StringIO()) == 0
+    assert "register_2d" in report.getvalue()

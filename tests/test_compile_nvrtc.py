@@ -1,0 +1,37 @@
+"""Every level compiles for sm_90a with NVRTC from PyPI, on a machine without a GPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from gemmscope.kernels import build, registry
+
+pytest.importorskip("cuda.bindings.nvrtc", reason="the nvrtc extra is not installed")
+
+
+@pytest.mark.parametrize("level", registry.ladder(), ids=lambda lv: lv.id)
+def test_level_compiles_for_sm90a(level: registry.Level):
+    out = build.compile_offline(level, arch="sm_90a")
+    assert out.cubin_bytes > 1000
+    assert set(out.lowered) == set(build.variants(level).values())
+    for mangled in out.lowered.values():
+        assert (level.kernel or "") in mangled
+    assert "warning" not in out.log.lower(), out.log
+
+
+def test_assembled_source_inlines_the_common_header():
+    src = build.assemble(registry.get("cp_async"))
+    assert '#include "common.cuh"' not in src
+    assert "gs_cp_async16" in src
+
+
+def test_compile_error_carries_the_log(tmp_path):
+    import dataclasses
+
+    bad = tmp_path / "bad.cu"
+    bad.write_text('#include "common.cuh"\n'
+                   "template <int X, bool VEC> __global__ void k() { nope; }\n")
+    lv = dataclasses.replace(registry.get("naive"), id="bad", source="bad.cu",
+                             source_dir=str(tmp_path), kernel="k", params={"X": 1})
+    with pytest.raises(build.CompileError, match="nope"):
+        build.compile_offline(lv)

@@ -1,0 +1,106 @@
+"""Registry rules: every level is one .cu plus an entry that matches it."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+
+from gemmscope.kernels import registry
+from gemmscope.kernels.registry import Kind, Precision
+
+REPO = Path(__file__).resolve().parents[1]
+LEVELS = registry.ladder()
+
+
+def template_params(level: registry.Level) -> list[str]:
+    """Names of the kernel template's parameters, read from the .cu source."""
+    text = registry.source_file(level).read_text()
+    m = re.search(r"template\s*<([^>]*)>\s*__global__\s+void\b[^{;]*?\b"
+                  + re.escape(level.kernel or "") + r"\s*\(", text, re.S)
+    assert m, f"{level.id}: kernel template {level.kernel} not found in {level.source}"
+    return [p.split()[-1] for p in m.group(1).replace("\n", " ").split(",")]
+
+
+def test_ids_unique_and_ladder_nonempty():
+    ids = [lv.id for lv in registry.LEVELS]
+    assert len(ids) == len(set(ids))
+    assert [lv.id for lv in LEVELS][:6] == ["naive", "coalesced", "smem_tiled", "smem_padded",
+                                           "double_buffer", "register_2d"]
+    assert "wmma" in ids
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.id)
+def test_level_entry_is_complete(level: registry.Level):
+    assert level.title and level.adds and level.follows
+    assert isinstance(level.precision, Precision)
+    assert level.source and registry.source_file(level).is_file()
+    assert (REPO / (level.source_path or "")).is_file(), "source path is relative to the repo"
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.id)
+def test_params_match_the_kernel_template(level: registry.Level):
+    names = template_params(level)
+    assert names[-1] == "VEC", "the last template parameter selects the vector path"
+    assert names[:-1] == list(level.params), "registry params must follow template order"
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.id)
+def test_launch_geometry_is_consistent(level: registry.Level):
+    p = level.params
+    threads = level.threads[0] * level.threads[1]
+    assert threads <= 1024
+    if "WM" in p:  # warp-tiled: one warp per WM x WN tile
+        assert threads == (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
+        assert level.tile == (p["BM"], p["BN"])
+    elif "TM" in p:
+        assert threads == (p["BM"] // p["TM"]) * (p["BN"] // p["TN"])
+    assert level.dyn_smem_bytes() <= 232448, "H200 opt-in shared memory limit"
+    for M, N in ((1, 1), (7, 13), (4097, 4099)):
+        gx, gy, gz = level.grid(M, N)
+        rows = gy if level.grid_x == "N" else gx
+        cols = gx if level.grid_x == "N" else gy
+        assert rows * level.tile[0] >= M > (rows - 1) * level.tile[0]
+        assert cols * level.tile[1] >= N > (cols - 1) * level.tile[1]
+        assert gz == 1
+
+
+def test_vector_path_needs_aligned_k_and_n():
+    lv = registry.get("vectorized")
+    assert lv.use_vector_path(4096, 4096, 4096)
+    assert not lv.use_vector_path(4096, 4096, 4097)
+    assert not lv.use_vector_path(4096, 4098, 4096)
+    assert lv.use_vector_path(7, 8, 12)  # M is free
+    assert not registry.get("naive").use_vector_path(4096, 4096, 4096)
+
+
+def test_source_hashes_cover_every_level_and_the_header():
+    hashes = registry.source_hashes()
+    assert set(hashes) == {lv.id for lv in LEVELS} | {"common"}
+    for entry in hashes.values():
+        data = (REPO / entry["source"]).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == entry["sha256"]
+
+
+def test_references_and_precisions():
+    refs = {lv.id for lv in registry.references()}
+    assert {"cublas_fp32", "cublas_tf32", "cublas_fp16"} <= refs
+    for lv in registry.references():
+        assert lv.kind is Kind.REFERENCE and lv.source is None
+    for lv in LEVELS:
+        assert registry.REFERENCE_FOR[lv.precision] in registry.BY_ID
+
+
+def test_unknown_level_message_lists_known():
+    with pytest.raises(KeyError, match="known levels: naive"):
+        registry.get("nope")
+
+
+def test_catalog_is_json_ready():
+    import json
+
+    cat = registry.catalog()
+    assert [c["id"] for c in cat] == [lv.id for lv in registry.LEVELS]
+    json.dumps(cat)

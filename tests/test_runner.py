@@ -1,0 +1,143 @@
+"""The runner's handling of commands, and the client's handling of a runner that fails."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from gemmscope.kernels import protocol
+from gemmscope.kernels.client import RunnerClient
+from gemmscope.kernels.gpu import get_cupy
+from gemmscope.kernels.runner import Runner
+
+FAKE = str(Path(__file__).with_name("fake_runner.py"))
+NO_GPU = get_cupy()[0] is None
+
+
+def serve(lines: list[str]) -> tuple[int, list[dict]]:
+    out = io.StringIO()
+    runner = Runner(out, telemetry_hz=0)
+    runner.start()
+    try:
+        code = runner.serve(iter(line + "\n" for line in lines))
+    finally:
+        runner.stop()
+    events = [protocol.parse_line(x) for x in out.getvalue().splitlines()]
+    return code, events
+
+
+def test_header_then_ready_and_bye():
+    code, events = serve(['{"cmd": "ping", "id": 1}', '{"cmd": "quit"}'])
+    assert code == 0
+    assert [e["type"] for e in events][:1] == ["session"]
+    assert events[0]["protocol"] == protocol.PROTOCOL_VERSION
+    assert "naive" in events[0]["levels"] and "common" in events[0]["levels"]
+    kinds = [e["type"] for e in events]
+    assert kinds.index("ready") < kinds.index("pong") < kinds.index("bye")
+    assert all(isinstance(e["t"], float) for e in events)
+
+
+def test_bad_commands_get_errors_and_the_runner_keeps_serving():
+    _code, events = serve([
+        "not json",
+        '{"cmd": "run", "level": "naive", "M": 0, "N": 4, "K": 4, "id": "a"}',
+        '{"cmd": "run", "level": "naive", "M": -1, "N": 4, "K": 4}',
+        '{"cmd": "run", "level": "naive", "M": 2.5, "N": 4, "K": 4}',
+        '{"cmd": "run", "level": "no_such_level", "M": 4, "N": 4, "K": 4, "id": "b"}',
+        '{"cmd": "ping", "id": "still-alive"}',
+    ])
+    errors = [e for e in events if e["type"] == "error"]
+    assert [e["kind"] for e in errors] == ["bad_input"] * 4 + ["unknown_level"]
+    assert "not JSON" in errors[0]["message"]
+    assert "M must be at least 1" in errors[1]["message"]
+    assert "whole number" in errors[3]["message"]
+    assert errors[4]["level"] == "no_such_level" and errors[4]["id"] == "b"
+    assert any(e["type"] == "pong" and e["id"] == "still-alive" for e in events)
+
+
+def test_shape_too_large_for_memory_is_refused():
+    if NO_GPU:
+        pytest.skip("memory check needs a device")
+    _code, events = serve(['{"cmd": "run", "level": "naive", "M": 1048576, "N": 1048576, '
+                           '"K": 1048576, "id": 9}'])
+    err = next(e for e in events if e["type"] == "error")
+    assert err["kind"] == "out_of_memory" and "GiB" in err["message"]
+
+
+@pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
+def test_without_a_gpu_runs_are_refused_with_the_reason():
+    _code, events = serve(['{"cmd": "run", "level": "naive", "M": 4, "N": 4, "K": 4, "id": 1}'])
+    assert events[0]["device"] is None and events[0]["no_gpu_reason"]
+    err = next(e for e in events if e["type"] == "error")
+    assert err["kind"] == "no_gpu" and err["level"] == "naive" and err["M"] == 4
+    assert any(e["type"] == "done" and e["id"] == 1 for e in events)
+
+
+def test_runner_as_a_subprocess_survives_garbage():
+    seen: list[dict] = []
+    client = RunnerClient(seen.append, telemetry_hz=0)
+    try:
+        header = client.start()
+        assert header["type"] == "session"
+        evs = client.request({"cmd": "run", "level": "naive", "M": 0, "N": 1, "K": 1})
+        assert any(e["type"] == "error" and e["kind"] == "bad_input" for e in evs)
+        assert client.request({"cmd": "ping"})[-1]["type"] in ("pong", "done")
+    finally:
+        client.close()
+
+
+def fake(mode: str, *extra: str) -> list[str]:
+    return [sys.executable, FAKE, mode, *extra]
+
+
+def test_client_restarts_a_runner_that_crashes_mid_run(tmp_path):
+    seen: list[dict] = []
+    client = RunnerClient(seen.append, argv=fake("crash", str(tmp_path / "once")))
+    try:
+        client.start()
+        evs = client.request({"cmd": "run", "level": "wmma", "M": 7, "N": 8, "K": 9})
+        err = evs[-1]
+        assert err["type"] == "error" and err["kind"] == "runner_crash"
+        assert (err["level"], err["M"], err["N"], err["K"]) == ("wmma", 7, 8, 9)
+        assert "wmma 7x8x9" in err["message"]
+        evs = client.request({"cmd": "run", "level": "naive", "M": 4, "N": 4, "K": 4})
+        assert any(e["type"] == "result" for e in evs)
+        assert client.restarts == 1
+    finally:
+        client.close()
+    # one time axis across the restart, and the second header became an info event
+    times = [e["t"] for e in seen]
+    assert times == sorted(times)
+    assert sum(e["type"] == "session" for e in seen) == 1
+    assert any(e["type"] == "info" and "restarted" in e["message"] for e in seen)
+
+
+def test_client_kills_a_runner_that_stops_answering(tmp_path):
+    client = RunnerClient(lambda e: None, argv=fake("hang", str(tmp_path / "once")),
+                          stall_timeout_s=1.0)
+    try:
+        client.start()
+        evs = client.request({"cmd": "run", "level": "naive", "M": 5, "N": 6, "K": 7})
+        assert evs[-1]["kind"] == "timeout" and evs[-1]["N"] == 6
+        evs = client.request({"cmd": "run", "level": "naive", "M": 5, "N": 6, "K": 7})
+        assert evs[-2]["type"] == "result"
+    finally:
+        client.close()
+
+
+def test_record_writes_every_event_line_by_line(tmp_path, monkeypatch):
+    """`record` through the stand-in runner: the file is a readable session."""
+    from gemmscope.kernels import cli
+
+    monkeypatch.setattr(cli, "_client_argv", lambda args: fake("ok"), raising=False)
+    out = tmp_path / "rec.jsonl"
+    code = cli.main(["record", "-o", str(out), "-l", "naive", "-s", "16", "--no-compare"],
+                    stdout=io.StringIO(), stderr=io.StringIO())
+    assert code == 0
+    s = protocol.read_session(out)
+    assert [r["level"] for r in s.results] == ["naive"]
+    assert json.loads(out.read_text().splitlines()[0])["type"] == "session"
