@@ -6,7 +6,10 @@ For every SIMT level (default) at M = N = K = 1024, runs the level once under
         -k regex:<kernel> -c 1 python3 benchmarks/launch_one.py LEVEL M N K
 
 and prints model vs measured with the difference in percent (plus the plain 4-phase
-model's value, without the uniform-pair rule for 128-bit reads), and writes JSON.
+model's value, without the uniform-pair rule for 128-bit reads), and writes JSON. Unless
+--core-only, it also asks for the shared ld/st and cp.async instruction counts (and
+cp.async's shared wavefronts and conflicts), which check the modelled instruction
+stream; if ncu rejects those names it retries with the four core metrics.
 
     python3 benchmarks/bank_conflicts_ncu.py [--size 1024] [--levels a,b] [--ncu ncu]
                                              [--json out/bank_conflicts_ncu.json]
@@ -30,7 +33,7 @@ from typing import Any
 from gemmscope.kernels import registry
 from gemmscope.kernels.models import SIMT_LEVELS, model_for, totals
 from gemmscope.kernels.models.banks import PHASES_ONLY
-from gemmscope.kernels.models.level_model import NCU_METRICS
+from gemmscope.kernels.models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
 from gemmscope.kernels.models.ncu_compare import (
     NcuParseError,
     compare,
@@ -41,23 +44,38 @@ from gemmscope.kernels.models.ncu_compare import (
 LAUNCHER = Path(__file__).with_name("launch_one.py")
 
 
-def ncu_command(ncu: str, level_id: str, M: int, N: int, K: int) -> list[str]:
+def ncu_command(ncu: str, level_id: str, M: int, N: int, K: int, extra: bool = False
+                ) -> list[str]:
     kernel = registry.get(level_id).kernel
-    return [ncu, "--clock-control", "none", "--metrics", ",".join(NCU_METRICS.values()),
+    metrics = [*NCU_METRICS.values(), *(NCU_EXTRA_METRICS.values() if extra else ())]
+    return [ncu, "--clock-control", "none", "--metrics", ",".join(metrics),
             "--csv", "--page", "raw", "-k", f"regex:{kernel}", "-c", "1",
             sys.executable, str(LAUNCHER), level_id, str(M), str(N), str(K)]
 
 
-def profile(ncu: str, level_id: str, M: int, N: int, K: int, timeout_s: float
-            ) -> dict[str, Any]:
-    cmd = ncu_command(ncu, level_id, M, N, K)
+def profile(ncu: str, level_id: str, M: int, N: int, K: int, timeout_s: float,
+            extra: bool = True) -> dict[str, Any]:
+    """Run ncu once; with ``extra``, retry with the four core metrics alone if the run
+    with the extra ones gave no row (an unknown metric name, say)."""
+    out = _profile_once(ncu, level_id, M, N, K, timeout_s, extra)
+    if extra and "row" not in out:
+        retry = _profile_once(ncu, level_id, M, N, K, timeout_s, False)
+        retry["first_try"] = {k: v for k, v in out.items() if k != "row"}
+        return retry
+    return out
+
+
+def _profile_once(ncu: str, level_id: str, M: int, N: int, K: int, timeout_s: float,
+                  extra: bool) -> dict[str, Any]:
+    cmd = ncu_command(ncu, level_id, M, N, K, extra)
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return {"command": cmd, "error": f"ncu ran past {timeout_s} s"}
     out: dict[str, Any] = {"command": cmd, "returncode": proc.returncode,
-                           "seconds": round(time.perf_counter() - t0, 1)}
+                           "seconds": round(time.perf_counter() - t0, 1),
+                           "extra_metrics": extra, "stderr_tail": proc.stderr[-2000:]}
     try:
         rows = parse_raw_csv(proc.stdout)
     except NcuParseError as exc:
@@ -66,8 +84,8 @@ def profile(ncu: str, level_id: str, M: int, N: int, K: int, timeout_s: float
     if not rows:
         out.setdefault("error", "ncu profiled no kernel")
         out["stdout_tail"] = proc.stdout[-2000:]
-        out["stderr_tail"] = proc.stderr[-2000:]
         return out
+    out.pop("error", None)
     out["kernel"] = rows[0].kernel
     out["measured"] = rows[0].values
     out["units"] = rows[0].units
@@ -83,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ncu", default="ncu", help="the ncu executable")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per level")
     ap.add_argument("--json", default="out/bank_conflicts_ncu.json", help="where to write")
+    ap.add_argument("--core-only", action="store_true",
+                    help="ask only for the four bank-conflict and wavefront metrics")
     args = ap.parse_args(argv)
     if shutil.which(args.ncu) is None:
         print(f"ncu not found ({args.ncu!r}); pass --ncu /path/to/ncu", file=sys.stderr)
@@ -90,11 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     M = N = K = args.size
     rows = []
     report: dict[str, Any] = {"M": M, "N": N, "K": K, "metrics": list(NCU_METRICS.values()),
+                              "extra_metrics": list(NCU_EXTRA_METRICS.values()),
                               "levels": {}}
     for level_id in [s.strip() for s in args.levels.split(",") if s.strip()]:
         model = totals(level_id, M, N, K)
         phases_only = model_for(level_id).totals(M, N, K, PHASES_ONLY)
-        prof = profile(args.ncu, level_id, M, N, K, args.timeout)
+        prof = profile(args.ncu, level_id, M, N, K, args.timeout, not args.core_only)
         cmp_rows = compare(model, prof.pop("row", None), phases_only)
         rows += cmp_rows
         report["levels"][level_id] = {**prof, "model": model.as_dict(),

@@ -90,6 +90,8 @@ def test_script_builds_the_documented_ncu_command():
     assert cmd[cmd.index("-k") + 1] == "regex:sgemm_smem_tiled"
     assert cmd[cmd.index("--page") + 1] == "raw" and "--csv" in cmd
     assert cmd[-4:] == ["smem_tiled", "1024", "1024", "1024"]
+    extra = script.ncu_command("ncu", "cp_async", 64, 64, 64, extra=True)
+    assert "smsp__inst_executed_op_ldgsts.sum" in extra[extra.index("--metrics") + 1]
 
 
 def test_script_end_to_end_with_a_fake_ncu(tmp_path):
@@ -106,3 +108,36 @@ def test_script_end_to_end_with_a_fake_ncu(tmp_path):
     cmp = data["levels"]["register_2d"]["comparison"]
     assert cmp[0]["measured"] == 4194304
     assert cmp[0]["model"] == totals("register_2d", 1024, 1024, 1024).ld.conflicts
+
+
+def test_extra_metrics_rows_appear_only_when_reported():
+    from gemmscope.kernels.models.level_model import NCU_EXTRA_METRICS
+
+    ld_i = NCU_EXTRA_METRICS["ld_instructions"]
+    sample = FORMAT_SAMPLE.replace(f'"{ST_W}"', f'"{ST_W}","{ld_i}"').replace(
+        '"","","",""\n', '"","","","",""\n').replace('"n/a"\n', '"n/a","2,097,152"\n')
+    row = parse_raw_csv(sample)[0]
+    assert row.values[ld_i] == 2097152
+    model = model_for("register_2d", BRIEF_128).totals(1024, 1024, 1024)
+    rows = compare(model, row)
+    assert [r.label for r in rows][-1] == "ld instructions"
+    assert rows[-1].model == model.ld.instructions == 2097152 and rows[-1].diff_pct == 0.0
+    assert len(compare(model, parse_raw_csv(FORMAT_SAMPLE)[0])) == 4
+
+
+def test_script_retries_without_the_extra_metrics(tmp_path):
+    fake = tmp_path / "ncu"
+    # a profiler that rejects the extra metric names, as an older ncu might
+    fake.write_text("#!/bin/sh\ncase \"$*\" in *smsp__*) echo '==ERROR== Failed to find "
+                    "metric' >&2; exit 1;; esac\ncat <<'END'\n" + FORMAT_SAMPLE + "END\n",
+                    encoding="utf-8")
+    fake.chmod(0o755)
+    out = tmp_path / "r.json"
+    script = Path(__file__).parents[1] / "benchmarks" / "bank_conflicts_ncu.py"
+    proc = subprocess.run([sys.executable, str(script), "--ncu", str(fake), "--levels",
+                           "register_2d", "--json", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    entry = json.loads(out.read_text())["levels"]["register_2d"]
+    assert entry["extra_metrics"] is False
+    assert "Failed to find metric" in entry["first_try"]["stderr_tail"]
+    assert entry["comparison"][0]["measured"] == 4194304

@@ -126,6 +126,16 @@ NCU_METRICS = {
     "ld_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "st_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
 }
+# asked for too where the profiler knows them: warp-level instruction counts, which check
+# the modelled instruction stream itself, and cp.async's shared side (names less certain;
+# an unknown metric reads n/a, and the ncu script retries without these on failure)
+NCU_EXTRA_METRICS = {
+    "ld_instructions": "smsp__inst_executed_op_shared_ld.sum",
+    "st_instructions": "smsp__inst_executed_op_shared_st.sum",
+    "cp_instructions": "smsp__inst_executed_op_ldgsts.sum",
+    "cp_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
+    "cp_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,12 +154,20 @@ class SharedTotals:
     vector_path: bool = True  # the kernel's VEC instantiation (K, N multiples of its width)
     caveat: str = ""  # what the model does not cover for this shape, if anything
 
-    def metrics(self) -> dict[str, int]:
-        """The model's value of each ncu metric name."""
-        return {NCU_METRICS["ld_conflicts"]: self.ld.conflicts,
-                NCU_METRICS["st_conflicts"]: self.st.conflicts,
-                NCU_METRICS["ld_wavefronts"]: self.ld.wavefronts,
-                NCU_METRICS["st_wavefronts"]: self.st.wavefronts}
+    def metrics(self, extra: bool = False) -> dict[str, int]:
+        """The model's value of each ncu metric name (and of the extra ones if asked)."""
+        out = {NCU_METRICS["ld_conflicts"]: self.ld.conflicts,
+               NCU_METRICS["st_conflicts"]: self.st.conflicts,
+               NCU_METRICS["ld_wavefronts"]: self.ld.wavefronts,
+               NCU_METRICS["st_wavefronts"]: self.st.wavefronts}
+        if extra:
+            x = NCU_EXTRA_METRICS
+            out |= {x["ld_instructions"]: self.ld.instructions,
+                    x["st_instructions"]: self.st.instructions,
+                    x["cp_instructions"]: self.cp_async.instructions,
+                    x["cp_wavefronts"]: self.cp_async.wavefronts,
+                    x["cp_conflicts"]: self.cp_async.conflicts}
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"level": self.level, "M": self.M, "N": self.N, "K": self.K,

@@ -14,13 +14,18 @@ import io
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gemmscope.kernels.models.level_model import NCU_METRICS, SharedTotals
+from gemmscope.kernels.models.level_model import NCU_EXTRA_METRICS, NCU_METRICS, SharedTotals
 
 METRIC_LABELS = {
     NCU_METRICS["ld_conflicts"]: "ld bank conflicts",
     NCU_METRICS["st_conflicts"]: "st bank conflicts",
     NCU_METRICS["ld_wavefronts"]: "ld wavefronts",
     NCU_METRICS["st_wavefronts"]: "st wavefronts",
+    NCU_EXTRA_METRICS["ld_instructions"]: "ld instructions",
+    NCU_EXTRA_METRICS["st_instructions"]: "st instructions",
+    NCU_EXTRA_METRICS["cp_instructions"]: "cp.async instr.",
+    NCU_EXTRA_METRICS["cp_wavefronts"]: "cp.async wavefr.",
+    NCU_EXTRA_METRICS["cp_conflicts"]: "cp.async conflicts",
 }
 
 
@@ -97,9 +102,13 @@ def diff_pct(model: float, measured: float | None) -> float | None:
 
 def compare(totals: SharedTotals, measured: NcuKernelRow | None,
             phases_only: SharedTotals | None = None) -> list[ComparisonRow]:
-    alt = {} if phases_only is None else phases_only.metrics()
+    """One row per core metric, plus one per extra metric the profiler reported."""
+    alt = {} if phases_only is None else phases_only.metrics(extra=True)
     out = []
-    for metric, value in totals.metrics().items():
+    for metric, value in totals.metrics(extra=True).items():
+        if metric not in NCU_METRICS.values() and (measured is None
+                                                    or metric not in measured.values):
+            continue
         got = None if measured is None else measured.values.get(metric)
         out.append(ComparisonRow(totals.level, metric, METRIC_LABELS[metric], value, got,
                                  diff_pct(value, got), alt.get(metric)))
