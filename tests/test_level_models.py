@@ -232,3 +232,11 @@ def test_cp_async_a_copies_follow_the_source_mapping():
     assert r[0] == 4 and c[0] == 8
     rep = m.shared_accesses(1, 0)[0].banks()
     assert (rep.wavefronts, rep.conflicts) == (1, 0)  # 4 rows x 8 k: 32 distinct banks
+
+
+def test_command_line_table(capsys):
+    from gemmscope.kernels.models.__main__ import main
+
+    assert main(["256", "256", "256", "--levels", "smem_tiled,wmma"]) == 0
+    out = capsys.readouterr().out
+    assert "smem_tiled" in out and "wmma" in out and "ld wavefr" in out
