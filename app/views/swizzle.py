@@ -41,6 +41,7 @@ class SwizzleCanvas(AnimatedCanvas):
         self.elem_bytes = 2
         self.row_elems = 64
         self.rows = 16
+        self.pad_elems = 0  # padding after each row, in elements ("after" layout only)
         self.pattern = Pattern.LDMATRIX
         self.access_bytes = 16
         self.expression_text = ""
@@ -93,7 +94,8 @@ class SwizzleCanvas(AnimatedCanvas):
                 expr = self._expr  # keep the last good one
         self._expr = expr
         self.before = TileLayout(self.row_elems, self.elem_bytes)
-        self.after = TileLayout(self.row_elems, self.elem_bytes, swizzle=self.swizzle,
+        self.after = TileLayout(self.row_elems, self.elem_bytes, self.pad_elems,
+                                swizzle=self.swizzle,
                                 unit=self.unit, column_map=expr)
         problem = self.after.permutation_problem(self.rows)
         if problem and self.error is None:
@@ -143,6 +145,8 @@ class SwizzleCanvas(AnimatedCanvas):
     def draw_header(self, painter: QPainter) -> None:
         mapping = (f"col → {self.expression_text}" if self._expr is not None else
                    f"{self.swizzle} on {self.unit.value} offsets")
+        if self.pad_elems:
+            mapping += f", rows padded by {self.pad_elems}"
         self.draw_text(painter, QRectF(10, 4, self.width() - 20, 22),
                        f"{mapping}; {self.elem_bytes}-byte elements, rows of "
                        f"{self.row_elems} ({self.row_elems * self.elem_bytes} bytes); pattern "
@@ -231,6 +235,8 @@ class SwizzleView(ViewPanel):
         self.width_box = QSpinBox()
         self.width_box.setRange(4, 256)
         self.width_box.setValue(64)
+        self.pad_box = QSpinBox()
+        self.pad_box.setRange(0, 16)
         self.rows_box = _combo([(str(n), n) for n in (8, 16, 32)], 16)
         self.pattern_box = _combo([(p.value, p.value) for p in Pattern], "ldmatrix")
         self.access_box = _combo([(f"{n} B/lane", n) for n in (4, 8, 16)], 16)
@@ -238,11 +244,12 @@ class SwizzleView(ViewPanel):
         self.expr_edit.setPlaceholderText("own column expression, e.g. col ^ ((row % 8) * 8)")
         for w in (QLabel("Swizzle B,M,S"), self.b_box, self.m_box, self.s_box,
                   QLabel("on"), self.unit_box, QLabel("element"), self.elem_box,
-                  QLabel("row"), self.width_box, QLabel("rows"), self.rows_box,
+                  QLabel("row"), self.width_box, QLabel("+ pad"), self.pad_box,
+                  QLabel("rows"), self.rows_box,
                   QLabel("pattern"), self.pattern_box, self.access_box):
             self.options.addWidget(w)
         self.layout().insertWidget(1, self.expr_edit)
-        for box in (self.b_box, self.m_box, self.s_box, self.width_box):
+        for box in (self.b_box, self.m_box, self.s_box, self.width_box, self.pad_box):
             box.valueChanged.connect(self._apply)
         for combo in (self.unit_box, self.elem_box, self.rows_box, self.pattern_box,
                       self.access_box):
@@ -272,6 +279,7 @@ class SwizzleView(ViewPanel):
         c.unit = SwizzleUnit(self.unit_box.currentData())
         c.elem_bytes = self.elem_box.currentData()
         c.row_elems = self.width_box.value()
+        c.pad_elems = self.pad_box.value()
         c.rows = self.rows_box.currentData()
         c.pattern = Pattern(self.pattern_box.currentData())
         c.access_bytes = self.access_box.currentData()

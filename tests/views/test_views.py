@@ -300,3 +300,22 @@ def test_a_level_without_a_model_keeps_the_picture(qtbot, view_id):
     assert "no access model" in view.message.text()
     assert view.canvas.level_id == "register_2d"
     assert not view.grab().isNull()
+
+
+def test_swizzle_explorer_padding_fixes_a_column_read(qtbot, make):
+    view = make(SwizzleView, "register_2d")
+    c = view.explorer
+    view.elem_box.setCurrentIndex(2)  # 4-byte elements
+    view.width_box.setValue(32)
+    view.rows_box.setCurrentIndex(2)  # 32 rows
+    view.pattern_box.setCurrentIndex(view.pattern_box.findData("column"))
+    view.access_box.setCurrentIndex(view.access_box.findData(4))
+    view.b_box.setValue(0)
+    assert c.access[AFTER].report.n_way == 32
+    view.pad_box.setValue(1)
+    assert c.conflict_free(AFTER) and not c.conflict_free(BEFORE)
+    # the "after" picture puts element (r, 0) of a padded row in bank r
+    for r in (1, 7, 30):
+        assert c.after.bank(r, 0) == r
+        assert same(pixel(c, inside(c.cell_rect(AFTER, r, 20))),
+                    THEME.bank(int(c.after.bank(r, 20))))
