@@ -319,3 +319,18 @@ def test_swizzle_explorer_padding_fixes_a_column_read(qtbot, make):
         assert c.after.bank(r, 0) == r
         assert same(pixel(c, inside(c.cell_rect(AFTER, r, 20))),
                     THEME.bank(int(c.after.bank(r, 20))))
+
+
+def test_views_register_with_the_main_windows_registry(monkeypatch):
+    import sys
+    import types
+
+    from gemmscope.app import views
+
+    got = {}
+    fake = types.ModuleType("gemmscope.app.view_registry")
+    fake.register_view = lambda name, title, factory: got.__setitem__(name, (title, factory))
+    monkeypatch.setitem(sys.modules, "gemmscope.app.view_registry", fake)
+    assert views.register_all()
+    assert set(got) == {"tiling", "banks", "swizzle", "coalescing"}
+    assert all(callable(f) for _, f in got.values())
