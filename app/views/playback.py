@@ -262,3 +262,13 @@ class ViewPanel(QWidget):
 
     def set_animated(self, on: bool) -> None:
         self.canvas.set_animated(on)
+
+    def apply_theme(self, theme: object) -> None:
+        """The main window's theme (normal or presentation): the canvas takes its font
+        size, so the picture's numbers stay readable on stage. Colours stay ours."""
+        pt = getattr(theme, "font_pt", None)
+        if isinstance(pt, int) and pt > 0:
+            font = self.canvas.font()
+            font.setPointSize(pt)
+            self.canvas.setFont(font)
+            self.canvas.update()

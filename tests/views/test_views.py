@@ -334,3 +334,12 @@ def test_views_register_with_the_main_windows_registry(monkeypatch):
     assert views.register_all()
     assert set(got) == {"tiling", "banks", "swizzle", "coalescing"}
     assert all(callable(f) for _, f in got.values())
+
+
+def test_presentation_theme_enlarges_the_canvas_text(qtbot, make):
+    from types import SimpleNamespace
+
+    view = make(BanksView, "register_2d")
+    view.apply_theme(SimpleNamespace(font_pt=20))
+    assert view.canvas.font().pointSize() == 20
+    assert not view.grab().isNull()
