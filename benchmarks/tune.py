@@ -39,9 +39,10 @@ B256T = dict(BN=256, WM=64, WN=64, WMITER=4, WNITER=2)      # 16x8 per thread
 M256 = dict(BM=256, WM=64, WN=64, WMITER=4, WNITER=2)
 BEST = dict(BN=256, WM=64, WN=64, WMITER=4, WNITER=2, BK=16, STAGES=3)
 VARIANTS = {
-    "cp_async": [{**BEST, "STAGES": 4}, {**BEST, "SWZ": 1}, {**BEST, "WM": 128, "WN": 32},
-                 {**BEST, "BK": 8, "STAGES": 4}],
-    "wmma": [dict(BK=64, WM=32, WN=64, STAGES=4), dict(BK=32, STAGES=4, BN=128, WM=32, WN=64)],
+    "cp_async": [{**BEST, "STAGES": 4}, {**BEST, "SWZ": 4}, {**BEST, "STAGES": 4, "SWZ": 4},
+                 {**BEST, "BK": 8, "STAGES": 4}, {**BEST, "BK": 8, "STAGES": 6},
+                 {**BEST, "STAGES": 2}, {**BEST, "WM": 128, "WN": 32},
+                 dict(BK=16, STAGES=3, MINB=2), dict(BK=8, STAGES=4, MINB=2)],
 }
 
 

@@ -1,7 +1,9 @@
 // Level "cp_async": warp_tiling.cu's math fed by a multi-stage cp.async pipeline.
 // Global -> shared copies go through cp.async (no register staging, no thread waits on a
-// load), into a ring of STAGES shared buffers: STAGES-1 K tiles are in flight while one
-// is computed. A is copied element by element (4-byte cp.async) into its transposed,
+// load), into a ring of STAGES shared buffers: up to STAGES-1 K tiles are in flight while
+// one is computed. The fragments of the next k step are loaded while the current one is
+// computed, across tile boundaries too: the one barrier per tile sits before the tile's
+// last step, so the first shared loads of the next tile overlap that step's FMAs. A is copied element by element (4-byte cp.async) into its transposed,
 // padded layout: lanes of a warp cover 4 rows x 8 k, which lands on 32 distinct banks.
 // (BK must be a multiple of 8.)
 // B rows go as 16-byte copies on the VEC path. Out-of-range elements are zero-filled by
@@ -9,7 +11,7 @@
 #include "common.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN,
-          int STAGES, int MINB, int SWZ, int PF, bool VEC>
+          int STAGES, int MINB, int SWZ, bool VEC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 sgemm_cp_async(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                float* __restrict__ C) {
@@ -69,21 +71,40 @@ sgemm_cp_async(int M, int N, int K, const float* __restrict__ A, const float* __
     };
 
     float acc[WMITER * TM][WNITER * TN] = {};
+    float rm[2][WMITER * TM], rn[2][WNITER * TN];  // fragments of step k and k+1
     const int tiles = GS_CEIL_DIV(K, BK);
 #pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
+    for (int s = 0; s < STAGES; ++s) {
         if (s < tiles) issue_tile(s * BK, s);
         gs_cp_async_commit();  // one group per stage, empty or not, keeps the count exact
     }
+    gs_cp_async_wait<STAGES - 1>();  // tile 0 has landed (this thread's copies)
+    __syncthreads();                 // ... and everyone's
+    gs_load_frags<LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(As, Bs, 0, m0, n0, rm[0], rn[0]);
     for (int t = 0; t < tiles; ++t) {
-        gs_cp_async_wait<STAGES - 2>();  // tile t has landed (this thread's copies)
-        __syncthreads();                 // ... and everyone's; stage (t-1) is free again
-        const int next = t + STAGES - 1;
-        if (next < tiles) issue_tile(next * BK, next % STAGES);
-        gs_cp_async_commit();
         const int s = t % STAGES;
-        gs_warp_tile_mma<BK, LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN, (PF != 0)>(
-            As + s * BK * LDA, Bs + s * BK * BN, m0, n0, acc);
+        const float* as = As + s * BK * LDA;
+        const float* bs = Bs + s * BK * BN;
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            if (k + 1 < BK) {
+                gs_load_frags<LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(
+                    as, bs, k + 1, m0, n0, rm[(k + 1) & 1], rn[(k + 1) & 1]);
+            } else if (t + 1 < tiles) {
+                // Last step of the tile: its fragments are already in registers, so after
+                // this barrier nobody reads stage s again. Refill it with tile t+STAGES, and
+                // fetch the first fragments of tile t+1 while this step's FMAs run.
+                gs_cp_async_wait<STAGES - 2>();  // tile t+1 has landed
+                __syncthreads();
+                if (t + STAGES < tiles) issue_tile((t + STAGES) * BK, s);
+                gs_cp_async_commit();
+                const int s1 = (t + 1) % STAGES;
+                gs_load_frags<LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(
+                    As + s1 * BK * LDA, Bs + s1 * BK * BN, 0, m0, n0, rm[(k + 1) & 1],
+                    rn[(k + 1) & 1]);
+            }
+            gs_outer_product(rm[k & 1], rn[k & 1], acc);
+        }
     }
     gs_warp_tile_store<VEC, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(C, M, N, block_row + m0,
                                                                  block_col + n0, acc);
