@@ -38,11 +38,11 @@ B256 = dict(BN=256, WM=64, WN=64, WMITER=2, WNITER=4)       # 8x16 per thread
 B256T = dict(BN=256, WM=64, WN=64, WMITER=4, WNITER=2)      # 16x8 per thread
 M256 = dict(BM=256, WM=64, WN=64, WMITER=4, WNITER=2)
 BEST = dict(BN=256, WM=64, WN=64, WMITER=4, WNITER=2, BK=16, STAGES=3)
+T128 = dict(BN=128, WM=32, WN=64, WMITER=2, WNITER=2, MINB=2)  # 8x8 per thread, 2 blocks/SM
 VARIANTS = {
-    "cp_async": [{**BEST, "STAGES": 4}, {**BEST, "SWZ": 4}, {**BEST, "STAGES": 4, "SWZ": 4},
-                 {**BEST, "BK": 8, "STAGES": 4}, {**BEST, "BK": 8, "STAGES": 6},
-                 {**BEST, "STAGES": 2}, {**BEST, "WM": 128, "WN": 32},
-                 dict(BK=16, STAGES=3, MINB=2), dict(BK=8, STAGES=4, MINB=2)],
+    "cp_async": [{**T128, "BK": 16, "STAGES": 3}, {**T128, "BK": 16, "STAGES": 3, "SWZ": 4},
+                 {**T128, "BK": 8, "STAGES": 4}, {**T128, "BK": 16, "STAGES": 2},
+                 {**BEST, "SWZ": 4}, {**BEST, "SWZ": 8}, {**BEST, "SWZ": 2}],
 }
 
 
