@@ -40,9 +40,9 @@ M256 = dict(BM=256, WM=64, WN=64, WMITER=4, WNITER=2)
 BEST = dict(BN=256, WM=64, WN=64, WMITER=4, WNITER=2, BK=16, STAGES=3)
 T128 = dict(BN=128, WM=32, WN=64, WMITER=2, WNITER=2, MINB=2)  # 8x8 per thread, 2 blocks/SM
 VARIANTS = {
-    "cp_async": [{**T128, "BK": 16, "STAGES": 3}, {**T128, "BK": 16, "STAGES": 3, "SWZ": 4},
-                 {**T128, "BK": 8, "STAGES": 4}, {**T128, "BK": 16, "STAGES": 2},
-                 {**BEST, "SWZ": 4}, {**BEST, "SWZ": 8}, {**BEST, "SWZ": 2}],
+    "cp_async": [{**BEST, "SWZ": 4}, {**BEST, "SWZ": 1, "STAGES": 4}, {**BEST, "SWZ": 4, "STAGES": 4},
+                 {**BEST, "SWZ": 4, "STAGES": 2}, {**BEST, "SWZ": 4, "BK": 8, "STAGES": 6},
+                 {**BEST, "SWZ": 4, "BK": 32, "STAGES": 2}],
 }
 
 

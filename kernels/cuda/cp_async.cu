@@ -21,11 +21,11 @@ sgemm_cp_async(int M, int N, int K, const float* __restrict__ A, const float* __
     constexpr int WARPS_N = BN / WN;
     constexpr int THREADS = (BM / WM) * WARPS_N * 32;
     constexpr int LDA = BM + 4;
-    constexpr int A_ELEMS = BM * BK / THREADS;      // 4-byte copies per thread
     constexpr int B_VECS = BK * BN / 4 / THREADS;   // 16-byte copies per thread (VEC)
-    static_assert(A_ELEMS * THREADS == BM * BK && B_VECS * THREADS * 4 == BK * BN, "loader");
+    static_assert(B_VECS * THREADS * 4 == BK * BN, "loader");
     static_assert(STAGES >= 2, "a pipeline needs two stages at least");
-    static_assert(BK % 8 == 0 && THREADS % 8 == 0 && BM % (THREADS / 8) == 0, "A copy mapping");
+    static_assert(BK % 8 == 0 && BM % (THREADS / 8) == 0 && THREADS % (BN / 4) == 0,
+                  "copy mappings");
 
     extern __shared__ __align__(16) float smem[];
     float* As = smem;                      // STAGES x BK x LDA
@@ -37,27 +37,36 @@ sgemm_cp_async(int M, int N, int K, const float* __restrict__ A, const float* __
     const int m0 = (warp / WARPS_N) * WM + (lane / LANE_COLS) * TM;
     const int n0 = (warp % WARPS_N) * WN + (lane % LANE_COLS) * TN;
 
+    // Copy addressing, set up once: one source pointer per operand advanced by k0, so the
+    // loop keeps few address registers live. A: a warp covers 4 rows x 8 consecutive k
+    // (whole 32-byte sectors), which land on 32 different banks of the transposed tile.
+    constexpr int A_ROWS = THREADS / 8, B_ROWS = THREADS / (BN / 4);
+    const float* a_src = A + (gs_index)(block_row + tid / 8) * K + tid % 8;
+    const gs_index a_step = (gs_index)A_ROWS * K;
+    const int a_rows_left = M - block_row - tid / 8, a_k = tid % 8;
+    const int a_dst = (tid % 8) * LDA + tid / 8;
+    const int b_row = tid / (BN / 4), b_col = (tid % (BN / 4)) * 4;
+    const float* b_src = B + (gs_index)b_row * N + block_col + b_col;
+    const bool b_col_ok = block_col + b_col < N;
+    const int b_dst = b_row * BN + b_col;
+
     auto issue_tile = [&](int k0, int s) {
-        float* as = As + s * BK * LDA;
+        float* as = As + s * BK * LDA + a_dst;
         float* bs = Bs + s * BK * BN;
 #pragma unroll
-        for (int p = 0; p < A_ELEMS; ++p) {
-            // a warp covers 4 rows x 8 consecutive k: whole 32-byte sectors in global
-            // memory, and banks (4 * k + row) % 32 all different in the transposed tile
-            constexpr int ROWS = THREADS / 8;  // rows one pass covers
-            const int r = tid / 8 + (p % (BM / ROWS)) * ROWS;
-            const int c = (p / (BM / ROWS)) * 8 + tid % 8;
-            const int gr = block_row + r, gc = k0 + c;
-            const bool ok = gr < M && gc < K;
-            gs_cp_async4(&as[c * LDA + r], ok ? &A[(gs_index)gr * K + gc] : A, ok);
-        }
+        for (int h = 0; h < BK / 8; ++h)
+#pragma unroll
+            for (int j = 0; j < BM / A_ROWS; ++j) {
+                const bool ok = j * A_ROWS < a_rows_left && k0 + 8 * h + a_k < K;
+                gs_cp_async4(as + 8 * h * LDA + j * A_ROWS, ok ? a_src + j * a_step + k0 + 8 * h : A,
+                             ok);
+            }
         if (VEC) {
 #pragma unroll
             for (int p = 0; p < B_VECS; ++p) {
-                const int e = tid + p * THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;
-                const int gr = k0 + r, gc = block_col + c;
-                const bool ok = gr < K && gc < N;
-                gs_cp_async16(&bs[r * BN + c], ok ? &B[(gs_index)gr * N + gc] : B, ok);
+                const bool ok = k0 + b_row + p * B_ROWS < K && b_col_ok;
+                gs_cp_async16(bs + b_dst + p * B_ROWS * BN,
+                              ok ? b_src + (gs_index)(k0 + p * B_ROWS) * N : B, ok);
             }
         } else {
 #pragma unroll
