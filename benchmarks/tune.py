@@ -34,14 +34,15 @@ def warp_variant(level: registry.Level, **p: int) -> registry.Level:
                                tile=(params["BM"], params["BN"]))
 
 
-B256 = dict(BN=256, WM=64, WN=64, WMITER=2, WNITER=4)       # 8x16 per thread
-B256T = dict(BN=256, WM=64, WN=64, WMITER=4, WNITER=2)      # 16x8 per thread
-M256 = dict(BM=256, WM=64, WN=64, WMITER=4, WNITER=2)
-BEST = dict(BN=256, WM=64, WN=64, WMITER=4, WNITER=2, BK=16, STAGES=3)
+# Variants around the registry's choices (the history of all rounds: docs/perf-notes.md).
+B256T = dict(BN=256, WM=64, WN=64, WMITER=4, WNITER=2)  # 128x256 tile, 16x8 per thread
+T128 = dict(BN=128, WM=32, WN=64, WMITER=2, WNITER=2, MINB=2)  # 8x8 per thread, 2 blocks/SM
 VARIANTS = {
-    "cp_async": [{**BEST, "STAGES": 4}, {**BEST, "SWZ": 1}, {**BEST, "WM": 128, "WN": 32},
-                 {**BEST, "BK": 8, "STAGES": 4}],
-    "wmma": [dict(BK=64, WM=32, WN=64, STAGES=4), dict(BK=32, STAGES=4, BN=128, WM=32, WN=64)],
+    "warp_tiling": [dict(BN=128, WM=32, WN=64, WMITER=2, WNITER=2, MINB=2),
+                    dict(BN=256, WM=64, WN=64, WMITER=2, WNITER=4)],
+    "cp_async": [{"SWZ": 4}, {"STAGES": 4}, {"STAGES": 2}, {"BK": 8, "STAGES": 6},
+                 {"BK": 32, "STAGES": 2}, {**T128, "BK": 16, "STAGES": 3}],
+    "wmma": [{"BK": 32}, {"STAGES": 2}, {"STAGES": 4}, dict(BN=256, WM=64, WN=64)],
 }
 
 

@@ -169,7 +169,7 @@ LEVELS: tuple[Level, ...] = (
         follows="CUTLASS multistage mainloop; NVIDIA Ampere cp.async guide",
         source="cp_async.cu", kernel="sgemm_cp_async",
         params={"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
-                "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "SWZ": 4, "PF": 0},
+                "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "SWZ": 1},
         threads=(256, 1), tile=(128, 256), vector=4,
         dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
         notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py): 2, 3 or 4 stages at BK=16 "

@@ -65,44 +65,55 @@ __device__ __forceinline__ void gs_store4(float* __restrict__ C, int M, int N, i
     }
 }
 
-// The math of one BK-deep tile for a warp-tiled thread (warp_tiling.cu, cp_async.cu).
-// As is transposed (As[k * LDA + m]), Bs row-major (Bs[k * BN + n]). The thread's outputs
-// are WMITER x WNITER pieces of TM x TN; piece (im, jn) starts at row m0 + im*WSUBM and
-// column n0 + jn*WSUBN of the block tile. All shared reads are 128-bit. With PF the
-// fragments of step k+1 are loaded into a second register set while step k is computed.
+// Fragments of a warp-tiled thread (warp_tiling.cu, cp_async.cu). As is transposed
+// (As[k * LDA + m]), Bs row-major (Bs[k * BN + n]). The thread's outputs are
+// WMITER x WNITER pieces of TM x TN; piece (im, jn) starts at row m0 + im*WSUBM and column
+// n0 + jn*WSUBN of the block tile. All shared reads are 128-bit.
+template <int LDA, int BN, int WMITER, int WNITER, int WSUBM, int WSUBN, int TM, int TN>
+__device__ __forceinline__ void gs_load_frags(const float* __restrict__ As,
+                                              const float* __restrict__ Bs, int k, int m0, int n0,
+                                              float (&rm)[WMITER * TM], float (&rn)[WNITER * TN]) {
+#pragma unroll
+    for (int im = 0; im < WMITER; ++im)
+#pragma unroll
+        for (int i = 0; i < TM; i += 4)
+            *reinterpret_cast<float4*>(&rm[im * TM + i]) =
+                *reinterpret_cast<const float4*>(&As[k * LDA + m0 + im * WSUBM + i]);
+#pragma unroll
+    for (int jn = 0; jn < WNITER; ++jn)
+#pragma unroll
+        for (int j = 0; j < TN; j += 4)
+            *reinterpret_cast<float4*>(&rn[jn * TN + j]) =
+                *reinterpret_cast<const float4*>(&Bs[k * BN + n0 + jn * WSUBN + j]);
+}
+
+// acc += rm (column) x rn (row): the thread's whole tile, one k step.
+template <int MI, int NJ>
+__device__ __forceinline__ void gs_outer_product(const float (&rm)[MI], const float (&rn)[NJ],
+                                                 float (&acc)[MI][NJ]) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NJ; ++j) acc[i][j] += rm[i] * rn[j];
+}
+
+// The math of one BK-deep tile. With PF the fragments of step k+1 are loaded into a
+// second register set while step k is computed.
 template <int BK, int LDA, int BN, int WMITER, int WNITER, int WSUBM, int WSUBN, int TM, int TN,
           bool PF = false>
 __device__ __forceinline__ void gs_warp_tile_mma(const float* __restrict__ As,
                                                  const float* __restrict__ Bs, int m0, int n0,
                                                  float (&acc)[WMITER * TM][WNITER * TN]) {
     float rm[PF ? 2 : 1][WMITER * TM], rn[PF ? 2 : 1][WNITER * TN];
-    auto load = [&](int k, int buf) {
-#pragma unroll
-        for (int im = 0; im < WMITER; ++im)
-#pragma unroll
-            for (int i = 0; i < TM; i += 4)
-                *reinterpret_cast<float4*>(&rm[buf][im * TM + i]) =
-                    *reinterpret_cast<const float4*>(&As[k * LDA + m0 + im * WSUBM + i]);
-#pragma unroll
-        for (int jn = 0; jn < WNITER; ++jn)
-#pragma unroll
-            for (int j = 0; j < TN; j += 4)
-                *reinterpret_cast<float4*>(&rn[buf][jn * TN + j]) =
-                    *reinterpret_cast<const float4*>(&Bs[k * BN + n0 + jn * WSUBN + j]);
-    };
-    if (PF) load(0, 0);
+    if (PF) gs_load_frags<LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(As, Bs, 0, m0, n0,
+                                                                          rm[0], rn[0]);
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
         const int buf = PF ? (k & 1) : 0;
-        if (PF) {
-            if (k + 1 < BK) load(k + 1, buf ^ 1);
-        } else {
-            load(k, 0);
-        }
-#pragma unroll
-        for (int i = 0; i < WMITER * TM; ++i)
-#pragma unroll
-            for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += rm[buf][i] * rn[buf][j];
+        if (!PF || k + 1 < BK)
+            gs_load_frags<LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(
+                As, Bs, PF ? k + 1 : k, m0, n0, rm[PF ? buf ^ 1 : 0], rn[PF ? buf ^ 1 : 0]);
+        gs_outer_product(rm[buf], rn[buf], acc);
     }
 }
 

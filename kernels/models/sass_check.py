@@ -1,11 +1,11 @@
 """Cross-check of a model's shared-memory instructions against the compiled kernel.
 
 Compiles a level offline (NVRTC through cuda-bindings, no GPU) for sm_90, disassembles it
-with nvdisasm and counts the shared-memory load instructions by kind (LDS, LDS.64,
-LDS.128, LDSM). The K loop of every level appears once in the SASS (fully unrolled
-inside, not duplicated), so those static counts must equal the model's loads per warp
-per K step. Stores are also counted but only reported: prologues (the first tile of a
-double buffer or a cp.async ring) duplicate them.
+with nvdisasm, finds the K loop (the loop with the most shared loads) and counts its
+shared-memory instructions by kind (LDS, LDS.64, LDS.128, LDSM, STS..., LDGSTS). The loop
+body is one K step, fully unrolled inside, so those counts must equal the model's per warp
+per K step; prologues (the first tile of a double buffer, the first stages of a cp.async
+ring, a peeled first k) sit outside the loop.
 
 Optional tools: the ``nvrtc`` extra (cuda-bindings, nvidia-cuda-nvrtc, headers) and
 nvdisasm (the nvidia-cuda-nvdisasm wheel, or on PATH). :func:`tools_missing` says which
@@ -125,6 +125,29 @@ def compile_sass(level_id: str, src_dir: Path, arch: str = "sm_90") -> str:
     return out.stdout
 
 
+_LABEL = re.compile(r"^(\.L_x_\d+):", re.M)
+_BRANCH = re.compile(r"BRA\s+`?\(?(\.L_x_\d+)\)?")
+
+
+def main_loop(sass: str) -> str:
+    """The body of the loop with the most shared loads (the K loop): the text from a
+    label to the last backward branch to it. The compiler may rotate that loop (issue the
+    first k of the next tile at the bottom, with a peeled copy before the loop), so the
+    body, not the whole kernel, holds one K step's instructions. The whole text when
+    there is no loop."""
+    labels = {m.group(1): m.start() for m in _LABEL.finditer(sass)}
+    best, best_loads = sass, -1
+    for m in _BRANCH.finditer(sass):
+        start = labels.get(m.group(1))
+        if start is None or start > m.start():
+            continue  # a forward branch
+        body = sass[start:m.end()]
+        loads = sum(v for k, v in sass_counts(body).items() if k.startswith("LDS"))
+        if loads > best_loads:
+            best, best_loads = body, loads
+    return best
+
+
 def sass_counts(sass: str) -> dict[str, int]:
     """Shared-memory instructions by kind; never-executed ones (@!PT) are left out."""
     counts: collections.Counter[str] = collections.Counter()
@@ -149,15 +172,14 @@ class SassComparison:
     model: dict[str, int]
 
     @property
-    def load_mismatches(self) -> dict[str, tuple[int, int]]:
-        """Load kinds whose SASS count differs from the model's (sass, model)."""
-        kinds = {k for k in (*self.sass, *self.model) if k.startswith("LDS")}
-        if "LDSM" in self.model:  # WMMA: scalar LDS outside the K loop are the epilogue's
-            kinds.discard("LDS")
+    def mismatches(self) -> dict[str, tuple[int, int]]:
+        """Shared instruction kinds whose count in the K loop differs from the model's
+        per-K-step count, as (sass, model)."""
+        kinds = set(self.sass) | set(self.model)
         return {k: (self.sass.get(k, 0), self.model.get(k, 0)) for k in sorted(kinds)
                 if self.sass.get(k, 0) != self.model.get(k, 0)}
 
 
 def compare_level(level_id: str, model: LevelModel, src_dir: Path) -> SassComparison:
-    return SassComparison(level_id, sass_counts(compile_sass(level_id, src_dir)),
+    return SassComparison(level_id, sass_counts(main_loop(compile_sass(level_id, src_dir))),
                           model_counts(model))
