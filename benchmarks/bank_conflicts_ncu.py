@@ -13,6 +13,7 @@ stream; if ncu rejects those names it retries with the four core metrics.
 
     python3 benchmarks/bank_conflicts_ncu.py [--size 1024] [--levels a,b] [--ncu ncu]
                                              [--json out/bank_conflicts_ncu.json]
+    python3 benchmarks/bank_conflicts_ncu.py --from-dir out   # CSVs of ncu_levels.sh
 
 Needs a GPU, CuPy and ncu (profiling counters allowed for the user). Imports no Qt.
 cp.async's shared writes are not STS: the model reports them apart (``cp_async`` in the
@@ -93,6 +94,22 @@ def _profile_once(ncu: str, level_id: str, M: int, N: int, K: int, timeout_s: fl
     return out
 
 
+def from_file(path: Path) -> dict[str, Any]:
+    """A profile read from a CSV that ncu wrote earlier (same layout as its stdout)."""
+    out: dict[str, Any] = {"file": str(path)}
+    try:
+        rows = parse_raw_csv(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, NcuParseError) as exc:
+        out["error"] = str(exc)
+        return out
+    if not rows:
+        out["error"] = "no profiled kernel in the file"
+        return out
+    out.update(kernel=rows[0].kernel, measured=rows[0].values, units=rows[0].units,
+               row=rows[0])
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", type=int, default=1024, help="M = N = K (default 1024)")
@@ -103,8 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default="out/bank_conflicts_ncu.json", help="where to write")
     ap.add_argument("--core-only", action="store_true",
                     help="ask only for the four bank-conflict and wavefront metrics")
+    ap.add_argument("--from-dir", default=None,
+                    help="do not run ncu: read DIR/ncu_<level>.csv, as written by "
+                         "benchmarks/ncu_levels.sh")
     args = ap.parse_args(argv)
-    if shutil.which(args.ncu) is None:
+    if args.from_dir is None and shutil.which(args.ncu) is None:
         print(f"ncu not found ({args.ncu!r}); pass --ncu /path/to/ncu", file=sys.stderr)
         return 2
     M = N = K = args.size
@@ -115,7 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     for level_id in [s.strip() for s in args.levels.split(",") if s.strip()]:
         model = totals(level_id, M, N, K)
         phases_only = model_for(level_id).totals(M, N, K, PHASES_ONLY)
-        prof = profile(args.ncu, level_id, M, N, K, args.timeout, not args.core_only)
+        if args.from_dir is not None:
+            prof = from_file(Path(args.from_dir) / f"ncu_{level_id}.csv")
+        else:
+            prof = profile(args.ncu, level_id, M, N, K, args.timeout, not args.core_only)
         cmp_rows = compare(model, prof.pop("row", None), phases_only)
         rows += cmp_rows
         report["levels"][level_id] = {**prof, "model": model.as_dict(),

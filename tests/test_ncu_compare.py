@@ -141,3 +141,20 @@ def test_script_retries_without_the_extra_metrics(tmp_path):
     assert entry["extra_metrics"] is False
     assert "Failed to find metric" in entry["first_try"]["stderr_tail"]
     assert entry["comparison"][0]["measured"] == 4194304
+
+
+def test_script_reads_csvs_written_earlier(tmp_path):
+    (tmp_path / "ncu_register_2d.csv").write_text(FORMAT_SAMPLE, encoding="utf-8")
+    (tmp_path / "ncu_smem_tiled.csv").write_text("==PROF== No kernels were profiled.\n",
+                                                 encoding="utf-8")
+    out = tmp_path / "r.json"
+    script = Path(__file__).parents[1] / "benchmarks" / "bank_conflicts_ncu.py"
+    proc = subprocess.run([sys.executable, str(script), "--from-dir", str(tmp_path),
+                           "--levels", "register_2d,smem_tiled,vectorized", "--json",
+                           str(out), "--ncu", "/nonexistent/ncu"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    levels = json.loads(out.read_text())["levels"]
+    assert levels["register_2d"]["comparison"][0]["measured"] == 4194304
+    assert "Kernel Name" in levels["smem_tiled"]["error"]
+    assert "error" in levels["vectorized"]  # no file
