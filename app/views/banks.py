@@ -22,7 +22,7 @@ from gemmscope.kernels.models.banks import (
     bank_cells,
     wavefront_index,
 )
-from gemmscope.kernels.models.level_model import LevelModel, WarpAccess
+from gemmscope.kernels.models.level_model import LevelModel, Op, WarpAccess
 from gemmscope.kernels.models.relayout import RelayoutError, relayout
 from gemmscope.kernels.models.swizzle import IDENTITY, Swizzle
 
@@ -132,7 +132,7 @@ class BanksCanvas(AnimatedCanvas):
         left = 40.0
         col_w = (self.width() - left - 10) / N_BANKS
         rows = self._rows()
-        avail = self.height() - 60 - 24 - 70
+        avail = self.height() - 74 - 24 - 70
         return left, col_w, max(10.0, min(28.0, avail / max(1, rows)))
 
     def _rows(self) -> int:
@@ -141,14 +141,14 @@ class BanksCanvas(AnimatedCanvas):
 
     def bank_header_rect(self, bank: int) -> QRectF:
         left, w, _ = self._grid()
-        return QRectF(left + bank * w, 56, w - 1, 22)
+        return QRectF(left + bank * w, 70, w - 1, 22)
 
     def cell_rect(self, phase: int, rank: int, bank: int) -> QRectF:
         left, w, h = self._grid()
         rep = self._report
         assert rep is not None
         row = wavefront_index(rep, phase, rank) + phase  # one blank row between phases
-        return QRectF(left + bank * w, 84 + row * h, w - 1, h - 1)
+        return QRectF(left + bank * w, 98 + row * h, w - 1, h - 1)
 
     def lane_rect(self, lane: int) -> QRectF:
         left, w, _ = self._grid()
@@ -181,6 +181,20 @@ class BanksCanvas(AnimatedCanvas):
         self.draw_text(painter, QRectF(10, 4, self.width() - 20, 22), head)
         self.draw_text(painter, QRectF(10, 26, self.width() - 20, 22), verdict,
                        "conflict" if rep.conflicts else "ok")
+        ld_wf, ld_cf = self.step_summary()
+        self.draw_text(painter, QRectF(10, 46, self.width() - 20, 20),
+                       f"all shared loads of this warp in this K step: {ld_wf} wavefronts, "
+                       f"{ld_cf} conflicts", "muted_text")
+
+    def step_summary(self) -> tuple[int, int]:
+        """(wavefronts, conflicts) of every shared load of the warp in this K step, under
+        the layout shown (padding and swizzle included)."""
+        wf = cf = 0
+        for acc in self.accesses:
+            if acc.op is Op.LOAD:
+                rep = acc.banks()
+                wf, cf = wf + rep.wavefronts, cf + rep.conflicts
+        return wf, cf
 
     def draw_bank_headers(self, painter: QPainter) -> None:
         if self._report is None:
