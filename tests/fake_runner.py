@@ -1,0 +1,79 @@
+"""A stand-in runner for tests: a real subprocess that speaks the protocol, no GPU.
+
+    python fake_runner.py [--mode ok|crash|hang|garbage] [--state FILE]
+
+ok: every run answers run_start, repeats, result, done. crash: the first run of the
+process exits mid-run (after two repeats). hang: the first run stops answering after
+two repeats. garbage: writes a line that is not JSON before each run_start. With
+--state, crash/hang happen only in the first process that uses the state file, so the
+restarted runner serves normally (as a real runner would after a sticky CUDA error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+T0 = time.monotonic()
+
+
+def emit(ev: dict) -> None:
+    ev = {"t": round(time.monotonic() - T0, 6), **ev}
+    sys.stdout.write(json.dumps(ev) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", default="ok")
+    ap.add_argument("--state")
+    args = ap.parse_args()
+    mode = args.mode
+    if args.state:
+        state = Path(args.state)
+        if state.exists():
+            mode = "ok"
+        else:
+            state.write_text(str(os.getpid()))
+    emit({"type": "session", "protocol": 1, "created": "2026-11-29T12:00:00+00:00",
+          "device": {"name": "Fake GPU"}, "levels": {}, "stand_in": True})
+    emit({"type": "ready"})
+    for line in sys.stdin:
+        try:
+            cmd = json.loads(line)
+        except json.JSONDecodeError:
+            emit({"type": "error", "kind": "bad_input", "message": "not JSON"})
+            emit({"type": "done"})
+            continue
+        if cmd.get("cmd") == "ping":
+            emit({"type": "pong"})
+        elif cmd.get("cmd") == "quit":
+            emit({"type": "bye"})
+            return 0
+        elif cmd.get("cmd") == "run":
+            base = {"id": cmd.get("id"), "level": cmd["level"], "M": cmd["M"],
+                    "N": cmd["N"], "K": cmd["K"]}
+            if mode == "garbage":
+                sys.stdout.write("this is not an event\n")
+                sys.stdout.flush()
+            emit({"type": "run_start", **base, "dtype": "fp32", "precision": "fp32",
+                  "repeats": cmd.get("repeats", 20), "warmup": 0})
+            for i in range(cmd.get("repeats", 20)):
+                emit({"type": "repeat", **base, "i": i, "ms": 1.0, "tflops": 1.0 + i})
+                if i == 1 and mode == "crash":
+                    os._exit(3)
+                if i == 1 and mode == "hang":
+                    time.sleep(3600)
+            emit({"type": "result", **base, "dtype": "fp32", "precision": "fp32",
+                  "median_ms": 1.0, "tflops": 10.0, "verified": True, "rel_err": 0.0,
+                  "repeats": cmd.get("repeats", 20)})
+            emit({"type": "done", "id": cmd.get("id")})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
