@@ -1,0 +1,436 @@
+"""The main window: ladder panel, run controls, named views, messages, replay bar.
+
+Live and replay feed the same :class:`SessionStore` through :meth:`MainWindow.handle`;
+views are refreshed from the store by a :class:`RedrawThrottle`, so the GUI thread
+redraws at a bounded rate however fast events arrive.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from gemmscope.app import export_actions, view_registry
+from gemmscope.app.core.replay import Speed
+from gemmscope.app.core.runs import RunRequest, ladder_requests, sweep_requests
+from gemmscope.app.core.session_file import SessionWriter, default_session_path
+from gemmscope.app.core.store import Change, SessionStore
+from gemmscope.app.ladder_panel import LadderPanel
+from gemmscope.app.preferences import Preferences
+from gemmscope.app.presentation import ShortcutsDialog
+from gemmscope.app.redraw import RedrawThrottle
+from gemmscope.app.replay_controls import ReplayBar, ReplayController
+from gemmscope.app.run_controls import RunControls
+from gemmscope.app.runner_process import LiveRunner
+from gemmscope.app.theme import NORMAL, PRESENTATION, Theme
+from gemmscope.kernels.protocol import ProtocolError, read_session
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QTabWidget,
+    QToolBar,
+    QWidget,
+)
+
+BUNDLED_SESSION = "h200-ladder.jsonl"
+
+
+def bundled_session() -> Path | None:
+    """The recording shipped in gemmscope.resources/sessions, where it exists."""
+    ref = resources.files("gemmscope.resources") / "sessions" / BUNDLED_SESSION
+    return Path(str(ref)) if ref.is_file() else None
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: QSettings, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("gemmscope")
+        self.prefs = Preferences(settings)
+        self.store = SessionStore()
+        self.throttle = RedrawThrottle(self.redraw, parent=self)
+        self.runner: LiveRunner | None = None
+        self.writer: SessionWriter | None = None
+        self.replay: ReplayController | None = None
+        self.source = ""  # what the store shows: a file or "live"
+        self.theme: Theme = NORMAL
+        self.shortcuts_dialog: ShortcutsDialog | None = None
+        self._messages_shown = 0
+
+        self.tabs = QTabWidget()
+        self.views: dict[str, QWidget] = {}
+        self.view_problems = view_registry.load_views()
+        for spec in view_registry.registered_views():
+            self.add_view(spec.name, spec.title, spec.factory())
+        self.setCentralWidget(self.tabs)
+
+        self.ladder = LadderPanel()
+        self.ladder.bind(self.store)
+        self.ladder.level_selected.connect(self._level_selected)
+        self.controls = RunControls()
+        self.controls.set_values(*self.prefs.shape())
+        self.controls.run_level.connect(self.run_selected)
+        self.controls.run_ladder.connect(self.run_ladder)
+        self.controls.sweep.connect(self.run_sweep)
+        self.controls.stop.connect(self.stop_runs)
+        self.messages = QListWidget()
+        ladder = self._dock("Ladder", "ladder", self.ladder,
+                            Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("Run", "run", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
+        messages = self._dock("Messages", "messages", self.messages,
+                              Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.resizeDocks([ladder], [560], Qt.Orientation.Horizontal)
+        self.resizeDocks([messages], [110], Qt.Orientation.Vertical)
+
+        self.replay_bar = ReplayBar()
+        self.replay_bar.speed.setCurrentText(str(self.prefs.speed))
+        self.replay_bar.speed.currentTextChanged.connect(self._speed_changed)
+        bar = QToolBar("Replay")
+        bar.setObjectName("replay_toolbar")
+        bar.addWidget(self.replay_bar)
+        self.addToolBar(Qt.ToolBarArea.BottomToolBarArea, bar)
+        self.replay_toolbar = bar
+        bar.hide()
+
+        self.mode_label = QLabel("no session")
+        self.statusBar().addPermanentWidget(self.mode_label)
+        self._menus()
+        self._shortcuts()
+        for problem in self.view_problems:
+            self._append_message(problem, error=True)
+        if self.prefs.presentation:
+            self.set_presentation(True, full_screen=False)
+        self.redraw()
+
+    # ------------------------------------------------------------- building
+    def add_view(self, name: str, title: str, widget: QWidget) -> None:
+        widget.setObjectName(f"view_{name}")
+        self.views[name] = widget
+        self.tabs.addTab(widget, title)
+        if hasattr(widget, "bind"):
+            widget.bind(self.store)
+
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea
+              ) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{name}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        self._action(file_menu, "&Open recording…", self._open_dialog,
+                     QKeySequence.StandardKey.Open)
+        file_menu.addSeparator()
+        self._action(file_menu, "Export chart as &PNG…", lambda: self._export_chart_dialog("png"))
+        self._action(file_menu, "Export chart as &SVG…", lambda: self._export_chart_dialog("svg"))
+        self._action(file_menu, "Export results as &CSV…", self._export_csv_dialog)
+        self._action(file_menu, "Export ladder &report (Markdown)…", self._export_report_dialog)
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        view_menu = self.menuBar().addMenu("&View")
+        self._action(view_menu, "&Presentation mode", self.toggle_presentation)
+        self._action(view_menu, "&Keyboard shortcuts", self.show_shortcuts)
+
+    def _action(self, menu: Any, text: str, slot: Any, key: Any = None) -> QAction:
+        action = menu.addAction(text)
+        action.triggered.connect(slot)
+        if key is not None:
+            action.setShortcut(key)
+        return action
+
+    def _shortcuts(self) -> None:
+        keys = {"F11": self.toggle_presentation, "Left": lambda: self.ladder.step(-1),
+                "Right": lambda: self.ladder.step(1), "Space": self.run_selected,
+                "L": self.run_ladder, "?": self.show_shortcuts, "Shift+/": self.show_shortcuts,
+                "Esc": self._escape, "P": self.replay_bar.toggle}
+        self.shortcut_objects = {}
+        for key, slot in keys.items():
+            sc = QShortcut(QKeySequence(key), self)
+            sc.setContext(Qt.ShortcutContext.WindowShortcut)
+            sc.activated.connect(slot)
+            self.shortcut_objects[key] = sc
+
+    # ------------------------------------------------------------- sources
+    def handle(self, event: dict[str, Any]) -> None:
+        """The one event sink: live runner and replay both deliver here."""
+        self.store.handle(event)
+        self.throttle.poke()
+
+    def _reset_store(self) -> None:
+        self.store.reset()
+        self.throttle.poke()
+
+    def open_recording(self, path: str | Path, note: str = "") -> bool:
+        """Replay a recording; ``note`` says why (e.g. why there is no live runner)."""
+        try:
+            session = read_session(path)
+        except ProtocolError as exc:
+            self._append_message(f"cannot open recording: {exc}", error=True)
+            self.statusBar().showMessage(f"cannot open recording: {exc}")
+            return False
+        self.close_source()
+        self._reset_store()
+        self.source = str(path)
+        self.replay = ReplayController(session.events, self, self._reset_store, parent=self)
+        self.replay_bar.attach(self.replay)
+        self.replay.set_speed(self.prefs.speed)
+        self.replay_toolbar.show()
+        synthetic = " [synthetic data]" if session.header.get("synthetic") else ""
+        self.mode_label.setText(f"replay — {Path(path).name}{synthetic}"
+                                + (f" ({note})" if note else ""))
+        self.controls.set_unavailable("replay: " + (note or "runs need the live runner"))
+        self.replay.play()
+        return True
+
+    def open_bundled(self, reason: str) -> bool:
+        path = bundled_session()
+        if path is None:
+            text = (f"replay mode ({reason}), but the bundled H200 recording "
+                    f"(resources/sessions/{BUNDLED_SESSION}) is not in this build yet; "
+                    "open a recording with File ▸ Open or `gemmscope replay FILE`")
+            self.mode_label.setText(f"replay — no recording ({reason})")
+            self._append_message(text, error=False)
+            self.controls.set_unavailable(f"replay: {reason}")
+            return False
+        return self.open_recording(path, note=reason)
+
+    def start_live(self, device_name: str, command: list[str] | None = None,
+                   session_path: str | Path | None = None, watchdog_s: float | None = None
+                   ) -> Path:
+        """Start the runner; every event is appended to ``session_path`` as it arrives."""
+        self.close_source()
+        self._reset_store()
+        path = Path(session_path) if session_path else default_session_path(
+            self.prefs.sessions_dir)
+        self.writer = SessionWriter(path)
+        self.runner = LiveRunner(command, writer=self.writer,
+                                 watchdog_s=watchdog_s or self.prefs.watchdog_s, parent=self)
+        self.runner.event.connect(self.handle)
+        self.runner.notice.connect(self._runner_notice)
+        self.runner.start()
+        self.source = str(path)
+        self.mode_label.setText(f"live — {device_name}")
+        self.controls.set_unavailable("")
+        self.replay_toolbar.hide()
+        return path
+
+    def close_source(self) -> None:
+        if self.replay is not None:
+            self.replay.stop()
+            self.replay.deleteLater()
+            self.replay = None
+        if self.runner is not None:
+            self.runner.shutdown()
+            self.runner.deleteLater()
+            self.runner = None
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    def play_instant(self) -> None:
+        """Deliver the whole recording now (screenshots, tests)."""
+        if self.replay is not None:
+            self.replay_bar.speed.setCurrentText(str(Speed.INSTANT))
+            self.replay.play()
+        self.throttle.flush()
+
+    # ------------------------------------------------------------- runs
+    def _submit(self, requests: list[RunRequest]) -> None:
+        if self.runner is None:
+            why = self.controls.unavailable or "no runner"
+            self.statusBar().showMessage(f"cannot run: {why}", 8000)
+            return
+        self.runner.submit(requests)
+
+    def _shape(self) -> tuple[int, int, int, int] | None:
+        values = self.controls.values()
+        if values is None:
+            self.statusBar().showMessage("cannot run: " + "; ".join(
+                self.controls.problems().values()), 8000)
+        else:
+            self.prefs.set_shape(*values)
+        return values
+
+    def run_selected(self) -> None:
+        level, values = self.ladder.selected_level(), self._shape()
+        if values is None:
+            return
+        if level is None:
+            self.statusBar().showMessage("select a level first", 5000)
+            return
+        M, N, K, repeats = values
+        self._submit([RunRequest(level, M, N, K, repeats)])
+
+    def run_ladder(self) -> None:
+        values = self._shape()
+        if values is not None:
+            M, N, K, repeats = values
+            ids = [lv.id for lv in self.store.ladder_levels()]
+            self._submit(ladder_requests(ids, M, N, K, repeats))
+
+    def run_sweep(self) -> None:
+        level, values = self.ladder.selected_level(), self._shape()
+        if values is not None and level is not None:
+            self._submit(sweep_requests(level, values[3]))
+
+    def stop_runs(self) -> None:
+        if self.runner is not None:
+            self.runner.stop_runs()
+
+    def _escape(self) -> None:
+        if self.isFullScreen():
+            self.set_presentation(False)
+        else:
+            self.stop_runs()
+
+    def _runner_notice(self, text: str) -> None:
+        self.statusBar().showMessage(text, 15000)
+
+    # ------------------------------------------------------------- drawing
+    def redraw(self) -> None:
+        changes = self.store.take_changes()
+        if not changes:
+            return
+        self.ladder.refresh(changes)
+        for view in self.views.values():
+            if hasattr(view, "refresh"):
+                view.refresh(changes)
+        if Change.MESSAGES in changes or Change.HEADER in changes:
+            self._sync_messages()
+        if Change.HEADER in changes and self.ladder.selected_level() is None:
+            levels = self.store.ladder_levels()
+            if levels:
+                self.ladder.select_level(levels[0].id)
+
+    def _sync_messages(self) -> None:
+        msgs = self.store.messages
+        if len(msgs) < self._messages_shown:  # the store was reset (seek back)
+            for i in reversed(range(self.messages.count())):
+                if self.messages.item(i).data(Qt.ItemDataRole.UserRole) == "store":
+                    self.messages.takeItem(i)
+            self._messages_shown = 0
+        for m in msgs[self._messages_shown:]:
+            self._append_message(m.describe(), error=m.is_error, tag="store")
+        self._messages_shown = len(msgs)
+
+    def _append_message(self, text: str, error: bool, tag: str = "app") -> None:
+        item = QListWidgetItem(("⚠ " if error else "ℹ ") + text)
+        item.setData(Qt.ItemDataRole.UserRole, tag)
+        if error:
+            item.setForeground(Qt.GlobalColor.red)
+        self.messages.addItem(item)
+        self.messages.scrollToBottom()
+
+    def _level_selected(self, level_id: str) -> None:
+        for view in self.views.values():
+            if hasattr(view, "set_level"):
+                view.set_level(level_id)
+
+    def _speed_changed(self, text: str) -> None:
+        self.prefs.speed = text
+
+    # ------------------------------------------------------------- presentation
+    def toggle_presentation(self) -> None:
+        self.set_presentation(self.theme is not PRESENTATION)
+
+    def set_presentation(self, on: bool, full_screen: bool = True) -> None:
+        self.theme = PRESENTATION if on else NORMAL
+        self.prefs.presentation = on
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            font = app.font()
+            font.setPointSize(self.theme.font_pt)
+            app.setFont(font)
+        self.setStyleSheet(self.theme.stylesheet())
+        for view in self.views.values():
+            if hasattr(view, "apply_theme"):
+                view.apply_theme(self.theme)
+        if on and full_screen:
+            self.showFullScreen()
+        elif not on and self.isFullScreen():
+            self.showNormal()
+
+    def show_shortcuts(self) -> None:
+        if self.shortcuts_dialog is None:
+            self.shortcuts_dialog = ShortcutsDialog(self)
+        self.shortcuts_dialog.show()
+        self.shortcuts_dialog.raise_()
+
+    # ------------------------------------------------------------- views by name
+    def named_widget(self, name: str) -> QWidget | None:
+        """A registered view, one of its charts, the ladder panel, or the whole window."""
+        if name in ("window", "main"):
+            return self
+        if name == "ladder":
+            return self.ladder
+        if name in self.views:
+            self.tabs.setCurrentWidget(self.views[name])
+            return self.views[name]
+        for view in self.views.values():
+            parts = view.charts() if hasattr(view, "charts") else {}
+            if name in parts:
+                self.tabs.setCurrentWidget(view)
+                return parts[name]
+        return None
+
+    def view_names(self) -> list[str]:
+        names = ["window", "ladder", *self.views]
+        for view in self.views.values():
+            if hasattr(view, "charts"):
+                names += list(view.charts())
+        return names
+
+    def charts(self) -> dict[str, Any]:
+        view = self.views.get("charts")
+        return view.charts() if view is not None and hasattr(view, "charts") else {}
+
+    # ------------------------------------------------------------- export dialogs
+    def _current_chart(self) -> Any:
+        charts = self.charts()
+        return charts.get("bars") if charts else None
+
+    def _export_chart_dialog(self, kind: str) -> None:
+        chart = self._current_chart()
+        if chart is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export chart", f"ladder.{kind}",
+                                              f"{kind.upper()} (*.{kind})")
+        if path:
+            export_actions.export_chart(chart, path)
+            self.statusBar().showMessage(f"saved {path}", 5000)
+
+    def _export_csv_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export results", "results.csv",
+                                              "CSV (*.csv)")
+        if path:
+            export_actions.export_csv(self.store, path)
+            self.statusBar().showMessage(f"saved {path}", 5000)
+
+    def _export_report_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export report", "ladder.md",
+                                              "Markdown (*.md)")
+        if path:
+            self.throttle.flush()
+            export_actions.export_report(self.store, path, self.charts(), self.source)
+            self.statusBar().showMessage(f"saved {path}", 5000)
+
+    def _open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open recording", "",
+                                              "Sessions (*.jsonl);;All files (*)")
+        if path:
+            self.open_recording(path)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.close_source()
+        self.throttle.stop()
+        self.prefs.sync()
+        super().closeEvent(event)
