@@ -128,7 +128,8 @@ class LadderBars(_Chart):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__("Ladder", parent)
-        self.metric = self.METRICS[0]
+        # (not "metric": that name would shadow QWidget.metric(), which Qt calls)
+        self.bar_metric = self.METRICS[0]
         self.bars: pg.BarGraphItem | None = None
         self.labels: list[pg.TextItem] = []
         self.rows: list[dict[str, Any]] = []  # what the bars show, one dict per level
@@ -136,7 +137,7 @@ class LadderBars(_Chart):
         self.hover = HoverReadout(self, self._describe)
 
     def set_metric(self, metric: str) -> None:
-        self.metric = metric
+        self.bar_metric = metric
         self.refresh({Change.LADDER})
 
     def refresh(self, changes: set[Change]) -> None:
@@ -155,7 +156,7 @@ class LadderBars(_Chart):
         self._draw()
 
     def values(self) -> np.ndarray:
-        key = "tflops" if self.metric == self.METRICS[0] else "pct_ref"
+        key = "tflops" if self.bar_metric == self.METRICS[0] else "pct_ref"
         return np.array([row[key] if row[key] is not None else 0.0 for row in self.rows])
 
     def _draw(self) -> None:
@@ -167,9 +168,9 @@ class LadderBars(_Chart):
             plot.removeItem(label)
         self.labels = []
         shape = self.store.ladder_shape() if self.store else None
-        self.base_title = f"Ladder — {self.metric}" + (f" at {shape}" if shape else "")
+        self.base_title = f"Ladder — {self.bar_metric}" + (f" at {shape}" if shape else "")
         self.setTitle(self.base_title, color=self.theme.foreground)
-        self.setLabel("left", self.metric)
+        self.setLabel("left", self.bar_metric)
         if not self.rows:
             return
         x = np.arange(len(self.rows), dtype=float)
@@ -255,12 +256,13 @@ class ChartsView(QWidget):
         self.bars = LadderBars()
         self.stream = StreamChart()
         self.sweep = SweepChart()
-        self.metric = QComboBox()
-        self.metric.addItems(LadderBars.METRICS)
-        self.metric.currentTextChanged.connect(self.bars.set_metric)
+        # (not "metric": that name would shadow QWidget.metric(), which Qt calls)
+        self.metric_box = QComboBox()
+        self.metric_box.addItems(LadderBars.METRICS)
+        self.metric_box.currentTextChanged.connect(self.bars.set_metric)
         layout = QGridLayout(self)
         layout.addWidget(QLabel("Bars show:"), 0, 0)
-        layout.addWidget(self.metric, 0, 1)
+        layout.addWidget(self.metric_box, 0, 1)
         layout.setColumnStretch(2, 1)
         layout.addWidget(self.bars, 1, 0, 1, 3)
         layout.addWidget(self.stream, 2, 0, 1, 2)

@@ -8,6 +8,9 @@ import pyqtgraph as pg
 import pyqtgraph.exporters as pg_exporters
 from gemmscope.app.core import export
 from gemmscope.app.core.store import SessionStore
+from PySide6.QtCore import QRect
+from PySide6.QtGui import QPainter
+from PySide6.QtSvg import QSvgGenerator
 
 
 def export_chart(chart: pg.PlotWidget, path: str | Path) -> Path:
@@ -15,12 +18,29 @@ def export_chart(chart: pg.PlotWidget, path: str | Path) -> Path:
     path = Path(path)
     item = chart.getPlotItem()
     if path.suffix.lower() == ".svg":
-        exporter = pg_exporters.SVGExporter(item)
+        # pyqtgraph 0.14's SVGExporter fails on the path syntax of Qt 6.12's SVG output;
+        # Qt's own generator draws the same scene.
+        _export_svg(chart, path)
+        return path
     else:
         exporter = pg_exporters.ImageExporter(item)
         exporter.parameters()["width"] = max(800, int(chart.width()))
     exporter.export(str(path))
     return path
+
+
+def _export_svg(chart: pg.PlotWidget, path: Path) -> None:
+    generator = QSvgGenerator()
+    generator.setFileName(str(path))
+    size = chart.size()
+    generator.setSize(size)
+    generator.setViewBox(QRect(0, 0, size.width(), size.height()))
+    generator.setTitle(getattr(chart, "base_title", "gemmscope chart"))
+    painter = QPainter(generator)
+    try:
+        chart.render(painter)
+    finally:
+        painter.end()
 
 
 def export_csv(store: SessionStore, path: str | Path) -> Path:

@@ -66,3 +66,22 @@ def synthetic_file(tmp_path: Path) -> Path:
 @pytest.fixture
 def fake_runner() -> Path:
     return TESTS / "fake_runner.py"
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path):
+    """MainWindow factory with preferences in a temp ini file; closed after the test."""
+    from gemmscope.app.main_window import MainWindow
+    from gemmscope.app.preferences import open_settings
+
+    made = []
+
+    def make(ini: Path | None = None):
+        window = MainWindow(open_settings(str(ini or tmp_path / "prefs.ini")))
+        qtbot.addWidget(window)
+        made.append(window)
+        return window
+
+    yield make
+    for window in made:
+        window.close()
