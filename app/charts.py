@@ -14,10 +14,12 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from gemmscope.app.core.store import Change, SessionStore
+from gemmscope.app.qt_compat import protect_singletons
 from gemmscope.app.theme import NORMAL, Theme, precision_color
 from PySide6.QtCore import QPointF
-from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QLabel, QWidget
 
+protect_singletons()  # before any pyqtgraph item paints (see qt_compat)
 pg.setConfigOptions(antialias=False, useOpenGL=False)
 
 
@@ -66,7 +68,16 @@ class _Chart(pg.PlotWidget):
         self.theme = NORMAL
         self.store: SessionStore | None = None
         self.setMinimumSize(240, 160)
+        for name in ("left", "bottom"):
+            # an axis repaints from a pixmap unless its range or ticks changed
+            self.getPlotItem().getAxis(name).setCacheMode(
+                QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.apply_theme(NORMAL)
+
+    def set_title_text(self, title: str) -> None:
+        if title != self.base_title or not self.getPlotItem().titleLabel.text:
+            self.base_title = title
+            self.setTitle(title, color=self.theme.foreground)
 
     def bind(self, store: SessionStore) -> None:
         self.store = store
@@ -95,7 +106,16 @@ class StreamChart(_Chart):
         self.curve.setDownsampling(auto=True, method="peak")
         self.curve.setClipToView(True)
         self.shown = (np.zeros(0), np.zeros(0))
+        self._color = ""
+        self._symbols = True
+        self._x_range = (0.0, 0.0)
+        self._y_range = (0.0, 0.0)
+        self.getPlotItem().vb.disableAutoRange()
         self.hover = HoverReadout(self, self._describe)
+
+    def apply_theme(self, theme: Theme) -> None:
+        super().apply_theme(theme)
+        self._color = ""  # pen width follows the theme
 
     def refresh(self, changes: set[Change]) -> None:
         if self.store is None or not changes & {Change.STREAM, Change.HEADER}:
@@ -105,14 +125,38 @@ class StreamChart(_Chart):
         self.shown = (x, y)
         level = self.store.level(stream.level) if stream.level else None
         color = precision_color(level.precision) if level else "#1f77b4"
-        self.curve.setData(x, y, pen=pg.mkPen(color, width=self.theme.line_px),
-                           symbolBrush=color)
+        if color != self._color:
+            self._color = color
+            self.curve.setPen(pg.mkPen(color, width=self.theme.line_px))
+            self.curve.setSymbolBrush(color)
+        few = len(x) <= 100
+        if few != self._symbols:
+            self._symbols = few
+            self.curve.setSymbol("o" if few else None)
+        self.curve.setData(x, y)
+        self._fit(x, y, stream.expected)
         if stream.level:
             prec = f", {level.precision.upper()}" if level else ""
-            self.base_title = f"Per-repeat TFLOPS — {stream.level} at {stream.shape}{prec}"
+            self.set_title_text(f"Per-repeat TFLOPS — {stream.level} at {stream.shape}{prec}")
         else:
-            self.base_title = "Per-repeat TFLOPS"
-        self.setTitle(self.base_title, color=self.theme.foreground)
+            self.set_title_text("Per-repeat TFLOPS")
+
+    def _fit(self, x: np.ndarray, y: np.ndarray, expected: int) -> None:
+        """Set the view range only when the data leaves it (axes repaint only then)."""
+        if len(x) == 0:
+            return
+        last = float(x.max()) + 1
+        width = float(expected) if expected >= last else float(1 << int(last - 1).bit_length())
+        x_range = (float(x.min()) - 0.5, float(x.min()) + width - 0.5)
+        lo, hi = float(y.min()), float(y.max())
+        y0, y1 = self._y_range
+        span = max(hi - lo, abs(hi) * 0.02, 1e-9)
+        if lo < y0 or hi > y1 or span < 0.25 * (y1 - y0):
+            self._y_range = (lo - 0.15 * span, hi + 0.15 * span)
+            self.setYRange(*self._y_range, padding=0)
+        if x_range != self._x_range:
+            self._x_range = x_range
+            self.setXRange(*x_range, padding=0)
 
     def _describe(self, x: float, y: float) -> str | None:
         i = _nearest(self.shown[0], x)
@@ -133,8 +177,17 @@ class LadderBars(_Chart):
         self.bars: pg.BarGraphItem | None = None
         self.labels: list[pg.TextItem] = []
         self.rows: list[dict[str, Any]] = []  # what the bars show, one dict per level
+        self._axis_label = ""
+        self._ticks: list[tuple[int, str]] = []
+        self._view: tuple[int, float] = (0, 0.0)
         self.getPlotItem().getAxis("bottom").setStyle(tickTextOffset=4)
         self.hover = HoverReadout(self, self._describe)
+
+    def apply_theme(self, theme: Theme) -> None:
+        super().apply_theme(theme)
+        for label in getattr(self, "labels", []):
+            self.getPlotItem().removeItem(label)
+        self.labels = []  # made again in the new theme's colour
 
     def set_metric(self, metric: str) -> None:
         self.bar_metric = metric
@@ -160,37 +213,49 @@ class LadderBars(_Chart):
         return np.array([row[key] if row[key] is not None else 0.0 for row in self.rows])
 
     def _draw(self) -> None:
+        """Update the bar item and its labels in place (no items made per redraw)."""
         plot = self.getPlotItem()
-        if self.bars is not None:
-            plot.removeItem(self.bars)
-            self.bars = None
-        for label in self.labels:
-            plot.removeItem(label)
-        self.labels = []
         shape = self.store.ladder_shape() if self.store else None
-        self.base_title = f"Ladder — {self.bar_metric}" + (f" at {shape}" if shape else "")
-        self.setTitle(self.base_title, color=self.theme.foreground)
-        self.setLabel("left", self.bar_metric)
-        if not self.rows:
-            return
-        x = np.arange(len(self.rows), dtype=float)
+        self.set_title_text(f"Ladder — {self.bar_metric}" + (f" at {shape}" if shape else ""))
+        if self.bar_metric != self._axis_label:
+            self._axis_label = self.bar_metric
+            self.setLabel("left", self.bar_metric)
+        n = len(self.rows)
+        x = np.arange(n, dtype=float)
         heights = self.values()
         brushes = [pg.mkBrush(precision_color(row["precision"])) for row in self.rows]
-        self.bars = pg.BarGraphItem(x=x, height=heights, width=0.7, brushes=brushes,
-                                    pen=pg.mkPen(self.theme.foreground, width=1))
-        plot.addItem(self.bars)
-        ticks = [(i, row["level"]) for i, row in enumerate(self.rows)]
-        plot.getAxis("bottom").setTicks([ticks])
+        if self.bars is None:
+            self.bars = pg.BarGraphItem(x=x, height=heights, width=0.7, brushes=brushes,
+                                        pen=pg.mkPen(self.theme.foreground, width=1))
+            plot.addItem(self.bars)
+        else:
+            self.bars.setOpts(x=x, height=heights, brushes=brushes,
+                              pen=pg.mkPen(self.theme.foreground, width=1))
+        while len(self.labels) < n:
+            label = pg.TextItem("", anchor=(0.5, 1), color=self.theme.foreground)
+            plot.addItem(label)
+            self.labels.append(label)
+        while len(self.labels) > n:
+            plot.removeItem(self.labels.pop())
         for i, row in enumerate(self.rows):
             pct = "–" if row["pct_ref"] is None else f"{row['pct_ref']:.0f}%"
             mark = "" if row["verified"] else " ✗"
-            label = pg.TextItem(f"{row['tflops']:.3g}\n{pct}{mark}", anchor=(0.5, 1),
-                                color=self.theme.foreground)
-            label.setPos(i, heights[i])
-            plot.addItem(label)
-            self.labels.append(label)
-        plot.setXRange(-0.6, len(self.rows) - 0.4, padding=0)
-        plot.setYRange(0, max(float(heights.max()), 1e-9) * 1.2, padding=0)
+            text = f"{row['tflops']:.3g}\n{pct}{mark}"
+            label = self.labels[i]
+            if label.toPlainText() != text:
+                label.setText(text, color=self.theme.foreground)
+            if label.pos().x() != i or label.pos().y() != heights[i]:
+                label.setPos(i, heights[i])
+        ticks = [(i, row["level"]) for i, row in enumerate(self.rows)]
+        if ticks != self._ticks:
+            self._ticks = ticks
+            plot.getAxis("bottom").setTicks([ticks])
+        top = max(float(heights.max()), 1e-9) * 1.2 if n else 1.0
+        view = (n, top)
+        if view != self._view:
+            self._view = view
+            plot.setXRange(-0.6, max(n, 1) - 0.4, padding=0)
+            plot.setYRange(0, top, padding=0)
 
     def _describe(self, x: float, y: float) -> str | None:
         i = round(x)
@@ -232,6 +297,9 @@ class SweepChart(_Chart):
             if curve is None:
                 curve = self.plot([], [], name=level_id, symbol="o", symbolSize=7)
                 self.curves[level_id] = curve
+            elif np.array_equal(curve.xData, n) and np.array_equal(curve.yData, tflops) \
+                    and Change.HEADER not in changes:
+                continue  # unchanged: no repaint
             curve.setData(n, tflops, pen=pg.mkPen(color, width=self.theme.line_px),
                           symbolBrush=color)
 

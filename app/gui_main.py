@@ -47,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from gemmscope.app.main_window import MainWindow
     from gemmscope.app.preferences import open_settings
+    from gemmscope.app.qt_compat import protect_singletons
+
+    protect_singletons()
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication
 
@@ -105,7 +108,7 @@ def _screenshot(app, window, args) -> int:
         return 2
     for _ in range(5):
         app.processEvents()
-    window.throttle.flush()
+    window.flush_views()
     app.processEvents()
     ok = target.grab().save(args.screenshot, "PNG")
     window.close()

@@ -38,8 +38,8 @@ class LadderPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.
-                                                           ResizeToContents)
+        # sized to contents when texts change, not on every update (that is slow)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeaderItem(4).setToolTip(
             "against cuBLAS of the same precision at the same shape")
         self.table.itemSelectionChanged.connect(self._selection_changed)
@@ -113,13 +113,15 @@ class LadderPanel(QWidget):
             prec.setForeground(QBrush(QColor(precision_color(lv.precision))))
             self.table.setItem(row, 1, prec)
             for col in range(2, len(COLUMNS)):
-                self.table.setItem(row, col, QTableWidgetItem("–"))
+                self.table.setItem(row, col, QTableWidgetItem(""))
+        self.table.resizeColumnsToContents()
         if selected in self.level_ids:
             self.select_level(selected)
 
     def _fill_numbers(self) -> None:
         assert self.store is not None
         store = self.store
+        changed = False
         for row, level_id in enumerate(self.level_ids):
             r = store.ladder_result(level_id)
             if r is None:
@@ -134,15 +136,17 @@ class LadderPanel(QWidget):
                 self.table.item(row, 4).setToolTip(ref_note)
             for col, text in enumerate(cells, start=2):
                 item = self.table.item(row, col)
+                if item.text() == text:
+                    continue
+                changed = True
                 item.setText(text)
                 align = Qt.AlignmentFlag.AlignRight if col in (3, 4, 5) else \
                     Qt.AlignmentFlag.AlignLeft
                 item.setTextAlignment(align | Qt.AlignmentFlag.AlignVCenter)
                 if col == 6 and r is not None and not r.verified:
                     item.setForeground(QBrush(QColor("#d62728")))
-        current = self.selected_level()
-        if current is not None:
-            self._show_detail(current)
+        if changed:
+            self.table.resizeColumnsToContents()
 
     def cell_text(self, level_id: str, column: str) -> str:
         """The text shown for a level in a column (for tests and exports)."""

@@ -19,13 +19,14 @@ from gemmscope.app.core.store import Change, SessionStore
 from gemmscope.app.ladder_panel import LadderPanel
 from gemmscope.app.preferences import Preferences
 from gemmscope.app.presentation import ShortcutsDialog
+from gemmscope.app.qt_compat import protect_singletons
 from gemmscope.app.redraw import RedrawThrottle
 from gemmscope.app.replay_controls import ReplayBar, ReplayController
 from gemmscope.app.run_controls import RunControls
 from gemmscope.app.runner_process import LiveRunner
 from gemmscope.app.theme import NORMAL, PRESENTATION, Theme
 from gemmscope.kernels.protocol import ProtocolError, read_session
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QElapsedTimer, QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -41,6 +42,9 @@ from PySide6.QtWidgets import (
 )
 
 BUNDLED_SESSION = "h200-ladder.jsonl"
+protect_singletons()  # PySide6 6.12 on CPython 3.11 (see qt_compat)
+FAST_CHANGES = frozenset({Change.STREAM, Change.RUN})
+SLOW_INTERVAL_MS = 200  # tables, bars, sweep: at most 5 redraws a second
 
 
 def bundled_session() -> Path | None:
@@ -63,6 +67,11 @@ class MainWindow(QMainWindow):
         self.theme: Theme = NORMAL
         self.shortcuts_dialog: ShortcutsDialog | None = None
         self._messages_shown = 0
+        self._pending: set[Change] = set()
+        self._flushing = False
+        self._frame_clock = QElapsedTimer()
+        self._frame_clock.start()
+        self._last_slow_ms = -SLOW_INTERVAL_MS
 
         self.tabs = QTabWidget()
         self.views: dict[str, QWidget] = {}
@@ -107,7 +116,7 @@ class MainWindow(QMainWindow):
             self._append_message(problem, error=True)
         if self.prefs.presentation:
             self.set_presentation(True, full_screen=False)
-        self.redraw()
+        self.flush_views()
 
     # ------------------------------------------------------------- building
     def add_view(self, name: str, title: str, widget: QWidget) -> None:
@@ -241,7 +250,7 @@ class MainWindow(QMainWindow):
         if self.replay is not None:
             self.replay_bar.speed.setCurrentText(str(Speed.INSTANT))
             self.replay.play()
-        self.throttle.flush()
+        self.flush_views()
 
     # ------------------------------------------------------------- runs
     def _submit(self, requests: list[RunRequest]) -> None:
@@ -297,9 +306,37 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------- drawing
     def redraw(self) -> None:
-        changes = self.store.take_changes()
-        if not changes:
+        """One coalesced frame. The per-repeat stream may redraw every frame (≤ 50 Hz);
+        tables, bars and the sweep at most every SLOW_INTERVAL_MS, and never in the same
+        frame as the stream, so no single frame does both."""
+        self._pending |= self.store.take_changes()
+        if not self._pending:
             return
+        slow = self._pending - FAST_CHANGES
+        now_ms = self._frame_clock.elapsed()
+        if slow and (self._flushing or Change.HEADER in slow
+                     or now_ms - self._last_slow_ms >= SLOW_INTERVAL_MS):
+            changes = set(self._pending) if self._flushing else slow
+            self._last_slow_ms = now_ms
+        elif self._pending & FAST_CHANGES:
+            changes = self._pending & FAST_CHANGES
+        else:
+            changes = set()
+        self._pending -= changes
+        if self._pending:
+            self.throttle.poke()  # the rest in a later frame
+        if changes:
+            self._refresh_views(changes)
+
+    def flush_views(self) -> None:
+        """Bring every view up to date now (screenshots, exports, tests)."""
+        self._flushing = True
+        try:
+            self.throttle.flush()
+        finally:
+            self._flushing = False
+
+    def _refresh_views(self, changes: set[Change]) -> None:
         self.ladder.refresh(changes)
         for view in self.views.values():
             if hasattr(view, "refresh"):
@@ -419,7 +456,7 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, "Export report", "ladder.md",
                                               "Markdown (*.md)")
         if path:
-            self.throttle.flush()
+            self.flush_views()
             export_actions.export_report(self.store, path, self.charts(), self.source)
             self.statusBar().showMessage(f"saved {path}", 5000)
 

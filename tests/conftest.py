@@ -14,6 +14,10 @@ os.environ.setdefault("GEMMSCOPE_NO_GPU", "1")  # the app never starts a real ru
 
 TESTS = Path(__file__).parent
 
+from gemmscope.app.qt_compat import protect_singletons  # noqa: E402
+
+protect_singletons()  # PySide6 6.12 on CPython 3.11 drops references to None (qt_compat)
+
 
 def _children() -> set[int]:
     """Live child processes of this process (Linux /proc); empty set elsewhere."""

@@ -117,7 +117,7 @@ def test_live_window_records_and_reports_a_runner_crash(qtbot, make_window, tmp_
     window.controls.set_values(64, 64, 64, 3)
     with qtbot.waitSignal(window.runner.idle, timeout=20_000):
         window.run_ladder()
-    window.throttle.flush()
+    window.flush_views()
     texts = [window.messages.item(i).text() for i in range(window.messages.count())]
     assert any(t.startswith("⚠ runner_crash (naive at 64×64×64): the runner exited")
                for t in texts)

@@ -86,10 +86,10 @@ def test_pause_and_seek_back_reset_the_views(qtbot, make_window, synthetic_file)
     window.open_recording(synthetic_file)
     window.replay.pause()
     window.replay.seek(window.replay.clock.duration_s)
-    window.throttle.flush()
+    window.flush_views()
     assert window.ladder.cell_text("naive", "TFLOPS") == "0.300"
     window.replay.seek(0.0)
-    window.throttle.flush()
+    window.flush_views()
     assert window.ladder.cell_text("naive", "TFLOPS") == "–"
     assert window.charts()["bars"].rows == []
     assert not window.replay.playing

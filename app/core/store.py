@@ -114,10 +114,12 @@ class RepeatStream:
         self.count = 0  # repeats seen in this run
         self.level: str | None = None
         self.shape: Shape | None = None
+        self.expected = 0  # repeats the run announced (0: unknown)
 
-    def reset(self, level: str | None = None, shape: Shape | None = None) -> None:
+    def reset(self, level: str | None = None, shape: Shape | None = None,
+              expected: int = 0) -> None:
         self.count = 0
-        self.level, self.shape = level, shape
+        self.level, self.shape, self.expected = level, shape, expected
 
     def append(self, i: int, tflops: float) -> None:
         slot = self.count % self.capacity
@@ -145,6 +147,9 @@ class SessionStore:
         self.header: dict[str, Any] | None = None
         self.levels: list[LevelInfo] = catalog_from_header(None)
         self.results: list[Result] = []
+        self._latest: dict[str, Result] = {}
+        self._latest_at: dict[tuple[str, Shape], Result] = {}
+        self._shape_levels: dict[Shape, set[str]] = {}  # ladder levels measured per shape
         self.messages: list[Message] = []
         self.stream = RepeatStream()
         self.running: dict[str, Any] | None = None  # the run_start of the run in progress
@@ -171,7 +176,7 @@ class SessionStore:
 
     def _on_run_start(self, ev: dict[str, Any]) -> None:
         self.running = ev
-        self.stream.reset(ev["level"], _shape_of(ev))
+        self.stream.reset(ev["level"], _shape_of(ev), int(ev["repeats"]))
         self._changes.update((Change.STREAM, Change.RUN))
 
     def _on_repeat(self, ev: dict[str, Any]) -> None:
@@ -184,7 +189,15 @@ class SessionStore:
     def _on_result(self, ev: dict[str, Any]) -> None:
         level = self.level(ev["level"])
         precision = level.precision if level is not None else "?"
-        self.results.append(Result.from_event(ev, precision))
+        r = Result.from_event(ev, precision)
+        self.results.append(r)
+        # indexes, so views read the latest numbers without scanning every result
+        self._latest[r.level] = r
+        self._latest_at[(r.level, r.shape)] = r
+        if level is not None and not level.is_reference:
+            levels = self._shape_levels.pop(r.shape, set())
+            levels.add(r.level)
+            self._shape_levels[r.shape] = levels  # re-inserted: most recent last
         self._changes.update((Change.LADDER, Change.SWEEP))
 
     def _on_error(self, ev: dict[str, Any]) -> None:
@@ -220,40 +233,26 @@ class SessionStore:
         return [lv for lv in self.levels if not lv.is_reference]
 
     def latest(self, level_id: str) -> Result | None:
-        for r in reversed(self.results):
-            if r.level == level_id:
-                return r
-        return None
+        return self._latest.get(level_id)
 
     def ladder_shape(self) -> Shape | None:
         """The shape most ladder levels have a result at (the latest such on a tie)."""
-        ladder_ids = {lv.id for lv in self.levels if not lv.is_reference}
-        seen: dict[Shape, set[str]] = {}
-        for r in self.results:
-            if r.level in ladder_ids:
-                seen.setdefault(r.shape, set()).add(r.level)
-                seen[r.shape] = seen.pop(r.shape)  # keep insertion order = recency
         best: Shape | None = None
-        for shape, levels in seen.items():
-            if best is None or len(levels) >= len(seen[best]):
+        for shape, levels in self._shape_levels.items():  # oldest to most recent
+            if best is None or len(levels) >= len(self._shape_levels[best]):
                 best = shape
         return best
 
     def ladder_result(self, level_id: str) -> Result | None:
         """The level's latest result at the ladder shape, else its latest at any shape."""
         shape = self.ladder_shape()
-        for r in reversed(self.results):
-            if r.level == level_id and r.shape == shape:
-                return r
-        return self.latest(level_id)
+        found = self._latest_at.get((level_id, shape)) if shape is not None else None
+        return found if found is not None else self.latest(level_id)
 
     def reference_result(self, result: Result) -> Result | None:
         """The latest cuBLAS result of the same precision at the same shape."""
         ref = result.reference or reference_id(result.precision)
-        for r in reversed(self.results):
-            if r.level == ref and r.shape == result.shape:
-                return r
-        return None
+        return self._latest_at.get((ref, result.shape))
 
     def pct_of_reference(self, result: Result) -> float | None:
         if result.pct_of_reference is not None:
@@ -283,8 +282,8 @@ class SessionStore:
     def sweeps(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Per level with results at two or more N: (N, TFLOPS), latest per shape, by N."""
         by_level: dict[str, dict[Shape, Result]] = {}
-        for r in self.results:
-            by_level.setdefault(r.level, {})[r.shape] = r
+        for (level_id, shape), r in self._latest_at.items():
+            by_level.setdefault(level_id, {})[shape] = r
         out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for level_id, shapes in by_level.items():
             points = sorted((s.N, r.tflops) for s, r in shapes.items())
