@@ -116,4 +116,5 @@ def _screenshot(app, window, args) -> int:
         print(f"could not write {args.screenshot}", file=sys.stderr)
         return 1
     print(args.screenshot)
+    print(f"status: {window.mode_label.text()}")
     return 0

@@ -60,3 +60,13 @@ def test_unknown_view_and_bad_file_exit_with_a_reason(tmp_path, synthetic_file):
     proc = run_app("replay", str(missing), "--screenshot", str(tmp_path / "y.png"),
                    tmp_path=tmp_path)
     assert proc.returncode == 2 and "cannot open" in proc.stderr
+
+
+def test_no_gpu_start_says_why_and_still_draws(tmp_path):
+    out = tmp_path / "start.png"
+    proc = run_app("--screenshot", str(out), tmp_path=tmp_path)  # GEMMSCOPE_NO_GPU=1 (conftest)
+    assert proc.returncode == 0, proc.stderr
+    assert QImage(str(out)).width() == 1400
+    status = proc.stdout.splitlines()[-1]
+    assert status.startswith("status: replay — ")
+    assert "GEMMSCOPE_NO_GPU" in status  # the reason is shown
