@@ -34,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="live: the runner command line (default: python -m gemmscope.kernels "
                         "runner)")
     p.add_argument("--session-file", metavar="PATH", help="live: record the session here")
+    p.add_argument("--watchdog-s", type=float, metavar="S",
+                   help="live: restart a runner silent this long during a run (default 60)")
     p.add_argument("--exit-after-paint", action="store_true",
                    help="exit after the window is first painted; print the time (benchmark)")
     return p
@@ -72,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         gpu = probe()
         if gpu.available:
             command = shlex.split(args.runner) if args.runner else None
-            window.start_live(gpu.name or "CUDA device", command, args.session_file)
+            window.start_live(gpu.name or "CUDA device", command, args.session_file,
+                              args.watchdog_s)
         else:
             window.open_bundled(gpu.reason)
 

@@ -114,6 +114,12 @@ class MainWindow(QMainWindow):
         self._shortcuts()
         for problem in self.view_problems:
             self._append_message(problem, error=True)
+        geometry = self.prefs.settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self.prefs.settings.value("window/state")
+        if state is not None:
+            self.restoreState(state)
         if self.prefs.presentation:
             self.set_presentation(True, full_screen=False)
         self.flush_views()
@@ -469,5 +475,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.close_source()
         self.throttle.stop()
+        if not self.isFullScreen():
+            self.prefs.settings.setValue("window/geometry", self.saveGeometry())
+        self.prefs.settings.setValue("window/state", self.saveState())
         self.prefs.sync()
         super().closeEvent(event)
