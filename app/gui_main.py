@@ -62,12 +62,12 @@ def main(argv: list[str] | None = None) -> int:
         window.prefs.speed = args.speed
         window.replay_bar.speed.setCurrentText(args.speed)
 
+    interactive = not args.screenshot  # a screenshot needs the recording read first
     if args.command == "replay":
-        if not window.open_recording(args.file):
-            if args.screenshot:
-                print(window.statusBar().currentMessage(), file=sys.stderr)
-                window.close()
-                return 2
+        if not window.open_recording(args.file, background=interactive):
+            print(window.statusBar().currentMessage(), file=sys.stderr)
+            window.close()
+            return 2
     else:
         from gemmscope.app.core.gpu_probe import probe
 
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             window.start_live(gpu.name or "CUDA device", command, args.session_file,
                               args.watchdog_s)
         else:
-            window.open_bundled(gpu.reason)
+            window.open_bundled(gpu.reason, background=interactive)
 
     if args.screenshot:
         return _screenshot(app, window, args)

@@ -21,12 +21,12 @@ from gemmscope.app.preferences import Preferences
 from gemmscope.app.presentation import ShortcutsDialog
 from gemmscope.app.qt_compat import protect_singletons
 from gemmscope.app.redraw import RedrawThrottle
-from gemmscope.app.replay_controls import ReplayBar, ReplayController
+from gemmscope.app.replay_controls import RecordingLoader, ReplayBar, ReplayController
 from gemmscope.app.run_controls import RunControls
 from gemmscope.app.runner_process import LiveRunner
 from gemmscope.app.theme import NORMAL, PRESENTATION, Theme
-from gemmscope.kernels.protocol import ProtocolError, read_session
-from PySide6.QtCore import QElapsedTimer, QSettings, Qt
+from gemmscope.kernels.protocol import ProtocolError, Session, read_session
+from PySide6.QtCore import QElapsedTimer, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -54,6 +54,8 @@ def bundled_session() -> Path | None:
 
 
 class MainWindow(QMainWindow):
+    recording_opened = Signal(bool)  # a recording was read (True) or refused (False)
+
     def __init__(self, settings: QSettings, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("gemmscope")
@@ -67,6 +69,7 @@ class MainWindow(QMainWindow):
         self.theme: Theme = NORMAL
         self.shortcuts_dialog: ShortcutsDialog | None = None
         self._messages_shown = 0
+        self._loaders: list[RecordingLoader] = []
         self._pending: set[Change] = set()
         self._flushing = False
         self._frame_clock = QElapsedTimer()
@@ -184,14 +187,45 @@ class MainWindow(QMainWindow):
         self.store.reset()
         self.throttle.poke()
 
-    def open_recording(self, path: str | Path, note: str = "") -> bool:
-        """Replay a recording; ``note`` says why (e.g. why there is no live runner)."""
+    def open_recording(self, path: str | Path, note: str = "", background: bool = False
+                       ) -> bool:
+        """Replay a recording; ``note`` says why (e.g. why there is no live runner).
+
+        With ``background`` the file is read in a worker thread and ``recording_opened``
+        says how it went; otherwise it is read now and the result returned.
+        """
+        if background:
+            loader = RecordingLoader(path, note, parent=self)
+            # slots of this window: queued into the GUI thread from the loader's thread
+            loader.loaded.connect(self._start_replay)
+            loader.failed.connect(self._load_failed)
+            self._loaders.append(loader)
+            self.statusBar().showMessage(f"reading {Path(path).name}…")
+            loader.start()
+            return True
         try:
             session = read_session(path)
         except ProtocolError as exc:
-            self._append_message(f"cannot open recording: {exc}", error=True)
-            self.statusBar().showMessage(f"cannot open recording: {exc}")
+            self._load_failed(str(exc))
             return False
+        self._start_replay(session, note)
+        return True
+
+    def _load_failed(self, why: str) -> None:
+        self._forget_finished_loaders()
+        self._append_message(f"cannot open recording: {why}", error=True)
+        self.statusBar().showMessage(f"cannot open recording: {why}")
+        self.recording_opened.emit(False)
+
+    def _forget_finished_loaders(self) -> None:
+        for loader in [ld for ld in self._loaders if not ld.running]:
+            loader.wait()
+            self._loaders.remove(loader)
+            loader.deleteLater()
+
+    def _start_replay(self, session: Session, note: str) -> None:
+        self._forget_finished_loaders()
+        path = session.path
         self.close_source()
         self._reset_store()
         self.source = str(path)
@@ -203,10 +237,11 @@ class MainWindow(QMainWindow):
         self.mode_label.setText(f"replay — {Path(path).name}{synthetic}"
                                 + (f" ({note})" if note else ""))
         self.controls.set_unavailable("replay: " + (note or "runs need the live runner"))
+        self.statusBar().clearMessage()
         self.replay.play()
-        return True
+        self.recording_opened.emit(True)
 
-    def open_bundled(self, reason: str) -> bool:
+    def open_bundled(self, reason: str, background: bool = False) -> bool:
         path = bundled_session()
         if path is None:
             text = (f"replay mode ({reason}), but the bundled H200 recording "
@@ -216,7 +251,7 @@ class MainWindow(QMainWindow):
             self._append_message(text, error=False)
             self.controls.set_unavailable(f"replay: {reason}")
             return False
-        return self.open_recording(path, note=reason)
+        return self.open_recording(path, note=reason, background=background)
 
     def start_live(self, device_name: str, command: list[str] | None = None,
                    session_path: str | Path | None = None, watchdog_s: float | None = None
@@ -470,9 +505,12 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, "Open recording", "",
                                               "Sessions (*.jsonl);;All files (*)")
         if path:
-            self.open_recording(path)
+            self.open_recording(path, background=True)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        for loader in self._loaders:
+            loader.wait()
+        self._loaders.clear()
         self.close_source()
         self.throttle.stop()
         if not self.isFullScreen():

@@ -2,15 +2,50 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from gemmscope.app.core.replay import ReplayClock, Speed
 from gemmscope.app.core.store import EventSink
+from gemmscope.kernels.protocol import ProtocolError, Session, read_session
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
 
 TICK_MS = 16
+
+
+class RecordingLoader(QObject):
+    """Reads and validates a recording in a worker thread; the GUI thread never waits."""
+
+    loaded = Signal(object, str)  # the Session, the note given at start
+    failed = Signal(str)  # why it could not be read
+
+    def __init__(self, path: str | Path, note: str = "", parent: QObject | None = None):
+        super().__init__(parent)
+        self.path = Path(path)
+        self.note = note
+        self._thread = threading.Thread(target=self._read, name="gemmscope-recording-loader")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def wait(self, timeout_s: float = 10.0) -> None:
+        if self._thread.is_alive():
+            self._thread.join(timeout_s)
+
+    def _read(self) -> None:
+        try:
+            session: Session = read_session(self.path)
+        except ProtocolError as exc:
+            self.failed.emit(str(exc))
+            return
+        self.loaded.emit(session, self.note)
 
 
 class ReplayController(QObject):

@@ -117,3 +117,17 @@ def test_named_views_resolve(make_window, view):
     window = make_window()
     assert window.named_widget(view) is not None
     assert window.named_widget("no-such-view") is None
+
+
+def test_a_recording_is_read_off_the_gui_thread(qtbot, make_window, synthetic_file, tmp_path):
+    window = make_window()
+    with qtbot.waitSignal(window.recording_opened, timeout=10_000) as opened:
+        assert window.open_recording(synthetic_file, background=True)
+    assert opened.args == [True]
+    assert "synthetic.jsonl" in window.mode_label.text()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    with qtbot.waitSignal(window.recording_opened, timeout=10_000) as opened:
+        window.open_recording(bad, background=True)
+    assert opened.args == [False]
+    assert "not JSON" in window.statusBar().currentMessage()
