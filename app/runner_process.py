@@ -4,8 +4,9 @@ The runner (``python -m gemmscope.kernels runner``) reads JSON commands and writ
 events. This object sends one run at a time from a queue, validates every line it reads
 (``gemmscope.kernels.protocol.parse_line``), appends it to the session file, and passes
 the event on. A runner that exits, or says nothing for ``watchdog_s`` during a run, is
-killed and started again; the run is recorded as an ``error`` event (``runner_crash``
-or ``timeout``) with its level and shape, and the queue goes on with the next run.
+killed and started again (telemetry samples do not count as an answer: the sampler
+thread keeps going while a kernel hangs); the run is recorded as an ``error`` event
+(``runner_crash`` or ``timeout``) with its level and shape, and the queue goes on.
 Nothing here blocks the GUI thread except :meth:`shutdown` (bounded, at exit).
 """
 
@@ -24,6 +25,9 @@ from PySide6.QtCore import QElapsedTimer, QObject, QProcess, QTimer, Signal
 
 DEFAULT_WATCHDOG_S = 60.0
 MAX_CONSECUTIVE_FAILURES = 3
+# events that do not show the run is progressing: the NVML sampler is its own thread and
+# keeps sampling while the run's thread is stuck in a kernel
+WATCHDOG_IGNORES = frozenset({"telemetry", "info"})
 
 
 def default_runner_command() -> list[str]:
@@ -189,7 +193,7 @@ class LiveRunner(QObject):
                                        f"({exc}): {short}"})
             self.notice.emit("the runner wrote a line that is not an event; see messages")
             return
-        if self.queue.busy:
+        if self.queue.busy and ev["type"] not in WATCHDOG_IGNORES:
             self._arm_watchdog()
         if self.writer is not None:
             self.writer.write_line(line)

@@ -4,7 +4,8 @@
 
 ok: every run answers run_start, repeats, result, done. crash: the first run of the
 process exits mid-run (after two repeats). hang: the first run stops answering after
-two repeats. garbage: writes a line that is not JSON before each run_start. With
+two repeats. hang_telemetry: like hang, but telemetry samples keep coming. garbage:
+writes a line that is not JSON before each run_start. With
 --state, crash/hang happen only in the first process that uses the state file, so the
 restarted runner serves normally (as a real runner would after a sticky CUDA error).
 """
@@ -68,6 +69,10 @@ def main() -> int:
                     os._exit(3)
                 if i == 1 and mode == "hang":
                     time.sleep(3600)
+                if i == 1 and mode == "hang_telemetry":  # stuck, but the sampler goes on
+                    while True:
+                        emit({"type": "telemetry", "sm_clock_mhz": 1980, "power_w": 100.0})
+                        time.sleep(0.05)
             emit({"type": "result", **base, "dtype": "fp32", "precision": "fp32",
                   "median_ms": 1.0, "tflops": 10.0, "verified": True, "rel_err": 0.0,
                   "repeats": cmd.get("repeats", 20)})
