@@ -26,6 +26,8 @@ pg.setConfigOptions(antialias=False, useOpenGL=False)
 class HoverReadout:
     """Shows the exact value of the data point nearest the mouse in a text item."""
 
+    last_pointed: pg.PlotWidget | None = None  # the chart the mouse was last over (exports)
+
     def __init__(self, plot: pg.PlotWidget, describe: Callable[[float, float], str | None]):
         self.plot = plot
         self.describe = describe
@@ -41,6 +43,7 @@ class HoverReadout:
         if not vb.sceneBoundingRect().contains(pos):
             self.label.hide()
             return
+        HoverReadout.last_pointed = self.plot
         p = vb.mapSceneToView(pos)
         self.show_at(p.x(), p.y())
 
@@ -276,6 +279,7 @@ class SweepChart(_Chart):
     def __init__(self, parent: QWidget | None = None):
         super().__init__("Size sweep", parent)
         self.setLogMode(x=True, y=False)
+        self.getPlotItem().vb.setDefaultPadding(0.08)  # room for the end ticks' labels
         self.setLabel("bottom", "N (M = N = K for a sweep)")
         self.setLabel("left", "TFLOPS")
         self.legend = self.addLegend(offset=(10, 10))
@@ -302,6 +306,10 @@ class SweepChart(_Chart):
                 continue  # unchanged: no repaint
             curve.setData(n, tflops, pen=pg.mkPen(color, width=self.theme.line_px),
                           symbolBrush=color)
+        sizes = sorted({int(v) for n, _ in self.shown.values() for v in n})
+        # label the measured sizes themselves (log axis: positions are log10 N)
+        ticks = [(float(np.log10(v)), str(v)) for v in sizes]
+        self.getPlotItem().getAxis("bottom").setTicks([ticks] if ticks else None)
 
     def _describe(self, x: float, y: float) -> str | None:
         # x is log10(N) in view coordinates

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gemmscope.app import export_actions, view_registry
+from gemmscope.app.charts import HoverReadout
 from gemmscope.app.core.replay import Speed
 from gemmscope.app.core.runs import RunRequest, ladder_requests, sweep_requests
 from gemmscope.app.core.session_file import SessionWriter, default_session_path
@@ -111,7 +112,9 @@ class MainWindow(QMainWindow):
         self.replay_toolbar = bar
         bar.hide()
 
+        self.run_label = QLabel("")
         self.mode_label = QLabel("no session")
+        self.statusBar().addPermanentWidget(self.run_label)
         self.statusBar().addPermanentWidget(self.mode_label)
         self._menus()
         self._shortcuts()
@@ -148,6 +151,7 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&Open recording…", self._open_dialog,
                      QKeySequence.StandardKey.Open)
         file_menu.addSeparator()
+        # "chart": the one the mouse was last over, else the ladder bars
         self._action(file_menu, "Export chart as &PNG…", lambda: self._export_chart_dialog("png"))
         self._action(file_menu, "Export chart as &SVG…", lambda: self._export_chart_dialog("svg"))
         self._action(file_menu, "Export results as &CSV…", self._export_csv_dialog)
@@ -384,10 +388,22 @@ class MainWindow(QMainWindow):
                 view.refresh(changes)
         if Change.MESSAGES in changes or Change.HEADER in changes:
             self._sync_messages()
+        if Change.RUN in changes or Change.HEADER in changes:
+            self._show_run_state()
         if Change.HEADER in changes and self.ladder.selected_level() is None:
             levels = self.store.ladder_levels()
             if levels:
                 self.ladder.select_level(levels[0].id)
+
+    def _show_run_state(self) -> None:
+        run = self.store.running
+        queued = len(self.runner.queue.pending) if self.runner is not None else 0
+        if run is None:
+            text = f"{queued} queued" if queued else ""
+        else:
+            text = (f"running {run['level']} at {run['M']}×{run['N']}×{run['K']}"
+                    + (f" (+{queued} queued)" if queued else ""))
+        self.run_label.setText(text)
 
     def _sync_messages(self) -> None:
         msgs = self.store.messages
@@ -473,14 +489,19 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------- export dialogs
     def _current_chart(self) -> Any:
+        """The chart the mouse was last over, else the ladder bars."""
         charts = self.charts()
+        pointed = HoverReadout.last_pointed
+        if pointed is not None and pointed in charts.values():
+            return pointed
         return charts.get("bars") if charts else None
 
     def _export_chart_dialog(self, kind: str) -> None:
         chart = self._current_chart()
         if chart is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export chart", f"ladder.{kind}",
+        name = next((k for k, v in self.charts().items() if v is chart), "chart")
+        path, _ = QFileDialog.getSaveFileName(self, "Export chart", f"{name}.{kind}",
                                               f"{kind.upper()} (*.{kind})")
         if path:
             export_actions.export_chart(chart, path)

@@ -131,6 +131,7 @@ def test_live_window_records_and_reports_a_runner_crash(qtbot, make_window, tmp_
                for t in texts)
     assert window.ladder.cell_text("coalesced", "TFLOPS") == "10.000"
     assert window.ladder.cell_text("naive", "TFLOPS") == "–"
+    assert window.run_label.text() == ""  # nothing running, nothing queued
     events = read_session(path).events
     assert sum(1 for e in events if e["type"] == "result") == len(
         window.store.ladder_levels()) - 1
