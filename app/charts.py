@@ -188,6 +188,8 @@ class LadderBars(_Chart):
 
     def apply_theme(self, theme: Theme) -> None:
         super().apply_theme(theme)
+        # two lines of tick labels (names alternate between lines)
+        self.getPlotItem().getAxis("bottom").setHeight(int(theme.font_pt * 4.5) + 10)
         for label in getattr(self, "labels", []):
             self.getPlotItem().removeItem(label)
         self.labels = []  # made again in the new theme's colour
@@ -249,7 +251,8 @@ class LadderBars(_Chart):
                 label.setText(text, color=self.theme.foreground)
             if label.pos().x() != i or label.pos().y() != heights[i]:
                 label.setPos(i, heights[i])
-        ticks = [(i, row["level"]) for i, row in enumerate(self.rows)]
+        # long level names alternate between two lines so neighbours do not overlap
+        ticks = [(i, ("\n" if i % 2 else "") + row["level"]) for i, row in enumerate(self.rows)]
         if ticks != self._ticks:
             self._ticks = ticks
             plot.getAxis("bottom").setTicks([ticks])
