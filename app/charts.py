@@ -256,7 +256,8 @@ class LadderBars(_Chart):
         if ticks != self._ticks:
             self._ticks = ticks
             plot.getAxis("bottom").setTicks([ticks])
-        top = max(float(heights.max()), 1e-9) * 1.2 if n else 1.0
+        headroom = 1.2 if self.theme.font_pt < 14 else 1.4  # room for the value labels
+        top = max(float(heights.max()), 1e-9) * headroom if n else 1.0
         view = (n, top)
         if view != self._view:
             self._view = view

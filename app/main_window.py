@@ -96,7 +96,8 @@ class MainWindow(QMainWindow):
         self.messages = QListWidget()
         ladder = self._dock("Ladder", "ladder", self.ladder,
                             Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("Run", "run", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.run_dock = self._dock("Run", "run", self.controls,
+                                   Qt.DockWidgetArea.LeftDockWidgetArea)
         messages = self._dock("Messages", "messages", self.messages,
                               Qt.DockWidgetArea.BottomDockWidgetArea)
         self.resizeDocks([ladder], [560], Qt.Orientation.Horizontal)
@@ -445,6 +446,8 @@ class MainWindow(QMainWindow):
             font.setPointSize(self.theme.font_pt)
             app.setFont(font)
         self.setStyleSheet(self.theme.stylesheet())
+        # on stage the keys drive the runs (Space, L): the run form gives its room away
+        self.run_dock.setVisible(not on)
         for view in self.views.values():
             if hasattr(view, "apply_theme"):
                 view.apply_theme(self.theme)

@@ -35,6 +35,7 @@ class Theme:
                 f"font-size: {self.font_pt}pt; }} "
                 f"QHeaderView::section {{ background: #202020; color: {self.foreground}; }} "
                 "QTableWidget { gridline-color: #606060; } "
+                "QPushButton:disabled, QLineEdit:disabled { color: #707070; } "
                 "QTabBar::tab:selected { background: #303030; }")
 
 

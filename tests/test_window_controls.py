@@ -39,6 +39,7 @@ def test_presentation_mode_and_preferences_persist(qtbot, make_window, tmp_path)
     assert window.theme is PRESENTATION
     assert "font-size: 20pt" in window.styleSheet()
     assert window.charts()["bars"].backgroundBrush().color().name() == "#000000"
+    assert not window.run_dock.isVisible()
     window.controls.set_values(128, 256, 512, 7)
     window.controls.set_unavailable("")
     window._shape()  # a run request remembers the shape
