@@ -63,11 +63,15 @@ def load_views() -> list[str]:
     """Register the built-in views and import packages that register more.
 
     Returns readable notes on packages that failed to import (shown in the app).
+    Built-in views: ``charts`` (bars, stream, sweep) and ``telemetry``.
     """
     from gemmscope.app.charts import ChartsView  # Qt; imported only by the GUI
+    from gemmscope.app.telemetry_view import TelemetryView
 
     if "charts" not in _VIEWS:
         register_view("charts", "Charts", ChartsView)
+    if "telemetry" not in _VIEWS:
+        register_view("telemetry", "Telemetry", TelemetryView)
     problems = []
     for package in EXTRA_VIEW_PACKAGES:
         try:

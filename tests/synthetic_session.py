@@ -38,7 +38,7 @@ def header() -> dict[str, Any]:
             "device": {"name": "Synthetic GPU (test data)", "sm_count": 132, "cc": "9.0",
                        "arch": "sm_90", "peak_tflops": dict(PEAKS)},
             "levels": levels, "catalog": registry.catalog(),
-            "telemetry": {"available": False, "reason": "synthetic", "hz": 0}}
+            "telemetry": {"available": True, "reason": None, "hz": 50}}
 
 
 class _Clock:
@@ -48,6 +48,16 @@ class _Clock:
     def tick(self, dt: float = 0.05) -> float:
         self.t = round(self.t + dt, 6)
         return self.t
+
+
+def telemetry(t: float, tflops: float) -> dict[str, Any]:
+    """An NVML sample: clocks fall and power rises with the load (invented)."""
+    power_w = 100.0 + tflops  # 100.3 ... 800 W
+    capped = power_w > 600
+    return {"type": "telemetry", "t": t, "sm_clock_mhz": 1980 - (200 if capped else 0),
+            "mem_clock_mhz": 2619, "power_w": power_w, "power_kind": "instant",
+            "temp_c": 40 + int(tflops) % 30, "gpu_util_pct": 100, "energy_j": None,
+            "reasons": ["SwPowerCap"] if capped else []}
 
 
 def _run(clock: _Clock, run_id: str, level: str, shape: tuple[int, int, int], tflops: float,
@@ -64,6 +74,7 @@ def _run(clock: _Clock, run_id: str, level: str, shape: tuple[int, int, int], tf
         wobble = 1.0 + 0.02 * ((i % 3) - 1)
         out.append({"type": "repeat", "t": clock.tick(0.02), **base, "i": i,
                     "ms": ms / wobble, "tflops": tflops * wobble})
+        out.append(telemetry(clock.tick(0.001), tflops))
     pct_ref = None if ref_tflops is None else 100.0 * tflops / ref_tflops
     peak = PEAKS[str(precision)]
     out.append({"type": "result", "t": clock.tick(), **base,

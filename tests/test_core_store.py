@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import synthetic_session as syn
 from gemmscope.app.core.levels import catalog_from_header
@@ -105,3 +106,17 @@ def test_second_session_header_counts_a_restart_and_keeps_results():
     store = fed_store([*events, dict(events[0], t=0.0)])
     assert store.restarts == 1
     assert store.latest("wmma") is not None
+
+
+def test_telemetry_buffer_keeps_nulls_as_gaps_and_counts_reasons():
+    store = SessionStore()
+    store.handle({"type": "telemetry", "t": 1.0, "sm_clock_mhz": 1980, "power_w": None,
+                  "reasons": ["GpuIdle"]})
+    store.handle({"type": "telemetry", "t": 2.0, "sm_clock_mhz": 1755, "power_w": 650.0,
+                  "reasons": ["SwPowerCap"]})
+    t, clock = store.telemetry.arrays("sm_clock_mhz")
+    assert list(t) == [1.0, 2.0] and list(clock) == [1980, 1755]
+    _, power = store.telemetry.arrays("power_w")
+    assert np.isnan(power[0]) and power[1] == 650.0
+    assert store.telemetry.reasons_seen == {"SwPowerCap": 1}
+    assert store.telemetry_status() == (True, "the recording says nothing about telemetry")

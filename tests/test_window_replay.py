@@ -131,3 +131,22 @@ def test_a_recording_is_read_off_the_gui_thread(qtbot, make_window, synthetic_fi
         window.open_recording(bad, background=True)
     assert opened.args == [False]
     assert "not JSON" in window.statusBar().currentMessage()
+
+
+def test_telemetry_view_shows_the_recorded_samples(qtbot, make_window, synthetic_file):
+    from gemmscope.kernels.protocol import read_session
+
+    window = make_window()
+    window.open_recording(synthetic_file)
+    window.play_instant()
+    window.show()
+    view = window.named_widget("telemetry")
+    qtbot.waitExposed(view)
+    samples = [e for e in read_session(synthetic_file).events if e["type"] == "telemetry"]
+    t, power = view.curves["power_w"].getData()
+    np.testing.assert_allclose(t, [e["t"] for e in samples])
+    np.testing.assert_allclose(power, [e["power_w"] for e in samples])
+    capped = sum(1 for e in samples if "SwPowerCap" in e["reasons"])
+    assert capped > 0
+    assert f"SwPowerCap ({capped} samples)" in view.status.text()
+    assert window.named_widget("telemetry_temp_c") is view.plots["temp_c"]

@@ -29,6 +29,7 @@ class Change(StrEnum):
     SWEEP = "sweep"  # results that belong to a size sweep
     MESSAGES = "messages"  # errors and info messages
     RUN = "run"  # a run started or finished
+    TELEMETRY = "telemetry"  # NVML samples
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +138,42 @@ class RepeatStream:
         return self._i[order], self._tflops[order]
 
 
+TELEMETRY_FIELDS = ("sm_clock_mhz", "power_w", "temp_c", "mem_clock_mhz")
+
+
+class TelemetryBuffer:
+    """NVML samples in fixed numpy buffers (a ring once full); a missing field is NaN."""
+
+    def __init__(self, capacity: int = 20_000):
+        self.capacity = capacity
+        self._t = np.zeros(capacity)
+        self._fields = {name: np.full(capacity, np.nan) for name in TELEMETRY_FIELDS}
+        self.count = 0
+        self.reasons_seen: dict[str, int] = {}  # clock-event reason -> samples it was in
+
+    def append(self, ev: dict[str, Any]) -> None:
+        slot = self.count % self.capacity
+        self._t[slot] = float(ev["t"])
+        for name, arr in self._fields.items():
+            value = ev.get(name)
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            arr[slot] = float(value) if ok else np.nan
+        for reason in ev.get("reasons") or ():
+            if reason != "GpuIdle":
+                self.reasons_seen[str(reason)] = self.reasons_seen.get(str(reason), 0) + 1
+        self.count += 1
+
+    def arrays(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(t, values of ``name``) in arrival order; copies."""
+        n = min(self.count, self.capacity)
+        if self.count <= self.capacity:
+            order: Any = slice(0, n)
+        else:
+            start = self.count % self.capacity
+            order = np.r_[start:self.capacity, 0:start]
+        return self._t[order].copy(), self._fields[name][order].copy()
+
+
 class SessionStore:
     """State of one session (live or replayed). Feed it events; views read it."""
 
@@ -152,6 +189,7 @@ class SessionStore:
         self._shape_levels: dict[Shape, set[str]] = {}  # ladder levels measured per shape
         self.messages: list[Message] = []
         self.stream = RepeatStream()
+        self.telemetry = TelemetryBuffer()
         self.running: dict[str, Any] | None = None  # the run_start of the run in progress
         self.event_count = 0
         self.restarts = 0  # later session headers: the runner was restarted
@@ -209,6 +247,17 @@ class SessionStore:
         self.messages.append(Message("info", ev["message"], ev.get("level"), _shape_of(ev),
                                      float(ev["t"]), False))
         self._changes.add(Change.MESSAGES)
+
+    def _on_telemetry(self, ev: dict[str, Any]) -> None:
+        self.telemetry.append(ev)
+        self._changes.add(Change.TELEMETRY)
+
+    def telemetry_status(self) -> tuple[bool, str]:
+        """(available, reason) from the header's ``telemetry`` entry."""
+        info = (self.header or {}).get("telemetry")
+        if not isinstance(info, dict):
+            return self.telemetry.count > 0, "the recording says nothing about telemetry"
+        return bool(info.get("available")), str(info.get("reason") or "")
 
     def _on_done(self, ev: dict[str, Any]) -> None:
         if self.running is not None and ev.get("id") == self.running.get("id"):
