@@ -352,7 +352,7 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------- drawing
     def redraw(self) -> None:
-        """One coalesced frame. The per-repeat stream may redraw every frame (≤ 50 Hz);
+        """One coalesced frame. The per-repeat stream may redraw every frame (≤ 30 Hz);
         tables, bars and the sweep at most every SLOW_INTERVAL_MS, and never in the same
         frame as the stream, so no single frame does both."""
         self._pending |= self.store.take_changes()

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer
 
-DEFAULT_INTERVAL_MS = 20  # at most 50 redraws a second
+DEFAULT_INTERVAL_MS = 33  # at most 30 redraws a second
 
 
 class RedrawThrottle(QObject):
