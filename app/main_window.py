@@ -11,13 +11,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gemmscope.app import export_actions, view_registry
-from gemmscope.app.charts import HoverReadout
+from gemmscope.app import view_registry
 from gemmscope.app.core.replay import Speed
 from gemmscope.app.core.runs import RunRequest, ladder_requests, sweep_requests
 from gemmscope.app.core.session_file import SessionWriter, default_session_path
 from gemmscope.app.core.store import Change, SessionStore
 from gemmscope.app.ladder_panel import LadderPanel
+from gemmscope.app.messages_panel import MessagesPanel
 from gemmscope.app.preferences import Preferences
 from gemmscope.app.presentation import ShortcutsDialog
 from gemmscope.app.qt_compat import protect_singletons
@@ -26,16 +26,14 @@ from gemmscope.app.replay_controls import RecordingLoader, ReplayBar, ReplayCont
 from gemmscope.app.run_controls import RunControls
 from gemmscope.app.runner_process import LiveRunner
 from gemmscope.app.theme import NORMAL, PRESENTATION, Theme
+from gemmscope.app.window_menus import install_menus, install_shortcuts
 from gemmscope.kernels.protocol import ProtocolError, Session, read_session
 from PySide6.QtCore import QElapsedTimer, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
-    QFileDialog,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QMainWindow,
     QTabWidget,
     QToolBar,
@@ -69,7 +67,6 @@ class MainWindow(QMainWindow):
         self.source = ""  # what the store shows: a file or "live"
         self.theme: Theme = NORMAL
         self.shortcuts_dialog: ShortcutsDialog | None = None
-        self._messages_shown = 0
         self._loaders: list[RecordingLoader] = []
         self._pending: set[Change] = set()
         self._flushing = False
@@ -93,7 +90,7 @@ class MainWindow(QMainWindow):
         self.controls.run_ladder.connect(self.run_ladder)
         self.controls.sweep.connect(self.run_sweep)
         self.controls.stop.connect(self.stop_runs)
-        self.messages = QListWidget()
+        self.messages = MessagesPanel()
         ladder = self._dock("Ladder", "ladder", self.ladder,
                             Qt.DockWidgetArea.LeftDockWidgetArea)
         self.run_dock = self._dock("Run", "run", self.controls,
@@ -117,10 +114,10 @@ class MainWindow(QMainWindow):
         self.mode_label = QLabel("no session")
         self.statusBar().addPermanentWidget(self.run_label)
         self.statusBar().addPermanentWidget(self.mode_label)
-        self._menus()
-        self._shortcuts()
+        self.shortcut_objects = install_shortcuts(self)
+        install_menus(self)
         for problem in self.view_problems:
-            self._append_message(problem, error=True)
+            self.messages.append(problem, error=True)
         geometry = self.prefs.settings.value("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
@@ -146,41 +143,6 @@ class MainWindow(QMainWindow):
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
         return dock
-
-    def _menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        self._action(file_menu, "&Open recording…", self._open_dialog,
-                     QKeySequence.StandardKey.Open)
-        file_menu.addSeparator()
-        # "chart": the one the mouse was last over, else the ladder bars
-        self._action(file_menu, "Export chart as &PNG…", lambda: self._export_chart_dialog("png"))
-        self._action(file_menu, "Export chart as &SVG…", lambda: self._export_chart_dialog("svg"))
-        self._action(file_menu, "Export results as &CSV…", self._export_csv_dialog)
-        self._action(file_menu, "Export ladder &report (Markdown)…", self._export_report_dialog)
-        file_menu.addSeparator()
-        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
-        view_menu = self.menuBar().addMenu("&View")
-        self._action(view_menu, "&Presentation mode", self.toggle_presentation)
-        self._action(view_menu, "&Keyboard shortcuts", self.show_shortcuts)
-
-    def _action(self, menu: Any, text: str, slot: Any, key: Any = None) -> QAction:
-        action = menu.addAction(text)
-        action.triggered.connect(slot)
-        if key is not None:
-            action.setShortcut(key)
-        return action
-
-    def _shortcuts(self) -> None:
-        keys = {"F11": self.toggle_presentation, "Left": lambda: self.ladder.step(-1),
-                "Right": lambda: self.ladder.step(1), "Space": self.run_selected,
-                "L": self.run_ladder, "?": self.show_shortcuts, "Shift+/": self.show_shortcuts,
-                "Esc": self._escape, "P": self.replay_bar.toggle}
-        self.shortcut_objects = {}
-        for key, slot in keys.items():
-            sc = QShortcut(QKeySequence(key), self)
-            sc.setContext(Qt.ShortcutContext.WindowShortcut)
-            sc.activated.connect(slot)
-            self.shortcut_objects[key] = sc
 
     # ------------------------------------------------------------- sources
     def handle(self, event: dict[str, Any]) -> None:
@@ -218,7 +180,7 @@ class MainWindow(QMainWindow):
 
     def _load_failed(self, why: str) -> None:
         self._forget_finished_loaders()
-        self._append_message(f"cannot open recording: {why}", error=True)
+        self.messages.append(f"cannot open recording: {why}", error=True)
         self.statusBar().showMessage(f"cannot open recording: {why}")
         self.recording_opened.emit(False)
 
@@ -253,7 +215,7 @@ class MainWindow(QMainWindow):
                     f"(resources/sessions/{BUNDLED_SESSION}) is not in this build yet; "
                     "open a recording with File ▸ Open or `gemmscope replay FILE`")
             self.mode_label.setText(f"replay — no recording ({reason})")
-            self._append_message(text, error=False)
+            self.messages.append(text, error=False)
             self.controls.set_unavailable(f"replay: {reason}")
             return False
         return self.open_recording(path, note=reason, background=background)
@@ -341,7 +303,8 @@ class MainWindow(QMainWindow):
         if self.runner is not None:
             self.runner.stop_runs()
 
-    def _escape(self) -> None:
+    def escape(self) -> None:
+        """Esc: leave full screen, else stop the runs."""
         if self.isFullScreen():
             self.set_presentation(False)
         else:
@@ -388,7 +351,7 @@ class MainWindow(QMainWindow):
             if hasattr(view, "refresh"):
                 view.refresh(changes)
         if Change.MESSAGES in changes or Change.HEADER in changes:
-            self._sync_messages()
+            self.messages.sync(self.store)
         if Change.RUN in changes or Change.HEADER in changes:
             self._show_run_state()
         if Change.HEADER in changes and self.ladder.selected_level() is None:
@@ -405,25 +368,6 @@ class MainWindow(QMainWindow):
             text = (f"running {run['level']} at {run['M']}×{run['N']}×{run['K']}"
                     + (f" (+{queued} queued)" if queued else ""))
         self.run_label.setText(text)
-
-    def _sync_messages(self) -> None:
-        msgs = self.store.messages
-        if len(msgs) < self._messages_shown:  # the store was reset (seek back)
-            for i in reversed(range(self.messages.count())):
-                if self.messages.item(i).data(Qt.ItemDataRole.UserRole) == "store":
-                    self.messages.takeItem(i)
-            self._messages_shown = 0
-        for m in msgs[self._messages_shown:]:
-            self._append_message(m.describe(), error=m.is_error, tag="store")
-        self._messages_shown = len(msgs)
-
-    def _append_message(self, text: str, error: bool, tag: str = "app") -> None:
-        item = QListWidgetItem(("⚠ " if error else "ℹ ") + text)
-        item.setData(Qt.ItemDataRole.UserRole, tag)
-        if error:
-            item.setForeground(Qt.GlobalColor.red)
-        self.messages.addItem(item)
-        self.messages.scrollToBottom()
 
     def _level_selected(self, level_id: str) -> None:
         for view in self.views.values():
@@ -489,47 +433,6 @@ class MainWindow(QMainWindow):
     def charts(self) -> dict[str, Any]:
         view = self.views.get("charts")
         return view.charts() if view is not None and hasattr(view, "charts") else {}
-
-    # ------------------------------------------------------------- export dialogs
-    def _current_chart(self) -> Any:
-        """The chart the mouse was last over, else the ladder bars."""
-        charts = self.charts()
-        pointed = HoverReadout.last_pointed
-        if pointed is not None and pointed in charts.values():
-            return pointed
-        return charts.get("bars") if charts else None
-
-    def _export_chart_dialog(self, kind: str) -> None:
-        chart = self._current_chart()
-        if chart is None:
-            return
-        name = next((k for k, v in self.charts().items() if v is chart), "chart")
-        path, _ = QFileDialog.getSaveFileName(self, "Export chart", f"{name}.{kind}",
-                                              f"{kind.upper()} (*.{kind})")
-        if path:
-            export_actions.export_chart(chart, path)
-            self.statusBar().showMessage(f"saved {path}", 5000)
-
-    def _export_csv_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export results", "results.csv",
-                                              "CSV (*.csv)")
-        if path:
-            export_actions.export_csv(self.store, path)
-            self.statusBar().showMessage(f"saved {path}", 5000)
-
-    def _export_report_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export report", "ladder.md",
-                                              "Markdown (*.md)")
-        if path:
-            self.flush_views()
-            export_actions.export_report(self.store, path, self.charts(), self.source)
-            self.statusBar().showMessage(f"saved {path}", 5000)
-
-    def _open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open recording", "",
-                                              "Sessions (*.jsonl);;All files (*)")
-        if path:
-            self.open_recording(path, background=True)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         for loader in self._loaders:

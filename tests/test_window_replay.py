@@ -93,6 +93,9 @@ def test_pause_and_seek_back_reset_the_views(qtbot, make_window, synthetic_file)
     assert window.ladder.cell_text("naive", "TFLOPS") == "–"
     assert window.charts()["bars"].rows == []
     assert not window.replay.playing
+    window.replay.seek(window.replay.clock.duration_s)  # back and forth: listed once
+    window.flush_views()
+    assert sum("synthetic launch failure" in t for t in window.messages.texts()) == 1
 
 
 def test_a_bad_recording_is_a_message_not_a_crash(make_window, tmp_path):

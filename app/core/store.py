@@ -181,6 +181,8 @@ class SessionStore:
         self.reset()
 
     def reset(self) -> None:
+        # views that keep their own copies (the messages list) start again when it changes
+        self.generation = getattr(self, "generation", -1) + 1
         self.header: dict[str, Any] | None = None
         self.levels: list[LevelInfo] = catalog_from_header(None)
         self.results: list[Result] = []
