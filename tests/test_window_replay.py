@@ -153,3 +153,17 @@ def test_telemetry_view_shows_the_recorded_samples(qtbot, make_window, synthetic
     assert capped > 0
     assert f"SwPowerCap ({capped} samples)" in view.status.text()
     assert window.named_widget("telemetry_temp_c") is view.plots["temp_c"]
+
+
+def test_the_bundled_recording_opens_with_the_reason(make_window, synthetic_file,
+                                                     monkeypatch):
+    from gemmscope.app import main_window
+
+    monkeypatch.setattr(main_window, "bundled_session", lambda: synthetic_file)
+    window = make_window()
+    assert window.open_bundled("no CUDA driver (libcuda not found)")
+    window.play_instant()
+    assert window.mode_label.text() == ("replay — synthetic.jsonl [synthetic data] "
+                                        "(no CUDA driver (libcuda not found))")
+    assert window.ladder.cell_text("wmma", "TFLOPS") == "300.000"
+    assert not window.controls.buttons["run_ladder"].isEnabled()
