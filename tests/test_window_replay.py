@@ -167,3 +167,27 @@ def test_the_bundled_recording_opens_with_the_reason(make_window, synthetic_file
                                         "(no CUDA driver (libcuda not found))")
     assert window.ladder.cell_text("wmma", "TFLOPS") == "300.000"
     assert not window.controls.buttons["run_ladder"].isEnabled()
+
+
+def test_replay_bar_pause_speed_and_seek(qtbot, make_window, synthetic_file, tmp_path):
+    from gemmscope.app.preferences import Preferences, open_settings
+
+    window = make_window(tmp_path / "bar.ini")
+    window.prefs.speed = Speed.X1
+    window.open_recording(synthetic_file)
+    bar = window.replay_bar
+    assert window.replay.playing and bar.play_button.text() == "Pause"
+    bar.play_button.click()
+    assert not window.replay.playing and bar.play_button.text() == "Play"
+    bar.speed.setCurrentText("16x")
+    assert window.replay.clock.speed is Speed.X16
+    assert Preferences(open_settings(str(tmp_path / "bar.ini"))).speed is Speed.X16
+    bar.slider.setSliderDown(True)
+    bar.slider.sliderMoved.emit(bar.SLIDER_STEPS)  # drag to the end
+    bar.slider.setSliderDown(False)
+    window.flush_views()
+    assert window.ladder.cell_text("wmma", "TFLOPS") == "300.000"
+    assert bar.position.text().strip().startswith(f"{window.replay.clock.duration_s:.1f}")
+    stream = window.charts()["stream"]
+    stream.hover.show_at(2.2, 0.0)
+    assert stream.hover.text == f"repeat 2: {syn.SWEEP[8192] * 1.02:.4g} TFLOPS"
