@@ -65,7 +65,7 @@ def test_crash_mid_run_is_reported_with_level_and_shape_then_queue_goes_on(qtbot
 
 @pytest.mark.parametrize("mode", ["hang", "hang_telemetry"])
 def test_hang_is_killed_by_the_watchdog(qtbot, make_runner, mode):
-    runner, store, path = make_runner(mode, watchdog_s=0.5)
+    runner, store, path = make_runner(mode, watchdog_s=1.0)
     with qtbot.waitSignal(runner.idle, timeout=15_000):
         runner.submit(REQS)
     errors = [m for m in store.messages if m.is_error]
