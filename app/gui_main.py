@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication([sys.argv[0], *sys.argv[1:2]])
+    app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("gemmscope")
     window = MainWindow(open_settings(args.settings))
     if args.speed:

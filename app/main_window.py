@@ -203,6 +203,7 @@ class MainWindow(QMainWindow):
         synthetic = " [synthetic data]" if session.header.get("synthetic") else ""
         self.mode_label.setText(f"replay — {Path(path).name}{synthetic}"
                                 + (f" ({note})" if note else ""))
+        self.setWindowTitle(f"gemmscope — {Path(path).name}{synthetic}")
         self.controls.set_unavailable("replay: " + (note or "runs need the live runner"))
         self.statusBar().clearMessage()
         self.replay.play()
@@ -236,6 +237,7 @@ class MainWindow(QMainWindow):
         self.runner.start()
         self.source = str(path)
         self.mode_label.setText(f"live — {device_name}")
+        self.setWindowTitle(f"gemmscope — live on {device_name}")
         self.controls.set_unavailable("")
         self.replay_toolbar.hide()
         return path
