@@ -236,6 +236,7 @@ class MainWindow(QMainWindow):
         self.runner.notice.connect(self._runner_notice)
         self.runner.start()
         self.source = str(path)
+        self.messages.append(f"recording this session to {path}", error=False)
         self.mode_label.setText(f"live — {device_name}")
         self.setWindowTitle(f"gemmscope — live on {device_name}")
         self.controls.set_unavailable("")

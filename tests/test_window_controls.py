@@ -123,6 +123,7 @@ def test_live_window_records_and_reports_a_runner_crash(qtbot, make_window, tmp_
            str(tmp_path / "state")]
     path = window.start_live("Fake GPU", cmd, tmp_path / "live.jsonl")
     assert window.mode_label.text() == "live — Fake GPU"
+    assert f"recording this session to {path}" in window.messages.texts()[-1]
     window.controls.set_values(64, 64, 64, 3)
     with qtbot.waitSignal(window.runner.idle, timeout=20_000):
         window.run_ladder()
