@@ -72,9 +72,11 @@ class _Chart(pg.PlotWidget):
         self.store: SessionStore | None = None
         self.setMinimumSize(240, 160)
         for name in ("left", "bottom"):
-            # an axis repaints from a pixmap unless its range or ticks changed
-            self.getPlotItem().getAxis(name).setCacheMode(
-                QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            axis = self.getPlotItem().getAxis(name)
+            # an axis repaints from a pixmap unless its range or ticks changed, and draws
+            # major ticks and grid lines only: the minor grid costs ~5 ms per redraw here
+            axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            axis.setStyle(maxTickLevel=0, maxTextLevel=0)
         self.apply_theme(NORMAL)
 
     def set_title_text(self, title: str) -> None:
@@ -113,6 +115,7 @@ class StreamChart(_Chart):
         self._symbols = True
         self._x_range = (0.0, 0.0)
         self._y_range = (0.0, 0.0)
+        self._y_run: tuple[Any, Any] | None = None
         self.getPlotItem().vb.disableAutoRange()
         self.hover = HoverReadout(self, self._describe)
 
@@ -153,9 +156,17 @@ class StreamChart(_Chart):
         x_range = (float(x.min()) - 0.5, float(x.min()) + width - 0.5)
         lo, hi = float(y.min()), float(y.max())
         y0, y1 = self._y_range
-        span = max(hi - lo, abs(hi) * 0.02, 1e-9)
-        if lo < y0 or hi > y1 or span < 0.25 * (y1 - y0):
-            self._y_range = (lo - 0.15 * span, hi + 0.15 * span)
+        span = max(hi - lo, abs(hi) * 0.05, 1e-9)
+        new_run = (self.store.stream.level, self.store.stream.shape) != self._y_run \
+            if self.store is not None else True
+        if new_run or lo < y0 or hi > y1:
+            # grow within a run (new extremes), start afresh for a new run; wide margins
+            # so a stream of similar values leaves the range (and the axes) alone
+            if not new_run:
+                lo, hi = min(lo, y0), max(hi, y1)
+            self._y_range = (lo - 0.5 * span, hi + 0.5 * span)
+            self._y_run = (self.store.stream.level, self.store.stream.shape) \
+                if self.store is not None else None
             self.setYRange(*self._y_range, padding=0)
         if x_range != self._x_range:
             self._x_range = x_range

@@ -43,9 +43,10 @@ class TelemetryView(QWidget):
             plot.setLabel("left", title, units=None)
             plot.base_title = f"{title} ({unit})"  # exports name images after it
             plot.getPlotItem().vb.disableAutoRange(axis=pg.ViewBox.XAxis)
-            for axis in ("left", "bottom"):
-                plot.getPlotItem().getAxis(axis).setCacheMode(
-                    QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            for axis in ("left", "bottom"):  # as in charts.py: cached, major grid only
+                item = plot.getPlotItem().getAxis(axis)
+                item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+                item.setStyle(maxTickLevel=0, maxTextLevel=0)
             curve = plot.plot([], [], pen=pg.mkPen(color, width=1), connect="finite")
             curve.setClipToView(True)
             curve.setDownsampling(auto=True, method="peak")
