@@ -76,3 +76,38 @@ def test_gpu_probe_gives_a_reason(monkeypatch):
     monkeypatch.delenv("GEMMSCOPE_NO_GPU")
     result = probe()
     assert result.available or result.reason  # here: no CuPy / no driver, said so
+
+
+class FakeDriver:
+    """Stands in for libcuda: cuInit's result and the device list are set by the test."""
+
+    def __init__(self, init_rc: int, names: list[str]):
+        self.init_rc, self.names = init_rc, names
+
+    def cuInit(self, flags):
+        return self.init_rc
+
+    def cuDeviceGetCount(self, ref):
+        ref._obj.value = len(self.names)
+        return 0
+
+    def cuDeviceGet(self, ref, ordinal):
+        ref._obj.value = ordinal
+        return 0
+
+    def cuDeviceGetName(self, buf, size, dev):
+        buf.value = self.names[dev.value].encode()
+        return 0
+
+
+def test_gpu_probe_reads_the_driver(monkeypatch):
+    from gemmscope.app.core import gpu_probe
+
+    monkeypatch.setattr(gpu_probe, "_load_driver", lambda: FakeDriver(0, ["NVIDIA H200"]))
+    assert gpu_probe.probe_driver() == gpu_probe.GpuProbe(True, "NVIDIA H200", "", 1)
+    monkeypatch.setattr(gpu_probe, "_load_driver", lambda: FakeDriver(100, []))
+    assert gpu_probe.probe_driver().reason == "no CUDA device (the driver found none)"
+    monkeypatch.setattr(gpu_probe, "_load_driver", lambda: FakeDriver(999, []))
+    assert "cuInit error 999" in gpu_probe.probe_driver().reason
+    monkeypatch.setattr(gpu_probe, "_load_driver", lambda: None)
+    assert gpu_probe.probe_driver().reason == "no CUDA driver (libcuda not found)"
