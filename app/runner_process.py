@@ -84,6 +84,7 @@ class LiveRunner(QObject):
         self.proc = proc
         self._clock.start()
         proc.start(self.command[0], self.command[1:])
+        self._arm_watchdog()  # it must say "ready" within the watchdog time too
 
     def submit(self, requests: list[RunRequest]) -> None:
         self.queue.extend(requests)
@@ -200,6 +201,8 @@ class LiveRunner(QObject):
         kind = ev["type"]
         if kind == "ready":
             self._set_state(RunnerState.READY)
+            if not self.queue.busy:
+                self._watchdog.stop()
         self.event.emit(ev)
         if kind == "session":
             device = ev.get("device") or {}
@@ -219,6 +222,14 @@ class LiveRunner(QObject):
     def _on_watchdog(self) -> None:
         req = self.queue.current
         if req is None:
+            if self.state is RunnerState.STARTING:
+                self.failures += 1
+                msg = (f"the runner did not say it was ready within {self.watchdog_s:g} s; "
+                       "it was killed and started again")
+                self._emit_own({"type": "error", "kind": str(ErrorKind.TIMEOUT),
+                                "message": msg})
+                self.notice.emit(msg)
+                self._restart()
             return
         self._fail_run(ErrorKind.TIMEOUT,
                        f"the runner said nothing for {self.watchdog_s:g} s during the run; "

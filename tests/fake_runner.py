@@ -4,7 +4,8 @@
 
 ok: every run answers run_start, repeats, result, done. crash: the first run of the
 process exits mid-run (after two repeats). hang: the first run stops answering after
-two repeats. hang_telemetry: like hang, but telemetry samples keep coming. garbage:
+two repeats. hang_telemetry: like hang, but telemetry samples keep coming.
+silent_start: never says anything. garbage:
 writes a line that is not JSON before each run_start. With
 --state, crash/hang happen only in the first process that uses the state file, so the
 restarted runner serves normally (as a real runner would after a sticky CUDA error).
@@ -40,6 +41,8 @@ def main() -> int:
             mode = "ok"
         else:
             state.write_text(str(os.getpid()))
+    if mode == "silent_start":  # never gets ready (e.g. stuck initialising the device)
+        time.sleep(3600)
     emit({"type": "session", "protocol": 1, "created": "2026-11-29T12:00:00+00:00",
           "device": {"name": "Fake GPU"}, "levels": {}, "stand_in": True})
     emit({"type": "ready"})

@@ -104,3 +104,17 @@ def test_a_runner_that_cannot_start_says_so(qtbot, tmp_path):
     assert runner.state is RunnerState.FAILED
     assert "could not be started" in store.messages[0].text
     runner.shutdown()
+
+
+def test_a_runner_that_never_gets_ready_is_restarted_then_given_up(qtbot, tmp_path,
+                                                                   fake_runner):
+    cmd = [sys.executable, str(fake_runner), "--mode", "silent_start"]  # every start hangs
+    runner = LiveRunner(cmd, watchdog_s=0.5)
+    store = SessionStore()
+    runner.event.connect(store.handle)
+    with qtbot.waitSignal(runner.idle, timeout=20_000):
+        runner.submit(REQS[:1])
+    assert runner.state is RunnerState.FAILED
+    assert [m.kind for m in store.messages] == ["timeout"] * 3
+    assert "did not say it was ready" in store.messages[0].text
+    runner.shutdown()
