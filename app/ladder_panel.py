@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gemmscope.app.core.levels import LevelInfo
-from gemmscope.app.core.store import Change, SessionStore
+from gemmscope.app.core.store import Change, Result, SessionStore
 from gemmscope.app.theme import precision_color
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
@@ -23,6 +23,27 @@ COLUMNS = ("level", "precision", "shape", "TFLOPS", "% of cuBLAS", "% of peak", 
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}%"
+
+
+def result_text(r: Result) -> str:
+    """One line of what a result says, every number with its unit."""
+    bits = [f"{r.tflops:.4g} TFLOPS ({r.precision.upper()}) at {r.shape}",
+            f"median {r.median_ms:.4g} ms over {r.repeats} repeats"]
+    if r.rel_err is not None:
+        tol = f" (tolerance {r.tol:.0e})" if r.tol is not None else ""
+        bits.append(f"rel. error {r.rel_err:.2e}{tol}")
+    bits.append("verified" if r.verified else "NOT verified")
+    if r.variant:
+        bits.append(f"variant {r.variant}")
+    if r.regs is not None:
+        bits.append(f"{r.regs} registers/thread")
+    if r.smem_bytes is not None:
+        bits.append(f"{r.smem_bytes} B shared memory")
+    if r.sm_clock_mhz_avg is not None:
+        bits.append(f"SM clock {r.sm_clock_mhz_avg:.0f} MHz")
+    if r.throttled:
+        bits.append("clock events: " + ", ".join(r.throttled))
+    return "; ".join(bits)
 
 
 class LadderPanel(QWidget):
@@ -147,6 +168,9 @@ class LadderPanel(QWidget):
                     item.setForeground(QBrush(QColor("#d62728")))
         if changed:
             self.table.resizeColumnsToContents()
+            current = self.selected_level()
+            if current is not None:
+                self._show_detail(current)  # its "last result" may have changed
 
     def cell_text(self, level_id: str, column: str) -> str:
         """The text shown for a level in a column (for tests and exports)."""
@@ -169,4 +193,7 @@ class LadderPanel(QWidget):
             parts.append(f"<p><b>Follows:</b> {lv.follows}</p>")
         if lv.notes:
             parts.append(f"<p><b>Notes:</b> {lv.notes}</p>")
+        r = self.store.ladder_result(level_id)
+        if r is not None:
+            parts.append(f"<p><b>Last result:</b> {result_text(r)}</p>")
         self.detail.setText("".join(parts))

@@ -77,6 +77,9 @@ def test_keys_step_levels_and_show_shortcuts(qtbot, make_window, synthetic_file)
     assert window.ladder.selected_level() == "coalesced"
     assert "over <i>naive</i>" in window.ladder.detail.text()
     assert "BLOCK=32" in window.ladder.detail.text()
+    assert ("Last result:</b> 2.5 TFLOPS (FP32) at 4096×4096×4096; median"
+            in window.ladder.detail.text())
+    assert "rel. error 1.00e-07 (tolerance 1e-04); verified" in window.ladder.detail.text()
     field = window.controls.fields["M"]
     field.setFocus()
     qtbot.keyClick(field, Qt.Key.Key_Left)  # a text field keeps its arrow keys

@@ -88,9 +88,11 @@ def test_pause_and_seek_back_reset_the_views(qtbot, make_window, synthetic_file)
     window.replay.seek(window.replay.clock.duration_s)
     window.flush_views()
     assert window.ladder.cell_text("naive", "TFLOPS") == "0.300"
+    assert "Last result:</b> 0.3 TFLOPS" in window.ladder.detail.text()  # naive, selected
     window.replay.seek(0.0)
     window.flush_views()
     assert window.ladder.cell_text("naive", "TFLOPS") == "–"
+    assert "Last result" not in window.ladder.detail.text()
     assert window.charts()["bars"].rows == []
     assert not window.replay.playing
     window.replay.seek(window.replay.clock.duration_s)  # back and forth: listed once

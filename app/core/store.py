@@ -59,6 +59,12 @@ class Result:
     peak_tflops: float | None
     pct_of_peak: float | None
     t: float
+    tol: float | None = None
+    variant: str | None = None
+    regs: int | None = None
+    smem_bytes: int | None = None
+    sm_clock_mhz_avg: float | None = None
+    throttled: tuple[str, ...] = ()
 
     @classmethod
     def from_event(cls, ev: dict[str, Any], precision: str) -> Result:
@@ -70,7 +76,11 @@ class Result:
             reference_tflops=_num(ev.get("reference_tflops")),
             pct_of_reference=_num(ev.get("pct_of_reference")),
             peak_tflops=_num(ev.get("peak_tflops")), pct_of_peak=_num(ev.get("pct_of_peak")),
-            t=float(ev["t"]))
+            t=float(ev["t"]), tol=_num(ev.get("tol")),
+            variant=ev.get("variant") if isinstance(ev.get("variant"), str) else None,
+            regs=_int(ev.get("regs")), smem_bytes=_int(ev.get("smem_bytes")),
+            sm_clock_mhz_avg=_num(ev.get("sm_clock_mhz_avg")),
+            throttled=tuple(str(x) for x in ev.get("throttled") or ()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +106,10 @@ class Message:
 
 def _num(value: Any) -> float | None:
     return None if value is None or isinstance(value, bool) else float(value)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _shape_of(ev: dict[str, Any]) -> Shape | None:
