@@ -91,9 +91,9 @@ def test_keys_step_levels_and_show_shortcuts(qtbot, make_window, synthetic_file)
     qtbot.keyClick(table, Qt.Key.Key_Space)  # replay: says why it cannot run
     assert "cannot run" in window.statusBar().currentMessage()
     qtbot.keyClick(table, Qt.Key.Key_F11)
-    assert window.theme is PRESENTATION
+    assert window.theme is PRESENTATION and window.isFullScreen()
     qtbot.keyClick(table, Qt.Key.Key_F11)
-    assert window.theme is not PRESENTATION
+    assert window.theme is not PRESENTATION and not window.isFullScreen()
 
 
 def test_exports_png_svg_csv_and_report(qtbot, make_window, synthetic_file, tmp_path):
@@ -149,3 +149,7 @@ def test_live_window_records_and_reports_a_runner_crash(qtbot, make_window, tmp_
         qtbot.keyClick(window.ladder.table, Qt.Key.Key_Space)
     assert window.store.latest("wmma").shape.M == 64
     assert window.ladder.selected_level() == "wmma"
+    before = len(window.store.results)
+    with qtbot.waitSignal(window.runner.idle, timeout=20_000):
+        qtbot.keyClick(window.ladder.table, Qt.Key.Key_L)
+    assert len(window.store.results) == before + len(window.store.ladder_levels())
