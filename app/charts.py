@@ -192,6 +192,8 @@ class LadderBars(_Chart):
         self.labels: list[pg.TextItem] = []
         self.rows: list[dict[str, Any]] = []  # what the bars show, one dict per level
         self._axis_label = ""
+        self.legend = self.addLegend(offset=(10, 5))
+        self.legend_precisions: list[str] = []  # precisions listed in the legend
         self._ticks: list[tuple[int, str]] = []
         self._view: tuple[int, float] = (0, 0.0)
         self.getPlotItem().getAxis("bottom").setStyle(tickTextOffset=4)
@@ -247,6 +249,13 @@ class LadderBars(_Chart):
         else:
             self.bars.setOpts(x=x, height=heights, brushes=brushes,
                               pen=pg.mkPen(self.theme.foreground, width=1))
+        self.legend.setLabelTextColor(self.theme.foreground)
+        for prec in dict.fromkeys(row["precision"] for row in self.rows):
+            if prec not in self.legend_precisions:
+                sample = pg.ScatterPlotItem(symbol="s", size=10, pen=None,
+                                            brush=pg.mkBrush(precision_color(prec)))
+                self.legend.addItem(sample, f"{prec.upper()}: % of cuBLAS {prec.upper()}")
+                self.legend_precisions.append(prec)
         while len(self.labels) < n:
             label = pg.TextItem("", anchor=(0.5, 1), color=self.theme.foreground)
             plot.addItem(label)

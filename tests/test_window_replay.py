@@ -30,6 +30,8 @@ def test_instant_replay_fills_ladder_and_charts(make_window, synthetic_file):
     np.testing.assert_allclose(bars.bars.opts["height"], list(syn.LADDER_TFLOPS.values()))
     brushes = [b.color().name() for b in bars.bars.opts["brushes"]]
     assert brushes[0] == "#1f77b4" and brushes[-1] == "#ff7f0e"  # FP32 blue, FP16 orange
+    assert [label.text for _, label in bars.legend.items] == [
+        "FP32: % of cuBLAS FP32", "FP16: % of cuBLAS FP16"]
     bars.set_metric(bars.METRICS[1])
     np.testing.assert_allclose(bars.bars.opts["height"][-1], 100 * 300 / 700)
 
