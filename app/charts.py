@@ -194,6 +194,7 @@ class LadderBars(_Chart):
         self._axis_label = ""
         self.legend = self.addLegend(offset=(10, 5))
         self.legend_precisions: list[str] = []  # precisions listed in the legend
+        self._legend_color = ""
         self._ticks: list[tuple[int, str]] = []
         self._view: tuple[int, float] = (0, 0.0)
         self.getPlotItem().getAxis("bottom").setStyle(tickTextOffset=4)
@@ -249,7 +250,9 @@ class LadderBars(_Chart):
         else:
             self.bars.setOpts(x=x, height=heights, brushes=brushes,
                               pen=pg.mkPen(self.theme.foreground, width=1))
-        self.legend.setLabelTextColor(self.theme.foreground)
+        if self._legend_color != self.theme.foreground:
+            self._legend_color = self.theme.foreground
+            self.legend.setLabelTextColor(self.theme.foreground)
         for prec in dict.fromkeys(row["precision"] for row in self.rows):
             if prec not in self.legend_precisions:
                 sample = pg.ScatterPlotItem(symbol="s", size=10, pen=None,
