@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QPointF
+from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QLabel, QWidget
+
 from gemmscope.app.core.store import Change, SessionStore
 from gemmscope.app.qt_compat import protect_singletons
 from gemmscope.app.theme import NORMAL, Theme, precision_color
-from PySide6.QtCore import QPointF
-from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QLabel, QWidget
 
 protect_singletons()  # before any pyqtgraph item paints (see qt_compat)
 pg.setConfigOptions(antialias=False, useOpenGL=False)

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pyqtgraph as pg
 import pyqtgraph.exporters as pg_exporters
-from gemmscope.app.core import export
-from gemmscope.app.core.store import SessionStore
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
+
+from gemmscope.app.core import export
+from gemmscope.app.core.store import SessionStore
 
 
 def export_chart(chart: pg.PlotWidget, path: str | Path) -> Path:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from gemmscope.app.core.levels import LevelInfo
-from gemmscope.app.core.store import Change, Result, SessionStore
-from gemmscope.app.theme import precision_color
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
@@ -17,6 +14,10 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from gemmscope.app.core.levels import LevelInfo
+from gemmscope.app.core.store import Change, Result, SessionStore
+from gemmscope.app.theme import precision_color
 
 COLUMNS = ("level", "precision", "shape", "TFLOPS", "% of cuBLAS", "% of peak", "verified")
 

@@ -11,6 +11,18 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QElapsedTimer, QSettings, Qt, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QTabWidget,
+    QToolBar,
+    QWidget,
+)
+
 from gemmscope.app import view_registry
 from gemmscope.app.core.replay import Speed
 from gemmscope.app.core.runs import RunRequest, ladder_requests, sweep_requests
@@ -28,17 +40,6 @@ from gemmscope.app.runner_process import LiveRunner
 from gemmscope.app.theme import NORMAL, PRESENTATION, Theme
 from gemmscope.app.window_menus import install_menus, install_shortcuts
 from gemmscope.kernels.protocol import ProtocolError, Session, read_session
-from PySide6.QtCore import QElapsedTimer, QSettings, Qt, Signal
-from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import (
-    QApplication,
-    QDockWidget,
-    QLabel,
-    QMainWindow,
-    QTabWidget,
-    QToolBar,
-    QWidget,
-)
 
 BUNDLED_SESSION = "h200-ladder.jsonl"
 protect_singletons()  # PySide6 6.12 on CPython 3.11 (see qt_compat)

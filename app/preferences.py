@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gemmscope.app.core.replay import Speed
 from PySide6.QtCore import QSettings, QStandardPaths
+
+from gemmscope.app.core.replay import Speed
 
 
 def open_settings(ini_path: str | None = None) -> QSettings:

@@ -7,11 +7,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
+
 from gemmscope.app.core.replay import ReplayClock, Speed
 from gemmscope.app.core.store import EventSink
 from gemmscope.kernels.protocol import ProtocolError, Session, read_session
-from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
 
 TICK_MS = 16
 

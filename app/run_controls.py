@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gemmscope.app.core.runs import parse_dim, parse_repeats
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -19,6 +18,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from gemmscope.app.core.runs import parse_dim, parse_repeats
 
 BAD_STYLE = "QLineEdit { border: 2px solid #d62728; }"
 

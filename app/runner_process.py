@@ -18,10 +18,11 @@ from collections import deque
 from enum import StrEnum
 from typing import Any
 
+from PySide6.QtCore import QElapsedTimer, QObject, QProcess, QTimer, Signal
+
 from gemmscope.app.core.runs import RunQueue, RunRequest
 from gemmscope.app.core.session_file import SessionWriter
 from gemmscope.kernels.protocol import ErrorKind, ProtocolError, dumps, parse_line
-from PySide6.QtCore import QElapsedTimer, QObject, QProcess, QTimer, Signal
 
 DEFAULT_WATCHDOG_S = 60.0
 MAX_CONSECUTIVE_FAILURES = 3

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
+
 from gemmscope.app.core.store import Change, SessionStore
 from gemmscope.app.qt_compat import protect_singletons
 from gemmscope.app.theme import NORMAL, Theme
-from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
 protect_singletons()
 

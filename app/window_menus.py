@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gemmscope.app import export_actions
-from gemmscope.app.charts import HoverReadout
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog
+
+from gemmscope.app import export_actions
+from gemmscope.app.charts import HoverReadout
 
 if TYPE_CHECKING:
     from gemmscope.app.main_window import MainWindow

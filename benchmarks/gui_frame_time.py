@@ -26,12 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import numpy as np
 import synthetic_session as syn
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
 from gemmscope.app.core.replay import Speed
 from gemmscope.app.main_window import MainWindow
 from gemmscope.app.preferences import open_settings
 from gemmscope.kernels.protocol import dumps
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
 
 WARMUP_S = 0.5
 

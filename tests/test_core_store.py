@@ -3,6 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import synthetic_session as syn
+
 from gemmscope.app.core.levels import catalog_from_header
 from gemmscope.app.core.replay import ReplayClock, Speed, timeline
 from gemmscope.app.core.store import Change, SessionStore, Shape

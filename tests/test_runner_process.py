@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from gemmscope.app.core.runs import RunRequest
 from gemmscope.app.core.session_file import SessionWriter
 from gemmscope.app.core.store import SessionStore

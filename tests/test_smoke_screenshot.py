@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gemmscope.app.theme import PRECISION_COLORS
 from PySide6.QtGui import QColor, QImage
+
+from gemmscope.app.theme import PRECISION_COLORS
 
 
 def run_app(*args: str, tmp_path: Path) -> subprocess.CompletedProcess:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from gemmscope.app import view_registry
-from gemmscope.app.redraw import RedrawThrottle
 from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QLabel
+
+from gemmscope.app import view_registry
+from gemmscope.app.redraw import RedrawThrottle
 
 
 class LevelView(QLabel):

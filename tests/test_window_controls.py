@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage
+
 from gemmscope.app import export_actions
 from gemmscope.app.preferences import Preferences, open_settings
 from gemmscope.app.theme import PRESENTATION
 from gemmscope.kernels.protocol import read_session
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage
 
 
 def test_bad_input_is_refused_in_the_field_with_a_reason(qtbot, make_window):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import synthetic_session as syn
-from gemmscope.app.core.replay import Speed
 from PySide6.QtCore import QElapsedTimer
+
+from gemmscope.app.core.replay import Speed
 
 
 def test_instant_replay_fills_ladder_and_charts(make_window, synthetic_file):

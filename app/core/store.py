@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 import numpy as np
+
 from gemmscope.app.core.levels import LevelInfo, catalog_from_header, reference_id
 
 
