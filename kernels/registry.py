@@ -205,6 +205,17 @@ LEVELS: tuple[Level, ...] = (
         notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py): BK=32 gave 295 TFLOPS "
               "(278 with 2 stages), BK=64 328; 4 stages at BK=64 fell to 270 (143 KB of "
               "shared memory); 128x256 tiles 280-326."),
+    Level(
+        id="mma_sync", title="mma.sync + ldmatrix, swizzled", precision=Precision.FP16,
+        adds="The warp-level Tensor Core instructions without the WMMA API: ldmatrix.x4 "
+             "loads fragments (.trans for the k-major B tile), mma.sync.m16n8k16 multiplies; "
+             "a 128x256 block tile of 8 warps (64x64 each), K tiles of 64 staged by "
+             "cp.async in a 3-stage ring, rows swizzled (chunk ^ row % 8) instead of padded.",
+        follows="PTX ISA: ldmatrix, mma.m16n8k16; CUTLASS sm80 multistage; CuTe Swizzle<3,4,3>",
+        source="mma_sync.cu", kernel="hgemm_mma_sync",
+        params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 3, "SWZ": 1},
+        threads=(256, 1), tile=(128, 256), vector=8,
+        dyn_smem=lambda p: p["STAGES"] * (p["BM"] * p["BK"] + p["BK"] * p["BN"]) * 2),
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",
