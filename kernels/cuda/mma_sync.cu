@@ -2,7 +2,8 @@
 // accumulation. Instead of the WMMA API it issues the warp-level instructions itself:
 // ldmatrix loads fragments from shared memory (x4: four 8x8 matrices per instruction;
 // .trans for B, which is stored k-major) and mma.sync.m16n8k16 multiplies them.
-// Tiles arrive by 16-byte cp.async in a ring of STAGES shared buffers. Shared rows are
+// Tiles arrive by 16-byte cp.async in a ring of STAGES shared buffers; the fragments of
+// the next 16-deep step are loaded while the current one multiplies, across tiles too. Shared rows are
 // swizzled instead of padded: the 16-byte chunk c of row r is stored at chunk c ^ (r % 8)
 // (CuTe's Swizzle<3,4,3>), so the 8 row addresses of every ldmatrix phase and of every
 // copy hit 8 different bank groups.
@@ -91,37 +92,52 @@ hgemm_mma_sync(int M, int N, int K, const __half* __restrict__ A, const __half* 
     };
 
     float acc[MT][NT][4] = {};
+    unsigned a[2][MT][4], b[2][NT / 2][4];  // fragments of step kk and kk+1
+    auto load_frags = [&](unsigned as, unsigned bs, int kk, int buf) {
+#pragma unroll
+        for (int i = 0; i < MT; ++i)  // rows lane%16, k chunk 2*kk + lane/16
+            gs_ldmatrix_x4(a[buf][i], as + gs_swz<A_ROW>(wm0 + i * 16 + lane % 16,
+                                                         kk * 2 + lane / 16));
+#pragma unroll
+        for (int j = 0; j < NT / 2; ++j) {  // matrix lane/8: k half (lane/8)%2, n half lane/16
+            const int k = kk * 16 + ((lane / 8) % 2) * 8 + lane % 8;
+            gs_ldmatrix_x4_trans(b[buf][j], bs + gs_swz<B_ROW>(k, (wn0 + j * 16) / 8 + lane / 16));
+        }
+    };
     const int tiles = GS_CEIL_DIV(K, BK);
 #pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
+    for (int s = 0; s < STAGES; ++s) {
         if (s < tiles) issue_tile(s * BK, s);
         gs_cp_async_commit();
     }
+    gs_cp_async_wait<STAGES - 1>();
+    __syncthreads();
+    load_frags(as_base, bs_base, 0, 0);
+    constexpr int KK = BK / 16;
     for (int t = 0; t < tiles; ++t) {
-        gs_cp_async_wait<STAGES - 2>();
-        __syncthreads();
-        const int next = t + STAGES - 1;
-        if (next < tiles) issue_tile(next * BK, next % STAGES);
-        gs_cp_async_commit();
-        const unsigned as = as_base + (t % STAGES) * BM * A_ROW;
-        const unsigned bs = bs_base + (t % STAGES) * BK * B_ROW;
+        const int s = t % STAGES;
+        const unsigned as = as_base + s * BM * A_ROW, bs = bs_base + s * BK * B_ROW;
 #pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk) {
-            unsigned a[MT][4], b[NT / 2][4];
-#pragma unroll
-            for (int i = 0; i < MT; ++i)  // rows lane%16, k chunk 2*kk + lane/16
-                gs_ldmatrix_x4(a[i], as + gs_swz<A_ROW>(wm0 + i * 16 + lane % 16,
-                                                        kk * 2 + lane / 16));
-#pragma unroll
-            for (int j = 0; j < NT / 2; ++j) {  // matrix lane/8: k half (lane/8)%2, n half lane/16
-                const int k = kk * 16 + ((lane / 8) % 2) * 8 + lane % 8;
-                gs_ldmatrix_x4_trans(b[j], bs + gs_swz<B_ROW>(k, (wn0 + j * 16) / 8 + lane / 16));
+        for (int kk = 0; kk < KK; ++kk) {
+            const int cur = kk & 1, nxt = cur ^ 1;
+            if (kk + 1 < KK) {
+                load_frags(as, bs, kk + 1, nxt);
+            } else if (t + 1 < tiles) {
+                // the last fragments of stage s are in registers: after this barrier the
+                // stage can be refilled, and tile t+1's first fragments load under the MMAs
+                gs_cp_async_wait<STAGES - 2>();
+                __syncthreads();
+                if (t + STAGES < tiles) issue_tile((t + STAGES) * BK, s);
+                gs_cp_async_commit();
+                const int s1 = (t + 1) % STAGES;
+                load_frags(as_base + s1 * BM * A_ROW, bs_base + s1 * BK * B_ROW, 0, nxt);
             }
 #pragma unroll
             for (int i = 0; i < MT; ++i)
 #pragma unroll
                 for (int j = 0; j < NT; ++j)
-                    gs_mma_16816(acc[i][j], a[i], b[j / 2][(j % 2) * 2], b[j / 2][(j % 2) * 2 + 1]);
+                    gs_mma_16816(acc[i][j], a[cur][i], b[cur][j / 2][(j % 2) * 2],
+                                 b[cur][j / 2][(j % 2) * 2 + 1]);
         }
     }
     gs_cp_async_wait<0>();
