@@ -210,12 +210,18 @@ LEVELS: tuple[Level, ...] = (
         adds="The warp-level Tensor Core instructions without the WMMA API: ldmatrix.x4 "
              "loads fragments (.trans for the k-major B tile), mma.sync.m16n8k16 multiplies; "
              "a 128x256 block tile of 8 warps (64x64 each), K tiles of 64 staged by "
-             "cp.async in a 3-stage ring, rows swizzled (chunk ^ row % 8) instead of padded.",
+             "cp.async in a 4-stage ring, rows swizzled (chunk ^ row % 8) instead of padded; "
+             "the next step's fragments load while the current one multiplies.",
         follows="PTX ISA: ldmatrix, mma.m16n8k16; CUTLASS sm80 multistage; CuTe Swizzle<3,4,3>",
         source="mma_sync.cu", kernel="hgemm_mma_sync",
-        params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 3, "SWZ": 1},
+        params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 4, "SWZ": 1},
         threads=(256, 1), tile=(128, 256), vector=8,
-        dyn_smem=lambda p: p["STAGES"] * (p["BM"] * p["BK"] + p["BK"] * p["BN"]) * 2),
+        dyn_smem=lambda p: p["STAGES"] * (p["BM"] * p["BK"] + p["BK"] * p["BN"]) * 2,
+        notes="Measured on the H200 at 4096^3 (benchmarks/tune.py): 356 TFLOPS with 3 "
+              "stages and no fragment double-buffering (377 with grouped block order); "
+              "with double-buffered fragments 377 (3 stages), 380 (4 stages), 376 (2); "
+              "128x128 tiles 285-307. The loop sits at 255 registers with 4 spilled words "
+              "reloaded per K tile, which is what the next step should remove."),
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",
