@@ -98,8 +98,8 @@ def plan(args: argparse.Namespace) -> list[tuple[str, int, int, int]]:
     ids: list[str] = []
     for item in args.level:
         ids += [x.strip() for x in item.split(",") if x.strip()]
-    if args.all:
-        ids = [lv.id for lv in registry.LEVELS]
+    if args.all:  # references first, so each level finds its reference already measured
+        ids = [lv.id for lv in (*registry.references(), *registry.ladder())]
     elif not ids:
         ids = [lv.id for lv in registry.ladder()]
     unknown = [i for i in ids if i not in registry.BY_ID]

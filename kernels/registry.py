@@ -119,14 +119,27 @@ LEVELS: tuple[Level, ...] = (
         adds="Rows of the shared tiles padded by one word (32x33), the classic bank-conflict "
              "fix.",
         follows="seed L3", source="smem_padded.cu", kernel="sgemm_smem_padded",
-        params={"TILE": 32}, threads=(32, 32), tile=(32, 32)),
+        params={"TILE": 32}, threads=(32, 32), tile=(32, 32),
+        notes="Slower than smem_tiled on the H200 (8.7 -> 6.8 TFLOPS at 4096^3), and not "
+              "for want of conflicts: the access had none to remove. A warp reads one row of "
+              "As (a broadcast) and 32 consecutive words of Bs. Nsight Compute at 1024^3 "
+              "(benchmarks/ncu_levels.sh) counted shared-load bank conflicts 36,477 -> 33,260 "
+              "and store conflicts 328,952 -> 269,093, the same order in both and not from "
+              "the access pattern (the counter also counts arbitration with other warps' "
+              "accesses); but shared-load wavefronts rose from 50.4 M to 67.1 M (+33%). A "
+              "33-word row is not 16-byte aligned, so the four As words a thread reads per "
+              "step no longer come in one LDS.128: the SASS has 64 LDS.32 per tile instead "
+              "of 32 LDS.32 + 8 LDS.128."),
     Level(
         id="double_buffer", title="Double buffering", precision=Precision.FP32,
         adds="Two shared-memory stages: the next K tile is fetched into registers while the "
              "current one is computed, then stored into the other stage; one barrier per "
              "K step instead of two.",
         follows="seed L4", source="double_buffer.cu", kernel="sgemm_double_buffer",
-        params={"TILE": 32}, threads=(32, 32), tile=(32, 32)),
+        params={"TILE": 32}, threads=(32, 32), tile=(32, 32),
+        notes="Builds on the unpadded tile of smem_tiled, since padding measured slower "
+              "(see smem_padded). 9.25 TFLOPS against smem_tiled's 8.74 at 4096^3: one "
+              "thread per output leaves little math to hide the loads behind."),
     Level(
         id="register_2d", title="2D register blocking", precision=Precision.FP32,
         adds="A 128x128 block tile with BK=8; each of 256 threads computes an 8x8 tile of C "
@@ -172,9 +185,13 @@ LEVELS: tuple[Level, ...] = (
                 "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "SWZ": 1},
         threads=(256, 1), tile=(128, 256), vector=4,
         dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
-        notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py): 2, 3 or 4 stages at BK=16 "
-              "are within 0.3% of each other (45.5-45.6 TFLOPS); BK=8 44.9, BK=32 43.8; "
-              "grouped block order 45.7."),
+        notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py, docs/perf-notes.md): "
+              "46.6 TFLOPS, 90.9% of cuBLAS FP32 (51.2). What limits it (Nsight Compute): "
+              "240-255 registers per thread allow one block of 8 warps per SM (12.5% "
+              "occupancy), 2 warps per scheduler issue on 83% of cycles, and 11% of the "
+              "main loop's instructions are not FMAs (shared loads, copy addressing, "
+              "barrier). Variants: 2 or 4 stages 45.4, BK=8 with 6 stages 44.7, BK=32 45.6, "
+              "128x128 tiles with 2 blocks per SM 41.3."),
     Level(
         id="wmma", title="Tensor Cores (WMMA, FP16)", precision=Precision.FP16,
         adds="FP16 inputs, FP32 accumulation on Tensor Cores through the WMMA API; 16x16x16 "
@@ -188,6 +205,23 @@ LEVELS: tuple[Level, ...] = (
         notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py): BK=32 gave 295 TFLOPS "
               "(278 with 2 stages), BK=64 328; 4 stages at BK=64 fell to 270 (143 KB of "
               "shared memory); 128x256 tiles 280-326."),
+    Level(
+        id="mma_sync", title="mma.sync + ldmatrix, swizzled", precision=Precision.FP16,
+        adds="The warp-level Tensor Core instructions without the WMMA API: ldmatrix.x4 "
+             "loads fragments (.trans for the k-major B tile), mma.sync.m16n8k16 multiplies; "
+             "a 128x256 block tile of 8 warps (64x64 each), K tiles of 64 staged by "
+             "cp.async in a 4-stage ring, rows swizzled (chunk ^ row % 8) instead of padded; "
+             "the next step's fragments load while the current one multiplies.",
+        follows="PTX ISA: ldmatrix, mma.m16n8k16; CUTLASS sm80 multistage; CuTe Swizzle<3,4,3>",
+        source="mma_sync.cu", kernel="hgemm_mma_sync",
+        params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 4, "SWZ": 1},
+        threads=(256, 1), tile=(128, 256), vector=8,
+        dyn_smem=lambda p: p["STAGES"] * (p["BM"] * p["BK"] + p["BK"] * p["BN"]) * 2,
+        notes="Measured on the H200 at 4096^3 (benchmarks/tune.py): 356 TFLOPS with 3 "
+              "stages and no fragment double-buffering (377 with grouped block order); "
+              "with double-buffered fragments 377 (3 stages), 380 (4 stages), 376 (2); "
+              "128x128 tiles 285-307. The loop sits at 255 registers with 4 spilled words "
+              "reloaded per K tile, which is what the next step should remove."),
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",

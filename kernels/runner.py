@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -30,6 +31,9 @@ DEFAULT_REPEATS, DEFAULT_WARMUP = 20, 3
 
 
 def git_commit() -> str | None:
+    """The commit of the sources: $GEMMSCOPE_COMMIT, else the checkout this runs from."""
+    if os.environ.get("GEMMSCOPE_COMMIT"):
+        return os.environ["GEMMSCOPE_COMMIT"]
     root = Path(__file__).resolve().parents[1]
     if not (root / ".git").exists():
         return None

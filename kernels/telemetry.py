@@ -74,10 +74,7 @@ class Nvml:
         self.available = True
         atexit.register(self.close)
         try:
-            support = pynvml.c_nvmlGpmSupport_t()
-            support.version = pynvml.NVML_GPM_SUPPORT_VERSION
-            pynvml.nvmlGpmQueryDeviceSupport(self._h, support)
-            self._gpm_ok = bool(support.isSupportedDevice)
+            self._gpm_ok = bool(pynvml.nvmlGpmQueryDeviceSupport(self._h).isSupportedDevice)
         except Exception:
             self._gpm_ok = False
 
@@ -251,7 +248,8 @@ class Sampler:
     def _loop(self) -> None:
         next_t = time.monotonic()
         while not self._stop.is_set():
-            if self.hz <= 0:
+            hz = self.hz  # read once: set_rate may change it while we sample
+            if hz <= 0:
                 self._wake.wait()
                 self._wake.clear()
                 next_t = time.monotonic()
@@ -259,7 +257,7 @@ class Sampler:
             s = self.sample_now()
             if self.emit is not None:
                 self.emit(s)
-            next_t += 1.0 / self.hz
+            next_t += 1.0 / hz
             delay = next_t - time.monotonic()
             if delay < 0:
                 next_t = time.monotonic()

@@ -1,10 +1,23 @@
+"""Test setup: Qt offscreen, GPU tests skipped without a GPU, and a check that no test
+leaks threads or child processes."""
+
 from __future__ import annotations
 
 import os
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("GEMMSCOPE_NO_GPU", "1")  # the app never starts a real runner here
+
+TESTS = Path(__file__).parent
+
+from gemmscope.app.qt_compat import protect_singletons  # noqa: E402
+
+protect_singletons()  # PySide6 6.12 on CPython 3.11 drops references to None (qt_compat)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -15,20 +28,88 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini("qt_api", "Qt binding for pytest-qt (unused without it)")
 
 
-def _gpu_reason() -> str | None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip tests marked gpu, with the reason, where CuPy or a CUDA device is missing."""
+    if not any(item.get_closest_marker("gpu") for item in items):
+        return
     from gemmscope.kernels.gpu import get_cupy
 
     _cp, reason = get_cupy()
-    return reason
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not any(item.get_closest_marker("gpu") for item in items):
-        return
-    reason = _gpu_reason()
     if reason is None:
         return
     skip = pytest.mark.skip(reason=f"needs a CUDA GPU: {reason}")
     for item in items:
         if item.get_closest_marker("gpu"):
             item.add_marker(skip)
+
+
+def _children() -> set[int]:
+    """Live child processes of this process (Linux /proc); empty set elsewhere."""
+    pids: set[int] = set()
+    task_dir = Path(f"/proc/{os.getpid()}/task")
+    if not task_dir.exists():
+        return pids
+    for task in task_dir.iterdir():
+        try:
+            pids.update(int(p) for p in (task / "children").read_text().split())
+        except OSError:
+            continue
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.add(pid)
+    return alive
+
+
+@pytest.fixture(autouse=True)
+def no_leaks():
+    threads_before = set(threading.enumerate())
+    children_before = _children()
+    yield
+    deadline = time.monotonic() + 3.0
+    while True:
+        extra_children = _children() - children_before
+        extra_threads = {t for t in set(threading.enumerate()) - threads_before
+                         if t.is_alive() and not t.daemon}
+        if not extra_children and not extra_threads:
+            return
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert not extra_children, f"test leaked child processes {sorted(extra_children)}"
+    assert not extra_threads, f"test leaked threads {extra_threads}"
+
+
+@pytest.fixture
+def synthetic_file(tmp_path: Path) -> Path:
+    import synthetic_session
+
+    return synthetic_session.write(tmp_path / "synthetic.jsonl")
+
+
+@pytest.fixture
+def fake_runner() -> Path:
+    return TESTS / "fake_runner.py"
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path):
+    """MainWindow factory with preferences in a temp ini file; closed after the test."""
+    from gemmscope.app.main_window import MainWindow
+    from gemmscope.app.preferences import open_settings
+
+    made = []
+
+    def make(ini: Path | None = None):
+        window = MainWindow(open_settings(str(ini or tmp_path / "prefs.ini")))
+        qtbot.addWidget(window)
+        made.append(window)
+        return window
+
+    yield make
+    for window in made:
+        window.close()

@@ -1,52 +1,87 @@
-"""A stand-in runner for tests: a real subprocess that speaks the protocol.
+"""A stand-in runner for tests: a real subprocess that speaks the protocol, no GPU.
 
-    python fake_runner.py MODE [STATE_FILE]
+    python fake_runner.py [--mode ok|crash|hang|garbage] [--state FILE]
 
-MODE: ok (answers runs with a result), crash (exits in the middle of a run), hang (stops
-answering in the middle of a run). With STATE_FILE the misbehaviour happens once: the
-file is created, and later processes behave like ``ok``.
+ok: every run answers run_start, repeats, result, done. crash: the first run of the
+process exits mid-run (after two repeats). hang: the first run stops answering after
+two repeats. hang_telemetry: like hang, but telemetry samples keep coming.
+silent_start: never says anything. garbage:
+writes a line that is not JSON before each run_start. With
+--state, crash/hang happen only in the first process that uses the state file, so the
+restarted runner serves normally (as a real runner would after a sticky CUDA error).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 import time
+from pathlib import Path
 
-mode = sys.argv[1]
-state = sys.argv[2] if len(sys.argv) > 2 else None
-if state and os.path.exists(state):
-    mode = "ok"
-t0 = time.monotonic()
+T0 = time.monotonic()
 
 
 def emit(ev: dict) -> None:
-    ev.setdefault("t", round(time.monotonic() - t0, 6))
+    ev = {"t": round(time.monotonic() - T0, 6), **ev}
     sys.stdout.write(json.dumps(ev) + "\n")
     sys.stdout.flush()
 
 
-emit({"type": "session", "t": 0.0, "protocol": 1, "created": "now", "levels": {},
-      "device": {"name": "Fake GPU"}})
-emit({"type": "ready"})
-for line in sys.stdin:
-    cmd = json.loads(line)
-    cid = cmd.get("id")
-    if cmd["cmd"] == "quit":
-        emit({"type": "bye", "id": cid})
-        break
-    if cmd["cmd"] != "run":
-        emit({"type": "done", "id": cid})
-        continue
-    where = {"id": cid, "level": cmd["level"], "M": cmd["M"], "N": cmd["N"], "K": cmd["K"]}
-    emit({"type": "run_start", **where, "repeats": 1})
-    if mode in ("crash", "hang"):
-        if state:
-            open(state, "w").close()
-        if mode == "crash":
-            sys.exit(3)
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", default="ok")
+    ap.add_argument("--state")
+    args = ap.parse_args()
+    mode = args.mode
+    if args.state:
+        state = Path(args.state)
+        if state.exists():
+            mode = "ok"
+        else:
+            state.write_text(str(os.getpid()))
+    if mode == "silent_start":  # never gets ready (e.g. stuck initialising the device)
         time.sleep(3600)
-    emit({"type": "result", **where, "dtype": "fp32", "median_ms": 1.0, "tflops": 1.0,
-          "verified": True, "rel_err": 0.0, "repeats": 1})
-    emit({"type": "done", "id": cid})
+    emit({"type": "session", "protocol": 1, "created": "2026-11-29T12:00:00+00:00",
+          "device": {"name": "Fake GPU"}, "levels": {}, "stand_in": True})
+    emit({"type": "ready"})
+    for line in sys.stdin:
+        try:
+            cmd = json.loads(line)
+        except json.JSONDecodeError:
+            emit({"type": "error", "kind": "bad_input", "message": "not JSON"})
+            emit({"type": "done"})
+            continue
+        if cmd.get("cmd") == "ping":
+            emit({"type": "pong"})
+        elif cmd.get("cmd") == "quit":
+            emit({"type": "bye"})
+            return 0
+        elif cmd.get("cmd") == "run":
+            base = {"id": cmd.get("id"), "level": cmd["level"], "M": cmd["M"],
+                    "N": cmd["N"], "K": cmd["K"]}
+            if mode == "garbage":
+                sys.stdout.write("this is not an event\n")
+                sys.stdout.flush()
+            emit({"type": "run_start", **base, "dtype": "fp32", "precision": "fp32",
+                  "repeats": cmd.get("repeats", 20), "warmup": 0})
+            for i in range(cmd.get("repeats", 20)):
+                emit({"type": "repeat", **base, "i": i, "ms": 1.0, "tflops": 1.0 + i})
+                if i == 1 and mode == "crash":
+                    os._exit(3)
+                if i == 1 and mode == "hang":
+                    time.sleep(3600)
+                if i == 1 and mode == "hang_telemetry":  # stuck, but the sampler goes on
+                    while True:
+                        emit({"type": "telemetry", "sm_clock_mhz": 1980, "power_w": 100.0})
+                        time.sleep(0.05)
+            emit({"type": "result", **base, "dtype": "fp32", "precision": "fp32",
+                  "median_ms": 1.0, "tflops": 10.0, "verified": True, "rel_err": 0.0,
+                  "repeats": cmd.get("repeats", 20)})
+            emit({"type": "done", "id": cmd.get("id")})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -240,3 +240,28 @@ def test_command_line_table(capsys):
     assert main(["256", "256", "256", "--levels", "smem_tiled,wmma"]) == 0
     out = capsys.readouterr().out
     assert "smem_tiled" in out and "wmma" in out and "ld wavefr" in out
+
+
+def test_mma_sync_swizzle_makes_ldmatrix_and_copies_conflict_free():
+    from gemmscope.kernels.models.relayout import relayout
+    from gemmscope.kernels.models.swizzle import Swizzle
+
+    m = model_for("mma_sync", {"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64,
+                               "STAGES": 3})
+    t = m.totals(1024, 1024, 1024)
+    assert t.ld.conflicts == 0 and t.cp_async.conflicts == 0
+    # per warp per K step: 4 k16 steps x (4 A + 4 B) ldmatrix.x4, 4 wavefronts each
+    assert t.ld.wavefronts == 4 * t.ld.instructions
+    assert t.ld.instructions == 32 * 8 * 16 * 4 * 8  # blocks x warps x K steps x ...
+    plain = Swizzle(0, 4, 3)  # no bit swapped: the tile re-laid out row-major
+    for label in ("ldmatrix.x4 A", "ldmatrix.x4.trans B"):
+        acc = _by_label(m.shared_accesses(0, 0), label)[0]
+        assert acc.banks().n_way == 1
+        # without the swizzle, the 8 rows of a phase start at the same bank: 8-way
+        assert relayout(acc, m.smem_arrays(), 0, plain).banks().n_way == 8
+    # the kernel's layout: chunk c of row r at c ^ (r % 8)
+    a_s = m.smem_arrays()[0]
+    assert int(a_s.address(0, 3, 8)) == 3 * 128 + ((1 ^ 3) * 16)
+    stage, row, col = a_s.logical(a_s.address(1, np.arange(8), 8 * np.arange(8)))
+    assert stage.tolist() == [1] * 8 and row.tolist() == list(range(8))
+    assert col.tolist() == [8 * c for c in range(8)]

@@ -90,8 +90,8 @@ def test_runner_as_a_subprocess_survives_garbage():
         client.close()
 
 
-def fake(mode: str, *extra: str) -> list[str]:
-    return [sys.executable, FAKE, mode, *extra]
+def fake(mode: str, state: str | None = None) -> list[str]:
+    return [sys.executable, FAKE, "--mode", mode, *(["--state", state] if state else [])]
 
 
 def test_client_restarts_a_runner_that_crashes_mid_run(tmp_path):

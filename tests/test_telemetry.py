@@ -80,3 +80,31 @@ def test_sampler_thread_emits_at_its_rate_and_stops():
     s.stop()
     assert all(e["type"] == "telemetry" and e["sm_clock_mhz"] == 1000 for e in got)
     assert s._thread is None
+
+
+def test_rate_can_change_while_a_sample_is_taken():
+    """set_rate(0) landing during a sample must not kill the thread (it divided by 0)."""
+    import time
+
+    entered, release = threading.Event(), threading.Event()
+
+    class Slow(FakeNvml):
+        def sample(self):
+            entered.set()
+            release.wait(2)
+            return dict.fromkeys(telemetry.FIELDS)
+
+    got: list[dict] = []
+    s = Sampler(Slow(), got.append, time.monotonic, hz=100)
+    s.start()
+    assert entered.wait(2)
+    s.set_rate(0)
+    release.set()
+    time.sleep(0.05)
+    n = len(got)
+    s.set_rate(200)
+    deadline = time.monotonic() + 2
+    while len(got) < n + 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    s.stop()
+    assert len(got) >= n + 3, "sampling did not resume after the rate went to 0 and back"

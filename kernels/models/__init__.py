@@ -6,7 +6,9 @@ and ``swizzle`` hold the shared math.
 
 from __future__ import annotations
 
+from gemmscope.kernels import registry
 from gemmscope.kernels.models.level_model import LevelModel, SharedTotals
+from gemmscope.kernels.models.mma_sync import MmaSync
 from gemmscope.kernels.models.register_blocking import Register2D, Vectorized
 from gemmscope.kernels.models.smem_tiles import DoubleBuffer, SmemPadded, SmemTiled
 from gemmscope.kernels.models.thread_per_element import Coalesced, Naive
@@ -16,10 +18,19 @@ from gemmscope.kernels.models.wmma import Wmma
 MODELS: dict[str, type[LevelModel]] = {
     cls.level_id: cls
     for cls in (Naive, Coalesced, SmemTiled, SmemPadded, DoubleBuffer, Register2D,
-                Vectorized, WarpTiling, CpAsync, Wmma)
+                Vectorized, WarpTiling, CpAsync, Wmma, MmaSync)
 }
-# levels whose shared-memory model is exact enough to compare with ncu (SIMT, FP32)
-SIMT_LEVELS = tuple(lid for lid, cls in MODELS.items() if cls.exact)
+
+
+def _simt(level_id: str) -> bool:
+    try:
+        return registry.get(level_id).precision == "fp32"
+    except KeyError:
+        return False
+
+
+# the SIMT (FP32) levels, which the ncu comparison covers by default
+SIMT_LEVELS = tuple(lid for lid in MODELS if _simt(lid))
 
 
 def model_for(level_id: str, params: dict[str, int] | None = None) -> LevelModel:

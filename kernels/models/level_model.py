@@ -67,6 +67,9 @@ class SmemArray:
     stages: int = 1
     base_bytes: int = 0
     holds: str = "A"  # which operand; "A^T" when stored transposed
+    # rows stored with their 16-byte chunks permuted: chunk c of row r at c ^ (r % 8)
+    # (mma_sync's gs_swz, "Swizzle<3,4,3>" on rows of 128 bytes or more)
+    xor_chunks: bool = False
 
     @property
     def stage_bytes(self) -> int:
@@ -76,12 +79,27 @@ class SmemArray:
     def size_bytes(self) -> int:
         return self.stages * self.stage_bytes
 
+    @property
+    def row_bytes(self) -> int:
+        return self.pitch * self.elem_bytes
+
     def address(self, stage: int, row: np.ndarray | int, col: np.ndarray | int
                 ) -> np.ndarray:
         r = np.asarray(row, np.int64)
         c = np.asarray(col, np.int64)
-        return self.base_bytes + stage * self.stage_bytes + (r * self.pitch + c) \
-            * self.elem_bytes
+        in_row = c * self.elem_bytes
+        if self.xor_chunks:
+            in_row = ((in_row // 16) ^ (r % 8)) * 16 + in_row % 16
+        return self.base_bytes + stage * self.stage_bytes + r * self.row_bytes + in_row
+
+    def logical(self, addr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(stage, row, col) of the element stored at byte address ``addr``."""
+        off = np.asarray(addr, np.int64) - self.base_bytes
+        stage, rem = off // self.stage_bytes, off % self.stage_bytes
+        row, in_row = rem // self.row_bytes, rem % self.row_bytes
+        if self.xor_chunks:
+            in_row = ((in_row // 16) ^ (row % 8)) * 16 + in_row % 16
+        return stage, row, in_row // self.elem_bytes
 
 
 @dataclass(frozen=True, slots=True, eq=False)

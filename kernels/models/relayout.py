@@ -18,16 +18,17 @@ class RelayoutError(ValueError):
 def relayout(acc: WarpAccess, arrays: list[SmemArray], extra_pad_elems: int = 0,
              swizzle: Swizzle = IDENTITY) -> WarpAccess:
     """``acc`` with each lane's element moved to where a layout with ``extra_pad_elems``
-    more elements per row and ``swizzle`` (on element offsets within a stage) puts it."""
+    more elements per row and ``swizzle`` (on element offsets within a stage) puts it.
+    With neither, the access stays as the kernel has it."""
     if extra_pad_elems == 0 and swizzle == IDENTITY:
         return acc
     arr = next((a for a in arrays if a.name == acc.array), None)
     if arr is None:
         raise RelayoutError(f"{acc.array} is not a shared array of this level")
     eb = arr.elem_bytes
-    off = acc.addr - arr.base_bytes
-    stage, rem = off // arr.stage_bytes, off % arr.stage_bytes
-    row, col = rem // (arr.pitch * eb), (rem % (arr.pitch * eb)) // eb
+    stage, row, col = arr.logical(acc.addr)
+    # a tile the kernel already swizzles is re-laid out from its logical coordinates:
+    # the toggles then replace its layout (an XOR swizzle with B = 0 shows it plain)
     pad = arr.pitch - arr.cols + extra_pad_elems
     layout = TileLayout(row_elems=arr.cols, elem_bytes=eb, pad_elems=pad, swizzle=swizzle)
     stage_bytes = arr.rows * layout.pitch_bytes

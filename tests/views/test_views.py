@@ -346,3 +346,17 @@ def test_presentation_theme_enlarges_the_canvas_text(qtbot, make):
     view.apply_theme(SimpleNamespace(font_pt=20))
     assert view.canvas.font().pointSize() == 20
     assert not view.grab().isNull()
+
+
+def test_banks_view_shows_what_the_mma_sync_swizzle_buys(qtbot, make):
+    view = make(BanksView, "mma_sync")
+    c = view.banks
+    view.select_instruction("ldmatrix.x4 A")
+    assert c.report().conflicts == 0
+    for box, v in zip(view.swz_boxes, (0, 4, 3), strict=True):
+        box.setValue(v)
+    view.swizzle_check.setChecked(True)  # B = 0: the same tile, not swizzled
+    rep = c.report()
+    assert rep.n_way == 8
+    bank = int(rep.lane_bank[0])
+    assert same(pixel(c, inside(c.bank_header_rect(bank), 0.1, 0.1)), THEME.color("conflict"))

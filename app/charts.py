@@ -1,0 +1,391 @@
+"""The charts (pyqtgraph): per-repeat stream, ladder bars, size sweep; hover readouts.
+
+Charts read the :class:`SessionStore` and redraw from it when told what changed
+(``refresh``); the main window coalesces those calls, so a chart redraws at a bounded
+rate however fast events arrive. Every chart keeps the numbers it drew (``shown``) so
+tests and exports read back exactly what is on screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF
+from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QLabel, QWidget
+
+from gemmscope.app.core.store import Change, SessionStore
+from gemmscope.app.qt_compat import protect_singletons
+from gemmscope.app.theme import NORMAL, Theme, precision_color
+
+protect_singletons()  # before any pyqtgraph item paints (see qt_compat)
+pg.setConfigOptions(antialias=False, useOpenGL=False)
+
+
+class HoverReadout:
+    """Shows the exact value of the data point nearest the mouse in a text item."""
+
+    last_pointed: pg.PlotWidget | None = None  # the chart the mouse was last over (exports)
+
+    def __init__(self, plot: pg.PlotWidget, describe: Callable[[float, float], str | None]):
+        self.plot = plot
+        self.describe = describe
+        self.label = pg.TextItem("", anchor=(0, 1), color="#202020", fill="#ffffffd0")
+        self.label.setZValue(100)
+        self.label.hide()
+        plot.addItem(self.label, ignoreBounds=True)
+        plot.scene().sigMouseMoved.connect(self._moved)
+        self.text = ""
+
+    def _moved(self, pos: QPointF) -> None:
+        vb = self.plot.getPlotItem().vb
+        if not vb.sceneBoundingRect().contains(pos):
+            self.label.hide()
+            return
+        HoverReadout.last_pointed = self.plot
+        p = vb.mapSceneToView(pos)
+        self.show_at(p.x(), p.y())
+
+    def show_at(self, x: float, y: float) -> None:
+        text = self.describe(x, y)
+        self.text = text or ""
+        if not text:
+            self.label.hide()
+            return
+        self.label.setText(text)
+        self.label.setPos(x, y)
+        self.label.show()
+
+
+def _nearest(xs: np.ndarray, x: float) -> int | None:
+    if len(xs) == 0:
+        return None
+    return int(np.argmin(np.abs(xs - x)))
+
+
+class _Chart(pg.PlotWidget):
+    def __init__(self, title: str, parent: QWidget | None = None):
+        super().__init__(parent=parent)
+        self.base_title = title
+        self.theme = NORMAL
+        self.store: SessionStore | None = None
+        self.setMinimumSize(240, 160)
+        for name in ("left", "bottom"):
+            axis = self.getPlotItem().getAxis(name)
+            # an axis repaints from a pixmap unless its range or ticks changed, and draws
+            # major ticks and grid lines only: the minor grid costs ~5 ms per redraw here
+            axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            axis.setStyle(maxTickLevel=0, maxTextLevel=0)
+        self.apply_theme(NORMAL)
+
+    def set_title_text(self, title: str) -> None:
+        if title != self.base_title or not self.getPlotItem().titleLabel.text:
+            self.base_title = title
+            self.setTitle(title, color=self.theme.foreground)
+
+    def bind(self, store: SessionStore) -> None:
+        self.store = store
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self.setBackground(theme.background)
+        item = self.getPlotItem()
+        item.showGrid(x=True, y=True, alpha=theme.grid_alpha)
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            axis.setPen(theme.foreground)
+            axis.setTextPen(theme.foreground)
+        self.setTitle(self.base_title, color=theme.foreground, size=f"{theme.font_pt + 2}pt")
+
+
+class StreamChart(_Chart):
+    """TFLOPS of each timed repeat of the run in progress (or the last run)."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__("Per-repeat TFLOPS", parent)
+        self.setLabel("bottom", "repeat")
+        self.setLabel("left", "TFLOPS")
+        self.curve = self.plot([], [], pen=pg.mkPen("#1f77b4", width=1), symbol="o",
+                               symbolSize=5, symbolBrush="#1f77b4")
+        self.curve.setDownsampling(auto=True, method="peak")
+        self.curve.setClipToView(True)
+        self.shown = (np.zeros(0), np.zeros(0))
+        self._color = ""
+        self._symbols = True
+        self._x_range = (0.0, 0.0)
+        self._y_range = (0.0, 0.0)
+        self._y_run: tuple[Any, Any] | None = None
+        self.getPlotItem().vb.disableAutoRange()
+        self.hover = HoverReadout(self, self._describe)
+
+    def apply_theme(self, theme: Theme) -> None:
+        super().apply_theme(theme)
+        self._color = ""  # pen width follows the theme
+
+    def refresh(self, changes: set[Change]) -> None:
+        if self.store is None or not changes & {Change.STREAM, Change.HEADER}:
+            return
+        stream = self.store.stream
+        x, y = stream.arrays()
+        self.shown = (x, y)
+        level = self.store.level(stream.level) if stream.level else None
+        color = precision_color(level.precision) if level else "#1f77b4"
+        if color != self._color:
+            self._color = color
+            self.curve.setPen(pg.mkPen(color, width=self.theme.line_px))
+            self.curve.setSymbolBrush(color)
+        few = len(x) <= 100
+        if few != self._symbols:
+            self._symbols = few
+            self.curve.setSymbol("o" if few else None)
+        self.curve.setData(x, y)
+        self._fit(x, y, stream.expected)
+        if stream.level:
+            prec = f", {level.precision.upper()}" if level else ""
+            self.set_title_text(f"Per-repeat TFLOPS — {stream.level} at {stream.shape}{prec}")
+        else:
+            self.set_title_text("Per-repeat TFLOPS")
+
+    def _fit(self, x: np.ndarray, y: np.ndarray, expected: int) -> None:
+        """Set the view range only when the data leaves it (axes repaint only then)."""
+        if len(x) == 0:
+            return
+        last = float(x.max()) + 1
+        width = float(expected) if expected >= last else float(1 << int(last - 1).bit_length())
+        x_range = (float(x.min()) - 0.5, float(x.min()) + width - 0.5)
+        lo, hi = float(y.min()), float(y.max())
+        y0, y1 = self._y_range
+        span = max(hi - lo, abs(hi) * 0.05, 1e-9)
+        new_run = (self.store.stream.level, self.store.stream.shape) != self._y_run \
+            if self.store is not None else True
+        if new_run or lo < y0 or hi > y1:
+            # grow within a run (new extremes), start afresh for a new run; wide margins
+            # so a stream of similar values leaves the range (and the axes) alone
+            if not new_run:
+                lo, hi = min(lo, y0), max(hi, y1)
+            self._y_range = (lo - 0.5 * span, hi + 0.5 * span)
+            self._y_run = (self.store.stream.level, self.store.stream.shape) \
+                if self.store is not None else None
+            self.setYRange(*self._y_range, padding=0)
+        if x_range != self._x_range:
+            self._x_range = x_range
+            self.setXRange(*x_range, padding=0)
+
+    def _describe(self, x: float, y: float) -> str | None:
+        i = _nearest(self.shown[0], x)
+        if i is None:
+            return None
+        return f"repeat {int(self.shown[0][i])}: {self.shown[1][i]:.4g} TFLOPS"
+
+
+class LadderBars(_Chart):
+    """One bar per level at the ladder shape: TFLOPS or % of cuBLAS, coloured by precision."""
+
+    METRICS = ("TFLOPS", "% of cuBLAS (same precision)")
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__("Ladder", parent)
+        # (not "metric": that name would shadow QWidget.metric(), which Qt calls)
+        self.bar_metric = self.METRICS[0]
+        self.bars: pg.BarGraphItem | None = None
+        self.labels: list[pg.TextItem] = []
+        self.rows: list[dict[str, Any]] = []  # what the bars show, one dict per level
+        self._axis_label = ""
+        self.legend = self.addLegend(offset=(10, 5))
+        self.legend_precisions: list[str] = []  # precisions listed in the legend
+        self._legend_color = ""
+        self._ticks: list[tuple[int, str]] = []
+        self._view: tuple[int, float] = (0, 0.0)
+        self.getPlotItem().getAxis("bottom").setStyle(tickTextOffset=4)
+        self.hover = HoverReadout(self, self._describe)
+
+    def apply_theme(self, theme: Theme) -> None:
+        super().apply_theme(theme)
+        # two lines of tick labels (names alternate between lines)
+        self.getPlotItem().getAxis("bottom").setHeight(int(theme.font_pt * 4.5) + 10)
+        for label in getattr(self, "labels", []):
+            self.getPlotItem().removeItem(label)
+        self.labels = []  # made again in the new theme's colour
+
+    def set_metric(self, metric: str) -> None:
+        self.bar_metric = metric
+        self.refresh({Change.LADDER})
+
+    def refresh(self, changes: set[Change]) -> None:
+        if self.store is None or not changes & {Change.LADDER, Change.HEADER}:
+            return
+        store = self.store
+        self.rows = []
+        for lv in store.ladder_levels():
+            r = store.ladder_result(lv.id)
+            if r is None:
+                continue
+            self.rows.append({"level": lv.id, "precision": r.precision, "tflops": r.tflops,
+                              "pct_ref": store.pct_of_reference(r),
+                              "pct_peak": store.pct_of_peak(r), "shape": str(r.shape),
+                              "verified": r.verified})
+        self._draw()
+
+    def values(self) -> np.ndarray:
+        key = "tflops" if self.bar_metric == self.METRICS[0] else "pct_ref"
+        return np.array([row[key] if row[key] is not None else 0.0 for row in self.rows])
+
+    def _draw(self) -> None:
+        """Update the bar item and its labels in place (no items made per redraw)."""
+        plot = self.getPlotItem()
+        shape = self.store.ladder_shape() if self.store else None
+        self.set_title_text(f"Ladder — {self.bar_metric}" + (f" at {shape}" if shape else ""))
+        if self.bar_metric != self._axis_label:
+            self._axis_label = self.bar_metric
+            self.setLabel("left", self.bar_metric)
+        n = len(self.rows)
+        x = np.arange(n, dtype=float)
+        heights = self.values()
+        brushes = [pg.mkBrush(precision_color(row["precision"])) for row in self.rows]
+        if self.bars is None:
+            self.bars = pg.BarGraphItem(x=x, height=heights, width=0.7, brushes=brushes,
+                                        pen=pg.mkPen(self.theme.foreground, width=1))
+            plot.addItem(self.bars)
+        else:
+            self.bars.setOpts(x=x, height=heights, brushes=brushes,
+                              pen=pg.mkPen(self.theme.foreground, width=1))
+        if self._legend_color != self.theme.foreground:
+            self._legend_color = self.theme.foreground
+            self.legend.setLabelTextColor(self.theme.foreground)
+        for prec in dict.fromkeys(row["precision"] for row in self.rows):
+            if prec not in self.legend_precisions:
+                sample = pg.ScatterPlotItem(symbol="s", size=10, pen=None,
+                                            brush=pg.mkBrush(precision_color(prec)))
+                self.legend.addItem(sample, f"{prec.upper()}: % of cuBLAS {prec.upper()}")
+                self.legend_precisions.append(prec)
+        while len(self.labels) < n:
+            label = pg.TextItem("", anchor=(0.5, 1), color=self.theme.foreground)
+            plot.addItem(label)
+            self.labels.append(label)
+        while len(self.labels) > n:
+            plot.removeItem(self.labels.pop())
+        for i, row in enumerate(self.rows):
+            pct = "–" if row["pct_ref"] is None else f"{row['pct_ref']:.0f}%"
+            mark = "" if row["verified"] else " ✗"
+            text = f"{row['tflops']:.3g}\n{pct}{mark}"
+            label = self.labels[i]
+            if label.toPlainText() != text:
+                label.setText(text, color=self.theme.foreground)
+            if label.pos().x() != i or label.pos().y() != heights[i]:
+                label.setPos(i, heights[i])
+        # long level names alternate between two lines so neighbours do not overlap
+        ticks = [(i, ("\n" if i % 2 else "") + row["level"]) for i, row in enumerate(self.rows)]
+        if ticks != self._ticks:
+            self._ticks = ticks
+            plot.getAxis("bottom").setTicks([ticks])
+        headroom = 1.2 if self.theme.font_pt < 14 else 1.4  # room for the value labels
+        top = max(float(heights.max()), 1e-9) * headroom if n else 1.0
+        view = (n, top)
+        if view != self._view:
+            self._view = view
+            plot.setXRange(-0.6, max(n, 1) - 0.4, padding=0)
+            plot.setYRange(0, top, padding=0)
+
+    def _describe(self, x: float, y: float) -> str | None:
+        i = round(x)
+        if not 0 <= i < len(self.rows):
+            return None
+        row = self.rows[i]
+        pct_ref = "–" if row["pct_ref"] is None else f"{row['pct_ref']:.2f}%"
+        pct_peak = "–" if row["pct_peak"] is None else f"{row['pct_peak']:.2f}%"
+        prec = row["precision"].upper()
+        return (f"{row['level']} ({prec}) at {row['shape']}\n{row['tflops']:.4g} TFLOPS\n"
+                f"{pct_ref} of cuBLAS {prec}\n{pct_peak} of {prec} peak"
+                + ("" if row["verified"] else "\nNOT VERIFIED"))
+
+
+class SweepChart(_Chart):
+    """TFLOPS against N (log x) for every level measured at two or more sizes."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__("Size sweep", parent)
+        self.setLogMode(x=True, y=False)
+        self.getPlotItem().vb.setDefaultPadding(0.08)  # room for the end ticks' labels
+        self.setLabel("bottom", "N (M = N = K for a sweep)")
+        self.setLabel("left", "TFLOPS")
+        self.legend = self.addLegend(offset=(10, 10))
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.shown: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.hover = HoverReadout(self, self._describe)
+
+    def refresh(self, changes: set[Change]) -> None:
+        if self.store is None or not changes & {Change.SWEEP, Change.HEADER}:
+            return
+        self.shown = self.store.sweeps()
+        for level_id in list(self.curves):
+            if level_id not in self.shown:
+                self.removeItem(self.curves.pop(level_id))
+        for level_id, (n, tflops) in self.shown.items():
+            level = self.store.level(level_id)
+            color = precision_color(level.precision if level else "")
+            curve = self.curves.get(level_id)
+            if curve is None:
+                curve = self.plot([], [], name=level_id, symbol="o", symbolSize=7)
+                self.curves[level_id] = curve
+            elif np.array_equal(curve.xData, n) and np.array_equal(curve.yData, tflops) \
+                    and Change.HEADER not in changes:
+                continue  # unchanged: no repaint
+            curve.setData(n, tflops, pen=pg.mkPen(color, width=self.theme.line_px),
+                          symbolBrush=color)
+        sizes = sorted({int(v) for n, _ in self.shown.values() for v in n})
+        # label the measured sizes themselves (log axis: positions are log10 N)
+        ticks = [(float(np.log10(v)), str(v)) for v in sizes]
+        self.getPlotItem().getAxis("bottom").setTicks([ticks] if ticks else None)
+
+    def _describe(self, x: float, y: float) -> str | None:
+        # x is log10(N) in view coordinates
+        best: tuple[float, str] | None = None
+        text = None
+        for level_id, (n, tflops) in self.shown.items():
+            d = np.hypot(np.log10(n) - x, (tflops - y) / max(float(tflops.max()), 1e-9))
+            i = int(np.argmin(d))
+            if best is None or d[i] < best[0]:
+                best = (float(d[i]), level_id)
+                text = f"{level_id} at N={int(n[i])}: {tflops[i]:.4g} TFLOPS"
+        return text
+
+
+class ChartsView(QWidget):
+    """The three charts on one tab (registered as the view ``charts``)."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.bars = LadderBars()
+        self.stream = StreamChart()
+        self.sweep = SweepChart()
+        # (not "metric": that name would shadow QWidget.metric(), which Qt calls)
+        self.metric_box = QComboBox()
+        self.metric_box.addItems(LadderBars.METRICS)
+        self.metric_box.currentTextChanged.connect(self.bars.set_metric)
+        layout = QGridLayout(self)
+        layout.addWidget(QLabel("Bars show:"), 0, 0)
+        layout.addWidget(self.metric_box, 0, 1)
+        layout.setColumnStretch(2, 1)
+        layout.addWidget(self.bars, 1, 0, 1, 3)
+        layout.addWidget(self.stream, 2, 0, 1, 2)
+        layout.addWidget(self.sweep, 2, 2)
+        layout.setRowStretch(1, 3)
+        layout.setRowStretch(2, 2)
+
+    def charts(self) -> dict[str, _Chart]:
+        return {"bars": self.bars, "stream": self.stream, "sweep": self.sweep}
+
+    def bind(self, store: SessionStore) -> None:
+        for chart in self.charts().values():
+            chart.bind(store)
+
+    def refresh(self, changes: set[Change]) -> None:
+        for chart in self.charts().values():
+            chart.refresh(changes)
+
+    def apply_theme(self, theme: Theme) -> None:
+        for chart in self.charts().values():
+            chart.apply_theme(theme)
+        self.refresh(set(Change))

@@ -1,0 +1,123 @@
+"""`gemmscope` (live, or replay of the bundled recording) and `gemmscope replay FILE`.
+
+    gemmscope                          live where CuPy and a CUDA device are present,
+                                       else the bundled H200 recording, saying why
+    gemmscope replay FILE [--speed S]  replay any recording
+    gemmscope replay FILE --screenshot out.png [--view NAME]
+                                       render after loading, save a PNG, exit
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+
+START = time.perf_counter()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gemmscope", description="GEMM ladder visualizer")
+    p.add_argument("command", nargs="?", choices=["replay"], help="replay a recording")
+    p.add_argument("file", nargs="?", help="the recording (.jsonl) to replay")
+    p.add_argument("--speed", choices=["1x", "4x", "16x", "instant"],
+                   help="replay speed (default: the last one used)")
+    p.add_argument("--screenshot", metavar="PATH",
+                   help="load the whole recording, save a PNG of the window, exit")
+    p.add_argument("--view", default="window",
+                   help="with --screenshot: the view to render (window, ladder, charts, "
+                        "bars, stream, sweep, or any registered view)")
+    p.add_argument("--size", default="1400x900", help="window size for --screenshot")
+    p.add_argument("--settings", metavar="INI", help="keep preferences in this ini file")
+    p.add_argument("--runner", metavar="CMD",
+                   help="live: the runner command line (default: python -m gemmscope.kernels "
+                        "runner)")
+    p.add_argument("--session-file", metavar="PATH", help="live: record the session here")
+    p.add_argument("--watchdog-s", type=float, metavar="S",
+                   help="live: restart a runner silent this long during a run (default 60)")
+    p.add_argument("--exit-after-paint", action="store_true",
+                   help="exit after the window is first painted; print the time (benchmark)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "replay" and not args.file:
+        print("gemmscope replay: give the recording to open (FILE)", file=sys.stderr)
+        return 2
+
+    from gemmscope.app.main_window import MainWindow
+    from gemmscope.app.preferences import open_settings
+    from gemmscope.app.qt_compat import protect_singletons
+
+    protect_singletons()
+    from PySide6.QtCore import QEvent, QObject, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    app.setApplicationName("gemmscope")
+    window = MainWindow(open_settings(args.settings))
+    if args.speed:
+        window.prefs.speed = args.speed
+        window.replay_bar.speed.setCurrentText(args.speed)
+
+    interactive = not args.screenshot  # a screenshot needs the recording read first
+    if args.command == "replay":
+        if not window.open_recording(args.file, background=interactive):
+            print(window.statusBar().currentMessage(), file=sys.stderr)
+            window.close()
+            return 2
+    else:
+        from gemmscope.app.core.gpu_probe import probe
+
+        gpu = probe()
+        if gpu.available:
+            command = shlex.split(args.runner) if args.runner else None
+            window.start_live(gpu.name or "CUDA device", command, args.session_file,
+                              args.watchdog_s)
+        else:
+            window.open_bundled(gpu.reason, background=interactive)
+
+    if args.screenshot:
+        return _screenshot(app, window, args)
+
+    if args.exit_after_paint:
+        class _FirstPaint(QObject):
+            def eventFilter(self, obj, event):
+                if event.type() == QEvent.Type.Paint:
+                    print(f"first paint after {time.perf_counter() - START:.3f} s")
+                    QTimer.singleShot(0, window.close)
+                    app.removeEventFilter(self)
+                return False
+
+        painted = _FirstPaint()
+        app.installEventFilter(painted)
+    window.resize(1400, 900)
+    window.show()
+    return app.exec()
+
+
+def _screenshot(app, window, args) -> int:
+    w, _, h = args.size.partition("x")
+    window.resize(int(w), int(h))
+    window.play_instant()
+    window.show()
+    target = window.named_widget(args.view)
+    if target is None:
+        print(f"no view called {args.view!r}; views: {', '.join(window.view_names())}",
+              file=sys.stderr)
+        window.close()
+        return 2
+    for _ in range(5):
+        app.processEvents()
+    window.flush_views()
+    app.processEvents()
+    ok = target.grab().save(args.screenshot, "PNG")
+    window.close()
+    if not ok:
+        print(f"could not write {args.screenshot}", file=sys.stderr)
+        return 1
+    print(args.screenshot)
+    print(f"status: {window.mode_label.text()}")
+    return 0

@@ -1,0 +1,200 @@
+"""The ladder panel: every level with its latest numbers, and what the selected one adds."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gemmscope.app.core.levels import LevelInfo
+from gemmscope.app.core.store import Change, Result, SessionStore
+from gemmscope.app.theme import precision_color
+
+COLUMNS = ("level", "precision", "shape", "TFLOPS", "% of cuBLAS", "% of peak", "verified")
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}%"
+
+
+def result_text(r: Result) -> str:
+    """One line of what a result says, every number with its unit."""
+    bits = [f"{r.tflops:.4g} TFLOPS ({r.precision.upper()}) at {r.shape}",
+            f"median {r.median_ms:.4g} ms over {r.repeats} repeats"]
+    if r.rel_err is not None:
+        tol = f" (tolerance {r.tol:.0e})" if r.tol is not None else ""
+        bits.append(f"rel. error {r.rel_err:.2e}{tol}")
+    bits.append("verified" if r.verified else "NOT verified")
+    if r.variant:
+        bits.append(f"variant {r.variant}")
+    if r.regs is not None:
+        bits.append(f"{r.regs} registers/thread")
+    if r.smem_bytes is not None:
+        bits.append(f"{r.smem_bytes} B shared memory")
+    if r.sm_clock_mhz_avg is not None:
+        bits.append(f"SM clock {r.sm_clock_mhz_avg:.0f} MHz")
+    if r.throttled:
+        bits.append("clock events: " + ", ".join(r.throttled))
+    return "; ".join(bits)
+
+
+class LadderPanel(QWidget):
+    level_selected = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.store: SessionStore | None = None
+        self.level_ids: list[str] = []
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        # sized to contents when texts change, not on every update (that is slow)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeaderItem(4).setToolTip(
+            "against cuBLAS of the same precision at the same shape")
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.detail = QLabel("Select a level to see what it adds.")
+        self.detail.setWordWrap(True)
+        self.detail.setTextFormat(Qt.TextFormat.RichText)
+        self.detail.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.detail.setMargin(6)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(self.detail)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+
+    def bind(self, store: SessionStore) -> None:
+        self.store = store
+
+    # ------------------------------------------------------------- selection
+    def selected_level(self) -> str | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return None
+        return self.level_ids[rows[0].row()]
+
+    def select_level(self, level_id: str) -> None:
+        if level_id in self.level_ids:
+            self.table.selectRow(self.level_ids.index(level_id))
+
+    def step(self, offset: int) -> None:
+        """Select the previous (-1) or next (+1) level."""
+        if not self.level_ids:
+            return
+        current = self.selected_level()
+        i = self.level_ids.index(current) if current in self.level_ids else -offset
+        self.table.selectRow(min(max(i + offset, 0), len(self.level_ids) - 1))
+
+    def _selection_changed(self) -> None:
+        level_id = self.selected_level()
+        if level_id is None:
+            return
+        self._show_detail(level_id)
+        self.level_selected.emit(level_id)
+
+    # --------------------------------------------------------------- drawing
+    def refresh(self, changes: set[Change]) -> None:
+        if self.store is None:
+            return
+        if Change.HEADER in changes or len(self.level_ids) != len(self.store.levels):
+            self._rebuild_rows()
+        if changes & {Change.LADDER, Change.HEADER}:
+            self._fill_numbers()
+
+    def _rebuild_rows(self) -> None:
+        assert self.store is not None
+        selected = self.selected_level()
+        levels = self.store.levels
+        self.level_ids = [lv.id for lv in levels]
+        self.table.setRowCount(len(levels))
+        for row, lv in enumerate(levels):
+            name = QTableWidgetItem(lv.id)
+            name.setToolTip(lv.title)
+            if lv.is_reference:
+                font = QFont()
+                font.setItalic(True)
+                name.setFont(font)
+            self.table.setItem(row, 0, name)
+            prec = QTableWidgetItem(lv.precision.upper())
+            prec.setForeground(QBrush(QColor(precision_color(lv.precision))))
+            self.table.setItem(row, 1, prec)
+            for col in range(2, len(COLUMNS)):
+                self.table.setItem(row, col, QTableWidgetItem(""))
+        self.table.resizeColumnsToContents()
+        if selected in self.level_ids:
+            self.select_level(selected)
+
+    def _fill_numbers(self) -> None:
+        assert self.store is not None
+        store = self.store
+        changed = False
+        for row, level_id in enumerate(self.level_ids):
+            r = store.ladder_result(level_id)
+            if r is None:
+                cells = ["–", "–", "–", "–", "not run"]
+            else:
+                ref = store.reference_result(r)
+                pct_ref = _pct(store.pct_of_reference(r))
+                cells = [str(r.shape), f"{r.tflops:.3f}", pct_ref, _pct(store.pct_of_peak(r)),
+                         "✓" if r.verified else "✗ failed"]
+                ref_note = f"vs {ref.level}" if ref is not None else "vs cuBLAS " + \
+                    r.precision.upper()
+                self.table.item(row, 4).setToolTip(ref_note)
+            for col, text in enumerate(cells, start=2):
+                item = self.table.item(row, col)
+                if item.text() == text:
+                    continue
+                changed = True
+                item.setText(text)
+                align = Qt.AlignmentFlag.AlignRight if col in (3, 4, 5) else \
+                    Qt.AlignmentFlag.AlignLeft
+                item.setTextAlignment(align | Qt.AlignmentFlag.AlignVCenter)
+                if col == 6 and r is not None and not r.verified:
+                    item.setForeground(QBrush(QColor("#d62728")))
+        if changed:
+            self.table.resizeColumnsToContents()
+            current = self.selected_level()
+            if current is not None:
+                self._show_detail(current)  # its "last result" may have changed
+
+    def cell_text(self, level_id: str, column: str) -> str:
+        """The text shown for a level in a column (for tests and exports)."""
+        item = self.table.item(self.level_ids.index(level_id), COLUMNS.index(column))
+        return item.text()
+
+    def _show_detail(self, level_id: str) -> None:
+        assert self.store is not None
+        lv: LevelInfo | None = self.store.level(level_id)
+        if lv is None:
+            return
+        index = self.store.levels.index(lv)
+        previous = self.store.levels[index - 1].id if index > 0 and not lv.is_reference \
+            else None
+        over = f" over <i>{previous}</i>" if previous else ""
+        parts = [f"<b>{lv.title}</b> ({lv.precision.upper()})",
+                 f"<p><b>Adds{over}:</b> {lv.adds}</p>",
+                 f"<p><b>Tile parameters:</b> {lv.params_text()}</p>"]
+        if lv.follows:
+            parts.append(f"<p><b>Follows:</b> {lv.follows}</p>")
+        if lv.notes:
+            parts.append(f"<p><b>Notes:</b> {lv.notes}</p>")
+        r = self.store.ladder_result(level_id)
+        if r is not None:
+            parts.append(f"<p><b>Last result:</b> {result_text(r)}</p>")
+        self.detail.setText("".join(parts))

@@ -1,0 +1,451 @@
+"""The main window: ladder panel, run controls, named views, messages, replay bar.
+
+Live and replay feed the same :class:`SessionStore` through :meth:`MainWindow.handle`;
+views are refreshed from the store by a :class:`RedrawThrottle`, so the GUI thread
+redraws at a bounded rate however fast events arrive.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QElapsedTimer, QSettings, Qt, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QTabWidget,
+    QToolBar,
+    QWidget,
+)
+
+from gemmscope.app import view_registry
+from gemmscope.app.core.replay import Speed
+from gemmscope.app.core.runs import RunRequest, ladder_requests, sweep_requests
+from gemmscope.app.core.session_file import SessionWriter, default_session_path
+from gemmscope.app.core.store import Change, SessionStore
+from gemmscope.app.ladder_panel import LadderPanel
+from gemmscope.app.messages_panel import MessagesPanel
+from gemmscope.app.preferences import Preferences
+from gemmscope.app.presentation import ShortcutsDialog
+from gemmscope.app.qt_compat import protect_singletons
+from gemmscope.app.redraw import RedrawThrottle
+from gemmscope.app.replay_controls import RecordingLoader, ReplayBar, ReplayController
+from gemmscope.app.run_controls import RunControls
+from gemmscope.app.runner_process import LiveRunner
+from gemmscope.app.theme import NORMAL, PRESENTATION, Theme
+from gemmscope.app.window_menus import install_menus, install_shortcuts
+from gemmscope.kernels.protocol import ProtocolError, Session, read_session
+
+BUNDLED_SESSION = "h200-ladder.jsonl"
+protect_singletons()  # PySide6 6.12 on CPython 3.11 (see qt_compat)
+FAST_CHANGES = frozenset({Change.STREAM, Change.RUN})
+SLOW_INTERVAL_MS = 200  # tables, bars, sweep: at most 5 redraws a second
+
+
+def bundled_session() -> Path | None:
+    """The recording shipped in gemmscope.resources/sessions, where it exists."""
+    ref = resources.files("gemmscope.resources") / "sessions" / BUNDLED_SESSION
+    return Path(str(ref)) if ref.is_file() else None
+
+
+class MainWindow(QMainWindow):
+    recording_opened = Signal(bool)  # a recording was read (True) or refused (False)
+
+    def __init__(self, settings: QSettings, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("gemmscope")
+        self.prefs = Preferences(settings)
+        self.store = SessionStore()
+        self.throttle = RedrawThrottle(self.redraw, parent=self)
+        self.runner: LiveRunner | None = None
+        self.writer: SessionWriter | None = None
+        self.replay: ReplayController | None = None
+        self.source = ""  # what the store shows: a file or "live"
+        self.theme: Theme = NORMAL
+        self.shortcuts_dialog: ShortcutsDialog | None = None
+        self._loaders: list[RecordingLoader] = []
+        self._pending: set[Change] = set()
+        self._flushing = False
+        self._frame_clock = QElapsedTimer()
+        self._frame_clock.start()
+        self._last_slow_ms = -SLOW_INTERVAL_MS
+
+        self.tabs = QTabWidget()
+        self.views: dict[str, QWidget] = {}
+        self.view_problems = view_registry.load_views()
+        for spec in view_registry.registered_views():
+            self.add_view(spec.name, spec.title, spec.factory())
+        self.setCentralWidget(self.tabs)
+
+        self.ladder = LadderPanel()
+        self.ladder.bind(self.store)
+        self.ladder.level_selected.connect(self._level_selected)
+        self.controls = RunControls()
+        self.controls.set_values(*self.prefs.shape())
+        self.controls.run_level.connect(self.run_selected)
+        self.controls.run_ladder.connect(self.run_ladder)
+        self.controls.sweep.connect(self.run_sweep)
+        self.controls.stop.connect(self.stop_runs)
+        self.messages = MessagesPanel()
+        ladder = self._dock("Ladder", "ladder", self.ladder,
+                            Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.run_dock = self._dock("Run", "run", self.controls,
+                                   Qt.DockWidgetArea.LeftDockWidgetArea)
+        messages = self._dock("Messages", "messages", self.messages,
+                              Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.resizeDocks([ladder], [560], Qt.Orientation.Horizontal)
+        self.resizeDocks([messages], [110], Qt.Orientation.Vertical)
+
+        self.replay_bar = ReplayBar()
+        self.replay_bar.speed.setCurrentText(str(self.prefs.speed))
+        self.replay_bar.speed.currentTextChanged.connect(self._speed_changed)
+        bar = QToolBar("Replay")
+        bar.setObjectName("replay_toolbar")
+        bar.addWidget(self.replay_bar)
+        self.addToolBar(Qt.ToolBarArea.BottomToolBarArea, bar)
+        self.replay_toolbar = bar
+        bar.hide()
+
+        self.run_label = QLabel("")
+        self.mode_label = QLabel("no session")
+        self.statusBar().addPermanentWidget(self.run_label)
+        self.statusBar().addPermanentWidget(self.mode_label)
+        self.shortcut_objects = install_shortcuts(self)
+        install_menus(self)
+        for problem in self.view_problems:
+            self.messages.append(problem, error=True)
+        geometry = self.prefs.settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self.prefs.settings.value("window/state")
+        if state is not None:
+            self.restoreState(state)
+        if self.prefs.presentation:
+            self.set_presentation(True, full_screen=False)
+        self.flush_views()
+
+    # ------------------------------------------------------------- building
+    def add_view(self, name: str, title: str, widget: QWidget) -> None:
+        widget.setObjectName(f"view_{name}")
+        self.views[name] = widget
+        self.tabs.addTab(widget, title)
+        if hasattr(widget, "bind"):
+            widget.bind(self.store)
+
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea
+              ) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{name}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    # ------------------------------------------------------------- sources
+    def handle(self, event: dict[str, Any]) -> None:
+        """The one event sink: live runner and replay both deliver here."""
+        self.store.handle(event)
+        self.throttle.poke()
+
+    def _reset_store(self) -> None:
+        self.store.reset()
+        self.throttle.poke()
+
+    def open_recording(self, path: str | Path, note: str = "", background: bool = False
+                       ) -> bool:
+        """Replay a recording; ``note`` says why (e.g. why there is no live runner).
+
+        With ``background`` the file is read in a worker thread and ``recording_opened``
+        says how it went; otherwise it is read now and the result returned.
+        """
+        if background:
+            loader = RecordingLoader(path, note, parent=self)
+            # slots of this window: queued into the GUI thread from the loader's thread
+            loader.loaded.connect(self._start_replay)
+            loader.failed.connect(self._load_failed)
+            self._loaders.append(loader)
+            self.statusBar().showMessage(f"reading {Path(path).name}…")
+            loader.start()
+            return True
+        try:
+            session = read_session(path)
+        except ProtocolError as exc:
+            self._load_failed(str(exc))
+            return False
+        self._start_replay(session, note)
+        return True
+
+    def _load_failed(self, why: str) -> None:
+        self._forget_finished_loaders()
+        self.messages.append(f"cannot open recording: {why}", error=True)
+        self.statusBar().showMessage(f"cannot open recording: {why}")
+        self.recording_opened.emit(False)
+
+    def _forget_finished_loaders(self) -> None:
+        for loader in [ld for ld in self._loaders if not ld.running]:
+            loader.wait()
+            self._loaders.remove(loader)
+            loader.deleteLater()
+
+    def _start_replay(self, session: Session, note: str) -> None:
+        self._forget_finished_loaders()
+        path = session.path
+        self.close_source()
+        self._reset_store()
+        self.source = str(path)
+        self.replay = ReplayController(session.events, self, self._reset_store, parent=self)
+        self.replay_bar.attach(self.replay)
+        self.replay.set_speed(self.prefs.speed)
+        self.replay_toolbar.show()
+        synthetic = " [synthetic data]" if session.header.get("synthetic") else ""
+        self.mode_label.setText(f"replay — {Path(path).name}{synthetic}"
+                                + (f" ({note})" if note else ""))
+        self.setWindowTitle(f"gemmscope — {Path(path).name}{synthetic}")
+        self.controls.set_unavailable("replay: " + (note or "runs need the live runner"))
+        self.statusBar().clearMessage()
+        self.replay.play()
+        self.recording_opened.emit(True)
+
+    def open_bundled(self, reason: str, background: bool = False) -> bool:
+        path = bundled_session()
+        if path is None:
+            text = (f"replay mode ({reason}), but the bundled H200 recording "
+                    f"(resources/sessions/{BUNDLED_SESSION}) is not in this build yet; "
+                    "open a recording with File ▸ Open or `gemmscope replay FILE`")
+            self.mode_label.setText(f"replay — no recording ({reason})")
+            self.messages.append(text, error=False)
+            self.controls.set_unavailable(f"replay: {reason}")
+            return False
+        return self.open_recording(path, note=reason, background=background)
+
+    def start_live(self, device_name: str, command: list[str] | None = None,
+                   session_path: str | Path | None = None, watchdog_s: float | None = None
+                   ) -> Path:
+        """Start the runner; every event is appended to ``session_path`` as it arrives."""
+        self.close_source()
+        self._reset_store()
+        path = Path(session_path) if session_path else default_session_path(
+            self.prefs.sessions_dir)
+        self.writer = SessionWriter(path)
+        self.runner = LiveRunner(command, writer=self.writer,
+                                 watchdog_s=watchdog_s or self.prefs.watchdog_s, parent=self)
+        self.runner.event.connect(self.handle)
+        self.runner.notice.connect(self._runner_notice)
+        self.runner.start()
+        self.source = str(path)
+        self.messages.append(f"recording this session to {path}", error=False)
+        self.mode_label.setText(f"live — {device_name}")
+        self.setWindowTitle(f"gemmscope — live on {device_name}")
+        self.controls.set_unavailable("")
+        self.replay_toolbar.hide()
+        return path
+
+    def close_source(self) -> None:
+        if self.replay is not None:
+            self.replay.stop()
+            self.replay.deleteLater()
+            self.replay = None
+        if self.runner is not None:
+            self.runner.shutdown()
+            self.runner.deleteLater()
+            self.runner = None
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    def play_instant(self) -> None:
+        """Deliver the whole recording now (screenshots, tests)."""
+        if self.replay is not None:
+            self.replay_bar.speed.setCurrentText(str(Speed.INSTANT))
+            self.replay.play()
+        self.flush_views()
+
+    # ------------------------------------------------------------- runs
+    def _submit(self, requests: list[RunRequest]) -> None:
+        if self.runner is None:
+            why = self.controls.unavailable or "no runner"
+            self.statusBar().showMessage(f"cannot run: {why}", 8000)
+            return
+        self.runner.submit(requests)
+
+    def _shape(self) -> tuple[int, int, int, int] | None:
+        values = self.controls.values()
+        if values is None:
+            self.statusBar().showMessage("cannot run: " + "; ".join(
+                self.controls.problems().values()), 8000)
+        else:
+            self.prefs.set_shape(*values)
+        return values
+
+    def run_selected(self) -> None:
+        level, values = self.ladder.selected_level(), self._shape()
+        if values is None:
+            return
+        if level is None:
+            self.statusBar().showMessage("select a level first", 5000)
+            return
+        M, N, K, repeats = values
+        self._submit([RunRequest(level, M, N, K, repeats)])
+
+    def run_ladder(self) -> None:
+        values = self._shape()
+        if values is not None:
+            M, N, K, repeats = values
+            ids = [lv.id for lv in self.store.ladder_levels()]
+            self._submit(ladder_requests(ids, M, N, K, repeats))
+
+    def run_sweep(self) -> None:
+        level, values = self.ladder.selected_level(), self._shape()
+        if values is not None and level is not None:
+            self._submit(sweep_requests(level, values[3]))
+
+    def stop_runs(self) -> None:
+        if self.runner is not None:
+            self.runner.stop_runs()
+
+    def escape(self) -> None:
+        """Esc: leave full screen, else stop the runs."""
+        if self.isFullScreen():
+            self.set_presentation(False)
+        else:
+            self.stop_runs()
+
+    def _runner_notice(self, text: str) -> None:
+        self.statusBar().showMessage(text, 15000)
+
+    # ------------------------------------------------------------- drawing
+    def redraw(self) -> None:
+        """One coalesced frame. The per-repeat stream may redraw every frame (≤ 30 Hz);
+        tables, bars and the sweep at most every SLOW_INTERVAL_MS, and never in the same
+        frame as the stream, so no single frame does both."""
+        self._pending |= self.store.take_changes()
+        if not self._pending:
+            return
+        slow = self._pending - FAST_CHANGES
+        now_ms = self._frame_clock.elapsed()
+        if slow and (self._flushing or Change.HEADER in slow
+                     or now_ms - self._last_slow_ms >= SLOW_INTERVAL_MS):
+            changes = set(self._pending) if self._flushing else slow
+            self._last_slow_ms = now_ms
+        elif self._pending & FAST_CHANGES:
+            changes = self._pending & FAST_CHANGES
+        else:
+            changes = set()
+        self._pending -= changes
+        if self._pending:
+            self.throttle.poke()  # the rest in a later frame
+        if changes:
+            self._refresh_views(changes)
+
+    def flush_views(self) -> None:
+        """Bring every view up to date now (screenshots, exports, tests)."""
+        self._flushing = True
+        try:
+            self.throttle.flush()
+        finally:
+            self._flushing = False
+
+    def _refresh_views(self, changes: set[Change]) -> None:
+        self.ladder.refresh(changes)
+        for view in self.views.values():
+            if hasattr(view, "refresh"):
+                view.refresh(changes)
+        if Change.MESSAGES in changes or Change.HEADER in changes:
+            self.messages.sync(self.store)
+        if Change.RUN in changes or Change.HEADER in changes:
+            self._show_run_state()
+        if Change.HEADER in changes and self.ladder.selected_level() is None:
+            levels = self.store.ladder_levels()
+            if levels:
+                self.ladder.select_level(levels[0].id)
+
+    def _show_run_state(self) -> None:
+        run = self.store.running
+        queued = len(self.runner.queue.pending) if self.runner is not None else 0
+        if run is None:
+            text = f"{queued} queued" if queued else ""
+        else:
+            text = (f"running {run['level']} at {run['M']}×{run['N']}×{run['K']}"
+                    + (f" (+{queued} queued)" if queued else ""))
+        self.run_label.setText(text)
+
+    def _level_selected(self, level_id: str) -> None:
+        for view in self.views.values():
+            if hasattr(view, "set_level"):
+                view.set_level(level_id)
+
+    def _speed_changed(self, text: str) -> None:
+        self.prefs.speed = text
+
+    # ------------------------------------------------------------- presentation
+    def toggle_presentation(self) -> None:
+        self.set_presentation(self.theme is not PRESENTATION)
+
+    def set_presentation(self, on: bool, full_screen: bool = True) -> None:
+        self.theme = PRESENTATION if on else NORMAL
+        self.prefs.presentation = on
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            font = app.font()
+            font.setPointSize(self.theme.font_pt)
+            app.setFont(font)
+        self.setStyleSheet(self.theme.stylesheet())
+        # on stage the keys drive the runs (Space, L): the run form gives its room away
+        self.run_dock.setVisible(not on)
+        for view in self.views.values():
+            if hasattr(view, "apply_theme"):
+                view.apply_theme(self.theme)
+        if on and full_screen:
+            self.showFullScreen()
+        elif not on and self.isFullScreen():
+            self.showNormal()
+
+    def show_shortcuts(self) -> None:
+        if self.shortcuts_dialog is None:
+            self.shortcuts_dialog = ShortcutsDialog(self)
+        self.shortcuts_dialog.show()
+        self.shortcuts_dialog.raise_()
+
+    # ------------------------------------------------------------- views by name
+    def named_widget(self, name: str) -> QWidget | None:
+        """A registered view, one of its charts, the ladder panel, or the whole window."""
+        if name in ("window", "main"):
+            return self
+        if name == "ladder":
+            return self.ladder
+        if name in self.views:
+            self.tabs.setCurrentWidget(self.views[name])
+            return self.views[name]
+        for view in self.views.values():
+            parts = view.charts() if hasattr(view, "charts") else {}
+            if name in parts:
+                self.tabs.setCurrentWidget(view)
+                return parts[name]
+        return None
+
+    def view_names(self) -> list[str]:
+        names = ["window", "ladder", *self.views]
+        for view in self.views.values():
+            if hasattr(view, "charts"):
+                names += list(view.charts())
+        return names
+
+    def charts(self) -> dict[str, Any]:
+        view = self.views.get("charts")
+        return view.charts() if view is not None and hasattr(view, "charts") else {}
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        for loader in self._loaders:
+            loader.wait()
+        self._loaders.clear()
+        self.close_source()
+        self.throttle.stop()
+        if not self.isFullScreen():
+            self.prefs.settings.setValue("window/geometry", self.saveGeometry())
+        self.prefs.settings.setValue("window/state", self.saveState())
+        self.prefs.sync()
+        super().closeEvent(event)

@@ -1,0 +1,62 @@
+"""Cold start: from launching `gemmscope` to the first painted window.
+
+    QT_QPA_PLATFORM=offscreen python benchmarks/cold_start.py [--runs 5]
+
+Each run starts a fresh interpreter (``python -m gemmscope.app.main ... --exit-after-paint``)
+and measures wall time from the launch to the line the app prints at its first paint,
+for `gemmscope` without a GPU (replay fallback) and `gemmscope replay FILE` on the
+synthetic test session. Target: ≤ 2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+import synthetic_session as syn
+
+
+def first_paint_s(args: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "gemmscope.app.main", *args,
+                             "--exit-after-paint"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env=env)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("first paint"):
+            elapsed = time.perf_counter() - t0
+            break
+    else:
+        raise RuntimeError(f"no first paint from {args}")
+    proc.wait(timeout=30)
+    return elapsed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp())
+    session = syn.write(tmp / "synthetic.jsonl")
+    env = dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
+               GEMMSCOPE_NO_GPU="1")
+    cases = {"gemmscope (no GPU: replay fallback)": [],
+             "gemmscope replay FILE": ["replay", str(session)]}
+    print(f"{'case':<40} {'median s':>9} {'max s':>7}  runs")
+    for name, case_args in cases.items():
+        times = [first_paint_s([*case_args, "--settings", str(tmp / "p.ini")], env)
+                 for _ in range(args.runs)]
+        print(f"{name:<40} {statistics.median(times):9.3f} {max(times):7.3f}  {args.runs}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

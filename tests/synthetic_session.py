@@ -1,0 +1,125 @@
+"""A protocol-valid session made up for tests; labelled ``"synthetic": true``.
+
+The numbers are invented (a smooth ladder, a sweep over N, one error). They exist to
+check that the app shows what a recording says; they are not measurements and never
+go under resources/sessions/.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from gemmscope.kernels import registry
+from gemmscope.kernels.protocol import PROTOCOL_VERSION, dumps
+
+SHAPE = (4096, 4096, 4096)
+# invented TFLOPS per level at SHAPE (ladder order), and the references
+LADDER_TFLOPS = {"naive": 0.3, "coalesced": 2.5, "smem_tiled": 4.0, "smem_padded": 4.2,
+                 "double_buffer": 5.0, "register_2d": 20.0, "vectorized": 25.0,
+                 "warp_tiling": 30.0, "cp_async": 32.0, "wmma": 300.0}
+REFERENCE_TFLOPS = {"cublas_fp32": 50.0, "cublas_fp16": 700.0}
+PEAKS = {"fp32": 67.0, "tf32": 495.0, "fp16": 989.0, "bf16": 989.0, "fp8": 1979.0}
+SWEEP_LEVEL = "register_2d"
+SWEEP = {512: 5.0, 1024: 10.0, 2048: 15.0, 4096: 20.0, 8192: 22.0}
+ERROR_LEVEL = "double_buffer"
+ERROR_SHAPE = (7, 100, 1000)
+REPEATS = 8
+
+
+def header() -> dict[str, Any]:
+    levels = {lv.id: {"source": lv.source_path or "",
+                      "sha256": hashlib.sha256(f"synthetic {lv.id}".encode()).hexdigest()}
+              for lv in registry.ladder()}
+    return {"type": "session", "t": 0.0, "protocol": PROTOCOL_VERSION,
+            "created": "2026-11-29T12:00:00+00:00", "synthetic": True,
+            "gemmscope": {"version": "0.1.0", "commit": None},
+            "device": {"name": "Synthetic GPU (test data)", "sm_count": 132, "cc": "9.0",
+                       "arch": "sm_90", "peak_tflops": dict(PEAKS)},
+            "levels": levels, "catalog": registry.catalog(),
+            "telemetry": {"available": True, "reason": None, "hz": 50}}
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def tick(self, dt: float = 0.05) -> float:
+        self.t = round(self.t + dt, 6)
+        return self.t
+
+
+def telemetry(t: float, tflops: float) -> dict[str, Any]:
+    """An NVML sample: clocks fall and power rises with the load (invented)."""
+    power_w = 100.0 + tflops  # 100.3 ... 800 W
+    capped = power_w > 600
+    return {"type": "telemetry", "t": t, "sm_clock_mhz": 1980 - (200 if capped else 0),
+            "mem_clock_mhz": 2619, "power_w": power_w, "power_kind": "instant",
+            "temp_c": 40 + int(tflops) % 30, "gpu_util_pct": 100, "energy_j": None,
+            "reasons": ["SwPowerCap"] if capped else []}
+
+
+def _run(clock: _Clock, run_id: str, level: str, shape: tuple[int, int, int], tflops: float,
+         reference: str | None, ref_tflops: float | None) -> list[dict[str, Any]]:
+    M, N, K = shape
+    precision = registry.get(level).precision if level in registry.BY_ID else "fp32"
+    base = {"id": run_id, "level": level, "M": M, "N": N, "K": K}
+    ms = 2.0 * M * N * K / (tflops * 1e12) * 1e3
+    out: list[dict[str, Any]] = [{"type": "run_start", "t": clock.tick(), **base,
+                                  "dtype": registry.DTYPE_OF[precision],
+                                  "precision": str(precision), "repeats": REPEATS,
+                                  "warmup": 3}]
+    for i in range(REPEATS):
+        wobble = 1.0 + 0.02 * ((i % 3) - 1)
+        out.append({"type": "repeat", "t": clock.tick(0.02), **base, "i": i,
+                    "ms": ms / wobble, "tflops": tflops * wobble})
+        out.append(telemetry(clock.tick(0.001), tflops))
+    pct_ref = None if ref_tflops is None else 100.0 * tflops / ref_tflops
+    peak = PEAKS[str(precision)]
+    out.append({"type": "result", "t": clock.tick(), **base,
+                "dtype": registry.DTYPE_OF[precision], "precision": str(precision),
+                "median_ms": ms, "min_ms": ms * 0.98, "max_ms": ms * 1.02, "q1_ms": ms,
+                "q3_ms": ms, "tflops": tflops, "verified": True, "rel_err": 1e-7,
+                "tol": 1e-4, "repeats": REPEATS, "warmup": 3, "reference": reference,
+                "reference_tflops": ref_tflops, "pct_of_reference": pct_ref,
+                "peak_tflops": peak, "pct_of_peak": 100.0 * tflops / peak})
+    out.append({"type": "done", "t": clock.tick(0.01), "id": run_id})
+    return out
+
+
+def events() -> list[dict[str, Any]]:
+    clock = _Clock()
+    evs = [header(), {"type": "ready", "t": clock.tick()}]
+    n = 0
+    for ref, tf in REFERENCE_TFLOPS.items():
+        n += 1
+        evs += _run(clock, f"run-{n}", ref, SHAPE, tf, None, None)
+    for level, tf in LADDER_TFLOPS.items():
+        n += 1
+        ref = registry.REFERENCE_FOR[registry.get(level).precision]
+        evs += _run(clock, f"run-{n}", level, SHAPE, tf, ref, REFERENCE_TFLOPS[ref])
+    for size, tf in SWEEP.items():
+        if size == SHAPE[1]:
+            continue  # the ladder run above is the sweep's 4096 point
+        n += 1
+        evs += _run(clock, f"run-{n}", SWEEP_LEVEL, (size, size, size), tf, None, None)
+    n += 1
+    M, N, K = ERROR_SHAPE
+    evs.append({"type": "error", "t": clock.tick(), "id": f"run-{n}", "kind": "launch",
+                "message": "synthetic launch failure", "level": ERROR_LEVEL,
+                "M": M, "N": N, "K": K})
+    evs.append({"type": "done", "t": clock.tick(), "id": f"run-{n}"})
+    return evs
+
+
+def write(path: str | Path) -> Path:
+    path = Path(path)
+    path.write_text("".join(dumps(e) + "\n" for e in events()), encoding="utf-8")
+    return path
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(write(sys.argv[1] if len(sys.argv) > 1 else "synthetic-session.jsonl"))

@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import synthetic_session as syn
+
+from gemmscope.app.core.levels import catalog_from_header
+from gemmscope.app.core.replay import ReplayClock, Speed, timeline
+from gemmscope.app.core.store import Change, SessionStore, Shape
+from gemmscope.kernels.protocol import read_session
+
+
+def fed_store(events) -> SessionStore:
+    store = SessionStore()
+    for ev in events:
+        store.handle(ev)
+    return store
+
+
+def test_store_holds_ladder_from_synthetic_session(synthetic_file):
+    session = read_session(synthetic_file)
+    store = fed_store(session.events)
+    assert store.header["synthetic"] is True
+    assert [lv.id for lv in store.ladder_levels()] == list(syn.LADDER_TFLOPS)
+    for level, tflops in syn.LADDER_TFLOPS.items():
+        r = store.ladder_result(level)
+        assert r is not None and r.shape == Shape(*syn.SHAPE)
+        assert r.tflops == pytest.approx(tflops)
+        ref = "cublas_fp16" if level == "wmma" else "cublas_fp32"
+        want = 100 * tflops / syn.REFERENCE_TFLOPS[ref]
+        assert store.pct_of_reference(r) == pytest.approx(want)
+        assert store.pct_of_peak(r) == pytest.approx(100 * tflops / syn.PEAKS[r.precision])
+    sweeps = store.sweeps()
+    assert list(sweeps) == [syn.SWEEP_LEVEL]
+    n, tf = sweeps[syn.SWEEP_LEVEL]
+    assert list(n) == sorted(syn.SWEEP) and list(tf) == [syn.SWEEP[k] for k in sorted(syn.SWEEP)]
+    errors = [m for m in store.messages if m.is_error]
+    assert len(errors) == 1
+    assert store.ladder_shape() == Shape(*syn.SHAPE)
+    assert store.latest(syn.SWEEP_LEVEL).shape == Shape(8192, 8192, 8192)
+    assert errors[0].describe() == "launch (double_buffer at 7×100×1000): synthetic launch failure"
+
+
+def test_pct_of_reference_computed_when_result_lacks_it():
+    events = syn.events()
+    for ev in events:
+        ev.pop("pct_of_reference", None)
+        ev.pop("pct_of_peak", None)
+    store = fed_store(events)
+    r = store.ladder_result("wmma")
+    assert store.pct_of_reference(r) == pytest.approx(100 * 300.0 / 700.0)
+    assert store.pct_of_peak(r) == pytest.approx(100 * 300.0 / 989.0)
+
+
+def test_stream_ring_buffer_keeps_latest_in_order():
+    store = SessionStore()
+    store.stream = type(store.stream)(capacity=4)
+    for i in range(10):
+        store.handle({"type": "repeat", "t": i, "level": "naive", "M": 1, "N": 1, "K": 1,
+                      "i": i, "ms": 1.0, "tflops": float(i)})
+    idx, tf = store.stream.arrays()
+    assert list(idx) == [6, 7, 8, 9] and list(tf) == [6.0, 7.0, 8.0, 9.0]
+    assert Change.STREAM in store.take_changes()
+    assert store.take_changes() == set()
+
+
+def test_catalog_from_recording_wins_over_registry():
+    header = {"catalog": [{"id": "future_level", "title": "From the future", "adds": "x",
+                           "precision": "fp8", "kind": "level", "order": 0}]}
+    levels = catalog_from_header(header)
+    assert [lv.id for lv in levels] == ["future_level"]
+    assert catalog_from_header(None)[0].id == "naive"
+
+
+def test_replay_clock_speeds_pause_and_seek(synthetic_file):
+    session = read_session(synthetic_file)
+    store = SessionStore()
+    clock = ReplayClock(session.events, store)
+    clock.speed = Speed.X16
+    clock.play()
+    clock.advance(0.1)  # 1.6 s of session time
+    delivered = clock.next_index
+    assert 0 < delivered < len(session.events)
+    assert all(t <= 1.6 for t in clock.times[:delivered])
+    clock.pause()
+    assert clock.advance(10.0) == 0
+    clock.seek(clock.duration_s / 2, reset_sink=store.reset)
+    mid = store.event_count
+    clock.seek(0.0, reset_sink=store.reset)
+    assert store.event_count == 1  # only the header at t=0
+    clock.seek(clock.duration_s, reset_sink=store.reset)
+    assert store.event_count == len(session.events) > mid
+    clock2 = ReplayClock(session.events, SessionStore())
+    clock2.set_speed(Speed.INSTANT)
+    clock2.play()
+    assert clock2.finished and not clock2.playing
+
+
+def test_timeline_joins_runner_restarts():
+    evs = [{"type": "session", "t": 0.0}, {"type": "ready", "t": 5.0},
+           {"type": "session", "t": 0.0}, {"type": "ready", "t": 1.0}]
+    assert timeline(evs) == [0.0, 5.0, 5.0, 6.0]
+
+
+def test_second_session_header_counts_a_restart_and_keeps_results():
+    events = syn.events()
+    store = fed_store([*events, dict(events[0], t=0.0)])
+    assert store.restarts == 1
+    assert store.latest("wmma") is not None
+
+
+def test_telemetry_buffer_keeps_nulls_as_gaps_and_counts_reasons():
+    store = SessionStore()
+    store.handle({"type": "telemetry", "t": 1.0, "sm_clock_mhz": 1980, "power_w": None,
+                  "reasons": ["GpuIdle"]})
+    store.handle({"type": "telemetry", "t": 2.0, "sm_clock_mhz": 1755, "power_w": 650.0,
+                  "reasons": ["SwPowerCap"]})
+    t, clock = store.telemetry.arrays("sm_clock_mhz")
+    assert list(t) == [1.0, 2.0] and list(clock) == [1980, 1755]
+    _, power = store.telemetry.arrays("power_w")
+    assert np.isnan(power[0]) and power[1] == 650.0
+    assert store.telemetry.reasons_seen == {"SwPowerCap": 1}
+    assert store.telemetry_status() == (True, "the recording says nothing about telemetry")

@@ -1,0 +1,73 @@
+"""The whole app in a subprocess: `gemmscope replay FILE --screenshot out.png`, then the image."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from PySide6.QtGui import QColor, QImage
+
+from gemmscope.app.theme import PRECISION_COLORS
+
+
+def run_app(*args: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    return subprocess.run(
+        [sys.executable, "-m", "gemmscope.app.main", *args,
+         "--settings", str(tmp_path / "prefs.ini")],
+        capture_output=True, text=True, timeout=60, env=env)
+
+
+def colour_count(image: QImage, colour: str, step: int = 2) -> int:
+    want = QColor(colour).rgb()
+    return sum(1 for y in range(0, image.height(), step) for x in range(0, image.width(), step)
+               if image.pixel(x, y) == want)
+
+
+def test_screenshot_of_the_window(tmp_path, synthetic_file):
+    out = tmp_path / "window.png"
+    proc = run_app("replay", str(synthetic_file), "--screenshot", str(out), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1400, 900)
+    colours = {image.pixel(x, y) for y in range(0, 900, 7) for x in range(0, 1400, 7)}
+    assert len(colours) > 20  # not blank
+    assert colour_count(image, PRECISION_COLORS["fp32"]) > 300  # the FP32 bars
+    assert colour_count(image, PRECISION_COLORS["fp16"]) > 300  # the FP16 (wmma) bar
+
+
+def test_screenshot_of_a_named_view(tmp_path, synthetic_file):
+    out = tmp_path / "bars.png"
+    proc = run_app("replay", str(synthetic_file), "--screenshot", str(out), "--view", "bars",
+                   tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    image = QImage(str(out))
+    assert 0 < image.width() < 1400 and image.height() > 100
+    # the wmma bar (FP16, 300 TFLOPS) is the tallest: orange spans most of the height
+    orange = QColor(PRECISION_COLORS["fp16"]).rgb()
+    rows = [y for y in range(image.height())
+            if any(image.pixel(x, y) == orange for x in range(0, image.width(), 2))]
+    assert rows and (rows[-1] - rows[0]) > image.height() * 0.5
+
+
+def test_unknown_view_and_bad_file_exit_with_a_reason(tmp_path, synthetic_file):
+    proc = run_app("replay", str(synthetic_file), "--screenshot", str(tmp_path / "x.png"),
+                   "--view", "nope", tmp_path=tmp_path)
+    assert proc.returncode == 2 and "no view called 'nope'" in proc.stderr
+    assert "bars" in proc.stderr
+    missing = tmp_path / "missing.jsonl"
+    proc = run_app("replay", str(missing), "--screenshot", str(tmp_path / "y.png"),
+                   tmp_path=tmp_path)
+    assert proc.returncode == 2 and "cannot open" in proc.stderr
+
+
+def test_no_gpu_start_says_why_and_still_draws(tmp_path):
+    out = tmp_path / "start.png"
+    proc = run_app("--screenshot", str(out), tmp_path=tmp_path)  # GEMMSCOPE_NO_GPU=1 (conftest)
+    assert proc.returncode == 0, proc.stderr
+    assert QImage(str(out)).width() == 1400
+    status = proc.stdout.splitlines()[-1]
+    assert status.startswith("status: replay — ")
+    assert "GEMMSCOPE_NO_GPU" in status  # the reason is shown
