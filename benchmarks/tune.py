@@ -11,7 +11,6 @@ compilation are reported, never ranked.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import time
@@ -25,13 +24,6 @@ from gemmscope.kernels.telemetry import Nvml, Sampler
 
 CHECK_SHAPES = [(1, 1, 1), (7, 13, 5), (100, 100, 100), (1000, 999, 1001), (1000, 1000, 1000),
                 (4097, 4097, 4097), (4099, 17, 515), (17, 4099, 515)]
-
-
-def warp_variant(level: registry.Level, **p: int) -> registry.Level:
-    params = {**level.params, **p}
-    threads = (params["BM"] // params["WM"]) * (params["BN"] // params["WN"]) * 32
-    return dataclasses.replace(level, params=params, threads=(threads, 1),
-                               tile=(params["BM"], params["BN"]))
 
 
 # Variants around the registry's choices (the history of all rounds: docs/perf-notes.md).
@@ -121,7 +113,7 @@ def main() -> int:
                 continue
             base = registry.get(lid)
             for v in vs:
-                lv = warp_variant(base, **v)
+                lv = base.with_params(v)
                 r = run(lv, S, S, S, repeats=20, tag="variant")
                 if r.get("verified"):
                     r2 = run(lv, 1000, 999, 1001, repeats=1, tag="variant-check")

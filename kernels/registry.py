@@ -9,6 +9,7 @@ and what measurement said about it (``notes``). cuBLAS references are entries of
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,6 +73,22 @@ class Level:
         values = (params or self.params).values()
         args = [str(v) for v in values] + ["true" if vec else "false"]
         return f"{self.kernel}<{', '.join(args)}>"
+
+    def with_params(self, changes: dict[str, int]) -> Level:
+        """This level with some template parameters changed, launch geometry to match."""
+        unknown = set(changes) - set(self.params)
+        if unknown:
+            raise ValueError(f"{self.id} has no parameter(s) {', '.join(sorted(unknown))}; "
+                             f"it has {', '.join(self.params)}")
+        p = {**self.params, **changes}
+        if "WM" in p:
+            threads, tile = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32, (p["BM"], p["BN"])
+        elif "TM" in p:
+            threads, tile = (p["BM"] // p["TM"]) * (p["BN"] // p["TN"]), (p["BM"], p["BN"])
+        else:
+            side = p.get("TILE", p.get("BLOCK", self.tile[0]))
+            return dataclasses.replace(self, params=p, threads=(side, side), tile=(side, side))
+        return dataclasses.replace(self, params=p, threads=(threads, 1), tile=tile)
 
     def dyn_smem_bytes(self, params: dict[str, int] | None = None) -> int:
         return 0 if self.dyn_smem is None else self.dyn_smem(params or self.params)
