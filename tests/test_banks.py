@@ -83,3 +83,13 @@ def test_uniform_pairs_of_128_bit_reads_take_two_phases():
 
     rep = analyze_shared(np.where(np.arange(32) < 16, 0, 32), 16, rules=PHASES_ONLY)
     assert (rep.phase_lanes, rep.wavefronts) == (8, 4)
+
+
+def test_uniform_pair_rule_is_for_loads_only():
+    from gemmscope.kernels.models.level_model import Op, Space, WarpAccess
+
+    addr = np.where(np.arange(32) < 16, 0, 32)
+    load = WarpAccess("ld", "X", Space.SHARED, Op.LOAD, 16, addr)
+    store = WarpAccess("st", "X", Space.SHARED, Op.STORE, 16, addr)
+    assert load.banks().wavefronts == 2
+    assert store.banks().wavefronts == 4

@@ -23,6 +23,7 @@ import numpy as np
 from gemmscope.kernels import registry
 from gemmscope.kernels.models.banks import (
     HARDWARE,
+    PHASES_ONLY,
     WARP_SIZE,
     BankReport,
     BankRules,
@@ -117,6 +118,8 @@ class WarpAccess:
     stage: int = 0
 
     def banks(self, rules: BankRules = HARDWARE) -> BankReport:
+        if self.op is not Op.LOAD:  # the uniform-pair rule packs returned data: loads only
+            rules = PHASES_ONLY
         return analyze_shared(self.addr, self.width_bytes, self.active, rules)
 
     def sectors(self) -> SectorReport:
