@@ -1,7 +1,14 @@
-"""The telemetry view: SM clock, power and temperature against session time (NVML).
+"""The telemetry view: NVML samples and run windows on one shared session-time axis.
 
-Registered as the view ``telemetry``. It redraws only while it is shown (a hidden tab
-costs nothing) and moves its time window in steps, so its axes are redrawn rarely.
+Registered as the view ``telemetry``. From the top: a strip of run windows labelled with
+level and shape; SM and memory clocks against the device's max SM clock; power against
+the power limit; temperature; GPM metrics in percent (only those the GPU reported); a
+strip of clock-event reasons (``GpuIdle`` left out). Every plot shades each run's
+window. The time axis follows the newest sample unless the user pans or zooms (then
+"Follow newest" turns off until it is pressed again); it moves in steps, so axes are
+redrawn rarely. The view redraws only while it is shown and only what changed; the
+main window calls ``refresh`` at most every 200 ms for telemetry. Replay and live feed
+the same store, so both look the same.
 """
 
 from __future__ import annotations
@@ -9,19 +16,61 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from gemmscope.app.core.store import Change, SessionStore
+from gemmscope.app.core.telemetry import GPM_FIELDS, RunEnd, RunWindow
 from gemmscope.app.qt_compat import protect_singletons
+from gemmscope.app.run_bands import RunBands
 from gemmscope.app.theme import NORMAL, Theme
 
 protect_singletons()
 
-SERIES = (("sm_clock_mhz", "SM clock", "MHz", "#1f77b4"),
-          ("power_w", "Power", "W", "#d62728"),
-          ("temp_c", "Temperature", "°C", "#ff7f0e"))
-WINDOW_S = 60.0  # seconds of history shown
-STEP_S = 10.0  # the window moves in steps of this much
+# plot name -> title (the left axis label; power's names the reading's kind; the
+# reasons' rows are named by their ticks)
+PLOTS = {"runs": "Runs", "clocks": "Clock (MHz)", "power": "Power (W)",
+         "temperature": "Temperature (°C)", "gpm": "GPM (%)", "reasons": ""}
+# field -> (plot, legend name, colour, dashed)
+CURVES = {
+    "sm_clock_mhz": ("clocks", "SM clock", "#1f77b4", False),
+    "mem_clock_mhz": ("clocks", "memory clock", "#9467bd", False),
+    "power_w": ("power", "power", "#d62728", False),
+    "power_limit_w": ("power", "power limit", "#7f7f7f", True),
+    "temp_c": ("temperature", "temperature", "#ff7f0e", False),
+    "sm_occupancy_pct": ("gpm", "SM occupancy", "#1f77b4", False),
+    "sm_util_pct": ("gpm", "SM active", "#2ca02c", False),
+    "tensor_util_pct": ("gpm", "tensor pipe", "#ff7f0e", False),
+    "dram_bw_util_pct": ("gpm", "DRAM bandwidth", "#9467bd", False),
+    "fp32_util_pct": ("gpm", "FP32 pipe", "#8c564b", False),
+}
+POWER_KIND_TEXT = {"instant": "instant", "average": "1 s average"}
+REASON_COLORS = {"SwPowerCap": "#d62728", "HwSlowdown": "#8c564b",
+                 "SwThermalSlowdown": "#ff7f0e", "HwThermalSlowdown": "#e377c2",
+                 "HwPowerBrakeSlowdown": "#bcbd22", "ApplicationsClocksSetting": "#17becf",
+                 "SyncBoost": "#9467bd", "DisplayClockSetting": "#7f7f7f"}
+BAND_COLORS = {RunEnd.RESULT: "#1f77b433", RunEnd.ERROR: "#d6272855",
+               RunEnd.STOPPED: "#7f7f7f44", RunEnd.RUNNING: "#2ca02c44"}
+THROTTLED_BAND = "#ff7f0e55"
+WINDOW_S = 60.0  # seconds of history shown while following
+STEP_S = 10.0  # the followed window moves in steps of this much
+# the same left axis width on every plot, so the time axes line up; room for a reason's name
+AXIS_WIDTH_PX = 112
+
+
+def band_color(w: RunWindow) -> str:
+    return THROTTLED_BAND if w.throttled else BAND_COLORS[w.end]
+
+
+def window_label(w: RunWindow) -> str:
+    mark = {RunEnd.ERROR: " ✗", RunEnd.STOPPED: " (stopped)", RunEnd.RUNNING: " …"}
+    return w.label() + (" ⚠" if w.throttled else "") + mark.get(w.end, "")
 
 
 class TelemetryView(QWidget):
@@ -31,35 +80,97 @@ class TelemetryView(QWidget):
         self.theme = NORMAL
         self.status = QLabel("no telemetry yet")
         self.status.setWordWrap(True)
+        self.follow_button = QPushButton("Follow newest")
+        self.follow_button.setCheckable(True)
+        self.follow_button.setChecked(True)
+        self.follow_button.toggled.connect(self._follow_toggled)
+        self.whole_button = QPushButton("Whole session")
+        self.whole_button.clicked.connect(self.show_whole_session)
         self.plots: dict[str, pg.PlotWidget] = {}
         self.curves: dict[str, pg.PlotDataItem] = {}
-        self.shown: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._x_range = (0.0, 0.0)
+        self.bands: dict[str, RunBands] = {}
+        self.run_labels: list[pg.TextItem] = []
+        self.reason_rows: list[str] = []  # reason names, one strip row each (row 0 lowest)
+        self.reason_bars = pg.BarGraphItem(x0=[0.0], x1=[0.0], y0=[0.0], height=[0.0])
+        self.max_clock_line = pg.InfiniteLine(angle=0, movable=False,
+                                              pen=pg.mkPen("#202020", width=1,
+                                                           style=pg.QtCore.Qt.PenStyle.DashLine),
+                                              label="", labelOpts={"position": 0.5,
+                                                                      "anchors": [(0.5, 1),
+                                                                                  (0.5, 1)]})
+        self.windows: list[RunWindow] = []
+        self._generation = -1
+        self._drawn = (-1, -1)  # (samples, windows) last drawn
+        self._x_range: tuple[float, float] | None = None
+        self._y_ranges: dict[str, tuple[float, float]] = {}
+        self._power_label = ""
+        self._gpm_legend: list[str] = []
+        self._build()
+        self.apply_theme(NORMAL)
+
+    # ------------------------------------------------------------- building
+    def _build(self) -> None:
+        top = QHBoxLayout()
+        top.addWidget(self.status, 1)
+        top.addWidget(self.follow_button)
+        top.addWidget(self.whole_button)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.status)
+        layout.addLayout(top)
+        layout.setSpacing(0)
         first: pg.PlotWidget | None = None
-        for name, title, unit, color in SERIES:
+        for name, title in PLOTS.items():
             plot = pg.PlotWidget()
-            plot.setMinimumHeight(120)
-            plot.setLabel("left", title, units=None)
-            plot.base_title = f"{title} ({unit})"  # exports name images after it
-            plot.getPlotItem().vb.disableAutoRange(axis=pg.ViewBox.XAxis)
+            plot.base_title = title  # exports name images after it
+            item = plot.getPlotItem()
+            if title:
+                item.setLabel("left", title)
+            item.vb.disableAutoRange(axis=pg.ViewBox.XAxis)
+            item.vb.setMouseEnabled(x=True, y=False)  # pan and zoom in time only
+            item.vb.sigRangeChangedManually.connect(self._user_moved)
+            item.setMenuEnabled(False)
             for axis in ("left", "bottom"):  # as in charts.py: cached, major grid only
-                item = plot.getPlotItem().getAxis(axis)
-                item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-                item.setStyle(maxTickLevel=0, maxTextLevel=0)
-            curve = plot.plot([], [], pen=pg.mkPen(color, width=1), connect="finite")
-            curve.setClipToView(True)
-            curve.setDownsampling(auto=True, method="peak")
+                ax = item.getAxis(axis)
+                ax.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+                ax.setStyle(maxTickLevel=0, maxTextLevel=0)
+            item.getAxis("left").setWidth(AXIS_WIDTH_PX)
+            if name != "reasons":
+                item.getAxis("bottom").setStyle(showValues=False)
+                item.getAxis("bottom").setHeight(4)
+            bands = RunBands()
+            plot.addItem(bands, ignoreBounds=True)
+            self.bands[name] = bands
             if first is None:
                 first = plot
             else:
                 plot.setXLink(first)
             self.plots[name] = plot
-            self.curves[name] = curve
-            layout.addWidget(plot, 1)
-        self.plots[SERIES[-1][0]].setLabel("bottom", "session time (s)")
-        self.apply_theme(NORMAL)
+            stretch = {"runs": 0, "reasons": 0}.get(name, 2)
+            layout.addWidget(plot, stretch)
+        self.plots["runs"].setFixedHeight(52)
+        self.plots["runs"].getPlotItem().getAxis("left").setStyle(showValues=False)
+        self.plots["runs"].setYRange(0.0, 1.0, padding=0)
+        self.plots["runs"].getViewBox().sigXRangeChanged.connect(self._place_labels)
+        self.plots["reasons"].setFixedHeight(70)
+        self.plots["reasons"].setLabel("bottom", "session time (s)")
+        self.plots["reasons"].addItem(self.reason_bars)
+        self.reason_bars.hide()
+        self.plots["clocks"].addItem(self.max_clock_line, ignoreBounds=True)
+        self.max_clock_line.hide()
+        for name, plot in self.plots.items():
+            if name in ("clocks", "power", "gpm"):
+                plot.getPlotItem().vb.disableAutoRange(axis=pg.ViewBox.YAxis)
+                plot.addLegend(offset=(-4, 2), labelTextSize="8pt")
+            plot.setMinimumHeight(44 if name in ("runs", "reasons") else 90)
+        self.plots["gpm"].setYRange(0.0, 105.0, padding=0)
+        for field, (plot_name, legend, color, dashed) in CURVES.items():
+            style = pg.QtCore.Qt.PenStyle.DashLine if dashed else pg.QtCore.Qt.PenStyle.SolidLine
+            pen = pg.mkPen(color, width=1, style=style)
+            # the GPM legend lists only the metrics the GPU reported (see _draw_gpm_legend)
+            name = None if plot_name == "gpm" else legend
+            curve = self.plots[plot_name].plot([], [], pen=pen, name=name, connect="finite")
+            curve.setClipToView(True)
+            curve.setDownsampling(auto=True, method="peak")
+            self.curves[field] = curve
 
     def charts(self) -> dict[str, pg.PlotWidget]:
         return {f"telemetry_{name}": plot for name, plot in self.plots.items()}
@@ -71,11 +182,46 @@ class TelemetryView(QWidget):
         self.theme = theme
         for plot in self.plots.values():
             plot.setBackground(theme.background)
-            plot.setTitle(plot.base_title, color=theme.foreground)
             plot.showGrid(x=True, y=True, alpha=theme.grid_alpha)
+            item = plot.getPlotItem()
             for axis in ("left", "bottom"):
-                plot.getPlotItem().getAxis(axis).setTextPen(theme.foreground)
+                item.getAxis(axis).setPen(theme.foreground)
+                item.getAxis(axis).setTextPen(theme.foreground)
+            if item.legend is not None:
+                item.legend.setLabelTextColor(theme.foreground)
+        self.max_clock_line.setPen(pg.mkPen(theme.foreground, width=1,
+                                            style=pg.QtCore.Qt.PenStyle.DashLine))
+        self.max_clock_line.label.setColor(theme.foreground)
+        for label in self.run_labels:
+            label.setColor(theme.foreground)
 
+    # ------------------------------------------------------------- following
+    def _user_moved(self, *_args: object) -> None:
+        self.follow_button.setChecked(False)  # the user looks somewhere: stop following
+
+    def _follow_toggled(self, on: bool) -> None:
+        if on:
+            self._x_range = None
+            self._follow()
+
+    def show_whole_session(self) -> None:
+        self.follow_button.setChecked(False)
+        end = self._newest()
+        self.plots["runs"].setXRange(0.0, max(end, 1e-3), padding=0.01)
+
+    def _newest(self) -> float:
+        return self.store.last_t_s if self.store is not None else 0.0
+
+    def _follow(self) -> None:
+        if not self.follow_button.isChecked():
+            return
+        end = (np.floor(self._newest() / STEP_S) + 1) * STEP_S
+        x_range = (max(0.0, end - WINDOW_S), float(end))
+        if x_range != self._x_range:
+            self._x_range = x_range
+            self.plots["runs"].setXRange(*x_range, padding=0)
+
+    # ------------------------------------------------------------- drawing
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.refresh({Change.TELEMETRY, Change.HEADER})
@@ -85,23 +231,159 @@ class TelemetryView(QWidget):
             return
         if not self.isVisible():
             return  # drawn when shown
+        store = self.store
+        if store.generation != self._generation:  # a new session: start afresh
+            self._generation = store.generation
+            self._drawn = (-1, -1)
+            self.follow_button.setChecked(True)
+        self._draw_status()
+        self._draw_reference_lines()
+        windows = store.run_windows()
+        drawn = (store.telemetry.count, len(windows))
+        running = bool(windows) and windows[-1].end is RunEnd.RUNNING
+        if drawn != self._drawn or running or Change.HEADER in changes:
+            self._drawn = drawn
+            self._draw_curves()
+            self._draw_reasons()
+            self._draw_windows(windows)
+        self._follow()
+
+    def _draw_status(self) -> None:
+        assert self.store is not None
         tele = self.store.telemetry
         available, reason = self.store.telemetry_status()
-        if not available and tele.count == 0:
-            self.status.setText(f"telemetry unavailable: {reason or 'no samples'}")
+        if not available:
+            text = f"telemetry unavailable: {reason or 'no reason given'}"
+            if tele.count:
+                text += f" ({tele.count} NVML samples recorded before)"
+        elif tele.count == 0:
+            text = "no NVML samples yet"
         else:
             seen = ", ".join(f"{r} ({n} samples)" for r, n in sorted(tele.reasons_seen.items()))
-            self.status.setText(f"{tele.count} NVML samples; clock-event reasons seen: "
-                                f"{seen or 'none'} (GpuIdle not counted)")
-        last_t = 0.0
-        for name, curve in self.curves.items():
-            t, values = tele.arrays(name)
-            self.shown[name] = (t, values)
+            text = (f"{tele.count} NVML samples; clock-event reasons seen: {seen or 'none'} "
+                    "(GpuIdle not counted)")
+        if self.status.text() != text:
+            self.status.setText(text)
+
+    def _draw_reference_lines(self) -> None:
+        assert self.store is not None
+        max_mhz = self.store.sm_clock_max_mhz()
+        if max_mhz is None:
+            self.max_clock_line.hide()
+        else:
+            if self.max_clock_line.value() != max_mhz or not self.max_clock_line.isVisible():
+                self.max_clock_line.show()  # first: a hidden label does not take new text
+                self.max_clock_line.setValue(max_mhz)
+                self.max_clock_line.label.setFormat(f"max SM clock {max_mhz:.0f} MHz")
+        kind = self.store.telemetry.power_kind
+        text = "Power (W" + (f", {POWER_KIND_TEXT.get(kind, kind)})" if kind else ")")
+        if text != self._power_label:
+            self._power_label = text
+            self.plots["power"].base_title = text
+            self.plots["power"].setLabel("left", text)
+
+    def _draw_curves(self) -> None:
+        assert self.store is not None
+        tele = self.store.telemetry
+        tops: dict[str, float] = {}
+        for field, curve in self.curves.items():
+            plot_name = CURVES[field][0]
+            if not tele.has_values(field):
+                curve.setData([], [])  # a field the GPU does not report draws nothing
+                curve.hide()
+                continue
+            t, values = tele.arrays(field)
             curve.setData(t, values)
-            if len(t):
-                last_t = max(last_t, float(t[-1]))
-        end = (np.floor(last_t / STEP_S) + 1) * STEP_S
-        x_range = (max(0.0, end - WINDOW_S), end)
-        if x_range != self._x_range:
-            self._x_range = x_range
-            self.plots[SERIES[0][0]].setXRange(*x_range, padding=0)
+            curve.show()
+            tops[plot_name] = max(tops.get(plot_name, 0.0), float(np.nanmax(values)))
+        self._draw_gpm_legend()
+        max_mhz = self.store.sm_clock_max_mhz() or 0.0
+        self._set_y("clocks", 1.08 * max(tops.get("clocks", 0.0), max_mhz, 1.0))
+        self._set_y("power", 1.08 * max(tops.get("power", 0.0), 1.0))
+
+    def _set_y(self, name: str, top: float) -> None:
+        step = 2 * 10 ** (np.floor(np.log10(top)) - 1)  # rounded up: the axis rarely changes
+        y_range = (0.0, float(np.ceil(top / step) * step))
+        if self._y_ranges.get(name) != y_range:
+            self._y_ranges[name] = y_range
+            self.plots[name].setYRange(*y_range, padding=0)
+
+    def _draw_gpm_legend(self) -> None:
+        shown = [f for f in GPM_FIELDS if self.curves[f].isVisible()]
+        if shown == self._gpm_legend:
+            return
+        self._gpm_legend = shown
+        legend = self.plots["gpm"].getPlotItem().legend
+        legend.clear()
+        for field in shown:
+            legend.addItem(self.curves[field], CURVES[field][1])
+
+    def _draw_reasons(self) -> None:
+        assert self.store is not None
+        tele = self.store.telemetry
+        rows = list(tele.reason_bits)
+        x0, x1, y0, brushes = [], [], [], []
+        for row, reason in enumerate(rows):
+            spans = tele.reason_intervals(reason)
+            color = REASON_COLORS.get(reason, "#7f7f7f")
+            x0 += list(spans[:, 0])
+            x1 += list(spans[:, 1])
+            y0 += [row - 0.35] * len(spans)
+            brushes += [pg.mkBrush(color)] * len(spans)
+        if x0:
+            self.reason_bars.setOpts(x0=np.array(x0), x1=np.array(x1), y0=np.array(y0),
+                                     height=np.full(len(x0), 0.7), brushes=brushes,
+                                     pens=[pg.mkPen(None)] * len(x0))
+            self.reason_bars.show()
+        else:
+            self.reason_bars.hide()
+        if rows != self.reason_rows:
+            self.reason_rows = rows
+            plot = self.plots["reasons"]
+            plot.getPlotItem().getAxis("left").setTicks([list(enumerate(rows))])
+            plot.setYRange(-0.5, max(len(rows), 1) - 0.5, padding=0)
+            plot.setFixedHeight(52 + 16 * max(len(rows), 1))
+
+    def reason_spans(self, reason: str) -> np.ndarray:
+        """The [start, end) spans drawn in ``reason``'s row (read back from the bars)."""
+        if reason not in self.reason_rows or not self.reason_bars.isVisible():
+            return np.zeros((0, 2))
+        opts = self.reason_bars.opts
+        row = self.reason_rows.index(reason)
+        mine = np.isclose(np.asarray(opts["y0"]), row - 0.35)
+        return np.column_stack([np.asarray(opts["x0"])[mine], np.asarray(opts["x1"])[mine]])
+
+    def _draw_windows(self, windows: list[RunWindow]) -> None:
+        self.windows = windows
+        spans = np.array([(w.start_s, w.end_s) for w in windows]).reshape(-1, 2)
+        colors = [band_color(w) for w in windows]
+        for bands in self.bands.values():
+            bands.set_spans(spans, colors)
+        plot = self.plots["runs"]
+        while len(self.run_labels) < len(windows):
+            label = pg.TextItem("", anchor=(0, 0), color=self.theme.foreground)
+            plot.addItem(label, ignoreBounds=True)
+            self.run_labels.append(label)
+        while len(self.run_labels) > len(windows):
+            plot.removeItem(self.run_labels.pop())
+        for i, (w, label) in enumerate(zip(windows, self.run_labels, strict=True)):
+            text = window_label(w)
+            if label.toPlainText() != text:
+                label.setText(text)
+            y = 1.0 if i % 2 == 0 else 0.5  # neighbours alternate between two lines
+            if label.pos().x() != w.start_s or label.pos().y() != y:
+                label.setPos(w.start_s, y)
+        self._place_labels()
+
+    def _place_labels(self, *_args: object) -> None:
+        """Show a run's label where it does not run into the previous one on its line
+        (zoom in to see the labels of short runs); the band is always drawn."""
+        vb = self.plots["runs"].getViewBox()
+        px = vb.viewPixelSize()[0]
+        free = [-np.inf, -np.inf]  # per line: where the last shown label ends (data x)
+        for i, label in enumerate(self.run_labels):
+            x = label.pos().x()
+            fits = x >= free[i % 2]
+            label.setVisible(fits)
+            if fits:
+                free[i % 2] = x + (label.textItem.boundingRect().width() + 8) * px

@@ -151,13 +151,13 @@ def test_telemetry_view_shows_the_recorded_samples(qtbot, make_window, synthetic
     view = window.named_widget("telemetry")
     qtbot.waitExposed(view)
     samples = [e for e in read_session(synthetic_file).events if e["type"] == "telemetry"]
-    t, power = view.curves["power_w"].getData()
+    t, power = view.curves["power_w"].xData, view.curves["power_w"].yData
     np.testing.assert_allclose(t, [e["t"] for e in samples])
     np.testing.assert_allclose(power, [e["power_w"] for e in samples])
     capped = sum(1 for e in samples if "SwPowerCap" in e["reasons"])
     assert capped > 0
     assert f"SwPowerCap ({capped} samples)" in view.status.text()
-    assert window.named_widget("telemetry_temp_c") is view.plots["temp_c"]
+    assert window.named_widget("telemetry_temperature") is view.plots["temperature"]
 
 
 def test_the_bundled_recording_opens_with_the_reason(make_window, synthetic_file,
