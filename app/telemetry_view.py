@@ -62,6 +62,7 @@ WINDOW_S = 60.0  # seconds of history shown while following
 STEP_S = 10.0  # the followed window moves in steps of this much
 # the same left axis width on every plot, so the time axes line up; room for a reason's name
 AXIS_WIDTH_PX = 112
+LABEL_REACH_PX = 600  # run labels are placed from this far left of the view
 
 
 def band_color(w: RunWindow) -> str:
@@ -99,6 +100,7 @@ class TelemetryView(QWidget):
                                                                       "anchors": [(0.5, 1),
                                                                                   (0.5, 1)]})
         self.windows: list[RunWindow] = []
+        self._label_x = np.zeros(0)  # start of each run's label (session time)
         self._generation = -1
         self._drawn = (-1, -1)  # (samples, windows) last drawn
         self._x_range: tuple[float, float] | None = None
@@ -354,8 +356,12 @@ class TelemetryView(QWidget):
         return np.column_stack([np.asarray(opts["x0"])[mine], np.asarray(opts["x1"])[mine]])
 
     def _draw_windows(self, windows: list[RunWindow]) -> None:
+        # windows only grow at the end (the open run changes): relabel from the first change
+        first = next((i for i, (a, b) in enumerate(zip(windows, self.windows, strict=False))
+                      if a != b), min(len(windows), len(self.windows)))
         self.windows = windows
         spans = np.array([(w.start_s, w.end_s) for w in windows]).reshape(-1, 2)
+        self._label_x = spans[:, 0].copy()
         colors = [band_color(w) for w in windows]
         for bands in self.bands.values():
             bands.set_spans(spans, colors)
@@ -366,7 +372,8 @@ class TelemetryView(QWidget):
             self.run_labels.append(label)
         while len(self.run_labels) > len(windows):
             plot.removeItem(self.run_labels.pop())
-        for i, (w, label) in enumerate(zip(windows, self.run_labels, strict=True)):
+        for i in range(first, len(windows)):
+            w, label = windows[i], self.run_labels[i]
             text = window_label(w)
             if label.toPlainText() != text:
                 label.setText(text)
@@ -377,13 +384,22 @@ class TelemetryView(QWidget):
 
     def _place_labels(self, *_args: object) -> None:
         """Show a run's label where it does not run into the previous one on its line
-        (zoom in to see the labels of short runs); the band is always drawn."""
+        (zoom in to see the labels of short runs); the band is always drawn. Only labels
+        near the visible time range are placed (the others are not painted)."""
+        if not self.run_labels:
+            return
         vb = self.plots["runs"].getViewBox()
         px = vb.viewPixelSize()[0]
+        (left, right), _ = vb.viewRange()
+        reach = LABEL_REACH_PX * px  # a label starting this far left may still show
+        lo = int(np.searchsorted(self._label_x, left - reach, side="left"))
+        hi = int(np.searchsorted(self._label_x, right, side="right"))
         free = [-np.inf, -np.inf]  # per line: where the last shown label ends (data x)
-        for i, label in enumerate(self.run_labels):
-            x = label.pos().x()
+        for i in range(max(0, lo - lo % 2), hi):
+            label = self.run_labels[i]
+            x = float(self._label_x[i])
             fits = x >= free[i % 2]
-            label.setVisible(fits)
+            if label.isVisible() != fits:
+                label.setVisible(fits)
             if fits:
                 free[i % 2] = x + (label.textItem.boundingRect().width() + 8) * px
