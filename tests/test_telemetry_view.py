@@ -227,3 +227,27 @@ def test_run_labels_do_not_overlap_and_show_when_zoomed_in(qtbot, make_window,
     w = view.windows[wmma]
     vb.setXRange(w.start_s - 0.01, w.end_s + 2.0, padding=0)
     assert view.run_labels[wmma].isVisible()
+
+
+def test_seeking_in_a_replay_redraws_from_the_same_store(qtbot, make_window, synthetic_file):
+    window = make_window()
+    window.open_recording(synthetic_file)
+    window.replay.pause()
+    window.show()
+    view = window.named_widget("telemetry")
+    qtbot.waitExposed(view)
+    events = read_session(synthetic_file).events
+    samples = [e for e in events if e["type"] == "telemetry"]
+    wmma = next(e for e in events if e["type"] == "run_start" and e["level"] == "wmma")
+    window.replay.seek(wmma["t"] + 0.05)  # into the wmma run (a throttled one)
+    window.flush_views()
+    upto = [e for e in samples if e["t"] <= wmma["t"] + 0.05]
+    np.testing.assert_array_equal(view.curves["power_w"].xData, [e["t"] for e in upto])
+    assert view.windows[-1].level == "wmma" and view.run_labels[-1].toPlainText().endswith("…")
+    assert view.windows[-1].end_s == upto[-1]["t"]  # the open run reaches the newest sample
+    window.replay.seek(0.5)  # back: the store starts again from the top
+    window.flush_views()
+    upto = [e for e in samples if e["t"] <= 0.5]
+    np.testing.assert_array_equal(view.curves["power_w"].xData, [e["t"] for e in upto])
+    assert all(w.end_s <= 0.5 for w in view.windows)
+    assert view.follow_button.isChecked()
