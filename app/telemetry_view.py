@@ -102,7 +102,7 @@ class TelemetryView(QWidget):
         self.windows: list[RunWindow] = []
         self._label_x = np.zeros(0)  # start of each run's label (session time)
         self._generation = -1
-        self._drawn = (-1, -1)  # (samples, windows) last drawn
+        self._drawn_samples = -1  # samples in the store when the curves were last drawn
         self._x_range: tuple[float, float] | None = None
         self._y_ranges: dict[str, tuple[float, float]] = {}
         self._power_label = ""
@@ -236,18 +236,15 @@ class TelemetryView(QWidget):
         store = self.store
         if store.generation != self._generation:  # a new session: start afresh
             self._generation = store.generation
-            self._drawn = (-1, -1)
+            self._drawn_samples = -1
             self.follow_button.setChecked(True)
         self._draw_status()
         self._draw_reference_lines()
-        windows = store.run_windows()
-        drawn = (store.telemetry.count, len(windows))
-        running = bool(windows) and windows[-1].end is RunEnd.RUNNING
-        if drawn != self._drawn or running or Change.HEADER in changes:
-            self._drawn = drawn
+        if store.telemetry.count != self._drawn_samples or Change.HEADER in changes:
+            self._drawn_samples = store.telemetry.count
             self._draw_curves()
             self._draw_reasons()
-            self._draw_windows(windows)
+        self._draw_windows(store.run_windows())  # cheap when nothing changed
         self._follow()
 
     def _draw_status(self) -> None:

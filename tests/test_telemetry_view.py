@@ -251,3 +251,37 @@ def test_seeking_in_a_replay_redraws_from_the_same_store(qtbot, make_window, syn
     np.testing.assert_array_equal(view.curves["power_w"].xData, [e["t"] for e in upto])
     assert all(w.end_s <= 0.5 for w in view.windows)
     assert view.follow_button.isChecked()
+
+
+def test_live_runner_crash_and_restart_on_one_timeline(qtbot, make_window, tmp_path,
+                                                       fake_runner):
+    import sys
+
+    from gemmscope.app.core.telemetry import RunEnd
+
+    window = make_window()
+    window.show()
+    view = window.named_widget("telemetry")
+    qtbot.waitExposed(view)
+    cmd = [sys.executable, str(fake_runner), "--mode", "crash", "--state",
+           str(tmp_path / "state"), "--telemetry"]
+    window.start_live("Fake GPU", cmd, tmp_path / "live.jsonl")
+    window.controls.set_values(64, 64, 64, 3)
+    with qtbot.waitSignal(window.runner.idle, timeout=20_000):
+        window.run_ladder()
+    window.flush_views()
+    windows = view.windows
+    assert windows[0].level == "naive" and windows[0].end is RunEnd.ERROR  # runner_crash
+    assert view.run_labels[0].toPlainText() == "naive 64×64×64 ✗"
+    assert all(w.end is RunEnd.RESULT and w.throttled == ("SwPowerCap",) for w in windows[1:])
+    assert len(windows) == len(window.store.ladder_levels())
+    starts = [w.start_s for w in windows]
+    assert starts == sorted(starts) and windows[1].start_s >= windows[0].end_s  # joined
+    t = view.curves["power_w"].xData
+    assert len(t) == 2 + 3 * (len(windows) - 1) and np.all(np.diff(t) >= 0)
+    assert view.plots["power"].getPlotItem().getAxis("left").labelText == \
+        "Power (W, 1 s average)"
+    np.testing.assert_array_equal(view.bands["gpm"].spans,
+                                  [(w.start_s, w.end_s) for w in windows])
+    assert view.reason_rows == ["SwPowerCap"]
+    assert window.ladder.cell_text("coalesced", "J/GEMM") == "700 mJ ⚠"
