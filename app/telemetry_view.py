@@ -36,7 +36,7 @@ protect_singletons()
 # plot name -> title (the left axis label; power's names the reading's kind; the
 # reasons' rows are named by their ticks)
 PLOTS = {"runs": "Runs", "clocks": "Clock (MHz)", "power": "Power (W)",
-         "temperature": "Temperature (°C)", "gpm": "GPM (%)", "reasons": ""}
+         "temperature": "Temp. (°C)", "gpm": "GPM (%)", "reasons": ""}
 # field -> (plot, legend name, colour, dashed)
 CURVES = {
     "sm_clock_mhz": ("clocks", "SM clock", "#1f77b4", False),
@@ -148,11 +148,9 @@ class TelemetryView(QWidget):
             self.plots[name] = plot
             stretch = {"runs": 0, "reasons": 0}.get(name, 2)
             layout.addWidget(plot, stretch)
-        self.plots["runs"].setFixedHeight(52)
         self.plots["runs"].getPlotItem().getAxis("left").setStyle(showValues=False)
         self.plots["runs"].setYRange(0.0, 1.0, padding=0)
         self.plots["runs"].getViewBox().sigXRangeChanged.connect(self._place_labels)
-        self.plots["reasons"].setFixedHeight(70)
         self.plots["reasons"].setLabel("bottom", "session time (s)")
         self.plots["reasons"].addItem(self.reason_bars)
         self.reason_bars.hide()
@@ -161,7 +159,9 @@ class TelemetryView(QWidget):
         for name, plot in self.plots.items():
             if name in ("clocks", "power", "gpm"):
                 plot.getPlotItem().vb.disableAutoRange(axis=pg.ViewBox.YAxis)
-                plot.addLegend(offset=(-4, 2), labelTextSize="8pt")
+                # clocks: bottom right, clear of the max-clock line near the top
+                plot.addLegend(offset=(-4, -4) if name == "clocks" else (-4, 2),
+                               labelTextSize="8pt")
             plot.setMinimumHeight(44 if name in ("runs", "reasons") else 90)
         self.plots["gpm"].setYRange(0.0, 105.0, padding=0)
         for field, (plot_name, legend, color, dashed) in CURVES.items():
@@ -191,11 +191,24 @@ class TelemetryView(QWidget):
                 item.getAxis(axis).setTextPen(theme.foreground)
             if item.legend is not None:
                 item.legend.setLabelTextColor(theme.foreground)
+                for _sample, label in item.legend.items:
+                    label.setText(label.text, color=theme.foreground)  # takes effect now
         self.max_clock_line.setPen(pg.mkPen(theme.foreground, width=1,
                                             style=pg.QtCore.Qt.PenStyle.DashLine))
         self.max_clock_line.label.setColor(theme.foreground)
         for label in self.run_labels:
             label.setColor(theme.foreground)
+        for plot in self.plots.values():  # large presentation fonts need a wider axis
+            plot.getPlotItem().getAxis("left").setWidth(max(AXIS_WIDTH_PX, 10 * theme.font_pt))
+        self._fit_strips()
+
+    def _fit_strips(self) -> None:
+        """Heights of the runs strip (two lines of labels) and the reason strip (a row
+        per reason, plus the time axis) for the theme's font size."""
+        line_px = int(1.8 * self.theme.font_pt) + 2
+        self.plots["runs"].setFixedHeight(2 * line_px + 14)
+        rows = max(len(self.reason_rows), 1)
+        self.plots["reasons"].setFixedHeight(rows * max(16, line_px) + 3 * line_px + 10)
 
     # ------------------------------------------------------------- following
     def _user_moved(self, *_args: object) -> None:
@@ -275,11 +288,16 @@ class TelemetryView(QWidget):
                 self.max_clock_line.setValue(max_mhz)
                 self.max_clock_line.label.setFormat(f"max SM clock {max_mhz:.0f} MHz")
         kind = self.store.telemetry.power_kind
-        text = "Power (W" + (f", {POWER_KIND_TEXT.get(kind, kind)})" if kind else ")")
-        if text != self._power_label:
+        text = "power" + (f" ({POWER_KIND_TEXT.get(kind, kind)})" if kind else "")
+        if text != self._power_label:  # in the legend: the axis label has no room for it
             self._power_label = text
-            self.plots["power"].base_title = text
-            self.plots["power"].setLabel("left", text)
+            self.plots["power"].base_title = f"Power (W), {text}"
+            self.power_legend_label().setText(text)
+
+    def power_legend_label(self) -> pg.LabelItem:
+        legend = self.plots["power"].getPlotItem().legend
+        return next(label for sample, label in legend.items
+                    if sample.item is self.curves["power_w"])
 
     def _draw_curves(self) -> None:
         assert self.store is not None
@@ -341,7 +359,7 @@ class TelemetryView(QWidget):
             plot = self.plots["reasons"]
             plot.getPlotItem().getAxis("left").setTicks([list(enumerate(rows))])
             plot.setYRange(-0.5, max(len(rows), 1) - 0.5, padding=0)
-            plot.setFixedHeight(52 + 16 * max(len(rows), 1))
+            self._fit_strips()
 
     def reason_spans(self, reason: str) -> np.ndarray:
         """The [start, end) spans drawn in ``reason``'s row (read back from the bars)."""

@@ -97,13 +97,12 @@ def test_reference_lines_sit_at_the_recorded_values(qtbot, make_window, syntheti
     limit = view.curves["power_limit_w"]
     assert set(limit.yData) == {syn.POWER_LIMIT_W}
     assert limit.getViewBox() is view.plots["power"].getViewBox()
-    assert view.plots["power"].getPlotItem().getAxis("left").labelText == "Power (W, instant)"
+    assert view.power_legend_label().text == "power (instant)"
     assert view.plots["clocks"].getViewBox().viewRange()[1][1] >= syn.SM_CLOCK_MAX_MHZ
     events = [e if e["type"] != "telemetry" else dict(e, power_kind="average")
               for e in syn.events()]
     _, view = _shown(qtbot, make_window, _write(tmp_path, events))
-    assert view.plots["power"].getPlotItem().getAxis("left").labelText == \
-        "Power (W, 1 s average)"
+    assert view.power_legend_label().text == "power (1 s average)"
 
 
 def test_null_gpm_fields_draw_nothing_and_raise_nothing(qtbot, make_window, synthetic_file,
@@ -279,8 +278,7 @@ def test_live_runner_crash_and_restart_on_one_timeline(qtbot, make_window, tmp_p
     assert starts == sorted(starts) and windows[1].start_s >= windows[0].end_s  # joined
     t = view.curves["power_w"].xData
     assert len(t) == 2 + 3 * (len(windows) - 1) and np.all(np.diff(t) >= 0)
-    assert view.plots["power"].getPlotItem().getAxis("left").labelText == \
-        "Power (W, 1 s average)"
+    assert view.power_legend_label().text == "power (1 s average)"
     np.testing.assert_array_equal(view.bands["gpm"].spans,
                                   [(w.start_s, w.end_s) for w in windows])
     assert view.reason_rows == ["SwPowerCap"]
