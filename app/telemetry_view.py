@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gemmscope.app.charts import HoverReadout
 from gemmscope.app.core.store import Change, SessionStore
 from gemmscope.app.core.telemetry import GPM_FIELDS, RunEnd, RunWindow
 from gemmscope.app.qt_compat import protect_singletons
@@ -50,6 +51,7 @@ CURVES = {
     "dram_bw_util_pct": ("gpm", "DRAM bandwidth", "#9467bd", False),
     "fp32_util_pct": ("gpm", "FP32 pipe", "#8c564b", False),
 }
+UNITS = {"clocks": "MHz", "power": "W", "temperature": "°C", "gpm": "%"}
 POWER_KIND_TEXT = {"instant": "instant", "average": "1 s average"}
 REASON_COLORS = {"SwPowerCap": "#d62728", "HwSlowdown": "#8c564b",
                  "SwThermalSlowdown": "#ff7f0e", "HwThermalSlowdown": "#e377c2",
@@ -164,6 +166,8 @@ class TelemetryView(QWidget):
                                labelTextSize="8pt")
             plot.setMinimumHeight(44 if name in ("runs", "reasons") else 90)
         self.plots["gpm"].setYRange(0.0, 105.0, padding=0)
+        self.hovers = {name: HoverReadout(plot, lambda x, _y, n=name: self.describe(n, x))
+                       for name, plot in self.plots.items()}
         for field, (plot_name, legend, color, dashed) in CURVES.items():
             style = pg.QtCore.Qt.PenStyle.DashLine if dashed else pg.QtCore.Qt.PenStyle.SolidLine
             pen = pg.mkPen(color, width=1, style=style)
@@ -293,6 +297,35 @@ class TelemetryView(QWidget):
             self._power_label = text
             self.plots["power"].base_title = f"Power (W), {text}"
             self.power_legend_label().setText(text)
+
+    def describe(self, plot_name: str, t: float) -> str | None:
+        """Hover text: the run at session time ``t``, and the plot's sample nearest it."""
+        if self.store is None:
+            return None
+        lines = [f"{t:.2f} s"]
+        i = int(np.searchsorted(self._label_x, t, side="right")) - 1
+        if 0 <= i < len(self.windows) and self.windows[i].end_s >= t:
+            w = self.windows[i]
+            lines.append(window_label(w) + (f" ({', '.join(w.throttled)})" if w.throttled
+                                            else ""))
+        tele = self.store.telemetry
+        times = tele.times()
+        if len(times):
+            k = min(int(np.searchsorted(times, t)), len(times) - 1)  # the nearest sample
+            if k > 0 and abs(times[k - 1] - t) <= abs(times[k] - t):
+                k -= 1
+            for field, (name, legend, _color, _dashed) in CURVES.items():
+                if name == plot_name and self.curves[field].isVisible():
+                    value = tele.arrays(field)[1][k]
+                    if field == "power_w" and self._power_label:
+                        legend = self._power_label  # says which kind of reading
+                    if np.isfinite(value):
+                        lines.append(f"{legend}: {value:.4g} {UNITS[name]}")
+            if plot_name == "reasons":
+                active = [r for r in self.reason_rows
+                          if any(a <= t < b for a, b in tele.reason_intervals(r))]
+                lines.append("active: " + (", ".join(active) if active else "none"))
+        return "\n".join(lines)
 
     def power_legend_label(self) -> pg.LabelItem:
         legend = self.plots["power"].getPlotItem().legend

@@ -283,3 +283,21 @@ def test_live_runner_crash_and_restart_on_one_timeline(qtbot, make_window, tmp_p
                                   [(w.start_s, w.end_s) for w in windows])
     assert view.reason_rows == ["SwPowerCap"]
     assert window.ladder.cell_text("coalesced", "J/GEMM") == "700 mJ ⚠"
+
+
+def test_hover_names_the_run_and_the_nearest_sample(qtbot, make_window, synthetic_file):
+    _, view = _shown(qtbot, make_window, synthetic_file)
+    samples = [e for e in read_session(synthetic_file).events if e["type"] == "telemetry"]
+    wmma = next(w for w in view.windows if w.level == "wmma")
+    sample = next(e for e in samples if wmma.start_s < e["t"] < wmma.end_s)
+    view.hovers["power"].show_at(sample["t"] + 0.0001, 0.0)
+    assert view.hovers["power"].text.splitlines()[1:] == [
+        "wmma 4096×4096×4096 ⚠ (SwPowerCap)",
+        f"power (instant): {sample['power_w']:.4g} W", f"power limit: {syn.POWER_LIMIT_W:.4g} W"]
+    view.hovers["gpm"].show_at(sample["t"], 0.0)
+    assert "FP32 pipe" not in view.hovers["gpm"].text  # null: not shown
+    assert f"tensor pipe: {sample['tensor_util_pct']:.4g} %" in view.hovers["gpm"].text
+    view.hovers["reasons"].show_at(sample["t"], 0.0)
+    assert view.hovers["reasons"].text.endswith("active: SwPowerCap")
+    view.hovers["reasons"].show_at(9.0, 0.0)  # after the session: no run, nothing active
+    assert view.hovers["reasons"].text.splitlines()[1:] == ["active: none"]
