@@ -68,12 +68,15 @@ LABEL_REACH_PX = 600  # run labels are placed from this far left of the view
 
 
 def band_color(w: RunWindow) -> str:
+    if not w.verified:
+        return BAND_COLORS[RunEnd.ERROR]
     return THROTTLED_BAND if w.throttled else BAND_COLORS[w.end]
 
 
 def window_label(w: RunWindow) -> str:
     mark = {RunEnd.ERROR: " ✗", RunEnd.STOPPED: " (stopped)", RunEnd.RUNNING: " …"}
-    return w.label() + (" ⚠" if w.throttled else "") + mark.get(w.end, "")
+    wrong = "" if w.verified else " ✗ not verified"
+    return w.label() + (" ⚠" if w.throttled else "") + mark.get(w.end, "") + wrong
 
 
 class TelemetryView(QWidget):

@@ -92,8 +92,15 @@ def test_errors_stops_restarts_and_a_run_in_progress():
               dict(header, t=0.0),  # the runner restarted: c never answers
               {"type": "telemetry", "t": 1.0, "power_w": 200.0},
               _run("d", 2.0, M=7)]
+    events.insert(1, _run("z", 0.5, level="coalesced"))
+    events.insert(2, {"type": "result", "t": 0.7, "id": "z", "level": "coalesced", "M": 64,
+                      "N": 64, "K": 64, "dtype": "fp32", "median_ms": 1.0, "tflops": 1.0,
+                      "verified": False, "rel_err": 0.5, "repeats": 2})
     store = fed_store(events)
-    w = store.run_windows()
+    wrong = store.run_windows().pop(0)
+    assert wrong.run_id == "z" and wrong.end is RunEnd.RESULT and not wrong.verified
+    w = store.run_windows()[1:]
+    assert all(x.verified for x in w)
     assert [(x.run_id, x.start_s, x.end_s, x.end) for x in w] == [
         ("a", 1.0, 2.0, RunEnd.ERROR), ("b", 3.0, 4.0, RunEnd.STOPPED),
         ("c", 5.0, 6.0, RunEnd.STOPPED), ("d", 8.0, 8.0, RunEnd.RUNNING)]

@@ -301,3 +301,38 @@ def test_hover_names_the_run_and_the_nearest_sample(qtbot, make_window, syntheti
     assert view.hovers["reasons"].text.endswith("active: SwPowerCap")
     view.hovers["reasons"].show_at(9.0, 0.0)  # after the session: no run, nothing active
     assert view.hovers["reasons"].text.splitlines()[1:] == ["active: none"]
+
+
+def test_failed_stopped_and_running_runs_are_told_apart(qtbot, make_window, tmp_path):
+    from gemmscope.app.core.telemetry import RunEnd
+    from gemmscope.app.telemetry_view import BAND_COLORS
+
+    def start(run_id, t, level):
+        return {"type": "run_start", "t": t, "id": run_id, "level": level, "M": 64, "N": 64,
+                "K": 64, "dtype": "fp32", "precision": "fp32", "repeats": 2, "warmup": 0}
+
+    where = {"M": 64, "N": 64, "K": 64}
+    events = [syn.header(),
+              start("a", 1.0, "naive"),
+              {"type": "result", "t": 2.0, "id": "a", "level": "naive", **where,
+               "dtype": "fp32", "median_ms": 1.0, "tflops": 1.0, "verified": False,
+               "rel_err": 0.5, "repeats": 2},
+              {"type": "error", "t": 2.1, "id": "a", "level": "naive", **where,
+               "kind": "verify", "message": "wrong answer"},
+              start("b", 3.0, "coalesced"),
+              {"type": "error", "t": 4.0, "id": "b", "level": "coalesced", **where,
+               "kind": "launch", "message": "illegal address"},
+              start("c", 5.0, "smem_tiled"),
+              {"type": "info", "t": 6.0, "id": "c", "level": "smem_tiled", **where,
+               "message": "run of smem_tiled stopped by the user"},
+              start("d", 7.0, "vectorized"),
+              {"type": "telemetry", "t": 8.0, "power_w": 100.0}]
+    _, view = _shown(qtbot, make_window, _write(tmp_path, events))
+    assert [lb.toPlainText() for lb in view.run_labels] == [
+        "naive 64×64×64 ✗ not verified", "coalesced 64×64×64 ✗",
+        "smem_tiled 64×64×64 (stopped)", "vectorized 64×64×64 …"]
+    np.testing.assert_array_equal(view.bands["clocks"].spans,
+                                  [(1, 2), (3, 4), (5, 6), (7, 8)])
+    assert view.bands["clocks"].colors == [
+        BAND_COLORS[RunEnd.ERROR], BAND_COLORS[RunEnd.ERROR], BAND_COLORS[RunEnd.STOPPED],
+        BAND_COLORS[RunEnd.RUNNING]]

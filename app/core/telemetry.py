@@ -136,6 +136,7 @@ class RunWindow:
     end_s: float
     end: RunEnd
     throttled: tuple[str, ...] = ()
+    verified: bool = True  # False: a result that failed verification
 
     def label(self) -> str:
         return self.level + (f" {self.shape}" if self.shape is not None else "")
@@ -163,8 +164,10 @@ class RunWindows:
             return False
         throttled = ev.get("throttled") if end is RunEnd.RESULT else None
         reasons = tuple(str(r) for r in throttled) if isinstance(throttled, list) else ()
+        verified = ev.get("verified") is not False if end is RunEnd.RESULT else True
         self.closed.append(RunWindow(window.run_id, window.level, window.shape,
-                                     window.start_s, max(t, window.start_s), end, reasons))
+                                     window.start_s, max(t, window.start_s), end, reasons,
+                                     verified))
         return True
 
     def abandon(self, t: float) -> None:
