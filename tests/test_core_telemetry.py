@@ -120,3 +120,17 @@ def test_telemetry_unavailable_from_header_or_info():
                                       "message": "telemetry unavailable: NVML: Not Supported"}])
     assert store.telemetry_status() == (False, "NVML: Not Supported")
     assert fed_store([syn.header()]).telemetry_status() == (True, "")
+
+
+def test_buffer_keeps_the_newest_samples_in_order_once_full():
+    from gemmscope.app.core.telemetry import TelemetryBuffer
+
+    buf = TelemetryBuffer(capacity=4)
+    for i in range(7):
+        buf.append({"type": "telemetry", "t": float(i), "power_w": 10.0 * i,
+                    "reasons": ["SwPowerCap"] if i in (4, 5) else ["GpuIdle"]})
+    t, power = buf.arrays("power_w")
+    assert list(t) == [3.0, 4.0, 5.0, 6.0] and list(power) == [30.0, 40.0, 50.0, 60.0]
+    assert not t.flags.writeable
+    np.testing.assert_array_equal(buf.reason_intervals("SwPowerCap"), [(4.0, 6.0)])
+    assert buf.latest("power_w") == 60.0 and buf.count == 7
