@@ -27,9 +27,10 @@ from PySide6.QtWidgets import (
 
 from gemmscope.app.charts import HoverReadout
 from gemmscope.app.core.store import Change, SessionStore
-from gemmscope.app.core.telemetry import GPM_FIELDS, RunEnd, RunWindow
+from gemmscope.app.core.telemetry import GPM_FIELDS, RunWindow
 from gemmscope.app.qt_compat import protect_singletons
 from gemmscope.app.run_bands import RunBands
+from gemmscope.app.telemetry_strips import ReasonStrip, RunLabels, band_color, window_label
 from gemmscope.app.theme import NORMAL, Theme
 
 protect_singletons()
@@ -53,32 +54,10 @@ CURVES = {
 }
 UNITS = {"clocks": "MHz", "power": "W", "temperature": "°C", "gpm": "%"}
 POWER_KIND_TEXT = {"instant": "instant", "average": "1 s average"}
-REASON_COLORS = {"SwPowerCap": "#d62728", "HwSlowdown": "#8c564b",
-                 "SwThermalSlowdown": "#ff7f0e", "HwThermalSlowdown": "#e377c2",
-                 "HwPowerBrakeSlowdown": "#bcbd22", "ApplicationsClocksSetting": "#17becf",
-                 "SyncBoost": "#9467bd", "DisplayClockSetting": "#7f7f7f"}
-BAND_COLORS = {RunEnd.RESULT: "#1f77b433", RunEnd.ERROR: "#d6272855",
-               RunEnd.STOPPED: "#7f7f7f44", RunEnd.RUNNING: "#2ca02c44"}
-THROTTLED_BAND = "#ff7f0e55"
 WINDOW_S = 60.0  # seconds of history shown while following
 STEP_S = 10.0  # the followed window moves in steps of this much
 # the same left axis width on every plot, so the time axes line up; room for a reason's name
 AXIS_WIDTH_PX = 112
-LABEL_REACH_PX = 600  # run labels are placed from this far left of the view
-
-
-def band_color(w: RunWindow) -> str:
-    if not w.verified:
-        return BAND_COLORS[RunEnd.ERROR]
-    return THROTTLED_BAND if w.throttled else BAND_COLORS[w.end]
-
-
-def window_label(w: RunWindow) -> str:
-    mark = {RunEnd.ERROR: " ✗", RunEnd.STOPPED: " (stopped)", RunEnd.RUNNING: " …"}
-    wrong = "" if w.verified else " ✗ not verified"
-    return w.label() + (" ⚠" if w.throttled else "") + mark.get(w.end, "") + wrong
-
-
 class TelemetryView(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -95,9 +74,6 @@ class TelemetryView(QWidget):
         self.plots: dict[str, pg.PlotWidget] = {}
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.bands: dict[str, RunBands] = {}
-        self.run_labels: list[pg.TextItem] = []
-        self.reason_rows: list[str] = []  # reason names, one strip row each (row 0 lowest)
-        self.reason_bars = pg.BarGraphItem(x0=[0.0], x1=[0.0], y0=[0.0], height=[0.0])
         self.max_clock_line = pg.InfiniteLine(angle=0, movable=False,
                                               pen=pg.mkPen("#202020", width=1,
                                                            style=pg.QtCore.Qt.PenStyle.DashLine),
@@ -105,7 +81,6 @@ class TelemetryView(QWidget):
                                                                       "anchors": [(0.5, 1),
                                                                                   (0.5, 1)]})
         self.windows: list[RunWindow] = []
-        self._label_x = np.zeros(0)  # start of each run's label (session time)
         self._generation = -1
         self._drawn_samples = -1  # samples in the store when the curves were last drawn
         self._x_range: tuple[float, float] | None = None
@@ -155,17 +130,17 @@ class TelemetryView(QWidget):
             layout.addWidget(plot, stretch)
         self.plots["runs"].getPlotItem().getAxis("left").setStyle(showValues=False)
         self.plots["runs"].setYRange(0.0, 1.0, padding=0)
+        self.labels = RunLabels(self.plots["runs"], NORMAL.foreground)
         self.plots["runs"].getViewBox().sigXRangeChanged.connect(self._place_labels)
         self.plots["reasons"].setLabel("bottom", "session time (s)")
-        self.plots["reasons"].addItem(self.reason_bars)
-        self.reason_bars.hide()
+        self.reasons = ReasonStrip(self.plots["reasons"], self._fit_strips)
         self.plots["clocks"].addItem(self.max_clock_line, ignoreBounds=True)
         self.max_clock_line.hide()
         for name, plot in self.plots.items():
             if name in ("clocks", "power", "gpm"):
                 plot.getPlotItem().vb.disableAutoRange(axis=pg.ViewBox.YAxis)
                 # clocks: bottom right, clear of the max-clock line near the top
-                plot.addLegend(offset=(-4, -4) if name == "clocks" else (-4, 2),
+                plot.addLegend(offset=(-4, 2),
                                labelTextSize="8pt")
             plot.setMinimumHeight(44 if name in ("runs", "reasons") else 90)
         self.plots["gpm"].setYRange(0.0, 105.0, padding=0)
@@ -203,8 +178,8 @@ class TelemetryView(QWidget):
         self.max_clock_line.setPen(pg.mkPen(theme.foreground, width=1,
                                             style=pg.QtCore.Qt.PenStyle.DashLine))
         self.max_clock_line.label.setColor(theme.foreground)
-        for label in self.run_labels:
-            label.setColor(theme.foreground)
+        if hasattr(self, "labels"):
+            self.labels.set_color(theme.foreground)
         for plot in self.plots.values():  # large presentation fonts need a wider axis
             plot.getPlotItem().getAxis("left").setWidth(max(AXIS_WIDTH_PX, 10 * theme.font_pt))
         self._fit_strips()
@@ -214,7 +189,7 @@ class TelemetryView(QWidget):
         per reason, plus the time axis) for the theme's font size."""
         line_px = int(1.8 * self.theme.font_pt) + 2
         self.plots["runs"].setFixedHeight(2 * line_px + 14)
-        rows = max(len(self.reason_rows), 1)
+        rows = max(len(self.reasons.rows), 1) if hasattr(self, "reasons") else 1
         self.plots["reasons"].setFixedHeight(rows * max(16, line_px) + 3 * line_px + 10)
 
     # ------------------------------------------------------------- following
@@ -263,7 +238,7 @@ class TelemetryView(QWidget):
         if store.telemetry.count != self._drawn_samples or Change.HEADER in changes:
             self._drawn_samples = store.telemetry.count
             self._draw_curves()
-            self._draw_reasons()
+            self.reasons.draw(self.store.telemetry)
         self._draw_windows(store.run_windows())  # cheap when nothing changed
         self._follow()
 
@@ -299,14 +274,19 @@ class TelemetryView(QWidget):
         if text != self._power_label:  # in the legend: the axis label has no room for it
             self._power_label = text
             self.plots["power"].base_title = f"Power (W), {text}"
-            self.power_legend_label().setText(text)
+            # the entries made again (LabelItem.setText on a legend entry left a resize
+            # pending that crashed the interpreter when the window was torn down)
+            legend = self.plots["power"].getPlotItem().legend
+            legend.clear()
+            legend.addItem(self.curves["power_w"], text)
+            legend.addItem(self.curves["power_limit_w"], CURVES["power_limit_w"][1])
 
     def describe(self, plot_name: str, t: float) -> str | None:
         """Hover text: the run at session time ``t``, and the plot's sample nearest it."""
         if self.store is None:
             return None
         lines = [f"{t:.2f} s"]
-        i = int(np.searchsorted(self._label_x, t, side="right")) - 1
+        i = int(np.searchsorted(self.labels.x, t, side="right")) - 1
         if 0 <= i < len(self.windows) and self.windows[i].end_s >= t:
             w = self.windows[i]
             lines.append(window_label(w) + (f" ({', '.join(w.throttled)})" if w.throttled
@@ -325,8 +305,7 @@ class TelemetryView(QWidget):
                     if np.isfinite(value):
                         lines.append(f"{legend}: {value:.4g} {UNITS[name]}")
             if plot_name == "reasons":
-                active = [r for r in self.reason_rows
-                          if any(a <= t < b for a, b in tele.reason_intervals(r))]
+                active = self.reasons.active_at(t)
                 lines.append("active: " + (", ".join(active) if active else "none"))
         return "\n".join(lines)
 
@@ -371,40 +350,24 @@ class TelemetryView(QWidget):
         for field in shown:
             legend.addItem(self.curves[field], CURVES[field][1])
 
-    def _draw_reasons(self) -> None:
-        assert self.store is not None
-        tele = self.store.telemetry
-        rows = list(tele.reason_bits)
-        x0, x1, y0, brushes = [], [], [], []
-        for row, reason in enumerate(rows):
-            spans = tele.reason_intervals(reason)
-            color = REASON_COLORS.get(reason, "#7f7f7f")
-            x0 += list(spans[:, 0])
-            x1 += list(spans[:, 1])
-            y0 += [row - 0.35] * len(spans)
-            brushes += [pg.mkBrush(color)] * len(spans)
-        if x0:
-            self.reason_bars.setOpts(x0=np.array(x0), x1=np.array(x1), y0=np.array(y0),
-                                     height=np.full(len(x0), 0.7), brushes=brushes,
-                                     pens=[pg.mkPen(None)] * len(x0))
-            self.reason_bars.show()
-        else:
-            self.reason_bars.hide()
-        if rows != self.reason_rows:
-            self.reason_rows = rows
-            plot = self.plots["reasons"]
-            plot.getPlotItem().getAxis("left").setTicks([list(enumerate(rows))])
-            plot.setYRange(-0.5, max(len(rows), 1) - 0.5, padding=0)
-            self._fit_strips()
+    def _place_labels(self, *_args: object) -> None:
+        self.labels.place()
+
+    # read back by tests: what the strips show
+    @property
+    def run_labels(self) -> list[pg.TextItem]:
+        return self.labels.labels
+
+    @property
+    def reason_rows(self) -> list[str]:
+        return self.reasons.rows
+
+    @property
+    def reason_bars(self) -> pg.BarGraphItem:
+        return self.reasons.bars
 
     def reason_spans(self, reason: str) -> np.ndarray:
-        """The [start, end) spans drawn in ``reason``'s row (read back from the bars)."""
-        if reason not in self.reason_rows or not self.reason_bars.isVisible():
-            return np.zeros((0, 2))
-        opts = self.reason_bars.opts
-        row = self.reason_rows.index(reason)
-        mine = np.isclose(np.asarray(opts["y0"]), row - 0.35)
-        return np.column_stack([np.asarray(opts["x0"])[mine], np.asarray(opts["x1"])[mine]])
+        return self.reasons.spans(reason)
 
     def _draw_windows(self, windows: list[RunWindow]) -> None:
         # windows only grow at the end (the open run changes): relabel from the first change
@@ -412,45 +375,7 @@ class TelemetryView(QWidget):
                       if a != b), min(len(windows), len(self.windows)))
         self.windows = windows
         spans = np.array([(w.start_s, w.end_s) for w in windows]).reshape(-1, 2)
-        self._label_x = spans[:, 0].copy()
         colors = [band_color(w) for w in windows]
         for bands in self.bands.values():
             bands.set_spans(spans, colors)
-        plot = self.plots["runs"]
-        while len(self.run_labels) < len(windows):
-            label = pg.TextItem("", anchor=(0, 0), color=self.theme.foreground)
-            plot.addItem(label, ignoreBounds=True)
-            self.run_labels.append(label)
-        while len(self.run_labels) > len(windows):
-            plot.removeItem(self.run_labels.pop())
-        for i in range(first, len(windows)):
-            w, label = windows[i], self.run_labels[i]
-            text = window_label(w)
-            if label.toPlainText() != text:
-                label.setText(text)
-            y = 1.0 if i % 2 == 0 else 0.5  # neighbours alternate between two lines
-            if label.pos().x() != w.start_s or label.pos().y() != y:
-                label.setPos(w.start_s, y)
-        self._place_labels()
-
-    def _place_labels(self, *_args: object) -> None:
-        """Show a run's label where it does not run into the previous one on its line
-        (zoom in to see the labels of short runs); the band is always drawn. Only labels
-        near the visible time range are placed (the others are not painted)."""
-        if not self.run_labels:
-            return
-        vb = self.plots["runs"].getViewBox()
-        px = vb.viewPixelSize()[0]
-        (left, right), _ = vb.viewRange()
-        reach = LABEL_REACH_PX * px  # a label starting this far left may still show
-        lo = int(np.searchsorted(self._label_x, left - reach, side="left"))
-        hi = int(np.searchsorted(self._label_x, right, side="right"))
-        free = [-np.inf, -np.inf]  # per line: where the last shown label ends (data x)
-        for i in range(max(0, lo - lo % 2), hi):
-            label = self.run_labels[i]
-            x = float(self._label_x[i])
-            fits = x >= free[i % 2]
-            if label.isVisible() != fits:
-                label.setVisible(fits)
-            if fits:
-                free[i % 2] = x + (label.textItem.boundingRect().width() + 8) * px
+        self.labels.draw(windows, first)

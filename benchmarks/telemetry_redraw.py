@@ -20,6 +20,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+import shiboken6
 import synthetic_session as syn
 from PySide6.QtWidgets import QApplication
 
@@ -78,6 +79,12 @@ def main() -> None:
         view.grab()
         print(f"paint of the whole session: {1e3 * (time.perf_counter() - t0):.1f} ms")
         window.close()
+        # delete the window while the QApplication exists: left to the interpreter's
+        # teardown, the order is arbitrary and this script crashed at exit
+        del view
+        shiboken6.delete(window)
+        del window
+        app.processEvents()
 
 
 if __name__ == "__main__":

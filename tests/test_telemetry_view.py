@@ -186,7 +186,7 @@ def _pixel(plot, x, y_frac):
 
 def test_a_throttled_run_is_shaded_in_the_picture(qtbot, make_window, synthetic_file):
     from gemmscope.app.core.telemetry import RunEnd
-    from gemmscope.app.telemetry_view import BAND_COLORS, THROTTLED_BAND
+    from gemmscope.app.telemetry_strips import BAND_COLORS, THROTTLED_BAND
 
     _, view = _shown(qtbot, make_window, synthetic_file)
     starts = [w for w in view.windows if w.level == "wmma"]
@@ -305,7 +305,7 @@ def test_hover_names_the_run_and_the_nearest_sample(qtbot, make_window, syntheti
 
 def test_failed_stopped_and_running_runs_are_told_apart(qtbot, make_window, tmp_path):
     from gemmscope.app.core.telemetry import RunEnd
-    from gemmscope.app.telemetry_view import BAND_COLORS
+    from gemmscope.app.telemetry_strips import BAND_COLORS
 
     def start(run_id, t, level):
         return {"type": "run_start", "t": t, "id": run_id, "level": level, "M": 64, "N": 64,
