@@ -2,9 +2,10 @@
 
     QT_QPA_PLATFORM=offscreen python benchmarks/gui_frame_time.py [--seconds 8] [--rate 600]
 
-A session (the synthetic test session repeated, labelled synthetic) replays at 16× into
-the main window while a timer injects ``--rate`` repeat/result events per second into
-the same event sink. Printed: events delivered, redraws, and percentiles of
+The bundled H200 recording (or --file, or with --synthetic the synthetic test session
+repeated) replays at 16× into the main window while a timer injects ``--rate``
+repeat/result events per second into the same event sink. Printed: events delivered,
+redraws, and percentiles of
 - redraw: time spent in one coalesced view refresh (the drawing work per frame);
 - loop gap: time between beats of a 4 ms heartbeat timer, i.e. how long the GUI thread
   was busy between two chances to react (a frame that would be late shows here); the
@@ -57,10 +58,16 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--rate", type=int, default=600, help="synthetic events per second")
+    ap.add_argument("--file", help="recording to replay (default: the bundled H200 one)")
+    ap.add_argument("--synthetic", action="store_true", help="replay the synthetic session")
     args = ap.parse_args()
     app = QApplication.instance() or QApplication([])
     tmp = Path(tempfile.mkdtemp())
-    session = long_session(tmp / "long.jsonl", copies=40)
+    from gemmscope.app.main_window import bundled_session
+
+    bundled = None if args.synthetic else (Path(args.file) if args.file else bundled_session())
+    session = bundled or long_session(tmp / "long.jsonl", copies=40)
+    print(f"replaying {session}")
     window = MainWindow(open_settings(str(tmp / "prefs.ini")))
     window.resize(1400, 900)
     window.show()

@@ -11,7 +11,6 @@ compilation are reported, never ranked.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import time
@@ -27,13 +26,6 @@ CHECK_SHAPES = [(1, 1, 1), (7, 13, 5), (100, 100, 100), (1000, 999, 1001), (1000
                 (4097, 4097, 4097), (4099, 17, 515), (17, 4099, 515)]
 
 
-def warp_variant(level: registry.Level, **p: int) -> registry.Level:
-    params = {**level.params, **p}
-    threads = (params["BM"] // params["WM"]) * (params["BN"] // params["WN"]) * 32
-    return dataclasses.replace(level, params=params, threads=(threads, 1),
-                               tile=(params["BM"], params["BN"]))
-
-
 # Variants around the registry's choices (the history of all rounds: docs/perf-notes.md).
 B256T = dict(BN=256, WM=64, WN=64, WMITER=4, WNITER=2)  # 128x256 tile, 16x8 per thread
 T128 = dict(BN=128, WM=32, WN=64, WMITER=2, WNITER=2, MINB=2)  # 8x8 per thread, 2 blocks/SM
@@ -43,6 +35,8 @@ VARIANTS = {
     "cp_async": [{"SWZ": 4}, {"STAGES": 4}, {"STAGES": 2}, {"BK": 8, "STAGES": 6},
                  {"BK": 32, "STAGES": 2}, {**T128, "BK": 16, "STAGES": 3}],
     "wmma": [{"BK": 32}, {"STAGES": 2}, {"STAGES": 4}, dict(BN=256, WM=64, WN=64)],
+    "mma_sync": [{"SWZ": 4}, {"STAGES": 4}, {"STAGES": 2}, {"STAGES": 4, "SWZ": 4},
+                 dict(BM=256, BN=128), dict(BM=256, BN=128, SWZ=4)],
 }
 
 
@@ -119,7 +113,7 @@ def main() -> int:
                 continue
             base = registry.get(lid)
             for v in vs:
-                lv = warp_variant(base, **v)
+                lv = base.with_params(v)
                 r = run(lv, S, S, S, repeats=20, tag="variant")
                 if r.get("verified"):
                     r2 = run(lv, 1000, 999, 1001, repeats=1, tag="variant-check")

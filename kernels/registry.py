@@ -9,6 +9,7 @@ and what measurement said about it (``notes``). cuBLAS references are entries of
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,6 +73,22 @@ class Level:
         values = (params or self.params).values()
         args = [str(v) for v in values] + ["true" if vec else "false"]
         return f"{self.kernel}<{', '.join(args)}>"
+
+    def with_params(self, changes: dict[str, int]) -> Level:
+        """This level with some template parameters changed, launch geometry to match."""
+        unknown = set(changes) - set(self.params)
+        if unknown:
+            raise ValueError(f"{self.id} has no parameter(s) {', '.join(sorted(unknown))}; "
+                             f"it has {', '.join(self.params)}")
+        p = {**self.params, **changes}
+        if "WM" in p:
+            threads, tile = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32, (p["BM"], p["BN"])
+        elif "TM" in p:
+            threads, tile = (p["BM"] // p["TM"]) * (p["BN"] // p["TN"]), (p["BM"], p["BN"])
+        else:
+            side = p.get("TILE", p.get("BLOCK", self.tile[0]))
+            return dataclasses.replace(self, params=p, threads=(side, side), tile=(side, side))
+        return dataclasses.replace(self, params=p, threads=(threads, 1), tile=tile)
 
     def dyn_smem_bytes(self, params: dict[str, int] | None = None) -> int:
         return 0 if self.dyn_smem is None else self.dyn_smem(params or self.params)
@@ -205,6 +222,23 @@ LEVELS: tuple[Level, ...] = (
         notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py): BK=32 gave 295 TFLOPS "
               "(278 with 2 stages), BK=64 328; 4 stages at BK=64 fell to 270 (143 KB of "
               "shared memory); 128x256 tiles 280-326."),
+    Level(
+        id="mma_sync", title="mma.sync + ldmatrix, swizzled", precision=Precision.FP16,
+        adds="The warp-level Tensor Core instructions without the WMMA API: ldmatrix.x4 "
+             "loads fragments (.trans for the k-major B tile), mma.sync.m16n8k16 multiplies; "
+             "a 128x256 block tile of 8 warps (64x64 each), K tiles of 64 staged by "
+             "cp.async in a 4-stage ring, rows swizzled (chunk ^ row % 8) instead of padded; "
+             "the next step's fragments load while the current one multiplies.",
+        follows="PTX ISA: ldmatrix, mma.m16n8k16; CUTLASS sm80 multistage; CuTe Swizzle<3,4,3>",
+        source="mma_sync.cu", kernel="hgemm_mma_sync",
+        params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 4, "SWZ": 1},
+        threads=(256, 1), tile=(128, 256), vector=8,
+        dyn_smem=lambda p: p["STAGES"] * (p["BM"] * p["BK"] + p["BK"] * p["BN"]) * 2,
+        notes="Measured on the H200 at 4096^3 (benchmarks/tune.py): 356 TFLOPS with 3 "
+              "stages and no fragment double-buffering (377 with grouped block order); "
+              "with double-buffered fragments 377 (3 stages), 380 (4 stages), 376 (2); "
+              "128x128 tiles 285-307. The loop sits at 255 registers with 4 spilled words "
+              "reloaded per K tile, which is what the next step should remove."),
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",

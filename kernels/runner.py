@@ -165,6 +165,13 @@ class Runner:
             self.error(ErrorKind.UNKNOWN_LEVEL, f"unknown level {cmd['level']!r}; known: "
                        f"{', '.join(self.levels)}", id=cid, level=cmd["level"], M=M, N=N, K=K)
             return False
+        params = cmd.get("params")
+        if params:
+            try:
+                level = level.with_params(params)
+            except ValueError as exc:
+                self.error(ErrorKind.BAD_INPUT, str(exc), id=cid, level=level.id, M=M, N=N, K=K)
+                return False
         if self.bench is None:
             self.error(ErrorKind.NO_GPU, f"cannot run {level.id}: {self.no_gpu_reason}",
                        id=cid, level=level.id, M=M, N=N, K=K)
@@ -176,7 +183,7 @@ class Runner:
                 and (ref_id, M, N, K) not in self.ref_tflops):
             if self._run_one(self.levels[ref_id], M, N, K, repeats, warmup, cid, None):
                 return True
-        return self._run_one(level, M, N, K, repeats, warmup, cid, cmd.get("params"))
+        return self._run_one(level, M, N, K, repeats, warmup, cid, params and level.params)
 
     def _run_one(self, level: Level, M: int, N: int, K: int, repeats: int, warmup: int,
                  cid: Any, params: dict[str, int] | None) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from gemmscope.kernels import registry
+
 COLUMNS = ("level", "shape", "prec", "median ms", "TFLOPS", "% cuBLAS", "% peak", "rel err",
            "ok", "SM MHz", "notes")
 
@@ -19,7 +21,8 @@ def rows(results: Iterable[dict[str, Any]]) -> list[list[str]]:
         notes = []
         if r.get("throttled"):
             notes.append("throttled: " + ",".join(r["throttled"]))
-        if r.get("variant") == "scalar":
+        level = registry.BY_ID.get(r["level"])
+        if r.get("variant") == "scalar" and level is not None and level.vector > 1:
             notes.append("scalar edge path")
         pct_ref = r.get("pct_of_reference")
         ref = r.get("reference") or ""

@@ -74,10 +74,7 @@ class Nvml:
         self.available = True
         atexit.register(self.close)
         try:
-            support = pynvml.c_nvmlGpmSupport_t()
-            support.version = pynvml.NVML_GPM_SUPPORT_VERSION
-            pynvml.nvmlGpmQueryDeviceSupport(self._h, support)
-            self._gpm_ok = bool(support.isSupportedDevice)
+            self._gpm_ok = bool(pynvml.nvmlGpmQueryDeviceSupport(self._h).isSupportedDevice)
         except Exception:
             self._gpm_ok = False
 

@@ -104,3 +104,14 @@ def test_catalog_is_json_ready():
     cat = registry.catalog()
     assert [c["id"] for c in cat] == [lv.id for lv in registry.LEVELS]
     json.dumps(cat)
+
+
+def test_with_params_keeps_the_launch_geometry_consistent():
+    lv = registry.get("cp_async").with_params({"BN": 128, "WN": 32})
+    assert lv.tile == (128, 128) and lv.threads == (256, 1)  # (128/64) x (128/32) warps
+    assert lv.params["BN"] == 128
+    assert lv.params["STAGES"] == registry.get("cp_async").params["STAGES"]
+    assert registry.get("register_2d").with_params({"BM": 64}).threads == (128, 1)
+    assert registry.get("smem_tiled").with_params({"TILE": 16}).threads == (16, 16)
+    with pytest.raises(ValueError, match="no parameter"):
+        registry.get("naive").with_params({"BK": 8})

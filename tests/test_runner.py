@@ -48,10 +48,12 @@ def test_bad_commands_get_errors_and_the_runner_keeps_serving():
         '{"cmd": "run", "level": "naive", "M": -1, "N": 4, "K": 4}',
         '{"cmd": "run", "level": "naive", "M": 2.5, "N": 4, "K": 4}',
         '{"cmd": "run", "level": "no_such_level", "M": 4, "N": 4, "K": 4, "id": "b"}',
+        '{"cmd": "run", "level": "naive", "M": 4, "N": 4, "K": 4, "params": {"BK": 8}}',
         '{"cmd": "ping", "id": "still-alive"}',
     ])
     errors = [e for e in events if e["type"] == "error"]
-    assert [e["kind"] for e in errors] == ["bad_input"] * 4 + ["unknown_level"]
+    assert [e["kind"] for e in errors] == ["bad_input"] * 4 + ["unknown_level", "bad_input"]
+    assert "naive has no parameter(s) BK" in errors[5]["message"]
     assert "not JSON" in errors[0]["message"]
     assert "M must be at least 1" in errors[1]["message"]
     assert "whole number" in errors[3]["message"]

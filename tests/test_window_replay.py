@@ -8,6 +8,7 @@ import synthetic_session as syn
 from PySide6.QtCore import QElapsedTimer
 
 from gemmscope.app.core.replay import Speed
+from gemmscope.kernels.protocol import read_session
 
 
 def test_instant_replay_fills_ladder_and_charts(make_window, synthetic_file):
@@ -113,12 +114,34 @@ def test_a_bad_recording_is_a_message_not_a_crash(make_window, tmp_path):
         window.messages.count() - 1).text()
 
 
-def test_without_a_bundled_recording_the_app_says_why(make_window):
+def test_without_a_bundled_recording_the_app_says_why(make_window, monkeypatch):
+    from gemmscope.app import main_window
+
+    monkeypatch.setattr(main_window, "bundled_session", lambda: None)
     window = make_window()
     assert not window.open_bundled("no CuPy (install gemmscope[cuda12] or [cuda13])")
     assert "no CuPy" in window.mode_label.text()
     assert not window.controls.buttons["run_level"].isEnabled()
     assert "not in this build yet" in window.messages.item(window.messages.count() - 1).text()
+
+
+def test_the_bundled_h200_recording_opens_with_the_reason(make_window, qtbot):
+    from gemmscope.app.main_window import bundled_session
+
+    path = bundled_session()
+    assert path is not None, "resources/sessions/h200-ladder.jsonl is part of the package"
+    recorded = {(r["level"], r["M"]): r["tflops"] for r in read_session(path).results}
+    window = make_window()
+    assert window.open_bundled("no CUDA device")
+    assert "no CUDA device" in window.mode_label.text()
+    qtbot.waitUntil(lambda: window.replay.clock is not None, timeout=10000)
+    window.replay.seek(window.replay.clock.duration_s)
+    window.flush_views()
+    table = window.ladder.table
+    rows = {table.item(r, 0).text(): r for r in range(table.rowCount())}
+    assert "cp_async" in rows and "wmma" in rows
+    shown = float(table.item(rows["cp_async"], 3).text())
+    assert shown == pytest.approx(recorded[("cp_async", 8192)], rel=1e-3)
 
 
 @pytest.mark.parametrize("view", ["charts", "bars", "ladder", "window"])

@@ -3,7 +3,7 @@
 // tile is stored TRANSPOSED in shared memory (As[k][m]), so the TM values of A a thread
 // needs at step k are contiguous, like its TN values of B: both are read with LDS.128.
 // C is written with float4 stores. VEC=false (K or N not a multiple of 4) runs the same
-// kernel with element-wise guarded loads and stores.
+// kernel with element-wise guarded loads and stores (gs_load4/gs_store4 in common.cuh).
 #include "common.cuh"
 
 template <int BM, int BN, int BK, int TM, int TN, bool VEC>
@@ -29,17 +29,8 @@ sgemm_vectorized(int M, int N, int K, const float* __restrict__ A,
     for (int k0 = 0; k0 < K; k0 += BK) {
 #pragma unroll
         for (int p = 0; p < BM / A_STRIDE; ++p) {
-            const int r = a_row + p * A_STRIDE, gr = block_row + r, gc = k0 + a_col;
-            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (VEC) {
-                if (gr < M && gc < K) v = *reinterpret_cast<const float4*>(&A[(gs_index)gr * K + gc]);
-            } else if (gr < M) {
-                const float* src = &A[(gs_index)gr * K];
-                v.x = gc < K ? src[gc] : 0.f;
-                v.y = gc + 1 < K ? src[gc + 1] : 0.f;
-                v.z = gc + 2 < K ? src[gc + 2] : 0.f;
-                v.w = gc + 3 < K ? src[gc + 3] : 0.f;
-            }
+            const int r = a_row + p * A_STRIDE;
+            const float4 v = gs_load4<VEC>(A, M, K, block_row + r, k0 + a_col);
             As[(a_col + 0) * BM + r] = v.x;
             As[(a_col + 1) * BM + r] = v.y;
             As[(a_col + 2) * BM + r] = v.z;
@@ -47,18 +38,9 @@ sgemm_vectorized(int M, int N, int K, const float* __restrict__ A,
         }
 #pragma unroll
         for (int p = 0; p < BK / B_STRIDE; ++p) {
-            const int r = b_row + p * B_STRIDE, gr = k0 + r, gc = block_col + b_col;
-            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (VEC) {
-                if (gr < K && gc < N) v = *reinterpret_cast<const float4*>(&B[(gs_index)gr * N + gc]);
-            } else if (gr < K) {
-                const float* src = &B[(gs_index)gr * N];
-                v.x = gc < N ? src[gc] : 0.f;
-                v.y = gc + 1 < N ? src[gc + 1] : 0.f;
-                v.z = gc + 2 < N ? src[gc + 2] : 0.f;
-                v.w = gc + 3 < N ? src[gc + 3] : 0.f;
-            }
-            *reinterpret_cast<float4*>(&Bs[r * BN + b_col]) = v;
+            const int r = b_row + p * B_STRIDE;
+            *reinterpret_cast<float4*>(&Bs[r * BN + b_col]) =
+                gs_load4<VEC>(B, K, N, k0 + r, block_col + b_col);
         }
         __syncthreads();
 #pragma unroll
@@ -79,21 +61,9 @@ sgemm_vectorized(int M, int N, int K, const float* __restrict__ A,
         __syncthreads();
     }
 #pragma unroll
-    for (int i = 0; i < TM; ++i) {
-        const int r = block_row + trow * TM + i;
-        if (r >= M) continue;
+    for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; j += 4) {
-            const int c = block_col + tcol * TN + j;
-            float* dst = &C[(gs_index)r * N + c];
-            if (VEC) {
-                if (c < N) *reinterpret_cast<float4*>(dst) =
-                    make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
-            } else {
-#pragma unroll
-                for (int q = 0; q < 4; ++q)
-                    if (c + q < N) dst[q] = acc[i][j + q];
-            }
-        }
-    }
+        for (int j = 0; j < TN; j += 4)
+            gs_store4<VEC>(C, M, N, block_row + trow * TM + i, block_col + tcol * TN + j,
+                           acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
 }

@@ -1,0 +1,164 @@
+// Level "mma_sync": the best pre-Hopper Tensor Core kernel. FP16 A and B, FP32
+// accumulation. Instead of the WMMA API it issues the warp-level instructions itself:
+// ldmatrix loads fragments from shared memory (x4: four 8x8 matrices per instruction;
+// .trans for B, which is stored k-major) and mma.sync.m16n8k16 multiplies them.
+// Tiles arrive by 16-byte cp.async in a ring of STAGES shared buffers; the fragments of
+// the next 16-deep step are loaded while the current one multiplies, across tiles too. Shared rows are
+// swizzled instead of padded: the 16-byte chunk c of row r is stored at chunk c ^ (r % 8)
+// (CuTe's Swizzle<3,4,3>), so the 8 row addresses of every ldmatrix phase and of every
+// copy hit 8 different bank groups.
+// VEC=false (K or N not a multiple of 8) stages tiles with guarded element-wise loads.
+#include "common.cuh"
+#include <cuda_fp16.h>
+
+// byte offset of 16-byte chunk c of row r in a swizzled tile whose rows are ROW_BYTES long
+template <int ROW_BYTES>
+__device__ __forceinline__ int gs_swz(int r, int c) {
+    return r * ROW_BYTES + ((c ^ (r & 7)) << 4);
+}
+
+__device__ __forceinline__ void gs_ldmatrix_x4(unsigned (&d)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(addr));
+}
+__device__ __forceinline__ void gs_ldmatrix_x4_trans(unsigned (&d)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(addr));
+}
+__device__ __forceinline__ void gs_mma_16816(float (&d)[4], const unsigned (&a)[4],
+                                             unsigned b0, unsigned b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SWZ, bool VEC>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
+hgemm_mma_sync(int M, int N, int K, const __half* __restrict__ A, const __half* __restrict__ B,
+               float* __restrict__ C) {
+    constexpr int WARPS_N = BN / WN;
+    constexpr int THREADS = (BM / WM) * WARPS_N * 32;
+    constexpr int MT = WM / 16, NT = WN / 8;  // m16 and n8 tiles per warp
+    constexpr int A_ROW = BK * 2, B_ROW = BN * 2;  // bytes per shared row
+    constexpr int A_CHUNKS = BM * BK / 8 / THREADS, B_CHUNKS = BK * BN / 8 / THREADS;
+    static_assert(A_CHUNKS * THREADS * 8 == BM * BK && B_CHUNKS * THREADS * 8 == BK * BN,
+                  "every thread copies the same number of 16-byte chunks");
+    static_assert(BK % 64 == 0 && BN % 64 == 0, "swizzle needs rows of 8 chunks or more");
+    static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "fragment shape");
+
+    extern __shared__ __align__(128) unsigned char smem[];
+    unsigned char* As = smem;                      // STAGES x BM x A_ROW bytes
+    unsigned char* Bs = smem + STAGES * BM * A_ROW;  // STAGES x BK x B_ROW bytes
+    const unsigned as_base = gs_smem_addr(As), bs_base = gs_smem_addr(Bs);
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    int bx, by;
+    gs_block_coords<SWZ>(bx, by);
+    const int block_row = by * BM, block_col = bx * BN;
+    const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
+
+    auto issue_tile = [&](int k0, int s) {
+        unsigned char* as = As + s * BM * A_ROW;
+        unsigned char* bs = Bs + s * BK * B_ROW;
+#pragma unroll
+        for (int p = 0; p < A_CHUNKS; ++p) {
+            const int e = tid + p * THREADS, r = e / (BK / 8), c = e % (BK / 8);
+            const int gr = block_row + r, gc = k0 + c * 8;
+            if (VEC) {
+                const bool ok = gr < M && gc < K;
+                gs_cp_async16(as + gs_swz<A_ROW>(r, c), ok ? A + (gs_index)gr * K + gc : A, ok);
+            } else {
+                __half* dst = reinterpret_cast<__half*>(as + gs_swz<A_ROW>(r, c));
+#pragma unroll
+                for (int q = 0; q < 8; ++q)
+                    dst[q] = (gr < M && gc + q < K) ? A[(gs_index)gr * K + gc + q] : __half(0.f);
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < B_CHUNKS; ++p) {
+            const int e = tid + p * THREADS, r = e / (BN / 8), c = e % (BN / 8);
+            const int gr = k0 + r, gc = block_col + c * 8;
+            if (VEC) {
+                const bool ok = gr < K && gc < N;
+                gs_cp_async16(bs + gs_swz<B_ROW>(r, c), ok ? B + (gs_index)gr * N + gc : B, ok);
+            } else {
+                __half* dst = reinterpret_cast<__half*>(bs + gs_swz<B_ROW>(r, c));
+#pragma unroll
+                for (int q = 0; q < 8; ++q)
+                    dst[q] = (gr < K && gc + q < N) ? B[(gs_index)gr * N + gc + q] : __half(0.f);
+            }
+        }
+    };
+
+    float acc[MT][NT][4] = {};
+    unsigned a[2][MT][4], b[2][NT / 2][4];  // fragments of step kk and kk+1
+    auto load_frags = [&](unsigned as, unsigned bs, int kk, int buf) {
+#pragma unroll
+        for (int i = 0; i < MT; ++i)  // rows lane%16, k chunk 2*kk + lane/16
+            gs_ldmatrix_x4(a[buf][i], as + gs_swz<A_ROW>(wm0 + i * 16 + lane % 16,
+                                                         kk * 2 + lane / 16));
+#pragma unroll
+        for (int j = 0; j < NT / 2; ++j) {  // matrix lane/8: k half (lane/8)%2, n half lane/16
+            const int k = kk * 16 + ((lane / 8) % 2) * 8 + lane % 8;
+            gs_ldmatrix_x4_trans(b[buf][j], bs + gs_swz<B_ROW>(k, (wn0 + j * 16) / 8 + lane / 16));
+        }
+    };
+    const int tiles = GS_CEIL_DIV(K, BK);
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+        if (s < tiles) issue_tile(s * BK, s);
+        gs_cp_async_commit();
+    }
+    gs_cp_async_wait<STAGES - 1>();
+    __syncthreads();
+    load_frags(as_base, bs_base, 0, 0);
+    constexpr int KK = BK / 16;
+    for (int t = 0; t < tiles; ++t) {
+        const int s = t % STAGES;
+        const unsigned as = as_base + s * BM * A_ROW, bs = bs_base + s * BK * B_ROW;
+#pragma unroll
+        for (int kk = 0; kk < KK; ++kk) {
+            const int cur = kk & 1, nxt = cur ^ 1;
+            if (kk + 1 < KK) {
+                load_frags(as, bs, kk + 1, nxt);
+            } else if (t + 1 < tiles) {
+                // the last fragments of stage s are in registers: after this barrier the
+                // stage can be refilled, and tile t+1's first fragments load under the MMAs
+                gs_cp_async_wait<STAGES - 2>();
+                __syncthreads();
+                if (t + STAGES < tiles) issue_tile((t + STAGES) * BK, s);
+                gs_cp_async_commit();
+                const int s1 = (t + 1) % STAGES;
+                load_frags(as_base + s1 * BM * A_ROW, bs_base + s1 * BK * B_ROW, 0, nxt);
+            }
+#pragma unroll
+            for (int i = 0; i < MT; ++i)
+#pragma unroll
+                for (int j = 0; j < NT; ++j)
+                    gs_mma_16816(acc[i][j], a[cur][i], b[cur][j / 2][(j % 2) * 2],
+                                 b[cur][j / 2][(j % 2) * 2 + 1]);
+        }
+    }
+    gs_cp_async_wait<0>();
+
+    // accumulator fragment of m16n8: c0,c1 at row lane/4, cols 2*(lane%4)+{0,1}; c2,c3 8 rows down
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = block_row + wm0 + i * 16 + lane / 4 + h * 8;
+                const int c = block_col + wn0 + j * 8 + (lane % 4) * 2;
+                if (r >= M) continue;
+                float* dst = C + (gs_index)r * N + c;
+                if (VEC) {
+                    if (c < N) *reinterpret_cast<float2*>(dst) =
+                        make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+                } else {
+                    if (c < N) dst[0] = acc[i][j][2 * h];
+                    if (c + 1 < N) dst[1] = acc[i][j][2 * h + 1];
+                }
+            }
+}
