@@ -47,16 +47,20 @@ def is_capped(tflops: float) -> bool:
 
 
 def header() -> dict[str, Any]:
+    """The header; its ladder is the levels this file invents numbers for (a level added
+    to the registry later does not join the synthetic ladder until it is given one)."""
     levels = {lv.id: {"source": lv.source_path or "",
                       "sha256": hashlib.sha256(f"synthetic {lv.id}".encode()).hexdigest()}
-              for lv in registry.ladder()}
+              for lv in registry.ladder() if lv.id in LADDER_TFLOPS}
+    catalog = [entry for entry in registry.catalog()
+               if entry["kind"] == "reference" or entry["id"] in LADDER_TFLOPS]
     return {"type": "session", "t": 0.0, "protocol": PROTOCOL_VERSION,
             "created": "2026-11-29T12:00:00+00:00", "synthetic": True,
             "gemmscope": {"version": "0.1.0", "commit": None},
             "device": {"name": "Synthetic GPU (test data)", "sm_count": 132, "cc": "9.0",
                        "arch": "sm_90", "sm_clock_max_mhz": SM_CLOCK_MAX_MHZ,
                        "mem_clock_max_mhz": MEM_CLOCK_MHZ, "peak_tflops": dict(PEAKS)},
-            "levels": levels, "catalog": registry.catalog(),
+            "levels": levels, "catalog": catalog,
             "telemetry": {"available": True, "reason": None, "hz": 50}}
 
 
