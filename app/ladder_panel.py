@@ -51,7 +51,7 @@ def result_text(r: Result) -> str:
         bits.append(f"SM clock {r.sm_clock_mhz_avg:.0f} MHz{low}")
     if r.energy_j is not None:
         bits.append(f"{energy_text(r.energy_j)} per GEMM")
-    if r.avg_power_w is not None:
+    if r.avg_power_w:  # (the runner writes 0.0 where the energy counter did not advance)
         bits.append(f"{r.avg_power_w:.0f} W average")
     if r.gflop_per_j is not None:
         bits.append(f"{gflop_per_j_text(r.gflop_per_j)} GFLOP/J")

@@ -1,5 +1,8 @@
 """Run windows drawn as vertical bands over the whole height of a plot (pyqtgraph item).
 
+Each band starts with a 1 px line of its colour, so back-to-back runs (a recorded ladder
+runs one right after the other) stay apart.
+
 One item per plot draws every band in one ``paint`` call (a LinearRegionItem per run and
 plot would be hundreds of items with handles); only bands in the visible x range are
 painted. The spans it draws are kept in ``spans`` so tests read back what is shown.
@@ -12,8 +15,8 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QBrush, QPainter
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QBrush, QPainter, QPen
 
 from gemmscope.app.qt_compat import protect_singletons
 
@@ -28,6 +31,7 @@ class RunBands(pg.GraphicsObject):
         self.spans = np.zeros((0, 2))
         self.colors: list[str] = []
         self._brushes: list[QBrush] = []
+        self._edges: list[QPen] = []
         self.setZValue(-10)  # under the curves
 
     def set_spans(self, spans: np.ndarray, colors: Sequence[str]) -> None:
@@ -39,6 +43,7 @@ class RunBands(pg.GraphicsObject):
         self.spans = spans.copy()
         self.colors = list(colors)
         self._brushes = [pg.mkBrush(c) for c in self.colors]  # #rrggbbaa, as pyqtgraph reads it
+        self._edges = [pg.mkPen(c[:7] + "aa", width=1) for c in self.colors]
         self.update()
 
     def viewRangeChanged(self) -> None:
@@ -58,9 +63,10 @@ class RunBands(pg.GraphicsObject):
         if view is None or len(self.spans) == 0:
             return
         px = self.pixelWidth() or 0.0
-        p.setPen(Qt.PenStyle.NoPen)
         shown = (self.spans[:, 1] >= view.left()) & (self.spans[:, 0] <= view.right())
         for i in np.flatnonzero(shown):
             x0, x1 = self.spans[i]
             p.fillRect(QRectF(x0, view.top(), max(x1 - x0, px), view.height()),
                        self._brushes[i])
+            p.setPen(self._edges[i])
+            p.drawLine(QPointF(x0, view.top()), QPointF(x0, view.bottom()))

@@ -49,7 +49,8 @@ class RunLabels:
         self.plot = plot
         self.color = color
         self.labels: list[pg.TextItem] = []
-        self.x = np.zeros(0)  # where each label starts (session time)
+        self.x = np.zeros(0)  # where each run starts (session time)
+        self.end = np.zeros(0)  # where each run ends
         # (the owner widget calls place() when the time range changes: a connection to a
         # plain Python object outlives the plot at teardown and crashed the interpreter)
 
@@ -61,6 +62,7 @@ class RunLabels:
     def draw(self, windows: list[RunWindow], first: int) -> None:
         """Label ``windows``; those before ``first`` are unchanged since the last call."""
         self.x = np.array([w.start_s for w in windows], dtype=np.float64)
+        self.end = np.array([w.end_s for w in windows], dtype=np.float64)
         while len(self.labels) < len(windows):
             label = pg.TextItem("", anchor=(0, 0), color=self.color)
             self.plot.addItem(label, ignoreBounds=True)
@@ -72,26 +74,33 @@ class RunLabels:
             text = window_label(w)
             if label.toPlainText() != text:
                 label.setText(text)
-            y = 1.0 if i % 2 == 0 else 0.5  # neighbours alternate between two lines
-            if label.pos().x() != w.start_s or label.pos().y() != y:
-                label.setPos(w.start_s, y)
+            label.setPos(w.start_s, self.line_y(i))  # place() may move it to the left edge
         self.place()
 
+    @staticmethod
+    def line_y(i: int) -> float:
+        return 1.0 if i % 2 == 0 else 0.5  # neighbours alternate between two lines
+
     def place(self, *_args: object) -> None:
-        """Show the labels that fit. Only labels near the visible time range are placed
-        (the others are not painted)."""
+        """Place and show the labels that fit. A run that began left of the view has its
+        label at the view's left edge. Only labels near the visible time range are
+        placed (the others are not painted)."""
         if not self.labels:
             return
         vb = self.plot.getViewBox()
         px = vb.viewPixelSize()[0]
         (left, right), _ = vb.viewRange()
         reach = LABEL_REACH_PX * px  # a label starting this far left may still show
-        lo = int(np.searchsorted(self.x, left - reach, side="left"))
+        # runs follow one another, so their ends are sorted too: from the first run that
+        # ends in (or just left of) the view; labels before it lie left of the view
+        lo = int(np.searchsorted(self.end, left - reach, side="left"))
         hi = int(np.searchsorted(self.x, right, side="right"))
         free = [-np.inf, -np.inf]  # per line: where the last shown label ends (data x)
         for i in range(max(0, lo - lo % 2), hi):
             label = self.labels[i]
-            x = float(self.x[i])
+            x = max(float(self.x[i]), left) if self.end[i] > left else float(self.x[i])
+            if label.pos().x() != x:
+                label.setPos(x, self.line_y(i))
             fits = x >= free[i % 2]
             if label.isVisible() != fits:
                 label.setVisible(fits)

@@ -144,6 +144,11 @@ class TelemetryView(QWidget):
                                labelTextSize="8pt")
             plot.setMinimumHeight(44 if name in ("runs", "reasons") else 90)
         self.plots["gpm"].setYRange(0.0, 105.0, padding=0)
+        self.gpm_note = QLabel("no GPM metrics in these samples (null: not reported by this "
+                               "GPU or driver)", self.plots["gpm"])
+        self.gpm_note.move(AXIS_WIDTH_PX + 12, 8)
+        self.gpm_note.adjustSize()
+        self.gpm_note.hide()
         self.hovers = {name: HoverReadout(plot, lambda x, _y, n=name: self.describe(n, x))
                        for name, plot in self.plots.items()}
         for field, (plot_name, legend, color, dashed) in CURVES.items():
@@ -342,6 +347,8 @@ class TelemetryView(QWidget):
 
     def _draw_gpm_legend(self) -> None:
         shown = [f for f in GPM_FIELDS if self.curves[f].isVisible()]
+        assert self.store is not None
+        self.gpm_note.setVisible(not shown and self.store.telemetry.count > 0)
         if shown == self._gpm_legend:
             return
         self._gpm_legend = shown

@@ -111,6 +111,7 @@ def test_null_gpm_fields_draw_nothing_and_raise_nothing(qtbot, make_window, synt
     null = view.curves[syn.NULL_GPM_FIELD]
     assert not null.isVisible() and len(null.xData if null.xData is not None else []) == 0
     legend = [label.text for _, label in view.plots["gpm"].getPlotItem().legend.items]
+    assert not view.gpm_note.isVisible()
     assert legend == ["SM occupancy", "SM active", "tensor pipe", "DRAM bandwidth"]
     # a GPU without GPM (or any optional field): every such field null or missing
     gpm = ("sm_occupancy_pct", "sm_util_pct", "tensor_util_pct", "dram_bw_util_pct",
@@ -126,6 +127,7 @@ def test_null_gpm_fields_draw_nothing_and_raise_nothing(qtbot, make_window, synt
     for field in gpm:
         assert not view.curves[field].isVisible(), field
     assert view.plots["gpm"].getPlotItem().legend.items == []
+    assert view.gpm_note.isVisible() and "no GPM metrics" in view.gpm_note.text()
     assert view.reason_rows == [] and not view.reason_bars.isVisible()
     assert view.curves["power_w"].isVisible()  # what is there still draws
 
@@ -336,3 +338,45 @@ def test_failed_stopped_and_running_runs_are_told_apart(qtbot, make_window, tmp_
     assert view.bands["clocks"].colors == [
         BAND_COLORS[RunEnd.ERROR], BAND_COLORS[RunEnd.ERROR], BAND_COLORS[RunEnd.STOPPED],
         BAND_COLORS[RunEnd.RUNNING]]
+
+
+def test_the_bundled_h200_recording(qtbot, make_window):
+    """The real recording: every sample drawn, every run a window, reasons as recorded."""
+    from gemmscope.app.core.telemetry import GPM_FIELDS
+    from gemmscope.app.main_window import bundled_session
+
+    path = bundled_session()
+    if path is None:
+        pytest.skip("no bundled recording in this build")
+    events = read_session(path).events
+    samples = [e for e in events if e["type"] == "telemetry"]
+    starts = [e for e in events if e["type"] == "run_start"]
+    _, view = _shown(qtbot, make_window, path)
+    np.testing.assert_array_equal(view.curves["sm_clock_mhz"].xData, [e["t"] for e in samples])
+    assert len(view.windows) == len(starts)
+    reasons = sorted({r for e in samples for r in e.get("reasons") or () if r != "GpuIdle"})
+    assert sorted(view.reason_rows) == reasons
+    has_gpm = any(e.get(f) is not None for e in samples for f in GPM_FIELDS)
+    assert view.gpm_note.isVisible() == (not has_gpm)
+    max_mhz = events[0]["device"]["sm_clock_max_mhz"]
+    assert view.max_clock_line.value() == max_mhz
+
+
+def test_a_long_run_keeps_its_label_at_the_left_edge(qtbot, make_window, tmp_path):
+    def start(run_id, t, level):
+        return {"type": "run_start", "t": t, "id": run_id, "level": level, "M": 64, "N": 64,
+                "K": 64, "dtype": "fp32", "precision": "fp32", "repeats": 2, "warmup": 0}
+
+    def result(run_id, t, level):
+        return {"type": "result", "t": t, "id": run_id, "level": level, "M": 64, "N": 64,
+                "K": 64, "dtype": "fp32", "median_ms": 1.0, "tflops": 1.0, "verified": True,
+                "rel_err": 0.0, "repeats": 2}
+
+    events = [syn.header(), start(1, 1.0, "naive"), result(1, 50.0, "naive"),
+              start(2, 50.0, "coalesced"), result(2, 51.0, "coalesced")]
+    _, view = _shown(qtbot, make_window, _write(tmp_path, events))
+    view.plots["runs"].getViewBox().setXRange(20.0, 40.0, padding=0)
+    label = view.run_labels[0]
+    assert label.isVisible() and label.pos().x() == 20.0  # naive began before the view
+    view.plots["runs"].getViewBox().setXRange(0.0, 60.0, padding=0)
+    assert label.pos().x() == 1.0
