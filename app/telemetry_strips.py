@@ -101,7 +101,7 @@ class RunLabels:
             x = max(float(self.x[i]), left) if self.end[i] > left else float(self.x[i])
             if label.pos().x() != x:
                 label.setPos(x, self.line_y(i))
-            fits = x >= free[i % 2]
+            fits = bool(x >= free[i % 2])
             if label.isVisible() != fits:
                 label.setVisible(fits)
             if fits:

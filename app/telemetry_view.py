@@ -58,6 +58,8 @@ WINDOW_S = 60.0  # seconds of history shown while following
 STEP_S = 10.0  # the followed window moves in steps of this much
 # the same left axis width on every plot, so the time axes line up; room for a reason's name
 AXIS_WIDTH_PX = 112
+
+
 class TelemetryView(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -140,7 +142,7 @@ class TelemetryView(QWidget):
             if name in ("clocks", "power", "gpm"):
                 plot.getPlotItem().vb.disableAutoRange(axis=pg.ViewBox.YAxis)
                 # clocks: bottom right, clear of the max-clock line near the top
-                plot.addLegend(offset=(-4, 2),
+                plot.addLegend(offset=(-4, -4) if name == "clocks" else (-4, 2),
                                labelTextSize="8pt")
             plot.setMinimumHeight(44 if name in ("runs", "reasons") else 90)
         self.plots["gpm"].setYRange(0.0, 105.0, padding=0)
@@ -183,8 +185,7 @@ class TelemetryView(QWidget):
         self.max_clock_line.setPen(pg.mkPen(theme.foreground, width=1,
                                             style=pg.QtCore.Qt.PenStyle.DashLine))
         self.max_clock_line.label.setColor(theme.foreground)
-        if hasattr(self, "labels"):
-            self.labels.set_color(theme.foreground)
+        self.labels.set_color(theme.foreground)
         for plot in self.plots.values():  # large presentation fonts need a wider axis
             plot.getPlotItem().getAxis("left").setWidth(max(AXIS_WIDTH_PX, 10 * theme.font_pt))
         self._fit_strips()
@@ -194,7 +195,7 @@ class TelemetryView(QWidget):
         per reason, plus the time axis) for the theme's font size."""
         line_px = int(1.8 * self.theme.font_pt) + 2
         self.plots["runs"].setFixedHeight(2 * line_px + 14)
-        rows = max(len(self.reasons.rows), 1) if hasattr(self, "reasons") else 1
+        rows = max(len(self.reasons.rows), 1)
         self.plots["reasons"].setFixedHeight(rows * max(16, line_px) + 3 * line_px + 10)
 
     # ------------------------------------------------------------- following
