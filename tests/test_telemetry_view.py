@@ -380,3 +380,21 @@ def test_a_long_run_keeps_its_label_at_the_left_edge(qtbot, make_window, tmp_pat
     assert label.isVisible() and label.pos().x() == 20.0  # naive began before the view
     view.plots["runs"].getViewBox().setXRange(0.0, 60.0, padding=0)
     assert label.pos().x() == 1.0
+
+
+def test_labels_hide_behind_a_pinned_label(qtbot, make_window, tmp_path):
+    def run(run_id, t0, t1, level):
+        where = {"id": run_id, "level": level, "M": 64, "N": 64, "K": 64}
+        return [{"type": "run_start", "t": t0, **where, "dtype": "fp32", "precision": "fp32",
+                 "repeats": 2, "warmup": 0},
+                {"type": "result", "t": t1, **where, "dtype": "fp32", "median_ms": 1.0,
+                 "tflops": 1.0, "verified": True, "rel_err": 0.0, "repeats": 2}]
+
+    events = [syn.header(), *run(1, 1.0, 50.0, "naive"), *run(2, 50.0, 51.0, "coalesced"),
+              *run(3, 51.0, 52.0, "smem_tiled")]
+    _, view = _shown(qtbot, make_window, _write(tmp_path, events))
+    # the view's left edge as pyqtgraph computes it (a numpy number) pins naive's label
+    view.plots["runs"].getViewBox().setXRange(np.float64(20.0), 2000.0, padding=0)
+    naive, _, smem = view.run_labels
+    assert naive.isVisible() and naive.pos().x() == 20.0
+    assert not smem.isVisible()  # on naive's line, under its pinned label
