@@ -9,19 +9,22 @@ tests and exports read back exactly what is on screen.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QLabel, QWidget
 
 from gemmscope.app.core.store import Change, SessionStore
+from gemmscope.app.core.units import THROTTLE_MARK, gflop_per_j_text
 from gemmscope.app.qt_compat import protect_singletons
 from gemmscope.app.theme import NORMAL, Theme, precision_color
 
 protect_singletons()  # before any pyqtgraph item paints (see qt_compat)
 pg.setConfigOptions(antialias=False, useOpenGL=False)
+THROTTLE_COLOR = "#d46a00"  # the outline of a bar whose run had its clocks held back
 
 
 class HoverReadout:
@@ -183,7 +186,10 @@ class StreamChart(_Chart):
 class LadderBars(_Chart):
     """One bar per level at the ladder shape: TFLOPS or % of cuBLAS, coloured by precision."""
 
-    METRICS = ("TFLOPS", "% of cuBLAS (same precision)")
+    METRICS = ("TFLOPS", "% of cuBLAS (same precision)", "GFLOP/J")
+    METRIC_KEYS: ClassVar[dict[str, str]] = {
+        "TFLOPS": "tflops", "% of cuBLAS (same precision)": "pct_ref", "GFLOP/J": "gflop_per_j"}
+    THROTTLE_LEGEND = f"{THROTTLE_MARK} dashed outline: clocks held back (throttled)"
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__("Ladder", parent)
@@ -195,6 +201,7 @@ class LadderBars(_Chart):
         self._axis_label = ""
         self.legend = self.addLegend(offset=(10, 5))
         self.legend_precisions: list[str] = []  # precisions listed in the legend
+        self.legend_throttle = False  # the legend explains the throttle outline
         self._legend_color = ""
         self._ticks: list[tuple[int, str]] = []
         self._view: tuple[int, float] = (0, 0.0)
@@ -225,11 +232,12 @@ class LadderBars(_Chart):
             self.rows.append({"level": lv.id, "precision": r.precision, "tflops": r.tflops,
                               "pct_ref": store.pct_of_reference(r),
                               "pct_peak": store.pct_of_peak(r), "shape": str(r.shape),
-                              "verified": r.verified})
+                              "verified": r.verified, "gflop_per_j": r.gflop_per_j,
+                              "throttled": r.throttled})
         self._draw()
 
     def values(self) -> np.ndarray:
-        key = "tflops" if self.bar_metric == self.METRICS[0] else "pct_ref"
+        key = self.METRIC_KEYS[self.bar_metric]
         return np.array([row[key] if row[key] is not None else 0.0 for row in self.rows])
 
     def _draw(self) -> None:
@@ -244,13 +252,16 @@ class LadderBars(_Chart):
         x = np.arange(n, dtype=float)
         heights = self.values()
         brushes = [pg.mkBrush(precision_color(row["precision"])) for row in self.rows]
+        plain = pg.mkPen(self.theme.foreground, width=1)
+        # (pyqtgraph 0.14's BarGraphItem fails on an empty pens list: one pen then)
+        pens = [self.throttle_pen() if row["throttled"] else plain for row in self.rows] \
+            or None
         if self.bars is None:
             self.bars = pg.BarGraphItem(x=x, height=heights, width=0.7, brushes=brushes,
-                                        pen=pg.mkPen(self.theme.foreground, width=1))
+                                        pens=pens, pen=plain)
             plot.addItem(self.bars)
         else:
-            self.bars.setOpts(x=x, height=heights, brushes=brushes,
-                              pen=pg.mkPen(self.theme.foreground, width=1))
+            self.bars.setOpts(x=x, height=heights, brushes=brushes, pens=pens, pen=plain)
         if self._legend_color != self.theme.foreground:
             self._legend_color = self.theme.foreground
             self.legend.setLabelTextColor(self.theme.foreground)
@@ -260,6 +271,11 @@ class LadderBars(_Chart):
                                             brush=pg.mkBrush(precision_color(prec)))
                 self.legend.addItem(sample, f"{prec.upper()}: % of cuBLAS {prec.upper()}")
                 self.legend_precisions.append(prec)
+        if any(row["throttled"] for row in self.rows) and not self.legend_throttle:
+            self.legend_throttle = True
+            sample = pg.ScatterPlotItem(symbol="s", size=10, brush=None,
+                                        pen=self.throttle_pen())
+            self.legend.addItem(sample, self.THROTTLE_LEGEND)
         while len(self.labels) < n:
             label = pg.TextItem("", anchor=(0.5, 1), color=self.theme.foreground)
             plot.addItem(label)
@@ -268,8 +284,11 @@ class LadderBars(_Chart):
             plot.removeItem(self.labels.pop())
         for i, row in enumerate(self.rows):
             pct = "–" if row["pct_ref"] is None else f"{row['pct_ref']:.0f}%"
-            mark = "" if row["verified"] else " ✗"
-            text = f"{row['tflops']:.3g}\n{pct}{mark}"
+            mark = ("" if row["verified"] else " ✗") + \
+                (f" {THROTTLE_MARK}" if row["throttled"] else "")
+            first = f"{row['tflops']:.3g}" if self.bar_metric != "GFLOP/J" else \
+                f"{gflop_per_j_text(row['gflop_per_j'])} GFLOP/J"
+            text = f"{first}\n{pct}{mark}"
             label = self.labels[i]
             if label.toPlainText() != text:
                 label.setText(text, color=self.theme.foreground)
@@ -296,9 +315,16 @@ class LadderBars(_Chart):
         pct_ref = "–" if row["pct_ref"] is None else f"{row['pct_ref']:.2f}%"
         pct_peak = "–" if row["pct_peak"] is None else f"{row['pct_peak']:.2f}%"
         prec = row["precision"].upper()
+        per_j = "" if row["gflop_per_j"] is None else \
+            f"\n{gflop_per_j_text(row['gflop_per_j'])} GFLOP/J"
+        held = f"\n{THROTTLE_MARK} clocks held back: {', '.join(row['throttled'])}" \
+            if row["throttled"] else ""
         return (f"{row['level']} ({prec}) at {row['shape']}\n{row['tflops']:.4g} TFLOPS\n"
-                f"{pct_ref} of cuBLAS {prec}\n{pct_peak} of {prec} peak"
-                + ("" if row["verified"] else "\nNOT VERIFIED"))
+                f"{pct_ref} of cuBLAS {prec}\n{pct_peak} of {prec} peak{per_j}"
+                + ("" if row["verified"] else "\nNOT VERIFIED") + held)
+
+    def throttle_pen(self) -> QPen:
+        return pg.mkPen(THROTTLE_COLOR, width=2, style=Qt.PenStyle.DashLine)
 
 
 class SweepChart(_Chart):

@@ -17,9 +17,15 @@ from PySide6.QtWidgets import (
 
 from gemmscope.app.core.levels import LevelInfo
 from gemmscope.app.core.store import Change, Result, SessionStore
+from gemmscope.app.core.units import THROTTLE_MARK, energy_text, gflop_per_j_text, throttle_note
 from gemmscope.app.theme import precision_color
 
-COLUMNS = ("level", "precision", "shape", "TFLOPS", "% of cuBLAS", "% of peak", "verified")
+COLUMNS = ("level", "precision", "shape", "TFLOPS", "% of cuBLAS", "% of peak", "J/GEMM",
+           "GFLOP/J", "verified")
+NUMBER_COLUMNS = ("TFLOPS", "% of cuBLAS", "% of peak", "J/GEMM", "GFLOP/J")
+THROTTLE_COLUMNS = ("TFLOPS", "J/GEMM", "GFLOP/J")  # the numbers a throttled run marks
+THROTTLE_COLOR = "#d46a00"
+FAILED_COLOR = "#d62728"
 
 
 def _pct(value: float | None) -> str:
@@ -41,9 +47,16 @@ def result_text(r: Result) -> str:
     if r.smem_bytes is not None:
         bits.append(f"{r.smem_bytes} B shared memory")
     if r.sm_clock_mhz_avg is not None:
-        bits.append(f"SM clock {r.sm_clock_mhz_avg:.0f} MHz")
+        low = f" (min {r.sm_clock_mhz_min:.0f})" if r.sm_clock_mhz_min is not None else ""
+        bits.append(f"SM clock {r.sm_clock_mhz_avg:.0f} MHz{low}")
+    if r.energy_j is not None:
+        bits.append(f"{energy_text(r.energy_j)} per GEMM")
+    if r.avg_power_w:  # (the runner writes 0.0 where the energy counter did not advance)
+        bits.append(f"{r.avg_power_w:.0f} W average")
+    if r.gflop_per_j is not None:
+        bits.append(f"{gflop_per_j_text(r.gflop_per_j)} GFLOP/J")
     if r.throttled:
-        bits.append("clock events: " + ", ".join(r.throttled))
+        bits.append(f"{THROTTLE_MARK} clock events: " + ", ".join(r.throttled))
     return "; ".join(bits)
 
 
@@ -62,8 +75,12 @@ class LadderPanel(QWidget):
         self.table.verticalHeader().setVisible(False)
         # sized to contents when texts change, not on every update (that is slow)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.horizontalHeaderItem(4).setToolTip(
-            "against cuBLAS of the same precision at the same shape")
+        self._header_tip("% of cuBLAS", "against cuBLAS of the same precision at the same shape")
+        self._header_tip("J/GEMM", "energy of one GEMM: NVML energy counter over the timed "
+                         "repeats, divided by the repeats")
+        self._header_tip("GFLOP/J", "2·M·N·K / 10⁹ per joule of one GEMM")
+        self._header_tip("TFLOPS", f"{THROTTLE_MARK}: clocks were held back during the run "
+                         "(the tooltip of the cell says why)")
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.detail = QLabel("Select a level to see what it adds.")
         self.detail.setWordWrap(True)
@@ -78,6 +95,9 @@ class LadderPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
+
+    def _header_tip(self, column: str, text: str) -> None:
+        self.table.horizontalHeaderItem(COLUMNS.index(column)).setToolTip(text)
 
     def bind(self, store: SessionStore) -> None:
         self.store = store
@@ -147,26 +167,40 @@ class LadderPanel(QWidget):
         for row, level_id in enumerate(self.level_ids):
             r = store.ladder_result(level_id)
             if r is None:
-                cells = ["–", "–", "–", "–", "not run"]
+                cells = dict.fromkeys(COLUMNS[2:-1], "–") | {"verified": "not run"}
+                note = ""
             else:
+                mark = f" {THROTTLE_MARK}" if r.throttled else ""
+                energy, per_j = energy_text(r.energy_j), gflop_per_j_text(r.gflop_per_j)
+                cells = {"shape": str(r.shape), "TFLOPS": f"{r.tflops:.3f}{mark}",
+                         "% of cuBLAS": _pct(store.pct_of_reference(r)),
+                         "% of peak": _pct(store.pct_of_peak(r)),
+                         "J/GEMM": energy + (mark if r.energy_j is not None else ""),
+                         "GFLOP/J": per_j + (mark if r.gflop_per_j is not None else ""),
+                         "verified": "✓" if r.verified else "✗ failed"}
+                note = throttle_note(r, store.sm_clock_max_mhz())
                 ref = store.reference_result(r)
-                pct_ref = _pct(store.pct_of_reference(r))
-                cells = [str(r.shape), f"{r.tflops:.3f}", pct_ref, _pct(store.pct_of_peak(r)),
-                         "✓" if r.verified else "✗ failed"]
                 ref_note = f"vs {ref.level}" if ref is not None else "vs cuBLAS " + \
                     r.precision.upper()
-                self.table.item(row, 4).setToolTip(ref_note)
-            for col, text in enumerate(cells, start=2):
-                item = self.table.item(row, col)
+                self.table.item(row, COLUMNS.index("% of cuBLAS")).setToolTip(ref_note)
+            for column, text in cells.items():
+                item = self.table.item(row, COLUMNS.index(column))
+                if column in THROTTLE_COLUMNS and item.toolTip() != note:
+                    item.setToolTip(note)
                 if item.text() == text:
                     continue
                 changed = True
                 item.setText(text)
-                align = Qt.AlignmentFlag.AlignRight if col in (3, 4, 5) else \
+                align = Qt.AlignmentFlag.AlignRight if column in NUMBER_COLUMNS else \
                     Qt.AlignmentFlag.AlignLeft
                 item.setTextAlignment(align | Qt.AlignmentFlag.AlignVCenter)
-                if col == 6 and r is not None and not r.verified:
-                    item.setForeground(QBrush(QColor("#d62728")))
+                color = None
+                if column == "verified" and r is not None and not r.verified:
+                    color = FAILED_COLOR
+                elif column in THROTTLE_COLUMNS and note:
+                    color = THROTTLE_COLOR
+                item.setData(Qt.ItemDataRole.ForegroundRole,
+                             QBrush(QColor(color)) if color else None)
         if changed:
             self.table.resizeColumnsToContents()
             current = self.selected_level()
@@ -175,8 +209,10 @@ class LadderPanel(QWidget):
 
     def cell_text(self, level_id: str, column: str) -> str:
         """The text shown for a level in a column (for tests and exports)."""
-        item = self.table.item(self.level_ids.index(level_id), COLUMNS.index(column))
-        return item.text()
+        return self.cell(level_id, column).text()
+
+    def cell(self, level_id: str, column: str) -> QTableWidgetItem:
+        return self.table.item(self.level_ids.index(level_id), COLUMNS.index(column))
 
     def _show_detail(self, level_id: str) -> None:
         assert self.store is not None

@@ -1,7 +1,14 @@
-"""The telemetry view: SM clock, power and temperature against session time (NVML).
+"""The telemetry view: NVML samples and run windows on one shared session-time axis.
 
-Registered as the view ``telemetry``. It redraws only while it is shown (a hidden tab
-costs nothing) and moves its time window in steps, so its axes are redrawn rarely.
+Registered as the view ``telemetry``. From the top: a strip of run windows labelled with
+level and shape; SM and memory clocks against the device's max SM clock; power against
+the power limit; temperature; GPM metrics in percent (only those the GPU reported); a
+strip of clock-event reasons (``GpuIdle`` left out). Every plot shades each run's
+window. The time axis follows the newest sample unless the user pans or zooms (then
+"Follow newest" turns off until it is pressed again); it moves in steps, so axes are
+redrawn rarely. The view redraws only while it is shown and only what changed; the
+main window calls ``refresh`` at most every 200 ms for telemetry. Replay and live feed
+the same store, so both look the same.
 """
 
 from __future__ import annotations
@@ -9,19 +16,48 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
+from gemmscope.app.charts import HoverReadout
 from gemmscope.app.core.store import Change, SessionStore
+from gemmscope.app.core.telemetry import GPM_FIELDS, RunWindow
 from gemmscope.app.qt_compat import protect_singletons
+from gemmscope.app.run_bands import RunBands
+from gemmscope.app.telemetry_strips import ReasonStrip, RunLabels, band_color, window_label
 from gemmscope.app.theme import NORMAL, Theme
 
 protect_singletons()
 
-SERIES = (("sm_clock_mhz", "SM clock", "MHz", "#1f77b4"),
-          ("power_w", "Power", "W", "#d62728"),
-          ("temp_c", "Temperature", "°C", "#ff7f0e"))
-WINDOW_S = 60.0  # seconds of history shown
-STEP_S = 10.0  # the window moves in steps of this much
+# plot name -> title (the left axis label; power's names the reading's kind; the
+# reasons' rows are named by their ticks)
+PLOTS = {"runs": "Runs", "clocks": "Clock (MHz)", "power": "Power (W)",
+         "temperature": "Temp. (°C)", "gpm": "GPM (%)", "reasons": ""}
+# field -> (plot, legend name, colour, dashed)
+CURVES = {
+    "sm_clock_mhz": ("clocks", "SM clock", "#1f77b4", False),
+    "mem_clock_mhz": ("clocks", "memory clock", "#9467bd", False),
+    "power_w": ("power", "power", "#d62728", False),
+    "power_limit_w": ("power", "power limit", "#7f7f7f", True),
+    "temp_c": ("temperature", "temperature", "#ff7f0e", False),
+    "sm_occupancy_pct": ("gpm", "SM occupancy", "#1f77b4", False),
+    "sm_util_pct": ("gpm", "SM active", "#2ca02c", False),
+    "tensor_util_pct": ("gpm", "tensor pipe", "#ff7f0e", False),
+    "dram_bw_util_pct": ("gpm", "DRAM bandwidth", "#9467bd", False),
+    "fp32_util_pct": ("gpm", "FP32 pipe", "#8c564b", False),
+}
+UNITS = {"clocks": "MHz", "power": "W", "temperature": "°C", "gpm": "%"}
+POWER_KIND_TEXT = {"instant": "instant", "average": "1 s average"}
+WINDOW_S = 60.0  # seconds of history shown while following
+STEP_S = 10.0  # the followed window moves in steps of this much
+# the same left axis width on every plot, so the time axes line up; room for a reason's name
+AXIS_WIDTH_PX = 112
 
 
 class TelemetryView(QWidget):
@@ -31,35 +67,101 @@ class TelemetryView(QWidget):
         self.theme = NORMAL
         self.status = QLabel("no telemetry yet")
         self.status.setWordWrap(True)
+        self.follow_button = QPushButton("Follow newest")
+        self.follow_button.setCheckable(True)
+        self.follow_button.setChecked(True)
+        self.follow_button.toggled.connect(self._follow_toggled)
+        self.whole_button = QPushButton("Whole session")
+        self.whole_button.clicked.connect(self.show_whole_session)
         self.plots: dict[str, pg.PlotWidget] = {}
         self.curves: dict[str, pg.PlotDataItem] = {}
-        self.shown: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._x_range = (0.0, 0.0)
+        self.bands: dict[str, RunBands] = {}
+        self.max_clock_line = pg.InfiniteLine(angle=0, movable=False,
+                                              pen=pg.mkPen("#202020", width=1,
+                                                           style=pg.QtCore.Qt.PenStyle.DashLine),
+                                              label="", labelOpts={"position": 0.5,
+                                                                      "anchors": [(0.5, 1),
+                                                                                  (0.5, 1)]})
+        self.windows: list[RunWindow] = []
+        self._generation = -1
+        self._drawn_samples = -1  # samples in the store when the curves were last drawn
+        self._x_range: tuple[float, float] | None = None
+        self._y_ranges: dict[str, tuple[float, float]] = {}
+        self._power_label = ""
+        self._gpm_legend: list[str] = []
+        self._build()
+        self.apply_theme(NORMAL)
+
+    # ------------------------------------------------------------- building
+    def _build(self) -> None:
+        top = QHBoxLayout()
+        top.addWidget(self.status, 1)
+        top.addWidget(self.follow_button)
+        top.addWidget(self.whole_button)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.status)
+        layout.addLayout(top)
+        layout.setSpacing(0)
         first: pg.PlotWidget | None = None
-        for name, title, unit, color in SERIES:
+        for name, title in PLOTS.items():
             plot = pg.PlotWidget()
-            plot.setMinimumHeight(120)
-            plot.setLabel("left", title, units=None)
-            plot.base_title = f"{title} ({unit})"  # exports name images after it
-            plot.getPlotItem().vb.disableAutoRange(axis=pg.ViewBox.XAxis)
+            plot.base_title = title  # exports name images after it
+            item = plot.getPlotItem()
+            if title:
+                item.setLabel("left", title)
+            item.vb.disableAutoRange(axis=pg.ViewBox.XAxis)
+            item.vb.setMouseEnabled(x=True, y=False)  # pan and zoom in time only
+            item.vb.sigRangeChangedManually.connect(self._user_moved)
+            item.setMenuEnabled(False)
             for axis in ("left", "bottom"):  # as in charts.py: cached, major grid only
-                item = plot.getPlotItem().getAxis(axis)
-                item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-                item.setStyle(maxTickLevel=0, maxTextLevel=0)
-            curve = plot.plot([], [], pen=pg.mkPen(color, width=1), connect="finite")
-            curve.setClipToView(True)
-            curve.setDownsampling(auto=True, method="peak")
+                ax = item.getAxis(axis)
+                ax.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+                ax.setStyle(maxTickLevel=0, maxTextLevel=0)
+            item.getAxis("left").setWidth(AXIS_WIDTH_PX)
+            if name != "reasons":
+                item.getAxis("bottom").setStyle(showValues=False)
+                item.getAxis("bottom").setHeight(4)
+            bands = RunBands()
+            plot.addItem(bands, ignoreBounds=True)
+            self.bands[name] = bands
             if first is None:
                 first = plot
             else:
                 plot.setXLink(first)
             self.plots[name] = plot
-            self.curves[name] = curve
-            layout.addWidget(plot, 1)
-        self.plots[SERIES[-1][0]].setLabel("bottom", "session time (s)")
-        self.apply_theme(NORMAL)
+            stretch = {"runs": 0, "reasons": 0}.get(name, 2)
+            layout.addWidget(plot, stretch)
+        self.plots["runs"].getPlotItem().getAxis("left").setStyle(showValues=False)
+        self.plots["runs"].setYRange(0.0, 1.0, padding=0)
+        self.labels = RunLabels(self.plots["runs"], NORMAL.foreground)
+        self.plots["runs"].getViewBox().sigXRangeChanged.connect(self._place_labels)
+        self.plots["reasons"].setLabel("bottom", "session time (s)")
+        self.reasons = ReasonStrip(self.plots["reasons"], self._fit_strips)
+        self.plots["clocks"].addItem(self.max_clock_line, ignoreBounds=True)
+        self.max_clock_line.hide()
+        for name, plot in self.plots.items():
+            if name in ("clocks", "power", "gpm"):
+                plot.getPlotItem().vb.disableAutoRange(axis=pg.ViewBox.YAxis)
+                # clocks: bottom right, clear of the max-clock line near the top
+                plot.addLegend(offset=(-4, -4) if name == "clocks" else (-4, 2),
+                               labelTextSize="8pt")
+            plot.setMinimumHeight(44 if name in ("runs", "reasons") else 90)
+        self.plots["gpm"].setYRange(0.0, 105.0, padding=0)
+        self.gpm_note = QLabel("no GPM metrics in these samples (null: not reported by this "
+                               "GPU or driver)", self.plots["gpm"])
+        self.gpm_note.move(AXIS_WIDTH_PX + 12, 8)
+        self.gpm_note.adjustSize()
+        self.gpm_note.hide()
+        self.hovers = {name: HoverReadout(plot, lambda x, _y, n=name: self.describe(n, x))
+                       for name, plot in self.plots.items()}
+        for field, (plot_name, legend, color, dashed) in CURVES.items():
+            style = pg.QtCore.Qt.PenStyle.DashLine if dashed else pg.QtCore.Qt.PenStyle.SolidLine
+            pen = pg.mkPen(color, width=1, style=style)
+            # the GPM legend lists only the metrics the GPU reported (see _draw_gpm_legend)
+            name = None if plot_name == "gpm" else legend
+            curve = self.plots[plot_name].plot([], [], pen=pen, name=name, connect="finite")
+            curve.setClipToView(True)
+            curve.setDownsampling(auto=True, method="peak")
+            self.curves[field] = curve
 
     def charts(self) -> dict[str, pg.PlotWidget]:
         return {f"telemetry_{name}": plot for name, plot in self.plots.items()}
@@ -71,11 +173,58 @@ class TelemetryView(QWidget):
         self.theme = theme
         for plot in self.plots.values():
             plot.setBackground(theme.background)
-            plot.setTitle(plot.base_title, color=theme.foreground)
             plot.showGrid(x=True, y=True, alpha=theme.grid_alpha)
+            item = plot.getPlotItem()
             for axis in ("left", "bottom"):
-                plot.getPlotItem().getAxis(axis).setTextPen(theme.foreground)
+                item.getAxis(axis).setPen(theme.foreground)
+                item.getAxis(axis).setTextPen(theme.foreground)
+            if item.legend is not None:
+                item.legend.setLabelTextColor(theme.foreground)
+                for _sample, label in item.legend.items:
+                    label.setText(label.text, color=theme.foreground)  # takes effect now
+        self.max_clock_line.setPen(pg.mkPen(theme.foreground, width=1,
+                                            style=pg.QtCore.Qt.PenStyle.DashLine))
+        self.max_clock_line.label.setColor(theme.foreground)
+        self.labels.set_color(theme.foreground)
+        for plot in self.plots.values():  # large presentation fonts need a wider axis
+            plot.getPlotItem().getAxis("left").setWidth(max(AXIS_WIDTH_PX, 10 * theme.font_pt))
+        self._fit_strips()
 
+    def _fit_strips(self) -> None:
+        """Heights of the runs strip (two lines of labels) and the reason strip (a row
+        per reason, plus the time axis) for the theme's font size."""
+        line_px = int(1.8 * self.theme.font_pt) + 2
+        self.plots["runs"].setFixedHeight(2 * line_px + 14)
+        rows = max(len(self.reasons.rows), 1)
+        self.plots["reasons"].setFixedHeight(rows * max(16, line_px) + 3 * line_px + 10)
+
+    # ------------------------------------------------------------- following
+    def _user_moved(self, *_args: object) -> None:
+        self.follow_button.setChecked(False)  # the user looks somewhere: stop following
+
+    def _follow_toggled(self, on: bool) -> None:
+        if on:
+            self._x_range = None
+            self._follow()
+
+    def show_whole_session(self) -> None:
+        self.follow_button.setChecked(False)
+        end = self._newest()
+        self.plots["runs"].setXRange(0.0, max(end, 1e-3), padding=0.01)
+
+    def _newest(self) -> float:
+        return self.store.last_t_s if self.store is not None else 0.0
+
+    def _follow(self) -> None:
+        if not self.follow_button.isChecked():
+            return
+        end = (np.floor(self._newest() / STEP_S) + 1) * STEP_S
+        x_range = (max(0.0, end - WINDOW_S), float(end))
+        if x_range != self._x_range:
+            self._x_range = x_range
+            self.plots["runs"].setXRange(*x_range, padding=0)
+
+    # ------------------------------------------------------------- drawing
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.refresh({Change.TELEMETRY, Change.HEADER})
@@ -85,23 +234,156 @@ class TelemetryView(QWidget):
             return
         if not self.isVisible():
             return  # drawn when shown
+        store = self.store
+        if store.generation != self._generation:  # a new session: start afresh
+            self._generation = store.generation
+            self._drawn_samples = -1
+            self.follow_button.setChecked(True)
+        self._draw_status()
+        self._draw_reference_lines()
+        if store.telemetry.count != self._drawn_samples or Change.HEADER in changes:
+            self._drawn_samples = store.telemetry.count
+            self._draw_curves()
+            self.reasons.draw(self.store.telemetry)
+        self._draw_windows(store.run_windows())  # cheap when nothing changed
+        self._follow()
+
+    def _draw_status(self) -> None:
+        assert self.store is not None
         tele = self.store.telemetry
         available, reason = self.store.telemetry_status()
-        if not available and tele.count == 0:
-            self.status.setText(f"telemetry unavailable: {reason or 'no samples'}")
+        if not available:
+            text = f"telemetry unavailable: {reason or 'no reason given'}"
+            if tele.count:
+                text += f" ({tele.count} NVML samples recorded before)"
+        elif tele.count == 0:
+            text = "no NVML samples yet"
         else:
             seen = ", ".join(f"{r} ({n} samples)" for r, n in sorted(tele.reasons_seen.items()))
-            self.status.setText(f"{tele.count} NVML samples; clock-event reasons seen: "
-                                f"{seen or 'none'} (GpuIdle not counted)")
-        last_t = 0.0
-        for name, curve in self.curves.items():
-            t, values = tele.arrays(name)
-            self.shown[name] = (t, values)
+            text = (f"{tele.count} NVML samples; clock-event reasons seen: {seen or 'none'} "
+                    "(GpuIdle not counted)")
+        if self.status.text() != text:
+            self.status.setText(text)
+
+    def _draw_reference_lines(self) -> None:
+        assert self.store is not None
+        max_mhz = self.store.sm_clock_max_mhz()
+        if max_mhz is None:
+            self.max_clock_line.hide()
+        else:
+            if self.max_clock_line.value() != max_mhz or not self.max_clock_line.isVisible():
+                self.max_clock_line.show()  # first: a hidden label does not take new text
+                self.max_clock_line.setValue(max_mhz)
+                self.max_clock_line.label.setFormat(f"max SM clock {max_mhz:.0f} MHz")
+        kind = self.store.telemetry.power_kind
+        text = "power" + (f" ({POWER_KIND_TEXT.get(kind, kind)})" if kind else "")
+        if text != self._power_label:  # in the legend: the axis label has no room for it
+            self._power_label = text
+            self.plots["power"].base_title = f"Power (W), {text}"
+            # the entries made again (LabelItem.setText on a legend entry left a resize
+            # pending that crashed the interpreter when the window was torn down)
+            legend = self.plots["power"].getPlotItem().legend
+            legend.clear()
+            legend.addItem(self.curves["power_w"], text)
+            legend.addItem(self.curves["power_limit_w"], CURVES["power_limit_w"][1])
+
+    def describe(self, plot_name: str, t: float) -> str | None:
+        """Hover text: the run at session time ``t``, and the plot's sample nearest it."""
+        if self.store is None:
+            return None
+        lines = [f"{t:.2f} s"]
+        i = int(np.searchsorted(self.labels.x, t, side="right")) - 1
+        if 0 <= i < len(self.windows) and self.windows[i].end_s >= t:
+            w = self.windows[i]
+            lines.append(window_label(w) + (f" ({', '.join(w.throttled)})" if w.throttled
+                                            else ""))
+        tele = self.store.telemetry
+        times = tele.times()
+        if len(times):
+            k = min(int(np.searchsorted(times, t)), len(times) - 1)  # the nearest sample
+            if k > 0 and abs(times[k - 1] - t) <= abs(times[k] - t):
+                k -= 1
+            for field, (name, legend, _color, _dashed) in CURVES.items():
+                if name == plot_name and self.curves[field].isVisible():
+                    value = tele.arrays(field)[1][k]
+                    if field == "power_w" and self._power_label:
+                        legend = self._power_label  # says which kind of reading
+                    if np.isfinite(value):
+                        lines.append(f"{legend}: {value:.4g} {UNITS[name]}")
+            if plot_name == "reasons":
+                active = self.reasons.active_at(t)
+                lines.append("active: " + (", ".join(active) if active else "none"))
+        return "\n".join(lines)
+
+    def power_legend_label(self) -> pg.LabelItem:
+        legend = self.plots["power"].getPlotItem().legend
+        return next(label for sample, label in legend.items
+                    if sample.item is self.curves["power_w"])
+
+    def _draw_curves(self) -> None:
+        assert self.store is not None
+        tele = self.store.telemetry
+        tops: dict[str, float] = {}
+        for field, curve in self.curves.items():
+            plot_name = CURVES[field][0]
+            if not tele.has_values(field):
+                curve.setData([], [])  # a field the GPU does not report draws nothing
+                curve.hide()
+                continue
+            t, values = tele.arrays(field)
             curve.setData(t, values)
-            if len(t):
-                last_t = max(last_t, float(t[-1]))
-        end = (np.floor(last_t / STEP_S) + 1) * STEP_S
-        x_range = (max(0.0, end - WINDOW_S), end)
-        if x_range != self._x_range:
-            self._x_range = x_range
-            self.plots[SERIES[0][0]].setXRange(*x_range, padding=0)
+            curve.show()
+            tops[plot_name] = max(tops.get(plot_name, 0.0), float(np.nanmax(values)))
+        self._draw_gpm_legend()
+        max_mhz = self.store.sm_clock_max_mhz() or 0.0
+        self._set_y("clocks", 1.08 * max(tops.get("clocks", 0.0), max_mhz, 1.0))
+        self._set_y("power", 1.08 * max(tops.get("power", 0.0), 1.0))
+
+    def _set_y(self, name: str, top: float) -> None:
+        step = 2 * 10 ** (np.floor(np.log10(top)) - 1)  # rounded up: the axis rarely changes
+        y_range = (0.0, float(np.ceil(top / step) * step))
+        if self._y_ranges.get(name) != y_range:
+            self._y_ranges[name] = y_range
+            self.plots[name].setYRange(*y_range, padding=0)
+
+    def _draw_gpm_legend(self) -> None:
+        shown = [f for f in GPM_FIELDS if self.curves[f].isVisible()]
+        assert self.store is not None
+        self.gpm_note.setVisible(not shown and self.store.telemetry.count > 0)
+        if shown == self._gpm_legend:
+            return
+        self._gpm_legend = shown
+        legend = self.plots["gpm"].getPlotItem().legend
+        legend.clear()
+        for field in shown:
+            legend.addItem(self.curves[field], CURVES[field][1])
+
+    def _place_labels(self, *_args: object) -> None:
+        self.labels.place()
+
+    # read back by tests: what the strips show
+    @property
+    def run_labels(self) -> list[pg.TextItem]:
+        return self.labels.labels
+
+    @property
+    def reason_rows(self) -> list[str]:
+        return self.reasons.rows
+
+    @property
+    def reason_bars(self) -> pg.BarGraphItem:
+        return self.reasons.bars
+
+    def reason_spans(self, reason: str) -> np.ndarray:
+        return self.reasons.spans(reason)
+
+    def _draw_windows(self, windows: list[RunWindow]) -> None:
+        # windows only grow at the end (the open run changes): relabel from the first change
+        first = next((i for i, (a, b) in enumerate(zip(windows, self.windows, strict=False))
+                      if a != b), min(len(windows), len(self.windows)))
+        self.windows = windows
+        spans = np.array([(w.start_s, w.end_s) for w in windows]).reshape(-1, 2)
+        colors = [band_color(w) for w in windows]
+        for bands in self.bands.values():
+            bands.set_spans(spans, colors)
+        self.labels.draw(windows, first)

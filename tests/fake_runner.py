@@ -1,6 +1,6 @@
 """A stand-in runner for tests: a real subprocess that speaks the protocol, no GPU.
 
-    python fake_runner.py [--mode ok|crash|hang|garbage] [--state FILE]
+    python fake_runner.py [--mode ok|crash|hang|garbage] [--state FILE] [--telemetry]
 
 ok: every run answers run_start, repeats, result, done. crash: the first run of the
 process exits mid-run (after two repeats). hang: the first run stops answering after
@@ -9,6 +9,8 @@ silent_start: never says anything. garbage:
 writes a line that is not JSON before each run_start. With
 --state, crash/hang happen only in the first process that uses the state file, so the
 restarted runner serves normally (as a real runner would after a sticky CUDA error).
+--telemetry: an NVML-like sample after every repeat (power capped, SwPowerCap), and
+results that carry energy and ``throttled`` (invented numbers).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", default="ok")
     ap.add_argument("--state")
+    ap.add_argument("--telemetry", action="store_true")
     args = ap.parse_args()
     mode = args.mode
     if args.state:
@@ -68,6 +71,10 @@ def main() -> int:
                   "repeats": cmd.get("repeats", 20), "warmup": 0})
             for i in range(cmd.get("repeats", 20)):
                 emit({"type": "repeat", **base, "i": i, "ms": 1.0, "tflops": 1.0 + i})
+                if args.telemetry:
+                    emit({"type": "telemetry", "sm_clock_mhz": 1755, "power_w": 700.0,
+                          "power_limit_w": 700.0, "power_kind": "average",
+                          "reasons": ["SwPowerCap"]})
                 if i == 1 and mode == "crash":
                     os._exit(3)
                 if i == 1 and mode == "hang":
@@ -78,7 +85,10 @@ def main() -> int:
                         time.sleep(0.05)
             emit({"type": "result", **base, "dtype": "fp32", "precision": "fp32",
                   "median_ms": 1.0, "tflops": 10.0, "verified": True, "rel_err": 0.0,
-                  "repeats": cmd.get("repeats", 20)})
+                  "repeats": cmd.get("repeats", 20),
+                  **({"energy_j": 0.7, "gflop_per_j": 2e-3 * cmd["M"] * cmd["N"] * cmd["K"]
+                      / 1e9 / 0.7 * 1e3, "avg_power_w": 700.0, "throttled": ["SwPowerCap"]}
+                     if args.telemetry else {})})
             emit({"type": "done", "id": cmd.get("id")})
     return 0
 

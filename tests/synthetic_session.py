@@ -1,8 +1,9 @@
 """A protocol-valid session made up for tests; labelled ``"synthetic": true``.
 
-The numbers are invented (a smooth ladder, a sweep over N, one error). They exist to
-check that the app shows what a recording says; they are not measurements and never
-go under resources/sessions/.
+The numbers are invented (a smooth ladder, a sweep over N, one error, NVML samples with
+a power cap that holds the clocks back during the fastest runs). They exist to check
+that the app shows what a recording says; they are not measurements and never go under
+resources/sessions/.
 """
 
 from __future__ import annotations
@@ -26,18 +27,40 @@ SWEEP = {512: 5.0, 1024: 10.0, 2048: 15.0, 4096: 20.0, 8192: 22.0}
 ERROR_LEVEL = "double_buffer"
 ERROR_SHAPE = (7, 100, 1000)
 REPEATS = 8
+SM_CLOCK_MAX_MHZ = 1980
+SM_CLOCK_CAPPED_MHZ = 1755
+SM_CLOCK_IDLE_MHZ = 345
+MEM_CLOCK_MHZ = 2619
+POWER_LIMIT_W = 700.0
+IDLE_POWER_W = 90.0
+# invented GPM metrics; this synthetic device reports no FP32 one (a null field)
+NULL_GPM_FIELD = "fp32_util_pct"
+
+
+def power_w(tflops: float) -> float:
+    """Invented board power under load, held at the limit (the power cap)."""
+    return min(POWER_LIMIT_W, 150.0 + 2.0 * tflops)
+
+
+def is_capped(tflops: float) -> bool:
+    return 150.0 + 2.0 * tflops >= POWER_LIMIT_W  # wmma (300) and cublas_fp16 (700)
 
 
 def header() -> dict[str, Any]:
+    """The header; its ladder is the levels this file invents numbers for (a level added
+    to the registry later does not join the synthetic ladder until it is given one)."""
     levels = {lv.id: {"source": lv.source_path or "",
                       "sha256": hashlib.sha256(f"synthetic {lv.id}".encode()).hexdigest()}
-              for lv in registry.ladder()}
+              for lv in registry.ladder() if lv.id in LADDER_TFLOPS}
+    catalog = [entry for entry in registry.catalog()
+               if entry["kind"] == "reference" or entry["id"] in LADDER_TFLOPS]
     return {"type": "session", "t": 0.0, "protocol": PROTOCOL_VERSION,
             "created": "2026-11-29T12:00:00+00:00", "synthetic": True,
             "gemmscope": {"version": "0.1.0", "commit": None},
             "device": {"name": "Synthetic GPU (test data)", "sm_count": 132, "cc": "9.0",
-                       "arch": "sm_90", "peak_tflops": dict(PEAKS)},
-            "levels": levels, "catalog": registry.catalog(),
+                       "arch": "sm_90", "sm_clock_max_mhz": SM_CLOCK_MAX_MHZ,
+                       "mem_clock_max_mhz": MEM_CLOCK_MHZ, "peak_tflops": dict(PEAKS)},
+            "levels": levels, "catalog": catalog,
             "telemetry": {"available": True, "reason": None, "hz": 50}}
 
 
@@ -50,14 +73,25 @@ class _Clock:
         return self.t
 
 
-def telemetry(t: float, tflops: float) -> dict[str, Any]:
-    """An NVML sample: clocks fall and power rises with the load (invented)."""
-    power_w = 100.0 + tflops  # 100.3 ... 800 W
-    capped = power_w > 600
-    return {"type": "telemetry", "t": t, "sm_clock_mhz": 1980 - (200 if capped else 0),
-            "mem_clock_mhz": 2619, "power_w": power_w, "power_kind": "instant",
-            "temp_c": 40 + int(tflops) % 30, "gpu_util_pct": 100, "energy_j": None,
-            "reasons": ["SwPowerCap"] if capped else []}
+def telemetry(t: float, tflops: float | None, tensor: bool = False) -> dict[str, Any]:
+    """An NVML sample under a load of ``tflops`` (None: idle); invented numbers."""
+    if tflops is None:
+        return {"type": "telemetry", "t": t, "sm_clock_mhz": SM_CLOCK_IDLE_MHZ,
+                "mem_clock_mhz": MEM_CLOCK_MHZ, "power_w": IDLE_POWER_W,
+                "power_kind": "instant", "power_limit_w": POWER_LIMIT_W, "energy_j": None,
+                "temp_c": 35, "gpu_util_pct": 0, "reasons": ["GpuIdle"],
+                "sm_occupancy_pct": 0.0, "sm_util_pct": 0.0, "tensor_util_pct": 0.0,
+                "dram_bw_util_pct": 0.0, NULL_GPM_FIELD: None}
+    capped = is_capped(tflops)
+    return {"type": "telemetry", "t": t,
+            "sm_clock_mhz": SM_CLOCK_CAPPED_MHZ if capped else SM_CLOCK_MAX_MHZ,
+            "mem_clock_mhz": MEM_CLOCK_MHZ, "power_w": power_w(tflops),
+            "power_kind": "instant", "power_limit_w": POWER_LIMIT_W, "energy_j": None,
+            "temp_c": 40 + int(tflops) % 30, "gpu_util_pct": 100,
+            "reasons": ["SwPowerCap"] if capped else [],
+            "sm_occupancy_pct": min(100.0, 20.0 + tflops / 4), "sm_util_pct": 95.0,
+            "tensor_util_pct": 80.0 if tensor else 0.0,
+            "dram_bw_util_pct": max(5.0, 60.0 - tflops / 10), NULL_GPM_FIELD: None}
 
 
 def _run(clock: _Clock, run_id: str, level: str, shape: tuple[int, int, int], tflops: float,
@@ -66,15 +100,17 @@ def _run(clock: _Clock, run_id: str, level: str, shape: tuple[int, int, int], tf
     precision = registry.get(level).precision if level in registry.BY_ID else "fp32"
     base = {"id": run_id, "level": level, "M": M, "N": N, "K": K}
     ms = 2.0 * M * N * K / (tflops * 1e12) * 1e3
-    out: list[dict[str, Any]] = [{"type": "run_start", "t": clock.tick(), **base,
+    tensor = str(precision) != "fp32"
+    out: list[dict[str, Any]] = [telemetry(clock.tick(0.03), None)]  # idle before the run
+    out.append({"type": "run_start", "t": clock.tick(0.02), **base,
                                   "dtype": registry.DTYPE_OF[precision],
                                   "precision": str(precision), "repeats": REPEATS,
-                                  "warmup": 3}]
+                                  "warmup": 3})
     for i in range(REPEATS):
         wobble = 1.0 + 0.02 * ((i % 3) - 1)
         out.append({"type": "repeat", "t": clock.tick(0.02), **base, "i": i,
                     "ms": ms / wobble, "tflops": tflops * wobble})
-        out.append(telemetry(clock.tick(0.001), tflops))
+        out.append(telemetry(clock.tick(0.001), tflops, tensor))
     pct_ref = None if ref_tflops is None else 100.0 * tflops / ref_tflops
     peak = PEAKS[str(precision)]
     out.append({"type": "result", "t": clock.tick(), **base,
@@ -83,9 +119,21 @@ def _run(clock: _Clock, run_id: str, level: str, shape: tuple[int, int, int], tf
                 "q3_ms": ms, "tflops": tflops, "verified": True, "rel_err": 1e-7,
                 "tol": 1e-4, "repeats": REPEATS, "warmup": 3, "reference": reference,
                 "reference_tflops": ref_tflops, "pct_of_reference": pct_ref,
-                "peak_tflops": peak, "pct_of_peak": 100.0 * tflops / peak})
+                "peak_tflops": peak, "pct_of_peak": 100.0 * tflops / peak,
+                **energy(tflops, ms, 2.0 * M * N * K)})
     out.append({"type": "done", "t": clock.tick(0.01), "id": run_id})
     return out
+
+
+def energy(tflops: float, ms: float, flop: float) -> dict[str, Any]:
+    """The result's telemetry fields as the runner derives them (kernels/measure.py)."""
+    capped = is_capped(tflops)
+    joules = power_w(tflops) * ms * 1e-3
+    clock = SM_CLOCK_CAPPED_MHZ if capped else SM_CLOCK_MAX_MHZ
+    return {"sm_clock_mhz_avg": clock, "sm_clock_mhz_min": clock,
+            "avg_power_w": power_w(tflops), "energy_j": joules,
+            "gflop_per_j": flop / 1e9 / joules, "throttled": ["SwPowerCap"] if capped else [],
+            "telemetry_samples": REPEATS}
 
 
 def events() -> list[dict[str, Any]]:

@@ -71,3 +71,19 @@ def test_no_gpu_start_says_why_and_still_draws(tmp_path):
     status = proc.stdout.splitlines()[-1]
     assert status.startswith("status: replay — ")
     assert "GEMMSCOPE_NO_GPU" in status  # the reason is shown
+
+
+def test_screenshot_of_the_telemetry_view(tmp_path, synthetic_file):
+    """The telemetry tab drawn and the app closed cleanly (exit 0: no crash at teardown)."""
+    from gemmscope.app.telemetry_strips import REASON_COLORS
+
+    out = tmp_path / "telemetry.png"
+    proc = run_app("replay", str(synthetic_file), "--screenshot", str(out), "--view",
+                   "telemetry", tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    image = QImage(str(out))
+    assert image.width() > 400 and image.height() > 400
+    # the SwPowerCap bars of the reason strip, and the throttled runs' orange bands
+    # (#ff7f0e at alpha 0x55 over white)
+    assert colour_count(image, REASON_COLORS["SwPowerCap"], step=1) > 100
+    assert colour_count(image, "#ffd4af", step=1) > 1000

@@ -114,7 +114,7 @@ def test_exports_png_svg_csv_and_report(qtbot, make_window, synthetic_file, tmp_
     assert csv_text.count("\n") == 1 + len(read_session(synthetic_file).results)
     md = export_actions.export_report(window.store, tmp_path / "ladder.md", window.charts(),
                                       str(synthetic_file)).read_text()
-    assert "| wmma | fp16 | 4096×4096×4096 | 300.00 |" in md
+    assert "| wmma | fp16 | 4096×4096×4096 | 300.00 ⚠ |" in md  # throttled (synthetic cap)
     for name in ("bars", "stream", "sweep"):
         assert (tmp_path / f"ladder-{name}.png").stat().st_size > 1000
         assert f"ladder-{name}.png" in md

@@ -17,14 +17,15 @@ def test_instant_replay_fills_ladder_and_charts(make_window, synthetic_file):
     window.play_instant()
     panel = window.ladder
     for level, tflops in syn.LADDER_TFLOPS.items():
-        assert panel.cell_text(level, "TFLOPS") == f"{tflops:.3f}"
+        mark = " ⚠" if syn.is_capped(tflops) else ""  # clocks held back (SwPowerCap)
+        assert panel.cell_text(level, "TFLOPS") == f"{tflops:.3f}{mark}"
         assert panel.cell_text(level, "shape") == "4096×4096×4096"
         assert panel.cell_text(level, "verified") == "✓"
     assert panel.cell_text("wmma", "precision") == "FP16"
     assert panel.cell_text("wmma", "% of cuBLAS") == "42.9%"  # 300 / 700, both FP16
     assert panel.cell_text("register_2d", "% of cuBLAS") == "40.0%"  # 20 / 50, both FP32
     assert panel.cell_text("register_2d", "% of peak") == f"{100 * 20 / 67:.1f}%"
-    assert panel.cell_text("cublas_fp16", "TFLOPS") == "700.000"
+    assert panel.cell_text("cublas_fp16", "TFLOPS") == "700.000 ⚠"
 
     charts = window.charts()
     bars = charts["bars"]
@@ -33,7 +34,7 @@ def test_instant_replay_fills_ladder_and_charts(make_window, synthetic_file):
     brushes = [b.color().name() for b in bars.bars.opts["brushes"]]
     assert brushes[0] == "#1f77b4" and brushes[-1] == "#ff7f0e"  # FP32 blue, FP16 orange
     assert [label.text for _, label in bars.legend.items] == [
-        "FP32: % of cuBLAS FP32", "FP16: % of cuBLAS FP16"]
+        "FP32: % of cuBLAS FP32", "FP16: % of cuBLAS FP16", bars.THROTTLE_LEGEND]
     bars.set_metric(bars.METRICS[1])
     np.testing.assert_allclose(bars.bars.opts["height"][-1], 100 * 300 / 700)
 
@@ -81,7 +82,7 @@ def test_replay_at_16x_streams_and_redraws_at_a_bounded_rate(qtbot, make_window,
     assert elapsed_s >= duration_s / 16 * 0.8  # it played in time, not all at once
     redraws = window.throttle.redraws - redraws_before
     assert 1 <= redraws <= 60 * elapsed_s + 2
-    qtbot.waitUntil(lambda: window.ladder.cell_text("wmma", "TFLOPS") == "300.000")
+    qtbot.waitUntil(lambda: window.ladder.cell_text("wmma", "TFLOPS") == "300.000 ⚠")
 
 
 def test_pause_and_seek_back_reset_the_views(qtbot, make_window, synthetic_file):
@@ -174,13 +175,13 @@ def test_telemetry_view_shows_the_recorded_samples(qtbot, make_window, synthetic
     view = window.named_widget("telemetry")
     qtbot.waitExposed(view)
     samples = [e for e in read_session(synthetic_file).events if e["type"] == "telemetry"]
-    t, power = view.curves["power_w"].getData()
+    t, power = view.curves["power_w"].xData, view.curves["power_w"].yData
     np.testing.assert_allclose(t, [e["t"] for e in samples])
     np.testing.assert_allclose(power, [e["power_w"] for e in samples])
     capped = sum(1 for e in samples if "SwPowerCap" in e["reasons"])
     assert capped > 0
     assert f"SwPowerCap ({capped} samples)" in view.status.text()
-    assert window.named_widget("telemetry_temp_c") is view.plots["temp_c"]
+    assert window.named_widget("telemetry_temperature") is view.plots["temperature"]
 
 
 def test_the_bundled_recording_opens_with_the_reason(make_window, synthetic_file,
@@ -193,7 +194,7 @@ def test_the_bundled_recording_opens_with_the_reason(make_window, synthetic_file
     window.play_instant()
     assert window.mode_label.text() == ("replay — synthetic.jsonl [synthetic data] "
                                         "(no CUDA driver (libcuda not found))")
-    assert window.ladder.cell_text("wmma", "TFLOPS") == "300.000"
+    assert window.ladder.cell_text("wmma", "TFLOPS") == "300.000 ⚠"
     assert not window.controls.buttons["run_ladder"].isEnabled()
 
 
@@ -214,7 +215,7 @@ def test_replay_bar_pause_speed_and_seek(qtbot, make_window, synthetic_file, tmp
     bar.slider.sliderMoved.emit(bar.SLIDER_STEPS)  # drag to the end
     bar.slider.setSliderDown(False)
     window.flush_views()
-    assert window.ladder.cell_text("wmma", "TFLOPS") == "300.000"
+    assert window.ladder.cell_text("wmma", "TFLOPS") == "300.000 ⚠"
     assert bar.position.text().strip().startswith(f"{window.replay.clock.duration_s:.1f}")
     stream = window.charts()["stream"]
     stream.hover.show_at(2.2, 0.0)

@@ -7,10 +7,17 @@ import io
 from collections.abc import Sequence
 
 from gemmscope.app.core.store import SessionStore
+from gemmscope.app.core.units import THROTTLE_MARK, energy_text, gflop_per_j_text
 
+# energy_j is per GEMM; throttled lists the clock-event reasons seen, ";"-separated
 CSV_COLUMNS = ("level", "precision", "dtype", "M", "N", "K", "median_ms", "tflops",
                "pct_of_reference", "reference", "pct_of_peak", "verified", "rel_err",
-               "repeats", "t")
+               "repeats", "t", "energy_j", "gflop_per_j", "avg_power_w", "sm_clock_mhz_avg",
+               "sm_clock_mhz_min", "throttled")
+
+
+def _num(value: float | None, spec: str = ".6g") -> str:
+    return "" if value is None else f"{value:{spec}}"
 
 
 def results_csv(store: SessionStore) -> str:
@@ -28,7 +35,10 @@ def results_csv(store: SessionStore) -> str:
             r.reference or (ref.level if ref else ""),
             "" if pct_peak is None else f"{pct_peak:.2f}",
             "yes" if r.verified else "no",
-            "" if r.rel_err is None else f"{r.rel_err:.3g}", r.repeats, f"{r.t:.3f}"])
+            "" if r.rel_err is None else f"{r.rel_err:.3g}", r.repeats, f"{r.t:.3f}",
+            _num(r.energy_j), _num(r.gflop_per_j), _num(r.avg_power_w),
+            _num(r.sm_clock_mhz_avg, ".0f"), _num(r.sm_clock_mhz_min, ".0f"),
+            ";".join(r.throttled)])
     return out.getvalue()
 
 
@@ -46,20 +56,29 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
                                            if synthetic else ""))
     lines.append("")
     lines.append("| level | precision | shape | TFLOPS | % of cuBLAS (same precision) "
-                 "| % of peak | verified |")
-    lines.append("|---|---|---|---:|---:|---:|---|")
+                 "| % of peak | energy per GEMM | GFLOP/J | clocks held back | verified |")
+    lines.append("|---|---|---|---:|---:|---:|---:|---:|---|---|")
+    throttled_any = False
     for lv in store.levels:
         r = store.ladder_result(lv.id)
         if r is None:
-            lines.append(f"| {lv.id} | {lv.precision} | – | – | – | – | not run |")
+            lines.append(f"| {lv.id} | {lv.precision} | – | – | – | – | – | – | – | not run |")
             continue
+        mark = f" {THROTTLE_MARK}" if r.throttled else ""
+        throttled_any = throttled_any or bool(r.throttled)
+        held = f"{THROTTLE_MARK} " + ", ".join(r.throttled) if r.throttled else "no"
         ref = store.reference_result(r)
         ref_name = f" of {ref.level}" if ref is not None else ""
         pct_ref = _fmt(store.pct_of_reference(r), ".1f", "%")
         lines.append(
-            f"| {lv.id} | {r.precision} | {r.shape} | {r.tflops:.2f} | {pct_ref}{ref_name} "
+            f"| {lv.id} | {r.precision} | {r.shape} | {r.tflops:.2f}{mark} | {pct_ref}{ref_name} "
             f"| {_fmt(store.pct_of_peak(r), '.1f', '%')} "
-            f"| {'yes' if r.verified else 'NO'} |")
+            f"| {energy_text(r.energy_j)}{mark if r.energy_j is not None else ''} "
+            f"| {gflop_per_j_text(r.gflop_per_j)}{mark if r.gflop_per_j is not None else ''} "
+            f"| {held} | {'yes' if r.verified else 'NO'} |")
+    if throttled_any:
+        lines += ["", f"{THROTTLE_MARK}: NVML saw clock-event reasons (GpuIdle not counted) "
+                  "during the run, so its numbers were measured at reduced clocks."]
     errors = [m for m in store.messages if m.is_error]
     if errors:
         lines += ["", "## Errors", ""]

@@ -15,6 +15,17 @@ from typing import Any, Protocol
 import numpy as np
 
 from gemmscope.app.core.levels import LevelInfo, catalog_from_header, reference_id
+from gemmscope.app.core.shape import Shape, shape_of
+from gemmscope.app.core.telemetry import (
+    TELEMETRY_FIELDS,
+    RunEnd,
+    RunWindow,
+    RunWindows,
+    TelemetryBuffer,
+)
+
+TELEMETRY_UNAVAILABLE = "telemetry unavailable"  # how the runner's info message begins
+__all__ = ["TELEMETRY_FIELDS", "RunWindow", "Shape", "TelemetryBuffer"]
 
 
 class EventSink(Protocol):
@@ -31,16 +42,6 @@ class Change(StrEnum):
     MESSAGES = "messages"  # errors and info messages
     RUN = "run"  # a run started or finished
     TELEMETRY = "telemetry"  # NVML samples
-
-
-@dataclass(frozen=True, slots=True)
-class Shape:
-    M: int
-    N: int
-    K: int
-
-    def __str__(self) -> str:
-        return f"{self.M}×{self.N}×{self.K}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,11 @@ class Result:
     regs: int | None = None
     smem_bytes: int | None = None
     sm_clock_mhz_avg: float | None = None
-    throttled: tuple[str, ...] = ()
+    sm_clock_mhz_min: float | None = None
+    energy_j: float | None = None  # per GEMM
+    avg_power_w: float | None = None
+    gflop_per_j: float | None = None
+    throttled: tuple[str, ...] = ()  # clock-event reasons seen during the run
 
     @classmethod
     def from_event(cls, ev: dict[str, Any], precision: str) -> Result:
@@ -81,6 +86,9 @@ class Result:
             variant=ev.get("variant") if isinstance(ev.get("variant"), str) else None,
             regs=_int(ev.get("regs")), smem_bytes=_int(ev.get("smem_bytes")),
             sm_clock_mhz_avg=_num(ev.get("sm_clock_mhz_avg")),
+            sm_clock_mhz_min=_num(ev.get("sm_clock_mhz_min")),
+            energy_j=_num(ev.get("energy_j")), avg_power_w=_num(ev.get("avg_power_w")),
+            gflop_per_j=_num(ev.get("gflop_per_j")),
             throttled=tuple(str(x) for x in ev.get("throttled") or ()))
 
 
@@ -106,18 +114,15 @@ class Message:
 
 
 def _num(value: Any) -> float | None:
-    return None if value is None or isinstance(value, bool) else float(value)
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok else None
 
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _shape_of(ev: dict[str, Any]) -> Shape | None:
-    dims = [ev.get(k) for k in ("M", "N", "K")]
-    if all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
-        return Shape(*dims)
-    return None
+_shape_of = shape_of
 
 
 class RepeatStream:
@@ -153,42 +158,6 @@ class RepeatStream:
         return self._i[order], self._tflops[order]
 
 
-TELEMETRY_FIELDS = ("sm_clock_mhz", "power_w", "temp_c", "mem_clock_mhz")
-
-
-class TelemetryBuffer:
-    """NVML samples in fixed numpy buffers (a ring once full); a missing field is NaN."""
-
-    def __init__(self, capacity: int = 20_000):
-        self.capacity = capacity
-        self._t = np.zeros(capacity)
-        self._fields = {name: np.full(capacity, np.nan) for name in TELEMETRY_FIELDS}
-        self.count = 0
-        self.reasons_seen: dict[str, int] = {}  # clock-event reason -> samples it was in
-
-    def append(self, ev: dict[str, Any]) -> None:
-        slot = self.count % self.capacity
-        self._t[slot] = float(ev["t"])
-        for name, arr in self._fields.items():
-            value = ev.get(name)
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-            arr[slot] = float(value) if ok else np.nan
-        for reason in ev.get("reasons") or ():
-            if reason != "GpuIdle":
-                self.reasons_seen[str(reason)] = self.reasons_seen.get(str(reason), 0) + 1
-        self.count += 1
-
-    def arrays(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """(t, values of ``name``) in arrival order; copies."""
-        n = min(self.count, self.capacity)
-        if self.count <= self.capacity:
-            order: Any = slice(0, n)
-        else:
-            start = self.count % self.capacity
-            order = np.r_[start:self.capacity, 0:start]
-        return self._t[order].copy(), self._fields[name][order].copy()
-
-
 class SessionStore:
     """State of one session (live or replayed). Feed it events; views read it."""
 
@@ -207,6 +176,10 @@ class SessionStore:
         self.messages: list[Message] = []
         self.stream = RepeatStream()
         self.telemetry = TelemetryBuffer()
+        self.runs = RunWindows()
+        self.telemetry_note: str | None = None  # "telemetry unavailable: ..." from an info
+        self.t_offset_s = 0.0  # added to t after a runner restart (timeline joined)
+        self.last_t_s = 0.0  # latest session time seen
         self.running: dict[str, Any] | None = None  # the run_start of the run in progress
         self.event_count = 0
         self.restarts = 0  # later session headers: the runner was restarted
@@ -216,6 +189,12 @@ class SessionStore:
     def handle(self, event: dict[str, Any]) -> None:
         self.event_count += 1
         kind = event["type"]
+        if kind == "session" and self.header is not None:
+            self.runs.abandon(self.last_t_s)
+            self.t_offset_s = self.last_t_s  # the new runner's t starts from zero
+        t = event.get("t")
+        if isinstance(t, int | float) and not isinstance(t, bool):
+            self.last_t_s = max(self.last_t_s, self.t_offset_s + float(t))
         handler = getattr(self, f"_on_{kind}", None)
         if handler is not None:
             handler(event)
@@ -229,8 +208,14 @@ class SessionStore:
         self.running = None
         self._changes.update((Change.HEADER, Change.LADDER, Change.RUN))
 
+    def session_t(self, ev: dict[str, Any]) -> float:
+        """The event's time on the session's timeline (runner restarts joined)."""
+        return self.t_offset_s + float(ev["t"])
+
     def _on_run_start(self, ev: dict[str, Any]) -> None:
         self.running = ev
+        self.runs.start(ev, self.session_t(ev))
+        self._changes.add(Change.TELEMETRY)
         self.stream.reset(ev["level"], _shape_of(ev), int(ev["repeats"]))
         self._changes.update((Change.STREAM, Change.RUN))
 
@@ -246,6 +231,8 @@ class SessionStore:
         precision = level.precision if level is not None else "?"
         r = Result.from_event(ev, precision)
         self.results.append(r)
+        if self.runs.finish(ev, self.session_t(ev), RunEnd.RESULT):
+            self._changes.add(Change.TELEMETRY)
         # indexes, so views read the latest numbers without scanning every result
         self._latest[r.level] = r
         self._latest_at[(r.level, r.shape)] = r
@@ -259,22 +246,40 @@ class SessionStore:
         self.messages.append(Message(ev["kind"], ev["message"], ev.get("level"),
                                      _shape_of(ev), float(ev["t"]), True))
         self._changes.add(Change.MESSAGES)
+        if self.runs.finish(ev, self.session_t(ev), RunEnd.ERROR):
+            self._changes.add(Change.TELEMETRY)
 
     def _on_info(self, ev: dict[str, Any]) -> None:
         self.messages.append(Message("info", ev["message"], ev.get("level"), _shape_of(ev),
                                      float(ev["t"]), False))
         self._changes.add(Change.MESSAGES)
+        if str(ev["message"]).startswith(TELEMETRY_UNAVAILABLE):
+            self.telemetry_note = str(ev["message"])
+            self._changes.add(Change.TELEMETRY)
+        if "id" in ev and self.runs.finish(ev, self.session_t(ev), RunEnd.STOPPED):
+            self._changes.add(Change.TELEMETRY)  # a run stopped by the user
 
     def _on_telemetry(self, ev: dict[str, Any]) -> None:
-        self.telemetry.append(ev)
+        self.telemetry.append(ev, self.session_t(ev))
         self._changes.add(Change.TELEMETRY)
 
     def telemetry_status(self) -> tuple[bool, str]:
-        """(available, reason) from the header's ``telemetry`` entry."""
+        """(available, reason): the header's ``telemetry`` entry, or the runner's
+        "telemetry unavailable: <reason>" message, whichever says it is unavailable."""
+        if self.telemetry_note is not None:
+            return False, self.telemetry_note[len(TELEMETRY_UNAVAILABLE):].strip(" :")
         info = (self.header or {}).get("telemetry")
         if not isinstance(info, dict):
             return self.telemetry.count > 0, "the recording says nothing about telemetry"
         return bool(info.get("available")), str(info.get("reason") or "")
+
+    def run_windows(self) -> list[RunWindow]:
+        """Every run's window on the session timeline; a run in progress ends now."""
+        return self.runs.all(self.last_t_s)
+
+    def sm_clock_max_mhz(self) -> float | None:
+        device = (self.header or {}).get("device")
+        return _num(device.get("sm_clock_max_mhz")) if isinstance(device, dict) else None
 
     def _on_done(self, ev: dict[str, Any]) -> None:
         if self.running is not None and ev.get("id") == self.running.get("id"):

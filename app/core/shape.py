@@ -1,0 +1,24 @@
+"""A GEMM's shape (M×N×K), read from any event that names one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    M: int
+    N: int
+    K: int
+
+    def __str__(self) -> str:
+        return f"{self.M}×{self.N}×{self.K}"
+
+
+def shape_of(ev: dict[str, Any]) -> Shape | None:
+    """The event's M, N, K as a Shape, or None where it has no (integer) shape."""
+    dims = [ev.get(k) for k in ("M", "N", "K")]
+    if all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+        return Shape(*dims)
+    return None
