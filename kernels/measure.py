@@ -163,15 +163,14 @@ class Bench:
             **info,
         }
         if window is not None:
-            avg_power = (energy / (times["t1"] - times["t0"])) if energy is not None else None
-            if avg_power is None:
-                avg_power = window.avg_power_w
+            avg_power, power_source = average_power(energy, times["t1"] - times["t0"], window)
             per_gemm_j = avg_power * summary["median_ms"] * 1e-3 if avg_power else None
             result.update({
                 "sm_clock_mhz_avg": window.sm_clock_mhz_avg,
                 "sm_clock_mhz_min": window.sm_clock_mhz_min,
                 "avg_power_w": avg_power, "energy_j": per_gemm_j,
                 "gflop_per_j": flops / 1e9 / per_gemm_j if per_gemm_j else None,
+                "power_source": power_source,
                 "throttled": window.throttled, "telemetry_samples": window.samples})
         return result
 
@@ -201,6 +200,25 @@ class Bench:
         if e0 is not None and e1 is not None and t1 > t0:
             res["energy_j"] = e1 - e0
         return res
+
+
+# The energy counter advances in coarse steps: over a short window it reads 0 or a whole
+# step (seen on the H200: 0 J, or the equivalent of 997 W against a 700 W limit).
+ENERGY_COUNTER_MIN_S = 1.0
+
+
+def average_power(energy_j: float | None, window_s: float,
+                  window: Any) -> tuple[float | None, str | None]:
+    """Average power over the timed repeats, and where it came from.
+
+    The energy counter over windows of a second or more; otherwise the mean of the
+    instantaneous power samples in the window; otherwise unknown (None, None).
+    """
+    if energy_j is not None and energy_j > 0 and window_s >= ENERGY_COUNTER_MIN_S:
+        return energy_j / window_s, "energy_counter"
+    if window.avg_power_w is not None:
+        return window.avg_power_w, "power_samples"
+    return None, None
 
 
 def _energy(nvml: Any) -> float | None:

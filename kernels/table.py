@@ -8,7 +8,7 @@ from typing import Any
 from gemmscope.kernels import registry
 
 COLUMNS = ("level", "shape", "prec", "median ms", "TFLOPS", "% cuBLAS", "% peak", "rel err",
-           "ok", "SM MHz", "notes")
+           "ok", "SM MHz", "J/GEMM", "GFLOP/J", "notes")
 
 
 def _fmt(v: Any, spec: str) -> str:
@@ -32,6 +32,7 @@ def rows(results: Iterable[dict[str, Any]]) -> list[list[str]]:
             "-" if pct_ref is None else f"{pct_ref:.1f} ({ref.removeprefix('cublas_')})",
             _fmt(r.get("pct_of_peak"), ".1f"), _fmt(r.get("rel_err"), ".1e"),
             "yes" if r["verified"] else "NO", _fmt(r.get("sm_clock_mhz_avg"), ".0f"),
+            _fmt(r.get("energy_j"), ".3g"), _fmt(r.get("gflop_per_j"), ".0f"),
             "; ".join(notes)])
     return out
 
@@ -44,7 +45,7 @@ def render(results: Iterable[dict[str, Any]], markdown: bool = False) -> str:
         return "\n".join(lines)
     widths = [max(len(c), *(len(r[i]) for r in body)) if body else len(c)
               for i, c in enumerate(COLUMNS)]
-    right = {3, 4, 5, 6, 7, 9}
+    right = {3, 4, 5, 6, 7, 9, 10, 11}
 
     def line(cells: list[str] | tuple[str, ...]) -> str:
         return "  ".join(c.rjust(w) if i in right else c.ljust(w)

@@ -82,7 +82,8 @@ def _session(tmp_path):
         {"type": "result", "t": 2.0, "level": "naive", "M": 64, "N": 64, "K": 64,
          "dtype": "fp32", "precision": "fp32", "median_ms": 1.0, "tflops": 1.0,
          "verified": False, "rel_err": 0.5, "repeats": 5, "reference": "cublas_fp32",
-         "reference_tflops": 2.0, "pct_of_reference": 50.0, "throttled": ["SwPowerCap"]},
+         "reference_tflops": 2.0, "pct_of_reference": 50.0, "throttled": ["SwPowerCap"],
+         "energy_j": 0.25, "gflop_per_j": 2.1},
         {"type": "error", "t": 3.0, "kind": "timeout", "message": "stopped answering",
          "level": "wmma", "M": 64, "N": 64, "K": 64},
     ]
@@ -99,6 +100,7 @@ def test_report_prints_the_table(tmp_path):
     naive = next(line for line in text.splitlines() if line.startswith("naive"))
     assert "64x64x64" in naive and "50.0 (fp32)" in naive and "NO" in naive
     assert "throttled: SwPowerCap" in naive
+    assert " 0.25 " in naive and " 2 " in naive  # J per GEMM and GFLOP/J
     assert "error [timeout] wmma 64 64 64: stopped answering" in text
 
 
