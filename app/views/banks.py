@@ -9,60 +9,33 @@ the wavefronts are served one after another (cells not yet served are dimmed).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSpinBox, QWidget
 
-from gemmscope.app.views.playback import AnimatedCanvas, ViewPanel
+from gemmscope.app.views.playback import ViewPanel, WarpAccessCanvas
 from gemmscope.app.views.theme import THEME
-from gemmscope.kernels.models import model_for
 from gemmscope.kernels.models.banks import (
     N_BANKS,
     BankReport,
     bank_cells,
     wavefront_index,
 )
-from gemmscope.kernels.models.level_model import LevelModel, Op, WarpAccess
+from gemmscope.kernels.models.level_model import Op, WarpAccess
 from gemmscope.kernels.models.relayout import RelayoutError, relayout
 from gemmscope.kernels.models.swizzle import IDENTITY, Swizzle
 
 WIDTH_NAMES = {1: "8-bit", 2: "16-bit", 4: "32-bit", 8: "64-bit", 16: "128-bit"}
 
 
-class BanksCanvas(AnimatedCanvas):
-    laneSelected = Signal(int)
-    accessesChanged = Signal()
-
+class BanksCanvas(WarpAccessCanvas):
     def __init__(self, level_id: str = "register_2d", parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setMinimumSize(640, 360)
-        self.level_id = level_id
-        self.model: LevelModel = model_for(level_id)
-        self.warp = 0
-        self.k_step = 0
+        super().__init__(level_id, parent)
         self.extra_pad = 0
         self.swizzle: Swizzle = IDENTITY
-        self.selected_lane: int | None = None
         self.errors: dict[int, str] = {}  # instruction index -> why it was not re-placed
-        self.accesses: list[WarpAccess] = []
         self._report: BankReport | None = None
         self._cells: dict[tuple[int, int, int], list[int]] = {}
-        self._reload()
-
-    # -- state ----------------------------------------------------------------------
-    def set_level(self, level_id: str) -> None:
-        self.model = model_for(level_id)
-        self.level_id = level_id
-        self.warp = min(self.warp, self.model.warps - 1)
-        self._reload()
-        self.restart()
-
-    def set_warp(self, warp: int) -> None:
-        self.warp = max(0, min(int(warp), self.model.warps - 1))
-        self._reload()
-
-    def set_k_step(self, k_step: int) -> None:
-        self.k_step = max(0, int(k_step))
         self._reload()
 
     def set_padding(self, extra_elems: int) -> None:
@@ -73,12 +46,6 @@ class BanksCanvas(AnimatedCanvas):
         self.swizzle = swizzle
         self._reload()
 
-    def n_steps(self) -> int:
-        return max(1, len(self.accesses))
-
-    def current(self) -> WarpAccess | None:
-        return self.accesses[self.step] if self.accesses else None
-
     @property
     def layout_error(self) -> str | None:
         """Why the shown instruction keeps its layout (padding/swizzle would break it)."""
@@ -87,36 +54,23 @@ class BanksCanvas(AnimatedCanvas):
     def report(self) -> BankReport | None:
         return self._report
 
-    def _reload(self) -> None:
+    def _load(self) -> list[WarpAccess]:
         base = self.model.shared_accesses(self.warp, self.k_step)
         arrays = self.model.smem_arrays()
         self.errors = {}
-        self.accesses = []
+        accesses = []
         for i, acc in enumerate(base):
             try:
-                self.accesses.append(relayout(acc, arrays, self.extra_pad, self.swizzle))
+                accesses.append(relayout(acc, arrays, self.extra_pad, self.swizzle))
             except RelayoutError as exc:  # this one stays as the level has it
                 self.errors[i] = str(exc)
-                self.accesses.append(acc)
-        if self.step >= len(self.accesses):
-            self._step = 0
-        self._analyse()
-        self.accessesChanged.emit()
+                accesses.append(acc)
+        return accesses
 
     def _analyse(self) -> None:
         acc = self.current()
         self._report = None if acc is None else acc.banks()
         self._cells = {} if self._report is None else bank_cells(self._report)
-        self.update()
-
-    def set_step(self, step: int) -> None:
-        super().set_step(step)
-        self._analyse()
-
-    def select_lane(self, lane: int | None) -> None:
-        self.selected_lane = lane
-        if lane is not None:
-            self.laneSelected.emit(lane)
         self.update()
 
     def bank_state(self, bank: int) -> str:

@@ -7,83 +7,37 @@ the stores of C); within a step the lanes' requests appear one after another.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
 
-from gemmscope.app.views.playback import AnimatedCanvas, ViewPanel
+from gemmscope.app.views.playback import ViewPanel, WarpAccessCanvas
 from gemmscope.app.views.theme import THEME
-from gemmscope.kernels.models import model_for
 from gemmscope.kernels.models.coalescing import SECTOR_BYTES, SectorReport
-from gemmscope.kernels.models.level_model import LevelModel, WarpAccess
+from gemmscope.kernels.models.level_model import WarpAccess
 
 WORDS_PER_SECTOR = SECTOR_BYTES // 4
 SECTORS_PER_ROW = 8
 
 
-class CoalescingCanvas(AnimatedCanvas):
-    laneSelected = Signal(int)
-    accessesChanged = Signal()
-
+class CoalescingCanvas(WarpAccessCanvas):
     def __init__(self, level_id: str = "naive", parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setMinimumSize(640, 360)
-        self.level_id = level_id
-        self.model: LevelModel = model_for(level_id)
+        super().__init__(level_id, parent)
         self.shape = (1024, 1024, 1024)
-        self.warp = 0
-        self.k_step = 0
-        self.selected_lane: int | None = None
-        self.accesses: list[WarpAccess] = []
         self._report: SectorReport | None = None
         self._reload()
-
-    def set_level(self, level_id: str) -> None:
-        self.model = model_for(level_id)
-        self.level_id = level_id
-        self.warp = min(self.warp, self.model.warps - 1)
-        self._reload()
-        self.restart()
-
-    def set_warp(self, warp: int) -> None:
-        self.warp = max(0, min(int(warp), self.model.warps - 1))
-        self._reload()
-
-    def set_k_step(self, k_step: int) -> None:
-        self.k_step = max(0, int(k_step))
-        self._reload()
-
-    def n_steps(self) -> int:
-        return max(1, len(self.accesses))
-
-    def current(self) -> WarpAccess | None:
-        return self.accesses[self.step] if self.accesses else None
 
     def report(self) -> SectorReport | None:
         return self._report
 
-    def _reload(self) -> None:
+    def _load(self) -> list[WarpAccess]:
         M, N, K = self.shape
-        self.accesses = (self.model.global_accesses(self.warp, self.k_step, M, N, K)
-                         + self.model.store_accesses(self.warp, M, N))
-        if self.step >= len(self.accesses):
-            self._step = 0
-        self._analyse()
-        self.accessesChanged.emit()
+        return (self.model.global_accesses(self.warp, self.k_step, M, N, K)
+                + self.model.store_accesses(self.warp, M, N))
 
     def _analyse(self) -> None:
         acc = self.current()
         self._report = None if acc is None else acc.sectors()
-        self.update()
-
-    def set_step(self, step: int) -> None:
-        super().set_step(step)
-        self._analyse()
-
-    def select_lane(self, lane: int | None) -> None:
-        self.selected_lane = lane
-        if lane is not None:
-            self.laneSelected.emit(lane)
         self.update()
 
     # -- geometry -------------------------------------------------------------------

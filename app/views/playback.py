@@ -29,6 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from gemmscope.app.views.theme import THEME
+from gemmscope.kernels.models import model_for
+from gemmscope.kernels.models.level_model import LevelModel, WarpAccess
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
 STEP_MS = 900  # one step at 1x
@@ -272,3 +274,67 @@ class ViewPanel(QWidget):
             font.setPointSize(pt)
             self.canvas.setFont(font)
             self.canvas.update()
+
+
+class WarpAccessCanvas(AnimatedCanvas):
+    """A canvas that steps through one warp's memory instructions of a level (banks and
+    coalescing views): the level, warp and K step are chosen here; a subclass says which
+    accesses to load (:meth:`_load`) and what to compute for the shown one (:meth:`_analyse`).
+    """
+
+    laneSelected = Signal(int)
+    accessesChanged = Signal()
+
+    def __init__(self, level_id: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumSize(640, 360)
+        self.level_id = level_id
+        self.model: LevelModel = model_for(level_id)
+        self.warp = 0
+        self.k_step = 0
+        self.selected_lane: int | None = None
+        self.accesses: list[WarpAccess] = []
+
+    def set_level(self, level_id: str) -> None:
+        self.model = model_for(level_id)
+        self.level_id = level_id
+        self.warp = min(self.warp, self.model.warps - 1)
+        self._reload()
+        self.restart()
+
+    def set_warp(self, warp: int) -> None:
+        self.warp = max(0, min(int(warp), self.model.warps - 1))
+        self._reload()
+
+    def set_k_step(self, k_step: int) -> None:
+        self.k_step = max(0, int(k_step))
+        self._reload()
+
+    def n_steps(self) -> int:
+        return max(1, len(self.accesses))
+
+    def current(self) -> WarpAccess | None:
+        return self.accesses[self.step] if self.accesses else None
+
+    def _load(self) -> list[WarpAccess]:
+        raise NotImplementedError
+
+    def _analyse(self) -> None:
+        raise NotImplementedError
+
+    def _reload(self) -> None:
+        self.accesses = self._load()
+        if self.step >= len(self.accesses):
+            self._step = 0
+        self._analyse()
+        self.accessesChanged.emit()
+
+    def set_step(self, step: int) -> None:
+        super().set_step(step)
+        self._analyse()
+
+    def select_lane(self, lane: int | None) -> None:
+        self.selected_lane = lane
+        if lane is not None:
+            self.laneSelected.emit(lane)
+        self.update()
