@@ -14,11 +14,10 @@ import json
 import sys
 from typing import Any
 
-import numpy as np
-
-from gemmscope.kernels import build, registry
+from gemmscope.kernels import registry
 from gemmscope.kernels.gpu import require_cupy
-from gemmscope.kernels.registry import TOLERANCE, Kind, Precision
+from gemmscope.kernels.measure import level_launcher, random_inputs, relative_error
+from gemmscope.kernels.registry import TOLERANCE, Kind
 
 
 def run_once(level_id: str, M: int, N: int, K: int, params: dict[str, int] | None = None,
@@ -27,23 +26,18 @@ def run_once(level_id: str, M: int, N: int, K: int, params: dict[str, int] | Non
     level = registry.get(level_id)
     if level.kind is not Kind.LEVEL:
         raise ValueError(f"{level_id} is a reference, not a level")
-    a = cp.random.random((M, K), dtype=cp.float32) * 2 - 1
-    b = cp.random.random((K, N), dtype=cp.float32) * 2 - 1
-    if level.precision is Precision.FP16:
-        a, b = a.astype(cp.float16), b.astype(cp.float16)
-    c = cp.full((M, N), cp.nan, dtype=cp.float32)
-    built = build.compile_level(level, params)
-    vec = level.use_vector_path(M, N, K)
-    args = (np.int32(M), np.int32(N), np.int32(K), a, b, c)
+    if params:
+        level = level.with_params(params)
+    a, b, c = random_inputs(level, M, N, K)
+    c.fill(cp.nan)
+    launch, info = level_launcher(level, a, b, c, params and level.params)
     for _ in range(launches):
-        built.kernels[vec](level.grid(M, N), (*level.threads, 1), args,
-                           shared_mem=level.dyn_smem_bytes(built.params))
+        launch()
     cp.cuda.runtime.deviceSynchronize()
-    ref = a.astype(cp.float64) @ b.astype(cp.float64)
-    err = float(cp.linalg.norm(c.astype(cp.float64) - ref) / cp.linalg.norm(ref))
-    return {"level": level_id, "M": M, "N": N, "K": K, "variant": "vector" if vec else "scalar",
-            "rel_err": err, "verified": err <= TOLERANCE[level.precision],
-            "kernel": built.kernels[vec].name if hasattr(built.kernels[vec], "name") else None}
+    err, has_nan = relative_error(a, b, c)
+    return {"level": level_id, "M": M, "N": N, "K": K, "variant": info["variant"],
+            "rel_err": err, "verified": not has_nan and err <= TOLERANCE[level.precision],
+            "kernel": info["kernel"]}
 
 
 def main(argv: list[str] | None = None) -> int:

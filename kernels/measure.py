@@ -61,6 +61,51 @@ class Timing:
                 "q1_ms": q[0], "q3_ms": q[2]}
 
 
+def random_inputs(level: Level, M: int, N: int, K: int) -> tuple[Any, Any, Any]:
+    """Fresh uniform(-1, 1) A and B in the level's input precision, and an empty C."""
+    cp = require_cupy()
+    a = cp.random.random((M, K), dtype=cp.float32) * 2 - 1
+    b = cp.random.random((K, N), dtype=cp.float32) * 2 - 1
+    if level.precision is Precision.FP16:
+        a, b = a.astype(cp.float16), b.astype(cp.float16)
+    c_dtype = cp.float16 if level.id == "cublas_fp16" else cp.float32
+    return a, b, cp.empty((M, N), dtype=c_dtype)
+
+
+def relative_error(a: Any, b: Any, c: Any) -> tuple[float, bool]:
+    """(||C - A B|| / ||A B|| against float64 of the same values, whether C holds a NaN)."""
+    cp = require_cupy()
+    ref = cp.matmul(a.astype(cp.float64), b.astype(cp.float64))
+    diff_norm = float(cp.linalg.norm(c.astype(cp.float64) - ref))
+    ref_norm = float(cp.linalg.norm(ref))
+    err = diff_norm / ref_norm if ref_norm > 0 else diff_norm
+    return err, bool(cp.isnan(c).any())
+
+
+def level_launcher(level: Level, a: Any, b: Any, c: Any, params: dict[str, int] | None = None
+                   ) -> tuple[Callable[[], None], dict[str, Any]]:
+    """Compile the level (both variants) and return a launch of the one this shape uses,
+    with the kernel's variant and resources."""
+    M, K = a.shape
+    N = b.shape[1]
+    built = build.compile_level(level, params)
+    vec = level.use_vector_path(M, N, K)
+    kernel = built.kernels[vec]
+    grid = level.grid(M, N)
+    block = (*level.threads, 1)
+    smem = level.dyn_smem_bytes(built.params)
+    args = (np.int32(M), np.int32(N), np.int32(K), a, b, c)
+
+    def run_level() -> None:
+        kernel(grid, block, args, shared_mem=smem)
+
+    info = {"variant": "vector" if vec else "scalar", "threads": block[0] * block[1],
+            **built.attributes(vec)}
+    info["smem_bytes"] += smem
+    info["kernel"] = getattr(kernel, "name", None)
+    return run_level, info
+
+
 class Bench:
     """Runs levels on the current device. One instance per runner process."""
 
@@ -72,51 +117,24 @@ class Bench:
         self._flush_buf = self.cp.empty(max(device.l2_bytes * 2, 1 << 20) // 4, self.cp.float32)
         self._stream = self.cp.cuda.Stream(non_blocking=True)
 
-    # ------------------------------------------------------------------ inputs
-    def _inputs(self, level: Level, M: int, N: int, K: int) -> tuple[Any, Any, Any]:
-        cp = self.cp
-        a = cp.random.random((M, K), dtype=cp.float32) * 2 - 1
-        b = cp.random.random((K, N), dtype=cp.float32) * 2 - 1
-        if level.precision is Precision.FP16:
-            a, b = a.astype(cp.float16), b.astype(cp.float16)
-        c_dtype = cp.float16 if level.id == "cublas_fp16" else cp.float32
-        c = cp.empty((M, N), dtype=c_dtype)
-        return a, b, c
-
     def _launcher(self, level: Level, a: Any, b: Any, c: Any,
                   params: dict[str, int] | None) -> tuple[Callable[[], None], dict[str, Any]]:
+        if level.kind is not Kind.REFERENCE:
+            return level_launcher(level, a, b, c, params)
         cp = self.cp
-        M, K = a.shape
-        N = b.shape[1]
-        if level.kind is Kind.REFERENCE:
-            compute = CUBLAS_COMPUTE_TF32 if level.precision is Precision.TF32 else None
+        compute = CUBLAS_COMPUTE_TF32 if level.precision is Precision.TF32 else None
 
-            def run_ref() -> None:
-                if compute is None:
-                    cp.matmul(a, b, out=c)
-                    return
-                cp._core.set_compute_type(cp.float32, compute)
-                try:
-                    cp.matmul(a, b, out=c)
-                finally:
-                    cp._core.set_compute_type(cp.float32, CUBLAS_COMPUTE_DEFAULT)
+        def run_ref() -> None:
+            if compute is None:
+                cp.matmul(a, b, out=c)
+                return
+            cp._core.set_compute_type(cp.float32, compute)
+            try:
+                cp.matmul(a, b, out=c)
+            finally:
+                cp._core.set_compute_type(cp.float32, CUBLAS_COMPUTE_DEFAULT)
 
-            return run_ref, {"variant": "cublas"}
-        built = build.compile_level(level, params)
-        vec = level.use_vector_path(M, N, K)
-        kernel = built.kernels[vec]
-        grid = level.grid(M, N)
-        block = (*level.threads, 1)
-        smem = level.dyn_smem_bytes(built.params)
-        args = (np.int32(M), np.int32(N), np.int32(K), a, b, c)
-
-        def run_level() -> None:
-            kernel(grid, block, args, shared_mem=smem)
-
-        info = {"variant": "vector" if vec else "scalar",
-                "threads": block[0] * block[1], **built.attributes(vec)}
-        info["smem_bytes"] += smem
-        return run_level, info
+        return run_ref, {"variant": "cublas"}
 
     # ------------------------------------------------------------------ a run
     def run(self, level: Level, M: int, N: int, K: int, repeats: int = 20, warmup: int = 3,
@@ -130,18 +148,12 @@ class Bench:
                           f"{level.id} and its float64 check; {free / 2**30:.1f} GiB are free",
                           "out_of_memory")
         with self._stream:
-            a, b, c = self._inputs(level, M, N, K)
+            a, b, c = random_inputs(level, M, N, K)
             launch, info = self._launcher(level, a, b, c, params)
             # verification: poisoned C, fresh inputs, float64 reference of the same values
             c.fill(cp.nan)
             launch()
-            ref = cp.matmul(a.astype(cp.float64), b.astype(cp.float64))
-            diff = c.astype(cp.float64) - ref
-            ref_norm = float(cp.linalg.norm(ref))
-            err = float(cp.linalg.norm(diff)) / ref_norm if ref_norm > 0 else float(
-                cp.linalg.norm(diff))
-            has_nan = bool(cp.isnan(c).any())
-            del ref, diff
+            err, has_nan = relative_error(a, b, c)
             for _ in range(warmup):
                 launch()
             self._stream.synchronize()
