@@ -24,7 +24,6 @@ import numpy as np
 
 from gemmscope.kernels.models.level_model import (
     LANES,
-    LevelModel,
     Op,
     SmemArray,
     Space,
@@ -32,34 +31,18 @@ from gemmscope.kernels.models.level_model import (
     global_access,
     lanes_of,
 )
+from gemmscope.kernels.models.wmma import TensorCoreTiles
 
 CHUNK_HALVES = 8
 
 
-class MmaSync(LevelModel):
+class MmaSync(TensorCoreTiles):
     level_id = "mma_sync"
     defaults: ClassVar[dict[str, int]] = {"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64,
                                           "STAGES": 3, "SWZ": 1}
-    elem_bytes = 2
     notes = ("ldmatrix addresses are written out in the source, and the chunk ^ row % 8 "
              "swizzle makes every ldmatrix phase and every cp.async conflict-free; switch the "
              "XOR swizzle on with B = 0 to see the plain layout (8-way).")
-
-    def setup(self, p: dict[str, int]) -> None:
-        self.bm, self.bn, self.bk = p["BM"], p["BN"], p["BK"]
-        self.wm, self.wn = p["WM"], p["WN"]
-        self.stages = p["STAGES"]
-        self.warps_n = self.bn // self.wn
-        self.threads = (self.bm // self.wm) * self.warps_n * 32
-
-    def caveat(self) -> str:
-        if self.vector_path:
-            return ""
-        return ("K or N is not a multiple of 8: the kernel stages tiles with element-wise "
-                "stores, which the model does not cover; its counts are the cp.async path's")
-
-    def warp_origin(self, warp: int) -> tuple[int, int]:
-        return (warp // self.warps_n) * self.wm, (warp % self.warps_n) * self.wn
 
     def thread_outputs(self, tid: int) -> np.ndarray:
         """m16n8 accumulator layout: c0, c1 at row lane/4, columns 2 (lane % 4) + {0, 1};

@@ -34,15 +34,11 @@ PAD = 8  # halves of padding per row
 CHUNK = 8  # halves per 16-byte cp.async
 
 
-class Wmma(LevelModel):
-    level_id = "wmma"
-    defaults: ClassVar[dict[str, int]] = {"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32,
-                                          "STAGES": 3}
+class TensorCoreTiles(LevelModel):
+    """What the Tensor Core levels (wmma, mma_sync) share: a BM x BN block tile cut into
+    WM x WN warp tiles, FP16 elements, and a cp.async path the model covers."""
+
     elem_bytes = 2
-    exact = False
-    notes = ("Fragment loads are ldmatrix.x4 (LDSM.16.M88.4 for A, .MT88.4 for B in the "
-             "SASS); the order of the four 8x8 matrices is assumed. cp.async writes are "
-             "reported apart from st.")
 
     def setup(self, p: dict[str, int]) -> None:
         self.bm, self.bn, self.bk = p["BM"], p["BN"], p["BK"]
@@ -59,6 +55,16 @@ class Wmma(LevelModel):
 
     def warp_origin(self, warp: int) -> tuple[int, int]:
         return (warp // self.warps_n) * self.wm, (warp % self.warps_n) * self.wn
+
+
+class Wmma(TensorCoreTiles):
+    level_id = "wmma"
+    defaults: ClassVar[dict[str, int]] = {"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32,
+                                          "STAGES": 3}
+    exact = False
+    notes = ("Fragment loads are ldmatrix.x4 (LDSM.16.M88.4 for A, .MT88.4 for B in the "
+             "SASS); the order of the four 8x8 matrices is assumed. cp.async writes are "
+             "reported apart from st.")
 
     def thread_outputs(self, tid: int) -> np.ndarray:
         """The warp's whole 64x32 tile: fragments are held by the warp collectively."""
