@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
-from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QSpinBox, QWidget
 
-from gemmscope.app.views.playback import ViewPanel, WarpAccessCanvas
+from gemmscope.app.views.playback import WarpAccessCanvas, WarpAccessView
 from gemmscope.app.views.theme import THEME
 from gemmscope.kernels.models.banks import (
     N_BANKS,
@@ -223,43 +223,25 @@ class BanksCanvas(WarpAccessCanvas):
         super().mousePressEvent(event)
 
 
-class BanksView(ViewPanel):
+class BanksView(WarpAccessView):
     def __init__(self, level_id: str = "register_2d", parent: QWidget | None = None) -> None:
+        pad_check, pad_box = QCheckBox("pad rows by"), QSpinBox()
+        swizzle_check = QCheckBox("XOR swizzle B,M,S")
+        swz_boxes = [QSpinBox() for _ in range(3)]
         canvas = BanksCanvas(level_id)
-        super().__init__(canvas, parent)
-        self.instruction_box = QComboBox()
-        self.instruction_box.setMinimumContentsLength(30)
-        self.warp_box = QSpinBox()
-        self.k_box = QSpinBox()
-        self.k_box.setRange(0, 15)
-        for box in (self.warp_box, self.k_box):
-            box.setMinimumWidth(64)
-        self.pad_check = QCheckBox("pad rows by")
-        self.pad_box = QSpinBox()
+        super().__init__(canvas, [pad_check, pad_box, swizzle_check, *swz_boxes], parent)
+        self.pad_check, self.pad_box = pad_check, pad_box
+        self.swizzle_check, self.swz_boxes = swizzle_check, swz_boxes
         self.pad_box.setRange(1, 32)
         self.pad_box.setValue(1)
-        self.swizzle_check = QCheckBox("XOR swizzle B,M,S")
-        self.swz_boxes = [QSpinBox() for _ in range(3)]
         for box, value in zip(self.swz_boxes, (3, 2, 3), strict=True):
             box.setRange(0, 12)
             box.setValue(value)
-        widgets: list[QWidget] = [QLabel("instruction"), self.instruction_box, QLabel("warp"),
-                                  self.warp_box, QLabel("K step"), self.k_box,
-                                  self.pad_check, self.pad_box, self.swizzle_check,
-                                  *self.swz_boxes]
-        for w in widgets:
-            self.options.addWidget(w)
-        self.options.addStretch(1)
-        self.instruction_box.currentIndexChanged.connect(self._on_instruction)
-        self.warp_box.valueChanged.connect(canvas.set_warp)
-        self.k_box.valueChanged.connect(canvas.set_k_step)
         self.pad_check.toggled.connect(self._on_layout)
         self.pad_box.valueChanged.connect(self._on_layout)
         self.swizzle_check.toggled.connect(self._on_layout)
         for box in self.swz_boxes:
             box.valueChanged.connect(self._on_layout)
-        canvas.accessesChanged.connect(self._fill_instructions)
-        canvas.stepChanged.connect(self._follow_step)
         canvas.stepChanged.connect(self._show_message)
         self.set_level(level_id)
 
@@ -267,13 +249,6 @@ class BanksView(ViewPanel):
     def banks(self) -> BanksCanvas:
         assert isinstance(self.canvas, BanksCanvas)
         return self.canvas
-
-    def set_level(self, level_id: str) -> bool:
-        if not super().set_level(level_id):
-            return False
-        self.warp_box.setRange(0, self.banks.model.warps - 1)
-        self._fill_instructions()
-        return True
 
     def select_instruction(self, start: str) -> int:
         """Show the first instruction whose label starts with ``start``; its index."""
@@ -283,30 +258,12 @@ class BanksView(ViewPanel):
                 return i
         raise KeyError(start)
 
-    def _fill_instructions(self) -> None:
-        box = self.instruction_box
-        box.blockSignals(True)
-        box.clear()
-        for acc in self.banks.accesses:
-            box.addItem(acc.label)
-        box.setCurrentIndex(self.banks.step if self.banks.accesses else -1)
-        box.blockSignals(False)
-        self._show_message()
-        self.bar.refresh()
+    def _message(self) -> str:
+        error = self.banks.layout_error
+        return f"⚠ kept as written: {error}" if error else self.banks.model.notes
 
     def _show_message(self, *_: object) -> None:
-        error = self.banks.layout_error
-        self.message.setText(f"⚠ kept as written: {error}" if error else
-                             self.banks.model.notes)
-
-    def _on_instruction(self, index: int) -> None:
-        if index >= 0 and index != self.banks.step:
-            self.banks.set_step(index)
-
-    def _follow_step(self, step: int) -> None:
-        self.instruction_box.blockSignals(True)
-        self.instruction_box.setCurrentIndex(step)
-        self.instruction_box.blockSignals(False)
+        self.message.setText(self._message())
 
     def _on_layout(self, *_: object) -> None:
         self.banks.extra_pad = self.pad_box.value() if self.pad_check.isChecked() else 0

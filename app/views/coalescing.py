@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
-from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import QWidget
 
-from gemmscope.app.views.playback import ViewPanel, WarpAccessCanvas
+from gemmscope.app.views.playback import WarpAccessCanvas, WarpAccessView
 from gemmscope.app.views.theme import THEME
 from gemmscope.kernels.models.coalescing import SECTOR_BYTES, SectorReport
 from gemmscope.kernels.models.level_model import WarpAccess
@@ -150,56 +150,12 @@ class CoalescingCanvas(WarpAccessCanvas):
         super().mousePressEvent(event)
 
 
-class CoalescingView(ViewPanel):
+class CoalescingView(WarpAccessView):
     def __init__(self, level_id: str = "naive", parent: QWidget | None = None) -> None:
-        canvas = CoalescingCanvas(level_id)
-        super().__init__(canvas, parent)
-        self.instruction_box = QComboBox()
-        self.instruction_box.setMinimumContentsLength(30)
-        self.warp_box = QSpinBox()
-        self.k_box = QSpinBox()
-        self.k_box.setRange(0, 15)
-        for box in (self.warp_box, self.k_box):
-            box.setMinimumWidth(64)
-        for w in (QLabel("instruction"), self.instruction_box, QLabel("warp"), self.warp_box,
-                  QLabel("K step"), self.k_box):
-            self.options.addWidget(w)
-        self.options.addStretch(1)
-        self.instruction_box.currentIndexChanged.connect(self._on_instruction)
-        self.warp_box.valueChanged.connect(canvas.set_warp)
-        self.k_box.valueChanged.connect(canvas.set_k_step)
-        canvas.accessesChanged.connect(self._fill)
-        canvas.stepChanged.connect(self._follow_step)
+        super().__init__(CoalescingCanvas(level_id), [], parent)
         self.set_level(level_id)
 
     @property
     def coalescing(self) -> CoalescingCanvas:
         assert isinstance(self.canvas, CoalescingCanvas)
         return self.canvas
-
-    def set_level(self, level_id: str) -> bool:
-        if not super().set_level(level_id):
-            return False
-        self.warp_box.setRange(0, self.coalescing.model.warps - 1)
-        self._fill()
-        return True
-
-    def _fill(self) -> None:
-        box = self.instruction_box
-        box.blockSignals(True)
-        box.clear()
-        for acc in self.coalescing.accesses:
-            box.addItem(acc.label)
-        box.setCurrentIndex(self.coalescing.step if self.coalescing.accesses else -1)
-        box.blockSignals(False)
-        self.message.setText(self.coalescing.model.notes)
-        self.bar.refresh()
-
-    def _on_instruction(self, index: int) -> None:
-        if index >= 0 and index != self.coalescing.step:
-            self.coalescing.set_step(index)
-
-    def _follow_step(self, step: int) -> None:
-        self.instruction_box.blockSignals(True)
-        self.instruction_box.setCurrentIndex(step)
-        self.instruction_box.blockSignals(False)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -338,3 +339,65 @@ class WarpAccessCanvas(AnimatedCanvas):
         if lane is not None:
             self.laneSelected.emit(lane)
         self.update()
+
+
+class WarpAccessView(ViewPanel):
+    """A panel around a WarpAccessCanvas: instruction, warp and K-step pickers that follow
+    the canvas, plus whatever option widgets a subclass passes in ``extra``."""
+
+    def __init__(self, canvas: WarpAccessCanvas, extra: list[QWidget],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(canvas, parent)
+        self.instruction_box = QComboBox()
+        self.instruction_box.setMinimumContentsLength(30)
+        self.warp_box = QSpinBox()
+        self.k_box = QSpinBox()
+        self.k_box.setRange(0, 15)
+        for box in (self.warp_box, self.k_box):
+            box.setMinimumWidth(64)
+        for w in (QLabel("instruction"), self.instruction_box, QLabel("warp"), self.warp_box,
+                  QLabel("K step"), self.k_box, *extra):
+            self.options.addWidget(w)
+        self.options.addStretch(1)
+        self.instruction_box.currentIndexChanged.connect(self._on_instruction)
+        self.warp_box.valueChanged.connect(canvas.set_warp)
+        self.k_box.valueChanged.connect(canvas.set_k_step)
+        canvas.accessesChanged.connect(self._fill_instructions)
+        canvas.stepChanged.connect(self._follow_step)
+
+    @property
+    def accesses_canvas(self) -> WarpAccessCanvas:
+        assert isinstance(self.canvas, WarpAccessCanvas)
+        return self.canvas
+
+    def set_level(self, level_id: str) -> bool:
+        if not super().set_level(level_id):
+            return False
+        self.warp_box.setRange(0, self.accesses_canvas.model.warps - 1)
+        self._fill_instructions()
+        return True
+
+    def _message(self) -> str:
+        """The line under the picture (the model's notes unless a subclass says more)."""
+        return self.accesses_canvas.model.notes
+
+    def _fill_instructions(self) -> None:
+        canvas = self.accesses_canvas
+        box = self.instruction_box
+        box.blockSignals(True)
+        box.clear()
+        for acc in canvas.accesses:
+            box.addItem(acc.label)
+        box.setCurrentIndex(canvas.step if canvas.accesses else -1)
+        box.blockSignals(False)
+        self.message.setText(self._message())
+        self.bar.refresh()
+
+    def _on_instruction(self, index: int) -> None:
+        if index >= 0 and index != self.accesses_canvas.step:
+            self.accesses_canvas.set_step(index)
+
+    def _follow_step(self, step: int) -> None:
+        self.instruction_box.blockSignals(True)
+        self.instruction_box.setCurrentIndex(step)
+        self.instruction_box.blockSignals(False)
