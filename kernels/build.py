@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gemmscope.kernels.registry import COMMON_HEADER, Level, cuda_dir, source_file
+from gemmscope.kernels.registry import Level, cuda_dir, source_file
 
-_INCLUDE_COMMON = re.compile(r'^\s*#include\s+"' + re.escape(COMMON_HEADER) + r'"\s*$', re.M)
+# a local header of kernels/cuda (common.cuh, hopper.cuh), pasted in place of its #include
+_INCLUDE_LOCAL = re.compile(r'^\s*#include\s+"([A-Za-z0-9_]+\.cuh)"\s*$', re.M)
 BASE_OPTIONS = ("-std=c++17", "-lineinfo")
 
 
@@ -26,10 +27,19 @@ class CompileError(RuntimeError):
 
 
 def assemble(level: Level) -> str:
-    """The level's source with the common header pasted in place of its #include."""
+    """The level's source with each local header (common.cuh, hopper.cuh) pasted in place
+    of its #include, once."""
     text = source_file(level).read_text(encoding="utf-8")
-    common = (cuda_dir() / COMMON_HEADER).read_text(encoding="utf-8")
-    return _INCLUDE_COMMON.sub(lambda _m: common.replace("#pragma once", ""), text, count=1)
+    seen: set[str] = set()
+
+    def paste(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name in seen:
+            return ""
+        seen.add(name)
+        return (cuda_dir() / name).read_text(encoding="utf-8").replace("#pragma once", "")
+
+    return _INCLUDE_LOCAL.sub(paste, text)
 
 
 def options(level: Level) -> tuple[str, ...]:
@@ -48,8 +58,10 @@ def _dirs_with(relpath: str) -> list[str]:
 
 
 def variants(level: Level, params: dict[str, int] | None = None) -> dict[bool, str]:
-    """Name expressions of the fast (vector) and edge (element-wise) instantiations."""
-    return {vec: level.name_expression(vec, params) for vec in (True, False)}
+    """Name expressions of the fast (vector) and edge (element-wise) instantiations; one
+    (VEC=true) for a level without an edge variant (TMA handles its edges)."""
+    flags = (True, False) if level.edge_variant else (True,)
+    return {vec: level.name_expression(vec, params) for vec in flags}
 
 
 # ------------------------------------------------------------------ GPU (CuPy)

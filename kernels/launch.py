@@ -16,7 +16,8 @@ from typing import Any
 
 from gemmscope.kernels import registry
 from gemmscope.kernels.gpu import require_cupy
-from gemmscope.kernels.measure import level_launcher, random_inputs, relative_error
+from gemmscope.kernels.measure import level_launcher
+from gemmscope.kernels.operands import check, random_inputs
 from gemmscope.kernels.registry import TOLERANCE, Kind
 
 
@@ -28,15 +29,16 @@ def run_once(level_id: str, M: int, N: int, K: int, params: dict[str, int] | Non
         raise ValueError(f"{level_id} is a reference, not a level")
     if params:
         level = level.with_params(params)
-    a, b, c = random_inputs(level, M, N, K)
-    c.fill(cp.nan)
-    launch, info = level_launcher(level, a, b, c, params and level.params)
+    ops = random_inputs(level, M, N, K)
+    ops.poison()
+    launch, info = level_launcher(level, ops, params and level.params)
     for _ in range(launches):
         launch()
     cp.cuda.runtime.deviceSynchronize()
-    err, has_nan = relative_error(a, b, c)
+    acc = check(ops)
     return {"level": level_id, "M": M, "N": N, "K": K, "variant": info["variant"],
-            "rel_err": err, "verified": not has_nan and err <= TOLERANCE[level.precision],
+            "rel_err": acc.rel_err, "deepgemm_diff": acc.deepgemm_diff,
+            "verified": not acc.has_nan and acc.rel_err <= TOLERANCE[level.precision],
             "kernel": info["kernel"]}
 
 

@@ -16,13 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from gemmscope.kernels import build
+from gemmscope.kernels import build, hopper
 from gemmscope.kernels.gpu import DeviceInfo, require_cupy
+from gemmscope.kernels.operands import Operands, check, random_inputs
 from gemmscope.kernels.registry import DTYPE_OF, TOLERANCE, Kind, Level, Precision
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
             Precision.FP8: 1}
 CUBLAS_COMPUTE_DEFAULT, CUBLAS_COMPUTE_TF32 = 1, 7  # cupy._core compute types
+DEEPGEMM_DIFF_MAX = 1e-3  # FP8 runs must also stay below this 1 - 2 sum(xy) / sum(x^2 + y^2)
 
 
 class Refused(ValueError):
@@ -37,17 +39,62 @@ def refusal(level: Level, M: int, N: int, K: int, device: DeviceInfo | None) -> 
     """Why a level cannot run here, checked before anything is allocated (or None)."""
     if level.arch == "sm_90a" and (device is None or not device.has_sm90a):
         return Refused(f"{level.id} needs Hopper (sm_90a)", "unsupported")
+    if K % level.k_multiple:
+        why = {8: "a TMA row pitch must be a multiple of 16 bytes",
+               128: "one FP32 scale per 128 of K"}.get(level.k_multiple, "")
+        return Refused(f"{level.id} needs K to be a multiple of {level.k_multiple} "
+                       f"({why}); K={K}" if why else
+                       f"{level.id} needs K to be a multiple of {level.k_multiple}; K={K}")
+    if level.id == "cublaslt_fp8":
+        if not torch_scaled_mm_available():
+            return Refused("cublaslt_fp8 needs torch with torch._scaled_mm (not installed "
+                           "here); skipped", "unsupported")
+        if M % 16 or N % 16 or K % 16:
+            return Refused(f"cublaslt_fp8: torch._scaled_mm needs M, N and K to be multiples "
+                           f"of 16; got {M}x{N}x{K}")
     _, gy, _ = level.grid(M, N) if level.kind is Kind.LEVEL else (1, 1, 1)
     if gy > 65535:
         return Refused(f"{level.id}: grid y of {gy} blocks exceeds 65535 for M={M}, N={N}")
     return None
 
 
+def torch_scaled_mm_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return hasattr(torch, "_scaled_mm") and hasattr(torch, "float8_e4m3fn")
+
+
+def torch_scaled_mm_launcher(ops: Operands, stream_ptr: int) -> Callable[[], None]:
+    """cuBLASLt FP8 through torch._scaled_mm on the same stream, writing into ops.c:
+    A row-major, B column-major (Bt row-major, transposed view), per-tensor scales."""
+    import torch
+
+    def view(x: Any, dtype: Any) -> Any:
+        return torch.from_dlpack(x).view(dtype)
+
+    a = view(ops.a, torch.float8_e4m3fn)
+    b = view(ops.b, torch.float8_e4m3fn).t()
+    c = view(ops.c, torch.bfloat16)
+    sa = torch.from_dlpack(ops.scale_a.reshape(1)).float()
+    sb = torch.from_dlpack(ops.scale_b.reshape(1)).float()
+    stream = torch.cuda.ExternalStream(stream_ptr)
+
+    def run_ref() -> None:
+        with torch.cuda.stream(stream):
+            torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, out=c)
+
+    return run_ref
+
+
 def bytes_needed(level: Level, M: int, N: int, K: int) -> int:
     """Device memory one run needs: inputs, C, and the float64 copies for verification."""
     item = ITEMSIZE[level.precision]
-    out_item = 2 if level.id == "cublas_fp16" else 4
-    return item * (M * K + K * N) + out_item * M * N + 8 * (M * K + K * N + 2 * M * N)
+    sixteen_bit_c = level.id == "cublas_fp16" or level.precision in (Precision.BF16, Precision.FP8)
+    out_item = 2 if sixteen_bit_c else 4
+    # inputs, their float32 originals, C, and the float64 check (A, B, C, reference)
+    return (item + 4) * (M * K + K * N) + out_item * M * N + 8 * (M * K + K * N + 3 * M * N)
 
 
 @dataclass(slots=True)
@@ -61,49 +108,55 @@ class Timing:
                 "q1_ms": q[0], "q3_ms": q[2]}
 
 
-def random_inputs(level: Level, M: int, N: int, K: int) -> tuple[Any, Any, Any]:
-    """Fresh uniform(-1, 1) A and B in the level's input precision, and an empty C."""
-    cp = require_cupy()
-    a = cp.random.random((M, K), dtype=cp.float32) * 2 - 1
-    b = cp.random.random((K, N), dtype=cp.float32) * 2 - 1
-    if level.precision is Precision.FP16:
-        a, b = a.astype(cp.float16), b.astype(cp.float16)
-    c_dtype = cp.float16 if level.id == "cublas_fp16" else cp.float32
-    return a, b, cp.empty((M, N), dtype=c_dtype)
-
-
-def relative_error(a: Any, b: Any, c: Any) -> tuple[float, bool]:
-    """(||C - A B|| / ||A B|| against float64 of the same values, whether C holds a NaN)."""
-    cp = require_cupy()
-    ref = cp.matmul(a.astype(cp.float64), b.astype(cp.float64))
-    diff_norm = float(cp.linalg.norm(c.astype(cp.float64) - ref))
-    ref_norm = float(cp.linalg.norm(ref))
-    err = diff_norm / ref_norm if ref_norm > 0 else diff_norm
-    return err, bool(cp.isnan(c).any())
-
-
-def level_launcher(level: Level, a: Any, b: Any, c: Any, params: dict[str, int] | None = None
+def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = None
                    ) -> tuple[Callable[[], None], dict[str, Any]]:
-    """Compile the level (both variants) and return a launch of the one this shape uses,
-    with the kernel's variant and resources."""
-    M, K = a.shape
-    N = b.shape[1]
+    """Compile the level and return a launch of the variant this shape uses (on the
+    current stream), with the kernel's variant and resources."""
+    M, N, K = ops.shape
     built = build.compile_level(level, params)
-    vec = level.use_vector_path(M, N, K)
+    vec = level.use_vector_path(M, N, K) or not level.edge_variant
     kernel = built.kernels[vec]
-    grid = level.grid(M, N)
-    block = (*level.threads, 1)
     smem = level.dyn_smem_bytes(built.params)
-    args = (np.int32(M), np.int32(N), np.int32(K), a, b, c)
+    block = (*level.threads, 1)
+    if level.persistent:
+        run_level = _tma_launcher(level, built.params, kernel, ops, smem, block)
+    else:
+        grid = level.grid(M, N)
+        args = (np.int32(M), np.int32(N), np.int32(K), ops.a, ops.b, ops.c)
 
-    def run_level() -> None:
-        kernel(grid, block, args, shared_mem=smem)
+        def run_level() -> None:
+            kernel(grid, block, args, shared_mem=smem)
 
-    info = {"variant": "vector" if vec else "scalar", "threads": block[0] * block[1],
-            **built.attributes(vec)}
+    info = {"variant": ("tma" if level.persistent else "vector" if vec else "scalar"),
+            "threads": block[0] * block[1], **built.attributes(vec)}
     info["smem_bytes"] += smem
     info["kernel"] = getattr(kernel, "name", None)
     return run_level, info
+
+
+def _tma_launcher(level: Level, params: dict[str, int], kernel: Any, ops: Operands,
+                  smem: int, block: tuple[int, int, int]) -> Callable[[], None]:
+    """A persistent sm_90a level: tensor maps of A and Bt, one block per SM, launched
+    through cuLaunchKernel (the maps go by value)."""
+    cp = require_cupy()
+    M, N, K = ops.shape
+    dtype = "bf16" if ops.fmt == "bf16" else "uint8"
+    box_k = params["BK"]
+    map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, dtype, M, K, params["BM"], box_k))
+    map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, params["BN"], box_k))
+    args: list[Any] = [hopper.int32(M), hopper.int32(N), hopper.int32(K), map_a, map_b,
+                       hopper.pointer(ops.c.data.ptr)]
+    if ops.scale_a is not None:
+        args += [hopper.pointer(ops.scale_a.data.ptr), hopper.pointer(ops.scale_b.data.ptr)]
+    sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
+    grid = level.grid(M, N, sms)
+    function = kernel.kernel.ptr
+
+    def run_level() -> None:
+        hopper.launch(cp.cuda.driver, function, grid, block, smem,
+                      cp.cuda.get_current_stream().ptr, args)
+
+    return run_level
 
 
 class Bench:
@@ -117,11 +170,20 @@ class Bench:
         self._flush_buf = self.cp.empty(max(device.l2_bytes * 2, 1 << 20) // 4, self.cp.float32)
         self._stream = self.cp.cuda.Stream(non_blocking=True)
 
-    def _launcher(self, level: Level, a: Any, b: Any, c: Any,
+    def _launcher(self, level: Level, ops: Operands,
                   params: dict[str, int] | None) -> tuple[Callable[[], None], dict[str, Any]]:
         if level.kind is not Kind.REFERENCE:
-            return level_launcher(level, a, b, c, params)
+            return level_launcher(level, ops, params)
+        if level.precision is Precision.FP8:
+            return torch_scaled_mm_launcher(ops, self._stream.ptr), {"variant": "cublaslt"}
         cp = self.cp
+        a, b, c = ops.a, ops.b, ops.c
+        if ops.fmt == "bf16":  # the same bits, seen as ml_dtypes.bfloat16 by cuBLAS
+            import ml_dtypes
+
+            a, b, c = (x.view(ml_dtypes.bfloat16) for x in (a, b, c))
+        if ops.b_layout == "nk":
+            b = b.T  # a transposed view: cuBLAS reads Bt as is
         compute = CUBLAS_COMPUTE_TF32 if level.precision is Precision.TF32 else None
 
         def run_ref() -> None:
@@ -148,18 +210,21 @@ class Bench:
                           f"{level.id} and its float64 check; {free / 2**30:.1f} GiB are free",
                           "out_of_memory")
         with self._stream:
-            a, b, c = random_inputs(level, M, N, K)
-            launch, info = self._launcher(level, a, b, c, params)
+            ops = random_inputs(level, M, N, K)
+            launch, info = self._launcher(level, ops, params)
             # verification: poisoned C, fresh inputs, float64 reference of the same values
-            c.fill(cp.nan)
+            ops.poison()
             launch()
-            err, has_nan = relative_error(a, b, c)
+            acc = check(ops)
+            err, has_nan = acc.rel_err, acc.has_nan
             for _ in range(warmup):
                 launch()
             self._stream.synchronize()
             times = self._time(launch, repeats, on_repeat)
         tol = TOLERANCE[level.precision]
         verified = (not has_nan) and err == err and err <= tol
+        if level.precision is Precision.FP8:  # DeepGEMM's criterion as well
+            verified = verified and acc.deepgemm_diff < DEEPGEMM_DIFF_MAX
         summary = Timing(times["ms"]).summary()
         flops = 2.0 * M * N * K
         tflops = flops / (summary["median_ms"] * 1e-3) / 1e12
@@ -170,7 +235,8 @@ class Bench:
             "level": level.id, "M": M, "N": N, "K": K, "dtype": DTYPE_OF[level.precision],
             "precision": str(level.precision), **summary, "tflops": tflops,
             "verified": verified, "rel_err": None if err != err else err, "tol": tol,
-            "nan": has_nan, "repeats": repeats, "warmup": warmup,
+            "nan": has_nan, "deepgemm_diff": None if has_nan else acc.deepgemm_diff,
+            "repeats": repeats, "warmup": warmup,
             "peak_tflops": peak, "pct_of_peak": 100 * tflops / peak if peak else None,
             **info,
         }

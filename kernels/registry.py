@@ -62,6 +62,12 @@ class Level:
     dyn_smem: Callable[[dict[str, int]], int] | None = None
     source_dir: str | None = None  # a folder other than kernels/cuda (test-only levels)
     arch: str | None = None  # e.g. "sm_90a" when the level needs Hopper-only instructions
+    # "kn": B is K x N row-major (the ladder's layout); "nk": the kernel takes Bt, N x K
+    # row-major (K-major, as wgmma reads FP8 operands); the host transposes before timing
+    b_layout: str = "kn"
+    persistent: bool = False  # one block per SM walking tiles (grid = min(tiles, SMs))
+    k_multiple: int = 1  # K must be a multiple of this (refused before launch otherwise)
+    edge_variant: bool = True  # False: one instantiation (VEC=true) serves every shape
     notes: str = ""
 
     @property
@@ -81,7 +87,9 @@ class Level:
             raise ValueError(f"{self.id} has no parameter(s) {', '.join(sorted(unknown))}; "
                              f"it has {', '.join(self.params)}")
         p = {**self.params, **changes}
-        if "WM" in p:
+        if "CONSUMERS" in p:  # warp-specialized: a producer warpgroup + consumer warpgroups
+            threads, tile = (p["CONSUMERS"] + 1) * 128, (p["BM"], p["BN"])
+        elif "WM" in p:
             threads, tile = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32, (p["BM"], p["BN"])
         elif "TM" in p:
             threads, tile = (p["BM"] // p["TM"]) * (p["BN"] // p["TN"]), (p["BM"], p["BN"])
@@ -96,9 +104,11 @@ class Level:
     def use_vector_path(self, M: int, N: int, K: int) -> bool:
         return self.vector > 1 and K % self.vector == 0 and N % self.vector == 0
 
-    def grid(self, M: int, N: int) -> tuple[int, int, int]:
+    def grid(self, M: int, N: int, sm_count: int | None = None) -> tuple[int, int, int]:
         rows, cols = self.tile
         gm, gn = -(-M // rows), -(-N // cols)
+        if self.persistent:
+            return (min(gm * gn, sm_count or gm * gn), 1, 1)
         return (gn, gm, 1) if self.grid_x == "N" else (gm, gn, 1)
 
     def catalog_entry(self, order: int) -> dict[str, Any]:
@@ -106,7 +116,9 @@ class Level:
                 "precision": str(self.precision), "params": dict(self.params),
                 "block": list(self.threads), "tile": list(self.tile),
                 "follows": self.follows, "notes": self.notes, "kind": str(self.kind),
-                "order": order, "source": self.source_path, "arch": self.arch}
+                "order": order, "source": self.source_path, "arch": self.arch,
+                "b_layout": self.b_layout, "persistent": self.persistent,
+                "k_multiple": self.k_multiple}
 
 
 SIBOEHM = "siboehm.com/articles/22/CUDA-MMM (SGEMM_CUDA)"
@@ -239,6 +251,41 @@ LEVELS: tuple[Level, ...] = (
               "with double-buffered fragments 377 (3 stages), 380 (4 stages), 376 (2); "
               "128x128 tiles 285-307. The loop sits at 255 registers with 4 spilled words "
               "reloaded per K tile, which is what the next step should remove."),
+    Level(
+        id="wgmma_tma", title="wgmma + TMA, warp-specialized (BF16)", precision=Precision.BF16,
+        adds="Hopper's own path: a persistent block per SM; a producer warpgroup (registers "
+             "given away by setmaxnreg) issues TMA copies (cp.async.bulk.tensor, completing "
+             "on mbarriers) of 128x64 A and 256x64 B tiles in the 128-byte swizzle into a "
+             "4-stage ring; two consumer warpgroups, 64 rows each, multiply with "
+             "wgmma.m64n256k16 straight from shared memory into 128 FP32 registers per "
+             "thread and free each stage for the producer when their wgmmas completed.",
+        follows="PTX ISA 8.x: wgmma, cp.async.bulk.tensor, mbarrier, setmaxnreg; "
+                "CUTLASS sm90 warp-specialized mainloop; Pranjal Shankhdhar's fast.cu worklog",
+        source="wgmma_tma.cu", kernel="bgemm_wgmma_tma",
+        params={"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CONSUMERS": 2, "GM": 16},
+        threads=(384, 1), tile=(128, 256), arch="sm_90a", b_layout="nk", persistent=True,
+        k_multiple=8, edge_variant=False,
+        dyn_smem=lambda p: p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + 1024,
+        notes="Tensor maps: built on the host by the driver's cuTensorMapEncodeTiled, called "
+              "through ctypes on libcuda (kernels/hopper.py; no cuda-python needed), and passed "
+              "by value as __grid_constant__ parameters through cuLaunchKernel. B is taken "
+              "as Bt (N x K); C is written as BF16 like cuBLAS's BF16 GEMM."),
+    Level(
+        id="fp8_block_scaled", title="FP8 E4M3, block-scaled (DeepGEMM-style)",
+        precision=Precision.FP8,
+        adds="E4M3 inputs quantized by the app with one FP32 scale per 1x128 block of A and "
+             "per 128x128 block of B; the wgmma_tma pipeline with wgmma.m64n128k32 (FP8), "
+             "each 128-deep K block accumulated fresh in temporary registers and then "
+             "promoted into FP32 accumulators times its two scales.",
+        follows="DeepGEMM (deepseek-ai) fine-grained scaling; PTX ISA wgmma .e4m3",
+        source="fp8_block_scaled.cu", kernel="fp8gemm_block_scaled",
+        params={"BM": 128, "BN": 128, "BK": 128, "STAGES": 6, "CONSUMERS": 2, "GM": 16},
+        threads=(384, 1), tile=(128, 128), arch="sm_90a", b_layout="nk", persistent=True,
+        k_multiple=128, edge_variant=False,
+        dyn_smem=lambda p: p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] + 1024,
+        notes="Tensor maps as in wgmma_tma. Accuracy is reported as the relative error and "
+              "as DeepGEMM's 1 - 2 sum(xy) / sum(x^2 + y^2) against a float64 product of the "
+              "dequantized inputs."),
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",
@@ -249,13 +296,20 @@ LEVELS: tuple[Level, ...] = (
     Level(id="cublas_fp16", title="cuBLAS FP16", precision=Precision.FP16,
           adds="Reference: cupy.matmul on float16 (Tensor Cores, FP16 output).",
           follows="cuBLAS", kind=Kind.REFERENCE),
+    Level(id="cublas_bf16", title="cuBLAS BF16", precision=Precision.BF16,
+          adds="Reference: cupy.matmul on ml_dtypes bfloat16 (Tensor Cores, BF16 output), "
+               "B given as Bt like the BF16 level (a transposed view, no copy).",
+          follows="cuBLAS", kind=Kind.REFERENCE, b_layout="nk"),
+    Level(id="cublaslt_fp8", title="cuBLASLt FP8 (per-tensor scales)", precision=Precision.FP8,
+          adds="Reference: torch._scaled_mm on E4M3 inputs with one scale per tensor, BF16 "
+               "output (cuBLASLt); needs torch, skipped with a message otherwise.",
+          follows="cuBLASLt through torch", kind=Kind.REFERENCE, b_layout="nk"),
 )
 
 BY_ID: dict[str, Level] = {lv.id: lv for lv in LEVELS}
 REFERENCE_FOR = {Precision.FP32: "cublas_fp32", Precision.TF32: "cublas_tf32",
                  Precision.FP16: "cublas_fp16", Precision.BF16: "cublas_bf16",
                  Precision.FP8: "cublaslt_fp8"}
-COMMON_HEADER = "common.cuh"
 
 
 def ladder() -> list[Level]:
@@ -290,7 +344,8 @@ def source_hashes() -> dict[str, dict[str, str]]:
     for lv in ladder():
         assert lv.source is not None
         out[lv.id] = {"source": lv.source_path or "", "sha256": _sha256(lv.source)}
-    out["common"] = {"source": f"kernels/cuda/{COMMON_HEADER}", "sha256": _sha256(COMMON_HEADER)}
+    for header in sorted(cuda_dir().glob("*.cuh")):  # common.cuh, hopper.cuh
+        out[header.stem] = {"source": f"kernels/cuda/{header.name}", "sha256": _sha256(header.name)}
     return out
 
 

@@ -1,0 +1,128 @@
+"""Check and time the Hopper levels and their references, each group in its own process.
+
+    python benchmarks/hopper_bench.py [--out DIR] [--sizes 4096,8192] [--variants]
+                                      [--only wgmma_tma,...] [--repeats 20]
+
+A wgmma kernel that faults leaves a sticky CUDA error that poisons its process, so every
+(level, parameters) group runs in a child process (``--child``) through the runner's own
+Bench (same verification and timing as ``gemmscope bench``): first the check shapes
+(odd shapes the level accepts; refused ones are listed with the reason), then the timed
+sizes. Prints a table last and writes every result to DIR/hopper_bench.jsonl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+CHECK_SHAPES = [(1, 1, 1), (7, 13, 5), (100, 100, 100), (1000, 999, 1001), (1000, 1000, 1000),
+                (1000, 999, 1024), (4099, 17, 512), (17, 4099, 512), (256, 256, 128),
+                (4099, 4097, 4096)]
+LEVELS = ["cublas_bf16", "wgmma_tma", "cublaslt_fp8", "fp8_block_scaled"]
+VARIANTS: dict[str, list[dict[str, int]]] = {
+    "wgmma_tma": [{"STAGES": 3}, {"GM": 8}, {"BN": 128, "STAGES": 6}],
+    "fp8_block_scaled": [{"BN": 256, "STAGES": 4}, {"STAGES": 4}, {"GM": 8}],
+}
+
+
+def child(level_id: str, params: dict[str, int] | None, sizes: list[int], repeats: int,
+          check: bool) -> None:
+    from gemmscope.kernels import registry
+    from gemmscope.kernels.gpu import device_info
+    from gemmscope.kernels.measure import Bench, Refused, refusal, wall_clock
+
+    dev = device_info()
+    bench = Bench(dev, wall_clock())
+    level = registry.get(level_id)
+    if params:
+        level = level.with_params(params)
+    shapes = (CHECK_SHAPES if check else []) + [(s, s, s) for s in sizes]
+    for i, (M, N, K) in enumerate(shapes):
+        timed = i >= (len(CHECK_SHAPES) if check else 0)
+        out: dict[str, Any] = {"level": level_id, "params": params or {}, "M": M, "N": N,
+                               "K": K, "timed": timed}
+        why = refusal(level, M, N, K, dev)
+        if why is not None:
+            out["refused"] = str(why)
+        else:
+            try:
+                r = bench.run(level, M, N, K, repeats=repeats if timed else 2, warmup=2,
+                              params=level.params if params else None)
+                out.update({k: r.get(k) for k in ("tflops", "median_ms", "verified",
+                                                  "rel_err", "deepgemm_diff", "regs",
+                                                  "local_bytes", "smem_bytes", "variant")})
+            except Refused as exc:
+                out["refused"] = str(exc)
+        print("RESULT " + json.dumps(out), flush=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--sizes", default="4096,8192")
+    ap.add_argument("--variants", action="store_true")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    if args.child:
+        spec = json.loads(args.child)
+        child(spec["level"], spec["params"], sizes, args.repeats, spec["check"])
+        return 0
+    levels = [x for x in args.only.split(",") if x] or LEVELS
+    groups: list[tuple[str, dict[str, int] | None, bool]] = [
+        (lid, None, not args.no_check) for lid in levels]
+    if args.variants:
+        groups += [(lid, p, False) for lid in levels for p in VARIANTS.get(lid, [])]
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    with (out_dir / "hopper_bench.jsonl").open("w") as log:
+        for lid, params, check in groups:
+            spec = json.dumps({"level": lid, "params": params, "check": check})
+            cmd = [sys.executable, __file__, "--child", spec, "--sizes", args.sizes,
+                   "--repeats", str(args.repeats)]
+            t0 = time.time()
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+                text, rc = proc.stdout, proc.returncode
+                err = proc.stderr
+            except subprocess.TimeoutExpired as exc:
+                text = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
+                rc, err = -1, "timeout"
+            got = [json.loads(line[7:]) for line in text.splitlines() if line.startswith("RESULT ")]
+            rows += got
+            for r in got:
+                log.write(json.dumps(r) + "\n")
+            last = err.strip().splitlines()[-1:] if err else ""
+            status = "ok" if rc == 0 else f"exit {rc}: {last}"
+            print(f"# {lid} {params or ''}: {len(got)} results, {time.time() - t0:.0f} s, {status}",
+                  flush=True)
+            if rc != 0 and err:
+                print(err[-3000:], flush=True)
+    print(f"\n{'level':<19} {'params':<27} {'shape':<16}   TFLOPS  ok   rel_err   dg_diff   regs")
+    for r in rows:
+        shape = f"{r['M']}x{r['N']}x{r['K']}"
+        p = ",".join(f"{k}={v}" for k, v in r["params"].items())
+        if "refused" in r:
+            print(f"{r['level']:<19} {p:<27} {shape:<16} refused: {r['refused'][:60]}")
+            continue
+        tf = r.get("tflops")
+        tf_s = f"{tf:8.1f}" if tf and r["timed"] else "       -"
+        dg = r.get("deepgemm_diff")
+        print(f"{r['level']:<19} {p:<27} {shape:<16} {tf_s}  {'Y' if r.get('verified') else 'N'}  "
+              f"{(r.get('rel_err') or 0):.2e}  {(dg if dg is not None else float('nan')):.1e}  "
+              f"{r.get('regs')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

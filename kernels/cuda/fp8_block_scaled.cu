@@ -1,0 +1,131 @@
+// Level "fp8_block_scaled" (sm_90a): FP8 E4M3 inputs with block scales in the style of
+// DeepGEMM. A (M x K) and Bt (N x K) hold E4M3 bytes, both K-major (wgmma reads 8-bit
+// operands only so). Scales, FP32: scale_a[kb * M + m] for row m and the 128-wide K block
+// kb (1 x 128 blocks, stored block-major so a warp's rows are adjacent), and
+// scale_b[nb * KB + kb] for the 128 x 128 block (nb, kb) of Bt; the value of an element is
+// its E4M3 value times its block's scale. C (M x N) is written as BF16.
+//
+// The pipeline is the one of wgmma_tma (persistent blocks, a TMA producer warpgroup, a
+// ring of STAGES stages on full/empty mbarriers, consumer warpgroups of 64 rows). The
+// difference is the promotion: the tensor cores accumulate one 128-deep K block (four
+// wgmma.m64n128k32 per 128 columns) into temporary FP32 registers with a fresh start, and
+// the consumer then adds them, times scale_a of the row and scale_b of the block, into
+// its FP32 accumulators. Every 128 of K the sum is rescaled and moved out of the tensor
+// cores' (limited-precision) accumulation, which is what keeps FP8 GEMMs accurate over long
+// K. A tile of BN = 256 is done as two halves of 128 (one B scale each), so the temporary
+// registers hold 64 values, not 128.
+// Shapes: K % 128 == 0 (one scale per 128 of K; the host refuses other K); M and N are
+// free (TMA zero-fills, the stores are guarded).
+#include "common.cuh"
+#include "hopper.cuh"
+
+__device__ __forceinline__ void gs_tile_coords(int t, int tm, int tn, int GM, int& bm, int& bn) {
+    const int per_group = GM * tn;
+    const int group = t / per_group;
+    const int first = group * GM;
+    const int rows = min(tm - first, GM);
+    const int in_group = t - group * per_group;
+    bm = first + in_group % rows;
+    bn = in_group / rows;
+}
+
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, bool VEC>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
+                     const __grid_constant__ GsTensorMap tmB, unsigned short* __restrict__ C,
+                     const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
+    static_assert(BK == 128, "one K step is one 128-wide scale block (and one 128-byte row)");
+    static_assert(BM == 64 * CONSUMERS, "each consumer warpgroup owns 64 rows");
+    static_assert(BN % 128 == 0, "the tile is done in halves of 128 columns");
+    constexpr int A_BYTES = BM * BK, B_BYTES = BN * BK;
+    constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    constexpr int NH = BN / 128;
+
+    extern __shared__ unsigned char gs_dyn_smem[];
+    __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
+    unsigned char* smem = reinterpret_cast<unsigned char*>(
+        (reinterpret_cast<unsigned long long>(gs_dyn_smem) + 1023) & ~1023ull);
+
+    const int wg = threadIdx.x / 128;
+    const int tm = GS_CEIL_DIV(M, BM), tn = GS_CEIL_DIV(N, BN);
+    const int tiles = tm * tn, ksteps = K / BK;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            gs_mbar_init(&full[s], 1);
+            gs_mbar_init(&empty[s], CONSUMERS);
+        }
+        gs_mbar_fence_init();
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        gs_setmaxnreg_dec<40>();
+        if (threadIdx.x == 0) {
+            gs_tma_prefetch_map(&tmA);
+            gs_tma_prefetch_map(&tmB);
+            int it = 0;
+            for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+                int bm, bn;
+                gs_tile_coords(t, tm, tn, GM, bm, bn);
+                for (int ks = 0; ks < ksteps; ++ks, ++it) {
+                    const int s = it % STAGES;
+                    gs_mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);
+                    unsigned char* stage = smem + s * STAGE_BYTES;
+                    gs_mbar_arrive_expect_tx(&full[s], STAGE_BYTES);
+                    gs_tma_load_2d(stage, &tmA, &full[s], ks * BK, bm * BM);
+                    gs_tma_load_2d(stage + A_BYTES, &tmB, &full[s], ks * BK, bn * BN);
+                }
+            }
+        }
+    } else {
+        gs_setmaxnreg_inc<232>();
+        const int c = wg - 1;
+        const int t128 = threadIdx.x % 128;
+        const int nb_count = GS_CEIL_DIV(N, 128);
+        float acc[NH * 64];
+        float tmp[64];
+        int it = 0;
+        for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+            int bm, bn;
+            gs_tile_coords(t, tm, tn, GM, bm, bn);
+            const int r0 = bm * BM + c * 64 + (t128 / 32) * 16 + (t128 % 32) / 4;
+            const bool in0 = r0 < M, in1 = r0 + 8 < M;
+#pragma unroll
+            for (int i = 0; i < NH * 64; ++i) acc[i] = 0.f;
+            for (int ks = 0; ks < ksteps; ++ks, ++it) {
+                const int s = it % STAGES;
+                // scales of this K block, read before waiting for the tiles
+                const float sa0 = in0 ? __ldg(scale_a + (long long)ks * M + r0) : 0.f;
+                const float sa1 = in1 ? __ldg(scale_a + (long long)ks * M + r0 + 8) : 0.f;
+                float sb[NH];
+#pragma unroll
+                for (int h = 0; h < NH; ++h) {
+                    const int nb = bn * NH + h;
+                    sb[h] = nb < nb_count ? __ldg(scale_b + (long long)nb * ksteps + ks) : 0.f;
+                }
+                gs_mbar_wait(&full[s], (it / STAGES) & 1);
+                const unsigned char* stage = smem + s * STAGE_BYTES;
+                const unsigned long long da = gs_wgmma_desc_sw128(stage + c * 64 * BK);
+#pragma unroll
+                for (int h = 0; h < NH; ++h) {
+                    const unsigned long long db = gs_wgmma_desc_sw128(stage + A_BYTES + h * 128 * BK);
+                    gs_fence_regs(tmp);
+                    gs_wgmma_fence();
+#pragma unroll
+                    for (int kk = 0; kk < BK / 32; ++kk)  // 32 bytes = 2 address units
+                        gs_wgmma_e4m3_n128(tmp, da + 2 * kk, db + 2 * kk, kk > 0 ? 1 : 0);
+                    gs_wgmma_commit();
+                    gs_wgmma_wait<0>();
+                    gs_fence_regs(tmp);
+                    if (h == NH - 1 && t128 == 0) gs_mbar_arrive(&empty[s]);
+                    const float s0 = sa0 * sb[h], s1 = sa1 * sb[h];
+#pragma unroll
+                    for (int i = 0; i < 64; ++i)
+                        acc[h * 64 + i] += tmp[i] * ((i & 2) ? s1 : s0);
+                }
+            }
+            gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);
+        }
+    }
+}

@@ -1,0 +1,130 @@
+// Level "wgmma_tma" (sm_90a): Hopper's own Tensor Core path. BF16 A (M x K, row-major)
+// and B given as its transpose Bt (N x K, row-major: both operands K-major, as wgmma reads
+// them without transposition); FP32 accumulation; C (M x N) written as BF16, like the
+// cuBLAS BF16 reference.
+//
+// One persistent block per SM walks output tiles of BM x BN (tile t, t + gridDim.x, ...,
+// grouped GM tile rows at a time so that concurrent blocks share A and B panels in L2).
+// Its warpgroups specialize:
+//   - warpgroup 0, the producer, gives most of its registers away (setmaxnreg.dec) and
+//     one of its threads issues TMA copies of the A and B tiles of each K step into a
+//     ring of STAGES shared-memory stages, each completing on the stage's "full" mbarrier;
+//   - warpgroups 1..CONSUMERS each own BM / CONSUMERS rows of the tile: they wait on
+//     "full", issue BK / 16 wgmma.m64nBNk16 (B from shared memory, accumulators in
+//     registers), and when those have completed arrive on the stage's "empty" mbarrier so
+//     the producer may refill it. After the last K step each consumer converts its
+//     accumulators to BF16 and stores them while the producer already fills the stages
+//     of the block's next tile.
+// TMA writes each tile in the 128-byte swizzle (a row of BK = 64 bf16 is 128 bytes), which
+// the wgmma descriptors name, so the tensor cores read it without bank conflicts.
+// Edges: TMA fills out-of-bounds rows and columns with zeros, the stores are guarded; the
+// host refuses K % 8 != 0 (a tensor map's row pitch must be a multiple of 16 bytes).
+#include "common.cuh"
+#include "hopper.cuh"
+
+template <int BN>
+struct GsWgmmaBf16;
+template <>
+struct GsWgmmaBf16<256> {
+    static __device__ __forceinline__ void mma(float (&d)[128], unsigned long long a,
+                                               unsigned long long b, int acc) {
+        gs_wgmma_bf16_n256(d, a, b, acc);
+    }
+};
+template <>
+struct GsWgmmaBf16<128> {
+    static __device__ __forceinline__ void mma(float (&d)[64], unsigned long long a,
+                                               unsigned long long b, int acc) {
+        gs_wgmma_bf16_n128(d, a, b, acc);
+    }
+};
+
+// Tile t of a grid of tm x tn tiles, GM tile rows at a time (row-major inside a group).
+__device__ __forceinline__ void gs_tile_coords(int t, int tm, int tn, int GM, int& bm, int& bn) {
+    const int per_group = GM * tn;
+    const int group = t / per_group;
+    const int first = group * GM;
+    const int rows = min(tm - first, GM);
+    const int in_group = t - group * per_group;
+    bm = first + in_group % rows;
+    bn = in_group / rows;
+}
+
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, bool VEC>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
+bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
+                const __grid_constant__ GsTensorMap tmB, unsigned short* __restrict__ C) {
+    static_assert(BK * 2 == 128, "a K step must be one 128-byte swizzle row");
+    static_assert(BM == 64 * CONSUMERS, "each consumer warpgroup owns 64 rows");
+    constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2;
+    constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    constexpr int NREG = BN / 2;  // accumulators per thread of a m64nBN tile
+
+    extern __shared__ unsigned char gs_dyn_smem[];
+    __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
+    // the swizzled tiles must start on 1024-byte boundaries (the host adds 1 KB of slack)
+    unsigned char* smem = reinterpret_cast<unsigned char*>(
+        (reinterpret_cast<unsigned long long>(gs_dyn_smem) + 1023) & ~1023ull);
+
+    const int wg = threadIdx.x / 128;
+    const int tm = GS_CEIL_DIV(M, BM), tn = GS_CEIL_DIV(N, BN);
+    const int tiles = tm * tn, ksteps = GS_CEIL_DIV(K, BK);
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            gs_mbar_init(&full[s], 1);
+            gs_mbar_init(&empty[s], CONSUMERS);
+        }
+        gs_mbar_fence_init();
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        // ---------------------------------------------------------------- producer
+        gs_setmaxnreg_dec<40>();
+        if (threadIdx.x == 0) {
+            gs_tma_prefetch_map(&tmA);
+            gs_tma_prefetch_map(&tmB);
+            int it = 0;
+            for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+                int bm, bn;
+                gs_tile_coords(t, tm, tn, GM, bm, bn);
+                for (int ks = 0; ks < ksteps; ++ks, ++it) {
+                    const int s = it % STAGES;
+                    gs_mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);
+                    unsigned char* stage = smem + s * STAGE_BYTES;
+                    gs_mbar_arrive_expect_tx(&full[s], STAGE_BYTES);
+                    gs_tma_load_2d(stage, &tmA, &full[s], ks * BK, bm * BM);
+                    gs_tma_load_2d(stage + A_BYTES, &tmB, &full[s], ks * BK, bn * BN);
+                }
+            }
+        }
+    } else {
+        // ---------------------------------------------------------------- consumers
+        gs_setmaxnreg_inc<232>();
+        const int c = wg - 1;
+        float acc[NREG];
+        int it = 0;
+        for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+            int bm, bn;
+            gs_tile_coords(t, tm, tn, GM, bm, bn);
+            for (int ks = 0; ks < ksteps; ++ks, ++it) {
+                const int s = it % STAGES;
+                gs_mbar_wait(&full[s], (it / STAGES) & 1);
+                const unsigned char* stage = smem + s * STAGE_BYTES;
+                const unsigned long long da = gs_wgmma_desc_sw128(stage + c * 64 * 128);
+                const unsigned long long db = gs_wgmma_desc_sw128(stage + A_BYTES);
+                gs_fence_regs(acc);
+                gs_wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < BK / 16; ++kk)  // 16 bf16 = 32 bytes = 2 address units
+                    GsWgmmaBf16<BN>::mma(acc, da + 2 * kk, db + 2 * kk, (ks > 0 || kk > 0) ? 1 : 0);
+                gs_wgmma_commit();
+                gs_wgmma_wait<0>();
+                gs_fence_regs(acc);
+                if (threadIdx.x % 128 == 0) gs_mbar_arrive(&empty[s]);
+            }
+            gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);
+        }
+    }
+}

@@ -1,0 +1,120 @@
+"""The inputs and output of one run, in the storage format its level takes.
+
+Truth rules (shared/DESIGN.md): fresh uniform(-1, 1) values for every run; the reference
+is a float64 product of exactly the values the kernel sees (after rounding to FP16 or
+BF16, or quantizing to E4M3 with the level's scales). Storage:
+
+- FP32 / TF32: float32 A (M x K), B (K x N); C float32;
+- FP16: float16 A, B; C float32 (cuBLAS's reference writes float16);
+- BF16: bfloat16 bits as uint16 (no device dtype needed); B stored as Bt (N x K) when the
+  level takes it so; C as bfloat16 bits;
+- FP8: E4M3 codes as uint8, A (M x K) and Bt (N x K), with block scales (1 x 128 on A,
+  128 x 128 on B) for the block-scaled level or one scale per tensor for cuBLASLt; C as
+  bfloat16 bits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gemmscope.kernels import quantize as qz
+from gemmscope.kernels.gpu import require_cupy
+from gemmscope.kernels.registry import Level, Precision
+
+BF16_NAN = 0x7FC0
+
+
+@dataclass(slots=True)
+class Operands:
+    a: Any  # M x K
+    b: Any  # K x N ("kn") or Bt, N x K ("nk")
+    c: Any  # M x N
+    fmt: str  # "fp32", "fp16", "bf16" (uint16 bits) or "e4m3" (uint8 codes)
+    c_fmt: str  # "fp32", "fp16" or "bf16"
+    b_layout: str = "kn"
+    scale_a: Any = None  # FP8: KB x M block scales, or a 0-d per-tensor scale
+    scale_b: Any = None  # FP8: NB x KB block scales, or a 0-d per-tensor scale
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        M, K = self.a.shape
+        N = self.b.shape[0] if self.b_layout == "nk" else self.b.shape[1]
+        return M, N, K
+
+    def _value64(self, x: Any, scale: Any, rows_1x128: bool) -> Any:
+        cp = require_cupy()
+        if self.fmt == "bf16":
+            return qz.bf16_decode(x, cp).astype(cp.float64)
+        if self.fmt == "e4m3":
+            if scale.ndim == 0:
+                return qz.e4m3_decode(x, cp) * scale.astype(cp.float64)
+            if rows_1x128:
+                return qz.dequantize_rows_1x128(x, scale, cp)
+            return qz.dequantize_blocks_128x128(x, scale, cp)
+        return x.astype(cp.float64)
+
+    def a64(self) -> Any:
+        return self._value64(self.a, self.scale_a, True)
+
+    def b64(self) -> Any:
+        """B (K x N) in float64, whatever the stored layout."""
+        b = self._value64(self.b, self.scale_b, False)
+        return b.T if self.b_layout == "nk" else b
+
+    def c32(self) -> Any:
+        cp = require_cupy()
+        return qz.bf16_decode(self.c, cp) if self.c_fmt == "bf16" else self.c
+
+    def poison(self) -> None:
+        """Fill C with NaN so an element the kernel never wrote cannot pass."""
+        cp = require_cupy()
+        self.c.fill(BF16_NAN if self.c_fmt == "bf16" else cp.nan)
+
+
+def random_inputs(level: Level, M: int, N: int, K: int) -> Operands:
+    """Fresh uniform(-1, 1) operands in the level's storage format and an empty C."""
+    cp = require_cupy()
+    nk = level.b_layout == "nk"
+    a = cp.random.random((M, K), dtype=cp.float32) * 2 - 1
+    b = cp.random.random((N, K) if nk else (K, N), dtype=cp.float32) * 2 - 1
+    p = level.precision
+    if p in (Precision.FP32, Precision.TF32):
+        return Operands(a, b, cp.empty((M, N), cp.float32), "fp32", "fp32", level.b_layout)
+    if p is Precision.FP16:
+        c_fp16 = level.id == "cublas_fp16"
+        c = cp.empty((M, N), cp.float16 if c_fp16 else cp.float32)
+        return Operands(a.astype(cp.float16), b.astype(cp.float16), c, "fp16",
+                        "fp16" if c_fp16 else "fp32", level.b_layout)
+    c = cp.empty((M, N), cp.uint16)
+    if p is Precision.BF16:
+        return Operands(qz.bf16_encode(a, cp), qz.bf16_encode(b, cp), c, "bf16", "bf16",
+                        level.b_layout)
+    if not nk:
+        raise ValueError(f"{level.id}: FP8 operands are K-major (b_layout 'nk')")
+    if level.kind == "reference":  # cuBLASLt: one scale per tensor
+        qa, sa = qz.quantize_tensor(a, cp)
+        qb, sb = qz.quantize_tensor(b, cp)
+    else:
+        qa, sa = qz.quantize_rows_1x128(a, cp)
+        qb, sb = qz.quantize_blocks_128x128(b, cp)
+    return Operands(qa, qb, c, "e4m3", "bf16", "nk", sa, sb)
+
+
+@dataclass(frozen=True, slots=True)
+class Accuracy:
+    rel_err: float  # ||C - C_ref|| / ||C_ref||
+    has_nan: bool
+    deepgemm_diff: float  # 1 - 2 sum(xy) / sum(x^2 + y^2)
+
+
+def check(ops: Operands) -> Accuracy:
+    """C against the float64 product of the values the kernel multiplied."""
+    cp = require_cupy()
+    ref = cp.matmul(ops.a64(), ops.b64())
+    c64 = ops.c32().astype(cp.float64)
+    has_nan = bool(cp.isnan(c64).any())
+    diff_norm = float(cp.linalg.norm(c64 - ref))
+    ref_norm = float(cp.linalg.norm(ref))
+    err = diff_norm / ref_norm if ref_norm > 0 else diff_norm
+    return Accuracy(err, has_nan, float("nan") if has_nan else qz.deepgemm_diff(c64, ref, cp))
