@@ -25,8 +25,9 @@ CHECK_SHAPES = [(1, 1, 1), (7, 13, 5), (100, 100, 100), (1000, 999, 1001), (1000
                 (4099, 4097, 4096)]
 LEVELS = ["cublas_bf16", "wgmma_tma", "cublaslt_fp8", "fp8_block_scaled"]
 VARIANTS: dict[str, list[dict[str, int]]] = {
-    "wgmma_tma": [{"STAGES": 3}, {"GM": 8}, {"BN": 128, "STAGES": 6}],
-    "fp8_block_scaled": [{"BN": 256, "STAGES": 4}, {"STAGES": 4}, {"GM": 8}],
+    "wgmma_tma": [{"KPIPE": 0}, {"STAGES": 3}, {"GM": 8}, {"GM": 32}],
+    "fp8_block_scaled": [{"KPIPE": 0}, {"BN": 256, "STAGES": 4, "KPIPE": 0}, {"STAGES": 4},
+                         {"GM": 8}, {"GM": 32}],
 }
 
 

@@ -29,7 +29,27 @@ __device__ __forceinline__ void gs_tile_coords(int t, int tm, int tn, int GM, in
     bn = in_group / rows;
 }
 
-template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, bool VEC>
+// One 128-deep K block of a consumer's 64 x 128 half-tile h into tmp (fresh accumulation).
+__device__ __forceinline__ void gs_fp8_issue(float (&tmp)[64], const unsigned char* stage,
+                                             int a_off, int b_off) {
+    const unsigned long long da = gs_wgmma_desc_sw128(stage + a_off);
+    const unsigned long long db = gs_wgmma_desc_sw128(stage + b_off);
+    gs_fence_regs(tmp);
+    gs_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)  // k32 steps: 32 bytes = 2 address units
+        gs_wgmma_e4m3_n128(tmp, da + 2 * kk, db + 2 * kk, kk > 0 ? 1 : 0);
+    gs_wgmma_commit();
+}
+
+// acc += tmp * scale of its row (rows r0 and r0 + 8 of the fragment layout).
+__device__ __forceinline__ void gs_fp8_promote(float* acc, float (&tmp)[64], float s0, float s1) {
+    gs_fence_regs(tmp);
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] += tmp[i] * ((i & 2) ? s1 : s0);
+}
+
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, int KPIPE, bool VEC>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                      const __grid_constant__ GsTensorMap tmB, unsigned short* __restrict__ C,
@@ -82,47 +102,82 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
         gs_setmaxnreg_inc<232>();
         const int c = wg - 1;
         const int t128 = threadIdx.x % 128;
+        const bool leader = t128 == 0;
         const int nb_count = GS_CEIL_DIV(N, 128);
         float acc[NH * 64];
-        float tmp[64];
+        float tmp0[64], tmp1[64];
         int it = 0;
         for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
             int bm, bn;
             gs_tile_coords(t, tm, tn, GM, bm, bn);
             const int r0 = bm * BM + c * 64 + (t128 / 32) * 16 + (t128 % 32) / 4;
             const bool in0 = r0 < M, in1 = r0 + 8 < M;
+            // scale of row r0 (+8) times the B block's scale, for K block ks and half h
+            auto scale = [&](int ks, int h, float& s0, float& s1) {
+                const int nb = bn * NH + h;
+                const float sb = nb < nb_count ? __ldg(scale_b + (long long)nb * ksteps + ks) : 0.f;
+                s0 = in0 ? __ldg(scale_a + (long long)ks * M + r0) * sb : 0.f;
+                s1 = in1 ? __ldg(scale_a + (long long)ks * M + r0 + 8) * sb : 0.f;
+            };
+            auto stage_of = [&](int i) { return smem + (i % STAGES) * STAGE_BYTES; };
+            auto wait_full = [&](int i) { gs_mbar_wait(&full[i % STAGES], (i / STAGES) & 1); };
+            auto release = [&](int i) { if (leader) gs_mbar_arrive(&empty[i % STAGES]); };
 #pragma unroll
             for (int i = 0; i < NH * 64; ++i) acc[i] = 0.f;
-            for (int ks = 0; ks < ksteps; ++ks, ++it) {
-                const int s = it % STAGES;
-                // scales of this K block, read before waiting for the tiles
-                const float sa0 = in0 ? __ldg(scale_a + (long long)ks * M + r0) : 0.f;
-                const float sa1 = in1 ? __ldg(scale_a + (long long)ks * M + r0 + 8) : 0.f;
-                float sb[NH];
+            if (KPIPE == 0 || NH > 1) {
+                // one K block at a time: issue, wait, free the stage, promote
+                for (int ks = 0; ks < ksteps; ++ks, ++it) {
+                    float s0[NH], s1[NH];
 #pragma unroll
-                for (int h = 0; h < NH; ++h) {
-                    const int nb = bn * NH + h;
-                    sb[h] = nb < nb_count ? __ldg(scale_b + (long long)nb * ksteps + ks) : 0.f;
+                    for (int h = 0; h < NH; ++h) scale(ks, h, s0[h], s1[h]);
+                    wait_full(it);
+#pragma unroll
+                    for (int h = 0; h < NH; ++h) {
+                        gs_fp8_issue(tmp0, stage_of(it), c * 64 * BK, A_BYTES + h * 128 * BK);
+                        gs_wgmma_wait<0>();
+                        if (h == NH - 1) release(it);
+                        gs_fp8_promote(acc + h * 64, tmp0, s0[h], s1[h]);
+                    }
                 }
-                gs_mbar_wait(&full[s], (it / STAGES) & 1);
-                const unsigned char* stage = smem + s * STAGE_BYTES;
-                const unsigned long long da = gs_wgmma_desc_sw128(stage + c * 64 * BK);
-#pragma unroll
-                for (int h = 0; h < NH; ++h) {
-                    const unsigned long long db = gs_wgmma_desc_sw128(stage + A_BYTES + h * 128 * BK);
-                    gs_fence_regs(tmp);
-                    gs_wgmma_fence();
-#pragma unroll
-                    for (int kk = 0; kk < BK / 32; ++kk)  // 32 bytes = 2 address units
-                        gs_wgmma_e4m3_n128(tmp, da + 2 * kk, db + 2 * kk, kk > 0 ? 1 : 0);
-                    gs_wgmma_commit();
+            } else {
+                // two temporaries: K block ks runs on the tensor cores while block ks - 1
+                // (finished: wait_group 1) is promoted and its stage freed
+                float p0, p1, q0, q1;
+                scale(0, 0, p0, p1);
+                wait_full(it);
+                gs_fp8_issue(tmp0, stage_of(it), c * 64 * BK, A_BYTES);
+                int ks = 1;
+                for (; ks + 1 < ksteps; ks += 2) {
+                    scale(ks, 0, q0, q1);
+                    wait_full(it + 1);
+                    gs_fp8_issue(tmp1, stage_of(it + 1), c * 64 * BK, A_BYTES);
+                    gs_wgmma_wait<1>();
+                    release(it);
+                    gs_fp8_promote(acc, tmp0, p0, p1);
+                    scale(ks + 1, 0, p0, p1);
+                    wait_full(it + 2);
+                    gs_fp8_issue(tmp0, stage_of(it + 2), c * 64 * BK, A_BYTES);
+                    gs_wgmma_wait<1>();
+                    release(it + 1);
+                    gs_fp8_promote(acc, tmp1, q0, q1);
+                    it += 2;
+                }
+                if (ks < ksteps) {  // an even number of K blocks: one more, into tmp1
+                    scale(ks, 0, q0, q1);
+                    wait_full(it + 1);
+                    gs_fp8_issue(tmp1, stage_of(it + 1), c * 64 * BK, A_BYTES);
+                    gs_wgmma_wait<1>();
+                    release(it);
+                    gs_fp8_promote(acc, tmp0, p0, p1);
                     gs_wgmma_wait<0>();
-                    gs_fence_regs(tmp);
-                    if (h == NH - 1 && t128 == 0) gs_mbar_arrive(&empty[s]);
-                    const float s0 = sa0 * sb[h], s1 = sa1 * sb[h];
-#pragma unroll
-                    for (int i = 0; i < 64; ++i)
-                        acc[h * 64 + i] += tmp[i] * ((i & 2) ? s1 : s0);
+                    release(it + 1);
+                    gs_fp8_promote(acc, tmp1, q0, q1);
+                    it += 2;
+                } else {
+                    gs_wgmma_wait<0>();
+                    release(it);
+                    gs_fp8_promote(acc, tmp0, p0, p1);
+                    it += 1;
                 }
             }
             gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);

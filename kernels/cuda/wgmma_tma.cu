@@ -50,7 +50,7 @@ __device__ __forceinline__ void gs_tile_coords(int t, int tm, int tn, int GM, in
     bn = in_group / rows;
 }
 
-template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, bool VEC>
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, int KPIPE, bool VEC>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 const __grid_constant__ GsTensorMap tmB, unsigned short* __restrict__ C) {
@@ -103,6 +103,7 @@ bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         // ---------------------------------------------------------------- consumers
         gs_setmaxnreg_inc<232>();
         const int c = wg - 1;
+        const bool leader = threadIdx.x % 128 == 0;
         float acc[NREG];
         int it = 0;
         for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
@@ -120,9 +121,17 @@ bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 for (int kk = 0; kk < BK / 16; ++kk)  // 16 bf16 = 32 bytes = 2 address units
                     GsWgmmaBf16<BN>::mma(acc, da + 2 * kk, db + 2 * kk, (ks > 0 || kk > 0) ? 1 : 0);
                 gs_wgmma_commit();
+                // KPIPE = 1: leave this step's wgmmas running while the previous step's have
+                // completed, and free the previous stage; KPIPE = 0: wait for this step.
+                gs_wgmma_wait<KPIPE>();
+                gs_fence_regs(acc);
+                if (leader && (KPIPE == 0 || ks > 0))
+                    gs_mbar_arrive(&empty[(it - KPIPE) % STAGES]);
+            }
+            if (KPIPE > 0) {
                 gs_wgmma_wait<0>();
                 gs_fence_regs(acc);
-                if (threadIdx.x % 128 == 0) gs_mbar_arrive(&empty[s]);
+                if (leader) gs_mbar_arrive(&empty[(it - 1) % STAGES]);
             }
             gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);
         }
