@@ -21,13 +21,12 @@ from pathlib import Path
 from typing import Any
 
 CHECK_SHAPES = [(1, 1, 1), (7, 13, 5), (100, 100, 100), (1000, 999, 1001), (1000, 1000, 1000),
-                (1000, 999, 1024), (4099, 17, 512), (17, 4099, 512), (256, 256, 128),
-                (4099, 4097, 4096)]
+                (1000, 999, 1024), (1000, 1000, 1024), (4099, 4104, 512), (4099, 17, 512),
+                (17, 4099, 512), (256, 256, 128), (4099, 4097, 4096)]
 LEVELS = ["cublas_bf16", "wgmma_tma", "cublaslt_fp8", "fp8_block_scaled"]
 VARIANTS: dict[str, list[dict[str, int]]] = {
-    "wgmma_tma": [{"KPIPE": 0}, {"STAGES": 3}, {"GM": 8}, {"GM": 32}],
-    "fp8_block_scaled": [{"KPIPE": 0}, {"BN": 256, "STAGES": 4, "KPIPE": 0}, {"STAGES": 4},
-                         {"GM": 8}, {"GM": 32}],
+    "wgmma_tma": [{"EPI": 0}, {"KPIPE": 0}, {"GM": 8}],
+    "fp8_block_scaled": [{"EPI": 0}, {"BN": 256, "STAGES": 4, "KPIPE": 0}, {"GM": 8}],
 }
 
 

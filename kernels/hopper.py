@@ -89,6 +89,11 @@ def encode(spec: TiledMap) -> ctypes.Array:
     return out
 
 
+def blank_map() -> ctypes.Array:
+    """A map-sized parameter for a kernel told (by a flag) not to use that map."""
+    return (ctypes.c_ubyte * TENSOR_MAP_BYTES)()
+
+
 def int32(v: int) -> ctypes.c_int32:
     return ctypes.c_int32(v)
 

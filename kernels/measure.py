@@ -144,8 +144,12 @@ def _tma_launcher(level: Level, params: dict[str, int], kernel: Any, ops: Operan
     box_k = params["BK"]
     map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, dtype, M, K, params["BM"], box_k))
     map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, params["BN"], box_k))
-    args: list[Any] = [hopper.int32(M), hopper.int32(N), hopper.int32(K), map_a, map_b,
-                       hopper.pointer(ops.c.data.ptr)]
+    # C through TMA stores when its rows are 16-byte multiples; else the kernel's own stores
+    tma_c = N % 8 == 0
+    map_c = (hopper.encode(hopper.TiledMap(ops.c.data.ptr, "bf16", M, N, 64, 64)) if tma_c
+             else hopper.blank_map())
+    args: list[Any] = [hopper.int32(M), hopper.int32(N), hopper.int32(K), map_a, map_b, map_c,
+                       hopper.pointer(ops.c.data.ptr), hopper.int32(int(tma_c))]
     if ops.scale_a is not None:
         args += [hopper.pointer(ops.scale_a.data.ptr), hopper.pointer(ops.scale_b.data.ptr)]
     sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])

@@ -263,10 +263,11 @@ LEVELS: tuple[Level, ...] = (
                 "CUTLASS sm90 warp-specialized mainloop; Pranjal Shankhdhar's fast.cu worklog",
         source="wgmma_tma.cu", kernel="bgemm_wgmma_tma",
         params={"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
-                "KPIPE": 1},
+                "KPIPE": 1, "EPI": 1},
         threads=(384, 1), tile=(128, 256), arch="sm_90a", b_layout="nk", persistent=True,
         k_multiple=8, edge_variant=False,
-        dyn_smem=lambda p: p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + 1024,
+        dyn_smem=lambda p: (p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 2
+                            + p["EPI"] * p["CONSUMERS"] * 16384 + 1024),
         notes="Tensor maps: built on the host by the driver's cuTensorMapEncodeTiled, called "
               "through ctypes on libcuda (kernels/hopper.py; no cuda-python needed), and passed "
               "by value as __grid_constant__ parameters through cuLaunchKernel. B is taken "
@@ -281,10 +282,11 @@ LEVELS: tuple[Level, ...] = (
         follows="DeepGEMM (deepseek-ai) fine-grained scaling; PTX ISA wgmma .e4m3",
         source="fp8_block_scaled.cu", kernel="fp8gemm_block_scaled",
         params={"BM": 128, "BN": 128, "BK": 128, "STAGES": 6, "CONSUMERS": 2, "GM": 16,
-                "KPIPE": 1},
+                "KPIPE": 1, "EPI": 1},
         threads=(384, 1), tile=(128, 128), arch="sm_90a", b_layout="nk", persistent=True,
         k_multiple=128, edge_variant=False,
-        dyn_smem=lambda p: p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] + 1024,
+        dyn_smem=lambda p: (p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"]
+                            + p["EPI"] * p["CONSUMERS"] * 16384 + 1024),
         notes="Tensor maps as in wgmma_tma. Accuracy is reported as the relative error and "
               "as DeepGEMM's 1 - 2 sum(xy) / sum(x^2 + y^2) against a float64 product of the "
               "dequantized inputs."),

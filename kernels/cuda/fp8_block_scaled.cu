@@ -14,6 +14,7 @@
 // cores' (limited-precision) accumulation, which is what keeps FP8 GEMMs accurate over long
 // K. A tile of BN = 256 is done as two halves of 128 (one B scale each), so the temporary
 // registers hold 64 values, not 128.
+// The epilogue is wgmma_tma's (EPI = 1: through shared memory and TMA stores).
 // Shapes: K % 128 == 0 (one scale per 128 of K; the host refuses other K); M and N are
 // free (TMA zero-fills, the stores are guarded).
 #include "common.cuh"
@@ -49,11 +50,14 @@ __device__ __forceinline__ void gs_fp8_promote(float* acc, float (&tmp)[64], flo
     for (int i = 0; i < 64; ++i) acc[i] += tmp[i] * ((i & 2) ? s1 : s0);
 }
 
-template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, int KPIPE, bool VEC>
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, int KPIPE, int EPI,
+          bool VEC>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
-                     const __grid_constant__ GsTensorMap tmB, unsigned short* __restrict__ C,
-                     const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
+                     const __grid_constant__ GsTensorMap tmB,
+                     const __grid_constant__ GsTensorMap tmC, unsigned short* __restrict__ C,
+                     int tma_c, const float* __restrict__ scale_a,
+                     const float* __restrict__ scale_b) {
     static_assert(BK == 128, "one K step is one 128-wide scale block (and one 128-byte row)");
     static_assert(BM == 64 * CONSUMERS, "each consumer warpgroup owns 64 rows");
     static_assert(BN % 128 == 0, "the tile is done in halves of 128 columns");
@@ -180,7 +184,12 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
                     it += 1;
                 }
             }
-            gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);
+            if (EPI && tma_c)
+                gs_store_acc_tma(acc, smem + STAGES * STAGE_BYTES + c * 16384, &tmC,
+                                 bm * BM + c * 64, bn * BN, 1 + c);
+            else
+                gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);
         }
+        if (EPI && tma_c && leader) gs_bulk_wait<0>();
     }
 }

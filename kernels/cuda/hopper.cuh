@@ -63,6 +63,36 @@ __device__ __forceinline__ void gs_tma_prefetch_map(const GsTensorMap* map) {
                  : "memory");
 }
 
+// Shared -> global through TMA (cp.async.bulk.tensor, bulk-group completion); the copy
+// engine clips the box at the tensor's edges.
+__device__ __forceinline__ void gs_tma_store_2d(const GsTensorMap* map, const void* smem_src,
+                                                int c0, int c1) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n"
+        ::"l"(reinterpret_cast<unsigned long long>(map)), "r"(gs_smem_u32(smem_src)),
+          "r"(c0), "r"(c1) : "memory");
+}
+__device__ __forceinline__ void gs_bulk_commit() {
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// all but the newest N bulk groups have finished reading shared memory
+template <int N>
+__device__ __forceinline__ void gs_bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void gs_bulk_wait() {
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+// ordinary shared-memory stores made visible to the copy engine (async proxy)
+__device__ __forceinline__ void gs_fence_async_shared() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// a barrier among `threads` threads (one warpgroup), id 1..15 (0 is __syncthreads)
+__device__ __forceinline__ void gs_named_barrier(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // ------------------------------------------------------------------ registers
 template <int REGS>
 __device__ __forceinline__ void gs_setmaxnreg_dec() {
@@ -133,6 +163,42 @@ __device__ __forceinline__ void gs_store_acc_bf16(const float (&d)[NREG],
                 dst[0] = static_cast<unsigned short>(v & 0xFFFF);
                 if (c + 1 < N) dst[1] = static_cast<unsigned short>(v >> 16);
             }
+        }
+    }
+}
+
+// The same tile through shared memory and TMA stores: chunks of 64 columns are written as
+// bf16 into one half of `buf` (2 x 8 KB, 1024-byte aligned) in the 128-byte swizzle (16-byte
+// chunk j of row r at j ^ (r % 8): the 8 rows of a store instruction hit 8 different bank
+// groups), then one thread stores the 64 x 64 box with TMA while the group writes the
+// next chunk into the other half. Needs N % 8 == 0 (16-byte row pitch of the map).
+template <int NREG>
+__device__ __forceinline__ void gs_store_acc_tma(const float (&d)[NREG], unsigned char* buf,
+                                                 const GsTensorMap* map, int row0, int col0,
+                                                 int bar_id) {
+    const int t = threadIdx.x % 128;
+    const int r = (t / 32) * 16 + (t % 32) / 4;
+    const bool leader = t == 0;
+#pragma unroll
+    for (int ch = 0; ch < NREG / 32; ++ch) {  // 32 registers = 64 columns of 2 rows
+        unsigned char* half = buf + (ch & 1) * 8192;
+        if (leader) gs_bulk_wait_read<1>();  // the store of two chunks ago has read this half
+        gs_named_barrier(bar_id, 128);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const int g = ch * 8 + j;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int rr = r + 8 * h;
+                *reinterpret_cast<unsigned*>(half + rr * 128 + ((j ^ (rr & 7)) << 4) + 4 * (t % 4)) =
+                    gs_pack_bf16x2(d[4 * g + 2 * h], d[4 * g + 2 * h + 1]);
+            }
+        }
+        gs_fence_async_shared();
+        gs_named_barrier(bar_id, 128);
+        if (leader) {
+            gs_tma_store_2d(map, half, col0 + ch * 64, row0);
+            gs_bulk_commit();
         }
     }
 }

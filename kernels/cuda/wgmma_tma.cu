@@ -50,10 +50,12 @@ __device__ __forceinline__ void gs_tile_coords(int t, int tm, int tn, int GM, in
     bn = in_group / rows;
 }
 
-template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, int KPIPE, bool VEC>
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, int KPIPE, int EPI,
+          bool VEC>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
-                const __grid_constant__ GsTensorMap tmB, unsigned short* __restrict__ C) {
+                const __grid_constant__ GsTensorMap tmB, const __grid_constant__ GsTensorMap tmC,
+                unsigned short* __restrict__ C, int tma_c) {
     static_assert(BK * 2 == 128, "a K step must be one 128-byte swizzle row");
     static_assert(BM == 64 * CONSUMERS, "each consumer warpgroup owns 64 rows");
     constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2;
@@ -133,7 +135,12 @@ bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 gs_fence_regs(acc);
                 if (leader) gs_mbar_arrive(&empty[(it - 1) % STAGES]);
             }
-            gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);
+            if (EPI && tma_c)
+                gs_store_acc_tma(acc, smem + STAGES * STAGE_BYTES + c * 16384, &tmC,
+                                 bm * BM + c * 64, bn * BN, 1 + c);
+            else
+                gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);
         }
+        if (EPI && tma_c && leader) gs_bulk_wait<0>();
     }
 }
