@@ -43,7 +43,9 @@ def assemble(level: Level) -> str:
 
 
 def options(level: Level) -> tuple[str, ...]:
-    opts = BASE_OPTIONS
+    # GEMMSCOPE_NVRTC_OPTIONS: extra NVRTC options for experiments (e.g. a ptxas flag), part
+    # of CuPy's cache key like every option
+    opts = (*BASE_OPTIONS, *os.environ.get("GEMMSCOPE_NVRTC_OPTIONS", "").split())
     if level.arch:
         opts = (*opts, f"-arch={level.arch}")
     if "<mma.h>" in source_file(level).read_text(encoding="utf-8"):

@@ -16,6 +16,9 @@ SHAPES = [(1, 1, 1), (7, 13, 5), (100, 100, 100), (1000, 999, 1001), (1000, 1000
           (4099, 17, 515),   # tall and skinny
           (17, 4099, 515),   # short and wide
           (4096, 4096, 4096)]
+# shapes with ragged M and N that the K-restricted levels (K % 8, K % 128) accept
+K_ALIGNED_SHAPES = [(1000, 999, 1024), (1000, 1000, 1024), (4099, 4104, 512), (4099, 17, 512),
+                    (17, 4099, 512), (256, 256, 128)]
 FAULTY = str(Path(__file__).with_name("faulty_levels.py"))
 
 
@@ -27,14 +30,42 @@ def bench():
     return Bench(device_info(), wall_clock())
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", SHAPES + K_ALIGNED_SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("level", registry.LEVELS, ids=lambda lv: lv.id)
 def test_level_is_correct(bench, level, shape):
+    from gemmscope.kernels.measure import DEEPGEMM_DIFF_MAX, refusal
+
     M, N, K = shape
+    if shape in K_ALIGNED_SHAPES and level.k_multiple == 1 and level.id != "cublaslt_fp8":
+        pytest.skip("the ragged K-aligned shapes are for the K-restricted levels")
+    why = refusal(level, M, N, K, bench.device)
+    if why is not None:
+        # refused before launch, with the reason; only where the level's rule says so
+        assert (K % level.k_multiple) or level.id == "cublaslt_fp8", str(why)
+        assert str(why).startswith(level.id) and ("multiple" in str(why))
+        return
     r = bench.run(level, M, N, K, repeats=2, warmup=1)
     assert not r["nan"], "an element of C was not written"
     assert r["verified"], f"rel_err {r['rel_err']} > {r['tol']}"
     assert r["median_ms"] > 0
+    if level.precision == "fp8":
+        assert r["deepgemm_diff"] < DEEPGEMM_DIFF_MAX
+
+
+def test_hopper_levels_are_compared_with_cublas_at_their_precision():
+    seen: list[dict] = []
+    client = RunnerClient(seen.append, telemetry_hz=0)
+    try:
+        client.start()
+        for level_id, ref in (("wgmma_tma", "cublas_bf16"),
+                              ("fp8_block_scaled", "cublaslt_fp8")):
+            evs = client.request({"cmd": "run", "level": level_id, "M": 2048, "N": 2048,
+                                  "K": 2048, "repeats": 3})
+            result = next(e for e in evs if e["type"] == "result" and e["level"] == level_id)
+            assert result["verified"] and result["variant"] == "tma"
+            assert result["reference"] == ref and result["pct_of_reference"] > 10
+    finally:
+        client.close()
 
 
 def test_scalar_path_is_used_for_odd_k(bench):

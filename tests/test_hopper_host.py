@@ -1,0 +1,92 @@
+"""Host side of the sm_90a levels without a GPU: tensor-map arguments, refusals."""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+
+import pytest
+
+from gemmscope.kernels import hopper, measure, registry
+from gemmscope.kernels.gpu import DeviceInfo
+
+H200 = DeviceInfo(name="NVIDIA H200", sm_count=132, cc="9.0", arch="sm_90", sm_clock_max_mhz=1980,
+                  mem_clock_max_mhz=3201, memory_gib=140, l2_bytes=60 << 20, driver="13.0",
+                  cuda_runtime="13.0", cupy="14.2")
+A100 = dataclasses.replace(H200, name="NVIDIA A100", cc="8.0", arch="sm_80")
+
+
+def test_map_arguments_describe_rows_pitch_and_box():
+    spec = hopper.TiledMap(ptr=0x10000, dtype="bf16", rows=1000, cols=1024, box_rows=128,
+                           box_cols=64)
+    spec.check()
+    args = spec.arguments()
+    assert args[0].value == hopper.DATA_TYPE["bf16"] and args[1].value == 2
+    assert list(args[3]) == [1024, 1000]  # inner dimension first
+    assert list(args[4]) == [2048]  # row pitch in bytes
+    assert list(args[5]) == [64, 128]
+    assert args[8].value == hopper.SWIZZLE_128B
+
+
+@pytest.mark.parametrize("spec, message", [
+    (hopper.TiledMap(0x10000, "bf16", 10, 1001, 128, 64), "multiple of 16"),
+    (hopper.TiledMap(0x10008, "bf16", 10, 1024, 128, 64), "aligned"),
+    (hopper.TiledMap(0x10000, "uint8", 10, 1024, 128, 64), "128-byte"),
+    (hopper.TiledMap(0x10000, "uint8", 10, 1024, 512, 128), "rows"),
+])
+def test_bad_maps_are_refused_before_the_driver(spec, message):
+    with pytest.raises(hopper.TensorMapError, match=message):
+        hopper.encode(spec)
+
+
+def test_launch_passes_each_argument_by_address():
+    seen = {}
+
+    class Driver:
+        @staticmethod
+        def launchKernel(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra):  # noqa: N802
+            arr = (ctypes.c_void_p * 3).from_address(params)
+            seen.update(f=f, grid=(gx, gy, gz), block=(bx, by, bz), smem=smem,
+                        first=ctypes.c_int32.from_address(arr[0]).value,
+                        map_byte=ctypes.c_ubyte.from_address(arr[1] + 5).value,
+                        ptr=ctypes.c_void_p.from_address(arr[2]).value)
+
+    tmap = hopper.blank_map()
+    tmap[5] = 42
+    hopper.launch(Driver, 7, (132, 1, 1), (384, 1, 1), 1000, 0,
+                  [hopper.int32(4096), tmap, hopper.pointer(0xABC0)])
+    assert seen == {"f": 7, "grid": (132, 1, 1), "block": (384, 1, 1), "smem": 1000,
+                    "first": 4096, "map_byte": 42, "ptr": 0xABC0}
+
+
+def test_hopper_levels_are_refused_elsewhere_and_for_unaligned_k():
+    wg, fp8 = registry.get("wgmma_tma"), registry.get("fp8_block_scaled")
+    why = measure.refusal(wg, 256, 256, 256, A100)
+    assert why is not None and "needs Hopper (sm_90a)" in str(why) and why.kind == "unsupported"
+    assert measure.refusal(wg, 256, 256, 256, H200) is None
+    assert "multiple of 8" in str(measure.refusal(wg, 100, 100, 100, H200))
+    assert measure.refusal(wg, 1000, 999, 1000, H200) is None  # M and N are free
+    assert "multiple of 128" in str(measure.refusal(fp8, 256, 256, 1000, H200))
+    assert measure.refusal(fp8, 17, 4099, 512, H200) is None
+
+
+def test_fp8_reference_without_torch_is_skipped_with_a_message(monkeypatch):
+    ref = registry.get("cublaslt_fp8")
+    monkeypatch.setattr(measure, "torch_scaled_mm_available", lambda: False)
+    why = measure.refusal(ref, 4096, 4096, 4096, H200)
+    assert why is not None and "torch" in str(why) and why.kind == "unsupported"
+    monkeypatch.setattr(measure, "torch_scaled_mm_available", lambda: True)
+    assert measure.refusal(ref, 4096, 4096, 4096, H200) is None
+    assert "multiples of 16" in str(measure.refusal(ref, 1000, 1000, 1000, H200))
+
+
+def test_references_exist_for_every_precision_and_take_the_levels_layout():
+    for lv in registry.ladder():
+        ref = registry.get(registry.REFERENCE_FOR[lv.precision])
+        assert ref.b_layout == lv.b_layout, (lv.id, ref.id)
+
+
+def test_sixteen_bit_outputs_are_counted_in_the_memory_estimate():
+    bf16 = measure.bytes_needed(registry.get("wgmma_tma"), 1024, 1024, 1024)
+    fp32 = measure.bytes_needed(registry.get("cp_async"), 1024, 1024, 1024)
+    assert bf16 < fp32
