@@ -3,7 +3,7 @@
     gemmscope                          live where CuPy and a CUDA device are present,
                                        else the bundled H200 recording, saying why
     gemmscope replay FILE [--speed S]  replay any recording
-    gemmscope replay FILE --screenshot out.png [--view NAME]
+    gemmscope replay FILE --screenshot out.png [--view NAME] [--level ID]
                                        render after loading, save a PNG, exit
 """
 
@@ -28,6 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--view", default="window",
                    help="with --screenshot: the view to render (window, ladder, charts, "
                         "bars, stream, sweep, or any registered view)")
+    p.add_argument("--level", metavar="ID",
+                   help="with --screenshot: select this level first (default: the first)")
     p.add_argument("--size", default="1400x900", help="window size for --screenshot")
     p.add_argument("--settings", metavar="INI", help="keep preferences in this ini file")
     p.add_argument("--runner", metavar="CMD",
@@ -101,7 +103,17 @@ def main(argv: list[str] | None = None) -> int:
 def _screenshot(app, window, args) -> int:
     w, _, h = args.size.partition("x")
     window.resize(int(w), int(h))
+    for view in window.views.values():  # a picture of whole steps, not mid-animation
+        if hasattr(view, "set_animated"):
+            view.set_animated(False)
     window.play_instant()
+    if args.level:
+        if args.level not in {lv.id for lv in window.store.levels}:
+            print(f"no level called {args.level!r}; levels: "
+                  f"{', '.join(lv.id for lv in window.store.levels)}", file=sys.stderr)
+            window.close()
+            return 2
+        window.ladder.select_level(args.level)
     window.show()
     target = window.named_widget(args.view)
     if target is None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from gemmscope.kernels import protocol, registry
+from gemmscope.kernels import ncu, protocol, registry
 from gemmscope.kernels.table import render
 
 SWEEP = tuple(2**i for i in range(8, 14))  # 256 .. 8192
@@ -86,6 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
     rec = sub.add_parser("record", help="record a session file (bench + events to a file)")
     _add_run_options(rec)
     rec.add_argument("-o", "--output", required=True, help="session file to write (.jsonl)")
+    rec.add_argument("--ncu", nargs="?", const="ncu", metavar="PATH",
+                     help="after the timed runs, profile each SIMT level once with Nsight "
+                          "Compute (PATH: the ncu executable, default ncu on PATH) and "
+                          "record its shared-memory counters as counters events")
+    rec.add_argument("--ncu-size", type=parse_shape, default=(ncu.DEFAULT_SIZE,) * 3,
+                     metavar="N|MxNxK", help=f"shape of the profiled launch (default "
+                                             f"{ncu.DEFAULT_SIZE})")
+    rec.add_argument("--ncu-timeout", type=float, default=ncu.TIMEOUT_S, metavar="S",
+                     help=f"seconds per ncu run (default {ncu.TIMEOUT_S:g})")
     rep = sub.add_parser("report", help="print the results table of a recording")
     rep.add_argument("file")
     rep.add_argument("--markdown", action="store_true")
@@ -157,7 +166,14 @@ def _client_argv(args: argparse.Namespace) -> list[str] | None:
     return None
 
 
-def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO) -> list[dict]:
+# after the runs: called with the session clock and the recording's event sink
+AfterRuns = Callable[[Callable[[], float], Callable[[dict[str, Any]], None]], None]
+
+
+def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
+             after: AfterRuns | None = None) -> list[dict]:
+    """Run the plan through a runner, recording to ``out_path``; then, with the runner
+    gone, ``after`` may add events of its own (on the same clock, to the same file)."""
     from gemmscope.kernels.client import RunnerClient
 
     runs = plan(args)
@@ -186,6 +202,9 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO) -> 
             client.request({"cmd": "run", "level": level_id, "M": M, "N": N, "K": K,
                             "repeats": args.repeats, "warmup": args.warmup,
                             "compare": not args.no_compare})
+        client.close()  # the GPU to the profiler alone
+        if after is not None:
+            after(client.now, on_event)
     finally:
         client.close()
         if fh is not None:
@@ -217,8 +236,68 @@ def _runner(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return runner_main(args.telemetry_hz, args.levels_from)
 
 
+def ncu_levels(args: argparse.Namespace) -> list[str]:
+    """The SIMT levels of the plan, in order, each once: the ones ncu profiles."""
+    from gemmscope.kernels.models import SIMT_LEVELS
+
+    return list(dict.fromkeys(r[0] for r in plan(args) if r[0] in SIMT_LEVELS))
+
+
+class CountersStep:
+    """`record --ncu`: after the runs, ncu once per SIMT level, one counters event each.
+    A level ncu gives nothing for is said on stderr and gets no event."""
+
+    def __init__(self, args: argparse.Namespace, stderr: TextIO):
+        self.args = args
+        self.stderr = stderr
+        self.levels = ncu_levels(args)
+        self.exe = ncu.find_ncu(args.ncu)
+        self.failed: list[str] = []
+        self.recorded: list[str] = []
+
+    def say(self, text: str) -> None:
+        self.stderr.write(f"gemmscope record: {text}\n")
+        self.stderr.flush()
+
+    def check(self) -> None:
+        """Before the runs: say now what will be missing."""
+        if self.exe is None:
+            self.say(f"--ncu: {self.args.ncu!r} not found; the recording will have no "
+                     "counters (pass --ncu /path/to/ncu)")
+        elif not self.levels:
+            self.say("--ncu: no SIMT level in this recording; nothing to profile")
+
+    def __call__(self, now: Callable[[], float], emit: Callable[[dict[str, Any]], None]
+                 ) -> None:
+        if self.exe is None:
+            self.failed = list(self.levels)
+            return
+        M, N, K = self.args.ncu_size
+        for level_id in self.levels:
+            self.say(f"ncu {level_id} {M}x{N}x{K} ...")
+            prof = ncu.profile(self.exe, level_id, M, N, K, self.args.ncu_timeout)
+            why = prof.problem()
+            if why is not None:
+                tail = prof.stderr_tail.strip().splitlines()[-3:]
+                self.say(f"ncu on {level_id}: {why}; no counters recorded for it"
+                         + "".join(f"\n  {line}" for line in tail))
+                self.failed.append(level_id)
+                continue
+            emit(ncu.counters_event(prof, now()))
+            self.recorded.append(level_id)
+
+    def summary(self) -> str:
+        text = f"counters of {len(self.recorded)} level(s) recorded"
+        if self.failed:
+            text += f"; none for {', '.join(self.failed)}"
+        return text
+
+
 def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    results = run_plan(args, args.output, stderr)
+    counters = CountersStep(args, stderr) if getattr(args, "ncu", None) else None
+    if counters is not None:
+        counters.check()
+    results = run_plan(args, args.output, stderr, counters)
     if getattr(args, "json", False):
         for r in results:
             stdout.write(json.dumps(r) + "\n")
@@ -226,6 +305,10 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         stdout.write(render(results) + "\n")
     if args.output:
         stderr.write(f"recorded {len(results)} results to {args.output}\n")
+    if counters is not None:
+        stderr.write(counters.summary() + "\n")
+        if counters.failed:
+            return 1
     return 0 if results and all(r["verified"] for r in results) else 1
 
 

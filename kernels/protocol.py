@@ -51,6 +51,8 @@ REQUIRED: dict[str, dict[str, tuple[type, ...]]] = {
                "repeats": _INT},
     "error": {"kind": _STR, "message": _STR},
     "telemetry": {},
+    "counters": {"level": _STR, "M": _INT, "N": _INT, "K": _INT, "tool": _STR,
+                 "metrics": (dict,)},
     "info": {"message": _STR},
     "done": {},
     "levels": {"levels": (list,)},
@@ -107,11 +109,22 @@ def validate_event(obj: Any) -> dict[str, Any]:
         if not isinstance(value, types):
             want = " or ".join(sorted({t.__name__ for t in types}))
             raise ProtocolError(f'{kind} event: "{name}" must be {want}, not {value!r}')
+    if kind == "counters":
+        _check_metrics(obj["metrics"])
     if kind == "session" and obj["protocol"] > PROTOCOL_VERSION:
         raise ProtocolError(
             f"protocol {obj['protocol']} is newer than this reader ({PROTOCOL_VERSION}); "
             "update gemmscope to read it")
     return obj
+
+
+def _check_metrics(metrics: dict[Any, Any]) -> None:
+    """A counters event's metrics: names to numbers, or null where the tool had none."""
+    for name, value in metrics.items():
+        if not isinstance(name, str) or isinstance(value, bool) or not isinstance(
+                value, _OPT_NUM):
+            raise ProtocolError(f'counters event: metric {name!r} must be a number or null, '
+                                f'not {value!r}')
 
 
 def parse_line(line: str, lineno: int | None = None, source: str | None = None) -> dict[str, Any]:
@@ -171,6 +184,10 @@ class Session:
     @property
     def errors(self) -> list[dict[str, Any]]:
         return [e for e in self.events if e["type"] == "error"]
+
+    @property
+    def counters(self) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["type"] == "counters"]
 
 
 def read_session(path: str | Path) -> Session:

@@ -161,9 +161,39 @@ def events() -> list[dict[str, Any]]:
     return evs
 
 
-def write(path: str | Path) -> Path:
+# invented ncu counters (not measurements), appended by ``with_counters`` as
+# `gemmscope record --ncu` appends real ones after the timed runs
+COUNTERS_SHAPE = (512, 512, 512)
+COUNTERS_LEVELS = ("register_2d", "smem_tiled")
+COUNTERS_METRICS = {
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 530_001,
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": 17,
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 1_600_003,
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": None,  # n/a
+    "smsp__inst_executed_op_shared_ld.sum": 262_144,
+}
+
+
+def counters(level: str, t: float, shape: tuple[int, int, int] = COUNTERS_SHAPE
+             ) -> dict[str, Any]:
+    M, N, K = shape
+    return {"type": "counters", "t": t, "level": level, "M": M, "N": N, "K": K,
+            "tool": "ncu", "metrics": dict(COUNTERS_METRICS),
+            "kernel": f"void {registry.get(level).kernel}<...>(int, int, int)",
+            "params": dict(registry.get(level).params),
+            "command": ["ncu", "(synthetic)"]}
+
+
+def with_counters() -> list[dict[str, Any]]:
+    evs = events()
+    t = evs[-1]["t"]
+    return evs + [counters(level, round(t + 1.0 + i, 6))
+                  for i, level in enumerate(COUNTERS_LEVELS)]
+
+
+def write(path: str | Path, evs: list[dict[str, Any]] | None = None) -> Path:
     path = Path(path)
-    path.write_text("".join(dumps(e) + "\n" for e in events()), encoding="utf-8")
+    path.write_text("".join(dumps(e) + "\n" for e in (evs or events())), encoding="utf-8")
     return path
 
 

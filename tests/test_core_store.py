@@ -121,3 +121,53 @@ def test_telemetry_buffer_keeps_nulls_as_gaps_and_counts_reasons():
     assert np.isnan(power[0]) and power[1] == 650.0
     assert store.telemetry.reasons_seen == {"SwPowerCap": 1}
     assert store.telemetry_status() == (True, "the recording says nothing about telemetry")
+
+
+def test_store_keeps_counters_events_latest_per_level_and_tool():
+    first = syn.counters("register_2d", 1.0)
+    again = dict(syn.counters("register_2d", 2.0, (256, 256, 256)))
+    other_tool = dict(syn.counters("register_2d", 3.0), tool="rocprof")
+    store = fed_store([syn.header(), first, again, other_tool])
+    assert Change.COUNTERS in store.take_changes()
+    assert len(store.counters) == 3
+    got = store.counters_for("register_2d")
+    assert got.shape == Shape(256, 256, 256) and got.tool == "ncu" and got.t == 2.0
+    assert dict(got.metrics) == again["metrics"]
+    assert dict(got.params) == again["params"]
+    assert store.counters_for("register_2d", tool="rocprof").t == 3.0
+    assert store.counters_for("smem_tiled") is None
+    store.reset()
+    assert store.counters == [] and store.counters_for("register_2d") is None
+
+
+def test_replay_delivers_counters_into_the_store(tmp_path):
+    path = syn.write(tmp_path / "with_counters.jsonl", syn.with_counters())
+    session = read_session(path)
+    store = SessionStore()
+    clock = ReplayClock(session.events, store)
+    clock.set_speed(Speed.INSTANT)
+    clock.play()
+    assert [c.level for c in store.counters] == list(syn.COUNTERS_LEVELS)
+    assert store.counters_for("smem_tiled").shape == Shape(*syn.COUNTERS_SHAPE)
+    clock.seek(0.0, reset_sink=store.reset)  # replayed from the start: not kept twice
+    clock.seek(clock.duration_s, reset_sink=store.reset)
+    assert len(store.counters) == len(syn.COUNTERS_LEVELS)
+
+
+def test_counters_comparison_is_the_models_totals_at_the_measured_shape_and_params():
+    from gemmscope.app.core.counters import Counters, compare_counters
+    from gemmscope.kernels.models import model_for
+
+    ev = dict(syn.counters("register_2d", 1.0), params={
+        "BM": 128, "BN": 128, "BK": 8, "TM": 4, "TN": 8})  # retuned since, say
+    cmp = compare_counters(Counters.from_event(ev))
+    want = model_for("register_2d", ev["params"]).totals(*syn.COUNTERS_SHAPE)
+    rows = {r.metric: r for r in cmp.rows}
+    ld_c = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+    assert rows[ld_c].model == want.ld.conflicts
+    assert rows[ld_c].measured == ev["metrics"][ld_c]
+    assert rows[ld_c].diff_pct == pytest.approx(
+        100 * (want.ld.conflicts - ev["metrics"][ld_c]) / ev["metrics"][ld_c])
+    assert "TM=4 (now 8)" in cmp.note
+    unknown = compare_counters(Counters.from_event(dict(ev, level="future_level")))
+    assert unknown.rows == () and "future_level" in unknown.error

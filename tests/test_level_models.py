@@ -37,6 +37,32 @@ def test_threads_cover_the_block_tile_exactly_once(level_id):
     assert (count == 1).all()
 
 
+@pytest.mark.parametrize("level_id", sorted(MODELS))
+def test_model_parameters_come_from_the_registry_alone(level_id):
+    """One source of truth: a model keeps no parameter values of its own, so a retuned
+    level is modelled as it runs, with or without a partial override."""
+    from gemmscope.kernels.models.level_model import LevelModel
+
+    copies = [c.__name__ for c in MODELS[level_id].__mro__
+              if c is not LevelModel and "defaults" in vars(c)]
+    assert not copies, f"{copies} keep their own defaults; the registry has them"
+    registered = get(level_id).params
+    assert model_for(level_id).params == registered
+    name = next(iter(registered))
+    assert model_for(level_id, {name: registered[name]}).params == registered
+
+
+@pytest.mark.parametrize(("level_id", "override"), [
+    ("wmma", {"STAGES": 2}), ("warp_tiling", {"SWZ": 4}), ("cp_async", {"SWZ": 4}),
+    ("mma_sync", {"SWZ": 2})])
+def test_a_partial_override_keeps_the_registered_tile_and_stages(level_id, override):
+    registered = get(level_id).params
+    m = model_for(level_id, override)
+    assert (m.bm, m.bn, m.bk) == (registered["BM"], registered["BN"], registered["BK"])
+    assert m.stages == override.get("STAGES", registered.get("STAGES", m.stages))
+    assert m.threads == get(level_id).threads[0]
+
+
 def test_unknown_level_says_which_exist():
     with pytest.raises(KeyError, match="naive"):
         model_for("nope")
@@ -47,6 +73,9 @@ def _by_label(accesses, start):
 
 
 BRIEF_128 = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}  # siboehm kernels 5 and 6
+# warp tiling with 128x128 block tiles of 8 warps (32x64 each), as cp_async was first tuned
+WARP_128 = {"BM": 128, "BN": 128, "WM": 32, "WN": 64, "WMITER": 2, "WNITER": 2, "TM": 4,
+            "TN": 4}
 
 
 def test_smem_tiled_as_read_is_a_broadcast_and_bs_read_is_conflict_free():
@@ -182,7 +211,8 @@ def test_models_import_no_qt_and_no_cupy():
 
 
 def test_edge_path_of_cp_async_copies_b_element_by_element():
-    m = model_for("cp_async", {"BM": 128, "BN": 128, "BK": 8, "STAGES": 4})
+    m = model_for("cp_async", {**WARP_128, "BK": 8, "STAGES": 4})
+    assert m.warps == 8
     vec = m.totals(1024, 1024, 1024)
     edge = m.totals(1024, 1022, 1024)  # N % 4 != 0: the VEC=false instantiation
     assert vec.vector_path and not edge.vector_path
@@ -222,7 +252,8 @@ def test_block_launch_order():
 
 
 def test_cp_async_a_copies_follow_the_source_mapping():
-    m = model_for("cp_async", {"BM": 128, "BN": 128, "BK": 16, "STAGES": 3})
+    m = model_for("cp_async", {**WARP_128, "BK": 16, "STAGES": 3})
+    assert m.threads == 256  # ROWS = 32 rows of A per pass, BM / ROWS = 4 passes per 8 k
     copies = m.a_tile_elements(1)  # warp 1: threads 32..63
     assert len(copies) == 128 * 16 // 256
     _, r, c = copies[0]

@@ -1,9 +1,5 @@
-"""The ncu CSV parser and the model-vs-measured table.
-
-FORMAT SAMPLE, NOT MEASURED DATA: the CSV below imitates the layout of
-``ncu --csv --page raw`` output (==PROF== lines, the program's own prints, a header row,
-a units row, quoted numbers with thousands separators, n/a) with made-up values.
-"""
+"""The ncu CSV parser and the model-vs-measured table (format sample: tests/fake_ncu.py,
+made-up values, not measured data)."""
 
 from __future__ import annotations
 
@@ -13,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fake_ncu import FORMAT_SAMPLE, LD_C, LD_W, ST_C, ST_W, write_fake_ncu
 
 from gemmscope.kernels.models import model_for, totals
 from gemmscope.kernels.models.level_model import NCU_METRICS
@@ -26,17 +23,6 @@ from gemmscope.kernels.models.ncu_compare import (
 )
 
 BRIEF_128 = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}
-LD_C, ST_C = NCU_METRICS["ld_conflicts"], NCU_METRICS["st_conflicts"]
-LD_W, ST_W = NCU_METRICS["ld_wavefronts"], NCU_METRICS["st_wavefronts"]
-
-FORMAT_SAMPLE = f"""==PROF== Connected to process 4242 (/usr/bin/python3.12)
-launching register_2d 1024 1024 1024
-==PROF== Profiling "sgemm_register_2d": 0%....50%....100% - 3 passes
-==PROF== Disconnected from process 4242
-"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","{LD_C}","{ST_C}","{LD_W}","{ST_W}"
-"","","","","","","","","","","","","","",""
-"0","4242","python3.12","127.0.0.1","void sgemm_register_2d<128, 128, 8, 8, 8, true>(int, int, int, const float *, const float *, float *)","1","7","(256, 1, 1)","(8, 8, 1)","0","9.0","4,194,304","12","12,582,912","n/a"
-"""  # noqa: E501
 
 
 def test_parse_number():
@@ -95,9 +81,7 @@ def test_script_builds_the_documented_ncu_command():
 
 
 def test_script_end_to_end_with_a_fake_ncu(tmp_path):
-    fake = tmp_path / "ncu"
-    fake.write_text("#!/bin/sh\ncat <<'END'\n" + FORMAT_SAMPLE + "END\n", encoding="utf-8")
-    fake.chmod(0o755)
+    fake = write_fake_ncu(tmp_path / "ncu")
     out = tmp_path / "r.json"
     script = Path(__file__).parents[1] / "benchmarks" / "bank_conflicts_ncu.py"
     proc = subprocess.run([sys.executable, str(script), "--ncu", str(fake), "--levels",
@@ -126,12 +110,8 @@ def test_extra_metrics_rows_appear_only_when_reported():
 
 
 def test_script_retries_without_the_extra_metrics(tmp_path):
-    fake = tmp_path / "ncu"
     # a profiler that rejects the extra metric names, as an older ncu might
-    fake.write_text("#!/bin/sh\ncase \"$*\" in *smsp__*) echo '==ERROR== Failed to find "
-                    "metric' >&2; exit 1;; esac\ncat <<'END'\n" + FORMAT_SAMPLE + "END\n",
-                    encoding="utf-8")
-    fake.chmod(0o755)
+    fake = write_fake_ncu(tmp_path / "ncu", mode="reject_extra")
     out = tmp_path / "r.json"
     script = Path(__file__).parents[1] / "benchmarks" / "bank_conflicts_ncu.py"
     proc = subprocess.run([sys.executable, str(script), "--ncu", str(fake), "--levels",

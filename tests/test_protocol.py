@@ -84,6 +84,29 @@ def test_truncated_last_line_is_dropped(tmp_path):
     assert s.results == [RESULT]
 
 
+COUNTERS = {"type": "counters", "t": 9.0, "level": "naive", "M": 64, "N": 64, "K": 64,
+            "tool": "ncu", "metrics": {"a__x.sum": 12, "b__y.sum": 1.5, "c__z.sum": None},
+            "command": ["ncu", "--csv"]}
+
+
+def test_counters_round_trip(tmp_path):
+    p = write(tmp_path, [protocol.dumps(e) for e in (HEADER, RESULT, COUNTERS)])
+    assert protocol.read_session(p).counters == [COUNTERS]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"metrics": {"a__x.sum": "12"}}, "metric 'a__x.sum' must be a number or null"),
+    ({"metrics": {"a__x.sum": True}}, "metric 'a__x.sum' must be a number or null"),
+    ({"metrics": [1, 2]}, '"metrics" must be dict'),
+    ({"M": 64.0}, '"M" must be int'),
+    ({"tool": None}, '"tool" must be str'),
+])
+def test_bad_counters_name_the_line(tmp_path, change, message):
+    p = write(tmp_path, [protocol.dumps(HEADER), protocol.dumps({**COUNTERS, **change})])
+    with pytest.raises(ProtocolError, match=f"s.jsonl:2: .*{message}"):
+        protocol.read_session(p)
+
+
 def test_unknown_event_types_pass_through(tmp_path):
     p = write(tmp_path, [protocol.dumps(HEADER), '{"type": "future", "t": 1}'])
     assert protocol.read_session(p).events[-1]["type"] == "future"

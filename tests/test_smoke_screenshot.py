@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from PySide6.QtGui import QColor, QImage
 
 from gemmscope.app.theme import PRECISION_COLORS
@@ -87,3 +88,47 @@ def test_screenshot_of_the_telemetry_view(tmp_path, synthetic_file):
     # (#ff7f0e at alpha 0x55 over white)
     assert colour_count(image, REASON_COLORS["SwPowerCap"], step=1) > 100
     assert colour_count(image, "#ffd4af", step=1) > 1000
+
+
+def colour_rows(image: QImage, colour: QColor, rows: range) -> int:
+    want = colour.rgb()
+    return sum(1 for y in rows for x in range(0, image.width(), 2) if image.pixel(x, y) == want)
+
+
+@pytest.mark.parametrize("view", ["tiling", "banks", "swizzle", "coalescing"])
+def test_screenshot_of_each_animated_view(tmp_path, view):
+    """`gemmscope --view NAME --level ID --screenshot FILE` on the bundled recording (no
+    GPU here): the view's own picture, drawn whole (animations off), then a clean exit."""
+    from gemmscope.app.views.theme import THEME
+
+    out = tmp_path / f"{view}.png"
+    proc = run_app("--view", view, "--level", "register_2d", "--screenshot", str(out),
+                   tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    image = QImage(str(out))
+    assert 400 < image.width() < 1400 and 300 < image.height() < 900  # the view, not the window
+    # the canvas's background covers a sixteenth of the picture at least (every 2nd pixel)
+    assert colour_count(image, THEME.background) > image.width() * image.height() / 16 / 4
+    if view == "tiling":  # the selected block of C
+        assert colour_count(image, THEME.c_block) > 200
+    elif view == "banks":
+        # register_2d's first instruction (a 32-bit store, one wavefront): each lane's word
+        # in its bank, drawn at full colour above the lane row, as bright as the lane row
+        lane = THEME.lane(5)
+        top = colour_rows(image, lane, range(0, image.height() // 2))
+        bottom = colour_rows(image, lane, range(image.height() // 2, image.height()))
+        assert bottom > 50 and top > 0.8 * bottom
+    elif view == "swizzle":  # every bank has its colour in the before/after grids
+        for bank in (0, 7, 31):
+            assert colour_count(image, THEME.bank(bank).name()) > 50
+    else:  # coalescing: below the lane headers (top sixth), the lane's sector cell in
+        # full colour (dimmed while a step animates)
+        rows = range(int(image.height() * 0.22), image.height())
+        assert colour_rows(image, THEME.lane(5), rows) > 50
+
+
+def test_screenshot_of_an_unknown_level_says_which_exist(tmp_path):
+    proc = run_app("--view", "banks", "--level", "nope", "--screenshot",
+                   str(tmp_path / "x.png"), tmp_path=tmp_path)
+    assert proc.returncode == 2 and "no level called 'nope'" in proc.stderr
+    assert "register_2d" in proc.stderr

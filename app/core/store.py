@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from gemmscope.app.core.counters import NCU, Counters
 from gemmscope.app.core.levels import LevelInfo, catalog_from_header, reference_id
 from gemmscope.app.core.shape import Shape, shape_of
 from gemmscope.app.core.telemetry import (
@@ -42,6 +43,7 @@ class Change(StrEnum):
     MESSAGES = "messages"  # errors and info messages
     RUN = "run"  # a run started or finished
     TELEMETRY = "telemetry"  # NVML samples
+    COUNTERS = "counters"  # profiler counters of a level (ncu)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +180,7 @@ class SessionStore:
         self.telemetry = TelemetryBuffer()
         self.runs = RunWindows()
         self.telemetry_note: str | None = None  # "telemetry unavailable: ..." from an info
+        self.counters: list[Counters] = []  # every counters event, in order
         self.t_offset_s = 0.0  # added to t after a runner restart (timeline joined)
         self.last_t_s = 0.0  # latest session time seen
         self.running: dict[str, Any] | None = None  # the run_start of the run in progress
@@ -262,6 +265,17 @@ class SessionStore:
     def _on_telemetry(self, ev: dict[str, Any]) -> None:
         self.telemetry.append(ev, self.session_t(ev))
         self._changes.add(Change.TELEMETRY)
+
+    def _on_counters(self, ev: dict[str, Any]) -> None:
+        self.counters.append(Counters.from_event(ev))
+        self._changes.add(Change.COUNTERS)
+
+    def counters_for(self, level_id: str, tool: str = NCU) -> Counters | None:
+        """The latest counters the tool measured for the level in this session."""
+        for c in reversed(self.counters):
+            if c.level == level_id and c.tool == tool:
+                return c
+        return None
 
     def telemetry_status(self) -> tuple[bool, str]:
         """(available, reason): the header's ``telemetry`` entry, or the runner's

@@ -5,14 +5,19 @@ be switched on to see, live, what they would change (re-placed by the Qt-free mo
 
 One step is one shared-memory instruction of the chosen warp and K step; within a step
 the wavefronts are served one after another (cells not yet served are dimmed).
+
+Under the picture, the model's whole-kernel totals stand beside the counters ncu
+measured for the level, where the session holds them (``CountersPanel``).
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
-from PySide6.QtWidgets import QCheckBox, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QSpinBox, QVBoxLayout, QWidget
 
+from gemmscope.app.core.store import Change, SessionStore
+from gemmscope.app.views.counters_panel import CountersPanel
 from gemmscope.app.views.playback import WarpAccessCanvas, WarpAccessView
 from gemmscope.app.views.theme import THEME
 from gemmscope.kernels.models.banks import (
@@ -230,6 +235,11 @@ class BanksView(WarpAccessView):
         swz_boxes = [QSpinBox() for _ in range(3)]
         canvas = BanksCanvas(level_id)
         super().__init__(canvas, [pad_check, pad_box, swizzle_check, *swz_boxes], parent)
+        self.store: SessionStore | None = None
+        self.counters = CountersPanel()
+        lay = self.layout()
+        assert isinstance(lay, QVBoxLayout)
+        lay.insertWidget(lay.indexOf(self.message), self.counters)
         self.pad_check, self.pad_box = pad_check, pad_box
         self.swizzle_check, self.swz_boxes = swizzle_check, swz_boxes
         self.pad_box.setRange(1, 32)
@@ -244,6 +254,23 @@ class BanksView(WarpAccessView):
             box.valueChanged.connect(self._on_layout)
         canvas.stepChanged.connect(self._show_message)
         self.set_level(level_id)
+
+    def bind(self, store: SessionStore) -> None:
+        """The session whose counters (ncu) are shown beside the model."""
+        self.store = store
+        self._show_counters()
+
+    def refresh(self, changes: set[Change]) -> None:
+        if changes & {Change.COUNTERS, Change.HEADER}:
+            self._show_counters()
+
+    def set_level(self, level_id: str) -> bool:
+        followed = super().set_level(level_id)
+        self._show_counters()
+        return followed
+
+    def _show_counters(self) -> None:
+        self.counters.show_level(self.store, self.banks.level_id)
 
     @property
     def banks(self) -> BanksCanvas:

@@ -35,7 +35,7 @@ SIMT_LEVELS = tuple(lid for lid in MODELS if _simt(lid))
 
 def model_for(level_id: str, params: dict[str, int] | None = None) -> LevelModel:
     """The level's model with the registry's template parameters, or ``params`` (merged
-    over the model's defaults) to explore another configuration."""
+    over the registry's parameters) to explore another configuration."""
     if level_id not in MODELS:
         raise KeyError(f"no access model for level {level_id!r}; models exist for "
                        f"{', '.join(MODELS)}")

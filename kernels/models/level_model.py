@@ -212,8 +212,10 @@ class LevelModel:
     elem_bytes: int = 4
     exact: bool = True  # False where the instruction stream is a guess
     notes: str = ""
-    # template parameters the model needs, with the values it assumes when the registry
-    # entry lacks one; the registry's values (or the caller's) win
+    # template parameters for a model whose level is not in the registry (yet); a
+    # registered level's parameters come from its registry entry only, so a retuned
+    # level is modelled as it runs (tests/test_level_models.py checks no model keeps a
+    # second copy)
     defaults: ClassVar[dict[str, int]] = {}
 
     # elements per vector on the kernel's fast (VEC) path; 1: no such path
@@ -221,15 +223,21 @@ class LevelModel:
 
     def __init__(self, params: dict[str, int] | None = None) -> None:
         try:
-            level = registry.get(self.level_id)
-            self.vector = level.vector
-            if params is None:
-                params = level.params
+            self.vector = registry.get(self.level_id).vector
         except KeyError:
             pass
-        self.params: dict[str, int] = {**self.defaults, **(params or {})}
+        self.params: dict[str, int] = {**self.default_params(), **(params or {})}
         self.vector_path = True  # which instantiation shared_accesses describes
         self.setup(self.params)
+
+    @classmethod
+    def default_params(cls) -> dict[str, int]:
+        """The level's template parameters as the registry has them (``defaults`` for a
+        level the registry does not know); what ``params`` given to the model override."""
+        try:
+            return dict(registry.get(cls.level_id).params)
+        except KeyError:
+            return dict(cls.defaults)
 
     def uses_vector_path(self, M: int, N: int, K: int) -> bool:
         """As the host decides: VEC only where K and N are multiples of the width."""

@@ -18,8 +18,6 @@ step the count is the same.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 
 from gemmscope.kernels.models.level_model import (
@@ -38,8 +36,6 @@ CHUNK_HALVES = 8
 
 class MmaSync(TensorCoreTiles):
     level_id = "mma_sync"
-    defaults: ClassVar[dict[str, int]] = {"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64,
-                                          "STAGES": 3, "SWZ": 1}
     notes = ("ldmatrix addresses are written out in the source, and the chunk ^ row % 8 "
              "swizzle makes every ldmatrix phase and every cp.async conflict-free; switch the "
              "XOR swizzle on with B = 0 to see the plain layout (8-way).")

@@ -18,8 +18,6 @@ by STS.128; A and B reads are LDS.128 as above.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 
 from gemmscope.kernels.models.level_model import (
@@ -34,7 +32,6 @@ from gemmscope.kernels.models.level_model import (
 
 
 class RegisterBlocking(LevelModel):
-    defaults: ClassVar[dict[str, int]] = {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}
     vector_c = False
 
     def setup(self, p: dict[str, int]) -> None:

@@ -13,8 +13,6 @@ stages: K step t lives in stage t % 2.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 
 from gemmscope.kernels.models.level_model import (
@@ -29,7 +27,6 @@ from gemmscope.kernels.models.level_model import (
 
 
 class SmemTile(LevelModel):
-    defaults: ClassVar[dict[str, int]] = {"TILE": 32}
     pad = 0
 
     def setup(self, p: dict[str, int]) -> None:

@@ -9,8 +9,6 @@ loop is one "K step" here (bk = 1).
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 
 from gemmscope.kernels.models.level_model import (
@@ -23,7 +21,6 @@ from gemmscope.kernels.models.level_model import (
 
 
 class ThreadPerElement(LevelModel):
-    defaults: ClassVar[dict[str, int]] = {"BLOCK": 32}
     row_major_lanes = False  # True: lanes walk rows (naive)
 
     def setup(self, p: dict[str, int]) -> None:

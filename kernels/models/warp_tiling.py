@@ -20,8 +20,6 @@ float4 (STS.128 or 16-byte cp.async) row-major, pitch BN.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 
 from gemmscope.kernels.models.level_model import (
@@ -40,9 +38,6 @@ PAD_A = 4
 
 class WarpTiling(LevelModel):
     level_id = "warp_tiling"
-    defaults: ClassVar[dict[str, int]] = {
-        "BM": 128, "BN": 128, "BK": 8, "WM": 32, "WN": 64, "WMITER": 2, "WNITER": 2,
-        "TM": 4, "TN": 4, "STAGES": 2}
     a_op = Op.STORE
     notes = ("Every shared read is an LDS.128 with no conflict; the transposed A store "
              "is conflict-free thanks to the row pitch BM + 4.")
@@ -160,7 +155,6 @@ class WarpTiling(LevelModel):
 
 class CpAsync(WarpTiling):
     level_id = "cp_async"
-    defaults: ClassVar[dict[str, int]] = {**WarpTiling.defaults, "STAGES": 4}
     a_op = Op.CP_ASYNC
     notes = ("Same reads as warp_tiling; tiles arrive by cp.async into a ring of stages. "
              "Their shared writes are cp.async (LDGSTS) traffic, not STS: the model keeps "

@@ -14,8 +14,6 @@ the lane-to-address mapping shown may; ``exact`` is False for that reason.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 
 from gemmscope.kernels.models.level_model import (
@@ -59,8 +57,6 @@ class TensorCoreTiles(LevelModel):
 
 class Wmma(TensorCoreTiles):
     level_id = "wmma"
-    defaults: ClassVar[dict[str, int]] = {"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32,
-                                          "STAGES": 3}
     exact = False
     notes = ("Fragment loads are ldmatrix.x4 (LDSM.16.M88.4 for A, .MT88.4 for B in the "
              "SASS); the order of the four 8x8 matrices is assumed. cp.async writes are "

@@ -1,0 +1,91 @@
+"""Measured counters of a session (``counters`` events) set beside the access model.
+
+Qt-free. A counters event holds what a profiler (ncu) measured for one level at one
+shape; :func:`compare_counters` computes the model's totals for the same level, shape and
+template parameters and pairs each measured metric with the model's value and the
+difference in percent. The model's totals cost up to a few hundred milliseconds for the
+larger levels, so each comparison is computed once and kept.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from gemmscope.app.core.shape import Shape
+from gemmscope.kernels import registry
+from gemmscope.kernels.models import model_for
+from gemmscope.kernels.models.ncu_compare import ComparisonRow, NcuKernelRow, compare
+
+NCU = "ncu"
+
+
+@dataclass(frozen=True, slots=True)
+class Counters:
+    """One counters event: what the tool measured for a level at a shape."""
+
+    level: str
+    shape: Shape
+    tool: str
+    metrics: tuple[tuple[str, float | None], ...]  # (metric name, value) as recorded
+    kernel: str | None
+    params: tuple[tuple[str, int], ...] | None  # the level's template parameters then
+    t: float
+
+    @classmethod
+    def from_event(cls, ev: dict[str, Any]) -> Counters:
+        params = ev.get("params")
+        ok = isinstance(params, dict) and all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+            for k, v in params.items())
+        return cls(ev["level"], Shape(ev["M"], ev["N"], ev["K"]), ev["tool"],
+                   tuple((str(k), _num(v)) for k, v in ev["metrics"].items()),
+                   ev.get("kernel") if isinstance(ev.get("kernel"), str) else None,
+                   tuple(params.items()) if ok else None, float(ev["t"]))
+
+    def value(self, metric: str) -> float | None:
+        return dict(self.metrics).get(metric)
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class CountersComparison:
+    """The model beside one measurement: a row per metric the model predicts."""
+
+    counters: Counters
+    rows: tuple[ComparisonRow, ...]
+    caveat: str = ""  # what the model does not cover at this shape
+    note: str = ""  # e.g. the level has been retuned since the measurement
+    error: str = ""  # why there is no comparison (no model for the level, ...)
+
+
+def compare_counters(counters: Counters) -> CountersComparison:
+    """The model's totals at the measurement's level, shape and parameters, row by row
+    with the measured values (computed once per measurement)."""
+    return _compare(counters)
+
+
+@functools.lru_cache(maxsize=64)
+def _compare(counters: Counters) -> CountersComparison:
+    params = dict(counters.params) if counters.params is not None else None
+    try:
+        model = model_for(counters.level, params)
+    except (KeyError, ValueError) as exc:
+        return CountersComparison(counters, (), error=str(exc).strip("'\""))
+    s = counters.shape
+    totals = model.totals(s.M, s.N, s.K)
+    row = NcuKernelRow(counters.kernel or "", dict(counters.metrics), {}, {})
+    note = ""
+    level = registry.BY_ID.get(counters.level)
+    if params is not None and level is not None:
+        changed = ", ".join(f"{k}={v} (now {level.params.get(k)})" for k, v in params.items()
+                            if level.params.get(k) != v)
+        if changed:
+            note = f"measured with {changed}; the model uses the measured parameters"
+    return CountersComparison(counters, tuple(compare(totals, row)), totals.caveat, note)

@@ -1,0 +1,105 @@
+"""Predicted against measured: the access model's whole-kernel shared-memory totals beside
+the counters Nsight Compute measured for the same level and shape, where the session has
+them (``counters`` events, written by ``gemmscope record --ncu``).
+
+Rows are loads, stores and cp.async writes; column groups are bank conflicts, wavefronts
+and instructions, each as model, ncu and the difference in percent of the measured value.
+The numbers come from :mod:`gemmscope.app.core.counters`; this widget only lays them out.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QWidget
+
+from gemmscope.app.core.counters import CountersComparison, compare_counters
+from gemmscope.app.core.store import SessionStore
+from gemmscope.app.views.theme import THEME
+from gemmscope.kernels.models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
+from gemmscope.kernels.models.ncu_compare import ComparisonRow
+
+NO_MEASUREMENT = "no ncu measurement in this session"
+OPS = (("ld", "loads"), ("st", "stores"), ("cp", "cp.async writes"))
+QUANTITIES = (("conflicts", "bank conflicts"), ("wavefronts", "wavefronts"),
+              ("instructions", "instructions"))
+# metric name -> (op, quantity), from the key names in level_model ("ld_conflicts", ...)
+CELL_OF = {name: tuple(key.split("_", 1))
+           for key, name in (*NCU_METRICS.items(), *NCU_EXTRA_METRICS.items())}
+CLOSE_PCT = 5.0  # a difference within this many percent is drawn in the "ok" colour
+
+
+def fmt_count(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.0f}"
+
+
+def fmt_diff(pct: float | None) -> str:
+    return "n/a" if pct is None else f"{pct:+.1f}%"
+
+
+def table_html(comparison: CountersComparison) -> str:
+    """The comparison as a rich-text table (plus the notes under it)."""
+    c = comparison.counters
+    head = (f"<b>Whole kernel at {c.shape}, shared memory: the model against "
+            f"{html.escape(c.tool)}</b>")
+    if comparison.error:
+        return f"{head}<br>no model to compare: {html.escape(comparison.error)}"
+    cells: dict[tuple[str, str], ComparisonRow] = {}
+    for row in comparison.rows:
+        if row.metric in CELL_OF:
+            op, quantity = CELL_OF[row.metric]
+            cells[(op, quantity)] = row
+    quantities = [q for q in QUANTITIES if any(k[1] == q[0] for k in cells)]
+    ops = [o for o in OPS if any(k[0] == o[0] for k in cells)]
+    out = [head, '<table cellspacing="0" cellpadding="3">', "<tr><th></th>"]
+    out += [f'<th colspan="3">{title}</th>' for _, title in quantities]
+    out.append("</tr><tr><th></th>")
+    out += ["<th>model</th><th>ncu</th><th>diff</th>" for _ in quantities]
+    out.append("</tr>")
+    for op, title in ops:
+        out.append(f'<tr class="{op}"><th align="left">{title}</th>')
+        for quantity, _ in quantities:
+            row = cells.get((op, quantity))
+            if row is None:
+                out.append('<td></td><td></td><td></td>')
+                continue
+            close = row.diff_pct is not None and abs(row.diff_pct) <= CLOSE_PCT
+            colour = THEME.ok if close else THEME.conflict
+            out.append(f'<td align="right">{fmt_count(row.model)}</td>'
+                       f'<td align="right">{fmt_count(row.measured)}</td>'
+                       f'<td align="right"><font color="{colour}">'
+                       f"{fmt_diff(row.diff_pct)}</font></td>")
+        out.append("</tr>")
+    out.append("</table>")
+    notes = [n for n in (comparison.caveat, comparison.note) if n]
+    out += [f"<i>{html.escape(n)}</i><br>" for n in notes]
+    return "".join(out)
+
+
+class CountersPanel(QLabel):
+    """Predicted and measured shared-memory counters of one level, or why there are none."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setWordWrap(True)
+        self.setToolTip("Model: kernels/models, whole kernel at the measured shape and "
+                        "template parameters. ncu: l1tex bank-conflict and wavefront "
+                        "counters (shared ld/st) and smsp instruction counts, from "
+                        "`gemmscope record --ncu`. diff = (model - ncu) / ncu. The l1tex "
+                        "conflict counter also counts wavefronts no instruction issued "
+                        "(on the H200: tests/gpu/test_ncu_bank_conflicts.py), so a "
+                        "conflict-free level can read some conflicts.")
+        self.comparison: CountersComparison | None = None
+        self.show_level(None, None)
+
+    def show_level(self, store: SessionStore | None, level_id: str | None) -> None:
+        counters = (store.counters_for(level_id)
+                    if store is not None and level_id is not None else None)
+        if counters is None:
+            self.comparison = None
+            self.setText(f"<i>{NO_MEASUREMENT}</i>")
+            return
+        self.comparison = compare_counters(counters)
+        self.setText(table_html(self.comparison))

@@ -1,0 +1,89 @@
+"""A stand-in for Nsight Compute in tests: an executable that prints ncu's raw CSV.
+
+FORMAT SAMPLE, NOT MEASURED DATA: the CSV imitates the layout of ``ncu --csv --page raw``
+output (==PROF== lines, the program's own prints, a header row, a units row, quoted
+numbers with thousands separators, n/a) with made-up values.
+
+    write_fake_ncu(path)                       prints FORMAT_SAMPLE whatever it is asked
+    write_fake_ncu(path, values={...})         a row of these metric values for the kernel
+                                               named by ``-k regex:NAME``
+    write_fake_ncu(path, mode="fail")          exits 1 with a permission error, no CSV
+    write_fake_ncu(path, mode="reject_extra")  refuses the smsp__ metrics (an older ncu)
+    write_fake_ncu(path, log=FILE)             appends each command line (JSON) to FILE
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from gemmscope.kernels.models.level_model import NCU_METRICS
+
+LD_C, ST_C = NCU_METRICS["ld_conflicts"], NCU_METRICS["st_conflicts"]
+LD_W, ST_W = NCU_METRICS["ld_wavefronts"], NCU_METRICS["st_wavefronts"]
+KERNEL_SAMPLE = ("void sgemm_register_2d<128, 128, 8, 8, 8, true>(int, int, int, "
+                 "const float *, const float *, float *)")
+HEAD = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
+        "Block Size", "Grid Size", "Device", "CC"]
+
+
+def raw_csv(kernel: str, values: dict[str, str]) -> str:
+    """ncu's stdout for one profiled kernel with these metric cells (as ncu prints them)."""
+    def row(cells: list[str]) -> str:
+        return ",".join(f'"{c}"' for c in cells)
+
+    fixed = ["0", "4242", "python3.12", "127.0.0.1", kernel, "1", "7", "(256, 1, 1)",
+             "(8, 8, 1)", "0", "9.0"]
+    return "\n".join([
+        "==PROF== Connected to process 4242 (/usr/bin/python3.12)",
+        "launching 1024 1024 1024",
+        '==PROF== Profiling "kernel": 0%....50%....100% - 3 passes',
+        "==PROF== Disconnected from process 4242",
+        row(HEAD + list(values)),
+        row([""] * (len(HEAD) + len(values))),
+        row(fixed + list(values.values())), ""])
+
+
+FORMAT_SAMPLE = raw_csv(KERNEL_SAMPLE, {LD_C: "4,194,304", ST_C: "12", LD_W: "12,582,912",
+                                        ST_W: "n/a"})
+
+_SCRIPT = '''#!{python}
+import json, sys
+args = sys.argv[1:]
+if {log!r}:
+    with open({log!r}, "a") as fh:
+        fh.write(json.dumps(args) + "\\n")
+mode = {mode!r}
+if mode == "fail":
+    print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA "
+          "GPU Performance Counters on the target device 0.", file=sys.stderr)
+    sys.exit(1)
+if mode == "reject_extra" and "smsp__" in " ".join(args):
+    print('==ERROR== Failed to find metric smsp__inst_executed_op_ldgsts.sum', file=sys.stderr)
+    sys.exit(1)
+values = {values!r}
+if values is None:
+    sys.stdout.write({sample!r})
+    sys.exit(0)
+kernel = next(a.split(":", 1)[1] for a in args if a.startswith("regex:"))
+asked = args[args.index("--metrics") + 1].split(",")
+sys.stdout.write(raw_csv("void " + kernel + "<...>(int, int, int)",
+                         {{m: values.get(m, "n/a") for m in asked}}))
+'''
+
+
+def write_fake_ncu(path: Path, mode: str = "ok", values: dict[str, str] | None = None,
+                   log: Path | None = None) -> Path:
+    import inspect
+
+    source = (inspect.getsource(raw_csv) + f"HEAD = {HEAD!r}\n" +
+              _SCRIPT.format(python=sys.executable, log=str(log) if log else "", mode=mode,
+                             values=values, sample=FORMAT_SAMPLE).split("\n", 1)[1])
+    path.write_text(f"#!{sys.executable}\n" + source, encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def logged_commands(log: Path) -> list[list[str]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
