@@ -1,6 +1,6 @@
 """Launch one level once, outside the runner: for profilers (ncu) and quick checks.
 
-    python -m gemmscope.kernels.launch LEVEL M N K [--params '{"BK": 16}']
+    python -m gemmscope.kernels.launch LEVEL M N K [--params '{"BK": 16}'] [--one-block-per-sm]
 
 Compiles the level, fills the inputs with random values, launches the kernel once
 (after one untimed warm-up launch, so a profiler that skips the first sees the second)
@@ -16,13 +16,13 @@ from typing import Any
 
 from gemmscope.kernels import registry
 from gemmscope.kernels.gpu import require_cupy
-from gemmscope.kernels.measure import level_launcher
+from gemmscope.kernels.measure import ONE_BLOCK_PER_SM_SMEM, level_launcher
 from gemmscope.kernels.operands import check, random_inputs
 from gemmscope.kernels.registry import TOLERANCE, Kind
 
 
 def run_once(level_id: str, M: int, N: int, K: int, params: dict[str, int] | None = None,
-             launches: int = 1) -> dict[str, Any]:
+             launches: int = 1, one_block_per_sm: bool = False) -> dict[str, Any]:
     cp = require_cupy()
     level = registry.get(level_id)
     if level.kind is not Kind.LEVEL:
@@ -31,7 +31,8 @@ def run_once(level_id: str, M: int, N: int, K: int, params: dict[str, int] | Non
         level = level.with_params(params)
     ops = random_inputs(level, M, N, K)
     ops.poison()
-    launch, info = level_launcher(level, ops, params and level.params)
+    launch, info = level_launcher(level, ops, params and level.params,
+                                  ONE_BLOCK_PER_SM_SMEM if one_block_per_sm else 0)
     for _ in range(launches):
         launch()
     cp.cuda.runtime.deviceSynchronize()
@@ -50,8 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("K", type=int)
     ap.add_argument("--params", type=json.loads, default=None)
     ap.add_argument("--launches", type=int, default=1)
+    ap.add_argument("--one-block-per-sm", action="store_true",
+                    help="launch with enough (unused) shared memory that blocks do not share "
+                         "an SM")
     args = ap.parse_args(argv)
-    out = run_once(args.level, args.M, args.N, args.K, args.params, args.launches)
+    out = run_once(args.level, args.M, args.N, args.K, args.params, args.launches,
+                   args.one_block_per_sm)
     print(json.dumps(out))
     return 0 if out["verified"] else 1
 

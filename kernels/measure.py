@@ -108,15 +108,27 @@ class Timing:
                 "q1_ms": q[0], "q3_ms": q[2]}
 
 
-def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = None
-                   ) -> tuple[Callable[[], None], dict[str, Any]]:
+# Shared memory per block above which a second block no longer fits on an H100/H200 SM
+# (228 KB per SM, 1 KB of it reserved per block): launching with at least this much, the
+# unused rest as dynamic shared memory, runs one block per SM (see ONE_BLOCK_PER_SM use).
+ONE_BLOCK_PER_SM_SMEM = 120 * 1024
+
+
+def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = None,
+                   min_smem: int = 0) -> tuple[Callable[[], None], dict[str, Any]]:
     """Compile the level and return a launch of the variant this shape uses (on the
-    current stream), with the kernel's variant and resources."""
+    current stream), with the kernel's variant and resources. ``min_smem``: launch with
+    at least this much shared memory per block (static + dynamic), the kernel not using
+    the extra, to control how many blocks share an SM (the ncu bank-conflict comparison)."""
     M, N, K = ops.shape
     built = build.compile_level(level, params)
     vec = level.use_vector_path(M, N, K) or not level.edge_variant
     kernel = built.kernels[vec]
     smem = level.dyn_smem_bytes(built.params)
+    static = built.attributes(vec)["smem_bytes"]
+    if min_smem > static + smem:
+        smem = min_smem - static
+        kernel.max_dynamic_shared_size_bytes = smem
     block = (*level.threads, 1)
     if level.persistent:
         run_level = _tma_launcher(level, built.params, kernel, ops, smem, block)

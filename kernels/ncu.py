@@ -38,21 +38,33 @@ def metric_names(extra: bool) -> list[str]:
     return [*NCU_METRICS.values(), *(NCU_EXTRA_METRICS.values() if extra else ())]
 
 
-def launch_command(level_id: str, M: int, N: int, K: int) -> list[str]:
-    """The program ncu profiles: one launch of the level (gemmscope.kernels.launch)."""
+def launch_command(level_id: str, M: int, N: int, K: int, one_block_per_sm: bool = True
+                   ) -> list[str]:
+    """The program ncu profiles: one launch of the level (gemmscope.kernels.launch).
+
+    By default with one block per SM (unused shared memory keeps a second block off):
+    blocks sharing an SM contend for its banks, which l1tex counts as bank conflicts
+    though no block's own accesses have any (docs/perf-notes.md, measured with
+    benchmarks/ncu_residue.py); with one block per SM the counters equal the access
+    model's. ``one_block_per_sm=False`` profiles the launch as the runner makes it."""
     return [sys.executable, "-m", "gemmscope.kernels.launch", level_id, str(M), str(N),
-            str(K)]
+            str(K), *(["--one-block-per-sm"] if one_block_per_sm else [])]
 
 
-def ncu_command(ncu: str, level_id: str, M: int, N: int, K: int, extra: bool = False
-                ) -> list[str]:
+def launch_mode(command: list[str]) -> str:
+    """How the profiled launch was made, for the counters event."""
+    return "one_block_per_sm" if "--one-block-per-sm" in command else "as_launched"
+
+
+def ncu_command(ncu: str, level_id: str, M: int, N: int, K: int, extra: bool = False,
+                one_block_per_sm: bool = True) -> list[str]:
     """ncu on the first launch of the level's kernel, clocks left as they are."""
     kernel = registry.get(level_id).kernel
     if kernel is None:
         raise ValueError(f"{level_id} has no kernel of its own to profile (a reference)")
     return [ncu, "--clock-control", "none", "--metrics", ",".join(metric_names(extra)),
             "--csv", "--page", "raw", "-k", f"regex:{kernel}", "-c", "1",
-            *launch_command(level_id, M, N, K)]
+            *launch_command(level_id, M, N, K, one_block_per_sm)]
 
 
 def find_ncu(ncu: str) -> str | None:
@@ -185,4 +197,4 @@ def counters_event(p: NcuProfile, t: float) -> dict[str, Any]:
     return {"type": "counters", "t": t, "level": p.level, "M": p.M, "N": p.N, "K": p.K,
             "tool": TOOL, "metrics": p.metrics(), "kernel": p.row.kernel,
             "params": dict(level.params) if level is not None else None,
-            "command": list(p.command)}
+            "launch": launch_mode(list(p.command)), "command": list(p.command)}

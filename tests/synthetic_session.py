@@ -180,7 +180,7 @@ def counters(level: str, t: float, shape: tuple[int, int, int] = COUNTERS_SHAPE
     return {"type": "counters", "t": t, "level": level, "M": M, "N": N, "K": K,
             "tool": "ncu", "metrics": dict(COUNTERS_METRICS),
             "kernel": f"void {registry.get(level).kernel}<...>(int, int, int)",
-            "params": dict(registry.get(level).params),
+            "params": dict(registry.get(level).params), "launch": "one_block_per_sm",
             "command": ["ncu", "(synthetic)"]}
 
 

@@ -44,7 +44,7 @@ def test_launch_passes_each_argument_by_address():
 
     class Driver:
         @staticmethod
-        def launchKernel(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra):  # noqa: N802
+        def launchKernel(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
             arr = (ctypes.c_void_p * 3).from_address(params)
             seen.update(f=f, grid=(gx, gy, gz), block=(bx, by, bz), smem=smem,
                         first=ctypes.c_int32.from_address(arr[0]).value,

@@ -75,7 +75,7 @@ def test_script_builds_the_documented_ncu_command():
     assert cmd[cmd.index("--metrics") + 1].split(",") == list(NCU_METRICS.values())
     assert cmd[cmd.index("-k") + 1] == "regex:sgemm_smem_tiled"
     assert cmd[cmd.index("--page") + 1] == "raw" and "--csv" in cmd
-    assert cmd[-4:] == ["smem_tiled", "1024", "1024", "1024"]
+    assert cmd[-5:] == ["smem_tiled", "1024", "1024", "1024", "--one-block-per-sm"]
     extra = script.ncu_command("ncu", "cp_async", 64, 64, 64, extra=True)
     assert "smsp__inst_executed_op_ldgsts.sum" in extra[extra.index("--metrics") + 1]
 

@@ -14,7 +14,7 @@ from gemmscope.kernels import cli, protocol, registry
 from gemmscope.kernels.models import SIMT_LEVELS
 from gemmscope.kernels.models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
 from gemmscope.kernels.models.ncu_compare import parse_number
-from gemmscope.kernels.ncu import NcuProfile, counters_event, ncu_command, profile
+from gemmscope.kernels.ncu import NcuProfile, counters_event, launch_mode, ncu_command, profile
 
 FAKE_RUNNER = str(Path(__file__).with_name("fake_runner.py"))
 # made-up cells, as ncu prints them (thousands separators, one n/a)
@@ -54,7 +54,9 @@ def test_record_appends_one_counters_event_per_simt_level(tmp_path, stand_in_run
         assert ev["metrics"][NCU_EXTRA_METRICS["cp_conflicts"]] is None  # n/a stays n/a
         assert level.kernel in ev["kernel"]
         assert ev["params"] == level.params
-        assert ev["command"][-5:] == ["gemmscope.kernels.launch", ev["level"], "64", "32", "16"]
+        assert ev["command"][-6:] == ["gemmscope.kernels.launch", ev["level"], "64", "32",
+                                      "16", "--one-block-per-sm"]
+        assert ev["launch"] == "one_block_per_sm"
     # after every timed run, on the session's clock
     last_result = max(e["t"] for e in session.results)
     assert all(c["t"] >= last_result for c in counters)
@@ -115,7 +117,10 @@ def test_a_row_of_another_kernel_or_all_na_is_no_measurement(tmp_path):
 def test_the_ncu_command_launches_through_the_package():
     cmd = ncu_command("ncu", "vectorized", 7, 8, 9, extra=True)
     assert cmd[cmd.index("-k") + 1] == "regex:" + registry.get("vectorized").kernel
-    assert cmd[-6:] == ["-m", "gemmscope.kernels.launch", "vectorized", "7", "8", "9"]
+    assert cmd[-7:] == ["-m", "gemmscope.kernels.launch", "vectorized", "7", "8", "9",
+                        "--one-block-per-sm"]
+    as_launched = ncu_command("ncu", "vectorized", 7, 8, 9, one_block_per_sm=False)
+    assert as_launched[-1] == "9" and launch_mode(as_launched) == "as_launched"
     asked = cmd[cmd.index("--metrics") + 1].split(",")
     assert asked == [*NCU_METRICS.values(), *NCU_EXTRA_METRICS.values()]
     with pytest.raises(ValueError, match="reference"):

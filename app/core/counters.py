@@ -32,6 +32,9 @@ class Counters:
     kernel: str | None
     params: tuple[tuple[str, int], ...] | None  # the level's template parameters then
     t: float
+    # how the profiled launch was made: "one_block_per_sm" (gemmscope record --ncu) or
+    # "as_launched"; None in sessions recorded before the field existed
+    launch: str | None = None
 
     @classmethod
     def from_event(cls, ev: dict[str, Any]) -> Counters:
@@ -42,7 +45,8 @@ class Counters:
         return cls(ev["level"], Shape(ev["M"], ev["N"], ev["K"]), ev["tool"],
                    tuple((str(k), _num(v)) for k, v in ev["metrics"].items()),
                    ev.get("kernel") if isinstance(ev.get("kernel"), str) else None,
-                   tuple(params.items()) if ok else None, float(ev["t"]))
+                   tuple(params.items()) if ok else None, float(ev["t"]),
+                   ev.get("launch") if isinstance(ev.get("launch"), str) else None)
 
     def value(self, metric: str) -> float | None:
         return dict(self.metrics).get(metric)

@@ -21,6 +21,8 @@ from gemmscope.kernels.models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
 from gemmscope.kernels.models.ncu_compare import ComparisonRow
 
 NO_MEASUREMENT = "no ncu measurement in this session"
+LAUNCH_TEXT = {"one_block_per_sm": " (launched with one block per SM)",
+               "as_launched": " (launched as the runner does: blocks share SMs)"}
 OPS = (("ld", "loads"), ("st", "stores"), ("cp", "cp.async writes"))
 QUANTITIES = (("conflicts", "bank conflicts"), ("wavefronts", "wavefronts"),
               ("instructions", "instructions"))
@@ -41,8 +43,9 @@ def fmt_diff(pct: float | None) -> str:
 def table_html(comparison: CountersComparison) -> str:
     """The comparison as a rich-text table (plus the notes under it)."""
     c = comparison.counters
+    how = LAUNCH_TEXT.get(c.launch or "", "")
     head = (f"<b>Whole kernel at {c.shape}, shared memory: the model against "
-            f"{html.escape(c.tool)}</b>")
+            f"{html.escape(c.tool)}</b>{html.escape(how)}")
     if comparison.error:
         return f"{head}<br>no model to compare: {html.escape(comparison.error)}"
     cells: dict[tuple[str, str], ComparisonRow] = {}
@@ -87,10 +90,11 @@ class CountersPanel(QLabel):
         self.setToolTip("Model: kernels/models, whole kernel at the measured shape and "
                         "template parameters. ncu: l1tex bank-conflict and wavefront "
                         "counters (shared ld/st) and smsp instruction counts, from "
-                        "`gemmscope record --ncu`. diff = (model - ncu) / ncu. The l1tex "
-                        "conflict counter also counts wavefronts no instruction issued "
-                        "(on the H200: tests/gpu/test_ncu_bank_conflicts.py), so a "
-                        "conflict-free level can read some conflicts.")
+                        "`gemmscope record --ncu`. diff = (model - ncu) / ncu. The "
+                        "recorder launches each level with one block per SM: where "
+                        "blocks share an SM, l1tex also counts their contention for the "
+                        "banks as conflicts, which no block's access pattern has "
+                        "(docs/perf-notes.md, benchmarks/ncu_residue.py).")
         self.comparison: CountersComparison | None = None
         self.show_level(None, None)
 

@@ -63,6 +63,7 @@ def test_banks_view_shows_the_model_beside_the_measured_counters(qtbot, banks):
     text = panel.text()
     assert f"at {syn.COUNTERS_SHAPE[0]}×{syn.COUNTERS_SHAPE[1]}×{syn.COUNTERS_SHAPE[2]}" in text
     assert NO_MEASUREMENT not in text
+    assert "one block per SM" in text  # how the profiled launch was made
 
 
 def test_a_level_without_counters_says_so(banks):
