@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Make resources/sessions/h200-ladder.jsonl on a GPU machine: every level and cuBLAS
-# reference at 4096^3, then square sizes 256..8192, NVML sampled at 50 Hz.
+# reference at 4096^3, then square sizes 256..8192, NVML sampled at 50 Hz, then ncu on
+# each SIMT level at 1024^3 (one block per SM) for the banks view's predicted-vs-measured.
 #   bash benchmarks/record_bundled.sh [OUT_FILE] [COMMIT]
 # COMMIT goes into the session header when the tree has no .git (the lent GPU machine).
 set -euo pipefail
 out=${1:-resources/sessions/h200-ladder.jsonl}
 [ -n "${2:-}" ] && export GEMMSCOPE_COMMIT=$2
-python3 -m gemmscope.kernels record -o "$out" --all -s 4096 --sweep --telemetry-hz 50
+python3 -m gemmscope.kernels record -o "$out" --all -s 4096 --sweep --telemetry-hz 50 --ncu
