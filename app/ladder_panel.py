@@ -39,6 +39,8 @@ def result_text(r: Result) -> str:
     if r.rel_err is not None:
         tol = f" (tolerance {r.tol:.0e})" if r.tol is not None else ""
         bits.append(f"rel. error {r.rel_err:.2e}{tol}")
+    if r.deepgemm_diff is not None and r.precision == "fp8":
+        bits.append(f"DeepGEMM diff {r.deepgemm_diff:.1e} (limit 1e-3)")
     bits.append("verified" if r.verified else "NOT verified")
     if r.variant:
         bits.append(f"variant {r.variant}")

@@ -24,6 +24,8 @@ def rows(results: Iterable[dict[str, Any]]) -> list[list[str]]:
         level = registry.BY_ID.get(r["level"])
         if r.get("variant") == "scalar" and level is not None and level.vector > 1:
             notes.append("scalar edge path")
+        if r.get("precision") == "fp8" and r.get("deepgemm_diff") is not None:
+            notes.append(f"DeepGEMM diff {r['deepgemm_diff']:.1e}")
         pct_ref = r.get("pct_of_reference")
         ref = r.get("reference") or ""
         out.append([

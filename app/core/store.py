@@ -73,6 +73,7 @@ class Result:
     avg_power_w: float | None = None
     gflop_per_j: float | None = None
     throttled: tuple[str, ...] = ()  # clock-event reasons seen during the run
+    deepgemm_diff: float | None = None  # 1 - 2 sum(xy) / sum(x^2 + y^2), C against float64
 
     @classmethod
     def from_event(cls, ev: dict[str, Any], precision: str) -> Result:
@@ -91,7 +92,8 @@ class Result:
             sm_clock_mhz_min=_num(ev.get("sm_clock_mhz_min")),
             energy_j=_num(ev.get("energy_j")), avg_power_w=_num(ev.get("avg_power_w")),
             gflop_per_j=_num(ev.get("gflop_per_j")),
-            throttled=tuple(str(x) for x in ev.get("throttled") or ()))
+            throttled=tuple(str(x) for x in ev.get("throttled") or ()),
+            deepgemm_diff=_num(ev.get("deepgemm_diff")))
 
 
 @dataclass(frozen=True, slots=True)
