@@ -20,16 +20,6 @@
 #include "common.cuh"
 #include "hopper.cuh"
 
-__device__ __forceinline__ void gs_tile_coords(int t, int tm, int tn, int GM, int& bm, int& bn) {
-    const int per_group = GM * tn;
-    const int group = t / per_group;
-    const int first = group * GM;
-    const int rows = min(tm - first, GM);
-    const int in_group = t - group * per_group;
-    bm = first + in_group % rows;
-    bn = in_group / rows;
-}
-
 // One 128-deep K block of a consumer's 64 x 128 half-tile h into tmp (fresh accumulation).
 __device__ __forceinline__ void gs_fp8_issue(float (&tmp)[64], const unsigned char* stage,
                                              int a_off, int b_off) {

@@ -21,6 +21,18 @@ __device__ __forceinline__ unsigned gs_smem_u32(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
+// Tile t of a persistent kernel's tm x tn output tiles, walked GM tile rows at a time
+// (column by column inside a group of rows), so concurrent blocks share A and B panels.
+__device__ __forceinline__ void gs_tile_coords(int t, int tm, int tn, int GM, int& bm, int& bn) {
+    const int per_group = GM * tn;
+    const int group = t / per_group;
+    const int first = group * GM;
+    const int rows = min(tm - first, GM);
+    const int in_group = t - group * per_group;
+    bm = first + in_group % rows;
+    bn = in_group / rows;
+}
+
 // ------------------------------------------------------------------ mbarriers
 __device__ __forceinline__ void gs_mbar_init(unsigned long long* bar, unsigned count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(gs_smem_u32(bar)), "r"(count));

@@ -39,17 +39,6 @@ struct GsWgmmaBf16<128> {
     }
 };
 
-// Tile t of a grid of tm x tn tiles, GM tile rows at a time (row-major inside a group).
-__device__ __forceinline__ void gs_tile_coords(int t, int tm, int tn, int GM, int& bm, int& bn) {
-    const int per_group = GM * tn;
-    const int group = t / per_group;
-    const int first = group * GM;
-    const int rows = min(tm - first, GM);
-    const int in_group = t - group * per_group;
-    bm = first + in_group % rows;
-    bn = in_group / rows;
-}
-
 template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, int KPIPE, int EPI,
           bool VEC>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
