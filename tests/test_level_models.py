@@ -296,3 +296,21 @@ def test_mma_sync_swizzle_makes_ldmatrix_and_copies_conflict_free():
     stage, row, col = a_s.logical(a_s.address(1, np.arange(8), 8 * np.arange(8)))
     assert stage.tolist() == [1] * 8 and row.tolist() == list(range(8))
     assert col.tolist() == [8 * c for c in range(8)]
+
+
+def test_sectors_of_accesses_wider_than_a_sector():
+    from gemmscope.kernels.models.coalescing import analyze_global
+
+    rows = np.arange(32) * 4096  # 32 rows of 128 bytes, a matrix row apart (a TMA box)
+    rep = analyze_global(rows, 128)
+    assert rep.n_sectors == 32 * 4 and rep.n_lines == 32 and rep.efficiency == 1.0
+    assert analyze_global(rows + 16, 128).n_sectors == 32 * 5  # misaligned: one more each
+
+
+def test_interleaved_stages_address_and_read_back():
+    from gemmscope.kernels.models.level_model import SmemArray
+
+    a = SmemArray("As", 4, 8, 8, 4, 3, 0, "A", stride_bytes=1000)
+    addr = a.address(2, 3, 5)
+    assert int(addr) == 2 * 1000 + 3 * 32 + 5 * 4
+    assert [int(x) for x in a.logical(addr)] == [2, 3, 5]

@@ -59,3 +59,29 @@ def test_model_matches_the_compiled_k_loop(level_id):
         pytest.skip(f"no source for {level_id} under {SRC}")
     cmp = compare_level(level_id, model_for(level_id), SRC)
     assert not cmp.mismatches, (cmp.sass, cmp.model)
+
+
+@pytest.mark.skipif(tools_missing() is not None, reason=str(tools_missing()))
+@pytest.mark.parametrize("level_id", ["wgmma_tma", "fp8_block_scaled"])
+def test_hopper_kernels_use_shared_memory_only_as_the_model_says(level_id):
+    """Compiled for sm_90a: no shared load, ldmatrix or cp.async anywhere (TMA fills the
+    stages, wgmma reads them); the only stores into shared memory are the epilogue's, as
+    many as the model lists per consumer thread and tile (generic ST.E: the staging
+    pointer is rebuilt from an integer); the wgmma shape, the TMA stores per consumer and
+    (FP8) the scale loads per K step are the model's."""
+    from gemmscope.kernels.models.hopper import WARPS_PER_GROUP
+    from gemmscope.kernels.models.sass_check import compile_sass, mnemonic_counts
+
+    level = registry.get(level_id)
+    if not (SRC / str(level.source)).exists():
+        pytest.skip(f"no source for {level_id} under {SRC}")
+    m = model_for(level_id)
+    sass = compile_sass(level_id, SRC)
+    ops = mnemonic_counts(sass)
+    assert sass_counts(sass) == {}  # no LDS, LDSM, STS, LDGSTS in the whole kernel
+    assert ops.get("ST.E", 0) == len(m.epilogue_accesses(WARPS_PER_GROUP))
+    shape = f"64x{m.wgmma_n}x{m.wgmma_k}"
+    assert any("GMMA" in k and shape in k for k in ops), sorted(ops)
+    assert ops.get("UTMASTG.2D", 0) == len(m.tma_stores(0, 1024, 1024))
+    scale_loads = len(m.global_accesses(WARPS_PER_GROUP, 0, 1024, 1024, 1024))
+    assert ops.get("LDG.E.CONSTANT", 0) == scale_loads

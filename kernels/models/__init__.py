@@ -7,6 +7,7 @@ and ``swizzle`` hold the shared math.
 from __future__ import annotations
 
 from gemmscope.kernels import registry
+from gemmscope.kernels.models.hopper import Fp8BlockScaled, WgmmaTma
 from gemmscope.kernels.models.level_model import LevelModel, SharedTotals
 from gemmscope.kernels.models.mma_sync import MmaSync
 from gemmscope.kernels.models.register_blocking import Register2D, Vectorized
@@ -18,7 +19,8 @@ from gemmscope.kernels.models.wmma import Wmma
 MODELS: dict[str, type[LevelModel]] = {
     cls.level_id: cls
     for cls in (Naive, Coalesced, SmemTiled, SmemPadded, DoubleBuffer, Register2D,
-                Vectorized, WarpTiling, CpAsync, Wmma, MmaSync)
+                Vectorized, WarpTiling, CpAsync, Wmma, MmaSync, WgmmaTma,
+                Fp8BlockScaled)
 }
 
 

@@ -56,6 +56,9 @@ def analyze_global(addr: np.ndarray | list[int], width_bytes: int = 4,
     act = np.ones(WARP_SIZE, bool) if active is None else np.asarray(active, bool)
     first = a[act]
     last = first + width_bytes - 1
-    sectors = np.unique(np.concatenate([first // SECTOR_BYTES, last // SECTOR_BYTES]))
+    # every sector a lane's bytes span (a TMA row of 128 bytes is four, not two ends)
+    span = np.arange(0, width_bytes, SECTOR_BYTES)
+    sectors = np.unique(np.concatenate([((first[:, None] + span) // SECTOR_BYTES).ravel(),
+                                        last // SECTOR_BYTES]))
     lane_sector = np.where(act, a // SECTOR_BYTES, -1)
     return SectorReport(width_bytes, a, act, sectors, lane_sector, int(act.any()))

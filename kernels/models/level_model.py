@@ -71,6 +71,13 @@ class SmemArray:
     # rows stored with their 16-byte chunks permuted: chunk c of row r at c ^ (r % 8)
     # (mma_sync's gs_swz, "Swizzle<3,4,3>" on rows of 128 bytes or more)
     xor_chunks: bool = False
+    # bytes from one stage to the next; 0: stages back to back (stage_bytes). The Hopper
+    # levels interleave arrays inside a stage (A then B), so A's next stage is further on
+    stride_bytes: int = 0
+
+    @property
+    def stage_stride(self) -> int:
+        return self.stride_bytes or self.stage_bytes
 
     @property
     def stage_bytes(self) -> int:
@@ -91,12 +98,12 @@ class SmemArray:
         in_row = c * self.elem_bytes
         if self.xor_chunks:
             in_row = ((in_row // 16) ^ (r % 8)) * 16 + in_row % 16
-        return self.base_bytes + stage * self.stage_bytes + r * self.row_bytes + in_row
+        return self.base_bytes + stage * self.stage_stride + r * self.row_bytes + in_row
 
     def logical(self, addr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(stage, row, col) of the element stored at byte address ``addr``."""
         off = np.asarray(addr, np.int64) - self.base_bytes
-        stage, rem = off // self.stage_bytes, off % self.stage_bytes
+        stage, rem = off // self.stage_stride, off % self.stage_stride
         row, in_row = rem // self.row_bytes, rem % self.row_bytes
         if self.xor_chunks:
             in_row = ((in_row // 16) ^ (row % 8)) * 16 + in_row % 16
@@ -325,6 +332,12 @@ class LevelModel:
         """The shared stores and loads warp ``warp`` issues in K step ``k_step``."""
         return []
 
+    def main_loop_accesses(self, warp: int, k_step: int) -> list[WarpAccess]:
+        """The shared instructions of the K loop, which the totals multiply by K steps and
+        the SASS check compares with the compiled loop: all of ``shared_accesses`` except
+        where a level also lists once-per-tile epilogue accesses there (the Hopper levels)."""
+        return self.shared_accesses(warp, k_step)
+
     def global_accesses(self, warp: int, k_step: int, M: int, N: int, K: int,
                         block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
         """The global loads of A and B warp ``warp`` issues in K step ``k_step``."""
@@ -342,7 +355,7 @@ class LevelModel:
         out = {op: SharedCounts() for op in Op}
         memo: dict[tuple[int, bytes, bytes], tuple[int, int]] = {}
         for w in range(self.warps):
-            for acc in self.shared_accesses(w, k_step):
+            for acc in self.main_loop_accesses(w, k_step):
                 act = b"" if acc.active is None else acc.active.tobytes()
                 key = (acc.width_bytes, acc.addr.tobytes(), act)
                 if key not in memo:

@@ -86,11 +86,14 @@ def tools_missing() -> str | None:
     return None
 
 
-def compile_sass(level_id: str, src_dir: Path, arch: str = "sm_90") -> str:
-    """SASS text of the level's fast-path (VEC) instantiation."""
+def compile_sass(level_id: str, src_dir: Path, arch: str | None = None) -> str:
+    """SASS text of the level's fast-path (VEC) instantiation, for ``arch`` or else the
+    level's own (sm_90a for the wgmma levels: wgmma and setmaxnreg exist only there) or
+    sm_90."""
     from cuda.bindings import nvrtc
 
     level = registry.get(level_id)
+    arch = arch or level.arch or "sm_90"
     assert level.source is not None
     text = (src_dir / level.source).read_text(encoding="utf-8")
     name = level.name_expression(True)
@@ -148,6 +151,22 @@ def main_loop(sass: str) -> str:
     return best
 
 
+_ANY_OP = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?"
+                     r"([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)", re.M)
+
+
+def mnemonic_counts(sass: str) -> dict[str, int]:
+    """Every instruction by its full mnemonic (``ST.E``, ``HGMMA.64x256x16.F32.BF16``...),
+    never-executed ones (@!PT) left out: for instructions ``sass_counts`` does not sort,
+    such as generic stores that reach shared memory."""
+    counts: collections.Counter[str] = collections.Counter()
+    for m in _ANY_OP.finditer(sass):
+        if m.group(1) and m.group(1).strip().startswith("@!PT"):
+            continue
+        counts[m.group(2)] += 1
+    return dict(counts)
+
+
 def sass_counts(sass: str) -> dict[str, int]:
     """Shared-memory instructions by kind; never-executed ones (@!PT) are left out."""
     counts: collections.Counter[str] = collections.Counter()
@@ -160,7 +179,7 @@ def sass_counts(sass: str) -> dict[str, int]:
 
 def model_counts(model: LevelModel, warp: int = 0, k_step: int = 0) -> dict[str, int]:
     counts: collections.Counter[str] = collections.Counter()
-    for acc in model.shared_accesses(warp, k_step):
+    for acc in model.main_loop_accesses(warp, k_step):
         counts[sass_kind(acc)] += 1
     return dict(counts)
 

@@ -1,0 +1,493 @@
+"""wgmma_tma and fp8_block_scaled: Hopper's persistent, warp-specialized pipeline.
+
+What the sources (``kernels/cuda/wgmma_tma.cu``, ``fp8_block_scaled.cu``, ``hopper.cuh``)
+do, as modelled here:
+
+- A persistent grid of min(tiles, SMs) blocks; block b computes the BM x BN tiles of C
+  t = b, b + grid, b + 2 grid, ..., tile t at (row, col) by ``gs_tile_coords``: GM tile
+  rows at a time, walked column by column inside a group.
+- CONSUMERS + 1 warpgroups of 128 threads. Warpgroup 0 is the producer (setmaxnreg.dec
+  to 40 registers): its thread 0 waits on empty[s], then issues two TMA copies
+  (cp.async.bulk.tensor) into stage s = it % STAGES of the ring, the A box BM x BK and the
+  Bt box BN x BK (both K-major, BK elements = one 128-byte row), which complete on full[s].
+  Warpgroup 1 + c is consumer c (setmaxnreg.inc to 232): rows 64c..64c+63 of the tile;
+  per K step it waits on full[s], issues wgmma instructions that read A rows 64c.. and all
+  BN rows of Bt from shared memory through descriptors, and arrives on empty[s].
+- Shared tiles have 128-byte rows with 16-byte chunk j of row r at chunk j ^ (r % 8) (the
+  TMA 128-byte swizzle, which the descriptors name).
+- The main loop issues no load or store instruction on shared memory: TMA writes it and
+  the tensor cores read it, neither through the LSU instructions that the bank counts here
+  are about. ``main_loop_accesses`` is empty for every warp.
+- Epilogue (EPI = 1 and N % 8 == 0, so C's rows are 16-byte multiples and TMA can store
+  them): a consumer converts its accumulators to bf16 and writes them, 64 columns at a
+  time, into one half of its 2 x 8 KB staging buffer in the same swizzle (one 4-byte store
+  per lane: rows r and r + 8, chunk j ^ (r % 8), word lane % 4), and its thread 0
+  TMA-stores each 64 x 64 box. In the compiled code these are generic stores (ST.E, not
+  STS: the buffer pointer is rebuilt from an integer to align it), which reach the same
+  banks. With N % 8 != 0 the consumers store C straight from registers instead.
+
+``shared_accesses(warp, k_step)`` lists those epilogue stores (once per tile, after the
+last K step, whatever ``k_step`` says) so the banks view can show the only shared-memory
+instructions these levels have; totals count them once per tile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+
+from gemmscope.kernels import registry
+from gemmscope.kernels.models.banks import HARDWARE, WARP_SIZE, BankRules
+from gemmscope.kernels.models.level_model import (
+    LANES,
+    LevelModel,
+    Op,
+    SharedCounts,
+    SharedTotals,
+    SmemArray,
+    Space,
+    Tile,
+    WarpAccess,
+    ceil_div,
+    global_access,
+)
+
+WARPGROUP = 128  # threads
+WARPS_PER_GROUP = WARPGROUP // WARP_SIZE
+CONSUMER_ROWS = 64  # the M of every wgmma: one consumer warpgroup's rows
+SWIZZLE_ROW_BYTES = 128
+STAGING_COLS = 64  # columns of C per staging chunk (one 64 x 64 TMA store box)
+STAGING_HALF_BYTES = 8192
+# the device the ladder is measured on (the bundled recording, resources/sessions/
+# h200-ladder.jsonl: "sm_count": 132); a persistent grid depends on it
+H200_SMS = 132
+
+
+class Role(StrEnum):
+    PRODUCER = "producer"
+    CONSUMER = "consumer"
+
+
+def grouped_tile(t: int, gm: int, gn: int, group_rows: int) -> tuple[int, int]:
+    """(row, col) of tile t in a gm x gn grid walked ``group_rows`` tile rows at a time,
+    column by column inside a group (``gs_tile_coords``)."""
+    per_group = group_rows * gn
+    first = t // per_group * group_rows
+    rows = min(gm - first, group_rows)
+    inside = t % per_group
+    return first + inside % rows, inside // rows
+
+
+@dataclass(frozen=True, slots=True)
+class TmaBox:
+    """One TMA copy: a box of ``rows`` x ``cols`` elements of a row-major matrix of
+    ``matrix_rows`` x ``matrix_cols``, starting at element (row, col). Rows or columns past
+    the matrix are zero-filled on a load (and still counted in the barrier's byte count)
+    and clipped on a store; they move no global bytes."""
+
+    label: str
+    matrix: str
+    op: Op
+    row: int
+    col: int
+    rows: int
+    cols: int
+    elem_bytes: int
+    matrix_rows: int
+    matrix_cols: int
+    smem_offset: int  # byte offset of the box in shared memory
+    stage: int  # ring stage (loads) or staging half (stores)
+
+    @property
+    def box_bytes(self) -> int:
+        """Bytes written to (or read from) shared memory, zero fill included."""
+        return self.rows * self.cols * self.elem_bytes
+
+    @property
+    def valid_rows(self) -> int:
+        return max(0, min(self.rows, self.matrix_rows - self.row))
+
+    @property
+    def valid_cols(self) -> int:
+        return max(0, min(self.cols, self.matrix_cols - self.col))
+
+    @property
+    def global_bytes(self) -> int:
+        return self.valid_rows * self.valid_cols * self.elem_bytes
+
+    def tile(self) -> Tile:
+        return Tile(self.row, self.col, self.rows, self.cols)
+
+    def warp_accesses(self) -> list[WarpAccess]:
+        """The box as WarpAccess records of 32 rows each (row i of a slice in "lane" i,
+        one access of the row's in-bounds bytes), so the sector math and the coalescing
+        view apply: each row of 128 bytes is 4 sectors, one line."""
+        out = []
+        width = self.valid_cols * self.elem_bytes
+        if width == 0:
+            return out
+        for first in range(0, self.valid_rows, WARP_SIZE):
+            r = self.row + first + LANES
+            out.append(global_access(
+                f"TMA {self.label} box {self.rows}x{self.cols} rows {first}-{first + 31} "
+                "(row i as lane i)", self.matrix, r * self.matrix_cols + self.col, width,
+                self.elem_bytes, r < self.matrix_rows, self.op))
+        return out
+
+    def sectors(self) -> int:
+        return sum(a.sectors().n_sectors for a in self.warp_accesses())
+
+
+@dataclass(frozen=True, slots=True)
+class WgmmaOp:
+    """One wgmma a consumer issues in a K step: D[c] (+)= A[a] * B[b]^T, read from stage
+    ``stage`` through descriptors starting at shared bytes ``desc_a``, ``desc_b``."""
+
+    consumer: int
+    index: int  # issue order inside the K step
+    shape: str  # "m64n256k16"
+    a: Tile  # rows of the block tile, columns of the K step (elements)
+    b: Tile  # rows of Bt (columns of C), columns of the K step
+    c: Tile  # the accumulators it updates, in the block tile
+    desc_a: int
+    desc_b: int
+
+
+@dataclass(frozen=True, slots=True)
+class PromoteOp:
+    """FP8 only: acc[c] += tmp * scale_a[row] * scale_b[block] (FP32 FMAs, no shared
+    memory), after the wgmmas of one half of the tile."""
+
+    consumer: int
+    index: int
+    c: Tile
+
+
+class WarpSpecialized(LevelModel):
+    """What the two sm_90a levels share; subclasses set the wgmma shape."""
+
+    persistent = True
+    wgmma_k_bytes = 32  # K of one wgmma: 16 bf16 or 32 e4m3
+    half_cols = 0  # 0: one wgmma covers BN; else the tile is done in halves of this width
+    instruction = ""
+
+    def setup(self, p: dict[str, int]) -> None:
+        self.bm, self.bn, self.bk = p["BM"], p["BN"], p["BK"]
+        self.stages, self.consumers, self.group_rows = p["STAGES"], p["CONSUMERS"], p["GM"]
+        self.kpipe, self.epi = p.get("KPIPE", 0), p.get("EPI", 1)
+        self.threads = (self.consumers + 1) * WARPGROUP
+        if self.bk * self.elem_bytes != SWIZZLE_ROW_BYTES:
+            raise ValueError(f"BK = {self.bk} is not one {SWIZZLE_ROW_BYTES}-byte row")
+        if self.bm != CONSUMER_ROWS * self.consumers:
+            raise ValueError(f"BM = {self.bm} is not {CONSUMER_ROWS} rows per consumer")
+        self.a_bytes = self.bm * self.bk * self.elem_bytes
+        self.b_bytes = self.bn * self.bk * self.elem_bytes
+        self.stage_bytes = self.a_bytes + self.b_bytes
+
+    # -- warpgroups ------------------------------------------------------------------
+    @property
+    def wgmma_n(self) -> int:
+        return self.half_cols or self.bn
+
+    @property
+    def wgmma_k(self) -> int:
+        return self.wgmma_k_bytes // self.elem_bytes
+
+    def warpgroup(self, warp: int) -> int:
+        return warp // WARPS_PER_GROUP
+
+    def role(self, warp: int) -> Role:
+        return Role.PRODUCER if self.warpgroup(warp) == 0 else Role.CONSUMER
+
+    def consumer_of(self, warp: int) -> int | None:
+        """The consumer index (0..CONSUMERS-1) of a warp, None for the producer's."""
+        g = self.warpgroup(warp)
+        return None if g == 0 else g - 1
+
+    def consumer_rows(self, consumer: int) -> Tile:
+        return Tile(consumer * CONSUMER_ROWS, 0, CONSUMER_ROWS, self.bn)
+
+    def accumulators_per_thread(self) -> int:
+        return CONSUMER_ROWS * self.bn // WARPGROUP
+
+    def thread_outputs(self, tid: int) -> np.ndarray:
+        """Row i is accumulator register i of the thread (the wgmma D fragment: warp w of
+        the consumer holds rows 16w + lane/4 and + 8; register 4j + {0, 1} holds columns
+        8j + 2 (lane % 4) + {0, 1} of the first row, 4j + {2, 3} those of the second).
+        The FP8 level's two m64n128 halves line up the same way (acc[64 h + i]). The
+        producer's threads own nothing."""
+        c = self.consumer_of(tid // WARP_SIZE)
+        if c is None:
+            return np.zeros((0, 2), np.int64)
+        t = tid % WARPGROUP
+        row0 = c * CONSUMER_ROWS + (t // WARP_SIZE) * 16 + (t % WARP_SIZE) // 4
+        reg = np.arange(self.accumulators_per_thread())
+        j, h, q = reg // 4, (reg // 2) % 2, reg % 2
+        rows = row0 + 8 * h
+        cols = 8 * j + 2 * (t % 4) + q
+        return np.stack([rows, cols], axis=1).astype(np.int64)
+
+    def warp_mask(self, warp: int) -> np.ndarray:
+        mask = np.zeros((self.bm, self.bn), bool)
+        c = self.consumer_of(warp)
+        if c is not None:
+            r0 = c * CONSUMER_ROWS + (warp % WARPS_PER_GROUP) * 16
+            mask[r0:r0 + 16, :] = True
+        return mask
+
+    def warp_tile(self, warp: int) -> Tile:
+        """The warp's 16 rows of its consumer's tile; an empty tile for the producer."""
+        c = self.consumer_of(warp)
+        if c is None:
+            return Tile(0, 0, 0, 0)
+        return Tile(c * CONSUMER_ROWS + (warp % WARPS_PER_GROUP) * 16, 0, 16, self.bn)
+
+    # -- persistent grid ----------------------------------------------------------------
+    def tile_coords(self, t: int, gm: int, gn: int) -> tuple[int, int]:
+        return grouped_tile(t, gm, gn, self.group_rows)
+
+    def block_order(self, gm: int, gn: int) -> np.ndarray:
+        """The walk index t of each tile (block t % grid computes it, as its
+        (t // grid)-th tile)."""
+        order = np.empty((gm, gn), np.int64)
+        for t in range(gm * gn):
+            order[self.tile_coords(t, gm, gn)] = t
+        return order
+
+    def persistent_grid(self, M: int, N: int, sms: int = H200_SMS) -> int:
+        gm, gn = self.grid(M, N)
+        return min(gm * gn, sms)
+
+    def block_tiles(self, block: int, M: int, N: int, sms: int = H200_SMS
+                    ) -> list[tuple[int, int]]:
+        """The tiles block ``block`` (one per SM) computes, in order."""
+        gm, gn = self.grid(M, N)
+        grid = self.persistent_grid(M, N, sms)
+        return [self.tile_coords(t, gm, gn) for t in range(block, gm * gn, grid)]
+
+    def stage_of(self, iteration: int) -> int:
+        """The ring stage of a block's iteration-th K step (counted across its tiles)."""
+        return iteration % self.stages
+
+    # -- shared memory -----------------------------------------------------------------
+    def smem_arrays(self) -> list[SmemArray]:
+        """A and Bt stages (interleaved: stage s holds A then B at s * stage_bytes), then
+        the consumers' staging buffers for C (stage 2c + half)."""
+        cols = self.bk
+        a = SmemArray("As", self.bm, cols, cols, self.elem_bytes, self.stages, 0, "A", True,
+                      self.stage_bytes)
+        b = SmemArray("Bs", self.bn, cols, cols, self.elem_bytes, self.stages, self.a_bytes,
+                      "Bt", True, self.stage_bytes)
+        cs = SmemArray("Cs", CONSUMER_ROWS, STAGING_COLS, STAGING_COLS, 2,
+                       2 * self.consumers, self.stages * self.stage_bytes, "C", True)
+        return [a, b, cs]
+
+    def main_loop_accesses(self, warp: int, k_step: int) -> list[WarpAccess]:
+        """Shared-memory load/store instructions of a warp in a K step: none. The
+        producer's thread 0 issues TMA copies (the copy engine writes the stage) and the
+        consumers' wgmmas read the stage through descriptors."""
+        return []
+
+    def epilogue_accesses(self, warp: int) -> list[WarpAccess]:
+        """The staging stores of a consumer warp, once per tile: for each 64-column chunk
+        ch, 8 groups j of 8 columns, rows r and r + 8 (r = 16 w + lane / 4); lane writes a
+        bf16 pair (4 bytes) at row rr, chunk j ^ (rr % 8), word lane % 4."""
+        c = self.consumer_of(warp)
+        if c is None or not self.epi:
+            return []
+        cs = self.smem_arrays()[2]
+        r = (warp % WARPS_PER_GROUP) * 16 + LANES // 4
+        col = 2 * (LANES % 4)
+        out = []
+        for ch in range(self.bn // STAGING_COLS):
+            half = 2 * c + ch % 2
+            for j in range(STAGING_COLS // 8):
+                for h in range(2):
+                    out.append(WarpAccess(
+                        f"epilogue ST.E.32 (to shared) C cols {ch * STAGING_COLS + 8 * j}"
+                        f"+[0,8) rows r{'+8' if h else ''}, chunk {ch}", "Cs", Space.SHARED,
+                        Op.STORE, 4, cs.address(half, r + 8 * h, 8 * j + col), stage=half))
+        return out
+
+    def shared_accesses(self, warp: int, k_step: int) -> list[WarpAccess]:
+        """The warp's only shared-memory instructions: the epilogue stores (once per
+        tile, after the last K step; the main loop has none, see main_loop_accesses)."""
+        return self.main_loop_accesses(warp, k_step) + self.epilogue_accesses(warp)
+
+    def wgmma_ops(self, consumer: int, k_step: int) -> list[WgmmaOp | PromoteOp]:
+        """What consumer ``consumer`` issues on K step ``k_step``, in order."""
+        s = self.stage(k_step)
+        base = s * self.stage_bytes
+        n, kw = self.wgmma_n, self.wgmma_k
+        shape = f"m{CONSUMER_ROWS}n{n}k{kw}"
+        r0 = consumer * CONSUMER_ROWS
+        out: list[WgmmaOp | PromoteOp] = []
+        for half in range(self.bn // n):
+            for kk in range(self.bk // kw):
+                out.append(WgmmaOp(
+                    consumer, len(out), shape, Tile(r0, kk * kw, CONSUMER_ROWS, kw),
+                    Tile(half * n, kk * kw, n, kw), Tile(r0, half * n, CONSUMER_ROWS, n),
+                    base + r0 * SWIZZLE_ROW_BYTES + kk * self.wgmma_k_bytes,
+                    base + self.a_bytes + half * n * SWIZZLE_ROW_BYTES
+                    + kk * self.wgmma_k_bytes))
+            if self.half_cols:
+                out.append(PromoteOp(consumer, len(out), Tile(r0, half * n, CONSUMER_ROWS, n)))
+        return out
+
+    # -- global memory -----------------------------------------------------------------
+    def tma_loads(self, k_step: int, M: int, N: int, K: int,
+                  block: tuple[int, int] = (0, 0), iteration: int | None = None
+                  ) -> list[TmaBox]:
+        """The producer's two copies of a K step, into stage (iteration or k_step) %
+        STAGES."""
+        s = self.stage_of(k_step if iteration is None else iteration)
+        k0 = k_step * self.bk
+        eb = self.elem_bytes
+        return [TmaBox("A", "A", Op.LOAD, block[0] * self.bm, k0, self.bm, self.bk, eb, M, K,
+                       s * self.stage_bytes, s),
+                TmaBox("Bt", "Bt", Op.LOAD, block[1] * self.bn, k0, self.bn, self.bk, eb, N,
+                       K, s * self.stage_bytes + self.a_bytes, s)]
+
+    def tma_store(self, N: int) -> bool:
+        """C leaves through staging and TMA stores (else straight from registers)."""
+        return bool(self.epi) and N % 8 == 0
+
+    def tma_stores(self, consumer: int, M: int, N: int,
+                   block: tuple[int, int] = (0, 0)) -> list[TmaBox]:
+        """Consumer ``consumer``'s 64 x 64 boxes of C (bf16), one per staging chunk."""
+        if not self.tma_store(N):
+            return []
+        row = block[0] * self.bm + consumer * CONSUMER_ROWS
+        base = self.stages * self.stage_bytes + consumer * 2 * STAGING_HALF_BYTES
+        return [TmaBox("C", "C", Op.STORE, row, block[1] * self.bn + ch * STAGING_COLS,
+                       CONSUMER_ROWS, STAGING_COLS, 2, M, N,
+                       base + (ch % 2) * STAGING_HALF_BYTES, ch % 2)
+                for ch in range(self.bn // STAGING_COLS)]
+
+    def global_accesses(self, warp: int, k_step: int, M: int, N: int, K: int,
+                        block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
+        """Warp 0 (whose thread 0 issues the copies): the K step's TMA boxes, 32 rows at a
+        time. Consumers read no global memory here (the FP8 level's scales: below)."""
+        if warp != 0:
+            return []
+        return [a for box in self.tma_loads(k_step, M, N, K, block)
+                for a in box.warp_accesses()]
+
+    def store_accesses(self, warp: int, M: int, N: int,
+                       block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
+        """The first warp of each consumer (its thread 0 issues the TMA stores), or with
+        N % 8 != 0 every consumer warp's direct stores (gs_store_acc_bf16): a bf16 pair
+        (4 bytes) per lane, two single bf16 stores where N is odd."""
+        c = self.consumer_of(warp)
+        if c is None:
+            return []
+        if self.tma_store(N):
+            if warp % WARPS_PER_GROUP:
+                return []
+            return [a for box in self.tma_stores(c, M, N, block) for a in box.warp_accesses()]
+        r = block[0] * self.bm + c * CONSUMER_ROWS + (warp % WARPS_PER_GROUP) * 16 + LANES // 4
+        out = []
+        for j in range(self.bn // 8):
+            col = block[1] * self.bn + 8 * j + 2 * (LANES % 4)
+            for h in range(2):
+                row = r + 8 * h
+                ok = row < M
+                if N % 2 == 0:
+                    out.append(global_access(f"C bf16x2 cols 8*{j}+, row+{8 * h}", "C",
+                                             row * N + col, 4, 2, ok & (col < N), Op.STORE))
+                    continue
+                for q in range(2):
+                    out.append(global_access(f"C bf16 cols 8*{j}+{q}, row+{8 * h}", "C",
+                                             row * N + col + q, 2, 2, ok & (col + q < N),
+                                             Op.STORE))
+        return out
+
+    # -- totals --------------------------------------------------------------------------
+    def epilogue_counts(self, rules: BankRules = HARDWARE) -> SharedCounts:
+        """Shared stores of one tile's epilogue (all consumer warps)."""
+        total = SharedCounts()
+        for w in range(WARPS_PER_GROUP, self.warps):
+            for acc in self.epilogue_accesses(w):
+                rep = acc.banks(rules)
+                total = total + SharedCounts(1, rep.wavefronts, rep.conflicts)
+        return total
+
+    def shape_caveat(self, M: int, N: int, K: int) -> str:
+        notes = []
+        multiple = registry.get(self.level_id).k_multiple if self.level_id else 1
+        if K % multiple:
+            notes.append(f"the host refuses K % {multiple} != 0 (counted as if it ran)")
+        if not self.tma_store(N):
+            notes.append("N % 8 != 0: no TMA store, C goes out straight from registers "
+                         "(no staging stores)")
+        return "; ".join(notes)
+
+    def totals(self, M: int, N: int, K: int, rules: BankRules = HARDWARE) -> SharedTotals:
+        """No shared load, store or cp.async in the main loop; the epilogue's staging
+        stores once per tile. ``blocks`` counts tiles (the launch has min(tiles, SMs)
+        persistent blocks walking them)."""
+        gm, gn = self.grid(M, N)
+        tiles = gm * gn
+        steps = self.k_steps(K)
+        loop = {op: SharedCounts() for op in Op}
+        for r in range(min(self.stages, steps)):
+            n_r = len(range(r, steps, self.stages))
+            for op, c in self.step_counts(r, rules).items():
+                loop[op] = loop[op] + c.times(n_r * tiles)
+        st = loop[Op.STORE]
+        if self.tma_store(N):
+            st = st + self.epilogue_counts(rules).times(tiles)
+        return SharedTotals(self.level_id, M, N, K, tiles, steps, loop[Op.LOAD], st,
+                            loop[Op.CP_ASYNC], True, self.shape_caveat(M, N, K))
+
+
+class WgmmaTma(WarpSpecialized):
+    level_id = "wgmma_tma"
+    elem_bytes = 2
+    instruction = "wgmma.mma_async.m64n256k16.f32.bf16.bf16"
+    notes = ("Warp-specialized and persistent: warpgroup 0 (producer) fills a ring of "
+             "stages by TMA, warpgroups 1 and 2 (consumers, 64 rows each) multiply with "
+             "wgmma straight from shared memory. No shared load instruction in the main "
+             "loop; the only LSU shared accesses are the epilogue's staging stores, "
+             "conflict-free by the 128-byte swizzle (switch the XOR swizzle on with B = 0 "
+             "to see them 8-way).")
+
+
+class Fp8BlockScaled(WarpSpecialized):
+    level_id = "fp8_block_scaled"
+    elem_bytes = 1
+    half_cols = 128
+    instruction = "wgmma.mma_async.m64n128k32.f32.e4m3.e4m3"
+    notes = ("The wgmma_tma pipeline on E4M3 with 128-deep K blocks: per block and per "
+             "128-column half, 4 wgmma.m64n128k32 into temporary registers, then FP32 "
+             "promotion acc += tmp * scale_a[row] * scale_b[block]; the scales are the "
+             "consumers' only global loads (3 per half and K block). Shared memory as in "
+             "wgmma_tma: no LDS, the epilogue's staging stores conflict-free.")
+
+    def k_steps(self, K: int) -> int:
+        return K // self.bk  # the host refuses K % 128 != 0
+
+    def global_accesses(self, warp: int, k_step: int, M: int, N: int, K: int,
+                        block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
+        """Besides the TMA boxes (warp 0), each consumer warp loads, per half h of the
+        tile, scale_b of block (nb, k_step) (one address for the warp) and scale_a of its
+        rows r0 and r0 + 8 (8 rows, 4 lanes each), as the compiled loop does (6 LDG per
+        K step)."""
+        out = super().global_accesses(warp, k_step, M, N, K, block)
+        c = self.consumer_of(warp)
+        if c is None:
+            return out
+        ksteps = max(1, K // self.bk)
+        r0 = block[0] * self.bm + c * CONSUMER_ROWS + (warp % WARPS_PER_GROUP) * 16 + LANES // 4
+        for h in range(self.bn // self.half_cols):
+            nb = block[1] * (self.bn // self.half_cols) + h
+            uniform = np.full(WARP_SIZE, nb * ksteps + k_step)
+            out.append(global_access(f"LDG scale_b[nb={nb}, kb={k_step}]", "scale_b",
+                                     uniform, 4, 4,
+                                     np.full(WARP_SIZE, nb < ceil_div(N, self.half_cols))))
+            for d in (0, 8):
+                out.append(global_access(f"LDG scale_a[kb={k_step}, r0+{d}] (half {h})",
+                                         "scale_a", k_step * M + r0 + d, 4, 4, r0 + d < M))
+        return out

@@ -1,0 +1,247 @@
+"""The access models of the sm_90a levels (wgmma_tma, fp8_block_scaled) on known cases:
+the wgmma accumulator layout, the warpgroup roles, the persistent tile walk, the TMA
+boxes and the epilogue's staging stores."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gemmscope.kernels import registry
+from gemmscope.kernels.models import model_for
+from gemmscope.kernels.models.hopper import (
+    H200_SMS,
+    WARPS_PER_GROUP,
+    PromoteOp,
+    Role,
+    WgmmaOp,
+    grouped_tile,
+)
+from gemmscope.kernels.models.level_model import Op, SmemArray
+from gemmscope.kernels.models.relayout import relayout
+from gemmscope.kernels.models.swizzle import Swizzle
+
+HOPPER = ["wgmma_tma", "fp8_block_scaled"]
+
+
+@pytest.mark.parametrize("level_id", HOPPER)
+def test_geometry_comes_from_the_registry(level_id):
+    lv = registry.get(level_id)
+    m = model_for(lv.id)
+    assert m.params == lv.params
+    assert m.threads == (lv.params["CONSUMERS"] + 1) * 128 == lv.threads[0]
+    # the shared layout the model assumes is the one the launch reserves
+    staging = m.smem_arrays()[2]
+    reserved = lv.dyn_smem_bytes() - 1024  # the kernel's 1 KB of alignment slack
+    assert m.stages * m.stage_bytes + staging.size_bytes == reserved
+    assert m.smem_arrays()[0].stage_stride == m.smem_arrays()[1].stage_stride == m.stage_bytes
+
+
+def test_fragment_layout_of_the_first_consumer_thread():
+    m = model_for("wgmma_tma")
+    out = m.thread_outputs(128)  # consumer 0, warp 4, lane 0
+    assert out[:8].tolist() == [[0, 0], [0, 1], [8, 0], [8, 1], [0, 8], [0, 9], [8, 8], [8, 9]]
+    assert len(out) == m.bn // 2  # 128 FP32 accumulators of an m64n256 tile
+    assert set(out[:, 0].tolist()) == {0, 8}
+    assert out[:, 1].tolist()[::4] == list(range(0, m.bn, 8))
+
+
+@pytest.mark.parametrize("level_id", HOPPER)
+def test_fragment_layout_by_warp_and_lane(level_id):
+    m = model_for(level_id)
+    # consumer 1 (warpgroup 2), its warp 1 (block warp 9), lane 5: rows 64 + 16 + 1 (+8),
+    # columns 8j + 2 * (5 % 4) + {0, 1}
+    out = m.thread_outputs(256 + 32 + 5)
+    assert out[:4].tolist() == [[81, 2], [81, 3], [89, 2], [89, 3]]
+    assert out[-1].tolist() == [89, m.bn - 8 + 3]
+    rows = m.consumer_rows(1)
+    for tid in range(256, 384):
+        rc = m.thread_outputs(tid)
+        assert rows.row <= rc[:, 0].min() and rc[:, 0].max() < rows.row + rows.rows
+
+
+@pytest.mark.parametrize("level_id", HOPPER)
+def test_the_producer_warpgroup_owns_no_outputs(level_id):
+    m = model_for(level_id)
+    for tid in (0, 1, 31, 64, 127):
+        assert m.thread_outputs(tid).shape == (0, 2)
+    for w in range(m.warps):
+        role = m.role(w)
+        assert role is (Role.PRODUCER if w < WARPS_PER_GROUP else Role.CONSUMER)
+        assert m.warp_mask(w).any() == (role is Role.CONSUMER)
+        if role is Role.CONSUMER:
+            c = m.consumer_of(w)
+            assert m.warp_tile(w).row == 64 * c + 16 * (w % WARPS_PER_GROUP)
+        else:
+            assert m.consumer_of(w) is None and m.warp_tile(w).rows == 0
+
+
+def test_grouped_walk_known_cases():
+    # a grid of 20 x 3 tiles, groups of 16 rows: the first group is walked down each
+    # column (48 tiles), then the last 4 rows
+    assert [grouped_tile(t, 20, 3, 16) for t in (0, 1, 15, 16, 47)] == [
+        (0, 0), (1, 0), (15, 0), (0, 1), (15, 2)]
+    assert [grouped_tile(t, 20, 3, 16) for t in (48, 51, 52, 59)] == [
+        (16, 0), (19, 0), (16, 1), (19, 2)]
+
+
+@pytest.mark.parametrize("level_id", HOPPER)
+@pytest.mark.parametrize(("M", "N", "sms"), [(4096, 4096, H200_SMS), (1000, 3000, 7),
+                                             (128, 256, H200_SMS), (8192, 512, 132)])
+def test_persistent_blocks_visit_every_tile_once(level_id, M, N, sms):
+    m = model_for(level_id)
+    gm, gn = m.grid(M, N)
+    grid = m.persistent_grid(M, N, sms)
+    assert grid == registry.get(level_id).grid(M, N, sms)[0]
+    seen = [tile for b in range(grid) for tile in m.block_tiles(b, M, N, sms)]
+    assert sorted(seen) == [(r, c) for r in range(gm) for c in range(gn)]
+    order = m.block_order(gm, gn)
+    for b in range(grid):
+        walk = [int(order[t]) for t in m.block_tiles(b, M, N, sms)]
+        assert walk == list(range(b, gm * gn, grid))  # t, t + grid, ...
+
+
+def test_the_bundled_recordings_sm_count_is_the_default():
+    from importlib import resources
+
+    path = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl"
+    with path.open(encoding="utf-8") as f:
+        header = json.loads(f.readline())
+    assert header["device"]["sm_count"] == H200_SMS
+
+
+@pytest.mark.parametrize("level_id", HOPPER)
+def test_the_main_loop_has_no_shared_load_or_store(level_id):
+    m = model_for(level_id)
+    for w in range(m.warps):
+        for k in range(m.stages + 1):
+            assert m.main_loop_accesses(w, k) == []
+    t = m.totals(4096, 4096, 4096)
+    assert t.ld.instructions == t.cp_async.instructions == 0
+    # the epilogue: each consumer thread stores its BN/2 accumulators as bf16 pairs
+    gm, gn = m.grid(4096, 4096)
+    per_thread = m.accumulators_per_thread() // 2
+    assert t.st.instructions == gm * gn * m.consumers * WARPS_PER_GROUP * per_thread
+    assert t.st.wavefronts == t.st.instructions and t.st.conflicts == 0
+    assert t.caveat == ""
+    wider = m.totals(4096, 8192, 4096)
+    assert wider.st.instructions == 2 * t.st.instructions
+
+
+def test_c_rows_not_16_byte_multiples_skip_the_staging():
+    m = model_for("wgmma_tma")
+    t = m.totals(1000, 1002, 1000)
+    assert t.st.instructions == 0 and "N % 8" in t.caveat
+    assert m.tma_stores(0, 1000, 1002) == []
+    direct = m.store_accesses(5, 1000, 1002)
+    assert len(direct) == m.bn // 8 * 2 and direct[0].width_bytes == 4
+    odd = m.store_accesses(5, 1000, 1001)
+    assert len(odd) == 2 * len(direct) and odd[0].width_bytes == 2
+    assert "K % 128" in model_for("fp8_block_scaled").totals(256, 256, 200).caveat
+
+
+@pytest.mark.parametrize("level_id", HOPPER)
+def test_staging_stores_are_conflict_free_and_would_be_8_way_unswizzled(level_id):
+    m = model_for(level_id)
+    arrays = m.smem_arrays()
+    cs = arrays[2]
+    stores = m.epilogue_accesses(4)
+    assert len(stores) == m.accumulators_per_thread() // 2
+    assert all(a.op is Op.STORE and a.width_bytes == 4 for a in stores)
+    plain = SmemArray("plain", cs.rows, cs.cols, cs.pitch, cs.elem_bytes, cs.stages,
+                      cs.base_bytes, "C", xor_chunks=False)
+    for acc in stores:
+        rep = acc.banks()
+        assert (rep.n_way, rep.wavefronts, rep.conflicts) == (1, 1, 0)
+        assert len(set(rep.lane_bank.tolist())) == 32
+        # the same lanes at the same logical elements of a plain 128-byte-row buffer
+        stage, row, col = cs.logical(acc.addr)
+        unswizzled = plain.address(stage, row, col)
+        from gemmscope.kernels.models.banks import analyze_shared
+        assert analyze_shared(unswizzled, 4).n_way == 8
+        # ... which is what the banks view shows with an XOR swizzle of B = 0
+        assert relayout(acc, arrays, 0, Swizzle(0, 4, 3)).banks().n_way == 8
+
+
+@pytest.mark.parametrize("level_id", HOPPER)
+def test_staging_stores_put_each_accumulator_where_the_tma_box_expects_it(level_id):
+    """The epilogue writes register pair (4g + 2h, +1) at (row, 8g + 2 (lane % 4)) of the
+    consumer's tile, chunk g // 8: the logical element of every lane's store, read back
+    through the swizzle, must be the output the fragment layout gives that register."""
+    m = model_for(level_id)
+    cs = m.smem_arrays()[2]
+    for warp in (4, 7, 9):
+        c = m.consumer_of(warp)
+        stores = m.epilogue_accesses(warp)
+        for i, acc in enumerate(stores):
+            ch, h = i // 16, i % 2
+            g = i // 2  # 8 column groups per chunk, two rows each
+            stage, row, col = cs.logical(acc.addr)
+            assert (stage == 2 * c + ch % 2).all()
+            for lane in (0, 6, 31):
+                want = m.thread_outputs(warp * 32 + lane)[4 * g + 2 * h]
+                assert [int(row[lane]) + 64 * c, int(col[lane]) + 64 * ch] == want.tolist()
+
+
+@pytest.mark.parametrize("level_id", HOPPER)
+def test_tma_boxes_of_a_k_step(level_id):
+    m = model_for(level_id)
+    a, b = m.tma_loads(5, 4096, 4096, 4096, block=(2, 3))
+    assert (a.row, a.col, a.rows, a.cols) == (256, 5 * m.bk, m.bm, m.bk)
+    assert (b.matrix, b.row, b.rows) == ("Bt", 3 * m.bn, m.bn)
+    assert a.box_bytes + b.box_bytes == m.stage_bytes  # the full barrier's expect_tx
+    assert b.smem_offset - a.smem_offset == m.a_bytes and a.stage == 5 % m.stages
+    # every row is one 128-byte line: 4 sectors, fully used
+    assert a.sectors() == 4 * m.bm and b.sectors() == 4 * m.bn
+    acc = m.global_accesses(0, 5, 4096, 4096, 4096)
+    assert len(acc) == (m.bm + m.bn) // 32
+    assert all(x.sectors().efficiency == 1.0 for x in acc)
+    assert m.global_accesses(1, 5, 4096, 4096, 4096) == []  # other producer warps: none
+
+
+def test_tma_boxes_at_the_edges_move_only_bytes_inside():
+    m = model_for("wgmma_tma")
+    a, b = m.tma_loads(1, 200, 300, 72, block=(1, 1))
+    assert a.valid_rows == 200 - 128 and a.valid_cols == 72 - 64
+    assert a.box_bytes == m.bm * 128  # zero fill still lands in shared memory
+    assert a.global_bytes == 72 * 8 * 2
+    assert a.sectors() == 72  # 16 bytes per row: one sector
+    assert b.valid_rows == 300 - 256 and b.sectors() == 44
+
+
+def test_tma_stores_are_64x64_boxes_per_consumer():
+    m = model_for("wgmma_tma")
+    boxes = m.tma_stores(1, 4096, 4096, block=(1, 2))
+    assert [(x.row, x.col, x.rows, x.cols) for x in boxes] == [
+        (128 + 64, 512 + 64 * ch, 64, 64) for ch in range(4)]
+    assert [x.stage for x in boxes] == [0, 1, 0, 1]  # the two staging halves alternate
+    assert len(m.store_accesses(8, 4096, 4096)) == 4 * 2  # thread 0 of consumer 1
+    assert m.store_accesses(9, 4096, 4096) == [] and m.store_accesses(0, 4096, 4096) == []
+
+
+def test_wgmma_steps_along_k_read_the_stage_through_descriptors():
+    m = model_for("wgmma_tma")
+    ops = m.wgmma_ops(1, 6)
+    assert [o.shape for o in ops] == ["m64n256k16"] * (m.bk // 16)
+    stage = 6 % m.stages
+    for kk, o in enumerate(ops):
+        assert isinstance(o, WgmmaOp)
+        assert o.a.row == 64 and o.a.col == 16 * kk and o.c.rows == 64 and o.c.cols == m.bn
+        # stage + c * 64 rows of 128 bytes, + 32 bytes per k16 (da + 2 * kk in 16-byte units)
+        assert o.desc_a == stage * m.stage_bytes + 64 * 128 + 32 * kk
+        assert o.desc_b == stage * m.stage_bytes + m.a_bytes + 32 * kk
+
+
+def test_fp8_does_each_k_block_in_halves_and_promotes():
+    m = model_for("fp8_block_scaled")
+    ops = m.wgmma_ops(0, 0)
+    kinds = ["P" if isinstance(o, PromoteOp) else o.shape for o in ops]
+    assert kinds == ["m64n128k32"] * 4 + ["P"] + ["m64n128k32"] * 4 + ["P"]
+    assert ops[5].b.row == 128 and ops[5].c.col == 128
+    assert ops[5].desc_b == m.a_bytes + 128 * 128  # the second half's 128 rows of Bt
+    loads = m.global_accesses(6, 0, 1024, 1024, 1024)
+    assert len(loads) == 2 * 3
+    scale_b, a0 = loads[0].sectors(), loads[1].sectors()
+    assert scale_b.n_sectors == 1 and scale_b.bytes_used == 4  # one address for the warp
+    assert a0.n_sectors == 1 and a0.bytes_used == 32  # 8 rows, 4 lanes each
