@@ -1,11 +1,12 @@
 """The access models of the sm_90a levels (wgmma_tma, fp8_block_scaled) on known cases:
 the wgmma accumulator layout, the warpgroup roles, the persistent tile walk, the TMA
-boxes and the epilogue's staging stores."""
+boxes, the epilogue's staging stores and the producer/consumer timeline."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from gemmscope.kernels import registry
@@ -19,6 +20,7 @@ from gemmscope.kernels.models.hopper import (
     grouped_tile,
 )
 from gemmscope.kernels.models.level_model import Op, SmemArray
+from gemmscope.kernels.models.pipeline import StageState, Work
 from gemmscope.kernels.models.relayout import relayout
 from gemmscope.kernels.models.swizzle import Swizzle
 
@@ -245,3 +247,42 @@ def test_fp8_does_each_k_block_in_halves_and_promotes():
     scale_b, a0 = loads[0].sectors(), loads[1].sectors()
     assert scale_b.n_sectors == 1 and scale_b.bytes_used == 4  # one address for the warp
     assert a0.n_sectors == 1 and a0.bytes_used == 32  # 8 rows, 4 lanes each
+
+
+def test_stages_continue_across_a_blocks_tiles():
+    m = model_for("wgmma_tma")
+    sched = m.schedule(k_steps=6, tiles=2)
+    # the second tile's first K step is the block's iteration 6: stage 6 % 4
+    t = sched.slot(6) + 0.9
+    assert sched.consumer_at(t).stage == m.stage_of(6) == 2
+    assert sched.stage_at(2, t).state is StageState.CONSUMING
+
+
+@pytest.mark.parametrize("level_id", HOPPER)
+def test_pipeline_timeline_keeps_the_barrier_rules(level_id):
+    m = model_for(level_id)
+    sched = m.schedule(k_steps=5, tiles=3)
+    assert sched.ops_per_step == len(m.wgmma_ops(0, 0))
+    S = m.stages
+    for it in range(S, sched.iterations):
+        # a stage is refilled only after the consumers released its previous iteration
+        assert sched.issue(it) >= sched.released(it - S)
+    for it in range(sched.iterations):
+        assert sched.consume_start(it) >= sched.landed(it)  # waits on full[s]
+    for step in np.arange(0, sched.n_slots, 0.05):
+        views = [sched.stage_at(s, step) for s in range(S)]
+        consuming = [v for v in views if v.state is StageState.CONSUMING]
+        work = sched.consumer_at(step)
+        if work.work is Work.MMA:
+            assert [v.stage for v in consuming] == [work.stage]
+            assert views[work.stage].iteration == work.iteration
+        else:
+            assert consuming == []
+        held = [v.iteration for v in views if v.state is not StageState.EMPTY]
+        if held and work.iteration is not None:
+            assert max(held) - work.iteration < S  # at most a ring ahead
+    # while the consumers store a tile, the producer has already filled the next one's
+    epi = sched.epilogue_slot(0) + 0.9
+    assert sched.consumer_at(epi).work is Work.EPILOGUE
+    ahead = [sched.stage_at(s, epi) for s in range(S)]
+    assert all(v.tile == 1 and v.state is StageState.FULL for v in ahead)

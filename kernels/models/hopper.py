@@ -53,6 +53,7 @@ from gemmscope.kernels.models.level_model import (
     ceil_div,
     global_access,
 )
+from gemmscope.kernels.models.pipeline import PipelineSchedule
 
 WARPGROUP = 128  # threads
 WARPS_PER_GROUP = WARPGROUP // WARP_SIZE
@@ -335,6 +336,12 @@ class WarpSpecialized(LevelModel):
             if self.half_cols:
                 out.append(PromoteOp(consumer, len(out), Tile(r0, half * n, CONSUMER_ROWS, n)))
         return out
+
+    def schedule(self, k_steps: int, tiles: int) -> PipelineSchedule:
+        """The idealized producer/consumer timeline of one block over ``tiles`` tiles of
+        ``k_steps`` K steps (the animation's clock; see ``pipeline``)."""
+        return PipelineSchedule(self.stages, k_steps, tiles, len(self.wgmma_ops(0, 0)),
+                                self.bn // STAGING_COLS, self.consumers)
 
     # -- global memory -----------------------------------------------------------------
     def tma_loads(self, k_step: int, M: int, N: int, K: int,
