@@ -26,6 +26,11 @@ class Theme:
     stage_filling: str = "#5c7cfa"
     stage_ready: str = "#2f9e44"
     stage_consuming: str = "#f08c00"
+    # warp-specialized levels: the producer warpgroup and each consumer warpgroup's rows
+    producer: str = "#cc5de8"
+    consumer_0: str = "#22b8cf"
+    consumer_1: str = "#d9e021"
+    sm_tile: str = "#3b4a6b"  # tiles the selected SM computes later (persistent levels)
     conflict: str = "#fa5252"
     ok: str = "#40c057"
     unused: str = "#3a3d46"
@@ -33,6 +38,10 @@ class Theme:
 
     def color(self, name: str) -> QColor:
         return QColor(getattr(self, name))
+
+    def consumer(self, index: int) -> QColor:
+        """The colour of consumer warpgroup ``index`` (two colours, alternating)."""
+        return self.color(f"consumer_{index % 2}")
 
     @staticmethod
     def lane(lane: int) -> QColor:

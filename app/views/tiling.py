@@ -5,19 +5,25 @@ thread tiles of the selected thread highlighted in a zoom of the block tile.
 One step is one K step of the selected block. In the first part of a step the tile the
 step needs (or, with several stages, the tile ``stages - 1`` ahead) is filling its stage;
 then the block consumes its stage (a cursor walks k through the tile).
+
+Warp-specialized, persistent levels (wgmma_tma, fp8_block_scaled) get their own picture
+(``tiling_pipeline.PipelineScene``): producer and consumer warpgroups, the TMA stage ring,
+the wgmma steps and the selected SM's walk over tiles; ``[`` and ``]`` pick the SM.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QMouseEvent, QPainter
-from PySide6.QtWidgets import QCheckBox, QWidget
+from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter
+from PySide6.QtWidgets import QCheckBox, QLabel, QSpinBox, QWidget
 
 from gemmscope.app.views.canvas_image import image_from_codes
 from gemmscope.app.views.playback import AnimatedCanvas, ViewPanel
 from gemmscope.app.views.theme import THEME
+from gemmscope.app.views.tiling_pipeline import PipelineScene
 from gemmscope.kernels.models import model_for
+from gemmscope.kernels.models.hopper import WarpSpecialized
 from gemmscope.kernels.models.level_model import LevelModel
 
 BLOCKS = 4  # block rows and cols of C shown
@@ -28,6 +34,7 @@ LOAD_PART = 0.4  # share of a step spent filling a stage
 class TilingCanvas(AnimatedCanvas):
     blockSelected = Signal(int, int)
     threadSelected = Signal(int)
+    smSelected = Signal(int)
 
     def __init__(self, level_id: str = "register_2d", parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -36,6 +43,7 @@ class TilingCanvas(AnimatedCanvas):
         self.block = (0, 0)
         self.tid = 0
         self.show_threads = True
+        self.scene = self._scene_for(self.model)
         self._owner = self._owner_map()
 
     # -- state ----------------------------------------------------------------------
@@ -43,15 +51,31 @@ class TilingCanvas(AnimatedCanvas):
         self.model = model_for(level_id)
         self.level_id = level_id
         self.tid = min(self.tid, self.model.threads - 1)
+        self.scene = self._scene_for(self.model)
         self._owner = self._owner_map()
         self.restart()
 
+    def _scene_for(self, model: LevelModel) -> PipelineScene | None:
+        return PipelineScene(self, model) if isinstance(model, WarpSpecialized) else None
+
     def n_steps(self) -> int:
-        return K_STEPS
+        return self.scene.n_steps() if self.scene is not None else K_STEPS
 
     def select_block(self, row: int, col: int) -> None:
         self.block = (row, col)
         self.blockSelected.emit(row, col)
+        if self.scene is not None:  # a persistent level: the SM that computes the tile
+            self.select_sm(self.scene.sm_of_tile(row, col))
+        self.update()
+
+    def select_sm(self, sm: int) -> None:
+        """Persistent levels: follow SM (block) ``sm`` and its sequence of tiles."""
+        if self.scene is None:
+            return
+        self.scene.set_sm(sm)
+        if self.step >= self.n_steps():
+            self.set_step(self.n_steps() - 1)
+        self.smSelected.emit(self.scene.sm)
         self.update()
 
     def select_thread(self, tid: int) -> None:
@@ -129,15 +153,22 @@ class TilingCanvas(AnimatedCanvas):
         return QRectF(box.left() + 60 + stage * w, box.top() + 20 + array * h, w - 6, h - 6)
 
     def zoom_rect(self) -> QRectF:
+        if self.scene is not None:
+            return self.scene.zoom_rect()
         return self._regions()[2]
 
     def tile_cell_rect(self, row: int, col: int) -> QRectF:
+        if self.scene is not None:
+            return self.scene.tile_cell_rect(row, col)
         z = self.zoom_rect()
         cw, ch = z.width() / self.model.bn, z.height() / self.model.bm
         return QRectF(z.left() + col * cw, z.top() + row * ch, cw, ch)
 
     # -- drawing --------------------------------------------------------------------
     def draw(self, painter: QPainter) -> None:
+        if self.scene is not None:
+            self.scene.draw(painter)
+            return
         self.draw_title(painter)
         self.draw_matrices(painter)
         self.draw_stages(painter)
@@ -224,7 +255,16 @@ class TilingCanvas(AnimatedCanvas):
     # -- mouse ----------------------------------------------------------------------
     def mousePressEvent(self, event: QMouseEvent) -> None:
         pos = event.position()
-        for r in range(BLOCKS):
+        if self.scene is not None:
+            tile = self.scene.hit_tile(pos)
+            if tile is not None:
+                self.select_block(*tile)
+                return
+            tid = self.scene.hit_warpgroup(pos)
+            if tid is not None:
+                self.select_thread(tid)
+                return
+        for r in range(BLOCKS if self.scene is None else 0):
             for c in range(BLOCKS):
                 if self.c_block_rect(r, c).contains(pos):
                     self.select_block(r, c)
@@ -239,6 +279,13 @@ class TilingCanvas(AnimatedCanvas):
             return
         super().mousePressEvent(event)
 
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if self.scene is not None and key in (Qt.Key.Key_BracketLeft, Qt.Key.Key_BracketRight):
+            self.select_sm(self.scene.sm + (1 if key == Qt.Key.Key_BracketRight else -1))
+            return
+        super().keyPressEvent(event)
+
 
 class TilingView(ViewPanel):
     def __init__(self, level_id: str = "register_2d", parent: QWidget | None = None) -> None:
@@ -247,8 +294,32 @@ class TilingView(ViewPanel):
         self.threads_box.setChecked(True)
         self.threads_box.toggled.connect(self._on_threads)
         self.options.addWidget(self.threads_box)
+        # persistent levels: which SM's sequence of tiles to follow
+        self.sm_label = QLabel("SM")
+        self.sm_box = QSpinBox()
+        self.sm_box.setMinimumWidth(64)
+        self.sm_box.valueChanged.connect(self._on_sm)
+        self.tiling.smSelected.connect(self._follow_sm)
+        for w in (self.sm_label, self.sm_box):
+            self.options.addWidget(w)
         self.options.addStretch(1)
         self.set_level(level_id)
+
+    @property
+    def tiling(self) -> TilingCanvas:
+        assert isinstance(self.canvas, TilingCanvas)
+        return self.canvas
+
+    def _on_sm(self, sm: int) -> None:
+        if self.tiling.scene is not None and sm != self.tiling.scene.sm:
+            self.tiling.select_sm(sm)
+        self.bar.refresh()
+
+    def _follow_sm(self, sm: int) -> None:
+        self.sm_box.blockSignals(True)
+        self.sm_box.setValue(sm)
+        self.sm_box.blockSignals(False)
+        self.bar.refresh()
 
     def _on_threads(self, on: bool) -> None:
         self.canvas.show_threads = on  # type: ignore[attr-defined]
@@ -258,4 +329,12 @@ class TilingView(ViewPanel):
         if not super().set_level(level_id):
             return False
         self.message.setText(self.canvas.model.notes)  # type: ignore[attr-defined]
+        scene = self.tiling.scene
+        for w in (self.sm_label, self.sm_box):
+            w.setVisible(scene is not None)
+        if scene is not None:
+            self.sm_box.blockSignals(True)
+            self.sm_box.setRange(0, scene.grid - 1)
+            self.sm_box.setValue(scene.sm)
+            self.sm_box.blockSignals(False)
         return True
