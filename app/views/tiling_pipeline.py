@@ -217,7 +217,7 @@ class PipelineScene:
         cur = self.current_tile()
         walk = " → ".join(f"({r},{col})" for r, col in self.tiles)
         ts = ", ".join(str(t) for t in range(self.sm, self.gm * self.gn, self.grid))
-        lines = (f"SM {self.sm} computes tiles t = {ts} (every {self.grid}th): "
+        lines = (f"SM {self.sm} computes tiles t = {ts} ({self.grid} apart): "
                  f"{walk}\nnow ({cur[0]},{cur[1]}) (green); next: "
                  + (f"({nxt[0]},{nxt[1]}) (outlined)" if nxt else "none, last tile")
                  + "\nclick a tile: the SM that computes it")
