@@ -194,6 +194,7 @@ __device__ __forceinline__ void gs_store_acc_tma(const float (&d)[NREG], unsigne
 #pragma unroll
     for (int ch = 0; ch < NREG / 32; ++ch) {  // 32 registers = 64 columns of 2 rows
         unsigned char* half = buf + (ch & 1) * 8192;
+        const unsigned half_addr = gs_smem_u32(half);
         if (leader) gs_bulk_wait_read<1>();  // the store of two chunks ago has read this half
         gs_named_barrier(bar_id, 128);
 #pragma unroll
@@ -202,8 +203,12 @@ __device__ __forceinline__ void gs_store_acc_tma(const float (&d)[NREG], unsigne
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const int rr = r + 8 * h;
-                *reinterpret_cast<unsigned*>(half + rr * 128 + ((j ^ (rr & 7)) << 4) + 4 * (t % 4)) =
-                    gs_pack_bf16x2(d[4 * g + 2 * h], d[4 * g + 2 * h + 1]);
+                // st.shared (STS): the aligned buffer pointer came from integer arithmetic,
+                // so a plain C++ store would compile to a generic ST
+                const unsigned addr = half_addr + rr * 128 + ((j ^ (rr & 7)) << 4) + 4 * (t % 4);
+                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr),
+                             "r"(gs_pack_bf16x2(d[4 * g + 2 * h], d[4 * g + 2 * h + 1]))
+                             : "memory");
             }
         }
         gs_fence_async_shared();

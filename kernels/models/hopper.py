@@ -22,9 +22,9 @@ do, as modelled here:
   them): a consumer converts its accumulators to bf16 and writes them, 64 columns at a
   time, into one half of its 2 x 8 KB staging buffer in the same swizzle (one 4-byte store
   per lane: rows r and r + 8, chunk j ^ (r % 8), word lane % 4), and its thread 0
-  TMA-stores each 64 x 64 box. In the compiled code these are generic stores (ST.E, not
-  STS: the buffer pointer is rebuilt from an integer to align it), which reach the same
-  banks. With N % 8 != 0 the consumers store C straight from registers instead.
+  TMA-stores each 64 x 64 box. They are written as st.shared (STS in the SASS; a plain
+  C++ store through the aligned pointer, rebuilt from an integer, would be a generic
+  ST). With N % 8 != 0 the consumers store C straight from registers instead.
 
 ``shared_accesses(warp, k_step)`` lists those epilogue stores (once per tile, after the
 last K step, whatever ``k_step`` says) so the banks view can show the only shared-memory
@@ -307,7 +307,7 @@ class WarpSpecialized(LevelModel):
             for j in range(STAGING_COLS // 8):
                 for h in range(2):
                     out.append(WarpAccess(
-                        f"epilogue ST.E.32 (to shared) C cols {ch * STAGING_COLS + 8 * j}"
+                        f"epilogue STS.32 C cols {ch * STAGING_COLS + 8 * j}"
                         f"+[0,8) rows r{'+8' if h else ''}, chunk {ch}", "Cs", Space.SHARED,
                         Op.STORE, 4, cs.address(half, r + 8 * h, 8 * j + col), stage=half))
         return out
