@@ -123,9 +123,12 @@ class BanksCanvas(WarpAccessCanvas):
     def draw_summary(self, painter: QPainter) -> None:
         acc, rep = self.current(), self._report
         if acc is None or rep is None:
-            self.draw_text(painter, QRectF(10, 8, self.width() - 20, 40),
-                           f"{self.level_id} uses no shared memory: nothing reaches the "
-                           "banks (see the coalescing view).", "muted_text")
+            others = self.warps_with_accesses()
+            text = (f"warp {self.warp} issues no shared-memory instruction here; warps "
+                    f"{others[0]}-{others[-1]} do" if others else
+                    f"{self.level_id} uses no shared memory: nothing reaches the banks "
+                    "(see the coalescing view).")
+            self.draw_text(painter, QRectF(10, 8, self.width() - 20, 40), text, "muted_text")
             return
         kind = {"ld": "load", "st": "store", "ldgsts": "cp.async write"}[acc.op.value]
         head = (f"{acc.label}   [{WIDTH_NAMES.get(acc.width_bytes, '?')} {kind}, "

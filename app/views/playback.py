@@ -295,13 +295,28 @@ class WarpAccessCanvas(AnimatedCanvas):
         self.k_step = 0
         self.selected_lane: int | None = None
         self.accesses: list[WarpAccess] = []
+        self._warps_with: tuple[tuple[str, int] | None, list[int]] = (None, [])
 
     def set_level(self, level_id: str) -> None:
         self.model = model_for(level_id)
         self.level_id = level_id
         self.warp = min(self.warp, self.model.warps - 1)
+        if not self.model.shared_accesses(self.warp, self.k_step):
+            # e.g. the producer warpgroup of a warp-specialized level: show a warp that
+            # issues shared-memory instructions, where one does
+            self.warp = next(iter(self.warps_with_accesses()), self.warp)
         self._reload()
         self.restart()
+
+    def warps_with_accesses(self) -> list[int]:
+        """The warps whose shared-memory instructions the model lists (at this K step);
+        kept per level and K step, since the banks view asks on every paint."""
+        key = (self.level_id, self.k_step)
+        if self._warps_with[0] != key:
+            warps = [w for w in range(self.model.warps)
+                     if self.model.shared_accesses(w, self.k_step)]
+            self._warps_with = (key, warps)
+        return self._warps_with[1]
 
     def set_warp(self, warp: int) -> None:
         self.warp = max(0, min(int(warp), self.model.warps - 1))
@@ -373,7 +388,10 @@ class WarpAccessView(ViewPanel):
     def set_level(self, level_id: str) -> bool:
         if not super().set_level(level_id):
             return False
+        self.warp_box.blockSignals(True)
         self.warp_box.setRange(0, self.accesses_canvas.model.warps - 1)
+        self.warp_box.setValue(self.accesses_canvas.warp)
+        self.warp_box.blockSignals(False)
         self._fill_instructions()
         return True
 

@@ -211,6 +211,19 @@ def test_banks_view_for_a_level_without_shared_memory(qtbot, make):
     assert not view.grab().isNull()
 
 
+def test_banks_view_of_a_warp_specialized_level_opens_on_a_consumer_warp(qtbot, make):
+    view = make(BanksView, "register_2d")
+    view.set_level("wgmma_tma")
+    b = view.banks
+    assert b.model.shared_accesses(0, 0) == []  # warp 0 is the producer: no shared access
+    assert b.warp == b.warps_with_accesses()[0] >= 4  # the first consumer warp
+    assert view.warp_box.value() == b.warp
+    rep = b.report()
+    assert rep is not None and rep.conflicts == 0  # the swizzled staging stores
+    b.set_warp(0)  # back to the producer: the picture says which warps to look at
+    assert b.report() is None and not view.grab().isNull()
+
+
 def test_banks_instruction_box_follows_the_step(qtbot, make):
     view = make(BanksView, "smem_tiled")
     view.banks.step_forward()
