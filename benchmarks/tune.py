@@ -35,8 +35,8 @@ VARIANTS = {
     "cp_async": [{"SWZ": 4}, {"STAGES": 4}, {"STAGES": 2}, {"BK": 8, "STAGES": 6},
                  {"BK": 32, "STAGES": 2}, {**T128, "BK": 16, "STAGES": 3}],
     "wmma": [{"BK": 32}, {"STAGES": 2}, {"STAGES": 4}, dict(BN=256, WM=64, WN=64)],
-    "mma_sync": [dict(BN=128, STAGES=3), dict(BN=128, STAGES=2), dict(BN=128, STAGES=3, SWZ=4),
-                 {"WN": 32}, {"SWZ": 8}],
+    "mma_sync": [dict(BK=128, STAGES=2), {"SWZ": 2}, dict(BK=32, STAGES=6),
+                 dict(BN=128, STAGES=3), {"WN": 32}, {"SWZ": 8}],
 }
 
 
