@@ -4,7 +4,11 @@ For every SIMT level (default) at M = N = K = 1024, runs the level once under
 
     ncu --clock-control none --metrics <the four metrics> --csv --page raw
         -k regex:<kernel> -c 1 python3 -m gemmscope.kernels.launch LEVEL M N K
+        --one-block-per-sm
 
+(launched with enough unused shared memory that blocks do not share an SM: co-resident
+blocks contend for the banks, which l1tex counts as conflicts no block's pattern has;
+``--as-launched`` profiles the runner's launch instead, to see that residue)
 and prints model vs measured with the difference in percent (plus the plain 4-phase
 model's value, without the uniform-pair rule for 128-bit reads), and writes JSON. Unless
 --core-only, it also asks for the shared ld/st and cp.async instruction counts (and
@@ -13,6 +17,7 @@ stream; if ncu rejects those names it retries with the four core metrics.
 
     python3 benchmarks/bank_conflicts_ncu.py [--size 1024] [--levels a,b] [--ncu ncu]
                                              [--json out/bank_conflicts_ncu.json]
+                                             [--as-launched]
     python3 benchmarks/bank_conflicts_ncu.py --from-dir out   # CSVs of ncu_levels.sh
 
 Needs a GPU, CuPy and ncu (profiling counters allowed for the user). Imports no Qt.
@@ -46,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="comma-separated level ids (default: every SIMT level)")
     ap.add_argument("--ncu", default="ncu", help="the ncu executable")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per level")
+    ap.add_argument("--as-launched", action="store_true",
+                    help="profile the runner's launch (blocks share SMs) instead of one "
+                         "block per SM")
     ap.add_argument("--json", default="out/bank_conflicts_ncu.json", help="where to write")
     ap.add_argument("--core-only", action="store_true",
                     help="ask only for the four bank-conflict and wavefront metrics")
@@ -58,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     M = N = K = args.size
     rows = []
-    report: dict[str, Any] = {"M": M, "N": N, "K": K, "metrics": list(NCU_METRICS.values()),
+    report: dict[str, Any] = {"M": M, "N": N, "K": K,
+                              "launch": "as_launched" if args.as_launched else "one_block_per_sm",
+                              "metrics": list(NCU_METRICS.values()),
                               "extra_metrics": list(NCU_EXTRA_METRICS.values()),
                               "levels": {}}
     for level_id in [s.strip() for s in args.levels.split(",") if s.strip()]:
@@ -68,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
             prof = from_csv_file(Path(args.from_dir) / f"ncu_{level_id}.csv", level_id,
                                  M, N, K)
         else:
-            prof = profile(args.ncu, level_id, M, N, K, args.timeout, not args.core_only)
+            prof = profile(args.ncu, level_id, M, N, K, args.timeout, not args.core_only,
+                           not args.as_launched)
         cmp_rows = compare(model, prof.row, phases_only)
         rows += cmp_rows
         report["levels"][level_id] = {**prof.as_dict(), "model": model.as_dict(),

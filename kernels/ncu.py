@@ -139,19 +139,19 @@ def _count(value: float | None) -> float | int | None:
 
 
 def profile(ncu: str, level_id: str, M: int, N: int, K: int, timeout_s: float = TIMEOUT_S,
-            extra: bool = True) -> NcuProfile:
+            extra: bool = True, one_block_per_sm: bool = True) -> NcuProfile:
     """Run ncu once; with ``extra``, retry with the four core metrics alone if the run
     with the extra ones gave no row (an unknown metric name, say)."""
-    first = _profile_once(ncu, level_id, M, N, K, timeout_s, extra)
+    first = _profile_once(ncu, level_id, M, N, K, timeout_s, extra, one_block_per_sm)
     if extra and first.row is None:
-        retry = _profile_once(ncu, level_id, M, N, K, timeout_s, False)
+        retry = _profile_once(ncu, level_id, M, N, K, timeout_s, False, one_block_per_sm)
         return dataclasses.replace(retry, first_try=first)
     return first
 
 
 def _profile_once(ncu: str, level_id: str, M: int, N: int, K: int, timeout_s: float,
-                  extra: bool) -> NcuProfile:
-    cmd = ncu_command(ncu, level_id, M, N, K, extra)
+                  extra: bool, one_block_per_sm: bool = True) -> NcuProfile:
+    cmd = ncu_command(ncu, level_id, M, N, K, extra, one_block_per_sm)
     failed = functools.partial(NcuProfile, level_id, M, N, K, cmd, extra_metrics=extra)
     t0 = time.perf_counter()
     try:

@@ -92,6 +92,15 @@ def test_script_end_to_end_with_a_fake_ncu(tmp_path):
     cmp = data["levels"]["register_2d"]["comparison"]
     assert cmp[0]["measured"] == 4194304
     assert cmp[0]["model"] == totals("register_2d", 1024, 1024, 1024).ld.conflicts
+    entry = data["levels"]["register_2d"]
+    assert data["launch"] == "one_block_per_sm" and entry["command"][-1] == "--one-block-per-sm"
+    proc = subprocess.run([sys.executable, str(script), "--ncu", str(fake), "--levels",
+                           "register_2d", "--json", str(out), "--as-launched"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    assert data["launch"] == "as_launched"
+    assert "--one-block-per-sm" not in data["levels"]["register_2d"]["command"]
 
 
 def test_extra_metrics_rows_appear_only_when_reported():
