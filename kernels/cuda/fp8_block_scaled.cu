@@ -57,41 +57,19 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
 
     extern __shared__ unsigned char gs_dyn_smem[];
     __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
-    unsigned char* smem = reinterpret_cast<unsigned char*>(
-        (reinterpret_cast<unsigned long long>(gs_dyn_smem) + 1023) & ~1023ull);
+    unsigned char* smem = gs_align_1024(gs_dyn_smem);
 
     const int wg = threadIdx.x / 128;
     const int tm = GS_CEIL_DIV(M, BM), tn = GS_CEIL_DIV(N, BN);
     const int tiles = tm * tn, ksteps = K / BK;
-
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            gs_mbar_init(&full[s], 1);
-            gs_mbar_init(&empty[s], CONSUMERS);
-        }
-        gs_mbar_fence_init();
-    }
-    __syncthreads();
+    gs_ws_init_barriers<STAGES, CONSUMERS>(full, empty);
 
     if (wg == 0) {
+        // ---------------------------------------------------------------- producer
         gs_setmaxnreg_dec<40>();
-        if (threadIdx.x == 0) {
-            gs_tma_prefetch_map(&tmA);
-            gs_tma_prefetch_map(&tmB);
-            int it = 0;
-            for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-                int bm, bn;
-                gs_tile_coords(t, tm, tn, GM, bm, bn);
-                for (int ks = 0; ks < ksteps; ++ks, ++it) {
-                    const int s = it % STAGES;
-                    gs_mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);
-                    unsigned char* stage = smem + s * STAGE_BYTES;
-                    gs_mbar_arrive_expect_tx(&full[s], STAGE_BYTES);
-                    gs_tma_load_2d(stage, &tmA, &full[s], ks * BK, bm * BM);
-                    gs_tma_load_2d(stage + A_BYTES, &tmB, &full[s], ks * BK, bn * BN);
-                }
-            }
-        }
+        if (threadIdx.x == 0)
+            gs_ws_produce<BM, BN, BK, STAGES, GM, A_BYTES, STAGE_BYTES>(&tmA, &tmB, smem, full,
+                                                                      empty, tm, tn, ksteps);
     } else {
         gs_setmaxnreg_inc<232>();
         const int c = wg - 1;
