@@ -18,7 +18,7 @@ from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QLabel, QWidget
 
 from gemmscope.app.core.store import Change, SessionStore
-from gemmscope.app.core.units import THROTTLE_MARK, gflop_per_j_text
+from gemmscope.app.core.units import THROTTLE_MARK, gflop_per_j_text, tflops_text
 from gemmscope.app.qt_compat import protect_singletons
 from gemmscope.app.theme import NORMAL, Theme, precision_color
 
@@ -286,7 +286,7 @@ class LadderBars(_Chart):
             pct = "–" if row["pct_ref"] is None else f"{row['pct_ref']:.0f}%"
             mark = ("" if row["verified"] else " ✗") + \
                 (f" {THROTTLE_MARK}" if row["throttled"] else "")
-            first = f"{row['tflops']:.3g}" if self.bar_metric != "GFLOP/J" else \
+            first = tflops_text(row["tflops"]) if self.bar_metric != "GFLOP/J" else \
                 f"{gflop_per_j_text(row['gflop_per_j'])} GFLOP/J"
             text = f"{first}\n{pct}{mark}"
             label = self.labels[i]
@@ -304,7 +304,9 @@ class LadderBars(_Chart):
         view = (n, top)
         if view != self._view:
             self._view = view
-            plot.setXRange(-0.6, max(n, 1) - 0.4, padding=0)
+            # the right margin leaves room for half of the last (long) name: pyqtgraph
+            # drops a tick label that would reach past the axis
+            plot.setXRange(-0.6, max(n, 1) - 0.1, padding=0)
             plot.setYRange(0, top, padding=0)
 
     def _describe(self, x: float, y: float) -> str | None:

@@ -32,3 +32,10 @@ def test_store_and_panel_keep_the_measure():
     older = Result.from_event({k: v for k, v in FP8_RESULT.items() if k != "deepgemm_diff"},
                               "fp8")
     assert older.deepgemm_diff is None and "DeepGEMM" not in result_text(older)
+
+
+def test_bar_values_stay_readable_past_a_thousand_tflops():
+    from gemmscope.app.core.units import tflops_text
+
+    assert tflops_text(1089.75) == "1090"  # not 1.09e+03
+    assert tflops_text(783.02) == "783" and tflops_text(0.5012) == "0.501"

@@ -17,6 +17,11 @@ def energy_text(joules: float | None) -> str:
     return f"{joules / 1e-9:.3g} nJ"
 
 
+def tflops_text(value: float) -> str:
+    """Three significant digits, but whole numbers from 1000 on (1090, not 1.09e+03)."""
+    return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
 def gflop_per_j_text(value: float | None) -> str:
     if value is None:
         return "–"
