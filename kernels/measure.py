@@ -18,13 +18,18 @@ import numpy as np
 
 from gemmscope.kernels import build, hopper
 from gemmscope.kernels.gpu import DeviceInfo, require_cupy
-from gemmscope.kernels.operands import Operands, check, random_inputs
+from gemmscope.kernels.operands import (
+    OUTPUT_BYTES,
+    Operands,
+    check,
+    output_format,
+    random_inputs,
+)
 from gemmscope.kernels.registry import DTYPE_OF, TOLERANCE, Kind, Level, Precision
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
             Precision.FP8: 1}
 CUBLAS_COMPUTE_DEFAULT, CUBLAS_COMPUTE_TF32 = 1, 7  # cupy._core compute types
-DEEPGEMM_DIFF_MAX = 1e-3  # FP8 runs must also stay below this 1 - 2 sum(xy) / sum(x^2 + y^2)
 
 
 class Refused(ValueError):
@@ -40,11 +45,8 @@ def refusal(level: Level, M: int, N: int, K: int, device: DeviceInfo | None) -> 
     if level.arch == "sm_90a" and (device is None or not device.has_sm90a):
         return Refused(f"{level.id} needs Hopper (sm_90a)", "unsupported")
     if K % level.k_multiple:
-        why = {8: "a TMA row pitch must be a multiple of 16 bytes",
-               128: "one FP32 scale per 128 of K"}.get(level.k_multiple, "")
-        return Refused(f"{level.id} needs K to be a multiple of {level.k_multiple} "
-                       f"({why}); K={K}" if why else
-                       f"{level.id} needs K to be a multiple of {level.k_multiple}; K={K}")
+        why = f" ({level.k_reason})" if level.k_reason else ""
+        return Refused(f"{level.id} needs K to be a multiple of {level.k_multiple}{why}; K={K}")
     if level.id == "cublaslt_fp8":
         if not torch_scaled_mm_available():
             return Refused("cublaslt_fp8 needs torch with torch._scaled_mm (not installed "
@@ -91,8 +93,7 @@ def torch_scaled_mm_launcher(ops: Operands, stream_ptr: int) -> Callable[[], Non
 def bytes_needed(level: Level, M: int, N: int, K: int) -> int:
     """Device memory one run needs: inputs, C, and the float64 copies for verification."""
     item = ITEMSIZE[level.precision]
-    sixteen_bit_c = level.id == "cublas_fp16" or level.precision in (Precision.BF16, Precision.FP8)
-    out_item = 2 if sixteen_bit_c else 4
+    out_item = OUTPUT_BYTES[output_format(level)]
     # inputs, their float32 originals, C, and the float64 check (A, B, C, reference)
     return (item + 4) * (M * K + K * N) + out_item * M * N + 8 * (M * K + K * N + 3 * M * N)
 
@@ -232,15 +233,13 @@ class Bench:
             ops.poison()
             launch()
             acc = check(ops)
-            err, has_nan = acc.rel_err, acc.has_nan
             for _ in range(warmup):
                 launch()
             self._stream.synchronize()
             times = self._time(launch, repeats, on_repeat)
         tol = TOLERANCE[level.precision]
-        verified = (not has_nan) and err == err and err <= tol
-        if level.precision is Precision.FP8:  # DeepGEMM's criterion as well
-            verified = verified and acc.deepgemm_diff < DEEPGEMM_DIFF_MAX
+        verified = acc.verified(level.precision)
+        err, has_nan = acc.rel_err, acc.has_nan
         summary = Timing(times["ms"]).summary()
         flops = 2.0 * M * N * K
         tflops = flops / (summary["median_ms"] * 1e-3) / 1e12

@@ -20,9 +20,19 @@ from typing import Any
 
 from gemmscope.kernels import quantize as qz
 from gemmscope.kernels.gpu import require_cupy
-from gemmscope.kernels.registry import Level, Precision
+from gemmscope.kernels.registry import TOLERANCE, Level, Precision
 
 BF16_NAN = 0x7FC0
+DEEPGEMM_DIFF_MAX = 1e-3  # FP8 runs must also stay below this 1 - 2 sum(xy) / sum(x^2 + y^2)
+OUTPUT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+
+
+def output_format(level: Level) -> str:
+    """How C is stored: float32 for the FP32/TF32/FP16 levels, float16 for cuBLAS FP16,
+    bfloat16 bits for the BF16 and FP8 levels and references."""
+    if level.precision in (Precision.BF16, Precision.FP8):
+        return "bf16"
+    return "fp16" if level.id == "cublas_fp16" else "fp32"
 
 
 @dataclass(slots=True)
@@ -78,17 +88,16 @@ def random_inputs(level: Level, M: int, N: int, K: int) -> Operands:
     nk = level.b_layout == "nk"
     a = cp.random.random((M, K), dtype=cp.float32) * 2 - 1
     b = cp.random.random((N, K) if nk else (K, N), dtype=cp.float32) * 2 - 1
-    p = level.precision
+    p, c_fmt = level.precision, output_format(level)
     if p in (Precision.FP32, Precision.TF32):
-        return Operands(a, b, cp.empty((M, N), cp.float32), "fp32", "fp32", level.b_layout)
+        return Operands(a, b, cp.empty((M, N), cp.float32), "fp32", c_fmt, level.b_layout)
     if p is Precision.FP16:
-        c_fp16 = level.id == "cublas_fp16"
-        c = cp.empty((M, N), cp.float16 if c_fp16 else cp.float32)
-        return Operands(a.astype(cp.float16), b.astype(cp.float16), c, "fp16",
-                        "fp16" if c_fp16 else "fp32", level.b_layout)
+        c = cp.empty((M, N), cp.float16 if c_fmt == "fp16" else cp.float32)
+        return Operands(a.astype(cp.float16), b.astype(cp.float16), c, "fp16", c_fmt,
+                        level.b_layout)
     c = cp.empty((M, N), cp.uint16)
     if p is Precision.BF16:
-        return Operands(qz.bf16_encode(a, cp), qz.bf16_encode(b, cp), c, "bf16", "bf16",
+        return Operands(qz.bf16_encode(a, cp), qz.bf16_encode(b, cp), c, "bf16", c_fmt,
                         level.b_layout)
     if not nk:
         raise ValueError(f"{level.id}: FP8 operands are K-major (b_layout 'nk')")
@@ -98,7 +107,7 @@ def random_inputs(level: Level, M: int, N: int, K: int) -> Operands:
     else:
         qa, sa = qz.quantize_rows_1x128(a, cp)
         qb, sb = qz.quantize_blocks_128x128(b, cp)
-    return Operands(qa, qb, c, "e4m3", "bf16", "nk", sa, sb)
+    return Operands(qa, qb, c, "e4m3", c_fmt, "nk", sa, sb)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +115,15 @@ class Accuracy:
     rel_err: float  # ||C - C_ref|| / ||C_ref||
     has_nan: bool
     deepgemm_diff: float  # 1 - 2 sum(xy) / sum(x^2 + y^2)
+
+    def verified(self, precision: Precision) -> bool:
+        """No NaN, the relative error within the precision's tolerance, and for FP8 also
+        DeepGEMM's measure below DEEPGEMM_DIFF_MAX."""
+        ok = not self.has_nan and self.rel_err == self.rel_err and \
+            self.rel_err <= TOLERANCE[precision]
+        if precision is Precision.FP8:
+            ok = ok and self.deepgemm_diff < DEEPGEMM_DIFF_MAX
+        return ok
 
 
 def check(ops: Operands) -> Accuracy:

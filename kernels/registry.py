@@ -67,6 +67,7 @@ class Level:
     b_layout: str = "kn"
     persistent: bool = False  # one block per SM walking tiles (grid = min(tiles, SMs))
     k_multiple: int = 1  # K must be a multiple of this (refused before launch otherwise)
+    k_reason: str = ""  # why, for the refusal message
     edge_variant: bool = True  # False: one instantiation (VEC=true) serves every shape
     notes: str = ""
 
@@ -265,7 +266,8 @@ LEVELS: tuple[Level, ...] = (
         params={"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
                 "KPIPE": 1, "EPI": 1},
         threads=(384, 1), tile=(128, 256), arch="sm_90a", b_layout="nk", persistent=True,
-        k_multiple=8, edge_variant=False,
+        k_multiple=8, k_reason="a TMA row pitch must be a multiple of 16 bytes",
+        edge_variant=False,
         dyn_smem=lambda p: (p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 2
                             + p["EPI"] * p["CONSUMERS"] * 16384 + 1024),
         notes="Tensor maps: built on the host by the driver's cuTensorMapEncodeTiled, called "
@@ -289,7 +291,7 @@ LEVELS: tuple[Level, ...] = (
         params={"BM": 128, "BN": 256, "BK": 128, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
                 "KPIPE": 0, "EPI": 1},
         threads=(384, 1), tile=(128, 256), arch="sm_90a", b_layout="nk", persistent=True,
-        k_multiple=128, edge_variant=False,
+        k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
         dyn_smem=lambda p: (p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"]
                             + p["EPI"] * p["CONSUMERS"] * 16384 + 1024),
         notes="Tensor maps as in wgmma_tma. Accuracy is reported as the relative error and "

@@ -90,3 +90,22 @@ def test_sixteen_bit_outputs_are_counted_in_the_memory_estimate():
     bf16 = measure.bytes_needed(registry.get("wgmma_tma"), 1024, 1024, 1024)
     fp32 = measure.bytes_needed(registry.get("cp_async"), 1024, 1024, 1024)
     assert bf16 < fp32
+
+
+def test_one_verification_rule_with_deepgemm_for_fp8():
+    from gemmscope.kernels.operands import DEEPGEMM_DIFF_MAX, Accuracy, output_format
+    from gemmscope.kernels.registry import TOLERANCE, Precision
+
+    fp8, fp32 = Precision.FP8, Precision.FP32
+    assert Accuracy(1e-3, False, 1e-6).verified(fp8)
+    assert not Accuracy(1e-3, False, 2 * DEEPGEMM_DIFF_MAX).verified(fp8)  # DeepGEMM's limit
+    assert Accuracy(1e-5, False, 2 * DEEPGEMM_DIFF_MAX).verified(fp32)  # FP8 only
+    assert not Accuracy(2 * TOLERANCE[fp32], False, 0.0).verified(fp32)
+    assert not Accuracy(1e-6, True, float("nan")).verified(fp32)
+    assert not Accuracy(float("nan"), False, 0.0).verified(fp32)
+    formats = {lid: output_format(registry.get(lid)) for lid in (
+        "cp_async", "wmma", "cublas_fp16", "wgmma_tma", "cublas_bf16", "fp8_block_scaled",
+        "cublaslt_fp8")}
+    assert formats == {"cp_async": "fp32", "wmma": "fp32", "cublas_fp16": "fp16",
+                       "wgmma_tma": "bf16", "cublas_bf16": "bf16", "fp8_block_scaled": "bf16",
+                       "cublaslt_fp8": "bf16"}

@@ -33,7 +33,8 @@ def bench():
 @pytest.mark.parametrize("shape", SHAPES + K_ALIGNED_SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("level", registry.LEVELS, ids=lambda lv: lv.id)
 def test_level_is_correct(bench, level, shape):
-    from gemmscope.kernels.measure import DEEPGEMM_DIFF_MAX, refusal
+    from gemmscope.kernels.measure import refusal
+    from gemmscope.kernels.operands import DEEPGEMM_DIFF_MAX
 
     M, N, K = shape
     if shape in K_ALIGNED_SHAPES and level.k_multiple == 1 and level.id != "cublaslt_fp8":
