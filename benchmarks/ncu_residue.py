@@ -4,12 +4,13 @@
 
 For each SIMT level, profiles one launch at M = N = K = SIZE under ncu three times: as
 built; with every global load compiled to bypass L1 (ptxas -dlcm=cg through
-GEMMSCOPE_NVRTC_OPTIONS); and as built but launched with 200 KB of unused dynamic shared
-memory, so that only one block fits on an SM. For loads and stores it prints l1tex's bank
-conflicts and wavefronts, the wavefronts attributed to shared-memory instructions in the
-SASS, and the access model's conflicts. The l1tex counts minus the SASS-attributed ones
-are the residue: the L1-bypass build tests whether it comes from L1 fills of global
-loads, the one-block launch whether it comes from co-resident blocks.
+GEMMSCOPE_NVRTC_OPTIONS); and as built but launched with one block per SM (unused dynamic
+shared memory keeps a second block off; ``python -m gemmscope.kernels.launch ...
+--one-block-per-sm``, the launch the ncu comparison uses). For loads and stores it
+prints l1tex's bank conflicts and wavefronts, the wavefronts attributed to shared-memory
+instructions in the SASS, and the access model's conflicts. The l1tex counts minus the
+SASS-attributed ones are the residue: the L1-bypass build tests whether it comes from L1
+fills of global loads, the one-block launch whether it comes from co-resident blocks.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from pathlib import Path
 from gemmscope.kernels import registry
 from gemmscope.kernels.models import SIMT_LEVELS, totals
 from gemmscope.kernels.models.ncu_compare import parse_raw_csv
+from gemmscope.kernels.ncu import launch_command
 
-LAUNCHER = Path(__file__).with_name("launch_one.py")
 METRICS = {
     f"{op}_{what}": name.format(op=op)
     for op in ("ld", "st")
@@ -35,45 +36,15 @@ METRICS = {
         ("sass_wavefronts", "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"),
         ("instructions", "smsp__inst_executed_op_shared_{op}.sum"))
 }
-BUILDS = {"as built": "", "L1 bypass (-dlcm=cg)": "-Xptxas=-dlcm=cg",
-          "1 block per SM": "pad"}
-PAD_BYTES = 200 * 1024
+# label -> (extra NVRTC options, launch with one block per SM)
+BUILDS = {"as built": ("", False), "L1 bypass (-dlcm=cg)": ("-Xptxas=-dlcm=cg", False),
+          "1 block per SM": ("", True)}
 
 
-def launch_padded(level_id: str, size: int) -> None:
-    """One warm-up and one profiled launch with PAD_BYTES of unused dynamic shared memory."""
-    import numpy as np
-
-    from gemmscope.kernels import build
-    from gemmscope.kernels.gpu import require_cupy
-
-    cp = require_cupy()
-    level = registry.get(level_id)
-    built = build.compile_level(level)
-    vec = level.use_vector_path(size, size, size)
-    kernel = built.kernels[vec]
-    smem = level.dyn_smem_bytes() + PAD_BYTES
-    kernel.max_dynamic_shared_size_bytes = smem
-    a = cp.random.random((size, size), dtype=cp.float32)
-    b = cp.random.random((size, size), dtype=cp.float32)
-    c = cp.empty((size, size), dtype=cp.float32)
-    args = (np.int32(size), np.int32(size), np.int32(size), a, b, c)
-    for _ in range(2):
-        kernel(level.grid(size, size), (*level.threads, 1), args, shared_mem=smem)
-    cp.cuda.runtime.deviceSynchronize()
-    err = float(cp.abs(c - a @ b).max())
-    print(f"padded launch of {level_id}: max abs error {err:.2e}", file=sys.stderr)
-
-
-def profile(ncu: str, level_id: str, size: int, nvrtc_options: str) -> dict[str, float]:
+def profile(ncu: str, level_id: str, size: int, build: tuple[str, bool]) -> dict[str, float]:
     kernel = registry.get(level_id).kernel
-    if nvrtc_options == "pad":  # profile the second of its two launches
-        target = ["-s", "1", "-c", "1", sys.executable, str(Path(__file__)), "--padded-launch",
-                  level_id, "--size", str(size)]
-        nvrtc_options = ""
-    else:
-        target = ["-c", "1", sys.executable, str(LAUNCHER), level_id, str(size), str(size),
-                  str(size)]
+    nvrtc_options, one_block_per_sm = build
+    target = ["-c", "1", *launch_command(level_id, size, size, size, one_block_per_sm)]
     cmd = [ncu, "--clock-control", "none", "--metrics", ",".join(METRICS.values()), "--csv",
            "--page", "raw", "-k", f"regex:{kernel}", *target]
     env = {**os.environ, "GEMMSCOPE_NVRTC_OPTIONS": nvrtc_options}
@@ -90,11 +61,7 @@ def main() -> int:
     ap.add_argument("--levels", default="")
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--json")
-    ap.add_argument("--padded-launch", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.padded_launch:
-        launch_padded(args.padded_launch, args.size)
-        return 0
     levels = [x for x in args.levels.split(",") if x] or [
         lid for lid in SIMT_LEVELS if lid not in ("naive", "coalesced")]  # no shared memory
     out: dict[str, dict] = {}
@@ -104,9 +71,9 @@ def main() -> int:
                               "st_conflicts": model.st.conflicts,
                               "ld_wavefronts": model.ld.wavefronts,
                               "st_wavefronts": model.st.wavefronts}}
-        for label, opts in BUILDS.items():
+        for label, build in BUILDS.items():
             try:
-                out[lid][label] = profile(args.ncu, lid, args.size, opts)
+                out[lid][label] = profile(args.ncu, lid, args.size, build)
             except Exception as exc:  # report and go on with the next build
                 out[lid][label] = {"error": str(exc)[-500:]}
         print(f"# {lid} done", flush=True)
