@@ -49,20 +49,20 @@ def main(argv: list[str] | None = None) -> int:
         print("gemmscope replay: give the recording to open (FILE)", file=sys.stderr)
         return 2
 
-    from gemmscope.app.main_window import MainWindow
-    from gemmscope.app.preferences import open_settings
-    from gemmscope.app.qt_compat import protect_singletons
+    from .qt_compat import protect_singletons
 
-    protect_singletons()
+    protect_singletons()  # once, before any widget paints (see qt_compat)
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication
+
+    from .window.main_window import MainWindow
+    from .window.preferences import open_settings
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("gemmscope")
     window = MainWindow(open_settings(args.settings))
     if args.speed:
-        window.prefs.speed = args.speed
-        window.replay_bar.speed.setCurrentText(args.speed)
+        window.set_replay_speed(args.speed)
 
     interactive = not args.screenshot  # a screenshot needs the recording read first
     if args.command == "replay":
@@ -70,14 +70,15 @@ def main(argv: list[str] | None = None) -> int:
             print(window.statusBar().currentMessage(), file=sys.stderr)
             window.close()
             return 2
+    elif args.runner or args.session_file:  # the user asked for live: no GPU probe here
+        command = shlex.split(args.runner) if args.runner else None
+        window.start_live("the runner's GPU", command, args.session_file, args.watchdog_s)
     else:
-        from gemmscope.app.core.gpu_probe import probe
+        from .core.gpu_probe import probe
 
         gpu = probe()
         if gpu.available:
-            command = shlex.split(args.runner) if args.runner else None
-            window.start_live(gpu.name or "CUDA device", command, args.session_file,
-                              args.watchdog_s)
+            window.start_live(gpu.name or "CUDA device", None, None, args.watchdog_s)
         else:
             window.open_bundled(gpu.reason, background=interactive)
 
@@ -103,17 +104,13 @@ def main(argv: list[str] | None = None) -> int:
 def _screenshot(app, window, args) -> int:
     w, _, h = args.size.partition("x")
     window.resize(int(w), int(h))
-    for view in window.views.values():  # a picture of whole steps, not mid-animation
-        if hasattr(view, "set_animated"):
-            view.set_animated(False)
+    window.set_animated(False)  # a picture of whole steps, not mid-animation
     window.play_instant()
-    if args.level:
-        if args.level not in {lv.id for lv in window.store.levels}:
-            print(f"no level called {args.level!r}; levels: "
-                  f"{', '.join(lv.id for lv in window.store.levels)}", file=sys.stderr)
-            window.close()
-            return 2
-        window.ladder.select_level(args.level)
+    if args.level and not window.select_level(args.level):
+        print(f"no level called {args.level!r}; levels: {', '.join(window.level_ids())}",
+              file=sys.stderr)
+        window.close()
+        return 2
     window.show()
     target = window.named_widget(args.view)
     if target is None:
@@ -131,5 +128,5 @@ def _screenshot(app, window, args) -> int:
         print(f"could not write {args.screenshot}", file=sys.stderr)
         return 1
     print(args.screenshot)
-    print(f"status: {window.mode_label.text()}")
+    print(f"status: {window.mode_text()}")
     return 0

@@ -15,10 +15,10 @@ GPU_COMMANDS = ("runner", "bench", "record", "report", "levels")
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in GPU_COMMANDS:
-        from gemmscope.kernels.cli import main as kernels_main
+        from ..kernels.cli import main as kernels_main
 
         return kernels_main(argv)
-    from gemmscope.app.gui_main import main as gui_main  # imports Qt
+    from .gui_main import main as gui_main  # imports Qt
 
     return gui_main(argv)
 

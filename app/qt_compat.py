@@ -9,7 +9,8 @@ CPython 3.12 made these objects immortal (PEP 683), so the bug is harmless there
 
 The same drift shows, slower, on the cached small ints (0, 1) and the empty string.
 
-On CPython < 3.12 :func:`protect_singletons` does by hand what PEP 683 does: it raises the
+The GUI's start-up (``gui_main``) calls :func:`protect_singletons` once, before any widget
+paints; on CPython < 3.12 it does by hand what PEP 683 does: it raises the
 reference counts of these interpreter-lifetime singletons (``None``, ``True``, ``False``,
 ``Ellipsis``, ``NotImplemented``, the small ints -5..256, the empty and one-character
 Latin-1 strings, ``()`` and ``b""``) far out of reach (2**60; they are static and never
@@ -40,6 +41,3 @@ def protect_singletons() -> bool:
             refcnt.value = _FAR
     _done = True
     return True
-
-
-protect_singletons()

@@ -1,8 +1,12 @@
-"""Colours and fonts: one place, a normal and a high-contrast presentation theme."""
+"""Colours and fonts in one place: the charts' normal and high-contrast presentation themes,
+the status colours every panel shares, and the palette of the animated views (tests read
+it back from pixels)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from PySide6.QtGui import QColor
 
 # one colour per precision class, used by bars, curves and the ladder table
 PRECISION_COLORS = {
@@ -13,6 +17,9 @@ PRECISION_COLORS = {
     "fp8": "#d62728",  # red
 }
 UNKNOWN_COLOR = "#7f7f7f"
+# status colours, shared by the ladder table, the bars, the run form and the telemetry
+THROTTLE_COLOR = "#d46a00"  # a run whose clocks were held back
+FAILED_COLOR = "#d62728"  # a run that failed, a field that is refused
 
 
 def precision_color(precision: str) -> str:
@@ -43,3 +50,52 @@ NORMAL = Theme("normal", background="#ffffff", foreground="#202020", grid_alpha=
                font_pt=10, line_px=1)
 PRESENTATION = Theme("presentation", background="#000000", foreground="#ffffff",
                      grid_alpha=0.4, font_pt=20, line_px=3)
+
+@dataclass(frozen=True, slots=True)
+class AnimationColors:
+    background: str = "#1e1f24"
+    panel: str = "#2a2c33"
+    grid: str = "#4a4d57"
+    text: str = "#e6e6e6"
+    muted_text: str = "#9aa0aa"
+    a_operand: str = "#3d8bfd"  # A tiles
+    a_panel: str = "#26446e"  # the selected block's A row panel
+    b_operand: str = "#f59f00"  # B tiles
+    b_panel: str = "#6b4a12"
+    c_block: str = "#20c997"  # the selected block of C
+    c_done: str = "#1b5e4b"
+    warp: str = "#845ef7"
+    thread: str = "#ff6b9a"
+    stage_empty: str = "#33363f"
+    stage_filling: str = "#5c7cfa"
+    stage_ready: str = "#2f9e44"
+    stage_consuming: str = "#f08c00"
+    # warp-specialized levels: the producer warpgroup and each consumer warpgroup's rows
+    producer: str = "#cc5de8"
+    consumer_0: str = "#22b8cf"
+    consumer_1: str = "#d9e021"
+    sm_tile: str = "#3b4a6b"  # tiles the selected SM computes later (persistent levels)
+    conflict: str = "#fa5252"
+    ok: str = "#40c057"
+    unused: str = "#3a3d46"
+    selection: str = "#ffffff"
+
+    def color(self, name: str) -> QColor:
+        return QColor(getattr(self, name))
+
+    def consumer(self, index: int) -> QColor:
+        """The colour of consumer warpgroup ``index`` (two colours, alternating)."""
+        return self.color(f"consumer_{index % 2}")
+
+    @staticmethod
+    def lane(lane: int) -> QColor:
+        """One colour per lane of a warp, spread round the hue circle."""
+        return QColor.fromHsv((lane * 360 // 32 * 7) % 360, 150, 235)
+
+    @staticmethod
+    def bank(bank: int) -> QColor:
+        """One colour per bank (0-31), distinct from neighbours."""
+        return QColor.fromHsv((bank * 11 % 32) * 360 // 32, 110, 200)
+
+
+ANIMATION = AnimationColors()

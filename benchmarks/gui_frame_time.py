@@ -39,9 +39,9 @@ from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
 from gemmscope.app.core.replay import Speed
-from gemmscope.app.main_window import MainWindow, bundled_session
-from gemmscope.app.preferences import open_settings
 from gemmscope.app.qt_compat import protect_singletons
+from gemmscope.app.window.main_window import MainWindow, bundled_session
+from gemmscope.app.window.preferences import open_settings
 from gemmscope.kernels.protocol import dumps
 
 WARMUP_S = 0.5
@@ -108,23 +108,14 @@ def measure(app: QApplication, view_name: str, level: str, session: Path, second
     window = MainWindow(open_settings(str(tmp / f"prefs-{view_name}.ini")))
     window.resize(1400, 900)
     window.show()
-    window.prefs.speed = Speed.X16
-    window.replay_bar.speed.setCurrentText(str(Speed.X16))
+    window.set_replay_speed(Speed.X16)
     out = Measured(view_name, level)
-    original = window.redraw
-
-    def timed_redraw() -> None:
-        t0 = time.perf_counter()
-        original()
-        out.redraw_ms.append((time.perf_counter() - t0) * 1e3)
-
-    window.throttle.callback = timed_redraw
-    view = window.views[view_name]
-    window.tabs.setCurrentWidget(view)
+    window.set_redraw_observer(out.redraw_ms.append)
+    view = window.named_widget(view_name)
     window.open_recording(session)
-    while window.store.header is None:  # the header arrives on the replay's first tick
+    while not window.level_ids():  # the header arrives on the replay's first tick
         app.processEvents()
-    window.ladder.select_level(level)
+    window.select_level(level)
     canvas = view.canvas
     out.level = getattr(canvas, "level_id", "(level-free)")  # what the canvas animates
     canvas.set_animated(True)
@@ -166,7 +157,7 @@ def measure(app: QApplication, view_name: str, level: str, session: Path, second
         heartbeat.stop()
         canvas.pause()
         out.elapsed = time.perf_counter() - t_start
-        out.replayed = window.replay.clock.next_index if window.replay else 0
+        out.replayed = window.replay.delivered_count if window.replay else 0
         window.close()
         app.quit()
 
@@ -217,7 +208,7 @@ def main() -> int:
     unknown = [v for v in views if v not in VIEWS]
     if unknown:
         ap.error(f"unknown view(s) {', '.join(unknown)}; known: {', '.join(VIEWS)}")
-    protect_singletons()  # PySide6 6.12 on CPython 3.11 (see qt_compat)
+    protect_singletons()  # this script is its own start-up (see qt_compat)
     app = QApplication.instance() or QApplication([])
     tmp = Path(tempfile.mkdtemp())
     bundled = None if args.synthetic else (Path(args.file) if args.file else bundled_session())

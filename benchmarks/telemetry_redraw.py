@@ -24,8 +24,8 @@ import shiboken6
 import synthetic_session as syn
 from PySide6.QtWidgets import QApplication
 
-from gemmscope.app.main_window import MainWindow
-from gemmscope.app.preferences import open_settings
+from gemmscope.app.window.main_window import MainWindow
+from gemmscope.app.window.preferences import open_settings
 
 HZ = 50
 

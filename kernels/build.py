@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gemmscope.kernels.registry import Level, cuda_dir, source_file
+from .registry import Level, cuda_dir, source_file
 
 # a local header of kernels/cuda (common.cuh, hopper.cuh), pasted in place of its #include
 _INCLUDE_LOCAL = re.compile(r'^\s*#include\s+"([A-Za-z0-9_]+\.cuh)"\s*$', re.M)
@@ -86,7 +86,7 @@ _cache: dict[tuple[str, tuple[tuple[str, int], ...]], Compiled] = {}
 
 def compile_level(level: Level, params: dict[str, int] | None = None) -> Compiled:
     """Compile (or fetch from this process's cache) both variants of a level with CuPy."""
-    from gemmscope.kernels.gpu import require_cupy
+    from .gpu import require_cupy
 
     cp = require_cupy()
     params = dict(params or level.params)

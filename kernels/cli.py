@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from gemmscope.kernels import ncu, protocol, registry
-from gemmscope.kernels.table import render
-
-SWEEP = tuple(2**i for i in range(8, 14))  # 256 .. 8192
+from . import ncu, protocol, registry
+from .plan import SWEEP_SIZES, RunRequest
+from .session import RunnerSession, default_runner_command
+from .session_file import SessionWriter
+from .table import render
 
 
 class CliError(Exception):
@@ -60,7 +62,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all", action="store_true", help="every level and cuBLAS reference")
     p.add_argument("--size", "-s", action="append", type=parse_shape, default=[],
                    metavar="N|MxNxK", help="shape(s) to run (default 4096)")
-    p.add_argument("--sweep", type=parse_sweep, nargs="?", const=list(SWEEP), metavar="LO:HI",
+    p.add_argument("--sweep", type=parse_sweep, nargs="?", const=list(SWEEP_SIZES), metavar="LO:HI",
                    help="also run square sizes in powers of two (default 256:8192)")
     p.add_argument("--repeats", "-r", type=int, default=20, help="timed repeats (default 20)")
     p.add_argument("--warmup", type=int, default=3, help="untimed launches first (default 3)")
@@ -70,6 +72,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="NVML sampling rate, 0 = off (default 50)")
     p.add_argument("--timeout", type=float, default=300.0,
                    help="seconds without an event before the runner is restarted")
+    p.add_argument("--runner", metavar="CMD",
+                   help="the runner command line (default: this Python's "
+                        "`-m gemmscope.kernels runner`)")
     p.add_argument("--levels-from", help=argparse.SUPPRESS)
 
 
@@ -102,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def plan(args: argparse.Namespace) -> list[tuple[str, int, int, int]]:
+def plan(args: argparse.Namespace) -> list[RunRequest]:
     """The runs a bench/record command asks for, in order."""
     ids: list[str] = []
     for item in args.level:
@@ -117,12 +122,17 @@ def plan(args: argparse.Namespace) -> list[tuple[str, int, int, int]]:
                        f"{', '.join(registry.BY_ID)}")
     if args.repeats < 1 or args.warmup < 0:
         raise CliError("--repeats must be at least 1 and --warmup at least 0")
-    if not 0 <= args.telemetry_hz <= 200 or 0 < args.telemetry_hz < 1:
-        raise CliError("--telemetry-hz must be 0 (off) or from 1 to 200")
+    try:
+        protocol.check_telemetry_hz(args.telemetry_hz)
+    except protocol.ProtocolError as exc:
+        raise CliError(f"--telemetry-hz: {exc}") from None
     shapes = list(args.size) or ([] if args.sweep else [(4096, 4096, 4096)])
-    runs = [(i, *s) for s in shapes for i in ids]
     for n in args.sweep or []:
-        runs += [(i, n, n, n) for i in ids if (i, n, n, n) not in runs]
+        if (n, n, n) not in shapes:
+            shapes.append((n, n, n))
+    runs = [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
+                       compare=not args.no_compare)
+            for M, N, K in shapes for level_id in ids]
     return runs
 
 
@@ -161,54 +171,54 @@ class Progress:
             self.show(ev["message"], final=True)
 
 
-def _client_argv(args: argparse.Namespace) -> list[str] | None:
-    """The runner command line (None: this Python's `gemmscope.kernels runner`)."""
-    return None
-
-
 # after the runs: called with the session clock and the recording's event sink
 AfterRuns = Callable[[Callable[[], float], Callable[[dict[str, Any]], None]], None]
 
 
+def runner_command(args: argparse.Namespace) -> list[str]:
+    """The runner this command drives: ``--runner CMD``, else this Python's."""
+    if args.runner:
+        return shlex.split(args.runner)
+    argv = default_runner_command(args.telemetry_hz)
+    return argv + (["--levels-from", args.levels_from] if args.levels_from else [])
+
+
 def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
              after: AfterRuns | None = None) -> list[dict]:
-    """Run the plan through a runner, recording to ``out_path``; then, with the runner
-    gone, ``after`` may add events of its own (on the same clock, to the same file)."""
-    from gemmscope.kernels.client import RunnerClient
-
+    """Run the plan through a runner session, recording to ``out_path``; then, with the
+    runner gone, ``after`` may add events of its own (on the same clock, to the same
+    file)."""
     runs = plan(args)
     progress = Progress(stderr, len(runs))
     results: list[dict[str, Any]] = []
-    fh = open(out_path, "w", encoding="utf-8") if out_path else None
+    writer = SessionWriter(out_path) if out_path else None
 
     def on_event(ev: dict[str, Any]) -> None:
-        if fh is not None:
-            fh.write(protocol.dumps(ev) + "\n")
-            fh.flush()
         if ev["type"] == "result":
             results.append(ev)
+        if ev["type"] == "run_start":
+            progress.index += 1
         if ev["type"] != "telemetry":
             progress.event(ev)
 
-    client = RunnerClient(on_event, telemetry_hz=args.telemetry_hz,
-                          levels_from=args.levels_from, stall_timeout_s=args.timeout,
-                          argv=_client_argv(args))
+    session = RunnerSession(on_event, runner_command(args), tap=writer,
+                            watchdog_s=args.timeout)
     try:
-        header = client.start()
+        try:
+            header = session.wait_ready()
+        except RuntimeError as exc:
+            raise CliError(str(exc)) from None
         if header.get("device") is None:
             raise CliError(f"no GPU: {header.get('no_gpu_reason')}")
-        for level_id, M, N, K in runs:
-            progress.index += 1
-            client.request({"cmd": "run", "level": level_id, "M": M, "N": N, "K": K,
-                            "repeats": args.repeats, "warmup": args.warmup,
-                            "compare": not args.no_compare})
-        client.close()  # the GPU to the profiler alone
+        session.submit(runs)
+        session.wait_idle()
+        session.close()  # the GPU to the profiler alone
         if after is not None:
-            after(client.now, on_event)
+            after(session.now, session.emit)
     finally:
-        client.close()
-        if fh is not None:
-            fh.close()
+        session.close()
+        if writer is not None:
+            writer.close()
     return results
 
 
@@ -231,16 +241,16 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
 
 
 def _runner(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from gemmscope.kernels.runner import main as runner_main
+    from .runner import main as runner_main
 
     return runner_main(args.telemetry_hz, args.levels_from)
 
 
 def ncu_levels(args: argparse.Namespace) -> list[str]:
     """The SIMT levels of the plan, in order, each once: the ones ncu profiles."""
-    from gemmscope.kernels.models import SIMT_LEVELS
+    from .models import SIMT_LEVELS
 
-    return list(dict.fromkeys(r[0] for r in plan(args) if r[0] in SIMT_LEVELS))
+    return list(dict.fromkeys(r.level for r in plan(args) if r.level in SIMT_LEVELS))
 
 
 class CountersStep:

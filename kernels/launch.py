@@ -14,11 +14,11 @@ import json
 import sys
 from typing import Any
 
-from gemmscope.kernels import registry
-from gemmscope.kernels.gpu import require_cupy
-from gemmscope.kernels.measure import ONE_BLOCK_PER_SM_SMEM, level_launcher
-from gemmscope.kernels.operands import check, random_inputs
-from gemmscope.kernels.registry import Kind
+from . import registry
+from .gpu import require_cupy
+from .measure import ONE_BLOCK_PER_SM_SMEM, level_launcher
+from .operands import check, random_inputs
+from .registry import Kind
 
 
 def run_once(level_id: str, M: int, N: int, K: int, params: dict[str, int] | None = None,

@@ -16,16 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from gemmscope.kernels import build, hopper
-from gemmscope.kernels.gpu import DeviceInfo, require_cupy
-from gemmscope.kernels.operands import (
+from . import build, hopper
+from .gpu import DeviceInfo, require_cupy
+from .operands import (
     OUTPUT_BYTES,
     Operands,
     check,
     output_format,
     random_inputs,
 )
-from gemmscope.kernels.registry import DTYPE_OF, TOLERANCE, Kind, Level, Precision
+from .registry import DTYPE_OF, TOLERANCE, Kind, Level, Precision
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
             Precision.FP8: 1}

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gemmscope.kernels import registry
-from gemmscope.kernels.models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
-from gemmscope.kernels.models.ncu_compare import NcuKernelRow, NcuParseError, parse_raw_csv
+from . import registry
+from .models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
+from .models.ncu_compare import NcuKernelRow, NcuParseError, parse_raw_csv
 
 TOOL = "ncu"
 TIMEOUT_S = 300.0

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gemmscope.kernels import quantize as qz
-from gemmscope.kernels.gpu import require_cupy
-from gemmscope.kernels.registry import TOLERANCE, Level, Precision
+from . import quantize as qz
+from .gpu import require_cupy
+from .registry import TOLERANCE, Level, Precision
 
 BF16_NAN = 0x7FC0
 DEEPGEMM_DIFF_MAX = 1e-3  # FP8 runs must also stay below this 1 - 2 sum(xy) / sum(x^2 + y^2)

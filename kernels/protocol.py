@@ -16,7 +16,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-PROTOCOL_VERSION = 1
+# 2: a restarted runner's header is recorded as a `restart` event on the session's time
+# axis (version 1 files wrote a second `session` header with `t` from zero again)
+PROTOCOL_VERSION = 2
+
+# the longest line a reader takes: a runner's or a recording's line beyond it is refused
+# (whole events are small; the largest, a build event with sources and SASS, stays far
+# below this)
+MAX_LINE_BYTES = 8 * 1024 * 1024
 
 _NUM = (int, float)
 _OPT_NUM = (int, float, type(None))
@@ -54,6 +61,7 @@ REQUIRED: dict[str, dict[str, tuple[type, ...]]] = {
     "counters": {"level": _STR, "M": _INT, "N": _INT, "K": _INT, "tool": _STR,
                  "metrics": (dict,)},
     "info": {"message": _STR},
+    "restart": {"restarts": _INT},
     "done": {},
     "levels": {"levels": (list,)},
     "pong": {},
@@ -146,6 +154,7 @@ def iter_events(lines: Iterable[str], source: str | None = None) -> Iterator[dic
     """
     pending: tuple[int, str, ProtocolError] | None = None
     first = True
+    timeline = Timeline()
     for lineno, raw in enumerate(lines, start=1):
         if pending is not None:
             raise pending[2]
@@ -164,9 +173,48 @@ def iter_events(lines: Iterable[str], source: str | None = None) -> Iterator[dic
                 raise ProtocolError(
                     f'the first event must be "session", not "{event["type"]}"', lineno, source)
             first = False
-        yield event
+        yield timeline.place(event)
     if first and pending is None:
         raise ProtocolError("no session header: the file is empty", None, source)
+
+
+class Timeline:
+    """Puts events on the session's time axis: the one place where runner restarts are
+    joined.
+
+    Each runner counts ``t`` from its own start. The first ``session`` header anchors the
+    axis; a later one (a runner restarted in the same session, or a version 1 file) becomes
+    a ``restart`` event carrying that header as ``runner``, and the new runner's events are
+    shifted to go on from there. Live, ``now`` is the owner's clock when the event arrived,
+    so every event is placed on that clock; reading a file, no ``now`` is given and a
+    restart goes on from the latest time seen.
+    """
+
+    def __init__(self) -> None:
+        self.offset_s = 0.0
+        self.last_s = 0.0
+        self.header: dict[str, Any] | None = None
+        self.restarts = 0
+
+    def place(self, event: dict[str, Any], now: float | None = None) -> dict[str, Any]:
+        t = float(event["t"])
+        if event["type"] == "session":
+            if self.header is None:
+                self.header = event
+                if now is not None:
+                    self.offset_s = now - t
+            else:
+                self.restarts += 1
+                # never before what the previous runner said: one axis, in order
+                self.offset_s = max(now - t, self.last_s - t) if now is not None \
+                    else self.last_s - t
+                runner = {k: v for k, v in event.items() if k not in ("type", "t")}
+                event = {"type": "restart", "t": t, "restarts": self.restarts,
+                         "runner": runner}
+        placed = dict(event)
+        placed["t"] = round(t + self.offset_s, 6)
+        self.last_s = max(self.last_s, placed["t"])
+        return placed
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +253,10 @@ def read_session(path: str | Path) -> Session:
 # ---------------------------------------------------------------- commands (stdin)
 
 COMMANDS = ("run", "levels", "ping", "telemetry", "quit")
+MAX_DIM = 1 << 20
+MAX_REPEATS = 10_000
+MAX_WARMUP = 1000
+MAX_TELEMETRY_HZ = 200.0
 
 
 def parse_command(line: str) -> dict[str, Any]:
@@ -223,7 +275,7 @@ def parse_command(line: str) -> dict[str, Any]:
             raise ProtocolError('run needs a string "level"')
         for name in ("M", "N", "K"):
             check_size(name, obj.get(name))
-        for name, lo, hi in (("repeats", 1, 10_000), ("warmup", 0, 1000)):
+        for name, lo, hi in (("repeats", 1, MAX_REPEATS), ("warmup", 0, MAX_WARMUP)):
             if name in obj:
                 v = obj[name]
                 if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
@@ -235,13 +287,19 @@ def parse_command(line: str) -> dict[str, Any]:
                                                  for k, v in params.items())):
             raise ProtocolError("params must map template parameter names to integers")
     if cmd == "telemetry":
-        hz = obj.get("hz")
-        if not isinstance(hz, _NUM) or isinstance(hz, bool) or not (hz == 0 or 1 <= hz <= 200):
-            raise ProtocolError(f"telemetry hz must be 0 (off) or from 1 to 200, not {hz!r}")
+        check_telemetry_hz(obj.get("hz"))
     return obj
 
 
-MAX_DIM = 1 << 20
+def check_telemetry_hz(hz: Any) -> float:
+    """The NVML sampling rate: 0 (off) or from 1 to MAX_TELEMETRY_HZ samples a second."""
+    if not isinstance(hz, _NUM) or isinstance(hz, bool) or not (
+            hz == 0 or 1 <= hz <= MAX_TELEMETRY_HZ):
+        raise ProtocolError(f"telemetry hz must be 0 (off) or from 1 to "
+                            f"{MAX_TELEMETRY_HZ:g}, not {hz!r}")
+    return float(hz)
+
+
 
 
 def check_size(name: str, value: Any) -> int:

@@ -18,13 +18,13 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO
 
-from gemmscope.kernels import __version__, protocol, registry
-from gemmscope.kernels.build import CompileError
-from gemmscope.kernels.gpu import DeviceInfo, device_info, get_cupy
-from gemmscope.kernels.measure import Bench, Refused, refusal, wall_clock
-from gemmscope.kernels.protocol import ErrorKind, ProtocolError
-from gemmscope.kernels.registry import REFERENCE_FOR, Kind, Level
-from gemmscope.kernels.telemetry import Nvml, Sampler
+from . import __version__, protocol, registry
+from .build import CompileError
+from .gpu import DeviceInfo, device_info, get_cupy
+from .measure import Bench, Refused, refusal, wall_clock
+from .protocol import ErrorKind, ProtocolError
+from .registry import REFERENCE_FOR, Kind, Level
+from .telemetry import Nvml, Sampler
 
 EXIT_CONTEXT_LOST = 70
 DEFAULT_REPEATS, DEFAULT_WARMUP = 20, 3

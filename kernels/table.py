@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gemmscope.kernels import registry
+from . import registry
 
 COLUMNS = ("level", "shape", "prec", "median ms", "TFLOPS", "% cuBLAS", "% peak", "rel err",
            "ok", "SM MHz", "J/GEMM", "GFLOP/J", "notes")

@@ -99,8 +99,8 @@ def fake_runner() -> Path:
 @pytest.fixture
 def make_window(qtbot, tmp_path):
     """MainWindow factory with preferences in a temp ini file; closed after the test."""
-    from gemmscope.app.main_window import MainWindow
-    from gemmscope.app.preferences import open_settings
+    from gemmscope.app.window.main_window import MainWindow
+    from gemmscope.app.window.preferences import open_settings
 
     made = []
 

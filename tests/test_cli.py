@@ -32,14 +32,17 @@ def test_parse_sweep():
 
 def test_plan_defaults_to_the_ladder_at_4096():
     runs = cli.plan(parse("bench"))
-    assert runs == [(lv.id, 4096, 4096, 4096) for lv in registry.ladder()]
+    assert [(r.level, r.M, r.N, r.K) for r in runs] == [
+        (lv.id, 4096, 4096, 4096) for lv in registry.ladder()]
+    assert {(r.repeats, r.warmup, r.compare) for r in runs} == {(20, 3, True)}
 
 
 def test_plan_levels_sizes_and_sweep():
     runs = cli.plan(parse("bench", "-l", "naive,wmma", "-s", "7x13x5", "--sweep", "256:512"))
-    assert runs == [("naive", 7, 13, 5), ("wmma", 7, 13, 5), ("naive", 256, 256, 256),
-                    ("wmma", 256, 256, 256), ("naive", 512, 512, 512), ("wmma", 512, 512, 512)]
-    assert {r[0] for r in cli.plan(parse("record", "-o", "x", "--all"))} == set(registry.BY_ID)
+    assert [(r.level, r.M, r.N, r.K) for r in runs] == [
+        ("naive", 7, 13, 5), ("wmma", 7, 13, 5), ("naive", 256, 256, 256),
+        ("wmma", 256, 256, 256), ("naive", 512, 512, 512), ("wmma", 512, 512, 512)]
+    assert {r.level for r in cli.plan(parse("record", "-o", "x", "--all"))} == set(registry.BY_ID)
 
 
 def test_unknown_level_is_an_error_with_exit_2():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-CORE = ["levels", "store", "replay", "runs", "gpu_probe", "session_file", "export"]
+CORE = ["levels", "store", "replay", "runs", "gpu_probe", "export"]
 
 
 def test_core_modules_import_without_qt():

@@ -4,16 +4,12 @@ from pathlib import Path
 
 from gemmscope.app.core import export
 from gemmscope.app.core.gpu_probe import probe
-from gemmscope.app.core.runs import (
-    RunQueue,
-    RunRequest,
-    parse_dim,
-    parse_repeats,
-    sweep_requests,
-)
-from gemmscope.app.core.session_file import SessionWriter
+from gemmscope.app.core.runs import parse_dim, parse_repeats
 from gemmscope.app.core.store import SessionStore
+from gemmscope.kernels.plan import RunRequest, sweep_requests
 from gemmscope.kernels.protocol import parse_command, read_session
+from gemmscope.kernels.session import RunQueue
+from gemmscope.kernels.session_file import SessionWriter
 
 
 def test_dimension_fields_refuse_bad_input_with_a_reason():

@@ -7,13 +7,15 @@ import synthetic_session as syn
 from gemmscope.app.core.levels import catalog_from_header
 from gemmscope.app.core.replay import ReplayClock, Speed, timeline
 from gemmscope.app.core.store import Change, SessionStore, Shape
-from gemmscope.kernels.protocol import read_session
+from gemmscope.kernels.protocol import Timeline, read_session
 
 
 def fed_store(events) -> SessionStore:
+    """A store fed as a reader feeds it: every event placed on the session's time axis."""
     store = SessionStore()
+    line = Timeline()
     for ev in events:
-        store.handle(ev)
+        store.handle(line.place(ev))
     return store
 
 
@@ -75,7 +77,7 @@ def test_catalog_from_recording_wins_over_registry():
 def test_replay_clock_speeds_pause_and_seek(synthetic_file):
     session = read_session(synthetic_file)
     store = SessionStore()
-    clock = ReplayClock(session.events, store)
+    clock = ReplayClock(session.events, store.handle)
     clock.speed = Speed.X16
     clock.play()
     clock.advance(0.1)  # 1.6 s of session time
@@ -90,16 +92,21 @@ def test_replay_clock_speeds_pause_and_seek(synthetic_file):
     assert store.event_count == 1  # only the header at t=0
     clock.seek(clock.duration_s, reset_sink=store.reset)
     assert store.event_count == len(session.events) > mid
-    clock2 = ReplayClock(session.events, SessionStore())
+    clock2 = ReplayClock(session.events, SessionStore().handle)
     clock2.set_speed(Speed.INSTANT)
     clock2.play()
     assert clock2.finished and not clock2.playing
 
 
-def test_timeline_joins_runner_restarts():
+def test_timeline_joins_runner_restarts_and_play_times_never_go_back():
     evs = [{"type": "session", "t": 0.0}, {"type": "ready", "t": 5.0},
            {"type": "session", "t": 0.0}, {"type": "ready", "t": 1.0}]
-    assert timeline(evs) == [0.0, 5.0, 5.0, 6.0]
+    line = Timeline()
+    placed = [line.place(e) for e in evs]
+    assert [e["t"] for e in placed] == [0.0, 5.0, 5.0, 6.0]
+    assert [e["type"] for e in placed] == ["session", "ready", "restart", "ready"]
+    assert placed[2]["restarts"] == 1
+    assert timeline([{"t": 1.0}, {"t": 0.5}, {"t": 2.0}]) == [1.0, 1.0, 2.0]
 
 
 def test_second_session_header_counts_a_restart_and_keeps_results():
@@ -144,7 +151,7 @@ def test_replay_delivers_counters_into_the_store(tmp_path):
     path = syn.write(tmp_path / "with_counters.jsonl", syn.with_counters())
     session = read_session(path)
     store = SessionStore()
-    clock = ReplayClock(session.events, store)
+    clock = ReplayClock(session.events, store.handle)
     clock.set_speed(Speed.INSTANT)
     clock.play()
     assert [c.level for c in store.counters] == list(syn.COUNTERS_LEVELS)

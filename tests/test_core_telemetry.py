@@ -8,13 +8,15 @@ import synthetic_session as syn
 
 from gemmscope.app.core.store import SessionStore, Shape
 from gemmscope.app.core.telemetry import RunEnd
-from gemmscope.kernels.protocol import read_session
+from gemmscope.kernels.protocol import Timeline, read_session
 
 
 def fed_store(events) -> SessionStore:
+    """A store fed as a reader feeds it: every event placed on the session's time axis."""
     store = SessionStore()
+    line = Timeline()
     for ev in events:
-        store.handle(ev)
+        store.handle(line.place(ev))
     return store
 
 
@@ -107,7 +109,7 @@ def test_errors_stops_restarts_and_a_run_in_progress():
     assert w[-1].shape == Shape(7, 7, 7)
     t, power = store.telemetry.arrays("power_w")
     assert list(t) == [6.0, 7.0] and list(power) == [100.0, 200.0]  # timeline joined
-    store.handle({"type": "telemetry", "t": 4.5})
+    store.handle({"type": "telemetry", "t": 10.5})
     assert store.run_windows()[-1].end_s == 10.5  # the open run reaches the newest time
 
 

@@ -23,7 +23,7 @@ def test_bench_table_notes_the_deepgemm_measure_for_fp8_only():
 
 
 def test_store_and_panel_keep_the_measure():
-    from gemmscope.app.ladder_panel import result_text
+    from gemmscope.app.widgets.ladder_panel import result_text
 
     r = Result.from_event(FP8_RESULT, "fp8")
     assert r.deepgemm_diff == 1.4e-6

@@ -4,6 +4,7 @@ the counters events it writes, and what it does when ncu is missing or fails."""
 from __future__ import annotations
 
 import io
+import shlex
 import sys
 from pathlib import Path
 
@@ -23,17 +24,20 @@ CELLS = {name: f"{1000 * (i + 1):,}" for i, name in
 CELLS[NCU_EXTRA_METRICS["cp_conflicts"]] = "n/a"
 
 
+STAND_IN_RUNNER = shlex.join([sys.executable, FAKE_RUNNER, "--mode", "ok"])
+
+
 @pytest.fixture
-def stand_in_runner(monkeypatch):
-    monkeypatch.setattr(cli, "_client_argv",
-                        lambda args: [sys.executable, FAKE_RUNNER, "--mode", "ok"])
+def stand_in_runner():
+    return STAND_IN_RUNNER
 
 
 def record(tmp_path: Path, *extra: str) -> tuple[int, protocol.Session, str]:
     out = tmp_path / "rec.jsonl"
     err = io.StringIO()
     code = cli.main(["record", "-o", str(out), "-l", "naive,register_2d,wmma", "-s", "16",
-                     "-r", "2", "--no-compare", "--telemetry-hz", "0", *extra],
+                     "-r", "2", "--no-compare", "--telemetry-hz", "0",
+                     "--runner", STAND_IN_RUNNER, *extra],
                     stdout=io.StringIO(), stderr=err)
     return code, protocol.read_session(out), err.getvalue()
 

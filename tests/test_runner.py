@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from gemmscope.kernels import protocol
-from gemmscope.kernels.client import RunnerClient
 from gemmscope.kernels.gpu import get_cupy
+from gemmscope.kernels.plan import RunRequest
 from gemmscope.kernels.runner import Runner
+from gemmscope.kernels.session import RunnerSession, default_runner_command
 
 FAKE = str(Path(__file__).with_name("fake_runner.py"))
 NO_GPU = get_cupy()[0] is None
@@ -81,63 +84,69 @@ def test_without_a_gpu_runs_are_refused_with_the_reason():
 
 def test_runner_as_a_subprocess_survives_garbage():
     seen: list[dict] = []
-    client = RunnerClient(seen.append, telemetry_hz=0)
+    session = RunnerSession(seen.append, default_runner_command(0))
     try:
-        header = client.start()
+        header = session.wait_ready()
         assert header["type"] == "session"
-        evs = client.request({"cmd": "run", "level": "naive", "M": 0, "N": 1, "K": 1})
+        evs = session.run([RunRequest("naive", 0, 1, 1)])
         assert any(e["type"] == "error" and e["kind"] == "bad_input" for e in evs)
-        assert client.request({"cmd": "ping"})[-1]["type"] in ("pong", "done")
+        session.send({"cmd": "ping"})
+        deadline = time.monotonic() + 30
+        while not any(e["type"] == "pong" for e in seen) and time.monotonic() < deadline:
+            session.pump(0.1)
+        assert any(e["type"] == "pong" for e in seen)
     finally:
-        client.close()
+        session.close()
 
 
 def fake(mode: str, state: str | None = None) -> list[str]:
     return [sys.executable, FAKE, "--mode", mode, *(["--state", state] if state else [])]
 
 
-def test_client_restarts_a_runner_that_crashes_mid_run(tmp_path):
+def test_session_restarts_a_runner_that_crashes_mid_run(tmp_path):
     seen: list[dict] = []
-    client = RunnerClient(seen.append, argv=fake("crash", str(tmp_path / "once")))
+    session = RunnerSession(seen.append, fake("crash", str(tmp_path / "once")))
     try:
-        client.start()
-        evs = client.request({"cmd": "run", "level": "wmma", "M": 7, "N": 8, "K": 9})
-        err = evs[-1]
+        session.wait_ready()
+        evs = session.run([RunRequest("wmma", 7, 8, 9)])
+        err = next(e for e in evs if e["type"] == "error")
         assert err["type"] == "error" and err["kind"] == "runner_crash"
         assert (err["level"], err["M"], err["N"], err["K"]) == ("wmma", 7, 8, 9)
-        assert "wmma 7x8x9" in err["message"]
-        evs = client.request({"cmd": "run", "level": "naive", "M": 4, "N": 4, "K": 4})
+        assert "the runner exited" in err["message"]
+        evs = session.run([RunRequest("naive", 4, 4, 4)])
         assert any(e["type"] == "result" for e in evs)
-        assert client.restarts == 1
+        assert session.restarts == 1
     finally:
-        client.close()
-    # one time axis across the restart, and the second header became an info event
+        session.close()
+    # one time axis across the restart; the second header became a restart event
     times = [e["t"] for e in seen]
     assert times == sorted(times)
     assert sum(e["type"] == "session" for e in seen) == 1
-    assert any(e["type"] == "info" and "restarted" in e["message"] for e in seen)
+    restart = next(e for e in seen if e["type"] == "restart")
+    assert restart["restarts"] == 1 and restart["runner"]["protocol"] >= 1
 
 
-def test_client_kills_a_runner_that_stops_answering(tmp_path):
-    client = RunnerClient(lambda e: None, argv=fake("hang", str(tmp_path / "once")),
-                          stall_timeout_s=1.0)
+def test_session_kills_a_runner_that_stops_answering(tmp_path):
+    session = RunnerSession(lambda e: None, fake("hang", str(tmp_path / "once")),
+                            watchdog_s=1.0)
     try:
-        client.start()
-        evs = client.request({"cmd": "run", "level": "naive", "M": 5, "N": 6, "K": 7})
-        assert evs[-1]["kind"] == "timeout" and evs[-1]["N"] == 6
-        evs = client.request({"cmd": "run", "level": "naive", "M": 5, "N": 6, "K": 7})
-        assert evs[-2]["type"] == "result"
+        session.wait_ready()
+        evs = session.run([RunRequest("naive", 5, 6, 7)])
+        err = next(e for e in evs if e["type"] == "error")
+        assert err["kind"] == "timeout" and err["N"] == 6
+        evs = session.run([RunRequest("naive", 5, 6, 7)])
+        assert [e["type"] for e in evs if e["type"] in ("result", "error")] == ["result"]
     finally:
-        client.close()
+        session.close()
 
 
 def test_record_writes_every_event_line_by_line(tmp_path, monkeypatch):
     """`record` through the stand-in runner: the file is a readable session."""
     from gemmscope.kernels import cli
 
-    monkeypatch.setattr(cli, "_client_argv", lambda args: fake("ok"), raising=False)
     out = tmp_path / "rec.jsonl"
-    code = cli.main(["record", "-o", str(out), "-l", "naive", "-s", "16", "--no-compare"],
+    code = cli.main(["record", "-o", str(out), "-l", "naive", "-s", "16", "--no-compare",
+                     "--runner", shlex.join(fake("ok"))],
                     stdout=io.StringIO(), stderr=io.StringIO())
     assert code == 0
     s = protocol.read_session(out)

@@ -76,7 +76,7 @@ def test_no_gpu_start_says_why_and_still_draws(tmp_path):
 
 def test_screenshot_of_the_telemetry_view(tmp_path, synthetic_file):
     """The telemetry tab drawn and the app closed cleanly (exit 0: no crash at teardown)."""
-    from gemmscope.app.telemetry_strips import REASON_COLORS
+    from gemmscope.app.plots.telemetry_strips import REASON_COLORS
 
     out = tmp_path / "telemetry.png"
     proc = run_app("replay", str(synthetic_file), "--screenshot", str(out), "--view",
@@ -99,7 +99,7 @@ def colour_rows(image: QImage, colour: QColor, rows: range) -> int:
 def test_screenshot_of_each_animated_view(tmp_path, view):
     """`gemmscope --view NAME --level ID --screenshot FILE` on the bundled recording (no
     GPU here): the view's own picture, drawn whole (animations off), then a clean exit."""
-    from gemmscope.app.views.theme import THEME
+    from gemmscope.app.theme import ANIMATION
 
     out = tmp_path / f"{view}.png"
     proc = run_app("--view", view, "--level", "register_2d", "--screenshot", str(out),
@@ -108,23 +108,23 @@ def test_screenshot_of_each_animated_view(tmp_path, view):
     image = QImage(str(out))
     assert 400 < image.width() < 1400 and 300 < image.height() < 900  # the view, not the window
     # the canvas's background covers a sixteenth of the picture at least (every 2nd pixel)
-    assert colour_count(image, THEME.background) > image.width() * image.height() / 16 / 4
+    assert colour_count(image, ANIMATION.background) > image.width() * image.height() / 16 / 4
     if view == "tiling":  # the selected block of C
-        assert colour_count(image, THEME.c_block) > 200
+        assert colour_count(image, ANIMATION.c_block) > 200
     elif view == "banks":
         # register_2d's first instruction (a 32-bit store, one wavefront): each lane's word
         # in its bank, drawn at full colour above the lane row, as bright as the lane row
-        lane = THEME.lane(5)
+        lane = ANIMATION.lane(5)
         top = colour_rows(image, lane, range(0, image.height() // 2))
         bottom = colour_rows(image, lane, range(image.height() // 2, image.height()))
         assert bottom > 50 and top > 0.8 * bottom
     elif view == "swizzle":  # every bank has its colour in the before/after grids
         for bank in (0, 7, 31):
-            assert colour_count(image, THEME.bank(bank).name()) > 50
+            assert colour_count(image, ANIMATION.bank(bank).name()) > 50
     else:  # coalescing: below the lane headers (top sixth), the lane's sector cell in
         # full colour (dimmed while a step animates)
         rows = range(int(image.height() * 0.22), image.height())
-        assert colour_rows(image, THEME.lane(5), rows) > 50
+        assert colour_rows(image, ANIMATION.lane(5), rows) > 50
 
 
 def test_screenshot_of_an_unknown_level_says_which_exist(tmp_path):

@@ -188,7 +188,7 @@ def _pixel(plot, x, y_frac):
 
 def test_a_throttled_run_is_shaded_in_the_picture(qtbot, make_window, synthetic_file):
     from gemmscope.app.core.telemetry import RunEnd
-    from gemmscope.app.telemetry_strips import BAND_COLORS, THROTTLED_BAND
+    from gemmscope.app.plots.telemetry_strips import BAND_COLORS, THROTTLED_BAND
 
     _, view = _shown(qtbot, make_window, synthetic_file)
     starts = [w for w in view.windows if w.level == "wmma"]
@@ -269,7 +269,7 @@ def test_live_runner_crash_and_restart_on_one_timeline(qtbot, make_window, tmp_p
            str(tmp_path / "state"), "--telemetry"]
     window.start_live("Fake GPU", cmd, tmp_path / "live.jsonl")
     window.controls.set_values(64, 64, 64, 3)
-    with qtbot.waitSignal(window.runner.idle, timeout=20_000):
+    with qtbot.waitSignal(window.live.idle, timeout=20_000):
         window.run_ladder()
     window.flush_views()
     windows = view.windows
@@ -308,7 +308,7 @@ def test_hover_names_the_run_and_the_nearest_sample(qtbot, make_window, syntheti
 
 def test_failed_stopped_and_running_runs_are_told_apart(qtbot, make_window, tmp_path):
     from gemmscope.app.core.telemetry import RunEnd
-    from gemmscope.app.telemetry_strips import BAND_COLORS
+    from gemmscope.app.plots.telemetry_strips import BAND_COLORS
 
     def start(run_id, t, level):
         return {"type": "run_start", "t": t, "id": run_id, "level": level, "M": 64, "N": 64,
@@ -344,7 +344,7 @@ def test_failed_stopped_and_running_runs_are_told_apart(qtbot, make_window, tmp_
 def test_the_bundled_h200_recording(qtbot, make_window):
     """The real recording: every sample drawn, every run a window, reasons as recorded."""
     from gemmscope.app.core.telemetry import GPM_FIELDS
-    from gemmscope.app.main_window import bundled_session
+    from gemmscope.app.window.main_window import bundled_session
 
     path = bundled_session()
     if path is None:

@@ -1,47 +1,40 @@
-"""Views registered by other modules get a tab, a name for --view, and level changes."""
+"""The one table of views: each is a tab with a name for --view, and follows the level."""
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import QElapsedTimer, QTimer
-from PySide6.QtWidgets import QLabel
 
-from gemmscope.app import view_registry
-from gemmscope.app.redraw import RedrawThrottle
-
-
-class LevelView(QLabel):
-    def __init__(self):
-        super().__init__("tiling")
-        self.levels: list[str] = []
-
-    def set_level(self, level_id: str) -> None:
-        self.levels.append(level_id)
+from gemmscope.app.views import registry
+from gemmscope.app.window.redraw import RedrawThrottle
 
 
-@pytest.fixture
-def tiling_view():
-    view_registry.register_view("tiling_test", "Tiling (test)", LevelView)
-    yield
-    view_registry.unregister_view("tiling_test")
-
-
-def test_a_registered_view_is_a_tab_and_follows_the_selected_level(make_window, tiling_view,
-                                                                   synthetic_file):
+def test_every_view_in_the_table_is_a_tab_with_its_title(make_window):
     window = make_window()
-    view = window.named_widget("tiling_test")
-    assert isinstance(view, LevelView)
-    assert window.tabs.tabText(window.tabs.indexOf(view)) == "Tiling (test)"
-    assert "tiling_test" in window.view_names()
+    tabs = [(window.tabs.widget(i).objectName(), window.tabs.tabText(i))
+            for i in range(window.tabs.count())]
+    assert tabs == [(f"view_{spec.name}", spec.title) for spec in registry.VIEWS]
+    assert all(spec.name in window.view_names() for spec in registry.VIEWS)
+
+
+def test_every_view_follows_the_selected_level(make_window, synthetic_file, monkeypatch):
+    window = make_window()
+    followed: dict[str, list[str]] = {}
+    for spec in registry.VIEWS:
+        view = window.named_widget(spec.name)
+        got = followed.setdefault(spec.name, [])
+        monkeypatch.setattr(view, "set_level", lambda level_id, got=got: got.append(level_id))
     window.open_recording(synthetic_file)
     window.play_instant()
-    window.ladder.select_level("register_2d")
-    assert view.levels[-1] == "register_2d"
+    assert window.select_level("register_2d")
+    assert {name: levels[-1] for name, levels in followed.items()} == {
+        spec.name: "register_2d" for spec in registry.VIEWS}
 
 
-def test_view_names_are_checked():
-    with pytest.raises(ValueError):
-        view_registry.register_view("no spaces", "x", LevelView)
+def test_an_unknown_level_is_not_selected(make_window, synthetic_file):
+    window = make_window()
+    window.open_recording(synthetic_file)
+    window.play_instant()
+    assert not window.select_level("no_such_level")
 
 
 def test_throttle_coalesces_pokes_into_a_bounded_rate(qtbot):

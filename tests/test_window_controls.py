@@ -7,9 +7,8 @@ import sys
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
-from gemmscope.app import export_actions
-from gemmscope.app.preferences import Preferences, open_settings
 from gemmscope.app.theme import PRESENTATION
+from gemmscope.app.window.preferences import Preferences, open_settings
 from gemmscope.kernels.protocol import read_session
 
 
@@ -105,15 +104,14 @@ def test_exports_png_svg_csv_and_report(qtbot, make_window, synthetic_file, tmp_
     window.show()
     qtbot.waitExposed(window)
     bars = window.charts()["bars"]
-    png = export_actions.export_chart(bars, tmp_path / "bars.png")
+    png = window.export_chart(bars, tmp_path / "bars.png")
     image = QImage(str(png))
     assert image.width() >= 800 and image.height() > 100
-    svg = export_actions.export_chart(bars, tmp_path / "bars.svg").read_text()
+    svg = window.export_chart(bars, tmp_path / "bars.svg").read_text()
     assert svg.startswith("<?xml") and "<svg" in svg
-    csv_text = export_actions.export_csv(window.store, tmp_path / "r.csv").read_text()
+    csv_text = window.export_csv(tmp_path / "r.csv").read_text()
     assert csv_text.count("\n") == 1 + len(read_session(synthetic_file).results)
-    md = export_actions.export_report(window.store, tmp_path / "ladder.md", window.charts(),
-                                      str(synthetic_file)).read_text()
+    md = window.export_report(tmp_path / "ladder.md").read_text()
     assert "| wmma | fp16 | 4096×4096×4096 | 300.00 ⚠ |" in md  # throttled (synthetic cap)
     for name in ("bars", "stream", "sweep"):
         assert (tmp_path / f"ladder-{name}.png").stat().st_size > 1000
@@ -126,10 +124,11 @@ def test_live_window_records_and_reports_a_runner_crash(qtbot, make_window, tmp_
     cmd = [sys.executable, str(fake_runner), "--mode", "crash", "--state",
            str(tmp_path / "state")]
     path = window.start_live("Fake GPU", cmd, tmp_path / "live.jsonl")
-    assert window.mode_label.text() == "live — Fake GPU"
+    assert window.mode_text().startswith("live — Fake GPU — runner: ")
+    assert "fake_runner.py --mode crash" in window.mode_text()  # the status bar names it
     assert f"recording this session to {path}" in window.messages.texts()[-1]
     window.controls.set_values(64, 64, 64, 3)
-    with qtbot.waitSignal(window.runner.idle, timeout=20_000):
+    with qtbot.waitSignal(window.live.idle, timeout=20_000):
         window.run_ladder()
     window.flush_views()
     texts = [window.messages.item(i).text() for i in range(window.messages.count())]
@@ -146,11 +145,11 @@ def test_live_window_records_and_reports_a_runner_crash(qtbot, make_window, tmp_
     window.activateWindow()
     with qtbot.waitActive(window, timeout=5000):
         pass
-    with qtbot.waitSignal(window.runner.idle, timeout=20_000):
+    with qtbot.waitSignal(window.live.idle, timeout=20_000):
         qtbot.keyClick(window.ladder.table, Qt.Key.Key_Space)
     assert window.store.latest("wmma").shape.M == 64
     assert window.ladder.selected_level() == "wmma"
     before = len(window.store.results)
-    with qtbot.waitSignal(window.runner.idle, timeout=20_000):
+    with qtbot.waitSignal(window.live.idle, timeout=20_000):
         qtbot.keyClick(window.ladder.table, Qt.Key.Key_L)
     assert len(window.store.results) == before + len(window.store.ladder_levels())

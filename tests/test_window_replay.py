@@ -51,7 +51,7 @@ def test_instant_replay_fills_ladder_and_charts(make_window, synthetic_file):
     texts = [window.messages.item(i).text() for i in range(window.messages.count())]
     assert any("launch (double_buffer at 7×100×1000): synthetic launch failure" in t
                for t in texts)
-    assert "synthetic data" in window.mode_label.text()
+    assert "synthetic data" in window.mode_text()
 
 
 def test_hover_shows_exact_values(make_window, synthetic_file):
@@ -115,25 +115,25 @@ def test_a_bad_recording_is_a_message_not_a_crash(make_window, tmp_path):
 
 
 def test_without_a_bundled_recording_the_app_says_why(make_window, monkeypatch):
-    from gemmscope.app import main_window
+    from gemmscope.app.window import main_window
 
     monkeypatch.setattr(main_window, "bundled_session", lambda: None)
     window = make_window()
     assert not window.open_bundled("no CuPy (install gemmscope[cuda12] or [cuda13])")
-    assert "no CuPy" in window.mode_label.text()
+    assert "no CuPy" in window.mode_text()
     assert not window.controls.buttons["run_level"].isEnabled()
     assert "not in this build yet" in window.messages.item(window.messages.count() - 1).text()
 
 
 def test_the_bundled_h200_recording_opens_with_the_reason(make_window, qtbot):
-    from gemmscope.app.main_window import bundled_session
+    from gemmscope.app.window.main_window import bundled_session
 
     path = bundled_session()
     assert path is not None, "resources/sessions/h200-ladder.jsonl is part of the package"
     recorded = {(r["level"], r["M"]): r["tflops"] for r in read_session(path).results}
     window = make_window()
     assert window.open_bundled("no CUDA device")
-    assert "no CUDA device" in window.mode_label.text()
+    assert "no CUDA device" in window.mode_text()
     qtbot.waitUntil(lambda: window.replay.clock is not None, timeout=10000)
     window.replay.seek(window.replay.clock.duration_s)
     window.flush_views()
@@ -156,7 +156,7 @@ def test_a_recording_is_read_off_the_gui_thread(qtbot, make_window, synthetic_fi
     with qtbot.waitSignal(window.recording_opened, timeout=10_000) as opened:
         assert window.open_recording(synthetic_file, background=True)
     assert opened.args == [True]
-    assert "synthetic.jsonl" in window.mode_label.text()
+    assert "synthetic.jsonl" in window.mode_text()
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
     with qtbot.waitSignal(window.recording_opened, timeout=10_000) as opened:
@@ -186,20 +186,20 @@ def test_telemetry_view_shows_the_recorded_samples(qtbot, make_window, synthetic
 
 def test_the_bundled_recording_opens_with_the_reason(make_window, synthetic_file,
                                                      monkeypatch):
-    from gemmscope.app import main_window
+    from gemmscope.app.window import main_window
 
     monkeypatch.setattr(main_window, "bundled_session", lambda: synthetic_file)
     window = make_window()
     assert window.open_bundled("no CUDA driver (libcuda not found)")
     window.play_instant()
-    assert window.mode_label.text() == ("replay — synthetic.jsonl [synthetic data] "
+    assert window.mode_text() == ("replay — synthetic.jsonl [synthetic data] "
                                         "(no CUDA driver (libcuda not found))")
     assert window.ladder.cell_text("wmma", "TFLOPS") == "300.000 ⚠"
     assert not window.controls.buttons["run_ladder"].isEnabled()
 
 
 def test_replay_bar_pause_speed_and_seek(qtbot, make_window, synthetic_file, tmp_path):
-    from gemmscope.app.preferences import Preferences, open_settings
+    from gemmscope.app.window.preferences import Preferences, open_settings
 
     window = make_window(tmp_path / "bar.ini")
     window.prefs.speed = Speed.X1

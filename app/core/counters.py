@@ -13,10 +13,10 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from gemmscope.app.core.shape import Shape
-from gemmscope.kernels import registry
-from gemmscope.kernels.models import model_for
-from gemmscope.kernels.models.ncu_compare import ComparisonRow, NcuKernelRow, compare
+from ...kernels import registry
+from ...kernels.models import model_for
+from ...kernels.models.ncu_compare import ComparisonRow, NcuKernelRow, compare
+from .shape import Shape
 
 NCU = "ncu"
 

@@ -6,8 +6,8 @@ import csv
 import io
 from collections.abc import Sequence
 
-from gemmscope.app.core.store import SessionStore
-from gemmscope.app.core.units import THROTTLE_MARK, energy_text, gflop_per_j_text
+from .store import SessionStore
+from .units import THROTTLE_MARK, energy_text, gflop_per_j_text
 
 # energy_j is per GEMM; throttled lists the clock-event reasons seen, ";"-separated
 CSV_COLUMNS = ("level", "precision", "dtype", "M", "N", "K", "median_ms", "tflops",

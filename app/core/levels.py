@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gemmscope.kernels import registry
+from ...kernels import registry
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,20 +1,18 @@
 """Replay of a recorded session: which events are due at a given play position.
 
 Qt-free: the app's replay controller ticks it from a QTimer with wall-clock seconds.
-Times come from the events' ``t``. A recording where the runner was restarted has a
-second ``session`` header with ``t`` starting again from zero; the timeline keeps going
-forward from where the previous runner stopped.
+Times come from the events' ``t``, which the reader has already put on the session's time
+axis (``kernels.protocol.Timeline`` joins runner restarts); play times only never go
+backwards (telemetry, sampled on its own thread, can arrive a little out of order).
 """
 
 from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Any
-
-from gemmscope.app.core.store import EventSink
 
 
 class Speed(StrEnum):
@@ -29,24 +27,19 @@ class Speed(StrEnum):
 
 
 def timeline(events: Sequence[dict[str, Any]]) -> list[float]:
-    """Play time of each event, non-decreasing, runner restarts joined end to start."""
+    """Play time of each event: its ``t``, never earlier than the event before it."""
     times: list[float] = []
-    offset = 0.0
     last = 0.0
-    for i, ev in enumerate(events):
-        t = float(ev["t"])
-        if ev["type"] == "session" and i > 0:
-            offset = last
-        at = max(last, offset + t)
-        times.append(at)
-        last = at
+    for ev in events:
+        last = max(last, float(ev["t"]))
+        times.append(last)
     return times
 
 
 class ReplayClock:
     """Play position over a list of events; delivers due events to a sink."""
 
-    def __init__(self, events: Sequence[dict[str, Any]], sink: EventSink):
+    def __init__(self, events: Sequence[dict[str, Any]], sink: Callable[[dict[str, Any]], None]):
         self.events = list(events)
         self.times = timeline(self.events)
         self.sink = sink
@@ -108,6 +101,6 @@ class ReplayClock:
         end = bisect.bisect_right(self.times, position_s)
         start = self.next_index
         for ev in self.events[start:end]:
-            self.sink.handle(ev)
+            self.sink(ev)
         self.next_index = max(start, end)
         return end - start

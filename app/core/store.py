@@ -8,16 +8,17 @@ redraw however many events arrived in between.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, ClassVar
 
 import numpy as np
 
-from gemmscope.app.core.counters import NCU, Counters
-from gemmscope.app.core.levels import LevelInfo, catalog_from_header, reference_id
-from gemmscope.app.core.shape import Shape, shape_of
-from gemmscope.app.core.telemetry import (
+from .counters import NCU, Counters
+from .levels import LevelInfo, catalog_from_header, reference_id
+from .shape import Shape, shape_of
+from .telemetry import (
     TELEMETRY_FIELDS,
     RunEnd,
     RunWindow,
@@ -27,12 +28,6 @@ from gemmscope.app.core.telemetry import (
 
 TELEMETRY_UNAVAILABLE = "telemetry unavailable"  # how the runner's info message begins
 __all__ = ["TELEMETRY_FIELDS", "RunWindow", "Shape", "TelemetryBuffer"]
-
-
-class EventSink(Protocol):
-    """Anything that takes validated protocol events, one at a time."""
-
-    def handle(self, event: dict[str, Any]) -> None: ...
 
 
 class Change(StrEnum):
@@ -183,39 +178,43 @@ class SessionStore:
         self.runs = RunWindows()
         self.telemetry_note: str | None = None  # "telemetry unavailable: ..." from an info
         self.counters: list[Counters] = []  # every counters event, in order
-        self.t_offset_s = 0.0  # added to t after a runner restart (timeline joined)
         self.last_t_s = 0.0  # latest session time seen
         self.running: dict[str, Any] | None = None  # the run_start of the run in progress
         self.event_count = 0
-        self.restarts = 0  # later session headers: the runner was restarted
+        self.restarts = 0  # restart events: the runner was restarted
         self._changes: set[Change] = set(Change)
 
     # ------------------------------------------------------------------ input
     def handle(self, event: dict[str, Any]) -> None:
+        """Take one validated event; its ``t`` is on the session's time axis already
+        (``kernels.protocol.Timeline``). Types this store does not show are counted only."""
         self.event_count += 1
-        kind = event["type"]
-        if kind == "session" and self.header is not None:
-            self.runs.abandon(self.last_t_s)
-            self.t_offset_s = self.last_t_s  # the new runner's t starts from zero
-        t = event.get("t")
-        if isinstance(t, int | float) and not isinstance(t, bool):
-            self.last_t_s = max(self.last_t_s, self.t_offset_s + float(t))
-        handler = getattr(self, f"_on_{kind}", None)
+        self.last_t_s = max(self.last_t_s, float(event["t"]))
+        handler = self._handlers.get(event["type"])
         if handler is not None:
-            handler(event)
+            handler(self, event)
 
     def _on_session(self, ev: dict[str, Any]) -> None:
-        if self.header is None:
-            self.header = ev
-            self.levels = catalog_from_header(ev)
-        else:
-            self.restarts += 1
+        if self.header is not None:  # a second header handed on unplaced: a restart
+            self._on_restart({**ev, "restarts": self.restarts + 1})
+            return
+        self.header = ev
+        self.levels = catalog_from_header(ev)
         self.running = None
         self._changes.update((Change.HEADER, Change.LADDER, Change.RUN))
 
-    def session_t(self, ev: dict[str, Any]) -> float:
-        """The event's time on the session's timeline (runner restarts joined)."""
-        return self.t_offset_s + float(ev["t"])
+    def _on_restart(self, ev: dict[str, Any]) -> None:
+        self.restarts += 1
+        self.runs.abandon(float(ev["t"]))
+        self.running = None
+        self.messages.append(Message("info", f"the runner was restarted ({self.restarts} "
+                                     "so far)", None, None, float(ev["t"]), False))
+        self._changes.update((Change.RUN, Change.MESSAGES, Change.TELEMETRY))
+
+    @staticmethod
+    def session_t(ev: dict[str, Any]) -> float:
+        """The event's time on the session's timeline."""
+        return float(ev["t"])
 
     def _on_run_start(self, ev: dict[str, Any]) -> None:
         self.running = ev
@@ -251,6 +250,7 @@ class SessionStore:
         self.messages.append(Message(ev["kind"], ev["message"], ev.get("level"),
                                      _shape_of(ev), float(ev["t"]), True))
         self._changes.add(Change.MESSAGES)
+        self._end_running(ev)
         if self.runs.finish(ev, self.session_t(ev), RunEnd.ERROR):
             self._changes.add(Change.TELEMETRY)
 
@@ -263,6 +263,8 @@ class SessionStore:
             self._changes.add(Change.TELEMETRY)
         if "id" in ev and self.runs.finish(ev, self.session_t(ev), RunEnd.STOPPED):
             self._changes.add(Change.TELEMETRY)  # a run stopped by the user
+        if "id" in ev:
+            self._end_running(ev)
 
     def _on_telemetry(self, ev: dict[str, Any]) -> None:
         self.telemetry.append(ev, self.session_t(ev))
@@ -298,9 +300,19 @@ class SessionStore:
         return _num(device.get("sm_clock_max_mhz")) if isinstance(device, dict) else None
 
     def _on_done(self, ev: dict[str, Any]) -> None:
+        self._end_running(ev)
+
+    def _end_running(self, ev: dict[str, Any]) -> None:
+        """A run's done, or the error or stop that ended it, ends "running"."""
         if self.running is not None and ev.get("id") == self.running.get("id"):
             self.running = None
             self._changes.add(Change.RUN)
+
+    _handlers: ClassVar[dict[str, Callable[[SessionStore, dict[str, Any]], None]]] = {
+        "session": _on_session, "restart": _on_restart, "run_start": _on_run_start,
+        "repeat": _on_repeat, "result": _on_result, "error": _on_error, "info": _on_info,
+        "telemetry": _on_telemetry, "counters": _on_counters, "done": _on_done,
+    }
 
     def take_changes(self) -> set[Change]:
         changes, self._changes = self._changes, set()

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gemmscope.app.core.shape import Shape, shape_of
+from .shape import Shape, shape_of
 
 CLOCK_FIELDS = ("sm_clock_mhz", "mem_clock_mhz")
 POWER_FIELDS = ("power_w", "power_limit_w")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gemmscope.app.core.store import Result
+from .store import Result
 
 THROTTLE_MARK = "⚠"
 

@@ -16,19 +16,19 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QCheckBox, QSpinBox, QVBoxLayout, QWidget
 
-from gemmscope.app.core.store import Change, SessionStore
-from gemmscope.app.views.counters_panel import CountersPanel
-from gemmscope.app.views.playback import WarpAccessCanvas, WarpAccessView
-from gemmscope.app.views.theme import THEME
-from gemmscope.kernels.models.banks import (
+from ...kernels.models.banks import (
     N_BANKS,
     BankReport,
     bank_cells,
     wavefront_index,
 )
-from gemmscope.kernels.models.level_model import Op, WarpAccess
-from gemmscope.kernels.models.relayout import RelayoutError, relayout
-from gemmscope.kernels.models.swizzle import IDENTITY, Swizzle
+from ...kernels.models.level_model import Op, WarpAccess
+from ...kernels.models.relayout import RelayoutError, relayout
+from ...kernels.models.swizzle import IDENTITY, Swizzle
+from ..core.store import Change, SessionStore
+from ..theme import ANIMATION
+from .counters_panel import CountersPanel
+from .playback import WarpAccessCanvas, WarpAccessView
 
 WIDTH_NAMES = {1: "8-bit", 2: "16-bit", 4: "32-bit", 8: "64-bit", 16: "128-bit"}
 
@@ -164,7 +164,7 @@ class BanksCanvas(WarpAccessCanvas):
         for b in range(N_BANKS):
             rect = self.bank_header_rect(b)
             state = self.bank_state(b)
-            painter.fillRect(rect, THEME.color(state if state != "unused" else "unused"))
+            painter.fillRect(rect, ANIMATION.color(state if state != "unused" else "unused"))
             label = str(b)
             if state == "conflict":
                 label = f"{int(self._report.load[:, b].max())}×"
@@ -177,15 +177,15 @@ class BanksCanvas(WarpAccessCanvas):
         served = self.progress * rep.wavefronts
         for (p, b, r), lanes in self._cells.items():
             rect = self.cell_rect(p, r, b)
-            color = QColor(THEME.lane(lanes[0]))
+            color = QColor(ANIMATION.lane(lanes[0]))
             if wavefront_index(rep, p, r) >= served:
                 color.setAlpha(70)
             painter.fillRect(rect, color)
             if rep.load[p, b] > 1:
-                painter.setPen(QPen(THEME.color("conflict"), 2))
+                painter.setPen(QPen(ANIMATION.color("conflict"), 2))
                 painter.drawRect(rect.adjusted(1, 1, -1, -1))
             if self.selected_lane in lanes:
-                painter.setPen(QPen(THEME.color("selection"), 2))
+                painter.setPen(QPen(ANIMATION.color("selection"), 2))
                 painter.drawRect(rect.adjusted(2, 2, -2, -2))
             text = str(lanes[0]) if len(lanes) == 1 else f"{lanes[0]}+{len(lanes) - 1}"
             painter.setPen(QColor("black"))
@@ -204,16 +204,16 @@ class BanksCanvas(WarpAccessCanvas):
         for lane in range(32):
             rect = self.lane_rect(lane)
             if not rep.active[lane]:
-                painter.fillRect(rect, THEME.color("unused"))
+                painter.fillRect(rect, ANIMATION.color("unused"))
                 continue
-            painter.fillRect(rect, THEME.lane(lane))
+            painter.fillRect(rect, ANIMATION.lane(lane))
             painter.setPen(QColor("black"))
             painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), str(lane))
             if lane == self.selected_lane:
                 target = self.cell_rect(int(rep.lane_phase[lane]),
                                         int(rep.lane_wavefront[lane]),
                                         int(rep.lane_bank[lane]))
-                painter.setPen(QPen(THEME.color("selection"), 2))
+                painter.setPen(QPen(ANIMATION.color("selection"), 2))
                 painter.drawLine(QPointF(rect.center().x(), rect.top()),
                                  QPointF(target.center().x(), target.bottom()))
 

@@ -11,10 +11,10 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
-from gemmscope.app.views.playback import WarpAccessCanvas, WarpAccessView
-from gemmscope.app.views.theme import THEME
-from gemmscope.kernels.models.coalescing import SECTOR_BYTES, SectorReport
-from gemmscope.kernels.models.level_model import WarpAccess
+from ...kernels.models.coalescing import SECTOR_BYTES, SectorReport
+from ...kernels.models.level_model import WarpAccess
+from ..theme import ANIMATION
+from .playback import WarpAccessCanvas, WarpAccessView
 
 WORDS_PER_SECTOR = SECTOR_BYTES // 4
 SECTORS_PER_ROW = 8
@@ -93,8 +93,8 @@ class CoalescingCanvas(WarpAccessCanvas):
             return
         for lane in range(32):
             rect = self.lane_rect(lane)
-            painter.fillRect(rect, THEME.lane(lane) if rep.active[lane]
-                             else THEME.color("unused"))
+            painter.fillRect(rect, ANIMATION.lane(lane) if rep.active[lane]
+                             else ANIMATION.color("unused"))
             painter.setPen(QColor("black"))
             painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), str(lane))
 
@@ -121,12 +121,12 @@ class CoalescingCanvas(WarpAccessCanvas):
                            f"{sector * SECTOR_BYTES:#x}", "muted_text")
             for w in range(WORDS_PER_SECTOR):
                 lane = owner.get((sector, w))
-                color = THEME.color("unused") if lane is None else QColor(THEME.lane(lane))
+                color = ANIMATION.color("unused") if lane is None else QColor(ANIMATION.lane(lane))
                 if lane is not None and lane >= shown:
                     color.setAlpha(70)
                 painter.fillRect(self.word_rect(i, w), color)
             if i and rep.sectors[i] != rep.sectors[i - 1] + 1:
-                painter.setPen(THEME.color("muted_text"))
+                painter.setPen(ANIMATION.color("muted_text"))
                 painter.drawText(QPointF(rect.left() - 8, rect.center().y() + 4), "…")
         if rep.n_sectors > visible:
             self.draw_text(painter, QRectF(10, self.sector_rect(visible).top(), 400, 20),
@@ -135,7 +135,7 @@ class CoalescingCanvas(WarpAccessCanvas):
         if lane is not None and rep.active[lane]:
             i = self.sector_index(int(rep.lane_sector[lane]))
             if i < visible:
-                painter.setPen(QPen(THEME.color("selection"), 2))
+                painter.setPen(QPen(ANIMATION.color("selection"), 2))
                 painter.drawLine(QPointF(self.lane_rect(lane).center().x(),
                                          self.lane_rect(lane).bottom()),
                                  QPointF(self.sector_rect(i).center().x(),

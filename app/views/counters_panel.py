@@ -14,11 +14,11 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-from gemmscope.app.core.counters import CountersComparison, compare_counters
-from gemmscope.app.core.store import SessionStore
-from gemmscope.app.views.theme import THEME
-from gemmscope.kernels.models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
-from gemmscope.kernels.models.ncu_compare import ComparisonRow
+from ...kernels.models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
+from ...kernels.models.ncu_compare import ComparisonRow
+from ..core.counters import CountersComparison, compare_counters
+from ..core.store import SessionStore
+from ..theme import ANIMATION
 
 NO_MEASUREMENT = "no ncu measurement in this session"
 LAUNCH_TEXT = {"one_block_per_sm": " (launched with one block per SM)",
@@ -68,7 +68,7 @@ def table_html(comparison: CountersComparison) -> str:
                 out.append('<td></td><td></td><td></td>')
                 continue
             close = row.diff_pct is not None and abs(row.diff_pct) <= CLOSE_PCT
-            colour = THEME.ok if close else THEME.conflict
+            colour = ANIMATION.ok if close else ANIMATION.conflict
             out.append(f'<td align="right">{fmt_count(row.model)}</td>'
                        f'<td align="right">{fmt_count(row.measured)}</td>'
                        f'<td align="right"><font color="{colour}">'

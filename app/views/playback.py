@@ -29,9 +29,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gemmscope.app.views.theme import THEME
-from gemmscope.kernels.models import model_for
-from gemmscope.kernels.models.level_model import LevelModel, WarpAccess
+from ...kernels.models import model_for
+from ...kernels.models.level_model import LevelModel, WarpAccess
+from ..theme import ANIMATION, Theme
+from .base import View
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
 STEP_MS = 900  # one step at 1x
@@ -168,7 +169,7 @@ class AnimatedCanvas(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         try:
-            painter.fillRect(self.rect(), THEME.color("background"))
+            painter.fillRect(self.rect(), ANIMATION.color("background"))
             self.draw(painter)
         finally:
             painter.end()
@@ -181,7 +182,7 @@ class AnimatedCanvas(QWidget):
     def draw_text(self, painter: QPainter, rect: QRectF, text: str,
                   color: str = "text", align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft
                   ) -> None:
-        painter.setPen(THEME.color(color))
+        painter.setPen(ANIMATION.color(color))
         painter.drawText(rect, int(align | Qt.AlignmentFlag.AlignVCenter), text)
 
     @staticmethod
@@ -232,7 +233,7 @@ class PlaybackBar(QWidget):
         self.step_label.setText(f"step {self.canvas.step + 1} / {self.canvas.n_steps()}")
 
 
-class ViewPanel(QWidget):
+class ViewPanel(QWidget, View):
     """A canvas, its playback bar and an options row; ``set_level`` follows the ladder."""
 
     canvas: AnimatedCanvas
@@ -266,7 +267,7 @@ class ViewPanel(QWidget):
     def set_animated(self, on: bool) -> None:
         self.canvas.set_animated(on)
 
-    def apply_theme(self, theme: object) -> None:
+    def apply_theme(self, theme: Theme) -> None:
         """The main window's theme (normal or presentation): the canvas takes its font
         size, so the picture's numbers stay readable on stage. Colours stay ours."""
         pt = getattr(theme, "font_pt", None)

@@ -12,12 +12,9 @@ from PySide6.QtCore import QRectF, Signal
 from PySide6.QtGui import QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QSpinBox, QWidget
 
-from gemmscope.app.views.canvas_image import image_from_codes
-from gemmscope.app.views.playback import AnimatedCanvas, ViewPanel
-from gemmscope.app.views.theme import THEME
-from gemmscope.kernels.models.banks import lanes_per_phase
-from gemmscope.kernels.models.expression import ExpressionError, parse_column_expression
-from gemmscope.kernels.models.swizzle import (
+from ...kernels.models.banks import lanes_per_phase
+from ...kernels.models.expression import ExpressionError, parse_column_expression
+from ...kernels.models.swizzle import (
     Pattern,
     PatternAccess,
     Swizzle,
@@ -25,6 +22,9 @@ from gemmscope.kernels.models.swizzle import (
     TileLayout,
     analyze_pattern,
 )
+from ..theme import ANIMATION
+from .canvas_image import image_from_codes
+from .playback import AnimatedCanvas, ViewPanel
 
 BEFORE, AFTER = 0, 1
 
@@ -154,9 +154,9 @@ class SwizzleCanvas(AnimatedCanvas):
 
     def draw_grid(self, painter: QPainter, side: int) -> None:
         g = self.grid_rect(side)
-        palette = [THEME.bank(b) for b in range(32)]
+        palette = [ANIMATION.bank(b) for b in range(32)]
         painter.drawImage(g, image_from_codes(self.bank_grid(side), palette))
-        painter.setPen(THEME.color("grid"))
+        painter.setPen(ANIMATION.color("grid"))
         painter.drawRect(g)
         name = "before" if side == BEFORE else "after"
         lines = [name]
@@ -179,7 +179,7 @@ class SwizzleCanvas(AnimatedCanvas):
         for lane in range(32):
             current = lane // per == self.step
             conflict = rep.load[lane // per, rep.lane_bank[lane]] > 1
-            color = THEME.color("conflict") if conflict else THEME.color("selection")
+            color = ANIMATION.color("conflict") if conflict else ANIMATION.color("selection")
             if not current:
                 color.setAlpha(60)
             painter.setPen(QPen(color, 2 if current else 1))
@@ -195,7 +195,7 @@ class SwizzleCanvas(AnimatedCanvas):
             return
         r, c = self.selected
         for side in (BEFORE, AFTER):
-            painter.setPen(QPen(THEME.color("selection"), 3))
+            painter.setPen(QPen(ANIMATION.color("selection"), 3))
             painter.drawRect(self.cell_rect(side, r, c))
         self.draw_text(painter, QRectF(10, self.height() - 26, self.width() - 20, 22),
                        self.describe(r, c))
@@ -291,12 +291,12 @@ class SwizzleView(ViewPanel):
         c = self.explorer
         if c.error:
             self.message.setText(f"⚠ {c.error}")
-            self.message.setStyleSheet(f"color: {THEME.conflict}")
+            self.message.setStyleSheet(f"color: {ANIMATION.conflict}")
         else:
             self.message.setText("pattern is conflict-free after the mapping"
                                  if c.conflict_free() else
                                  "pattern still conflicts after the mapping")
-            color = THEME.ok if c.conflict_free() else THEME.conflict
+            color = ANIMATION.ok if c.conflict_free() else ANIMATION.conflict
             self.message.setStyleSheet(f"color: {color}")
 
 

@@ -18,13 +18,13 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter
 from PySide6.QtWidgets import QCheckBox, QLabel, QSpinBox, QWidget
 
-from gemmscope.app.views.canvas_image import image_from_codes
-from gemmscope.app.views.playback import AnimatedCanvas, ViewPanel
-from gemmscope.app.views.theme import THEME
-from gemmscope.app.views.tiling_pipeline import PipelineScene
-from gemmscope.kernels.models import model_for
-from gemmscope.kernels.models.hopper import WarpSpecialized
-from gemmscope.kernels.models.level_model import LevelModel
+from ...kernels.models import model_for
+from ...kernels.models.hopper import WarpSpecialized
+from ...kernels.models.level_model import LevelModel
+from ..theme import ANIMATION
+from .canvas_image import image_from_codes
+from .playback import AnimatedCanvas, ViewPanel
+from .tiling_pipeline import PipelineScene
 
 BLOCKS = 4  # block rows and cols of C shown
 K_STEPS = 4  # K steps shown
@@ -182,25 +182,25 @@ class TilingCanvas(AnimatedCanvas):
 
     def draw_matrices(self, painter: QPainter) -> None:
         br, bc = self.block
-        grid = THEME.color("grid")
+        grid = ANIMATION.color("grid")
         order = self.model.block_order(BLOCKS, BLOCKS)
         for r in range(BLOCKS):
             for c in range(BLOCKS):
                 color = "c_block" if (r, c) == self.block else "panel"
                 rect = self.c_block_rect(r, c)
-                self.fill(painter, rect, THEME.color(color), grid)
+                self.fill(painter, rect, ANIMATION.color(color), grid)
                 self.draw_text(painter, QRectF(rect.left() + 4, rect.top() + 2, 40, 16),
                                f"#{order[r, c]}", "muted_text")
         for r in range(BLOCKS):
             for k in range(K_STEPS):
                 color = ("a_operand" if (r == br and k == self.step) else
                          "a_panel" if r == br else "panel")
-                self.fill(painter, self.a_tile_rect(r, k), THEME.color(color), grid)
+                self.fill(painter, self.a_tile_rect(r, k), ANIMATION.color(color), grid)
         for k in range(K_STEPS):
             for c in range(BLOCKS):
                 color = ("b_operand" if (c == bc and k == self.step) else
                          "b_panel" if c == bc else "panel")
-                self.fill(painter, self.b_tile_rect(k, c), THEME.color(color), grid)
+                self.fill(painter, self.b_tile_rect(k, c), ANIMATION.color(color), grid)
         _, t, o = self._unit()
         self.draw_text(painter, QRectF(o.x() - 8 - K_STEPS * t, o.y() - 8 - K_STEPS * t,
                                        K_STEPS * t, K_STEPS * t), "A ⋅ B = C", "muted_text",
@@ -222,14 +222,14 @@ class TilingCanvas(AnimatedCanvas):
             for s in range(self.model.stages):
                 rect = self.stage_rect(i, s)
                 state, fill, k = self.stage_state(s)
-                self.fill(painter, rect, THEME.color("stage_empty"), THEME.color("grid"))
+                self.fill(painter, rect, ANIMATION.color("stage_empty"), ANIMATION.color("grid"))
                 filled = QRectF(rect.left(), rect.bottom() - rect.height() * fill,
                                 rect.width(), rect.height() * fill)
-                painter.fillRect(filled, THEME.color(state))
+                painter.fillRect(filled, ANIMATION.color(state))
                 if state == "stage_consuming" and self.progress >= LOAD_PART:
                     x = rect.left() + rect.width() * (self.progress - LOAD_PART) / (
                         1 - LOAD_PART)
-                    painter.setPen(THEME.color("selection"))
+                    painter.setPen(ANIMATION.color("selection"))
                     painter.drawLine(QPointF(x, rect.top()), QPointF(x, rect.bottom()))
                 label = f"stage {s}" + ("" if k is None else f"\nK step {k + 1}")
                 self.draw_text(painter, rect, label, "text", Qt.AlignmentFlag.AlignCenter)
@@ -241,9 +241,9 @@ class TilingCanvas(AnimatedCanvas):
         if self.show_threads:
             rc = m.thread_outputs(self.tid)
             codes[rc[:, 0], rc[:, 1]] = 2
-        palette = [THEME.color("panel"), THEME.color("warp"), THEME.color("thread")]
+        palette = [ANIMATION.color("panel"), ANIMATION.color("warp"), ANIMATION.color("thread")]
         painter.drawImage(z, image_from_codes(codes, palette))
-        painter.setPen(THEME.color("grid"))
+        painter.setPen(ANIMATION.color("grid"))
         painter.drawRect(z)
         n_out = len(m.thread_outputs(self.tid))
         who = (f"thread {self.tid} (pink, {n_out} outputs)" if n_out < m.bm * m.bn // m.warps

@@ -17,25 +17,25 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 
-from gemmscope.app.views.canvas_image import image_from_codes
-from gemmscope.app.views.theme import THEME
-from gemmscope.kernels.models.hopper import (
+from ...kernels.models.hopper import (
     STAGING_COLS,
     WARPGROUP,
     PromoteOp,
     WarpSpecialized,
     WgmmaOp,
 )
-from gemmscope.kernels.models.pipeline import (
+from ...kernels.models.pipeline import (
     ConsumerView,
     PipelineSchedule,
     StageState,
     StageView,
     Work,
 )
+from ..theme import ANIMATION
+from .canvas_image import image_from_codes
 
 if TYPE_CHECKING:
-    from gemmscope.app.views.playback import AnimatedCanvas
+    from .playback import AnimatedCanvas
 
 DISPLAY_MN = (4096, 4096)  # the C the tile map shows (512 tiles: each SM walks 3 or 4)
 K_STEPS_SHOWN = 6  # K steps per tile in the animation (K / BK in a real run)
@@ -192,13 +192,13 @@ class PipelineScene:
                     f"{self.model.group_rows} rows", "muted_text")
         now = self.consumer().tile
         mine = {tile: i for i, tile in enumerate(self.tiles)}
-        grid = THEME.color("grid")
+        grid = ANIMATION.color("grid")
         for r in range(self.gm):
             for col in range(self.gn):
                 i = mine.get((r, col))
                 name = ("panel" if i is None else "c_done" if i < now else
                         "c_block" if i == now else "sm_tile")
-                painter.fillRect(self.tile_rect(r, col), THEME.color(name))
+                painter.fillRect(self.tile_rect(r, col), ANIMATION.color(name))
         painter.setPen(grid)
         for r in range(self.gm + 1):
             y = mrect.top() + r * mrect.height() / self.gm
@@ -206,13 +206,13 @@ class PipelineScene:
         for col in range(self.gn + 1):
             x = mrect.left() + col * mrect.width() / self.gn
             painter.drawLine(QPointF(x, mrect.top()), QPointF(x, mrect.bottom()))
-        painter.setPen(QPen(THEME.color("muted_text"), 2))
+        painter.setPen(QPen(ANIMATION.color("muted_text"), 2))
         for r in range(self.model.group_rows, self.gm, self.model.group_rows):
             y = mrect.top() + r * mrect.height() / self.gm
             painter.drawLine(QPointF(mrect.left(), y), QPointF(mrect.right(), y))
         nxt = self.next_tile()
         if nxt is not None:
-            painter.setPen(QPen(THEME.color("selection"), 2))
+            painter.setPen(QPen(ANIMATION.color("selection"), 2))
             painter.drawRect(self.tile_rect(*nxt).adjusted(1, 1, -1, -1))
         cur = self.current_tile()
         walk = " → ".join(f"({r},{col})" for r, col in self.tiles)
@@ -221,7 +221,7 @@ class PipelineScene:
                  f"{walk}\nnow ({cur[0]},{cur[1]}) (green); next: "
                  + (f"({nxt[0]},{nxt[1]}) (outlined)" if nxt else "none, last tile")
                  + "\nclick a tile: the SM that computes it")
-        painter.setPen(THEME.color("muted_text"))
+        painter.setPen(ANIMATION.color("muted_text"))
         left, _, _ = self._regions()
         painter.drawText(QRectF(left.left(), mrect.bottom() + 6, left.width(),
                                 left.bottom() - mrect.bottom() - 6),
@@ -230,7 +230,7 @@ class PipelineScene:
 
     def draw_producer(self, painter: QPainter) -> None:
         rect = self.producer_rect()
-        self.canvas.fill(painter, rect, THEME.color("producer"), THEME.color("grid"))
+        self.canvas.fill(painter, rect, ANIMATION.color("producer"), ANIMATION.color("grid"))
         p = self.schedule.producer_at(self.time())
         if p.copying:
             what = "TMA A+Bt →\n" + ", ".join(
@@ -253,12 +253,12 @@ class PipelineScene:
         a_share = m.bm / (m.bm + m.bn)
         for view in self.stages():
             rect = self.stage_rect(view.stage)
-            self.canvas.fill(painter, rect, THEME.color("stage_empty"), THEME.color("grid"))
+            self.canvas.fill(painter, rect, ANIMATION.color("stage_empty"), ANIMATION.color("grid"))
             filled = rect.height() * (view.fill if view.state is StageState.FILLING else
                                       0.0 if view.state is StageState.EMPTY else 1.0)
             painter.fillRect(QRectF(rect.left(), rect.bottom() - filled, rect.width(),
-                                    filled), THEME.color(STATE_COLOR[view.state]))
-            painter.setPen(THEME.color("grid"))
+                                    filled), ANIMATION.color(STATE_COLOR[view.state]))
+            painter.setPen(ANIMATION.color("grid"))
             y = rect.top() + rect.height() * a_share
             painter.drawLine(QPointF(rect.left(), y), QPointF(rect.right(), y))
             head = f"s{view.stage}"
@@ -274,7 +274,7 @@ class PipelineScene:
                                   f"E{arrived}/{m.consumers}",
                                   "ok" if full else "muted_text", Qt.AlignmentFlag.AlignCenter)
         legend = ("sN TtKk: tile t, K step k\nF: full[s] done, E: arrivals on empty[s]")
-        painter.setPen(THEME.color("muted_text"))
+        painter.setPen(ANIMATION.color("muted_text"))
         painter.drawText(QRectF(self.stage_rect(0).left(), pipe.bottom() - 16,
                                 pipe.width() * 0.46, 36),
                          int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop), legend)
@@ -284,7 +284,7 @@ class PipelineScene:
         op = self.current_op()
         for c in range(m.consumers):
             rect = self.consumer_rect(c)
-            self.canvas.fill(painter, rect, THEME.consumer(c), THEME.color("grid"))
+            self.canvas.fill(painter, rect, ANIMATION.consumer(c), ANIMATION.color("grid"))
             rows = m.consumer_rows(c)
             if view.work is Work.WAIT:
                 what = f"waits on full[{view.stage}]"
@@ -309,7 +309,7 @@ class PipelineScene:
                                                               | Qt.AlignmentFlag.AlignTop), text)
         prod, first = self.producer_rect(), self.stage_rect(0)
         last = self.stage_rect(m.stages - 1)
-        painter.setPen(QPen(THEME.color("muted_text"), 2))
+        painter.setPen(QPen(ANIMATION.color("muted_text"), 2))
         y = prod.center().y()
         painter.drawLine(QPointF(prod.right() + 2, y), QPointF(first.left() - 4, y))
         painter.drawLine(QPointF(last.right() + 4, y),
@@ -334,14 +334,14 @@ class PipelineScene:
         return codes
 
     def palette(self) -> list[QColor]:
-        return [THEME.color("panel"), THEME.consumer(0), THEME.consumer(1),
-                THEME.color("warp"), THEME.color("thread"), THEME.color("c_done")]
+        return [ANIMATION.color("panel"), ANIMATION.consumer(0), ANIMATION.consumer(1),
+                ANIMATION.color("warp"), ANIMATION.color("thread"), ANIMATION.color("c_done")]
 
     def draw_zoom(self, painter: QPainter) -> None:
         m = self.model
         a_rect, b_rect, z = self._zoom_parts()
         painter.drawImage(z, image_from_codes(self.zoom_codes(), self.palette()))
-        painter.setPen(THEME.color("grid"))
+        painter.setPen(ANIMATION.color("grid"))
         painter.drawRect(z)
         op = self.current_op()
         a_codes = np.zeros((m.bm, m.bk), np.int64)
@@ -352,20 +352,20 @@ class PipelineScene:
                 a_codes[r0:r0 + op.a.rows, op.a.col:op.a.col + op.a.cols] = 1
             b_codes[op.b.col:op.b.col + op.b.cols, op.b.row:op.b.row + op.b.rows] = 1
         painter.drawImage(a_rect, image_from_codes(
-            a_codes, [THEME.color("a_panel"), THEME.color("a_operand")]))
+            a_codes, [ANIMATION.color("a_panel"), ANIMATION.color("a_operand")]))
         painter.drawImage(b_rect, image_from_codes(
-            b_codes, [THEME.color("b_panel"), THEME.color("b_operand")]))
-        painter.setPen(THEME.color("grid"))
+            b_codes, [ANIMATION.color("b_panel"), ANIMATION.color("b_operand")]))
+        painter.setPen(ANIMATION.color("grid"))
         painter.drawRect(a_rect)
         painter.drawRect(b_rect)
         view = self.consumer()
         if view.work is Work.EPILOGUE:  # the chunk being staged and stored
-            painter.setPen(QPen(THEME.color("selection"), 2))
+            painter.setPen(QPen(ANIMATION.color("selection"), 2))
             col = view.op * STAGING_COLS
             painter.drawRect(QRectF(self.tile_cell_rect(0, col).topLeft(), self.tile_cell_rect(
                 m.bm - 1, col + STAGING_COLS - 1).bottomRight()).adjusted(1, 1, -1, -1))
         if isinstance(op, (WgmmaOp, PromoteOp)):
-            painter.setPen(QPen(THEME.color("selection"), 2))
+            painter.setPen(QPen(ANIMATION.color("selection"), 2))
             for c in range(m.consumers):
                 t = op.c
                 r0 = m.consumer_rows(c).row

@@ -6,15 +6,15 @@ and ``swizzle`` hold the shared math.
 
 from __future__ import annotations
 
-from gemmscope.kernels import registry
-from gemmscope.kernels.models.hopper import Fp8BlockScaled, WgmmaTma
-from gemmscope.kernels.models.level_model import LevelModel, SharedTotals
-from gemmscope.kernels.models.mma_sync import MmaSync
-from gemmscope.kernels.models.register_blocking import Register2D, Vectorized
-from gemmscope.kernels.models.smem_tiles import DoubleBuffer, SmemPadded, SmemTiled
-from gemmscope.kernels.models.thread_per_element import Coalesced, Naive
-from gemmscope.kernels.models.warp_tiling import CpAsync, WarpTiling
-from gemmscope.kernels.models.wmma import Wmma
+from .. import registry
+from .hopper import Fp8BlockScaled, WgmmaTma
+from .level_model import LevelModel, SharedTotals
+from .mma_sync import MmaSync
+from .register_blocking import Register2D, Vectorized
+from .smem_tiles import DoubleBuffer, SmemPadded, SmemTiled
+from .thread_per_element import Coalesced, Naive
+from .warp_tiling import CpAsync, WarpTiling
+from .wmma import Wmma
 
 MODELS: dict[str, type[LevelModel]] = {
     cls.level_id: cls

@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gemmscope.kernels.models import MODELS, model_for
-from gemmscope.kernels.models.banks import HARDWARE, PHASES_ONLY
+from . import MODELS, model_for
+from .banks import HARDWARE, PHASES_ONLY
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,9 +38,9 @@ from enum import StrEnum
 
 import numpy as np
 
-from gemmscope.kernels import registry
-from gemmscope.kernels.models.banks import HARDWARE, WARP_SIZE, BankRules
-from gemmscope.kernels.models.level_model import (
+from .. import registry
+from .banks import HARDWARE, WARP_SIZE, BankRules
+from .level_model import (
     LANES,
     LevelModel,
     Op,
@@ -53,7 +53,7 @@ from gemmscope.kernels.models.level_model import (
     ceil_div,
     global_access,
 )
-from gemmscope.kernels.models.pipeline import PipelineSchedule
+from .pipeline import PipelineSchedule
 
 WARPGROUP = 128  # threads
 WARPS_PER_GROUP = WARPGROUP // WARP_SIZE

@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gemmscope.kernels import registry
-from gemmscope.kernels.models.banks import (
+from .. import registry
+from .banks import (
     HARDWARE,
     PHASES_ONLY,
     WARP_SIZE,
@@ -29,7 +29,7 @@ from gemmscope.kernels.models.banks import (
     BankRules,
     analyze_shared,
 )
-from gemmscope.kernels.models.coalescing import SectorReport, analyze_global
+from .coalescing import SectorReport, analyze_global
 
 LANES = np.arange(WARP_SIZE, dtype=np.int64)
 

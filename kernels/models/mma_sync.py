@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gemmscope.kernels.models.level_model import (
+from .level_model import (
     LANES,
     Op,
     SmemArray,
@@ -29,7 +29,7 @@ from gemmscope.kernels.models.level_model import (
     global_access,
     lanes_of,
 )
-from gemmscope.kernels.models.wmma import TensorCoreTiles
+from .wmma import TensorCoreTiles
 
 CHUNK_HALVES = 8
 

@@ -14,7 +14,7 @@ import io
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gemmscope.kernels.models.level_model import NCU_EXTRA_METRICS, NCU_METRICS, SharedTotals
+from .level_model import NCU_EXTRA_METRICS, NCU_METRICS, SharedTotals
 
 METRIC_LABELS = {
     NCU_METRICS["ld_conflicts"]: "ld bank conflicts",

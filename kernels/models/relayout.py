@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from gemmscope.kernels.models.level_model import SmemArray, WarpAccess
-from gemmscope.kernels.models.swizzle import IDENTITY, Swizzle, TileLayout
+from .level_model import SmemArray, WarpAccess
+from .swizzle import IDENTITY, Swizzle, TileLayout
 
 
 class RelayoutError(ValueError):

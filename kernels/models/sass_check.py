@@ -22,8 +22,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from gemmscope.kernels import registry
-from gemmscope.kernels.models.level_model import LevelModel, Op, WarpAccess
+from .. import registry
+from .level_model import LevelModel, Op, WarpAccess
 
 _SASS_OP = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?((?:LDS|STS|LDSM|LDGSTS)"
                       r"(?:\.[A-Z0-9_]+)*)\s", re.M)

@@ -19,7 +19,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from gemmscope.kernels.models.banks import WARP_SIZE, BankReport, analyze_shared
+from .banks import WARP_SIZE, BankReport, analyze_shared
 
 
 @dataclass(frozen=True, slots=True)

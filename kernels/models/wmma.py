@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gemmscope.kernels.models.level_model import (
+from .level_model import (
     LANES,
     LevelModel,
     Op,

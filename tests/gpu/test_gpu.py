@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from gemmscope.kernels import cli, registry
-from gemmscope.kernels.client import RunnerClient
+from gemmscope.kernels.plan import RunRequest
+from gemmscope.kernels.session import RunnerSession, default_runner_command
 
 pytestmark = pytest.mark.gpu
 
@@ -55,13 +56,12 @@ def test_level_is_correct(bench, level, shape):
 
 def test_hopper_levels_are_compared_with_cublas_at_their_precision():
     seen: list[dict] = []
-    client = RunnerClient(seen.append, telemetry_hz=0)
+    client = RunnerSession(seen.append, default_runner_command(0))
     try:
-        client.start()
+        client.wait_ready()
         for level_id, ref in (("wgmma_tma", "cublas_bf16"),
                               ("fp8_block_scaled", "cublaslt_fp8")):
-            evs = client.request({"cmd": "run", "level": level_id, "M": 2048, "N": 2048,
-                                  "K": 2048, "repeats": 3})
+            evs = client.run([RunRequest(level_id, 2048, 2048, 2048, 3)])
             result = next(e for e in evs if e["type"] == "result" and e["level"] == level_id)
             assert result["verified"] and result["variant"] == "tma"
             assert result["reference"] == ref and result["pct_of_reference"] > 10
@@ -78,18 +78,16 @@ def test_scalar_path_is_used_for_odd_k(bench):
 
 def test_a_faulting_kernel_kills_only_the_runner():
     seen: list[dict] = []
-    client = RunnerClient(seen.append, telemetry_hz=0, levels_from=FAULTY)
+    client = RunnerSession(seen.append, [*default_runner_command(0), "--levels-from", FAULTY])
     try:
-        client.start()
-        evs = client.request({"cmd": "run", "level": "test_fault", "M": 64, "N": 64, "K": 64,
-                              "compare": False})
+        client.wait_ready()
+        evs = client.run([RunRequest("test_fault", 64, 64, 64, compare=False)])
         errors = [e for e in evs if e["type"] == "error"]
         assert errors, evs
         assert errors[0]["kind"] in ("launch", "runner_crash")
         assert errors[0]["level"] == "test_fault"
         # the next run gets a fresh runner and a right answer
-        evs = client.request({"cmd": "run", "level": "register_2d", "M": 256, "N": 256,
-                              "K": 256, "repeats": 2})
+        evs = client.run([RunRequest("register_2d", 256, 256, 256, 2)])
         results = [e for e in evs if e["type"] == "result"]
         assert results and results[-1]["verified"]
         assert client.restarts == 1
@@ -99,12 +97,11 @@ def test_a_faulting_kernel_kills_only_the_runner():
 
 def test_telemetry_samples_and_run_summary():
     seen: list[dict] = []
-    client = RunnerClient(seen.append, telemetry_hz=100)
+    client = RunnerSession(seen.append, default_runner_command(100))
     try:
-        header = client.start()
+        header = client.wait_ready()
         assert header["telemetry"]["available"], header["telemetry"]
-        evs = client.request({"cmd": "run", "level": "cp_async", "M": 4096, "N": 4096,
-                              "K": 4096, "repeats": 20})
+        evs = client.run([RunRequest("cp_async", 4096, 4096, 4096, 20)])
     finally:
         client.close()
     samples = [e for e in seen if e["type"] == "telemetry"]

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage
 
-from gemmscope.app.views.theme import THEME
+from gemmscope.app.theme import ANIMATION
 from gemmscope.app.views.tiling import TilingView
 from gemmscope.app.views.tiling_pipeline import DISPLAY_MN, K_STEPS_SHOWN, STATE_COLOR
 from gemmscope.kernels.models import model_for
@@ -73,7 +73,7 @@ def test_stage_ring_shows_the_models_states(hopper_view, level_id):
         # count the boxes on a line through the ring: as many as the model's stages
         y = inside(scene.stage_rect(0), 0.5, 0.97).y()
         x0, x1 = scene.producer_rect().right() + 4, scene.consumer_rect(0).left() - 4
-        bg = rgb(THEME.color("background"))
+        bg = rgb(ANIMATION.color("background"))
         runs, inside_box = 0, False
         for x in range(int(x0), int(x1)):
             box = rgb(img.pixelColor(x, int(y))) != bg
@@ -84,7 +84,7 @@ def test_stage_ring_shows_the_models_states(hopper_view, level_id):
             seen.add(v.state)
             rect = scene.stage_rect(v.stage)
             fy = 1 - v.fill / 2 if v.state is StageState.FILLING else 0.8
-            want = THEME.color(STATE_COLOR[v.state])
+            want = ANIMATION.color(STATE_COLOR[v.state])
             assert at(img, inside(rect, 0.5, fy)) == rgb(want), (step, progress, v)
     assert seen == set(StageState)
 
@@ -98,14 +98,14 @@ def test_consumer_halves_in_their_colours_and_the_producer_owns_no_c(hopper_view
     show(c, 1, 0.5)
     c.select_thread(5)  # a producer thread
     img = grab(c)
-    colours = [rgb(THEME.consumer(i)) for i in range(m.consumers)]
+    colours = [rgb(ANIMATION.consumer(i)) for i in range(m.consumers)]
     assert len(set(colours)) == m.consumers
     for r in list(range(2, 62, 7)) + list(range(66, 126, 7)):
         for col in range(10, m.bn - 10, 20):  # away from the wgmma outlines
             got = at(img, inside(scene.tile_cell_rect(r, col)))
             assert got == colours[r // 64], (r, col)
     zoom = scene.zoom_rect()
-    thread_or_warp = {rgb(THEME.color("thread")), rgb(THEME.color("warp"))}
+    thread_or_warp = {rgb(ANIMATION.color("thread")), rgb(ANIMATION.color("warp"))}
     found = {rgb(img.pixelColor(x, y))
              for x in range(int(zoom.left()) + 2, int(zoom.right()) - 2, 2)
              for y in range(int(zoom.top()) + 2, int(zoom.bottom()) - 2, 2)}
@@ -117,9 +117,9 @@ def test_consumer_halves_in_their_colours_and_the_producer_owns_no_c(hopper_view
     img = grab(c)
     outputs = m.thread_outputs(tid)
     for r, col in outputs[::5]:
-        assert at(img, inside(scene.tile_cell_rect(r, col))) == rgb(THEME.color("thread"))
+        assert at(img, inside(scene.tile_cell_rect(r, col))) == rgb(ANIMATION.color("thread"))
     warp = m.warp_tile(9)
-    assert at(img, inside(scene.tile_cell_rect(warp.row + 3, 40))) == rgb(THEME.color("warp"))
+    assert at(img, inside(scene.tile_cell_rect(warp.row + 3, 40))) == rgb(ANIMATION.color("warp"))
     assert at(img, inside(scene.tile_cell_rect(warp.row - 3, 40))) == colours[1]
 
 
@@ -141,12 +141,12 @@ def test_the_operand_strips_follow_the_wgmma_step(hopper_view, level_id):
             a_pt = QPointF(a_rect.left() + (k + 0.5) * a_rect.width() / m.bk,
                            a_rect.top() + 10.5 * a_rect.height() / m.bm)
             hot = isinstance(op, WgmmaOp) and op.a.col <= k < op.a.col + op.a.cols
-            assert at(img, a_pt) == rgb(THEME.color("a_operand" if hot else "a_panel"))
+            assert at(img, a_pt) == rgb(ANIMATION.color("a_operand" if hot else "a_panel"))
             b_pt = QPointF(b_rect.left() + (m.bn - 20.5) * b_rect.width() / m.bn,
                            b_rect.top() + (k + 0.5) * b_rect.height() / m.bk)
             hot_b = (isinstance(op, WgmmaOp) and op.b.row + op.b.rows > m.bn - 21
                      and op.a.col <= k < op.a.col + op.a.cols)
-            assert at(img, b_pt) == rgb(THEME.color("b_operand" if hot_b else "b_panel"))
+            assert at(img, b_pt) == rgb(ANIMATION.color("b_operand" if hot_b else "b_panel"))
     ops = m.wgmma_ops(0, 0)
     assert len(seen_ops) == len(seen_ops & {o.index for o in ops}) >= 3
     if level_id == "fp8_block_scaled":
@@ -164,8 +164,8 @@ def test_epilogue_marks_the_stored_columns(hopper_view, level_id):
     assert work.work is Work.EPILOGUE and 2 <= work.op < m.bn // 64
     img = grab(c)
     stored = work.op * 64
-    assert at(img, inside(scene.tile_cell_rect(30, stored - 30))) == rgb(THEME.color("c_done"))
-    assert at(img, inside(scene.tile_cell_rect(100, stored + 30))) == rgb(THEME.consumer(1))
+    assert at(img, inside(scene.tile_cell_rect(30, stored - 30))) == rgb(ANIMATION.color("c_done"))
+    assert at(img, inside(scene.tile_cell_rect(100, stored + 30))) == rgb(ANIMATION.consumer(1))
     # the producer is already on the next tile: every stage holds tile 2
     assert {v.tile for v in scene.stages()} == {1}
 
@@ -180,13 +180,13 @@ def test_the_selected_sm_walks_its_tiles(qtbot, hopper_view, level_id):
     assert scene.tiles == tiles and c.n_steps() == len(tiles) * (K_STEPS_SHOWN + 1)
     show(c, K_STEPS_SHOWN + 1, 1.0)  # the second tile's first K step
     img = grab(c)
-    assert at(img, inside(scene.tile_rect(*tiles[0]))) == rgb(THEME.color("c_done"))
-    assert at(img, inside(scene.tile_rect(*tiles[1]))) == rgb(THEME.color("c_block"))
-    assert at(img, inside(scene.tile_rect(*tiles[2]))) == rgb(THEME.color("sm_tile"))
+    assert at(img, inside(scene.tile_rect(*tiles[0]))) == rgb(ANIMATION.color("c_done"))
+    assert at(img, inside(scene.tile_rect(*tiles[1]))) == rgb(ANIMATION.color("c_block"))
+    assert at(img, inside(scene.tile_rect(*tiles[2]))) == rgb(ANIMATION.color("sm_tile"))
     assert scene.next_tile() == tiles[2]
     other = next((r, col) for r in range(scene.gm) for col in range(scene.gn)
                  if (r, col) not in tiles)
-    assert at(img, inside(scene.tile_rect(*other))) == rgb(THEME.color("panel"))
+    assert at(img, inside(scene.tile_rect(*other))) == rgb(ANIMATION.color("panel"))
     # clicking a tile follows the SM that computes it; the spin box follows
     r, col = 9, 5
     with qtbot.waitSignal(c.smSelected):
@@ -231,4 +231,4 @@ def test_other_levels_keep_their_picture_and_hide_the_sm_box(hopper_view):
     assert view.canvas.n_steps() == 4
     img = grab(view.canvas)
     c = view.canvas
-    assert at(img, inside(c.c_block_rect(0, 0))) == rgb(THEME.color("c_block"))
+    assert at(img, inside(c.c_block_rect(0, 0))) == rgb(ANIMATION.color("c_block"))

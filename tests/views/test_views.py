@@ -7,11 +7,12 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor
 
-from gemmscope.app.views import VIEWS
+from gemmscope.app.theme import ANIMATION
 from gemmscope.app.views.banks import BanksView
 from gemmscope.app.views.coalescing import CoalescingView
+from gemmscope.app.views.playback import ViewPanel
+from gemmscope.app.views.registry import VIEWS as VIEW_TABLE
 from gemmscope.app.views.swizzle import AFTER, BEFORE, SwizzleView
-from gemmscope.app.views.theme import THEME
 from gemmscope.app.views.tiling import TilingView
 from gemmscope.kernels.models import model_for
 from gemmscope.kernels.registry import ladder
@@ -51,10 +52,16 @@ def make(qtbot):
     return build
 
 
+# the animated views of the one view table, by name
+ANIMATED = {spec.name: (spec.title, spec.factory) for spec in VIEW_TABLE
+            if isinstance(spec.factory, type) and issubclass(spec.factory, ViewPanel)}
+
+
 # -- registry ---------------------------------------------------------------------------
-@pytest.mark.parametrize("view_id", sorted(VIEWS))
+@pytest.mark.parametrize("view_id", sorted(ANIMATED))
 def test_every_view_follows_every_level(qtbot, view_id):
-    title, factory = VIEWS[view_id]
+    assert set(ANIMATED) == {"tiling", "banks", "swizzle", "coalescing"}
+    title, factory = ANIMATED[view_id]
     view = factory(LEVELS[0])
     qtbot.addWidget(view)
     view.set_animated(False)
@@ -73,19 +80,19 @@ def test_tiling_draws_block_panels_warp_and_thread(qtbot, make):
     c.select_block(1, 2)
     c.set_step(2)
     c.select_thread(17)
-    assert same(pixel(c, inside(c.c_block_rect(1, 2))), THEME.color("c_block"))
-    assert same(pixel(c, inside(c.c_block_rect(0, 0))), THEME.color("panel"))
-    assert same(pixel(c, inside(c.a_tile_rect(1, 2))), THEME.color("a_operand"))
-    assert same(pixel(c, inside(c.a_tile_rect(1, 0))), THEME.color("a_panel"))
-    assert same(pixel(c, inside(c.b_tile_rect(2, 2))), THEME.color("b_operand"))
-    assert same(pixel(c, inside(c.b_tile_rect(0, 2))), THEME.color("b_panel"))
+    assert same(pixel(c, inside(c.c_block_rect(1, 2))), ANIMATION.color("c_block"))
+    assert same(pixel(c, inside(c.c_block_rect(0, 0))), ANIMATION.color("panel"))
+    assert same(pixel(c, inside(c.a_tile_rect(1, 2))), ANIMATION.color("a_operand"))
+    assert same(pixel(c, inside(c.a_tile_rect(1, 0))), ANIMATION.color("a_panel"))
+    assert same(pixel(c, inside(c.b_tile_rect(2, 2))), ANIMATION.color("b_operand"))
+    assert same(pixel(c, inside(c.b_tile_rect(0, 2))), ANIMATION.color("b_panel"))
     m = model_for("register_2d")
     r, col = m.thread_outputs(17)[5]
-    assert same(pixel(c, inside(c.tile_cell_rect(r, col))), THEME.color("thread"))
+    assert same(pixel(c, inside(c.tile_cell_rect(r, col))), ANIMATION.color("thread"))
     r, col = m.thread_outputs(3)[0]  # same warp, other thread
-    assert same(pixel(c, inside(c.tile_cell_rect(r, col))), THEME.color("warp"))
+    assert same(pixel(c, inside(c.tile_cell_rect(r, col))), ANIMATION.color("warp"))
     r, col = m.thread_outputs(100)[0]  # another warp
-    assert same(pixel(c, inside(c.tile_cell_rect(r, col))), THEME.color("panel"))
+    assert same(pixel(c, inside(c.tile_cell_rect(r, col))), ANIMATION.color("panel"))
 
 
 def test_tiling_stages_fill_then_get_consumed(qtbot, make):
@@ -93,17 +100,17 @@ def test_tiling_stages_fill_then_get_consumed(qtbot, make):
     c = view.canvas
     c.setProperty("progress", 0.2)  # half way through loading the stage
     rect = c.stage_rect(0, 0)
-    assert same(pixel(c, inside(rect, 0.1, 0.9)), THEME.color("stage_filling"))
-    assert same(pixel(c, inside(rect, 0.1, 0.1)), THEME.color("stage_empty"))
+    assert same(pixel(c, inside(rect, 0.1, 0.9)), ANIMATION.color("stage_filling"))
+    assert same(pixel(c, inside(rect, 0.1, 0.1)), ANIMATION.color("stage_empty"))
     c.setProperty("progress", 1.0)
-    assert same(pixel(c, inside(rect, 0.1, 0.1)), THEME.color("stage_consuming"))
+    assert same(pixel(c, inside(rect, 0.1, 0.1)), ANIMATION.color("stage_consuming"))
     view.set_level("double_buffer")
     assert same(pixel(c, inside(c.stage_rect(0, 0), 0.1, 0.1)),
-                THEME.color("stage_consuming"))
-    assert same(pixel(c, inside(c.stage_rect(0, 1), 0.1, 0.1)), THEME.color("stage_ready"))
+                ANIMATION.color("stage_consuming"))
+    assert same(pixel(c, inside(c.stage_rect(0, 1), 0.1, 0.1)), ANIMATION.color("stage_ready"))
     c.set_step(1)
     assert same(pixel(c, inside(c.stage_rect(0, 1), 0.1, 0.1)),
-                THEME.color("stage_consuming"))
+                ANIMATION.color("stage_consuming"))
 
 
 def test_tiling_mouse_and_keys(qtbot, make):
@@ -154,12 +161,12 @@ def test_banks_marks_the_register_2d_conflict(qtbot, make):
     assert (rep.n_way, rep.wavefronts, rep.conflicts) == (2, rep.ideal * 2, rep.ideal)
     bank = int(rep.lane_bank[0])
     assert c.bank_state(bank) == "conflict"
-    assert same(pixel(c, inside(c.bank_header_rect(bank), 0.1, 0.1)), THEME.color("conflict"))
+    assert same(pixel(c, inside(c.bank_header_rect(bank), 0.1, 0.1)), ANIMATION.color("conflict"))
     unused = next(b for b in range(32) if not rep.load[:, b].any())
-    assert same(pixel(c, inside(c.bank_header_rect(unused), 0.1, 0.1)), THEME.color("unused"))
+    assert same(pixel(c, inside(c.bank_header_rect(unused), 0.1, 0.1)), ANIMATION.color("unused"))
     # the bank's second word in phase 0 is served by the second wavefront: lane 4's float4
     cell = c.cell_rect(0, 1, bank)
-    assert same(pixel(c, QPointF(cell.left() + 4, cell.top() + 7)), THEME.lane(4))
+    assert same(pixel(c, QPointF(cell.left() + 4, cell.top() + 7)), ANIMATION.lane(4))
 
 
 def test_banks_padding_and_swizzle_toggles_change_the_picture(qtbot, make):
@@ -172,7 +179,7 @@ def test_banks_padding_and_swizzle_toggles_change_the_picture(qtbot, make):
     view.pad_box.setValue(4)  # BM + 4, as warp_tiling does: 16 banks apart
     assert c.report().conflicts == 0
     bank = int(c.report().lane_bank[0])
-    assert same(pixel(c, inside(c.bank_header_rect(bank), 0.1, 0.1)), THEME.color("ok"))
+    assert same(pixel(c, inside(c.bank_header_rect(bank), 0.1, 0.1)), ANIMATION.color("ok"))
     view.pad_check.setChecked(False)
     assert c.report().conflicts == 1
     view.select_instruction("LDS.128 Bs[k*BN")
@@ -197,9 +204,9 @@ def test_banks_dims_unserved_wavefronts_and_selects_lanes(qtbot, make):
     bank = int(c.report().lane_bank[0])
     cell = c.cell_rect(0, 1, bank)
     c.setProperty("progress", 0.1)  # only the first wavefront served
-    assert not same(pixel(c, QPointF(cell.left() + 4, cell.top() + 7)), THEME.lane(4))
+    assert not same(pixel(c, QPointF(cell.left() + 4, cell.top() + 7)), ANIMATION.lane(4))
     c.setProperty("progress", 1.0)
-    assert same(pixel(c, QPointF(cell.left() + 4, cell.top() + 7)), THEME.lane(4))
+    assert same(pixel(c, QPointF(cell.left() + 4, cell.top() + 7)), ANIMATION.lane(4))
     with qtbot.waitSignal(c.laneSelected):
         click(qtbot, c, inside(c.lane_rect(5)))
     assert c.selected_lane == 5
@@ -240,7 +247,7 @@ def test_swizzle_explorer_colours_cells_by_the_models_bank(qtbot, make):
     assert "conflict-free" in view.message.text()
     for side, layout in ((BEFORE, c.before), (AFTER, c.after)):
         for r, col in ((1, 40), (5, 33), (9, 60)):
-            want = THEME.bank(int(layout.bank(r, col)))
+            want = ANIMATION.bank(int(layout.bank(r, col)))
             assert same(pixel(c, inside(c.cell_rect(side, r, col))), want), (side, r, col)
 
 
@@ -286,9 +293,9 @@ def test_coalescing_naive_touches_32_sectors(qtbot, make):
     c = view.coalescing
     rep = c.report()
     assert rep.n_sectors == 32 and rep.ideal_sectors == 4
-    assert same(pixel(c, inside(c.word_rect(0, 0))), THEME.lane(0))
-    assert same(pixel(c, inside(c.word_rect(0, 1))), THEME.color("unused"))
-    assert same(pixel(c, inside(c.word_rect(5, 0))), THEME.lane(5))
+    assert same(pixel(c, inside(c.word_rect(0, 0))), ANIMATION.lane(0))
+    assert same(pixel(c, inside(c.word_rect(0, 1))), ANIMATION.color("unused"))
+    assert same(pixel(c, inside(c.word_rect(5, 0))), ANIMATION.lane(5))
 
 
 def test_coalescing_coalesced_b_load_fills_4_sectors(qtbot, make):
@@ -297,16 +304,16 @@ def test_coalescing_coalesced_b_load_fills_4_sectors(qtbot, make):
     c.set_step(1)  # B[k*N + col]
     assert c.report().n_sectors == 4 and c.report().efficiency == 1.0
     for w in range(8):
-        assert same(pixel(c, inside(c.word_rect(1, w))), THEME.lane(8 + w))
+        assert same(pixel(c, inside(c.word_rect(1, w))), ANIMATION.lane(8 + w))
     with qtbot.waitSignal(c.laneSelected):
         click(qtbot, c, inside(c.lane_rect(9)))
     assert c.selected_lane == 9
     assert view.instruction_box.currentIndex() == 1
 
 
-@pytest.mark.parametrize("view_id", sorted(VIEWS))
+@pytest.mark.parametrize("view_id", sorted(ANIMATED))
 def test_a_level_without_a_model_keeps_the_picture(qtbot, view_id):
-    view = VIEWS[view_id][1]("register_2d")
+    view = ANIMATED[view_id][1]("register_2d")
     qtbot.addWidget(view)
     view.set_animated(False)
     if view_id == "swizzle":  # level-independent: any id is fine
@@ -334,22 +341,7 @@ def test_swizzle_explorer_padding_fixes_a_column_read(qtbot, make):
     for r in (1, 7, 30):
         assert c.after.bank(r, 0) == r
         assert same(pixel(c, inside(c.cell_rect(AFTER, r, 20))),
-                    THEME.bank(int(c.after.bank(r, 20))))
-
-
-def test_views_register_with_the_main_windows_registry(monkeypatch):
-    import sys
-    import types
-
-    from gemmscope.app import views
-
-    got = {}
-    fake = types.ModuleType("gemmscope.app.view_registry")
-    fake.register_view = lambda name, title, factory: got.__setitem__(name, (title, factory))
-    monkeypatch.setitem(sys.modules, "gemmscope.app.view_registry", fake)
-    assert views.register_all()
-    assert set(got) == {"tiling", "banks", "swizzle", "coalescing"}
-    assert all(callable(f) for _, f in got.values())
+                    ANIMATION.bank(int(c.after.bank(r, 20))))
 
 
 def test_presentation_theme_enlarges_the_canvas_text(qtbot, make):
@@ -372,4 +364,4 @@ def test_banks_view_shows_what_the_mma_sync_swizzle_buys(qtbot, make):
     rep = c.report()
     assert rep.n_way == 8
     bank = int(rep.lane_bank[0])
-    assert same(pixel(c, inside(c.bank_header_rect(bank), 0.1, 0.1)), THEME.color("conflict"))
+    assert same(pixel(c, inside(c.bank_header_rect(bank), 0.1, 0.1)), ANIMATION.color("conflict"))

@@ -19,9 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gemmscope.app.core.runs import parse_dim, parse_repeats
+from ..core.runs import parse_dim, parse_repeats
+from ..theme import FAILED_COLOR
 
-BAD_STYLE = "QLineEdit { border: 2px solid #d62728; }"
+BAD_STYLE = f"QLineEdit {{ border: 2px solid {FAILED_COLOR}; }}"
 
 
 class RunControls(QWidget):
@@ -44,7 +45,7 @@ class RunControls(QWidget):
             self.fields[name] = edit
             form.addRow(name, edit)
         self.reason = QLabel("")
-        self.reason.setStyleSheet("color: #d62728;")
+        self.reason.setStyleSheet(f"color: {FAILED_COLOR};")
         self.reason.setWordWrap(True)
         self.buttons = {
             "run_level": QPushButton("Run level"), "run_ladder": QPushButton("Run ladder"),

@@ -2,17 +2,36 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QMenuBar, QStatusBar, QWidget
 
-from gemmscope.app import export_actions
-from gemmscope.app.charts import HoverReadout
+from ..plots.charts import HoverReadout
 
-if TYPE_CHECKING:
-    from gemmscope.app.main_window import MainWindow
+
+class Commands(Protocol):
+    """The window's public methods the menus and keys call (the window is one)."""
+
+    def menuBar(self) -> QMenuBar: ...
+    def statusBar(self) -> QStatusBar: ...
+    def close(self) -> bool: ...
+    def open_recording(self, path: str, background: bool = False) -> bool: ...
+    def toggle_presentation(self) -> None: ...
+    def show_shortcuts(self) -> None: ...
+    def step_level(self, offset: int) -> None: ...
+    def run_selected(self) -> None: ...
+    def run_ladder(self) -> None: ...
+    def escape(self) -> None: ...
+    def toggle_replay(self) -> None: ...
+    def flush_views(self) -> None: ...
+    def charts(self) -> dict[str, pg.PlotWidget]: ...
+    def dialog_parent(self) -> QWidget: ...
+    def export_chart(self, chart: pg.PlotWidget, path: str) -> None: ...
+    def export_csv(self, path: str) -> None: ...
+    def export_report(self, path: str) -> None: ...
 
 
 def _action(menu: Any, text: str, slot: Any, key: Any = None) -> QAction:
@@ -23,7 +42,7 @@ def _action(menu: Any, text: str, slot: Any, key: Any = None) -> QAction:
     return action
 
 
-def install_menus(window: MainWindow) -> None:
+def install_menus(window: Commands) -> None:
     file_menu = window.menuBar().addMenu("&File")
     _action(file_menu, "&Open recording…", lambda: open_dialog(window),
             QKeySequence.StandardKey.Open)
@@ -40,14 +59,14 @@ def install_menus(window: MainWindow) -> None:
     _action(view_menu, "&Keyboard shortcuts", window.show_shortcuts)
 
 
-def install_shortcuts(window: MainWindow) -> dict[str, QShortcut]:
+def install_shortcuts(window: Commands) -> dict[str, QShortcut]:
     """The presentation keys (see presentation.SHORTCUTS), active anywhere in the window
     except where a text field wants the key (arrows in M, N, K)."""
-    keys = {"F11": window.toggle_presentation, "Left": lambda: window.ladder.step(-1),
-            "Right": lambda: window.ladder.step(1), "Space": window.run_selected,
+    keys = {"F11": window.toggle_presentation, "Left": lambda: window.step_level(-1),
+            "Right": lambda: window.step_level(1), "Space": window.run_selected,
             "L": window.run_ladder, "?": window.show_shortcuts,
             "Shift+/": window.show_shortcuts, "Esc": window.escape,
-            "P": window.replay_bar.toggle}
+            "P": window.toggle_replay}
     shortcuts = {}
     for key, slot in keys.items():
         sc = QShortcut(QKeySequence(key), window)
@@ -57,7 +76,7 @@ def install_shortcuts(window: MainWindow) -> dict[str, QShortcut]:
     return shortcuts
 
 
-def current_chart(window: MainWindow) -> Any:
+def current_chart(window: Commands) -> Any:
     """The chart the mouse was last over, else the ladder bars."""
     charts = window.charts()
     pointed = HoverReadout.last_pointed
@@ -66,38 +85,36 @@ def current_chart(window: MainWindow) -> Any:
     return charts.get("bars") if charts else None
 
 
-def export_chart_dialog(window: MainWindow, kind: str) -> None:
+def export_chart_dialog(window: Commands, kind: str) -> None:
     chart = current_chart(window)
     if chart is None:
         return
     name = next((k for k, v in window.charts().items() if v is chart), "chart")
-    path, _ = QFileDialog.getSaveFileName(window, "Export chart", f"{name}.{kind}",
+    path, _ = QFileDialog.getSaveFileName(window.dialog_parent(), "Export chart", f"{name}.{kind}",
                                           f"{kind.upper()} (*.{kind})")
     if path:
-        window.flush_views()
-        export_actions.export_chart(chart, path)
+        window.export_chart(chart, path)
         window.statusBar().showMessage(f"saved {path}", 5000)
 
 
-def export_csv_dialog(window: MainWindow) -> None:
-    path, _ = QFileDialog.getSaveFileName(window, "Export results", "results.csv",
+def export_csv_dialog(window: Commands) -> None:
+    path, _ = QFileDialog.getSaveFileName(window.dialog_parent(), "Export results", "results.csv",
                                           "CSV (*.csv)")
     if path:
-        export_actions.export_csv(window.store, path)
+        window.export_csv(path)
         window.statusBar().showMessage(f"saved {path}", 5000)
 
 
-def export_report_dialog(window: MainWindow) -> None:
-    path, _ = QFileDialog.getSaveFileName(window, "Export report", "ladder.md",
+def export_report_dialog(window: Commands) -> None:
+    path, _ = QFileDialog.getSaveFileName(window.dialog_parent(), "Export report", "ladder.md",
                                           "Markdown (*.md)")
     if path:
-        window.flush_views()
-        export_actions.export_report(window.store, path, window.charts(), window.source)
+        window.export_report(path)
         window.statusBar().showMessage(f"saved {path}", 5000)
 
 
-def open_dialog(window: MainWindow) -> None:
-    path, _ = QFileDialog.getOpenFileName(window, "Open recording", "",
+def open_dialog(window: Commands) -> None:
+    path, _ = QFileDialog.getOpenFileName(window.dialog_parent(), "Open recording", "",
                                           "Sessions (*.jsonl);;All files (*)")
     if path:
         window.open_recording(path, background=True)

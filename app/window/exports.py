@@ -10,8 +10,8 @@ from PySide6.QtCore import QRect
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 
-from gemmscope.app.core import export
-from gemmscope.app.core.store import SessionStore
+from ..core import export
+from ..core.store import SessionStore
 
 
 def export_chart(chart: pg.PlotWidget, path: str | Path) -> Path:

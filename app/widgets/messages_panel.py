@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
-from gemmscope.app.core.store import SessionStore
+from ..core.store import SessionStore
 
 FROM_STORE = "store"  # items made from the store's messages (cleared when it is reset)
 

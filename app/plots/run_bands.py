@@ -18,10 +18,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QBrush, QPainter, QPen
 
-from gemmscope.app.qt_compat import protect_singletons
-
-protect_singletons()  # pyqtgraph items paint from Python (see qt_compat)
-
 
 class RunBands(pg.GraphicsObject):
     """Shaded [start, end) spans in data x, spanning the view's full height."""

@@ -25,15 +25,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gemmscope.app.charts import HoverReadout
-from gemmscope.app.core.store import Change, SessionStore
-from gemmscope.app.core.telemetry import GPM_FIELDS, RunWindow
-from gemmscope.app.qt_compat import protect_singletons
-from gemmscope.app.run_bands import RunBands
-from gemmscope.app.telemetry_strips import ReasonStrip, RunLabels, band_color, window_label
-from gemmscope.app.theme import NORMAL, Theme
-
-protect_singletons()
+from ..core.store import Change, SessionStore
+from ..core.telemetry import GPM_FIELDS, RunWindow
+from ..plots.charts import HoverReadout
+from ..plots.run_bands import RunBands
+from ..plots.telemetry_strips import ReasonStrip, RunLabels, band_color, window_label
+from ..theme import FAILED_COLOR, NORMAL, Theme
+from .base import View
 
 # plot name -> title (the left axis label; power's names the reading's kind; the
 # reasons' rows are named by their ticks)
@@ -43,7 +41,7 @@ PLOTS = {"runs": "Runs", "clocks": "Clock (MHz)", "power": "Power (W)",
 CURVES = {
     "sm_clock_mhz": ("clocks", "SM clock", "#1f77b4", False),
     "mem_clock_mhz": ("clocks", "memory clock", "#9467bd", False),
-    "power_w": ("power", "power", "#d62728", False),
+    "power_w": ("power", "power", FAILED_COLOR, False),
     "power_limit_w": ("power", "power limit", "#7f7f7f", True),
     "temp_c": ("temperature", "temperature", "#ff7f0e", False),
     "sm_occupancy_pct": ("gpm", "SM occupancy", "#1f77b4", False),
@@ -60,7 +58,7 @@ STEP_S = 10.0  # the followed window moves in steps of this much
 AXIS_WIDTH_PX = 112
 
 
-class TelemetryView(QWidget):
+class TelemetryView(QWidget, View):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.store: SessionStore | None = None

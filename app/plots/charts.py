@@ -15,16 +15,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QPen
-from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QLabel, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QWidget
 
-from gemmscope.app.core.store import Change, SessionStore
-from gemmscope.app.core.units import THROTTLE_MARK, gflop_per_j_text, tflops_text
-from gemmscope.app.qt_compat import protect_singletons
-from gemmscope.app.theme import NORMAL, Theme, precision_color
+from ..core.store import Change, SessionStore
+from ..core.units import THROTTLE_MARK, gflop_per_j_text, tflops_text
+from ..theme import NORMAL, THROTTLE_COLOR, Theme, precision_color
 
-protect_singletons()  # before any pyqtgraph item paints (see qt_compat)
 pg.setConfigOptions(antialias=False, useOpenGL=False)
-THROTTLE_COLOR = "#d46a00"  # the outline of a bar whose run had its clocks held back
 
 
 class HoverReadout:
@@ -378,42 +375,3 @@ class SweepChart(_Chart):
                 best = (float(d[i]), level_id)
                 text = f"{level_id} at N={int(n[i])}: {tflops[i]:.4g} TFLOPS"
         return text
-
-
-class ChartsView(QWidget):
-    """The three charts on one tab (registered as the view ``charts``)."""
-
-    def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.bars = LadderBars()
-        self.stream = StreamChart()
-        self.sweep = SweepChart()
-        # (not "metric": that name would shadow QWidget.metric(), which Qt calls)
-        self.metric_box = QComboBox()
-        self.metric_box.addItems(LadderBars.METRICS)
-        self.metric_box.currentTextChanged.connect(self.bars.set_metric)
-        layout = QGridLayout(self)
-        layout.addWidget(QLabel("Bars show:"), 0, 0)
-        layout.addWidget(self.metric_box, 0, 1)
-        layout.setColumnStretch(2, 1)
-        layout.addWidget(self.bars, 1, 0, 1, 3)
-        layout.addWidget(self.stream, 2, 0, 1, 2)
-        layout.addWidget(self.sweep, 2, 2)
-        layout.setRowStretch(1, 3)
-        layout.setRowStretch(2, 2)
-
-    def charts(self) -> dict[str, _Chart]:
-        return {"bars": self.bars, "stream": self.stream, "sweep": self.sweep}
-
-    def bind(self, store: SessionStore) -> None:
-        for chart in self.charts().values():
-            chart.bind(store)
-
-    def refresh(self, changes: set[Change]) -> None:
-        for chart in self.charts().values():
-            chart.refresh(changes)
-
-    def apply_theme(self, theme: Theme) -> None:
-        for chart in self.charts().values():
-            chart.apply_theme(theme)
-        self.refresh(set(Change))

@@ -1,4 +1,5 @@
-"""The live runner with a stand-in runner that is a real subprocess (tests/fake_runner.py)."""
+"""The live source (a runner session pumped by Qt) with a stand-in runner that is a real
+subprocess (tests/fake_runner.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.app.core.runs import RunRequest
-from gemmscope.app.core.session_file import SessionWriter
 from gemmscope.app.core.store import SessionStore
-from gemmscope.app.runner_process import LiveRunner, RunnerState
+from gemmscope.app.sources.live import LiveSource
+from gemmscope.kernels.plan import RunRequest
 from gemmscope.kernels.protocol import read_session
+from gemmscope.kernels.session import SessionState
+from gemmscope.kernels.session_file import SessionWriter
 
 REQS = [RunRequest("naive", 64, 64, 64, 5), RunRequest("coalesced", 64, 128, 64, 5)]
 
@@ -20,20 +22,19 @@ REQS = [RunRequest("naive", 64, 64, 64, 5), RunRequest("coalesced", 64, 128, 64,
 def make_runner(qtbot, tmp_path, fake_runner):
     made = []
 
-    def make(mode: str, watchdog_s: float = 30.0) -> tuple[LiveRunner, SessionStore, Path]:
+    def make(mode: str, watchdog_s: float = 30.0) -> tuple[LiveSource, SessionStore, Path]:
         path = tmp_path / f"{mode}.jsonl"
         writer = SessionWriter(path)
         cmd = [sys.executable, str(fake_runner), "--mode", mode,
                "--state", str(tmp_path / f"{mode}.state")]
-        runner = LiveRunner(cmd, writer=writer, watchdog_s=watchdog_s)
         store = SessionStore()
-        runner.event.connect(store.handle)
+        runner = LiveSource(store.handle, cmd, tap=writer, watchdog_s=watchdog_s)
         made.append((runner, writer))
         return runner, store, path
 
     yield make
     for runner, writer in made:
-        runner.shutdown()
+        runner.stop()
         writer.close()
 
 
@@ -45,7 +46,7 @@ def test_runs_queue_one_at_a_time_and_are_recorded(qtbot, make_runner):
     assert store.results[1].shape.N == 128
     session = read_session(path)  # the file is a valid recording, line for line
     assert [e["type"] for e in session.events].count("repeat") == 10
-    assert runner.state is RunnerState.READY
+    assert runner.state is SessionState.READY
 
 
 def test_crash_mid_run_is_reported_with_level_and_shape_then_queue_goes_on(qtbot, make_runner):
@@ -59,7 +60,8 @@ def test_crash_mid_run_is_reported_with_level_and_shape_then_queue_goes_on(qtbot
     assert [r.level for r in store.results] == ["coalesced"]  # the next run was served
     assert runner.restarts == 1
     events = read_session(path).events
-    assert [e["type"] for e in events].count("session") == 2
+    assert [e["type"] for e in events].count("session") == 1
+    assert [e["type"] for e in events].count("restart") == 1
     # the two repeats measured before the crash are in the file
     assert sum(1 for e in events if e["type"] == "repeat" and e["level"] == "naive") == 2
 
@@ -97,25 +99,24 @@ def test_stop_drops_the_queue_and_ends_the_run(qtbot, make_runner):
 
 
 def test_a_runner_that_cannot_start_says_so(qtbot, tmp_path):
-    runner = LiveRunner([str(tmp_path / "no-such-runner")])
     store = SessionStore()
-    runner.event.connect(store.handle)
+    runner = LiveSource(store.handle, [str(tmp_path / "no-such-runner")])
     with qtbot.waitSignal(runner.idle, timeout=10_000):
         runner.submit(REQS[:1])
-    assert runner.state is RunnerState.FAILED
+    assert runner.state is SessionState.FAILED
     assert "could not be started" in store.messages[0].text
-    runner.shutdown()
+    runner.stop()
 
 
 def test_a_runner_that_never_gets_ready_is_restarted_then_given_up(qtbot, tmp_path,
                                                                    fake_runner):
     cmd = [sys.executable, str(fake_runner), "--mode", "silent_start"]  # every start hangs
-    runner = LiveRunner(cmd, watchdog_s=0.5)
     store = SessionStore()
-    runner.event.connect(store.handle)
+    runner = LiveSource(store.handle, cmd, watchdog_s=0.5)
     with qtbot.waitSignal(runner.idle, timeout=20_000):
         runner.submit(REQS[:1])
-    assert runner.state is RunnerState.FAILED
-    assert [m.kind for m in store.messages] == ["timeout"] * 3
-    assert "did not say it was ready" in store.messages[0].text
-    runner.shutdown()
+    assert runner.state is SessionState.FAILED
+    assert [m.kind for m in store.messages if m.is_error] == ["timeout"] * 3
+    assert "was not ready within 0.5 s" in store.messages[0].text
+    assert "failed 3 times in a row" in store.messages[-1].text
+    runner.stop()

@@ -1,17 +1,22 @@
-"""The main window: ladder panel, run controls, named views, messages, replay bar.
+"""The main window: ladder panel, run controls, the views, messages, replay bar.
 
-Live and replay feed the same :class:`SessionStore` through :meth:`MainWindow.handle`;
-views are refreshed from the store by a :class:`RedrawThrottle`, so the GUI thread
-redraws at a bounded rate however fast events arrive.
+One event source at a time (:mod:`gemmscope.app.sources`: a live runner or a recording)
+feeds the :class:`SessionStore` through :meth:`MainWindow.handle`; views are refreshed
+from the store by a :class:`RedrawThrottle`, so the GUI thread redraws at a bounded rate
+however fast events arrive. Menus, shortcuts, the screenshot path and the benchmarks
+drive the window through its public methods.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QElapsedTimer, QSettings, Qt, Signal
+import pyqtgraph as pg
+from PySide6.QtCore import QElapsedTimer, QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -23,26 +28,29 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gemmscope.app import view_registry
-from gemmscope.app.core.replay import Speed
-from gemmscope.app.core.runs import RunRequest, ladder_requests, sweep_requests
-from gemmscope.app.core.session_file import SessionWriter, default_session_path
-from gemmscope.app.core.store import Change, SessionStore
-from gemmscope.app.ladder_panel import LadderPanel
-from gemmscope.app.messages_panel import MessagesPanel
-from gemmscope.app.preferences import Preferences
-from gemmscope.app.presentation import ShortcutsDialog
-from gemmscope.app.qt_compat import protect_singletons
-from gemmscope.app.redraw import RedrawThrottle
-from gemmscope.app.replay_controls import RecordingLoader, ReplayBar, ReplayController
-from gemmscope.app.run_controls import RunControls
-from gemmscope.app.runner_process import LiveRunner
-from gemmscope.app.theme import NORMAL, PRESENTATION, Theme
-from gemmscope.app.window_menus import install_menus, install_shortcuts
-from gemmscope.kernels.protocol import ProtocolError, Session, read_session
+from ...kernels.plan import RunRequest, ladder_requests, sweep_requests
+from ...kernels.protocol import ProtocolError, Session, read_session
+from ...kernels.session import SessionState
+from ...kernels.session_file import SessionWriter, default_session_path
+from ..core.replay import Speed
+from ..core.store import Change, SessionStore
+from ..sources.base import EventSource
+from ..sources.live import LiveSource
+from ..sources.replay import RecordingLoader, ReplaySource
+from ..theme import NORMAL, PRESENTATION, Theme
+from ..views.base import View
+from ..views.registry import VIEWS
+from ..widgets.ladder_panel import LadderPanel
+from ..widgets.messages_panel import MessagesPanel
+from ..widgets.replay_bar import ReplayBar
+from ..widgets.run_controls import RunControls
+from . import exports
+from .menus import install_menus, install_shortcuts
+from .preferences import Preferences
+from .presentation import ShortcutsDialog
+from .redraw import RedrawThrottle
 
 BUNDLED_SESSION = "h200-ladder.jsonl"
-protect_singletons()  # PySide6 6.12 on CPython 3.11 (see qt_compat)
 FAST_CHANGES = frozenset({Change.STREAM, Change.RUN})
 SLOW_INTERVAL_MS = 200  # tables, bars, sweep: at most 5 redraws a second
 
@@ -61,11 +69,11 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("gemmscope")
         self.prefs = Preferences(settings)
         self.store = SessionStore()
-        self.throttle = RedrawThrottle(self.redraw, parent=self)
-        self.runner: LiveRunner | None = None
-        self.writer: SessionWriter | None = None
-        self.replay: ReplayController | None = None
-        self.source = ""  # what the store shows: a file or "live"
+        self.throttle = RedrawThrottle(self._timed_redraw, parent=self)
+        self._redraw_observer: Callable[[float], None] | None = None
+        self.source: EventSource | None = None  # what feeds the store
+        self.writer: SessionWriter | None = None  # the live session's recording
+        self.source_path = ""  # what the store shows: a recording, or the live file
         self.theme: Theme = NORMAL
         self.shortcuts_dialog: ShortcutsDialog | None = None
         self._loaders: list[RecordingLoader] = []
@@ -76,10 +84,9 @@ class MainWindow(QMainWindow):
         self._last_slow_ms = -SLOW_INTERVAL_MS
 
         self.tabs = QTabWidget()
-        self.views: dict[str, QWidget] = {}
-        self.view_problems = view_registry.load_views()
-        for spec in view_registry.registered_views():
-            self.add_view(spec.name, spec.title, spec.factory())
+        self.views: dict[str, View] = {}
+        for spec in VIEWS:
+            self._add_view(spec.name, spec.title, spec.factory())
         self.setCentralWidget(self.tabs)
 
         self.ladder = LadderPanel()
@@ -102,8 +109,10 @@ class MainWindow(QMainWindow):
         self.resizeDocks([messages], [110], Qt.Orientation.Vertical)
 
         self.replay_bar = ReplayBar()
-        self.replay_bar.speed.setCurrentText(str(self.prefs.speed))
-        self.replay_bar.speed.currentTextChanged.connect(self._speed_changed)
+        self.replay_bar.set_speed(self.prefs.speed)
+        self.replay_bar.speed_chosen.connect(self.set_replay_speed)
+        self.replay_bar.toggled.connect(self.toggle_replay)
+        self.replay_bar.seek_requested.connect(self._seek_fraction)
         bar = QToolBar("Replay")
         bar.setObjectName("replay_toolbar")
         bar.addWidget(self.replay_bar)
@@ -117,8 +126,6 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.mode_label)
         self.shortcut_objects = install_shortcuts(self)
         install_menus(self)
-        for problem in self.view_problems:
-            self.messages.append(problem, error=True)
         geometry = self.prefs.settings.value("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
@@ -130,12 +137,12 @@ class MainWindow(QMainWindow):
         self.flush_views()
 
     # ------------------------------------------------------------- building
-    def add_view(self, name: str, title: str, widget: QWidget) -> None:
-        widget.setObjectName(f"view_{name}")
-        self.views[name] = widget
-        self.tabs.addTab(widget, title)
-        if hasattr(widget, "bind"):
-            widget.bind(self.store)
+    def _add_view(self, name: str, title: str, view: View) -> None:
+        assert isinstance(view, QWidget)
+        view.setObjectName(f"view_{name}")
+        self.views[name] = view
+        self.tabs.addTab(view, title)
+        view.bind(self.store)
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea
               ) -> QDockWidget:
@@ -193,21 +200,19 @@ class MainWindow(QMainWindow):
 
     def _start_replay(self, session: Session, note: str) -> None:
         self._forget_finished_loaders()
-        path = session.path
         self.close_source()
         self._reset_store()
-        self.source = str(path)
-        self.replay = ReplayController(session.events, self, self._reset_store, parent=self)
-        self.replay_bar.attach(self.replay)
-        self.replay.set_speed(self.prefs.speed)
+        replay = ReplaySource(session, self.handle, self._reset_store, note, parent=self)
+        replay.position_changed.connect(self.replay_bar.show_position)
+        replay.set_speed(self.prefs.speed)
+        self.source, self.source_path = replay, session.path
         self.replay_toolbar.show()
+        self.mode_label.setText(replay.describe())
         synthetic = " [synthetic data]" if session.header.get("synthetic") else ""
-        self.mode_label.setText(f"replay — {Path(path).name}{synthetic}"
-                                + (f" ({note})" if note else ""))
-        self.setWindowTitle(f"gemmscope — {Path(path).name}{synthetic}")
+        self.setWindowTitle(f"gemmscope — {Path(session.path).name}{synthetic}")
         self.controls.set_unavailable("replay: " + (note or "runs need the live runner"))
         self.statusBar().clearMessage()
-        self.replay.play()
+        replay.start()
         self.recording_opened.emit(True)
 
     def open_bundled(self, reason: str, background: bool = False) -> bool:
@@ -225,52 +230,84 @@ class MainWindow(QMainWindow):
     def start_live(self, device_name: str, command: list[str] | None = None,
                    session_path: str | Path | None = None, watchdog_s: float | None = None
                    ) -> Path:
-        """Start the runner; every event is appended to ``session_path`` as it arrives."""
+        """Start the runner (``command``, else this Python's); every event is appended to
+        ``session_path`` as it arrives. ``device_name`` is what the status bar calls the
+        GPU until the runner's header names it."""
         self.close_source()
         self._reset_store()
         path = Path(session_path) if session_path else default_session_path(
             self.prefs.sessions_dir)
         self.writer = SessionWriter(path)
-        self.runner = LiveRunner(command, writer=self.writer,
-                                 watchdog_s=watchdog_s or self.prefs.watchdog_s, parent=self)
-        self.runner.event.connect(self.handle)
-        self.runner.notice.connect(self._runner_notice)
-        self.runner.start()
-        self.source = str(path)
+        live = LiveSource(self.handle, command, tap=self.writer,
+                          watchdog_s=watchdog_s or self.prefs.watchdog_s, parent=self)
+        live.notice.connect(self._runner_notice)
+        live.state_changed.connect(lambda _state: self._show_run_state())
+        self.source, self.source_path = live, str(path)
+        live.start()
         self.messages.append(f"recording this session to {path}", error=False)
-        self.mode_label.setText(f"live — {device_name}")
+        self.mode_label.setText(f"live — {device_name} — {live.describe()}")
         self.setWindowTitle(f"gemmscope — live on {device_name}")
         self.controls.set_unavailable("")
         self.replay_toolbar.hide()
         return path
 
+    @property
+    def live(self) -> LiveSource | None:
+        """The live source, when one feeds the window."""
+        return self.source if isinstance(self.source, LiveSource) else None
+
+    @property
+    def replay(self) -> ReplaySource | None:
+        """The replay source, when one feeds the window."""
+        return self.source if isinstance(self.source, ReplaySource) else None
+
     def close_source(self) -> None:
-        if self.replay is not None:
-            self.replay.stop()
-            self.replay.deleteLater()
-            self.replay = None
-        if self.runner is not None:
-            self.runner.shutdown()
-            self.runner.deleteLater()
-            self.runner = None
+        source, self.source = self.source, None
+        if source is not None:
+            source.stop()
+            if isinstance(source, QObject):
+                source.deleteLater()
         if self.writer is not None:
             self.writer.close()
             self.writer = None
 
+    def mode_text(self) -> str:
+        """What the status bar says feeds the window."""
+        return self.mode_label.text()
+
     def play_instant(self) -> None:
         """Deliver the whole recording now (screenshots, tests)."""
         if self.replay is not None:
-            self.replay_bar.speed.setCurrentText(str(Speed.INSTANT))
+            self.set_replay_speed(Speed.INSTANT, remember=False)
             self.replay.play()
         self.flush_views()
 
+    def toggle_replay(self) -> None:
+        """Play or pause the recording (P, the replay bar's button)."""
+        if self.replay is not None:
+            self.replay.toggle()
+
+    def set_replay_speed(self, speed: Speed | str, remember: bool = True) -> None:
+        speed = Speed(speed)
+        if remember:
+            self.prefs.speed = str(speed)
+        if self.replay_bar.current_speed() is not speed:
+            self.replay_bar.set_speed(speed)  # comes back through speed_chosen
+            return
+        if self.replay is not None:
+            self.replay.set_speed(speed)
+
+    def _seek_fraction(self, fraction: float) -> None:
+        if self.replay is not None:
+            self.replay.seek_fraction(fraction)
+
     # ------------------------------------------------------------- runs
     def _submit(self, requests: list[RunRequest]) -> None:
-        if self.runner is None:
+        if self.live is None:
             why = self.controls.unavailable or "no runner"
             self.statusBar().showMessage(f"cannot run: {why}", 8000)
             return
-        self.runner.submit(requests)
+        self.live.submit(requests)
 
     def _shape(self) -> tuple[int, int, int, int] | None:
         values = self.controls.values()
@@ -304,8 +341,27 @@ class MainWindow(QMainWindow):
             self._submit(sweep_requests(level, values[3]))
 
     def stop_runs(self) -> None:
-        if self.runner is not None:
-            self.runner.stop_runs()
+        if self.live is not None:
+            self.live.stop_runs()
+
+    def step_level(self, offset: int) -> None:
+        """Select the level ``offset`` rows down the ladder (Left/Right keys)."""
+        self.ladder.step(offset)
+
+    def select_level(self, level_id: str) -> bool:
+        """Select a level by id; False when this session has no such level."""
+        if level_id not in {lv.id for lv in self.store.levels}:
+            return False
+        self.ladder.select_level(level_id)
+        return True
+
+    def level_ids(self) -> list[str]:
+        return [lv.id for lv in self.store.levels]
+
+    def set_animated(self, on: bool) -> None:
+        """Animations on, or whole steps only (screenshots)."""
+        for view in self.views.values():
+            view.set_animated(on)
 
     def escape(self) -> None:
         """Esc: leave full screen, else stop the runs."""
@@ -318,6 +374,14 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(text, 15000)
 
     # ------------------------------------------------------------- drawing
+    def _timed_redraw(self) -> None:
+        if self._redraw_observer is None:
+            self.redraw()
+            return
+        t0 = time.perf_counter()
+        self.redraw()
+        self._redraw_observer((time.perf_counter() - t0) * 1e3)
+
     def redraw(self) -> None:
         """One coalesced frame. The per-repeat stream may redraw every frame (≤ 30 Hz);
         tables, bars and the sweep at most every SLOW_INTERVAL_MS, and never in the same
@@ -341,6 +405,10 @@ class MainWindow(QMainWindow):
         if changes:
             self._refresh_views(changes)
 
+    def set_redraw_observer(self, observer: Callable[[float], None] | None) -> None:
+        """Call ``observer`` with the milliseconds each coalesced redraw took (benchmarks)."""
+        self._redraw_observer = observer
+
     def flush_views(self) -> None:
         """Bring every view up to date now (screenshots, exports, tests)."""
         self._flushing = True
@@ -352,8 +420,7 @@ class MainWindow(QMainWindow):
     def _refresh_views(self, changes: set[Change]) -> None:
         self.ladder.refresh(changes)
         for view in self.views.values():
-            if hasattr(view, "refresh"):
-                view.refresh(changes)
+            view.refresh(changes)
         if Change.MESSAGES in changes or Change.HEADER in changes:
             self.messages.sync(self.store)
         if Change.RUN in changes or Change.HEADER in changes:
@@ -365,8 +432,11 @@ class MainWindow(QMainWindow):
 
     def _show_run_state(self) -> None:
         run = self.store.running
-        queued = len(self.runner.queue.pending) if self.runner is not None else 0
-        if run is None:
+        live = self.live
+        queued = live.pending_runs if live is not None else 0
+        if live is not None and live.state is SessionState.FAILED:
+            text = "runner stopped after repeated failures"
+        elif run is None:
             text = f"{queued} queued" if queued else ""
         else:
             text = (f"running {run['level']} at {run['M']}×{run['N']}×{run['K']}"
@@ -375,11 +445,7 @@ class MainWindow(QMainWindow):
 
     def _level_selected(self, level_id: str) -> None:
         for view in self.views.values():
-            if hasattr(view, "set_level"):
-                view.set_level(level_id)
-
-    def _speed_changed(self, text: str) -> None:
-        self.prefs.speed = text
+            view.set_level(level_id)
 
     # ------------------------------------------------------------- presentation
     def toggle_presentation(self) -> None:
@@ -397,8 +463,7 @@ class MainWindow(QMainWindow):
         # on stage the keys drive the runs (Space, L): the run form gives its room away
         self.run_dock.setVisible(not on)
         for view in self.views.values():
-            if hasattr(view, "apply_theme"):
-                view.apply_theme(self.theme)
+            view.apply_theme(self.theme)
         if on and full_screen:
             self.showFullScreen()
         elif not on and self.isFullScreen():
@@ -418,11 +483,14 @@ class MainWindow(QMainWindow):
         if name == "ladder":
             return self.ladder
         if name in self.views:
-            self.tabs.setCurrentWidget(self.views[name])
-            return self.views[name]
+            view = self.views[name]
+            assert isinstance(view, QWidget)
+            self.tabs.setCurrentWidget(view)
+            return view
         for view in self.views.values():
-            parts = view.charts() if hasattr(view, "charts") else {}
+            parts = view.charts()
             if name in parts:
+                assert isinstance(view, QWidget)
                 self.tabs.setCurrentWidget(view)
                 return parts[name]
         return None
@@ -430,13 +498,28 @@ class MainWindow(QMainWindow):
     def view_names(self) -> list[str]:
         names = ["window", "ladder", *self.views]
         for view in self.views.values():
-            if hasattr(view, "charts"):
-                names += list(view.charts())
+            names += list(view.charts())
         return names
 
-    def charts(self) -> dict[str, Any]:
+    def charts(self) -> dict[str, pg.PlotWidget]:
+        """The exportable charts of the Charts tab, by name."""
         view = self.views.get("charts")
-        return view.charts() if view is not None and hasattr(view, "charts") else {}
+        return view.charts() if view is not None else {}
+
+    # ------------------------------------------------------------- exports
+    def dialog_parent(self) -> QWidget:
+        return self
+
+    def export_chart(self, chart: pg.PlotWidget, path: str | Path) -> Path:
+        self.flush_views()
+        return exports.export_chart(chart, path)
+
+    def export_csv(self, path: str | Path) -> Path:
+        return exports.export_csv(self.store, path)
+
+    def export_report(self, path: str | Path) -> Path:
+        self.flush_views()
+        return exports.export_report(self.store, path, self.charts(), self.source_path)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         for loader in self._loaders:

@@ -11,7 +11,7 @@ import datetime as _dt
 from pathlib import Path
 from typing import IO, Any
 
-from gemmscope.kernels.protocol import dumps
+from .protocol import dumps
 
 
 def default_session_path(folder: str | Path, now: _dt.datetime | None = None) -> Path:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, QStandardPaths
 
-from gemmscope.app.core.replay import Speed
+from ..core.replay import Speed
 
 
 def open_settings(ini_path: str | None = None) -> QSettings:

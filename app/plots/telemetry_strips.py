@@ -13,16 +13,14 @@ from collections.abc import Callable
 import numpy as np
 import pyqtgraph as pg
 
-from gemmscope.app.core.telemetry import RunEnd, RunWindow, TelemetryBuffer
-from gemmscope.app.qt_compat import protect_singletons
+from ..core.telemetry import RunEnd, RunWindow, TelemetryBuffer
+from ..theme import FAILED_COLOR
 
-protect_singletons()
-
-REASON_COLORS = {"SwPowerCap": "#d62728", "HwSlowdown": "#8c564b",
+REASON_COLORS = {"SwPowerCap": FAILED_COLOR, "HwSlowdown": "#8c564b",
                  "SwThermalSlowdown": "#ff7f0e", "HwThermalSlowdown": "#e377c2",
                  "HwPowerBrakeSlowdown": "#bcbd22", "ApplicationsClocksSetting": "#17becf",
                  "SyncBoost": "#9467bd", "DisplayClockSetting": "#7f7f7f"}
-BAND_COLORS = {RunEnd.RESULT: "#1f77b433", RunEnd.ERROR: "#d6272855",
+BAND_COLORS = {RunEnd.RESULT: "#1f77b433", RunEnd.ERROR: FAILED_COLOR + "55",
                RunEnd.STOPPED: "#7f7f7f44", RunEnd.RUNNING: "#2ca02c44"}
 THROTTLED_BAND = "#ff7f0e55"
 LABEL_REACH_PX = 600  # run labels are placed from this far left of the view

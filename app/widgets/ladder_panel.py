@@ -15,17 +15,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gemmscope.app.core.levels import LevelInfo
-from gemmscope.app.core.store import Change, Result, SessionStore
-from gemmscope.app.core.units import THROTTLE_MARK, energy_text, gflop_per_j_text, throttle_note
-from gemmscope.app.theme import precision_color
+from ..core.levels import LevelInfo
+from ..core.store import Change, Result, SessionStore
+from ..core.units import THROTTLE_MARK, energy_text, gflop_per_j_text, throttle_note
+from ..theme import FAILED_COLOR, THROTTLE_COLOR, precision_color
 
 COLUMNS = ("level", "precision", "shape", "TFLOPS", "% of cuBLAS", "% of peak", "J/GEMM",
            "GFLOP/J", "verified")
 NUMBER_COLUMNS = ("TFLOPS", "% of cuBLAS", "% of peak", "J/GEMM", "GFLOP/J")
 THROTTLE_COLUMNS = ("TFLOPS", "J/GEMM", "GFLOP/J")  # the numbers a throttled run marks
-THROTTLE_COLOR = "#d46a00"
-FAILED_COLOR = "#d62728"
 
 
 def _pct(value: float | None) -> str:

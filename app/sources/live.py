@@ -1,0 +1,122 @@
+"""The live source: a :class:`~gemmscope.kernels.session.RunnerSession` adapted to Qt.
+
+The session (Qt-free, shared with ``gemmscope bench`` and ``record``) owns the runner
+process, the queue, the watchdog, restarts, the clock and the recording tap. This adapter
+only pumps it on the GUI thread: the session's reader thread wakes it through a queued
+signal, and a slow timer checks the watchdog when the runner is silent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+
+from ...kernels.session import (
+    DEFAULT_WATCHDOG_S,
+    RunnerSession,
+    RunRequest,
+    SessionState,
+    Tap,
+)
+from .base import EventSink
+
+WATCHDOG_TICK_MS = 250
+
+
+class LiveSource(QObject):
+    notice = Signal(str)  # a readable line for the status bar
+    state_changed = Signal(str)  # a SessionState value
+    idle = Signal()  # nothing queued and nothing in flight (or given up)
+    _woken = Signal()  # from the session's reader thread
+
+    def __init__(self, sink: EventSink, command: list[str] | None = None,
+                 tap: Tap | None = None, watchdog_s: float = DEFAULT_WATCHDOG_S,
+                 parent: QObject | None = None):
+        super().__init__(parent)
+        self.sink = sink
+        self.session = RunnerSession(self._on_event, command, tap=tap, watchdog_s=watchdog_s,
+                                     start_timeout_s=watchdog_s, wakeup=self._wake)
+        self.session.state_listeners.append(self._on_state)
+        self._wake_pending = False
+        self._was_busy = False
+        self._woken.connect(self._pump, Qt.ConnectionType.QueuedConnection)
+        self._timer = QTimer(self)
+        self._timer.setInterval(WATCHDOG_TICK_MS)
+        self._timer.timeout.connect(self._pump)
+
+    # ----------------------------------------------------------------- EventSource
+    def start(self) -> None:
+        self.session.start()
+        self._timer.start()
+
+    def stop(self) -> None:
+        """Quit the runner, keeping every line it writes up to its exit (bounded wait)."""
+        self._timer.stop()
+        self.session.close(wait_s=2.0)
+
+    def describe(self) -> str:
+        return f"runner: {self.session.describe()}"
+
+    # ----------------------------------------------------------------- runs
+    @property
+    def state(self) -> SessionState:
+        return self.session.state
+
+    @property
+    def pending_runs(self) -> int:
+        return self.session.pending_runs
+
+    @property
+    def restarts(self) -> int:
+        return self.session.restarts
+
+    def submit(self, requests: Iterable[RunRequest]) -> None:
+        self._was_busy = True  # idle is said once the runs end, however they end
+        self.session.submit(requests)
+        self._timer.start()
+        self._after_pump()
+
+    def stop_runs(self) -> None:
+        self.session.stop_runs()
+        self._after_pump()
+
+    def ping(self) -> None:
+        self.session.send({"cmd": "ping"})
+
+    # ----------------------------------------------------------------- plumbing
+    def _wake(self) -> None:
+        if not self._wake_pending:
+            self._wake_pending = True
+            self._woken.emit()
+
+    def _pump(self) -> None:
+        self._wake_pending = False
+        self.session.pump()
+        self._after_pump()
+
+    def _after_pump(self) -> None:
+        if self.session.idle and self._was_busy:
+            self._was_busy = False
+            self.idle.emit()
+        elif not self.session.idle:
+            self._was_busy = True
+
+    def _on_state(self, state: SessionState) -> None:
+        self.state_changed.emit(str(state))
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind == "session":
+            device = event.get("device")
+            name = device.get("name") if isinstance(device, dict) else None
+            self.notice.emit(f"runner started ({name or 'no GPU'})")
+        elif kind == "restart":
+            self.notice.emit(f"runner restarted ({event['restarts']} so far)")
+        elif kind == "error":
+            where = f" ({event['level']})" if isinstance(event.get("level"), str) else ""
+            self.notice.emit(f"{event['kind']}{where}: {event['message']}")
+        elif kind == "info" and event.get("gave_up"):
+            self.notice.emit(str(event["message"]))
+        self.sink(event)

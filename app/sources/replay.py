@@ -1,0 +1,149 @@
+"""The replay source: a recording read off the GUI thread, played by a QTimer that drives
+the Qt-free :class:`ReplayClock` into the event sink."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
+
+from ...kernels.protocol import ProtocolError, Session, read_session
+from ..core.replay import ReplayClock, Speed
+from .base import EventSink
+
+TICK_MS = 16
+
+
+class RecordingLoader(QObject):
+    """Reads and validates a recording in a worker thread; the GUI thread never waits."""
+
+    loaded = Signal(object, str)  # the Session, the note given at start
+    failed = Signal(str)  # why it could not be read
+
+    def __init__(self, path: str | Path, note: str = "", parent: QObject | None = None):
+        super().__init__(parent)
+        self.path = Path(path)
+        self.note = note
+        self._thread = threading.Thread(target=self._read, name="gemmscope-recording-loader")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def wait(self, timeout_s: float = 10.0) -> None:
+        if self._thread.is_alive():
+            self._thread.join(timeout_s)
+
+    def _read(self) -> None:
+        try:
+            session: Session = read_session(self.path)
+        except ProtocolError as exc:
+            self.failed.emit(str(exc))
+            return
+        self.loaded.emit(session, self.note)
+
+
+class ReplaySource(QObject):
+    """Plays a recording's events into a sink in real time × speed.
+
+    Seeking back replays from the start into a fresh store: ``reset`` clears it first.
+    """
+
+    position_changed = Signal(float, float, bool)  # position_s, duration_s, playing
+    finished = Signal()
+    delivered = Signal(int)  # how many events the last tick delivered
+
+    def __init__(self, session: Session, sink: EventSink, reset: Callable[[], None],
+                 note: str = "", parent: QObject | None = None):
+        super().__init__(parent)
+        self.recording = session
+        self.note = note
+        self.clock = ReplayClock(session.events, sink)
+        self.reset = reset
+        self._timer = QTimer(self)
+        self._timer.setInterval(TICK_MS)
+        self._timer.timeout.connect(self._tick)
+        self._wall = QElapsedTimer()
+
+    # ----------------------------------------------------------------- EventSource
+    def start(self) -> None:
+        self.play()
+
+    def stop(self) -> None:
+        self.pause()
+
+    def describe(self) -> str:
+        synthetic = " [synthetic data]" if self.recording.header.get("synthetic") else ""
+        return (f"replay — {Path(self.recording.path).name}{synthetic}"
+                + (f" ({self.note})" if self.note else ""))
+
+    # ----------------------------------------------------------------- playing
+    @property
+    def playing(self) -> bool:
+        return self.clock.playing
+
+    @property
+    def delivered_count(self) -> int:
+        """How many of the recording's events were delivered so far."""
+        return self.clock.next_index
+
+    @property
+    def position_s(self) -> float:
+        return self.clock.position_s
+
+    @property
+    def duration_s(self) -> float:
+        return self.clock.duration_s
+
+    def play(self) -> None:
+        if self.clock.finished:
+            self.seek(0.0)
+        self.clock.play()
+        self._after_move(self.clock.next_index)
+        if self.clock.playing:
+            self._wall.start()
+            self._timer.start()
+
+    def pause(self) -> None:
+        self.clock.pause()
+        self._timer.stop()
+        self._after_move(0)
+
+    def toggle(self) -> None:
+        if self.playing:
+            self.pause()
+        else:
+            self.play()
+
+    def set_speed(self, speed: Speed | str) -> None:
+        self.clock.set_speed(Speed(speed))
+        self._after_move(0)
+
+    def seek(self, position_s: float) -> None:
+        before = self.clock.next_index
+        self.clock.seek(position_s, reset_sink=self.reset)
+        self._after_move(abs(self.clock.next_index - before))
+
+    def seek_fraction(self, fraction: float) -> None:
+        self.seek(self.clock.duration_s * min(max(fraction, 0.0), 1.0))
+
+    def _tick(self) -> None:
+        dt = self._wall.restart() / 1000.0
+        n = self.clock.advance(dt)
+        self._after_move(n)
+
+    def _after_move(self, n: int) -> None:
+        if n:
+            self.delivered.emit(n)
+        self.position_changed.emit(self.clock.position_s, self.clock.duration_s,
+                                   self.clock.playing)
+        if not self.clock.playing:
+            self._timer.stop()
+            if self.clock.finished:
+                self.finished.emit()
+

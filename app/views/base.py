@@ -1,0 +1,41 @@
+"""What the main window asks of a view (a tab), with a no-op default for each.
+
+The window calls every method on every view; a view overrides what it uses. All calls
+come on the GUI thread.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyqtgraph as pg
+
+    from ..core.store import Change, SessionStore
+    from ..theme import Theme
+
+
+class View:
+    """Mixed into a QWidget subclass: ``class TilingView(QWidget, View)``."""
+
+    def bind(self, store: SessionStore) -> None:
+        """Receive the session store the view reads (once, after construction)."""
+
+    def refresh(self, changes: set[Change]) -> None:
+        """The store changed; called at most ~30 times a second with what changed since
+        the last call."""
+
+    def set_level(self, level_id: str) -> bool:
+        """The selected level changed; False when the view cannot show it (it says why
+        and keeps what it showed)."""
+        return True
+
+    def set_animated(self, on: bool) -> None:
+        """Animations on, or off (whole steps only: screenshots, exports, tests)."""
+
+    def apply_theme(self, theme: Theme) -> None:
+        """Normal or presentation colours and sizes."""
+
+    def charts(self) -> dict[str, pg.PlotWidget]:
+        """The exportable charts on this view, by name."""
+        return {}

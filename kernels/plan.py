@@ -1,0 +1,63 @@
+"""What to run: one run request, and the ladders and sweeps made of them.
+
+The CLI's ``bench``/``record`` and the app's run controls plan with these, so a sweep is
+the same sizes wherever it is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+# square sizes a sweep walks: powers of two from 256 to 8192
+SWEEP_SIZES = tuple(2**i for i in range(8, 14))
+DEFAULT_REPEATS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """One run the user asked for; ``command`` is what the runner is sent."""
+
+    level: str
+    M: int
+    N: int
+    K: int
+    repeats: int = DEFAULT_REPEATS
+    warmup: int | None = None
+    compare: bool | None = None
+    params: dict[str, int] | None = field(default=None, hash=False)
+
+    @property
+    def shape_text(self) -> str:
+        return f"{self.M}×{self.N}×{self.K}"
+
+    def describe(self) -> str:
+        return f"{self.level} at {self.shape_text}"
+
+    def command(self, run_id: str) -> dict[str, Any]:
+        cmd: dict[str, Any] = {"cmd": "run", "id": run_id, "level": self.level,
+                               "M": self.M, "N": self.N, "K": self.K,
+                               "repeats": self.repeats}
+        if self.warmup is not None:
+            cmd["warmup"] = self.warmup
+        if self.compare is not None:
+            cmd["compare"] = self.compare
+        if self.params:
+            cmd["params"] = dict(self.params)
+        return cmd
+
+    def where(self) -> dict[str, Any]:
+        """The fields an error event names the run by."""
+        return {"level": self.level, "M": self.M, "N": self.N, "K": self.K}
+
+
+def ladder_requests(level_ids: Iterable[str], M: int, N: int, K: int,
+                    repeats: int = DEFAULT_REPEATS) -> list[RunRequest]:
+    return [RunRequest(lv, M, N, K, repeats) for lv in level_ids]
+
+
+def sweep_requests(level_id: str, repeats: int = DEFAULT_REPEATS,
+                   sizes: Iterable[int] = SWEEP_SIZES) -> list[RunRequest]:
+    """Square shapes M = N = K over ``sizes`` (the sweep chart plots TFLOPS against N)."""
+    return [RunRequest(level_id, n, n, n, repeats) for n in sizes]
