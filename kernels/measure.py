@@ -140,7 +140,8 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
         def run_level() -> None:
             kernel(grid, block, args, shared_mem=smem)
 
-    info = {"variant": ("tma" if level.persistent else "vector" if vec else "scalar"),
+    info: dict[str, Any] = {
+        "variant": ("tma" if level.persistent else "vector" if vec else "scalar"),
             "threads": block[0] * block[1], **built.attributes(vec)}
     info["smem_bytes"] += smem
     info["kernel"] = getattr(kernel, "name", None)

@@ -45,7 +45,8 @@ class Counters:
         return cls(ev["level"], Shape(ev["M"], ev["N"], ev["K"]), ev["tool"],
                    tuple((str(k), _num(v)) for k, v in ev["metrics"].items()),
                    ev.get("kernel") if isinstance(ev.get("kernel"), str) else None,
-                   tuple(params.items()) if ok else None, float(ev["t"]),
+                   tuple(params.items()) if ok and isinstance(params, dict)
+                   else None, float(ev["t"]),
                    ev.get("launch") if isinstance(ev.get("launch"), str) else None)
 
     def value(self, metric: str) -> float | None:

@@ -19,6 +19,5 @@ class Shape:
 def shape_of(ev: dict[str, Any]) -> Shape | None:
     """The event's M, N, K as a Shape, or None where it has no (integer) shape."""
     dims = [ev.get(k) for k in ("M", "N", "K")]
-    if all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
-        return Shape(*dims)
-    return None
+    ints = [d for d in dims if isinstance(d, int) and not isinstance(d, bool)]
+    return Shape(*ints) if len(ints) == 3 else None

@@ -43,10 +43,6 @@ class BanksCanvas(WarpAccessCanvas):
         self._cells: dict[tuple[int, int, int], list[int]] = {}
         self._reload()
 
-    def set_padding(self, extra_elems: int) -> None:
-        self.extra_pad = max(0, int(extra_elems))
-        self._reload()
-
     def set_swizzle(self, swizzle: Swizzle) -> None:
         self.swizzle = swizzle
         self._reload()

@@ -62,9 +62,6 @@ def lanes_per_phase(width_bytes: int) -> int:
     return WARP_SIZE * WORD_BYTES // max(width_bytes, WORD_BYTES)
 
 
-def bank_of(byte_addr: np.ndarray | int) -> np.ndarray | int:
-    return (byte_addr // WORD_BYTES) % N_BANKS
-
 
 @dataclass(frozen=True, slots=True, eq=False)
 class BankReport:
@@ -98,10 +95,6 @@ class BankReport:
     @property
     def phases(self) -> int:
         return int(self.load.shape[0])
-
-    def conflicting_banks(self, phase: int | None = None) -> np.ndarray:
-        rows = self.load if phase is None else self.load[phase: phase + 1]
-        return np.flatnonzero((rows > 1).any(axis=0))
 
     def words_of_lane(self, lane: int) -> np.ndarray:
         n = max(self.width_bytes, WORD_BYTES) // WORD_BYTES

@@ -46,8 +46,9 @@ class ColumnExpression:
     def __call__(self, row: np.ndarray, col: np.ndarray) -> np.ndarray:
         r = np.asarray(row, np.int64)
         c = np.asarray(col, np.int64)
-        env = {"row": r, "col": c, "addr": r * self.width + c,
-               "width": np.int64(self.width)}
+        env: dict[str, np.ndarray | np.int64] = {"row": r, "col": c,
+                                                 "addr": r * self.width + c,
+                                                 "width": np.int64(self.width)}
         out = np.broadcast_to(np.asarray(_eval(self.tree.body, env), np.int64), r.shape)
         return out
 
@@ -92,8 +93,10 @@ def _check(node: ast.AST) -> None:
         raise ExpressionError(f"{type(node).__name__} is not allowed in an expression")
 
 
-def _eval(node: ast.AST, env: Mapping[str, np.ndarray | np.int64]) -> np.ndarray:
+def _eval(node: ast.AST, env: Mapping[str, np.ndarray | np.int64]
+          ) -> np.ndarray | np.int64:
     if isinstance(node, ast.Constant):
+        assert isinstance(node.value, int)  # the parser admits integer constants only
         return np.int64(node.value)
     if isinstance(node, ast.Name):
         return env[node.id]

@@ -125,7 +125,7 @@ class TmaBox:
         """The box as WarpAccess records of 32 rows each (row i of a slice in "lane" i,
         one access of the row's in-bounds bytes), so the sector math and the coalescing
         view apply: each row of 128 bytes is 4 sectors, one line."""
-        out = []
+        out: list[WarpAccess] = []
         width = self.valid_cols * self.elem_bytes
         if width == 0:
             return out

@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import registry
 from .level_model import LevelModel, Op, WarpAccess
@@ -98,7 +99,7 @@ def compile_sass(level_id: str, src_dir: Path, arch: str | None = None) -> str:
     text = (src_dir / level.source).read_text(encoding="utf-8")
     name = level.name_expression(True)
 
-    def check(result: object, what: str) -> object:
+    def check(result: object, what: str) -> Any:
         err, *rest = result if isinstance(result, tuple) else (result,)
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             raise RuntimeError(f"{level_id}: {what}: {err}")
