@@ -49,9 +49,6 @@ def main(argv: list[str] | None = None) -> int:
         print("gemmscope replay: give the recording to open (FILE)", file=sys.stderr)
         return 2
 
-    from .qt_compat import protect_singletons
-
-    protect_singletons()  # once, before any widget paints (see qt_compat)
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication
 

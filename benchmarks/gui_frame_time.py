@@ -39,7 +39,6 @@ from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
 from gemmscope.app.core.replay import Speed
-from gemmscope.app.qt_compat import protect_singletons
 from gemmscope.app.window.main_window import MainWindow, bundled_session
 from gemmscope.app.window.preferences import open_settings
 from gemmscope.kernels.protocol import dumps
@@ -208,7 +207,6 @@ def main() -> int:
     unknown = [v for v in views if v not in VIEWS]
     if unknown:
         ap.error(f"unknown view(s) {', '.join(unknown)}; known: {', '.join(VIEWS)}")
-    protect_singletons()  # this script is its own start-up (see qt_compat)
     app = QApplication.instance() or QApplication([])
     tmp = Path(tempfile.mkdtemp())
     bundled = None if args.synthetic else (Path(args.file) if args.file else bundled_session())

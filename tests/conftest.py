@@ -15,10 +15,6 @@ os.environ.setdefault("GEMMSCOPE_NO_GPU", "1")  # the app never starts a real ru
 
 TESTS = Path(__file__).parent
 
-from gemmscope.app.qt_compat import protect_singletons  # noqa: E402
-
-protect_singletons()  # PySide6 6.12 on CPython 3.11 drops references to None (qt_compat)
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     # the GPU machine runs the GPU tests without pytest-qt; keep its ini key known there
