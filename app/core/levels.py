@@ -40,32 +40,60 @@ class LevelInfo:
         return ", ".join(parts) if parts else "no tile parameters"
 
 
+MAX_TEXT = 4000  # a catalog text longer than this is cut: a recording is data
+
+
+def _text(value: Any, default: str = "") -> str:
+    text = value if isinstance(value, str) else default
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _ints(value: Any) -> tuple[int, ...]:
+    if not isinstance(value, list | tuple) or len(value) > 8:
+        return ()
+    return tuple(v for v in value if isinstance(v, int) and not isinstance(v, bool))
+
+
 def level_from_entry(entry: dict[str, Any], order: int) -> LevelInfo:
-    params = entry.get("params") or {}
+    """One catalog entry; a field of the wrong type reads as absent (the recording is data:
+    what it says is shown, what it garbles is left out, nothing crashes)."""
+    params = entry.get("params")
+    level_id = _text(entry.get("id"))
     return LevelInfo(
-        id=str(entry["id"]),
-        title=str(entry.get("title") or entry["id"]),
-        adds=str(entry.get("adds") or ""),
-        precision=str(entry.get("precision") or "?"),
-        kind=str(entry.get("kind") or "level"),
-        order=int(entry.get("order", order)),
-        params={str(k): v for k, v in params.items()} if isinstance(params, dict) else {},
-        block=tuple(entry.get("block") or ()),
-        tile=tuple(entry.get("tile") or ()),
-        follows=str(entry.get("follows") or ""),
-        notes=str(entry.get("notes") or ""),
+        id=level_id,
+        title=_text(entry.get("title"), level_id) or level_id,
+        adds=_text(entry.get("adds")),
+        precision=_text(entry.get("precision"), "?") or "?",
+        kind="reference" if entry.get("kind") == "reference" else "level",
+        order=_int(entry.get("order"), order),
+        params={str(k)[:64]: v for k, v in params.items()
+                if isinstance(v, int) and not isinstance(v, bool)}
+        if isinstance(params, dict) else {},
+        block=_ints(entry.get("block")),
+        tile=_ints(entry.get("tile")),
+        follows=_text(entry.get("follows")),
+        notes=_text(entry.get("notes")),
     )
 
 
 def catalog_from_header(header: dict[str, Any] | None) -> list[LevelInfo]:
-    """Levels in ladder order: the header's catalog when it has one, else the registry."""
+    """Levels in ladder order: the header's catalog when it has one, else the registry.
+    Entries without a string id, and later entries repeating an id, are left out."""
     entries = None
     if header is not None and isinstance(header.get("catalog"), list):
-        entries = [e for e in header["catalog"] if isinstance(e, dict) and "id" in e]
+        entries = [e for e in header["catalog"]
+                   if isinstance(e, dict) and isinstance(e.get("id"), str) and e["id"]]
     if not entries:
         entries = registry.catalog()
-    levels = [level_from_entry(e, i) for i, e in enumerate(entries)]
-    return sorted(levels, key=lambda lv: lv.order)
+    levels: dict[str, LevelInfo] = {}
+    for i, entry in enumerate(entries):
+        level = level_from_entry(entry, i)
+        levels.setdefault(level.id, level)
+    return sorted(levels.values(), key=lambda lv: lv.order)
 
 
 def reference_id(precision: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import time
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Any
@@ -48,6 +49,10 @@ class ReplayClock:
         self.position_s = 0.0
         self.next_index = 0  # events before this index were delivered
 
+    # a call delivers events for at most this long when given a budget; the rest follow
+    # on later calls, so a big recording never holds the GUI thread
+    CHECK_EVERY = 256  # events between two looks at the clock
+
     @property
     def duration_s(self) -> float:
         return self.times[-1] if self.times else 0.0
@@ -56,21 +61,27 @@ class ReplayClock:
     def finished(self) -> bool:
         return self.next_index >= len(self.events)
 
-    def play(self) -> None:
+    @property
+    def behind(self) -> bool:
+        """Events are due at the position but not delivered yet (a budget ran out)."""
+        return self.next_index < bisect.bisect_right(self.times, self.position_s)
+
+    def play(self, deliver: bool = True) -> None:
         self.playing = True
-        if self.speed is Speed.INSTANT:
+        if self.speed is Speed.INSTANT and deliver:
             self.advance(0.0)
 
     def pause(self) -> None:
         self.playing = False
 
-    def set_speed(self, speed: Speed) -> None:
+    def set_speed(self, speed: Speed, deliver: bool = True) -> None:
         self.speed = Speed(speed)
-        if self.playing and self.speed is Speed.INSTANT:
+        if self.playing and self.speed is Speed.INSTANT and deliver:
             self.advance(0.0)
 
-    def advance(self, wall_dt_s: float) -> int:
-        """Move the position by wall time × speed; deliver due events; returns how many."""
+    def advance(self, wall_dt_s: float, budget_s: float | None = None) -> int:
+        """Move the position by wall time × speed; deliver due events (for at most
+        ``budget_s`` of wall time when given); returns how many were delivered."""
         if not self.playing:
             return 0
         if self.speed is Speed.INSTANT:
@@ -78,16 +89,22 @@ class ReplayClock:
         else:
             self.position_s = min(self.duration_s,
                                   self.position_s + max(0.0, wall_dt_s) * self.speed.factor)
-        n = self._deliver_until(self.position_s)
+        n = self._deliver_until(self.position_s, budget_s)
         if self.finished:
             self.playing = False
         return n
 
-    def seek(self, position_s: float, reset_sink: Any = None) -> None:
+    def catch_up(self, budget_s: float | None = None) -> int:
+        """Deliver events due at the position that a budget left over."""
+        return self._deliver_until(self.position_s, budget_s)
+
+    def seek(self, position_s: float, reset_sink: Any = None,
+             budget_s: float | None = None) -> None:
         """Jump to a play position. Going back replays from the start into a fresh sink.
 
         ``reset_sink`` is called (no arguments) before replaying from the start; it is
-        how the owner clears the store the sink feeds.
+        how the owner clears the store the sink feeds. With ``budget_s`` the events up to
+        the position may arrive over several calls (:meth:`catch_up`).
         """
         position_s = min(max(0.0, position_s), self.duration_s)
         if position_s < self.position_s or self.next_index == 0:
@@ -95,12 +112,18 @@ class ReplayClock:
                 reset_sink()
             self.next_index = 0
         self.position_s = position_s
-        self._deliver_until(position_s)
+        self._deliver_until(position_s, budget_s)
 
-    def _deliver_until(self, position_s: float) -> int:
+    def _deliver_until(self, position_s: float, budget_s: float | None = None) -> int:
         end = bisect.bisect_right(self.times, position_s)
-        start = self.next_index
-        for ev in self.events[start:end]:
-            self.sink(ev)
-        self.next_index = max(start, end)
-        return end - start
+        start = i = self.next_index
+        deadline = None if budget_s is None else time.perf_counter() + budget_s
+        while i < end:
+            stop = end if deadline is None else min(end, i + self.CHECK_EVERY)
+            for ev in self.events[i:stop]:
+                self.sink(ev)
+            i = stop
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        self.next_index = max(start, i)
+        return i - start

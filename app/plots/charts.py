@@ -22,6 +22,24 @@ from ..core.units import THROTTLE_MARK, gflop_per_j_text, tflops_text
 from ..theme import NORMAL, THROTTLE_COLOR, Theme, precision_color
 
 pg.setConfigOptions(antialias=False, useOpenGL=False)
+# the largest axis value drawn: a recording's absurd number (1e308) must not overflow the
+# range arithmetic (pyqtgraph refuses a range of inf or nan)
+MAX_AXIS = 1e15
+
+
+def finite_or_zero(values: list[float | None]) -> np.ndarray:
+    """Values as floats; None, NaN, infinities and |v| > MAX_AXIS become 0."""
+    out = np.array([v if isinstance(v, int | float) else 0.0 for v in values], dtype=float)
+    out[~np.isfinite(out) | (np.abs(out) > MAX_AXIS)] = 0.0
+    return out
+
+
+def finite_top(values: np.ndarray, headroom: float = 1.0) -> float:
+    """The top of an axis over ``values``: their finite maximum times ``headroom``,
+    at least 1e-9 and at most MAX_AXIS."""
+    finite = values[np.isfinite(values)]
+    top = float(finite.max()) if finite.size else 0.0
+    return float(min(max(top, 1e-9) * headroom, MAX_AXIS))
 
 
 class HoverReadout:
@@ -150,6 +168,8 @@ class StreamChart(_Chart):
 
     def _fit(self, x: np.ndarray, y: np.ndarray, expected: int) -> None:
         """Set the view range only when the data leaves it (axes repaint only then)."""
+        keep = np.isfinite(x) & np.isfinite(y)
+        x, y = x[keep], y[keep]
         if len(x) == 0:
             return
         last = float(x.max()) + 1
@@ -234,8 +254,9 @@ class LadderBars(_Chart):
         self._draw()
 
     def values(self) -> np.ndarray:
+        """Bar heights; a value that is missing or not a finite number draws no bar."""
         key = self.METRIC_KEYS[self.bar_metric]
-        return np.array([row[key] if row[key] is not None else 0.0 for row in self.rows])
+        return finite_or_zero([row[key] for row in self.rows])
 
     def _draw(self) -> None:
         """Update the bar item and its labels in place (no items made per redraw)."""
@@ -297,7 +318,7 @@ class LadderBars(_Chart):
             self._ticks = ticks
             plot.getAxis("bottom").setTicks([ticks])
         headroom = 1.2 if self.theme.font_pt < 14 else 1.4  # room for the value labels
-        top = max(float(heights.max()), 1e-9) * headroom if n else 1.0
+        top = finite_top(heights, headroom) if n else 1.0
         view = (n, top)
         if view != self._view:
             self._view = view

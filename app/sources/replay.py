@@ -14,6 +14,7 @@ from ..core.replay import ReplayClock, Speed
 from .base import EventSink
 
 TICK_MS = 16
+TICK_BUDGET_S = 0.030  # delivery per tick: the GUI thread stays free between ticks
 
 
 class RecordingLoader(QObject):
@@ -40,10 +41,18 @@ class RecordingLoader(QObject):
             self._thread.join(timeout_s)
 
     def _read(self) -> None:
+        """Never dies silently: whatever stops the reader is said, so the window never
+        waits on a reader that is gone."""
         try:
             session: Session = read_session(self.path)
         except ProtocolError as exc:
             self.failed.emit(str(exc))
+            return
+        except (MemoryError, RecursionError, ValueError, OSError) as exc:
+            self.failed.emit(f"{self.path}: cannot be read ({type(exc).__name__}: {exc})")
+            return
+        except Exception as exc:  # a reader bug must not leave "reading…" forever
+            self.failed.emit(f"{self.path}: the reader failed ({type(exc).__name__}: {exc})")
             return
         self.loaded.emit(session, self.note)
 
@@ -103,15 +112,13 @@ class ReplaySource(QObject):
     def play(self) -> None:
         if self.clock.finished:
             self.seek(0.0)
-        self.clock.play()
-        self._after_move(self.clock.next_index)
-        if self.clock.playing:
-            self._wall.start()
-            self._timer.start()
+        self.clock.play(deliver=False)  # the ticks deliver, within their budget
+        self._run_timer()
+        self._tick()
 
     def pause(self) -> None:
         self.clock.pause()
-        self._timer.stop()
+        self._run_timer()
         self._after_move(0)
 
     def toggle(self) -> None:
@@ -121,20 +128,43 @@ class ReplaySource(QObject):
             self.play()
 
     def set_speed(self, speed: Speed | str) -> None:
-        self.clock.set_speed(Speed(speed))
+        self.clock.set_speed(Speed(speed), deliver=False)
+        self._run_timer()
         self._after_move(0)
 
     def seek(self, position_s: float) -> None:
         before = self.clock.next_index
-        self.clock.seek(position_s, reset_sink=self.reset)
+        self.clock.seek(position_s, reset_sink=self.reset, budget_s=TICK_BUDGET_S)
+        self._run_timer()
         self._after_move(abs(self.clock.next_index - before))
 
     def seek_fraction(self, fraction: float) -> None:
         self.seek(self.clock.duration_s * min(max(fraction, 0.0), 1.0))
 
+    def deliver_all(self) -> None:
+        """Play the whole recording into the sink now, in one call (screenshots, exports,
+        tests: they want the finished picture, not a fluid GUI)."""
+        self.clock.set_speed(Speed.INSTANT, deliver=False)
+        self.clock.play(deliver=False)
+        n = self.clock.advance(0.0)
+        self._run_timer()
+        self._after_move(n)
+
+    def _run_timer(self) -> None:
+        """Tick while playing, or while a budget left due events undelivered."""
+        if self.clock.playing or self.clock.behind:
+            if not self._timer.isActive():
+                self._wall.start()
+                self._timer.start()
+        else:
+            self._timer.stop()
+
     def _tick(self) -> None:
-        dt = self._wall.restart() / 1000.0
-        n = self.clock.advance(dt)
+        dt = self._wall.restart() / 1000.0 if self._wall.isValid() else 0.0
+        if self.clock.playing:
+            n = self.clock.advance(dt, TICK_BUDGET_S)
+        else:
+            n = self.clock.catch_up(TICK_BUDGET_S)
         self._after_move(n)
 
     def _after_move(self, n: int) -> None:
@@ -142,8 +172,7 @@ class ReplaySource(QObject):
             self.delivered.emit(n)
         self.position_changed.emit(self.clock.position_s, self.clock.duration_s,
                                    self.clock.playing)
-        if not self.clock.playing:
+        if not (self.clock.playing or self.clock.behind):
             self._timer.stop()
             if self.clock.finished:
                 self.finished.emit()
-

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from ...kernels.models import model_for
 from ...kernels.models.level_model import LevelModel, WarpAccess
 from ..theme import ANIMATION, Theme
+from ..widgets.plain import plain_label
 from .base import View
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -243,7 +244,7 @@ class ViewPanel(QWidget, View):
         self.canvas = canvas
         self.bar = PlaybackBar(canvas)
         self.options = QHBoxLayout()
-        self.message = QLabel()
+        self.message = plain_label()
         self.message.setWordWrap(True)
         lay = QVBoxLayout(self)
         lay.addLayout(self.options)

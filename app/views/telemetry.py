@@ -27,10 +27,11 @@ from PySide6.QtWidgets import (
 
 from ..core.store import Change, SessionStore
 from ..core.telemetry import GPM_FIELDS, RunWindow
-from ..plots.charts import HoverReadout
+from ..plots.charts import MAX_AXIS, HoverReadout, finite_top
 from ..plots.run_bands import RunBands
 from ..plots.telemetry_strips import ReasonStrip, RunLabels, band_color, window_label
 from ..theme import FAILED_COLOR, NORMAL, Theme
+from ..widgets.plain import plain_label
 from .base import View
 
 # plot name -> title (the left axis label; power's names the reading's kind; the
@@ -63,7 +64,7 @@ class TelemetryView(QWidget, View):
         super().__init__(parent)
         self.store: SessionStore | None = None
         self.theme = NORMAL
-        self.status = QLabel("no telemetry yet")
+        self.status = plain_label("no telemetry yet")
         self.status.setWordWrap(True)
         self.follow_button = QPushButton("Follow newest")
         self.follow_button.setCheckable(True)
@@ -331,13 +332,14 @@ class TelemetryView(QWidget, View):
             t, values = tele.arrays(field)
             curve.setData(t, values)
             curve.show()
-            tops[plot_name] = max(tops.get(plot_name, 0.0), float(np.nanmax(values)))
+            tops[plot_name] = max(tops.get(plot_name, 0.0), finite_top(values))
         self._draw_gpm_legend()
         max_mhz = self.store.sm_clock_max_mhz() or 0.0
         self._set_y("clocks", 1.08 * max(tops.get("clocks", 0.0), max_mhz, 1.0))
         self._set_y("power", 1.08 * max(tops.get("power", 0.0), 1.0))
 
     def _set_y(self, name: str, top: float) -> None:
+        top = min(max(top, 1.0), MAX_AXIS) if np.isfinite(top) else 1.0
         step = 2 * 10 ** (np.floor(np.log10(top)) - 1)  # rounded up: the axis rarely changes
         y_range = (0.0, float(np.ceil(top / step) * step))
         if self._y_ranges.get(name) != y_range:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
@@ -19,6 +21,7 @@ from ..core.levels import LevelInfo
 from ..core.store import Change, Result, SessionStore
 from ..core.units import THROTTLE_MARK, energy_text, gflop_per_j_text, throttle_note
 from ..theme import FAILED_COLOR, THROTTLE_COLOR, precision_color
+from .plain import plain_tooltip
 
 COLUMNS = ("level", "precision", "shape", "TFLOPS", "% of cuBLAS", "% of peak", "J/GEMM",
            "GFLOP/J", "verified")
@@ -145,7 +148,7 @@ class LadderPanel(QWidget):
         self.table.setRowCount(len(levels))
         for row, lv in enumerate(levels):
             name = QTableWidgetItem(lv.id)
-            name.setToolTip(lv.title)
+            name.setToolTip(plain_tooltip(lv.title))
             if lv.is_reference:
                 font = QFont()
                 font.setItalic(True)
@@ -182,11 +185,12 @@ class LadderPanel(QWidget):
                 ref = store.reference_result(r)
                 ref_note = f"vs {ref.level}" if ref is not None else "vs cuBLAS " + \
                     r.precision.upper()
-                self.table.item(row, COLUMNS.index("% of cuBLAS")).setToolTip(ref_note)
+                self.table.item(row, COLUMNS.index("% of cuBLAS")).setToolTip(
+                    plain_tooltip(ref_note))
             for column, text in cells.items():
                 item = self.table.item(row, COLUMNS.index(column))
-                if column in THROTTLE_COLUMNS and item.toolTip() != note:
-                    item.setToolTip(note)
+                if column in THROTTLE_COLUMNS and item.toolTip() != plain_tooltip(note):
+                    item.setToolTip(plain_tooltip(note))
                 if item.text() == text:
                     continue
                 changed = True
@@ -222,15 +226,17 @@ class LadderPanel(QWidget):
         index = self.store.levels.index(lv)
         previous = self.store.levels[index - 1].id if index > 0 and not lv.is_reference \
             else None
-        over = f" over <i>{previous}</i>" if previous else ""
-        parts = [f"<b>{lv.title}</b> ({lv.precision.upper()})",
-                 f"<p><b>Adds{over}:</b> {lv.adds}</p>",
-                 f"<p><b>Tile parameters:</b> {lv.params_text()}</p>"]
+        # a recording's catalog is data: every text from it is escaped, never markup
+        esc = html.escape
+        over = f" over <i>{esc(previous)}</i>" if previous else ""
+        parts = [f"<b>{esc(lv.title)}</b> ({esc(lv.precision.upper())})",
+                 f"<p><b>Adds{over}:</b> {esc(lv.adds)}</p>",
+                 f"<p><b>Tile parameters:</b> {esc(lv.params_text())}</p>"]
         if lv.follows:
-            parts.append(f"<p><b>Follows:</b> {lv.follows}</p>")
+            parts.append(f"<p><b>Follows:</b> {esc(lv.follows)}</p>")
         if lv.notes:
-            parts.append(f"<p><b>Notes:</b> {lv.notes}</p>")
+            parts.append(f"<p><b>Notes:</b> {esc(lv.notes)}</p>")
         r = self.store.ladder_result(level_id)
         if r is not None:
-            parts.append(f"<p><b>Last result:</b> {result_text(r)}</p>")
+            parts.append(f"<p><b>Last result:</b> {esc(result_text(r))}</p>")
         self.detail.setText("".join(parts))

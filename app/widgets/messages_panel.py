@@ -1,4 +1,9 @@
-"""The messages list: the session's errors and info lines, plus the app's own notes."""
+"""The messages list: the session's errors and info lines, plus the app's own notes.
+
+A recording can hold any number of messages; the list shows the newest MAX_SHOWN (and
+says how many earlier ones it left out), adds new ones in one batch per redraw, and cuts
+each line at MAX_CHARS, so a long or chatty recording never slows the GUI.
+"""
 
 from __future__ import annotations
 
@@ -8,33 +13,73 @@ from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 from ..core.store import SessionStore
 
 FROM_STORE = "store"  # items made from the store's messages (cleared when it is reset)
+ELIDED = "elided"  # the line that counts the messages left out
+MAX_SHOWN = 1000
+MAX_CHARS = 500
 
 
 class MessagesPanel(QListWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self._shown = 0  # store messages already listed
+        self._left_out = 0  # store messages too old to list
         self._generation = -1  # the store.generation they came from
 
     def sync(self, store: SessionStore) -> None:
         """List the store's messages not listed yet (all again after a reset)."""
         if store.generation != self._generation:
             for i in reversed(range(self.count())):
-                if self.item(i).data(Qt.ItemDataRole.UserRole) == FROM_STORE:
+                if self.item(i).data(Qt.ItemDataRole.UserRole) in (FROM_STORE, ELIDED):
                     self.takeItem(i)
-            self._shown = 0
+            self._shown = self._left_out = 0
             self._generation = store.generation
-        for m in store.messages[self._shown:]:
-            self.append(m.describe(), error=m.is_error, tag=FROM_STORE)
+        new = store.messages[self._shown:]
         self._shown = len(store.messages)
+        if not new:
+            return
+        if len(new) > MAX_SHOWN:
+            self._left_out += len(new) - MAX_SHOWN
+            new = new[-MAX_SHOWN:]
+        self.setUpdatesEnabled(False)
+        try:
+            for m in new:
+                self.addItem(_item(m.describe(), m.is_error, FROM_STORE))
+            self._trim()
+        finally:
+            self.setUpdatesEnabled(True)
+        self.scrollToBottom()
 
     def append(self, text: str, error: bool, tag: str = "app") -> None:
-        item = QListWidgetItem(("⚠ " if error else "ℹ ") + text)
-        item.setData(Qt.ItemDataRole.UserRole, tag)
-        if error:
-            item.setForeground(Qt.GlobalColor.red)
-        self.addItem(item)
+        self.addItem(_item(text, error, tag))
+        self._trim()
         self.scrollToBottom()
 
     def texts(self) -> list[str]:
         return [self.item(i).text() for i in range(self.count())]
+
+    def _trim(self) -> None:
+        """Keep at most MAX_SHOWN store messages, oldest out first, and count them."""
+        rows = [i for i in range(self.count())
+                if self.item(i).data(Qt.ItemDataRole.UserRole) == FROM_STORE]
+        extra = len(rows) - MAX_SHOWN
+        for i in reversed(rows[:max(extra, 0)]):
+            self.takeItem(i)
+        self._left_out += max(extra, 0)
+        if self._left_out:
+            text = f"… {self._left_out:,} earlier messages not listed"
+            first = self.item(0)
+            if first is not None and first.data(Qt.ItemDataRole.UserRole) == ELIDED:
+                first.setText(text)
+            else:
+                self.insertItem(0, _item(text, False, ELIDED, mark=""))
+
+
+def _item(text: str, error: bool, tag: str, mark: str | None = None) -> QListWidgetItem:
+    if len(text) > MAX_CHARS:
+        text = text[: MAX_CHARS - 1] + "…"
+    prefix = ("⚠ " if error else "ℹ ") if mark is None else mark
+    item = QListWidgetItem(prefix + text)
+    item.setData(Qt.ItemDataRole.UserRole, tag)
+    if error:
+        item.setForeground(Qt.GlobalColor.red)
+    return item

@@ -21,7 +21,6 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
-    QLabel,
     QMainWindow,
     QTabWidget,
     QToolBar,
@@ -42,6 +41,7 @@ from ..views.base import View
 from ..views.registry import VIEWS
 from ..widgets.ladder_panel import LadderPanel
 from ..widgets.messages_panel import MessagesPanel
+from ..widgets.plain import plain_label
 from ..widgets.replay_bar import ReplayBar
 from ..widgets.run_controls import RunControls
 from . import exports
@@ -120,8 +120,8 @@ class MainWindow(QMainWindow):
         self.replay_toolbar = bar
         bar.hide()
 
-        self.run_label = QLabel("")
-        self.mode_label = QLabel("no session")
+        self.run_label = plain_label("")
+        self.mode_label = plain_label("no session")
         self.statusBar().addPermanentWidget(self.run_label)
         self.statusBar().addPermanentWidget(self.mode_label)
         self.shortcut_objects = install_shortcuts(self)
@@ -279,7 +279,7 @@ class MainWindow(QMainWindow):
         """Deliver the whole recording now (screenshots, tests)."""
         if self.replay is not None:
             self.set_replay_speed(Speed.INSTANT, remember=False)
-            self.replay.play()
+            self.replay.deliver_all()
         self.flush_views()
 
     def toggle_replay(self) -> None:
