@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 
@@ -33,8 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", default="1400x900", help="window size for --screenshot")
     p.add_argument("--settings", metavar="INI", help="keep preferences in this ini file")
     p.add_argument("--runner", metavar="CMD",
-                   help="live: the runner command line (default: python -m gemmscope.kernels "
-                        "runner)")
+                   help="live: the runner command line (default: the preference set in "
+                        "File ▸ Live runner…, else python -m gemmscope.kernels runner)")
     p.add_argument("--session-file", metavar="PATH", help="live: record the session here")
     p.add_argument("--watchdog-s", type=float, metavar="S",
                    help="live: restart a runner silent this long during a run (default 60)")
@@ -71,15 +70,13 @@ def main(argv: list[str] | None = None) -> int:
             window.close()
             return 2
     else:
-        from gemmscope.app.core.gpu_probe import probe
+        from gemmscope.app.core.runner_command import plan_live
 
-        gpu = probe()
-        if gpu.available:
-            command = shlex.split(args.runner) if args.runner else None
-            window.start_live(gpu.name or "CUDA device", command, args.session_file,
-                              args.watchdog_s)
+        plan = plan_live(args.runner, window.prefs.runner_command)
+        if plan.command:
+            window.start_live(plan.label, plan.command, args.session_file, args.watchdog_s)
         else:
-            window.open_bundled(gpu.reason, background=interactive)
+            window.open_bundled(plan.reason, background=interactive)
 
     if args.screenshot:
         return _screenshot(app, window, args)

@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from gemmscope.app import export_actions
 from gemmscope.app.charts import HoverReadout
+from gemmscope.app.core.runner_command import plan_live
 
 if TYPE_CHECKING:
     from gemmscope.app.main_window import MainWindow
@@ -27,6 +28,7 @@ def install_menus(window: MainWindow) -> None:
     file_menu = window.menuBar().addMenu("&File")
     _action(file_menu, "&Open recording…", lambda: open_dialog(window),
             QKeySequence.StandardKey.Open)
+    _action(file_menu, "Live &runner…", lambda: runner_dialog(window))
     file_menu.addSeparator()
     # "chart": the one the mouse was last over, else the ladder bars
     _action(file_menu, "Export chart as &PNG…", lambda: export_chart_dialog(window, "png"))
@@ -101,3 +103,24 @@ def open_dialog(window: MainWindow) -> None:
                                           "Sessions (*.jsonl);;All files (*)")
     if path:
         window.open_recording(path, background=True)
+
+
+def runner_dialog(window: MainWindow) -> None:
+    """Set the live runner's command (kept in the preferences) and start it; empty: this
+    installation's own runner, from the next start."""
+    text, ok = QInputDialog.getText(
+        window, "Live runner", "Command that starts a runner (JSON lines on stdin/stdout), "
+        "e.g. `gemmscope runner` or `ssh -T gpu-box gemmscope runner`:",
+        text=window.prefs.runner_command)
+    if not ok:
+        return
+    window.prefs.runner_command = text
+    if not text.strip():
+        window.statusBar().showMessage("runner command cleared: the next start uses this "
+                                       "installation's runner where it has a GPU", 8000)
+        return
+    plan = plan_live(None, window.prefs.runner_command)
+    if plan.command:
+        window.start_live(plan.label, plan.command)
+    else:
+        window.statusBar().showMessage(f"runner command kept, not started: {plan.reason}", 8000)
