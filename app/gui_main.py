@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         if plan.command:
             window.start_live(plan.label, plan.command, args.session_file, args.watchdog_s)
         else:
-            window.open_bundled(plan.reason, background=interactive)
+            window.open_bundled(f"{plan.reason}; see `gemmscope doctor`", background=interactive)
 
     if args.screenshot:
         return _screenshot(app, window, args)
