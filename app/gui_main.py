@@ -54,10 +54,15 @@ def main(argv: list[str] | None = None) -> int:
 
     protect_singletons()
     from PySide6.QtCore import QEvent, QObject, QTimer
+    from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
+
+    from gemmscope.app.core.desktop_entry import APP_ID, icon_path
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("gemmscope")
+    app.setDesktopFileName(APP_ID)  # Wayland finds the .desktop entry (and icon) by it
+    app.setWindowIcon(QIcon(str(icon_path())))
     window = MainWindow(open_settings(args.settings))
     if args.speed:
         window.prefs.speed = args.speed
