@@ -110,6 +110,18 @@ def test_wayland_session_starts_although_xcb_lacks_libraries():
     assert by_name(findings)["Qt platform plugin xcb"].status is Status.WARN
 
 
+def test_a_broken_wayland_plugin_falls_back_to_xcb_and_only_warns():
+    wayland = XCB.with_name("libqwayland.so")
+    env = {"WAYLAND_DISPLAY": "wayland-0", "DISPLAY": ":0"}
+    broken = PluginLibs("wayland", wayland, ("libwayland-cursor.so.0",))
+    findings = by_name(doctor.diagnose_start(start(env, (broken, PluginLibs("xcb", XCB)))))
+    assert findings["Qt platform plugin wayland"].status is Status.WARN
+    assert "libwayland-cursor0" in findings["Qt platform plugin wayland"].fix
+    assert doctor.exit_code(list(findings.values())) == 0
+    both = (broken, PluginLibs("xcb", XCB, ("libxcb-icccm.so.4",)))
+    assert doctor.exit_code(doctor.diagnose_start(start(env, both))) == 2
+
+
 def test_no_pyside6_cannot_start_and_says_how_to_install_it():
     findings = doctor.diagnose_start(start({"DISPLAY": ":0"}, qt=None))
     qt = by_name(findings)["Qt"]

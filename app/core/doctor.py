@@ -117,36 +117,38 @@ def check_display(facts: StartFacts) -> Finding:
 
 
 def check_plugins(facts: StartFacts) -> list[Finding]:
-    """The platform plugin Qt will use (and the X11 one) and the libraries each lacks."""
+    """The platform plugins Qt will try (and the X11 one) and the libraries each lacks.
+
+    The app cannot start only if none of the plugins Qt will try can load: on a Wayland
+    session Qt falls back to xcb, so a broken Wayland plugin alone is a warning."""
     if not facts.linux or facts.qt_version is None:
         return []
     wanted = platform_names(facts.env)
+    loadable = any(p.platform in wanted and p.path is not None and not p.missing
+                   for p in facts.plugins)
     out = []
-    usable = False
     for plugin in facts.plugins:
-        needed = plugin.platform in wanted and not usable
         name = f"Qt platform plugin {plugin.platform}"
+        scope = Scope.START if plugin.platform in wanted else Scope.EXTRA
+        blocks = scope is Scope.START and not loadable
+        status = Status.FAIL if blocks else Status.WARN
         if plugin.path is None:
-            out.append(Finding(name, Status.FAIL if needed else Status.WARN,
-                               f"PySide6 has no {plugin.platform} plugin",
-                               "reinstall PySide6: " + INSTALL_APP,
-                               Scope.START if needed else Scope.EXTRA))
+            out.append(Finding(name, status, f"PySide6 has no {plugin.platform} plugin",
+                               "reinstall PySide6: " + INSTALL_APP, scope))
         elif not plugin.checked:
             out.append(Finding(name, Status.WARN, f"{plugin.path.name}: no ldd to check its "
-                               "libraries", scope=Scope.EXTRA))
-            usable = usable or needed
+                               "libraries", scope=scope))
         elif plugin.missing:
-            why = ("the app cannot open a window" if needed else
+            why = ("the app cannot open a window" if blocks else
+                   "Qt falls back to another plugin" if scope is Scope.START else
                    "a window on X11 would not open" if plugin.platform == "xcb" else
                    "unused here")
-            out.append(Finding(name, Status.FAIL if needed else Status.WARN,
-                               f"{plugin.path.name} lacks {', '.join(plugin.missing)}: {why}",
-                               install_advice(plugin.missing),
-                               Scope.START if needed else Scope.EXTRA))
+            out.append(Finding(name, status, f"{plugin.path.name} lacks "
+                               f"{', '.join(plugin.missing)}: {why}",
+                               install_advice(plugin.missing), scope))
         else:
             out.append(Finding(name, Status.OK, f"{plugin.path.name}: every library found",
-                               scope=Scope.START if needed else Scope.EXTRA))
-            usable = usable or needed
+                               scope=scope))
     return out
 
 
