@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 
@@ -33,8 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", default="1400x900", help="window size for --screenshot")
     p.add_argument("--settings", metavar="INI", help="keep preferences in this ini file")
     p.add_argument("--runner", metavar="CMD",
-                   help="live: the runner command line (default: python -m gemmscope.kernels "
-                        "runner)")
+                   help="live: the runner command line (default: the preference set in "
+                        "File ▸ Live runner…, else python -m gemmscope.kernels runner)")
     p.add_argument("--session-file", metavar="PATH", help="live: record the session here")
     p.add_argument("--watchdog-s", type=float, metavar="S",
                    help="live: restart a runner silent this long during a run (default 60)")
@@ -50,13 +49,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     from PySide6.QtCore import QEvent, QObject, QTimer
+    from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
+    from .core.desktop_entry import APP_ID, icon_path
     from .window.main_window import MainWindow
     from .window.preferences import open_settings
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("gemmscope")
+    app.setDesktopFileName(APP_ID)  # Wayland finds the .desktop entry (and icon) by it
+    app.setWindowIcon(QIcon(str(icon_path())))
     window = MainWindow(open_settings(args.settings))
     if args.speed:
         window.set_replay_speed(args.speed)
@@ -67,17 +70,15 @@ def main(argv: list[str] | None = None) -> int:
             print(window.statusBar().currentMessage(), file=sys.stderr)
             window.close()
             return 2
-    elif args.runner or args.session_file:  # the user asked for live: no GPU probe here
-        command = shlex.split(args.runner) if args.runner else None
-        window.start_live("the runner's GPU", command, args.session_file, args.watchdog_s)
     else:
-        from .core.gpu_probe import probe
+        from .core.runner_command import plan_live
 
-        gpu = probe()
-        if gpu.available:
-            window.start_live(gpu.name or "CUDA device", None, None, args.watchdog_s)
+        plan = plan_live(args.runner, window.prefs.runner_command,
+                         asked_live=bool(args.session_file))
+        if plan.command:
+            window.start_live(plan.label, plan.command, args.session_file, args.watchdog_s)
         else:
-            window.open_bundled(gpu.reason, background=interactive)
+            window.open_bundled(f"{plan.reason}; see `gemmscope doctor`", background=interactive)
 
     if args.screenshot:
         return _screenshot(app, window, args)

@@ -2,7 +2,9 @@
 
 `gemmscope` and `gemmscope replay FILE` open the Qt app. `runner`, `bench`, `record` and
 `report` are the GPU side (gemmscope.kernels.cli) and never import Qt, so they work on a
-headless GPU box without PySide6.
+headless GPU box without PySide6; so does `doctor` (gemmscope.app.core.doctor). Before Qt
+is imported, the doctor's start checks run: with no usable display (or a platform plugin
+missing system libraries) the app says so and exits 2 instead of Qt's abort.
 """
 
 from __future__ import annotations
@@ -18,6 +20,13 @@ def main(argv: list[str] | None = None) -> int:
         from ..kernels.cli import main as kernels_main
 
         return kernels_main(argv)
+    from .core import doctor  # no Qt
+
+    if argv and argv[0] == "doctor":
+        return doctor.main(argv[1:])
+    if "-h" not in argv and "--help" not in argv and (blockers := doctor.start_blockers()):
+        print(doctor.explain_blockers(blockers), file=sys.stderr)
+        return 2
     from .gui_main import main as gui_main  # imports Qt
 
     return gui_main(argv)

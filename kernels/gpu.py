@@ -109,3 +109,49 @@ def device_info() -> DeviceInfo:
         memory_gib=round(cp.cuda.runtime.memGetInfo()[1] / 2**30, 1),
         l2_bytes=int(attrs["L2CacheSize"]), driver=f"{drv // 1000}.{drv % 1000 // 10}",
         cuda_runtime=f"{rt // 1000}.{rt % 1000 // 10}", cupy=cp.__version__)
+
+
+@dataclass(frozen=True, slots=True)
+class CupyBuild:
+    """Which CuPy is installed, the CUDA it was built for, and what it saw (gemmscope doctor).
+
+    ``cuda_major`` comes from the distribution's name (cupy-cuda13x: 13) without importing
+    CuPy, else from the runtime it loaded; the rest needs a working import (None otherwise)."""
+
+    distribution: str | None  # "cupy-cuda13x"; None: not installed
+    version: str | None
+    cuda_major: int | None
+    runtime: str | None = None  # CUDA runtime CuPy loaded, "13.2"
+    driver_cuda: str | None = None  # the newest CUDA the driver supports, "13.0"
+    memory_free_bytes: int | None = None
+    memory_total_bytes: int | None = None
+    reason: str | None = None  # why CuPy cannot run here (None: it can)
+    also_installed: tuple[str, ...] = ()  # other CuPy builds: they overwrite each other
+
+
+def _cuda_text(version: int) -> str:
+    return f"{version // 1000}.{version % 1000 // 10}"
+
+
+def cupy_build() -> CupyBuild:
+    """What :class:`CupyBuild` says; imports CuPy (seconds) through :func:`get_cupy`."""
+    import importlib.metadata as md
+    import re
+
+    names = sorted(set(md.packages_distributions().get("cupy", [])))
+    dist, others = (names[0], tuple(names[1:])) if names else (None, ())
+    version = md.version(dist) if dist else None
+    found = re.search(r"cuda(\d\d)", dist or "")
+    major = int(found[1]) if found else None
+    cp, reason = get_cupy()
+    if cp is None:
+        return CupyBuild(dist, version, major, reason=reason, also_installed=others)
+    try:
+        rt = cp.cuda.runtime.runtimeGetVersion()
+        drv = cp.cuda.runtime.driverGetVersion()
+        free, total = cp.cuda.runtime.memGetInfo()
+    except Exception as exc:
+        return CupyBuild(dist, version, major, reason=f"CUDA call failed ({_short(exc)})",
+                         also_installed=others)
+    return CupyBuild(dist, version or cp.__version__, major or rt // 1000, _cuda_text(rt),
+                     _cuda_text(drv), int(free), int(total), also_installed=others)

@@ -282,3 +282,40 @@ class Sampler:
             sm_clock_mhz_min=min(clocks) if clocks else None,
             energy_j=None, avg_power_w=sum(powers) / len(powers) if powers else None,
             throttled=reasons, samples=len(inside))
+
+
+@dataclass(frozen=True, slots=True)
+class NvmlFacts:
+    """The driver and the device as NVML reports them (gemmscope doctor); None: unknown."""
+
+    available: bool
+    reason: str | None = None
+    driver: str | None = None  # "580.159"
+    cuda_driver: str | None = None  # the newest CUDA the driver supports, "13.0"
+    device: str | None = None
+    device_count: int = 0
+    gpm_supported: bool = False
+    memory_free_bytes: int | None = None
+    memory_total_bytes: int | None = None
+
+
+def nvml_facts(index: int = 0) -> NvmlFacts:
+    """Read once through a short-lived :class:`Nvml`; every field may be None."""
+    nvml = Nvml(index)
+    if not nvml.available:
+        return NvmlFacts(False, nvml.reason)
+    nv, h, get = nvml._nv, nvml._h, nvml._get
+    try:
+        driver = get(nv.nvmlSystemGetDriverVersion)
+        cuda = get(nv.nvmlSystemGetCudaDriverVersion)
+        name = get(lambda: nv.nvmlDeviceGetName(h))
+        memory = get(lambda: nv.nvmlDeviceGetMemoryInfo(h))
+        return NvmlFacts(
+            True, None, driver.decode() if isinstance(driver, bytes) else driver,
+            None if cuda is None else f"{cuda // 1000}.{cuda % 1000 // 10}",
+            name.decode() if isinstance(name, bytes) else name,
+            get(nv.nvmlDeviceGetCount) or 0, nvml._gpm_ok,
+            None if memory is None else int(memory.free),
+            None if memory is None else int(memory.total))
+    finally:
+        nvml.close()

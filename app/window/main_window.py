@@ -32,6 +32,7 @@ from ...kernels.protocol import ProtocolError, Session, read_session
 from ...kernels.session import SessionState
 from ...kernels.session_file import SessionWriter, default_session_path
 from ..core.replay import Speed
+from ..core.runner_command import plan_live
 from ..core.store import Change, SessionStore
 from ..sources.base import EventSource
 from ..sources.live import LiveSource
@@ -509,6 +510,22 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------- exports
     def dialog_parent(self) -> QWidget:
         return self
+
+    def runner_command(self) -> str:
+        """The live runner command kept in the preferences ("" for this installation's)."""
+        return self.prefs.runner_command
+
+    def set_runner_command(self, text: str) -> str:
+        """Keep a live runner command and start it; says what happened, for the status bar."""
+        self.prefs.runner_command = text
+        if not text.strip():
+            return ("runner command cleared: the next start uses this installation's runner "
+                    "where it has a GPU")
+        plan = plan_live(None, self.prefs.runner_command)
+        if not plan.command:
+            return f"runner command kept, not started: {plan.reason}"
+        self.start_live(plan.label, plan.command)
+        return f"live with runner `{text}`"
 
     def export_chart(self, chart: pg.PlotWidget, path: str | Path) -> Path:
         self.flush_views()

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QFileDialog, QMenuBar, QStatusBar, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenuBar, QStatusBar, QWidget
 
 from ..plots.charts import HoverReadout
 
@@ -29,6 +29,8 @@ class Commands(Protocol):
     def flush_views(self) -> None: ...
     def charts(self) -> dict[str, pg.PlotWidget]: ...
     def dialog_parent(self) -> QWidget: ...
+    def runner_command(self) -> str: ...
+    def set_runner_command(self, text: str) -> str: ...
     def export_chart(self, chart: pg.PlotWidget, path: str) -> None: ...
     def export_csv(self, path: str) -> None: ...
     def export_report(self, path: str) -> None: ...
@@ -46,6 +48,7 @@ def install_menus(window: Commands) -> None:
     file_menu = window.menuBar().addMenu("&File")
     _action(file_menu, "&Open recording…", lambda: open_dialog(window),
             QKeySequence.StandardKey.Open)
+    _action(file_menu, "Live &runner…", lambda: runner_dialog(window))
     file_menu.addSeparator()
     # "chart": the one the mouse was last over, else the ladder bars
     _action(file_menu, "Export chart as &PNG…", lambda: export_chart_dialog(window, "png"))
@@ -118,3 +121,15 @@ def open_dialog(window: Commands) -> None:
                                           "Sessions (*.jsonl);;All files (*)")
     if path:
         window.open_recording(path, background=True)
+
+
+def runner_dialog(window: Commands) -> None:
+    """Set the live runner's command (kept in the preferences) and start it; empty: this
+    installation's own runner, from the next start."""
+    text, ok = QInputDialog.getText(
+        window.dialog_parent(), "Live runner",
+        "Command that starts a runner (JSON lines on stdin/stdout), "
+        "e.g. `gemmscope runner` or `ssh -T gpu-box gemmscope runner`:",
+        text=window.runner_command())
+    if ok:
+        window.statusBar().showMessage(window.set_runner_command(text), 8000)

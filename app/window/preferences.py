@@ -7,6 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, QStandardPaths
 
 from ..core.replay import Speed
+from ..core.runner_command import PREFERENCE_KEY
 
 
 def open_settings(ini_path: str | None = None) -> QSettings:
@@ -60,6 +61,16 @@ class Preferences:
     @property
     def watchdog_s(self) -> float:
         return self._get("runner/watchdog_s", 60.0, float)
+
+    @property
+    def runner_command(self) -> str:
+        """The live runner's command line ("" : this installation's own runner)."""
+        value = self.settings.value(PREFERENCE_KEY, "")
+        return ", ".join(value) if isinstance(value, list) else str(value or "")
+
+    @runner_command.setter
+    def runner_command(self, command: str) -> None:
+        self.settings.setValue(PREFERENCE_KEY, command.strip())
 
     @property
     def sessions_dir(self) -> Path:

@@ -1,0 +1,205 @@
+"""The facts `gemmscope doctor` judges, read from this machine. No Qt.
+
+Qt's presence and plugins come from ``importlib`` and ``ldd`` (nothing Qt is imported),
+CUDA facts from their owners: the driver probe (``gpu_probe``), NVML through
+``gemmscope.kernels.telemetry``, CuPy through ``gemmscope.kernels.gpu``. The runner is
+tried the way live mode starts it: the command, one ``quit`` on stdin, and its session
+header read back, which names the GPU it found or why there is none.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...kernels.gpu import CupyBuild
+from ...kernels.telemetry import NvmlFacts
+from .gpu_probe import GpuProbe, probe_driver
+from .qt_platform import (
+    PluginLibs,
+    platform_names,
+    platforms_folder,
+    plugin_libs,
+    pyside6_folder,
+    run_ldd,
+)
+from .runner_command import (
+    RunnerChoice,
+    choose,
+    is_frozen,
+    read_preference,
+    settings_file,
+)
+
+NVIDIA_PARAMS = Path("/proc/driver/nvidia/params")
+RUNNER_TIMEOUT_S = 60.0
+NCU_SHAPE = 256  # a trial profile of the naive level: a few seconds under ncu
+
+
+@dataclass(frozen=True, slots=True)
+class StartFacts:
+    """What decides whether a window can open."""
+
+    env: Mapping[str, str]
+    qt_version: str | None  # PySide6's version; None: not installed
+    pyqtgraph_version: str | None
+    plugins: tuple[PluginLibs, ...]  # the platforms Qt will try, then xcb
+    linux: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerHello:
+    """The runner's first answer: its session header names the device, or why there is none."""
+
+    device: str | None = None
+    no_gpu_reason: str | None = None
+    error: str | None = None  # it did not start or did not answer
+
+
+@dataclass(frozen=True, slots=True)
+class GpuFacts:
+    """What decides whether live runs work, and which extras do."""
+
+    driver: GpuProbe
+    nvml: NvmlFacts
+    cupy: CupyBuild
+    runner: RunnerChoice
+    runner_found: bool = True  # the runner's program exists
+    hello: RunnerHello | None = None  # None: the runner was not tried
+    ncu_path: str | None = None
+    profiling_admin_only: bool | None = None  # RmProfilingAdminOnly; None: unknown
+    is_admin: bool = False
+    ncu_output: str | None = None  # from a trial profile (--ncu); None: not tried
+    no_gpu_env: bool = False  # GEMMSCOPE_NO_GPU is set
+    suggested_runner: str | None = None  # a `gemmscope` on PATH that has a runner
+
+
+def profiling_admin_only(params_text: str | None) -> bool | None:
+    """RmProfilingAdminOnly from /proc/driver/nvidia/params (None: not there)."""
+    found = re.search(r"^RmProfilingAdminOnly:\s*(\d+)", params_text or "", re.MULTILINE)
+    return None if found is None else found[1] != "0"
+
+
+
+
+def dist_version(names: tuple[str, ...], module: str,
+                 find_spec: Callable[[str], object] = importlib.util.find_spec) -> str | None:
+    """The version of the first installed distribution of ``names``; "present" where the
+    module exists without metadata (a bundle); None: not installed."""
+    import importlib.metadata  # tens of ms: only where versions are asked for
+
+    if find_spec(module) is None:
+        return None
+    for name in names:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "present"
+
+
+def gather_start(env: Mapping[str, str] | None = None,
+                 find_spec: Callable[[str], object] = importlib.util.find_spec,
+                 ldd: Callable[[Path], str | None] | None = None,
+                 with_xcb: bool = True) -> StartFacts:
+    """``with_xcb``: check the X11 plugin too where Qt will not use it (the doctor does,
+    so a headless user learns what a window would need; the start check does not)."""
+    env = dict(os.environ if env is None else env)
+    ldd = ldd or run_ldd
+    qt = dist_version(("PySide6-Essentials", "PySide6"), "PySide6", find_spec)
+    pg = dist_version(("pyqtgraph",), "pyqtgraph", find_spec)
+    linux = sys.platform.startswith("linux")
+    plugins: tuple[PluginLibs, ...] = ()
+    if linux and qt is not None:
+        folder = platforms_folder(env, pyside6_folder(find_spec))
+        names = platform_names(env) + (["xcb"] if with_xcb else [])
+        plugins = tuple(plugin_libs(folder, n, ldd) for n in dict.fromkeys(names))
+    return StartFacts(env, qt, pg, plugins, linux)
+
+
+def try_runner(command: list[str] | tuple[str, ...], timeout_s: float = RUNNER_TIMEOUT_S
+               ) -> RunnerHello:
+    """Start the runner, ask it to quit, and read its session header."""
+    from ...kernels.protocol import ProtocolError, parse_line
+
+    try:
+        proc = subprocess.run(list(command), input='{"cmd": "quit"}\n', capture_output=True,
+                              text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return RunnerHello(error=f"no answer within {timeout_s:g} s")
+    except OSError as exc:
+        return RunnerHello(error=f"cannot start it: {exc.strerror or exc}")
+    for line in proc.stdout.splitlines():
+        if not line.strip():
+            continue
+        try:
+            event = parse_line(line)
+        except ProtocolError as exc:
+            return RunnerHello(error=f"its output is not the protocol: {exc}")
+        if event["type"] == "session":
+            device = event.get("device")
+            return RunnerHello(device=device.get("name") if device else None,
+                               no_gpu_reason=event.get("no_gpu_reason") or "no device")
+    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return RunnerHello(error=f"exit code {proc.returncode} before a session line ({tail})")
+
+
+def runner_found(choice: RunnerChoice) -> bool:
+    if choice.command is None:
+        return False
+    program = choice.command[0]
+    return shutil.which(program) is not None or Path(program).is_file()
+
+
+def gemmscope_elsewhere() -> str | None:
+    """A pip-installed `gemmscope` on PATH other than this program (for a bundle)."""
+    found = shutil.which("gemmscope")
+    if found is None or Path(found).resolve() == Path(sys.executable).resolve():
+        return None
+    return found
+
+
+def trial_profile(timeout_s: float) -> str | None:
+    """ncu's output for one small launch of the naive level (None: no ncu)."""
+    from ...kernels import ncu
+
+    path = ncu.find_ncu(ncu.TOOL)
+    if path is None:
+        return None
+    p = ncu.profile(path, "naive", NCU_SHAPE, NCU_SHAPE, NCU_SHAPE, timeout_s, extra=False)
+    return "\n".join(x for x in (p.error, p.stdout_tail, p.stderr_tail) if x)
+
+
+def gather_gpu(env: Mapping[str, str] | None = None, runner_option: str | None = None,
+               settings: Path | None = None, try_the_runner: bool = True,
+               profile_ncu: bool = False, timeout_s: float = RUNNER_TIMEOUT_S) -> GpuFacts:
+    from ...kernels.gpu import cupy_build
+    from ...kernels.ncu import TOOL, find_ncu
+    from ...kernels.telemetry import nvml_facts
+
+    env = os.environ if env is None else env
+    frozen = is_frozen()
+    preference = read_preference(settings or settings_file(env))
+    choice = choose(runner_option, preference, frozen)
+    try:
+        params = NVIDIA_PARAMS.read_text()
+    except OSError:
+        params = None
+    found = runner_found(choice)
+    return GpuFacts(
+        driver=probe_driver(), nvml=nvml_facts(), cupy=cupy_build(), runner=choice,
+        runner_found=found,
+        hello=try_runner(choice.command, timeout_s) if try_the_runner and found and
+        choice.command else None,
+        ncu_path=find_ncu(TOOL), profiling_admin_only=profiling_admin_only(params),
+        is_admin=hasattr(os, "geteuid") and os.geteuid() == 0,
+        ncu_output=trial_profile(timeout_s) if profile_ncu and not frozen else None,
+        no_gpu_env=bool(env.get("GEMMSCOPE_NO_GPU")),
+        suggested_runner=gemmscope_elsewhere() if frozen else None)

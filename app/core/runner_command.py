@@ -1,0 +1,142 @@
+"""Which runner live mode starts, or why the app opens in replay. No Qt.
+
+In order: ``--runner CMD``; the preference ``runner/command`` (File ▸ Live runner…); then
+this installation's own runner (``python -m gemmscope.kernels runner``) where CuPy and a
+CUDA device are present. A desktop bundle carries no CuPy and its program is not a Python
+interpreter, so it has no runner of its own: it drives one started outside it, such as
+``gemmscope runner`` from a pip install with the CUDA extra, or one over ssh.
+
+The GUI keeps its preferences in QSettings; on Linux that is an INI file that
+:func:`read_preference` reads without Qt, so ``gemmscope doctor`` reports the same command.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import re
+import shlex
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from ...kernels.session import default_runner_command
+from .gpu_probe import GpuProbe, probe
+
+PREFERENCE_KEY = "runner/command"
+BUNDLE_REASON = ("this desktop bundle carries no CuPy: set a live runner command "
+                 "(File ▸ Live runner…), e.g. `gemmscope runner` from a pip install")
+
+
+class RunnerSource(StrEnum):
+    OPTION = "--runner"
+    PREFERENCE = "preferences (runner/command)"
+    LOCAL = "this installation"
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerChoice:
+    """The command live mode would start (None: there is none) and where it came from."""
+
+    command: tuple[str, ...] | None
+    source: RunnerSource
+
+    @property
+    def external(self) -> bool:
+        """Set by the user, so it runs whatever GPU it runs on, not this process's."""
+        return self.source in (RunnerSource.OPTION, RunnerSource.PREFERENCE)
+
+    @property
+    def text(self) -> str:
+        return shlex.join(self.command) if self.command else ""
+
+
+@dataclass(frozen=True, slots=True)
+class LivePlan:
+    """What the GUI starts: live with ``command``, else replay saying ``reason``."""
+
+    command: list[str] | None
+    label: str  # shown as "live — <label>"
+    reason: str
+
+
+def is_frozen() -> bool:
+    """True inside a PyInstaller bundle."""
+    return bool(getattr(sys, "frozen", False))
+
+
+def local_command(executable: str | None = None) -> list[str]:
+    """This installation's runner: the same interpreter, ``-m gemmscope.kernels runner``."""
+    command = default_runner_command()
+    return [executable, *command[1:]] if executable else command
+
+
+def choose(option: str | None, preference: str | None, frozen: bool,
+           executable: str | None = None) -> RunnerChoice:
+    for text, source in ((option, RunnerSource.OPTION), (preference, RunnerSource.PREFERENCE)):
+        words = shlex.split(text) if text and text.strip() else []
+        if words:
+            return RunnerChoice(tuple(words), source)
+    if frozen:
+        return RunnerChoice(None, RunnerSource.NONE)
+    return RunnerChoice(tuple(local_command(executable)), RunnerSource.LOCAL)
+
+
+def plan_live(option: str | None, preference: str | None, frozen: bool | None = None,
+              gpu_probe: Callable[[], GpuProbe] = probe,
+              env: Mapping[str, str] | None = None, asked_live: bool = False) -> LivePlan:
+    """Live or replay, as ``gemmscope`` decides at start.
+
+    A runner the user named (``--runner``, the preference) starts live whether or not this
+    machine has a GPU: it may run on another one. So does this installation's runner when
+    the user asked for live (``asked_live``: ``--session-file``). Otherwise this machine's
+    GPU decides (``GEMMSCOPE_NO_GPU`` says it has none)."""
+    env = os.environ if env is None else env
+    choice = choose(option, preference, is_frozen() if frozen is None else frozen)
+    if choice.external:
+        return LivePlan(list(choice.command or ()), f"runner `{choice.text}`", "")
+    if choice.command is None:
+        return LivePlan(None, "", BUNDLE_REASON)
+    if asked_live:
+        return LivePlan(list(choice.command), "this installation's runner", "")
+    if env.get("GEMMSCOPE_NO_GPU"):
+        return LivePlan(None, "", gpu_probe().reason)
+    gpu = gpu_probe()
+    if not gpu.available:
+        return LivePlan(None, "", gpu.reason)
+    return LivePlan(list(choice.command), gpu.name or "CUDA device", "")
+
+
+def settings_file(env: Mapping[str, str] | None = None) -> Path:
+    """Where QSettings("gemmscope", "gemmscope") keeps the preferences on Linux."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~"), ".config"))
+    return Path(base).expanduser() / "gemmscope" / "gemmscope.conf"
+
+
+def read_preference(path: Path, key: str = PREFERENCE_KEY) -> str | None:
+    """A string preference from a QSettings INI file, without Qt (None: not set)."""
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    parser.optionxform = str  # type: ignore[assignment, method-assign]  # keys keep case
+    try:
+        parser.read(path, encoding="utf-8")
+    except (OSError, configparser.Error):
+        return None
+    group, _, name = key.rpartition("/")
+    value = parser.get(group or "General", name, fallback=None)
+    if value is None:
+        return None
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] == '"':  # QSettings quotes "a, b"
+        value = value[1:-1]
+    value = _ESCAPE.sub(lambda m: _ESCAPES.get(m[1], m[1]), value)
+    if value.startswith("@@"):  # QSettings doubles a leading @ (it marks typed values)
+        value = value[1:]
+    return value or None
+
+
+_ESCAPE = re.compile(r"\\(.)")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
