@@ -25,7 +25,7 @@ from .operands import (
     output_format,
     random_inputs,
 )
-from .registry import DTYPE_OF, TOLERANCE, Kind, Level, Precision
+from .registry import DTYPE_OF, TOLERANCE, Geometry, Kind, Level, Precision
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
             Precision.FP8: 1}
@@ -130,9 +130,10 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
     if min_smem > static + smem:
         smem = min_smem - static
         kernel.max_dynamic_shared_size_bytes = smem
-    block = (*level.threads, 1)
+    geometry = level.launch_geometry(built.params)
+    block = (*geometry.block, 1)
     if level.persistent:
-        run_level = _tma_launcher(level, built.params, kernel, ops, smem, block)
+        run_level = _tma_launcher(level, geometry, kernel, ops, smem, block)
     else:
         grid = level.grid(M, N)
         args = (np.int32(M), np.int32(N), np.int32(K), ops.a, ops.b, ops.c)
@@ -147,16 +148,17 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
     return run_level, info
 
 
-def _tma_launcher(level: Level, params: dict[str, int], kernel: Any, ops: Operands,
+def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
                   smem: int, block: tuple[int, int, int]) -> Callable[[], None]:
     """A persistent sm_90a level: tensor maps of A and Bt, one block per SM, launched
-    through cuLaunchKernel (the maps go by value)."""
+    through cuLaunchKernel (the maps go by value). A box is a block tile's rows by one
+    K tile."""
     cp = require_cupy()
     M, N, K = ops.shape
     dtype = "bf16" if ops.fmt == "bf16" else "uint8"
-    box_k = params["BK"]
-    map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, dtype, M, K, params["BM"], box_k))
-    map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, params["BN"], box_k))
+    (rows, cols), box_k = geometry.tile, geometry.k_tile
+    map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, dtype, M, K, rows, box_k))
+    map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, cols, box_k))
     # C through TMA stores when its rows are 16-byte multiples; else the kernel's own stores
     tma_c = N % 8 == 0
     map_c = (hopper.encode(hopper.TiledMap(ops.c.data.ptr, "bf16", M, N, 64, 64)) if tma_c

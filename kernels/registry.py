@@ -44,6 +44,51 @@ TOLERANCE = {Precision.FP32: 1e-4, Precision.TF32: 5e-3, Precision.FP16: 2e-3,
 
 
 @dataclass(frozen=True, slots=True)
+class Geometry:
+    """How a level's blocks cut the GEMM, derived from its template parameters."""
+
+    block: tuple[int, int]  # threads per block (x, y)
+    tile: tuple[int, int]  # (rows of C, cols of C) one block computes
+    k_tile: int = 1  # K one block stages per step (BK); 1 where nothing is staged
+    group_rows: int = 1  # block rows walked together, column by column (SWZ, GM)
+
+
+# what a catalog has always said of a reference's block and tile (cuBLAS chooses its own)
+LIBRARY_CALL = Geometry((256, 1), (1, 1))
+
+
+def one_thread_per_element(p: dict[str, int]) -> Geometry:
+    """BLOCK x BLOCK threads, one element of C each; k walked one at a time."""
+    side = p["BLOCK"]
+    return Geometry((side, side), (side, side))
+
+
+def square_tiles(p: dict[str, int]) -> Geometry:
+    """TILE x TILE threads, one element of C each, TILE-deep shared tiles of A and B."""
+    side = p["TILE"]
+    return Geometry((side, side), (side, side), side)
+
+
+def thread_tiles(p: dict[str, int]) -> Geometry:
+    """One thread per TM x TN outputs of a BM x BN block tile."""
+    threads = (p["BM"] // p["TM"]) * (p["BN"] // p["TN"])
+    return Geometry((threads, 1), (p["BM"], p["BN"]), p["BK"])
+
+
+def warp_tiles(p: dict[str, int]) -> Geometry:
+    """One warp per WM x WN tile of a BM x BN block tile; SWZ block rows walked together
+    where the kernel groups its blocks (gs_block_coords)."""
+    threads = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
+    return Geometry((threads, 1), (p["BM"], p["BN"]), p["BK"], p.get("SWZ", 1))
+
+
+def warp_specialized(p: dict[str, int]) -> Geometry:
+    """A producer warpgroup and CONSUMERS consumer warpgroups per BM x BN tile; GM tile
+    rows walked together (gs_tile_coords)."""
+    return Geometry(((p["CONSUMERS"] + 1) * 128, 1), (p["BM"], p["BN"]), p["BK"], p["GM"])
+
+
+@dataclass(frozen=True, slots=True)
 class Level:
     id: str
     title: str
@@ -54,8 +99,8 @@ class Level:
     source: str | None = None  # file name under kernels/cuda/
     kernel: str | None = None  # template name; instantiated as kernel<params..., VEC>
     params: dict[str, int] = field(default_factory=dict)  # template arguments, in order
-    threads: tuple[int, int] = (256, 1)  # block shape (x, y)
-    tile: tuple[int, int] = (1, 1)  # (rows of C, cols of C) one block computes
+    # block shape and block tile from the template parameters (None: a library call)
+    geometry: Callable[[dict[str, int]], Geometry] | None = None
     grid_x: str = "N"  # which dimension of C blockIdx.x walks ("N" or "M")
     vector: int = 1  # elements per vector load on the fast path (K % vector == N % vector == 0)
     # dynamic shared memory in bytes, from the template parameters (None: static only)
@@ -82,22 +127,29 @@ class Level:
         return f"{self.kernel}<{', '.join(args)}>"
 
     def with_params(self, changes: dict[str, int]) -> Level:
-        """This level with some template parameters changed, launch geometry to match."""
+        """This level with some template parameters changed (its geometry follows them)."""
         unknown = set(changes) - set(self.params)
         if unknown:
             raise ValueError(f"{self.id} has no parameter(s) {', '.join(sorted(unknown))}; "
                              f"it has {', '.join(self.params)}")
-        p = {**self.params, **changes}
-        if "CONSUMERS" in p:  # warp-specialized: a producer warpgroup + consumer warpgroups
-            threads, tile = (p["CONSUMERS"] + 1) * 128, (p["BM"], p["BN"])
-        elif "WM" in p:
-            threads, tile = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32, (p["BM"], p["BN"])
-        elif "TM" in p:
-            threads, tile = (p["BM"] // p["TM"]) * (p["BN"] // p["TN"]), (p["BM"], p["BN"])
-        else:
-            side = p.get("TILE", p.get("BLOCK", self.tile[0]))
-            return dataclasses.replace(self, params=p, threads=(side, side), tile=(side, side))
-        return dataclasses.replace(self, params=p, threads=(threads, 1), tile=tile)
+        return dataclasses.replace(self, params={**self.params, **changes})
+
+    def launch_geometry(self, params: dict[str, int] | None = None) -> Geometry:
+        """Block shape, block tile, K tile and block order for these template parameters
+        (the level's own by default)."""
+        if self.geometry is None:
+            return LIBRARY_CALL
+        return self.geometry(params or self.params)
+
+    @property
+    def threads(self) -> tuple[int, int]:
+        """Block shape (x, y)."""
+        return self.launch_geometry().block
+
+    @property
+    def tile(self) -> tuple[int, int]:
+        """(rows of C, cols of C) one block computes."""
+        return self.launch_geometry().tile
 
     def dyn_smem_bytes(self, params: dict[str, int] | None = None) -> int:
         return 0 if self.dyn_smem is None else self.dyn_smem(params or self.params)
@@ -130,26 +182,26 @@ LEVELS: tuple[Level, ...] = (
         adds="One thread per C element; threadIdx.x walks rows of C, so the 32 lanes of a "
              "warp read A and write C a whole row apart (uncoalesced).",
         follows=f"seed L1; {SIBOEHM} kernel 1", source="naive.cu", kernel="sgemm_naive",
-        params={"BLOCK": 32}, threads=(32, 32), tile=(32, 32), grid_x="M"),
+        params={"BLOCK": 32}, geometry=one_thread_per_element, grid_x="M"),
     Level(
         id="coalesced", title="Coalesced thread mapping", precision=Precision.FP32,
         adds="Same work per thread, but threadIdx.x walks columns: a warp reads 32 "
              "consecutive floats of B and writes 32 consecutive floats of C (coalesced).",
         follows=f"{SIBOEHM} kernel 2", source="coalesced.cu", kernel="sgemm_coalesced",
-        params={"BLOCK": 32}, threads=(32, 32), tile=(32, 32)),
+        params={"BLOCK": 32}, geometry=one_thread_per_element),
     Level(
         id="smem_tiled", title="Shared-memory tiling", precision=Precision.FP32,
         adds="A 32x32 block tile of C; each K step stages a 32x32 tile of A and of B in shared "
              "memory, so each global element is read once per block instead of once per "
              "thread.",
         follows=f"seed L2; {SIBOEHM} kernel 3", source="smem_tiled.cu",
-        kernel="sgemm_smem_tiled", params={"TILE": 32}, threads=(32, 32), tile=(32, 32)),
+        kernel="sgemm_smem_tiled", params={"TILE": 32}, geometry=square_tiles),
     Level(
         id="smem_padded", title="Padded shared memory (BK+1)", precision=Precision.FP32,
         adds="Rows of the shared tiles padded by one word (32x33), the classic bank-conflict "
              "fix.",
         follows="seed L3", source="smem_padded.cu", kernel="sgemm_smem_padded",
-        params={"TILE": 32}, threads=(32, 32), tile=(32, 32),
+        params={"TILE": 32}, geometry=square_tiles,
         notes="Slower than smem_tiled on the H200 (8.7 -> 6.8 TFLOPS at 4096^3), and not "
               "for want of conflicts: the access had none to remove. A warp reads one row of "
               "As (a broadcast) and 32 consecutive words of Bs. Nsight Compute at 1024^3 "
@@ -166,7 +218,7 @@ LEVELS: tuple[Level, ...] = (
              "current one is computed, then stored into the other stage; one barrier per "
              "K step instead of two.",
         follows="seed L4", source="double_buffer.cu", kernel="sgemm_double_buffer",
-        params={"TILE": 32}, threads=(32, 32), tile=(32, 32),
+        params={"TILE": 32}, geometry=square_tiles,
         notes="Builds on the unpadded tile of smem_tiled, since padding measured slower "
               "(see smem_padded). 9.25 TFLOPS against smem_tiled's 8.74 at 4096^3: one "
               "thread per output leaves little math to hide the loads behind."),
@@ -176,15 +228,15 @@ LEVELS: tuple[Level, ...] = (
              "in registers from 8 A and 8 B values per k (64 FMAs per 16 shared loads).",
         follows=f"seed L5; {SIBOEHM} kernel 5", source="register_2d.cu",
         kernel="sgemm_register_2d", params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
-        threads=(256, 1), tile=(128, 128)),
+        geometry=thread_tiles),
     Level(
         id="vectorized", title="float4 loads, A tile transposed", precision=Precision.FP32,
         adds="Global loads of A and B as float4 (16 bytes per lane); the A tile is stored "
              "transposed (BK x BM) so that a thread's 8 A values are contiguous and read "
              "with two 128-bit shared loads, like its 8 B values.",
         follows=f"{SIBOEHM} kernel 6", source="vectorized.cu", kernel="sgemm_vectorized",
-        params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}, threads=(256, 1),
-        tile=(128, 128), vector=4),
+        params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}, geometry=thread_tiles,
+        vector=4),
     Level(
         id="warp_tiling", title="Warp tiling", precision=Precision.FP32,
         adds="A 128x256 block tile of 8 warps; each warp owns a 64x64 warp tile walked in 4x2 "
@@ -197,7 +249,7 @@ LEVELS: tuple[Level, ...] = (
         source="warp_tiling.cu", kernel="sgemm_warp_tiling",
         params={"BM": 128, "BN": 256, "BK": 8, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
                 "TM": 4, "TN": 4, "MINB": 1, "SWZ": 1, "PF": 0},
-        threads=(256, 1), tile=(128, 256), vector=4,
+        geometry=warp_tiles, vector=4,
         notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py): 128x128 tiles with 8x8 "
               "per thread gave 38.9 TFLOPS (41.0 with two blocks per SM); 128x256 with 16x8 "
               "per thread 44.2. BK=16 does not fit: two stages need 49.7 KB of static "
@@ -213,7 +265,7 @@ LEVELS: tuple[Level, ...] = (
         source="cp_async.cu", kernel="sgemm_cp_async",
         params={"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
                 "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "SWZ": 1},
-        threads=(256, 1), tile=(128, 256), vector=4,
+        geometry=warp_tiles, vector=4,
         dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
         notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py, docs/perf-notes.md): "
               "46.6 TFLOPS, 90.9% of cuBLAS FP32 (51.2). What limits it (Nsight Compute): "
@@ -230,7 +282,7 @@ LEVELS: tuple[Level, ...] = (
         follows="seed L6; CUDA Programming Guide, warp matrix functions",
         source="wmma.cu", kernel="hgemm_wmma",
         params={"BM": 128, "BN": 128, "BK": 64, "WM": 64, "WN": 32, "STAGES": 3},
-        threads=(256, 1), tile=(128, 128), vector=8,
+        geometry=warp_tiles, vector=8,
         dyn_smem=lambda p: p["STAGES"] * (p["BM"] * (p["BK"] + 8) + p["BK"] * (p["BN"] + 8)) * 2,
         notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py): BK=32 gave 295 TFLOPS "
               "(278 with 2 stages), BK=64 328; 4 stages at BK=64 fell to 270 (143 KB of "
@@ -245,7 +297,7 @@ LEVELS: tuple[Level, ...] = (
         follows="PTX ISA: ldmatrix, mma.m16n8k16; CUTLASS sm80 multistage; CuTe Swizzle<3,4,3>",
         source="mma_sync.cu", kernel="hgemm_mma_sync",
         params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 4, "SWZ": 1},
-        threads=(256, 1), tile=(128, 256), vector=8,
+        geometry=warp_tiles, vector=8,
         dyn_smem=lambda p: p["STAGES"] * (p["BM"] * p["BK"] + p["BK"] * p["BN"]) * 2,
         notes="Measured on the H200 at 4096^3 (benchmarks/tune.py): 356 TFLOPS with 3 "
               "stages and no fragment double-buffering (377 with grouped block order); "
@@ -265,7 +317,7 @@ LEVELS: tuple[Level, ...] = (
         source="wgmma_tma.cu", kernel="bgemm_wgmma_tma",
         params={"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
                 "KPIPE": 1, "EPI": 1},
-        threads=(384, 1), tile=(128, 256), arch="sm_90a", b_layout="nk", persistent=True,
+        geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
         k_multiple=8, k_reason="a TMA row pitch must be a multiple of 16 bytes",
         edge_variant=False,
         dyn_smem=lambda p: (p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 2
@@ -290,7 +342,7 @@ LEVELS: tuple[Level, ...] = (
         source="fp8_block_scaled.cu", kernel="fp8gemm_block_scaled",
         params={"BM": 128, "BN": 256, "BK": 128, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
                 "KPIPE": 0, "EPI": 1},
-        threads=(384, 1), tile=(128, 256), arch="sm_90a", b_layout="nk", persistent=True,
+        geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
         k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
         dyn_smem=lambda p: (p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"]
                             + p["EPI"] * p["CONSUMERS"] * 16384 + 1024),

@@ -18,6 +18,7 @@ def test_every_ladder_level_has_a_model_with_its_geometry():
         assert m.threads == lv.threads[0] * lv.threads[1], lv.id
         if "BK" in lv.params:
             assert m.bk == lv.params["BK"]
+        assert m.bk == lv.launch_geometry().k_tile, lv.id
         if "STAGES" in lv.params:
             assert m.stages == lv.params["STAGES"]
     assert "wmma" not in SIMT_LEVELS
@@ -61,6 +62,9 @@ def test_a_partial_override_keeps_the_registered_tile_and_stages(level_id, overr
     assert (m.bm, m.bn, m.bk) == (registered["BM"], registered["BN"], registered["BK"])
     assert m.stages == override.get("STAGES", registered.get("STAGES", m.stages))
     assert m.threads == get(level_id).threads[0]
+    # the registry's geometry of the same parameters says what the model derived
+    geo = get(level_id).with_params(override).launch_geometry()
+    assert (geo.tile, geo.k_tile, geo.block) == ((m.bm, m.bn), m.bk, (m.threads, 1))
 
 
 def test_unknown_level_says_which_exist():

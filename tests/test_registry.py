@@ -73,6 +73,31 @@ def test_launch_geometry_is_consistent(level: registry.Level):
         assert gz == 1
 
 
+@pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.id)
+def test_geometry_blocks_cover_c_with_the_block_tile(level: registry.Level):
+    """The registry's geometry callable alone sizes the launch: the grid's blocks, each
+    one block tile, cover M x N (a persistent grid: one block per SM, no more than tiles)."""
+    assert level.geometry is not None
+    geo = level.launch_geometry()
+    assert (geo.block, geo.tile) == (level.threads, level.tile)
+    rows, cols = geo.tile
+    assert geo.k_tile >= 1 and geo.group_rows >= 1
+    for M, N in ((1, 1), (7, 13), (128, 256), (4097, 4099)):
+        gx, gy, gz = level.grid(M, N, 132)
+        tiles = -(-M // rows) * -(-N // cols)
+        if level.persistent:
+            assert (gx * gy * gz, gy, gz) == (min(tiles, 132), 1, 1)
+        else:
+            assert gx * gy == tiles and gz == 1
+            assert tiles * rows * cols >= M * N
+
+
+def test_references_are_library_calls_without_geometry():
+    for ref in registry.references():
+        assert ref.geometry is None
+        assert ref.launch_geometry() == registry.LIBRARY_CALL  # the catalog's block and tile
+
+
 def test_vector_path_needs_aligned_k_and_n():
     lv = registry.get("vectorized")
     assert lv.use_vector_path(4096, 4096, 4096)

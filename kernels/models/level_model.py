@@ -269,14 +269,15 @@ class LevelModel:
     def block_order(self, gm: int, gn: int) -> np.ndarray:
         """(gm, gn) array: the launch index (linear blockIdx) of the block that computes
         each block tile of C. Row-major by default, column-major where blockIdx.x walks
-        M (naive), and grouped where the kernel remaps blocks (``SWZ`` > 1 rows per group,
-        walked column by column, as gs_block_coords does)."""
+        M (naive), and grouped where the kernel remaps blocks (the registry geometry's
+        ``group_rows`` > 1 rows per group, walked column by column, as gs_block_coords
+        does)."""
         try:
-            grid_x = registry.get(self.level_id).grid_x
+            level = registry.get(self.level_id)
+            grid_x, swz = level.grid_x, level.launch_geometry(self.params).group_rows
         except KeyError:
-            grid_x = "N"
+            grid_x, swz = "N", 1
         order = np.empty((gm, gn), np.int64)
-        swz = self.params.get("SWZ", 1)
         for bid in range(gm * gn):
             if grid_x == "M":
                 r, c = bid % gm, bid // gm
