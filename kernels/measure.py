@@ -18,13 +18,7 @@ import numpy as np
 
 from . import build, hopper
 from .gpu import DeviceInfo, require_cupy
-from .operands import (
-    OUTPUT_BYTES,
-    Operands,
-    check,
-    output_format,
-    random_inputs,
-)
+from .operands import OUTPUT_BYTES, Operands, check, random_inputs
 from .registry import DTYPE_OF, TOLERANCE, Geometry, Kind, Level, Precision
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
@@ -93,7 +87,7 @@ def torch_scaled_mm_launcher(ops: Operands, stream_ptr: int) -> Callable[[], Non
 def bytes_needed(level: Level, M: int, N: int, K: int) -> int:
     """Device memory one run needs: inputs, C, and the float64 copies for verification."""
     item = ITEMSIZE[level.precision]
-    out_item = OUTPUT_BYTES[output_format(level)]
+    out_item = OUTPUT_BYTES[level.output_format]
     # inputs, their float32 originals, C, and the float64 check (A, B, C, reference)
     return (item + 4) * (M * K + K * N) + out_item * M * N + 8 * (M * K + K * N + 3 * M * N)
 

@@ -32,6 +32,22 @@ class Kind(StrEnum):
     REFERENCE = "reference"
 
 
+class OutputFormat(StrEnum):
+    """How a level stores C."""
+
+    FP32 = "fp32"
+    FP16 = "fp16"
+    BF16 = "bf16"  # bfloat16 bits as uint16
+
+
+class Scaling(StrEnum):
+    """How a level's FP8 inputs are scaled (NONE for the other precisions)."""
+
+    NONE = "none"
+    PER_TENSOR = "per_tensor"  # one FP32 scale per tensor (cuBLASLt)
+    BLOCKS = "blocks"  # one FP32 scale per 1x128 block of A and 128x128 block of B (DeepGEMM)
+
+
 # input storage type of each precision class (the ``dtype`` field of a result)
 DTYPE_OF = {Precision.FP32: "fp32", Precision.TF32: "fp32", Precision.FP16: "fp16",
             Precision.BF16: "bf16", Precision.FP8: "fp8e4m3"}
@@ -113,6 +129,8 @@ class Level:
     persistent: bool = False  # one block per SM walking tiles (grid = min(tiles, SMs))
     k_multiple: int = 1  # K must be a multiple of this (refused before launch otherwise)
     k_reason: str = ""  # why, for the refusal message
+    output_format: OutputFormat = OutputFormat.FP32  # how C is stored
+    scaling: Scaling = Scaling.NONE
     edge_variant: bool = True  # False: one instantiation (VEC=true) serves every shape
     notes: str = ""
 
@@ -319,7 +337,7 @@ LEVELS: tuple[Level, ...] = (
                 "KPIPE": 1, "EPI": 1},
         geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
         k_multiple=8, k_reason="a TMA row pitch must be a multiple of 16 bytes",
-        edge_variant=False,
+        edge_variant=False, output_format=OutputFormat.BF16,
         dyn_smem=lambda p: (p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 2
                             + p["EPI"] * p["CONSUMERS"] * 16384 + 1024),
         notes="Tensor maps: built on the host by the driver's cuTensorMapEncodeTiled, called "
@@ -333,6 +351,7 @@ LEVELS: tuple[Level, ...] = (
     Level(
         id="fp8_block_scaled", title="FP8 E4M3, block-scaled (DeepGEMM-style)",
         precision=Precision.FP8,
+        scaling=Scaling.BLOCKS,
         adds="E4M3 inputs quantized by the app with one FP32 scale per 1x128 block of A and "
              "per 128x128 block of B; the wgmma_tma pipeline (128x256 tiles, 4 stages of "
              "128-deep K blocks) with wgmma.m64n128k32 (FP8): each K block is accumulated "
@@ -344,6 +363,7 @@ LEVELS: tuple[Level, ...] = (
                 "KPIPE": 0, "EPI": 1},
         geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
         k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
+        output_format=OutputFormat.BF16,
         dyn_smem=lambda p: (p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"]
                             + p["EPI"] * p["CONSUMERS"] * 16384 + 1024),
         notes="Tensor maps as in wgmma_tma. Accuracy is reported as the relative error and "
@@ -362,15 +382,18 @@ LEVELS: tuple[Level, ...] = (
           follows="cuBLAS", kind=Kind.REFERENCE),
     Level(id="cublas_fp16", title="cuBLAS FP16", precision=Precision.FP16,
           adds="Reference: cupy.matmul on float16 (Tensor Cores, FP16 output).",
-          follows="cuBLAS", kind=Kind.REFERENCE),
+          follows="cuBLAS", kind=Kind.REFERENCE,
+          output_format=OutputFormat.FP16),
     Level(id="cublas_bf16", title="cuBLAS BF16", precision=Precision.BF16,
           adds="Reference: cupy.matmul on ml_dtypes bfloat16 (Tensor Cores, BF16 output), "
                "B given as Bt like the BF16 level (a transposed view, no copy).",
-          follows="cuBLAS", kind=Kind.REFERENCE, b_layout="nk"),
+          follows="cuBLAS", kind=Kind.REFERENCE, b_layout="nk",
+          output_format=OutputFormat.BF16),
     Level(id="cublaslt_fp8", title="cuBLASLt FP8 (per-tensor scales)", precision=Precision.FP8,
           adds="Reference: torch._scaled_mm on E4M3 inputs with one scale per tensor, BF16 "
                "output (cuBLASLt); needs torch, skipped with a message otherwise.",
-          follows="cuBLASLt through torch", kind=Kind.REFERENCE, b_layout="nk"),
+          follows="cuBLASLt through torch", kind=Kind.REFERENCE, b_layout="nk",
+          output_format=OutputFormat.BF16, scaling=Scaling.PER_TENSOR),
 )
 
 BY_ID: dict[str, Level] = {lv.id: lv for lv in LEVELS}
