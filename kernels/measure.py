@@ -19,7 +19,7 @@ import numpy as np
 from . import build, hopper
 from .gpu import DeviceInfo, require_cupy
 from .operands import OUTPUT_BYTES, Operands, check, random_inputs
-from .registry import DTYPE_OF, TOLERANCE, Geometry, Kind, Level, Precision
+from .registry import DTYPE_OF, TOLERANCE, Geometry, Level, Library, Precision
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
             Precision.FP8: 1}
@@ -35,23 +35,15 @@ class Refused(ValueError):
 
 
 def refusal(level: Level, M: int, N: int, K: int, device: DeviceInfo | None) -> Refused | None:
-    """Why a level cannot run here, checked before anything is allocated (or None)."""
+    """Why a level cannot run here, checked before anything is allocated (or None): what
+    this device and this Python lack, then the level's own shape rules."""
     if level.arch == "sm_90a" and (device is None or not device.has_sm90a):
         return Refused(f"{level.id} needs Hopper (sm_90a)", "unsupported")
-    if K % level.k_multiple:
-        why = f" ({level.k_reason})" if level.k_reason else ""
-        return Refused(f"{level.id} needs K to be a multiple of {level.k_multiple}{why}; K={K}")
-    if level.id == "cublaslt_fp8":
-        if not torch_scaled_mm_available():
-            return Refused("cublaslt_fp8 needs torch with torch._scaled_mm (not installed "
-                           "here); skipped", "unsupported")
-        if M % 16 or N % 16 or K % 16:
-            return Refused(f"cublaslt_fp8: torch._scaled_mm needs M, N and K to be multiples "
-                           f"of 16; got {M}x{N}x{K}")
-    _, gy, _ = level.grid(M, N) if level.kind is Kind.LEVEL else (1, 1, 1)
-    if gy > 65535:
-        return Refused(f"{level.id}: grid y of {gy} blocks exceeds 65535 for M={M}, N={N}")
-    return None
+    if level.library is Library.CUBLASLT and not torch_scaled_mm_available():
+        return Refused(f"{level.id} needs torch with torch._scaled_mm (not installed here); "
+                       "skipped", "unsupported")
+    why = level.shape_refusal(M, N, K)
+    return None if why is None else Refused(why)
 
 
 def torch_scaled_mm_available() -> bool:
@@ -185,10 +177,10 @@ class Bench:
 
     def _launcher(self, level: Level, ops: Operands,
                   params: dict[str, int] | None) -> tuple[Callable[[], None], dict[str, Any]]:
-        if level.kind is not Kind.REFERENCE:
+        if level.library is None:
             return level_launcher(level, ops, params)
-        if level.precision is Precision.FP8:
-            return torch_scaled_mm_launcher(ops, self._stream.ptr), {"variant": "cublaslt"}
+        if level.library is Library.CUBLASLT:
+            return torch_scaled_mm_launcher(ops, self._stream.ptr), {"variant": str(level.library)}
         cp = self.cp
         a, b, c = ops.a, ops.b, ops.c
         if ops.fmt == "bf16":  # the same bits, seen as ml_dtypes.bfloat16 by cuBLAS
@@ -209,7 +201,7 @@ class Bench:
             finally:
                 cp._core.set_compute_type(cp.float32, CUBLAS_COMPUTE_DEFAULT)
 
-        return run_ref, {"variant": "cublas"}
+        return run_ref, {"variant": str(level.library)}
 
     # ------------------------------------------------------------------ a run
     def run(self, level: Level, M: int, N: int, K: int, repeats: int = 20, warmup: int = 3,

@@ -48,6 +48,13 @@ class Scaling(StrEnum):
     BLOCKS = "blocks"  # one FP32 scale per 1x128 block of A and 128x128 block of B (DeepGEMM)
 
 
+class Library(StrEnum):
+    """What a reference calls; the value is the result's ``variant``."""
+
+    CUBLAS = "cublas"  # cupy.matmul
+    CUBLASLT = "cublaslt"  # torch._scaled_mm (FP8)
+
+
 # input storage type of each precision class (the ``dtype`` field of a result)
 DTYPE_OF = {Precision.FP32: "fp32", Precision.TF32: "fp32", Precision.FP16: "fp16",
             Precision.BF16: "bf16", Precision.FP8: "fp8e4m3"}
@@ -131,6 +138,11 @@ class Level:
     k_reason: str = ""  # why, for the refusal message
     output_format: OutputFormat = OutputFormat.FP32  # how C is stored
     scaling: Scaling = Scaling.NONE
+    library: Library | None = None  # a reference's library (None: the level's own kernel)
+    # the reference a level's percentage compares against (an id of this registry)
+    reference: str | None = None
+    # why a shape is refused, beyond k_multiple (None: every shape runs)
+    shape_rule: Callable[[int, int, int], str | None] | None = None
     edge_variant: bool = True  # False: one instantiation (VEC=true) serves every shape
     notes: str = ""
 
@@ -182,6 +194,20 @@ class Level:
             return (min(gm * gn, sm_count or gm * gn), 1, 1)
         return (gn, gm, 1) if self.grid_x == "N" else (gm, gn, 1)
 
+    def shape_refusal(self, M: int, N: int, K: int) -> str | None:
+        """Why this level cannot run M x N x K, known before anything is allocated (its K
+        multiple, its shape rule, the grid's y limit), or None."""
+        if K % self.k_multiple:
+            why = f" ({self.k_reason})" if self.k_reason else ""
+            return f"{self.id} needs K to be a multiple of {self.k_multiple}{why}; K={K}"
+        why = self.shape_rule(M, N, K) if self.shape_rule is not None else None
+        if why:
+            return f"{self.id}: {why}"
+        _, gy, _ = self.grid(M, N) if self.kind is Kind.LEVEL else (1, 1, 1)
+        if gy > 65535:
+            return f"{self.id}: grid y of {gy} blocks exceeds 65535 for M={M}, N={N}"
+        return None
+
     def catalog_entry(self, order: int) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "adds": self.adds,
                 "precision": str(self.precision), "params": dict(self.params),
@@ -197,18 +223,21 @@ SIBOEHM = "siboehm.com/articles/22/CUDA-MMM (SGEMM_CUDA)"
 LEVELS: tuple[Level, ...] = (
     Level(
         id="naive", title="Naive (uncoalesced)", precision=Precision.FP32,
+        reference="cublas_fp32",
         adds="One thread per C element; threadIdx.x walks rows of C, so the 32 lanes of a "
              "warp read A and write C a whole row apart (uncoalesced).",
         follows=f"seed L1; {SIBOEHM} kernel 1", source="naive.cu", kernel="sgemm_naive",
         params={"BLOCK": 32}, geometry=one_thread_per_element, grid_x="M"),
     Level(
         id="coalesced", title="Coalesced thread mapping", precision=Precision.FP32,
+        reference="cublas_fp32",
         adds="Same work per thread, but threadIdx.x walks columns: a warp reads 32 "
              "consecutive floats of B and writes 32 consecutive floats of C (coalesced).",
         follows=f"{SIBOEHM} kernel 2", source="coalesced.cu", kernel="sgemm_coalesced",
         params={"BLOCK": 32}, geometry=one_thread_per_element),
     Level(
         id="smem_tiled", title="Shared-memory tiling", precision=Precision.FP32,
+        reference="cublas_fp32",
         adds="A 32x32 block tile of C; each K step stages a 32x32 tile of A and of B in shared "
              "memory, so each global element is read once per block instead of once per "
              "thread.",
@@ -216,6 +245,7 @@ LEVELS: tuple[Level, ...] = (
         kernel="sgemm_smem_tiled", params={"TILE": 32}, geometry=square_tiles),
     Level(
         id="smem_padded", title="Padded shared memory (BK+1)", precision=Precision.FP32,
+        reference="cublas_fp32",
         adds="Rows of the shared tiles padded by one word (32x33), the classic bank-conflict "
              "fix.",
         follows="seed L3", source="smem_padded.cu", kernel="sgemm_smem_padded",
@@ -232,6 +262,7 @@ LEVELS: tuple[Level, ...] = (
               "of 32 LDS.32 + 8 LDS.128."),
     Level(
         id="double_buffer", title="Double buffering", precision=Precision.FP32,
+        reference="cublas_fp32",
         adds="Two shared-memory stages: the next K tile is fetched into registers while the "
              "current one is computed, then stored into the other stage; one barrier per "
              "K step instead of two.",
@@ -242,6 +273,7 @@ LEVELS: tuple[Level, ...] = (
               "thread per output leaves little math to hide the loads behind."),
     Level(
         id="register_2d", title="2D register blocking", precision=Precision.FP32,
+        reference="cublas_fp32",
         adds="A 128x128 block tile with BK=8; each of 256 threads computes an 8x8 tile of C "
              "in registers from 8 A and 8 B values per k (64 FMAs per 16 shared loads).",
         follows=f"seed L5; {SIBOEHM} kernel 5", source="register_2d.cu",
@@ -249,6 +281,7 @@ LEVELS: tuple[Level, ...] = (
         geometry=thread_tiles),
     Level(
         id="vectorized", title="float4 loads, A tile transposed", precision=Precision.FP32,
+        reference="cublas_fp32",
         adds="Global loads of A and B as float4 (16 bytes per lane); the A tile is stored "
              "transposed (BK x BM) so that a thread's 8 A values are contiguous and read "
              "with two 128-bit shared loads, like its 8 B values.",
@@ -257,6 +290,7 @@ LEVELS: tuple[Level, ...] = (
         vector=4),
     Level(
         id="warp_tiling", title="Warp tiling", precision=Precision.FP32,
+        reference="cublas_fp32",
         adds="A 128x256 block tile of 8 warps; each warp owns a 64x64 warp tile walked in 4x2 "
              "sub-tiles of 16x32, and a lane's 16x8 outputs are eight 4x4 pieces, so every "
              "shared read is an LDS.128 that a quarter-warp takes from consecutive or "
@@ -274,6 +308,7 @@ LEVELS: tuple[Level, ...] = (
               "shared memory."),
     Level(
         id="cp_async", title="cp.async multi-stage pipeline", precision=Precision.FP32,
+        reference="cublas_fp32",
         adds="Global-to-shared copies by cp.async (no register staging, nothing waits on a "
              "load) into a ring of 3 shared stages, so two K tiles are in flight while one "
              "is computed; freed from the prefetch registers, the tile gets BK=16 (half the "
@@ -294,6 +329,7 @@ LEVELS: tuple[Level, ...] = (
               "128x128 tiles with 2 blocks per SM 41.3."),
     Level(
         id="wmma", title="Tensor Cores (WMMA, FP16)", precision=Precision.FP16,
+        reference="cublas_fp16",
         adds="FP16 inputs, FP32 accumulation on Tensor Cores through the WMMA API; 16x16x16 "
              "fragments, a 128x128 block tile of 8 warps (64x32 each), K tiles of 64 "
              "staged by cp.async in a 3-stage ring with rows padded by 8 halves.",
@@ -307,6 +343,7 @@ LEVELS: tuple[Level, ...] = (
               "shared memory); 128x256 tiles 280-326."),
     Level(
         id="mma_sync", title="mma.sync + ldmatrix, swizzled", precision=Precision.FP16,
+        reference="cublas_fp16",
         adds="The warp-level Tensor Core instructions without the WMMA API: ldmatrix.x4 "
              "loads fragments (.trans for the k-major B tile), mma.sync.m16n8k16 multiplies; "
              "a 128x256 block tile of 8 warps (64x64 each), K tiles of 64 staged by "
@@ -324,6 +361,7 @@ LEVELS: tuple[Level, ...] = (
               "reloaded per K tile, which is what the next step should remove."),
     Level(
         id="wgmma_tma", title="wgmma + TMA, warp-specialized (BF16)", precision=Precision.BF16,
+        reference="cublas_bf16",
         adds="Hopper's own path: a persistent block per SM; a producer warpgroup (registers "
              "given away by setmaxnreg) issues TMA copies (cp.async.bulk.tensor, completing "
              "on mbarriers) of 128x64 A and 256x64 B tiles in the 128-byte swizzle into a "
@@ -351,7 +389,7 @@ LEVELS: tuple[Level, ...] = (
     Level(
         id="fp8_block_scaled", title="FP8 E4M3, block-scaled (DeepGEMM-style)",
         precision=Precision.FP8,
-        scaling=Scaling.BLOCKS,
+        reference="cublaslt_fp8", scaling=Scaling.BLOCKS,
         adds="E4M3 inputs quantized by the app with one FP32 scale per 1x128 block of A and "
              "per 128x128 block of B; the wgmma_tma pipeline (128x256 tiles, 4 stages of "
              "128-deep K blocks) with wgmma.m64n128k32 (FP8): each K block is accumulated "
@@ -376,30 +414,33 @@ LEVELS: tuple[Level, ...] = (
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",
-          kind=Kind.REFERENCE),
+          kind=Kind.REFERENCE, library=Library.CUBLAS),
     Level(id="cublas_tf32", title="cuBLAS TF32", precision=Precision.TF32,
           adds="Reference: cupy.matmul on float32 with the TF32 compute type.",
-          follows="cuBLAS", kind=Kind.REFERENCE),
+          follows="cuBLAS", kind=Kind.REFERENCE, library=Library.CUBLAS),
     Level(id="cublas_fp16", title="cuBLAS FP16", precision=Precision.FP16,
           adds="Reference: cupy.matmul on float16 (Tensor Cores, FP16 output).",
-          follows="cuBLAS", kind=Kind.REFERENCE,
+          follows="cuBLAS", kind=Kind.REFERENCE, library=Library.CUBLAS,
           output_format=OutputFormat.FP16),
     Level(id="cublas_bf16", title="cuBLAS BF16", precision=Precision.BF16,
           adds="Reference: cupy.matmul on ml_dtypes bfloat16 (Tensor Cores, BF16 output), "
                "B given as Bt like the BF16 level (a transposed view, no copy).",
-          follows="cuBLAS", kind=Kind.REFERENCE, b_layout="nk",
+          follows="cuBLAS", kind=Kind.REFERENCE, library=Library.CUBLAS, b_layout="nk",
           output_format=OutputFormat.BF16),
     Level(id="cublaslt_fp8", title="cuBLASLt FP8 (per-tensor scales)", precision=Precision.FP8,
           adds="Reference: torch._scaled_mm on E4M3 inputs with one scale per tensor, BF16 "
                "output (cuBLASLt); needs torch, skipped with a message otherwise.",
-          follows="cuBLASLt through torch", kind=Kind.REFERENCE, b_layout="nk",
-          output_format=OutputFormat.BF16, scaling=Scaling.PER_TENSOR),
+          follows="cuBLASLt through torch", kind=Kind.REFERENCE, library=Library.CUBLASLT,
+          b_layout="nk", output_format=OutputFormat.BF16, scaling=Scaling.PER_TENSOR,
+          shape_rule=lambda M, N, K: (
+              f"torch._scaled_mm needs M, N and K to be multiples of 16; got {M}x{N}x{K}"
+              if M % 16 or N % 16 or K % 16 else None)),
 )
 
 BY_ID: dict[str, Level] = {lv.id: lv for lv in LEVELS}
-REFERENCE_FOR = {Precision.FP32: "cublas_fp32", Precision.TF32: "cublas_tf32",
-                 Precision.FP16: "cublas_fp16", Precision.BF16: "cublas_bf16",
-                 Precision.FP8: "cublaslt_fp8"}
+# the reference of each precision class, for results recorded before levels named theirs
+REFERENCE_FOR: dict[Precision, str] = {lv.precision: lv.id for lv in LEVELS
+                                       if lv.kind is Kind.REFERENCE}
 
 
 def ladder() -> list[Level]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gemmscope.kernels import registry
-from gemmscope.kernels.registry import Kind, Precision
+from gemmscope.kernels.registry import Kind, OutputFormat, Precision, Scaling
 
 REPO = Path(__file__).resolve().parents[1]
 LEVELS = registry.ladder()
@@ -122,6 +122,50 @@ def test_references_and_precisions():
         assert lv.kind is Kind.REFERENCE and lv.source is None
     for lv in LEVELS:
         assert registry.REFERENCE_FOR[lv.precision] in registry.BY_ID
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.id)
+def test_every_level_names_a_reference_of_its_precision_class(level: registry.Level):
+    ref = registry.get(level.reference or "")
+    assert ref.kind is Kind.REFERENCE and ref.precision is level.precision
+    assert ref.id == registry.REFERENCE_FOR[level.precision]  # what old recordings fall back on
+
+
+def test_references_name_their_library_and_no_reference():
+    for lv in registry.LEVELS:
+        assert (lv.library is None) == (lv.kind is Kind.LEVEL), lv.id
+        assert (lv.reference is None) == (lv.kind is Kind.REFERENCE), lv.id
+        # FP8 inputs come with scales (blocks for the level, per tensor for cuBLASLt)
+        assert (lv.scaling is not Scaling.NONE) == (lv.precision is Precision.FP8), lv.id
+    assert registry.get("fp8_block_scaled").scaling is Scaling.BLOCKS
+    assert registry.get("cublaslt_fp8").scaling is Scaling.PER_TENSOR
+
+
+def test_output_format_is_the_entrys():
+    # a 16-bit C where the library writes one, and for every BF16/FP8 level and reference
+    for lv in registry.LEVELS:
+        want = (OutputFormat.BF16 if lv.precision in (Precision.BF16, Precision.FP8) else
+                OutputFormat.FP16 if lv.library is not None and lv.precision is Precision.FP16
+                else OutputFormat.FP32)
+        assert lv.output_format is want, lv.id
+
+
+def test_shape_refusals_come_from_the_entry():
+    lt, fp8 = registry.get("cublaslt_fp8"), registry.get("fp8_block_scaled")
+    assert lt.shape_refusal(1000, 1000, 1000) == (
+        "cublaslt_fp8: torch._scaled_mm needs M, N and K to be multiples of 16; "
+        "got 1000x1000x1000")
+    assert lt.shape_refusal(1024, 16, 32) is None
+    assert fp8.shape_refusal(256, 256, 1000) == (
+        "fp8_block_scaled needs K to be a multiple of 128 (one FP32 scale per 128 of K); "
+        "K=1000")
+    assert fp8.shape_refusal(17, 4099, 512) is None
+    # the grid's y limit: blockIdx.y walks M (rows of 128), or N for naive (grid_x "M")
+    r2d = registry.get("register_2d")
+    assert "grid y of 65536 blocks" in (r2d.shape_refusal(128 * 65536, 128, 8) or "")
+    assert r2d.shape_refusal(128 * 65535, 128, 8) is None
+    assert registry.get("naive").shape_refusal(128 * 65536, 32, 8) is None
+    assert registry.get("naive").shape_refusal(32, 32 * 65536, 8)
 
 
 def test_unknown_level_message_lists_known():
