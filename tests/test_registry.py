@@ -168,6 +168,21 @@ def test_shape_refusals_come_from_the_entry():
     assert registry.get("naive").shape_refusal(32, 32 * 65536, 8)
 
 
+# per-level knowledge asked of a level anywhere but its registry entry: a test of its id,
+# or of whether its template has a parameter of some name
+LEAKS = re.compile(r"""\.id\s*[!=]=\s*["']|\bid\s+(not\s+)?in\s*[(\[{]\s*["']"""
+                   r"""|level_id\s*[!=]=\s*["']|["'][A-Z][A-Z_0-9]*["']\s+(not\s+)?in\s+[\w.]*params"""
+                   r"""|params\.get\(\s*["']""")
+
+
+def test_level_knowledge_stays_in_the_registry():
+    leaks = [f"{path.relative_to(REPO)}:{n}: {line.strip()}"
+             for folder in ("app", "kernels") for path in sorted((REPO / folder).rglob("*.py"))
+             if path != REPO / "kernels" / "registry.py"
+             for n, line in enumerate(path.read_text().splitlines(), 1) if LEAKS.search(line)]
+    assert not leaks, "\n".join(leaks)
+
+
 def test_unknown_level_message_lists_known():
     with pytest.raises(KeyError, match="known levels: naive"):
         registry.get("nope")
