@@ -1,10 +1,13 @@
 """The level registry: every rung of the ladder, one `.cu` file and one entry each.
 
 An entry says what the level is (id, title, what it adds over the one before, precision),
-how it is built (source file, kernel template, template parameters) and launched (block
-and grid geometry, dynamic shared memory), which seed step or public worklog it follows,
-and what measurement said about it (``notes``). cuBLAS references are entries of kind
-``reference`` with no source.
+how it is built (source file, kernel template, template parameters) and launched (a
+geometry callable for block, tile and grid, dynamic shared memory), what it takes and
+gives (B layout, FP8 scaling, C's format), which shapes it refuses, which reference it is
+compared with, which seed step or public worklog it follows, and what measurement said
+about it (``notes``). cuBLAS references are entries of kind ``reference`` with no source
+and the library they call. Code elsewhere asks an entry; it does not test ids or
+parameter names.
 """
 
 from __future__ import annotations
@@ -198,8 +201,8 @@ class Level:
         """Why this level cannot run M x N x K, known before anything is allocated (its K
         multiple, its shape rule, the grid's y limit), or None."""
         if K % self.k_multiple:
-            why = f" ({self.k_reason})" if self.k_reason else ""
-            return f"{self.id} needs K to be a multiple of {self.k_multiple}{why}; K={K}"
+            reason = f" ({self.k_reason})" if self.k_reason else ""
+            return f"{self.id} needs K to be a multiple of {self.k_multiple}{reason}; K={K}"
         why = self.shape_rule(M, N, K) if self.shape_rule is not None else None
         if why:
             return f"{self.id}: {why}"
