@@ -18,14 +18,8 @@ import numpy as np
 
 from . import build, hopper
 from .gpu import DeviceInfo, require_cupy
-from .operands import (
-    OUTPUT_BYTES,
-    Operands,
-    check,
-    output_format,
-    random_inputs,
-)
-from .registry import DTYPE_OF, TOLERANCE, Kind, Level, Precision
+from .operands import OUTPUT_BYTES, Operands, check, random_inputs
+from .registry import DTYPE_OF, TOLERANCE, Geometry, Level, Library, Precision
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
             Precision.FP8: 1}
@@ -41,23 +35,15 @@ class Refused(ValueError):
 
 
 def refusal(level: Level, M: int, N: int, K: int, device: DeviceInfo | None) -> Refused | None:
-    """Why a level cannot run here, checked before anything is allocated (or None)."""
+    """Why a level cannot run here, checked before anything is allocated (or None): what
+    this device and this Python lack, then the level's own shape rules."""
     if level.arch == "sm_90a" and (device is None or not device.has_sm90a):
         return Refused(f"{level.id} needs Hopper (sm_90a)", "unsupported")
-    if K % level.k_multiple:
-        why = f" ({level.k_reason})" if level.k_reason else ""
-        return Refused(f"{level.id} needs K to be a multiple of {level.k_multiple}{why}; K={K}")
-    if level.id == "cublaslt_fp8":
-        if not torch_scaled_mm_available():
-            return Refused("cublaslt_fp8 needs torch with torch._scaled_mm (not installed "
-                           "here); skipped", "unsupported")
-        if M % 16 or N % 16 or K % 16:
-            return Refused(f"cublaslt_fp8: torch._scaled_mm needs M, N and K to be multiples "
-                           f"of 16; got {M}x{N}x{K}")
-    _, gy, _ = level.grid(M, N) if level.kind is Kind.LEVEL else (1, 1, 1)
-    if gy > 65535:
-        return Refused(f"{level.id}: grid y of {gy} blocks exceeds 65535 for M={M}, N={N}")
-    return None
+    if level.library is Library.CUBLASLT and not torch_scaled_mm_available():
+        return Refused(f"{level.id} needs torch with torch._scaled_mm (not installed here); "
+                       "skipped", "unsupported")
+    why = level.shape_refusal(M, N, K)
+    return None if why is None else Refused(why)
 
 
 def torch_scaled_mm_available() -> bool:
@@ -93,7 +79,7 @@ def torch_scaled_mm_launcher(ops: Operands, stream_ptr: int) -> Callable[[], Non
 def bytes_needed(level: Level, M: int, N: int, K: int) -> int:
     """Device memory one run needs: inputs, C, and the float64 copies for verification."""
     item = ITEMSIZE[level.precision]
-    out_item = OUTPUT_BYTES[output_format(level)]
+    out_item = OUTPUT_BYTES[level.output_format]
     # inputs, their float32 originals, C, and the float64 check (A, B, C, reference)
     return (item + 4) * (M * K + K * N) + out_item * M * N + 8 * (M * K + K * N + 3 * M * N)
 
@@ -130,9 +116,10 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
     if min_smem > static + smem:
         smem = min_smem - static
         kernel.max_dynamic_shared_size_bytes = smem
-    block = (*level.threads, 1)
+    geometry = level.launch_geometry(built.params)
+    block = (*geometry.block, 1)
     if level.persistent:
-        run_level = _tma_launcher(level, built.params, kernel, ops, smem, block)
+        run_level = _tma_launcher(level, geometry, kernel, ops, smem, block)
     else:
         grid = level.grid(M, N)
         args = (np.int32(M), np.int32(N), np.int32(K), ops.a, ops.b, ops.c)
@@ -148,16 +135,17 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
     return run_level, info
 
 
-def _tma_launcher(level: Level, params: dict[str, int], kernel: Any, ops: Operands,
+def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
                   smem: int, block: tuple[int, int, int]) -> Callable[[], None]:
     """A persistent sm_90a level: tensor maps of A and Bt, one block per SM, launched
-    through cuLaunchKernel (the maps go by value)."""
+    through cuLaunchKernel (the maps go by value). A box is a block tile's rows by one
+    K tile."""
     cp = require_cupy()
     M, N, K = ops.shape
     dtype = "bf16" if ops.fmt == "bf16" else "uint8"
-    box_k = params["BK"]
-    map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, dtype, M, K, params["BM"], box_k))
-    map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, params["BN"], box_k))
+    (rows, cols), box_k = geometry.tile, geometry.k_tile
+    map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, dtype, M, K, rows, box_k))
+    map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, cols, box_k))
     # C through TMA stores when its rows are 16-byte multiples; else the kernel's own stores
     tma_c = N % 8 == 0
     map_c = (hopper.encode(hopper.TiledMap(ops.c.data.ptr, "bf16", M, N, 64, 64)) if tma_c
@@ -190,10 +178,10 @@ class Bench:
 
     def _launcher(self, level: Level, ops: Operands,
                   params: dict[str, int] | None) -> tuple[Callable[[], None], dict[str, Any]]:
-        if level.kind is not Kind.REFERENCE:
+        if level.library is None:
             return level_launcher(level, ops, params)
-        if level.precision is Precision.FP8:
-            return torch_scaled_mm_launcher(ops, self._stream.ptr), {"variant": "cublaslt"}
+        if level.library is Library.CUBLASLT:
+            return torch_scaled_mm_launcher(ops, self._stream.ptr), {"variant": str(level.library)}
         cp = self.cp
         a, b, c = ops.a, ops.b, ops.c
         if ops.fmt == "bf16":  # the same bits, seen as ml_dtypes.bfloat16 by cuBLAS
@@ -214,7 +202,7 @@ class Bench:
             finally:
                 cp._core.set_compute_type(cp.float32, CUBLAS_COMPUTE_DEFAULT)
 
-        return run_ref, {"variant": "cublas"}
+        return run_ref, {"variant": str(level.library)}
 
     # ------------------------------------------------------------------ a run
     def run(self, level: Level, M: int, N: int, K: int, repeats: int = 20, warmup: int = 3,

@@ -20,19 +20,11 @@ from typing import Any
 
 from . import quantize as qz
 from .gpu import require_cupy
-from .registry import TOLERANCE, Level, Precision
+from .registry import TOLERANCE, Level, OutputFormat, Precision, Scaling
 
 BF16_NAN = 0x7FC0
 DEEPGEMM_DIFF_MAX = 1e-3  # FP8 runs must also stay below this 1 - 2 sum(xy) / sum(x^2 + y^2)
-OUTPUT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
-
-
-def output_format(level: Level) -> str:
-    """How C is stored: float32 for the FP32/TF32/FP16 levels, float16 for cuBLAS FP16,
-    bfloat16 bits for the BF16 and FP8 levels and references."""
-    if level.precision in (Precision.BF16, Precision.FP8):
-        return "bf16"
-    return "fp16" if level.id == "cublas_fp16" else "fp32"
+OUTPUT_BYTES = {OutputFormat.FP32: 4, OutputFormat.FP16: 2, OutputFormat.BF16: 2}
 
 
 @dataclass(slots=True)
@@ -88,25 +80,27 @@ def random_inputs(level: Level, M: int, N: int, K: int) -> Operands:
     nk = level.b_layout == "nk"
     a = cp.random.random((M, K), dtype=cp.float32) * 2 - 1
     b = cp.random.random((N, K) if nk else (K, N), dtype=cp.float32) * 2 - 1
-    p, c_fmt = level.precision, output_format(level)
+    p, c_fmt = level.precision, level.output_format
+    c = cp.empty((M, N), {OutputFormat.FP32: cp.float32, OutputFormat.FP16: cp.float16,
+                          OutputFormat.BF16: cp.uint16}[c_fmt])
     if p in (Precision.FP32, Precision.TF32):
-        return Operands(a, b, cp.empty((M, N), cp.float32), "fp32", c_fmt, level.b_layout)
+        return Operands(a, b, c, "fp32", c_fmt, level.b_layout)
     if p is Precision.FP16:
-        c = cp.empty((M, N), cp.float16 if c_fmt == "fp16" else cp.float32)
         return Operands(a.astype(cp.float16), b.astype(cp.float16), c, "fp16", c_fmt,
                         level.b_layout)
-    c = cp.empty((M, N), cp.uint16)
     if p is Precision.BF16:
         return Operands(qz.bf16_encode(a, cp), qz.bf16_encode(b, cp), c, "bf16", c_fmt,
                         level.b_layout)
     if not nk:
         raise ValueError(f"{level.id}: FP8 operands are K-major (b_layout 'nk')")
-    if level.kind == "reference":  # cuBLASLt: one scale per tensor
+    if level.scaling is Scaling.PER_TENSOR:  # cuBLASLt
         qa, sa = qz.quantize_tensor(a, cp)
         qb, sb = qz.quantize_tensor(b, cp)
-    else:
+    elif level.scaling is Scaling.BLOCKS:  # DeepGEMM's
         qa, sa = qz.quantize_rows_1x128(a, cp)
         qb, sb = qz.quantize_blocks_128x128(b, cp)
+    else:
+        raise ValueError(f"{level.id}: FP8 inputs need a scaling")
     return Operands(qa, qb, c, "e4m3", c_fmt, "nk", sa, sb)
 
 

@@ -23,7 +23,7 @@ from .build import CompileError
 from .gpu import DeviceInfo, device_info, get_cupy
 from .measure import Bench, Refused, refusal, wall_clock
 from .protocol import ErrorKind, ProtocolError
-from .registry import REFERENCE_FOR, Kind, Level
+from .registry import Kind, Level
 from .telemetry import Nvml, Sampler
 
 EXIT_CONTEXT_LOST = 70
@@ -178,7 +178,7 @@ class Runner:
             return False
         repeats = cmd.get("repeats", DEFAULT_REPEATS)
         warmup = cmd.get("warmup", DEFAULT_WARMUP)
-        ref_id = REFERENCE_FOR.get(level.precision)
+        ref_id = level.reference
         if (cmd.get("compare", True) and level.kind is Kind.LEVEL and ref_id in self.levels
                 and (ref_id, M, N, K) not in self.ref_tflops):
             if self._run_one(self.levels[ref_id], M, N, K, repeats, warmup, cid, None):
@@ -224,7 +224,7 @@ class Runner:
         if level.kind is Kind.REFERENCE:
             self.ref_tflops[(level.id, M, N, K)] = result["tflops"]
         else:
-            ref_id = REFERENCE_FOR.get(level.precision)
+            ref_id = level.reference
             ref = self.ref_tflops.get((ref_id or "", M, N, K))
             result.update({"reference": ref_id if ref else None, "reference_tflops": ref,
                            "pct_of_reference": 100 * result["tflops"] / ref if ref else None})

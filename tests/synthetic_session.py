@@ -145,7 +145,7 @@ def events() -> list[dict[str, Any]]:
         evs += _run(clock, f"run-{n}", ref, SHAPE, tf, None, None)
     for level, tf in LADDER_TFLOPS.items():
         n += 1
-        ref = registry.REFERENCE_FOR[registry.get(level).precision]
+        ref = registry.get(level).reference
         evs += _run(clock, f"run-{n}", level, SHAPE, tf, ref, REFERENCE_TFLOPS[ref])
     for size, tf in SWEEP.items():
         if size == SHAPE[1]:

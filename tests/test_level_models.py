@@ -18,6 +18,7 @@ def test_every_ladder_level_has_a_model_with_its_geometry():
         assert m.threads == lv.threads[0] * lv.threads[1], lv.id
         if "BK" in lv.params:
             assert m.bk == lv.params["BK"]
+        assert m.bk == lv.launch_geometry().k_tile, lv.id
         if "STAGES" in lv.params:
             assert m.stages == lv.params["STAGES"]
     assert "wmma" not in SIMT_LEVELS
@@ -61,6 +62,36 @@ def test_a_partial_override_keeps_the_registered_tile_and_stages(level_id, overr
     assert (m.bm, m.bn, m.bk) == (registered["BM"], registered["BN"], registered["BK"])
     assert m.stages == override.get("STAGES", registered.get("STAGES", m.stages))
     assert m.threads == get(level_id).threads[0]
+    # the registry's geometry of the same parameters says what the model derived
+    geo = get(level_id).with_params(override).launch_geometry()
+    assert (geo.tile, geo.k_tile, geo.block) == ((m.bm, m.bn), m.bk, (m.threads, 1))
+
+
+@pytest.mark.parametrize("level_id", sorted(MODELS))
+def test_shared_layout_places_elements_as_the_model_does(level_id):
+    """The layout the swizzle explorer takes from a model (padding, CuTe swizzle) puts
+    every element of a stage where the model's own addressing does."""
+    m = model_for(level_id)
+    for arr in m.smem_arrays():
+        layout = arr.tile_layout()
+        r, c = np.meshgrid(np.arange(arr.rows), np.arange(arr.cols), indexing="ij")
+        assert (layout.address(r, c) == arr.address(0, r, c) - arr.base_bytes).all(), arr.name
+    first = m.smem_arrays()[:1]
+    assert m.shared_layout() == (first[0].tile_layout() if first else None)
+
+
+def test_which_levels_swizzle_and_which_pad():
+    from gemmscope.kernels.models import first_swizzled_level
+    from gemmscope.kernels.models.swizzle import IDENTITY, Swizzle
+
+    assert first_swizzled_level() == "mma_sync"
+    mma, wmma = model_for("mma_sync").smem_arrays(), model_for("wmma").shared_layout()
+    # chunk c of row r at c ^ (r % 8): Swizzle<3,4,3> on 128-byte rows of A, <3,4,5> on
+    # the 512-byte rows of B
+    assert [a.tile_layout().swizzle for a in mma] == [Swizzle(3, 4, 3), Swizzle(3, 4, 5)]
+    assert wmma is not None and (wmma.swizzle, wmma.pad_elems) == (IDENTITY, 8)
+    assert model_for("naive").shared_layout() is None
+    assert model_for("smem_padded").shared_layout().pad_elems == 1
 
 
 def test_unknown_level_says_which_exist():

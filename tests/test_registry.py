@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gemmscope.kernels import registry
-from gemmscope.kernels.registry import Kind, Precision
+from gemmscope.kernels.registry import Kind, OutputFormat, Precision, Scaling
 
 REPO = Path(__file__).resolve().parents[1]
 LEVELS = registry.ladder()
@@ -73,6 +73,31 @@ def test_launch_geometry_is_consistent(level: registry.Level):
         assert gz == 1
 
 
+@pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.id)
+def test_geometry_blocks_cover_c_with_the_block_tile(level: registry.Level):
+    """The registry's geometry callable alone sizes the launch: the grid's blocks, each
+    one block tile, cover M x N (a persistent grid: one block per SM, no more than tiles)."""
+    assert level.geometry is not None
+    geo = level.launch_geometry()
+    assert (geo.block, geo.tile) == (level.threads, level.tile)
+    rows, cols = geo.tile
+    assert geo.k_tile >= 1 and geo.group_rows >= 1
+    for M, N in ((1, 1), (7, 13), (128, 256), (4097, 4099)):
+        gx, gy, gz = level.grid(M, N, 132)
+        tiles = -(-M // rows) * -(-N // cols)
+        if level.persistent:
+            assert (gx * gy * gz, gy, gz) == (min(tiles, 132), 1, 1)
+        else:
+            assert gx * gy == tiles and gz == 1
+            assert tiles * rows * cols >= M * N
+
+
+def test_references_are_library_calls_without_geometry():
+    for ref in registry.references():
+        assert ref.geometry is None
+        assert ref.launch_geometry() == registry.LIBRARY_CALL  # the catalog's block and tile
+
+
 def test_vector_path_needs_aligned_k_and_n():
     lv = registry.get("vectorized")
     assert lv.use_vector_path(4096, 4096, 4096)
@@ -97,6 +122,65 @@ def test_references_and_precisions():
         assert lv.kind is Kind.REFERENCE and lv.source is None
     for lv in LEVELS:
         assert registry.REFERENCE_FOR[lv.precision] in registry.BY_ID
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.id)
+def test_every_level_names_a_reference_of_its_precision_class(level: registry.Level):
+    ref = registry.get(level.reference or "")
+    assert ref.kind is Kind.REFERENCE and ref.precision is level.precision
+    assert ref.id == registry.REFERENCE_FOR[level.precision]  # what old recordings fall back on
+
+
+def test_references_name_their_library_and_no_reference():
+    for lv in registry.LEVELS:
+        assert (lv.library is None) == (lv.kind is Kind.LEVEL), lv.id
+        assert (lv.reference is None) == (lv.kind is Kind.REFERENCE), lv.id
+        # FP8 inputs come with scales (blocks for the level, per tensor for cuBLASLt)
+        assert (lv.scaling is not Scaling.NONE) == (lv.precision is Precision.FP8), lv.id
+    assert registry.get("fp8_block_scaled").scaling is Scaling.BLOCKS
+    assert registry.get("cublaslt_fp8").scaling is Scaling.PER_TENSOR
+
+
+def test_output_format_is_the_entrys():
+    # a 16-bit C where the library writes one, and for every BF16/FP8 level and reference
+    for lv in registry.LEVELS:
+        want = (OutputFormat.BF16 if lv.precision in (Precision.BF16, Precision.FP8) else
+                OutputFormat.FP16 if lv.library is not None and lv.precision is Precision.FP16
+                else OutputFormat.FP32)
+        assert lv.output_format is want, lv.id
+
+
+def test_shape_refusals_come_from_the_entry():
+    lt, fp8 = registry.get("cublaslt_fp8"), registry.get("fp8_block_scaled")
+    assert lt.shape_refusal(1000, 1000, 1000) == (
+        "cublaslt_fp8: torch._scaled_mm needs M, N and K to be multiples of 16; "
+        "got 1000x1000x1000")
+    assert lt.shape_refusal(1024, 16, 32) is None
+    assert fp8.shape_refusal(256, 256, 1000) == (
+        "fp8_block_scaled needs K to be a multiple of 128 (one FP32 scale per 128 of K); "
+        "K=1000")
+    assert fp8.shape_refusal(17, 4099, 512) is None
+    # the grid's y limit: blockIdx.y walks M (rows of 128), or N for naive (grid_x "M")
+    r2d = registry.get("register_2d")
+    assert "grid y of 65536 blocks" in (r2d.shape_refusal(128 * 65536, 128, 8) or "")
+    assert r2d.shape_refusal(128 * 65535, 128, 8) is None
+    assert registry.get("naive").shape_refusal(128 * 65536, 32, 8) is None
+    assert registry.get("naive").shape_refusal(32, 32 * 65536, 8)
+
+
+# per-level knowledge asked of a level anywhere but its registry entry: a test of its id,
+# or of whether its template has a parameter of some name
+LEAKS = re.compile(r"""\.id\s*[!=]=\s*["']|\bid\s+(not\s+)?in\s*[(\[{]\s*["']"""
+                   r"""|level_id\s*[!=]=\s*["']|["'][A-Z][A-Z_0-9]*["']\s+(not\s+)?in\s+[\w.]*params"""
+                   r"""|params\.get\(\s*["']""")
+
+
+def test_level_knowledge_stays_in_the_registry():
+    leaks = [f"{path.relative_to(REPO)}:{n}: {line.strip()}"
+             for folder in ("app", "kernels") for path in sorted((REPO / folder).rglob("*.py"))
+             if path != REPO / "kernels" / "registry.py"
+             for n, line in enumerate(path.read_text().splitlines(), 1) if LEAKS.search(line)]
+    assert not leaks, "\n".join(leaks)
 
 
 def test_unknown_level_message_lists_known():

@@ -2,7 +2,8 @@
 rows x width elements; every element coloured by its bank before and after; a chosen
 warp pattern (row, column, 8x8 ldmatrix) outlined, phase by phase, with its wavefronts
 and whether it is conflict-free. Click an element to read its address and bank before and
-after. One step is one phase of the pattern.
+after. One step is one phase of the pattern. A level sets the layout its access model
+gives its first shared array (row, padding, swizzle); it opens on the first swizzled one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from PySide6.QtCore import QRectF, Signal
 from PySide6.QtGui import QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QSpinBox, QWidget
 
+from ...kernels.models import first_swizzled_level, model_for
 from ...kernels.models.banks import lanes_per_phase
 from ...kernels.models.expression import ExpressionError, parse_column_expression
 from ...kernels.models.swizzle import (
@@ -36,12 +38,15 @@ class SwizzleCanvas(AnimatedCanvas):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setMinimumSize(640, 420)
-        self.swizzle = Swizzle(3, 4, 3)
-        self.unit = SwizzleUnit.BYTE
-        self.elem_bytes = 2
-        self.row_elems = 64
+        # the layout of the "after" picture, until a level sets its own (set_level)
+        start = model_for(first_swizzled_level()).shared_layout()
+        assert start is not None
+        self.swizzle = start.swizzle
+        self.unit = start.unit
+        self.elem_bytes = start.elem_bytes
+        self.row_elems = start.row_elems
         self.rows = 16
-        self.pad_elems = 0  # padding after each row, in elements ("after" layout only)
+        self.pad_elems = start.pad_elems  # padding after each row, in elements ("after" only)
         self.pattern = Pattern.LDMATRIX
         self.access_bytes = 16
         self.expression_text = ""
@@ -55,10 +60,17 @@ class SwizzleCanvas(AnimatedCanvas):
 
     # -- state ----------------------------------------------------------------------
     def set_level(self, level_id: str) -> None:
-        """The explorer is level-independent; a level only suggests a starting point."""
-        if level_id == "wmma":
-            self.configure(elem_bytes=2, row_elems=64, swizzle=Swizzle(3, 4, 3),
-                           unit=SwizzleUnit.BYTE, pattern=Pattern.LDMATRIX)
+        """Start from the level's own layout as its access model gives it (the first shared
+        array's row, padding and swizzle). The explorer works on any tile, so a level
+        without shared memory or without a model keeps the layout shown."""
+        try:
+            layout = model_for(level_id).shared_layout()
+        except KeyError:
+            layout = None
+        if layout is not None:
+            self.configure(swizzle=layout.swizzle, unit=layout.unit,
+                           elem_bytes=layout.elem_bytes, row_elems=layout.row_elems,
+                           pad_elems=layout.pad_elems)
         self.restart()
 
     def configure(self, **changes: object) -> None:
@@ -223,20 +235,19 @@ class SwizzleCanvas(AnimatedCanvas):
 
 
 class SwizzleView(ViewPanel):
-    def __init__(self, level_id: str = "wmma", parent: QWidget | None = None) -> None:
+    def __init__(self, level_id: str | None = None, parent: QWidget | None = None) -> None:
         canvas = SwizzleCanvas()
         super().__init__(canvas, parent)
         self.b_box, self.m_box, self.s_box = (QSpinBox() for _ in range(3))
-        for box, v in zip((self.b_box, self.m_box, self.s_box), (3, 4, 3), strict=True):
+        for box in (self.b_box, self.m_box, self.s_box):
             box.setRange(0, 12)
-            box.setValue(v)
-        self.unit_box = _combo([(u.value, u.value) for u in SwizzleUnit], "byte")
-        self.elem_box = _combo([(f"{n} B", n) for n in (1, 2, 4, 8)], 2)
+        self.unit_box = _combo([(u.value, u.value) for u in SwizzleUnit], canvas.unit.value)
+        self.elem_box = _combo([(f"{n} B", n) for n in (1, 2, 4, 8)], canvas.elem_bytes)
         self.width_box = QSpinBox()
         self.width_box.setRange(4, 256)
-        self.width_box.setValue(64)
         self.pad_box = QSpinBox()
         self.pad_box.setRange(0, 16)
+        self._show_layout()
         self.rows_box = _combo([(str(n), n) for n in (8, 16, 32)], 16)
         self.pattern_box = _combo([(p.value, p.value) for p in Pattern], "ldmatrix")
         self.access_box = _combo([(f"{n} B/lane", n) for n in (4, 8, 16)], 16)
@@ -255,7 +266,7 @@ class SwizzleView(ViewPanel):
                       self.access_box):
             combo.currentIndexChanged.connect(self._apply)
         self.expr_edit.textChanged.connect(self._apply)
-        self.set_level(level_id)
+        self.set_level(level_id or first_swizzled_level())
 
     @property
     def explorer(self) -> SwizzleCanvas:
@@ -265,8 +276,26 @@ class SwizzleView(ViewPanel):
     def set_level(self, level_id: str) -> bool:
         if not super().set_level(level_id):
             return False
+        self._show_layout()
         self._show_message()
         return True
+
+    def _show_layout(self) -> None:
+        """Set the boxes to the canvas's layout (a level's preset) without applying them."""
+        c = self.explorer
+        boxes = (self.b_box, self.m_box, self.s_box, self.width_box, self.pad_box,
+                 self.unit_box, self.elem_box)
+        for box in boxes:
+            box.blockSignals(True)
+        self.b_box.setValue(c.swizzle.bits)
+        self.m_box.setValue(c.swizzle.base)
+        self.s_box.setValue(c.swizzle.shift)
+        self.width_box.setValue(c.row_elems)
+        self.pad_box.setValue(c.pad_elems)
+        self.unit_box.setCurrentIndex(self.unit_box.findData(c.unit.value))
+        self.elem_box.setCurrentIndex(self.elem_box.findData(c.elem_bytes))
+        for box in boxes:
+            box.blockSignals(False)
 
     def _apply(self, *_: object) -> None:
         c = self.explorer

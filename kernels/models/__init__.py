@@ -12,6 +12,7 @@ from .level_model import LevelModel, SharedTotals
 from .mma_sync import MmaSync
 from .register_blocking import Register2D, Vectorized
 from .smem_tiles import DoubleBuffer, SmemPadded, SmemTiled
+from .swizzle import IDENTITY
 from .thread_per_element import Coalesced, Naive
 from .warp_tiling import CpAsync, WarpTiling
 from .wmma import Wmma
@@ -44,8 +45,17 @@ def model_for(level_id: str, params: dict[str, int] | None = None) -> LevelModel
     return MODELS[level_id](params)
 
 
+def first_swizzled_level() -> str:
+    """The first level, in ladder order, whose model swizzles its first shared array: the
+    swizzle explorer opens on it."""
+    return next(lid for lid in MODELS
+                if (layout := model_for(lid).shared_layout()) is not None
+                and layout.swizzle != IDENTITY)
+
+
 def totals(level_id: str, M: int, N: int, K: int) -> SharedTotals:
     return model_for(level_id).totals(M, N, K)
 
 
-__all__ = ["MODELS", "SIMT_LEVELS", "LevelModel", "SharedTotals", "model_for", "totals"]
+__all__ = ["MODELS", "SIMT_LEVELS", "LevelModel", "SharedTotals", "first_swizzled_level",
+           "model_for", "totals"]

@@ -30,6 +30,7 @@ from .banks import (
     analyze_shared,
 )
 from .coalescing import SectorReport, analyze_global
+from .swizzle import IDENTITY, Swizzle, SwizzleUnit, TileLayout
 
 LANES = np.arange(WARP_SIZE, dtype=np.int64)
 
@@ -99,6 +100,20 @@ class SmemArray:
         if self.xor_chunks:
             in_row = ((in_row // 16) ^ (r % 8)) * 16 + in_row % 16
         return self.base_bytes + stage * self.stage_stride + r * self.row_bytes + in_row
+
+    def tile_layout(self) -> TileLayout:
+        """One stage of this array as a swizzle layout: rows of ``cols`` elements padded to
+        ``pitch``, and for XOR-chunked rows the CuTe swizzle that moves the chunks alike,
+        Swizzle<3, 4, S> on byte offsets with S taking the row index (bit log2 of the row
+        bytes) to the 16-byte chunk bits (bit 4): Swizzle<3,4,3> on 128-byte rows."""
+        swizzle = IDENTITY
+        if self.xor_chunks:
+            if self.row_bytes & (self.row_bytes - 1):
+                raise ValueError(f"{self.name}: XOR-chunked rows of {self.row_bytes} bytes are "
+                                 "not a power of two; no CuTe swizzle moves them alike")
+            swizzle = Swizzle(3, 4, self.row_bytes.bit_length() - 1 - 4)
+        return TileLayout(self.cols, self.elem_bytes, self.pitch - self.cols, swizzle,
+                          SwizzleUnit.BYTE)
 
     def logical(self, addr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(stage, row, col) of the element stored at byte address ``addr``."""
@@ -269,14 +284,15 @@ class LevelModel:
     def block_order(self, gm: int, gn: int) -> np.ndarray:
         """(gm, gn) array: the launch index (linear blockIdx) of the block that computes
         each block tile of C. Row-major by default, column-major where blockIdx.x walks
-        M (naive), and grouped where the kernel remaps blocks (``SWZ`` > 1 rows per group,
-        walked column by column, as gs_block_coords does)."""
+        M (naive), and grouped where the kernel remaps blocks (the registry geometry's
+        ``group_rows`` > 1 rows per group, walked column by column, as gs_block_coords
+        does)."""
         try:
-            grid_x = registry.get(self.level_id).grid_x
+            level = registry.get(self.level_id)
+            grid_x, swz = level.grid_x, level.launch_geometry(self.params).group_rows
         except KeyError:
-            grid_x = "N"
+            grid_x, swz = "N", 1
         order = np.empty((gm, gn), np.int64)
-        swz = self.params.get("SWZ", 1)
         for bid in range(gm * gn):
             if grid_x == "M":
                 r, c = bid % gm, bid // gm
@@ -327,6 +343,12 @@ class LevelModel:
     # -- memory ----------------------------------------------------------------------
     def smem_arrays(self) -> list[SmemArray]:
         return []
+
+    def shared_layout(self) -> TileLayout | None:
+        """The layout of the level's first shared array (its padding and swizzle), where
+        the swizzle explorer starts; None for a level without shared memory."""
+        arrays = self.smem_arrays()
+        return arrays[0].tile_layout() if arrays else None
 
     def shared_accesses(self, warp: int, k_step: int) -> list[WarpAccess]:
         """The shared stores and loads warp ``warp`` issues in K step ``k_step``."""

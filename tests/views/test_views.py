@@ -14,7 +14,8 @@ from gemmscope.app.views.playback import ViewPanel
 from gemmscope.app.views.registry import VIEWS as VIEW_TABLE
 from gemmscope.app.views.swizzle import AFTER, BEFORE, SwizzleView
 from gemmscope.app.views.tiling import TilingView
-from gemmscope.kernels.models import model_for
+from gemmscope.kernels.models import first_swizzled_level, model_for
+from gemmscope.kernels.models.swizzle import IDENTITY, Swizzle
 from gemmscope.kernels.registry import ladder
 
 LEVELS = [lv.id for lv in ladder()]
@@ -252,7 +253,7 @@ def test_swizzle_explorer_colours_cells_by_the_models_bank(qtbot, make):
 
 
 def test_swizzle_expression_errors_are_messages(qtbot, make):
-    view = make(SwizzleView, "wmma")
+    view = make(SwizzleView, "mma_sync")  # 128-byte rows, not padded
     c = view.explorer
     view.expr_edit.setText("__import__('os').system('echo hacked')")
     assert c.error and "not allowed" in c.error
@@ -268,7 +269,7 @@ def test_swizzle_expression_errors_are_messages(qtbot, make):
 
 
 def test_swizzle_parameters_and_click(qtbot, make):
-    view = make(SwizzleView, "wmma")
+    view = make(SwizzleView, "mma_sync")  # Swizzle<3,4,3> on 128-byte rows
     c = view.explorer
     view.b_box.setValue(0)  # no swizzle: ldmatrix rows collide
     assert not c.conflict_free(AFTER)
@@ -285,6 +286,44 @@ def test_swizzle_parameters_and_click(qtbot, make):
     c.setFocus()
     qtbot.keyClick(c, Qt.Key.Key_Right)
     assert c.step == 1 and c.n_steps() == 4
+
+
+def test_swizzle_explorer_opens_on_the_swizzled_levels_model(qtbot):
+    view = SwizzleView()
+    qtbot.addWidget(view)
+    c = view.explorer
+    layout = model_for(first_swizzled_level()).shared_layout()
+    assert first_swizzled_level() == "mma_sync" and layout is not None
+    assert (c.swizzle, c.unit, c.row_elems, c.pad_elems) == (
+        Swizzle(3, 4, 3), layout.unit, layout.row_elems, layout.pad_elems)
+    assert c.swizzle == layout.swizzle
+    assert (view.b_box.value(), view.m_box.value(), view.s_box.value()) == (3, 4, 3)
+    assert c.conflict_free(AFTER) and not c.conflict_free(BEFORE)
+
+
+def test_swizzle_explorer_takes_each_levels_layout_from_its_model(qtbot):
+    view = SwizzleView()
+    qtbot.addWidget(view)
+    c = view.explorer
+    for level_id in LEVELS:
+        before = (c.swizzle, c.row_elems, c.pad_elems, c.elem_bytes)
+        assert view.set_level(level_id)
+        layout = model_for(level_id).shared_layout()
+        if layout is None:  # no shared memory (naive, coalesced): the tile stays
+            assert (c.swizzle, c.row_elems, c.pad_elems, c.elem_bytes) == before
+            continue
+        assert (c.swizzle, c.unit, c.row_elems, c.pad_elems, c.elem_bytes) == (
+            layout.swizzle, layout.unit, layout.row_elems, layout.pad_elems,
+            layout.elem_bytes), level_id
+        # the boxes say what the canvas shows, so the next edit starts from it
+        assert (view.b_box.value(), view.m_box.value(), view.s_box.value(),
+                view.width_box.value(), view.pad_box.value(),
+                view.elem_box.currentData()) == (
+            layout.swizzle.bits, layout.swizzle.base, layout.swizzle.shift,
+            layout.row_elems, layout.pad_elems, layout.elem_bytes), level_id
+    # wmma pads its rows by 8 halves and swizzles nothing; ldmatrix is conflict-free anyway
+    view.set_level("wmma")
+    assert c.swizzle == IDENTITY and c.pad_elems == 8 and c.conflict_free(AFTER)
 
 
 # -- coalescing -------------------------------------------------------------------------
