@@ -1,7 +1,9 @@
-"""Things defined once and read from there: the version (package metadata)."""
+"""Things defined once and read from there: the version (package metadata) and the list
+of GPU-side subcommands (kernels.cli)."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import tomllib
@@ -9,6 +11,8 @@ from importlib import metadata
 from pathlib import Path
 
 import gemmscope.kernels as kernels
+from gemmscope.app import main as app_main
+from gemmscope.kernels import cli
 from gemmscope.kernels.runner import Runner
 
 
@@ -35,3 +39,14 @@ def test_an_uninstalled_checkout_reads_its_pyproject(monkeypatch):
     else:  # an installed copy has no pyproject beside it
         want = "unknown"
     assert kernels._version() == want
+
+
+def test_the_app_routes_exactly_the_subcommands_the_cli_parses(monkeypatch):
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == list(cli.COMMANDS)
+    seen = []
+    monkeypatch.setattr(cli, "main", lambda argv: seen.append(argv) or 0)
+    for name in cli.COMMANDS:
+        assert app_main.main([name, "--help"]) == 0
+    assert [argv[0] for argv in seen] == list(cli.COMMANDS)
