@@ -6,6 +6,7 @@ import csv
 import io
 from collections.abc import Sequence
 
+from ...kernels.throttle import NOT_COUNTED
 from .store import SessionStore
 from .units import THROTTLE_MARK, energy_text, gflop_per_j_text
 
@@ -77,8 +78,9 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
             f"| {gflop_per_j_text(r.gflop_per_j)}{mark if r.gflop_per_j is not None else ''} "
             f"| {held} | {'yes' if r.verified else 'NO'} |")
     if throttled_any:
-        lines += ["", f"{THROTTLE_MARK}: NVML saw clock-event reasons (GpuIdle not counted) "
-                  "during the run, so its numbers were measured at reduced clocks."]
+        lines += ["", f"{THROTTLE_MARK}: NVML saw clock-event reasons that hold clocks back "
+                  f"({NOT_COUNTED}) during the run, so its numbers were measured at reduced "
+                  "clocks."]
     errors = [m for m in store.messages if m.is_error]
     if errors:
         lines += ["", "## Errors", ""]

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ...kernels.throttle import slowdowns
 from .counters import NCU, Counters
 from .levels import LevelInfo, catalog_from_header, reference_id
 from .shape import Shape, shape_of
@@ -67,7 +68,7 @@ class Result:
     energy_j: float | None = None  # per GEMM
     avg_power_w: float | None = None
     gflop_per_j: float | None = None
-    throttled: tuple[str, ...] = ()  # clock-event reasons seen during the run
+    throttled: tuple[str, ...] = ()  # the slowdowns seen during the run (kernels.throttle)
     deepgemm_diff: float | None = None  # 1 - 2 sum(xy) / sum(x^2 + y^2), C against float64
 
     @classmethod
@@ -87,7 +88,7 @@ class Result:
             sm_clock_mhz_min=_num(ev.get("sm_clock_mhz_min")),
             energy_j=_num(ev.get("energy_j")), avg_power_w=_num(ev.get("avg_power_w")),
             gflop_per_j=_num(ev.get("gflop_per_j")),
-            throttled=tuple(str(x) for x in ev.get("throttled") or ()),
+            throttled=slowdowns(ev.get("throttled")),
             deepgemm_diff=_num(ev.get("deepgemm_diff")))
 
 

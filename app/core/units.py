@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from ...kernels.throttle import NOT_COUNTED, THROTTLE_MARK
 from .store import Result
-
-THROTTLE_MARK = "⚠"
 
 
 def energy_text(joules: float | None) -> str:
@@ -33,7 +32,7 @@ def throttle_note(r: Result, sm_clock_max_mhz: float | None = None) -> str:
     if not r.throttled:
         return ""
     text = (f"{THROTTLE_MARK} clocks held back during this run: {', '.join(r.throttled)}"
-            " (clock-event reasons seen by NVML; GpuIdle not counted)")
+            f" (clock-event reasons seen by NVML; {NOT_COUNTED})")
     clocks = []
     if r.sm_clock_mhz_min is not None:
         clocks.append(f"min {r.sm_clock_mhz_min:.0f} MHz")
