@@ -15,10 +15,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ...kernels.shape import Shape, shape_of
 from ...kernels.throttle import slowdowns
 from .counters import NCU, Counters
 from .levels import LevelInfo, catalog_from_header, reference_id
-from .shape import Shape, shape_of
 from .telemetry import (
     TELEMETRY_FIELDS,
     RunEnd,

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ...kernels.shape import Shape, shape_of
 from ...kernels.throttle import is_slowdown, slowdowns
-from .shape import Shape, shape_of
 
 CLOCK_FIELDS = ("sm_clock_mhz", "mem_clock_mhz")
 POWER_FIELDS = ("power_w", "power_limit_w")
