@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from gemmscope.app.core.store import SessionStore
 from gemmscope.app.core.telemetry import RunEnd
-from gemmscope.app.core.units import throttle_note
 from gemmscope.kernels import telemetry
+from gemmscope.kernels.rows import NOT_THROTTLED, Column
 from gemmscope.kernels.telemetry import Sampler
-from gemmscope.kernels.throttle import NOT_A_SLOWDOWN, is_slowdown, slowdowns
+from gemmscope.kernels.throttle import NOT_A_SLOWDOWN, THROTTLE_MARK, is_slowdown, slowdowns
 
 SET_CLOCKS = ["ApplicationsClocksSetting", "SyncBoost", "DisplayClockSetting", "GpuIdle"]
 
@@ -43,7 +43,10 @@ def test_one_rule_for_the_ladder_mark_the_run_band_and_the_reason_strip():
     _run(store, "b", "coalesced", 2.0, ["SwPowerCap", "GpuIdle"], ["SwPowerCap", "GpuIdle"])
     quiet, capped = store.latest("naive"), store.latest("coalesced")
     assert quiet.throttled == () and capped.throttled == ("SwPowerCap",)
-    assert throttle_note(quiet) == "" and "SwPowerCap" in throttle_note(capped)
+    assert store.row(quiet).texts()[Column.THROTTLED] == NOT_THROTTLED
+    assert store.row(capped).texts()[Column.THROTTLED] == f"{THROTTLE_MARK} SwPowerCap"
+    assert store.row(quiet).throttle_note() == ""
+    assert "SwPowerCap" in store.row(capped).throttle_note()
     bands = {w.level: w for w in store.run_windows() if w.end is RunEnd.RESULT}
     assert bands["naive"].throttled == () and bands["coalesced"].throttled == ("SwPowerCap",)
     # the strip draws the slowdowns only; the others are counted for the status line

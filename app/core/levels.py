@@ -66,11 +66,3 @@ def catalog_from_header(header: dict[str, Any] | None) -> list[LevelInfo]:
         entries = registry.catalog()
     levels = [level_from_entry(e, i) for i, e in enumerate(entries)]
     return sorted(levels, key=lambda lv: lv.order)
-
-
-def reference_id(precision: str) -> str:
-    """The cuBLAS reference a percentage of this precision compares against."""
-    try:
-        return registry.REFERENCE_FOR[registry.Precision(precision)]
-    except ValueError:
-        return f"cublas_{precision}"

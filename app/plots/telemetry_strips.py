@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 import pyqtgraph as pg
 
+from ...kernels.rows import NOT_VERIFIED
 from ...kernels.throttle import THROTTLE_MARK
 from ..core.telemetry import RunEnd, RunWindow, TelemetryBuffer
 from ..theme import FAILED_COLOR
@@ -36,7 +37,7 @@ def band_color(w: RunWindow) -> str:
 
 def window_label(w: RunWindow) -> str:
     mark = {RunEnd.ERROR: " ✗", RunEnd.STOPPED: " (stopped)", RunEnd.RUNNING: " …"}
-    wrong = "" if w.verified else " ✗ not verified"
+    wrong = "" if w.verified else f" ✗ {NOT_VERIFIED}"
     return w.label() + (f" {THROTTLE_MARK}" if w.throttled else "") + mark.get(w.end, "") + wrong
 
 
