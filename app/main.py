@@ -1,25 +1,24 @@
 """The `gemmscope` command: the desktop app, or the GPU-side subcommands.
 
-`gemmscope` and `gemmscope replay FILE` open the Qt app. `runner`, `bench`, `record` and
-`report` are the GPU side (gemmscope.kernels.cli) and never import Qt, so they work on a
-headless GPU box without PySide6; so does `doctor` (gemmscope.app.core.doctor). Before Qt
-is imported, the doctor's start checks run: with no usable display (or a platform plugin
-missing system libraries) the app says so and exits 2 instead of Qt's abort.
+`gemmscope` and `gemmscope replay FILE` open the Qt app. The subcommands of
+gemmscope.kernels.cli (`runner`, `bench`, `record`, `report`, `levels`) are the GPU side
+and never import Qt, so they work on a headless GPU box without PySide6; so does `doctor`
+(gemmscope.app.core.doctor). Before Qt is imported, the doctor's start checks run: with no
+usable display (or a platform plugin missing system libraries) the app says so and exits 2
+instead of Qt's abort.
 """
 
 from __future__ import annotations
 
 import sys
 
-GPU_COMMANDS = ("runner", "bench", "record", "report", "levels")
+from ..kernels import cli
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in GPU_COMMANDS:
-        from ..kernels.cli import main as kernels_main
-
-        return kernels_main(argv)
+    if argv and argv[0] in cli.COMMANDS:  # the one list of subcommands
+        return cli.main(argv)
     from .core import doctor  # no Qt
 
     if argv and argv[0] == "doctor":

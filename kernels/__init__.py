@@ -6,4 +6,23 @@ lazily in :mod:`gemmscope.kernels.gpu` and NVML in :mod:`gemmscope.kernels.telem
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+
+def _version() -> str:
+    """The installed distribution's version; in a checkout that is not installed, the
+    version its pyproject.toml names (else "unknown")."""
+    try:
+        return version("gemmscope")
+    except PackageNotFoundError:
+        import tomllib
+        from pathlib import Path
+
+        try:
+            with open(Path(__file__).resolve().parent.parent / "pyproject.toml", "rb") as f:
+                return str(tomllib.load(f)["project"]["version"])
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "unknown"
+
+
+__version__ = _version()

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from . import ncu, protocol, registry
 from .plan import SWEEP_SIZES, RunRequest
+from .rows import ms_text, tflops_text, verdict_text
 from .session import RunnerSession, default_runner_command
 from .session_file import SessionWriter
 from .table import render
@@ -159,11 +160,11 @@ class Progress:
             self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']} ...")
         elif kind == "repeat":
             self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  repeat {ev['i'] + 1}  "
-                      f"{ev['tflops']:.2f} TFLOPS")
+                      f"{tflops_text(ev['tflops'])} TFLOPS")
         elif kind == "result":
-            ok = "verified" if ev["verified"] else "NOT VERIFIED"
-            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  {ev['tflops']:.2f} TFLOPS "
-                      f"({ev['median_ms']:.3f} ms), {ok}", final=True)
+            ok = verdict_text(ev["verified"])
+            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  {tflops_text(ev['tflops'])} "
+                      f"TFLOPS ({ms_text(ev['median_ms'])} ms), {ok}", final=True)
         elif kind == "error":
             where = f"{ev.get('level', '')} {ev.get('M', '')}x{ev.get('N', '')}x{ev.get('K', '')}"
             self.show(f"error [{ev['kind']}] {where.strip(' x')}: {ev['message']}", final=True)
@@ -330,7 +331,8 @@ def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     stdout.write(f"{args.file}: {dev.get('name', 'no device')}, recorded "
                  f"{session.header.get('created')}, {len(session.results)} results, "
                  f"{len(session.errors)} errors\n\n")
-    stdout.write(render(session.results, markdown=args.markdown) + "\n")
+    stdout.write(render(session.results, markdown=args.markdown,
+                        peaks=dev.get("peak_tflops")) + "\n")
     for e in session.errors:
         where = " ".join(str(e[k]) for k in ("level", "M", "N", "K") if k in e)
         stdout.write(f"error [{e['kind']}] {where}: {e['message'].splitlines()[0]}\n")

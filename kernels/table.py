@@ -1,56 +1,45 @@
-"""The results table that `bench` prints and `report` prints from a recording."""
+"""Rows as text tables: the fixed-width table `bench` and `report` print, and Markdown
+(`report --markdown`, the app's ladder report). Every cell is the row model's text."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from . import registry
+from .rows import NUMBER_COLUMNS, Column, Result, rows_of
 
-COLUMNS = ("level", "shape", "prec", "median ms", "TFLOPS", "% cuBLAS", "% peak", "rel err",
-           "ok", "SM MHz", "J/GEMM", "GFLOP/J", "notes")
+COLUMNS = (Column.LEVEL, Column.SHAPE, Column.PRECISION, Column.MEDIAN_MS, Column.TFLOPS,
+           Column.PCT_OF_REFERENCE, Column.REFERENCE, Column.PCT_OF_PEAK, Column.REL_ERR,
+           Column.VERIFIED, Column.SM_CLOCK, Column.ENERGY, Column.GFLOP_PER_J,
+           Column.THROTTLED, Column.NOTES)
 
-
-def _fmt(v: Any, spec: str) -> str:
-    return "-" if v is None else format(v, spec)
-
-
-def rows(results: Iterable[dict[str, Any]]) -> list[list[str]]:
-    out = []
-    for r in results:
-        notes = []
-        if r.get("throttled"):
-            notes.append("throttled: " + ",".join(r["throttled"]))
-        level = registry.BY_ID.get(r["level"])
-        if r.get("variant") == "scalar" and level is not None and level.vector > 1:
-            notes.append("scalar edge path")
-        if r.get("precision") == "fp8" and r.get("deepgemm_diff") is not None:
-            notes.append(f"DeepGEMM diff {r['deepgemm_diff']:.1e}")
-        pct_ref = r.get("pct_of_reference")
-        ref = r.get("reference") or ""
-        out.append([
-            r["level"], f"{r['M']}x{r['N']}x{r['K']}", r.get("precision") or r["dtype"],
-            _fmt(r["median_ms"], ".4f"), _fmt(r["tflops"], ".2f"),
-            "-" if pct_ref is None else f"{pct_ref:.1f} ({ref.removeprefix('cublas_')})",
-            _fmt(r.get("pct_of_peak"), ".1f"), _fmt(r.get("rel_err"), ".1e"),
-            "yes" if r["verified"] else "NO", _fmt(r.get("sm_clock_mhz_avg"), ".0f"),
-            _fmt(r.get("energy_j"), ".3g"), _fmt(r.get("gflop_per_j"), ".0f"),
-            "; ".join(notes)])
-    return out
+Cells = Mapping[Column, str]
 
 
-def render(results: Iterable[dict[str, Any]], markdown: bool = False) -> str:
-    body = rows(results)
-    if markdown:
-        lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-        lines += ["| " + " | ".join(r) + " |" for r in body]
-        return "\n".join(lines)
+def fixed_width(columns: Sequence[Column], rows: Iterable[Cells]) -> str:
+    """Columns two spaces apart, numbers aligned right, a rule under the header."""
+    body = [[row[c] for c in columns] for row in rows]
     widths = [max(len(c), *(len(r[i]) for r in body)) if body else len(c)
-              for i, c in enumerate(COLUMNS)]
-    right = {3, 4, 5, 6, 7, 9, 10, 11}
+              for i, c in enumerate(columns)]
 
-    def line(cells: list[str] | tuple[str, ...]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(text.rjust(w) if column in NUMBER_COLUMNS else text.ljust(w)
+                         for column, text, w in zip(columns, cells, widths, strict=True)
+                         ).rstrip()
 
-    return "\n".join([line(COLUMNS), line(["-" * w for w in widths]), *map(line, body)])
+    return "\n".join([line(columns), line(["-" * w for w in widths]), *map(line, body)])
+
+
+def markdown_table(columns: Sequence[Column], rows: Iterable[Cells]) -> str:
+    """A Markdown table, numbers aligned right."""
+    lines = ["| " + " | ".join(columns) + " |",
+             "|" + "".join("---:|" if c in NUMBER_COLUMNS else "---|" for c in columns)]
+    lines += ["| " + " | ".join(row[c] for c in columns) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render(results: Iterable[dict[str, Any]], markdown: bool = False,
+           peaks: Mapping[str, Any] | None = None) -> str:
+    """The results table of result events (``peaks``: the header's, per precision)."""
+    rows = [row.texts() for row in rows_of(map(Result.from_event, results), peaks)]
+    return markdown_table(COLUMNS, rows) if markdown else fixed_width(COLUMNS, rows)

@@ -17,13 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-# nvmlClocksEventReasons bits (GPU_NOTES.md); GpuIdle is not a slowdown.
+from .throttle import slowdowns
+
+# nvmlClocksEventReasons bits (GPU_NOTES.md); which are slowdowns: kernels.throttle
 REASON_BITS = {
     0x1: "GpuIdle", 0x2: "ApplicationsClocksSetting", 0x4: "SwPowerCap",
     0x8: "HwSlowdown", 0x10: "SyncBoost", 0x20: "SwThermalSlowdown",
     0x40: "HwThermalSlowdown", 0x80: "HwPowerBrakeSlowdown", 0x100: "DisplayClockSetting",
 }
-NOT_THROTTLE = {"GpuIdle", "ApplicationsClocksSetting", "SyncBoost", "DisplayClockSetting"}
 
 
 def decode_reasons(mask: int | None) -> list[str] | None:
@@ -272,11 +273,7 @@ class Sampler:
         inside = samples[bisect.bisect_left(times, t0):bisect.bisect_right(times, t1)]
         clocks = [s["sm_clock_mhz"] for s in inside if s.get("sm_clock_mhz") is not None]
         powers = [s["power_w"] for s in inside if s.get("power_w") is not None]
-        reasons: list[str] = []
-        for s in inside:
-            for r in s.get("reasons") or []:
-                if r not in NOT_THROTTLE and r not in reasons:
-                    reasons.append(r)
+        reasons = list(slowdowns(r for s in inside for r in s.get("reasons") or ()))
         return RunWindow(
             sm_clock_mhz_avg=sum(clocks) / len(clocks) if clocks else None,
             sm_clock_mhz_min=min(clocks) if clocks else None,

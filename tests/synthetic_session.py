@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from gemmscope.kernels import registry
+from gemmscope.kernels import __version__, registry
 from gemmscope.kernels.protocol import PROTOCOL_VERSION, dumps
 
 SHAPE = (4096, 4096, 4096)
@@ -56,7 +56,7 @@ def header() -> dict[str, Any]:
                if entry["kind"] == "reference" or entry["id"] in LADDER_TFLOPS]
     return {"type": "session", "t": 0.0, "protocol": PROTOCOL_VERSION,
             "created": "2026-11-29T12:00:00+00:00", "synthetic": True,
-            "gemmscope": {"version": "0.1.0", "commit": None},
+            "gemmscope": {"version": __version__, "commit": None},
             "device": {"name": "Synthetic GPU (test data)", "sm_count": 132, "cc": "9.0",
                        "arch": "sm_90", "sm_clock_max_mhz": SM_CLOCK_MAX_MHZ,
                        "mem_clock_max_mhz": MEM_CLOCK_MHZ, "peak_tflops": dict(PEAKS)},

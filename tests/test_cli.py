@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 
 import pytest
 
@@ -101,9 +102,11 @@ def test_report_prints_the_table(tmp_path):
     text = out.getvalue()
     assert "Test GPU" in text and "2 results, 1 errors" in text
     naive = next(line for line in text.splitlines() if line.startswith("naive"))
-    assert "64x64x64" in naive and "50.0 (fp32)" in naive and "NO" in naive
-    assert "throttled: SwPowerCap" in naive
-    assert " 0.25 " in naive and " 2 " in naive  # J per GEMM and GFLOP/J
+    cells = re.split(r"\s{2,}", naive)  # (a cell has no two spaces in a row)
+    assert cells[1:3] == ["64×64×64", "FP32"]
+    assert "50.0%" in cells and "cublas_fp32" in cells and "NOT verified" in cells
+    assert "⚠ SwPowerCap" in cells
+    assert "250 mJ" in cells and "2.1" in cells  # J per GEMM and GFLOP/J
     assert "error [timeout] wmma 64 64 64: stopped answering" in text
 
 

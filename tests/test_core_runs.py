@@ -55,13 +55,13 @@ def test_csv_and_markdown_reports(synthetic_file):
         store.handle(ev)
     csv_text = export.results_csv(store)
     rows = csv_text.splitlines()
-    assert rows[0].startswith("level,precision")
+    assert rows[0].startswith("level,precision,dtype,shape,M,N,K,median ms,TFLOPS,")
     assert len(rows) == 1 + len(store.results)
     wmma = next(r for r in rows if r.startswith("wmma,"))
-    assert ",300,42.86,cublas_fp16," in wmma
+    assert ",300.0,42.9%,cublas_fp16,30.3%," in wmma
     md = export.ladder_markdown(store, "synthetic.jsonl", [("Ladder", "ladder.png")])
     assert "synthetic data, not a measurement" in md
-    assert "| wmma | fp16 | 4096×4096×4096 | 300.00 ⚠ | 42.9% of cublas_fp16 |" in md
+    assert "| wmma | FP16 | 4096×4096×4096 | 300.0 | 42.9% | cublas_fp16 | 30.3% |" in md
     assert "![Ladder](ladder.png)" in md
     assert "launch (double_buffer at 7×100×1000)" in md
 

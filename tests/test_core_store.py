@@ -30,8 +30,8 @@ def test_store_holds_ladder_from_synthetic_session(synthetic_file):
         assert r.tflops == pytest.approx(tflops)
         ref = "cublas_fp16" if level == "wmma" else "cublas_fp32"
         want = 100 * tflops / syn.REFERENCE_TFLOPS[ref]
-        assert store.pct_of_reference(r) == pytest.approx(want)
-        assert store.pct_of_peak(r) == pytest.approx(100 * tflops / syn.PEAKS[r.precision])
+        assert store.row(r).pct_of_reference == pytest.approx(want)
+        assert store.row(r).pct_of_peak == pytest.approx(100 * tflops / syn.PEAKS[r.precision])
     sweeps = store.sweeps()
     assert list(sweeps) == [syn.SWEEP_LEVEL]
     n, tf = sweeps[syn.SWEEP_LEVEL]
@@ -50,8 +50,10 @@ def test_pct_of_reference_computed_when_result_lacks_it():
         ev.pop("pct_of_peak", None)
     store = fed_store(events)
     r = store.ladder_result("wmma")
-    assert store.pct_of_reference(r) == pytest.approx(100 * 300.0 / 700.0)
-    assert store.pct_of_peak(r) == pytest.approx(100 * 300.0 / 989.0)
+    row = store.row(r)
+    assert row.pct_of_reference == pytest.approx(100 * 300.0 / 700.0)
+    assert row.pct_of_peak == pytest.approx(100 * 300.0 / 989.0)
+    assert row.reference == "cublas_fp16"  # named by the reference result it was taken from
 
 
 def test_stream_ring_buffer_keeps_latest_in_order():

@@ -4,7 +4,7 @@ table, the session store and the ladder panel's description of a run."""
 from __future__ import annotations
 
 from gemmscope.app.core.store import Result
-from gemmscope.kernels import table
+from gemmscope.kernels.rows import Column, Row, tflops_text
 
 FP8_RESULT = {"type": "result", "t": 3.0, "level": "fp8_block_scaled", "M": 4096, "N": 4096,
               "K": 4096, "dtype": "fp8e4m3", "precision": "fp8", "median_ms": 0.13,
@@ -15,27 +15,22 @@ FP8_RESULT = {"type": "result", "t": 3.0, "level": "fp8_block_scaled", "M": 4096
 
 
 def test_bench_table_notes_the_deepgemm_measure_for_fp8_only():
-    (fp8_row,) = table.rows([FP8_RESULT])
-    assert "DeepGEMM diff 1.4e-06" in fp8_row[-1]
+    fp8_row = Row.of(Result.from_event(FP8_RESULT)).texts()
+    assert "DeepGEMM diff 1.4e-06" in fp8_row[Column.NOTES]
     bf16 = {**FP8_RESULT, "level": "wgmma_tma", "precision": "bf16", "dtype": "bf16"}
-    (bf16_row,) = table.rows([bf16])
-    assert "DeepGEMM" not in bf16_row[-1]
+    assert "DeepGEMM" not in Row.of(Result.from_event(bf16)).texts()[Column.NOTES]
 
 
 def test_store_and_panel_keep_the_measure():
-    from gemmscope.app.widgets.ladder_panel import result_text
-
     r = Result.from_event(FP8_RESULT, "fp8")
     assert r.deepgemm_diff == 1.4e-6
-    text = result_text(r)
-    assert "DeepGEMM diff 1.4e-06 (limit 1e-3)" in text and "rel. error 1.70e-03" in text
+    text = Row.of(r).summary()  # the ladder panel's "Last result"
+    assert "DeepGEMM diff 1.4e-06 (limit 1e-03)" in text and "rel. error 1.70e-03" in text
     older = Result.from_event({k: v for k, v in FP8_RESULT.items() if k != "deepgemm_diff"},
                               "fp8")
-    assert older.deepgemm_diff is None and "DeepGEMM" not in result_text(older)
+    assert older.deepgemm_diff is None and "DeepGEMM" not in Row.of(older).summary()
 
 
 def test_bar_values_stay_readable_past_a_thousand_tflops():
-    from gemmscope.app.core.units import tflops_text
-
     assert tflops_text(1089.75) == "1090"  # not 1.09e+03
-    assert tflops_text(783.02) == "783" and tflops_text(0.5012) == "0.501"
+    assert tflops_text(783.02) == "783.0" and tflops_text(0.5012) == "0.5012"

@@ -139,7 +139,7 @@ def test_without_nvml_the_view_says_why_and_the_rest_works(qtbot, make_window, t
     window, view = _shown(qtbot, make_window, _write(tmp_path, events))
     assert view.status.text() == f"telemetry unavailable: {reason}"
     assert len(view.bands["clocks"].spans) == sum(e["type"] == "run_start" for e in events)
-    assert window.ladder.cell_text("naive", "TFLOPS") == "0.300"
+    assert window.ladder.cell_text("naive", "TFLOPS") == "0.3000"
     # the runner's info message says the same when the header does not
     events = [e for e in syn.events() if e["type"] != "telemetry"]
     events.insert(1, {"type": "info", "t": 0.01,
@@ -285,7 +285,8 @@ def test_live_runner_crash_and_restart_on_one_timeline(qtbot, make_window, tmp_p
     np.testing.assert_array_equal(view.bands["gpm"].spans,
                                   [(w.start_s, w.end_s) for w in windows])
     assert view.reason_rows == ["SwPowerCap"]
-    assert window.ladder.cell_text("coalesced", "J/GEMM") == "700 mJ ⚠"
+    assert window.ladder.cell_text("coalesced", "J/GEMM") == "700 mJ"
+    assert window.ladder.cell_text("coalesced", "clocks held back") == "⚠ SwPowerCap"
 
 
 def test_hover_names_the_run_and_the_nearest_sample(qtbot, make_window, synthetic_file):
@@ -332,7 +333,7 @@ def test_failed_stopped_and_running_runs_are_told_apart(qtbot, make_window, tmp_
               {"type": "telemetry", "t": 8.0, "power_w": 100.0}]
     _, view = _shown(qtbot, make_window, _write(tmp_path, events))
     assert [lb.toPlainText() for lb in view.run_labels] == [
-        "naive 64×64×64 ✗ not verified", "coalesced 64×64×64 ✗",
+        "naive 64×64×64 ✗ NOT verified", "coalesced 64×64×64 ✗",
         "smem_tiled 64×64×64 (stopped)", "vectorized 64×64×64 …"]
     np.testing.assert_array_equal(view.bands["clocks"].spans,
                                   [(1, 2), (3, 4), (5, 6), (7, 8)])

@@ -77,7 +77,7 @@ def test_keys_step_levels_and_show_shortcuts(qtbot, make_window, synthetic_file)
     assert window.ladder.selected_level() == "coalesced"
     assert "over <i>naive</i>" in window.ladder.detail.text()
     assert "BLOCK=32" in window.ladder.detail.text()
-    assert ("Last result:</b> 2.5 TFLOPS (FP32) at 4096×4096×4096; median"
+    assert ("Last result:</b> 2.500 TFLOPS (FP32) at 4096×4096×4096; median"
             in window.ladder.detail.text())
     assert "rel. error 1.00e-07 (tolerance 1e-04); verified" in window.ladder.detail.text()
     field = window.controls.fields["M"]
@@ -112,7 +112,8 @@ def test_exports_png_svg_csv_and_report(qtbot, make_window, synthetic_file, tmp_
     csv_text = window.export_csv(tmp_path / "r.csv").read_text()
     assert csv_text.count("\n") == 1 + len(read_session(synthetic_file).results)
     md = window.export_report(tmp_path / "ladder.md").read_text()
-    assert "| wmma | fp16 | 4096×4096×4096 | 300.00 ⚠ |" in md  # throttled (synthetic cap)
+    assert "| wmma | FP16 | 4096×4096×4096 | 300.0 |" in md
+    assert "| ⚠ SwPowerCap | verified |" in md  # throttled (synthetic cap)
     for name in ("bars", "stream", "sweep"):
         assert (tmp_path / f"ladder-{name}.png").stat().st_size > 1000
         assert f"ladder-{name}.png" in md
@@ -134,7 +135,7 @@ def test_live_window_records_and_reports_a_runner_crash(qtbot, make_window, tmp_
     texts = [window.messages.item(i).text() for i in range(window.messages.count())]
     assert any(t.startswith("⚠ runner_crash (naive at 64×64×64): the runner exited")
                for t in texts)
-    assert window.ladder.cell_text("coalesced", "TFLOPS") == "10.000"
+    assert window.ladder.cell_text("coalesced", "TFLOPS") == "10.00"
     assert window.ladder.cell_text("naive", "TFLOPS") == "–"
     assert window.run_label.text() == ""  # nothing running, nothing queued
     events = read_session(path).events

@@ -9,6 +9,7 @@ from PySide6.QtCore import QElapsedTimer
 
 from gemmscope.app.core.replay import Speed
 from gemmscope.kernels.protocol import read_session
+from gemmscope.kernels.rows import tflops_text
 
 
 def test_instant_replay_fills_ladder_and_charts(make_window, synthetic_file):
@@ -17,15 +18,17 @@ def test_instant_replay_fills_ladder_and_charts(make_window, synthetic_file):
     window.play_instant()
     panel = window.ladder
     for level, tflops in syn.LADDER_TFLOPS.items():
-        mark = " ⚠" if syn.is_capped(tflops) else ""  # clocks held back (SwPowerCap)
-        assert panel.cell_text(level, "TFLOPS") == f"{tflops:.3f}{mark}"
+        held = "⚠ SwPowerCap" if syn.is_capped(tflops) else "no"  # clocks held back
+        assert panel.cell_text(level, "TFLOPS") == tflops_text(tflops)
+        assert panel.cell_text(level, "clocks held back") == held
         assert panel.cell_text(level, "shape") == "4096×4096×4096"
-        assert panel.cell_text(level, "verified") == "✓"
+        assert panel.cell_text(level, "verified") == "verified"
     assert panel.cell_text("wmma", "precision") == "FP16"
     assert panel.cell_text("wmma", "% of cuBLAS") == "42.9%"  # 300 / 700, both FP16
     assert panel.cell_text("register_2d", "% of cuBLAS") == "40.0%"  # 20 / 50, both FP32
     assert panel.cell_text("register_2d", "% of peak") == f"{100 * 20 / 67:.1f}%"
-    assert panel.cell_text("cublas_fp16", "TFLOPS") == "700.000 ⚠"
+    assert panel.cell_text("cublas_fp16", "TFLOPS") == "700.0"
+    assert panel.cell_text("cublas_fp16", "clocks held back") == "⚠ SwPowerCap"
 
     charts = window.charts()
     bars = charts["bars"]
@@ -61,7 +64,7 @@ def test_hover_shows_exact_values(make_window, synthetic_file):
     bars = window.charts()["bars"]
     bars.hover.show_at(9.1, 10.0)
     assert "wmma (FP16) at 4096×4096×4096" in bars.hover.text
-    assert "300 TFLOPS" in bars.hover.text and "42.86% of cuBLAS FP16" in bars.hover.text
+    assert "300.0 TFLOPS" in bars.hover.text and "42.9% of cuBLAS FP16" in bars.hover.text
     sweep = window.charts()["sweep"]
     sweep.hover.show_at(np.log10(2048), 15.0)
     assert sweep.hover.text == "register_2d at N=2048: 15 TFLOPS"
@@ -82,7 +85,7 @@ def test_replay_at_16x_streams_and_redraws_at_a_bounded_rate(qtbot, make_window,
     assert elapsed_s >= duration_s / 16 * 0.8  # it played in time, not all at once
     redraws = window.throttle.redraws - redraws_before
     assert 1 <= redraws <= 60 * elapsed_s + 2
-    qtbot.waitUntil(lambda: window.ladder.cell_text("wmma", "TFLOPS") == "300.000 ⚠")
+    qtbot.waitUntil(lambda: window.ladder.cell_text("wmma", "TFLOPS") == "300.0")
 
 
 def test_pause_and_seek_back_reset_the_views(qtbot, make_window, synthetic_file):
@@ -92,8 +95,8 @@ def test_pause_and_seek_back_reset_the_views(qtbot, make_window, synthetic_file)
     window.replay.pause()
     window.replay.seek(window.replay.clock.duration_s)
     window.flush_views()
-    assert window.ladder.cell_text("naive", "TFLOPS") == "0.300"
-    assert "Last result:</b> 0.3 TFLOPS" in window.ladder.detail.text()  # naive, selected
+    assert window.ladder.cell_text("naive", "TFLOPS") == "0.3000"
+    assert "Last result:</b> 0.3000 TFLOPS" in window.ladder.detail.text()  # naive, selected
     window.replay.seek(0.0)
     window.flush_views()
     assert window.ladder.cell_text("naive", "TFLOPS") == "–"
@@ -197,7 +200,7 @@ def test_the_bundled_recording_opens_with_the_reason(make_window, synthetic_file
     window.play_instant()
     assert window.mode_text() == ("replay — synthetic.jsonl [synthetic data] "
                                         "(no CUDA driver (libcuda not found))")
-    assert window.ladder.cell_text("wmma", "TFLOPS") == "300.000 ⚠"
+    assert window.ladder.cell_text("wmma", "TFLOPS") == "300.0"
     assert not window.controls.buttons["run_ladder"].isEnabled()
 
 
@@ -218,7 +221,7 @@ def test_replay_bar_pause_speed_and_seek(qtbot, make_window, synthetic_file, tmp
     bar.slider.sliderMoved.emit(bar.SLIDER_STEPS)  # drag to the end
     bar.slider.setSliderDown(False)
     window.flush_views()
-    assert window.ladder.cell_text("wmma", "TFLOPS") == "300.000 ⚠"
+    assert window.ladder.cell_text("wmma", "TFLOPS") == "300.0"
     assert bar.position.text().strip().startswith(f"{window.replay.clock.duration_s:.1f}")
     stream = window.charts()["stream"]
     stream.hover.show_at(2.2, 0.0)

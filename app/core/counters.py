@@ -16,7 +16,7 @@ from typing import Any
 from ...kernels import registry
 from ...kernels.models import model_for
 from ...kernels.models.ncu_compare import ComparisonRow, NcuKernelRow, compare
-from .shape import Shape
+from ...kernels.shape import Shape
 
 NCU = "ncu"
 

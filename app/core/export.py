@@ -1,4 +1,8 @@
-"""Results as CSV and the ladder as a Markdown report (text only; images come from Qt)."""
+"""Results as CSV and the ladder as a Markdown report (text only; images come from Qt).
+
+Every cell is the row model's text (:mod:`gemmscope.kernels.rows`), so the CSV, the
+report, the ladder panel and `gemmscope report` show the same numbers and words.
+"""
 
 from __future__ import annotations
 
@@ -6,44 +10,30 @@ import csv
 import io
 from collections.abc import Sequence
 
+from ...kernels.rows import Column, not_run_texts
+from ...kernels.table import markdown_table
+from ...kernels.throttle import NOT_COUNTED, THROTTLE_MARK
 from .store import SessionStore
-from .units import THROTTLE_MARK, energy_text, gflop_per_j_text
 
-# energy_j is per GEMM; throttled lists the clock-event reasons seen, ";"-separated
-CSV_COLUMNS = ("level", "precision", "dtype", "M", "N", "K", "median_ms", "tflops",
-               "pct_of_reference", "reference", "pct_of_peak", "verified", "rel_err",
-               "repeats", "t", "energy_j", "gflop_per_j", "avg_power_w", "sm_clock_mhz_avg",
-               "sm_clock_mhz_min", "throttled")
-
-
-def _num(value: float | None, spec: str = ".6g") -> str:
-    return "" if value is None else f"{value:{spec}}"
+CSV_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.DTYPE, Column.SHAPE, Column.M,
+               Column.N, Column.K, Column.MEDIAN_MS, Column.TFLOPS, Column.PCT_OF_REFERENCE,
+               Column.REFERENCE, Column.PCT_OF_PEAK, Column.REL_ERR, Column.VERIFIED,
+               Column.REPEATS, Column.T, Column.SM_CLOCK, Column.SM_CLOCK_MIN, Column.POWER,
+               Column.ENERGY, Column.GFLOP_PER_J, Column.THROTTLED, Column.NOTES)
+MARKDOWN_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
+                    Column.PCT_OF_REFERENCE, Column.REFERENCE, Column.PCT_OF_PEAK,
+                    Column.ENERGY, Column.GFLOP_PER_J, Column.THROTTLED, Column.VERIFIED)
 
 
 def results_csv(store: SessionStore) -> str:
+    """Every result of the session, in order."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for r in store.results:
-        pct_ref = store.pct_of_reference(r)
-        pct_peak = store.pct_of_peak(r)
-        ref = store.reference_result(r)
-        writer.writerow([
-            r.level, r.precision, r.dtype, r.shape.M, r.shape.N, r.shape.K,
-            f"{r.median_ms:.6g}", f"{r.tflops:.6g}",
-            "" if pct_ref is None else f"{pct_ref:.2f}",
-            r.reference or (ref.level if ref else ""),
-            "" if pct_peak is None else f"{pct_peak:.2f}",
-            "yes" if r.verified else "no",
-            "" if r.rel_err is None else f"{r.rel_err:.3g}", r.repeats, f"{r.t:.3f}",
-            _num(r.energy_j), _num(r.gflop_per_j), _num(r.avg_power_w),
-            _num(r.sm_clock_mhz_avg, ".0f"), _num(r.sm_clock_mhz_min, ".0f"),
-            ";".join(r.throttled)])
+        texts = store.row(r).texts()
+        writer.writerow([texts[c] for c in CSV_COLUMNS])
     return out.getvalue()
-
-
-def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
-    return "–" if value is None else f"{value:{spec}}{suffix}"
 
 
 def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str, str]] = ()
@@ -55,30 +45,22 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
     lines.append(f"Source: `{source}`" + (" (synthetic data, not a measurement)"
                                            if synthetic else ""))
     lines.append("")
-    lines.append("| level | precision | shape | TFLOPS | % of cuBLAS (same precision) "
-                 "| % of peak | energy per GEMM | GFLOP/J | clocks held back | verified |")
-    lines.append("|---|---|---|---:|---:|---:|---:|---:|---|---|")
-    throttled_any = False
+    rows, throttled_any = [], False
     for lv in store.levels:
         r = store.ladder_result(lv.id)
         if r is None:
-            lines.append(f"| {lv.id} | {lv.precision} | – | – | – | – | – | – | – | not run |")
+            rows.append(not_run_texts(lv.id, lv.precision))
             continue
-        mark = f" {THROTTLE_MARK}" if r.throttled else ""
-        throttled_any = throttled_any or bool(r.throttled)
-        held = f"{THROTTLE_MARK} " + ", ".join(r.throttled) if r.throttled else "no"
-        ref = store.reference_result(r)
-        ref_name = f" of {ref.level}" if ref is not None else ""
-        pct_ref = _fmt(store.pct_of_reference(r), ".1f", "%")
-        lines.append(
-            f"| {lv.id} | {r.precision} | {r.shape} | {r.tflops:.2f}{mark} | {pct_ref}{ref_name} "
-            f"| {_fmt(store.pct_of_peak(r), '.1f', '%')} "
-            f"| {energy_text(r.energy_j)}{mark if r.energy_j is not None else ''} "
-            f"| {gflop_per_j_text(r.gflop_per_j)}{mark if r.gflop_per_j is not None else ''} "
-            f"| {held} | {'yes' if r.verified else 'NO'} |")
+        row = store.row(r)
+        throttled_any = throttled_any or row.throttled
+        rows.append(row.texts())
+    lines.append(markdown_table(MARKDOWN_COLUMNS, rows))
+    lines += ["", f"{Column.PCT_OF_REFERENCE}: of the reference's TFLOPS (cuBLAS of the same "
+              "precision at the same shape)."]
     if throttled_any:
-        lines += ["", f"{THROTTLE_MARK}: NVML saw clock-event reasons (GpuIdle not counted) "
-                  "during the run, so its numbers were measured at reduced clocks."]
+        lines += ["", f"{THROTTLE_MARK}: NVML saw clock-event reasons that hold clocks back "
+                  f"({NOT_COUNTED}) during the run, so its numbers were measured at reduced "
+                  "clocks."]
     errors = [m for m in store.messages if m.is_error]
     if errors:
         lines += ["", "## Errors", ""]

@@ -94,11 +94,3 @@ def catalog_from_header(header: dict[str, Any] | None) -> list[LevelInfo]:
         level = level_from_entry(entry, i)
         levels.setdefault(level.id, level)
     return sorted(levels.values(), key=lambda lv: lv.order)
-
-
-def reference_id(precision: str) -> str:
-    """The cuBLAS reference a percentage of this precision compares against."""
-    try:
-        return registry.REFERENCE_FOR[registry.Precision(precision)]
-    except ValueError:
-        return f"cublas_{precision}"

@@ -15,9 +15,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ...kernels.rows import Result, Row, reference_key
+from ...kernels.shape import Shape, shape_of
 from .counters import NCU, Counters
-from .levels import LevelInfo, catalog_from_header, reference_id
-from .shape import Shape, shape_of
+from .levels import LevelInfo, catalog_from_header
 from .telemetry import (
     TELEMETRY_FIELDS,
     RunEnd,
@@ -27,7 +28,7 @@ from .telemetry import (
 )
 
 TELEMETRY_UNAVAILABLE = "telemetry unavailable"  # how the runner's info message begins
-__all__ = ["TELEMETRY_FIELDS", "RunWindow", "Shape", "TelemetryBuffer"]
+__all__ = ["TELEMETRY_FIELDS", "Result", "RunWindow", "Shape", "TelemetryBuffer"]
 
 
 class Change(StrEnum):
@@ -39,56 +40,6 @@ class Change(StrEnum):
     RUN = "run"  # a run started or finished
     TELEMETRY = "telemetry"  # NVML samples
     COUNTERS = "counters"  # profiler counters of a level (ncu)
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    level: str
-    shape: Shape
-    dtype: str
-    precision: str
-    median_ms: float
-    tflops: float
-    verified: bool
-    rel_err: float | None
-    repeats: int
-    reference: str | None
-    reference_tflops: float | None
-    pct_of_reference: float | None
-    peak_tflops: float | None
-    pct_of_peak: float | None
-    t: float
-    tol: float | None = None
-    variant: str | None = None
-    regs: int | None = None
-    smem_bytes: int | None = None
-    sm_clock_mhz_avg: float | None = None
-    sm_clock_mhz_min: float | None = None
-    energy_j: float | None = None  # per GEMM
-    avg_power_w: float | None = None
-    gflop_per_j: float | None = None
-    throttled: tuple[str, ...] = ()  # clock-event reasons seen during the run
-    deepgemm_diff: float | None = None  # 1 - 2 sum(xy) / sum(x^2 + y^2), C against float64
-
-    @classmethod
-    def from_event(cls, ev: dict[str, Any], precision: str) -> Result:
-        return cls(
-            level=ev["level"], shape=Shape(ev["M"], ev["N"], ev["K"]), dtype=ev["dtype"],
-            precision=str(ev.get("precision") or precision), median_ms=float(ev["median_ms"]),
-            tflops=float(ev["tflops"]), verified=bool(ev["verified"]), rel_err=ev["rel_err"],
-            repeats=int(ev["repeats"]), reference=ev.get("reference"),
-            reference_tflops=_num(ev.get("reference_tflops")),
-            pct_of_reference=_num(ev.get("pct_of_reference")),
-            peak_tflops=_num(ev.get("peak_tflops")), pct_of_peak=_num(ev.get("pct_of_peak")),
-            t=float(ev["t"]), tol=_num(ev.get("tol")),
-            variant=ev.get("variant") if isinstance(ev.get("variant"), str) else None,
-            regs=_int(ev.get("regs")), smem_bytes=_int(ev.get("smem_bytes")),
-            sm_clock_mhz_avg=_num(ev.get("sm_clock_mhz_avg")),
-            sm_clock_mhz_min=_num(ev.get("sm_clock_mhz_min")),
-            energy_j=_num(ev.get("energy_j")), avg_power_w=_num(ev.get("avg_power_w")),
-            gflop_per_j=_num(ev.get("gflop_per_j")),
-            throttled=tuple(str(x) for x in ev.get("throttled") or ()),
-            deepgemm_diff=_num(ev.get("deepgemm_diff")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,10 +66,6 @@ class Message:
 def _num(value: Any) -> float | None:
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     return float(value) if ok else None
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 _shape_of = shape_of
@@ -350,29 +297,16 @@ class SessionStore:
 
     def reference_result(self, result: Result) -> Result | None:
         """The latest cuBLAS result of the same precision at the same shape."""
-        ref = result.reference or reference_id(result.precision)
-        return self._latest_at.get((ref, result.shape))
-
-    def pct_of_reference(self, result: Result) -> float | None:
-        if result.pct_of_reference is not None:
-            return result.pct_of_reference
-        ref = self.reference_result(result)
-        if ref is not None and ref.tflops > 0:
-            return 100.0 * result.tflops / ref.tflops
-        if result.reference_tflops:
-            return 100.0 * result.tflops / result.reference_tflops
-        return None
+        return self._latest_at.get(reference_key(result))
 
     def peak_tflops(self, precision: str) -> float | None:
         device = (self.header or {}).get("device") or {}
         peaks = device.get("peak_tflops") or {}
         return _num(peaks.get(precision))
 
-    def pct_of_peak(self, result: Result) -> float | None:
-        if result.pct_of_peak is not None:
-            return result.pct_of_peak
-        peak = result.peak_tflops or self.peak_tflops(result.precision)
-        return 100.0 * result.tflops / peak if peak else None
+    def row(self, result: Result) -> Row:
+        """The result as every table shows it (against its reference, of the peak)."""
+        return Row.of(result, self.reference_result(result), self.peak_tflops(result.precision))
 
     def device_name(self) -> str | None:
         device = (self.header or {}).get("device")

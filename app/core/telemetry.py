@@ -2,10 +2,12 @@
 
 :class:`TelemetryBuffer` keeps the samples in fixed numpy buffers (a ring once full):
 one float column per numeric field (a null or missing field is NaN) and one integer
-column of clock-event reason bits. :class:`RunWindows` turns ``run_start`` and the
-run's ``result``/``error`` into time intervals. Times are session times: after a runner
-restart (a second ``session`` header, ``t`` from zero again) the store adds an offset,
-so the timeline keeps going forward as in replay (:func:`gemmscope.app.core.replay.timeline`).
+column of bits of the clock-event reasons that count as slowdowns (the one rule is
+:mod:`gemmscope.kernels.throttle`; the others are only counted). :class:`RunWindows`
+turns ``run_start`` and the run's ``result``/``error`` into time intervals. Times are
+session times: after a runner restart (a second ``session`` header, ``t`` from zero
+again) the store adds an offset, so the timeline keeps going forward as in replay
+(:func:`gemmscope.app.core.replay.timeline`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .shape import Shape, shape_of
+from ...kernels.shape import Shape, shape_of
+from ...kernels.throttle import is_slowdown, slowdowns
 
 CLOCK_FIELDS = ("sm_clock_mhz", "mem_clock_mhz")
 POWER_FIELDS = ("power_w", "power_limit_w")
@@ -24,7 +27,6 @@ GPM_FIELDS = ("sm_occupancy_pct", "sm_util_pct", "tensor_util_pct", "dram_bw_uti
               "fp32_util_pct")
 TELEMETRY_FIELDS = (*CLOCK_FIELDS, *POWER_FIELDS, "temp_c", "gpu_util_pct", "energy_j",
                     *GPM_FIELDS)
-NOT_A_SLOWDOWN = "GpuIdle"  # reported, but the GPU had nothing to do: not drawn or counted
 MAX_REASONS = 62  # distinct reason names one buffer tells apart (bits of an int64)
 
 
@@ -43,7 +45,9 @@ class TelemetryBuffer:
         self._reasons = np.zeros(capacity, dtype=np.int64)
         self.reason_bits: dict[str, int] = {}  # reason name -> its bit, in order first seen
         self.count = 0
-        self.reasons_seen: dict[str, int] = {}  # clock-event reason -> samples it was in
+        # clock-event reason -> samples it was in: slowdowns (drawn), and the others
+        self.reasons_seen: dict[str, int] = {}
+        self.other_reasons_seen: dict[str, int] = {}
         self.power_kind: str | None = None  # of the latest sample that said
         self.last_t = 0.0
 
@@ -57,7 +61,8 @@ class TelemetryBuffer:
         reasons = ev.get("reasons")
         for reason in reasons if isinstance(reasons, list) else ():
             reason = str(reason)
-            if reason == NOT_A_SLOWDOWN:
+            if not is_slowdown(reason):  # not drawn: kernels.throttle, the one rule
+                self.other_reasons_seen[reason] = self.other_reasons_seen.get(reason, 0) + 1
                 continue
             bit = self.reason_bits.get(reason)
             if bit is None and len(self.reason_bits) < MAX_REASONS:
@@ -163,7 +168,7 @@ class RunWindows:
         if window is None:
             return False
         throttled = ev.get("throttled") if end is RunEnd.RESULT else None
-        reasons = tuple(str(r) for r in throttled) if isinstance(throttled, list) else ()
+        reasons = slowdowns(throttled) if isinstance(throttled, list) else ()
         verified = ev.get("verified") is not False if end is RunEnd.RESULT else True
         self.closed.append(RunWindow(window.run_id, window.level, window.shape,
                                      window.start_s, max(t, window.start_s), end, reasons,

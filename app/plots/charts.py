@@ -17,8 +17,9 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
+from ...kernels.rows import DASH, NOT_VERIFIED, gflop_per_j_text, pct_text, tflops_text
+from ...kernels.throttle import THROTTLE_MARK
 from ..core.store import Change, SessionStore
-from ..core.units import THROTTLE_MARK, gflop_per_j_text, tflops_text
 from ..theme import NORMAL, THROTTLE_COLOR, Theme, precision_color
 
 pg.setConfigOptions(antialias=False, useOpenGL=False)
@@ -246,9 +247,10 @@ class LadderBars(_Chart):
             r = store.ladder_result(lv.id)
             if r is None:
                 continue
+            row = store.row(r)
             self.rows.append({"level": lv.id, "precision": r.precision, "tflops": r.tflops,
-                              "pct_ref": store.pct_of_reference(r),
-                              "pct_peak": store.pct_of_peak(r), "shape": str(r.shape),
+                              "pct_ref": row.pct_of_reference,
+                              "pct_peak": row.pct_of_peak, "shape": str(r.shape),
                               "verified": r.verified, "gflop_per_j": r.gflop_per_j,
                               "throttled": r.throttled})
         self._draw()
@@ -301,7 +303,8 @@ class LadderBars(_Chart):
         while len(self.labels) > n:
             plot.removeItem(self.labels.pop())
         for i, row in enumerate(self.rows):
-            pct = "–" if row["pct_ref"] is None else f"{row['pct_ref']:.0f}%"
+            # whole percents: a bar's label has little room (the hover has the table's)
+            pct = DASH if row["pct_ref"] is None else f"{row['pct_ref']:.0f}%"
             mark = ("" if row["verified"] else " ✗") + \
                 (f" {THROTTLE_MARK}" if row["throttled"] else "")
             first = tflops_text(row["tflops"]) if self.bar_metric != "GFLOP/J" else \
@@ -332,16 +335,15 @@ class LadderBars(_Chart):
         if not 0 <= i < len(self.rows):
             return None
         row = self.rows[i]
-        pct_ref = "–" if row["pct_ref"] is None else f"{row['pct_ref']:.2f}%"
-        pct_peak = "–" if row["pct_peak"] is None else f"{row['pct_peak']:.2f}%"
+        pct_ref, pct_peak = pct_text(row["pct_ref"]), pct_text(row["pct_peak"])
         prec = row["precision"].upper()
         per_j = "" if row["gflop_per_j"] is None else \
             f"\n{gflop_per_j_text(row['gflop_per_j'])} GFLOP/J"
         held = f"\n{THROTTLE_MARK} clocks held back: {', '.join(row['throttled'])}" \
             if row["throttled"] else ""
-        return (f"{row['level']} ({prec}) at {row['shape']}\n{row['tflops']:.4g} TFLOPS\n"
-                f"{pct_ref} of cuBLAS {prec}\n{pct_peak} of {prec} peak{per_j}"
-                + ("" if row["verified"] else "\nNOT VERIFIED") + held)
+        return (f"{row['level']} ({prec}) at {row['shape']}\n{tflops_text(row['tflops'])} "
+                f"TFLOPS\n{pct_ref} of cuBLAS {prec}\n{pct_peak} of {prec} peak{per_j}"
+                + ("" if row["verified"] else f"\n{NOT_VERIFIED}") + held)
 
     def throttle_pen(self) -> QPen:
         return pg.mkPen(THROTTLE_COLOR, width=2, style=Qt.PenStyle.DashLine)

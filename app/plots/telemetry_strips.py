@@ -13,13 +13,15 @@ from collections.abc import Callable
 import numpy as np
 import pyqtgraph as pg
 
+from ...kernels.rows import NOT_VERIFIED
+from ...kernels.throttle import THROTTLE_MARK
 from ..core.telemetry import RunEnd, RunWindow, TelemetryBuffer
 from ..theme import FAILED_COLOR
 
+# the slowdowns (kernels.throttle: the other reasons are not drawn); unknown ones grey
 REASON_COLORS = {"SwPowerCap": FAILED_COLOR, "HwSlowdown": "#8c564b",
                  "SwThermalSlowdown": "#ff7f0e", "HwThermalSlowdown": "#e377c2",
-                 "HwPowerBrakeSlowdown": "#bcbd22", "ApplicationsClocksSetting": "#17becf",
-                 "SyncBoost": "#9467bd", "DisplayClockSetting": "#7f7f7f"}
+                 "HwPowerBrakeSlowdown": "#bcbd22"}
 BAND_COLORS = {RunEnd.RESULT: "#1f77b433", RunEnd.ERROR: FAILED_COLOR + "55",
                RunEnd.STOPPED: "#7f7f7f44", RunEnd.RUNNING: "#2ca02c44"}
 THROTTLED_BAND = "#ff7f0e55"
@@ -35,8 +37,8 @@ def band_color(w: RunWindow) -> str:
 
 def window_label(w: RunWindow) -> str:
     mark = {RunEnd.ERROR: " ✗", RunEnd.STOPPED: " (stopped)", RunEnd.RUNNING: " …"}
-    wrong = "" if w.verified else " ✗ not verified"
-    return w.label() + (" ⚠" if w.throttled else "") + mark.get(w.end, "") + wrong
+    wrong = "" if w.verified else f" ✗ {NOT_VERIFIED}"
+    return w.label() + (f" {THROTTLE_MARK}" if w.throttled else "") + mark.get(w.end, "") + wrong
 
 
 class RunLabels:

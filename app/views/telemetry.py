@@ -3,12 +3,12 @@
 Registered as the view ``telemetry``. From the top: a strip of run windows labelled with
 level and shape; SM and memory clocks against the device's max SM clock; power against
 the power limit; temperature; GPM metrics in percent (only those the GPU reported); a
-strip of clock-event reasons (``GpuIdle`` left out). Every plot shades each run's
-window. The time axis follows the newest sample unless the user pans or zooms (then
-"Follow newest" turns off until it is pressed again); it moves in steps, so axes are
-redrawn rarely. The view redraws only while it is shown and only what changed; the
-main window calls ``refresh`` at most every 200 ms for telemetry. Replay and live feed
-the same store, so both look the same.
+strip of the clock-event reasons that count as slowdowns (``kernels/throttle.py``).
+Every plot shades each run's window. The time axis follows the newest sample unless the
+user pans or zooms (then "Follow newest" turns off until it is pressed again); it moves
+in steps, so axes are redrawn rarely. The view redraws only while it is shown and only
+what changed; the main window calls ``refresh`` at most every 200 ms for telemetry.
+Replay and live feed the same store, so both look the same.
 """
 
 from __future__ import annotations
@@ -258,9 +258,13 @@ class TelemetryView(QWidget, View):
         elif tele.count == 0:
             text = "no NVML samples yet"
         else:
-            seen = ", ".join(f"{r} ({n} samples)" for r, n in sorted(tele.reasons_seen.items()))
-            text = (f"{tele.count} NVML samples; clock-event reasons seen: {seen or 'none'} "
-                    "(GpuIdle not counted)")
+            def listed(seen: dict[str, int]) -> str:
+                return ", ".join(f"{r} ({n} samples)" for r, n in sorted(seen.items()))
+
+            text = (f"{tele.count} NVML samples; clocks held back by: "
+                    f"{listed(tele.reasons_seen) or 'nothing'}")
+            if tele.other_reasons_seen:  # reported, but not slowdowns (kernels.throttle)
+                text += f"; not counted: {listed(tele.other_reasons_seen)}"
         if self.status.text() != text:
             self.status.setText(text)
 

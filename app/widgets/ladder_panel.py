@@ -17,50 +17,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...kernels.rows import NUMBER_COLUMNS, THROTTLE_COLUMNS, Column, not_run_texts
+from ...kernels.throttle import THROTTLE_MARK
 from ..core.levels import LevelInfo
-from ..core.store import Change, Result, SessionStore
-from ..core.units import THROTTLE_MARK, energy_text, gflop_per_j_text, throttle_note
+from ..core.store import Change, SessionStore
 from ..theme import FAILED_COLOR, THROTTLE_COLOR, precision_color
 from .plain import plain_tooltip
 
-COLUMNS = ("level", "precision", "shape", "TFLOPS", "% of cuBLAS", "% of peak", "J/GEMM",
-           "GFLOP/J", "verified")
-NUMBER_COLUMNS = ("TFLOPS", "% of cuBLAS", "% of peak", "J/GEMM", "GFLOP/J")
-THROTTLE_COLUMNS = ("TFLOPS", "J/GEMM", "GFLOP/J")  # the numbers a throttled run marks
-
-
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f}%"
-
-
-def result_text(r: Result) -> str:
-    """One line of what a result says, every number with its unit."""
-    bits = [f"{r.tflops:.4g} TFLOPS ({r.precision.upper()}) at {r.shape}",
-            f"median {r.median_ms:.4g} ms over {r.repeats} repeats"]
-    if r.rel_err is not None:
-        tol = f" (tolerance {r.tol:.0e})" if r.tol is not None else ""
-        bits.append(f"rel. error {r.rel_err:.2e}{tol}")
-    if r.deepgemm_diff is not None and r.precision == "fp8":
-        bits.append(f"DeepGEMM diff {r.deepgemm_diff:.1e} (limit 1e-3)")
-    bits.append("verified" if r.verified else "NOT verified")
-    if r.variant:
-        bits.append(f"variant {r.variant}")
-    if r.regs is not None:
-        bits.append(f"{r.regs} registers/thread")
-    if r.smem_bytes is not None:
-        bits.append(f"{r.smem_bytes} B shared memory")
-    if r.sm_clock_mhz_avg is not None:
-        low = f" (min {r.sm_clock_mhz_min:.0f})" if r.sm_clock_mhz_min is not None else ""
-        bits.append(f"SM clock {r.sm_clock_mhz_avg:.0f} MHz{low}")
-    if r.energy_j is not None:
-        bits.append(f"{energy_text(r.energy_j)} per GEMM")
-    if r.avg_power_w:  # (the runner writes 0.0 where the energy counter did not advance)
-        bits.append(f"{r.avg_power_w:.0f} W average")
-    if r.gflop_per_j is not None:
-        bits.append(f"{gflop_per_j_text(r.gflop_per_j)} GFLOP/J")
-    if r.throttled:
-        bits.append(f"{THROTTLE_MARK} clock events: " + ", ".join(r.throttled))
-    return "; ".join(bits)
+COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
+           Column.PCT_OF_REFERENCE, Column.PCT_OF_PEAK, Column.ENERGY, Column.GFLOP_PER_J,
+           Column.THROTTLED, Column.VERIFIED)
+MARKED_COLUMNS = (*THROTTLE_COLUMNS, Column.THROTTLED)  # orange, with the note, if throttled
 
 
 class LadderPanel(QWidget):
@@ -78,12 +45,13 @@ class LadderPanel(QWidget):
         self.table.verticalHeader().setVisible(False)
         # sized to contents when texts change, not on every update (that is slow)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self._header_tip("% of cuBLAS", "against cuBLAS of the same precision at the same shape")
-        self._header_tip("J/GEMM", "energy of one GEMM: NVML energy counter over the timed "
-                         "repeats, divided by the repeats")
-        self._header_tip("GFLOP/J", "2·M·N·K / 10⁹ per joule of one GEMM")
-        self._header_tip("TFLOPS", f"{THROTTLE_MARK}: clocks were held back during the run "
-                         "(the tooltip of the cell says why)")
+        self._header_tip(Column.PCT_OF_REFERENCE,
+                         "against cuBLAS of the same precision at the same shape")
+        self._header_tip(Column.ENERGY, "energy of one GEMM: NVML energy counter over the "
+                         "timed repeats, divided by the repeats")
+        self._header_tip(Column.GFLOP_PER_J, "2·M·N·K / 10⁹ per joule of one GEMM")
+        self._header_tip(Column.THROTTLED, f"{THROTTLE_MARK}: clocks were held back during "
+                         "the run; its numbers are orange (their tooltips say why)")
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.detail = QLabel("Select a level to see what it adds.")
         self.detail.setWordWrap(True)
@@ -99,7 +67,7 @@ class LadderPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
 
-    def _header_tip(self, column: str, text: str) -> None:
+    def _header_tip(self, column: Column, text: str) -> None:
         self.table.horizontalHeaderItem(COLUMNS.index(column)).setToolTip(text)
 
     def bind(self, store: SessionStore) -> None:
@@ -167,31 +135,30 @@ class LadderPanel(QWidget):
         assert self.store is not None
         store = self.store
         changed = False
-        for row, level_id in enumerate(self.level_ids):
+        for row_index, level_id in enumerate(self.level_ids):
             r = store.ladder_result(level_id)
+            note = ref_note = ""
+            failed = False
             if r is None:
-                cells = dict.fromkeys(COLUMNS[2:-1], "–") | {"verified": "not run"}
-                note = ""
+                lv = store.level(level_id)
+                texts = not_run_texts(level_id, lv.precision if lv is not None else "?")
             else:
-                mark = f" {THROTTLE_MARK}" if r.throttled else ""
-                energy, per_j = energy_text(r.energy_j), gflop_per_j_text(r.gflop_per_j)
-                cells = {"shape": str(r.shape), "TFLOPS": f"{r.tflops:.3f}{mark}",
-                         "% of cuBLAS": _pct(store.pct_of_reference(r)),
-                         "% of peak": _pct(store.pct_of_peak(r)),
-                         "J/GEMM": energy + (mark if r.energy_j is not None else ""),
-                         "GFLOP/J": per_j + (mark if r.gflop_per_j is not None else ""),
-                         "verified": "✓" if r.verified else "✗ failed"}
-                note = throttle_note(r, store.sm_clock_max_mhz())
-                ref = store.reference_result(r)
-                ref_note = f"vs {ref.level}" if ref is not None else "vs cuBLAS " + \
-                    r.precision.upper()
-                self.table.item(row, COLUMNS.index("% of cuBLAS")).setToolTip(
-                    plain_tooltip(ref_note))
-            for column, text in cells.items():
-                item = self.table.item(row, COLUMNS.index(column))
-                if column in THROTTLE_COLUMNS and item.toolTip() != plain_tooltip(note):
+                row = store.row(r)
+                texts = row.texts()
+                note = row.throttle_note(store.sm_clock_max_mhz())
+                ref_note = f"vs {row.reference}" if row.reference else \
+                    f"no cuBLAS {r.precision.upper()} result at {r.shape}"
+                failed = not r.verified
+            self.table.item(row_index, COLUMNS.index(Column.PCT_OF_REFERENCE)
+                            ).setToolTip(plain_tooltip(ref_note))
+            for column in COLUMNS[2:]:
+                item = self.table.item(row_index, COLUMNS.index(column))
+                text = texts[column]
+                restyle = item.text() != text
+                if column in MARKED_COLUMNS and item.toolTip() != plain_tooltip(note):
                     item.setToolTip(plain_tooltip(note))
-                if item.text() == text:
+                    restyle = True  # marked or unmarked, the text may be the same
+                if not restyle:
                     continue
                 changed = True
                 item.setText(text)
@@ -199,9 +166,9 @@ class LadderPanel(QWidget):
                     Qt.AlignmentFlag.AlignLeft
                 item.setTextAlignment(align | Qt.AlignmentFlag.AlignVCenter)
                 color = None
-                if column == "verified" and r is not None and not r.verified:
+                if column == Column.VERIFIED and failed:
                     color = FAILED_COLOR
-                elif column in THROTTLE_COLUMNS and note:
+                elif column in MARKED_COLUMNS and note:
                     color = THROTTLE_COLOR
                 item.setData(Qt.ItemDataRole.ForegroundRole,
                              QBrush(QColor(color)) if color else None)
@@ -238,5 +205,5 @@ class LadderPanel(QWidget):
             parts.append(f"<p><b>Notes:</b> {esc(lv.notes)}</p>")
         r = self.store.ladder_result(level_id)
         if r is not None:
-            parts.append(f"<p><b>Last result:</b> {esc(result_text(r))}</p>")
+            parts.append(f"<p><b>Last result:</b> {esc(self.store.row(r).summary())}</p>")
         self.detail.setText("".join(parts))

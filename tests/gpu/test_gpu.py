@@ -126,7 +126,7 @@ def test_bench_command_prints_the_table(tmp_path):
                     stdout=out, stderr=err)
     assert code == 0, err.getvalue()
     text = out.getvalue()
-    assert "register_2d" in text and "wmma" in text and "% cuBLAS" in text
+    assert "register_2d" in text and "wmma" in text and "% of cuBLAS" in text
     report = io.StringIO()
     assert cli.main(["report", str(rec)], stdout=report, stderr=io.StringIO()) == 0
     assert "register_2d" in report.getvalue()
