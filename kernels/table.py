@@ -7,7 +7,7 @@ from typing import Any
 
 from . import registry
 
-COLUMNS = ("level", "shape", "prec", "median ms", "TFLOPS", "% cuBLAS", "% peak", "rel err",
+COLUMNS = ("level", "shape", "prec", "mode", "median ms", "TFLOPS", "% cuBLAS", "% peak", "rel err",
            "ok", "SM MHz", "J/GEMM", "GFLOP/J", "notes")
 
 
@@ -26,11 +26,16 @@ def rows(results: Iterable[dict[str, Any]]) -> list[list[str]]:
             notes.append("scalar edge path")
         if r.get("precision") == "fp8" and r.get("deepgemm_diff") is not None:
             notes.append(f"DeepGEMM diff {r['deepgemm_diff']:.1e}")
+        if r.get("mode") == "sustained" and r.get("tflops_min") is not None:
+            notes.append(f"{r.get('trials')} trials {r['tflops_min']:.4g}-{r['tflops_max']:.4g}"
+                         f" TFLOPS, {_fmt(r.get('avg_power_w'), '.0f')} W")
+        if r.get("energy_j") is None and r.get("energy_reason"):
+            notes.append(f"no energy: {r['energy_reason']}")
         pct_ref = r.get("pct_of_reference")
         ref = r.get("reference") or ""
         out.append([
             r["level"], f"{r['M']}x{r['N']}x{r['K']}", r.get("precision") or r["dtype"],
-            _fmt(r["median_ms"], ".4f"), _fmt(r["tflops"], ".2f"),
+            r.get("mode") or "burst", _fmt(r["median_ms"], ".4f"), _fmt(r["tflops"], ".2f"),
             "-" if pct_ref is None else f"{pct_ref:.1f} ({ref.removeprefix('cublas_')})",
             _fmt(r.get("pct_of_peak"), ".1f"), _fmt(r.get("rel_err"), ".1e"),
             "yes" if r["verified"] else "NO", _fmt(r.get("sm_clock_mhz_avg"), ".0f"),
@@ -47,7 +52,7 @@ def render(results: Iterable[dict[str, Any]], markdown: bool = False) -> str:
         return "\n".join(lines)
     widths = [max(len(c), *(len(r[i]) for r in body)) if body else len(c)
               for i, c in enumerate(COLUMNS)]
-    right = {3, 4, 5, 6, 7, 9, 10, 11}
+    right = {4, 5, 6, 7, 8, 10, 11, 12}
 
     def line(cells: list[str] | tuple[str, ...]) -> str:
         return "  ".join(c.rjust(w) if i in right else c.ljust(w)
