@@ -129,6 +129,9 @@ class Batches(Protocol):
     def mark(self) -> Any:
         """Mark the end of what is enqueued so far."""
 
+    def reached(self, mark: Any) -> bool:
+        """Whether the GPU has already passed ``mark`` (without waiting)."""
+
     def wait(self, mark: Any) -> float:
         """Block until the GPU reaches ``mark``; GPU seconds since the start."""
 
@@ -140,12 +143,14 @@ class Batches(Protocol):
 class BatchRun:
     launches: int
     gpu_s: float  # CUDA events around the whole window
-    enqueue_s: float  # host time spent enqueuing (close to gpu_s: the host was the limit)
+    waits: int  # times the host waited for the older batch
+    # of those, how often the GPU had already finished it: the host, not the GPU, was
+    # the limit then, and the queue may have run dry
+    ready_waits: int
 
 
-def run_batches(batches: Batches, window_s: float, clock: Callable[[], float] = time.perf_counter,
-                on_wait: Callable[[], None] | None = None, in_flight: int = IN_FLIGHT
-                ) -> BatchRun:
+def run_batches(batches: Batches, window_s: float, on_wait: Callable[[], None] | None = None,
+                in_flight: int = IN_FLIGHT) -> BatchRun:
     """Keep ``in_flight`` batches queued until the GPU has worked ``window_s`` seconds.
 
     Only the oldest batch is waited for, so the GPU always has the next one queued; the
@@ -153,21 +158,22 @@ def run_batches(batches: Batches, window_s: float, clock: Callable[[], float] = 
     ``on_wait`` runs after each wait (a telemetry sample where the sampler is off).
     """
     batches.start()
-    launches, enqueue_s = 0, 0.0
+    launches, waits, ready = 0, 0, 0
     marks: deque[Any] = deque()
     while True:
-        t = clock()
         launches += batches.enqueue()
-        enqueue_s += clock() - t
         marks.append(batches.mark())
         if len(marks) < in_flight:
             continue
-        done_s = batches.wait(marks.popleft())
+        older = marks.popleft()
+        waits += 1
+        ready += batches.reached(older)
+        done_s = batches.wait(older)
         if on_wait is not None:
             on_wait()
         if done_s >= window_s:
             break
-    return BatchRun(launches, batches.finish(), enqueue_s)
+    return BatchRun(launches, batches.finish(), waits, ready)
 
 
 def batch_size(seconds_per_launch: float, target_s: float = BATCH_TARGET_S,
@@ -186,7 +192,8 @@ class MeasuredWindow:
     gpu_s: float
     t_start: float  # session clock, when the work was enqueued
     t_end: float  # session clock, when the GPU had finished
-    enqueue_s: float
+    waits: int
+    ready_waits: int
     energy: EnergyReading | None
     energy_reason: str | None
 
@@ -210,9 +217,10 @@ class MeasuredWindow:
 
     @property
     def host_bound(self) -> bool:
-        """Enqueuing took about as long as the GPU's work: the queue may have run dry, so
-        gaps may sit between launches (time and energy include them)."""
-        return self.enqueue_s >= 0.9 * self.gpu_s
+        """Mostly, the GPU had finished the older batch before the host came to wait for
+        it: the host was the limit, so gaps may sit between launches (time and energy
+        include them)."""
+        return 2 * self.ready_waits > self.waits
 
     def describe(self) -> dict[str, Any]:
         """The window's facts as result fields."""
@@ -236,13 +244,13 @@ def measure_window(batches: Batches, counter: EnergyCounter | None, window_s: fl
         reason = (counter.reason() if counter is not None else None) or no_counter or \
             "no energy counter"
     t_start = clock()
-    run = run_batches(batches, window_s, clock, on_wait)
+    run = run_batches(batches, window_s, on_wait)
     t_end = clock()
     energy = counter.close(opened) if counter is not None and opened is not None else None
     if opened is not None and energy is None:
         reason = "the energy counter stopped answering during the window"
-    return MeasuredWindow(run.launches, run.gpu_s, t_start, t_end, run.enqueue_s, energy,
-                          reason)
+    return MeasuredWindow(run.launches, run.gpu_s, t_start, t_end, run.waits,
+                          run.ready_waits, energy, reason)
 
 
 class StreamBatches:
@@ -301,6 +309,9 @@ class StreamBatches:
         ev = self.cp.cuda.Event()
         ev.record(self.stream)
         return ev
+
+    def reached(self, mark: Any) -> bool:
+        return bool(mark.done)
 
     def wait(self, mark: Any) -> float:
         mark.synchronize()

@@ -22,6 +22,7 @@ class FakeGPU:
     busy: list[tuple[float, float]] = field(default_factory=list)  # GPU busy intervals
     gpu_free_at: float = 0.0
     reads: int = 0
+    full_queue_blocks: bool = False  # enqueue waits until only one batch is ahead of it
     method: str = "graph"  # as StreamBatches says how it launched
     capture_error: str | None = None
 
@@ -50,6 +51,8 @@ class FakeGPU:
         self._marks: list[float] = []
 
     def enqueue(self) -> int:
+        if self.full_queue_blocks:  # as a launch blocks when the driver's queue is full
+            self.now = max(self.now, self.gpu_free_at - self.batch_s)
         self.now += self.enqueue_s
         begin = max(self.now, self.gpu_free_at)
         self.busy.append((begin, begin + self.batch_s))
@@ -58,6 +61,9 @@ class FakeGPU:
 
     def mark(self) -> float:
         return self.gpu_free_at
+
+    def reached(self, mark: float) -> bool:
+        return mark <= self.now
 
     def wait(self, mark: float) -> float:
         self.now = max(self.now, mark)

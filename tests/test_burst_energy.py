@@ -11,7 +11,7 @@ from gemmscope.kernels.telemetry import RunWindow
 
 
 def _window(launches=100, gpu_s=1.0, energy_j=500.0) -> MeasuredWindow:
-    return MeasuredWindow(launches, gpu_s, 10.0, 11.0, 0.01,
+    return MeasuredWindow(launches, gpu_s, 10.0, 11.0, 20, 0,
                           EnergyReading(energy_j, gpu_s + 0.03, True, 0.05), None)
 
 

@@ -57,7 +57,7 @@ def test_run_batches_keeps_a_batch_queued_and_stops_after_the_window():
         return real_wait(mark)
 
     gpu.wait = wait
-    run = run_batches(gpu, 1.0, clock=gpu.clock)
+    run = run_batches(gpu, 1.0)
     assert all(waited_with_queue) and waited_with_queue
     assert 1.0 <= run.gpu_s <= 1.0 + 2 * 0.05 + 1e-3
     assert run.launches == 10 * len(gpu.busy)
@@ -86,7 +86,7 @@ def test_reading_without_waiting_for_steps_would_be_off_by_up_to_a_step():
     gpu = FakeGPU(step_s=0.1, batch_s=0.05, per_batch=50)
     gpu.now += 0.099
     e0, t0 = gpu.read_j(), gpu.now
-    run_batches(gpu, 1.0, clock=gpu.clock)
+    run_batches(gpu, 1.0)
     e1 = gpu.read_j()
     true_j = gpu.energy_exact(gpu.now) - gpu.energy_exact(t0)
     assert abs((e1 - e0) - true_j) / true_j > 0.03  # several percent off over 1 s
@@ -102,7 +102,17 @@ def test_window_without_counter_has_a_reason_and_still_times():
 def test_a_host_that_cannot_keep_up_is_flagged():
     gpu = FakeGPU(batch_s=0.001, enqueue_s=0.002)
     w = measure_window(gpu, counter_of(gpu), 0.2, gpu.clock)
-    assert w.host_bound
+    assert w.host_bound and w.ready_waits == w.waits
+
+
+def test_a_host_blocked_by_a_full_queue_is_not_host_bound():
+    """Blocking inside a launch means the GPU is busy: the host spends as long enqueuing
+    as the GPU works, yet the GPU never waits for it."""
+    gpu = FakeGPU(batch_s=0.05, full_queue_blocks=True)
+    w = measure_window(gpu, counter_of(gpu), 1.0, gpu.clock)
+    assert not w.host_bound and w.ready_waits == 0
+    assert all(b[0] == pytest.approx(a[1]) for a, b in zip(gpu.busy, gpu.busy[1:],
+                                                             strict=False))
 
 
 def test_batch_size_aims_at_the_target():

@@ -44,7 +44,7 @@ class FakeClock:
 
 def window(launches: int, gpu_s: float, joules: float | None, t: float) -> MeasuredWindow:
     energy = None if joules is None else EnergyReading(joules, gpu_s + 0.04, True, 0.05)
-    return MeasuredWindow(launches, gpu_s, t, t + gpu_s, 0.01, energy,
+    return MeasuredWindow(launches, gpu_s, t, t + gpu_s, 60, 0, energy,
                           None if joules is not None else "no NVML: not installed")
 
 
@@ -72,8 +72,8 @@ def test_each_trial_comes_after_a_cooldown_and_says_its_phases():
         w = next(windows)
         start = clock.now
         clock.sleep(w.gpu_s)
-        return MeasuredWindow(w.launches, w.gpu_s, start, clock.now, w.enqueue_s, w.energy,
-                              w.energy_reason)
+        return MeasuredWindow(w.launches, w.gpu_s, start, clock.now, w.waits, w.ready_waits,
+                              w.energy, w.energy_reason)
 
     trials = measure_trials(run_window, FLOPS, SustainedConfig(3.0, 3, 5.0),
                             probes_for(clock), lambda *p: phases.append(p), seen.append)
