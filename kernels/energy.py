@@ -273,7 +273,9 @@ class StreamBatches:
         self.method = "graph" if self._graph is not None else "stream"
         self._start = cp.cuda.Event()
         self._end = cp.cuda.Event()
-        if self._graph is not None:  # the first replay uploads the graph: not in a window
+        if self._graph is not None and per_batch > 1:
+            # the first replay uploads the graph: not in a window (a batch of one launch,
+            # a slow kernel, has nothing worth uploading and would cost seconds)
             self._graph.launch(stream)
             stream.synchronize()
 
@@ -323,9 +325,9 @@ class StreamBatches:
         return float(self.cp.cuda.get_elapsed_time(self._start, self._end)) / 1e3
 
 
-def seconds_per_call(cp: Any, stream: Any, body: Callable[[], None], calls: int = 3) -> float:
-    """GPU seconds per call of ``body``, from ``calls`` calls back to back (sizes the
-    batches)."""
+def seconds_per_call(cp: Any, stream: Any, body: Callable[[], None], calls: int = 1) -> float:
+    """GPU seconds per call of ``body``, from ``calls`` calls back to back. It only sizes
+    the batches, so one call (after the warm-up) does: a slow kernel costs no more."""
     start, end = cp.cuda.Event(), cp.cuda.Event()
     with stream:
         start.record(stream)
