@@ -51,7 +51,8 @@ def plain_trial(cp: Any, launch: Any, n: int, nv: Any, handle: Any) -> dict[str,
     cp.cuda.runtime.deviceSynchronize()
     t1 = time.perf_counter()
     e1 = after_step(nv, handle)
-    return {"j_per_gemm": (e1 - e0) / n, "power_w": (e1 - e0) / (t1 - t0), "s": t1 - t0}
+    return {"j_per_gemm": (e1 - e0) / n, "power_w": (e1 - e0) / (t1 - t0),
+            "wall_s": t1 - t0}
 
 
 def seconds_per_launch(cp: Any, launch: Any, calls: int = 5) -> float:

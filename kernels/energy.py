@@ -225,7 +225,7 @@ class MeasuredWindow:
     def describe(self) -> dict[str, Any]:
         """The window's facts as result fields."""
         e = self.energy
-        return {"s": self.gpu_s, "launches": self.launches, "t_start": self.t_start,
+        return {"gpu_s": self.gpu_s, "launches": self.launches, "t_start": self.t_start,
                 "t_end": self.t_end, "counter_aligned": None if e is None else e.aligned,
                 "counter_step_s": None if e is None else e.step_s, "edge_s": self.edge_s,
                 "host_bound": self.host_bound}

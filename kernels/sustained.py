@@ -69,7 +69,7 @@ class Trial:
     t_end: float
     cooldown_s: float  # idle time before it
     launches: int
-    s: float  # GPU time of the window
+    gpu_s: float  # GPU time of the window (CUDA events)
     ms: float  # per GEMM
     tflops: float
     energy_j: float | None  # per GEMM
@@ -98,7 +98,7 @@ class Trial:
         facts = w.describe()
         return cls(
             i=i, t_start=w.t_start, t_end=w.t_end, cooldown_s=cooled_s, launches=w.launches,
-            s=w.gpu_s, ms=w.s_per_launch * 1e3, tflops=flops / w.s_per_launch / 1e12,
+            gpu_s=w.gpu_s, ms=w.s_per_launch * 1e3, tflops=flops / w.s_per_launch / 1e12,
             energy_j=per_gemm, gflop_per_j=flops / 1e9 / per_gemm if per_gemm else None,
             avg_power_w=w.power_w if per_gemm else None, energy_reason=reason,
             sm_clock_mhz_avg=samples.sm_clock_mhz_avg if samples else None,

@@ -24,7 +24,7 @@ def test_burst_energy_is_joules_over_launches_including_the_flush():
     assert f["energy_reason"] is None and f["flush_j"] == 0.5
     win = f["energy_window"]
     assert win["pattern"] == "flush+launch" and win["method"] == "graph"
-    assert win["launches"] == 100 and win["s"] == 1.0 and win["edge_s"] == pytest.approx(0.03)
+    assert win["launches"] == 100 and win["gpu_s"] == 1.0 and win["edge_s"] == pytest.approx(0.03)
     assert win["sm_clock_mhz_min"] == 1650.0 and win["throttled"] == ["SwPowerCap"]
 
 
