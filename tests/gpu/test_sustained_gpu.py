@@ -64,7 +64,9 @@ def test_energy_counter_steps_and_is_read_after_a_step():
     assert nvml.energy_reason() is None, nvml.energy_reason()
     opened = EnergyCounter(nvml.energy_j).open()
     assert opened is not None and opened.aligned
-    assert opened.step_s is not None and 0.001 < opened.step_s < 0.5
+    # GPU_NOTES: steps of tens of ms on the H200 (a counter updated on every read would
+    # show the polling interval, and the reads would be exact anyway)
+    assert opened.step_s is not None and 0 < opened.step_s < 0.5
     print(f"\nenergy counter step: {opened.step_s * 1e3:.1f} ms")
 
 
