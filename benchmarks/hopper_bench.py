@@ -52,7 +52,7 @@ def child(level_id: str, params: dict[str, int] | None, sizes: list[int], repeat
         else:
             try:
                 r = bench.run(level, M, N, K, repeats=repeats if timed else 2, warmup=2,
-                              params=level.params if params else None)
+                              params=level.params if params else None, energy=False)
                 out.update({k: r.get(k) for k in ("tflops", "median_ms", "verified",
                                                   "rel_err", "deepgemm_diff", "regs",
                                                   "local_bytes", "smem_bytes", "variant")})

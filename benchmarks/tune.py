@@ -66,7 +66,9 @@ def main() -> int:
     def run(level: registry.Level, M: int, N: int, K: int, repeats: int, tag: str = "") -> dict:
         t = time.time()
         try:
-            r = bench.run(level, M, N, K, repeats=repeats, warmup=2 if repeats > 2 else 0)
+            # times only: the energy window (a second per run) is for recordings
+            r = bench.run(level, M, N, K, repeats=repeats, warmup=2 if repeats > 2 else 0,
+                          energy=False)
         except Exception as exc:
             r = {"level": level.id, "M": M, "N": N, "K": K, "error": repr(exc)[:300],
                  "trace": traceback.format_exc()[-800:]}

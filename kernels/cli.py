@@ -69,6 +69,17 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup", type=int, default=3, help="untimed launches first (default 3)")
     p.add_argument("--no-compare", action="store_true",
                    help="do not run the cuBLAS reference of each shape")
+    sus = protocol.SUSTAINED_FIELDS
+    p.add_argument("--sustained", action="store_true",
+                   help="launch back to back for a window, in trials with a cool-down "
+                        "before each (docs/energy.md), instead of timed repeats")
+    p.add_argument("--window-s", type=float, metavar="S",
+                   help=f"sustained: GPU seconds per trial (default {sus['window_s'][0]:g})")
+    p.add_argument("--trials", type=int,
+                   help=f"sustained: trials per run (default {sus['trials'][0]:g})")
+    p.add_argument("--cooldown-s", type=float, metavar="S",
+                   help=f"sustained: idle seconds before each trial (default "
+                        f"{sus['cooldown_s'][0]:g})")
     p.add_argument("--telemetry-hz", type=float, default=50.0,
                    help="NVML sampling rate, 0 = off (default 50)")
     p.add_argument("--timeout", type=float, default=300.0,
@@ -127,14 +138,28 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         protocol.check_telemetry_hz(args.telemetry_hz)
     except protocol.ProtocolError as exc:
         raise CliError(f"--telemetry-hz: {exc}") from None
+    sustained = sustained_fields(args)
     shapes = list(args.size) or ([] if args.sweep else [(4096, 4096, 4096)])
     for n in args.sweep or []:
         if (n, n, n) not in shapes:
             shapes.append((n, n, n))
     runs = [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
-                       compare=not args.no_compare)
+                       compare=not args.no_compare, **sustained)
             for M, N, K in shapes for level_id in ids]
     return runs
+
+
+def sustained_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """RunRequest fields of --sustained and its options, checked as the runner will."""
+    given = {"window_s": args.window_s, "trials": args.trials, "cooldown_s": args.cooldown_s}
+    given = {k: v for k, v in given.items() if v is not None}
+    mode = "sustained" if args.sustained else "burst"
+    try:
+        protocol.check_mode_fields({"mode": mode, **given})
+    except protocol.ProtocolError as exc:
+        flag = next((f"--{k.replace('_', '-')}" for k in given if k in str(exc)), "--sustained")
+        raise CliError(f"{flag}: {exc}") from None
+    return {"mode": mode, **given}
 
 
 class Progress:
@@ -159,8 +184,13 @@ class Progress:
         if kind == "run_start":
             self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']} ...")
         elif kind == "repeat":
-            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  repeat {ev['i'] + 1}  "
+            what = "trial" if ev.get("mode") == "sustained" else "repeat"
+            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  {what} {ev['i'] + 1}  "
                       f"{tflops_text(ev['tflops'])} TFLOPS")
+        elif kind == "phase":
+            doing = "cooling down" if ev["phase"] == "cooldown" else "window"
+            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  trial {ev['trial'] + 1}: "
+                      f"{doing} ({ev.get('seconds', 0):.0f} s)")
         elif kind == "result":
             ok = verdict_text(ev["verified"])
             self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  {tflops_text(ev['tflops'])} "

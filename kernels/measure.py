@@ -3,7 +3,9 @@
 Truth rules (shared/DESIGN.md): fresh random inputs for every run, never zeros; C is
 poisoned with NaN before the checked launch; the reference is a float64 product of the
 same rounded inputs; timing uses CUDA events around each launch after warm-up, with L2
-flushed before every timed launch, and reports the median and spread.
+flushed before every timed launch, and reports the median and spread. Energy comes from
+the total-energy counter over a second of the same flush + launch pattern after the timed
+repeats, never from power samples (docs/energy.md).
 """
 
 from __future__ import annotations
@@ -17,9 +19,19 @@ from typing import Any
 import numpy as np
 
 from . import build, hopper
+from .energy import (
+    EnergyCounter,
+    MeasuredWindow,
+    StreamBatches,
+    batch_size,
+    measure_window,
+    seconds_per_call,
+)
 from .gpu import DeviceInfo, require_cupy
-from .operands import OUTPUT_BYTES, Operands, check, random_inputs
-from .registry import DTYPE_OF, TOLERANCE, Geometry, Level, Library, Precision
+from .operands import OUTPUT_BYTES, Accuracy, Operands, check, random_inputs
+from .protocol import Mode
+from .registry import DTYPE_OF, TOLERANCE, Geometry, Kind, Level, Library, Precision
+from .telemetry import Nvml, RunWindow
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
             Precision.FP8: 1}
@@ -165,23 +177,65 @@ def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
     return run_level
 
 
+@dataclass(slots=True)
+class Prepared:
+    """A level ready to time: its operands, its launch (on the bench's stream), the
+    kernel's variant and resources, and the verification of one poisoned launch."""
+
+    level: Level
+    ops: Operands
+    launch: Callable[[], None]
+    info: dict[str, Any]
+    acc: Accuracy
+
+    @property
+    def verified(self) -> bool:
+        return self.acc.verified(self.level.precision)
+
+    def verification(self) -> dict[str, Any]:
+        acc = self.acc
+        return {"verified": self.verified,
+                "rel_err": None if acc.rel_err != acc.rel_err else acc.rel_err,
+                "tol": TOLERANCE[self.level.precision], "nan": acc.has_nan,
+                "deepgemm_diff": None if acc.has_nan else acc.deepgemm_diff}
+
+    def why_wrong(self) -> str:
+        if self.acc.has_nan:
+            return "NaN in C (an element was not written)"
+        return (f"relative error {self.acc.rel_err:.3g} > tolerance "
+                f"{TOLERANCE[self.level.precision]:.0e}")
+
+
+# GPU time of the energy window after a burst run's timed repeats: the counter steps every
+# few tens of ms, so a second of flush + launch pairs keeps its steps to a few percent
+BURST_ENERGY_WINDOW_S = 1.0
+
+
 class Bench:
     """Runs levels on the current device. One instance per runner process."""
 
-    def __init__(self, device: DeviceInfo, clock: Callable[[], float], sampler: Any = None):
+    def __init__(self, device: DeviceInfo, clock: Callable[[], float], sampler: Any = None,
+                 nvml: Nvml | None = None):
         self.cp = require_cupy()
         self.device = device
         self.clock = clock
         self.sampler = sampler
+        if nvml is None:  # the runner's sampler owns NVML; a script's bench opens its own
+            nvml = sampler.nvml if sampler is not None else Nvml()
+        self.nvml = nvml
+        self.energy_reason = self.nvml.energy_reason()
+        self.energy = None if self.energy_reason else EnergyCounter(self.nvml.energy_j)
         self._flush_buf = self.cp.empty(max(device.l2_bytes * 2, 1 << 20) // 4, self.cp.float32)
-        self._stream = self.cp.cuda.Stream(non_blocking=True)
+        self._flush_j: float | None = None
+        self._flush_measured = False
+        self.stream = self.cp.cuda.Stream(non_blocking=True)
 
     def _launcher(self, level: Level, ops: Operands,
                   params: dict[str, int] | None) -> tuple[Callable[[], None], dict[str, Any]]:
         if level.library is None:
             return level_launcher(level, ops, params)
         if level.library is Library.CUBLASLT:
-            return torch_scaled_mm_launcher(ops, self._stream.ptr), {"variant": str(level.library)}
+            return torch_scaled_mm_launcher(ops, self.stream.ptr), {"variant": str(level.library)}
         cp = self.cp
         a, b, c = ops.a, ops.b, ops.c
         if ops.fmt == "bf16":  # the same bits, seen as ml_dtypes.bfloat16 by cuBLAS
@@ -204,71 +258,124 @@ class Bench:
 
         return run_ref, {"variant": str(level.library)}
 
-    # ------------------------------------------------------------------ a run
-    def run(self, level: Level, M: int, N: int, K: int, repeats: int = 20, warmup: int = 3,
-            on_repeat: Callable[[int, float], None] | None = None,
-            params: dict[str, int] | None = None) -> dict[str, Any]:
-        cp = self.cp
-        free, _total = cp.cuda.runtime.memGetInfo()
+    # ------------------------------------------------------------------ shared steps
+    def check_memory(self, level: Level, M: int, N: int, K: int) -> None:
+        free, _total = self.cp.cuda.runtime.memGetInfo()
         need = bytes_needed(level, M, N, K)
         if need > free * 0.9:
             raise Refused(f"{M}x{N}x{K} needs {need / 2**30:.1f} GiB of device memory for "
                           f"{level.id} and its float64 check; {free / 2**30:.1f} GiB are free",
                           "out_of_memory")
-        with self._stream:
-            ops = random_inputs(level, M, N, K)
-            launch, info = self._launcher(level, ops, params)
-            # verification: poisoned C, fresh inputs, float64 reference of the same values
-            ops.poison()
+
+    def prepare(self, level: Level, M: int, N: int, K: int, params: dict[str, int] | None,
+                warmup: int) -> Prepared:
+        """Fresh inputs, the launch, its verification (poisoned C, float64 reference of
+        the same values), then ``warmup`` untimed launches. Call within ``self.stream``."""
+        ops = random_inputs(level, M, N, K)
+        launch, info = self._launcher(level, ops, params)
+        ops.poison()
+        launch()
+        acc = check(ops)
+        for _ in range(warmup):
             launch()
-            acc = check(ops)
-            for _ in range(warmup):
-                launch()
-            self._stream.synchronize()
-            times = self._time(launch, repeats, on_repeat)
-        tol = TOLERANCE[level.precision]
-        verified = acc.verified(level.precision)
-        err, has_nan = acc.rel_err, acc.has_nan
-        summary = Timing(times["ms"]).summary()
-        flops = 2.0 * M * N * K
-        tflops = flops / (summary["median_ms"] * 1e-3) / 1e12
+        self.stream.synchronize()
+        return Prepared(level, ops, launch, info, acc)
+
+    def head(self, prep: Prepared, tflops: float) -> dict[str, Any]:
+        """The fields every result of a run has, whatever its mode."""
+        level, (M, N, K) = prep.level, prep.ops.shape
         peak = (self.device.as_event()["peak_tflops"] or {}).get(str(level.precision))
-        window = self.sampler.window(times["t0"], times["t1"]) if self.sampler else None
-        energy = times.get("energy_j")
+        return {"level": level.id, "M": M, "N": N, "K": K, "dtype": DTYPE_OF[level.precision],
+                "precision": str(level.precision), **prep.verification(),
+                "peak_tflops": peak, "pct_of_peak": 100 * tflops / peak if peak else None,
+                **prep.info}
+
+    def flush(self) -> None:
+        """Evict A, B and C from L2 (write twice its size)."""
+        self._flush_buf.fill(1.0)
+
+    def batches(self, body: Callable[[], None], graph: bool) -> StreamBatches:
+        """``body`` in batches of about BATCH_TARGET_S of GPU time, as a CUDA graph where
+        ``graph`` (the levels' own kernels) else as plain launches."""
+        per = batch_size(seconds_per_call(self.cp, self.stream, body))
+        return StreamBatches(self.cp, self.stream, body, per, graph)
+
+    def window(self, batches: StreamBatches, window_s: float) -> MeasuredWindow:
+        return measure_window(batches, self.energy, window_s, self.clock,
+                              on_wait=self._sample_if_off, no_counter=self.energy_reason)
+
+    def samples(self, t0: float, t1: float) -> RunWindow | None:
+        """The NVML samples between two session times (None without a sampler)."""
+        return self.sampler.window(t0, t1) if self.sampler is not None else None
+
+    def _sample_if_off(self) -> None:
+        if self.sampler is not None and self.sampler.hz == 0:
+            self.sampler.sample_now()
+
+    def flush_j(self) -> float | None:
+        """Joules of one L2 flush on its own, measured once per bench (flushes back to
+        back for BURST_ENERGY_WINDOW_S); None without the counter."""
+        if not self._flush_measured and self.energy is not None:
+            with self.stream:
+                w = self.window(self.batches(self.flush, graph=True), BURST_ENERGY_WINDOW_S)
+            self._flush_j = w.j_per_launch
+            self._flush_measured = True
+        return self._flush_j
+
+    # ------------------------------------------------------------------ a burst run
+    def run(self, level: Level, M: int, N: int, K: int, repeats: int = 20, warmup: int = 3,
+            on_repeat: Callable[[int, float], None] | None = None,
+            params: dict[str, int] | None = None, energy: bool = True) -> dict[str, Any]:
+        """One burst run; ``energy=False`` skips the energy window (correctness checks,
+        where a second per run would add up), leaving the energy fields null."""
+        self.check_memory(level, M, N, K)
+        flops = 2.0 * M * N * K
+        with self.stream:
+            prep = self.prepare(level, M, N, K, params, warmup)
+            times = self._time(prep.launch, repeats, on_repeat)
+            fields = self._burst_energy(level, prep.launch, flops) if energy else \
+                burst_energy_fields(None, None, flops, None, None, "not measured (energy=False)")
+        summary = Timing(times["ms"]).summary()
+        tflops = flops / (summary["median_ms"] * 1e-3) / 1e12
         result: dict[str, Any] = {
-            "level": level.id, "M": M, "N": N, "K": K, "dtype": DTYPE_OF[level.precision],
-            "precision": str(level.precision), **summary, "tflops": tflops,
-            "verified": verified, "rel_err": None if err != err else err, "tol": tol,
-            "nan": has_nan, "deepgemm_diff": None if has_nan else acc.deepgemm_diff,
-            "repeats": repeats, "warmup": warmup,
-            "peak_tflops": peak, "pct_of_peak": 100 * tflops / peak if peak else None,
-            **info,
-        }
+            **self.head(prep, tflops), "mode": str(Mode.BURST), **summary, "tflops": tflops,
+            "repeats": repeats, "warmup": warmup}
+        window = self.samples(times["t0"], times["t1"])
         if window is not None:
-            avg_power, power_source = average_power(energy, times["t1"] - times["t0"], window)
-            per_gemm_j = avg_power * summary["median_ms"] * 1e-3 if avg_power else None
             result.update({
                 "sm_clock_mhz_avg": window.sm_clock_mhz_avg,
                 "sm_clock_mhz_min": window.sm_clock_mhz_min,
-                "avg_power_w": avg_power, "energy_j": per_gemm_j,
-                "gflop_per_j": flops / 1e9 / per_gemm_j if per_gemm_j else None,
-                "power_source": power_source,
                 "throttled": window.throttled, "telemetry_samples": window.samples})
+        result.update(fields)
         return result
+
+    def _burst_energy(self, level: Level, launch: Callable[[], None],
+                      flops: float) -> dict[str, Any]:
+        """J per GEMM of the burst pattern: flush + launch pairs back to back for
+        BURST_ENERGY_WINDOW_S, the counter read at its steps around them."""
+        if self.energy is None:
+            return burst_energy_fields(None, None, flops, None, None, self.energy_reason)
+
+        def body() -> None:
+            self.flush()
+            launch()
+
+        batches = self.batches(body, graph=level.kind is Kind.LEVEL)
+        w = self.window(batches, BURST_ENERGY_WINDOW_S)
+        return burst_energy_fields(w, self.flush_j(), flops, self.samples(w.t_start, w.t_end),
+                                   batches.method)
 
     def _time(self, launch: Callable[[], None], repeats: int,
               on_repeat: Callable[[int, float], None] | None) -> dict[str, Any]:
         cp = self.cp
         start, end = cp.cuda.Event(), cp.cuda.Event()
-        nvml = self.sampler.nvml if self.sampler is not None else None
-        e0 = _energy(nvml)
         t0 = self.clock()
         out: list[float] = []
         for i in range(repeats):
             self._flush_buf.fill(i)  # evict A, B and C from L2 before every timed launch
-            start.record(self._stream)
+            start.record(self.stream)
             launch()
-            end.record(self._stream)
+            end.record(self.stream)
             if self.sampler is not None and self.sampler.hz == 0:
                 self.sampler.sample_now()  # at least one clock reading per launch
             end.synchronize()
@@ -277,34 +384,30 @@ class Bench:
             if on_repeat is not None:
                 on_repeat(i, ms)
         t1 = self.clock()
-        e1 = _energy(nvml)
-        res: dict[str, Any] = {"ms": out, "t0": t0, "t1": t1}
-        if e0 is not None and e1 is not None and t1 > t0:
-            res["energy_j"] = e1 - e0
-        return res
+        return {"ms": out, "t0": t0, "t1": t1}
 
 
-# The energy counter advances in coarse steps: over a short window it reads 0 or a whole
-# step (seen on the H200: 0 J, or the equivalent of 997 W against a 700 W limit).
-ENERGY_COUNTER_MIN_S = 1.0
-
-
-def average_power(energy_j: float | None, window_s: float,
-                  window: Any) -> tuple[float | None, str | None]:
-    """Average power over the timed repeats, and where it came from.
-
-    The energy counter over windows of a second or more; otherwise the mean of the
-    instantaneous power samples in the window; otherwise unknown (None, None).
-    """
-    if energy_j is not None and energy_j > 0 and window_s >= ENERGY_COUNTER_MIN_S:
-        return energy_j / window_s, "energy_counter"
-    if window.avg_power_w is not None:
-        return window.avg_power_w, "power_samples"
-    return None, None
-
-
-def _energy(nvml: Any) -> float | None:
-    return None if nvml is None or not nvml.available else nvml.energy_j()
+def burst_energy_fields(w: MeasuredWindow | None, flush_j: float | None, flops: float,
+                        samples: RunWindow | None, method: str | None,
+                        reason: str | None = None) -> dict[str, Any]:
+    """A burst result's energy fields from its energy window (docs/energy.md): J per
+    GEMM including one L2 flush, the window's average power, and what the window was."""
+    window: dict[str, Any] | None = None
+    if w is not None:
+        window = {"pattern": "flush+launch", "method": method, **w.describe(),
+                  "sm_clock_mhz_avg": samples.sm_clock_mhz_avg if samples else None,
+                  "sm_clock_mhz_min": samples.sm_clock_mhz_min if samples else None,
+                  "throttled": samples.throttled if samples else None}
+        reason = w.energy_reason
+    per_gemm = w.j_per_launch if w is not None else None
+    if per_gemm is not None and per_gemm <= 0:
+        per_gemm, reason = None, "the energy counter did not advance over the window"
+    return {"energy_j": per_gemm,
+            "gflop_per_j": flops / 1e9 / per_gemm if per_gemm else None,
+            "avg_power_w": w.power_w if per_gemm and w is not None else None,
+            "power_source": "energy_counter" if per_gemm else None,
+            "energy_reason": None if per_gemm else reason, "flush_j": flush_j,
+            "energy_window": window}
 
 
 def wall_clock() -> Callable[[], float]:

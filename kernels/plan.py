@@ -27,18 +27,31 @@ class RunRequest:
     warmup: int | None = None
     compare: bool | None = None
     params: dict[str, int] | None = field(default=None, hash=False)
+    # "burst" or "sustained" (protocol.Mode); the window, trials and cool-down of a
+    # sustained run (None: the runner's defaults)
+    mode: str = "burst"
+    window_s: float | None = None
+    trials: int | None = None
+    cooldown_s: float | None = None
 
     @property
     def shape_text(self) -> str:
         return f"{self.M}×{self.N}×{self.K}"
 
     def describe(self) -> str:
-        return f"{self.level} at {self.shape_text}"
+        mode = "" if self.mode == "burst" else f" ({self.mode})"
+        return f"{self.level} at {self.shape_text}{mode}"
 
     def command(self, run_id: str) -> dict[str, Any]:
         cmd: dict[str, Any] = {"cmd": "run", "id": run_id, "level": self.level,
-                               "M": self.M, "N": self.N, "K": self.K,
-                               "repeats": self.repeats}
+                               "M": self.M, "N": self.N, "K": self.K}
+        if self.mode == "burst":
+            cmd["repeats"] = self.repeats
+        else:
+            cmd["mode"] = self.mode
+            given = {"window_s": self.window_s, "trials": self.trials,
+                     "cooldown_s": self.cooldown_s}
+            cmd.update({k: v for k, v in given.items() if v is not None})
         if self.warmup is not None:
             cmd["warmup"] = self.warmup
         if self.compare is not None:

@@ -18,7 +18,10 @@ from typing import Any
 
 # 2: a restarted runner's header is recorded as a `restart` event on the session's time
 # axis (version 1 files wrote a second `session` header with `t` from zero again)
-PROTOCOL_VERSION = 2
+# 3: results say their `mode` (burst or sustained; older results read as burst), and a
+# burst result's energy comes from the energy counter over a window of flush + launch
+# pairs (J per GEMM including one L2 flush), no longer from power samples
+PROTOCOL_VERSION = 3
 
 # the longest line a reader takes: a runner's or a recording's line beyond it is refused
 # (whole events are small; the largest, a build event with sources and SASS, stays far
@@ -60,6 +63,7 @@ REQUIRED: dict[str, dict[str, tuple[type, ...]]] = {
     "telemetry": {},
     "counters": {"level": _STR, "M": _INT, "N": _INT, "K": _INT, "tool": _STR,
                  "metrics": (dict,)},
+    "phase": {"phase": _STR, "trial": _INT},
     "info": {"message": _STR},
     "restart": {"restarts": _INT},
     "done": {},
@@ -119,11 +123,31 @@ def validate_event(obj: Any) -> dict[str, Any]:
             raise ProtocolError(f'{kind} event: "{name}" must be {want}, not {value!r}')
     if kind == "counters":
         _check_metrics(obj["metrics"])
+    if kind in MODE_EVENTS:
+        _check_mode(obj)
     if kind == "session" and obj["protocol"] > PROTOCOL_VERSION:
         raise ProtocolError(
             f"protocol {obj['protocol']} is newer than this reader ({PROTOCOL_VERSION}); "
             "update gemmscope to read it")
     return obj
+
+
+class Mode(StrEnum):
+    """How a run is measured (docs/energy.md)."""
+
+    BURST = "burst"  # timed repeats with an L2 flush before each; energy over flush+launch
+    SUSTAINED = "sustained"  # back to back for a window, in trials with a cool-down
+
+
+MODE_EVENTS = ("result", "run_start", "repeat")
+
+
+def _check_mode(obj: dict[str, Any]) -> None:
+    """A result without ``mode`` (files before version 3) is a burst result."""
+    mode = obj.setdefault("mode", str(Mode.BURST))
+    if mode not in tuple(Mode):
+        raise ProtocolError(f'{obj["type"]} event: "mode" must be one of '
+                            f'{", ".join(Mode)}, not {mode!r}')
 
 
 def _check_metrics(metrics: dict[Any, Any]) -> None:
@@ -280,6 +304,7 @@ def parse_command(line: str) -> dict[str, Any]:
                 v = obj[name]
                 if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
                     raise ProtocolError(f"{name} must be an integer from {lo} to {hi}, not {v!r}")
+        check_mode_fields(obj)
         params = obj.get("params")
         if params is not None and not (
                 isinstance(params, dict) and all(isinstance(k, str) and isinstance(v, int)
@@ -289,6 +314,33 @@ def parse_command(line: str) -> dict[str, Any]:
     if cmd == "telemetry":
         check_telemetry_hz(obj.get("hz"))
     return obj
+
+
+# sustained runs (docs/energy.md): field -> (default, least, most)
+SUSTAINED_FIELDS: dict[str, tuple[float, float, float]] = {
+    "window_s": (3.0, 1.0, 30.0),  # below 1 s the counter's steps weigh too much
+    "trials": (3, 1, 10),
+    "cooldown_s": (5.0, 0.0, 120.0),
+}
+
+
+def check_mode_fields(obj: dict[str, Any]) -> None:
+    """A run command's ``mode`` and, for sustained runs only, its window, trials and
+    cool-down, each within SUSTAINED_FIELDS."""
+    mode = obj.get("mode", str(Mode.BURST))
+    if mode not in tuple(Mode):
+        raise ProtocolError(f"mode must be one of {', '.join(Mode)}, not {mode!r}")
+    for name, (_default, lo, hi) in SUSTAINED_FIELDS.items():
+        if name not in obj:
+            continue
+        if mode != Mode.SUSTAINED:
+            raise ProtocolError(f"{name} applies to sustained runs only (mode is {mode})")
+        v = obj[name]
+        whole = name == "trials"
+        if isinstance(v, bool) or not isinstance(v, int if whole else _NUM) or \
+                not lo <= v <= hi:
+            kind = "an integer" if whole else "a number of seconds"
+            raise ProtocolError(f"{name} must be {kind} from {lo:g} to {hi:g}, not {v!r}")
 
 
 def check_telemetry_hz(hz: Any) -> float:

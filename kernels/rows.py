@@ -131,6 +131,11 @@ class Result:
     # the slowdowns seen during the run (kernels.throttle); None: the run was not sampled
     throttled: tuple[str, ...] | None = None
     deepgemm_diff: float | None = None  # 1 - 2 sum(xy) / sum(x^2 + y^2), C against float64
+    mode: str = "burst"  # burst (flushed repeats) or sustained (back-to-back windows)
+    energy_reason: str | None = None  # why energy_j is null
+    trials: int | None = None  # sustained: windows measured, and their TFLOPS range
+    tflops_min: float | None = None
+    tflops_max: float | None = None
 
     @classmethod
     def from_event(cls, ev: dict[str, Any], precision: str = "?") -> Result:
@@ -153,7 +158,12 @@ class Result:
             energy_j=_num(ev.get("energy_j")), avg_power_w=_num(ev.get("avg_power_w")),
             gflop_per_j=_num(ev.get("gflop_per_j")),
             throttled=slowdowns(throttled) if isinstance(throttled, list | tuple) else None,
-            deepgemm_diff=_num(ev.get("deepgemm_diff")))
+            deepgemm_diff=_num(ev.get("deepgemm_diff")),
+            mode="sustained" if ev.get("mode") == "sustained" else "burst",
+            energy_reason=ev.get("energy_reason")
+            if isinstance(ev.get("energy_reason"), str) else None,
+            trials=_int(ev.get("trials")), tflops_min=_num(ev.get("tflops_min")),
+            tflops_max=_num(ev.get("tflops_max")))
 
 
 def reference_id(precision: str) -> str:
@@ -164,9 +174,15 @@ def reference_id(precision: str) -> str:
         return f"cublas_{precision}"
 
 
-def reference_key(result: Result) -> tuple[str, Shape]:
-    """(level, shape) of the result a percentage of cuBLAS compares against."""
-    return result.reference or reference_id(result.precision), result.shape
+def result_key(result: Result) -> tuple[str, Shape, str]:
+    """(level, shape, mode): results with one key are runs of the same measurement."""
+    return result.level, result.shape, result.mode
+
+
+def reference_key(result: Result) -> tuple[str, Shape, str]:
+    """The key of the result a percentage of cuBLAS compares against: the same shape and
+    the same mode (burst against burst, sustained against sustained)."""
+    return result.reference or reference_id(result.precision), result.shape, result.mode
 
 
 # ------------------------------------------------------------------------- rows
@@ -175,6 +191,7 @@ class Column(StrEnum):
 
     LEVEL = "level"
     PRECISION = "precision"
+    MODE = "mode"
     DTYPE = "dtype"
     SHAPE = "shape"
     M = "M"
@@ -242,13 +259,18 @@ class Row:
             notes.append("scalar edge path")
         if r.precision == "fp8" and r.deepgemm_diff is not None:
             notes.append(f"DeepGEMM diff {r.deepgemm_diff:.1e}")
+        if r.mode == "sustained" and r.tflops_min is not None and r.tflops_max is not None:
+            notes.append(f"{r.trials} trials {tflops_text(r.tflops_min)}–"
+                         f"{tflops_text(r.tflops_max)} TFLOPS")
+        if r.energy_j is None and r.energy_reason:
+            notes.append(f"no energy: {r.energy_reason}")
         return "; ".join(notes)
 
     def texts(self) -> dict[Column, str]:
         """Every column's text."""
         r = self.result
         return {
-            Column.LEVEL: r.level, Column.PRECISION: r.precision.upper(),
+            Column.LEVEL: r.level, Column.PRECISION: r.precision.upper(), Column.MODE: r.mode,
             Column.DTYPE: r.dtype, Column.SHAPE: str(r.shape), Column.M: str(r.shape.M),
             Column.N: str(r.shape.N), Column.K: str(r.shape.K),
             Column.MEDIAN_MS: ms_text(r.median_ms), Column.TFLOPS: tflops_text(r.tflops),
@@ -325,7 +347,7 @@ def rows_of(results: Iterable[Result], peaks: Mapping[str, Any] | None = None) -
     """A row per result, in order, each against the latest result at its reference key
     (as the session store does); ``peaks``: the header's peak TFLOPS per precision."""
     results = list(results)
-    latest = {(r.level, r.shape): r for r in results}
+    latest = {result_key(r): r for r in results}
     peaks = peaks or {}
     return [Row.of(r, latest.get(reference_key(r)), _num(peaks.get(r.precision)))
             for r in results]

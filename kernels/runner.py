@@ -22,8 +22,9 @@ from . import __version__, protocol, registry
 from .build import CompileError
 from .gpu import DeviceInfo, device_info, get_cupy
 from .measure import Bench, Refused, refusal, wall_clock
-from .protocol import ErrorKind, ProtocolError
+from .protocol import ErrorKind, Mode, ProtocolError
 from .registry import Kind, Level
+from .sustained import SustainedConfig, Trial, run_sustained
 from .telemetry import Nvml, Sampler
 
 EXIT_CONTEXT_LOST = 70
@@ -69,7 +70,8 @@ class Runner:
         self.no_gpu_reason: str | None = None
         self.bench: Bench | None = None
         self.sampler: Sampler | None = None
-        self.ref_tflops: dict[tuple[str, int, int, int], float] = {}
+        # a reference's TFLOPS by (id, M, N, K, mode): % of cuBLAS within the same mode
+        self.ref_tflops: dict[tuple[str, int, int, int, str], float] = {}
 
     # ------------------------------------------------------------------ output
     def emit(self, event: dict[str, Any]) -> None:
@@ -176,32 +178,64 @@ class Runner:
             self.error(ErrorKind.NO_GPU, f"cannot run {level.id}: {self.no_gpu_reason}",
                        id=cid, level=level.id, M=M, N=N, K=K)
             return False
-        repeats = cmd.get("repeats", DEFAULT_REPEATS)
-        warmup = cmd.get("warmup", DEFAULT_WARMUP)
+        mode = Mode(cmd.get("mode", Mode.BURST))
         ref_id = level.reference
         if (cmd.get("compare", True) and level.kind is Kind.LEVEL and ref_id in self.levels
-                and (ref_id, M, N, K) not in self.ref_tflops):
-            if self._run_one(self.levels[ref_id], M, N, K, repeats, warmup, cid, None):
+                and (ref_id, M, N, K, mode) not in self.ref_tflops):
+            if self._run_one(self.levels[ref_id], M, N, K, cmd, cid, None):
                 return True
-        return self._run_one(level, M, N, K, repeats, warmup, cid, params and level.params)
+        return self._run_one(level, M, N, K, cmd, cid, params and level.params)
 
-    def _run_one(self, level: Level, M: int, N: int, K: int, repeats: int, warmup: int,
+    def _measure_burst(self, level: Level, M: int, N: int, K: int, cmd: dict[str, Any],
+                       where: dict[str, Any], params: dict[str, int] | None) -> dict[str, Any]:
+        repeats = cmd.get("repeats", DEFAULT_REPEATS)
+        warmup = cmd.get("warmup", DEFAULT_WARMUP)
+        self.emit({"type": "run_start", **where, "dtype": registry.DTYPE_OF[level.precision],
+                   "precision": str(level.precision), "mode": str(Mode.BURST),
+                   "repeats": repeats, "warmup": warmup})
+
+        def on_repeat(i: int, ms: float) -> None:
+            self.emit({"type": "repeat", **where, "mode": str(Mode.BURST), "i": i, "ms": ms,
+                       "tflops": 2.0 * M * N * K / (ms * 1e-3) / 1e12})
+
+        assert self.bench is not None
+        return self.bench.run(level, M, N, K, repeats, warmup, on_repeat, params)
+
+    def _measure_sustained(self, level: Level, M: int, N: int, K: int, cmd: dict[str, Any],
+                           where: dict[str, Any], params: dict[str, int] | None
+                           ) -> dict[str, Any]:
+        config = SustainedConfig.from_command(cmd)
+        warmup = cmd.get("warmup", DEFAULT_WARMUP)
+        sustained = {"mode": str(Mode.SUSTAINED), "window_s": config.window_s,
+                     "trials": config.trials, "cooldown_s": config.cooldown_s}
+        self.emit({"type": "run_start", **where, "dtype": registry.DTYPE_OF[level.precision],
+                   "precision": str(level.precision), **sustained, "repeats": config.trials,
+                   "warmup": warmup})
+
+        def on_phase(phase: str, trial: int, seconds: float) -> None:
+            self.emit({"type": "phase", **where, "mode": str(Mode.SUSTAINED), "phase": phase,
+                       "trial": trial, "seconds": seconds})
+
+        def on_trial(trial: Trial) -> None:  # a trial is a sustained run's repeat
+            self.emit({"type": "repeat", **where, "mode": str(Mode.SUSTAINED),
+                       **trial.as_event()})
+
+        assert self.bench is not None
+        return run_sustained(self.bench, level, M, N, K, config, warmup, params, on_phase,
+                             on_trial)
+
+    def _run_one(self, level: Level, M: int, N: int, K: int, cmd: dict[str, Any],
                  cid: Any, params: dict[str, int] | None) -> bool:
         where = {"id": cid, "level": level.id, "M": M, "N": N, "K": K}
         refused = refusal(level, M, N, K, self.device)
         if refused is not None:
             self.error(ErrorKind(refused.kind), str(refused), **where)
             return False
-        self.emit({"type": "run_start", **where, "dtype": registry.DTYPE_OF[level.precision],
-                   "precision": str(level.precision), "repeats": repeats, "warmup": warmup})
-
-        def on_repeat(i: int, ms: float) -> None:
-            self.emit({"type": "repeat", **where, "i": i, "ms": ms,
-                       "tflops": 2.0 * M * N * K / (ms * 1e-3) / 1e12})
-
-        assert self.bench is not None
+        mode = Mode(cmd.get("mode", Mode.BURST))
+        measure = {Mode.BURST: self._measure_burst,
+                   Mode.SUSTAINED: self._measure_sustained}[mode]
         try:
-            result = self.bench.run(level, M, N, K, repeats, warmup, on_repeat, params)
+            result = measure(level, M, N, K, cmd, where, params)
         except Refused as exc:
             self.error(ErrorKind(exc.kind), str(exc), **where)
             return False
@@ -222,10 +256,10 @@ class Runner:
         if params:
             result["params"] = dict(params)
         if level.kind is Kind.REFERENCE:
-            self.ref_tflops[(level.id, M, N, K)] = result["tflops"]
+            self.ref_tflops[(level.id, M, N, K, mode)] = result["tflops"]
         else:
             ref_id = level.reference
-            ref = self.ref_tflops.get((ref_id or "", M, N, K))
+            ref = self.ref_tflops.get((ref_id or "", M, N, K, mode))
             result.update({"reference": ref_id if ref else None, "reference_tflops": ref,
                            "pct_of_reference": 100 * result["tflops"] / ref if ref else None})
         self.emit({"type": "result", "id": cid, **result})

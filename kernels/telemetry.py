@@ -104,6 +104,26 @@ class Nvml:
             mj = self._get(lambda: nv.nvmlDeviceGetTotalEnergyConsumption(h))
             return None if mj is None else mj / 1000
 
+    def energy_reason(self) -> str | None:
+        """None when the total-energy counter reads, else why not (NVML's answer)."""
+        with self._lock:
+            nv, h = self._nv, self._h
+            if nv is None:
+                return f"no NVML: {self.reason or 'closed'}"
+            try:
+                nv.nvmlDeviceGetTotalEnergyConsumption(h)
+            except Exception as exc:
+                return f"nvmlDeviceGetTotalEnergyConsumption: {exc}"
+            return None
+
+    def temperature_c(self) -> float | None:
+        """The GPU temperature (°C), or None."""
+        with self._lock:
+            nv, h = self._nv, self._h
+            if nv is None:
+                return None
+            return self._get(lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU))
+
     def power_limit_w(self) -> float | None:
         nv, h = self._nv, self._h
         mw = self._get(lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h))

@@ -12,7 +12,8 @@ from gemmscope.kernels.protocol import ProtocolError
 HEADER = {"type": "session", "t": 0.0, "protocol": 1, "created": "2026-11-29T12:00:00+00:00",
           "levels": {}}
 RESULT = {"type": "result", "t": 1.5, "level": "naive", "M": 8, "N": 8, "K": 8, "dtype": "fp32",
-          "median_ms": 0.01, "tflops": 0.1, "verified": True, "rel_err": 1e-7, "repeats": 3}
+          "median_ms": 0.01, "tflops": 0.1, "verified": True, "rel_err": 1e-7, "repeats": 3,
+          "mode": "burst"}  # a result without a mode reads as burst (test_modes.py)
 
 
 def write(tmp_path, lines, final_newline=True):

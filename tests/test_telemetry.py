@@ -108,16 +108,3 @@ def test_rate_can_change_while_a_sample_is_taken():
         time.sleep(0.01)
     s.stop()
     assert len(got) >= n + 3, "sampling did not resume after the rate went to 0 and back"
-
-
-def test_average_power_prefers_the_counter_only_over_long_windows():
-    from gemmscope.kernels.measure import average_power
-    from gemmscope.kernels.telemetry import RunWindow
-
-    sampled = RunWindow(1980, 1980, None, 450.0, [], 3)
-    assert average_power(1200.0, 2.0, sampled) == (600.0, "energy_counter")
-    # short window: the counter reads 0 or a whole step; the samples decide
-    assert average_power(0.0, 0.05, sampled) == (450.0, "power_samples")
-    assert average_power(49.85, 0.05, sampled) == (450.0, "power_samples")
-    nothing = RunWindow(None, None, None, None, [], 0)
-    assert average_power(0.0, 0.05, nothing) == (None, None)

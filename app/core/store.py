@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...kernels.rows import Result, Row, reference_key
+from ...kernels.rows import Result, Row, reference_key, result_key
 from ...kernels.shape import Shape, shape_of
 from .counters import NCU, Counters
 from .levels import LevelInfo, catalog_from_header
@@ -117,7 +117,8 @@ class SessionStore:
         self.levels: list[LevelInfo] = catalog_from_header(None)
         self.results: list[Result] = []
         self._latest: dict[str, Result] = {}
-        self._latest_at: dict[tuple[str, Shape], Result] = {}
+        self._latest_at: dict[tuple[str, Shape], Result] = {}  # burst results
+        self._by_key: dict[tuple[str, Shape, str], Result] = {}  # every mode
         self._shape_levels: dict[Shape, set[str]] = {}  # ladder levels measured per shape
         self.messages: list[Message] = []
         self.stream = RepeatStream()
@@ -184,7 +185,12 @@ class SessionStore:
         self.results.append(r)
         if self.runs.finish(ev, self.session_t(ev), RunEnd.RESULT):
             self._changes.add(Change.TELEMETRY)
-        # indexes, so views read the latest numbers without scanning every result
+        # indexes, so views read the latest numbers without scanning every result; the
+        # ladder, its charts and the sweep show burst results (sustained ones beside them)
+        self._by_key[result_key(r)] = r
+        self._changes.update((Change.LADDER, Change.SWEEP))
+        if r.mode != "burst":
+            return
         self._latest[r.level] = r
         self._latest_at[(r.level, r.shape)] = r
         if level is not None and not level.is_reference:
@@ -296,8 +302,13 @@ class SessionStore:
         return found if found is not None else self.latest(level_id)
 
     def reference_result(self, result: Result) -> Result | None:
-        """The latest cuBLAS result of the same precision at the same shape."""
-        return self._latest_at.get(reference_key(result))
+        """The latest cuBLAS result of the same precision at the same shape and mode."""
+        return self._by_key.get(reference_key(result))
+
+    def sustained_result(self, level_id: str, shape: Shape | None = None) -> Result | None:
+        """The level's latest sustained result at ``shape`` (default: the ladder's)."""
+        shape = shape or self.ladder_shape()
+        return self._by_key.get((level_id, shape, "sustained")) if shape else None
 
     def peak_tflops(self, precision: str) -> float | None:
         device = (self.header or {}).get("device") or {}

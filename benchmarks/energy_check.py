@@ -1,0 +1,161 @@
+"""Independent check of the sustained mode's J per GEMM (GPU machine).
+
+    python benchmarks/energy_check.py [-l LEVEL ...] [-s 4096] [--window-s 3] [--trials 3]
+                                      [--cooldown-s 5] [--tolerance-pct 3] [--json]
+
+For each level: the sustained mode's figure (gemmscope.kernels.sustained, as `gemmscope
+bench --sustained` runs it: CUDA graphs of batches, CUDA-event timing), then a plain
+measurement that shares none of that code: the level's kernel launched N times back to
+back from a Python loop on the default stream (no graph), N chosen to fill the same
+window, with NVML's total-energy counter read through pynvml just after a step before the
+loop and just after the next step once the device has synchronised; the same cool-down
+before each trial and the median of the same number of trials. Prints both J per GEMM and
+the difference in percent as a table; exit code 1 when a difference exceeds
+--tolerance-pct. docs/energy.md says what each method leaves uncertain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from typing import Any
+
+POLL_S = 0.0005
+
+
+def counter_j(nv: Any, handle: Any) -> float:
+    return nv.nvmlDeviceGetTotalEnergyConsumption(handle) / 1000.0
+
+
+def after_step(nv: Any, handle: Any, max_wait_s: float = 0.5) -> float:
+    """The counter's value just after its next step (it moves every few tens of ms)."""
+    first = counter_j(nv, handle)
+    deadline = time.perf_counter() + max_wait_s
+    while True:
+        value = counter_j(nv, handle)
+        if value != first or time.perf_counter() > deadline:
+            return value
+        time.sleep(POLL_S)
+
+
+def plain_trial(cp: Any, launch: Any, n: int, nv: Any, handle: Any) -> dict[str, float]:
+    cp.cuda.runtime.deviceSynchronize()
+    e0 = after_step(nv, handle)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        launch()
+    cp.cuda.runtime.deviceSynchronize()
+    t1 = time.perf_counter()
+    e1 = after_step(nv, handle)
+    return {"j_per_gemm": (e1 - e0) / n, "power_w": (e1 - e0) / (t1 - t0),
+            "wall_s": t1 - t0}
+
+
+def seconds_per_launch(cp: Any, launch: Any, calls: int = 5) -> float:
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    for _ in range(calls):
+        launch()
+    end.record()
+    end.synchronize()
+    return cp.cuda.get_elapsed_time(start, end) / 1e3 / calls
+
+
+def check_level(level_id: str, size: int, args: argparse.Namespace, nv: Any, handle: Any
+                ) -> dict[str, Any]:
+    from gemmscope.kernels import registry
+    from gemmscope.kernels.gpu import device_info, require_cupy
+    from gemmscope.kernels.measure import Bench, level_launcher, wall_clock
+    from gemmscope.kernels.operands import check, random_inputs
+    from gemmscope.kernels.sustained import SustainedConfig, run_sustained
+
+    cp = require_cupy()
+    level = registry.get(level_id)
+    config = SustainedConfig(args.window_s, args.trials, args.cooldown_s)
+    bench = Bench(device_info(), wall_clock())
+    sustained = run_sustained(bench, level, size, size, size, config)
+
+    # the plain measurement: the compiled kernel, its own inputs, a Python loop
+    ops = random_inputs(level, size, size, size)
+    launch, _info = level_launcher(level, ops)
+    ops.poison()
+    launch()
+    cp.cuda.runtime.deviceSynchronize()
+    verified = check(ops).verified(level.precision)
+    n = max(1, math.ceil(args.window_s / seconds_per_launch(cp, launch)))
+    trials = []
+    for _ in range(args.trials):
+        time.sleep(args.cooldown_s)
+        trials.append(plain_trial(cp, launch, n, nv, handle))
+    plain = statistics.median(t["j_per_gemm"] for t in trials)
+    ours = sustained["energy_j"]
+    return {
+        "level": level_id, "size": size, "verified": verified, "launches": n,
+        "plain_j": plain, "plain_j_min": min(t["j_per_gemm"] for t in trials),
+        "plain_j_max": max(t["j_per_gemm"] for t in trials),
+        "plain_w": statistics.median(t["power_w"] for t in trials),
+        "sustained_j": ours, "sustained_j_min": sustained["energy_j_min"],
+        "sustained_j_max": sustained["energy_j_max"],
+        "sustained_w": sustained["avg_power_w"], "sustained_tflops": sustained["tflops"],
+        "sustained_method": sustained["launch_method"],
+        "diff_pct": None if not ours else 100.0 * (ours - plain) / plain,
+    }
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = ("level", "shape", "N", "plain J/GEMM", "sustained J/GEMM", "diff %", "plain W",
+            "sustained W", "sustained TFLOPS")
+
+    def j(r: dict[str, Any], key: str) -> str:
+        if r[key] is None:
+            return "-"
+        return f"{r[key]:.4g} [{r[key + '_min']:.4g}-{r[key + '_max']:.4g}]"
+
+    body = [(r["level"], f"{r['size']}^3", str(r["launches"]), j(r, "plain_j"),
+             j(r, "sustained_j"), "-" if r["diff_pct"] is None else f"{r['diff_pct']:+.2f}",
+             f"{r['plain_w']:.0f}", "-" if r["sustained_w"] is None else
+             f"{r['sustained_w']:.0f}", f"{r['sustained_tflops']:.1f}") for r in rows]
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(head, widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths, strict=True)) for b in body]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-l", "--level", action="append", default=[],
+                    help="level id (repeat; default cp_async and wgmma_tma)")
+    ap.add_argument("-s", "--size", type=int, action="append", default=[],
+                    help="cube size (repeat; default 4096)")
+    ap.add_argument("--window-s", type=float, default=3.0)
+    ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--cooldown-s", type=float, default=5.0)
+    ap.add_argument("--tolerance-pct", type=float, default=3.0)
+    ap.add_argument("--json", action="store_true", help="one JSON line per row, no table")
+    args = ap.parse_args(argv)
+    import pynvml as nv
+
+    nv.nvmlInit()
+    handle = nv.nvmlDeviceGetHandleByIndex(0)
+    rows = [check_level(level_id, size, args, nv, handle)
+            for size in (args.size or [4096])
+            for level_id in (args.level or ["cp_async", "wgmma_tma"])]
+    if args.json:
+        for r in rows:
+            print(json.dumps(r))
+    else:
+        print(table(rows))
+    bad = [r for r in rows if r["diff_pct"] is None or abs(r["diff_pct"]) > args.tolerance_pct
+           or not r["verified"]]
+    for r in bad:
+        print(f"{r['level']} {r['size']}^3: difference {r['diff_pct']} % exceeds "
+              f"{args.tolerance_pct} % or the kernel did not verify", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
