@@ -1,15 +1,15 @@
 """The `gemmscope` command: the desktop app, or the GPU-side subcommands.
 
-`gemmscope` and `gemmscope replay FILE` open the Qt app. `runner`, `bench`, `record` and
-`report` are the GPU side (gemmscope.kernels.cli) and never import Qt, so they work on a
-headless GPU box without PySide6.
+`gemmscope` and `gemmscope replay FILE` open the Qt app. `runner`, `bench`, `record`,
+`report`, `levels`, `diff` and `sass` are the GPU side (gemmscope.kernels.cli) and never
+import Qt, so they work on a headless GPU box without PySide6.
 """
 
 from __future__ import annotations
 
 import sys
 
-GPU_COMMANDS = ("runner", "bench", "record", "report", "levels")
+GPU_COMMANDS = ("runner", "bench", "record", "report", "levels", "diff", "sass")
 
 
 def main(argv: list[str] | None = None) -> int:
