@@ -37,9 +37,10 @@ def test_runner_emits_one_build_event_per_compiled_variant():
     for b in builds:
         where = f"{b['level']} {b['variant']}"
         assert protocol.parse_line(protocol.dumps(b)) == b
-        # the build event follows the first result of its variant, in the same run
-        first = next(r for r in results if (r["level"], r["variant"]) == (b["level"],
-                                                                           b["variant"]))
+        # the build event follows the first result of its variant and parameters
+        first = next(r for r in results if (r["level"], r["variant"]) == (
+            b["level"], b["variant"]) and (r.get("params") or registry.get(r["level"]).params)
+            == b["params"])
         assert seen.index(first) < seen.index(b)
         assert (first["regs"], first["smem_bytes"]) == (
             b["regs"], b["smem_static_bytes"] + b["smem_dynamic_bytes"]), where
