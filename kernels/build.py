@@ -196,21 +196,32 @@ def compile_offline(level: Level, arch: str = "sm_90a",
     """Compile a level to a cubin with NVRTC (cuda-bindings), no GPU needed: the source
     and options that :func:`compile_level` gives CuPy, for ``arch`` (one ``-arch``) and
     with CuPy's ``-ftz=true``."""
+    return compile_source(level.id, assemble(level), list(variants(level, params).values()),
+                          offline_options(level, arch), arch)
+
+
+def offline_options(level: Level, arch: str) -> tuple[str, ...]:
+    """The level's options for NVRTC with one ``-arch`` and CuPy's ``-ftz=true``
+    (include folders are added when compiling)."""
+    return (*(o for o in options(level) if not o.startswith(("-arch=", "-I"))),
+            f"-arch={arch}", "-ftz=true")
+
+
+def compile_source(program: str, source: str, names: list[str], given: tuple[str, ...],
+                   arch: str) -> OfflineBuild:
+    """NVRTC (cuda-bindings) from a source string to a cubin, instantiating ``names``."""
     from cuda.bindings import nvrtc  # optional dependency: the `nvrtc` extra
 
     def check(result: Any, what: str) -> Any:
         err, *rest = result if isinstance(result, tuple) else (result,)
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise CompileError(f"{level.id}: {what} failed ({err})")
+            raise CompileError(f"{program}: {what} failed ({err})")
         return rest[0] if len(rest) == 1 else rest
 
-    src = assemble(level).encode()
-    prog = check(nvrtc.nvrtcCreateProgram(src, f"{level.id}.cu".encode(), 0, [], []), "create")
-    names = list(variants(level, params).values())
+    prog = check(nvrtc.nvrtcCreateProgram(source.encode(), f"{program}.cu".encode(), 0, [],
+                                          []), "create")
     for name in names:
         check(nvrtc.nvrtcAddNameExpression(prog, name.encode()), "add name")
-    given = (*(o for o in options(level) if not o.startswith(("-arch=", "-I"))),
-             f"-arch={arch}", "-ftz=true")
     opts = [o.encode() for o in given] + [f"-I{d}".encode() for d in nvrtc_include_dirs()]
     status = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0]
     size = check(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
@@ -218,7 +229,7 @@ def compile_offline(level: Level, arch: str = "sm_90a",
     nvrtc.nvrtcGetProgramLog(prog, log)
     log_text = log.decode(errors="replace").strip("\x00 \n")
     if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        raise CompileError(f"{level.id}: NVRTC ({arch}):\n{log_text}")
+        raise CompileError(f"{program}: NVRTC ({arch}):\n{log_text}")
     lowered = {}
     for name in names:
         mangled = check(nvrtc.nvrtcGetLoweredName(prog, name.encode()), "lowered name")
@@ -227,4 +238,4 @@ def compile_offline(level: Level, arch: str = "sm_90a",
     cubin = b" " * cubin_size
     check(nvrtc.nvrtcGetCUBIN(prog, cubin), "cubin")
     nvrtc.nvrtcDestroyProgram(prog)
-    return OfflineBuild(level.id, arch, cubin_size, lowered, log_text, given, cubin)
+    return OfflineBuild(program, arch, cubin_size, lowered, log_text, given, cubin)

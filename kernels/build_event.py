@@ -13,11 +13,16 @@ the calculator with the H100/H200 limits. A piece that cannot be had is ``null``
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 from . import build, cubin, occupancy, protocol, sass
+from .build import CompileError
 from .registry import Level
 
 # variant name (as in results) -> the VEC template flag it was compiled with
@@ -65,7 +70,9 @@ def _nvrtc_version() -> str:
 class Offline:
     """A level compiled by NVRTC to a cubin: both variants' resources and SASS."""
 
-    build: build.OfflineBuild
+    lowered: dict[str, str]  # name expression -> mangled name
+    options: list[str]
+    nvrtc: str  # NVRTC's version
     resources: dict[str, cubin.KernelResources]  # by mangled name
     sass: dict[str, str] | None  # by mangled name; None where nvdisasm is missing
     sass_reason: str | None
@@ -73,30 +80,69 @@ class Offline:
 
 _cache: dict[tuple[str, tuple[tuple[str, int], ...], str], Offline] = {}
 _lock = threading.Lock()
+CHILD_TIMEOUT_S = 600.0
 
 
-def compile_cubin(level: Level, params: dict[str, int], arch: str) -> Offline:
+def compile_cubin(level: Level, params: dict[str, int], arch: str,
+                  isolated: bool = False) -> Offline:
     """Compile (once per process) and disassemble a level; raises CompileError, or
-    RuntimeError saying what is missing when NVRTC is."""
+    RuntimeError saying what is missing when NVRTC is. ``isolated``: in a child process,
+    as the runner does: cuda-bindings' NVRTC loaded into the runner broke a later
+    ``import torch`` there (the FP8 reference), and a compiler crash must not cost a run."""
     key = (level.id, tuple(params.items()), arch)
     with _lock:
         if key in _cache:
             return _cache[key]
-    missing = nvrtc_missing()
-    if missing is not None:
-        raise RuntimeError(missing)
-    ob = build.compile_offline(level, arch, params)
-    resources = cubin.kernels(ob.cubin)
-    texts, reason = None, sass.nvdisasm_missing()
-    if reason is None:
-        try:
-            texts = sass.disassemble(ob.cubin, build.source_files(level))
-        except Exception as exc:  # a tool that fails is a reason, not a lost event
-            reason = f"nvdisasm failed: {exc}"
-    out = Offline(ob, resources, texts, reason)
+    spec = {"program": level.id, "source": build.assemble(level),
+            "names": list(build.variants(level, params).values()),
+            "options": list(build.offline_options(level, arch)), "arch": arch,
+            "files": list(build.source_files(level))}
+    got = _in_child(spec) if isolated else compile_spec(spec)
+    if "error" in got:
+        raise (CompileError if got["error_kind"] == "compile" else RuntimeError)(got["error"])
+    out = Offline(got["lowered"], got["options"], got["nvrtc"],
+                  {n: cubin.KernelResources(**r) for n, r in got["resources"].items()},
+                  got["sass"], got["sass_reason"])
     with _lock:
         _cache[key] = out
     return out
+
+
+def compile_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """NVRTC and nvdisasm on one level's source; a JSON-able answer (``error`` and
+    ``error_kind`` -- ``missing`` or ``compile`` -- where there is none)."""
+    missing = nvrtc_missing()
+    if missing is not None:
+        return {"error": missing, "error_kind": "missing"}
+    try:
+        ob = build.compile_source(spec["program"], spec["source"], spec["names"],
+                                  tuple(spec["options"]), spec["arch"])
+    except CompileError as exc:
+        return {"error": str(exc), "error_kind": "compile"}
+    texts, reason = None, sass.nvdisasm_missing()
+    if reason is None:
+        try:
+            texts = sass.disassemble(ob.cubin, spec["files"])
+        except Exception as exc:  # a tool that fails is a reason, not a lost event
+            reason = f"nvdisasm failed: {exc}"
+    return {"lowered": ob.lowered, "options": list(ob.options), "nvrtc": _nvrtc_version(),
+            "resources": {n: dataclasses.asdict(r) for n, r in cubin.kernels(ob.cubin).items()},
+            "sass": texts, "sass_reason": reason}
+
+
+def _in_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """compile_spec in a child process (``python -m gemmscope.kernels.build_event``)."""
+    try:
+        done = subprocess.run([sys.executable, "-m", "gemmscope.kernels.build_event"],
+                              input=json.dumps(spec), capture_output=True, text=True,
+                              timeout=CHILD_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RuntimeError(f"the compile process failed: {exc}") from None
+    if done.returncode != 0:
+        tail = " ".join(done.stderr.strip().splitlines()[-3:])
+        raise RuntimeError(f"the compile process exited {done.returncode}: {tail}")
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
 
 
 # ------------------------------------------------------------------ the event
@@ -112,7 +158,7 @@ def offline_event(level: Level, variant: str | None = None,
     arch = arch or level.arch or OFFLINE_ARCH
     off = compile_cubin(level, params, arch)
     name = level.name_expression(vec, params)
-    res = off.resources[off.build.lowered[name]]
+    res = off.resources[off.lowered[name]]
     threads = level.threads[0] * level.threads[1]
     dyn = level.dyn_smem_bytes(params)
     calc = occupancy.occupancy(res.regs, threads, res.smem_static_bytes, dyn,
@@ -121,7 +167,7 @@ def offline_event(level: Level, variant: str | None = None,
                      occupancy.HOPPER, None,
                      f"no GPU: the occupancy calculator with the {OFFLINE_ARCH} limits")
     return _event(level, variant, params, name, off, arch,
-                  f"NVRTC {_nvrtc_version()} (cuda-bindings)", list(off.build.options),
+                  f"NVRTC {off.nvrtc} (cuda-bindings)", list(off.options),
                   regs=res.regs, smem_static=res.smem_static_bytes, dyn=dyn,
                   local=res.local_bytes, threads=threads, barriers=res.barriers,
                   resources_from="cubin", occ=occ, t=t)
@@ -148,11 +194,11 @@ def gpu_event(level: Level, variant: str, params: dict[str, int] | None = None,
     off: Offline | None = None
     sass_reason = None
     try:
-        off = compile_cubin(level, params, arch)
+        off = compile_cubin(level, params, arch, isolated=True)
     except Exception as exc:
         sass_reason = f"no cubin to disassemble: {exc}"
     name = level.name_expression(vec, params)
-    barriers = off.resources[off.build.lowered[name]].barriers if off else 0
+    barriers = off.resources[off.lowered[name]].barriers if off else 0
     driver, driver_reason = None, None
     try:
         driver = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
@@ -219,15 +265,15 @@ def _event(level: Level, variant: str, params: dict[str, int], name: str,
     if t is not None:
         event["t"] = t
     if off is not None:
-        event["mangled"] = off.build.lowered[name]
+        event["mangled"] = off.lowered[name]
         sass_reason = off.sass_reason
     if off is None or off.sass is None:
         event.update({"sass": None, "sass_reason": sass_reason, "main_loop": None,
                       "instruction_mix": None, "instruction_mix_reason": sass_reason})
     else:
-        mangled = off.build.lowered[name]
+        mangled = off.lowered[name]
         event.update(sass_fields(off.sass[mangled]))
-        event["sass_from"] = {"compiler": f"NVRTC {_nvrtc_version()} (cuda-bindings)",
+        event["sass_from"] = {"compiler": f"NVRTC {off.nvrtc} (cuda-bindings)",
                               "arch": arch, "disassembler": "nvdisasm -c -gi",
                               "regs": off.resources[mangled].regs}
     return bound(event)
@@ -253,3 +299,7 @@ def bound(event: dict[str, Any]) -> dict[str, Any]:
         event[f"{field}_reason"] = (f"left out: the event would be {size:,} bytes, over "
                                     f"its bound of {MAX_EVENT_BYTES:,}")
     return event
+
+
+if __name__ == "__main__":  # the runner's compile process: a spec on stdin, JSON out
+    json.dump(compile_spec(json.load(sys.stdin)), sys.stdout)

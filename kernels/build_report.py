@@ -9,7 +9,7 @@ printing whatever could be shown.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import build, build_event, protocol, registry, sass
@@ -167,7 +167,7 @@ def _change(x: Any, y: Any) -> str:
     return f"{d:+g}" if isinstance(d, float) else f"{d:+d}"
 
 
-def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+def _table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     lines = []
     for r in [head, *rows]:

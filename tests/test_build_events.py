@@ -230,3 +230,30 @@ def test_an_event_over_its_bound_drops_the_sass_then_the_sources(events, monkeyp
     monkeypatch.setattr(build_event, "MAX_EVENT_BYTES", 1000)
     tiny = build_event.bound(dict(ev))
     assert tiny["sources"] is None and "over its bound" in tiny["sources_reason"]
+
+
+@needs_tools
+def test_the_runner_compiles_in_a_child_process_and_loads_no_nvrtc_itself():
+    """cuda-bindings' NVRTC loaded into the runner broke its later `import torch` (the FP8
+    reference) on the H200: the runner's build events compile in a child process."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from gemmscope.kernels import build_event, registry\n"
+            "lv = registry.get('naive')\n"
+            "off = build_event.compile_cubin(lv, lv.params, 'sm_90', isolated=True)\n"
+            "assert off.sass and all(r.regs for r in off.resources.values())\n"
+            "print(sorted(m for m in sys.modules if m.startswith('cuda')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    lv = registry.get("naive")
+    here = build_event.compile_cubin(lv, lv.params, "sm_90")
+    child = build_event._in_child({
+        "program": "naive", "source": build.assemble(lv),
+        "names": list(build.variants(lv).values()),
+        "options": list(build.offline_options(lv, "sm_90")), "arch": "sm_90",
+        "files": list(build.source_files(lv))})
+    assert child["sass"] == here.sass and child["lowered"] == here.lowered
