@@ -1,8 +1,9 @@
 """The `gemmscope` command: the desktop app, or the GPU-side subcommands.
 
 `gemmscope` and `gemmscope replay FILE` open the Qt app. The subcommands of
-gemmscope.kernels.cli (`runner`, `bench`, `record`, `report`, `levels`) are the GPU side
-and never import Qt, so they work on a headless GPU box without PySide6; so does `doctor`
+gemmscope.kernels.cli (`runner`, `bench`, `record`, `report`, `levels`, `diff`, `sass`)
+are the GPU side and never import Qt, so they work on a headless GPU box without PySide6;
+so does `doctor`
 (gemmscope.app.core.doctor). Before Qt is imported, the doctor's start checks run: with no
 usable display (or a platform plugin missing system libraries) the app says so and exits 2
 instead of Qt's abort.

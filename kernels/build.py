@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +28,67 @@ class CompileError(RuntimeError):
 
 def assemble(level: Level) -> str:
     """The level's source with each local header (common.cuh, hopper.cuh) pasted in place
-    of its #include, once."""
-    text = source_file(level).read_text(encoding="utf-8")
+    of its #include, once, transitively. ``#line`` directives keep every line numbered as
+    in its own file (repository paths, see :func:`source_files`), so compiler messages and
+    the cubin's line info (-lineinfo) point into the real files, not the pasted string."""
+    main = source_file(level)
     seen: set[str] = set()
 
-    def paste(m: re.Match[str]) -> str:
-        name = m.group(1)
-        if name in seen:
-            return ""
-        seen.add(name)
-        return (cuda_dir() / name).read_text(encoding="utf-8").replace("#pragma once", "")
+    def expand(path: Path) -> str:
+        key = source_key(path)
+        out = [f'#line 1 "{key}"']
+        for lineno, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            m = _INCLUDE_LOCAL.match(text)
+            if m is None:
+                out.append("" if text.strip() == "#pragma once" else text)
+                continue
+            name = m.group(1)
+            if name not in seen:
+                seen.add(name)
+                out += [expand(_local_header(path, name)), f'#line {lineno + 1} "{key}"']
+            else:
+                out.append("")
+        return "\n".join(out)
 
-    return _INCLUDE_LOCAL.sub(paste, text)
+    return expand(main) + "\n"
+
+
+def source_files(level: Level) -> dict[str, str]:
+    """Every file the level's source is built from, by repository path
+    (``kernels/cuda/cp_async.cu``, ``kernels/cuda/common.cuh``), to its text: the .cu and
+    each local header it includes, transitively, in include order."""
+    files: dict[str, str] = {}
+
+    def walk(path: Path) -> None:
+        text = path.read_text(encoding="utf-8")
+        files[source_key(path)] = text
+        for m in _INCLUDE_LOCAL.finditer(text):
+            header = _local_header(path, m.group(1))
+            if source_key(header) not in files:
+                walk(header)
+
+    walk(source_file(level))
+    return files
+
+
+def _local_header(including: Path, name: str) -> Path:
+    """A local header: next to the file that includes it, else in kernels/cuda."""
+    beside = including.parent / name
+    return beside if beside.is_file() else cuda_dir() / name
+
+
+def source_key(path: Path) -> str:
+    """A source file's name in events: ``kernels/cuda/<file>`` for the package's own CUDA
+    files (as the session header's ``levels`` map says), else the path relative to the
+    repository root where it lies inside it (test levels), else the file name."""
+    path = path.resolve()
+    if path.parent == cuda_dir().resolve():
+        return f"kernels/cuda/{path.name}"
+    root = Path(__file__).resolve().parents[1]
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.name
 
 
 def options(level: Level) -> tuple[str, ...]:
@@ -138,37 +187,55 @@ class OfflineBuild:
     cubin_bytes: int
     lowered: dict[str, str]  # name expression -> mangled name
     log: str
+    options: tuple[str, ...] = ()  # as given to NVRTC, include folders left out
+    cubin: bytes = field(default=b"", repr=False)
 
 
 def compile_offline(level: Level, arch: str = "sm_90a",
                     params: dict[str, int] | None = None) -> OfflineBuild:
-    """Compile a level to a cubin with NVRTC (cuda-bindings), no GPU needed."""
+    """Compile a level to a cubin with NVRTC (cuda-bindings), no GPU needed: the source
+    and options that :func:`compile_level` gives CuPy, for ``arch`` (one ``-arch``) and
+    with CuPy's ``-ftz=true``."""
+    return compile_source(level.id, assemble(level), list(variants(level, params).values()),
+                          offline_options(level, arch), arch)
+
+
+def offline_options(level: Level, arch: str) -> tuple[str, ...]:
+    """The level's options for NVRTC with one ``-arch`` and CuPy's ``-ftz=true``
+    (include folders are added when compiling)."""
+    return (*(o for o in options(level) if not o.startswith(("-arch=", "-I"))),
+            f"-arch={arch}", "-ftz=true")
+
+
+def compile_source(program: str, source: str, names: list[str], given: tuple[str, ...],
+                   arch: str) -> OfflineBuild:
+    """NVRTC (cuda-bindings) from a source string to a cubin, instantiating ``names``."""
     from cuda.bindings import nvrtc  # optional dependency: the `nvrtc` extra
 
     def check(result: Any, what: str) -> Any:
         err, *rest = result if isinstance(result, tuple) else (result,)
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise CompileError(f"{level.id}: {what} failed ({err})")
+            raise CompileError(f"{program}: {what} failed ({err})")
         return rest[0] if len(rest) == 1 else rest
 
-    src = assemble(level).encode()
-    prog = check(nvrtc.nvrtcCreateProgram(src, f"{level.id}.cu".encode(), 0, [], []), "create")
-    names = list(variants(level, params).values())
+    prog = check(nvrtc.nvrtcCreateProgram(source.encode(), f"{program}.cu".encode(), 0, [],
+                                          []), "create")
     for name in names:
         check(nvrtc.nvrtcAddNameExpression(prog, name.encode()), "add name")
-    opts = [o.encode() for o in (*BASE_OPTIONS, f"-arch={arch}", "-ftz=true")]
-    opts += [f"-I{d}".encode() for d in nvrtc_include_dirs()]
+    opts = [o.encode() for o in given] + [f"-I{d}".encode() for d in nvrtc_include_dirs()]
     status = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0]
     size = check(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
     log = b" " * size
     nvrtc.nvrtcGetProgramLog(prog, log)
     log_text = log.decode(errors="replace").strip("\x00 \n")
     if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        raise CompileError(f"{level.id}: NVRTC ({arch}):\n{log_text}")
+        raise CompileError(f"{program}: NVRTC ({arch}):\n{log_text}")
     lowered = {}
     for name in names:
         mangled = check(nvrtc.nvrtcGetLoweredName(prog, name.encode()), "lowered name")
         lowered[name] = mangled.decode() if isinstance(mangled, bytes) else str(mangled)
-    cubin_size = check(nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
+    cubin_size = int(check(nvrtc.nvrtcGetCUBINSize(prog), "cubin size"))
+    cubin = b" " * cubin_size
+    check(nvrtc.nvrtcGetCUBIN(prog, cubin), "cubin")
     nvrtc.nvrtcDestroyProgram(prog)
-    return OfflineBuild(level.id, arch, int(cubin_size), lowered, log_text)
+    return OfflineBuild(program, arch, cubin_size, lowered, log_text, given, cubin)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import ncu, protocol, registry
+from . import build_event, build_report, ncu, protocol, registry
 from .plan import SWEEP_SIZES, RunRequest
 from .rows import ms_text, tflops_text, verdict_text
 from .session import RunnerSession, default_runner_command
@@ -116,6 +116,20 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("file")
     rep.add_argument("--markdown", action="store_true")
     sub.add_parser("levels", help="list the levels")
+    d = sub.add_parser("diff", help="source diff, resources and instruction mix of two levels "
+                                    "(no GPU needed: NVRTC and nvdisasm from PyPI)")
+    d.add_argument("a", metavar="A", help="level id")
+    d.add_argument("b", metavar="B", help="level id")
+    d.add_argument("--file", metavar="RECORDING",
+                   help="read the build events of a recording instead of compiling")
+    s = sub.add_parser("sass", help="the main loop's SASS, each instruction's class and "
+                                    "source line (no GPU needed)")
+    s.add_argument("level", metavar="LEVEL", help="level id")
+    s.add_argument("--variant", choices=sorted(build_event.VEC_OF),
+                   help="which compiled variant (default: the one an aligned shape runs)")
+    s.add_argument("--whole", action="store_true", help="the whole kernel, not the main loop")
+    s.add_argument("--file", metavar="RECORDING",
+                   help="read the build events of a recording instead of compiling")
     return ap
 
 
@@ -376,7 +390,26 @@ def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
+def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    try:
+        text, missing = build_report.diff(args.a, args.b, args.file)
+    except build_report.Unavailable as exc:
+        raise CliError(str(exc)) from None
+    stdout.write(text)
+    if missing is not None:
+        raise CliError(missing)
+    return 0
+
+
+def _sass(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    try:
+        stdout.write(build_report.sass_listing(args.level, args.variant, args.file, args.whole))
+    except build_report.Unavailable as exc:
+        raise CliError(str(exc)) from None
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
     "runner": _runner, "bench": _bench, "record": _bench, "report": _report,
-    "levels": _levels,
+    "levels": _levels, "diff": _diff, "sass": _sass,
 }

@@ -64,6 +64,7 @@ REQUIRED: dict[str, dict[str, tuple[type, ...]]] = {
     "counters": {"level": _STR, "M": _INT, "N": _INT, "K": _INT, "tool": _STR,
                  "metrics": (dict,)},
     "phase": {"phase": _STR, "trial": _INT},
+    "build": {"level": _STR, "variant": _STR},
     "info": {"message": _STR},
     "restart": {"restarts": _INT},
     "done": {},
@@ -125,6 +126,8 @@ def validate_event(obj: Any) -> dict[str, Any]:
         _check_metrics(obj["metrics"])
     if kind in MODE_EVENTS:
         _check_mode(obj)
+    if kind == "build":
+        _check_build(obj)
     if kind == "session" and obj["protocol"] > PROTOCOL_VERSION:
         raise ProtocolError(
             f"protocol {obj['protocol']} is newer than this reader ({PROTOCOL_VERSION}); "
@@ -157,6 +160,18 @@ def _check_metrics(metrics: dict[Any, Any]) -> None:
                 value, _OPT_NUM):
             raise ProtocolError(f'counters event: metric {name!r} must be a number or null, '
                                 f'not {value!r}')
+
+
+def _check_build(event: dict[str, Any]) -> None:
+    """A build event's sources (paths to text) and SASS (text), each null or absent where
+    it could not be had."""
+    sources = event.get("sources")
+    if sources is not None and not (isinstance(sources, dict) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in sources.items())):
+        raise ProtocolError('build event: "sources" must map file paths to their text')
+    for name in ("sass", "sass_reason"):
+        if event.get(name) is not None and not isinstance(event[name], str):
+            raise ProtocolError(f'build event: "{name}" must be text or null')
 
 
 def parse_line(line: str, lineno: int | None = None, source: str | None = None) -> dict[str, Any]:

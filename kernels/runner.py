@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import __version__, protocol, registry
+from . import __version__, build_event, protocol, registry
 from .build import CompileError
 from .gpu import DeviceInfo, device_info, get_cupy
 from .measure import Bench, Refused, refusal, wall_clock
@@ -72,6 +72,7 @@ class Runner:
         self.sampler: Sampler | None = None
         # a reference's TFLOPS by (id, M, N, K, mode): % of cuBLAS within the same mode
         self.ref_tflops: dict[tuple[str, int, int, int, str], float] = {}
+        self.built: set[tuple[str, str, tuple[tuple[str, int], ...]]] = set()
 
     # ------------------------------------------------------------------ output
     def emit(self, event: dict[str, Any]) -> None:
@@ -263,12 +264,28 @@ class Runner:
             result.update({"reference": ref_id if ref else None, "reference_tflops": ref,
                            "pct_of_reference": 100 * result["tflops"] / ref if ref else None})
         self.emit({"type": "result", "id": cid, **result})
+        self._emit_build(level, result.get("variant"), cid)
         if not result["verified"]:
             why = "NaN in C (an element was not written)" if result["nan"] else (
                 f"relative error {result['rel_err']:.3g} > tolerance {result['tol']:.0e}")
             self.error(ErrorKind.VERIFY, f"{level.id} gave a wrong answer at {M}x{N}x{K}: {why}",
                        **where)
         return False
+
+    def _emit_build(self, level: Level, variant: str | None, cid: Any) -> None:
+        """After the first run of a (level, variant, params): its build event (sources,
+        resources, occupancy, SASS). Never costs the run: a failure is an info event."""
+        key = (level.id, variant or "", tuple(level.params.items()))
+        if level.kind is not Kind.LEVEL or variant is None or key in self.built:
+            return
+        self.built.add(key)
+        try:
+            event = build_event.gpu_event(level, variant, level.params)
+        except Exception as exc:
+            self.emit({"type": "info", "id": cid,
+                       "message": f"no build event for {level.id} ({variant}): {exc!r}"})
+            return
+        self.emit({**event, "id": cid})
 
 
 def _id_of(raw: str) -> Any:
