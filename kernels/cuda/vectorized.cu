@@ -6,6 +6,22 @@
 // kernel with element-wise guarded loads and stores (gs_load4/gs_store4 in common.cuh).
 #include "common.cuh"
 
+// Eight floats from shared memory (16-byte aligned) with two ld.shared.v4, i.e. LDS.128.
+// Written as float4 loads, NVRTC 13.0 and 13.5 sometimes split one of the K loop's loads
+// into a v4 load with a lane unused (PTX `used_bytes_mask`) plus a scalar load of that
+// lane, depending on the heap addresses of the compiling process, so the kernel had an
+// extra LDS in some processes only. NVVM cannot split an asm load, and ptxas schedules it
+// like any other. Two loads per asm share one address register (one register per load
+// ran 4% slower on the H200).
+__device__ __forceinline__ void lds128x2(float* dst, const float* smem) {
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%8];\n\t"
+                 "ld.shared.v4.f32 {%4, %5, %6, %7}, [%8+16];\n"
+                 : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3]),
+                   "=f"(dst[4]), "=f"(dst[5]), "=f"(dst[6]), "=f"(dst[7])
+                 : "r"(gs_smem_addr(smem))
+                 : "memory");
+}
+
 template <int BM, int BN, int BK, int TM, int TN, bool VEC>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 sgemm_vectorized(int M, int N, int K, const float* __restrict__ A,
@@ -14,7 +30,7 @@ sgemm_vectorized(int M, int N, int K, const float* __restrict__ A,
     constexpr int A_STRIDE = THREADS / (BK / 4);  // A rows per pass, a float4 of k each
     constexpr int B_STRIDE = THREADS / (BN / 4);  // B rows per pass
     static_assert(BM % A_STRIDE == 0 && BK % B_STRIDE == 0, "loader shape");
-    static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tile must be float4 multiples");
+    static_assert(TM % 8 == 0 && TN % 8 == 0, "fragments are read 8 floats at a time");
 
     __shared__ __align__(16) float As[BK * BM];  // transposed: As[k * BM + m]
     __shared__ __align__(16) float Bs[BK * BN];
@@ -46,13 +62,9 @@ sgemm_vectorized(int M, int N, int K, const float* __restrict__ A,
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
 #pragma unroll
-            for (int i = 0; i < TM; i += 4)
-                *reinterpret_cast<float4*>(&rm[i]) =
-                    *reinterpret_cast<const float4*>(&As[k * BM + trow * TM + i]);
+            for (int i = 0; i < TM; i += 8) lds128x2(&rm[i], &As[k * BM + trow * TM + i]);
 #pragma unroll
-            for (int j = 0; j < TN; j += 4)
-                *reinterpret_cast<float4*>(&rn[j]) =
-                    *reinterpret_cast<const float4*>(&Bs[k * BN + tcol * TN + j]);
+            for (int j = 0; j < TN; j += 8) lds128x2(&rn[j], &Bs[k * BN + tcol * TN + j]);
 #pragma unroll
             for (int i = 0; i < TM; ++i)
 #pragma unroll
