@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -317,14 +318,28 @@ def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise CliError(f"{args.file}: no such file")
     session = protocol.read_session(args.file)
     dev = session.header.get("device") or {}
-    stdout.write(f"{args.file}: {dev.get('name', 'no device')}, recorded "
-                 f"{session.header.get('created')}, {len(session.results)} results, "
-                 f"{len(session.errors)} errors\n\n")
-    stdout.write(render(session.results, markdown=args.markdown) + "\n")
+    lines = [f"{args.file}: {dev.get('name') or 'no device'}, recorded "
+             f"{session.header.get('created')}, {len(session.results)} results, "
+             f"{len(session.errors)} errors", "", render(session.results, markdown=args.markdown)]
     for e in session.errors:
-        where = " ".join(str(e[k]) for k in ("level", "M", "N", "K") if k in e)
-        stdout.write(f"error [{e['kind']}] {where}: {e['message'].splitlines()[0]}\n")
+        where = " ".join(str(e[k]) for k in ("level", "M", "N", "K") if e.get(k) is not None)
+        first = (e["message"].splitlines() or [""])[0]
+        lines.append(f"error [{e['kind']}] {where}: {first}")
+    stdout.write(printable("\n".join(lines)) + "\n")
+    if session.problem is not None:
+        stderr.write(printable(f"gemmscope report: {session.problem}") + "\n")
+        return 1
     return 0
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text from a recording, safe on a terminal: control characters (escape sequences,
+    carriage returns) and lone surrogates are written as escapes."""
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:

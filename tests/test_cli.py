@@ -110,13 +110,24 @@ def test_report_markdown(tmp_path):
     assert "| level | shape |" in out.getvalue()
 
 
-def test_report_of_a_bad_file_names_the_line(tmp_path):
+def test_report_of_a_damaged_file_shows_what_is_readable_and_names_the_line(tmp_path):
+    p = _session(tmp_path)
+    lines = p.read_text().splitlines()
+    p.write_text("\n".join([lines[0], "garbage", *lines[1:], '{"type": "res']))
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.main(["report", str(p)], stdout=out, stderr=err) == 1
+    assert "2 results, 1 errors" in out.getvalue()
+    assert f"{p}:2: not JSON" in err.getvalue()
+    assert "and 1 more unreadable line" in err.getvalue()
+
+
+def test_report_of_an_unreadable_file_exits_2(tmp_path):
     p = tmp_path / "bad.jsonl"
-    p.write_text('{"type": "session", "t": 0, "protocol": 1, "created": "x", "levels": {}}\n'
-                 "garbage\n")
+    p.write_text("garbage\n" + protocol.dumps({"type": "session", "t": 0, "protocol": 1,
+                                                "created": "x", "levels": {}}) + "\n")
     err = io.StringIO()
     assert cli.main(["report", str(p)], stdout=io.StringIO(), stderr=err) == 2
-    assert "bad.jsonl:2" in err.getvalue()
+    assert "bad.jsonl:1: not JSON" in err.getvalue()
     err = io.StringIO()
     assert cli.main(["report", str(tmp_path / "none.jsonl")], stdout=io.StringIO(),
                     stderr=err) == 2
