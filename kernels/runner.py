@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib.util
-import json
 import os
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from typing import Any, TextIO
 
 from gemmscope.kernels import __version__, protocol, registry
 from gemmscope.kernels.build import CompileError
-from gemmscope.kernels.gpu import DeviceInfo, device_info, get_cupy
+from gemmscope.kernels.gpu import DeviceInfo, context_usable, device_info, get_cupy, is_sticky
 from gemmscope.kernels.measure import Bench, Refused, refusal, wall_clock
 from gemmscope.kernels.protocol import ErrorKind, ProtocolError
 from gemmscope.kernels.registry import REFERENCE_FOR, Kind, Level
@@ -124,11 +123,21 @@ class Runner:
             try:
                 cmd = protocol.parse_command(raw)
             except ProtocolError as exc:
-                cid = _id_of(raw)
+                cid = protocol.command_id(raw)
                 self.error(ErrorKind.BAD_INPUT, str(exc), id=cid)
                 self.emit({"type": "done", "id": cid})
                 continue
-            code = self.handle(cmd)
+            try:
+                code = self.handle(cmd)
+            except Exception as exc:  # a bug must not cost the session: say it, go on
+                if _context_lost(exc):
+                    self.error(ErrorKind.LAUNCH, f"the CUDA context is lost ({exc}); the "
+                               "runner exits and must be restarted", id=cmd.get("id"))
+                    return EXIT_CONTEXT_LOST
+                self.error(ErrorKind.INTERNAL, f"{exc!r}\n{traceback.format_exc()}",
+                           id=cmd.get("id"))
+                self.emit({"type": "done", "id": cmd.get("id")})
+                continue
             if code is not None:
                 return code
         self.emit({"type": "bye"})
@@ -178,6 +187,11 @@ class Runner:
             return False
         repeats = cmd.get("repeats", DEFAULT_REPEATS)
         warmup = cmd.get("warmup", DEFAULT_WARMUP)
+        refused = refusal(level, M, N, K, self.device)  # before its reference is run
+        if refused is not None:
+            self.error(ErrorKind(refused.kind), str(refused), id=cid, level=level.id,
+                       M=M, N=N, K=K)
+            return False
         ref_id = REFERENCE_FOR.get(level.precision)
         if (cmd.get("compare", True) and level.kind is Kind.LEVEL and ref_id in self.levels
                 and (ref_id, M, N, K) not in self.ref_tflops):
@@ -209,10 +223,13 @@ class Runner:
             self.error(ErrorKind.COMPILE, str(exc), **where)
             return False
         except Exception as exc:
-            if _is_cuda_error(exc):
+            if _context_lost(exc):
                 self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}. The CUDA "
                            "context is lost; the runner exits and must be restarted.", **where)
                 return True
+            if _is_cuda_error(exc):  # e.g. an invalid launch configuration: not sticky
+                self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}", **where)
+                return False
             if type(exc).__name__ == "OutOfMemoryError":
                 self.error(ErrorKind.OUT_OF_MEMORY, f"{level.id}: {exc}", **where)
                 return False
@@ -237,18 +254,16 @@ class Runner:
         return False
 
 
-def _id_of(raw: str) -> Any:
-    """The "id" of a command line that failed validation, so its answer can be matched."""
-    try:
-        obj = json.loads(raw)
-    except ValueError:
-        return None
-    return obj.get("id") if isinstance(obj, dict) else None
-
-
 def _is_cuda_error(exc: BaseException) -> bool:
     name = type(exc).__name__
-    return name in ("CUDARuntimeError", "CUDADriverError") or "cudaError" in str(exc)
+    return (name in ("CUDARuntimeError", "CUDADriverError") or "cudaError" in str(exc)
+            or "CUDA_ERROR_" in str(exc))
+
+
+def _context_lost(exc: BaseException) -> bool:
+    """A sticky CUDA error (every later CUDA call in this process fails), or any CUDA
+    error after which the device no longer synchronises."""
+    return _is_cuda_error(exc) and (is_sticky(exc) or not context_usable())
 
 
 def main(telemetry_hz: float = 50.0, levels_from: str | None = None) -> int:
@@ -259,7 +274,8 @@ def main(telemetry_hz: float = 50.0, levels_from: str | None = None) -> int:
     runner = Runner(out, telemetry_hz=telemetry_hz, extra_levels=extra)
     runner.start()
     try:
-        code = runner.serve(sys.stdin)
+        # bytes, each line bounded: bad UTF-8 or an endless line is answered, not fatal
+        code = runner.serve(protocol.read_lines(sys.stdin.buffer, protocol.MAX_COMMAND_BYTES))
     finally:
         runner.stop()
     return code

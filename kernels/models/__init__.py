@@ -37,10 +37,16 @@ SIMT_LEVELS = tuple(lid for lid in MODELS if _simt(lid))
 
 def model_for(level_id: str, params: dict[str, int] | None = None) -> LevelModel:
     """The level's model with the registry's template parameters, or ``params`` (merged
-    over the registry's parameters) to explore another configuration."""
+    over the registry's parameters) to explore another configuration; parameters that
+    break the level's rules (registry.param_problem) raise ValueError."""
     if level_id not in MODELS:
         raise KeyError(f"no access model for level {level_id!r}; models exist for "
                        f"{', '.join(MODELS)}")
+    level = registry.BY_ID.get(level_id)
+    if params and level is not None:
+        problem = registry.param_problem(params, {**level.params, **params})
+        if problem is not None:
+            raise ValueError(f"{level_id}: {problem}")
     return MODELS[level_id](params)
 
 
