@@ -318,6 +318,24 @@ def test_rule_4_a_cut_last_line_is_reported_and_the_rest_kept(tmp_path):
     assert s.results == [RESULT] and s.problem is None
 
 
+def test_rule_5_a_file_appended_after_a_cut_line_is_read_in_both_parts(tmp_path):
+    from gemmscope.app.core.replay import timeline
+    from gemmscope.app.core.session_file import SessionWriter
+
+    p = lines_file(tmp_path, protocol.dumps(HEADER), protocol.dumps(RESULT),
+                   protocol.dumps(RESULT)[:30], end=b"")
+    writer = SessionWriter(p)  # a live session appended to the crash-cut file
+    second = {**RESULT, "t": 0.5, "level": "wmma"}
+    for ev in ({**HEADER, "t": 0.0}, second):
+        writer.write_line(protocol.dumps(ev))
+    writer.close()
+    s = protocol.read_session(p)
+    assert [e["type"] for e in s.events] == ["session", "result", "session", "result"]
+    assert [r["level"] for r in s.results] == ["naive", "wmma"]
+    assert s.skipped_count == 1 and s.skipped[0].line == 3 and "not JSON" in s.problem
+    assert timeline(s.events) == [0.0, 1.5, 1.5, 2.0]  # the second part follows the first
+
+
 def test_rule_6_non_finite_numbers_read_as_null(tmp_path):
     lines = [protocol.dumps(HEADER),
              '{"type": "result", "t": 2, "level": "naive", "M": 8, "N": 8, "K": 8, '
