@@ -41,20 +41,27 @@ class LevelInfo:
 
 
 def level_from_entry(entry: dict[str, Any], order: int) -> LevelInfo:
-    params = entry.get("params") or {}
+    """A catalog entry as read (protocol.validate_event set fields of a wrong type to
+    null); what is missing takes a default."""
+    params = entry.get("params")
+    given = entry.get("order")
     return LevelInfo(
         id=str(entry["id"]),
         title=str(entry.get("title") or entry["id"]),
         adds=str(entry.get("adds") or ""),
         precision=str(entry.get("precision") or "?"),
         kind=str(entry.get("kind") or "level"),
-        order=int(entry.get("order", order)),
+        order=given if isinstance(given, int) and not isinstance(given, bool) else order,
         params={str(k): v for k, v in params.items()} if isinstance(params, dict) else {},
-        block=tuple(entry.get("block") or ()),
-        tile=tuple(entry.get("tile") or ()),
+        block=_ints(entry.get("block")),
+        tile=_ints(entry.get("tile")),
         follows=str(entry.get("follows") or ""),
         notes=str(entry.get("notes") or ""),
     )
+
+
+def _ints(value: Any) -> tuple[int, ...]:
+    return tuple(v for v in value if isinstance(v, int)) if isinstance(value, list) else ()
 
 
 def catalog_from_header(header: dict[str, Any] | None) -> list[LevelInfo]:

@@ -8,6 +8,7 @@ redraw however many events arrived in between.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
@@ -119,7 +120,12 @@ class Message:
 
 def _num(value: Any) -> float | None:
     ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if ok else None
+    return _finite(float(value)) if ok else None
+
+
+def _finite(value: float) -> float | None:
+    """A derived number that overflowed (100 × 1e308 TFLOPS) is not a number: n/a."""
+    return value if math.isfinite(value) else None
 
 
 def _int(value: Any) -> int | None:
@@ -346,9 +352,9 @@ class SessionStore:
             return result.pct_of_reference
         ref = self.reference_result(result)
         if ref is not None and ref.tflops > 0:
-            return 100.0 * result.tflops / ref.tflops
+            return _finite(100.0 * result.tflops / ref.tflops)
         if result.reference_tflops:
-            return 100.0 * result.tflops / result.reference_tflops
+            return _finite(100.0 * result.tflops / result.reference_tflops)
         return None
 
     def peak_tflops(self, precision: str) -> float | None:
@@ -360,7 +366,7 @@ class SessionStore:
         if result.pct_of_peak is not None:
             return result.pct_of_peak
         peak = result.peak_tflops or self.peak_tflops(result.precision)
-        return 100.0 * result.tflops / peak if peak else None
+        return _finite(100.0 * result.tflops / peak) if peak else None
 
     def device_name(self) -> str | None:
         device = (self.header or {}).get("device")
