@@ -1,8 +1,9 @@
 """The runner: a child process that reads JSON-line commands and writes JSON-line events.
 
 It owns the GPU. A kernel that faults leaves a sticky error in the CUDA context, so after
-any CUDA error the runner reports it and exits (code 70); its parent restarts it. Bad
-commands are answered with an ``error`` event and the runner keeps serving.
+such an error the runner reports it and exits (code 70); its parent restarts it. Bad
+commands, runs over the device's limits and CUDA errors that are not sticky are answered
+with an ``error`` event and the runner keeps serving.
 """
 
 from __future__ import annotations
