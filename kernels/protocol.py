@@ -89,7 +89,7 @@ class NewerProtocol(ProtocolError):
 MAX_EVENT_BYTES = 1 << 20
 MAX_COMMAND_BYTES = 64 << 10
 MAX_DEPTH = 32  # nested arrays and objects
-MAX_NUMBER_CHARS = 100  # digits, sign, point and exponent of one number
+MAX_INT_DIGITS = 100  # Python's int() refuses over 4300; no count or size comes near 100
 
 # a JSON string, or what is left of the line after an unterminated one; it always
 # matches from a quote, so a line full of quotes costs one pass, never one per quote
@@ -107,18 +107,15 @@ def too_deep(text: str) -> bool:
     return max(accumulate(_STEP[c] for c in brackets), default=0) > MAX_DEPTH
 
 
-def _number(text: str) -> str:
-    if len(text) > MAX_NUMBER_CHARS:
-        raise ProtocolError(f"a number of {len(text)} characters (at most {MAX_NUMBER_CHARS})")
-    return text
-
-
 def _parse_int(text: str) -> int:
-    return int(_number(text))
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_INT_DIGITS:
+        raise ProtocolError(f"an integer of {digits} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
 
 
 def _parse_float(text: str) -> float | None:
-    value = float(_number(text))
+    value = float(text)
     return value if math.isfinite(value) else None  # 1e400 overflows: not a measurement
 
 
@@ -126,12 +123,17 @@ def _parse_constant(name: str) -> None:
     return None  # NaN, Infinity, -Infinity: never written, read as null
 
 
+# one decoder, made once (making one per line cost more than the number checks)
+_decode = json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float,
+                           parse_constant=_parse_constant).decode
+
+
 def loads(line: str | bytes, max_bytes: int = MAX_EVENT_BYTES, what: str = "") -> Any:
     """One JSON text within the limits above; non-finite numbers become None.
 
     Raises ProtocolError (without a line number) for text that is longer than
-    ``max_bytes`` (its newline not counted), not UTF-8, nested too deep, holds a number
-    too long, or is not JSON. ``what`` begins the message ("command is ")."""
+    ``max_bytes`` (its newline not counted), not UTF-8, nested too deep, holds an
+    integer too long, or is not JSON. ``what`` begins the message ("command is ")."""
     size = len(line) - (line[-1:] in (b"\n", "\n"))
     if isinstance(line, str) and max_bytes < 4 * size:  # up to 4 bytes a character
         size = len(line.encode("utf-8", "surrogatepass")) - line.endswith("\n")
@@ -146,8 +148,7 @@ def loads(line: str | bytes, max_bytes: int = MAX_EVENT_BYTES, what: str = "") -
     if too_deep(line):
         raise ProtocolError(f"{what}nested deeper than {MAX_DEPTH} levels")
     try:
-        return json.loads(line, parse_int=_parse_int, parse_float=_parse_float,
-                          parse_constant=_parse_constant)
+        return _decode(line)
     except json.JSONDecodeError as exc:
         raise ProtocolError(f"{what}not JSON ({exc.msg} at column {exc.colno})") from None
 
@@ -217,9 +218,9 @@ def _clean(obj: dict[str, Any], rules: dict[str, Rule]) -> None:
         value = obj.get(name)
         if value is None:
             continue
-        if not isinstance(rule, tuple):
+        if type(rule) is not tuple:
             obj[name] = rule(value)
-        elif (isinstance(value, bool) and bool not in rule) or not isinstance(value, rule):
+        elif type(value) not in rule:  # exact types, as json decodes them: a bool is no int
             obj[name] = None
 
 

@@ -162,9 +162,9 @@ INFO = '{"type": "info", "t": 1, "message": "%s"}'
     ('{"type": "info", "t": 1, "message": "x", "id": ' + "[" * 500 + "]" * 500 + "}",
      "nested deeper than 32 levels"),
     ('{"type": "info", "t": 1, "message": "x", "n": ' + "9" * 5000 + "}",
-     "a number of 5000 characters"),
-    ('{"type": "info", "t": 1, "message": "x", "n": 1.' + "5" * 200 + "}",
-     "a number of 202 characters"),
+     "an integer of 5000 digits (at most 100)"),
+    ('{"type": "info", "t": 1, "message": "x", "n": -' + "9" * 101 + "}",
+     "an integer of 101 digits"),
     (b'{"type": "info", "t": 1, "message": "\xff"}', "not UTF-8 text (byte 0xff"),
     ('{"type": "info", "t": 1, "message": "' + "x" * protocol.MAX_EVENT_BYTES + '"}',
      "longer than 1048576 bytes"),
@@ -186,9 +186,12 @@ def test_within_the_limits_a_line_is_read():
     ev = protocol.parse_line(INFO % text)
     assert ev["message"] == text.replace('\\"', '"')
     assert protocol.parse_line(INFO % "x", 1)["type"] == "info"
-    n = "9" * (protocol.MAX_NUMBER_CHARS - 1)
+    n = "-" + "9" * protocol.MAX_INT_DIGITS
     assert protocol.parse_line('{"type": "info", "t": 1, "message": "", "n": ' + n + "}")["n"] \
         == int(n)
+    # a float of many digits is a float (its overflow is rule 6's)
+    long_float = '{"type": "info", "t": 1.' + "5" * 300 + ', "message": ""}'
+    assert protocol.parse_line(long_float)["t"] == 1.5555555555555556
 
 
 def test_the_depth_scan_costs_one_pass_even_on_a_line_full_of_quotes():
@@ -203,7 +206,7 @@ def test_the_depth_scan_costs_one_pass_even_on_a_line_full_of_quotes():
 
 @pytest.mark.parametrize("line, message", [
     ('{"cmd": "run", "level": "naive", "M": ' + "9" * 5000 + ', "N": 1, "K": 1}',
-     "a number of 5000 characters"),
+     "an integer of 5000 digits"),
     ("[" * 50_000, "command is nested deeper than 32 levels"),
     ('{"cmd": "ping", "id": ' + "[" * 500 + "]" * 500 + "}", "nested deeper"),
     (b'{"cmd": "ping", "id": "\xc3\x28"}', "command is not UTF-8 text"),
@@ -293,7 +296,7 @@ def test_rule_3_damaged_lines_are_skipped_named_and_counted(tmp_path):
     assert s.skipped_count == len(bad)
     assert [e.line for e in s.skipped] == list(range(2, 2 + 2 * len(bad), 2))
     reasons = [e.reason for e in s.skipped]
-    for i, part in enumerate(["not UTF-8", "longer than", "nested deeper", "a number of 200",
+    for i, part in enumerate(["not UTF-8", "longer than", "nested deeper", "an integer of 200",
                               "not JSON", "JSON object", 'string "type"', 'number "t"',
                               '"M" must be int', 'lacks "verified"']):
         assert part in reasons[i], (i, reasons[i])

@@ -86,7 +86,7 @@ GARBAGE = [
     (b"\xff\xfe\xc3\x28 not UTF-8", "command is not UTF-8 text (byte 0xff at column 1)"),
     (b'{"cmd": "ping", "id": "\xed\xa0\x80"}', "command is not UTF-8 text"),
     (b'{"cmd": "run", "level": "naive", "M": ' + b"9" * 5000 + b', "N": 1, "K": 1}',
-     "a number of 5000 characters (at most 100)"),
+     "an integer of 5000 digits (at most 100)"),
     (b"[" * 100_000 + b"\x00", "command is longer than 65536 bytes"),
     (b"[" * 60_000, "command is nested deeper than 32 levels"),
     (b'{"cmd": "ping", "id": ' + b"[" * 500 + b"]" * 500 + b"}", "nested deeper than 32"),
