@@ -7,4 +7,4 @@
 set -euo pipefail
 out=${1:-resources/sessions/h200-ladder.jsonl}
 [ -n "${2:-}" ] && export GEMMSCOPE_COMMIT=$2
-python3 -m gemmscope.kernels record -o "$out" --all -s 4096 --sweep --telemetry-hz 50 --ncu
+python3 -m gemmscope.kernels record -o "$out" --force --all -s 4096 --sweep --telemetry-hz 50 --ncu

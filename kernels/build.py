@@ -108,6 +108,17 @@ def _dirs_with(relpath: str) -> list[str]:
     return [d for d in nvrtc_include_dirs() if (Path(d) / relpath).is_file()]
 
 
+_ERROR_LINE = re.compile(r"^(?:.*?\(\d+\): )?(?:catastrophic )?error\b.*$", re.M | re.I)
+
+
+def first_error(log: str) -> str:
+    """The compiler log's first error, without the temporary file's path (a long NVRTC
+    log opens with what went wrong, e.g. a kernel's static_assert)."""
+    m = _ERROR_LINE.search(log)
+    line = m.group(0) if m else (log.strip().splitlines() or ["compile error"])[0]
+    return re.sub(r"^.*?\((\d+)\): ", r"line \1: ", line.strip())
+
+
 def variants(level: Level, params: dict[str, int] | None = None) -> dict[bool, str]:
     """Name expressions of the fast (vector) and edge (element-wise) instantiations; one
     (VEC=true) for a level without an edge variant (TMA handles its edges)."""
@@ -148,11 +159,8 @@ def compile_level(level: Level, params: dict[str, int] | None = None) -> Compile
                               name_expressions=list(names.values()))
         kernels = {vec: module.get_function(name) for vec, name in names.items()}
     except cp.cuda.compiler.CompileException as exc:
-        raise CompileError(f"{level.id}: {exc.get_message()}") from None
-    dyn = level.dyn_smem_bytes(params)
-    if dyn > 48 * 1024:
-        for k in kernels.values():
-            k.max_dynamic_shared_size_bytes = dyn
+        log = exc.get_message()
+        raise CompileError(f"{level.id}: {first_error(log)}\n{log}") from None
     built = Compiled(level, params, module, kernels)
     _cache[key] = built
     return built

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shlex
 import sys
 from collections.abc import Callable
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import build_event, build_report, ncu, protocol, registry
+from .atomic_file import NewFile
 from .plan import SWEEP_SIZES, RunRequest
 from .rows import ms_text, tflops_text, verdict_text
 from .session import RunnerSession, default_runner_command
@@ -99,10 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="run levels and print a table")
     _add_run_options(b)
     b.add_argument("-o", "--output", help="also record the event stream to this file")
+    b.add_argument("--force", action="store_true", help="replace the --output file if it exists")
     b.add_argument("--json", action="store_true", help="print results as JSON lines")
     rec = sub.add_parser("record", help="record a session file (bench + events to a file)")
     _add_run_options(rec)
     rec.add_argument("-o", "--output", required=True, help="session file to write (.jsonl)")
+    rec.add_argument("--force", action="store_true", help="replace the output file if it exists")
     rec.add_argument("--ncu", nargs="?", const="ncu", metavar="PATH",
                      help="after the timed runs, profile each SIMT level once with Nsight "
                           "Compute (PATH: the ncu executable, default ncu on PATH) and "
@@ -283,6 +288,13 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     except KeyboardInterrupt:
         stderr.write("interrupted\n")
         return 130
+    except BrokenPipeError:  # the reader went away (`gemmscope report | head`): stop quietly
+        if stdout is sys.stdout:
+            try:  # the interpreter flushes stdout once more at exit: let that go nowhere
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass
+        return 141  # 128 + SIGPIPE, what a shell reports for a writer the pipe closed on
 
 
 def _runner(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -348,11 +360,52 @@ class CountersStep:
         return text
 
 
+def _output_file(args: argparse.Namespace) -> NewFile | None:
+    """The --output file, refused at once where it exists (unless --force): it is written
+    under a temporary name beside it and renamed when the runs have finished."""
+    if not args.output:
+        return None
+    try:
+        return NewFile(args.output, replace=args.force)
+    except FileExistsError:
+        raise CliError(f"{args.output} exists; pass --force to replace it") from None
+    except OSError as exc:
+        raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+
+
+def _abandon(out: NewFile, stderr: TextIO) -> None:
+    """The runs did not finish: keep what was measured under the temporary name (and say
+    where), else remove it. The --output file is left as it was."""
+    try:
+        text = out.temp.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    if '"type":"result"' in text or '"type":"counters"' in text:
+        stderr.write(f"gemmscope: the runs did not finish; what was measured is in "
+                     f"{out.temp} ({out.path} was not written)\n")
+    else:
+        out.discard()
+
+
 def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    out = _output_file(args)  # first of all: nothing is replaced unasked
     counters = CountersStep(args, stderr) if getattr(args, "ncu", None) else None
     if counters is not None:
         counters.check()
-    results = run_plan(args, args.output, stderr, counters)
+    try:
+        results = run_plan(args, str(out.temp) if out else None, stderr, counters)
+        if out is not None:
+            try:
+                out.commit()
+            except FileExistsError:
+                raise CliError(f"{out.path} appeared during the runs; not replaced (pass "
+                               "--force to replace it)") from None
+            except OSError as exc:
+                raise CliError(f"cannot write {out.path}: {exc.strerror or exc}") from None
+    except BaseException:
+        if out is not None:
+            _abandon(out, stderr)
+        raise
     if getattr(args, "json", False):
         for r in results:
             stdout.write(json.dumps(r) + "\n")
@@ -372,15 +425,31 @@ def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise CliError(f"{args.file}: no such file")
     session = protocol.read_session(args.file)
     dev = session.header.get("device") or {}
-    stdout.write(f"{args.file}: {dev.get('name', 'no device')}, recorded "
-                 f"{session.header.get('created')}, {len(session.results)} results, "
-                 f"{len(session.errors)} errors\n\n")
-    stdout.write(render(session.results, markdown=args.markdown,
-                        peaks=dev.get("peak_tflops")) + "\n")
+    peaks = dev.get("peak_tflops") if isinstance(dev.get("peak_tflops"), dict) else None
+    lines = [f"{args.file}: {dev.get('name') or 'no device'}, recorded "
+             f"{session.header.get('created')}, {len(session.results)} results, "
+             f"{len(session.errors)} errors", "",
+             render(session.results, markdown=args.markdown, peaks=peaks)]
     for e in session.errors:
-        where = " ".join(str(e[k]) for k in ("level", "M", "N", "K") if k in e)
-        stdout.write(f"error [{e['kind']}] {where}: {e['message'].splitlines()[0]}\n")
+        where = " ".join(str(e[k]) for k in ("level", "M", "N", "K") if e.get(k) is not None)
+        first = (e["message"].splitlines() or [""])[0]
+        lines.append(f"error [{e['kind']}] {where}: {first}")
+    for line in lines:
+        stdout.write(printable(line) + "\n")
+    if session.problem is not None:
+        stderr.write(printable(f"gemmscope report: {session.problem}") + "\n")
+        return 1
     return 0
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text from a recording, safe on a terminal: control characters (escape sequences,
+    carriage returns) and lone surrogates are written as escapes."""
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import re
 import threading
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from types import ModuleType
 from typing import Any
 
@@ -70,6 +73,83 @@ def peak_tflops(name: str, sm_count: int, sm_clock_max_mhz: float) -> dict[str, 
 
 
 @dataclass(frozen=True, slots=True)
+class DeviceLimits:
+    """What one block may ask of the device (CUDA device attributes): checked before a
+    level is compiled or launched, so a launch never fails for want of them."""
+
+    max_threads_per_block: int
+    max_block_dim_x: int
+    max_block_dim_y: int
+    max_grid_dim_y: int
+    smem_per_block_bytes: int  # without opt-in (48 KiB)
+    smem_per_block_optin_bytes: int  # the most a kernel may opt in to (static + dynamic)
+    regs_per_block: int
+
+    @classmethod
+    def from_attributes(cls, attrs: Mapping[str, int]) -> DeviceLimits:
+        return cls(**{f: int(attrs[a]) for f, a in LIMIT_ATTRIBUTES.items()})
+
+    def as_event(self) -> dict[str, int]:
+        return asdict(self)
+
+
+# DeviceLimits field -> CUDA device attribute (cudaDevAttr... without the prefix, as
+# CuPy's Device.attributes names it)
+LIMIT_ATTRIBUTES = {
+    "max_threads_per_block": "MaxThreadsPerBlock", "max_block_dim_x": "MaxBlockDimX",
+    "max_block_dim_y": "MaxBlockDimY", "max_grid_dim_y": "MaxGridDimY",
+    "smem_per_block_bytes": "MaxSharedMemoryPerBlock",
+    "smem_per_block_optin_bytes": "MaxSharedMemoryPerBlockOptin",
+    "regs_per_block": "MaxRegistersPerBlock"}
+
+# CUDA errors after which the context is unusable: every later CUDA call of the process
+# fails (CUDA runtime API docs: "the CUDA context cannot be used"). By code (the same in
+# the runtime and driver APIs) and by name, normalised (cudaErrorIllegalAddress and
+# CUDA_ERROR_ILLEGAL_ADDRESS both read "illegaladdress"). An unknown error counts as
+# sticky; an invalid launch value or out of memory is not.
+STICKY_CODES = frozenset({214, 220, 700, 702, 709, 710, 714, 715, 716, 717, 718, 719, 911, 999})
+STICKY_NAMES = frozenset({
+    "eccuncorrectable", "nvlinkuncorrectable", "illegaladdress", "launchtimeout",
+    "contextisdestroyed", "assert", "hardwarestackerror", "illegalinstruction",
+    "misalignedaddress", "invalidaddressspace", "invalidpc", "launchfailure", "launchfailed",
+    "externaldevice", "unknown"})
+_ERROR_NAME = re.compile(r"\b(?:cudaError|CUDA_ERROR_)(\w+)")
+
+
+def is_sticky(exc: BaseException) -> bool:
+    """Whether a CUDA error leaves the context unusable (see STICKY_CODES)."""
+    status = getattr(exc, "status", None)
+    if isinstance(status, int) and not isinstance(status, bool) and status in STICKY_CODES:
+        return True
+    m = _ERROR_NAME.search(str(exc))
+    return m is not None and m.group(1).replace("_", "").lower() in STICKY_NAMES
+
+
+def device_limits() -> DeviceLimits:
+    """The current device's per-block limits (read once per device)."""
+    cp = require_cupy()
+    return _limits(cp.cuda.Device().id)
+
+
+@functools.cache
+def _limits(device_id: int) -> DeviceLimits:
+    cp = require_cupy()
+    return DeviceLimits.from_attributes(cp.cuda.Device(device_id).attributes)
+
+
+def context_usable() -> bool:
+    """Whether the device still synchronises (a sticky error shows here too)."""
+    cp, _reason = get_cupy()
+    if cp is None:
+        return False
+    try:
+        cp.cuda.runtime.deviceSynchronize()
+    except Exception:
+        return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceInfo:
     name: str
     sm_count: int
@@ -82,9 +162,11 @@ class DeviceInfo:
     driver: str
     cuda_runtime: str
     cupy: str
+    limits: DeviceLimits | None = None
 
     def as_event(self) -> dict[str, Any]:
         d = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        d["limits"] = self.limits.as_event() if self.limits is not None else None
         d["peak_tflops"] = peak_tflops(self.name, self.sm_count, self.sm_clock_max_mhz)
         return d
 
@@ -108,7 +190,8 @@ def device_info() -> DeviceInfo:
         mem_clock_max_mhz=attrs.get("MemoryClockRate", 0) / 1000,
         memory_gib=round(cp.cuda.runtime.memGetInfo()[1] / 2**30, 1),
         l2_bytes=int(attrs["L2CacheSize"]), driver=f"{drv // 1000}.{drv % 1000 // 10}",
-        cuda_runtime=f"{rt // 1000}.{rt % 1000 // 10}", cupy=cp.__version__)
+        cuda_runtime=f"{rt // 1000}.{rt % 1000 // 10}", cupy=cp.__version__,
+        limits=_limits(dev.id))
 
 
 @dataclass(frozen=True, slots=True)

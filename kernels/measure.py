@@ -27,10 +27,10 @@ from .energy import (
     measure_window,
     seconds_per_call,
 )
-from .gpu import DeviceInfo, require_cupy
+from .gpu import DeviceInfo, DeviceLimits, device_limits, require_cupy
 from .operands import OUTPUT_BYTES, Accuracy, Operands, check, random_inputs
 from .protocol import Mode
-from .registry import DTYPE_OF, TOLERANCE, Geometry, Kind, Level, Library, Precision
+from .registry import BY_ID, DTYPE_OF, TOLERANCE, Geometry, Kind, Level, Library, Precision
 from .telemetry import Nvml, RunWindow
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
@@ -55,7 +55,49 @@ def refusal(level: Level, M: int, N: int, K: int, device: DeviceInfo | None) -> 
         return Refused(f"{level.id} needs torch with torch._scaled_mm (not installed here); "
                        "skipped", "unsupported")
     why = level.shape_refusal(M, N, K)
-    return None if why is None else Refused(why)
+    if why is not None:
+        return Refused(why)
+    if level.kind is Kind.LEVEL and device is not None and device.limits is not None:
+        why = over_limits(level, device.limits)
+        if why is not None:
+            return Refused(f"{level.id}: {why}", limit_kind(level))
+    return None
+
+
+def limit_kind(level: Level) -> str:
+    """A level over the device's limits: the command's fault where it changed the
+    level's parameters (bad_input), else the device's (unsupported)."""
+    return "bad_input" if level.params != BY_ID.get(level.id, level).params else "unsupported"
+
+
+def over_limits(level: Level, limits: DeviceLimits, static_smem: int = 0,
+                dyn_smem: int | None = None, regs: int | None = None,
+                max_threads: int | None = None) -> str | None:
+    """Which of the device's per-block limits a launch of the level would break, or None.
+    Before compiling only the block and the dynamic shared memory are known; after,
+    ``static_smem``, ``regs`` and the kernel's ``max_threads`` (what its registers allow)."""
+    bx, by = level.threads
+    threads = bx * by
+    if threads > limits.max_threads_per_block:
+        return (f"a block of {threads} threads; the device allows "
+                f"{limits.max_threads_per_block} threads per block (MaxThreadsPerBlock)")
+    if bx > limits.max_block_dim_x or by > limits.max_block_dim_y:
+        return (f"a block of {bx}x{by} threads; the device allows {limits.max_block_dim_x}x"
+                f"{limits.max_block_dim_y} (MaxBlockDimX, MaxBlockDimY)")
+    dyn = level.dyn_smem_bytes() if dyn_smem is None else dyn_smem
+    smem = static_smem + dyn
+    if smem > limits.smem_per_block_optin_bytes:
+        parts = f" ({dyn} dynamic + {static_smem} static)" if static_smem else ""
+        return (f"{smem} bytes ({smem / 1024:.0f} KiB) of shared memory per block{parts}; the "
+                f"device allows at most {limits.smem_per_block_optin_bytes} bytes "
+                f"({limits.smem_per_block_optin_bytes / 1024:.0f} KiB) per block "
+                "(MaxSharedMemoryPerBlockOptin)")
+    if max_threads is not None and threads > max_threads:
+        need = f"{threads * regs} registers at {regs} per thread" if regs else "more registers"
+        return (f"a block of {threads} threads needs {need}; the device has "
+                f"{limits.regs_per_block} per block (MaxRegistersPerBlock), so this kernel "
+                f"runs at most {max_threads} threads per block")
+    return None
 
 
 def torch_scaled_mm_available() -> bool:
@@ -124,9 +166,15 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
     vec = level.use_vector_path(M, N, K) or not level.edge_variant
     kernel = built.kernels[vec]
     smem = level.dyn_smem_bytes(built.params)
-    static = built.attributes(vec)["smem_bytes"]
+    attrs = built.attributes(vec)
+    static = attrs["smem_bytes"]
     if min_smem > static + smem:
         smem = min_smem - static
+    why = over_limits(level, device_limits(), static, smem, attrs["regs"],
+                      int(kernel.max_threads_per_block))
+    if why is not None:  # checked here, a launch never fails for want of resources
+        raise Refused(f"{level.id}: {why}", limit_kind(level))
+    if static + smem > 48 * 1024:  # above the default, the kernel must opt in
         kernel.max_dynamic_shared_size_bytes = smem
     geometry = level.launch_geometry(built.params)
     block = (*geometry.block, 1)

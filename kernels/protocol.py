@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 # 2: a restarted runner's header is recorded as a `restart` event on the session's time
 # axis (version 1 files wrote a second `session` header with `t` from zero again)
@@ -22,11 +24,6 @@ from typing import Any
 # burst result's energy comes from the energy counter over a window of flush + launch
 # pairs (J per GEMM including one L2 flush), no longer from power samples
 PROTOCOL_VERSION = 3
-
-# the longest line a reader takes: a runner's or a recording's line beyond it is refused
-# (whole events are small; the largest, a build event with sources and SASS, stays far
-# below this)
-MAX_LINE_BYTES = 8 * 1024 * 1024
 
 _NUM = (int, float)
 _OPT_NUM = (int, float, type(None))
@@ -63,10 +60,10 @@ REQUIRED: dict[str, dict[str, tuple[type, ...]]] = {
     "telemetry": {},
     "counters": {"level": _STR, "M": _INT, "N": _INT, "K": _INT, "tool": _STR,
                  "metrics": (dict,)},
-    "phase": {"phase": _STR, "trial": _INT},
-    "build": {"level": _STR, "variant": _STR},
     "info": {"message": _STR},
     "restart": {"restarts": _INT},
+    "phase": {"phase": _STR, "trial": _INT},
+    "build": {"level": _STR, "variant": _STR},
     "done": {},
     "levels": {"levels": (list,)},
     "pong": {},
@@ -86,6 +83,102 @@ class ProtocolError(ValueError):
         super().__init__(f"{where}: {message}" if where else message)
         self.line = line
         self.source = source
+        self.reason = message
+
+
+class NewerProtocol(ProtocolError):
+    """A session header of a protocol this reader does not know: the file is refused."""
+
+
+# Limits at the edge, checked before json builds anything from a line: Python's json
+# raises RecursionError on deep nesting and ValueError on integers over 4300 digits,
+# and a line of megabytes or a bignum is no event. The header of a recording is ~16 KB
+# and a command a few hundred bytes, so the limits are far from real data.
+# the longest line a reader takes (the largest event, a build event with sources and
+# SASS, stays far below it)
+MAX_EVENT_BYTES = 8 << 20
+MAX_LINE_BYTES = MAX_EVENT_BYTES
+MAX_COMMAND_BYTES = 64 << 10
+MAX_DEPTH = 32  # nested arrays and objects
+MAX_INT_DIGITS = 100  # Python's int() refuses over 4300; no count or size comes near 100
+
+# a JSON string, or what is left of the line after an unterminated one; it always
+# matches from a quote, so a line full of quotes costs one pass, never one per quote
+_STRING = re.compile(r'"[^"\\]*(?:\\(?:.|$)[^"\\]*)*(?:"|$)', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def too_deep(text: str) -> bool:
+    """Whether arrays and objects in a JSON text nest deeper than MAX_DEPTH (brackets in
+    strings not counted), found without parsing it; cheap when brackets are few."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(accumulate(_STEP[c] for c in brackets), default=0) > MAX_DEPTH
+
+
+def _parse_int(text: str) -> int:
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_INT_DIGITS:
+        raise ProtocolError(f"an integer of {digits} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _parse_float(text: str) -> float | None:
+    value = float(text)
+    return value if math.isfinite(value) else None  # 1e400 overflows: not a measurement
+
+
+def _parse_constant(name: str) -> None:
+    return None  # NaN, Infinity, -Infinity: never written, read as null
+
+
+# one decoder, made once (making one per line cost more than the number checks)
+_decode = json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float,
+                           parse_constant=_parse_constant).decode
+
+
+def loads(line: str | bytes, max_bytes: int = MAX_EVENT_BYTES, what: str = "") -> Any:
+    """One JSON text within the limits above; non-finite numbers become None.
+
+    Raises ProtocolError (without a line number) for text that is longer than
+    ``max_bytes`` (its newline not counted), not UTF-8, nested too deep, holds an
+    integer too long, or is not JSON. ``what`` begins the message ("command is ")."""
+    size = len(line) - (line[-1:] in (b"\n", "\n"))
+    if isinstance(line, str) and max_bytes < 4 * size:  # up to 4 bytes a character
+        size = len(line.encode("utf-8", "surrogatepass")) - line.endswith("\n")
+    if size > max_bytes:
+        raise ProtocolError(f"{what}longer than {max_bytes} bytes")
+    if isinstance(line, bytes | bytearray):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ProtocolError(f"{what}not UTF-8 text (byte {line[exc.start]:#04x} at "
+                                f"column {exc.start + 1})") from None
+    if too_deep(line):
+        raise ProtocolError(f"{what}nested deeper than {MAX_DEPTH} levels")
+    try:
+        return _decode(line)
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(f"{what}not JSON ({exc.msg} at column {exc.colno})") from None
+
+
+def read_lines(stream: IO[bytes], max_bytes: int = MAX_EVENT_BYTES) -> Iterator[bytes]:
+    """The lines of a byte stream, newline kept; of a line longer than ``max_bytes`` only
+    its first ``max_bytes + 1`` bytes (and its newline) are kept, so that no line can
+    fill the memory: whoever parses it refuses it as too long."""
+    while True:
+        line = stream.readline(max_bytes + 1)
+        if not line:
+            return
+        if len(line) > max_bytes and not line.endswith(b"\n"):
+            rest = line
+            while rest and not rest.endswith(b"\n"):
+                rest = stream.readline(1 << 16)
+            if rest:
+                line += b"\n"
+        yield line
 
 
 def dumps(event: dict[str, Any]) -> str:
@@ -103,36 +196,98 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def validate_event(obj: Any) -> dict[str, Any]:
-    """Check one decoded event; returns it or raises ProtocolError (without a line)."""
-    if not isinstance(obj, dict):
-        raise ProtocolError("an event must be a JSON object")
-    kind = obj.get("type")
-    if not isinstance(kind, str):
-        raise ProtocolError('an event needs a string "type"')
-    t = obj.get("t")
-    if not isinstance(t, _NUM) or isinstance(t, bool):
-        raise ProtocolError(f'{kind} event needs a number "t"')
-    for name, types in REQUIRED.get(kind, {}).items():
-        if name not in obj:
-            raise ProtocolError(f'{kind} event lacks "{name}"')
-        value = obj[name]
-        if isinstance(value, bool) and bool not in types:
-            raise ProtocolError(f'{kind} event: "{name}" must not be a boolean')
-        if not isinstance(value, types):
-            want = " or ".join(sorted({t.__name__ for t in types}))
-            raise ProtocolError(f'{kind} event: "{name}" must be {want}, not {value!r}')
-    if kind == "counters":
-        _check_metrics(obj["metrics"])
-    if kind in MODE_EVENTS:
-        _check_mode(obj)
-    if kind == "build":
-        _check_build(obj)
-    if kind == "session" and obj["protocol"] > PROTOCOL_VERSION:
-        raise ProtocolError(
-            f"protocol {obj['protocol']} is newer than this reader ({PROTOCOL_VERSION}); "
-            "update gemmscope to read it")
-    return obj
+def _str_list(value: Any) -> list[str] | None:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else None
+
+
+def _int_list(value: Any) -> list[int] | None:
+    if not isinstance(value, list):
+        return None
+    return [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
+
+
+def _int_map(value: Any) -> dict[str, int] | None:
+    if not isinstance(value, dict):
+        return None
+    return {k: v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
+def _num_map(value: Any) -> dict[str, float | int | None] | None:
+    if not isinstance(value, dict):
+        return None
+    return {k: (v if isinstance(v, _NUM) and not isinstance(v, bool) else None)
+            for k, v in value.items()}
+
+
+Rule = tuple[type, ...] | Callable[[Any], Any]
+
+
+def _clean(obj: dict[str, Any], rules: dict[str, Rule]) -> None:
+    """Optional fields: a value of another type than the rule's reads as null (absent),
+    so that no reader meets a string where it expects a number."""
+    for name, rule in rules.items():
+        value = obj.get(name)
+        if value is None:
+            continue
+        if not isinstance(rule, tuple):
+            obj[name] = rule(value)
+        elif type(value) not in rule:  # exact types, as json decodes them: a bool is no int
+            obj[name] = None
+
+
+def _device(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    _clean(value, DEVICE_FIELDS)
+    return value
+
+
+def _catalog(value: Any) -> list[dict[str, Any]] | None:
+    """Catalog entries with a string id; their fields cleaned like an event's."""
+    if not isinstance(value, list):
+        return None
+    entries = [e for e in value if isinstance(e, dict) and isinstance(e.get("id"), str)]
+    for entry in entries:
+        _clean(entry, CATALOG_FIELDS)
+    return entries
+
+
+def _source_map(value: Any) -> dict[str, Any]:
+    return {k: v for k, v in value.items()
+            if isinstance(v, dict) and all(isinstance(v.get(f), str) for f in ("source", "sha256"))}
+
+
+_SHAPE: dict[str, Rule] = {"level": _STR, "M": _INT, "N": _INT, "K": _INT}
+DEVICE_FIELDS: dict[str, Rule] = {
+    "name": _STR, "sm_count": _INT, "cc": _STR, "arch": _STR, "sm_clock_max_mhz": _NUM,
+    "mem_clock_max_mhz": _NUM, "memory_gib": _NUM, "l2_bytes": _INT, "driver": _STR,
+    "cuda_runtime": _STR, "cupy": _STR, "peak_tflops": _num_map, "limits": _int_map}
+CATALOG_FIELDS: dict[str, Rule] = {
+    "title": _STR, "adds": _STR, "precision": _STR, "params": _int_map, "block": _int_list,
+    "tile": _int_list, "follows": _STR, "notes": _STR, "kind": _STR, "order": _INT,
+    "source": _STR, "arch": _STR, "b_layout": _STR, "persistent": (bool,),
+    "k_multiple": _INT}
+# type -> {optional field: its type, or a function that cleans it}; see _clean
+OPTIONAL: dict[str, dict[str, Rule]] = {
+    "session": {"device": _device, "catalog": _catalog, "gemmscope": (dict,),
+                "telemetry": (dict,), "no_gpu_reason": _STR, "synthetic": (bool,)},
+    "run_start": {"dtype": _STR, "precision": _STR, "warmup": _INT},
+    "result": {
+        "precision": _STR, "min_ms": _NUM, "max_ms": _NUM, "q1_ms": _NUM, "q3_ms": _NUM,
+        "tol": _NUM, "deepgemm_diff": _NUM, "warmup": _INT, "reference": _STR,
+        "reference_tflops": _NUM, "pct_of_reference": _NUM, "peak_tflops": _NUM,
+        "pct_of_peak": _NUM, "sm_clock_mhz_avg": _NUM, "sm_clock_mhz_min": _NUM,
+        "avg_power_w": _NUM, "power_source": _STR, "energy_j": _NUM, "gflop_per_j": _NUM,
+        "throttled": _str_list, "variant": _STR, "regs": _INT, "smem_bytes": _INT,
+        "threads": _INT, "params": _int_map, "nan": (bool,)},
+    "error": _SHAPE,
+    "info": _SHAPE,
+    "telemetry": {**{name: _NUM for name in (
+        "sm_clock_mhz", "mem_clock_mhz", "power_w", "power_limit_w", "energy_j", "temp_c",
+        "gpu_util_pct", "sm_occupancy_pct", "sm_util_pct", "tensor_util_pct",
+        "dram_bw_util_pct", "fp32_util_pct")}, "power_kind": _STR, "reasons": _str_list},
+    "counters": {"kernel": _STR, "params": _int_map, "command": _str_list, "launch": _STR},
+}
 
 
 class Mode(StrEnum):
@@ -174,47 +329,50 @@ def _check_build(event: dict[str, Any]) -> None:
             raise ProtocolError(f'build event: "{name}" must be text or null')
 
 
-def parse_line(line: str, lineno: int | None = None, source: str | None = None) -> dict[str, Any]:
+def validate_event(obj: Any) -> dict[str, Any]:
+    """Check one decoded event; returns it or raises ProtocolError (without a line).
+
+    Optional fields of a wrong type are set to null in place (docs/protocol.md, reader
+    rules)."""
+    if not isinstance(obj, dict):
+        raise ProtocolError("an event must be a JSON object")
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolError('an event needs a string "type"')
+    t = obj.get("t")
+    if not isinstance(t, _NUM) or isinstance(t, bool):
+        raise ProtocolError(f'{kind} event needs a number "t"')
+    for name, types in REQUIRED.get(kind, {}).items():
+        if name not in obj:
+            raise ProtocolError(f'{kind} event lacks "{name}"')
+        value = obj[name]
+        if isinstance(value, bool) and bool not in types:
+            raise ProtocolError(f'{kind} event: "{name}" must not be a boolean')
+        if not isinstance(value, types):
+            want = " or ".join(sorted({t.__name__ for t in types}))
+            raise ProtocolError(f'{kind} event: "{name}" must be {want}, not {value!r}')
+    if kind == "counters":
+        _check_metrics(obj["metrics"])
+    if kind in MODE_EVENTS:
+        _check_mode(obj)
+    if kind == "build":
+        _check_build(obj)
+    if kind == "session":
+        if obj["protocol"] > PROTOCOL_VERSION:
+            raise NewerProtocol(
+                f"protocol {obj['protocol']} is newer than this reader ({PROTOCOL_VERSION}); "
+                "update gemmscope to read it")
+        obj["levels"] = _source_map(obj["levels"])
+    _clean(obj, OPTIONAL.get(kind, {}))
+    return obj
+
+
+def parse_line(line: str | bytes, lineno: int | None = None,
+               source: str | None = None) -> dict[str, Any]:
     try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ProtocolError(f"not JSON ({exc.msg} at column {exc.colno})", lineno, source) from None
-    try:
-        return validate_event(obj)
+        return validate_event(loads(line, MAX_EVENT_BYTES))
     except ProtocolError as exc:
-        raise ProtocolError(str(exc), lineno, source) from None
-
-
-def iter_events(lines: Iterable[str], source: str | None = None) -> Iterator[dict[str, Any]]:
-    """Validated events from session-file lines; the first must be the session header.
-
-    A truncated last line (a recording cut off by a crash) is not an error when it is the
-    final line: everything before it is still returned.
-    """
-    pending: tuple[int, str, ProtocolError] | None = None
-    first = True
-    timeline = Timeline()
-    for lineno, raw in enumerate(lines, start=1):
-        if pending is not None:
-            raise pending[2]
-        line = raw.strip()
-        if not line:
-            continue
-        try:
-            event = parse_line(line, lineno, source)
-        except ProtocolError as exc:
-            if not raw.endswith("\n"):
-                pending = (lineno, line, exc)
-                continue
-            raise
-        if first:
-            if event["type"] != "session":
-                raise ProtocolError(
-                    f'the first event must be "session", not "{event["type"]}"', lineno, source)
-            first = False
-        yield timeline.place(event)
-    if first and pending is None:
-        raise ProtocolError("no session header: the file is empty", None, source)
+        raise type(exc)(exc.reason, lineno, source) from None
 
 
 class Timeline:
@@ -256,13 +414,64 @@ class Timeline:
         return placed
 
 
+@dataclass(slots=True)
+class Skipped:
+    """Lines a reader could not read and went past: the first few, and how many."""
+
+    keep: int = 20
+    first: list[ProtocolError] = field(default_factory=list)
+    count: int = 0
+
+    def add(self, exc: ProtocolError) -> None:
+        self.count += 1
+        if len(self.first) < self.keep:
+            self.first.append(exc)
+
+
+def iter_events(lines: Iterable[str | bytes], source: str | None = None,
+                skipped: Skipped | None = None) -> Iterator[dict[str, Any]]:
+    """Validated events from session-file lines; the first must be the session header.
+
+    With ``skipped``, a line after the header that cannot be read (damaged, cut off by a
+    crash, not an event) is counted there and the reader goes on; without, it raises.
+    A header this reader cannot read, or one of a newer protocol, always raises.
+    """
+    header = False
+    timeline = Timeline()
+    for lineno, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            event = parse_line(raw, lineno, source)
+            if not header and event["type"] != "session":
+                raise ProtocolError(f'the first event must be "session", not '
+                                    f'{event["type"]!r}', lineno, source)
+        except NewerProtocol:
+            raise
+        except ProtocolError as exc:
+            if not header or skipped is None:
+                raise
+            if not (raw.endswith(b"\n") if isinstance(raw, bytes) else raw.endswith("\n")):
+                exc = ProtocolError(f"{exc.reason} (a cut line: no newline at its end)",
+                                    lineno, source)
+            skipped.add(exc)
+            continue
+        header = True
+        yield timeline.place(event)
+    if not header:
+        raise ProtocolError("no session header: the file is empty", None, source)
+
+
 @dataclass(frozen=True, slots=True)
 class Session:
-    """A recording read whole: its header and every event (header included)."""
+    """A recording read whole: its header and every event (header included), and the
+    lines that could not be read."""
 
     path: str
     header: dict[str, Any]
     events: list[dict[str, Any]]
+    skipped: tuple[ProtocolError, ...] = ()  # the first lines that were skipped
+    skipped_count: int = 0  # all of them
 
     @property
     def results(self) -> list[dict[str, Any]]:
@@ -276,17 +485,27 @@ class Session:
     def counters(self) -> list[dict[str, Any]]:
         return [e for e in self.events if e["type"] == "counters"]
 
+    @property
+    def problem(self) -> str | None:
+        """The first line that could not be read and how many more; None if none."""
+        if not self.skipped_count:
+            return None
+        more = self.skipped_count - 1
+        return f"{self.skipped[0]}" + (
+            f" (and {more} more unreadable line{'s' * (more > 1)}, skipped)" if more
+            else " (skipped)")
+
 
 def read_session(path: str | Path) -> Session:
+    """Every readable event of a recording; see the reader rules in docs/protocol.md."""
     path = Path(path)
+    skipped = Skipped()
     try:
-        with path.open(encoding="utf-8") as fh:
-            events = list(iter_events(fh, source=str(path)))
+        with path.open("rb") as fh:
+            events = list(iter_events(read_lines(fh), str(path), skipped))
     except OSError as exc:
-        raise ProtocolError(f"cannot open: {exc.strerror}", None, str(path)) from None
-    except UnicodeDecodeError:
-        raise ProtocolError("not a text file", None, str(path)) from None
-    return Session(str(path), events[0], events)
+        raise ProtocolError(f"cannot open: {exc.strerror or exc}", None, str(path)) from None
+    return Session(str(path), events[0], events, tuple(skipped.first), skipped.count)
 
 
 # ---------------------------------------------------------------- commands (stdin)
@@ -298,12 +517,9 @@ MAX_WARMUP = 1000
 MAX_TELEMETRY_HZ = 200.0
 
 
-def parse_command(line: str) -> dict[str, Any]:
+def parse_command(line: str | bytes) -> dict[str, Any]:
     """Decode and check one command line; raises ProtocolError with a readable reason."""
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ProtocolError(f"command is not JSON ({exc.msg} at column {exc.colno})") from None
+    obj = loads(line, MAX_COMMAND_BYTES, "command is ")
     if not isinstance(obj, dict):
         raise ProtocolError("a command must be a JSON object")
     cmd = obj.get("cmd")
@@ -329,6 +545,16 @@ def parse_command(line: str) -> dict[str, Any]:
     if cmd == "telemetry":
         check_telemetry_hz(obj.get("hz"))
     return obj
+
+
+def command_id(line: str | bytes) -> Any:
+    """The "id" of a command line that failed validation (None where it has none), so
+    that the answer can still be matched to it."""
+    try:
+        obj = loads(line, MAX_COMMAND_BYTES)
+    except ProtocolError:
+        return None
+    return obj.get("id") if isinstance(obj, dict) else None
 
 
 # sustained runs (docs/energy.md): field -> (default, least, most)

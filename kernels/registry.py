@@ -165,7 +165,16 @@ class Level:
         if unknown:
             raise ValueError(f"{self.id} has no parameter(s) {', '.join(sorted(unknown))}; "
                              f"it has {', '.join(self.params)}")
-        return dataclasses.replace(self, params={**self.params, **changes})
+        p = {**self.params, **changes}
+        problem = param_problem(changes, p)
+        if problem is None and self.geometry is not None:
+            bx, by = self.geometry(p).block
+            if bx * by > MAX_THREADS_PER_BLOCK:
+                problem = (f"a block of {bx * by} threads; CUDA allows at most "
+                           f"{MAX_THREADS_PER_BLOCK} threads per block")
+        if problem is not None:
+            raise ValueError(f"{self.id}: {problem}")
+        return dataclasses.replace(self, params=p)
 
     def launch_geometry(self, params: dict[str, int] | None = None) -> Geometry:
         """Block shape, block tile, K tile and block order for these template parameters
@@ -219,6 +228,42 @@ class Level:
                 "order": order, "source": self.source_path, "arch": self.arch,
                 "b_layout": self.b_layout, "persistent": self.persistent,
                 "k_multiple": self.k_multiple}
+
+
+# Template parameters that are switches (0 or 1); SWZ, the block-order group, may be 0
+# too (0 and 1 both walk the grid row by row). Every other one is a count or a size.
+SWITCHES = frozenset({"PF", "KPIPE", "EPI"})
+MAY_BE_ZERO = SWITCHES | {"SWZ"}
+MAX_PARAM = 4096
+# no CUDA device runs larger blocks; the device's own limits are checked before launch
+MAX_THREADS_PER_BLOCK = 1024
+
+
+def param_problem(changes: dict[str, int], p: dict[str, int]) -> str | None:
+    """Why template parameters ``p`` (``changes`` merged over a level's own) cannot make
+    a kernel, or None. Checks what the launch geometry divides by, so that neither the
+    geometry nor the compiler meets a zero; :meth:`Level.with_params` then checks the
+    block the geometry gives, and the kernels' static_asserts hold the rest."""
+    for name, v in changes.items():
+        if isinstance(v, bool) or not isinstance(v, int):
+            return f"{name} must be a whole number, not {v!r}"
+        if name in SWITCHES and v not in (0, 1):
+            return f"{name} is a switch: 0 or 1, not {v}"
+        lo = 0 if name in MAY_BE_ZERO else 1
+        if not lo <= v <= MAX_PARAM:
+            return f"{name}={v} is out of range ({lo} to {MAX_PARAM})"
+    # (tile, what divides it): per-thread tiles, warp tiles, a warp tile's sub-tiles
+    pairs = [("BM", "WM"), ("BN", "WN"), ("WM", "WMITER"), ("WN", "WNITER")]
+    if "WM" not in p:
+        pairs += [("BM", "TM"), ("BN", "TN")]
+    for big, small in pairs:
+        if big in p and small in p and p[big] % p[small]:
+            return f"{big}={p[big]} is not a multiple of {small}={p[small]}"
+    if "WMITER" in p:
+        for sub, t in ((p["WM"] // p["WMITER"], "TM"), (p["WN"] // p["WNITER"], "TN")):
+            if sub % p[t]:
+                return f"a warp sub-tile side of {sub} is not a multiple of {t}={p[t]}"
+    return None
 
 
 SIBOEHM = "siboehm.com/articles/22/CUDA-MMM (SGEMM_CUDA)"

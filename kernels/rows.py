@@ -28,11 +28,19 @@ NOT_THROTTLED = "no"
 
 
 # ------------------------------------------------------------------ formatters
+def _finite(value: float) -> float | None:
+    """A derived number that overflowed (100 × 1e308 TFLOPS) is not a number: n/a."""
+    return value if math.isfinite(value) else None
+
+
 def _significant(value: float, digits: int) -> str:
     """``digits`` significant digits in fixed point, trailing zeros kept (0.3000, 45.63),
-    whole numbers from 10**(digits-1) on (1090; not 1.09e+03)."""
+    whole numbers from 10**(digits-1) on (1090; not 1.09e+03); beyond a million, or below
+    a millionth, a power of ten (what a damaged recording may hold: 1e+308)."""
     if value == 0 or not math.isfinite(value):
         return f"{value:.{digits - 1}f}"
+    if not 1e-6 <= abs(value) < 1e7:
+        return f"{value:.{digits - 1}e}"
     magnitude = math.floor(math.log10(abs(value)))
     if abs(round(value, digits - 1 - magnitude)) >= 10 ** (magnitude + 1):
         magnitude += 1  # rounding carried into the next digit (9.996 -> 10.0)
@@ -143,7 +151,9 @@ class Result:
         throttled = ev.get("throttled")
         return cls(
             level=ev["level"], shape=Shape(ev["M"], ev["N"], ev["K"]), dtype=ev["dtype"],
-            precision=str(ev.get("precision") or precision), median_ms=float(ev["median_ms"]),
+            precision=str(ev.get("precision") or (ev.get("dtype") if precision == "?"
+                                                   else precision) or "?"),
+            median_ms=float(ev["median_ms"]),
             tflops=float(ev["tflops"]), verified=bool(ev["verified"]),
             rel_err=_num(ev.get("rel_err")), repeats=int(ev["repeats"]),
             reference=ev.get("reference") if isinstance(ev.get("reference"), str) else None,
@@ -239,13 +249,13 @@ class Row:
         r = result
         pct_ref = r.pct_of_reference
         if pct_ref is None and reference is not None and reference.tflops > 0:
-            pct_ref = 100.0 * r.tflops / reference.tflops
+            pct_ref = _finite(100.0 * r.tflops / reference.tflops)
         if pct_ref is None and r.reference_tflops:
-            pct_ref = 100.0 * r.tflops / r.reference_tflops
+            pct_ref = _finite(100.0 * r.tflops / r.reference_tflops)
         ref_name = r.reference or (reference.level if reference is not None else None)
         peak = r.peak_tflops or peak_tflops
         pct_peak = r.pct_of_peak if r.pct_of_peak is not None else \
-            (100.0 * r.tflops / peak if peak else None)
+            (_finite(100.0 * r.tflops / peak) if peak else None)
         return cls(r, pct_ref, ref_name if pct_ref is not None else None, pct_peak)
 
     @property

@@ -1,15 +1,15 @@
 """The runner: a child process that reads JSON-line commands and writes JSON-line events.
 
 It owns the GPU. A kernel that faults leaves a sticky error in the CUDA context, so after
-any CUDA error the runner reports it and exits (code 70); its parent restarts it. Bad
-commands are answered with an ``error`` event and the runner keeps serving.
+such an error the runner reports it and exits (code 70); its parent restarts it. Bad
+commands, runs over the device's limits and CUDA errors that are not sticky are answered
+with an ``error`` event and the runner keeps serving.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import importlib.util
-import json
 import os
 import subprocess
 import sys
@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from . import __version__, build_event, protocol, registry
 from .build import CompileError
-from .gpu import DeviceInfo, device_info, get_cupy
+from .gpu import DeviceInfo, context_usable, device_info, get_cupy, is_sticky
 from .measure import Bench, Refused, refusal, wall_clock
 from .protocol import ErrorKind, Mode, ProtocolError
 from .registry import Kind, Level
@@ -127,11 +127,21 @@ class Runner:
             try:
                 cmd = protocol.parse_command(raw)
             except ProtocolError as exc:
-                cid = _id_of(raw)
+                cid = protocol.command_id(raw)
                 self.error(ErrorKind.BAD_INPUT, str(exc), id=cid)
                 self.emit({"type": "done", "id": cid})
                 continue
-            code = self.handle(cmd)
+            try:
+                code = self.handle(cmd)
+            except Exception as exc:  # a bug must not cost the session: say it, go on
+                if _context_lost(exc):
+                    self.error(ErrorKind.LAUNCH, f"the CUDA context is lost ({exc}); the "
+                               "runner exits and must be restarted", id=cmd.get("id"))
+                    return EXIT_CONTEXT_LOST
+                self.error(ErrorKind.INTERNAL, f"{exc!r}\n{traceback.format_exc()}",
+                           id=cmd.get("id"))
+                self.emit({"type": "done", "id": cmd.get("id")})
+                continue
             if code is not None:
                 return code
         self.emit({"type": "bye"})
@@ -178,6 +188,11 @@ class Runner:
         if self.bench is None:
             self.error(ErrorKind.NO_GPU, f"cannot run {level.id}: {self.no_gpu_reason}",
                        id=cid, level=level.id, M=M, N=N, K=K)
+            return False
+        refused = refusal(level, M, N, K, self.device)  # before its reference is run
+        if refused is not None:
+            self.error(ErrorKind(refused.kind), str(refused), id=cid, level=level.id,
+                       M=M, N=N, K=K)
             return False
         mode = Mode(cmd.get("mode", Mode.BURST))
         ref_id = level.reference
@@ -244,10 +259,13 @@ class Runner:
             self.error(ErrorKind.COMPILE, str(exc), **where)
             return False
         except Exception as exc:
-            if _is_cuda_error(exc):
+            if _context_lost(exc):
                 self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}. The CUDA "
                            "context is lost; the runner exits and must be restarted.", **where)
                 return True
+            if _is_cuda_error(exc):  # e.g. an invalid launch configuration: not sticky
+                self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}", **where)
+                return False
             if type(exc).__name__ == "OutOfMemoryError":
                 self.error(ErrorKind.OUT_OF_MEMORY, f"{level.id}: {exc}", **where)
                 return False
@@ -288,18 +306,16 @@ class Runner:
         self.emit({**event, "id": cid})
 
 
-def _id_of(raw: str) -> Any:
-    """The "id" of a command line that failed validation, so its answer can be matched."""
-    try:
-        obj = json.loads(raw)
-    except ValueError:
-        return None
-    return obj.get("id") if isinstance(obj, dict) else None
-
-
 def _is_cuda_error(exc: BaseException) -> bool:
     name = type(exc).__name__
-    return name in ("CUDARuntimeError", "CUDADriverError") or "cudaError" in str(exc)
+    return (name in ("CUDARuntimeError", "CUDADriverError") or "cudaError" in str(exc)
+            or "CUDA_ERROR_" in str(exc))
+
+
+def _context_lost(exc: BaseException) -> bool:
+    """A sticky CUDA error (every later CUDA call in this process fails), or any CUDA
+    error after which the device no longer synchronises."""
+    return _is_cuda_error(exc) and (is_sticky(exc) or not context_usable())
 
 
 def main(telemetry_hz: float = 50.0, levels_from: str | None = None) -> int:
@@ -310,7 +326,8 @@ def main(telemetry_hz: float = 50.0, levels_from: str | None = None) -> int:
     runner = Runner(out, telemetry_hz=telemetry_hz, extra_levels=extra)
     runner.start()
     try:
-        code = runner.serve(sys.stdin)
+        # bytes, each line bounded: bad UTF-8 or an endless line is answered, not fatal
+        code = runner.serve(protocol.read_lines(sys.stdin.buffer, protocol.MAX_COMMAND_BYTES))
     finally:
         runner.stop()
     return code

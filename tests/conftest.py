@@ -15,6 +15,26 @@ os.environ.setdefault("GEMMSCOPE_NO_GPU", "1")  # the app never starts a real ru
 
 TESTS = Path(__file__).parent
 
+try:  # the property-based tests (tests/test_fuzz.py); the GPU machine has no hypothesis
+    from hypothesis import HealthCheck, Phase, settings
+except ImportError:
+    pass
+else:
+    # CI: the same examples on every run (derandomize, no example database), so a failure
+    # is not a flake; a slow machine only trips the deadline of a real hang.
+    # No "explain" phase: tracing every line the store and numpy run took gigabytes on a
+    # failure; the shrunk example and its traceback say enough.
+    settings.register_profile("ci", derandomize=True, database=None, deadline=5000,
+                              report_multiple_bugs=False,
+                              phases=[p for p in Phase if p is not Phase.explain],
+                              print_blob=True,
+                              suppress_health_check=[HealthCheck.too_slow,
+                                                     HealthCheck.data_too_large])
+    # GEMMSCOPE_HYPOTHESIS=explore: new random examples on each run (and tests/test_fuzz.py
+    # asks for ten times as many)
+    settings.register_profile("explore", parent=settings.get_profile("ci"), derandomize=False)
+    settings.load_profile(os.environ.get("GEMMSCOPE_HYPOTHESIS", "ci"))
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     # the GPU machine runs the GPU tests without pytest-qt; keep its ini key known there

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -116,13 +120,24 @@ def test_report_markdown(tmp_path):
     assert "| level | shape |" in out.getvalue()
 
 
-def test_report_of_a_bad_file_names_the_line(tmp_path):
+def test_report_of_a_damaged_file_shows_what_is_readable_and_names_the_line(tmp_path):
+    p = _session(tmp_path)
+    lines = p.read_text().splitlines()
+    p.write_text("\n".join([lines[0], "garbage", *lines[1:], '{"type": "res']))
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.main(["report", str(p)], stdout=out, stderr=err) == 1
+    assert "2 results, 1 errors" in out.getvalue()
+    assert f"{p}:2: not JSON" in err.getvalue()
+    assert "and 1 more unreadable line" in err.getvalue()
+
+
+def test_report_of_an_unreadable_file_exits_2(tmp_path):
     p = tmp_path / "bad.jsonl"
-    p.write_text('{"type": "session", "t": 0, "protocol": 1, "created": "x", "levels": {}}\n'
-                 "garbage\n")
+    p.write_text("garbage\n" + protocol.dumps({"type": "session", "t": 0, "protocol": 1,
+                                                "created": "x", "levels": {}}) + "\n")
     err = io.StringIO()
     assert cli.main(["report", str(p)], stdout=io.StringIO(), stderr=err) == 2
-    assert "bad.jsonl:2" in err.getvalue()
+    assert "bad.jsonl:1: not JSON" in err.getvalue()
     err = io.StringIO()
     assert cli.main(["report", str(tmp_path / "none.jsonl")], stdout=io.StringIO(),
                     stderr=err) == 2
@@ -133,3 +148,154 @@ def test_levels_lists_everything():
     cli.main(["levels"], stdout=out, stderr=io.StringIO())
     for lv in registry.LEVELS:
         assert lv.id in out.getvalue()
+
+
+# ------------------------------------------------------------------ output files
+
+FAKE = Path(__file__).with_name("fake_runner.py")
+
+
+def _fake_runner(monkeypatch, mode="ok"):
+    """Every runner the CLI starts is the stand-in (as ``--runner`` would make it)."""
+    monkeypatch.setattr(cli, "runner_command", lambda args: [sys.executable, str(FAKE),
+                                                             "--mode", mode])
+
+
+def _no_runner(monkeypatch):
+    """Any attempt to start a runner (or look for a GPU) fails the test."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a runner was started before the output file was checked")
+
+    monkeypatch.setattr(cli, "RunnerSession", refuse)
+    monkeypatch.setattr(cli.ncu, "find_ncu", refuse)
+
+
+@pytest.mark.parametrize("command", [["record", "--ncu"], ["bench"]])
+def test_an_existing_output_is_refused_before_anything_else(tmp_path, monkeypatch, command):
+    _no_runner(monkeypatch)
+    old = tmp_path / "old.jsonl"
+    data = b"".join(b'{"type": "telemetry", "t": %d}\n' % i for i in range(50_000))
+    old.write_bytes(data)
+    err = io.StringIO()
+    code = cli.main([*command, "-o", str(old), "-l", "naive", "-s", "16"],
+                    stdout=io.StringIO(), stderr=err)
+    assert code == 2
+    assert f"{old} exists; pass --force to replace it" in err.getvalue()
+    assert old.read_bytes() == data and [p.name for p in tmp_path.iterdir()] == ["old.jsonl"]
+
+
+def test_an_unwritable_output_folder_is_said_at_once(tmp_path, monkeypatch):
+    _no_runner(monkeypatch)
+    err = io.StringIO()
+    code = cli.main(["record", "-o", str(tmp_path / "no" / "such" / "r.jsonl")],
+                    stdout=io.StringIO(), stderr=err)
+    assert code == 2 and "cannot write" in err.getvalue()
+
+
+def test_record_writes_a_temporary_file_and_renames_it_at_the_end(tmp_path, monkeypatch):
+    _fake_runner(monkeypatch)
+    out = tmp_path / "rec.jsonl"
+    during: list[list[str]] = []
+    progress_event = cli.Progress.event
+
+    def watch(self, ev):
+        during.append(sorted(p.name for p in tmp_path.iterdir()))
+        progress_event(self, ev)
+
+    monkeypatch.setattr(cli.Progress, "event", watch)
+    code = cli.main(["record", "-o", str(out), "-l", "naive", "-s", "16", "--no-compare"],
+                    stdout=io.StringIO(), stderr=io.StringIO())
+    assert code == 0
+    # during the runs only the temporary file exists, hidden, beside the output
+    assert during and all(len(d) == 1 and d[0].startswith(".rec.") for d in during)
+    assert [p.name for p in tmp_path.iterdir()] == ["rec.jsonl"]
+    assert [r["level"] for r in protocol.read_session(out).results] == ["naive"]
+
+
+def test_force_replaces_an_existing_output(tmp_path, monkeypatch):
+    _fake_runner(monkeypatch)
+    out = tmp_path / "rec.jsonl"
+    out.write_text("old\n")
+    code = cli.main(["bench", "-o", str(out), "--force", "-l", "naive", "-s", "16",
+                     "--no-compare"], stdout=io.StringIO(), stderr=io.StringIO())
+    assert code == 0 and protocol.read_session(out).results
+    assert [p.name for p in tmp_path.iterdir()] == ["rec.jsonl"]
+
+
+def test_runs_that_do_not_finish_leave_the_output_alone(tmp_path, monkeypatch):
+    _fake_runner(monkeypatch)
+    out = tmp_path / "rec.jsonl"
+    out.write_text("old\n")
+    progress_event = cli.Progress.event
+
+    def interrupt_after_the_first_result(self, ev):
+        progress_event(self, ev)
+        if ev["type"] == "result":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli.Progress, "event", interrupt_after_the_first_result)
+    err = io.StringIO()
+    code = cli.main(["record", "-o", str(out), "--force", "-l", "naive,coalesced", "-s", "16",
+                     "--no-compare"], stdout=io.StringIO(), stderr=err)
+    assert code == 130 and out.read_text() == "old\n"
+    # what was measured is kept under the temporary name, and said where
+    [kept] = [p for p in tmp_path.iterdir() if p.name != "rec.jsonl"]
+    assert f"what was measured is in {kept}" in err.getvalue()
+    assert [r["level"] for r in protocol.read_session(kept).results] == ["naive"]
+
+
+def test_runs_that_measured_nothing_leave_no_file(tmp_path, monkeypatch):
+    import gemmscope.kernels.gpu as gpu
+
+    if gpu.get_cupy()[0] is not None:
+        pytest.skip("this machine has a GPU")
+    err = io.StringIO()
+    out = tmp_path / "rec.jsonl"
+    assert cli.main(["record", "-o", str(out), "-l", "naive", "-s", "8"],
+                    stdout=io.StringIO(), stderr=err) == 2
+    assert "no GPU" in err.getvalue() and list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ report on damaged data
+
+def test_report_survives_wrong_types_empty_messages_and_escapes(tmp_path):
+    p = _session(tmp_path)
+    lines = p.read_text().splitlines()
+    extra = [
+        {"type": "result", "t": 4.0, "level": "wmma", "M": 64, "N": 64, "K": 64,
+         "dtype": "fp16", "precision": 16, "median_ms": 1.0, "tflops": 1e308,
+         "verified": True, "rel_err": None, "repeats": 5, "pct_of_reference": "50",
+         "reference": 3, "throttled": "SwPowerCap", "energy_j": "x", "pct_of_peak": [1]},
+        {"type": "error", "t": 5.0, "kind": "launch", "message": ""},
+        {"type": "error", "t": 6.0, "kind": "verify", "message": "bad\x1b]0;pwned\x07\nx",
+         "level": "naive\ud800"},
+    ]
+    header = json.loads(lines[0])
+    header["device"] = "not a dict"
+    p.write_text("\n".join([json.dumps(header), *lines[1:], *map(json.dumps, extra)]) + "\n")
+    out = io.StringIO()
+    assert cli.main(["report", str(p)], stdout=out, stderr=io.StringIO()) == 0
+    text = out.getvalue()
+    wmma = next(line for line in text.splitlines() if line.startswith("wmma"))
+    assert "FP16" in wmma and "1.000e+308" in wmma  # dtype stands in; 1e308 TFLOPS printed
+    assert "no device" in text and "error [launch] : " in text
+    assert "\x1b" not in text and "\x07" not in text
+    assert "error [verify] naive\\ud800: bad\\x1b]0;pwned\\x07\n" in text  # first line only
+
+
+def test_report_into_a_closed_pipe_stops_quietly(tmp_path):
+    results = [{"type": "result", "t": float(i), "level": "naive", "M": i, "N": 64, "K": 64,
+                "dtype": "fp32", "median_ms": 1.0, "tflops": 1.0, "verified": True,
+                "rel_err": 0.0, "repeats": 5} for i in range(1, 5000)]
+    p = tmp_path / "big.jsonl"
+    p.write_text("\n".join(protocol.dumps(e) for e in [
+        {"type": "session", "t": 0.0, "protocol": 1, "created": "now", "levels": {}},
+        *results]) + "\n")
+    proc = subprocess.Popen([sys.executable, "-m", "gemmscope.kernels", "report", str(p)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline()  # `| head -1`
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 141
+    assert "Traceback" not in err and "BrokenPipe" not in err and err == ""

@@ -9,7 +9,7 @@ from gemmscope.app.core.store import SessionStore
 from gemmscope.kernels.plan import RunRequest, sweep_requests
 from gemmscope.kernels.protocol import parse_command, read_session
 from gemmscope.kernels.session import RunQueue
-from gemmscope.kernels.session_file import SessionWriter
+from gemmscope.kernels.session_file import SessionWriter, default_session_path
 
 
 def test_dimension_fields_refuse_bad_input_with_a_reason():
@@ -47,6 +47,34 @@ def test_session_writer_flushes_each_line(tmp_path: Path, synthetic_file):
         assert path.read_text().count("\n") == writer.lines  # on disk already
     writer.close()
     assert len(read_session(path).events) == 5
+
+
+def test_session_files_started_in_the_same_second_differ(tmp_path: Path):
+    import datetime as dt
+
+    now = dt.datetime(2026, 12, 1, 9, 30, 5)
+    folder = tmp_path / "sessions" / "new"  # made when missing
+    paths = [default_session_path(folder, now) for _ in range(3)]
+    assert [p.name for p in paths] == ["live-20261201-093005.jsonl",
+                                       "live-20261201-093005-2.jsonl",
+                                       "live-20261201-093005-3.jsonl"]
+    assert all(p.exists() and p.stat().st_size == 0 for p in paths)  # taken, exclusively
+    writer = SessionWriter(paths[1])
+    writer.write_line('{"type": "ready", "t": 0}')
+    writer.close()
+    assert paths[1].read_text() == '{"type": "ready", "t": 0}\n'
+
+
+def test_appending_to_a_cut_file_starts_on_a_new_line(tmp_path: Path):
+    for before, after in [(b'{"a": 1}\n{"type": "res', b'{"a": 1}\n{"type": "res\nNEW\n'),
+                          (b'{"a": 1}\n', b'{"a": 1}\nNEW\n'), (b"", b"NEW\n")]:
+        path = tmp_path / "s.jsonl"
+        path.write_bytes(before)
+        writer = SessionWriter(path)
+        writer.write_line("NEW")
+        writer.close()
+        assert path.read_bytes() == after
+        assert writer.lines == 1
 
 
 def test_csv_and_markdown_reports(synthetic_file):

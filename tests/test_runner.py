@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import io
-import json
 import shlex
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from runner_subprocess import RunnerProcess
 
 from gemmscope.kernels import protocol
 from gemmscope.kernels.gpu import get_cupy
 from gemmscope.kernels.plan import RunRequest
 from gemmscope.kernels.runner import Runner
-from gemmscope.kernels.session import RunnerSession, default_runner_command
+from gemmscope.kernels.session import RunnerSession
 
 FAKE = str(Path(__file__).with_name("fake_runner.py"))
 NO_GPU = get_cupy()[0] is None
@@ -82,21 +81,44 @@ def test_without_a_gpu_runs_are_refused_with_the_reason():
     assert any(e["type"] == "done" and e["id"] == 1 for e in events)
 
 
+# each line with what the runner's answer must say; the runner reads bytes under a strict
+# UTF-8 locale, so none of them may end it
+GARBAGE = [
+    (b"{this is not json", "command is not JSON"),
+    (b"\xff\xfe\xc3\x28 not UTF-8", "command is not UTF-8 text (byte 0xff at column 1)"),
+    (b'{"cmd": "ping", "id": "\xed\xa0\x80"}', "command is not UTF-8 text"),
+    (b'{"cmd": "run", "level": "naive", "M": ' + b"9" * 5000 + b', "N": 1, "K": 1}',
+     "an integer of 5000 digits (at most 100)"),
+    (b"[" * 100_000 + b"\x00", "command is longer than 65536 bytes"),
+    (b"[" * 60_000, "command is nested deeper than 32 levels"),
+    (b'{"cmd": "ping", "id": ' + b"[" * 500 + b"]" * 500 + b"}", "nested deeper than 32"),
+    (b'{"cmd": "ping", "id": "' + b"x" * (10 << 20) + b'"}',
+     "command is longer than 65536 bytes"),  # 10 MB
+    (b'{"cmd": "run", "level": "naive", "M": 0, "N": 1, "K": 1}', "M must be at least 1"),
+    (b'{"cmd": "run", "level": "naive", "M": 4, "N": 4, "K": 4, "params": {"BLOCK": 0}}',
+     "naive: BLOCK=0 is out of range"),
+    (b'{"cmd": "dance"}', "unknown command 'dance'"),
+]
+
+
 def test_runner_as_a_subprocess_survives_garbage():
-    seen: list[dict] = []
-    session = RunnerSession(seen.append, default_runner_command(0))
+    """Every line of garbage gets its own bad_input error (and done), and the runner
+    still answers a valid command after all of them."""
+    runner = RunnerProcess()
     try:
-        header = session.wait_ready()
-        assert header["type"] == "session"
-        evs = session.run([RunRequest("naive", 0, 1, 1)])
-        assert any(e["type"] == "error" and e["kind"] == "bad_input" for e in evs)
-        session.send({"cmd": "ping"})
-        deadline = time.monotonic() + 30
-        while not any(e["type"] == "pong" for e in seen) and time.monotonic() < deadline:
-            session.pump(0.1)
-        assert any(e["type"] == "pong" for e in seen)
+        assert runner.header["type"] == "session"
+        for line, message in GARBAGE:
+            runner.send(line + b"\n")
+            got = runner.until(lambda e: e["type"] == "done")
+            errors = [e for e in got if e["type"] == "error"]
+            assert len(errors) == 1 and errors[0]["kind"] == "bad_input", got
+            assert message in errors[0]["message"], (message, errors[0])
+        runner.send(b'{"cmd": "ping", "id": "still here"}\n')
+        got = runner.until(lambda e: e["type"] == "done")
+        assert [(e["type"], e.get("id")) for e in got] == [("pong", "still here"),
+                                                           ("done", "still here")]
     finally:
-        session.close()
+        assert runner.close() == 0
 
 
 def fake(mode: str, state: str | None = None) -> list[str]:
@@ -141,14 +163,40 @@ def test_session_kills_a_runner_that_stops_answering(tmp_path):
 
 
 def test_record_writes_every_event_line_by_line(tmp_path, monkeypatch):
-    """`record` through the stand-in runner: the file is a readable session."""
+    """`record` through the stand-in runner: the file holds every event the client
+    delivered, in order, each written (and flushed) before the next one arrived."""
     from gemmscope.kernels import cli
 
+    seen: list[str] = []
+    on_disk: list[int] = []
+
+    def lines_written() -> int:
+        [temp] = tmp_path.glob(".rec.*.tmp.jsonl")  # written beside rec.jsonl, renamed after
+        return len(temp.read_bytes().splitlines())
+
+    class TeeSession(RunnerSession):
+        """The session the CLI makes, with every delivered event seen here too."""
+
+        def __init__(self, on_event, command=None, **kwargs):
+            def tee(ev: dict) -> None:
+                on_disk.append(lines_written())
+                seen.append(protocol.dumps(ev))
+                on_event(ev)
+
+            super().__init__(tee, command, **kwargs)
+
+    monkeypatch.setattr(cli, "RunnerSession", TeeSession)
     out = tmp_path / "rec.jsonl"
-    code = cli.main(["record", "-o", str(out), "-l", "naive", "-s", "16", "--no-compare",
-                     "--runner", shlex.join(fake("ok"))],
+    code = cli.main(["record", "-o", str(out), "-l", "naive,coalesced", "-s", "16", "-s", "8",
+                     "--no-compare", "-r", "3", "--runner", shlex.join(fake("ok"))],
                     stdout=io.StringIO(), stderr=io.StringIO())
     assert code == 0
+    lines = out.read_text().splitlines()
+    assert lines == seen  # every event, in order, nothing else
+    # the tap writes each event before it is handed on: on disk before the next arrives
+    assert on_disk == list(range(1, len(seen) + 1))
     s = protocol.read_session(out)
-    assert [r["level"] for r in s.results] == ["naive"]
-    assert json.loads(out.read_text().splitlines()[0])["type"] == "session"
+    assert s.problem is None
+    assert [(r["level"], r["M"]) for r in s.results] == [("naive", 16), ("coalesced", 16),
+                                                         ("naive", 8), ("coalesced", 8)]
+    assert [e["type"] for e in s.events].count("repeat") == 4 * 3

@@ -8,6 +8,7 @@ redraw however many events arrived in between.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -65,7 +66,12 @@ class Message:
 
 def _num(value: Any) -> float | None:
     ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if ok else None
+    return _finite(float(value)) if ok else None
+
+
+def _finite(value: float) -> float | None:
+    """A derived number that overflowed (100 × 1e308 TFLOPS) is not a number: n/a."""
+    return value if math.isfinite(value) else None
 
 
 _shape_of = shape_of

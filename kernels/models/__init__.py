@@ -38,10 +38,14 @@ SIMT_LEVELS = tuple(lid for lid in MODELS if _simt(lid))
 
 def model_for(level_id: str, params: dict[str, int] | None = None) -> LevelModel:
     """The level's model with the registry's template parameters, or ``params`` (merged
-    over the registry's parameters) to explore another configuration."""
+    over the registry's parameters) to explore another configuration; parameters that
+    break the level's rules (registry: Level.with_params) raise ValueError."""
     if level_id not in MODELS:
         raise KeyError(f"no access model for level {level_id!r}; models exist for "
                        f"{', '.join(MODELS)}")
+    level = registry.BY_ID.get(level_id)
+    if params and level is not None:
+        level.with_params(params)  # ValueError "<level>: <which rule>" where one breaks
     return MODELS[level_id](params)
 
 

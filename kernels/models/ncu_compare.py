@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -97,7 +98,8 @@ def diff_pct(model: float, measured: float | None) -> float | None:
         return None
     if measured == 0:
         return 0.0 if model == 0 else None
-    return (model - measured) / measured * 100.0
+    pct = (model - measured) / measured * 100.0
+    return pct if math.isfinite(pct) else None  # a measured 1e-300 is no comparison
 
 
 def compare(totals: SharedTotals, measured: NcuKernelRow | None,
