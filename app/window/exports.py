@@ -1,4 +1,7 @@
-"""Exports: a chart to PNG or SVG, results to CSV, the ladder to a Markdown report."""
+"""Exports: a chart to PNG or SVG, results to CSV, the ladder to a Markdown report.
+
+Every file is written whole or not at all: under a temporary name beside it, renamed when
+complete (``core.export.replacing``), so a failed export never leaves half a file."""
 
 from __future__ import annotations
 
@@ -18,15 +21,15 @@ def export_chart(chart: pg.PlotWidget, path: str | Path) -> Path:
     """PNG or SVG by the file's suffix."""
     path = Path(path)
     item = chart.getPlotItem()
-    if path.suffix.lower() == ".svg":
-        # pyqtgraph 0.14's SVGExporter fails on the path syntax of Qt 6.12's SVG output;
-        # Qt's own generator draws the same scene.
-        _export_svg(chart, path)
-        return path
-    else:
-        exporter = pg_exporters.ImageExporter(item)
-        exporter.parameters()["width"] = max(800, int(chart.width()))
-    exporter.export(str(path))
+    with export.replacing(path) as temp:
+        if path.suffix.lower() == ".svg":
+            # pyqtgraph 0.14's SVGExporter fails on the path syntax of Qt 6.12's SVG
+            # output; Qt's own generator draws the same scene.
+            _export_svg(chart, temp)
+        else:
+            exporter = pg_exporters.ImageExporter(item)
+            exporter.parameters()["width"] = max(800, int(chart.width()))
+            exporter.export(str(temp))
     return path
 
 
@@ -45,9 +48,7 @@ def _export_svg(chart: pg.PlotWidget, path: Path) -> None:
 
 
 def export_csv(store: SessionStore, path: str | Path) -> Path:
-    path = Path(path)
-    path.write_text(export.results_csv(store), encoding="utf-8")
-    return path
+    return export.write_export(path, export.results_csv(store))
 
 
 def export_report(store: SessionStore, path: str | Path, charts: dict[str, pg.PlotWidget],
@@ -59,5 +60,4 @@ def export_report(store: SessionStore, path: str | Path, charts: dict[str, pg.Pl
         image = path.with_name(f"{path.stem}-{name}.png")
         export_chart(chart, image)
         images.append((chart.base_title if hasattr(chart, "base_title") else name, image.name))
-    path.write_text(export.ladder_markdown(store, source, images), encoding="utf-8")
-    return path
+    return export.write_export(path, export.ladder_markdown(store, source, images))

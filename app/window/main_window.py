@@ -213,6 +213,9 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"gemmscope — {Path(session.path).name}{synthetic}")
         self.controls.set_unavailable("replay: " + (note or "runs need the live runner"))
         self.statusBar().clearMessage()
+        if session.problem is not None:  # read what is readable; say where it was not
+            self.messages.append(f"{Path(session.path).name}: {session.problem}", error=True)
+            self.statusBar().showMessage(f"some lines could not be read: {session.problem}")
         replay.start()
         self.recording_opened.emit(True)
 
