@@ -40,9 +40,12 @@ def timeline(events: Sequence[dict[str, Any]]) -> list[float]:
 class ReplayClock:
     """Play position over a list of events; delivers due events to a sink."""
 
-    def __init__(self, events: Sequence[dict[str, Any]], sink: Callable[[dict[str, Any]], None]):
-        self.events = list(events)
-        self.times = timeline(self.events)
+    def __init__(self, events: Sequence[dict[str, Any]], sink: Callable[[dict[str, Any]], None],
+                 times: list[float] | None = None):
+        """``times``: :func:`timeline` of the events, where a worker has made it already."""
+        self.events = events if isinstance(events, list) else list(events)
+        self.times = times if times is not None and len(times) == len(self.events) \
+            else timeline(self.events)
         self.sink = sink
         self.speed = Speed.X1
         self.playing = False

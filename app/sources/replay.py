@@ -10,7 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
 from ...kernels.protocol import ProtocolError, Session, read_session
-from ..core.replay import ReplayClock, Speed
+from ..core.replay import ReplayClock, Speed, timeline
 from .base import EventSink
 
 TICK_MS = 16
@@ -20,7 +20,7 @@ TICK_BUDGET_S = 0.030  # delivery per tick: the GUI thread stays free between ti
 class RecordingLoader(QObject):
     """Reads and validates a recording in a worker thread; the GUI thread never waits."""
 
-    loaded = Signal(object, str)  # the Session, the note given at start
+    loaded = Signal(object, str, object)  # the Session, the note, its play times
     failed = Signal(str)  # why it could not be read
 
     def __init__(self, path: str | Path, note: str = "", parent: QObject | None = None):
@@ -54,7 +54,8 @@ class RecordingLoader(QObject):
         except Exception as exc:  # a reader bug must not leave "reading…" forever
             self.failed.emit(f"{self.path}: the reader failed ({type(exc).__name__}: {exc})")
             return
-        self.loaded.emit(session, self.note)
+        # the play times too: the GUI thread gets a recording ready to play
+        self.loaded.emit(session, self.note, timeline(session.events))
 
 
 class ReplaySource(QObject):
@@ -68,11 +69,12 @@ class ReplaySource(QObject):
     delivered = Signal(int)  # how many events the last tick delivered
 
     def __init__(self, session: Session, sink: EventSink, reset: Callable[[], None],
-                 note: str = "", parent: QObject | None = None):
+                 note: str = "", parent: QObject | None = None,
+                 times: list[float] | None = None):
         super().__init__(parent)
         self.recording = session
         self.note = note
-        self.clock = ReplayClock(session.events, sink)
+        self.clock = ReplayClock(session.events, sink, times)
         self.reset = reset
         self._timer = QTimer(self)
         self._timer.setInterval(TICK_MS)

@@ -9,6 +9,7 @@ drive the window through its public methods.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 from importlib import resources
@@ -199,11 +200,17 @@ class MainWindow(QMainWindow):
             self._loaders.remove(loader)
             loader.deleteLater()
 
-    def _start_replay(self, session: Session, note: str) -> None:
+    def _start_replay(self, session: Session, note: str,
+                      times: list[float] | None = None) -> None:
         self._forget_finished_loaders()
         self.close_source()
         self._reset_store()
-        replay = ReplaySource(session, self.handle, self._reset_store, note, parent=self)
+        # a recording's events live as long as the replay: the cyclic garbage collector
+        # need not walk them again (a full pass over a 200 MB recording's dicts took
+        # seconds of the GUI thread); they are still freed when the replay ends
+        gc.freeze()
+        replay = ReplaySource(session, self.handle, self._reset_store, note, parent=self,
+                              times=times)
         replay.position_changed.connect(self.replay_bar.show_position)
         replay.set_speed(self.prefs.speed)
         self.source, self.source_path = replay, session.path
