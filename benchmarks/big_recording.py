@@ -64,20 +64,21 @@ def main() -> int:
     window.resize(1400, 900)
     window.show()
     gaps: list[float] = []
+    stamps: list[float] = []
     last = [time.perf_counter()]
     marks: dict[str, float] = {}
 
     def beat() -> None:
         now = time.perf_counter()
         gaps.append((now - last[0]) * 1e3)
+        stamps.append(now - t0)
         last[0] = now
         replay = window.replay
         if "loaded" not in marks and replay is not None:
             marks["loaded"] = now
         if replay is not None and replay.delivered_count >= events and "played" not in marks:
             marks["played"] = now
-            window.flush_views()
-            QTimer.singleShot(200, app.quit)
+            QTimer.singleShot(500, app.quit)  # the last coalesced redraws come in this time
 
     heartbeat = QTimer()
     heartbeat.timeout.connect(beat)
@@ -95,7 +96,9 @@ def main() -> int:
             ("read + delivered s", f"{marks.get('played', float('nan')) - t0:.1f}"),
             ("peak RSS MB", f"{peak_mb:.0f}"),
             ("longest loop gap ms", f"{g.max():.0f}"),
-            ("loop gap p99 ms", f"{np.percentile(g, 99):.0f}")]
+            ("loop gap p99 ms", f"{np.percentile(g, 99):.0f}"),
+            ("longest gap ended at s", f"{stamps[1:][int(np.argmax(g))]:.1f}" if len(gaps) > 1
+             else "–")]
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")

@@ -496,16 +496,33 @@ class Session:
             else " (skipped)")
 
 
-def read_session(path: str | Path) -> Session:
-    """Every readable event of a recording; see the reader rules in docs/protocol.md."""
+PROGRESS_EVERY = 5_000  # lines between two calls of read_session's ``progress``
+
+
+def read_session(path: str | Path,
+                 progress: Callable[[float], None] | None = None) -> Session:
+    """Every readable event of a recording; see the reader rules in docs/protocol.md.
+    ``progress`` is called with the fraction of the file read, every PROGRESS_EVERY
+    lines (a reader on a worker thread says how far it got)."""
     path = Path(path)
     skipped = Skipped()
     try:
         with path.open("rb") as fh:
-            events = list(iter_events(read_lines(fh), str(path), skipped))
+            lines = read_lines(fh)
+            if progress is not None:
+                lines = _reporting(lines, fh, path.stat().st_size, progress)
+            events = list(iter_events(lines, str(path), skipped))
     except OSError as exc:
         raise ProtocolError(f"cannot open: {exc.strerror or exc}", None, str(path)) from None
     return Session(str(path), events[0], events, tuple(skipped.first), skipped.count)
+
+
+def _reporting(lines: Iterator[bytes], fh: IO[bytes], size: int,
+               progress: Callable[[float], None]) -> Iterator[bytes]:
+    for i, line in enumerate(lines, start=1):
+        if i % PROGRESS_EVERY == 0:
+            progress(fh.tell() / size if size else 1.0)
+        yield line
 
 
 # ---------------------------------------------------------------- commands (stdin)

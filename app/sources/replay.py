@@ -3,6 +3,7 @@ the Qt-free :class:`ReplayClock` into the event sink."""
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -14,13 +15,14 @@ from ..core.replay import ReplayClock, Speed, timeline
 from .base import EventSink
 
 TICK_MS = 16
-TICK_BUDGET_S = 0.030  # delivery per tick: the GUI thread stays free between ticks
+TICK_BUDGET_S = 0.020  # delivery per tick: the GUI thread stays free between ticks
 
 
 class RecordingLoader(QObject):
     """Reads and validates a recording in a worker thread; the GUI thread never waits."""
 
     loaded = Signal(object, str, object)  # the Session, the note, its play times
+    progressed = Signal(float)  # the fraction of the file read so far
     failed = Signal(str)  # why it could not be read
 
     def __init__(self, path: str | Path, note: str = "", parent: QObject | None = None):
@@ -31,6 +33,13 @@ class RecordingLoader(QObject):
 
     def start(self) -> None:
         self._thread.start()
+
+    def _progress(self, fraction: float) -> None:
+        """On the reader's thread, every few thousand lines: the events read so far will
+        live as long as the replay, so the cyclic collector's passes (which hold the GIL,
+        and so the GUI thread, for as long as they walk) need not walk them again."""
+        gc.freeze()
+        self.progressed.emit(fraction)
 
     @property
     def running(self) -> bool:
@@ -44,7 +53,7 @@ class RecordingLoader(QObject):
         """Never dies silently: whatever stops the reader is said, so the window never
         waits on a reader that is gone."""
         try:
-            session: Session = read_session(self.path)
+            session: Session = read_session(self.path, self._progress)
         except ProtocolError as exc:
             self.failed.emit(str(exc))
             return

@@ -176,6 +176,9 @@ class MainWindow(QMainWindow):
             # slots of this window: queued into the GUI thread from the loader's thread
             loader.loaded.connect(self._start_replay)
             loader.failed.connect(self._load_failed)
+            name = Path(path).name
+            loader.progressed.connect(lambda fraction: self.statusBar().showMessage(
+                f"reading {name}… {fraction:.0%}"))
             self._loaders.append(loader)
             self.statusBar().showMessage(f"reading {Path(path).name}…")
             loader.start()
