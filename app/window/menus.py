@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import pyqtgraph as pg
@@ -88,32 +89,30 @@ def current_chart(window: Commands) -> Any:
     return charts.get("bars") if charts else None
 
 
+def _save_as(window: Commands, title: str, default: str, kinds: str,
+             write: Callable[[str], object]) -> None:
+    """Ask where to save; write there; say so in the status bar."""
+    path, _ = QFileDialog.getSaveFileName(window.dialog_parent(), title, default, kinds)
+    if path:
+        write(path)
+        window.statusBar().showMessage(f"saved {path}", 5000)
+
+
 def export_chart_dialog(window: Commands, kind: str) -> None:
     chart = current_chart(window)
     if chart is None:
         return
     name = next((k for k, v in window.charts().items() if v is chart), "chart")
-    path, _ = QFileDialog.getSaveFileName(window.dialog_parent(), "Export chart", f"{name}.{kind}",
-                                          f"{kind.upper()} (*.{kind})")
-    if path:
-        window.export_chart(chart, path)
-        window.statusBar().showMessage(f"saved {path}", 5000)
+    _save_as(window, "Export chart", f"{name}.{kind}", f"{kind.upper()} (*.{kind})",
+             lambda path: window.export_chart(chart, path))
 
 
 def export_csv_dialog(window: Commands) -> None:
-    path, _ = QFileDialog.getSaveFileName(window.dialog_parent(), "Export results", "results.csv",
-                                          "CSV (*.csv)")
-    if path:
-        window.export_csv(path)
-        window.statusBar().showMessage(f"saved {path}", 5000)
+    _save_as(window, "Export results", "results.csv", "CSV (*.csv)", window.export_csv)
 
 
 def export_report_dialog(window: Commands) -> None:
-    path, _ = QFileDialog.getSaveFileName(window.dialog_parent(), "Export report", "ladder.md",
-                                          "Markdown (*.md)")
-    if path:
-        window.export_report(path)
-        window.statusBar().showMessage(f"saved {path}", 5000)
+    _save_as(window, "Export report", "ladder.md", "Markdown (*.md)", window.export_report)
 
 
 def open_dialog(window: Commands) -> None:
