@@ -11,13 +11,22 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
+from pathlib import Path
+from typing import Any
 
 START = time.perf_counter()
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gemmscope", description="GEMM ladder visualizer")
+    from ..kernels.cli import COMMANDS
+
+    others = ", ".join([*COMMANDS, "doctor"])
+    p = argparse.ArgumentParser(
+        prog="gemmscope", description="GEMM ladder visualizer",
+        epilog=f"other commands (no display needed): gemmscope {{{others}}}; "
+               "gemmscope COMMAND --help says more")
     p.add_argument("command", nargs="?", choices=["replay"], help="replay a recording")
     p.add_argument("file", nargs="?", help="the recording (.jsonl) to replay")
     p.add_argument("--speed", choices=["1x", "4x", "16x", "instant"],
@@ -48,7 +57,6 @@ def main(argv: list[str] | None = None) -> int:
         print("gemmscope replay: give the recording to open (FILE)", file=sys.stderr)
         return 2
 
-    from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
@@ -60,7 +68,17 @@ def main(argv: list[str] | None = None) -> int:
     app.setApplicationName("gemmscope")
     app.setDesktopFileName(APP_ID)  # Wayland finds the .desktop entry (and icon) by it
     app.setWindowIcon(QIcon(str(icon_path())))
-    window = MainWindow(open_settings(args.settings))
+    with tempfile.TemporaryDirectory(prefix="gemmscope-") as scratch:
+        settings = args.settings
+        if settings is None and args.screenshot:  # a picture never writes the user's prefs
+            settings = str(Path(scratch) / "prefs.ini")
+        return _run(app, MainWindow(open_settings(settings)), args)
+
+
+def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
+    """Open what the command line asks for; a screenshot, or the event loop."""
+    from PySide6.QtCore import QEvent, QObject, QTimer
+
     if args.speed:
         window.set_replay_speed(args.speed)
 
@@ -73,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from .core.runner_command import plan_live
 
-        plan = plan_live(args.runner, window.prefs.runner_command,
+        plan = plan_live(args.runner, window.runner_command(),
                          asked_live=bool(args.session_file))
         if plan.command:
             window.start_live(plan.label, plan.command, args.session_file, args.watchdog_s)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QElapsedTimer, QObject, QSettings, Qt, Signal
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -101,14 +101,16 @@ class MainWindow(QMainWindow):
         self.controls.sweep.connect(self.run_sweep)
         self.controls.stop.connect(self.stop_runs)
         self.messages = MessagesPanel()
-        ladder = self._dock("Ladder", "ladder", self.ladder,
+        ladder = self.ladder_dock = self._dock("Ladder", "ladder", self.ladder,
                             Qt.DockWidgetArea.LeftDockWidgetArea)
         self.run_dock = self._dock("Run", "run", self.controls,
                                    Qt.DockWidgetArea.LeftDockWidgetArea)
-        messages = self._dock("Messages", "messages", self.messages,
+        messages = self.messages_dock = self._dock("Messages", "messages", self.messages,
                               Qt.DockWidgetArea.BottomDockWidgetArea)
         self.resizeDocks([ladder], [560], Qt.Orientation.Horizontal)
         self.resizeDocks([messages], [110], Qt.Orientation.Vertical)
+        self._messages_shown = False
+        messages.hide()  # until there is a message (_show_messages)
 
         self.replay_bar = ReplayBar()
         self.replay_bar.set_speed(self.prefs.speed)
@@ -154,6 +156,23 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
+    def _note(self, text: str, error: bool) -> None:
+        """A message of the window's own (not the session's)."""
+        self.messages.append(text, error=error)
+        self._show_messages()
+
+    def _show_messages(self) -> None:
+        """The Messages panel takes no room until it has something to say; then it shows
+        once (closed by the user later, it stays closed: View ▸ Panels brings it back)."""
+        if self.messages.count() and not self._messages_shown:
+            self._messages_shown = True
+            self.messages_dock.show()
+
+    def panel_actions(self) -> list[QAction]:
+        """Show/hide actions of the docked panels and the replay bar (View ▸ Panels)."""
+        docks = [self.ladder_dock, self.run_dock, self.messages_dock]
+        return [*(d.toggleViewAction() for d in docks), self.replay_toolbar.toggleViewAction()]
+
     # ------------------------------------------------------------- sources
     def handle(self, event: dict[str, Any]) -> None:
         """The one event sink: live runner and replay both deliver here."""
@@ -193,7 +212,7 @@ class MainWindow(QMainWindow):
 
     def _load_failed(self, why: str) -> None:
         self._forget_finished_loaders()
-        self.messages.append(f"cannot open recording: {why}", error=True)
+        self._note(f"cannot open recording: {why}", error=True)
         self.statusBar().showMessage(f"cannot open recording: {why}")
         self.recording_opened.emit(False)
 
@@ -224,7 +243,7 @@ class MainWindow(QMainWindow):
         self.controls.set_unavailable("replay: " + (note or "runs need the live runner"))
         self.statusBar().clearMessage()
         if session.problem is not None:  # read what is readable; say where it was not
-            self.messages.append(f"{Path(session.path).name}: {session.problem}", error=True)
+            self._note(f"{Path(session.path).name}: {session.problem}", error=True)
             self.statusBar().showMessage(f"some lines could not be read: {session.problem}")
         replay.start()
         self.recording_opened.emit(True)
@@ -236,7 +255,7 @@ class MainWindow(QMainWindow):
                     f"(resources/sessions/{BUNDLED_SESSION}) is not in this build yet; "
                     "open a recording with File ▸ Open or `gemmscope replay FILE`")
             self.mode_label.setText(f"replay — no recording ({reason})")
-            self.messages.append(text, error=False)
+            self._note(text, error=False)
             self.controls.set_unavailable(f"replay: {reason}")
             return False
         return self.open_recording(path, note=reason, background=background)
@@ -258,7 +277,7 @@ class MainWindow(QMainWindow):
         live.state_changed.connect(lambda _state: self._show_run_state())
         self.source, self.source_path = live, str(path)
         live.start()
-        self.messages.append(f"recording this session to {path}", error=False)
+        self._note(f"recording this session to {path}", error=False)
         self.mode_label.setText(f"live — {device_name} — {live.describe()}")
         self.setWindowTitle(f"gemmscope — live on {device_name}")
         self.controls.set_unavailable("")
@@ -437,6 +456,7 @@ class MainWindow(QMainWindow):
             view.refresh(changes)
         if Change.MESSAGES in changes or Change.HEADER in changes:
             self.messages.sync(self.store)
+            self._show_messages()
         if Change.RUN in changes or Change.HEADER in changes:
             self._show_run_state()
         if Change.HEADER in changes and self.ladder.selected_level() is None:

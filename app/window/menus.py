@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenuBar, QStatusBar, QWidget
 
 from ..plots.charts import HoverReadout
+from .presentation import SHORTCUTS
 
 
 class Commands(Protocol):
@@ -22,6 +23,7 @@ class Commands(Protocol):
     def open_recording(self, path: str, background: bool = False) -> bool: ...
     def toggle_presentation(self) -> None: ...
     def show_shortcuts(self) -> None: ...
+    def panel_actions(self) -> list[QAction]: ...
     def step_level(self, offset: int) -> None: ...
     def run_selected(self) -> None: ...
     def run_ladder(self) -> None: ...
@@ -60,7 +62,13 @@ def install_menus(window: Commands) -> None:
     _action(file_menu, "&Quit", window.close, QKeySequence.StandardKey.Quit)
     view_menu = window.menuBar().addMenu("&View")
     _action(view_menu, "&Presentation mode", window.toggle_presentation)
-    _action(view_menu, "&Keyboard shortcuts", window.show_shortcuts)
+    panels = view_menu.addMenu("P&anels")
+    for action in window.panel_actions():  # a closed panel comes back from here
+        panels.addAction(action)
+    keys = view_menu.addMenu("&Shortcuts")
+    for key, what in SHORTCUTS:
+        keys.addAction(f"{key}\t{what}").setEnabled(False)
+    _action(view_menu, "&Keyboard shortcuts…", window.show_shortcuts)
 
 
 def install_shortcuts(window: Commands) -> dict[str, QShortcut]:

@@ -1,0 +1,62 @@
+"""Small things a user meets: the help lists every command, a screenshot leaves the
+preferences alone, closed panels come back from the View menu, and an empty Messages panel
+takes no room."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gemmscope.app import gui_main
+from gemmscope.kernels.cli import COMMANDS
+
+
+def test_help_lists_every_subcommand(capsys):
+    with pytest.raises(SystemExit):
+        gui_main.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for name in [*COMMANDS, "doctor", "replay"]:
+        assert name in text, name
+
+
+def test_a_screenshot_never_writes_the_users_preferences(tmp_path, monkeypatch,
+                                                          synthetic_file):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    shot = tmp_path / "shot.png"
+    assert gui_main.main(["replay", str(synthetic_file), "--screenshot", str(shot)]) == 0
+    assert shot.exists()
+    written = [p for p in tmp_path.rglob("*")
+               if p.is_file() and p not in (shot, Path(synthetic_file))]
+    assert written == []  # no gemmscope.conf anywhere under the user's folders
+
+
+def _menu(window, title):
+    menu = next(a.menu() for a in window.menuBar().actions() if a.text() == title)
+    return {a.text().replace("&", ""): a for a in menu.actions()}
+
+
+def test_a_closed_panel_comes_back_from_view_panels(make_window, qtbot):
+    window = make_window()
+    window.show()
+    qtbot.waitExposed(window)
+    panels = {a.text().replace("&", ""): a
+              for a in _menu(window, "&View")["Panels"].menu().actions()}
+    assert {"Ladder", "Run", "Messages", "Replay"} <= set(panels)
+    window.ladder_dock.close()
+    assert not window.ladder_dock.isVisible()
+    panels["Ladder"].trigger()
+    assert window.ladder_dock.isVisible()
+    shortcuts = [a.text() for a in _menu(window, "&View")["Shortcuts"].menu().actions()]
+    assert any(t.startswith("F11\t") for t in shortcuts)
+
+
+def test_the_messages_panel_takes_no_room_until_there_is_a_message(make_window, qtbot,
+                                                                   tmp_path):
+    window = make_window()
+    window.show()
+    qtbot.waitExposed(window)
+    assert window.messages.count() == 0 and not window.messages_dock.isVisible()
+    assert not window.open_recording(tmp_path / "missing.jsonl")
+    assert window.messages.count() == 1 and window.messages_dock.isVisible()
