@@ -77,8 +77,12 @@ def main_loop_lines(event: dict[str, Any]) -> list[SassLine]:
     if not isinstance(text, str):
         return []
     span = event.get("main_loop")
-    return in_span(parse(text), tuple(span) if isinstance(span, list) and len(span) == 2
-                   else None)
+    ok = isinstance(span, list) and len(span) == 2 and all(_is_int(x) for x in span)
+    return in_span(parse(text), (span[0], span[1]) if ok else None)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def lines_at(lines: list[SassLine], path: str, line_no: int) -> list[int]:
@@ -158,5 +162,6 @@ def mix_rows(builds: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[s
     for level_id, event in builds:
         mix = (event.get("instruction_mix") or {}).get("main_loop")
         if isinstance(mix, dict):
-            rows.append((level_id, {c: int(mix.get(c) or 0) for c in CLASSES}))
+            rows.append((level_id, {c: mix[c] if _is_int(mix.get(c)) else 0
+                                    for c in CLASSES}))
     return rows

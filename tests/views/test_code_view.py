@@ -160,3 +160,17 @@ def test_diff_rows_align_changes():
     rows = builds.diff_rows("a\nb\nc\n", "a\nB\nc\nd\n")
     assert [r.tag for r in rows] == ["equal", "replace", "equal", "insert"]
     assert (rows[3].left_no, rows[3].right_no, rows[3].right) == (None, 4, "d")
+
+
+def test_odd_fields_of_a_build_event_do_not_break_the_view(view, events):
+    store = fed(events)
+    ev = dict(store.build_for("naive"))
+    ev.update(main_loop=["a", None], occupancy="n/a", instruction_mix={"main_loop": {
+        "FFMA": "many"}}, regs=None)
+    store.handle(ev)
+    store.handle({**ev, "params": [1, {"x": float("nan")}]})  # another key, kept apart
+    assert len(store.builds) == 14
+    v = view(store, "naive")
+    assert v.sass.lines  # no usable span: the whole kernel
+    assert v.occupancy.text() == "the build event has no occupancy"
+    assert v.mix.stacks.get("FFMA", ([], [0.0] * 13))[1][0] == 0.0
