@@ -99,3 +99,18 @@ class AnimationColors:
 
 
 ANIMATION = AnimationColors()
+
+# the Code view: one colour per SASS instruction class (kernels.sass.CLASSES), the same in
+# the SASS panel and the instruction-mix chart; shared loads in greens, global in blues
+SASS_CLASS_COLORS = {
+    "FFMA": "#d62728", "HMMA": "#e377c2", "HGMMA": "#9467bd",
+    "LDS": "#2ca02c", "LDS.128": "#1b7a1b", "LDSM": "#8fbf3f", "STS": "#bcbd22",
+    "LDG": "#1f77b4", "LDGSTS": "#17becf", "UTMALDG": "#3d5a98",
+    "BAR": "#ff7f0e", "LDL": "#8c564b", "STL": "#b07a5a", "other": "#9a9a9a",
+}
+# side-by-side diff backgrounds (light, under dark text)
+DIFF_COLORS = {"insert": "#c8f0c8", "replace": "#fff0b0", "delete": "#f8c8c8"}
+SASS_SELECTION = "#ffe08a"  # SASS lines of the clicked source line
+# CUDA C++ syntax highlighting
+SYNTAX_COLORS = {"keyword": "#0b41a8", "comment": "#6a737d", "string": "#a31515",
+                 "number": "#098658", "preprocessor": "#7a3e9d"}

@@ -8,6 +8,7 @@ redraw however many events arrived in between.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ class Change(StrEnum):
     RUN = "run"  # a run started or finished
     TELEMETRY = "telemetry"  # NVML samples
     COUNTERS = "counters"  # profiler counters of a level (ncu)
+    BUILD = "build"  # a compiled level variant: sources, SASS, resources (build events)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +134,9 @@ class SessionStore:
         self.runs = RunWindows()
         self.telemetry_note: str | None = None  # "telemetry unavailable: ..." from an info
         self.counters: list[Counters] = []  # every counters event, in order
+        # build events by (level, variant, params as sorted JSON), first seen first
+        self.builds: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._variant_of: dict[str, str] = {}  # level -> variant of its latest result
         self.last_t_s = 0.0  # latest session time seen
         self.running: dict[str, Any] | None = None  # the run_start of the run in progress
         self.event_count = 0
@@ -189,6 +194,8 @@ class SessionStore:
         precision = level.precision if level is not None else "?"
         r = Result.from_event(ev, precision)
         self.results.append(r)
+        if r.variant is not None:
+            self._variant_of[r.level] = r.variant
         if self.runs.finish(ev, self.session_t(ev), RunEnd.RESULT):
             self._changes.add(Change.TELEMETRY)
         # indexes, so views read the latest numbers without scanning every result; the
@@ -233,6 +240,19 @@ class SessionStore:
         self.counters.append(Counters.from_event(ev))
         self._changes.add(Change.COUNTERS)
 
+    def _on_build(self, ev: dict[str, Any]) -> None:
+        params = json.dumps(ev.get("params") or {}, sort_keys=True, default=str)
+        self.builds[(ev["level"], ev["variant"], params)] = ev  # a restart's copy replaces
+        self._changes.add(Change.BUILD)
+
+    def build_for(self, level_id: str) -> dict[str, Any] | None:
+        """The level's build event: the variant its latest result ran, else the first
+        recorded; None where the session has none (recorded before build events)."""
+        mine = [ev for (level, _, _), ev in self.builds.items() if level == level_id]
+        variant = self._variant_of.get(level_id)
+        return next((ev for ev in mine if ev["variant"] == variant),
+                    mine[0] if mine else None)
+
     def counters_for(self, level_id: str, tool: str = NCU) -> Counters | None:
         """The latest counters the tool measured for the level in this session."""
         for c in reversed(self.counters):
@@ -270,7 +290,8 @@ class SessionStore:
     _handlers: ClassVar[dict[str, Callable[[SessionStore, dict[str, Any]], None]]] = {
         "session": _on_session, "restart": _on_restart, "run_start": _on_run_start,
         "repeat": _on_repeat, "result": _on_result, "error": _on_error, "info": _on_info,
-        "telemetry": _on_telemetry, "counters": _on_counters, "done": _on_done,
+        "telemetry": _on_telemetry, "counters": _on_counters, "build": _on_build,
+        "done": _on_done,
     }
 
     def take_changes(self) -> set[Change]:

@@ -12,6 +12,7 @@ from .banks import BanksView
 from .base import View
 from .charts import ChartsView
 from .coalescing import CoalescingView
+from .code import CodeView
 from .swizzle import SwizzleView
 from .telemetry import TelemetryView
 from .tiling import TilingView
@@ -31,4 +32,5 @@ VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("banks", "Shared-memory banks", BanksView),
     ViewSpec("swizzle", "Swizzle explorer", SwizzleView),
     ViewSpec("coalescing", "Global coalescing", CoalescingView),
+    ViewSpec("code", "Code", CodeView),
 )

@@ -1,0 +1,167 @@
+"""What the Code view shows of a ``build`` event, free of Qt: the side-by-side diff rows,
+the main loop's instructions, the occupancy sentences and the instruction mix per level.
+
+The view only lays these out, so tests can check the numbers here and read the same rows
+back from the widgets.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+from ...kernels import occupancy as occ
+from ...kernels.sass import CLASSES, SassLine, in_span, parse
+
+RESOURCE_TEXT = {"registers": "registers", "shared_memory": "shared memory",
+                 "threads": "warp slots (threads)", "blocks": "the 32-block limit",
+                 "barriers": "named barriers"}
+
+
+def no_build_text(level_id: str) -> str:
+    return (f"this recording has no build event for {level_id} "
+            "(recorded before build events existed)")
+
+
+def main_source(event: dict[str, Any]) -> str | None:
+    """The path of the level's own .cu among the event's sources (the first one)."""
+    sources = event.get("sources") or {}
+    return next((k for k in sources if k.endswith(".cu")), next(iter(sources), None))
+
+
+def source_text(event: dict[str, Any] | None) -> str | None:
+    if event is None:
+        return None
+    path = main_source(event)
+    return (event.get("sources") or {}).get(path) if path else None
+
+
+# ------------------------------------------------------------------ diff
+
+@dataclass(frozen=True, slots=True)
+class DiffRow:
+    """One row of a side-by-side diff; a side without a line has number None."""
+
+    tag: str  # equal, replace (changed), delete (only left), insert (only right)
+    left_no: int | None
+    left: str
+    right_no: int | None
+    right: str
+
+
+def diff_rows(before: str, after: str) -> list[DiffRow]:
+    """The two texts aligned line by line (difflib), ``after`` on the right."""
+    a, b = before.splitlines(), after.splitlines()
+    rows: list[DiffRow] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for k in range(max(i2 - i1, j2 - j1)):
+            i, j = i1 + k, j1 + k
+            left = (i + 1, a[i]) if i < i2 else (None, "")
+            right = (j + 1, b[j]) if j < j2 else (None, "")
+            row_tag = tag
+            if tag == "replace":  # the longer side's extra lines are plain adds/removes
+                row_tag = "replace" if i < i2 and j < j2 else ("delete" if i < i2
+                                                               else "insert")
+            rows.append(DiffRow(row_tag, left[0], left[1], right[0], right[1]))
+    return rows
+
+
+# ------------------------------------------------------------------ SASS
+
+def main_loop_lines(event: dict[str, Any]) -> list[SassLine]:
+    """The main loop's instructions (the whole kernel where no loop was found); none
+    where the event has no SASS."""
+    text = event.get("sass")
+    if not isinstance(text, str):
+        return []
+    span = event.get("main_loop")
+    ok = isinstance(span, list) and len(span) == 2 and all(_is_int(x) for x in span)
+    return in_span(parse(text), (span[0], span[1]) if ok else None)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def lines_at(lines: list[SassLine], path: str, line_no: int) -> list[int]:
+    """Indexes of the instructions compiled from that line: those whose innermost location
+    in that file is it (a call site of an inlined function counts only where the function
+    is in another file, so a loop's opening line does not select the whole loop)."""
+    return [i for i, ln in enumerate(lines) if in_file(ln, path) == (path, line_no)]
+
+
+def in_file(line: SassLine, path: str) -> tuple[str, int] | None:
+    """The instruction's innermost location in the file ``path``."""
+    return next((w for w in line.where if w[0] == path), None)
+
+
+# ------------------------------------------------------------------ occupancy
+
+def _blocks(n: int | None) -> str:
+    return "n/a" if n is None else f"{n} block" + ("" if n == 1 else "s")
+
+
+def occupancy_lines(event: dict[str, Any]) -> list[str]:
+    """The occupancy panel's sentences: blocks and warps per SM, what limits them, and
+    what one register or 1 KB of shared memory more or less would change."""
+    o = event.get("occupancy")
+    if not isinstance(o, dict):
+        return ["the build event has no occupancy"]
+    limited = [RESOURCE_TEXT.get(r, r) for r in o.get("limited_by") or []]
+    out = [f"{_blocks(o.get('blocks_per_sm'))} per SM, {o.get('warps_per_sm')} warps "
+           f"({o.get('occupancy_pct')}% of the SM's warps)",
+           "limited by " + (" and ".join(limited) if limited else "nothing recorded")]
+    limits = o.get("limits") or {}
+    if limits:
+        out.append("each alone allows: " + ", ".join(
+            f"{RESOURCE_TEXT.get(r, r)} {n}" for r, n in limits.items()))
+    out.append(f"{event.get('regs')} registers per thread, "
+               f"{event.get('threads_per_block')} threads per block, shared memory "
+               f"{event.get('smem_static_bytes')} B static + "
+               f"{event.get('smem_dynamic_bytes')} B dynamic, "
+               f"local {event.get('local_bytes')} B")
+    w = what_if(event)
+    if w:
+        now = o.get("blocks_per_sm")
+
+        def change(key: str) -> str:
+            n = w.get(key)
+            if n is None:
+                return "impossible"
+            return f"{_blocks(n)} (unchanged)" if n == now else _blocks(n)
+        out.append(f"one register more: {change('regs+1')}; one less: {change('regs-1')}")
+        out.append(f"1 KB shared memory more: {change('smem+1KB')}; "
+                   f"less: {change('smem-1KB')}")
+        if w.get("regs_max_for_one_more_block") is not None:
+            out.append(f"one block more at ≤ {w['regs_max_for_one_more_block']} "
+                       "registers per thread")
+    return out
+
+
+def what_if(event: dict[str, Any]) -> dict[str, Any] | None:
+    """The event's ``occupancy.what_if``, else recomputed by the calculator."""
+    o = event.get("occupancy") or {}
+    if isinstance(o.get("what_if"), dict):
+        return dict(o["what_if"])
+    try:
+        return occ.what_if(int(event["regs"]), int(event["threads_per_block"]),
+                           int(event.get("smem_static_bytes") or 0),
+                           int(event.get("smem_dynamic_bytes") or 0),
+                           barriers=int(event.get("barriers") or 0))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+# ------------------------------------------------------------------ instruction mix
+
+def mix_rows(builds: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, int]]]:
+    """(level, main-loop instruction mix by class) for each level with one, in order."""
+    rows = []
+    for level_id, event in builds:
+        mix = (event.get("instruction_mix") or {}).get("main_loop")
+        if isinstance(mix, dict):
+            rows.append((level_id, {c: mix[c] if _is_int(mix.get(c)) else 0
+                                    for c in CLASSES}))
+    return rows

@@ -1,0 +1,228 @@
+"""The Code view's text panels: CUDA source with highlighting, a side-by-side diff and the
+main loop's SASS coloured by instruction class.
+
+All of them are read-only QPlainTextEdits: a recording's text is data, never markup. Each
+remembers what it drew (the diff rows, the SASS lines, the selected ones) for tests.
+"""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
+from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QTextEdit, QWidget
+
+from ...kernels.sass import SassLine
+from ..core.builds import DiffRow
+from ..theme import DIFF_COLORS, SASS_CLASS_COLORS, SASS_SELECTION, SYNTAX_COLORS
+
+KEYWORDS = (
+    "auto bool break case char const constexpr continue default do double else enum "
+    "extern float for goto if inline int long namespace return short signed sizeof "
+    "static static_assert struct switch template typename typedef union unsigned using "
+    "void volatile while __global__ __device__ __host__ __shared__ __constant__ "
+    "__restrict__ __forceinline__ __launch_bounds__ __syncthreads __nv_bfloat16 half "
+    "float4 float2 int4 uint32_t uint64_t int32_t size_t asm true false nullptr"
+).split()
+
+
+def _format(color: str, bold: bool = False, italic: bool = False) -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    fmt.setForeground(QColor(color))
+    if bold:
+        fmt.setFontWeight(QFont.Weight.Bold)
+    fmt.setFontItalic(italic)
+    return fmt
+
+
+class CudaHighlighter(QSyntaxHighlighter):
+    """Keywords, numbers, strings, preprocessor lines and comments (// and /* */)."""
+
+    RULES = (
+        (re.compile(r"\b(?:" + "|".join(map(re.escape, KEYWORDS)) + r")\b"), "keyword"),
+        (re.compile(r"\b(?:0[xX][0-9a-fA-F]+|\d+\.?\d*(?:[eE][-+]?\d+)?)[uUlLfF]*\b"),
+         "number"),
+        (re.compile(r"^\s*#\s*\w+"), "preprocessor"),
+        (re.compile(r'"(?:[^"\\]|\\.)*"'), "string"),
+        (re.compile(r"//.*$"), "comment"),
+    )
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self.formats = {name: _format(c, bold=name == "keyword", italic=name == "comment")
+                        for name, c in SYNTAX_COLORS.items()}
+
+    def highlightBlock(self, text: str) -> None:
+        for pattern, name in self.RULES:
+            for m in pattern.finditer(text):
+                self.setFormat(m.start(), m.end() - m.start(), self.formats[name])
+        # block comments, carried over lines by the block state (1: inside one)
+        inside = self.previousBlockState() == 1
+        start = 0 if inside else text.find("/*")
+        search = 0 if inside else start + 2
+        self.setCurrentBlockState(0)
+        while start >= 0:
+            end = text.find("*/", search)
+            if end < 0:
+                self.setCurrentBlockState(1)
+                self.setFormat(start, len(text) - start, self.formats["comment"])
+                break
+            self.setFormat(start, end + 2 - start, self.formats["comment"])
+            start = text.find("/*", end + 2)
+            search = start + 2
+
+
+def mono() -> QFont:
+    return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+
+
+class TextPanel(QPlainTextEdit):
+    """A read-only, unwrapped, monospaced text panel."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setFont(mono())
+
+    def paint_lines(self, colors: dict[int, str]) -> None:
+        """Background colours of whole lines (block number -> colour)."""
+        selections = []
+        for block_no, color in colors.items():
+            sel = QTextEdit.ExtraSelection()
+            sel.format.setBackground(QColor(color))
+            sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+            sel.cursor = QTextCursor(self.document().findBlockByNumber(block_no))
+            selections.append(sel)
+        self.setExtraSelections(selections)
+
+    def line_color(self, block_no: int) -> QColor | None:
+        """The background colour painted on a line (read back from the selections)."""
+        for sel in self.extraSelections():
+            if sel.cursor.blockNumber() == block_no:
+                return sel.format.background().color()
+        return None
+
+
+class SourcePanel(TextPanel):
+    """The level's source; clicking a line says which (1-based)."""
+
+    line_clicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.highlighter = CudaHighlighter(self.document())
+        self.cursorPositionChanged.connect(
+            lambda: self.line_clicked.emit(self.textCursor().blockNumber() + 1))
+
+    def show_text(self, text: str) -> None:
+        self.blockSignals(True)
+        self.setPlainText(text)
+        self.blockSignals(False)
+
+    def go_to_line(self, line_no: int) -> None:
+        cursor = QTextCursor(self.document().findBlockByNumber(line_no - 1))
+        self.setTextCursor(cursor)  # emits line_clicked
+
+
+class DiffPanel(QWidget):
+    """Two aligned text panels: the previous level left, this one right."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.left, self.right = SourcePanel(), SourcePanel()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.left)
+        layout.addWidget(self.right)
+        self.rows: list[DiffRow] = []
+        self.left.verticalScrollBar().valueChanged.connect(
+            self.right.verticalScrollBar().setValue)
+        self.right.verticalScrollBar().valueChanged.connect(
+            self.left.verticalScrollBar().setValue)
+
+    def show_rows(self, rows: list[DiffRow]) -> None:
+        self.rows = rows
+        self.left.show_text("\n".join(r.left for r in rows))
+        self.right.show_text("\n".join(r.right for r in rows))
+        left = {i: DIFF_COLORS["delete" if r.tag == "delete" else "replace"]
+                for i, r in enumerate(rows) if r.tag in ("delete", "replace")}
+        right = {i: DIFF_COLORS["insert" if r.tag == "insert" else "replace"]
+                 for i, r in enumerate(rows) if r.tag in ("insert", "replace")}
+        self.left.paint_lines(left)
+        self.right.paint_lines(right)
+
+    def show_message(self, text: str) -> None:
+        self.rows = []
+        self.left.show_text(text)
+        self.right.show_text("")
+        self.left.paint_lines({})
+        self.right.paint_lines({})
+
+
+class SassHighlighter(QSyntaxHighlighter):
+    """Colours each instruction's mnemonic by its class (one class per line, given)."""
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self.classes: list[str] = []
+        self.formats = {c: _format(color, bold=True) for c, color in SASS_CLASS_COLORS.items()}
+
+    def highlightBlock(self, text: str) -> None:
+        n = self.currentBlock().blockNumber()
+        if n >= len(self.classes):
+            return
+        start = text.find("*/") + 3
+        m = re.compile(r"(@!?U?P\w+\s+)?(\S+)").match(text, start)
+        if m is not None:
+            self.setFormat(m.start(2), m.end(2) - m.start(2), self.formats[self.classes[n]])
+
+
+class SassPanel(TextPanel):
+    """The main loop's instructions, one a line: offset, instruction, innermost source."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.highlighter = SassHighlighter(self.document())
+        self.lines: list[SassLine] = []
+        self.selected: list[int] = []  # indexes into lines
+
+    def show_lines(self, lines: list[SassLine]) -> None:
+        self.lines = lines
+        self.selected = []
+        self.highlighter.classes = [ln.op_class for ln in lines]
+        width = max((len(ln.text) for ln in lines), default=0)
+        self.setPlainText("\n".join(
+            f"/*{ln.offset:05x}*/ {ln.text:<{width}}  // " + (
+                f"{ln.source[0].rsplit('/', 1)[-1]}:{ln.source[1]}" if ln.source else "")
+            for ln in lines))
+        self.paint_lines({})
+
+    def show_message(self, text: str) -> None:
+        self.lines, self.selected = [], []
+        self.highlighter.classes = []
+        self.setPlainText(text)
+        self.paint_lines({})
+
+    def select(self, indexes: list[int]) -> None:
+        self.selected = indexes
+        self.paint_lines({i: SASS_SELECTION for i in indexes})
+        if indexes:
+            self.setTextCursor(QTextCursor(self.document().findBlockByNumber(indexes[0])))
+            self.centerCursor()
+
+    def mnemonic_color(self, index: int) -> QColor | None:
+        """The colour the highlighter drew the line's mnemonic in (read back)."""
+        block = self.document().findBlockByNumber(index)
+        formats = block.layout().formats()
+        return formats[0].format.foreground().color() if formats else None

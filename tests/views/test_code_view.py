@@ -1,0 +1,176 @@
+"""The Code view on the bundled H200 recording: source, diff, SASS, occupancy and the mix
+chart, each read back from what the widgets drew."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+from PySide6.QtGui import QColor
+
+from gemmscope.app.core import builds
+from gemmscope.app.core.store import Change, SessionStore
+from gemmscope.app.theme import DIFF_COLORS, SASS_CLASS_COLORS, SASS_SELECTION
+from gemmscope.app.views.code import CodeView
+from gemmscope.kernels.protocol import Timeline, read_session
+
+
+@pytest.fixture(scope="module")
+def events():
+    path = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl"
+    return read_session(str(path)).events
+
+
+def fed(events, drop: set[str] = frozenset()) -> SessionStore:
+    store, line = SessionStore(), Timeline()
+    for ev in events:
+        if not (ev["type"] == "build" and ev["level"] in drop):
+            store.handle(line.place(ev))
+    return store
+
+
+@pytest.fixture
+def view(qtbot, events):
+    def make(store: SessionStore, level_id: str) -> CodeView:
+        v = CodeView()
+        qtbot.addWidget(v)
+        v.bind(store)
+        v.refresh(store.take_changes())
+        v.set_level(level_id)
+        v.resize(1400, 900)
+        v.show()
+        qtbot.waitExposed(v)
+        return v
+    return make
+
+
+def rgb(c: QColor | None) -> str | None:
+    return None if c is None else c.name()
+
+
+def test_store_keeps_one_build_per_level_variant_params(events):
+    store = fed(events)
+    assert len(store.builds) == 13
+    ev = store.build_for("cp_async")
+    assert ev["variant"] == "vector" and ev["params"]["STAGES"] == 3
+    assert store.build_for("cublas_fp32") is None
+    assert Change.BUILD in fed(events[:0] + [e for e in events if e["type"] == "build"][:1]
+                               ).take_changes()
+
+
+def test_cp_async_source_diff_sass_and_click(view, events):
+    store = fed(events)
+    v = view(store, "cp_async")
+    ev = store.build_for("cp_async")
+    cu = ev["sources"]["kernels/cuda/cp_async.cu"]
+    assert v.source.toPlainText() == cu
+    # the diff against warp_tiling marks the lines this step changed, in the diff colours
+    assert v.tabs.tabText(1) == "Diff against warp_tiling"
+    changed = [i for i, r in enumerate(v.diff.rows) if r.tag in ("replace", "insert")]
+    assert changed and any("cp.async" in v.diff.rows[i].right or "cp_async" in
+                           v.diff.rows[i].right for i in changed)
+    for i in changed[:20]:
+        want = DIFF_COLORS["insert" if v.diff.rows[i].tag == "insert" else "replace"]
+        assert rgb(v.diff.right.line_color(i)) == QColor(want).name()
+    same = next(i for i, r in enumerate(v.diff.rows) if r.tag == "equal")
+    assert v.diff.right.line_color(same) is None
+    assert v.diff.right.toPlainText().splitlines()[changed[0]] == v.diff.rows[changed[0]].right
+    # the SASS panel holds the main loop, FFMA and LDS.128 mnemonics in their colours
+    first, last = ev["main_loop"]
+    assert all(first <= ln.offset <= last for ln in v.sass.lines)
+    text = v.sass.toPlainText().splitlines()
+    for cls in ("FFMA", "LDS.128"):
+        i = next(i for i, ln in enumerate(v.sass.lines) if ln.op_class == cls)
+        assert cls.split(".")[0] in text[i]
+        assert rgb(v.sass.mnemonic_color(i)) == QColor(SASS_CLASS_COLORS[cls]).name()
+    # clicking a source line of the main loop selects its SASS lines
+    ffma = next(ln for ln in v.sass.lines if ln.op_class == "FFMA")
+    cu_path = "kernels/cuda/cp_async.cu"
+    where = builds.in_file(ffma, cu_path)
+    v.source.go_to_line(where[1])
+    assert v.sass.selected and len(v.sass.selected) < len(v.sass.lines)
+    assert v.sass.selected == [i for i, ln in enumerate(v.sass.lines)
+                               if builds.in_file(ln, cu_path) == where]
+    assert "FFMA" in {v.sass.lines[i].op_class for i in v.sass.selected}
+    assert rgb(v.sass.line_color(v.sass.selected[0])) == QColor(SASS_SELECTION).name()
+    assert v.sass.line_color(next(i for i in range(len(v.sass.lines))
+                                  if i not in v.sass.selected)) is None
+
+
+def test_occupancy_panel_states_the_limit(view, events):
+    store = fed(events)
+    for level in ("cp_async", "wmma"):
+        v = view(store, level)
+        occ = store.build_for(level)["occupancy"]
+        text = v.occupancy.text()
+        limits = " and ".join(builds.RESOURCE_TEXT[r] for r in occ["limited_by"])
+        assert f"limited by {limits}" in text
+        assert f"{occ['blocks_per_sm']} block" in text
+        assert "one register more:" in text and "1 KB shared memory more:" in text
+
+
+def test_occupancy_what_if_recomputed_without_the_field():
+    ev = {"regs": 255, "threads_per_block": 256, "smem_static_bytes": 0,
+          "smem_dynamic_bytes": 0, "occupancy": {"blocks_per_sm": 1, "warps_per_sm": 8,
+                                                 "limited_by": ["registers"]}}
+    w = builds.what_if(ev)
+    assert w["regs+1"] is None and w["regs-1"] == 1
+    assert "one register more: impossible" in "\n".join(builds.occupancy_lines(ev))
+
+
+def test_mix_chart_has_one_bar_per_level_with_a_build(view, events):
+    store = fed(events, drop={"naive"})
+    v = view(store, "cp_async")
+    with_builds = [lv.id for lv in store.ladder_levels() if store.build_for(lv.id)]
+    assert v.mix.levels == with_builds and "naive" not in v.mix.levels
+    y0, h = v.mix.stacks["FFMA"]
+    i = v.mix.levels.index("cp_async")
+    mix = store.build_for("cp_async")["instruction_mix"]["main_loop"]
+    assert (y0[i], h[i]) == (0, mix["FFMA"])  # FFMA at the bottom, LDS.128 stacked on it
+    assert v.mix.stacks["LDS.128"][0][i] == mix["FFMA"] + mix["LDS"]
+    assert v.mix.items["FFMA"].opts["brush"] == SASS_CLASS_COLORS["FFMA"]
+    ticks = v.mix.getPlotItem().getAxis("bottom")._tickLevels[0]
+    assert [t for _, t in ticks] == with_builds
+
+
+def test_a_level_without_a_build_event_says_so(view, events):
+    v = view(fed(events, drop={"naive"}), "naive")
+    want = "this recording has no build event for naive (recorded before build events existed)"
+    assert v.notice.text() == want
+    assert v.source.toPlainText() == want and v.sass.lines == []
+    # and coalesced's diff says its predecessor has none
+    v.set_level("coalesced")
+    assert v.diff.left.toPlainText() == builds.no_build_text("naive")
+
+
+def test_markup_in_sources_is_shown_literally(view, events):
+    store = fed(events)
+    ev = dict(store.build_for("naive"))
+    evil = '<b>bold</b> <img src="x"> &amp;\n__global__ void k() {}\n'
+    ev["sources"] = {"kernels/cuda/naive.cu": evil}
+    ev["kernel"] = "<i>k</i>"
+    store.handle(ev)
+    v = view(store, "naive")
+    assert v.source.toPlainText() == evil
+    assert "<i>k</i>" in v.notice.text()
+    assert v.diff.rows == [] or "<b>" in v.diff.right.toPlainText()
+
+
+def test_diff_rows_align_changes():
+    rows = builds.diff_rows("a\nb\nc\n", "a\nB\nc\nd\n")
+    assert [r.tag for r in rows] == ["equal", "replace", "equal", "insert"]
+    assert (rows[3].left_no, rows[3].right_no, rows[3].right) == (None, 4, "d")
+
+
+def test_odd_fields_of_a_build_event_do_not_break_the_view(view, events):
+    store = fed(events)
+    ev = dict(store.build_for("naive"))
+    ev.update(main_loop=["a", None], occupancy="n/a", instruction_mix={"main_loop": {
+        "FFMA": "many"}}, regs=None)
+    store.handle(ev)
+    store.handle({**ev, "params": [1, {"x": float("nan")}]})  # another key, kept apart
+    assert len(store.builds) == 14
+    v = view(store, "naive")
+    assert v.sass.lines  # no usable span: the whole kernel
+    assert v.occupancy.text() == "the build event has no occupancy"
+    assert v.mix.stacks.get("FFMA", ([], [0.0] * 13))[1][0] == 0.0
