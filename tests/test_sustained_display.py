@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import synthetic_session as syn
 
+from gemmscope.app.core.store import SessionStore
 from gemmscope.kernels.protocol import dumps
 from gemmscope.kernels.rows import (
     DASH,
@@ -106,3 +107,32 @@ def test_bars_prefer_sustained_energy_and_set_burst_beside_sustained(sustained_w
     bars.set_metric("TFLOPS")
     assert not bars.sustained_bars.isVisible()
     np.testing.assert_allclose(bars.bars.opts["x"], np.arange(len(levels)))
+
+
+def test_telemetry_draws_the_power_limit_and_the_trial_windows(qtbot, sustained_window):
+    view = sustained_window.named_widget("telemetry")
+    qtbot.waitExposed(view)
+    sustained_window.flush_views()
+    assert view.limit_line.isVisible() and view.limit_line.value() == syn.POWER_LIMIT_W
+    assert view.limit_line.label.toPlainText() == "power limit 700 W"
+    assert view.plots["power"].getViewBox().viewRange()[1][1] >= syn.POWER_LIMIT_W
+    evs = syn.with_sustained()
+    opens = [e["t"] for e in evs if e["type"] == "phase" and e["phase"] == "window"]
+    closes = [e["t"] for e in evs if e["type"] == "repeat" and e.get("mode") == "sustained"]
+    assert len(opens) == 2 * syn.TRIALS
+    for name in ("clocks", "power", "temperature"):
+        np.testing.assert_allclose(view.trial_bands[name].spans,
+                                   np.column_stack([opens, closes]), err_msg=name)
+    assert view.curves["temp_c"].getViewBox() is view.plots["temperature"].getViewBox()
+
+
+
+def test_the_power_limit_falls_back_to_a_sustained_result_without_it_in_samples():
+    store = SessionStore()
+    for ev in syn.with_sustained():
+        if ev["type"] == "telemetry":
+            ev = {**ev, "power_limit_w": None}
+        store.handle(ev)
+    assert store.telemetry.latest("power_limit_w") is None
+    assert store.power_limit_w() == syn.POWER_LIMIT_W
+    assert len(store.trial_spans) == 2 * syn.TRIALS
