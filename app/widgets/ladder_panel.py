@@ -177,7 +177,8 @@ class LadderPanel(QWidget):
                 if column in MARKED_COLUMNS and item.toolTip() != plain_tooltip(note):
                     item.setToolTip(plain_tooltip(note))
                     restyle = True  # marked or unmarked, the text may be the same
-                if column in SUSTAINED_COLUMNS:
+                if column in SUSTAINED_COLUMNS and \
+                        item.toolTip() != plain_tooltip(sustained_note):
                     item.setToolTip(plain_tooltip(sustained_note))
                 if not restyle:
                     continue
