@@ -161,6 +161,71 @@ def events() -> list[dict[str, Any]]:
     return evs
 
 
+# invented sustained runs at SHAPE, appended by ``with_sustained``: wmma reaches the
+# power cap (the clock falls, 13% under its burst TFLOPS); cp_async keeps its clock
+SUSTAINED_TFLOPS = {"wmma": 261.0, "cp_async": 31.7}
+SUSTAINED_CLOCK_MIN_MHZ = {"wmma": 1410, "cp_async": SM_CLOCK_MAX_MHZ}
+TRIALS = 2
+WINDOW_S = 1.0
+COOLDOWN_S = 0.5
+
+
+def _sustained_run(clock: _Clock, run_id: str, level: str) -> list[dict[str, Any]]:
+    M, N, K = SHAPE
+    lv = registry.get(level)
+    tflops, low = SUSTAINED_TFLOPS[level], SUSTAINED_CLOCK_MIN_MHZ[level]
+    capped = low < SM_CLOCK_MAX_MHZ
+    flop = 2.0 * M * N * K
+    ms = flop / (tflops * 1e12) * 1e3
+    power = POWER_LIMIT_W if capped else power_w(tflops)
+    base = {"id": run_id, "level": level, "M": M, "N": N, "K": K, "mode": "sustained"}
+    out: list[dict[str, Any]] = [{
+        "type": "run_start", "t": clock.tick(), **base, "dtype": registry.DTYPE_OF[lv.precision],
+        "precision": str(lv.precision), "repeats": TRIALS, "warmup": 3,
+        "window_s": WINDOW_S, "trials": TRIALS, "cooldown_s": COOLDOWN_S}]
+    windows = []
+    for i in range(TRIALS):
+        out.append({"type": "phase", "t": clock.tick(), **base, "phase": "cooldown",
+                    "trial": i, "seconds": COOLDOWN_S})
+        out.append(telemetry(clock.tick(COOLDOWN_S), None))
+        out.append({"type": "phase", "t": clock.tick(), **base, "phase": "window",
+                    "trial": i, "seconds": WINDOW_S})
+        start = clock.t
+        for _ in range(4):
+            sample = telemetry(clock.tick(WINDOW_S / 4), tflops, lv.precision != "fp32")
+            sample.update(sm_clock_mhz=low, power_w=power, temp_c=60 + i,
+                          reasons=["SwPowerCap"] if capped else [])
+            out.append(sample)
+        out.append({"type": "repeat", "t": clock.tick(0.01), **base, "i": i, "ms": ms,
+                    "tflops": tflops})
+        windows.append({"i": i, "t_start": start, "t_end": start + WINDOW_S, "ms": ms,
+                        "tflops": tflops})
+    joules = power * ms * 1e-3
+    out.append({"type": "result", "t": clock.tick(), **base,
+                "dtype": registry.DTYPE_OF[lv.precision], "precision": str(lv.precision),
+                "median_ms": ms, "tflops": tflops, "verified": True, "rel_err": 1e-7,
+                "tol": 1e-2, "repeats": TRIALS, "warmup": 3, "reference": None,
+                "reference_tflops": None, "pct_of_reference": None,
+                "window_s": WINDOW_S, "trials": TRIALS, "cooldown_s": COOLDOWN_S,
+                "tflops_min": tflops * 0.99, "tflops_max": tflops * 1.01,
+                "sm_clock_mhz_avg": low + 30 if capped else low, "sm_clock_mhz_min": low,
+                "avg_power_w": power, "energy_j": joules, "gflop_per_j": flop / 1e9 / joules,
+                "throttled": ["SwPowerCap"] if capped else [], "power_limit_w": POWER_LIMIT_W,
+                "temp_c_start": 40, "temp_c_end": 61, "trial_windows": windows})
+    out.append({"type": "done", "t": clock.tick(0.01), "id": run_id})
+    return out
+
+
+def with_sustained() -> list[dict[str, Any]]:
+    """The session with sustained runs of the levels in SUSTAINED_TFLOPS after it."""
+    evs = events()
+    clock = _Clock()
+    clock.t = evs[-1]["t"]
+    for n, level in enumerate(SUSTAINED_TFLOPS):
+        evs += _sustained_run(clock, f"sustained-{n}", level)
+    return evs
+
+
 # invented ncu counters (not measurements), appended by ``with_counters`` as
 # `gemmscope record --ncu` appends real ones after the timed runs
 COUNTERS_SHAPE = (512, 512, 512)

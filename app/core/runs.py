@@ -5,7 +5,7 @@ What a run is and how runs are queued lives in ``kernels.plan`` and ``kernels.se
 
 from __future__ import annotations
 
-from ...kernels.protocol import MAX_DIM, MAX_REPEATS
+from ...kernels.protocol import MAX_DIM, MAX_REPEATS, SUSTAINED_FIELDS
 
 
 def parse_int_field(name: str, text: str, lo: int, hi: int) -> tuple[int | None, str]:
@@ -30,3 +30,26 @@ def parse_dim(name: str, text: str) -> tuple[int | None, str]:
 
 def parse_repeats(text: str) -> tuple[int | None, str]:
     return parse_int_field("repeats", text, 1, MAX_REPEATS)
+
+
+def parse_sustained(name: str, text: str) -> tuple[float | int | None, str]:
+    """A sustained run's ``window_s``, ``trials`` or ``cooldown_s`` within the limits the
+    runner checks (``kernels.protocol.SUSTAINED_FIELDS``); trials is a whole number."""
+    _default, lo, hi = SUSTAINED_FIELDS[name]
+    if name == "trials":
+        return parse_int_field(name, text, int(lo), int(hi))
+    s = text.strip()
+    if not s:
+        return None, f"{name} is empty"
+    try:
+        value = float(s)
+    except ValueError:
+        return None, f"{name} must be a number of seconds, not {s!r}"
+    if not lo <= value <= hi:  # (NaN fails this too)
+        return None, f"{name} must be from {lo:g} to {hi:g} s"
+    return value, ""
+
+
+def sustained_default(name: str) -> str:
+    """The field's default as the form shows it (3, not 3.0)."""
+    return f"{SUSTAINED_FIELDS[name][0]:g}"

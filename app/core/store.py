@@ -132,6 +132,10 @@ class SessionStore:
         self.stream = RepeatStream()
         self.telemetry = TelemetryBuffer()
         self.runs = RunWindows()
+        # sustained runs' trial windows: a `phase` "window" event opens one, the trial's
+        # `repeat` (sent as it finishes) closes it; until then it reaches `seconds` ahead
+        self.trial_spans: list[tuple[float, float]] = []
+        self._open_trial: tuple[Any, int] | None = None  # (run id, index in trial_spans)
         self.telemetry_note: str | None = None  # "telemetry unavailable: ..." from an info
         self.counters: list[Counters] = []  # every counters event, in order
         # build events by (level, variant, params as sorted JSON), first seen first
@@ -182,7 +186,20 @@ class SessionStore:
         self.stream.reset(ev["level"], _shape_of(ev), int(ev["repeats"]))
         self._changes.update((Change.STREAM, Change.RUN))
 
+    def _on_phase(self, ev: dict[str, Any]) -> None:
+        if ev.get("phase") != "window":
+            return
+        t, seconds = self.session_t(ev), _num(ev.get("seconds")) or 0.0
+        self._open_trial = (ev.get("id"), len(self.trial_spans))
+        self.trial_spans.append((t, t + max(seconds, 0.0)))
+        self._changes.add(Change.TELEMETRY)
+
     def _on_repeat(self, ev: dict[str, Any]) -> None:
+        if self._open_trial is not None and self._open_trial[0] == ev.get("id"):
+            i = self._open_trial[1]
+            self.trial_spans[i] = (self.trial_spans[i][0], self.session_t(ev))
+            self._open_trial = None
+            self._changes.add(Change.TELEMETRY)
         shape = _shape_of(ev)
         if self.stream.level != ev["level"] or self.stream.shape != shape:
             self.stream.reset(ev["level"], shape)
@@ -289,9 +306,9 @@ class SessionStore:
 
     _handlers: ClassVar[dict[str, Callable[[SessionStore, dict[str, Any]], None]]] = {
         "session": _on_session, "restart": _on_restart, "run_start": _on_run_start,
-        "repeat": _on_repeat, "result": _on_result, "error": _on_error, "info": _on_info,
-        "telemetry": _on_telemetry, "counters": _on_counters, "build": _on_build,
-        "done": _on_done,
+        "repeat": _on_repeat, "phase": _on_phase, "result": _on_result, "error": _on_error,
+        "info": _on_info, "telemetry": _on_telemetry, "counters": _on_counters,
+        "build": _on_build, "done": _on_done,
     }
 
     def take_changes(self) -> set[Change]:
@@ -336,6 +353,14 @@ class SessionStore:
         """The level's latest sustained result at ``shape`` (default: the ladder's)."""
         shape = shape or self.ladder_shape()
         return self._by_key.get((level_id, shape, "sustained")) if shape else None
+
+    def power_limit_w(self) -> float | None:
+        """The enforced power limit: the latest NVML sample's, else a sustained result's."""
+        latest = self.telemetry.latest("power_limit_w")
+        if latest is not None:
+            return latest
+        limits = [r.power_limit_w for r in self.results if r.power_limit_w]
+        return limits[-1] if limits else None
 
     def peak_tflops(self, precision: str) -> float | None:
         device = (self.header or {}).get("device") or {}

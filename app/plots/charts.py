@@ -14,10 +14,18 @@ from typing import Any, ClassVar
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QPen
+from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
-from ...kernels.rows import DASH, NOT_VERIFIED, gflop_per_j_text, pct_text, tflops_text
+from ...kernels.rows import (
+    DASH,
+    MINUS,
+    NOT_VERIFIED,
+    gflop_per_j_text,
+    pct_text,
+    sustained_ratio,
+    tflops_text,
+)
 from ...kernels.throttle import THROTTLE_MARK
 from ..core.store import Change, SessionStore
 from ..theme import NORMAL, THROTTLE_COLOR, Theme, precision_color
@@ -204,16 +212,24 @@ class StreamChart(_Chart):
 class LadderBars(_Chart):
     """One bar per level at the ladder shape: TFLOPS or % of cuBLAS, coloured by precision."""
 
-    METRICS = ("TFLOPS", "% of cuBLAS (same precision)", "GFLOP/J")
+    PAIR = "burst vs sustained TFLOPS"
+    METRICS = ("TFLOPS", "% of cuBLAS (same precision)", "GFLOP/J", PAIR)
     METRIC_KEYS: ClassVar[dict[str, str]] = {
-        "TFLOPS": "tflops", "% of cuBLAS (same precision)": "pct_ref", "GFLOP/J": "gflop_per_j"}
+        "TFLOPS": "tflops", "% of cuBLAS (same precision)": "pct_ref", "GFLOP/J": "gflop_per_j",
+        PAIR: "tflops"}
+    # the energy ladder is read from sustained runs where there are some (docs/energy.md)
+    GFLOP_PER_J_AXIS = "GFLOP/J (sustained where measured, else burst)"
     THROTTLE_LEGEND = f"{THROTTLE_MARK} dashed outline: clocks held back (throttled)"
+    SUSTAINED_LEGEND = "pale bar: sustained TFLOPS (back to back, same shape)"
+    PAIR_OFFSET = 0.2  # burst bar left of the level's tick, sustained right
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__("Ladder", parent)
         # (not "metric": that name would shadow QWidget.metric(), which Qt calls)
         self.bar_metric = self.METRICS[0]
         self.bars: pg.BarGraphItem | None = None
+        self.sustained_bars: pg.BarGraphItem | None = None  # burst vs sustained only
+        self.legend_sustained = False
         self.labels: list[pg.TextItem] = []
         self.rows: list[dict[str, Any]] = []  # what the bars show, one dict per level
         self._axis_label = ""
@@ -248,10 +264,17 @@ class LadderBars(_Chart):
             if r is None:
                 continue
             row = store.row(r)
+            sustained = store.sustained_result(lv.id, r.shape)
+            per_j = sustained if sustained is not None and \
+                sustained.gflop_per_j is not None else r
             self.rows.append({"level": lv.id, "precision": r.precision, "tflops": r.tflops,
                               "pct_ref": row.pct_of_reference,
                               "pct_peak": row.pct_of_peak, "shape": str(r.shape),
-                              "verified": r.verified, "gflop_per_j": r.gflop_per_j,
+                              "verified": r.verified, "gflop_per_j": per_j.gflop_per_j,
+                              "gflop_per_j_mode": per_j.mode if per_j.gflop_per_j is not None
+                              else None,
+                              "sustained_tflops": sustained.tflops if sustained else None,
+                              "ratio": sustained_ratio(r, sustained),
                               "throttled": r.throttled})
         self._draw()
 
@@ -260,28 +283,83 @@ class LadderBars(_Chart):
         key = self.METRIC_KEYS[self.bar_metric]
         return finite_or_zero([row[key] for row in self.rows])
 
+    def sustained_values(self) -> np.ndarray:
+        """The sustained bars' heights (burst vs sustained); 0 where none was run."""
+        return finite_or_zero([row["sustained_tflops"] for row in self.rows])
+
+    def axis_label(self) -> str:
+        return {"GFLOP/J": self.GFLOP_PER_J_AXIS, self.PAIR: "TFLOPS"}.get(
+            self.bar_metric, self.bar_metric)
+
+    def _label_text(self, row: dict[str, Any]) -> str:
+        """The text over a level's bar(s): its value, then % of cuBLAS and the marks (or,
+        burst vs sustained, the sustained change; GFLOP/J, the mode it is from)."""
+        pct = DASH if row["pct_ref"] is None else f"{row['pct_ref']:.0f}%"
+        mark = ("" if row["verified"] else " ✗") + \
+            (f" {THROTTLE_MARK}" if row["throttled"] else "")
+        if self.bar_metric == "GFLOP/J":
+            return f"{gflop_per_j_text(row['gflop_per_j'])} GFLOP/J\n" \
+                f"{row['gflop_per_j_mode'] or DASH}{mark}"
+        if self.bar_metric == self.PAIR:
+            change = DASH if row["ratio"] is None else \
+                f"{100 * (row['ratio'] - 1):+.0f}%".replace("-", MINUS)
+            return f"{tflops_text(row['tflops'])}\nsust. {change}{mark}"
+        return f"{tflops_text(row['tflops'])}\n{pct}{mark}"
+
+    def _draw_sustained(self, x: np.ndarray) -> np.ndarray:
+        """The pale sustained bars beside the burst ones; their heights (0: hidden)."""
+        pair = self.bar_metric == self.PAIR
+        if not pair:
+            if self.sustained_bars is not None:
+                self.sustained_bars.hide()
+            return np.zeros(len(x))
+        heights = self.sustained_values()
+        brushes = []
+        for row in self.rows:
+            color = QColor(precision_color(row["precision"]))
+            color.setAlpha(110)
+            brushes.append(pg.mkBrush(color))
+        opts = {"x": x + self.PAIR_OFFSET, "height": heights, "width": 0.38,
+                "brushes": brushes, "pen": pg.mkPen(self.theme.foreground, width=1)}
+        if self.sustained_bars is None:
+            self.sustained_bars = pg.BarGraphItem(**opts)
+            self.getPlotItem().addItem(self.sustained_bars)
+        else:
+            self.sustained_bars.setOpts(**opts)
+        self.sustained_bars.show()
+        if not self.legend_sustained:
+            self.legend_sustained = True
+            sample = pg.ScatterPlotItem(symbol="s", size=10, pen=None,
+                                        brush=pg.mkBrush(QColor(128, 128, 128, 110)))
+            self.legend.addItem(sample, self.SUSTAINED_LEGEND)
+        return heights
+
     def _draw(self) -> None:
         """Update the bar item and its labels in place (no items made per redraw)."""
         plot = self.getPlotItem()
         shape = self.store.ladder_shape() if self.store else None
         self.set_title_text(f"Ladder — {self.bar_metric}" + (f" at {shape}" if shape else ""))
-        if self.bar_metric != self._axis_label:
-            self._axis_label = self.bar_metric
-            self.setLabel("left", self.bar_metric)
+        if self.axis_label() != self._axis_label:
+            self._axis_label = self.axis_label()
+            self.setLabel("left", self._axis_label)
         n = len(self.rows)
         x = np.arange(n, dtype=float)
         heights = self.values()
+        pair_heights = self._draw_sustained(x)
+        width = 0.38 if self.bar_metric == self.PAIR else 0.7
+        bar_x = x - self.PAIR_OFFSET if self.bar_metric == self.PAIR else x
         brushes = [pg.mkBrush(precision_color(row["precision"])) for row in self.rows]
         plain = pg.mkPen(self.theme.foreground, width=1)
         # (pyqtgraph 0.14's BarGraphItem fails on an empty pens list: one pen then)
         pens = [self.throttle_pen() if row["throttled"] else plain for row in self.rows] \
             or None
         if self.bars is None:
-            self.bars = pg.BarGraphItem(x=x, height=heights, width=0.7, brushes=brushes,
+            self.bars = pg.BarGraphItem(x=bar_x, height=heights, width=width, brushes=brushes,
                                         pens=pens, pen=plain)
             plot.addItem(self.bars)
         else:
-            self.bars.setOpts(x=x, height=heights, brushes=brushes, pens=pens, pen=plain)
+            self.bars.setOpts(x=bar_x, height=heights, width=width, brushes=brushes,
+                              pens=pens, pen=plain)
         if self._legend_color != self.theme.foreground:
             self._legend_color = self.theme.foreground
             self.legend.setLabelTextColor(self.theme.foreground)
@@ -302,26 +380,22 @@ class LadderBars(_Chart):
             self.labels.append(label)
         while len(self.labels) > n:
             plot.removeItem(self.labels.pop())
+        tops = np.maximum(heights, pair_heights)
         for i, row in enumerate(self.rows):
             # whole percents: a bar's label has little room (the hover has the table's)
-            pct = DASH if row["pct_ref"] is None else f"{row['pct_ref']:.0f}%"
-            mark = ("" if row["verified"] else " ✗") + \
-                (f" {THROTTLE_MARK}" if row["throttled"] else "")
-            first = tflops_text(row["tflops"]) if self.bar_metric != "GFLOP/J" else \
-                f"{gflop_per_j_text(row['gflop_per_j'])} GFLOP/J"
-            text = f"{first}\n{pct}{mark}"
+            text = self._label_text(row)
             label = self.labels[i]
             if label.toPlainText() != text:
                 label.setText(text, color=self.theme.foreground)
-            if label.pos().x() != i or label.pos().y() != heights[i]:
-                label.setPos(i, heights[i])
+            if label.pos().x() != i or label.pos().y() != tops[i]:
+                label.setPos(i, tops[i])
         # long level names alternate between two lines so neighbours do not overlap
         ticks = [(i, ("\n" if i % 2 else "") + row["level"]) for i, row in enumerate(self.rows)]
         if ticks != self._ticks:
             self._ticks = ticks
             plot.getAxis("bottom").setTicks([ticks])
         headroom = 1.2 if self.theme.font_pt < 14 else 1.4  # room for the value labels
-        top = finite_top(heights, headroom) if n else 1.0
+        top = finite_top(tops, headroom) if n else 1.0
         view = (n, top)
         if view != self._view:
             self._view = view
@@ -338,7 +412,9 @@ class LadderBars(_Chart):
         pct_ref, pct_peak = pct_text(row["pct_ref"]), pct_text(row["pct_peak"])
         prec = row["precision"].upper()
         per_j = "" if row["gflop_per_j"] is None else \
-            f"\n{gflop_per_j_text(row['gflop_per_j'])} GFLOP/J"
+            f"\n{gflop_per_j_text(row['gflop_per_j'])} GFLOP/J ({row['gflop_per_j_mode']})"
+        if row["sustained_tflops"] is not None:
+            per_j += f"\nsustained {tflops_text(row['sustained_tflops'])} TFLOPS"
         held = f"\n{THROTTLE_MARK} clocks held back: {', '.join(row['throttled'])}" \
             if row["throttled"] else ""
         return (f"{row['level']} ({prec}) at {row['shape']}\n{tflops_text(row['tflops'])} "

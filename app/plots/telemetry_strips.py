@@ -25,6 +25,7 @@ REASON_COLORS = {"SwPowerCap": FAILED_COLOR, "HwSlowdown": "#8c564b",
 BAND_COLORS = {RunEnd.RESULT: "#1f77b433", RunEnd.ERROR: FAILED_COLOR + "55",
                RunEnd.STOPPED: "#7f7f7f44", RunEnd.RUNNING: "#2ca02c44"}
 THROTTLED_BAND = "#ff7f0e55"
+TRIAL_BAND = "#9467bd40"  # a sustained run's trial window (the GPU loaded back to back)
 LABEL_REACH_PX = 600  # run labels are placed from this far left of the view
 BAR_HEIGHT = 0.7  # of a reason row
 

@@ -2,12 +2,14 @@
 
 Registered as the view ``telemetry``. From the top: a strip of run windows labelled with
 level and shape; SM and memory clocks against the device's max SM clock; power against
-the power limit; temperature; GPM metrics in percent (only those the GPU reported); a
-strip of the clock-event reasons that count as slowdowns (``kernels/throttle.py``).
-Every plot shades each run's window. The time axis follows the newest sample unless the
-user pans or zooms (then "Follow newest" turns off until it is pressed again); it moves
-in steps, so axes are redrawn rarely. The view redraws only while it is shown and only
-what changed; the main window calls ``refresh`` at most every 200 ms for telemetry.
+the power limit (a labelled line: the samples' limit, else a sustained result's);
+temperature; GPM metrics in percent (only those the GPU reported); a strip of the
+clock-event reasons that count as slowdowns (``kernels/throttle.py``). Every plot shades
+each run's window; clocks, power and temperature also shade each trial window of a
+sustained run (from its ``phase`` events). The time axis follows the newest sample unless
+the user pans or zooms (then "Follow newest" turns off until it is pressed again); it
+moves in steps, so axes are redrawn rarely. The view redraws only while it is shown and
+only what changed; the main window calls ``refresh`` at most every 200 ms for telemetry.
 Replay and live feed the same store, so both look the same.
 """
 
@@ -29,7 +31,13 @@ from ..core.store import Change, SessionStore
 from ..core.telemetry import GPM_FIELDS, RunWindow
 from ..plots.charts import MAX_AXIS, HoverReadout, finite_top
 from ..plots.run_bands import RunBands
-from ..plots.telemetry_strips import ReasonStrip, RunLabels, band_color, window_label
+from ..plots.telemetry_strips import (
+    TRIAL_BAND,
+    ReasonStrip,
+    RunLabels,
+    band_color,
+    window_label,
+)
 from ..theme import FAILED_COLOR, NORMAL, Theme
 from ..widgets.plain import plain_label
 from .base import View
@@ -51,6 +59,7 @@ CURVES = {
     "dram_bw_util_pct": ("gpm", "DRAM bandwidth", "#9467bd", False),
     "fp32_util_pct": ("gpm", "FP32 pipe", "#8c564b", False),
 }
+TRIAL_PLOTS = ("clocks", "power", "temperature")  # shade sustained runs' trial windows
 UNITS = {"clocks": "MHz", "power": "W", "temperature": "°C", "gpm": "%"}
 POWER_KIND_TEXT = {"instant": "instant", "average": "1 s average"}
 WINDOW_S = 60.0  # seconds of history shown while following
@@ -81,6 +90,12 @@ class TelemetryView(QWidget, View):
                                               label="", labelOpts={"position": 0.5,
                                                                       "anchors": [(0.5, 1),
                                                                                   (0.5, 1)]})
+        self.limit_line = pg.InfiniteLine(angle=0, movable=False,
+                                          pen=pg.mkPen(FAILED_COLOR, width=1,
+                                                       style=pg.QtCore.Qt.PenStyle.DashLine),
+                                          label="", labelOpts={"position": 0.02,
+                                                                  "anchors": [(0, 1), (0, 1)]})
+        self.trial_bands: dict[str, RunBands] = {}
         self.windows: list[RunWindow] = []
         self._generation = -1
         self._drawn_samples = -1  # samples in the store when the curves were last drawn
@@ -137,6 +152,11 @@ class TelemetryView(QWidget, View):
         self.reasons = ReasonStrip(self.plots["reasons"], self._fit_strips)
         self.plots["clocks"].addItem(self.max_clock_line, ignoreBounds=True)
         self.max_clock_line.hide()
+        self.plots["power"].addItem(self.limit_line, ignoreBounds=True)
+        self.limit_line.hide()
+        for name in TRIAL_PLOTS:
+            self.trial_bands[name] = RunBands()
+            self.plots[name].addItem(self.trial_bands[name], ignoreBounds=True)
         for name, plot in self.plots.items():
             if name in ("clocks", "power", "gpm"):
                 plot.getPlotItem().vb.disableAutoRange(axis=pg.ViewBox.YAxis)
@@ -278,6 +298,13 @@ class TelemetryView(QWidget, View):
                 self.max_clock_line.show()  # first: a hidden label does not take new text
                 self.max_clock_line.setValue(max_mhz)
                 self.max_clock_line.label.setFormat(f"max SM clock {max_mhz:.0f} MHz")
+        limit = self.store.power_limit_w()
+        if limit is None:
+            self.limit_line.hide()
+        elif self.limit_line.value() != limit or not self.limit_line.isVisible():
+            self.limit_line.show()
+            self.limit_line.setValue(limit)
+            self.limit_line.label.setFormat(f"power limit {limit:.0f} W")
         kind = self.store.telemetry.power_kind
         text = "power" + (f" ({POWER_KIND_TEXT.get(kind, kind)})" if kind else "")
         if text != self._power_label:  # in the legend: the axis label has no room for it
@@ -340,7 +367,8 @@ class TelemetryView(QWidget, View):
         self._draw_gpm_legend()
         max_mhz = self.store.sm_clock_max_mhz() or 0.0
         self._set_y("clocks", 1.08 * max(tops.get("clocks", 0.0), max_mhz, 1.0))
-        self._set_y("power", 1.08 * max(tops.get("power", 0.0), 1.0))
+        limit = self.store.power_limit_w() or 0.0
+        self._set_y("power", 1.08 * max(tops.get("power", 0.0), limit, 1.0))
 
     def _set_y(self, name: str, top: float) -> None:
         top = min(max(top, 1.0), MAX_AXIS) if np.isfinite(top) else 1.0
@@ -390,4 +418,8 @@ class TelemetryView(QWidget, View):
         colors = [band_color(w) for w in windows]
         for bands in self.bands.values():
             bands.set_spans(spans, colors)
+        assert self.store is not None
+        trials = np.array(self.store.trial_spans, dtype=np.float64).reshape(-1, 2)
+        for bands in self.trial_bands.values():
+            bands.set_spans(trials, [TRIAL_BAND] * len(trials))
         self.labels.draw(windows, first)

@@ -17,7 +17,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.rows import NUMBER_COLUMNS, THROTTLE_COLUMNS, Column, not_run_texts
+from ...kernels.rows import (
+    DASH,
+    NOT_THROTTLED,
+    NUMBER_COLUMNS,
+    THROTTLE_COLUMNS,
+    Column,
+    not_run_texts,
+    sustained_texts,
+)
 from ...kernels.throttle import THROTTLE_MARK
 from ..core.levels import LevelInfo
 from ..core.store import Change, SessionStore
@@ -25,9 +33,11 @@ from ..theme import FAILED_COLOR, THROTTLE_COLOR, precision_color
 from .plain import plain_tooltip
 
 COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
+           Column.SUSTAINED_TFLOPS, Column.POWER_LIMITED,
            Column.PCT_OF_REFERENCE, Column.PCT_OF_PEAK, Column.ENERGY, Column.GFLOP_PER_J,
            Column.THROTTLED, Column.VERIFIED)
 MARKED_COLUMNS = (*THROTTLE_COLUMNS, Column.THROTTLED)  # orange, with the note, if throttled
+SUSTAINED_COLUMNS = (Column.SUSTAINED_TFLOPS, Column.POWER_LIMITED)  # tooltip: the run
 
 
 class LadderPanel(QWidget):
@@ -50,6 +60,11 @@ class LadderPanel(QWidget):
         self._header_tip(Column.ENERGY, "energy of one GEMM: NVML energy counter over the "
                          "timed repeats, divided by the repeats")
         self._header_tip(Column.GFLOP_PER_J, "2·M·N·K / 10⁹ per joule of one GEMM")
+        self._header_tip(Column.SUSTAINED_TFLOPS, "launched back to back for seconds "
+                         "(sustained mode, median over trials) at the same shape")
+        self._header_tip(Column.POWER_LIMITED, "the sustained run hit the power cap "
+                         "(SwPowerCap) or its SM clock fell more than 5% under the max; "
+                         "the percentage is sustained against burst TFLOPS")
         self._header_tip(Column.THROTTLED, f"{THROTTLE_MARK}: clocks were held back during "
                          "the run; its numbers are orange (their tooltips say why)")
         self.table.itemSelectionChanged.connect(self._selection_changed)
@@ -137,7 +152,7 @@ class LadderPanel(QWidget):
         changed = False
         for row_index, level_id in enumerate(self.level_ids):
             r = store.ladder_result(level_id)
-            note = ref_note = ""
+            note = ref_note = sustained_note = ""
             failed = False
             if r is None:
                 lv = store.level(level_id)
@@ -149,6 +164,10 @@ class LadderPanel(QWidget):
                 ref_note = f"vs {row.reference}" if row.reference else \
                     f"no cuBLAS {r.precision.upper()} result at {r.shape}"
                 failed = not r.verified
+                sustained = store.sustained_result(level_id, r.shape)
+                texts.update(sustained_texts(r, sustained, store.sm_clock_max_mhz()))
+                if sustained is not None:
+                    sustained_note = "sustained: " + store.row(sustained).summary()
             self.table.item(row_index, COLUMNS.index(Column.PCT_OF_REFERENCE)
                             ).setToolTip(plain_tooltip(ref_note))
             for column in COLUMNS[2:]:
@@ -158,6 +177,9 @@ class LadderPanel(QWidget):
                 if column in MARKED_COLUMNS and item.toolTip() != plain_tooltip(note):
                     item.setToolTip(plain_tooltip(note))
                     restyle = True  # marked or unmarked, the text may be the same
+                if column in SUSTAINED_COLUMNS and \
+                        item.toolTip() != plain_tooltip(sustained_note):
+                    item.setToolTip(plain_tooltip(sustained_note))
                 if not restyle:
                     continue
                 changed = True
@@ -169,6 +191,8 @@ class LadderPanel(QWidget):
                 if column == Column.VERIFIED and failed:
                     color = FAILED_COLOR
                 elif column in MARKED_COLUMNS and note:
+                    color = THROTTLE_COLOR
+                elif column == Column.POWER_LIMITED and text not in (DASH, NOT_THROTTLED):
                     color = THROTTLE_COLOR
                 item.setData(Qt.ItemDataRole.ForegroundRole,
                              QBrush(QColor(color)) if color else None)
@@ -206,4 +230,8 @@ class LadderPanel(QWidget):
         r = self.store.ladder_result(level_id)
         if r is not None:
             parts.append(f"<p><b>Last result:</b> {esc(self.store.row(r).summary())}</p>")
+            sustained = self.store.sustained_result(level_id, r.shape)
+            if sustained is not None:
+                parts.append(f"<p><b>Sustained:</b> "
+                             f"{esc(self.store.row(sustained).summary())}</p>")
         self.detail.setText("".join(parts))

@@ -1,4 +1,5 @@
-"""Run controls: M, N, K, repeats; Run level, Run ladder, Sweep sizes, Stop.
+"""Run controls: M, N, K, repeats, the run mode (burst or sustained, with a sustained
+run's window, trials and cool-down); Run level, Run ladder, Sweep sizes, Stop.
 
 A field that holds a value the runner would refuse is marked and says why; the run
 buttons stay off until every field is good.
@@ -10,6 +11,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QComboBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -19,7 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.runs import parse_dim, parse_repeats
+from ...kernels.protocol import SUSTAINED_FIELDS, Mode
+from ..core.runs import parse_dim, parse_repeats, parse_sustained, sustained_default
 from ..theme import FAILED_COLOR
 
 BAD_STYLE = f"QLineEdit {{ border: 2px solid {FAILED_COLOR}; }}"
@@ -34,16 +37,25 @@ class RunControls(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.fields: dict[str, QLineEdit] = {}
-        self.parsers: dict[str, Callable[[str], tuple[int | None, str]]] = {
+        self.parsers: dict[str, Callable[[str], tuple[float | int | None, str]]] = {
             "M": lambda s: parse_dim("M", s), "N": lambda s: parse_dim("N", s),
             "K": lambda s: parse_dim("K", s), "repeats": parse_repeats}
+        self.parsers.update({name: lambda s, n=name: parse_sustained(n, s)
+                             for name in SUSTAINED_FIELDS})
         form = QFormLayout()
         for name, default in (("M", "4096"), ("N", "4096"), ("K", "4096"), ("repeats", "20")):
-            edit = QLineEdit(default)
-            edit.setObjectName(f"field_{name}")
-            edit.textChanged.connect(self._validate)
-            self.fields[name] = edit
-            form.addRow(name, edit)
+            self._add_field(form, name, name, default)
+        self.mode_box = QComboBox()
+        self.mode_box.setObjectName("field_mode")
+        self.mode_box.addItems(list(Mode))  # burst, sustained
+        self.mode_box.setToolTip("burst: flushed, spaced repeats at the top clock; "
+                                 "sustained: back to back for a window, in trials with a "
+                                 "cool-down before each (docs/energy.md)")
+        self.mode_box.currentTextChanged.connect(self._mode_changed)
+        form.addRow("M&ode", self.mode_box)  # Alt+O
+        for name, label in (("window_s", "&window (s)"), ("trials", "&trials"),
+                            ("cooldown_s", "&cool-down (s)")):
+            self._add_field(form, name, label, sustained_default(name))
         self.reason = QLabel("")
         self.reason.setStyleSheet(f"color: {FAILED_COLOR};")
         self.reason.setWordWrap(True)
@@ -67,7 +79,41 @@ class RunControls(QWidget):
         layout.addWidget(self.reason)
         layout.addLayout(row)
         layout.addStretch(1)
+        self._mode_changed(self.mode_box.currentText())
+
+    def _add_field(self, form: QFormLayout, name: str, label: str, default: str) -> None:
+        edit = QLineEdit(default)
+        edit.setObjectName(f"field_{name}")
+        edit.textChanged.connect(self._validate)
+        self.fields[name] = edit
+        form.addRow(label, edit)
+
+    @property
+    def mode(self) -> str:
+        return self.mode_box.currentText()
+
+    def set_mode(self, mode: str) -> None:
+        self.mode_box.setCurrentText(str(Mode(mode)))
+
+    def _mode_changed(self, mode: str) -> None:
+        for name in SUSTAINED_FIELDS:  # asked only of sustained runs
+            self.fields[name].setEnabled(mode == Mode.SUSTAINED)
         self._validate()
+
+    def _checked(self) -> list[str]:
+        """The fields the current mode uses (repeats in both: the form keeps it)."""
+        burst = self.mode == Mode.BURST
+        return [n for n in self.fields if not (burst and n in SUSTAINED_FIELDS)]
+
+    def run_mode(self) -> dict[str, object] | None:
+        """The RunRequest fields of the mode (``mode``, and a sustained run's window,
+        trials and cool-down), or None while one of them is refused."""
+        if self.mode == Mode.BURST:
+            return {"mode": str(Mode.BURST)}
+        parsed = {n: self.parsers[n](self.fields[n].text())[0] for n in SUSTAINED_FIELDS}
+        if any(v is None for v in parsed.values()):
+            return None
+        return {"mode": str(Mode.SUSTAINED), **parsed}
 
     def set_values(self, M: int, N: int, K: int, repeats: int) -> None:
         for name, value in (("M", M), ("N", N), ("K", K), ("repeats", repeats)):
@@ -80,8 +126,8 @@ class RunControls(QWidget):
 
     def problems(self) -> dict[str, str]:
         out = {}
-        for name, edit in self.fields.items():
-            _, why = self.parsers[name](edit.text())
+        for name in self._checked():
+            _, why = self.parsers[name](self.fields[name].text())
             if why:
                 out[name] = why
         return out
@@ -89,10 +135,9 @@ class RunControls(QWidget):
     def values(self) -> tuple[int, int, int, int] | None:
         """(M, N, K, repeats), or None while a field is refused."""
         parsed = [self.parsers[n](self.fields[n].text())[0] for n in ("M", "N", "K", "repeats")]
-        if any(v is None for v in parsed):
+        if any(v is None for v in parsed) or self.problems():
             return None
-        M, N, K, repeats = parsed
-        assert M is not None and N is not None and K is not None and repeats is not None
+        M, N, K, repeats = (int(v) for v in parsed if v is not None)
         return M, N, K, repeats
 
     def _validate(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -340,7 +341,8 @@ class MainWindow(QMainWindow):
             why = self.controls.unavailable or "no runner"
             self.statusBar().showMessage(f"cannot run: {why}", 8000)
             return
-        self.live.submit(requests)
+        mode = self.controls.run_mode() or {}  # burst or sustained, as the form says
+        self.live.submit([replace(r, **mode) for r in requests])  # type: ignore[arg-type]
 
     def _shape(self) -> tuple[int, int, int, int] | None:
         values = self.controls.values()
