@@ -77,8 +77,9 @@ def main_loop_lines(event: dict[str, Any]) -> list[SassLine]:
     if not isinstance(text, str):
         return []
     span = event.get("main_loop")
-    ok = isinstance(span, list) and len(span) == 2 and all(_is_int(x) for x in span)
-    return in_span(parse(text), (span[0], span[1]) if ok else None)
+    if isinstance(span, list) and len(span) == 2 and all(_is_int(x) for x in span):
+        return in_span(parse(text), (span[0], span[1]))
+    return in_span(parse(text), None)
 
 
 def _is_int(value: Any) -> bool:
