@@ -42,8 +42,8 @@ def main() -> None:
         window.show()
         view = window.named_widget("telemetry")
         app.processEvents()
-        store = window.store
-        store.handle(syn.header())
+        feed = window.handle  # the window's one event sink, as the sources use it
+        feed(syn.header())
         n = int(args.minutes * 60 * HZ)
         every = max(1, n // max(args.runs, 1))
         base = {"level": "naive", "M": 64, "N": 64, "K": 64, "dtype": "fp32",
@@ -51,21 +51,20 @@ def main() -> None:
         for i in range(n):
             t = i / HZ
             if i % every == 0:
-                store.handle({"type": "run_start", "t": t, "id": i, **base, "repeats": 2,
+                feed({"type": "run_start", "t": t, "id": i, **base, "repeats": 2,
                               "warmup": 0})
             if i % every == every * 5 // 6:
-                store.handle({"type": "result", "t": t, "id": i - every * 5 // 6, **base,
-                              "median_ms": 1.0, "tflops": 1.0, "verified": True,
-                              "rel_err": 0.0, "repeats": 2,
-                              "throttled": ["SwPowerCap"] if (i // every) % 2 else []})
-            store.handle(syn.telemetry(t, 300.0 if (i // 100) % 7 == 0 else 10.0, True))
+                feed({"type": "result", "t": t, "id": i - every * 5 // 6, **base,
+                      "median_ms": 1.0, "tflops": 1.0, "verified": True, "rel_err": 0.0,
+                      "repeats": 2, "throttled": ["SwPowerCap"] if (i // every) % 2 else []})
+            feed(syn.telemetry(t, 300.0 if (i // 100) % 7 == 0 else 10.0, True))
         t0 = time.perf_counter()
         window.flush_views()
-        print(f"{n} samples, {len(store.run_windows())} runs (synthetic)")
+        print(f"{n} samples, {len(view.windows)} runs (synthetic)")
         print(f"first draw: {1e3 * (time.perf_counter() - t0):.1f} ms")
         rows = []
         for k in range(10):
-            store.handle(syn.telemetry(n / HZ + k / HZ, 10.0))
+            feed(syn.telemetry(n / HZ + k / HZ, 10.0))
             t0 = time.perf_counter()
             window.flush_views()
             t1 = time.perf_counter()
