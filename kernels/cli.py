@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import build_event, build_report, ncu, protocol, registry
+from . import build_event, build_report, commands, ncu, protocol, registry
 from .atomic_file import NewFile
 from .plan import SWEEP_SIZES, RunRequest
 from .rows import ms_text, tflops_text, verdict_text
@@ -36,7 +36,7 @@ def parse_shape(text: str) -> tuple[int, int, int]:
         raise argparse.ArgumentTypeError(f"{text!r}: sizes must be whole numbers") from None
     for name, v in zip("MNK", dims * (3 if len(dims) == 1 else 1), strict=True):
         try:
-            protocol.check_size(name, v)
+            commands.check_size(name, v)
         except protocol.ProtocolError as exc:
             raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
     return (dims[0],) * 3 if len(dims) == 1 else (dims[0], dims[1], dims[2])
@@ -72,7 +72,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup", type=int, default=3, help="untimed launches first (default 3)")
     p.add_argument("--no-compare", action="store_true",
                    help="do not run the cuBLAS reference of each shape")
-    sus = protocol.SUSTAINED_FIELDS
+    sus = commands.SUSTAINED_FIELDS
     p.add_argument("--sustained", action="store_true",
                    help="launch back to back for a window, in trials with a cool-down "
                         "before each (docs/energy.md), instead of timed repeats")
@@ -154,7 +154,7 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
     if args.repeats < 1 or args.warmup < 0:
         raise CliError("--repeats must be at least 1 and --warmup at least 0")
     try:
-        protocol.check_telemetry_hz(args.telemetry_hz)
+        commands.check_telemetry_hz(args.telemetry_hz)
     except protocol.ProtocolError as exc:
         raise CliError(f"--telemetry-hz: {exc}") from None
     sustained = sustained_fields(args)
@@ -174,7 +174,7 @@ def sustained_fields(args: argparse.Namespace) -> dict[str, Any]:
     given = {k: v for k, v in given.items() if v is not None}
     mode = "sustained" if args.sustained else "burst"
     try:
-        protocol.check_mode_fields({"mode": mode, **given})
+        commands.check_mode_fields({"mode": mode, **given})
     except protocol.ProtocolError as exc:
         flag = next((f"--{k.replace('_', '-')}" for k in given if k in str(exc)), "--sustained")
         raise CliError(f"{flag}: {exc}") from None

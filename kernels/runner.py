@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import __version__, build_event, protocol, registry
+from . import __version__, build_event, commands, protocol, registry
 from .build import CompileError
 from .gpu import DeviceInfo, context_usable, device_info, get_cupy, is_sticky
 from .measure import Bench, Refused, refusal, wall_clock
@@ -125,9 +125,9 @@ class Runner:
             if not raw.strip():
                 continue
             try:
-                cmd = protocol.parse_command(raw)
+                cmd = commands.parse_command(raw)
             except ProtocolError as exc:
-                cid = protocol.command_id(raw)
+                cid = commands.command_id(raw)
                 self.error(ErrorKind.BAD_INPUT, str(exc), id=cid)
                 self.emit({"type": "done", "id": cid})
                 continue

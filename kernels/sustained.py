@@ -20,9 +20,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .commands import SUSTAINED_FIELDS
 from .energy import MeasuredWindow
 from .measure import Bench, Refused
-from .protocol import SUSTAINED_FIELDS, Mode
+from .protocol import Mode
 from .registry import Kind, Level
 from .telemetry import RunWindow
 
@@ -41,7 +42,7 @@ class SustainedConfig:
 
     @classmethod
     def from_command(cls, cmd: dict[str, Any]) -> SustainedConfig:
-        """The fields of a validated run command (protocol.check_mode_fields), defaults
+        """The fields of a validated run command (commands.check_mode_fields), defaults
         for those it leaves out."""
         d = cls()
         return cls(window_s=float(cmd.get("window_s", d.window_s)),

@@ -33,6 +33,7 @@ from gemmscope.app.core import export
 from gemmscope.app.core.replay import ReplayClock, Speed
 from gemmscope.app.core.store import SessionStore
 from gemmscope.kernels import cli, protocol, registry, runner
+from gemmscope.kernels import commands as cmds
 from gemmscope.kernels.protocol import ErrorKind, ProtocolError
 from gemmscope.kernels.table import render
 
@@ -133,7 +134,7 @@ hostile_lines = st.one_of(commands(), garbage, mutated(commands()), mutated(garb
 
 def is_quit(line: bytes) -> bool:
     try:
-        return protocol.parse_command(line)["cmd"] == "quit"
+        return cmds.parse_command(line)["cmd"] == "quit"
     except ProtocolError:
         return False
 
@@ -150,11 +151,11 @@ def nonblank_lines(data: bytes) -> int:
 @given(line=hostile_lines | st.text(max_size=500))
 def test_parse_command_returns_a_command_or_refuses_it(line: bytes | str):
     try:
-        cmd = protocol.parse_command(line)
+        cmd = cmds.parse_command(line)
     except ProtocolError as exc:
         assert str(exc)
         return
-    assert isinstance(cmd, dict) and cmd["cmd"] in protocol.COMMANDS
+    assert isinstance(cmd, dict) and cmd["cmd"] in cmds.COMMANDS
     json.dumps(cmd, allow_nan=False)  # what was read is plain, finite JSON
 
 
@@ -196,7 +197,7 @@ def refused_by_the_runner(line: bytes) -> bool:
     """Lines this test sends: ones parse_command refuses, so nothing reaches a GPU where
     there is one (the in-process test above covers what valid commands do)."""
     try:
-        protocol.parse_command(line)
+        cmds.parse_command(line)
     except ProtocolError:
         return True
     return False

@@ -9,8 +9,9 @@ import json
 import pytest
 
 from gemmscope.kernels import cli, protocol
+from gemmscope.kernels.commands import parse_command
 from gemmscope.kernels.plan import RunRequest
-from gemmscope.kernels.protocol import ProtocolError, parse_command, validate_event
+from gemmscope.kernels.protocol import ProtocolError, validate_event
 
 RESULT = {"type": "result", "t": 1.5, "level": "naive", "M": 8, "N": 8, "K": 8, "dtype": "fp32",
           "median_ms": 0.01, "tflops": 0.1, "verified": True, "rel_err": 1e-7, "repeats": 3}

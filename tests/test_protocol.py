@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from gemmscope.kernels import protocol
+from gemmscope.kernels import commands, protocol
 from gemmscope.kernels.protocol import ProtocolError
 
 HEADER = {"type": "session", "t": 0.0, "protocol": 1, "created": "2026-11-29T12:00:00+00:00",
@@ -143,14 +143,14 @@ def test_unknown_event_types_pass_through(tmp_path):
 ])
 def test_bad_commands_are_explained(line, message):
     with pytest.raises(ProtocolError, match=message):
-        protocol.parse_command(line)
+        commands.parse_command(line)
 
 
 def test_good_commands():
-    cmd = protocol.parse_command('{"cmd": "run", "level": "naive", "M": 7, "N": 13, "K": 5}')
+    cmd = commands.parse_command('{"cmd": "run", "level": "naive", "M": 7, "N": 13, "K": 5}')
     assert cmd["M"] == 7
-    assert protocol.parse_command('{"cmd": "telemetry", "hz": 0}')["hz"] == 0
-    assert protocol.parse_command('{"cmd": "quit"}')["cmd"] == "quit"
+    assert commands.parse_command('{"cmd": "telemetry", "hz": 0}')["hz"] == 0
+    assert commands.parse_command('{"cmd": "quit"}')["cmd"] == "quit"
 
 
 # ------------------------------------------------------------------ limits at the edge
@@ -219,14 +219,14 @@ def test_the_depth_scan_costs_one_pass_even_on_a_line_full_of_quotes():
 ])
 def test_commands_are_read_within_the_same_limits(line, message):
     with pytest.raises(ProtocolError, match=re.escape(message)):
-        protocol.parse_command(line)
+        commands.parse_command(line)
 
 
 def test_the_id_of_a_refused_command_is_found_when_it_can_be():
-    assert protocol.command_id('{"cmd": "dance", "id": 7}') == 7
-    assert protocol.command_id(b'{"cmd": "dance", "id": [1, {"a": 2}]}') == [1, {"a": 2}]
+    assert commands.command_id('{"cmd": "dance", "id": 7}') == 7
+    assert commands.command_id(b'{"cmd": "dance", "id": [1, {"a": 2}]}') == [1, {"a": 2}]
     for hopeless in ("{oops", "[1, 2]", b"\xff", '{"id": ' + "9" * 5000 + "}", "[" * 10**5):
-        assert protocol.command_id(hopeless) is None
+        assert commands.command_id(hopeless) is None
 
 
 def test_read_lines_holds_no_more_than_the_limit_of_a_long_line():

@@ -16,7 +16,7 @@ def test_run_mode_switch_validates_and_reaches_every_request(qtbot, make_window,
     controls = window.controls
     assert controls.mode == "burst" and controls.run_mode() == {"mode": "burst"}
     assert [controls.fields[n].text() for n in ("window_s", "trials", "cooldown_s")] == \
-        ["3", "3", "5"]  # protocol.SUSTAINED_FIELDS
+        ["3", "3", "5"]  # commands.SUSTAINED_FIELDS
     assert not controls.fields["window_s"].isEnabled()
     controls.fields["trials"].setText("99")  # not checked in burst mode
     assert controls.buttons["run_level"].isEnabled()

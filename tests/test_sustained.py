@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 from fake_gpu_energy import FakeGPU
 
-from gemmscope.kernels import protocol
+from gemmscope.kernels import commands, protocol
 from gemmscope.kernels.energy import EnergyCounter, EnergyReading, MeasuredWindow, measure_window
 from gemmscope.kernels.measure import Refused
 from gemmscope.kernels.registry import get
@@ -238,12 +238,12 @@ def test_an_unverified_level_is_never_timed():
 # ---------------------------------------------------------------- the runner
 
 
-def serve(bench: FakeBench, *commands: dict) -> list[dict]:
+def serve(bench: FakeBench, *lines: dict) -> list[dict]:
     out = io.StringIO()
     runner = Runner(out, telemetry_hz=0)
     runner.bench = bench
-    for cmd in commands:
-        runner.handle(protocol.parse_command(json.dumps(cmd)))
+    for cmd in lines:
+        runner.handle(commands.parse_command(json.dumps(cmd)))
     return [protocol.parse_line(x) for x in out.getvalue().splitlines()]
 
 

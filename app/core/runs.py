@@ -5,7 +5,7 @@ What a run is and how runs are queued lives in ``kernels.plan`` and ``kernels.se
 
 from __future__ import annotations
 
-from ...kernels.protocol import MAX_DIM, MAX_REPEATS, SUSTAINED_FIELDS
+from ...kernels.commands import MAX_DIM, MAX_REPEATS, SUSTAINED_FIELDS
 
 
 def parse_int_field(name: str, text: str, lo: int, hi: int) -> tuple[int | None, str]:
@@ -34,7 +34,7 @@ def parse_repeats(text: str) -> tuple[int | None, str]:
 
 def parse_sustained(name: str, text: str) -> tuple[float | int | None, str]:
     """A sustained run's ``window_s``, ``trials`` or ``cooldown_s`` within the limits the
-    runner checks (``kernels.protocol.SUSTAINED_FIELDS``); trials is a whole number."""
+    runner checks (``kernels.commands.SUSTAINED_FIELDS``); trials is a whole number."""
     _default, lo, hi = SUSTAINED_FIELDS[name]
     if name == "trials":
         return parse_int_field(name, text, int(lo), int(hi))

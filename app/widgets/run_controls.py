@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.protocol import SUSTAINED_FIELDS, Mode
+from ...kernels.commands import SUSTAINED_FIELDS
+from ...kernels.protocol import Mode
 from ..core.runs import parse_dim, parse_repeats, parse_sustained, sustained_default
 from ..theme import FAILED_COLOR
 
