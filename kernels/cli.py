@@ -266,19 +266,12 @@ def runner_command(args: argparse.Namespace) -> list[str]:
 
 def open_session(args: argparse.Namespace, on_event: Callable[[dict[str, Any]], None],
                  **kwargs: Any) -> RunnerSession:
-    """The runner session of ``args``: local, or over ssh (``--remote``) with ssh's
-    failures explained, given up at once where a retry cannot help, a start bounded to
-    ``REMOTE_START_S``, and the host recorded in the header as ``remote``."""
+    """The runner session of ``args``: local, or over ssh (``--remote``: see
+    :func:`remote.session_options`)."""
     command = runner_command(args)
     target = remote_target(args)
-    if target is None:
-        return RunnerSession(on_event, command, **kwargs)
-    return RunnerSession(on_event, command, start_timeout_s=REMOTE_START_S,
-                         explainer=remote.SshFailures(str(target)),
-                         header_extra={"remote": str(target)}, **kwargs)
-
-
-REMOTE_START_S = 15.0
+    options = remote.session_options(target) if target is not None else {}
+    return RunnerSession(on_event, command, **options, **kwargs)
 
 
 def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
@@ -525,13 +518,13 @@ def remote_levels(args: argparse.Namespace) -> list[dict[str, Any]]:
         except RuntimeError as exc:
             raise CliError(str(exc)) from None
         session.send({"cmd": "levels", "id": "levels"})
-        deadline = time.monotonic() + REMOTE_START_S
+        deadline = time.monotonic() + remote.HEADER_TIMEOUT_S
         while not answers:
             if session.state is SessionState.FAILED:
                 raise CliError(session.failure_text)
             if time.monotonic() > deadline:
                 raise CliError(f"the runner on {args.remote} did not list its levels "
-                               f"within {REMOTE_START_S:g} s")
+                               f"within {remote.HEADER_TIMEOUT_S:g} s")
             session.pump(0.1)
     finally:
         session.close()

@@ -13,11 +13,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .protocol import PROTOCOL_VERSION
 from .session import Failure
 
 DEFAULT_REMOTE_COMMAND = "gemmscope runner"
+# a runner over ssh must say its header within this; then it has the usual start time
+HEADER_TIMEOUT_S = 15.0
 # ssh's own failures exit 255; a remote command's status is passed through otherwise
 SSH_FAILED = 255
 COMMAND_NOT_FOUND = 127
@@ -159,3 +162,11 @@ class SshFailures:
 
     def incompatible(self, reason: str) -> str:
         return incompatible(self.host, reason)
+
+
+def session_options(target: str | Target) -> dict[str, Any]:
+    """RunnerSession keyword arguments for a runner over ssh to ``target``: its failures
+    explained, its header bounded to ``HEADER_TIMEOUT_S`` and naming the host."""
+    host = str(target if isinstance(target, Target) else parse_target(target))
+    return {"explainer": SshFailures(host), "header_extra": {"remote": host},
+            "header_timeout_s": HEADER_TIMEOUT_S}

@@ -194,7 +194,8 @@ class RunnerSession:
                  wakeup: Callable[[], None] | None = None,
                  env: dict[str, str] | None = None,
                  explainer: FailureExplainer | None = None,
-                 header_extra: dict[str, Any] | None = None) -> None:
+                 header_extra: dict[str, Any] | None = None,
+                 header_timeout_s: float | None = None) -> None:
         self.command = list(command or default_runner_command())
         self.on_event = on_event
         self.tap = tap
@@ -204,6 +205,10 @@ class RunnerSession:
         self.wakeup = wakeup
         self.env = env
         self.explainer = explainer
+        # the runner must say its header within this (over ssh: the host answered and runs
+        # the runner), then has the rest of start_timeout_s to get ready (compiles)
+        self.header_timeout_s = header_timeout_s
+        self._spoke = False  # the current runner has said its header
         # fields added to the first runner's header as recorded (``remote``: the host)
         self.header_extra = dict(header_extra or {})
         self.queue = RunQueue()
@@ -289,7 +294,9 @@ class RunnerSession:
         for thread in proc.threads:
             thread.start()
         self._proc = proc
-        self._deadline = time.monotonic() + self.start_timeout_s
+        self._spoke = False
+        self._deadline = time.monotonic() + min(self.header_timeout_s or self.start_timeout_s,
+                                                self.start_timeout_s)
 
     def submit(self, requests: Iterable[RunRequest]) -> None:
         """Queue runs; they are sent one at a time. After a give-up this tries again."""
@@ -449,6 +456,11 @@ class RunnerSession:
             event.update(self.header_extra)
         event = self.timeline.place(event, arrived)
         kind = event["type"]
+        if kind in ("session", "restart") and generation == self._generation \
+                and not self._spoke:
+            self._spoke = True
+            if self.state is SessionState.STARTING:
+                self._deadline = time.monotonic() + self.start_timeout_s
         if kind == "restart":
             self.restarts = int(event["restarts"])
         current = self._proc is not None and generation == self._proc.generation
@@ -507,8 +519,14 @@ class RunnerSession:
                            "run; it was killed")
         else:
             self.failures += 1
-            self._report(ErrorKind.TIMEOUT, f"the runner was not ready within "
-                                             f"{self.start_timeout_s:g} s; it was killed")
+            if not self._spoke and self.header_timeout_s is not None:
+                # no header at all: the transport or the install, not a slow start
+                self.failures, self._hopeless = self.max_failures, True
+                self._report(ErrorKind.TIMEOUT, f"the runner said nothing within "
+                                                 f"{self.header_timeout_s:g} s; it was killed")
+            else:
+                self._report(ErrorKind.TIMEOUT, f"the runner was not ready within "
+                                                 f"{self.start_timeout_s:g} s; it was killed")
         self._kill(expected=True)
 
     def _on_exit(self, generation: int) -> None:
@@ -528,7 +546,7 @@ class RunnerSession:
             tail = "; ".join(proc.stderr_tail)
             why = f"the runner exited (code {code})" + (f": {tail}" if tail else "")
             if self.explainer is not None:
-                failure = self.explainer.exited(code, tail, self.timeline.header is not None)
+                failure = self.explainer.exited(code, tail, self._spoke)
                 why = failure.message
                 if failure.permanent:
                     self.failures = self.max_failures - 1  # this failure makes it give up
