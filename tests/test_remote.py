@@ -244,16 +244,16 @@ def test_runner_dies_mid_run(sshd: Sshd, tmp_path: Path) -> None:
     assert "127.0.0.1" in err
 
 
-def test_connection_dropped_mid_run(sshd: Sshd, tmp_path: Path) -> None:
-    """The sshd session process and the runner under it are killed while a run is in
-    flight: ssh exits 255 after the header, the run becomes an error."""
+@contextlib.contextmanager
+def dropping(sshd: Sshd, after_s: float = 0.6):
+    """Meanwhile, once the stand-in runs under sshd, kill the sshd session process and
+    everything under it (the connection drops with no exit status)."""
     stop = threading.Event()
 
     def drop() -> None:
         while not stop.is_set():
-            kids = descendants(sshd.proc.pid)
-            if any(str(FAKE) in cmdline(pid) for pid in kids):
-                time.sleep(0.6)  # a few repeats arrive first
+            if any(str(FAKE) in cmdline(pid) for pid in descendants(sshd.proc.pid)):
+                time.sleep(after_s)  # a few repeats arrive first
                 for pid in descendants(sshd.proc.pid):
                     with contextlib.suppress(OSError):
                         os.kill(pid, signal.SIGKILL)
@@ -263,13 +263,66 @@ def test_connection_dropped_mid_run(sshd: Sshd, tmp_path: Path) -> None:
     killer = threading.Thread(target=drop, daemon=True)
     killer.start()
     try:
-        result = bench(sshd, fake("--mode", "slow"), "--output",
-                       str(tmp_path / "drop.jsonl"))
+        yield
     finally:
         stop.set()
         killer.join(5)
+
+
+def test_connection_dropped_mid_run(sshd: Sshd, tmp_path: Path) -> None:
+    """The sshd session process and the runner under it are killed while a run is in
+    flight: ssh exits 255 after the header, the run becomes an error."""
+    with dropping(sshd):
+        result = bench(sshd, fake("--mode", "slow"), "--output",
+                       str(tmp_path / "drop.jsonl"))
     err = expect_failure(result, "connection to", "lost", "Run again to reconnect")
     assert sshd.target in err
+
+
+# --------------------------------------------------------------------------- the app
+def test_app_live_over_ssh_names_the_host_reports_a_drop_and_reconnects(
+        qtbot, make_window, sshd: Sshd, tmp_path: Path) -> None:
+    from gemmscope.app.core.runner_command import plan_live
+    from gemmscope.kernels.plan import RunRequest
+    from gemmscope.kernels.protocol import read_session
+    from gemmscope.kernels.session import SessionState
+
+    plan = plan_live(None, None, remote=sshd.target, remote_command=fake("--mode", "slow"),
+                     ssh_options=sshd.options()[0].split("=", 1)[1:])
+    assert plan.remote == sshd.target
+    window = make_window()
+    path = window.start_live(plan.label, plan.command, tmp_path / "live.jsonl",
+                             remote=plan.remote)
+    live = window.live
+    assert live is not None
+    assert sshd.target in window.mode_text()
+    qtbot.waitUntil(lambda: live.state is SessionState.READY, timeout=10_000)
+    with dropping(sshd), qtbot.waitSignal(live.idle, timeout=15_000):
+        live.submit([RunRequest("naive", 64, 64, 64, 10)])
+    assert live.state is SessionState.FAILED
+    said = window.statusBar().currentMessage()
+    assert f"connection to {sshd.target} lost" in said and "Run again to reconnect" in said
+    with qtbot.waitSignal(live.idle, timeout=15_000):  # Run again: it reconnects
+        live.submit([RunRequest("naive", 64, 64, 64, 3)])
+    assert live.state is SessionState.READY
+    window.close_source()
+    session = read_session(path)
+    assert session.header["remote"] == sshd.target
+    assert [e["kind"] for e in session.errors] == ["runner_crash"]
+    assert len(session.results) == 1
+    assert [e["type"] for e in session.events].count("repeat") >= 3 + 1  # kept, up to the drop
+
+
+def test_plan_live_remote_comes_first_and_is_checked() -> None:
+    from gemmscope.app.core.runner_command import plan_live
+
+    plan = plan_live("other runner", "pref runner", remote="me@gpu:2200",
+                     remote_command="gemmscope runner --telemetry-hz 10")
+    assert plan.command is not None and plan.command[0] == "ssh"
+    assert plan.command[-2:] == ["me@gpu", "gemmscope runner --telemetry-hz 10"]
+    assert plan.remote == "me@gpu:2200" and "me@gpu:2200" in plan.label
+    with pytest.raises(ValueError):
+        plan_live(None, None, remote="gpu:notaport")
 
 
 # --------------------------------------------------------------------------- argv
