@@ -431,6 +431,8 @@ def _abandon(out: NewFile, stderr: TextIO) -> None:
 
 
 def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    if getattr(args, "ncu", None) and remote_target(args) is not None:
+        raise CliError("--ncu profiles on this machine's GPU; it cannot go with --remote")
     out = _output_file(args)  # first of all: nothing is replaced unasked
     counters = CountersStep(args, stderr) if getattr(args, "ncu", None) else None
     if counters is not None:

@@ -325,6 +325,34 @@ def test_plan_live_remote_comes_first_and_is_checked() -> None:
         plan_live(None, None, remote="gpu:notaport")
 
 
+def test_a_runner_silent_after_connecting_is_given_up_at_once(fake_runner: Path) -> None:
+    """No header within header_timeout_s: the transport or the install is at fault, so it
+    is not retried (no ssh needed: the bound is the session's)."""
+    from gemmscope.kernels.session import RunnerSession, SessionState
+
+    events: list[dict] = []
+    options = remote.session_options("gpu-box")
+    options["header_timeout_s"] = 0.5
+    session = RunnerSession(events.append, [sys.executable, str(fake_runner), "--mode",
+                                            "silent_start"], **options)
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(RuntimeError, match=r"said nothing within 0\.5 s"):
+            session.wait_ready()
+    finally:
+        session.close()
+    assert time.monotonic() - t0 < 5
+    assert session.state is SessionState.STOPPED
+    assert [e["kind"] for e in events if e["type"] == "error"] == ["timeout"]
+    assert "will not help" in events[-1]["message"]
+
+
+def test_ncu_does_not_go_with_remote(tmp_path: Path) -> None:
+    code, _out, err, _took = gemmscope(["record", "-o", str(tmp_path / "x.jsonl"), "--ncu",
+                                        "--remote", "gpu-box"])
+    assert code == 2 and "--ncu" in err
+
+
 # --------------------------------------------------------------------------- argv
 def test_ssh_command_argv() -> None:
     argv = remote.ssh_command("alice@gpu.example:2200", "gemmscope runner",
