@@ -43,6 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runner", metavar="CMD",
                    help="live: the runner command line (default: the preference set in "
                         "File ▸ Live runner…, else python -m gemmscope.kernels runner)")
+    p.add_argument("--remote", metavar="[USER@]HOST[:PORT]",
+                   help="live: run the runner on this host through ssh (your keys and ssh "
+                        "config, batch mode: never a password)")
+    p.add_argument("--remote-command", default="gemmscope runner", metavar="CMD",
+                   help="live, with --remote: how to start the runner there "
+                        "(default `gemmscope runner`)")
+    p.add_argument("--ssh-option", action="append", default=[], metavar="OPT",
+                   help="live, with --remote: an ssh -o option (repeatable)")
     p.add_argument("--session-file", metavar="PATH", help="live: record the session here")
     p.add_argument("--watchdog-s", type=float, metavar="S",
                    help="live: restart a runner silent this long during a run (default 60)")
@@ -56,6 +64,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "replay" and not args.file:
         print("gemmscope replay: give the recording to open (FILE)", file=sys.stderr)
         return 2
+    if args.remote:
+        from .core.runner_command import plan_live
+
+        try:  # a malformed host is said before any window opens
+            plan_live(None, None, remote=args.remote)
+        except ValueError as exc:
+            print(f"gemmscope: --remote: {exc}", file=sys.stderr)
+            return 2
+        if args.runner:
+            print("gemmscope: give --runner or --remote, not both", file=sys.stderr)
+            return 2
 
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
@@ -92,9 +111,11 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
         from .core.runner_command import plan_live
 
         plan = plan_live(args.runner, window.runner_command(),
-                         asked_live=bool(args.session_file))
+                         asked_live=bool(args.session_file), remote=args.remote,
+                         remote_command=args.remote_command, ssh_options=args.ssh_option)
         if plan.command:
-            window.start_live(plan.label, plan.command, args.session_file, args.watchdog_s)
+            window.start_live(plan.label, plan.command, args.session_file, args.watchdog_s,
+                              remote=plan.remote)
         else:
             window.open_bundled(f"{plan.reason}; see `gemmscope doctor`", background=interactive)
 

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import build_event, build_report, commands, ncu, protocol, registry
+from . import build_event, build_report, commands, ncu, protocol, registry, remote
 from .atomic_file import NewFile
 from .plan import SWEEP_SIZES, RunRequest
 from .rows import ms_text, tflops_text, verdict_text
-from .session import RunnerSession, default_runner_command
+from .session import RunnerSession, SessionState, default_runner_command
 from .session_file import SessionWriter
 from .table import render
 
@@ -91,6 +91,19 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="the runner command line (default: this Python's "
                         "`-m gemmscope.kernels runner`)")
     p.add_argument("--levels-from", help=argparse.SUPPRESS)
+    _add_remote_options(p)
+
+
+def _add_remote_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--remote", metavar="[USER@]HOST[:PORT]",
+                   help="drive the runner on this host through ssh (batch mode: your keys "
+                        "and ssh config; never a password)")
+    p.add_argument("--remote-command", default=remote.DEFAULT_REMOTE_COMMAND, metavar="CMD",
+                   help="how to start the runner there (default "
+                        f"`{remote.DEFAULT_REMOTE_COMMAND}`)")
+    p.add_argument("--ssh-option", action="append", default=[], metavar="OPT",
+                   help="an ssh -o option, e.g. Port=2222 or IdentityFile=~/.ssh/gpu "
+                        "(repeatable; one starting with - is passed as it is)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,7 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="print the results table of a recording")
     rep.add_argument("file")
     rep.add_argument("--markdown", action="store_true")
-    sub.add_parser("levels", help="list the levels")
+    lv = sub.add_parser("levels", help="list the levels (of a remote runner with --remote)")
+    _add_remote_options(lv)
     d = sub.add_parser("diff", help="source diff, resources and instruction mix of two levels "
                                     "(no GPU needed: NVRTC and nvdisasm from PyPI)")
     d.add_argument("a", metavar="A", help="level id")
@@ -225,12 +239,39 @@ class Progress:
 AfterRuns = Callable[[Callable[[], float], Callable[[dict[str, Any]], None]], None]
 
 
+def remote_target(args: argparse.Namespace) -> remote.Target | None:
+    """``--remote``, parsed (None: the runner is local)."""
+    if not getattr(args, "remote", None):
+        return None
+    if getattr(args, "runner", None):
+        raise CliError("give --runner or --remote, not both (--remote-command says how to "
+                       "start the runner on the host)")
+    try:
+        return remote.parse_target(args.remote)
+    except ValueError as exc:
+        raise CliError(f"--remote: {exc}") from None
+
+
 def runner_command(args: argparse.Namespace) -> list[str]:
-    """The runner this command drives: ``--runner CMD``, else this Python's."""
+    """The runner this command drives: ``--remote HOST`` (over ssh), ``--runner CMD``,
+    else this Python's."""
+    target = remote_target(args)
+    if target is not None:
+        return remote.ssh_command(target, args.remote_command, extra=args.ssh_option)
     if args.runner:
         return shlex.split(args.runner)
     argv = default_runner_command(args.telemetry_hz)
     return argv + (["--levels-from", args.levels_from] if args.levels_from else [])
+
+
+def open_session(args: argparse.Namespace, on_event: Callable[[dict[str, Any]], None],
+                 **kwargs: Any) -> RunnerSession:
+    """The runner session of ``args``: local, or over ssh (``--remote``: see
+    :func:`remote.session_options`)."""
+    command = runner_command(args)
+    target = remote_target(args)
+    options = remote.session_options(target) if target is not None else {}
+    return RunnerSession(on_event, command, **options, **kwargs)
 
 
 def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
@@ -251,8 +292,7 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
         if ev["type"] != "telemetry":
             progress.event(ev)
 
-    session = RunnerSession(on_event, runner_command(args), tap=writer,
-                            watchdog_s=args.timeout)
+    session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout)
     try:
         try:
             header = session.wait_ready()
@@ -262,6 +302,9 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
             raise CliError(f"no GPU: {header.get('no_gpu_reason')}")
         session.submit(runs)
         session.wait_idle()
+        if session.explainer is not None and session.lost_runs:
+            # over ssh a lost run is a lost connection or runner: say so, exit 2
+            raise CliError(session.failure_text)
         session.close()  # the GPU to the profiler alone
         if after is not None:
             after(session.now, session.emit)
@@ -388,6 +431,8 @@ def _abandon(out: NewFile, stderr: TextIO) -> None:
 
 
 def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    if getattr(args, "ncu", None) and remote_target(args) is not None:
+        raise CliError("--ncu profiles on this machine's GPU; it cannot go with --remote")
     out = _output_file(args)  # first of all: nothing is replaced unasked
     counters = CountersStep(args, stderr) if getattr(args, "ncu", None) else None
     if counters is not None:
@@ -453,10 +498,39 @@ def printable(text: str) -> str:
 
 
 def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    for lv in registry.LEVELS:
-        params = ", ".join(f"{k}={v}" for k, v in lv.params.items())
-        stdout.write(f"{lv.id:14s} {lv.precision:5s} {lv.title}  {params}\n")
+    entries = ([lv.catalog_entry(i) for i, lv in enumerate(registry.LEVELS)]
+               if remote_target(args) is None else remote_levels(args))
+    for entry in entries:
+        params = ", ".join(f"{k}={v}" for k, v in (entry.get("params") or {}).items())
+        stdout.write(printable(f"{entry.get('id')!s:14s} {entry.get('precision')!s:5s} "
+                               f"{entry.get('title')}  {params}") + "\n")
     return 0
+
+
+def remote_levels(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The catalog of the runner on ``--remote``, asked with ``{"cmd": "levels"}``."""
+    import time
+
+    answers: list[dict[str, Any]] = []
+    session = open_session(args, lambda ev: answers.append(ev) if ev["type"] == "levels"
+                           else None)
+    try:
+        try:
+            session.wait_ready()
+        except RuntimeError as exc:
+            raise CliError(str(exc)) from None
+        session.send({"cmd": "levels", "id": "levels"})
+        deadline = time.monotonic() + remote.HEADER_TIMEOUT_S
+        while not answers:
+            if session.state is SessionState.FAILED:
+                raise CliError(session.failure_text)
+            if time.monotonic() > deadline:
+                raise CliError(f"the runner on {args.remote} did not list its levels "
+                               f"within {remote.HEADER_TIMEOUT_S:g} s")
+            session.pump(0.1)
+    finally:
+        session.close()
+    return [e for e in answers[0]["levels"] if isinstance(e, dict)]
 
 
 def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:

@@ -270,7 +270,8 @@ CATALOG_FIELDS: dict[str, Rule] = {
 # type -> {optional field: its type, or a function that cleans it}; see _clean
 OPTIONAL: dict[str, dict[str, Rule]] = {
     "session": {"device": _device, "catalog": _catalog, "gemmscope": (dict,),
-                "telemetry": (dict,), "no_gpu_reason": _STR, "synthetic": (bool,)},
+                "telemetry": (dict,), "no_gpu_reason": _STR, "synthetic": (bool,),
+                "remote": _STR},
     "run_start": {"dtype": _STR, "precision": _STR, "warmup": _INT},
     "result": {
         "precision": _STR, "min_ms": _NUM, "max_ms": _NUM, "q1_ms": _NUM, "q3_ms": _NUM,

@@ -38,6 +38,7 @@ from .plan import RunRequest
 from .protocol import (
     MAX_LINE_BYTES,
     ErrorKind,
+    NewerProtocol,
     ProtocolError,
     Timeline,
     dumps,
@@ -66,6 +67,24 @@ class Tap(Protocol):
     """Where every event line goes (``app.core.session_file.SessionWriter``)."""
 
     def write_line(self, line: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Why a runner stopped; ``permanent``: starting it again will not help."""
+
+    message: str
+    permanent: bool
+
+
+class FailureExplainer(Protocol):
+    """Says why the runner failed, where its transport knows better than an exit code
+    (``kernels/remote.py``: a runner over ssh)."""
+
+    def exited(self, exit_code: int | None, stderr_tail: str,
+               header_seen: bool) -> Failure: ...
+
+    def incompatible(self, reason: str) -> str: ...
 
 
 class SessionState(StrEnum):
@@ -173,7 +192,10 @@ class RunnerSession:
                  start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
                  max_failures: int = MAX_CONSECUTIVE_FAILURES,
                  wakeup: Callable[[], None] | None = None,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None,
+                 explainer: FailureExplainer | None = None,
+                 header_extra: dict[str, Any] | None = None,
+                 header_timeout_s: float | None = None) -> None:
         self.command = list(command or default_runner_command())
         self.on_event = on_event
         self.tap = tap
@@ -182,6 +204,13 @@ class RunnerSession:
         self.max_failures = max_failures
         self.wakeup = wakeup
         self.env = env
+        self.explainer = explainer
+        # the runner must say its header within this (over ssh: the host answered and runs
+        # the runner), then has the rest of start_timeout_s to get ready (compiles)
+        self.header_timeout_s = header_timeout_s
+        self._spoke = False  # the current runner has said its header
+        # fields added to the first runner's header as recorded (``remote``: the host)
+        self.header_extra = dict(header_extra or {})
         self.queue = RunQueue()
         self.state = SessionState.STOPPED
         self.timeline = Timeline()
@@ -194,8 +223,11 @@ class RunnerSession:
         self._generation = 0
         self._deadline: float | None = None  # the watchdog
         self._expect_exit: set[int] = set()  # generations killed on purpose
+        self._refused: set[int] = set()  # generations whose protocol this reader refused
         self._closed = False
         self._failure_text = "no reason given"
+        self.lost_runs = 0  # runs that ended in a runner failure (crash, watchdog)
+        self._hopeless = False  # the last failure is one a restart cannot cure
         self._captures: list[list[dict[str, Any]]] = []
 
     # ------------------------------------------------------------------ reading state
@@ -222,6 +254,11 @@ class RunnerSession:
     def now(self) -> float:
         """Seconds since the session started: the time axis of every event."""
         return round(time.monotonic() - self._t0, 6)
+
+    @property
+    def failure_text(self) -> str:
+        """The latest failure's message ("no reason given" while none)."""
+        return self._failure_text
 
     def describe(self) -> str:
         """The runner command, for a status line."""
@@ -257,7 +294,9 @@ class RunnerSession:
         for thread in proc.threads:
             thread.start()
         self._proc = proc
-        self._deadline = time.monotonic() + self.start_timeout_s
+        self._spoke = False
+        self._deadline = time.monotonic() + min(self.header_timeout_s or self.start_timeout_s,
+                                                self.start_timeout_s)
 
     def submit(self, requests: Iterable[RunRequest]) -> None:
         """Queue runs; they are sent one at a time. After a give-up this tries again."""
@@ -390,6 +429,8 @@ class RunnerSession:
         if raw == _EOF:
             self._on_exit(generation)
             return
+        if generation in self._refused:
+            return  # it cannot be understood; it is being killed
         if raw is None:
             self.emit({"type": "info", "message": f"the runner wrote a line longer than "
                                                   f"{MAX_LINE_BYTES:,} bytes; it was dropped"})
@@ -399,13 +440,27 @@ class RunnerSession:
             return
         try:
             event = parse_line(line, source="runner")
-        except ProtocolError as exc:
-            short = line if len(line) <= 120 else line[:117] + "..."
-            self.emit({"type": "info", "message": f"the runner wrote a line that is not an "
-                                                  f"event ({exc}): {short}"})
+        except NewerProtocol as exc:
+            if self.timeline.header is None and '"session"' in line:
+                self._incompatible(str(exc.reason))
+                return
+            self._not_an_event(line, exc)
             return
+        except ProtocolError as exc:
+            self._not_an_event(line, exc)
+            return
+        if event["type"] == "ready" and self.timeline.header is None:
+            self._incompatible("it said ready without a session header")
+            return
+        if event["type"] == "session" and self.timeline.header is None:
+            event.update(self.header_extra)
         event = self.timeline.place(event, arrived)
         kind = event["type"]
+        if kind in ("session", "restart") and generation == self._generation \
+                and not self._spoke:
+            self._spoke = True
+            if self.state is SessionState.STARTING:
+                self._deadline = time.monotonic() + self.start_timeout_s
         if kind == "restart":
             self.restarts = int(event["restarts"])
         current = self._proc is not None and generation == self._proc.generation
@@ -424,6 +479,22 @@ class RunnerSession:
             self._deadline = None
             self.queue.finish()
             self._send_next()
+
+    def _not_an_event(self, line: str, exc: ProtocolError) -> None:
+        short = line if len(line) <= 120 else line[:117] + "..."
+        self.emit({"type": "info", "message": f"the runner wrote a line that is not an "
+                                              f"event ({exc}): {short}"})
+
+    def _incompatible(self, reason: str) -> None:
+        """A runner this reader cannot talk to: starting it again will not help."""
+        message = (self.explainer.incompatible(reason) if self.explainer is not None
+                   else f"the runner speaks an incompatible protocol: {reason}")
+        self.failures = self.max_failures
+        self._hopeless = True
+        if self._proc is not None:
+            self._refused.add(self._proc.generation)
+        self._report(ErrorKind.RUNNER_CRASH, message)
+        self._kill(expected=True)
 
     def _send_next(self) -> None:
         if self.state not in (SessionState.READY, SessionState.RUNNING):
@@ -448,8 +519,14 @@ class RunnerSession:
                            "run; it was killed")
         else:
             self.failures += 1
-            self._report(ErrorKind.TIMEOUT, f"the runner was not ready within "
-                                             f"{self.start_timeout_s:g} s; it was killed")
+            if not self._spoke and self.header_timeout_s is not None:
+                # no header at all: the transport or the install, not a slow start
+                self.failures, self._hopeless = self.max_failures, True
+                self._report(ErrorKind.TIMEOUT, f"the runner said nothing within "
+                                                 f"{self.header_timeout_s:g} s; it was killed")
+            else:
+                self._report(ErrorKind.TIMEOUT, f"the runner was not ready within "
+                                                 f"{self.start_timeout_s:g} s; it was killed")
         self._kill(expected=True)
 
     def _on_exit(self, generation: int) -> None:
@@ -468,8 +545,15 @@ class RunnerSession:
         else:
             tail = "; ".join(proc.stderr_tail)
             why = f"the runner exited (code {code})" + (f": {tail}" if tail else "")
+            if self.explainer is not None:
+                failure = self.explainer.exited(code, tail, self._spoke)
+                why = failure.message
+                if failure.permanent:
+                    self.failures = self.max_failures - 1  # this failure makes it give up
+                    self._hopeless = True
             if self.queue.current is not None:
-                self._fail_run(ErrorKind.RUNNER_CRASH, why + " during the run")
+                self._fail_run(ErrorKind.RUNNER_CRASH, why if self.explainer is not None
+                               else why + " during the run")
             else:
                 self.failures += 1
                 self._report(ErrorKind.RUNNER_CRASH, why)
@@ -483,6 +567,7 @@ class RunnerSession:
         run_id, req = self.queue.current_id, self.queue.current
         self.queue.finish()
         self.failures += 1
+        self.lost_runs += 1
         where = {"id": run_id, **req.where()} if req is not None else {}
         self._report(kind, message, **where)
 
@@ -521,7 +606,10 @@ class RunnerSession:
         self.queue.finish()
         self._deadline = None
         self._set_state(SessionState.FAILED)
+        why = ("starting it again will not help" if self._hopeless
+               else f"the runner failed {self.failures} times in a row")
+        self._hopeless = False
         self.emit({"type": "info", "gave_up": True,
-                   "message": f"the runner failed {self.failures} times in a row; stopped "
-                              f"({dropped} queued runs dropped). Run again to retry."})
+                   "message": f"{why}; stopped ({dropped} queued runs dropped). Run again "
+                              "to retry."})
 

@@ -1,11 +1,13 @@
 """A stand-in runner for tests: a real subprocess that speaks the protocol, no GPU.
 
-    python fake_runner.py [--mode ok|crash|hang|garbage] [--state FILE] [--telemetry]
+    python fake_runner.py [--mode ok|crash|hang|garbage|slow] [--state FILE] [--telemetry]
+                          [--protocol N]
 
 ok: every run answers run_start, repeats, result, done. crash: the first run of the
 process exits mid-run (after two repeats). hang: the first run stops answering after
 two repeats. hang_telemetry: like hang, but telemetry samples keep coming.
-silent_start: never says anything. garbage:
+silent_start: never says anything. slow: every repeat takes 0.2 s (a run to cut off in
+the middle). --protocol: the header's protocol version (999: a newer one). garbage:
 writes a line that is not JSON before each run_start. With
 --state, crash/hang happen only in the first process that uses the state file, so the
 restarted runner serves normally (as a real runner would after a sticky CUDA error).
@@ -36,6 +38,7 @@ def main() -> int:
     ap.add_argument("--mode", default="ok")
     ap.add_argument("--state")
     ap.add_argument("--telemetry", action="store_true")
+    ap.add_argument("--protocol", type=int, default=1)
     args = ap.parse_args()
     mode = args.mode
     if args.state:
@@ -46,7 +49,7 @@ def main() -> int:
             state.write_text(str(os.getpid()))
     if mode == "silent_start":  # never gets ready (e.g. stuck initialising the device)
         time.sleep(3600)
-    emit({"type": "session", "protocol": 1, "created": "2026-11-29T12:00:00+00:00",
+    emit({"type": "session", "protocol": args.protocol, "created": "2026-11-29T12:00:00+00:00",
           "device": {"name": "Fake GPU"}, "levels": {}, "stand_in": True})
     emit({"type": "ready"})
     for line in sys.stdin:
@@ -75,6 +78,8 @@ def main() -> int:
                     emit({"type": "telemetry", "sm_clock_mhz": 1755, "power_w": 700.0,
                           "power_limit_w": 700.0, "power_kind": "average",
                           "reasons": ["SwPowerCap"]})
+                if mode == "slow":
+                    time.sleep(0.2)
                 if i == 1 and mode == "crash":
                     os._exit(3)
                 if i == 1 and mode == "hang":

@@ -1,6 +1,7 @@
 """Which runner live mode starts, or why the app opens in replay. No Qt.
 
-In order: ``--runner CMD``; the preference ``runner/command`` (File ▸ Live runner…); then
+In order: ``--remote [user@]host[:port]`` (the runner over ssh, ``kernels/remote.py``);
+``--runner CMD``; the preference ``runner/command`` (File ▸ Live runner…); then
 this installation's own runner (``python -m gemmscope.kernels runner``) where CuPy and a
 CUDA device are present. A desktop bundle carries no CuPy and its program is not a Python
 interpreter, so it has no runner of its own: it drives one started outside it, such as
@@ -17,11 +18,12 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from ...kernels import remote as ssh
 from ...kernels.session import default_runner_command
 from .gpu_probe import GpuProbe, probe
 
@@ -61,6 +63,7 @@ class LivePlan:
     command: list[str] | None
     label: str  # shown as "live — <label>"
     reason: str
+    remote: str | None = None  # the host the runner runs on, over ssh
 
 
 def is_frozen() -> bool:
@@ -87,13 +90,24 @@ def choose(option: str | None, preference: str | None, frozen: bool,
 
 def plan_live(option: str | None, preference: str | None, frozen: bool | None = None,
               gpu_probe: Callable[[], GpuProbe] = probe,
-              env: Mapping[str, str] | None = None, asked_live: bool = False) -> LivePlan:
+              env: Mapping[str, str] | None = None, asked_live: bool = False,
+              remote: str | None = None,
+              remote_command: str = ssh.DEFAULT_REMOTE_COMMAND,
+              ssh_options: Sequence[str] = ()) -> LivePlan:
     """Live or replay, as ``gemmscope`` decides at start.
 
     A runner the user named (``--runner``, the preference) starts live whether or not this
     machine has a GPU: it may run on another one. So does this installation's runner when
     the user asked for live (``asked_live``: ``--session-file``). Otherwise this machine's
-    GPU decides (``GEMMSCOPE_NO_GPU`` says it has none)."""
+    GPU decides (``GEMMSCOPE_NO_GPU`` says it has none).
+
+    ``remote`` (``--remote [user@]host[:port]``) comes before all of them: the runner
+    named by ``remote_command``, started on that host through ssh. A host that cannot be
+    parsed raises ValueError."""
+    if remote:
+        target = ssh.parse_target(remote)
+        return LivePlan(ssh.ssh_command(target, remote_command, extra=ssh_options),
+                        f"{target} (ssh)", "", remote=str(target))
     env = os.environ if env is None else env
     choice = choose(option, preference, is_frozen() if frozen is None else frozen)
     if choice.external:

@@ -13,6 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
+from ...kernels import remote as ssh
 from ...kernels.session import (
     DEFAULT_WATCHDOG_S,
     RunnerSession,
@@ -33,11 +34,14 @@ class LiveSource(QObject):
 
     def __init__(self, sink: EventSink, command: list[str] | None = None,
                  tap: Tap | None = None, watchdog_s: float = DEFAULT_WATCHDOG_S,
-                 parent: QObject | None = None):
+                 remote: str | None = None, parent: QObject | None = None):
         super().__init__(parent)
         self.sink = sink
+        self.remote = remote  # the host, when ``command`` is ssh to it
+        options = ssh.session_options(remote) if remote else {}
         self.session = RunnerSession(self._on_event, command, tap=tap, watchdog_s=watchdog_s,
-                                     start_timeout_s=watchdog_s, wakeup=self._wake)
+                                     start_timeout_s=watchdog_s, wakeup=self._wake,
+                                     **options)
         self.session.state_listeners.append(self._on_state)
         self._wake_pending = False
         self._was_busy = False
@@ -57,6 +61,8 @@ class LiveSource(QObject):
         self.session.close(wait_s=2.0)
 
     def describe(self) -> str:
+        if self.remote:
+            return f"runner on {self.remote} over ssh"
         return f"runner: {self.session.describe()}"
 
     # ----------------------------------------------------------------- runs
@@ -111,12 +117,16 @@ class LiveSource(QObject):
         if kind == "session":
             device = event.get("device")
             name = device.get("name") if isinstance(device, dict) else None
-            self.notice.emit(f"runner started ({name or 'no GPU'})")
+            on = f" on {self.remote}" if self.remote else ""
+            self.notice.emit(f"runner started{on} ({name or 'no GPU'})")
         elif kind == "restart":
             self.notice.emit(f"runner restarted ({event['restarts']} so far)")
         elif kind == "error":
             where = f" ({event['level']})" if isinstance(event.get("level"), str) else ""
             self.notice.emit(f"{event['kind']}{where}: {event['message']}")
         elif kind == "info" and event.get("gave_up"):
-            self.notice.emit(str(event["message"]))
+            # over ssh the reason (host unreachable, connection lost: Run again to
+            # reconnect) says more than the count of failures
+            self.notice.emit(self.session.failure_text if self.remote
+                             else str(event["message"]))
         self.sink(event)

@@ -262,18 +262,20 @@ class MainWindow(QMainWindow):
         return self.open_recording(path, note=reason, background=background)
 
     def start_live(self, device_name: str, command: list[str] | None = None,
-                   session_path: str | Path | None = None, watchdog_s: float | None = None
-                   ) -> Path:
+                   session_path: str | Path | None = None, watchdog_s: float | None = None,
+                   remote: str | None = None) -> Path:
         """Start the runner (``command``, else this Python's); every event is appended to
         ``session_path`` as it arrives. ``device_name`` is what the status bar calls the
-        GPU until the runner's header names it."""
+        GPU until the runner's header names it. ``remote``: the host ``command`` reaches
+        through ssh (its failures are explained, the recording names it)."""
         self.close_source()
         self._reset_store()
         path = Path(session_path) if session_path else default_session_path(
             self.prefs.sessions_dir)
         self.writer = SessionWriter(path)
         live = LiveSource(self.handle, command, tap=self.writer,
-                          watchdog_s=watchdog_s or self.prefs.watchdog_s, parent=self)
+                          watchdog_s=watchdog_s or self.prefs.watchdog_s, remote=remote,
+                          parent=self)
         live.notice.connect(self._runner_notice)
         live.state_changed.connect(lambda _state: self._show_run_state())
         self.source, self.source_path = live, str(path)
