@@ -6,6 +6,7 @@ the same sizes wherever it is asked for.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,3 +75,40 @@ def sweep_requests(level_id: str, repeats: int = DEFAULT_REPEATS,
                    sizes: Iterable[int] = SWEEP_SIZES) -> list[RunRequest]:
     """Square shapes M = N = K over ``sizes`` (the sweep chart plots TFLOPS against N)."""
     return [RunRequest(level_id, n, n, n, repeats) for n in sizes]
+
+
+class RunQueue:
+    """Pending runs and the one in flight, with the ids sent to the runner."""
+
+    def __init__(self, prefix: str = "run") -> None:
+        self.prefix = prefix
+        self.pending: deque[RunRequest] = deque()
+        self.current: RunRequest | None = None
+        self.current_id: str | None = None
+        self._next = 1
+
+    def extend(self, requests: Iterable[RunRequest]) -> None:
+        self.pending.extend(requests)
+
+    def clear(self) -> None:
+        self.pending.clear()
+
+    @property
+    def busy(self) -> bool:
+        return self.current is not None
+
+    def start_next(self) -> tuple[str, RunRequest] | None:
+        """Take the next pending run (when none is in flight); returns its id and request."""
+        if self.current is not None or not self.pending:
+            return None
+        self.current = self.pending.popleft()
+        self.current_id = f"{self.prefix}-{self._next}"
+        self._next += 1
+        return self.current_id, self.current
+
+    def finish(self, run_id: Any = None) -> RunRequest | None:
+        """Mark the run in flight finished (when ``run_id`` is None or matches it)."""
+        if self.current is None or (run_id is not None and run_id != self.current_id):
+            return None
+        done, self.current, self.current_id = self.current, None, None
+        return done

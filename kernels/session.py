@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from .plan import RunRequest
+from .plan import RunQueue, RunRequest
 from .protocol import (
     MAX_LINE_BYTES,
     ErrorKind,
@@ -93,43 +93,6 @@ class SessionState(StrEnum):
     READY = "ready"
     RUNNING = "running"
     FAILED = "failed"  # gave up after repeated failures; submit() tries again
-
-
-class RunQueue:
-    """Pending runs and the one in flight, with the ids sent to the runner."""
-
-    def __init__(self, prefix: str = "run") -> None:
-        self.prefix = prefix
-        self.pending: deque[RunRequest] = deque()
-        self.current: RunRequest | None = None
-        self.current_id: str | None = None
-        self._next = 1
-
-    def extend(self, requests: Iterable[RunRequest]) -> None:
-        self.pending.extend(requests)
-
-    def clear(self) -> None:
-        self.pending.clear()
-
-    @property
-    def busy(self) -> bool:
-        return self.current is not None
-
-    def start_next(self) -> tuple[str, RunRequest] | None:
-        """Take the next pending run (when none is in flight); returns its id and request."""
-        if self.current is not None or not self.pending:
-            return None
-        self.current = self.pending.popleft()
-        self.current_id = f"{self.prefix}-{self._next}"
-        self._next += 1
-        return self.current_id, self.current
-
-    def finish(self, run_id: Any = None) -> RunRequest | None:
-        """Mark the run in flight finished (when ``run_id`` is None or matches it)."""
-        if self.current is None or (run_id is not None and run_id != self.current_id):
-            return None
-        done, self.current, self.current_id = self.current, None, None
-        return done
 
 
 @dataclass(slots=True)
