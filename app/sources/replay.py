@@ -52,6 +52,7 @@ class RecordingLoader(QObject):
     def _read(self) -> None:
         """Never dies silently: whatever stops the reader is said, so the window never
         waits on a reader that is gone."""
+        gc.freeze()  # what exists now (the window's objects) is not walked again either
         try:
             session: Session = read_session(self.path, self._progress)
         except ProtocolError as exc:
