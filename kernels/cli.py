@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from . import build_event, build_report, commands, ncu, protocol, registry, remote
 from .atomic_file import NewFile
-from .plan import SWEEP_SIZES, RunRequest
+from .plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from .rows import ms_text, tflops_text, verdict_text
 from .session import RunnerSession, SessionState, default_runner_command
 from .session_file import SessionWriter
@@ -23,41 +23,6 @@ from .table import render
 
 class CliError(Exception):
     pass
-
-
-def parse_shape(text: str) -> tuple[int, int, int]:
-    """'4096' (a cube) or 'MxNxK'."""
-    parts = text.lower().replace("×", "x").split("x")
-    if len(parts) not in (1, 3):
-        raise argparse.ArgumentTypeError(f"{text!r}: give N (a cube) or MxNxK")
-    try:
-        dims = [int(p) for p in parts]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: sizes must be whole numbers") from None
-    for name, v in zip("MNK", dims * (3 if len(dims) == 1 else 1), strict=True):
-        try:
-            commands.check_size(name, v)
-        except protocol.ProtocolError as exc:
-            raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
-    return (dims[0],) * 3 if len(dims) == 1 else (dims[0], dims[1], dims[2])
-
-
-def parse_sweep(text: str) -> list[int]:
-    """'256:8192' -> powers of two from 256 to 8192."""
-    try:
-        lo, hi = (int(x) for x in text.split(":"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give LO:HI, e.g. 256:8192") from None
-    if lo < 1 or hi < lo:
-        raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= LO <= HI")
-    out, n = [], 1
-    while n <= hi:
-        if n >= lo:
-            out.append(n)
-        n *= 2
-    if not out:
-        raise argparse.ArgumentTypeError(f"{text!r}: no power of two in range")
-    return out
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -353,56 +318,6 @@ def ncu_levels(args: argparse.Namespace) -> list[str]:
     return list(dict.fromkeys(r.level for r in plan(args) if r.level in SIMT_LEVELS))
 
 
-class CountersStep:
-    """`record --ncu`: after the runs, ncu once per SIMT level, one counters event each.
-    A level ncu gives nothing for is said on stderr and gets no event."""
-
-    def __init__(self, args: argparse.Namespace, stderr: TextIO):
-        self.args = args
-        self.stderr = stderr
-        self.levels = ncu_levels(args)
-        self.exe = ncu.find_ncu(args.ncu)
-        self.failed: list[str] = []
-        self.recorded: list[str] = []
-
-    def say(self, text: str) -> None:
-        self.stderr.write(f"gemmscope record: {text}\n")
-        self.stderr.flush()
-
-    def check(self) -> None:
-        """Before the runs: say now what will be missing."""
-        if self.exe is None:
-            self.say(f"--ncu: {self.args.ncu!r} not found; the recording will have no "
-                     "counters (pass --ncu /path/to/ncu)")
-        elif not self.levels:
-            self.say("--ncu: no SIMT level in this recording; nothing to profile")
-
-    def __call__(self, now: Callable[[], float], emit: Callable[[dict[str, Any]], None]
-                 ) -> None:
-        if self.exe is None:
-            self.failed = list(self.levels)
-            return
-        M, N, K = self.args.ncu_size
-        for level_id in self.levels:
-            self.say(f"ncu {level_id} {M}x{N}x{K} ...")
-            prof = ncu.profile(self.exe, level_id, M, N, K, self.args.ncu_timeout)
-            why = prof.problem()
-            if why is not None:
-                tail = prof.stderr_tail.strip().splitlines()[-3:]
-                self.say(f"ncu on {level_id}: {why}; no counters recorded for it"
-                         + "".join(f"\n  {line}" for line in tail))
-                self.failed.append(level_id)
-                continue
-            emit(ncu.counters_event(prof, now()))
-            self.recorded.append(level_id)
-
-    def summary(self) -> str:
-        text = f"counters of {len(self.recorded)} level(s) recorded"
-        if self.failed:
-            text += f"; none for {', '.join(self.failed)}"
-        return text
-
-
 def _output_file(args: argparse.Namespace) -> NewFile | None:
     """The --output file, refused at once where it exists (unless --force): it is written
     under a temporary name beside it and renamed when the runs have finished."""
@@ -434,7 +349,8 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if getattr(args, "ncu", None) and remote_target(args) is not None:
         raise CliError("--ncu profiles on this machine's GPU; it cannot go with --remote")
     out = _output_file(args)  # first of all: nothing is replaced unasked
-    counters = CountersStep(args, stderr) if getattr(args, "ncu", None) else None
+    counters = ncu.CountersStep(ncu_levels(args), args.ncu, args.ncu_size, args.ncu_timeout,
+                                stderr) if getattr(args, "ncu", None) else None
     if counters is not None:
         counters.check()
     try:

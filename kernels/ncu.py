@@ -19,9 +19,10 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from . import registry
 from .models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
@@ -198,3 +199,57 @@ def counters_event(p: NcuProfile, t: float) -> dict[str, Any]:
             "tool": TOOL, "metrics": p.metrics(), "kernel": p.row.kernel,
             "params": dict(level.params) if level is not None else None,
             "launch": launch_mode(list(p.command)), "command": list(p.command)}
+
+
+class CountersStep:
+    """`record --ncu`: after the runs, ncu once per SIMT level, one counters event each.
+    A level ncu gives nothing for is said on stderr and gets no event."""
+
+    def __init__(self, levels: list[str], exe: str, size: tuple[int, int, int],
+                 timeout_s: float, stderr: TextIO):
+        """``exe``: the ncu to run (a name on PATH or a path), as ``--ncu`` gave it."""
+        self.levels = levels
+        self.asked = exe
+        self.exe = find_ncu(exe)
+        self.size = size
+        self.timeout_s = timeout_s
+        self.stderr = stderr
+        self.failed: list[str] = []
+        self.recorded: list[str] = []
+
+    def say(self, text: str) -> None:
+        self.stderr.write(f"gemmscope record: {text}\n")
+        self.stderr.flush()
+
+    def check(self) -> None:
+        """Before the runs: say now what will be missing."""
+        if self.exe is None:
+            self.say(f"--ncu: {self.asked!r} not found; the recording will have no "
+                     "counters (pass --ncu /path/to/ncu)")
+        elif not self.levels:
+            self.say("--ncu: no SIMT level in this recording; nothing to profile")
+
+    def __call__(self, now: Callable[[], float], emit: Callable[[dict[str, Any]], None]
+                 ) -> None:
+        if self.exe is None:
+            self.failed = list(self.levels)
+            return
+        M, N, K = self.size
+        for level_id in self.levels:
+            self.say(f"ncu {level_id} {M}x{N}x{K} ...")
+            prof = profile(self.exe, level_id, M, N, K, self.timeout_s)
+            why = prof.problem()
+            if why is not None:
+                tail = prof.stderr_tail.strip().splitlines()[-3:]
+                self.say(f"ncu on {level_id}: {why}; no counters recorded for it"
+                         + "".join(f"\n  {line}" for line in tail))
+                self.failed.append(level_id)
+                continue
+            emit(counters_event(prof, now()))
+            self.recorded.append(level_id)
+
+    def summary(self) -> str:
+        text = f"counters of {len(self.recorded)} level(s) recorded"
+        if self.failed:
+            text += f"; none for {', '.join(self.failed)}"
+        return text

@@ -6,10 +6,14 @@ the same sizes wherever it is asked for.
 
 from __future__ import annotations
 
+import argparse
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from .commands import check_size
+from .protocol import ProtocolError
 
 # square sizes a sweep walks: powers of two from 256 to 8192
 SWEEP_SIZES = tuple(2**i for i in range(8, 14))
@@ -112,3 +116,39 @@ class RunQueue:
             return None
         done, self.current, self.current_id = self.current, None, None
         return done
+
+
+# ------------------------------------------------------------- command-line values
+def parse_shape(text: str) -> tuple[int, int, int]:
+    """'4096' (a cube) or 'MxNxK'."""
+    parts = text.lower().replace("×", "x").split("x")
+    if len(parts) not in (1, 3):
+        raise argparse.ArgumentTypeError(f"{text!r}: give N (a cube) or MxNxK")
+    try:
+        dims = [int(p) for p in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: sizes must be whole numbers") from None
+    for name, v in zip("MNK", dims * (3 if len(dims) == 1 else 1), strict=True):
+        try:
+            check_size(name, v)
+        except ProtocolError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+    return (dims[0],) * 3 if len(dims) == 1 else (dims[0], dims[1], dims[2])
+
+
+def parse_sweep(text: str) -> list[int]:
+    """'256:8192' -> powers of two from 256 to 8192."""
+    try:
+        lo, hi = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give LO:HI, e.g. 256:8192") from None
+    if lo < 1 or hi < lo:
+        raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= LO <= HI")
+    out, n = [], 1
+    while n <= hi:
+        if n >= lo:
+            out.append(n)
+        n *= 2
+    if not out:
+        raise argparse.ArgumentTypeError(f"{text!r}: no power of two in range")
+    return out

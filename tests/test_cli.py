@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import cli, protocol, registry
+from gemmscope.kernels import cli, plan, protocol, registry
 
 
 def parse(*argv):
@@ -20,19 +20,19 @@ def parse(*argv):
 
 
 def test_parse_shape():
-    assert cli.parse_shape("4096") == (4096, 4096, 4096)
-    assert cli.parse_shape("7x13x5") == (7, 13, 5)
+    assert plan.parse_shape("4096") == (4096, 4096, 4096)
+    assert plan.parse_shape("7x13x5") == (7, 13, 5)
     for bad in ("0", "7x13", "axbxc", "-4", "1x1x9999999999"):
         with pytest.raises(argparse.ArgumentTypeError):
-            cli.parse_shape(bad)
+            plan.parse_shape(bad)
 
 
 def test_parse_sweep():
-    assert cli.parse_sweep("256:8192") == [256, 512, 1024, 2048, 4096, 8192]
-    assert cli.parse_sweep("300:1000") == [512]
+    assert plan.parse_sweep("256:8192") == [256, 512, 1024, 2048, 4096, 8192]
+    assert plan.parse_sweep("300:1000") == [512]
     for bad in ("8192:256", "abc", "5:6"):
         with pytest.raises(argparse.ArgumentTypeError):
-            cli.parse_sweep(bad)
+            plan.parse_sweep(bad)
 
 
 def test_plan_defaults_to_the_ladder_at_4096():
