@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from . import build, build_event, protocol, registry, sass
+from . import build, build_event, recording, registry, sass
 from .build import CompileError
 
 
@@ -23,7 +23,7 @@ class Unavailable(Exception):
 # ------------------------------------------------------------------ getting build events
 
 def recorded_builds(path: str) -> list[dict[str, Any]]:
-    return [e for e in protocol.read_session(path).events if e["type"] == "build"]
+    return [e for e in recording.read_session(path).events if e["type"] == "build"]
 
 
 def pick(builds: Iterable[dict[str, Any]], level_id: str,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import build_event, build_report, commands, ncu, protocol, registry, remote
+from . import build_event, build_report, commands, ncu, protocol, recording, registry, remote
 from .atomic_file import NewFile
 from .plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from .rows import ms_text, tflops_text, verdict_text
@@ -384,7 +384,7 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if not Path(args.file).exists():
         raise CliError(f"{args.file}: no such file")
-    session = protocol.read_session(args.file)
+    session = recording.read_session(args.file)
     dev = session.header.get("device") or {}
     peaks = dev.get("peak_tflops") if isinstance(dev.get("peak_tflops"), dict) else None
     lines = [f"{args.file}: {dev.get('name') or 'no device'}, recorded "

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import cli, plan, protocol, registry
+from gemmscope.kernels import cli, plan, protocol, recording, registry
 
 
 def parse(*argv):
@@ -209,7 +209,7 @@ def test_record_writes_a_temporary_file_and_renames_it_at_the_end(tmp_path, monk
     # during the runs only the temporary file exists, hidden, beside the output
     assert during and all(len(d) == 1 and d[0].startswith(".rec.") for d in during)
     assert [p.name for p in tmp_path.iterdir()] == ["rec.jsonl"]
-    assert [r["level"] for r in protocol.read_session(out).results] == ["naive"]
+    assert [r["level"] for r in recording.read_session(out).results] == ["naive"]
 
 
 def test_force_replaces_an_existing_output(tmp_path, monkeypatch):
@@ -218,7 +218,7 @@ def test_force_replaces_an_existing_output(tmp_path, monkeypatch):
     out.write_text("old\n")
     code = cli.main(["bench", "-o", str(out), "--force", "-l", "naive", "-s", "16",
                      "--no-compare"], stdout=io.StringIO(), stderr=io.StringIO())
-    assert code == 0 and protocol.read_session(out).results
+    assert code == 0 and recording.read_session(out).results
     assert [p.name for p in tmp_path.iterdir()] == ["rec.jsonl"]
 
 
@@ -241,7 +241,7 @@ def test_runs_that_do_not_finish_leave_the_output_alone(tmp_path, monkeypatch):
     # what was measured is kept under the temporary name, and said where
     [kept] = [p for p in tmp_path.iterdir() if p.name != "rec.jsonl"]
     assert f"what was measured is in {kept}" in err.getvalue()
-    assert [r["level"] for r in protocol.read_session(kept).results] == ["naive"]
+    assert [r["level"] for r in recording.read_session(kept).results] == ["naive"]
 
 
 def test_runs_that_measured_nothing_leave_no_file(tmp_path, monkeypatch):

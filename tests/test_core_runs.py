@@ -8,7 +8,7 @@ from gemmscope.app.core.runs import parse_dim, parse_repeats
 from gemmscope.app.core.store import SessionStore
 from gemmscope.kernels.commands import parse_command
 from gemmscope.kernels.plan import RunQueue, RunRequest, sweep_requests
-from gemmscope.kernels.protocol import read_session
+from gemmscope.kernels.recording import read_session
 from gemmscope.kernels.session_file import SessionWriter, default_session_path
 
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from gemmscope.app.core import export
-from gemmscope.kernels.protocol import dumps, read_session
+from gemmscope.kernels.protocol import dumps
+from gemmscope.kernels.recording import read_session
 
 
 def _result(path, level):

@@ -32,7 +32,7 @@ from test_limits import H200, FakeBench
 from gemmscope.app.core import export
 from gemmscope.app.core.replay import ReplayClock, Speed
 from gemmscope.app.core.store import SessionStore
-from gemmscope.kernels import cli, protocol, registry, runner
+from gemmscope.kernels import cli, protocol, recording, registry, runner
 from gemmscope.kernels import commands as cmds
 from gemmscope.kernels.protocol import ErrorKind, ProtocolError
 from gemmscope.kernels.table import render
@@ -308,7 +308,7 @@ def scratch(tmp_path_factory) -> Path:
 def test_a_damaged_recording_gives_events_or_a_located_error(scratch: Path, data: bytes):
     scratch.write_bytes(data)
     try:
-        session = protocol.read_session(scratch)
+        session = recording.read_session(scratch)
     except ProtocolError as exc:
         assert str(exc).startswith(str(scratch))  # names the file
         assert exc.line is not None or "empty" in str(exc)  # and the line, where there is one
@@ -397,7 +397,7 @@ def test_optional_fields_of_any_type_never_break_a_reader(
         lines.append(dumps({**BY_TYPE[kind][0], **fields}))
     scratch.write_bytes(b"\n".join(lines) + b"\n")
     try:
-        read = protocol.read_session(scratch)
+        read = recording.read_session(scratch)
     except ProtocolError as exc:  # only a header that lost a required field
         assert str(exc).startswith(f"{scratch}:1: ")
         return

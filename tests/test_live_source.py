@@ -11,7 +11,7 @@ import pytest
 from gemmscope.app.core.store import SessionStore
 from gemmscope.app.sources.live import LiveSource
 from gemmscope.kernels.plan import RunRequest
-from gemmscope.kernels.protocol import read_session
+from gemmscope.kernels.recording import read_session
 from gemmscope.kernels.session import SessionState
 from gemmscope.kernels.session_file import SessionWriter
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from gemmscope.kernels import cli, protocol
+from gemmscope.kernels import cli, protocol, recording
 from gemmscope.kernels.commands import parse_command
 from gemmscope.kernels.plan import RunRequest
 from gemmscope.kernels.protocol import ProtocolError, validate_event
@@ -26,7 +26,7 @@ def test_a_result_without_mode_reads_as_burst(tmp_path):
     header = {"type": "session", "t": 0.0, "protocol": 2, "created": "x", "levels": {}}
     p = tmp_path / "old.jsonl"
     p.write_text(protocol.dumps(header) + "\n" + protocol.dumps(RESULT) + "\n")
-    assert [r["mode"] for r in protocol.read_session(p).results] == ["burst"]
+    assert [r["mode"] for r in recording.read_session(p).results] == ["burst"]
     assert validate_event({**RESULT, "mode": "sustained"})["mode"] == "sustained"
     with pytest.raises(ProtocolError, match='"mode" must be one of burst, sustained'):
         validate_event({**RESULT, "mode": "marathon"})

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fake_ncu import logged_commands, write_fake_ncu
 
-from gemmscope.kernels import cli, protocol, registry
+from gemmscope.kernels import cli, recording, registry
 from gemmscope.kernels.models import SIMT_LEVELS
 from gemmscope.kernels.models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
 from gemmscope.kernels.models.ncu_compare import parse_number
@@ -32,14 +32,14 @@ def stand_in_runner():
     return STAND_IN_RUNNER
 
 
-def record(tmp_path: Path, *extra: str) -> tuple[int, protocol.Session, str]:
+def record(tmp_path: Path, *extra: str) -> tuple[int, recording.Session, str]:
     out = tmp_path / "rec.jsonl"
     err = io.StringIO()
     code = cli.main(["record", "-o", str(out), "-l", "naive,register_2d,wmma", "-s", "16",
                      "-r", "2", "--no-compare", "--telemetry-hz", "0",
                      "--runner", STAND_IN_RUNNER, *extra],
                     stdout=io.StringIO(), stderr=err)
-    return code, protocol.read_session(out), err.getvalue()
+    return code, recording.read_session(out), err.getvalue()
 
 
 def test_record_appends_one_counters_event_per_simt_level(tmp_path, stand_in_runner):

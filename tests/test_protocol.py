@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from gemmscope.kernels import commands, protocol
+from gemmscope.kernels import commands, protocol, recording
 from gemmscope.kernels.protocol import ProtocolError
 
 HEADER = {"type": "session", "t": 0.0, "protocol": 1, "created": "2026-11-29T12:00:00+00:00",
@@ -27,7 +27,7 @@ def write(tmp_path, lines, final_newline=True):
 def test_round_trip(tmp_path):
     events = [HEADER, RESULT, {"type": "error", "t": 2.0, "kind": "verify", "message": "x"}]
     p = write(tmp_path, [protocol.dumps(e) for e in events])
-    s = protocol.read_session(p)
+    s = recording.read_session(p)
     assert s.header == HEADER
     assert s.results == [RESULT]
     assert [e["kind"] for e in s.errors] == ["verify"]
@@ -41,7 +41,7 @@ def test_nan_and_infinity_become_null():
 
 def test_bad_json_is_skipped_and_named(tmp_path):
     p = write(tmp_path, [protocol.dumps(HEADER), "{oops", protocol.dumps(RESULT)])
-    s = protocol.read_session(p)
+    s = recording.read_session(p)
     assert s.results == [RESULT]
     assert s.skipped_count == 1 and s.skipped[0].line == 2
     assert s.problem.startswith(f"{p}:2: not JSON")
@@ -50,11 +50,11 @@ def test_bad_json_is_skipped_and_named(tmp_path):
 def test_missing_field_is_skipped_and_named(tmp_path):
     bad = {k: v for k, v in RESULT.items() if k != "tflops"}
     p = write(tmp_path, [protocol.dumps(HEADER), protocol.dumps(bad)])
-    s = protocol.read_session(p)
+    s = recording.read_session(p)
     assert s.events == [HEADER]
     assert ':2: result event lacks "tflops"' in s.problem
     with pytest.raises(ProtocolError, match=r"line 2: result event lacks \"tflops\""):
-        list(protocol.iter_events([protocol.dumps(HEADER) + "\n", protocol.dumps(bad) + "\n"]))
+        list(recording.iter_events([protocol.dumps(HEADER) + "\n", protocol.dumps(bad) + "\n"]))
 
 
 def test_wrong_type_is_rejected():
@@ -67,28 +67,28 @@ def test_wrong_type_is_rejected():
 def test_first_event_must_be_session(tmp_path):
     p = write(tmp_path, [protocol.dumps(RESULT)])
     with pytest.raises(ProtocolError, match=':1: the first event must be "session"'):
-        protocol.read_session(p)
+        recording.read_session(p)
 
 
 def test_newer_protocol_is_rejected(tmp_path):
     p = write(tmp_path, [protocol.dumps({**HEADER, "protocol": 99})])
     with pytest.raises(ProtocolError, match="protocol 99 is newer"):
-        protocol.read_session(p)
+        recording.read_session(p)
 
 
 def test_empty_and_missing_files(tmp_path):
     p = write(tmp_path, [], final_newline=False)
     with pytest.raises(ProtocolError, match="empty"):
-        protocol.read_session(p)
+        recording.read_session(p)
     with pytest.raises(ProtocolError, match="cannot open"):
-        protocol.read_session(tmp_path / "nope.jsonl")
+        recording.read_session(tmp_path / "nope.jsonl")
 
 
 def test_truncated_last_line_is_reported_and_the_rest_kept(tmp_path):
     text = protocol.dumps(HEADER) + "\n" + protocol.dumps(RESULT) + "\n" + '{"type": "resu'
     p = tmp_path / "cut.jsonl"
     p.write_text(text)
-    s = protocol.read_session(p)
+    s = recording.read_session(p)
     assert s.results == [RESULT]
     assert s.skipped_count == 1
     assert f"{p}:3: not JSON" in s.problem and "a cut line" in s.problem
@@ -101,7 +101,7 @@ COUNTERS = {"type": "counters", "t": 9.0, "level": "naive", "M": 64, "N": 64, "K
 
 def test_counters_round_trip(tmp_path):
     p = write(tmp_path, [protocol.dumps(e) for e in (HEADER, RESULT, COUNTERS)])
-    assert protocol.read_session(p).counters == [COUNTERS]
+    assert recording.read_session(p).counters == [COUNTERS]
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -113,14 +113,14 @@ def test_counters_round_trip(tmp_path):
 ])
 def test_bad_counters_name_the_line(tmp_path, change, message):
     p = write(tmp_path, [protocol.dumps(HEADER), protocol.dumps({**COUNTERS, **change})])
-    s = protocol.read_session(p)
+    s = recording.read_session(p)
     assert s.counters == []
     assert s.problem is not None and re.search(f"s.jsonl:2: .*{message}", s.problem)
 
 
 def test_unknown_event_types_pass_through(tmp_path):
     p = write(tmp_path, [protocol.dumps(HEADER), '{"type": "future", "t": 1}'])
-    assert protocol.read_session(p).events[-1]["type"] == "future"
+    assert recording.read_session(p).events[-1]["type"] == "future"
 
 
 @pytest.mark.parametrize("line, message", [
@@ -261,11 +261,11 @@ def lines_file(tmp_path, *lines: str | bytes, end: bytes = b"\n", name="s.jsonl"
 def test_rule_1_a_file_without_a_readable_header_is_refused(tmp_path, first, message):
     p = lines_file(tmp_path, first, protocol.dumps(RESULT))
     with pytest.raises(ProtocolError, match=re.escape(f"{p}{message}")):
-        protocol.read_session(p)
+        recording.read_session(p)
     with pytest.raises(ProtocolError, match="empty"):
-        protocol.read_session(lines_file(tmp_path, "", "  ", name="blank.jsonl"))
+        recording.read_session(lines_file(tmp_path, "", "  ", name="blank.jsonl"))
     with pytest.raises(ProtocolError, match="cannot open"):
-        protocol.read_session(tmp_path)  # a folder
+        recording.read_session(tmp_path)  # a folder
 
 
 def test_rule_2_a_newer_protocol_anywhere_refuses_the_file(tmp_path):
@@ -273,7 +273,7 @@ def test_rule_2_a_newer_protocol_anywhere_refuses_the_file(tmp_path):
     p = lines_file(tmp_path, protocol.dumps(HEADER), protocol.dumps(RESULT), later)
     newer = protocol.PROTOCOL_VERSION + 1
     with pytest.raises(protocol.NewerProtocol, match=rf"s\.jsonl:3: protocol {newer} is newer"):
-        protocol.read_session(p)
+        recording.read_session(p)
 
 
 def test_rule_3_damaged_lines_are_skipped_named_and_counted(tmp_path):
@@ -293,7 +293,7 @@ def test_rule_3_damaged_lines_are_skipped_named_and_counted(tmp_path):
     for b in bad:
         lines += [b, protocol.dumps(RESULT).encode()]
     p = lines_file(tmp_path, *lines)
-    s = protocol.read_session(p)
+    s = recording.read_session(p)
     assert s.results == [RESULT] * len(bad)  # every good line was read
     assert s.skipped_count == len(bad)
     assert [e.line for e in s.skipped] == list(range(2, 2 + 2 * len(bad), 2))
@@ -306,20 +306,20 @@ def test_rule_3_damaged_lines_are_skipped_named_and_counted(tmp_path):
     assert f"and {len(bad) - 1} more unreadable lines" in s.problem
     # a file of garbage keeps only the first errors, but counts them all
     p = lines_file(tmp_path, protocol.dumps(HEADER), *["garbage"] * 500, name="g.jsonl")
-    s = protocol.read_session(p)
+    s = recording.read_session(p)
     assert s.skipped_count == 500 and len(s.skipped) == 20 and len(s.events) == 1
 
 
 def test_rule_4_a_cut_last_line_is_reported_and_the_rest_kept(tmp_path):
     cut = protocol.dumps(RESULT)[:25]
     p = lines_file(tmp_path, protocol.dumps(HEADER), protocol.dumps(RESULT), cut, end=b"")
-    s = protocol.read_session(p)
+    s = recording.read_session(p)
     assert s.results == [RESULT]
     assert s.skipped[0].line == 3 and "a cut line: no newline at its end" in s.problem
     # a complete last line without its newline is read
     p = lines_file(tmp_path, protocol.dumps(HEADER), protocol.dumps(RESULT), end=b"",
                    name="whole.jsonl")
-    s = protocol.read_session(p)
+    s = recording.read_session(p)
     assert s.results == [RESULT] and s.problem is None
 
 
@@ -334,7 +334,7 @@ def test_rule_5_a_file_appended_after_a_cut_line_is_read_in_both_parts(tmp_path)
     for ev in ({**HEADER, "t": 0.0}, second):
         writer.write_line(protocol.dumps(ev))
     writer.close()
-    s = protocol.read_session(p)
+    s = recording.read_session(p)
     # the second header is a runner's start later in the session: a restart event
     assert [e["type"] for e in s.events] == ["session", "result", "restart", "result"]
     assert [r["level"] for r in s.results] == ["naive", "wmma"]
@@ -351,7 +351,7 @@ def test_rule_6_non_finite_numbers_read_as_null(tmp_path):
              '{"type": "result", "t": 3, "level": "naive", "M": 8, "N": 8, "K": 8, '
              '"dtype": "fp32", "median_ms": NaN, "tflops": 1e999, "verified": true, '
              '"rel_err": 0, "repeats": 3}']
-    s = protocol.read_session(lines_file(tmp_path, *lines))
+    s = recording.read_session(lines_file(tmp_path, *lines))
     [r] = s.results
     assert r["rel_err"] is None and r["pct_of_peak"] is None
     assert r["energy_j"] is None and r["avg_power_w"] is None
@@ -369,7 +369,7 @@ def test_rule_7_optional_fields_of_a_wrong_type_read_as_null(tmp_path):
               "sm_clock_mhz_avg": [1980]}
     error = {"type": "error", "t": 3, "kind": "launch", "message": "", "level": 5, "M": "8"}
     telemetry = {"type": "telemetry", "t": 4, "power_w": "700", "reasons": "SwPowerCap"}
-    s = protocol.read_session(lines_file(
+    s = recording.read_session(lines_file(
         tmp_path, *(protocol.dumps(e) for e in (header, result, error, telemetry))))
     assert s.problem is None
     h = s.header
@@ -389,7 +389,7 @@ def test_rule_7_optional_fields_of_a_wrong_type_read_as_null(tmp_path):
 
 def test_rule_8_unknown_fields_and_types_pass_through(tmp_path):
     future = {"type": "future", "t": 5, "anything": {"nested": [1, "two", None]}}
-    s = protocol.read_session(lines_file(
+    s = recording.read_session(lines_file(
         tmp_path, protocol.dumps(HEADER), protocol.dumps({**RESULT, "new_field": "kept"}),
         protocol.dumps(future)))
     assert s.results[0]["new_field"] == "kept" and s.events[-1] == future

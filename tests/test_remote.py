@@ -284,7 +284,7 @@ def test_app_live_over_ssh_names_the_host_reports_a_drop_and_reconnects(
         qtbot, make_window, sshd: Sshd, tmp_path: Path) -> None:
     from gemmscope.app.core.runner_command import plan_live
     from gemmscope.kernels.plan import RunRequest
-    from gemmscope.kernels.protocol import read_session
+    from gemmscope.kernels.recording import read_session
     from gemmscope.kernels.session import SessionState
 
     plan = plan_live(None, None, remote=sshd.target, remote_command=fake("--mode", "slow"),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from runner_subprocess import RunnerProcess
 
-from gemmscope.kernels import protocol
+from gemmscope.kernels import protocol, recording
 from gemmscope.kernels.gpu import get_cupy
 from gemmscope.kernels.plan import RunRequest
 from gemmscope.kernels.runner import Runner
@@ -195,7 +195,7 @@ def test_record_writes_every_event_line_by_line(tmp_path, monkeypatch):
     assert lines == seen  # every event, in order, nothing else
     # the tap writes each event before it is handed on: on disk before the next arrives
     assert on_disk == list(range(1, len(seen) + 1))
-    s = protocol.read_session(out)
+    s = recording.read_session(out)
     assert s.problem is None
     assert [(r["level"], r["M"]) for r in s.results] == [("naive", 16), ("coalesced", 16),
                                                          ("naive", 8), ("coalesced", 8)]

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import synthetic_session as syn
 
-from gemmscope.kernels.protocol import dumps, read_session
+from gemmscope.kernels.protocol import dumps
+from gemmscope.kernels.recording import read_session
 
 
 def _shown(qtbot, make_window, path):

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from gemmscope.app import gui_main
-from gemmscope.kernels import protocol
+from gemmscope.kernels import recording
 
 
 def test_a_damaged_recording_shows_what_is_readable_and_names_the_first_bad_line(
@@ -22,7 +22,7 @@ def test_a_damaged_recording_shows_what_is_readable_and_names_the_first_bad_line
     window = make_window()
     assert window.open_recording(damaged)
     window.play_instant()
-    good = protocol.read_session(synthetic_file)
+    good = recording.read_session(synthetic_file)
     assert len(window.store.results) == len(good.results)  # every readable result shown
     shown = window.messages.texts()
     assert any(f"damaged.jsonl:{bad_at}: not JSON" in t and "1 more" in t for t in shown)

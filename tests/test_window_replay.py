@@ -8,7 +8,7 @@ import synthetic_session as syn
 from PySide6.QtCore import QElapsedTimer
 
 from gemmscope.app.core.replay import Speed
-from gemmscope.kernels.protocol import read_session
+from gemmscope.kernels.recording import read_session
 from gemmscope.kernels.rows import tflops_text
 
 
@@ -172,7 +172,7 @@ def test_a_recording_is_read_off_the_gui_thread(qtbot, make_window, synthetic_fi
 
 
 def test_telemetry_view_shows_the_recorded_samples(qtbot, make_window, synthetic_file):
-    from gemmscope.kernels.protocol import read_session
+    from gemmscope.kernels.recording import read_session
 
     window = make_window()
     window.open_recording(synthetic_file)

@@ -30,7 +30,8 @@ from PySide6.QtWidgets import (
 )
 
 from ...kernels.plan import RunRequest, ladder_requests, sweep_requests
-from ...kernels.protocol import ProtocolError, Session, read_session
+from ...kernels.protocol import ProtocolError
+from ...kernels.recording import Session, read_session
 from ...kernels.session import SessionState
 from ...kernels.session_file import SessionWriter, default_session_path
 from ..core.replay import Speed

@@ -12,7 +12,8 @@ from gemmscope.app.core import builds
 from gemmscope.app.core.store import Change, SessionStore
 from gemmscope.app.theme import DIFF_COLORS, SASS_CLASS_COLORS, SASS_SELECTION
 from gemmscope.app.views.code import CodeView
-from gemmscope.kernels.protocol import Timeline, read_session
+from gemmscope.kernels.protocol import Timeline
+from gemmscope.kernels.recording import read_session
 
 
 @pytest.fixture(scope="module")
