@@ -174,14 +174,9 @@ class SessionStore:
                                      "so far)", None, None, float(ev["t"]), False))
         self._changes.update((Change.RUN, Change.MESSAGES, Change.TELEMETRY))
 
-    @staticmethod
-    def session_t(ev: dict[str, Any]) -> float:
-        """The event's time on the session's timeline."""
-        return float(ev["t"])
-
     def _on_run_start(self, ev: dict[str, Any]) -> None:
         self.running = ev
-        self.runs.start(ev, self.session_t(ev))
+        self.runs.start(ev, float(ev["t"]))
         self._changes.add(Change.TELEMETRY)
         self.stream.reset(ev["level"], _shape_of(ev), int(ev["repeats"]))
         self._changes.update((Change.STREAM, Change.RUN))
@@ -189,7 +184,7 @@ class SessionStore:
     def _on_phase(self, ev: dict[str, Any]) -> None:
         if ev.get("phase") != "window":
             return
-        t, seconds = self.session_t(ev), _num(ev.get("seconds")) or 0.0
+        t, seconds = float(ev["t"]), _num(ev.get("seconds")) or 0.0
         self._open_trial = (ev.get("id"), len(self.trial_spans))
         self.trial_spans.append((t, t + max(seconds, 0.0)))
         self._changes.add(Change.TELEMETRY)
@@ -197,7 +192,7 @@ class SessionStore:
     def _on_repeat(self, ev: dict[str, Any]) -> None:
         if self._open_trial is not None and self._open_trial[0] == ev.get("id"):
             i = self._open_trial[1]
-            self.trial_spans[i] = (self.trial_spans[i][0], self.session_t(ev))
+            self.trial_spans[i] = (self.trial_spans[i][0], float(ev["t"]))
             self._open_trial = None
             self._changes.add(Change.TELEMETRY)
         shape = _shape_of(ev)
@@ -213,7 +208,7 @@ class SessionStore:
         self.results.append(r)
         if r.variant is not None:
             self._variant_of[r.level] = r.variant
-        if self.runs.finish(ev, self.session_t(ev), RunEnd.RESULT):
+        if self.runs.finish(ev, float(ev["t"]), RunEnd.RESULT):
             self._changes.add(Change.TELEMETRY)
         # indexes, so views read the latest numbers without scanning every result; the
         # ladder, its charts and the sweep show burst results (sustained ones beside them)
@@ -234,7 +229,7 @@ class SessionStore:
                                      _shape_of(ev), float(ev["t"]), True))
         self._changes.add(Change.MESSAGES)
         self._end_running(ev)
-        if self.runs.finish(ev, self.session_t(ev), RunEnd.ERROR):
+        if self.runs.finish(ev, float(ev["t"]), RunEnd.ERROR):
             self._changes.add(Change.TELEMETRY)
 
     def _on_info(self, ev: dict[str, Any]) -> None:
@@ -244,13 +239,13 @@ class SessionStore:
         if str(ev["message"]).startswith(TELEMETRY_UNAVAILABLE):
             self.telemetry_note = str(ev["message"])
             self._changes.add(Change.TELEMETRY)
-        if "id" in ev and self.runs.finish(ev, self.session_t(ev), RunEnd.STOPPED):
+        if "id" in ev and self.runs.finish(ev, float(ev["t"]), RunEnd.STOPPED):
             self._changes.add(Change.TELEMETRY)  # a run stopped by the user
         if "id" in ev:
             self._end_running(ev)
 
     def _on_telemetry(self, ev: dict[str, Any]) -> None:
-        self.telemetry.append(ev, self.session_t(ev))
+        self.telemetry.append(ev, float(ev["t"]))
         self._changes.add(Change.TELEMETRY)
 
     def _on_counters(self, ev: dict[str, Any]) -> None:
