@@ -129,3 +129,21 @@ def make_window(qtbot, tmp_path):
     yield make
     for window in made:
         window.close()
+
+
+@pytest.fixture
+def show_telemetry(qtbot, make_window):
+    """Open a recording in a new window, play it whole, and show the telemetry tab:
+    (window, view) with every view drawn."""
+
+    def show(path):
+        window = make_window()
+        assert window.open_recording(path)
+        window.play_instant()
+        window.show()
+        view = window.named_widget("telemetry")
+        qtbot.waitExposed(view)
+        window.flush_views()
+        return window, view
+
+    return show

@@ -13,25 +13,14 @@ from gemmscope.kernels.protocol import dumps
 from gemmscope.kernels.recording import read_session
 
 
-def _shown(qtbot, make_window, path):
-    window = make_window()
-    assert window.open_recording(path)
-    window.play_instant()
-    window.show()
-    view = window.named_widget("telemetry")
-    qtbot.waitExposed(view)
-    window.flush_views()
-    return window, view
-
-
 def _write(tmp_path, events, name="made.jsonl"):
     path = tmp_path / name
     path.write_text("".join(dumps(e) + "\n" for e in events), encoding="utf-8")
     return path
 
 
-def test_replay_draws_every_recorded_sample(qtbot, make_window, synthetic_file):
-    _, view = _shown(qtbot, make_window, synthetic_file)
+def test_replay_draws_every_recorded_sample(show_telemetry, synthetic_file):
+    _, view = show_telemetry(synthetic_file)
     samples = [e for e in read_session(synthetic_file).events if e["type"] == "telemetry"]
     t = np.array([e["t"] for e in samples])
     for field, curve in view.curves.items():
@@ -48,9 +37,8 @@ def test_replay_draws_every_recorded_sample(qtbot, make_window, synthetic_file):
     assert len(ranges) == 1
 
 
-def test_run_windows_are_shaded_on_every_plot_and_labelled_once(qtbot, make_window,
-                                                                synthetic_file):
-    _, view = _shown(qtbot, make_window, synthetic_file)
+def test_run_windows_are_shaded_on_every_plot_and_labelled_once(show_telemetry, synthetic_file):
+    _, view = show_telemetry(synthetic_file)
     events = read_session(synthetic_file).events
     starts = [e for e in events if e["type"] == "run_start"]
     ends = {e["id"]: e["t"] for e in events if e["type"] == "result"}
@@ -69,8 +57,8 @@ def test_run_windows_are_shaded_on_every_plot_and_labelled_once(qtbot, make_wind
     assert view.bands["power"].colors[i] != view.bands["power"].colors[0]
 
 
-def test_reason_strip_shows_the_power_cap_where_it_was(qtbot, make_window, synthetic_file):
-    _, view = _shown(qtbot, make_window, synthetic_file)
+def test_reason_strip_shows_the_power_cap_where_it_was(show_telemetry, synthetic_file):
+    _, view = show_telemetry(synthetic_file)
     samples = [e for e in read_session(synthetic_file).events if e["type"] == "telemetry"]
     assert view.reason_rows == ["SwPowerCap"]  # GpuIdle is not drawn
     ticks = view.plots["reasons"].getPlotItem().getAxis("left")._tickLevels
@@ -88,9 +76,8 @@ def test_reason_strip_shows_the_power_cap_where_it_was(qtbot, make_window, synth
     assert not any("SwPowerCap" in e["reasons"] for e in outside)
 
 
-def test_reference_lines_sit_at_the_recorded_values(qtbot, make_window, synthetic_file,
-                                                    tmp_path):
-    _, view = _shown(qtbot, make_window, synthetic_file)
+def test_reference_lines_sit_at_the_recorded_values(show_telemetry, synthetic_file, tmp_path):
+    _, view = show_telemetry(synthetic_file)
     assert view.max_clock_line.value() == syn.SM_CLOCK_MAX_MHZ
     assert view.max_clock_line.isVisible()
     assert view.max_clock_line.getViewBox() is view.plots["clocks"].getViewBox()
@@ -102,13 +89,12 @@ def test_reference_lines_sit_at_the_recorded_values(qtbot, make_window, syntheti
     assert view.plots["clocks"].getViewBox().viewRange()[1][1] >= syn.SM_CLOCK_MAX_MHZ
     events = [e if e["type"] != "telemetry" else dict(e, power_kind="average")
               for e in syn.events()]
-    _, view = _shown(qtbot, make_window, _write(tmp_path, events))
+    _, view = show_telemetry(_write(tmp_path, events))
     assert view.power_legend_label().text == "power (1 s average)"
 
 
-def test_null_gpm_fields_draw_nothing_and_raise_nothing(qtbot, make_window, synthetic_file,
-                                                        tmp_path):
-    _, view = _shown(qtbot, make_window, synthetic_file)
+def test_null_gpm_fields_draw_nothing_and_raise_nothing(show_telemetry, synthetic_file, tmp_path):
+    _, view = show_telemetry(synthetic_file)
     null = view.curves[syn.NULL_GPM_FIELD]
     assert not null.isVisible() and len(null.xData if null.xData is not None else []) == 0
     legend = [label.text for _, label in view.plots["gpm"].getPlotItem().legend.items]
@@ -124,7 +110,7 @@ def test_null_gpm_fields_draw_nothing_and_raise_nothing(qtbot, make_window, synt
             e.update(dict.fromkeys(gpm[1::2]))
             e["reasons"] = None
         events.append(e)
-    _, view = _shown(qtbot, make_window, _write(tmp_path, events))
+    _, view = show_telemetry(_write(tmp_path, events))
     for field in gpm:
         assert not view.curves[field].isVisible(), field
     assert view.plots["gpm"].getPlotItem().legend.items == []
@@ -133,11 +119,11 @@ def test_null_gpm_fields_draw_nothing_and_raise_nothing(qtbot, make_window, synt
     assert view.curves["power_w"].isVisible()  # what is there still draws
 
 
-def test_without_nvml_the_view_says_why_and_the_rest_works(qtbot, make_window, tmp_path):
+def test_without_nvml_the_view_says_why_and_the_rest_works(show_telemetry, tmp_path):
     reason = "nvidia-ml-py (pynvml) is not installed"
     events = [e for e in syn.events() if e["type"] != "telemetry"]
     events[0] = dict(events[0], telemetry={"available": False, "reason": reason, "hz": 0})
-    window, view = _shown(qtbot, make_window, _write(tmp_path, events))
+    window, view = show_telemetry(_write(tmp_path, events))
     assert view.status.text() == f"telemetry unavailable: {reason}"
     assert len(view.bands["clocks"].spans) == sum(e["type"] == "run_start" for e in events)
     assert window.ladder.cell_text("naive", "TFLOPS") == "0.3000"
@@ -145,7 +131,7 @@ def test_without_nvml_the_view_says_why_and_the_rest_works(qtbot, make_window, t
     events = [e for e in syn.events() if e["type"] != "telemetry"]
     events.insert(1, {"type": "info", "t": 0.01,
                       "message": "telemetry unavailable: NVML: Driver Not Loaded"})
-    window, view = _shown(qtbot, make_window, _write(tmp_path, events, "info.jsonl"))
+    window, view = show_telemetry(_write(tmp_path, events, "info.jsonl"))
     assert view.status.text() == "telemetry unavailable: NVML: Driver Not Loaded"
 
 
@@ -187,11 +173,11 @@ def _pixel(plot, x, y_frac):
     return plot.grab().toImage().pixelColor(at.x(), at.y())
 
 
-def test_a_throttled_run_is_shaded_in_the_picture(qtbot, make_window, synthetic_file):
+def test_a_throttled_run_is_shaded_in_the_picture(show_telemetry, synthetic_file):
     from gemmscope.app.core.telemetry import RunEnd
     from gemmscope.app.plots.telemetry_strips import BAND_COLORS, THROTTLED_BAND
 
-    _, view = _shown(qtbot, make_window, synthetic_file)
+    _, view = show_telemetry(synthetic_file)
     starts = [w for w in view.windows if w.level == "wmma"]
     wmma = starts[0]
     naive = next(w for w in view.windows if w.level == "naive")
@@ -209,9 +195,8 @@ def test_a_throttled_run_is_shaded_in_the_picture(qtbot, make_window, synthetic_
     assert (outside.red(), outside.green(), outside.blue()) == (255, 255, 255)
 
 
-def test_run_labels_do_not_overlap_and_show_when_zoomed_in(qtbot, make_window,
-                                                           synthetic_file):
-    _, view = _shown(qtbot, make_window, synthetic_file)
+def test_run_labels_do_not_overlap_and_show_when_zoomed_in(show_telemetry, synthetic_file):
+    _, view = show_telemetry(synthetic_file)
     vb = view.plots["runs"].getViewBox()
 
     def shown_spans():
@@ -290,8 +275,8 @@ def test_live_runner_crash_and_restart_on_one_timeline(qtbot, make_window, tmp_p
     assert window.ladder.cell_text("coalesced", "clocks held back") == "⚠ SwPowerCap"
 
 
-def test_hover_names_the_run_and_the_nearest_sample(qtbot, make_window, synthetic_file):
-    _, view = _shown(qtbot, make_window, synthetic_file)
+def test_hover_names_the_run_and_the_nearest_sample(show_telemetry, synthetic_file):
+    _, view = show_telemetry(synthetic_file)
     samples = [e for e in read_session(synthetic_file).events if e["type"] == "telemetry"]
     wmma = next(w for w in view.windows if w.level == "wmma")
     sample = next(e for e in samples if wmma.start_s < e["t"] < wmma.end_s)
@@ -308,7 +293,7 @@ def test_hover_names_the_run_and_the_nearest_sample(qtbot, make_window, syntheti
     assert view.hovers["reasons"].text.splitlines()[1:] == ["active: none"]
 
 
-def test_failed_stopped_and_running_runs_are_told_apart(qtbot, make_window, tmp_path):
+def test_failed_stopped_and_running_runs_are_told_apart(show_telemetry, tmp_path):
     from gemmscope.app.core.telemetry import RunEnd
     from gemmscope.app.plots.telemetry_strips import BAND_COLORS
 
@@ -332,7 +317,7 @@ def test_failed_stopped_and_running_runs_are_told_apart(qtbot, make_window, tmp_
                "message": "run of smem_tiled stopped by the user"},
               start("d", 7.0, "vectorized"),
               {"type": "telemetry", "t": 8.0, "power_w": 100.0}]
-    _, view = _shown(qtbot, make_window, _write(tmp_path, events))
+    _, view = show_telemetry(_write(tmp_path, events))
     assert [lb.toPlainText() for lb in view.run_labels] == [
         "naive 64×64×64 ✗ NOT verified", "coalesced 64×64×64 ✗",
         "smem_tiled 64×64×64 (stopped)", "vectorized 64×64×64 …"]
@@ -343,7 +328,7 @@ def test_failed_stopped_and_running_runs_are_told_apart(qtbot, make_window, tmp_
         BAND_COLORS[RunEnd.RUNNING]]
 
 
-def test_the_bundled_h200_recording(qtbot, make_window):
+def test_the_bundled_h200_recording(show_telemetry):
     """The real recording: every sample drawn, every run a window, reasons as recorded."""
     from gemmscope.app.core.telemetry import GPM_FIELDS
     from gemmscope.app.window.main_window import bundled_session
@@ -354,7 +339,7 @@ def test_the_bundled_h200_recording(qtbot, make_window):
     events = read_session(path).events
     samples = [e for e in events if e["type"] == "telemetry"]
     starts = [e for e in events if e["type"] == "run_start"]
-    _, view = _shown(qtbot, make_window, path)
+    _, view = show_telemetry(path)
     np.testing.assert_array_equal(view.curves["sm_clock_mhz"].xData, [e["t"] for e in samples])
     assert len(view.windows) == len(starts)
     reasons = sorted({r for e in samples for r in e.get("reasons") or () if r != "GpuIdle"})
@@ -365,7 +350,7 @@ def test_the_bundled_h200_recording(qtbot, make_window):
     assert view.max_clock_line.value() == max_mhz
 
 
-def test_a_long_run_keeps_its_label_at_the_left_edge(qtbot, make_window, tmp_path):
+def test_a_long_run_keeps_its_label_at_the_left_edge(show_telemetry, tmp_path):
     def start(run_id, t, level):
         return {"type": "run_start", "t": t, "id": run_id, "level": level, "M": 64, "N": 64,
                 "K": 64, "dtype": "fp32", "precision": "fp32", "repeats": 2, "warmup": 0}
@@ -377,7 +362,7 @@ def test_a_long_run_keeps_its_label_at_the_left_edge(qtbot, make_window, tmp_pat
 
     events = [syn.header(), start(1, 1.0, "naive"), result(1, 50.0, "naive"),
               start(2, 50.0, "coalesced"), result(2, 51.0, "coalesced")]
-    _, view = _shown(qtbot, make_window, _write(tmp_path, events))
+    _, view = show_telemetry(_write(tmp_path, events))
     view.plots["runs"].getViewBox().setXRange(20.0, 40.0, padding=0)
     label = view.run_labels[0]
     assert label.isVisible() and label.pos().x() == 20.0  # naive began before the view
@@ -385,7 +370,7 @@ def test_a_long_run_keeps_its_label_at_the_left_edge(qtbot, make_window, tmp_pat
     assert label.pos().x() == 1.0
 
 
-def test_labels_hide_behind_a_pinned_label(qtbot, make_window, tmp_path):
+def test_labels_hide_behind_a_pinned_label(show_telemetry, tmp_path):
     def run(run_id, t0, t1, level):
         where = {"id": run_id, "level": level, "M": 64, "N": 64, "K": 64}
         return [{"type": "run_start", "t": t0, **where, "dtype": "fp32", "precision": "fp32",
@@ -395,7 +380,7 @@ def test_labels_hide_behind_a_pinned_label(qtbot, make_window, tmp_path):
 
     events = [syn.header(), *run(1, 1.0, 50.0, "naive"), *run(2, 50.0, 51.0, "coalesced"),
               *run(3, 51.0, 52.0, "smem_tiled")]
-    _, view = _shown(qtbot, make_window, _write(tmp_path, events))
+    _, view = show_telemetry(_write(tmp_path, events))
     # the view's left edge as pyqtgraph computes it (a numpy number) pins naive's label
     view.plots["runs"].getViewBox().setXRange(np.float64(20.0), 2000.0, padding=0)
     naive, _, smem = view.run_labels

@@ -77,7 +77,7 @@ def test_the_runner_summarises_a_run_by_the_same_rule():
         assert sampler.window(0.0, 3.0).throttled == want == list(slowdowns(reasons))
 
 
-def test_the_telemetry_view_lists_what_it_does_not_count(qtbot, make_window, tmp_path):
+def test_the_telemetry_view_lists_what_it_does_not_count(show_telemetry, tmp_path):
     from gemmscope.kernels.protocol import PROTOCOL_VERSION, dumps
 
     events = [{"type": "session", "t": 0.0, "protocol": PROTOCOL_VERSION, "created": "now",
@@ -87,13 +87,7 @@ def test_the_telemetry_view_lists_what_it_does_not_count(qtbot, make_window, tmp
               {"type": "telemetry", "t": 1.1, "sm_clock_mhz": 1400, "reasons": ["SwPowerCap"]}]
     path = tmp_path / "t.jsonl"
     path.write_text("".join(dumps(e) + "\n" for e in events), encoding="utf-8")
-    window = make_window()
-    assert window.open_recording(path)
-    window.play_instant()
-    window.show()
-    view = window.named_widget("telemetry")
-    qtbot.waitExposed(view)
-    window.flush_views()
+    _, view = show_telemetry(path)
     assert view.reason_rows == ["SwPowerCap"]
     assert "clocks held back by: SwPowerCap (1 samples)" in view.status.text()
     assert "not counted: ApplicationsClocksSetting (1 samples)" in view.status.text()

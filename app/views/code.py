@@ -56,20 +56,11 @@ class CodeView(QWidget, View):
         self.source.line_clicked.connect(self.select_source_line)
         self.diff = DiffPanel()
         self.tabs = QTabWidget()
-        page = QWidget()
-        page_layout = QVBoxLayout(page)
-        page_layout.setContentsMargins(0, 0, 0, 0)
-        page_layout.addWidget(self.file_box)
-        page_layout.addWidget(self.source)
-        self.tabs.addTab(page, "Source")
+        self.tabs.addTab(_column(self.file_box, self.source), "Source")
         self.tabs.addTab(self.diff, "Diff")
         self.sass_title = plain_label("SASS of the main loop")
         self.sass = SassPanel()
-        sass_box = QWidget()
-        sass_layout = QVBoxLayout(sass_box)
-        sass_layout.setContentsMargins(0, 0, 0, 0)
-        sass_layout.addWidget(self.sass_title)
-        sass_layout.addWidget(self.sass)
+        sass_box = _column(self.sass_title, self.sass)
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.tabs)
         top.addWidget(sass_box)
@@ -205,3 +196,13 @@ class CodeView(QWidget, View):
                  if self.source_path else [])
         self.sass.select(found)
         return found
+
+
+def _column(*widgets: QWidget) -> QWidget:
+    """The widgets one above the other, without margins."""
+    box = QWidget()
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for widget in widgets:
+        layout.addWidget(widget)
+    return box
