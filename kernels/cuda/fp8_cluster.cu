@@ -1,0 +1,172 @@
+// Level "fp8_cluster" (sm_90a): fp8_block_scaled in 2-CTA thread block clusters. Operands,
+// scales and C as in fp8_block_scaled: E4M3 A (M x K) and Bt (N x K), K-major; FP32 scales
+// scale_a[kb * M + m] (1 x 128) and scale_b[nb * KB + kb] (128 x 128); C written as BF16.
+//
+// What changes (see wgmma_cluster.cu for the cluster mechanics): the CL CTAs of a cluster
+// compute vertically adjacent tiles of one tile column; each producer loads its A tile and
+// a BN / CL-row slice of the shared B tile, multicast into every CTA of the cluster, so B
+// crosses L2 once per cluster; each consumer frees a stage on the "empty" mbarrier of
+// every CTA. In the K loop (KPIPE = 0) the scales of K block ks + 1 are loaded while block
+// ks runs on the tensor cores, so their global-load latency leaves the promotion's path.
+// Template switches for the tune script: CL = 1 (no cluster), KPIPE = 1 with BN = 128
+// (promote block k - 1 from a second set of temporaries while block k runs), PRODREGS /
+// CONSREGS (setmaxnreg targets).
+// Shapes: K % 128 == 0 (the host refuses other K); M and N are free.
+#include "common.cuh"
+#include "hopper.cuh"
+
+// One 128-deep K block of a consumer's 64 x 128 half-tile h into tmp (fresh accumulation).
+__device__ __forceinline__ void gs_fp8_issue(float (&tmp)[64], const unsigned char* stage,
+                                             int a_off, int b_off) {
+    const unsigned long long da = gs_wgmma_desc_sw128(stage + a_off);
+    const unsigned long long db = gs_wgmma_desc_sw128(stage + b_off);
+    gs_fence_regs(tmp);
+    gs_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)  // k32 steps: 32 bytes = 2 address units
+        gs_wgmma_e4m3_n128(tmp, da + 2 * kk, db + 2 * kk, kk > 0 ? 1 : 0);
+    gs_wgmma_commit();
+}
+
+// acc += tmp * scale of its row (rows r0 and r0 + 8 of the fragment layout).
+__device__ __forceinline__ void gs_fp8_promote(float* acc, float (&tmp)[64], float s0, float s1) {
+    gs_fence_regs(tmp);
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] += tmp[i] * ((i & 2) ? s1 : s0);
+}
+
+template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, int KPIPE, int EPI, int CL,
+          int PRODREGS, int CONSREGS, bool VEC>
+__global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__((CONSUMERS + 1) * 128, 1)
+fp8gemm_cluster(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
+                     const __grid_constant__ GsTensorMap tmB,
+                     const __grid_constant__ GsTensorMap tmC, unsigned short* __restrict__ C,
+                     int tma_c, const float* __restrict__ scale_a,
+                     const float* __restrict__ scale_b) {
+    static_assert(BK == 128, "one K step is one 128-wide scale block (and one 128-byte row)");
+    static_assert(BM == 64 * CONSUMERS, "each consumer warpgroup owns 64 rows");
+    static_assert(BN % 128 == 0, "the tile is done in halves of 128 columns");
+    constexpr int A_BYTES = BM * BK, B_BYTES = BN * BK;
+    constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    constexpr int NH = BN / 128;
+
+    extern __shared__ unsigned char gs_dyn_smem[];
+    __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
+    unsigned char* smem = gs_align_1024(gs_dyn_smem);
+
+    const int wg = threadIdx.x / 128;
+    const int tm = GS_CEIL_DIV(M, BM), tn = GS_CEIL_DIV(N, BN);
+    const int pairs = GS_CEIL_DIV(tm, CL) * tn, ksteps = K / BK;
+    gs_ws_init_barriers<STAGES, CONSUMERS * CL>(full, empty);
+    if constexpr (CL > 1) gs_cluster_sync();
+
+    if (wg == 0) {
+        // ---------------------------------------------------------------- producer
+        gs_setmaxnreg_dec<PRODREGS>();
+        if (threadIdx.x == 0)
+            gs_ws_produce_cluster<BM, BN, BK, STAGES, GM, CL, A_BYTES, STAGE_BYTES>(
+                &tmA, &tmB, smem, full, empty, tm, tn, ksteps);
+    } else {
+        gs_setmaxnreg_inc<CONSREGS>();
+        const int c = wg - 1;
+        const int t128 = threadIdx.x % 128;
+        const bool leader = t128 == 0;
+        const int nb_count = GS_CEIL_DIV(N, 128);
+        float acc[NH * 64];
+        float tmp0[64], tmp1[64];
+        int it = 0;
+        for (int p = gs_cluster_id(); p < pairs; p += gs_cluster_count()) {
+            int bm, bn;
+            gs_cluster_tile<CL>(p, tm, tn, GM, bm, bn);
+            const int r0 = bm * BM + c * 64 + (t128 / 32) * 16 + (t128 % 32) / 4;
+            const bool in0 = r0 < M, in1 = r0 + 8 < M;
+            // scale of row r0 (+8) times the B block's scale, for K block ks and half h
+            auto scale = [&](int ks, int h, float& s0, float& s1) {
+                const int nb = bn * NH + h;
+                const float sb = nb < nb_count ? __ldg(scale_b + (long long)nb * ksteps + ks) : 0.f;
+                s0 = in0 ? __ldg(scale_a + (long long)ks * M + r0) * sb : 0.f;
+                s1 = in1 ? __ldg(scale_a + (long long)ks * M + r0 + 8) * sb : 0.f;
+            };
+            auto stage_of = [&](int i) { return smem + (i % STAGES) * STAGE_BYTES; };
+            auto wait_full = [&](int i) { gs_mbar_wait(&full[i % STAGES], (i / STAGES) & 1); };
+            auto release = [&](int i) {
+                if (leader) gs_ws_release_cluster<CL>(&empty[i % STAGES]);
+            };
+#pragma unroll
+            for (int i = 0; i < NH * 64; ++i) acc[i] = 0.f;
+            if (KPIPE == 0 || NH > 1) {
+                // one K block at a time: issue, wait, free the stage, promote; the next
+                // block's scales are loaded while this one runs
+                float s0[NH], s1[NH], n0[NH], n1[NH];
+#pragma unroll
+                for (int h = 0; h < NH; ++h) scale(0, h, n0[h], n1[h]);
+                for (int ks = 0; ks < ksteps; ++ks, ++it) {
+#pragma unroll
+                    for (int h = 0; h < NH; ++h) {
+                        s0[h] = n0[h];
+                        s1[h] = n1[h];
+                    }
+                    if (ks + 1 < ksteps) {
+#pragma unroll
+                        for (int h = 0; h < NH; ++h) scale(ks + 1, h, n0[h], n1[h]);
+                    }
+                    wait_full(it);
+#pragma unroll
+                    for (int h = 0; h < NH; ++h) {
+                        gs_fp8_issue(tmp0, stage_of(it), c * 64 * BK, A_BYTES + h * 128 * BK);
+                        gs_wgmma_wait<0>();
+                        if (h == NH - 1) release(it);
+                        gs_fp8_promote(acc + h * 64, tmp0, s0[h], s1[h]);
+                    }
+                }
+            } else {
+                // two temporaries: K block ks runs on the tensor cores while block ks - 1
+                // (finished: wait_group 1) is promoted and its stage freed
+                float p0, p1, q0, q1;
+                scale(0, 0, p0, p1);
+                wait_full(it);
+                gs_fp8_issue(tmp0, stage_of(it), c * 64 * BK, A_BYTES);
+                int ks = 1;
+                for (; ks + 1 < ksteps; ks += 2) {
+                    scale(ks, 0, q0, q1);
+                    wait_full(it + 1);
+                    gs_fp8_issue(tmp1, stage_of(it + 1), c * 64 * BK, A_BYTES);
+                    gs_wgmma_wait<1>();
+                    release(it);
+                    gs_fp8_promote(acc, tmp0, p0, p1);
+                    scale(ks + 1, 0, p0, p1);
+                    wait_full(it + 2);
+                    gs_fp8_issue(tmp0, stage_of(it + 2), c * 64 * BK, A_BYTES);
+                    gs_wgmma_wait<1>();
+                    release(it + 1);
+                    gs_fp8_promote(acc, tmp1, q0, q1);
+                    it += 2;
+                }
+                if (ks < ksteps) {  // an even number of K blocks: one more, into tmp1
+                    scale(ks, 0, q0, q1);
+                    wait_full(it + 1);
+                    gs_fp8_issue(tmp1, stage_of(it + 1), c * 64 * BK, A_BYTES);
+                    gs_wgmma_wait<1>();
+                    release(it);
+                    gs_fp8_promote(acc, tmp0, p0, p1);
+                    gs_wgmma_wait<0>();
+                    release(it + 1);
+                    gs_fp8_promote(acc, tmp1, q0, q1);
+                    it += 2;
+                } else {
+                    gs_wgmma_wait<0>();
+                    release(it);
+                    gs_fp8_promote(acc, tmp0, p0, p1);
+                    it += 1;
+                }
+            }
+            if (EPI && tma_c)
+                gs_store_acc_tma(acc, smem + STAGES * STAGE_BYTES + c * 16384, &tmC,
+                                 bm * BM + c * 64, bn * BN, 1 + c);
+            else
+                gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);
+        }
+        if (EPI && tma_c && leader) gs_bulk_wait<0>();
+    }
+    if constexpr (CL > 1) gs_cluster_sync();
+}
