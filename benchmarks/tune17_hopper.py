@@ -50,6 +50,8 @@ FP8_CANDIDATES = [
     ("fp8_cluster CL=1", "fp8_cluster", {"CL": 1}),
     ("fp8_cluster BN=128 KPIPE=1 S=6", "fp8_cluster", {"BN": 128, "KPIPE": 1, "STAGES": 6}),
     ("fp8_cluster BN=128 S=6", "fp8_cluster", {"BN": 128, "STAGES": 6}),
+    ("fp8_cluster BN=192", "fp8_cluster", {"BN": 192}),
+    ("fp8_cluster BN=192 CL=1", "fp8_cluster", {"BN": 192, "CL": 1}),
     ("fp8_cluster GM=8", "fp8_cluster", {"GM": 8}),
 ]
 BF16_SHAPES = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192)]

@@ -35,7 +35,8 @@ def test_cluster_blocks_share_a_column_and_split_bt(level_id: str):
     for cid in range(3):
         first, second = m.block_tiles(2 * cid, M, N), m.block_tiles(2 * cid + 1, M, N)
         assert [c for _, c in first] == [c for _, c in second]
-        assert all(r2 == r1 + 1 and r1 % 2 == 0 for (r1, _), (r2, _) in zip(first, second))
+        pairs = zip(first, second, strict=True)
+        assert all(r2 == r1 + 1 and r1 % 2 == 0 for (r1, _), (r2, _) in pairs)
     (r, c) = m.block_tiles(0, M, N)[0]
     slices = []
     for rank in range(2):
@@ -52,3 +53,9 @@ def test_cl_1_walks_like_the_single_cta_level():
     base = model_for("wgmma_tma")
     for b in (0, 5, 131):
         assert one.block_tiles(b, 4099, 4097) == base.block_tiles(b, 4099, 4097)
+
+
+def test_fp8_cluster_bn_192_is_done_in_halves_of_96():
+    m = model_for("fp8_cluster", {"BN": 192})
+    assert m.half_cols == 96 and m.wgmma_n == 96
+    assert model_for("fp8_cluster").half_cols == 128

@@ -175,10 +175,11 @@ __device__ __forceinline__ unsigned gs_cluster_count() {
     return r;
 }
 // every thread of every CTA of the cluster (release/acquire: shared-memory writes and
-// mbarrier inits before it are visible to the other CTAs after it)
+// mbarrier inits before it are visible to the other CTAs after it). Not .aligned: the
+// producer warp's threads reach it from a branch only its thread 0 took.
 __device__ __forceinline__ void gs_cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n"
-                 "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    asm volatile("barrier.cluster.arrive.release;\n"
+                 "barrier.cluster.wait.acquire;\n" ::: "memory");
 }
 // arrive on the mbarrier at the same shared-memory offset in CTA `rank` of the cluster
 __device__ __forceinline__ void gs_mbar_arrive_cluster(unsigned long long* bar, unsigned rank) {

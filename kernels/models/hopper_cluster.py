@@ -93,7 +93,15 @@ class WgmmaCluster(ClusterPairs, WgmmaTma):
 
 
 class Fp8Cluster(ClusterPairs, Fp8BlockScaled):
+    """BN = 192 is done in halves of 96 columns (the scale loads are counted as one
+    scale_b per half, as fp8_block_scaled's model does; a half straddling two scale
+    blocks loads two)."""
+
     level_id = "fp8_cluster"
+
+    def setup(self, p: dict[str, int]) -> None:
+        super().setup(p)
+        self.half_cols = 128 if self.bn % 128 == 0 else self.bn // 2
     notes = ("fp8_block_scaled in clusters of two CTAs sharing the Bt tile through TMA "
              "multicast; promotion and scales as in fp8_block_scaled (the next K block's "
              "scales loaded one block ahead).")
