@@ -86,3 +86,27 @@ def test_results_are_json_lines(tune, tmp_path, monkeypatch):
     tune.run_jobs(tune.make_jobs([("a", "x", {})], [(8, 8, 8)], True), 2, time.time() + 60, log)
     rows = [json.loads(line) for line in log.getvalue().splitlines()]
     assert rows[0]["label"] == "a" and rows[0]["M"] == 8
+
+
+HANGING_CHILD = '''
+import json, sys, time
+jobs = json.loads(sys.stdin.read())
+for job in jobs:
+    print("BEGIN " + json.dumps(job["key"]), flush=True)
+    if job["key"]["label"] == "hang":
+        time.sleep(60)
+    print("RESULT " + json.dumps({**job["key"], "tflops": 2.0, "verified": True}), flush=True)
+'''
+
+
+def test_a_hanging_job_is_killed_and_the_rest_still_run(tune, tmp_path, monkeypatch):
+    fake = tmp_path / "hanging_child.py"
+    fake.write_text(HANGING_CHILD)
+    monkeypatch.setattr(tune, "__file__", str(fake))
+    jobs = tune.make_jobs([("hang", "x", {}), ("b", "y", {})], [(8, 8, 8)], True)
+    t0 = time.time()
+    results = tune.run_jobs(jobs, 2, time.time() + 50, io.StringIO(), job_timeout=2)
+    assert time.time() - t0 < 30
+    by_label = {r["label"]: r for r in results}
+    assert "no output for 2 s" in by_label["hang"]["error"]
+    assert by_label["b"]["tflops"] == 2.0
