@@ -30,7 +30,17 @@ from .energy import (
 from .gpu import DeviceInfo, DeviceLimits, device_limits, require_cupy
 from .operands import OUTPUT_BYTES, Accuracy, Operands, check, random_inputs
 from .protocol import Mode
-from .registry import BY_ID, DTYPE_OF, TOLERANCE, Geometry, Kind, Level, Library, Precision
+from .registry import (
+    BY_ID,
+    DTYPE_OF,
+    TOLERANCE,
+    Geometry,
+    Kind,
+    Level,
+    Library,
+    Precision,
+    Scaling,
+)
 from .telemetry import Nvml, RunWindow
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
@@ -108,7 +118,8 @@ def torch_scaled_mm_available() -> bool:
     return hasattr(torch, "_scaled_mm") and hasattr(torch, "float8_e4m3fn")
 
 
-def torch_scaled_mm_launcher(ops: Operands, stream_ptr: int) -> Callable[[], None]:
+def torch_scaled_mm_launcher(ops: Operands, stream_ptr: int,
+                             blocks: bool = False) -> Callable[[], None]:
     """cuBLASLt FP8 through torch._scaled_mm on the same stream, writing into ops.c:
     A row-major, B column-major (Bt row-major, transposed view). Per-tensor scales (one
     each), or DeepGEMM's block scales as torch wants them (its ScaledBlas.cpp checks):
@@ -122,7 +133,7 @@ def torch_scaled_mm_launcher(ops: Operands, stream_ptr: int) -> Callable[[], Non
     a = view(ops.a, torch.float8_e4m3fn)
     b = view(ops.b, torch.float8_e4m3fn).t()
     c = view(ops.c, torch.bfloat16)
-    if ops.scale_a.size == 1:
+    if not blocks:
         sa = torch.from_dlpack(ops.scale_a.reshape(1)).float()
         sb = torch.from_dlpack(ops.scale_b.reshape(1)).float()
     else:
@@ -294,7 +305,9 @@ class Bench:
         if level.library is None:
             return level_launcher(level, ops, params)
         if level.library is Library.CUBLASLT:
-            return torch_scaled_mm_launcher(ops, self.stream.ptr), {"variant": str(level.library)}
+            blocks = level.scaling is Scaling.BLOCKS
+            return (torch_scaled_mm_launcher(ops, self.stream.ptr, blocks),
+                    {"variant": str(level.library)})
         cp = self.cp
         a, b, c = ops.a, ops.b, ops.c
         if ops.fmt == "bf16":  # the same bits, seen as ml_dtypes.bfloat16 by cuBLAS
