@@ -98,6 +98,7 @@ class Fp8Cluster(ClusterPairs, Fp8BlockScaled):
     blocks loads two)."""
 
     level_id = "fp8_cluster"
+    scale_load_sites = 2  # block 0's before the K loop, block ks + 1's inside it
 
     def setup(self, p: dict[str, int]) -> None:
         super().setup(p)
