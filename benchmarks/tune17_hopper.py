@@ -1,16 +1,16 @@
 """Issue 17, Hopper round: check and time the wgmma/FP8 candidates against their references.
 
     python benchmarks/tune17_hopper.py --out DIR [--budget 330] [--repeats 30]
-                                       [--only bf16|fp8] [--quick]
+                                       [--only bf16|fp8] [--full-check]
 
 One call on the H200 of at most about six minutes (``--budget`` seconds, default 330, after
 which what is left is reported as skipped). Two phases, each run by child processes of this
 script (``--child``) through the runner's own Bench, burst mode (same verification and
 timing as ``gemmscope bench``):
 
-1. check: every candidate at odd shapes it accepts (ragged M and N, K at its multiple,
-   one K below the multiple to see the refusal); a candidate with a wrong result, a failed
-   compile or a failed launch is reported and left out of phase 2;
+1. check: every candidate at odd shapes (ragged M and N, an odd number of tile rows, N
+   not a multiple of 8, K at 128 multiples; --full-check adds more); a candidate with a
+   wrong result, a failed compile or a failed launch is reported and left out of phase 2;
 2. timing: per shape, the references and the surviving candidates one after the other
    (side by side), at 4096^3, 6144^3 and 8192^3 (BF16) and at 8192^3 and DeepGEMM's six
    dense shapes (FP8; M = 4096).
@@ -267,7 +267,8 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=330, help="seconds for the whole run")
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--only", choices=["bf16", "fp8"], default=None)
-    ap.add_argument("--quick", action="store_true", help="fewer check shapes")
+    ap.add_argument("--full-check", action="store_true",
+                    help=f"all {len(CHECK_SHAPES)} check shapes (default: {len(SHORT_CHECK)})")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -281,7 +282,7 @@ def main() -> int:
         families = {args.only: families[args.only]}
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    checks = CHECK_SHAPES if not args.quick else SHORT_CHECK
+    checks = CHECK_SHAPES if args.full_check else SHORT_CHECK
     with (out_dir / "tune17_hopper.jsonl").open("w") as log:
         # phase 1: every candidate at the odd shapes (references need no check)
         jobs = []
