@@ -1,0 +1,265 @@
+"""Issue 17, round 1: the pre-Hopper candidates against cuBLAS, side by side (GPU machine).
+
+    python benchmarks/tune17_simt_mma.py [--out DIR] [--budget 330] [--quick] [--only A,B]
+
+For every candidate (a level of the registry with some template parameters changed):
+compile, check it at odd shapes (edge and vector paths, several tiles per persistent
+block), then time it and its cuBLAS reference of the same precision back to back at 4096^3
+and 8192^3 through the runner's own Bench (L2 flushed before each launch, median of 20,
+every timed run verified). Baselines and the new levels come first, the parameter sweep
+after them, so a run cut short by --budget still has the answers that matter.
+
+Robust by construction: the candidates run in a worker process; a candidate that fails
+to compile or to verify is reported and skipped; a CUDA fault (which poisons the process)
+or a hang (no output for --stall seconds) ends the worker, and a new one carries on with
+the next candidate. Every result is a JSON line in DIR/tune17.jsonl ($OUT, else .);
+progress is printed with flush, and a table comes last: candidate, parameters, size,
+TFLOPS, the reference's TFLOPS, percent of it, verified, registers, spilled bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+SIZES = (4096, 8192)
+# odd shapes: the edge (scalar) path, the vector path with partial tiles, and enough tiles
+# (over 132) that a persistent block walks several
+CHECK_SHAPES = ((7, 13, 5), (1000, 999, 1001), (1000, 1000, 1000), (2056, 4104, 264),
+                (2049, 4097, 129))
+QUICK_CHECK_SHAPES = CHECK_SHAPES[:3]
+REPEATS = 20
+TAG = "@@tune17 "  # a worker's result line
+
+# (name, level id, template parameters changed). Order = priority.
+CANDIDATES: list[tuple[str, str, dict[str, int]]] = [
+    # baselines and new levels
+    ("mma_sync", "mma_sync", {}),
+    ("mma_persistent", "mma_persistent", {}),
+    ("wmma", "wmma", {}),
+    ("wmma_prefetch", "wmma_prefetch", {}),
+    ("cp_async", "cp_async", {}),
+    # sweep: the knobs most likely to matter
+    ("mma_persistent", "mma_persistent", {"STAGES": 3}),
+    ("mma_persistent", "mma_persistent", {"GM": 1}),
+    ("mma_persistent", "mma_persistent", {"GM": 16}),
+    ("mma_persistent", "mma_persistent", {"BM": 256, "BN": 128}),
+    ("mma_persistent", "mma_persistent", {"BN": 128, "WN": 32}),
+    ("wmma_prefetch", "wmma_prefetch", {"STAGES": 4}),
+    ("wmma_prefetch", "wmma_prefetch", {"SWZ": 1}),
+    ("wmma_prefetch", "wmma_prefetch", {"BM": 256, "BN": 128}),
+    ("wmma_prefetch", "wmma_prefetch", {"BN": 128, "WN": 32}),
+    ("wmma", "wmma", {"STAGES": 2}),
+    ("cp_async", "cp_async", {"SWZ": 4}),
+    ("cp_async", "cp_async", {"SWZ": 8}),
+    ("cp_async", "cp_async", {"STAGES": 4}),
+    ("cp_async", "cp_async", {"BK": 32, "STAGES": 2}),
+]
+
+
+def say(msg: str) -> None:
+    print(msg, flush=True)
+
+
+# ------------------------------------------------------------------ worker
+
+def worker(start: int, indices: list[int], deadline: float, quick: bool) -> int:
+    """Run candidates ``indices[start:]`` in this process; one TAG line per result."""
+    from gemmscope.kernels import registry
+    from gemmscope.kernels.gpu import device_info
+    from gemmscope.kernels.measure import Bench, wall_clock
+
+    dev = device_info()
+    bench = Bench(dev, wall_clock())
+    say(f"worker: {dev.name}, {dev.sm_count} SMs")
+    shapes = QUICK_CHECK_SHAPES if quick else CHECK_SHAPES
+
+    def emit(rec: dict) -> None:
+        print(TAG + json.dumps(rec, default=str), flush=True)
+
+    def fatal(exc: BaseException) -> bool:
+        text = f"{type(exc).__name__} {exc}"
+        return "cudaError" in text or "CUDA_ERROR" in text or "CUDARuntimeError" in text
+
+    def run(lv, M: int, N: int, K: int, repeats: int, warmup: int) -> dict:
+        r = bench.run(lv, M, N, K, repeats=repeats, warmup=warmup, energy=False)
+        return {k: r.get(k) for k in ("level", "M", "N", "K", "variant", "tflops",
+                                      "median_ms", "q1_ms", "q3_ms", "verified", "rel_err",
+                                      "regs", "local_bytes", "smem_bytes",
+                                      "sm_clock_mhz_avg")}
+
+    for pos in indices[start:]:
+        name, lid, changes = CANDIDATES[pos]
+        head = {"index": pos, "name": name, "level": lid, "changes": changes}
+        if time.time() > deadline:
+            emit({**head, "stage": "skipped", "error": "out of time (--budget)"})
+            continue
+        say(f"\n[{pos}] {name} {json.dumps(changes)}")
+        emit({**head, "stage": "start"})
+        try:
+            lv = registry.get(lid).with_params(changes)
+        except (KeyError, ValueError) as exc:
+            emit({**head, "stage": "params", "error": str(exc)})
+            continue
+        ref = registry.get(lv.reference or registry.REFERENCE_FOR[lv.precision])
+        ok, where = True, "check"
+        try:
+            for (M, N, K) in shapes:
+                r = run(lv, M, N, K, repeats=1, warmup=0)
+                emit({**head, "stage": "check", **r})
+                say(f"  check {M}x{N}x{K} {r['variant']}: rel_err={r['rel_err']} "
+                    f"ok={r['verified']} regs={r['regs']} local={r['local_bytes']}")
+                if not r["verified"]:
+                    ok = False
+                    break
+            if ok:
+                where = "time"
+                for S in SIZES:
+                    if time.time() > deadline:
+                        emit({**head, "stage": "skipped", "M": S,
+                              "error": "out of time (--budget)"})
+                        break
+                    rr = run(ref, S, S, S, repeats=REPEATS, warmup=2)
+                    rc = run(lv, S, S, S, repeats=REPEATS, warmup=2)
+                    pct = 100 * rc["tflops"] / rr["tflops"] if rr["tflops"] else 0.0
+                    emit({**head, "stage": "time", **rc, "ref": ref.id,
+                          "ref_tflops": rr["tflops"], "ref_verified": rr["verified"],
+                          "pct_of_ref": pct})
+                    say(f"  {S}^3: {rc['tflops']:.1f} TFLOPS vs {ref.id} {rr['tflops']:.1f}"
+                        f" = {pct:.1f}%  verified={rc['verified']} regs={rc['regs']} "
+                        f"local={rc['local_bytes']}")
+        except Exception as exc:  # a compile error or refusal skips; a CUDA fault ends us
+            emit({**head, "stage": where, "error": f"{type(exc).__name__}: {exc}"[:600],
+                  "trace": traceback.format_exc()[-600:]})
+            say(f"  FAILED ({where}): {type(exc).__name__}: {str(exc)[:300]}")
+            if fatal(exc):
+                say("  CUDA fault: this worker ends, a new one continues")
+                return 3
+    emit({"done": True})
+    return 0
+
+
+# ------------------------------------------------------------------ parent
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--budget", type=float, default=330.0,
+                    help="seconds for the whole run; later candidates are skipped")
+    ap.add_argument("--stall", type=float, default=120.0,
+                    help="seconds without output after which a worker counts as hung")
+    ap.add_argument("--quick", action="store_true", help="three check shapes")
+    ap.add_argument("--only", default="", help="candidate names or level ids to run")
+    ap.add_argument("--list", action="store_true", help="print the candidates and exit")
+    ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--indices", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--deadline", type=float, default=0.0, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker is not None:
+        indices = [int(i) for i in args.indices.split(",") if i]
+        return worker(args.worker, indices, args.deadline, args.quick)
+
+    only = {s for s in args.only.split(",") if s}
+    indices = [i for i, (name, lid, _) in enumerate(CANDIDATES)
+               if not only or name in only or lid in only]
+    if args.list:
+        for i in indices:
+            say(f"{i:3d} {CANDIDATES[i][0]:16s} {json.dumps(CANDIDATES[i][2])}")
+        return 0
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    deadline = t0 + args.budget
+    records: list[dict] = []
+    done: set[int] = set()
+    log = (out / "tune17.jsonl").open("w")
+    say(f"tune17: {len(indices)} candidates, budget {args.budget:.0f} s, out {out}")
+    while True:
+        todo = [i for i in indices if i not in done]
+        if not todo:
+            break
+        cmd = [sys.executable, __file__, "--worker", "0", "--indices",
+               ",".join(map(str, todo)), "--deadline", str(deadline)]
+        if args.quick:
+            cmd.append("--quick")
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, bufsize=1)
+        last = [time.time()]
+
+        def watchdog(p: subprocess.Popen = proc, seen: list[float] = last) -> None:
+            while p.poll() is None:
+                now = time.time()
+                if now - seen[0] > args.stall or now > deadline + args.stall:
+                    say(f"tune17: no output for {now - seen[0]:.0f} s; stopping the worker")
+                    p.kill()
+                    return
+                time.sleep(1.0)
+
+        threading.Thread(target=watchdog, daemon=True).start()
+        current = None
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            last[0] = time.time()
+            if not line.startswith(TAG):
+                print(line, end="", flush=True)
+                continue
+            rec = json.loads(line[len(TAG):])
+            if rec.get("done"):
+                done.update(todo)
+                continue
+            rec["t"] = round(time.time() - t0, 1)
+            records.append(rec)
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+            if current is not None and rec["index"] != current:
+                done.add(current)
+            current = rec["index"]
+        proc.wait()
+        if current is not None:
+            done.add(current)  # the candidate that ended the worker is not run again
+        if proc.returncode and current is None:
+            # no candidate started: the worker itself cannot run here (no GPU, no CuPy)
+            say(f"tune17: the worker exited {proc.returncode} before any candidate; stopping")
+            break
+        if time.time() > deadline + args.stall:
+            break
+    log.close()
+    table(records)
+    say(f"tune17: {time.time() - t0:.0f} s; results in {out / 'tune17.jsonl'}")
+    return 0
+
+
+def table(records: list[dict]) -> None:
+    say("\n== issue 17 candidates (burst, L2 flushed, median of 20; % of the reference "
+        "timed just before) ==")
+    say(f"{'candidate':16s} {'params':34s} {'size':>5s} {'TFLOPS':>8s} {'ref':>8s} "
+        f"{'%ref':>6s} {'ok':>3s} {'regs':>4s} {'spill':>5s}")
+    by_index: dict[int, list[dict]] = {}
+    for r in records:
+        by_index.setdefault(r["index"], []).append(r)
+    for i in sorted(by_index):
+        rs = by_index[i]
+        name, changes = rs[0]["name"], json.dumps(rs[0]["changes"], separators=(",", ":"))
+        timed = [r for r in rs if r.get("stage") == "time" and "error" not in r]
+        for r in timed:
+            say(f"{name:16s} {changes:34s} {r['M']:5d} {r['tflops']:8.1f} "
+                f"{r['ref_tflops']:8.1f} {r['pct_of_ref']:6.1f} "
+                f"{'yes' if r['verified'] else 'NO':>3s} {r['regs']!s:>4s} "
+                f"{r['local_bytes']!s:>5s}")
+        bad = [r for r in rs if "error" in r or (r.get("stage") == "check"
+                                                 and not r.get("verified"))]
+        for r in bad[:1]:
+            what = r.get("error") or (f"wrong at {r['M']}x{r['N']}x{r['K']} "
+                                      f"(rel_err {r.get('rel_err')})")
+            say(f"{name:16s} {changes:34s} {r.get('stage', '')}: {what[:90]}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
