@@ -384,6 +384,24 @@ LEVELS: tuple[Level, ...] = (
               "main loop's instructions are not FMAs (shared loads, copy addressing, "
               "barrier). Variants: 2 or 4 stages 45.4, BK=8 with 6 stages 44.7, BK=32 45.6, "
               "128x128 tiles with 2 blocks per SM 41.3."),
+    # -- issue 17 candidate: cp_async without guards on interior blocks ------------------
+    Level(
+        id="cp_async_interior", title="cp.async, guard-free interior blocks",
+        precision=Precision.FP32, reference="cublas_fp32",
+        adds="cp_async's pipeline with its main loop compiled twice: blocks whose tile lies "
+             "wholly inside C (with K a multiple of BK) copy without any bounds check, one "
+             "source pointer per operand stepped by a row stride, immediate offsets and no "
+             "fallback-address selects; only the blocks on the edge of C run the guarded "
+             "loop.",
+        follows="CUTLASS predicated tile iterators (residue handled apart from the main loop)",
+        source="cp_async_interior.cu", kernel="sgemm_cp_async_interior",
+        params={"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
+                "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "SWZ": 1},
+        geometry=warp_tiles, vector=4,
+        dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
+        notes="Candidate of issue 17 (not yet measured): its loop has fewer non-FMA "
+              "instructions than cp_async's (address selects and guards gone), which is "
+              "what an issue-bound loop at two warps per scheduler needs."),
     Level(
         id="wmma", title="Tensor Cores (WMMA, FP16)", precision=Precision.FP16,
         reference="cublas_fp16",

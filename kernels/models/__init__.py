@@ -14,15 +14,14 @@ from .register_blocking import Register2D, Vectorized
 from .smem_tiles import DoubleBuffer, SmemPadded, SmemTiled
 from .swizzle import IDENTITY
 from .thread_per_element import Coalesced, Naive
-from .warp_tiling import CpAsync, WarpTiling
+from .warp_tiling import CpAsync, CpAsyncInterior, WarpTiling
 from .wmma import Wmma, WmmaPrefetch
 
 MODELS: dict[str, type[LevelModel]] = {
     cls.level_id: cls
     for cls in (Naive, Coalesced, SmemTiled, SmemPadded, DoubleBuffer, Register2D,
-                Vectorized, WarpTiling, CpAsync, Wmma, WmmaPrefetch, MmaSync, MmaPersistent,
-                WgmmaTma,
-                Fp8BlockScaled)
+                Vectorized, WarpTiling, CpAsync, CpAsyncInterior, Wmma, WmmaPrefetch,
+                MmaSync, MmaPersistent, WgmmaTma, Fp8BlockScaled)
 }
 
 
