@@ -38,6 +38,7 @@ CHECK_SHAPES = ((7, 13, 5), (1000, 999, 1001), (1000, 1000, 1024), (2056, 4104, 
 QUICK_CHECK_SHAPES = CHECK_SHAPES[:3]
 REPEATS = 20
 TAG = "@@tune17 "  # a worker's result line
+HARD_STOP_S = 15.0  # past the budget, a worker still running is stopped after this long
 
 # (name, level id, template parameters changed). Order = priority.
 CANDIDATES: list[tuple[str, str, dict[str, int]]] = [
@@ -202,7 +203,7 @@ def main() -> int:
         def watchdog(p: subprocess.Popen = proc, seen: list[float] = last) -> None:
             while p.poll() is None:
                 now = time.time()
-                if now - seen[0] > args.stall or now > deadline + args.stall:
+                if now - seen[0] > args.stall or now > deadline + HARD_STOP_S:
                     say(f"tune17: no output for {now - seen[0]:.0f} s; stopping the worker")
                     p.kill()
                     return
@@ -234,7 +235,7 @@ def main() -> int:
             # no candidate started: the worker itself cannot run here (no GPU, no CuPy)
             say(f"tune17: the worker exited {proc.returncode} before any candidate; stopping")
             break
-        if time.time() > deadline + args.stall:
+        if time.time() > deadline + HARD_STOP_S:
             break
     log.close()
     table(records)

@@ -69,8 +69,8 @@ hgemm_mma_persistent(int M, int N, int K, const __half* __restrict__ A,
                 const bool ok = bk + p * B_RSTEP < K && bc < N;
                 gs_cp_async16(bs + p * B_RSTEP * B_ROW, ok ? b_src + p * b_pass : B, ok);
             }
-        } else {
-#pragma unroll
+        } else {  // the edge path: one chunk at a time, to keep registers for the loop
+#pragma unroll 1
             for (int p = 0; p < A_CHUNKS; ++p) {
                 __half* dst = reinterpret_cast<__half*>(as + p * A_RSTEP * A_ROW);
                 const int gr = ar + p * A_RSTEP;
@@ -78,7 +78,7 @@ hgemm_mma_persistent(int M, int N, int K, const __half* __restrict__ A,
                 for (int q = 0; q < 8; ++q)
                     dst[q] = (gr < M && ak + q < K) ? A[(gs_index)gr * K + ak + q] : __half(0.f);
             }
-#pragma unroll
+#pragma unroll 1
             for (int p = 0; p < B_CHUNKS; ++p) {
                 __half* dst = reinterpret_cast<__half*>(bs + p * B_RSTEP * B_ROW);
                 const int gr = bk + p * B_RSTEP;

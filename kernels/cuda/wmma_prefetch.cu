@@ -36,7 +36,7 @@ hgemm_wmma_prefetch(int M, int N, int K, const __half* __restrict__ A, const __h
     auto issue_tile = [&](int k0, int s) {
         __half* as = As + s * BM * LDA;
         __half* bs = Bs + s * BK * LDB;
-#pragma unroll
+#pragma unroll(VEC ? A_VECS : 1)  // the edge path: one chunk at a time (registers)
         for (int p = 0; p < A_VECS; ++p) {
             const int e = tid + p * THREADS, r = e / (BK / 8), c = (e % (BK / 8)) * 8;
             const int gr = block_row + r, gc = k0 + c;
@@ -50,7 +50,7 @@ hgemm_wmma_prefetch(int M, int N, int K, const __half* __restrict__ A, const __h
                                                                  : __float2half(0.f);
             }
         }
-#pragma unroll
+#pragma unroll(VEC ? B_VECS : 1)
         for (int p = 0; p < B_VECS; ++p) {
             const int e = tid + p * THREADS, r = e / (BN / 8), c = (e % (BN / 8)) * 8;
             const int gr = k0 + r, gc = block_col + c;
