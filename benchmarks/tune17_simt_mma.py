@@ -53,6 +53,7 @@ CANDIDATES: list[tuple[str, str, dict[str, int]]] = [
     ("cp_async_interior", "cp_async_interior", {"BK": 32, "STAGES": 2}),
     ("cp_async_interior", "cp_async_interior", {"SWZ": 4}),
     ("mma_persistent", "mma_persistent", {"STAGES": 3}),
+    ("mma_persistent", "mma_persistent", {"BK": 128, "STAGES": 2}),
     ("mma_persistent", "mma_persistent", {"GM": 1}),
     ("mma_persistent", "mma_persistent", {"GM": 16}),
     ("mma_persistent", "mma_persistent", {"BM": 256, "BN": 128}),
