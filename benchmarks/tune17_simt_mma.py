@@ -1,6 +1,6 @@
 """Issue 17, round 1: the pre-Hopper candidates against cuBLAS, side by side (GPU machine).
 
-    python benchmarks/tune17_simt_mma.py [--out DIR] [--budget 330] [--quick] [--only A,B]
+    python benchmarks/tune17_simt_mma.py [--out DIR] [--budget 300] [--quick] [--only A,B]
 
 For every candidate (a level of the registry with some template parameters changed):
 compile, check it at odd shapes (edge and vector paths, several tiles per persistent
@@ -9,12 +9,14 @@ and 8192^3 through the runner's own Bench (L2 flushed before each launch, median
 every timed run verified). Baselines and the new levels come first, the parameter sweep
 after them, so a run cut short by --budget still has the answers that matter.
 
-Robust by construction: the candidates run in a worker process; a candidate that fails
-to compile or to verify is reported and skipped; a CUDA fault (which poisons the process)
-or a hang (no output for --stall seconds) ends the worker, and a new one carries on with
-the next candidate. Every result is a JSON line in DIR/tune17.jsonl ($OUT, else .);
-progress is printed with flush, and a table comes last: candidate, parameters, size,
-TFLOPS, the reference's TFLOPS, percent of it, verified, registers, spilled bytes.
+The candidates are first compiled in parallel processes (--precompile N, into CuPy's
+disk cache), then run one after another in a worker process. Robust by construction: a
+candidate that fails to compile or to verify is reported and skipped; a CUDA fault (which
+poisons the process) or a hang (no output for --stall seconds) ends the worker, and a new
+one carries on with the next candidate. Every result is a JSON line in DIR/tune17.jsonl
+($OUT, else .); progress is printed with flush, and a table comes last: candidate,
+parameters, size, TFLOPS, the reference's TFLOPS, percent of it, verified, registers,
+spilled bytes.
 """
 
 from __future__ import annotations
@@ -154,18 +156,54 @@ def worker(start: int, indices: list[int], deadline: float, quick: bool) -> int:
     return 0
 
 
+# ------------------------------------------------------------------ precompile
+
+def precompile_one(pos: int) -> str:
+    """Compile candidate ``pos`` with CuPy (both variants) in a process of its own, so
+    that CuPy's disk cache has it when the worker asks; errors are the worker's to report."""
+    from gemmscope.kernels import build, registry
+
+    _, lid, changes = CANDIDATES[pos]
+    try:
+        build.compile_level(registry.get(lid).with_params(changes))
+        return f"{pos} ok"
+    except Exception as exc:
+        return f"{pos} {type(exc).__name__}"
+
+
+def precompile(indices: list[int], procs: int, limit_s: float) -> None:
+    """NVRTC on ``procs`` CPU cores at once (a candidate's compile takes seconds; the
+    worker would do them one after another), for at most ``limit_s``."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, wait
+
+    t = time.time()
+    pool = ProcessPoolExecutor(procs, mp_context=multiprocessing.get_context("spawn"))
+    futures = [pool.submit(precompile_one, i) for i in indices]
+    finished, pending = wait(futures, timeout=limit_s)
+    for f in pending:
+        f.cancel()
+    pool.shutdown(wait=False, cancel_futures=True)
+    bad = [f.result() for f in finished if f.exception() is None and not f.result().endswith("ok")]
+    say(f"tune17: precompiled {len(finished)}/{len(futures)} candidates in "
+        f"{time.time() - t:.0f} s; {len(bad)} failed ({', '.join(sorted(bad)[:4])}"
+        f"{' ...' if len(bad) > 4 else ''}), their workers will say why")
+
+
 # ------------------------------------------------------------------ parent
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
-    ap.add_argument("--budget", type=float, default=330.0,
+    ap.add_argument("--budget", type=float, default=300.0,
                     help="seconds for the whole run; later candidates are skipped")
     ap.add_argument("--stall", type=float, default=120.0,
                     help="seconds without output after which a worker counts as hung")
     ap.add_argument("--quick", action="store_true", help="three check shapes")
     ap.add_argument("--only", default="", help="candidate names or level ids to run")
     ap.add_argument("--list", action="store_true", help="print the candidates and exit")
+    ap.add_argument("--precompile", type=int, default=8,
+                    help="processes compiling the candidates before the run (0: none)")
     ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--indices", default="", help=argparse.SUPPRESS)
     ap.add_argument("--deadline", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -189,6 +227,8 @@ def main() -> int:
     done: set[int] = set()
     log = (out / "tune17.jsonl").open("w")
     say(f"tune17: {len(indices)} candidates, budget {args.budget:.0f} s, out {out}")
+    if args.precompile > 0:
+        precompile(indices, args.precompile, min(120.0, args.budget / 3))
     while True:
         todo = [i for i in indices if i not in done]
         if not todo:
