@@ -199,7 +199,9 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
     if level.persistent:
         run_level = _tma_launcher(level, geometry, kernel, ops, smem, block)
     else:
-        grid = level.grid(M, N)
+        sms = (int(require_cupy().cuda.Device().attributes["MultiProcessorCount"])
+               if level.sm_grid else None)
+        grid = level.grid(M, N, sms)
         args = (np.int32(M), np.int32(N), np.int32(K), ops.a, ops.b, ops.c)
 
         def run_level() -> None:

@@ -109,6 +109,12 @@ def warp_tiles(p: dict[str, int]) -> Geometry:
     return Geometry((threads, 1), (p["BM"], p["BN"]), p["BK"], p.get("SWZ", 1))
 
 
+def warp_tiles_grouped(p: dict[str, int]) -> Geometry:
+    """warp_tiles with GM tile rows walked together (gs_group_coords)."""
+    threads = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
+    return Geometry((threads, 1), (p["BM"], p["BN"]), p["BK"], p["GM"])
+
+
 def warp_specialized(p: dict[str, int]) -> Geometry:
     """A producer warpgroup and CONSUMERS consumer warpgroups per BM x BN tile; GM tile
     rows walked together (gs_tile_coords)."""
@@ -139,6 +145,9 @@ class Level:
     # row-major (K-major, as wgmma reads FP8 operands); the host transposes before timing
     b_layout: str = "kn"
     persistent: bool = False  # one block per SM walking tiles (grid = min(tiles, SMs))
+    # one block per SM walking tiles like ``persistent``, but launched like the other
+    # levels (pointers, no tensor maps): the grid is min(tiles, SMs) blocks
+    sm_grid: bool = False
     k_multiple: int = 1  # K must be a multiple of this (refused before launch otherwise)
     k_reason: str = ""  # why, for the refusal message
     output_format: OutputFormat = OutputFormat.FP32  # how C is stored
@@ -204,7 +213,7 @@ class Level:
     def grid(self, M: int, N: int, sm_count: int | None = None) -> tuple[int, int, int]:
         rows, cols = self.tile
         gm, gn = -(-M // rows), -(-N // cols)
-        if self.persistent:
+        if self.persistent or self.sm_grid:
             cl = self.launch_geometry().cluster  # whole clusters of CL tile rows
             units = -(-gm // cl) * gn
             return (min(units, (sm_count or units * cl) // cl) * cl, 1, 1)
@@ -379,6 +388,24 @@ LEVELS: tuple[Level, ...] = (
               "main loop's instructions are not FMAs (shared loads, copy addressing, "
               "barrier). Variants: 2 or 4 stages 45.4, BK=8 with 6 stages 44.7, BK=32 45.6, "
               "128x128 tiles with 2 blocks per SM 41.3."),
+    # -- issue 17 candidate: cp_async without guards on interior blocks ------------------
+    Level(
+        id="cp_async_interior", title="cp.async, guard-free interior blocks",
+        precision=Precision.FP32, reference="cublas_fp32",
+        adds="cp_async's pipeline with its main loop compiled twice: blocks whose tile lies "
+             "wholly inside C (with K a multiple of BK) copy without any bounds check, one "
+             "source pointer per operand stepped by a row stride, immediate offsets and no "
+             "fallback-address selects; only the blocks on the edge of C run the guarded "
+             "loop.",
+        follows="CUTLASS predicated tile iterators (residue handled apart from the main loop)",
+        source="cp_async_interior.cu", kernel="sgemm_cp_async_interior",
+        params={"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
+                "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "SWZ": 1},
+        geometry=warp_tiles, vector=4,
+        dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
+        notes="Candidate of issue 17 (not yet measured): its loop has fewer non-FMA "
+              "instructions than cp_async's (address selects and guards gone), which is "
+              "what an issue-bound loop at two warps per scheduler needs."),
     Level(
         id="wmma", title="Tensor Cores (WMMA, FP16)", precision=Precision.FP16,
         reference="cublas_fp16",
@@ -393,6 +420,24 @@ LEVELS: tuple[Level, ...] = (
         notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py): BK=32 gave 295 TFLOPS "
               "(278 with 2 stages), BK=64 328; 4 stages at BK=64 fell to 270 (143 KB of "
               "shared memory); 128x256 tiles 280-326."),
+    # -- issue 17 candidate: wmma with fragment prefetch ---------------------------------
+    Level(
+        id="wmma_prefetch", title="WMMA, fragments prefetched", precision=Precision.FP16,
+        reference="cublas_fp16",
+        adds="wmma with mma_sync's pipelining, still through the WMMA API: the next 16-deep "
+             "step's fragments load while the current one multiplies, across K tiles too "
+             "(one barrier per K tile, before its last step), and blocks walk the grid in "
+             "grouped order for L2 reuse; a 128x256 tile of 8 warps (64x64 each).",
+        follows="CUDA Programming Guide, warp matrix functions; CUTLASS sm80 multistage",
+        source="wmma_prefetch.cu", kernel="hgemm_wmma_prefetch",
+        params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 3, "SWZ": 8,
+                "MINB": 1},
+        geometry=warp_tiles, vector=8,
+        dyn_smem=lambda p: p["STAGES"] * (p["BM"] * (p["BK"] + 8) + p["BK"] * (p["BN"] + 8)) * 2,
+        notes="Candidate of issue 17 (not yet measured): predicted above wmma's 43.8% of "
+              "cuBLAS FP16, since 64x64 warp tiles read a third less shared memory per FLOP "
+              "than 64x32 and the prefetch hides the load latency that made them slower "
+              "(274-280 TFLOPS) without it."),
     Level(
         id="mma_sync", title="mma.sync + ldmatrix, swizzled", precision=Precision.FP16,
         reference="cublas_fp16",
@@ -411,6 +456,24 @@ LEVELS: tuple[Level, ...] = (
               "with double-buffered fragments 377 (3 stages), 380 (4 stages), 376 (2); "
               "128x128 tiles 285-307. The loop sits at 255 registers with 4 spilled words "
               "reloaded per K tile, which is what the next step should remove."),
+    # -- issue 17 candidate: mma_sync, persistent ---------------------------------------
+    Level(
+        id="mma_persistent", title="mma.sync, persistent pipeline", precision=Precision.FP16,
+        reference="cublas_fp16",
+        adds="mma_sync's math in a persistent kernel: one block per SM walks its output "
+             "tiles in grouped order, and their K tiles form one cp.async stream, so the "
+             "next tile's first K tiles are in flight (and its first fragments loaded) "
+             "while this tile's last steps multiply and its epilogue stores C; the "
+             "pipeline never drains between tiles. Swizzled ldmatrix offsets are set up "
+             "once per thread, leaving immediates in the loop.",
+        follows="CUTLASS persistent tile schedulers; mma_sync",
+        source="mma_persistent.cu", kernel="hgemm_mma_persistent",
+        params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 4, "GM": 8},
+        geometry=warp_tiles_grouped, vector=8, sm_grid=True,
+        dyn_smem=lambda p: p["STAGES"] * (p["BM"] * p["BK"] + p["BK"] * p["BN"]) * 2,
+        notes="Candidate of issue 17 (not yet measured): predicted a few per cent over "
+              "mma_sync from the prologue and epilogue that no longer stall the tensor "
+              "cores, and fewer address instructions in the loop."),
     Level(
         id="wgmma_tma", title="wgmma + TMA, warp-specialized (BF16)", precision=Precision.BF16,
         reference="cublas_bf16",
