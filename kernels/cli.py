@@ -9,7 +9,7 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -322,7 +322,7 @@ def ncu_levels(args: argparse.Namespace) -> list[str]:
     return list(dict.fromkeys(r.level for r in plan(args) if r.level in SIMT_LEVELS))
 
 
-def run_steps(steps: list[AfterRuns], now: Callable[[], float],
+def run_steps(steps: Sequence[AfterRuns], now: Callable[[], float],
               emit: Callable[[dict[str, Any]], None]) -> None:
     for step in steps:
         step(now, emit)

@@ -185,11 +185,14 @@ def _counted(line: PageLine) -> bool:
 
 
 def rows_of(page: SourcePage, where: dict[int, tuple[str, int]]
-            ) -> tuple[list[list[Any]], str | None]:
-    """The page's lines as event rows (``source_counters.FIELDS``), and what was cut."""
+            ) -> tuple[list[list[Any]], dict[str, Any]]:
+    """The page's lines as event rows (``source_counters.FIELDS``), and the event's fields
+    saying what was cut: ``cut`` (text), ``idle_left_out`` (lines without any count or
+    sample: their values are 0), ``cap_left_out`` (counted lines cut for size: unknown)."""
     counted = [ln for ln in page.lines if _counted(ln)]
     cut = []
     idle = len(page.lines) - len(counted)
+    capped = max(0, len(counted) - sc.MAX_LINES)
     if idle:
         cut.append(f"{idle} lines with no count and no sample (never executed: padding, "
                    "cold paths) left out")
@@ -209,7 +212,8 @@ def rows_of(page: SourcePage, where: dict[int, tuple[str, int]]
         rows.append([ln.offset, ln.sass[:sc.MAX_SASS_CHARS],
                      [src[0], src[1]] if src else None,
                      *(ln.values.get(f) for f in sc.NUMBER_FIELDS), stalls or None])
-    return rows, "; ".join(cut) or None
+    return rows, {"cut": "; ".join(cut) or None, "idle_left_out": idle,
+                  "cap_left_out": capped}
 
 
 def totals_of(page: SourcePage) -> tuple[dict[str, int | float | None], dict[str, int | float]]:
@@ -240,7 +244,7 @@ def event(level_id: str, M: int, N: int, K: int, outcome: Outcome, t: float,
     if page is not None:
         rows, cut = rows_of(page, outcome.where)
         totals, stalls = totals_of(page)
-        ev.update(kernel=page.kernel, lines=rows, lines_total=len(page.lines), cut=cut,
+        ev.update(cut, kernel=page.kernel, lines=rows, lines_total=len(page.lines),
                   totals=totals, stall_totals=stalls,
                   columns={f: c for f, c in page.columns.items()}
                   | ({"source": "--print-source cuda,sass: Line No"} if outcome.where

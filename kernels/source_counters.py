@@ -142,6 +142,6 @@ def check(event: dict[str, Any]) -> str | None:
     event["totals"] = ({k: _number(v) for k, v in totals.items() if k in NUMBER_FIELDS}
                        if isinstance(totals, dict) else {})
     event["stall_totals"] = largest(event.get("stall_totals"), 32) or {}
-    for name in ("lines_total", "seconds"):
+    for name in ("lines_total", "idle_left_out", "cap_left_out", "seconds"):
         event[name] = _number(event.get(name))
     return None
