@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Make resources/sessions/h200-ladder.jsonl on a GPU machine: every level and cuBLAS
 # reference at 4096^3, then square sizes 256..8192, NVML sampled at 50 Hz, then ncu on
-# each SIMT level at 1024^3 (one block per SM) for the banks view's predicted-vs-measured.
+# each SIMT level at 1024^3 (one block per SM) for the banks view's predicted-vs-measured,
+# then ncu's source page of every level at 1024^3 (one launch each, as launched) for the
+# Code view's per-line heat map and the banks view's links (source_counters events).
 #   bash benchmarks/record_bundled.sh [OUT_FILE] [COMMIT]
 # COMMIT goes into the session header when the tree has no .git (the lent GPU machine).
+# The source-counters step is bounded by --ncu-source-budget (170 s for all 13 levels; a
+# level reached after it is recorded as not profiled, with that reason); each event
+# carries its run's `seconds`.
 set -euo pipefail
 out=${1:-resources/sessions/h200-ladder.jsonl}
 [ -n "${2:-}" ] && export GEMMSCOPE_COMMIT=$2
-python3 -m gemmscope.kernels record -o "$out" --force --all -s 4096 --sweep --telemetry-hz 50 --ncu
+python3 -m gemmscope.kernels record -o "$out" --force --all -s 4096 --sweep --telemetry-hz 50 \
+    --ncu --ncu-source --ncu-source-size 1024 --ncu-source-budget 170

@@ -116,6 +116,7 @@ def test_the_event_keeps_counted_lines_and_totals_of_all():
     counted = [r for r in rows if any(c not in ("0", "-", "") and not c.isalpha()
                                       for c in r[2:])]
     assert len(ev["lines"]) == len(counted)
+    assert ev["idle_left_out"] == len(rows) - len(counted) and ev["cap_left_out"] == 0
     if len(counted) < len(rows):
         assert f"{len(rows) - len(counted)} lines with no count" in ev["cut"]
     for field, column in COLUMNS.items():
@@ -134,6 +135,8 @@ def test_over_the_line_cap_the_conflicting_and_most_sampled_lines_stay(monkeypat
     i = sc.INDEX
     assert len(ev["lines"]) == 20
     assert "counted lines past the 20" in ev["cut"]
+    counted = [ln for ln in out.page.lines if any(ln.values.values()) or ln.stalls]
+    assert ev["cap_left_out"] == len(counted) - 20
     excess = [ln for ln in out.page.lines if ln.values["smem_excess_wavefronts"]]
     kept = {row[i["offset"]] for row in ev["lines"]}
     assert {ln.offset for ln in excess} <= kept  # 16 conflicting lines, all kept

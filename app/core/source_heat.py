@@ -40,7 +40,8 @@ def no_counters_text(level_id: str) -> str:
             "gemmscope record --ncu-source)")
 
 
-def _mnemonic(text: str | None) -> str:
+def mnemonic(text: str | None) -> str:
+    """The mnemonic of an instruction's text ("@P0 LDS.128 R4, [R2]" -> "LDS.128")."""
     words = (text or "").replace(";", " ").split()
     if words and words[0].startswith("@"):
         words = words[1:]
@@ -111,7 +112,7 @@ def agreement_problem(rows: list[list[Any]], build: dict[str, Any] | None) -> st
     if build is None or not isinstance(build.get("sass"), str):
         return "the recording has no SASS of this level to place the counters on"
     by_offset = {ln.offset: ln.mnemonic for ln in parse(build["sass"])}
-    listed = [(r[0], _mnemonic(r[1])) for r in rows if isinstance(r[1], str)]
+    listed = [(r[0], mnemonic(r[1])) for r in rows if isinstance(r[1], str)]
     if not listed:
         return None
     same = sum(1 for off, mn in listed if by_offset.get(off) == mn)
