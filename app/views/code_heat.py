@@ -43,7 +43,7 @@ class HeatBar(QWidget):
         for metric in Metric:
             self.box.addItem(METRIC_TEXT[metric], metric.value)
         self.box.currentIndexChanged.connect(
-            lambda _: self.metric_changed.emit(self.metric().value))
+            lambda _: self.metric_changed.emit(self.chosen().value))
         self.text = QLabel()
         self.text.setTextFormat(Qt.TextFormat.PlainText)  # recording text is data
         self.text.setWordWrap(True)
@@ -54,7 +54,7 @@ class HeatBar(QWidget):
         layout.setColumnStretch(2, 1)
         layout.addWidget(self.text, 1, 0, 1, 3)
 
-    def metric(self) -> Metric:
+    def chosen(self) -> Metric:  # (not "metric": that would shadow QWidget.metric())
         return Metric(self.box.currentData())
 
     def set_metric(self, metric: Metric) -> None:

@@ -86,7 +86,7 @@ def color(c: QColor | None) -> str | None:
 def test_sass_lines_carry_the_measured_values_and_heat(code_view, events):
     v = code_view(fed(events, register_2d_event()))
     stalls = page_values("Warp Stall Sampling (All Samples)")
-    assert v.heat_bar.metric() is Metric.STALLS and v.heat.reason is None
+    assert v.heat_bar.chosen() is Metric.STALLS and v.heat.reason is None
     assert v.sass.values is not None
     shown = dict(zip([ln.offset for ln in v.sass.lines], v.sass.values, strict=True))
     for offset, value in shown.items():
