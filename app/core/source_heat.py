@@ -72,8 +72,9 @@ def _rows(event: dict[str, Any]) -> list[list[Any]]:
 
 
 def heat(event: dict[str, Any] | None, build: dict[str, Any] | None, metric: Metric,
-         level_id: str = "") -> Heat:
-    """The metric of each SASS offset of ``build``'s kernel, from ``event``."""
+         level_id: str = "", kernel: list[SassLine] | None = None) -> Heat:
+    """The metric of each SASS offset of ``build``'s kernel, from ``event``. ``kernel``:
+    the build's SASS parsed already (parsing a large kernel costs ~30 ms)."""
     if event is None:
         return Heat(metric, reason=no_counters_text(level_id or "this level"))
     if event.get("lines") is None:
@@ -87,7 +88,9 @@ def heat(event: dict[str, Any] | None, build: dict[str, Any] | None, metric: Met
     if isinstance(shown, str) and isinstance(profiled, str) and shown != profiled:
         return Heat(metric, reason=f"ncu profiled the {profiled} variant of "
                                    f"{event['level']}; this build is the {shown} variant")
-    problem = agreement_problem(rows, build)
+    if kernel is None and build is not None and isinstance(build.get("sass"), str):
+        kernel = parse(build["sass"])
+    problem = agreement_problem(rows, build, kernel)
     if problem is not None:
         return Heat(metric, reason=problem)
     i = sc.INDEX[metric.value]
@@ -95,8 +98,8 @@ def heat(event: dict[str, Any] | None, build: dict[str, Any] | None, metric: Met
     # an offset the event does not list had no count at all (an idle line left out), where
     # ncu's page listed every instruction of this build and none was cut for size;
     # otherwise it is unknown
-    complete = (not event.get("cap_left_out") and build is not None
-                and event.get("lines_total") == len(parse(build["sass"])))
+    complete = (not event.get("cap_left_out") and kernel is not None
+                and event.get("lines_total") == len(kernel))
     total = (event.get("totals") or {}).get(metric.value)
     summary = (f"{METRIC_TEXT[metric]}: {total:,.0f} in the kernel" if isinstance(
         total, int | float) and math.isfinite(total) else METRIC_TEXT[metric])
@@ -107,11 +110,13 @@ def heat(event: dict[str, Any] | None, build: dict[str, Any] | None, metric: Met
     return Heat(metric, values, 0.0 if complete else None, None, summary)
 
 
-def agreement_problem(rows: list[list[Any]], build: dict[str, Any] | None) -> str | None:
-    """Why the event's lines cannot be placed on the build's SASS (None: they can)."""
+def agreement_problem(rows: list[list[Any]], build: dict[str, Any] | None,
+                      kernel: list[SassLine] | None = None) -> str | None:
+    """Why the event's lines cannot be placed on the build's SASS (None: they can).
+    ``kernel``: that SASS parsed already."""
     if build is None or not isinstance(build.get("sass"), str):
         return "the recording has no SASS of this level to place the counters on"
-    by_offset = {ln.offset: ln.mnemonic for ln in parse(build["sass"])}
+    by_offset = {ln.offset: ln.mnemonic for ln in (kernel or parse(build["sass"]))}
     listed = [(r[0], mnemonic(r[1])) for r in rows if isinstance(r[1], str)]
     if not listed:
         return None

@@ -177,7 +177,8 @@ class CodeView(QWidget, View):
         """The chosen counter on the SASS lines and, summed, on the source lines."""
         event = (self.store.source_counters.get(self.level_id)
                  if self.store is not None and self.level_id else None)
-        h = source_heat.heat(event, self.build, self.heat_bar.chosen(), self.level_id or "")
+        h = source_heat.heat(event, self.build, self.heat_bar.chosen(), self.level_id or "",
+                             self.kernel_lines() if self.build is not None else None)
         self.heat = h
         self.heat_bar.show_text(h.reason or h.summary)
         if h.reason is None:
