@@ -16,7 +16,8 @@ launch's JSON line and writes REPORT.ncu-rep; ``-i REPORT --page source`` prints
 file given as ``source_page`` (``--print-source sass``) or ``cuda_page`` (``cuda,sass``),
 real pages of the H200 from tests/fixtures/ncu_source/ by default. ``--version`` prints
 VERSION. Modes for the source page: ``timeout`` (the profiling run sleeps a minute),
-``garbled`` (the page is not CSV), ``no_report`` (ncu profiles no kernel: no report).
+``garbled`` (the page is not CSV), ``no_report`` (ncu profiles no kernel: no report),
+``slow_page`` (printing the page sleeps a minute).
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ if args == ["--version"]:
     print("NVIDIA (R) Nsight Compute Command Line Profiler\\nVersion {version} (build 0)")
     sys.exit(0)
 if "-i" in args:  # printing a report's source page
+    if mode == "slow_page":
+        import time
+        time.sleep(60)
     if mode == "garbled":
         print("this is not a source page")
         sys.exit(0)

@@ -43,6 +43,7 @@ def test_one_event_per_level_with_a_kernel_tensor_core_ones_included(tmp_path):
         assert (ev["M"], ev["N"], ev["K"], ev["tool"]) == (64, 32, 16, "ncu")
         assert ev["status"] == "ok" and ev["reason"] is None
         assert ev["tool_version"] == VERSION and ev["variant"] == "vector"
+        assert isinstance(ev["seconds"], float) and ev["seconds"] >= 0
         assert ev["kernel"] == page.kernel and ev["lines_total"] == len(page.lines)
         lds = next(r for r in ev["lines"] if r[COL["smem_excess_wavefronts"]])
         line = next(ln for ln in page.lines if ln.offset == lds[COL["offset"]])
@@ -98,6 +99,13 @@ def test_a_run_past_its_time_is_a_timeout(tmp_path):
     out = step.profile(str(fake), "naive", 8, 8, 8, timeout_s=0.5)
     assert out.status is step.Status.TIMEOUT and "0.5 s" in out.reason
     assert out.page is None
+
+
+def test_printing_the_page_gets_what_is_left_of_the_time(tmp_path, monkeypatch):
+    monkeypatch.setattr(step, "EXPORT_MIN_S", 0.5)
+    fake = write_fake_ncu(tmp_path / "ncu", mode="slow_page")
+    out = step.profile(str(fake), "naive", 8, 8, 8, timeout_s=0.5)
+    assert out.status is step.Status.TIMEOUT and "printing the source page" in out.reason
 
 
 def test_levels_past_the_step_budget_say_the_time_ran_out(tmp_path):
