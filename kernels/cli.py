@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
 import shlex
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from . import build_event, build_report, commands, ncu, protocol, recording, registry, remote
 from .atomic_file import NewFile
+from .ncu_source_step import SourceCountersStep
+from .ncu_source_step import add_options as add_ncu_source_options
 from .plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from .rows import ms_text, tflops_text, verdict_text
 from .session import RunnerSession, SessionState, default_runner_command
@@ -104,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                                              f"{ncu.DEFAULT_SIZE})")
     rec.add_argument("--ncu-timeout", type=float, default=ncu.TIMEOUT_S, metavar="S",
                      help=f"seconds per ncu run (default {ncu.TIMEOUT_S:g})")
+    add_ncu_source_options(rec)
     rep = sub.add_parser("report", help="print the results table of a recording")
     rep.add_argument("file")
     rep.add_argument("--markdown", action="store_true")
@@ -345,6 +349,12 @@ def ncu_levels(args: argparse.Namespace) -> list[str]:
     return list(dict.fromkeys(r.level for r in plan(args) if r.level in SIMT_LEVELS))
 
 
+def run_steps(steps: Sequence[AfterRuns], now: Callable[[], float],
+              emit: Callable[[dict[str, Any]], None]) -> None:
+    for step in steps:
+        step(now, emit)
+
+
 def _output_file(args: argparse.Namespace) -> NewFile | None:
     """The --output file, refused at once where it exists (unless --force): it is written
     under a temporary name beside it and renamed when the runs have finished."""
@@ -406,15 +416,20 @@ def _abandon(out: NewFile, stderr: TextIO) -> None:
 
 
 def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    if getattr(args, "ncu", None) and remote_target(args) is not None:
-        raise CliError("--ncu profiles on this machine's GPU; it cannot go with --remote")
+    for opt in ("ncu", "ncu_source"):
+        if getattr(args, opt, None) and remote_target(args) is not None:
+            raise CliError(f"--{opt.replace('_', '-')} profiles on this machine's GPU; it "
+                           "cannot go with --remote")
     out = _output_file(args)  # first of all: nothing is replaced unasked
     counters = ncu.CountersStep(ncu_levels(args), args.ncu, args.ncu_size, args.ncu_timeout,
                                 stderr) if getattr(args, "ncu", None) else None
-    if counters is not None:
-        counters.check()
+    sources = SourceCountersStep.from_args(args, [r.level for r in plan(args)], stderr)
+    steps = [s for s in (counters, sources) if s is not None]
+    for step in steps:
+        step.check()
     try:
-        results = run_plan(args, str(out.temp) if out else None, stderr, counters)
+        results = run_plan(args, str(out.temp) if out else None, stderr,
+                           functools.partial(run_steps, steps) if steps else None)
         if out is not None:
             try:
                 out.commit()
@@ -434,10 +449,10 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         stdout.write(render(results) + "\n")
     if args.output:
         stderr.write(f"recorded {len(results)} results to {args.output}\n")
-    if counters is not None:
-        stderr.write(counters.summary() + "\n")
-        if counters.failed:
-            return 1
+    for step in steps:
+        stderr.write(step.summary() + "\n")
+    if any(step.failed for step in steps):
+        return 1
     return 0 if results and all(r["verified"] for r in results) else 1
 
 
