@@ -48,7 +48,6 @@ CANDIDATES: list[tuple[str, str, dict[str, int]]] = [
     ("mma_sync", "mma_sync", {}),
     ("mma_persistent", "mma_persistent", {}),
     ("wmma", "wmma", {}),
-    ("wmma_prefetch", "wmma_prefetch", {}),
     ("cp_async", "cp_async", {}),
     ("cp_async_interior", "cp_async_interior", {}),
     # sweep: the knobs most likely to matter
@@ -60,10 +59,6 @@ CANDIDATES: list[tuple[str, str, dict[str, int]]] = [
     ("mma_persistent", "mma_persistent", {"GM": 16}),
     ("mma_persistent", "mma_persistent", {"BM": 256, "BN": 128}),
     ("mma_persistent", "mma_persistent", {"BN": 128, "WN": 32}),
-    ("wmma_prefetch", "wmma_prefetch", {"STAGES": 4}),
-    ("wmma_prefetch", "wmma_prefetch", {"SWZ": 1}),
-    ("wmma_prefetch", "wmma_prefetch", {"BM": 256, "BN": 128}),
-    ("wmma_prefetch", "wmma_prefetch", {"BN": 128, "WN": 32}),
     ("wmma", "wmma", {"STAGES": 2}),
     ("cp_async", "cp_async", {"SWZ": 4}),
     ("cp_async", "cp_async", {"SWZ": 8}),

@@ -127,10 +127,3 @@ class Wmma(TensorCoreTiles):
     def store_accesses(self, warp: int, M: int, N: int,
                        block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
         return []  # store_matrix_sync's per-lane layout is not documented
-
-
-class WmmaPrefetch(Wmma):
-    """wmma_prefetch: wmma's shared accesses in the same order per K step; the fragments of
-    step kk + 1 are loaded while kk multiplies, which changes timing, not addresses."""
-
-    level_id = "wmma_prefetch"
