@@ -350,7 +350,8 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise CliError("--ncu profiles on this machine's GPU; it cannot go with --remote")
     out = _output_file(args)  # first of all: nothing is replaced unasked
     counters = ncu.CountersStep(ncu_levels(args), args.ncu, args.ncu_size, args.ncu_timeout,
-                                stderr) if getattr(args, "ncu", None) else None
+                                stderr, telemetry_hz=args.telemetry_hz) \
+        if getattr(args, "ncu", None) else None
     if counters is not None:
         counters.check()
     try:

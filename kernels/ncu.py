@@ -18,6 +18,7 @@ import functools
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from typing import Any, TextIO
 from . import registry
 from .models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
 from .models.ncu_compare import NcuKernelRow, NcuParseError, parse_raw_csv
+from .telemetry import Nvml, Sampler
 
 TOOL = "ncu"
 TIMEOUT_S = 300.0
@@ -203,11 +205,18 @@ def counters_event(p: NcuProfile, t: float) -> dict[str, Any]:
 
 class CountersStep:
     """`record --ncu`: after the runs, ncu once per SIMT level, one counters event each.
-    A level ncu gives nothing for is said on stderr and gets no event."""
+    A level ncu gives nothing for is said on stderr and gets no event.
+
+    The runner (and its NVML sampler) has gone by then, so that ncu has the GPU alone;
+    this step samples NVML itself at ``telemetry_hz`` (without GPM: ncu needs the
+    performance monitor), so the recording's telemetry lasts as long as its events, and
+    says in an ``info`` event what each stretch of the timeline is (a profile: one
+    launch under ncu, not timed)."""
 
     def __init__(self, levels: list[str], exe: str, size: tuple[int, int, int],
-                 timeout_s: float, stderr: TextIO):
+                 timeout_s: float, stderr: TextIO, telemetry_hz: float = 0.0):
         """``exe``: the ncu to run (a name on PATH or a path), as ``--ncu`` gave it."""
+        self.telemetry_hz = telemetry_hz
         self.levels = levels
         self.asked = exe
         self.exe = find_ncu(exe)
@@ -234,9 +243,32 @@ class CountersStep:
         if self.exe is None:
             self.failed = list(self.levels)
             return
+        lock = threading.Lock()  # the sampler's thread and this one write one file
+
+        def emit_one(event: dict[str, Any]) -> None:
+            with lock:
+                emit(event)
+
+        sampler = Sampler(Nvml(gpm=False), emit_one, now, hz=self.telemetry_hz) \
+            if self.telemetry_hz > 0 and self.levels else None
+        if sampler is not None:
+            sampler.start()
+        try:
+            self._profile_all(now, emit_one)
+        finally:
+            if sampler is not None:
+                sampler.stop()
+                if sampler.nvml.available:  # the last sample: telemetry ends with the step
+                    emit_one(sampler.sample_now())
+
+    def _profile_all(self, now: Callable[[], float],
+                     emit: Callable[[dict[str, Any]], None]) -> None:
         M, N, K = self.size
         for level_id in self.levels:
             self.say(f"ncu {level_id} {M}x{N}x{K} ...")
+            emit({"type": "info", "t": now(), "level": level_id, "M": M, "N": N, "K": K,
+                  "message": f"ncu profiles {level_id} at {M}×{N}×{K}: one launch under "
+                             "Nsight Compute, not timed"})
             prof = profile(self.exe, level_id, M, N, K, self.timeout_s)
             why = prof.problem()
             if why is not None:

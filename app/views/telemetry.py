@@ -64,6 +64,10 @@ UNITS = {"clocks": "MHz", "power": "W", "temperature": "°C", "gpm": "%"}
 POWER_KIND_TEXT = {"instant": "instant", "average": "1 s average"}
 WINDOW_S = 60.0  # seconds of history shown while following
 STEP_S = 10.0  # the followed window moves in steps of this much
+SAMPLES_END_NOTE_S = 2.0  # events this much past the last sample: the status says so
+# what the view redraws for: samples and runs, the header; messages and counters move
+# the session's end past the samples (the status says so)
+SHOWN_CHANGES = frozenset({Change.TELEMETRY, Change.HEADER, Change.MESSAGES, Change.COUNTERS})
 # the same left axis width on every plot, so the time axes line up; room for a reason's name
 AXIS_WIDTH_PX = 112
 
@@ -228,11 +232,17 @@ class TelemetryView(QWidget, View):
 
     def show_whole_session(self) -> None:
         self.follow_button.setChecked(False)
-        end = self._newest()
+        end = self.store.last_t_s if self.store is not None else 0.0  # samples or not
         self.plots["runs"].setXRange(0.0, max(end, 1e-3), padding=0.01)
 
     def _newest(self) -> float:
-        return self.store.last_t_s if self.store is not None else 0.0
+        """Where following ends: the newest NVML sample, else (no samples) the latest
+        event. A recording's samples may end before its events (an ncu step after the
+        runner's sampler stopped): following them keeps the curves on screen."""
+        if self.store is None:
+            return 0.0
+        tele = self.store.telemetry
+        return tele.last_t if tele.count else self.store.last_t_s
 
     def _follow(self) -> None:
         if not self.follow_button.isChecked():
@@ -249,7 +259,7 @@ class TelemetryView(QWidget, View):
         self.refresh({Change.TELEMETRY, Change.HEADER})
 
     def refresh(self, changes: set[Change]) -> None:
-        if self.store is None or not changes & {Change.TELEMETRY, Change.HEADER}:
+        if self.store is None or not changes & SHOWN_CHANGES:
             return
         if not self.isVisible():
             return  # drawn when shown
@@ -285,6 +295,10 @@ class TelemetryView(QWidget, View):
                     f"{listed(tele.reasons_seen) or 'nothing'}")
             if tele.other_reasons_seen:  # reported, but not slowdowns (kernels.throttle)
                 text += f"; not counted: {listed(tele.other_reasons_seen)}"
+        tail_s = self.store.last_t_s - tele.last_t
+        if tele.count and tail_s > SAMPLES_END_NOTE_S:
+            text += (f"; samples end at {tele.last_t:.0f} s, the session at "
+                     f"{self.store.last_t_s:.0f} s (no NVML samples after)")
         if self.status.text() != text:
             self.status.setText(text)
 
