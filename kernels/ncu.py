@@ -254,14 +254,14 @@ class CountersStep:
         if sampler is not None:
             sampler.start()
         try:
-            self._profile_all(now, emit_one)
+            self._profile_all(self.exe, now, emit_one)
         finally:
             if sampler is not None:
                 sampler.stop()
                 if sampler.nvml.available:  # the last sample: telemetry ends with the step
                     emit_one(sampler.sample_now())
 
-    def _profile_all(self, now: Callable[[], float],
+    def _profile_all(self, exe: str, now: Callable[[], float],
                      emit: Callable[[dict[str, Any]], None]) -> None:
         M, N, K = self.size
         for level_id in self.levels:
@@ -269,7 +269,7 @@ class CountersStep:
             emit({"type": "info", "t": now(), "level": level_id, "M": M, "N": N, "K": K,
                   "message": f"ncu profiles {level_id} at {M}×{N}×{K}: one launch under "
                              "Nsight Compute, not timed"})
-            prof = profile(self.exe, level_id, M, N, K, self.timeout_s)
+            prof = profile(exe, level_id, M, N, K, self.timeout_s)
             why = prof.problem()
             if why is not None:
                 tail = prof.stderr_tail.strip().splitlines()[-3:]
