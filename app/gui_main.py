@@ -5,6 +5,9 @@
     gemmscope replay FILE [--speed S]  replay any recording
     gemmscope replay FILE --screenshot out.png [--view NAME] [--level ID]
                                        render after loading, save a PNG, exit
+    gemmscope talk TALK.toml           step through a talk's scenes (app/window/talk.py)
+    gemmscope talk TALK.toml --screenshot out.png --scene N
+                                       render scene N of the talk, save a PNG, exit
 """
 
 from __future__ import annotations
@@ -27,8 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gemmscope", description="GEMM ladder visualizer",
         epilog=f"other commands (no display needed): gemmscope {{{others}}}; "
                "gemmscope COMMAND --help says more")
-    p.add_argument("command", nargs="?", choices=["replay"], help="replay a recording")
-    p.add_argument("file", nargs="?", help="the recording (.jsonl) to replay")
+    p.add_argument("command", nargs="?", choices=["replay", "talk"],
+                   help="replay a recording; talk: step through a talk's scenes (a TOML "
+                        "file, e.g. resources/talks/ladder.toml)")
+    p.add_argument("file", nargs="?", help="the recording (.jsonl) to replay, or the talk")
+    p.add_argument("--scene", type=int, default=1, metavar="N",
+                   help="talk: start at scene N (with --screenshot: render scene N)")
     p.add_argument("--speed", choices=["1x", "4x", "16x", "instant"],
                    help="replay speed (default: the last one used)")
     p.add_argument("--screenshot", metavar="PATH",
@@ -64,6 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "replay" and not args.file:
         print("gemmscope replay: give the recording to open (FILE)", file=sys.stderr)
         return 2
+    talk = None
+    if args.command == "talk":
+        from .window.talk import check_talk_args
+
+        talk = check_talk_args(args)  # a bad file is said before any window opens
+        if talk is None:
+            return 2
     if args.remote:
         from .core.runner_command import plan_live
 
@@ -91,7 +105,12 @@ def main(argv: list[str] | None = None) -> int:
         settings = args.settings
         if settings is None and args.screenshot:  # a picture never writes the user's prefs
             settings = str(Path(scratch) / "prefs.ini")
-        return _run(app, MainWindow(open_settings(settings)), args)
+        window = MainWindow(open_settings(settings))
+        if talk is not None:
+            from .window.talk import run_talk
+
+            return run_talk(app, window, talk, args)
+        return _run(app, window, args)
 
 
 def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
