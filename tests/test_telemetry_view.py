@@ -422,3 +422,17 @@ def test_following_without_samples_follows_the_events(qtbot, make_window):
     lo, hi = view.plots["runs"].getViewBox().viewRange()[0]
     assert lo <= 150.0 <= hi
     assert "samples end" not in view.status.text()
+
+
+def test_the_plots_are_made_when_the_tab_is_first_shown(qtbot, make_window):
+    # six plots are half the window's start: made only for a tab that is opened
+    window = make_window()
+    window.show()
+    view = window.views["telemetry"]
+    assert view.plots == {}
+    window.named_widget("telemetry")
+    qtbot.waitExposed(view)
+    assert set(view.plots) == {"runs", "clocks", "power", "temperature", "gpm", "reasons"}
+    assert all(plot.isVisible() for plot in view.plots.values())
+    other = make_window()  # an export asks for the charts of a tab never shown
+    assert set(other.views["telemetry"].charts()) == {f"telemetry_{n}" for n in view.plots}
