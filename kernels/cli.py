@@ -349,10 +349,12 @@ def ncu_levels(args: argparse.Namespace) -> list[str]:
     return list(dict.fromkeys(r.level for r in plan(args) if r.level in SIMT_LEVELS))
 
 
-def run_steps(steps: Sequence[AfterRuns], now: Callable[[], float],
+def run_steps(steps: Sequence[AfterRuns], telemetry_hz: float, now: Callable[[], float],
               emit: Callable[[dict[str, Any]], None]) -> None:
-    for step in steps:
-        step(now, emit)
+    """The profiling steps after the runs, NVML sampled all the while."""
+    with ncu.sampling(now, emit, telemetry_hz) as emit_one:
+        for step in steps:
+            step(now, emit_one)
 
 
 def _output_file(args: argparse.Namespace) -> NewFile | None:
@@ -429,7 +431,8 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         step.check()
     try:
         results = run_plan(args, str(out.temp) if out else None, stderr,
-                           functools.partial(run_steps, steps) if steps else None)
+                           functools.partial(run_steps, steps, args.telemetry_hz) if steps
+                           else None)
         if out is not None:
             try:
                 out.commit()

@@ -45,8 +45,11 @@ FIELDS = ("sm_clock_mhz", "mem_clock_mhz", "power_w", "power_kind", "power_limit
 class Nvml:
     """Lazily initialised NVML handle for one device; every read may return None."""
 
-    def __init__(self, index: int = 0):
+    def __init__(self, index: int = 0, gpm: bool = True):
+        """``gpm=False``: no GPM metrics (they take the performance monitor, which a
+        profiler such as ncu needs for itself)."""
         self.index = index
+        self.gpm = gpm
         self.available = False
         self.reason: str | None = None
         self._nv: Any = None
@@ -74,6 +77,8 @@ class Nvml:
         self._nv = pynvml
         self.available = True
         atexit.register(self.close)
+        if not self.gpm:
+            return
         try:
             self._gpm_ok = bool(pynvml.nvmlGpmQueryDeviceSupport(self._h).isSupportedDevice)
         except Exception:

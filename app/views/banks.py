@@ -47,6 +47,7 @@ class BanksCanvas(WarpAccessCanvas):
         self.errors: dict[int, str] = {}  # instruction index -> why it was not re-placed
         self._report: BankReport | None = None
         self._cells: dict[tuple[int, int, int], list[int]] = {}
+        self._summary: tuple[object, tuple[int, int]] = (None, (0, 0))
         self._reload()
 
     def set_swizzle(self, swizzle: Swizzle) -> None:
@@ -152,13 +153,17 @@ class BanksCanvas(WarpAccessCanvas):
 
     def step_summary(self) -> tuple[int, int]:
         """(wavefronts, conflicts) of every shared load of the warp in this K step, under
-        the layout shown (padding and swizzle included)."""
-        wf = cf = 0
-        for acc in self.accesses:
-            if acc.op is Op.LOAD:
-                rep = acc.banks()
-                wf, cf = wf + rep.wavefronts, cf + rep.conflicts
-        return wf, cf
+        the layout shown (padding and swizzle included). Kept until the accesses change
+        (a reload makes a new list): every paint asks, and analysing them all took ~30
+        bank analyses a frame."""
+        if self._summary[0] is not self.accesses:
+            wf = cf = 0
+            for acc in self.accesses:
+                if acc.op is Op.LOAD:
+                    rep = acc.banks()
+                    wf, cf = wf + rep.wavefronts, cf + rep.conflicts
+            self._summary = (self.accesses, (wf, cf))
+        return self._summary[1]
 
     def draw_bank_headers(self, painter: QPainter) -> None:
         if self._report is None:

@@ -24,7 +24,8 @@ class View:
 
     def refresh(self, changes: set[Change]) -> None:
         """The store changed; called at most ~30 times a second with what changed since
-        the last call."""
+        the last call, while the view's tab is shown (a hidden view is called when it is
+        shown, or when the window brings every view up to date for a picture)."""
 
     def set_level(self, level_id: str) -> bool:
         """The selected level changed; False when the view cannot show it (it says why

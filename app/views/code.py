@@ -53,6 +53,7 @@ class CodeView(QWidget, View):
         self.level_id: str | None = None
         # (not "event": that name would shadow QWidget.event(), which Qt calls)
         self.build: dict[str, Any] | None = None
+        self._shown: tuple[Any, ...] | None = None  # (level, its build, the previous one's)
         self.source_path: str | None = None
         self._mix_drawn: tuple[list[Any], str | None] | None = None
         self.notice = plain_label()
@@ -97,8 +98,6 @@ class CodeView(QWidget, View):
         self._show()
 
     def refresh(self, changes: set[Change]) -> None:
-        if changes & {Change.BUILD, Change.HEADER}:
-            self.build = None  # redraw all: the previous level's build may be new
         if changes & {Change.BUILD, Change.HEADER, Change.LADDER}:
             self._show()
         if Change.COUNTERS in changes:
@@ -121,8 +120,16 @@ class CodeView(QWidget, View):
         store, level_id = self.store, self.level_id
         event = store.build_for(level_id) if store and level_id else None
         self._show_mix()
-        if event is self.build and event is not None:
+        prev = self.previous_level()
+        before = store.build_for(prev) if store and prev else None
+        # redrawn when what it shows changed: this level's build (a result of another
+        # variant, a restart's copy) or the previous level's (the diff); a replay brings
+        # a build event per level and a result per run, most of them about other levels
+        shown = (level_id, event, before)
+        if self._shown is not None and event is not None and shown[0] == self._shown[0] \
+                and shown[1] is self._shown[1] and shown[2] is self._shown[2]:
             return
+        self._shown = shown
         self.build = event
         self.heat = None  # of the previous build until _show_heat
         if event is None:

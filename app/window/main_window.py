@@ -53,7 +53,7 @@ from . import exports, navigation
 from .menus import install_menus, install_shortcuts
 from .preferences import Preferences
 from .presentation import ShortcutsDialog
-from .redraw import RedrawThrottle
+from .redraw import RedrawThrottle, ShownViews
 
 BUNDLED_SESSION = "h200-ladder.jsonl"
 FAST_CHANGES = frozenset({Change.STREAM, Change.RUN})
@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
         for spec in VIEWS:
             self._add_view(spec.name, spec.title, spec.factory())
         self.setCentralWidget(self.tabs)
+        self.shown_views = ShownViews(self.tabs, self.views)
 
         self.ladder = LadderPanel()
         self.ladder.bind(self.store)
@@ -459,8 +460,7 @@ class MainWindow(QMainWindow):
 
     def _refresh_views(self, changes: set[Change]) -> None:
         self.ladder.refresh(changes)
-        for view in self.views.values():
-            view.refresh(changes)
+        self.shown_views.refresh(changes, everything=self._flushing)
         if Change.MESSAGES in changes or Change.HEADER in changes:
             self.messages.sync(self.store)
             self._show_messages()
