@@ -540,7 +540,11 @@ LEVELS: tuple[Level, ...] = (
           scaling=Scaling.BLOCKS, k_multiple=128, k_reason="one FP32 scale per 128 of K",
           shape_rule=lambda M, N, K: (
               f"torch._scaled_mm needs M, N and K to be multiples of 16; got {M}x{N}x{K}"
-              if M % 16 or N % 16 or K % 16 else None),
+              if M % 16 or N % 16 or K % 16 else
+              f"with one K block (K={K}) torch reads the block scales as another scaling "
+              "(measured: a wrong result at 256x256x128); K must be a multiple of 128 of at "
+              "least 256"
+              if K < 256 else None),
           notes="torch 2.11 on the H200 refuses scale_a given as a contiguous (M, K/128) "
                 "array; it takes it outer-dim-major (strides (1, M)). Measured (issue 17, "
                 "burst): 1311 TFLOPS at 8192^3, 90% of the per-tensor cuBLASLt FP8 (1455) "
