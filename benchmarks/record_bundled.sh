@@ -7,8 +7,9 @@
 #              of every level at 1024^3 (one launch each, as launched) for the Code view's
 #              per-line heat map and the banks view's links (source_counters events);
 #   sustained: the same session continued (--append): every level and reference launched
-#              back to back at 4096^3 and 8192^3, 2 trials of 2 s after 2 s cool-downs
-#              (shorter than the defaults, 3 x 3 s after 5 s, to fit the call; the method
+#              back to back at 4096^3 and 8192^3, 2 trials of 1.5 s after 1 s cool-downs
+#              (shorter than the defaults, 3 x 3 s after 5 s, to fit the call, NVML at 25 Hz to keep
+#              the file small; the method
 #              is the same: docs/energy.md).
 #   bash benchmarks/record_bundled.sh [burst|sustained|all] [OUT_FILE] [COMMIT]
 # COMMIT goes into the session header when the tree has no .git (the lent GPU machine).
@@ -26,5 +27,5 @@ if [ "$part" = burst ] || [ "$part" = all ]; then
 fi
 if [ "$part" = sustained ] || [ "$part" = all ]; then
   python3 -m gemmscope.kernels record -o "$out" --append --all --sustained -s 4096 -s 8192 \
-    --window-s 2 --trials 2 --cooldown-s 2 --telemetry-hz 50
+    --window-s 1.5 --trials 2 --cooldown-s 1 --telemetry-hz 25
 fi
