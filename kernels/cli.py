@@ -12,10 +12,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import build_event, build_report, commands, ncu, protocol, recording, registry, remote
+from . import (
+    build_event,
+    build_report,
+    commands,
+    gpu_options,
+    ncu,
+    protocol,
+    recording,
+    registry,
+    remote,
+)
 from .atomic_file import NewFile
+from .devices import DeviceSet
 from .plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
-from .rows import ms_text, tflops_text, verdict_text
+from .progress import Progress
 from .session import RunnerSession, SessionState, default_runner_command
 from .session_file import SessionWriter
 from .table import render
@@ -57,6 +68,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         "`-m gemmscope.kernels runner`)")
     p.add_argument("--levels-from", help=argparse.SUPPRESS)
     _add_remote_options(p)
+    gpu_options.add_gpu_options(p)
 
 
 def _add_remote_options(p: argparse.ArgumentParser) -> None:
@@ -77,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("runner", help="serve JSON-line commands on stdin (docs/protocol.md)")
     r.add_argument("--telemetry-hz", type=float, default=50.0)
     r.add_argument("--levels-from", help="a Python file with extra LEVELS (tests)")
+    r.add_argument("--device", type=int, metavar="N",
+                   help="use GPU N (as nvidia-smi counts them; default: CUDA's first)")
+    w = sub.add_parser("worker", help="a Dask worker for `record --cluster`, on one GPU "
+                                      "(docs/cluster.md)")
+    w.add_argument("address", metavar="ADDRESS", help="the scheduler, tcp://host:8786")
+    w.add_argument("--device", type=int, default=0, metavar="N",
+                   help="the GPU it drives (as nvidia-smi counts them; default 0)")
     b = sub.add_parser("bench", help="run levels and print a table")
     _add_run_options(b)
     b.add_argument("-o", "--output", help="also record the event stream to this file")
@@ -160,46 +179,6 @@ def sustained_fields(args: argparse.Namespace) -> dict[str, Any]:
     return {"mode": mode, **given}
 
 
-class Progress:
-    """One status line on stderr, rewritten in place on a terminal."""
-
-    def __init__(self, stream: TextIO, total: int):
-        self.stream = stream
-        self.total = total
-        self.tty = stream.isatty()
-        self.index = 0
-
-    def show(self, text: str, final: bool = False) -> None:
-        line = f"[{self.index}/{self.total}] {text}"
-        if self.tty:
-            self.stream.write("\r\x1b[2K" + line + ("\n" if final else ""))
-        elif final:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-
-    def event(self, ev: dict[str, Any]) -> None:
-        kind = ev["type"]
-        if kind == "run_start":
-            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']} ...")
-        elif kind == "repeat":
-            what = "trial" if ev.get("mode") == "sustained" else "repeat"
-            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  {what} {ev['i'] + 1}  "
-                      f"{tflops_text(ev['tflops'])} TFLOPS")
-        elif kind == "phase":
-            doing = "cooling down" if ev["phase"] == "cooldown" else "window"
-            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  trial {ev['trial'] + 1}: "
-                      f"{doing} ({ev.get('seconds', 0):.0f} s)")
-        elif kind == "result":
-            ok = verdict_text(ev["verified"])
-            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  {tflops_text(ev['tflops'])} "
-                      f"TFLOPS ({ms_text(ev['median_ms'])} ms), {ok}", final=True)
-        elif kind == "error":
-            where = f"{ev.get('level', '')} {ev.get('M', '')}x{ev.get('N', '')}x{ev.get('K', '')}"
-            self.show(f"error [{ev['kind']}] {where.strip(' x')}: {ev['message']}", final=True)
-        elif kind == "info":
-            self.show(ev["message"], final=True)
-
-
 # after the runs: called with the session clock and the recording's event sink
 AfterRuns = Callable[[Callable[[], float], Callable[[dict[str, Any]], None]], None]
 
@@ -230,11 +209,20 @@ def runner_command(args: argparse.Namespace) -> list[str]:
 
 
 def open_session(args: argparse.Namespace, on_event: Callable[[dict[str, Any]], None],
-                 **kwargs: Any) -> RunnerSession:
+                 **kwargs: Any) -> RunnerSession | DeviceSet:
     """The runner session of ``args``: local, or over ssh (``--remote``: see
-    :func:`remote.session_options`)."""
-    command = runner_command(args)
+    :func:`remote.session_options`); with ``--device``/``--devices`` one runner per GPU
+    (:class:`DeviceSet`)."""
+    try:
+        gpus = gpu_options.gpus_of(args)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     target = remote_target(args)
+    if gpus is not None:
+        specs = gpu_options.device_specs(gpus, [] if target else runner_command(args), target,
+                                         args.remote_command, args.ssh_option)
+        return DeviceSet(on_event, specs, split=args.split, **kwargs)
+    command = runner_command(args)
     options = remote.session_options(target) if target is not None else {}
     return RunnerSession(on_event, command, **options, **kwargs)
 
@@ -245,26 +233,27 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
     runner gone, ``after`` may add events of its own (on the same clock, to the same
     file)."""
     runs = plan(args)
-    progress = Progress(stderr, len(runs))
     results: list[dict[str, Any]] = []
+    on_event = Progress(stderr, len(runs)).sink(results)
     writer = SessionWriter(out_path) if out_path else None
 
-    def on_event(ev: dict[str, Any]) -> None:
-        if ev["type"] == "result":
-            results.append(ev)
-        if ev["type"] == "run_start":
-            progress.index += 1
-        if ev["type"] != "telemetry":
-            progress.event(ev)
-
-    session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout)
+    try:
+        session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout)
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        raise
     try:
         try:
             header = session.wait_ready()
         except RuntimeError as exc:
             raise CliError(str(exc)) from None
-        if header.get("device") is None:
-            raise CliError(f"no GPU: {header.get('no_gpu_reason')}")
+        for entry in protocol.session_devices(header) or [{"name": None}]:
+            if entry.get("name") is None:
+                which = (f"GPU {entry['gpu']}: " if isinstance(session, DeviceSet)
+                         and entry.get("gpu") is not None else "")
+                raise CliError(f"no GPU: {which}"
+                               f"{entry.get('no_gpu_reason') or header.get('no_gpu_reason')}")
         session.submit(runs)
         session.wait_idle()
         if session.explainer is not None and session.lost_runs:
@@ -278,6 +267,32 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
         if writer is not None:
             writer.close()
     return results
+
+
+def run_cluster(args: argparse.Namespace, out_path: str | None,
+                stderr: TextIO) -> tuple[list[dict], int]:
+    """The plan on a Dask cluster (kernels/cluster.py); returns the results and the number
+    of runs lost with their worker."""
+    from . import cluster
+
+    if args.remote or args.device is not None or args.devices:
+        raise CliError("--cluster picks GPUs through its workers; it cannot go with "
+                       "--remote, --device or --devices")
+    runs = plan(args)
+    results: list[dict[str, Any]] = []
+    on_event = Progress(stderr, len(runs)).sink(results)
+
+    command = runner_command(args) if args.runner or args.levels_from else None
+    writer = SessionWriter(out_path) if out_path else None
+    try:
+        lost = cluster.record(args.cluster, runs, on_event, writer, command, args.timeout,
+                              args.telemetry_hz)
+    except cluster.ClusterError as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        if writer is not None:
+            writer.close()
+    return results, lost
 
 
 def main(argv: list[str] | None = None, stdout: TextIO | None = None,
@@ -308,7 +323,7 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
 def _runner(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from .runner import main as runner_main
 
-    return runner_main(args.telemetry_hz, args.levels_from)
+    return runner_main(args.telemetry_hz, args.levels_from, args.device)
 
 
 def ncu_levels(args: argparse.Namespace) -> list[str]:
@@ -346,15 +361,25 @@ def _abandon(out: NewFile, stderr: TextIO) -> None:
 
 
 def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    if getattr(args, "ncu", None) and remote_target(args) is not None:
-        raise CliError("--ncu profiles on this machine's GPU; it cannot go with --remote")
-    out = _output_file(args)  # first of all: nothing is replaced unasked
+    if getattr(args, "ncu", None) and (remote_target(args) is not None or args.devices
+                                       or args.cluster):
+        raise CliError("--ncu profiles one GPU of this machine; it cannot go with --remote, "
+                       "--devices or --cluster")
+    try:  # the options first, then the file: nothing is replaced unasked
+        gpu_options.gpus_of(args)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    out = _output_file(args)
     counters = ncu.CountersStep(ncu_levels(args), args.ncu, args.ncu_size, args.ncu_timeout,
                                 stderr) if getattr(args, "ncu", None) else None
     if counters is not None:
         counters.check()
+    lost = 0
     try:
-        results = run_plan(args, str(out.temp) if out else None, stderr, counters)
+        if args.cluster:
+            results, lost = run_cluster(args, str(out.temp) if out else None, stderr)
+        else:
+            results = run_plan(args, str(out.temp) if out else None, stderr, counters)
         if out is not None:
             try:
                 out.commit()
@@ -378,6 +403,9 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         stderr.write(counters.summary() + "\n")
         if counters.failed:
             return 1
+    if lost:
+        stderr.write(f"{lost} run(s) lost with their worker: error events in the recording\n")
+        return 1
     return 0 if results and all(r["verified"] for r in results) else 1
 
 
@@ -468,7 +496,19 @@ def _sass(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
+def _worker(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from .cluster import worker_command
+
+    try:
+        argv, env = worker_command(args.address, args.device)
+    except RuntimeError as exc:
+        raise CliError(str(exc)) from None
+    import subprocess
+
+    return subprocess.call(argv, env=env)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
-    "runner": _runner, "bench": _bench, "record": _bench, "report": _report,
+    "runner": _runner, "worker": _worker, "bench": _bench, "record": _bench, "report": _report,
     "levels": _levels, "diff": _diff, "sass": _sass,
 }

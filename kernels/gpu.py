@@ -163,6 +163,7 @@ class DeviceInfo:
     cuda_runtime: str
     cupy: str
     limits: DeviceLimits | None = None
+    pci_bus_id: str | None = None  # "0000:19:00.0": how NVML finds the same GPU
 
     def as_event(self) -> dict[str, Any]:
         d = {f: getattr(self, f) for f in self.__dataclass_fields__}
@@ -184,6 +185,10 @@ def device_info() -> DeviceInfo:
     major, minor = dev.compute_capability[0], dev.compute_capability[1:]
     drv = cp.cuda.runtime.driverGetVersion()
     rt = cp.cuda.runtime.runtimeGetVersion()
+    try:
+        bus: str | None = str(dev.pci_bus_id)
+    except Exception:  # not fatal: NVML then goes by index (kernels/gpu_select.py)
+        bus = None
     return DeviceInfo(
         name=name, sm_count=int(attrs["MultiProcessorCount"]), cc=f"{major}.{minor}",
         arch=f"sm_{major}{minor}", sm_clock_max_mhz=attrs["ClockRate"] / 1000,
@@ -191,7 +196,7 @@ def device_info() -> DeviceInfo:
         memory_gib=round(cp.cuda.runtime.memGetInfo()[1] / 2**30, 1),
         l2_bytes=int(attrs["L2CacheSize"]), driver=f"{drv // 1000}.{drv % 1000 // 10}",
         cuda_runtime=f"{rt // 1000}.{rt % 1000 // 10}", cupy=cp.__version__,
-        limits=_limits(dev.id))
+        limits=_limits(dev.id), pci_bus_id=bus)
 
 
 @dataclass(frozen=True, slots=True)
