@@ -16,12 +16,12 @@ from . import (
     build_event,
     build_report,
     commands,
-    gpu_options,
     ncu,
     protocol,
     recording,
     registry,
     remote,
+    targets,
 )
 from .atomic_file import NewFile
 from .devices import DeviceSet
@@ -67,20 +67,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="the runner command line (default: this Python's "
                         "`-m gemmscope.kernels runner`)")
     p.add_argument("--levels-from", help=argparse.SUPPRESS)
-    _add_remote_options(p)
-    gpu_options.add_gpu_options(p)
-
-
-def _add_remote_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--remote", metavar="[USER@]HOST[:PORT]",
-                   help="drive the runner on this host through ssh (batch mode: your keys "
-                        "and ssh config; never a password)")
-    p.add_argument("--remote-command", default=remote.DEFAULT_REMOTE_COMMAND, metavar="CMD",
-                   help="how to start the runner there (default "
-                        f"`{remote.DEFAULT_REMOTE_COMMAND}`)")
-    p.add_argument("--ssh-option", action="append", default=[], metavar="OPT",
-                   help="an ssh -o option, e.g. Port=2222 or IdentityFile=~/.ssh/gpu "
-                        "(repeatable; one starting with - is passed as it is)")
+    targets.add_remote_options(p)
+    targets.add_gpu_options(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,8 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--levels-from", help="a Python file with extra LEVELS (tests)")
     r.add_argument("--device", type=int, metavar="N",
                    help="use GPU N (as nvidia-smi counts them; default: CUDA's first)")
-    w = sub.add_parser("worker", help="a Dask worker for `record --cluster`, on one GPU "
-                                      "(docs/cluster.md)")
+    w = sub.add_parser("worker", help="a Dask worker on one GPU (docs/cluster.md)")
     w.add_argument("address", metavar="ADDRESS", help="the scheduler, tcp://host:8786")
     w.add_argument("--device", type=int, default=0, metavar="N",
                    help="the GPU it drives (as nvidia-smi counts them; default 0)")
@@ -118,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("file")
     rep.add_argument("--markdown", action="store_true")
     lv = sub.add_parser("levels", help="list the levels (of a remote runner with --remote)")
-    _add_remote_options(lv)
+    targets.add_remote_options(lv)
     d = sub.add_parser("diff", help="source diff, resources and instruction mix of two levels "
                                     "(no GPU needed: NVRTC and nvdisasm from PyPI)")
     d.add_argument("a", metavar="A", help="level id")
@@ -214,12 +201,12 @@ def open_session(args: argparse.Namespace, on_event: Callable[[dict[str, Any]], 
     :func:`remote.session_options`); with ``--device``/``--devices`` one runner per GPU
     (:class:`DeviceSet`)."""
     try:
-        gpus = gpu_options.gpus_of(args)
+        gpus = targets.gpus_of(args)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     target = remote_target(args)
     if gpus is not None:
-        specs = gpu_options.device_specs(gpus, [] if target else runner_command(args), target,
+        specs = targets.device_specs(gpus, [] if target else runner_command(args), target,
                                          args.remote_command, args.ssh_option)
         return DeviceSet(on_event, specs, split=args.split, **kwargs)
     command = runner_command(args)
@@ -280,13 +267,11 @@ def run_cluster(args: argparse.Namespace, out_path: str | None,
                        "--remote, --device or --devices")
     runs = plan(args)
     results: list[dict[str, Any]] = []
-    on_event = Progress(stderr, len(runs)).sink(results)
-
     command = runner_command(args) if args.runner or args.levels_from else None
     writer = SessionWriter(out_path) if out_path else None
     try:
-        lost = cluster.record(args.cluster, runs, on_event, writer, command, args.timeout,
-                              args.telemetry_hz)
+        lost = cluster.record(args.cluster, runs, Progress(stderr, len(runs)).sink(results),
+                              writer, command, args.timeout, args.telemetry_hz)
     except cluster.ClusterError as exc:
         raise CliError(str(exc)) from None
     finally:
@@ -366,7 +351,7 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise CliError("--ncu profiles one GPU of this machine; it cannot go with --remote, "
                        "--devices or --cluster")
     try:  # the options first, then the file: nothing is replaced unasked
-        gpu_options.gpus_of(args)
+        targets.gpus_of(args)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     out = _output_file(args)
@@ -497,14 +482,14 @@ def _sass(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def _worker(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from .cluster import worker_command
+    import subprocess
+
+    from .cluster import ClusterError, worker_command
 
     try:
         argv, env = worker_command(args.address, args.device)
-    except RuntimeError as exc:
+    except ClusterError as exc:
         raise CliError(str(exc)) from None
-    import subprocess
-
     return subprocess.call(argv, env=env)
 
 

@@ -151,10 +151,6 @@ class RunnerSession:
         return len(self.queue.pending)
 
     @property
-    def current_run(self) -> RunRequest | None:
-        return self.queue.current
-
-    @property
     def idle(self) -> bool:
         """Nothing queued or in flight (or given up)."""
         return self.state is SessionState.FAILED or (

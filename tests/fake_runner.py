@@ -15,9 +15,9 @@ restarted runner serves normally (as a real runner would after a sticky CUDA err
 results that carry energy and ``throttled`` (invented numbers).
 
 The GPU its parent gave it (``CUDA_VISIBLE_DEVICES``) names its device ("Fake GPU 1",
-uuid "GPU-fake-1"). With ``$FAKE_RUNNER_MARKS`` set to a folder, each run writes the file
-``LEVEL-M`` there at its start, holding this process's parent's pid (the process that
-drives it: a cluster test kills that one in the middle of the run).
+uuid "GPU-fake-1"; its results read 10 + N TFLOPS). With ``$FAKE_RUNNER_MARKS`` set to a
+folder, each run writes the file ``LEVEL-M`` there at its start, holding this process's
+parent's pid (the process that drives it: a cluster test kills that one mid-run).
 """
 
 from __future__ import annotations
@@ -99,7 +99,8 @@ def main() -> int:
                         emit({"type": "telemetry", "sm_clock_mhz": 1980, "power_w": 100.0})
                         time.sleep(0.05)
             emit({"type": "result", **base, "dtype": "fp32", "precision": "fp32",
-                  "median_ms": 1.0, "tflops": 10.0, "verified": True, "rel_err": 0.0,
+                  "median_ms": 1.0, "tflops": 10.0 + int(gpu or 0), "verified": True,
+                  "rel_err": 0.0,
                   "repeats": cmd.get("repeats", 20),
                   **({"energy_j": 0.7, "gflop_per_j": 2e-3 * cmd["M"] * cmd["N"] * cmd["K"]
                       / 1e9 / 0.7 * 1e3, "avg_power_w": 700.0, "throttled": ["SwPowerCap"]}

@@ -48,6 +48,8 @@ def test_two_runners_make_one_session_with_the_device_of_every_event(tmp_path):
     for device in (0, 1):
         mine = [r for r in session.results if r["device"] == device]
         assert runs_of(mine) == sorted(expected)
+        # from that GPU's own runner (the stand-in reads 10 + its GPU index TFLOPS)
+        assert {r["tflops"] for r in mine} == {10.0 + device}
     # run ids are unique across GPUs, so a reader can tell two runs in flight apart
     starts = [e["id"] for e in session.events if e["type"] == "run_start"]
     assert len(set(starts)) == len(starts) == 2 * len(expected)

@@ -96,6 +96,7 @@ class MainWindow(QMainWindow):
         self.ladder = LadderPanel()
         self.ladder.bind(self.store)
         self.ladder.level_selected.connect(self._level_selected)
+        self.ladder.device_changed.connect(lambda _device: self.throttle.poke())
         self.controls = RunControls()
         self.controls.set_values(*self.prefs.shape())
         self.controls.run_level.connect(self.run_selected)

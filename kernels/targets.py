@@ -1,5 +1,6 @@
-"""The CLI's GPU options: ``--device N``, ``--devices 0,1|all``, ``--split`` and
-``--cluster ADDRESS``, and the runner specs they make (kernels/devices.py). No Qt."""
+"""Where the CLI's runs go: the options ``--remote HOST`` (a runner over ssh),
+``--device N``, ``--devices 0,1|all``, ``--split`` and ``--cluster ADDRESS``, and the
+runner specs they make (kernels/devices.py). No Qt."""
 
 from __future__ import annotations
 
@@ -8,6 +9,18 @@ import argparse
 from . import remote
 from .devices import DeviceSpec
 from .gpu_select import gpu_env, gpu_shell_prefix, parse_devices
+
+
+def add_remote_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--remote", metavar="[USER@]HOST[:PORT]",
+                   help="drive the runner on this host through ssh (batch mode: your keys "
+                        "and ssh config; never a password)")
+    p.add_argument("--remote-command", default=remote.DEFAULT_REMOTE_COMMAND, metavar="CMD",
+                   help="how to start the runner there (default "
+                        f"`{remote.DEFAULT_REMOTE_COMMAND}`)")
+    p.add_argument("--ssh-option", action="append", default=[], metavar="OPT",
+                   help="an ssh -o option, e.g. Port=2222 or IdentityFile=~/.ssh/gpu "
+                        "(repeatable; one starting with - is passed as it is)")
 
 
 def add_gpu_options(p: argparse.ArgumentParser, cluster: bool = True) -> None:

@@ -1,0 +1,71 @@
+"""The app on a session of two GPUs: a ladder per GPU (the ladder panel's GPU choice), the
+same level on each GPU side by side, and one-GPU recordings shown as before."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+from gemmscope.kernels import cli
+
+FAKE = Path(__file__).with_name("fake_runner.py")
+BUNDLED = Path(__file__).parents[1] / "resources" / "sessions" / "h200-ladder.jsonl"
+
+
+@pytest.fixture
+def two_gpus(tmp_path) -> Path:
+    """A recording of two stand-in GPUs (GPU N's results read 10 + N TFLOPS)."""
+    out = tmp_path / "two.jsonl"
+    code = cli.main(["record", "-o", str(out), "--runner", f"{sys.executable} {FAKE}",
+                     "--devices", "0,1", "-l", "naive,coalesced", "-s", "64", "-r", "2",
+                     "--no-compare"], stdout=io.StringIO(), stderr=io.StringIO())
+    assert code == 0
+    return out
+
+
+def open_whole(window, path: Path) -> None:
+    assert window.open_recording(path)
+    window.replay.deliver_all()
+    window.flush_views()
+
+
+def test_the_same_level_on_each_gpu_side_by_side(qtbot, make_window, two_gpus):
+    window = make_window()
+    open_whole(window, two_gpus)
+    view = window.views["charts"]
+    assert not view.devices.isHidden()
+    drawn = sorted((r["level"], r["device"], r["tflops"]) for r in view.devices.rows)
+    assert drawn == [("coalesced", 0, 10.0), ("coalesced", 1, 11.0),
+                     ("naive", 0, 10.0), ("naive", 1, 11.0)]
+    # grouped: the two bars of a level sit apart, inside the level's slot
+    naive = sorted(r["x"] for r in view.devices.rows if r["level"] == "naive")
+    assert naive[0] < 0 < naive[1] and naive[1] - naive[0] < 1
+    assert view.devices.hover and "Fake GPU 1" in view.devices._describe(naive[1], 0)
+
+
+def test_the_ladder_panel_shows_one_gpu_at_a_time_and_says_which(qtbot, make_window,
+                                                                 two_gpus):
+    window = make_window()
+    open_whole(window, two_gpus)
+    ladder = window.ladder
+    assert not ladder.device_box.isHidden() and ladder.device_box.count() == 2
+    assert ladder.device_box.itemText(1) == "Ladder of GPU 1 (Fake GPU 1)"
+    assert ladder.cell_text("naive", "TFLOPS") == "10.00"
+    ladder.device_box.activated.emit(1)
+    window.flush_views()
+    assert window.store.device == 1 and ladder.shown_device_text().endswith("(Fake GPU 1)")
+    assert ladder.cell_text("naive", "TFLOPS") == "11.00"
+    bars = window.views["charts"].bars
+    assert [row["tflops"] for row in bars.rows] == [11.0, 11.0]
+
+
+def test_a_one_gpu_recording_shows_no_gpu_choice(qtbot, make_window):
+    window = make_window()
+    open_whole(window, BUNDLED)
+    assert window.store.device_ids() == [0] and not window.store.multi_device
+    assert window.ladder.device_box.isHidden()
+    assert window.views["charts"].devices.isHidden()
+    assert window.store.device_name() and "H200" in window.store.device_name()
