@@ -69,3 +69,41 @@ def test_a_one_gpu_recording_shows_no_gpu_choice(qtbot, make_window):
     assert window.ladder.device_box.isHidden()
     assert window.views["charts"].devices.isHidden()
     assert window.store.device_name() and "H200" in window.store.device_name()
+
+
+def test_live_on_two_gpus_splits_the_runs_and_records_one_session(qtbot, tmp_path):
+    from gemmscope.app.core.store import SessionStore
+    from gemmscope.app.sources.live import LiveSource
+    from gemmscope.kernels import targets
+    from gemmscope.kernels.plan import RunRequest
+    from gemmscope.kernels.recording import read_session
+    from gemmscope.kernels.session_file import SessionWriter
+
+    path = tmp_path / "live.jsonl"
+    writer = SessionWriter(path)
+    store = SessionStore()
+    specs = targets.device_specs([0, 1], [sys.executable, str(FAKE), "--mode", "slow"])
+    live = LiveSource(store.handle, tap=writer, devices=specs, split=True)
+    try:
+        live.start()
+        with qtbot.waitSignal(live.idle, timeout=20_000):
+            live.submit([RunRequest("naive", 64, 64, 64, 3),
+                         RunRequest("coalesced", 64, 64, 64, 3)])
+    finally:
+        live.stop()
+        writer.close()
+    assert "GPU 0" in live.describe() and "GPU 1" in live.describe()
+    assert store.multi_device
+    by_device = {r.device: r.level for r in store.results}
+    assert sorted(by_device) == [0, 1] and sorted(by_device.values()) == ["coalesced", "naive"]
+    session = read_session(path)
+    assert len(session.header["devices"]) == 2 and len(session.results) == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--devices", "1,x"], "give GPU indices"), (["--split"], "--split spreads runs")])
+def test_the_app_refuses_wrong_gpu_options_before_a_window_opens(capsys, argv, message):
+    from gemmscope.app import gui_main
+
+    assert gui_main.main(argv) == 2
+    assert message in capsys.readouterr().err
