@@ -104,7 +104,8 @@ class Merger:
         self.devices[worker] = index
         self.hosts[worker] = str(out.get("host"))
         runner = out.get("header") or {}
-        device = runner.get("device") if isinstance(runner.get("device"), dict) else {}
+        found = runner.get("device")
+        device: dict[str, Any] = found if isinstance(found, dict) else {}
         entry = {"id": index, "gpu": out.get("gpu"), "host": out.get("host"),
                  "worker": worker, **{k: v for k, v in device.items()
                                       if k not in ("id", "gpu", "host", "worker")},

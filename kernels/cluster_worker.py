@@ -59,6 +59,10 @@ class RunnerPlugin(WorkerPlugin):
                                           start_timeout_s=max(self.watchdog_s, 60.0))
         return self._session
 
+    def note(self, event: dict[str, Any]) -> None:
+        """An event of this worker's own, sent with the run's."""
+        self._events.append(event)
+
     def take(self) -> list[dict[str, Any]]:
         events = list(self._events)
         self._events.clear()
@@ -80,8 +84,11 @@ def run_on_worker(request: RunRequest) -> dict[str, Any]:
             session.wait_ready()
             session.submit([request])
             session.wait_idle()
-        except RuntimeError as exc:  # the runner did not start
+        except RuntimeError as exc:  # the runner did not start: the run is lost, and said
             failure = str(exc)
+            plugin.note({"type": "error", "t": session.now(), "kind": "runner_crash",
+                         "message": f"{failure}; the run of {request.describe()} was not "
+                                    "made", **request.where()})
         return {"events": plugin.take(), "now": session.now(), "header": session.header,
                 "failure": failure, "worker": worker.address, "host": socket.gethostname(),
                 "gpu": os.environ.get("CUDA_VISIBLE_DEVICES")}

@@ -19,6 +19,7 @@ RunnerSession (``submit``, ``pump``, ``wait_idle``, ``close``...).
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections import deque
@@ -115,7 +116,7 @@ class DeviceSet:
         self._header: dict[str, Any] | None = None
         self.pending: deque[RunRequest] = deque()  # split runs not yet given to a GPU
         self.sessions = [
-            RunnerSession(lambda ev, i=i: self._on_device_event(i, ev), spec.command,
+            RunnerSession(functools.partial(self._on_device_event, i), spec.command,
                           watchdog_s=watchdog_s, start_timeout_s=start_timeout_s,
                           wakeup=self._wake, env=spec.env, t0=self._t0,
                           run_prefix="run" if len(specs) == 1 else f"d{i}-run",

@@ -188,3 +188,35 @@ def test_nvml_samples_the_gpu_cuda_runs_on_by_its_bus_id(monkeypatch):
     nvml.close()
     missing = telemetry.Nvml(0, pci_bus_id="0000:99:00.0")
     assert not missing.available and "0000:99:00.0" in (missing.reason or "")
+
+
+def test_a_gpu_whose_runner_does_not_start_is_named(tmp_path):
+    # GPU 1's "runner" exits at once; GPU 0's is the stand-in
+    runner = (f"sh -c '[ \"$CUDA_VISIBLE_DEVICES\" = 1 ] && {{ echo no device >&2; exit 3; }}; "
+              f"exec {sys.executable} {FAKE}'")
+    err = io.StringIO()
+    out = tmp_path / "r.jsonl"
+    code = cli.main(["record", "-o", str(out), "--runner", runner, "--devices", "0,1",
+                     "-l", "naive", "-s", "16", "--no-compare"],
+                    stdout=io.StringIO(), stderr=err)
+    assert code == 2
+    assert "GPU 1: the runner exited (code 3): no device" in err.getvalue()
+    assert "GPU 0:" not in err.getvalue() and not out.exists()
+
+
+def test_a_crash_on_one_gpu_costs_its_run_only_and_says_which_gpu(tmp_path):
+    # the first runner process to start crashes in its first run; its restart serves
+    state = tmp_path / "crash.state"
+    out = tmp_path / "crash.jsonl"
+    code = cli.main(["record", "-o", str(out), "--runner",
+                     f"{sys.executable} {FAKE} --mode crash --state {state}",
+                     "--devices", "0,1", "--split", "-l", LEVELS, *SHAPES, "-r", "3",
+                     "--no-compare"], stdout=io.StringIO(), stderr=io.StringIO())
+    session = recording.read_session(out)
+    assert code == 0  # as with one GPU: every result that was made is verified
+    [lost] = session.errors
+    assert lost["kind"] == "runner_crash" and lost["device"] in (0, 1)
+    restarts = [e for e in session.events if e["type"] == "restart"]
+    assert [r["device"] for r in restarts] == [lost["device"]]
+    done = runs_of(session.results) + [(lost["level"], lost["M"])]
+    assert sorted(done) == sorted((lv, n) for lv in LEVELS.split(",") for n in (16, 32))
