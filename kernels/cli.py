@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shlex
 import sys
 from collections.abc import Callable
@@ -18,17 +17,17 @@ from . import (
     commands,
     ncu,
     protocol,
-    recording,
     registry,
     remote,
     targets,
 )
-from .atomic_file import NewFile
 from .devices import DeviceSet
+from .output_file import OutputRefused, abandon, output_file
 from .plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from .progress import Progress
 from .session import RunnerSession, SessionState, default_runner_command
 from .session_file import SessionWriter
+from .session_report import printable, report_lines
 from .table import render
 
 
@@ -59,6 +58,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cooldown-s", type=float, metavar="S",
                    help=f"sustained: idle seconds before each trial (default "
                         f"{sus['cooldown_s'][0]:g})")
+    p.add_argument("--sustained-size", action="append", type=parse_shape, default=[],
+                   metavar="N|MxNxK",
+                   help="after the burst runs, run every level sustained at this shape too "
+                        "(repeatable; the --window-s, --trials, --cooldown-s options apply)")
     p.add_argument("--telemetry-hz", type=float, default=50.0,
                    help="NVML sampling rate, 0 = off (default 50)")
     p.add_argument("--timeout", type=float, default=300.0,
@@ -92,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(rec)
     rec.add_argument("-o", "--output", required=True, help="session file to write (.jsonl)")
     rec.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    rec.add_argument("--append", action="store_true",
+                     help="continue the existing output file: its lines are kept and this "
+                          "run's follow as a new runner of the same session (the file is "
+                          "replaced atomically when the runs finish)")
     rec.add_argument("--ncu", nargs="?", const="ncu", metavar="PATH",
                      help="after the timed runs, profile each SIMT level once with Nsight "
                           "Compute (PATH: the ncu executable, default ncu on PATH) and "
@@ -142,22 +149,33 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         commands.check_telemetry_hz(args.telemetry_hz)
     except protocol.ProtocolError as exc:
         raise CliError(f"--telemetry-hz: {exc}") from None
-    sustained = sustained_fields(args)
+    also = list(getattr(args, "sustained_size", []) or [])
+    if also and args.sustained:
+        raise CliError("--sustained-size adds sustained runs after burst ones; with "
+                       "--sustained every run is sustained already (use --size)")
+    # with --sustained-size the window options are those of the added sustained runs
+    main_mode = sustained_fields(args, args.sustained) if not also else {"mode": "burst"}
     shapes = list(args.size) or ([] if args.sweep else [(4096, 4096, 4096)])
     for n in args.sweep or []:
         if (n, n, n) not in shapes:
             shapes.append((n, n, n))
     runs = [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
-                       compare=not args.no_compare, **sustained)
+                       compare=not args.no_compare, **main_mode)
             for M, N, K in shapes for level_id in ids]
+    if also:
+        sustained = sustained_fields(args, True)
+        runs += [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
+                            compare=not args.no_compare, **sustained)
+                 for M, N, K in also for level_id in ids]
     return runs
 
 
-def sustained_fields(args: argparse.Namespace) -> dict[str, Any]:
-    """RunRequest fields of --sustained and its options, checked as the runner will."""
+def sustained_fields(args: argparse.Namespace, sustained: bool) -> dict[str, Any]:
+    """RunRequest fields of a burst or sustained run (with the --window-s, --trials and
+    --cooldown-s options), checked as the runner will."""
     given = {"window_s": args.window_s, "trials": args.trials, "cooldown_s": args.cooldown_s}
     given = {k: v for k, v in given.items() if v is not None}
-    mode = "sustained" if args.sustained else "burst"
+    mode = "sustained" if sustained else "burst"
     try:
         commands.check_mode_fields({"mode": mode, **given})
     except protocol.ProtocolError as exc:
@@ -226,58 +244,52 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
 
     try:
         session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout)
-    except BaseException:
-        if writer is not None:
-            writer.close()
-        raise
-    try:
         try:
-            header = session.wait_ready()
-        except RuntimeError as exc:
-            raise CliError(str(exc)) from None
-        for entry in protocol.session_devices(header) or [{"name": None}]:
-            if entry.get("name") is None:
-                which = (f"GPU {entry['gpu']}: " if isinstance(session, DeviceSet)
-                         and entry.get("gpu") is not None else "")
-                raise CliError(f"no GPU: {which}"
-                               f"{entry.get('no_gpu_reason') or header.get('no_gpu_reason')}")
-        session.submit(runs)
-        session.wait_idle()
-        if session.explainer is not None and session.lost_runs:
-            # over ssh a lost run is a lost connection or runner: say so, exit 2
-            raise CliError(session.failure_text)
-        session.close()  # the GPU to the profiler alone
-        if after is not None:
-            after(session.now, session.emit)
+            _drive(session, runs, args, after)
+        finally:
+            session.close()
     finally:
-        session.close()
         if writer is not None:
             writer.close()
     return results
 
 
+def _drive(session: RunnerSession | DeviceSet, runs: list[RunRequest], args: argparse.Namespace,
+           after: AfterRuns | None) -> None:
+    try:
+        header = session.wait_ready()
+    except RuntimeError as exc:
+        raise CliError(str(exc)) from None
+    for entry in protocol.session_devices(header) or [{"name": None}]:
+        if entry.get("name") is None:
+            which = (f"GPU {entry['gpu']}: " if isinstance(session, DeviceSet)
+                     and entry.get("gpu") is not None else "")
+            raise CliError(f"no GPU: {which}"
+                           f"{entry.get('no_gpu_reason') or header.get('no_gpu_reason')}")
+    session.submit(runs)
+    session.wait_idle()
+    if session.explainer is not None and session.lost_runs:
+        # over ssh a lost run is a lost connection or runner: say so, exit 2
+        raise CliError(session.failure_text)
+    session.close()  # the GPU to the profiler alone
+    if after is not None:
+        after(session.now, session.emit)
+
+
 def run_cluster(args: argparse.Namespace, out_path: str | None,
                 stderr: TextIO) -> tuple[list[dict], int]:
-    """The plan on a Dask cluster (kernels/cluster.py); returns the results and the number
-    of runs lost with their worker."""
+    """The plan on a Dask cluster; returns the results and the runs lost with a worker."""
     from . import cluster
 
     if args.remote or args.device is not None or args.devices:
         raise CliError("--cluster picks GPUs through its workers; it cannot go with "
                        "--remote, --device or --devices")
-    runs = plan(args)
-    results: list[dict[str, Any]] = []
     command = runner_command(args) if args.runner or args.levels_from else None
-    writer = SessionWriter(out_path) if out_path else None
     try:
-        lost = cluster.record(args.cluster, runs, Progress(stderr, len(runs)).sink(results),
-                              writer, command, args.timeout, args.telemetry_hz)
+        return cluster.record_plan(args.cluster, plan(args), out_path, stderr, command,
+                                   args.timeout, args.telemetry_hz)
     except cluster.ClusterError as exc:
         raise CliError(str(exc)) from None
-    finally:
-        if writer is not None:
-            writer.close()
-    return results, lost
 
 
 def main(argv: list[str] | None = None, stdout: TextIO | None = None,
@@ -287,7 +299,7 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args, stdout, stderr)
-    except CliError as exc:
+    except (CliError, OutputRefused) as exc:
         stderr.write(f"gemmscope {args.command}: {exc}\n")
         return 2
     except protocol.ProtocolError as exc:
@@ -318,33 +330,6 @@ def ncu_levels(args: argparse.Namespace) -> list[str]:
     return list(dict.fromkeys(r.level for r in plan(args) if r.level in SIMT_LEVELS))
 
 
-def _output_file(args: argparse.Namespace) -> NewFile | None:
-    """The --output file, refused at once where it exists (unless --force): it is written
-    under a temporary name beside it and renamed when the runs have finished."""
-    if not args.output:
-        return None
-    try:
-        return NewFile(args.output, replace=args.force)
-    except FileExistsError:
-        raise CliError(f"{args.output} exists; pass --force to replace it") from None
-    except OSError as exc:
-        raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-
-
-def _abandon(out: NewFile, stderr: TextIO) -> None:
-    """The runs did not finish: keep what was measured under the temporary name (and say
-    where), else remove it. The --output file is left as it was."""
-    try:
-        text = out.temp.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return
-    if '"type":"result"' in text or '"type":"counters"' in text:
-        stderr.write(f"gemmscope: the runs did not finish; what was measured is in "
-                     f"{out.temp} ({out.path} was not written)\n")
-    else:
-        out.discard()
-
-
 def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if getattr(args, "ncu", None) and (remote_target(args) is not None or args.devices
                                        or args.cluster):
@@ -354,7 +339,7 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         targets.gpus_of(args)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    out = _output_file(args)
+    out = output_file(args)
     counters = ncu.CountersStep(ncu_levels(args), args.ncu, args.ncu_size, args.ncu_timeout,
                                 stderr) if getattr(args, "ncu", None) else None
     if counters is not None:
@@ -375,7 +360,7 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 raise CliError(f"cannot write {out.path}: {exc.strerror or exc}") from None
     except BaseException:
         if out is not None:
-            _abandon(out, stderr)
+            abandon(out, stderr)
         raise
     if getattr(args, "json", False):
         for r in results:
@@ -397,33 +382,13 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if not Path(args.file).exists():
         raise CliError(f"{args.file}: no such file")
-    session = recording.read_session(args.file)
-    dev = session.header.get("device") or {}
-    peaks = dev.get("peak_tflops") if isinstance(dev.get("peak_tflops"), dict) else None
-    lines = [f"{args.file}: {dev.get('name') or 'no device'}, recorded "
-             f"{session.header.get('created')}, {len(session.results)} results, "
-             f"{len(session.errors)} errors", "",
-             render(session.results, markdown=args.markdown, peaks=peaks)]
-    for e in session.errors:
-        where = " ".join(str(e[k]) for k in ("level", "M", "N", "K") if e.get(k) is not None)
-        first = (e["message"].splitlines() or [""])[0]
-        lines.append(f"error [{e['kind']}] {where}: {first}")
+    lines, problem = report_lines(args.file, args.markdown)
     for line in lines:
-        stdout.write(printable(line) + "\n")
-    if session.problem is not None:
-        stderr.write(printable(f"gemmscope report: {session.problem}") + "\n")
+        stdout.write(line + "\n")
+    if problem is not None:
+        stderr.write(problem + "\n")
         return 1
     return 0
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """Text from a recording, safe on a terminal: control characters (escape sequences,
-    carriage returns) and lone surrogates are written as escapes."""
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -482,15 +447,12 @@ def _sass(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def _worker(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    import subprocess
-
-    from .cluster import ClusterError, worker_command
+    from .cluster import ClusterError, run_worker
 
     try:
-        argv, env = worker_command(args.address, args.device)
+        return run_worker(args.address, args.device)
     except ClusterError as exc:
         raise CliError(str(exc)) from None
-    return subprocess.call(argv, env=env)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {

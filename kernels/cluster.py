@@ -27,7 +27,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 from .devices import HEADER_FIELDS
 from .plan import RunRequest
@@ -154,6 +154,14 @@ def worker_command(address: str, gpu: int) -> tuple[list[str], dict[str, str]]:
     return argv, gpu_env(gpu)
 
 
+def run_worker(address: str, gpu: int) -> int:
+    """``gemmscope worker``: the worker of :func:`worker_command`, until it ends."""
+    import subprocess
+
+    argv, env = worker_command(address, gpu)
+    return subprocess.call(argv, env=env)
+
+
 def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
     """A Dask client of the scheduler at ``address`` (ClusterError when it cannot be)."""
     try:
@@ -269,6 +277,26 @@ def _started(client: Any, key: Any) -> bool:
     except Exception:
         return True  # cannot tell: the run may have begun, so it is said lost
     return any(isinstance(msg, dict) and msg.get("key") == str(key) for _, msg in events)
+
+
+def record_plan(address: str, runs: list[RunRequest], out_path: str | None,
+                stderr: TextIO, command: list[str] | None = None,
+                watchdog_s: float = DEFAULT_WATCHDOG_S, telemetry_hz: float | None = None
+                ) -> tuple[list[dict[str, Any]], int]:
+    """``record --cluster``: the runs to ``out_path`` (a session file), progress on
+    ``stderr``; returns the results and the number of runs lost with their worker."""
+    from .progress import Progress
+    from .session_file import SessionWriter
+
+    results: list[dict[str, Any]] = []
+    writer = SessionWriter(out_path) if out_path else None
+    try:
+        lost = record(address, runs, Progress(stderr, len(runs)).sink(results), writer,
+                      command, watchdog_s, telemetry_hz)
+    finally:
+        if writer is not None:
+            writer.close()
+    return results, lost
 
 
 def record(address: str, runs: list[RunRequest], on_event: EventSink, tap: Tap | None,

@@ -218,5 +218,5 @@ def test_a_crash_on_one_gpu_costs_its_run_only_and_says_which_gpu(tmp_path):
     assert lost["kind"] == "runner_crash" and lost["device"] in (0, 1)
     restarts = [e for e in session.events if e["type"] == "restart"]
     assert [r["device"] for r in restarts] == [lost["device"]]
-    done = runs_of(session.results) + [(lost["level"], lost["M"])]
+    done = [*runs_of(session.results), (lost["level"], lost["M"])]
     assert sorted(done) == sorted((lv, n) for lv in LEVELS.split(",") for n in (16, 32))
