@@ -336,9 +336,12 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise CliError("--ncu profiles one GPU of this machine; it cannot go with --remote, "
                        "--devices or --cluster")
     try:  # the options first, then the file: nothing is replaced unasked
-        targets.gpus_of(args)
+        gpus = targets.gpus_of(args)
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    if getattr(args, "append", False) and (gpus or args.cluster):
+        raise CliError("--append continues a session of one runner; a session of several "
+                       "GPUs (--device, --devices, --cluster) is recorded to a new file")
     out = output_file(args)
     counters = ncu.CountersStep(ncu_levels(args), args.ncu, args.ncu_size, args.ncu_timeout,
                                 stderr) if getattr(args, "ncu", None) else None

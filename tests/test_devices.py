@@ -220,3 +220,24 @@ def test_a_crash_on_one_gpu_costs_its_run_only_and_says_which_gpu(tmp_path):
     assert [r["device"] for r in restarts] == [lost["device"]]
     done = [*runs_of(session.results), (lost["level"], lost["M"])]
     assert sorted(done) == sorted((lv, n) for lv in LEVELS.split(",") for n in (16, 32))
+
+
+def test_report_of_two_gpus_names_both_and_says_each_rows_device(tmp_path):
+    _, session, _ = record(tmp_path, "--devices", "0,1")
+    out = io.StringIO()
+    assert cli.main(["report", session.path], stdout=out, stderr=io.StringIO()) == 0
+    first, _, head, _rule, *rows = out.getvalue().splitlines()
+    assert "Fake GPU 0 + Fake GPU 1" in first
+    assert head.split()[:2] == ["device", "level"]
+    assert sorted(row.split()[0] for row in rows) == ["0"] * 6 + ["1"] * 6
+
+
+def test_append_is_refused_for_several_gpus(tmp_path):
+    _, session, _ = record(tmp_path, "--devices", "0,1")
+    before = Path(session.path).read_bytes()
+    err = io.StringIO()
+    code = cli.main(["record", "-o", session.path, "--append", "--runner",
+                     f"{sys.executable} {FAKE}", "--devices", "0,1", "-l", "naive", "-s", "16"],
+                    stdout=io.StringIO(), stderr=err)
+    assert code == 2 and "--append continues a session of one runner" in err.getvalue()
+    assert Path(session.path).read_bytes() == before
