@@ -77,6 +77,7 @@ def test_live_on_two_gpus_splits_the_runs_and_records_one_session(qtbot, tmp_pat
     from gemmscope.kernels import targets
     from gemmscope.kernels.plan import RunRequest
     from gemmscope.kernels.recording import read_session
+    from gemmscope.kernels.session import SessionState
     from gemmscope.kernels.session_file import SessionWriter
 
     path = tmp_path / "live.jsonl"
@@ -86,6 +87,8 @@ def test_live_on_two_gpus_splits_the_runs_and_records_one_session(qtbot, tmp_pat
     live = LiveSource(store.handle, tap=writer, devices=specs, split=True)
     try:
         live.start()
+        # both runners ready first, so each GPU is free when the runs are split
+        qtbot.waitUntil(lambda: live.state is SessionState.READY, timeout=20_000)
         with qtbot.waitSignal(live.idle, timeout=20_000):
             live.submit([RunRequest("naive", 64, 64, 64, 3),
                          RunRequest("coalesced", 64, 64, 64, 3)])
