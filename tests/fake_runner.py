@@ -46,12 +46,12 @@ def main() -> int:
     ap.add_argument("--protocol", type=int, default=1)
     args = ap.parse_args()
     mode = args.mode
-    if args.state:
-        state = Path(args.state)
-        if state.exists():
+    if args.state:  # made exclusively: of runners started together, one is the first
+        try:
+            with Path(args.state).open("x") as fh:
+                fh.write(str(os.getpid()))
+        except FileExistsError:
             mode = "ok"
-        else:
-            state.write_text(str(os.getpid()))
     if mode == "silent_start":  # never gets ready (e.g. stuck initialising the device)
         time.sleep(3600)
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES")
