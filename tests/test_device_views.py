@@ -110,3 +110,22 @@ def test_the_app_refuses_wrong_gpu_options_before_a_window_opens(capsys, argv, m
 
     assert gui_main.main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_errors_on_two_gpus_say_which_gpu(tmp_path):
+    from gemmscope.app.core.store import SessionStore
+    from gemmscope.kernels import recording
+
+    state = tmp_path / "crash.state"
+    out = tmp_path / "crash.jsonl"
+    cli.main(["record", "-o", str(out), "--runner",
+              f"{sys.executable} {FAKE} --mode crash --state {state}", "--devices", "0,1",
+              "-l", "naive", "-s", "16", "--no-compare"],
+             stdout=io.StringIO(), stderr=io.StringIO())
+    store = SessionStore()
+    for event in recording.read_session(out).events:
+        store.handle(event)
+    [error] = [m for m in store.messages if m.is_error]
+    assert error.device in (0, 1)
+    assert error.describe().startswith(f"runner_crash (naive at 16×16×16 on device "
+                                       f"{error.device}): the runner exited")

@@ -59,6 +59,7 @@ class Message:
     shape: Shape | None
     t: float
     is_error: bool
+    device: int | None = None  # the GPU, in a session of several
 
     def describe(self) -> str:
         where = ""
@@ -66,6 +67,8 @@ class Message:
             where = self.level + (f" at {self.shape}" if self.shape is not None else "")
         elif self.shape is not None:
             where = str(self.shape)
+        if self.device is not None:
+            where = " ".join(filter(None, (where, f"on device {self.device}")))
         head = f"{self.kind}" + (f" ({where})" if where else "")
         return f"{head}: {self.text}"
 
@@ -206,7 +209,7 @@ class SessionStore:
 
     def _on_error(self, ev: dict[str, Any]) -> None:
         self.messages.append(Message(ev["kind"], ev["message"], ev.get("level"),
-                                     _shape_of(ev), float(ev["t"]), True))
+                                     _shape_of(ev), float(ev["t"]), True, self._device_of(ev)))
         self._changes.add(Change.MESSAGES)
         self._end_running(ev)
         if self._state(ev).runs.finish(ev, float(ev["t"]), RunEnd.ERROR):
@@ -214,7 +217,7 @@ class SessionStore:
 
     def _on_info(self, ev: dict[str, Any]) -> None:
         self.messages.append(Message("info", ev["message"], ev.get("level"), _shape_of(ev),
-                                     float(ev["t"]), False))
+                                     float(ev["t"]), False, self._device_of(ev)))
         self._changes.add(Change.MESSAGES)
         if str(ev["message"]).startswith(TELEMETRY_UNAVAILABLE):
             self.telemetry_note = str(ev["message"])
@@ -334,6 +337,10 @@ class SessionStore:
         if state is None:
             state = self._per[index] = DeviceState()
         return state
+
+    def _device_of(self, ev: dict[str, Any]) -> int | None:
+        """An event's GPU where the session has several (messages name it), else None."""
+        return device_of(ev) if "device" in ev and len(self.devices) > 1 else None
 
     def device_ids(self) -> list[int]:
         """The GPUs of the session: the header's and any that joined or have events."""
