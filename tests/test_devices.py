@@ -241,3 +241,19 @@ def test_append_is_refused_for_several_gpus(tmp_path):
                     stdout=io.StringIO(), stderr=err)
     assert code == 2 and "--append continues a session of one runner" in err.getvalue()
     assert Path(session.path).read_bytes() == before
+
+
+def test_the_bus_id_of_cudas_device_comes_from_its_properties_where_the_call_fails():
+    from gemmscope.kernels.gpu import _bus_id
+
+    def no_call(device_id):
+        raise AttributeError("deviceGetPCIBusId")
+
+    cp = SimpleNamespace(cuda=SimpleNamespace(runtime=SimpleNamespace(
+        deviceGetPCIBusId=no_call)))
+    props = {"pciDomainID": 0, "pciBusID": 0x3B, "pciDeviceID": 0}
+    assert _bus_id(cp, 0, props) == "0000:3b:00.0"
+    assert gpu_select.same_bus_id(_bus_id(cp, 0, props), FakeNvml.BUS[1])
+    assert _bus_id(cp, 0, {}) is None
+    cp.cuda.runtime.deviceGetPCIBusId = lambda device_id: "0000:19:00.0"
+    assert _bus_id(cp, 0, props) == "0000:19:00.0"
