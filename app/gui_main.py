@@ -5,6 +5,9 @@
     gemmscope replay FILE [--speed S]  replay any recording
     gemmscope replay FILE --screenshot out.png [--view NAME] [--level ID]
                                        render after loading, save a PNG, exit
+    gemmscope talk TALK.toml           step through a talk's scenes (app/window/talk.py)
+    gemmscope talk TALK.toml --screenshot out.png --scene N
+                                       render scene N of the talk, save a PNG, exit
 """
 
 from __future__ import annotations
@@ -28,8 +31,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gemmscope", description="GEMM ladder visualizer",
         epilog=f"other commands (no display needed): gemmscope {{{others}}}; "
                "gemmscope COMMAND --help says more")
-    p.add_argument("command", nargs="?", choices=["replay"], help="replay a recording")
-    p.add_argument("file", nargs="?", help="the recording (.jsonl) to replay")
+    p.add_argument("command", nargs="?", choices=["replay", "talk"],
+                   help="replay a recording; talk: step through a talk's scenes (a TOML "
+                        "file, e.g. resources/talks/ladder.toml)")
+    p.add_argument("file", nargs="?", help="the recording (.jsonl) to replay, or the talk")
+    p.add_argument("--scene", type=int, default=1, metavar="N",
+                   help="talk: start at scene N (with --screenshot: render scene N)")
     p.add_argument("--speed", choices=["1x", "4x", "16x", "instant"],
                    help="replay speed (default: the last one used)")
     p.add_argument("--screenshot", metavar="PATH",
@@ -74,6 +81,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gemmscope: {exc}", file=sys.stderr)
         return 2
     args.gpus = gpus
+    talk = None
+    if args.command == "talk":
+        from .window.talk import check_talk_args
+
+        talk = check_talk_args(args)  # a bad file is said before any window opens
+        if talk is None:
+            return 2
     if args.remote:
         from .core.runner_command import plan_live
 
@@ -101,7 +115,12 @@ def main(argv: list[str] | None = None) -> int:
         settings = args.settings
         if settings is None and args.screenshot:  # a picture never writes the user's prefs
             settings = str(Path(scratch) / "prefs.ini")
-        return _run(app, MainWindow(open_settings(settings)), args)
+        window = MainWindow(open_settings(settings))
+        if talk is not None:
+            from .window.talk import run_talk
+
+            return run_talk(app, window, talk, args)
+        return _run(app, window, args)
 
 
 def _device_specs(args: argparse.Namespace, plan: Any) -> Any:
@@ -122,33 +141,19 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
     if args.speed:
         window.set_replay_speed(args.speed)
 
-    interactive = not args.screenshot  # a screenshot needs the recording read first
-    if args.command == "replay":
-        if not window.open_recording(args.file, background=interactive):
+    if args.screenshot:  # a screenshot needs the recording read first
+        if not _open_source(window, args, background=False):
             print(window.statusBar().currentMessage(), file=sys.stderr)
             window.close()
             return 2
-    else:
-        from .core.runner_command import plan_live
-
-        plan = plan_live(args.runner, window.runner_command(),
-                         asked_live=bool(args.session_file), remote=args.remote,
-                         remote_command=args.remote_command, ssh_options=args.ssh_option)
-        if plan.command:
-            window.start_live(plan.label, plan.command, args.session_file, args.watchdog_s,
-                              remote=plan.remote, devices=_device_specs(args, plan),
-                              split=args.split)
-        else:
-            window.open_bundled(f"{plan.reason}; see `gemmscope doctor`", background=interactive)
-
-    if args.screenshot:
         return _screenshot(app, window, args)
 
     if args.exit_after_paint:
         class _FirstPaint(QObject):
             def eventFilter(self, obj, event):
                 if event.type() == QEvent.Type.Paint:
-                    print(f"first paint after {time.perf_counter() - START:.3f} s")
+                    print(f"first paint after {time.perf_counter() - START:.3f} s "
+                          f"(cpu {time.process_time():.3f} s)")
                     QTimer.singleShot(0, window.close)
                     app.removeEventFilter(self)
                 return False
@@ -157,7 +162,30 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
         app.installEventFilter(painted)
     window.resize(1400, 900)
     window.show()
+    # the source opens once the window is on screen: a recording is read in a worker
+    # thread, whose parsing holds the GIL half the time, so opening it first delayed the
+    # first paint by a quarter of a second (the bundled recording)
+    QTimer.singleShot(0, lambda: _open_source(window, args, background=True))
     return app.exec()
+
+
+def _open_source(window: Any, args: argparse.Namespace, background: bool) -> bool:
+    """The recording to replay, or the live runner, else the bundled recording. False
+    when a recording read now (not ``background``) could not be opened."""
+    if args.command == "replay":
+        return bool(window.open_recording(args.file, background=background))
+    from .core.runner_command import plan_live
+
+    plan = plan_live(args.runner, window.runner_command(),
+                     asked_live=bool(args.session_file), remote=args.remote,
+                     remote_command=args.remote_command, ssh_options=args.ssh_option)
+    if plan.command:
+        window.start_live(plan.label, plan.command, args.session_file, args.watchdog_s,
+                          remote=plan.remote, devices=_device_specs(args, plan),
+                          split=args.split)
+    else:
+        window.open_bundled(f"{plan.reason}; see `gemmscope doctor`", background=background)
+    return True
 
 
 def _screenshot(app, window, args) -> int:

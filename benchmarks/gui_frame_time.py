@@ -1,20 +1,29 @@
-"""GUI frame time of each animated view while a run streams events into the window.
+"""GUI frame time of every tab while a run streams events into the window.
 
     QT_QPA_PLATFORM=offscreen python benchmarks/gui_frame_time.py [--seconds 6] [--rate 600]
-        [--views tiling,banks,swizzle,coalescing] [--level register_2d] [--synthetic]
+        [--views charts,telemetry,tiling,...] [--level register_2d] [--synthetic]
+        [--presentation]
 
-For each view, a fresh main window shows that view's tab and plays its animation (as
-Space would) on ``--level`` (the swizzle explorer is level-free: its own pattern), while the
-bundled H200 recording (or --file, or with --synthetic the synthetic test session
-repeated) replays at 16× into the window and a timer injects ``--rate`` repeat/result
-events per second into the same event sink (a run streaming at that rate). Printed, one
-row per view:
+For each tab (every view of app/views/registry.py unless --views says which), a fresh
+main window shows it while the bundled H200 recording (or --file, or with --synthetic the
+synthetic test session repeated) replays at 16× into the window and a timer injects
+``--rate`` repeat/result events per second into the same event sink (a run streaming at
+that rate). An animated view plays its animation (as Space would) on ``--level`` (the
+swizzle explorer is level-free: its own pattern); a view without animation (charts,
+telemetry, code) is asked to repaint at 60 Hz, as an animation would (so each frame pays
+for the store-driven redraws that fall in it). With --presentation every tab is measured
+again in presentation mode (large type, high contrast), where the app has it. Printed,
+one row per tab and mode:
 
-- frames: paints of the view's canvas during its step animations (a view animates 80% of
-  each step and rests 20%; the gap across the rest is not a frame interval);
+- frames: paints of the view (an animated view's canvas, during its step animations: a
+  view animates 80% of each step and rests 20%; the gap across the rest is not a frame
+  interval);
 - frame interval ms p50 / p95 / p99, and the share of intervals over 16.7 ms (60 fps) and
   over 33.3 ms (a frame missed at 30 fps): the Qt animation timer ticks every 16 ms, so
   intervals sit near 16-17 ms when nothing holds the GUI thread;
+- CPU p99: the GUI thread's CPU time between consecutive paints (what a frame cost the
+  app, apart from what else the machine runs: on a loaded machine the wall-clock
+  intervals grow, this does not; at or under 16.7 ms a frame fits on a free core);
 - redraws of the store-driven views and their p99 cost, and the loop gap p99 (time between
   beats of a 4 ms heartbeat timer: how long the GUI thread was busy at a stretch).
 The first 0.5 s of each window (creation, first paint) are left out.
@@ -35,17 +44,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import numpy as np
 import synthetic_session as syn
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
 from gemmscope.app.core.replay import Speed
+from gemmscope.app.views.playback import ViewPanel
+from gemmscope.app.views.registry import VIEWS as VIEW_SPECS
 from gemmscope.app.window.main_window import MainWindow, bundled_session
 from gemmscope.app.window.preferences import open_settings
 from gemmscope.kernels.protocol import dumps
 
 WARMUP_S = 0.5
 FRAME_MS = 1000 / 60
-VIEWS = ("tiling", "banks", "swizzle", "coalescing")
+VIEWS = tuple(spec.name for spec in VIEW_SPECS)
+MODES = {False: "normal", True: "presentation"}
 
 
 def long_session(path: Path, copies: int) -> Path:
@@ -65,28 +77,36 @@ def pct(values: list[float], q: float) -> float:
 
 
 class PaintClock(QObject):
-    """Times each paint of a canvas, with the animation step and progress it shows."""
+    """Times each paint of a widget; of an animated canvas, with the animation step and
+    progress it shows (a still widget: step 0, progress 0, every interval counts)."""
 
-    def __init__(self, canvas, t_start: float) -> None:
+    def __init__(self, widget, t_start: float, canvas=None) -> None:
         super().__init__()
+        self.widget = widget
         self.canvas = canvas
         self.t_start = t_start
-        self.paints: list[tuple[float, int, float]] = []  # (ms, step, progress)
-        canvas.installEventFilter(self)
+        # (wall ms, GUI thread CPU ms, step, progress)
+        self.paints: list[tuple[float, float, int, float]] = []
+        widget.installEventFilter(self)
 
     def eventFilter(self, obj, event) -> bool:
         if event.type() == QEvent.Type.Paint:
             now = time.perf_counter()
             if now - self.t_start > WARMUP_S:
-                self.paints.append((now * 1e3, self.canvas.step, self.canvas.progress))
+                c = self.canvas
+                self.paints.append((now * 1e3, time.thread_time() * 1e3,
+                                    c.step if c else 0, c.progress if c else 0.0))
         return False
 
-    def intervals(self) -> list[float]:
-        """ms between consecutive paints of one step's animation (progress < 1 before)."""
+    def intervals(self, cpu: bool = False) -> list[float]:
+        """ms between consecutive paints of one step's animation (progress < 1 before):
+        wall time, or with ``cpu`` the GUI thread's CPU time (what the frame cost the app,
+        whatever else the machine ran)."""
         out = []
-        for (t0, s0, p0), (t1, s1, _) in zip(self.paints, self.paints[1:], strict=False):
+        for (t0, c0, s0, p0), (t1, c1, s1, _) in zip(self.paints, self.paints[1:],
+                                                      strict=False):
             if s0 == s1 and p0 < 1.0:
-                out.append(t1 - t0)
+                out.append(c1 - c0 if cpu else t1 - t0)
         return out
 
 
@@ -94,7 +114,9 @@ class PaintClock(QObject):
 class Measured:
     view: str
     level: str
+    mode: str = MODES[False]
     intervals: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # GUI thread CPU ms per interval
     redraw_ms: list[float] = field(default_factory=list)
     gaps: list[float] = field(default_factory=list)
     injected: int = 0
@@ -103,24 +125,35 @@ class Measured:
 
 
 def measure(app: QApplication, view_name: str, level: str, session: Path, seconds: float,
-            rate: int, tmp: Path) -> Measured:
-    window = MainWindow(open_settings(str(tmp / f"prefs-{view_name}.ini")))
+            rate: int, tmp: Path, presentation: bool = False) -> Measured:
+    window = MainWindow(open_settings(str(tmp / f"prefs-{view_name}-{presentation}.ini")))
+    if presentation:
+        window.set_presentation(True, full_screen=False)
     window.resize(1400, 900)
     window.show()
     window.set_replay_speed(Speed.X16)
-    out = Measured(view_name, level)
+    out = Measured(view_name, level, MODES[presentation])
     window.set_redraw_observer(out.redraw_ms.append)
     view = window.named_widget(view_name)
     window.open_recording(session)
     while not window.level_ids():  # the header arrives on the replay's first tick
         app.processEvents()
     window.select_level(level)
-    canvas = view.canvas
-    out.level = getattr(canvas, "level_id", "(level-free)")  # what the canvas animates
-    canvas.set_animated(True)
     t_start = time.perf_counter()
-    clock = PaintClock(canvas, t_start)
-    canvas.play()
+    driver = QTimer()
+    if isinstance(view, ViewPanel):
+        canvas = view.canvas
+        out.level = getattr(canvas, "level_id", "(level-free)")  # what the canvas animates
+        canvas.set_animated(True)
+        clock = PaintClock(canvas, t_start, canvas)
+        canvas.play()
+    else:  # still: repainted at 60 Hz, as an animation would be
+        canvas = None
+        out.level = "(60 Hz repaint)"
+        clock = PaintClock(view, t_start)
+        driver.setTimerType(Qt.TimerType.PreciseTimer)
+        driver.timeout.connect(view.update)
+        driver.start(int(FRAME_MS))
 
     def inject() -> None:
         t = time.perf_counter() - t_start
@@ -154,7 +187,9 @@ def measure(app: QApplication, view_name: str, level: str, session: Path, second
     def finish() -> None:
         injector.stop()
         heartbeat.stop()
-        canvas.pause()
+        driver.stop()
+        if canvas is not None:
+            canvas.pause()
         out.elapsed = time.perf_counter() - t_start
         out.replayed = window.replay.delivered_count if window.replay else 0
         window.close()
@@ -163,7 +198,8 @@ def measure(app: QApplication, view_name: str, level: str, session: Path, second
     QTimer.singleShot(int(seconds * 1000), finish)
     app.exec()
     out.intervals = clock.intervals()
-    canvas.removeEventFilter(clock)
+    out.cpu = clock.intervals(cpu=True)
+    clock.widget.removeEventFilter(clock)
     window.deleteLater()
     return out
 
@@ -173,20 +209,21 @@ def share_over(values: list[float], limit: float) -> str:
 
 
 def table(rows: list[Measured]) -> str:
-    head = ["view", "level", "frames", "p50 ms", "p95 ms", "p99 ms", "> 16.7 ms",
-            "> 33.3 ms", "redraws", "redraw p99", "loop gap p99"]
+    head = ["view", "mode", "level", "frames", "p50 ms", "p95 ms", "p99 ms", "> 16.7 ms",
+            "> 33.3 ms", "CPU p99", "redraws", "redraw p99", "loop gap p99"]
     lines = []
     for m in rows:
         iv = m.intervals
-        lines.append([m.view, m.level, str(len(iv)),
+        lines.append([m.view, m.mode, m.level, str(len(iv)),
                       f"{pct(iv, 50):.1f}", f"{pct(iv, 95):.1f}", f"{pct(iv, 99):.1f}",
                       share_over(iv, FRAME_MS), share_over(iv, 2 * FRAME_MS),
+                      f"{pct(m.cpu, 99):.1f}",
                       str(len(m.redraw_ms)),
                       f"{pct(m.redraw_ms, 99):.2f}", f"{pct(m.gaps, 99):.1f}"])
     widths = [max(len(h), *(len(r[i]) for r in lines)) for i, h in enumerate(head)]
 
     def fmt(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+        return "  ".join(c.ljust(w) if i < 3 else c.rjust(w)
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
     return "\n".join([fmt(head), fmt(["-" * w for w in widths]), *map(fmt, lines)])
@@ -202,6 +239,8 @@ def main() -> int:
                     help="the level the views animate (default register_2d)")
     ap.add_argument("--file", help="recording to replay (default: the bundled H200 one)")
     ap.add_argument("--synthetic", action="store_true", help="replay the synthetic session")
+    ap.add_argument("--presentation", action="store_true",
+                    help="measure every tab in presentation mode too (where the app has it)")
     args = ap.parse_args()
     views = [v.strip() for v in args.views.split(",") if v.strip()]
     unknown = [v for v in views if v not in VIEWS]
@@ -213,12 +252,20 @@ def main() -> int:
     session = bundled or long_session(tmp / "long.jsonl", copies=40)
     print(f"replaying {session} at 16x + {args.rate} injected events/s, "
           f"{args.seconds:g} s per view, platform {app.platformName()}")
+    modes = [False]
+    if args.presentation:
+        if callable(getattr(MainWindow, "set_presentation", None)):
+            modes.append(True)
+        else:
+            print("presentation mode: this app has none; measured in normal mode only")
     rows = []
-    for name in views:
-        m = measure(app, name, args.level, session, args.seconds, args.rate, tmp)
-        rows.append(m)
-        print(f"  {name}: {m.replayed} replay events, {m.injected} injected "
-              f"({m.injected / m.elapsed:.0f}/s) in {m.elapsed:.1f} s", flush=True)
+    for presentation in modes:
+        for name in views:
+            m = measure(app, name, args.level, session, args.seconds, args.rate, tmp,
+                        presentation)
+            rows.append(m)
+            print(f"  {name} ({m.mode}): {m.replayed} replay events, {m.injected} injected "
+                  f"({m.injected / m.elapsed:.0f}/s) in {m.elapsed:.1f} s", flush=True)
     print()
     print(table(rows))
     return 0

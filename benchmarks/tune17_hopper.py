@@ -38,23 +38,11 @@ from typing import Any
 BF16_REFS = [("cublas_bf16", "cublas_bf16", {})]
 BF16_CANDIDATES = [
     ("wgmma_tma", "wgmma_tma", {}),
-    ("wgmma_cluster", "wgmma_cluster", {}),
-    ("wgmma_cluster CL=1", "wgmma_cluster", {"CL": 1}),
-    ("wgmma_cluster GM=8", "wgmma_cluster", {"GM": 8}),
-    ("wgmma_cluster GM=32", "wgmma_cluster", {"GM": 32}),
-    ("wgmma_cluster KPIPE=0", "wgmma_cluster", {"KPIPE": 0}),
 ]
 FP8_REFS = [("cublaslt_fp8", "cublaslt_fp8", {}),
             ("cublaslt_fp8_blocks", "cublaslt_fp8_blocks", {})]
 FP8_CANDIDATES = [
     ("fp8_block_scaled", "fp8_block_scaled", {}),
-    ("fp8_cluster", "fp8_cluster", {}),
-    ("fp8_cluster CL=1", "fp8_cluster", {"CL": 1}),
-    ("fp8_cluster BN=128 KPIPE=1 S=6", "fp8_cluster", {"BN": 128, "KPIPE": 1, "STAGES": 6}),
-    ("fp8_cluster BN=128 S=6", "fp8_cluster", {"BN": 128, "STAGES": 6}),
-    ("fp8_cluster BN=192", "fp8_cluster", {"BN": 192}),
-    ("fp8_cluster BN=192 CL=1", "fp8_cluster", {"BN": 192, "CL": 1}),
-    ("fp8_cluster GM=8", "fp8_cluster", {"GM": 8}),
 ]
 CORE = 2  # candidates timed first: the base level and the new level's defaults
 BF16_SHAPES = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192)]

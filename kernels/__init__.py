@@ -6,12 +6,14 @@ lazily in :mod:`gemmscope.kernels.gpu` and NVML in :mod:`gemmscope.kernels.telem
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 
 def _version() -> str:
     """The installed distribution's version; in a checkout that is not installed, the
     version its pyproject.toml names (else "unknown")."""
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("gemmscope")
     except PackageNotFoundError:
@@ -25,4 +27,10 @@ def _version() -> str:
             return "unknown"
 
 
-__version__ = _version()
+def __getattr__(name: str) -> Any:
+    """``__version__``, looked up when first asked (a runner's header asks): reading the
+    installed distributions' metadata is ~30 ms of every start otherwise, the app's too."""
+    if name == "__version__":
+        value = globals()["__version__"] = _version()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

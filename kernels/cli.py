@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -22,6 +23,8 @@ from . import (
     targets,
 )
 from .devices import DeviceSet
+from .ncu_source_step import SourceCountersStep
+from .ncu_source_step import add_options as add_ncu_source_options
 from .output_file import OutputRefused, abandon, output_file
 from .plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from .progress import Progress
@@ -108,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
                                              f"{ncu.DEFAULT_SIZE})")
     rec.add_argument("--ncu-timeout", type=float, default=ncu.TIMEOUT_S, metavar="S",
                      help=f"seconds per ncu run (default {ncu.TIMEOUT_S:g})")
+    add_ncu_source_options(rec)
     rep = sub.add_parser("report", help="print the results table of a recording")
     rep.add_argument("file")
     rep.add_argument("--markdown", action="store_true")
@@ -330,29 +334,42 @@ def ncu_levels(args: argparse.Namespace) -> list[str]:
     return list(dict.fromkeys(r.level for r in plan(args) if r.level in SIMT_LEVELS))
 
 
+def run_steps(steps: Sequence[AfterRuns], telemetry_hz: float, now: Callable[[], float],
+              emit: Callable[[dict[str, Any]], None]) -> None:
+    """The profiling steps after the runs, NVML sampled all the while."""
+    with ncu.sampling(now, emit, telemetry_hz) as emit_one:
+        for step in steps:
+            step(now, emit_one)
+
+
 def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    if getattr(args, "ncu", None) and (remote_target(args) is not None or args.devices
-                                       or args.cluster):
-        raise CliError("--ncu profiles one GPU of this machine; it cannot go with --remote, "
-                       "--devices or --cluster")
     try:  # the options first, then the file: nothing is replaced unasked
         gpus = targets.gpus_of(args)
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    for opt in ("ncu", "ncu_source"):
+        if getattr(args, opt, None) and (remote_target(args) is not None or gpus is not None
+                                         or args.cluster):
+            raise CliError(f"--{opt.replace('_', '-')} profiles on this machine's GPU; it "
+                           "cannot go with --remote, --device(s) or --cluster")
     if getattr(args, "append", False) and (gpus or args.cluster):
         raise CliError("--append continues a session of one runner; a session of several "
                        "GPUs (--device, --devices, --cluster) is recorded to a new file")
     out = output_file(args)
     counters = ncu.CountersStep(ncu_levels(args), args.ncu, args.ncu_size, args.ncu_timeout,
                                 stderr) if getattr(args, "ncu", None) else None
-    if counters is not None:
-        counters.check()
+    sources = SourceCountersStep.from_args(args, [r.level for r in plan(args)], stderr)
+    steps = [s for s in (counters, sources) if s is not None]
+    for step in steps:
+        step.check()
     lost = 0
     try:
         if args.cluster:
             results, lost = run_cluster(args, str(out.temp) if out else None, stderr)
         else:
-            results = run_plan(args, str(out.temp) if out else None, stderr, counters)
+            results = run_plan(args, str(out.temp) if out else None, stderr,
+                               functools.partial(run_steps, steps, args.telemetry_hz)
+                               if steps else None)
         if out is not None:
             try:
                 out.commit()
@@ -372,10 +389,10 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         stdout.write(render(results) + "\n")
     if args.output:
         stderr.write(f"recorded {len(results)} results to {args.output}\n")
-    if counters is not None:
-        stderr.write(counters.summary() + "\n")
-        if counters.failed:
-            return 1
+    for step in steps:
+        stderr.write(step.summary() + "\n")
+    if any(step.failed for step in steps):
+        return 1
     if lost:
         stderr.write(f"{lost} run(s) lost with their worker: error events in the recording\n")
         return 1

@@ -199,7 +199,9 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
     if level.persistent:
         run_level = _tma_launcher(level, geometry, kernel, ops, smem, block)
     else:
-        grid = level.grid(M, N)
+        sms = (int(require_cupy().cuda.Device().attributes["MultiProcessorCount"])
+               if level.sm_grid else None)
+        grid = level.grid(M, N, sms)
         args = (np.int32(M), np.int32(N), np.int32(K), ops.a, ops.b, ops.c)
 
         def run_level() -> None:
@@ -223,9 +225,7 @@ def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
     dtype = "bf16" if ops.fmt == "bf16" else "uint8"
     (rows, cols), box_k = geometry.tile, geometry.k_tile
     map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, dtype, M, K, rows, box_k))
-    # in a cluster of CL CTAs each loads 1/CL of the B tile (multicast to all)
-    cl = geometry.cluster
-    map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, cols // cl, box_k))
+    map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, cols, box_k))
     # C through TMA stores when its rows are 16-byte multiples; else the kernel's own stores
     tma_c = N % 8 == 0
     map_c = (hopper.encode(hopper.TiledMap(ops.c.data.ptr, "bf16", M, N, 64, 64)) if tma_c
@@ -236,8 +236,6 @@ def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
         args += [hopper.pointer(ops.scale_a.data.ptr), hopper.pointer(ops.scale_b.data.ptr)]
     sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
     function = kernel.kernel.ptr
-    if cl > 1:  # no more clusters than fit at once (GPCs may leave SMs unpaired)
-        sms = cl * hopper.max_active_clusters(function, cl, block, smem, sms // cl)
     grid = level.grid(M, N, sms)
 
     def run_level() -> None:

@@ -13,13 +13,15 @@ to, the extra instruction and cp.async ones; if ncu gives no row with the extra 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import shutil
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -27,6 +29,7 @@ from typing import Any, TextIO
 from . import registry
 from .models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
 from .models.ncu_compare import NcuKernelRow, NcuParseError, parse_raw_csv
+from .telemetry import Nvml, Sampler
 
 TOOL = "ncu"
 TIMEOUT_S = 300.0
@@ -201,9 +204,38 @@ def counters_event(p: NcuProfile, t: float) -> dict[str, Any]:
             "launch": launch_mode(list(p.command)), "command": list(p.command)}
 
 
+@contextlib.contextmanager
+def sampling(now: Callable[[], float], emit: Callable[[dict[str, Any]], None], hz: float
+             ) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """NVML sampled at ``hz`` (0: not at all) while the profiling steps run, so that the
+    recording's telemetry lasts as long as its events. The runner (and its sampler) has
+    gone by then, so that ncu has the GPU alone; the samples are taken without GPM (ncu
+    needs the performance monitor), and one last sample ends them. Yields the emit to use
+    meanwhile: the sampler's thread and the steps write one file."""
+    lock = threading.Lock()
+
+    def emit_one(event: dict[str, Any]) -> None:
+        with lock:
+            emit(event)
+
+    sampler = Sampler(Nvml(gpm=False), emit_one, now, hz=hz) if hz > 0 else None
+    if sampler is not None:
+        sampler.start()
+    try:
+        yield emit_one
+    finally:
+        if sampler is not None:
+            sampler.stop()
+            if sampler.nvml.available:  # the last sample: telemetry ends with the steps
+                emit_one(sampler.sample_now())
+
+
 class CountersStep:
     """`record --ncu`: after the runs, ncu once per SIMT level, one counters event each.
-    A level ncu gives nothing for is said on stderr and gets no event."""
+    A level ncu gives nothing for is said on stderr and gets no event.
+
+    Each profile is said in an ``info`` event (one launch under ncu, not timed), so the
+    timeline says what each stretch is; NVML goes on being sampled (:func:`sampling`)."""
 
     def __init__(self, levels: list[str], exe: str, size: tuple[int, int, int],
                  timeout_s: float, stderr: TextIO):
@@ -234,10 +266,17 @@ class CountersStep:
         if self.exe is None:
             self.failed = list(self.levels)
             return
+        self._profile_all(self.exe, now, emit)
+
+    def _profile_all(self, exe: str, now: Callable[[], float],
+                     emit: Callable[[dict[str, Any]], None]) -> None:
         M, N, K = self.size
         for level_id in self.levels:
             self.say(f"ncu {level_id} {M}x{N}x{K} ...")
-            prof = profile(self.exe, level_id, M, N, K, self.timeout_s)
+            emit({"type": "info", "t": now(), "level": level_id, "M": M, "N": N, "K": K,
+                  "message": f"ncu profiles {level_id} at {M}×{N}×{K}: one launch under "
+                             "Nsight Compute, not timed"})
+            prof = profile(exe, level_id, M, N, K, self.timeout_s)
             why = prof.problem()
             if why is not None:
                 tail = prof.stderr_tail.strip().splitlines()[-3:]

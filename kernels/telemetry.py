@@ -49,9 +49,12 @@ class Nvml:
     ``pci_bus_id``: the GPU CUDA runs on, found among NVML's by its bus id (NVML ignores
     ``CUDA_VISIBLE_DEVICES``: kernels/gpu_select.py); else NVML's ``index``."""
 
-    def __init__(self, index: int = 0, pci_bus_id: str | None = None):
+    def __init__(self, index: int = 0, pci_bus_id: str | None = None, gpm: bool = True):
+        """``gpm=False``: no GPM metrics (they take the performance monitor, which a
+        profiler such as ncu needs for itself)."""
         self.index = index
         self.pci_bus_id = pci_bus_id
+        self.gpm = gpm
         self.available = False
         self.reason: str | None = None
         self._nv: Any = None
@@ -84,6 +87,8 @@ class Nvml:
         self._nv = pynvml
         self.available = True
         atexit.register(self.close)
+        if not self.gpm:
+            return
         try:
             self._gpm_ok = bool(pynvml.nvmlGpmQueryDeviceSupport(self._h).isSupportedDevice)
         except Exception:

@@ -3,8 +3,10 @@
 # (packaging/build.sh), then, offscreen:
 #   - the wheel, installed in a fresh venv, renders the bundled recording
 #     (gemmscope replay <it> --screenshot);
+#   - the wheel renders a scene of the bundled talk (gemmscope talk ladder --screenshot);
 #   - the tarball, unpacked and installed by its install.sh into a scratch prefix, renders the
-#     bundled recording with no Python on PATH, to a PNG of the same size that draws the same;
+#     bundled recording with no Python on PATH, to a PNG of the same size that draws the same,
+#     and a scene of the bundled talk;
 #   - the installed menu entry validates; the bundle's doctor says "replay only" (exit 1), and
 #     "live" (exit 0) with a stand-in runner started outside the bundle, which the bundle's
 #     live mode then drives.
@@ -27,6 +29,10 @@ print(files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl")')
 (cd "$SMOKE" && "$VENV/bin/gemmscope" replay "$recording" --screenshot wheel.png \
     --settings wheel.ini >wheel.out)
 took "wheel: replay --screenshot"
+# the talks are package data: the wheel finds the bundled one by name
+(cd "$SMOKE" && "$VENV/bin/gemmscope" talk ladder --screenshot talk.png --scene 2 \
+    --settings wheel.ini >talk.out)
+took "wheel: talk ladder --screenshot"
 
 tar -C "$SMOKE/unpacked" -xzf dist/gemmscope-*-linux-*.tar.gz
 PREFIX="$SMOKE/prefix" "$SMOKE/unpacked/gemmscope/install.sh" >/dev/null
@@ -40,6 +46,9 @@ grep -qx "Exec=$app" "$SMOKE/prefix/share/applications/$APP_ID.desktop"
     "$app" --screenshot bundle.png --settings bundle.ini >bundle.out 2>bundle.err) \
     || { cat "$SMOKE/bundle.err" >&2; exit 1; }
 grep -q "this desktop bundle carries no CuPy" "$SMOKE/bundle.out"
+(cd "$SMOKE" && env -i HOME="$SMOKE" QT_QPA_PLATFORM=offscreen PATH=/nonexistent \
+    "$app" talk ladder --screenshot bundle-talk.png --scene 2 --settings bundle.ini \
+    >bundle-talk.out 2>bundle-talk.err) || { cat "$SMOKE/bundle-talk.err" >&2; exit 1; }
 took "bundle: installed, --screenshot without Python"
 
 "$VENV/bin/python" - "$SMOKE/wheel.png" "$SMOKE/bundle.png" <<'PY'

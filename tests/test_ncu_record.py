@@ -7,6 +7,7 @@ import io
 import shlex
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from fake_ncu import logged_commands, write_fake_ncu
@@ -129,3 +130,60 @@ def test_the_ncu_command_launches_through_the_package():
     assert asked == [*NCU_METRICS.values(), *NCU_EXTRA_METRICS.values()]
     with pytest.raises(ValueError, match="reference"):
         ncu_command("ncu", "cublas_fp32", 8, 8, 8)
+
+
+class FakeNvml:
+    """NVML as the sampler sees it, without a GPU: one reading per call."""
+
+    made: ClassVar[list[FakeNvml]] = []
+
+    def __init__(self, index: int = 0, gpm: bool = True):
+        self.gpm = gpm
+        self.available = True
+        self.reads = 0
+        FakeNvml.made.append(self)
+
+    def sample(self) -> dict:
+        self.reads += 1
+        return {"sm_clock_mhz": 1980, "power_w": 300.0 + self.reads, "reasons": []}
+
+
+def test_record_keeps_sampling_nvml_while_ncu_profiles(tmp_path, stand_in_runner,
+                                                        monkeypatch):
+    monkeypatch.setattr(FakeNvml, "made", [])
+    monkeypatch.setattr("gemmscope.kernels.ncu.Nvml", FakeNvml)
+    fake = write_fake_ncu(tmp_path / "ncu", values=CELLS)
+    out = tmp_path / "rec.jsonl"
+    err = io.StringIO()
+    code = cli.main(["record", "-o", str(out), "-l", "naive,register_2d", "-s", "16",
+                     "-r", "2", "--no-compare", "--telemetry-hz", "200",
+                     "--runner", STAND_IN_RUNNER, "--ncu", str(fake)],
+                    stdout=io.StringIO(), stderr=err)
+    assert code == 0, err.getvalue()
+    session = recording.read_session(out)
+    step = [e for e in session.events if e["type"] == "telemetry" and "power_w" in e
+            and e["power_w"] is not None and e["power_w"] > 300.0]
+    assert step, "no NVML samples from the ncu step"
+    # the telemetry lasts as long as the recording: its last sample is the last event
+    assert step[-1] is session.events[-1]
+    assert step[-1]["t"] >= max(c["t"] for c in session.counters)
+    assert all(s["t"] >= session.results[-1]["t"] for s in step)
+    # ncu takes the performance monitor: the step samples without GPM
+    assert [n.gpm for n in FakeNvml.made] == [False]
+    # each profile is said on the timeline, before its counters
+    said = [e for e in session.events if e["type"] == "info" and "Nsight" in e["message"]]
+    assert [e["level"] for e in said] == ["naive", "register_2d"]
+    for note, counters in zip(said, session.counters, strict=True):
+        assert note["t"] <= counters["t"]
+        assert session.events.index(note) < session.events.index(counters)
+
+
+def test_record_with_telemetry_off_samples_nothing_during_ncu(tmp_path, stand_in_runner,
+                                                             monkeypatch):
+    monkeypatch.setattr(FakeNvml, "made", [])
+    monkeypatch.setattr("gemmscope.kernels.ncu.Nvml", FakeNvml)
+    fake = write_fake_ncu(tmp_path / "ncu", values=CELLS)
+    code, session, err = record(tmp_path, "--ncu", str(fake))  # --telemetry-hz 0
+    assert code == 0, err
+    assert FakeNvml.made == []
+    assert not [e for e in session.events if e["type"] == "telemetry"]

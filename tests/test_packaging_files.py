@@ -78,3 +78,20 @@ def test_readme_names_the_packages_the_doctor_knows_for_both_distributions():
     for so in ("libxcb-cursor.so.0", "libxcb-icccm.so.4", "libxcb-keysyms.so.1"):
         deb, fed = SYSTEM_PACKAGES[so]
         assert deb in apt[1].split() and fed in dnf[1].split()
+
+
+def test_every_resource_file_is_package_data():
+    # a file under resources/ that no package-data pattern names is missing from the
+    # wheel and the bundle (as the talks were): the talk would open in a checkout only
+    import fnmatch
+    import tomllib
+
+    patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["gemmscope.resources"]
+    root = REPO / "resources"
+    data = [p.relative_to(root).as_posix() for p in root.rglob("*")
+            if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts]
+    assert "talks/ladder.toml" in data
+    missing = [f for f in data if not any(fnmatch.fnmatch(f, pat) and
+                                          f.count("/") == pat.count("/") for pat in patterns)]
+    assert missing == []

@@ -386,3 +386,53 @@ def test_labels_hide_behind_a_pinned_label(show_telemetry, tmp_path):
     naive, _, smem = view.run_labels
     assert naive.isVisible() and naive.pos().x() == 20.0
     assert not smem.isVisible()  # on naive's line, under its pinned label
+
+
+def test_following_stays_on_the_samples_when_the_session_goes_on_without_them(
+        qtbot, make_window):
+    # as the bundled recording: NVML samples end (the runner quit) and ncu's counters
+    # come 40 s later; following the newest event would show an empty quarter
+    window = make_window()
+    window.show()
+    view = window.named_widget("telemetry")
+    qtbot.waitExposed(view)
+    window.handle(syn.header())
+    for i in range(1, 96):
+        window.handle(syn.telemetry(float(i), 10.0))
+    window.handle({"type": "counters", "t": 131.0, "level": "naive", "M": 1024, "N": 1024,
+                   "K": 1024, "tool": "ncu", "metrics": {}})
+    window.flush_views()
+    lo, hi = view.plots["power"].getViewBox().viewRange()[0]
+    assert lo <= 95.0 <= hi  # the newest sample is on screen,
+    assert hi - 95.0 <= 10.0  # near the right edge: no empty tail
+    assert "samples end at 95 s, the session at 131 s" in view.status.text()
+    view.whole_button.click()  # the whole session still reaches its last event
+    assert view.plots["power"].getViewBox().viewRange()[0][1] >= 131.0
+
+
+def test_following_without_samples_follows_the_events(qtbot, make_window):
+    window = make_window()
+    window.show()
+    view = window.named_widget("telemetry")
+    qtbot.waitExposed(view)
+    window.handle(syn.header())
+    window.handle({"type": "run_start", "t": 150.0, "id": "r", "level": "naive",
+                   "M": 64, "N": 64, "K": 64, "repeats": 2})
+    window.flush_views()
+    lo, hi = view.plots["runs"].getViewBox().viewRange()[0]
+    assert lo <= 150.0 <= hi
+    assert "samples end" not in view.status.text()
+
+
+def test_the_plots_are_made_when_the_tab_is_first_shown(qtbot, make_window):
+    # six plots are half the window's start: made only for a tab that is opened
+    window = make_window()
+    window.show()
+    view = window.views["telemetry"]
+    assert view.plots == {}
+    window.named_widget("telemetry")
+    qtbot.waitExposed(view)
+    assert set(view.plots) == {"runs", "clocks", "power", "temperature", "gpm", "reasons"}
+    assert all(plot.isVisible() for plot in view.plots.values())
+    other = make_window()  # an export asks for the charts of a tab never shown
+    assert set(other.views["telemetry"].charts()) == {f"telemetry_{n}" for n in view.plots}

@@ -37,11 +37,11 @@ def tune():
 
 
 def test_jobs_put_every_entry_side_by_side_per_shape(tune):
-    entries = [("ref", "cublas_bf16", {}), ("cand", "wgmma_cluster", {"CL": 1})]
+    entries = [("ref", "cublas_bf16", {}), ("cand", "wgmma_tma", {"KPIPE": 0})]
     jobs = tune.make_jobs(entries, [(1, 2, 3), (4, 5, 6)], True)
     assert [(j["key"]["label"], j["shape"]) for j in jobs] == [
         ("ref", [1, 2, 3]), ("cand", [1, 2, 3]), ("ref", [4, 5, 6]), ("cand", [4, 5, 6])]
-    assert jobs[1]["params"] == {"CL": 1} and all(j["timed"] for j in jobs)
+    assert jobs[1]["params"] == {"KPIPE": 0} and all(j["timed"] for j in jobs)
 
 
 def test_a_crashing_job_is_reported_and_the_rest_still_run(tune, tmp_path, monkeypatch):

@@ -60,3 +60,27 @@ def test_the_messages_panel_takes_no_room_until_there_is_a_message(make_window, 
     assert window.messages.count() == 0 and not window.messages_dock.isVisible()
     assert not window.open_recording(tmp_path / "missing.jsonl")
     assert window.messages.count() == 1 and window.messages_dock.isVisible()
+
+
+def test_the_window_is_on_screen_before_the_recording_is_read(make_window, qtbot,
+                                                             synthetic_file, monkeypatch):
+    # reading a recording in the background competes with the first paint for the GIL:
+    # the source opens once the window is shown (issue #12: cold start)
+
+    from PySide6.QtWidgets import QApplication
+
+    window = make_window()
+    seen = []
+    opened = window.open_recording
+
+    def open_recording(path, note="", background=False):
+        seen.append((window.isVisible(), background))
+        return opened(path, note, background)
+
+    monkeypatch.setattr(window, "open_recording", open_recording)
+    app = QApplication.instance()
+    monkeypatch.setattr(app, "exec", lambda: qtbot.waitUntil(lambda: bool(seen)) or 0)
+    args = gui_main.build_parser().parse_args(["replay", str(synthetic_file)])
+    assert gui_main._run(app, window, args) == 0
+    assert seen == [(True, True)]
+    qtbot.waitUntil(lambda: window.replay is not None)  # and it is read

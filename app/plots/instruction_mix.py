@@ -32,29 +32,40 @@ class InstructionMixChart(pg.PlotWidget):
 
     def set_rows(self, rows: list[tuple[str, dict[str, int]]],
                  selected: str | None = None) -> None:
+        """Draw ``rows``; the bar items and the legend are kept and updated in place (a
+        replay brings build events one by one: remaking them cost ~50 ms each time),
+        the legend made again only when the classes shown change."""
         item = self.getPlotItem()
-        for bar in self.items.values():
-            item.removeItem(bar)
-        self.legend.clear()
-        self.items, self.stacks = {}, {}
-        self.levels = [level for level, _ in rows]
-        self.selected = selected
+        levels = [level for level, _ in rows]
         x = list(range(len(rows)))
         base = [0.0] * len(rows)
+        pens = [pg.mkPen("k", width=2) if level == selected else pg.mkPen(None)
+                for level in levels]
+        stacks: dict[str, tuple[list[float], list[float]]] = {}
         for cls in CLASSES:
             heights = [float(mix.get(cls, 0)) for _, mix in rows]
-            if not any(heights):
-                continue
-            pens = [pg.mkPen("k", width=2) if level == selected else pg.mkPen(None)
-                    for level in self.levels]
-            bar = pg.BarGraphItem(x=x, y0=list(base), height=heights, width=BAR_WIDTH,
-                                  brush=SASS_CLASS_COLORS[cls], pens=pens, name=cls)
-            item.addItem(bar)
-            self.items[cls] = bar
-            self.stacks[cls] = (list(base), heights)
-            base = [b + h for b, h in zip(base, heights, strict=True)]
+            if any(heights):
+                stacks[cls] = (list(base), heights)
+                base = [b + h for b, h in zip(base, heights, strict=True)]
+        for cls in [c for c in self.items if c not in stacks]:
+            item.removeItem(self.items.pop(cls))
+        for cls, (y0, heights) in stacks.items():
+            opts = {"x": x, "y0": y0, "height": heights, "width": BAR_WIDTH,
+                    "brush": SASS_CLASS_COLORS[cls], "pens": pens}
+            bar = self.items.get(cls)
+            if bar is None:
+                bar = self.items[cls] = pg.BarGraphItem(name=cls, **opts)
+                item.addItem(bar)
+            elif (y0, heights, levels, selected) != (*self.stacks[cls], self.levels,
+                                                      self.selected):
+                bar.setOpts(**opts)
+        if list(stacks) != list(self.stacks):
+            self.legend.clear()
+            for cls in stacks:  # in the classes' order, as the stacks are
+                self.legend.addItem(self.items[cls], cls)
+        self.stacks, self.levels, self.selected = stacks, levels, selected
         axis = item.getAxis("bottom")
-        axis.setTicks([[(i, level) for i, level in enumerate(self.levels)]])
+        axis.setTicks([[(i, level) for i, level in enumerate(levels)]])
         if rows:
             item.setXRange(-0.6, len(rows) - 0.4, padding=0)
             item.setYRange(0, max(base) * 1.05 or 1, padding=0)

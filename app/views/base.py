@@ -6,6 +6,7 @@ come on the GUI thread.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,7 +24,8 @@ class View:
 
     def refresh(self, changes: set[Change]) -> None:
         """The store changed; called at most ~30 times a second with what changed since
-        the last call."""
+        the last call, while the view's tab is shown (a hidden view is called when it is
+        shown, or when the window brings every view up to date for a picture)."""
 
     def set_level(self, level_id: str) -> bool:
         """The selected level changed; False when the view cannot show it (it says why
@@ -35,6 +37,11 @@ class View:
 
     def apply_theme(self, theme: Theme) -> None:
         """Normal or presentation colours and sizes."""
+
+    def bind_navigation(self, show_code_line: Callable[[str, str, int], bool]) -> None:
+        """Receive the window's link to the Code view: ``show_code_line(level id,
+        repository path, line)`` selects the level and shows that source line (once, after
+        construction). A view with links to code keeps it."""
 
     def charts(self) -> dict[str, pg.PlotWidget]:
         """The exportable charts on this view, by name."""

@@ -64,6 +64,10 @@ UNITS = {"clocks": "MHz", "power": "W", "temperature": "°C", "gpm": "%"}
 POWER_KIND_TEXT = {"instant": "instant", "average": "1 s average"}
 WINDOW_S = 60.0  # seconds of history shown while following
 STEP_S = 10.0  # the followed window moves in steps of this much
+SAMPLES_END_NOTE_S = 2.0  # events this much past the last sample: the status says so
+# what the view redraws for: samples and runs, the header; messages and counters move
+# the session's end past the samples (the status says so)
+SHOWN_CHANGES = frozenset({Change.TELEMETRY, Change.HEADER, Change.MESSAGES, Change.COUNTERS})
 # the same left axis width on every plot, so the time axes line up; room for a reason's name
 AXIS_WIDTH_PX = 112
 
@@ -103,18 +107,29 @@ class TelemetryView(QWidget, View):
         self._y_ranges: dict[str, tuple[float, float]] = {}
         self._power_label = ""
         self._gpm_legend: list[str] = []
-        self._build()
-        self.apply_theme(NORMAL)
-
-    # ------------------------------------------------------------- building
-    def _build(self) -> None:
         top = QHBoxLayout()
         top.addWidget(self.status, 1)
         top.addWidget(self.follow_button)
         top.addWidget(self.whole_button)
-        layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        layout.setSpacing(0)
+        self._column = QVBoxLayout(self)
+        self._column.addLayout(top)
+        self._column.setSpacing(0)
+
+    # ------------------------------------------------------------- building
+    def ensure_built(self) -> None:
+        """Make the plots, once: when the tab is first shown or a chart is asked for.
+        Six plots are half the main window's start (~100 ms of CPU), for a tab that may
+        never be opened."""
+        if not self.plots:
+            self._build()
+            self.apply_theme(self.theme)
+            if self.isVisible():  # (being shown) children added now would show a turn late
+                for plot in self.plots.values():
+                    plot.show()
+                self._column.activate()
+
+    def _build(self) -> None:
+        layout = self._column
         first: pg.PlotWidget | None = None
         for name, title in PLOTS.items():
             plot = pg.PlotWidget()
@@ -183,6 +198,7 @@ class TelemetryView(QWidget, View):
             self.curves[field] = curve
 
     def charts(self) -> dict[str, pg.PlotWidget]:
+        self.ensure_built()
         return {f"telemetry_{name}": plot for name, plot in self.plots.items()}
 
     def bind(self, store: SessionStore) -> None:
@@ -190,6 +206,8 @@ class TelemetryView(QWidget, View):
 
     def apply_theme(self, theme: Theme) -> None:
         self.theme = theme
+        if not self.plots:
+            return  # applied when built
         for plot in self.plots.values():
             plot.setBackground(theme.background)
             plot.showGrid(x=True, y=True, alpha=theme.grid_alpha)
@@ -227,15 +245,22 @@ class TelemetryView(QWidget, View):
             self._follow()
 
     def show_whole_session(self) -> None:
+        self.ensure_built()
         self.follow_button.setChecked(False)
-        end = self._newest()
+        end = self.store.last_t_s if self.store is not None else 0.0  # samples or not
         self.plots["runs"].setXRange(0.0, max(end, 1e-3), padding=0.01)
 
     def _newest(self) -> float:
-        return self.store.last_t_s if self.store is not None else 0.0
+        """Where following ends: the newest NVML sample, else (no samples) the latest
+        event. A recording's samples may end before its events (an ncu step after the
+        runner's sampler stopped): following them keeps the curves on screen."""
+        if self.store is None:
+            return 0.0
+        tele = self.store.telemetry
+        return tele.last_t if tele.count else self.store.last_t_s
 
     def _follow(self) -> None:
-        if not self.follow_button.isChecked():
+        if not self.follow_button.isChecked() or not self.plots:
             return
         end = (np.floor(self._newest() / STEP_S) + 1) * STEP_S
         x_range = (max(0.0, end - WINDOW_S), float(end))
@@ -245,14 +270,16 @@ class TelemetryView(QWidget, View):
 
     # ------------------------------------------------------------- drawing
     def showEvent(self, event: QShowEvent) -> None:
+        self.ensure_built()
         super().showEvent(event)
         self.refresh({Change.TELEMETRY, Change.HEADER})
 
     def refresh(self, changes: set[Change]) -> None:
-        if self.store is None or not changes & {Change.TELEMETRY, Change.HEADER}:
+        if self.store is None or not changes & SHOWN_CHANGES:
             return
         if not self.isVisible():
             return  # drawn when shown
+        self.ensure_built()
         store = self.store
         if store.generation != self._generation:  # a new session: start afresh
             self._generation = store.generation
@@ -285,6 +312,10 @@ class TelemetryView(QWidget, View):
                     f"{listed(tele.reasons_seen) or 'nothing'}")
             if tele.other_reasons_seen:  # reported, but not slowdowns (kernels.throttle)
                 text += f"; not counted: {listed(tele.other_reasons_seen)}"
+        tail_s = self.store.last_t_s - tele.last_t
+        if tele.count and tail_s > SAMPLES_END_NOTE_S:
+            text += (f"; samples end at {tele.last_t:.0f} s, the session at "
+                     f"{self.store.last_t_s:.0f} s (no NVML samples after)")
         if self.status.text() != text:
             self.status.setText(text)
 

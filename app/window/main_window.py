@@ -9,6 +9,7 @@ drive the window through its public methods.
 
 from __future__ import annotations
 
+import functools
 import gc
 import time
 from collections.abc import Callable
@@ -49,11 +50,11 @@ from ..widgets.messages_panel import MessagesPanel
 from ..widgets.plain import plain_label
 from ..widgets.replay_bar import ReplayBar
 from ..widgets.run_controls import RunControls
-from . import exports
+from . import exports, navigation
 from .menus import install_menus, install_shortcuts
 from .preferences import Preferences
 from .presentation import ShortcutsDialog
-from .redraw import RedrawThrottle
+from .redraw import RedrawThrottle, ShownViews
 
 BUNDLED_SESSION = "h200-ladder.jsonl"
 FAST_CHANGES = frozenset({Change.STREAM, Change.RUN})
@@ -93,6 +94,7 @@ class MainWindow(QMainWindow):
         for spec in VIEWS:
             self._add_view(spec.name, spec.title, spec.factory())
         self.setCentralWidget(self.tabs)
+        self.shown_views = ShownViews(self.tabs, self.views)
 
         self.ladder = LadderPanel()
         self.ladder.bind(self.store)
@@ -151,6 +153,7 @@ class MainWindow(QMainWindow):
         self.views[name] = view
         self.tabs.addTab(view, title)
         view.bind(self.store)
+        view.bind_navigation(functools.partial(navigation.show_code_line, self))
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea
               ) -> QDockWidget:
@@ -461,8 +464,7 @@ class MainWindow(QMainWindow):
 
     def _refresh_views(self, changes: set[Change]) -> None:
         self.ladder.refresh(changes)
-        for view in self.views.values():
-            view.refresh(changes)
+        self.shown_views.refresh(changes, everything=self._flushing)
         if Change.MESSAGES in changes or Change.HEADER in changes:
             self.messages.sync(self.store)
             self._show_messages()

@@ -1,10 +1,15 @@
-"""Coalesced redraws: many store changes, at most one view refresh per interval."""
+"""Coalesced redraws: many store changes, at most one view refresh per interval, and
+only of the tab on screen."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer
+from PySide6.QtWidgets import QTabWidget
+
+from ..core.store import Change
+from ..views.base import View
 
 DEFAULT_INTERVAL_MS = 33  # at most 30 redraws a second
 
@@ -48,3 +53,31 @@ class RedrawThrottle(QObject):
         self._since.restart()
         self.redraws += 1
         self.callback()
+
+
+class ShownViews:
+    """The tabs' views, refreshed only while shown: a hidden view keeps what changed and
+    catches up when its tab is shown, or when everything is brought up to date
+    (screenshots, exports). A frame then pays for the tab on screen, not for all seven."""
+
+    def __init__(self, tabs: QTabWidget, views: Mapping[str, View]):
+        self.tabs = tabs
+        self.views = views
+        self.owed: dict[str, set[Change]] = {}  # per hidden view: changes not yet shown
+        tabs.currentChanged.connect(self._tab_shown)
+
+    def refresh(self, changes: set[Change], everything: bool = False) -> None:
+        shown = self.tabs.currentWidget()
+        for name, view in self.views.items():
+            owed = self.owed.pop(name, set()) | changes
+            if everything or view is shown:
+                if owed:
+                    view.refresh(owed)
+            elif owed:
+                self.owed[name] = owed
+
+    def _tab_shown(self, _index: int) -> None:
+        shown = self.tabs.currentWidget()
+        for name, view in self.views.items():
+            if view is shown and (owed := self.owed.pop(name, None)):
+                view.refresh(owed)

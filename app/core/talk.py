@@ -1,0 +1,290 @@
+"""A talk: scenes read from a small TOML file, checked once, and their captions.
+
+    title = "The SGEMM ladder on an H200"          # optional
+    recording = "../sessions/h200-ladder.jsonl"    # optional, relative to this file
+
+    [[scene]]
+    view = "tiling"              # a tab (app/views/registry.VIEWS); required
+    level = "smem_tiled"         # a level id of the recording's catalog
+    shape = "4096"               # N (a cube) or "MxNxK": the result the caption quotes,
+                                 # and the run form's shape
+    step = 3                     # animation step, 1-based as the playback bar counts
+    speed = "16x"                # replay speed: 1x, 4x, 16x or instant
+    caption = "{title}: {adds} {tflops} TFLOPS, {pct_ref} of {ref}."
+
+A field left out leaves that part of the window as it is. A caption is plain text; its
+``{name}`` fields (:data:`CAPTION_FIELDS`) are filled from the session, so the numbers a
+talk shows are the recording's, never typed in (``{{`` and ``}}`` are braces). A file
+that cannot be used is refused whole with a :class:`TalkError` naming the scene and the
+field. No Qt here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import string
+import tomllib
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...kernels.plan import parse_shape
+from ...kernels.rows import (
+    DASH,
+    Result,
+    gflop_per_j_text,
+    ms_text,
+    pct_text,
+    rel_err_text,
+    tflops_text,
+    verdict_text,
+)
+from ...kernels.shape import Shape
+from .replay import Speed
+from .store import SessionStore
+
+MAX_FILE_BYTES = 256 << 10  # a talk is a page of text
+MAX_SCENES = 200
+MAX_CAPTION_CHARS = 1000  # as written
+MAX_SHOWN_CHARS = 1500  # filled in (a level's catalog text may be long)
+MAX_STEP = 10_000
+TOP_FIELDS = ("title", "recording", "scene")
+SCENE_FIELDS = ("view", "level", "shape", "step", "speed", "caption")
+
+
+class TalkError(ValueError):
+    """A talk file that cannot be used; the message names the file, scene and field."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scene:
+    view: str
+    caption: str = ""
+    level: str | None = None
+    shape: Shape | None = None
+    step: int | None = None  # 1-based
+    speed: Speed | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Talk:
+    path: Path
+    title: str
+    scenes: tuple[Scene, ...]
+    recording: Path | None  # resolved against the talk file's folder
+
+
+# ------------------------------------------------------------------ captions
+def _result_fields(store: SessionStore, level_id: str | None, shape: Shape | None
+                   ) -> dict[str, str]:
+    """The numbers of the level's burst result at ``shape`` (default: the ladder's)."""
+    shape = shape or store.ladder_shape()
+    result = _result_at(store, level_id, shape) if level_id else None
+    if result is None:
+        return {}
+    row = store.row(result)
+    fields = {"shape": str(result.shape), "tflops": tflops_text(result.tflops),
+              "median_ms": ms_text(result.median_ms), "pct_ref": pct_text(row.pct_of_reference),
+              "ref": row.reference or DASH, "pct_peak": pct_text(row.pct_of_peak),
+              "gflop_per_j": gflop_per_j_text(result.gflop_per_j),
+              "rel_err": rel_err_text(result.rel_err), "verified": verdict_text(result.verified)}
+    ladder = [lv.id for lv in store.ladder_levels()]
+    if level_id in ladder:  # the level below it on the ladder, at the same shape
+        for prev_id in reversed(ladder[:ladder.index(level_id)]):
+            prev = _result_at(store, prev_id, result.shape)
+            if prev is not None and prev.tflops > 0:
+                fields.update(prev=prev_id, prev_tflops=tflops_text(prev.tflops),
+                              speedup=f"{result.tflops / prev.tflops:.3g}×")
+                break
+    return fields
+
+
+def _result_at(store: SessionStore, level_id: str, shape: Shape | None) -> Result | None:
+    if shape is None:
+        return store.latest(level_id)
+    return next((r for r in reversed(store.results)
+                 if r.level == level_id and r.shape == shape and r.mode == "burst"), None)
+
+
+def _level_fields(store: SessionStore, level_id: str | None) -> dict[str, str]:
+    level = store.level(level_id) if level_id else None
+    if level is None:
+        return {}
+    return {"level": level.id, "title": level.title, "adds": level.adds,
+            "precision": level.precision.upper()}
+
+
+def _session_fields(store: SessionStore) -> dict[str, str]:
+    device = store.device_name()
+    return {"device": device} if device else {}
+
+
+# name -> what it is (the docs and the error for an unknown name list these)
+CAPTION_FIELDS: dict[str, str] = {
+    "device": "the recording's GPU",
+    "level": "the level's id", "title": "its title (the recording's catalog)",
+    "adds": "what it adds over the level before (the catalog)",
+    "precision": "its precision (FP32, FP16, ...)",
+    "shape": "the shape of the result quoted", "tflops": "its TFLOPS",
+    "median_ms": "its median time per GEMM", "pct_ref": "% of cuBLAS of the same precision",
+    "ref": "that reference's id", "pct_peak": "% of the precision's datasheet peak",
+    "gflop_per_j": "GFLOP per joule", "rel_err": "relative error against float64",
+    "verified": "verified or NOT verified", "prev": "the ladder level below with a result",
+    "prev_tflops": "that level's TFLOPS", "speedup": "TFLOPS over that level's, as 1.52×",
+}
+_FILLERS: tuple[Callable[[SessionStore, str | None, Shape | None], dict[str, str]], ...] = (
+    lambda store, level, shape: _session_fields(store),
+    lambda store, level, shape: _level_fields(store, level), _result_fields)
+
+
+def caption_text(scene: Scene, store: SessionStore) -> str:
+    """The scene's caption with its fields filled from ``store`` (a dash where the
+    session has no such number), as plain text."""
+    values: dict[str, str] = {}
+    for fill in _FILLERS:
+        values.update(fill(store, scene.level, scene.shape))
+    out = []
+    for literal, name, _spec, _conv in string.Formatter().parse(scene.caption):
+        out.append(literal)
+        if name is not None:
+            out.append(values.get(name, DASH))
+    text = "".join(out)
+    return text if len(text) <= MAX_SHOWN_CHARS else text[: MAX_SHOWN_CHARS - 1] + "…"
+
+
+# ------------------------------------------------------------------ reading
+def _check_caption(text: str) -> str | None:
+    """Why a caption template cannot be used, or None."""
+    try:
+        parts = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        return f"{exc} (write {{{{ and }}}} for braces)"
+    for _literal, name, spec, conv in parts:
+        if name is None:
+            continue
+        if name not in CAPTION_FIELDS:
+            return (f"unknown field {{{name}}} (fields: "
+                    f"{', '.join('{' + f + '}' for f in CAPTION_FIELDS)})")
+        if spec or conv:
+            return f"{{{name}}} takes no format or conversion"
+    return None
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+class _Reader:
+    def __init__(self, path: Path, views: Collection[str], animated: Collection[str],
+                 levels: Collection[str]):
+        self.path, self.views, self.animated, self.levels = path, views, animated, levels
+
+    def fail(self, where: str, text: str) -> TalkError:
+        return TalkError(f"{self.path.name}: {where}: {text}")
+
+    def scene(self, n: int, table: Any) -> Scene:
+        where = f"scene {n}"
+        if not isinstance(table, dict):
+            raise self.fail(where, f"is {_type_name(table)}; write it as [[scene]]")
+        unknown = [k for k in table if k not in SCENE_FIELDS]
+        if unknown:
+            raise self.fail(f"{where}: {unknown[0]}",
+                            f"unknown field (fields: {', '.join(SCENE_FIELDS)})")
+
+        def string_field(name: str) -> str | None:
+            value = table.get(name)
+            if value is not None and not isinstance(value, str):
+                raise self.fail(f"{where}: {name}", f"is {_type_name(value)}, not a string")
+            return value
+
+        view = string_field("view")
+        if view is None:
+            raise self.fail(f"{where}: view", f"missing (views: {', '.join(self.views)})")
+        if view not in self.views:
+            raise self.fail(f"{where}: view",
+                            f"{view!r} is not a view (views: {', '.join(self.views)})")
+        level = string_field("level")
+        if level is not None and level not in self.levels:
+            raise self.fail(f"{where}: level", f"{level!r} is not a level (levels: "
+                                               f"{', '.join(self.levels)})")
+        caption = string_field("caption") or ""
+        if len(caption) > MAX_CAPTION_CHARS:
+            raise self.fail(f"{where}: caption",
+                            f"{len(caption)} characters; at most {MAX_CAPTION_CHARS}")
+        problem = _check_caption(caption)
+        if problem is not None:
+            raise self.fail(f"{where}: caption", problem)
+        return Scene(view=view, caption=caption, level=level,
+                     shape=self.shape(where, table.get("shape")),
+                     step=self.step(where, view, table.get("step")),
+                     speed=self.speed(where, string_field("speed")))
+
+    def shape(self, where: str, value: Any) -> Shape | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise self.fail(f"{where}: shape", f"is {_type_name(value)}; give N (a cube) "
+                                               "or \"MxNxK\"")
+        try:
+            return Shape(*parse_shape(str(value)))
+        except argparse.ArgumentTypeError as exc:
+            raise self.fail(f"{where}: shape", str(exc)) from None
+
+    def step(self, where: str, view: str, value: Any) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(f"{where}: step", f"is {_type_name(value)}, not an integer")
+        if view not in self.animated:
+            raise self.fail(f"{where}: step", f"the {view} view has no animation steps "
+                                              f"(animated: {', '.join(self.animated)})")
+        if not 1 <= value <= MAX_STEP:
+            raise self.fail(f"{where}: step", f"{value}: steps count from 1 to {MAX_STEP}")
+        return value
+
+    def speed(self, where: str, value: str | None) -> Speed | None:
+        if value is None:
+            return None
+        try:
+            return Speed(value)
+        except ValueError:
+            raise self.fail(f"{where}: speed", f"{value!r} is not a replay speed (speeds: "
+                                               f"{', '.join(Speed)})") from None
+
+
+def read_talk(path: str | Path, views: Collection[str], animated: Collection[str],
+              levels: Collection[str]) -> Talk:
+    """Read and check a talk file: ``views`` are the tab names, ``animated`` those with
+    animation steps, ``levels`` the level ids a scene may name."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise TalkError(f"{path.name}: {size} bytes; a talk file has at most "
+                            f"{MAX_FILE_BYTES}")
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TalkError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise TalkError(f"{path.name}: not UTF-8 text ({exc.reason})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise TalkError(f"{path.name}: not TOML: {exc}") from None
+    reader = _Reader(path, list(views), list(animated), list(levels))
+    unknown = [k for k in data if k not in TOP_FIELDS]
+    if unknown:
+        raise reader.fail(unknown[0], f"unknown field (fields: {', '.join(TOP_FIELDS)}; "
+                                      "a scene's fields go under [[scene]])")
+    title, recording = data.get("title", ""), data.get("recording")
+    for name, value in (("title", title), ("recording", recording)):
+        if value is not None and not isinstance(value, str):
+            raise reader.fail(name, f"is {_type_name(value)}, not a string")
+    tables = data.get("scene")
+    if not isinstance(tables, list) or not tables:
+        raise reader.fail("scene", "no scenes: add at least one [[scene]] with a view")
+    if len(tables) > MAX_SCENES:
+        raise reader.fail("scene", f"{len(tables)} scenes; at most {MAX_SCENES}")
+    scenes = tuple(reader.scene(n, table) for n, table in enumerate(tables, 1))
+    return Talk(path=path, title=title or "", scenes=scenes,
+                recording=(path.parent / recording) if recording else None)

@@ -1,0 +1,36 @@
+"""On the H200 with Nsight Compute: `gemmscope record --ncu` keeps sampling NVML while ncu
+profiles (the runner and its sampler have exited by then), so the recording's telemetry
+lasts as long as its events; the step's samples carry no GPM metrics (ncu needs the
+performance monitor). Skipped without a GPU or ncu."""
+
+from __future__ import annotations
+
+import io
+import shutil
+
+import pytest
+
+from gemmscope.kernels import cli, recording
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.mark.skipif(shutil.which("ncu") is None, reason="ncu is not on PATH")
+def test_the_ncu_step_is_sampled_to_the_end(tmp_path):
+    out = tmp_path / "rec.jsonl"
+    err = io.StringIO()
+    code = cli.main(["record", "-o", str(out), "-l", "naive,register_2d", "-s", "512",
+                     "-r", "3", "--no-compare", "--ncu", "--ncu-size", "256",
+                     "--telemetry-hz", "50"], stdout=io.StringIO(), stderr=err)
+    assert code == 0, err.getvalue()
+    session = recording.read_session(out)
+    assert [c["level"] for c in session.counters] == ["naive", "register_2d"]
+    last_result = session.results[-1]["t"]
+    step = [e for e in session.events if e["type"] == "telemetry" and e["t"] > last_result]
+    assert len(step) >= 5, "the ncu step was not sampled"
+    assert max(e["t"] for e in step) >= max(c["t"] for c in session.counters)
+    assert all(isinstance(e.get("sm_clock_mhz"), int | float) for e in step)
+    assert all(e.get("sm_occupancy_pct") is None for e in step)  # no GPM during ncu
+    said = [e["level"] for e in session.events
+            if e["type"] == "info" and "Nsight" in e["message"]]
+    assert said == ["naive", "register_2d"]
