@@ -23,6 +23,7 @@ START = time.perf_counter()
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ..kernels import targets
     from ..kernels.cli import COMMANDS
 
     others = ", ".join([*COMMANDS, "doctor"])
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default `gemmscope runner`)")
     p.add_argument("--ssh-option", action="append", default=[], metavar="OPT",
                    help="live, with --remote: an ssh -o option (repeatable)")
+    targets.add_gpu_options(p, cluster=False)
     p.add_argument("--session-file", metavar="PATH", help="live: record the session here")
     p.add_argument("--watchdog-s", type=float, metavar="S",
                    help="live: restart a runner silent this long during a run (default 60)")
@@ -71,6 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "replay" and not args.file:
         print("gemmscope replay: give the recording to open (FILE)", file=sys.stderr)
         return 2
+    from ..kernels import targets
+
+    try:  # GPU options are checked before any window opens
+        gpus = targets.gpus_of(args)
+    except ValueError as exc:
+        print(f"gemmscope: {exc}", file=sys.stderr)
+        return 2
+    args.gpus = gpus
     talk = None
     if args.command == "talk":
         from .window.talk import check_talk_args
@@ -111,6 +121,17 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_talk(app, window, talk, args)
         return _run(app, window, args)
+
+
+def _device_specs(args: argparse.Namespace, plan: Any) -> Any:
+    """--device/--devices: a runner per GPU, locally or over ssh (None: one runner)."""
+    if getattr(args, "gpus", None) is None:
+        return None
+    from ..kernels import remote, targets
+
+    target = remote.parse_target(plan.remote) if plan.remote else None
+    return targets.device_specs(args.gpus, [] if target else plan.command, target,
+                                args.remote_command, args.ssh_option)
 
 
 def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
@@ -160,7 +181,8 @@ def _open_source(window: Any, args: argparse.Namespace, background: bool) -> boo
                      remote_command=args.remote_command, ssh_options=args.ssh_option)
     if plan.command:
         window.start_live(plan.label, plan.command, args.session_file, args.watchdog_s,
-                          remote=plan.remote)
+                          remote=plan.remote, devices=_device_specs(args, plan),
+                          split=args.split)
     else:
         window.open_bundled(f"{plan.reason}; see `gemmscope doctor`", background=background)
     return True

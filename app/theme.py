@@ -26,6 +26,15 @@ def precision_color(precision: str) -> str:
     return PRECISION_COLORS.get(precision, UNKNOWN_COLOR)
 
 
+# one colour per GPU of a session (the device comparison bars), in device order
+DEVICE_COLORS = ("#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#c53030", "#319795",
+                 "#b7791f", "#d53f8c")
+
+
+def device_color(device: int) -> str:
+    return DEVICE_COLORS[device % len(DEVICE_COLORS)]
+
+
 @dataclass(frozen=True, slots=True)
 class Theme:
     name: str

@@ -6,22 +6,31 @@ import argparse
 import functools
 import json
 import os
-import re
 import shlex
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import build_event, build_report, commands, ncu, protocol, recording, registry, remote
-from .atomic_file import NewFile
+from . import (
+    build_event,
+    build_report,
+    commands,
+    ncu,
+    protocol,
+    registry,
+    remote,
+    targets,
+)
+from .devices import DeviceSet
 from .ncu_source_step import SourceCountersStep
 from .ncu_source_step import add_options as add_ncu_source_options
+from .output_file import OutputRefused, abandon, output_file
 from .plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
-from .rows import ms_text, tflops_text, verdict_text
+from .progress import Progress
 from .session import RunnerSession, SessionState, default_runner_command
 from .session_file import SessionWriter
+from .session_report import printable, report_lines
 from .table import render
 
 
@@ -64,19 +73,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="the runner command line (default: this Python's "
                         "`-m gemmscope.kernels runner`)")
     p.add_argument("--levels-from", help=argparse.SUPPRESS)
-    _add_remote_options(p)
-
-
-def _add_remote_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--remote", metavar="[USER@]HOST[:PORT]",
-                   help="drive the runner on this host through ssh (batch mode: your keys "
-                        "and ssh config; never a password)")
-    p.add_argument("--remote-command", default=remote.DEFAULT_REMOTE_COMMAND, metavar="CMD",
-                   help="how to start the runner there (default "
-                        f"`{remote.DEFAULT_REMOTE_COMMAND}`)")
-    p.add_argument("--ssh-option", action="append", default=[], metavar="OPT",
-                   help="an ssh -o option, e.g. Port=2222 or IdentityFile=~/.ssh/gpu "
-                        "(repeatable; one starting with - is passed as it is)")
+    targets.add_remote_options(p)
+    targets.add_gpu_options(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("runner", help="serve JSON-line commands on stdin (docs/protocol.md)")
     r.add_argument("--telemetry-hz", type=float, default=50.0)
     r.add_argument("--levels-from", help="a Python file with extra LEVELS (tests)")
+    r.add_argument("--device", type=int, metavar="N",
+                   help="use GPU N (as nvidia-smi counts them; default: CUDA's first)")
+    w = sub.add_parser("worker", help="a Dask worker on one GPU (docs/cluster.md)")
+    w.add_argument("address", metavar="ADDRESS", help="the scheduler, tcp://host:8786")
+    w.add_argument("--device", type=int, default=0, metavar="N",
+                   help="the GPU it drives (as nvidia-smi counts them; default 0)")
     b = sub.add_parser("bench", help="run levels and print a table")
     _add_run_options(b)
     b.add_argument("-o", "--output", help="also record the event stream to this file")
@@ -112,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("file")
     rep.add_argument("--markdown", action="store_true")
     lv = sub.add_parser("levels", help="list the levels (of a remote runner with --remote)")
-    _add_remote_options(lv)
+    targets.add_remote_options(lv)
     d = sub.add_parser("diff", help="source diff, resources and instruction mix of two levels "
                                     "(no GPU needed: NVRTC and nvdisasm from PyPI)")
     d.add_argument("a", metavar="A", help="level id")
@@ -184,46 +188,6 @@ def sustained_fields(args: argparse.Namespace, sustained: bool) -> dict[str, Any
     return {"mode": mode, **given}
 
 
-class Progress:
-    """One status line on stderr, rewritten in place on a terminal."""
-
-    def __init__(self, stream: TextIO, total: int):
-        self.stream = stream
-        self.total = total
-        self.tty = stream.isatty()
-        self.index = 0
-
-    def show(self, text: str, final: bool = False) -> None:
-        line = f"[{self.index}/{self.total}] {text}"
-        if self.tty:
-            self.stream.write("\r\x1b[2K" + line + ("\n" if final else ""))
-        elif final:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-
-    def event(self, ev: dict[str, Any]) -> None:
-        kind = ev["type"]
-        if kind == "run_start":
-            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']} ...")
-        elif kind == "repeat":
-            what = "trial" if ev.get("mode") == "sustained" else "repeat"
-            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  {what} {ev['i'] + 1}  "
-                      f"{tflops_text(ev['tflops'])} TFLOPS")
-        elif kind == "phase":
-            doing = "cooling down" if ev["phase"] == "cooldown" else "window"
-            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  trial {ev['trial'] + 1}: "
-                      f"{doing} ({ev.get('seconds', 0):.0f} s)")
-        elif kind == "result":
-            ok = verdict_text(ev["verified"])
-            self.show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  {tflops_text(ev['tflops'])} "
-                      f"TFLOPS ({ms_text(ev['median_ms'])} ms), {ok}", final=True)
-        elif kind == "error":
-            where = f"{ev.get('level', '')} {ev.get('M', '')}x{ev.get('N', '')}x{ev.get('K', '')}"
-            self.show(f"error [{ev['kind']}] {where.strip(' x')}: {ev['message']}", final=True)
-        elif kind == "info":
-            self.show(ev["message"], final=True)
-
-
 # after the runs: called with the session clock and the recording's event sink
 AfterRuns = Callable[[Callable[[], float], Callable[[dict[str, Any]], None]], None]
 
@@ -254,11 +218,20 @@ def runner_command(args: argparse.Namespace) -> list[str]:
 
 
 def open_session(args: argparse.Namespace, on_event: Callable[[dict[str, Any]], None],
-                 **kwargs: Any) -> RunnerSession:
+                 **kwargs: Any) -> RunnerSession | DeviceSet:
     """The runner session of ``args``: local, or over ssh (``--remote``: see
-    :func:`remote.session_options`)."""
-    command = runner_command(args)
+    :func:`remote.session_options`); with ``--device``/``--devices`` one runner per GPU
+    (:class:`DeviceSet`)."""
+    try:
+        gpus = targets.gpus_of(args)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     target = remote_target(args)
+    if gpus is not None:
+        specs = targets.device_specs(gpus, [] if target else runner_command(args), target,
+                                         args.remote_command, args.ssh_option)
+        return DeviceSet(on_event, specs, split=args.split, **kwargs)
+    command = runner_command(args)
     options = remote.session_options(target) if target is not None else {}
     return RunnerSession(on_event, command, **options, **kwargs)
 
@@ -269,17 +242,9 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
     runner gone, ``after`` may add events of its own (on the same clock, to the same
     file)."""
     runs = plan(args)
-    progress = Progress(stderr, len(runs))
     results: list[dict[str, Any]] = []
+    on_event = Progress(stderr, len(runs)).sink(results)
     writer = SessionWriter(out_path) if out_path else None
-
-    def on_event(ev: dict[str, Any]) -> None:
-        if ev["type"] == "result":
-            results.append(ev)
-        if ev["type"] == "run_start":
-            progress.index += 1
-        if ev["type"] != "telemetry":
-            progress.event(ev)
 
     try:
         session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout)
@@ -293,14 +258,18 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
     return results
 
 
-def _drive(session: RunnerSession, runs: list[RunRequest], args: argparse.Namespace,
+def _drive(session: RunnerSession | DeviceSet, runs: list[RunRequest], args: argparse.Namespace,
            after: AfterRuns | None) -> None:
     try:
         header = session.wait_ready()
     except RuntimeError as exc:
         raise CliError(str(exc)) from None
-    if header.get("device") is None:
-        raise CliError(f"no GPU: {header.get('no_gpu_reason')}")
+    for entry in protocol.session_devices(header) or [{"name": None}]:
+        if entry.get("name") is None:
+            which = (f"GPU {entry['gpu']}: " if isinstance(session, DeviceSet)
+                     and entry.get("gpu") is not None else "")
+            raise CliError(f"no GPU: {which}"
+                           f"{entry.get('no_gpu_reason') or header.get('no_gpu_reason')}")
     session.submit(runs)
     session.wait_idle()
     if session.explainer is not None and session.lost_runs:
@@ -311,6 +280,22 @@ def _drive(session: RunnerSession, runs: list[RunRequest], args: argparse.Namesp
         after(session.now, session.emit)
 
 
+def run_cluster(args: argparse.Namespace, out_path: str | None,
+                stderr: TextIO) -> tuple[list[dict], int]:
+    """The plan on a Dask cluster; returns the results and the runs lost with a worker."""
+    from . import cluster
+
+    if args.remote or args.device is not None or args.devices:
+        raise CliError("--cluster picks GPUs through its workers; it cannot go with "
+                       "--remote, --device or --devices")
+    command = runner_command(args) if args.runner or args.levels_from else None
+    try:
+        return cluster.record_plan(args.cluster, plan(args), out_path, stderr, command,
+                                   args.timeout, args.telemetry_hz)
+    except cluster.ClusterError as exc:
+        raise CliError(str(exc)) from None
+
+
 def main(argv: list[str] | None = None, stdout: TextIO | None = None,
          stderr: TextIO | None = None) -> int:
     stdout = stdout or sys.stdout
@@ -318,7 +303,7 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args, stdout, stderr)
-    except CliError as exc:
+    except (CliError, OutputRefused) as exc:
         stderr.write(f"gemmscope {args.command}: {exc}\n")
         return 2
     except protocol.ProtocolError as exc:
@@ -339,7 +324,7 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
 def _runner(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from .runner import main as runner_main
 
-    return runner_main(args.telemetry_hz, args.levels_from)
+    return runner_main(args.telemetry_hz, args.levels_from, args.device)
 
 
 def ncu_levels(args: argparse.Namespace) -> list[str]:
@@ -357,82 +342,34 @@ def run_steps(steps: Sequence[AfterRuns], telemetry_hz: float, now: Callable[[],
             step(now, emit_one)
 
 
-def _output_file(args: argparse.Namespace) -> NewFile | None:
-    """The --output file, refused at once where it exists (unless --force): it is written
-    under a temporary name beside it and renamed when the runs have finished."""
-    if not args.output:
-        return None
-    if getattr(args, "append", False):
-        return _appended_file(args)
-    try:
-        return NewFile(args.output, replace=args.force)
-    except FileExistsError:
-        raise CliError(f"{args.output} exists; pass --force to replace it") from None
-    except OSError as exc:
-        raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-
-
-def _appended_file(args: argparse.Namespace) -> NewFile:
-    """--append: a copy of the existing session file under the temporary name, which the
-    runs continue and which replaces the file when they finish; so the file is never
-    half-written, and what it held is never lost."""
-    if args.force:
-        raise CliError("--append keeps the file and --force replaces it: pass one")
-    path = Path(args.output)
-    try:
-        with path.open("rb") as fh:
-            first = fh.readline(protocol.MAX_LINE_BYTES + 1)
-        if protocol.parse_line(first, 1, str(path))["type"] != "session":
-            raise protocol.ProtocolError("the first line is not a session header", 1,
-                                         str(path))
-    except FileNotFoundError:
-        raise CliError(f"--append: {path} does not exist") from None
-    except OSError as exc:
-        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except protocol.ProtocolError as exc:
-        raise CliError(f"--append: {exc}; nothing was appended") from None
-    out = NewFile(path, replace=True)
-    try:
-        shutil.copyfile(path, out.temp)
-    except OSError as exc:
-        out.discard()
-        raise CliError(f"cannot write beside {path}: {exc.strerror or exc}") from None
-    out.kept_bytes = out.temp.stat().st_size
-    return out
-
-
-def _abandon(out: NewFile, stderr: TextIO) -> None:
-    """The runs did not finish: keep what was measured under the temporary name (and say
-    where), else remove it. The --output file is left as it was."""
-    try:
-        with out.temp.open("rb") as fh:  # with --append, only what this run added
-            fh.seek(out.kept_bytes)
-            text = fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return
-    if '"type":"result"' in text or '"type":"counters"' in text:
-        stderr.write(f"gemmscope: the runs did not finish; what was measured is in "
-                     f"{out.temp} ({out.path} was not written)\n")
-    else:
-        out.discard()
-
-
 def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    try:  # the options first, then the file: nothing is replaced unasked
+        gpus = targets.gpus_of(args)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     for opt in ("ncu", "ncu_source"):
-        if getattr(args, opt, None) and remote_target(args) is not None:
+        if getattr(args, opt, None) and (remote_target(args) is not None or gpus is not None
+                                         or args.cluster):
             raise CliError(f"--{opt.replace('_', '-')} profiles on this machine's GPU; it "
-                           "cannot go with --remote")
-    out = _output_file(args)  # first of all: nothing is replaced unasked
+                           "cannot go with --remote, --device(s) or --cluster")
+    if getattr(args, "append", False) and (gpus or args.cluster):
+        raise CliError("--append continues a session of one runner; a session of several "
+                       "GPUs (--device, --devices, --cluster) is recorded to a new file")
+    out = output_file(args)
     counters = ncu.CountersStep(ncu_levels(args), args.ncu, args.ncu_size, args.ncu_timeout,
                                 stderr) if getattr(args, "ncu", None) else None
     sources = SourceCountersStep.from_args(args, [r.level for r in plan(args)], stderr)
     steps = [s for s in (counters, sources) if s is not None]
     for step in steps:
         step.check()
+    lost = 0
     try:
-        results = run_plan(args, str(out.temp) if out else None, stderr,
-                           functools.partial(run_steps, steps, args.telemetry_hz) if steps
-                           else None)
+        if args.cluster:
+            results, lost = run_cluster(args, str(out.temp) if out else None, stderr)
+        else:
+            results = run_plan(args, str(out.temp) if out else None, stderr,
+                               functools.partial(run_steps, steps, args.telemetry_hz)
+                               if steps else None)
         if out is not None:
             try:
                 out.commit()
@@ -443,7 +380,7 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 raise CliError(f"cannot write {out.path}: {exc.strerror or exc}") from None
     except BaseException:
         if out is not None:
-            _abandon(out, stderr)
+            abandon(out, stderr)
         raise
     if getattr(args, "json", False):
         for r in results:
@@ -456,39 +393,22 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         stderr.write(step.summary() + "\n")
     if any(step.failed for step in steps):
         return 1
+    if lost:
+        stderr.write(f"{lost} run(s) lost with their worker: error events in the recording\n")
+        return 1
     return 0 if results and all(r["verified"] for r in results) else 1
 
 
 def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if not Path(args.file).exists():
         raise CliError(f"{args.file}: no such file")
-    session = recording.read_session(args.file)
-    dev = session.header.get("device") or {}
-    peaks = dev.get("peak_tflops") if isinstance(dev.get("peak_tflops"), dict) else None
-    lines = [f"{args.file}: {dev.get('name') or 'no device'}, recorded "
-             f"{session.header.get('created')}, {len(session.results)} results, "
-             f"{len(session.errors)} errors", "",
-             render(session.results, markdown=args.markdown, peaks=peaks)]
-    for e in session.errors:
-        where = " ".join(str(e[k]) for k in ("level", "M", "N", "K") if e.get(k) is not None)
-        first = (e["message"].splitlines() or [""])[0]
-        lines.append(f"error [{e['kind']}] {where}: {first}")
+    lines, problem = report_lines(args.file, args.markdown)
     for line in lines:
-        stdout.write(printable(line) + "\n")
-    if session.problem is not None:
-        stderr.write(printable(f"gemmscope report: {session.problem}") + "\n")
+        stdout.write(line + "\n")
+    if problem is not None:
+        stderr.write(problem + "\n")
         return 1
     return 0
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """Text from a recording, safe on a terminal: control characters (escape sequences,
-    carriage returns) and lone surrogates are written as escapes."""
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -546,7 +466,16 @@ def _sass(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
+def _worker(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from .cluster import ClusterError, run_worker
+
+    try:
+        return run_worker(args.address, args.device)
+    except ClusterError as exc:
+        raise CliError(str(exc)) from None
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
-    "runner": _runner, "bench": _bench, "record": _bench, "report": _report,
+    "runner": _runner, "worker": _worker, "bench": _bench, "record": _bench, "report": _report,
     "levels": _levels, "diff": _diff, "sass": _sass,
 }

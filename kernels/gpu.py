@@ -163,6 +163,7 @@ class DeviceInfo:
     cuda_runtime: str
     cupy: str
     limits: DeviceLimits | None = None
+    pci_bus_id: str | None = None  # "0000:19:00.0": how NVML finds the same GPU
 
     def as_event(self) -> dict[str, Any]:
         d = {f: getattr(self, f) for f in self.__dataclass_fields__}
@@ -191,7 +192,20 @@ def device_info() -> DeviceInfo:
         memory_gib=round(cp.cuda.runtime.memGetInfo()[1] / 2**30, 1),
         l2_bytes=int(attrs["L2CacheSize"]), driver=f"{drv // 1000}.{drv % 1000 // 10}",
         cuda_runtime=f"{rt // 1000}.{rt % 1000 // 10}", cupy=cp.__version__,
-        limits=_limits(dev.id))
+        limits=_limits(dev.id), pci_bus_id=_bus_id(cp, dev.id, props))
+
+
+def _bus_id(cp: Any, device_id: int, props: Mapping[str, Any]) -> str | None:
+    """The device's PCI bus id, "0000:19:00.0" (how NVML finds the same GPU); None where
+    CUDA cannot say (NVML then goes by index: kernels/gpu_select.py)."""
+    try:
+        return str(cp.cuda.runtime.deviceGetPCIBusId(device_id))
+    except Exception:
+        pass
+    try:
+        return f"{props['pciDomainID']:04x}:{props['pciBusID']:02x}:{props['pciDeviceID']:02x}.0"
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 @dataclass(frozen=True, slots=True)

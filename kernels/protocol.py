@@ -23,7 +23,11 @@ from . import source_counters
 # 3: results say their `mode` (burst or sustained; older results read as burst), and a
 # burst result's energy comes from the energy counter over a window of flush + launch
 # pairs (J per GEMM including one L2 flush), no longer from power samples
-PROTOCOL_VERSION = 3
+# 4: several GPUs in one session: every event but the header may say its `device` (an
+# index into the header's `devices`; absent: device 0, as in every older file) and the
+# `host` it ran on; the header lists the GPUs in `devices`, a GPU that joins later is a
+# `device` event
+PROTOCOL_VERSION = 4
 
 _NUM = (int, float)
 _OPT_NUM = (int, float, type(None))
@@ -44,6 +48,7 @@ class ErrorKind(StrEnum):
     RUNNER_CRASH = "runner_crash"
     NO_GPU = "no_gpu"
     INTERNAL = "internal"
+    WORKER_LOST = "worker_lost"  # a cluster worker died with the run in flight
 
 
 # type -> {field: allowed python types}; only the fields every reader relies on.
@@ -68,6 +73,7 @@ REQUIRED: dict[str, dict[str, tuple[type, ...]]] = {
     "build": {"level": _STR, "variant": _STR},
     "done": {},
     "levels": {"levels": (list,)},
+    "device": {"device": _INT},
     "pong": {},
     "bye": {},
 }
@@ -259,21 +265,46 @@ def _source_map(value: Any) -> dict[str, Any]:
             if isinstance(v, dict) and all(isinstance(v.get(f), str) for f in ("source", "sha256"))}
 
 
+def _index(value: Any) -> int | None:
+    return value if type(value) is int and value >= 0 else None
+
+
 _SHAPE: dict[str, Rule] = {"level": _STR, "M": _INT, "N": _INT, "K": _INT}
+# where an event ran (version 4), on every event but the header: absent means device 0
+PLACE_FIELDS: dict[str, Rule] = {"device": _index, "host": _STR, "worker": _STR}
 DEVICE_FIELDS: dict[str, Rule] = {
     "name": _STR, "sm_count": _INT, "cc": _STR, "arch": _STR, "sm_clock_max_mhz": _NUM,
     "mem_clock_max_mhz": _NUM, "memory_gib": _NUM, "l2_bytes": _INT, "driver": _STR,
-    "cuda_runtime": _STR, "cupy": _STR, "peak_tflops": _num_map, "limits": _int_map}
+    "cuda_runtime": _STR, "cupy": _STR, "peak_tflops": _num_map, "limits": _int_map,
+    "uuid": _STR, "pci_bus_id": _STR}
 CATALOG_FIELDS: dict[str, Rule] = {
     "title": _STR, "adds": _STR, "precision": _STR, "params": _int_map, "block": _int_list,
     "tile": _int_list, "follows": _STR, "notes": _STR, "kind": _STR, "order": _INT,
     "source": _STR, "arch": _STR, "b_layout": _STR, "persistent": (bool,),
     "k_multiple": _INT}
+# one GPU of a session (an entry of the header's `devices`, or a `device` event): the
+# device fields as the runner said them, and where it is
+DEVICE_ENTRY_FIELDS: dict[str, Rule] = {
+    **DEVICE_FIELDS, "gpu": _STR, "host": _STR,
+    "worker": _STR, "telemetry": (dict,), "no_gpu_reason": _STR}
+
+
+def _device_entries(value: Any) -> list[dict[str, Any]] | None:
+    """The header's `devices`: entries with an index `id`; fields cleaned as a device's."""
+    if not isinstance(value, list):
+        return None
+    entries = [e for e in value if isinstance(e, dict) and _index(e.get("id")) is not None]
+    for entry in entries:
+        _clean(entry, DEVICE_ENTRY_FIELDS)
+    return entries
+
+
 # type -> {optional field: its type, or a function that cleans it}; see _clean
 OPTIONAL: dict[str, dict[str, Rule]] = {
     "session": {"device": _device, "catalog": _catalog, "gemmscope": (dict,),
                 "telemetry": (dict,), "no_gpu_reason": _STR, "synthetic": (bool,),
-                "remote": _STR},
+                "remote": _STR, "devices": _device_entries, "gpu": _STR},
+    "device": DEVICE_ENTRY_FIELDS,
     "run_start": {"dtype": _STR, "precision": _STR, "warmup": _INT},
     "result": {
         "precision": _STR, "min_ms": _NUM, "max_ms": _NUM, "q1_ms": _NUM, "q3_ms": _NUM,
@@ -368,8 +399,36 @@ def validate_event(obj: Any) -> dict[str, Any]:
                 f"protocol {obj['protocol']} is newer than this reader ({PROTOCOL_VERSION}); "
                 "update gemmscope to read it")
         obj["levels"] = _source_map(obj["levels"])
+    if kind == "device":
+        if _index(obj["device"]) is None:
+            raise ProtocolError(f'device event: "device" must be an index (0, 1, ...), not '
+                                f'{obj["device"]!r}')
+    elif kind != "session":
+        _clean(obj, PLACE_FIELDS)
     _clean(obj, OPTIONAL.get(kind, {}))
     return obj
+
+
+def device_of(event: dict[str, Any]) -> int:
+    """The index of the GPU an event belongs to (0 where it says none: older files, and
+    sessions of one GPU)."""
+    index = event.get("device")
+    return index if type(index) is int and index >= 0 else 0
+
+
+def session_devices(header: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The GPUs of a session: the header's ``devices`` (version 4, several GPUs), else
+    one entry, id 0, made of its ``device`` (older files; ``[]`` without a GPU)."""
+    if header is None:
+        return []
+    listed = header.get("devices")
+    if isinstance(listed, list) and listed:
+        return listed
+    device = header.get("device")
+    if not isinstance(device, dict):
+        return []
+    return [{"id": 0, **device, "host": header.get("remote"),
+             "telemetry": header.get("telemetry")}]
 
 
 def parse_line(line: str | bytes, lineno: int | None = None,

@@ -17,6 +17,7 @@ from typing import Any
 
 from . import registry
 from .operands import DEEPGEMM_DIFF_MAX
+from .protocol import device_of
 from .shape import Shape
 from .throttle import NOT_COUNTED, THROTTLE_MARK, slowdowns
 
@@ -145,6 +146,7 @@ class Result:
     tflops_min: float | None = None
     tflops_max: float | None = None
     power_limit_w: float | None = None  # sustained: the enforced power limit
+    device: int = 0  # the GPU of the session it ran on (protocol.device_of)
 
     @classmethod
     def from_event(cls, ev: dict[str, Any], precision: str = "?") -> Result:
@@ -175,7 +177,7 @@ class Result:
             if isinstance(ev.get("energy_reason"), str) else None,
             trials=_int(ev.get("trials")), tflops_min=_num(ev.get("tflops_min")),
             tflops_max=_num(ev.get("tflops_max")),
-            power_limit_w=_num(ev.get("power_limit_w")))
+            power_limit_w=_num(ev.get("power_limit_w")), device=device_of(ev))
 
 
 def reference_id(precision: str) -> str:
@@ -186,15 +188,20 @@ def reference_id(precision: str) -> str:
         return f"cublas_{precision}"
 
 
-def result_key(result: Result) -> tuple[str, Shape, str]:
-    """(level, shape, mode): results with one key are runs of the same measurement."""
-    return result.level, result.shape, result.mode
+ResultKey = tuple[str, Shape, str, int]
 
 
-def reference_key(result: Result) -> tuple[str, Shape, str]:
-    """The key of the result a percentage of cuBLAS compares against: the same shape and
-    the same mode (burst against burst, sustained against sustained)."""
-    return result.reference or reference_id(result.precision), result.shape, result.mode
+def result_key(result: Result) -> ResultKey:
+    """(level, shape, mode, device): results with one key are runs of the same
+    measurement."""
+    return result.level, result.shape, result.mode, result.device
+
+
+def reference_key(result: Result) -> ResultKey:
+    """The key of the result a percentage of cuBLAS compares against: the same shape, the
+    same mode (burst against burst, sustained against sustained), the same GPU."""
+    return (result.reference or reference_id(result.precision), result.shape, result.mode,
+            result.device)
 
 
 # ------------------------------------------------------------------------- rows
@@ -202,6 +209,7 @@ class Column(StrEnum):
     """A column of a results table; its value is its header, the same everywhere."""
 
     LEVEL = "level"
+    DEVICE = "device"
     PRECISION = "precision"
     MODE = "mode"
     DTYPE = "dtype"
@@ -285,7 +293,8 @@ class Row:
         """Every column's text."""
         r = self.result
         return {
-            Column.LEVEL: r.level, Column.PRECISION: r.precision.upper(), Column.MODE: r.mode,
+            Column.LEVEL: r.level, Column.DEVICE: str(r.device),
+            Column.PRECISION: r.precision.upper(), Column.MODE: r.mode,
             Column.DTYPE: r.dtype, Column.SHAPE: str(r.shape), Column.M: str(r.shape.M),
             Column.N: str(r.shape.N), Column.K: str(r.shape.K),
             Column.MEDIAN_MS: ms_text(r.median_ms), Column.TFLOPS: tflops_text(r.tflops),

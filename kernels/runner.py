@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from . import __version__, build_event, commands, protocol, registry
 from .build import CompileError
 from .gpu import DeviceInfo, context_usable, device_info, get_cupy, is_sticky
+from .gpu_select import VISIBLE, gpu_env, visible_index
 from .measure import Bench, Refused, refusal, wall_clock
 from .protocol import ErrorKind, Mode, ProtocolError
 from .registry import Kind, Level
@@ -95,14 +96,19 @@ class Runner:
             except Exception as exc:
                 reason = f"CUDA device not usable: {exc}"
         self.no_gpu_reason = reason
-        nvml = Nvml()
+        # NVML ignores CUDA_VISIBLE_DEVICES: the GPU CUDA runs on, by its bus id
+        nvml = Nvml(visible_index(), self.device.pci_bus_id if self.device else None)
+        device = self.device.as_event() if self.device else None
+        if device is not None:
+            device["uuid"] = nvml.uuid()
         self.sampler = Sampler(nvml, self.emit, self.clock, hz=self.telemetry_hz)
         self.emit({
             "type": "session", "t": 0.0, "protocol": protocol.PROTOCOL_VERSION,
             "created": dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds"),
             "gemmscope": {"version": __version__, "commit": git_commit()},
-            "device": self.device.as_event() if self.device else None,
-            "no_gpu_reason": reason,
+            "device": device, "no_gpu_reason": reason,
+            # the GPU its parent gave it (kernels/gpu_select.py), as nvidia-smi counts
+            "gpu": os.environ.get(VISIBLE),
             "levels": registry.source_hashes(), "catalog": registry.catalog(),
             "telemetry": {"available": nvml.available, "reason": nvml.reason,
                           "hz": self.telemetry_hz},
@@ -318,7 +324,10 @@ def _context_lost(exc: BaseException) -> bool:
     return _is_cuda_error(exc) and (is_sticky(exc) or not context_usable())
 
 
-def main(telemetry_hz: float = 50.0, levels_from: str | None = None) -> int:
+def main(telemetry_hz: float = 50.0, levels_from: str | None = None,
+         device: int | None = None) -> int:
+    if device is not None:  # before CuPy is imported (it is, lazily, in start)
+        os.environ.update(gpu_env(device))
     # stdout carries the protocol only; anything else printed goes to stderr
     out = sys.stdout
     sys.stdout = sys.stderr

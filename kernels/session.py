@@ -22,13 +22,10 @@ the reader thread. Both therefore write files of the same shape.
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
 import subprocess
 import sys
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -44,6 +41,7 @@ from .protocol import (
     dumps,
     parse_line,
 )
+from .runner_process import EOF, Line, RunnerProcess, spawn
 
 EventSink = Callable[[dict[str, Any]], None]
 DEFAULT_WATCHDOG_S = 60.0
@@ -52,7 +50,6 @@ MAX_CONSECUTIVE_FAILURES = 3
 # events that do not show the run is progressing: the NVML sampler is its own thread and
 # keeps sampling while the run's thread is stuck in a kernel
 WATCHDOG_IGNORES = frozenset({"telemetry", "info"})
-STDERR_TAIL_LINES = 8
 
 
 def default_runner_command(telemetry_hz: float | None = None) -> list[str]:
@@ -95,58 +92,6 @@ class SessionState(StrEnum):
     FAILED = "failed"  # gave up after repeated failures; submit() tries again
 
 
-@dataclass(slots=True)
-class _Process:
-    """One runner process and the threads reading its pipes."""
-
-    popen: subprocess.Popen[bytes]
-    generation: int
-    threads: list[threading.Thread]
-    stderr_tail: deque[str]
-
-
-_EOF = b""  # a reader's last item: the pipe closed
-# (runner generation, session time it arrived, the line; None: an over-long line dropped)
-_Line = tuple[int, float, bytes | None]
-
-
-def _read_stdout(proc: _Process, out: queue.Queue[_Line], clock: Callable[[], float],
-                 wake: Callable[[], None]) -> None:
-    """Lines from the runner, each at most MAX_LINE_BYTES (a longer one is dropped, and
-    says so), so a runner that never writes a newline cannot grow a buffer without bound.
-    Each line is stamped with the session clock when it arrived."""
-    stream = proc.popen.stdout
-    assert stream is not None
-    try:
-        while True:
-            line = stream.readline(MAX_LINE_BYTES + 1)
-            if not line:
-                break
-            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-                while True:  # skip to the end of the over-long line
-                    rest = stream.readline(MAX_LINE_BYTES)
-                    if not rest or rest.endswith(b"\n"):
-                        break
-                out.put((proc.generation, clock(), None))
-            else:
-                out.put((proc.generation, clock(), line))
-            wake()
-    except (OSError, ValueError):
-        pass
-    out.put((proc.generation, clock(), _EOF))
-    wake()
-
-
-def _read_stderr(proc: _Process) -> None:
-    stream = proc.popen.stderr
-    assert stream is not None
-    with contextlib.suppress(OSError, ValueError):
-        for raw in iter(lambda: stream.readline(4096), b""):
-            text = raw.decode("utf-8", "replace").strip()
-            if text:
-                proc.stderr_tail.append(text)
-
-
 class RunnerSession:
     """Drives runner processes for one session; see the module docstring."""
 
@@ -158,7 +103,8 @@ class RunnerSession:
                  env: dict[str, str] | None = None,
                  explainer: FailureExplainer | None = None,
                  header_extra: dict[str, Any] | None = None,
-                 header_timeout_s: float | None = None) -> None:
+                 header_timeout_s: float | None = None, t0: float | None = None,
+                 run_prefix: str = "run") -> None:
         self.command = list(command or default_runner_command())
         self.on_event = on_event
         self.tap = tap
@@ -174,15 +120,16 @@ class RunnerSession:
         self._spoke = False  # the current runner has said its header
         # fields added to the first runner's header as recorded (``remote``: the host)
         self.header_extra = dict(header_extra or {})
-        self.queue = RunQueue()
+        self.queue = RunQueue(run_prefix)  # run ids: "run-1", ... (unique per session)
         self.state = SessionState.STOPPED
         self.timeline = Timeline()
         self.restarts = 0
         self.failures = 0  # consecutive failed runs and starts
         self.state_listeners: list[Callable[[SessionState], None]] = []
-        self._t0 = time.monotonic()
-        self._lines: queue.Queue[_Line] = queue.Queue()
-        self._proc: _Process | None = None
+        # the clock's zero (time.monotonic()); sessions of one multi-GPU session share it
+        self._t0 = time.monotonic() if t0 is None else t0
+        self._lines: queue.Queue[Line] = queue.Queue()
+        self._proc: RunnerProcess | None = None
         self._generation = 0
         self._deadline: float | None = None  # the watchdog
         self._expect_exit: set[int] = set()  # generations killed on purpose
@@ -202,10 +149,6 @@ class RunnerSession:
     @property
     def pending_runs(self) -> int:
         return len(self.queue.pending)
-
-    @property
-    def current_run(self) -> RunRequest | None:
-        return self.queue.current
 
     @property
     def idle(self) -> bool:
@@ -234,11 +177,9 @@ class RunnerSession:
             return
         self._set_state(SessionState.STARTING)
         self._generation += 1
-        env = dict(os.environ if self.env is None else self.env, PYTHONUNBUFFERED="1")
         try:
-            popen = subprocess.Popen(self.command, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=env, start_new_session=True)
+            proc = spawn(self.command, self.env, self._generation, self._lines, self.now,
+                         self.wakeup or (lambda: None))
         except OSError as exc:
             self.failures = self.max_failures
             self.emit({"type": "error", "kind": str(ErrorKind.RUNNER_CRASH),
@@ -246,16 +187,6 @@ class RunnerSession:
                                   f"{exc.strerror or exc}"})
             self._give_up()
             return
-        proc = _Process(popen, self._generation, [], deque(maxlen=STDERR_TAIL_LINES))
-        wake = self.wakeup or (lambda: None)
-        proc.threads = [
-            threading.Thread(target=_read_stdout, args=(proc, self._lines, self.now, wake),
-                             name="gemmscope-runner-stdout", daemon=True),
-            threading.Thread(target=_read_stderr, args=(proc,),
-                             name="gemmscope-runner-stderr", daemon=True),
-        ]
-        for thread in proc.threads:
-            thread.start()
         self._proc = proc
         self._spoke = False
         self._deadline = time.monotonic() + min(self.header_timeout_s or self.start_timeout_s,
@@ -354,12 +285,12 @@ class RunnerSession:
             try:
                 proc.popen.wait(wait_s)
             except subprocess.TimeoutExpired:
-                self._signal(proc)
+                proc.kill()
                 proc.popen.wait(5.0)
             for thread in proc.threads:
                 thread.join(2.0)
             self.pump()  # the lines it wrote before it exited
-            self._release(proc)
+            proc.release()
         self._proc = None
         self._deadline = None
         self._set_state(SessionState.STOPPED)
@@ -389,7 +320,7 @@ class RunnerSession:
         self.on_event(event)
 
     def _handle(self, generation: int, arrived: float, raw: bytes | None) -> None:
-        if raw == _EOF:
+        if raw == EOF:
             self._on_exit(generation)
             return
         if generation in self._refused:
@@ -499,7 +430,7 @@ class RunnerSession:
         for thread in proc.threads:  # the stdout reader has ended (this is its EOF)
             thread.join(1.0)
         code = proc.popen.wait()
-        self._release(proc)
+        proc.release()
         self._proc = None
         self._deadline = None
         self._set_state(SessionState.STOPPED)
@@ -541,19 +472,7 @@ class RunnerSession:
             return
         if expected:
             self._expect_exit.add(proc.generation)
-        self._signal(proc)  # its EOF arrives through the reader; _on_exit restarts
-
-    @staticmethod
-    def _signal(proc: _Process) -> None:
-        with contextlib.suppress(OSError):
-            proc.popen.kill()
-
-    @staticmethod
-    def _release(proc: _Process) -> None:
-        for stream in (proc.popen.stdin, proc.popen.stdout, proc.popen.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+        proc.kill()  # its EOF arrives through the reader; _on_exit restarts
 
     def _start_again(self) -> None:
         if self._closed:

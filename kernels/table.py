@@ -42,5 +42,8 @@ def markdown_table(columns: Sequence[Column], rows: Iterable[Cells]) -> str:
 def render(results: Iterable[dict[str, Any]], markdown: bool = False,
            peaks: Mapping[str, Any] | None = None) -> str:
     """The results table of result events (``peaks``: the header's, per precision)."""
-    rows = [row.texts() for row in rows_of(map(Result.from_event, results), peaks)]
-    return markdown_table(COLUMNS, rows) if markdown else fixed_width(COLUMNS, rows)
+    parsed = [Result.from_event(ev) for ev in results]
+    rows = [row.texts() for row in rows_of(parsed, peaks)]
+    # several GPUs in one session: each row says which (the header's devices, by id)
+    columns = (Column.DEVICE, *COLUMNS) if len({r.device for r in parsed}) > 1 else COLUMNS
+    return markdown_table(columns, rows) if markdown else fixed_width(columns, rows)

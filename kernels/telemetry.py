@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .gpu_select import same_bus_id
 from .throttle import slowdowns
 
 # nvmlClocksEventReasons bits (GPU_NOTES.md); which are slowdowns: kernels.throttle
@@ -43,12 +44,16 @@ FIELDS = ("sm_clock_mhz", "mem_clock_mhz", "power_w", "power_kind", "power_limit
 
 
 class Nvml:
-    """Lazily initialised NVML handle for one device; every read may return None."""
+    """Lazily initialised NVML handle for one device; every read may return None.
 
-    def __init__(self, index: int = 0, gpm: bool = True):
+    ``pci_bus_id``: the GPU CUDA runs on, found among NVML's by its bus id (NVML ignores
+    ``CUDA_VISIBLE_DEVICES``: kernels/gpu_select.py); else NVML's ``index``."""
+
+    def __init__(self, index: int = 0, pci_bus_id: str | None = None, gpm: bool = True):
         """``gpm=False``: no GPM metrics (they take the performance monitor, which a
         profiler such as ncu needs for itself)."""
         self.index = index
+        self.pci_bus_id = pci_bus_id
         self.gpm = gpm
         self.available = False
         self.reason: str | None = None
@@ -67,9 +72,14 @@ class Nvml:
             return
         try:
             pynvml.nvmlInit()
+            if self.pci_bus_id:
+                self.index = _index_of_bus(pynvml, self.pci_bus_id)
             self._h = pynvml.nvmlDeviceGetHandleByIndex(self.index)
         except pynvml.NVMLError as exc:
             self.reason = f"NVML: {exc}"
+            return
+        except LookupError as exc:
+            self.reason = str(exc)
             return
         except Exception as exc:  # missing library and friends
             self.reason = f"NVML unavailable: {exc}"
@@ -83,6 +93,15 @@ class Nvml:
             self._gpm_ok = bool(pynvml.nvmlGpmQueryDeviceSupport(self._h).isSupportedDevice)
         except Exception:
             self._gpm_ok = False
+
+    def uuid(self) -> str | None:
+        """The GPU's UUID (``GPU-...``), or None."""
+        with self._lock:
+            nv, h = self._nv, self._h
+            if nv is None:
+                return None
+            got = self._get(lambda: nv.nvmlDeviceGetUUID(h))
+            return got.decode() if isinstance(got, bytes) else got
 
     def close(self) -> None:
         with self._lock:
@@ -201,6 +220,15 @@ class Nvml:
             except Exception:
                 pass
         return dict(zip(keys, vals, strict=True))
+
+
+def _index_of_bus(nv: Any, bus_id: str) -> int:
+    """NVML's index of the GPU at PCI ``bus_id`` (LookupError where none is)."""
+    for i in range(nv.nvmlDeviceGetCount()):
+        info = nv.nvmlDeviceGetPciInfo(nv.nvmlDeviceGetHandleByIndex(i))
+        if same_bus_id(info.busId, bus_id):
+            return i
+    raise LookupError(f"NVML sees no GPU at PCI bus id {bus_id} (the one CUDA runs on)")
 
 
 def _instant_power_mw(nv: Any, h: Any) -> float | None:

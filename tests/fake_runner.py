@@ -13,6 +13,11 @@ writes a line that is not JSON before each run_start. With
 restarted runner serves normally (as a real runner would after a sticky CUDA error).
 --telemetry: an NVML-like sample after every repeat (power capped, SwPowerCap), and
 results that carry energy and ``throttled`` (invented numbers).
+
+The GPU its parent gave it (``CUDA_VISIBLE_DEVICES``) names its device ("Fake GPU 1",
+uuid "GPU-fake-1"; its results read 10 + N TFLOPS). With ``$FAKE_RUNNER_MARKS`` set to a
+folder, each run writes the file ``LEVEL-M`` there at its start, holding this process's
+parent's pid (the process that drives it: a cluster test kills that one mid-run).
 """
 
 from __future__ import annotations
@@ -41,16 +46,18 @@ def main() -> int:
     ap.add_argument("--protocol", type=int, default=1)
     args = ap.parse_args()
     mode = args.mode
-    if args.state:
-        state = Path(args.state)
-        if state.exists():
+    if args.state:  # made exclusively: of runners started together, one is the first
+        try:
+            with Path(args.state).open("x") as fh:
+                fh.write(str(os.getpid()))
+        except FileExistsError:
             mode = "ok"
-        else:
-            state.write_text(str(os.getpid()))
     if mode == "silent_start":  # never gets ready (e.g. stuck initialising the device)
         time.sleep(3600)
+    gpu = os.environ.get("CUDA_VISIBLE_DEVICES")
+    device = {"name": "Fake GPU" + (f" {gpu}" if gpu else ""), "uuid": f"GPU-fake-{gpu or 0}"}
     emit({"type": "session", "protocol": args.protocol, "created": "2026-11-29T12:00:00+00:00",
-          "device": {"name": "Fake GPU"}, "levels": {}, "stand_in": True})
+          "device": device, "levels": {}, "stand_in": True})
     emit({"type": "ready"})
     for line in sys.stdin:
         try:
@@ -70,6 +77,9 @@ def main() -> int:
             if mode == "garbage":
                 sys.stdout.write("this is not an event\n")
                 sys.stdout.flush()
+            marks = os.environ.get("FAKE_RUNNER_MARKS")
+            if marks:
+                Path(marks, f"{cmd['level']}-{cmd['M']}").write_text(str(os.getppid()))
             emit({"type": "run_start", **base, "dtype": "fp32", "precision": "fp32",
                   "repeats": cmd.get("repeats", 20), "warmup": 0})
             for i in range(cmd.get("repeats", 20)):
@@ -89,7 +99,8 @@ def main() -> int:
                         emit({"type": "telemetry", "sm_clock_mhz": 1980, "power_w": 100.0})
                         time.sleep(0.05)
             emit({"type": "result", **base, "dtype": "fp32", "precision": "fp32",
-                  "median_ms": 1.0, "tflops": 10.0, "verified": True, "rel_err": 0.0,
+                  "median_ms": 1.0, "tflops": 10.0 + int(gpu or 0), "verified": True,
+                  "rel_err": 0.0,
                   "repeats": cmd.get("repeats", 20),
                   **({"energy_j": 0.7, "gflop_per_j": 2e-3 * cmd["M"] * cmd["N"] * cmd["K"]
                       / 1e9 / 0.7 * 1e3, "avg_power_w": 700.0, "throttled": ["SwPowerCap"]}

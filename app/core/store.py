@@ -17,10 +17,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...kernels.rows import Result, Row, reference_key, result_key
+from ...kernels.protocol import device_of, session_devices
+from ...kernels.rows import Result, ResultKey, Row, reference_key, result_key
 from ...kernels.shape import Shape, shape_of
 from .counters import NCU, Counters
+from .device_state import DeviceState, device_label
 from .levels import LevelInfo, catalog_from_header
+from .repeat_stream import RepeatStream
 from .telemetry import (
     TELEMETRY_FIELDS,
     RunEnd,
@@ -30,7 +33,8 @@ from .telemetry import (
 )
 
 TELEMETRY_UNAVAILABLE = "telemetry unavailable"  # how the runner's info message begins
-__all__ = ["TELEMETRY_FIELDS", "Result", "RunWindow", "Shape", "TelemetryBuffer"]
+__all__ = ["TELEMETRY_FIELDS", "RepeatStream", "Result", "RunWindow", "Shape",
+           "TelemetryBuffer"]
 
 
 class Change(StrEnum):
@@ -55,6 +59,7 @@ class Message:
     shape: Shape | None
     t: float
     is_error: bool
+    device: int | None = None  # the GPU, in a session of several
 
     def describe(self) -> str:
         where = ""
@@ -62,6 +67,8 @@ class Message:
             where = self.level + (f" at {self.shape}" if self.shape is not None else "")
         elif self.shape is not None:
             where = str(self.shape)
+        if self.device is not None:
+            where = " ".join(filter(None, (where, f"on device {self.device}")))
         head = f"{self.kind}" + (f" ({where})" if where else "")
         return f"{head}: {self.text}"
 
@@ -79,39 +86,6 @@ def _finite(value: float) -> float | None:
 _shape_of = shape_of
 
 
-class RepeatStream:
-    """Per-repeat TFLOPS of one run in a fixed numpy buffer (a ring once it is full)."""
-
-    def __init__(self, capacity: int = 4096):
-        self.capacity = capacity
-        self._i = np.zeros(capacity, dtype=np.float64)
-        self._tflops = np.zeros(capacity, dtype=np.float64)
-        self.count = 0  # repeats seen in this run
-        self.level: str | None = None
-        self.shape: Shape | None = None
-        self.expected = 0  # repeats the run announced (0: unknown)
-
-    def reset(self, level: str | None = None, shape: Shape | None = None,
-              expected: int = 0) -> None:
-        self.count = 0
-        self.level, self.shape, self.expected = level, shape, expected
-
-    def append(self, i: int, tflops: float) -> None:
-        slot = self.count % self.capacity
-        self._i[slot] = i
-        self._tflops[slot] = tflops
-        self.count += 1
-
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """(repeat index, TFLOPS) in arrival order; copies, safe to keep."""
-        n = min(self.count, self.capacity)
-        if self.count <= self.capacity:
-            return self._i[:n].copy(), self._tflops[:n].copy()
-        start = self.count % self.capacity
-        order = np.r_[start:self.capacity, 0:start]
-        return self._i[order], self._tflops[order]
-
-
 class SessionStore:
     """State of one session (live or replayed). Feed it events; views read it."""
 
@@ -124,18 +98,15 @@ class SessionStore:
         self.header: dict[str, Any] | None = None
         self.levels: list[LevelInfo] = catalog_from_header(None)
         self.results: list[Result] = []
-        self._latest: dict[str, Result] = {}
-        self._latest_at: dict[tuple[str, Shape], Result] = {}  # burst results
-        self._by_key: dict[tuple[str, Shape, str], Result] = {}  # every mode
-        self._shape_levels: dict[Shape, set[str]] = {}  # ladder levels measured per shape
+        self._by_key: dict[ResultKey, Result] = {}  # every mode and GPU
         self.messages: list[Message] = []
-        self.stream = RepeatStream()
-        self.telemetry = TelemetryBuffer()
-        self.runs = RunWindows()
-        # sustained runs' trial windows: a `phase` "window" event opens one, the trial's
-        # `repeat` (sent as it finishes) closes it; until then it reaches `seconds` ahead
-        self.trial_spans: list[tuple[float, float]] = []
-        self._open_trial: tuple[Any, int] | None = None  # (run id, index in trial_spans)
+        # per GPU (protocol version 4; one, 0, in older files): stream, telemetry, run
+        # windows, latest results. The views show ``device``'s (set_device)
+        self.devices: list[dict[str, Any]] = []  # the header's, then device events'
+        self.device = 0
+        # device 0's made now: its telemetry buffer is large, and a replay's seek resets
+        # the store outside the time budget it then delivers events in
+        self._per: dict[int, DeviceState] = {0: DeviceState()}
         self.telemetry_note: str | None = None  # "telemetry unavailable: ..." from an info
         self.counters: list[Counters] = []  # every counters event, in order
         # the latest source_counters event (per-SASS-line counters) of each level
@@ -144,7 +115,6 @@ class SessionStore:
         self.builds: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._variant_of: dict[str, str] = {}  # level -> variant of its latest result
         self.last_t_s = 0.0  # latest session time seen
-        self.running: dict[str, Any] | None = None  # the run_start of the run in progress
         self.event_count = 0
         self.restarts = 0  # restart events: the runner was restarted
         self._changes: set[Change] = set(Change)
@@ -165,42 +135,54 @@ class SessionStore:
             return
         self.header = ev
         self.levels = catalog_from_header(ev)
-        self.running = None
+        self.devices = [dict(d) for d in session_devices(ev)]
+        for state in self._per.values():
+            state.running = None
         self._changes.update((Change.HEADER, Change.LADDER, Change.RUN))
+
+    def _on_device(self, ev: dict[str, Any]) -> None:
+        """A GPU that joined the session (a cluster worker seen after the header)."""
+        self.devices.append({**{k: v for k, v in ev.items() if k not in ("type", "t")},
+                             "id": ev["device"]})
+        self._changes.update((Change.HEADER, Change.LADDER))
 
     def _on_restart(self, ev: dict[str, Any]) -> None:
         self.restarts += 1
-        self.runs.abandon(float(ev["t"]))
-        self.running = None
+        state = self._state(ev)
+        state.runs.abandon(float(ev["t"]))
+        state.running = None
         self.messages.append(Message("info", f"the runner was restarted ({self.restarts} "
                                      "so far)", None, None, float(ev["t"]), False))
         self._changes.update((Change.RUN, Change.MESSAGES, Change.TELEMETRY))
 
     def _on_run_start(self, ev: dict[str, Any]) -> None:
-        self.running = ev
-        self.runs.start(ev, float(ev["t"]))
+        state = self._state(ev)
+        state.running = ev
+        state.runs.start(ev, float(ev["t"]))
         self._changes.add(Change.TELEMETRY)
-        self.stream.reset(ev["level"], _shape_of(ev), int(ev["repeats"]))
+        state.stream.reset(ev["level"], _shape_of(ev), int(ev["repeats"]))
         self._changes.update((Change.STREAM, Change.RUN))
 
     def _on_phase(self, ev: dict[str, Any]) -> None:
         if ev.get("phase") != "window":
             return
         t, seconds = float(ev["t"]), _num(ev.get("seconds")) or 0.0
-        self._open_trial = (ev.get("id"), len(self.trial_spans))
-        self.trial_spans.append((t, t + max(seconds, 0.0)))
+        state = self._state(ev)
+        state.open_trial = (ev.get("id"), len(state.trial_spans))
+        state.trial_spans.append((t, t + max(seconds, 0.0)))
         self._changes.add(Change.TELEMETRY)
 
     def _on_repeat(self, ev: dict[str, Any]) -> None:
-        if self._open_trial is not None and self._open_trial[0] == ev.get("id"):
-            i = self._open_trial[1]
-            self.trial_spans[i] = (self.trial_spans[i][0], float(ev["t"]))
-            self._open_trial = None
+        state = self._state(ev)
+        if state.open_trial is not None and state.open_trial[0] == ev.get("id"):
+            i = state.open_trial[1]
+            state.trial_spans[i] = (state.trial_spans[i][0], float(ev["t"]))
+            state.open_trial = None
             self._changes.add(Change.TELEMETRY)
         shape = _shape_of(ev)
-        if self.stream.level != ev["level"] or self.stream.shape != shape:
-            self.stream.reset(ev["level"], shape)
-        self.stream.append(ev["i"], float(ev["tflops"]))
+        if state.stream.level != ev["level"] or state.stream.shape != shape:
+            state.stream.reset(ev["level"], shape)
+        state.stream.append(ev["i"], float(ev["tflops"]))
         self._changes.add(Change.STREAM)
 
     def _on_result(self, ev: dict[str, Any]) -> None:
@@ -210,7 +192,8 @@ class SessionStore:
         self.results.append(r)
         if r.variant is not None:
             self._variant_of[r.level] = r.variant
-        if self.runs.finish(ev, float(ev["t"]), RunEnd.RESULT):
+        state = self._state(ev)
+        if state.runs.finish(ev, float(ev["t"]), RunEnd.RESULT):
             self._changes.add(Change.TELEMETRY)
         # indexes, so views read the latest numbers without scanning every result; the
         # ladder, its charts and the sweep show burst results (sustained ones beside them)
@@ -218,36 +201,36 @@ class SessionStore:
         self._changes.update((Change.LADDER, Change.SWEEP))
         if r.mode != "burst":
             return
-        self._latest[r.level] = r
-        self._latest_at[(r.level, r.shape)] = r
+        state.latest[r.level] = r
+        state.latest_at[(r.level, r.shape)] = r
         if level is not None and not level.is_reference:
-            levels = self._shape_levels.pop(r.shape, set())
+            levels = state.shape_levels.pop(r.shape, set())
             levels.add(r.level)
-            self._shape_levels[r.shape] = levels  # re-inserted: most recent last
+            state.shape_levels[r.shape] = levels  # re-inserted: most recent last
         self._changes.update((Change.LADDER, Change.SWEEP))
 
     def _on_error(self, ev: dict[str, Any]) -> None:
         self.messages.append(Message(ev["kind"], ev["message"], ev.get("level"),
-                                     _shape_of(ev), float(ev["t"]), True))
+                                     _shape_of(ev), float(ev["t"]), True, self._device_of(ev)))
         self._changes.add(Change.MESSAGES)
         self._end_running(ev)
-        if self.runs.finish(ev, float(ev["t"]), RunEnd.ERROR):
+        if self._state(ev).runs.finish(ev, float(ev["t"]), RunEnd.ERROR):
             self._changes.add(Change.TELEMETRY)
 
     def _on_info(self, ev: dict[str, Any]) -> None:
         self.messages.append(Message("info", ev["message"], ev.get("level"), _shape_of(ev),
-                                     float(ev["t"]), False))
+                                     float(ev["t"]), False, self._device_of(ev)))
         self._changes.add(Change.MESSAGES)
         if str(ev["message"]).startswith(TELEMETRY_UNAVAILABLE):
             self.telemetry_note = str(ev["message"])
             self._changes.add(Change.TELEMETRY)
-        if "id" in ev and self.runs.finish(ev, float(ev["t"]), RunEnd.STOPPED):
+        if "id" in ev and self._state(ev).runs.finish(ev, float(ev["t"]), RunEnd.STOPPED):
             self._changes.add(Change.TELEMETRY)  # a run stopped by the user
         if "id" in ev:
             self._end_running(ev)
 
     def _on_telemetry(self, ev: dict[str, Any]) -> None:
-        self.telemetry.append(ev, float(ev["t"]))
+        self._state(ev).telemetry.append(ev, float(ev["t"]))
         self._changes.add(Change.TELEMETRY)
 
     def _on_counters(self, ev: dict[str, Any]) -> None:
@@ -293,7 +276,7 @@ class SessionStore:
         return self.runs.all(self.last_t_s)
 
     def sm_clock_max_mhz(self) -> float | None:
-        device = (self.header or {}).get("device")
+        device = self.device_entry(self.device) or (self.header or {}).get("device")
         return _num(device.get("sm_clock_max_mhz")) if isinstance(device, dict) else None
 
     def _on_done(self, ev: dict[str, Any]) -> None:
@@ -301,15 +284,17 @@ class SessionStore:
 
     def _end_running(self, ev: dict[str, Any]) -> None:
         """A run's done, or the error or stop that ended it, ends "running"."""
-        if self.running is not None and ev.get("id") == self.running.get("id"):
-            self.running = None
+        state = self._state(ev)
+        if state.running is not None and ev.get("id") == state.running.get("id"):
+            state.running = None
             self._changes.add(Change.RUN)
 
     _handlers: ClassVar[dict[str, Callable[[SessionStore, dict[str, Any]], None]]] = {
         "session": _on_session, "restart": _on_restart, "run_start": _on_run_start,
         "repeat": _on_repeat, "phase": _on_phase, "result": _on_result, "error": _on_error,
         "info": _on_info, "telemetry": _on_telemetry, "counters": _on_counters,
-        "build": _on_build, "done": _on_done, "source_counters": _on_source_counters,
+        "build": _on_build, "done": _on_done, "device": _on_device,
+        "source_counters": _on_source_counters,
     }
 
     def take_changes(self) -> set[Change]:
@@ -329,22 +314,92 @@ class SessionStore:
     def ladder_levels(self) -> list[LevelInfo]:
         return [lv for lv in self.levels if not lv.is_reference]
 
-    def latest(self, level_id: str) -> Result | None:
-        return self._latest.get(level_id)
+    def latest(self, level_id: str, device: int | None = None) -> Result | None:
+        return self._state(device).latest.get(level_id)
 
-    def ladder_shape(self) -> Shape | None:
+    def ladder_shape(self, device: int | None = None) -> Shape | None:
         """The shape most ladder levels have a result at (the latest such on a tie)."""
+        shape_levels = self._state(device).shape_levels
         best: Shape | None = None
-        for shape, levels in self._shape_levels.items():  # oldest to most recent
-            if best is None or len(levels) >= len(self._shape_levels[best]):
+        for shape, levels in shape_levels.items():  # oldest to most recent
+            if best is None or len(levels) >= len(shape_levels[best]):
                 best = shape
         return best
 
-    def ladder_result(self, level_id: str) -> Result | None:
-        """The level's latest result at the ladder shape, else its latest at any shape."""
-        shape = self.ladder_shape()
-        found = self._latest_at.get((level_id, shape)) if shape is not None else None
-        return found if found is not None else self.latest(level_id)
+    def ladder_result(self, level_id: str, device: int | None = None) -> Result | None:
+        """The level's latest result at the ladder shape, else its latest at any shape
+        (on ``device``; default: the one shown)."""
+        shape = self.ladder_shape(device)
+        latest_at = self._state(device).latest_at
+        found = latest_at.get((level_id, shape)) if shape is not None else None
+        return found if found is not None else self.latest(level_id, device)
+
+    # ----------------------------------------------------------------- GPUs
+    def _state(self, which: dict[str, Any] | int | None) -> DeviceState:
+        """The part of one GPU: an event's (its ``device``), an index, or None: the one
+        shown."""
+        index = (device_of(which) if isinstance(which, dict)
+                 else self.device if which is None else which)
+        state = self._per.get(index)
+        if state is None:
+            state = self._per[index] = DeviceState()
+        return state
+
+    def _device_of(self, ev: dict[str, Any]) -> int | None:
+        """An event's GPU where the session has several (messages name it), else None."""
+        return device_of(ev) if "device" in ev and len(self.devices) > 1 else None
+
+    def device_ids(self) -> list[int]:
+        """The GPUs of the session: the header's and any that joined or have events."""
+        return sorted({int(d["id"]) for d in self.devices} | set(self._per) | {0})
+
+    def device_name(self, device: int | None = None) -> str | None:
+        entry = self.device_entry(self.device if device is None else device)
+        name = entry.get("name") if entry is not None else None
+        return name if isinstance(name, str) else None
+
+    def device_entry(self, device: int) -> dict[str, Any] | None:
+        return next((d for d in self.devices if d.get("id") == device), None)
+
+    def device_text(self, device: int | None = None) -> str:
+        """"GPU 1 (NVIDIA H200)": how the app names a GPU of the session."""
+        index = self.device if device is None else device
+        return device_label(self.device_entry(index) or {"id": index})
+
+    def set_device(self, device: int) -> None:
+        """Show this GPU's ladder, stream and telemetry."""
+        if device != self.device:
+            self.device = device
+            self._changes.update(Change)
+
+    @property
+    def multi_device(self) -> bool:
+        return len(self.device_ids()) > 1
+
+    @property
+    def stream(self) -> RepeatStream:
+        return self._state(None).stream
+
+    @stream.setter
+    def stream(self, value: RepeatStream) -> None:
+        self._state(None).stream = value
+
+    @property
+    def telemetry(self) -> TelemetryBuffer:
+        return self._state(None).telemetry
+
+    @property
+    def runs(self) -> RunWindows:
+        return self._state(None).runs
+
+    @property
+    def trial_spans(self) -> list[tuple[float, float]]:
+        return self._state(None).trial_spans
+
+    @property
+    def running(self) -> dict[str, Any] | None:
+        """The run in progress on the GPU shown."""
+        return self._state(None).running
 
     def reference_result(self, result: Result) -> Result | None:
         """The latest cuBLAS result of the same precision at the same shape and mode."""
@@ -353,7 +408,7 @@ class SessionStore:
     def sustained_result(self, level_id: str, shape: Shape | None = None) -> Result | None:
         """The level's latest sustained result at ``shape`` (default: the ladder's)."""
         shape = shape or self.ladder_shape()
-        return self._by_key.get((level_id, shape, "sustained")) if shape else None
+        return self._by_key.get((level_id, shape, "sustained", self.device)) if shape else None
 
     def power_limit_w(self) -> float | None:
         """The enforced power limit: the latest NVML sample's, else a sustained result's."""
@@ -364,7 +419,7 @@ class SessionStore:
         return limits[-1] if limits else None
 
     def peak_tflops(self, precision: str) -> float | None:
-        device = (self.header or {}).get("device") or {}
+        device = self.device_entry(self.device) or (self.header or {}).get("device") or {}
         peaks = device.get("peak_tflops") or {}
         return _num(peaks.get(precision))
 
@@ -372,14 +427,10 @@ class SessionStore:
         """The result as every table shows it (against its reference, of the peak)."""
         return Row.of(result, self.reference_result(result), self.peak_tflops(result.precision))
 
-    def device_name(self) -> str | None:
-        device = (self.header or {}).get("device")
-        return device.get("name") if isinstance(device, dict) else None
-
     def sweeps(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Per level with results at two or more N: (N, TFLOPS), latest per shape, by N."""
         by_level: dict[str, dict[Shape, Result]] = {}
-        for (level_id, shape), r in self._latest_at.items():
+        for (level_id, shape), r in self._state(None).latest_at.items():
             by_level.setdefault(level_id, {})[shape] = r
         out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for level_id, shapes in by_level.items():

@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from ...kernels import remote as ssh
+from ...kernels.devices import DeviceSet, DeviceSpec
 from ...kernels.session import (
     DEFAULT_WATCHDOG_S,
     RunnerSession,
@@ -34,14 +35,21 @@ class LiveSource(QObject):
 
     def __init__(self, sink: EventSink, command: list[str] | None = None,
                  tap: Tap | None = None, watchdog_s: float = DEFAULT_WATCHDOG_S,
-                 remote: str | None = None, parent: QObject | None = None):
+                 remote: str | None = None, devices: list[DeviceSpec] | None = None,
+                 split: bool = False, parent: QObject | None = None):
         super().__init__(parent)
         self.sink = sink
         self.remote = remote  # the host, when ``command`` is ssh to it
-        options = ssh.session_options(remote) if remote else {}
-        self.session = RunnerSession(self._on_event, command, tap=tap, watchdog_s=watchdog_s,
-                                     start_timeout_s=watchdog_s, wakeup=self._wake,
-                                     **options)
+        self.session: RunnerSession | DeviceSet
+        if devices:  # one runner per GPU, one session (``command`` is in each spec)
+            self.session = DeviceSet(self._on_event, devices, tap=tap, split=split,
+                                     watchdog_s=watchdog_s, start_timeout_s=watchdog_s,
+                                     wakeup=self._wake)
+        else:
+            options = ssh.session_options(remote) if remote else {}
+            self.session = RunnerSession(self._on_event, command, tap=tap,
+                                         watchdog_s=watchdog_s, start_timeout_s=watchdog_s,
+                                         wakeup=self._wake, **options)
         self.session.state_listeners.append(self._on_state)
         self._wake_pending = False
         self._was_busy = False
@@ -61,6 +69,8 @@ class LiveSource(QObject):
         self.session.close(wait_s=2.0)
 
     def describe(self) -> str:
+        if isinstance(self.session, DeviceSet):
+            return f"runners on {self.session.describe()}"
         if self.remote:
             return f"runner on {self.remote} over ssh"
         return f"runner: {self.session.describe()}"
@@ -118,6 +128,9 @@ class LiveSource(QObject):
             device = event.get("device")
             name = device.get("name") if isinstance(device, dict) else None
             on = f" on {self.remote}" if self.remote else ""
+            gpus = event.get("devices")
+            if isinstance(gpus, list) and len(gpus) > 1:
+                name = f"{len(gpus)} GPUs"
             self.notice.emit(f"runner started{on} ({name or 'no GPU'})")
         elif kind == "restart":
             self.notice.emit(f"runner restarted ({event['restarts']} so far)")

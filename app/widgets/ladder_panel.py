@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QHeaderView,
     QLabel,
     QSplitter,
@@ -42,11 +43,18 @@ SUSTAINED_COLUMNS = (Column.SUSTAINED_TFLOPS, Column.POWER_LIMITED)  # tooltip: 
 
 class LadderPanel(QWidget):
     level_selected = Signal(str)
+    device_changed = Signal(int)  # the GPU whose ladder is shown (several in a session)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.store: SessionStore | None = None
         self.level_ids: list[str] = []
+        # which GPU's ladder (and stream, telemetry): shown only with several GPUs
+        self.device_box = QComboBox()
+        self.device_box.setToolTip("the GPU whose ladder, run stream and telemetry are shown")
+        self.device_box.setVisible(False)
+        self.device_box.activated.connect(self._device_chosen)
+        self._device_ids: list[int] = []
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -80,6 +88,7 @@ class LadderPanel(QWidget):
         split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.device_box)
         layout.addWidget(split)
 
     def _header_tip(self, column: Column, text: str) -> None:
@@ -115,9 +124,33 @@ class LadderPanel(QWidget):
         self.level_selected.emit(level_id)
 
     # --------------------------------------------------------------- drawing
+    def shown_device_text(self) -> str:
+        """Which GPU the ladder shows ("" with one GPU in the session)."""
+        return self.device_box.currentText() if not self.device_box.isHidden() else ""
+
+    def _device_chosen(self, index: int) -> None:
+        if self.store is not None and 0 <= index < len(self._device_ids):
+            self.store.set_device(self._device_ids[index])
+            self.device_changed.emit(self._device_ids[index])
+
+    def _fill_devices(self) -> None:
+        assert self.store is not None
+        ids = self.store.device_ids()
+        texts = [f"Ladder of {self.store.device_text(d)}" for d in ids]
+        if ids != self._device_ids or texts != [self.device_box.itemText(i)
+                                                for i in range(self.device_box.count())]:
+            self._device_ids = ids
+            self.device_box.clear()
+            self.device_box.addItems(texts)  # plain text: a QComboBox renders no markup
+        if self.store.device in ids:
+            self.device_box.setCurrentIndex(ids.index(self.store.device))
+        self.device_box.setVisible(len(ids) > 1)
+
     def refresh(self, changes: set[Change]) -> None:
         if self.store is None:
             return
+        if Change.HEADER in changes:
+            self._fill_devices()
         if Change.HEADER in changes or len(self.level_ids) != len(self.store.levels):
             self._rebuild_rows()
         if changes & {Change.LADDER, Change.HEADER}:

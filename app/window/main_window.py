@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...kernels.devices import DeviceSpec
 from ...kernels.plan import RunRequest, ladder_requests, sweep_requests
 from ...kernels.protocol import ProtocolError
 from ...kernels.recording import Session, read_session
@@ -98,6 +99,7 @@ class MainWindow(QMainWindow):
         self.ladder = LadderPanel()
         self.ladder.bind(self.store)
         self.ladder.level_selected.connect(self._level_selected)
+        self.ladder.device_changed.connect(lambda _device: self.throttle.poke())
         self.controls = RunControls()
         self.controls.set_values(*self.prefs.shape())
         self.controls.run_level.connect(self.run_selected)
@@ -267,11 +269,13 @@ class MainWindow(QMainWindow):
 
     def start_live(self, device_name: str, command: list[str] | None = None,
                    session_path: str | Path | None = None, watchdog_s: float | None = None,
-                   remote: str | None = None) -> Path:
+                   remote: str | None = None, devices: list[DeviceSpec] | None = None,
+                   split: bool = False) -> Path:
         """Start the runner (``command``, else this Python's); every event is appended to
         ``session_path`` as it arrives. ``device_name`` is what the status bar calls the
         GPU until the runner's header names it. ``remote``: the host ``command`` reaches
-        through ssh (its failures are explained, the recording names it)."""
+        through ssh (its failures are explained, the recording names it). ``devices``:
+        one runner per GPU (kernels/devices.py), runs ``split`` over them or on each."""
         self.close_source()
         self._reset_store()
         path = Path(session_path) if session_path else default_session_path(
@@ -279,7 +283,7 @@ class MainWindow(QMainWindow):
         self.writer = SessionWriter(path)
         live = LiveSource(self.handle, command, tap=self.writer,
                           watchdog_s=watchdog_s or self.prefs.watchdog_s, remote=remote,
-                          parent=self)
+                          devices=devices, split=split, parent=self)
         live.notice.connect(self._runner_notice)
         live.state_changed.connect(lambda _state: self._show_run_state())
         self.source, self.source_path = live, str(path)

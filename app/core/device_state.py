@@ -1,0 +1,43 @@
+"""What the session store keeps per GPU (a session of several GPUs, protocol version 4):
+its run stream, telemetry, run windows and latest results. Free of Qt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...kernels.rows import Result
+from ...kernels.shape import Shape
+from .repeat_stream import RepeatStream
+from .telemetry import RunWindows, TelemetryBuffer
+
+
+@dataclass(slots=True)
+class DeviceState:
+    """One GPU's part of a session."""
+
+    stream: RepeatStream = field(default_factory=RepeatStream)
+    telemetry: TelemetryBuffer = field(default_factory=TelemetryBuffer)
+    runs: RunWindows = field(default_factory=RunWindows)
+    # sustained runs' trial windows: a `phase` "window" event opens one, the trial's
+    # `repeat` (sent as it finishes) closes it; until then it reaches `seconds` ahead
+    trial_spans: list[tuple[float, float]] = field(default_factory=list)
+    open_trial: tuple[Any, int] | None = None  # (run id, index in trial_spans)
+    running: dict[str, Any] | None = None  # the run_start of the run in progress
+    latest: dict[str, Result] = field(default_factory=dict)  # burst results by level
+    latest_at: dict[tuple[str, Shape], Result] = field(default_factory=dict)
+    shape_levels: dict[Shape, set[str]] = field(default_factory=dict)  # ladder levels
+
+
+def device_label(entry: dict[str, Any]) -> str:
+    """How a GPU of the session is named in the app: "GPU 1 (NVIDIA H200)", with its host
+    where it is another; the header's own words, as plain text."""
+    index = entry.get("gpu") if entry.get("gpu") is not None else entry.get("id")
+    name = entry.get("name")
+    host = entry.get("host")
+    text = f"GPU {index}"
+    if isinstance(name, str) and name:
+        text += f" ({name})"
+    if isinstance(host, str) and host:
+        text += f" on {host}"
+    return text[:120]

@@ -1,0 +1,40 @@
+"""The per-repeat stream of the run in progress, in a fixed numpy buffer. Free of Qt."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...kernels.shape import Shape
+
+
+class RepeatStream:
+    """Per-repeat TFLOPS of one run in a fixed numpy buffer (a ring once it is full)."""
+
+    def __init__(self, capacity: int = 4096):
+        self.capacity = capacity
+        self._i = np.zeros(capacity, dtype=np.float64)
+        self._tflops = np.zeros(capacity, dtype=np.float64)
+        self.count = 0  # repeats seen in this run
+        self.level: str | None = None
+        self.shape: Shape | None = None
+        self.expected = 0  # repeats the run announced (0: unknown)
+
+    def reset(self, level: str | None = None, shape: Shape | None = None,
+              expected: int = 0) -> None:
+        self.count = 0
+        self.level, self.shape, self.expected = level, shape, expected
+
+    def append(self, i: int, tflops: float) -> None:
+        slot = self.count % self.capacity
+        self._i[slot] = i
+        self._tflops[slot] = tflops
+        self.count += 1
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(repeat index, TFLOPS) in arrival order; copies, safe to keep."""
+        n = min(self.count, self.capacity)
+        if self.count <= self.capacity:
+            return self._i[:n].copy(), self._tflops[:n].copy()
+        start = self.count % self.capacity
+        order = np.r_[start:self.capacity, 0:start]
+        return self._i[order], self._tflops[order]

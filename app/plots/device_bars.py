@@ -1,0 +1,96 @@
+"""The GPUs of a session side by side: for each level, one bar per GPU (grouped), at each
+GPU's ladder shape. Shown when a session has several GPUs (protocol version 4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QWidget
+
+from ...kernels.rows import pct_text, tflops_text
+from ..core.store import Change
+from ..theme import device_color
+from .charts import HoverReadout, _Chart, finite_or_zero, finite_top
+
+GROUP_WIDTH = 0.8  # of one level's slot, shared by its GPUs' bars
+
+
+class DeviceBars(_Chart):
+    """Grouped bars: TFLOPS of each level on each GPU; ``rows`` keeps what is drawn."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__("GPUs side by side", parent)
+        self.rows: list[dict[str, Any]] = []  # one per drawn bar: level, device, tflops, x
+        self.levels: list[str] = []
+        self.device_ids: list[int] = []
+        self.bars: pg.BarGraphItem | None = None
+        self.legend = self.addLegend(offset=(10, 5))
+        self._legend_devices: list[int] = []
+        self._ticks: list[tuple[int, str]] = []
+        self.setLabel("left", "TFLOPS")
+        self.hover = HoverReadout(self, self._describe)
+
+    def refresh(self, changes: set[Change]) -> None:
+        if self.store is None or not changes & {Change.LADDER, Change.HEADER}:
+            return
+        store = self.store
+        self.device_ids = store.device_ids()
+        n = len(self.device_ids)
+        width = GROUP_WIDTH / max(n, 1)
+        self.rows, self.levels = [], []
+        for lv in store.ladder_levels():
+            results = {d: store.ladder_result(lv.id, d) for d in self.device_ids}
+            if all(r is None for r in results.values()):
+                continue
+            i = len(self.levels)
+            self.levels.append(lv.id)
+            for k, (device, r) in enumerate(results.items()):
+                if r is None:
+                    continue
+                row = store.row(r)
+                self.rows.append({"level": lv.id, "device": device, "tflops": r.tflops,
+                                  "shape": str(r.shape), "precision": r.precision,
+                                  "pct_ref": row.pct_of_reference, "verified": r.verified,
+                                  "x": i - GROUP_WIDTH / 2 + (k + 0.5) * width})
+        self._draw(width)
+
+    def values(self) -> np.ndarray:
+        return finite_or_zero([row["tflops"] for row in self.rows])
+
+    def _draw(self, width: float) -> None:
+        plot = self.getPlotItem()
+        heights = self.values()
+        x = np.array([row["x"] for row in self.rows], dtype=float)
+        brushes = [pg.mkBrush(device_color(row["device"])) for row in self.rows]
+        opts = {"x": x, "height": heights, "width": width * 0.9, "brushes": brushes,
+                "pen": pg.mkPen(self.theme.foreground, width=1)}
+        if self.bars is None:
+            self.bars = pg.BarGraphItem(**opts)
+            plot.addItem(self.bars)
+        else:
+            self.bars.setOpts(**opts)
+        for device in self.device_ids:
+            if device not in self._legend_devices and self.store is not None:
+                self._legend_devices.append(device)
+                sample = pg.ScatterPlotItem(symbol="s", size=10, pen=None,
+                                            brush=pg.mkBrush(device_color(device)))
+                self.legend.addItem(sample, self.store.device_text(device))
+        ticks = [(i, ("\n" if i % 2 else "") + level) for i, level in enumerate(self.levels)]
+        if ticks != self._ticks:
+            self._ticks = ticks
+            plot.getAxis("bottom").setTicks([ticks])
+        plot.setXRange(-0.6, max(len(self.levels), 1) - 0.4, padding=0)
+        plot.setYRange(0, finite_top(heights, 1.15) if len(heights) else 1.0, padding=0)
+
+    def _describe(self, x: float, y: float) -> str | None:
+        if not self.rows or self.store is None:
+            return None
+        row = min(self.rows, key=lambda r: abs(r["x"] - x))
+        if abs(row["x"] - x) > GROUP_WIDTH / 2:
+            return None
+        ok = "" if row["verified"] else ", NOT verified"
+        return (f"{row['level']} on {self.store.device_text(row['device'])}\n"
+                f"{tflops_text(row['tflops'])} TFLOPS at {row['shape']}, "
+                f"{pct_text(row['pct_ref'])} of cuBLAS {row['precision'].upper()}{ok}")
