@@ -111,6 +111,7 @@ SASS_CLASS_COLORS = {
 # side-by-side diff backgrounds (light, under dark text)
 DIFF_COLORS = {"insert": "#c8f0c8", "replace": "#fff0b0", "delete": "#f8c8c8"}
 SASS_SELECTION = "#ffe08a"  # SASS lines of the clicked source line
+SOURCE_HEAT = "#e8453c"  # per-line counters: the hottest line, lighter ones towards white
 # CUDA C++ syntax highlighting
 SYNTAX_COLORS = {"keyword": "#0b41a8", "comment": "#6a737d", "string": "#a31515",
                  "number": "#098658", "preprocessor": "#7a3e9d"}

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
 import shlex
+import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from . import build_event, build_report, commands, ncu, protocol, recording, registry, remote
 from .atomic_file import NewFile
+from .ncu_source_step import SourceCountersStep
+from .ncu_source_step import add_options as add_ncu_source_options
 from .plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from .rows import ms_text, tflops_text, verdict_text
 from .session import RunnerSession, SessionState, default_runner_command
@@ -48,6 +52,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cooldown-s", type=float, metavar="S",
                    help=f"sustained: idle seconds before each trial (default "
                         f"{sus['cooldown_s'][0]:g})")
+    p.add_argument("--sustained-size", action="append", type=parse_shape, default=[],
+                   metavar="N|MxNxK",
+                   help="after the burst runs, run every level sustained at this shape too "
+                        "(repeatable; the --window-s, --trials, --cooldown-s options apply)")
     p.add_argument("--telemetry-hz", type=float, default=50.0,
                    help="NVML sampling rate, 0 = off (default 50)")
     p.add_argument("--timeout", type=float, default=300.0,
@@ -86,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(rec)
     rec.add_argument("-o", "--output", required=True, help="session file to write (.jsonl)")
     rec.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    rec.add_argument("--append", action="store_true",
+                     help="continue the existing output file: its lines are kept and this "
+                          "run's follow as a new runner of the same session (the file is "
+                          "replaced atomically when the runs finish)")
     rec.add_argument("--ncu", nargs="?", const="ncu", metavar="PATH",
                      help="after the timed runs, profile each SIMT level once with Nsight "
                           "Compute (PATH: the ncu executable, default ncu on PATH) and "
@@ -95,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                                              f"{ncu.DEFAULT_SIZE})")
     rec.add_argument("--ncu-timeout", type=float, default=ncu.TIMEOUT_S, metavar="S",
                      help=f"seconds per ncu run (default {ncu.TIMEOUT_S:g})")
+    add_ncu_source_options(rec)
     rep = sub.add_parser("report", help="print the results table of a recording")
     rep.add_argument("file")
     rep.add_argument("--markdown", action="store_true")
@@ -136,22 +149,33 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         commands.check_telemetry_hz(args.telemetry_hz)
     except protocol.ProtocolError as exc:
         raise CliError(f"--telemetry-hz: {exc}") from None
-    sustained = sustained_fields(args)
+    also = list(getattr(args, "sustained_size", []) or [])
+    if also and args.sustained:
+        raise CliError("--sustained-size adds sustained runs after burst ones; with "
+                       "--sustained every run is sustained already (use --size)")
+    # with --sustained-size the window options are those of the added sustained runs
+    main_mode = sustained_fields(args, args.sustained) if not also else {"mode": "burst"}
     shapes = list(args.size) or ([] if args.sweep else [(4096, 4096, 4096)])
     for n in args.sweep or []:
         if (n, n, n) not in shapes:
             shapes.append((n, n, n))
     runs = [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
-                       compare=not args.no_compare, **sustained)
+                       compare=not args.no_compare, **main_mode)
             for M, N, K in shapes for level_id in ids]
+    if also:
+        sustained = sustained_fields(args, True)
+        runs += [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
+                            compare=not args.no_compare, **sustained)
+                 for M, N, K in also for level_id in ids]
     return runs
 
 
-def sustained_fields(args: argparse.Namespace) -> dict[str, Any]:
-    """RunRequest fields of --sustained and its options, checked as the runner will."""
+def sustained_fields(args: argparse.Namespace, sustained: bool) -> dict[str, Any]:
+    """RunRequest fields of a burst or sustained run (with the --window-s, --trials and
+    --cooldown-s options), checked as the runner will."""
     given = {"window_s": args.window_s, "trials": args.trials, "cooldown_s": args.cooldown_s}
     given = {k: v for k, v in given.items() if v is not None}
-    mode = "sustained" if args.sustained else "burst"
+    mode = "sustained" if sustained else "burst"
     try:
         commands.check_mode_fields({"mode": mode, **given})
     except protocol.ProtocolError as exc:
@@ -257,27 +281,34 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
         if ev["type"] != "telemetry":
             progress.event(ev)
 
-    session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout)
     try:
+        session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout)
         try:
-            header = session.wait_ready()
-        except RuntimeError as exc:
-            raise CliError(str(exc)) from None
-        if header.get("device") is None:
-            raise CliError(f"no GPU: {header.get('no_gpu_reason')}")
-        session.submit(runs)
-        session.wait_idle()
-        if session.explainer is not None and session.lost_runs:
-            # over ssh a lost run is a lost connection or runner: say so, exit 2
-            raise CliError(session.failure_text)
-        session.close()  # the GPU to the profiler alone
-        if after is not None:
-            after(session.now, session.emit)
+            _drive(session, runs, args, after)
+        finally:
+            session.close()
     finally:
-        session.close()
         if writer is not None:
             writer.close()
     return results
+
+
+def _drive(session: RunnerSession, runs: list[RunRequest], args: argparse.Namespace,
+           after: AfterRuns | None) -> None:
+    try:
+        header = session.wait_ready()
+    except RuntimeError as exc:
+        raise CliError(str(exc)) from None
+    if header.get("device") is None:
+        raise CliError(f"no GPU: {header.get('no_gpu_reason')}")
+    session.submit(runs)
+    session.wait_idle()
+    if session.explainer is not None and session.lost_runs:
+        # over ssh a lost run is a lost connection or runner: say so, exit 2
+        raise CliError(session.failure_text)
+    session.close()  # the GPU to the profiler alone
+    if after is not None:
+        after(session.now, session.emit)
 
 
 def main(argv: list[str] | None = None, stdout: TextIO | None = None,
@@ -318,11 +349,21 @@ def ncu_levels(args: argparse.Namespace) -> list[str]:
     return list(dict.fromkeys(r.level for r in plan(args) if r.level in SIMT_LEVELS))
 
 
+def run_steps(steps: Sequence[AfterRuns], telemetry_hz: float, now: Callable[[], float],
+              emit: Callable[[dict[str, Any]], None]) -> None:
+    """The profiling steps after the runs, NVML sampled all the while."""
+    with ncu.sampling(now, emit, telemetry_hz) as emit_one:
+        for step in steps:
+            step(now, emit_one)
+
+
 def _output_file(args: argparse.Namespace) -> NewFile | None:
     """The --output file, refused at once where it exists (unless --force): it is written
     under a temporary name beside it and renamed when the runs have finished."""
     if not args.output:
         return None
+    if getattr(args, "append", False):
+        return _appended_file(args)
     try:
         return NewFile(args.output, replace=args.force)
     except FileExistsError:
@@ -331,11 +372,42 @@ def _output_file(args: argparse.Namespace) -> NewFile | None:
         raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
 
 
+def _appended_file(args: argparse.Namespace) -> NewFile:
+    """--append: a copy of the existing session file under the temporary name, which the
+    runs continue and which replaces the file when they finish; so the file is never
+    half-written, and what it held is never lost."""
+    if args.force:
+        raise CliError("--append keeps the file and --force replaces it: pass one")
+    path = Path(args.output)
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline(protocol.MAX_LINE_BYTES + 1)
+        if protocol.parse_line(first, 1, str(path))["type"] != "session":
+            raise protocol.ProtocolError("the first line is not a session header", 1,
+                                         str(path))
+    except FileNotFoundError:
+        raise CliError(f"--append: {path} does not exist") from None
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except protocol.ProtocolError as exc:
+        raise CliError(f"--append: {exc}; nothing was appended") from None
+    out = NewFile(path, replace=True)
+    try:
+        shutil.copyfile(path, out.temp)
+    except OSError as exc:
+        out.discard()
+        raise CliError(f"cannot write beside {path}: {exc.strerror or exc}") from None
+    out.kept_bytes = out.temp.stat().st_size
+    return out
+
+
 def _abandon(out: NewFile, stderr: TextIO) -> None:
     """The runs did not finish: keep what was measured under the temporary name (and say
     where), else remove it. The --output file is left as it was."""
     try:
-        text = out.temp.read_text(encoding="utf-8", errors="replace")
+        with out.temp.open("rb") as fh:  # with --append, only what this run added
+            fh.seek(out.kept_bytes)
+            text = fh.read().decode("utf-8", errors="replace")
     except OSError:
         return
     if '"type":"result"' in text or '"type":"counters"' in text:
@@ -346,16 +418,21 @@ def _abandon(out: NewFile, stderr: TextIO) -> None:
 
 
 def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    if getattr(args, "ncu", None) and remote_target(args) is not None:
-        raise CliError("--ncu profiles on this machine's GPU; it cannot go with --remote")
+    for opt in ("ncu", "ncu_source"):
+        if getattr(args, opt, None) and remote_target(args) is not None:
+            raise CliError(f"--{opt.replace('_', '-')} profiles on this machine's GPU; it "
+                           "cannot go with --remote")
     out = _output_file(args)  # first of all: nothing is replaced unasked
     counters = ncu.CountersStep(ncu_levels(args), args.ncu, args.ncu_size, args.ncu_timeout,
-                                stderr, telemetry_hz=args.telemetry_hz) \
-        if getattr(args, "ncu", None) else None
-    if counters is not None:
-        counters.check()
+                                stderr) if getattr(args, "ncu", None) else None
+    sources = SourceCountersStep.from_args(args, [r.level for r in plan(args)], stderr)
+    steps = [s for s in (counters, sources) if s is not None]
+    for step in steps:
+        step.check()
     try:
-        results = run_plan(args, str(out.temp) if out else None, stderr, counters)
+        results = run_plan(args, str(out.temp) if out else None, stderr,
+                           functools.partial(run_steps, steps, args.telemetry_hz) if steps
+                           else None)
         if out is not None:
             try:
                 out.commit()
@@ -375,10 +452,10 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         stdout.write(render(results) + "\n")
     if args.output:
         stderr.write(f"recorded {len(results)} results to {args.output}\n")
-    if counters is not None:
-        stderr.write(counters.summary() + "\n")
-        if counters.failed:
-            return 1
+    for step in steps:
+        stderr.write(step.summary() + "\n")
+    if any(step.failed for step in steps):
+        return 1
     return 0 if results and all(r["verified"] for r in results) else 1
 
 

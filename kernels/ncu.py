@@ -13,6 +13,7 @@ to, the extra instruction and cp.async ones; if ncu gives no row with the extra 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import shutil
@@ -20,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -203,20 +204,42 @@ def counters_event(p: NcuProfile, t: float) -> dict[str, Any]:
             "launch": launch_mode(list(p.command)), "command": list(p.command)}
 
 
+@contextlib.contextmanager
+def sampling(now: Callable[[], float], emit: Callable[[dict[str, Any]], None], hz: float
+             ) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """NVML sampled at ``hz`` (0: not at all) while the profiling steps run, so that the
+    recording's telemetry lasts as long as its events. The runner (and its sampler) has
+    gone by then, so that ncu has the GPU alone; the samples are taken without GPM (ncu
+    needs the performance monitor), and one last sample ends them. Yields the emit to use
+    meanwhile: the sampler's thread and the steps write one file."""
+    lock = threading.Lock()
+
+    def emit_one(event: dict[str, Any]) -> None:
+        with lock:
+            emit(event)
+
+    sampler = Sampler(Nvml(gpm=False), emit_one, now, hz=hz) if hz > 0 else None
+    if sampler is not None:
+        sampler.start()
+    try:
+        yield emit_one
+    finally:
+        if sampler is not None:
+            sampler.stop()
+            if sampler.nvml.available:  # the last sample: telemetry ends with the steps
+                emit_one(sampler.sample_now())
+
+
 class CountersStep:
     """`record --ncu`: after the runs, ncu once per SIMT level, one counters event each.
     A level ncu gives nothing for is said on stderr and gets no event.
 
-    The runner (and its NVML sampler) has gone by then, so that ncu has the GPU alone;
-    this step samples NVML itself at ``telemetry_hz`` (without GPM: ncu needs the
-    performance monitor), so the recording's telemetry lasts as long as its events, and
-    says in an ``info`` event what each stretch of the timeline is (a profile: one
-    launch under ncu, not timed)."""
+    Each profile is said in an ``info`` event (one launch under ncu, not timed), so the
+    timeline says what each stretch is; NVML goes on being sampled (:func:`sampling`)."""
 
     def __init__(self, levels: list[str], exe: str, size: tuple[int, int, int],
-                 timeout_s: float, stderr: TextIO, telemetry_hz: float = 0.0):
+                 timeout_s: float, stderr: TextIO):
         """``exe``: the ncu to run (a name on PATH or a path), as ``--ncu`` gave it."""
-        self.telemetry_hz = telemetry_hz
         self.levels = levels
         self.asked = exe
         self.exe = find_ncu(exe)
@@ -243,23 +266,7 @@ class CountersStep:
         if self.exe is None:
             self.failed = list(self.levels)
             return
-        lock = threading.Lock()  # the sampler's thread and this one write one file
-
-        def emit_one(event: dict[str, Any]) -> None:
-            with lock:
-                emit(event)
-
-        sampler = Sampler(Nvml(gpm=False), emit_one, now, hz=self.telemetry_hz) \
-            if self.telemetry_hz > 0 and self.levels else None
-        if sampler is not None:
-            sampler.start()
-        try:
-            self._profile_all(self.exe, now, emit_one)
-        finally:
-            if sampler is not None:
-                sampler.stop()
-                if sampler.nvml.available:  # the last sample: telemetry ends with the step
-                    emit_one(sampler.sample_now())
+        self._profile_all(self.exe, now, emit)
 
     def _profile_all(self, exe: str, now: Callable[[], float],
                      emit: Callable[[dict[str, Any]], None]) -> None:

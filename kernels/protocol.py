@@ -16,6 +16,8 @@ from enum import StrEnum
 from itertools import accumulate
 from typing import IO, Any
 
+from . import source_counters
+
 # 2: a restarted runner's header is recorded as a `restart` event on the session's time
 # axis (version 1 files wrote a second `session` header with `t` from zero again)
 # 3: results say their `mode` (burst or sustained; older results read as burst), and a
@@ -58,6 +60,8 @@ REQUIRED: dict[str, dict[str, tuple[type, ...]]] = {
     "telemetry": {},
     "counters": {"level": _STR, "M": _INT, "N": _INT, "K": _INT, "tool": _STR,
                  "metrics": (dict,)},
+    "source_counters": {"level": _STR, "M": _INT, "N": _INT, "K": _INT, "tool": _STR,
+                        "status": _STR},
     "info": {"message": _STR},
     "restart": {"restarts": _INT},
     "phase": {"phase": _STR, "trial": _INT},
@@ -356,6 +360,8 @@ def validate_event(obj: Any) -> dict[str, Any]:
         _check_mode(obj)
     if kind == "build":
         _check_build(obj)
+    if kind == source_counters.TYPE and (why := source_counters.check(obj)) is not None:
+        raise ProtocolError(f"{kind} event: {why}")
     if kind == "session":
         if obj["protocol"] > PROTOCOL_VERSION:
             raise NewerProtocol(

@@ -108,6 +108,12 @@ def warp_tiles(p: dict[str, int]) -> Geometry:
     return Geometry((threads, 1), (p["BM"], p["BN"]), p["BK"], p.get("SWZ", 1))
 
 
+def warp_tiles_grouped(p: dict[str, int]) -> Geometry:
+    """warp_tiles with GM tile rows walked together (gs_group_coords)."""
+    threads = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
+    return Geometry((threads, 1), (p["BM"], p["BN"]), p["BK"], p["GM"])
+
+
 def warp_specialized(p: dict[str, int]) -> Geometry:
     """A producer warpgroup and CONSUMERS consumer warpgroups per BM x BN tile; GM tile
     rows walked together (gs_tile_coords)."""
@@ -137,6 +143,9 @@ class Level:
     # row-major (K-major, as wgmma reads FP8 operands); the host transposes before timing
     b_layout: str = "kn"
     persistent: bool = False  # one block per SM walking tiles (grid = min(tiles, SMs))
+    # one block per SM walking tiles like ``persistent``, but launched like the other
+    # levels (pointers, no tensor maps): the grid is min(tiles, SMs) blocks
+    sm_grid: bool = False
     k_multiple: int = 1  # K must be a multiple of this (refused before launch otherwise)
     k_reason: str = ""  # why, for the refusal message
     output_format: OutputFormat = OutputFormat.FP32  # how C is stored
@@ -202,7 +211,7 @@ class Level:
     def grid(self, M: int, N: int, sm_count: int | None = None) -> tuple[int, int, int]:
         rows, cols = self.tile
         gm, gn = -(-M // rows), -(-N // cols)
-        if self.persistent:
+        if self.persistent or self.sm_grid:
             return (min(gm * gn, sm_count or gm * gn), 1, 1)
         return (gn, gm, 1) if self.grid_x == "N" else (gm, gn, 1)
 
@@ -376,6 +385,26 @@ LEVELS: tuple[Level, ...] = (
               "barrier). Variants: 2 or 4 stages 45.4, BK=8 with 6 stages 44.7, BK=32 45.6, "
               "128x128 tiles with 2 blocks per SM 41.3."),
     Level(
+        id="cp_async_interior", title="cp.async, guard-free interior blocks",
+        precision=Precision.FP32, reference="cublas_fp32",
+        adds="cp_async's pipeline with its main loop compiled twice: blocks whose tile lies "
+             "wholly inside C (with K a multiple of BK) copy without any bounds check, one "
+             "source pointer per operand stepped by a row stride, immediate offsets and no "
+             "fallback-address selects; only the blocks on the edge of C run the guarded "
+             "loop.",
+        follows="CUTLASS predicated tile iterators (residue handled apart from the main loop)",
+        source="cp_async_interior.cu", kernel="sgemm_cp_async_interior",
+        params={"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
+                "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "SWZ": 1},
+        geometry=warp_tiles, vector=4,
+        dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
+        notes="Issue 17 (H200, burst, side by side with cuBLAS FP32, "
+              "benchmarks/tune17_simt_mma.py): 47.6 TFLOPS at 4096^3 (93.1%; cp_async "
+              "46.4, 91.2%) and 48.3 at 8192^3 (94.9%; cp_async 47.3, 93.2%): the loop has "
+              "fewer non-FMA instructions (address selects and guards gone), which an "
+              "issue-bound loop at two warps per scheduler needs. Variants no better: SWZ "
+              "4 or 8, BK=32 with 2 or 3 stages (90.6-93.4%)."),
+    Level(
         id="wmma", title="Tensor Cores (WMMA, FP16)", precision=Precision.FP16,
         reference="cublas_fp16",
         adds="FP16 inputs, FP32 accumulation on Tensor Cores through the WMMA API; 16x16x16 "
@@ -407,6 +436,30 @@ LEVELS: tuple[Level, ...] = (
               "with double-buffered fragments 377 (3 stages), 380 (4 stages), 376 (2); "
               "128x128 tiles 285-307. The loop sits at 255 registers with 4 spilled words "
               "reloaded per K tile, which is what the next step should remove."),
+    Level(
+        id="mma_persistent", title="mma.sync, persistent pipeline", precision=Precision.FP16,
+        reference="cublas_fp16",
+        adds="mma_sync's math in a persistent kernel: one block per SM walks its output "
+             "tiles in grouped order, and their K tiles form one cp.async stream, so the "
+             "next tile's first K tiles are in flight (and its first fragments loaded) "
+             "while this tile's last steps multiply and its epilogue stores C; the "
+             "pipeline never drains between tiles. Swizzled ldmatrix offsets are set up "
+             "once per thread, leaving immediates in the loop.",
+        follows="CUTLASS persistent tile schedulers; mma_sync",
+        source="mma_persistent.cu", kernel="hgemm_mma_persistent",
+        params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 4, "GM": 8},
+        geometry=warp_tiles_grouped, vector=8, sm_grid=True,
+        dyn_smem=lambda p: p["STAGES"] * (p["BM"] * p["BK"] + p["BK"] * p["BN"]) * 2,
+        notes="Issue 17 (H200, burst, side by side with cuBLAS FP16, "
+              "benchmarks/tune17_simt_mma.py): 407 TFLOPS at 4096^3 (55.1%; mma_sync 381, "
+              "49.7%) and 423 at 8192^3 (54.5%; mma_sync 377, 48.6%), from the prologue and "
+              "epilogue that no longer stall the tensor cores and no spills (221 registers). "
+              "Variants: BK=128 with 2 stages 419 / 425 (56.8 / 55.0%), 3 stages 421 / 394, "
+              "256x128 tiles 408 / 426, GM 1 or 16 390-422, 128x128 tiles (64x32 warps) "
+              "351 / 361. What limits it: 64x64 warp tiles need most of shared memory's "
+              "bandwidth at this rate (ldmatrix plus cp.async writes) and two warps per "
+              "scheduler hide little latency; a warp-specialized producer would take the "
+              "copies and barriers off the math warps."),
     Level(
         id="wgmma_tma", title="wgmma + TMA, warp-specialized (BF16)", precision=Precision.BF16,
         reference="cublas_bf16",
@@ -475,6 +528,23 @@ LEVELS: tuple[Level, ...] = (
                "B given as Bt like the BF16 level (a transposed view, no copy).",
           follows="cuBLAS", kind=Kind.REFERENCE, library=Library.CUBLAS, b_layout="nk",
           output_format=OutputFormat.BF16),
+    # before cublaslt_fp8, which stays REFERENCE_FOR's FP8 entry (the last one wins)
+    Level(id="cublaslt_fp8_blocks", title="cuBLASLt FP8 (1x128 / 128x128 block scales)",
+          precision=Precision.FP8,
+          adds="Reference: torch._scaled_mm on E4M3 inputs with DeepGEMM's block scales (one "
+               "per 1x128 block of A, one per 128x128 block of B, the same arrays the "
+               "block-scaled levels read), BF16 output (cuBLASLt's block-scaled FP8 GEMM); "
+               "needs torch, skipped with a message otherwise.",
+          follows="cuBLASLt 1D/2D block scaling for FP8 through torch", kind=Kind.REFERENCE,
+          library=Library.CUBLASLT, b_layout="nk", output_format=OutputFormat.BF16,
+          scaling=Scaling.BLOCKS, k_multiple=128, k_reason="one FP32 scale per 128 of K",
+          shape_rule=lambda M, N, K: (
+              f"torch._scaled_mm needs M, N and K to be multiples of 16; got {M}x{N}x{K}"
+              if M % 16 or N % 16 or K % 16 else None),
+          notes="torch 2.11 on the H200 refuses scale_a given as a contiguous (M, K/128) "
+                "array; it takes it outer-dim-major (strides (1, M)). Measured (issue 17, "
+                "burst): 1311 TFLOPS at 8192^3, 90% of the per-tensor cuBLASLt FP8 (1455) "
+                "in the same run."),
     Level(id="cublaslt_fp8", title="cuBLASLt FP8 (per-tensor scales)", precision=Precision.FP8,
           adds="Reference: torch._scaled_mm on E4M3 inputs with one scale per tensor, BF16 "
                "output (cuBLASLt); needs torch, skipped with a message otherwise.",

@@ -10,6 +10,14 @@ numbers with thousands separators, n/a) with made-up values.
     write_fake_ncu(path, mode="fail")          exits 1 with a permission error, no CSV
     write_fake_ncu(path, mode="reject_extra")  refuses the smsp__ metrics (an older ncu)
     write_fake_ncu(path, log=FILE)             appends each command line (JSON) to FILE
+
+The source page (``record --ncu-source``): a profiling run (``-o REPORT``) prints the
+launch's JSON line and writes REPORT.ncu-rep; ``-i REPORT --page source`` prints the page
+file given as ``source_page`` (``--print-source sass``) or ``cuda_page`` (``cuda,sass``),
+real pages of the H200 from tests/fixtures/ncu_source/ by default. ``--version`` prints
+VERSION. Modes for the source page: ``timeout`` (the profiling run sleeps a minute),
+``garbled`` (the page is not CSV), ``no_report`` (ncu profiles no kernel: no report),
+``slow_page`` (printing the page sleeps a minute).
 """
 
 from __future__ import annotations
@@ -19,6 +27,11 @@ import sys
 from pathlib import Path
 
 from gemmscope.kernels.models.level_model import NCU_METRICS
+
+PAGES = Path(__file__).with_name("fixtures") / "ncu_source"
+SOURCE_PAGE = PAGES / "register_2d_sass.csv"
+CUDA_PAGE = PAGES / "register_2d_cudasass.csv"
+VERSION = "2099.1.0.0"  # made up: the stand-in's version
 
 LD_C, ST_C = NCU_METRICS["ld_conflicts"], NCU_METRICS["st_conflicts"]
 LD_W, ST_W = NCU_METRICS["ld_wavefronts"], NCU_METRICS["st_wavefronts"]
@@ -55,6 +68,20 @@ if {log!r}:
     with open({log!r}, "a") as fh:
         fh.write(json.dumps(args) + "\\n")
 mode = {mode!r}
+if args == ["--version"]:
+    print("NVIDIA (R) Nsight Compute Command Line Profiler\\nVersion {version} (build 0)")
+    sys.exit(0)
+if "-i" in args:  # printing a report's source page
+    if mode == "slow_page":
+        import time
+        time.sleep(60)
+    if mode == "garbled":
+        print("this is not a source page")
+        sys.exit(0)
+    page = {source_page!r} if args[-1] == "sass" else {cuda_page!r}
+    with open(page, newline="") as fh:
+        sys.stdout.write(fh.read())
+    sys.exit(0)
 if mode == "fail":
     print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA "
           "GPU Performance Counters on the target device 0.", file=sys.stderr)
@@ -62,6 +89,21 @@ if mode == "fail":
 if mode == "reject_extra" and "smsp__" in " ".join(args):
     print('==ERROR== Failed to find metric smsp__inst_executed_op_ldgsts.sum', file=sys.stderr)
     sys.exit(1)
+if "-o" in args:  # a profiling run writing a report
+    import time
+    if mode == "timeout":
+        time.sleep(60)
+    print("==PROF== Connected to process 4242 (/usr/bin/python3.12)")
+    launch = args[args.index("gemmscope.kernels.launch") + 1:]
+    print(json.dumps({{"level": launch[0], "M": int(launch[1]), "variant": "vector",
+                      "verified": True}}))
+    if mode == "no_report":
+        print("==WARNING== No kernels were profiled.")
+        sys.exit(0)
+    with open(args[args.index("-o") + 1] + ".ncu-rep", "w") as fh:
+        fh.write("stand-in report")
+    print("==PROF== Report: " + args[args.index("-o") + 1] + ".ncu-rep")
+    sys.exit(0)
 values = {values!r}
 if values is None:
     sys.stdout.write({sample!r})
@@ -74,12 +116,15 @@ sys.stdout.write(raw_csv("void " + kernel + "<...>(int, int, int)",
 
 
 def write_fake_ncu(path: Path, mode: str = "ok", values: dict[str, str] | None = None,
-                   log: Path | None = None) -> Path:
+                   log: Path | None = None, source_page: Path = SOURCE_PAGE,
+                   cuda_page: Path = CUDA_PAGE) -> Path:
     import inspect
 
     source = (inspect.getsource(raw_csv) + f"HEAD = {HEAD!r}\n" +
               _SCRIPT.format(python=sys.executable, log=str(log) if log else "", mode=mode,
-                             values=values, sample=FORMAT_SAMPLE).split("\n", 1)[1])
+                             values=values, sample=FORMAT_SAMPLE, version=VERSION,
+                             source_page=str(source_page),
+                             cuda_page=str(cuda_page)).split("\n", 1)[1])
     path.write_text(f"#!{sys.executable}\n" + source, encoding="utf-8")
     path.chmod(0o755)
     return path

@@ -64,6 +64,12 @@ def test_launch_geometry_is_consistent(level: registry.Level):
         assert level.grid(7, 13, 132) == (1, 1, 1)
         assert level.grid(200, 300, 132) == (2 * -(-300 // p["BN"]), 1, 1)
         return
+    if level.sm_grid:  # one block per SM walks the tiles, at most one block per tile
+        tiles = -(-4097 // level.tile[0]) * -(-4099 // level.tile[1])
+        assert level.grid(4097, 4099, 132) == (min(tiles, 132), 1, 1)
+        assert level.grid(7, 13, 132) == (1, 1, 1)
+        assert level.grid(4097, 4099) == (tiles, 1, 1)  # no SM count: a block per tile
+        return
     for M, N in ((1, 1), (7, 13), (4097, 4099)):
         gx, gy, gz = level.grid(M, N)
         rows = gy if level.grid_x == "N" else gx
@@ -85,7 +91,7 @@ def test_geometry_blocks_cover_c_with_the_block_tile(level: registry.Level):
     for M, N in ((1, 1), (7, 13), (128, 256), (4097, 4099)):
         gx, gy, gz = level.grid(M, N, 132)
         tiles = -(-M // rows) * -(-N // cols)
-        if level.persistent:
+        if level.persistent or level.sm_grid:
             assert (gx * gy * gz, gy, gz) == (min(tiles, 132), 1, 1)
         else:
             assert gx * gy == tiles and gz == 1
@@ -109,7 +115,8 @@ def test_vector_path_needs_aligned_k_and_n():
 
 def test_source_hashes_cover_every_level_and_the_header():
     hashes = registry.source_hashes()
-    assert set(hashes) == {lv.id for lv in LEVELS if lv.kind is Kind.LEVEL} | {"common", "hopper"}
+    headers = {"common", "hopper", "mma"}
+    assert set(hashes) == {lv.id for lv in LEVELS if lv.kind is Kind.LEVEL} | headers
     for entry in hashes.values():
         data = (REPO / entry["source"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == entry["sha256"]

@@ -138,6 +138,8 @@ class SessionStore:
         self._open_trial: tuple[Any, int] | None = None  # (run id, index in trial_spans)
         self.telemetry_note: str | None = None  # "telemetry unavailable: ..." from an info
         self.counters: list[Counters] = []  # every counters event, in order
+        # the latest source_counters event (per-SASS-line counters) of each level
+        self.source_counters: dict[str, dict[str, Any]] = {}
         # build events by (level, variant, params as sorted JSON), first seen first
         self.builds: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._variant_of: dict[str, str] = {}  # level -> variant of its latest result
@@ -252,6 +254,10 @@ class SessionStore:
         self.counters.append(Counters.from_event(ev))
         self._changes.add(Change.COUNTERS)
 
+    def _on_source_counters(self, ev: dict[str, Any]) -> None:
+        self.source_counters[ev["level"]] = ev
+        self._changes.add(Change.COUNTERS)
+
     def _on_build(self, ev: dict[str, Any]) -> None:
         params = json.dumps(ev.get("params") or {}, sort_keys=True, default=str)
         self.builds[(ev["level"], ev["variant"], params)] = ev  # a restart's copy replaces
@@ -303,7 +309,7 @@ class SessionStore:
         "session": _on_session, "restart": _on_restart, "run_start": _on_run_start,
         "repeat": _on_repeat, "phase": _on_phase, "result": _on_result, "error": _on_error,
         "info": _on_info, "telemetry": _on_telemetry, "counters": _on_counters,
-        "build": _on_build, "done": _on_done,
+        "build": _on_build, "done": _on_done, "source_counters": _on_source_counters,
     }
 
     def take_changes(self) -> set[Change]:

@@ -7,10 +7,14 @@ One step is one shared-memory instruction of the chosen warp and K step; within 
 the wavefronts are served one after another (cells not yet served are dimmed).
 
 Under the picture, the model's whole-kernel totals stand beside the counters ncu
-measured for the level, where the session holds them (``CountersPanel``).
+measured for the level, where the session holds them (``CountersPanel``), and the SASS
+lines ncu measured conflicts on, each linked to its source line in the Code view
+(``ConflictLinks``, from ``source_counters`` events).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
@@ -25,10 +29,12 @@ from ...kernels.models.banks import (
 from ...kernels.models.level_model import Op, WarpAccess
 from ...kernels.models.relayout import RelayoutError, relayout
 from ...kernels.models.swizzle import IDENTITY, Swizzle
+from ..core.source_heat import conflict_lines
 from ..core.store import Change, SessionStore
 from ..theme import ANIMATION
 from .counters_panel import CountersPanel
 from .playback import WarpAccessCanvas, WarpAccessView
+from .source_links import ConflictLinks
 
 WIDTH_NAMES = {1: "8-bit", 2: "16-bit", 4: "32-bit", 8: "64-bit", 16: "128-bit"}
 
@@ -241,9 +247,13 @@ class BanksView(WarpAccessView):
         super().__init__(canvas, [pad_check, pad_box, swizzle_check, *swz_boxes], parent)
         self.store: SessionStore | None = None
         self.counters = CountersPanel()
+        self.links = ConflictLinks()
+        self.links.chosen.connect(self._open_code)
+        self._show_code_line: Callable[[str, str, int], bool] | None = None
         lay = self.layout()
         assert isinstance(lay, QVBoxLayout)
         lay.insertWidget(lay.indexOf(self.message), self.counters)
+        lay.insertWidget(lay.indexOf(self.message), self.links)
         self.pad_check, self.pad_box = pad_check, pad_box
         self.swizzle_check, self.swz_boxes = swizzle_check, swz_boxes
         self.pad_box.setRange(1, 32)
@@ -273,8 +283,20 @@ class BanksView(WarpAccessView):
         self._show_counters()
         return followed
 
+    def bind_navigation(self, show_code_line: Callable[[str, str, int], bool]) -> None:
+        self._show_code_line = show_code_line
+
     def _show_counters(self) -> None:
         self.counters.show_level(self.store, self.banks.level_id)
+        level_id = self.banks.level_id
+        event = self.store.source_counters.get(level_id) if self.store is not None else None
+        build = self.store.build_for(level_id) if self.store is not None else None
+        self.links.show_rows(level_id, event, conflict_lines(event, build))
+
+    def _open_code(self, path: str, line_no: int) -> None:
+        """A conflicting line was chosen: the Code view at its source line."""
+        if self._show_code_line is not None:
+            self._show_code_line(self.banks.level_id, path, line_no)
 
     @property
     def banks(self) -> BanksCanvas:

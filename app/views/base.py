@@ -6,6 +6,7 @@ come on the GUI thread.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -36,6 +37,11 @@ class View:
 
     def apply_theme(self, theme: Theme) -> None:
         """Normal or presentation colours and sizes."""
+
+    def bind_navigation(self, show_code_line: Callable[[str, str, int], bool]) -> None:
+        """Receive the window's link to the Code view: ``show_code_line(level id,
+        repository path, line)`` selects the level and shows that source line (once, after
+        construction). A view with links to code keeps it."""
 
     def charts(self) -> dict[str, pg.PlotWidget]:
         """The exportable charts on this view, by name."""

@@ -4,6 +4,10 @@ Its source (highlighted), a side-by-side diff against the previous level of the 
 main loop's SASS coloured by instruction class (clicking a source line selects the
 instructions compiled from it), the occupancy and what would change it, and the main-loop
 instruction mix of every level. A recording made before build events existed says so.
+
+Where the recording has per-line counters (``source_counters``, ``record --ncu-source``),
+the chosen one is a heat map on the SASS lines, with its value, and summed per source line
+on the source; where it has none, the bar above the SASS says why.
 """
 
 from __future__ import annotations
@@ -22,11 +26,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core import builds
+from ...kernels.sass import SassLine, parse
+from ..core import builds, source_heat
 from ..core.store import Change, SessionStore
 from ..plots.instruction_mix import InstructionMixChart
 from ..theme import Theme
 from .base import View
+from .code_heat import HeatBar, heat_colors
 from .code_panels import DiffPanel, SassPanel, SourcePanel
 
 
@@ -61,7 +67,11 @@ class CodeView(QWidget, View):
         self.tabs.addTab(self.diff, "Diff")
         self.sass_title = plain_label("SASS of the main loop")
         self.sass = SassPanel()
-        sass_box = _column(self.sass_title, self.sass)
+        self.heat_bar = HeatBar()
+        self.heat_bar.metric_changed.connect(lambda _: self._show_heat())
+        self.heat: source_heat.Heat | None = None
+        self._kernel_lines: tuple[dict[str, Any] | None, list[SassLine]] = (None, [])
+        sass_box = _column(self.sass_title, self.heat_bar, self.sass)
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.tabs)
         top.addWidget(sass_box)
@@ -90,6 +100,8 @@ class CodeView(QWidget, View):
     def refresh(self, changes: set[Change]) -> None:
         if changes & {Change.BUILD, Change.HEADER, Change.LADDER}:
             self._show()
+        if Change.COUNTERS in changes:
+            self._show_heat()
 
     def set_level(self, level_id: str) -> bool:
         if level_id != self.level_id:
@@ -119,6 +131,7 @@ class CodeView(QWidget, View):
             return
         self._shown = shown
         self.build = event
+        self.heat = None  # of the previous build until _show_heat
         if event is None:
             text = (builds.no_build_text(level_id) if level_id
                     else "select a level to see its code")
@@ -132,6 +145,7 @@ class CodeView(QWidget, View):
             self.tabs.setTabText(1, "Diff")
             self.sass.show_message(text)
             self.occupancy.setText(text)
+            self._show_heat()
             return
         self.notice.setText(f"{level_id}: {event.get('kernel') or ''} ({event['variant']}, "
                             f"{event.get('arch') or '?'}, {event.get('compiler') or '?'})")
@@ -156,12 +170,59 @@ class CodeView(QWidget, View):
         self.sass_title.setText("SASS of the main loop" if event.get("main_loop")
                                 else "SASS (no main loop found: the whole kernel)")
         self.occupancy.setText("\n".join(builds.occupancy_lines(event)))
+        self._show_heat()
 
     def _show_file(self, path: str) -> None:
         sources = (self.build or {}).get("sources") or {}
         if path in sources:
             self.source_path = path
             self.source.show_text(str(sources[path]))
+            self._show_source_heat()
+
+    # ------------------------------------------------------------------ per-line counters
+    def _show_heat(self) -> None:
+        """The chosen counter on the SASS lines and, summed, on the source lines."""
+        event = (self.store.source_counters.get(self.level_id)
+                 if self.store is not None and self.level_id else None)
+        h = source_heat.heat(event, self.build, self.heat_bar.chosen(), self.level_id or "",
+                             self.kernel_lines() if self.build is not None else None)
+        self.heat = h
+        self.heat_bar.show_text(h.reason or h.summary)
+        if h.reason is None:
+            values = h.for_lines(self.sass.lines)
+            self.sass.set_heat(values, heat_colors(values))
+        else:
+            self.sass.set_heat(None, {})
+        self._show_source_heat()
+
+    def kernel_lines(self) -> list[SassLine]:
+        """Every instruction of the shown build's kernel (parsed once per build)."""
+        if self._kernel_lines[0] is not self.build:
+            text = (self.build or {}).get("sass")
+            self._kernel_lines = (self.build, parse(text) if isinstance(text, str) else [])
+        return self._kernel_lines[1]
+
+    def _show_source_heat(self) -> None:
+        h = self.heat
+        if h is None or h.reason is not None or self.source_path is None:
+            self.source.set_heat({})
+            return
+        sums = source_heat.source_sums(h, self.kernel_lines(), self.source_path)
+        rows = sorted(sums)
+        colors = heat_colors([sums[n] for n in rows])
+        self.source.set_heat({rows[i] - 1: c for i, c in colors.items()})
+
+    def show_source_line(self, path: str, line_no: int) -> bool:
+        """Show ``path`` at ``line_no`` and select its SASS lines (from another view: a
+        conflicting access in the banks view); False where the build has no such file."""
+        if path not in ((self.build or {}).get("sources") or {}):
+            return False
+        self.tabs.setCurrentIndex(0)
+        if path != self.source_path:
+            self.file_box.setCurrentText(path)  # shows it (currentTextChanged)
+        self.source.go_to_line(line_no)
+        self.select_source_line(line_no)  # also where the cursor was on that line already
+        return True
 
     def _show_diff(self, event: dict[str, Any]) -> None:
         prev = self.previous_level()

@@ -115,13 +115,15 @@ class TextPanel(QPlainTextEdit):
 
 
 class SourcePanel(TextPanel):
-    """The level's source; clicking a line says which (1-based)."""
+    """The level's source; clicking a line says which (1-based). Its lines may carry a
+    heat colour (per-line counters summed per source line)."""
 
     line_clicked = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.highlighter = CudaHighlighter(self.document())
+        self.heat: dict[int, str] = {}  # block number -> heat colour
         self.cursorPositionChanged.connect(
             lambda: self.line_clicked.emit(self.textCursor().blockNumber() + 1))
 
@@ -129,6 +131,11 @@ class SourcePanel(TextPanel):
         self.blockSignals(True)
         self.setPlainText(text)
         self.blockSignals(False)
+        self.set_heat({})
+
+    def set_heat(self, colors: dict[int, str]) -> None:
+        self.heat = colors
+        self.paint_lines(colors)
 
     def go_to_line(self, line_no: int) -> None:
         cursor = QTextCursor(self.document().findBlockByNumber(line_no - 1))
@@ -182,41 +189,59 @@ class SassHighlighter(QSyntaxHighlighter):
         n = self.currentBlock().blockNumber()
         if n >= len(self.classes):
             return
-        start = text.find("*/") + 3
+        start = text.find("*/") + 3  # after the offset (and the value column, if any)
         m = re.compile(r"(@!?U?P\w+\s+)?(\S+)").match(text, start)
         if m is not None:
             self.setFormat(m.start(2), m.end(2) - m.start(2), self.formats[self.classes[n]])
 
 
 class SassPanel(TextPanel):
-    """The main loop's instructions, one a line: offset, instruction, innermost source."""
+    """The main loop's instructions, one a line: offset, instruction, innermost source,
+    and, with per-line counters, the chosen metric's value (its line in a heat colour)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.highlighter = SassHighlighter(self.document())
         self.lines: list[SassLine] = []
         self.selected: list[int] = []  # indexes into lines
+        self.values: list[float | None] | None = None  # the metric per line, or none shown
+        self.heat: dict[int, str] = {}  # line index -> heat colour
 
-    def show_lines(self, lines: list[SassLine]) -> None:
+    def show_lines(self, lines: list[SassLine], values: list[float | None] | None = None,
+                   heat: dict[int, str] | None = None) -> None:
         self.lines = lines
         self.selected = []
+        self.values = values
+        self.heat = heat or {}
         self.highlighter.classes = [ln.op_class for ln in lines]
         width = max((len(ln.text) for ln in lines), default=0)
-        self.setPlainText("\n".join(
-            f"/*{ln.offset:05x}*/ {ln.text:<{width}}  // " + (
-                f"{ln.source[0].rsplit('/', 1)[-1]}:{ln.source[1]}" if ln.source else "")
-            for ln in lines))
-        self.paint_lines({})
+        rows = [f"/*{ln.offset:05x}*/ {ln.text:<{width}}  // " + (
+                    f"{ln.source[0].rsplit('/', 1)[-1]}:{ln.source[1]}" if ln.source else "")
+                for ln in lines]
+        if values is not None:  # the value first, where the eye finds it beside the heat
+            cells = ["n/a" if v is None else f"{v:,.0f}" for v in values]
+            v_width = max((len(c) for c in cells), default=0)
+            rows = [f"{c:>{v_width}} │ {r}" for c, r in zip(cells, rows, strict=True)]
+        self.setPlainText("\n".join(rows))
+        self.paint_lines(self.heat)
+
+    def set_heat(self, values: list[float | None] | None, heat: dict[int, str]) -> None:
+        """Show the metric's values and heat colours on the lines shown (None: none)."""
+        if self.lines:
+            chosen = self.selected
+            self.show_lines(self.lines, values, heat)
+            if chosen:
+                self.select(chosen)
 
     def show_message(self, text: str) -> None:
-        self.lines, self.selected = [], []
+        self.lines, self.selected, self.values, self.heat = [], [], None, {}
         self.highlighter.classes = []
         self.setPlainText(text)
         self.paint_lines({})
 
     def select(self, indexes: list[int]) -> None:
         self.selected = indexes
-        self.paint_lines({i: SASS_SELECTION for i in indexes})
+        self.paint_lines(self.heat | {i: SASS_SELECTION for i in indexes})
         if indexes:
             self.setTextCursor(QTextCursor(self.document().findBlockByNumber(indexes[0])))
             self.centerCursor()

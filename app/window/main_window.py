@@ -9,6 +9,7 @@ drive the window through its public methods.
 
 from __future__ import annotations
 
+import functools
 import gc
 import time
 from collections.abc import Callable
@@ -48,7 +49,7 @@ from ..widgets.messages_panel import MessagesPanel
 from ..widgets.plain import plain_label
 from ..widgets.replay_bar import ReplayBar
 from ..widgets.run_controls import RunControls
-from . import exports
+from . import exports, navigation
 from .menus import install_menus, install_shortcuts
 from .preferences import Preferences
 from .presentation import ShortcutsDialog
@@ -150,6 +151,7 @@ class MainWindow(QMainWindow):
         self.views[name] = view
         self.tabs.addTab(view, title)
         view.bind(self.store)
+        view.bind_navigation(functools.partial(navigation.show_code_line, self))
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea
               ) -> QDockWidget:

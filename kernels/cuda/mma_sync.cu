@@ -9,30 +9,7 @@
 // copy hit 8 different bank groups.
 // VEC=false (K or N not a multiple of 8) stages tiles with guarded element-wise loads.
 #include "common.cuh"
-#include <cuda_fp16.h>
-
-// byte offset of 16-byte chunk c of row r in a swizzled tile whose rows are ROW_BYTES long
-template <int ROW_BYTES>
-__device__ __forceinline__ int gs_swz(int r, int c) {
-    return r * ROW_BYTES + ((c ^ (r & 7)) << 4);
-}
-
-__device__ __forceinline__ void gs_ldmatrix_x4(unsigned (&d)[4], unsigned addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(addr));
-}
-__device__ __forceinline__ void gs_ldmatrix_x4_trans(unsigned (&d)[4], unsigned addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(addr));
-}
-__device__ __forceinline__ void gs_mma_16816(float (&d)[4], const unsigned (&a)[4],
-                                             unsigned b0, unsigned b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+#include "mma.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SWZ, bool VEC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)

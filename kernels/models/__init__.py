@@ -9,19 +9,19 @@ from __future__ import annotations
 from .. import registry
 from .hopper import Fp8BlockScaled, WgmmaTma
 from .level_model import LevelModel, SharedTotals
-from .mma_sync import MmaSync
+from .mma_sync import MmaPersistent, MmaSync
 from .register_blocking import Register2D, Vectorized
 from .smem_tiles import DoubleBuffer, SmemPadded, SmemTiled
 from .swizzle import IDENTITY
 from .thread_per_element import Coalesced, Naive
-from .warp_tiling import CpAsync, WarpTiling
+from .warp_tiling import CpAsync, CpAsyncInterior, WarpTiling
 from .wmma import Wmma
 
 MODELS: dict[str, type[LevelModel]] = {
     cls.level_id: cls
     for cls in (Naive, Coalesced, SmemTiled, SmemPadded, DoubleBuffer, Register2D,
-                Vectorized, WarpTiling, CpAsync, Wmma, MmaSync, WgmmaTma,
-                Fp8BlockScaled)
+                Vectorized, WarpTiling, CpAsync, CpAsyncInterior, Wmma,
+                MmaSync, MmaPersistent, WgmmaTma, Fp8BlockScaled)
 }
 
 

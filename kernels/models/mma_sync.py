@@ -113,3 +113,11 @@ class MmaSync(TensorCoreTiles):
                                              row * N + col, 8, 4, (row < M) & (col < N),
                                              Op.STORE))
         return out
+
+
+class MmaPersistent(MmaSync):
+    """mma_persistent: mma_sync's copies and ldmatrix addresses (its offsets are set up
+    once per thread, the same addresses); a block walks several output tiles, which the
+    per-K-step counts do not see."""
+
+    level_id = "mma_persistent"

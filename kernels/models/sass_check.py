@@ -137,17 +137,21 @@ def main_loop(sass: str) -> str:
     """The body of the loop with the most shared loads (the K loop): the text from a
     label to the last backward branch to it. The compiler may rotate that loop (issue the
     first k of the next tile at the bottom, with a peeled copy before the loop), so the
-    body, not the whole kernel, holds one K step's instructions. The whole text when
+    body, not the whole kernel, holds one K step's instructions. Of two loops with as many
+    shared loads, the shorter: e.g. the guard-free copy of a K loop beside its guarded one
+    (cp_async_interior), where interior blocks spend their time. The whole text when
     there is no loop."""
     labels = {m.group(1): m.start() for m in _LABEL.finditer(sass)}
-    best, best_loads = sass, -1
+    bodies: dict[str, str] = {}  # label -> text up to its last backward branch
     for m in _BRANCH.finditer(sass):
         start = labels.get(m.group(1))
         if start is None or start > m.start():
             continue  # a forward branch
-        body = sass[start:m.end()]
+        bodies[m.group(1)] = sass[start:m.end()]
+    best, best_loads = sass, -1
+    for body in bodies.values():
         loads = sum(v for k, v in sass_counts(body).items() if k.startswith("LDS"))
-        if loads > best_loads:
+        if loads > best_loads or (loads == best_loads and len(body) < len(best)):
             best, best_loads = body, loads
     return best
 

@@ -190,3 +190,10 @@ class CpAsync(WarpTiling):
             c = (p // per_k) * 8 + tid % 8
             out.append((f"As[k][m], copy {p}", r, c))
         return out
+
+
+class CpAsyncInterior(CpAsync):
+    """cp_async_interior: cp_async's copies and reads; interior blocks compute the same
+    addresses without guards, which changes instructions, not accesses."""
+
+    level_id = "cp_async_interior"

@@ -16,6 +16,8 @@ pytestmark = pytest.mark.gpu
 SHAPES = [(1, 1, 1), (7, 13, 5), (100, 100, 100), (1000, 999, 1001), (1000, 1000, 1000),
           (4099, 17, 515),   # tall and skinny
           (17, 4099, 515),   # short and wide
+          (1000, 1000, 512),  # vector path, interior and edge blocks, K a multiple of BK
+          (2056, 4104, 264),  # vector path, more tiles than SMs (persistent blocks loop)
           (4096, 4096, 4096)]
 # shapes with ragged M and N that the K-restricted levels (K % 8, K % 128) accept
 K_ALIGNED_SHAPES = [(1000, 999, 1024), (1000, 1000, 1024), (4099, 4104, 512), (4099, 17, 512),

@@ -1,0 +1,201 @@
+"""Per-line counters (``source_counters`` events) placed on a level's compiled code, free
+of Qt: the value of each SASS line for the chosen metric, their sums per source line, and
+the SASS lines with excess shared-memory wavefronts (bank conflicts) with their source.
+
+The lines of a ``source_counters`` event are joined to a ``build`` event's SASS by byte
+offset. Both come from the same source and options, but not from the same compilation (the
+profiled launch compiled its own), so the join is checked: where the instructions at the
+same offsets differ, nothing is placed and :class:`Heat` says why. Absent data is a reason,
+never a zero: a line is 0 only where the profiler gave it no count at all (idle lines the
+event left out), and unknown (None) where the event cut it for size.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ...kernels import source_counters as sc
+from ...kernels.sass import SassLine, parse
+
+
+class Metric(StrEnum):
+    """What the heat map shows (a field of the event's lines)."""
+
+    STALLS = "stall_samples"
+    CONFLICTS = "smem_excess_wavefronts"
+    WAVEFRONTS = "smem_wavefronts"
+
+
+METRIC_TEXT = {Metric.STALLS: "warp-stall samples",
+               Metric.CONFLICTS: "bank conflicts (excess shared wavefronts)",
+               Metric.WAVEFRONTS: "shared-memory wavefronts"}
+MIN_AGREEMENT = 0.9  # share of instructions that must match at the same offsets
+
+
+def no_counters_text(level_id: str) -> str:
+    return (f"no per-line counters for {level_id} in this recording (record it with "
+            "gemmscope record --ncu-source)")
+
+
+def mnemonic(text: str | None) -> str:
+    """The mnemonic of an instruction's text ("@P0 LDS.128 R4, [R2]" -> "LDS.128")."""
+    words = (text or "").replace(";", " ").split()
+    if words and words[0].startswith("@"):
+        words = words[1:]
+    return words[0] if words else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Heat:
+    """One metric of one level's event, by SASS offset; ``reason`` where none is shown."""
+
+    metric: Metric
+    values: dict[int, float] = field(default_factory=dict)  # offset -> value
+    default: float | None = None  # the value of an offset the event does not list
+    reason: str | None = None
+    summary: str = ""
+
+    def at(self, offset: int) -> float | None:
+        return self.values.get(offset, self.default)
+
+    def for_lines(self, lines: list[SassLine]) -> list[float | None]:
+        return [self.at(ln.offset) for ln in lines] if self.reason is None else \
+            [None] * len(lines)
+
+
+def _rows(event: dict[str, Any]) -> list[list[Any]]:
+    lines = event.get("lines")
+    return lines if isinstance(lines, list) else []
+
+
+def heat(event: dict[str, Any] | None, build: dict[str, Any] | None, metric: Metric,
+         level_id: str = "", kernel: list[SassLine] | None = None) -> Heat:
+    """The metric of each SASS offset of ``build``'s kernel, from ``event``. ``kernel``:
+    the build's SASS parsed already (parsing a large kernel costs ~30 ms)."""
+    if event is None:
+        return Heat(metric, reason=no_counters_text(level_id or "this level"))
+    if event.get("lines") is None:
+        return Heat(metric, reason=f"ncu gave no per-line counters for {event['level']} "
+                                   f"({event.get('status')}): {event.get('reason') or '?'}")
+    if metric.value not in (event.get("columns") or {}):
+        return Heat(metric, reason=f"ncu's source page had no column for {METRIC_TEXT[metric]}"
+                                   f" (ncu {event.get('tool_version') or '?'})")
+    rows = _rows(event)
+    shown, profiled = (build or {}).get("variant"), event.get("variant")
+    if isinstance(shown, str) and isinstance(profiled, str) and shown != profiled:
+        return Heat(metric, reason=f"ncu profiled the {profiled} variant of "
+                                   f"{event['level']}; this build is the {shown} variant")
+    if kernel is None and build is not None and isinstance(build.get("sass"), str):
+        kernel = parse(build["sass"])
+    problem = agreement_problem(rows, build, kernel)
+    if problem is not None:
+        return Heat(metric, reason=problem)
+    i = sc.INDEX[metric.value]
+    values = {r[0]: float(r[i]) for r in rows if isinstance(r[i], int | float)}
+    # an offset the event does not list had no count at all (an idle line left out), where
+    # ncu's page listed every instruction of this build and none was cut for size;
+    # otherwise it is unknown
+    complete = (not event.get("cap_left_out") and kernel is not None
+                and event.get("lines_total") == len(kernel))
+    total = (event.get("totals") or {}).get(metric.value)
+    summary = (f"{METRIC_TEXT[metric]}: {total:,.0f} in the kernel" if isinstance(
+        total, int | float) and math.isfinite(total) else METRIC_TEXT[metric])
+    summary += (f"; ncu {event.get('tool_version') or '?'}, one launch at "
+                f"{event['M']}×{event['N']}×{event['K']}")
+    if not complete:
+        summary += "; lines not in the event: n/a"
+    return Heat(metric, values, 0.0 if complete else None, None, summary)
+
+
+def agreement_problem(rows: list[list[Any]], build: dict[str, Any] | None,
+                      kernel: list[SassLine] | None = None) -> str | None:
+    """Why the event's lines cannot be placed on the build's SASS (None: they can).
+    ``kernel``: that SASS parsed already."""
+    if build is None or not isinstance(build.get("sass"), str):
+        return "the recording has no SASS of this level to place the counters on"
+    by_offset = {ln.offset: ln.mnemonic for ln in (kernel or parse(build["sass"]))}
+    listed = [(r[0], mnemonic(r[1])) for r in rows if isinstance(r[1], str)]
+    if not listed:
+        return None
+    same = sum(1 for off, mn in listed if by_offset.get(off) == mn)
+    if same < MIN_AGREEMENT * len(listed):
+        return (f"the profiled kernel's instructions differ from the build's at "
+                f"{len(listed) - same} of {len(listed)} offsets (another variant or "
+                f"compiler?): per-line counters not placed")
+    return None
+
+
+def source_sums(h: Heat, lines: list[SassLine], path: str) -> dict[int, float]:
+    """The heat of each source line of ``path``: the sum over the SASS lines whose
+    innermost location in that file is it (``builds.in_file``)."""
+    if h.reason is not None:
+        return {}
+    sums: dict[int, float] = {}
+    for ln in lines:
+        where = next((w for w in ln.where if w[0] == path), None)
+        value = h.at(ln.offset)
+        if where is not None and value:
+            sums[where[1]] = sums.get(where[1], 0.0) + value
+    return sums
+
+
+def intensity(values: list[float | None]) -> list[float | None]:
+    """Each value as a share of the largest (0..1); None stays None."""
+    top = max((v for v in values if v is not None), default=0.0)
+    return [None if v is None else (v / top if top > 0 else 0.0) for v in values]
+
+
+# ------------------------------------------------------------------ bank conflicts
+
+@dataclass(frozen=True, slots=True)
+class ConflictLine:
+    """A SASS line with excess shared-memory wavefronts, and where it comes from."""
+
+    offset: int
+    sass: str
+    excess: float
+    wavefronts: float | None
+    ideal: float | None
+    source: tuple[str, int] | None  # (repository path, line) the Code view can show
+
+    def text(self) -> str:
+        where = f"{self.source[0].rsplit('/', 1)[-1]}:{self.source[1]}" if self.source \
+            else "no source line"
+        ideal = "" if self.ideal is None or self.wavefronts is None else \
+            f" ({self.wavefronts:,.0f} wavefronts, ideal {self.ideal:,.0f})"
+        return f"{where}  /*{self.offset:05x}*/ {self.sass}: {self.excess:,.0f} excess{ideal}"
+
+
+def conflict_lines(event: dict[str, Any] | None, build: dict[str, Any] | None
+                   ) -> list[ConflictLine]:
+    """The event's lines with excess wavefronts, most first; the source line from the
+    build's line info (innermost location in one of its files), else the event's own."""
+    if event is None:
+        return []
+    rows = _rows(event)
+    sources = (build or {}).get("sources") or {}
+    placed = {}
+    if build is not None and agreement_problem(rows, build) is None:
+        placed = {ln.offset: ln for ln in parse(build["sass"])}
+    i = sc.INDEX
+    out = []
+    for r in rows:
+        excess = r[i["smem_excess_wavefronts"]]
+        if not isinstance(excess, int | float) or excess <= 0:
+            continue
+        ln = placed.get(r[0])
+        src = next((w for w in ln.where if w[0] in sources), None) if ln else None
+        if src is None and isinstance(r[i["source"]], list):
+            src = (r[i["source"]][0], r[i["source"]][1])
+        out.append(ConflictLine(r[0], str(r[i["sass"]] or "?"), float(excess),
+                                _num(r[i["smem_wavefronts"]]),
+                                _num(r[i["smem_wavefronts_ideal"]]), src))
+    out.sort(key=lambda c: -c.excess)
+    return out
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None

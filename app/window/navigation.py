@@ -1,0 +1,29 @@
+"""Links between views, kept at the window: a view asks to show something in another view
+through a callable the window gives it (``View.bind_navigation``), never by importing
+that view, so the views stay side by side in their layer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..views.code import CodeView
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+
+def show_code_line(window: MainWindow, level_id: str, path: str, line_no: int) -> bool:
+    """Select the level (every view follows), then show its source at ``path``:``line_no``
+    in the Code view with the SASS compiled from it selected. False where the Code view
+    cannot show that file (no build event of the level has it)."""
+    code = window.views.get("code")
+    if not isinstance(code, CodeView):
+        return False
+    if level_id in window.ladder.level_ids:
+        window.ladder.select_level(level_id)  # the views follow through level_selected
+    if code.level_id != level_id:  # not in the ladder table, or already selected there
+        for view in window.views.values():
+            view.set_level(level_id)
+    window.tabs.setCurrentWidget(code)
+    return code.show_source_line(path, line_no)

@@ -1,0 +1,39 @@
+// The warp-level Tensor Core helpers of the mma.sync levels (mma_sync.cu, mma_persistent.cu):
+// the swizzled shared layout, ldmatrix and mma.sync.m16n8k16 (FP16 in, FP32 accumulate).
+#pragma once
+#include <cuda_fp16.h>
+
+// byte offset of 16-byte chunk c of row r in a swizzled tile whose rows are ROW_BYTES long
+template <int ROW_BYTES>
+__device__ __forceinline__ int gs_swz(int r, int c) {
+    return r * ROW_BYTES + ((c ^ (r & 7)) << 4);
+}
+
+__device__ __forceinline__ void gs_ldmatrix_x4(unsigned (&d)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(addr));
+}
+__device__ __forceinline__ void gs_ldmatrix_x4_trans(unsigned (&d)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(addr));
+}
+__device__ __forceinline__ void gs_mma_16816(float (&d)[4], const unsigned (&a)[4],
+                                             unsigned b0, unsigned b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Tile t of a tm x tn grid of tiles in grouped order: GM tile rows walked column by column
+// (GM = 1: row by row), so the tiles that run at the same time share rows of A and columns
+// of B in L2.
+__device__ __forceinline__ void gs_group_coords(int t, int tm, int tn, int GM, int& bm, int& bn) {
+    const int per_group = GM * tn;
+    const int group = t / per_group, first = group * GM;
+    const int rows = min(tm - first, GM);
+    const int in_group = t - group * per_group;
+    bm = first + in_group % rows;
+    bn = in_group / rows;
+}

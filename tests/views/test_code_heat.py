@@ -1,0 +1,206 @@
+"""Per-line counters in the app: the Code view's heat map on SASS and source lines, and the
+banks view's conflicting lines linked to the Code view, on the bundled H200 recording with
+a source_counters event made from the H200's source page of register_2d
+(tests/fixtures/ncu_source/). Values are read back from what the widgets drew."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+
+from gemmscope.app.core import builds, source_heat
+from gemmscope.app.core.source_heat import Metric
+from gemmscope.app.core.store import SessionStore
+from gemmscope.app.theme import SASS_SELECTION, SOURCE_HEAT
+from gemmscope.app.views.code import CodeView
+from gemmscope.kernels import ncu_source_step as step
+from gemmscope.kernels import protocol
+from gemmscope.kernels.ncu_source import parse_cuda_sass_page, parse_sass_page
+from gemmscope.kernels.protocol import Timeline
+from gemmscope.kernels.recording import read_session
+
+PAGES = Path(__file__).parents[1] / "fixtures" / "ncu_source"
+BUNDLED = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl"
+CU = "kernels/cuda/register_2d.cu"
+
+
+def register_2d_event(**over) -> dict:
+    """The source_counters event of the H200's register_2d page, through the protocol."""
+    page = parse_sass_page((PAGES / "register_2d_sass.csv").read_text())
+    where = parse_cuda_sass_page((PAGES / "register_2d_cudasass.csv").read_text(),
+                                 [CU, "kernels/cuda/common.cuh"])
+    ev = step.event("register_2d", 1024, 1024, 1024,
+                    step.Outcome(step.Status.OK, page=page, where=where, variant="scalar"),
+                    1e6, "2025.3.1.0")
+    ev.update(over)
+    return protocol.parse_line(protocol.dumps(ev))
+
+
+def page_values(column: str) -> dict[int, int]:
+    """offset -> the column's value, read from the fixture with the csv module."""
+    rows = list(csv.reader(io.StringIO((PAGES / "register_2d_sass.csv").read_text())))
+    head = rows[1]
+    body = [r for r in rows[2:] if r and r[0].startswith("0x")]
+    base = min(int(r[0], 16) for r in body)
+    return {int(r[0], 16) - base: int(r[head.index(column)]) for r in body}
+
+
+@pytest.fixture(scope="module")
+def events():
+    return read_session(str(BUNDLED)).events
+
+
+def fed(events, *extra: dict) -> SessionStore:
+    store, line = SessionStore(), Timeline()
+    for ev in [*events, *extra]:
+        store.handle(line.place(ev))
+    return store
+
+
+@pytest.fixture
+def code_view(qtbot):
+    def make(store: SessionStore, level_id: str = "register_2d") -> CodeView:
+        v = CodeView()
+        qtbot.addWidget(v)
+        v.bind(store)
+        v.refresh(store.take_changes())
+        v.set_level(level_id)
+        v.resize(1400, 900)
+        v.show()
+        qtbot.waitExposed(v)
+        return v
+    return make
+
+
+def color(c: QColor | None) -> str | None:
+    return None if c is None else c.name()
+
+
+def test_sass_lines_carry_the_measured_values_and_heat(code_view, events):
+    v = code_view(fed(events, register_2d_event()))
+    stalls = page_values("Warp Stall Sampling (All Samples)")
+    assert v.heat_bar.chosen() is Metric.STALLS and v.heat.reason is None
+    assert v.sass.values is not None
+    shown = dict(zip([ln.offset for ln in v.sass.lines], v.sass.values, strict=True))
+    for offset, value in shown.items():
+        # the page was trimmed: lines not on it are unknown (n/a), never zero
+        assert value == (stalls[offset] if offset in stalls else None)
+    text = v.sass.toPlainText().splitlines()
+    hottest = max((i for i, x in enumerate(v.sass.values) if x is not None),
+                  key=lambda i: v.sass.values[i])
+    assert text[hottest].lstrip().startswith(f"{v.sass.values[hottest]:,.0f} │")
+    assert color(v.sass.line_color(hottest)) == QColor(SOURCE_HEAT).name()
+    unknown = v.sass.values.index(None)
+    assert v.sass.line_color(unknown) is None and text[unknown].lstrip().startswith("n/a")
+    assert "n/a" in v.heat_bar.text.text() and "2025.3.1.0" in v.heat_bar.text.text()
+
+
+def test_the_conflicts_metric_heats_the_lds128_lines_and_their_source_line(code_view, events):
+    v = code_view(fed(events, register_2d_event()))
+    v.heat_bar.set_metric(Metric.CONFLICTS)
+    excess = {o: n for o, n in page_values("L1 Wavefronts Shared Excessive").items() if n}
+    hot = [i for i, ln in enumerate(v.sass.lines) if ln.offset in excess]
+    assert hot and set(v.sass.heat) == set(hot)
+    assert {v.sass.lines[i].mnemonic for i in hot} == {"LDS.128"}
+    assert f"{sum(page_values('L1 Wavefronts Shared Excessive').values()):,}" in \
+        v.heat_bar.text.text()
+    # on the source: the sum of its SASS lines' values, on the line they come from
+    kernel = v.kernel_lines()
+    want: dict[int, int] = {}
+    for ln in kernel:
+        where = builds.in_file(ln, CU)
+        if ln.offset in excess and where:
+            want[where[1]] = want.get(where[1], 0) + excess[ln.offset]
+    assert {n + 1 for n in v.source.heat} == set(want)
+    top = max(want, key=want.get)
+    assert color(v.source.line_color(top - 1)) == QColor(SOURCE_HEAT).name()
+    # a click on that source line selects its SASS lines over the heat
+    v.source.go_to_line(top)
+    assert v.sass.selected and set(v.sass.selected) & set(hot)
+    assert color(v.sass.line_color(v.sass.selected[0])) == QColor(SASS_SELECTION).name()
+
+
+def test_an_event_listing_every_instruction_makes_unlisted_lines_zero(code_view, events):
+    n = len(builds.main_loop_lines(fed(events).build_for("register_2d")))
+    store = fed(events)
+    total = len(source_heat.parse(store.build_for("register_2d")["sass"]))
+    v = code_view(fed(events, register_2d_event(lines_total=total)))
+    assert len(v.sass.values) == n and None not in v.sass.values
+
+
+@pytest.mark.parametrize("over, says", [
+    ({"status": "refused", "lines": None, "reason": "==ERROR== ERR_NVGPUCTRPERM ..."},
+     "ERR_NVGPUCTRPERM"),
+    ({"variant": "vector"}, "profiled the vector variant"),
+    ({"columns": {}}, "no column for warp-stall samples"),
+])
+def test_absent_or_unplaceable_counters_show_the_reason_not_zeros(code_view, events, over,
+                                                                   says):
+    v = code_view(fed(events, register_2d_event(**over)))
+    assert says in v.heat_bar.text.text()
+    assert v.sass.values is None and v.sass.heat == {} and v.source.heat == {}
+    assert "│" not in v.sass.toPlainText()
+
+
+def test_a_recording_without_source_counters_says_how_to_get_them(code_view, events):
+    v = code_view(fed(events))
+    assert "--ncu-source" in v.heat_bar.text.text()
+    assert v.sass.values is None and v.source.heat == {}
+
+
+def test_instructions_that_differ_from_the_build_are_not_placed(events):
+    ev = register_2d_event()
+    for row in ev["lines"]:
+        row[1] = "FFMA R0, R0, R0, R0"
+    h = source_heat.heat(ev, fed(events).build_for("register_2d"), Metric.STALLS)
+    assert "differ from the build's" in h.reason and h.values == {}
+
+
+def test_banks_view_links_a_conflicting_line_to_the_code_view(qtbot, make_window, events,
+                                                              tmp_path):
+    path = tmp_path / "with_source_counters.jsonl"
+    text = Path(str(BUNDLED)).read_text(encoding="utf-8")
+    path.write_text(text + json.dumps(register_2d_event()) + "\n", encoding="utf-8")
+    window = make_window()
+    assert window.open_recording(path)
+    window.play_instant()
+    window.show()
+    window.ladder.select_level("register_2d")
+    banks = window.named_widget("banks")
+    qtbot.waitExposed(banks)
+    window.flush_views()
+    links = banks.links
+    excess = {o: n for o, n in page_values("L1 Wavefronts Shared Excessive").items() if n}
+    assert [r.offset for r in links.rows] == sorted(excess, key=lambda o: -excess[o])
+    assert links.list.count() == len(excess)
+    first = links.rows[0]
+    assert first.source[0] == CU and "LDS.128" in links.list.item(0).text()
+    assert f"{first.excess:,.0f} excess" in links.list.item(0).text()
+    rect = links.list.visualItemRect(links.list.item(0))
+    qtbot.mouseClick(links.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    code = window.views["code"]
+    assert window.tabs.currentWidget() is code
+    assert code.level_id == "register_2d" and code.source_path == CU
+    assert code.source.textCursor().blockNumber() + 1 == first.source[1]
+    assert code.sass.selected == builds.lines_at(code.sass.lines, CU, first.source[1])
+    assert any(code.sass.lines[i].offset == first.offset for i in code.sass.selected)
+
+
+def test_banks_view_says_why_there_are_no_links(qtbot, events):
+    from gemmscope.app.views.banks import BanksView
+
+    view = BanksView("register_2d")
+    qtbot.addWidget(view)
+    view.bind(fed(events))
+    assert "--ncu-source" in view.links.heading.text() and view.links.list.count() == 0
+    view.bind(fed(events, register_2d_event(status="timeout", lines=None,
+                                             reason="ncu ran past 90 s")))
+    assert "ncu ran past 90 s" in view.links.heading.text()
+    assert view.links.list.isHidden()
