@@ -83,7 +83,7 @@ def test_csv_and_markdown_reports(synthetic_file):
         store.handle(ev)
     csv_text = export.results_csv(store)
     rows = csv_text.splitlines()
-    assert rows[0].startswith("level,precision,dtype,shape,M,N,K,median ms,TFLOPS,")
+    assert rows[0].startswith("level,precision,mode,dtype,shape,M,N,K,median ms,TFLOPS,")
     assert len(rows) == 1 + len(store.results)
     wmma = next(r for r in rows if r.startswith("wmma,"))
     assert ",300.0,42.9%,cublas_fp16,30.3%," in wmma

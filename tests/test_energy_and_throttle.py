@@ -83,10 +83,11 @@ def test_markdown_has_energy_and_the_throttle_flag(window, synthetic_file):
     wmma = _result(synthetic_file, "wmma")
     line = next(x for x in md.splitlines() if x.startswith("| wmma |"))
     assert f"| {wmma['energy_j'] * 1e3:.3g} mJ | {wmma['gflop_per_j']:.0f} " \
-           "| ⚠ SwPowerCap | verified |" in line
+           "| – | – | ⚠ SwPowerCap | verified |" in line
     naive = next(x for x in md.splitlines() if x.startswith("| naive |"))
     assert naive.endswith("| no | verified |")
-    assert "| J/GEMM | GFLOP/J | clocks held back | verified |" in md
+    assert ("| J/GEMM | GFLOP/J | sustained TFLOPS | power-limited | clocks held back "
+            "| verified |") in md
     assert "measured at reduced clocks" in md
 
 
@@ -107,7 +108,7 @@ def test_results_without_nvml_show_dashes_and_no_mark(make_window, tmp_path):
     assert window.ladder.cell_text("wmma", "TFLOPS") == "300.0"
     assert window.ladder.cell_text("wmma", "clocks held back") == "–"  # not sampled
     md = export.ladder_markdown(window.store, "x")
-    assert "| 300.0 | 42.9% | cublas_fp16 | 30.3% | – | – | – | verified |" in md
+    assert "| 300.0 | 42.9% | cublas_fp16 | 30.3% | – | – | – | – | – | verified |" in md
     assert "⚠" not in md
     window.charts()["bars"].set_metric("GFLOP/J")  # nothing to show: zero-height bars
     np.testing.assert_array_equal(window.charts()["bars"].bars.opts["height"], 0.0)

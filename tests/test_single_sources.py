@@ -32,7 +32,7 @@ def test_an_uninstalled_checkout_reads_its_pyproject(monkeypatch):
     def missing(name: str) -> str:
         raise metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(kernels, "version", missing)
+    monkeypatch.setattr(metadata, "version", missing)
     pyproject = Path(kernels.__file__).resolve().parent.parent / "pyproject.toml"
     if pyproject.exists():  # a checkout (or an editable install)
         want = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
