@@ -149,7 +149,7 @@ def measure(app: QApplication, view_name: str, level: str, session: Path, second
         canvas.play()
     else:  # still: repainted at 60 Hz, as an animation would be
         canvas = None
-        out.level = "(60 Hz repaint)"
+        out.level = "(still@60Hz)"
         clock = PaintClock(view, t_start)
         driver.setTimerType(Qt.TimerType.PreciseTimer)
         driver.timeout.connect(view.update)

@@ -22,6 +22,7 @@ class CaptionBar(QWidget):
         self.setObjectName("talk_caption")
         self.text = plain_label()  # a caption holds the recording's text: never markup
         self.text.setWordWrap(True)
+        self.text.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
         self.number = plain_label()
         self.number.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
