@@ -27,6 +27,7 @@ from ...kernels.models.relayout import RelayoutError, relayout
 from ...kernels.models.swizzle import IDENTITY, Swizzle
 from ..core.store import Change, SessionStore
 from ..theme import ANIMATION
+from ..widgets.fitting import labelled, scrolling
 from .counters_panel import CountersPanel
 from .playback import WarpAccessCanvas, WarpAccessView
 
@@ -233,12 +234,16 @@ class BanksView(WarpAccessView):
         swizzle_check = QCheckBox("XOR swizzle B,M,S")
         swz_boxes = [QSpinBox() for _ in range(3)]
         canvas = BanksCanvas(level_id)
-        super().__init__(canvas, [pad_check, pad_box, swizzle_check, *swz_boxes], parent)
+        super().__init__(canvas, [labelled("", pad_check, pad_box),
+                                  labelled("", swizzle_check, *swz_boxes)], parent)
         self.store: SessionStore | None = None
         self.counters = CountersPanel()
         lay = self.layout()
         assert isinstance(lay, QVBoxLayout)
-        lay.insertWidget(lay.indexOf(self.message), self.counters)
+        # the table can be taller than a small screen leaves it: it scrolls
+        self.counters_area = scrolling(self.counters, horizontal=True)
+        lay.insertWidget(lay.indexOf(self.message), self.counters_area)
+        self.optional.insert(0, self.counters_area)
         self.pad_check, self.pad_box = pad_check, pad_box
         self.swizzle_check, self.swz_boxes = swizzle_check, swz_boxes
         self.pad_box.setRange(1, 32)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QWidget
 
 from ..core.store import Change, SessionStore
@@ -10,9 +11,13 @@ from ..plots.charts import LadderBars, StreamChart, SweepChart
 from ..theme import Theme
 from .base import View
 
+STAGE_CHART_MIN_W = 520  # on stage, the stream and the sweep share a row from 2x this
+
 
 class ChartsView(QWidget, View):
-    """The three charts on one tab (registered as the view ``charts``)."""
+    """The three charts on one tab (registered as the view ``charts``). On stage, where
+    the tab is too narrow for the stream and the sweep side by side in large type, the
+    sweep hides and the stream takes the row."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -23,7 +28,8 @@ class ChartsView(QWidget, View):
         self.metric_box = QComboBox()
         self.metric_box.addItems(LadderBars.METRICS)
         self.metric_box.currentTextChanged.connect(self.bars.set_metric)
-        layout = QGridLayout(self)
+        self.on_stage = False
+        layout = self.grid = QGridLayout(self)
         layout.addWidget(QLabel("Bars show:"), 0, 0)
         layout.addWidget(self.metric_box, 0, 1)
         layout.setColumnStretch(2, 1)
@@ -45,6 +51,18 @@ class ChartsView(QWidget, View):
             chart.refresh(changes)
 
     def apply_theme(self, theme: Theme) -> None:
+        self.on_stage = theme.name != "normal"
         for chart in self.charts().values():
             chart.apply_theme(theme)
         self.refresh(set(Change))
+        self._fit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        side_by_side = not self.on_stage or self.width() >= 2 * STAGE_CHART_MIN_W
+        if self.sweep.isHidden() == side_by_side:
+            self.sweep.setVisible(side_by_side)
+            self.grid.addWidget(self.stream, 2, 0, 1, 2 if side_by_side else 3)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QRectF, Signal
 from PySide6.QtGui import QMouseEvent, QPainter, QPen
-from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox, QWidget
 
 from ...kernels.models import first_swizzled_level, model_for
 from ...kernels.models.banks import lanes_per_phase
@@ -25,6 +25,7 @@ from ...kernels.models.swizzle import (
     analyze_pattern,
 )
 from ..theme import ANIMATION
+from ..widgets.fitting import labelled
 from .canvas_image import image_from_codes
 from .playback import AnimatedCanvas, ViewPanel
 
@@ -37,7 +38,7 @@ class SwizzleCanvas(AnimatedCanvas):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setMinimumSize(640, 420)
+        self.setMinimumSize(400, 260)
         # the layout of the "after" picture, until a level sets its own (set_level)
         start = model_for(first_swizzled_level()).shared_layout()
         assert start is not None
@@ -253,11 +254,11 @@ class SwizzleView(ViewPanel):
         self.access_box = _combo([(f"{n} B/lane", n) for n in (4, 8, 16)], 16)
         self.expr_edit = QLineEdit()
         self.expr_edit.setPlaceholderText("own column expression, e.g. col ^ ((row % 8) * 8)")
-        for w in (QLabel("Swizzle B,M,S"), self.b_box, self.m_box, self.s_box,
-                  QLabel("on"), self.unit_box, QLabel("element"), self.elem_box,
-                  QLabel("row"), self.width_box, QLabel("+ pad"), self.pad_box,
-                  QLabel("rows"), self.rows_box,
-                  QLabel("pattern"), self.pattern_box, self.access_box):
+        for w in (labelled("Swizzle B,M,S", self.b_box, self.m_box, self.s_box),
+                  labelled("on", self.unit_box), labelled("element", self.elem_box),
+                  labelled("row", self.width_box), labelled("+ pad", self.pad_box),
+                  labelled("rows", self.rows_box),
+                  labelled("pattern", self.pattern_box, self.access_box)):
             self.options.addWidget(w)
         self.layout().insertWidget(1, self.expr_edit)
         for box in (self.b_box, self.m_box, self.s_box, self.width_box, self.pad_box):

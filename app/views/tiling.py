@@ -302,7 +302,6 @@ class TilingView(ViewPanel):
         self.tiling.smSelected.connect(self._follow_sm)
         for w in (self.sm_label, self.sm_box):
             self.options.addWidget(w)
-        self.options.addStretch(1)
         self.set_level(level_id)
 
     @property
