@@ -165,7 +165,8 @@ def _screenshot(app, window, args) -> int:
         return 2
     # the window in device-independent pixels; the picture in the screen's pixels
     ratio = app.primaryScreen().devicePixelRatio() if app.primaryScreen() else 1.0
-    window.resize(round(size[0] / ratio), round(size[1] / ratio))
+    logical = (round(size[0] / ratio), round(size[1] / ratio))
+    window.resize(*logical)
     window.set_animated(False)  # a picture of whole steps, not mid-animation
     window.play_instant()
     if args.level and not window.select_level(args.level):
@@ -182,6 +183,9 @@ def _screenshot(app, window, args) -> int:
               file=sys.stderr)
         window.close()
         return 2
+    for _ in range(5):
+        app.processEvents()
+    window.resize(*logical)  # again: panels that do not fit hid once shown at this size
     for _ in range(5):
         app.processEvents()
     window.flush_views()

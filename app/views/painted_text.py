@@ -1,7 +1,8 @@
-"""Text painted on a canvas that fits its place: it shrinks (down to MIN_TEXT_SCALE of the
-canvas font) where it does not fit, and where it still does not, it is cut with "…",
-listed in ``cut_texts`` (the layout tests read them) and shown whole in a tooltip over
-its place. Presentation mode's larger type then never spills over a neighbour.
+"""Text painted on a canvas that fits its place: where it does not fit, it shrinks in the
+steps of TEXT_SCALES of the canvas font (never under MIN_TEXT_PT); where it still does
+not, it is cut with "…", listed in ``cut_texts`` (the layout tests read them) and shown
+whole in a tooltip over its place. Presentation mode's larger type then never spills
+over a neighbour.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from PySide6.QtWidgets import QToolTip, QWidget
 from ..theme import ANIMATION
 from ..widgets.plain import plain_tooltip
 
-TEXT_SCALES = (1.0, 0.9, 0.8, 0.7)  # tried in turn, of the canvas font's size
-MIN_TEXT_SCALE = TEXT_SCALES[-1]
+TEXT_SCALES = (1.0, 0.9, 0.8, 0.7, 0.6)  # tried in turn, of the canvas font's size
+MIN_TEXT_PT = 7.5  # but never smaller than this
 FIT_CACHE_LIMIT = 4096  # (text, place, font) -> size; cleared when it grows past this
 
 
@@ -35,15 +36,18 @@ class PaintedText:
     def draw_text(self, painter: QPainter, rect: QRectF, text: str,
                   color: str | QColor = "text",
                   align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft,
-                  wrap: bool = False) -> None:
-        """``text`` in ``rect``, in the canvas's font, or smaller (down to MIN_TEXT_SCALE)
+                  wrap: bool = False, optional: bool = False) -> None:
+        """``text`` in ``rect``, in the canvas's font, or smaller (TEXT_SCALES)
         where it does not fit; what still does not fit is cut with "…", listed in
-        ``cut_texts`` and shown whole in the tooltip over its place."""
+        ``cut_texts`` and shown whole in the tooltip over its place. An ``optional`` text
+        (an aside the picture says elsewhere too) is left out instead of cut."""
         painter.setPen(color if isinstance(color, QColor) else ANIMATION.color(color))
         flags = int(align | Qt.AlignmentFlag.AlignVCenter)
         if wrap:
             flags = int(align | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap)
         size = self._fitting_size(rect, text, flags)
+        if size < 0 and optional:
+            return
         base = painter.font()
         font = QFont(base)
         font.setPointSizeF(abs(size))
@@ -69,12 +73,14 @@ class PaintedText:
         if size is not None:
             return size
         font = QFont(self.font())
-        size = -base * MIN_TEXT_SCALE
-        for scale in TEXT_SCALES:
-            font.setPointSizeF(base * scale)
+        sizes = [base * scale for scale in TEXT_SCALES if base * scale >= MIN_TEXT_PT]
+        sizes = sizes or [base]
+        size = -sizes[-1]
+        for pt in sizes:
+            font.setPointSizeF(pt)
             need = QFontMetricsF(font).boundingRect(rect, flags, text)
             if need.width() <= rect.width() + 0.5 and need.height() <= rect.height() + 0.5:
-                size = base * scale
+                size = pt
                 break
         if len(self._fit_cache) > FIT_CACHE_LIMIT:
             self._fit_cache.clear()

@@ -15,12 +15,14 @@ from PySide6.QtCore import (
     QEvent,
     QPropertyAnimation,
     QRectF,
+    QSize,
     Qt,
     QTimer,
     Signal,
 )
 from PySide6.QtGui import (
     QColor,
+    QFontMetricsF,
     QKeyEvent,
     QPainter,
     QPaintEvent,
@@ -39,6 +41,7 @@ from PySide6.QtWidgets import (
 
 from ...kernels.models import model_for
 from ...kernels.models.level_model import LevelModel, WarpAccess
+from ..plots.plot_style import plot_font
 from ..theme import ANIMATION, Theme
 from ..widgets.fitting import flow_layout, flow_row, labelled
 from ..widgets.plain import plain_label
@@ -46,7 +49,7 @@ from .base import View
 from .painted_text import PaintedText
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
-CANVAS_SHARE = 0.55  # of a view's height, kept for the picture (see ViewPanel.fit_panels)
+CANVAS_SHARE = 0.62  # of a view's height, kept for the picture (see ViewPanel.fit_panels)
 
 STEP_MS = 900  # one step at 1x
 
@@ -87,6 +90,14 @@ class AnimatedCanvas(PaintedText, QWidget):
 
     def draw(self, painter: QPainter) -> None:
         raise NotImplementedError
+
+    def line_px(self) -> float:
+        """One row of painted text: the canvas font's line height and a little air (the
+        pictures place their rows of text by it, so larger type gets larger rows)."""
+        return QFontMetricsF(self.font()).height() + 4
+
+    def text_px(self, text: str) -> float:
+        return QFontMetricsF(self.font()).horizontalAdvance(text)
 
     # -- playback -------------------------------------------------------------------
     @property
@@ -289,6 +300,19 @@ class ViewPanel(QWidget, View):
         super().showEvent(event)
         self.fit_panels()
 
+    def minimumSizeHint(self) -> QSize:
+        """The picture's and the playback bar's minimum: the optional panels hide when
+        there is no room for them (:meth:`fit_panels`), so they never make the window
+        taller, even from a tab that is not shown."""
+        hint = super().minimumSizeHint()
+        lay = self.layout()
+        m = lay.contentsMargins() if lay is not None else None
+        margins = m.top() + m.bottom() if m is not None else 0
+        gap = lay.spacing() if lay is not None else 0
+        height = (self.canvas.minimumHeight() + self.bar.minimumSizeHint().height()
+                  + margins + gap)
+        return QSize(hint.width(), min(hint.height(), height))
+
     def fit_panels(self) -> None:
         """Hide the panels of ``optional``, in order, that would leave the picture less
         than CANVAS_SHARE of the height; show them again when there is room."""
@@ -315,7 +339,8 @@ class ViewPanel(QWidget, View):
     def apply_theme(self, theme: Theme) -> None:
         """The main window's theme (normal or presentation): the canvas takes its font
         size, so the picture's numbers stay readable on stage. Colours stay ours."""
-        pt = getattr(theme, "font_pt", None)
+        stage = plot_font(theme)  # on stage: the plots' tick type, larger than normal
+        pt = stage.pointSize() if stage is not None else getattr(theme, "font_pt", None)
         if isinstance(pt, int) and pt > 0:
             font = self.canvas.font()
             font.setPointSize(pt)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QSize
 from PySide6.QtGui import QFontMetrics, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QGraphicsItem,
@@ -217,6 +218,16 @@ class TelemetryView(QWidget, View):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_plots()
+
+    def minimumSizeHint(self) -> QSize:
+        """Room for the strips and the first plot of FIT_ORDER: the others hide when the
+        tab is short (:meth:`_fit_plots`), so they never make the window taller, even
+        while another tab is shown."""
+        hint = super().minimumSizeHint()
+        fixed = sum(self.plots[n].minimumHeight() for n in ("runs", "reasons"))
+        height = (fixed + self.plot_min_height(FIT_ORDER[0])
+                  + self.follow_button.sizeHint().height() + 24)
+        return QSize(hint.width(), min(hint.height(), height))
 
     def plot_min_height(self, name: str) -> int:
         """The height a plot needs for its rotated axis title (in the theme's type)."""

@@ -111,7 +111,7 @@ class MainWindow(QMainWindow):
                                    Qt.DockWidgetArea.LeftDockWidgetArea)
         messages = self.messages_dock = self._dock("Messages", "messages", self.messages,
                               Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.resizeDocks([ladder], [560], Qt.Orientation.Horizontal)
+        self.resizeDocks([ladder], [440], Qt.Orientation.Horizontal)
         self.resizeDocks([messages], [110], Qt.Orientation.Vertical)
         self._messages_shown = False
         messages.hide()  # until there is a message (_show_messages)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtCore import QByteArray, QRect, Qt, QTimer
 from PySide6.QtWidgets import (
     QApplication,
     QDialog,
@@ -55,8 +55,10 @@ class Stage(Protocol):
     def restoreState(self, state: QByteArray, version: int = 0) -> bool: ...
     def resizeDocks(self, docks: list[QDockWidget], sizes: list[int],
                     orientation: Qt.Orientation) -> None: ...
-    def saveGeometry(self) -> QByteArray: ...
-    def restoreGeometry(self, geometry: QByteArray) -> bool: ...
+    def geometry(self) -> QRect: ...
+    def setGeometry(self, rect: QRect) -> None: ...
+    def isMaximized(self) -> bool: ...
+    def showMaximized(self) -> None: ...
     def isFullScreen(self) -> bool: ...
     def showFullScreen(self) -> None: ...
     def showNormal(self) -> None: ...
@@ -68,7 +70,8 @@ class PresentationMode:
 
     def __init__(self, window: Stage) -> None:
         self.window = window
-        self.geometry: QByteArray | None = None  # the window before it went on stage
+        self.geometry: QRect | None = None  # the window before it went on stage
+        self.maximized = False
         self.state: QByteArray | None = None  # its panels: which were open, their sizes
 
     @property
@@ -78,7 +81,9 @@ class PresentationMode:
     def set(self, on: bool, full_screen: bool = True) -> None:
         w = self.window
         if on and not self.on:
-            self.geometry, self.state = w.saveGeometry(), w.saveState()
+            # the rectangle itself: restoreGeometry would fit it to the current screen
+            self.geometry, self.state = w.geometry(), w.saveState()
+            self.maximized = w.isMaximized()
         leaving = self.on and not on
         w.theme = PRESENTATION if on else NORMAL
         w.remember_presentation(on)
@@ -105,12 +110,13 @@ class PresentationMode:
         elif leaving:
             if w.isFullScreen():
                 w.showNormal()
-            if self.state is not None:
+            if self.maximized:
+                w.showMaximized()
+            elif self.geometry is not None:
+                w.setGeometry(self.geometry)
+            if self.state is not None:  # the panels, in the window's own size again
                 w.restoreState(self.state)
-            if self.geometry is not None:
-                w.restoreGeometry(self.geometry)
             self.geometry = self.state = None
-
 
     def _fit_ladder(self) -> None:
         w = self.window
