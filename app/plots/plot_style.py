@@ -71,8 +71,10 @@ def style_plot(item: pg.PlotItem, theme: Theme) -> None:
             pen = child.opts.get("pen")
             if pen is not None:
                 child.setPen(_widened(child, pg.mkPen(pen), theme))
-        elif isinstance(child, pg.InfiniteLine):
+        elif isinstance(child, pg.InfiniteLine):  # reference lines: max clock, power limit
             child.setPen(_widened(child, QPen(child.pen), theme))
+            if child.label is not None:
+                child.label.setFont(font if font is not None else QFont())
 
 
 def _widened(item: object, pen: QPen, theme: Theme) -> QPen:

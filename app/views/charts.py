@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from ..core.store import Change, SessionStore
 from ..plots.charts import LadderBars, StreamChart, SweepChart
@@ -29,15 +29,17 @@ class ChartsView(QWidget, View):
         self.metric_box.addItems(LadderBars.METRICS)
         self.metric_box.currentTextChanged.connect(self.bars.set_metric)
         self.on_stage = False
-        layout = self.grid = QGridLayout(self)
-        layout.addWidget(QLabel("Bars show:"), 0, 0)
-        layout.addWidget(self.metric_box, 0, 1)
-        layout.setColumnStretch(2, 1)
-        layout.addWidget(self.bars, 1, 0, 1, 3)
-        layout.addWidget(self.stream, 2, 0, 1, 2)
-        layout.addWidget(self.sweep, 2, 2)
-        layout.setRowStretch(1, 3)
-        layout.setRowStretch(2, 2)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Bars show:"))
+        top.addWidget(self.metric_box)
+        top.addStretch(1)
+        below = QHBoxLayout()  # the stream and the sweep share the row evenly
+        below.addWidget(self.stream, 1)
+        below.addWidget(self.sweep, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.bars, 3)
+        layout.addLayout(below, 2)
 
     def charts(self) -> dict[str, pg.PlotWidget]:
         return {"bars": self.bars, "stream": self.stream, "sweep": self.sweep}
@@ -65,4 +67,3 @@ class ChartsView(QWidget, View):
         side_by_side = not self.on_stage or self.width() >= 2 * STAGE_CHART_MIN_W
         if self.sweep.isHidden() == side_by_side:
             self.sweep.setVisible(side_by_side)
-            self.grid.addWidget(self.stream, 2, 0, 1, 2 if side_by_side else 3)

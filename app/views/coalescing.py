@@ -52,7 +52,7 @@ class CoalescingCanvas(WarpAccessCanvas):
         w = (self.width() - 20) / SECTORS_PER_ROW
         row, col = divmod(index, SECTORS_PER_ROW)
         top = 8 + 5 * line + 8  # summary (2 lines), lanes, selected lane, the address
-        pitch = max(2.2 * line, min(56.0, (self.height() - top) / 4.5))
+        pitch = max(2.2 * line, min(4 * line + 24, (self.height() - top) / 4.5))
         return QRectF(10 + col * w + 6, top + row * pitch, w - 12, pitch - line - 6)
 
     def word_rect(self, index: int, word: int) -> QRectF:
