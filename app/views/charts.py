@@ -12,12 +12,14 @@ from ..theme import Theme
 from .base import View
 
 STAGE_CHART_MIN_W = 520  # on stage, the stream and the sweep share a row from 2x this
+STAGE_ROWS_MIN_H = 640  # on stage, the bars have the tab to themselves below this height
 
 
 class ChartsView(QWidget, View):
     """The three charts on one tab (registered as the view ``charts``). On stage, where
     the tab is too narrow for the stream and the sweep side by side in large type, the
-    sweep hides and the stream takes the row."""
+    sweep hides and the stream takes the row; where it is too short for two rows of
+    charts, the bars take the whole tab."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -33,7 +35,7 @@ class ChartsView(QWidget, View):
         top.addWidget(QLabel("Bars show:"))
         top.addWidget(self.metric_box)
         top.addStretch(1)
-        below = QHBoxLayout()  # the stream and the sweep share the row evenly
+        below = self.below = QHBoxLayout()  # the stream and the sweep share the row evenly
         below.addWidget(self.stream, 1)
         below.addWidget(self.sweep, 1)
         layout = QVBoxLayout(self)
@@ -65,5 +67,12 @@ class ChartsView(QWidget, View):
 
     def _fit(self) -> None:
         side_by_side = not self.on_stage or self.width() >= 2 * STAGE_CHART_MIN_W
-        if self.sweep.isHidden() == side_by_side:
-            self.sweep.setVisible(side_by_side)
+        two_rows = not self.on_stage or self.height() >= STAGE_ROWS_MIN_H
+        changed = False
+        for chart, shown in ((self.stream, two_rows), (self.sweep, two_rows and side_by_side)):
+            if chart.isHidden() == shown:
+                chart.setVisible(shown)
+                changed = True
+        lay = self.layout()
+        if changed and isinstance(lay, QVBoxLayout):
+            lay.setStretchFactor(self.below, 2 if two_rows else 0)  # else the bars take it
