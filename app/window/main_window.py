@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QElapsedTimer, QObject, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtCore import QElapsedTimer, QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QMainWindow,
@@ -50,7 +50,7 @@ from ..widgets.run_controls import RunControls
 from . import exports
 from .menus import install_menus, install_shortcuts
 from .preferences import Preferences
-from .presentation import PresentationMode, ShortcutsDialog
+from .presentation import PresentationMode, ShortcutsDialog, fit_side_docks
 from .redraw import RedrawThrottle
 
 BUNDLED_SESSION = "h200-ladder.jsonl"
@@ -568,6 +568,11 @@ class MainWindow(QMainWindow):
     def export_report(self, path: str | Path) -> Path:
         self.flush_views()
         return exports.export_report(self.store, path, self.charts(), self.source_path)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        # a small screen: the views keep the room (once the docks are laid out)
+        QTimer.singleShot(0, self, lambda: fit_side_docks(self))
 
     def closeEvent(self, event: QCloseEvent) -> None:
         for loader in self._loaders:

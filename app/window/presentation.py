@@ -37,6 +37,16 @@ SHORTCUTS = (
     ("?", "this list of shortcuts"),
 )
 STAGE_COLUMNS = (Column.LEVEL, Column.TFLOPS)  # the bars say the rest, in large type
+DOCK_SHARE = 0.36  # of the window's width, at most, for the side panels on a resize
+
+
+def fit_side_docks(window: Stage) -> None:
+    """Narrow the left panels to DOCK_SHARE of the window where a resize (a small screen)
+    left them wider, so the views keep the room; never widens them."""
+    cap = int(DOCK_SHARE * window.width())
+    docks = [d for d in (window.ladder_dock, window.run_dock) if d.isVisible()]
+    if docks and max(d.width() for d in docks) > cap:
+        window.resizeDocks(docks, [cap] * len(docks), Qt.Orientation.Horizontal)
 
 
 class Stage(Protocol):
@@ -60,6 +70,7 @@ class Stage(Protocol):
     def isMaximized(self) -> bool: ...
     def showMaximized(self) -> None: ...
     def isFullScreen(self) -> bool: ...
+    def width(self) -> int: ...
     def showFullScreen(self) -> None: ...
     def showNormal(self) -> None: ...
     def remember_presentation(self, on: bool) -> None: ...
