@@ -8,6 +8,7 @@ Each finding is one line naming the widget, so a failure says what to fix.
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractScrollArea,
@@ -132,3 +133,31 @@ def _cut_cells(table: QTableView) -> list[str]:
 
 def layout_problems(window: QWidget) -> list[str]:
     return sticking_out(window) + cut_texts(window)
+
+
+def contrast(a: QColor, b: QColor) -> float:
+    """WCAG contrast ratio of two colours (1 to 21)."""
+
+    def luminance(c: QColor) -> float:
+        def channel(v: int) -> float:
+            s = v / 255
+            return s / 12.92 if s <= 0.03928 else ((s + 0.055) / 1.055) ** 2.4
+
+        return 0.2126 * channel(c.red()) + 0.7152 * channel(c.green()) + 0.0722 * channel(
+            c.blue())
+
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def low_contrast(window: QWidget, least: float = 4.5) -> list[str]:
+    """Shown labels and buttons whose text colour is too close to their background's."""
+    out = []
+    for w in shown_widgets(window):
+        if isinstance(w, (QLabel, QAbstractButton)) and w.text():
+            pal = w.palette()
+            fg, bg = pal.color(w.foregroundRole()), pal.color(w.backgroundRole())
+            if contrast(fg, bg) < least:
+                out.append(f"low contrast {contrast(fg, bg):.1f}: {_name(w)} "
+                           f"{fg.name()} on {bg.name()}")
+    return out

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from layout_check import layout_problems
+from layout_check import contrast, layout_problems, low_contrast
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
@@ -77,6 +77,22 @@ def test_every_tab_fits_in_normal_mode(qtbot, make_window, recording, size, leve
 def test_every_tab_fits_in_presentation_mode(qtbot, make_window, recording, size, level):
     window = shown_at(qtbot, make_window, recording, size, presentation=True, level=level)
     assert problems_in_every_tab(window, size) == []
+
+
+def test_presentation_mode_has_no_dark_on_dark_text(qtbot, make_window, recording):
+    from gemmscope.app.theme import ANIMATION, PRESENTATION
+
+    window = shown_at(qtbot, make_window, recording, (1280, 720), presentation=True)
+    found = []
+    for spec in VIEWS:
+        window.named_widget(spec.name)
+        settle(window)
+        found += [f"{spec.name}: {p}" for p in low_contrast(window)]
+    assert found == []
+    assert window.palette().color(window.backgroundRole()).name() == PRESENTATION.background
+    # the animations' own colours: text, asides and verdicts on their background
+    for name in ("text", "muted_text", "ok", "conflict"):
+        assert contrast(ANIMATION.color(name), ANIMATION.color("background")) >= 4.5, name
 
 
 def test_the_window_can_be_as_small_as_a_small_laptop(qtbot, make_window, recording):
