@@ -46,7 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "bars, stream, sweep, or any registered view)")
     p.add_argument("--level", metavar="ID",
                    help="with --screenshot: select this level first (default: the first)")
-    p.add_argument("--size", default="1400x900", help="window size for --screenshot")
+    p.add_argument("--tab", metavar="NAME",
+                   help="with --screenshot: show this view's tab in the window picture")
+    p.add_argument("--size", default="1400x900",
+                   help="with --screenshot: the picture's size in pixels (the window's, "
+                        "times the screen's device pixel ratio on a HiDPI screen)")
+    p.add_argument("--presentation", action="store_true",
+                   help="presentation mode: large type, high contrast (F11 toggles it); "
+                        "with --screenshot, the picture in presentation mode")
     p.add_argument("--settings", metavar="INI", help="keep preferences in this ini file")
     p.add_argument("--runner", metavar="CMD",
                    help="live: the runner command line (default: the preference set in "
@@ -66,6 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exit-after-paint", action="store_true",
                    help="exit after the window is first painted; print the time (benchmark)")
     return p
+
+
+def parse_size(text: str) -> tuple[int, int] | None:
+    """``WIDTHxHEIGHT`` in pixels, each at least 1; None for anything else."""
+    w, sep, h = text.lower().partition("x")
+    if not (sep and w.isdigit() and h.isdigit()) or int(w) < 1 or int(h) < 1:
+        return None
+    return int(w), int(h)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,6 +155,8 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
 
     if args.speed:
         window.set_replay_speed(args.speed)
+    if args.presentation and args.screenshot:  # a picture keeps the asked size
+        window.set_presentation(True, full_screen=False)
 
     if args.screenshot:  # a screenshot needs the recording read first
         if not _open_source(window, args, background=False):
@@ -162,6 +179,8 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
         app.installEventFilter(painted)
     window.resize(1400, 900)
     window.show()
+    if args.presentation:  # after show: leaving it restores this geometry
+        window.set_presentation(True)
     # the source opens once the window is on screen: a recording is read in a worker
     # thread, whose parsing holds the GIL half the time, so opening it first delayed the
     # first paint by a quarter of a second (the bundled recording)
@@ -189,8 +208,15 @@ def _open_source(window: Any, args: argparse.Namespace, background: bool) -> boo
 
 
 def _screenshot(app, window, args) -> int:
-    w, _, h = args.size.partition("x")
-    window.resize(int(w), int(h))
+    size = parse_size(args.size)
+    if size is None:
+        print(f"--size: give WIDTHxHEIGHT in pixels, not {args.size!r}", file=sys.stderr)
+        window.close()
+        return 2
+    # the window in device-independent pixels; the picture in the screen's pixels
+    ratio = app.primaryScreen().devicePixelRatio() if app.primaryScreen() else 1.0
+    logical = (round(size[0] / ratio), round(size[1] / ratio))
+    window.resize(*logical)
     window.set_animated(False)  # a picture of whole steps, not mid-animation
     window.play_instant()
     if args.level and not window.select_level(args.level):
@@ -200,16 +226,25 @@ def _screenshot(app, window, args) -> int:
         return 2
     window.show()
     target = window.named_widget(args.view)
-    if target is None:
-        print(f"no view called {args.view!r}; views: {', '.join(window.view_names())}",
+    tab = window.named_widget(args.tab) if args.tab else window
+    if target is None or tab is None or (args.tab and args.tab not in window.views):
+        name = args.view if target is None else args.tab
+        print(f"no view called {name!r}; views: {', '.join(window.view_names())}",
               file=sys.stderr)
         window.close()
         return 2
     for _ in range(5):
         app.processEvents()
+    window.resize(*logical)  # again: panels that do not fit hid once shown at this size
+    for _ in range(5):
+        app.processEvents()
     window.flush_views()
     app.processEvents()
-    ok = target.grab().save(args.screenshot, "PNG")
+    image = target.grab()
+    if target is window and (image.width(), image.height()) != size:
+        print(f"the window is {image.width()}x{image.height()} px, not {args.size}: "
+              "it cannot be made that small", file=sys.stderr)
+    ok = image.save(args.screenshot, "PNG")
     window.close()
     if not ok:
         print(f"could not write {args.screenshot}", file=sys.stderr)

@@ -32,6 +32,7 @@ from ...kernels.models.swizzle import IDENTITY, Swizzle
 from ..core.source_heat import conflict_lines
 from ..core.store import Change, SessionStore
 from ..theme import ANIMATION
+from ..widgets.fitting import labelled, scrolling
 from .counters_panel import CountersPanel
 from .playback import WarpAccessCanvas, WarpAccessView
 from .source_links import ConflictLinks
@@ -91,11 +92,18 @@ class BanksCanvas(WarpAccessCanvas):
     # -- geometry -------------------------------------------------------------------
     def _grid(self) -> tuple[float, float, float]:
         """(left, column width, row height)."""
-        left = 40.0
+        line = self.line_px()
+        left = self.text_px("lane") + 10
         col_w = (self.width() - left - 10) / N_BANKS
         rows = self._rows()
-        avail = self.height() - 74 - 24 - 70
-        return left, col_w, max(10.0, min(28.0, avail / max(1, rows)))
+        avail = self.height() - self._cells_top() - line - 30
+        return left, col_w, max(10.0, min(1.3 * line, avail / max(1, rows)))
+
+    def _headers_top(self) -> float:
+        return 4 + 3 * self.line_px()  # under the three lines of the summary
+
+    def _cells_top(self) -> float:
+        return self._headers_top() + self.line_px() + 6
 
     def _rows(self) -> int:
         rep = self._report
@@ -103,18 +111,19 @@ class BanksCanvas(WarpAccessCanvas):
 
     def bank_header_rect(self, bank: int) -> QRectF:
         left, w, _ = self._grid()
-        return QRectF(left + bank * w, 70, w - 1, 22)
+        return QRectF(left + bank * w, self._headers_top(), w - 1, self.line_px())
 
     def cell_rect(self, phase: int, rank: int, bank: int) -> QRectF:
         left, w, h = self._grid()
         rep = self._report
         assert rep is not None
         row = wavefront_index(rep, phase, rank) + phase  # one blank row between phases
-        return QRectF(left + bank * w, 98 + row * h, w - 1, h - 1)
+        return QRectF(left + bank * w, self._cells_top() + row * h, w - 1, h - 1)
 
     def lane_rect(self, lane: int) -> QRectF:
         left, w, _ = self._grid()
-        return QRectF(left + lane * w, self.height() - 40, w - 1, 24)
+        line = self.line_px()
+        return QRectF(left + lane * w, self.height() - line - 16, w - 1, line)
 
     # -- drawing --------------------------------------------------------------------
     def draw(self, painter: QPainter) -> None:
@@ -131,7 +140,8 @@ class BanksCanvas(WarpAccessCanvas):
                     f"{others[0]}-{others[-1]} do" if others else
                     f"{self.level_id} uses no shared memory: nothing reaches the banks "
                     "(see the coalescing view).")
-            self.draw_text(painter, QRectF(10, 8, self.width() - 20, 40), text, "muted_text")
+            self.draw_text(painter, QRectF(10, 8, self.width() - 20, 3 * self.line_px()), text,
+                           "muted_text", wrap=True)
             return
         kind = {"ld": "load", "st": "store", "ldgsts": "cp.async write"}[acc.op.value]
         head = (f"{acc.label}   [{WIDTH_NAMES.get(acc.width_bytes, '?')} {kind}, "
@@ -143,11 +153,12 @@ class BanksCanvas(WarpAccessCanvas):
             verdict += f"; {rep.phases} phases of {rep.phase_lanes} lanes"
             if rep.width_bytes == 16 and rep.phase_lanes == 16:
                 verdict += " (lane pairs read the same float4)"
-        self.draw_text(painter, QRectF(10, 4, self.width() - 20, 22), head)
-        self.draw_text(painter, QRectF(10, 26, self.width() - 20, 22), verdict,
+        line = self.line_px()
+        self.draw_text(painter, QRectF(10, 4, self.width() - 20, line), head)
+        self.draw_text(painter, QRectF(10, 4 + line, self.width() - 20, line), verdict,
                        "conflict" if rep.conflicts else "ok")
         ld_wf, ld_cf = self.step_summary()
-        self.draw_text(painter, QRectF(10, 46, self.width() - 20, 20),
+        self.draw_text(painter, QRectF(10, 4 + 2 * line, self.width() - 20, line),
                        f"all shared loads of this warp in this K step: {ld_wf} wavefronts, "
                        f"{ld_cf} conflicts", "muted_text")
 
@@ -195,27 +206,28 @@ class BanksCanvas(WarpAccessCanvas):
                 painter.setPen(QPen(ANIMATION.color("selection"), 2))
                 painter.drawRect(rect.adjusted(2, 2, -2, -2))
             text = str(lanes[0]) if len(lanes) == 1 else f"{lanes[0]}+{len(lanes) - 1}"
-            painter.setPen(QColor("black"))
-            painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), text)
+            self.draw_text(painter, rect, text, QColor("black"), Qt.AlignmentFlag.AlignCenter)
         left, _, h = self._grid()
         for p in range(rep.phases):
             if rep.load[p].any():
                 y = self.cell_rect(p, 0, 0).top()
-                self.draw_text(painter, QRectF(0, y, left - 4, h), f"ph{p}", "muted_text")
+                self.draw_text(painter, QRectF(2, y, left - 4, h), f"ph{p}", "muted_text")
 
     def draw_lanes(self, painter: QPainter) -> None:
         rep = self._report
         if rep is None:
             return
-        self.draw_text(painter, QRectF(0, self.height() - 40, 40, 24), "lane", "muted_text")
+        left, _, _ = self._grid()
+        self.draw_text(painter, QRectF(2, self.lane_rect(0).top(), left - 4,
+                                       self.lane_rect(0).height()), "lane", "muted_text")
         for lane in range(32):
             rect = self.lane_rect(lane)
             if not rep.active[lane]:
                 painter.fillRect(rect, ANIMATION.color("unused"))
                 continue
             painter.fillRect(rect, ANIMATION.lane(lane))
-            painter.setPen(QColor("black"))
-            painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), str(lane))
+            self.draw_text(painter, rect, str(lane), QColor("black"),
+                           Qt.AlignmentFlag.AlignCenter)
             if lane == self.selected_lane:
                 target = self.cell_rect(int(rep.lane_phase[lane]),
                                         int(rep.lane_wavefront[lane]),
@@ -244,7 +256,8 @@ class BanksView(WarpAccessView):
         swizzle_check = QCheckBox("XOR swizzle B,M,S")
         swz_boxes = [QSpinBox() for _ in range(3)]
         canvas = BanksCanvas(level_id)
-        super().__init__(canvas, [pad_check, pad_box, swizzle_check, *swz_boxes], parent)
+        super().__init__(canvas, [labelled("", pad_check, pad_box),
+                                  labelled("", swizzle_check, *swz_boxes)], parent)
         self.store: SessionStore | None = None
         self.counters = CountersPanel()
         self.links = ConflictLinks()
@@ -252,8 +265,12 @@ class BanksView(WarpAccessView):
         self._show_code_line: Callable[[str, str, int], bool] | None = None
         lay = self.layout()
         assert isinstance(lay, QVBoxLayout)
-        lay.insertWidget(lay.indexOf(self.message), self.counters)
+        # the table can be taller than a small screen leaves it: it scrolls
+        self.counters_area = scrolling(self.counters, horizontal=True)
+        lay.insertWidget(lay.indexOf(self.message), self.counters_area)
         lay.insertWidget(lay.indexOf(self.message), self.links)
+        self.optional.insert(0, self.counters_area)
+        self.optional.insert(1, self.links)
         self.pad_check, self.pad_box = pad_check, pad_box
         self.swizzle_check, self.swz_boxes = swizzle_check, swz_boxes
         self.pad_box.setRange(1, 32)

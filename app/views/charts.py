@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QWidget
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from ..core.store import Change, SessionStore
 from ..plots.charts import LadderBars, StreamChart, SweepChart
@@ -11,9 +12,15 @@ from ..plots.device_bars import DeviceBars
 from ..theme import Theme
 from .base import View
 
+STAGE_CHART_MIN_W = 520  # on stage, the stream and the sweep share a row from 2x this
+STAGE_ROWS_MIN_H = 640  # on stage, the bars have the tab to themselves below this height
+
 
 class ChartsView(QWidget, View):
-    """The three charts on one tab (registered as the view ``charts``)."""
+    """The three charts on one tab (registered as the view ``charts``). On stage, where
+    the tab is too narrow for the stream and the sweep side by side in large type, the
+    sweep hides and the stream takes the row; where it is too short for two rows of
+    charts, the bars take the whole tab."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -26,17 +33,19 @@ class ChartsView(QWidget, View):
         self.metric_box = QComboBox()
         self.metric_box.addItems(LadderBars.METRICS)
         self.metric_box.currentTextChanged.connect(self.bars.set_metric)
-        layout = QGridLayout(self)
-        layout.addWidget(QLabel("Bars show:"), 0, 0)
-        layout.addWidget(self.metric_box, 0, 1)
-        layout.setColumnStretch(2, 1)
-        layout.addWidget(self.bars, 1, 0, 1, 3)
-        layout.addWidget(self.stream, 2, 0, 1, 2)
-        layout.addWidget(self.sweep, 2, 2)
-        layout.addWidget(self.devices, 3, 0, 1, 3)
-        layout.setRowStretch(1, 3)
-        layout.setRowStretch(2, 2)
-        layout.setRowStretch(3, 2)
+        self.on_stage = False
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Bars show:"))
+        top.addWidget(self.metric_box)
+        top.addStretch(1)
+        below = self.below = QHBoxLayout()  # the stream and the sweep share the row evenly
+        below.addWidget(self.stream, 1)
+        below.addWidget(self.sweep, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.bars, 3)
+        layout.addLayout(below, 2)
+        layout.addWidget(self.devices, 2)  # shown only for sessions of several GPUs
 
     def charts(self) -> dict[str, pg.PlotWidget]:
         return {"bars": self.bars, "stream": self.stream, "sweep": self.sweep,
@@ -54,6 +63,24 @@ class ChartsView(QWidget, View):
             chart.refresh(changes)
 
     def apply_theme(self, theme: Theme) -> None:
+        self.on_stage = theme.name != "normal"
         for chart in self.charts().values():
             chart.apply_theme(theme)
         self.refresh(set(Change))
+        self._fit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        side_by_side = not self.on_stage or self.width() >= 2 * STAGE_CHART_MIN_W
+        two_rows = not self.on_stage or self.height() >= STAGE_ROWS_MIN_H
+        changed = False
+        for chart, shown in ((self.stream, two_rows), (self.sweep, two_rows and side_by_side)):
+            if chart.isHidden() == shown:
+                chart.setVisible(shown)
+                changed = True
+        lay = self.layout()
+        if changed and isinstance(lay, QVBoxLayout):
+            lay.setStretchFactor(self.below, 2 if two_rows else 0)  # else the bars take it

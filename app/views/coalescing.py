@@ -43,12 +43,17 @@ class CoalescingCanvas(WarpAccessCanvas):
     # -- geometry -------------------------------------------------------------------
     def lane_rect(self, lane: int) -> QRectF:
         w = (self.width() - 20) / 32
-        return QRectF(10 + lane * w, 58, w - 2, 26)
+        return QRectF(10 + lane * w, 8 + 2 * self.line_px(), w - 2, self.line_px() + 4)
 
     def sector_rect(self, index: int) -> QRectF:
+        """Sector ``index``: its address above it (one line), rows of sectors under the
+        lanes and the selected lane's line, sized to share the height that is left."""
+        line = self.line_px()
         w = (self.width() - 20) / SECTORS_PER_ROW
         row, col = divmod(index, SECTORS_PER_ROW)
-        return QRectF(10 + col * w + 6, 160 + row * 56, w - 12, 30)
+        top = 8 + 5 * line + 8  # summary (2 lines), lanes, selected lane, the address
+        pitch = max(2.2 * line, min(4 * line + 24, (self.height() - top) / 4.5))
+        return QRectF(10 + col * w + 6, top + row * pitch, w - 12, pitch - line - 6)
 
     def word_rect(self, index: int, word: int) -> QRectF:
         s = self.sector_rect(index)
@@ -64,22 +69,24 @@ class CoalescingCanvas(WarpAccessCanvas):
     def draw_summary(self, painter: QPainter) -> None:
         acc, rep = self.current(), self._report
         if acc is None or rep is None:
-            self.draw_text(painter, QRectF(10, 8, self.width() - 20, 40),
+            self.draw_text(painter, QRectF(10, 8, self.width() - 20, 2 * self.line_px()),
                            "no global accesses modelled for this level", "muted_text")
             return
         M, N, K = self.shape
-        self.draw_text(painter, QRectF(10, 4, self.width() - 20, 22),
+        line = self.line_px()
+        self.draw_text(painter, QRectF(10, 4, self.width() - 20, line),
                        f"{acc.label}   [{acc.op.value}, {acc.width_bytes} B per lane, warp "
                        f"{self.warp}, K step {self.k_step + 1}, {M}x{N}x{K}]")
         good = rep.n_sectors <= rep.ideal_sectors
-        self.draw_text(painter, QRectF(10, 28, self.width() - 20, 22),
+        self.draw_text(painter, QRectF(10, 4 + line, self.width() - 20, line),
                        f"{rep.n_sectors} sectors of 32 B ({rep.n_lines} lines of 128 B) for "
                        f"{rep.bytes_used} bytes used: ideal {rep.ideal_sectors} sectors, "
                        f"efficiency {rep.efficiency:.0%}", "ok" if good else "conflict")
         lane = self.selected_lane
         if lane is not None and rep.active[lane]:
             addr = int(rep.addr[lane])
-            self.draw_text(painter, QRectF(10, 100, self.width() - 20, 20),
+            self.draw_text(painter, QRectF(10, self.lane_rect(0).bottom() + 4,
+                                           self.width() - 20, line),
                            f"lane {lane}: {acc.array} byte {addr:#x} (element "
                            f"{addr // self.model.elem_bytes}), sector "
                            f"{addr // SECTOR_BYTES * SECTOR_BYTES:#x}", "muted_text")
@@ -95,8 +102,8 @@ class CoalescingCanvas(WarpAccessCanvas):
             rect = self.lane_rect(lane)
             painter.fillRect(rect, ANIMATION.lane(lane) if rep.active[lane]
                              else ANIMATION.color("unused"))
-            painter.setPen(QColor("black"))
-            painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), str(lane))
+            self.draw_text(painter, rect, str(lane), QColor("black"),
+                           Qt.AlignmentFlag.AlignCenter)
 
     def sector_index(self, sector: int) -> int:
         assert self._report is not None
@@ -117,8 +124,9 @@ class CoalescingCanvas(WarpAccessCanvas):
         for i in range(visible):
             sector = int(rep.sectors[i])
             rect = self.sector_rect(i)
-            self.draw_text(painter, QRectF(rect.left(), rect.top() - 18, rect.width(), 16),
-                           f"{sector * SECTOR_BYTES:#x}", "muted_text")
+            line = self.line_px()
+            self.draw_text(painter, QRectF(rect.left(), rect.top() - line - 2, rect.width(),
+                                           line), f"{sector * SECTOR_BYTES:#x}", "muted_text")
             for w in range(WORDS_PER_SECTOR):
                 lane = owner.get((sector, w))
                 color = ANIMATION.color("unused") if lane is None else QColor(ANIMATION.lane(lane))
@@ -129,7 +137,8 @@ class CoalescingCanvas(WarpAccessCanvas):
                 painter.setPen(ANIMATION.color("muted_text"))
                 painter.drawText(QPointF(rect.left() - 8, rect.center().y() + 4), "…")
         if rep.n_sectors > visible:
-            self.draw_text(painter, QRectF(10, self.sector_rect(visible).top(), 400, 20),
+            self.draw_text(painter, QRectF(10, self.sector_rect(visible).top(),
+                                           self.width() - 20, self.line_px()),
                            f"… and {rep.n_sectors - visible} more sectors", "muted_text")
         lane = self.selected_lane
         if lane is not None and rep.active[lane]:
@@ -139,7 +148,7 @@ class CoalescingCanvas(WarpAccessCanvas):
                 painter.drawLine(QPointF(self.lane_rect(lane).center().x(),
                                          self.lane_rect(lane).bottom()),
                                  QPointF(self.sector_rect(i).center().x(),
-                                         self.sector_rect(i).top() - 18))
+                                         self.sector_rect(i).top() - self.line_px()))
                 painter.drawRect(self.sector_rect(i).adjusted(-2, -2, 2, 2))
 
     def mousePressEvent(self, event: QMouseEvent) -> None:

@@ -31,6 +31,7 @@ from ..core import builds, source_heat
 from ..core.store import Change, SessionStore
 from ..plots.instruction_mix import InstructionMixChart
 from ..theme import Theme
+from ..widgets.fitting import scrolling
 from .base import View
 from .code_heat import HeatBar, heat_colors
 from .code_panels import DiffPanel, SassPanel, SourcePanel
@@ -78,7 +79,7 @@ class CodeView(QWidget, View):
         self.occupancy = plain_label()
         self.mix = InstructionMixChart()
         bottom = QSplitter(Qt.Orientation.Horizontal)
-        bottom.addWidget(self.occupancy)
+        bottom.addWidget(scrolling(self.occupancy))  # long on a short screen: it scrolls
         bottom.addWidget(self.mix)
         bottom.setStretchFactor(1, 2)
         split = QSplitter(Qt.Orientation.Vertical)

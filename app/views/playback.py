@@ -12,18 +12,28 @@ from __future__ import annotations
 from PySide6.QtCore import (
     Property,
     QEasingCurve,
+    QEvent,
     QPropertyAnimation,
     QRectF,
+    QSize,
     Qt,
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPaintEvent
+from PySide6.QtGui import (
+    QColor,
+    QFontMetricsF,
+    QKeyEvent,
+    QPainter,
+    QPaintEvent,
+    QResizeEvent,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QComboBox,
-    QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -31,15 +41,20 @@ from PySide6.QtWidgets import (
 
 from ...kernels.models import model_for
 from ...kernels.models.level_model import LevelModel, WarpAccess
+from ..plots.plot_style import plot_font
 from ..theme import ANIMATION, Theme
+from ..widgets.fitting import flow_layout, flow_row, labelled
 from ..widgets.plain import plain_label
 from .base import View
+from .painted_text import PaintedText
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
+CANVAS_SHARE = 0.62  # of a view's height, kept for the picture (see ViewPanel.fit_panels)
+
 STEP_MS = 900  # one step at 1x
 
 
-class AnimatedCanvas(QWidget):
+class AnimatedCanvas(PaintedText, QWidget):
     stepChanged = Signal(int)
     playingChanged = Signal(bool)
     progressChanged = Signal(float)
@@ -47,7 +62,7 @@ class AnimatedCanvas(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.setMinimumSize(480, 320)
+        self.setMinimumSize(320, 200)
         self._step = 0
         self._progress = 1.0
         self._speed = 1.0
@@ -56,6 +71,7 @@ class AnimatedCanvas(QWidget):
         self._anim.setEasingCurve(QEasingCurve.Type.InOutCubic)
         self._timer = QTimer(self)
         self._timer.timeout.connect(self._tick)
+        self.init_painted_text()
 
     # -- the animated property ------------------------------------------------------
     def _get_progress(self) -> float:
@@ -74,6 +90,14 @@ class AnimatedCanvas(QWidget):
 
     def draw(self, painter: QPainter) -> None:
         raise NotImplementedError
+
+    def line_px(self) -> float:
+        """One row of painted text: the canvas font's line height and a little air (the
+        pictures place their rows of text by it, so larger type gets larger rows)."""
+        return QFontMetricsF(self.font()).height() + 4
+
+    def text_px(self, text: str) -> float:
+        return QFontMetricsF(self.font()).horizontalAdvance(text)
 
     # -- playback -------------------------------------------------------------------
     @property
@@ -171,21 +195,19 @@ class AnimatedCanvas(QWidget):
         painter = QPainter(self)
         try:
             painter.fillRect(self.rect(), ANIMATION.color("background"))
+            self.forget_cut_texts()
             self.draw(painter)
         finally:
             painter.end()
+
+    def event(self, event: QEvent) -> bool:
+        return self.tooltip_event(event) or super().event(event)
 
     def hideEvent(self, event: object) -> None:  # no timers run for a hidden view
         self.pause()
         super().hideEvent(event)  # type: ignore[arg-type]
 
     # -- drawing helpers ------------------------------------------------------------
-    def draw_text(self, painter: QPainter, rect: QRectF, text: str,
-                  color: str = "text", align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft
-                  ) -> None:
-        painter.setPen(ANIMATION.color(color))
-        painter.drawText(rect, int(align | Qt.AlignmentFlag.AlignVCenter), text)
-
     @staticmethod
     def fill(painter: QPainter, rect: QRectF, color: QColor, border: QColor | None = None
              ) -> None:
@@ -214,12 +236,10 @@ class PlaybackBar(QWidget):
             self.speed_box.addItem(f"{s:g}x", s)
         self.speed_box.setCurrentIndex(SPEEDS.index(1.0))
         self.step_label = QLabel()
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
+        lay = flow_layout(self)  # wraps onto two lines on a narrow panel
         for w in (self.play_button, self.back_button, self.forward_button,
-                  QLabel("speed"), self.speed_box, self.step_label):
+                  labelled("speed", self.speed_box), self.step_label):
             lay.addWidget(w)
-        lay.addStretch(1)
         self.play_button.clicked.connect(canvas.toggle_play)
         self.back_button.clicked.connect(canvas.step_back)
         self.forward_button.clicked.connect(canvas.step_forward)
@@ -243,14 +263,18 @@ class ViewPanel(QWidget, View):
         super().__init__(parent)
         self.canvas = canvas
         self.bar = PlaybackBar(canvas)
-        self.options = QHBoxLayout()
+        # options wrap onto more lines rather than widen the window
+        self.options_row, self.options = flow_row()
         self.message = plain_label()
         self.message.setWordWrap(True)
         lay = QVBoxLayout(self)
-        lay.addLayout(self.options)
+        lay.addWidget(self.options_row)
         lay.addWidget(canvas, 1)
         lay.addWidget(self.message)
         lay.addWidget(self.bar)
+        # what hides, in this order, while the picture would get less than CANVAS_SHARE of
+        # the tab's height (a small screen, presentation mode's large type)
+        self.optional: list[QWidget] = [self.message, self.options_row]
 
     def set_level(self, level_id: str) -> bool:
         """Follow a level; a level with no access model (a cuBLAS reference, a level
@@ -268,15 +292,61 @@ class ViewPanel(QWidget, View):
     def set_animated(self, on: bool) -> None:
         self.canvas.set_animated(on)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_panels()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.fit_panels()
+
+    def minimumSizeHint(self) -> QSize:
+        """The picture's and the playback bar's minimum: the optional panels hide when
+        there is no room for them (:meth:`fit_panels`), so they never make the window
+        taller, even from a tab that is not shown."""
+        hint = super().minimumSizeHint()
+        lay = self.layout()
+        m = lay.contentsMargins() if lay is not None else None
+        margins = m.top() + m.bottom() if m is not None else 0
+        gap = lay.spacing() if lay is not None else 0
+        height = (self.canvas.minimumHeight() + self.bar.minimumSizeHint().height()
+                  + margins + gap)
+        return QSize(hint.width(), min(hint.height(), height))
+
+    def fit_panels(self) -> None:
+        """Hide the panels of ``optional``, in order, that would leave the picture less
+        than CANVAS_SHARE of the height; show them again when there is room."""
+        lay = self.layout()
+        if lay is None or not self.isVisible():
+            return  # fitted when shown, at its real size
+        width, gap = self.width(), lay.spacing()
+
+        def need(w: QWidget) -> int:
+            return (w.heightForWidth(width) if w.hasHeightForWidth()
+                    else w.sizeHint().height()) + gap
+
+        m = lay.contentsMargins()
+        room = self.height() - m.top() - m.bottom() - need(self.bar)
+        room -= sum(need(w) for w in self.optional)
+        wanted = max(self.canvas.minimumHeight(), CANVAS_SHARE * self.height())
+        for w in self.optional:
+            show = room >= wanted
+            if not show:
+                room += need(w)
+            if w.isHidden() == show:
+                w.setVisible(show)
+
     def apply_theme(self, theme: Theme) -> None:
         """The main window's theme (normal or presentation): the canvas takes its font
         size, so the picture's numbers stay readable on stage. Colours stay ours."""
-        pt = getattr(theme, "font_pt", None)
+        stage = plot_font(theme)  # on stage: the plots' tick type, larger than normal
+        pt = stage.pointSize() if stage is not None else getattr(theme, "font_pt", None)
         if isinstance(pt, int) and pt > 0:
             font = self.canvas.font()
             font.setPointSize(pt)
             self.canvas.setFont(font)
             self.canvas.update()
+        self.fit_panels()
 
 
 class WarpAccessCanvas(AnimatedCanvas):
@@ -290,7 +360,7 @@ class WarpAccessCanvas(AnimatedCanvas):
 
     def __init__(self, level_id: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setMinimumSize(640, 360)
+        self.setMinimumSize(400, 240)
         self.level_id = level_id
         self.model: LevelModel = model_for(level_id)
         self.warp = 0
@@ -366,16 +436,18 @@ class WarpAccessView(ViewPanel):
                  parent: QWidget | None = None) -> None:
         super().__init__(canvas, parent)
         self.instruction_box = QComboBox()
-        self.instruction_box.setMinimumContentsLength(30)
+        # long labels are cut in the box (the list shows them whole)
+        self.instruction_box.setMinimumContentsLength(24)
+        self.instruction_box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.instruction_box.setSizePolicy(QSizePolicy.Policy.Preferred,
+                                           QSizePolicy.Policy.Fixed)
         self.warp_box = QSpinBox()
         self.k_box = QSpinBox()
         self.k_box.setRange(0, 15)
-        for box in (self.warp_box, self.k_box):
-            box.setMinimumWidth(64)
-        for w in (QLabel("instruction"), self.instruction_box, QLabel("warp"), self.warp_box,
-                  QLabel("K step"), self.k_box, *extra):
+        for w in (labelled("instruction", self.instruction_box),
+                  labelled("warp", self.warp_box), labelled("K step", self.k_box), *extra):
             self.options.addWidget(w)
-        self.options.addStretch(1)
         self.instruction_box.currentIndexChanged.connect(self._on_instruction)
         self.warp_box.valueChanged.connect(canvas.set_warp)
         self.k_box.valueChanged.connect(canvas.set_k_step)

@@ -21,16 +21,23 @@ from .tiling import TilingView
 @dataclass(frozen=True, slots=True)
 class ViewSpec:
     name: str
-    title: str
+    title: str  # short: every tab's title fits a 1280-pixel window in presentation mode
     factory: Callable[[], View]
+    tip: str = ""  # the tab's tooltip: what the view shows
 
 
 VIEWS: tuple[ViewSpec, ...] = (
-    ViewSpec("charts", "Charts", ChartsView),
-    ViewSpec("telemetry", "Telemetry", TelemetryView),
-    ViewSpec("tiling", "Tiling", TilingView),
-    ViewSpec("banks", "Shared-memory banks", BanksView),
-    ViewSpec("swizzle", "Swizzle explorer", SwizzleView),
-    ViewSpec("coalescing", "Global coalescing", CoalescingView),
-    ViewSpec("code", "Code", CodeView),
+    ViewSpec("charts", "Charts", ChartsView, "the ladder's bars, the per-repeat stream and "
+             "the size sweep"),
+    ViewSpec("telemetry", "Telemetry", TelemetryView, "NVML clocks, power, temperature and "
+             "throttle reasons over the session"),
+    ViewSpec("tiling", "Tiling", TilingView, "block, warp and thread tiles; shared-memory "
+             "stages along K"),
+    ViewSpec("banks", "Banks", BanksView, "shared-memory banks: the words one warp "
+             "instruction touches, conflicts and wavefronts"),
+    ViewSpec("swizzle", "Swizzle", SwizzleView, "swizzle explorer: banks before and after an "
+             "XOR swizzle or padding"),
+    ViewSpec("coalescing", "Coalescing", CoalescingView, "global-memory coalescing: the "
+             "sectors one warp instruction touches"),
+    ViewSpec("code", "Code", CodeView, "CUDA source, SASS and the instruction mix"),
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QRectF, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
-from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox, QWidget
 
 from ...kernels.models import first_swizzled_level, model_for
 from ...kernels.models.banks import lanes_per_phase
@@ -25,6 +25,7 @@ from ...kernels.models.swizzle import (
     analyze_pattern,
 )
 from ..theme import ANIMATION
+from ..widgets.fitting import labelled
 from .canvas_image import image_from_codes
 from .playback import AnimatedCanvas, ViewPanel
 
@@ -39,7 +40,7 @@ class SwizzleCanvas(AnimatedCanvas):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setMinimumSize(640, 420)
+        self.setMinimumSize(400, 260)
         # the layout of the "after" picture, until a level sets its own (set_level)
         start = model_for(first_swizzled_level()).shared_layout()
         assert start is not None
@@ -138,10 +139,11 @@ class SwizzleCanvas(AnimatedCanvas):
 
     # -- geometry -------------------------------------------------------------------
     def grid_rect(self, side: int) -> QRectF:
-        top = 40.0
-        h = (self.height() - top - 60) / 2
-        w = self.width() - 150
-        return QRectF(140, top + side * (h + 30), w, h)
+        """A grid, under its line of text (name, conflicts, wavefronts)."""
+        line = self.line_px()
+        top = 8 + 2 * line  # under the two lines of the header
+        h = (self.height() - top - 3 * line - 12) / 2 - line  # the selection's line at the end
+        return QRectF(10, top + line + side * (h + line + 4), self.width() - 20, h)
 
     def cell_rect(self, side: int, row: int, col: int) -> QRectF:
         g = self.grid_rect(side)
@@ -161,10 +163,11 @@ class SwizzleCanvas(AnimatedCanvas):
                    f"{self.swizzle} on {self.unit.value} offsets")
         if self.pad_elems:
             mapping += f", rows padded by {self.pad_elems}"
-        self.draw_text(painter, QRectF(10, 4, self.width() - 20, 22),
+        self.draw_text(painter, QRectF(10, 4, self.width() - 20, 2 * self.line_px()),
                        f"{mapping}; {self.elem_bytes}-byte elements, rows of "
                        f"{self.row_elems} ({self.row_elems * self.elem_bytes} bytes); pattern "
-                       f"{self.pattern.value}, phase {self.step + 1}/{self.n_steps()}")
+                       f"{self.pattern.value}, phase {self.step + 1}/{self.n_steps()}",
+                       wrap=True)
 
     def draw_grid(self, painter: QPainter, side: int) -> None:
         g = self.grid_rect(side)
@@ -173,15 +176,17 @@ class SwizzleCanvas(AnimatedCanvas):
         painter.setPen(ANIMATION.color("grid"))
         painter.drawRect(g)
         name = "before" if side == BEFORE else "after"
-        lines = [name]
+        parts = [name]
         if self.access:
             rep = self.access[side].report
-            lines.append("conflict-free" if rep.conflicts == 0 else f"{rep.n_way}-way")
-            lines.append(f"{rep.wavefronts} wavefronts")
-            lines.append(f"ideal {rep.ideal}")
+            parts.append("conflict-free" if rep.conflicts == 0 else f"{rep.n_way}-way")
+            parts.append(f"{rep.wavefronts} wavefronts, ideal {rep.ideal}")
         color = "text" if not self.access else (
             "ok" if self.access[side].report.conflicts == 0 else "conflict")
-        self.draw_text(painter, QRectF(10, g.top(), 125, 80), "\n".join(lines), color)
+        line = self.line_px()
+        self.draw_text(painter, QRectF(10, g.top() - line - 2, self.width() - 20, line),
+                       ": ".join(parts[:2]) + (f", {parts[2]}" if len(parts) > 2 else ""),
+                       color)
 
     def draw_pattern(self, painter: QPainter, side: int) -> None:
         if not self.access:
@@ -211,7 +216,8 @@ class SwizzleCanvas(AnimatedCanvas):
         for side in (BEFORE, AFTER):
             painter.setPen(QPen(ANIMATION.color("selection"), 3))
             painter.drawRect(self.cell_rect(side, r, c))
-        self.draw_text(painter, QRectF(10, self.height() - 26, self.width() - 20, 22),
+        line = self.line_px()
+        self.draw_text(painter, QRectF(10, self.height() - line - 4, self.width() - 20, line),
                        self.describe(r, c))
 
     def describe(self, row: int, col: int) -> str:
@@ -255,13 +261,14 @@ class SwizzleView(ViewPanel):
         self.access_box = _combo([(f"{n} B/lane", n) for n in (4, 8, 16)], 16)
         self.expr_edit = QLineEdit()
         self.expr_edit.setPlaceholderText("own column expression, e.g. col ^ ((row % 8) * 8)")
-        for w in (QLabel("Swizzle B,M,S"), self.b_box, self.m_box, self.s_box,
-                  QLabel("on"), self.unit_box, QLabel("element"), self.elem_box,
-                  QLabel("row"), self.width_box, QLabel("+ pad"), self.pad_box,
-                  QLabel("rows"), self.rows_box,
-                  QLabel("pattern"), self.pattern_box, self.access_box):
+        for w in (labelled("Swizzle B,M,S", self.b_box, self.m_box, self.s_box),
+                  labelled("on", self.unit_box), labelled("element", self.elem_box),
+                  labelled("row", self.width_box), labelled("+ pad", self.pad_box),
+                  labelled("rows", self.rows_box),
+                  labelled("pattern", self.pattern_box, self.access_box)):
             self.options.addWidget(w)
         self.layout().insertWidget(1, self.expr_edit)
+        self.optional.insert(1, self.expr_edit)  # after the message, before the options
         for box in (self.b_box, self.m_box, self.s_box, self.width_box, self.pad_box):
             box.valueChanged.connect(self._apply)
         for combo in (self.unit_box, self.elem_box, self.rows_box, self.pattern_box,

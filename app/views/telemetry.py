@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QShowEvent
+from PySide6.QtCore import QSize
+from PySide6.QtGui import QFontMetrics, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QHBoxLayout,
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 from ..core.store import Change, SessionStore
 from ..core.telemetry import GPM_FIELDS, RunWindow
 from ..plots.charts import MAX_AXIS, HoverReadout, finite_top
+from ..plots.plot_style import title_font
 from ..plots.run_bands import RunBands
 from ..plots.telemetry_strips import (
     TRIAL_BAND,
@@ -39,7 +41,7 @@ from ..plots.telemetry_strips import (
     window_label,
 )
 from ..theme import FAILED_COLOR, NORMAL, Theme
-from ..widgets.plain import plain_label
+from ..widgets.fitting import ElidedLabel
 from .base import View
 
 # plot name -> title (the left axis label; power's names the reading's kind; the
@@ -70,6 +72,10 @@ SAMPLES_END_NOTE_S = 2.0  # events this much past the last sample: the status sa
 SHOWN_CHANGES = frozenset({Change.TELEMETRY, Change.HEADER, Change.MESSAGES, Change.COUNTERS})
 # the same left axis width on every plot, so the time axes line up; room for a reason's name
 AXIS_WIDTH_PX = 112
+# the plots kept first when the tab is short (the others hide till it is taller); each
+# needs the room of its rotated axis title
+FIT_ORDER = ("clocks", "power", "temperature", "gpm")
+MIN_PLOT_PX = 90
 
 
 class TelemetryView(QWidget, View):
@@ -77,8 +83,7 @@ class TelemetryView(QWidget, View):
         super().__init__(parent)
         self.store: SessionStore | None = None
         self.theme = NORMAL
-        self.status = plain_label("no telemetry yet")
-        self.status.setWordWrap(True)
+        self.status = ElidedLabel("no telemetry yet")  # one line; the tooltip says it all
         self.follow_button = QPushButton("Follow newest")
         self.follow_button.setCheckable(True)
         self.follow_button.setChecked(True)
@@ -178,7 +183,7 @@ class TelemetryView(QWidget, View):
                 # clocks: bottom right, clear of the max-clock line near the top
                 plot.addLegend(offset=(-4, -4) if name == "clocks" else (-4, 2),
                                labelTextSize="8pt")
-            plot.setMinimumHeight(44 if name in ("runs", "reasons") else 90)
+            plot.setMinimumHeight(44 if name in ("runs", "reasons") else MIN_PLOT_PX)
         self.plots["gpm"].setYRange(0.0, 105.0, padding=0)
         self.gpm_note = QLabel("no GPM metrics in these samples (null: not reported by this "
                                "GPU or driver)", self.plots["gpm"])
@@ -226,7 +231,52 @@ class TelemetryView(QWidget, View):
         for plot in self.plots.values():  # large presentation fonts need a wider axis
             plot.getPlotItem().getAxis("left").setWidth(max(AXIS_WIDTH_PX, 10 * theme.font_pt))
         self._fit_strips()
+        self._fit_plots()
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_plots()
+
+    def minimumSizeHint(self) -> QSize:
+        """Room for the strips and the first plot of FIT_ORDER: the others hide when the
+        tab is short (:meth:`_fit_plots`), so they never make the window taller, even
+        while another tab is shown."""
+        hint = super().minimumSizeHint()
+        fixed = sum(self.plots[n].minimumHeight() for n in ("runs", "reasons"))
+        height = (fixed + self.plot_min_height(FIT_ORDER[0])
+                  + self.follow_button.sizeHint().height() + 24)
+        return QSize(hint.width(), min(hint.height(), height))
+
+    def plot_min_height(self, name: str) -> int:
+        """The height a plot needs for its rotated axis title (in the theme's type)."""
+        title = PLOTS[name]
+        width = QFontMetrics(title_font(self.theme)).horizontalAdvance(title)
+        return max(MIN_PLOT_PX, width + 24)
+
+    def _fit_plots(self) -> None:
+        """Show the plots of FIT_ORDER that fit the tab's height (the first always); the
+        rest hide until the tab is taller, so no axis title is cut or overlaps another."""
+        if not self.isVisible():
+            return  # fitted when shown, at its real size
+        lay = self.layout()
+        fixed = sum(self.plots[n].height() for n in ("runs", "reasons"))
+        room = self.height() - fixed - self.follow_button.sizeHint().height()
+        if lay is not None:
+            m = lay.contentsMargins()
+            room -= m.top() + m.bottom() + 8
+        changed = False
+        for i, name in enumerate(FIT_ORDER):
+            need = self.plot_min_height(name)
+            plot = self.plots[name]
+            plot.setMinimumHeight(need)
+            show = i == 0 or room >= need
+            if show:
+                room -= need
+            if plot.isHidden() == show:
+                plot.setVisible(show)
+                changed = True
+        if changed and lay is not None:
+            lay.activate()  # laid out now: the shared time axis holds for what is shown
     def _fit_strips(self) -> None:
         """Heights of the runs strip (two lines of labels) and the reason strip (a row
         per reason, plus the time axis) for the theme's font size."""
@@ -272,6 +322,7 @@ class TelemetryView(QWidget, View):
     def showEvent(self, event: QShowEvent) -> None:
         self.ensure_built()
         super().showEvent(event)
+        self._fit_plots()
         self.refresh({Change.TELEMETRY, Change.HEADER})
 
     def refresh(self, changes: set[Change]) -> None:

@@ -116,12 +116,14 @@ class TilingCanvas(AnimatedCanvas):
 
     # -- geometry -------------------------------------------------------------------
     def _regions(self) -> tuple[QRectF, QRectF, QRectF]:
-        r = QRectF(self.rect()).adjusted(10, 30, -10, -10)
+        line = self.line_px()
+        r = QRectF(self.rect()).adjusted(10, 8 + 2 * line, -10, -10)  # the title: 2 lines
         left = QRectF(r.left(), r.top(), r.width() * 0.58, r.height())
         right = QRectF(left.right() + 16, r.top(), r.right() - left.right() - 16, r.height())
-        stages = QRectF(right.left(), right.top(), right.width(), right.height() * 0.34)
-        zoom_side = min(right.width(), right.height() - stages.height() - 28)
-        zoom = QRectF(right.left(), stages.bottom() + 24, zoom_side, zoom_side)
+        stages = QRectF(right.left(), right.top(), right.width(),
+                        max(right.height() * 0.34, 5 * line))
+        zoom_side = min(right.width(), right.height() - stages.height() - 2 * line - 8)
+        zoom = QRectF(right.left(), stages.bottom() + 2 * line + 4, zoom_side, zoom_side)
         return left, stages, zoom
 
     def _unit(self) -> tuple[float, float, QPointF]:
@@ -148,9 +150,17 @@ class TilingCanvas(AnimatedCanvas):
     def stage_rect(self, array: int, stage: int) -> QRectF:
         _, box, _ = self._regions()
         n = max(1, self.model.stages)
-        h = (box.height() - 20) / 2
-        w = (box.width() - 60) / n
-        return QRectF(box.left() + 60 + stage * w, box.top() + 20 + array * h, w - 6, h - 6)
+        line, names = self.line_px(), self.array_label_width()
+        h = (box.height() - line) / 2
+        w = (box.width() - names) / n
+        return QRectF(box.left() + names + stage * w, box.top() + line + array * h, w - 6,
+                      h - 6)
+
+    def array_label_width(self) -> float:
+        """Room left of the stages for the arrays' names and shapes."""
+        arrays = self.model.smem_arrays()[:2]
+        texts = [f"{a.rows}x{a.pitch}" for a in arrays] + [a.name for a in arrays]
+        return max([self.text_px(t) for t in texts] + [40.0]) + 8
 
     def zoom_rect(self) -> QRectF:
         if self.scene is not None:
@@ -178,7 +188,8 @@ class TilingCanvas(AnimatedCanvas):
         m = self.model
         text = (f"{self.level_id}: block tile {m.bm}x{m.bn}, BK={m.bk}, {m.threads} threads, "
                 f"{m.stages} stage(s) — K step {self.step + 1}/{K_STEPS}; #: launch order")
-        self.draw_text(painter, QRectF(10, 4, self.width() - 20, 22), text)
+        self.draw_text(painter, QRectF(10, 4, self.width() - 20, 2 * self.line_px()), text,
+                       wrap=True)
 
     def draw_matrices(self, painter: QPainter) -> None:
         br, bc = self.block
@@ -189,8 +200,9 @@ class TilingCanvas(AnimatedCanvas):
                 color = "c_block" if (r, c) == self.block else "panel"
                 rect = self.c_block_rect(r, c)
                 self.fill(painter, rect, ANIMATION.color(color), grid)
-                self.draw_text(painter, QRectF(rect.left() + 4, rect.top() + 2, 40, 16),
-                               f"#{order[r, c]}", "muted_text")
+                self.draw_text(painter, QRectF(rect.left() + 4, rect.top() + 2,
+                                               rect.width() - 8, self.line_px()),
+                               f"#{order[r, c]}", "muted_text", optional=True)
         for r in range(BLOCKS):
             for k in range(K_STEPS):
                 color = ("a_operand" if (r == br and k == self.step) else
@@ -213,12 +225,12 @@ class TilingCanvas(AnimatedCanvas):
             self.draw_text(painter, box, "no shared memory: every thread reads A and B "
                            "from global memory", "muted_text")
             return
-        self.draw_text(painter, QRectF(box.left(), box.top(), box.width(), 18),
+        self.draw_text(painter, QRectF(box.left(), box.top(), box.width(), self.line_px()),
                        "shared memory stages", "muted_text")
         for i, arr in enumerate(arrays[:2]):
             first = self.stage_rect(i, 0)
-            self.draw_text(painter, QRectF(box.left(), first.top(), 56, first.height()),
-                           f"{arr.name}\n{arr.rows}x{arr.pitch}")
+            self.draw_text(painter, QRectF(box.left(), first.top(), self.array_label_width() - 4,
+                                           first.height()), f"{arr.name}\n{arr.rows}x{arr.pitch}")
             for s in range(self.model.stages):
                 rect = self.stage_rect(i, s)
                 state, fill, k = self.stage_state(s)
@@ -248,9 +260,11 @@ class TilingCanvas(AnimatedCanvas):
         n_out = len(m.thread_outputs(self.tid))
         who = (f"thread {self.tid} (pink, {n_out} outputs)" if n_out < m.bm * m.bn // m.warps
                else f"thread {self.tid}: the warp holds its fragments together")
-        self.draw_text(painter, QRectF(z.left(), z.top() - 22, z.width() + 200, 20),
+        line = self.line_px()
+        self.draw_text(painter, QRectF(z.left(), z.top() - 2 * line - 2,
+                                       self.width() - z.left() - 10, 2 * line),
                        f"block ({self.block[0]},{self.block[1]}): warp {self.warp} "
-                       f"(violet), {who}", "muted_text")
+                       f"(violet), {who}", "muted_text", wrap=True)
 
     # -- mouse ----------------------------------------------------------------------
     def mousePressEvent(self, event: QMouseEvent) -> None:
@@ -302,7 +316,6 @@ class TilingView(ViewPanel):
         self.tiling.smSelected.connect(self._follow_sm)
         for w in (self.sm_label, self.sm_box):
             self.options.addWidget(w)
-        self.options.addStretch(1)
         self.set_level(level_id)
 
     @property

@@ -106,18 +106,21 @@ class PipelineScene:
 
     # -- geometry -------------------------------------------------------------------
     def _regions(self) -> tuple[QRectF, QRectF, QRectF]:
-        r = QRectF(self.canvas.rect()).adjusted(10, 30, -10, -10)
+        line = self.canvas.line_px()
+        r = QRectF(self.canvas.rect()).adjusted(10, 8 + 2 * line, -10, -10)  # title: 2 lines
         left = QRectF(r.left(), r.top(), r.width() * 0.34, r.height())
         right = QRectF(left.right() + 16, r.top(), r.right() - left.right() - 16, r.height())
-        pipe = QRectF(right.left(), right.top(), right.width(), right.height() * 0.42)
-        zoom_area = QRectF(right.left(), pipe.bottom() + 26, right.width(),
-                           right.bottom() - pipe.bottom() - 26)
+        pipe = QRectF(right.left(), right.top(), right.width(),
+                      max(right.height() * 0.42, 8 * line))
+        zoom_area = QRectF(right.left(), pipe.bottom() + line + 4, right.width(),
+                           right.bottom() - pipe.bottom() - line - 4)
         return left, pipe, zoom_area
 
     def map_rect(self) -> QRectF:
         left, _, _ = self._regions()
-        side = min(left.width(), left.height() - 90)
-        return QRectF(left.left(), left.top() + 18, side, side)
+        line = self.canvas.line_px()
+        side = min(left.width(), left.height() - 5 * line)  # the walk's text under it
+        return QRectF(left.left(), left.top() + line, side, side)
 
     def tile_rect(self, row: int, col: int) -> QRectF:
         m = self.map_rect()
@@ -126,20 +129,25 @@ class PipelineScene:
 
     def producer_rect(self) -> QRectF:
         _, pipe, _ = self._regions()
-        return QRectF(pipe.left(), pipe.top() + 20, pipe.width() * 0.17, pipe.height() - 40)
+        line = self.canvas.line_px()
+        return QRectF(pipe.left(), pipe.top() + line, pipe.width() * 0.17,
+                      pipe.height() - 2 * line)
 
     def stage_rect(self, stage: int) -> QRectF:
         """The stage's box (its state colour fills it from the bottom)."""
         _, pipe, _ = self._regions()
         x0, x1 = pipe.left() + pipe.width() * 0.2, pipe.left() + pipe.width() * 0.62
         w = (x1 - x0) / self.model.stages
-        return QRectF(x0 + stage * w + 3, pipe.top() + 38, w - 6, pipe.height() - 76)
+        line = self.canvas.line_px()  # the caption and a stage's head above, its lamps below
+        return QRectF(x0 + stage * w + 3, pipe.top() + 2 * line, w - 6,
+                      pipe.height() - 5 * line)
 
     def consumer_rect(self, consumer: int) -> QRectF:
         _, pipe, _ = self._regions()
         n = self.model.consumers
-        h = (pipe.height() - 40) / n
-        return QRectF(pipe.left() + pipe.width() * 0.66, pipe.top() + 20 + consumer * h,
+        line = self.canvas.line_px()
+        h = (pipe.height() - 2 * line) / n
+        return QRectF(pipe.left() + pipe.width() * 0.66, pipe.top() + line + consumer * h,
                       pipe.width() * 0.34, h - 6)
 
     def _zoom_parts(self) -> tuple[QRectF, QRectF, QRectF]:
@@ -149,12 +157,13 @@ class PipelineScene:
         a_w = 0.18 * area.width()
         b_h = 0.22 * area.height()
         gap = 6.0
-        avail_w, avail_h = area.width() - a_w - gap, area.height() - b_h - gap - 22
-        scale = min(avail_w / m.bn, avail_h / m.bm)
+        line = self.canvas.line_px()
+        avail_w, avail_h = area.width() - a_w - gap, area.height() - b_h - gap - line
+        scale = max(0.0, min(avail_w / m.bn, avail_h / m.bm))
         cw, ch = m.bn * scale, m.bm * scale
-        c = QRectF(area.left() + a_w + gap, area.top() + 22 + b_h + gap, cw, ch)
+        c = QRectF(area.left() + a_w + gap, area.top() + line + b_h + gap, cw, ch)
         a = QRectF(area.left(), c.top(), a_w, ch)
-        b = QRectF(c.left(), area.top() + 22, cw, b_h)
+        b = QRectF(c.left(), area.top() + line, cw, b_h)
         return a, b, c
 
     def zoom_rect(self) -> QRectF:
@@ -182,14 +191,16 @@ class PipelineScene:
                 f"{self.gm * self.gn} tiles of {m.bm}x{m.bn} (C {self.M}x{self.N}), "
                 f"BK={m.bk}, {m.stages} stages, {m.consumers + 1} warpgroups — SM "
                 f"{self.sm}, tile {view.tile + 1}/{len(self.tiles)}, {when}")
-        self.canvas.draw_text(painter, QRectF(10, 4, self.canvas.width() - 20, 22), text)
+        self.canvas.draw_text(painter, QRectF(10, 4, self.canvas.width() - 20,
+                                              2 * self.canvas.line_px()), text, wrap=True)
 
     def draw_tile_map(self, painter: QPainter) -> None:
         c = self.canvas
         mrect = self.map_rect()
-        c.draw_text(painter, QRectF(mrect.left(), mrect.top() - 18, mrect.width() + 40, 16),
+        c.draw_text(painter, QRectF(mrect.left(), mrect.top() - c.line_px(),
+                                    self._regions()[0].width(), c.line_px()),
                     f"C in {self.gm}x{self.gn} tiles; walk in groups of "
-                    f"{self.model.group_rows} rows", "muted_text")
+                    f"{self.model.group_rows} rows", "muted_text", optional=True)
         now = self.consumer().tile
         mine = {tile: i for i, tile in enumerate(self.tiles)}
         grid = ANIMATION.color("grid")
@@ -221,12 +232,10 @@ class PipelineScene:
                  f"{walk}\nnow ({cur[0]},{cur[1]}) (green); next: "
                  + (f"({nxt[0]},{nxt[1]}) (outlined)" if nxt else "none, last tile")
                  + "\nclick a tile: the SM that computes it")
-        painter.setPen(ANIMATION.color("muted_text"))
         left, _, _ = self._regions()
-        painter.drawText(QRectF(left.left(), mrect.bottom() + 6, left.width(),
-                                left.bottom() - mrect.bottom() - 6),
-                         int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
-                             | Qt.TextFlag.TextWordWrap), lines)
+        c.draw_text(painter, QRectF(left.left(), mrect.bottom() + 6, left.width(),
+                                    left.bottom() - mrect.bottom() - 6), lines, "muted_text",
+                    wrap=True, optional=True)  # the map says it too, in colours
 
     def draw_producer(self, painter: QPainter) -> None:
         rect = self.producer_rect()
@@ -239,17 +248,24 @@ class PipelineScene:
             what = f"waits on\nempty[{p.waiting_stage}]"
         else:
             what = "done"
-        text = (f"WG 0: producer\nwarps 0-3\n40 registers\n(setmaxnreg)\n\n{what}")
-        painter.setPen(QColor("black"))
-        painter.drawText(rect.adjusted(4, 4, -4, -4), int(Qt.AlignmentFlag.AlignLeft
-                                                          | Qt.AlignmentFlag.AlignTop), text)
+        # what it does now first; who it is under that, where there is room
+        inner = rect.adjusted(4, 4, -4, -4)
+        line = self.canvas.line_px()
+        head = QRectF(inner.left(), inner.top(), inner.width(), 3 * line)
+        self.canvas.draw_text(painter, head, f"WG 0: producer\n{what}", QColor("black"),
+                              wrap=True)
+        self.canvas.draw_text(painter, inner.adjusted(0, 3 * line + 4, 0, 0),
+                              "warps 0-3, 40 registers (setmaxnreg)", QColor("black"),
+                              wrap=True, optional=True)
 
     def draw_stages(self, painter: QPainter) -> None:
         m = self.model
         _, pipe, _ = self._regions()
+        line = self.canvas.line_px()
         self.canvas.draw_text(painter, QRectF(self.stage_rect(0).left(), pipe.top(),
-                                              pipe.width() * 0.46, 18),
-                              f"stages: A {m.bm}x{m.bk} + Bt {m.bn}x{m.bk}", "muted_text")
+                                              pipe.width() * 0.46, line),
+                              f"stages: A {m.bm}x{m.bk} + Bt {m.bn}x{m.bk}", "muted_text",
+                              optional=True)
         a_share = m.bm / (m.bm + m.bn)
         for view in self.stages():
             rect = self.stage_rect(view.stage)
@@ -264,20 +280,22 @@ class PipelineScene:
             head = f"s{view.stage}"
             if view.iteration is not None and view.state is not StageState.EMPTY:
                 head += f" T{(view.tile or 0) + 1}K{(view.k_step or 0) + 1}"
-            self.canvas.draw_text(painter, QRectF(rect.left(), rect.top() - 18, rect.width()
-                                                  + 4, 16), head, "text",
-                                  Qt.AlignmentFlag.AlignCenter)
+            self.canvas.draw_text(painter, QRectF(rect.left() - 2, rect.top() - line,
+                                                  rect.width() + 4, line), head, "text",
+                                  Qt.AlignmentFlag.AlignCenter, optional=True)
             full = view.state in (StageState.FULL, StageState.CONSUMING)
             arrived = view.empty_arrivals if view.state is StageState.EMPTY else 0
-            lamp = QRectF(rect.left(), rect.bottom() + 4, rect.width(), 14)
+            lamp = QRectF(rect.left() - 2, rect.bottom() + 2, rect.width() + 4, line)
             self.canvas.draw_text(painter, lamp, f"F{'●' if full else '○'} "
                                   f"E{arrived}/{m.consumers}",
-                                  "ok" if full else "muted_text", Qt.AlignmentFlag.AlignCenter)
+                                  "ok" if full else "muted_text", Qt.AlignmentFlag.AlignCenter,
+                                  optional=True)
         legend = ("sN TtKk: tile t, K step k\nF: full[s] done, E: arrivals on empty[s]")
-        painter.setPen(ANIMATION.color("muted_text"))
-        painter.drawText(QRectF(self.stage_rect(0).left(), pipe.bottom() - 16,
-                                pipe.width() * 0.46, 36),
-                         int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop), legend)
+        self.canvas.draw_text(painter, QRectF(self.stage_rect(0).left(),
+                                              pipe.bottom() - 2 * line + 6,
+                                              pipe.right() - self.stage_rect(0).left(),
+                                              2 * line), legend, "muted_text",
+                              optional=True)  # an aside: left out where it has no room
 
     def draw_consumers(self, painter: QPainter) -> None:
         m, view = self.model, self.consumer()
@@ -302,11 +320,20 @@ class PipelineScene:
                 what = (f"wgmma {op.shape}\n{view.op + 1} of {len(m.wgmma_ops(c, 0))} "
                         f"({n_mma} wgmma) ← s{view.stage}\nk {op.a.col}-"
                         f"{op.a.col + op.a.cols - 1}, cols {op.c.col}-{op.c.col + op.c.cols - 1}")
-            text = (f"WG {c + 1}: consumer {c}\nrows {rows.row}-{rows.row + rows.rows - 1}, "
-                    f"warps {4 * (c + 1)}-{4 * (c + 1) + 3}\n{what}")
-            painter.setPen(QColor("black"))
-            painter.drawText(rect.adjusted(4, 2, -4, -2), int(Qt.AlignmentFlag.AlignLeft
-                                                              | Qt.AlignmentFlag.AlignTop), text)
+            # what it does now first; whose rows and warps under that, where there is room
+            inner = rect.adjusted(4, 2, -4, -2)
+            parts = what.split("\n")
+            text = "\n".join([f"WG {c + 1}: consumer {c}", *parts[:2]])
+            lines = text.count("\n") + 1
+            line = self.canvas.line_px()
+            self.canvas.draw_text(painter, QRectF(inner.left(), inner.top(), inner.width(),
+                                                  min(inner.height(), lines * line)),
+                                  text, QColor("black"), wrap=True)
+            details = [*parts[2:], f"rows {rows.row}-{rows.row + rows.rows - 1}, warps "
+                       f"{4 * (c + 1)}-{4 * (c + 1) + 3}"]
+            self.canvas.draw_text(painter, inner.adjusted(0, lines * line, 0, 0),
+                                  "\n".join(details), QColor("black"), wrap=True,
+                                  optional=True)
         prod, first = self.producer_rect(), self.stage_rect(0)
         last = self.stage_rect(m.stages - 1)
         painter.setPen(QPen(ANIMATION.color("muted_text"), 2))
@@ -376,10 +403,11 @@ class PipelineScene:
         self.canvas.draw_text(painter, QRectF(a_rect.left(), b_rect.top(), a_rect.width(),
                                               b_rect.height()),
                               f"A {m.bm}x{m.bk}\nBt {m.bn}x{m.bk}\n(K across)",
-                              "muted_text", Qt.AlignmentFlag.AlignCenter)
-        self.canvas.draw_text(painter, QRectF(a_rect.left(), b_rect.top() - 22,
-                                              self.canvas.width() - a_rect.left() - 10, 20),
-                              self.describe_thread(), "muted_text")
+                              "muted_text", Qt.AlignmentFlag.AlignCenter, optional=True)
+        line = self.canvas.line_px()
+        self.canvas.draw_text(painter, QRectF(a_rect.left(), b_rect.top() - line,
+                                              self.canvas.width() - a_rect.left() - 10, line),
+                              self.describe_thread(), "muted_text", optional=True)
 
     def describe_thread(self) -> str:
         m = self.model

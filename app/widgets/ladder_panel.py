@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -31,6 +31,7 @@ from ...kernels.throttle import THROTTLE_MARK
 from ..core.levels import LevelInfo
 from ..core.store import Change, SessionStore
 from ..theme import FAILED_COLOR, THROTTLE_COLOR, precision_color
+from .fitting import scrolling
 from .plain import plain_tooltip
 
 COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
@@ -83,13 +84,31 @@ class LadderPanel(QWidget):
         self.detail.setMargin(6)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
-        split.addWidget(self.detail)
+        split.addWidget(scrolling(self.detail))  # a long description scrolls, never cut
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.device_box)
         layout.addWidget(split)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # presentation mode: wider columns
+            self.table.resizeColumnsToContents()
+
+    def show_columns(self, columns: tuple[str, ...] | None) -> None:
+        """Show only ``columns`` (None: every column); on stage the table keeps the
+        columns that tell the story, so it fits beside the views."""
+        for i, column in enumerate(COLUMNS):
+            self.table.setColumnHidden(i, columns is not None and column not in columns)
+
+    def needed_width(self) -> int:
+        """The width that shows every shown column whole (and the vertical scroll bar)."""
+        t = self.table
+        columns = sum(t.columnWidth(i) for i in range(t.columnCount())
+                      if not t.isColumnHidden(i))
+        return columns + t.verticalScrollBar().sizeHint().width() + 2 * t.frameWidth() + 4
 
     def _header_tip(self, column: Column, text: str) -> None:
         self.table.horizontalHeaderItem(COLUMNS.index(column)).setToolTip(text)

@@ -13,7 +13,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
-    QHBoxLayout,
+    QGridLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -71,9 +71,9 @@ class RunControls(QWidget):
         self.buttons["run_ladder"].clicked.connect(self.run_ladder)
         self.buttons["sweep"].clicked.connect(self.sweep)
         self.buttons["stop"].clicked.connect(self.stop)
-        row = QHBoxLayout()
-        for button in self.buttons.values():
-            row.addWidget(button)
+        row = QGridLayout()  # two by two: the panel stays narrow
+        for i, button in enumerate(self.buttons.values()):
+            row.addWidget(button, i // 2, i % 2)
         self.unavailable = ""  # why runs are off (replay without a GPU), or ""
         layout = QVBoxLayout(self)
         layout.addLayout(form)

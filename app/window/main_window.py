@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QElapsedTimer, QObject, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtCore import QElapsedTimer, QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
-    QApplication,
     QDockWidget,
     QMainWindow,
     QTabWidget,
@@ -45,19 +44,20 @@ from ..sources.replay import RecordingLoader, ReplaySource
 from ..theme import NORMAL, PRESENTATION, Theme
 from ..views.base import View
 from ..views.registry import VIEWS
+from ..widgets.fitting import ElidedLabel, scrolling
 from ..widgets.ladder_panel import LadderPanel
 from ..widgets.messages_panel import MessagesPanel
-from ..widgets.plain import plain_label
 from ..widgets.replay_bar import ReplayBar
 from ..widgets.run_controls import RunControls
 from . import exports, navigation
 from .menus import install_menus, install_shortcuts
 from .preferences import Preferences
-from .presentation import ShortcutsDialog
+from .presentation import PresentationMode, ShortcutsDialog, fit_side_docks
 from .redraw import RedrawThrottle, ShownViews
 
 BUNDLED_SESSION = "h200-ladder.jsonl"
 FAST_CHANGES = frozenset({Change.STREAM, Change.RUN})
+DEFAULT_SIZE = (1400, 900)
 SLOW_INTERVAL_MS = 200  # tables, bars, sweep: at most 5 redraws a second
 
 
@@ -82,6 +82,7 @@ class MainWindow(QMainWindow):
         self.source_path = ""  # what the store shows: a recording, or the live file
         self.theme: Theme = NORMAL
         self.shortcuts_dialog: ShortcutsDialog | None = None
+        self.presentation = PresentationMode(self)
         self._loaders: list[RecordingLoader] = []
         self._pending: set[Change] = set()
         self._flushing = False
@@ -93,6 +94,7 @@ class MainWindow(QMainWindow):
         self.views: dict[str, View] = {}
         for spec in VIEWS:
             self._add_view(spec.name, spec.title, spec.factory())
+            self.tabs.setTabToolTip(self.tabs.count() - 1, spec.tip)
         self.setCentralWidget(self.tabs)
         self.shown_views = ShownViews(self.tabs, self.views)
 
@@ -109,11 +111,11 @@ class MainWindow(QMainWindow):
         self.messages = MessagesPanel()
         ladder = self.ladder_dock = self._dock("Ladder", "ladder", self.ladder,
                             Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.run_dock = self._dock("Run", "run", self.controls,
+        self.run_dock = self._dock("Run", "run", scrolling(self.controls),
                                    Qt.DockWidgetArea.LeftDockWidgetArea)
         messages = self.messages_dock = self._dock("Messages", "messages", self.messages,
                               Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.resizeDocks([ladder], [560], Qt.Orientation.Horizontal)
+        self.resizeDocks([ladder], [440], Qt.Orientation.Horizontal)
         self.resizeDocks([messages], [110], Qt.Orientation.Vertical)
         self._messages_shown = False
         messages.hide()  # until there is a message (_show_messages)
@@ -130,12 +132,14 @@ class MainWindow(QMainWindow):
         self.replay_toolbar = bar
         bar.hide()
 
-        self.run_label = plain_label("")
-        self.mode_label = plain_label("no session")
+        # cut with "…" (the tooltip says it all) rather than widen the window
+        self.run_label = ElidedLabel("")
+        self.mode_label = ElidedLabel("no session")
         self.statusBar().addPermanentWidget(self.run_label)
         self.statusBar().addPermanentWidget(self.mode_label)
         self.shortcut_objects = install_shortcuts(self)
         install_menus(self)
+        self.resize(*DEFAULT_SIZE)  # until the preferences say where it was
         geometry = self.prefs.settings.value("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
@@ -497,22 +501,11 @@ class MainWindow(QMainWindow):
         self.set_presentation(self.theme is not PRESENTATION)
 
     def set_presentation(self, on: bool, full_screen: bool = True) -> None:
-        self.theme = PRESENTATION if on else NORMAL
+        """Presentation mode on or off (see presentation.PresentationMode)."""
+        self.presentation.set(on, full_screen)
+
+    def remember_presentation(self, on: bool) -> None:
         self.prefs.presentation = on
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            font = app.font()
-            font.setPointSize(self.theme.font_pt)
-            app.setFont(font)
-        self.setStyleSheet(self.theme.stylesheet())
-        # on stage the keys drive the runs (Space, L): the run form gives its room away
-        self.run_dock.setVisible(not on)
-        for view in self.views.values():
-            view.apply_theme(self.theme)
-        if on and full_screen:
-            self.showFullScreen()
-        elif not on and self.isFullScreen():
-            self.showNormal()
 
     def show_shortcuts(self) -> None:
         if self.shortcuts_dialog is None:
@@ -581,6 +574,11 @@ class MainWindow(QMainWindow):
     def export_report(self, path: str | Path) -> Path:
         self.flush_views()
         return exports.export_report(self.store, path, self.charts(), self.source_path)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        # a small screen: the views keep the room (once the docks are laid out)
+        QTimer.singleShot(0, self, lambda: fit_side_docks(self))
 
     def closeEvent(self, event: QCloseEvent) -> None:
         for loader in self._loaders:

@@ -1,8 +1,31 @@
-"""Presentation mode (full screen, large fonts, high contrast) and the shortcut sheet."""
+"""Presentation mode (full screen, large fonts, high contrast) and the shortcut sheet.
+
+Entering it keeps the window's geometry and which panels were open; leaving restores
+both, so F11 twice puts the window back where it was. On stage the panels a speaker does
+not need (the run form, the messages) hide, and the ladder table keeps the columns that
+tell the story, so the views fit a 1280x720 projector.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
+from typing import Protocol
+
+from PySide6.QtCore import QByteArray, QRect, Qt, QTimer
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QDockWidget,
+    QLabel,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...kernels.rows import Column
+from ..plots.plot_style import style_plots
+from ..theme import NORMAL, PRESENTATION, Theme
+from ..views.base import View
+from ..widgets.ladder_panel import LadderPanel
 
 SHORTCUTS = (
     ("F11", "presentation mode: full screen, large fonts, high contrast"),
@@ -13,6 +36,104 @@ SHORTCUTS = (
     ("P", "play / pause the replay"),
     ("?", "this list of shortcuts"),
 )
+STAGE_COLUMNS = (Column.LEVEL, Column.TFLOPS)  # the bars say the rest, in large type
+DOCK_SHARE = 0.36  # of the window's width, at most, for the side panels on a resize
+
+
+def fit_side_docks(window: Stage) -> None:
+    """Narrow the left panels to DOCK_SHARE of the window where a resize (a small screen)
+    left them wider, so the views keep the room; never widens them."""
+    cap = int(DOCK_SHARE * window.width())
+    docks = [d for d in (window.ladder_dock, window.run_dock) if d.isVisible()]
+    if docks and max(d.width() for d in docks) > cap:
+        window.resizeDocks(docks, [cap] * len(docks), Qt.Orientation.Horizontal)
+
+
+class Stage(Protocol):
+    """What presentation mode changes in the main window (the window is one)."""
+
+    theme: Theme
+    views: dict[str, View]
+    ladder: LadderPanel
+    ladder_dock: QDockWidget
+    run_dock: QDockWidget
+    messages_dock: QDockWidget
+    tabs: QTabWidget
+
+    def setStyleSheet(self, sheet: str) -> None: ...
+    def saveState(self, version: int = 0) -> QByteArray: ...
+    def restoreState(self, state: QByteArray, version: int = 0) -> bool: ...
+    def resizeDocks(self, docks: list[QDockWidget], sizes: list[int],
+                    orientation: Qt.Orientation) -> None: ...
+    def geometry(self) -> QRect: ...
+    def setGeometry(self, rect: QRect) -> None: ...
+    def isMaximized(self) -> bool: ...
+    def showMaximized(self) -> None: ...
+    def isFullScreen(self) -> bool: ...
+    def width(self) -> int: ...
+    def showFullScreen(self) -> None: ...
+    def showNormal(self) -> None: ...
+    def remember_presentation(self, on: bool) -> None: ...
+
+
+class PresentationMode:
+    """Turns presentation mode on and off in a window, and undoes what it changed."""
+
+    def __init__(self, window: Stage) -> None:
+        self.window = window
+        self.geometry: QRect | None = None  # the window before it went on stage
+        self.maximized = False
+        self.state: QByteArray | None = None  # its panels: which were open, their sizes
+
+    @property
+    def on(self) -> bool:
+        return self.window.theme is PRESENTATION
+
+    def set(self, on: bool, full_screen: bool = True) -> None:
+        w = self.window
+        if on and not self.on:
+            # the rectangle itself: restoreGeometry would fit it to the current screen
+            self.geometry, self.state = w.geometry(), w.saveState()
+            self.maximized = w.isMaximized()
+        leaving = self.on and not on
+        w.theme = PRESENTATION if on else NORMAL
+        w.remember_presentation(on)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            font = app.font()
+            font.setPointSize(w.theme.font_pt)
+            app.setFont(font)
+        w.setStyleSheet(w.theme.stylesheet())
+        if on:
+            w.run_dock.hide()
+            w.messages_dock.hide()
+        w.ladder.show_columns(STAGE_COLUMNS if on else None)
+        w.ladder.table.resizeColumnsToContents()
+        if on:  # the ladder's columns, whole, and no more (again once laid out)
+            self._fit_ladder()
+            QTimer.singleShot(0, self._fit_ladder)
+        for view in w.views.values():
+            view.apply_theme(w.theme)
+            assert isinstance(view, QWidget)
+            style_plots(view, w.theme)
+        if on and full_screen:
+            w.showFullScreen()
+        elif leaving:
+            if w.isFullScreen():
+                w.showNormal()
+            if self.maximized:
+                w.showMaximized()
+            elif self.geometry is not None:
+                w.setGeometry(self.geometry)
+            if self.state is not None:  # the panels, in the window's own size again
+                w.restoreState(self.state)
+            self.geometry = self.state = None
+
+    def _fit_ladder(self) -> None:
+        w = self.window
+        if self.on:
+            w.resizeDocks([w.ladder_dock], [w.ladder.needed_width()],
+                          Qt.Orientation.Horizontal)
 
 
 class ShortcutsDialog(QDialog):

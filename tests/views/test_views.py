@@ -384,11 +384,17 @@ def test_swizzle_explorer_padding_fixes_a_column_read(qtbot, make):
 
 
 def test_presentation_theme_enlarges_the_canvas_text(qtbot, make):
-    from types import SimpleNamespace
+    from gemmscope.app.theme import NORMAL, PRESENTATION
 
     view = make(BanksView, "register_2d")
-    view.apply_theme(SimpleNamespace(font_pt=20))
-    assert view.canvas.font().pointSize() == 20
+    view.apply_theme(NORMAL)
+    normal_row = view.canvas.line_px()
+    view.apply_theme(PRESENTATION)
+    on_stage = view.canvas.font().pointSize()
+    assert on_stage > NORMAL.font_pt
+    assert view.canvas.line_px() > normal_row  # the picture's rows of text grow with it
+    view.apply_theme(NORMAL)
+    assert view.canvas.font().pointSize() == NORMAL.font_pt < on_stage
     assert not view.grab().isNull()
 
 

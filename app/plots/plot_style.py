@@ -1,0 +1,86 @@
+"""Type and line sizes of every pyqtgraph plot under a widget, for a theme.
+
+A chart sets its own colours and data; what grows on stage is the same everywhere: tick
+labels, axis titles, legends and value labels take the theme's font size, and lines and
+reference lines are at least ``theme.line_px`` wide (back to the width a plot chose when
+the normal theme returns). The window applies it to every view after the view's own
+``apply_theme``.
+"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtGui import QFont, QPen
+from PySide6.QtWidgets import QWidget
+
+from ..theme import Theme
+
+NORMAL_WIDTH = "_gemmscope_normal_width"  # the pen width a plot item chose itself
+
+
+TICK_SHARE = 0.8  # tick labels, legends and value labels: this share of the body type
+
+
+def plot_font(theme: Theme) -> QFont | None:
+    """The font of tick labels, legends and value labels; None: pyqtgraph's own (normal)."""
+    if theme.name == "normal":
+        return None
+    font = QFont()
+    font.setPointSize(round(theme.font_pt * TICK_SHARE))
+    return font
+
+
+def title_font(theme: Theme) -> QFont:
+    """The font of axis titles (the body type)."""
+    font = QFont()
+    if theme.name != "normal":
+        font.setPointSize(theme.font_pt)
+    return font
+
+
+def style_plots(root: QWidget, theme: Theme) -> None:
+    """Apply the theme's sizes to every plot in ``root`` (``root`` included)."""
+    plots = root.findChildren(pg.PlotWidget)
+    if isinstance(root, pg.PlotWidget):
+        plots.append(root)
+    for plot in plots:
+        style_plot(plot.getPlotItem(), theme)
+
+
+def style_plot(item: pg.PlotItem, theme: Theme) -> None:
+    font = plot_font(theme)
+    size = f"{font.pointSize()}pt" if font is not None else "9pt"  # 9pt: pyqtgraph's
+    for name in ("left", "bottom", "right", "top"):
+        axis = item.getAxis(name)
+        axis.setTickFont(font)
+        if axis.labelText or axis.labelUnits:  # the title takes the size, keeps its text
+            style = {k: v for k, v in axis.labelStyle.items() if k != "font-size"}
+            if font is not None:
+                style["font-size"] = f"{theme.font_pt}pt"
+            axis.labelStyle = style
+            axis.setLabel(axis.labelText, axis.labelUnits, axis.labelUnitPrefix, **style)
+    legend = item.legend
+    if legend is not None:
+        legend.setLabelTextSize(size)
+        for _sample, label in legend.items:
+            label.setText(label.text, size=size)
+    for child in item.items:
+        if isinstance(child, pg.TextItem) and font is not None:
+            child.setFont(font)
+        elif isinstance(child, pg.PlotDataItem):
+            pen = child.opts.get("pen")
+            if pen is not None:
+                child.setPen(_widened(child, pg.mkPen(pen), theme))
+        elif isinstance(child, pg.InfiniteLine):  # reference lines: max clock, power limit
+            child.setPen(_widened(child, QPen(child.pen), theme))
+            if child.label is not None:
+                child.label.setFont(font if font is not None else QFont())
+
+
+def _widened(item: object, pen: QPen, theme: Theme) -> QPen:
+    """``pen`` at least ``theme.line_px`` wide on stage; its own width in the normal theme."""
+    if not hasattr(item, NORMAL_WIDTH):
+        setattr(item, NORMAL_WIDTH, pen.widthF())
+    own = getattr(item, NORMAL_WIDTH)
+    pen.setWidthF(own if theme.name == "normal" else max(own, float(theme.line_px)))
+    return pen

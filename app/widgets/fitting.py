@@ -1,0 +1,84 @@
+"""Pieces that let a panel fit any screen: a plain-text label that elides (its tooltip then
+holds the whole text), option rows that wrap onto more lines, and a frameless scroll area
+for panels whose content can be taller than the room they get.
+
+superqt (``QElidingLabel``, ``QFlowLayout``) does the eliding and the wrapping.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QWidget
+from superqt import QElidingLabel, QFlowLayout
+
+from .plain import plain_tooltip
+
+
+class ElidedLabel(QElidingLabel):
+    """One line of plain text, cut with "…" where it does not fit; the tooltip then says
+    the whole text (a recording's text stays plain: never markup)."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setText(text)
+
+    def setText(self, txt: str) -> None:
+        super().setText(txt)
+        self._sync_tooltip()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._sync_tooltip()
+
+    def sizeHint(self) -> QSize:
+        """Room for the whole text (the layout may give less: then it is cut)."""
+        hint = super().sizeHint()
+        m = self.contentsMargins()
+        width = self.fontMetrics().horizontalAdvance(self.text()) + m.left() + m.right()
+        return QSize(width + 2 * self.margin(), hint.height())
+
+    def is_elided(self) -> bool:
+        return self.fontMetrics().horizontalAdvance(self.text()) > self.contentsRect().width()
+
+    def _sync_tooltip(self) -> None:
+        self.setToolTip(plain_tooltip(self.text()) if self.is_elided() else "")
+
+
+def labelled(text: str, *widgets: QWidget) -> QWidget:
+    """A caption and its controls, kept on one line when a flow row wraps."""
+    box = QWidget()
+    lay = QHBoxLayout(box)
+    lay.setContentsMargins(0, 0, 0, 0)
+    if text:
+        lay.addWidget(QLabel(text))
+    for w in widgets:
+        lay.addWidget(w)
+    return box
+
+
+def flow_layout(owner: QWidget) -> QFlowLayout:
+    """``owner``'s layout: a row of controls that wraps onto the next line when the panel
+    is narrow."""
+    flow = QFlowLayout(owner)
+    flow.setContentsMargins(0, 0, 0, 0)
+    return flow
+
+
+def flow_row() -> tuple[QWidget, QFlowLayout]:
+    """A new wrapping row (see :func:`flow_layout`) and its layout."""
+    row = QWidget()
+    return row, flow_layout(row)
+
+
+def scrolling(widget: QWidget, horizontal: bool = False) -> QScrollArea:
+    """``widget`` in a frameless scroll area: the panel may be shorter than its content
+    (and narrower, with ``horizontal``) on a small screen."""
+    area = QScrollArea()
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setWidgetResizable(True)
+    if not horizontal:
+        area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    area.setWidget(widget)
+    return area

@@ -1,0 +1,163 @@
+"""What the layout tests look for in a shown window: widgets that stick out of the window
+or out of the parent that clips them, and texts that are cut without a tooltip (labels,
+buttons, table cells and headers, and the texts the animated canvases paint).
+
+Each finding is one line naming the widget, so a failure says what to fix.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractScrollArea,
+    QCheckBox,
+    QLabel,
+    QPushButton,
+    QRadioButton,
+    QStyle,
+    QStyleOptionButton,
+    QTableView,
+    QWidget,
+)
+
+
+def _name(w: QWidget) -> str:
+    text = ""
+    if isinstance(w, (QLabel, QAbstractButton)):
+        text = f" {w.text()[:40]!r}"
+    parents = []
+    p = w.parentWidget()
+    while p is not None and len(parents) < 3:
+        parents.append(p.objectName() or type(p).__name__)
+        p = p.parentWidget()
+    return f"{type(w).__name__} {w.objectName()!r}{text} in {'/'.join(parents)}"
+
+
+def _scrolled(w: QWidget, window: QWidget) -> bool:
+    """Inside a scroll area's viewport: its content may be larger than the window."""
+    p = w.parentWidget()
+    while p is not None and p is not window:
+        parent = p.parentWidget()
+        if isinstance(parent, QAbstractScrollArea) and p is parent.viewport():
+            return True
+        p = parent
+    return False
+
+
+def shown_widgets(window: QWidget) -> list[QWidget]:
+    """The window's widgets a person sees now (not in other windows, not hidden)."""
+    return [w for w in window.findChildren(QWidget)
+            if w.isVisible() and w.window() is window and w.width() > 0 and w.height() > 0]
+
+
+def sticking_out(window: QWidget) -> list[str]:
+    """Widgets that extend past the window, or past the parent that clips them."""
+    out = []
+    bounds = window.rect()
+    for w in shown_widgets(window):
+        if _scrolled(w, window):
+            continue
+        rect = QRect(w.mapTo(window, QPoint(0, 0)), w.size())
+        if not bounds.contains(rect):
+            out.append(f"past the window: {_name(w)} at {rect.getRect()} in {bounds.size()}")
+            continue
+        parent = w.parentWidget()
+        if parent is not None and parent is not window and not w.isWindow():
+            if not parent.rect().contains(w.geometry()):
+                out.append(f"cut by its parent: {_name(w)} {w.geometry().getRect()} in "
+                           f"{parent.size().toTuple()}")
+    return out
+
+
+def _button_room(b: QAbstractButton) -> int:
+    """The width the style gives a button's text (and icon)."""
+    opt = QStyleOptionButton()
+    opt.initFrom(b)
+    opt.text = b.text()
+    element = (QStyle.SubElement.SE_CheckBoxContents if isinstance(b, QCheckBox) else
+               QStyle.SubElement.SE_RadioButtonContents if isinstance(b, QRadioButton) else
+               QStyle.SubElement.SE_PushButtonContents)
+    room = b.style().subElementRect(element, opt, b).width()
+    if isinstance(b, QPushButton):
+        room -= 2 * b.style().pixelMetric(QStyle.PixelMetric.PM_ButtonMargin, opt, b) // 2
+    return room
+
+
+def cut_texts(window: QWidget) -> list[str]:
+    """Texts wider (or, wrapped, taller) than the room they have, with no tooltip."""
+    out = []
+    for w in shown_widgets(window):
+        if w.toolTip():
+            continue
+        if isinstance(w, QLabel) and w.text() and w.pixmap().isNull():
+            if w.wordWrap():
+                need = w.heightForWidth(w.width())
+                if need > w.height():
+                    out.append(f"wrapped text cut: {_name(w)} needs {need} px of height, "
+                               f"has {w.height()}")
+            elif w.minimumSizeHint().width() > w.width():
+                out.append(f"text cut: {_name(w)} needs {w.minimumSizeHint().width()} px, "
+                           f"has {w.width()}")
+        elif isinstance(w, QAbstractButton) and w.text():
+            need = max(w.fontMetrics().horizontalAdvance(line)
+                       for line in w.text().replace("&", "").split("\n"))
+            if need > _button_room(w):
+                out.append(f"button text cut: {_name(w)} needs {need} px, "
+                           f"has {_button_room(w)}")
+        elif isinstance(w, QTableView):
+            out += _cut_cells(w)
+        painted = getattr(w, "cut_texts", None)
+        if isinstance(painted, list) and painted:
+            out.append(f"painted text cut: {_name(w)}: {painted[:3]}")
+    return out
+
+
+def _cut_cells(table: QTableView) -> list[str]:
+    out = []
+    header = table.horizontalHeader()
+    model = table.model()
+    for col in range(model.columnCount()):
+        if table.isColumnHidden(col):
+            continue
+        width = table.columnWidth(col)
+        if table.sizeHintForColumn(col) > width:
+            out.append(f"cells cut: column {col} of {_name(table)}: need "
+                       f"{table.sizeHintForColumn(col)} px, have {width}")
+        if header.isVisible() and header.sectionSizeFromContents(col).width() > width:
+            text = model.headerData(col, header.orientation())
+            out.append(f"header cut: {text!r} of {_name(table)}")
+    return out
+
+
+def layout_problems(window: QWidget) -> list[str]:
+    return sticking_out(window) + cut_texts(window)
+
+
+def contrast(a: QColor, b: QColor) -> float:
+    """WCAG contrast ratio of two colours (1 to 21)."""
+
+    def luminance(c: QColor) -> float:
+        def channel(v: int) -> float:
+            s = v / 255
+            return s / 12.92 if s <= 0.03928 else ((s + 0.055) / 1.055) ** 2.4
+
+        return 0.2126 * channel(c.red()) + 0.7152 * channel(c.green()) + 0.0722 * channel(
+            c.blue())
+
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def low_contrast(window: QWidget, least: float = 4.5) -> list[str]:
+    """Shown labels and buttons whose text colour is too close to their background's."""
+    out = []
+    for w in shown_widgets(window):
+        if isinstance(w, (QLabel, QAbstractButton)) and w.text():
+            pal = w.palette()
+            fg, bg = pal.color(w.foregroundRole()), pal.color(w.backgroundRole())
+            if contrast(fg, bg) < least:
+                out.append(f"low contrast {contrast(fg, bg):.1f}: {_name(w)} "
+                           f"{fg.name()} on {bg.name()}")
+    return out

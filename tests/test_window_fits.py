@@ -1,0 +1,180 @@
+"""The window fits the screens a talk meets: every tab at 1280x720 and 1920x1080, in normal
+and presentation mode, with the bundled recording replayed to the end, has no widget that
+sticks out of the window or its parent and no text cut without a tooltip
+(tests/layout_check.py says what counts); switching tabs never resizes the window; F11
+twice gives the window back its geometry; a screenshot is exactly the size asked for."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from layout_check import contrast, layout_problems, low_contrast
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
+
+from gemmscope.app.views.registry import VIEWS
+from gemmscope.app.window.main_window import bundled_session
+
+SIZES = ((1280, 720), (1366, 768), (1920, 1080))
+LEVELS = ("register_2d", "fp8_block_scaled")  # a SIMT level; a warp-specialized one
+MIN_SIZE = (1024, 640)
+
+
+@pytest.fixture(scope="module")
+def recording():
+    path = bundled_session()
+    if path is None:
+        pytest.skip("the bundled recording is not in this build")
+    return path
+
+
+def shown_at(qtbot, make_window, recording, size, presentation=False, level=None):
+    window = make_window()
+    assert window.open_recording(recording)
+    window.set_animated(False)
+    window.play_instant()
+    if presentation:
+        window.set_presentation(True, full_screen=False)
+    if level is not None:
+        assert window.select_level(level)
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    window.resize(*size)  # again: what does not fit hid once shown
+    return window
+
+
+def settle(window) -> None:
+    for _ in range(3):
+        QApplication.processEvents()
+    window.flush_views()
+    QApplication.processEvents()
+
+
+def problems_in_every_tab(window, size) -> list[str]:
+    found = []
+    for spec in VIEWS:
+        window.named_widget(spec.name)
+        settle(window)
+        if window.size().toTuple() != size:
+            found.append(f"{spec.name}: the window is {window.size().toTuple()}, not {size}")
+        found += [f"{spec.name}: {p}" for p in layout_problems(window)]
+    return found
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_tab_fits_in_normal_mode(qtbot, make_window, recording, size, level):
+    window = shown_at(qtbot, make_window, recording, size, level=level)
+    assert problems_in_every_tab(window, size) == []
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_tab_fits_in_presentation_mode(qtbot, make_window, recording, size, level):
+    window = shown_at(qtbot, make_window, recording, size, presentation=True, level=level)
+    assert problems_in_every_tab(window, size) == []
+
+
+def test_presentation_mode_has_no_dark_on_dark_text(qtbot, make_window, recording):
+    from gemmscope.app.theme import ANIMATION, PRESENTATION
+
+    window = shown_at(qtbot, make_window, recording, (1280, 720), presentation=True)
+    found = []
+    for spec in VIEWS:
+        window.named_widget(spec.name)
+        settle(window)
+        found += [f"{spec.name}: {p}" for p in low_contrast(window)]
+    assert found == []
+    assert window.palette().color(window.backgroundRole()).name() == PRESENTATION.background
+    # the animations' own colours: text, asides and verdicts on their background
+    for name in ("text", "muted_text", "ok", "conflict"):
+        assert contrast(ANIMATION.color(name), ANIMATION.color("background")) >= 4.5, name
+
+
+def test_the_window_can_be_as_small_as_a_small_laptop(qtbot, make_window, recording):
+    window = shown_at(qtbot, make_window, recording, MIN_SIZE)
+    for spec in VIEWS:
+        window.named_widget(spec.name)
+        settle(window)
+        hint = window.minimumSizeHint()
+        assert hint.width() <= MIN_SIZE[0] and hint.height() <= MIN_SIZE[1], spec.name
+        assert window.size().toTuple() == MIN_SIZE, spec.name
+
+
+@pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])
+def test_switching_tabs_never_changes_the_window_size(qtbot, make_window, recording,
+                                                      presentation):
+    window = shown_at(qtbot, make_window, recording, (1280, 720), presentation)
+    sizes = set()
+    for spec in [*VIEWS, *reversed(VIEWS)]:
+        window.named_widget(spec.name)
+        settle(window)
+        sizes.add(window.size().toTuple())
+    assert sizes == {(1280, 720)}
+
+
+def test_leaving_presentation_mode_restores_the_geometry(qtbot, make_window, recording):
+    window = shown_at(qtbot, make_window, recording, (1100, 700))
+    window.move(40, 30)
+    settle(window)
+    before = window.geometry()
+    ladder_width = window.ladder_dock.width()
+    window.named_widget("banks")
+    window.toggle_presentation()  # F11
+    settle(window)
+    assert window.isFullScreen() and not window.run_dock.isVisible()
+    window.toggle_presentation()
+    settle(window)
+    assert not window.isFullScreen()
+    assert window.geometry() == before
+    assert window.run_dock.isVisible() and window.ladder_dock.width() == ladder_width
+
+
+def run_screenshot(tmp_path, *args: str, env: dict[str, str] | None = None):
+    out = tmp_path / "shot.png"
+    proc = subprocess.run(
+        [sys.executable, "-m", "gemmscope.app.main", "--screenshot", str(out),
+         "--settings", str(tmp_path / "prefs.ini"), *args],
+        capture_output=True, text=True, timeout=90,
+        env=dict(os.environ, QT_QPA_PLATFORM="offscreen", **(env or {})))
+    assert proc.returncode == 0, proc.stderr
+    return QImage(str(out)), proc
+
+
+@pytest.mark.parametrize("args", [("--size", "1280x720", "--tab", "banks"),
+                                  ("--size", "1366x768", "--presentation", "--tab", "tiling")],
+                         ids=["normal", "presentation"])
+def test_a_screenshot_is_the_size_asked_for(tmp_path, recording, args):
+    image, proc = run_screenshot(tmp_path, *args)
+    w, h = (int(v) for v in args[1].split("x"))
+    assert (image.width(), image.height()) == (w, h)
+    assert "cannot be made that small" not in proc.stderr
+
+
+def test_a_hidpi_screenshot_has_every_pixel(tmp_path, recording):
+    """At a device pixel ratio of 2 the picture is drawn at 2x, not scaled up: a 3840x2160
+    PNG of a 1920x1080 window, whose 2x2 pixel blocks differ inside along text and lines
+    (a 1x picture scaled up repeats each pixel in its block)."""
+    image, _ = run_screenshot(tmp_path, "--size", "3840x2160", "--tab", "charts",
+                              env={"QT_SCALE_FACTOR": "2"})
+    assert (image.width(), image.height()) == (3840, 2160)
+    detailed = 0
+    for y in range(0, image.height() - 1, 6):
+        for x in range(0, image.width() - 1, 6):
+            block = {image.pixel(x, y), image.pixel(x + 1, y), image.pixel(x, y + 1),
+                     image.pixel(x + 1, y + 1)}
+            detailed += len(block) > 1
+    assert detailed > 500
+
+
+def test_a_bad_size_is_refused_with_the_form_to_use(tmp_path, recording):
+    proc = subprocess.run(
+        [sys.executable, "-m", "gemmscope.app.main", "--screenshot", str(tmp_path / "x.png"),
+         "--size", "big", "--settings", str(tmp_path / "prefs.ini")],
+        capture_output=True, text=True, timeout=90,
+        env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
+    assert proc.returncode == 2 and "WIDTHxHEIGHT" in proc.stderr
