@@ -242,6 +242,8 @@ class TelemetryView(QWidget, View):
         tab is short (:meth:`_fit_plots`), so they never make the window taller, even
         while another tab is shown."""
         hint = super().minimumSizeHint()
+        if not self.plots:  # not built yet (first shown later): the strips' hint alone
+            return hint
         fixed = sum(self.plots[n].minimumHeight() for n in ("runs", "reasons"))
         height = (fixed + self.plot_min_height(FIT_ORDER[0])
                   + self.follow_button.sizeHint().height() + 24)
