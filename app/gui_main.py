@@ -5,6 +5,9 @@
     gemmscope replay FILE [--speed S]  replay any recording
     gemmscope replay FILE --screenshot out.png [--view NAME] [--level ID]
                                        render after loading, save a PNG, exit
+    gemmscope replay FILE --export out.svg [--chart NAME] [--scale S] [--frames N]
+                                       render after loading, export (png, svg, gif,
+                                       webp, mp4, csv, md by the suffix), exit
 """
 
 from __future__ import annotations
@@ -38,7 +41,28 @@ def build_parser() -> argparse.ArgumentParser:
                         "bars, stream, sweep, or any registered view)")
     p.add_argument("--level", metavar="ID",
                    help="with --screenshot: select this level first (default: the first)")
-    p.add_argument("--size", default="1400x900", help="window size for --screenshot")
+    p.add_argument("--size", default="1400x900",
+                   help="window size for --screenshot and --export")
+    from .window.exports import ANIMATION_TARGETS, CHART_TARGETS, SUFFIXES
+
+    charts = [t.name for t in CHART_TARGETS]
+    animations = [t.name for t in ANIMATION_TARGETS]
+    p.add_argument("--export", metavar="PATH",
+                   help="load the whole recording, export, exit; the format is the "
+                        f"suffix: {', '.join(SUFFIXES)} (md: the ladder report with "
+                        "chart PNGs beside it)")
+    p.add_argument("--chart", metavar="NAME", choices=[*charts, *animations],
+                   help=f"with --export: png or svg of {{{','.join(charts)}}} (default bars), "
+                        f"or of an animation view; gif, webp or mp4 of "
+                        f"{{{','.join(animations)}}} (default tiling)")
+    p.add_argument("--scale", type=float, default=1.0, metavar="S",
+                   help="with --export: pixels per screen pixel of a png, gif, webp or mp4 "
+                        "(2 for slides)")
+    p.add_argument("--frames", type=int, metavar="N",
+                   help="with --export of an animation: frames, one per step from the "
+                        "first, wrapping (default: every step of the animation)")
+    p.add_argument("--fps", type=float, default=2.0, metavar="F",
+                   help="with --export of an animation: frames per second (default 2)")
     p.add_argument("--settings", metavar="INI", help="keep preferences in this ini file")
     p.add_argument("--runner", metavar="CMD",
                    help="live: the runner command line (default: the preference set in "
@@ -64,6 +88,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "replay" and not args.file:
         print("gemmscope replay: give the recording to open (FILE)", file=sys.stderr)
         return 2
+    if args.export:
+        from .window.export_run import check_request
+        from .window.exports import ExportError
+
+        try:  # a request that cannot be made is said before any window opens
+            check_request(args.export, args.chart)
+        except ExportError as exc:
+            print(f"gemmscope: --export: {exc}", file=sys.stderr)
+            return 2
+        if args.screenshot:
+            print("gemmscope: give --screenshot or --export, not both", file=sys.stderr)
+            return 2
     if args.remote:
         from .core.runner_command import plan_live
 
@@ -89,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     app.setWindowIcon(QIcon(str(icon_path())))
     with tempfile.TemporaryDirectory(prefix="gemmscope-") as scratch:
         settings = args.settings
-        if settings is None and args.screenshot:  # a picture never writes the user's prefs
+        # a picture or an export never writes the user's preferences
+        if settings is None and (args.screenshot or args.export):
             settings = str(Path(scratch) / "prefs.ini")
         return _run(app, MainWindow(open_settings(settings)), args)
 
@@ -101,7 +138,8 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
     if args.speed:
         window.set_replay_speed(args.speed)
 
-    interactive = not args.screenshot  # a screenshot needs the recording read first
+    # a screenshot or an export needs the recording read first
+    interactive = not (args.screenshot or args.export)
     if args.command == "replay":
         if not window.open_recording(args.file, background=interactive):
             print(window.statusBar().currentMessage(), file=sys.stderr)
@@ -121,6 +159,8 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
 
     if args.screenshot:
         return _screenshot(app, window, args)
+    if args.export:
+        return _export(app, window, args)
 
     if args.exit_after_paint:
         class _FirstPaint(QObject):
@@ -138,7 +178,8 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
     return app.exec()
 
 
-def _screenshot(app, window, args) -> int:
+def _prepare(app, window, args) -> bool:
+    """Size the window, read the whole recording, select the level; False: said why."""
     w, _, h = args.size.partition("x")
     window.resize(int(w), int(h))
     window.set_animated(False)  # a picture of whole steps, not mid-animation
@@ -147,8 +188,35 @@ def _screenshot(app, window, args) -> int:
         print(f"no level called {args.level!r}; levels: {', '.join(window.level_ids())}",
               file=sys.stderr)
         window.close()
-        return 2
+        return False
     window.show()
+    return True
+
+
+def _export(app, window, args) -> int:
+    from .window.export_run import export_named
+    from .window.exports import ExportError
+
+    if not _prepare(app, window, args):
+        return 2
+    for _ in range(5):
+        app.processEvents()
+    try:
+        Path(args.export).parent.mkdir(parents=True, exist_ok=True)
+        path = export_named(window, args.export, args.chart, scale=args.scale,
+                            frames=args.frames, fps=args.fps)
+    except (ExportError, OSError) as exc:
+        print(f"gemmscope: --export: {exc}", file=sys.stderr)
+        window.close()
+        return 1 if isinstance(exc, OSError) else 2
+    window.close()
+    print(path)
+    return 0
+
+
+def _screenshot(app, window, args) -> int:
+    if not _prepare(app, window, args):
+        return 2
     target = window.named_widget(args.view)
     if target is None:
         print(f"no view called {args.view!r}; views: {', '.join(window.view_names())}",

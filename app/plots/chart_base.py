@@ -107,7 +107,10 @@ class HoverReadout:
     def hide_all(cls) -> None:
         """Hide every readout (before an export: the picture is the data, not the mouse)."""
         for readout in list(cls._all):
-            readout.hide()
+            try:
+                readout.hide()
+            except RuntimeError:  # its plot is gone (Qt deleted it): nothing to hide
+                cls._all.discard(readout)
 
 
 def nearest(xs: np.ndarray, x: float) -> int | None:

@@ -42,13 +42,14 @@ from ..sources.live import LiveSource
 from ..sources.replay import RecordingLoader, ReplaySource
 from ..theme import NORMAL, PRESENTATION, Theme
 from ..views.base import View
+from ..views.charts import ChartsView
 from ..views.registry import VIEWS
 from ..widgets.ladder_panel import LadderPanel
 from ..widgets.messages_panel import MessagesPanel
 from ..widgets.plain import plain_label
 from ..widgets.replay_bar import ReplayBar
 from ..widgets.run_controls import RunControls
-from . import exports
+from . import export_run, exports
 from .menus import install_menus, install_shortcuts
 from .preferences import Preferences
 from .presentation import ShortcutsDialog
@@ -92,6 +93,10 @@ class MainWindow(QMainWindow):
         for spec in VIEWS:
             self._add_view(spec.name, spec.title, spec.factory())
         self.setCentralWidget(self.tabs)
+        charts = self.views.get("charts")
+        if isinstance(charts, ChartsView):
+            charts.set_log_axis(self.prefs.log_axis)
+            charts.log_axis_changed.connect(self._keep_log_axis)
 
         self.ladder = LadderPanel()
         self.ladder.bind(self.store)
@@ -568,6 +573,14 @@ class MainWindow(QMainWindow):
     def export_chart(self, chart: pg.PlotWidget, path: str | Path) -> Path:
         self.flush_views()
         return exports.export_chart(chart, path)
+
+    def export_named(self, path: str | Path, chart: str | None = None, scale: float = 1.0,
+                     frames: int | None = None) -> Path:
+        """A chart, view or animation by name, or CSV / Markdown, by the path's suffix."""
+        return export_run.export_named(self, path, chart, scale=scale, frames=frames)
+
+    def _keep_log_axis(self, on: bool) -> None:
+        self.prefs.log_axis = on
 
     def export_csv(self, path: str | Path) -> Path:
         return exports.export_csv(self.store, path)
