@@ -136,7 +136,12 @@ class PlainAxis(pg.AxisItem):
         steps = (1.0,) if hi - lo > 3 else (1.0, 2.0, 5.0)
         values = [math.log10(m) + k for k in range(math.floor(lo), math.ceil(hi) + 1)
                   for m in steps]
-        return [(1.0, [v for v in values if lo <= v <= hi])]
+        values = [v for v in values if lo <= v <= hi]
+        # no closer than two lines of tick text apart
+        line_px = QFontMetricsF(self.style.get("tickFont") or QFont()).height()
+        most = max(2, int(size // (2 * line_px)))
+        every = math.ceil(len(values) / most)
+        return [(1.0, values[::every])]
 
     def tickStrings(self, values, scale, spacing):
         if not self.logMode:
@@ -176,15 +181,19 @@ class SizeAxis(PlainAxis):
             return [str(round(10 ** v)) for v in values]
         (x0, x1), _ = view.viewRange()
         px_per_unit = self.width() / max(x1 - x0, 1e-12)
+        spans = []
         for v in values:
-            text = str(round(10 ** v))
-            half = metrics.horizontalAdvance(text) / 2 + 2
+            half = metrics.horizontalAdvance(str(round(10 ** v))) / 2 + 2
             centre = (v - x0) * px_per_unit
-            if centre - half >= last_right:
-                out.append(text)
-                last_right = centre + half
-            else:
-                out.append("")
+            spans.append((centre - half, centre + half))
+        # the first and the last size always; between them, those that overlap neither
+        # the label before them nor the last one
+        last_left = spans[-1][0]
+        for i, (v, (left, right)) in enumerate(zip(values, spans, strict=True)):
+            keep = i == len(values) - 1 or (left >= last_right and right <= last_left)
+            out.append(str(round(10 ** v)) if keep else "")
+            if keep:
+                last_right = right
         return out
 
 
@@ -206,12 +215,16 @@ class SideLegend(pg.GraphicsWidget):
 
     SWATCH = 22
     MARGIN = 14  # from the plot area (a last tick label may reach into it)
+    MIN_PT = 7
 
     def __init__(self) -> None:
         super().__init__()
         self.entries: list[LegendEntry] = []
         self.color = NORMAL.foreground
         self.font_ = QFont()
+        self.base_pt = 9
+        self.max_width = 1e6
+        self.width_changed: Callable[[], None] | None = None  # the chart re-fits its title
         self.columns = 1
         self._col_w = 0.0
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemClipsToShape, False)
@@ -224,27 +237,43 @@ class SideLegend(pg.GraphicsWidget):
 
     def set_style(self, color: str, point_size: int) -> None:
         self.color = color
-        self.font_.setPointSize(max(7, point_size))
+        self.base_pt = max(self.MIN_PT, point_size)
         self._relayout()
         self.update()
 
+    def set_max_width(self, width: float) -> None:
+        """The most of the chart's width the legend may take (the rest is the plot's)."""
+        if abs(width - self.max_width) >= 1:
+            self.max_width = width
+            self._relayout()
+
     def _line_h(self) -> float:
-        return QFontMetricsF(self.font_).height() + 4
+        return QFontMetricsF(self.font_).height() + 2
 
     def _relayout(self) -> None:
-        metrics = QFontMetricsF(self.font_)
-        widest = max((metrics.horizontalAdvance(e.text) for e in self.entries), default=0.0)
-        self._col_w = (self.SWATCH + 8 + widest + 10) if self.entries else 0.0
+        """Columns for the height the layout gives; a smaller type (down to MIN_PT) where
+        the columns would take more than ``max_width``."""
         height = self.size().height()
-        # (before the layout gives it a height: one column)
-        rows_fit = max(1, int((height - 6) // self._line_h())) if height > 20 else 10_000
-        self.columns = min(4, max(1, math.ceil(len(self.entries) / rows_fit))) \
-            if self.entries else 1
+        for pt in range(self.base_pt, self.MIN_PT - 1, -1):
+            self.font_.setPointSize(pt)
+            metrics = QFontMetricsF(self.font_)
+            widest = max((metrics.horizontalAdvance(e.text) for e in self.entries),
+                         default=0.0)
+            self._col_w = (self.SWATCH + 8 + widest + 10) if self.entries else 0.0
+            # (before the layout gives it a height: one column)
+            rows_fit = max(1, int((height - 6) // self._line_h())) if height > 20 else 10_000
+            self.columns = max(1, math.ceil(len(self.entries) / rows_fit)) \
+                if self.entries else 1
+            if self._col_w * self.columns + self.MARGIN <= self.max_width:
+                break
         width = self._col_w * self.columns + self.MARGIN if self.entries else 0.0
+        changed = width != self.preferredWidth()
         self.setMinimumWidth(width)
         self.setMaximumWidth(width)
         self.setPreferredWidth(width)
         self.setVisible(bool(self.entries))
+        if changed and self.width_changed is not None:
+            self.width_changed()
 
     def resizeEvent(self, event: Any) -> None:
         columns = self.columns
@@ -305,6 +334,8 @@ class SideLegend(pg.GraphicsWidget):
 class Chart(pg.PlotWidget):
     """A themed plot with a side legend and an empty state (a sentence in place of axes)."""
 
+    LEGEND_SHARE = 0.45  # of the chart's width, at most, for the legend
+
     def __init__(self, title: str, parent: QWidget | None = None,
                  axes: dict[str, pg.AxisItem] | None = None):
         axis_items = {"left": PlainAxis("left"), "bottom": PlainAxis("bottom")}
@@ -319,6 +350,7 @@ class Chart(pg.PlotWidget):
         item.hideButtons()  # the "A" auto-range button is no part of a picture
         item.setMenuEnabled(False)
         self.side_legend = SideLegend()
+        self.side_legend.width_changed = self._show_title
         item.layout.addItem(self.side_legend, 2, 3)  # (2, 2): the right axis
         self.empty_text = pg.TextItem("", anchor=(0.5, 0.5))
         item.addItem(self.empty_text, ignoreBounds=True)
@@ -340,8 +372,8 @@ class Chart(pg.PlotWidget):
         font = QFont()
         font.setPointSize(self.theme.font_pt + 2)
         item = self.getPlotItem()
-        room = max(40.0, self.width() - item.getAxis("left").width()
-                   - self.side_legend.size().width() - 30)
+        legend = self.side_legend.preferredWidth() if self.side_legend.entries else 0.0
+        room = max(40.0, self.width() - item.getAxis("left").width() - legend - 30)
         shown = QFontMetricsF(font).elidedText(self.base_title, Qt.TextElideMode.ElideRight,
                                                room)
         # (LabelItem takes HTML: the title's text is escaped)
@@ -352,6 +384,7 @@ class Chart(pg.PlotWidget):
 
     def resizeEvent(self, event: Any) -> None:
         if hasattr(self, "side_legend"):  # (pyqtgraph resizes during its __init__)
+            self.side_legend.set_max_width(self.width() * self.LEGEND_SHARE)
             self._show_title()  # first: the title's width bounds the plot's
         super().resizeEvent(event)
 
@@ -377,7 +410,7 @@ class Chart(pg.PlotWidget):
             axis.label.setFont(font)
             axis.setLabel(axis.labelText, units=None,
                           **{"color": theme.foreground, "font-size": f"{theme.font_pt}pt"})
-        self.side_legend.set_style(theme.foreground, theme.font_pt)
+        self.side_legend.set_style(theme.foreground, theme.font_pt - 1)
         self.empty_text.setColor(theme.foreground)
         self.empty_text.setFont(font)
         self._show_title()

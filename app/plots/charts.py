@@ -159,7 +159,7 @@ class SweepChart(Chart):
         if bool(on) != self.log_axis:
             self.log_axis = bool(on)
             self.setLogMode(x=True, y=self.log_axis)
-            self.set_label("left", "TFLOPS (log axis)" if on else "TFLOPS")
+            self.set_label("left", "TFLOPS (log)" if on else "TFLOPS")
             self.refresh({Change.HEADER})
 
     def set_selected(self, level_id: str | None) -> None:

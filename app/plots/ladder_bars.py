@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
 from PySide6.QtWidgets import QWidget
 
@@ -42,8 +42,10 @@ class LadderBars(Chart):
     REFERENCE_KEYS: ClassVar[dict[str, str]] = {"TFLOPS": "tflops", PAIR: "tflops",
                                                 "GFLOP/J": "gflop_per_j"}
     LOG_METRICS = ("TFLOPS", "GFLOP/J", PAIR)  # ratios of rates: a log axis fits them
-    # the energy ladder is read from sustained runs where there are some (docs/energy.md)
-    GFLOP_PER_J_AXIS = "GFLOP/J (sustained, else burst)"
+    # the energy ladder is read from sustained runs where there are some (docs/energy.md);
+    # the axis says the unit, the title where the numbers come from
+    GFLOP_PER_J_AXIS = "GFLOP/J"
+    GFLOP_PER_J_NOTE = "sustained where measured, else burst"
     THROTTLE_LEGEND = f"{THROTTLE_MARK} dashed outline: clocks held back"
     SUSTAINED_LEGEND = "pale bar: sustained TFLOPS"
     SELECTED_LEGEND = "band: the selected level"
@@ -150,7 +152,7 @@ class LadderBars(Chart):
 
     def axis_label(self) -> str:
         return {"GFLOP/J": self.GFLOP_PER_J_AXIS, self.PAIR: "TFLOPS"}.get(
-            self.bar_metric, self.bar_metric) + (" (log axis)" if self.is_log() else "")
+            self.bar_metric, self.bar_metric) + (" (log)" if self.is_log() else "")
 
     def _label_text(self, row: dict[str, Any]) -> str:
         """The text over a level's bar(s): its value (the unit is on the axis), then % of
@@ -231,7 +233,9 @@ class LadderBars(Chart):
         """Update the bar item and its labels in place (no items made per redraw)."""
         plot = self.getPlotItem()
         shape = self.store.ladder_shape() if self.store else None
-        self.set_title_text(f"Ladder — {self.bar_metric}" + (f" at {shape}" if shape else ""))
+        note = f" ({self.GFLOP_PER_J_NOTE})" if self.bar_metric == "GFLOP/J" else ""
+        self.set_title_text(f"Ladder — {self.bar_metric}{note}"
+                            + (f" at {shape}" if shape else ""))
         n = len(self.rows)
         for item in (self.bars, self.sustained_bars, *self.references.values(), *self.labels):
             if item is not None:
@@ -318,13 +322,74 @@ class LadderBars(Chart):
 
     def place_labels(self, *_: object) -> None:
         """Put each value label over its bar so that no two collide, and make room above
-        the bars for them: full texts where they fit their slot; else the value alone; else
-        alternately raised by a line; else every other one hidden (the hover has all)."""
+        the bars for them: full texts where they fit their slot, else the value alone; a
+        label that would run into its left neighbours goes above them; the view's top is
+        raised until every label fits; one that still collides is hidden (the hover has
+        every number)."""
         if self.empty or not self.rows:
             return
         plot = self.getPlotItem()
         vb = plot.vb
         n = len(self.rows)
+        self._make_labels(n)
+        width_px, height_px = max(vb.width(), 1.0), max(vb.height(), 1.0)
+        x_lo, x_hi = self._x_margins(width_px)
+        slot_px = width_px / (x_hi - x_lo)
+        pt = self._fit_tick_font(slot_px)
+        for label in self.labels:  # values in the names' type, a point larger
+            font = label.textItem.font()
+            if font.pointSize() != min(pt + 1, self.theme.font_pt):
+                font.setPointSize(min(pt + 1, self.theme.font_pt))
+                label.setFont(font)
+        texts = list(self.label_texts)
+        if self._widest(texts) > slot_px:
+            texts = [t.split("\n")[0] for t in texts]
+            self._widest(texts)
+        sizes = [label.textItem.boundingRect() for label in self.labels]
+        top = self._data_top
+        for _ in range(4):  # raising the top moves the bars down: settle in a few rounds
+            rects = self._stack(sizes, x_lo, slot_px, top, height_px)
+            highest = min(r.top() for r in rects)
+            if highest >= 2 or height_px < 40:
+                break
+            # the room the highest label lacks, as a share of the plot's height
+            lack = min(0.5, (2 - highest) / height_px + 0.01)
+            # (never more than 2.5 times the data's span: a label that still does not fit
+            # is hidden below)
+            top = min(self.floor + (top - self.floor) / (1 - lack),
+                      self.floor + 2.5 * (self._data_top - self.floor))
+        if vb.viewRange()[1] != [self.floor, top] or vb.viewRange()[0] != [x_lo, x_hi]:
+            plot.setXRange(x_lo, x_hi, padding=0)
+            plot.setYRange(self.floor, top, padding=0)
+        per_px = (top - self.floor) / height_px
+        kept: list[QRectF] = []
+        for i, (label, rect) in enumerate(zip(self.labels, rects, strict=True)):
+            label.setPos(i, self.floor + (height_px - rect.bottom()) * per_px)
+            fits = rect.top() >= 0 and not any(rect.intersects(k) for k in kept)
+            label.setVisible(fits)
+            if fits:
+                kept.append(rect)
+        self._draw_band()
+
+    def _fit_tick_font(self, slot_px: float) -> int:
+        """The level names (on two alternating lines) in the theme's type where they fit
+        two slots, else smaller, down to 7 pt: names never run into each other."""
+        names = [row["level"] for row in self.rows]
+        font = QFont()
+        for pt in range(self.theme.font_pt, 6, -1):
+            font.setPointSize(pt)
+            widest = max(QFontMetricsF(font).horizontalAdvance(n) for n in names)
+            if widest <= 2 * slot_px - 8:
+                break
+        axis = self.getPlotItem().getAxis("bottom")
+        current = axis.style.get("tickFont")
+        if current is None or current.pointSize() != font.pointSize():
+            axis.setTickFont(font)
+            axis.setHeight(int(QFontMetricsF(font).height() * 2.2) + 12)
+        return font.pointSize()
+
+    def _make_labels(self, n: int) -> None:
+        plot = self.getPlotItem()
         while len(self.labels) < n:
             back = QColor(self.theme.background)
             back.setAlpha(200)  # readable where a cuBLAS line runs behind it
@@ -337,39 +402,34 @@ class LadderBars(Chart):
             self.labels.append(label)
         while len(self.labels) > n:
             plot.removeItem(self.labels.pop())
-        slot_px = max(vb.width(), 1.0) / (n + 0.5)
-        texts = list(self.label_texts)
 
-        def widest(ts: list[str]) -> float:
-            for label, t in zip(self.labels, ts, strict=True):
-                if label.toPlainText() != t:
-                    label.setText(t, color=self.theme.foreground)
-            return max(label.textItem.boundingRect().width() for label in self.labels)
+    def _widest(self, texts: list[str]) -> float:
+        for label, t in zip(self.labels, texts, strict=True):
+            if label.toPlainText() != t:
+                label.setText(t, color=self.theme.foreground)
+        return max(label.textItem.boundingRect().width() for label in self.labels)
 
-        width = widest(texts)
-        if width > slot_px:
-            texts = [t.split("\n")[0] for t in texts]
-            width = widest(texts)
-        stagger = 1 if width > slot_px else 0
-        hide_odd = width > 2 * slot_px
-        line_h = max(label.textItem.boundingRect().height() for label in self.labels)
-        need_px = line_h * (1 + (stagger and not hide_odd) * 0.55) + 6
-        height_px = max(vb.height(), need_px * 2)
-        # the view's top such that the labels over the highest bar fit under it
-        top = self.floor + (self._data_top - self.floor) * height_px / (height_px - need_px)
-        # the side margins leave room for half of the first and last (long) names:
-        # pyqtgraph drops a tick label that would reach past the axis
-        x_lo, x_hi = self._x_margins(max(vb.width(), 1.0))
-        if vb.viewRange()[1] != [self.floor, top] or vb.viewRange()[0] != [x_lo, x_hi]:
-            plot.setXRange(x_lo, x_hi, padding=0)
-            plot.setYRange(self.floor, top, padding=0)
-        units_per_px = (top - self.floor) / height_px
-        for i, label in enumerate(self.labels):
-            raised = stagger and not hide_odd and i % 2 == 1
-            y = float(self.label_tops[i]) + (line_h * 0.55 * units_per_px if raised else 0)
-            label.setPos(i, y)
-            label.setVisible(not (hide_odd and i % 2 == 1))
-        self._draw_band()
+    def _stack(self, sizes: list[QRectF], x_lo: float, slot_px: float, top: float,
+               height_px: float) -> list[QRectF]:
+        """The labels' rectangles in plot pixels (y down) for a view up to ``top``: each
+        on its bar, or just above the left neighbours it would overlap."""
+        per_px = height_px / max(top - self.floor, 1e-12)
+        rects: list[QRectF] = []
+        raised: list[bool] = []
+        for i, size in enumerate(sizes):
+            cx = (i - x_lo) * slot_px
+            bottom = height_px - (float(self.label_tops[i]) - self.floor) * per_px - 1
+            rect = QRectF(cx - size.width() / 2, bottom - size.height(), size.width(),
+                          size.height())
+            # one step up at most, over a left neighbour on its own bar (no staircase); a
+            # label that still collides is hidden by the caller
+            if rects and not raised[-1] and rect.intersects(rects[-1].adjusted(-2, -1, 2, 1)):
+                rect.moveBottom(rects[-1].top() - 1)
+                raised.append(True)
+            else:
+                raised.append(False)
+            rects.append(rect)
+        return rects
 
     def _x_margins(self, width_px: float) -> tuple[float, float]:
         """The x range: every bar, and half of the first and last names inside it."""

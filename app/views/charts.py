@@ -51,8 +51,8 @@ class ChartsView(QWidget, View):
         layout.addWidget(self.sweep, 2, 1)
         layout.setRowStretch(1, 3)
         layout.setRowStretch(2, 2)
-        layout.setColumnStretch(0, 2)
-        layout.setColumnStretch(1, 3)  # the sweep's legend takes a column of its own
+        layout.setColumnStretch(0, 1)
+        layout.setColumnStretch(1, 2)  # the sweep's legend (18 levels) takes room beside it
         self.set_log_axis(LOG_AXIS_DEFAULT)
 
     def set_log_axis(self, on: bool) -> None:
