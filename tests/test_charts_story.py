@@ -114,7 +114,7 @@ def test_the_sweep_axis_starts_afresh_when_a_replay_restarts(loaded, synthetic_f
     window.replay.seek(window.replay.clock.duration_s)
     window.flush_views()
     assert not sweep.empty
-    (x0, x1), (y0, y1) = sweep.getPlotItem().vb.viewRange()
+    (x0, x1), (_y0, y1) = sweep.getPlotItem().vb.viewRange()
     lo, hi = np.log10(min(syn.SWEEP)), np.log10(max(syn.SWEEP))
     assert x0 < lo and x1 > hi and (x1 - x0) < 2 * (hi - lo)  # the data's range, no more
     assert sweep.size_axis.sizes == sorted(syn.SWEEP)
