@@ -98,7 +98,7 @@ def test_bars_prefer_sustained_energy_and_set_burst_beside_sustained(sustained_w
     bars.set_metric(bars.PAIR)
     np.testing.assert_allclose(bars.bars.opts["x"], np.arange(len(levels)) - 0.2)
     assert bars.sustained_bars is not None and bars.sustained_bars.isVisible()
-    pale = bars.sustained_bars.opts["height"]
+    pale = bars.drawn_sustained_values()
     assert pale[wmma] == pytest.approx(261.0) and pale[naive] == 0.0
     assert bars.drawn_values()[wmma] == pytest.approx(300.0)
     assert bars.label_texts[wmma] == "300.0\nsust. −13% ⚠"

@@ -357,8 +357,12 @@ class Chart(pg.PlotWidget):
         self.empty_text.hide()
         self.empty = False
         for name in ("left", "bottom"):
-            # major ticks and grid lines only: the minor grid costs ~5 ms per redraw here
-            item.getAxis(name).setStyle(maxTickLevel=0, maxTextLevel=0)
+            axis = item.getAxis(name)
+            # an axis repaints from a pixmap unless its range, ticks or font changed (the
+            # font is set through setTickFont, which invalidates it), and draws major ticks
+            # and grid lines only: the minor grid costs ~5 ms per redraw here
+            axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            axis.setStyle(maxTickLevel=0, maxTextLevel=0)
         self.apply_theme(NORMAL)
 
     def set_title_text(self, title: str) -> None:

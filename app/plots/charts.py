@@ -75,13 +75,15 @@ class StreamChart(Chart):
         x, y = stream.arrays()
         self.shown = (x, y)
         level = self.store.level(stream.level) if stream.level else None
-        colors = level_colors([(lv.id, lv.precision, lv.is_reference)
-                               for lv in self.store.levels])
-        color = colors.get(level.id, precision_color(level.precision)) if level else "#1f77b4"
-        # the selected level's run is drawn heavier (the highlight every chart gives it)
-        width = self.theme.line_px * (2 if level and level.id == self.selected else 1)
-        if (color, width) != self._color:
-            self._color = (color, width)
+        key = (stream.level, self.selected, self.store.generation, self.theme.name)
+        if key != self._color:  # (a new run or selection, not every repeat)
+            self._color = key
+            colors = level_colors([(lv.id, lv.precision, lv.is_reference)
+                                   for lv in self.store.levels])
+            color = colors.get(level.id, precision_color(level.precision)) if level \
+                else "#1f77b4"
+            # the selected level's run is drawn heavier (the highlight every chart gives)
+            width = self.theme.line_px * (2 if level and level.id == self.selected else 1)
             self.curve.setPen(pg.mkPen(color, width=width))
             self.curve.setSymbolBrush(color)
         if self.show_empty(None if len(x) else EMPTY_STREAM):
@@ -150,7 +152,6 @@ class SweepChart(Chart):
         self.set_label("bottom", "N (M = N = K for a sweep)")
         self.set_label("left", "TFLOPS")
         self.curves: dict[str, pg.PlotDataItem] = {}
-        self.styles: dict[str, tuple[str, str, bool, int]] = {}  # color, symbol, dashed, z
         self.shown: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.hover = HoverReadout(self, self._describe)
         self.show_empty(EMPTY_SWEEP)
@@ -171,11 +172,11 @@ class SweepChart(Chart):
         if getattr(self, "store", None) is not None:
             self.refresh({Change.HEADER})
 
-    def _style(self, level_id: str) -> tuple[str, str, bool, int]:
+    def _style(self, level_id: str, colors: dict[str, str]) -> tuple[str, str, bool, int]:
+        """Colour, marker, dashed (a reference) and stacking order of a level's curve."""
         assert self.store is not None
         level = self.store.level(level_id)
-        levels = [(lv.id, lv.precision, lv.is_reference) for lv in self.store.levels]
-        color = level_colors(levels).get(level_id, precision_color(""))
+        color = colors.get(level_id, precision_color(""))
         if level is None:
             return color, "o", False, 0
         if level.is_reference:
@@ -196,10 +197,12 @@ class SweepChart(Chart):
             self.side_legend.set_entries([])
             return
         order = {lv.id: i for i, lv in enumerate(self.store.levels)}
+        colors = level_colors([(lv.id, lv.precision, lv.is_reference)
+                               for lv in self.store.levels])
         entries = []
         for level_id in sorted(self.shown, key=lambda k: order.get(k, len(order))):
             n, tflops = self.shown[level_id]
-            color, symbol, dashed, z = self._style(level_id)
+            color, symbol, dashed, z = self._style(level_id, colors)
             chosen = level_id == self.selected
             entries.append(LegendEntry(level_id + (" (selected)" if chosen else ""), color,
                                        kind="line", dashed=dashed, symbol=symbol))

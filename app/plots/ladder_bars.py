@@ -68,6 +68,7 @@ class LadderBars(Chart):
         self.rows: list[dict[str, Any]] = []  # what the bars show, one dict per level
         self.floor = 0.0  # the bars' base in view coordinates (log10 of it on a log axis)
         self._axis_label = ""
+        self._drawn: tuple[Any, ...] = ()  # what the last _draw showed
         self._ticks: list[tuple[int, str]] = []
         self.getPlotItem().getAxis("bottom").setStyle(tickTextOffset=4)
         self.getPlotItem().vb.sigResized.connect(self.place_labels)
@@ -94,7 +95,7 @@ class LadderBars(Chart):
 
     def set_selected(self, level_id: str | None) -> None:
         super().set_selected(level_id)
-        self._draw_band()
+        self.refresh({Change.LADDER})  # the band and the legend's line for it
 
     def is_log(self) -> bool:
         return self.log_axis and self.bar_metric in self.LOG_METRICS
@@ -124,6 +125,12 @@ class LadderBars(Chart):
                               "throttled": r.throttled,
                               "color": colors.get(lv.id, precision_color(r.precision)),
                               "reference": self._reference_of(r)})
+        # (a throttled result redraws only when what the bars show changed)
+        key = (repr(self.rows), self.bar_metric, self.is_log(), self.selected,
+               self.theme.name, Change.HEADER in changes)
+        if key == self._drawn and not self.empty:
+            return
+        self._drawn = key
         self._draw()
 
     def _reference_of(self, r: Any) -> dict[str, float | None] | None:
@@ -148,6 +155,15 @@ class LadderBars(Chart):
             return np.zeros(0)
         top = np.asarray(self.bars.opts["y0"], float) + np.asarray(self.bars.opts["height"])
         drawn = np.asarray(self.bars.opts["height"]) > 0
+        return np.where(drawn, 10 ** top if self.is_log() else top, 0.0)
+
+    def drawn_sustained_values(self) -> np.ndarray:
+        """The pale sustained bars' values on the axis (burst vs sustained), read back."""
+        item = self.sustained_bars
+        if item is None or not item.isVisible():
+            return np.zeros(0)
+        top = np.asarray(item.opts["y0"], float) + np.asarray(item.opts["height"])
+        drawn = np.asarray(item.opts["height"]) > 0
         return np.where(drawn, 10 ** top if self.is_log() else top, 0.0)
 
     def axis_label(self) -> str:
