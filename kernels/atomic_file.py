@@ -21,6 +21,8 @@ class NewFile:
     removes it. Without ``replace`` an existing ``path`` raises FileExistsError, here and
     at the rename (a file that appeared meanwhile is not replaced either)."""
 
+    kept_bytes = 0  # how much of ``temp`` was there before this writer (an appended copy)
+
     def __init__(self, path: str | Path, replace: bool = False):
         self.path = Path(path)
         self.replace = replace

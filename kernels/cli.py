@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -48,6 +49,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cooldown-s", type=float, metavar="S",
                    help=f"sustained: idle seconds before each trial (default "
                         f"{sus['cooldown_s'][0]:g})")
+    p.add_argument("--sustained-size", action="append", type=parse_shape, default=[],
+                   metavar="N|MxNxK",
+                   help="after the burst runs, run every level sustained at this shape too "
+                        "(repeatable; the --window-s, --trials, --cooldown-s options apply)")
     p.add_argument("--telemetry-hz", type=float, default=50.0,
                    help="NVML sampling rate, 0 = off (default 50)")
     p.add_argument("--timeout", type=float, default=300.0,
@@ -86,6 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(rec)
     rec.add_argument("-o", "--output", required=True, help="session file to write (.jsonl)")
     rec.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    rec.add_argument("--append", action="store_true",
+                     help="continue the existing output file: its lines are kept and this "
+                          "run's follow as a new runner of the same session (the file is "
+                          "replaced atomically when the runs finish)")
     rec.add_argument("--ncu", nargs="?", const="ncu", metavar="PATH",
                      help="after the timed runs, profile each SIMT level once with Nsight "
                           "Compute (PATH: the ncu executable, default ncu on PATH) and "
@@ -136,22 +145,33 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         commands.check_telemetry_hz(args.telemetry_hz)
     except protocol.ProtocolError as exc:
         raise CliError(f"--telemetry-hz: {exc}") from None
-    sustained = sustained_fields(args)
+    also = list(getattr(args, "sustained_size", []) or [])
+    if also and args.sustained:
+        raise CliError("--sustained-size adds sustained runs after burst ones; with "
+                       "--sustained every run is sustained already (use --size)")
+    # with --sustained-size the window options are those of the added sustained runs
+    main_mode = sustained_fields(args, args.sustained) if not also else {"mode": "burst"}
     shapes = list(args.size) or ([] if args.sweep else [(4096, 4096, 4096)])
     for n in args.sweep or []:
         if (n, n, n) not in shapes:
             shapes.append((n, n, n))
     runs = [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
-                       compare=not args.no_compare, **sustained)
+                       compare=not args.no_compare, **main_mode)
             for M, N, K in shapes for level_id in ids]
+    if also:
+        sustained = sustained_fields(args, True)
+        runs += [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
+                            compare=not args.no_compare, **sustained)
+                 for M, N, K in also for level_id in ids]
     return runs
 
 
-def sustained_fields(args: argparse.Namespace) -> dict[str, Any]:
-    """RunRequest fields of --sustained and its options, checked as the runner will."""
+def sustained_fields(args: argparse.Namespace, sustained: bool) -> dict[str, Any]:
+    """RunRequest fields of a burst or sustained run (with the --window-s, --trials and
+    --cooldown-s options), checked as the runner will."""
     given = {"window_s": args.window_s, "trials": args.trials, "cooldown_s": args.cooldown_s}
     given = {k: v for k, v in given.items() if v is not None}
-    mode = "sustained" if args.sustained else "burst"
+    mode = "sustained" if sustained else "burst"
     try:
         commands.check_mode_fields({"mode": mode, **given})
     except protocol.ProtocolError as exc:
@@ -257,27 +277,34 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
         if ev["type"] != "telemetry":
             progress.event(ev)
 
-    session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout)
     try:
+        session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout)
         try:
-            header = session.wait_ready()
-        except RuntimeError as exc:
-            raise CliError(str(exc)) from None
-        if header.get("device") is None:
-            raise CliError(f"no GPU: {header.get('no_gpu_reason')}")
-        session.submit(runs)
-        session.wait_idle()
-        if session.explainer is not None and session.lost_runs:
-            # over ssh a lost run is a lost connection or runner: say so, exit 2
-            raise CliError(session.failure_text)
-        session.close()  # the GPU to the profiler alone
-        if after is not None:
-            after(session.now, session.emit)
+            _drive(session, runs, args, after)
+        finally:
+            session.close()
     finally:
-        session.close()
         if writer is not None:
             writer.close()
     return results
+
+
+def _drive(session: RunnerSession, runs: list[RunRequest], args: argparse.Namespace,
+           after: AfterRuns | None) -> None:
+    try:
+        header = session.wait_ready()
+    except RuntimeError as exc:
+        raise CliError(str(exc)) from None
+    if header.get("device") is None:
+        raise CliError(f"no GPU: {header.get('no_gpu_reason')}")
+    session.submit(runs)
+    session.wait_idle()
+    if session.explainer is not None and session.lost_runs:
+        # over ssh a lost run is a lost connection or runner: say so, exit 2
+        raise CliError(session.failure_text)
+    session.close()  # the GPU to the profiler alone
+    if after is not None:
+        after(session.now, session.emit)
 
 
 def main(argv: list[str] | None = None, stdout: TextIO | None = None,
@@ -323,6 +350,8 @@ def _output_file(args: argparse.Namespace) -> NewFile | None:
     under a temporary name beside it and renamed when the runs have finished."""
     if not args.output:
         return None
+    if getattr(args, "append", False):
+        return _appended_file(args)
     try:
         return NewFile(args.output, replace=args.force)
     except FileExistsError:
@@ -331,11 +360,42 @@ def _output_file(args: argparse.Namespace) -> NewFile | None:
         raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
 
 
+def _appended_file(args: argparse.Namespace) -> NewFile:
+    """--append: a copy of the existing session file under the temporary name, which the
+    runs continue and which replaces the file when they finish; so the file is never
+    half-written, and what it held is never lost."""
+    if args.force:
+        raise CliError("--append keeps the file and --force replaces it: pass one")
+    path = Path(args.output)
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline(protocol.MAX_LINE_BYTES + 1)
+        if protocol.parse_line(first, 1, str(path))["type"] != "session":
+            raise protocol.ProtocolError("the first line is not a session header", 1,
+                                         str(path))
+    except FileNotFoundError:
+        raise CliError(f"--append: {path} does not exist") from None
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except protocol.ProtocolError as exc:
+        raise CliError(f"--append: {exc}; nothing was appended") from None
+    out = NewFile(path, replace=True)
+    try:
+        shutil.copyfile(path, out.temp)
+    except OSError as exc:
+        out.discard()
+        raise CliError(f"cannot write beside {path}: {exc.strerror or exc}") from None
+    out.kept_bytes = out.temp.stat().st_size
+    return out
+
+
 def _abandon(out: NewFile, stderr: TextIO) -> None:
     """The runs did not finish: keep what was measured under the temporary name (and say
     where), else remove it. The --output file is left as it was."""
     try:
-        text = out.temp.read_text(encoding="utf-8", errors="replace")
+        with out.temp.open("rb") as fh:  # with --append, only what this run added
+            fh.seek(out.kept_bytes)
+            text = fh.read().decode("utf-8", errors="replace")
     except OSError:
         return
     if '"type":"result"' in text or '"type":"counters"' in text:

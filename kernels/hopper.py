@@ -89,6 +89,32 @@ def encode(spec: TiledMap) -> ctypes.Array:
     return out
 
 
+class _LaunchConfig(ctypes.Structure):
+    """CUlaunchConfig (cuda.h): grid, block, dynamic shared memory, stream, attributes."""
+
+    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint),
+                ("gridDimZ", ctypes.c_uint), ("blockDimX", ctypes.c_uint),
+                ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
+                ("attrs", ctypes.c_void_p), ("numAttrs", ctypes.c_uint)]
+
+
+def max_active_clusters(function_ptr: int, cluster: int, block: Sequence[int], smem: int,
+                        fallback: int) -> int:
+    """How many clusters of a kernel with compile-time cluster dimensions can be resident
+    at once (cuOccupancyMaxActiveClusters): a persistent cluster grid larger than this
+    would run its last clusters in a second wave. ``fallback`` where the driver cannot say."""
+    cfg = _LaunchConfig(cluster, 1, 1, *block, smem, None, None, 0)
+    out = ctypes.c_int(0)
+    try:
+        status = _driver().cuOccupancyMaxActiveClusters(ctypes.byref(out),
+                                                         ctypes.c_void_p(function_ptr),
+                                                         ctypes.byref(cfg))
+    except (AttributeError, TensorMapError):
+        return fallback
+    return out.value if status == 0 and out.value > 0 else fallback
+
+
 def blank_map() -> ctypes.Array:
     """A map-sized parameter for a kernel told (by a flag) not to use that map."""
     return (ctypes.c_ubyte * TENSOR_MAP_BYTES)()

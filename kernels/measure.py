@@ -30,7 +30,17 @@ from .energy import (
 from .gpu import DeviceInfo, DeviceLimits, device_limits, require_cupy
 from .operands import OUTPUT_BYTES, Accuracy, Operands, check, random_inputs
 from .protocol import Mode
-from .registry import BY_ID, DTYPE_OF, TOLERANCE, Geometry, Kind, Level, Library, Precision
+from .registry import (
+    BY_ID,
+    DTYPE_OF,
+    TOLERANCE,
+    Geometry,
+    Kind,
+    Level,
+    Library,
+    Precision,
+    Scaling,
+)
 from .telemetry import Nvml, RunWindow
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
@@ -108,9 +118,13 @@ def torch_scaled_mm_available() -> bool:
     return hasattr(torch, "_scaled_mm") and hasattr(torch, "float8_e4m3fn")
 
 
-def torch_scaled_mm_launcher(ops: Operands, stream_ptr: int) -> Callable[[], None]:
+def torch_scaled_mm_launcher(ops: Operands, stream_ptr: int,
+                             blocks: bool = False) -> Callable[[], None]:
     """cuBLASLt FP8 through torch._scaled_mm on the same stream, writing into ops.c:
-    A row-major, B column-major (Bt row-major, transposed view), per-tensor scales."""
+    A row-major, B column-major (Bt row-major, transposed view). Per-tensor scales (one
+    each), or DeepGEMM's block scales as torch wants them (its ScaledBlas.cpp checks):
+    scale_a (M, K/128) with strides (1, M), a transposed view of the KB x M array the
+    levels read; scale_b (K/128, N/128) whose transpose is the NB x KB row-major array."""
     import torch
 
     def view(x: Any, dtype: Any) -> Any:
@@ -119,8 +133,12 @@ def torch_scaled_mm_launcher(ops: Operands, stream_ptr: int) -> Callable[[], Non
     a = view(ops.a, torch.float8_e4m3fn)
     b = view(ops.b, torch.float8_e4m3fn).t()
     c = view(ops.c, torch.bfloat16)
-    sa = torch.from_dlpack(ops.scale_a.reshape(1)).float()
-    sb = torch.from_dlpack(ops.scale_b.reshape(1)).float()
+    if not blocks:
+        sa = torch.from_dlpack(ops.scale_a.reshape(1)).float()
+        sb = torch.from_dlpack(ops.scale_b.reshape(1)).float()
+    else:
+        sa = torch.from_dlpack(ops.scale_a).t()
+        sb = torch.from_dlpack(ops.scale_b).t()
     stream = torch.cuda.ExternalStream(stream_ptr)
 
     def run_ref() -> None:
@@ -205,7 +223,9 @@ def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
     dtype = "bf16" if ops.fmt == "bf16" else "uint8"
     (rows, cols), box_k = geometry.tile, geometry.k_tile
     map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, dtype, M, K, rows, box_k))
-    map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, cols, box_k))
+    # in a cluster of CL CTAs each loads 1/CL of the B tile (multicast to all)
+    cl = geometry.cluster
+    map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, cols // cl, box_k))
     # C through TMA stores when its rows are 16-byte multiples; else the kernel's own stores
     tma_c = N % 8 == 0
     map_c = (hopper.encode(hopper.TiledMap(ops.c.data.ptr, "bf16", M, N, 64, 64)) if tma_c
@@ -215,8 +235,10 @@ def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
     if ops.scale_a is not None:
         args += [hopper.pointer(ops.scale_a.data.ptr), hopper.pointer(ops.scale_b.data.ptr)]
     sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
-    grid = level.grid(M, N, sms)
     function = kernel.kernel.ptr
+    if cl > 1:  # no more clusters than fit at once (GPCs may leave SMs unpaired)
+        sms = cl * hopper.max_active_clusters(function, cl, block, smem, sms // cl)
+    grid = level.grid(M, N, sms)
 
     def run_level() -> None:
         hopper.launch(cp.cuda.driver, function, grid, block, smem,
@@ -283,7 +305,9 @@ class Bench:
         if level.library is None:
             return level_launcher(level, ops, params)
         if level.library is Library.CUBLASLT:
-            return torch_scaled_mm_launcher(ops, self.stream.ptr), {"variant": str(level.library)}
+            blocks = level.scaling is Scaling.BLOCKS
+            return (torch_scaled_mm_launcher(ops, self.stream.ptr, blocks),
+                    {"variant": str(level.library)})
         cp = self.cp
         a, b, c = ops.a, ops.b, ops.c
         if ops.fmt == "bf16":  # the same bits, seen as ml_dtypes.bfloat16 by cuBLAS

@@ -77,6 +77,7 @@ class Geometry:
     tile: tuple[int, int]  # (rows of C, cols of C) one block computes
     k_tile: int = 1  # K one block stages per step (BK); 1 where nothing is staged
     group_rows: int = 1  # block rows walked together, column by column (SWZ, GM)
+    cluster: int = 1  # CTAs per thread block cluster (CL), adjacent tile rows
 
 
 # what a catalog has always said of a reference's block and tile (cuBLAS chooses its own)
@@ -111,7 +112,8 @@ def warp_tiles(p: dict[str, int]) -> Geometry:
 def warp_specialized(p: dict[str, int]) -> Geometry:
     """A producer warpgroup and CONSUMERS consumer warpgroups per BM x BN tile; GM tile
     rows walked together (gs_tile_coords)."""
-    return Geometry(((p["CONSUMERS"] + 1) * 128, 1), (p["BM"], p["BN"]), p["BK"], p["GM"])
+    return Geometry(((p["CONSUMERS"] + 1) * 128, 1), (p["BM"], p["BN"]), p["BK"], p["GM"],
+                    p.get("CL", 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +205,9 @@ class Level:
         rows, cols = self.tile
         gm, gn = -(-M // rows), -(-N // cols)
         if self.persistent:
-            return (min(gm * gn, sm_count or gm * gn), 1, 1)
+            cl = self.launch_geometry().cluster  # whole clusters of CL tile rows
+            units = -(-gm // cl) * gn
+            return (min(units, (sm_count or units * cl) // cl) * cl, 1, 1)
         return (gn, gm, 1) if self.grid_x == "N" else (gm, gn, 1)
 
     def shape_refusal(self, M: int, N: int, K: int) -> str | None:
@@ -459,6 +463,46 @@ LEVELS: tuple[Level, ...] = (
               "8192^3; promoting block k-1 from a second set of temporaries while block k "
               "runs (KPIPE=1) 948 / 1046; with the TMA-store epilogue 1045 / 1076; 128x256 "
               "tiles in two halves (KPIPE=0, 4 stages) 1064 / 1095, the default."),
+    # -- issue 17: the Hopper levels with 2-CTA clusters (kernels/cuda/*_cluster.cu) ---
+    Level(
+        id="wgmma_cluster", title="wgmma + TMA multicast, 2-CTA clusters (BF16)",
+        precision=Precision.BF16, reference="cublas_bf16",
+        adds="Thread block clusters: two CTAs on neighbouring SMs compute vertically "
+             "adjacent 128x256 tiles, each loads its own A tile and half of the shared B "
+             "tile, which TMA multicasts into both CTAs' shared memory (B's L2 traffic "
+             "halved); a stage is refilled when both CTAs' consumers freed it (mbarrier "
+             "arrivals across the cluster).",
+        follows="PTX ISA 8.x: cluster, mapa, cp.async.bulk.tensor .multicast::cluster; "
+                "CUTLASS sm90 TMA multicast; Pranjal Shankhdhar's fast.cu worklog",
+        source="wgmma_cluster.cu", kernel="bgemm_wgmma_cluster",
+        params={"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
+                "KPIPE": 1, "EPI": 1, "CL": 2, "PRODREGS": 40, "CONSREGS": 232},
+        geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
+        k_multiple=8, k_reason="a TMA row pitch must be a multiple of 16 bytes",
+        edge_variant=False, output_format=OutputFormat.BF16,
+        dyn_smem=lambda p: (p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 2
+                            + p["EPI"] * p["CONSUMERS"] * 16384 + 1024),
+        notes="wgmma_tma's pipeline, verification and reference; the grid is whole clusters "
+              "(at most SMs / 2). Not yet measured on the H200 (issue 17: "
+              "benchmarks/tune17_hopper.py times CL = 1 and 2 side by side)."),
+    Level(
+        id="fp8_cluster", title="FP8 E4M3 block-scaled, 2-CTA clusters",
+        precision=Precision.FP8, reference="cublaslt_fp8", scaling=Scaling.BLOCKS,
+        adds="fp8_block_scaled with wgmma_cluster's pairing: two CTAs share the B tile "
+             "through TMA multicast; the promotion loop is fp8_block_scaled's, with the "
+             "scale loads for the next K block issued before the wait on the current one.",
+        follows="DeepGEMM (deepseek-ai): TMA multicast, fine-grained scaling; PTX ISA wgmma .e4m3",
+        source="fp8_cluster.cu", kernel="fp8gemm_cluster",
+        params={"BM": 128, "BN": 256, "BK": 128, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
+                "KPIPE": 0, "EPI": 1, "CL": 2, "PRODREGS": 40, "CONSREGS": 232},
+        geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
+        k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
+        output_format=OutputFormat.BF16,
+        dyn_smem=lambda p: (p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"]
+                            + p["EPI"] * p["CONSUMERS"] * 16384 + 1024),
+        notes="fp8_block_scaled's verification (relative error and DeepGEMM's difference) "
+              "and reference. Not yet measured on the H200 (issue 17: "
+              "benchmarks/tune17_hopper.py)."),
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",
@@ -475,6 +519,22 @@ LEVELS: tuple[Level, ...] = (
                "B given as Bt like the BF16 level (a transposed view, no copy).",
           follows="cuBLAS", kind=Kind.REFERENCE, library=Library.CUBLAS, b_layout="nk",
           output_format=OutputFormat.BF16),
+    # before cublaslt_fp8, which stays REFERENCE_FOR's FP8 entry (the last one wins)
+    Level(id="cublaslt_fp8_blocks", title="cuBLASLt FP8 (1x128 / 128x128 block scales)",
+          precision=Precision.FP8,
+          adds="Reference: torch._scaled_mm on E4M3 inputs with DeepGEMM's block scales (one "
+               "per 1x128 block of A, one per 128x128 block of B, the same arrays the "
+               "block-scaled levels read), BF16 output (cuBLASLt's block-scaled FP8 GEMM); "
+               "needs torch, skipped with a message otherwise.",
+          follows="cuBLASLt 1D/2D block scaling for FP8 through torch", kind=Kind.REFERENCE,
+          library=Library.CUBLASLT, b_layout="nk", output_format=OutputFormat.BF16,
+          scaling=Scaling.BLOCKS, k_multiple=128, k_reason="one FP32 scale per 128 of K",
+          shape_rule=lambda M, N, K: (
+              f"torch._scaled_mm needs M, N and K to be multiples of 16; got {M}x{N}x{K}"
+              if M % 16 or N % 16 or K % 16 else None),
+          notes="torch 2.11 on the H200 refused scale_a given as a contiguous (M, K/128) "
+                "array; ScaledBlas.cpp wants it outer-dim-major (strides (1, M)). Not yet "
+                "measured (issue 17)."),
     Level(id="cublaslt_fp8", title="cuBLASLt FP8 (per-tensor scales)", precision=Precision.FP8,
           adds="Reference: torch._scaled_mm on E4M3 inputs with one scale per tensor, BF16 "
                "output (cuBLASLt); needs torch, skipped with a message otherwise.",

@@ -299,3 +299,76 @@ def test_report_into_a_closed_pipe_stops_quietly(tmp_path):
     proc.stderr.close()
     assert proc.wait(timeout=60) == 141
     assert "Traceback" not in err and "BrokenPipe" not in err and err == ""
+
+
+# ------------------------------------------------------------------ --append, --sustained-size
+
+def test_sustained_size_adds_sustained_runs_after_the_burst_ones():
+    runs = cli.plan(parse("bench", "-l", "naive,coalesced", "-s", "64", "--sustained-size",
+                          "128", "--sustained-size", "32x16x8", "--window-s", "1.5",
+                          "--trials", "2", "--cooldown-s", "0"))
+    assert [(r.level, r.M, r.N, r.K, r.mode) for r in runs] == [
+        ("naive", 64, 64, 64, "burst"), ("coalesced", 64, 64, 64, "burst"),
+        ("naive", 128, 128, 128, "sustained"), ("coalesced", 128, 128, 128, "sustained"),
+        ("naive", 32, 16, 8, "sustained"), ("coalesced", 32, 16, 8, "sustained")]
+    assert all(r.window_s == 1.5 and r.trials == 2 and r.cooldown_s == 0
+               for r in runs if r.mode == "sustained")
+    assert all(r.window_s is None for r in runs if r.mode == "burst")
+
+
+def test_sustained_size_with_sustained_is_refused():
+    with pytest.raises(cli.CliError, match="--sustained-size adds sustained runs"):
+        cli.plan(parse("bench", "--sustained", "--sustained-size", "64"))
+
+
+def test_append_continues_the_session_file_and_keeps_every_old_line(tmp_path, monkeypatch):
+    _fake_runner(monkeypatch)
+    out = tmp_path / "rec.jsonl"
+    assert cli.main(["record", "-o", str(out), "-l", "naive", "-s", "16", "--no-compare"],
+                    stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    before = out.read_bytes()
+    with out.open("ab") as fh:  # a crash cut the last line
+        fh.write(b'{"type":"info","t":9')
+    code = cli.main(["record", "-o", str(out), "--append", "-l", "coalesced", "-s", "16",
+                     "--no-compare"], stdout=io.StringIO(), stderr=io.StringIO())
+    assert code == 0
+    after = out.read_bytes()
+    assert after.startswith(before + b'{"type":"info","t":9\n')
+    session = recording.read_session(out)
+    assert [r["level"] for r in session.results] == ["naive", "coalesced"]
+    assert session.skipped_count == 1  # the cut line, named
+    assert [p.name for p in tmp_path.iterdir()] == ["rec.jsonl"]
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "does not exist"), (b"", "nothing was appended"),
+    (b'{"type":"info","t":1,"text":"x"}\n', "nothing was appended")])
+def test_append_refuses_a_file_that_is_not_a_session(tmp_path, monkeypatch, content, message):
+    _no_runner(monkeypatch)
+    out = tmp_path / "rec.jsonl"
+    if content is not None:
+        out.write_bytes(content)
+    err = io.StringIO()
+    code = cli.main(["record", "-o", str(out), "--append", "-l", "naive", "-s", "16"],
+                    stdout=io.StringIO(), stderr=err)
+    assert code == 2 and message in err.getvalue()
+    assert (out.read_bytes() if content is not None else None) == content
+    assert len(list(tmp_path.iterdir())) == (content is not None)
+
+
+def test_append_that_measures_nothing_leaves_the_file_as_it_was(tmp_path, monkeypatch):
+    _fake_runner(monkeypatch)
+    out = tmp_path / "rec.jsonl"
+    assert cli.main(["record", "-o", str(out), "-l", "naive", "-s", "16", "--no-compare"],
+                    stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    before = out.read_bytes()
+
+    def no_gpu(*args, **kwargs):
+        raise cli.CliError("no GPU: none here")
+
+    monkeypatch.setattr(cli, "open_session", no_gpu)
+    err = io.StringIO()
+    code = cli.main(["record", "-o", str(out), "--append", "-l", "coalesced", "-s", "16",
+                     "--no-compare"], stdout=io.StringIO(), stderr=err)
+    assert code == 2 and "no GPU" in err.getvalue() and out.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["rec.jsonl"]

@@ -96,3 +96,18 @@ def test_exports_are_written_whole(tmp_path):
         assert temp.suffix == ".png" and temp.parent == tmp_path
         temp.write_bytes(b"\x89PNG")
     assert (tmp_path / "chart.png").read_bytes() == b"\x89PNG"
+
+
+def test_exports_say_the_mode_and_set_sustained_beside_burst():
+    store = store_of(result(level="naive", tflops=2.0),
+                     result(level="naive", tflops=1.5, mode="sustained", trials=3,
+                            tflops_min=1.4, tflops_max=1.6, throttled=["SwPowerCap"],
+                            power_limit_w=700.0, t=2.0))
+    rows = list(csv.DictReader(io.StringIO(export.results_csv(store))))
+    assert [(r["level"], r["mode"], r["TFLOPS"]) for r in rows] == [
+        ("naive", "burst", "2.000"), ("naive", "sustained", "1.500")]
+    md = export.ladder_markdown(store, "x.jsonl")
+    header = next(line for line in md.splitlines() if line.startswith("| level"))
+    assert "sustained TFLOPS" in header and "power-limited" in header
+    naive = next(line for line in md.splitlines() if line.startswith("| naive"))
+    assert "1.500" in naive and "700 W limit" in naive

@@ -109,3 +109,30 @@ def test_one_verification_rule_with_deepgemm_for_fp8():
     assert formats == {"cp_async": "fp32", "wmma": "fp32", "cublas_fp16": "fp16",
                        "wgmma_tma": "bf16", "cublas_bf16": "bf16", "fp8_block_scaled": "bf16",
                        "cublaslt_fp8": "bf16"}
+
+
+class _FakeOccupancyDriver:
+    """cuOccupancyMaxActiveClusters answering ``value`` with ``status``; records the config."""
+
+    def __init__(self, status: int, value: int):
+        self.status, self.value, self.config = status, value, None
+
+    def cuOccupancyMaxActiveClusters(self, out, function, config):
+        cfg = ctypes.cast(config, ctypes.POINTER(hopper._LaunchConfig)).contents
+        self.config = (cfg.gridDimX, cfg.blockDimX, cfg.sharedMemBytes, cfg.numAttrs)
+        ctypes.cast(out, ctypes.POINTER(ctypes.c_int)).contents.value = self.value
+        return self.status
+
+
+def test_max_active_clusters_asks_the_driver_with_the_launch_shape(monkeypatch):
+    fake = _FakeOccupancyDriver(0, 60)
+    monkeypatch.setattr(hopper, "_libcuda", fake)
+    assert hopper.max_active_clusters(0x1234, 2, (384, 1, 1), 230000, 66) == 60
+    assert fake.config == (2, 384, 230000, 0)
+    assert ctypes.sizeof(hopper._LaunchConfig) == 56  # CUlaunchConfig on 64-bit
+
+
+@pytest.mark.parametrize("status,value", [(1, 60), (0, 0)])
+def test_max_active_clusters_falls_back_where_the_driver_cannot_say(monkeypatch, status, value):
+    monkeypatch.setattr(hopper, "_libcuda", _FakeOccupancyDriver(status, value))
+    assert hopper.max_active_clusters(0x1234, 2, (384, 1, 1), 1024, 66) == 66

@@ -59,10 +59,13 @@ def test_launch_geometry_is_consistent(level: registry.Level):
         assert threads == (p["BM"] // p["TM"]) * (p["BN"] // p["TN"])
     assert level.dyn_smem_bytes() <= 232448, "H200 opt-in shared memory limit"
     if level.persistent:  # one block per SM walks the tiles; never more blocks than tiles
+        # (whole clusters of CL blocks, CL adjacent tile rows each)
         assert threads == (p["CONSUMERS"] + 1) * 128 and p["BM"] == 64 * p["CONSUMERS"]
-        assert level.grid(4097, 4099, 132) == (132, 1, 1)
-        assert level.grid(7, 13, 132) == (1, 1, 1)
+        cl = level.launch_geometry().cluster
+        assert level.grid(4097, 4099, 132) == (132 // cl * cl, 1, 1)
+        assert level.grid(7, 13, 132) == (cl, 1, 1)
         assert level.grid(200, 300, 132) == (2 * -(-300 // p["BN"]), 1, 1)
+        assert level.grid(3 * p["BM"], p["BN"], 132) == (-(-3 // cl) * cl, 1, 1)
         return
     for M, N in ((1, 1), (7, 13), (4097, 4099)):
         gx, gy, gz = level.grid(M, N)
@@ -85,8 +88,11 @@ def test_geometry_blocks_cover_c_with_the_block_tile(level: registry.Level):
     for M, N in ((1, 1), (7, 13), (128, 256), (4097, 4099)):
         gx, gy, gz = level.grid(M, N, 132)
         tiles = -(-M // rows) * -(-N // cols)
-        if level.persistent:
-            assert (gx * gy * gz, gy, gz) == (min(tiles, 132), 1, 1)
+        if level.persistent:  # whole clusters of CL tile rows (one tile where CL = 1)
+            cl = geo.cluster
+            row_tiles = -(-M // rows)
+            units = -(-row_tiles // cl) * -(-N // cols)
+            assert (gx * gy * gz, gy, gz) == (cl * min(units, 132 // cl), 1, 1)
         else:
             assert gx * gy == tiles and gz == 1
             assert tiles * rows * cols >= M * N

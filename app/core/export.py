@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ...kernels.atomic_file import replacing, write_text
-from ...kernels.rows import NUMBER_COLUMNS, Column, not_run_texts
+from ...kernels.rows import NUMBER_COLUMNS, Column, not_run_texts, sustained_texts
 from ...kernels.table import markdown_table
 from ...kernels.throttle import NOT_COUNTED, THROTTLE_MARK
 from .store import SessionStore
 
-CSV_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.DTYPE, Column.SHAPE, Column.M,
+CSV_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.MODE, Column.DTYPE, Column.SHAPE, Column.M,
                Column.N, Column.K, Column.MEDIAN_MS, Column.TFLOPS, Column.PCT_OF_REFERENCE,
                Column.REFERENCE, Column.PCT_OF_PEAK, Column.REL_ERR, Column.VERIFIED,
                Column.REPEATS, Column.T, Column.SM_CLOCK, Column.SM_CLOCK_MIN, Column.POWER,
@@ -31,7 +31,8 @@ __all__ = ["CSV_COLUMNS", "csv_text", "ladder_markdown", "markdown_text", "repla
            "results_csv", "write_export"]
 MARKDOWN_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
                     Column.PCT_OF_REFERENCE, Column.REFERENCE, Column.PCT_OF_PEAK,
-                    Column.ENERGY, Column.GFLOP_PER_J, Column.THROTTLED, Column.VERIFIED)
+                    Column.ENERGY, Column.GFLOP_PER_J, Column.SUSTAINED_TFLOPS,
+                    Column.POWER_LIMITED, Column.THROTTLED, Column.VERIFIED)
 
 
 # a cell beginning with one of these is a formula to a spreadsheet (OWASP, "CSV Injection")
@@ -92,7 +93,10 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
             continue
         row = store.row(r)
         throttled_any = throttled_any or row.throttled
-        rows.append(_safe(row.texts(), markdown_text))
+        texts = row.texts()
+        texts.update(sustained_texts(r, store.sustained_result(lv.id, r.shape),
+                                     store.sm_clock_max_mhz()))
+        rows.append(_safe(texts, markdown_text))
     lines.append(markdown_table(MARKDOWN_COLUMNS, rows))
     lines += ["", f"{Column.PCT_OF_REFERENCE}: of the reference's TFLOPS (cuBLAS of the same "
               "precision at the same shape)."]

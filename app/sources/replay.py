@@ -3,9 +3,11 @@ the Qt-free :class:`ReplayClock` into the event sink."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
@@ -17,6 +19,31 @@ from .base import EventSink
 
 TICK_MS = 16
 TICK_BUDGET_S = 0.020  # delivery per tick: the GUI thread stays free between ticks
+# The interpreter's thread switch interval while a recording is read. The GUI thread takes
+# the GIL for every Python callback a paint makes (hundreds), and with the default 5 ms
+# each of them can wait that long for the reader, so one repaint during a 200 MB read
+# took 0.9 s; at 0.2 ms the longest GUI stall measured 103 ms (benchmarks/big_recording.py).
+READ_SWITCH_INTERVAL_S = 0.0002
+_switching_lock = threading.Lock()
+_readers = [0, 0.005]  # readers running, the interval to restore after the last
+
+
+@contextlib.contextmanager
+def fine_thread_switching() -> Iterator[None]:
+    """While a recording is read: the GUI thread waits at most READ_SWITCH_INTERVAL_S
+    for the GIL; the interval before the first reader is restored after the last."""
+    with _switching_lock:
+        if _readers[0] == 0:
+            _readers[1] = sys.getswitchinterval()
+            sys.setswitchinterval(min(READ_SWITCH_INTERVAL_S, _readers[1]))
+        _readers[0] += 1
+    try:
+        yield
+    finally:
+        with _switching_lock:
+            _readers[0] -= 1
+            if _readers[0] == 0:
+                sys.setswitchinterval(_readers[1])
 
 
 class RecordingLoader(QObject):
@@ -55,7 +82,10 @@ class RecordingLoader(QObject):
         waits on a reader that is gone."""
         gc.freeze()  # what exists now (the window's objects) is not walked again either
         try:
-            session: Session = read_session(self.path, self._progress)
+            with fine_thread_switching():
+                session: Session = read_session(self.path, self._progress)
+                # the play times too: the GUI thread gets a recording ready to play
+                times = timeline(session.events)
         except ProtocolError as exc:
             self.failed.emit(str(exc))
             return
@@ -65,8 +95,7 @@ class RecordingLoader(QObject):
         except Exception as exc:  # a reader bug must not leave "reading…" forever
             self.failed.emit(f"{self.path}: the reader failed ({type(exc).__name__}: {exc})")
             return
-        # the play times too: the GUI thread gets a recording ready to play
-        self.loaded.emit(session, self.note, timeline(session.events))
+        self.loaded.emit(session, self.note, times)
 
 
 class ReplaySource(QObject):

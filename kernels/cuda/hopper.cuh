@@ -154,6 +154,113 @@ __device__ __forceinline__ void gs_ws_produce(const GsTensorMap* tmA, const GsTe
     }
 }
 
+// ------------------------------------------------------------------ clusters (2-CTA)
+// Thread block clusters: CTAs of one cluster run at the same time on neighbouring SMs and
+// may read, write and signal each other's shared memory. The cluster levels pair CTAs
+// that compute vertically adjacent tiles (same B panel): each loads half of the B tile
+// and multicasts it into both CTAs' shared memory, halving B's L2 traffic.
+__device__ __forceinline__ unsigned gs_cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ unsigned gs_cluster_id() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ unsigned gs_cluster_count() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
+    return r;
+}
+// every thread of every CTA of the cluster (release/acquire: shared-memory writes and
+// mbarrier inits before it are visible to the other CTAs after it). Not .aligned: the
+// producer warp's threads reach it from a branch only its thread 0 took.
+__device__ __forceinline__ void gs_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\n"
+                 "barrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// arrive on the mbarrier at the same shared-memory offset in CTA `rank` of the cluster
+__device__ __forceinline__ void gs_mbar_arrive_cluster(unsigned long long* bar, unsigned rank) {
+    asm volatile(
+        "{\n.reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
+        ::"r"(gs_smem_u32(bar)), "r"(rank) : "memory");
+}
+// A TMA box written to the same shared-memory offset of every CTA in `mask`; each
+// destination CTA's mbarrier at `bar`'s offset receives the bytes it got.
+__device__ __forceinline__ void gs_tma_load_2d_multicast(void* smem_dst, const GsTensorMap* map,
+                                                         unsigned long long* bar, int c0, int c1,
+                                                         unsigned short mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n"
+        ::"r"(gs_smem_u32(smem_dst)), "l"(reinterpret_cast<unsigned long long>(map)),
+          "r"(gs_smem_u32(bar)), "r"(c0), "r"(c1), "h"(mask) : "memory");
+}
+
+// Pair p of a cluster kernel's walk: the pair's tile column and its first tile row (the
+// CTA of rank r takes row bm0 + r). Pairs are grouped GM / CL tile-row pairs at a time
+// like gs_tile_coords, so the cluster walk stays as L2-friendly as the single-CTA one.
+template <int CL>
+__device__ __forceinline__ void gs_cluster_tile(int p, int tm, int tn, int GM, int& bm, int& bn) {
+    const int tmc = (tm + CL - 1) / CL;
+    int pm;
+    gs_tile_coords(p, tmc, tn, GM / CL > 0 ? GM / CL : 1, pm, bn);
+    bm = pm * CL + static_cast<int>(gs_cluster_rank());
+}
+
+// The producer of a CL-CTA cluster: like gs_ws_produce, but stage s is refilled only when
+// the consumers of every CTA in the cluster freed it (empty[s] counts CONSUMERS x CL
+// arrivals), A is this CTA's own and the B tile is loaded in CL slices of BN / CL rows,
+// each by one CTA and multicast to all, so full[s] still expects A + B bytes.
+template <int BM, int BN, int BK, int STAGES, int GM, int CL, int A_BYTES, int STAGE_BYTES>
+__device__ __forceinline__ void gs_ws_produce_cluster(const GsTensorMap* tmA,
+                                                      const GsTensorMap* tmB,
+                                                      unsigned char* smem,
+                                                      unsigned long long* full,
+                                                      unsigned long long* empty, int tm,
+                                                      int tn, int ksteps) {
+    constexpr int SLICE_BYTES = (STAGE_BYTES - A_BYTES) / CL;
+    gs_tma_prefetch_map(tmA);
+    gs_tma_prefetch_map(tmB);
+    const int rank = static_cast<int>(gs_cluster_rank());
+    const int pairs = (tm + CL - 1) / CL * tn;
+    int it = 0;
+    for (int p = gs_cluster_id(); p < pairs; p += gs_cluster_count()) {
+        int bm, bn;
+        gs_cluster_tile<CL>(p, tm, tn, GM, bm, bn);
+        for (int ks = 0; ks < ksteps; ++ks, ++it) {
+            const int s = it % STAGES;
+            gs_mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);
+            unsigned char* stage = smem + s * STAGE_BYTES;
+            gs_mbar_arrive_expect_tx(&full[s], STAGE_BYTES);
+            gs_tma_load_2d(stage, tmA, &full[s], ks * BK, bm * BM);
+            if constexpr (CL == 1) {
+                gs_tma_load_2d(stage + A_BYTES, tmB, &full[s], ks * BK, bn * BN);
+            } else {
+                gs_tma_load_2d_multicast(stage + A_BYTES + rank * SLICE_BYTES, tmB, &full[s],
+                                         ks * BK, bn * BN + rank * (BN / CL),
+                                         static_cast<unsigned short>((1u << CL) - 1));
+            }
+        }
+    }
+}
+
+// A consumer warpgroup freed stage s: its leader arrives on empty[s] of every CTA of the
+// cluster (each CTA's producer wrote a slice of B into this CTA's stage).
+template <int CL>
+__device__ __forceinline__ void gs_ws_release_cluster(unsigned long long* empty_s) {
+    if constexpr (CL == 1) {
+        gs_mbar_arrive(empty_s);
+    } else {
+#pragma unroll
+        for (int r = 0; r < CL; ++r) gs_mbar_arrive_cluster(empty_s, r);
+    }
+}
+
 // ------------------------------------------------------------------ registers
 template <int REGS>
 __device__ __forceinline__ void gs_setmaxnreg_dec() {

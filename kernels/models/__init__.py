@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import registry
 from .hopper import Fp8BlockScaled, WgmmaTma
+from .hopper_cluster import Fp8Cluster, WgmmaCluster
 from .level_model import LevelModel, SharedTotals
 from .mma_sync import MmaSync
 from .register_blocking import Register2D, Vectorized
@@ -21,7 +22,7 @@ MODELS: dict[str, type[LevelModel]] = {
     cls.level_id: cls
     for cls in (Naive, Coalesced, SmemTiled, SmemPadded, DoubleBuffer, Register2D,
                 Vectorized, WarpTiling, CpAsync, Wmma, MmaSync, WgmmaTma,
-                Fp8BlockScaled)
+                Fp8BlockScaled, WgmmaCluster, Fp8Cluster)
 }
 
 

@@ -60,7 +60,9 @@ def test_hopper_levels_are_compared_with_cublas_at_their_precision():
     try:
         client.wait_ready()
         for level_id, ref in (("wgmma_tma", "cublas_bf16"),
-                              ("fp8_block_scaled", "cublaslt_fp8")):
+                              ("fp8_block_scaled", "cublaslt_fp8"),
+                              ("wgmma_cluster", "cublas_bf16"),
+                              ("fp8_cluster", "cublaslt_fp8")):
             evs = client.run([RunRequest(level_id, 2048, 2048, 2048, 3)])
             result = next(e for e in evs if e["type"] == "result" and e["level"] == level_id)
             assert result["verified"] and result["variant"] == "tma"
