@@ -193,3 +193,25 @@ def test_cli_export_at_scale_2_and_its_refusals(tmp_path, synthetic_file):
     assert proc.returncode == 2 and "animation view" in proc.stderr
     proc = run_cli("--help", home=home)
     assert "--export" in proc.stdout and "tiling" in proc.stdout and "repeats" in proc.stdout
+
+
+def test_file_menu_names_each_chart_and_offers_png_at_2x(shown, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    from gemmscope.app.window import menus
+    from gemmscope.app.window.exports import ANIMATION_TARGETS, CHART_TARGETS
+
+    file_menu = next(a.menu() for a in shown.menuBar().actions() if a.text() == "&File")
+    submenus = {a.text(): a.menu() for a in file_menu.actions() if a.menu() is not None}
+    charts = [a.text() for a in submenus["Export &chart"].actions()]
+    assert charts == [f"{t.title}…" for t in CHART_TARGETS]
+    animations = [a.text() for a in submenus["Export &animation"].actions()]
+    assert animations == [f"{t.title}…" for t in ANIMATION_TARGETS]
+    slide = next(f for f, scale in menus.PICTURE_FILTERS if scale == 2.0)
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        staticmethod(lambda *a, **k: (str(tmp_path / "sweep"), slide)))
+    submenus["Export &chart"].actions()[2].trigger()  # Size sweep…
+    sweep = shown.charts()["sweep"]
+    image = QImage(str(tmp_path / "sweep.png"))  # the filter's suffix was added
+    assert (image.width(), image.height()) == (2 * sweep.width(), 2 * sweep.height())
+    assert "saved" in shown.statusBar().currentMessage()

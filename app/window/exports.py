@@ -153,9 +153,11 @@ def export_chart(chart: pg.PlotWidget, path: str | Path, scale: float = 1.0) -> 
 def animation_frames(panel: ViewPanel, frames: int | None = None,
                      scale: float = 1.0) -> list[QImage]:
     """One image per step of the view's animation from the first (``frames`` of them,
-    wrapping round; default: every step), whole steps, as the canvas draws them."""
+    wrapping round; default: every step, at most MAX_FRAMES), whole steps, as the canvas
+    draws them."""
     canvas = panel.canvas
-    count = canvas.n_steps() if frames is None else int(frames)
+    # (every step, up to the bound: a long sequence exports its first MAX_FRAMES steps)
+    count = min(canvas.n_steps(), MAX_FRAMES) if frames is None else int(frames)
     if not 1 <= count <= MAX_FRAMES:
         raise ExportError(f"frames must be 1 to {MAX_FRAMES}, not {count}")
     was_animated, was_step, playing = canvas.animated, canvas.step, canvas.is_playing()
