@@ -358,9 +358,11 @@ class LadderBars(Chart):
                 font.setPointSize(min(pt + 1, self.theme.font_pt))
                 label.setFont(font)
         texts = list(self.label_texts)
-        if self._widest(texts) > slot_px:
-            texts = [t.split("\n")[0] for t in texts]
-            self._widest(texts)
+        self._widest(texts)
+        # a label wider than its slot shows its value alone (the rest is in the hover)
+        texts = [t if label.textItem.boundingRect().width() <= slot_px - 2 else
+                 t.split("\n")[0] for t, label in zip(texts, self.labels, strict=True)]
+        self._widest(texts)
         sizes = [label.textItem.boundingRect() for label in self.labels]
         top = self._data_top
         for _ in range(4):  # raising the top moves the bars down: settle in a few rounds
@@ -394,14 +396,17 @@ class LadderBars(Chart):
         font = QFont()
         for pt in range(self.theme.font_pt, 6, -1):
             font.setPointSize(pt)
-            widest = max(QFontMetricsF(font).horizontalAdvance(n) for n in names)
-            if widest <= 2 * slot_px - 8:
+            widths = [QFontMetricsF(font).horizontalAdvance(n) for n in names]
+            # names two apart share a line: their halves must fit two slots
+            pairs = zip(widths, widths[2:], strict=False)
+            if all((a + b) / 2 + 8 <= 2 * slot_px for a, b in pairs):
                 break
         axis = self.getPlotItem().getAxis("bottom")
         current = axis.style.get("tickFont")
         if current is None or current.pointSize() != font.pointSize():
+            # (the axis keeps the theme's height: a height that followed the type would
+            # change the legend's columns, the slot width and the type again, in a loop)
             axis.setTickFont(font)
-            axis.setHeight(int(QFontMetricsF(font).height() * 2.2) + 12)
         return font.pointSize()
 
     def _make_labels(self, n: int) -> None:
