@@ -5,6 +5,9 @@
     gemmscope replay FILE [--speed S]  replay any recording
     gemmscope replay FILE --screenshot out.png [--view NAME] [--level ID]
                                        render after loading, save a PNG, exit
+    gemmscope replay FILE --export out.svg [--chart NAME] [--scale S] [--frames N]
+                                       render after loading, export (png, svg, gif,
+                                       webp, mp4, csv, md by the suffix), exit
     gemmscope talk TALK.toml           step through a talk's scenes (app/window/talk.py)
     gemmscope talk TALK.toml --screenshot out.png --scene N
                                        render scene N of the talk, save a PNG, exit
@@ -49,11 +52,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tab", metavar="NAME",
                    help="with --screenshot: show this view's tab in the window picture")
     p.add_argument("--size", default="1400x900",
-                   help="with --screenshot: the picture's size in pixels (the window's, "
-                        "times the screen's device pixel ratio on a HiDPI screen)")
+                   help="with --screenshot or --export: the picture's size in pixels (the "
+                        "window's, times the screen's device pixel ratio on a HiDPI screen)")
     p.add_argument("--presentation", action="store_true",
                    help="presentation mode: large type, high contrast (F11 toggles it); "
                         "with --screenshot, the picture in presentation mode")
+    from .window.exports import ANIMATION_TARGETS, CHART_TARGETS, SUFFIXES
+
+    charts = [t.name for t in CHART_TARGETS]
+    animations = [t.name for t in ANIMATION_TARGETS]
+    p.add_argument("--export", metavar="PATH",
+                   help="load the whole recording, export, exit; the format is the "
+                        f"suffix: {', '.join(SUFFIXES)} (md: the ladder report with "
+                        "chart PNGs beside it)")
+    p.add_argument("--chart", metavar="NAME", choices=[*charts, *animations],
+                   help=f"with --export: png or svg of {{{','.join(charts)}}} (default bars), "
+                        f"or of an animation view; gif, webp or mp4 of "
+                        f"{{{','.join(animations)}}} (default tiling)")
+    p.add_argument("--scale", type=float, default=1.0, metavar="S",
+                   help="with --export: pixels per screen pixel of a png, gif, webp or mp4 "
+                        "(2 for slides)")
+    p.add_argument("--frames", type=int, metavar="N",
+                   help="with --export of an animation: frames, one per step from the "
+                        "first, wrapping (default: every step of the animation)")
+    p.add_argument("--fps", type=float, default=2.0, metavar="F",
+                   help="with --export of an animation: frames per second (default 2)")
     p.add_argument("--settings", metavar="INI", help="keep preferences in this ini file")
     p.add_argument("--runner", metavar="CMD",
                    help="live: the runner command line (default: the preference set in "
@@ -96,6 +119,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gemmscope: {exc}", file=sys.stderr)
         return 2
     args.gpus = gpus
+    if args.export:
+        from .window.export_run import check_request
+        from .window.exports import ExportError
+
+        try:  # a request that cannot be made is said before any window opens
+            check_request(args.export, args.chart)
+        except ExportError as exc:
+            print(f"gemmscope: --export: {exc}", file=sys.stderr)
+            return 2
+        if args.screenshot:
+            print("gemmscope: give --screenshot or --export, not both", file=sys.stderr)
+            return 2
     talk = None
     if args.command == "talk":
         from .window.talk import check_talk_args
@@ -128,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     app.setWindowIcon(QIcon(str(icon_path())))
     with tempfile.TemporaryDirectory(prefix="gemmscope-") as scratch:
         settings = args.settings
-        if settings is None and args.screenshot:  # a picture never writes the user's prefs
+        # a picture or an export never writes the user's preferences
+        if settings is None and (args.screenshot or args.export):
             settings = str(Path(scratch) / "prefs.ini")
         window = MainWindow(open_settings(settings))
         if talk is not None:
@@ -155,15 +191,15 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
 
     if args.speed:
         window.set_replay_speed(args.speed)
-    if args.presentation and args.screenshot:  # a picture keeps the asked size
+    if args.presentation and (args.screenshot or args.export):  # keeps the asked size
         window.set_presentation(True, full_screen=False)
 
-    if args.screenshot:  # a screenshot needs the recording read first
+    if args.screenshot or args.export:  # a picture needs the recording read first
         if not _open_source(window, args, background=False):
             print(window.statusBar().currentMessage(), file=sys.stderr)
             window.close()
             return 2
-        return _screenshot(app, window, args)
+        return _screenshot(app, window, args) if args.screenshot else _export(app, window, args)
 
     if args.exit_after_paint:
         class _FirstPaint(QObject):
@@ -207,12 +243,15 @@ def _open_source(window: Any, args: argparse.Namespace, background: bool) -> boo
     return True
 
 
-def _screenshot(app, window, args) -> int:
+def _prepare(app: Any, window: Any, args: argparse.Namespace) -> tuple[int, int] | None:
+    """Size the window for a picture of --size pixels, play the recording to its end,
+    select the level, show; the window's size in device-independent pixels, or None
+    (said why, window closed)."""
     size = parse_size(args.size)
     if size is None:
         print(f"--size: give WIDTHxHEIGHT in pixels, not {args.size!r}", file=sys.stderr)
         window.close()
-        return 2
+        return None
     # the window in device-independent pixels; the picture in the screen's pixels
     ratio = app.primaryScreen().devicePixelRatio() if app.primaryScreen() else 1.0
     logical = (round(size[0] / ratio), round(size[1] / ratio))
@@ -223,8 +262,37 @@ def _screenshot(app, window, args) -> int:
         print(f"no level called {args.level!r}; levels: {', '.join(window.level_ids())}",
               file=sys.stderr)
         window.close()
-        return 2
+        return None
     window.show()
+    return logical
+
+
+def _export(app: Any, window: Any, args: argparse.Namespace) -> int:
+    from .window.export_run import export_named
+    from .window.exports import ExportError
+
+    if _prepare(app, window, args) is None:
+        return 2
+    for _ in range(5):
+        app.processEvents()
+    try:
+        Path(args.export).parent.mkdir(parents=True, exist_ok=True)
+        path = export_named(window, args.export, args.chart, scale=args.scale,
+                            frames=args.frames, fps=args.fps)
+    except (ExportError, OSError) as exc:
+        print(f"gemmscope: --export: {exc}", file=sys.stderr)
+        window.close()
+        return 1 if isinstance(exc, OSError) else 2
+    window.close()
+    print(path)
+    return 0
+
+
+def _screenshot(app: Any, window: Any, args: argparse.Namespace) -> int:
+    logical = _prepare(app, window, args)
+    if logical is None:
+        return 2
+    size = parse_size(args.size)
     target = window.named_widget(args.view)
     tab = window.named_widget(args.tab) if args.tab else window
     if target is None or tab is None or (args.tab and args.tab not in window.views):

@@ -33,6 +33,42 @@ DEVICE_COLORS = ("#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#c53030", "#319795
 
 def device_color(device: int) -> str:
     return DEVICE_COLORS[device % len(DEVICE_COLORS)]
+# markers of the levels within one precision (a sweep's curves): shade and marker both differ
+LEVEL_SYMBOLS = ("o", "s", "t", "d", "h", "star", "p", "t1", "x", "+", "t2", "t3")
+REFERENCE_SYMBOL = "o"  # drawn hollow on a dashed line
+
+
+def level_colors(levels: list[tuple[str, str, bool]]) -> dict[str, str]:
+    """A colour per level: the hue of its precision, a shade per level within it (dark to
+    light in ladder order). ``levels``: (id, precision, is_reference) in catalog order; a
+    reference takes its precision's own colour (it is told apart by its dashes/hatching)."""
+    by_precision: dict[str, list[str]] = {}
+    out: dict[str, str] = {}
+    for level_id, precision, reference in levels:
+        if reference:
+            out[level_id] = precision_color(precision)
+        else:
+            by_precision.setdefault(precision, []).append(level_id)
+    for precision, ids in by_precision.items():
+        base = QColor(precision_color(precision))
+        h, s, lightness = base.hslHueF(), base.hslSaturationF(), base.lightnessF()
+        n = len(ids)
+        for i, level_id in enumerate(ids):
+            if n == 1:
+                out[level_id] = base.name()
+                continue
+            # from darker to lighter than the base, over a span that keeps them apart;
+            # none takes the base itself, which is the reference's
+            # (an even count of evenly spaced shades has none at the centre)
+            m = n + n % 2
+            span = min(0.5, 0.08 * (m - 1))
+            shade = lightness - span / 2 + span * i / (m - 1)
+            out[level_id] = QColor.fromHslF(h, s, max(0.12, min(0.85, shade))).name()
+    return out
+
+
+def level_symbol(index_in_precision: int) -> str:
+    return LEVEL_SYMBOLS[index_in_precision % len(LEVEL_SYMBOLS)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,13 +56,13 @@ def test_bars_outline_the_throttled_run_and_show_gflop_per_j(window, synthetic_f
     assert pens[i].style() == pens[i].style().DashLine
     assert pens[i].color().name() == "#d46a00"
     assert all(p.style() == p.style().SolidLine for j, p in enumerate(pens) if j != i)
-    assert bars.labels[i].toPlainText().endswith("⚠")
-    assert "⚠" not in bars.labels[levels.index("naive")].toPlainText()
+    assert bars.label_texts[i].endswith("⚠")
+    assert "⚠" not in bars.label_texts[levels.index("naive")]
     bars.hover.show_at(i, 1.0)
     assert "clocks held back: SwPowerCap" in bars.hover.text
     bars.set_metric("GFLOP/J")
     want = [_result(synthetic_file, lv)["gflop_per_j"] for lv in levels]
-    np.testing.assert_allclose(bars.bars.opts["height"], want)
+    np.testing.assert_allclose(bars.drawn_values(), want)
 
 
 def test_csv_has_energy_and_throttle_columns(window, synthetic_file):
@@ -111,4 +111,4 @@ def test_results_without_nvml_show_dashes_and_no_mark(make_window, tmp_path):
     assert "| 300.0 | 42.9% | cublas_fp16 | 30.3% | – | – | – | – | – | verified |" in md
     assert "⚠" not in md
     window.charts()["bars"].set_metric("GFLOP/J")  # nothing to show: zero-height bars
-    np.testing.assert_array_equal(window.charts()["bars"].bars.opts["height"], 0.0)
+    np.testing.assert_array_equal(window.charts()["bars"].drawn_values(), 0.0)

@@ -89,20 +89,20 @@ def test_bars_prefer_sustained_energy_and_set_burst_beside_sustained(sustained_w
     sustained = {e["level"]: e for e in syn.with_sustained()
                  if e["type"] == "result" and e.get("mode") == "sustained"}
     bars.set_metric("GFLOP/J")
-    assert bars.getPlotItem().getAxis("left").labelText == bars.GFLOP_PER_J_AXIS
-    heights = bars.bars.opts["height"]
+    assert bars.getPlotItem().getAxis("left").labelText.startswith(bars.GFLOP_PER_J_AXIS)
+    heights = bars.drawn_values()
     assert heights[wmma] == pytest.approx(sustained["wmma"]["gflop_per_j"])
-    assert bars.labels[wmma].toPlainText().split("\n")[1].startswith("sustained")
-    assert bars.labels[naive].toPlainText().split("\n")[1] == "burst"
+    assert bars.label_texts[wmma].split("\n")[1].startswith("sustained")
+    assert bars.label_texts[naive].split("\n")[1] == "burst"
     assert heights[naive] > 0
     bars.set_metric(bars.PAIR)
     np.testing.assert_allclose(bars.bars.opts["x"], np.arange(len(levels)) - 0.2)
     assert bars.sustained_bars is not None and bars.sustained_bars.isVisible()
-    pale = bars.sustained_bars.opts["height"]
+    pale = bars.drawn_sustained_values()
     assert pale[wmma] == pytest.approx(261.0) and pale[naive] == 0.0
-    assert bars.bars.opts["height"][wmma] == pytest.approx(300.0)
-    assert bars.labels[wmma].toPlainText() == "300.0\nsust. −13% ⚠"
-    legend = [label.text for _sample, label in bars.legend.items]
+    assert bars.drawn_values()[wmma] == pytest.approx(300.0)
+    assert bars.label_texts[wmma] == "300.0\nsust. −13% ⚠"
+    legend = [e.text for e in bars.side_legend.entries]
     assert bars.SUSTAINED_LEGEND in legend
     bars.set_metric("TFLOPS")
     assert not bars.sustained_bars.isVisible()

@@ -175,7 +175,11 @@ def _pixel(plot, x, y_frac):
 
 def test_a_throttled_run_is_shaded_in_the_picture(show_telemetry, synthetic_file):
     from gemmscope.app.core.telemetry import RunEnd
-    from gemmscope.app.plots.telemetry_strips import BAND_COLORS, THROTTLED_BAND
+    from gemmscope.app.plots.telemetry_strips import (
+        BAND_COLORS,
+        SELECTED_ALPHA,
+        THROTTLED_BAND,
+    )
 
     _, view = show_telemetry(synthetic_file)
     starts = [w for w in view.windows if w.level == "wmma"]
@@ -188,7 +192,9 @@ def test_a_throttled_run_is_shaded_in_the_picture(show_telemetry, synthetic_file
         a = int(hex_rgba[7:9], 16) / 255
         return [round(255 * (1 - a) + c * a) for c in rgb]
 
-    for w, color in ((wmma, THROTTLED_BAND), (naive, BAND_COLORS[RunEnd.RESULT])):
+    assert view.selected == "naive"  # (the first level is selected): its runs stand out
+    selected = BAND_COLORS[RunEnd.RESULT][:7] + SELECTED_ALPHA
+    for w, color in ((wmma, THROTTLED_BAND), (naive, selected)):
         got = _pixel(plot, (w.start_s + w.end_s) / 2, 0.97)
         assert [got.red(), got.green(), got.blue()] == pytest.approx(blend(color), abs=3)
     outside = _pixel(plot, 7.3, 0.97)
@@ -323,9 +329,10 @@ def test_failed_stopped_and_running_runs_are_told_apart(show_telemetry, tmp_path
         "smem_tiled 64×64×64 (stopped)", "vectorized 64×64×64 …"]
     np.testing.assert_array_equal(view.bands["clocks"].spans,
                                   [(1, 2), (3, 4), (5, 6), (7, 8)])
+    assert view.selected == "naive"  # selected: its band is the same hue, stronger
     assert view.bands["clocks"].colors == [
-        BAND_COLORS[RunEnd.ERROR], BAND_COLORS[RunEnd.ERROR], BAND_COLORS[RunEnd.STOPPED],
-        BAND_COLORS[RunEnd.RUNNING]]
+        BAND_COLORS[RunEnd.ERROR][:7] + "99", BAND_COLORS[RunEnd.ERROR],
+        BAND_COLORS[RunEnd.STOPPED], BAND_COLORS[RunEnd.RUNNING]]
 
 
 def test_the_bundled_h200_recording(show_telemetry):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import synthetic_session as syn
 from PySide6.QtCore import QElapsedTimer
+from PySide6.QtGui import QColor
 
 from gemmscope.app.core.replay import Speed
 from gemmscope.kernels.recording import read_session
@@ -33,13 +34,16 @@ def test_instant_replay_fills_ladder_and_charts(make_window, synthetic_file):
     charts = window.charts()
     bars = charts["bars"]
     assert [row["level"] for row in bars.rows] == list(syn.LADDER_TFLOPS)
-    np.testing.assert_allclose(bars.bars.opts["height"], list(syn.LADDER_TFLOPS.values()))
-    brushes = [b.color().name() for b in bars.bars.opts["brushes"]]
-    assert brushes[0] == "#1f77b4" and brushes[-1] == "#ff7f0e"  # FP32 blue, FP16 orange
-    assert [label.text for _, label in bars.legend.items] == [
-        "FP32: % of cuBLAS FP32", "FP16: % of cuBLAS FP16", bars.THROTTLE_LEGEND]
+    np.testing.assert_allclose(bars.drawn_values(), list(syn.LADDER_TFLOPS.values()))
+    brushes = [b.color() for b in bars.bars.opts["brushes"]]
+    # FP32 levels in shades of blue, the FP16 one orange
+    assert brushes[0].hslHue() == QColor("#1f77b4").hslHue() != brushes[1].lightness()
+    assert brushes[-1].hslHue() == QColor("#ff7f0e").hslHue()
+    assert [e.text for e in bars.side_legend.entries] == [
+        "FP32 levels", "cuBLAS FP32", "FP16 levels", "cuBLAS FP16", bars.THROTTLE_LEGEND,
+        bars.SELECTED_LEGEND]
     bars.set_metric(bars.METRICS[1])
-    np.testing.assert_allclose(bars.bars.opts["height"][-1], 100 * 300 / 700)
+    np.testing.assert_allclose(bars.drawn_values()[-1], 100 * 300 / 700)
 
     sweep = charts["sweep"].curves[syn.SWEEP_LEVEL]
     np.testing.assert_array_equal(sweep.xData, sorted(syn.SWEEP))
@@ -66,6 +70,7 @@ def test_hover_shows_exact_values(make_window, synthetic_file):
     assert "wmma (FP16) at 4096×4096×4096" in bars.hover.text
     assert "300.0 TFLOPS" in bars.hover.text and "42.9% of cuBLAS FP16" in bars.hover.text
     sweep = window.charts()["sweep"]
+    window.views["charts"].set_log_axis(False)
     sweep.hover.show_at(np.log10(2048), 15.0)
     assert sweep.hover.text == "register_2d at N=2048: 15 TFLOPS"
 

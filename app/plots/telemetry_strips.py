@@ -30,10 +30,17 @@ LABEL_REACH_PX = 600  # run labels are placed from this far left of the view
 BAR_HEIGHT = 0.7  # of a reason row
 
 
-def band_color(w: RunWindow) -> str:
+SELECTED_ALPHA = "99"  # the selected level's runs: the same hue, more opaque
+
+
+def band_color(w: RunWindow, selected: str | None = None) -> str:
+    """A run window's colour (``#rrggbbaa``); the selected level's runs stand out."""
     if not w.verified:
-        return BAND_COLORS[RunEnd.ERROR]
-    return THROTTLED_BAND if w.throttled else BAND_COLORS[w.end]
+        color = BAND_COLORS[RunEnd.ERROR]
+    else:
+        color = THROTTLED_BAND if w.throttled else BAND_COLORS[w.end]
+    return color[:7] + SELECTED_ALPHA if selected is not None and w.level == selected \
+        else color
 
 
 def window_label(w: RunWindow) -> str:

@@ -1,10 +1,17 @@
-"""The Charts tab: ladder bars, the per-repeat stream and the size sweep on one page."""
+"""The Charts tab: ladder bars, the per-repeat stream and the size sweep on one page.
+
+The controls sit in a row of their own above the charts (never over one): what the bars
+show, and a log TFLOPS axis. The log axis is the default: the ladder spans three orders of
+magnitude (naive FP32 at ~0.5 TFLOPS to FP8 at ~1000), and on a linear axis every FP32 step
+is a sliver; on a log axis each step up the ladder is a visible rise.
+"""
 
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from ..core.store import Change, SessionStore
 from ..plots.charts import LadderBars, StreamChart, SweepChart
@@ -14,6 +21,7 @@ from .base import View
 
 STAGE_CHART_MIN_W = 520  # on stage, the stream and the sweep share a row from 2x this
 STAGE_ROWS_MIN_H = 640  # on stage, the bars have the tab to themselves below this height
+LOG_AXIS_DEFAULT = True
 
 
 class ChartsView(QWidget, View):
@@ -21,6 +29,8 @@ class ChartsView(QWidget, View):
     the tab is too narrow for the stream and the sweep side by side in large type, the
     sweep hides and the stream takes the row; where it is too short for two rows of
     charts, the bars take the whole tab."""
+
+    log_axis_changed = Signal(bool)  # the user turned the log axis on or off (preferences)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -34,9 +44,15 @@ class ChartsView(QWidget, View):
         self.metric_box.addItems(LadderBars.METRICS)
         self.metric_box.currentTextChanged.connect(self.bars.set_metric)
         self.on_stage = False
+        self.log_box = QCheckBox("log TFLOPS axis")
+        self.log_box.setToolTip("TFLOPS (and GFLOP/J) on a logarithmic axis: every level of "
+                                "the ladder visible, from naive FP32 to FP8")
+        self.log_box.toggled.connect(self._log_toggled)
         top = QHBoxLayout()
         top.addWidget(QLabel("Bars show:"))
         top.addWidget(self.metric_box)
+        top.addSpacing(16)
+        top.addWidget(self.log_box)
         top.addStretch(1)
         below = self.below = QHBoxLayout()  # the stream and the sweep share the row evenly
         below.addWidget(self.stream, 1)
@@ -46,6 +62,22 @@ class ChartsView(QWidget, View):
         layout.addWidget(self.bars, 3)
         layout.addLayout(below, 2)
         layout.addWidget(self.devices, 2)  # shown only for sessions of several GPUs
+        self.set_log_axis(LOG_AXIS_DEFAULT)
+
+    def set_log_axis(self, on: bool) -> None:
+        """The log axis on or off without telling the preferences (start, exports)."""
+        self.log_box.blockSignals(True)
+        self.log_box.setChecked(on)
+        self.log_box.blockSignals(False)
+        self._apply_log(on)
+
+    def _log_toggled(self, on: bool) -> None:
+        self._apply_log(on)
+        self.log_axis_changed.emit(on)
+
+    def _apply_log(self, on: bool) -> None:
+        for chart in (self.bars, self.sweep):  # (one run's repeats differ by percents)
+            chart.set_log_axis(on)
 
     def charts(self) -> dict[str, pg.PlotWidget]:
         return {"bars": self.bars, "stream": self.stream, "sweep": self.sweep,
@@ -61,6 +93,11 @@ class ChartsView(QWidget, View):
             self.devices.setVisible(store.multi_device)
         for chart in self.charts().values():
             chart.refresh(changes)
+
+    def set_level(self, level_id: str) -> bool:
+        for chart in (self.bars, self.stream, self.sweep):
+            chart.set_selected(level_id)
+        return True
 
     def apply_theme(self, theme: Theme) -> None:
         self.on_stage = theme.name != "normal"

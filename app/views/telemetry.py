@@ -112,6 +112,7 @@ class TelemetryView(QWidget, View):
         self._y_ranges: dict[str, tuple[float, float]] = {}
         self._power_label = ""
         self._gpm_legend: list[str] = []
+        self.selected: str | None = None  # the level chosen in the ladder panel
         top = QHBoxLayout()
         top.addWidget(self.status, 1)
         top.addWidget(self.follow_button)
@@ -208,6 +209,13 @@ class TelemetryView(QWidget, View):
 
     def bind(self, store: SessionStore) -> None:
         self.store = store
+
+    def set_level(self, level_id: str) -> bool:
+        """The selected level's run windows are drawn stronger (every chart shows it)."""
+        self.selected = level_id
+        if self.store is not None:
+            self._draw_windows(self.windows)
+        return True
 
     def apply_theme(self, theme: Theme) -> None:
         self.theme = theme
@@ -499,7 +507,7 @@ class TelemetryView(QWidget, View):
                       if a != b), min(len(windows), len(self.windows)))
         self.windows = windows
         spans = np.array([(w.start_s, w.end_s) for w in windows]).reshape(-1, 2)
-        colors = [band_color(w) for w in windows]
+        colors = [band_color(w, self.selected) for w in windows]
         for bands in self.bands.values():
             bands.set_spans(spans, colors)
         assert self.store is not None

@@ -1,50 +1,240 @@
-"""Exports: a chart to PNG or SVG, results to CSV, the ladder to a Markdown report.
+"""Exports: a chart or view to PNG (at a chosen scale) or SVG, an animation to GIF, WebP or
+MP4, results to CSV, the ladder to a Markdown report.
 
-Every file is written whole or not at all: under a temporary name beside it, renamed when
-complete (``core.export.replacing``), so a failed export never leaves half a file."""
+PNG and SVG are drawn the same way the screen is: the widget renders itself into the
+file's paint device, so an export is the picture on screen (never the hover box: it is
+hidden first). The SVG device takes the screen's resolution: at QSvgGenerator's default
+72 dpi, items that pyqtgraph records as QPictures (the bars) replay at 72/96 of the axes'
+scale. Every file is written whole or not at all (``core.export.replacing``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyqtgraph as pg
-import pyqtgraph.exporters as pg_exporters
-from PySide6.QtCore import QRect
-from PySide6.QtGui import QPainter
+from PySide6.QtCore import QPoint, QRect, QRectF, QSize
+from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QGraphicsView, QWidget
 
 from ..core import export
 from ..core.store import SessionStore
+from ..plots.chart_base import HoverReadout
+from ..views.base import View
+from ..views.playback import ViewPanel
+
+IMAGE_SUFFIXES = ("png", "svg")
+ANIMATION_SUFFIXES = ("gif", "webp", "mp4")
+TEXT_SUFFIXES = ("csv", "md")
+SUFFIXES = (*IMAGE_SUFFIXES, *ANIMATION_SUFFIXES, *TEXT_SUFFIXES)
+MAX_FRAMES = 400  # an animated export's bound (a GIF of 400 frames is already large)
+MAX_SCALE = 8.0
 
 
-def export_chart(chart: pg.PlotWidget, path: str | Path) -> Path:
-    """PNG or SVG by the file's suffix."""
+class ExportError(ValueError):
+    """An export that cannot be made as asked; the message says why and what would do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What ``--chart NAME`` exports: a view, or one chart of it."""
+
+    name: str
+    view: str
+    chart: str | None
+    title: str
+
+
+# the one table of exportable pictures (the CLI's --chart choices and the File menu)
+CHART_TARGETS = (
+    Target("bars", "charts", "bars", "Ladder bars"),
+    Target("repeats", "charts", "stream", "Per-repeat TFLOPS"),
+    Target("sweep", "charts", "sweep", "Size sweep"),
+    Target("charts", "charts", None, "Charts tab (all three)"),
+    Target("telemetry", "telemetry", None, "Telemetry"),
+    Target("instruction_mix", "code", "instruction_mix", "Instruction mix"),
+)
+ANIMATION_TARGETS = (
+    Target("tiling", "tiling", None, "Tiling"),
+    Target("banks", "banks", None, "Shared-memory banks"),
+    Target("swizzle", "swizzle", None, "Swizzle explorer"),
+    Target("coalescing", "coalescing", None, "Global coalescing"),
+)
+TARGETS = {t.name: t for t in (*CHART_TARGETS, *ANIMATION_TARGETS)}
+
+
+def suffix_of(path: str | Path) -> str:
+    return Path(path).suffix.lower().lstrip(".")
+
+
+def target_widget(views: Mapping[str, View], name: str) -> QWidget:
+    """The widget that ``name`` exports: a chart, a whole view, or an animation's canvas."""
+    target = TARGETS.get(name)
+    if target is None or target.view not in views:
+        raise ExportError(f"no chart called {name!r}; charts: {', '.join(TARGETS)}")
+    view = views[target.view]
+    if isinstance(view, ViewPanel):
+        return view.canvas  # the picture, without the playback buttons
+    widget = view.charts()[target.chart] if target.chart else view
+    assert isinstance(widget, QWidget)
+    return widget
+
+
+def render_image(widget: QWidget, scale: float = 1.0) -> QImage:
+    """The widget as it is on screen, ``scale`` times as many pixels (2 for slides)."""
+    if not 0 < scale <= MAX_SCALE:
+        raise ExportError(f"scale must be above 0 and at most {MAX_SCALE:g}, not {scale:g}")
+    HoverReadout.hide_all()
+    size = widget.size()
+    image = QImage(QSize(round(size.width() * scale), round(size.height() * scale)),
+                   QImage.Format.Format_ARGB32_Premultiplied)
+    image.setDevicePixelRatio(scale)
+    image.fill(widget.palette().window().color())
+    painter = QPainter(image)
+    try:
+        _render(widget, painter)
+    finally:
+        painter.end()
+    return image
+
+
+def _render(widget: QWidget, painter: QPainter) -> None:
+    if isinstance(widget, QGraphicsView):  # a plot: its scene, as the view shows it
+        # (in the widget's own coordinates: the default target is the device's pixels,
+        # which a scale of 2 would double again)
+        size = widget.viewport().size()
+        widget.render(painter, QRectF(0, 0, size.width(), size.height()),
+                      widget.viewport().rect())
+    else:  # a widget and its children, each as it paints itself
+        widget.render(painter, QPoint(0, 0))
+
+
+def write_svg(widget: QWidget, path: Path, title: str = "gemmscope chart") -> None:
+    HoverReadout.hide_all()
+    generator = QSvgGenerator()
+    generator.setFileName(str(path))
+    size = widget.size()
+    generator.setSize(size)
+    generator.setViewBox(QRect(0, 0, size.width(), size.height()))
+    # the screen's resolution: QPicture items (bars) replay scaled by the ratio otherwise
+    generator.setResolution(widget.logicalDpiX())
+    generator.setTitle(title)
+    painter = QPainter(generator)
+    try:
+        _render(widget, painter)
+    finally:
+        painter.end()
+
+
+def export_picture(widget: QWidget, path: str | Path, scale: float = 1.0) -> Path:
+    """PNG (at ``scale``) or SVG by the file's suffix, written atomically."""
     path = Path(path)
-    item = chart.getPlotItem()
+    kind = suffix_of(path)
+    if kind not in IMAGE_SUFFIXES:
+        raise ExportError(f"a picture is .png or .svg, not .{kind}")
+    if kind == "png":
+        image = render_image(widget, scale)  # (before the file: a bad scale writes nothing)
     with export.replacing(path) as temp:
-        if path.suffix.lower() == ".svg":
-            # pyqtgraph 0.14's SVGExporter fails on the path syntax of Qt 6.12's SVG
-            # output; Qt's own generator draws the same scene.
-            _export_svg(chart, temp)
-        else:
-            exporter = pg_exporters.ImageExporter(item)
-            exporter.parameters()["width"] = max(800, int(chart.width()))
-            exporter.export(str(temp))
+        if kind == "svg":
+            write_svg(widget, temp, str(getattr(widget, "base_title", "gemmscope chart")))
+        elif not image.save(str(temp), "PNG"):
+            raise ExportError(f"could not write {path}")
     return path
 
 
-def _export_svg(chart: pg.PlotWidget, path: Path) -> None:
-    generator = QSvgGenerator()
-    generator.setFileName(str(path))
-    size = chart.size()
-    generator.setSize(size)
-    generator.setViewBox(QRect(0, 0, size.width(), size.height()))
-    generator.setTitle(getattr(chart, "base_title", "gemmscope chart"))
-    painter = QPainter(generator)
+def export_chart(chart: pg.PlotWidget, path: str | Path, scale: float = 1.0) -> Path:
+    """A chart to PNG or SVG by the file's suffix."""
+    return export_picture(chart, path, scale)
+
+
+def animation_frames(panel: ViewPanel, frames: int | None = None,
+                     scale: float = 1.0) -> list[QImage]:
+    """One image per step of the view's animation from the first (``frames`` of them,
+    wrapping round; default: every step, at most MAX_FRAMES), whole steps, as the canvas
+    draws them."""
+    canvas = panel.canvas
+    # (every step, up to the bound: a long sequence exports its first MAX_FRAMES steps)
+    count = min(canvas.n_steps(), MAX_FRAMES) if frames is None else int(frames)
+    if not 1 <= count <= MAX_FRAMES:
+        raise ExportError(f"frames must be 1 to {MAX_FRAMES}, not {count}")
+    was_animated, was_step, playing = canvas.animated, canvas.step, canvas.is_playing()
+    canvas.pause()
+    canvas.set_animated(False)
     try:
-        chart.render(painter)
+        images = []
+        for i in range(count):
+            canvas.set_step(i % max(1, canvas.n_steps()))
+            images.append(render_image(canvas, scale))
+        return images
     finally:
-        painter.end()
+        canvas.set_step(was_step)
+        canvas.set_animated(was_animated)
+        if playing:
+            canvas.play()
+
+
+def _pil_frames(images: Iterable[QImage]) -> list:
+    try:
+        from PIL import Image
+    except ImportError as exc:  # an optional part of the app: say so, never crash
+        raise ExportError("animated export needs Pillow: pip install Pillow") from exc
+    out = []
+    for image in images:
+        rgb = image.convertToFormat(QImage.Format.Format_RGB888)
+        out.append(Image.frombytes("RGB", (rgb.width(), rgb.height()), bytes(rgb.constBits()),
+                                   "raw", "RGB", rgb.bytesPerLine()))
+    return out
+
+
+def write_animation(images: list[QImage], path: str | Path, fps: float = 2.0) -> Path:
+    """GIF or WebP (Pillow), or MP4 (imageio-ffmpeg, where installed), by the suffix."""
+    path = Path(path)
+    kind = suffix_of(path)
+    if kind not in ANIMATION_SUFFIXES:
+        raise ExportError(f"an animation is .gif, .webp or .mp4, not .{kind}")
+    if not 0.1 <= fps <= 60:
+        raise ExportError(f"fps must be 0.1 to 60, not {fps:g}")
+    if kind == "mp4":
+        return _write_mp4(images, path, fps)
+    frames = _pil_frames(images)
+    duration_ms = round(1000 / fps)
+    with export.replacing(path) as temp:
+        options = {"lossless": True} if kind == "webp" else {"optimize": False}
+        frames[0].save(temp, format="GIF" if kind == "gif" else "WEBP", save_all=True,
+                       append_images=frames[1:], duration=duration_ms, loop=0, **options)
+    return path
+
+
+def _write_mp4(images: list[QImage], path: Path, fps: float) -> Path:
+    try:
+        import imageio_ffmpeg
+    except ImportError as exc:
+        raise ExportError("MP4 needs an encoder: pip install imageio-ffmpeg "
+                          "(GIF and WebP need only Pillow)") from exc
+    first = images[0]
+    # H.264 wants even sides: a column or row of the background is added where odd
+    width, height = first.width() + first.width() % 2, first.height() + first.height() % 2
+    with export.replacing(path) as temp:
+        writer = imageio_ffmpeg.write_frames(str(temp), (width, height), fps=fps,
+                                             macro_block_size=1, output_params=["-f", "mp4"])
+        writer.send(None)
+        try:
+            for image in images:
+                padded = QImage(width, height, QImage.Format.Format_RGB888)
+                padded.fill(QColor(image.pixel(0, 0)))
+                painter = QPainter(padded)
+                painter.drawImage(0, 0, image)
+                painter.end()
+                rows = bytes(padded.constBits())
+                stride = padded.bytesPerLine()
+                writer.send(b"".join(rows[y * stride:y * stride + width * 3]
+                                     for y in range(height)))
+        finally:
+            writer.close()
+    return path
 
 
 def export_csv(store: SessionStore, path: str | Path) -> Path:

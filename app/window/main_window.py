@@ -43,13 +43,14 @@ from ..sources.live import LiveSource
 from ..sources.replay import RecordingLoader, ReplaySource
 from ..theme import NORMAL, PRESENTATION, Theme
 from ..views.base import View
+from ..views.charts import ChartsView
 from ..views.registry import VIEWS
 from ..widgets.fitting import ElidedLabel, scrolling
 from ..widgets.ladder_panel import LadderPanel
 from ..widgets.messages_panel import MessagesPanel
 from ..widgets.replay_bar import ReplayBar
 from ..widgets.run_controls import RunControls
-from . import exports, navigation
+from . import export_run, exports, navigation
 from .menus import install_menus, install_shortcuts
 from .preferences import Preferences
 from .presentation import PresentationMode, ShortcutsDialog, fit_side_docks
@@ -97,6 +98,10 @@ class MainWindow(QMainWindow):
             self.tabs.setTabToolTip(self.tabs.count() - 1, spec.tip)
         self.setCentralWidget(self.tabs)
         self.shown_views = ShownViews(self.tabs, self.views)
+        charts = self.views.get("charts")
+        if isinstance(charts, ChartsView):
+            charts.set_log_axis(self.prefs.log_axis)
+            charts.log_axis_changed.connect(self._keep_log_axis)
 
         self.ladder = LadderPanel()
         self.ladder.bind(self.store)
@@ -567,6 +572,14 @@ class MainWindow(QMainWindow):
     def export_chart(self, chart: pg.PlotWidget, path: str | Path) -> Path:
         self.flush_views()
         return exports.export_chart(chart, path)
+
+    def export_named(self, path: str | Path, chart: str | None = None, scale: float = 1.0,
+                     frames: int | None = None) -> Path:
+        """A chart, view or animation by name, or CSV / Markdown, by the path's suffix."""
+        return export_run.export_named(self, path, chart, scale=scale, frames=frames)
+
+    def _keep_log_axis(self, on: bool) -> None:
+        self.prefs.log_axis = on
 
     def export_csv(self, path: str | Path) -> Path:
         return exports.export_csv(self.store, path)

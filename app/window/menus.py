@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 import pyqtgraph as pg
@@ -10,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenuBar, QStatusBar, QWidget
 
-from ..plots.charts import HoverReadout
+from .exports import ANIMATION_TARGETS, CHART_TARGETS, ExportError
 from .presentation import SHORTCUTS
 
 
@@ -35,6 +36,8 @@ class Commands(Protocol):
     def runner_command(self) -> str: ...
     def set_runner_command(self, text: str) -> str: ...
     def export_chart(self, chart: pg.PlotWidget, path: str) -> None: ...
+    def export_named(self, path: str, chart: str | None = None, scale: float = 1.0,
+                     frames: int | None = None) -> Path: ...
     def export_csv(self, path: str) -> None: ...
     def export_report(self, path: str) -> None: ...
 
@@ -53,9 +56,15 @@ def install_menus(window: Commands) -> None:
             QKeySequence.StandardKey.Open)
     _action(file_menu, "Live &runner…", lambda: runner_dialog(window))
     file_menu.addSeparator()
-    # "chart": the one the mouse was last over, else the ladder bars
-    _action(file_menu, "Export chart as &PNG…", lambda: export_chart_dialog(window, "png"))
-    _action(file_menu, "Export chart as &SVG…", lambda: export_chart_dialog(window, "svg"))
+    # which chart is named here, never taken from where the mouse was
+    charts = file_menu.addMenu("Export &chart")
+    for target in CHART_TARGETS:
+        _action(charts, f"{target.title}…",
+                lambda _=False, name=target.name: export_chart_dialog(window, name))
+    animations = file_menu.addMenu("Export &animation")
+    for target in ANIMATION_TARGETS:
+        _action(animations, f"{target.title}…",
+                lambda _=False, name=target.name: export_animation_dialog(window, name))
     _action(file_menu, "Export results as &CSV…", lambda: export_csv_dialog(window))
     _action(file_menu, "Export ladder &report (Markdown)…", lambda: export_report_dialog(window))
     file_menu.addSeparator()
@@ -88,13 +97,45 @@ def install_shortcuts(window: Commands) -> dict[str, QShortcut]:
     return shortcuts
 
 
-def current_chart(window: Commands) -> Any:
-    """The chart the mouse was last over, else the ladder bars."""
-    charts = window.charts()
-    pointed = HoverReadout.last_pointed
-    if pointed is not None and pointed in charts.values():
-        return pointed
-    return charts.get("bars") if charts else None
+# the save dialog's choices: (filter, scale); a PNG at 2x for slides
+PICTURE_FILTERS = (("PNG (*.png)", 1.0), ("PNG at 2x, for slides (*.png)", 2.0),
+                   ("PNG at 3x (*.png)", 3.0), ("SVG (*.svg)", 1.0))
+ANIMATION_FILTERS = ("GIF (*.gif)", "WebP (*.webp)", "MP4, where imageio-ffmpeg is installed "
+                     "(*.mp4)")
+
+
+def _suffixed(path: str, chosen: str) -> str:
+    """The path with the chosen filter's suffix where it has none."""
+    suffix = chosen[chosen.rindex("*.") + 1:chosen.rindex(")")]
+    return path if Path(path).suffix else path + suffix
+
+
+def _export(window: Commands, title: str, default: str, filters: list[str],
+            write: Callable[[str, str], object]) -> None:
+    """Ask where to save (and as what); write there; say so, or why not, in the status bar."""
+    path, chosen = QFileDialog.getSaveFileName(window.dialog_parent(), title, default,
+                                               ";;".join(filters))
+    if not path:
+        return
+    path = _suffixed(path, chosen or filters[0])
+    try:
+        write(path, chosen)
+    except (ExportError, OSError) as exc:
+        window.statusBar().showMessage(f"not exported: {exc}", 10000)
+        return
+    window.statusBar().showMessage(f"saved {path}", 5000)
+
+
+def export_chart_dialog(window: Commands, name: str) -> None:
+    scales = dict(PICTURE_FILTERS)
+    _export(window, "Export chart", f"{name}.png", list(scales),
+            lambda path, chosen: window.export_named(path, name, scale=scales.get(chosen, 1.0)))
+
+
+def export_animation_dialog(window: Commands, name: str) -> None:
+    """Every step of the view's animation (at its level and options now), 2 frames/s."""
+    _export(window, "Export animation", f"{name}.gif", list(ANIMATION_FILTERS),
+            lambda path, _chosen: window.export_named(path, name))
 
 
 def _save_as(window: Commands, title: str, default: str, kinds: str,
@@ -104,15 +145,6 @@ def _save_as(window: Commands, title: str, default: str, kinds: str,
     if path:
         write(path)
         window.statusBar().showMessage(f"saved {path}", 5000)
-
-
-def export_chart_dialog(window: Commands, kind: str) -> None:
-    chart = current_chart(window)
-    if chart is None:
-        return
-    name = next((k for k, v in window.charts().items() if v is chart), "chart")
-    _save_as(window, "Export chart", f"{name}.{kind}", f"{kind.upper()} (*.{kind})",
-             lambda path: window.export_chart(chart, path))
 
 
 def export_csv_dialog(window: Commands) -> None:

@@ -40,6 +40,15 @@ class Preferences:
         self.settings.setValue("view/presentation", bool(on))
 
     @property
+    def log_axis(self) -> bool:
+        """TFLOPS on a log axis (the default: it shows every step of the ladder)."""
+        return self._get("charts/log_axis", True, bool)
+
+    @log_axis.setter
+    def log_axis(self, on: bool) -> None:
+        self.settings.setValue("charts/log_axis", bool(on))
+
+    @property
     def speed(self) -> Speed:
         try:
             return Speed(self._get("replay/speed", str(Speed.X4), str))

@@ -1,0 +1,442 @@
+"""What the charts share: the base plot (theme, empty state, a legend beside the data),
+the hover readout, and axes that label what a talk needs (plain TFLOPS on a log axis, the
+measured sizes of a sweep, no SI-prefix scaling).
+
+A chart draws its legend in a column right of the plot area (:class:`SideLegend`), so no
+legend covers data; with more entries than fit the height it uses more columns.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSizeF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QWidget
+
+from ..core.store import SessionStore
+from ..theme import NORMAL, Theme
+
+pg.setConfigOptions(antialias=False, useOpenGL=False)
+# the largest axis value drawn: a recording's absurd number (1e308) must not overflow the
+# range arithmetic (pyqtgraph refuses a range of inf or nan)
+MAX_AXIS = 1e15
+
+
+def finite_or_zero(values: Sequence[float | None]) -> np.ndarray:
+    """Values as floats; None, NaN, infinities and |v| > MAX_AXIS become 0."""
+    out = np.array([v if isinstance(v, int | float) else 0.0 for v in values], dtype=float)
+    out[~np.isfinite(out) | (np.abs(out) > MAX_AXIS)] = 0.0
+    return out
+
+
+def finite_top(values: np.ndarray, headroom: float = 1.0) -> float:
+    """The top of an axis over ``values``: their finite maximum times ``headroom``,
+    at least 1e-9 and at most MAX_AXIS."""
+    finite = values[np.isfinite(values)]
+    top = float(finite.max()) if finite.size else 0.0
+    return float(min(max(top, 1e-9) * headroom, MAX_AXIS))
+
+
+def number_text(value: float) -> str:
+    """A tick's number as a person writes it: 0.5, 10, 1000 (no exponent, no prefix)."""
+    return f"{value:.12g}" if abs(value) < 1e6 else f"{value:.3g}"
+
+
+class _LeaveFilter(QObject):
+    def __init__(self, readout: HoverReadout, parent: QObject):
+        super().__init__(parent)
+        self.readout = readout
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Leave:
+            self.readout.hide()
+        return False
+
+
+class HoverReadout:
+    """Shows the exact value of the data point nearest the mouse in a text item; hidden
+    when the mouse leaves the plot, and never part of an export (:meth:`hide_all`)."""
+
+    _all: ClassVar[weakref.WeakSet[HoverReadout]] = weakref.WeakSet()
+
+    def __init__(self, plot: pg.PlotWidget, describe: Callable[[float, float], str | None]):
+        self.plot = plot
+        self.describe = describe
+        self.label = pg.TextItem("", anchor=(0, 1), color="#202020", fill="#ffffffd0")
+        self.label.setZValue(100)
+        self.label.hide()
+        plot.addItem(self.label, ignoreBounds=True)
+        plot.scene().sigMouseMoved.connect(self._moved)
+        self._leave = _LeaveFilter(self, plot)
+        plot.installEventFilter(self._leave)
+        plot.viewport().installEventFilter(self._leave)
+        self.text = ""
+        HoverReadout._all.add(self)
+
+    def _moved(self, pos: QPointF) -> None:
+        vb = self.plot.getPlotItem().vb
+        if not vb.sceneBoundingRect().contains(pos):
+            self.hide()
+            return
+        p = vb.mapSceneToView(pos)
+        self.show_at(p.x(), p.y())
+
+    def show_at(self, x: float, y: float) -> None:
+        text = self.describe(x, y)
+        self.text = text or ""
+        if not text:
+            self.label.hide()
+            return
+        self.label.setText(text)
+        self.label.setPos(x, y)
+        self.label.show()
+
+    def hide(self) -> None:
+        self.text = ""
+        self.label.hide()
+
+    @classmethod
+    def hide_all(cls) -> None:
+        """Hide every readout (before an export: the picture is the data, not the mouse)."""
+        for readout in list(cls._all):
+            try:
+                readout.hide()
+            except RuntimeError:  # its plot is gone (Qt deleted it): nothing to hide
+                cls._all.discard(readout)
+
+
+def nearest(xs: np.ndarray, x: float) -> int | None:
+    if len(xs) == 0:
+        return None
+    return int(np.argmin(np.abs(xs - x)))
+
+
+class PlainAxis(pg.AxisItem):
+    """Numbers as they are (never ``TFLOPS (x0.001)``); on a log axis plain 1, 10, 100 (and
+    2, 5 between them when few decades show) instead of 10 to a power."""
+
+    def __init__(self, orientation: str, **kwargs: Any):
+        super().__init__(orientation, **kwargs)
+        self.enableAutoSIPrefix(False)
+
+    def tickValues(self, minVal: float, maxVal: float, size: float):
+        if not self.logMode:
+            return super().tickValues(minVal, maxVal, size)
+        lo, hi = sorted((minVal, maxVal))
+        if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo > 40:
+            return []
+        steps = (1.0,) if hi - lo > 3 else (1.0, 2.0, 5.0)
+        values = [math.log10(m) + k for k in range(math.floor(lo), math.ceil(hi) + 1)
+                  for m in steps]
+        values = [v for v in values if lo <= v <= hi]
+        # no closer than two lines of tick text apart
+        line_px = QFontMetricsF(self.style.get("tickFont") or QFont()).height()
+        most = max(2, int(size // (2 * line_px)))
+        every = math.ceil(len(values) / most)
+        return [(1.0, values[::every])]
+
+    def tickStrings(self, values, scale, spacing):
+        if not self.logMode:
+            return super().tickStrings(values, scale, spacing)
+        return [number_text(float(f"{10 ** v:.3g}")) for v in values]
+
+
+class SizeAxis(PlainAxis):
+    """The x axis of a size sweep (log N): a tick at each measured size, labelled with the
+    size; labels that would overlap their neighbour are left out (the tick stays)."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__("bottom", **kwargs)
+        self.sizes: list[int] = []
+        # tickStrings leaves out what overlaps; the end labels may reach past the axis
+        self.setStyle(hideOverlappingLabels=40)
+
+    def set_sizes(self, sizes: list[int]) -> None:
+        if sizes != self.sizes:
+            self.sizes = sizes
+            self.picture = None
+            self.update()
+
+    def tickValues(self, minVal: float, maxVal: float, size: float):
+        if not self.sizes:
+            return super().tickValues(minVal, maxVal, size)
+        lo, hi = sorted((minVal, maxVal))
+        return [(1.0, [math.log10(v) for v in self.sizes if lo <= math.log10(v) <= hi])]
+
+    def tickStrings(self, values, scale, spacing):
+        if not self.sizes:
+            return super().tickStrings(values, scale, spacing)
+        out, last_right = [], -math.inf
+        metrics = QFontMetricsF(self.style.get("tickFont") or self.font())
+        view = self.linkedView()
+        if view is None or not values:
+            return [str(round(10 ** v)) for v in values]
+        (x0, x1), _ = view.viewRange()
+        px_per_unit = self.width() / max(x1 - x0, 1e-12)
+        spans = []
+        for v in values:
+            half = metrics.horizontalAdvance(str(round(10 ** v))) / 2 + 2
+            centre = (v - x0) * px_per_unit
+            spans.append((centre - half, centre + half))
+        # the first and the last size always; between them, those that overlap neither
+        # the label before them nor the last one
+        last_left = spans[-1][0]
+        for i, (v, (left, right)) in enumerate(zip(values, spans, strict=True)):
+            keep = i == len(values) - 1 or (left >= last_right and right <= last_left)
+            out.append(str(round(10 ** v)) if keep else "")
+            if keep:
+                last_right = right
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class LegendEntry:
+    """One line of a side legend: a bar swatch or a line with a marker."""
+
+    text: str
+    color: str
+    kind: str = "bar"  # "bar", "line", "outline"
+    dashed: bool = False
+    symbol: str | None = None
+    hatched: bool = False
+
+
+class SideLegend(pg.GraphicsWidget):
+    """A legend in its own column beside the plot area (never over the data); entries in
+    as many columns as the height needs, drawn as plain text."""
+
+    SWATCH = 22
+    MARGIN = 14  # from the plot area (a last tick label may reach into it)
+    MIN_PT = 7
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entries: list[LegendEntry] = []
+        self.color = NORMAL.foreground
+        self.font_ = QFont()
+        self.base_pt = 9
+        self.max_width = 1e6
+        self.width_changed: Callable[[], None] | None = None  # the chart re-fits its title
+        self.columns = 1
+        self._col_w = 0.0
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemClipsToShape, False)
+
+    def set_entries(self, entries: list[LegendEntry]) -> None:
+        if entries != self.entries:
+            self.entries = entries
+            self._relayout()
+            self.update()
+
+    def set_style(self, color: str, point_size: int) -> None:
+        self.color = color
+        self.base_pt = max(self.MIN_PT, point_size)
+        self._relayout()
+        self.update()
+
+    def set_max_width(self, width: float) -> None:
+        """The most of the chart's width the legend may take (the rest is the plot's)."""
+        if abs(width - self.max_width) >= 1:
+            self.max_width = width
+            self._relayout()
+
+    def _line_h(self) -> float:
+        return QFontMetricsF(self.font_).height() + 2
+
+    def _relayout(self) -> None:
+        """Columns for the height the layout gives; a smaller type (down to MIN_PT) where
+        the columns would take more than ``max_width``."""
+        height = self.size().height()
+        for pt in range(self.base_pt, self.MIN_PT - 1, -1):
+            self.font_.setPointSize(pt)
+            metrics = QFontMetricsF(self.font_)
+            widest = max((metrics.horizontalAdvance(e.text) for e in self.entries),
+                         default=0.0)
+            self._col_w = (self.SWATCH + 8 + widest + 10) if self.entries else 0.0
+            # (before the layout gives it a height: one column)
+            rows_fit = max(1, int((height - 6) // self._line_h())) if height > 20 else 10_000
+            self.columns = max(1, math.ceil(len(self.entries) / rows_fit)) \
+                if self.entries else 1
+            if self._col_w * self.columns + self.MARGIN <= self.max_width:
+                break
+        width = self._col_w * self.columns + self.MARGIN if self.entries else 0.0
+        changed = width != self.preferredWidth()
+        self.setMinimumWidth(width)
+        self.setMaximumWidth(width)
+        self.setPreferredWidth(width)
+        self.setVisible(bool(self.entries))
+        if changed and self.width_changed is not None:
+            self.width_changed()
+
+    def resizeEvent(self, event: Any) -> None:
+        columns = self.columns
+        self._relayout()
+        if self.columns != columns:
+            self.updateGeometry()
+        super().resizeEvent(event)
+
+    def sizeHint(self, which: Qt.SizeHint, constraint: QSizeF = QSizeF()) -> QSizeF:  # noqa: B008
+        width = self._col_w * self.columns + self.MARGIN if self.entries else 0.0
+        # as tall as the row (the plot area) allows; it asks for no height of its own
+        tall = 1e6 if which == Qt.SizeHint.MaximumSize else 0.0
+        return QSizeF(width, tall)
+
+    def rows(self) -> int:
+        return math.ceil(len(self.entries) / self.columns) if self.entries else 0
+
+    def entry_rect(self, i: int) -> QRectF:
+        rows = max(1, self.rows())
+        col, row = divmod(i, rows)
+        h = self._line_h()
+        return QRectF(self.MARGIN + col * self._col_w, 3 + row * h, self._col_w, h)
+
+    def paint(self, p: QPainter, *args: Any) -> None:
+        p.setFont(self.font_)
+        for i, e in enumerate(self.entries):
+            r = self.entry_rect(i)
+            sw = QRectF(r.left(), r.top() + 3, self.SWATCH, r.height() - 6)
+            self._draw_swatch(p, e, sw)
+            p.setPen(QColor(self.color))
+            p.drawText(QRectF(sw.right() + 6, r.top(), r.width() - self.SWATCH - 6, r.height()),
+                       int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), e.text)
+
+    def _draw_swatch(self, p: QPainter, e: LegendEntry, sw: QRectF) -> None:
+        color = QColor(e.color)
+        style = Qt.PenStyle.DashLine if e.dashed else Qt.PenStyle.SolidLine
+        if e.kind == "line":
+            p.setPen(QPen(color, 2, style))
+            p.drawLine(QPointF(sw.left(), sw.center().y()), QPointF(sw.right(), sw.center().y()))
+            if e.symbol:
+                p.save()
+                p.translate(sw.center())
+                pg.graphicsItems.ScatterPlotItem.drawSymbol(
+                    p, e.symbol, 8, QPen(color, 1.0 / 8 * 1.5),
+                    QBrush(QColor(self.color) if e.dashed else color))
+                p.restore()
+            return
+        if e.kind == "outline":
+            p.setPen(QPen(color, 2, style))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+        else:
+            p.setPen(QPen(QColor(self.color), 1))
+            p.setBrush(QBrush(color, Qt.BrushStyle.BDiagPattern if e.hatched
+                              else Qt.BrushStyle.SolidPattern))
+        p.drawRect(sw.adjusted(4, 0, -4, 0))
+
+
+class Chart(pg.PlotWidget):
+    """A themed plot with a side legend and an empty state (a sentence in place of axes)."""
+
+    LEGEND_SHARE = 0.45  # of the chart's width, at most, for the legend
+
+    def __init__(self, title: str, parent: QWidget | None = None,
+                 axes: dict[str, pg.AxisItem] | None = None):
+        axis_items = {"left": PlainAxis("left"), "bottom": PlainAxis("bottom")}
+        axis_items.update(axes or {})
+        super().__init__(parent=parent, axisItems=axis_items)
+        self.base_title = title
+        self.theme = NORMAL
+        self.store: SessionStore | None = None
+        self.selected: str | None = None  # the level chosen in the ladder panel
+        self.setMinimumSize(240, 160)
+        item = self.getPlotItem()
+        item.hideButtons()  # the "A" auto-range button is no part of a picture
+        item.setMenuEnabled(False)
+        self.side_legend = SideLegend()
+        self.side_legend.width_changed = self._show_title
+        item.layout.addItem(self.side_legend, 2, 3)  # (2, 2): the right axis
+        self.empty_text = pg.TextItem("", anchor=(0.5, 0.5))
+        item.addItem(self.empty_text, ignoreBounds=True)
+        self.empty_text.hide()
+        self.empty = False
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            # an axis repaints from a pixmap unless its range, ticks or font changed (the
+            # font is set through setTickFont, which invalidates it), and draws major ticks
+            # and grid lines only: the minor grid costs ~5 ms per redraw here
+            axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            axis.setStyle(maxTickLevel=0, maxTextLevel=0)
+        self.apply_theme(NORMAL)
+
+    def set_title_text(self, title: str) -> None:
+        if title != self.base_title or not self.getPlotItem().titleLabel.text:
+            self.base_title = title
+            self._show_title()
+
+    def _show_title(self) -> None:
+        """The title, elided to the chart's width (a title wider than the chart would
+        widen the plot past the widget and cut its right side off); full in the tooltip."""
+        font = QFont()
+        font.setPointSize(self.theme.font_pt + 2)
+        item = self.getPlotItem()
+        legend = self.side_legend.preferredWidth() if self.side_legend.entries else 0.0
+        room = max(40.0, self.width() - item.getAxis("left").width() - legend - 30)
+        shown = QFontMetricsF(font).elidedText(self.base_title, Qt.TextElideMode.ElideRight,
+                                               room)
+        # (LabelItem takes HTML: the title's text is escaped)
+        self.setTitle(html.escape(shown), color=self.theme.foreground,
+                      size=f"{self.theme.font_pt + 2}pt")
+        item.layout.setRowFixedHeight(0, item.titleLabel.itemRect().height() + 4)
+        self.setToolTip(self.base_title if shown != self.base_title else "")
+
+    def resizeEvent(self, event: Any) -> None:
+        if hasattr(self, "side_legend"):  # (pyqtgraph resizes during its __init__)
+            self.side_legend.set_max_width(self.width() * self.LEGEND_SHARE)
+            self._show_title()  # first: the title's width bounds the plot's
+        super().resizeEvent(event)
+
+    def bind(self, store: SessionStore) -> None:
+        self.store = store
+
+    def set_selected(self, level_id: str | None) -> None:
+        """Highlight this level (subclasses draw it)."""
+        self.selected = level_id
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self.setBackground(theme.background)
+        item = self.getPlotItem()
+        item.showGrid(x=True, y=True, alpha=theme.grid_alpha)
+        font = QFont()
+        font.setPointSize(theme.font_pt)
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            axis.setPen(theme.foreground)
+            axis.setTextPen(theme.foreground)
+            axis.setTickFont(font)
+            axis.label.setFont(font)
+            axis.setLabel(axis.labelText, units=None,
+                          **{"color": theme.foreground, "font-size": f"{theme.font_pt}pt"})
+        self.side_legend.set_style(theme.foreground, theme.font_pt - 1)
+        self.empty_text.setColor(theme.foreground)
+        self.empty_text.setFont(font)
+        self._show_title()
+
+    def set_label(self, axis: str, text: str) -> None:
+        self.getPlotItem().getAxis(axis).setLabel(
+            text, **{"color": self.theme.foreground, "font-size": f"{self.theme.font_pt}pt"})
+
+    def show_empty(self, text: str | None) -> bool:
+        """Show ``text`` in place of axes and data (None: the data). True when empty."""
+        empty = text is not None
+        item = self.getPlotItem()
+        if empty:
+            if self.empty_text.toPlainText() != text:
+                self.empty_text.setText(text)
+            item.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+            self.empty_text.setPos(0.5, 0.5)
+        if empty != self.empty:
+            self.empty = empty
+            self.empty_text.setVisible(empty)
+            for name in ("left", "bottom"):
+                item.showAxis(name, not empty)
+            item.showGrid(x=not empty, y=not empty, alpha=self.theme.grid_alpha)
+            self.side_legend.setVisible(not empty and bool(self.side_legend.entries))
+        return empty

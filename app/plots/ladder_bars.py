@@ -1,0 +1,486 @@
+"""The ladder bars: one bar per level at the ladder shape, a shade of its precision's hue
+each; cuBLAS of each precision as a dashed line over that precision's bars; the selected
+level on a pale band; value labels that never collide (shortened, staggered, else hidden).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
+from PySide6.QtWidgets import QWidget
+
+from ...kernels.rows import (
+    DASH,
+    MINUS,
+    NOT_VERIFIED,
+    gflop_per_j_text,
+    pct_text,
+    sustained_ratio,
+    tflops_text,
+)
+from ...kernels.throttle import THROTTLE_MARK
+from ..core.store import Change
+from ..theme import THROTTLE_COLOR, Theme, level_colors, precision_color
+from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top
+
+EMPTY_LADDER = "No ladder results yet: run the ladder (L) or open a recording"
+
+
+class LadderBars(Chart):
+    """One bar per level at the ladder shape: TFLOPS, % of cuBLAS or GFLOP/J."""
+
+    PAIR = "burst vs sustained TFLOPS"
+    METRICS = ("TFLOPS", "% of cuBLAS (same precision)", "GFLOP/J", PAIR)
+    METRIC_KEYS: ClassVar[dict[str, str]] = {
+        "TFLOPS": "tflops", "% of cuBLAS (same precision)": "pct_ref", "GFLOP/J": "gflop_per_j",
+        PAIR: "tflops"}
+    REFERENCE_KEYS: ClassVar[dict[str, str]] = {"TFLOPS": "tflops", PAIR: "tflops",
+                                                "GFLOP/J": "gflop_per_j"}
+    LOG_METRICS = ("TFLOPS", "GFLOP/J", PAIR)  # ratios of rates: a log axis fits them
+    # the energy ladder is read from sustained runs where there are some (docs/energy.md);
+    # the axis says the unit, the title where the numbers come from
+    GFLOP_PER_J_AXIS = "GFLOP/J"
+    GFLOP_PER_J_NOTE = "sustained where measured, else burst"
+    THROTTLE_LEGEND = f"{THROTTLE_MARK} dashed outline: clocks held back"
+    SUSTAINED_LEGEND = "pale bar: sustained TFLOPS"
+    SELECTED_LEGEND = "band: the selected level"
+    PAIR_OFFSET = 0.2  # burst bar left of the level's tick, sustained right
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__("Ladder", parent)
+        # (not "metric": that name would shadow QWidget.metric(), which Qt calls)
+        self.bar_metric = self.METRICS[0]
+        self.log_axis = False
+        self.band = pg.BarGraphItem(x=[0.0], height=[1.0], y0=[0.0], width=0.98)
+        self.band.setZValue(-10)
+        self.band.hide()
+        self.getPlotItem().addItem(self.band)
+        self.bars: pg.BarGraphItem | None = None
+        self.sustained_bars: pg.BarGraphItem | None = None  # burst vs sustained only
+        self.references: dict[str, pg.PlotDataItem] = {}  # precision -> dashed cuBLAS line
+        self.labels: list[pg.TextItem] = []
+        self.label_texts: list[str] = []  # the full texts; a label may show a shorter one
+        self.rows: list[dict[str, Any]] = []  # what the bars show, one dict per level
+        self.floor = 0.0  # the bars' base in view coordinates (log10 of it on a log axis)
+        self._axis_label = ""
+        self._drawn: tuple[Any, ...] = ()  # what the last _draw showed
+        self._ticks: list[tuple[int, str]] = []
+        self.getPlotItem().getAxis("bottom").setStyle(tickTextOffset=4)
+        self.getPlotItem().vb.sigResized.connect(self.place_labels)
+        self.hover = HoverReadout(self, self._describe)
+        self.show_empty(EMPTY_LADDER)
+
+    def apply_theme(self, theme: Theme) -> None:
+        super().apply_theme(theme)
+        # two lines of tick labels (names alternate between lines)
+        self.getPlotItem().getAxis("bottom").setHeight(int(theme.font_pt * 4.5) + 10)
+        for label in getattr(self, "labels", []):
+            self.getPlotItem().removeItem(label)
+        self.labels = []  # made again in the new theme's colour and size
+        if getattr(self, "rows", None):
+            self._draw()
+
+    def set_metric(self, metric: str) -> None:
+        self.bar_metric = metric
+        self.refresh({Change.LADDER})
+
+    def set_log_axis(self, on: bool) -> None:
+        self.log_axis = bool(on)
+        self.refresh({Change.LADDER})
+
+    def set_selected(self, level_id: str | None) -> None:
+        super().set_selected(level_id)
+        self.refresh({Change.LADDER})  # the band and the legend's line for it
+
+    def is_log(self) -> bool:
+        return self.log_axis and self.bar_metric in self.LOG_METRICS
+
+    def refresh(self, changes: set[Change]) -> None:
+        if self.store is None or not changes & {Change.LADDER, Change.HEADER}:
+            return
+        store = self.store
+        self.rows = []
+        colors = level_colors([(lv.id, lv.precision, lv.is_reference) for lv in store.levels])
+        for lv in store.ladder_levels():
+            r = store.ladder_result(lv.id)
+            if r is None:
+                continue
+            row = store.row(r)
+            sustained = store.sustained_result(lv.id, r.shape)
+            per_j = sustained if sustained is not None and \
+                sustained.gflop_per_j is not None else r
+            self.rows.append({"level": lv.id, "precision": r.precision, "tflops": r.tflops,
+                              "pct_ref": row.pct_of_reference,
+                              "pct_peak": row.pct_of_peak, "shape": str(r.shape),
+                              "verified": r.verified, "gflop_per_j": per_j.gflop_per_j,
+                              "gflop_per_j_mode": per_j.mode if per_j.gflop_per_j is not None
+                              else None,
+                              "sustained_tflops": sustained.tflops if sustained else None,
+                              "ratio": sustained_ratio(r, sustained),
+                              "throttled": r.throttled,
+                              "color": colors.get(lv.id, precision_color(r.precision)),
+                              "reference": self._reference_of(r)})
+        # (a throttled result redraws only when what the bars show changed)
+        key = (repr(self.rows), self.bar_metric, self.is_log(), self.selected,
+               self.theme.name, Change.HEADER in changes)
+        if key == self._drawn and not self.empty:
+            return
+        self._drawn = key
+        self._draw()
+
+    def _reference_of(self, r: Any) -> dict[str, float | None] | None:
+        assert self.store is not None
+        ref = self.store.reference_result(r)
+        if ref is None:
+            return None
+        return {"tflops": ref.tflops, "gflop_per_j": ref.gflop_per_j, "level": ref.level}
+
+    def values(self) -> np.ndarray:
+        """Bar heights; a value that is missing or not a finite number draws no bar."""
+        key = self.METRIC_KEYS[self.bar_metric]
+        return finite_or_zero([row[key] for row in self.rows])
+
+    def sustained_values(self) -> np.ndarray:
+        """The sustained bars' heights (burst vs sustained); 0 where none was run."""
+        return finite_or_zero([row["sustained_tflops"] for row in self.rows])
+
+    def drawn_values(self) -> np.ndarray:
+        """The values the bars reach on the axis, read back from the bar item."""
+        if self.bars is None or not self.rows:
+            return np.zeros(0)
+        top = np.asarray(self.bars.opts["y0"], float) + np.asarray(self.bars.opts["height"])
+        drawn = np.asarray(self.bars.opts["height"]) > 0
+        return np.where(drawn, 10 ** top if self.is_log() else top, 0.0)
+
+    def drawn_sustained_values(self) -> np.ndarray:
+        """The pale sustained bars' values on the axis (burst vs sustained), read back."""
+        item = self.sustained_bars
+        if item is None or not item.isVisible():
+            return np.zeros(0)
+        top = np.asarray(item.opts["y0"], float) + np.asarray(item.opts["height"])
+        drawn = np.asarray(item.opts["height"]) > 0
+        return np.where(drawn, 10 ** top if self.is_log() else top, 0.0)
+
+    def axis_label(self) -> str:
+        return {"GFLOP/J": self.GFLOP_PER_J_AXIS, self.PAIR: "TFLOPS"}.get(
+            self.bar_metric, self.bar_metric) + (" (log)" if self.is_log() else "")
+
+    def _label_text(self, row: dict[str, Any]) -> str:
+        """The text over a level's bar(s): its value (the unit is on the axis), then % of
+        cuBLAS and the marks (burst vs sustained: the sustained change; GFLOP/J: its mode)."""
+        pct = DASH if row["pct_ref"] is None else f"{row['pct_ref']:.0f}%"
+        mark = ("" if row["verified"] else " ✗") + \
+            (f" {THROTTLE_MARK}" if row["throttled"] else "")
+        if self.bar_metric == "GFLOP/J":
+            return f"{gflop_per_j_text(row['gflop_per_j'])}\n" \
+                f"{row['gflop_per_j_mode'] or DASH}{mark}"
+        if self.bar_metric == self.PAIR:
+            change = DASH if row["ratio"] is None else \
+                f"{100 * (row['ratio'] - 1):+.0f}%".replace("-", MINUS)
+            return f"{tflops_text(row['tflops'])}\nsust. {change}{mark}"
+        if self.bar_metric == self.METRICS[1]:
+            return f"{pct}{mark}"
+        return f"{tflops_text(row['tflops'])}\n{pct}{mark}"
+
+    def _to_view(self, values: np.ndarray) -> np.ndarray:
+        """Values as view coordinates (log10 on a log axis; 0 and below sit on the base)."""
+        if not self.is_log():
+            return values
+        safe = np.where(values > 0, values, 10 ** self.floor)
+        return np.log10(safe)
+
+    def _draw_sustained(self, x: np.ndarray) -> np.ndarray:
+        """The pale sustained bars beside the burst ones; their tops (view coordinates)."""
+        if self.bar_metric != self.PAIR:
+            if self.sustained_bars is not None:
+                self.sustained_bars.hide()
+            return np.full(len(x), self.floor)
+        tops = self._to_view(self.sustained_values())
+        brushes = []
+        for row in self.rows:
+            color = QColor(row["color"])
+            color.setAlpha(110)
+            brushes.append(pg.mkBrush(color))
+        opts = {"x": x + self.PAIR_OFFSET, "height": np.maximum(tops - self.floor, 0),
+                "y0": np.full(len(x), self.floor), "width": 0.38, "brushes": brushes,
+                "pen": pg.mkPen(self.theme.foreground, width=1)}
+        if self.sustained_bars is None:
+            self.sustained_bars = pg.BarGraphItem(**opts)
+            self.getPlotItem().addItem(self.sustained_bars)
+        else:
+            self.sustained_bars.setOpts(**opts)
+        self.sustained_bars.show()
+        return tops
+
+    def _draw_references(self) -> list[str]:
+        """A dashed line per precision at its cuBLAS value, across that precision's bars
+        (100% on the % axis); the precisions drawn."""
+        key = self.REFERENCE_KEYS.get(self.bar_metric)
+        spans: dict[str, tuple[float, float, float]] = {}
+        for i, row in enumerate(self.rows):
+            ref = row["reference"]
+            value = 100.0 if key is None and row["pct_ref"] is not None else \
+                (ref or {}).get(key or "")
+            if not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+                continue
+            lo, hi, _ = spans.get(row["precision"], (i, i, value))
+            spans[row["precision"]] = (min(lo, i), max(hi, i), float(value))
+        for prec in list(self.references):
+            if prec not in spans:
+                self.getPlotItem().removeItem(self.references.pop(prec))
+        for prec, (lo, hi, value) in spans.items():
+            y = float(self._to_view(np.array([value]))[0])
+            pen = pg.mkPen(precision_color(prec), width=max(2, self.theme.line_px),
+                           style=Qt.PenStyle.DashLine)
+            line = self.references.get(prec)
+            if line is None:
+                line = self.references[prec] = pg.PlotDataItem()
+                line.setZValue(5)
+                self.getPlotItem().addItem(line)
+            line.setData([lo - 0.45, hi + 0.45], [y, y], pen=pen)
+        return list(spans)
+
+    def _draw(self) -> None:
+        """Update the bar item and its labels in place (no items made per redraw)."""
+        plot = self.getPlotItem()
+        shape = self.store.ladder_shape() if self.store else None
+        note = f" ({self.GFLOP_PER_J_NOTE})" if self.bar_metric == "GFLOP/J" else ""
+        self.set_title_text(f"Ladder — {self.bar_metric}{note}"
+                            + (f" at {shape}" if shape else ""))
+        n = len(self.rows)
+        for item in (self.bars, self.sustained_bars, *self.references.values(), *self.labels):
+            if item is not None:
+                item.setVisible(n > 0)
+        if self.show_empty(None if n else EMPTY_LADDER):
+            self._ticks = []
+            self.band.hide()
+            return
+        if self.axis_label() != self._axis_label:
+            self._axis_label = self.axis_label()
+            self.set_label("left", self._axis_label)
+        plot.getAxis("left").setLogMode(False, self.is_log())
+        x = np.arange(n, dtype=float)
+        values = self.values()
+        peak = max(float(values.max()), float(self.sustained_values().max())
+                   if self.bar_metric == self.PAIR else 0.0)
+        positive = values[values > 0]
+        # a log axis starts a decade-step below the smallest bar, so every bar shows
+        self.floor = math.floor(math.log10(float(positive.min()))) if self.is_log() and \
+            positive.size else 0.0
+        tops = self._to_view(values)
+        pair_tops = self._draw_sustained(x)
+        refs = self._draw_references()
+        width = 0.38 if self.bar_metric == self.PAIR else 0.7
+        bar_x = x - self.PAIR_OFFSET if self.bar_metric == self.PAIR else x
+        brushes = [pg.mkBrush(row["color"]) for row in self.rows]
+        plain = pg.mkPen(self.theme.foreground, width=1)
+        pens = [self.throttle_pen() if row["throttled"] else plain for row in self.rows]
+        opts = {"x": bar_x, "height": np.where(values > 0, np.maximum(tops - self.floor, 0), 0),
+                "y0": np.full(n, self.floor), "width": width, "brushes": brushes,
+                "pens": pens, "pen": plain}
+        if self.bars is None:
+            self.bars = pg.BarGraphItem(**opts)
+            plot.addItem(self.bars)
+        else:
+            self.bars.setOpts(**opts)
+        self._legend(refs)
+        self._ticks_for()
+        self.label_texts = [self._label_text(row) for row in self.rows]
+        self.label_tops = np.maximum(np.where(values > 0, tops, self.floor), pair_tops)
+        top = finite_top(self._to_view(np.array([peak])) - self.floor, 1.0) + self.floor \
+            if peak > 0 else self.floor + 1.0
+        self._data_top = top
+        self._draw_band()
+        self.place_labels()
+
+    def _legend(self, refs: list[str]) -> None:
+        entries = []
+        for prec in dict.fromkeys(row["precision"] for row in self.rows):
+            entries.append(LegendEntry(f"{prec.upper()} levels", precision_color(prec)))
+            if prec in refs:
+                entries.append(LegendEntry(f"cuBLAS {prec.upper()}", precision_color(prec),
+                                           kind="line", dashed=True))
+        if self.bar_metric == self.PAIR:
+            entries.append(LegendEntry(self.SUSTAINED_LEGEND, "#a0a0a0"))
+        if any(row["throttled"] for row in self.rows):
+            entries.append(LegendEntry(self.THROTTLE_LEGEND, THROTTLE_COLOR, kind="outline",
+                                       dashed=True))
+        if self.selected is not None:
+            entries.append(LegendEntry(self.SELECTED_LEGEND, self._band_color().name()))
+        self.side_legend.set_entries(entries)
+
+    def _ticks_for(self) -> None:
+        # long level names alternate between two lines so neighbours do not overlap
+        ticks = [(i, ("\n" if i % 2 else "") + row["level"]) for i, row in enumerate(self.rows)]
+        if ticks != self._ticks:
+            self._ticks = ticks
+            self.getPlotItem().getAxis("bottom").setTicks([ticks])
+
+    def _band_color(self) -> QColor:
+        color = QColor(self.theme.foreground)
+        color.setAlpha(40)
+        return color
+
+    def _draw_band(self) -> None:
+        levels = [row["level"] for row in self.rows]
+        if self.selected not in levels or self.empty:
+            self.band.hide()
+            return
+        (_, _), (y0, y1) = self.getPlotItem().vb.viewRange()
+        self.band.setOpts(x=[levels.index(self.selected)], y0=[y0], height=[y1 - y0],
+                          width=0.98, brush=pg.mkBrush(self._band_color()), pen=pg.mkPen(None))
+        self.band.show()
+
+    def place_labels(self, *_: object) -> None:
+        """Put each value label over its bar so that no two collide, and make room above
+        the bars for them: full texts where they fit their slot, else the value alone; a
+        label that would run into its left neighbours goes above them; the view's top is
+        raised until every label fits; one that still collides is hidden (the hover has
+        every number)."""
+        if self.empty or not self.rows:
+            return
+        plot = self.getPlotItem()
+        vb = plot.vb
+        n = len(self.rows)
+        self._make_labels(n)
+        width_px, height_px = max(vb.width(), 1.0), max(vb.height(), 1.0)
+        x_lo, x_hi = self._x_margins(width_px)
+        slot_px = width_px / (x_hi - x_lo)
+        pt = self._fit_tick_font(slot_px)
+        for label in self.labels:  # values in the names' type, a point larger
+            font = label.textItem.font()
+            if font.pointSize() != min(pt + 1, self.theme.font_pt):
+                font.setPointSize(min(pt + 1, self.theme.font_pt))
+                label.setFont(font)
+        texts = list(self.label_texts)
+        self._widest(texts)
+        # a label wider than its slot shows its value alone (the rest is in the hover)
+        texts = [t if label.textItem.boundingRect().width() <= slot_px - 2 else
+                 t.split("\n")[0] for t, label in zip(texts, self.labels, strict=True)]
+        self._widest(texts)
+        sizes = [label.textItem.boundingRect() for label in self.labels]
+        top = self._data_top
+        for _ in range(4):  # raising the top moves the bars down: settle in a few rounds
+            rects = self._stack(sizes, x_lo, slot_px, top, height_px)
+            highest = min(r.top() for r in rects)
+            if highest >= 2 or height_px < 40:
+                break
+            # the room the highest label lacks, as a share of the plot's height
+            lack = min(0.5, (2 - highest) / height_px + 0.01)
+            # (never more than 2.5 times the data's span: a label that still does not fit
+            # is hidden below)
+            top = min(self.floor + (top - self.floor) / (1 - lack),
+                      self.floor + 2.5 * (self._data_top - self.floor))
+        if vb.viewRange()[1] != [self.floor, top] or vb.viewRange()[0] != [x_lo, x_hi]:
+            plot.setXRange(x_lo, x_hi, padding=0)
+            plot.setYRange(self.floor, top, padding=0)
+        per_px = (top - self.floor) / height_px
+        kept: list[QRectF] = []
+        for i, (label, rect) in enumerate(zip(self.labels, rects, strict=True)):
+            label.setPos(i, self.floor + (height_px - rect.bottom()) * per_px)
+            fits = rect.top() >= 0 and not any(rect.intersects(k) for k in kept)
+            label.setVisible(fits)
+            if fits:
+                kept.append(rect)
+        self._draw_band()
+
+    def _fit_tick_font(self, slot_px: float) -> int:
+        """The level names (on two alternating lines) in the theme's type where they fit
+        two slots, else smaller, down to 7 pt: names never run into each other."""
+        names = [row["level"] for row in self.rows]
+        font = QFont()
+        for pt in range(self.theme.font_pt, 6, -1):
+            font.setPointSize(pt)
+            widths = [QFontMetricsF(font).horizontalAdvance(n) for n in names]
+            # names two apart share a line: their halves must fit two slots
+            pairs = zip(widths, widths[2:], strict=False)
+            if all((a + b) / 2 + 8 <= 2 * slot_px for a, b in pairs):
+                break
+        axis = self.getPlotItem().getAxis("bottom")
+        current = axis.style.get("tickFont")
+        if current is None or current.pointSize() != font.pointSize():
+            # (the axis keeps the theme's height: a height that followed the type would
+            # change the legend's columns, the slot width and the type again, in a loop)
+            axis.setTickFont(font)
+        return font.pointSize()
+
+    def _make_labels(self, n: int) -> None:
+        plot = self.getPlotItem()
+        while len(self.labels) < n:
+            back = QColor(self.theme.background)
+            back.setAlpha(200)  # readable where a cuBLAS line runs behind it
+            label = pg.TextItem("", anchor=(0.5, 1), color=self.theme.foreground, fill=back)
+            label.setZValue(20)
+            font = label.textItem.font()
+            font.setPointSize(self.theme.font_pt)
+            label.setFont(font)
+            plot.addItem(label)
+            self.labels.append(label)
+        while len(self.labels) > n:
+            plot.removeItem(self.labels.pop())
+
+    def _widest(self, texts: list[str]) -> float:
+        for label, t in zip(self.labels, texts, strict=True):
+            if label.toPlainText() != t:
+                label.setText(t, color=self.theme.foreground)
+        return max(label.textItem.boundingRect().width() for label in self.labels)
+
+    def _stack(self, sizes: list[QRectF], x_lo: float, slot_px: float, top: float,
+               height_px: float) -> list[QRectF]:
+        """The labels' rectangles in plot pixels (y down) for a view up to ``top``: each
+        on its bar, or just above the left neighbours it would overlap."""
+        per_px = height_px / max(top - self.floor, 1e-12)
+        rects: list[QRectF] = []
+        raised: list[bool] = []
+        for i, size in enumerate(sizes):
+            cx = (i - x_lo) * slot_px
+            bottom = height_px - (float(self.label_tops[i]) - self.floor) * per_px - 1
+            rect = QRectF(cx - size.width() / 2, bottom - size.height(), size.width(),
+                          size.height())
+            # one step up at most, over a left neighbour on its own bar (no staircase); a
+            # label that still collides is hidden by the caller
+            if rects and not raised[-1] and rect.intersects(rects[-1].adjusted(-2, -1, 2, 1)):
+                rect.moveBottom(rects[-1].top() - 1)
+                raised.append(True)
+            else:
+                raised.append(False)
+            rects.append(rect)
+        return rects
+
+    def _x_margins(self, width_px: float) -> tuple[float, float]:
+        """The x range: every bar, and half of the first and last names inside it."""
+        n = len(self.rows)
+        axis = self.getPlotItem().getAxis("bottom")
+        metrics = QFontMetricsF(axis.style.get("tickFont") or QFont())
+        half = [metrics.horizontalAdvance(self.rows[i]["level"]) / 2 + 4 for i in (0, n - 1)]
+        # px per unit is width / (hi - lo): solve for the margins that give each half room
+        lo_m, hi_m = 0.6, 0.6
+        for _ in range(3):
+            per_unit = width_px / (n - 1 + lo_m + hi_m)
+            lo_m, hi_m = (max(0.6, h / max(per_unit, 1e-9)) for h in half)
+        return -lo_m, n - 1 + hi_m
+
+    def _describe(self, x: float, y: float) -> str | None:
+        i = round(x)
+        if not 0 <= i < len(self.rows):
+            return None
+        row = self.rows[i]
+        pct_ref, pct_peak = pct_text(row["pct_ref"]), pct_text(row["pct_peak"])
+        prec = row["precision"].upper()
+        per_j = "" if row["gflop_per_j"] is None else \
+            f"\n{gflop_per_j_text(row['gflop_per_j'])} GFLOP/J ({row['gflop_per_j_mode']})"
+        if row["sustained_tflops"] is not None:
+            per_j += f"\nsustained {tflops_text(row['sustained_tflops'])} TFLOPS"
+        held = f"\n{THROTTLE_MARK} clocks held back: {', '.join(row['throttled'])}" \
+            if row["throttled"] else ""
+        return (f"{row['level']} ({prec}) at {row['shape']}\n{tflops_text(row['tflops'])} "
+                f"TFLOPS\n{pct_ref} of cuBLAS {prec}\n{pct_peak} of {prec} peak{per_j}"
+                + ("" if row["verified"] else f"\n{NOT_VERIFIED}") + held)
+
+    def throttle_pen(self) -> QPen:
+        return pg.mkPen(THROTTLE_COLOR, width=2, style=Qt.PenStyle.DashLine)

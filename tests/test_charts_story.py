@@ -1,0 +1,188 @@
+"""The charts tell the ladder's story: a colour per level (a hue per precision), legends
+beside the data, value labels that never collide, an empty state instead of junk axes,
+the selected level highlighted everywhere, TFLOPS on a log axis, every repeat shown."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import synthetic_session as syn
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QColor
+
+from gemmscope.app.theme import PRECISION_COLORS
+from gemmscope.app.window.main_window import bundled_session
+
+
+@pytest.fixture
+def loaded(qtbot, make_window):
+    """A window showing the Charts tab of a recording (the bundled H200 one by default)."""
+
+    def load(path=None, size=(1400, 900)):
+        window = make_window()
+        window.resize(*size)
+        window.open_recording(str(path or bundled_session()))
+        window.play_instant()
+        window.show()
+        qtbot.waitExposed(window)
+        window.tabs.setCurrentWidget(window.views["charts"])
+        window.flush_views()
+        return window
+
+    return load
+
+
+def test_every_level_has_its_own_colour_in_its_precisions_hue(loaded):
+    window = loaded()
+    bars, sweep = window.charts()["bars"], window.charts()["sweep"]
+    colours = [b.color() for b in bars.bars.opts["brushes"]]
+    assert len({c.name() for c in colours}) == len(bars.rows) >= 10
+    for row, colour in zip(bars.rows, colours, strict=True):
+        assert abs(colour.hslHue() - QColor(PRECISION_COLORS[row["precision"]]).hslHue()) <= 2
+    looks = {}
+    for level_id, curve in sweep.curves.items():
+        pen = curve.opts["pen"]
+        looks[level_id] = (pen.color().name(), curve.opts["symbol"], pen.style())
+        reference = window.store.level(level_id).is_reference
+        assert (pen.style() == pen.style().DashLine) == reference, level_id
+    assert len(set(looks.values())) == len(looks) >= 15  # no two curves look alike
+
+
+def test_legends_sit_beside_the_data_and_list_every_entry(loaded):
+    window = loaded()
+    for name in ("bars", "sweep"):
+        chart = window.charts()[name]
+        legend, vb = chart.side_legend, chart.getPlotItem().vb
+        assert legend.isVisible() and legend.entries
+        first = legend.mapToScene(legend.entry_rect(0).topLeft())
+        assert first.x() >= vb.sceneBoundingRect().right()  # nothing drawn over the data
+        assert legend.sceneBoundingRect().right() <= chart.width() + 1
+        last = legend.entry_rect(len(legend.entries) - 1)
+        assert last.bottom() <= legend.size().height() + 1, name  # nothing cut off
+    sweep = window.charts()["sweep"]
+    assert len(sweep.side_legend.entries) == len(sweep.curves)
+
+
+@pytest.mark.parametrize("metric", ["TFLOPS", "% of cuBLAS (same precision)", "GFLOP/J",
+                                    "burst vs sustained TFLOPS"])
+@pytest.mark.parametrize("log", [True, False])
+def test_value_labels_never_collide_and_stay_in_the_plot(loaded, metric, log):
+    window = loaded(size=(1280, 720))
+    charts = window.views["charts"]
+    charts.set_log_axis(log)
+    charts.metric_box.setCurrentText(metric)
+    bars = charts.bars
+    vb = bars.getPlotItem().vb.sceneBoundingRect()
+    shown = [label_rect(bars, label) for label in bars.labels if label.isVisible()]
+    assert len(shown) >= len(bars.rows) // 2
+    for a, b in itertools.combinations(shown, 2):
+        assert not a.intersects(b)
+    for rect in shown:
+        assert rect.top() >= vb.top() - 1  # the view leaves room above the bars
+
+
+def label_rect(bars, label) -> QRectF:
+    """Where a value label is drawn, in scene pixels: its text's size, its anchor (the
+    middle of its bottom edge) at its position in the view."""
+    at = bars.getPlotItem().vb.mapViewToScene(label.pos())
+    size = label.textItem.boundingRect()
+    return QRectF(at.x() - size.width() / 2, at.y() - size.height(), size.width(),
+                  size.height())
+
+
+def test_empty_charts_say_so_instead_of_drawing_axes(qtbot, make_window):
+    window = make_window()
+    window.show()
+    window.flush_views()
+    for name in ("bars", "stream", "sweep"):
+        chart = window.charts()[name]
+        item = chart.getPlotItem()
+        assert chart.empty and chart.empty_text.isVisible(), name
+        assert chart.empty_text.toPlainText().startswith("No ")
+        assert not item.getAxis("left").isVisible() and not item.getAxis("bottom").isVisible()
+
+
+def test_the_sweep_axis_starts_afresh_when_a_replay_restarts(loaded, synthetic_file):
+    window = loaded(synthetic_file)
+    window.replay.pause()
+    sweep = window.charts()["sweep"]
+    window.replay.seek(0.0)
+    window.flush_views()
+    assert sweep.empty and sweep.size_axis.sizes == []
+    window.replay.seek(window.replay.clock.duration_s)
+    window.flush_views()
+    assert not sweep.empty
+    (x0, x1), (_y0, y1) = sweep.getPlotItem().vb.viewRange()
+    lo, hi = np.log10(min(syn.SWEEP)), np.log10(max(syn.SWEEP))
+    assert x0 < lo and x1 > hi and (x1 - x0) < 2 * (hi - lo)  # the data's range, no more
+    assert sweep.size_axis.sizes == sorted(syn.SWEEP)
+    assert y1 < 10 * max(syn.SWEEP.values())
+
+
+def test_log_axis_is_a_toggle_and_a_preference(loaded, make_window, synthetic_file, tmp_path):
+    window = loaded(synthetic_file)
+    charts = window.views["charts"]
+    bars = charts.bars
+    assert charts.log_box.isChecked() and bars.is_log()  # the default tells the story
+    np.testing.assert_allclose(bars.drawn_values(), list(syn.LADDER_TFLOPS.values()))
+    axis = bars.getPlotItem().getAxis("left")
+    (_, _), (y0, y1) = bars.getPlotItem().vb.viewRange()
+    strings = axis.tickStrings(axis.tickValues(y0, y1, 300)[0][1], 1, 1)
+    assert {"1", "10", "100"} <= set(strings)  # plain numbers, not powers or prefixes
+    charts.log_box.setChecked(False)  # as the user clicks it
+    assert not bars.is_log() and window.prefs.log_axis is False
+    np.testing.assert_allclose(bars.drawn_values(), list(syn.LADDER_TFLOPS.values()))
+    assert "(x" not in axis.labelString()  # no SI-prefix scaling such as (x0.001)
+    window.prefs.sync()
+    again = make_window(tmp_path / "prefs.ini")
+    assert not again.views["charts"].log_box.isChecked()
+    assert not again.views["charts"].bars.log_axis
+
+
+def test_the_selected_level_is_highlighted_in_every_chart(loaded, synthetic_file):
+    window = loaded(synthetic_file)
+    window.select_level(syn.SWEEP_LEVEL)
+    window.flush_views()
+    bars, sweep = window.charts()["bars"], window.charts()["sweep"]
+    levels = [row["level"] for row in bars.rows]
+    assert bars.band.isVisible()
+    assert bars.band.opts["x"][0] == levels.index(syn.SWEEP_LEVEL)
+    curve = sweep.curves[syn.SWEEP_LEVEL]
+    others = [c for k, c in sweep.curves.items() if k != syn.SWEEP_LEVEL]
+    assert all(curve.opts["pen"].widthF() > c.opts["pen"].widthF() for c in others)
+    assert all(curve.zValue() > c.zValue() for c in others)
+    telemetry = window.views["telemetry"]
+    colours = telemetry.bands["power"].colors
+    for w, colour in zip(telemetry.windows, colours, strict=True):
+        assert colour.endswith("99") == (w.level == syn.SWEEP_LEVEL)
+
+
+def test_per_repeat_chart_shows_every_repeat_once_in_presentation(loaded, synthetic_file,
+                                                                  qtbot):
+    window = loaded(synthetic_file, size=(1280, 720))
+    window.set_presentation(True, full_screen=False)
+    try:
+        check_every_repeat_once(window)
+    finally:
+        window.set_presentation(False)  # (the application's font is global)
+
+
+def check_every_repeat_once(window) -> None:
+    window.flush_views()
+    stream = window.charts()["stream"]
+    x, y = stream.shown
+    assert len(x) == syn.REPEATS
+    item = stream.getPlotItem()
+    assert item.width() <= stream.width() + 1  # a long title no longer widens the plot
+    (x0, x1), (y0, y1) = item.vb.viewRange()
+    assert x0 < x.min() and x1 > x.max() and y0 < y.min() and y1 > y.max()
+    axis = item.getAxis("bottom")
+    ticks = [v for level in axis.tickValues(x0, x1, item.vb.width()) for v in level[1]]
+    assert len(ticks) == len(set(ticks))  # each tick (and its label) once
+    for i in (0, len(x) - 1):  # the hover reads the value the point sits at
+        stream.hover.show_at(float(x[i]), float(y[i]))
+        assert f"repeat {int(x[i])}: {y[i]:.4g} TFLOPS" == stream.hover.text
+        scene = item.vb.mapViewToScene(QPointF(float(x[i]), float(y[i])))
+        assert item.vb.sceneBoundingRect().contains(scene)
