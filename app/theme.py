@@ -43,19 +43,23 @@ def level_colors(levels: list[tuple[str, str, bool]]) -> dict[str, str]:
     light in ladder order). ``levels``: (id, precision, is_reference) in catalog order; a
     reference takes its precision's own colour (it is told apart by its dashes/hatching)."""
     by_precision: dict[str, list[str]] = {}
+    references: dict[str, list[str]] = {}
     out: dict[str, str] = {}
     for level_id, precision, reference in levels:
-        if reference:
-            out[level_id] = precision_color(precision)
-        else:
-            by_precision.setdefault(precision, []).append(level_id)
+        (references if reference else by_precision).setdefault(precision, []).append(level_id)
+    for precision, ids in references.items():
+        base = QColor(precision_color(precision))
+        for i, level_id in enumerate(ids):  # a second reference (FP8: block scales): lighter
+            out[level_id] = base.name() if i == 0 else QColor.fromHslF(
+                base.hslHueF(), base.hslSaturationF(),
+                min(0.85, base.lightnessF() + 0.18 * i)).name()
     for precision, ids in by_precision.items():
         base = QColor(precision_color(precision))
         h, s, lightness = base.hslHueF(), base.hslSaturationF(), base.lightnessF()
         n = len(ids)
         for i, level_id in enumerate(ids):
-            if n == 1:
-                out[level_id] = base.name()
+            if n == 1:  # darker than the base, which is the reference's
+                out[level_id] = QColor.fromHslF(h, s, max(0.12, lightness - 0.12)).name()
                 continue
             # from darker to lighter than the base, over a span that keeps them apart;
             # none takes the base itself, which is the reference's

@@ -40,7 +40,8 @@ def test_every_level_has_its_own_colour_in_its_precisions_hue(loaded):
     colours = [b.color() for b in bars.bars.opts["brushes"]]
     assert len({c.name() for c in colours}) == len(bars.rows) >= 10
     for row, colour in zip(bars.rows, colours, strict=True):
-        assert abs(colour.hslHue() - QColor(PRECISION_COLORS[row["precision"]]).hslHue()) <= 2
+        turn = abs(colour.hslHue() - QColor(PRECISION_COLORS[row["precision"]]).hslHue())
+        assert min(turn, 360 - turn) <= 2  # (hue is an angle: 359 is next to 0)
     looks = {}
     for level_id, curve in sweep.curves.items():
         pen = curve.opts["pen"]
@@ -153,7 +154,9 @@ def test_the_selected_level_is_highlighted_in_every_chart(loaded, synthetic_file
     others = [c for k, c in sweep.curves.items() if k != syn.SWEEP_LEVEL]
     assert all(curve.opts["pen"].widthF() > c.opts["pen"].widthF() for c in others)
     assert all(curve.zValue() > c.zValue() for c in others)
-    telemetry = window.views["telemetry"]
+    telemetry = window.views["telemetry"]  # its plots are made when its tab is first shown
+    window.tabs.setCurrentWidget(telemetry)
+    window.flush_views()
     colours = telemetry.bands["power"].colors
     for w, colour in zip(telemetry.windows, colours, strict=True):
         assert colour.endswith("99") == (w.level == syn.SWEEP_LEVEL)

@@ -12,12 +12,12 @@ from PySide6.QtWidgets import QWidget
 from ...kernels.rows import pct_text, tflops_text
 from ..core.store import Change
 from ..theme import device_color
-from .charts import HoverReadout, _Chart, finite_or_zero, finite_top
+from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top
 
 GROUP_WIDTH = 0.8  # of one level's slot, shared by its GPUs' bars
 
 
-class DeviceBars(_Chart):
+class DeviceBars(Chart):
     """Grouped bars: TFLOPS of each level on each GPU; ``rows`` keeps what is drawn."""
 
     def __init__(self, parent: QWidget | None = None):
@@ -26,8 +26,6 @@ class DeviceBars(_Chart):
         self.levels: list[str] = []
         self.device_ids: list[int] = []
         self.bars: pg.BarGraphItem | None = None
-        self.legend = self.addLegend(offset=(10, 5))
-        self._legend_devices: list[int] = []
         self._ticks: list[tuple[int, str]] = []
         self.setLabel("left", "TFLOPS")
         self.hover = HoverReadout(self, self._describe)
@@ -71,12 +69,10 @@ class DeviceBars(_Chart):
             plot.addItem(self.bars)
         else:
             self.bars.setOpts(**opts)
-        for device in self.device_ids:
-            if device not in self._legend_devices and self.store is not None:
-                self._legend_devices.append(device)
-                sample = pg.ScatterPlotItem(symbol="s", size=10, pen=None,
-                                            brush=pg.mkBrush(device_color(device)))
-                self.legend.addItem(sample, self.store.device_text(device))
+        if self.store is not None:  # beside the plot, never over the bars
+            self.side_legend.set_entries([LegendEntry(self.store.device_text(d),
+                                                      device_color(d))
+                                          for d in self.device_ids])
         ticks = [(i, ("\n" if i % 2 else "") + level) for i, level in enumerate(self.levels)]
         if ticks != self._ticks:
             self._ticks = ticks

@@ -106,7 +106,11 @@ class RunLabels:
         free = [-np.inf, -np.inf]  # per line: where the last shown label ends (data x)
         for i in range(max(0, lo - lo % 2), hi):
             label = self.labels[i]
-            x = max(float(self.x[i]), left) if self.end[i] > left else float(self.x[i])
+            if self.end[i] <= left:  # a run wholly left of the view: no label to block others
+                if label.isVisible():
+                    label.setVisible(False)
+                continue
+            x = max(float(self.x[i]), left)
             if label.pos().x() != x:
                 label.setPos(x, self.line_y(i))
             fits = bool(x >= free[i % 2])

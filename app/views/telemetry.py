@@ -213,7 +213,7 @@ class TelemetryView(QWidget, View):
     def set_level(self, level_id: str) -> bool:
         """The selected level's run windows are drawn stronger (every chart shows it)."""
         self.selected = level_id
-        if self.store is not None:
+        if self.store is not None and self.plots:  # (not built yet: drawn when built)
             self._draw_windows(self.windows)
         return True
 
