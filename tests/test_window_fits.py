@@ -178,3 +178,12 @@ def test_a_bad_size_is_refused_with_the_form_to_use(tmp_path, recording):
         capture_output=True, text=True, timeout=90,
         env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
     assert proc.returncode == 2 and "WIDTHxHEIGHT" in proc.stderr
+
+
+def test_closing_a_window_on_stage_gives_the_application_its_font_back(qtbot, make_window,
+                                                                        recording):
+    before = QApplication.font().pointSizeF()
+    window = shown_at(qtbot, make_window, recording, (1280, 720), True)
+    assert QApplication.font().pointSizeF() > before  # large type on stage
+    window.close()
+    assert QApplication.font().pointSizeF() == before

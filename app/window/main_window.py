@@ -594,6 +594,7 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, self, lambda: fit_side_docks(self))
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self.presentation.release()
         for loader in self._loaders:
             loader.wait()
         self._loaders.clear()

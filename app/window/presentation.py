@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from PySide6.QtCore import QByteArray, QRect, Qt, QTimer
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QApplication,
     QDialog,
@@ -84,6 +85,7 @@ class PresentationMode:
         self.geometry: QRect | None = None  # the window before it went on stage
         self.maximized = False
         self.state: QByteArray | None = None  # its panels: which were open, their sizes
+        self.app_font: QFont | None = None  # the application's font before the stage
 
     @property
     def on(self) -> bool:
@@ -100,9 +102,13 @@ class PresentationMode:
         w.remember_presentation(on)
         app = QApplication.instance()
         if isinstance(app, QApplication):
+            if on and self.app_font is None:
+                self.app_font = app.font()
             font = app.font()
             font.setPointSize(w.theme.font_pt)
-            app.setFont(font)
+            app.setFont(font if on or self.app_font is None else self.app_font)
+            if not on:
+                self.app_font = None
         w.setStyleSheet(w.theme.stylesheet())
         if on:
             w.run_dock.hide()
@@ -128,6 +134,14 @@ class PresentationMode:
             if self.state is not None:  # the panels, in the window's own size again
                 w.restoreState(self.state)
             self.geometry = self.state = None
+
+    def release(self) -> None:
+        """The window closes: the application's font is the whole process's, so it goes
+        back to what it was before the stage (the next window must not open in it)."""
+        app = QApplication.instance()
+        if isinstance(app, QApplication) and self.app_font is not None:
+            app.setFont(self.app_font)
+        self.app_font = None
 
     def _fit_ladder(self) -> None:
         w = self.window
