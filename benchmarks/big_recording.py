@@ -5,9 +5,10 @@
 Makes a recording of about ``--mb`` megabytes by replicating the bundled H200 session
 (each copy's events moved later in time, one header), opens it in the main window as a user
 would (File > Open: read on a worker thread, then played at "instant" speed), and measures,
-on the GUI thread, the longest gap between two 5 ms heartbeats from opening until every
-event is delivered and drawn. Prints a table: file size, events, load and play time, peak
-resident memory of the process, longest and 99th-percentile loop gap.
+on the GUI thread, the longest gap between two 5 ms heartbeats from opening (a second after
+the window is shown, as File > Open comes) until every event is delivered and drawn.
+Prints a table: file size, events, load and play time, peak resident memory of the
+process, longest and 99th-percentile loop gap.
 """
 
 from __future__ import annotations
@@ -82,9 +83,17 @@ def main() -> int:
 
     heartbeat = QTimer()
     heartbeat.timeout.connect(beat)
-    heartbeat.start(5)
     t0 = time.perf_counter()
-    window.open_recording(path, background=True)
+
+    def open_file() -> None:
+        # as File > Open does: the window is up and painted (its first paint, 0.2-0.3 s
+        # offscreen, is the start's, not the load's); the stalls counted start here
+        nonlocal t0
+        t0 = last[0] = time.perf_counter()
+        heartbeat.start(5)
+        window.open_recording(path, background=True)
+
+    QTimer.singleShot(1000, open_file)
     QTimer.singleShot(300_000, app.quit)  # a bound, should it never finish
     app.exec()
     heartbeat.stop()
