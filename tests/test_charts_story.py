@@ -189,3 +189,19 @@ def check_every_repeat_once(window) -> None:
         assert f"repeat {int(x[i])}: {y[i]:.4g} TFLOPS" == stream.hover.text
         scene = item.vb.mapViewToScene(QPointF(float(x[i]), float(y[i])))
         assert item.vb.sceneBoundingRect().contains(scene)
+
+
+def test_the_sweep_redraws_a_turn_after_the_bars_and_a_picture_waits_for_it(
+        make_window, synthetic_file):
+    from gemmscope.kernels.protocol import Timeline
+    from gemmscope.kernels.recording import read_session
+
+    window = make_window()
+    charts = window.views["charts"]
+    line = Timeline()
+    for event in read_session(synthetic_file).events:
+        window.store.handle(line.place(event))
+    charts.refresh(window.store.take_changes())
+    assert charts.bars.rows and not charts.sweep.curves  # the sweep: on the next turn
+    window.flush_views()  # a picture settles every view first
+    assert charts.sweep.curves

@@ -27,6 +27,10 @@ class View:
         the last call, while the view's tab is shown (a hidden view is called when it is
         shown, or when the window brings every view up to date for a picture)."""
 
+    def settle(self) -> None:
+        """Finish now what :meth:`refresh` left for a later turn of the event loop (a view
+        that spreads a costly redraw over frames); the window calls it before a picture."""
+
     def set_level(self, level_id: str) -> bool:
         """The selected level changed; False when the view cannot show it (it says why
         and keeps what it showed)."""

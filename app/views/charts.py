@@ -9,7 +9,7 @@ is a sliver; on a log axis each step up the ladder is a visible rise.
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
@@ -44,6 +44,7 @@ class ChartsView(QWidget, View):
         self.metric_box.addItems(LadderBars.METRICS)
         self.metric_box.currentTextChanged.connect(self.bars.set_metric)
         self.on_stage = False
+        self._later: set[Change] = set()  # what the sweep and the GPU bars have yet to show
         self.log_box = QCheckBox("log TFLOPS axis")
         self.log_box.setToolTip("TFLOPS (and GFLOP/J) on a logarithmic axis: every level of "
                                 "the ladder visible, from naive FP32 to FP8")
@@ -88,11 +89,23 @@ class ChartsView(QWidget, View):
             chart.bind(store)
 
     def refresh(self, changes: set[Change]) -> None:
+        """The bars and the stream now; the sweep and the GPU comparison on the next turn
+        of the event loop, so that a paint can come between them: both in one frame cost
+        more than a 60 Hz frame has (benchmarks/gui_frame_time.py)."""
         store = self.bars.store
         if store is not None and Change.HEADER in changes:
             self.devices.setVisible(store.multi_device)
-        for chart in self.charts().values():
-            chart.refresh(changes)
+        self.bars.refresh(changes)
+        self.stream.refresh(changes)
+        if not self._later:
+            QTimer.singleShot(0, self.settle)
+        self._later |= changes
+
+    def settle(self) -> None:
+        changes, self._later = self._later, set()
+        if changes:
+            self.sweep.refresh(changes)
+            self.devices.refresh(changes)
 
     def set_level(self, level_id: str) -> bool:
         for chart in (self.bars, self.stream, self.sweep):

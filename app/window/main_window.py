@@ -302,6 +302,8 @@ class MainWindow(SourcesMixin, QMainWindow):
         self._flushing = True
         try:
             self.throttle.flush()
+            for view in self.views.values():
+                view.settle()
         finally:
             self._flushing = False
 
