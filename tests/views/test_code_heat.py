@@ -19,7 +19,6 @@ from gemmscope.app.core import builds, source_heat
 from gemmscope.app.core.source_heat import Metric
 from gemmscope.app.core.store import SessionStore
 from gemmscope.app.theme import SASS_SELECTION, SOURCE_HEAT
-from gemmscope.app.views.code import CodeView
 from gemmscope.kernels import ncu_source_step as step
 from gemmscope.kernels import protocol
 from gemmscope.kernels.ncu_source import parse_cuda_sass_page, parse_sass_page
@@ -63,21 +62,6 @@ def fed(events, *extra: dict) -> SessionStore:
     for ev in [*events, *extra]:
         store.handle(line.place(ev))
     return store
-
-
-@pytest.fixture
-def code_view(qtbot):
-    def make(store: SessionStore, level_id: str = "register_2d") -> CodeView:
-        v = CodeView()
-        qtbot.addWidget(v)
-        v.bind(store)
-        v.refresh(store.take_changes())
-        v.set_level(level_id)
-        v.resize(1400, 900)
-        v.show()
-        qtbot.waitExposed(v)
-        return v
-    return make
 
 
 def color(c: QColor | None) -> str | None:

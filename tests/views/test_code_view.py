@@ -12,7 +12,6 @@ from PySide6.QtGui import QColor
 from gemmscope.app.core import builds
 from gemmscope.app.core.store import Change, SessionStore
 from gemmscope.app.theme import DIFF_COLORS, SASS_CLASS_COLORS, SASS_SELECTION
-from gemmscope.app.views.code import CodeView
 from gemmscope.kernels.protocol import Timeline
 from gemmscope.kernels.recording import read_session
 
@@ -34,18 +33,8 @@ def fed(events, drop: set[str] = frozenset()) -> SessionStore:
 
 
 @pytest.fixture
-def view(qtbot, events):
-    def make(store: SessionStore, level_id: str) -> CodeView:
-        v = CodeView()
-        qtbot.addWidget(v)
-        v.bind(store)
-        v.refresh(store.take_changes())
-        v.set_level(level_id)
-        v.resize(1400, 900)
-        v.show()
-        qtbot.waitExposed(v)
-        return v
-    return make
+def view(code_view):
+    return code_view
 
 
 def rgb(c: QColor | None) -> str | None:
