@@ -3,22 +3,14 @@ trial counts every launch between the two reads, and its table shows both figure
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
+import benchmark_script
 import pytest
 from fake_gpu_energy import FakeGPU
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "energy_check.py"
 
 
 @pytest.fixture(scope="module")
 def check():
-    spec = importlib.util.spec_from_file_location("energy_check", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script.load("energy_check")
 
 
 class FakeNvml:

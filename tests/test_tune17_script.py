@@ -4,15 +4,12 @@ with a wrong result at a check shape is left out of the timing."""
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import time
-from pathlib import Path
 
+import benchmark_script
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "tune17_hopper.py"
 
 # a stand-in for the script's --child: answers each job, dies on the one labelled "crash"
 FAKE_CHILD = '''
@@ -29,11 +26,7 @@ for job in jobs:
 
 @pytest.fixture(scope="module")
 def tune():
-    spec = importlib.util.spec_from_file_location("tune17_hopper", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script.load("tune17_hopper")
 
 
 def test_jobs_put_every_entry_side_by_side_per_shape(tune):
