@@ -3,20 +3,18 @@
 // loop is instantiated without any bounds check: one source pointer per operand walks the
 // rows by adding a row step, the copies use immediate offsets, and nothing selects a
 // fallback address. Blocks on the edge of C (and every block when K is not a multiple of
-// BK) run the guarded loop of cp_async. Both loops are the same generic lambda, compiled
-// twice; the choice is one branch per block. Otherwise as cp_async.
+// BK) run the guarded loop of cp_async. Both loops are one function template, instantiated
+// twice (GUARDED false and true); the choice is one branch per block. Otherwise as cp_async.
+// (A template rather than a generic lambda: NVRTC 13.0 treats a generic lambda's call
+// operator as a host function and refuses it when compiling to a cubin.)
 #include "common.cuh"
 
-template <bool B>
-struct gs_flag {
-    static constexpr bool value = B;
-};
-
-template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN,
-          int STAGES, int MINB, int SWZ, bool VEC>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
-sgemm_cp_async_interior(int M, int N, int K, const float* __restrict__ A,
-                        const float* __restrict__ B, float* __restrict__ C) {
+template <bool G, int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM,
+          int TN, int STAGES, int SWZ, bool VEC>
+__device__ __forceinline__ void gs_cp_async_interior_body(int M, int N, int K,
+                                                          const float* __restrict__ A,
+                                                          const float* __restrict__ B,
+                                                          float* __restrict__ C) {
     constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
     constexpr int LANE_COLS = WSUBN / TN;
     static_assert((WSUBM / TM) * LANE_COLS == 32, "a sub-tile must hold exactly one warp");
@@ -53,10 +51,7 @@ sgemm_cp_async_interior(int M, int N, int K, const float* __restrict__ A,
     const gs_index b_pass = (gs_index)B_ROWS * N;
     const int b_dst = b_row * BN + b_col;
 
-    // interior: the whole tile inside C and K a multiple of BK (the copies need no guard)
-    const bool interior = VEC && block_row + BM <= M && block_col + BN <= N && K % BK == 0;
-    auto issue_tile = [&](int k0, int s, auto guarded) {
-        constexpr bool G = decltype(guarded)::value;
+    auto issue_tile = [&](int k0, int s) {
         float* as = As + s * BK * LDA + a_dst;
         float* bs = Bs + s * BK * BN;
         if (!G) {  // interior: every copy is in range
@@ -99,48 +94,59 @@ sgemm_cp_async_interior(int M, int N, int K, const float* __restrict__ A,
     };
 
     float acc[WMITER * TM][WNITER * TN] = {};
-    auto pipeline = [&](auto guarded) {
-        float rm[2][WMITER * TM], rn[2][WNITER * TN];  // fragments of step k and k+1
-        const int tiles = GS_CEIL_DIV(K, BK);
+    float rm[2][WMITER * TM], rn[2][WNITER * TN];  // fragments of step k and k+1
+    const int tiles = GS_CEIL_DIV(K, BK);
 #pragma unroll
-        for (int s = 0; s < STAGES; ++s) {
-            if (s < tiles) issue_tile(s * BK, s, guarded);
-            gs_cp_async_commit();  // one group per stage, empty or not, keeps the count exact
-        }
-        gs_cp_async_wait<STAGES - 1>();  // tile 0 has landed (this thread's copies)
-        __syncthreads();                 // ... and everyone's
-        gs_load_frags<LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(As, Bs, 0, m0, n0, rm[0],
-                                                                      rn[0]);
-        for (int t = 0; t < tiles; ++t) {
-            const int s = t % STAGES;
-            const float* as = As + s * BK * LDA;
-            const float* bs = Bs + s * BK * BN;
+    for (int s = 0; s < STAGES; ++s) {
+        if (s < tiles) issue_tile(s * BK, s);
+        gs_cp_async_commit();  // one group per stage, empty or not, keeps the count exact
+    }
+    gs_cp_async_wait<STAGES - 1>();  // tile 0 has landed (this thread's copies)
+    __syncthreads();                 // ... and everyone's
+    gs_load_frags<LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(As, Bs, 0, m0, n0, rm[0],
+                                                                  rn[0]);
+    for (int t = 0; t < tiles; ++t) {
+        const int s = t % STAGES;
+        const float* as = As + s * BK * LDA;
+        const float* bs = Bs + s * BK * BN;
 #pragma unroll
-            for (int k = 0; k < BK; ++k) {
-                if (k + 1 < BK) {
-                    gs_load_frags<LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(
-                        as, bs, k + 1, m0, n0, rm[(k + 1) & 1], rn[(k + 1) & 1]);
-                } else if (t + 1 < tiles) {
-                    // Last step of the tile: its fragments are already in registers, so
-                    // after this barrier nobody reads stage s again. Refill it with tile
-                    // t+STAGES; fetch tile t+1's first fragments while this step's FMAs run.
-                    gs_cp_async_wait<STAGES - 2>();  // tile t+1 has landed
-                    __syncthreads();
-                    if (t + STAGES < tiles) issue_tile((t + STAGES) * BK, s, guarded);
-                    gs_cp_async_commit();
-                    const int s1 = (t + 1) % STAGES;
-                    gs_load_frags<LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(
-                        As + s1 * BK * LDA, Bs + s1 * BK * BN, 0, m0, n0, rm[(k + 1) & 1],
-                        rn[(k + 1) & 1]);
-                }
-                gs_outer_product(rm[k & 1], rn[k & 1], acc);
+        for (int k = 0; k < BK; ++k) {
+            if (k + 1 < BK) {
+                gs_load_frags<LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(
+                    as, bs, k + 1, m0, n0, rm[(k + 1) & 1], rn[(k + 1) & 1]);
+            } else if (t + 1 < tiles) {
+                // Last step of the tile: its fragments are already in registers, so
+                // after this barrier nobody reads stage s again. Refill it with tile
+                // t+STAGES; fetch tile t+1's first fragments while this step's FMAs run.
+                gs_cp_async_wait<STAGES - 2>();  // tile t+1 has landed
+                __syncthreads();
+                if (t + STAGES < tiles) issue_tile((t + STAGES) * BK, s);
+                gs_cp_async_commit();
+                const int s1 = (t + 1) % STAGES;
+                gs_load_frags<LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(
+                    As + s1 * BK * LDA, Bs + s1 * BK * BN, 0, m0, n0, rm[(k + 1) & 1],
+                    rn[(k + 1) & 1]);
             }
+            gs_outer_product(rm[k & 1], rn[k & 1], acc);
         }
-    };
-    if (interior)
-        pipeline(gs_flag<false>{});
-    else
-        pipeline(gs_flag<true>{});
+    }
     gs_warp_tile_store<VEC, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(C, M, N, block_row + m0,
                                                                  block_col + n0, acc);
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN,
+          int STAGES, int MINB, int SWZ, bool VEC>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
+sgemm_cp_async_interior(int M, int N, int K, const float* __restrict__ A,
+                        const float* __restrict__ B, float* __restrict__ C) {
+    int bx, by;
+    gs_block_coords<SWZ>(bx, by);
+    // interior: the whole tile inside C and K a multiple of BK (the copies need no guard)
+    const bool interior = VEC && (by + 1) * BM <= M && (bx + 1) * BN <= N && K % BK == 0;
+    if (interior)
+        gs_cp_async_interior_body<false, BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, STAGES,
+                                  SWZ, VEC>(M, N, K, A, B, C);
+    else
+        gs_cp_async_interior_body<true, BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, STAGES,
+                                  SWZ, VEC>(M, N, K, A, B, C);
 }
