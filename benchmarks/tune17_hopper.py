@@ -38,13 +38,22 @@ from typing import Any
 BF16_REFS = [("cublas_bf16", "cublas_bf16", {})]
 BF16_CANDIDATES = [
     ("wgmma_tma", "wgmma_tma", {}),
+    ("wgmma_stream_k", "wgmma_stream_k", {}),
+    ("wgmma_stream_k SK=2", "wgmma_stream_k", {"SK": 2}),
+    ("wgmma_stream_k SK=2 GM=8", "wgmma_stream_k", {"SK": 2, "GM": 8}),
+    ("wgmma_tma GM=8", "wgmma_tma", {"GM": 8}),
 ]
 FP8_REFS = [("cublaslt_fp8", "cublaslt_fp8", {}),
             ("cublaslt_fp8_blocks", "cublaslt_fp8_blocks", {})]
 FP8_CANDIDATES = [
     ("fp8_block_scaled", "fp8_block_scaled", {}),
+    ("fp8_stream_k", "fp8_stream_k", {}),
+    ("fp8_stream_k SK=2", "fp8_stream_k", {"SK": 2}),
+    ("fp8_stream_k GM=8", "fp8_stream_k", {"GM": 8}),
+    ("fp8_stream_k SK=2 GM=8", "fp8_stream_k", {"SK": 2, "GM": 8}),
+    ("fp8_block_scaled GM=8", "fp8_block_scaled", {"GM": 8}),
 ]
-CORE = 2  # candidates timed first: the base level and the new level's defaults
+CORE = 8  # candidates timed first, side by side (the rest after every shape's core)
 BF16_SHAPES = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192)]
 FP8_SHAPES = [(8192, 8192, 8192), (4096, 2112, 7168), (4096, 24576, 1536), (4096, 32768, 512),
               (4096, 7168, 16384), (4096, 4096, 7168), (4096, 7168, 2048)]

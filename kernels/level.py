@@ -135,6 +135,9 @@ class Level:
     # one block per SM walking tiles like ``persistent``, but launched like the other
     # levels (pointers, no tensor maps): the grid is min(tiles, SMs) blocks
     sm_grid: bool = False
+    # the template parameter that switches stream-K on (a persistent level; non-zero: every
+    # SM's block takes part whatever the tile count, with a partial-sum workspace)
+    stream_k_param: str | None = None
     k_multiple: int = 1  # K must be a multiple of this (refused before launch otherwise)
     k_reason: str = ""  # why, for the refusal message
     output_format: OutputFormat = OutputFormat.FP32  # how C is stored
@@ -146,6 +149,10 @@ class Level:
     shape_rule: Callable[[int, int, int], str | None] | None = None
     edge_variant: bool = True  # False: one instantiation (VEC=true) serves every shape
     notes: str = ""
+
+    @property
+    def stream_k(self) -> bool:
+        return self.stream_k_param is not None and bool(self.params.get(self.stream_k_param))
 
     @property
     def source_path(self) -> str | None:
@@ -200,6 +207,9 @@ class Level:
     def grid(self, M: int, N: int, sm_count: int | None = None) -> tuple[int, int, int]:
         rows, cols = self.tile
         gm, gn = -(-M // rows), -(-N // cols)
+        if self.persistent and self.stream_k:
+            # stream-K shares K steps among every SM's block, even with fewer tiles
+            return (sm_count or gm * gn, 1, 1)
         if self.persistent or self.sm_grid:
             return (min(gm * gn, sm_count or gm * gn), 1, 1)
         return (gn, gm, 1) if self.grid_x == "N" else (gm, gn, 1)
@@ -231,7 +241,9 @@ class Level:
 # Template parameters that are switches (0 or 1); SWZ, the block-order group, may be 0
 # too (0 and 1 both walk the grid row by row). Every other one is a count or a size.
 SWITCHES = frozenset({"PF", "KPIPE", "EPI"})
-MAY_BE_ZERO = SWITCHES | {"SWZ"}
+# stream-K mode: 0 (off), 1 (the last full wave and the remainder), 2 (the remainder only)
+MODES = {"SK": 2}
+MAY_BE_ZERO = SWITCHES | set(MODES) | {"SWZ"}
 MAX_PARAM = 4096
 # no CUDA device runs larger blocks; the device's own limits are checked before launch
 MAX_THREADS_PER_BLOCK = 1024
@@ -247,6 +259,8 @@ def param_problem(changes: dict[str, int], p: dict[str, int]) -> str | None:
             return f"{name} must be a whole number, not {v!r}"
         if name in SWITCHES and v not in (0, 1):
             return f"{name} is a switch: 0 or 1, not {v}"
+        if name in MODES and not 0 <= v <= MODES[name]:
+            return f"{name} is a mode: 0 to {MODES[name]}, not {v}"
         lo = 0 if name in MAY_BE_ZERO else 1
         if not lo <= v <= MAX_PARAM:
             return f"{name}={v} is out of range ({lo} to {MAX_PARAM})"

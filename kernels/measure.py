@@ -230,15 +230,27 @@ def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
     tma_c = N % 8 == 0
     map_c = (hopper.encode(hopper.TiledMap(ops.c.data.ptr, "bf16", M, N, 64, 64)) if tma_c
              else hopper.blank_map())
+    sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
+    grid = level.grid(M, N, sms)
+    # stream-K: one slot of FP32 partial sums per block (a block tile) and a counter per
+    # (tile, consumer), zeroed here; the kernel leaves the counters zero after each launch
+    ws = flags = None
+    if level.stream_k:
+        tiles = -(-M // rows) * -(-N // cols)
+        ws = cp.empty(grid[0] * rows * cols, dtype=cp.float32)
+        flags = cp.zeros(tiles * level.params["CONSUMERS"], dtype=cp.int32)
     args: list[Any] = [hopper.int32(M), hopper.int32(N), hopper.int32(K), map_a, map_b, map_c,
-                       hopper.pointer(ops.c.data.ptr), hopper.int32(int(tma_c))]
+                       hopper.pointer(ops.c.data.ptr), hopper.int32(int(tma_c)),
+                       hopper.pointer(0 if ws is None else ws.data.ptr),
+                       hopper.pointer(0 if flags is None else flags.data.ptr)]
     if ops.scale_a is not None:
         args += [hopper.pointer(ops.scale_a.data.ptr), hopper.pointer(ops.scale_b.data.ptr)]
-    sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
     function = kernel.kernel.ptr
-    grid = level.grid(M, N, sms)
+
+    workspace = (ws, flags)
 
     def run_level() -> None:
+        assert workspace  # the closure keeps the stream-K buffers alive as long as the launch
         hopper.launch(cp.cuda.driver, function, grid, block, smem,
                       cp.cuda.get_current_stream().ptr, args)
 

@@ -61,7 +61,11 @@ def test_launch_geometry_is_consistent(level: registry.Level):
     if level.persistent:  # one block per SM walks the tiles; never more blocks than tiles
         assert threads == (p["CONSUMERS"] + 1) * 128 and p["BM"] == 64 * p["CONSUMERS"]
         assert level.grid(4097, 4099, 132) == (132, 1, 1)
-        assert level.grid(7, 13, 132) == (1, 1, 1)
+        # stream-K shares K steps: every SM takes part even in one tile
+        assert level.grid(7, 13, 132) == ((132 if level.stream_k else 1), 1, 1)
+        assert bool(p.get("SK", 0)) == level.stream_k, "the SK switch and stream_k agree"
+        if level.stream_k:
+            return
         assert level.grid(200, 300, 132) == (2 * -(-300 // p["BN"]), 1, 1)
         return
     if level.sm_grid:  # one block per SM walks the tiles, at most one block per tile
@@ -91,7 +95,9 @@ def test_geometry_blocks_cover_c_with_the_block_tile(level: registry.Level):
     for M, N in ((1, 1), (7, 13), (128, 256), (4097, 4099)):
         gx, gy, gz = level.grid(M, N, 132)
         tiles = -(-M // rows) * -(-N // cols)
-        if level.persistent or level.sm_grid:
+        if level.stream_k:
+            assert (gx * gy * gz, gy, gz) == (132, 1, 1)
+        elif level.persistent or level.sm_grid:
             assert (gx * gy * gz, gy, gz) == (min(tiles, 132), 1, 1)
         else:
             assert gx * gy == tiles and gz == 1

@@ -58,12 +58,14 @@ class PipelineScene:
         self.gm, self.gn = model.grid(self.M, self.N)
         self.grid = model.persistent_grid(self.M, self.N)
         self.order = model.block_order(self.gm, self.gn)
+        self.owner = model.tile_owners(self.M, self.N, K_STEPS_SHOWN * model.bk)
         self.sm = 0
         self._retime()
 
     # -- state ----------------------------------------------------------------------
     def _retime(self) -> None:
-        self.tiles = self.model.block_tiles(self.sm, self.M, self.N)
+        self.tiles = self.model.block_tiles(self.sm, self.M, self.N,
+                                            K=K_STEPS_SHOWN * self.model.bk)
         self.schedule: PipelineSchedule = self.model.schedule(K_STEPS_SHOWN, len(self.tiles))
 
     def set_sm(self, sm: int) -> None:
@@ -71,7 +73,7 @@ class PipelineScene:
         self._retime()
 
     def sm_of_tile(self, row: int, col: int) -> int:
-        return int(self.order[row, col]) % self.grid
+        return int(self.owner[row, col])
 
     def n_steps(self) -> int:
         return self.schedule.n_slots

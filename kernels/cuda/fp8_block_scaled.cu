@@ -15,6 +15,8 @@
 // K. A tile of BN = 256 is done as two halves of 128 (one B scale each), so the temporary
 // registers hold 64 values, not 128.
 // The epilogue is wgmma_tma's (EPI = 1: through shared memory and TMA stores).
+// SK = 2 (level "fp8_stream_k"): the last wave shared out by K blocks, as wgmma_stream_k;
+// the partial sums are the promoted (scaled) FP32 accumulators.
 // Shapes: K % 128 == 0 (one scale per 128 of K; the host refuses other K); M and N are
 // free (TMA zero-fills, the stores are guarded).
 #include "common.cuh"
@@ -41,12 +43,13 @@ __device__ __forceinline__ void gs_fp8_promote(float* acc, float (&tmp)[64], flo
 }
 
 template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, int KPIPE, int EPI,
-          bool VEC>
+          int SK, bool VEC>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                      const __grid_constant__ GsTensorMap tmB,
                      const __grid_constant__ GsTensorMap tmC, unsigned short* __restrict__ C,
-                     int tma_c, const float* __restrict__ scale_a,
+                     int tma_c, float* __restrict__ ws, int* __restrict__ flags,
+                     const float* __restrict__ scale_a,
                      const float* __restrict__ scale_b) {
     static_assert(BK == 128, "one K step is one 128-wide scale block (and one 128-byte row)");
     static_assert(BM == 64 * CONSUMERS, "each consumer warpgroup owns 64 rows");
@@ -63,13 +66,14 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
     const int tm = GS_CEIL_DIV(M, BM), tn = GS_CEIL_DIV(N, BN);
     const int tiles = tm * tn, ksteps = K / BK;
     gs_ws_init_barriers<STAGES, CONSUMERS>(full, empty);
+    const GsWork work = gs_work<SK>(tiles, ksteps);
 
     if (wg == 0) {
         // ---------------------------------------------------------------- producer
         gs_setmaxnreg_dec<40>();
         if (threadIdx.x == 0)
             gs_ws_produce<BM, BN, BK, STAGES, GM, A_BYTES, STAGE_BYTES>(&tmA, &tmB, smem, full,
-                                                                      empty, tm, tn, ksteps);
+                                                                      empty, tm, tn, work);
     } else {
         gs_setmaxnreg_inc<232>();
         const int c = wg - 1;
@@ -79,7 +83,7 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
         float acc[NH * 64];
         float tmp0[64], tmp1[64];
         int it = 0;
-        for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        gs_for_each_unit(work, [&](int t, int k0, int k1) {
             int bm, bn;
             gs_tile_coords(t, tm, tn, GM, bm, bn);
             const int r0 = bm * BM + c * 64 + (t128 / 32) * 16 + (t128 % 32) / 4;
@@ -98,7 +102,7 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
             for (int i = 0; i < NH * 64; ++i) acc[i] = 0.f;
             if (KPIPE == 0 || NH > 1) {
                 // one K block at a time: issue, wait, free the stage, promote
-                for (int ks = 0; ks < ksteps; ++ks, ++it) {
+                for (int ks = k0; ks < k1; ++ks, ++it) {
                     float s0[NH], s1[NH];
 #pragma unroll
                     for (int h = 0; h < NH; ++h) scale(ks, h, s0[h], s1[h]);
@@ -115,11 +119,11 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
                 // two temporaries: K block ks runs on the tensor cores while block ks - 1
                 // (finished: wait_group 1) is promoted and its stage freed
                 float p0, p1, q0, q1;
-                scale(0, 0, p0, p1);
+                scale(k0, 0, p0, p1);
                 wait_full(it);
                 gs_fp8_issue(tmp0, stage_of(it), c * 64 * BK, A_BYTES);
-                int ks = 1;
-                for (; ks + 1 < ksteps; ks += 2) {
+                int ks = k0 + 1;
+                for (; ks + 1 < k1; ks += 2) {
                     scale(ks, 0, q0, q1);
                     wait_full(it + 1);
                     gs_fp8_issue(tmp1, stage_of(it + 1), c * 64 * BK, A_BYTES);
@@ -134,7 +138,7 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
                     gs_fp8_promote(acc, tmp1, q0, q1);
                     it += 2;
                 }
-                if (ks < ksteps) {  // an even number of K blocks: one more, into tmp1
+                if (ks < k1) {  // an even number of K blocks: one more, into tmp1
                     scale(ks, 0, q0, q1);
                     wait_full(it + 1);
                     gs_fp8_issue(tmp1, stage_of(it + 1), c * 64 * BK, A_BYTES);
@@ -152,12 +156,14 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
                     it += 1;
                 }
             }
+            if (SK && !gs_sk_settle<NH * 64, CONSUMERS>(acc, ws, flags, work, t, k0, k1, c))
+                return;  // a contributor: its partial sums are in the workspace
             if (EPI && tma_c)
                 gs_store_acc_tma(acc, smem + STAGES * STAGE_BYTES + c * 16384, &tmC,
                                  bm * BM + c * 64, bn * BN, 1 + c);
             else
                 gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);
-        }
+        });
         if (EPI && tma_c && leader) gs_bulk_wait<0>();
     }
 }

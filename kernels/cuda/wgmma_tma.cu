@@ -15,6 +15,10 @@
 //     the producer may refill it. After the last K step each consumer converts its
 //     accumulators to BF16 and stores them while the producer already fills the stages
 //     of the block's next tile.
+// SK = 2 (level "wgmma_stream_k"; 1 cuts the last full wave too): the tiles of the last,
+// partial wave are shared out by K steps instead of whole tiles (stream-K, hopper.cuh's
+// gs_work), so no block idles while others finish them; a tile cut between blocks is
+// summed through an FP32 workspace.
 // TMA writes each tile in the 128-byte swizzle (a row of BK = 64 bf16 is 128 bytes), which
 // the wgmma descriptors name, so the tensor cores read it without bank conflicts.
 // Edges: TMA fills out-of-bounds rows and columns with zeros, the stores are guarded; the
@@ -40,11 +44,12 @@ struct GsWgmmaBf16<128> {
 };
 
 template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, int KPIPE, int EPI,
-          bool VEC>
+          int SK, bool VEC>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 const __grid_constant__ GsTensorMap tmB, const __grid_constant__ GsTensorMap tmC,
-                unsigned short* __restrict__ C, int tma_c) {
+                unsigned short* __restrict__ C, int tma_c, float* __restrict__ ws,
+                int* __restrict__ flags) {
     static_assert(BK * 2 == 128, "a K step must be one 128-byte swizzle row");
     static_assert(BM == 64 * CONSUMERS, "each consumer warpgroup owns 64 rows");
     constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2;
@@ -59,13 +64,14 @@ bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     const int tm = GS_CEIL_DIV(M, BM), tn = GS_CEIL_DIV(N, BN);
     const int tiles = tm * tn, ksteps = GS_CEIL_DIV(K, BK);
     gs_ws_init_barriers<STAGES, CONSUMERS>(full, empty);
+    const GsWork work = gs_work<SK>(tiles, ksteps);
 
     if (wg == 0) {
         // ---------------------------------------------------------------- producer
         gs_setmaxnreg_dec<40>();
         if (threadIdx.x == 0)
             gs_ws_produce<BM, BN, BK, STAGES, GM, A_BYTES, STAGE_BYTES>(&tmA, &tmB, smem, full,
-                                                                      empty, tm, tn, ksteps);
+                                                                      empty, tm, tn, work);
     } else {
         // ---------------------------------------------------------------- consumers
         gs_setmaxnreg_inc<232>();
@@ -73,10 +79,10 @@ bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         const bool leader = threadIdx.x % 128 == 0;
         float acc[NREG];
         int it = 0;
-        for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        gs_for_each_unit(work, [&](int t, int k0, int k1) {
             int bm, bn;
             gs_tile_coords(t, tm, tn, GM, bm, bn);
-            for (int ks = 0; ks < ksteps; ++ks, ++it) {
+            for (int ks = k0; ks < k1; ++ks, ++it) {
                 const int s = it % STAGES;
                 gs_mbar_wait(&full[s], (it / STAGES) & 1);
                 const unsigned char* stage = smem + s * STAGE_BYTES;
@@ -86,13 +92,13 @@ bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 gs_wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < BK / 16; ++kk)  // 16 bf16 = 32 bytes = 2 address units
-                    GsWgmmaBf16<BN>::mma(acc, da + 2 * kk, db + 2 * kk, (ks > 0 || kk > 0) ? 1 : 0);
+                    GsWgmmaBf16<BN>::mma(acc, da + 2 * kk, db + 2 * kk, (ks > k0 || kk > 0) ? 1 : 0);
                 gs_wgmma_commit();
                 // KPIPE = 1: leave this step's wgmmas running while the previous step's have
                 // completed, and free the previous stage; KPIPE = 0: wait for this step.
                 gs_wgmma_wait<KPIPE>();
                 gs_fence_regs(acc);
-                if (leader && (KPIPE == 0 || ks > 0))
+                if (leader && (KPIPE == 0 || ks > k0))
                     gs_mbar_arrive(&empty[(it - KPIPE) % STAGES]);
             }
             if (KPIPE > 0) {
@@ -100,12 +106,14 @@ bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 gs_fence_regs(acc);
                 if (leader) gs_mbar_arrive(&empty[(it - 1) % STAGES]);
             }
+            if (SK && !gs_sk_settle<NREG, CONSUMERS>(acc, ws, flags, work, t, k0, k1, c))
+                return;  // a contributor: its partial sums are in the workspace
             if (EPI && tma_c)
                 gs_store_acc_tma(acc, smem + STAGES * STAGE_BYTES + c * 16384, &tmC,
                                  bm * BM + c * 64, bn * BN, 1 + c);
             else
                 gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);
-        }
+        });
         if (EPI && tma_c && leader) gs_bulk_wait<0>();
     }
 }

@@ -7,7 +7,7 @@ and ``swizzle`` hold the shared math.
 from __future__ import annotations
 
 from .. import registry
-from .hopper import Fp8BlockScaled, WgmmaTma
+from .hopper import Fp8BlockScaled, Fp8StreamK, WgmmaStreamK, WgmmaTma
 from .level_model import LevelModel, SharedTotals
 from .mma_sync import MmaPersistent, MmaSync
 from .register_blocking import Register2D, Vectorized
@@ -21,7 +21,8 @@ MODELS: dict[str, type[LevelModel]] = {
     cls.level_id: cls
     for cls in (Naive, Coalesced, SmemTiled, SmemPadded, DoubleBuffer, Register2D,
                 Vectorized, WarpTiling, CpAsync, CpAsyncInterior, Wmma,
-                MmaSync, MmaPersistent, WgmmaTma, Fp8BlockScaled)
+                MmaSync, MmaPersistent, WgmmaTma, WgmmaStreamK, Fp8BlockScaled,
+                Fp8StreamK)
 }
 
 

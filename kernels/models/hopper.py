@@ -82,6 +82,35 @@ def grouped_tile(t: int, gm: int, gn: int, group_rows: int) -> tuple[int, int]:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkPiece:
+    """K steps [k0, k1) of one output tile: whole (k0 = 0, k1 = all steps) or a cut."""
+
+    index: int  # the tile's walk index t
+    tile: tuple[int, int]  # (row, col) in tiles
+    k0: int
+    k1: int
+
+
+def stream_k_pieces(block: int, grid: int, tiles: int, ksteps: int, stream_k: int
+                    ) -> list[tuple[int, int, int]]:
+    """(t, k0, k1) of block ``block``'s work, as hopper.cuh's gs_work: whole tiles round
+    robin; with stream-K (1), all but the last full round so, and the K steps of the tiles
+    left cut into ``grid`` equal contiguous ranges (K step i of tile t is t * ksteps + i);
+    with 2, all full rounds whole and only the remainder cut."""
+    whole_rounds = tiles // grid - (stream_k == 1)
+    dp = tiles if not stream_k or tiles % grid == 0 else max(whole_rounds, 0) * grid
+    out = [(t, 0, ksteps) for t in range(block, dp, grid)]
+    base, total = dp * ksteps, (tiles - dp) * ksteps
+    i, end = base + total * block // grid, base + total * (block + 1) // grid
+    while i < end:
+        t, k0 = divmod(i, ksteps)
+        k1 = min(ksteps, k0 + end - i)
+        out.append((t, k0, k1))
+        i += k1 - k0
+    return out
+
+
+@dataclass(frozen=True, slots=True)
 class TmaBox:
     """One TMA copy: a box of ``rows`` x ``cols`` elements of a row-major matrix of
     ``matrix_rows`` x ``matrix_cols``, starting at element (row, col). Rows or columns past
@@ -178,6 +207,7 @@ class WarpSpecialized(LevelModel):
         self.bm, self.bn, self.bk = p["BM"], p["BN"], p["BK"]
         self.stages, self.consumers, self.group_rows = p["STAGES"], p["CONSUMERS"], p["GM"]
         self.kpipe, self.epi = p.get("KPIPE", 0), p.get("EPI", 1)
+        self.stream_k = int(p.get("SK", 0))  # 0, 1 or 2 as hopper.cuh's gs_work
         self.threads = (self.consumers + 1) * WARPGROUP
         if self.bk * self.elem_bytes != SWIZZLE_ROW_BYTES:
             raise ValueError(f"BK = {self.bk} is not one {SWIZZLE_ROW_BYTES}-byte row")
@@ -259,14 +289,35 @@ class WarpSpecialized(LevelModel):
 
     def persistent_grid(self, M: int, N: int, sms: int = H200_SMS) -> int:
         gm, gn = self.grid(M, N)
-        return min(gm * gn, sms)
+        return sms if self.stream_k else min(gm * gn, sms)
 
-    def block_tiles(self, block: int, M: int, N: int, sms: int = H200_SMS
-                    ) -> list[tuple[int, int]]:
-        """The tiles block ``block`` (one per SM) computes, in order."""
+    def block_work(self, block: int, M: int, N: int, K: int, sms: int = H200_SMS
+                   ) -> list[WorkPiece]:
+        """The pieces of work block ``block`` (one per SM) does, in order: K steps
+        [k0, k1) of a tile (hopper.cuh: gs_work and gs_for_each_unit)."""
         gm, gn = self.grid(M, N)
         grid = self.persistent_grid(M, N, sms)
-        return [self.tile_coords(t, gm, gn) for t in range(block, gm * gn, grid)]
+        return [WorkPiece(t, self.tile_coords(t, gm, gn), k0, k1)
+                for t, k0, k1 in stream_k_pieces(block, grid, gm * gn, self.k_steps(K),
+                                                 self.stream_k)]
+
+    def block_tiles(self, block: int, M: int, N: int, sms: int = H200_SMS,
+                    K: int | None = None) -> list[tuple[int, int]]:
+        """The tiles block ``block`` (one per SM) works on, in order (with stream-K,
+        some of them only for part of K; K matters only then, one K step if not given)."""
+        return [w.tile for w in self.block_work(block, M, N, K or self.bk, sms)]
+
+    def tile_owners(self, M: int, N: int, K: int, sms: int = H200_SMS) -> np.ndarray:
+        """The block that stores each tile: the one that computes it whole or, for a
+        tile cut by stream-K, the one with its first K step (it adds the others' partial
+        sums)."""
+        gm, gn = self.grid(M, N)
+        owner = np.full((gm, gn), -1, np.int64)
+        for b in range(self.persistent_grid(M, N, sms)):
+            for w in self.block_work(b, M, N, K, sms):
+                if w.k0 == 0:
+                    owner[w.tile] = b
+        return owner
 
     def stage_of(self, iteration: int) -> int:
         """The ring stage of a block's iteration-th K step (counted across its tiles)."""
@@ -462,6 +513,12 @@ class WgmmaTma(WarpSpecialized):
              "to see them 8-way).")
 
 
+class WgmmaStreamK(WgmmaTma):
+    level_id = "wgmma_stream_k"
+    notes = WgmmaTma.notes + (" The last wave of tiles is shared out by K steps "
+                              "(stream-K): see the pipeline view's block walk.")
+
+
 class Fp8BlockScaled(WarpSpecialized):
     level_id = "fp8_block_scaled"
     elem_bytes = 1
@@ -498,3 +555,9 @@ class Fp8BlockScaled(WarpSpecialized):
                 out.append(global_access(f"LDG scale_a[kb={k_step}, r0+{d}] (half {h})",
                                          "scale_a", k_step * M + r0 + d, 4, 4, r0 + d < M))
         return out
+
+
+class Fp8StreamK(Fp8BlockScaled):
+    level_id = "fp8_stream_k"
+    notes = Fp8BlockScaled.notes + (" The last wave of tiles is shared out by K blocks "
+                                    "(stream-K).")
