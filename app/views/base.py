@@ -27,9 +27,18 @@ class View:
         the last call, while the view's tab is shown (a hidden view is called when it is
         shown, or when the window brings every view up to date for a picture)."""
 
+    def parts_left(self) -> bool:
+        """Whether :meth:`refresh` left parts of its redraw for later frames (a view that
+        spreads a costly redraw over frames, so no frame pays for all of it)."""
+        return False
+
+    def step(self) -> None:
+        """Draw the next part that :meth:`refresh` left; the window calls it once a frame,
+        right after a paint, while :meth:`parts_left` says so."""
+
     def settle(self) -> None:
-        """Finish now what :meth:`refresh` left for a later turn of the event loop (a view
-        that spreads a costly redraw over frames); the window calls it before a picture."""
+        """Finish now what :meth:`refresh` left for later frames; the window calls it
+        before a picture, so a picture equals a redraw done in one go."""
 
     def set_level(self, level_id: str) -> bool:
         """The selected level changed; False when the view cannot show it (it says why

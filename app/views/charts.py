@@ -9,7 +9,7 @@ is a sliver; on a log axis each step up the ladder is a visible rise.
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
@@ -22,6 +22,7 @@ from .base import View
 STAGE_CHART_MIN_W = 520  # on stage, the stream and the sweep share a row from 2x this
 STAGE_ROWS_MIN_H = 640  # on stage, the bars have the tab to themselves below this height
 LOG_AXIS_DEFAULT = True
+LATER_CHANGES = frozenset({Change.SWEEP, Change.LADDER, Change.HEADER})  # sweep, GPU bars
 
 
 class ChartsView(QWidget, View):
@@ -89,17 +90,21 @@ class ChartsView(QWidget, View):
             chart.bind(store)
 
     def refresh(self, changes: set[Change]) -> None:
-        """The bars and the stream now; the sweep and the GPU comparison on the next turn
-        of the event loop, so that a paint can come between them: both in one frame cost
-        more than a 60 Hz frame has (benchmarks/gui_frame_time.py)."""
+        """The bars and the stream now; the sweep and the GPU comparison in the next frame
+        (:meth:`step`), so that a paint comes between them: both in one frame cost more
+        than a 60 Hz frame has (benchmarks/gui_frame_time.py)."""
         store = self.bars.store
         if store is not None and Change.HEADER in changes:
             self.devices.setVisible(store.multi_device)
         self.bars.refresh(changes)
         self.stream.refresh(changes)
-        if not self._later:
-            QTimer.singleShot(0, self.settle)
-        self._later |= changes
+        self._later |= changes & LATER_CHANGES
+
+    def parts_left(self) -> bool:
+        return bool(self._later)
+
+    def step(self) -> None:
+        self.settle()
 
     def settle(self) -> None:
         changes, self._later = self._later, set()

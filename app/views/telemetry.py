@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSize
-from PySide6.QtGui import QFontMetrics, QResizeEvent, QShowEvent
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QHBoxLayout,
@@ -31,7 +30,7 @@ from PySide6.QtWidgets import (
 from ..core.store import Change, SessionStore
 from ..core.telemetry import GPM_FIELDS, RunWindow
 from ..plots.charts import MAX_AXIS, HoverReadout, finite_top
-from ..plots.plot_style import title_font
+from ..plots.legend_row import legend_above, place_legend, restyle_legend
 from ..plots.run_bands import RunBands
 from ..plots.telemetry_strips import (
     TRIAL_BAND,
@@ -43,23 +42,23 @@ from ..plots.telemetry_strips import (
 from ..theme import FAILED_COLOR, NORMAL, Theme
 from ..widgets.fitting import ElidedLabel
 from .base import View
+from .telemetry_fit import TelemetryFitting
 from .telemetry_spec import (  # what the tab plots, and how it follows
     AXIS_WIDTH_PX,
     CURVES,
-    FIT_ORDER,
     MIN_PLOT_PX,
     PLOTS,
     POWER_KIND_TEXT,
-    SAMPLES_END_NOTE_S,
     SHOWN_CHANGES,
     STEP_S,
     TRIAL_PLOTS,
     UNITS,
     WINDOW_S,
 )
+from .telemetry_status import status_text
 
 
-class TelemetryView(QWidget, View):
+class TelemetryView(TelemetryFitting, QWidget, View):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.store: SessionStore | None = None
@@ -89,6 +88,9 @@ class TelemetryView(QWidget, View):
         self.windows: list[RunWindow] = []
         self._generation = -1
         self._drawn_samples = -1  # samples in the store when the curves were last drawn
+        self._parts: list[str] = []  # plots (and "follow") left for the next frames
+        self._curves_owed: set[str] = set()  # plots whose curves lag the samples
+        self._first_label = 0  # the first run label that changed since last drawn
         self._x_range: tuple[float, float] | None = None
         self._y_ranges: dict[str, tuple[float, float]] = {}
         self._power_label = ""
@@ -162,9 +164,7 @@ class TelemetryView(QWidget, View):
         for name, plot in self.plots.items():
             if name in ("clocks", "power", "gpm"):
                 plot.getPlotItem().vb.disableAutoRange(axis=pg.ViewBox.YAxis)
-                # clocks: bottom right, clear of the max-clock line near the top
-                plot.addLegend(offset=(-4, -4) if name == "clocks" else (-4, 2),
-                               labelTextSize="8pt")
+                legend_above(plot, AXIS_WIDTH_PX, self.theme)  # never over the curves
             plot.setMinimumHeight(44 if name in ("runs", "reasons") else MIN_PLOT_PX)
         self.plots["gpm"].setYRange(0.0, 105.0, padding=0)
         self.gpm_note = QLabel("no GPM metrics in these samples (null: not reported by this "
@@ -195,7 +195,8 @@ class TelemetryView(QWidget, View):
         """The selected level's run windows are drawn stronger (every chart shows it)."""
         self.selected = level_id
         if self.store is not None and self.plots:  # (not built yet: drawn when built)
-            self._draw_windows(self.windows)
+            for name in PLOTS:
+                self._draw_bands(name)
         return True
 
     def apply_theme(self, theme: Theme) -> None:
@@ -209,72 +210,16 @@ class TelemetryView(QWidget, View):
             for axis in ("left", "bottom"):
                 item.getAxis(axis).setPen(theme.foreground)
                 item.getAxis(axis).setTextPen(theme.foreground)
-            if item.legend is not None:
-                item.legend.setLabelTextColor(theme.foreground)
-                for _sample, label in item.legend.items:
-                    label.setText(label.text, color=theme.foreground)  # takes effect now
         self.max_clock_line.setPen(pg.mkPen(theme.foreground, width=1,
                                             style=pg.QtCore.Qt.PenStyle.DashLine))
         self.max_clock_line.label.setColor(theme.foreground)
         self.labels.set_color(theme.foreground)
         for plot in self.plots.values():  # large presentation fonts need a wider axis
-            plot.getPlotItem().getAxis("left").setWidth(max(AXIS_WIDTH_PX, 10 * theme.font_pt))
+            plot.getPlotItem().getAxis("left").setWidth(self.axis_px())
+            if plot.getPlotItem().legend is not None:
+                restyle_legend(plot, self.axis_px(), theme)
         self._fit_strips()
         self._fit_plots()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._fit_plots()
-
-    def minimumSizeHint(self) -> QSize:
-        """Room for the strips and the first plot of FIT_ORDER: the others hide when the
-        tab is short (:meth:`_fit_plots`), so they never make the window taller, even
-        while another tab is shown."""
-        hint = super().minimumSizeHint()
-        if not self.plots:  # not built yet (first shown later): the strips' hint alone
-            return hint
-        fixed = sum(self.plots[n].minimumHeight() for n in ("runs", "reasons"))
-        height = (fixed + self.plot_min_height(FIT_ORDER[0])
-                  + self.follow_button.sizeHint().height() + 24)
-        return QSize(hint.width(), min(hint.height(), height))
-
-    def plot_min_height(self, name: str) -> int:
-        """The height a plot needs for its rotated axis title (in the theme's type)."""
-        title = PLOTS[name]
-        width = QFontMetrics(title_font(self.theme)).horizontalAdvance(title)
-        return max(MIN_PLOT_PX, width + 24)
-
-    def _fit_plots(self) -> None:
-        """Show the plots of FIT_ORDER that fit the tab's height (the first always); the
-        rest hide until the tab is taller, so no axis title is cut or overlaps another."""
-        if not self.isVisible():
-            return  # fitted when shown, at its real size
-        lay = self.layout()
-        fixed = sum(self.plots[n].height() for n in ("runs", "reasons"))
-        room = self.height() - fixed - self.follow_button.sizeHint().height()
-        if lay is not None:
-            m = lay.contentsMargins()
-            room -= m.top() + m.bottom() + 8
-        changed = False
-        for i, name in enumerate(FIT_ORDER):
-            need = self.plot_min_height(name)
-            plot = self.plots[name]
-            plot.setMinimumHeight(need)
-            show = i == 0 or room >= need
-            if show:
-                room -= need
-            if plot.isHidden() == show:
-                plot.setVisible(show)
-                changed = True
-        if changed and lay is not None:
-            lay.activate()  # laid out now: the shared time axis holds for what is shown
-    def _fit_strips(self) -> None:
-        """Heights of the runs strip (two lines of labels) and the reason strip (a row
-        per reason, plus the time axis) for the theme's font size."""
-        line_px = int(1.8 * self.theme.font_pt) + 2
-        self.plots["runs"].setFixedHeight(2 * line_px + 14)
-        rows = max(len(self.reasons.rows), 1)
-        self.plots["reasons"].setFixedHeight(rows * max(16, line_px) + 3 * line_px + 10)
 
     # ------------------------------------------------------------- following
     def _user_moved(self, *_args: object) -> None:
@@ -315,8 +260,11 @@ class TelemetryView(QWidget, View):
         super().showEvent(event)
         self._fit_plots()
         self.refresh({Change.TELEMETRY, Change.HEADER})
+        self.settle()  # a tab just shown: whole at once, not a plot a frame
 
     def refresh(self, changes: set[Change]) -> None:
+        """The status line and reference lines now; each plot in a part of its own (one a
+        frame, :meth:`step`): six plots redrawn at once cost more than a 60 Hz frame has."""
         if self.store is None or not changes & SHOWN_CHANGES:
             return
         if not self.isVisible():
@@ -331,33 +279,54 @@ class TelemetryView(QWidget, View):
         self._draw_reference_lines()
         if store.telemetry.count != self._drawn_samples or Change.HEADER in changes:
             self._drawn_samples = store.telemetry.count
-            self._draw_curves()
-            self.reasons.draw(self.store.telemetry)
-        self._draw_windows(store.run_windows())  # cheap when nothing changed
-        self._follow()
+            self._curves_owed |= set(PLOTS)
+        windows = store.run_windows()
+        self._first_label = min(self._first_label, next(
+            (i for i, (a, b) in enumerate(zip(windows, self.windows, strict=False)) if a != b),
+            min(len(windows), len(self.windows))))
+        self.windows = windows
+        self._parts += [n for n in (*PLOTS, "follow") if n not in self._parts]
+
+    def parts_left(self) -> bool:
+        return bool(self._parts)
+
+    def step(self) -> None:
+        if self._parts:
+            self._draw_part(self._parts.pop(0))
+
+    def settle(self) -> None:
+        while self._parts:
+            self.step()
+
+    def _draw_part(self, name: str) -> None:
+        """One plot: its curves (if samples came), run and trial bands; or the follow."""
+        if name == "follow":
+            self._follow()
+            return
+        assert self.store is not None
+        if name in self._curves_owed:
+            self._curves_owed.discard(name)
+            if name == "reasons":
+                self.reasons.draw(self.store.telemetry)
+            else:
+                self._draw_curves(name)
+        self._draw_bands(name)
+        if name == "runs":
+            self.labels.draw(self.windows, self._first_label)
+            self._first_label = len(self.windows)
+
+    def _draw_bands(self, name: str) -> None:
+        """The run windows (the selected level's stronger) and trial windows of a plot."""
+        assert self.store is not None
+        spans = np.array([(w.start_s, w.end_s) for w in self.windows]).reshape(-1, 2)
+        self.bands[name].set_spans(spans, [band_color(w, self.selected) for w in self.windows])
+        if name in self.trial_bands:
+            trials = np.array(self.store.trial_spans, dtype=np.float64).reshape(-1, 2)
+            self.trial_bands[name].set_spans(trials, [TRIAL_BAND] * len(trials))
 
     def _draw_status(self) -> None:
         assert self.store is not None
-        tele = self.store.telemetry
-        available, reason = self.store.telemetry_status()
-        if not available:
-            text = f"telemetry unavailable: {reason or 'no reason given'}"
-            if tele.count:
-                text += f" ({tele.count} NVML samples recorded before)"
-        elif tele.count == 0:
-            text = "no NVML samples yet"
-        else:
-            def listed(seen: dict[str, int]) -> str:
-                return ", ".join(f"{r} ({n} samples)" for r, n in sorted(seen.items()))
-
-            text = (f"{tele.count} NVML samples; clocks held back by: "
-                    f"{listed(tele.reasons_seen) or 'nothing'}")
-            if tele.other_reasons_seen:  # reported, but not slowdowns (kernels.throttle)
-                text += f"; not counted: {listed(tele.other_reasons_seen)}"
-        tail_s = self.store.last_t_s - tele.last_t
-        if tele.count and tail_s > SAMPLES_END_NOTE_S:
-            text += (f"; samples end at {tele.last_t:.0f} s, the session at "
-                     f"{self.store.last_t_s:.0f} s (no NVML samples after)")
+        text = status_text(self.store)
         if self.status.text() != text:
             self.status.setText(text)
 
@@ -389,6 +358,7 @@ class TelemetryView(QWidget, View):
             legend.clear()
             legend.addItem(self.curves["power_w"], text)
             legend.addItem(self.curves["power_limit_w"], CURVES["power_limit_w"][1])
+            place_legend(self.plots["power"], self.axis_px())
 
     def describe(self, plot_name: str, t: float) -> str | None:
         """Hover text: the run at session time ``t``, and the plot's sample nearest it."""
@@ -418,17 +388,22 @@ class TelemetryView(QWidget, View):
                 lines.append("active: " + (", ".join(active) if active else "none"))
         return "\n".join(lines)
 
+    def axis_px(self) -> int:
+        """The left axes' width: room for a reason's name, or the presentation type."""
+        return max(AXIS_WIDTH_PX, 10 * self.theme.font_pt)
+
     def power_legend_label(self) -> pg.LabelItem:
         legend = self.plots["power"].getPlotItem().legend
         return next(label for sample, label in legend.items
                     if sample.item is self.curves["power_w"])
 
-    def _draw_curves(self) -> None:
+    def _draw_curves(self, plot_name: str) -> None:
         assert self.store is not None
         tele = self.store.telemetry
-        tops: dict[str, float] = {}
+        top = 0.0
         for field, curve in self.curves.items():
-            plot_name = CURVES[field][0]
+            if CURVES[field][0] != plot_name:
+                continue
             if not tele.has_values(field):
                 curve.setData([], [])  # a field the GPU does not report draws nothing
                 curve.hide()
@@ -436,12 +411,13 @@ class TelemetryView(QWidget, View):
             t, values = tele.arrays(field)
             curve.setData(t, values)
             curve.show()
-            tops[plot_name] = max(tops.get(plot_name, 0.0), finite_top(values))
-        self._draw_gpm_legend()
-        max_mhz = self.store.sm_clock_max_mhz() or 0.0
-        self._set_y("clocks", 1.08 * max(tops.get("clocks", 0.0), max_mhz, 1.0))
-        limit = self.store.power_limit_w() or 0.0
-        self._set_y("power", 1.08 * max(tops.get("power", 0.0), limit, 1.0))
+            top = max(top, finite_top(values))
+        if plot_name == "gpm":
+            self._draw_gpm_legend()
+        elif plot_name == "clocks":
+            self._set_y("clocks", 1.08 * max(top, self.store.sm_clock_max_mhz() or 0.0, 1.0))
+        elif plot_name == "power":
+            self._set_y("power", 1.08 * max(top, self.store.power_limit_w() or 0.0, 1.0))
 
     def _set_y(self, name: str, top: float) -> None:
         top = min(max(top, 1.0), MAX_AXIS) if np.isfinite(top) else 1.0
@@ -462,6 +438,7 @@ class TelemetryView(QWidget, View):
         legend.clear()
         for field in shown:
             legend.addItem(self.curves[field], CURVES[field][1])
+        place_legend(self.plots["gpm"], self.axis_px())
 
     def _place_labels(self, *_args: object) -> None:
         self.labels.place()
@@ -482,17 +459,3 @@ class TelemetryView(QWidget, View):
     def reason_spans(self, reason: str) -> np.ndarray:
         return self.reasons.spans(reason)
 
-    def _draw_windows(self, windows: list[RunWindow]) -> None:
-        # windows only grow at the end (the open run changes): relabel from the first change
-        first = next((i for i, (a, b) in enumerate(zip(windows, self.windows, strict=False))
-                      if a != b), min(len(windows), len(self.windows)))
-        self.windows = windows
-        spans = np.array([(w.start_s, w.end_s) for w in windows]).reshape(-1, 2)
-        colors = [band_color(w, self.selected) for w in windows]
-        for bands in self.bands.values():
-            bands.set_spans(spans, colors)
-        assert self.store is not None
-        trials = np.array(self.store.trial_spans, dtype=np.float64).reshape(-1, 2)
-        for bands in self.trial_bands.values():
-            bands.set_spans(trials, [TRIAL_BAND] * len(trials))
-        self.labels.draw(windows, first)

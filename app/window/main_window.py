@@ -55,6 +55,7 @@ __all__ = ["BUNDLED_SESSION", "MainWindow", "bundled_session"]
 FAST_CHANGES = frozenset({Change.STREAM, Change.RUN})
 DEFAULT_SIZE = (1400, 900)
 SLOW_INTERVAL_MS = 200  # tables, bars, sweep: at most 5 redraws a second
+LADDER_TABLE_CHANGES = frozenset({Change.LADDER, Change.HEADER})  # what fills the table
 
 
 class MainWindow(SourcesMixin, QMainWindow):
@@ -75,6 +76,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.presentation = PresentationMode(self)
         self._loaders: list[RecordingLoader] = []
         self._pending: set[Change] = set()
+        self._views_later: set[Change] = set()  # for the tab, a frame after the table
         self._flushing = False
         self._frame_clock = QElapsedTimer()
         self._frame_clock.start()
@@ -87,6 +89,9 @@ class MainWindow(SourcesMixin, QMainWindow):
             self.tabs.setTabToolTip(self.tabs.count() - 1, spec.tip)
         self.setCentralWidget(self.tabs)
         self.shown_views = ShownViews(self.tabs, self.views)
+        self.throttle.follow_frames(self)
+        # a tab shown catches up at once and may leave parts of its redraw for later frames
+        self.tabs.currentChanged.connect(lambda _i: self.throttle.poke(soon=True))
         charts = self.views.get("charts")
         if isinstance(charts, ChartsView):
             charts.set_log_axis(self.prefs.log_axis)
@@ -273,8 +278,18 @@ class MainWindow(SourcesMixin, QMainWindow):
     def redraw(self) -> None:
         """One coalesced frame. The per-repeat stream may redraw every frame (≤ 30 Hz);
         tables, bars and the sweep at most every SLOW_INTERVAL_MS, and never in the same
-        frame as the stream, so no single frame does both."""
+        frame as the stream, so no single frame does both. What one frame would not have
+        time for is drawn in parts, one a frame, each right after a paint: the ladder
+        table, then the tab on screen, then the parts that tab left for later frames; new
+        changes wait until the parts are done."""
         self._pending |= self.store.take_changes()
+        if self._flushing:  # everything now, in one go
+            self._pending |= self._views_later
+            self._views_later = set()
+        elif self._next_part():
+            if self._parts_left() or self._pending:
+                self.throttle.poke(soon=self._parts_left())
+            return
         if not self._pending:
             return
         slow = self._pending - FAST_CHANGES
@@ -288,10 +303,28 @@ class MainWindow(SourcesMixin, QMainWindow):
         else:
             changes = set()
         self._pending -= changes
-        if self._pending:
-            self.throttle.poke()  # the rest in a later frame
         if changes:
             self._refresh_views(changes)
+        if self._parts_left():
+            self.throttle.poke(soon=True)  # the next part after the next frame
+        elif self._pending:
+            self.throttle.poke()  # the rest in a later frame
+
+    def _parts_left(self) -> bool:
+        view = self.shown_views.shown_view()
+        return bool(self._views_later) or (view is not None and view.parts_left())
+
+    def _next_part(self) -> bool:
+        """Draw the next part of a redraw spread over frames; False if none was left."""
+        if self._views_later:
+            changes, self._views_later = self._views_later, set()
+            self.shown_views.refresh(changes)
+            return True
+        view = self.shown_views.shown_view()
+        if view is not None and view.parts_left():
+            view.step()
+            return True
+        return False
 
     def set_redraw_observer(self, observer: Callable[[float], None] | None) -> None:
         """Call ``observer`` with the milliseconds each coalesced redraw took (benchmarks)."""
@@ -309,7 +342,11 @@ class MainWindow(SourcesMixin, QMainWindow):
 
     def _refresh_views(self, changes: set[Change]) -> None:
         self.ladder.refresh(changes)
-        self.shown_views.refresh(changes, everything=self._flushing)
+        if changes & LADDER_TABLE_CHANGES and not self._flushing:
+            self._views_later |= changes  # the table fills this frame; the tab the next
+        else:
+            self.shown_views.refresh(changes | self._views_later, everything=self._flushing)
+            self._views_later = set()
         if Change.MESSAGES in changes or Change.HEADER in changes:
             self.messages.sync(self.store)
             self._show_messages()
@@ -344,6 +381,7 @@ class MainWindow(SourcesMixin, QMainWindow):
     def set_presentation(self, on: bool, full_screen: bool = True) -> None:
         """Presentation mode on or off (see presentation.PresentationMode)."""
         self.presentation.set(on, full_screen)
+        self.throttle.poke(soon=True)  # the views' restyled redraws may have parts left
 
     def remember_presentation(self, on: bool) -> None:
         self.prefs.presentation = on

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from PySide6.QtCore import QElapsedTimer, QObject, QTimer
-from PySide6.QtWidgets import QTabWidget
+from PySide6.QtCore import QElapsedTimer, QEvent, QObject, Qt, QTimer
+from PySide6.QtWidgets import QTabWidget, QWidget
 
 from ..core.store import Change
 from ..views.base import View
 
 DEFAULT_INTERVAL_MS = 33  # at most 30 redraws a second
+FRAME_MS = 1000 / 60
+NEXT_PART_MS = 0.75 * FRAME_MS  # a redraw spread over frames: one part per frame
 
 
 class RedrawThrottle(QObject):
@@ -19,6 +21,13 @@ class RedrawThrottle(QObject):
 
     The first poke after a quiet spell redraws on the next event-loop turn; pokes during
     the interval fold into one redraw at its end (leading and trailing edge).
+
+    With :meth:`follow_frames` the redraws keep time with the window's frames: one that
+    falls due while the window paints (an animation, or a still tab repainting at 60 Hz)
+    runs right after the next paint, so its work and the repaint it asks for are done
+    before the frame after; a redraw due at a random moment would hold up the paint that
+    falls due during it, and that late frame is the stutter a 16x replay showed. Without
+    paints it runs on its timer, as before.
     """
 
     def __init__(self, callback: Callable[[], None], interval_ms: int = DEFAULT_INTERVAL_MS,
@@ -29,17 +38,32 @@ class RedrawThrottle(QObject):
         self.redraws = 0
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.timeout.connect(self._fire)
-        self._since = QElapsedTimer()
+        self._clock = QElapsedTimer()
+        self._clock.start()
+        self._last_fire_ms: float | None = None
+        self._last_frame_ms = -1e9
+        self._due_ms: float | None = None  # armed: the earliest moment to fire
+        self._posted = False  # a fire is queued behind a paint
 
-    def poke(self) -> None:
-        if self._timer.isActive():
-            return
-        if not self._since.isValid():
-            wait = 0
-        else:
-            wait = max(0, self.interval_ms - self._since.elapsed())
-        self._timer.start(int(wait))
+    def follow_frames(self, window: QWidget) -> None:
+        """Fire right after the paints of ``window`` (a top-level widget)."""
+        window.installEventFilter(self)
+
+    def poke(self, soon: bool = False) -> None:
+        """Data changed. ``soon``: a redraw left parts for later frames; the next part
+        runs after the next frame, not a whole interval later."""
+        now = self._clock.nsecsElapsed() / 1e6
+        gap = NEXT_PART_MS if soon else self.interval_ms
+        due = now if self._last_fire_ms is None else max(now, self._last_fire_ms + gap)
+        if self._due_ms is not None and self._due_ms <= due:
+            return  # already armed, as early or earlier
+        self._due_ms = due
+        # painting at a frame rate: wait for the paint after ``due`` (the fallback a frame
+        # later only if none comes); else fire when due
+        painting = now - self._last_frame_ms < 2 * FRAME_MS
+        self._timer.start(int(due - now + (FRAME_MS if painting else 0)))
 
     def flush(self) -> None:
         """Redraw now (used before screenshots and exports)."""
@@ -48,9 +72,26 @@ class RedrawThrottle(QObject):
 
     def stop(self) -> None:
         self._timer.stop()
+        self._due_ms = None
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.UpdateRequest:  # the window is about to paint
+            now = self._last_frame_ms = self._clock.nsecsElapsed() / 1e6
+            if self._due_ms is not None and not self._posted \
+                    and now >= self._due_ms - FRAME_MS / 2:
+                self._posted = True
+                QTimer.singleShot(0, self, self._fire_after_paint)  # queued behind it
+        return False
+
+    def _fire_after_paint(self) -> None:
+        self._posted = False
+        if self._due_ms is not None:
+            self._timer.stop()
+            self._fire()
 
     def _fire(self) -> None:
-        self._since.restart()
+        self._due_ms = None
+        self._last_fire_ms = self._clock.nsecsElapsed() / 1e6
         self.redraws += 1
         self.callback()
 
@@ -75,6 +116,10 @@ class ShownViews:
                     view.refresh(owed)
             elif owed:
                 self.owed[name] = owed
+
+    def shown_view(self) -> View | None:
+        view = self.tabs.currentWidget()
+        return view if isinstance(view, View) else None
 
     def _tab_shown(self, _index: int) -> None:
         shown = self.tabs.currentWidget()

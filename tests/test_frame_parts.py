@@ -1,0 +1,133 @@
+"""Redraws keep time with the window's frames (issue #12, "Fluid"): a burst of store
+changes is one redraw, a costly redraw comes in parts (one a frame, right after a paint),
+and the parts add up to the picture a redraw in one go gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import synthetic_session as syn
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QWidget
+
+from gemmscope.app.window.redraw import RedrawThrottle
+
+
+def _replayed(window) -> None:
+    """The synthetic session into the store, as a replay's ticks would bring it."""
+    for event in syn.events():
+        window.handle(event)
+
+
+def _curves(view) -> dict[str, tuple[list[float], list[float]]]:
+    return {f: (list(c.xData if c.xData is not None else []),
+                list(c.yData if c.yData is not None else []))
+            for f, c in view.curves.items()}
+
+
+def test_a_burst_of_changes_in_one_frame_is_one_redraw(qtbot, make_window):
+    window = make_window()
+    window.show()
+    qtbot.waitExposed(window)
+    window.flush_views()
+    calls = []
+    window.throttle.callback = lambda: calls.append(window.store.take_changes())
+    for i in range(200):  # 200 repeats before the event loop turns once
+        window.handle({"type": "repeat", "level": "naive", "M": 64, "N": 64, "K": 64,
+                       "t": 1.0 + i * 1e-4, "i": i, "ms": 1.0, "tflops": 1.0})
+    qtbot.waitUntil(lambda: len(calls) >= 1)
+    qtbot.wait(100)  # a few frames: nothing more came, so nothing more is drawn
+    assert len(calls) == 1 and calls[0]
+
+
+def test_a_due_redraw_waits_for_the_next_paint_and_follows_it(qtbot):
+    widget = QWidget()
+    widget.resize(200, 100)
+    widget.show()
+    qtbot.waitExposed(widget)
+    order: list[str] = []
+
+    class Paints(QObject):
+        def eventFilter(self, obj, event) -> bool:
+            if event.type() == QEvent.Type.UpdateRequest:
+                order.append("paint")
+            return False
+
+    paints = Paints()
+    widget.installEventFilter(paints)  # before the throttle's: it sees the paint first
+    throttle = RedrawThrottle(lambda: order.append("redraw"), interval_ms=1000)
+    throttle.follow_frames(widget)
+    widget.update()
+    qtbot.waitUntil(lambda: "paint" in order)  # the window paints: frames are coming
+    order.clear()
+    throttle.poke()  # the first redraw is due at once: it runs after the next paint
+    widget.update()
+    qtbot.waitUntil(lambda: "redraw" in order)
+    throttle.stop()
+    assert order[:2] == ["paint", "redraw"]
+
+
+def test_the_telemetry_tab_is_drawn_a_plot_a_frame_and_ends_as_one_redraw(
+        qtbot, make_window):
+    parts = make_window()
+    parts.show()
+    view = parts.named_widget("telemetry")
+    qtbot.waitExposed(view)
+    _replayed(parts)
+    parts.throttle.flush()  # the ladder table, then (next part) the tab
+    qtbot.waitUntil(lambda: view.parts_left())
+    left = []
+    qtbot.waitUntil(lambda: left.append(view.parts_left()) or not parts._parts_left(),
+                    timeout=5000)
+    assert left.count(True) >= 2  # drawn over several frames, not in one
+
+    whole = make_window()
+    whole.show()
+    other = whole.named_widget("telemetry")
+    qtbot.waitExposed(other)
+    _replayed(whole)
+    whole.flush_views()  # everything in one go
+    assert not other.parts_left()
+    assert _curves(view) == _curves(other)
+    assert [lb.toPlainText() for lb in view.run_labels] == \
+        [lb.toPlainText() for lb in other.run_labels]
+    for name in view.bands:
+        np.testing.assert_array_equal(view.bands[name].spans, other.bands[name].spans)
+    assert view.plots["runs"].viewRange()[0] == other.plots["runs"].viewRange()[0]
+
+
+def test_the_charts_tab_draws_the_sweep_a_frame_after_the_bars(qtbot, make_window):
+    window = make_window()
+    window.show()
+    charts = window.named_widget("charts")
+    qtbot.waitExposed(charts)
+    _replayed(window)
+    qtbot.waitUntil(lambda: bool(charts.bars.rows) and not window._parts_left(),
+                    timeout=5000)
+    drawn = {k: (list(x), list(y)) for k, (x, y) in charts.sweep.shown.items()}
+    window.flush_views()
+    assert drawn and drawn == {k: (list(x), list(y))
+                               for k, (x, y) in charts.sweep.shown.items()}
+
+
+def test_telemetry_legends_sit_above_the_data_area(qtbot, make_window):
+    for presentation in (False, True):
+        window = make_window()
+        window.show()
+        if presentation:
+            window.set_presentation(True, full_screen=False)
+        view = window.named_widget("telemetry")
+        qtbot.waitExposed(view)
+        _replayed(window)
+        window.flush_views()
+        checked = 0
+        for name in ("clocks", "power", "gpm"):
+            item = view.plots[name].getPlotItem()
+            if not item.legend.items or not view.plots[name].isVisible():
+                continue
+            legend = item.legend.sceneBoundingRect()
+            data = item.vb.sceneBoundingRect()
+            assert legend.height() > 0
+            assert legend.bottom() <= data.top() + 0.5, (name, legend, data)  # no overlap
+            assert legend.left() >= data.left() - 0.5  # starts over the data, not the axis
+            checked += 1
+        assert checked >= 2
