@@ -94,9 +94,29 @@ def test_wrong_gpu_options_are_refused(tmp_path, options, message):
     assert not (tmp_path / "r.jsonl").exists()
 
 
-def test_old_recordings_read_as_device_zero():
+def test_old_recordings_read_as_device_zero(tmp_path):
+    """A protocol 3 file, as recorded before version 4: one "device" object in the
+    header, no "devices" list, no device field on any event."""
+    lines = [
+        {"type": "session", "t": 0.0, "protocol": 3, "created": "2026-11-29T10:00:00+00:00",
+         "device": {"name": "NVIDIA H200", "sm_count": 132}, "levels": {}},
+        {"type": "run_start", "t": 1.0, "id": "run-1", "level": "naive", "M": 64, "N": 64,
+         "K": 64, "mode": "burst"},
+        {"type": "result", "t": 2.0, "id": "run-1", "level": "naive", "M": 64, "N": 64,
+         "K": 64, "dtype": "fp32", "median_ms": 1.0, "tflops": 1.0, "verified": True,
+         "rel_err": 0.0, "repeats": 5, "mode": "burst"},
+    ]
+    path = tmp_path / "v3.jsonl"
+    path.write_text("".join(protocol.dumps(e) + "\n" for e in lines))
+    session = recording.read_session(path)
+    assert session.header["protocol"] == 3 and "devices" not in session.header
+    [entry] = protocol.session_devices(session.header)
+    assert entry["id"] == 0 and "H200" in entry["name"]
+    assert session.results and all(protocol.device_of(e) == 0 for e in session.events)
+
+
+def test_the_bundled_recording_names_its_one_device():
     session = recording.read_session(BUNDLED)
-    assert session.header["protocol"] < 4 and "devices" not in session.header
     [entry] = protocol.session_devices(session.header)
     assert entry["id"] == 0 and "H200" in entry["name"]
     assert session.results and all(protocol.device_of(e) == 0 for e in session.events)
