@@ -14,6 +14,7 @@ from typing import Any
 
 from . import build, build_event, recording, registry, sass
 from .build import CompileError
+from .session_report import printable
 
 
 class Unavailable(Exception):
@@ -241,6 +242,16 @@ def _source_comment(where: tuple[tuple[str, int], ...], sources: dict[str, list[
 
 # ------------------------------------------------------------------ the commands
 
+def param_changes(a: Any, b: Any) -> str:
+    """A line naming the template parameters that differ ("GM 16 -> 8, SK 0 -> 2"), or ""
+    (also where either side has none, as a library reference)."""
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return ""
+    changed = [f"{k} {a.get(k, '-')} -> {b.get(k, '-')}"
+               for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)]
+    return printable(f"template parameters: {', '.join(changed)}")[:500] + "\n" if changed else ""
+
+
 def diff(a_id: str, b_id: str, file: str | None = None) -> tuple[str, str | None]:
     """The report of ``gemmscope diff``, and what is missing from it (None if nothing)."""
     if file is not None:
@@ -250,14 +261,16 @@ def diff(a_id: str, b_id: str, file: str | None = None) -> tuple[str, str | None
             e = a if a.get("sources") is None else b
             raise Unavailable(f"no sources for {e['level']}: {e.get('sources_reason')}")
         text = source_diff(a_id, a["sources"], b_id, b["sources"])
+        params = param_changes(a.get("params"), b.get("params"))
     else:
         text = source_diff(a_id, build.source_files(_level(a_id)), b_id,
                            build.source_files(_level(b_id)))
+        params = param_changes(_level(a_id).params, _level(b_id).params)
         try:
             a, b = offline(a_id), offline(b_id)
         except Unavailable as exc:
-            return text, f"resources and instruction mix: {exc}"
-    text = (text or f"{a_id} and {b_id} have the same source\n") + "\n"
+            return text + params, f"resources and instruction mix: {exc}"
+    text = (text or f"{a_id} and {b_id} have the same source\n") + params + "\n"
     text += resources_table(a, b)
     try:
         text += "\n" + mix_table(a, b)

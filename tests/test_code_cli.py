@@ -48,6 +48,24 @@ def test_diff_of_steps_that_change_resources():
     assert ldgsts.split()[1] == "0" and int(ldgsts.split()[2]) > 0
 
 
+def test_diff_of_levels_sharing_a_source_names_the_parameters_that_differ():
+    """wgmma_stream_k is wgmma_tma's source with other template parameters: the diff
+    says so instead of showing nothing (the resources part may be unavailable here)."""
+    _, out, _ = run("diff", "wgmma_tma", "wgmma_stream_k")
+    assert "wgmma_tma and wgmma_stream_k have the same source" in out
+    assert "template parameters: GM 16 -> 8, SK 0 -> 2" in out
+
+
+def test_parameter_changes_from_a_recording_are_made_printable():
+    from gemmscope.kernels.build_report import param_changes
+
+    assert param_changes({"A": 1}, {"A": 1}) == ""
+    assert param_changes(None, {"A": 1}) == ""
+    line = param_changes({"A": 1}, {"A": "\x1b]0;pwned\x07", "B": 2})
+    assert "\x1b" not in line and line.startswith("template parameters: A 1 -> ")
+    assert line.endswith("B - -> 2\n")
+
+
 @needs_tools
 def test_sass_annotates_the_main_loop():
     code, out, err = run("sass", "cp_async")

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...kernels.build_report import param_changes
 from ...kernels.sass import SassLine, parse
 from ..core import builds, source_heat
 from ..core.store import Change, SessionStore
@@ -233,9 +234,14 @@ class CodeView(QWidget, View):
             self.diff.show_message("the first level of the ladder: nothing before it")
             return
         self.tabs.setTabText(1, f"Diff against {prev}")
-        before = builds.source_text(self.store.build_for(prev) if self.store else None)
+        prev_event = self.store.build_for(prev) if self.store else None
+        before = builds.source_text(prev_event)
         if before is None:
             self.diff.show_message(builds.no_build_text(prev))
+        elif before == this:  # the same kernel, other template parameters (stream-K)
+            params = param_changes((prev_event or {}).get("params"), event.get("params"))
+            self.diff.show_message(f"the same source as {prev}"
+                                   + (f"; {params.strip()}" if params else ""))
         else:
             self.diff.show_rows(builds.diff_rows(before, this))
 

@@ -154,6 +154,14 @@ def test_markup_in_sources_is_shown_literally(view, events):
     assert v.diff.rows == [] or "<b>" in v.diff.right.toPlainText()
 
 
+def test_a_level_with_its_predecessors_source_says_which_parameters_changed(view, events):
+    v = view(fed(events), "wgmma_stream_k")
+    assert v.tabs.tabText(1) == "Diff against wgmma_tma"
+    assert v.diff.rows == []
+    assert v.diff.left.toPlainText() == ("the same source as wgmma_tma; template parameters: "
+                                         "GM 16 -> 8, SK 0 -> 2")
+
+
 def test_diff_rows_align_changes():
     rows = builds.diff_rows("a\nb\nc\n", "a\nB\nc\nd\n")
     assert [r.tag for r in rows] == ["equal", "replace", "equal", "insert"]
