@@ -1,4 +1,4 @@
-"""The stream-K schedule of the persistent Hopper levels (kernels/models/hopper.py mirrors
+"""The stream-K schedule of the persistent Hopper levels (kernels/models/persistent.py mirrors
 hopper.cuh's gs_work): every K step of every tile done exactly once, the SMs' shares of
 the last wave equal to a K step, each block contributing at most one partial tile."""
 
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gemmscope.kernels.models import model_for
-from gemmscope.kernels.models.hopper import stream_k_pieces
+from gemmscope.kernels.models.persistent import stream_k_pieces
 
 
 @given(tiles=st.integers(1, 3000), ksteps=st.integers(1, 200), grid=st.integers(1, 140),
