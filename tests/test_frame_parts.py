@@ -131,3 +131,35 @@ def test_telemetry_legends_sit_above_the_data_area(qtbot, make_window):
             assert legend.left() >= data.left() - 0.5  # starts over the data, not the axis
             checked += 1
         assert checked >= 2
+
+
+def test_the_telemetry_time_axis_takes_a_step_a_plot_a_frame(qtbot, make_window):
+    # the followed window's step, plot by plot with each plot's part: six plots moved at
+    # once (pyqtgraph's setXLink) repainted all six in one frame
+    from gemmscope.app.core.store import Change
+
+    window = make_window()
+    window.show()
+    view = window.named_widget("telemetry")
+    qtbot.waitExposed(view)
+    window.handle(syn.header())
+    for i in range(1, 76):
+        window.handle(syn.telemetry(float(i), 10.0))
+    window.flush_views()
+    ranges = {tuple(p.getViewBox().viewRange()[0]) for p in view.plots.values()}
+    assert ranges == {(20.0, 80.0)}
+    for i in range(76, 96):
+        window.handle(syn.telemetry(float(i), 10.0))
+    view.refresh({Change.TELEMETRY})
+    view.step()  # the first part: the first plot moves, the others wait for theirs
+    first, *others = view.plots.values()
+    assert first.getViewBox().viewRange()[0] == [40.0, 100.0]
+    assert all(p.getViewBox().viewRange()[0] == [20.0, 80.0] for p in others)
+    view.settle()
+    assert all(p.getViewBox().viewRange()[0] == [40.0, 100.0] for p in view.plots.values())
+    # the user pans one plot: all of them follow it, at once
+    vb = view.plots["gpm"].getViewBox()
+    vb.setXRange(5.0, 25.0, padding=0)
+    vb.sigRangeChangedManually.emit([True, False])
+    assert all(p.getViewBox().viewRange()[0] == [5.0, 25.0] for p in view.plots.values())
+    assert not view.follow_button.isChecked()
