@@ -6,13 +6,24 @@ It takes rows (``set_rows``), not the store, and remembers what it drew for test
 
 from __future__ import annotations
 
+import math
+
 import pyqtgraph as pg
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from ...kernels.sass import CLASSES
 from ..theme import SASS_CLASS_COLORS, Theme
 
 BAR_WIDTH = 0.7
+
+
+def rounded_up(top: float) -> float:
+    """``top`` rounded up to 2 significant digits in steps of 2 (24 -> 24, 137 -> 140): the
+    axis changes only now and then as levels come, and each change draws it again."""
+    if top <= 0:
+        return 1.0
+    step = 2 * 10 ** (math.floor(math.log10(top)) - 1)
+    return math.ceil(top / step) * step
 
 
 class InstructionMixChart(pg.PlotWidget):
@@ -25,6 +36,9 @@ class InstructionMixChart(pg.PlotWidget):
         item.setLabel("left", "instructions")
         item.showGrid(y=True, alpha=0.25)
         self.legend = item.addLegend(offset=(-10, 10), colCount=2)
+        for name in ("left", "bottom"):  # from a pixmap unless the range or ticks changed:
+            # drawing the axes' text again cost ~5 ms of each repaint
+            item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.levels: list[str] = []
         self.stacks: dict[str, tuple[list[float], list[float]]] = {}  # class -> (y0, h)
         self.items: dict[str, pg.BarGraphItem] = {}
@@ -60,15 +74,37 @@ class InstructionMixChart(pg.PlotWidget):
                                                       self.selected):
                 bar.setOpts(**opts)
         if list(stacks) != list(self.stacks):
-            self.legend.clear()
-            for cls in stacks:  # in the classes' order, as the stacks are
-                self.legend.addItem(self.items[cls], cls)
+            self._sync_legend(list(stacks))
+        if levels != self.levels:  # (else the bottom axis keeps its picture)
+            item.getAxis("bottom").setTicks([[(i, level) for i, level in enumerate(levels)]])
         self.stacks, self.levels, self.selected = stacks, levels, selected
-        axis = item.getAxis("bottom")
-        axis.setTicks([[(i, level) for i, level in enumerate(levels)]])
-        if rows:
-            item.setXRange(-0.6, len(rows) - 0.4, padding=0)
-            item.setYRange(0, max(base) * 1.05 or 1, padding=0)
+        if rows:  # a range set again, unchanged, would draw the axes and grid again
+            x_range = [-0.6, len(rows) - 0.4]
+            y_range = [0.0, rounded_up(max(base) * 1.05)]
+            if [list(r) for r in item.vb.targetRange()] != [x_range, y_range]:
+                item.setRange(xRange=x_range, yRange=y_range, padding=0)
+
+    def _sync_legend(self, classes: list[str]) -> None:
+        """The legend lists ``classes`` in order; the entries of classes it listed already
+        are kept (made again, the whole legend cost ~10 ms a new class), laid out again."""
+        legend = self.legend
+        kept = {label.text: (sample, label) for sample, label in legend.items}
+        for cls in [c for c in kept if c not in classes]:
+            legend._removeItemFromLayout(*kept.pop(cls))
+        for i in range(legend.layout.count() - 1, -1, -1):
+            legend.layout.removeAt(i)
+        legend.items = []
+        for cls in classes:
+            if cls in kept:
+                legend.items.append(kept[cls])
+            else:
+                legend.addItem(self.items[cls], cls)  # (appended, laid out again below)
+                legend.layout.removeAt(legend.layout.count() - 1)
+                legend.layout.removeAt(legend.layout.count() - 1)
+        legend.rowCount = 0
+        for sample, label in legend.items:  # as pyqtgraph's LegendItem.setColumnCount
+            legend._addItemToLayout(sample, label)
+        legend.updateSize()
 
     def apply_theme(self, theme: Theme) -> None:
         self.setBackground(theme.background)
