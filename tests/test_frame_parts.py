@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import synthetic_session as syn
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 from gemmscope.app.window.redraw import RedrawThrottle
 
@@ -64,6 +64,26 @@ def test_a_due_redraw_waits_for_the_next_paint_and_follows_it(qtbot):
     qtbot.waitUntil(lambda: "redraw" in order)
     throttle.stop()
     assert order[:2] == ["paint", "redraw"]
+
+
+def test_the_repaint_a_part_asks_for_is_not_the_next_frame(qtbot):
+    # a part's own repaint comes a few ms after it: the next part waits for the frame
+    # after (firing after that repaint put two or three parts in one 60 Hz frame)
+    widget = QWidget()
+    widget.resize(200, 100)
+    widget.show()
+    qtbot.waitExposed(widget)
+    fired: list[int] = []
+    throttle = RedrawThrottle(lambda: fired.append(1), interval_ms=1000)
+    throttle.follow_frames(widget)
+    throttle.flush()  # a part drawn
+    throttle._last_fire_ms -= 6.0  # ... that took 6 ms (the clock set back, not waited)
+    throttle.poke(soon=True)  # parts left: the next one after the next frame
+    QApplication.sendEvent(widget, QEvent(QEvent.Type.UpdateRequest))  # its own repaint
+    QApplication.processEvents()
+    assert fired == [1]
+    qtbot.waitUntil(lambda: len(fired) == 2)  # the next frame (or the fallback timer)
+    throttle.stop()
 
 
 def test_the_telemetry_tab_is_drawn_a_plot_a_frame_and_ends_as_one_redraw(

@@ -14,6 +14,10 @@ from ..views.base import View
 DEFAULT_INTERVAL_MS = 33  # at most 30 redraws a second
 FRAME_MS = 1000 / 60
 NEXT_PART_MS = 0.75 * FRAME_MS  # a redraw spread over frames: one part per frame
+# a paint this close before a redraw falls due is the frame to follow; one earlier is the
+# repaint of what the last redraw changed (a plot's own update), not a new frame: firing
+# after it put two or three parts in one frame (a 30 ms frame on the charts tab)
+EARLY_MS = FRAME_MS / 4
 
 
 class RedrawThrottle(QObject):
@@ -78,7 +82,7 @@ class RedrawThrottle(QObject):
         if event.type() == QEvent.Type.UpdateRequest:  # the window is about to paint
             now = self._last_frame_ms = self._clock.nsecsElapsed() / 1e6
             if self._due_ms is not None and not self._posted \
-                    and now >= self._due_ms - FRAME_MS / 2:
+                    and now >= self._due_ms - EARLY_MS:
                 self._posted = True
                 QTimer.singleShot(0, self, self._fire_after_paint)  # queued behind it
         return False
