@@ -171,6 +171,8 @@ class CodeView(QWidget, View):
     def _draw_part(self, name: str) -> None:
         if name == "mix":
             self._show_mix()
+        elif name == "mix axes":
+            self.mix.draw_axes()
         elif name == "source":
             self._draw_source()
         elif name == "diff":
@@ -229,7 +231,7 @@ class CodeView(QWidget, View):
             self.occupancy.setText(text)
             self._show_heat()
             return
-        lines = builds.main_loop_lines(event)
+        lines = builds.main_loop_lines(event, self.kernel_lines())  # parsed once
         if not lines:
             self.sass.show_message(str(event.get("sass_reason") or "no SASS recorded"))
         self.sass_title.setText("SASS of the main loop" if event.get("main_loop")
@@ -328,7 +330,8 @@ class CodeView(QWidget, View):
         rows = builds.mix_rows(pairs)
         if (rows, self.level_id) != self._mix_drawn:
             self._mix_drawn = (rows, self.level_id)
-            self.mix.set_rows(rows, selected=self.level_id)
+            self.mix.set_rows(rows, selected=self.level_id, axes_later=True)
+            self._parts.insert(0, "mix axes")  # the next part
 
     def select_source_line(self, line_no: int) -> list[int]:
         """Select the SASS lines compiled from the shown file's line; their indexes."""

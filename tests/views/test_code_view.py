@@ -191,7 +191,10 @@ def _picture(v) -> dict:
                                                       v.diff.left.toPlainText(),
                                                       v.diff.right.toPlainText()),
             "sass": (v.sass_title.text(), v.sass.toPlainText(), v.sass.lines),
-            "occupancy": v.occupancy.text(), "mix": (v.mix.levels, v.mix.stacks)}
+            "occupancy": v.occupancy.text(), "mix": (v.mix.levels, v.mix.stacks),
+            "mix axes": (v.mix.getPlotItem().getAxis("bottom")._tickLevels,
+                         v.mix.getPlotItem().vb.targetRange(),
+                         [label.text for _sample, label in v.mix.legend.items])}
 
 
 def test_a_new_build_is_drawn_a_part_a_frame_and_ends_as_one_redraw(view, events):
@@ -204,12 +207,13 @@ def test_a_new_build_is_drawn_a_part_a_frame_and_ends_as_one_redraw(view, events
         early.handle(line.place(ev))
     v.refresh(early.take_changes())
     drawn = []
-    while v.parts_left():  # the mix, the source, the diff and the SASS, one a frame
+    while v.parts_left():  # the mix (bars, then axes), source, diff, SASS: a frame each
         before, name = _picture(v), v._parts[0]
         v.step()
         drawn.append((name, _picture(v) != before))
     # (then the heat: the counters changed, and these events carry no per-line ones)
-    assert drawn[:4] == [("mix", True), ("source", True), ("diff", True), ("sass", True)]
+    assert drawn[:5] == [("mix", True), ("mix axes", True), ("source", True),
+                         ("diff", True), ("sass", True)]
     assert _picture(v) == _picture(view(fed(events), "register_2d"))
 
 
