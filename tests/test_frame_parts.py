@@ -67,8 +67,8 @@ def test_a_due_redraw_waits_for_the_next_paint_and_follows_it(qtbot):
 
 
 def test_the_repaint_a_part_asks_for_is_not_the_next_frame(qtbot):
-    # a part's own repaint comes a few ms after it: the next part waits for the frame
-    # after (firing after that repaint put two or three parts in one 60 Hz frame)
+    # a part's own repaint comes a few ms after it (often two or three of them): the next
+    # part waits for the next frame (following them put two or three parts in one frame)
     widget = QWidget()
     widget.resize(200, 100)
     widget.show()
@@ -76,7 +76,9 @@ def test_the_repaint_a_part_asks_for_is_not_the_next_frame(qtbot):
     fired: list[int] = []
     throttle = RedrawThrottle(lambda: fired.append(1), interval_ms=1000)
     throttle.follow_frames(widget)
-    throttle.flush()  # a part drawn
+    frame = QEvent(QEvent.Type.UpdateRequest)
+    QApplication.sendEvent(widget, frame)  # a frame begins
+    throttle.flush()  # a part drawn after it
     throttle._last_fire_ms -= 6.0  # ... that took 6 ms (the clock set back, not waited)
     throttle.poke(soon=True)  # parts left: the next one after the next frame
     QApplication.sendEvent(widget, QEvent(QEvent.Type.UpdateRequest))  # its own repaint
