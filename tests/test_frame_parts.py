@@ -185,3 +185,25 @@ def test_the_telemetry_time_axis_takes_a_step_a_plot_a_frame(qtbot, make_window)
     vb.sigRangeChangedManually.emit([True, False])
     assert all(p.getViewBox().viewRange()[0] == [5.0, 25.0] for p in view.plots.values())
     assert not view.follow_button.isChecked()
+
+
+def test_a_bars_redraw_keeps_the_log_axis_picture_when_the_mode_is_unchanged(
+        qtbot, make_window):
+    # setLogMode drops the axis' picture even when the mode is the same: set only on a
+    # change, a redraw of the bars does not draw the value axis again
+    from gemmscope.app.core.store import Change
+
+    window = make_window()
+    window.show()
+    charts = window.named_widget("charts")
+    qtbot.waitExposed(charts)
+    _replayed(window)
+    window.flush_views()
+    axis = charts.bars.getPlotItem().getAxis("left")
+    calls = []
+    axis.setLogMode = lambda *a, **k: calls.append((a, k))
+    charts.bars._drawn = None  # the next refresh draws the bars again
+    charts.bars.refresh({Change.LADDER})
+    assert calls == []
+    charts.set_log_axis(not charts.bars.is_log())
+    assert calls  # a change of mode still reaches the axis
