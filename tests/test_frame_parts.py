@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import synthetic_session as syn
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 from gemmscope.app.window.redraw import RedrawThrottle
 
@@ -64,6 +64,28 @@ def test_a_due_redraw_waits_for_the_next_paint_and_follows_it(qtbot):
     qtbot.waitUntil(lambda: "redraw" in order)
     throttle.stop()
     assert order[:2] == ["paint", "redraw"]
+
+
+def test_the_repaint_a_part_asks_for_is_not_the_next_frame(qtbot):
+    # a part's own repaint comes a few ms after it (often two or three of them): the next
+    # part waits for the next frame (following them put two or three parts in one frame)
+    widget = QWidget()
+    widget.resize(200, 100)
+    widget.show()
+    qtbot.waitExposed(widget)
+    fired: list[int] = []
+    throttle = RedrawThrottle(lambda: fired.append(1), interval_ms=1000)
+    throttle.follow_frames(widget)
+    frame = QEvent(QEvent.Type.UpdateRequest)
+    QApplication.sendEvent(widget, frame)  # a frame begins
+    throttle.flush()  # a part drawn after it
+    throttle._last_fire_ms -= 6.0  # ... that took 6 ms (the clock set back, not waited)
+    throttle.poke(soon=True)  # parts left: the next one after the next frame
+    QApplication.sendEvent(widget, QEvent(QEvent.Type.UpdateRequest))  # its own repaint
+    QApplication.processEvents()
+    assert fired == [1]
+    qtbot.waitUntil(lambda: len(fired) == 2)  # the next frame (or the fallback timer)
+    throttle.stop()
 
 
 def test_the_telemetry_tab_is_drawn_a_plot_a_frame_and_ends_as_one_redraw(
@@ -131,3 +153,57 @@ def test_telemetry_legends_sit_above_the_data_area(qtbot, make_window):
             assert legend.left() >= data.left() - 0.5  # starts over the data, not the axis
             checked += 1
         assert checked >= 2
+
+
+def test_the_telemetry_time_axis_takes_a_step_a_plot_a_frame(qtbot, make_window):
+    # the followed window's step, plot by plot with each plot's part: six plots moved at
+    # once (pyqtgraph's setXLink) repainted all six in one frame
+    from gemmscope.app.core.store import Change
+
+    window = make_window()
+    window.show()
+    view = window.named_widget("telemetry")
+    qtbot.waitExposed(view)
+    window.handle(syn.header())
+    for i in range(1, 76):
+        window.handle(syn.telemetry(float(i), 10.0))
+    window.flush_views()
+    ranges = {tuple(p.getViewBox().viewRange()[0]) for p in view.plots.values()}
+    assert ranges == {(20.0, 80.0)}
+    for i in range(76, 96):
+        window.handle(syn.telemetry(float(i), 10.0))
+    view.refresh({Change.TELEMETRY})
+    view.step()  # the first part: the first plot moves, the others wait for theirs
+    first, *others = view.plots.values()
+    assert first.getViewBox().viewRange()[0] == [40.0, 100.0]
+    assert all(p.getViewBox().viewRange()[0] == [20.0, 80.0] for p in others)
+    view.settle()
+    assert all(p.getViewBox().viewRange()[0] == [40.0, 100.0] for p in view.plots.values())
+    # the user pans one plot: all of them follow it, at once
+    vb = view.plots["gpm"].getViewBox()
+    vb.setXRange(5.0, 25.0, padding=0)
+    vb.sigRangeChangedManually.emit([True, False])
+    assert all(p.getViewBox().viewRange()[0] == [5.0, 25.0] for p in view.plots.values())
+    assert not view.follow_button.isChecked()
+
+
+def test_a_bars_redraw_keeps_the_log_axis_picture_when_the_mode_is_unchanged(
+        qtbot, make_window):
+    # setLogMode drops the axis' picture even when the mode is the same: set only on a
+    # change, a redraw of the bars does not draw the value axis again
+    from gemmscope.app.core.store import Change
+
+    window = make_window()
+    window.show()
+    charts = window.named_widget("charts")
+    qtbot.waitExposed(charts)
+    _replayed(window)
+    window.flush_views()
+    axis = charts.bars.getPlotItem().getAxis("left")
+    calls = []
+    axis.setLogMode = lambda *a, **k: calls.append((a, k))
+    charts.bars._drawn = None  # the next refresh draws the bars again
+    charts.bars.refresh({Change.LADDER})
+    assert calls == []
+    charts.set_log_axis(not charts.bars.is_log())
+    assert calls  # a change of mode still reaches the axis

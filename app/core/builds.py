@@ -70,16 +70,19 @@ def diff_rows(before: str, after: str) -> list[DiffRow]:
 
 # ------------------------------------------------------------------ SASS
 
-def main_loop_lines(event: dict[str, Any]) -> list[SassLine]:
+def main_loop_lines(event: dict[str, Any], kernel: list[SassLine] | None = None
+                    ) -> list[SassLine]:
     """The main loop's instructions (the whole kernel where no loop was found); none
-    where the event has no SASS."""
+    where the event has no SASS. ``kernel``: the event's SASS parsed already."""
     text = event.get("sass")
     if not isinstance(text, str):
         return []
+    if kernel is None:
+        kernel = parse(text)
     span = event.get("main_loop")
     if isinstance(span, list) and len(span) == 2 and all(_is_int(x) for x in span):
-        return in_span(parse(text), (span[0], span[1]))
-    return in_span(parse(text), None)
+        return in_span(kernel, (span[0], span[1]))
+    return in_span(kernel, None)
 
 
 def _is_int(value: Any) -> bool:

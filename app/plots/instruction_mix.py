@@ -6,13 +6,25 @@ It takes rows (``set_rows``), not the store, and remembers what it drew for test
 
 from __future__ import annotations
 
+import math
+
 import pyqtgraph as pg
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from ...kernels.sass import CLASSES
 from ..theme import SASS_CLASS_COLORS, Theme
 
 BAR_WIDTH = 0.7
+
+
+def rounded_up(top: float) -> float:
+    """``top`` rounded up to 2 significant digits in steps of 2 (24 -> 24, 137 -> 140): the
+    axis changes only now and then as levels come, and each change draws it again."""
+    if top <= 0:
+        return 1.0
+    step = 2 * 10 ** (math.floor(math.log10(top)) - 1)
+    return math.ceil(top / step) * step
 
 
 class InstructionMixChart(pg.PlotWidget):
@@ -25,16 +37,24 @@ class InstructionMixChart(pg.PlotWidget):
         item.setLabel("left", "instructions")
         item.showGrid(y=True, alpha=0.25)
         self.legend = item.addLegend(offset=(-10, 10), colCount=2)
+        for name in ("left", "bottom"):  # from a pixmap unless the range or ticks changed:
+            # drawing the axes' text again cost ~5 ms of each repaint
+            item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.levels: list[str] = []
         self.stacks: dict[str, tuple[list[float], list[float]]] = {}  # class -> (y0, h)
         self.items: dict[str, pg.BarGraphItem] = {}
         self.selected: str | None = None
+        self._axes: tuple[list[str], list[str], float] | None = None  # left for later
+        self._ticks: list[str] = []  # the levels on the bottom axis
+        self._legend_classes: list[str] = []  # the legend's entries, as laid out
 
     def set_rows(self, rows: list[tuple[str, dict[str, int]]],
-                 selected: str | None = None) -> None:
+                 selected: str | None = None, axes_later: bool = False) -> None:
         """Draw ``rows``; the bar items and the legend are kept and updated in place (a
-        replay brings build events one by one: remaking them cost ~50 ms each time),
-        the legend made again only when the classes shown change."""
+        replay brings build events one by one: remaking them cost ~50 ms each time).
+        With ``axes_later`` the legend, ticks and ranges wait for :meth:`draw_axes` (a
+        frame later: the bars and the axes drawn again in one frame cost more than a
+        60 Hz frame has during a 16x replay)."""
         item = self.getPlotItem()
         levels = [level for level, _ in rows]
         x = list(range(len(rows)))
@@ -59,16 +79,60 @@ class InstructionMixChart(pg.PlotWidget):
             elif (y0, heights, levels, selected) != (*self.stacks[cls], self.levels,
                                                       self.selected):
                 bar.setOpts(**opts)
-        if list(stacks) != list(self.stacks):
-            self.legend.clear()
-            for cls in stacks:  # in the classes' order, as the stacks are
-                self.legend.addItem(self.items[cls], cls)
         self.stacks, self.levels, self.selected = stacks, levels, selected
-        axis = item.getAxis("bottom")
-        axis.setTicks([[(i, level) for i, level in enumerate(levels)]])
-        if rows:
-            item.setXRange(-0.6, len(rows) - 0.4, padding=0)
-            item.setYRange(0, max(base) * 1.05 or 1, padding=0)
+        self._axes = (levels, list(stacks), max(base, default=0.0))
+        if not axes_later:
+            self.draw_axes()
+
+    def axes_left(self) -> bool:
+        """Whether :meth:`set_rows` left the legend, ticks and ranges for later."""
+        return self._axes is not None
+
+    def draw_axes(self) -> None:
+        """The legend, the level ticks and the ranges of the rows set last."""
+        if self._axes is None:
+            return
+        levels, classes, top = self._axes
+        self._axes = None
+        item = self.getPlotItem()
+        if classes != self._legend_classes:  # (a bar removed left a gap in its layout)
+            self._legend_classes = classes
+            self._sync_legend(classes)
+        if levels != self._ticks:  # (else the bottom axis keeps its picture)
+            self._ticks = levels
+            item.getAxis("bottom").setTicks([[(i, level) for i, level in enumerate(levels)]])
+        if levels:  # a range set again, unchanged, would draw the axes and grid again
+            x_range = [-0.6, len(levels) - 0.4]
+            y_range = [0.0, rounded_up(top * 1.05)]
+            if [list(r) for r in item.vb.targetRange()] != [x_range, y_range]:
+                item.setRange(xRange=x_range, yRange=y_range, padding=0)
+
+    def _sync_legend(self, classes: list[str]) -> None:
+        """The legend lists ``classes`` in order; the entries of classes it listed already
+        are kept (made again, the whole legend cost ~10 ms a new class), laid out again."""
+        legend = self.legend
+        kept = {label.text: (sample, label) for sample, label in legend.items}
+        for cls in [c for c in kept if c not in classes]:
+            legend._removeItemFromLayout(*kept.pop(cls))
+        while legend.layout.count():
+            legend.layout.removeAt(0)
+        legend.items = []
+        for cls in classes:
+            if cls not in kept:  # a new entry, made as LegendItem.addItem makes it
+                sample = legend.sampleType(self.items[cls])
+                sample.sigClicked.connect(legend.sigSampleClicked)
+                kept[cls] = (sample, pg.LabelItem(
+                    cls, color=legend.opts["labelTextColor"], justify="left",
+                    size=legend.opts["labelTextSize"]))
+            legend.items.append(kept[cls])
+        columns = legend.columnCount
+        for i, (sample, label) in enumerate(legend.items):  # row by row, as a new legend
+            row, col = divmod(i, columns)
+            legend.layout.addItem(sample, row, 2 * col,
+                                  alignment=Qt.AlignmentFlag.AlignVCenter)
+            legend.layout.addItem(label, row, 2 * col + 1)
+        legend.rowCount = math.ceil(len(legend.items) / columns)
+        legend.updateSize()
 
     def apply_theme(self, theme: Theme) -> None:
         self.setBackground(theme.background)

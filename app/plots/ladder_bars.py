@@ -263,7 +263,8 @@ class LadderBars(Chart):
         if self.axis_label() != self._axis_label:
             self._axis_label = self.axis_label()
             self.set_label("left", self._axis_label)
-        plot.getAxis("left").setLogMode(False, self.is_log())
+        if plot.getAxis("left").logMode != self.is_log():  # (set, it draws the axis again)
+            plot.getAxis("left").setLogMode(False, self.is_log())
         x = np.arange(n, dtype=float)
         values = self.values()
         peak = max(float(values.max()), float(self.sustained_values().max())

@@ -8,6 +8,10 @@ instruction mix of every level. A recording made before build events existed say
 Where the recording has per-line counters (``source_counters``, ``record --ncu-source``),
 the chosen one is a heat map on the SASS lines, with its value, and summed per source line
 on the source; where it has none, the bar above the SASS says why.
+
+A new build redraws the mix chart, the source, the diff and the SASS in parts, one a frame
+(:meth:`CodeView.step`): all four at once cost more than a 60 Hz frame has during a 16x
+replay. A build event that shows what is shown already (a restart's copy) redraws nothing.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ class CodeView(QWidget, View):
         # (not "event": that name would shadow QWidget.event(), which Qt calls)
         self.build: dict[str, Any] | None = None
         self._shown: tuple[Any, ...] | None = None  # (level, its build, the previous one's)
+        self._parts: list[str] = []  # what the last change left for the next frames
         self.source_path: str | None = None
         self._mix_drawn: tuple[list[Any], str | None] | None = None
         self.notice = plain_label()
@@ -100,10 +105,22 @@ class CodeView(QWidget, View):
         self._show()
 
     def refresh(self, changes: set[Change]) -> None:
+        """What changed, in parts for the next frames (:meth:`step`)."""
         if changes & {Change.BUILD, Change.HEADER, Change.LADDER}:
-            self._show()
-        if Change.COUNTERS in changes:
-            self._show_heat()
+            self._plan()
+        if Change.COUNTERS in changes and "heat" not in self._parts:
+            self._parts.append("heat")
+
+    def parts_left(self) -> bool:
+        return bool(self._parts)
+
+    def step(self) -> None:
+        if self._parts:
+            self._draw_part(self._parts.pop(0))
+
+    def settle(self) -> None:
+        while self._parts:
+            self.step()
 
     def set_level(self, level_id: str) -> bool:
         if level_id != self.level_id:
@@ -119,60 +136,108 @@ class CodeView(QWidget, View):
 
     # ------------------------------------------------------------------ drawing
     def _show(self) -> None:
+        """Everything the level shows, now (bound, a level chosen: the user waits)."""
+        self._plan()
+        self.settle()
+
+    @staticmethod
+    def _content(event: dict[str, Any] | None) -> dict[str, Any] | None:
+        """What the view shows of a build event: all of it but when and by which run it
+        was sent (a restart's copy of a build shows the same)."""
+        return None if event is None else {k: v for k, v in event.items()
+                                           if k not in ("t", "id")}
+
+    def _plan(self) -> None:
+        """The parts a change asks for: the mix chart always (it redraws only what
+        changed), the text panels when the level's build or the previous one's shows
+        something else than what is shown."""
         store, level_id = self.store, self.level_id
         event = store.build_for(level_id) if store and level_id else None
-        self._show_mix()
         prev = self.previous_level()
         before = store.build_for(prev) if store and prev else None
-        # redrawn when what it shows changed: this level's build (a result of another
-        # variant, a restart's copy) or the previous level's (the diff); a replay brings
-        # a build event per level and a result per run, most of them about other levels
-        shown = (level_id, event, before)
-        if self._shown is not None and event is not None and shown[0] == self._shown[0] \
-                and shown[1] is self._shown[1] and shown[2] is self._shown[2]:
-            return
-        self._shown = shown
-        self.build = event
-        self.heat = None  # of the previous build until _show_heat
+        # a replay brings a build event per level, and a restart's copy of each, most of
+        # them about other levels
+        shown = (level_id, self._content(event), self._content(before))
+        parts = ["mix"]
+        if self._shown is None or event is None or shown != self._shown:
+            self._shown = shown
+            self.build = event
+            self.heat = None  # of the previous build until the heat is drawn
+            parts += ["source", "diff", "sass"]
+        elif event is not self.build:
+            self.build = event  # the same content: the newest copy, nothing redrawn
+        self._parts += [p for p in parts if p not in self._parts]
+
+    def _draw_part(self, name: str) -> None:
+        if name == "mix":
+            self._show_mix()
+        elif name == "mix axes":
+            self.mix.draw_axes()
+        elif name == "source":
+            self._draw_source()
+        elif name == "diff":
+            self._draw_diff()
+        elif name == "sass":
+            self._draw_sass()
+        elif name == "heat":
+            self._show_heat()
+
+    def _draw_source(self) -> None:
+        event, level_id = self.build, self.level_id
         if event is None:
-            text = (builds.no_build_text(level_id) if level_id
-                    else "select a level to see its code")
+            text = self._no_build_text()
             self.notice.setText(text)
             self.source_path = None
-            self.file_box.blockSignals(True)
-            self.file_box.clear()
-            self.file_box.blockSignals(False)
+            self._set_files([])
             self.source.show_text(text)
-            self.diff.show_message(text)
-            self.tabs.setTabText(1, "Diff")
-            self.sass.show_message(text)
-            self.occupancy.setText(text)
-            self._show_heat()
             return
         self.notice.setText(f"{level_id}: {event.get('kernel') or ''} ({event['variant']}, "
                             f"{event.get('arch') or '?'}, {event.get('compiler') or '?'})")
-        sources = event.get("sources") or {}
-        self.file_box.blockSignals(True)
-        self.file_box.clear()
-        self.file_box.addItems(list(sources))
-        self.file_box.blockSignals(False)
+        self._set_files(list(event.get("sources") or {}))
         main = builds.main_source(event)
         if main is None:
             self.source_path = None
             self.source.show_text(str(event.get("sources_reason") or "no sources recorded"))
         else:
+            self.file_box.blockSignals(True)
             self.file_box.setCurrentText(main)
+            self.file_box.blockSignals(False)
             self._show_file(main)
-        self._show_diff(event)
-        lines = builds.main_loop_lines(event)
-        if lines:
-            self.sass.show_lines(lines)
+
+    def _set_files(self, paths: list[str]) -> None:
+        if [self.file_box.itemText(i) for i in range(self.file_box.count())] != paths:
+            self.file_box.blockSignals(True)
+            self.file_box.clear()
+            self.file_box.addItems(paths)
+            self.file_box.blockSignals(False)
+
+    def _no_build_text(self) -> str:
+        return (builds.no_build_text(self.level_id) if self.level_id
+                else "select a level to see its code")
+
+    def _draw_diff(self) -> None:
+        if self.build is None:
+            self.diff.show_message(self._no_build_text())
+            self.tabs.setTabText(1, "Diff")
         else:
+            self._show_diff(self.build)
+
+    def _draw_sass(self) -> None:
+        """The SASS (with the chosen counter's heat), its title, the occupancy."""
+        event = self.build
+        if event is None:
+            text = self._no_build_text()
+            self.sass.show_message(text)
+            self.occupancy.setText(text)
+            self._show_heat()
+            return
+        lines = builds.main_loop_lines(event, self.kernel_lines())  # parsed once
+        if not lines:
             self.sass.show_message(str(event.get("sass_reason") or "no SASS recorded"))
         self.sass_title.setText("SASS of the main loop" if event.get("main_loop")
                                 else "SASS (no main loop found: the whole kernel)")
         self.occupancy.setText("\n".join(builds.occupancy_lines(event)))
-        self._show_heat()
+        self._show_heat(lines)
 
     def _show_file(self, path: str) -> None:
         sources = (self.build or {}).get("sources") or {}
@@ -182,19 +247,21 @@ class CodeView(QWidget, View):
             self._show_source_heat()
 
     # ------------------------------------------------------------------ per-line counters
-    def _show_heat(self) -> None:
-        """The chosen counter on the SASS lines and, summed, on the source lines."""
+    def _show_heat(self, lines: list[SassLine] | None = None) -> None:
+        """The chosen counter on the SASS lines and, summed, on the source lines; with
+        ``lines``, those lines shown first (drawn once, with their heat)."""
         event = (self.store.source_counters.get(self.level_id)
                  if self.store is not None and self.level_id else None)
         h = source_heat.heat(event, self.build, self.heat_bar.chosen(), self.level_id or "",
                              self.kernel_lines() if self.build is not None else None)
         self.heat = h
         self.heat_bar.show_text(h.reason or h.summary)
-        if h.reason is None:
-            values = h.for_lines(self.sass.lines)
-            self.sass.set_heat(values, heat_colors(values))
+        values = h.for_lines(lines or self.sass.lines) if h.reason is None else None
+        colors = heat_colors(values) if values is not None else {}
+        if lines:
+            self.sass.show_lines(lines, values, colors)
         else:
-            self.sass.set_heat(None, {})
+            self.sass.set_heat(values, colors)
         self._show_source_heat()
 
     def kernel_lines(self) -> list[SassLine]:
@@ -263,7 +330,8 @@ class CodeView(QWidget, View):
         rows = builds.mix_rows(pairs)
         if (rows, self.level_id) != self._mix_drawn:
             self._mix_drawn = (rows, self.level_id)
-            self.mix.set_rows(rows, selected=self.level_id)
+            self.mix.set_rows(rows, selected=self.level_id, axes_later=True)
+            self._parts.insert(0, "mix axes")  # the next part
 
     def select_source_line(self, line_no: int) -> list[int]:
         """Select the SASS lines compiled from the shown file's line; their indexes."""

@@ -94,6 +94,16 @@ class TextPanel(QPlainTextEdit):
         self.setReadOnly(True)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setFont(mono())
+        self._text = ""  # what set_text last put in the document
+
+    def set_text(self, text: str) -> bool:
+        """The document's text, set only when it changed (a document made again, laid
+        out and highlighted, cost up to ~10 ms); whether it changed."""
+        if text == self._text and self.document().characterCount() == len(text) + 1:
+            return False
+        self._text = text
+        self.setPlainText(text)
+        return True
 
     def paint_lines(self, colors: dict[int, str]) -> None:
         """Background colours of whole lines (block number -> colour)."""
@@ -129,7 +139,7 @@ class SourcePanel(TextPanel):
 
     def show_text(self, text: str) -> None:
         self.blockSignals(True)
-        self.setPlainText(text)
+        self.set_text(text)
         self.blockSignals(False)
         self.set_heat({})
 
@@ -213,7 +223,7 @@ class SassPanel(TextPanel):
         self.selected = []
         self.values = values
         self.heat = heat or {}
-        self.highlighter.classes = [ln.op_class for ln in lines]
+        classes = [ln.op_class for ln in lines]
         width = max((len(ln.text) for ln in lines), default=0)
         rows = [f"/*{ln.offset:05x}*/ {ln.text:<{width}}  // " + (
                     f"{ln.source[0].rsplit('/', 1)[-1]}:{ln.source[1]}" if ln.source else "")
@@ -222,7 +232,11 @@ class SassPanel(TextPanel):
             cells = ["n/a" if v is None else f"{v:,.0f}" for v in values]
             v_width = max((len(c) for c in cells), default=0)
             rows = [f"{c:>{v_width}} │ {r}" for c, r in zip(cells, rows, strict=True)]
-        self.setPlainText("\n".join(rows))
+        text = "\n".join(rows)
+        if classes != self.highlighter.classes or text != self._text:
+            self.highlighter.classes = classes  # (before the text: it colours the lines)
+            self._text = ""
+            self.set_text(text)
         self.paint_lines(self.heat)
 
     def set_heat(self, values: list[float | None] | None, heat: dict[int, str]) -> None:
@@ -236,7 +250,7 @@ class SassPanel(TextPanel):
     def show_message(self, text: str) -> None:
         self.lines, self.selected, self.values, self.heat = [], [], None, {}
         self.highlighter.classes = []
-        self.setPlainText(text)
+        self.set_text(text)
         self.paint_lines({})
 
     def select(self, indexes: list[int]) -> None:

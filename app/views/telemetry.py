@@ -8,7 +8,10 @@ clock-event reasons that count as slowdowns (``kernels/throttle.py``). Every plo
 each run's window; clocks, power and temperature also shade each trial window of a
 sustained run (from its ``phase`` events). The time axis follows the newest sample unless
 the user pans or zooms (then "Follow newest" turns off until it is pressed again); it
-moves in steps, so axes are redrawn rarely. The view redraws only while it is shown and
+moves in steps, so axes are redrawn rarely, and each plot takes the step with its own
+part of the redraw (one plot a frame). The time axes are kept together by the view, not by
+pyqtgraph's setXLink: a linked step repainted all six plots in one frame (25-40 ms). The
+view redraws only while it is shown and
 only what changed; the main window calls ``refresh`` at most every 200 ms for telemetry.
 Replay and live feed the same store, so both look the same.
 """
@@ -88,7 +91,7 @@ class TelemetryView(TelemetryFitting, QWidget, View):
         self.windows: list[RunWindow] = []
         self._generation = -1
         self._drawn_samples = -1  # samples in the store when the curves were last drawn
-        self._parts: list[str] = []  # plots (and "follow") left for the next frames
+        self._parts: list[str] = []  # plots left for the next frames
         self._curves_owed: set[str] = set()  # plots whose curves lag the samples
         self._first_label = 0  # the first run label that changed since last drawn
         self._x_range: tuple[float, float] | None = None
@@ -119,7 +122,6 @@ class TelemetryView(TelemetryFitting, QWidget, View):
 
     def _build(self) -> None:
         layout = self._column
-        first: pg.PlotWidget | None = None
         for name, title in PLOTS.items():
             plot = pg.PlotWidget()
             plot.base_title = title  # exports name images after it
@@ -128,7 +130,7 @@ class TelemetryView(TelemetryFitting, QWidget, View):
                 item.setLabel("left", title)
             item.vb.disableAutoRange(axis=pg.ViewBox.XAxis)
             item.vb.setMouseEnabled(x=True, y=False)  # pan and zoom in time only
-            item.vb.sigRangeChangedManually.connect(self._user_moved)
+            item.vb.sigRangeChangedManually.connect(lambda *_a, n=name: self._user_moved(n))
             item.setMenuEnabled(False)
             for axis in ("left", "bottom"):  # as in charts.py: cached, major grid only
                 ax = item.getAxis(axis)
@@ -141,10 +143,6 @@ class TelemetryView(TelemetryFitting, QWidget, View):
             bands = RunBands()
             plot.addItem(bands, ignoreBounds=True)
             self.bands[name] = bands
-            if first is None:
-                first = plot
-            else:
-                plot.setXLink(first)
             self.plots[name] = plot
             stretch = {"runs": 0, "reasons": 0}.get(name, 2)
             layout.addWidget(plot, stretch)
@@ -222,19 +220,24 @@ class TelemetryView(TelemetryFitting, QWidget, View):
         self._fit_plots()
 
     # ------------------------------------------------------------- following
-    def _user_moved(self, *_args: object) -> None:
+    def _user_moved(self, name: str) -> None:
+        """The user panned or zoomed plot ``name``: stop following, the others with it."""
         self.follow_button.setChecked(False)  # the user looks somewhere: stop following
+        self._set_x_everywhere(*self.plots[name].getViewBox().viewRange()[0], padding=0)
+
+    def _set_x_everywhere(self, lo: float, hi: float, padding: float) -> None:
+        for plot in self.plots.values():
+            plot.setXRange(lo, hi, padding=padding)
 
     def _follow_toggled(self, on: bool) -> None:
         if on:
-            self._x_range = None
             self._follow()
 
     def show_whole_session(self) -> None:
         self.ensure_built()
         self.follow_button.setChecked(False)
         end = self.store.last_t_s if self.store is not None else 0.0  # samples or not
-        self.plots["runs"].setXRange(0.0, max(end, 1e-3), padding=0.01)
+        self._set_x_everywhere(0.0, max(end, 1e-3), padding=0.01)
 
     def _newest(self) -> float:
         """Where following ends: the newest NVML sample, else (no samples) the latest
@@ -246,13 +249,28 @@ class TelemetryView(TelemetryFitting, QWidget, View):
         return tele.last_t if tele.count else self.store.last_t_s
 
     def _follow(self) -> None:
+        """Every plot to the newest time now (following turned on)."""
+        if self._follow_target():
+            for name in self.plots:
+                self._follow_plot(name)
+
+    def _follow_target(self) -> bool:
+        """Where following puts the time axis; False when not following."""
         if not self.follow_button.isChecked() or not self.plots:
-            return
+            self._x_range = None
+            return False
         end = (np.floor(self._newest() / STEP_S) + 1) * STEP_S
-        x_range = (max(0.0, end - WINDOW_S), float(end))
-        if x_range != self._x_range:
-            self._x_range = x_range
-            self.plots["runs"].setXRange(*x_range, padding=0)
+        self._x_range = (max(0.0, end - WINDOW_S), float(end))
+        return True
+
+    def _follow_plot(self, name: str) -> None:
+        """One plot to where following puts the time axis (unchanged: nothing to do, so
+        its axes and grid are not drawn again)."""
+        if self._x_range is None or not self.follow_button.isChecked():
+            return
+        vb = self.plots[name].getViewBox()
+        if tuple(vb.targetRange()[0]) != self._x_range:
+            vb.setXRange(*self._x_range, padding=0)
 
     # ------------------------------------------------------------- drawing
     def showEvent(self, event: QShowEvent) -> None:
@@ -285,7 +303,8 @@ class TelemetryView(TelemetryFitting, QWidget, View):
             (i for i, (a, b) in enumerate(zip(windows, self.windows, strict=False)) if a != b),
             min(len(windows), len(self.windows))))
         self.windows = windows
-        self._parts += [n for n in (*PLOTS, "follow") if n not in self._parts]
+        self._follow_target()  # each plot takes the step with its part
+        self._parts += [n for n in PLOTS if n not in self._parts]
 
     def parts_left(self) -> bool:
         return bool(self._parts)
@@ -299,11 +318,9 @@ class TelemetryView(TelemetryFitting, QWidget, View):
             self.step()
 
     def _draw_part(self, name: str) -> None:
-        """One plot: its curves (if samples came), run and trial bands; or the follow."""
-        if name == "follow":
-            self._follow()
-            return
+        """One plot: its curves (if samples came), run and trial bands, time axis."""
         assert self.store is not None
+        self._follow_plot(name)
         if name in self._curves_owed:
             self._curves_owed.discard(name)
             if name == "reasons":

@@ -14,6 +14,10 @@ from ..views.base import View
 DEFAULT_INTERVAL_MS = 33  # at most 30 redraws a second
 FRAME_MS = 1000 / 60
 NEXT_PART_MS = 0.75 * FRAME_MS  # a redraw spread over frames: one part per frame
+# a paint is a new frame when it comes this long after the last frame; one sooner is a
+# repaint of what a redraw changed (a plot's own update, often two or three of them),
+# and following it put two or three parts in one frame (a 30 ms frame on the charts tab)
+FRAME_GAP_MS = 0.75 * FRAME_MS
 
 
 class RedrawThrottle(QObject):
@@ -44,6 +48,7 @@ class RedrawThrottle(QObject):
         self._clock.start()
         self._last_fire_ms: float | None = None
         self._last_frame_ms = -1e9
+        self._frame_ms = -1e9  # when the last frame began (see FRAME_GAP_MS)
         self._due_ms: float | None = None  # armed: the earliest moment to fire
         self._posted = False  # a fire is queued behind a paint
 
@@ -77,6 +82,9 @@ class RedrawThrottle(QObject):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.UpdateRequest:  # the window is about to paint
             now = self._last_frame_ms = self._clock.nsecsElapsed() / 1e6
+            if now - self._frame_ms < FRAME_GAP_MS:
+                return False  # a repaint within the frame
+            self._frame_ms = now
             if self._due_ms is not None and not self._posted \
                     and now >= self._due_ms - FRAME_MS / 2:
                 self._posted = True

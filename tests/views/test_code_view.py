@@ -181,3 +181,57 @@ def test_odd_fields_of_a_build_event_do_not_break_the_view(view, events):
     assert v.sass.lines  # no usable span: the whole kernel
     assert v.occupancy.text() == "the build event has no occupancy"
     assert v.mix.stacks.get("FFMA", ([], [0.0] * 13))[1][0] == 0.0
+
+
+def _picture(v) -> dict:
+    """What the view shows, read back from its widgets."""
+    return {"notice": v.notice.text(), "files": [v.file_box.itemText(i)
+                                                 for i in range(v.file_box.count())],
+            "source": v.source.toPlainText(), "diff": (v.tabs.tabText(1), v.diff.rows,
+                                                      v.diff.left.toPlainText(),
+                                                      v.diff.right.toPlainText()),
+            "sass": (v.sass_title.text(), v.sass.toPlainText(), v.sass.lines),
+            "occupancy": v.occupancy.text(), "mix": (v.mix.levels, v.mix.stacks),
+            "mix axes": (v.mix.getPlotItem().getAxis("bottom")._tickLevels,
+                         v.mix.getPlotItem().vb.targetRange(),
+                         [label.text for _sample, label in v.mix.legend.items])}
+
+
+def test_a_new_build_is_drawn_a_part_a_frame_and_ends_as_one_redraw(view, events):
+    builds_seen = [i for i, e in enumerate(events) if e["type"] == "build"]
+    early = fed(events[:builds_seen[4]])  # naive .. double_buffer
+    v = view(early, "register_2d")  # no build for it yet: says so
+    assert v.sass.lines == [] and "register_2d" in v.notice.text()
+    line = Timeline()
+    for ev in events[builds_seen[4]:]:
+        early.handle(line.place(ev))
+    v.refresh(early.take_changes())
+    drawn = []
+    while v.parts_left():  # the mix (bars, then axes), source, diff, SASS: a frame each
+        before, name = _picture(v), v._parts[0]
+        v.step()
+        drawn.append((name, _picture(v) != before))
+    # (then the heat: the counters changed, and these events carry no per-line ones)
+    assert drawn[:5] == [("mix", True), ("mix axes", True), ("source", True),
+                         ("diff", True), ("sass", True)]
+    assert _picture(v) == _picture(view(fed(events), "register_2d"))
+
+
+def test_a_restarts_copy_of_the_shown_build_redraws_nothing(view, events):
+    store = fed(events)
+    v = view(store, "register_2d")
+    revisions = [p.document().revision() for p in (v.source, v.sass, v.diff.left,
+                                                   v.diff.right)]
+    copy = dict(store.build_for("register_2d"), t=1e4, id="restarted")
+    store.handle(copy)
+    v.refresh(store.take_changes())
+    v.settle()
+    assert v.build is store.build_for("register_2d")  # the newest copy, drawn as before
+    assert [p.document().revision() for p in (v.source, v.sass, v.diff.left,
+                                              v.diff.right)] == revisions
+    changed = dict(copy, sources={k: s + "// changed\n"
+                                  for k, s in copy["sources"].items()})
+    store.handle(changed)
+    v.refresh(store.take_changes())
+    v.settle()
+    assert v.source.toPlainText().endswith("// changed\n")
