@@ -26,7 +26,9 @@ one row per tab and mode:
   intervals grow, this does not; at or under 16.7 ms a frame fits on a free core);
 - redraws of the store-driven views and their p99 cost, and the loop gap p99 (time between
   beats of a 4 ms heartbeat timer: how long the GUI thread was busy at a stretch).
-The first 0.5 s of each window (creation, first paint) are left out.
+The first 0.5 s of each window (creation, first paint) are left out. The first row (unless
+--no-floor) is the floor: the same clocks on an empty widget, what the machine and platform
+give when the app costs nothing.
 """
 
 from __future__ import annotations
@@ -204,6 +206,51 @@ def measure(app: QApplication, view_name: str, level: str, session: Path, second
     return out
 
 
+def floor(app: QApplication, seconds: float) -> Measured:
+    """The same clocks on an empty widget: repainted by the same 16 ms precise timer, with
+    the injector (10 ms) and heartbeat (4 ms) timers running and doing nothing. What this
+    machine and platform give when the app costs nothing: a tab cannot do better, so its
+    p99 reads against this row (offscreen on a 2-core machine it was about 17 ms)."""
+    from PySide6.QtWidgets import QWidget
+
+    widget = QWidget()
+    widget.resize(1400, 900)
+    widget.show()
+    out = Measured("(floor: empty widget)", "-", "-")
+    t_start = time.perf_counter()
+    clock = PaintClock(widget, t_start)
+    timers = [QTimer() for _ in range(3)]
+    timers[0].setTimerType(Qt.TimerType.PreciseTimer)
+    timers[0].timeout.connect(widget.update)
+    last = [t_start]
+
+    def beat() -> None:
+        now = time.perf_counter()
+        if now - t_start > WARMUP_S:
+            out.gaps.append((now - last[0]) * 1e3)
+        last[0] = now
+
+    timers[1].timeout.connect(lambda: None)
+    timers[2].timeout.connect(beat)
+    for timer, ms in zip(timers, (int(FRAME_MS), 10, 4), strict=True):
+        timer.start(ms)
+
+    def finish() -> None:
+        for timer in timers:
+            timer.stop()
+        out.elapsed = time.perf_counter() - t_start
+        widget.close()
+        app.quit()
+
+    QTimer.singleShot(int(seconds * 1000), finish)
+    app.exec()
+    out.intervals = clock.intervals()
+    out.cpu = clock.intervals(cpu=True)
+    widget.removeEventFilter(clock)
+    widget.deleteLater()
+    return out
+
+
 def share_over(values: list[float], limit: float) -> str:
     return f"{100 * sum(x > limit for x in values) / len(values):.1f}%" if values else "n/a"
 
@@ -241,6 +288,8 @@ def main() -> int:
     ap.add_argument("--synthetic", action="store_true", help="replay the synthetic session")
     ap.add_argument("--presentation", action="store_true",
                     help="measure every tab in presentation mode too (where the app has it)")
+    ap.add_argument("--no-floor", action="store_true",
+                    help="leave out the first row: the same clocks on an empty widget")
     args = ap.parse_args()
     views = [v.strip() for v in args.views.split(",") if v.strip()]
     unknown = [v for v in views if v not in VIEWS]
@@ -258,7 +307,7 @@ def main() -> int:
             modes.append(True)
         else:
             print("presentation mode: this app has none; measured in normal mode only")
-    rows = []
+    rows = [] if args.no_floor else [floor(app, args.seconds)]
     for presentation in modes:
         for name in views:
             m = measure(app, name, args.level, session, args.seconds, args.rate, tmp,
