@@ -84,6 +84,33 @@ def test_value_labels_never_collide_and_stay_in_the_plot(loaded, metric, log):
         assert rect.top() >= vb.top() - 1  # the view leaves room above the bars
 
 
+@pytest.mark.parametrize("size", [(1920, 1080), (1400, 900), (1280, 720), (1024, 640)])
+def test_level_names_under_the_bars_never_overlap(loaded, size):
+    """Every name shown under the bars clears the names on its line (two, three or four
+    alternating lines) and the lines fit the axis; at the smallest window some names are
+    left out rather than drawn over each other, and at 1280x720 none is."""
+    from PySide6.QtGui import QFontMetricsF
+
+    window = loaded(size=size)
+    bars = window.views["charts"].bars
+    axis = bars.getPlotItem().getAxis("bottom")
+    metrics = QFontMetricsF(axis.style["tickFont"])
+    vb = bars.getPlotItem().vb
+    (x_lo, x_hi), _ = vb.viewRange()
+    slot = vb.width() / (x_hi - x_lo)
+    ticks = dict(bars._ticks)
+    lines = {i: text.count("\n") for i, text in ticks.items()}
+    names = {i: text.strip("\n") for i, text in ticks.items()}
+    assert (max(lines.values()) + 1) * metrics.lineSpacing() <= axis.height()
+    spans = sorted((lines[i], i * slot - metrics.horizontalAdvance(n) / 2,
+                    i * slot + metrics.horizontalAdvance(n) / 2)
+                   for i, n in names.items() if n)
+    for (la, _, right), (lb, left, _) in itertools.pairwise(spans):
+        assert la != lb or left >= right, (size, spans)
+    if size >= (1280, 720):
+        assert all(names.values()) and len(names) == len(bars.rows)
+
+
 def label_rect(bars, label) -> QRectF:
     """Where a value label is drawn, in scene pixels: its text's size, its anchor (the
     middle of its bottom edge) at its position in the view."""

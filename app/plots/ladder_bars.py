@@ -27,6 +27,7 @@ from ...kernels.throttle import THROTTLE_MARK
 from ..core.store import Change
 from ..theme import THROTTLE_COLOR, Theme, level_colors, precision_color
 from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top
+from .level_ticks import fit_names
 
 EMPTY_LADDER = "No ladder results yet: run the ladder (L) or open a recording"
 
@@ -70,6 +71,8 @@ class LadderBars(Chart):
         self._axis_label = ""
         self._drawn: tuple[Any, ...] = ()  # what the last _draw showed
         self._ticks: list[tuple[int, str]] = []
+        self._tick_lines = 2  # lines the level names alternate between
+        self._tick_keep: tuple[bool, ...] = ()  # names shown (all, unless the plot is narrow)
         self.getPlotItem().getAxis("bottom").setStyle(tickTextOffset=4)
         self.getPlotItem().vb.sigResized.connect(self.place_labels)
         self.hover = HoverReadout(self, self._describe)
@@ -316,8 +319,12 @@ class LadderBars(Chart):
         self.side_legend.set_entries(entries)
 
     def _ticks_for(self) -> None:
-        # long level names alternate between two lines so neighbours do not overlap
-        ticks = [(i, ("\n" if i % 2 else "") + row["level"]) for i, row in enumerate(self.rows)]
+        # long level names alternate between lines (two, or more where the bars are
+        # narrow: _fit_tick_font) so neighbours do not overlap
+        keep = self._tick_keep if len(self._tick_keep) == len(self.rows) else ()
+        ticks = [(i, "\n" * (i % self._tick_lines) + (row["level"] if not keep or keep[i]
+                                                        else ""))
+                 for i, row in enumerate(self.rows)]
         if ticks != self._ticks:
             self._ticks = ticks
             self.getPlotItem().getAxis("bottom").setTicks([ticks])
@@ -391,24 +398,22 @@ class LadderBars(Chart):
         self._draw_band()
 
     def _fit_tick_font(self, slot_px: float) -> int:
-        """The level names (on two alternating lines) in the theme's type where they fit
-        two slots, else smaller, down to 7 pt: names never run into each other."""
-        names = [row["level"] for row in self.rows]
-        font = QFont()
-        for pt in range(self.theme.font_pt, 6, -1):
-            font.setPointSize(pt)
-            widths = [QFontMetricsF(font).horizontalAdvance(n) for n in names]
-            # names two apart share a line: their halves must fit two slots
-            pairs = zip(widths, widths[2:], strict=False)
-            if all((a + b) / 2 + 8 <= 2 * slot_px for a, b in pairs):
-                break
+        """Lays out the level names under the bars (level_ticks.fit_names: lines, type,
+        which names show) and sets the axis's font; the point size."""
         axis = self.getPlotItem().getAxis("bottom")
+        # (the axis keeps the theme's height: a height that followed the type would
+        # change the legend's columns, the slot width and the type again, in a loop)
+        fit = fit_names([row["level"] for row in self.rows], slot_px, axis.height() - 6,
+                        self.theme.font_pt)
         current = axis.style.get("tickFont")
-        if current is None or current.pointSize() != font.pointSize():
-            # (the axis keeps the theme's height: a height that followed the type would
-            # change the legend's columns, the slot width and the type again, in a loop)
+        if current is None or current.pointSize() != fit.pt:
+            font = QFont()
+            font.setPointSize(fit.pt)
             axis.setTickFont(font)
-        return font.pointSize()
+        if (fit.lines, fit.keep) != (self._tick_lines, self._tick_keep):
+            self._tick_lines, self._tick_keep = fit.lines, fit.keep
+            self._ticks_for()
+        return fit.pt
 
     def _make_labels(self, n: int) -> None:
         plot = self.getPlotItem()

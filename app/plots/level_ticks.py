@@ -1,0 +1,54 @@
+"""Level names under a bar chart's bars: on two alternating lines in the theme's type
+where they fit, else in smaller type, else on three or four lines; where even that does
+not fit (a very narrow plot), names that would run into a neighbour are left out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtGui import QFont, QFontMetricsF
+
+GAP_PX = 8  # between two names on one line
+# (lines, smallest point size tried with them), in the order tried
+STEPS = ((2, 8), (3, 7), (4, 7))
+SMALLEST_PT = 7
+
+
+@dataclass(frozen=True)
+class NameLayout:
+    lines: int  # name i sits on line i % lines
+    pt: int  # the names' point size
+    keep: tuple[bool, ...]  # which names show
+
+
+def fit_names(names: list[str], slot_px: float, room_px: float, font_pt: int) -> NameLayout:
+    """The layout of ``names`` centred ``slot_px`` apart on an axis ``room_px`` high: the
+    fewest lines, then the largest type (from ``font_pt`` down) in which names ``lines``
+    apart clear each other; more than two lines only where they fit the height."""
+    font = QFont()
+    for lines, lowest in STEPS:
+        for pt in range(font_pt, lowest - 1, -1):
+            font.setPointSize(pt)
+            metrics = QFontMetricsF(font)
+            if lines > 2 and lines * metrics.lineSpacing() > room_px:
+                continue
+            widths = [metrics.horizontalAdvance(n) for n in names]
+            if all((a + b) / 2 + GAP_PX <= lines * slot_px
+                   for a, b in zip(widths, widths[lines:], strict=False)):
+                return NameLayout(lines, pt, tuple(True for _ in names))
+    font.setPointSize(SMALLEST_PT)
+    metrics = QFontMetricsF(font)
+    lines = max(2, min(STEPS[-1][0], int(room_px // metrics.lineSpacing())))
+    widths = [metrics.horizontalAdvance(n) for n in names]
+    return NameLayout(lines, SMALLEST_PT, names_that_fit(widths, lines, slot_px))
+
+
+def names_that_fit(widths: list[float], lines: int, slot_px: float) -> tuple[bool, ...]:
+    """Left to right on each line, a name is kept where it clears the last kept one."""
+    right = [float("-inf")] * lines
+    keep = []
+    for i, w in enumerate(widths):
+        keep.append(i * slot_px - w / 2 >= right[i % lines] + GAP_PX)
+        if keep[-1]:
+            right[i % lines] = i * slot_px + w / 2
+    return tuple(keep)
