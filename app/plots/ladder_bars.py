@@ -27,7 +27,7 @@ from ...kernels.throttle import THROTTLE_MARK
 from ..core.store import Change
 from ..theme import THROTTLE_COLOR, Theme, level_colors, precision_color
 from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top
-from .level_ticks import fit_names
+from .level_ticks import fit_names, x_margins
 
 EMPTY_LADDER = "No ladder results yet: run the ladder (L) or open a recording"
 
@@ -360,6 +360,9 @@ class LadderBars(Chart):
         x_lo, x_hi = self._x_margins(width_px)
         slot_px = width_px / (x_hi - x_lo)
         pt = self._fit_tick_font(slot_px)
+        # the margins again in the names' new type (half the end names inside the axis)
+        x_lo, x_hi = self._x_margins(width_px)
+        slot_px = width_px / (x_hi - x_lo)
         for label in self.labels:  # values in the names' type, a point larger
             font = label.textItem.font()
             if font.pointSize() != min(pt + 1, self.theme.font_pt):
@@ -463,13 +466,8 @@ class LadderBars(Chart):
         n = len(self.rows)
         axis = self.getPlotItem().getAxis("bottom")
         metrics = QFontMetricsF(axis.style.get("tickFont") or QFont())
-        half = [metrics.horizontalAdvance(self.rows[i]["level"]) / 2 + 4 for i in (0, n - 1)]
-        # px per unit is width / (hi - lo): solve for the margins that give each half room
-        lo_m, hi_m = 0.6, 0.6
-        for _ in range(3):
-            per_unit = width_px / (n - 1 + lo_m + hi_m)
-            lo_m, hi_m = (max(0.6, h / max(per_unit, 1e-9)) for h in half)
-        return -lo_m, n - 1 + hi_m
+        first, last = (metrics.horizontalAdvance(self.rows[i]["level"]) for i in (0, n - 1))
+        return x_margins(first, last, n, width_px)
 
     def _describe(self, x: float, y: float) -> str | None:
         i = round(x)

@@ -52,3 +52,15 @@ def names_that_fit(widths: list[float], lines: int, slot_px: float) -> tuple[boo
         if keep[-1]:
             right[i % lines] = i * slot_px + w / 2
     return tuple(keep)
+
+
+def x_margins(first_px: float, last_px: float, n: int, width_px: float) -> tuple[float, float]:
+    """The x range of ``n`` bars at 0..n-1 in a view ``width_px`` wide that keeps half of
+    the first and last names (``first_px``, ``last_px`` wide) inside it: names running
+    past the axis's ends are not drawn."""
+    half = (first_px / 2 + 4, last_px / 2 + 4)
+    lo_m, hi_m = 0.6, 0.6
+    for _ in range(3):  # px per unit is width / (n - 1 + margins): settle the margins
+        per_unit = width_px / (n - 1 + lo_m + hi_m)
+        lo_m, hi_m = (max(0.6, h / max(per_unit, 1e-9)) for h in half)
+    return -lo_m, n - 1 + hi_m
