@@ -85,8 +85,13 @@ class CodeView(QWidget, View):
         self.occupancy = plain_label()
         self.mix = InstructionMixChart()
         bottom = QSplitter(Qt.Orientation.Horizontal)
-        bottom.addWidget(scrolling(self.occupancy))  # long on a short screen: it scrolls
+        occupancy = scrolling(self.occupancy)  # long on a short screen: it scrolls
+        # wide enough for its lines not to break after every word (a scroll area's own
+        # size hint is small, and the splitter gave it that)
+        occupancy.setMinimumWidth(24 * self.fontMetrics().averageCharWidth())
+        bottom.addWidget(occupancy)
         bottom.addWidget(self.mix)
+        bottom.setStretchFactor(0, 1)
         bottom.setStretchFactor(1, 2)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
