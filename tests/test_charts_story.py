@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import synthetic_session as syn
 from PySide6.QtCore import QPointF, QRectF
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFontMetricsF
 
 from gemmscope.app.theme import PRECISION_COLORS
 from gemmscope.app.window.main_window import bundled_session
@@ -84,17 +84,18 @@ def test_value_labels_never_collide_and_stay_in_the_plot(loaded, metric, log):
         assert rect.top() >= vb.top() - 1  # the view leaves room above the bars
 
 
+TWO_GPUS = bundled_session().with_name("h200x2-ladder.jsonl")
+
+
 @pytest.mark.parametrize("size", [(1920, 1080), (1400, 900), (1280, 720), (1024, 640)])
-@pytest.mark.parametrize("chart", ["bars", "instruction_mix"])
+@pytest.mark.parametrize("chart", ["bars", "instruction_mix", "devices"])
 def test_level_names_under_the_bars_never_overlap(loaded, size, chart):
     """Every name shown under the bars (the ladder's; the Code view's instruction mix)
     clears the names on its line (two, three or four alternating lines), lies inside the
     axis and the lines fit its height; at the smallest window some names are left out
     rather than drawn over each other, and at 1280x720 none is."""
-    from PySide6.QtGui import QFontMetricsF
-
-    window = loaded(size=size)
-    view = window.views["charts" if chart == "bars" else "code"]
+    window = loaded(path=TWO_GPUS if chart == "devices" else None, size=size)
+    view = window.views["code" if chart == "instruction_mix" else "charts"]
     window.tabs.setCurrentWidget(view)
     window.flush_views()
     plot = view.charts()[chart].getPlotItem()
@@ -115,6 +116,18 @@ def test_level_names_under_the_bars_never_overlap(loaded, size, chart):
     assert spans[0][1] >= 0 and max(r for _, _, r in spans) <= plot.vb.width() + 1
     if size >= (1280, 720):
         assert all(names.values())
+
+
+def test_an_empty_charts_message_wraps_inside_the_plot(loaded):
+    """The two-GPU recording has no sweep: the sweep's message, longer than its plot is
+    wide at 1280x720, wraps onto centred lines inside it instead of being cut."""
+    window = loaded(path=TWO_GPUS, size=(1280, 720))
+    sweep = window.charts()["sweep"]
+    assert sweep.empty and sweep.empty_text.isVisible()
+    text = sweep.empty_text.textItem
+    vb = sweep.getPlotItem().vb
+    assert text.boundingRect().width() <= vb.width()
+    assert text.boundingRect().height() > 1.5 * QFontMetricsF(text.font()).lineSpacing()
 
 
 def label_rect(bars, label) -> QRectF:

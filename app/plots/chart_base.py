@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSizeF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QTextOption
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from ..core.store import SessionStore
@@ -353,8 +353,12 @@ class Chart(pg.PlotWidget):
         self.side_legend.width_changed = self._show_title
         item.layout.addItem(self.side_legend, 2, 3)  # (2, 2): the right axis
         self.empty_text = pg.TextItem("", anchor=(0.5, 0.5))
+        # wrapped to the view's width, each line centred (a long one was cut at both ends)
+        self.empty_text.textItem.document().setDefaultTextOption(
+            QTextOption(Qt.AlignmentFlag.AlignHCenter))
         item.addItem(self.empty_text, ignoreBounds=True)
         self.empty_text.hide()
+        item.vb.sigResized.connect(self._wrap_empty_text)
         self.empty = False
         for name in ("left", "bottom"):
             axis = item.getAxis(name)
@@ -423,6 +427,11 @@ class Chart(pg.PlotWidget):
         self.getPlotItem().getAxis(axis).setLabel(
             text, **{"color": self.theme.foreground, "font-size": f"{self.theme.font_pt}pt"})
 
+    def _wrap_empty_text(self, *_: object) -> None:
+        width = max(self.getPlotItem().vb.width() - 16, 80.0)
+        if self.empty_text.textItem.textWidth() != width:
+            self.empty_text.setTextWidth(width)
+
     def show_empty(self, text: str | None) -> bool:
         """Show ``text`` in place of axes and data (None: the data). True when empty."""
         empty = text is not None
@@ -430,6 +439,7 @@ class Chart(pg.PlotWidget):
         if empty:
             if self.empty_text.toPlainText() != text:
                 self.empty_text.setText(text)
+            self._wrap_empty_text()
             item.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
             self.empty_text.setPos(0.5, 0.5)
         if empty != self.empty:

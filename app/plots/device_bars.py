@@ -11,8 +11,9 @@ from PySide6.QtWidgets import QWidget
 
 from ...kernels.rows import pct_text, tflops_text
 from ..core.store import Change
-from ..theme import device_color
+from ..theme import Theme, device_color
 from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top
+from .level_ticks import NameAxis
 
 GROUP_WIDTH = 0.8  # of one level's slot, shared by its GPUs' bars
 
@@ -26,7 +27,9 @@ class DeviceBars(Chart):
         self.levels: list[str] = []
         self.device_ids: list[int] = []
         self.bars: pg.BarGraphItem | None = None
-        self._ticks: list[tuple[int, str]] = []
+        self._y_top = 1.0
+        self.names = NameAxis(self.getPlotItem(), self.theme.font_pt)
+        self.getPlotItem().vb.sigResized.connect(self._place_names)
         self.setLabel("left", "TFLOPS")
         self.hover = HoverReadout(self, self._describe)
 
@@ -73,12 +76,21 @@ class DeviceBars(Chart):
             self.side_legend.set_entries([LegendEntry(self.store.device_text(d),
                                                       device_color(d))
                                           for d in self.device_ids])
-        ticks = [(i, ("\n" if i % 2 else "") + level) for i, level in enumerate(self.levels)]
-        if ticks != self._ticks:
-            self._ticks = ticks
-            plot.getAxis("bottom").setTicks([ticks])
-        plot.setXRange(-0.6, max(len(self.levels), 1) - 0.4, padding=0)
-        plot.setYRange(0, finite_top(heights, 1.15) if len(heights) else 1.0, padding=0)
+        self._y_top = finite_top(heights, 1.15) if len(heights) else 1.0
+        self._place_names()
+
+    def _place_names(self, *_: object) -> None:
+        """The level names under the groups (NameAxis) and the ranges."""
+        plot = self.getPlotItem()
+        x_range = self.names.place(self.levels) or (-0.6, 0.6)
+        plot.setXRange(*x_range, padding=0)
+        plot.setYRange(0, self._y_top, padding=0)
+
+    def apply_theme(self, theme: Theme) -> None:
+        super().apply_theme(theme)
+        if hasattr(self, "names"):
+            self.names.set_font_pt(theme.font_pt)
+            self._place_names()
 
     def _describe(self, x: float, y: float) -> str | None:
         if not self.rows or self.store is None:

@@ -10,12 +10,12 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from ...kernels.sass import CLASSES
 from ..theme import SASS_CLASS_COLORS, Theme
-from .level_ticks import fit_names, x_margins
+from .level_ticks import NameAxis
 
 BAR_WIDTH = 0.7
 
@@ -47,10 +47,8 @@ class InstructionMixChart(pg.PlotWidget):
         self.items: dict[str, pg.BarGraphItem] = {}
         self.selected: str | None = None
         self._axes: tuple[list[str], list[str], float] | None = None  # left for later
-        self._ticks: list[tuple[int, str]] = []  # the bottom axis's ticks, as set
         self._y_top = 1.0  # the y range's top for the rows set last
-        self._font_pt = QFont().pointSize()  # the theme's (apply_theme)
-        self._names_height()
+        self.names = NameAxis(item, QFont().pointSize())  # the theme's (apply_theme)
         item.vb.sigResized.connect(self._place_names)
         self._legend_classes: list[str] = []  # the legend's entries, as laid out
 
@@ -106,51 +104,16 @@ class InstructionMixChart(pg.PlotWidget):
         self._y_top = rounded_up(top * 1.05)
         self._place_names()
 
-    def _names_height(self) -> None:
-        """Room under the bars for the level names on up to four lines (_place_names)."""
-        self.getPlotItem().getAxis("bottom").setHeight(int(self._font_pt * 6) + 10)
-
     def _place_names(self, *_: object) -> None:
-        """The level names under the bars on as many lines, in as large a type, as their
-        slots allow (level_ticks.fit_names, as the ladder's bars), and the ranges: the x
-        range keeps half of the first and last names inside (else they are not drawn).
-        Twice: the type sets the margins, the margins the slots. The axis keeps its
-        picture, and the ranges stay, where nothing changed."""
-        item = self.getPlotItem()
-        levels = self.levels
-        if not levels:
+        """The level names (NameAxis) and the ranges; a range set again, unchanged,
+        would draw the axes and grid again."""
+        x_range = self.names.place(self.levels)
+        if x_range is None:
             return
-        width = max(item.vb.width(), 1.0)
-        slot = width / (len(levels) + 0.2)
-        for _ in range(2):
-            pt = self._fit_names(slot)
-            font = QFont()
-            font.setPointSize(pt)
-            metrics = QFontMetricsF(font)
-            x_range = list(x_margins(metrics.horizontalAdvance(levels[0]),
-                                     metrics.horizontalAdvance(levels[-1]), len(levels),
-                                     width))
-            slot = width / (x_range[1] - x_range[0])
-        y_range = [0.0, self._y_top]
-        # a range set again, unchanged, would draw the axes and grid again
-        if [list(r) for r in item.vb.targetRange()] != [x_range, y_range]:
-            item.setRange(xRange=x_range, yRange=y_range, padding=0)
-
-    def _fit_names(self, slot: float) -> int:
-        """Sets the bottom axis's names for slots ``slot`` px wide; their point size."""
-        axis = self.getPlotItem().getAxis("bottom")
-        fit = fit_names(self.levels, slot, axis.height() - 6, self._font_pt)
-        ticks = [(i, "\n" * (i % fit.lines) + (name if fit.keep[i] else ""))
-                 for i, name in enumerate(self.levels)]
-        current = axis.style.get("tickFont")
-        if current is None or current.pointSize() != fit.pt:
-            font = QFont()
-            font.setPointSize(fit.pt)
-            axis.setTickFont(font)
-        if ticks != self._ticks:  # (else the bottom axis keeps its picture)
-            self._ticks = ticks
-            axis.setTicks([ticks])
-        return fit.pt
+        item = self.getPlotItem()
+        ranges = [list(x_range), [0.0, self._y_top]]
+        if [list(r) for r in item.vb.targetRange()] != ranges:
+            item.setRange(xRange=ranges[0], yRange=ranges[1], padding=0)
 
     def _sync_legend(self, classes: list[str]) -> None:
         """The legend lists ``classes`` in order; the entries of classes it listed already
@@ -181,9 +144,7 @@ class InstructionMixChart(pg.PlotWidget):
 
     def apply_theme(self, theme: Theme) -> None:
         self.setBackground(theme.background)
-        self._font_pt = theme.font_pt
-        self._names_height()
-        self._ticks = []
+        self.names.set_font_pt(theme.font_pt)
         self._place_names()
         for name in ("left", "bottom"):
             self.getPlotItem().getAxis(name).setTextPen(theme.foreground)

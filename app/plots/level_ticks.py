@@ -5,6 +5,7 @@ not fit (a very narrow plot), names that would run into a neighbour are left out
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtGui import QFont, QFontMetricsF
 
@@ -64,3 +65,46 @@ def x_margins(first_px: float, last_px: float, n: int, width_px: float) -> tuple
         per_unit = width_px / (n - 1 + lo_m + hi_m)
         lo_m, hi_m = (max(0.6, h / max(per_unit, 1e-9)) for h in half)
     return -lo_m, n - 1 + hi_m
+
+
+class NameAxis:
+    """The bottom axis of a chart with one bar (or group) per level at x = 0..n-1: the
+    names laid out by fit_names, the x range by x_margins (twice: the type sets the
+    margins, the margins the slots), room for up to four lines. The axis keeps its
+    picture, and the range stays, where nothing changed."""
+
+    def __init__(self, plot_item: Any, font_pt: int) -> None:
+        self.plot = plot_item
+        self.axis = plot_item.getAxis("bottom")
+        self.ticks: list[tuple[int, str]] = []
+        self.set_font_pt(font_pt)
+
+    def set_font_pt(self, font_pt: int) -> None:
+        self.font_pt = font_pt
+        self.axis.setHeight(int(font_pt * 6) + 10)
+        self.ticks = []
+
+    def place(self, names: list[str]) -> tuple[float, float] | None:
+        """Lay the names out for the view's width; the x range to show (None: no names)."""
+        if not names:
+            return None
+        width = max(self.plot.vb.width(), 1.0)
+        slot = width / (len(names) + 0.2)
+        x_range = (-0.6, len(names) - 0.4)
+        for _ in range(2):
+            fit = fit_names(names, slot, self.axis.height() - 6, self.font_pt)
+            font = QFont()
+            font.setPointSize(fit.pt)
+            metrics = QFontMetricsF(font)
+            x_range = x_margins(metrics.horizontalAdvance(names[0]),
+                                metrics.horizontalAdvance(names[-1]), len(names), width)
+            slot = width / (x_range[1] - x_range[0])
+        current = self.axis.style.get("tickFont")
+        if current is None or current.pointSize() != fit.pt:
+            self.axis.setTickFont(font)
+        ticks = [(i, "\n" * (i % fit.lines) + (name if fit.keep[i] else ""))
+                 for i, name in enumerate(names)]
+        if ticks != self.ticks:
+            self.ticks = ticks
+            self.axis.setTicks([ticks])
+        return x_range
