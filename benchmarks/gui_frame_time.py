@@ -216,7 +216,7 @@ def floor(app: QApplication, seconds: float) -> Measured:
     widget = QWidget()
     widget.resize(1400, 900)
     widget.show()
-    out = Measured("(floor: empty widget)", "-", "-")
+    out = Measured("floor", "(empty-widget)", "-")
     t_start = time.perf_counter()
     clock = PaintClock(widget, t_start)
     timers = [QTimer() for _ in range(3)]

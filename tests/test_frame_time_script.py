@@ -24,6 +24,10 @@ def test_frame_time_script_measures_each_view_it_is_given(tmp_path):
     for column in ("mode", "p99 ms", "> 16.7 ms", "CPU p99"):
         assert column in lines[head]
     rows = {tuple(line.split()[:2]): line.split() for line in lines[head + 2:] if line.strip()}
+    # first, the floor: the same clocks on an empty widget (what the machine gives)
+    floor = rows.pop(("floor", "-"))
+    assert lines[head + 2].split()[:3] == ["floor", "-", "(empty-widget)"]
+    assert int(floor[3]) > 5 and floor[-3] == "0"  # painted, and no redraw of a view
     assert set(rows) == {(v, m) for v in ("banks", "charts") for m in ("normal", "presentation")}
     for mode in ("normal", "presentation"):
         assert rows[("banks", mode)][2] == "register_2d"  # the level the canvas animated
