@@ -59,3 +59,25 @@ class View:
     def charts(self) -> dict[str, pg.PlotWidget]:
         """The exportable charts on this view, by name."""
         return {}
+
+
+class DrawnInParts(View):
+    """A view whose redraw is a queue of named parts (``_parts``), drawn one a frame by
+    :meth:`_draw_part`, all at once by :meth:`settle`. Mixed in before the QWidget's
+    other bases: ``class CodeView(QWidget, DrawnInParts)``."""
+
+    _parts: list[str]
+
+    def parts_left(self) -> bool:
+        return bool(self._parts)
+
+    def step(self) -> None:
+        if self._parts:
+            self._draw_part(self._parts.pop(0))
+
+    def settle(self) -> None:
+        while self._parts:
+            self.step()
+
+    def _draw_part(self, name: str) -> None:
+        raise NotImplementedError

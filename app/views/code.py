@@ -37,7 +37,7 @@ from ..core.store import Change, SessionStore
 from ..plots.instruction_mix import InstructionMixChart
 from ..theme import Theme
 from ..widgets.fitting import scrolling
-from .base import View
+from .base import DrawnInParts
 from .code_heat import HeatBar, heat_colors
 from .code_panels import DiffPanel, SassPanel, SourcePanel
 
@@ -50,7 +50,7 @@ def plain_label(text: str = "") -> QLabel:
     return label
 
 
-class CodeView(QWidget, View):
+class CodeView(QWidget, DrawnInParts):
     """Registered as the view ``code``."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -115,17 +115,6 @@ class CodeView(QWidget, View):
             self._plan()
         if Change.COUNTERS in changes and "heat" not in self._parts:
             self._parts.append("heat")
-
-    def parts_left(self) -> bool:
-        return bool(self._parts)
-
-    def step(self) -> None:
-        if self._parts:
-            self._draw_part(self._parts.pop(0))
-
-    def settle(self) -> None:
-        while self._parts:
-            self.step()
 
     def set_level(self, level_id: str) -> bool:
         if level_id != self.level_id:

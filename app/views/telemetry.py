@@ -44,7 +44,7 @@ from ..plots.telemetry_strips import (
 )
 from ..theme import FAILED_COLOR, NORMAL, Theme
 from ..widgets.fitting import ElidedLabel
-from .base import View
+from .base import DrawnInParts
 from .telemetry_fit import TelemetryFitting
 from .telemetry_spec import (  # what the tab plots, and how it follows
     AXIS_WIDTH_PX,
@@ -61,7 +61,7 @@ from .telemetry_spec import (  # what the tab plots, and how it follows
 from .telemetry_status import status_text
 
 
-class TelemetryView(TelemetryFitting, QWidget, View):
+class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.store: SessionStore | None = None
@@ -305,17 +305,6 @@ class TelemetryView(TelemetryFitting, QWidget, View):
         self.windows = windows
         self._follow_target()  # each plot takes the step with its part
         self._parts += [n for n in PLOTS if n not in self._parts]
-
-    def parts_left(self) -> bool:
-        return bool(self._parts)
-
-    def step(self) -> None:
-        if self._parts:
-            self._draw_part(self._parts.pop(0))
-
-    def settle(self) -> None:
-        while self._parts:
-            self.step()
 
     def _draw_part(self, name: str) -> None:
         """One plot: its curves (if samples came), run and trial bands, time axis."""
