@@ -12,6 +12,7 @@ parameter names.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from importlib import resources
 from pathlib import Path
@@ -96,6 +97,64 @@ STREAM_K = ("The tiles left after the last full wave (fewer than SMs) shared out
             "SMs is finished by the SM holding its first K step; the others leave FP32 "
             "partial sums in a workspace and count themselves in a per-tile flag it waits "
             "on. The launch uses every SM, even for fewer tiles than SMs.")
+
+# The two warp-specialized Hopper levels, named: their stream-K forms in LEVELS are the
+# same entries with other template parameters (dataclasses.replace).
+WGMMA_TMA = Level(
+    id="wgmma_tma", title="wgmma + TMA, warp-specialized (BF16)", precision=Precision.BF16,
+    reference="cublas_bf16",
+    adds="Hopper's own path: a persistent block per SM; a producer warpgroup (registers "
+         "given away by setmaxnreg) issues TMA copies (cp.async.bulk.tensor, completing "
+         "on mbarriers) of 128x64 A and 256x64 B tiles in the 128-byte swizzle into a "
+         "4-stage ring; two consumer warpgroups, 64 rows each, multiply with "
+         "wgmma.m64n256k16 straight from shared memory into 128 FP32 registers per "
+         "thread and free each stage for the producer when their wgmmas completed.",
+    follows="PTX ISA 8.x: wgmma, cp.async.bulk.tensor, mbarrier, setmaxnreg; "
+            "CUTLASS sm90 warp-specialized mainloop; Pranjal Shankhdhar's fast.cu worklog",
+    source="wgmma_tma.cu", kernel="bgemm_wgmma_tma",
+    params={"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
+            "KPIPE": 1, "EPI": 1, "SK": 0},
+    geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
+    stream_k_param="SK",
+    k_multiple=8, k_reason="a TMA row pitch must be a multiple of 16 bytes",
+    edge_variant=False, output_format=OutputFormat.BF16,
+    dyn_smem=_bf16_smem,
+    notes="Tensor maps: built on the host by the driver's cuTensorMapEncodeTiled, called "
+          "through ctypes on libcuda (kernels/hopper.py; no cuda-python needed), and passed "
+          "by value as __grid_constant__ parameters through cuLaunchKernel. B is taken "
+          "as Bt (N x K); C is written as BF16 like cuBLAS's BF16 GEMM. Measured on the "
+          "H200 (benchmarks/hopper_bench.py, 4096^3 / 8192^3): direct stores from the "
+          "accumulators 701 / 769 TFLOPS (90% / 95% of cuBLAS BF16); C through shared "
+          "memory and TMA stores 765 / 786 (99.5% / 100%). Keeping one wgmma group in "
+          "flight (KPIPE) and the tile-group height GM changed less than 1%.")
+
+
+FP8_BLOCK_SCALED = Level(
+    id="fp8_block_scaled", title="FP8 E4M3, block-scaled (DeepGEMM-style)",
+    precision=Precision.FP8,
+    reference="cublaslt_fp8", scaling=Scaling.BLOCKS,
+    adds="E4M3 inputs quantized by the app with one FP32 scale per 1x128 block of A and "
+         "per 128x128 block of B; the wgmma_tma pipeline (128x256 tiles, 4 stages of "
+         "128-deep K blocks) with wgmma.m64n128k32 (FP8): each K block is accumulated "
+         "fresh in temporary registers, one 128-column half at a time, and promoted into "
+         "FP32 accumulators times its two scales.",
+    follows="DeepGEMM (deepseek-ai) fine-grained scaling; PTX ISA wgmma .e4m3",
+    source="fp8_block_scaled.cu", kernel="fp8gemm_block_scaled",
+    params={"BM": 128, "BN": 256, "BK": 128, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
+            "KPIPE": 0, "EPI": 1, "SK": 0},
+    geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
+    stream_k_param="SK",
+    k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
+    output_format=OutputFormat.BF16,
+    dyn_smem=_fp8_smem,
+    notes="Tensor maps as in wgmma_tma. Accuracy is reported as the relative error and "
+          "as DeepGEMM's 1 - 2 sum(xy) / sum(x^2 + y^2) against a float64 product of the "
+          "dequantized inputs. Measured on the H200 (benchmarks/hopper_bench.py): waiting "
+          "for each K block before promoting, 128x128 tiles, 820 / 883 TFLOPS at 4096^3 / "
+          "8192^3; promoting block k-1 from a second set of temporaries while block k "
+          "runs (KPIPE=1) 948 / 1046; with the TMA-store epilogue 1045 / 1076; 128x256 "
+          "tiles in two halves (KPIPE=0, 4 stages) 1064 / 1095, the default.")
+
 
 LEVELS: tuple[Level, ...] = (
     Level(
@@ -280,104 +339,21 @@ LEVELS: tuple[Level, ...] = (
               "bandwidth at this rate (ldmatrix plus cp.async writes) and two warps per "
               "scheduler hide little latency; a warp-specialized producer would take the "
               "copies and barriers off the math warps."),
-    Level(
-        id="wgmma_tma", title="wgmma + TMA, warp-specialized (BF16)", precision=Precision.BF16,
-        reference="cublas_bf16",
-        adds="Hopper's own path: a persistent block per SM; a producer warpgroup (registers "
-             "given away by setmaxnreg) issues TMA copies (cp.async.bulk.tensor, completing "
-             "on mbarriers) of 128x64 A and 256x64 B tiles in the 128-byte swizzle into a "
-             "4-stage ring; two consumer warpgroups, 64 rows each, multiply with "
-             "wgmma.m64n256k16 straight from shared memory into 128 FP32 registers per "
-             "thread and free each stage for the producer when their wgmmas completed.",
-        follows="PTX ISA 8.x: wgmma, cp.async.bulk.tensor, mbarrier, setmaxnreg; "
-                "CUTLASS sm90 warp-specialized mainloop; Pranjal Shankhdhar's fast.cu worklog",
-        source="wgmma_tma.cu", kernel="bgemm_wgmma_tma",
-        params={"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
-                "KPIPE": 1, "EPI": 1, "SK": 0},
-        geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
-        stream_k_param="SK",
-        k_multiple=8, k_reason="a TMA row pitch must be a multiple of 16 bytes",
-        edge_variant=False, output_format=OutputFormat.BF16,
-        dyn_smem=_bf16_smem,
-        notes="Tensor maps: built on the host by the driver's cuTensorMapEncodeTiled, called "
-              "through ctypes on libcuda (kernels/hopper.py; no cuda-python needed), and passed "
-              "by value as __grid_constant__ parameters through cuLaunchKernel. B is taken "
-              "as Bt (N x K); C is written as BF16 like cuBLAS's BF16 GEMM. Measured on the "
-              "H200 (benchmarks/hopper_bench.py, 4096^3 / 8192^3): direct stores from the "
-              "accumulators 701 / 769 TFLOPS (90% / 95% of cuBLAS BF16); C through shared "
-              "memory and TMA stores 765 / 786 (99.5% / 100%). Keeping one wgmma group in "
-              "flight (KPIPE) and the tile-group height GM changed less than 1%."),
-    Level(
-        id="wgmma_stream_k", title="wgmma + TMA, stream-K last wave (BF16)",
-        precision=Precision.BF16, reference="cublas_bf16",
+    WGMMA_TMA,
+    dataclasses.replace(
+        WGMMA_TMA, id="wgmma_stream_k", title="wgmma + TMA, stream-K last wave (BF16)",
         adds=STREAM_K,
         follows="Osama et al., Stream-K (PPoPP 2023); CUTLASS's stream-K tile scheduler "
                 "(data-parallel waves, then stream-K); wgmma_tma",
-        source="wgmma_tma.cu", kernel="bgemm_wgmma_tma",
-        params={"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CONSUMERS": 2, "GM": 8,
-                "KPIPE": 1, "EPI": 1, "SK": 2},
-        geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
-        stream_k_param="SK",
-        k_multiple=8, k_reason="a TMA row pitch must be a multiple of 16 bytes",
-        edge_variant=False, output_format=OutputFormat.BF16, dyn_smem=_bf16_smem,
-        notes="Same source as wgmma_tma with SK=2 (the schedule is hopper.cuh's gs_work, "
-              "gs_for_each_unit and gs_sk_settle). Why: 128x256 tiles make 3.88, 8.73 and "
-              "15.5 waves over 132 SMs at 4096^3, 6144^3 and 8192^3. Measured on the H200 "
-              "(benchmarks/tune17_hopper.py, burst, side by side with wgmma_tma, TFLOPS at "
-              "4096^3 / 6144^3 / 8192^3): SK=1 (the last full wave cut too) 723 / 711 / "
-              "733, slower everywhere; SK=2 747 / 791 / 797; SK=2 with GM=8 744 / 805 / "
-              "812; wgmma_tma 783 / 813 / 797. Stream-K pays only at 8192^3, where the "
-              "last wave is half empty (+1.9%); at 4096^3 it costs 5%: SMs that work on "
-              "different K offsets of neighbouring tiles share less of A and B in L2 than "
-              "a wave of whole tiles walking K together, and a cut tile's partial sums "
-              "(128 KB) go through L2 twice."),
-    Level(
-        id="fp8_block_scaled", title="FP8 E4M3, block-scaled (DeepGEMM-style)",
-        precision=Precision.FP8,
-        reference="cublaslt_fp8", scaling=Scaling.BLOCKS,
-        adds="E4M3 inputs quantized by the app with one FP32 scale per 1x128 block of A and "
-             "per 128x128 block of B; the wgmma_tma pipeline (128x256 tiles, 4 stages of "
-             "128-deep K blocks) with wgmma.m64n128k32 (FP8): each K block is accumulated "
-             "fresh in temporary registers, one 128-column half at a time, and promoted into "
-             "FP32 accumulators times its two scales.",
-        follows="DeepGEMM (deepseek-ai) fine-grained scaling; PTX ISA wgmma .e4m3",
-        source="fp8_block_scaled.cu", kernel="fp8gemm_block_scaled",
-        params={"BM": 128, "BN": 256, "BK": 128, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
-                "KPIPE": 0, "EPI": 1, "SK": 0},
-        geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
-        stream_k_param="SK",
-        k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
-        output_format=OutputFormat.BF16,
-        dyn_smem=_fp8_smem,
-        notes="Tensor maps as in wgmma_tma. Accuracy is reported as the relative error and "
-              "as DeepGEMM's 1 - 2 sum(xy) / sum(x^2 + y^2) against a float64 product of the "
-              "dequantized inputs. Measured on the H200 (benchmarks/hopper_bench.py): waiting "
-              "for each K block before promoting, 128x128 tiles, 820 / 883 TFLOPS at 4096^3 / "
-              "8192^3; promoting block k-1 from a second set of temporaries while block k "
-              "runs (KPIPE=1) 948 / 1046; with the TMA-store epilogue 1045 / 1076; 128x256 "
-              "tiles in two halves (KPIPE=0, 4 stages) 1064 / 1095, the default."),
-    Level(
-        id="fp8_stream_k", title="FP8 E4M3 block-scaled, stream-K last wave",
-        precision=Precision.FP8, reference="cublaslt_fp8", scaling=Scaling.BLOCKS,
+        params={**WGMMA_TMA.params, "GM": 8, "SK": 2},
+        notes=None),
+    FP8_BLOCK_SCALED,
+    dataclasses.replace(
+        FP8_BLOCK_SCALED, id="fp8_stream_k", title="FP8 E4M3 block-scaled, stream-K last wave",
         adds=STREAM_K + " The partial sums are the promoted (scaled) FP32 accumulators.",
         follows="Osama et al., Stream-K (PPoPP 2023); fp8_block_scaled",
-        source="fp8_block_scaled.cu", kernel="fp8gemm_block_scaled",
-        params={"BM": 128, "BN": 256, "BK": 128, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
-                "KPIPE": 0, "EPI": 1, "SK": 2},
-        geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
-        stream_k_param="SK",
-        k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
-        output_format=OutputFormat.BF16, dyn_smem=_fp8_smem,
-        notes="Same source as fp8_block_scaled with SK=2. Why: DeepGEMM's shapes leave "
-              "partial last waves (N = 2112 at M = 4096: 288 tiles of 128x256, 2.2 "
-              "waves over 132 SMs). Measured on the H200 (benchmarks/tune17_hopper.py, "
-              "burst, side by side, TFLOPS; fp8_block_scaled in brackets): 8192^3 1136 "
-              "(1082); M = 4096 and (N, K) = (2112, 7168) 868 (727), (24576, 1536) 1091 "
-              "(1090), (32768, 512) 805 (861), (7168, 16384) 1140 (1114), (4096, 7168) "
-              "1064 (1056), (7168, 2048) 1005 (1031). SK=1 (the last full wave cut too): "
-              "1135, 879, 1108, 856, 1048, 1044, 1002; with GM=8: 1111, 907, 1110, 837, "
-              "1021, 1037, 1003. Loading each K block's scales one block ahead (a PF switch "
-              "tried in the same round) was 7-14% slower at every shape and was removed."),
+        params={**FP8_BLOCK_SCALED.params, "SK": 2},
+        notes=None),
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",
