@@ -346,14 +346,33 @@ LEVELS: tuple[Level, ...] = (
         follows="Osama et al., Stream-K (PPoPP 2023); CUTLASS's stream-K tile scheduler "
                 "(data-parallel waves, then stream-K); wgmma_tma",
         params={**WGMMA_TMA.params, "GM": 8, "SK": 2},
-        notes=None),
+        notes="Same source as wgmma_tma with SK=2 (the schedule is hopper.cuh's gs_work, "
+              "gs_for_each_unit and gs_sk_settle). Why: 128x256 tiles make 3.88, 8.73 and "
+              "15.5 waves over 132 SMs at 4096^3, 6144^3 and 8192^3. Measured on the H200 "
+              "(benchmarks/tune17_hopper.py, burst, side by side with wgmma_tma, TFLOPS at "
+              "4096^3 / 6144^3 / 8192^3): SK=1 (the last full wave cut too) 723 / 711 / "
+              "733, slower everywhere; SK=2 747 / 791 / 797; SK=2 with GM=8 744 / 805 / "
+              "812; wgmma_tma 783 / 813 / 797. Stream-K pays only at 8192^3, where the "
+              "last wave is half empty (+1.9%); at 4096^3 it costs 5%: SMs that work on "
+              "different K offsets of neighbouring tiles share less of A and B in L2 than "
+              "a wave of whole tiles walking K together, and a cut tile's partial sums "
+              "(128 KB) go through L2 twice."),
     FP8_BLOCK_SCALED,
     dataclasses.replace(
         FP8_BLOCK_SCALED, id="fp8_stream_k", title="FP8 E4M3 block-scaled, stream-K last wave",
         adds=STREAM_K + " The partial sums are the promoted (scaled) FP32 accumulators.",
         follows="Osama et al., Stream-K (PPoPP 2023); fp8_block_scaled",
         params={**FP8_BLOCK_SCALED.params, "SK": 2},
-        notes=None),
+        notes="Same source as fp8_block_scaled with SK=2. Why: DeepGEMM's shapes leave "
+              "partial last waves (N = 2112 at M = 4096: 288 tiles of 128x256, 2.2 "
+              "waves over 132 SMs). Measured on the H200 (benchmarks/tune17_hopper.py, "
+              "burst, side by side, TFLOPS; fp8_block_scaled in brackets): 8192^3 1136 "
+              "(1082); M = 4096 and (N, K) = (2112, 7168) 868 (727), (24576, 1536) 1091 "
+              "(1090), (32768, 512) 805 (861), (7168, 16384) 1140 (1114), (4096, 7168) "
+              "1064 (1056), (7168, 2048) 1005 (1031). SK=1 (the last full wave cut too): "
+              "1135, 879, 1108, 856, 1048, 1044, 1002; with GM=8: 1111, 907, 1110, 837, "
+              "1021, 1037, 1003. Loading each K block's scales one block ahead (a PF switch "
+              "tried in the same round) was 7-14% slower at every shape and was removed."),
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",

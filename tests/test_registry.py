@@ -218,3 +218,11 @@ def test_with_params_keeps_the_launch_geometry_consistent():
     assert registry.get("smem_tiled").with_params({"TILE": 16}).threads == (16, 16)
     with pytest.raises(ValueError, match="no parameter"):
         registry.get("naive").with_params({"BK": 8})
+
+
+@pytest.mark.parametrize("level", registry.LEVELS, ids=lambda lv: lv.id)
+def test_every_entry_s_texts_are_strings(level: registry.Level):
+    """Entries made from others (dataclasses.replace) keep every text a string."""
+    for name in ("id", "title", "adds", "follows", "notes", "k_reason"):
+        assert isinstance(getattr(level, name), str), name
+    assert level.title and level.adds
