@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
+from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QWidget
 
 from ...kernels.rows import (
@@ -27,7 +27,7 @@ from ...kernels.throttle import THROTTLE_MARK
 from ..core.store import Change
 from ..theme import THROTTLE_COLOR, Theme, level_colors, precision_color
 from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top
-from .level_ticks import fit_names, x_margins
+from .level_ticks import NameAxis
 
 EMPTY_LADDER = "No ladder results yet: run the ladder (L) or open a recording"
 
@@ -70,9 +70,8 @@ class LadderBars(Chart):
         self.floor = 0.0  # the bars' base in view coordinates (log10 of it on a log axis)
         self._axis_label = ""
         self._drawn: tuple[Any, ...] = ()  # what the last _draw showed
-        self._ticks: list[tuple[int, str]] = []
-        self._tick_lines = 2  # lines the level names alternate between
-        self._tick_keep: tuple[bool, ...] = ()  # names shown (all, unless the plot is narrow)
+        # the level names: two to four alternating lines in an axis 4.5 type-heights high
+        self.names = NameAxis(self.getPlotItem(), self.theme.font_pt, height_pts=4.5)
         self.getPlotItem().getAxis("bottom").setStyle(tickTextOffset=4)
         self.getPlotItem().vb.sigResized.connect(self.place_labels)
         self.hover = HoverReadout(self, self._describe)
@@ -80,8 +79,8 @@ class LadderBars(Chart):
 
     def apply_theme(self, theme: Theme) -> None:
         super().apply_theme(theme)
-        # two lines of tick labels (names alternate between lines)
-        self.getPlotItem().getAxis("bottom").setHeight(int(theme.font_pt * 4.5) + 10)
+        if hasattr(self, "names"):  # (Chart.__init__ applies the first theme before it)
+            self.names.set_font_pt(theme.font_pt)
         for label in getattr(self, "labels", []):
             self.getPlotItem().removeItem(label)
         self.labels = []  # made again in the new theme's colour and size
@@ -260,7 +259,7 @@ class LadderBars(Chart):
             if item is not None:
                 item.setVisible(n > 0)
         if self.show_empty(None if n else EMPTY_LADDER):
-            self._ticks = []
+            self.names.ticks = []
             self.band.hide()
             return
         if self.axis_label() != self._axis_label:
@@ -293,7 +292,6 @@ class LadderBars(Chart):
         else:
             self.bars.setOpts(**opts)
         self._legend(refs)
-        self._ticks_for()
         self.label_texts = [self._label_text(row) for row in self.rows]
         self.label_tops = np.maximum(np.where(values > 0, tops, self.floor), pair_tops)
         top = finite_top(self._to_view(np.array([peak])) - self.floor, 1.0) + self.floor \
@@ -317,17 +315,6 @@ class LadderBars(Chart):
         if self.selected is not None:
             entries.append(LegendEntry(self.SELECTED_LEGEND, self._band_color().name()))
         self.side_legend.set_entries(entries)
-
-    def _ticks_for(self) -> None:
-        # long level names alternate between lines (two, or more where the bars are
-        # narrow: _fit_tick_font) so neighbours do not overlap
-        keep = self._tick_keep if len(self._tick_keep) == len(self.rows) else ()
-        ticks = [(i, "\n" * (i % self._tick_lines) + (row["level"] if not keep or keep[i]
-                                                        else ""))
-                 for i, row in enumerate(self.rows)]
-        if ticks != self._ticks:
-            self._ticks = ticks
-            self.getPlotItem().getAxis("bottom").setTicks([ticks])
 
     def _band_color(self) -> QColor:
         color = QColor(self.theme.foreground)
@@ -357,12 +344,9 @@ class LadderBars(Chart):
         n = len(self.rows)
         self._make_labels(n)
         width_px, height_px = max(vb.width(), 1.0), max(vb.height(), 1.0)
-        x_lo, x_hi = self._x_margins(width_px)
+        x_lo, x_hi = self.names.place([row["level"] for row in self.rows]) or (-0.6, n - 0.4)
         slot_px = width_px / (x_hi - x_lo)
-        pt = self._fit_tick_font(slot_px)
-        # the margins again in the names' new type (half the end names inside the axis)
-        x_lo, x_hi = self._x_margins(width_px)
-        slot_px = width_px / (x_hi - x_lo)
+        pt = self.names.pt
         for label in self.labels:  # values in the names' type, a point larger
             font = label.textItem.font()
             if font.pointSize() != min(pt + 1, self.theme.font_pt):
@@ -399,24 +383,6 @@ class LadderBars(Chart):
             if fits:
                 kept.append(rect)
         self._draw_band()
-
-    def _fit_tick_font(self, slot_px: float) -> int:
-        """Lays out the level names under the bars (level_ticks.fit_names: lines, type,
-        which names show) and sets the axis's font; the point size."""
-        axis = self.getPlotItem().getAxis("bottom")
-        # (the axis keeps the theme's height: a height that followed the type would
-        # change the legend's columns, the slot width and the type again, in a loop)
-        fit = fit_names([row["level"] for row in self.rows], slot_px, axis.height() - 6,
-                        self.theme.font_pt)
-        current = axis.style.get("tickFont")
-        if current is None or current.pointSize() != fit.pt:
-            font = QFont()
-            font.setPointSize(fit.pt)
-            axis.setTickFont(font)
-        if (fit.lines, fit.keep) != (self._tick_lines, self._tick_keep):
-            self._tick_lines, self._tick_keep = fit.lines, fit.keep
-            self._ticks_for()
-        return fit.pt
 
     def _make_labels(self, n: int) -> None:
         plot = self.getPlotItem()
@@ -460,14 +426,6 @@ class LadderBars(Chart):
                 raised.append(False)
             rects.append(rect)
         return rects
-
-    def _x_margins(self, width_px: float) -> tuple[float, float]:
-        """The x range: every bar, and half of the first and last names inside it."""
-        n = len(self.rows)
-        axis = self.getPlotItem().getAxis("bottom")
-        metrics = QFontMetricsF(axis.style.get("tickFont") or QFont())
-        first, last = (metrics.horizontalAdvance(self.rows[i]["level"]) for i in (0, n - 1))
-        return x_margins(first, last, n, width_px)
 
     def _describe(self, x: float, y: float) -> str | None:
         i = round(x)

@@ -73,15 +73,19 @@ class NameAxis:
     margins, the margins the slots), room for up to four lines. The axis keeps its
     picture, and the range stays, where nothing changed."""
 
-    def __init__(self, plot_item: Any, font_pt: int) -> None:
+    def __init__(self, plot_item: Any, font_pt: int, height_pts: float = 6.0) -> None:
         self.plot = plot_item
         self.axis = plot_item.getAxis("bottom")
         self.ticks: list[tuple[int, str]] = []
+        self.height_pts = height_pts  # the axis's height: this many times the theme's type
+        self.pt = font_pt  # the names' point size, as placed last
         self.set_font_pt(font_pt)
 
     def set_font_pt(self, font_pt: int) -> None:
+        """The theme's type. The axis's height follows it, never the names' type: a
+        height that followed the names would change the slots and the type again."""
         self.font_pt = font_pt
-        self.axis.setHeight(int(font_pt * 6) + 10)
+        self.axis.setHeight(int(font_pt * self.height_pts) + 10)
         self.ticks = []
 
     def place(self, names: list[str]) -> tuple[float, float] | None:
@@ -99,6 +103,7 @@ class NameAxis:
             x_range = x_margins(metrics.horizontalAdvance(names[0]),
                                 metrics.horizontalAdvance(names[-1]), len(names), width)
             slot = width / (x_range[1] - x_range[0])
+        self.pt = fit.pt
         current = self.axis.style.get("tickFont")
         if current is None or current.pointSize() != fit.pt:
             self.axis.setTickFont(font)
