@@ -46,12 +46,16 @@ BF16_CANDIDATES = [
 FP8_REFS = [("cublaslt_fp8", "cublaslt_fp8", {}),
             ("cublaslt_fp8_blocks", "cublaslt_fp8_blocks", {})]
 FP8_CANDIDATES = [
-    ("fp8_block_scaled", "fp8_block_scaled", {}),
-    ("fp8_stream_k", "fp8_stream_k", {}),
-    ("fp8_stream_k SK=2", "fp8_stream_k", {"SK": 2}),
-    ("fp8_stream_k GM=8", "fp8_stream_k", {"GM": 8}),
-    ("fp8_stream_k SK=2 GM=8", "fp8_stream_k", {"SK": 2, "GM": 8}),
-    ("fp8_block_scaled GM=8", "fp8_block_scaled", {"GM": 8}),
+    # round 3: the scales through shared memory (SCL=1: cp.async one K block ahead, read
+    # before the K block's wgmmas; SCL=2: read while the first half's wgmmas run) against
+    # the consumers' own loads (SCL=0, as rounds 1-2)
+    ("fp8_block_scaled SCL=2", "fp8_block_scaled", {"SCL": 2}),
+    ("fp8_stream_k SCL=2", "fp8_stream_k", {"SCL": 2}),
+    ("fp8_stream_k SCL=2 GM=8", "fp8_stream_k", {"SCL": 2, "GM": 8}),
+    ("fp8_stream_k SCL=2 SK=1", "fp8_stream_k", {"SCL": 2, "SK": 1}),
+    ("fp8_stream_k SCL=2 SK=1 GM=8", "fp8_stream_k", {"SCL": 2, "SK": 1, "GM": 8}),
+    ("fp8_stream_k SCL=2 GM=4", "fp8_stream_k", {"SCL": 2, "GM": 4}),
+    ("fp8_block_scaled SCL=2 GM=32", "fp8_block_scaled", {"SCL": 2, "GM": 32}),
 ]
 CORE = 8  # candidates timed first, side by side (the rest after every shape's core)
 BF16_SHAPES = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192)]

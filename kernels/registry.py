@@ -86,9 +86,11 @@ def _bf16_smem(p: dict[str, int]) -> int:
 
 
 def _fp8_smem(p: dict[str, int]) -> int:
-    """As _bf16_smem with 1-byte elements."""
+    """As _bf16_smem with 1-byte elements, and with SCL two buffers of scales (64 rows of
+    A, BN / 128 blocks of Bt, FP32) per consumer."""
     return (p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"]
-            + p["EPI"] * p["CONSUMERS"] * 16384 + 1024)
+            + p["EPI"] * p["CONSUMERS"] * 16384
+            + p.get("SCL", 0) * p["CONSUMERS"] * 2 * (64 + p["BN"] // 128) * 4 + 1024)
 
 
 STREAM_K = ("The tiles left after the last full wave (fewer than SMs) shared out by K steps "
@@ -141,7 +143,7 @@ FP8_BLOCK_SCALED = Level(
     follows="DeepGEMM (deepseek-ai) fine-grained scaling; PTX ISA wgmma .e4m3",
     source="fp8_block_scaled.cu", kernel="fp8gemm_block_scaled",
     params={"BM": 128, "BN": 256, "BK": 128, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
-            "KPIPE": 0, "EPI": 1, "SK": 0},
+            "KPIPE": 0, "EPI": 1, "SK": 0, "SCL": 1},
     geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
     stream_k_param="SK",
     k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
@@ -362,7 +364,7 @@ LEVELS: tuple[Level, ...] = (
         FP8_BLOCK_SCALED, id="fp8_stream_k", title="FP8 E4M3 block-scaled, stream-K last wave",
         adds=STREAM_K + " The partial sums are the promoted (scaled) FP32 accumulators.",
         follows="Osama et al., Stream-K (PPoPP 2023); fp8_block_scaled",
-        params={**FP8_BLOCK_SCALED.params, "SK": 2},
+        params={**FP8_BLOCK_SCALED.params, "SK": 2, "GM": 8},
         notes="Same source as fp8_block_scaled with SK=2. Why: DeepGEMM's shapes leave "
               "partial last waves (N = 2112 at M = 4096: 288 tiles of 128x256, 2.2 "
               "waves over 132 SMs). Measured on the H200 (benchmarks/tune17_hopper.py, "

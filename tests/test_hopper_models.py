@@ -36,7 +36,12 @@ def test_geometry_comes_from_the_registry(level_id):
     # the shared layout the model assumes is the one the launch reserves
     staging = m.smem_arrays()[2]
     reserved = lv.dyn_smem_bytes() - 1024  # the kernel's 1 KB of alignment slack
-    assert m.stages * m.stage_bytes + staging.size_bytes == reserved
+    # the stages, the C staging buffers and (FP8 with SCL) the scale buffers, back to back
+    extra = m.smem_arrays()[3:]
+    assert m.stages * m.stage_bytes + staging.size_bytes + sum(a.size_bytes for a in extra) \
+        == reserved
+    after_staging = m.stages * m.stage_bytes + staging.size_bytes
+    assert [a.base_bytes for a in extra] == [after_staging][:len(extra)]
     assert m.smem_arrays()[0].stage_stride == m.smem_arrays()[1].stage_stride == m.stage_bytes
 
 
@@ -114,13 +119,25 @@ def test_the_bundled_recordings_sm_count_is_the_default():
 
 
 @pytest.mark.parametrize("level_id", HOPPER)
-def test_the_main_loop_has_no_shared_load_or_store(level_id):
+def test_the_main_loop_has_no_shared_access_but_the_fp8_scales(level_id):
     m = model_for(level_id)
+    scl = getattr(m, "scl", 0)
     for w in range(m.warps):
         for k in range(m.stages + 1):
-            assert m.main_loop_accesses(w, k) == []
+            accs = m.main_loop_accesses(w, k)
+            assert all(a.array == "Ss" for a in accs)
+            assert bool(accs) == bool(scl and m.consumer_of(w) is not None)
     t = m.totals(4096, 4096, 4096)
-    assert t.ld.instructions == t.cp_async.instructions == 0
+    gm, gn = m.grid(4096, 4096)
+    steps = gm * gn * m.k_steps(4096)
+    if scl:  # per K step each consumer thread reads 2 A and 1 B scale per half, and
+        # 64 + halves threads of a consumer copy the next ones (3 warps of 4 have such)
+        warps = m.consumers * WARPS_PER_GROUP
+        assert t.ld.instructions == steps * warps * (2 + m.halves)
+        assert t.ld.conflicts == 0 and t.ld.wavefronts == t.ld.instructions
+        assert t.cp_async.instructions == steps * m.consumers * 3
+    else:
+        assert t.ld.instructions == t.cp_async.instructions == 0
     # the epilogue: each consumer thread stores its BN/2 accumulators as bf16 pairs
     gm, gn = m.grid(4096, 4096)
     per_thread = m.accumulators_per_thread() // 2
@@ -242,11 +259,30 @@ def test_fp8_does_each_k_block_in_halves_and_promotes():
     assert kinds == ["m64n128k32"] * 4 + ["P"] + ["m64n128k32"] * 4 + ["P"]
     assert ops[5].b.row == 128 and ops[5].c.col == 128
     assert ops[5].desc_b == m.a_bytes + 128 * 128  # the second half's 128 rows of Bt
-    loads = m.global_accesses(6, 0, 1024, 1024, 1024)
-    assert len(loads) == 2 * 3
+    # SCL = 0: each consumer warp loads, per half, scale_b and its rows' scale_a itself
+    own = type(m)({"SCL": 0})
+    loads = own.global_accesses(6, 0, 1024, 1024, 1024)
+    assert len(loads) == 2 * 3 and own.main_loop_accesses(6, 0) == []
     scale_b, a0 = loads[0].sectors(), loads[1].sectors()
     assert scale_b.n_sectors == 1 and scale_b.bytes_used == 4  # one address for the warp
     assert a0.n_sectors == 1 and a0.bytes_used == 32  # 8 rows, 4 lanes each
+
+
+def test_fp8_scales_are_copied_ahead_into_shared_buffers():
+    m = model_for("fp8_block_scaled")
+    assert m.scl == 1 and m.scale_slots == 64 + 2
+    rows = m.global_accesses(4, 0, 1024, 1024, 1024)  # consumer 0, rows 0..31
+    assert [a.op for a in rows] == [Op.CP_ASYNC]
+    assert rows[0].sectors().bytes_used == 32 * 4 and rows[0].sectors().n_sectors == 4
+    b = m.global_accesses(6, 0, 1024, 1024, 1024)  # lanes 0 and 1: the two halves' scale_b
+    assert b[0].active.sum() == 2 and b[0].sectors().bytes_used == 8
+    assert m.global_accesses(7, 0, 1024, 1024, 1024) == []
+    # K step k reads buffer k % 2 and fills the other; consumer 1 has its own pair
+    reads = [a for a in m.main_loop_accesses(4, 3) if a.op is Op.LOAD]
+    copy = [a for a in m.main_loop_accesses(4, 3) if a.op is Op.CP_ASYNC]
+    assert {a.stage for a in reads} == {1} and [a.stage for a in copy] == [0]
+    assert {a.stage for a in m.main_loop_accesses(8, 3)} == {2 + 1, 2 + 0}
+    assert all(a.banks().conflicts == 0 for a in reads + copy)
 
 
 def test_stages_continue_across_a_blocks_tiles():

@@ -205,13 +205,25 @@ class BanksCanvas(WarpAccessCanvas):
             if self.selected_lane in lanes:
                 painter.setPen(QPen(ANIMATION.color("selection"), 2))
                 painter.drawRect(rect.adjusted(2, 2, -2, -2))
-            text = str(lanes[0]) if len(lanes) == 1 else f"{lanes[0]}+{len(lanes) - 1}"
-            self.draw_text(painter, rect, text, QColor("black"), Qt.AlignmentFlag.AlignCenter)
+            self.draw_cell_lanes(painter, rect, lanes)
         left, _, h = self._grid()
         for p in range(rep.phases):
             if rep.load[p].any():
                 y = self.cell_rect(p, 0, 0).top()
                 self.draw_text(painter, QRectF(2, y, left - 4, h), f"ph{p}", "muted_text")
+
+    def draw_cell_lanes(self, painter: QPainter, rect: QRectF, lanes: list[int]) -> None:
+        """The lanes served by a cell: "12", or "12+3" where 4 lanes read one word (a
+        broadcast). Where "12+3" does not fit, "12" and a tooltip naming them all."""
+        black, center = QColor("black"), Qt.AlignmentFlag.AlignCenter
+        if len(lanes) > 1:
+            full = f"{lanes[0]}+{len(lanes) - 1}"
+            if self._fitting_size(rect, full, int(center | Qt.AlignmentFlag.AlignVCenter)) > 0:
+                self.draw_text(painter, rect, full, black, center)
+                return
+            self._cut_places.append((QRectF(rect), "one word, read by lanes "
+                                     + ", ".join(map(str, lanes))))
+        self.draw_text(painter, rect, str(lanes[0]), black, center)
 
     def draw_lanes(self, painter: QPainter) -> None:
         rep = self._report

@@ -14,6 +14,11 @@
 // cores' (limited-precision) accumulation, which is what keeps FP8 GEMMs accurate over long
 // K. A tile of BN = 256 is done as two halves of 128 (one B scale each), so the temporary
 // registers hold 64 values, not 128.
+// SCL = 1: the consumers do not load the scales where they need them (an L2 round trip
+// the promotion waited for: the top stall of the SCL = 0 loop under ncu); while a K
+// block's first half runs, they copy the next block's scales into shared memory with
+// cp.async and read this block's from there (the two-temporaries path, KPIPE = 1 with
+// BN = 128, keeps the plain loads).
 // The epilogue is wgmma_tma's (EPI = 1: through shared memory and TMA stores).
 // SK = 2 (level "fp8_stream_k"): the last wave shared out by K blocks, as wgmma_stream_k;
 // the partial sums are the promoted (scaled) FP32 accumulators.
@@ -21,6 +26,12 @@
 // free (TMA zero-fills, the stores are guarded).
 #include "common.cuh"
 #include "hopper.cuh"
+
+__device__ __forceinline__ float gs_lds_f32(unsigned addr) {
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+    return v;
+}
 
 // One 128-deep K block of a consumer's 64 x 128 half-tile h into tmp (fresh accumulation).
 __device__ __forceinline__ void gs_fp8_issue(float (&tmp)[64], const unsigned char* stage,
@@ -43,7 +54,7 @@ __device__ __forceinline__ void gs_fp8_promote(float* acc, float (&tmp)[64], flo
 }
 
 template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, int KPIPE, int EPI,
-          int SK, bool VEC>
+          int SK, int SCL, bool VEC>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                      const __grid_constant__ GsTensorMap tmB,
@@ -80,13 +91,16 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
         const int t128 = threadIdx.x % 128;
         const bool leader = t128 == 0;
         const int nb_count = GS_CEIL_DIV(N, 128);
+        float* sc = reinterpret_cast<float*>(smem + STAGES * STAGE_BYTES + EPI * CONSUMERS * 16384) +
+                    c * 2 * (64 + NH);  // SCL: two buffers of scales per consumer
         float acc[NH * 64];
         float tmp0[64], tmp1[64];
         int it = 0;
         gs_for_each_unit(work, [&](int t, int k0, int k1) {
             int bm, bn;
             gs_tile_coords(t, tm, tn, GM, bm, bn);
-            const int r0 = bm * BM + c * 64 + (t128 / 32) * 16 + (t128 % 32) / 4;
+            const int lr = (t128 / 32) * 16 + (t128 % 32) / 4;  // rows lr, lr + 8 of 64
+            const int r0 = bm * BM + c * 64 + lr;
             const bool in0 = r0 < M, in1 = r0 + 8 < M;
             // scale of row r0 (+8) times the B block's scale, for K block ks and half h
             auto scale = [&](int ks, int h, float& s0, float& s1) {
@@ -95,6 +109,37 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
                 s0 = in0 ? __ldg(scale_a + (long long)ks * M + r0) * sb : 0.f;
                 s1 = in1 ? __ldg(scale_a + (long long)ks * M + r0 + 8) * sb : 0.f;
             };
+            // SCL = 1: the scales of K block ks + 1 are copied (cp.async, no registers held)
+            // into one of two shared buffers of the warpgroup while block ks runs, so
+            // they are there, not an L2 round trip away, when block ks + 1 is promoted
+            // (loaded by the consumers themselves, SCL = 0, the promotion waited for them).
+            // Buffer it & 1: 64 row scales of A, then the NH block scales of Bt.
+            // The copies of the next piece's first block are issued in this piece's last.
+            auto fetch = [&](int tile, int ks, int i) {
+                int fm, fn;
+                gs_tile_coords(tile, tm, tn, GM, fm, fn);
+                const int r = fm * BM + c * 64 + t128, nb = fn * NH + t128 - 64;
+                const bool row = t128 < 64, valid = row ? r < M : nb < nb_count;
+                const float* src = !valid ? scale_a
+                                   : row  ? scale_a + (long long)ks * M + r
+                                          : scale_b + (long long)nb * ksteps + ks;
+                if (t128 < 64 + NH) gs_cp_async4(sc + (i & 1) * (64 + NH) + t128, src, valid);
+                gs_cp_async_commit();
+            };
+            auto fetched = [&](int i, float (&s0)[NH], float (&s1)[NH]) {
+                gs_cp_async_wait<0>();
+                gs_named_barrier(5 + c, 128);  // every thread's copies of buffer i & 1 landed
+                // ld.shared: sc came from integer arithmetic (gs_align_1024), so plain C++
+                // loads would compile to generic LDs
+                const unsigned d = gs_smem_u32(sc + (i & 1) * (64 + NH));
+                const float a0 = gs_lds_f32(d + 4 * lr), a1 = gs_lds_f32(d + 4 * (lr + 8));
+#pragma unroll
+                for (int h = 0; h < NH; ++h) {
+                    const float b = gs_lds_f32(d + 4 * (64 + h));
+                    s0[h] = a0 * b;
+                    s1[h] = a1 * b;
+                }
+            };
             auto stage_of = [&](int i) { return smem + (i % STAGES) * STAGE_BYTES; };
             auto wait_full = [&](int i) { gs_mbar_wait(&full[i % STAGES], (i / STAGES) & 1); };
             auto release = [&](int i) { if (leader) gs_mbar_arrive(&empty[i % STAGES]); };
@@ -102,14 +147,23 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
             for (int i = 0; i < NH * 64; ++i) acc[i] = 0.f;
             if (KPIPE == 0 || NH > 1) {
                 // one K block at a time: issue, wait, free the stage, promote
+                if (SCL && it == 0) fetch(t, k0, it);
                 for (int ks = k0; ks < k1; ++ks, ++it) {
                     float s0[NH], s1[NH];
+                    if (!SCL) {
 #pragma unroll
-                    for (int h = 0; h < NH; ++h) scale(ks, h, s0[h], s1[h]);
+                        for (int h = 0; h < NH; ++h) scale(ks, h, s0[h], s1[h]);
+                    }
                     wait_full(it);
 #pragma unroll
                     for (int h = 0; h < NH; ++h) {
                         gs_fp8_issue(tmp0, stage_of(it), c * 64 * BK, A_BYTES + h * 128 * BK);
+                        if (SCL && h == 0) {  // while the first half runs: this block's
+                            fetched(it, s0, s1);  // scales, and the copies of the next's
+                            int nt = t, nk0 = ks + 1;
+                            if (ks + 1 < k1 || gs_next_unit(work, t, k1, nt, nk0))
+                                fetch(nt, nk0, it + 1);
+                        }
                         gs_wgmma_wait<0>();
                         if (h == NH - 1) release(it);
                         gs_fp8_promote(acc + h * 64, tmp0, s0[h], s1[h]);

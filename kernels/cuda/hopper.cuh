@@ -178,6 +178,24 @@ __device__ __forceinline__ void gs_for_each_unit(const GsWork& w, F&& f) {
     }
 }
 
+// The piece of work that follows K steps [k0, k1) of tile t in gs_for_each_unit's order:
+// true with its tile and first K step, or false when t's piece was the block's last.
+__device__ __forceinline__ bool gs_next_unit(const GsWork& w, int t, int k1, int& nt, int& nk0) {
+    long long i;
+    if (t < w.dp_tiles) {
+        nt = t + gridDim.x;
+        nk0 = 0;
+        if (nt < w.dp_tiles) return true;
+        i = w.begin;
+    } else {
+        i = (long long)t * w.ksteps + k1;
+    }
+    if (i >= w.end) return false;
+    nt = static_cast<int>(i / w.ksteps);
+    nk0 = static_cast<int>(i - (long long)nt * w.ksteps);
+    return true;
+}
+
 // Partial sums of a cut tile. The workspace holds one slot per block (a block contributes
 // at most once: its first stream-K piece), a consumer's 64 x BN accumulators stored
 // register by register, so each store and load of a warpgroup is 512 contiguous bytes.

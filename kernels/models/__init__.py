@@ -7,7 +7,8 @@ and ``swizzle`` hold the shared math.
 from __future__ import annotations
 
 from .. import registry
-from .hopper import Fp8BlockScaled, Fp8StreamK, WgmmaStreamK, WgmmaTma
+from .hopper import WgmmaStreamK, WgmmaTma
+from .hopper_fp8 import Fp8BlockScaled, Fp8StreamK
 from .level_model import LevelModel, SharedTotals
 from .mma_sync import MmaPersistent, MmaSync
 from .register_blocking import Register2D, Vectorized

@@ -50,7 +50,6 @@ from .level_model import (
     Space,
     Tile,
     WarpAccess,
-    ceil_div,
     global_access,
 )
 from .persistent import TmaBox, WorkPiece, grouped_tile, stream_k_pieces
@@ -104,6 +103,8 @@ class WarpSpecialized(LevelModel):
     wgmma_k_bytes = 32  # K of one wgmma: 16 bf16 or 32 e4m3
     half_cols = 0  # 0: one wgmma covers BN; else the tile is done in halves of this width
     instruction = ""
+
+    sass_warp = WARPS_PER_GROUP  # the first consumer warp: warp 0 is the producer's
 
     def setup(self, p: dict[str, int]) -> None:
         self.bm, self.bn, self.bk = p["BM"], p["BN"], p["BK"]
@@ -329,7 +330,7 @@ class WarpSpecialized(LevelModel):
     def global_accesses(self, warp: int, k_step: int, M: int, N: int, K: int,
                         block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
         """Warp 0 (whose thread 0 issues the copies): the K step's TMA boxes, 32 rows at a
-        time. Consumers read no global memory here (the FP8 level's scales: below)."""
+        time. Consumers read no global memory here (the FP8 level's scales: hopper_fp8.py)."""
         if warp != 0:
             return []
         return [a for box in self.tma_loads(k_step, M, N, K, block)
@@ -419,47 +420,3 @@ class WgmmaStreamK(WgmmaTma):
     level_id = "wgmma_stream_k"
     notes = WgmmaTma.notes + (" The last wave of tiles is shared out by K steps "
                               "(stream-K): see the pipeline view's block walk.")
-
-
-class Fp8BlockScaled(WarpSpecialized):
-    level_id = "fp8_block_scaled"
-    elem_bytes = 1
-    half_cols = 128
-    instruction = "wgmma.mma_async.m64n128k32.f32.e4m3.e4m3"
-    notes = ("The wgmma_tma pipeline on E4M3 with 128-deep K blocks: per block and per "
-             "128-column half, 4 wgmma.m64n128k32 into temporary registers, then FP32 "
-             "promotion acc += tmp * scale_a[row] * scale_b[block]; the scales are the "
-             "consumers' only global loads (3 per half and K block). Shared memory as in "
-             "wgmma_tma: no LDS, the epilogue's staging stores conflict-free.")
-
-    def k_steps(self, K: int) -> int:
-        return K // self.bk  # the host refuses K % 128 != 0
-
-    def global_accesses(self, warp: int, k_step: int, M: int, N: int, K: int,
-                        block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
-        """Besides the TMA boxes (warp 0), each consumer warp loads, per half h of the
-        tile, scale_b of block (nb, k_step) (one address for the warp) and scale_a of its
-        rows r0 and r0 + 8 (8 rows, 4 lanes each), as the compiled loop does (6 LDG per
-        K step)."""
-        out = super().global_accesses(warp, k_step, M, N, K, block)
-        c = self.consumer_of(warp)
-        if c is None:
-            return out
-        ksteps = max(1, K // self.bk)
-        r0 = block[0] * self.bm + c * CONSUMER_ROWS + (warp % WARPS_PER_GROUP) * 16 + LANES // 4
-        for h in range(self.bn // self.half_cols):
-            nb = block[1] * (self.bn // self.half_cols) + h
-            uniform = np.full(WARP_SIZE, nb * ksteps + k_step)
-            out.append(global_access(f"LDG scale_b[nb={nb}, kb={k_step}]", "scale_b",
-                                     uniform, 4, 4,
-                                     np.full(WARP_SIZE, nb < ceil_div(N, self.half_cols))))
-            for d in (0, 8):
-                out.append(global_access(f"LDG scale_a[kb={k_step}, r0+{d}] (half {h})",
-                                         "scale_a", k_step * M + r0 + d, 4, 4, r0 + d < M))
-        return out
-
-
-class Fp8StreamK(Fp8BlockScaled):
-    level_id = "fp8_stream_k"
-    notes = Fp8BlockScaled.notes + (" The last wave of tiles is shared out by K blocks "
-                                    "(stream-K).")

@@ -206,4 +206,4 @@ class SassComparison:
 
 def compare_level(level_id: str, model: LevelModel, src_dir: Path) -> SassComparison:
     return SassComparison(level_id, sass_counts(main_loop(compile_sass(level_id, src_dir))),
-                          model_counts(model))
+                          model_counts(model, model.sass_warp))
