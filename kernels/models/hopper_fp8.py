@@ -90,9 +90,10 @@ class Fp8BlockScaled(WarpSpecialized):
 
     def main_loop_accesses(self, warp: int, k_step: int) -> list[WarpAccess]:
         """With SCL, per K step a consumer thread reads its rows' A scales (rows r0 and
-        r0 + 8) and each half's B scale from buffer k_step % 2, then threads 0..63 of the
-        warpgroup copy the next K block's row scales and the next halves' B scales into
-        the other buffer (cp.async, 4 bytes each); a warp with no copying lane skips it."""
+        r0 + 8) and the halves' B scales (one LDS.64 for two) from buffer k_step % 2,
+        then threads 0..63 of the warpgroup copy the next K block's row scales and the
+        next halves' B scales into the other buffer (cp.async, 4 bytes each); a warp with
+        no copying lane skips it."""
         c = self.consumer_of(warp)
         if c is None or not self.scl:
             return []
@@ -103,9 +104,13 @@ class Fp8BlockScaled(WarpSpecialized):
         out = [WarpAccess(f"LDS A scale rows r0{d}", "Ss", Space.SHARED, Op.LOAD, 4,
                           ss.address(buf, 0, r0 + (8 if d else 0)), stage=buf)
                for d in ("", "+8")]
-        out += [WarpAccess(f"LDS B scale half {h}", "Ss", Space.SHARED, Op.LOAD, 4,
-                           ss.address(buf, 0, np.full(WARP_SIZE, CONSUMER_ROWS + h)), stage=buf)
-                for h in range(self.halves)]
+        # the halves' B scales are adjacent: ptxas reads two of them with one LDS.64
+        for h in range(0, self.halves, 2):
+            n = min(2, self.halves - h)
+            out.append(WarpAccess(f"LDS B scales of halves {h}..{h + n - 1}", "Ss",
+                                  Space.SHARED, Op.LOAD, 4 * n,
+                                  ss.address(buf, 0, np.full(WARP_SIZE, CONSUMER_ROWS + h)),
+                                  stage=buf))
         copying = t < self.scale_slots
         if copying.any():
             nxt = 2 * c + (k_step + 1) % 2

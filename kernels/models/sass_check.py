@@ -139,8 +139,8 @@ def main_loop(sass: str) -> str:
     first k of the next tile at the bottom, with a peeled copy before the loop), so the
     body, not the whole kernel, holds one K step's instructions. Of two loops with as many
     shared loads, the shorter: e.g. the guard-free copy of a K loop beside its guarded one
-    (cp_async_interior), where interior blocks spend their time. The whole text when
-    there is no loop."""
+    (cp_async_interior), where interior blocks spend their time. Never a loop that holds
+    another loop with shared loads. The whole text when there is no loop."""
     labels = {m.group(1): m.start() for m in _LABEL.finditer(sass)}
     bodies: dict[str, str] = {}  # label -> text up to its last backward branch
     for m in _BRANCH.finditer(sass):
@@ -148,11 +148,18 @@ def main_loop(sass: str) -> str:
         if start is None or start > m.start():
             continue  # a forward branch
         bodies[m.group(1)] = sass[start:m.end()]
+    def loads(body: str) -> int:
+        return sum(v for k, v in sass_counts(body).items() if k.startswith("LDS"))
+
+    # a loop around loops with shared loads (a persistent kernel's loop over its tiles,
+    # around one or two copies of the K loop) is not the K loop: innermost ones only
+    inner = [b for b in bodies.values()
+             if not any(o is not b and o in b and loads(o) for o in bodies.values())]
     best, best_loads = sass, -1
-    for body in bodies.values():
-        loads = sum(v for k, v in sass_counts(body).items() if k.startswith("LDS"))
-        if loads > best_loads or (loads == best_loads and len(body) < len(best)):
-            best, best_loads = body, loads
+    for body in inner:
+        n = loads(body)
+        if n > best_loads or (n == best_loads and len(body) < len(best)):
+            best, best_loads = body, n
     return best
 
 
