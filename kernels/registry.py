@@ -155,7 +155,14 @@ FP8_BLOCK_SCALED = Level(
           "for each K block before promoting, 128x128 tiles, 820 / 883 TFLOPS at 4096^3 / "
           "8192^3; promoting block k-1 from a second set of temporaries while block k "
           "runs (KPIPE=1) 948 / 1046; with the TMA-store epilogue 1045 / 1076; 128x256 "
-          "tiles in two halves (KPIPE=0, 4 stages) 1064 / 1095, the default.")
+          "tiles in two halves (KPIPE=0, 4 stages) 1064 / 1095, the default. Round 3 "
+          "(issue 17, benchmarks/tune17_hopper.py, side by side): the scales through "
+          "shared memory (SCL=1, copied one K block ahead while the first half runs) "
+          "1104 -> 1254 at 8192^3; at DeepGEMM's shapes (M = 4096; N, K) = (2112, 7168) "
+          "735 -> 803-847, (24576, 1536) 1093 -> 1110, (32768, 512) 855 -> 832-840, "
+          "(7168, 16384) 1131 -> 1276-1283, (4096, 7168) 1065 -> 1223-1228, (7168, "
+          "2048) 1036 -> 1094-1099; reading them before the K block's wgmmas instead of "
+          "while they run: 3-4% slower.")
 
 
 LEVELS: tuple[Level, ...] = (
@@ -374,7 +381,11 @@ LEVELS: tuple[Level, ...] = (
               "1064 (1056), (7168, 2048) 1005 (1031). SK=1 (the last full wave cut too): "
               "1135, 879, 1108, 856, 1048, 1044, 1002; with GM=8: 1111, 907, 1110, 837, "
               "1021, 1037, 1003. Loading each K block's scales one block ahead (a PF switch "
-              "tried in the same round) was 7-14% slower at every shape and was removed."),
+              "tried in the same round) was 7-14% slower at every shape and was removed. "
+              "Round 3, with the scales through shared memory (SCL=1): 8192^3 1280-1284; "
+              "GM=8 (now the default here) at N = 2112 995 against 937 with GM=16, at "
+              "(7168, 16384) 1231 against 1271, elsewhere within 1%; SK=1 won at K <= "
+              "1536 (1124 / 819) and lost at K = 16384 (1129)."),
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",
