@@ -17,6 +17,10 @@ MAX_FRAMES = 400  # an animated export's bound (a GIF of 400 frames is already l
 MAX_SCALE = 8.0
 
 
+class ExportError(ValueError):
+    """An export that cannot be made as asked; the message says why and what would do."""
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """What ``--chart NAME`` exports: a view, or one chart of it."""

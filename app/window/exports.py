@@ -34,12 +34,9 @@ from .export_targets import (  # noqa: F401  (the table, read through this modul
     SUFFIXES,
     TARGETS,
     TEXT_SUFFIXES,
+    ExportError,
     Target,
 )
-
-
-class ExportError(ValueError):
-    """An export that cannot be made as asked; the message says why and what would do."""
 
 
 def suffix_of(path: str | Path) -> str:
