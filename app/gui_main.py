@@ -219,8 +219,9 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
         window.set_presentation(True)
     # the source opens once the window is on screen: a recording is read in a worker
     # thread, whose parsing holds the GIL half the time, so opening it first delayed the
-    # first paint by a quarter of a second (the bundled recording)
-    QTimer.singleShot(0, lambda: _open_source(window, args, background=True))
+    # first paint by a quarter of a second (the bundled recording); a timer of 0 ms after
+    # show() still ran before the first paint
+    window.first_paint.then(lambda: _open_source(window, args, background=True))
     return app.exec()
 
 

@@ -86,7 +86,8 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.tabs = QTabWidget()
         # the tab on screen gets its view now, the others once the window is painted
         self.views = ViewTabs(self.tabs, VIEWS, self._setup_view)
-        self.first_paint = FirstPaint(self, self.views.make_rest)
+        self.first_paint = FirstPaint(self)
+        self.first_paint.then(self.views.make_rest)
         self.setCentralWidget(self.tabs)
         self.shown_views = ShownViews(self.tabs, self.views)
         self.throttle.follow_frames(self)

@@ -131,16 +131,16 @@ class ViewTabs(Mapping[str, View]):
 
 
 class FirstPaint(QObject):
-    """Calls ``call()`` once, on the turn of the event loop after the window's first
-    paint (the first paint of any widget in it), or ``latest_ms`` after it was first
-    shown where no paint came (a window shown but never exposed). From the window's first
-    show until then it watches the application's events; a child of the window."""
+    """Calls what :meth:`then` was given, once, on the turn of the event loop after the
+    window's first paint (the first paint of any widget in it), or ``latest_ms`` after it
+    was first shown where no paint came (a window shown but never exposed). From the
+    window's first show until then it watches the application's events; a child of the
+    window."""
 
-    def __init__(self, window: QWidget, call: Callable[[], object],
-                 latest_ms: int | None = None) -> None:
+    def __init__(self, window: QWidget, latest_ms: int = 1000) -> None:
         super().__init__(window)
         self.window = window
-        self.call = call
+        self.calls: list[Callable[[], object]] = []
         self.latest_ms = latest_ms
         self.watching = False
         self.done = False
@@ -153,8 +153,14 @@ class FirstPaint(QObject):
         self.window.removeEventFilter(self)
         self.watching = True
         app.installEventFilter(self)
-        if self.latest_ms is not None:
-            QTimer.singleShot(self.latest_ms, self, self._fire)
+        QTimer.singleShot(self.latest_ms, self, self._fire)
+
+    def then(self, call: Callable[[], object]) -> None:
+        """Call ``call()`` after the first paint (now, if that has passed)."""
+        if self.done:
+            call()
+        else:
+            self.calls.append(call)
 
     def stop(self) -> None:
         app = QApplication.instance()
@@ -175,4 +181,6 @@ class FirstPaint(QObject):
         if not self.done:
             self.done = True
             self.stop()
-            self.call()
+            calls, self.calls = self.calls, []
+            for call in calls:
+                call()
