@@ -27,9 +27,9 @@ START = time.perf_counter()
 
 def build_parser() -> argparse.ArgumentParser:
     from ..kernels import targets
-    from ..kernels.cli import COMMANDS
+    from ..kernels.subcommands import NAMES
 
-    others = ", ".join([*COMMANDS, "doctor"])
+    others = ", ".join([*NAMES, "doctor"])
     p = argparse.ArgumentParser(
         prog="gemmscope", description="GEMM ladder visualizer",
         epilog=f"other commands (no display needed): gemmscope {{{others}}}; "
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--presentation", action="store_true",
                    help="presentation mode: large type, high contrast (F11 toggles it); "
                         "with --screenshot, the picture in presentation mode")
-    from .window.exports import ANIMATION_TARGETS, CHART_TARGETS, SUFFIXES
+    from .window.export_targets import ANIMATION_TARGETS, CHART_TARGETS, SUFFIXES
 
     charts = [t.name for t in CHART_TARGETS]
     animations = [t.name for t in ANIMATION_TARGETS]
@@ -219,8 +219,9 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
         window.set_presentation(True)
     # the source opens once the window is on screen: a recording is read in a worker
     # thread, whose parsing holds the GIL half the time, so opening it first delayed the
-    # first paint by a quarter of a second (the bundled recording)
-    QTimer.singleShot(0, lambda: _open_source(window, args, background=True))
+    # first paint by a quarter of a second (the bundled recording); a timer of 0 ms after
+    # show() still ran before the first paint
+    window.first_paint.then(lambda: _open_source(window, args, background=True))
     return app.exec()
 
 

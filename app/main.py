@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import sys
 
-from ..kernels import cli
+from ..kernels.subcommands import NAMES
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in cli.COMMANDS:  # the one list of subcommands
+    if argv and argv[0] in NAMES:  # the CLI's subcommands (its import is not cheap)
+        from ..kernels import cli
+
         return cli.main(argv)
     from .core import doctor  # no Qt
 

@@ -475,6 +475,7 @@ def _worker(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise CliError(str(exc)) from None
 
 
+# in the order of subcommands.NAMES, which the app routes by without importing this module
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
     "runner": _runner, "worker": _worker, "bench": _bench, "record": _bench, "report": _report,
     "levels": _levels, "diff": _diff, "sass": _sass,

@@ -1,5 +1,5 @@
 """Things defined once and read from there: the version (package metadata) and the list
-of GPU-side subcommands (kernels.cli)."""
+of GPU-side subcommands (kernels.cli, named in kernels.subcommands)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import gemmscope.kernels as kernels
 from gemmscope.app import main as app_main
-from gemmscope.kernels import cli
+from gemmscope.kernels import cli, subcommands
 from gemmscope.kernels.runner import Runner
 
 
@@ -44,7 +44,7 @@ def test_an_uninstalled_checkout_reads_its_pyproject(monkeypatch):
 def test_the_app_routes_exactly_the_subcommands_the_cli_parses(monkeypatch):
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert list(sub.choices) == list(cli.COMMANDS)
+    assert list(sub.choices) == list(cli.COMMANDS) == list(subcommands.NAMES)
     seen = []
     monkeypatch.setattr(cli, "main", lambda argv: seen.append(argv) or 0)
     for name in cli.COMMANDS:

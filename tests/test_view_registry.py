@@ -10,6 +10,10 @@ from gemmscope.app.window.redraw import RedrawThrottle
 
 def test_every_view_in_the_table_is_a_tab_with_its_title(make_window):
     window = make_window()
+    titles = [(window.tabs.tabText(i), window.tabs.tabToolTip(i))
+              for i in range(window.tabs.count())]
+    assert titles == [(spec.title, spec.tip) for spec in registry.VIEWS]
+    window.flush_views()  # every view made (views of tabs not shown are made when needed)
     tabs = [(window.tabs.widget(i).objectName(), window.tabs.tabText(i))
             for i in range(window.tabs.count())]
     assert tabs == [(f"view_{spec.name}", spec.title) for spec in registry.VIEWS]

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...kernels import registry
-from ...kernels.models import model_for
-from ...kernels.models.ncu_compare import ComparisonRow, NcuKernelRow, compare
 from ...kernels.shape import Shape
+
+if TYPE_CHECKING:
+    from ...kernels.models.ncu_compare import ComparisonRow
 
 NCU = "ncu"
 
@@ -78,6 +79,11 @@ def compare_counters(counters: Counters) -> CountersComparison:
 
 @functools.lru_cache(maxsize=64)
 def _compare(counters: Counters) -> CountersComparison:
+    # the access models load with the first counters compared, not with the store: they
+    # are off the path to the app's first paint (issue #12)
+    from ...kernels.models import model_for
+    from ...kernels.models.ncu_compare import NcuKernelRow, compare
+
     params = dict(counters.params) if counters.params is not None else None
     try:
         model = model_for(counters.level, params)

@@ -43,12 +43,13 @@ from ..widgets.ladder_panel import LadderPanel
 from ..widgets.messages_panel import MessagesPanel
 from ..widgets.replay_bar import ReplayBar
 from ..widgets.run_controls import RunControls
-from . import export_run, exports, navigation
+from . import navigation
 from .menus import install_menus, install_shortcuts
 from .preferences import Preferences
 from .presentation import PresentationMode, ShortcutsDialog, fit_side_docks
 from .redraw import RedrawThrottle, ShownViews
 from .sources_mixin import BUNDLED_SESSION, SourcesMixin, bundled_session
+from .view_tabs import FirstPaint, ViewTabs
 
 __all__ = ["BUNDLED_SESSION", "MainWindow", "bundled_session"]
 
@@ -83,19 +84,15 @@ class MainWindow(SourcesMixin, QMainWindow):
         self._last_slow_ms = -SLOW_INTERVAL_MS
 
         self.tabs = QTabWidget()
-        self.views: dict[str, View] = {}
-        for spec in VIEWS:
-            self._add_view(spec.name, spec.title, spec.factory())
-            self.tabs.setTabToolTip(self.tabs.count() - 1, spec.tip)
+        # the tab on screen gets its view now, the others once the window is painted
+        self.views = ViewTabs(self.tabs, VIEWS, self._setup_view)
+        self.first_paint = FirstPaint(self)
+        self.first_paint.then(self.views.make_rest)
         self.setCentralWidget(self.tabs)
         self.shown_views = ShownViews(self.tabs, self.views)
         self.throttle.follow_frames(self)
         # a tab shown catches up at once and may leave parts of its redraw for later frames
         self.tabs.currentChanged.connect(lambda _i: self.throttle.poke(soon=True))
-        charts = self.views.get("charts")
-        if isinstance(charts, ChartsView):
-            charts.set_log_axis(self.prefs.log_axis)
-            charts.log_axis_changed.connect(self._keep_log_axis)
 
         self.ladder = LadderPanel()
         self.ladder.bind(self.store)
@@ -147,16 +144,19 @@ class MainWindow(SourcesMixin, QMainWindow):
             self.restoreState(state)
         if self.prefs.presentation:
             self.set_presentation(True, full_screen=False)
-        self.flush_views()
+        self._flush_made_views()
+        self.shown_views.owed.clear()  # the views not made yet will be made from this store
 
     # ------------------------------------------------------------- building
-    def _add_view(self, name: str, title: str, view: View) -> None:
+    def _setup_view(self, name: str, view: View) -> None:
+        """A view just made, before its tab holds it (see ViewTabs)."""
         assert isinstance(view, QWidget)
         view.setObjectName(f"view_{name}")
-        self.views[name] = view
-        self.tabs.addTab(view, title)
         view.bind(self.store)
         view.bind_navigation(functools.partial(navigation.show_code_line, self))
+        if isinstance(view, ChartsView):
+            view.set_log_axis(self.prefs.log_axis)
+            view.log_axis_changed.connect(self._keep_log_axis)
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea
               ) -> QDockWidget:
@@ -253,8 +253,7 @@ class MainWindow(SourcesMixin, QMainWindow):
 
     def set_animated(self, on: bool) -> None:
         """Animations on, or whole steps only (screenshots)."""
-        for view in self.views.values():
-            view.set_animated(on)
+        self.views.tell("animated", lambda view: view.set_animated(on))
 
     def escape(self) -> None:
         """Esc: leave full screen, else stop the runs."""
@@ -332,10 +331,15 @@ class MainWindow(SourcesMixin, QMainWindow):
 
     def flush_views(self) -> None:
         """Bring every view up to date now (screenshots, exports, tests)."""
+        while self.views.make_next():
+            pass
+        self._flush_made_views()
+
+    def _flush_made_views(self) -> None:
         self._flushing = True
         try:
             self.throttle.flush()
-            for view in self.views.values():
+            for view in self.views.made.values():
                 view.settle()
         finally:
             self._flushing = False
@@ -371,8 +375,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.run_label.setText(text)
 
     def _level_selected(self, level_id: str) -> None:
-        for view in self.views.values():
-            view.set_level(level_id)
+        self.views.tell("level", lambda view: view.set_level(level_id))
 
     # ------------------------------------------------------------- presentation
     def toggle_presentation(self) -> None:
@@ -444,21 +447,29 @@ class MainWindow(SourcesMixin, QMainWindow):
         return f"live with runner `{text}`"
 
     def export_chart(self, chart: pg.PlotWidget, path: str | Path) -> Path:
+        from . import exports
+
         self.flush_views()
         return exports.export_chart(chart, path)
 
     def export_named(self, path: str | Path, chart: str | None = None, scale: float = 1.0,
                      frames: int | None = None) -> Path:
         """A chart, view or animation by name, or CSV / Markdown, by the path's suffix."""
+        from . import export_run
+
         return export_run.export_named(self, path, chart, scale=scale, frames=frames)
 
     def _keep_log_axis(self, on: bool) -> None:
         self.prefs.log_axis = on
 
     def export_csv(self, path: str | Path) -> Path:
+        from . import exports
+
         return exports.export_csv(self.store, path)
 
     def export_report(self, path: str | Path) -> Path:
+        from . import exports
+
         self.flush_views()
         return exports.export_report(self.store, path, self.charts(), self.source_path)
 
@@ -468,6 +479,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         QTimer.singleShot(0, self, lambda: fit_side_docks(self))
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self.first_paint.stop()
         self.presentation.release()
         for loader in self._loaders:
             loader.wait()

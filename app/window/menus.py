@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenuBar, QStatusBar, QWidget
 
-from .exports import ANIMATION_TARGETS, CHART_TARGETS, ExportError
+from .export_targets import ANIMATION_TARGETS, CHART_TARGETS, ExportError
 from .presentation import SHORTCUTS
 
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..views.code import CodeView
-
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
@@ -17,13 +15,14 @@ def show_code_line(window: MainWindow, level_id: str, path: str, line_no: int) -
     """Select the level (every view follows), then show its source at ``path``:``line_no``
     in the Code view with the SASS compiled from it selected. False where the Code view
     cannot show that file (no build event of the level has it)."""
+    from ..views.code import CodeView  # (with the view: made when first needed)
+
     code = window.views.get("code")
     if not isinstance(code, CodeView):
         return False
     if level_id in window.ladder.level_ids:
         window.ladder.select_level(level_id)  # the views follow through level_selected
     if code.level_id != level_id:  # not in the ladder table, or already selected there
-        for view in window.views.values():
-            view.set_level(level_id)
+        window.views.tell("level", lambda view: view.set_level(level_id))
     window.tabs.setCurrentWidget(code)
     return code.show_source_line(path, line_no)

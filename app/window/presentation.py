@@ -8,7 +8,8 @@ tell the story, so the views fit a 1280x720 projector.
 
 from __future__ import annotations
 
-from typing import Protocol
+import functools
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QByteArray, QRect, Qt, QTimer
 from PySide6.QtGui import QFont
@@ -27,6 +28,9 @@ from ..plots.plot_style import style_plots
 from ..theme import NORMAL, PRESENTATION, Theme
 from ..views.base import View
 from ..widgets.ladder_panel import LadderPanel
+
+if TYPE_CHECKING:
+    from .view_tabs import ViewTabs
 
 SHORTCUTS = (
     ("F11", "presentation mode: full screen, large fonts, high contrast"),
@@ -54,7 +58,7 @@ class Stage(Protocol):
     """What presentation mode changes in the main window (the window is one)."""
 
     theme: Theme
-    views: dict[str, View]
+    views: ViewTabs
     ladder: LadderPanel
     ladder_dock: QDockWidget
     run_dock: QDockWidget
@@ -118,10 +122,7 @@ class PresentationMode:
         if on:  # the ladder's columns, whole, and no more (again once laid out)
             self._fit_ladder()
             QTimer.singleShot(0, self._fit_ladder)
-        for view in w.views.values():
-            view.apply_theme(w.theme)
-            assert isinstance(view, QWidget)
-            style_plots(view, w.theme)
+        w.views.tell("theme", functools.partial(_restyle, theme=w.theme))
         if on and full_screen:
             w.showFullScreen()
         elif leaving:
@@ -148,6 +149,12 @@ class PresentationMode:
         if self.on:
             w.resizeDocks([w.ladder_dock], [w.ladder.needed_width()],
                           Qt.Orientation.Horizontal)
+
+
+def _restyle(view: View, theme: Theme) -> None:
+    view.apply_theme(theme)
+    assert isinstance(view, QWidget)
+    style_plots(view, theme)
 
 
 class ShortcutsDialog(QDialog):

@@ -3,13 +3,17 @@ only of the tab on screen."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QElapsedTimer, QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 from ..core.store import Change
 from ..views.base import View
+
+if TYPE_CHECKING:
+    from .view_tabs import ViewTabs
 
 DEFAULT_INTERVAL_MS = 33  # at most 30 redraws a second
 FRAME_MS = 1000 / 60
@@ -107,9 +111,11 @@ class RedrawThrottle(QObject):
 class ShownViews:
     """The tabs' views, refreshed only while shown: a hidden view keeps what changed and
     catches up when its tab is shown, or when everything is brought up to date
-    (screenshots, exports). A frame then pays for the tab on screen, not for all seven."""
+    (screenshots, exports). A frame then pays for the tab on screen, not for all seven.
+    A view not made yet (:class:`~gemmscope.app.window.view_tabs.ViewTabs`) is owed
+    what changed like a hidden one, and catches up the same way once made."""
 
-    def __init__(self, tabs: QTabWidget, views: Mapping[str, View]):
+    def __init__(self, tabs: QTabWidget, views: ViewTabs):
         self.tabs = tabs
         self.views = views
         self.owed: dict[str, set[Change]] = {}  # per hidden view: changes not yet shown
@@ -117,9 +123,11 @@ class ShownViews:
 
     def refresh(self, changes: set[Change], everything: bool = False) -> None:
         shown = self.tabs.currentWidget()
-        for name, view in self.views.items():
+        made = self.views.made
+        for name in self.views:
             owed = self.owed.pop(name, set()) | changes
-            if everything or view is shown:
+            view = made.get(name)
+            if view is not None and (everything or view is shown):
                 if owed:
                     view.refresh(owed)
             elif owed:
@@ -131,6 +139,6 @@ class ShownViews:
 
     def _tab_shown(self, _index: int) -> None:
         shown = self.tabs.currentWidget()
-        for name, view in self.views.items():
+        for name, view in self.views.made.items():
             if view is shown and (owed := self.owed.pop(name, None)):
                 view.refresh(owed)
