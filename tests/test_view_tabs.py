@@ -92,3 +92,32 @@ def test_the_window_opens_without_the_cli_or_the_other_tabs_views(tmp_path):
                  "gemmscope.app.window.exports", *(f"gemmscope.app.views.{spec.name}"
                                                    for spec in VIEWS[1:])):
         assert name not in loaded, name
+
+
+def test_the_window_opens_without_superqt_or_cuda_bindings(tmp_path):
+    """The first paint needs neither: superqt (all of its widgets load with it) is
+    imported where a flow row is made, in tabs made later; pyqtgraph's optional CUDA
+    import is hidden while the GUI start imports it."""
+    code = (
+        "import json, sys\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "from gemmscope.app import gui_main\n"
+        "gui_main._import_pyqtgraph_without_cuda()\n"
+        "from gemmscope.app.window.main_window import MainWindow\n"
+        "from gemmscope.app.window.preferences import open_settings\n"
+        "app = QApplication([])\n"
+        f"window = MainWindow(open_settings({str(tmp_path / 'p.ini')!r}))\n"
+        "import pyqtgraph.widgets.RawImageWidget as raw\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in\n"
+        "                ('superqt', 'cuda', 'pyqtgraph'))\n"
+        "try:\n"  # hidden only while pyqtgraph imported: importable afterwards
+        "    from cuda.bindings import runtime\n"
+        "    after = runtime is not None\n"
+        "except ImportError:\n"
+        "    after = 'cuda.bindings' not in loaded\n"  # not installed here
+        "print(json.dumps([loaded, raw.cudart is None, after]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)
+    loaded, hidden, importable_after = json.loads(out.stdout.splitlines()[-1])
+    assert "pyqtgraph" in loaded and hidden and importable_after
+    assert not [m for m in loaded if m.startswith(("superqt", "cuda.bindings.runtime"))]
