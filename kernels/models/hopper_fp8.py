@@ -49,10 +49,11 @@ class Fp8BlockScaled(WarpSpecialized):
                                          k_step * M + row0 + t, 4, 4, row0 + t < M,
                                          Op.CP_ASYNC))
             elif t[0] < self.scale_slots:
-                nb = nb0 + t - CONSUMER_ROWS
+                nbs = nb0 + t - CONSUMER_ROWS
                 out.append(global_access(f"cp.async scale_b[kb={k_step}]", "scale_b",
-                                         nb * ksteps + k_step, 4, 4,
-                                         (t < self.scale_slots) & (nb < nb_count), Op.CP_ASYNC))
+                                         nbs * ksteps + k_step, 4, 4,
+                                         (t < self.scale_slots) & (nbs < nb_count),
+                                         Op.CP_ASYNC))
             return out
         r0 = row0 + (warp % WARPS_PER_GROUP) * 16 + LANES // 4
         for h in range(self.halves):
