@@ -235,3 +235,23 @@ def test_a_restarts_copy_of_the_shown_build_redraws_nothing(view, events):
     v.refresh(store.take_changes())
     v.settle()
     assert v.source.toPlainText().endswith("// changed\n")
+
+
+def test_line_colours_follow_the_view_and_stay_few(qtbot):
+    """Qt walks every extra selection on every repaint: only the lines in view get one,
+    and scrolling colours the lines that come into view."""
+    from gemmscope.app.views.code_panels import TextPanel
+
+    p = TextPanel()
+    qtbot.addWidget(p)
+    p.resize(500, 300)
+    p.show()
+    p.set_text("\n".join(f"line {i}" for i in range(3000)))
+    p.paint_lines({i: "#804040" for i in range(0, 3000, 2)})
+    shown = [s.cursor.blockNumber() for s in p.extraSelections()]
+    assert 0 < len(shown) < 60 and shown[0] == 0
+    p.verticalScrollBar().setValue(2000)
+    shown = [s.cursor.blockNumber() for s in p.extraSelections()]
+    first = p.firstVisibleBlock().blockNumber()
+    assert shown and min(shown) >= first >= 1990 and all(b % 2 == 0 for b in shown)
+    assert p.line_color(2999 - 1) is not None and p.line_color(2999) is None
