@@ -45,10 +45,15 @@ def test_every_level_has_its_own_colour_in_its_precisions_hue(loaded):
     looks = {}
     for level_id, curve in sweep.curves.items():
         pen = curve.opts["pen"]
-        looks[level_id] = (pen.color().name(), curve.opts["symbol"], pen.style())
+        looks[level_id] = (pen.color().name(), sweep.symbols[level_id], pen.style())
         reference = window.store.level(level_id).is_reference
         assert (pen.style() == pen.style().DashLine) == reference, level_id
     assert len(set(looks.values())) == len(looks) >= 15  # no two curves look alike
+    # the markers of the levels not selected: in one scatter item, each level's points
+    marked = list(sweep.markers.data["data"])
+    for level_id, curve in sweep.curves.items():
+        if level_id != sweep.selected:
+            assert marked.count(level_id) == len(curve.xData), level_id
 
 
 def test_legends_sit_beside_the_data_and_list_every_entry(loaded):

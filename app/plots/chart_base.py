@@ -228,6 +228,9 @@ class SideLegend(pg.GraphicsWidget):
         self.columns = 1
         self._col_w = 0.0
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemClipsToShape, False)
+        # repainted from a pixmap unless its entries, style or size changed (update()):
+        # drawing its markers and text costs ~1 ms per repaint of the chart
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def set_entries(self, entries: list[LegendEntry]) -> None:
         if entries != self.entries:

@@ -151,7 +151,15 @@ class SweepChart(Chart):
         self.log_axis = False
         self.set_label("bottom", "N (M = N = K for a sweep)")
         self.set_label("left", "TFLOPS")
+        # a line per level; the markers of every level but the selected one in one
+        # scatter item above the lines (one item paints in a fraction of the time that one
+        # per level takes); the selected level's markers on its own curve, on top
         self.curves: dict[str, pg.PlotDataItem] = {}
+        self.markers = pg.ScatterPlotItem(pxMode=True)
+        self.markers.setZValue(2)
+        self.addItem(self.markers)
+        self.symbols: dict[str, str] = {}  # each level's marker
+        self._marked: list[tuple[Any, ...]] = []
         self.shown: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.hover = HoverReadout(self, self._describe)
         self.show_empty(EMPTY_SWEEP)
@@ -195,17 +203,26 @@ class SweepChart(Chart):
         if self.show_empty(None if self.shown else EMPTY_SWEEP):
             self.size_axis.set_sizes([])
             self.side_legend.set_entries([])
+            self._mark([])
+            self.symbols = {}
             return
         order = {lv.id: i for i, lv in enumerate(self.store.levels)}
         colors = level_colors([(lv.id, lv.precision, lv.is_reference)
                                for lv in self.store.levels])
         entries = []
+        marked: list[tuple[str, np.ndarray, np.ndarray, str, str, str, bool]] = []
         for level_id in sorted(self.shown, key=lambda k: order.get(k, len(order))):
             n, tflops = self.shown[level_id]
             color, symbol, dashed, z = self._style(level_id, colors)
             chosen = level_id == self.selected
+            self.symbols[level_id] = symbol
             entries.append(LegendEntry(level_id + (" (selected)" if chosen else ""), color,
                                        kind="line", dashed=dashed, symbol=symbol))
+            keep = tflops > 0 if self.log_axis else np.ones(len(n), bool)
+            fill = self.theme.background if dashed else color
+            if not chosen:
+                marked.append((level_id, n[keep], tflops[keep], symbol, color, fill,
+                               self.log_axis))
             curve = self.curves.get(level_id)
             if curve is None:
                 curve = self.plot([], [], name=None)
@@ -216,14 +233,42 @@ class SweepChart(Chart):
             width = self.theme.line_px * (3 if chosen else 1) + (1 if dashed else 0)
             pen = pg.mkPen(color, width=width,
                            style=Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine)
-            keep = tflops > 0 if self.log_axis else np.ones(len(n), bool)
-            curve.setData(n[keep], tflops[keep], pen=pen, symbol=symbol,
-                          symbolSize=11 if chosen else 8,
-                          symbolPen=pg.mkPen(color, width=1.5),
-                          symbolBrush=self.theme.background if dashed else color)
+            if chosen:
+                curve.setData(n[keep], tflops[keep], pen=pen, symbol=symbol, symbolSize=11,
+                              symbolPen=pg.mkPen(color, width=1.5), symbolBrush=fill)
+            else:
+                curve.setData(n[keep], tflops[keep], pen=pen, symbol=None)
             curve.setZValue(10 if chosen else z)
+        self._mark(marked)
         self.side_legend.set_entries(entries)
         self._fit()
+
+    def _mark(self, marked: list[tuple[str, np.ndarray, np.ndarray, str, str, str, bool]]
+              ) -> None:
+        """The markers of these levels (id, N, TFLOPS, symbol, colour, fill, log axis) in
+        the one scatter item, set again only when one of them changed."""
+        same = len(marked) == len(self._marked) and all(
+            a[0] == b[0] and a[3:] == b[3:] and np.array_equal(a[1], b[1])
+            and np.array_equal(a[2], b[2]) for a, b in zip(marked, self._marked, strict=True))
+        if same:
+            return
+        self._marked = marked
+        if not marked:
+            self.markers.setData([])
+            return
+        x = np.log10(np.concatenate([m[1] for m in marked]).astype(float))
+        y = np.concatenate([m[2] for m in marked]).astype(float)
+        if self.log_axis:
+            y = np.log10(y)
+        counts = [len(m[1]) for m in marked]
+        pens = [pg.mkPen(m[4], width=1.5) for m in marked]
+        brushes = [pg.mkBrush(m[5]) for m in marked]
+        self.markers.setData(
+            x=x, y=y, size=8,
+            symbol=[m[3] for m, k in zip(marked, counts, strict=True) for _ in range(k)],
+            pen=[p for p, k in zip(pens, counts, strict=True) for _ in range(k)],
+            brush=[b for b, k in zip(brushes, counts, strict=True) for _ in range(k)],
+            data=[m[0] for m, k in zip(marked, counts, strict=True) for _ in range(k)])
 
     def _fit(self) -> None:
         """The axes span the data: the measured sizes (a tick at each), 0 (or a decade

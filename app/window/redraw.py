@@ -22,6 +22,10 @@ NEXT_PART_MS = 0.75 * FRAME_MS  # a redraw spread over frames: one part per fram
 # repaint of what a redraw changed (a plot's own update, often two or three of them),
 # and following it put two or three parts in one frame (a 30 ms frame on the charts tab)
 FRAME_GAP_MS = 0.75 * FRAME_MS
+# a paint this soon after a redraw ended is the repaint of what it changed, however late
+# in the frame the redraw ended (a long redraw's repaint was taken for a new frame, and
+# the next part ran in the same frame: two parts and two repaints in one)
+REPAINT_MS = FRAME_MS / 3
 
 
 class RedrawThrottle(QObject):
@@ -53,6 +57,7 @@ class RedrawThrottle(QObject):
         self._last_fire_ms: float | None = None
         self._last_frame_ms = -1e9
         self._frame_ms = -1e9  # when the last frame began (see FRAME_GAP_MS)
+        self._fired_ms = -1e9  # when the last redraw ended (see REPAINT_MS)
         self._due_ms: float | None = None  # armed: the earliest moment to fire
         self._posted = False  # a fire is queued behind a paint
 
@@ -86,7 +91,7 @@ class RedrawThrottle(QObject):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.UpdateRequest:  # the window is about to paint
             now = self._last_frame_ms = self._clock.nsecsElapsed() / 1e6
-            if now - self._frame_ms < FRAME_GAP_MS:
+            if now - self._frame_ms < FRAME_GAP_MS or now - self._fired_ms < REPAINT_MS:
                 return False  # a repaint within the frame
             self._frame_ms = now
             if self._due_ms is not None and not self._posted \
@@ -106,6 +111,7 @@ class RedrawThrottle(QObject):
         self._last_fire_ms = self._clock.nsecsElapsed() / 1e6
         self.redraws += 1
         self.callback()
+        self._fired_ms = self._clock.nsecsElapsed() / 1e6
 
 
 class ShownViews:
