@@ -149,6 +149,20 @@ class PlainAxis(pg.AxisItem):
         return [number_text(float(f"{10 ** v:.3g}")) for v in values]
 
 
+def plain_axes() -> dict[str, pg.AxisItem]:
+    """A plot's left and bottom axes (pass to pg.PlotWidget; see also quiet_axes)."""
+    return {"left": PlainAxis("left"), "bottom": PlainAxis("bottom")}
+
+
+def quiet_axes(item: pg.PlotItem) -> None:
+    """No SI prefix on the hidden top and right axes either: pyqtgraph's axes rewrite their
+    label (a setHtml and a size check) on every range change for it, hidden or not, tens
+    of times a second on a chart that follows a replay. (Passing them as PlainAxis would
+    show them: PlotItem shows every axis it is given.)"""
+    for side in ("top", "right"):
+        item.getAxis(side).enableAutoSIPrefix(False)
+
+
 class SizeAxis(PlainAxis):
     """The x axis of a size sweep (log N): a tick at each measured size, labelled with the
     size; labels that would overlap their neighbour are left out (the tick stays)."""
@@ -341,9 +355,10 @@ class Chart(pg.PlotWidget):
 
     def __init__(self, title: str, parent: QWidget | None = None,
                  axes: dict[str, pg.AxisItem] | None = None):
-        axis_items = {"left": PlainAxis("left"), "bottom": PlainAxis("bottom")}
+        axis_items = plain_axes()
         axis_items.update(axes or {})
         super().__init__(parent=parent, axisItems=axis_items)
+        quiet_axes(self.getPlotItem())
         self.base_title = title
         self.theme = NORMAL
         self.store: SessionStore | None = None

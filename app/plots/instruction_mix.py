@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from ...kernels.sass import CLASSES
 from ..theme import SASS_CLASS_COLORS, Theme
+from .chart_base import plain_axes, quiet_axes
 from .level_ticks import NameAxis
 
 BAR_WIDTH = 0.7
@@ -31,10 +32,11 @@ def rounded_up(top: float) -> float:
 
 class InstructionMixChart(pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, axisItems=plain_axes())
         self.setBackground("w")
         self.setMenuEnabled(False)
         item = self.getPlotItem()
+        quiet_axes(item)
         item.setTitle("Main-loop instruction mix (one iteration)")
         item.setLabel("left", "instructions")
         item.showGrid(y=True, alpha=0.25)

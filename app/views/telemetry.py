@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from ..core.store import Change, SessionStore
 from ..core.telemetry import GPM_FIELDS, RunWindow
+from ..plots.chart_base import plain_axes, quiet_axes
 from ..plots.charts import MAX_AXIS, HoverReadout, finite_top
 from ..plots.legend_row import legend_above, place_legend, restyle_legend
 from ..plots.run_bands import RunBands
@@ -123,9 +124,10 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
     def _build(self) -> None:
         layout = self._column
         for name, title in PLOTS.items():
-            plot = pg.PlotWidget()
+            plot = pg.PlotWidget(axisItems=plain_axes())
             plot.base_title = title  # exports name images after it
             item = plot.getPlotItem()
+            quiet_axes(item)
             if title:
                 item.setLabel("left", title)
             item.vb.disableAutoRange(axis=pg.ViewBox.XAxis)
