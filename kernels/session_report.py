@@ -29,7 +29,11 @@ def report_lines(path: str, markdown: bool = False) -> tuple[list[str], str | No
     lines = [f"{path}: {' + '.join(names) or 'no device'}, recorded "
              f"{session.header.get('created')}, {len(session.results)} results, "
              f"{len(session.errors)} errors", "",
-             render(session.results, markdown=markdown, peaks=peaks)]
+             # a line each, not the table as one string: a write of a short line to a pipe
+             # is whole or fails (EPIPE); one write of the whole table (700 KB for 5,000
+             # results) could end part-way without an error when the reader went away
+             # (`| head`), and Python's unbuffered stdout (-u) drops the rest silently
+             *render(session.results, markdown=markdown, peaks=peaks).split("\n")]
     for e in session.errors:
         where = " ".join(str(e[k]) for k in ("level", "M", "N", "K") if e.get(k) is not None)
         first = (e["message"].splitlines() or [""])[0]

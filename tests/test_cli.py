@@ -301,6 +301,24 @@ def test_report_into_a_closed_pipe_stops_quietly(tmp_path):
     assert "Traceback" not in err and "BrokenPipe" not in err and err == ""
 
 
+def test_report_lines_hold_no_line_break(tmp_path):
+    """Each line is written alone: a short write to a pipe is whole or fails with EPIPE,
+    where one write of the whole table could end part-way without an error when the
+    reader went away, and unbuffered stdout (-u) drops the rest silently (the closed-pipe
+    test above then saw exit 0 under load: 10 of 40 runs)."""
+    from gemmscope.kernels.session_report import report_lines
+
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join(protocol.dumps(e) for e in [
+        {"type": "session", "t": 0.0, "protocol": 1, "created": "now", "levels": {}},
+        *({"type": "result", "t": float(i), "level": "naive", "M": i, "N": 64, "K": 64,
+           "dtype": "fp32", "median_ms": 1.0, "tflops": 1.0, "verified": True,
+           "rel_err": 0.0, "repeats": 5} for i in range(1, 40))]) + "\n")
+    lines, problem = report_lines(str(p))
+    assert problem is None and len(lines) > 40
+    assert not [line for line in lines if "\n" in line]
+
+
 # ------------------------------------------------------------------ --append, --sustained-size
 
 def test_sustained_size_adds_sustained_runs_after_the_burst_ones():
