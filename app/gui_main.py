@@ -337,4 +337,3 @@ def _import_pyqtgraph_without_cuda() -> None:
         import pyqtgraph  # noqa: F401
     finally:
         del sys.modules["cuda.bindings.runtime"]
-

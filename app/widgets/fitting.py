@@ -57,9 +57,6 @@ class ElidedLabel(QLabel):
         width = self.fontMetrics().horizontalAdvance("…") + m.left() + m.right()
         return QSize(width + 2 * self.margin(), super().minimumSizeHint().height())
 
-    def is_elided(self) -> bool:
-        return self.fontMetrics().horizontalAdvance(self._full) > self.contentsRect().width()
-
     def _fit(self) -> None:
         width = self.contentsRect().width() - 2 * self.margin()
         shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight,
