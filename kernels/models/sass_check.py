@@ -142,22 +142,22 @@ def main_loop(sass: str) -> str:
     (cp_async_interior), where interior blocks spend their time. Never a loop that holds
     another loop with shared loads. The whole text when there is no loop."""
     labels = {m.group(1): m.start() for m in _LABEL.finditer(sass)}
-    bodies: dict[str, str] = {}  # label -> text up to its last backward branch
+    spans: dict[str, tuple[int, int]] = {}  # label -> its text up to its last backward branch
     for m in _BRANCH.finditer(sass):
         start = labels.get(m.group(1))
         if start is None or start > m.start():
             continue  # a forward branch
-        bodies[m.group(1)] = sass[start:m.end()]
-    def loads(body: str) -> int:
-        return sum(v for k, v in sass_counts(body).items() if k.startswith("LDS"))
-
+        spans[m.group(1)] = (start, m.end())
+    loads = {span: sum(v for k, v in sass_counts(sass[span[0]:span[1]]).items()
+                       if k.startswith("LDS"))
+             for span in spans.values()}
     # a loop around loops with shared loads (a persistent kernel's loop over its tiles,
     # around one or two copies of the K loop) is not the K loop: innermost ones only
-    inner = [b for b in bodies.values()
-             if not any(o is not b and o in b and loads(o) for o in bodies.values())]
+    inner = [s for s in loads
+             if not any(o != s and s[0] <= o[0] and o[1] <= s[1] and loads[o] for o in loads)]
     best, best_loads = sass, -1
-    for body in inner:
-        n = loads(body)
+    for span in inner:
+        body, n = sass[span[0]:span[1]], loads[span]
         if n > best_loads or (n == best_loads and len(body) < len(best)):
             best, best_loads = body, n
     return best
