@@ -38,6 +38,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import numpy as np
 import synthetic_session as syn
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from gemmscope.app.core.replay import Speed
 from gemmscope.app.views.playback import ViewPanel
@@ -171,38 +172,16 @@ def measure(app: QApplication, view_name: str, level: str, session: Path, second
                 window.handle({"type": "repeat", **base, "i": out.injected, "ms": 1.0,
                                "tflops": 10.0 + (out.injected % 13)})
 
-    last = [time.perf_counter()]
-
-    def beat() -> None:
-        now = time.perf_counter()
-        if now - t_start > WARMUP_S:
-            out.gaps.append((now - last[0]) * 1e3)
-        last[0] = now
-
     injector = QTimer()
     injector.timeout.connect(inject)
-    heartbeat = QTimer()
-    heartbeat.timeout.connect(beat)
-    injector.start(10)
-    heartbeat.start(4)
 
-    def finish() -> None:
-        injector.stop()
-        heartbeat.stop()
-        driver.stop()
+    def before_close() -> None:
         if canvas is not None:
             canvas.pause()
-        out.elapsed = time.perf_counter() - t_start
         out.replayed = window.replay.delivered_count if window.replay else 0
-        window.close()
-        app.quit()
 
-    QTimer.singleShot(int(seconds * 1000), finish)
-    app.exec()
-    out.intervals = clock.intervals()
-    out.cpu = clock.intervals(cpu=True)
-    clock.widget.removeEventFilter(clock)
-    window.deleteLater()
+    run_timed(app, seconds, out, t_start, clock, window,
+              [(injector, 10), (heartbeat(out, t_start), 4), (driver, 0)], before_close)
     return out
 
 
@@ -211,17 +190,24 @@ def floor(app: QApplication, seconds: float) -> Measured:
     the injector (10 ms) and heartbeat (4 ms) timers running and doing nothing. What this
     machine and platform give when the app costs nothing: a tab cannot do better, so its
     p99 reads against this row (offscreen on a 2-core machine it was about 17 ms)."""
-    from PySide6.QtWidgets import QWidget
-
     widget = QWidget()
     widget.resize(1400, 900)
     widget.show()
     out = Measured("floor", "(empty-widget)", "-")
     t_start = time.perf_counter()
     clock = PaintClock(widget, t_start)
-    timers = [QTimer() for _ in range(3)]
-    timers[0].setTimerType(Qt.TimerType.PreciseTimer)
-    timers[0].timeout.connect(widget.update)
+    repaint, idle = QTimer(), QTimer()
+    repaint.setTimerType(Qt.TimerType.PreciseTimer)
+    repaint.timeout.connect(widget.update)
+    idle.timeout.connect(lambda: None)
+    run_timed(app, seconds, out, t_start, clock, widget,
+              [(repaint, int(FRAME_MS)), (idle, 10), (heartbeat(out, t_start), 4)])
+    return out
+
+
+def heartbeat(out: Measured, t_start: float) -> QTimer:
+    """A timer whose beats record, after the warm-up, the time between them: how long the
+    GUI thread was busy at a stretch (``out.gaps``)."""
     last = [t_start]
 
     def beat() -> None:
@@ -230,25 +216,36 @@ def floor(app: QApplication, seconds: float) -> Measured:
             out.gaps.append((now - last[0]) * 1e3)
         last[0] = now
 
-    timers[1].timeout.connect(lambda: None)
-    timers[2].timeout.connect(beat)
-    for timer, ms in zip(timers, (int(FRAME_MS), 10, 4), strict=True):
-        timer.start(ms)
+    timer = QTimer()
+    timer.timeout.connect(beat)
+    return timer
+
+
+def run_timed(app: QApplication, seconds: float, out: Measured, t_start: float,
+              clock: PaintClock, top: QWidget, timers: list[tuple[QTimer, int]],
+              before_close: Callable[[], None] | None = None) -> None:
+    """Start ``timers`` (timer, interval ms; 0: one started already) and run the event
+    loop for ``seconds``; then stop them, close ``top`` and read the paint clock into
+    ``out``."""
+    for timer, ms in timers:
+        if ms:
+            timer.start(ms)
 
     def finish() -> None:
-        for timer in timers:
+        for timer, _ in timers:
             timer.stop()
+        if before_close is not None:
+            before_close()
         out.elapsed = time.perf_counter() - t_start
-        widget.close()
+        top.close()
         app.quit()
 
     QTimer.singleShot(int(seconds * 1000), finish)
     app.exec()
     out.intervals = clock.intervals()
     out.cpu = clock.intervals(cpu=True)
-    widget.removeEventFilter(clock)
-    widget.deleteLater()
-    return out
+    clock.widget.removeEventFilter(clock)
+    top.deleteLater()
 
 
 def share_over(values: list[float], limit: float) -> str:
