@@ -39,23 +39,21 @@ BF16_REFS = [("cublas_bf16", "cublas_bf16", {})]
 BF16_CANDIDATES = [
     ("wgmma_tma", "wgmma_tma", {}),
     ("wgmma_stream_k", "wgmma_stream_k", {}),
-    ("wgmma_stream_k SK=2", "wgmma_stream_k", {"SK": 2}),
-    ("wgmma_stream_k SK=2 GM=8", "wgmma_stream_k", {"SK": 2, "GM": 8}),
+    ("wgmma_stream_k GM=16", "wgmma_stream_k", {"GM": 16}),
+    ("wgmma_stream_k GM=4", "wgmma_stream_k", {"GM": 4}),
     ("wgmma_tma GM=8", "wgmma_tma", {"GM": 8}),
 ]
 FP8_REFS = [("cublaslt_fp8", "cublaslt_fp8", {}),
             ("cublaslt_fp8_blocks", "cublaslt_fp8_blocks", {})]
 FP8_CANDIDATES = [
-    # round 3: the scales through shared memory (SCL=1: cp.async one K block ahead, read
-    # before the K block's wgmmas; SCL=2: read while the first half's wgmmas run) against
-    # the consumers' own loads (SCL=0, as rounds 1-2)
-    ("fp8_block_scaled SCL=2", "fp8_block_scaled", {"SCL": 2}),
-    ("fp8_stream_k SCL=2", "fp8_stream_k", {"SCL": 2}),
-    ("fp8_stream_k SCL=2 GM=8", "fp8_stream_k", {"SCL": 2, "GM": 8}),
-    ("fp8_stream_k SCL=2 SK=1", "fp8_stream_k", {"SCL": 2, "SK": 1}),
-    ("fp8_stream_k SCL=2 SK=1 GM=8", "fp8_stream_k", {"SCL": 2, "SK": 1, "GM": 8}),
-    ("fp8_stream_k SCL=2 GM=4", "fp8_stream_k", {"SCL": 2, "GM": 4}),
-    ("fp8_block_scaled SCL=2 GM=32", "fp8_block_scaled", {"SCL": 2, "GM": 32}),
+    # round 4: halves of a tile wholly past N skipped (SKIP=1; N = 2112 = 8 x 256 + 64:
+    # the last column of tiles does half the work), side by side with SKIP=0 (as before)
+    ("fp8_block_scaled", "fp8_block_scaled", {}),
+    ("fp8_block_scaled SKIP=0", "fp8_block_scaled", {"SKIP": 0}),
+    ("fp8_stream_k", "fp8_stream_k", {}),
+    ("fp8_stream_k SKIP=0", "fp8_stream_k", {"SKIP": 0}),
+    ("fp8_stream_k SK=1", "fp8_stream_k", {"SK": 1}),
+    ("fp8_stream_k SK=1 SKIP=0", "fp8_stream_k", {"SK": 1, "SKIP": 0}),
 ]
 CORE = 8  # candidates timed first, side by side (the rest after every shape's core)
 BF16_SHAPES = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192)]

@@ -240,7 +240,7 @@ class Level:
 
 # Template parameters that are switches (0 or 1); SWZ, the block-order group, may be 0
 # too (0 and 1 both walk the grid row by row). Every other one is a count or a size.
-SWITCHES = frozenset({"PF", "KPIPE", "EPI", "SCL"})
+SWITCHES = frozenset({"PF", "KPIPE", "EPI", "SCL", "SKIP"})
 # stream-K mode: 0 (off), 1 (the last full wave and the remainder), 2 (the remainder only)
 MODES = {"SK": 2}
 MAY_BE_ZERO = SWITCHES | set(MODES) | {"SWZ"}

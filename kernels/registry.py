@@ -143,7 +143,7 @@ FP8_BLOCK_SCALED = Level(
     follows="DeepGEMM (deepseek-ai) fine-grained scaling; PTX ISA wgmma .e4m3",
     source="fp8_block_scaled.cu", kernel="fp8gemm_block_scaled",
     params={"BM": 128, "BN": 256, "BK": 128, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
-            "KPIPE": 0, "EPI": 1, "SK": 0, "SCL": 1},
+            "KPIPE": 0, "EPI": 1, "SK": 0, "SCL": 1, "SKIP": 1},
     geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
     stream_k_param="SK",
     k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
@@ -162,7 +162,13 @@ FP8_BLOCK_SCALED = Level(
           "735 -> 803-847, (24576, 1536) 1093 -> 1110, (32768, 512) 855 -> 832-840, "
           "(7168, 16384) 1131 -> 1276-1283, (4096, 7168) 1065 -> 1223-1228, (7168, "
           "2048) 1036 -> 1094-1099; reading them before the K block's wgmmas instead of "
-          "while they run: 3-4% slower.")
+          "while they run: 3-4% slower. Round 4: a tile whose second half lies wholly "
+          "past N runs a second copy of the K loop that issues only the first (SKIP=1); "
+          "side by side with SKIP=0 (this GPU ran both ~6% under round 3's figures while "
+          "cuBLASLt held): N = 2112 782 -> 860, 8192^3 1174 -> 1187, the other five "
+          "shapes within 1% (1056 -> 1051, 822 -> 814, 1192 -> 1200, 1145 -> 1146, "
+          "1033 -> 1034). A runtime test around the second half's wgmmas instead of a "
+          "second loop cost ~5% everywhere.")
 
 
 LEVELS: tuple[Level, ...] = (
@@ -371,7 +377,7 @@ LEVELS: tuple[Level, ...] = (
         FP8_BLOCK_SCALED, id="fp8_stream_k", title="FP8 E4M3 block-scaled, stream-K last wave",
         adds=STREAM_K + " The partial sums are the promoted (scaled) FP32 accumulators.",
         follows="Osama et al., Stream-K (PPoPP 2023); fp8_block_scaled",
-        params={**FP8_BLOCK_SCALED.params, "SK": 2, "GM": 8},
+        params={**FP8_BLOCK_SCALED.params, "SK": 2, "GM": 8, "SKIP": 0},
         notes="Same source as fp8_block_scaled with SK=2. Why: DeepGEMM's shapes leave "
               "partial last waves (N = 2112 at M = 4096: 288 tiles of 128x256, 2.2 "
               "waves over 132 SMs). Measured on the H200 (benchmarks/tune17_hopper.py, "
@@ -385,7 +391,10 @@ LEVELS: tuple[Level, ...] = (
               "Round 3, with the scales through shared memory (SCL=1): 8192^3 1280-1284; "
               "GM=8 (now the default here) at N = 2112 995 against 937 with GM=16, at "
               "(7168, 16384) 1231 against 1271, elsewhere within 1%; SK=1 won at K <= "
-              "1536 (1124 / 819) and lost at K = 16384 (1129)."),
+              "1536 (1124 / 819) and lost at K = 16384 (1129). Round 4: SKIP stays 0 "
+              "here: the stream-K wave already evens out the half-width tiles (N = 2112 "
+              "929 with and without), and the second copy of the K loop cost up to 1.4% "
+              "elsewhere ((32768, 512) 755 against 766)."),
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",

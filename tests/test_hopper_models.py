@@ -286,6 +286,20 @@ def test_fp8_scales_are_copied_ahead_into_shared_buffers():
     assert all(a.banks().conflicts == 0 for a in reads + copy)
 
 
+def test_fp8_tiles_half_past_n_have_their_own_k_loop_with_one_half():
+    m = model_for("fp8_block_scaled")
+    whole, edge = m.k_loop_copies()
+    assert whole is m and whole.issued_halves == 2 and edge.issued_halves == 1
+    kinds = ["P" if isinstance(o, PromoteOp) else o.shape for o in edge.wgmma_ops(0, 0)]
+    assert kinds == ["m64n128k32"] * 4 + ["P"]
+    # the edge copy reads one B scale (LDS), the whole one both with one LDS.64; both
+    # copy the next block's scales for every half (the next tile may be whole)
+    assert [a.width_bytes for a in whole.main_loop_accesses(4, 0) if a.op is Op.LOAD] == [4, 4, 8]
+    assert [a.width_bytes for a in edge.main_loop_accesses(4, 0) if a.op is Op.LOAD] == [4, 4, 4]
+    assert [a.op for a in edge.main_loop_accesses(6, 0)][-1] is Op.CP_ASYNC
+    assert len(type(m)({**m.params, "SKIP": 0}).k_loop_copies()) == 1
+
+
 def test_stages_continue_across_a_blocks_tiles():
     m = model_for("wgmma_tma")
     sched = m.schedule(k_steps=6, tiles=2)

@@ -13,7 +13,8 @@
 // its FP32 accumulators. Every 128 of K the sum is rescaled and moved out of the tensor
 // cores' (limited-precision) accumulation, which is what keeps FP8 GEMMs accurate over long
 // K. A tile of BN = 256 is done as two halves of 128 (one B scale each), so the temporary
-// registers hold 64 values, not 128.
+// registers hold 64 values, not 128; a tile whose second half lies wholly past N (the
+// last tile column when N % 256 is 1..128) issues only its first (SKIP = 1).
 // SCL = 1: the consumers do not load the scales where they need them (an L2 round trip
 // the promotion waited for: the top stall of the SCL = 0 loop under ncu); while a K
 // block's first half runs, they copy the next block's scales into shared memory with
@@ -53,8 +54,40 @@ __device__ __forceinline__ void gs_fp8_promote(float* acc, float (&tmp)[64], flo
     for (int i = 0; i < 64; ++i) acc[i] += tmp[i] * ((i & 2) ? s1 : s0);
 }
 
+// One unit's K blocks [k0, k1), one at a time: issue a half, wait, promote it; the stage
+// is freed after the last half. LIVE of the tile's NH halves are issued: a tile whose
+// last half lies wholly past N (N = 2112 = 8 x 256 + 64: the last tile column) does half
+// the work. LIVE is a template argument, not a runtime bound, so that each copy of the
+// loop is straight-line code (a runtime test around a wgmma group cost ~5% everywhere).
+template <int NH, int LIVE, int SCL, class Scale, class Wait, class Stage, class Release,
+          class Fetched, class FetchNext>
+__device__ __forceinline__ void gs_fp8_blocks(float* acc, float (&tmp)[64], int& it, int k0,
+                                              int k1, int a_off, int b_off, Scale scale,
+                                              Wait wait_full, Stage stage_of, Release release,
+                                              Fetched fetched, FetchNext fetch_next) {
+    for (int ks = k0; ks < k1; ++ks, ++it) {
+        float s0[NH], s1[NH];
+        if (!SCL) {
+#pragma unroll
+            for (int h = 0; h < LIVE; ++h) scale(ks, h, s0[h], s1[h]);
+        }
+        wait_full(it);
+#pragma unroll
+        for (int h = 0; h < LIVE; ++h) {
+            gs_fp8_issue(tmp, stage_of(it), a_off, b_off + h * 128 * 128);  // 128 rows of Bt
+            if (SCL && h == 0) {  // while the first half runs: this block's scales,
+                fetched(it, s0, s1);  // and the copies of the next's
+                fetch_next(ks, it);
+            }
+            gs_wgmma_wait<0>();
+            if (h == LIVE - 1) release(it);
+            gs_fp8_promote(acc + h * 64, tmp, s0[h], s1[h]);
+        }
+    }
+}
+
 template <int BM, int BN, int BK, int STAGES, int CONSUMERS, int GM, int KPIPE, int EPI,
-          int SK, int SCL, bool VEC>
+          int SK, int SCL, int SKIP, bool VEC>
 __global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
 fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                      const __grid_constant__ GsTensorMap tmB,
@@ -146,29 +179,19 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
 #pragma unroll
             for (int i = 0; i < NH * 64; ++i) acc[i] = 0.f;
             if (KPIPE == 0 || NH > 1) {
-                // one K block at a time: issue, wait, free the stage, promote
                 if (SCL && it == 0) fetch(t, k0, it);
-                for (int ks = k0; ks < k1; ++ks, ++it) {
-                    float s0[NH], s1[NH];
-                    if (!SCL) {
-#pragma unroll
-                        for (int h = 0; h < NH; ++h) scale(ks, h, s0[h], s1[h]);
-                    }
-                    wait_full(it);
-#pragma unroll
-                    for (int h = 0; h < NH; ++h) {
-                        gs_fp8_issue(tmp0, stage_of(it), c * 64 * BK, A_BYTES + h * 128 * BK);
-                        if (SCL && h == 0) {  // while the first half runs: this block's
-                            fetched(it, s0, s1);  // scales, and the copies of the next's
-                            int nt = t, nk0 = ks + 1;
-                            if (ks + 1 < k1 || gs_next_unit(work, t, k1, nt, nk0))
-                                fetch(nt, nk0, it + 1);
-                        }
-                        gs_wgmma_wait<0>();
-                        if (h == NH - 1) release(it);
-                        gs_fp8_promote(acc + h * 64, tmp0, s0[h], s1[h]);
-                    }
-                }
+                auto fetch_next = [&](int ks, int i) {
+                    int nt = t, nk0 = ks + 1;
+                    if (ks + 1 < k1 || gs_next_unit(work, t, k1, nt, nk0)) fetch(nt, nk0, i + 1);
+                };
+                if (!SKIP || NH == 1 || bn * BN + (NH - 1) * 128 < N)
+                    gs_fp8_blocks<NH, NH, SCL>(acc, tmp0, it, k0, k1, c * 64 * BK, A_BYTES,
+                                               scale, wait_full, stage_of, release, fetched,
+                                               fetch_next);
+                else  // the last half past N
+                    gs_fp8_blocks<NH, 1, SCL>(acc, tmp0, it, k0, k1, c * 64 * BK, A_BYTES,
+                                              scale, wait_full, stage_of, release, fetched,
+                                              fetch_next);
             } else {
                 // two temporaries: K block ks runs on the tensor cores while block ks - 1
                 // (finished: wait_group 1) is promoted and its stage freed

@@ -126,6 +126,11 @@ class WarpSpecialized(LevelModel):
         return self.half_cols or self.bn
 
     @property
+    def issued_halves(self) -> int:
+        """The column groups of wgmma_n a consumer issues per K step (the whole tile)."""
+        return self.bn // self.wgmma_n
+
+    @property
     def wgmma_k(self) -> int:
         return self.wgmma_k_bytes // self.elem_bytes
 
@@ -279,7 +284,7 @@ class WarpSpecialized(LevelModel):
         shape = f"m{CONSUMER_ROWS}n{n}k{kw}"
         r0 = consumer * CONSUMER_ROWS
         out: list[WgmmaOp | PromoteOp] = []
-        for half in range(self.bn // n):
+        for half in range(self.issued_halves):
             for kk in range(self.bk // kw):
                 out.append(WgmmaOp(
                     consumer, len(out), shape, Tile(r0, kk * kw, CONSUMER_ROWS, kw),

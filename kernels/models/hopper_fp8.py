@@ -3,11 +3,22 @@ DeepGEMM-style promotion, and the scales staged through shared memory (SCL)."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from .banks import WARP_SIZE
 from .hopper import CONSUMER_ROWS, STAGING_HALF_BYTES, WARPS_PER_GROUP, WarpSpecialized
-from .level_model import LANES, Op, SmemArray, Space, WarpAccess, ceil_div, global_access
+from .level_model import (
+    LANES,
+    LevelModel,
+    Op,
+    SmemArray,
+    Space,
+    WarpAccess,
+    ceil_div,
+    global_access,
+)
 
 
 class Fp8BlockScaled(WarpSpecialized):
@@ -21,7 +32,9 @@ class Fp8BlockScaled(WarpSpecialized):
              "shared memory (SCL): while a block's first half runs, a consumer reads this "
              "block's scales from one buffer (4 LDS a thread, broadcasts) and its first 64 "
              "threads (and one per half) copy the next block's into the other (cp.async, "
-             "4 bytes). Otherwise as wgmma_tma: the epilogue's staging stores conflict-free.")
+             "4 bytes). A tile whose second half lies wholly past N issues only its first "
+             "(N = 2112: the last tile column). Otherwise as wgmma_tma: the epilogue's "
+             "staging stores conflict-free.")
 
     def k_steps(self, K: int) -> int:
         return K // self.bk  # the host refuses K % 128 != 0
@@ -71,6 +84,21 @@ class Fp8BlockScaled(WarpSpecialized):
         super().setup(p)
         self.scl = int(p.get("SCL", 0)) and (self.kpipe == 0 or self.bn > self.half_cols)
         self.halves = self.bn // self.half_cols
+        # SKIP: a second copy of the K loop issues only the first half (the tiles whose
+        # second half lies wholly past N); ``live`` is the halves the modelled copy issues
+        self.skip = int(p.get("SKIP", 0)) and self.halves > 1 and self.kpipe == 0
+        self.live = self.halves
+
+    @property
+    def issued_halves(self) -> int:
+        return self.live
+
+    def k_loop_copies(self) -> list[LevelModel]:
+        if not self.skip:
+            return [self]
+        edge = copy.copy(self)
+        edge.live = 1
+        return [self, edge]
 
     @property
     def scale_slots(self) -> int:
@@ -91,7 +119,8 @@ class Fp8BlockScaled(WarpSpecialized):
 
     def main_loop_accesses(self, warp: int, k_step: int) -> list[WarpAccess]:
         """With SCL, per K step a consumer thread reads its rows' A scales (rows r0 and
-        r0 + 8) and the halves' B scales (one LDS.64 for two) from buffer k_step % 2,
+        r0 + 8) and the B scales of the halves it issues (``live``: one LDS.64 for two)
+        from buffer k_step % 2,
         then threads 0..63 of the warpgroup copy the next K block's row scales and the
         next halves' B scales into the other buffer (cp.async, 4 bytes each); a warp with
         no copying lane skips it."""
@@ -106,8 +135,8 @@ class Fp8BlockScaled(WarpSpecialized):
                           ss.address(buf, 0, r0 + (8 if d else 0)), stage=buf)
                for d in ("", "+8")]
         # the halves' B scales are adjacent: ptxas reads two of them with one LDS.64
-        for h in range(0, self.halves, 2):
-            n = min(2, self.halves - h)
+        for h in range(0, self.live, 2):
+            n = min(2, self.live - h)
             out.append(WarpAccess(f"LDS B scales of halves {h}..{h + n - 1}", "Ss",
                                   Space.SHARED, Op.LOAD, 4 * n,
                                   ss.address(buf, 0, np.full(WARP_SIZE, CONSUMER_ROWS + h)),

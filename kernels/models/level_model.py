@@ -361,6 +361,12 @@ class LevelModel:
         where a level also lists once-per-tile epilogue accesses there (the Hopper levels)."""
         return self.shared_accesses(warp, k_step)
 
+    def k_loop_copies(self) -> list[LevelModel]:
+        """A model per copy of the K loop the compiled kernel holds, the hot one first:
+        one, unless a level compiles a specialised copy (fp8_block_scaled's for the tiles
+        whose second half lies past N)."""
+        return [self]
+
     def global_accesses(self, warp: int, k_step: int, M: int, N: int, K: int,
                         block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
         """The global loads of A and B warp ``warp`` issues in K step ``k_step``."""

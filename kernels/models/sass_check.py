@@ -138,7 +138,11 @@ def main_loop(sass: str) -> str:
     label to the last backward branch to it. The compiler may rotate that loop (issue the
     first k of the next tile at the bottom, with a peeled copy before the loop), so the
     body, not the whole kernel, holds one K step's instructions. Of two loops with as many
-    shared loads, the shorter: e.g. the guard-free copy of a K loop beside its guarded one
+    shared loads (some: a loop without any, such as a tile loop around a wgmma K loop,
+    is judged by length alone), the one with more tensor-core instructions
+    (fp8_block_scaled's copy for whole tiles beside the one for tiles half past N, which
+    reads as many scales), then the shorter: e.g. the guard-free copy of a K loop beside
+    its guarded one
     (cp_async_interior), where interior blocks spend their time. Never a loop that holds
     another loop with shared loads. The whole text when there is no loop."""
     labels = {m.group(1): m.start() for m in _LABEL.finditer(sass)}
@@ -155,12 +159,20 @@ def main_loop(sass: str) -> str:
     # around one or two copies of the K loop) is not the K loop: innermost ones only
     inner = [s for s in loads
              if not any(o != s and s[0] <= o[0] and o[1] <= s[1] and loads[o] for o in loads)]
-    best, best_loads = sass, -1
+    best, best_key = sass, (-1, -1)
     for span in inner:
-        body, n = sass[span[0]:span[1]], loads[span]
-        if n > best_loads or (n == best_loads and len(body) < len(best)):
-            best, best_loads = body, n
+        body = sass[span[0]:span[1]]
+        key = (loads[span], _tensor_ops(body) if loads[span] else 0)
+        if key > best_key or (key == best_key and len(body) < len(best)):
+            best, best_key = body, key
     return best
+
+
+_TENSOR_OPS = ("HMMA", "HGMMA", "QGMMA", "IMMA", "IGMMA")
+
+
+def _tensor_ops(sass: str) -> int:
+    return sum(n for op, n in mnemonic_counts(sass).items() if op.startswith(_TENSOR_OPS))
 
 
 _ANY_OP = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?"
