@@ -10,17 +10,18 @@ synthetic test session repeated) replays at 16× into the window and a timer inj
 ``--rate`` repeat/result events per second into the same event sink (a run streaming at
 that rate). An animated view plays its animation (as Space would) on ``--level`` (the
 swizzle explorer is level-free: its own pattern); a view without animation (charts,
-telemetry, code) is asked to repaint at 60 Hz, as an animation would (so each frame pays
-for the store-driven redraws that fall in it). With --presentation every tab is measured
-again in presentation mode (large type, high contrast), where the app has it. Printed,
-one row per tab and mode:
+telemetry, code) is asked to repaint on the app's frame clock, as an animation would (so
+each frame pays for the store-driven redraws that fall in it). With --presentation every
+tab is measured again in presentation mode (large type, high contrast), where the app has
+it. Printed, one row per tab and mode:
 
 - frames: paints of the view (an animated view's canvas, during its step animations: a
   view animates 80% of each step and rests 20%; the gap across the rest is not a frame
   interval);
 - frame interval ms p50 / p95 / p99, and the share of intervals over 16.7 ms (60 fps) and
-  over 33.3 ms (a frame missed at 30 fps): the Qt animation timer ticks every 16 ms, so
-  intervals sit near 16-17 ms when nothing holds the GUI thread;
+  over 33.3 ms (a frame missed at 30 fps): the app's frame clock ticks every 15 ms
+  (app/views/frame_clock.py: Qt's 16 ms animation timer gives 16.9 ms every eighth or
+  ninth interval), so intervals sit near 15-16 ms when nothing holds the GUI thread;
 - CPU p99: the GUI thread's CPU time between consecutive paints (what a frame cost the
   app, apart from what else the machine runs: on a loaded machine the wall-clock
   intervals grow, this does not; at or under 16.7 ms a frame fits on a free core);
@@ -47,10 +48,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import numpy as np
 import synthetic_session as syn
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
 from gemmscope.app.core.replay import Speed
+from gemmscope.app.views.frame_clock import FRAME_TICK_MS, frame_timer
 from gemmscope.app.views.playback import ViewPanel
 from gemmscope.app.views.registry import VIEWS as VIEW_SPECS
 from gemmscope.app.window.main_window import MainWindow, bundled_session
@@ -143,20 +145,19 @@ def measure(app: QApplication, view_name: str, level: str, session: Path, second
         app.processEvents()
     window.select_level(level)
     t_start = time.perf_counter()
-    driver = QTimer()
+    driver = frame_timer()
     if isinstance(view, ViewPanel):
         canvas = view.canvas
         out.level = getattr(canvas, "level_id", "(level-free)")  # what the canvas animates
         canvas.set_animated(True)
         clock = PaintClock(canvas, t_start, canvas)
         canvas.play()
-    else:  # still: repainted at 60 Hz, as an animation would be
+    else:  # still: repainted on the frame clock, as an animation would be
         canvas = None
-        out.level = "(still@60Hz)"
+        out.level = "(still@frame-clock)"
         clock = PaintClock(view, t_start)
-        driver.setTimerType(Qt.TimerType.PreciseTimer)
         driver.timeout.connect(view.update)
-        driver.start(int(FRAME_MS))
+        driver.start()
 
     def inject() -> None:
         t = time.perf_counter() - t_start
@@ -186,22 +187,22 @@ def measure(app: QApplication, view_name: str, level: str, session: Path, second
 
 
 def floor(app: QApplication, seconds: float) -> Measured:
-    """The same clocks on an empty widget: repainted by the same 16 ms precise timer, with
-    the injector (10 ms) and heartbeat (4 ms) timers running and doing nothing. What this
+    """The same clocks on an empty widget: repainted by the app's frame clock, with the
+    injector (10 ms) and heartbeat (4 ms) timers running and doing nothing. What this
     machine and platform give when the app costs nothing: a tab cannot do better, so its
-    p99 reads against this row (offscreen on a 2-core machine it was about 17 ms)."""
+    p99 reads against this row (offscreen on a 2-core machine: about 16 ms; with Qt's
+    16 ms animation timer it was 16.9-17.0 ms)."""
     widget = QWidget()
     widget.resize(1400, 900)
     widget.show()
     out = Measured("floor", "(empty-widget)", "-")
     t_start = time.perf_counter()
     clock = PaintClock(widget, t_start)
-    repaint, idle = QTimer(), QTimer()
-    repaint.setTimerType(Qt.TimerType.PreciseTimer)
+    repaint, idle = frame_timer(), QTimer()
     repaint.timeout.connect(widget.update)
     idle.timeout.connect(lambda: None)
     run_timed(app, seconds, out, t_start, clock, widget,
-              [(repaint, int(FRAME_MS)), (idle, 10), (heartbeat(out, t_start), 4)])
+              [(repaint, FRAME_TICK_MS), (idle, 10), (heartbeat(out, t_start), 4)])
     return out
 
 

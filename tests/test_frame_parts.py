@@ -9,6 +9,7 @@ import synthetic_session as syn
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QWidget
 
+from gemmscope.app.views.frame_clock import frame_ticks
 from gemmscope.app.window.redraw import RedrawThrottle
 
 
@@ -39,11 +40,16 @@ def test_a_burst_of_changes_in_one_frame_is_one_redraw(qtbot, make_window):
     assert len(calls) == 1 and calls[0]
 
 
-def test_a_due_redraw_waits_for_the_next_paint_and_follows_it(qtbot):
+def _shown_widget(qtbot) -> QWidget:
     widget = QWidget()
     widget.resize(200, 100)
     widget.show()
     qtbot.waitExposed(widget)
+    return widget
+
+
+def test_a_due_redraw_waits_for_the_next_frame_and_follows_its_paint(qtbot):
+    widget = _shown_widget(qtbot)
     order: list[str] = []
 
     class Paints(QObject):
@@ -56,35 +62,42 @@ def test_a_due_redraw_waits_for_the_next_paint_and_follows_it(qtbot):
     widget.installEventFilter(paints)  # before the throttle's: it sees the paint first
     throttle = RedrawThrottle(lambda: order.append("redraw"), interval_ms=1000)
     throttle.follow_frames(widget)
+    frame_ticks().ticked.emit()  # the frame clock ticks and the window paints: a frame
     widget.update()
-    qtbot.waitUntil(lambda: "paint" in order)  # the window paints: frames are coming
+    qtbot.waitUntil(lambda: "paint" in order)
     order.clear()
-    throttle.poke()  # the first redraw is due at once: it runs after the next paint
+    throttle.poke()  # due at once, but frames are coming: it waits for the next one
+    QApplication.processEvents()
+    assert order == []
+    frame_ticks().ticked.emit()
     widget.update()
     qtbot.waitUntil(lambda: "redraw" in order)
     throttle.stop()
     assert order[:2] == ["paint", "redraw"]
 
 
-def test_the_repaint_a_part_asks_for_is_not_the_next_frame(qtbot):
-    # a part's own repaint comes a few ms after it (often two or three of them): the next
-    # part waits for the next frame (following them put two or three parts in one frame)
-    widget = QWidget()
-    widget.resize(200, 100)
-    widget.show()
-    qtbot.waitExposed(widget)
+def test_a_paint_no_frame_tick_asked_for_is_not_a_frame(qtbot):
+    # the replay's time slider and a redraw's own repaint paint the window at any moment:
+    # a redraw that followed them ran into the next tick, and that frame came late
+    widget = _shown_widget(qtbot)
     fired: list[int] = []
     throttle = RedrawThrottle(lambda: fired.append(1), interval_ms=1000)
     throttle.follow_frames(widget)
-    frame = QEvent(QEvent.Type.UpdateRequest)
-    QApplication.sendEvent(widget, frame)  # a frame begins
+    frame_ticks().ticked.emit()
+    QApplication.sendEvent(widget, QEvent(QEvent.Type.UpdateRequest))  # a frame
     throttle.flush()  # a part drawn after it
-    throttle._last_fire_ms -= 6.0  # ... that took 6 ms (the clock set back, not waited)
     throttle.poke(soon=True)  # parts left: the next one after the next frame
-    QApplication.sendEvent(widget, QEvent(QEvent.Type.UpdateRequest))  # its own repaint
+    QApplication.sendEvent(widget, QEvent(QEvent.Type.UpdateRequest))  # no tick before it
     QApplication.processEvents()
     assert fired == [1]
-    qtbot.waitUntil(lambda: len(fired) == 2)  # the next frame (or the fallback timer)
+    throttle._due_ms -= 100.0  # the part is due now (its time set back, not waited for)
+    QApplication.sendEvent(widget, QEvent(QEvent.Type.UpdateRequest))  # still no tick
+    QApplication.processEvents()
+    assert fired == [1]
+    frame_ticks().ticked.emit()
+    QApplication.sendEvent(widget, QEvent(QEvent.Type.UpdateRequest))  # the next frame
+    QApplication.processEvents()
+    assert fired == [1, 1]
     throttle.stop()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+import synthetic_session as syn
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QLabel
@@ -155,3 +156,24 @@ def test_live_window_records_and_reports_a_runner_crash(qtbot, make_window, tmp_
     with qtbot.waitSignal(window.live.idle, timeout=20_000):
         qtbot.keyClick(window.ladder.table, Qt.Key.Key_L)
     assert len(window.store.results) == before + len(window.store.ladder_levels())
+
+
+def test_a_new_reference_result_refills_a_row_whose_own_result_is_unchanged(make_window):
+    """The ladder table skips rows whose results did not change; a row's % of cuBLAS
+    depends on the reference result too, so a new cuBLAS run refills it."""
+    window = make_window()
+    events = syn.events()
+    window.handle(events[0])
+    ref, level = (next(e for e in events if e["type"] == "result" and e["level"] == lid)
+                  for lid in ("cublas_fp32", "coalesced"))
+    # a result without the runner's own comparison: the row compares it with the store's
+    level = dict(level, pct_of_reference=None, reference=None, reference_tflops=None)
+    window.handle(level)
+    window.flush_views()
+    assert window.ladder.cell_text("coalesced", "% of cuBLAS") == "–"
+    window.handle(dict(ref, t=level["t"] + 1, tflops=4 * level["tflops"]))
+    window.flush_views()
+    assert window.ladder.cell_text("coalesced", "% of cuBLAS") == "25.0%"
+    window.handle(dict(ref, t=level["t"] + 2, tflops=2 * level["tflops"]))
+    window.flush_views()
+    assert window.ladder.cell_text("coalesced", "% of cuBLAS") == "50.0%"

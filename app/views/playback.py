@@ -2,7 +2,9 @@
 sequence (play, pause, step, speed), a playback bar, and the panel that holds both.
 
 Like superqt's QToggleSwitch, the in-between state is a Qt Property (``progress``, 0 to 1
-within the current step) driven by a QPropertyAnimation; ``paintEvent`` calls the
+within the current step), here driven by a StepAnimation on the app's frame clock
+(frame_clock.py: Qt's own 16 ms animation timer is late for a 60 Hz frame every eighth or
+ninth tick); ``paintEvent`` calls the
 subclass's small ``draw_*`` methods; ``set_animated(False)`` makes every change instant
 (tests, screenshots). Keys: Space play/pause, Right/Left step, +/- speed, Home restart.
 """
@@ -11,9 +13,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import (
     Property,
-    QEasingCurve,
     QEvent,
-    QPropertyAnimation,
     QRectF,
     QSize,
     Qt,
@@ -46,6 +46,7 @@ from ..theme import ANIMATION, Theme
 from ..widgets.fitting import flow_layout, flow_row, labelled
 from ..widgets.plain import plain_label
 from .base import View
+from .frame_clock import StepAnimation
 from .painted_text import PaintedText
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -67,8 +68,7 @@ class AnimatedCanvas(PaintedText, QWidget):
         self._progress = 1.0
         self._speed = 1.0
         self._animated = True
-        self._anim = QPropertyAnimation(self, b"progress", self)
-        self._anim.setEasingCurve(QEasingCurve.Type.InOutCubic)
+        self._anim = StepAnimation(self._set_progress, self)
         self._timer = QTimer(self)
         self._timer.timeout.connect(self._tick)
         self.init_painted_text()
@@ -148,14 +148,7 @@ class AnimatedCanvas(PaintedText, QWidget):
         step %= n
         changed = step != self._step
         self._step = step
-        self._anim.stop()
-        if self.duration_ms() > 0:
-            self._anim.setDuration(self.duration_ms())
-            self._anim.setStartValue(0.0)
-            self._anim.setEndValue(1.0)
-            self._anim.start()
-        else:
-            self._set_progress(1.0)
+        self._anim.start(self.duration_ms())  # 0: progress 1 at once
         if changed:
             self.stepChanged.emit(step)
         self.update()

@@ -50,6 +50,9 @@ class LadderPanel(QWidget):
         super().__init__(parent)
         self.store: SessionStore | None = None
         self.level_ids: list[str] = []
+        # per level, what its row was last filled from (results compared by identity: a
+        # store keeps a result object as it is), so an unchanged row costs no texts
+        self._filled_from: dict[str, tuple[object, ...]] = {}
         # which GPU's ladder (and stream, telemetry): shown only with several GPUs
         self.device_box = QComboBox()
         self.device_box.setToolTip("the GPU whose ladder, run stream and telemetry are shown")
@@ -180,6 +183,7 @@ class LadderPanel(QWidget):
         selected = self.selected_level()
         levels = self.store.levels
         self.level_ids = [lv.id for lv in levels]
+        self._filled_from.clear()
         self.table.setRowCount(len(levels))
         for row, lv in enumerate(levels):
             name = QTableWidgetItem(lv.id)
@@ -202,8 +206,18 @@ class LadderPanel(QWidget):
         assert self.store is not None
         store = self.store
         changed = False
+        clock = store.sm_clock_max_mhz()
         for row_index, level_id in enumerate(self.level_ids):
             r = store.ladder_result(level_id)
+            sustained = store.sustained_result(level_id, r.shape) if r is not None else None
+            source = (r, sustained, clock,
+                      None if r is None else store.reference_result(r),
+                      None if r is None else store.peak_tflops(r.precision))
+            last = self._filled_from.get(level_id)
+            if last is not None and all(a is b or a == b for a, b in zip(last, source,
+                                                                         strict=True)):
+                continue  # the same results against the same references: the same texts
+            self._filled_from[level_id] = source
             note = ref_note = sustained_note = ""
             failed = False
             if r is None:
@@ -212,12 +226,11 @@ class LadderPanel(QWidget):
             else:
                 row = store.row(r)
                 texts = row.texts()
-                note = row.throttle_note(store.sm_clock_max_mhz())
+                note = row.throttle_note(clock)
                 ref_note = f"vs {row.reference}" if row.reference else \
                     f"no cuBLAS {r.precision.upper()} result at {r.shape}"
                 failed = not r.verified
-                sustained = store.sustained_result(level_id, r.shape)
-                texts.update(sustained_texts(r, sustained, store.sm_clock_max_mhz()))
+                texts.update(sustained_texts(r, sustained, clock))
                 if sustained is not None:
                     sustained_note = "sustained: " + store.row(sustained).summary()
             self.table.item(row_index, COLUMNS.index(Column.PCT_OF_REFERENCE)

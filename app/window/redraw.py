@@ -11,21 +11,14 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from ..core.store import Change
 from ..views.base import View
+from ..views.frame_clock import FRAME_TICK_MS, frame_ticks
 
 if TYPE_CHECKING:
     from .view_tabs import ViewTabs
 
 DEFAULT_INTERVAL_MS = 33  # at most 30 redraws a second
-FRAME_MS = 1000 / 60
+FRAME_MS = FRAME_TICK_MS
 NEXT_PART_MS = 0.75 * FRAME_MS  # a redraw spread over frames: one part per frame
-# a paint is a new frame when it comes this long after the last frame; one sooner is a
-# repaint of what a redraw changed (a plot's own update, often two or three of them),
-# and following it put two or three parts in one frame (a 30 ms frame on the charts tab)
-FRAME_GAP_MS = 0.75 * FRAME_MS
-# a paint this soon after a redraw ended is the repaint of what it changed, however late
-# in the frame the redraw ended (a long redraw's repaint was taken for a new frame, and
-# the next part ran in the same frame: two parts and two repaints in one)
-REPAINT_MS = FRAME_MS / 3
 
 
 class RedrawThrottle(QObject):
@@ -35,11 +28,14 @@ class RedrawThrottle(QObject):
     the interval fold into one redraw at its end (leading and trailing edge).
 
     With :meth:`follow_frames` the redraws keep time with the window's frames: one that
-    falls due while the window paints (an animation, or a still tab repainting at 60 Hz)
-    runs right after the next paint, so its work and the repaint it asks for are done
-    before the frame after; a redraw due at a random moment would hold up the paint that
-    falls due during it, and that late frame is the stutter a 16x replay showed. Without
-    paints it runs on its timer, as before.
+    falls due while frames come (an animation on the frame clock, app/views/frame_clock.py)
+    runs right after the next frame's paint, so its work and the repaint it asks for are
+    done before the frame after; a redraw due at a random moment would hold up the paint
+    that falls due during it, and that late frame is the stutter a 16x replay showed. A
+    frame is the window's first paint after a tick of the frame clock: the other paints
+    (the replay's time slider, a status line, a redraw's own repaint) come at any moment,
+    and a redraw that followed one of them ran into the next tick. Without frames it runs
+    on its timer, as before.
     """
 
     def __init__(self, callback: Callable[[], None], interval_ms: int = DEFAULT_INTERVAL_MS,
@@ -56,14 +52,17 @@ class RedrawThrottle(QObject):
         self._clock.start()
         self._last_fire_ms: float | None = None
         self._last_frame_ms = -1e9
-        self._frame_ms = -1e9  # when the last frame began (see FRAME_GAP_MS)
-        self._fired_ms = -1e9  # when the last redraw ended (see REPAINT_MS)
+        self._ticked = False  # the frame clock ticked: the window's next paint is a frame
         self._due_ms: float | None = None  # armed: the earliest moment to fire
         self._posted = False  # a fire is queued behind a paint
 
     def follow_frames(self, window: QWidget) -> None:
-        """Fire right after the paints of ``window`` (a top-level widget)."""
+        """Fire right after the frames of ``window`` (a top-level widget)."""
         window.installEventFilter(self)
+        frame_ticks().ticked.connect(self._tick)
+
+    def _tick(self) -> None:
+        self._ticked = True
 
     def poke(self, soon: bool = False) -> None:
         """Data changed. ``soon``: a redraw left parts for later frames; the next part
@@ -89,11 +88,9 @@ class RedrawThrottle(QObject):
         self._due_ms = None
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.UpdateRequest:  # the window is about to paint
+        if event.type() == QEvent.Type.UpdateRequest and self._ticked:  # a frame's paint
+            self._ticked = False
             now = self._last_frame_ms = self._clock.nsecsElapsed() / 1e6
-            if now - self._frame_ms < FRAME_GAP_MS or now - self._fired_ms < REPAINT_MS:
-                return False  # a repaint within the frame
-            self._frame_ms = now
             if self._due_ms is not None and not self._posted \
                     and now >= self._due_ms - FRAME_MS / 2:
                 self._posted = True
@@ -111,7 +108,6 @@ class RedrawThrottle(QObject):
         self._last_fire_ms = self._clock.nsecsElapsed() / 1e6
         self.redraws += 1
         self.callback()
-        self._fired_ms = self._clock.nsecsElapsed() / 1e6
 
 
 class ShownViews:
