@@ -47,6 +47,8 @@ class BanksCanvas(WarpAccessCanvas):
         self.swizzle: Swizzle = IDENTITY
         self.errors: dict[int, str] = {}  # instruction index -> why it was not re-placed
         self._report: BankReport | None = None
+        self._rows_of: tuple[BankReport | None, int] = (None, 0)
+        self._grid_of: tuple[tuple[float, ...], tuple[float, float, float]] = ((), (0, 0, 0))
         self._cells: dict[tuple[int, int, int], list[int]] = {}
         self._summary: tuple[object, tuple[int, int]] = (None, (0, 0))
         self._reload()
@@ -91,13 +93,17 @@ class BanksCanvas(WarpAccessCanvas):
 
     # -- geometry -------------------------------------------------------------------
     def _grid(self) -> tuple[float, float, float]:
-        """(left, column width, row height)."""
+        """(left, column width, row height), worked out once per size, type and report
+        (every cell and label of a paint asks)."""
         line = self.line_px()
-        left = self.text_px("lane") + 10
-        col_w = (self.width() - left - 10) / N_BANKS
-        rows = self._rows()
-        avail = self.height() - self._cells_top() - line - 30
-        return left, col_w, max(10.0, min(1.3 * line, avail / max(1, rows)))
+        key = (self.width(), self.height(), line, self._rows())
+        if self._grid_of[0] != key:
+            left = self.text_px("lane") + 10
+            col_w = (self.width() - left - 10) / N_BANKS
+            avail = self.height() - self._cells_top() - line - 30
+            row_h = max(10.0, min(1.3 * line, avail / max(1, key[3])))
+            self._grid_of = (key, (left, col_w, row_h))
+        return self._grid_of[1]
 
     def _headers_top(self) -> float:
         return 4 + 3 * self.line_px()  # under the three lines of the summary
@@ -107,7 +113,11 @@ class BanksCanvas(WarpAccessCanvas):
 
     def _rows(self) -> int:
         rep = self._report
-        return 0 if rep is None else int(rep.load.max(axis=1).sum()) + rep.phases - 1
+        if rep is None:
+            return 0
+        if self._rows_of[0] is not rep:  # counted once per report, not per cell drawn
+            self._rows_of = (rep, int(rep.load.max(axis=1).sum()) + rep.phases - 1)
+        return self._rows_of[1]
 
     def bank_header_rect(self, bank: int) -> QRectF:
         left, w, _ = self._grid()

@@ -395,7 +395,12 @@ def test_presentation_theme_enlarges_the_canvas_text(qtbot, make):
     assert view.canvas.line_px() > normal_row  # the picture's rows of text grow with it
     view.apply_theme(NORMAL)
     assert view.canvas.font().pointSize() == NORMAL.font_pt < on_stage
+    assert view.canvas.line_px() == normal_row  # metrics kept only while the font is
     assert not view.grab().isNull()
+    # the banks' grid is kept per size: a wider canvas has wider bank columns
+    width = view.canvas.bank_header_rect(0).width()
+    view.canvas.resize(view.canvas.width() + 320, view.canvas.height())
+    assert view.canvas.bank_header_rect(0).width() == pytest.approx(width + 10, abs=0.01)
 
 
 def test_banks_view_shows_what_the_mma_sync_swizzle_buys(qtbot, make):
