@@ -26,8 +26,9 @@ from ...kernels.models.swizzle import (
 )
 from ..theme import ANIMATION
 from ..widgets.fitting import labelled
+from .animated_canvas import AnimatedCanvas
 from .canvas_image import image_from_codes
-from .playback import AnimatedCanvas, ViewPanel
+from .playback import ViewPanel
 
 DIM_WEIGHT = 60 / 255  # the lanes of other phases: outlined this faintly
 

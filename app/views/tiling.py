@@ -22,8 +22,9 @@ from ...kernels.models import model_for
 from ...kernels.models.hopper import WarpSpecialized
 from ...kernels.models.level_model import LevelModel
 from ..theme import ANIMATION
+from .animated_canvas import AnimatedCanvas
 from .canvas_image import image_from_codes
-from .playback import AnimatedCanvas, ViewPanel
+from .playback import ViewPanel
 from .tiling_pipeline import PipelineScene
 
 BLOCKS = 4  # block rows and cols of C shown

@@ -35,7 +35,7 @@ from ..theme import ANIMATION
 from .canvas_image import image_from_codes
 
 if TYPE_CHECKING:
-    from .playback import AnimatedCanvas
+    from .animated_canvas import AnimatedCanvas
 
 DISPLAY_MN = (4096, 4096)  # the C the tile map shows (512 tiles: each SM walks 3 or 4)
 K_STEPS_SHOWN = 6  # K steps per tile in the animation (K / BK in a real run)
