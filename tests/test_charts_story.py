@@ -89,6 +89,27 @@ def test_value_labels_never_collide_and_stay_in_the_plot(loaded, metric, log):
         assert rect.top() >= vb.top() - 1  # the view leaves room above the bars
 
 
+def test_a_value_label_is_measured_as_wide_as_it_is_laid_out_and_set_once_a_redraw(
+        loaded, monkeypatch):
+    """The bars choose a label's full text or its value alone by the width the full text
+    would have, measured aside: as wide as the label laid out with it; placing the same
+    values again sets no label's text (it set the full text, then the short one)."""
+    bars = loaded(size=(1280, 720)).views["charts"].bars
+    font = bars.labels[0].textItem.font()
+    for label, text in zip(bars.labels, bars.label_texts, strict=True):
+        label.setText(text)
+        assert bars._text_width(text, font) == label.textItem.boundingRect().width()
+    bars.place_labels()  # back to what the slots take
+    assert any("\n" not in label.toPlainText() for label in bars.labels)  # some cut short
+    sets: list[str] = []
+    original = type(bars.labels[0]).setText
+    monkeypatch.setattr(type(bars.labels[0]), "setText",
+                        lambda self, text, *a, **k: sets.append(text) or original(
+                            self, text, *a, **k))
+    bars.place_labels()  # the same values: no label is laid out again
+    assert sets == []
+
+
 TWO_GPUS = bundled_session().with_name("h200x2-ladder.jsonl")
 
 
