@@ -261,7 +261,7 @@ class LadderBars(Chart):
             if item is not None:
                 item.setVisible(n > 0)
         if self.show_empty(None if n else EMPTY_LADDER):
-            self.names.ticks = []
+            self.names.forget()
             self.band.hide()
             return
         if self.axis_label() != self._axis_label:

@@ -79,6 +79,9 @@ class NameAxis:
         self.ticks: list[tuple[int, str]] = []
         self.height_pts = height_pts  # the axis's height: this many times the theme's type
         self.pt = font_pt  # the names' point size, as placed last
+        # what place() was given last and its x range: a redraw with the same names,
+        # width and type (most: a value changed) needs no fitting (~600 text widths)
+        self._placed: tuple[tuple[Any, ...], tuple[float, float]] | None = None
         self.set_font_pt(font_pt)
 
     def set_font_pt(self, font_pt: int) -> None:
@@ -86,13 +89,21 @@ class NameAxis:
         height that followed the names would change the slots and the type again."""
         self.font_pt = font_pt
         self.axis.setHeight(int(font_pt * self.height_pts) + 10)
+        self.forget()
+
+    def forget(self) -> None:
+        """The axis was cleared (an empty chart): the next place() lays the names out."""
         self.ticks = []
+        self._placed = None
 
     def place(self, names: list[str]) -> tuple[float, float] | None:
         """Lay the names out for the view's width; the x range to show (None: no names)."""
         if not names:
             return None
         width = max(self.plot.vb.width(), 1.0)
+        key = (tuple(names), width, self.axis.height(), self.font_pt)
+        if self._placed is not None and self._placed[0] == key:
+            return self._placed[1]
         slot = width / (len(names) + 0.2)
         x_range = (-0.6, len(names) - 0.4)
         for _ in range(2):
@@ -112,4 +123,5 @@ class NameAxis:
         if ticks != self.ticks:
             self.ticks = ticks
             self.axis.setTicks([ticks])
+        self._placed = (key, x_range)
         return x_range
