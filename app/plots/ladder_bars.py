@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem, QWidget
 
@@ -378,9 +378,7 @@ class LadderBars(Chart):
         per_px = (top - self.floor) / height_px
         kept: list[QRectF] = []
         for i, (label, rect) in enumerate(zip(self.labels, rects, strict=True)):
-            at = QPointF(i, self.floor + (height_px - rect.bottom()) * per_px)
-            if label.pos() != at:  # (a move makes the label work out its transform again)
-                label.setPos(at)
+            label.setPos(i, self.floor + (height_px - rect.bottom()) * per_px)
             fits = rect.top() >= 0 and not any(rect.intersects(k) for k in kept)
             label.setVisible(fits)
             if fits:
