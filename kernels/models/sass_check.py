@@ -142,9 +142,8 @@ def main_loop(sass: str) -> str:
     is judged by length alone), the one with more tensor-core instructions
     (fp8_block_scaled's copy for whole tiles beside the one for tiles half past N, which
     reads as many scales), then the shorter: e.g. the guard-free copy of a K loop beside
-    its guarded one
-    (cp_async_interior), where interior blocks spend their time. Never a loop that holds
-    another loop with shared loads. The whole text when there is no loop."""
+    its guarded one (cp_async_interior), where interior blocks spend their time. Never a
+    loop that holds another loop with shared loads. The whole text when there is no loop."""
     labels = {m.group(1): m.start() for m in _LABEL.finditer(sass)}
     spans: dict[str, tuple[int, int]] = {}  # label -> its text up to its last backward branch
     for m in _BRANCH.finditer(sass):
