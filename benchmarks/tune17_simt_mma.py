@@ -36,10 +36,15 @@ SIZES = (4096, 8192)
 # multiple of every BK (cp_async_interior's guard-free loop); enough tiles (over 132) that
 # a persistent block walks several, on the vector and on the edge path
 CHECK_SHAPES = ((7, 13, 5), (1000, 999, 1001), (1000, 1000, 1024), (2056, 4104, 264),
-                (2049, 4097, 129))
+                (2049, 4097, 129), (7, 13, 8), (2049, 4097, 136))
 QUICK_CHECK_SHAPES = CHECK_SHAPES[:3]
 REPEATS = 20
-TAG = "@@tune17 "  # a worker's result line
+TAG = "@@tune17 "
+
+
+def k_ok(lv, K: int) -> bool:
+    """Whether the level takes this K (a TMA level: a multiple of 8)."""
+    return K % (lv.k_multiple or 1) == 0  # a worker's result line
 HARD_STOP_S = 15.0  # past the budget, a worker still running is stopped after this long
 
 # (name, level id, template parameters changed). Order = priority.
@@ -47,6 +52,10 @@ CANDIDATES: list[tuple[str, str, dict[str, int]]] = [
     # baselines and new levels
     ("mma_sync", "mma_sync", {}),
     ("mma_persistent", "mma_persistent", {}),
+    ("mma_tma", "mma_tma", {}),
+    ("mma_tma", "mma_tma", {"GM": 16}),
+    ("mma_tma", "mma_tma", {"STAGES": 3}),
+    ("mma_tma", "mma_tma", {"BM": 256, "BN": 128}),
     ("wmma", "wmma", {}),
     ("cp_async", "cp_async", {}),
     ("cp_async_interior", "cp_async_interior", {}),
@@ -115,8 +124,8 @@ def worker(start: int, indices: list[int], deadline: float, quick: bool) -> int:
             continue
         ref = registry.get(lv.reference or registry.REFERENCE_FOR[lv.precision])
         ok, where = True, "check"
-        try:
-            for (M, N, K) in shapes:
+        try:  # the shapes the level takes (a TMA level: K a multiple of 8)
+            for (M, N, K) in (s for s in shapes if k_ok(lv, s[2])):
                 r = run(lv, M, N, K, repeats=1, warmup=0)
                 emit({**head, "stage": "check", **r})
                 say(f"  check {M}x{N}x{K} {r['variant']}: rel_err={r['rel_err']} "

@@ -18,8 +18,8 @@ from typing import Any
 
 TENSOR_MAP_BYTES = 128
 # CUtensorMapDataType, CUtensorMapSwizzle, CUtensorMapL2promotion (cuda.h)
-DATA_TYPE = {"uint8": 0, "uint16": 1, "bf16": 9}
-ITEM_BYTES = {"uint8": 1, "uint16": 2, "bf16": 2}
+DATA_TYPE = {"uint8": 0, "uint16": 1, "f16": 6, "bf16": 9}
+ITEM_BYTES = {"uint8": 1, "uint16": 2, "f16": 2, "bf16": 2}
 SWIZZLE_128B = 3
 L2_PROMOTION_256B = 3
 MAX_BOX = 256

@@ -103,6 +103,13 @@ def warp_tiles_grouped(p: dict[str, int]) -> Geometry:
     return Geometry((threads, 1), (p["BM"], p["BN"]), p["BK"], p["GM"])
 
 
+def warp_tiles_producer(p: dict[str, int]) -> Geometry:
+    """warp_tiles_grouped behind a producer warpgroup (128 threads first in the block);
+    GM tile rows walked together (gs_tile_coords)."""
+    threads = 128 + (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
+    return Geometry((threads, 1), (p["BM"], p["BN"]), p["BK"], p["GM"])
+
+
 def warp_specialized(p: dict[str, int]) -> Geometry:
     """A producer warpgroup and CONSUMERS consumer warpgroups per BM x BN tile; GM tile
     rows walked together (gs_tile_coords)."""

@@ -222,16 +222,16 @@ def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
     K tile."""
     cp = require_cupy()
     M, N, K = ops.shape
-    dtype = "bf16" if ops.fmt == "bf16" else "uint8"
+    dtype = {"bf16": "bf16", "fp16": "f16", "e4m3": "uint8"}[ops.fmt]
     (rows, cols), box_k = geometry.tile, geometry.k_tile
     map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, dtype, M, K, rows, box_k))
     map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, cols, box_k))
-    # C through TMA stores when its rows are 16-byte multiples; else the kernel's own stores
-    tma_c = N % 8 == 0
+    # a BF16 C through TMA stores when its rows are 16-byte multiples; else (and for an
+    # FP32 C) the kernel's own stores
+    tma_c = ops.c_fmt == "bf16" and N % 8 == 0
     map_c = (hopper.encode(hopper.TiledMap(ops.c.data.ptr, "bf16", M, N, 64, 64)) if tma_c
              else hopper.blank_map())
-    sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
-    grid = level.grid(M, N, sms)
+    grid = level.grid(M, N, int(cp.cuda.Device().attributes["MultiProcessorCount"]))
     # stream-K: one slot of FP32 partial sums per block (a block tile) and a counter per
     # (tile, consumer), zeroed here; the kernel leaves the counters zero after each launch
     ws = flags = None

@@ -41,6 +41,7 @@ from .level import (  # the entry type and its parts, re-exported: one import fo
     warp_specialized,
     warp_tiles,
     warp_tiles_grouped,
+    warp_tiles_producer,
 )
 
 __all__ = [  # noqa: RUF022 (the entry's parts first, then the table and its lookups)
@@ -65,6 +66,7 @@ __all__ = [  # noqa: RUF022 (the entry's parts first, then the table and its loo
     "warp_specialized",
     "warp_tiles",
     "warp_tiles_grouped",
+    "warp_tiles_producer",
     "LEVELS",
     "BY_ID",
     "REFERENCE_FOR",
@@ -79,6 +81,8 @@ __all__ = [  # noqa: RUF022 (the entry's parts first, then the table and its loo
 ]
 
 SIBOEHM = "siboehm.com/articles/22/CUDA-MMM (SGEMM_CUDA)"
+
+
 
 LEVELS: tuple[Level, ...] = (
     Level(
@@ -263,6 +267,33 @@ LEVELS: tuple[Level, ...] = (
               "bandwidth at this rate (ldmatrix plus cp.async writes) and two warps per "
               "scheduler hide little latency; a warp-specialized producer would take the "
               "copies and barriers off the math warps."),
+    Level(
+        id="mma_tma", title="mma.sync fed by TMA, warp-specialized (FP16)",
+        precision=Precision.FP16, reference="cublas_fp16_bt",
+        adds="mma_persistent's math with wgmma_tma's feeding: a producer warpgroup copies "
+             "the A and Bt tiles of each K step by TMA (128-byte swizzle, completing on "
+             "mbarriers) into a 4-stage ring; the eight math warps issue no copies and meet "
+             "at no block barrier: each frees a stage (an mbarrier arrival) once its last "
+             "fragments of it are in registers.",
+        follows="mma_persistent; wgmma_tma; PTX ISA: cp.async.bulk.tensor, mbarrier",
+        source="mma_tma.cu", kernel="hgemm_mma_tma",
+        params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 4, "GM": 8},
+        geometry=warp_tiles_producer, arch="sm_90a", b_layout="nk", persistent=True,
+        k_multiple=8, k_reason="a TMA row pitch must be a multiple of 16 bytes",
+        edge_variant=False,
+        dyn_smem=lambda p: p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + 1024,
+        notes="Issue 17, round 5 (H200, burst, benchmarks/tune17_simt_mma.py, side by side "
+              "with cuBLAS FP16): 510 / 529 TFLOPS at 4096^3 / 8192^3 (68.8% / 69.5%; "
+              "mma_persistent in the same run 424 / 426, 56.2% / 55.9%), again 518 / 522 and "
+              "517 / 494 in two later runs. Variants: GM=16 486-503 / 512-532, 3 stages "
+              "469-493 / 507-529, 256x128 tiles 485-491 / 506-519. Nsight Compute at 4096^3: "
+              "the HMMA pipe busy 89% of the active cycles (mma_persistent 70%), the warps' "
+              "main stall now the pipe itself. What cp.async cost: benchmarks/mma_ceiling.py "
+              "(mma.sync alone, 64x64 warp tiles: 608 TFLOPS; with ldmatrix and a barrier "
+              "per K tile: 615; with each K tile's 48 KB copied by cp.async from L2: 538-542). "
+              "A WMMA form of this level (rows padded, so TMA boxes 8 columns wider than the K "
+              "tile) ran 310-319 TFLOPS, no faster than wmma, and was not kept: "
+              "docs/perf-notes.md, round 5."),
     WGMMA_TMA,
     dataclasses.replace(
         WGMMA_TMA, id="wgmma_stream_k", title="wgmma + TMA, stream-K last wave (BF16)",
@@ -311,6 +342,12 @@ LEVELS: tuple[Level, ...] = (
     Level(id="cublas_tf32", title="cuBLAS TF32", precision=Precision.TF32,
           adds="Reference: cupy.matmul on float32 with the TF32 compute type.",
           follows="cuBLAS", kind=Kind.REFERENCE, library=Library.CUBLAS),
+    # before cublas_fp16, which stays REFERENCE_FOR's FP16 entry (the last one wins)
+    Level(id="cublas_fp16_bt", title="cuBLAS FP16, B as Bt", precision=Precision.FP16,
+          adds="Reference: cupy.matmul on float16 (Tensor Cores, FP16 output), B given as Bt "
+               "like the FP16 TMA levels (a transposed view, no copy).",
+          follows="cuBLAS", kind=Kind.REFERENCE, library=Library.CUBLAS, b_layout="nk",
+          output_format=OutputFormat.FP16),
     Level(id="cublas_fp16", title="cuBLAS FP16", precision=Precision.FP16,
           adds="Reference: cupy.matmul on float16 (Tensor Cores, FP16 output).",
           follows="cuBLAS", kind=Kind.REFERENCE, library=Library.CUBLAS,

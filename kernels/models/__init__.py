@@ -10,7 +10,7 @@ from .. import registry
 from .hopper import WgmmaStreamK, WgmmaTma
 from .hopper_fp8 import Fp8BlockScaled, Fp8StreamK
 from .level_model import LevelModel, SharedTotals
-from .mma_sync import MmaPersistent, MmaSync
+from .mma_sync import MmaPersistent, MmaSync, MmaTma
 from .register_blocking import Register2D, Vectorized
 from .smem_tiles import DoubleBuffer, SmemPadded, SmemTiled
 from .swizzle import IDENTITY
@@ -22,7 +22,7 @@ MODELS: dict[str, type[LevelModel]] = {
     cls.level_id: cls
     for cls in (Naive, Coalesced, SmemTiled, SmemPadded, DoubleBuffer, Register2D,
                 Vectorized, WarpTiling, CpAsync, CpAsyncInterior, Wmma,
-                MmaSync, MmaPersistent, WgmmaTma, WgmmaStreamK, Fp8BlockScaled,
+                MmaSync, MmaPersistent, MmaTma, WgmmaTma, WgmmaStreamK, Fp8BlockScaled,
                 Fp8StreamK)
 }
 

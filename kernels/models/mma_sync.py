@@ -25,10 +25,12 @@ from .level_model import (
     Op,
     SmemArray,
     Space,
+    Tile,
     WarpAccess,
     global_access,
     lanes_of,
 )
+from .persistent import TmaBox
 from .wmma import TensorCoreTiles
 
 CHUNK_HALVES = 8
@@ -121,3 +123,126 @@ class MmaPersistent(MmaSync):
     per-K-step counts do not see."""
 
     level_id = "mma_persistent"
+
+
+PRODUCER_WARPS = 4  # warpgroup 0: its thread 0 issues the TMA copies
+
+
+class MmaTma(MmaPersistent):
+    """mma_tma: mma_persistent's warps and fragments behind a producer warpgroup.
+
+    Warps 0-3 are the producer (they own no outputs; warp 0's thread 0 copies, per K step,
+    the A box BM x BK and the Bt box BN x BK by TMA into stage s, A then Bt, both in
+    128-byte swizzled rows). Warp 4 + w is consumer warp w of mma_persistent's layout. Bt
+    rows are columns n of C, so B's fragments come by the same non-transposed ldmatrix.x4
+    as A's: lane l addresses row wn0 + 16 j + 8 (l / 16) + l % 8, chunk 2 kk + (l / 8) % 2.
+    The math warps issue no copy; their only shared instructions are the ldmatrix loads.
+    """
+
+    level_id = "mma_tma"
+    sass_warp = PRODUCER_WARPS
+    notes = ("A producer warpgroup (warps 0-3) fills the stages by TMA; the copy engine's "
+             "writes are not LSU instructions, so the K loop's only shared accesses are the "
+             "consumers' ldmatrix loads, conflict-free by the TMA's 128-byte swizzle.")
+
+    def setup(self, p: dict[str, int]) -> None:
+        super().setup(p)
+        self.threads += PRODUCER_WARPS * 32
+        self.row_bytes = self.bk * self.elem_bytes
+        self.a_bytes, self.b_bytes = self.bm * self.row_bytes, self.bn * self.row_bytes
+        self.stage_bytes = self.a_bytes + self.b_bytes
+
+    def caveat(self) -> str:
+        return ""  # one path: TMA zero-fills the edges
+
+    def consumer_warp(self, warp: int) -> int | None:
+        """The warp's index among the math warps (None for the producer's)."""
+        return None if warp < PRODUCER_WARPS else warp - PRODUCER_WARPS
+
+    def thread_outputs(self, tid: int) -> np.ndarray:
+        if tid < PRODUCER_WARPS * 32:
+            return np.zeros((0, 2), np.int64)
+        return super().thread_outputs(tid - PRODUCER_WARPS * 32)
+
+    def warp_mask(self, warp: int) -> np.ndarray:
+        mask = np.zeros((self.bm, self.bn), bool)
+        w = self.consumer_warp(warp)
+        if w is not None:
+            r0, c0 = self.warp_origin(w)
+            mask[r0:r0 + self.wm, c0:c0 + self.wn] = True
+        return mask
+
+    def warp_tile(self, warp: int) -> Tile:
+        w = self.consumer_warp(warp)
+        if w is None:
+            return Tile(0, 0, 0, 0)
+        r0, c0 = self.warp_origin(w)
+        return Tile(r0, c0, self.wm, self.wn)
+
+    def smem_arrays(self) -> list[SmemArray]:
+        """Stage s holds A (BM rows) then Bt (BN rows) at s * stage_bytes."""
+        a = SmemArray("As", self.bm, self.bk, self.bk, 2, self.stages, 0, "A", True,
+                      self.stage_bytes)
+        return [a, SmemArray("Bs", self.bn, self.bk, self.bk, 2, self.stages, self.a_bytes,
+                             "Bt", True, self.stage_bytes)]
+
+    def shared_accesses(self, warp: int, k_step: int) -> list[WarpAccess]:
+        w = self.consumer_warp(warp)
+        if w is None:
+            return []  # the producer's copies go through the TMA unit, not the LSU
+        a_s, b_s = self.smem_arrays()
+        s = self.stage(k_step)
+        wm0, wn0 = self.warp_origin(w)
+        out = []
+        for kk in range(self.bk // 16):
+            for i in range(self.wm // 16):
+                out.append(WarpAccess(
+                    f"ldmatrix.x4 A i={i}  kk={kk}", "As", Space.SHARED, Op.LOAD, 16,
+                    a_s.address(s, wm0 + i * 16 + LANES % 16,
+                                (kk * 2 + LANES // 16) * CHUNK_HALVES), stage=s))
+            for j in range(self.wn // 16):
+                out.append(WarpAccess(
+                    f"ldmatrix.x4 Bt j={j}  kk={kk}", "Bs", Space.SHARED, Op.LOAD, 16,
+                    b_s.address(s, wn0 + j * 16 + (LANES // 16) * 8 + LANES % 8,
+                                (kk * 2 + (LANES // 8) % 2) * CHUNK_HALVES), stage=s))
+        return out
+
+    def tma_loads(self, k_step: int, M: int, N: int, K: int,
+                  block: tuple[int, int] = (0, 0)) -> list[TmaBox]:
+        """The producer's two copies of a K step into stage k_step % STAGES."""
+        s, k0 = self.stage(k_step), k_step * self.bk
+        return [TmaBox("A", "A", Op.LOAD, block[0] * self.bm, k0, self.bm, self.bk, 2, M, K,
+                       s * self.stage_bytes, s),
+                TmaBox("Bt", "Bt", Op.LOAD, block[1] * self.bn, k0, self.bn, self.bk, 2, N, K,
+                       s * self.stage_bytes + self.a_bytes, s)]
+
+    def global_accesses(self, warp: int, k_step: int, M: int, N: int, K: int,
+                        block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
+        """Warp 0 (its thread 0 issues the copies): the K step's TMA boxes, 32 rows at a
+        time; the math warps read no global memory."""
+        if warp != 0:
+            return []
+        return [a for box in self.tma_loads(k_step, M, N, K, block)
+                for a in box.warp_accesses()]
+
+    def store_accesses(self, warp: int, M: int, N: int,
+                       block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
+        """A math warp's C: a float2 per lane per m16n8 half, two floats where N is odd
+        (a float2 needs 8-byte aligned rows)."""
+        w = self.consumer_warp(warp)
+        if w is None:
+            return []
+        if N % 2 == 0:
+            return super().store_accesses(w, M, N, block)
+        wm0, wn0 = self.warp_origin(w)
+        out = []
+        for i in range(self.wm // 16):
+            for j in range(self.wn // 8):
+                for h in range(2):
+                    row = block[0] * self.bm + wm0 + i * 16 + LANES // 4 + h * 8
+                    col = block[1] * self.bn + wn0 + j * 8 + (LANES % 4) * 2
+                    for q in range(2):
+                        out.append(global_access(f"float C i={i} j={j} h={h} +{q}", "C",
+                                                 row * N + col + q, 4, 4,
+                                                 (row < M) & (col + q < N), Op.STORE))
+        return out

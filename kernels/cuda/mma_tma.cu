@@ -1,0 +1,136 @@
+// Level "mma_tma" (sm_90a): mma_persistent's math (ldmatrix + mma.sync.m16n8k16, FP16 in,
+// FP32 accumulate, 64x64 warp tiles) fed the way wgmma_tma is fed. One persistent block
+// per SM; its warps specialize:
+//   - warpgroup 0, the producer, gives most of its registers away (setmaxnreg.dec) and one
+//     of its threads copies the A tile (BM x BK) and the Bt tile (BN x BK) of each K step
+//     by TMA into a ring of STAGES stages, each completing on the stage's "full" mbarrier;
+//   - the (BM / WM) x (BN / WN) consumer warps wait on "full", load their fragments by
+//     ldmatrix and multiply; each thread arrives on the stage's "empty" mbarrier as soon as
+//     its last fragments of the stage are in registers, so the producer may refill it.
+// The math warps issue no copies, compute no copy addresses and never meet at a block
+// barrier: a warp that is ahead runs on into the next stage while another still loads.
+// TMA writes the 128-byte swizzle, which is mma.cuh's gs_swz for rows of 128 bytes (chunk
+// c of row r at chunk c ^ (r % 8)), so ldmatrix reads it without bank conflicts. B is
+// taken as Bt (N x K, K-major, the "col" operand of mma.sync): its fragments load with the
+// same non-transposed ldmatrix as A's.
+// Edges: TMA fills out-of-bounds rows and columns with zeros, the stores are guarded; the
+// host refuses K % 8 != 0 (a tensor map's row pitch must be a multiple of 16 bytes).
+#include "common.cuh"
+#include "hopper.cuh"
+#include "mma.cuh"
+
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GM, bool VEC>
+__global__ void __launch_bounds__(128 + (BM / WM) * (BN / WN) * 32, 1)
+hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
+              const __grid_constant__ GsTensorMap tmB, const __grid_constant__ GsTensorMap tmC,
+              float* __restrict__ C, int tma_c, float* __restrict__ ws, int* __restrict__ flags) {
+    constexpr int WARPS_N = BN / WN, CONSUMER_THREADS = (BM / WM) * WARPS_N * 32;
+    constexpr int MT = WM / 16, NT = WN / 8, KK = BK / 16;
+    constexpr int ROW = BK * 2;  // bytes per shared row of A and of Bt: one swizzle row
+    constexpr int A_BYTES = BM * ROW, B_BYTES = BN * ROW, STAGE_BYTES = A_BYTES + B_BYTES;
+    static_assert(ROW == 128, "a K step must be one 128-byte swizzle row");
+    static_assert(WM % 16 == 0 && WN % 16 == 0, "fragment shape");
+
+    extern __shared__ unsigned char gs_dyn_smem[];
+    __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
+    unsigned char* smem = gs_align_1024(gs_dyn_smem);
+
+    const int tm = GS_CEIL_DIV(M, BM), tn = GS_CEIL_DIV(N, BN);
+    const int tiles = tm * tn, ktiles = GS_CEIL_DIV(K, BK);
+    gs_ws_init_barriers<STAGES, CONSUMER_THREADS>(full, empty);
+    const GsWork work = gs_work<0>(tiles, ktiles);
+
+    if (threadIdx.x < 128) {
+        // ---------------------------------------------------------------- producer
+        gs_setmaxnreg_dec<40>();
+        if (threadIdx.x == 0)
+            gs_ws_produce<BM, BN, BK, STAGES, GM, A_BYTES, STAGE_BYTES>(&tmA, &tmB, smem, full,
+                                                                      empty, tm, tn, work);
+        return;
+    }
+    // -------------------------------------------------------------------- consumers
+    gs_setmaxnreg_inc<232>();
+    const int tid = threadIdx.x - 128, warp = tid / 32, lane = tid % 32;
+    const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
+    const int my_tiles = (int)blockIdx.x < tiles ? (tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+    const int total = my_tiles * ktiles;  // K steps this block consumes, all tiles together
+
+    // lane offsets inside a stage, one per 16-deep step (rows 8 apart keep the lane's
+    // swizzle phase lane % 8, so the fragments of other rows are immediates away):
+    // A rows wm0 + lane % 16, chunk 2 kk + lane / 16; Bt rows (n) wn0 + (lane / 16) * 8 +
+    // lane % 8, chunk 2 kk + (lane / 8) % 2 (the x4 matrices: n low / k low, n low / k
+    // high, n high / k low, n high / k high)
+    unsigned a_off[KK], b_off[KK];
+#pragma unroll
+    for (int kk = 0; kk < KK; ++kk) {
+        a_off[kk] = gs_swz<ROW>(wm0 + lane % 16, kk * 2 + lane / 16);
+        b_off[kk] = A_BYTES + gs_swz<ROW>(wn0 + (lane / 16) * 8 + lane % 8, kk * 2 + (lane / 8) % 2);
+    }
+    const unsigned smem_base = gs_smem_addr(smem);
+    unsigned a[2][MT][4], b[2][NT / 2][4];  // fragments of step kk and kk + 1
+    auto load_frags = [&](int s, int kk, int buf) {
+        const unsigned st = smem_base + s * STAGE_BYTES;
+#pragma unroll
+        for (int i = 0; i < MT; ++i) gs_ldmatrix_x4(a[buf][i], st + a_off[kk] + i * 16 * ROW);
+#pragma unroll
+        for (int j = 0; j < NT / 2; ++j) gs_ldmatrix_x4(b[buf][j], st + b_off[kk] + j * 16 * ROW);
+    };
+
+    if (total > 0) {
+        gs_mbar_wait(&full[0], 0);
+        load_frags(0, 0, 0);
+    }
+    int g = 0;  // K steps consumed so far
+    for (int i = 0; i < my_tiles; ++i) {
+        float acc[MT][NT][4] = {};
+        for (int kt = 0; kt < ktiles; ++kt, ++g) {
+            const int s = g % STAGES;
+#pragma unroll
+            for (int kk = 0; kk < KK; ++kk) {
+                const int cur = kk & 1, nxt = cur ^ 1;
+                if (kk + 1 < KK) {
+                    load_frags(s, kk + 1, nxt);
+                } else {
+                    // this thread's last fragments of stage s are in registers: free it
+                    gs_mbar_arrive(&empty[s]);
+                    if (g + 1 < total) {  // K step g + 1 (perhaps the next tile's first)
+                        const int s1 = (g + 1) % STAGES;
+                        gs_mbar_wait(&full[s1], ((g + 1) / STAGES) & 1);
+                        load_frags(s1, 0, nxt);
+                    }
+                }
+#pragma unroll
+                for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+                    for (int nj = 0; nj < NT; ++nj)
+                        gs_mma_16816(acc[mi][nj], a[cur][mi], b[cur][nj / 2][(nj % 2) * 2],
+                                     b[cur][nj / 2][(nj % 2) * 2 + 1]);
+            }
+        }
+        // epilogue of output tile i, while the producer already fills the next tile's stages
+        int bm, bn;
+        gs_tile_coords(blockIdx.x + i * gridDim.x, tm, tn, GM, bm, bn);
+        const int row0 = bm * BM + wm0 + lane / 4, col0 = bn * BN + wn0 + (lane % 4) * 2;
+        const bool pairs = (N & 1) == 0;  // float2 stores need 8-byte aligned rows
+#pragma unroll
+        for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = row0 + mi * 16 + h * 8;
+                if (r >= M) continue;
+                float* dst_row = C + (gs_index)r * N;
+#pragma unroll
+                for (int nj = 0; nj < NT; ++nj) {
+                    const int c = col0 + nj * 8;
+                    float* dst = dst_row + c;
+                    if (pairs) {
+                        if (c < N) *reinterpret_cast<float2*>(dst) =
+                            make_float2(acc[mi][nj][2 * h], acc[mi][nj][2 * h + 1]);
+                    } else {
+                        if (c < N) dst[0] = acc[mi][nj][2 * h];
+                        if (c + 1 < N) dst[1] = acc[mi][nj][2 * h + 1];
+                    }
+                }
+            }
+    }
+}
