@@ -13,7 +13,7 @@
 #              is the same: docs/energy.md).
 #   bash benchmarks/record_bundled.sh [burst|sustained|all] [OUT_FILE] [COMMIT]
 # COMMIT goes into the session header when the tree has no .git (the lent GPU machine).
-# The source-counters step is bounded by --ncu-source-budget (150 s for all levels; a
+# The source-counters step is bounded by --ncu-source-budget (175 s for all levels; a
 # level reached after it is recorded as not profiled, with that reason); each event
 # carries its run's `seconds`. Exit code 1 when a level got no counters: the file is
 # written all the same, and that level's event says why.
@@ -23,7 +23,7 @@ out=${2:-resources/sessions/h200-ladder.jsonl}
 [ -n "${3:-}" ] && export GEMMSCOPE_COMMIT=$3
 if [ "$part" = burst ] || [ "$part" = all ]; then
   python3 -m gemmscope.kernels record -o "$out" --force --all -s 4096 --sweep \
-    --telemetry-hz 50 --ncu --ncu-source --ncu-source-size 1024 --ncu-source-budget 150
+    --telemetry-hz 50 --ncu --ncu-source --ncu-source-size 1024 --ncu-source-budget 175
 fi
 if [ "$part" = sustained ] || [ "$part" = all ]; then
   python3 -m gemmscope.kernels record -o "$out" --append --all --sustained -s 4096 -s 8192 \
