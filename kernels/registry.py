@@ -293,7 +293,11 @@ LEVELS: tuple[Level, ...] = (
               "per K tile: 615; with each K tile's 48 KB copied by cp.async from L2: 538-542). "
               "A WMMA form of this level (rows padded, so TMA boxes 8 columns wider than the K "
               "tile) ran 310-319 TFLOPS, no faster than wmma, and was not kept: "
-              "docs/perf-notes.md, round 5."),
+              "docs/perf-notes.md, round 5. The bundled recording (c949041): 519 / 504 "
+              "burst, 460 / 469 sustained, but rel. errors up to 6e-4 (5e-6 expected): the "
+              "stage was freed one instruction after its last ldmatrix, unordered against "
+              "the TMA refill; the arrival now follows the K step's last mma.sync behind a "
+              "proxy fence (not yet timed)."),
     WGMMA_TMA,
     dataclasses.replace(
         WGMMA_TMA, id="wgmma_stream_k", title="wgmma + TMA, stream-K last wave (BF16)",
