@@ -34,17 +34,13 @@ from pathlib import Path
 SIZES = (4096, 8192)
 # odd shapes: the edge (scalar) path; the vector path with interior and edge blocks and K a
 # multiple of every BK (cp_async_interior's guard-free loop); enough tiles (over 132) that
-# a persistent block walks several, on the vector and on the edge path
+# a persistent block walks several, on the vector and on the edge path; odd M and N with K
+# a multiple of 8 for the TMA level (which refuses other K; k_ok skips those shapes there)
 CHECK_SHAPES = ((7, 13, 5), (1000, 999, 1001), (1000, 1000, 1024), (2056, 4104, 264),
                 (2049, 4097, 129), (7, 13, 8), (2049, 4097, 136))
 QUICK_CHECK_SHAPES = CHECK_SHAPES[:3]
 REPEATS = 20
-TAG = "@@tune17 "
-
-
-def k_ok(lv, K: int) -> bool:
-    """Whether the level takes this K (a TMA level: a multiple of 8)."""
-    return K % (lv.k_multiple or 1) == 0  # a worker's result line
+TAG = "@@tune17 "  # a worker's result line
 HARD_STOP_S = 15.0  # past the budget, a worker still running is stopped after this long
 
 # (name, level id, template parameters changed). Order = priority.
@@ -83,6 +79,11 @@ def say(msg: str) -> None:
 
 
 # ------------------------------------------------------------------ worker
+
+def k_ok(lv, K: int) -> bool:
+    """Whether the level takes this K (a TMA level: a multiple of 8)."""
+    return K % (lv.k_multiple or 1) == 0
+
 
 def worker(start: int, indices: list[int], deadline: float, quick: bool) -> int:
     """Run candidates ``indices[start:]`` in this process; one TAG line per result."""
