@@ -54,6 +54,11 @@ class TilingCanvas(AnimatedCanvas):
         self.tid = min(self.tid, self.model.threads - 1)
         self.scene = self._scene_for(self.model)
         self._owner = self._owner_map()
+        if self.scene is None and not len(self.model.thread_outputs(self.tid)):
+            # a thread that computes nothing (mma_tma's producer warps) shows an empty
+            # warp and thread: start on the first thread that owns outputs instead
+            owners = self._owner[self._owner >= 0]
+            self.tid = int(owners.min()) if owners.size else self.tid
         self.restart()
 
     def _scene_for(self, model: LevelModel) -> PipelineScene | None:

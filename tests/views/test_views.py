@@ -415,3 +415,16 @@ def test_banks_view_shows_what_the_mma_sync_swizzle_buys(qtbot, make):
     assert rep.n_way == 8
     bank = int(rep.lane_bank[0])
     assert same(pixel(c, inside(c.bank_header_rect(bank), 0.1, 0.1)), ANIMATION.color("conflict"))
+
+
+def test_tiling_starts_on_a_thread_that_computes_outputs(qtbot, make):
+    """mma_tma's first four warps are its producer and own no outputs: on that level the
+    view moves to the first math thread, and back on another level keeps the thread."""
+    view = make(TilingView, "mma_sync")
+    c = view.canvas
+    c.select_thread(5)
+    view.set_level("mma_tma")
+    assert c.tid == 128 and len(c.model.thread_outputs(c.tid)) > 0
+    assert c.warp == 4
+    view.set_level("mma_persistent")
+    assert c.tid == 128
