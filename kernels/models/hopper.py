@@ -52,7 +52,7 @@ from .level_model import (
     WarpAccess,
     global_access,
 )
-from .persistent import TmaBox, WorkPiece, grouped_tile, stream_k_pieces
+from .persistent import TmaBox, TmaStageLoads, WorkPiece, grouped_tile, stream_k_pieces
 from .pipeline import PipelineSchedule
 
 WARPGROUP = 128  # threads
@@ -96,7 +96,7 @@ class PromoteOp:
     c: Tile
 
 
-class WarpSpecialized(LevelModel):
+class WarpSpecialized(TmaStageLoads, LevelModel):
     """What the two sm_90a levels share; subclasses set the wgmma shape."""
 
     persistent = True
@@ -302,20 +302,7 @@ class WarpSpecialized(LevelModel):
         return PipelineSchedule(self.stages, k_steps, tiles, len(self.wgmma_ops(0, 0)),
                                 self.bn // STAGING_COLS, self.consumers)
 
-    # -- global memory -----------------------------------------------------------------
-    def tma_loads(self, k_step: int, M: int, N: int, K: int,
-                  block: tuple[int, int] = (0, 0), iteration: int | None = None
-                  ) -> list[TmaBox]:
-        """The producer's two copies of a K step, into stage (iteration or k_step) %
-        STAGES."""
-        s = self.stage_of(k_step if iteration is None else iteration)
-        k0 = k_step * self.bk
-        eb = self.elem_bytes
-        return [TmaBox("A", "A", Op.LOAD, block[0] * self.bm, k0, self.bm, self.bk, eb, M, K,
-                       s * self.stage_bytes, s),
-                TmaBox("Bt", "Bt", Op.LOAD, block[1] * self.bn, k0, self.bn, self.bk, eb, N,
-                       K, s * self.stage_bytes + self.a_bytes, s)]
-
+    # -- global memory: tma_loads and global_accesses from TmaStageLoads ----------------
     def tma_store(self, N: int) -> bool:
         """C leaves through staging and TMA stores (else straight from registers)."""
         return bool(self.epi) and N % 8 == 0
@@ -331,15 +318,6 @@ class WarpSpecialized(LevelModel):
                        CONSUMER_ROWS, STAGING_COLS, 2, M, N,
                        base + (ch % 2) * STAGING_HALF_BYTES, ch % 2)
                 for ch in range(self.bn // STAGING_COLS)]
-
-    def global_accesses(self, warp: int, k_step: int, M: int, N: int, K: int,
-                        block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
-        """Warp 0 (whose thread 0 issues the copies): the K step's TMA boxes, 32 rows at a
-        time. Consumers read no global memory here (the FP8 level's scales: hopper_fp8.py)."""
-        if warp != 0:
-            return []
-        return [a for box in self.tma_loads(k_step, M, N, K, block)
-                for a in box.warp_accesses()]
 
     def store_accesses(self, warp: int, M: int, N: int,
                        block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:

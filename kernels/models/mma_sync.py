@@ -30,7 +30,7 @@ from .level_model import (
     global_access,
     lanes_of,
 )
-from .persistent import TmaBox
+from .persistent import TmaStageLoads
 from .wmma import TensorCoreTiles
 
 CHUNK_HALVES = 8
@@ -104,6 +104,13 @@ class MmaSync(TensorCoreTiles):
 
     def store_accesses(self, warp: int, M: int, N: int,
                        block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
+        return self.c_stores(warp, M, N, block, pairs=True)
+
+    def c_stores(self, warp: int, M: int, N: int, block: tuple[int, int],
+                 pairs: bool) -> list[WarpAccess]:
+        """Warp ``warp`` (of the warp tiles) storing its m16n8 accumulators: per half h,
+        a float2 per lane at row lane / 4 + 8 h, columns 2 (lane % 4) + {0, 1}; or, with
+        ``pairs`` False, the two floats one at a time."""
         wm0, wn0 = self.warp_origin(warp)
         out = []
         for i in range(self.wm // 16):
@@ -111,9 +118,15 @@ class MmaSync(TensorCoreTiles):
                 for h in range(2):
                     row = block[0] * self.bm + wm0 + i * 16 + LANES // 4 + h * 8
                     col = block[1] * self.bn + wn0 + j * 8 + (LANES % 4) * 2
-                    out.append(global_access(f"float2 C i={i} j={j} h={h}", "C",
-                                             row * N + col, 8, 4, (row < M) & (col < N),
-                                             Op.STORE))
+                    if pairs:
+                        out.append(global_access(f"float2 C i={i} j={j} h={h}", "C",
+                                                 row * N + col, 8, 4, (row < M) & (col < N),
+                                                 Op.STORE))
+                        continue
+                    for q in range(2):
+                        out.append(global_access(f"float C i={i} j={j} h={h} +{q}", "C",
+                                                 row * N + col + q, 4, 4,
+                                                 (row < M) & (col + q < N), Op.STORE))
         return out
 
 
@@ -128,7 +141,7 @@ class MmaPersistent(MmaSync):
 PRODUCER_WARPS = 4  # warpgroup 0: its thread 0 issues the TMA copies
 
 
-class MmaTma(MmaPersistent):
+class MmaTma(TmaStageLoads, MmaPersistent):
     """mma_tma: mma_persistent's warps and fragments behind a producer warpgroup.
 
     Warps 0-3 are the producer (they own no outputs; warp 0's thread 0 copies, per K step,
@@ -207,42 +220,9 @@ class MmaTma(MmaPersistent):
                                 (kk * 2 + (LANES // 8) % 2) * CHUNK_HALVES), stage=s))
         return out
 
-    def tma_loads(self, k_step: int, M: int, N: int, K: int,
-                  block: tuple[int, int] = (0, 0)) -> list[TmaBox]:
-        """The producer's two copies of a K step into stage k_step % STAGES."""
-        s, k0 = self.stage(k_step), k_step * self.bk
-        return [TmaBox("A", "A", Op.LOAD, block[0] * self.bm, k0, self.bm, self.bk, 2, M, K,
-                       s * self.stage_bytes, s),
-                TmaBox("Bt", "Bt", Op.LOAD, block[1] * self.bn, k0, self.bn, self.bk, 2, N, K,
-                       s * self.stage_bytes + self.a_bytes, s)]
-
-    def global_accesses(self, warp: int, k_step: int, M: int, N: int, K: int,
-                        block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
-        """Warp 0 (its thread 0 issues the copies): the K step's TMA boxes, 32 rows at a
-        time; the math warps read no global memory."""
-        if warp != 0:
-            return []
-        return [a for box in self.tma_loads(k_step, M, N, K, block)
-                for a in box.warp_accesses()]
-
     def store_accesses(self, warp: int, M: int, N: int,
                        block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
         """A math warp's C: a float2 per lane per m16n8 half, two floats where N is odd
         (a float2 needs 8-byte aligned rows)."""
         w = self.consumer_warp(warp)
-        if w is None:
-            return []
-        if N % 2 == 0:
-            return super().store_accesses(w, M, N, block)
-        wm0, wn0 = self.warp_origin(w)
-        out = []
-        for i in range(self.wm // 16):
-            for j in range(self.wn // 8):
-                for h in range(2):
-                    row = block[0] * self.bm + wm0 + i * 16 + LANES // 4 + h * 8
-                    col = block[1] * self.bn + wn0 + j * 8 + (LANES % 4) * 2
-                    for q in range(2):
-                        out.append(global_access(f"float C i={i} j={j} h={h} +{q}", "C",
-                                                 row * N + col + q, 4, 4,
-                                                 (row < M) & (col + q < N), Op.STORE))
-        return out
+        return [] if w is None else self.c_stores(w, M, N, block, pairs=N % 2 == 0)

@@ -107,3 +107,39 @@ class TmaBox:
 
     def sectors(self) -> int:
         return sum(a.sectors().n_sectors for a in self.warp_accesses())
+
+
+class TmaStageLoads:
+    """What the models of TMA-fed levels share (wgmma_tma's family, mma_tma): per K step,
+    warp 0's thread 0 copies the A box (BM x BK) and the Bt box (BN x BK) into one ring
+    stage, A at its start and Bt ``a_bytes`` after it; the other warps read no global
+    memory for the operands. Mixed in before a LevelModel that sets these attributes."""
+
+    bm: int
+    bn: int
+    bk: int
+    stages: int
+    elem_bytes: int
+    stage_bytes: int
+    a_bytes: int
+
+    def tma_loads(self, k_step: int, M: int, N: int, K: int,
+                  block: tuple[int, int] = (0, 0), iteration: int | None = None
+                  ) -> list[TmaBox]:
+        """The producer's two copies of a K step, into stage (iteration or k_step) %
+        STAGES."""
+        s = (k_step if iteration is None else iteration) % self.stages
+        k0, eb = k_step * self.bk, self.elem_bytes
+        return [TmaBox("A", "A", Op.LOAD, block[0] * self.bm, k0, self.bm, self.bk, eb, M, K,
+                       s * self.stage_bytes, s),
+                TmaBox("Bt", "Bt", Op.LOAD, block[1] * self.bn, k0, self.bn, self.bk, eb, N,
+                       K, s * self.stage_bytes + self.a_bytes, s)]
+
+    def global_accesses(self, warp: int, k_step: int, M: int, N: int, K: int,
+                        block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
+        """Warp 0 (whose thread 0 issues the copies): the K step's TMA boxes, 32 rows at a
+        time."""
+        if warp != 0:
+            return []
+        return [a for box in self.tma_loads(k_step, M, N, K, block)
+                for a in box.warp_accesses()]
