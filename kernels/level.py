@@ -106,8 +106,8 @@ def warp_tiles_grouped(p: dict[str, int]) -> Geometry:
 def warp_tiles_producer(p: dict[str, int]) -> Geometry:
     """warp_tiles_grouped behind a producer warpgroup (128 threads first in the block);
     GM tile rows walked together (gs_tile_coords)."""
-    threads = 128 + (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
-    return Geometry((threads, 1), (p["BM"], p["BN"]), p["BK"], p["GM"])
+    g = warp_tiles_grouped(p)
+    return dataclasses.replace(g, block=(128 + g.block[0], 1))
 
 
 def warp_specialized(p: dict[str, int]) -> Geometry:
