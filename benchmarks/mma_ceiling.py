@@ -30,28 +30,10 @@ import time
 from pathlib import Path
 
 SOURCE = r"""
-#include <cuda_fp16.h>
+// the ladder's own helpers (kernels/cuda/mma.cuh): the same ldmatrix, mma.sync and swizzle
+#include "mma.cuh"
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
     return (unsigned)__cvta_generic_to_shared(p);
-}
-__device__ __forceinline__ void ldsm4(unsigned (&d)[4], unsigned addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(addr));
-}
-__device__ __forceinline__ void ldsm4t(unsigned (&d)[4], unsigned addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(addr));
-}
-__device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0,
-                                         unsigned b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ int swz(int r, int c, int row_bytes) {
-    return r * row_bytes + ((c ^ (r & 7)) << 4);
 }
 
 // MODE 0 regs, 1 ldsm, 2 sync, 3 cpasync; WN 64 or 32; THREADS = warps * 32
@@ -86,10 +68,10 @@ hmma_ceiling(const __half* __restrict__ src, float* out, int iters) {
     const unsigned as0 = smem_u32(smem), bs0 = as0 + STAGES * A_STAGE;
     unsigned a_off[KK], b_off[NT / 2];
 #pragma unroll
-    for (int kk = 0; kk < KK; ++kk) a_off[kk] = swz(wm0 + lane % 16, kk * 2 + lane / 16, A_ROW);
+    for (int kk = 0; kk < KK; ++kk) a_off[kk] = gs_swz<A_ROW>(wm0 + lane % 16, kk * 2 + lane / 16);
 #pragma unroll
     for (int j = 0; j < NT / 2; ++j)
-        b_off[j] = swz(((lane / 8) % 2) * 8 + lane % 8, (wn0 + j * 16) / 8 + lane / 16, B_ROW);
+        b_off[j] = gs_swz<B_ROW>(((lane / 8) % 2) * 8 + lane % 8, (wn0 + j * 16) / 8 + lane / 16);
     // cp.async: THREADS threads copy 128 rows x 8 chunks of A and 64 rows x 32 chunks of B
     const int a_r = tid / 8, a_c = tid % 8, b_r = tid / 32, b_c = tid % 32;
     constexpr int A_PASS = THREADS / 8, B_PASS = THREADS / 32;
@@ -104,10 +86,11 @@ hmma_ceiling(const __half* __restrict__ src, float* out, int iters) {
                 const int s2 = kk + 1 < KK ? s : (it + 1) % STAGES;
 #pragma unroll
                 for (int i = 0; i < MT; ++i)
-                    ldsm4(a[nxt][i], as0 + s2 * A_STAGE + a_off[k2] + i * 16 * A_ROW);
+                    gs_ldmatrix_x4(a[nxt][i], as0 + s2 * A_STAGE + a_off[k2] + i * 16 * A_ROW);
 #pragma unroll
                 for (int j = 0; j < NT / 2; ++j)
-                    ldsm4t(b[nxt][j], bs0 + s2 * B_STAGE + b_off[j] + k2 * 16 * B_ROW);
+                    gs_ldmatrix_x4_trans(b[nxt][j],
+                                         bs0 + s2 * B_STAGE + b_off[j] + k2 * 16 * B_ROW);
             }
             if (MODE >= 2 && kk == KK - 1) {
                 if (MODE >= 3) asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
@@ -119,13 +102,14 @@ hmma_ceiling(const __half* __restrict__ src, float* out, int iters) {
                     for (int p = 0; p < 128 / A_PASS; ++p) {
                         const int r = a_r + p * A_PASS;
                         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
-                            as0 + s3 * A_STAGE + swz(r, a_c, A_ROW)), "l"(ga + r * 64 + a_c * 8));
+                            as0 + s3 * A_STAGE + gs_swz<A_ROW>(r, a_c)),
+                            "l"(ga + r * 64 + a_c * 8));
                     }
 #pragma unroll
                     for (int p = 0; p < 64 / B_PASS; ++p) {
                         const int r = b_r + p * B_PASS;
                         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
-                            bs0 + s3 * B_STAGE + swz(r, b_c, B_ROW)),
+                            bs0 + s3 * B_STAGE + gs_swz<B_ROW>(r, b_c)),
                             "l"(ga + 8192 + r * 256 + b_c * 8));
                     }
                     asm volatile("cp.async.commit_group;\n" ::);
@@ -135,7 +119,7 @@ hmma_ceiling(const __half* __restrict__ src, float* out, int iters) {
             for (int i = 0; i < MT; ++i)
 #pragma unroll
                 for (int j = 0; j < NT; ++j)
-                    mma16816(acc[i][j], a[cur][i], b[cur][j / 2][(j % 2) * 2],
+                    gs_mma_16816(acc[i][j], a[cur][i], b[cur][j / 2][(j % 2) * 2],
                              b[cur][j / 2][(j % 2) * 2 + 1]);
         }
     }
@@ -193,6 +177,8 @@ def call(launch: tuple) -> None:
 def main() -> None:
     import cupy as cp
 
+    from gemmscope.kernels.registry import cuda_dir
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=".")
     ap.add_argument("--iters", type=int, default=4000, help="64-deep K tiles per warp")
@@ -207,8 +193,8 @@ def main() -> None:
     with open(out_dir / "ceiling.jsonl", "w") as log:
         for mode, warps, wn, bps, stages in CASES:
             threads = warps * 32
-            opts = ("-std=c++17", "-arch=sm_90a", f"-DMODE={MODES[mode]}", f"-DWN={wn}",
-                    f"-DTHREADS={threads}", f"-DSTAGES={stages}")
+            opts = ("-std=c++17", "-arch=sm_90a", f"-I{cuda_dir()}", f"-DMODE={MODES[mode]}",
+                    f"-DWN={wn}", f"-DTHREADS={threads}", f"-DSTAGES={stages}")
             mod = cp.RawModule(code=SOURCE, options=opts)
             fn = mod.get_function("hmma_ceiling")
             smem = stages * (128 * 128 + 64 * 512) if mode != "regs" else 0
