@@ -1,5 +1,6 @@
-// The warp-level Tensor Core helpers of the mma.sync levels (mma_sync.cu, mma_persistent.cu):
-// the swizzled shared layout, ldmatrix and mma.sync.m16n8k16 (FP16 in, FP32 accumulate).
+// The warp-level Tensor Core helpers of the mma.sync levels (mma_sync.cu, mma_persistent.cu,
+// mma_tma.cu): the swizzled shared layout, ldmatrix, mma.sync.m16n8k16 (FP16 in, FP32
+// accumulate) and the store of a warp's accumulators.
 #pragma once
 #include <cuda_fp16.h>
 
@@ -36,4 +37,34 @@ __device__ __forceinline__ void gs_group_coords(int t, int tm, int tn, int GM, i
     const int in_group = t - group * per_group;
     bm = first + in_group % rows;
     bn = in_group / rows;
+}
+
+// Stores a warp's MT x NT accumulator fragments of m16n8 to row-major C (M x N): c0, c1 of a
+// fragment at row lane/4, columns 2*(lane%4)+{0,1}; c2, c3 eight rows down. row0 and col0 are
+// the warp's first row and column plus this lane's offset. pairs: one 8-byte store per two
+// columns (N even, so every row starts 8-byte aligned); otherwise element by element.
+template <int MT, int NT>
+__device__ __forceinline__ void gs_store_mma_acc(float* __restrict__ C, int M, int N, int row0,
+                                                 int col0, const float (&acc)[MT][NT][4],
+                                                 bool pairs) {
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int r = row0 + mi * 16 + h * 8;
+            if (r >= M) continue;
+            float* dst_row = C + (gs_index)r * N;
+#pragma unroll
+            for (int nj = 0; nj < NT; ++nj) {
+                const int c = col0 + nj * 8;
+                float* dst = dst_row + c;
+                if (pairs) {
+                    if (c < N) *reinterpret_cast<float2*>(dst) =
+                        make_float2(acc[mi][nj][2 * h], acc[mi][nj][2 * h + 1]);
+                } else {
+                    if (c < N) dst[0] = acc[mi][nj][2 * h];
+                    if (c + 1 < N) dst[1] = acc[mi][nj][2 * h + 1];
+                }
+            }
+        }
 }

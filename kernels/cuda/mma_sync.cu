@@ -119,23 +119,6 @@ hgemm_mma_sync(int M, int N, int K, const __half* __restrict__ A, const __half* 
     }
     gs_cp_async_wait<0>();
 
-    // accumulator fragment of m16n8: c0,c1 at row lane/4, cols 2*(lane%4)+{0,1}; c2,c3 8 rows down
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int r = block_row + wm0 + i * 16 + lane / 4 + h * 8;
-                const int c = block_col + wn0 + j * 8 + (lane % 4) * 2;
-                if (r >= M) continue;
-                float* dst = C + (gs_index)r * N + c;
-                if (VEC) {
-                    if (c < N) *reinterpret_cast<float2*>(dst) =
-                        make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-                } else {
-                    if (c < N) dst[0] = acc[i][j][2 * h];
-                    if (c + 1 < N) dst[1] = acc[i][j][2 * h + 1];
-                }
-            }
+    gs_store_mma_acc(C, M, N, block_row + wm0 + lane / 4, block_col + wn0 + (lane % 4) * 2, acc,
+                     VEC);
 }

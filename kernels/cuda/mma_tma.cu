@@ -117,26 +117,7 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         int bm, bn;
         gs_tile_coords(blockIdx.x + i * gridDim.x, tm, tn, GM, bm, bn);
         const int row0 = bm * BM + wm0 + lane / 4, col0 = bn * BN + wn0 + (lane % 4) * 2;
-        const bool pairs = (N & 1) == 0;  // float2 stores need 8-byte aligned rows
-#pragma unroll
-        for (int mi = 0; mi < MT; ++mi)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int r = row0 + mi * 16 + h * 8;
-                if (r >= M) continue;
-                float* dst_row = C + (gs_index)r * N;
-#pragma unroll
-                for (int nj = 0; nj < NT; ++nj) {
-                    const int c = col0 + nj * 8;
-                    float* dst = dst_row + c;
-                    if (pairs) {
-                        if (c < N) *reinterpret_cast<float2*>(dst) =
-                            make_float2(acc[mi][nj][2 * h], acc[mi][nj][2 * h + 1]);
-                    } else {
-                        if (c < N) dst[0] = acc[mi][nj][2 * h];
-                        if (c + 1 < N) dst[1] = acc[mi][nj][2 * h + 1];
-                    }
-                }
-            }
+        // float2 stores need 8-byte aligned rows
+        gs_store_mma_acc(C, M, N, row0, col0, acc, (N & 1) == 0);
     }
 }
