@@ -13,12 +13,38 @@ def _bf16_smem(p: dict[str, int]) -> int:
             + p["EPI"] * p["CONSUMERS"] * 16384 + 1024)
 
 
+FP8_TILE_ROWS = 128  # BM of the FP8 levels
+
+
+def fp8_scale_blocks(bn: int) -> int:
+    """The 128-column scale blocks of Bt a tile BN wide spans (NB in fp8_block_scaled.cu): a
+    tile whose width is not a multiple of 128 (192) starts 0 or 64 columns into one."""
+    return bn // 128 if bn % 128 == 0 else (bn + 64 + 127) // 128
+
+
 def _fp8_smem(p: dict[str, int]) -> int:
     """As _bf16_smem with 1-byte elements, and with SCL two buffers of scales (64 rows of
-    A, BN / 128 blocks of Bt, FP32) per consumer."""
+    A, the tile's blocks of Bt, FP32) per consumer."""
     return (p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"]
             + p["EPI"] * p["CONSUMERS"] * 16384
-            + p.get("SCL", 0) * p["CONSUMERS"] * 2 * (64 + p["BN"] // 128) * 4 + 1024)
+            + p.get("SCL", 0) * p["CONSUMERS"] * 2 * (64 + fp8_scale_blocks(p["BN"])) * 4
+            + 1024)
+
+
+def fp8_tile_width(M: int, N: int, K: int, sm_count: int) -> dict[str, int]:
+    """The FP8 levels' tile width per shape, as DeepGEMM picks its BLOCK_N: 192 where
+    its waves cost clearly less than 256's, else the default 256 (no change). A wave's
+    cost is the tile width (a tile's time grows with it at a given K); the run takes as
+    many waves as the busiest SM has tiles. M = 4096, N = 2112: 32 x 9 tiles of 256 (the
+    last column 64 wide), 3 waves, 768; 32 x 11 tiles of 192, 3 waves, 576. The 5%
+    margin: at 8192^3 and 4096 x 32768 x 512 192 costs 1.6% less by this count but ran
+    0.3% and 2.3% slower (round 6): a narrower tile loads A once for fewer columns."""
+    rows = -(-M // FP8_TILE_ROWS)
+
+    def cost(bn: int) -> int:
+        return -(-rows * -(-N // bn) // sm_count) * bn
+
+    return {"BN": 192} if cost(192) < 0.95 * cost(256) else {}
 
 
 STREAM_K = ("The tiles left after the last full wave (fewer than SMs) shared out by K steps "
@@ -67,11 +93,14 @@ FP8_BLOCK_SCALED = Level(
          "per 128x128 block of B; the wgmma_tma pipeline (128x256 tiles, 4 stages of "
          "128-deep K blocks) with wgmma.m64n128k32 (FP8): each K block is accumulated "
          "fresh in temporary registers, one 128-column half at a time, and promoted into "
-         "FP32 accumulators times its two scales.",
+         "FP32 accumulators times its two scales. Where 192-wide tiles need fewer waves of "
+         "SMs (N = 2112: 11 x 192), the host picks them per shape, as DeepGEMM picks its "
+         "BLOCK_N: one wgmma.m64n192k32 part whose columns span two scale blocks of B.",
     follows="DeepGEMM (deepseek-ai) fine-grained scaling; PTX ISA wgmma .e4m3",
     source="fp8_block_scaled.cu", kernel="fp8gemm_block_scaled",
-    params={"BM": 128, "BN": 256, "BK": 128, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
-            "KPIPE": 0, "EPI": 1, "SK": 0, "SCL": 1, "SKIP": 1},
+    params={"BM": FP8_TILE_ROWS, "BN": 256, "BK": 128, "STAGES": 4, "CONSUMERS": 2,
+            "GM": 16, "KPIPE": 0, "EPI": 1, "SK": 0, "SCL": 1, "SKIP": 1},
+    shape_params=fp8_tile_width,
     geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
     stream_k_param="SK",
     k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,

@@ -155,6 +155,10 @@ class Level:
     # why a shape is refused, beyond k_multiple (None: every shape runs)
     shape_rule: Callable[[int, int, int], str | None] | None = None
     edge_variant: bool = True  # False: one instantiation (VEC=true) serves every shape
+    # template parameter changes picked per shape from (M, N, K, SMs), as a library picks
+    # a kernel per shape; applied when a run gives no parameters of its own (None: the
+    # same parameters at every shape)
+    shape_params: Callable[[int, int, int, int], dict[str, int]] | None = None
     notes: str = ""
 
     @property
@@ -187,6 +191,15 @@ class Level:
         if problem is not None:
             raise ValueError(f"{self.id}: {problem}")
         return dataclasses.replace(self, params=p)
+
+    def for_shape(self, M: int, N: int, K: int, sm_count: int) -> Level:
+        """This level as a run of M x N x K on ``sm_count`` SMs launches it: with the
+        parameter changes its ``shape_params`` picks there (itself where none)."""
+        if self.shape_params is None:
+            return self
+        changes = {k: v for k, v in self.shape_params(M, N, K, sm_count).items()
+                   if self.params.get(k) != v}
+        return self.with_params(changes) if changes else self
 
     def launch_geometry(self, params: dict[str, int] | None = None) -> Geometry:
         """Block shape, block tile, K tile and block order for these template parameters

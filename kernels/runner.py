@@ -288,7 +288,7 @@ class Runner:
             result.update({"reference": ref_id if ref else None, "reference_tflops": ref,
                            "pct_of_reference": 100 * result["tflops"] / ref if ref else None})
         self.emit({"type": "result", "id": cid, **result})
-        self._emit_build(level, result.get("variant"), cid)
+        self._emit_build(level, result.get("variant"), result.get("params"), cid)
         if not result["verified"]:
             why = "NaN in C (an element was not written)" if result["nan"] else (
                 f"relative error {result['rel_err']:.3g} > tolerance {result['tol']:.0e}")
@@ -296,15 +296,18 @@ class Runner:
                        **where)
         return False
 
-    def _emit_build(self, level: Level, variant: str | None, cid: Any) -> None:
+    def _emit_build(self, level: Level, variant: str | None, params: dict[str, int] | None,
+                    cid: Any) -> None:
         """After the first run of a (level, variant, params): its build event (sources,
-        resources, occupancy, SASS). Never costs the run: a failure is an info event."""
-        key = (level.id, variant or "", tuple(level.params.items()))
+        resources, occupancy, SASS). ``params``: the run's (the level's own, or those it
+        picked for the shape). Never costs the run: a failure is an info event."""
+        params = dict(params or level.params)
+        key = (level.id, variant or "", tuple(params.items()))
         if level.kind is not Kind.LEVEL or variant is None or key in self.built:
             return
         self.built.add(key)
         try:
-            event = build_event.gpu_event(level, variant, level.params)
+            event = build_event.gpu_event(level, variant, params)
         except Exception as exc:
             self.emit({"type": "info", "id": cid,
                        "message": f"no build event for {level.id} ({variant}): {exc!r}"})

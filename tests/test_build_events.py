@@ -133,7 +133,7 @@ def test_runner_emits_one_build_event_per_variant(monkeypatch):
                            (cp_async.with_params({"STAGES": 2}), "vector"),
                            (registry.get("cublas_fp32"), "cublas"),
                            (registry.get("wmma"), "vector")]:
-        runner._emit_build(level, variant, 7)
+        runner._emit_build(level, variant, None, 7)
     assert calls == [("naive", "scalar"), ("cp_async", "vector"), ("cp_async", "scalar"),
                      ("cp_async", "vector"), ("wmma", "vector")]
     events = [protocol.parse_line(line) for line in out.getvalue().splitlines()]

@@ -35,3 +35,16 @@ def test_compile_error_carries_the_log(tmp_path):
                              source_dir=str(tmp_path), kernel="k", params={"X": 1})
     with pytest.raises(build.CompileError, match="nope"):
         build.compile_offline(lv)
+
+
+@pytest.mark.parametrize("level_id", ["fp8_block_scaled", "fp8_stream_k"])
+def test_fp8_levels_compile_with_the_192_wide_tiles_they_pick_per_shape(level_id):
+    from gemmscope.kernels import cubin
+
+    level = registry.get(level_id)
+    fitted = level.for_shape(4096, 2112, 7168, 132)
+    assert fitted.params["BN"] == 192
+    out = build.compile_offline(fitted, arch="sm_90a", params=fitted.params)
+    (res,) = cubin.kernels(out.cubin).values()
+    assert res.local_bytes == 0  # 96 accumulators and 96 temporaries in registers
+    assert "warning" not in out.log.lower(), out.log

@@ -337,3 +337,16 @@ def test_pipeline_timeline_keeps_the_barrier_rules(level_id):
     assert sched.consumer_at(epi).work is Work.EPILOGUE
     ahead = [sched.stage_at(s, epi) for s in range(S)]
     assert all(v.tile == 1 and v.state is StageState.FULL for v in ahead)
+
+
+def test_fp8_192_wide_tile_is_one_part_whose_columns_span_two_scale_blocks():
+    m = model_for("fp8_block_scaled", {"BN": 192})
+    kinds = ["P" if isinstance(o, PromoteOp) else o.shape for o in m.wgmma_ops(0, 0)]
+    assert kinds == ["m64n192k32"] * 4 + ["P"]
+    assert m.k_loop_copies() == [m]  # no half to skip
+    assert m.scale_slots == 64 + 2  # both blocks' scales are staged and read
+    assert [a.width_bytes for a in m.main_loop_accesses(4, 0) if a.op is Op.LOAD] == [4, 4, 8]
+    # tile column 1 starts at column 192, in scale block 1: lanes 0, 1 copy blocks 1, 2
+    b = m.global_accesses(6, 0, 1024, 1024, 1024, block=(0, 1))
+    assert b[0].active.sum() == 2
+    assert list(b[0].addr[:2] // 4) == [1 * 8, 2 * 8]  # block nb: nb * 8 K blocks + kb 0

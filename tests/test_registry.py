@@ -233,3 +233,29 @@ def test_every_entry_s_texts_are_strings(level: registry.Level):
     for name in ("id", "title", "adds", "follows", "notes", "k_reason"):
         assert isinstance(getattr(level, name), str), name
     assert level.title and level.adds
+
+
+DEEPGEMM_SHAPES = [(4096, 2112, 7168), (4096, 24576, 1536), (4096, 32768, 512),
+                   (4096, 7168, 16384), (4096, 4096, 7168), (4096, 7168, 2048)]
+
+
+@pytest.mark.parametrize("level_id", ["fp8_block_scaled", "fp8_stream_k"])
+def test_fp8_levels_pick_192_wide_tiles_only_where_they_need_fewer_waves(level_id):
+    lv = registry.get(level_id)
+    picked = {s: lv.for_shape(*s, 132).params["BN"] for s in DEEPGEMM_SHAPES}
+    # N = 2112: 9 columns of 256 (the last 64 wide) or 11 of 192, 3 waves either way
+    assert picked == {s: 192 if s[1] == 2112 else 256 for s in DEEPGEMM_SHAPES}
+    assert lv.for_shape(8192, 8192, 8192, 132) is lv  # full waves: the default tile
+    # the rule, not the one shape: N = 4160 = 16 x 256 + 64 (5 waves of 256, 6 of 192)
+    assert lv.for_shape(4096, 4160, 4096, 132).params["BN"] == 192
+    # and the SM count: with 300 SMs the 288 tiles of 256 are one wave, 352 of 192 two
+    assert lv.for_shape(4096, 2112, 7168, 300) is lv
+    fitted = lv.for_shape(4096, 2112, 7168, 132)
+    assert fitted.tile == (128, 192) and fitted.id == lv.id
+    assert fitted.dyn_smem_bytes() < lv.dyn_smem_bytes()
+
+
+def test_levels_without_a_shape_rule_run_their_own_parameters_everywhere():
+    for lv in registry.ladder():
+        if lv.shape_params is None:
+            assert lv.for_shape(4096, 2112, 7168, 132) is lv

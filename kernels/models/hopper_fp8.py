@@ -7,6 +7,7 @@ import copy
 
 import numpy as np
 
+from ..hopper_levels import fp8_scale_blocks
 from .banks import WARP_SIZE
 from .hopper import CONSUMER_ROWS, STAGING_HALF_BYTES, WARPS_PER_GROUP, WarpSpecialized
 from .level_model import (
@@ -19,6 +20,8 @@ from .level_model import (
     ceil_div,
     global_access,
 )
+
+BLOCK_COLS = 128  # columns of Bt one scale covers
 
 
 class Fp8BlockScaled(WarpSpecialized):
@@ -33,8 +36,10 @@ class Fp8BlockScaled(WarpSpecialized):
              "block's scales from one buffer (4 LDS a thread, broadcasts) and its first 64 "
              "threads (and one per half) copy the next block's into the other (cp.async, "
              "4 bytes). A tile whose second half lies wholly past N issues only its first "
-             "(N = 2112: the last tile column). Otherwise as wgmma_tma: the epilogue's "
-             "staging stores conflict-free.")
+             "(N = 2112 with BN = 256: the last tile column). BN = 192 (the host's pick "
+             "where it needs fewer waves): one part of 4 wgmma.m64n192k32 whose columns "
+             "span two scale blocks of Bt, both read. Otherwise as wgmma_tma: the "
+             "epilogue's staging stores conflict-free.")
 
     def k_steps(self, K: int) -> int:
         return K // self.bk  # the host refuses K % 128 != 0
@@ -53,8 +58,8 @@ class Fp8BlockScaled(WarpSpecialized):
             return out
         ksteps = max(1, K // self.bk)
         row0 = block[0] * self.bm + c * CONSUMER_ROWS
-        nb0 = block[1] * self.halves
-        nb_count = ceil_div(N, self.half_cols)
+        nb0 = block[1] * self.bn // BLOCK_COLS
+        nb_count = ceil_div(N, BLOCK_COLS)
         if self.scl:
             t = (warp % WARPS_PER_GROUP) * WARP_SIZE + LANES
             if t[0] < CONSUMER_ROWS:
@@ -69,7 +74,7 @@ class Fp8BlockScaled(WarpSpecialized):
                                          Op.CP_ASYNC))
             return out
         r0 = row0 + (warp % WARPS_PER_GROUP) * 16 + LANES // 4
-        for h in range(self.halves):
+        for h in range(self.b_scales_read):
             nb = nb0 + h
             uniform = np.full(WARP_SIZE, nb * ksteps + k_step)
             out.append(global_access(f"LDG scale_b[nb={nb}, kb={k_step}]", "scale_b",
@@ -82,8 +87,11 @@ class Fp8BlockScaled(WarpSpecialized):
     # -- the scales through shared memory (SCL = 1) -------------------------------------
     def setup(self, p: dict[str, int]) -> None:
         super().setup(p)
-        self.scl = int(p.get("SCL", 0)) and (self.kpipe == 0 or self.bn > self.half_cols)
+        # parts: halves of 128 columns, or the whole tile (192) in one wgmma shape
+        self.half_cols = BLOCK_COLS if self.bn % BLOCK_COLS == 0 else self.bn
+        self.scl = int(p.get("SCL", 0)) and (self.kpipe == 0 or self.bn != BLOCK_COLS)
         self.halves = self.bn // self.half_cols
+        self.scale_blocks = fp8_scale_blocks(self.bn)
         # SKIP: a second copy of the K loop issues only the first half (the tiles whose
         # second half lies wholly past N); ``live`` is the halves the modelled copy issues
         self.skip = int(p.get("SKIP", 0)) and self.halves > 1 and self.kpipe == 0
@@ -101,10 +109,16 @@ class Fp8BlockScaled(WarpSpecialized):
         return [self, edge]
 
     @property
+    def b_scales_read(self) -> int:
+        """The Bt block scales a K step reads: one per issued half, or the blocks a whole
+        192-wide part spans."""
+        return self.live if self.half_cols == BLOCK_COLS else self.scale_blocks
+
+    @property
     def scale_slots(self) -> int:
-        """FP32 values of one scale buffer: the consumer's 64 row scales of A, then one
-        block scale of Bt per half."""
-        return CONSUMER_ROWS + self.halves
+        """FP32 values of one scale buffer: the consumer's 64 row scales of A, then the
+        block scales of Bt the tile spans."""
+        return CONSUMER_ROWS + self.scale_blocks
 
     def smem_arrays(self) -> list[SmemArray]:
         """wgmma_tma's arrays, and with SCL two scale buffers per consumer (buffer
@@ -135,8 +149,8 @@ class Fp8BlockScaled(WarpSpecialized):
                           ss.address(buf, 0, r0 + (8 if d else 0)), stage=buf)
                for d in ("", "+8")]
         # the halves' B scales are adjacent: ptxas reads two of them with one LDS.64
-        for h in range(0, self.live, 2):
-            n = min(2, self.live - h)
+        for h in range(0, self.b_scales_read, 2):
+            n = min(2, self.b_scales_read - h)
             out.append(WarpAccess(f"LDS B scales of halves {h}..{h + n - 1}", "Ss",
                                   Space.SHARED, Op.LOAD, 4 * n,
                                   ss.address(buf, 0, np.full(WARP_SIZE, CONSUMER_ROWS + h)),

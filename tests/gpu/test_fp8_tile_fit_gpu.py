@@ -1,0 +1,41 @@
+"""The FP8 levels' tile width per shape (run on the H200): where 192-wide tiles need fewer
+waves the launch uses them, the result says so, and the answer is right, including the
+tiles that start 64 columns into a 128-column scale block of B."""
+
+from __future__ import annotations
+
+import pytest
+
+from gemmscope.kernels import registry
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def bench():
+    from gemmscope.kernels.gpu import device_info
+    from gemmscope.kernels.measure import Bench, wall_clock
+
+    return Bench(device_info(), wall_clock())
+
+
+@pytest.mark.parametrize("level_id", ["fp8_block_scaled", "fp8_stream_k"])
+@pytest.mark.parametrize("shape", [(512, 2112, 1024), (1000, 4160, 512), (129, 300, 384),
+                                   (2048, 2048, 1024)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_fp8_runs_the_tile_width_it_picks_for_the_shape_and_verifies(bench, level_id, shape):
+    from gemmscope.kernels.gpu import require_cupy
+
+    level = registry.get(level_id)
+    sms = int(require_cupy().cuda.Device().attributes["MultiProcessorCount"])
+    expected = level.for_shape(*shape, sms).params["BN"]
+    r = bench.run(level, *shape, repeats=2, warmup=1, energy=False)
+    assert r["verified"], (r["rel_err"], r["tol"])
+    assert r.get("params", level.params)["BN"] == expected
+
+
+def test_fp8_given_parameters_are_run_as_given(bench):
+    level = registry.get("fp8_block_scaled")
+    r = bench.run(level, 512, 2112, 1024, repeats=2, warmup=1, params=dict(level.params),
+                  energy=False)
+    assert r["verified"] and "params" not in r  # the level's own BN = 256, not the pick
