@@ -181,3 +181,30 @@ def test_counters_comparison_is_the_models_totals_at_the_measured_shape_and_para
     assert "TM=4 (now 8)" in cmp.note
     unknown = compare_counters(Counters.from_event(dict(ev, level="future_level")))
     assert unknown.rows == () and "future_level" in unknown.error
+
+
+def test_build_for_follows_the_parameters_the_latest_result_ran():
+    """A level that picks its parameters per shape (the FP8 tile width) has one build per
+    parameter set: the Code and banks views show the one its latest result ran."""
+    events = syn.events()
+    header = events[0]
+    own = next(c for c in header["catalog"] if c["id"] == "wmma")["params"]
+    wide = {**own, "BN": 192}
+    result = next(e for e in events if e["type"] == "result" and e["level"] == "wmma")
+    t = result["t"]
+
+    def build(params, t):
+        return {"type": "build", "t": t, "level": "wmma", "variant": "vector",
+                "params": params, "sass": ""}
+
+    def ran(params, t, M):
+        ev = {**result, "t": t, "M": M, "variant": "vector"}
+        if params is not None:
+            ev["params"] = params
+        return ev
+
+    store = fed_store([header, ran(None, t, 4096), build(own, t), ran(wide, t + 1, 2112),
+                       build(wide, t + 1)])
+    assert store.build_for("wmma")["params"] == wide
+    store.handle(ran(None, t + 2, 8192))  # its own parameters again
+    assert store.build_for("wmma")["params"] == own

@@ -114,6 +114,9 @@ class SessionStore:
         # build events by (level, variant, params as sorted JSON), first seen first
         self.builds: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._variant_of: dict[str, str] = {}  # level -> variant of its latest result
+        # level -> template parameters of its latest result (as builds' keys): a level may
+        # pick its parameters per shape (the FP8 levels' tile width)
+        self._params_of: dict[str, str] = {}
         self.last_t_s = 0.0  # latest session time seen
         self.event_count = 0
         self.restarts = 0  # restart events: the runner was restarted
@@ -192,6 +195,8 @@ class SessionStore:
         self.results.append(r)
         if r.variant is not None:
             self._variant_of[r.level] = r.variant
+            ran = ev.get("params") or (level.params if level is not None else None)
+            self._params_of[r.level] = _params_key(ran)
         state = self._state(ev)
         if state.runs.finish(ev, float(ev["t"]), RunEnd.RESULT):
             self._changes.add(Change.TELEMETRY)
@@ -242,17 +247,19 @@ class SessionStore:
         self._changes.add(Change.COUNTERS)
 
     def _on_build(self, ev: dict[str, Any]) -> None:
-        params = json.dumps(ev.get("params") or {}, sort_keys=True, default=str)
+        params = _params_key(ev.get("params"))
         self.builds[(ev["level"], ev["variant"], params)] = ev  # a restart's copy replaces
         self._changes.add(Change.BUILD)
 
     def build_for(self, level_id: str) -> dict[str, Any] | None:
-        """The level's build event: the variant its latest result ran, else the first
-        recorded; None where the session has none (recorded before build events)."""
-        mine = [ev for (level, _, _), ev in self.builds.items() if level == level_id]
-        variant = self._variant_of.get(level_id)
-        return next((ev for ev in mine if ev["variant"] == variant),
-                    mine[0] if mine else None)
+        """The level's build event: the variant and parameters its latest result ran,
+        else that variant, else the first recorded; None where the session has none
+        (recorded before build events)."""
+        mine = [(key, ev) for key, ev in self.builds.items() if key[0] == level_id]
+        variant, params = self._variant_of.get(level_id), self._params_of.get(level_id)
+        return next((ev for (_, v, p), ev in mine if v == variant and p == params),
+                    next((ev for (_, v, _), ev in mine if v == variant),
+                         mine[0][1] if mine else None))
 
     def counters_for(self, level_id: str, tool: str = NCU) -> Counters | None:
         """The latest counters the tool measured for the level in this session."""
@@ -439,3 +446,8 @@ class SessionStore:
                 arr = np.array(points, dtype=np.float64)
                 out[level_id] = (arr[:, 0], arr[:, 1])
         return out
+
+
+def _params_key(params: Any) -> str:
+    """Template parameters as a builds key (sorted JSON; {} where none are given)."""
+    return json.dumps(params or {}, sort_keys=True, default=str)
