@@ -88,6 +88,11 @@ def heat(event: dict[str, Any] | None, build: dict[str, Any] | None, metric: Met
     if isinstance(shown, str) and isinstance(profiled, str) and shown != profiled:
         return Heat(metric, reason=f"ncu profiled the {profiled} variant of "
                                    f"{event['level']}; this build is the {shown} variant")
+    other = other_instantiation(event, build)
+    if other is not None:
+        return Heat(metric, reason=f"ncu profiled {event['level']} with {other[0]} (its pick "
+                                   f"at {event['M']}×{event['N']}×{event['K']}); this build "
+                                   f"has {other[1]}: per-line counters not placed")
     if kernel is None and build is not None and isinstance(build.get("sass"), str):
         kernel = parse(build["sass"])
     problem = agreement_problem(rows, build, kernel)
@@ -108,6 +113,53 @@ def heat(event: dict[str, Any] | None, build: dict[str, Any] | None, metric: Met
     if not complete:
         summary += "; lines not in the event: n/a"
     return Heat(metric, values, 0.0 if complete else None, None, summary)
+
+
+def template_args(name: Any) -> list[str] | None:
+    """The template arguments of a kernel's name, as the build event ("k<128, 256, true>")
+    or ncu ("void k<(int)128, (int)256, (bool)1>(int, ...)") writes them: casts dropped,
+    true / false as 1 / 0; None where the name has no argument list."""
+    if not isinstance(name, str) or "<" not in name:
+        return None
+    args, depth, cur = [], 0, ""
+    for ch in name[name.index("<") + 1:]:
+        if ch == ">" and depth == 0:
+            args.append(cur)
+            break
+        depth += (ch == "<") - (ch == ">")
+        if ch == "," and depth == 0:
+            args.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    else:
+        return None  # no closing ">"
+    out = []
+    for a in (x.strip() for x in args):
+        if a.startswith("(") and ")" in a:
+            a = a[a.index(")") + 1:].strip()
+        out.append({"true": "1", "false": "0"}.get(a, a))
+    return out
+
+
+def other_instantiation(event: dict[str, Any], build: dict[str, Any] | None
+                        ) -> tuple[str, str] | None:
+    """Where the profiled kernel is another instantiation of the build's template (a
+    level that picks its parameters per shape: the FP8 tile width), the parameters that
+    differ, as (profiled, built) texts ("BN=192", "BN=256"); None where they agree or
+    either name is missing."""
+    profiled = template_args(event.get("kernel"))
+    built = template_args((build or {}).get("kernel"))
+    if profiled is None or built is None or profiled == built:
+        return None
+    if len(profiled) != len(built):
+        return ("other template arguments", "its own")
+    params = (build or {}).get("params")
+    names = [str(k) for k in params] if isinstance(params, dict) else []
+    names += [f"argument {i + 1}" for i in range(len(names), len(built))]
+    pairs = [(n, p, b) for n, p, b in zip(names, profiled, built, strict=False) if p != b]
+    return (", ".join(f"{n}={p}" for n, p, _ in pairs),
+            ", ".join(f"{n}={b}" for n, _, b in pairs))
 
 
 def agreement_problem(rows: list[list[Any]], build: dict[str, Any] | None,

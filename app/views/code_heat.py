@@ -7,12 +7,13 @@ them into colours and the widget the view places above its SASS panel.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QWidget
 
 from ..core.source_heat import METRIC_TEXT, Metric, intensity
 from ..theme import SOURCE_HEAT
+from ..widgets.fitting import ElidedLabel
 
 MIN_SHARE = 0.12  # the faintest heat, so that a line with any count shows one
 
@@ -44,9 +45,10 @@ class HeatBar(QWidget):
             self.box.addItem(METRIC_TEXT[metric], metric.value)
         self.box.currentIndexChanged.connect(
             lambda _: self.metric_changed.emit(self.chosen().value))
-        self.text = QLabel()
-        self.text.setTextFormat(Qt.TextFormat.PlainText)  # recording text is data
-        self.text.setWordWrap(True)
+        # one line, cut with "…" where the column is narrow (a projector's): the tooltip
+        # holds the whole text, which can be long (a reason from the recording); plain
+        # text, never markup (recording text is data)
+        self.text = ElidedLabel()
         layout = QGridLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(QLabel("per line:"), 0, 0)

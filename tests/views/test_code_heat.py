@@ -189,3 +189,25 @@ def test_banks_view_says_why_there_are_no_links(qtbot, events):
                                              reason="ncu ran past 90 s")))
     assert "ncu ran past 90 s" in view.links.heading.text()
     assert view.links.list.isHidden()
+
+
+def test_counters_of_another_instantiation_name_the_parameters_that_differ(code_view, events):
+    """A level that picks its parameters per shape (the FP8 tile width) may have been
+    profiled as another instantiation than the build shown: the heat bar says which
+    parameters differ instead of placing counters on the wrong instructions."""
+    build = fed(events).build_for("register_2d")
+    name, (first, value) = build["kernel"], next(iter(build["params"].items()))
+    args = source_heat.template_args(name)
+    assert args is not None and args[0] == str(value)
+    template = name[:name.index("<")]
+    other = ", ".join(f"(int){a}" for a in [str(2 * value), *args[1:]])  # ncu's spelling
+    ncu_name = f"void {template}<{other}>(int, int, int, float *)"
+    assert source_heat.template_args(ncu_name)[0] == str(2 * value)
+    v = code_view(fed(events, register_2d_event(kernel=ncu_name)))
+    text = v.heat_bar.text.text()
+    assert f"with {first}={2 * value}" in text and f"has {first}={value}" in text
+    assert v.sass.values is None and v.source.heat == {}
+    # the same instantiation written the ncu way is the build's: the counters are placed
+    same = ", ".join(f"(int){a}" for a in args)
+    v = code_view(fed(events, register_2d_event(kernel=f"void {template}<{same}>(int)")))
+    assert v.sass.values is not None
