@@ -125,4 +125,9 @@ FP8_BLOCK_SCALED = Level(
           "cuBLASLt held): N = 2112 782 -> 860, 8192^3 1174 -> 1187, the other five "
           "shapes within 1% (1056 -> 1051, 822 -> 814, 1192 -> 1200, 1145 -> 1146, "
           "1033 -> 1034). A runtime test around the second half's wgmmas instead of a "
-          "second loop cost ~5% everywhere.")
+          "second loop cost ~5% everywhere. Round 6: 192-wide tiles (one "
+          "wgmma.m64n192k32 part; a tile's columns span two scale blocks of Bt) where their "
+          "waves cost 5% less than 256's (fp8_tile_width); side by side, burst: N = 2112 "
+          "865 -> 978 (74.7% -> 84.5% of per-tensor cuBLASLt; 989 and 1002 with GM=8 in "
+          "the run before); 192 everywhere was 1-12% slower at the other shapes "
+          "(8192^3 1162 against 1166, (4096, 7168) 1011 against 1149), which keep 256.")

@@ -298,7 +298,10 @@ LEVELS: tuple[Level, ...] = (
               "burst, 460 / 469 sustained, but rel. errors up to 6e-4 (5e-6 expected): the "
               "stage was freed one instruction after its last ldmatrix, unordered against "
               "the TMA refill; the arrival now follows the K step's last mma.sync behind a "
-              "proxy fence (not yet timed)."),
+              "proxy fence (718edf4). With it (round 6, tune17_simt_mma.py): 506 / 522 "
+              "(69.0% / 69.5%); recorded at 36c2b25: 512 / 523 burst, 452 / 461 "
+              "sustained, rel. errors 4.9e-6 / 9.7e-6, mma_persistent's on the same inputs "
+              "(tests/gpu/test_mma_tma_gpu.py holds that after bursts of launches)."),
     WGMMA_TMA,
     dataclasses.replace(
         WGMMA_TMA, id="wgmma_stream_k", title="wgmma + TMA, stream-K last wave (BF16)",
@@ -339,7 +342,9 @@ LEVELS: tuple[Level, ...] = (
               "1536 (1124 / 819) and lost at K = 16384 (1129). Round 4: SKIP stays 0 "
               "here: the stream-K wave already evens out the half-width tiles (N = 2112 "
               "929 with and without), and the second copy of the K loop cost up to 1.4% "
-              "elsewhere ((32768, 512) 755 against 766)."),
+              "elsewhere ((32768, 512) 755 against 766). Round 6: the tile width picked "
+              "per shape as in fp8_block_scaled; N = 2112 936 -> 995 (85.9% of per-tensor "
+              "cuBLASLt), 1011 with BN=192 in the run before; the other shapes keep 256."),
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",
