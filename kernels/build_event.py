@@ -149,14 +149,15 @@ def _in_child(spec: dict[str, Any]) -> dict[str, Any]:
 
 def offline_event(level: Level, variant: str | None = None,
                   params: dict[str, int] | None = None, arch: str | None = None,
-                  t: float = 0.0) -> dict[str, Any]:
+                  t: float = 0.0, isolated: bool = False) -> dict[str, Any]:
     """A build event with no GPU: raises CompileError, or RuntimeError when NVRTC is
-    missing (nothing to report then)."""
+    missing (nothing to report then). ``isolated``: compile in a child process (see
+    ``compile_cubin``), for a process that imports torch later (the FP8 reference)."""
     variant = variant or aligned_variant(level)
     vec = _vec(level, variant)
     params = dict(params or level.params)
     arch = arch or level.arch or OFFLINE_ARCH
-    off = compile_cubin(level, params, arch)
+    off = compile_cubin(level, params, arch, isolated)
     name = level.name_expression(vec, params)
     res = off.resources[off.lowered[name]]
     threads = level.threads[0] * level.threads[1]

@@ -40,7 +40,7 @@ def test_the_page_is_read_and_lines_up_with_the_build(level_id):
     assert set(ncu_source_step.COLUMNS) <= set(ev["columns"])
     assert ev["totals"]["stall_samples"] > 0 and ev["tool_version"]
     assert any(row[COL["source"]] for row in ev["lines"])  # the cuda,sass page was read
-    build = build_event.offline_event(registry.get(level_id), ev["variant"])
+    build = build_event.offline_event(registry.get(level_id), ev["variant"], isolated=True)
     assert agreement_problem(ev["lines"], build) is None
 
 
