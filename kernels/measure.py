@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import build, hopper
+from .cublaslt import torch_scaled_mm_available, torch_scaled_mm_launcher
 from .energy import (
     EnergyCounter,
     MeasuredWindow,
@@ -108,44 +109,6 @@ def over_limits(level: Level, limits: DeviceLimits, static_smem: int = 0,
                 f"{limits.regs_per_block} per block (MaxRegistersPerBlock), so this kernel "
                 f"runs at most {max_threads} threads per block")
     return None
-
-
-def torch_scaled_mm_available() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return hasattr(torch, "_scaled_mm") and hasattr(torch, "float8_e4m3fn")
-
-
-def torch_scaled_mm_launcher(ops: Operands, stream_ptr: int,
-                             blocks: bool = False) -> Callable[[], None]:
-    """cuBLASLt FP8 through torch._scaled_mm on the same stream, writing into ops.c:
-    A row-major, B column-major (Bt row-major, transposed view). Per-tensor scales (one
-    each), or DeepGEMM's block scales as torch wants them (its ScaledBlas.cpp checks):
-    scale_a (M, K/128) with strides (1, M), a transposed view of the KB x M array the
-    levels read; scale_b (K/128, N/128) whose transpose is the NB x KB row-major array."""
-    import torch
-
-    def view(x: Any, dtype: Any) -> Any:
-        return torch.from_dlpack(x).view(dtype)
-
-    a = view(ops.a, torch.float8_e4m3fn)
-    b = view(ops.b, torch.float8_e4m3fn).t()
-    c = view(ops.c, torch.bfloat16)
-    if not blocks:
-        sa = torch.from_dlpack(ops.scale_a.reshape(1)).float()
-        sb = torch.from_dlpack(ops.scale_b.reshape(1)).float()
-    else:
-        sa = torch.from_dlpack(ops.scale_a).t()
-        sb = torch.from_dlpack(ops.scale_b).t()
-    stream = torch.cuda.ExternalStream(stream_ptr)
-
-    def run_ref() -> None:
-        with torch.cuda.stream(stream):
-            torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, out=c)
-
-    return run_ref
 
 
 def bytes_needed(level: Level, M: int, N: int, K: int) -> int:
