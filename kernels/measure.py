@@ -145,8 +145,8 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
     M, N, K = ops.shape
     fitted = None
     if params is None and level.shape_params is not None:  # parameters picked per shape
-        sms = int(require_cupy().cuda.Device().attributes["MultiProcessorCount"])
-        fitted = level.for_shape(M, N, K, sms)
+        sm_count = int(require_cupy().cuda.Device().attributes["MultiProcessorCount"])
+        fitted = level.for_shape(M, N, K, sm_count)
         level, params = fitted, (None if fitted.params == level.params else fitted.params)
     built = build.compile_level(level, params)
     vec = level.use_vector_path(M, N, K) or not level.edge_variant
