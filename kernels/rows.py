@@ -9,6 +9,7 @@ reference (cuBLAS of the same precision at the same shape). No Qt here.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -109,6 +110,18 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+MAX_PARAMS = 32  # a result's template parameters kept (a recording is untrusted data)
+
+
+def _params(value: Any) -> tuple[tuple[str, int], ...] | None:
+    """A result's ``params`` (name -> integer): the first 32 integer entries, names cut
+    to 32 characters, the rest left out; None where there are none."""
+    if not isinstance(value, dict):
+        return None
+    ints = ((str(k)[:32], v) for k, v in value.items() if _int(v) is not None)
+    return tuple(itertools.islice(ints, MAX_PARAMS)) or None
+
+
 @dataclass(frozen=True, slots=True)
 class Result:
     """A ``result`` event, parsed once (docs/protocol.md)."""
@@ -147,6 +160,9 @@ class Result:
     tflops_max: float | None = None
     power_limit_w: float | None = None  # sustained: the enforced power limit
     device: int = 0  # the GPU of the session it ran on (protocol.device_of)
+    # the template parameters the run used where they are not the level's own (given by
+    # the run, or picked by the level for the shape); None: the level's own
+    params: tuple[tuple[str, int], ...] | None = None
 
     @classmethod
     def from_event(cls, ev: dict[str, Any], precision: str = "?") -> Result:
@@ -177,7 +193,8 @@ class Result:
             if isinstance(ev.get("energy_reason"), str) else None,
             trials=_int(ev.get("trials")), tflops_min=_num(ev.get("tflops_min")),
             tflops_max=_num(ev.get("tflops_max")),
-            power_limit_w=_num(ev.get("power_limit_w")), device=device_of(ev))
+            power_limit_w=_num(ev.get("power_limit_w")), device=device_of(ev),
+            params=_params(ev.get("params")))
 
 
 def reference_id(precision: str) -> str:

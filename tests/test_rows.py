@@ -152,3 +152,19 @@ def test_row_texts_follow_one_rule_per_column():
     (1089.75, "1090", "1090"), (9.99996, "10.00", "10.00"), (0.0, "0.000", "0.000")])
 def test_numbers_have_fixed_significant_digits_and_no_exponent(value, tflops, ms):
     assert tflops_text(value) == tflops and ms_text(value) == ms
+
+
+def test_a_results_parameters_are_bounded_integers_by_name():
+    ev = {"type": "result", "t": 1.0, "level": "fp8_block_scaled", "M": 64, "N": 64,
+          "K": 128, "dtype": "fp8", "precision": "fp8", "median_ms": 0.1, "tflops": 1.0,
+          "verified": True, "rel_err": None, "repeats": 5}
+    assert Result.from_event(ev).params is None
+    assert Result.from_event({**ev, "params": {"BN": 192, "BM": 128}}).params == (
+        ("BN", 192), ("BM", 128))
+    # a recording is untrusted: non-integers left out, names cut, at most 32 kept
+    hostile = {"x" * 1000: 1, "flag": True, "text": "<b>", **{f"P{i}": i for i in range(999)}}
+    kept = Result.from_event({**ev, "params": hostile}).params
+    assert kept is not None and len(kept) == 32
+    assert kept[0] == ("x" * 32, 1) and all(isinstance(v, int) for _, v in kept)
+    assert ("flag", True) not in kept and not any(k == "text" for k, _ in kept)
+    assert Result.from_event({**ev, "params": ["BN", 192]}).params is None

@@ -234,3 +234,29 @@ def test_replay_bar_pause_speed_and_seek(qtbot, make_window, synthetic_file, tmp
     stream = window.charts()["stream"]
     stream.hover.show_at(2.2, 0.0)
     assert stream.hover.text == f"repeat 2: {syn.SWEEP[8192] * 1.02:.4g} TFLOPS"
+
+
+def test_ladder_detail_says_which_parameters_a_run_used_beside_the_levels_own(
+        qtbot, make_window, tmp_path):
+    """A result that ran other template parameters (the FP8 levels pick their tile width
+    per shape) says so under "Last result"; a result of the level's own says nothing."""
+    import synthetic_session as syn
+
+    events = syn.events()
+    own = next(c for c in events[0]["catalog"] if c["id"] == "naive")["params"]
+    (name, value), = list(own.items())[:1]
+    for ev in events:
+        if ev["type"] == "result" and ev["level"] == "naive":
+            ev["params"] = {**own, name: 2 * value}
+    window = make_window()
+    window.open_recording(syn.write(tmp_path / "ran.jsonl", events))
+    window.replay.seek(window.replay.clock.duration_s)
+    window.flush_views()
+    assert f"This run:</b> template parameters: {name} {value} -&gt; {2 * value}" in \
+        window.ladder.detail.text()
+    plain = make_window()
+    plain.open_recording(syn.write(tmp_path / "own.jsonl"))
+    plain.replay.seek(plain.replay.clock.duration_s)
+    plain.flush_views()
+    assert "Last result" in plain.ladder.detail.text()
+    assert "This run" not in plain.ladder.detail.text()

@@ -195,7 +195,7 @@ class SessionStore:
         self.results.append(r)
         if r.variant is not None:
             self._variant_of[r.level] = r.variant
-            ran = ev.get("params") or (level.params if level is not None else None)
+            ran = dict(r.params) if r.params else (level.params if level is not None else None)
             self._params_of[r.level] = _params_key(ran)
         state = self._state(ev)
         if state.runs.finish(ev, float(ev["t"]), RunEnd.RESULT):
