@@ -297,6 +297,10 @@ class Row:
         level = registry.BY_ID.get(r.level)
         if r.variant == "scalar" and level is not None and level.vector > 1:
             notes.append("scalar edge path")
+        if r.params and level is not None:  # given by the run, or picked for the shape
+            ran = [f"{k}={v}" for k, v in r.params if level.params.get(k) != v]
+            if ran:
+                notes.append("ran " + ", ".join(ran))
         if r.precision == "fp8" and r.deepgemm_diff is not None:
             notes.append(f"DeepGEMM diff {r.deepgemm_diff:.1e}")
         if r.mode == "sustained" and r.tflops_min is not None and r.tflops_max is not None:

@@ -168,3 +168,7 @@ def test_a_results_parameters_are_bounded_integers_by_name():
     assert kept[0] == ("x" * 32, 1) and all(isinstance(v, int) for _, v in kept)
     assert ("flag", True) not in kept and not any(k == "text" for k, _ in kept)
     assert Result.from_event({**ev, "params": ["BN", 192]}).params is None
+    # the notes name what differs from the level's own
+    own = Row.of(Result.from_event({**ev, "params": {"BN": 256, "BM": 128}})).notes()
+    picked = Row.of(Result.from_event({**ev, "params": {"BN": 192, "BM": 128}})).notes()
+    assert "ran" not in own and picked.startswith("ran BN=192")
