@@ -143,11 +143,12 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
     at least this much shared memory per block (static + dynamic), the kernel not using
     the extra, to control how many blocks share an SM (the ncu bank-conflict comparison)."""
     M, N, K = ops.shape
-    fitted = None
+    picked = False
     if params is None and level.shape_params is not None:  # parameters picked per shape
         sm_count = int(require_cupy().cuda.Device().attributes["MultiProcessorCount"])
         fitted = level.for_shape(M, N, K, sm_count)
-        level, params = fitted, (None if fitted.params == level.params else fitted.params)
+        if fitted is not level:
+            level, params, picked = fitted, dict(fitted.params), True
     built = build.compile_level(level, params)
     vec = level.use_vector_path(M, N, K) or not level.edge_variant
     kernel = built.kernels[vec]
@@ -180,8 +181,8 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
             "threads": block[0] * block[1], **built.attributes(vec)}
     info["smem_bytes"] += smem
     info["kernel"] = getattr(kernel, "name", None)
-    if params is not None and fitted is not None:  # the run's result says what ran
-        info["params"] = dict(params)
+    if picked:  # the run's result says what ran
+        info["params"] = dict(level.params)
     return run_level, info
 
 
