@@ -112,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--ncu-timeout", type=float, default=ncu.TIMEOUT_S, metavar="S",
                      help=f"seconds per ncu run (default {ncu.TIMEOUT_S:g})")
     add_ncu_source_options(rec)
+    rec.add_argument("--profile-only", action="store_true",
+                     help="with --append: no timed runs, only the --ncu / --ncu-source "
+                          "steps for the planned levels (a long recording in two calls)")
     rep = sub.add_parser("report", help="print the results table of a recording")
     rep.add_argument("file")
     rep.add_argument("--markdown", action="store_true")
@@ -241,7 +244,7 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
     """Run the plan through a runner session, recording to ``out_path``; then, with the
     runner gone, ``after`` may add events of its own (on the same clock, to the same
     file)."""
-    runs = plan(args)
+    runs = [] if getattr(args, "profile_only", False) else plan(args)
     results: list[dict[str, Any]] = []
     on_event = Progress(stderr, len(runs)).sink(results)
     writer = SessionWriter(out_path) if out_path else None
@@ -352,6 +355,11 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                                          or args.cluster):
             raise CliError(f"--{opt.replace('_', '-')} profiles on this machine's GPU; it "
                            "cannot go with --remote, --device(s) or --cluster")
+    profile_only = getattr(args, "profile_only", False)
+    if profile_only and not (getattr(args, "append", False)
+                             and (getattr(args, "ncu", None) or getattr(args, "ncu_source", None))):
+        raise CliError("--profile-only adds profiling steps (--ncu, --ncu-source) to a "
+                       "recording: pass --append and at least one of them")
     if getattr(args, "append", False) and (gpus or args.cluster):
         raise CliError("--append continues a session of one runner; a session of several "
                        "GPUs (--device, --devices, --cluster) is recorded to a new file")
@@ -396,7 +404,7 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if lost:
         stderr.write(f"{lost} run(s) lost with their worker: error events in the recording\n")
         return 1
-    return 0 if results and all(r["verified"] for r in results) else 1
+    return 0 if (results or profile_only) and all(r["verified"] for r in results) else 1
 
 
 def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:

@@ -122,3 +122,37 @@ def test_ncu_source_cannot_go_with_remote(tmp_path):
     code = cli.main(["record", "-o", str(tmp_path / "r.jsonl"), "--remote", "gpu-box",
                      "--ncu-source"], stdout=io.StringIO(), stderr=err)
     assert code == 2 and "--ncu-source profiles on this machine" in err.getvalue()
+
+
+def test_profile_only_appends_the_steps_to_a_recording_without_timing_again(tmp_path):
+    """A long recording in two calls (a device call is at most ten minutes): the timed
+    runs first, then --append --profile-only adds the per-line counters of the same
+    levels and no result."""
+    fake = write_fake_ncu(tmp_path / "ncu")
+    code, events, err = record(tmp_path)
+    assert code == 0 and events == [], err
+    out = tmp_path / "rec.jsonl"
+    before = recording.read_session(out).events
+    results = [e for e in before if e["type"] == "result"]
+    err = io.StringIO()
+    code = cli.main(["record", "-o", str(out), "--append", "--profile-only",
+                     "-l", "naive,register_2d,wmma,cublas_fp32", "-s", "16",
+                     "--telemetry-hz", "0", "--runner", STAND_IN_RUNNER,
+                     "--ncu-source", str(fake)], stdout=io.StringIO(), stderr=err)
+    assert code == 0, err.getvalue()
+    after = recording.read_session(out)
+    assert after.problem is None
+    assert after.events[:len(before)] == before  # what it held is kept
+    added = after.events[len(before):]
+    assert [e for e in added if e["type"] == "result"] == [] and results
+    assert [e["level"] for e in added if e["type"] == "source_counters"] == [
+        "naive", "register_2d", "wmma"]
+
+
+def test_profile_only_needs_a_recording_to_add_to_and_a_step(tmp_path):
+    for extra in (["--ncu-source", "ncu"], ["--append"]):
+        err = io.StringIO()
+        code = cli.main(["record", "-o", str(tmp_path / "x.jsonl"), "--profile-only",
+                         "--runner", STAND_IN_RUNNER, *extra],
+                        stdout=io.StringIO(), stderr=err)
+        assert code != 0 and "--profile-only" in err.getvalue()
