@@ -197,6 +197,19 @@ class Result:
             params=_params(ev.get("params")))
 
 
+def params_ran(r: Result, own: Mapping[str, int] | None = None) -> str:
+    """The template parameters a run used that differ from its level's own (``own``, else
+    the registry's): "BN=192"; "" where it ran the level's own."""
+    if not r.params:
+        return ""
+    if own is None:
+        level = registry.BY_ID.get(r.level)
+        if level is None:
+            return ""
+        own = level.params
+    return ", ".join(f"{k}={v}" for k, v in r.params if own.get(k) != v)
+
+
 def reference_id(precision: str) -> str:
     """The cuBLAS reference a percentage of this precision compares against."""
     try:
@@ -297,10 +310,9 @@ class Row:
         level = registry.BY_ID.get(r.level)
         if r.variant == "scalar" and level is not None and level.vector > 1:
             notes.append("scalar edge path")
-        if r.params and level is not None:  # given by the run, or picked for the shape
-            ran = [f"{k}={v}" for k, v in r.params if level.params.get(k) != v]
-            if ran:
-                notes.append("ran " + ", ".join(ran))
+        ran = params_ran(r)  # given by the run, or picked by the level for the shape
+        if ran:
+            notes.append("ran " + ran)
         if r.precision == "fp8" and r.deepgemm_diff is not None:
             notes.append(f"DeepGEMM diff {r.deepgemm_diff:.1e}")
         if r.mode == "sustained" and r.tflops_min is not None and r.tflops_max is not None:

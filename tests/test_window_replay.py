@@ -252,11 +252,10 @@ def test_ladder_detail_says_which_parameters_a_run_used_beside_the_levels_own(
     window.open_recording(syn.write(tmp_path / "ran.jsonl", events))
     window.replay.seek(window.replay.clock.duration_s)
     window.flush_views()
-    assert f"This run:</b> template parameters: {name} {value} -&gt; {2 * value}" in \
-        window.ladder.detail.text()
+    assert f"This run used:</b> {name}={2 * value}</p>" in window.ladder.detail.text()
     plain = make_window()
     plain.open_recording(syn.write(tmp_path / "own.jsonl"))
     plain.replay.seek(plain.replay.clock.duration_s)
     plain.flush_views()
     assert "Last result" in plain.ladder.detail.text()
-    assert "This run" not in plain.ladder.detail.text()
+    assert "This run used" not in plain.ladder.detail.text()

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.build_report import param_changes
 from ...kernels.rows import (
     DASH,
     NOT_THROTTLED,
@@ -26,6 +25,7 @@ from ...kernels.rows import (
     THROTTLE_COLUMNS,
     Column,
     not_run_texts,
+    params_ran,
     sustained_texts,
 )
 from ...kernels.throttle import THROTTLE_MARK
@@ -296,9 +296,9 @@ class LadderPanel(QWidget):
         r = self.store.ladder_result(level_id)
         if r is not None:
             parts.append(f"<p><b>Last result:</b> {esc(self.store.row(r).summary())}</p>")
-            ran = param_changes(lv.params, dict(r.params)) if r.params else ""
-            if ran:  # given by the run, or the level's pick for the shape
-                parts.append(f"<p><b>This run:</b> {esc(ran.strip())}</p>")
+            ran = params_ran(r, lv.params)  # given by the run, or the level's pick
+            if ran:
+                parts.append(f"<p><b>This run used:</b> {esc(ran)}</p>")
             sustained = self.store.sustained_result(level_id, r.shape)
             if sustained is not None:
                 parts.append(f"<p><b>Sustained:</b> "
