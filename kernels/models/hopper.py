@@ -101,7 +101,7 @@ class WarpSpecialized(TmaStageLoads, LevelModel):
 
     persistent = True
     wgmma_k_bytes = 32  # K of one wgmma: 16 bf16 or 32 e4m3
-    half_cols = 0  # 0: one wgmma covers BN; else the tile is done in halves of this width
+    half_cols = 0  # 0: one wgmma covers BN; else parts of this width, each promoted (FP8)
     instruction = ""
 
     sass_warp = WARPS_PER_GROUP  # the first consumer warp: warp 0 is the producer's

@@ -27,7 +27,6 @@ BLOCK_COLS = 128  # columns of Bt one scale covers
 class Fp8BlockScaled(WarpSpecialized):
     level_id = "fp8_block_scaled"
     elem_bytes = 1
-    half_cols = 128
     instruction = "wgmma.mma_async.m64n128k32.f32.e4m3.e4m3"
     notes = ("The wgmma_tma pipeline on E4M3 with 128-deep K blocks: per block and per "
              "128-column half, 4 wgmma.m64n128k32 into temporary registers, then FP32 "
