@@ -160,8 +160,9 @@ class Result:
     tflops_max: float | None = None
     power_limit_w: float | None = None  # sustained: the enforced power limit
     device: int = 0  # the GPU of the session it ran on (protocol.device_of)
-    # the template parameters the run used where they are not the level's own (given by
-    # the run, or picked by the level for the shape); None: the level's own
+    # the template parameters the result says it ran (given by the run, or picked by the
+    # level for the shape; params_ran names those that differ from the level's own);
+    # None: the result names none, so the level's own
     params: tuple[tuple[str, int], ...] | None = None
 
     @classmethod
