@@ -12,7 +12,9 @@ import pytest
 from gemmscope.kernels import registry
 from gemmscope.kernels.models import MODELS, model_for
 from gemmscope.kernels.models.sass_check import (
+    SassComparison,
     compare_level,
+    compiler_versions,
     main_loop,
     normalise,
     sass_counts,
@@ -96,6 +98,21 @@ def test_of_two_loops_with_as_many_shared_loads_the_one_with_more_tensor_ops_is_
     assert sass_counts(body) == {"LDS": 1, "LDS.64": 1}
 
 
+def test_a_mismatch_shows_the_loop_lines_of_the_kinds_that_differ():
+    cmp = SassComparison("x", sass_counts(SASS_SAMPLE), {"LDS.128": 1}, SASS_SAMPLE)
+    assert set(cmp.mismatches) == {"LDS", "STS.128", "LDSM", "LDGSTS"}
+    assert cmp.lines_of(["LDS"]) == ["/*0400*/                   LDS R8, [R5] ;",
+                                     "/*0420*/              @!PT LDS RZ, [RZ] ;"]
+    assert cmp.lines_of(["STS.128"]) == ["/*0430*/               @P0 STS.128 [R10], R100 ;"]
+
+
+@pytest.mark.skipif(tools_missing() is not None, reason=str(tools_missing()))
+def test_the_compiler_versions_name_nvrtc_and_nvdisasm_releases():
+    import re
+
+    assert re.fullmatch(r"NVRTC \d+\.\d+, nvdisasm V\d+(\.\d+)+", compiler_versions())
+
+
 @pytest.mark.skipif(tools_missing() is not None, reason=str(tools_missing()))
 @pytest.mark.parametrize("level_id", sorted(MODELS))
 def test_model_matches_the_compiled_k_loop(level_id):
@@ -103,7 +120,8 @@ def test_model_matches_the_compiled_k_loop(level_id):
     if level.source is None or not (SRC / level.source).exists():
         pytest.skip(f"no source for {level_id} under {SRC}")
     cmp = compare_level(level_id, model_for(level_id), SRC)
-    assert not cmp.mismatches, (cmp.sass, cmp.model)
+    assert not cmp.mismatches, (f"{cmp.mismatches} (sass, model) with {compiler_versions()}; "
+                                f"the loop's lines: {cmp.lines_of(cmp.mismatches)}")
 
 
 @pytest.mark.skipif(tools_missing() is not None, reason=str(tools_missing()))

@@ -19,13 +19,16 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import registry
 from .level_model import LevelModel, Op, WarpAccess
 
+_SASS_LINE = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?((?:LDS|STS|LDSM|LDGSTS)"
+                        r"(?:\.[A-Z0-9_]+)*)\s.*$", re.M)
 _SASS_OP = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?((?:LDS|STS|LDSM|LDGSTS)"
                       r"(?:\.[A-Z0-9_]+)*)\s", re.M)
 
@@ -85,6 +88,19 @@ def tools_missing() -> str | None:
     if nvdisasm_path() is None:
         return "nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)"
     return None
+
+
+def compiler_versions() -> str:
+    """The NVRTC and nvdisasm releases the check runs with, e.g. "NVRTC 13.5, nvdisasm
+    V13.5.37": a K loop is one compiler's schedule, so a mismatch names it."""
+    from cuda.bindings import nvrtc
+
+    _, major, minor = nvrtc.nvrtcVersion()
+    tool = nvdisasm_path()
+    out = subprocess.run([tool, "--version"], capture_output=True, text=True,
+                         check=False).stdout if tool else ""
+    release = re.search(r"V\d+(?:\.\d+)+", out)
+    return f"NVRTC {major}.{minor}, nvdisasm {release.group(0) if release else '?'}"
 
 
 def compile_sass(level_id: str, src_dir: Path, arch: str | None = None) -> str:
@@ -212,6 +228,14 @@ class SassComparison:
     level: str
     sass: dict[str, int]
     model: dict[str, int]
+    loop: str = field(default="", repr=False)  # the K loop's SASS text
+
+    def lines_of(self, kinds: Iterable[str]) -> list[str]:
+        """The K loop's instructions of these kinds (``LDS``, ``LDS.128``...), as
+        nvdisasm printed them, never-executed ones included: what a mismatch is made of."""
+        wanted = set(kinds)
+        return [m.group(0).strip() for m in _SASS_LINE.finditer(self.loop)
+                if normalise(m.group(2)) in wanted]
 
     @property
     def mismatches(self) -> dict[str, tuple[int, int]]:
@@ -223,5 +247,6 @@ class SassComparison:
 
 
 def compare_level(level_id: str, model: LevelModel, src_dir: Path) -> SassComparison:
-    return SassComparison(level_id, sass_counts(main_loop(compile_sass(level_id, src_dir))),
-                          model_counts(model, model.sass_warp))
+    loop = main_loop(compile_sass(level_id, src_dir))
+    return SassComparison(level_id, sass_counts(loop), model_counts(model, model.sass_warp),
+                          loop)
