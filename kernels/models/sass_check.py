@@ -27,10 +27,9 @@ from typing import Any
 from .. import registry
 from .level_model import LevelModel, Op, WarpAccess
 
-_SASS_LINE = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?((?:LDS|STS|LDSM|LDGSTS)"
-                        r"(?:\.[A-Z0-9_]+)*)\s.*$", re.M)
 _SASS_OP = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?((?:LDS|STS|LDSM|LDGSTS)"
                       r"(?:\.[A-Z0-9_]+)*)\s", re.M)
+_SASS_LINE = re.compile(_SASS_OP.pattern + ".*$", re.M)  # the whole line of one
 
 
 def sass_kind(acc: WarpAccess) -> str:
