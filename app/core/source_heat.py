@@ -13,6 +13,7 @@ event left out), and unknown (None) where the event cut it for size.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -160,6 +161,21 @@ def other_instantiation(event: dict[str, Any], build: dict[str, Any] | None
     pairs = [(n, p, b) for n, p, b in zip(names, profiled, built, strict=False) if p != b]
     return (", ".join(f"{n}={p}" for n, p, _ in pairs),
             ", ".join(f"{n}={b}" for n, _, b in pairs))
+
+
+def profiled_build(event: dict[str, Any] | None, builds: Iterable[dict[str, Any]]
+                   ) -> dict[str, Any] | None:
+    """Of a level's builds, the one ncu profiled: the same variant and template
+    arguments as the event's kernel (ncu's spelling or the build's); None where the
+    session has no such build or either name lacks its arguments."""
+    if event is None:
+        return None
+    profiled = template_args(event.get("kernel"))
+    if profiled is None:
+        return None
+    variant = event.get("variant")
+    return next((b for b in builds if template_args(b.get("kernel")) == profiled
+                 and (not isinstance(variant, str) or b.get("variant") == variant)), None)
 
 
 def agreement_problem(rows: list[list[Any]], build: dict[str, Any] | None,

@@ -261,6 +261,11 @@ class SessionStore:
                     next((ev for (_, v, _), ev in mine if v == variant),
                          mine[0][1] if mine else None))
 
+    def builds_of(self, level_id: str) -> list[dict[str, Any]]:
+        """Every build event of the level (one per variant and parameter set, the latest
+        copy of each), in the order they first came."""
+        return [ev for key, ev in self.builds.items() if key[0] == level_id]
+
     def counters_for(self, level_id: str, tool: str = NCU) -> Counters | None:
         """The latest counters the tool measured for the level in this session."""
         for c in reversed(self.counters):

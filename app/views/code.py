@@ -76,6 +76,10 @@ class CodeView(QWidget, DrawnInParts):
         self.sass = SassPanel()
         self.heat_bar = HeatBar()
         self.heat_bar.metric_changed.connect(lambda _: self._show_heat())
+        self.heat_bar.switch.clicked.connect(self._toggle_profiled)
+        # levels whose view shows the build ncu profiled rather than the latest run's
+        # (the user's choice, kept while the session has that build)
+        self._profiled: set[str] = set()
         self.heat: source_heat.Heat | None = None
         self._kernel_lines: tuple[dict[str, Any] | None, list[SassLine]] = (None, [])
         sass_box = _column(self.sass_title, self.heat_bar, self.sass)
@@ -111,7 +115,8 @@ class CodeView(QWidget, DrawnInParts):
 
     def refresh(self, changes: set[Change]) -> None:
         """What changed, in parts for the next frames (:meth:`step`)."""
-        if changes & {Change.BUILD, Change.HEADER, Change.LADDER}:
+        if changes & {Change.BUILD, Change.HEADER, Change.LADDER} or (
+                Change.COUNTERS in changes and self.level_id in self._profiled):
             self._plan()
         if Change.COUNTERS in changes and "heat" not in self._parts:
             self._parts.append("heat")
@@ -146,7 +151,7 @@ class CodeView(QWidget, DrawnInParts):
         changed), the text panels when the level's build or the previous one's shows
         something else than what is shown."""
         store, level_id = self.store, self.level_id
-        event = store.build_for(level_id) if store and level_id else None
+        event = self.shown_build(level_id) if level_id else None
         prev = self.previous_level()
         before = store.build_for(prev) if store and prev else None
         # a replay brings a build event per level, and a restart's copy of each, most of
@@ -161,6 +166,49 @@ class CodeView(QWidget, DrawnInParts):
         elif event is not self.build:
             self.build = event  # the same content: the newest copy, nothing redrawn
         self._parts += [p for p in parts if p not in self._parts]
+
+    def shown_build(self, level_id: str) -> dict[str, Any] | None:
+        """The build shown for a level: its latest run's or, where the user chose it and
+        the session has it, the one ncu profiled (a level that picks its parameters per
+        shape was profiled at one shape and last run at another)."""
+        if self.store is None:
+            return None
+        if level_id in self._profiled:
+            found = source_heat.profiled_build(self.store.source_counters.get(level_id),
+                                               self.store.builds_of(level_id))
+            if found is not None:
+                return found
+        return self.store.build_for(level_id)
+
+    def showing_profiled(self) -> bool:
+        """Whether the shown build is the one ncu profiled, not the latest run's."""
+        return (self.store is not None and self.level_id is not None and self.build is not None
+                and self.build is not self.store.build_for(self.level_id))
+
+    def _toggle_profiled(self) -> None:
+        if self.level_id is None:
+            return
+        if self.showing_profiled():
+            self._profiled.discard(self.level_id)
+        else:
+            self._profiled.add(self.level_id)
+        self._show()
+
+    def _switch_text(self, counters: dict[str, Any] | None) -> str | None:
+        """The heat bar's switch: to the build ncu profiled where the shown one is another
+        instantiation and the session has that build, back to the latest run's while the
+        profiled one is shown; None: no switch."""
+        if self.store is None or self.level_id is None or counters is None:
+            return None
+        if self.showing_profiled():
+            differ = source_heat.other_instantiation(counters,
+                                                     self.store.build_for(self.level_id))
+            return "Show the latest run's build" + (f" ({differ[1]})" if differ else "")
+        differ = source_heat.other_instantiation(counters, self.build)
+        if differ is None or source_heat.profiled_build(
+                counters, self.store.builds_of(self.level_id)) is None:
+            return None
+        return f"Show the profiled build ({differ[0]})"
 
     def _draw_part(self, name: str) -> None:
         if name == "mix":
@@ -186,7 +234,9 @@ class CodeView(QWidget, DrawnInParts):
             self.source.show_text(text)
             return
         self.notice.setText(f"{level_id}: {event.get('kernel') or ''} ({event['variant']}, "
-                            f"{event.get('arch') or '?'}, {event.get('compiler') or '?'})")
+                            f"{event.get('arch') or '?'}, {event.get('compiler') or '?'})"
+                            + ("; the build ncu profiled, not the latest run's"
+                               if self.showing_profiled() else ""))
         self._set_files(list(event.get("sources") or {}))
         main = builds.main_source(event)
         if main is None:
@@ -250,6 +300,7 @@ class CodeView(QWidget, DrawnInParts):
                              self.kernel_lines() if self.build is not None else None)
         self.heat = h
         self.heat_bar.show_text(h.reason or h.summary)
+        self.heat_bar.offer_switch(self._switch_text(event))
         values = h.for_lines(lines or self.sass.lines) if h.reason is None else None
         colors = heat_colors(values) if values is not None else {}
         if lines:

@@ -7,9 +7,16 @@ them into colours and the widget the view places above its SASS panel.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGridLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QWidget,
+)
 
 from ..core.source_heat import METRIC_TEXT, Metric, intensity
 from ..theme import SOURCE_HEAT
@@ -49,12 +56,22 @@ class HeatBar(QWidget):
         # holds the whole text, which can be long (a reason from the recording); plain
         # text, never markup (recording text is data)
         self.text = ElidedLabel()
+        # where ncu profiled another build of the level than the one shown (a level that
+        # picks its parameters per shape), a switch to it and back; hidden otherwise
+        # on a row of its own, and free to shrink (its text cut, whole in its tooltip):
+        # parameters from a recording must not widen the window past a projector's
+        self.switch = QPushButton()
+        self.switch.setAutoDefault(False)
+        self.switch.setMinimumWidth(1)
+        self.switch.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+        self.switch.hide()
         layout = QGridLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(QLabel("per line:"), 0, 0)
         layout.addWidget(self.box, 0, 1)
         layout.setColumnStretch(2, 1)
         layout.addWidget(self.text, 1, 0, 1, 3)
+        layout.addWidget(self.switch, 2, 0, 1, 3, Qt.AlignmentFlag.AlignLeft)
 
     def chosen(self) -> Metric:  # (not "metric": that would shadow QWidget.metric())
         return Metric(self.box.currentData())
@@ -64,3 +81,13 @@ class HeatBar(QWidget):
 
     def show_text(self, text: str) -> None:
         self.text.setText(text)
+
+    def offer_switch(self, text: str | None) -> None:
+        """Show the switch with this text (plain: it names parameters from the
+        recording), or hide it (None)."""
+        if text is None:
+            self.switch.hide()
+            return
+        self.switch.setText(text.replace("&", "&&"))  # an "&" in data is no shortcut
+        self.switch.setToolTip(text)
+        self.switch.show()

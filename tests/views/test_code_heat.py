@@ -211,3 +211,66 @@ def test_counters_of_another_instantiation_name_the_parameters_that_differ(code_
     same = ", ".join(f"(int){a}" for a in args)
     v = code_view(fed(events, register_2d_event(kernel=f"void {template}<{same}>(int)")))
     assert v.sass.values is not None
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    """The bundled session whole: its FP8 levels were profiled at 1024^3, where they pick
+    BN = 192, and last run at shapes where they keep their own 256."""
+    return read_session(str(BUNDLED)).events
+
+
+@pytest.mark.parametrize("level_id", ["fp8_block_scaled", "fp8_stream_k"])
+def test_the_build_ncu_profiled_can_be_shown_with_its_heat_and_left_again(
+        qtbot, code_view, recorded, level_id):
+    store = fed(recorded)
+    counters, latest = store.source_counters[level_id], store.build_for(level_id)
+    differ = source_heat.other_instantiation(counters, latest)
+    assert differ is not None  # what the bundled recording holds: see the fixture
+    v = code_view(store, level_id)
+    assert v.build is latest and v.heat.reason is not None and v.sass.values is None
+    assert v.heat_bar.switch.isVisible()
+    assert v.heat_bar.switch.text() == f"Show the profiled build ({differ[0]})"
+
+    qtbot.mouseClick(v.heat_bar.switch, Qt.MouseButton.LeftButton)
+    assert v.build is not latest
+    assert source_heat.other_instantiation(counters, v.build) is None
+    assert v.heat.reason is None and v.sass.values is not None
+    # the samples are on its instructions (stream-K's at 1024^3 lie outside the main
+    # loop the panel lists)
+    assert v.heat.values and any(v.heat.values.values())
+    assert "the build ncu profiled" in v.notice.text()
+    assert v.heat_bar.switch.text() == f"Show the latest run's build ({differ[1]})"
+
+    v.set_level("register_2d")  # the choice is kept for the level
+    v.set_level(level_id)
+    assert v.showing_profiled()
+    qtbot.mouseClick(v.heat_bar.switch, Qt.MouseButton.LeftButton)
+    assert v.build is latest and v.heat.reason is not None
+    assert "ncu profiled" not in v.notice.text()
+
+
+def test_no_switch_where_the_session_lacks_the_build_ncu_profiled(code_view, recorded):
+    level_id = "fp8_block_scaled"
+    profiled = source_heat.profiled_build(
+        fed(recorded).source_counters[level_id], fed(recorded).builds_of(level_id))
+    assert profiled is not None
+    store = fed([e for e in recorded if not (e["type"] == "build"
+                                             and e["kernel"] == profiled["kernel"])])
+    assert source_heat.profiled_build(store.source_counters[level_id],
+                                      store.builds_of(level_id)) is None
+    v = code_view(store, level_id)
+    assert "per-line counters not placed" in v.heat_bar.text.text()
+    assert not v.heat_bar.switch.isVisible()
+
+
+def test_the_profiled_build_is_the_one_with_the_same_template_arguments():
+    builds = [{"kernel": "k<128, 256, true>", "variant": "tma"},
+              {"kernel": "k<128, 192, true>", "variant": "scalar"},
+              {"kernel": "k<128, 192, true>", "variant": "tma"}]
+    ncu = {"kernel": "void k<(int)128, (int)192, (bool)1>(int)", "variant": "tma"}
+    assert source_heat.profiled_build(ncu, builds) is builds[2]
+    assert source_heat.profiled_build({**ncu, "variant": None}, builds) is builds[1]
+    assert source_heat.profiled_build({**ncu, "kernel": "k"}, builds) is None
+    assert source_heat.profiled_build(None, builds) is None
+    assert source_heat.profiled_build({**ncu, "kernel": "k<(int)64>"}, builds) is None
