@@ -78,7 +78,7 @@ class CodeView(QWidget, DrawnInParts):
         self.heat_bar.metric_changed.connect(lambda _: self._show_heat())
         self.heat_bar.switch.clicked.connect(self._toggle_profiled)
         # levels whose view shows the build ncu profiled rather than the latest run's
-        # (the user's choice, kept while the session has that build)
+        # (the user's choice; the latest run's where the session lacks that build)
         self._profiled: set[str] = set()
         self.heat: source_heat.Heat | None = None
         self._kernel_lines: tuple[dict[str, Any] | None, list[SassLine]] = (None, [])

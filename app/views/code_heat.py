@@ -57,8 +57,8 @@ class HeatBar(QWidget):
         # text, never markup (recording text is data)
         self.text = ElidedLabel()
         # where ncu profiled another build of the level than the one shown (a level that
-        # picks its parameters per shape), a switch to it and back; hidden otherwise
-        # on a row of its own, and free to shrink (its text cut, whole in its tooltip):
+        # picks its parameters per shape), a switch to it and back; hidden otherwise. On
+        # a row of its own, and free to shrink (its text cut, whole in its tooltip):
         # parameters from a recording must not widen the window past a projector's
         self.switch = QPushButton()
         self.switch.setAutoDefault(False)
