@@ -101,9 +101,8 @@ class Runner:
         device = self.device.as_event() if self.device else None
         if device is not None:
             device["uuid"] = nvml.uuid()
-        self.sampler = Sampler(nvml, self.emit, self.clock, hz=self.telemetry_hz)
-        self.emit({
-            "type": "session", "t": 0.0, "protocol": protocol.PROTOCOL_VERSION,
+        header = {
+            "protocol": protocol.PROTOCOL_VERSION,
             "created": dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds"),
             "gemmscope": {"version": __version__, "commit": git_commit()},
             "device": device, "no_gpu_reason": reason,
@@ -112,7 +111,13 @@ class Runner:
             "levels": registry.source_hashes(), "catalog": registry.catalog(),
             "telemetry": {"available": nvml.available, "reason": nvml.reason,
                           "hz": self.telemetry_hz},
-        })
+        }
+        # t counts from the header, which the session places by the time it arrives: a
+        # clock started before CUDA's initialisation above would put every later event
+        # that long after the session's own events (ncu's step, errors) on one axis
+        self.clock = wall_clock()
+        self.sampler = Sampler(nvml, self.emit, self.clock, hz=self.telemetry_hz)
+        self.emit({"type": "session", "t": 0.0, **header})
         if not nvml.available:
             self.emit({"type": "info", "message": f"telemetry unavailable: {nvml.reason}"})
         if self.device is not None:

@@ -43,6 +43,29 @@ def test_header_then_ready_and_bye():
     assert all(isinstance(e["t"], float) for e in events)
 
 
+def test_the_runner_clock_starts_at_its_header_not_before_cuda_starts(monkeypatch):
+    """The session places a runner's events by the time its header (t = 0) arrives, so the
+    runner's t must count from that header: time spent before it (CUDA's initialisation)
+    would shift every later event against the session's own on one axis."""
+    import time
+
+    from gemmscope.kernels import runner as runner_module
+
+    def slow_start():
+        time.sleep(0.5)
+        return None, "no GPU (test)"
+
+    monkeypatch.setattr(runner_module, "get_cupy", slow_start)
+    out = io.StringIO()
+    runner = Runner(out, telemetry_hz=0)
+    runner.start()
+    runner.stop()
+    events = [protocol.parse_line(x) for x in out.getvalue().splitlines()]
+    assert events[0]["type"] == "session" and events[0]["t"] == 0.0
+    ready = next(e for e in events if e["type"] == "ready")
+    assert ready["t"] < 0.25
+
+
 def test_bad_commands_get_errors_and_the_runner_keeps_serving():
     _code, events = serve([
         "not json",
