@@ -82,7 +82,11 @@ WGMMA_TMA = Level(
           "H200 (benchmarks/hopper_bench.py, 4096^3 / 8192^3): direct stores from the "
           "accumulators 701 / 769 TFLOPS (90% / 95% of cuBLAS BF16); C through shared "
           "memory and TMA stores 765 / 786 (99.5% / 100%). Keeping one wgmma group in "
-          "flight (KPIPE) and the tile-group height GM changed less than 1%.")
+          "flight (KPIPE) and the tile-group height GM changed less than 1%. Issue 17 "
+          "round 7 (docs/perf-notes.md): 2-CTA clusters multicasting the B tile, with "
+          "CTA-scope releases (round 1's .release.cluster arrivals had put a MEMBAR.GPU "
+          "in every K step and lost a third), 777 / 803 / 809 TFLOPS at 4096^3 / 6144^3 "
+          "/ 8192^3 against 779 / 811 / 803 side by side: not a level.")
 
 
 FP8_BLOCK_SCALED = Level(
@@ -130,4 +134,9 @@ FP8_BLOCK_SCALED = Level(
           "waves cost 5% less than 256's (fp8_tile_width); side by side, burst: N = 2112 "
           "865 -> 978 (74.7% -> 84.5% of per-tensor cuBLASLt; 989 and 1002 with GM=8 in "
           "the run before); 192 everywhere was 1-12% slower at the other shapes "
-          "(8192^3 1162 against 1166, (4096, 7168) 1011 against 1149), which keep 256.")
+          "(8192^3 1162 against 1166, (4096, 7168) 1011 against 1149), which keep 256. "
+          "Round 7, side by side at 8192^3: 2-CTA clusters with B multicast 1200 "
+          "against 1190 (1-3% slower at four of DeepGEMM's shapes); four 64-column parts "
+          "pipelined in two sets of 32 temporaries 1170 against 1196; the promotion "
+          "FFMAs' reuse flags cleared in the cubin (DeepGEMM's SASS pass, written here) "
+          "1150-1162 against 1191. None kept.")

@@ -224,7 +224,10 @@ LEVELS: tuple[Level, ...] = (
         dyn_smem=lambda p: p["STAGES"] * (p["BM"] * (p["BK"] + 8) + p["BK"] * (p["BN"] + 8)) * 2,
         notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py): BK=32 gave 295 TFLOPS "
               "(278 with 2 stages), BK=64 328; 4 stages at BK=64 fell to 270 (143 KB of "
-              "shared memory); 128x256 tiles 280-326."),
+              "shared memory); 128x256 tiles 280-326. Issue 17 round 7: blocks in grouped "
+              "order (GM = 4 / 8 / 16) 280-299 TFLOPS at 4096^3 and 288-299 at 8192^3 "
+              "against 327 / 293; 128x256 or 256x128 tiles of 64x64 warps so ordered "
+              "304-314 / 319-320."),
     Level(
         id="mma_sync", title="mma.sync + ldmatrix, swizzled", precision=Precision.FP16,
         reference="cublas_fp16",
