@@ -443,12 +443,12 @@ class Timeline:
     """Puts events on the session's time axis: the one place where runner restarts are
     joined.
 
-    Each runner counts ``t`` from its own start. The first ``session`` header anchors the
-    axis; a later one (a runner restarted in the same session, or a version 1 file) becomes
-    a ``restart`` event carrying that header as ``runner``, and the new runner's events are
-    shifted to go on from there. Live, ``now`` is the owner's clock when the event arrived,
-    so every event is placed on that clock; reading a file, no ``now`` is given and a
-    restart goes on from the latest time seen.
+    Each runner counts ``t`` from its own header (t = 0, the moment it is written). The
+    first ``session`` header anchors the axis; a later one (a runner restarted in the same
+    session, or a version 1 file) becomes a ``restart`` event carrying that header as
+    ``runner``, and the new runner's events are shifted to go on from there. Live, ``now``
+    is the owner's clock when the event arrived, so every event is placed on that clock;
+    reading a file, no ``now`` is given and a restart goes on from the latest time seen.
     """
 
     def __init__(self) -> None:
