@@ -86,7 +86,10 @@ WGMMA_TMA = Level(
           "round 7 (docs/perf-notes.md): 2-CTA clusters multicasting the B tile, with "
           "CTA-scope releases (round 1's .release.cluster arrivals had put a MEMBAR.GPU "
           "in every K step and lost a third), 777 / 803 / 809 TFLOPS at 4096^3 / 6144^3 "
-          "/ 8192^3 against 779 / 811 / 803 side by side: not a level.")
+          "/ 8192^3 against 779 / 811 / 803 side by side: not a level. Round 8, Nsight "
+          "Compute at 8192^3 (clocks free): 1.38 ms at 1.57 GHz with the shared-memory pipe "
+          "(wgmma's operand reads and the TMA fills) busy 94.1% of the cycles; cuBLAS BF16 "
+          "(nvjet, 320x128 tiles) 1.38 ms at 1.60 GHz, its tensor pipe at 93.5%.")
 
 
 FP8_BLOCK_SCALED = Level(
@@ -139,4 +142,11 @@ FP8_BLOCK_SCALED = Level(
           "against 1190 (1-3% slower at four of DeepGEMM's shapes); four 64-column parts "
           "pipelined in two sets of 32 temporaries 1170 against 1196; the promotion "
           "FFMAs' reuse flags cleared in the cubin (DeepGEMM's SASS pass, written here) "
-          "1150-1162 against 1191. None kept.")
+          "1150-1162 against 1191. None kept. Round 8 (Nsight Compute at 8192^3, clocks "
+          "free): 1.64-1.66 GHz under the power cap, the tensor pipe busy 66% of the "
+          "cycles; the same loop with no waits and no promotion (wrong results, a bound) "
+          "1480 against cuBLASLt's 1505, with one wait and promotion per K block instead of "
+          "two (needs 128 temporaries, no register room) 1297. Tried, side by side: the "
+          "consumers taking turns (1-22% slower), three consumers on 192x128 tiles "
+          "(1113-1130), per-warp scale copies (within 1.5%), two temporaries on 128-wide "
+          "tiles (1084-1162), the same with 2-CTA clusters (941-1054). None kept.")
