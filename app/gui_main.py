@@ -214,8 +214,7 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
 
         painted = _FirstPaint()
         app.installEventFilter(painted)
-    window.resize(1400, 900)
-    window.show()
+    window.show()  # (at the size MainWindow fitted to the screen it starts on)
     if args.presentation:  # after show: leaving it restores this geometry
         window.set_presentation(True)
     # the source opens once the window is on screen: a recording is read in a worker

@@ -31,6 +31,7 @@ from ...kernels.plan import RunRequest, ladder_requests, sweep_requests
 from ...kernels.session import SessionState
 from ...kernels.session_file import SessionWriter
 from ..core.runner_command import plan_live
+from ..core.screen_fit import DEFAULT_SIZE
 from ..core.store import Change, SessionStore
 from ..plots.paint_ready import ready_to_paint
 from ..sources.base import EventSource
@@ -49,13 +50,13 @@ from .menus import install_menus, install_shortcuts
 from .preferences import Preferences
 from .presentation import PresentationMode, ShortcutsDialog, fit_side_docks
 from .redraw import RedrawThrottle, ShownViews
+from .screens import as_rect, place_on_screen
 from .sources_mixin import BUNDLED_SESSION, SourcesMixin, bundled_session
 from .view_tabs import FirstPaint, ViewTabs
 
 __all__ = ["BUNDLED_SESSION", "MainWindow", "bundled_session"]
 
 FAST_CHANGES = frozenset({Change.STREAM, Change.RUN})
-DEFAULT_SIZE = (1400, 900)
 SLOW_INTERVAL_MS = 200  # tables, bars, sweep: at most 5 redraws a second
 LADDER_TABLE_CHANGES = frozenset({Change.LADDER, Change.HEADER})  # what fills the table
 
@@ -136,10 +137,13 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.statusBar().addPermanentWidget(self.mode_label)
         self.shortcut_objects = install_shortcuts(self)
         install_menus(self)
-        self.resize(*DEFAULT_SIZE)  # until the preferences say where it was
         geometry = self.prefs.settings.value("window/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
+        saved = None
+        if geometry is not None and self.restoreGeometry(geometry):
+            saved = as_rect(self.geometry())
+        # inside the screen it starts on: the size it had where that fits, else the default
+        # cut to the screen (a 1400x900 window on a 1280x720 projector hid its bottom)
+        place_on_screen(self, saved, DEFAULT_SIZE)
         state = self.prefs.settings.value("window/state")
         if state is not None:
             self.restoreState(state)

@@ -32,6 +32,7 @@ from ..core.talk import Scene, Talk, TalkError, caption_text, read_talk
 from ..views.playback import ViewPanel
 from ..views.registry import VIEWS
 from ..widgets.caption_bar import CaptionBar
+from .screens import full_screen_on_start_screen
 
 NEXT_KEYS = ("PgDown", "Right", "Space")
 PREVIOUS_KEYS = ("PgUp", "Left", "Backspace")
@@ -254,12 +255,11 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
     controller = open_talk(window, talk)
     if not args.screenshot:
         controller.go(args.scene - 1)
-        window.resize(1400, 900)
-        window.show()
+        full_screen_on_start_screen(window)  # a talk: the whole screen it starts on
         code = app.exec()
         controller.stop()
         return int(code)
-    w, _, h = args.size.partition("x")
+    w, _, h = (args.size or "1400x900").partition("x")
     window.resize(int(w), int(h))
     window.set_animated(False)  # whole steps, not mid-animation
     window.play_instant()
