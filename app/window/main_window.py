@@ -178,10 +178,16 @@ class MainWindow(SourcesMixin, QMainWindow):
 
     def _show_messages(self) -> None:
         """The Messages panel takes no room until it has something to say; then it shows
-        once (closed by the user later, it stays closed: View ▸ Panels brings it back)."""
-        if self.messages.count() and not self._messages_shown:
-            self._messages_shown = True
-            self.messages_dock.show()
+        once (closed by the user later, it stays closed: View ▸ Panels brings it back).
+        On stage and during a replay only an error opens it: info lines (a recording has
+        dozens) wait in the panel for whoever opens it."""
+        if self._messages_shown or not self.messages.count():
+            return
+        quiet = self.theme is PRESENTATION or self.replay is not None
+        if quiet and not self.messages.has_errors():
+            return
+        self._messages_shown = True
+        self.messages_dock.show()
 
     def panel_actions(self) -> list[QAction]:
         """Show/hide actions of the docked panels and the replay bar (View ▸ Panels)."""
