@@ -456,18 +456,23 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.start_live(plan.label, plan.command)
         return f"live with runner `{text}`"
 
-    def export_chart(self, chart: pg.PlotWidget, path: str | Path) -> Path:
+    def export_chart(self, chart: pg.PlotWidget, path: str | Path,
+                     size: tuple[int, int] | None = None, scale: float = 1.0) -> Path:
+        """A chart as PNG or SVG at ``size`` (default: the report's chart size)."""
         from . import exports
 
         self.flush_views()
-        return exports.export_chart(chart, path)
+        return exports.export_picture(chart, path, scale, size or exports.REPORT_CHART_SIZE,
+                                      self.flush_views)
 
     def export_named(self, path: str | Path, chart: str | None = None, scale: float = 1.0,
-                     frames: int | None = None) -> Path:
-        """A chart, view or animation by name, or CSV / Markdown, by the path's suffix."""
+                     frames: int | None = None, size: tuple[int, int] | None = None) -> Path:
+        """A chart, view or animation by name, or CSV / Markdown, by the path's suffix; a
+        picture at ``size`` pixels (default: the chart's own complete size) x ``scale``."""
         from . import export_run
 
-        return export_run.export_named(self, path, chart, scale=scale, frames=frames)
+        return export_run.export_named(self, path, chart, scale=scale, frames=frames,
+                                       size=size)
 
     def _keep_log_axis(self, on: bool) -> None:
         self.prefs.log_axis = on
