@@ -7,6 +7,7 @@ It takes rows (``set_rows``), not the store, and remembers what it drew for test
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
@@ -14,11 +15,13 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from ...kernels.sass import CLASSES
-from ..theme import SASS_CLASS_COLORS, Theme
+from ..theme import NORMAL, SASS_CLASS_COLORS, Theme, min_text_pt
 from .chart_base import plain_axes, quiet_axes
 from .level_ticks import NameAxis
 
 BAR_WIDTH = 0.7
+LEGEND_COLUMNS = 7  # the legend's entries a row, at most (fewer where narrow)
+LEGEND_ENTRY_PX = 120  # the width an entry needs, for how many fit a row
 
 
 def rounded_up(top: float) -> float:
@@ -37,10 +40,15 @@ class InstructionMixChart(pg.PlotWidget):
         self.setMenuEnabled(False)
         item = self.getPlotItem()
         quiet_axes(item)
-        item.setTitle("Main-loop instruction mix (one iteration)")
+        self.title_text = "Main-loop instruction mix (one iteration)"
+        item.setTitle(self.title_text)
+        self._title_style = dict(item.titleLabel.opts)  # pyqtgraph's, for the normal theme
         item.setLabel("left", "instructions")
         item.showGrid(y=True, alpha=0.25)
-        self.legend = item.addLegend(offset=(-10, 10), colCount=2)
+        # in rows under the level names, never over the bars (it covered the tallest)
+        self.legend = pg.LegendItem(colCount=LEGEND_COLUMNS)
+        item.layout.addItem(self.legend, 4, 1)
+        item.legend = self.legend  # (named bars go to it, as with addLegend)
         for name in ("left", "bottom"):  # from a pixmap unless the range or ticks changed:
             # drawing the axes' text again cost ~5 ms of each repaint
             item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
@@ -53,6 +61,7 @@ class InstructionMixChart(pg.PlotWidget):
         self.names = NameAxis(item, QFont().pointSize())  # the theme's (apply_theme)
         item.vb.sigResized.connect(self._place_names)
         self._legend_classes: list[str] = []  # the legend's entries, as laid out
+        self.apply_theme(NORMAL)  # as the normal theme draws it (after a stage, the same)
 
     def set_rows(self, rows: list[tuple[str, dict[str, int]]],
                  selected: str | None = None, axes_later: bool = False) -> None:
@@ -106,6 +115,13 @@ class InstructionMixChart(pg.PlotWidget):
         self._y_top = rounded_up(top * 1.05)
         self._place_names()
 
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        if hasattr(self, "legend"):  # (pyqtgraph resizes during its __init__)
+            columns = max(1, min(LEGEND_COLUMNS, int(self.width() // LEGEND_ENTRY_PX)))
+            if columns != self.legend.columnCount:
+                self.legend.setColumnCount(columns)
+
     def _place_names(self, *_: object) -> None:
         """The level names (NameAxis) and the ranges; a range set again, unchanged,
         would draw the axes and grid again."""
@@ -146,7 +162,11 @@ class InstructionMixChart(pg.PlotWidget):
 
     def apply_theme(self, theme: Theme) -> None:
         self.setBackground(theme.background)
-        self.names.set_font_pt(theme.font_pt)
+        style = dict(self._title_style)
+        if theme.name != "normal":  # on stage the title in the body type, readable
+            style.update(color=theme.foreground, size=f"{theme.font_pt}pt")
+        self.getPlotItem().setTitle(self.title_text, **style)
+        self.names.set_font_pt(theme.font_pt, min_text_pt(theme))
         self._place_names()
         for name in ("left", "bottom"):
             self.getPlotItem().getAxis(name).setTextPen(theme.foreground)
