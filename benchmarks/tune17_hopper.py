@@ -69,9 +69,9 @@ SHORT_CHECK = [CHECK_SHAPES[i] for i in (0, 2, 3, 5, 6)]
 
 # ------------------------------------------------------------------ child
 def child(jobs: list[dict[str, Any]], repeats: int) -> None:
-    from gemmscope.kernels import registry
-    from gemmscope.kernels.gpu import device_info
-    from gemmscope.kernels.measure import Bench, Refused, refusal, wall_clock
+    from gemmscope.kernels.device.gpu import device_info
+    from gemmscope.kernels.engine.measure import Bench, Refused, refusal, wall_clock
+    from gemmscope.kernels.ladder import registry
 
     dev = device_info()
     bench = Bench(dev, wall_clock())

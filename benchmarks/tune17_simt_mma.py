@@ -87,9 +87,9 @@ def k_ok(lv, K: int) -> bool:
 
 def worker(start: int, indices: list[int], deadline: float, quick: bool) -> int:
     """Run candidates ``indices[start:]`` in this process; one TAG line per result."""
-    from gemmscope.kernels import registry
-    from gemmscope.kernels.gpu import device_info
-    from gemmscope.kernels.measure import Bench, wall_clock
+    from gemmscope.kernels.device.gpu import device_info
+    from gemmscope.kernels.engine.measure import Bench, wall_clock
+    from gemmscope.kernels.ladder import registry
 
     dev = device_info()
     bench = Bench(dev, wall_clock())
@@ -166,7 +166,8 @@ def worker(start: int, indices: list[int], deadline: float, quick: bool) -> int:
 def precompile_one(pos: int) -> str:
     """Compile candidate ``pos`` with CuPy (both variants) in a process of its own, so
     that CuPy's disk cache has it when the worker asks; errors are the worker's to report."""
-    from gemmscope.kernels import build, registry
+    from gemmscope.kernels.ladder import registry
+    from gemmscope.kernels.toolchain import nvrtc as build
 
     _, lid, changes = CANDIDATES[pos]
     try:

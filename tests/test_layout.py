@@ -70,8 +70,8 @@ def test_import_linter_contracts_hold():
 
 
 def test_kernels_import_without_gpu_or_qt():
-    code = ("import sys; import gemmscope.kernels.cli, gemmscope.kernels.runner, "
-            "gemmscope.kernels.measure; "
+    code = ("import sys; import gemmscope.kernels.cli.main, gemmscope.kernels.engine.runner, "
+            "gemmscope.kernels.engine.measure; "
             "bad = [m for m in sys.modules if m.split('.')[0] in "
             "('PySide6','pyqtgraph','cupy','pynvml')]; print(bad); assert not bad")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
