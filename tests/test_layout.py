@@ -49,14 +49,15 @@ def test_every_package_folder_is_listed_in_pyproject():
     assert found == listed
 
 
-def test_cupy_and_pynvml_are_imported_in_one_module_each_of_device():
-    owners = {"cupy": set(), "pynvml": set()}
+def test_cupy_torch_and_pynvml_are_imported_in_one_module_each_of_device():
+    owners = {"cupy": set(), "pynvml": set(), "torch": set()}
     for path in (REPO / "kernels").rglob("*.py"):
         for name in imports_of(path):
             root = name.split(".")[0]
             if root in owners:
                 owners[root].add(path.relative_to(REPO / "kernels").as_posix())
     assert owners["cupy"] <= {"device/gpu.py"}
+    assert owners["torch"] <= {"device/gpu.py"}
     assert owners["pynvml"] <= {"device/telemetry.py"}
 
 

@@ -1,4 +1,5 @@
-"""The one module that imports CuPy, lazily. Its absence is a state, not a crash."""
+"""The one module that imports CuPy, lazily, and torch (the FP8 references' cuBLASLt),
+lazily too. Their absence is a state, not a crash."""
 
 from __future__ import annotations
 
@@ -48,6 +49,16 @@ def require_cupy() -> ModuleType:
     if cp is None:
         raise NoGPU(reason or "no GPU")
     return cp
+
+
+def get_torch() -> ModuleType | None:
+    """torch, imported at the first call (it loads its own CUDA libraries; only the
+    cuBLASLt FP8 references use it, engine/cublaslt.py), or None where it is absent."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
 
 
 def _short(exc: BaseException) -> str:

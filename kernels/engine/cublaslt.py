@@ -1,21 +1,20 @@
 """The cuBLASLt FP8 references (per-tensor and DeepGEMM-style block scales), run through
-torch._scaled_mm on the bench's stream: CuPy has no FP8 GEMM. torch is imported only
-here and only when an FP8 reference runs (or is asked whether it can)."""
+torch._scaled_mm on the bench's stream: CuPy has no FP8 GEMM. torch is imported (by
+device/gpu.py, which loads what touches CUDA) only when an FP8 reference runs or is asked
+whether it can."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from ..device.gpu import get_torch
 from .operands import Operands
 
 
 def torch_scaled_mm_available() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return hasattr(torch, "_scaled_mm") and hasattr(torch, "float8_e4m3fn")
+    torch = get_torch()
+    return torch is not None and hasattr(torch, "_scaled_mm") and hasattr(torch, "float8_e4m3fn")
 
 
 def torch_scaled_mm_launcher(ops: Operands, stream_ptr: int,
@@ -25,7 +24,9 @@ def torch_scaled_mm_launcher(ops: Operands, stream_ptr: int,
     each), or DeepGEMM's block scales as torch wants them (its ScaledBlas.cpp checks):
     scale_a (M, K/128) with strides (1, M), a transposed view of the KB x M array the
     levels read; scale_b (K/128, N/128) whose transpose is the NB x KB row-major array."""
-    import torch
+    torch = get_torch()
+    if torch is None:
+        raise ImportError("torch is not installed: the cuBLASLt FP8 references need it")
 
     def view(x: Any, dtype: Any) -> Any:
         return torch.from_dlpack(x).view(dtype)
