@@ -120,7 +120,7 @@ FP8_BLOCK_SCALED = Level(
           "8192^3; promoting block k-1 from a second set of temporaries while block k "
           "runs (KPIPE=1) 948 / 1046; with the TMA-store epilogue 1045 / 1076; 128x256 "
           "tiles in two halves (KPIPE=0, 4 stages) 1064 / 1095, the default. Round 3 "
-          "(issue 17, benchmarks/tune17_hopper.py, side by side): the scales through "
+          "(issue 17, benchmarks/hopper_side_by_side.py, side by side): the scales through "
           "shared memory (SCL=1, copied one K block ahead while the first half runs) "
           "1104 -> 1254 at 8192^3; at DeepGEMM's shapes (M = 4096; N, K) = (2112, 7168) "
           "735 -> 803-847, (24576, 1536) 1093 -> 1110, (32768, 512) 855 -> 832-840, "

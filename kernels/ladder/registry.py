@@ -208,7 +208,7 @@ LEVELS: tuple[Level, ...] = (
         geometry=warp_tiles, vector=4,
         dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
         notes="Issue 17 (H200, burst, side by side with cuBLAS FP32, "
-              "benchmarks/tune17_simt_mma.py): 47.6 TFLOPS at 4096^3 (93.1%; cp_async "
+              "benchmarks/simt_mma_side_by_side.py): 47.6 TFLOPS at 4096^3 (93.1%; cp_async "
               "46.4, 91.2%) and 48.3 at 8192^3 (94.9%; cp_async 47.3, 93.2%): the loop has "
               "fewer non-FMA instructions (address selects and guards gone), which an "
               "issue-bound loop at two warps per scheduler needs. Variants no better: SWZ "
@@ -263,7 +263,7 @@ LEVELS: tuple[Level, ...] = (
         geometry=warp_tiles_grouped, vector=8, sm_grid=True,
         dyn_smem=lambda p: p["STAGES"] * (p["BM"] * p["BK"] + p["BK"] * p["BN"]) * 2,
         notes="Issue 17 (H200, burst, side by side with cuBLAS FP16, "
-              "benchmarks/tune17_simt_mma.py): 407 TFLOPS at 4096^3 (55.1%; mma_sync 381, "
+              "benchmarks/simt_mma_side_by_side.py): 407 TFLOPS at 4096^3 (55.1%; mma_sync 381, "
               "49.7%) and 423 at 8192^3 (54.5%; mma_sync 377, 48.6%), from the prologue and "
               "epilogue that no longer stall the tensor cores and no spills (221 registers). "
               "Variants: BK=128 with 2 stages 419 / 425 (56.8 / 55.0%), 3 stages 421 / 394, "
@@ -287,7 +287,7 @@ LEVELS: tuple[Level, ...] = (
         k_multiple=8, k_reason="a TMA row pitch must be a multiple of 16 bytes",
         edge_variant=False,
         dyn_smem=lambda p: p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + 1024,
-        notes="Issue 17, round 5 (H200, burst, benchmarks/tune17_simt_mma.py, side by side "
+        notes="Issue 17, round 5 (H200, burst, benchmarks/simt_mma_side_by_side.py, side by side "
               "with cuBLAS FP16): 510 / 529 TFLOPS at 4096^3 / 8192^3 (68.8% / 69.5%; "
               "mma_persistent in the same run 424 / 426, 56.2% / 55.9%), again 518 / 522 and "
               "517 / 494 in two later runs. Variants: GM=16 486-503 / 512-532, 3 stages "
@@ -303,7 +303,7 @@ LEVELS: tuple[Level, ...] = (
               "burst, 460 / 469 sustained, but rel. errors up to 6e-4 (5e-6 expected): the "
               "stage was freed one instruction after its last ldmatrix, unordered against "
               "the TMA refill; the arrival now follows the K step's last mma.sync behind a "
-              "proxy fence (718edf4). With it (round 6, tune17_simt_mma.py): 506 / 522 "
+              "proxy fence (718edf4). With it (round 6, simt_mma_side_by_side.py): 506 / 522 "
               "(69.0% / 69.5%); recorded at 36c2b25: 512 / 523 burst, 452 / 461 "
               "sustained, rel. errors 4.9e-6 / 9.7e-6, mma_persistent's on the same inputs "
               "(tests/gpu/test_mma_tma_gpu.py holds that after bursts of launches)."),
@@ -317,7 +317,7 @@ LEVELS: tuple[Level, ...] = (
         notes="Same source as wgmma_tma with SK=2 (the schedule is hopper.cuh's gs_work, "
               "gs_for_each_unit and gs_sk_settle). Why: 128x256 tiles make 3.88, 8.73 and "
               "15.5 waves over 132 SMs at 4096^3, 6144^3 and 8192^3. Measured on the H200 "
-              "(benchmarks/tune17_hopper.py, burst, side by side with wgmma_tma, TFLOPS at "
+              "(benchmarks/hopper_side_by_side.py, burst, side by side with wgmma_tma, TFLOPS at "
               "4096^3 / 6144^3 / 8192^3): SK=1 (the last full wave cut too) 723 / 711 / "
               "733, slower everywhere; SK=2 747 / 791 / 797; SK=2 with GM=8 744 / 805 / "
               "812; wgmma_tma 783 / 813 / 797. Stream-K pays only at 8192^3, where the "
@@ -333,7 +333,7 @@ LEVELS: tuple[Level, ...] = (
         params={**FP8_BLOCK_SCALED.params, "SK": 2, "GM": 8, "SKIP": 0},
         notes="Same source as fp8_block_scaled with SK=2. Why: DeepGEMM's shapes leave "
               "partial last waves (N = 2112 at M = 4096: 288 tiles of 128x256, 2.2 "
-              "waves over 132 SMs). Measured on the H200 (benchmarks/tune17_hopper.py, "
+              "waves over 132 SMs). Measured on the H200 (benchmarks/hopper_side_by_side.py, "
               "burst, side by side, TFLOPS; fp8_block_scaled in brackets): 8192^3 1136 "
               "(1082); M = 4096 and (N, K) = (2112, 7168) 868 (727), (24576, 1536) 1091 "
               "(1090), (32768, 512) 805 (861), (7168, 16384) 1140 (1114), (4096, 7168) "

@@ -1,4 +1,4 @@
-"""benchmarks/tune17_hopper.py without a GPU: jobs run side by side per shape, a job that
+"""benchmarks/hopper_side_by_side.py without a GPU: jobs run side by side per shape, a job that
 kills its child process is reported and the jobs after it still run, and a candidate
 with a wrong result at a check shape is left out of the timing."""
 
@@ -26,7 +26,7 @@ for job in jobs:
 
 @pytest.fixture(scope="module")
 def tune():
-    return benchmark_script.load("tune17_hopper")
+    return benchmark_script.load("hopper_side_by_side")
 
 
 def test_jobs_put_every_entry_side_by_side_per_shape(tune):

@@ -1,7 +1,8 @@
-"""Issue 17, Hopper round: check and time the wgmma/FP8 candidates against their references.
+"""The sm_90a candidates (wgmma BF16, FP8) checked, then timed side by side with their
+references (GPU machine; written for issue 17).
 
-    python benchmarks/tune17_hopper.py --out DIR [--budget 330] [--repeats 30]
-                                       [--only bf16|fp8] [--full-check]
+    python benchmarks/hopper_side_by_side.py --out DIR [--budget 330] [--repeats 30]
+                                             [--only bf16|fp8] [--full-check]
 
 One call on the H200 of at most about six minutes (``--budget`` seconds, default 330, after
 which what is left is reported as skipped). Two phases, each run by child processes of this
@@ -18,7 +19,7 @@ timing as ``gemmscope bench``):
 A kernel that faults leaves a sticky CUDA error that poisons its process: the child
 prints ``BEGIN`` before each job and ``RESULT`` after it, so when a child dies the parent
 marks the job that was running as crashed and starts a fresh child with the jobs left.
-Every result goes to DIR/tune17_hopper.jsonl as a JSON line; the table comes last
+Every result goes to DIR/hopper_side_by_side.jsonl as a JSON line; the table comes last
 (candidate, params, shape, TFLOPS, % of reference(s), verified).
 """
 
@@ -282,7 +283,7 @@ def main() -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     checks = CHECK_SHAPES if args.full_check else SHORT_CHECK
-    with (out_dir / "tune17_hopper.jsonl").open("w") as log:
+    with (out_dir / "hopper_side_by_side.jsonl").open("w") as log:
         # phase 1: every candidate at the odd shapes (references need no check)
         jobs = []
         for fam, (_, cands, _) in families.items():

@@ -1,6 +1,7 @@
-"""Issue 17, round 1: the pre-Hopper candidates against cuBLAS, side by side (GPU machine).
+"""The pre-Hopper candidates (SIMT and mma.sync) against cuBLAS, side by side (GPU machine;
+written for issue 17).
 
-    python benchmarks/tune17_simt_mma.py [--out DIR] [--budget 300] [--quick] [--only A,B]
+    python benchmarks/simt_mma_side_by_side.py [--out DIR] [--budget 300] [--quick] [--only A,B]
 
 For every candidate (a level of the registry with some template parameters changed):
 compile, check it at odd shapes (edge and vector paths, several tiles per persistent
@@ -13,10 +14,10 @@ The candidates are first compiled in parallel processes (--precompile N, into Cu
 disk cache), then run one after another in a worker process. Robust by construction: a
 candidate that fails to compile or to verify is reported and skipped; a CUDA fault (which
 poisons the process) or a hang (no output for --stall seconds) ends the worker, and a new
-one carries on with the next candidate. Every result is a JSON line in DIR/tune17.jsonl
-($OUT, else .); progress is printed with flush, and a table comes last: candidate,
-parameters, size, TFLOPS, the reference's TFLOPS, percent of it, verified, registers,
-spilled bytes.
+one carries on with the next candidate. Every result is a JSON line in
+DIR/simt_mma_side_by_side.jsonl ($OUT, else .); progress is printed with flush, and a
+table comes last: candidate, parameters, size, TFLOPS, the reference's TFLOPS, percent of
+it, verified, registers, spilled bytes.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ CHECK_SHAPES = ((7, 13, 5), (1000, 999, 1001), (1000, 1000, 1024), (2056, 4104, 
                 (2049, 4097, 129), (7, 13, 8), (2049, 4097, 136))
 QUICK_CHECK_SHAPES = CHECK_SHAPES[:3]
 REPEATS = 20
-TAG = "@@tune17 "  # a worker's result line
+TAG = "@@candidate "  # a worker's result line
 HARD_STOP_S = 15.0  # past the budget, a worker still running is stopped after this long
 
 # (name, level id, template parameters changed). Order = priority.
@@ -191,7 +192,7 @@ def precompile(indices: list[int], procs: int, limit_s: float) -> None:
         f.cancel()
     pool.shutdown(wait=False, cancel_futures=True)
     bad = [f.result() for f in finished if f.exception() is None and not f.result().endswith("ok")]
-    say(f"tune17: precompiled {len(finished)}/{len(futures)} candidates in "
+    say(f"simt_mma: precompiled {len(finished)}/{len(futures)} candidates in "
         f"{time.time() - t:.0f} s; {len(bad)} failed ({', '.join(sorted(bad)[:4])}"
         f"{' ...' if len(bad) > 4 else ''}), their workers will say why")
 
@@ -231,8 +232,8 @@ def main() -> int:
     deadline = t0 + args.budget
     records: list[dict] = []
     done: set[int] = set()
-    log = (out / "tune17.jsonl").open("w")
-    say(f"tune17: {len(indices)} candidates, budget {args.budget:.0f} s, out {out}")
+    log = (out / "simt_mma_side_by_side.jsonl").open("w")
+    say(f"simt_mma: {len(indices)} candidates, budget {args.budget:.0f} s, out {out}")
     if args.precompile > 0:
         precompile(indices, args.precompile, min(120.0, args.budget / 3))
     while True:
@@ -251,7 +252,7 @@ def main() -> int:
             while p.poll() is None:
                 now = time.time()
                 if now - seen[0] > args.stall or now > deadline + HARD_STOP_S:
-                    say(f"tune17: no output for {now - seen[0]:.0f} s; stopping the worker")
+                    say(f"simt_mma: no output for {now - seen[0]:.0f} s; stopping the worker")
                     p.kill()
                     return
                 time.sleep(1.0)
@@ -280,13 +281,13 @@ def main() -> int:
             done.add(current)  # the candidate that ended the worker is not run again
         if proc.returncode and current is None:
             # no candidate started: the worker itself cannot run here (no GPU, no CuPy)
-            say(f"tune17: the worker exited {proc.returncode} before any candidate; stopping")
+            say(f"simt_mma: the worker exited {proc.returncode} before any candidate; stopping")
             break
         if time.time() > deadline + HARD_STOP_S:
             break
     log.close()
     table(records)
-    say(f"tune17: {time.time() - t0:.0f} s; results in {out / 'tune17.jsonl'}")
+    say(f"simt_mma: {time.time() - t0:.0f} s; results in {out / 'simt_mma_side_by_side.jsonl'}")
     return 0
 
 
