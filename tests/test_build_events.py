@@ -243,7 +243,8 @@ def test_the_runner_compiles_in_a_child_process_and_loads_no_nvrtc_itself():
     import sys
 
     code = ("import sys\n"
-            "from gemmscope.kernels import build_event, registry\n"
+            "from gemmscope.kernels.ladder import registry\n"
+            "from gemmscope.kernels.toolchain import build_event\n"
             "lv = registry.get('naive')\n"
             "off = build_event.compile_cubin(lv, lv.params, 'sm_90', isolated=True)\n"
             "assert off.sass and all(r.regs for r in off.resources.values())\n"
