@@ -313,9 +313,6 @@ class SessionStore:
         changes, self._changes = self._changes, set()
         return changes
 
-    def touch(self, *changes: Change) -> None:
-        self._changes.update(changes)
-
     # ----------------------------------------------------------------- queries
     def level(self, level_id: str) -> LevelInfo | None:
         for lv in self.levels:

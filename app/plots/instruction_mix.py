@@ -90,10 +90,6 @@ class InstructionMixChart(pg.PlotWidget):
         if not axes_later:
             self.draw_axes()
 
-    def axes_left(self) -> bool:
-        """Whether :meth:`set_rows` left the legend, ticks and ranges for later."""
-        return self._axes is not None
-
     def draw_axes(self) -> None:
         """The legend, the level ticks and the ranges of the rows set last."""
         if self._axes is None:

@@ -98,9 +98,6 @@ class LiveSource(QObject):
         self.session.stop_runs()
         self._after_pump()
 
-    def ping(self) -> None:
-        self.session.send({"cmd": "ping"})
-
     # ----------------------------------------------------------------- plumbing
     def _wake(self) -> None:
         if not self._wake_pending:

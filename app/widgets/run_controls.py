@@ -93,9 +93,6 @@ class RunControls(QWidget):
     def mode(self) -> str:
         return self.mode_box.currentText()
 
-    def set_mode(self, mode: str) -> None:
-        self.mode_box.setCurrentText(str(Mode(mode)))
-
     def _mode_changed(self, mode: str) -> None:
         for name in SUSTAINED_FIELDS:  # asked only of sustained runs
             self.fields[name].setEnabled(mode == Mode.SUSTAINED)
