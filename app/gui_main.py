@@ -81,15 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runner", metavar="CMD",
                    help="live: the runner command line (default: the preference set in "
                         "File ▸ Live runner…, else python -m gemmscope.kernels runner)")
-    p.add_argument("--remote", metavar="[USER@]HOST[:PORT]",
-                   help="live: run the runner on this host through ssh (your keys and ssh "
-                        "config, batch mode: never a password)")
-    p.add_argument("--remote-command", default="gemmscope runner", metavar="CMD",
-                   help="live, with --remote: how to start the runner there "
-                        "(default `gemmscope runner`)")
-    p.add_argument("--ssh-option", action="append", default=[], metavar="OPT",
-                   help="live, with --remote: an ssh -o option (repeatable)")
+    targets.add_remote_options(p, context="live")  # the CLI's options, one definition
     targets.add_gpu_options(p, cluster=False)
+    p.set_defaults(gpus=None)  # the GPU indices of --device/--devices, set by main()
     p.add_argument("--session-file", metavar="PATH", help="live: record the session here")
     p.add_argument("--watchdog-s", type=float, metavar="S",
                    help="live: restart a runner silent this long during a run (default 60)")
@@ -114,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..kernels.drive import targets
 
     try:  # GPU options are checked before any window opens
-        gpus = targets.gpus_of(args)
+        gpus = targets.gpus_of(args.device, args.devices, args.split, args.remote)
     except ValueError as exc:
         print(f"gemmscope: {exc}", file=sys.stderr)
         return 2
@@ -177,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _device_specs(args: argparse.Namespace, plan: Any) -> Any:
     """--device/--devices: a runner per GPU, locally or over ssh (None: one runner)."""
-    if getattr(args, "gpus", None) is None:
+    if args.gpus is None:
         return None
     from ..kernels.drive import remote, targets
 

@@ -393,3 +393,26 @@ def test_append_that_measures_nothing_leaves_the_file_as_it_was(tmp_path, monkey
                      "--no-compare"], stdout=io.StringIO(), stderr=err)
     assert code == 2 and "no GPU" in err.getvalue() and out.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["rec.jsonl"]
+
+
+@pytest.mark.parametrize("argv", [["record", "--ncu", "ncu"], ["record"], ["bench"]])
+def test_a_refused_plan_leaves_no_file_beside_the_output(tmp_path, argv):
+    """The options are checked before the output file is made: an unknown level is said
+    and nothing is written (not even a temporary file beside the output)."""
+    err = io.StringIO()
+    code = cli.main([*argv, "-o", str(tmp_path / "rec.jsonl"), "-l", "no_such_level"],
+                    stdout=io.StringIO(), stderr=err)
+    assert code == 2 and "unknown level(s): no_such_level" in err.getvalue()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_each_subcommand_reads_its_own_options_only():
+    """bench and record are two functions, and no command guesses at options it may
+    not have (no getattr on the parsed arguments anywhere in the command lines)."""
+    assert cli.COMMANDS["bench"] is not cli.COMMANDS["record"]
+    root = Path(__file__).resolve().parents[1]
+    guessed = [f"{path.relative_to(root)}:{n}"
+               for folder in ("kernels", "app") for path in sorted((root / folder).rglob("*.py"))
+               for n, line in enumerate(path.read_text().splitlines(), 1)
+               if re.search(r"getattr\(\s*args\b", line)]
+    assert guessed == []

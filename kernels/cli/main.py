@@ -1,4 +1,6 @@
-"""GPU-side commands: runner, bench, record, report, levels. No Qt anywhere."""
+"""GPU-side commands: runner, worker, bench, record, report, levels, diff, sass; each its
+own function (``COMMANDS``) over the shared parts (the plan, the runner session, the
+recording). No Qt anywhere."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from ..drive import remote, targets
 from ..drive.devices import DeviceSet
@@ -20,6 +22,7 @@ from ..profile import ncu
 from ..profile.ncu_source_step import SourceCountersStep
 from ..profile.ncu_source_step import add_options as add_ncu_source_options
 from ..protocol import commands, events
+from ..protocol.atomic_file import NewFile
 from ..protocol.output_file import OutputRefused, abandon, output_file
 from ..protocol.plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from ..protocol.session_file import SessionWriter
@@ -151,7 +154,7 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         commands.check_telemetry_hz(args.telemetry_hz)
     except events.ProtocolError as exc:
         raise CliError(f"--telemetry-hz: {exc}") from None
-    also = list(getattr(args, "sustained_size", []) or [])
+    also = list(args.sustained_size)
     if also and args.sustained:
         raise CliError("--sustained-size adds sustained runs after burst ones; with "
                        "--sustained every run is sustained already (use --size)")
@@ -190,23 +193,45 @@ def sustained_fields(args: argparse.Namespace, sustained: bool) -> dict[str, Any
 AfterRuns = Callable[[Callable[[], float], Callable[[dict[str, Any]], None]], None]
 
 
-def remote_target(args: argparse.Namespace) -> remote.Target | None:
-    """``--remote``, parsed (None: the runner is local)."""
-    if not getattr(args, "remote", None):
+class ProfileStep(Protocol):
+    """A step of ``record`` after the runs (ncu's counters, its source counters)."""
+
+    failed: list[str]  # the levels it got nothing for
+
+    def check(self) -> None: ...
+
+    def summary(self) -> str: ...
+
+    def __call__(self, now: Callable[[], float],
+                 emit: Callable[[dict[str, Any]], None]) -> None: ...
+
+
+def remote_target(remote_host: str | None, runner: str | None = None) -> remote.Target | None:
+    """``--remote``, parsed (None: the runner is local); ``runner``: ``--runner``, which
+    cannot go with it."""
+    if not remote_host:
         return None
-    if getattr(args, "runner", None):
+    if runner:
         raise CliError("give --runner or --remote, not both (--remote-command says how to "
                        "start the runner on the host)")
     try:
-        return remote.parse_target(args.remote)
+        return remote.parse_target(remote_host)
     except ValueError as exc:
         raise CliError(f"--remote: {exc}") from None
 
 
+def gpus(args: argparse.Namespace) -> list[int] | None:
+    """``--device``/``--devices`` of a bench or record command, checked."""
+    try:
+        return targets.gpus_of(args.device, args.devices, args.split, args.remote)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
 def runner_command(args: argparse.Namespace) -> list[str]:
-    """The runner this command drives: ``--remote HOST`` (over ssh), ``--runner CMD``,
-    else this Python's."""
-    target = remote_target(args)
+    """The runner a bench or record command drives: ``--remote HOST`` (over ssh),
+    ``--runner CMD``, else this Python's."""
+    target = remote_target(args.remote, args.runner)
     if target is not None:
         return remote.ssh_command(target, args.remote_command, extra=args.ssh_option)
     if args.runner:
@@ -217,29 +242,25 @@ def runner_command(args: argparse.Namespace) -> list[str]:
 
 def open_session(args: argparse.Namespace, on_event: Callable[[dict[str, Any]], None],
                  **kwargs: Any) -> RunnerSession | DeviceSet:
-    """The runner session of ``args``: local, or over ssh (``--remote``: see
-    :func:`remote.session_options`); with ``--device``/``--devices`` one runner per GPU
-    (:class:`DeviceSet`)."""
-    try:
-        gpus = targets.gpus_of(args)
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
-    target = remote_target(args)
-    if gpus is not None:
-        specs = targets.device_specs(gpus, [] if target else runner_command(args), target,
-                                         args.remote_command, args.ssh_option)
+    """The runner session of a bench or record command: local, or over ssh
+    (``--remote``: see :func:`remote.session_options`); with ``--device``/``--devices``
+    one runner per GPU (:class:`DeviceSet`)."""
+    asked = gpus(args)
+    target = remote_target(args.remote, args.runner)
+    if asked is not None:
+        specs = targets.device_specs(asked, [] if target else runner_command(args), target,
+                                     args.remote_command, args.ssh_option)
         return DeviceSet(on_event, specs, split=args.split, **kwargs)
     command = runner_command(args)
     options = remote.session_options(target) if target is not None else {}
     return RunnerSession(on_event, command, **options, **kwargs)
 
 
-def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
-             after: AfterRuns | None = None) -> list[dict]:
-    """Run the plan through a runner session, recording to ``out_path``; then, with the
+def run_plan(args: argparse.Namespace, runs: list[RunRequest], out_path: str | None,
+             stderr: TextIO, after: AfterRuns | None = None) -> list[dict]:
+    """Run ``runs`` through a runner session, recording to ``out_path``; then, with the
     runner gone, ``after`` may add events of its own (on the same clock, to the same
     file)."""
-    runs = [] if getattr(args, "profile_only", False) else plan(args)
     results: list[dict[str, Any]] = []
     on_event = Progress(stderr, len(runs)).sink(results)
     writer = SessionWriter(out_path) if out_path else None
@@ -278,7 +299,7 @@ def _drive(session: RunnerSession | DeviceSet, runs: list[RunRequest], args: arg
         after(session.now, session.emit)
 
 
-def run_cluster(args: argparse.Namespace, out_path: str | None,
+def run_cluster(args: argparse.Namespace, runs: list[RunRequest], out_path: str | None,
                 stderr: TextIO) -> tuple[list[dict], int]:
     """The plan on a Dask cluster; returns the results and the runs lost with a worker."""
     from ..drive import cluster
@@ -288,7 +309,7 @@ def run_cluster(args: argparse.Namespace, out_path: str | None,
                        "--remote, --device or --devices")
     command = runner_command(args) if args.runner or args.levels_from else None
     try:
-        return cluster.record_plan(args.cluster, plan(args), out_path, stderr, command,
+        return cluster.record_plan(args.cluster, runs, out_path, stderr, command,
                                    args.timeout, args.telemetry_hz)
     except cluster.ClusterError as exc:
         raise CliError(str(exc)) from None
@@ -325,11 +346,11 @@ def _runner(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return runner_main(args.telemetry_hz, args.levels_from, args.device)
 
 
-def ncu_levels(args: argparse.Namespace) -> list[str]:
+def ncu_levels(runs: list[RunRequest]) -> list[str]:
     """The SIMT levels of the plan, in order, each once: the ones ncu profiles."""
     from ..models import SIMT_LEVELS
 
-    return list(dict.fromkeys(r.level for r in plan(args) if r.level in SIMT_LEVELS))
+    return list(dict.fromkeys(r.level for r in runs if r.level in SIMT_LEVELS))
 
 
 def run_steps(steps: Sequence[AfterRuns], telemetry_hz: float, now: Callable[[], float],
@@ -341,36 +362,56 @@ def run_steps(steps: Sequence[AfterRuns], telemetry_hz: float, now: Callable[[],
 
 
 def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    try:  # the options first, then the file: nothing is replaced unasked
-        gpus = targets.gpus_of(args)
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
-    for opt in ("ncu", "ncu_source"):
-        if getattr(args, opt, None) and (remote_target(args) is not None or gpus is not None
-                                         or args.cluster):
-            raise CliError(f"--{opt.replace('_', '-')} profiles on this machine's GPU; it "
-                           "cannot go with --remote, --device(s) or --cluster")
-    profile_only = getattr(args, "profile_only", False)
-    if profile_only and not (getattr(args, "append", False)
-                             and (getattr(args, "ncu", None) or getattr(args, "ncu_source", None))):
+    gpus(args)  # the options first, then the file: nothing is replaced unasked
+    runs = plan(args)
+    out = output_file(args.output, args.force)
+    results, lost = record_runs(args, runs, out, [], stderr)
+    if args.json:
+        for r in results:
+            stdout.write(json.dumps(r) + "\n")
+    else:
+        stdout.write(render(results) + "\n")
+    return finish(args, results, lost, [], stderr, runs_asked=True)
+
+
+def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    asked = gpus(args)  # the options first, then the file: nothing is replaced unasked
+    here = remote_target(args.remote, args.runner) is None and asked is None
+    for flag, given in (("--ncu", args.ncu), ("--ncu-source", args.ncu_source)):
+        if given and not (here and not args.cluster):
+            raise CliError(f"{flag} profiles on this machine's GPU; it cannot go with "
+                           "--remote, --device(s) or --cluster")
+    if args.profile_only and not (args.append and (args.ncu or args.ncu_source)):
         raise CliError("--profile-only adds profiling steps (--ncu, --ncu-source) to a "
                        "recording: pass --append and at least one of them")
-    if getattr(args, "append", False) and (gpus or args.cluster):
+    if args.append and (asked or args.cluster):
         raise CliError("--append continues a session of one runner; a session of several "
                        "GPUs (--device, --devices, --cluster) is recorded to a new file")
-    out = output_file(args)
-    counters = ncu.CountersStep(ncu_levels(args), args.ncu, args.ncu_size, args.ncu_timeout,
-                                stderr) if getattr(args, "ncu", None) else None
-    sources = SourceCountersStep.from_args(args, [r.level for r in plan(args)], stderr)
+    planned = plan(args)
+    out = output_file(args.output, args.force, args.append)
+    counters = ncu.CountersStep(ncu_levels(planned), args.ncu, args.ncu_size,
+                                args.ncu_timeout, stderr) if args.ncu else None
+    sources = SourceCountersStep.from_args(args, [r.level for r in planned], stderr)
     steps = [s for s in (counters, sources) if s is not None]
     for step in steps:
         step.check()
+    runs = [] if args.profile_only else planned
+    results, lost = record_runs(args, runs, out, steps, stderr)
+    stdout.write(render(results) + "\n")
+    return finish(args, results, lost, steps, stderr, runs_asked=bool(runs))
+
+
+def record_runs(args: argparse.Namespace, runs: list[RunRequest], out: NewFile | None,
+                steps: Sequence[ProfileStep], stderr: TextIO) -> tuple[list[dict], int]:
+    """The runs (on the cluster with ``--cluster``, else through a runner session), then
+    the profiling ``steps``, recorded to ``out`` (renamed onto its path when all went
+    well, else abandoned); returns the results and the runs lost with a worker."""
     lost = 0
     try:
         if args.cluster:
-            results, lost = run_cluster(args, str(out.temp) if out else None, stderr)
+            results, lost = run_cluster(args, runs, str(out.temp) if out else None, stderr)
         else:
-            results = run_plan(args, str(out.temp) if out else None, stderr,
+            results = run_plan(args, runs, str(out.temp) if out else None, stderr,
                                functools.partial(run_steps, steps, args.telemetry_hz)
                                if steps else None)
         if out is not None:
@@ -385,11 +426,14 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         if out is not None:
             abandon(out, stderr)
         raise
-    if getattr(args, "json", False):
-        for r in results:
-            stdout.write(json.dumps(r) + "\n")
-    else:
-        stdout.write(render(results) + "\n")
+    return results, lost
+
+
+def finish(args: argparse.Namespace, results: list[dict], lost: int,
+           steps: Sequence[ProfileStep], stderr: TextIO, runs_asked: bool) -> int:
+    """What bench and record say after the table; the exit code: 0 when there are
+    results (or no runs were asked: ``record --profile-only``), every one verified, no run
+    was lost and no step failed."""
     if args.output:
         stderr.write(f"recorded {len(results)} results to {args.output}\n")
     for step in steps:
@@ -399,7 +443,7 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if lost:
         stderr.write(f"{lost} run(s) lost with their worker: error events in the recording\n")
         return 1
-    return 0 if (results or profile_only) and all(r["verified"] for r in results) else 1
+    return 0 if (results or not runs_asked) and all(r["verified"] for r in results) else 1
 
 
 def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -415,8 +459,9 @@ def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    target = remote_target(args.remote)
     entries = ([lv.catalog_entry(i) for i, lv in enumerate(registry.LEVELS)]
-               if remote_target(args) is None else remote_levels(args))
+               if target is None else remote_levels(args, target))
     for entry in entries:
         params = ", ".join(f"{k}={v}" for k, v in (entry.get("params") or {}).items())
         stdout.write(printable(f"{entry.get('id')!s:14s} {entry.get('precision')!s:5s} "
@@ -424,13 +469,15 @@ def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
-def remote_levels(args: argparse.Namespace) -> list[dict[str, Any]]:
+def remote_levels(args: argparse.Namespace, target: remote.Target) -> list[dict[str, Any]]:
     """The catalog of the runner on ``--remote``, asked with ``{"cmd": "levels"}``."""
     import time
 
     answers: list[dict[str, Any]] = []
-    session = open_session(args, lambda ev: answers.append(ev) if ev["type"] == "levels"
-                           else None)
+    session = RunnerSession(lambda ev: answers.append(ev) if ev["type"] == "levels" else None,
+                            remote.ssh_command(target, args.remote_command,
+                                               extra=args.ssh_option),
+                            **remote.session_options(target))
     try:
         try:
             session.wait_ready()
@@ -480,6 +527,6 @@ def _worker(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 # in the order of subcommands.NAMES, which the app routes by without importing this module
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
-    "runner": _runner, "worker": _worker, "bench": _bench, "record": _bench, "report": _report,
+    "runner": _runner, "worker": _worker, "bench": _bench, "record": _record, "report": _report,
     "levels": _levels, "diff": _diff, "sass": _sass,
 }

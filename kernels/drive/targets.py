@@ -11,15 +11,18 @@ from . import remote
 from .devices import DeviceSpec
 
 
-def add_remote_options(p: argparse.ArgumentParser) -> None:
+def add_remote_options(p: argparse.ArgumentParser, context: str = "") -> None:
+    """``--remote``, ``--remote-command`` and ``--ssh-option``: the CLI's, and the app's
+    (``context="live"`` says in their help which of the app's modes they serve)."""
+    first, also = (f"{context}: ", f"{context}, with --remote: ") if context else ("", "")
     p.add_argument("--remote", metavar="[USER@]HOST[:PORT]",
-                   help="drive the runner on this host through ssh (batch mode: your keys "
-                        "and ssh config; never a password)")
+                   help=f"{first}drive the runner on this host through ssh (batch mode: "
+                        "your keys and ssh config; never a password)")
     p.add_argument("--remote-command", default=remote.DEFAULT_REMOTE_COMMAND, metavar="CMD",
-                   help="how to start the runner there (default "
+                   help=f"{also}how to start the runner there (default "
                         f"`{remote.DEFAULT_REMOTE_COMMAND}`)")
     p.add_argument("--ssh-option", action="append", default=[], metavar="OPT",
-                   help="an ssh -o option, e.g. Port=2222 or IdentityFile=~/.ssh/gpu "
+                   help=f"{also}an ssh -o option, e.g. Port=2222 or IdentityFile=~/.ssh/gpu "
                         "(repeatable; one starting with - is passed as it is)")
 
 
@@ -39,23 +42,23 @@ def add_gpu_options(p: argparse.ArgumentParser, cluster: bool = True) -> None:
                             "docs/cluster.md) and merge their events into one session")
 
 
-def gpus_of(args: argparse.Namespace) -> list[int] | None:
-    """The GPU indices asked for (None: the runner's default GPU). ValueError says what
-    is wrong with the options."""
-    device, devices = getattr(args, "device", None), getattr(args, "devices", None)
+def gpus_of(device: int | None, devices: str | None, split: bool = False,
+            remote: str | None = None) -> list[int] | None:
+    """The GPU indices ``--device``/``--devices`` ask for (None: the runner's default GPU),
+    with ``--split`` and ``--remote`` as given. ValueError says what is wrong with them."""
     if device is not None and devices:
         raise ValueError("give --device or --devices, not both")
     if device is not None:
         if device < 0:
             raise ValueError("--device: a GPU index is 0 or more")
         return [device]
-    if getattr(args, "split", False) and not devices:
+    if split and not devices:
         raise ValueError("--split spreads runs over --devices; give them")
     if not devices:
         return None
     count = None
     if devices.strip().lower() == "all":
-        if getattr(args, "remote", None):
+        if remote:
             raise ValueError("--devices all counts this machine's GPUs; with --remote give "
                              "the indices (0,1)")
         from ..device.telemetry import nvml_facts

@@ -305,7 +305,7 @@ class SourceCountersStep:
                   ) -> SourceCountersStep | None:
         """The step ``record``'s options ask for (None without --ncu-source): each planned
         level with a kernel of its own, once, in order."""
-        if not getattr(args, "ncu_source", None):
+        if not args.ncu_source:
             return None
         levels = [lv for lv in dict.fromkeys(planned) if registry.get(lv).kernel is not None]
         return cls(levels, args.ncu_source, args.ncu_source_size, args.ncu_source_budget,

@@ -5,7 +5,6 @@ holds a measurement. No Qt."""
 
 from __future__ import annotations
 
-import argparse
 import shutil
 from pathlib import Path
 from typing import TextIO
@@ -18,28 +17,28 @@ class OutputRefused(Exception):
     """The output file cannot be written as asked; the message says why."""
 
 
-def output_file(args: argparse.Namespace) -> NewFile | None:
-    """The --output file, refused at once where it exists (unless --force): it is written
-    under a temporary name beside it and renamed when the runs have finished."""
-    if not args.output:
+def output_file(output: str | None, force: bool = False,
+                append: bool = False) -> NewFile | None:
+    """The ``--output`` file, refused at once where it exists (unless ``force``): it is
+    written under a temporary name beside it and renamed when the runs have finished."""
+    if not output:
         return None
-    if getattr(args, "append", False):
-        return appended_file(args)
+    if append:
+        if force:
+            raise OutputRefused("--append keeps the file and --force replaces it: pass one")
+        return appended_file(Path(output))
     try:
-        return NewFile(args.output, replace=args.force)
+        return NewFile(output, replace=force)
     except FileExistsError:
-        raise OutputRefused(f"{args.output} exists; pass --force to replace it") from None
+        raise OutputRefused(f"{output} exists; pass --force to replace it") from None
     except OSError as exc:
-        raise OutputRefused(f"cannot write {args.output}: {exc.strerror or exc}") from None
+        raise OutputRefused(f"cannot write {output}: {exc.strerror or exc}") from None
 
 
-def appended_file(args: argparse.Namespace) -> NewFile:
+def appended_file(path: Path) -> NewFile:
     """--append: a copy of the existing session file under the temporary name, which the
     runs continue and which replaces the file when they finish; so the file is never
     half-written, and what it held is never lost."""
-    if args.force:
-        raise OutputRefused("--append keeps the file and --force replaces it: pass one")
-    path = Path(args.output)
     try:
         with path.open("rb") as fh:
             first = fh.readline(events.MAX_LINE_BYTES + 1)
