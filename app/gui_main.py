@@ -26,8 +26,8 @@ START = time.perf_counter()
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..kernels import targets
-    from ..kernels.subcommands import NAMES
+    from ..kernels.cli.subcommands import NAMES
+    from ..kernels.drive import targets
 
     others = ", ".join([*NAMES, "doctor"])
     p = argparse.ArgumentParser(
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "replay" and not args.file:
         print("gemmscope replay: give the recording to open (FILE)", file=sys.stderr)
         return 2
-    from ..kernels import targets
+    from ..kernels.drive import targets
 
     try:  # GPU options are checked before any window opens
         gpus = targets.gpus_of(args)
@@ -179,7 +179,7 @@ def _device_specs(args: argparse.Namespace, plan: Any) -> Any:
     """--device/--devices: a runner per GPU, locally or over ssh (None: one runner)."""
     if getattr(args, "gpus", None) is None:
         return None
-    from ..kernels import remote, targets
+    from ..kernels.drive import remote, targets
 
     target = remote.parse_target(plan.remote) if plan.remote else None
     return targets.device_specs(args.gpus, [] if target else plan.command, target,

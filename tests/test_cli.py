@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import cli, plan, protocol, recording, registry
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol import plan, recording
 
 
 def parse(*argv):
@@ -71,7 +74,7 @@ def test_bad_repeats_and_rate():
 
 
 def test_bench_without_gpu_says_why(monkeypatch):
-    import gemmscope.kernels.gpu as gpu
+    import gemmscope.kernels.device.gpu as gpu
 
     if gpu.get_cupy()[0] is not None:
         pytest.skip("this machine has a GPU")
@@ -245,7 +248,7 @@ def test_runs_that_do_not_finish_leave_the_output_alone(tmp_path, monkeypatch):
 
 
 def test_runs_that_measured_nothing_leave_no_file(tmp_path, monkeypatch):
-    import gemmscope.kernels.gpu as gpu
+    import gemmscope.kernels.device.gpu as gpu
 
     if gpu.get_cupy()[0] is not None:
         pytest.skip("this machine has a GPU")
@@ -306,7 +309,7 @@ def test_report_lines_hold_no_line_break(tmp_path):
     where one write of the whole table could end part-way without an error when the
     reader went away, and unbuffered stdout (-u) drops the rest silently (the closed-pipe
     test above then saw exit 0 under load: 10 of 40 runs)."""
-    from gemmscope.kernels.session_report import report_lines
+    from gemmscope.kernels.results.session_report import report_lines
 
     p = tmp_path / "s.jsonl"
     p.write_text("\n".join(protocol.dumps(e) for e in [

@@ -6,10 +6,10 @@ from gemmscope.app.core import export
 from gemmscope.app.core.gpu_probe import probe
 from gemmscope.app.core.runs import parse_dim, parse_repeats
 from gemmscope.app.core.store import SessionStore
-from gemmscope.kernels.commands import parse_command
-from gemmscope.kernels.plan import RunQueue, RunRequest, sweep_requests
-from gemmscope.kernels.recording import read_session
-from gemmscope.kernels.session_file import SessionWriter, default_session_path
+from gemmscope.kernels.protocol.commands import parse_command
+from gemmscope.kernels.protocol.plan import RunQueue, RunRequest, sweep_requests
+from gemmscope.kernels.protocol.recording import read_session
+from gemmscope.kernels.protocol.session_file import SessionWriter, default_session_path
 
 
 def test_dimension_fields_refuse_bad_input_with_a_reason():

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from gemmscope.app.core import export
-from gemmscope.kernels.protocol import dumps
-from gemmscope.kernels.recording import read_session
+from gemmscope.kernels.protocol.events import dumps
+from gemmscope.kernels.protocol.recording import read_session
 
 
 def _result(path, level):

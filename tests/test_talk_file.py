@@ -20,9 +20,9 @@ from gemmscope.app.core.talk import (
     caption_text,
     read_talk,
 )
-from gemmscope.kernels import registry
-from gemmscope.kernels.rows import DASH, pct_text, tflops_text
-from gemmscope.kernels.shape import Shape
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.ladder.shape import Shape
+from gemmscope.kernels.results.rows import DASH, pct_text, tflops_text
 
 VIEWS = ["charts", "telemetry", "tiling", "banks"]
 ANIMATED = ["tiling", "banks"]
@@ -171,7 +171,7 @@ def test_the_ladder_talk_walks_the_ladder_on_the_bundled_recording():
     # the ladder the recording carries (levels added since it was made have no numbers
     # in it; a new recording with them asks for their scenes here)
     from gemmscope.app.core.levels import catalog_from_header
-    from gemmscope.kernels.recording import read_session
+    from gemmscope.kernels.protocol.recording import read_session
 
     header = read_session(talk.recording).header
     ladder = [lv.id for lv in catalog_from_header(header) if not lv.is_reference]

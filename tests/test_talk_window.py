@@ -16,7 +16,7 @@ from gemmscope.app import gui_main
 from gemmscope.app.views.playback import ViewPanel
 from gemmscope.app.widgets.caption_bar import CaptionBar
 from gemmscope.app.window.talk import load_talk, open_talk, run_talk
-from gemmscope.kernels.rows import tflops_text
+from gemmscope.kernels.results.rows import tflops_text
 
 TALK = """
 title = "Test talk"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gemmscope.app import gui_main
-from gemmscope.kernels.cli import COMMANDS
+from gemmscope.kernels.cli.main import COMMANDS
 
 
 def test_help_lists_every_subcommand(capsys):

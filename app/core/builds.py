@@ -11,8 +11,8 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from ...kernels import occupancy as occ
-from ...kernels.sass import CLASSES, SassLine, in_span, parse
+from ...kernels.toolchain import occupancy as occ
+from ...kernels.toolchain.sass import CLASSES, SassLine, in_span, parse
 
 RESOURCE_TEXT = {"registers": "registers", "shared_memory": "shared memory",
                  "threads": "warp slots (threads)", "blocks": "the 32-block limit",

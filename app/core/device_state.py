@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...kernels.rows import Result
-from ...kernels.shape import Shape
+from ...kernels.ladder.shape import Shape
+from ...kernels.results.rows import Result
 from .repeat_stream import RepeatStream
 from .telemetry import RunWindows, TelemetryBuffer
 

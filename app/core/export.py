@@ -1,6 +1,6 @@
 """Results as CSV and the ladder as a Markdown report (text only; images come from Qt).
 
-Every cell is the row model's text (:mod:`gemmscope.kernels.rows`), so the CSV, the
+Every cell is the row model's text (:mod:`gemmscope.kernels.results.rows`), so the CSV, the
 report, the ladder panel and `gemmscope report` show the same numbers and words.
 
 Text in them comes from a recording, so it is made safe to open: a CSV text cell that a
@@ -16,10 +16,10 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ...kernels.atomic_file import replacing, write_text
-from ...kernels.rows import NUMBER_COLUMNS, Column, not_run_texts, sustained_texts
-from ...kernels.table import markdown_table
-from ...kernels.throttle import NOT_COUNTED, THROTTLE_MARK
+from ...kernels.protocol.atomic_file import replacing, write_text
+from ...kernels.protocol.throttle import NOT_COUNTED, THROTTLE_MARK
+from ...kernels.results.rows import NUMBER_COLUMNS, Column, not_run_texts, sustained_texts
+from ...kernels.results.table import markdown_table
 from .store import SessionStore
 
 CSV_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.MODE, Column.DTYPE, Column.SHAPE, Column.M,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...kernels import registry
+from ...kernels.ladder import registry
 
 
 @dataclass(frozen=True, slots=True)

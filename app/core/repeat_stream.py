@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernels.shape import Shape
+from ...kernels.ladder.shape import Shape
 
 
 class RepeatStream:

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ...kernels import source_counters as sc
-from ...kernels.sass import SassLine, parse
+from ...kernels.protocol import source_counters as sc
+from ...kernels.toolchain.sass import SassLine, parse
 
 
 class Metric(StrEnum):

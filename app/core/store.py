@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...kernels.protocol import device_of, session_devices
-from ...kernels.rows import Result, ResultKey, Row, reference_key, result_key
-from ...kernels.shape import Shape, shape_of
+from ...kernels.ladder.shape import Shape, shape_of
+from ...kernels.protocol.events import device_of, session_devices
+from ...kernels.results.rows import Result, ResultKey, Row, reference_key, result_key
 from .counters import NCU, Counters
 from .device_state import DeviceState, device_label
 from .levels import LevelInfo, catalog_from_header

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...kernels.plan import parse_shape
-from ...kernels.rows import (
+from ...kernels.ladder.shape import Shape
+from ...kernels.protocol.plan import parse_shape
+from ...kernels.results.rows import (
     DASH,
     Result,
     gflop_per_j_text,
@@ -40,7 +41,6 @@ from ...kernels.rows import (
     tflops_text,
     verdict_text,
 )
-from ...kernels.shape import Shape
 from .replay import Speed
 from .store import SessionStore
 

@@ -9,7 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
-from ...kernels.rows import pct_text, tflops_text
+from ...kernels.results.rows import pct_text, tflops_text
 from ..core.store import Change
 from ..theme import Theme, device_color
 from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top

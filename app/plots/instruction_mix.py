@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
-from ...kernels.sass import CLASSES
+from ...kernels.toolchain.sass import CLASSES
 from ..theme import SASS_CLASS_COLORS, Theme
 from .chart_base import plain_axes, quiet_axes
 from .level_ticks import NameAxis

@@ -14,7 +14,8 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem, QWidget
 
-from ...kernels.rows import (
+from ...kernels.protocol.throttle import THROTTLE_MARK
+from ...kernels.results.rows import (
     DASH,
     MINUS,
     NOT_VERIFIED,
@@ -23,7 +24,6 @@ from ...kernels.rows import (
     sustained_ratio,
     tflops_text,
 )
-from ...kernels.throttle import THROTTLE_MARK
 from ..core.store import Change
 from ..theme import THROTTLE_COLOR, Theme, level_colors, precision_color
 from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top

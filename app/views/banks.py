@@ -20,12 +20,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QCheckBox, QSpinBox, QVBoxLayout, QWidget
 
-from ...kernels.models.banks import (
-    N_BANKS,
-    BankReport,
-    bank_cells,
-    wavefront_index,
-)
+from ...kernels.models.banks import N_BANKS, BankReport, bank_cells, wavefront_index
 from ...kernels.models.level_model import Op, WarpAccess
 from ...kernels.models.relayout import RelayoutError, relayout
 from ...kernels.models.swizzle import IDENTITY, Swizzle

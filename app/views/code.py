@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.build_report import param_changes
-from ...kernels.sass import SassLine, parse
+from ...kernels.toolchain.build_report import param_changes
+from ...kernels.toolchain.sass import SassLine, parse
 from ..core import builds, source_heat
 from ..core.store import Change, SessionStore
 from ..plots.instruction_mix import InstructionMixChart

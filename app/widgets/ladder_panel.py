@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.rows import (
+from ...kernels.protocol.throttle import THROTTLE_MARK
+from ...kernels.results.rows import (
     DASH,
     NOT_THROTTLED,
     NUMBER_COLUMNS,
@@ -28,7 +29,6 @@ from ...kernels.rows import (
     params_ran,
     sustained_texts,
 )
-from ...kernels.throttle import THROTTLE_MARK
 from ..core.levels import LevelInfo
 from ..core.store import Change, SessionStore
 from ..theme import FAILED_COLOR, THROTTLE_COLOR, precision_color

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.commands import SUSTAINED_FIELDS
-from ...kernels.protocol import Mode
+from ...kernels.protocol.commands import SUSTAINED_FIELDS
+from ...kernels.protocol.events import Mode
 from ..core.runs import parse_dim, parse_repeats, parse_sustained, sustained_default
 from ..theme import FAILED_COLOR
 

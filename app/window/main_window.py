@@ -27,9 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.plan import RunRequest, ladder_requests, sweep_requests
-from ...kernels.session import SessionState
-from ...kernels.session_file import SessionWriter
+from ...kernels.drive.session import SessionState
+from ...kernels.protocol.plan import RunRequest, ladder_requests, sweep_requests
+from ...kernels.protocol.session_file import SessionWriter
 from ..core.runner_command import plan_live
 from ..core.store import Change, SessionStore
 from ..plots.paint_ready import ready_to_paint

@@ -12,10 +12,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 
-from ...kernels.devices import DeviceSpec
-from ...kernels.protocol import ProtocolError
-from ...kernels.recording import Session, read_session
-from ...kernels.session_file import SessionWriter, default_session_path
+from ...kernels.drive.devices import DeviceSpec
+from ...kernels.protocol.events import ProtocolError
+from ...kernels.protocol.recording import Session, read_session
+from ...kernels.protocol.session_file import SessionWriter, default_session_path
 from ..core.replay import Speed
 from ..sources.live import LiveSource
 from ..sources.replay import RecordingLoader, ReplaySource
@@ -121,7 +121,7 @@ class SourcesMixin:
         ``session_path`` as it arrives. ``device_name`` is what the status bar calls the
         GPU until the runner's header names it. ``remote``: the host ``command`` reaches
         through ssh (its failures are explained, the recording names it). ``devices``:
-        one runner per GPU (kernels/devices.py), runs ``split`` over them or on each."""
+        one runner per GPU (kernels/drive/devices.py), runs ``split`` over them or on each."""
         self.close_source()
         self._reset_store()
         path = Path(session_path) if session_path else default_session_path(

@@ -25,8 +25,8 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
 
-from ...kernels import registry
-from ...kernels.plan import DEFAULT_REPEATS
+from ...kernels.ladder import registry
+from ...kernels.protocol.plan import DEFAULT_REPEATS
 from ..core.replay import Speed
 from ..core.talk import Scene, Talk, TalkError, caption_text, read_talk
 from ..views.playback import ViewPanel

@@ -14,9 +14,9 @@ from gemmscope.app.views.playback import ViewPanel
 from gemmscope.app.views.registry import VIEWS as VIEW_TABLE
 from gemmscope.app.views.swizzle import AFTER, BEFORE, SwizzleView
 from gemmscope.app.views.tiling import TilingView
+from gemmscope.kernels.ladder.registry import ladder
 from gemmscope.kernels.models import first_swizzled_level, model_for
 from gemmscope.kernels.models.swizzle import IDENTITY, Swizzle
-from gemmscope.kernels.registry import ladder
 
 LEVELS = [lv.id for lv in ladder()]
 
