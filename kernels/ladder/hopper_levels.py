@@ -75,21 +75,11 @@ WGMMA_TMA = Level(
     k_multiple=8, k_reason="a TMA row pitch must be a multiple of 16 bytes",
     edge_variant=False, output_format=OutputFormat.BF16,
     dyn_smem=_bf16_smem,
-    notes="Tensor maps: built on the host by the driver's cuTensorMapEncodeTiled, called "
-          "through ctypes on libcuda (kernels/device/hopper.py; no cuda-python needed), and passed "
-          "by value as __grid_constant__ parameters through cuLaunchKernel. B is taken "
-          "as Bt (N x K); C is written as BF16 like cuBLAS's BF16 GEMM. Measured on the "
-          "H200 (benchmarks/hopper_bench.py, 4096^3 / 8192^3): direct stores from the "
-          "accumulators 701 / 769 TFLOPS (90% / 95% of cuBLAS BF16); C through shared "
-          "memory and TMA stores 765 / 786 (99.5% / 100%). Keeping one wgmma group in "
-          "flight (KPIPE) and the tile-group height GM changed less than 1%. Issue 17 "
-          "round 7 (docs/perf-notes.md): 2-CTA clusters multicasting the B tile, with "
-          "CTA-scope releases (round 1's .release.cluster arrivals had put a MEMBAR.GPU "
-          "in every K step and lost a third), 777 / 803 / 809 TFLOPS at 4096^3 / 6144^3 "
-          "/ 8192^3 against 779 / 811 / 803 side by side: not a level. Round 8, Nsight "
-          "Compute at 8192^3 (clocks free): 1.38 ms at 1.57 GHz with the shared-memory pipe "
-          "(wgmma's operand reads and the TMA fills) busy 94.1% of the cycles; cuBLAS BF16 "
-          "(nvjet, 320x128 tiles) 1.38 ms at 1.60 GHz, its tensor pipe at 93.5%.")
+    notes="Tensor maps built on the host by the driver's cuTensorMapEncodeTiled (ctypes on "
+          "libcuda, kernels/device/hopper.py) and passed by value as __grid_constant__ "
+          "parameters; B taken as Bt (N x K), C written as BF16 through shared memory and TMA "
+          "stores. At the power cap its shared-memory pipe (wgmma's operand reads and the TMA "
+          "fills) is 94% busy at 8192^3, level with cuBLAS BF16.")
 
 
 FP8_BLOCK_SCALED = Level(
@@ -113,40 +103,8 @@ FP8_BLOCK_SCALED = Level(
     k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
     output_format=OutputFormat.BF16,
     dyn_smem=_fp8_smem,
-    notes="Tensor maps as in wgmma_tma. Accuracy is reported as the relative error and "
-          "as DeepGEMM's 1 - 2 sum(xy) / sum(x^2 + y^2) against a float64 product of the "
-          "dequantized inputs. Measured on the H200 (benchmarks/hopper_bench.py): waiting "
-          "for each K block before promoting, 128x128 tiles, 820 / 883 TFLOPS at 4096^3 / "
-          "8192^3; promoting block k-1 from a second set of temporaries while block k "
-          "runs (KPIPE=1) 948 / 1046; with the TMA-store epilogue 1045 / 1076; 128x256 "
-          "tiles in two halves (KPIPE=0, 4 stages) 1064 / 1095, the default. Round 3 "
-          "(issue 17, benchmarks/hopper_side_by_side.py, side by side): the scales through "
-          "shared memory (SCL=1, copied one K block ahead while the first half runs) "
-          "1104 -> 1254 at 8192^3; at DeepGEMM's shapes (M = 4096; N, K) = (2112, 7168) "
-          "735 -> 803-847, (24576, 1536) 1093 -> 1110, (32768, 512) 855 -> 832-840, "
-          "(7168, 16384) 1131 -> 1276-1283, (4096, 7168) 1065 -> 1223-1228, (7168, "
-          "2048) 1036 -> 1094-1099; reading them before the K block's wgmmas instead of "
-          "while they run: 3-4% slower. Round 4: a tile whose second half lies wholly "
-          "past N runs a second copy of the K loop that issues only the first (SKIP=1); "
-          "side by side with SKIP=0 (this GPU ran both ~6% under round 3's figures while "
-          "cuBLASLt held): N = 2112 782 -> 860, 8192^3 1174 -> 1187, the other five "
-          "shapes within 1% (1056 -> 1051, 822 -> 814, 1192 -> 1200, 1145 -> 1146, "
-          "1033 -> 1034). A runtime test around the second half's wgmmas instead of a "
-          "second loop cost ~5% everywhere. Round 6: 192-wide tiles (one "
-          "wgmma.m64n192k32 part; a tile's columns span two scale blocks of Bt) where their "
-          "waves cost 5% less than 256's (fp8_tile_width); side by side, burst: N = 2112 "
-          "865 -> 978 (74.7% -> 84.5% of per-tensor cuBLASLt; 989 and 1002 with GM=8 in "
-          "the run before); 192 everywhere was 1-12% slower at the other shapes "
-          "(8192^3 1162 against 1166, (4096, 7168) 1011 against 1149), which keep 256. "
-          "Round 7, side by side at 8192^3: 2-CTA clusters with B multicast 1200 "
-          "against 1190 (1-3% slower at four of DeepGEMM's shapes); four 64-column parts "
-          "pipelined in two sets of 32 temporaries 1170 against 1196; the promotion "
-          "FFMAs' reuse flags cleared in the cubin (DeepGEMM's SASS pass, written here) "
-          "1150-1162 against 1191. None kept. Round 8 (Nsight Compute at 8192^3, clocks "
-          "free): 1.64-1.66 GHz under the power cap, the tensor pipe busy 66% of the "
-          "cycles; the same loop with no waits and no promotion (wrong results, a bound) "
-          "1480 against cuBLASLt's 1505, with one wait and promotion per K block instead of "
-          "two (needs 128 temporaries, no register room) 1297. Tried, side by side: the "
-          "consumers taking turns (1-22% slower), three consumers on 192x128 tiles "
-          "(1113-1130), per-warp scale copies (within 1.5%), two temporaries on 128-wide "
-          "tiles (1084-1162), the same with 2-CTA clusters (941-1054). None kept.")
+    notes="Tensor maps as in wgmma_tma; accuracy is reported as the relative error and as "
+          "DeepGEMM's 1 - 2 sum(xy) / sum(x^2 + y^2) against a float64 product of the dequantized"
+          " inputs. Limited by the promotion schedule: each half tile's wait and FP32 promotion "
+          "per 128 of K leave the tensor pipe 66% busy at 8192^3 (the same loop with neither runs"
+          " at about 1480 TFLOPS).")

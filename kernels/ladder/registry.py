@@ -116,16 +116,10 @@ LEVELS: tuple[Level, ...] = (
              "fix.",
         follows="seed L3", source="smem_padded.cu", kernel="sgemm_smem_padded",
         params={"TILE": 32}, geometry=square_tiles,
-        notes="Slower than smem_tiled on the H200 (8.7 -> 6.8 TFLOPS at 4096^3), and not "
-              "for want of conflicts: the access had none to remove. A warp reads one row of "
-              "As (a broadcast) and 32 consecutive words of Bs. Nsight Compute at 1024^3 "
-              "(benchmarks/ncu_levels.sh) counted shared-load bank conflicts 36,477 -> 33,260 "
-              "and store conflicts 328,952 -> 269,093, the same order in both and not from "
-              "the access pattern (the counter also counts arbitration with other warps' "
-              "accesses); but shared-load wavefronts rose from 50.4 M to 67.1 M (+33%). A "
-              "33-word row is not 16-byte aligned, so the four As words a thread reads per "
-              "step no longer come in one LDS.128: the SASS has 64 LDS.32 per tile instead "
-              "of 32 LDS.32 + 8 LDS.128."),
+        notes="Slower than smem_tiled on the H200: this access had no bank conflicts to remove (a"
+              " warp reads one row of As, a broadcast, and 32 consecutive words of Bs), and a "
+              "33-word row is not 16-byte aligned, so the A reads fall from LDS.128 to LDS.32 and"
+              " shared-load wavefronts rise by a third."),
     Level(
         id="double_buffer", title="Double buffering", precision=Precision.FP32,
         reference="cublas_fp32",
@@ -134,9 +128,9 @@ LEVELS: tuple[Level, ...] = (
              "K step instead of two.",
         follows="seed L4", source="double_buffer.cu", kernel="sgemm_double_buffer",
         params={"TILE": 32}, geometry=square_tiles,
-        notes="Builds on the unpadded tile of smem_tiled, since padding measured slower "
-              "(see smem_padded). 9.25 TFLOPS against smem_tiled's 8.74 at 4096^3: one "
-              "thread per output leaves little math to hide the loads behind."),
+        notes="Built on smem_tiled's unpadded tile, since padding measured slower; with one "
+              "thread per output there is little math to hide the loads behind, so the second "
+              "stage gains about 6%."),
     Level(
         id="register_2d", title="2D register blocking", precision=Precision.FP32,
         reference="cublas_fp32",
@@ -168,10 +162,9 @@ LEVELS: tuple[Level, ...] = (
         params={"BM": 128, "BN": 256, "BK": 8, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
                 "TM": 4, "TN": 4, "MINB": 1, "SWZ": 1, "PF": 0},
         geometry=warp_tiles, vector=4,
-        notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py): 128x128 tiles with 8x8 "
-              "per thread gave 38.9 TFLOPS (41.0 with two blocks per SM); 128x256 with 16x8 "
-              "per thread 44.2. BK=16 does not fit: two stages need 49.7 KB of static "
-              "shared memory."),
+        notes="128x256 block tiles, 16x8 outputs per thread; limited by static shared memory (two"
+              " stages of BK=16 would need 49.7 KB) and by the registers that one block of 8 "
+              "warps per SM leaves."),
     Level(
         id="cp_async", title="cp.async multi-stage pipeline", precision=Precision.FP32,
         reference="cublas_fp32",
@@ -186,13 +179,9 @@ LEVELS: tuple[Level, ...] = (
                 "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "SWZ": 1},
         geometry=warp_tiles, vector=4,
         dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
-        notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py, docs/perf-notes.md): "
-              "46.6 TFLOPS, 90.9% of cuBLAS FP32 (51.2). What limits it (Nsight Compute): "
-              "240-255 registers per thread allow one block of 8 warps per SM (12.5% "
-              "occupancy), 2 warps per scheduler issue on 83% of cycles, and 11% of the "
-              "main loop's instructions are not FMAs (shared loads, copy addressing, "
-              "barrier). Variants: 2 or 4 stages 45.4, BK=8 with 6 stages 44.7, BK=32 45.6, "
-              "128x128 tiles with 2 blocks per SM 41.3."),
+        notes="Issue-bound: 240-255 registers per thread allow one block of 8 warps per SM (two "
+              "warps per scheduler), and 11% of the main loop's instructions are not FMAs (shared"
+              " loads, copy addressing, the barrier)."),
     Level(
         id="cp_async_interior", title="cp.async, guard-free interior blocks",
         precision=Precision.FP32, reference="cublas_fp32",
@@ -207,12 +196,9 @@ LEVELS: tuple[Level, ...] = (
                 "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "SWZ": 1},
         geometry=warp_tiles, vector=4,
         dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
-        notes="Issue 17 (H200, burst, side by side with cuBLAS FP32, "
-              "benchmarks/simt_mma_side_by_side.py): 47.6 TFLOPS at 4096^3 (93.1%; cp_async "
-              "46.4, 91.2%) and 48.3 at 8192^3 (94.9%; cp_async 47.3, 93.2%): the loop has "
-              "fewer non-FMA instructions (address selects and guards gone), which an "
-              "issue-bound loop at two warps per scheduler needs. Variants no better: SWZ "
-              "4 or 8, BK=32 with 2 or 3 stages (90.6-93.4%)."),
+        notes="cp_async with the address selects and edge guards gone from interior tiles; still "
+              "issue-bound at two warps per scheduler, so each non-FMA instruction left in the "
+              "loop costs."),
     Level(
         id="wmma", title="Tensor Cores (WMMA, FP16)", precision=Precision.FP16,
         reference="cublas_fp16",
@@ -224,12 +210,9 @@ LEVELS: tuple[Level, ...] = (
         params={"BM": 128, "BN": 128, "BK": 64, "WM": 64, "WN": 32, "STAGES": 3},
         geometry=warp_tiles, vector=8,
         dyn_smem=lambda p: p["STAGES"] * (p["BM"] * (p["BK"] + 8) + p["BK"] * (p["BN"] + 8)) * 2,
-        notes="Tuned on the H200 at 4096^3 (benchmarks/tune.py): BK=32 gave 295 TFLOPS "
-              "(278 with 2 stages), BK=64 328; 4 stages at BK=64 fell to 270 (143 KB of "
-              "shared memory); 128x256 tiles 280-326. Issue 17 round 7: blocks in grouped "
-              "order (GM = 4 / 8 / 16) 280-299 TFLOPS at 4096^3 and 288-299 at 8192^3 "
-              "against 327 / 293; 128x256 or 256x128 tiles of 64x64 warps so ordered "
-              "304-314 / 319-320."),
+        notes="The WMMA API loads its fragments from plain strided shared tiles, so the swizzled,"
+              " TMA-fed feeding that lifts the mma.sync levels cannot be used; tiles, stages and "
+              "block orders tried stayed at 39-44% of cuBLAS FP16."),
     Level(
         id="mma_sync", title="mma.sync + ldmatrix, swizzled", precision=Precision.FP16,
         reference="cublas_fp16",
@@ -243,11 +226,8 @@ LEVELS: tuple[Level, ...] = (
         params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 4, "SWZ": 1},
         geometry=warp_tiles, vector=8,
         dyn_smem=lambda p: p["STAGES"] * (p["BM"] * p["BK"] + p["BK"] * p["BN"]) * 2,
-        notes="Measured on the H200 at 4096^3 (benchmarks/tune.py): 356 TFLOPS with 3 "
-              "stages and no fragment double-buffering (377 with grouped block order); "
-              "with double-buffered fragments 377 (3 stages), 380 (4 stages), 376 (2); "
-              "128x128 tiles 285-307. The loop sits at 255 registers with 4 spilled words "
-              "reloaded per K tile, which is what the next step should remove."),
+        notes="The loop sits at 255 registers with spilled words reloaded every K tile, and its "
+              "prologue and epilogue leave the tensor cores idle: what mma_persistent removes."),
     Level(
         id="mma_persistent", title="mma.sync, persistent pipeline", precision=Precision.FP16,
         reference="cublas_fp16",
@@ -262,16 +242,10 @@ LEVELS: tuple[Level, ...] = (
         params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 4, "GM": 8},
         geometry=warp_tiles_grouped, vector=8, sm_grid=True,
         dyn_smem=lambda p: p["STAGES"] * (p["BM"] * p["BK"] + p["BK"] * p["BN"]) * 2,
-        notes="Issue 17 (H200, burst, side by side with cuBLAS FP16, "
-              "benchmarks/simt_mma_side_by_side.py): 407 TFLOPS at 4096^3 (55.1%; mma_sync 381, "
-              "49.7%) and 423 at 8192^3 (54.5%; mma_sync 377, 48.6%), from the prologue and "
-              "epilogue that no longer stall the tensor cores and no spills (221 registers). "
-              "Variants: BK=128 with 2 stages 419 / 425 (56.8 / 55.0%), 3 stages 421 / 394, "
-              "256x128 tiles 408 / 426, GM 1 or 16 390-422, 128x128 tiles (64x32 warps) "
-              "351 / 361. What limits it: 64x64 warp tiles need most of shared memory's "
-              "bandwidth at this rate (ldmatrix plus cp.async writes) and two warps per "
-              "scheduler hide little latency; a warp-specialized producer would take the "
-              "copies and barriers off the math warps."),
+        notes="64x64 warp tiles need most of shared memory's bandwidth (ldmatrix reads beside "
+              "cp.async writes) and two warps per scheduler hide little latency; a "
+              "warp-specialized producer (mma_tma) takes the copies and barriers off the math "
+              "warps."),
     Level(
         id="mma_tma", title="mma.sync fed by TMA, warp-specialized (FP16)",
         precision=Precision.FP16, reference="cublas_fp16_bt",
@@ -287,26 +261,9 @@ LEVELS: tuple[Level, ...] = (
         k_multiple=8, k_reason="a TMA row pitch must be a multiple of 16 bytes",
         edge_variant=False,
         dyn_smem=lambda p: p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + 1024,
-        notes="Issue 17, round 5 (H200, burst, benchmarks/simt_mma_side_by_side.py, side by side "
-              "with cuBLAS FP16): 510 / 529 TFLOPS at 4096^3 / 8192^3 (68.8% / 69.5%; "
-              "mma_persistent in the same run 424 / 426, 56.2% / 55.9%), again 518 / 522 and "
-              "517 / 494 in two later runs. Variants: GM=16 486-503 / 512-532, 3 stages "
-              "469-493 / 507-529, 256x128 tiles 485-491 / 506-519. Nsight Compute at 4096^3: "
-              "the HMMA pipe busy 89% of the active cycles (mma_persistent 70%), the warps' "
-              "stalls now the fixed latency between HMMAs and the math pipe. What cp.async "
-              "cost: benchmarks/mma_ceiling.py "
-              "(mma.sync alone, 64x64 warp tiles: 608 TFLOPS; with ldmatrix and a barrier "
-              "per K tile: 615; with each K tile's 48 KB copied by cp.async from L2: 538-542). "
-              "A WMMA form of this level (rows padded, so TMA boxes 8 columns wider than the K "
-              "tile) ran 310-319 TFLOPS, no faster than wmma, and was not kept: "
-              "docs/perf-notes.md, round 5. The bundled recording (c949041): 519 / 504 "
-              "burst, 460 / 469 sustained, but rel. errors up to 6e-4 (5e-6 expected): the "
-              "stage was freed one instruction after its last ldmatrix, unordered against "
-              "the TMA refill; the arrival now follows the K step's last mma.sync behind a "
-              "proxy fence (718edf4). With it (round 6, simt_mma_side_by_side.py): 506 / 522 "
-              "(69.0% / 69.5%); recorded at 36c2b25: 512 / 523 burst, 452 / 461 "
-              "sustained, rel. errors 4.9e-6 / 9.7e-6, mma_persistent's on the same inputs "
-              "(tests/gpu/test_mma_tma_gpu.py holds that after bursts of launches)."),
+        notes="The HMMA pipe is busy about 89% of the active cycles; what is left is the fixed "
+              "latency between dependent mma.sync instructions, with mma.sync alone reaching "
+              "about 608 TFLOPS on this GPU (benchmarks/mma_ceiling.py)."),
     WGMMA_TMA,
     dataclasses.replace(
         WGMMA_TMA, id="wgmma_stream_k", title="wgmma + TMA, stream-K last wave (BF16)",
@@ -314,42 +271,19 @@ LEVELS: tuple[Level, ...] = (
         follows="Osama et al., Stream-K (PPoPP 2023); CUTLASS's stream-K tile scheduler "
                 "(data-parallel waves, then stream-K); wgmma_tma",
         params={**WGMMA_TMA.params, "GM": 8, "SK": 2},
-        notes="Same source as wgmma_tma with SK=2 (the schedule is hopper.cuh's gs_work, "
-              "gs_for_each_unit and gs_sk_settle). Why: 128x256 tiles make 3.88, 8.73 and "
-              "15.5 waves over 132 SMs at 4096^3, 6144^3 and 8192^3. Measured on the H200 "
-              "(benchmarks/hopper_side_by_side.py, burst, side by side with wgmma_tma, TFLOPS at "
-              "4096^3 / 6144^3 / 8192^3): SK=1 (the last full wave cut too) 723 / 711 / "
-              "733, slower everywhere; SK=2 747 / 791 / 797; SK=2 with GM=8 744 / 805 / "
-              "812; wgmma_tma 783 / 813 / 797. Stream-K pays only at 8192^3, where the "
-              "last wave is half empty (+1.9%); at 4096^3 it costs 5%: SMs that work on "
-              "different K offsets of neighbouring tiles share less of A and B in L2 than "
-              "a wave of whole tiles walking K together, and a cut tile's partial sums "
-              "(128 KB) go through L2 twice."),
+        notes="wgmma_tma with SK=2: the last wave of tiles is shared out by K steps, which pays "
+              "where that wave is mostly empty (8192^3) and costs where it is nearly full "
+              "(4096^3), since a cut tile's partial sums go through L2 twice and SMs on different"
+              " K offsets share less of A and B."),
     FP8_BLOCK_SCALED,
     dataclasses.replace(
         FP8_BLOCK_SCALED, id="fp8_stream_k", title="FP8 E4M3 block-scaled, stream-K last wave",
         adds=STREAM_K + " The partial sums are the promoted (scaled) FP32 accumulators.",
         follows="Osama et al., Stream-K (PPoPP 2023); fp8_block_scaled",
         params={**FP8_BLOCK_SCALED.params, "SK": 2, "GM": 8, "SKIP": 0},
-        notes="Same source as fp8_block_scaled with SK=2. Why: DeepGEMM's shapes leave "
-              "partial last waves (N = 2112 at M = 4096: 288 tiles of 128x256, 2.2 "
-              "waves over 132 SMs). Measured on the H200 (benchmarks/hopper_side_by_side.py, "
-              "burst, side by side, TFLOPS; fp8_block_scaled in brackets): 8192^3 1136 "
-              "(1082); M = 4096 and (N, K) = (2112, 7168) 868 (727), (24576, 1536) 1091 "
-              "(1090), (32768, 512) 805 (861), (7168, 16384) 1140 (1114), (4096, 7168) "
-              "1064 (1056), (7168, 2048) 1005 (1031). SK=1 (the last full wave cut too): "
-              "1135, 879, 1108, 856, 1048, 1044, 1002; with GM=8: 1111, 907, 1110, 837, "
-              "1021, 1037, 1003. Loading each K block's scales one block ahead (a PF switch "
-              "tried in the same round) was 7-14% slower at every shape and was removed. "
-              "Round 3, with the scales through shared memory (SCL=1): 8192^3 1280-1284; "
-              "GM=8 (now the default here) at N = 2112 995 against 937 with GM=16, at "
-              "(7168, 16384) 1231 against 1271, elsewhere within 1%; SK=1 won at K <= "
-              "1536 (1124 / 819) and lost at K = 16384 (1129). Round 4: SKIP stays 0 "
-              "here: the stream-K wave already evens out the half-width tiles (N = 2112 "
-              "929 with and without), and the second copy of the K loop cost up to 1.4% "
-              "elsewhere ((32768, 512) 755 against 766). Round 6: the tile width picked "
-              "per shape as in fp8_block_scaled; N = 2112 936 -> 995 (85.9% of per-tensor "
-              "cuBLASLt), 1011 with BN=192 in the run before; the other shapes keep 256."),
+        notes="fp8_block_scaled with SK=2: the partial last wave of tiles is shared out by K "
+              "blocks, which pays where that wave is mostly empty (DeepGEMM's N = 2112, 8192^3) "
+              "and costs where it is nearly full."),
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",
@@ -389,10 +323,9 @@ LEVELS: tuple[Level, ...] = (
               "(measured: a wrong result at 256x256x128); K must be a multiple of 128 of at "
               "least 256"
               if K < 256 else None),
-          notes="torch 2.11 on the H200 refuses scale_a given as a contiguous (M, K/128) "
-                "array; it takes it outer-dim-major (strides (1, M)). Measured (issue 17, "
-                "burst): 1311 TFLOPS at 8192^3, 90% of the per-tensor cuBLASLt FP8 (1455) "
-                "in the same run."),
+          notes="cuBLASLt FP8 with DeepGEMM's block scales through torch._scaled_mm; torch 2.11 "
+                "takes scale_a outer-dim-major (strides (1, M)), not as a contiguous (M, K/128) "
+                "array."),
     Level(id="cublaslt_fp8", title="cuBLASLt FP8 (per-tensor scales)", precision=Precision.FP8,
           adds="Reference: torch._scaled_mm on E4M3 inputs with one scale per tensor, BF16 "
                "output (cuBLASLt); needs torch, skipped with a message otherwise.",
