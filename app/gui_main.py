@@ -5,6 +5,8 @@
     gemmscope replay FILE [--speed S]  replay any recording
     gemmscope replay FILE --screenshot out.png [--view NAME] [--level ID]
                                        render after loading, save a PNG, exit
+    gemmscope [replay FILE] --shape 8192 --mode sustained --level cp_async --step 3
+                                       what is shown (the view state; any of the above)
     gemmscope replay FILE --export out.svg [--chart NAME] [--scale S] [--frames N]
                                        render after loading, export (png, svg, gif,
                                        webp, mp4, csv, md by the suffix), exit
@@ -48,7 +50,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --screenshot: the view to render (window, ladder, charts, "
                         "bars, stream, sweep, or any registered view)")
     p.add_argument("--level", metavar="ID",
-                   help="with --screenshot: select this level first (default: the first)")
+                   help="select this level (default: the first of the ladder)")
+    p.add_argument("--shape", type=_shape_arg, metavar="MxNxK",
+                   help="show the ladder, the charts and the exports at this shape (N for "
+                        "a cube; default 4096^3 where the session has it, else its most "
+                        "complete shape)")
+    p.add_argument("--mode", choices=["burst", "sustained"],
+                   help="show burst (default) or sustained results")
+    p.add_argument("--step", type=int, metavar="N",
+                   help="the animation step on screen, from 1 (with --tab or --chart of "
+                        "an animated view)")
     p.add_argument("--tab", metavar="NAME",
                    help="with --screenshot: show this view's tab in the window picture")
     p.add_argument("--size", default="1400x900",
@@ -69,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"with --export: png or svg of {{{','.join(charts)}}} (default bars), "
                         f"or of an animation view; gif, webp or mp4 of "
                         f"{{{','.join(animations)}}} (default tiling)")
+    p.add_argument("--all-results", action="store_true",
+                   help="with --export of a .csv: every result of the session (default: "
+                        "the ladder shown, at --shape and --mode)")
     p.add_argument("--scale", type=float, default=1.0, metavar="S",
                    help="with --export: pixels per screen pixel of a png, gif, webp or mp4 "
                         "(2 for slides)")
@@ -96,6 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exit-after-paint", action="store_true",
                    help="exit after the window is first painted; print the time (benchmark)")
     return p
+
+
+def _shape_arg(text: str) -> Any:
+    """``--shape``: N (a cube) or MxNxK, as a Shape (argparse says why not)."""
+    from ..kernels.plan import parse_shape
+    from ..kernels.shape import Shape
+
+    return Shape(*parse_shape(text))
 
 
 def parse_size(text: str) -> tuple[int, int] | None:
@@ -192,6 +214,8 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
 
     if args.speed:
         window.set_replay_speed(args.speed)
+    # what is shown: chosen before the source opens, so its events never choose for it
+    window.choose(shape=args.shape, level=args.level, mode=args.mode)
     if args.presentation and (args.screenshot or args.export):  # keeps the asked size
         window.set_presentation(True, full_screen=False)
 
@@ -265,8 +289,28 @@ def _prepare(app: Any, window: Any, args: argparse.Namespace) -> tuple[int, int]
               file=sys.stderr)
         window.close()
         return None
+    if args.shape is not None and args.shape not in window.store.shapes():
+        from .core.view_state import shape_text, sorted_shapes
+
+        shapes = ", ".join(shape_text(s) for s in sorted_shapes(window.store.shapes()))
+        print(f"--shape: the session has no ladder results at {shape_text(args.shape)}; "
+              f"shapes: {shapes or 'none'}", file=sys.stderr)
+        window.close()
+        return None
     window.show()
     return logical
+
+
+def _apply_step(window: Any, args: argparse.Namespace) -> bool:
+    """``--step N`` on the animated view on screen; False (said why) where none is."""
+    if args.step is None:
+        return True
+    if args.step < 1 or not window.set_step(args.step - 1):
+        print("--step: give a step from 1, with --tab or --chart of an animated view "
+              "(tiling, banks, swizzle, coalescing)", file=sys.stderr)
+        window.close()
+        return False
+    return True
 
 
 def _export(app: Any, window: Any, args: argparse.Namespace) -> int:
@@ -277,10 +321,19 @@ def _export(app: Any, window: Any, args: argparse.Namespace) -> int:
         return 2
     for _ in range(5):
         app.processEvents()
+    if args.step is not None:  # the step of the animated view exported
+        from .window.export_run import check_request
+        from .window.export_targets import TARGETS
+
+        target = TARGETS.get(check_request(args.export, args.chart))
+        if target is not None:
+            window.named_widget(target.view)
+        if not _apply_step(window, args):
+            return 2
     try:
         Path(args.export).parent.mkdir(parents=True, exist_ok=True)
         path = export_named(window, args.export, args.chart, scale=args.scale,
-                            frames=args.frames, fps=args.fps)
+                            frames=args.frames, fps=args.fps, every=args.all_results)
     except (ExportError, OSError) as exc:
         print(f"gemmscope: --export: {exc}", file=sys.stderr)
         window.close()
@@ -302,6 +355,10 @@ def _screenshot(app: Any, window: Any, args: argparse.Namespace) -> int:
         print(f"no view called {name!r}; views: {', '.join(window.view_names())}",
               file=sys.stderr)
         window.close()
+        return 2
+    if args.tab:
+        window.named_widget(args.tab)  # the tab on screen: its animation takes --step
+    if not _apply_step(window, args):
         return 2
     for _ in range(5):
         app.processEvents()

@@ -59,7 +59,15 @@ class PlaybackBar(QWidget):
         canvas.playingChanged.connect(
             lambda on: self.play_button.setText("Pause" if on else "Play"))
         canvas.stepChanged.connect(self.refresh)
+        canvas.speedChanged.connect(self._show_speed)
         self.refresh()
+
+    def _show_speed(self, speed: float) -> None:
+        index = self.speed_box.findData(speed)
+        if index >= 0 and index != self.speed_box.currentIndex():
+            self.speed_box.blockSignals(True)
+            self.speed_box.setCurrentIndex(index)
+            self.speed_box.blockSignals(False)
 
     def refresh(self, *_: object) -> None:
         self.step_label.setText(f"step {self.canvas.step + 1} / {self.canvas.n_steps()}")
@@ -102,6 +110,9 @@ class ViewPanel(QWidget, View):
 
     def set_animated(self, on: bool) -> None:
         self.canvas.set_animated(on)
+
+    def animation(self) -> AnimatedCanvas:
+        return self.canvas
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
