@@ -13,11 +13,14 @@
     gemmscope talk TALK.toml           step through a talk's scenes (app/window/talk.py)
     gemmscope talk TALK.toml --screenshot out.png --scene N
                                        render scene N of the talk, save a PNG, exit
+    gemmscope talk TALK.toml --check   list the scenes whose caption does not fit its
+                                       band at 1280x720 (exit 1 if any); no display needed
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -42,6 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?", help="the recording (.jsonl) to replay, or the talk")
     p.add_argument("--scene", type=int, default=1, metavar="N",
                    help="talk: start at scene N (with --screenshot: render scene N)")
+    p.add_argument("--check", action="store_true",
+                   help="talk: list every scene whose caption does not fit its caption "
+                        "band at 1280x720 in presentation mode at the smallest caption "
+                        "size (18 px); exit 1 if any does not")
     p.add_argument("--speed", choices=["1x", "4x", "16x", "instant"],
                    help="replay speed (default: the last one used)")
     p.add_argument("--screenshot", metavar="PATH",
@@ -160,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         talk = check_talk_args(args)  # a bad file is said before any window opens
         if talk is None:
             return 2
+        if args.check:  # measures text; shows no window
+            os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     if args.remote:
         from .core.runner_command import plan_live
 
@@ -189,12 +198,27 @@ def main(argv: list[str] | None = None) -> int:
         # a picture or an export never writes the user's preferences
         if settings is None and (args.screenshot or args.export):
             settings = str(Path(scratch) / "prefs.ini")
+        # nor does a talk (its scenes set the speed, presentation mode, the run form):
+        # it runs on a scratch copy, so it starts from them and leaves them as they were
+        if talk is not None:
+            settings = _scratch_copy(open_settings(settings), Path(scratch) / "talk.ini")
         window = MainWindow(open_settings(settings))
         if talk is not None:
             from .window.talk import run_talk
 
             return run_talk(app, window, talk, args)
         return _run(app, window, args)
+
+
+def _scratch_copy(settings: Any, path: Path) -> str:
+    """The preferences in ``settings`` copied into an ini file at ``path`` (its path)."""
+    from PySide6.QtCore import QSettings
+
+    copy = QSettings(str(path), QSettings.Format.IniFormat)
+    for key in settings.allKeys():
+        copy.setValue(key, settings.value(key))
+    copy.sync()
+    return str(path)
 
 
 def _device_specs(args: argparse.Namespace, plan: Any) -> Any:

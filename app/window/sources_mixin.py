@@ -200,12 +200,18 @@ class SourcesMixin:
             self.replay.toggle()
 
     def set_replay_speed(self, speed: Speed | str, remember: bool = True) -> None:
+        """Play the replay at ``speed``; ``remember``: keep it in the preferences (the
+        person chose it; a talk's scene, a picture or a test do not)."""
         speed = Speed(speed)
         if remember:
             self.prefs.speed = str(speed)
         if self.replay_bar.current_speed() is not speed:
-            self.replay_bar.set_speed(speed)  # comes back through speed_chosen
-            return
+            # shown on the bar without its speed_chosen, which would remember it
+            blocked = self.replay_bar.speed.blockSignals(True)
+            try:
+                self.replay_bar.set_speed(speed)
+            finally:
+                self.replay_bar.speed.blockSignals(blocked)
         if self.replay is not None:
             self.replay.set_speed(speed)
 
