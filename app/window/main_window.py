@@ -208,7 +208,19 @@ class MainWindow(SourcesMixin, QMainWindow):
     def handle(self, event: dict[str, Any]) -> None:
         """The one event sink: live runner and replay both deliver here."""
         self.store.handle(event)
+        if self._asked is not None and event["type"] == "run_start":
+            self._run_started(event)
         self.throttle.poke()
+
+    def _run_started(self, event: dict[str, Any]) -> None:
+        """The first run of those the person asked for started: show its shape and mode
+        (its results fill the table as they come; a run nobody asked for changes
+        nothing)."""
+        assert self._asked is not None
+        shape, mode = self._asked
+        if (event.get("M"), event.get("N"), event.get("K")) == (shape.M, shape.N, shape.K):
+            self._asked = None
+            self.view_state.set(shape=shape, mode=mode)
 
     def _reset_store(self) -> None:
         self.store.reset()
@@ -353,20 +365,12 @@ class MainWindow(SourcesMixin, QMainWindow):
 
     def _follow_session(self, changes: set[Change]) -> None:
         """What a session's new events choose when the person has not: the first level
-        once the header names them, the default shape once results exist (live; a replay
-        chose it when it opened), and the shape of the runs the person asked for when the
-        first of them starts."""
+        once the header names them, and the default shape once results exist (live; a
+        replay chose it when it opened)."""
         if Change.HEADER in changes and self.view_state.state.level is None:
             levels = self.store.ladder_levels()
             if levels:
                 self.view_state.set(level=levels[0].id)
-        running = self.store.running
-        if self._asked is not None and running is not None:
-            shape, mode = self._asked
-            if (running.get("M"), running.get("N"), running.get("K")) == \
-                    (shape.M, shape.N, shape.K):
-                self._asked = None
-                self.view_state.set(shape=shape, mode=mode)
         if self.view_state.state.shape is None and self.store.shapes():
             self.view_state.set(shape=self.store.ladder_shape())
 
