@@ -78,6 +78,14 @@ class RecordingContents:
     def has_result(self, level: str, shape: Shape | None, mode: str, device: int) -> bool:
         return shape is not None and (level, shape, str(mode), device) in self.results
 
+    def has_sweep(self, mode: str, device: int) -> bool:
+        """A level with results at two or more N in ``mode`` on ``device`` (a sweep)."""
+        sizes: dict[str, set[int]] = {}
+        for level, shape, m, d in self.results:
+            if m == str(mode) and d == device:
+                sizes.setdefault(level, set()).add(shape.N)
+        return any(len(n) >= 2 for n in sizes.values())
+
     def has_results_at(self, shape: Shape | None, mode: str, device: int) -> bool:
         return any(s == shape and m == str(mode) and d == device
                    for _level, s, m, d in self.results)

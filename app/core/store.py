@@ -150,6 +150,18 @@ class SessionStore:
         self.contents = contents
         self._changes.update(Change)
 
+    def not_replayed_yet(self, what: str, level_id: str | None) -> bool:
+        """The replay's recording has ``what`` of the level ("source_counters": ncu's
+        per-line counters, "counters": ncu's totals, "build": a build event) and the
+        replay has not delivered it yet: a view says "not replayed yet", not "not
+        recorded"."""
+        coming = self.coming()
+        if coming is None or level_id is None:
+            return False
+        kinds = {"source_counters": coming.source_counters, "build": coming.builds,
+                 "counters": {level for level, _tool in coming.counters}}
+        return level_id in kinds[what]
+
     @property
     def replay_pending(self) -> bool:
         """A replay has events it has not delivered yet."""

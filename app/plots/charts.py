@@ -240,7 +240,11 @@ class SweepChart(Chart):
         for level_id in list(self.curves):
             if level_id not in self.shown:
                 self.removeItem(self.curves.pop(level_id))
-        if self.show_empty(None if self.shown else EMPTY_SWEEP):
+        coming = self.store.coming()
+        empty = EMPTY_SWEEP
+        if coming is not None and coming.has_sweep(self.store.mode, self.store.device):
+            empty = "Size sweep: not replayed yet; it draws as the replay reaches it"
+        if self.show_empty(None if self.shown else empty):
             self.size_axis.set_sizes([])
             self.side_legend.set_entries([])
             self._mark([])

@@ -200,7 +200,19 @@ class WarpAccessCanvas(AnimatedCanvas):
             # issues shared-memory instructions, where one does
             self.warp = next(iter(self.warps_with_accesses()), self.warp)
         self._reload()
-        self.restart()
+        self._step = -1
+        self.set_step(self.default_step())  # the access the level is about
+
+    def default_step(self) -> int:
+        """The instruction a level opens on: the one its story is about (a subclass says
+        which); Home (restart) still goes to the first."""
+        return 0
+
+    @staticmethod
+    def is_broadcast(acc: WarpAccess) -> bool:
+        """Every active lane reads the same address (one word serves the warp)."""
+        addr = acc.addr if acc.active is None else acc.addr[acc.active]
+        return len(addr) > 1 and bool((addr == addr[0]).all())
 
     def warps_with_accesses(self) -> list[int]:
         """The warps whose shared-memory instructions the model lists (at this K step);
