@@ -5,17 +5,22 @@
     gemmscope replay FILE [--speed S]  replay any recording
     gemmscope replay FILE --screenshot out.png [--view NAME] [--level ID]
                                        render after loading, save a PNG, exit
+    gemmscope [replay FILE] --shape 8192 --mode sustained --level cp_async --step 3
+                                       what is shown (the view state; any of the above)
     gemmscope replay FILE --export out.svg [--chart NAME] [--scale S] [--frames N]
                                        render after loading, export (png, svg, gif,
                                        webp, mp4, csv, md by the suffix), exit
     gemmscope talk TALK.toml           step through a talk's scenes (app/window/talk.py)
     gemmscope talk TALK.toml --screenshot out.png --scene N
                                        render scene N of the talk, save a PNG, exit
+    gemmscope talk TALK.toml --check   list the scenes whose caption does not fit its
+                                       band at 1280x720 (exit 1 if any); no display needed
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -40,6 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?", help="the recording (.jsonl) to replay, or the talk")
     p.add_argument("--scene", type=int, default=1, metavar="N",
                    help="talk: start at scene N (with --screenshot: render scene N)")
+    p.add_argument("--check", action="store_true",
+                   help="talk: list every scene whose caption does not fit its caption "
+                        "band at 1280x720 in presentation mode at the smallest caption "
+                        "size (18 px); exit 1 if any does not")
     p.add_argument("--speed", choices=["1x", "4x", "16x", "instant"],
                    help="replay speed (default: the last one used)")
     p.add_argument("--screenshot", metavar="PATH",
@@ -48,7 +57,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --screenshot: the view to render (window, ladder, charts, "
                         "bars, stream, sweep, or any registered view)")
     p.add_argument("--level", metavar="ID",
-                   help="with --screenshot: select this level first (default: the first)")
+                   help="select this level (default: the first of the ladder)")
+    p.add_argument("--shape", type=_shape_arg, metavar="MxNxK",
+                   help="show the ladder, the charts and the exports at this shape (N for "
+                        "a cube; default 4096^3 where the session has it, else its most "
+                        "complete shape)")
+    p.add_argument("--mode", choices=["burst", "sustained"],
+                   help="show burst (default) or sustained results")
+    p.add_argument("--step", type=int, metavar="N",
+                   help="the animation step on screen, from 1 (with --tab or --chart of "
+                        "an animated view)")
     p.add_argument("--tab", metavar="NAME",
                    help="with --screenshot: show this view's tab in the window picture")
     p.add_argument("--size", default="1400x900",
@@ -69,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"with --export: png or svg of {{{','.join(charts)}}} (default bars), "
                         f"or of an animation view; gif, webp or mp4 of "
                         f"{{{','.join(animations)}}} (default tiling)")
+    p.add_argument("--all-results", action="store_true",
+                   help="with --export of a .csv: every result of the session (default: "
+                        "the ladder shown, at --shape and --mode)")
     p.add_argument("--scale", type=float, default=1.0, metavar="S",
                    help="with --export: pixels per screen pixel of a png, gif, webp or mp4 "
                         "(2 for slides)")
@@ -90,6 +111,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exit-after-paint", action="store_true",
                    help="exit after the window is first painted; print the time (benchmark)")
     return p
+
+
+def _shape_arg(text: str) -> Any:
+    """``--shape``: N (a cube) or MxNxK, as a Shape (argparse says why not)."""
+    from ..kernels.ladder.shape import Shape
+    from ..kernels.protocol.plan import parse_shape
+
+    return Shape(*parse_shape(text))
 
 
 def parse_size(text: str) -> tuple[int, int] | None:
@@ -132,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         talk = check_talk_args(args)  # a bad file is said before any window opens
         if talk is None:
             return 2
+        if args.check:  # measures text; shows no window
+            os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     if args.remote:
         from .core.runner_command import plan_live
 
@@ -161,12 +192,27 @@ def main(argv: list[str] | None = None) -> int:
         # a picture or an export never writes the user's preferences
         if settings is None and (args.screenshot or args.export):
             settings = str(Path(scratch) / "prefs.ini")
+        # nor does a talk (its scenes set the speed, presentation mode, the run form):
+        # it runs on a scratch copy, so it starts from them and leaves them as they were
+        if talk is not None:
+            settings = _scratch_copy(open_settings(settings), Path(scratch) / "talk.ini")
         window = MainWindow(open_settings(settings))
         if talk is not None:
             from .window.talk import run_talk
 
             return run_talk(app, window, talk, args)
         return _run(app, window, args)
+
+
+def _scratch_copy(settings: Any, path: Path) -> str:
+    """The preferences in ``settings`` copied into an ini file at ``path`` (its path)."""
+    from PySide6.QtCore import QSettings
+
+    copy = QSettings(str(path), QSettings.Format.IniFormat)
+    for key in settings.allKeys():
+        copy.setValue(key, settings.value(key))
+    copy.sync()
+    return str(path)
 
 
 def _device_specs(args: argparse.Namespace, plan: Any) -> Any:
@@ -186,6 +232,8 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
 
     if args.speed:
         window.set_replay_speed(args.speed)
+    # what is shown: chosen before the source opens, so its events never choose for it
+    window.choose(shape=args.shape, level=args.level, mode=args.mode)
     if args.presentation and (args.screenshot or args.export):  # keeps the asked size
         window.set_presentation(True, full_screen=False)
 
@@ -259,8 +307,28 @@ def _prepare(app: Any, window: Any, args: argparse.Namespace) -> tuple[int, int]
               file=sys.stderr)
         window.close()
         return None
+    if args.shape is not None and args.shape not in window.store.shapes():
+        from .core.view_state import shape_text, sorted_shapes
+
+        shapes = ", ".join(shape_text(s) for s in sorted_shapes(window.store.shapes()))
+        print(f"--shape: the session has no ladder results at {shape_text(args.shape)}; "
+              f"shapes: {shapes or 'none'}", file=sys.stderr)
+        window.close()
+        return None
     window.show()
     return logical
+
+
+def _apply_step(window: Any, args: argparse.Namespace) -> bool:
+    """``--step N`` on the animated view on screen; False (said why) where none is."""
+    if args.step is None:
+        return True
+    if args.step < 1 or not window.set_step(args.step - 1):
+        print("--step: give a step from 1, with --tab or --chart of an animated view "
+              "(tiling, banks, swizzle, coalescing)", file=sys.stderr)
+        window.close()
+        return False
+    return True
 
 
 def _export(app: Any, window: Any, args: argparse.Namespace) -> int:
@@ -271,10 +339,19 @@ def _export(app: Any, window: Any, args: argparse.Namespace) -> int:
         return 2
     for _ in range(5):
         app.processEvents()
+    if args.step is not None:  # the step of the animated view exported
+        from .window.export_run import check_request
+        from .window.export_targets import TARGETS
+
+        target = TARGETS.get(check_request(args.export, args.chart))
+        if target is not None:
+            window.named_widget(target.view)
+        if not _apply_step(window, args):
+            return 2
     try:
         Path(args.export).parent.mkdir(parents=True, exist_ok=True)
         path = export_named(window, args.export, args.chart, scale=args.scale,
-                            frames=args.frames, fps=args.fps)
+                            frames=args.frames, fps=args.fps, every=args.all_results)
     except (ExportError, OSError) as exc:
         print(f"gemmscope: --export: {exc}", file=sys.stderr)
         window.close()
@@ -296,6 +373,10 @@ def _screenshot(app: Any, window: Any, args: argparse.Namespace) -> int:
         print(f"no view called {name!r}; views: {', '.join(window.view_names())}",
               file=sys.stderr)
         window.close()
+        return 2
+    if args.tab:
+        window.named_widget(args.tab)  # the tab on screen: its animation takes --step
+    if not _apply_step(window, args):
         return 2
     for _ in range(5):
         app.processEvents()

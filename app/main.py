@@ -11,6 +11,7 @@ instead of Qt's abort.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from ..kernels.cli.subcommands import NAMES
@@ -26,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if argv and argv[0] == "doctor":
         return doctor.main(argv[1:])
+    # (a talk's --check only measures text: offscreen, with or without a display)
+    checking = argv[:1] == ["talk"] and "--check" in argv
+    if checking:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     if "-h" not in argv and "--help" not in argv and (blockers := doctor.start_blockers()):
         print(doctor.explain_blockers(blockers), file=sys.stderr)
         return 2

@@ -153,6 +153,19 @@ def test_levels_lists_everything():
         assert lv.id in out.getvalue()
 
 
+def test_levels_columns_stay_aligned_after_long_ids():
+    out = io.StringIO()
+    cli.main(["levels"], stdout=out, stderr=io.StringIO())
+    lines = out.getvalue().splitlines()
+    assert len(lines) == len(registry.LEVELS)
+    longest = max(len(lv.id) for lv in registry.LEVELS)
+    assert longest > 14  # (ids such as cublaslt_fp8_blocks: wider than the old column)
+    # every row's precision and title start at the same columns
+    starts = {(line.index(lv.precision, longest), line.index(lv.title, longest))
+              for line, lv in zip(lines, registry.LEVELS, strict=True)}
+    assert len(starts) == 1
+
+
 # ------------------------------------------------------------------ output files
 
 FAKE = Path(__file__).with_name("fake_runner.py")

@@ -89,7 +89,7 @@ def test_csv_and_markdown_reports(synthetic_file):
     assert ",300.0,42.9%,cublas_fp16,30.3%," in wmma
     md = export.ladder_markdown(store, "synthetic.jsonl", [("Ladder", "ladder.png")])
     assert "synthetic data, not a measurement" in md
-    assert "| wmma | FP16 | 4096×4096×4096 | 300.0 | 42.9% | cublas_fp16 | 30.3% |" in md
+    assert "| wmma | FP16 | 4096×4096×4096 | 300.0 | 42.9% | cuBLAS FP16 | 30.3% |" in md
     assert "![Ladder](ladder.png)" in md
     assert "launch (double_buffer at 7×100×1000)" in md
 

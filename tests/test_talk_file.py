@@ -60,8 +60,8 @@ shape = 4096
     assert talk.title == "Ladder"
     assert talk.recording == tmp_path / "runs" / "a.jsonl"  # relative to the talk file
     assert talk.scenes[0] == Scene(view="tiling", caption="{title}: {tflops} TFLOPS",
-                                   level="smem_tiled", shape=Shape(1000, 999, 1001), step=3,
-                                   speed=Speed.X16)
+                                   level="smem_tiled", shape=Shape(1000, 999, 1001),
+                                   steps=(3,), speed=Speed.X16)
     assert talk.scenes[1] == Scene(view="charts", shape=Shape(4096, 4096, 4096))
 
 
@@ -133,8 +133,8 @@ def test_a_caption_quotes_the_sessions_numbers():
     assert caption_text(scene, store) == (
         f"{registry.get('register_2d').title} (FP32) on {store.device_name()}: "
         f"{tflops_text(mine)} TFLOPS at {Shape(*syn.SHAPE)}, {pct_text(100 * mine / ref)} "
-        f"of cublas_fp32; {mine / prev:.3g}× the TFLOPS of double_buffer "
-        f"({tflops_text(prev)}); {{braces}}")
+        f"of {registry.get('cublas_fp32').title}; {mine / prev:.3g}× the TFLOPS of "
+        f"{registry.get('double_buffer').title} ({tflops_text(prev)}); {{braces}}")
     # the sweep's other shapes are other results: the caption follows the scene's shape
     n, tflops = 8192, syn.SWEEP[8192]
     at = Scene(view="charts", level=syn.SWEEP_LEVEL, shape=Shape(n, n, n), caption="{tflops}")

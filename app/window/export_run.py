@@ -43,7 +43,7 @@ class Exporting(Protocol):
     tabs: QTabWidget
 
     def flush_views(self) -> None: ...
-    def export_csv(self, path: str | Path) -> Path: ...
+    def export_csv(self, path: str | Path, every: bool = False) -> Path: ...
     def export_report(self, path: str | Path) -> Path: ...
 
 
@@ -71,13 +71,14 @@ def check_request(path: str | Path, chart: str | None) -> str:
 
 def export_named(window: Exporting, path: str | Path, chart: str | None = None,
                  scale: float = 1.0, frames: int | None = None,
-                 fps: float = DEFAULT_FPS) -> Path:
-    """Write ``path`` (format by its suffix) of the chart or view called ``chart``."""
+                 fps: float = DEFAULT_FPS, every: bool = False) -> Path:
+    """Write ``path`` (format by its suffix) of the chart or view called ``chart``; a CSV
+    of the ladder shown, or with ``every`` of every result."""
     name = check_request(path, chart)
     window.flush_views()
     kind = suffix_of(path)
     if kind == "csv":
-        return window.export_csv(path)
+        return window.export_csv(path, every=every)
     if kind == "md":
         return window.export_report(path)
     view = window.views[TARGETS[name].view]

@@ -462,10 +462,16 @@ def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     target = remote_target(args.remote)
     entries = ([lv.catalog_entry(i) for i, lv in enumerate(registry.LEVELS)]
                if target is None else remote_levels(args, target))
-    for entry in entries:
-        params = ", ".join(f"{k}={v}" for k, v in (entry.get("params") or {}).items())
-        stdout.write(printable(f"{entry.get('id')!s:14s} {entry.get('precision')!s:5s} "
-                               f"{entry.get('title')}  {params}") + "\n")
+    rows = [(printable(str(entry.get("id"))), printable(str(entry.get("precision"))),
+             printable(str(entry.get("title"))),
+             printable(", ".join(f"{k}={v}" for k, v in (entry.get("params") or {}).items())))
+            for entry in entries]
+    # columns as wide as their longest cell (an id longer than the rest, such as a remote
+    # runner's, moves every row's columns with it, never only its own)
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(3)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        stdout.write(("  ".join(cells) + "  " + row[3]).rstrip() + "\n")
     return 0
 
 
