@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 START = time.perf_counter()
+DEFAULT_SCREENSHOT_SIZE = "1400x900"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,9 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "an animated view)")
     p.add_argument("--tab", metavar="NAME",
                    help="with --screenshot: show this view's tab in the window picture")
-    p.add_argument("--size", default="1400x900",
-                   help="with --screenshot or --export: the picture's size in pixels (the "
-                        "window's, times the screen's device pixel ratio on a HiDPI screen)")
+    p.add_argument("--size", metavar="WxH",
+                   help="with --screenshot: the window's size in pixels (default 1400x900; "
+                        "times the screen's device pixel ratio on a HiDPI screen); with "
+                        "--export: the picture's, exactly, whatever the window (default: a "
+                        "complete picture of the chart, e.g. 1600x900 for the bars)")
     p.add_argument("--presentation", action="store_true",
                    help="presentation mode: large type, high contrast (F11 toggles it); "
                         "with --screenshot, the picture in presentation mode")
@@ -91,8 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --export of a .csv: every result of the session (default: "
                         "the ladder shown, at --shape and --mode)")
     p.add_argument("--scale", type=float, default=1.0, metavar="S",
-                   help="with --export: pixels per screen pixel of a png, gif, webp or mp4 "
-                        "(2 for slides)")
+                   help="with --export: --size times S pixels (png, gif, webp, mp4; the "
+                        "svg's canvas): 2 for a HiDPI slide")
     p.add_argument("--frames", type=int, metavar="N",
                    help="with --export of an animation: frames, one per step from the "
                         "first, wrapping (default: every step of the animation)")
@@ -256,8 +259,7 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
 
         painted = _FirstPaint()
         app.installEventFilter(painted)
-    window.resize(1400, 900)
-    window.show()
+    window.show()  # (at the size MainWindow fitted to the screen it starts on)
     if args.presentation:  # after show: leaving it restores this geometry
         window.set_presentation(True)
     # the source opens once the window is on screen: a recording is read in a worker
@@ -291,7 +293,7 @@ def _prepare(app: Any, window: Any, args: argparse.Namespace) -> tuple[int, int]
     """Size the window for a picture of --size pixels, play the recording to its end,
     select the level, show; the window's size in device-independent pixels, or None
     (said why, window closed)."""
-    size = parse_size(args.size)
+    size = parse_size(args.size or DEFAULT_SCREENSHOT_SIZE)
     if size is None:
         print(f"--size: give WIDTHxHEIGHT in pixels, not {args.size!r}", file=sys.stderr)
         window.close()
@@ -299,7 +301,8 @@ def _prepare(app: Any, window: Any, args: argparse.Namespace) -> tuple[int, int]
     # the window in device-independent pixels; the picture in the screen's pixels
     ratio = app.primaryScreen().devicePixelRatio() if app.primaryScreen() else 1.0
     logical = (round(size[0] / ratio), round(size[1] / ratio))
-    window.resize(*logical)
+    if not args.export:  # (an export is drawn at its own size, whatever the window's)
+        window.resize(*logical)
     window.set_animated(False)  # a picture of whole steps, not mid-animation
     window.play_instant()
     if args.level and not window.select_level(args.level):
@@ -351,7 +354,8 @@ def _export(app: Any, window: Any, args: argparse.Namespace) -> int:
     try:
         Path(args.export).parent.mkdir(parents=True, exist_ok=True)
         path = export_named(window, args.export, args.chart, scale=args.scale,
-                            frames=args.frames, fps=args.fps, every=args.all_results)
+                            frames=args.frames, fps=args.fps, every=args.all_results,
+                            size=parse_size(args.size) if args.size else None)
     except (ExportError, OSError) as exc:
         print(f"gemmscope: --export: {exc}", file=sys.stderr)
         window.close()
@@ -365,7 +369,7 @@ def _screenshot(app: Any, window: Any, args: argparse.Namespace) -> int:
     logical = _prepare(app, window, args)
     if logical is None:
         return 2
-    size = parse_size(args.size)
+    size = parse_size(args.size or DEFAULT_SCREENSHOT_SIZE)
     target = window.named_widget(args.view)
     tab = window.named_widget(args.tab) if args.tab else window
     if target is None or tab is None or (args.tab and args.tab not in window.views):

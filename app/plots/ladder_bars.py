@@ -27,7 +27,7 @@ from ...kernels.results.rows import (
 )
 from ..core.store import Change
 from ..core.view_state import shape_text
-from ..theme import THROTTLE_COLOR, Theme, level_colors, precision_color
+from ..theme import THROTTLE_COLOR, Theme, level_colors, min_text_pt, precision_color
 from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top
 from .level_ticks import NameAxis
 
@@ -88,6 +88,8 @@ class LadderBars(Chart):
         self.floor = 0.0  # the bars' base in view coordinates (log10 of it on a log axis)
         self._axis_label = ""
         self._drawn: tuple[Any, ...] = ()  # what the last _draw showed
+        # the cuBLAS lines: (first bar, last bar, y in view coordinates); labels clear them
+        self._ref_spans: list[tuple[int, int, float]] = []
         # the level names: two to four alternating lines in an axis 4.5 type-heights high
         self.names = NameAxis(self.getPlotItem(), self.theme.font_pt, height_pts=4.5)
         self.getPlotItem().getAxis("bottom").setStyle(tickTextOffset=4)
@@ -116,7 +118,7 @@ class LadderBars(Chart):
     def apply_theme(self, theme: Theme) -> None:
         super().apply_theme(theme)
         if hasattr(self, "names"):  # (Chart.__init__ applies the first theme before it)
-            self.names.set_font_pt(theme.font_pt)
+            self.names.set_font_pt(theme.font_pt, min_text_pt(theme))
         for label in getattr(self, "labels", []):
             self.getPlotItem().removeItem(label)
         self.labels = []  # made again in the new theme's colour and size
@@ -274,8 +276,10 @@ class LadderBars(Chart):
         for prec in list(self.references):
             if prec not in spans:
                 self.getPlotItem().removeItem(self.references.pop(prec))
+        self._ref_spans = []
         for prec, (lo, hi, value) in spans.items():
             y = float(self._to_view(np.array([value]))[0])
+            self._ref_spans.append((lo, hi, y))
             pen = pg.mkPen(precision_color(prec), width=max(2, self.theme.line_px),
                            style=Qt.PenStyle.DashLine)
             line = self.references.get(prec)
@@ -474,6 +478,7 @@ class LadderBars(Chart):
             bottom = height_px - (float(self.label_tops[i]) - self.floor) * per_px - 1
             rect = QRectF(cx - size.width() / 2, bottom - size.height(), size.width(),
                           size.height())
+            self._clear_lines(rect, i, height_px, per_px)
             # one step up at most, over a left neighbour on its own bar (no staircase); a
             # label that still collides is hidden by the caller
             if rects and not raised[-1] and rect.intersects(rects[-1].adjusted(-2, -1, 2, 1)):
@@ -481,8 +486,17 @@ class LadderBars(Chart):
                 raised.append(True)
             else:
                 raised.append(False)
+            self._clear_lines(rect, i, height_px, per_px)
             rects.append(rect)
         return rects
+
+    def _clear_lines(self, rect: QRectF, i: int, height_px: float, per_px: float) -> None:
+        """Never on a cuBLAS line: a label that would cross one over bar ``i`` moves up to
+        sit just above it (lines from the highest down, so it clears them all)."""
+        for lo, hi, y in sorted(self._ref_spans, key=lambda span: span[2]):
+            line_px = height_px - (y - self.floor) * per_px
+            if lo - 0.5 <= i <= hi + 0.5 and rect.top() - 3 <= line_px <= rect.bottom() + 3:
+                rect.moveBottom(line_px - 4)
 
     def _describe(self, x: float, y: float) -> str | None:
         i = round(x)

@@ -44,6 +44,7 @@ from .swizzle_presets import (
 )
 
 DIM_WEIGHT = 60 / 255  # the lanes of other phases: outlined this faintly
+MAX_CELL_ASPECT = 3.0  # a cell at most this many times as wide as tall, or as tall as wide
 
 BEFORE, AFTER = 0, 1
 
@@ -160,11 +161,36 @@ class SwizzleCanvas(AnimatedCanvas):
 
     # -- geometry -------------------------------------------------------------------
     def grid_rect(self, side: int) -> QRectF:
-        """A grid, under its line of text (name, conflicts, wavefronts)."""
+        """A grid, under its line of text (name, conflicts, wavefronts): the two grids
+        one above the other or side by side, whichever gives the larger cells, and cells
+        no more than MAX_CELL_ASPECT times as wide as tall (or as tall as wide), so a
+        wide canvas does not squash the rows into lines."""
         line = self.line_px()
         top = 8 + 2 * line  # under the two lines of the header
-        h = (self.height() - top - 3 * line - 12) / 2 - line  # the selection's line at the end
-        return QRectF(10, top + line + side * (h + line + 4), self.width() - 20, h)
+        room_h = self.height() - top - line - 12  # the selection's line at the end
+        room_w = self.width() - 20.0
+        best: tuple[float, bool, float, float] | None = None
+        for beside in (False, True):
+            gw = (room_w - 16) / 2 if beside else room_w
+            gh = room_h - line - 4 if beside else (room_h - 2 * (line + 4)) / 2
+            cw, ch = gw / max(self.row_elems, 1), gh / max(self.rows, 1)
+            cw, ch = min(cw, MAX_CELL_ASPECT * ch), min(ch, MAX_CELL_ASPECT * cw)
+            if best is None or cw * ch > best[0] * 1.05:  # (stacked, unless clearly worse)
+                best = (cw * ch, beside, cw, ch)
+        assert best is not None
+        _, beside, cw, ch = best
+        w, h = max(cw * self.row_elems, 1.0), max(ch * self.rows, 1.0)
+        if beside:
+            return QRectF(10 + side * (room_w / 2 + 8), top + line, w, h)
+        return QRectF(10, top + line + side * (h + line + 4), w, h)
+
+    def label_rect(self, side: int) -> QRectF:
+        """The line over a grid: as wide as the canvas, or as its half beside the other."""
+        g, line = self.grid_rect(side), self.line_px()
+        other = self.grid_rect(1 - side)
+        beside = abs(other.top() - g.top()) < 1
+        width = (self.width() - 20.0) / 2 - 8 if beside else self.width() - 20.0
+        return QRectF(g.left(), g.top() - line - 2, width, line)
 
     def cell_rect(self, side: int, row: int, col: int) -> QRectF:
         g = self.grid_rect(side)
@@ -207,8 +233,7 @@ class SwizzleCanvas(AnimatedCanvas):
             parts.append(f"{rep.wavefronts} wavefronts, ideal {rep.ideal}")
         color = "text" if not self.access else (
             "ok" if self.access[side].report.conflicts == 0 else "conflict")
-        line = self.line_px()
-        self.draw_text(painter, QRectF(10, g.top() - line - 2, self.width() - 20, line),
+        self.draw_text(painter, self.label_rect(side),
                        ": ".join(parts[:2]) + (f", {parts[2]}" if len(parts) > 2 else ""),
                        color)
 

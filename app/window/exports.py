@@ -1,17 +1,23 @@
-"""Exports: a chart or view to PNG (at a chosen scale) or SVG, an animation to GIF, WebP or
-MP4, results to CSV, the ladder to a Markdown report.
+"""Exports: a chart or view to PNG or SVG, an animation to GIF, WebP or MP4, drawn at
+the size asked (not the window's), results to CSV, the ladder to a Markdown report.
 
-PNG and SVG are drawn the same way the screen is: the widget renders itself into the
-file's paint device, so an export is the picture on screen (never the hover box: it is
-hidden first). The SVG device takes the screen's resolution: at QSvgGenerator's default
-72 dpi, items that pyqtgraph records as QPictures (the bars) replay at 72/96 of the axes'
-scale. Every file is written whole or not at all (``core.export.replacing``).
+As in pyqtgraph's exporters, one class per format on one base (:class:`Exporter`):
+the base lends the widget to a window off screen sized to the output
+(:func:`.offscreen.drawn_at`), where the chart lays out its legend, names, ticks and
+value labels for that size, and the subclass draws it into its file: ``size`` pixels,
+times ``scale`` for HiDPI slides. The widget renders itself into the file's paint device
+(never the hover box: it is hidden first). The SVG device takes the screen's resolution
+(at QSvgGenerator's default 72 dpi, items that pyqtgraph records as QPictures, the bars,
+replay at 72/96 of the axes' scale), and its groups' transforms are baked into the
+shapes (:mod:`..core.svg_flatten`), so librsvg and browsers draw what QtSvg draws. Every
+file is written whole or not at all (``core.export.replacing``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import ClassVar
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRect, QRectF, QSize
@@ -21,7 +27,9 @@ from PySide6.QtWidgets import QGraphicsView, QWidget
 
 from ..core import export
 from ..core.store import SessionStore
+from ..core.svg_flatten import flatten_file
 from ..plots.chart_base import HoverReadout
+from ..views.animated_canvas import AnimatedCanvas
 from ..views.base import View
 from ..views.playback import ViewPanel
 from .export_targets import (  # noqa: F401  (the table, read through this module too)
@@ -36,7 +44,12 @@ from .export_targets import (  # noqa: F401  (the table, read through this modul
     TEXT_SUFFIXES,
     ExportError,
     Target,
+    check_size,
 )
+from .offscreen import drawn_at
+
+DEFAULT_FPS = 2.0
+REPORT_CHART_SIZE = (1280, 720)  # each chart PNG beside a Markdown report
 
 
 def suffix_of(path: str | Path) -> str:
@@ -57,7 +70,7 @@ def target_widget(views: Mapping[str, View], name: str) -> QWidget:
 
 
 def render_image(widget: QWidget, scale: float = 1.0) -> QImage:
-    """The widget as it is on screen, ``scale`` times as many pixels (2 for slides)."""
+    """The widget as it is laid out now, ``scale`` times as many pixels (2 for slides)."""
     if not 0 < scale <= MAX_SCALE:
         raise ExportError(f"scale must be above 0 and at most {MAX_SCALE:g}, not {scale:g}")
     HoverReadout.hide_all()
@@ -85,7 +98,10 @@ def _render(widget: QWidget, painter: QPainter) -> None:
         widget.render(painter, QPoint(0, 0))
 
 
-def write_svg(widget: QWidget, path: Path, title: str = "gemmscope chart") -> None:
+def write_svg(widget: QWidget, path: Path, title: str = "gemmscope chart",
+              scale: float = 1.0) -> None:
+    """``widget`` as laid out now, as SVG: a canvas of its size times ``scale`` pixels,
+    every shape in canvas coordinates (see the module's docstring)."""
     HoverReadout.hide_all()
     generator = QSvgGenerator()
     generator.setFileName(str(path))
@@ -100,35 +116,104 @@ def write_svg(widget: QWidget, path: Path, title: str = "gemmscope chart") -> No
         _render(widget, painter)
     finally:
         painter.end()
+    flatten_file(path, size.width() * scale, size.height() * scale)
 
 
-def export_picture(widget: QWidget, path: str | Path, scale: float = 1.0) -> Path:
-    """PNG (at ``scale``) or SVG by the file's suffix, written atomically."""
-    path = Path(path)
+class Exporter:
+    """One format: draws a widget at ``size`` (device-independent pixels; None: as it is
+    on screen) times ``scale`` into a file, written whole or not at all. ``settle``
+    brings the widget's content up to date once it is laid out at that size."""
+
+    suffixes: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, size: tuple[int, int] | None = None, scale: float = 1.0,
+                 settle: Callable[[], None] | None = None) -> None:
+        check_size(size or (1, 1), scale)  # (before anything is drawn or written)
+        self.size, self.scale, self.settle = size, scale, settle
+
+    def export(self, widget: QWidget, path: str | Path, title: str = "gemmscope chart"
+               ) -> Path:
+        path = Path(path)
+        kind = suffix_of(path)
+        if kind not in self.suffixes:
+            raise ExportError(f"{type(self).__name__} writes "
+                              f"{', '.join('.' + s for s in self.suffixes)}, not .{kind}")
+        if self.size is None:
+            return self.write(widget, path, title)
+        with drawn_at(widget, QSize(*self.size), self.settle):
+            return self.write(widget, path, title)
+
+    def write(self, widget: QWidget, path: Path, title: str) -> Path:
+        raise NotImplementedError
+
+
+class PngExporter(Exporter):
+    suffixes = ("png",)
+
+    def write(self, widget: QWidget, path: Path, title: str) -> Path:
+        image = render_image(widget, self.scale)
+        with export.replacing(path) as temp:
+            if not image.save(str(temp), "PNG"):
+                raise ExportError(f"could not write {path}")
+        return path
+
+
+class SvgExporter(Exporter):
+    suffixes = ("svg",)
+
+    def write(self, widget: QWidget, path: Path, title: str) -> Path:
+        with export.replacing(path) as temp:
+            write_svg(widget, temp, title, self.scale)
+        return path
+
+
+class AnimationExporter(Exporter):
+    """Every step of a canvas's animation (``frames`` of them), one frame each."""
+
+    suffixes = ANIMATION_SUFFIXES
+
+    def __init__(self, size: tuple[int, int] | None = None, scale: float = 1.0,
+                 settle: Callable[[], None] | None = None, frames: int | None = None,
+                 fps: float = DEFAULT_FPS) -> None:
+        super().__init__(size, scale, settle)
+        if frames is not None and not 1 <= int(frames) <= MAX_FRAMES:
+            raise ExportError(f"frames must be 1 to {MAX_FRAMES}, not {frames}")
+        if not 0.1 <= fps <= 60:
+            raise ExportError(f"fps must be 0.1 to 60, not {fps:g}")
+        self.frames, self.fps = frames, fps
+
+    def write(self, widget: QWidget, path: Path, title: str) -> Path:
+        assert isinstance(widget, AnimatedCanvas)
+        return write_animation(canvas_frames(widget, self.frames, self.scale), path, self.fps)
+
+
+EXPORTERS: dict[str, type[Exporter]] = {s: cls for cls in (PngExporter, SvgExporter,
+                                                           AnimationExporter)
+                                        for s in cls.suffixes}
+
+
+def export_picture(widget: QWidget, path: str | Path, scale: float = 1.0,
+                   size: tuple[int, int] | None = None,
+                   settle: Callable[[], None] | None = None) -> Path:
+    """PNG or SVG by the file's suffix, at ``size`` (None: the widget's own) x ``scale``."""
     kind = suffix_of(path)
     if kind not in IMAGE_SUFFIXES:
         raise ExportError(f"a picture is .png or .svg, not .{kind}")
-    if kind == "png":
-        image = render_image(widget, scale)  # (before the file: a bad scale writes nothing)
-    with export.replacing(path) as temp:
-        if kind == "svg":
-            write_svg(widget, temp, str(getattr(widget, "base_title", "gemmscope chart")))
-        elif not image.save(str(temp), "PNG"):
-            raise ExportError(f"could not write {path}")
-    return path
+    return EXPORTERS[kind](size, scale, settle).export(
+        widget, path, str(getattr(widget, "base_title", "gemmscope chart")))
 
 
-def export_chart(chart: pg.PlotWidget, path: str | Path, scale: float = 1.0) -> Path:
-    """A chart to PNG or SVG by the file's suffix."""
-    return export_picture(chart, path, scale)
+def export_chart(chart: pg.PlotWidget, path: str | Path, scale: float = 1.0,
+                 size: tuple[int, int] | None = REPORT_CHART_SIZE) -> Path:
+    """A chart to PNG or SVG by the file's suffix, at ``size`` x ``scale``."""
+    return export_picture(chart, path, scale, size)
 
 
-def animation_frames(panel: ViewPanel, frames: int | None = None,
-                     scale: float = 1.0) -> list[QImage]:
-    """One image per step of the view's animation from the first (``frames`` of them,
-    wrapping round; default: every step, at most MAX_FRAMES), whole steps, as the canvas
-    draws them."""
-    canvas = panel.canvas
+def canvas_frames(canvas: AnimatedCanvas, frames: int | None = None,
+                  scale: float = 1.0) -> list[QImage]:
+    """One image per step of the canvas's animation from the first (``frames`` of them,
+    wrapping round; default: every step, at most MAX_FRAMES), whole steps, as it draws
+    them at its size now."""
     # (every step, up to the bound: a long sequence exports its first MAX_FRAMES steps)
     count = min(canvas.n_steps(), MAX_FRAMES) if frames is None else int(frames)
     if not 1 <= count <= MAX_FRAMES:
@@ -147,6 +232,12 @@ def animation_frames(panel: ViewPanel, frames: int | None = None,
         canvas.set_animated(was_animated)
         if playing:
             canvas.play()
+
+
+def animation_frames(panel: ViewPanel, frames: int | None = None,
+                     scale: float = 1.0) -> list[QImage]:
+    """:func:`canvas_frames` of a view's canvas, at the size it has on screen."""
+    return canvas_frames(panel.canvas, frames, scale)
 
 
 def _pil_frames(images: Iterable[QImage]) -> list:

@@ -35,6 +35,7 @@ from ...kernels.ladder.shape import Shape
 from ...kernels.protocol.plan import RunRequest, ladder_requests, sweep_requests
 from ...kernels.protocol.session_file import SessionWriter
 from ..core.runner_command import plan_live
+from ..core.screen_fit import DEFAULT_SIZE
 from ..core.store import Change, SessionStore
 from ..core.view_state import ViewState, ViewStateModel, changed_fields, neighbour_shape
 from ..plots.paint_ready import ready_to_paint
@@ -55,13 +56,13 @@ from .menus import install_menus
 from .preferences import Preferences
 from .presentation import PresentationMode, fit_side_docks
 from .redraw import RedrawThrottle, ShownViews
+from .screens import as_rect, place_on_screen
 from .sources_mixin import BUNDLED_SESSION, SourcesMixin, bundled_session
 from .view_tabs import FirstPaint, ViewTabs
 
 __all__ = ["BUNDLED_SESSION", "MainWindow", "bundled_session"]
 
 FAST_CHANGES = frozenset({Change.STREAM, Change.RUN})
-DEFAULT_SIZE = (1400, 900)
 SLOW_INTERVAL_MS = 200  # tables, bars, sweep: at most 5 redraws a second
 LADDER_TABLE_CHANGES = frozenset({Change.LADDER, Change.HEADER})  # what fills the table
 
@@ -151,10 +152,13 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.statusBar().addPermanentWidget(self.mode_label)
         self.shortcut_objects = install_shortcuts(self)
         install_menus(self)
-        self.resize(*DEFAULT_SIZE)  # until the preferences say where it was
         geometry = self.prefs.settings.value("window/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
+        saved = None
+        if geometry is not None and self.restoreGeometry(geometry):
+            saved = as_rect(self.geometry())
+        # inside the screen it starts on: the size it had where that fits, else the default
+        # cut to the screen (a 1400x900 window on a 1280x720 projector hid its bottom)
+        place_on_screen(self, saved, DEFAULT_SIZE)
         state = self.prefs.settings.value("window/state")
         if state is not None:
             self.restoreState(state)
@@ -194,10 +198,16 @@ class MainWindow(SourcesMixin, QMainWindow):
 
     def _show_messages(self) -> None:
         """The Messages panel takes no room until it has something to say; then it shows
-        once (closed by the user later, it stays closed: View ▸ Panels brings it back)."""
-        if self.messages.count() and not self._messages_shown:
-            self._messages_shown = True
-            self.messages_dock.show()
+        once (closed by the user later, it stays closed: View ▸ Panels brings it back).
+        On stage and during a replay only an error opens it: info lines (a recording has
+        dozens) wait in the panel for whoever opens it."""
+        if self._messages_shown or not self.messages.count():
+            return
+        quiet = self.theme is PRESENTATION or self.replay is not None
+        if quiet and not self.messages.has_errors():
+            return
+        self._messages_shown = True
+        self.messages_dock.show()
 
     def panel_actions(self) -> list[QAction]:
         """Show/hide actions of the docked panels and the replay bar (View ▸ Panels)."""
@@ -562,18 +572,23 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.start_live(plan.label, plan.command)
         return f"live with runner `{text}`"
 
-    def export_chart(self, chart: pg.PlotWidget, path: str | Path) -> Path:
+    def export_chart(self, chart: pg.PlotWidget, path: str | Path,
+                     size: tuple[int, int] | None = None, scale: float = 1.0) -> Path:
+        """A chart as PNG or SVG at ``size`` (default: the report's chart size)."""
         from . import exports
 
         self.flush_views()
-        return exports.export_chart(chart, path)
+        return exports.export_picture(chart, path, scale, size or exports.REPORT_CHART_SIZE,
+                                      self.flush_views)
 
     def export_named(self, path: str | Path, chart: str | None = None, scale: float = 1.0,
-                     frames: int | None = None) -> Path:
-        """A chart, view or animation by name, or CSV / Markdown, by the path's suffix."""
+                     frames: int | None = None, size: tuple[int, int] | None = None) -> Path:
+        """A chart, view or animation by name, or CSV / Markdown, by the path's suffix; a
+        picture at ``size`` pixels (default: the chart's own complete size) x ``scale``."""
         from . import export_run
 
-        return export_run.export_named(self, path, chart, scale=scale, frames=frames)
+        return export_run.export_named(self, path, chart, scale=scale, frames=frames,
+                                       size=size)
 
     def _keep_log_axis(self, on: bool) -> None:
         self.prefs.log_axis = on

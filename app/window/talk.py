@@ -48,6 +48,7 @@ from ..views.playback import ViewPanel
 from ..views.registry import VIEWS
 from ..widgets.caption_bar import CHECK_SIZE, CaptionBar
 from .keys import TALK_KEYS
+from .screens import full_screen_on_start_screen
 
 WINDOW_KEYS_TAKEN = ("Left", "Right", "Space")  # the window's own, while a talk is open
 READING = "reading the recording… (every caption is filled from the whole recording)"
@@ -368,8 +369,7 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
     if getattr(args, "check", False):
         return check_talk(app, window, controller, recording)
     if not args.screenshot:
-        window.resize(1400, 900)
-        window.show()
+        full_screen_on_start_screen(window)  # a talk: the whole screen it starts on
         if getattr(args, "presentation", False):
             window.set_presentation(True)
         start_talk(window, controller, recording, args.scene - 1)
@@ -384,7 +384,7 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
         window.close()
         return 2
     controller.load(window.replay.recording.events)
-    w, _, h = args.size.partition("x")
+    w, _, h = (args.size or "1400x900").partition("x")
     window.resize(int(w), int(h))
     window.set_animated(False)  # whole steps, not mid-animation
     window.play_instant()

@@ -388,6 +388,7 @@ def test_presentation_theme_enlarges_the_canvas_text(qtbot, make):
     from gemmscope.app.theme import NORMAL, PRESENTATION
 
     view = make(BanksView, "register_2d")
+    own = view.canvas.font().pointSizeF()  # the window's type, before any theme
     view.apply_theme(NORMAL)
     normal_row = view.canvas.line_px()
     view.apply_theme(PRESENTATION)
@@ -395,7 +396,7 @@ def test_presentation_theme_enlarges_the_canvas_text(qtbot, make):
     assert on_stage > NORMAL.font_pt
     assert view.canvas.line_px() > normal_row  # the picture's rows of text grow with it
     view.apply_theme(NORMAL)
-    assert view.canvas.font().pointSize() == NORMAL.font_pt < on_stage
+    assert view.canvas.font().pointSizeF() == own < on_stage  # its own type back
     assert view.canvas.line_px() == normal_row  # metrics kept only while the font is
     assert not view.grab().isNull()
     # the banks' grid is kept per size: a wider canvas has wider bank columns
