@@ -35,7 +35,6 @@ def device_color(device: int) -> str:
     return DEVICE_COLORS[device % len(DEVICE_COLORS)]
 # markers of the levels within one precision (a sweep's curves): shade and marker both differ
 LEVEL_SYMBOLS = ("o", "s", "t", "d", "h", "star", "p", "t1", "x", "+", "t2", "t3")
-REFERENCE_SYMBOL = "o"  # drawn hollow on a dashed line
 
 
 def level_colors(levels: list[tuple[str, str, bool]]) -> dict[str, str]:

@@ -48,7 +48,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Skip tests marked gpu, with the reason, where CuPy or a CUDA device is missing."""
     if not any(item.get_closest_marker("gpu") for item in items):
         return
-    from gemmscope.kernels.gpu import get_cupy
+    from gemmscope.kernels.device.gpu import get_cupy
 
     _cp, reason = get_cupy()
     if reason is None:

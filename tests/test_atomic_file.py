@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from gemmscope.kernels.atomic_file import NewFile, replacing, write_text
+from gemmscope.kernels.protocol.atomic_file import NewFile, replacing, write_text
 
 
 def names(folder) -> list[str]:

@@ -15,7 +15,7 @@ from PySide6.QtGui import QColor, QFontMetricsF
 from gemmscope.app.plots.chart_base import Chart
 from gemmscope.app.theme import PRECISION_COLORS
 from gemmscope.app.window.main_window import bundled_session
-from gemmscope.kernels import registry
+from gemmscope.kernels.ladder import registry
 
 
 @pytest.fixture
@@ -278,8 +278,8 @@ def check_every_repeat_once(window) -> None:
 
 def test_the_sweep_redraws_a_turn_after_the_bars_and_a_picture_waits_for_it(
         make_window, synthetic_file):
-    from gemmscope.kernels.protocol import Timeline
-    from gemmscope.kernels.recording import read_session
+    from gemmscope.kernels.protocol.events import Timeline
+    from gemmscope.kernels.protocol.recording import read_session
 
     window = make_window()
     charts = window.views["charts"]

@@ -1,4 +1,4 @@
-"""The cluster engine (kernels/cluster.py) on a local Dask cluster of CPU worker processes,
+"""The cluster engine (kernels/drive/cluster.py) on a local Dask cluster of CPU worker processes,
 each driving a stand-in runner: every run merged once with its host and device, and a
 worker killed in the middle of a run loses that run only, said as an error event.
 
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import protocol, recording
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol import recording
 
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
@@ -129,7 +130,7 @@ def test_no_scheduler_is_said_at_once(tmp_path):
 
 
 def test_a_gemmscope_worker_is_one_dask_worker_with_one_gpu():
-    from gemmscope.kernels.cluster import worker_command
+    from gemmscope.kernels.drive.cluster import worker_command
 
     argv, env = worker_command("tcp://sched:8786", 3)
     assert argv[:4] == [sys.executable, "-m", "distributed.cli.dask_worker", "tcp://sched:8786"]

@@ -141,8 +141,6 @@ def test_every_picture_keeps_the_stage_rules(gallery, theme):
     assert broken == {}
 
 
-@pytest.mark.xfail(strict=True, reason="a caption longer than its band is cut today: it "
-                   "shrinks to fit with `talk --check` (issue 28 item 2, another branch)")
 def test_every_talk_caption_fits_its_band(gallery):
     assert gallery_captions and {k: v for k, v in gallery_captions.items() if v} == {}
 

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QLabel
 
 from gemmscope.app.theme import PRESENTATION
 from gemmscope.app.window.preferences import Preferences, open_settings
-from gemmscope.kernels.recording import read_session
+from gemmscope.kernels.protocol.recording import read_session
 
 
 def test_bad_input_is_refused_in_the_field_with_a_reason(qtbot, make_window):

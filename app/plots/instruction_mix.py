@@ -1,5 +1,7 @@
 """The main loop's instruction mix of every level, as stacked bars: one bar per level with a
-build event, one segment per instruction class in the class's colour.
+build event, one segment per instruction class in the class's colour, counted per unit of
+work (instructions per 1000 multiply-adds of the GEMM: core.builds.MIX_UNIT), so levels
+whose loop iterations do unlike amounts of work compare; the total stands over each bar.
 
 It takes rows (``set_rows``), not the store, and remembers what it drew for tests.
 """
@@ -14,7 +16,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
-from ...kernels.sass import CLASSES
+from ...kernels.toolchain.sass import CLASSES
+from ..core.builds import MIX_NOTE, MIX_UNIT
 from ..theme import NORMAL, SASS_CLASS_COLORS, Theme, min_text_pt
 from .chart_base import plain_axes, quiet_axes
 from .level_ticks import NameAxis
@@ -22,6 +25,13 @@ from .level_ticks import NameAxis
 BAR_WIDTH = 0.7
 LEGEND_COLUMNS = 7  # the legend's entries a row, at most (fewer where narrow)
 LEGEND_ENTRY_PX = 120  # the width an entry needs, for how many fit a row
+
+
+def total_text(value: float) -> str:
+    """A bar's total: three significant digits (4.41k, 38.2, 0.0183)."""
+    if value >= 1000:
+        return f"{value / 1000:.3g}k"
+    return f"{value:.3g}"
 
 
 def rounded_up(top: float) -> float:
@@ -40,10 +50,12 @@ class InstructionMixChart(pg.PlotWidget):
         self.setMenuEnabled(False)
         item = self.getPlotItem()
         quiet_axes(item)
-        self.title_text = "Main-loop instruction mix (one iteration)"
+        self.title_text = f"Main-loop instruction mix, {MIX_UNIT}"
         item.setTitle(self.title_text)
         self._title_style = dict(item.titleLabel.opts)  # pyqtgraph's, for the normal theme
-        item.setLabel("left", "instructions")
+        item.setLabel("left", MIX_UNIT)
+        self.setToolTip(MIX_NOTE)
+        self.totals: list[pg.TextItem] = []  # the total over each bar
         item.showGrid(y=True, alpha=0.25)
         # in rows under the level names, never over the bars (it covered the tallest)
         self.legend = pg.LegendItem(colCount=LEGEND_COLUMNS)
@@ -63,7 +75,7 @@ class InstructionMixChart(pg.PlotWidget):
         self._legend_classes: list[str] = []  # the legend's entries, as laid out
         self.apply_theme(NORMAL)  # as the normal theme draws it (after a stage, the same)
 
-    def set_rows(self, rows: list[tuple[str, dict[str, int]]],
+    def set_rows(self, rows: list[tuple[str, dict[str, float]]],
                  selected: str | None = None, axes_later: bool = False) -> None:
         """Draw ``rows``; the bar items and the legend are kept and updated in place (a
         replay brings build events one by one: remaking them cost ~50 ms each time).
@@ -95,9 +107,28 @@ class InstructionMixChart(pg.PlotWidget):
                                                       self.selected):
                 bar.setOpts(**opts)
         self.stacks, self.levels, self.selected = stacks, levels, selected
+        self._show_totals(base)
         self._axes = (levels, list(stacks), max(base, default=0.0))
         if not axes_later:
             self.draw_axes()
+
+    def _show_totals(self, totals: list[float]) -> None:
+        """Each bar's total over it (a Tensor Core level's bar is a sliver: its number
+        says how few instructions it issues per unit of work)."""
+        item = self.getPlotItem()
+        while len(self.totals) < len(totals):
+            label = pg.TextItem("", anchor=(0.5, 1), color="k")
+            label.setZValue(20)
+            item.addItem(label, ignoreBounds=True)
+            self.totals.append(label)
+        while len(self.totals) > len(totals):
+            item.removeItem(self.totals.pop())
+        for i, (label, total) in enumerate(zip(self.totals, totals, strict=True)):
+            label.setText(total_text(total))
+            label.setPos(i, total)
+
+    def total_texts(self) -> list[str]:
+        return [label.toPlainText() for label in self.totals]
 
     def axes_left(self) -> bool:
         """Whether :meth:`set_rows` left the legend, ticks and ranges for later."""
@@ -132,6 +163,20 @@ class InstructionMixChart(pg.PlotWidget):
         ranges = [list(x_range), [0.0, self._y_top]]
         if [list(r) for r in item.vb.targetRange()] != ranges:
             item.setRange(xRange=ranges[0], yRange=ranges[1], padding=0)
+        self._fit_totals(x_range)
+
+    def _fit_totals(self, x_range: tuple[float, float]) -> None:
+        """Totals that would run into the one before them hide (the hover and the export
+        at a larger size have them): left to right, each kept where it clears the last."""
+        slot_px = self.getPlotItem().vb.width() / max(x_range[1] - x_range[0], 1e-9)
+        right = float("-inf")
+        for i, label in enumerate(self.totals):
+            half = label.textItem.boundingRect().width() / 2
+            centre = (i - x_range[0]) * slot_px
+            fits = centre - half >= right + 2
+            label.setVisible(fits)
+            if fits:
+                right = centre + half
 
     def _sync_legend(self, classes: list[str]) -> None:
         """The legend lists ``classes`` in order; the entries of classes it listed already
@@ -170,3 +215,5 @@ class InstructionMixChart(pg.PlotWidget):
         self._place_names()
         for name in ("left", "bottom"):
             self.getPlotItem().getAxis(name).setTextPen(theme.foreground)
+        for label in self.totals:
+            label.setColor(theme.foreground)

@@ -32,8 +32,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.build_report import param_changes
-from ...kernels.sass import SassLine, parse
+from ...kernels.toolchain.build_report import param_changes
+from ...kernels.toolchain.sass import SassLine, parse
 from ..core import builds, source_heat
 from ..core.store import Change, SessionStore
 from ..plots.instruction_mix import InstructionMixChart
@@ -300,8 +300,11 @@ class CodeView(QWidget, DrawnInParts):
             self.file_box.blockSignals(False)
 
     def _no_build_text(self) -> str:
-        return (builds.no_build_text(self.level_id) if self.level_id
-                else "select a level to see its code")
+        if not self.level_id:
+            return "select a level to see its code"
+        coming = self.store is not None and self.store.not_replayed_yet("build",
+                                                                        self.level_id)
+        return builds.no_build_text(self.level_id, coming)
 
     def _draw_diff(self) -> None:
         if self.build is None:
@@ -340,8 +343,11 @@ class CodeView(QWidget, DrawnInParts):
         ``lines``, those lines shown first (drawn once, with their heat)."""
         event = (self.store.source_counters.get(self.level_id)
                  if self.store is not None and self.level_id else None)
+        coming = self.store is not None and self.store.not_replayed_yet("source_counters",
+                                                                        self.level_id)
         h = source_heat.heat(event, self.build, self.heat_bar.chosen(), self.level_id or "",
-                             self.kernel_lines() if self.build is not None else None)
+                             self.kernel_lines() if self.build is not None else None,
+                             coming)
         self.heat = h
         self.heat_bar.show_text(h.reason or h.summary)
         self.heat_bar.offer_switch(self._switch_text(event))

@@ -62,7 +62,15 @@ class PlaybackBar(QWidget):
         canvas.playingChanged.connect(
             lambda on: self.play_button.setText("Pause" if on else "Play"))
         canvas.stepChanged.connect(self.refresh)
+        canvas.speedChanged.connect(self._show_speed)
         self.refresh()
+
+    def _show_speed(self, speed: float) -> None:
+        index = self.speed_box.findData(speed)
+        if index >= 0 and index != self.speed_box.currentIndex():
+            self.speed_box.blockSignals(True)
+            self.speed_box.setCurrentIndex(index)
+            self.speed_box.blockSignals(False)
 
     def refresh(self, *_: object) -> None:
         self.step_label.setText(f"step {self.canvas.step + 1} / {self.canvas.n_steps()}")
@@ -106,6 +114,9 @@ class ViewPanel(QWidget, View):
 
     def set_animated(self, on: bool) -> None:
         self.canvas.set_animated(on)
+
+    def animation(self) -> AnimatedCanvas:
+        return self.canvas
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -194,7 +205,19 @@ class WarpAccessCanvas(AnimatedCanvas):
             # issues shared-memory instructions, where one does
             self.warp = next(iter(self.warps_with_accesses()), self.warp)
         self._reload()
-        self.restart()
+        self._step = -1
+        self.set_step(self.default_step())  # the access the level is about
+
+    def default_step(self) -> int:
+        """The instruction a level opens on: the one its story is about (a subclass says
+        which); Home (restart) still goes to the first."""
+        return 0
+
+    @staticmethod
+    def is_broadcast(acc: WarpAccess) -> bool:
+        """Every active lane reads the same address (one word serves the warp)."""
+        addr = acc.addr if acc.active is None else acc.addr[acc.active]
+        return len(addr) > 1 and bool((addr == addr[0]).all())
 
     def warps_with_accesses(self) -> list[int]:
         """The warps whose shared-memory instructions the model lists (at this K step);

@@ -4,7 +4,7 @@ Registered as the view ``telemetry``. From the top: a strip of run windows label
 level and shape; SM and memory clocks against the device's max SM clock; power against
 the power limit (a labelled line: the samples' limit, else a sustained result's);
 temperature; GPM metrics in percent (only those the GPU reported); a strip of the
-clock-event reasons that count as slowdowns (``kernels/throttle.py``). Every plot shades
+clock-event reasons that count as slowdowns (``kernels/protocol/throttle.py``). Every plot shades
 each run's window; clocks, power and temperature also shade each trial window of a
 sustained run (from its ``phase`` events). The time axis follows the newest sample unless
 the user pans or zooms (then "Follow newest" turns off until it is pressed again); it

@@ -42,7 +42,7 @@ class Exporting(Protocol):
     tabs: QTabWidget
 
     def flush_views(self) -> None: ...
-    def export_csv(self, path: str | Path) -> Path: ...
+    def export_csv(self, path: str | Path, every: bool = False) -> Path: ...
     def export_report(self, path: str | Path) -> Path: ...
 
 
@@ -70,9 +70,11 @@ def check_request(path: str | Path, chart: str | None) -> str:
 
 def export_named(window: Exporting, path: str | Path, chart: str | None = None,
                  scale: float = 1.0, frames: int | None = None,
-                 fps: float = DEFAULT_FPS, size: tuple[int, int] | None = None) -> Path:
+                 fps: float = DEFAULT_FPS, every: bool = False,
+                 size: tuple[int, int] | None = None) -> Path:
     """Write ``path`` (format by its suffix) of the chart or view called ``chart``, at
-    ``size`` pixels (None: the target's default) times ``scale``."""
+    ``size`` pixels (None: the target's default) times ``scale``; a CSV of the ladder
+    shown, or with ``every`` of every result."""
     name = check_request(path, chart)
     kind = suffix_of(path)
     if kind not in ("csv", "md"):
@@ -83,7 +85,7 @@ def export_named(window: Exporting, path: str | Path, chart: str | None = None,
                     EXPORTERS[kind](size, scale, window.flush_views))
     window.flush_views()
     if kind == "csv":
-        return window.export_csv(path)
+        return window.export_csv(path, every=every)
     if kind == "md":
         return window.export_report(path)
     view = window.views[target.view]  # (made now, where it was not yet)

@@ -301,8 +301,10 @@ def _write_mp4(images: list[QImage], path: Path, fps: float) -> Path:
     return path
 
 
-def export_csv(store: SessionStore, path: str | Path) -> Path:
-    return export.write_export(path, export.results_csv(store))
+def export_csv(store: SessionStore, path: str | Path, every: bool = False) -> Path:
+    """The ladder shown (``every``: every result of the session) as CSV."""
+    text = export.results_csv(store) if every else export.ladder_csv(store)
+    return export.write_export(path, text)
 
 
 def export_report(store: SessionStore, path: str | Path, charts: dict[str, pg.PlotWidget],

@@ -127,7 +127,8 @@ def talk_shots(out: Path, settings: QSettings, talk_name: str, size: tuple[int, 
     if recording is None:
         raise RuntimeError(f"{talk.path}: no recording")
     window = new_window(settings, recording, size, presentation=True)
-    controller = open_talk(window, talk)
+    # (the whole recording read: the captions quote it, as a talk's first scene does)
+    controller = open_talk(window, talk, window.replay.recording.events)
     try:
         for i, scene in enumerate(talk.scenes):
             controller.go(i)

@@ -1,4 +1,4 @@
-"""Presentation mode (full screen, large fonts, high contrast) and the shortcut sheet.
+"""Presentation mode (full screen, large fonts, high contrast).
 
 Entering it keeps the window's geometry and which panels were open; leaving restores
 both, so F11 twice puts the window back where it was. On stage the view on screen gets
@@ -18,17 +18,14 @@ from PySide6.QtCore import QByteArray, QRect, Qt, QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QApplication,
-    QDialog,
     QDockWidget,
-    QLabel,
     QLayout,
     QTabWidget,
     QToolBar,
-    QVBoxLayout,
     QWidget,
 )
 
-from ...kernels.rows import Column
+from ...kernels.results.rows import Column
 from ..plots.plot_style import style_plots
 from ..theme import NORMAL, PRESENTATION, Theme
 from ..views.base import View
@@ -37,15 +34,6 @@ from ..widgets.ladder_panel import LadderPanel
 if TYPE_CHECKING:
     from .view_tabs import ViewTabs
 
-SHORTCUTS = (
-    ("F11", "presentation mode: full screen, large fonts, high contrast"),
-    ("← / →", "previous / next level"),
-    ("Space", "run the selected level"),
-    ("L", "run the ladder"),
-    ("Esc", "stop the runs"),
-    ("P", "play / pause the replay"),
-    ("?", "this list of shortcuts"),
-)
 STAGE_COLUMNS = (Column.LEVEL, Column.TFLOPS)  # the bars say the rest, in large type
 DOCK_SHARE = 0.36  # of the window's width, at most, for the side panels on a resize
 ON_STAGE = "gemmscope_on_stage"  # a toolbar or dock with this property True stays on stage
@@ -180,14 +168,3 @@ def _restyle(view: View, theme: Theme) -> None:
     view.apply_theme(theme)
     assert isinstance(view, QWidget)
     style_plots(view, theme)
-
-
-class ShortcutsDialog(QDialog):
-    def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.setWindowTitle("Keyboard shortcuts")
-        rows = "".join(f"<tr><td><b>{key}</b>&nbsp;&nbsp;</td><td>{what}</td></tr>"
-                       for key, what in SHORTCUTS)
-        label = QLabel(f"<table>{rows}</table>")
-        layout = QVBoxLayout(self)
-        layout.addWidget(label)
