@@ -8,7 +8,7 @@ Each finding is one line naming the widget, so a failure says what to fix.
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRect
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QColor, QFont, QFontInfo, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -128,14 +128,25 @@ def cut_texts(window: QWidget) -> list[str]:
 
 
 def _cut_cells(table: QTableView) -> list[str]:
+    """Cells and headers cut: wider than their column (allowed where the table cuts them
+    with "…" and shows the whole text as a tooltip), or past the table's edge."""
     out = []
     header = table.horizontalHeader()
     model = table.model()
-    for col in range(model.columnCount()):
-        if table.isColumnHidden(col):
-            continue
+    elides = bool(table.property("tooltips_cut_cells")) and \
+        table.textElideMode() != Qt.TextElideMode.ElideNone
+    shown = [c for c in range(model.columnCount()) if not table.isColumnHidden(c)]
+    right = sum(table.columnWidth(c) for c in shown)
+    scrolls = table.horizontalScrollBar().isVisible()
+    if right > table.viewport().width() + 1 and not scrolls:
+        out.append(f"columns past the edge of {_name(table)}: {right} px in "
+                   f"{table.viewport().width()}")
+    if right > table.viewport().width() + 1 and scrolls:
+        out.append(f"columns cut by the edge of {_name(table)} (scrolled sideways): "
+                   f"{right} px in {table.viewport().width()}")
+    for col in shown:
         width = table.columnWidth(col)
-        if table.sizeHintForColumn(col) > width:
+        if table.sizeHintForColumn(col) > width and not elides:
             out.append(f"cells cut: column {col} of {_name(table)}: need "
                        f"{table.sizeHintForColumn(col)} px, have {width}")
         if header.isVisible() and header.sectionSizeFromContents(col).width() > width:

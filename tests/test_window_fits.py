@@ -290,3 +290,43 @@ def test_leaving_presentation_mode_restores_every_style(qtbot, make_window, reco
         assert pens_after == pens, spec.name
         assert picture_after.shape == picture.shape
         assert float(np.mean(picture_after != picture)) < 0.03, spec.name
+
+
+@pytest.mark.parametrize("dock_px", [120, 260, 440, 700])
+def test_the_ladder_shows_what_fits_whole_and_never_cuts_a_number(qtbot, make_window,
+                                                                   recording, dock_px):
+    """The ladder's columns fit its dock (none cut by the edge: "296." for 296.3), the
+    most wanted first: level and TFLOPS, then % of cuBLAS and verified as it widens."""
+    from layout_check import _cut_cells
+    from PySide6.QtCore import QEvent, Qt
+    from PySide6.QtGui import QHelpEvent
+
+    from gemmscope.app.widgets.ladder_panel import COLUMNS, PRIORITY
+    from gemmscope.kernels.results.rows import Column
+
+    window = shown_at(qtbot, make_window, recording, (1920, 1080))
+    window.resizeDocks([window.ladder_dock], [dock_px], Qt.Orientation.Horizontal)
+    table = window.ladder.table
+    if dock_px == 120:  # narrower than the panel's controls let the dock be
+        table.setMaximumWidth(100)
+    settle(window)
+    shown = [c for i, c in enumerate(COLUMNS) if not table.isColumnHidden(i)]
+    assert _cut_cells(table) == []
+    assert sum(table.columnWidth(COLUMNS.index(c)) for c in shown) <= \
+        table.viewport().width() + 1
+    assert shown[0] == Column.LEVEL
+    wanted = [c for c in PRIORITY if c in shown]
+    assert wanted == list(PRIORITY[:len(wanted)])  # the most wanted first
+    if dock_px >= 440:
+        assert {Column.TFLOPS, Column.PCT_OF_REFERENCE, Column.VERIFIED} <= set(shown)
+    column = COLUMNS.index(Column.LEVEL)
+    assert (window.ladder.fitted.width_of(column) > table.columnWidth(column)) == \
+        (dock_px == 120)
+    if dock_px == 120:
+        # the level alone, cut with "…": the whole name in its tooltip
+        row = max(range(table.rowCount()), key=lambda r: len(table.item(r, column).text()))
+        table.scrollToItem(table.item(row, column))
+        rect = table.visualRect(table.model().index(row, column))
+        event = QHelpEvent(QEvent.Type.ToolTip, rect.center(),
+                           table.viewport().mapToGlobal(rect.center()))
+        assert window.ladder.fitted.eventFilter(table.viewport(), event)

@@ -12,9 +12,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QWidget
+from PySide6.QtCore import QEvent, QObject, QSize, Qt
+from PySide6.QtGui import QHelpEvent, QResizeEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QTableView,
+    QToolTip,
+    QWidget,
+)
 
 from .plain import plain_tooltip
 
@@ -103,3 +111,77 @@ def scrolling(widget: QWidget, horizontal: bool = False) -> QScrollArea:
         area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     area.setWidget(widget)
     return area
+
+
+class FittedColumns(QObject):
+    """A table's columns fitted to its width, never cut by its edge: the columns of
+    ``priority`` (most wanted first) that fit whole at their contents' width show, the
+    rest hide until the table is wider (a wider dock shows % of cuBLAS and verified;
+    scrolling sideways showed "296." for 296.3). Where even the first does not fit it
+    takes the width and its cells are cut with "…", the whole text in the tooltip."""
+
+    def __init__(self, table: QTableView, priority: list[int]) -> None:
+        super().__init__(table)
+        self.table = table
+        self.priority = list(priority)
+        self.allowed: set[int] | None = None  # None: every column may show
+        self.room_hidden: list[int] = []  # columns hidden for want of room
+        table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        table.setProperty("tooltips_cut_cells", True)  # (tests/layout_check.py reads it)
+        table.viewport().installEventFilter(self)
+
+    def allow(self, columns: set[int] | None) -> None:
+        self.allowed = columns
+        self.fit()
+
+    def width_of(self, column: int) -> int:
+        t = self.table
+        header = t.horizontalHeader()
+        return max(t.sizeHintForColumn(column), header.sectionSizeFromContents(column).width())
+
+    def fit(self) -> None:
+        t = self.table
+        room = t.viewport().width()
+        if room <= 1:
+            return
+        shown: list[tuple[int, int]] = []
+        used = 0
+        for column in self.priority:
+            if self.allowed is not None and column not in self.allowed:
+                continue
+            width = self.width_of(column)
+            if shown and used + width > room:
+                break  # (the next wanted does not fit: none after it shows instead)
+            shown.append((column, width))
+            used += width
+        keep = {c for c, _ in shown}
+        self.room_hidden = []
+        for column in range(t.model().columnCount()):
+            hide = column not in keep
+            if hide and (self.allowed is None or column in self.allowed):
+                self.room_hidden.append(column)
+            if t.isColumnHidden(column) != hide:
+                t.setColumnHidden(column, hide)
+        for column, width in shown:
+            if t.columnWidth(column) != width:
+                t.setColumnWidth(column, width)
+        if used > room:  # the first alone is wider than the table: it takes the width
+            t.setColumnWidth(shown[0][0], room)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            self.fit()
+        elif event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            index = self.table.indexAt(event.pos())
+            if index.isValid():
+                text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+                need = self.table.fontMetrics().horizontalAdvance(text) + 8
+                if text and need > self.table.columnWidth(index.column()):
+                    # the whole text, then the cell's own tooltip (a level's title,
+                    # already made plain by plain_tooltip)
+                    own = str(index.data(Qt.ItemDataRole.ToolTipRole) or "")
+                    QToolTip.showText(event.globalPos(), plain_tooltip(text) + own,
+                                      self.table)
+                    return True
+        return False

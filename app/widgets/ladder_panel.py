@@ -41,13 +41,17 @@ from ..core.levels import LevelInfo
 from ..core.store import Change, SessionStore
 from ..core.view_state import shape_text, sorted_shapes
 from ..theme import FAILED_COLOR, THROTTLE_COLOR, precision_color
-from .fitting import scrolling
+from .fitting import FittedColumns, scrolling
 from .plain import plain_tooltip
 
 COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
            Column.SUSTAINED_TFLOPS, Column.POWER_LIMITED,
            Column.PCT_OF_REFERENCE, Column.PCT_OF_PEAK, Column.ENERGY, Column.GFLOP_PER_J,
            Column.THROTTLED, Column.VERIFIED)
+# the columns a narrow panel keeps, most wanted first (the rest show as it widens)
+PRIORITY = (Column.LEVEL, Column.TFLOPS, Column.PCT_OF_REFERENCE, Column.VERIFIED,
+            Column.PRECISION, Column.SHAPE, Column.PCT_OF_PEAK, Column.SUSTAINED_TFLOPS,
+            Column.POWER_LIMITED, Column.THROTTLED, Column.ENERGY, Column.GFLOP_PER_J)
 MARKED_COLUMNS = (*THROTTLE_COLUMNS, Column.THROTTLED)  # orange, with the note, if throttled
 SUSTAINED_COLUMNS = (Column.SUSTAINED_TFLOPS, Column.POWER_LIMITED)  # tooltip: the run
 NOT_REPLAYED = "not replayed yet"  # a level the recording has a result for, not reached yet
@@ -103,6 +107,7 @@ class LadderPanel(QWidget):
         self._header_tip(Column.THROTTLED, f"{THROTTLE_MARK}: clocks were held back during "
                          "the run; its numbers are orange (their tooltips say why)")
         self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.fitted = FittedColumns(self.table, [COLUMNS.index(c) for c in PRIORITY])
         self.detail = QLabel("Select a level to see what it adds.")
         self.detail.setWordWrap(True)
         self.detail.setTextFormat(Qt.TextFormat.RichText)
@@ -129,19 +134,25 @@ class LadderPanel(QWidget):
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # presentation mode: wider columns
-            self.table.resizeColumnsToContents()
+            self.fit_columns()
 
     def show_columns(self, columns: tuple[str, ...] | None) -> None:
-        """Show only ``columns`` (None: every column); on stage the table keeps the
-        columns that tell the story, so it fits beside the views."""
-        for i, column in enumerate(COLUMNS):
-            self.table.setColumnHidden(i, columns is not None and column not in columns)
+        """Show only ``columns`` (None: every column), as many as fit (PRIORITY); on
+        stage the table keeps the columns that tell the story."""
+        self.fitted.allow(None if columns is None else
+                          {COLUMNS.index(c) for c in columns if c in COLUMNS})
+
+    def fit_columns(self) -> None:
+        """Columns as wide as their contents, those that fit shown (FittedColumns)."""
+        self.table.resizeColumnsToContents()
+        self.fitted.fit()
 
     def needed_width(self) -> int:
-        """The width that shows every shown column whole (and the vertical scroll bar)."""
+        """The width that shows every column allowed whole (and the vertical scroll bar)."""
         t = self.table
-        columns = sum(t.columnWidth(i) for i in range(t.columnCount())
-                      if not t.isColumnHidden(i))
+        allowed = self.fitted.allowed
+        columns = sum(self.fitted.width_of(i) for i in range(t.columnCount())
+                      if allowed is None or i in allowed)
         return columns + t.verticalScrollBar().sizeHint().width() + 2 * t.frameWidth() + 4
 
     def _header_tip(self, column: Column, text: str) -> None:
@@ -277,7 +288,7 @@ class LadderPanel(QWidget):
             self.table.setItem(row, 1, prec)
             for col in range(2, len(COLUMNS)):
                 self.table.setItem(row, col, QTableWidgetItem(""))
-        self.table.resizeColumnsToContents()
+        self.fit_columns()
         if selected in self.level_ids:
             self.select_level(selected)
 
@@ -348,7 +359,7 @@ class LadderPanel(QWidget):
                 item.setData(Qt.ItemDataRole.ForegroundRole,
                              QBrush(QColor(color)) if color else None)
         if changed:
-            self.table.resizeColumnsToContents()
+            self.fit_columns()
             current = self.selected_level()
             if current is not None:
                 self._show_detail(current)  # its "last result" may have changed

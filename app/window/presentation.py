@@ -122,7 +122,7 @@ class PresentationMode:
             for panel in off_stage(w):
                 panel.hide()
         w.ladder.show_columns(STAGE_COLUMNS if on else None)
-        w.ladder.table.resizeColumnsToContents()
+        w.ladder.fit_columns()
         if on:  # the ladder's columns, whole, and no more (again once laid out)
             self._fit_ladder()
             QTimer.singleShot(0, self._fit_ladder)
