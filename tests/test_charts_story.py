@@ -69,13 +69,20 @@ def test_legends_sit_outside_the_data_and_list_every_entry(loaded, size):
         legend, vb = chart.side_legend, chart.getPlotItem().vb
         assert legend.isVisible() and legend.entries
         data = vb.sceneBoundingRect()
-        for i in range(len(legend.entries)):
+        drawn = legend.shown if legend.below else legend.entries
+        if drawn != legend.entries:  # cut to its share: the rest named by the hover
+            assert drawn[-1].text.endswith("more: hover a curve")
+            assert len(drawn) - 1 + int(drawn[-1].text.split()[1]) == len(legend.entries)
+            assert next(e for e in legend.entries if "(selected)" in e.text) in drawn
+        for i in range(len(drawn)):
             entry = legend.mapRectToScene(legend.entry_rect(i))
             assert not entry.intersects(data), (name, i)  # nothing drawn over the data
             assert entry.right() <= chart.width() + 1 and entry.bottom() <= chart.height() + 1
         assert legend.sceneBoundingRect().right() <= chart.width() + 1
-        last = legend.entry_rect(len(legend.entries) - 1)
+        last = legend.entry_rect(len(drawn) - 1)
         assert last.bottom() <= legend.size().height() + 1, name  # nothing cut off
+        if legend.below:
+            assert legend.size().height() <= Chart.BELOW_MOST * chart.height() + 1, name
         if not legend.below:
             assert legend.size().width() <= Chart.SIDE_SHARE * chart.width() + 1, name
         else:

@@ -245,7 +245,7 @@ class LegendEntry:
 
     text: str
     color: str
-    kind: str = "bar"  # "bar", "line", "outline"
+    kind: str = "bar"  # "bar", "line", "outline", "note" (text alone)
     dashed: bool = False
     symbol: str | None = None
     hatched: bool = False
@@ -275,6 +275,8 @@ class SideLegend(pg.GraphicsWidget):
         self.columns = 1
         self._col_w = 0.0
         self._rects: list[QRectF] = []  # below the plot: each entry's place
+        self.shown: list[LegendEntry] = []  # below the plot: the entries drawn
+        self.hard_height = 1e6  # below the plot: never taller (the rest: "… N more")
         self._width_hint = 0.0
         self._flow_rows = 0
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemClipsToShape, False)
@@ -301,9 +303,12 @@ class SideLegend(pg.GraphicsWidget):
             self.max_width = width
             self._relayout()
 
-    def set_below(self, below: bool, max_height: float = 1e6, width: float = 0.0) -> None:
-        """In rows below the plot (``width``: the plot's, until the layout says it)."""
+    def set_below(self, below: bool, max_height: float = 1e6, width: float = 0.0,
+                  hard_height: float = 1e6) -> None:
+        """In rows below the plot (``width``: the plot's, until the layout says it), the
+        type shrinking to fit ``max_height``, the entries cut to fit ``hard_height``."""
         self._width_hint = width
+        self.hard_height = hard_height
         if below != self.below or abs(max_height - self.max_height) >= 1:
             self.below, self.max_height = below, max_height
             self._relayout()
@@ -371,9 +376,11 @@ class SideLegend(pg.GraphicsWidget):
             (self._width_hint or self.max_width)
         for pt in self._sizes():
             self.font_.setPointSizeF(pt)
-            self._flow(width)
+            self._flow(width, self.entries)
             if self._height_below() <= self.max_height:
                 break
+        if self._height_below() > self.hard_height:  # still too tall: the first ones
+            self._trim(width)
         height = self._height_below()
         changed = self.preferredWidth() != 0 or self.preferredHeight() != height
         self.setMinimumWidth(0)
@@ -388,18 +395,34 @@ class SideLegend(pg.GraphicsWidget):
             if self.width_changed is not None:
                 self.width_changed()
 
-    def _flow(self, width: float) -> None:
+    def _trim(self, width: float) -> None:
+        """As many entries as the rows within ``hard_height`` hold, the selected one
+        among them, and a last one that says how many more the hover names."""
+        rows = max(1, int((self.hard_height - 6) // self._line_h()))
+        selected = [e for e in self.entries if "(selected)" in e.text]
+        for keep in range(len(self.entries) - 1, 0, -1):
+            kept = self.entries[:keep]
+            kept += [e for e in selected if e not in kept]
+            more = LegendEntry(f"… {len(self.entries) - len(kept)} more: hover a curve",
+                               self.color, kind="note")
+            self._flow(width, [*kept, more])
+            if self._flow_rows <= rows:
+                return
+        self._flow(width, self.entries[:1])
+
+    def _flow(self, width: float, entries: list[LegendEntry]) -> None:
         metrics = QFontMetricsF(self.font_)
         h = self._line_h()
         x, row = 0.0, 0
         self._rects = []
-        for e in self.entries:
+        self.shown = list(entries)
+        for e in entries:
             w = min(self.SWATCH + 8 + metrics.horizontalAdvance(e.text) + 18, max(width, 1.0))
             if x > 0 and x + w > width:
                 x, row = 0.0, row + 1
             self._rects.append(QRectF(x, 3 + row * h, w, h))
             x += w
-        self._flow_rows = row + 1 if self.entries else 0
+        self._flow_rows = row + 1 if entries else 0
 
     def _height_below(self) -> float:
         return self._flow_rows * self._line_h() + 6 if self.entries else 0.0
@@ -437,7 +460,7 @@ class SideLegend(pg.GraphicsWidget):
     def paint(self, p: QPainter, *args: Any) -> None:
         p.setFont(self.font_)
         metrics = QFontMetricsF(self.font_)
-        for i, e in enumerate(self.entries):
+        for i, e in enumerate(self.shown if self.below else self.entries):
             r = self.entry_rect(i)
             sw = QRectF(r.left(), r.top() + 3, self.SWATCH, r.height() - 6)
             self._draw_swatch(p, e, sw)
@@ -448,6 +471,8 @@ class SideLegend(pg.GraphicsWidget):
                        text)
 
     def _draw_swatch(self, p: QPainter, e: LegendEntry, sw: QRectF) -> None:
+        if e.kind == "note":  # a line of text, no swatch
+            return
         color = QColor(e.color)
         style = Qt.PenStyle.DashLine if e.dashed else Qt.PenStyle.SolidLine
         if e.kind == "line":
@@ -477,7 +502,9 @@ class Chart(pg.PlotWidget):
     styles_axes = True  # apply_theme sizes the axes (plot_style.style_plots leaves them)
     LEGEND_SHARE = 0.45  # of the chart's width, at most, for a legend beside the plot
     SIDE_SHARE = 0.3  # a legend that needs more than this beside the plot goes below it
-    BELOW_SHARE = 0.2  # of the chart's height, at most, for a legend below the plot
+    STAGE_SIDE_SHARE = 0.2  # on stage (the level names in large type need the width)
+    BELOW_SHARE = 0.2  # of the chart's height for a legend below the plot (its type shrinks)
+    BELOW_MOST = 0.3  # and never more: the first entries, "… N more: hover a curve"
 
     def __init__(self, title: str, parent: QWidget | None = None,
                  axes: dict[str, pg.AxisItem] | None = None):
@@ -555,8 +582,9 @@ class Chart(pg.PlotWidget):
         self._placing = True
         try:
             plot_h = self.getPlotItem().vb.height() or self.height() * 0.7
+            share = self.SIDE_SHARE if self.theme.name == "normal" else self.STAGE_SIDE_SHARE
             below = bool(legend.entries) and \
-                legend.side_width(plot_h) > self.SIDE_SHARE * max(self.width(), 1)
+                legend.side_width(plot_h) > share * max(self.width(), 1)
             cell = (4, 1) if below else (2, 3)
             if cell != self._legend_cell:
                 layout = self.getPlotItem().layout
@@ -566,7 +594,8 @@ class Chart(pg.PlotWidget):
             legend.set_max_width(self.width() * self.LEGEND_SHARE)
             left = self.getPlotItem().getAxis("left").width()
             legend.set_below(below, self.height() * self.BELOW_SHARE,
-                             max(self.width() - left - 10, 1.0))
+                             max(self.width() - left - 10, 1.0),
+                             self.height() * self.BELOW_MOST)
         finally:
             self._placing = False
         # the plot as large as the view again: a legend that was taller for a moment (a
@@ -599,6 +628,7 @@ class Chart(pg.PlotWidget):
             axis.setLabel(axis.labelText, units=None,
                           **{"color": theme.foreground, "font-size": f"{theme.font_pt}pt"})
         self.side_legend.set_style(theme.foreground, theme.font_pt - 1, min_text_pt(theme))
+        self.place_legend()
         self.empty_text.setColor(theme.foreground)
         self.empty_text.setFont(font)
         self._show_title()

@@ -252,7 +252,7 @@ class TilingCanvas(AnimatedCanvas):
         _, box, _ = self._regions()
         if not arrays:
             self.draw_text(painter, box, "no shared memory: every thread reads A and B "
-                           "from global memory", "muted_text")
+                           "from global memory", "muted_text", wrap=True)
             return
         self.draw_text(painter, QRectF(box.left(), box.top(), box.width(), self.line_px()),
                        "shared memory stages", "muted_text")
