@@ -3,6 +3,8 @@ talk meets, and every scene of the example talk, rendered from the bundled recor
 
     gemmscope gallery OUT                  PNGs and an index (OUT/index.md)
     gemmscope gallery OUT --sizes 1280x720 --no-talk
+    gemmscope gallery docs/gallery --sizes 1280x720 --themes presentation --small
+                                           (what docs/gallery/ holds)
 
 A command of the app's own, not a benchmark script: it is the picture of what a person
 sees (a reader of docs/gallery/, a speaker checking a projector's size before a talk),
@@ -90,16 +92,25 @@ def new_window(settings: QSettings, recording: Path, size: tuple[int, int],
     return window
 
 
-def save(window: Any, path: Path) -> QImage:
+def save(window: Any, path: Path, small: bool = False) -> QImage:
+    """The window's picture as a PNG; ``small``: in at most 256 colours (Pillow), for a
+    repository (a stage picture is a few flat colours and text: it stays sharp)."""
     image = window.grab().toImage()
+    if small:
+        from .exports import _pil_frames
+
+        picture = _pil_frames([image])[0].quantize(256, dither=0)
+        picture.save(str(path), "PNG", optimize=True)
+        return image
     if not image.save(str(path), "PNG"):
         raise OSError(f"could not write {path}")
     return image
 
 
 def tab_shots(out: Path, settings: QSettings, recording: Path,
-              sizes: list[tuple[int, int]], inspect: Inspect | None) -> Iterator[Shot]:
-    for theme in THEMES:
+              sizes: list[tuple[int, int]], inspect: Inspect | None,
+              themes: tuple[str, ...] = THEMES, small: bool = False) -> Iterator[Shot]:
+    for theme in themes:
         for size in sizes:
             window = new_window(settings, recording, size, theme == "presentation")
             try:
@@ -110,7 +121,7 @@ def tab_shots(out: Path, settings: QSettings, recording: Path,
                                 spec.name, path=out / f"{theme}-{size[0]}x{size[1]}-"
                                 f"{spec.name}.png")
                     assert shot.path is not None
-                    save(window, shot.path)
+                    save(window, shot.path, small)
                     if inspect is not None:
                         inspect(shot, window)
                     yield shot
@@ -119,7 +130,7 @@ def tab_shots(out: Path, settings: QSettings, recording: Path,
 
 
 def talk_shots(out: Path, settings: QSettings, talk_name: str, size: tuple[int, int],
-               inspect: Inspect | None) -> Iterator[Shot]:
+               inspect: Inspect | None, small: bool = False) -> Iterator[Shot]:
     from .talk import load_talk, open_talk, recording_of, talk_path
 
     talk = load_talk(talk_path(talk_name))
@@ -139,7 +150,7 @@ def talk_shots(out: Path, settings: QSettings, talk_name: str, size: tuple[int, 
                         scene.view, scene=i + 1,
                         path=out / f"talk-{size[0]}x{size[1]}-scene-{i + 1:02d}.png")
             assert shot.path is not None
-            save(window, shot.path)
+            save(window, shot.path, small)
             if inspect is not None:
                 inspect(shot, window)
             yield shot
@@ -150,15 +161,17 @@ def talk_shots(out: Path, settings: QSettings, talk_name: str, size: tuple[int, 
 
 def render_gallery(out: Path, recording: Path, sizes: list[tuple[int, int]] | None = None,
                    talk: str | None = "ladder", inspect: Inspect | None = None,
-                   settings_file: Path | None = None) -> list[Shot]:
+                   settings_file: Path | None = None, themes: tuple[str, ...] = THEMES,
+                   small: bool = False) -> list[Shot]:
     """Render the gallery into ``out``; the shots, in order. ``inspect`` is called with
     each shot and its window right after the picture is taken (the window is live)."""
     out.mkdir(parents=True, exist_ok=True)
     settings = QSettings(str(settings_file or out / ".gallery-prefs.ini"),
                          QSettings.Format.IniFormat)
-    shots = list(tab_shots(out, settings, recording, list(sizes or SIZES), inspect))
+    shots = list(tab_shots(out, settings, recording, list(sizes or SIZES), inspect, themes,
+                           small))
     if talk:
-        shots += list(talk_shots(out, settings, talk, TALK_SIZE, inspect))
+        shots += list(talk_shots(out, settings, talk, TALK_SIZE, inspect, small))
     settings.clear()
     settings.sync()
     prefs = Path(settings.fileName())
@@ -198,6 +211,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--talk", default="ladder",
                    help="the talk whose scenes to render (default %(default)s)")
     p.add_argument("--no-talk", action="store_true", help="no talk scenes")
+    p.add_argument("--themes", default=",".join(THEMES),
+                   help="normal, presentation or both (default %(default)s)")
+    p.add_argument("--small", action="store_true",
+                   help="PNGs in at most 256 colours, optimized (for a repository)")
     return p
 
 
@@ -207,6 +224,9 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     try:
         sizes = parse_sizes(args.sizes)
+        themes = tuple(t.strip() for t in args.themes.split(",") if t.strip())
+        if not themes or set(themes) - set(THEMES):
+            raise ValueError(f"--themes: {', '.join(THEMES)}, not {args.themes!r}")
     except ValueError as exc:
         print(f"gemmscope gallery: {exc}", file=sys.stderr)
         return 2
@@ -223,7 +243,8 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         shots = render_gallery(Path(args.out), Path(recording), sizes,
-                               None if args.no_talk else args.talk)
+                               None if args.no_talk else args.talk, themes=themes,
+                               small=args.small)
     except (OSError, RuntimeError, ValueError) as exc:
         print(f"gemmscope gallery: {exc}", file=sys.stderr)
         return 1
