@@ -82,6 +82,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         # the shape and mode of runs the person asked for: the first of them to start
         # selects its shape (docs/app.md, "One view state")
         self._asked: tuple[Shape, str] | None = None
+        self._step_later: int | None = None  # --step, once the session names its levels
         self.store = SessionStore(self.view_state)
         self.view_state.subscribe(self._view_state_changed)
         self.throttle = RedrawThrottle(self._timed_redraw, parent=self)
@@ -326,6 +327,14 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.view_state.set(step=max(0, int(step)))
         return True
 
+    def step_once_ready(self, step: int) -> None:
+        """Show animation ``step`` once the session's header has chosen the level (a
+        level chosen later would restart the animation); now where it has already."""
+        if self.store.header is not None:
+            self.set_step(step)
+        else:
+            self._step_later = step
+
     def animation_command(self, what: str) -> None:
         """An animation key (keys.ANIMATION_KEYS) on the animation of the tab on screen;
         where the tab has none, the status bar says so."""
@@ -371,6 +380,10 @@ class MainWindow(SourcesMixin, QMainWindow):
             levels = self.store.ladder_levels()
             if levels:
                 self.view_state.set(level=levels[0].id)
+        if Change.HEADER in changes and self.store.header is not None and \
+                self._step_later is not None:
+            step, self._step_later = self._step_later, None
+            self.set_step(step)
         if self.view_state.state.shape is None and self.store.shapes():
             self.view_state.set(shape=self.store.ladder_shape())
 
