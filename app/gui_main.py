@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the animation step on screen, from 1 (with --tab or --chart of "
                         "an animated view)")
     p.add_argument("--tab", metavar="NAME",
-                   help="with --screenshot: show this view's tab in the window picture")
+                   help="show this view's tab (in the window, or in its --screenshot)")
     p.add_argument("--size", metavar="WxH",
                    help="with --screenshot: the window's size in pixels (default 1400x900; "
                         "times the screen's device pixel ratio on a HiDPI screen); with "
@@ -259,6 +259,19 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
 
         painted = _FirstPaint()
         app.installEventFilter(painted)
+    if args.tab:  # the tab on screen at the start (its animation takes --step)
+        if args.tab not in window.views:
+            print(f"no view called {args.tab!r}; views: {', '.join(window.views)}",
+                  file=sys.stderr)
+            window.close()
+            return 2
+        window.named_widget(args.tab)
+    if args.step is not None:
+        if args.step < 1:
+            print("--step: steps count from 1", file=sys.stderr)
+            window.close()
+            return 2
+        window.step_once_ready(args.step - 1)
     window.show()  # (at the size MainWindow fitted to the screen it starts on)
     if args.presentation:  # after show: leaving it restores this geometry
         window.set_presentation(True)

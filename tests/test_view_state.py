@@ -272,3 +272,19 @@ def test_a_recording_without_4096_opens_on_its_most_complete_shape(make_window, 
     assert window.open_recording(path)
     # every remaining shape has register_2d alone: a tie, the larger
     assert window.view_state.state.shape == BIG
+
+
+def test_a_step_from_the_command_line_waits_for_the_level(make_window, synthetic_file):
+    window = make_window()
+    window.named_widget("tiling")  # as `gemmscope replay FILE --tab tiling --step 4`
+    window.step_once_ready(3)
+    assert window.open_recording(synthetic_file)
+    window.play_instant()  # the header chooses the first level: the step comes after
+    canvas = window.views["tiling"].canvas
+    assert canvas.step == 3 and window.view_state.state.step == 3
+    assert window.view_state.state.level == "naive"
+
+
+def test_the_app_refuses_a_tab_it_does_not_have(synthetic_file, capsys):
+    assert gui_main.main(["replay", str(synthetic_file), "--tab", "tilling"]) == 2
+    assert "no view called 'tilling'" in capsys.readouterr().err
