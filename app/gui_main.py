@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         talk = check_talk_args(args)  # a bad file is said before any window opens
         if talk is None:
             return 2
-    if args.remote:
+    if args.remote is not None:  # empty included: refused, never local unasked
         from .core.runner_command import plan_live
 
         try:  # a malformed host is said before any window opens

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from . import (
     build_event,
     build_report,
+    cluster_serve,
     commands,
     ncu,
     protocol,
@@ -22,6 +23,8 @@ from . import (
     remote,
     targets,
 )
+from .cluster_address import AddressRefused, SchedulerAddress, TlsFiles, parse_address
+from .cluster_address import security as cluster_security
 from .devices import DeviceSet
 from .ncu_source_step import SourceCountersStep
 from .ncu_source_step import add_options as add_ncu_source_options
@@ -85,10 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--levels-from", help="a Python file with extra LEVELS (tests)")
     r.add_argument("--device", type=int, metavar="N",
                    help="use GPU N (as nvidia-smi counts them; default: CUDA's first)")
+    sc = sub.add_parser("scheduler", help="a Dask scheduler for --cluster, on loopback "
+                                          "unless --host (docs/cluster.md)")
+    cluster_serve.add_scheduler_options(sc)
     w = sub.add_parser("worker", help="a Dask worker on one GPU (docs/cluster.md)")
-    w.add_argument("address", metavar="ADDRESS", help="the scheduler, tcp://host:8786")
-    w.add_argument("--device", type=int, default=0, metavar="N",
-                   help="the GPU it drives (as nvidia-smi counts them; default 0)")
+    cluster_serve.add_worker_options(w)
     b = sub.add_parser("bench", help="run levels and print a table")
     _add_run_options(b)
     b.add_argument("-o", "--output", help="also record the event stream to this file")
@@ -196,8 +200,9 @@ AfterRuns = Callable[[Callable[[], float], Callable[[dict[str, Any]], None]], No
 
 
 def remote_target(args: argparse.Namespace) -> remote.Target | None:
-    """``--remote``, parsed (None: the runner is local)."""
-    if not getattr(args, "remote", None):
+    """``--remote``, parsed (None: the runner is local; an empty one is refused, so an
+    unset ``--remote "$HOST"`` never runs here unasked)."""
+    if getattr(args, "remote", None) is None:
         return None
     if getattr(args, "runner", None):
         raise CliError("give --runner or --remote, not both (--remote-command says how to "
@@ -283,18 +288,39 @@ def _drive(session: RunnerSession | DeviceSet, runs: list[RunRequest], args: arg
         after(session.now, session.emit)
 
 
-def run_cluster(args: argparse.Namespace, out_path: str | None,
+ClusterTarget = tuple[SchedulerAddress, Any]  # the address and its Dask Security (or None)
+
+
+def cluster_target(args: argparse.Namespace) -> ClusterTarget | None:
+    """``--cluster`` parsed and its TLS settings loaded (None: no cluster); an empty or
+    malformed address, missing certificates, or plain tcp:// beyond loopback without
+    ``--insecure`` is refused in a line (kernels/cluster_address.py)."""
+    tls = TlsFiles.of(args)
+    if getattr(args, "cluster", None) is None:
+        if tls.given() or getattr(args, "insecure", False):
+            raise CliError("--tls-ca-file, --tls-cert, --tls-key and --insecure go with "
+                           "--cluster")
+        return None
+    try:
+        address = parse_address(args.cluster)
+        return address, cluster_security(address, tls, "client", args.insecure)
+    except AddressRefused as exc:
+        raise CliError(f"--cluster: {exc}") from None
+
+
+def run_cluster(args: argparse.Namespace, target: ClusterTarget, out_path: str | None,
                 stderr: TextIO) -> tuple[list[dict], int]:
     """The plan on a Dask cluster; returns the results and the runs lost with a worker."""
     from . import cluster
 
-    if args.remote or args.device is not None or args.devices:
+    if args.remote is not None or args.device is not None or args.devices:
         raise CliError("--cluster picks GPUs through its workers; it cannot go with "
                        "--remote, --device or --devices")
     command = runner_command(args) if args.runner or args.levels_from else None
+    address, security = target
     try:
-        return cluster.record_plan(args.cluster, plan(args), out_path, stderr, command,
-                                   args.timeout, args.telemetry_hz)
+        return cluster.record_plan(address, plan(args), out_path, stderr, command,
+                                   args.timeout, args.telemetry_hz, security=security)
     except cluster.ClusterError as exc:
         raise CliError(str(exc)) from None
 
@@ -350,9 +376,11 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         gpus = targets.gpus_of(args)
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    on_cluster = cluster_target(args)
+    remote_target(args)  # a malformed or empty --remote is said before anything runs
     for opt in ("ncu", "ncu_source"):
         if getattr(args, opt, None) and (remote_target(args) is not None or gpus is not None
-                                         or args.cluster):
+                                         or on_cluster):
             raise CliError(f"--{opt.replace('_', '-')} profiles on this machine's GPU; it "
                            "cannot go with --remote, --device(s) or --cluster")
     profile_only = getattr(args, "profile_only", False)
@@ -360,7 +388,7 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                              and (getattr(args, "ncu", None) or getattr(args, "ncu_source", None))):
         raise CliError("--profile-only adds profiling steps (--ncu, --ncu-source) to a "
                        "recording: pass --append and at least one of them")
-    if getattr(args, "append", False) and (gpus or args.cluster):
+    if getattr(args, "append", False) and (gpus or on_cluster):
         raise CliError("--append continues a session of one runner; a session of several "
                        "GPUs (--device, --devices, --cluster) is recorded to a new file")
     out = output_file(args)
@@ -372,8 +400,9 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         step.check()
     lost = 0
     try:
-        if args.cluster:
-            results, lost = run_cluster(args, str(out.temp) if out else None, stderr)
+        if on_cluster is not None:
+            results, lost = run_cluster(args, on_cluster, str(out.temp) if out else None,
+                                        stderr)
         else:
             results = run_plan(args, str(out.temp) if out else None, stderr,
                                functools.partial(run_steps, steps, args.telemetry_hz)
@@ -474,17 +503,24 @@ def _sass(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
-def _worker(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from .cluster import ClusterError, run_worker
-
+def _scheduler(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
-        return run_worker(args.address, args.device)
-    except ClusterError as exc:
+        argv, env = cluster_serve.scheduler_command(args)
+    except AddressRefused as exc:
         raise CliError(str(exc)) from None
+    return cluster_serve.run(argv, env)
+
+
+def _worker(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    try:
+        argv, env = cluster_serve.worker_command(args)
+    except AddressRefused as exc:
+        raise CliError(str(exc)) from None
+    return cluster_serve.run(argv, env)
 
 
 # in the order of subcommands.NAMES, which the app routes by without importing this module
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
-    "runner": _runner, "worker": _worker, "bench": _bench, "record": _bench, "report": _report,
-    "levels": _levels, "diff": _diff, "sass": _sass,
+    "runner": _runner, "scheduler": _scheduler, "worker": _worker, "bench": _bench,
+    "record": _bench, "report": _report, "levels": _levels, "diff": _diff, "sass": _sass,
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 from . import remote
+from .cluster_address import add_tls_options
 from .devices import DeviceSpec
 from .gpu_select import gpu_env, gpu_shell_prefix, parse_devices
 
@@ -37,6 +38,7 @@ def add_gpu_options(p: argparse.ArgumentParser, cluster: bool = True) -> None:
                        help="send the runs to the workers of a Dask scheduler (one worker "
                             "per GPU, `gemmscope worker ADDRESS --device N`; "
                             "docs/cluster.md) and merge their events into one session")
+        add_tls_options(p, "this client")
 
 
 def gpus_of(args: argparse.Namespace) -> list[int] | None:

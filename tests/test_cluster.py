@@ -126,14 +126,3 @@ def test_no_scheduler_is_said_at_once(tmp_path):
     assert done.returncode == 2 and "no Dask scheduler answered" in done.stderr
     assert time.monotonic() - started < LIMIT_S
     assert not list(tmp_path.iterdir())
-
-
-def test_a_gemmscope_worker_is_one_dask_worker_with_one_gpu():
-    from gemmscope.kernels.cluster import worker_command
-
-    argv, env = worker_command("tcp://sched:8786", 3)
-    assert argv[:4] == [sys.executable, "-m", "distributed.cli.dask_worker", "tcp://sched:8786"]
-    options = dict(zip(argv[4::2], argv[5::2], strict=True))
-    assert options["--nworkers"] == "1" and options["--nthreads"] == "1"
-    assert options["--resources"] == "GPU=1" and options["--name"].startswith("gpu3@")
-    assert env["CUDA_VISIBLE_DEVICES"] == "3" and env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"

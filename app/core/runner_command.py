@@ -104,7 +104,7 @@ def plan_live(option: str | None, preference: str | None, frozen: bool | None = 
     ``remote`` (``--remote [user@]host[:port]``) comes before all of them: the runner
     named by ``remote_command``, started on that host through ssh. A host that cannot be
     parsed raises ValueError."""
-    if remote:
+    if remote is not None:  # an empty one is refused, never local unasked
         target = ssh.parse_target(remote)
         return LivePlan(ssh.ssh_command(target, remote_command, extra=ssh_options),
                         f"{target} (ssh)", "", remote=str(target))
