@@ -164,10 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     app.setWindowIcon(QIcon(str(icon_path())))
     with tempfile.TemporaryDirectory(prefix="gemmscope-") as scratch:
         settings = args.settings
-        # a picture or an export never writes the user's preferences
-        if settings is None and (args.screenshot or args.export):
+        picture = bool(args.screenshot or args.export)
+        if settings is None and picture:  # a picture of the defaults, the same each time
             settings = str(Path(scratch) / "prefs.ini")
-        window = MainWindow(open_settings(settings))
+        # a picture, an export or a talk reads the preferences and never writes them
+        window = MainWindow(open_settings(settings, writable=not (picture or talk is not None)))
         if talk is not None:
             from .window.talk import run_talk
 

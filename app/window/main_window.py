@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QElapsedTimer, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QElapsedTimer, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from ...kernels.plan import RunRequest, ladder_requests, sweep_requests
 from ...kernels.session import SessionState
 from ...kernels.session_file import SessionWriter
+from ..core.preferences_file import PreferencesFile
 from ..core.runner_command import plan_live
 from ..core.store import Change, SessionStore
 from ..plots.paint_ready import ready_to_paint
@@ -63,7 +64,7 @@ LADDER_TABLE_CHANGES = frozenset({Change.LADDER, Change.HEADER})  # what fills t
 class MainWindow(SourcesMixin, QMainWindow):
     recording_opened = Signal(bool)  # a recording was read (True) or refused (False)
 
-    def __init__(self, settings: QSettings, parent: QWidget | None = None):
+    def __init__(self, settings: PreferencesFile, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("gemmscope")
         self.prefs = Preferences(settings)
@@ -137,14 +138,18 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.shortcut_objects = install_shortcuts(self)
         install_menus(self)
         self.resize(*DEFAULT_SIZE)  # until the preferences say where it was
-        geometry = self.prefs.settings.value("window/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        state = self.prefs.settings.value("window/state")
-        if state is not None:
-            self.restoreState(state)
+        geometry, state = self.prefs.window_layout()  # plain bytes (base64 in the file)
+        if geometry is not None and not self.restoreGeometry(QByteArray(geometry)):
+            self.prefs.notes.append("preferences: window/geometry is not a window's "
+                                    "geometry; using the default size")
+        if state is not None and not self.restoreState(QByteArray(state)):
+            self.prefs.notes.append("preferences: window/state is not a layout of this "
+                                    "window's panels; using the default layout")
         if self.prefs.presentation:
             self.set_presentation(True, full_screen=False)
+        for note in self.prefs.notes:  # a bad value was its default: said, not a crash
+            self._note(note, error=False)
+        self.prefs.say_notes()
         self._flush_made_views()
         self.shown_views.owed.clear()  # the views not made yet will be made from this store
 
@@ -486,8 +491,8 @@ class MainWindow(SourcesMixin, QMainWindow):
         self._loaders.clear()
         self.close_source()
         self.throttle.stop()
-        if not self.isFullScreen():
-            self.prefs.settings.setValue("window/geometry", self.saveGeometry())
-        self.prefs.settings.setValue("window/state", self.saveState())
+        self.prefs.set_window_layout(
+            None if self.isFullScreen() else self.saveGeometry().data(),
+            self.saveState().data())
         self.prefs.sync()
         super().closeEvent(event)
