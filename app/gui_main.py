@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..kernels.text_safety import terminal_text
+
 START = time.perf_counter()
 
 
@@ -198,7 +200,7 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
 
     if args.screenshot or args.export:  # a picture needs the recording read first
         if not _open_source(window, args, background=False):
-            print(window.statusBar().currentMessage(), file=sys.stderr)
+            print(terminal_text(window.statusBar().currentMessage()), file=sys.stderr)
             window.close()
             return 2
         return _screenshot(app, window, args) if args.screenshot else _export(app, window, args)
@@ -262,8 +264,8 @@ def _prepare(app: Any, window: Any, args: argparse.Namespace) -> tuple[int, int]
     window.set_animated(False)  # a picture of whole steps, not mid-animation
     window.play_instant()
     if args.level and not window.select_level(args.level):
-        print(f"no level called {args.level!r}; levels: {', '.join(window.level_ids())}",
-              file=sys.stderr)
+        print(terminal_text(f"no level called {args.level!r}; levels: "
+                            f"{', '.join(window.level_ids())}"), file=sys.stderr)
         window.close()
         return None
     window.show()
@@ -283,7 +285,7 @@ def _export(app: Any, window: Any, args: argparse.Namespace) -> int:
         path = export_named(window, args.export, args.chart, scale=args.scale,
                             frames=args.frames, fps=args.fps)
     except (ExportError, OSError) as exc:
-        print(f"gemmscope: --export: {exc}", file=sys.stderr)
+        print(f"gemmscope: --export: {terminal_text(str(exc))}", file=sys.stderr)
         window.close()
         return 1 if isinstance(exc, OSError) else 2
     window.close()
@@ -321,7 +323,7 @@ def _screenshot(app: Any, window: Any, args: argparse.Namespace) -> int:
         print(f"could not write {args.screenshot}", file=sys.stderr)
         return 1
     print(args.screenshot)
-    print(f"status: {window.mode_text()}")
+    print(f"status: {terminal_text(window.mode_text())}")  # names the recording's device
     return 0
 
 

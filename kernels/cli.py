@@ -33,8 +33,9 @@ from .plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from .progress import Progress
 from .session import RunnerSession, SessionState, default_runner_command
 from .session_file import SessionWriter
-from .session_report import printable, report_lines
+from .session_report import report_lines
 from .table import render
+from .text_safety import terminal_text
 
 
 class CliError(Exception):
@@ -332,11 +333,9 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args, stdout, stderr)
-    except (CliError, OutputRefused) as exc:
-        stderr.write(f"gemmscope {args.command}: {exc}\n")
-        return 2
-    except protocol.ProtocolError as exc:
-        stderr.write(f"gemmscope {args.command}: {exc}\n")
+    except (CliError, OutputRefused, protocol.ProtocolError) as exc:
+        # one line, whatever a runner, host or file put in it (kernels/text_safety.py)
+        stderr.write(f"gemmscope {args.command}: {terminal_text(str(exc))}\n")
         return 2
     except KeyboardInterrupt:
         stderr.write("interrupted\n")
@@ -427,7 +426,7 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if args.output:
         stderr.write(f"recorded {len(results)} results to {args.output}\n")
     for step in steps:
-        stderr.write(step.summary() + "\n")
+        stderr.write(terminal_text(step.summary()) + "\n")
     if any(step.failed for step in steps):
         return 1
     if lost:
@@ -453,7 +452,7 @@ def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                if remote_target(args) is None else remote_levels(args))
     for entry in entries:
         params = ", ".join(f"{k}={v}" for k, v in (entry.get("params") or {}).items())
-        stdout.write(printable(f"{entry.get('id')!s:14s} {entry.get('precision')!s:5s} "
+        stdout.write(terminal_text(f"{entry.get('id')!s:14s} {entry.get('precision')!s:5s} "
                                f"{entry.get('title')}  {params}") + "\n")
     return 0
 
@@ -489,7 +488,7 @@ def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         text, missing = build_report.diff(args.a, args.b, args.file)
     except build_report.Unavailable as exc:
         raise CliError(str(exc)) from None
-    stdout.write(text)
+    stdout.write(terminal_text(text, keep_newlines=True))
     if missing is not None:
         raise CliError(missing)
     return 0
@@ -497,7 +496,8 @@ def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def _sass(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
-        stdout.write(build_report.sass_listing(args.level, args.variant, args.file, args.whole))
+        stdout.write(terminal_text(build_report.sass_listing(
+            args.level, args.variant, args.file, args.whole), keep_newlines=True))
     except build_report.Unavailable as exc:
         raise CliError(str(exc)) from None
     return 0

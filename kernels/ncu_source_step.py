@@ -45,6 +45,7 @@ from .ncu_source import (
 )
 from .plan import parse_shape
 from .source_counters import Status
+from .text_safety import terminal_text
 
 SECTIONS = ("SourceCounters", "WarpStateStats")
 DEFAULT_SIZE = 1024
@@ -311,7 +312,7 @@ class SourceCountersStep:
                    stderr, source_files)
 
     def say(self, text: str) -> None:
-        self.stderr.write(f"gemmscope record: {text}\n")
+        self.stderr.write(f"gemmscope record: {terminal_text(text)}\n")
         self.stderr.flush()
 
     def check(self) -> None:

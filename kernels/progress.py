@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from .rows import ms_text, tflops_text, verdict_text
+from .text_safety import terminal_text
 
 
 class Progress:
@@ -18,7 +19,8 @@ class Progress:
         self.index = 0
 
     def show(self, text: str, final: bool = False) -> None:
-        line = f"[{self.index}/{self.total}] {text}"
+        # a runner's, a host's or a worker's text: never a control or bidi character
+        line = terminal_text(f"[{self.index}/{self.total}] {text}")
         if self.tty:
             self.stream.write("\r\x1b[2K" + line + ("\n" if final else ""))
         elif final:

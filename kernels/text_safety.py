@@ -10,6 +10,8 @@ otherwise than it is. Every such character is written as a visible escape instea
 
 from __future__ import annotations
 
+import re
+
 
 def _escape(ch: str) -> str:
     code = ord(ch)
@@ -45,3 +47,39 @@ def shown(text: object, limit: int = 80) -> str:
     if len(value) > limit:
         value = f"{value[:limit]}… ({len(str(text))} characters)"
     return f"'{value}'"
+
+
+def clean_text(text: object) -> str:
+    """Text from outside for a file (CSV, Markdown): one line, control, format and bidi
+    characters removed, any other space a space, a lone surrogate (valid in JSON, not
+    in UTF-8) U+FFFD."""
+    text = str(text)
+    if text.isascii() and text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch.isprintable():
+            out.append(ch)
+        elif ch.isspace():
+            out.append(" ")
+        elif 0xD800 <= ord(ch) <= 0xDFFF:
+            out.append("\ufffd")
+    return "".join(out)
+
+
+# CommonMark lets a backslash escape any ASCII punctuation. Escaped everywhere: what makes
+# emphasis, code, links and images, HTML and entities, table cells, headings, strike,
+# math, and a bare URL's or address's autolink (``:`` and ``@``); with ``[`` and ``<``
+# escaped, a ``(`` opens nothing. At the start, any punctuation (a list, a quote).
+_MARKDOWN_ESCAPED = frozenset("\\`*_{}[]<>|!#&~:@$")
+_WWW = re.compile(r"(?i)\b(www)\.")
+_ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def markdown_text(text: object) -> str:
+    """Text from outside as Markdown text that renders as itself (one line)."""
+    line = " ".join(clean_text(text).split())
+    lead = len(line) - len(line.lstrip("0123456789"))  # "1." at the start: a list
+    out = "".join("\\" + ch if ch in _MARKDOWN_ESCAPED or (i == lead and ch in _ASCII_PUNCTUATION)
+                  else ch for i, ch in enumerate(line))
+    return _WWW.sub(r"\1\\.", out)  # "www." autolinks without a scheme

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
 
 from ...kernels import registry
 from ...kernels.plan import DEFAULT_REPEATS
+from ...kernels.text_safety import terminal_text
 from ..core.replay import Speed
 from ..core.talk import Scene, Talk, TalkError, caption_text, read_talk
 from ..views.playback import ViewPanel
@@ -227,7 +228,7 @@ def check_talk_args(args: argparse.Namespace) -> Talk | None:
     try:
         talk = load_talk(talk_path(args.file))
     except TalkError as exc:
-        print(f"gemmscope talk: {exc}", file=sys.stderr)
+        print(f"gemmscope talk: {terminal_text(str(exc))}", file=sys.stderr)
         return None
     if not 1 <= args.scene <= len(talk.scenes):
         print(f"gemmscope talk: --scene {args.scene}: the talk has scenes 1 to "
@@ -235,8 +236,9 @@ def check_talk_args(args: argparse.Namespace) -> Talk | None:
         return None
     recording = recording_of(talk)
     if recording is None or not recording.is_file():
-        print(f"gemmscope talk: {talk.path.name}: recording: "
-              f"{recording or 'none given and none bundled'} is not a file", file=sys.stderr)
+        print(terminal_text(f"gemmscope talk: {talk.path.name}: recording: "
+                            f"{recording or 'none given and none bundled'} is not a file"),
+              file=sys.stderr)
         return None
     return talk
 
@@ -248,7 +250,7 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
     recording = recording_of(talk)
     assert recording is not None  # check_talk_args
     if not window.open_recording(recording, background=not args.screenshot):
-        print(window.statusBar().currentMessage(), file=sys.stderr)
+        print(terminal_text(window.statusBar().currentMessage()), file=sys.stderr)
         window.close()
         return 2
     controller = open_talk(window, talk)
