@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import os
 import shlex
 import sys
@@ -31,11 +32,18 @@ from .ncu_source_step import add_options as add_ncu_source_options
 from .output_file import OutputRefused, abandon, output_file
 from .plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from .progress import Progress
-from .session import RunnerSession, SessionState, default_runner_command
+from .session import (
+    DEFAULT_START_TIMEOUT_S,
+    RunnerSession,
+    SessionState,
+    default_runner_command,
+)
 from .session_file import SessionWriter
 from .session_report import report_lines
 from .table import render
 from .text_safety import terminal_text
+
+MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week: beyond that a timeout is no bound
 
 
 class CliError(Exception):
@@ -71,8 +79,13 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         "(repeatable; the --window-s, --trials, --cooldown-s options apply)")
     p.add_argument("--telemetry-hz", type=float, default=50.0,
                    help="NVML sampling rate, 0 = off (default 50)")
-    p.add_argument("--timeout", type=float, default=300.0,
-                   help="seconds without an event before the runner is restarted")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="S",
+                   help="seconds without an event (during a run, or from its start) before "
+                        "the runner is restarted (default 300)")
+    p.add_argument("--start-timeout", type=float, default=DEFAULT_START_TIMEOUT_S,
+                   metavar="S",
+                   help="seconds for a runner to become ready, all attempts together; then "
+                        f"the command gives up (default {DEFAULT_START_TIMEOUT_S:g})")
     p.add_argument("--runner", metavar="CMD",
                    help="the runner command line (default: this Python's "
                         "`-m gemmscope.kernels runner`)")
@@ -157,6 +170,10 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
                        f"{', '.join(registry.BY_ID)}")
     if args.repeats < 1 or args.warmup < 0:
         raise CliError("--repeats must be at least 1 and --warmup at least 0")
+    for flag, value in (("--timeout", args.timeout), ("--start-timeout", args.start_timeout)):
+        if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
+            raise CliError(f"{flag}: give seconds from more than 0 to {MAX_TIMEOUT_S:g}, "
+                           f"not {value:g}")
     try:
         commands.check_telemetry_hz(args.telemetry_hz)
     except protocol.ProtocolError as exc:
@@ -256,7 +273,8 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
     writer = SessionWriter(out_path) if out_path else None
 
     try:
-        session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout)
+        session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout,
+                               start_timeout_s=args.start_timeout)
         try:
             _drive(session, runs, args, after)
         finally:
@@ -390,13 +408,20 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if getattr(args, "append", False) and (gpus or on_cluster):
         raise CliError("--append continues a session of one runner; a session of several "
                        "GPUs (--device, --devices, --cluster) is recorded to a new file")
-    out = output_file(args)
-    counters = ncu.CountersStep(ncu_levels(args), args.ncu, args.ncu_size, args.ncu_timeout,
-                                stderr) if getattr(args, "ncu", None) else None
-    sources = SourceCountersStep.from_args(args, [r.level for r in plan(args)], stderr)
-    steps = [s for s in (counters, sources) if s is not None]
-    for step in steps:
-        step.check()
+    planned = plan(args)  # every option checked before the file is made
+    out = output_file(args)  # then the name, before any tool is looked for
+    try:
+        counters = ncu.CountersStep(ncu_levels(args), args.ncu, args.ncu_size,
+                                    args.ncu_timeout, stderr) if getattr(args, "ncu", None) \
+            else None
+        sources = SourceCountersStep.from_args(args, [r.level for r in planned], stderr)
+        steps = [s for s in (counters, sources) if s is not None]
+        for step in steps:
+            step.check()
+    except BaseException:  # nothing ran: no file left behind
+        if out is not None:
+            out.discard()
+        raise
     lost = 0
     try:
         if on_cluster is not None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from . import protocol
-from .atomic_file import NewFile
+from .atomic_file import NewFile, open_regular
 
 
 class OutputRefused(Exception):
@@ -41,7 +41,7 @@ def appended_file(args: argparse.Namespace) -> NewFile:
         raise OutputRefused("--append keeps the file and --force replaces it: pass one")
     path = Path(args.output)
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:  # a device or FIFO: refused, not waited on
             first = fh.readline(protocol.MAX_LINE_BYTES + 1)
         if protocol.parse_line(first, 1, str(path))["type"] != "session":
             raise protocol.ProtocolError("the first line is not a session header", 1,

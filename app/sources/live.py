@@ -17,6 +17,7 @@ from ...kernels import remote as ssh
 from ...kernels.devices import DeviceSet, DeviceSpec
 from ...kernels.session import (
     DEFAULT_WATCHDOG_S,
+    MAX_CONSECUTIVE_FAILURES,
     RunnerSession,
     RunRequest,
     SessionState,
@@ -41,14 +42,16 @@ class LiveSource(QObject):
         self.sink = sink
         self.remote = remote  # the host, when ``command`` is ssh to it
         self.session: RunnerSession | DeviceSet
+        # a runner may take ``watchdog_s`` to start, three times: the whole start's bound
+        start_s = watchdog_s * MAX_CONSECUTIVE_FAILURES
         if devices:  # one runner per GPU, one session (``command`` is in each spec)
             self.session = DeviceSet(self._on_event, devices, tap=tap, split=split,
-                                     watchdog_s=watchdog_s, start_timeout_s=watchdog_s,
+                                     watchdog_s=watchdog_s, start_timeout_s=start_s,
                                      wakeup=self._wake)
         else:
             options = ssh.session_options(remote) if remote else {}
             self.session = RunnerSession(self._on_event, command, tap=tap,
-                                         watchdog_s=watchdog_s, start_timeout_s=watchdog_s,
+                                         watchdog_s=watchdog_s, start_timeout_s=start_s,
                                          wakeup=self._wake, **options)
         self.session.state_listeners.append(self._on_state)
         self._wake_pending = False
