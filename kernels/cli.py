@@ -38,7 +38,7 @@ from .session import (
     SessionState,
     default_runner_command,
 )
-from .session_file import SessionWriter
+from .session_file import RecordingFailed, SessionWriter
 from .session_report import report_lines
 from .table import render
 from .text_safety import terminal_text
@@ -365,6 +365,14 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
             except (OSError, ValueError):
                 pass
         return 141  # 128 + SIGPIPE, what a shell reports for a writer the pipe closed on
+    except RecordingFailed as exc:  # a full disk: the message names the file
+        stderr.write(f"gemmscope {args.command}: {terminal_text(exc.strerror or str(exc))}\n")
+        return 1
+    except OSError as exc:  # a file that cannot be read or written: one line, its name
+        where = f"{exc.filename}: " if exc.filename else ""
+        stderr.write(f"gemmscope {args.command}: {terminal_text(where)}"
+                     f"{terminal_text(exc.strerror or str(exc))}\n")
+        return 1
 
 
 def _runner(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:

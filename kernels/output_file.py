@@ -76,3 +76,5 @@ def abandon(out: NewFile, stderr: TextIO) -> None:
                      f"{out.temp} ({out.path} was not written)\n")
     else:
         out.discard()
+        stderr.write(f"gemmscope: the runs did not finish and nothing was measured; "
+                     f"{out.path} was not written\n")

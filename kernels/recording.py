@@ -56,8 +56,15 @@ def iter_events(lines: Iterable[str | bytes], source: str | None = None,
                                     lineno, source)
             skipped.add(exc)
             continue
+        try:
+            placed = timeline.place(event)
+        except ProtocolError as exc:  # a time past the bound, as the line's own
+            if not header or skipped is None:
+                raise ProtocolError(exc.reason, lineno, source) from None
+            skipped.add(ProtocolError(exc.reason, lineno, source))
+            continue
         header = True
-        yield timeline.place(event)
+        yield placed
     if not header:
         raise ProtocolError("no session header: the file is empty", None, source)
 

@@ -370,7 +370,11 @@ class RunnerSession:
             return
         if event["type"] == "session" and self.timeline.header is None:
             event.update(self.header_extra)
-        event = self.timeline.place(event, arrived)
+        try:
+            event = self.timeline.place(event, arrived)
+        except ProtocolError as exc:
+            self._not_an_event(line, exc)
+            return
         kind = event["type"]
         if kind in ("session", "restart") and generation == self._generation \
                 and not self._spoke:

@@ -273,6 +273,8 @@ def read_talk(path: str | Path, views: Collection[str], animated: Collection[str
         raise TalkError(f"{path.name}: not UTF-8 text ({exc.reason})") from None
     except tomllib.TOMLDecodeError as exc:
         raise TalkError(f"{path.name}: not TOML: {exc}") from None
+    except RecursionError:  # [[[[... 40,000 deep: tomllib recurses per level
+        raise TalkError(f"{path.name}: nested too deeply to be a talk") from None
     reader = _Reader(path, list(views), list(animated), list(levels))
     unknown = [k for k in data if k not in TOP_FIELDS]
     if unknown:

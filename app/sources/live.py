@@ -23,6 +23,7 @@ from ...kernels.session import (
     SessionState,
     Tap,
 )
+from ...kernels.session_file import RecordingFailed
 from .base import EventSink
 
 WATCHDOG_TICK_MS = 250
@@ -112,7 +113,10 @@ class LiveSource(QObject):
 
     def _pump(self) -> None:
         self._wake_pending = False
-        self.session.pump()
+        try:
+            self.session.pump()
+        except RecordingFailed as exc:  # a full disk: said; the runs go on, unrecorded
+            self.notice.emit(f"recording stopped: {exc.strerror}")
         self._after_pump()
 
     def _after_pump(self) -> None:
