@@ -133,6 +133,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.screenshot:
             print("gemmscope: give --screenshot or --export, not both", file=sys.stderr)
             return 2
+    for option, path in (("--screenshot", args.screenshot), ("--export", args.export)):
+        if path:
+            from ..kernels.atomic_file import check_writable, target_of
+
+            try:  # a name that cannot be written is said before any window opens
+                # (an export makes its folder; a screenshot's must exist)
+                target_of(path) if option == "--export" else check_writable(path)
+            except OSError as exc:
+                print(terminal_text(f"gemmscope: {option} {path}: {exc.strerror or exc}"),
+                      file=sys.stderr)
+                return 2
     talk = None
     if args.command == "talk":
         from .window.talk import check_talk_args
@@ -317,11 +328,16 @@ def _screenshot(app: Any, window: Any, args: argparse.Namespace) -> int:
     if target is window and (image.width(), image.height()) != size:
         print(f"the window is {image.width()}x{image.height()} px, not {args.size}: "
               "it cannot be made that small", file=sys.stderr)
-    ok = image.save(args.screenshot, "PNG")
-    window.close()
-    if not ok:
-        print(f"could not write {args.screenshot}", file=sys.stderr)
+    from .window.exports import ExportError, save_png
+
+    try:  # whole or not at all: an old picture is never left cut
+        save_png(image, args.screenshot)
+    except (OSError, ExportError) as exc:
+        window.close()
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        print(terminal_text(f"could not write {args.screenshot}: {reason}"), file=sys.stderr)
         return 1
+    window.close()
     print(args.screenshot)
     print(f"status: {terminal_text(window.mode_text())}")  # names the recording's device
     return 0

@@ -47,6 +47,20 @@ def target_of(path: str | Path) -> Path:
     return target
 
 
+def check_writable(path: str | Path) -> Path:
+    """Whether a writer could put a file at ``path``, said before any work: its target
+    (a symlink followed; NotRegularFile for a dangling one or a non-regular file), and a
+    folder that exists and may be written (OSError otherwise). Returns the target."""
+    target = target_of(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(errno.ENOENT, f"no folder {folder}", str(path))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, f"the folder {folder} cannot be written",
+                              str(path))
+    return target
+
+
 def open_regular(path: str | Path) -> BinaryIO:
     """``path`` opened for reading, if it is a regular file (a symlink followed); a
     device (``/dev/zero``), a FIFO or a folder is NotRegularFile at once, without
@@ -75,10 +89,22 @@ class NewFile:
     def __init__(self, path: str | Path, replace: bool = False):
         self.path = Path(path)
         self.replace = replace
+        self._held: list[BinaryIO] = []  # closed once committed or discarded (a lock)
         self.target = target_of(self.path)
         if not replace and (self.path.exists() or self.path.is_symlink()):
             raise FileExistsError(errno.EEXIST, "exists", str(self.path))
         self.temp = _create_beside(self.target)
+
+    def hold(self, fh: BinaryIO) -> None:
+        """Keep ``fh`` (a lock on the destination) open until the file is committed or
+        discarded."""
+        self._held.append(fh)
+
+    def _release(self) -> None:
+        held, self._held = self._held, []
+        for fh in held:
+            with contextlib.suppress(OSError):
+                fh.close()
 
     def _keep_mode(self) -> None:
         """A file replaced keeps who may read it (preferences, a private recording)."""
@@ -94,6 +120,7 @@ class NewFile:
         self._keep_mode()
         if self.replace:
             os.replace(self.temp, self.target)
+            self._release()  # after the rename: the next one opens the new file
             return self.path
         try:
             os.link(self.temp, self.target)  # fails, atomically, where the name is taken
@@ -103,12 +130,15 @@ class NewFile:
             if self.target.exists():
                 raise FileExistsError(errno.EEXIST, "exists", str(self.path)) from None
             os.replace(self.temp, self.target)
+            self._release()
             return self.path
         self.temp.unlink()
+        self._release()
         return self.path
 
     def discard(self) -> None:
         self.temp.unlink(missing_ok=True)
+        self._release()
 
 
 def _create_beside(path: Path) -> Path:

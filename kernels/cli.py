@@ -29,7 +29,7 @@ from .cluster_address import security as cluster_security
 from .devices import DeviceSet
 from .ncu_source_step import SourceCountersStep
 from .ncu_source_step import add_options as add_ncu_source_options
-from .output_file import OutputRefused, abandon, output_file
+from .output_file import OutputRefused, Stopped, abandon, output_file, stopped_by_signals
 from .plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from .progress import Progress
 from .session import (
@@ -355,6 +355,9 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
         # one line, whatever a runner, host or file put in it (kernels/text_safety.py)
         stderr.write(f"gemmscope {args.command}: {terminal_text(str(exc))}\n")
         return 2
+    except Stopped as exc:  # the runner was stopped; abandon said where the data is
+        stderr.write(f"gemmscope {args.command}: stopped by {exc.name}\n")
+        return 128 + exc.signum
     except KeyboardInterrupt:
         stderr.write("interrupted\n")
         return 130
@@ -431,26 +434,30 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             out.discard()
         raise
     lost = 0
-    try:
-        if on_cluster is not None:
-            results, lost = run_cluster(args, on_cluster, str(out.temp) if out else None,
-                                        stderr)
-        else:
-            results = run_plan(args, str(out.temp) if out else None, stderr,
-                               functools.partial(run_steps, steps, args.telemetry_hz)
-                               if steps else None)
-        if out is not None:
-            try:
-                out.commit()
-            except FileExistsError:
-                raise CliError(f"{out.path} appeared during the runs; not replaced (pass "
-                               "--force to replace it)") from None
-            except OSError as exc:
-                raise CliError(f"cannot write {out.path}: {exc.strerror or exc}") from None
-    except BaseException:
-        if out is not None:
-            abandon(out, stderr)
-        raise
+    # SIGTERM, SIGHUP, SIGINT: Stopped, raised here, so the runner is stopped (the
+    # sessions' close) and what was measured kept and said (abandon), then exit 128+N
+    with stopped_by_signals():
+        try:
+            if on_cluster is not None:
+                results, lost = run_cluster(args, on_cluster,
+                                            str(out.temp) if out else None, stderr)
+            else:
+                results = run_plan(args, str(out.temp) if out else None, stderr,
+                                   functools.partial(run_steps, steps, args.telemetry_hz)
+                                   if steps else None)
+            if out is not None:
+                try:
+                    out.commit()
+                except FileExistsError:
+                    raise CliError(f"{out.path} appeared during the runs; not replaced "
+                                   "(pass --force to replace it)") from None
+                except OSError as exc:
+                    raise CliError(f"cannot write {out.path}: {exc.strerror or exc}"
+                                   ) from None
+        except BaseException:
+            if out is not None:
+                abandon(out, stderr)
+            raise
     if getattr(args, "json", False):
         for r in results:
             stdout.write(json.dumps(r) + "\n")

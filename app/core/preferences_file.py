@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ...kernels.atomic_file import NotRegularFile, target_of, write_text
+from ...kernels.atomic_file import NotRegularFile, open_regular, target_of, write_text
 from ...kernels.text_safety import shown
 
 MAX_FILE_BYTES = 1 << 20  # a preferences file is a few hundred bytes
@@ -108,7 +108,7 @@ class PreferencesFile:
                            "and not saving them")
             return None
         try:
-            with open(target, "rb") as fh:
+            with open_regular(target) as fh:  # a FIFO swapped in: refused, not waited on
                 data = fh.read(MAX_FILE_BYTES + 1)
         except FileNotFoundError:
             return {}

@@ -14,11 +14,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRect, QRectF, QSize
-from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtCore import QBuffer, QIODevice, QPoint, QRect, QRectF, QSize
+from PySide6.QtGui import QColor, QImage, QPainter, QPixmap
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
+from ...kernels.atomic_file import write_bytes
 from ..core import export
 from ..core.store import SessionStore
 from ..plots.chart_base import HoverReadout
@@ -85,10 +86,14 @@ def _render(widget: QWidget, painter: QPainter) -> None:
         widget.render(painter, QPoint(0, 0))
 
 
-def write_svg(widget: QWidget, path: Path, title: str = "gemmscope chart") -> None:
+def svg_bytes(widget: QWidget, title: str = "gemmscope chart") -> bytes:
+    """The widget as SVG, in memory (QSvgGenerator says nothing when a file write fails:
+    the bytes are written, and checked, by the one writer)."""
     HoverReadout.hide_all()
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     generator = QSvgGenerator()
-    generator.setFileName(str(path))
+    generator.setOutputDevice(buffer)
     size = widget.size()
     generator.setSize(size)
     generator.setViewBox(QRect(0, 0, size.width(), size.height()))
@@ -100,6 +105,24 @@ def write_svg(widget: QWidget, path: Path, title: str = "gemmscope chart") -> No
         _render(widget, painter)
     finally:
         painter.end()
+    buffer.close()
+    return bytes(buffer.data().data())
+
+
+def png_bytes(image: QImage | QPixmap) -> bytes:
+    """``image`` as PNG, in memory; ExportError if Qt cannot encode it."""
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise ExportError("the picture could not be encoded as PNG")
+    buffer.close()
+    return bytes(buffer.data().data())
+
+
+def save_png(image: QImage | QPixmap, path: str | Path) -> Path:
+    """A screenshot or a chart's PNG, whole or not at all (kernels/atomic_file.py: a
+    temporary file beside it, checked, renamed; a symlink followed)."""
+    return write_bytes(path, png_bytes(image))
 
 
 def export_picture(widget: QWidget, path: str | Path, scale: float = 1.0) -> Path:
@@ -109,13 +132,10 @@ def export_picture(widget: QWidget, path: str | Path, scale: float = 1.0) -> Pat
     if kind not in IMAGE_SUFFIXES:
         raise ExportError(f"a picture is .png or .svg, not .{kind}")
     if kind == "png":
-        image = render_image(widget, scale)  # (before the file: a bad scale writes nothing)
-    with export.replacing(path) as temp:
-        if kind == "svg":
-            write_svg(widget, temp, str(getattr(widget, "base_title", "gemmscope chart")))
-        elif not image.save(str(temp), "PNG"):
-            raise ExportError(f"could not write {path}")
-    return path
+        data = png_bytes(render_image(widget, scale))
+    else:
+        data = svg_bytes(widget, str(getattr(widget, "base_title", "gemmscope chart")))
+    return write_bytes(path, data)
 
 
 def export_chart(chart: pg.PlotWidget, path: str | Path, scale: float = 1.0) -> Path:

@@ -271,11 +271,17 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
         app.processEvents()
     window.flush_views()
     app.processEvents()
-    ok = window.grab().save(args.screenshot, "PNG")
+    from .exports import ExportError, save_png
+
+    try:  # whole or not at all: an old picture is never left cut
+        save_png(window.grab(), args.screenshot)
+        failure = None
+    except (OSError, ExportError) as exc:
+        failure = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     controller.stop()
     window.close()
-    if not ok:
-        print(f"could not write {args.screenshot}", file=sys.stderr)
+    if failure is not None:
+        print(terminal_text(f"could not write {args.screenshot}: {failure}"), file=sys.stderr)
         return 1
     print(args.screenshot)
     return 0
