@@ -219,3 +219,12 @@ def test_the_scheduler_listens_on_loopback_unless_told_with_each_lost_run_said(m
     assert argv[argv.index("--dashboard-address") + 1] == "127.0.0.1:8787"
     with pytest.raises(AddressRefused, match="--insecure"):
         cluster_serve.scheduler_command(parsed(["scheduler", "--host", "0.0.0.0"]))
+
+
+@pytest.mark.parametrize("value", ["", "  ", "h:99999", "[::1"])
+def test_the_app_refuses_a_bad_or_empty_remote_before_any_window(value, capsys):
+    from gemmscope.app import gui_main
+
+    assert gui_main.main([f"--remote={value}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gemmscope: --remote: ") and one_line(err.rstrip("\n"))
