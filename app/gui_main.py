@@ -5,31 +5,37 @@
     gemmscope replay FILE [--speed S]  replay any recording
     gemmscope replay FILE --screenshot out.png [--view NAME] [--level ID]
                                        render after loading, save a PNG, exit
+    gemmscope [replay FILE] --shape 8192 --mode sustained --level cp_async --step 3
+                                       what is shown (the view state; any of the above)
     gemmscope replay FILE --export out.svg [--chart NAME] [--scale S] [--frames N]
                                        render after loading, export (png, svg, gif,
                                        webp, mp4, csv, md by the suffix), exit
     gemmscope talk TALK.toml           step through a talk's scenes (app/window/talk.py)
     gemmscope talk TALK.toml --screenshot out.png --scene N
                                        render scene N of the talk, save a PNG, exit
+    gemmscope talk TALK.toml --check   list the scenes whose caption does not fit its
+                                       band at 1280x720 (exit 1 if any); no display needed
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from ..kernels.text_safety import terminal_text
+from ..kernels.protocol.text_safety import terminal_text
 
 START = time.perf_counter()
+DEFAULT_SCREENSHOT_SIZE = "1400x900"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..kernels import targets
-    from ..kernels.subcommands import NAMES
+    from ..kernels.cli.subcommands import NAMES
+    from ..kernels.drive import targets
 
     others = ", ".join([*NAMES, "doctor"])
     p = argparse.ArgumentParser(
@@ -42,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?", help="the recording (.jsonl) to replay, or the talk")
     p.add_argument("--scene", type=int, default=1, metavar="N",
                    help="talk: start at scene N (with --screenshot: render scene N)")
+    p.add_argument("--check", action="store_true",
+                   help="talk: list every scene whose caption does not fit its caption "
+                        "band at 1280x720 in presentation mode at the smallest caption "
+                        "size (18 px); exit 1 if any does not")
     p.add_argument("--speed", choices=["1x", "4x", "16x", "instant"],
                    help="replay speed (default: the last one used)")
     p.add_argument("--screenshot", metavar="PATH",
@@ -50,12 +60,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --screenshot: the view to render (window, ladder, charts, "
                         "bars, stream, sweep, or any registered view)")
     p.add_argument("--level", metavar="ID",
-                   help="with --screenshot: select this level first (default: the first)")
+                   help="select this level (default: the first of the ladder)")
+    p.add_argument("--shape", type=_shape_arg, metavar="MxNxK",
+                   help="show the ladder, the charts and the exports at this shape (N for "
+                        "a cube; default 4096^3 where the session has it, else its most "
+                        "complete shape)")
+    p.add_argument("--mode", choices=["burst", "sustained"],
+                   help="show burst (default) or sustained results")
+    p.add_argument("--step", type=int, metavar="N",
+                   help="the animation step on screen, from 1 (with --tab or --chart of "
+                        "an animated view)")
     p.add_argument("--tab", metavar="NAME",
                    help="with --screenshot: show this view's tab in the window picture")
-    p.add_argument("--size", default="1400x900",
-                   help="with --screenshot or --export: the picture's size in pixels (the "
-                        "window's, times the screen's device pixel ratio on a HiDPI screen)")
+    p.add_argument("--size", metavar="WxH",
+                   help="with --screenshot: the window's size in pixels (default 1400x900; "
+                        "times the screen's device pixel ratio on a HiDPI screen); with "
+                        "--export: the picture's, exactly, whatever the window (default: a "
+                        "complete picture of the chart, e.g. 1600x900 for the bars)")
     p.add_argument("--presentation", action="store_true",
                    help="presentation mode: large type, high contrast (F11 toggles it); "
                         "with --screenshot, the picture in presentation mode")
@@ -71,9 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"with --export: png or svg of {{{','.join(charts)}}} (default bars), "
                         f"or of an animation view; gif, webp or mp4 of "
                         f"{{{','.join(animations)}}} (default tiling)")
+    p.add_argument("--all-results", action="store_true",
+                   help="with --export of a .csv: every result of the session (default: "
+                        "the ladder shown, at --shape and --mode)")
     p.add_argument("--scale", type=float, default=1.0, metavar="S",
-                   help="with --export: pixels per screen pixel of a png, gif, webp or mp4 "
-                        "(2 for slides)")
+                   help="with --export: --size times S pixels (png, gif, webp, mp4; the "
+                        "svg's canvas): 2 for a HiDPI slide")
     p.add_argument("--frames", type=int, metavar="N",
                    help="with --export of an animation: frames, one per step from the "
                         "first, wrapping (default: every step of the animation)")
@@ -83,21 +107,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runner", metavar="CMD",
                    help="live: the runner command line (default: the preference set in "
                         "File ▸ Live runner…, else python -m gemmscope.kernels runner)")
-    p.add_argument("--remote", metavar="[USER@]HOST[:PORT]",
-                   help="live: run the runner on this host through ssh (your keys and ssh "
-                        "config, batch mode: never a password)")
-    p.add_argument("--remote-command", default="gemmscope runner", metavar="CMD",
-                   help="live, with --remote: how to start the runner there "
-                        "(default `gemmscope runner`)")
-    p.add_argument("--ssh-option", action="append", default=[], metavar="OPT",
-                   help="live, with --remote: an ssh -o option (repeatable)")
+    targets.add_remote_options(p, context="live")  # the CLI's options, one definition
     targets.add_gpu_options(p, cluster=False)
+    p.set_defaults(gpus=None)  # the GPU indices of --device/--devices, set by main()
     p.add_argument("--session-file", metavar="PATH", help="live: record the session here")
     p.add_argument("--watchdog-s", type=float, metavar="S",
                    help="live: restart a runner silent this long during a run (default 60)")
     p.add_argument("--exit-after-paint", action="store_true",
                    help="exit after the window is first painted; print the time (benchmark)")
     return p
+
+
+def _shape_arg(text: str) -> Any:
+    """``--shape``: N (a cube) or MxNxK, as a Shape (argparse says why not)."""
+    from ..kernels.ladder.shape import Shape
+    from ..kernels.protocol.plan import parse_shape
+
+    return Shape(*parse_shape(text))
 
 
 def parse_size(text: str) -> tuple[int, int] | None:
@@ -113,10 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "replay" and not args.file:
         print("gemmscope replay: give the recording to open (FILE)", file=sys.stderr)
         return 2
-    from ..kernels import targets
+    from ..kernels.drive import targets
 
     try:  # GPU options are checked before any window opens
-        gpus = targets.gpus_of(args)
+        gpus = targets.gpus_of(args.device, args.devices, args.split, args.remote)
     except ValueError as exc:
         print(f"gemmscope: {exc}", file=sys.stderr)
         return 2
@@ -135,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     for option, path in (("--screenshot", args.screenshot), ("--export", args.export)):
         if path:
-            from ..kernels.atomic_file import check_writable, target_of
+            from ..kernels.protocol.atomic_file import check_writable, target_of
 
             try:  # a name that cannot be written is said before any window opens
                 # (an export makes its folder; a screenshot's must exist)
@@ -151,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         talk = check_talk_args(args)  # a bad file is said before any window opens
         if talk is None:
             return 2
+        if args.check:  # measures text; shows no window
+            os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     if args.remote is not None:  # empty included: refused, never local unasked
         from .core.runner_command import plan_live
 
@@ -180,7 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         picture = bool(args.screenshot or args.export)
         if settings is None and picture:  # a picture of the defaults, the same each time
             settings = str(Path(scratch) / "prefs.ini")
-        # a picture, an export or a talk reads the preferences and never writes them
+        # a picture, an export or a talk reads the preferences and never writes them (a
+        # talk's scenes set the speed, presentation mode, the run form: in memory only, so
+        # it starts from them and leaves them as they were)
         window = MainWindow(open_settings(settings, writable=not (picture or talk is not None)))
         if talk is not None:
             from .window.talk import run_talk
@@ -191,9 +221,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _device_specs(args: argparse.Namespace, plan: Any) -> Any:
     """--device/--devices: a runner per GPU, locally or over ssh (None: one runner)."""
-    if getattr(args, "gpus", None) is None:
+    if args.gpus is None:
         return None
-    from ..kernels import remote, targets
+    from ..kernels.drive import remote, targets
 
     target = remote.parse_target(plan.remote) if plan.remote else None
     return targets.device_specs(args.gpus, [] if target else plan.command, target,
@@ -206,6 +236,8 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
 
     if args.speed:
         window.set_replay_speed(args.speed)
+    # what is shown: chosen before the source opens, so its events never choose for it
+    window.choose(shape=args.shape, level=args.level, mode=args.mode)
     if args.presentation and (args.screenshot or args.export):  # keeps the asked size
         window.set_presentation(True, full_screen=False)
 
@@ -228,8 +260,7 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
 
         painted = _FirstPaint()
         app.installEventFilter(painted)
-    window.resize(1400, 900)
-    window.show()
+    window.show()  # (at the size MainWindow fitted to the screen it starts on)
     if args.presentation:  # after show: leaving it restores this geometry
         window.set_presentation(True)
     # the source opens once the window is on screen: a recording is read in a worker
@@ -263,7 +294,7 @@ def _prepare(app: Any, window: Any, args: argparse.Namespace) -> tuple[int, int]
     """Size the window for a picture of --size pixels, play the recording to its end,
     select the level, show; the window's size in device-independent pixels, or None
     (said why, window closed)."""
-    size = parse_size(args.size)
+    size = parse_size(args.size or DEFAULT_SCREENSHOT_SIZE)
     if size is None:
         print(f"--size: give WIDTHxHEIGHT in pixels, not {args.size!r}", file=sys.stderr)
         window.close()
@@ -271,7 +302,8 @@ def _prepare(app: Any, window: Any, args: argparse.Namespace) -> tuple[int, int]
     # the window in device-independent pixels; the picture in the screen's pixels
     ratio = app.primaryScreen().devicePixelRatio() if app.primaryScreen() else 1.0
     logical = (round(size[0] / ratio), round(size[1] / ratio))
-    window.resize(*logical)
+    if not args.export:  # (an export is drawn at its own size, whatever the window's)
+        window.resize(*logical)
     window.set_animated(False)  # a picture of whole steps, not mid-animation
     window.play_instant()
     if args.level and not window.select_level(args.level):
@@ -279,8 +311,28 @@ def _prepare(app: Any, window: Any, args: argparse.Namespace) -> tuple[int, int]
                             f"{', '.join(window.level_ids())}"), file=sys.stderr)
         window.close()
         return None
+    if args.shape is not None and args.shape not in window.store.shapes():
+        from .core.view_state import shape_text, sorted_shapes
+
+        shapes = ", ".join(shape_text(s) for s in sorted_shapes(window.store.shapes()))
+        print(f"--shape: the session has no ladder results at {shape_text(args.shape)}; "
+              f"shapes: {shapes or 'none'}", file=sys.stderr)
+        window.close()
+        return None
     window.show()
     return logical
+
+
+def _apply_step(window: Any, args: argparse.Namespace) -> bool:
+    """``--step N`` on the animated view on screen; False (said why) where none is."""
+    if args.step is None:
+        return True
+    if args.step < 1 or not window.set_step(args.step - 1):
+        print("--step: give a step from 1, with --tab or --chart of an animated view "
+              "(tiling, banks, swizzle, coalescing)", file=sys.stderr)
+        window.close()
+        return False
+    return True
 
 
 def _export(app: Any, window: Any, args: argparse.Namespace) -> int:
@@ -291,10 +343,20 @@ def _export(app: Any, window: Any, args: argparse.Namespace) -> int:
         return 2
     for _ in range(5):
         app.processEvents()
+    if args.step is not None:  # the step of the animated view exported
+        from .window.export_run import check_request
+        from .window.export_targets import TARGETS
+
+        target = TARGETS.get(check_request(args.export, args.chart))
+        if target is not None:
+            window.named_widget(target.view)
+        if not _apply_step(window, args):
+            return 2
     try:
         Path(args.export).parent.mkdir(parents=True, exist_ok=True)
         path = export_named(window, args.export, args.chart, scale=args.scale,
-                            frames=args.frames, fps=args.fps)
+                            frames=args.frames, fps=args.fps, every=args.all_results,
+                            size=parse_size(args.size) if args.size else None)
     except (ExportError, OSError) as exc:
         print(f"gemmscope: --export: {terminal_text(str(exc))}", file=sys.stderr)
         window.close()
@@ -308,7 +370,7 @@ def _screenshot(app: Any, window: Any, args: argparse.Namespace) -> int:
     logical = _prepare(app, window, args)
     if logical is None:
         return 2
-    size = parse_size(args.size)
+    size = parse_size(args.size or DEFAULT_SCREENSHOT_SIZE)
     target = window.named_widget(args.view)
     tab = window.named_widget(args.tab) if args.tab else window
     if target is None or tab is None or (args.tab and args.tab not in window.views):
@@ -316,6 +378,10 @@ def _screenshot(app: Any, window: Any, args: argparse.Namespace) -> int:
         print(f"no view called {name!r}; views: {', '.join(window.view_names())}",
               file=sys.stderr)
         window.close()
+        return 2
+    if args.tab:
+        window.named_widget(args.tab)  # the tab on screen: its animation takes --step
+    if not _apply_step(window, args):
         return 2
     for _ in range(5):
         app.processEvents()

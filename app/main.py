@@ -1,7 +1,7 @@
 """The `gemmscope` command: the desktop app, or the GPU-side subcommands.
 
 `gemmscope` and `gemmscope replay FILE` open the Qt app. The subcommands of
-gemmscope.kernels.cli (`runner`, `bench`, `record`, `report`, `levels`, `diff`, `sass`)
+gemmscope.kernels.cli.main (`runner`, `bench`, `record`, `report`, `levels`, `diff`, `sass`)
 are the GPU side and never import Qt, so they work on a headless GPU box without PySide6;
 so does `doctor`
 (gemmscope.app.core.doctor). Before Qt is imported, the doctor's start checks run: with no
@@ -11,21 +11,26 @@ instead of Qt's abort.
 
 from __future__ import annotations
 
+import os
 import sys
 
-from ..kernels.subcommands import NAMES
+from ..kernels.cli.subcommands import NAMES
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in NAMES:  # the CLI's subcommands (its import is not cheap)
-        from ..kernels import cli
+        from ..kernels.cli.main import main as cli_main
 
-        return cli.main(argv)
+        return cli_main(argv)
     from .core import doctor  # no Qt
 
     if argv and argv[0] == "doctor":
         return doctor.main(argv[1:])
+    # (a talk's --check only measures text: offscreen, with or without a display)
+    checking = argv[:1] == ["talk"] and "--check" in argv
+    if checking:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     if "-h" not in argv and "--help" not in argv and (blockers := doctor.start_blockers()):
         print(doctor.explain_blockers(blockers), file=sys.stderr)
         return 2

@@ -35,7 +35,6 @@ def device_color(device: int) -> str:
     return DEVICE_COLORS[device % len(DEVICE_COLORS)]
 # markers of the levels within one precision (a sweep's curves): shade and marker both differ
 LEVEL_SYMBOLS = ("o", "s", "t", "d", "h", "star", "p", "t1", "x", "+", "t2", "t3")
-REFERENCE_SYMBOL = "o"  # drawn hollow on a dashed line
 
 
 def level_colors(levels: list[tuple[str, str, bool]]) -> dict[str, str]:
@@ -83,6 +82,9 @@ class Theme:
     grid_alpha: float
     font_pt: int
     line_px: int
+    # the smallest text the theme lets anything shrink to (0: no floor); on stage a text
+    # that would need less is cut with "…" and a tooltip, or moved, never made smaller
+    min_text_px: int = 0
 
     def stylesheet(self) -> str:
         if self.name == "normal":
@@ -98,7 +100,22 @@ class Theme:
 NORMAL = Theme("normal", background="#ffffff", foreground="#202020", grid_alpha=0.25,
                font_pt=10, line_px=1)
 PRESENTATION = Theme("presentation", background="#000000", foreground="#ffffff",
-                     grid_alpha=0.4, font_pt=20, line_px=3)
+                     grid_alpha=0.4, font_pt=20, line_px=3, min_text_px=18)
+STAGE_TEXT_PX = PRESENTATION.min_text_px  # readable from the back of a room
+
+
+def px_to_pt(px: float) -> float:
+    """Points that render ``px`` pixels tall (the em) on the primary screen."""
+    from PySide6.QtGui import QGuiApplication
+
+    screen = QGuiApplication.primaryScreen()
+    dpi = screen.logicalDotsPerInchY() if screen is not None else 96.0
+    return px * 72.0 / (dpi or 96.0)
+
+
+def min_text_pt(theme: Theme, fallback: float = 0.0) -> float:
+    """The theme's floor in points (``fallback`` where it has none)."""
+    return px_to_pt(theme.min_text_px) if theme.min_text_px else fallback
 
 @dataclass(frozen=True, slots=True)
 class AnimationColors:

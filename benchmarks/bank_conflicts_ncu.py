@@ -3,7 +3,7 @@
 For every SIMT level (default) at M = N = K = 1024, runs the level once under
 
     ncu --clock-control none --metrics <the four metrics> --csv --page raw
-        -k regex:<kernel> -c 1 python3 -m gemmscope.kernels.launch LEVEL M N K
+        -k regex:<kernel> -c 1 python3 -m gemmscope.kernels.engine.launch LEVEL M N K
         --one-block-per-sm
 
 (launched with enough unused shared memory that blocks do not share an SM: co-resident
@@ -21,7 +21,7 @@ stream; if ncu rejects those names it retries with the four core metrics.
     python3 benchmarks/bank_conflicts_ncu.py --from-dir out   # CSVs of ncu_levels.sh
 
 Needs a GPU, CuPy and ncu (profiling counters allowed for the user). Imports no Qt.
-The ncu command, the run and the CSV are gemmscope.kernels.ncu's (which
+The ncu command, the run and the CSV are gemmscope.kernels.profile.ncu's (which
 `gemmscope record --ncu` uses too); this script is the table around them.
 cp.async's shared writes are not STS: the model reports them apart (``cp_async`` in the
 JSON) and compares only ld/st.
@@ -39,7 +39,7 @@ from gemmscope.kernels.models import SIMT_LEVELS, model_for, totals
 from gemmscope.kernels.models.banks import PHASES_ONLY
 from gemmscope.kernels.models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
 from gemmscope.kernels.models.ncu_compare import compare, format_table
-from gemmscope.kernels.ncu import find_ncu, from_csv_file, ncu_command, profile
+from gemmscope.kernels.profile.ncu import find_ncu, from_csv_file, ncu_command, profile
 
 __all__ = ["main", "ncu_command"]
 

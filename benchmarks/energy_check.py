@@ -3,7 +3,7 @@
     python benchmarks/energy_check.py [-l LEVEL ...] [-s 4096] [--window-s 3] [--trials 3]
                                       [--cooldown-s 5] [--tolerance-pct 3] [--json]
 
-For each level: the sustained mode's figure (gemmscope.kernels.sustained, as `gemmscope
+For each level: the sustained mode's figure (gemmscope.kernels.engine.sustained, as `gemmscope
 bench --sustained` runs it: CUDA graphs of batches, CUDA-event timing), then a plain
 measurement that shares none of that code: the level's kernel launched N times back to
 back from a Python loop on the default stream (no graph), N chosen to fill the same
@@ -67,11 +67,11 @@ def seconds_per_launch(cp: Any, launch: Any, calls: int = 5) -> float:
 
 def check_level(level_id: str, size: int, args: argparse.Namespace, nv: Any, handle: Any
                 ) -> dict[str, Any]:
-    from gemmscope.kernels import registry
-    from gemmscope.kernels.gpu import device_info, require_cupy
-    from gemmscope.kernels.measure import Bench, level_launcher, wall_clock
-    from gemmscope.kernels.operands import check, random_inputs
-    from gemmscope.kernels.sustained import SustainedConfig, run_sustained
+    from gemmscope.kernels.device.gpu import device_info, require_cupy
+    from gemmscope.kernels.engine.measure import Bench, level_launcher, wall_clock
+    from gemmscope.kernels.engine.operands import check, random_inputs
+    from gemmscope.kernels.engine.sustained import SustainedConfig, run_sustained
+    from gemmscope.kernels.ladder import registry
 
     cp = require_cupy()
     level = registry.get(level_id)

@@ -57,7 +57,7 @@ from gemmscope.app.views.playback import ViewPanel
 from gemmscope.app.views.registry import VIEWS as VIEW_SPECS
 from gemmscope.app.window.main_window import MainWindow, bundled_session
 from gemmscope.app.window.preferences import open_settings
-from gemmscope.kernels.protocol import dumps
+from gemmscope.kernels.protocol.events import dumps
 
 WARMUP_S = 0.5
 FRAME_MS = 1000 / 60

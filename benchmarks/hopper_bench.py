@@ -32,9 +32,9 @@ VARIANTS: dict[str, list[dict[str, int]]] = {
 
 def child(level_id: str, params: dict[str, int] | None, sizes: list[int], repeats: int,
           check: bool) -> None:
-    from gemmscope.kernels import registry
-    from gemmscope.kernels.gpu import device_info
-    from gemmscope.kernels.measure import Bench, Refused, refusal, wall_clock
+    from gemmscope.kernels.device.gpu import device_info
+    from gemmscope.kernels.engine.measure import Bench, Refused, refusal, wall_clock
+    from gemmscope.kernels.ladder import registry
 
     dev = device_info()
     bench = Bench(dev, wall_clock())

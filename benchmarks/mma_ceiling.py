@@ -177,7 +177,7 @@ def call(launch: tuple) -> None:
 def main() -> None:
     import cupy as cp
 
-    from gemmscope.kernels.registry import cuda_dir
+    from gemmscope.kernels.ladder.registry import cuda_dir
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=".")

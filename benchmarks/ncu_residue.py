@@ -5,7 +5,7 @@
 For each SIMT level, profiles one launch at M = N = K = SIZE under ncu three times: as
 built; with every global load compiled to bypass L1 (ptxas -dlcm=cg through
 GEMMSCOPE_NVRTC_OPTIONS); and as built but launched with one block per SM (unused dynamic
-shared memory keeps a second block off; ``python -m gemmscope.kernels.launch ...
+shared memory keeps a second block off; ``python -m gemmscope.kernels.engine.launch ...
 --one-block-per-sm``, the launch the ncu comparison uses). For loads and stores it
 prints l1tex's bank conflicts and wavefronts, the wavefronts attributed to shared-memory
 instructions in the SASS, and the access model's conflicts. The l1tex counts minus the
@@ -22,10 +22,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gemmscope.kernels import registry
+from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import SIMT_LEVELS, totals
 from gemmscope.kernels.models.ncu_compare import parse_raw_csv
-from gemmscope.kernels.ncu import launch_command
+from gemmscope.kernels.profile.ncu import launch_command
 
 METRICS = {
     f"{op}_{what}": name.format(op=op)

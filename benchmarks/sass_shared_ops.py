@@ -13,9 +13,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from gemmscope.kernels import registry
+from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import MODELS, model_for
-from gemmscope.kernels.models.sass_check import compare_level, tools_missing
+from gemmscope.kernels.toolchain.sass_check import compare_level, tools_missing
 
 
 def main(argv: list[str] | None = None) -> int:

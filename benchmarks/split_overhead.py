@@ -16,7 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from gemmscope.kernels import cli, recording, registry
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol import recording
 
 FAKE = Path(__file__).parents[1] / "tests" / "fake_runner.py"
 

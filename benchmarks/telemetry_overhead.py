@@ -16,11 +16,11 @@ import os
 import statistics
 import sys
 
-from gemmscope.kernels import registry
-from gemmscope.kernels.gpu import device_info
-from gemmscope.kernels.measure import Bench, wall_clock
-from gemmscope.kernels.protocol import dumps
-from gemmscope.kernels.telemetry import Nvml, Sampler
+from gemmscope.kernels.device.gpu import device_info
+from gemmscope.kernels.device.telemetry import Nvml, Sampler
+from gemmscope.kernels.engine.measure import Bench, wall_clock
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol.events import dumps
 
 
 def main() -> int:

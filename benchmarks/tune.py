@@ -17,10 +17,10 @@ import time
 import traceback
 from pathlib import Path
 
-from gemmscope.kernels import registry
-from gemmscope.kernels.gpu import device_info
-from gemmscope.kernels.measure import Bench, wall_clock
-from gemmscope.kernels.telemetry import Nvml, Sampler
+from gemmscope.kernels.device.gpu import device_info
+from gemmscope.kernels.device.telemetry import Nvml, Sampler
+from gemmscope.kernels.engine.measure import Bench, wall_clock
+from gemmscope.kernels.ladder import registry
 
 CHECK_SHAPES = [(1, 1, 1), (7, 13, 5), (100, 100, 100), (1000, 999, 1001), (1000, 1000, 1000),
                 (4097, 4097, 4097), (4099, 17, 515), (17, 4099, 515)]

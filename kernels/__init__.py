@@ -1,7 +1,9 @@
-"""GPU side of gemmscope: levels, NVRTC build, runner, timing, verification, telemetry.
+"""GPU side of gemmscope: levels, NVRTC build, runner, timing, verification, telemetry,
+in folders by role (README, "Layout"): cli > engine, profile > toolchain, drive >
+device, models, results > ladder, protocol; each imports only the layers below it.
 
 Nothing here imports Qt, and nothing touches the GPU at import time: CuPy is imported
-lazily in :mod:`gemmscope.kernels.gpu` and NVML in :mod:`gemmscope.kernels.telemetry`.
+lazily in :mod:`.device.gpu` and NVML in :mod:`.device.telemetry`.
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ if "-o" in args:  # a profiling run writing a report
     if mode == "timeout":
         time.sleep(60)
     print("==PROF== Connected to process 4242 (/usr/bin/python3.12)")
-    launch = args[args.index("gemmscope.kernels.launch") + 1:]
+    launch = args[args.index("gemmscope.kernels.engine.launch") + 1:]
     print(json.dumps({{"level": launch[0], "M": int(launch[1]), "variant": "vector",
                       "verified": True}}))
     if mode == "no_report":

@@ -7,20 +7,33 @@ Each finding is one line naming the widget, so a failure says what to fix.
 
 from __future__ import annotations
 
+import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRect
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont, QFontInfo, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractButton,
+    QAbstractItemView,
     QAbstractScrollArea,
+    QAbstractSpinBox,
     QCheckBox,
+    QComboBox,
+    QGraphicsTextItem,
+    QHeaderView,
     QLabel,
+    QLineEdit,
+    QMenuBar,
+    QPlainTextEdit,
     QPushButton,
     QRadioButton,
     QStyle,
     QStyleOptionButton,
+    QTabBar,
     QTableView,
+    QTextEdit,
     QWidget,
 )
+
+from gemmscope.app.plots.chart_base import SideLegend
 
 
 def _name(w: QWidget) -> str:
@@ -161,3 +174,119 @@ def low_contrast(window: QWidget, least: float = 4.5) -> list[str]:
                 out.append(f"low contrast {contrast(fg, bg):.1f}: {_name(w)} "
                            f"{fg.name()} on {bg.name()}")
     return out
+
+
+# ------------------------------------------------------------------ the stage's rules
+def view_share(window: QWidget) -> float:
+    """The share of the window's area that the view on screen (the current tab) gets."""
+    view = window.tabs.currentWidget()
+    area = window.width() * window.height()
+    return view.width() * view.height() / area if area and view is not None else 0.0
+
+
+def _px(font: QFont) -> float:
+    """A font's em in pixels, as it renders (points at the screen's resolution)."""
+    if font.pixelSize() > 0:
+        return float(font.pixelSize())
+    screen = QGuiApplication.primaryScreen()
+    dpi = screen.logicalDotsPerInchY() if screen is not None else 96.0
+    return font.pointSizeF() * dpi / 72.0 if font.pointSizeF() > 0 else \
+        float(QFontInfo(font).pixelSize())
+
+
+def _document_px(item: QGraphicsTextItem) -> float | None:
+    """The smallest type of a text item's text (its HTML may set sizes of its own)."""
+    if not item.toPlainText().strip():
+        return None
+    doc = item.document()
+    smallest = None
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            frag = it.fragment()
+            if frag.isValid() and frag.text().strip():
+                fmt = frag.charFormat()
+                font = QFont(item.font())
+                if fmt.fontPointSize() > 0:
+                    font.setPointSizeF(fmt.fontPointSize())
+                elif fmt.font().pixelSize() > 0:
+                    font.setPixelSize(fmt.font().pixelSize())
+                px = _px(font)
+                smallest = px if smallest is None else min(smallest, px)
+            it += 1
+        block = block.next()
+    return smallest
+
+
+def _plot_texts(plot: pg.PlotWidget) -> list[tuple[float, str]]:
+    out = []
+    for item in plot.scene().items():
+        if not item.isVisible() or not all(p.isVisible() for p in _ancestors(item)):
+            continue
+        if isinstance(item, QGraphicsTextItem):
+            px = _document_px(item)
+            if px is not None:
+                out.append((px, f"text {item.toPlainText()[:30]!r}"))
+        elif isinstance(item, pg.AxisItem) and item.style.get("showValues", True):
+            font = item.style.get("tickFont") or item.font()
+            if _axis_has_text(item):
+                out.append((_px(font), f"{item.orientation} axis ticks"))
+        elif isinstance(item, SideLegend) and item.entries:
+            out.append((_px(item.font_), "legend"))
+    return [(px, f"{type(plot).__name__} {getattr(plot, 'base_title', '')!r}: {what}")
+            for px, what in out]
+
+
+def _ancestors(item):
+    p = item.parentItem()
+    while p is not None:
+        yield p
+        p = p.parentItem()
+
+
+def _axis_has_text(axis: pg.AxisItem) -> bool:
+    ticks = axis._tickLevels
+    if ticks is not None:
+        return any(text for level in ticks for _, text in level)
+    return axis.height() > 1 and axis.width() > 1
+
+
+def text_sizes(window: QWidget) -> list[tuple[float, str]]:
+    """(em in px, what) of every text shown in the window: widgets' own text, item views'
+    rows, the texts of every plot, and what the custom-painted canvases painted last."""
+    out: list[tuple[float, str]] = []
+    for w in shown_widgets(window):
+        text = ""
+        if isinstance(w, QLabel) and w.pixmap().isNull():
+            text = w.text()
+        elif isinstance(w, QAbstractButton):
+            text = w.text()
+        elif isinstance(w, QComboBox):
+            text = w.currentText()
+        elif isinstance(w, (QLineEdit, QAbstractSpinBox)):
+            text = w.text()
+        elif isinstance(w, QTabBar):
+            text = "".join(w.tabText(i) for i in range(w.count()))
+        elif isinstance(w, (QMenuBar, QHeaderView)):
+            text = "menu" if isinstance(w, QMenuBar) else "header"
+        elif isinstance(w, QAbstractItemView) and w.model() is not None \
+                and w.model().rowCount():
+            text = "rows"
+        elif isinstance(w, (QPlainTextEdit, QTextEdit)):
+            text = w.toPlainText()[:1]
+        if text.strip():
+            out.append((_px(w.font()), _name(w)))
+        if isinstance(w, pg.PlotWidget):
+            out += _plot_texts(w)
+        smallest = getattr(w, "smallest_pt", None)
+        if isinstance(smallest, float) and smallest > 0:
+            font = QFont(w.font())
+            font.setPointSizeF(smallest)
+            out.append((_px(font), f"painted in {_name(w)}"))
+    return out
+
+
+def small_texts(window: QWidget, least_px: float) -> list[str]:
+    """Texts shown smaller than ``least_px`` pixels (em)."""
+    return [f"{px:.1f} px: {what}" for px, what in text_sizes(window) if px < least_px - 0.25]

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from gemmscope.kernels import protocol
+from gemmscope.kernels.protocol import events as protocol
 
 
 class RunnerProcess:

@@ -12,8 +12,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from gemmscope.kernels import __version__, registry
-from gemmscope.kernels.protocol import PROTOCOL_VERSION, dumps
+from gemmscope.kernels import __version__
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol.events import PROTOCOL_VERSION, dumps
 
 SHAPE = (4096, 4096, 4096)
 # invented TFLOPS per level at SHAPE (ladder order), and the references
@@ -126,7 +127,7 @@ def _run(clock: _Clock, run_id: str, level: str, shape: tuple[int, int, int], tf
 
 
 def energy(tflops: float, ms: float, flop: float) -> dict[str, Any]:
-    """The result's telemetry fields as the runner derives them (kernels/measure.py)."""
+    """The result's telemetry fields as the runner derives them (kernels/engine/measure.py)."""
     capped = is_capped(tflops)
     joules = power_w(tflops) * ms * 1e-3
     clock = SM_CLOCK_CAPPED_MHZ if capped else SM_CLOCK_MAX_MHZ

@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from gemmscope.kernels.atomic_file import NewFile, replacing, write_text
+from gemmscope.kernels.protocol.atomic_file import NewFile, replacing, write_text
 
 
 def names(folder) -> list[str]:
@@ -76,7 +76,7 @@ def test_a_symlink_is_followed_to_its_target_and_stays_a_link(tmp_path):
 
 
 def test_a_dangling_symlink_or_a_non_regular_target_is_refused_before_any_work(tmp_path):
-    from gemmscope.kernels.atomic_file import NotRegularFile
+    from gemmscope.kernels.protocol.atomic_file import NotRegularFile
 
     dangling = tmp_path / "dangling.csv"
     dangling.symlink_to(tmp_path / "nowhere" / "x.csv")

@@ -17,9 +17,10 @@ import synthetic_session
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gemmscope.kernels import cli, recording
-from gemmscope.kernels.protocol import MAX_SESSION_S, ProtocolError, Timeline, parse_line
-from gemmscope.kernels.rows import Result, rows_of
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.protocol.events import MAX_SESSION_S, ProtocolError, Timeline, parse_line
+from gemmscope.kernels.results.rows import Result, rows_of
 
 FAKE = Path(__file__).with_name("fake_runner.py")
 numbers = st.one_of(st.floats(allow_nan=False, allow_infinity=False),
@@ -162,7 +163,7 @@ class FullAfter:
 @pytest.mark.parametrize("lines, kept", [(8, True), (1, False)])
 def test_a_full_disk_names_the_file_that_holds_what_was_kept(tmp_path, monkeypatch,
                                                             lines, kept):
-    from gemmscope.kernels import session_file
+    from gemmscope.kernels.protocol import session_file
 
     made = session_file.SessionWriter.__init__
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import cli
-from gemmscope.kernels.protocol import PROTOCOL_VERSION
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.protocol.events import PROTOCOL_VERSION
 
 FAKE = Path(__file__).with_name("fake_runner.py")
 LIMIT_S = 120
@@ -168,7 +168,7 @@ def test_telemetry_memory_follows_the_samples_not_the_gpus_named(tmp_path):
     path = tmp_path / "many.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
     assert path.stat().st_size < 200_000
-    from gemmscope.kernels import recording
+    from gemmscope.kernels.protocol import recording
 
     session = recording.read_session(path)
     tracemalloc.start()

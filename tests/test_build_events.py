@@ -10,7 +10,10 @@ import json
 
 import pytest
 
-from gemmscope.kernels import build, build_event, protocol, registry, sass
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.toolchain import build_event, sass
+from gemmscope.kernels.toolchain import nvrtc as build
 
 NVDISASM_OUTPUT = """
 //--------------------- .text._Z1kILb1EEvv --------------------------
@@ -114,7 +117,7 @@ def test_protocol_requires_level_and_variant_and_checks_sources():
 
 
 def test_runner_emits_one_build_event_per_variant(monkeypatch):
-    from gemmscope.kernels.runner import Runner
+    from gemmscope.kernels.engine.runner import Runner
 
     calls = []
 
@@ -240,7 +243,8 @@ def test_the_runner_compiles_in_a_child_process_and_loads_no_nvrtc_itself():
     import sys
 
     code = ("import sys\n"
-            "from gemmscope.kernels import build_event, registry\n"
+            "from gemmscope.kernels.ladder import registry\n"
+            "from gemmscope.kernels.toolchain import build_event\n"
             "lv = registry.get('naive')\n"
             "off = build_event.compile_cubin(lv, lv.params, 'sm_90', isolated=True)\n"
             "assert off.sass and all(r.regs for r in off.resources.values())\n"

@@ -1,13 +1,13 @@
 """A burst result's energy: the counter over a window of flush + launch pairs after the
-timed repeats (kernels/measure.py), and null with a reason where it cannot be measured."""
+timed repeats (kernels/engine/measure.py), and null with a reason where it cannot be measured."""
 
 from __future__ import annotations
 
 import pytest
 
-from gemmscope.kernels.energy import EnergyReading, MeasuredWindow
-from gemmscope.kernels.measure import burst_energy_fields
-from gemmscope.kernels.telemetry import RunWindow
+from gemmscope.kernels.device.telemetry import RunWindow
+from gemmscope.kernels.engine.energy import EnergyReading, MeasuredWindow
+from gemmscope.kernels.engine.measure import burst_energy_fields
 
 
 def _window(launches=100, gpu_s=1.0, energy_j=500.0) -> MeasuredWindow:

@@ -12,9 +12,10 @@ import synthetic_session as syn
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QColor, QFontMetricsF
 
+from gemmscope.app.plots.chart_base import Chart
 from gemmscope.app.theme import PRECISION_COLORS
 from gemmscope.app.window.main_window import bundled_session
-from gemmscope.kernels import registry
+from gemmscope.kernels.ladder import registry
 
 
 @pytest.fixture
@@ -57,17 +58,28 @@ def test_every_level_has_its_own_colour_in_its_precisions_hue(loaded):
             assert marked.count(level_id) == len(curve.xData), level_id
 
 
-def test_legends_sit_beside_the_data_and_list_every_entry(loaded):
-    window = loaded()
+@pytest.mark.parametrize("size", [(1400, 900), (1280, 720), (1920, 1080)],
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+def test_legends_sit_outside_the_data_and_list_every_entry(loaded, size):
+    """Beside the plot where the legend's column is narrow enough, else in rows below the
+    x axis: never over the data, never cut, never half the chart's width."""
+    window = loaded(size=size)
     for name in ("bars", "sweep"):
         chart = window.charts()[name]
         legend, vb = chart.side_legend, chart.getPlotItem().vb
         assert legend.isVisible() and legend.entries
-        first = legend.mapToScene(legend.entry_rect(0).topLeft())
-        assert first.x() >= vb.sceneBoundingRect().right()  # nothing drawn over the data
+        data = vb.sceneBoundingRect()
+        for i in range(len(legend.entries)):
+            entry = legend.mapRectToScene(legend.entry_rect(i))
+            assert not entry.intersects(data), (name, i)  # nothing drawn over the data
+            assert entry.right() <= chart.width() + 1 and entry.bottom() <= chart.height() + 1
         assert legend.sceneBoundingRect().right() <= chart.width() + 1
         last = legend.entry_rect(len(legend.entries) - 1)
         assert last.bottom() <= legend.size().height() + 1, name  # nothing cut off
+        if not legend.below:
+            assert legend.size().width() <= Chart.SIDE_SHARE * chart.width() + 1, name
+        else:
+            assert data.width() >= 0.6 * chart.width(), name  # the plot keeps the width
     sweep = window.charts()["sweep"]
     assert len(sweep.side_legend.entries) == len(sweep.curves)
 
@@ -266,8 +278,8 @@ def check_every_repeat_once(window) -> None:
 
 def test_the_sweep_redraws_a_turn_after_the_bars_and_a_picture_waits_for_it(
         make_window, synthetic_file):
-    from gemmscope.kernels.protocol import Timeline
-    from gemmscope.kernels.recording import read_session
+    from gemmscope.kernels.protocol.events import Timeline
+    from gemmscope.kernels.protocol.recording import read_session
 
     window = make_window()
     charts = window.views["charts"]

@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import cli, plan, protocol, recording, registry
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol import plan, recording
 
 
 def parse(*argv):
@@ -71,7 +74,7 @@ def test_bad_repeats_and_rate():
 
 
 def test_bench_without_gpu_says_why(monkeypatch):
-    import gemmscope.kernels.gpu as gpu
+    import gemmscope.kernels.device.gpu as gpu
 
     if gpu.get_cupy()[0] is not None:
         pytest.skip("this machine has a GPU")
@@ -148,6 +151,19 @@ def test_levels_lists_everything():
     cli.main(["levels"], stdout=out, stderr=io.StringIO())
     for lv in registry.LEVELS:
         assert lv.id in out.getvalue()
+
+
+def test_levels_columns_stay_aligned_after_long_ids():
+    out = io.StringIO()
+    cli.main(["levels"], stdout=out, stderr=io.StringIO())
+    lines = out.getvalue().splitlines()
+    assert len(lines) == len(registry.LEVELS)
+    longest = max(len(lv.id) for lv in registry.LEVELS)
+    assert longest > 14  # (ids such as cublaslt_fp8_blocks: wider than the old column)
+    # every row's precision and title start at the same columns
+    starts = {(line.index(lv.precision, longest), line.index(lv.title, longest))
+              for line, lv in zip(lines, registry.LEVELS, strict=True)}
+    assert len(starts) == 1
 
 
 # ------------------------------------------------------------------ output files
@@ -245,7 +261,7 @@ def test_runs_that_do_not_finish_leave_the_output_alone(tmp_path, monkeypatch):
 
 
 def test_runs_that_measured_nothing_leave_no_file(tmp_path, monkeypatch):
-    import gemmscope.kernels.gpu as gpu
+    import gemmscope.kernels.device.gpu as gpu
 
     if gpu.get_cupy()[0] is not None:
         pytest.skip("this machine has a GPU")
@@ -306,7 +322,7 @@ def test_report_lines_hold_no_line_break(tmp_path):
     where one write of the whole table could end part-way without an error when the
     reader went away, and unbuffered stdout (-u) drops the rest silently (the closed-pipe
     test above then saw exit 0 under load: 10 of 40 runs)."""
-    from gemmscope.kernels.session_report import report_lines
+    from gemmscope.kernels.results.session_report import report_lines
 
     p = tmp_path / "s.jsonl"
     p.write_text("\n".join(protocol.dumps(e) for e in [
@@ -390,3 +406,26 @@ def test_append_that_measures_nothing_leaves_the_file_as_it_was(tmp_path, monkey
                      "--no-compare"], stdout=io.StringIO(), stderr=err)
     assert code == 2 and "no GPU" in err.getvalue() and out.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["rec.jsonl"]
+
+
+@pytest.mark.parametrize("argv", [["record", "--ncu", "ncu"], ["record"], ["bench"]])
+def test_a_refused_plan_leaves_no_file_beside_the_output(tmp_path, argv):
+    """The options are checked before the output file is made: an unknown level is said
+    and nothing is written (not even a temporary file beside the output)."""
+    err = io.StringIO()
+    code = cli.main([*argv, "-o", str(tmp_path / "rec.jsonl"), "-l", "no_such_level"],
+                    stdout=io.StringIO(), stderr=err)
+    assert code == 2 and "unknown level(s): no_such_level" in err.getvalue()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_each_subcommand_reads_its_own_options_only():
+    """bench and record are two functions, and no command guesses at options it may
+    not have (no getattr on the parsed arguments anywhere in the command lines)."""
+    assert cli.COMMANDS["bench"] is not cli.COMMANDS["record"]
+    root = Path(__file__).resolve().parents[1]
+    guessed = [f"{path.relative_to(root)}:{n}"
+               for folder in ("kernels", "app") for path in sorted((root / folder).rglob("*.py"))
+               for n, line in enumerate(path.read_text().splitlines(), 1)
+               if re.search(r"getattr\(\s*args\b", line)]
+    assert guessed == []

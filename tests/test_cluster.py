@@ -1,4 +1,4 @@
-"""The cluster engine (kernels/cluster.py) on a local Dask cluster of CPU worker processes,
+"""The cluster engine (kernels/drive/cluster.py) on a local Dask cluster of CPU worker processes,
 each driving a stand-in runner: every run merged once with its host and device, and a
 worker killed in the middle of a run loses that run only, said as an error event.
 
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import protocol, recording
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol import recording
 
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
@@ -126,3 +127,23 @@ def test_no_scheduler_is_said_at_once(tmp_path):
     assert done.returncode == 2 and "no Dask scheduler answered" in done.stderr
     assert time.monotonic() - started < LIMIT_S
     assert not list(tmp_path.iterdir())
+
+
+def test_a_gemmscope_worker_is_one_dask_worker_with_one_gpu():
+    """One process, one thread, one GPU resource, the GPU chosen by its environment; and
+    where told to (--host, --insecure: a plain tcp:// scheduler beyond loopback) it
+    listens on that address only, its dashboard off (kernels/drive/cluster_serve.py)."""
+    from gemmscope.kernels.cli import main as cli
+    from gemmscope.kernels.drive.cluster_serve import worker_command
+
+    argv, env = worker_command(cli.build_parser().parse_args(
+        ["worker", "tcp://sched:8786", "--device", "3", "--host", "10.0.0.5", "--insecure"]))
+    assert argv[:4] == [sys.executable, "-m", "distributed.cli.dask_worker", "tcp://sched:8786"]
+    options = argv[4:]
+    assert options[options.index("--nworkers") + 1] == "1"
+    assert options[options.index("--nthreads") + 1] == "1"
+    assert options[options.index("--resources") + 1] == "GPU=1"
+    assert options[options.index("--name") + 1].startswith("gpu3@")
+    assert options[options.index("--host") + 1] == "10.0.0.5"
+    assert "--no-dashboard" in options
+    assert env["CUDA_VISIBLE_DEVICES"] == "3" and env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"

@@ -1,5 +1,5 @@
 """Every cluster and remote address is parsed, and what cannot be used is refused in one
-line (kernels/cluster_address.py, kernels/remote.py): property-based over any text, and
+line (kernels/drive/cluster_address.py, kernels/drive/remote.py): property-based over any text, and
 through ``record --cluster``, ``gemmscope worker`` and ``gemmscope scheduler`` for the
 values that gave tracebacks or ran locally unasked."""
 
@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gemmscope.kernels import cli, cluster_serve, remote
-from gemmscope.kernels.cluster_address import (
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.drive import cluster_serve, remote
+from gemmscope.kernels.drive.cluster_address import (
     AddressRefused,
     SchedulerAddress,
     TlsFiles,

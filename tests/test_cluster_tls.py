@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import recording
+from gemmscope.kernels.protocol import recording
 
 distributed = pytest.importorskip("distributed")
 psutil = pytest.importorskip("psutil")

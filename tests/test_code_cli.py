@@ -8,7 +8,10 @@ import io
 
 import pytest
 
-from gemmscope.kernels import build_event, cli, protocol, registry, sass
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.toolchain import build_event, sass
 
 MISSING = build_event.nvrtc_missing() or sass.nvdisasm_missing()
 needs_tools = pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
@@ -57,7 +60,7 @@ def test_diff_of_levels_sharing_a_source_names_the_parameters_that_differ():
 
 
 def test_parameter_changes_from_a_recording_are_made_printable():
-    from gemmscope.kernels.build_report import param_changes
+    from gemmscope.kernels.toolchain.build_report import param_changes
 
     assert param_changes({"A": 1}, {"A": 1}) == ""
     assert param_changes(None, {"A": 1}) == ""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gemmscope.kernels import build, registry
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.toolchain import nvrtc as build
 
 pytest.importorskip("cuda.bindings.nvrtc", reason="the nvrtc extra is not installed")
 
@@ -39,7 +40,7 @@ def test_compile_error_carries_the_log(tmp_path):
 
 @pytest.mark.parametrize("level_id", ["fp8_block_scaled", "fp8_stream_k"])
 def test_fp8_levels_compile_with_the_192_wide_tiles_they_pick_per_shape(level_id):
-    from gemmscope.kernels import cubin
+    from gemmscope.kernels.toolchain import cubin
 
     level = registry.get(level_id)
     fitted = level.for_shape(4096, 2112, 7168, 132)

@@ -8,7 +8,7 @@ import re
 
 from gemmscope.app.core import export
 from gemmscope.app.core.store import SessionStore
-from gemmscope.kernels import protocol
+from gemmscope.kernels.protocol import events as protocol
 
 HEADER = {"type": "session", "t": 0.0, "protocol": 1, "created": "x", "levels": {},
           "device": {"name": "<img src=file:///etc/passwd> GPU",

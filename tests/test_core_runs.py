@@ -6,10 +6,10 @@ from gemmscope.app.core import export
 from gemmscope.app.core.gpu_probe import probe
 from gemmscope.app.core.runs import parse_dim, parse_repeats
 from gemmscope.app.core.store import SessionStore
-from gemmscope.kernels.commands import parse_command
-from gemmscope.kernels.plan import RunQueue, RunRequest, sweep_requests
-from gemmscope.kernels.recording import read_session
-from gemmscope.kernels.session_file import SessionWriter, default_session_path
+from gemmscope.kernels.protocol.commands import parse_command
+from gemmscope.kernels.protocol.plan import RunQueue, RunRequest, sweep_requests
+from gemmscope.kernels.protocol.recording import read_session
+from gemmscope.kernels.protocol.session_file import SessionWriter, default_session_path
 
 
 def test_dimension_fields_refuse_bad_input_with_a_reason():
@@ -89,8 +89,9 @@ def test_csv_and_markdown_reports(synthetic_file):
     assert ",300.0,42.9%,cublas_fp16,30.3%," in wmma
     md = export.ladder_markdown(store, "synthetic.jsonl", [("Ladder", "ladder.png")])
     assert "synthetic data, not a measurement" in md
-    # a recording's text is escaped (an underscore too): it renders as itself
-    assert "| wmma | FP16 | 4096×4096×4096 | 300.0 | 42.9% | cublas\\_fp16 | 30.3% |" in md
+    # a recording's text is escaped (an underscore too): it renders as itself; references
+    # are named by their titles
+    assert "| wmma | FP16 | 4096×4096×4096 | 300.0 | 42.9% | cuBLAS FP16 | 30.3% |" in md
     assert "![Ladder](<ladder.png>)" in md
     assert "launch (double\\_buffer at 7×100×1000)" in md
 

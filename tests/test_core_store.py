@@ -7,8 +7,8 @@ import synthetic_session as syn
 from gemmscope.app.core.levels import catalog_from_header
 from gemmscope.app.core.replay import ReplayClock, Speed, timeline
 from gemmscope.app.core.store import Change, SessionStore, Shape
-from gemmscope.kernels.protocol import Timeline
-from gemmscope.kernels.recording import read_session
+from gemmscope.kernels.protocol.events import Timeline
+from gemmscope.kernels.protocol.recording import read_session
 
 
 def fed_store(events) -> SessionStore:

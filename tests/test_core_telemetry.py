@@ -8,8 +8,8 @@ import synthetic_session as syn
 
 from gemmscope.app.core.store import SessionStore, Shape
 from gemmscope.app.core.telemetry import RunEnd
-from gemmscope.kernels.protocol import Timeline
-from gemmscope.kernels.recording import read_session
+from gemmscope.kernels.protocol.events import Timeline
+from gemmscope.kernels.protocol.recording import read_session
 
 
 def fed_store(events) -> SessionStore:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import cli
+from gemmscope.kernels.cli import main as cli
 
 FAKE = Path(__file__).with_name("fake_runner.py")
 BUNDLED = Path(__file__).parents[1] / "resources" / "sessions" / "h200-ladder.jsonl"
@@ -74,11 +74,11 @@ def test_a_one_gpu_recording_shows_no_gpu_choice(qtbot, make_window):
 def test_live_on_two_gpus_splits_the_runs_and_records_one_session(qtbot, tmp_path):
     from gemmscope.app.core.store import SessionStore
     from gemmscope.app.sources.live import LiveSource
-    from gemmscope.kernels import targets
-    from gemmscope.kernels.plan import RunRequest
-    from gemmscope.kernels.recording import read_session
-    from gemmscope.kernels.session import SessionState
-    from gemmscope.kernels.session_file import SessionWriter
+    from gemmscope.kernels.drive import targets
+    from gemmscope.kernels.drive.session import SessionState
+    from gemmscope.kernels.protocol.plan import RunRequest
+    from gemmscope.kernels.protocol.recording import read_session
+    from gemmscope.kernels.protocol.session_file import SessionWriter
 
     path = tmp_path / "live.jsonl"
     writer = SessionWriter(path)
@@ -114,7 +114,7 @@ def test_the_app_refuses_wrong_gpu_options_before_a_window_opens(capsys, argv, m
 
 def test_errors_on_two_gpus_say_which_gpu(tmp_path):
     from gemmscope.app.core.store import SessionStore
-    from gemmscope.kernels import recording
+    from gemmscope.kernels.protocol import recording
 
     state = tmp_path / "crash.state"
     out = tmp_path / "crash.jsonl"

@@ -1,4 +1,4 @@
-"""Several GPUs in one session (kernels/devices.py, gpu_select.py; protocol version 4),
+"""Several GPUs in one session (kernels/drive/devices.py, gpu_select.py; protocol version 4),
 driven with two stand-in runners as two "GPUs": no GPU needed."""
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from gemmscope.kernels import cli, gpu_select, protocol, recording, telemetry
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.device import gpu_select, telemetry
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol import recording
 
 FAKE = Path(__file__).with_name("fake_runner.py")
 BUNDLED = Path(__file__).parents[1] / "resources" / "sessions" / "h200-ladder.jsonl"
@@ -264,7 +267,7 @@ def test_append_is_refused_for_several_gpus(tmp_path):
 
 
 def test_the_bus_id_of_cudas_device_comes_from_its_properties_where_the_call_fails():
-    from gemmscope.kernels.gpu import _bus_id
+    from gemmscope.kernels.device.gpu import _bus_id
 
     def no_call(device_id):
         raise AttributeError("deviceGetPCIBusId")

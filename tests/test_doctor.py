@@ -22,8 +22,8 @@ from gemmscope.app.core.machine_facts import (
 )
 from gemmscope.app.core.qt_platform import PluginLibs
 from gemmscope.app.core.runner_command import RunnerChoice, RunnerSource, local_command
-from gemmscope.kernels.gpu import CupyBuild
-from gemmscope.kernels.telemetry import NvmlFacts
+from gemmscope.kernels.device.gpu import CupyBuild
+from gemmscope.kernels.device.telemetry import NvmlFacts
 
 XCB = Path("/site/PySide6/Qt/plugins/platforms/libqxcb.so")
 OFFSCREEN = Path("/site/PySide6/Qt/plugins/platforms/libqoffscreen.so")

@@ -1,12 +1,12 @@
 """Energy from a stepping counter around windows of back-to-back launches, with a fake GPU
-and a fake clock (kernels/energy.py)."""
+and a fake clock (kernels/engine/energy.py)."""
 
 from __future__ import annotations
 
 import pytest
 from fake_gpu_energy import FakeGPU
 
-from gemmscope.kernels.energy import (
+from gemmscope.kernels.engine.energy import (
     EnergyCounter,
     batch_size,
     measure_window,

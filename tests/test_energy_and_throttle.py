@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from gemmscope.app.core import export
-from gemmscope.kernels.protocol import dumps
-from gemmscope.kernels.recording import read_session
+from gemmscope.kernels.protocol.events import dumps
+from gemmscope.kernels.protocol.recording import read_session
 
 
 def _result(path, level):
@@ -108,7 +108,7 @@ def test_results_without_nvml_show_dashes_and_no_mark(make_window, tmp_path):
     assert window.ladder.cell_text("wmma", "TFLOPS") == "300.0"
     assert window.ladder.cell_text("wmma", "clocks held back") == "–"  # not sampled
     md = export.ladder_markdown(window.store, "x")
-    assert "| 300.0 | 42.9% | cublas\\_fp16 | 30.3% | – | – | – | – | – | verified |" in md
+    assert "| 300.0 | 42.9% | cuBLAS FP16 | 30.3% | – | – | – | – | – | verified |" in md
     assert "⚠" not in md
     window.charts()["bars"].set_metric("GFLOP/J")  # nothing to show: zero-height bars
     np.testing.assert_array_equal(window.charts()["bars"].drawn_values(), 0.0)

@@ -1,8 +1,9 @@
-"""No file is lost or damaged (kernels/atomic_file.py, kernels/output_file.py): SIGTERM,
-SIGHUP and SIGINT stop the runner and say which hidden file holds what was measured;
-two ``record --append`` into one file cannot both run; exports and screenshots are whole
-or not written, through a symlink to its target, never onto a device or FIFO; a name
-that cannot be written is refused before the first run."""
+"""No file is lost or damaged (kernels/protocol/atomic_file.py,
+kernels/protocol/output_file.py): SIGTERM, SIGHUP and SIGINT stop the runner and say
+which hidden file holds what was measured; two ``record --append`` into one file
+cannot both run; exports and screenshots are whole or not written, through a symlink to
+its target, never onto a device or FIFO; a name that cannot be written is refused
+before the first run."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import cli, recording
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.protocol import recording
 
 FAKE = Path(__file__).with_name("fake_runner.py")
 LIMIT_S = 90
@@ -155,7 +157,7 @@ def full_disk(monkeypatch):
     def fail(_fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("gemmscope.kernels.atomic_file.os.fsync", fail)
+    monkeypatch.setattr("gemmscope.kernels.protocol.atomic_file.os.fsync", fail)
 
 
 @pytest.mark.parametrize("suffix", ["svg", "png", "csv", "md"])

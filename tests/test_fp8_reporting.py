@@ -4,7 +4,7 @@ table, the session store and the ladder panel's description of a run."""
 from __future__ import annotations
 
 from gemmscope.app.core.store import Result
-from gemmscope.kernels.rows import Column, Row, tflops_text
+from gemmscope.kernels.results.rows import Column, Row, tflops_text
 
 FP8_RESULT = {"type": "result", "t": 3.0, "level": "fp8_block_scaled", "M": 4096, "N": 4096,
               "K": 4096, "dtype": "fp8e4m3", "precision": "fp8", "median_ms": 0.13,

@@ -32,10 +32,14 @@ from test_limits import H200, FakeBench
 from gemmscope.app.core import export
 from gemmscope.app.core.replay import ReplayClock, Speed
 from gemmscope.app.core.store import SessionStore
-from gemmscope.kernels import cli, protocol, recording, registry, runner
-from gemmscope.kernels import commands as cmds
-from gemmscope.kernels.protocol import ErrorKind, ProtocolError
-from gemmscope.kernels.table import render
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.engine import runner
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol import commands as cmds
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.protocol.events import ErrorKind, ProtocolError
+from gemmscope.kernels.results.table import render
 
 SCALE = 10 if os.environ.get("GEMMSCOPE_HYPOTHESIS") == "explore" else 1
 

@@ -7,8 +7,10 @@ import dataclasses
 
 import pytest
 
-from gemmscope.kernels import hopper, measure, registry
-from gemmscope.kernels.gpu import DeviceInfo
+from gemmscope.kernels.device import hopper
+from gemmscope.kernels.device.gpu import DeviceInfo
+from gemmscope.kernels.engine import measure
+from gemmscope.kernels.ladder import registry
 
 H200 = DeviceInfo(name="NVIDIA H200", sm_count=132, cc="9.0", arch="sm_90", sm_clock_max_mhz=1980,
                   mem_clock_max_mhz=3201, memory_gib=140, l2_bytes=60 << 20, driver="13.0",
@@ -93,8 +95,8 @@ def test_sixteen_bit_outputs_are_counted_in_the_memory_estimate():
 
 
 def test_one_verification_rule_with_deepgemm_for_fp8():
-    from gemmscope.kernels.operands import DEEPGEMM_DIFF_MAX, Accuracy
-    from gemmscope.kernels.registry import TOLERANCE, Precision
+    from gemmscope.kernels.engine.operands import Accuracy
+    from gemmscope.kernels.ladder.registry import DEEPGEMM_DIFF_MAX, TOLERANCE, Precision
 
     fp8, fp32 = Precision.FP8, Precision.FP32
     assert Accuracy(1e-3, False, 1e-6).verified(fp8)

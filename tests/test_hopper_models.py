@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from gemmscope.kernels import registry
+from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import model_for
 from gemmscope.kernels.models.hopper import (
     H200_SMS,

@@ -5,9 +5,9 @@ import time
 import numpy as np
 import pytest
 
+from gemmscope.kernels.ladder.registry import get, ladder
 from gemmscope.kernels.models import MODELS, SIMT_LEVELS, model_for, totals
 from gemmscope.kernels.models.level_model import NCU_METRICS, Op, Tile
-from gemmscope.kernels.registry import get, ladder
 
 
 def test_every_ladder_level_has_a_model_with_its_geometry():

@@ -10,9 +10,12 @@ from typing import Any
 
 import pytest
 
-from gemmscope.kernels import gpu, measure, protocol, registry, runner
-from gemmscope.kernels.gpu import DeviceInfo, DeviceLimits, is_sticky
+from gemmscope.kernels.device import gpu
+from gemmscope.kernels.device.gpu import DeviceInfo, DeviceLimits, is_sticky
+from gemmscope.kernels.engine import measure, runner
+from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import model_for
+from gemmscope.kernels.protocol import events as protocol
 
 # cudaDevAttr values of the H200 (GPU_NOTES.md; tests/gpu/test_limits_gpu.py reads them)
 H200_LIMITS = DeviceLimits(max_threads_per_block=1024, max_block_dim_x=1024,

@@ -10,10 +10,10 @@ import pytest
 
 from gemmscope.app.core.store import SessionStore
 from gemmscope.app.sources.live import LiveSource
-from gemmscope.kernels.plan import RunRequest
-from gemmscope.kernels.recording import read_session
-from gemmscope.kernels.session import SessionState
-from gemmscope.kernels.session_file import SessionWriter
+from gemmscope.kernels.drive.session import SessionState
+from gemmscope.kernels.protocol.plan import RunRequest
+from gemmscope.kernels.protocol.recording import read_session
+from gemmscope.kernels.protocol.session_file import SessionWriter
 
 REQS = [RunRequest("naive", 64, 64, 64, 5), RunRequest("coalesced", 64, 128, 64, 5)]
 

@@ -8,10 +8,12 @@ import json
 
 import pytest
 
-from gemmscope.kernels import cli, protocol, recording
-from gemmscope.kernels.commands import parse_command
-from gemmscope.kernels.plan import RunRequest
-from gemmscope.kernels.protocol import ProtocolError, validate_event
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.protocol.commands import parse_command
+from gemmscope.kernels.protocol.events import ProtocolError, validate_event
+from gemmscope.kernels.protocol.plan import RunRequest
 
 RESULT = {"type": "result", "t": 1.5, "level": "naive", "M": 8, "N": 8, "K": 8, "dtype": "fp32",
           "median_ms": 0.01, "tflops": 0.1, "verified": True, "rel_err": 1e-7, "repeats": 3}
@@ -92,7 +94,7 @@ def test_cli_refuses_sustained_options_out_of_range(argv, flag):
 
 
 def test_table_says_the_mode_and_the_spread_of_trials():
-    from gemmscope.kernels.table import render
+    from gemmscope.kernels.results.table import render
 
     burst = {**RESULT, "mode": "burst", "precision": "fp32", "energy_j": 0.5,
              "gflop_per_j": 2.0}

@@ -12,11 +12,19 @@ from typing import ClassVar
 import pytest
 from fake_ncu import logged_commands, write_fake_ncu
 
-from gemmscope.kernels import cli, recording, registry
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import SIMT_LEVELS
 from gemmscope.kernels.models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
 from gemmscope.kernels.models.ncu_compare import parse_number
-from gemmscope.kernels.ncu import NcuProfile, counters_event, launch_mode, ncu_command, profile
+from gemmscope.kernels.profile.ncu import (
+    NcuProfile,
+    counters_event,
+    launch_mode,
+    ncu_command,
+    profile,
+)
+from gemmscope.kernels.protocol import recording
 
 FAKE_RUNNER = str(Path(__file__).with_name("fake_runner.py"))
 # made-up cells, as ncu prints them (thousands separators, one n/a)
@@ -59,7 +67,7 @@ def test_record_appends_one_counters_event_per_simt_level(tmp_path, stand_in_run
         assert ev["metrics"][NCU_EXTRA_METRICS["cp_conflicts"]] is None  # n/a stays n/a
         assert level.kernel in ev["kernel"]
         assert ev["params"] == level.params
-        assert ev["command"][-6:] == ["gemmscope.kernels.launch", ev["level"], "64", "32",
+        assert ev["command"][-6:] == ["gemmscope.kernels.engine.launch", ev["level"], "64", "32",
                                       "16", "--one-block-per-sm"]
         assert ev["launch"] == "one_block_per_sm"
     # after every timed run, on the session's clock
@@ -122,7 +130,7 @@ def test_a_row_of_another_kernel_or_all_na_is_no_measurement(tmp_path):
 def test_the_ncu_command_launches_through_the_package():
     cmd = ncu_command("ncu", "vectorized", 7, 8, 9, extra=True)
     assert cmd[cmd.index("-k") + 1] == "regex:" + registry.get("vectorized").kernel
-    assert cmd[-7:] == ["-m", "gemmscope.kernels.launch", "vectorized", "7", "8", "9",
+    assert cmd[-7:] == ["-m", "gemmscope.kernels.engine.launch", "vectorized", "7", "8", "9",
                         "--one-block-per-sm"]
     as_launched = ncu_command("ncu", "vectorized", 7, 8, 9, one_block_per_sm=False)
     assert as_launched[-1] == "9" and launch_mode(as_launched) == "as_launched"
@@ -151,7 +159,7 @@ class FakeNvml:
 def test_record_keeps_sampling_nvml_while_ncu_profiles(tmp_path, stand_in_runner,
                                                         monkeypatch):
     monkeypatch.setattr(FakeNvml, "made", [])
-    monkeypatch.setattr("gemmscope.kernels.ncu.Nvml", FakeNvml)
+    monkeypatch.setattr("gemmscope.kernels.profile.ncu.Nvml", FakeNvml)
     fake = write_fake_ncu(tmp_path / "ncu", values=CELLS)
     out = tmp_path / "rec.jsonl"
     err = io.StringIO()
@@ -181,7 +189,7 @@ def test_record_keeps_sampling_nvml_while_ncu_profiles(tmp_path, stand_in_runner
 def test_record_with_telemetry_off_samples_nothing_during_ncu(tmp_path, stand_in_runner,
                                                              monkeypatch):
     monkeypatch.setattr(FakeNvml, "made", [])
-    monkeypatch.setattr("gemmscope.kernels.ncu.Nvml", FakeNvml)
+    monkeypatch.setattr("gemmscope.kernels.profile.ncu.Nvml", FakeNvml)
     fake = write_fake_ncu(tmp_path / "ncu", values=CELLS)
     code, session, err = record(tmp_path, "--ncu", str(fake))  # --telemetry-hz 0
     assert code == 0, err

@@ -1,4 +1,4 @@
-"""Nsight Compute's source page, read (kernels/ncu_source.py) on real pages of the H200
+"""Nsight Compute's source page, read (kernels/profile/ncu_source.py) on real pages of the H200
 (tests/fixtures/ncu_source/), and turned into a bounded source_counters event.
 
 Expected numbers are read from the fixture files here with the csv module, not typed."""
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import ncu_source_step as step
-from gemmscope.kernels import source_counters as sc
-from gemmscope.kernels.ncu_source import (
+from gemmscope.kernels.profile import ncu_source_step as step
+from gemmscope.kernels.profile.ncu_source import (
     COLUMNS,
     SourcePageError,
     parse_cuda_sass_page,
     parse_sass_page,
 )
+from gemmscope.kernels.protocol import source_counters as sc
 
 PAGES = Path(__file__).with_name("fixtures") / "ncu_source"
 FILES = ["kernels/cuda/register_2d.cu", "kernels/cuda/common.cuh"]

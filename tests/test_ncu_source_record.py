@@ -11,10 +11,11 @@ from pathlib import Path
 from fake_ncu import CUDA_PAGE, SOURCE_PAGE, VERSION, logged_commands, write_fake_ncu
 from test_ncu_record import STAND_IN_RUNNER
 
-from gemmscope.kernels import cli, recording
-from gemmscope.kernels import ncu_source_step as step
-from gemmscope.kernels import source_counters as sc
-from gemmscope.kernels.ncu_source import parse_cuda_sass_page, parse_sass_page
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.profile import ncu_source_step as step
+from gemmscope.kernels.profile.ncu_source import parse_cuda_sass_page, parse_sass_page
+from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.protocol import source_counters as sc
 
 COL = sc.INDEX
 

@@ -1,11 +1,11 @@
-"""The occupancy calculator (kernels/occupancy.py) on cases worked by hand from the CUDA
+"""The occupancy calculator (kernels/toolchain/occupancy.py) on cases worked by hand from the CUDA
 occupancy calculator's rules (include/cuda_occupancy.h) for compute capability 9.0."""
 
 from __future__ import annotations
 
 import pytest
 
-from gemmscope.kernels.occupancy import HOPPER, DeviceLimits, occupancy, what_if
+from gemmscope.kernels.toolchain.occupancy import HOPPER, DeviceLimits, occupancy, what_if
 
 KB = 1024
 

@@ -8,8 +8,9 @@ import re
 
 import pytest
 
-from gemmscope.kernels import commands, protocol, recording
-from gemmscope.kernels.protocol import ProtocolError
+from gemmscope.kernels.protocol import commands, recording
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol.events import ProtocolError
 
 HEADER = {"type": "session", "t": 0.0, "protocol": 1, "created": "2026-11-29T12:00:00+00:00",
           "levels": {}}
@@ -325,7 +326,7 @@ def test_rule_4_a_cut_last_line_is_reported_and_the_rest_kept(tmp_path):
 
 def test_rule_5_a_file_appended_after_a_cut_line_is_read_in_both_parts(tmp_path):
     from gemmscope.app.core.replay import timeline
-    from gemmscope.kernels.session_file import SessionWriter
+    from gemmscope.kernels.protocol.session_file import SessionWriter
 
     p = lines_file(tmp_path, protocol.dumps(HEADER), protocol.dumps(RESULT),
                    protocol.dumps(RESULT)[:30], end=b"")

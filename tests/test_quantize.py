@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gemmscope.kernels import quantize as qz
+from gemmscope.kernels.engine import quantize as qz
 
 
 def test_every_finite_code_decodes_and_encodes_back():

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import cli, remote
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.drive import remote
 
 FAKE = Path(__file__).with_name("fake_runner.py")
 LIMIT_S = 15.0
@@ -283,9 +284,9 @@ def test_connection_dropped_mid_run(sshd: Sshd, tmp_path: Path) -> None:
 def test_app_live_over_ssh_names_the_host_reports_a_drop_and_reconnects(
         qtbot, make_window, sshd: Sshd, tmp_path: Path) -> None:
     from gemmscope.app.core.runner_command import plan_live
-    from gemmscope.kernels.plan import RunRequest
-    from gemmscope.kernels.recording import read_session
-    from gemmscope.kernels.session import SessionState
+    from gemmscope.kernels.drive.session import SessionState
+    from gemmscope.kernels.protocol.plan import RunRequest
+    from gemmscope.kernels.protocol.recording import read_session
 
     plan = plan_live(None, None, remote=sshd.target, remote_command=fake("--mode", "slow"),
                      ssh_options=sshd.options()[0].split("=", 1)[1:])
@@ -328,7 +329,7 @@ def test_plan_live_remote_comes_first_and_is_checked() -> None:
 def test_a_runner_silent_after_connecting_is_given_up_at_once(fake_runner: Path) -> None:
     """No header within header_timeout_s: the transport or the install is at fault, so it
     is not retried (no ssh needed: the bound is the session's)."""
-    from gemmscope.kernels.session import RunnerSession, SessionState
+    from gemmscope.kernels.drive.session import RunnerSession, SessionState
 
     events: list[dict] = []
     options = remote.session_options("gpu-box")

@@ -13,9 +13,9 @@ import synthetic_session as syn
 
 from gemmscope.app.core import export
 from gemmscope.app.widgets.ladder_panel import COLUMNS, SUSTAINED_COLUMNS
-from gemmscope.kernels import cli
-from gemmscope.kernels.protocol import dumps
-from gemmscope.kernels.rows import (
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.protocol.events import dumps
+from gemmscope.kernels.results.rows import (
     DASH,
     NOT_RUN,
     NOT_VERIFIED,

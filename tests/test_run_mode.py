@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from gemmscope.kernels.plan import RunRequest
+from gemmscope.kernels.protocol.plan import RunRequest
 
 
 def test_run_mode_switch_validates_and_reaches_every_request(qtbot, make_window,

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from runner_subprocess import RunnerProcess
 
-from gemmscope.kernels import protocol, recording
-from gemmscope.kernels.gpu import get_cupy
-from gemmscope.kernels.plan import RunRequest
-from gemmscope.kernels.runner import Runner
-from gemmscope.kernels.session import RunnerSession
+from gemmscope.kernels.device.gpu import get_cupy
+from gemmscope.kernels.drive.session import RunnerSession
+from gemmscope.kernels.engine.runner import Runner
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.protocol.plan import RunRequest
 
 FAKE = str(Path(__file__).with_name("fake_runner.py"))
 NO_GPU = get_cupy()[0] is None
@@ -48,7 +49,7 @@ def test_the_runner_clock_starts_at_its_header_not_before_cuda_starts(monkeypatc
     """The session places a runner's events by the time its header (t = 0) arrives, so the
     runner's t must count from that header: time spent before it (CUDA's initialisation)
     would shift every later event against the session's own on one axis."""
-    from gemmscope.kernels import runner as runner_module
+    from gemmscope.kernels.engine import runner as runner_module
 
     def slow_start():
         time.sleep(1.0)
@@ -187,7 +188,7 @@ def test_session_kills_a_runner_that_stops_answering(tmp_path):
 def test_record_writes_every_event_line_by_line(tmp_path, monkeypatch):
     """`record` through the stand-in runner: the file holds every event the client
     delivered, in order, each written (and flushed) before the next one arrived."""
-    from gemmscope.kernels import cli
+    from gemmscope.kernels.cli import main as cli
 
     seen: list[str] = []
     on_disk: list[int] = []

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QInputDialog
 
 from gemmscope.app.core.runner_command import read_preference
 from gemmscope.app.window import menus
-from gemmscope.kernels.session import SessionState
+from gemmscope.kernels.drive.session import SessionState
 
 
 def answer(monkeypatch, text: str, ok: bool = True) -> None:

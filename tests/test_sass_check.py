@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import registry
+from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import MODELS, model_for
-from gemmscope.kernels.models.sass_check import (
+from gemmscope.kernels.toolchain.sass_check import (
     SassComparison,
     compare_level,
     compiler_versions,
@@ -136,7 +136,7 @@ def test_hopper_kernels_use_shared_memory_only_as_the_model_says(level_id):
     are the model's."""
     from gemmscope.kernels.models.hopper import WARPS_PER_GROUP
     from gemmscope.kernels.models.level_model import Op
-    from gemmscope.kernels.models.sass_check import compile_sass, mnemonic_counts, model_counts
+    from gemmscope.kernels.toolchain.sass_check import compile_sass, mnemonic_counts, model_counts
 
     level = registry.get(level_id)
     if not (SRC / str(level.source)).exists():

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import gemmscope.kernels as kernels
 from gemmscope.app import main as app_main
-from gemmscope.kernels import cli, subcommands
-from gemmscope.kernels.runner import Runner
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.cli import subcommands
+from gemmscope.kernels.engine.runner import Runner
 
 
 def test_the_runner_header_carries_the_installed_version():

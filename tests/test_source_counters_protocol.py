@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from gemmscope.kernels import protocol
-from gemmscope.kernels import source_counters as sc
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol import source_counters as sc
 
 COL = sc.INDEX
 

@@ -1,6 +1,6 @@
 """Sustained runs without a GPU: the trial loop, the cool-downs, the result's medians and
 spread, a refused unverified level, and the runner comparing with cuBLAS within a mode
-(kernels/sustained.py, kernels/runner.py), all on a fake clock, counter and GPU."""
+(kernels/engine/sustained.py, kernels/engine/runner.py), all on a fake clock, counter and GPU."""
 
 from __future__ import annotations
 
@@ -12,12 +12,16 @@ from types import SimpleNamespace
 import pytest
 from fake_gpu_energy import FakeGPU
 
-from gemmscope.kernels import commands, protocol
-from gemmscope.kernels.energy import EnergyCounter, EnergyReading, MeasuredWindow, measure_window
-from gemmscope.kernels.measure import Refused
-from gemmscope.kernels.registry import get
-from gemmscope.kernels.runner import Runner
-from gemmscope.kernels.sustained import (
+from gemmscope.kernels.device.telemetry import RunWindow
+from gemmscope.kernels.engine.energy import (
+    EnergyCounter,
+    EnergyReading,
+    MeasuredWindow,
+    measure_window,
+)
+from gemmscope.kernels.engine.measure import Refused
+from gemmscope.kernels.engine.runner import Runner
+from gemmscope.kernels.engine.sustained import (
     HEARTBEAT_S,
     Probes,
     SustainedConfig,
@@ -26,7 +30,9 @@ from gemmscope.kernels.sustained import (
     run_sustained,
     summarize,
 )
-from gemmscope.kernels.telemetry import RunWindow
+from gemmscope.kernels.ladder.registry import get
+from gemmscope.kernels.protocol import commands
+from gemmscope.kernels.protocol import events as protocol
 
 FLOPS = 2.0 * 4096**3
 

@@ -9,8 +9,9 @@ import pytest
 import synthetic_session as syn
 
 from gemmscope.app.core.store import SessionStore
-from gemmscope.kernels.protocol import dumps
-from gemmscope.kernels.rows import (
+from gemmscope.kernels.ladder.shape import Shape
+from gemmscope.kernels.protocol.events import dumps
+from gemmscope.kernels.results.rows import (
     DASH,
     NOT_THROTTLED,
     Result,
@@ -18,7 +19,6 @@ from gemmscope.kernels.rows import (
     power_limit_text,
     sustained_texts,
 )
-from gemmscope.kernels.shape import Shape
 
 
 def _result(tflops: float, mode: str = "burst", **kw) -> Result:

@@ -20,9 +20,9 @@ from gemmscope.app.core.talk import (
     caption_text,
     read_talk,
 )
-from gemmscope.kernels import registry
-from gemmscope.kernels.rows import DASH, pct_text, tflops_text
-from gemmscope.kernels.shape import Shape
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.ladder.shape import Shape
+from gemmscope.kernels.results.rows import DASH, pct_text, tflops_text
 
 VIEWS = ["charts", "telemetry", "tiling", "banks"]
 ANIMATED = ["tiling", "banks"]
@@ -60,8 +60,8 @@ shape = 4096
     assert talk.title == "Ladder"
     assert talk.recording == tmp_path / "runs" / "a.jsonl"  # relative to the talk file
     assert talk.scenes[0] == Scene(view="tiling", caption="{title}: {tflops} TFLOPS",
-                                   level="smem_tiled", shape=Shape(1000, 999, 1001), step=3,
-                                   speed=Speed.X16)
+                                   level="smem_tiled", shape=Shape(1000, 999, 1001),
+                                   steps=(3,), speed=Speed.X16)
     assert talk.scenes[1] == Scene(view="charts", shape=Shape(4096, 4096, 4096))
 
 
@@ -133,8 +133,8 @@ def test_a_caption_quotes_the_sessions_numbers():
     assert caption_text(scene, store) == (
         f"{registry.get('register_2d').title} (FP32) on {store.device_name()}: "
         f"{tflops_text(mine)} TFLOPS at {Shape(*syn.SHAPE)}, {pct_text(100 * mine / ref)} "
-        f"of cublas_fp32; {mine / prev:.3g}× the TFLOPS of double_buffer "
-        f"({tflops_text(prev)}); {{braces}}")
+        f"of {registry.get('cublas_fp32').title}; {mine / prev:.3g}× the TFLOPS of "
+        f"{registry.get('double_buffer').title} ({tflops_text(prev)}); {{braces}}")
     # the sweep's other shapes are other results: the caption follows the scene's shape
     n, tflops = 8192, syn.SWEEP[8192]
     at = Scene(view="charts", level=syn.SWEEP_LEVEL, shape=Shape(n, n, n), caption="{tflops}")
@@ -171,7 +171,7 @@ def test_the_ladder_talk_walks_the_ladder_on_the_bundled_recording():
     # the ladder the recording carries (levels added since it was made have no numbers
     # in it; a new recording with them asks for their scenes here)
     from gemmscope.app.core.levels import catalog_from_header
-    from gemmscope.kernels.recording import read_session
+    from gemmscope.kernels.protocol.recording import read_session
 
     header = read_session(talk.recording).header
     ladder = [lv.id for lv in catalog_from_header(header) if not lv.is_reference]

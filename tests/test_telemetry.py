@@ -5,8 +5,8 @@ from __future__ import annotations
 import builtins
 import threading
 
-from gemmscope.kernels import telemetry
-from gemmscope.kernels.telemetry import Nvml, Sampler, decode_reasons
+from gemmscope.kernels.device import telemetry
+from gemmscope.kernels.device.telemetry import Nvml, Sampler, decode_reasons
 
 
 def test_decode_reasons():

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import synthetic_session as syn
 
-from gemmscope.kernels.protocol import dumps
-from gemmscope.kernels.recording import read_session
+from gemmscope.kernels.protocol.events import dumps
+from gemmscope.kernels.protocol.recording import read_session
 
 
 def _write(tmp_path, events, name="made.jsonl"):

@@ -1,5 +1,5 @@
 """Text from outside never reaches a terminal as control or bidi characters, and CSV and
-Markdown exports hold it as text (kernels/text_safety.py, kernels/table.py,
+Markdown exports hold it as text (kernels/protocol/text_safety.py, kernels/results/table.py,
 app/core/export.py): property-based over any text, then through ``gemmscope report``,
 the progress line, the CLI's error line and the app's ``--export`` on a recording whose
 every text carries terminal escapes, bidi overrides, Markdown, HTML and a lone
@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 
 from gemmscope.app.core import export
 from gemmscope.app.core.store import SessionStore
-from gemmscope.kernels import cli, recording
-from gemmscope.kernels.progress import Progress
-from gemmscope.kernels.text_safety import clean_text, markdown_text, terminal_text
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.protocol.text_safety import clean_text, markdown_text, terminal_text
+from gemmscope.kernels.results.progress import Progress
 
 markdown_it = pytest.importorskip("markdown_it")
 
@@ -128,7 +129,7 @@ def test_the_cli_error_line_is_one_safe_line(tmp_path):
 
 
 def test_the_bench_table_of_hostile_results_keeps_its_columns():
-    from gemmscope.kernels.table import render
+    from gemmscope.kernels.results.table import render
 
     results = [e for e in hostile_text.poisoned_events(TAIL) if e["type"] == "result"]
     lines = render(results).split("\n")

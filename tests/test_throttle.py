@@ -1,14 +1,19 @@
-"""What counts as throttled is decided once (kernels/throttle.py): the runner's summary of
+"""What counts as throttled is decided once (kernels/protocol/throttle.py): the runner's summary of
 a run, the ladder's mark, the run band and the reason strip of the telemetry view agree."""
 
 from __future__ import annotations
 
 from gemmscope.app.core.store import SessionStore
 from gemmscope.app.core.telemetry import RunEnd
-from gemmscope.kernels import telemetry
-from gemmscope.kernels.rows import NOT_THROTTLED, Column
-from gemmscope.kernels.telemetry import Sampler
-from gemmscope.kernels.throttle import NOT_A_SLOWDOWN, THROTTLE_MARK, is_slowdown, slowdowns
+from gemmscope.kernels.device import telemetry
+from gemmscope.kernels.device.telemetry import Sampler
+from gemmscope.kernels.protocol.throttle import (
+    NOT_A_SLOWDOWN,
+    THROTTLE_MARK,
+    is_slowdown,
+    slowdowns,
+)
+from gemmscope.kernels.results.rows import NOT_THROTTLED, Column
 
 SET_CLOCKS = ["ApplicationsClocksSetting", "SyncBoost", "DisplayClockSetting", "GpuIdle"]
 
@@ -78,7 +83,7 @@ def test_the_runner_summarises_a_run_by_the_same_rule():
 
 
 def test_the_telemetry_view_lists_what_it_does_not_count(show_telemetry, tmp_path):
-    from gemmscope.kernels.protocol import PROTOCOL_VERSION, dumps
+    from gemmscope.kernels.protocol.events import PROTOCOL_VERSION, dumps
 
     events = [{"type": "session", "t": 0.0, "protocol": PROTOCOL_VERSION, "created": "now",
                "levels": {}},

@@ -88,7 +88,7 @@ def test_the_window_opens_without_the_cli_or_the_other_tabs_views(tmp_path):
                          timeout=60, check=True).stdout
     loaded = set(json.loads(out.splitlines()[-1]))
     assert "gemmscope.app.views.charts" in loaded
-    for name in ("gemmscope.kernels.cli", "gemmscope.kernels.models",
+    for name in ("gemmscope.kernels.cli.main", "gemmscope.kernels.models",
                  "gemmscope.app.window.exports", *(f"gemmscope.app.views.{spec.name}"
                                                    for spec in VIEWS[1:])):
         assert name not in loaded, name

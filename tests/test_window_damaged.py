@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from gemmscope.app import gui_main
-from gemmscope.kernels import recording
+from gemmscope.kernels.protocol import recording
 
 
 def test_a_damaged_recording_shows_what_is_readable_and_names_the_first_bad_line(

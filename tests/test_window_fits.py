@@ -187,3 +187,56 @@ def test_closing_a_window_on_stage_gives_the_application_its_font_back(qtbot, ma
     assert QApplication.font().pointSizeF() > before  # large type on stage
     window.close()
     assert QApplication.font().pointSizeF() == before
+
+
+# ------------------------------------------------------------------ the screen it opens on
+def test_fit_window_keeps_a_saved_rectangle_only_where_it_fits():
+    from gemmscope.app.core.screen_fit import FRAME, Rect, fit_window, room_for_client
+
+    laptop = Rect(0, 0, 1280, 720)
+    room = room_for_client(laptop)
+    first = fit_window(None, laptop)  # the first start: the default, cut to the screen
+    assert room.contains(first) and first.width <= 1400 and first.height <= 900
+    assert (first.width, first.height) == (room.width, room.height)
+    big = Rect(1920, 0, 2560, 1440)
+    assert fit_window(None, big) == Rect(1920 + FRAME[0] + (room_for_client(big).width
+                                         - 1400) // 2, FRAME[1] + (room_for_client(big).height
+                                         - 900) // 2, 1400, 900)
+    kept = Rect(100, 80, 1000, 600)
+    assert fit_window(kept, laptop) == kept  # it fits: where it was, as it was
+    assert fit_window(Rect(0, 0, 1400, 900), laptop) == first  # too large: not remembered
+    moved = fit_window(Rect(3000, 2000, 800, 500), laptop)  # its screen was unplugged
+    assert (moved.width, moved.height) == (800, 500) and room.contains(moved)
+
+
+def test_the_window_opens_inside_the_screen_and_forgets_a_size_that_does_not_fit(
+        qtbot, tmp_path):
+    """On the offscreen platform's 800x800 screen: the first window fits it; a window
+    remembered at 1400x900 (from a larger screen) opens fitted, not off the screen."""
+    from gemmscope.app.core.screen_fit import room_for_client
+    from gemmscope.app.window.main_window import MainWindow
+    from gemmscope.app.window.preferences import open_settings
+    from gemmscope.app.window.screens import as_rect
+
+    room = room_for_client(as_rect(QApplication.primaryScreen().availableGeometry()))
+    ini = str(tmp_path / "prefs.ini")
+    window = MainWindow(open_settings(ini))
+    qtbot.addWidget(window)
+    assert room.contains(as_rect(window.geometry()))
+    window.resize(1400, 900)  # as on a desktop, then closed: its geometry is remembered
+    window.close()
+    again = MainWindow(open_settings(ini))
+    qtbot.addWidget(again)
+    assert room.contains(as_rect(again.geometry()))
+    assert again.width() < 1400
+
+
+def test_a_talk_opens_full_screen_on_the_screen_it_starts_on(qtbot, make_window):
+    from gemmscope.app.window.screens import full_screen_on_start_screen, start_screen
+
+    window = make_window()
+    full_screen_on_start_screen(window)
+    qtbot.waitUntil(window.isFullScreen)
+    assert window.screen() is start_screen()
+    # (before full screen, and after it: the window fits that screen)
+    assert start_screen().geometry().contains(window.normalGeometry())

@@ -9,8 +9,8 @@ from PySide6.QtCore import QElapsedTimer
 from PySide6.QtGui import QColor
 
 from gemmscope.app.core.replay import Speed
-from gemmscope.kernels.recording import read_session
-from gemmscope.kernels.rows import tflops_text
+from gemmscope.kernels.protocol.recording import read_session
+from gemmscope.kernels.results.rows import tflops_text
 
 
 def test_instant_replay_fills_ladder_and_charts(make_window, synthetic_file):
@@ -180,7 +180,7 @@ def test_a_recording_is_read_off_the_gui_thread(qtbot, make_window, synthetic_fi
 
 
 def test_telemetry_view_shows_the_recorded_samples(qtbot, make_window, synthetic_file):
-    from gemmscope.kernels.recording import read_session
+    from gemmscope.kernels.protocol.recording import read_session
 
     window = make_window()
     window.open_recording(synthetic_file)

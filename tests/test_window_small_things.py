@@ -4,12 +4,13 @@ takes no room."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
 
 from gemmscope.app import gui_main
-from gemmscope.kernels.cli import COMMANDS
+from gemmscope.kernels.cli.main import COMMANDS
 
 
 def test_help_lists_every_subcommand(capsys):
@@ -84,3 +85,22 @@ def test_the_window_is_on_screen_before_the_recording_is_read(make_window, qtbot
     assert gui_main._run(app, window, args) == 0
     assert seen == [(True, True)]
     qtbot.waitUntil(lambda: window.replay is not None)  # and it is read
+
+
+def test_the_app_takes_the_ssh_options_of_the_cli():
+    """--remote, --remote-command and --ssh-option: one definition for the app and the
+    CLI, so they take the same values with the same defaults."""
+    from gemmscope.kernels.cli import main as cli
+
+    def options(parser):
+        return {a.dest: (a.option_strings, a.default, a.metavar, a.type, type(a))
+                for a in parser._actions if a.dest in ("remote", "remote_command", "ssh_option")}
+
+    bench = next(a for a in cli.build_parser()._actions
+                 if isinstance(a, argparse._SubParsersAction)).choices["bench"]
+    assert options(gui_main.build_parser()) == options(bench) and len(options(bench)) == 3
+    argv = ["--remote", "gpu@box:2222", "--remote-command", "run it", "--ssh-option", "A=1"]
+    app_args = gui_main.build_parser().parse_args(argv)
+    cli_args = bench.parse_args(argv)
+    assert [(a.remote, a.remote_command, a.ssh_option) for a in (app_args, cli_args)] == [
+        ("gpu@box:2222", "run it", ["A=1"])] * 2

@@ -8,18 +8,24 @@ back from the widgets.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...kernels import occupancy as occ
-from ...kernels.sass import CLASSES, SassLine, in_span, parse
+from ...kernels.toolchain import occupancy as occ
+from ...kernels.toolchain.sass import CLASSES, MMA, SassLine, in_span, parse
 
 RESOURCE_TEXT = {"registers": "registers", "shared_memory": "shared memory",
                  "threads": "warp slots (threads)", "blocks": "the 32-block limit",
                  "barriers": "named barriers"}
 
 
-def no_build_text(level_id: str) -> str:
+def no_build_text(level_id: str, coming: bool = False) -> str:
+    """Why a level shows no code: the replay has not reached its build event yet
+    (``coming``: the recording has one), or the recording has none."""
+    if coming:
+        return (f"{level_id}: not replayed yet (the recording has its build: the source, "
+                "SASS and occupancy show when the replay reaches it)")
     return (f"this recording has no build event for {level_id} "
             "(recorded before build events existed)")
 
@@ -160,12 +166,59 @@ def what_if(event: dict[str, Any]) -> dict[str, Any] | None:
 
 # ------------------------------------------------------------------ instruction mix
 
-def mix_rows(builds: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, int]]]:
-    """(level, main-loop instruction mix by class) for each level with one, in order."""
+# one loop iteration does unlike amounts of work (one k of naive, a BK=16 tile of cp_async,
+# 8 HGMMA of wgmma_tma): the mix is counted per unit of work, the multiply-adds of C += A·B
+MIX_PER_FMAS = 1000
+MIX_UNIT = f"instructions per {MIX_PER_FMAS} FMAs"
+MIX_NOTE = ("FMA: one multiply-add of C += A·B, per thread; a Tensor Core instruction "
+            "does many (HMMA.16816: 64 per thread, HGMMA.64x256x16: 2048)")
+# multiply-adds of a warp MMA (m·n·k of its mnemonic's shape), shared by a warp's 32 lanes
+HMMA_SHAPES = {"16816": 16 * 8 * 16, "1688": 16 * 8 * 8, "1684": 16 * 8 * 4,
+               "884": 8 * 8 * 4, "16832": 16 * 8 * 32, "8816": 8 * 8 * 16, "8832": 8 * 8 * 32}
+_GMMA_SHAPE = re.compile(r"^(\d+)x(\d+)x(\d+)$")
+_fmas_cache: dict[int, tuple[dict[str, Any], float | None]] = {}
+
+
+def instruction_fmas(mnemonic: str) -> float:
+    """The multiply-adds one thread's share of the instruction does (0: none, or a shape
+    not known here). Warpgroup MMAs (HGMMA, QGMMA) are shared by 128 threads."""
+    base, *mods = mnemonic.split(".")
+    if base == "FFMA":
+        return 1.0
+    if base == "HMMA" and mods:
+        return HMMA_SHAPES.get(mods[0], 0) / 32
+    if base.endswith("GMMA") and mods and (m := _GMMA_SHAPE.match(mods[0])):
+        return int(m[1]) * int(m[2]) * int(m[3]) / 128
+    return 0.0
+
+
+def main_loop_fmas(event: dict[str, Any]) -> float | None:
+    """The GEMM's multiply-adds per thread in one main-loop iteration: its MMA
+    instructions' where it has any (FFMA beside them scale accumulators: FP8's
+    promotion), else its FFMAs; None without SASS or work."""
+    kept = _fmas_cache.get(id(event))
+    if kept is not None and kept[0] is event:
+        return kept[1]
+    lines = [ln for ln in main_loop_lines(event) if ln.counted]
+    mma = sum(instruction_fmas(ln.mnemonic) for ln in lines if ln.op_class in MMA)
+    fmas = mma or sum(instruction_fmas(ln.mnemonic) for ln in lines
+                      if ln.op_class == "FFMA")
+    found = float(fmas) if fmas > 0 else None
+    if len(_fmas_cache) > 512:
+        _fmas_cache.clear()
+    _fmas_cache[id(event)] = (event, found)
+    return found
+
+
+def mix_rows(builds: list[tuple[str, dict[str, Any]]]
+             ) -> list[tuple[str, dict[str, float]]]:
+    """(level, main-loop instructions by class per MIX_PER_FMAS multiply-adds) for each
+    level with a mix and a known amount of work, in order."""
     rows = []
     for level_id, event in builds:
         mix = (event.get("instruction_mix") or {}).get("main_loop")
-        if isinstance(mix, dict):
-            rows.append((level_id, {c: mix[c] if _is_int(mix.get(c)) else 0
-                                    for c in CLASSES}))
+        fmas = main_loop_fmas(event) if isinstance(mix, dict) else None
+        if isinstance(mix, dict) and fmas:
+            rows.append((level_id, {c: (mix[c] if _is_int(mix.get(c)) else 0)
+                                    * MIX_PER_FMAS / fmas for c in CLASSES}))
     return rows

@@ -13,8 +13,8 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...kernels import registry
-from ...kernels.shape import Shape
+from ...kernels.ladder import registry
+from ...kernels.ladder.shape import Shape
 
 if TYPE_CHECKING:
     from ...kernels.models.ncu_compare import ComparisonRow

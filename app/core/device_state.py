@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...kernels.rows import Result
-from ...kernels.shape import Shape
+from ...kernels.ladder.shape import Shape
+from ...kernels.results.rows import Result
 from .repeat_stream import RepeatStream
 from .telemetry import RunWindows, TelemetryBuffer
 
@@ -25,8 +25,12 @@ class DeviceState:
     open_trial: tuple[Any, int] | None = None  # (run id, index in trial_spans)
     running: dict[str, Any] | None = None  # the run_start of the run in progress
     latest: dict[str, Result] = field(default_factory=dict)  # burst results by level
-    latest_at: dict[tuple[str, Shape], Result] = field(default_factory=dict)
+    # (level, shape, mode) -> the latest result
+    latest_at: dict[tuple[str, Shape, str], Result] = field(default_factory=dict)
     shape_levels: dict[Shape, set[str]] = field(default_factory=dict)  # ladder levels
+    # the repeats of each (level, shape, mode)'s latest run, and which key a run id has
+    streams: dict[tuple[str, Shape | None, str], RepeatStream] = field(default_factory=dict)
+    run_keys: dict[Any, tuple[str, Shape | None, str]] = field(default_factory=dict)
 
 
 def device_label(entry: dict[str, Any]) -> str:

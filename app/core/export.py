@@ -1,6 +1,6 @@
 """Results as CSV and the ladder as a Markdown report (text only; images come from Qt).
 
-Every cell is the row model's text (:mod:`gemmscope.kernels.rows`), so the CSV, the
+Every cell is the row model's text (:mod:`gemmscope.kernels.results.rows`), so the CSV, the
 report, the ladder panel and `gemmscope report` show the same numbers and words.
 
 Text in them comes from a recording, so it is made safe to open: a CSV text cell that a
@@ -16,21 +16,22 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from ...kernels.atomic_file import replacing, write_text
-from ...kernels.rows import NUMBER_COLUMNS, Column, not_run_texts, sustained_texts
-from ...kernels.table import markdown_table
-from ...kernels.text_safety import clean_text
-from ...kernels.text_safety import markdown_text as _markdown_text
-from ...kernels.throttle import NOT_COUNTED, THROTTLE_MARK
+from ...kernels.protocol.atomic_file import replacing, write_text
+from ...kernels.protocol.text_safety import clean_text
+from ...kernels.protocol.text_safety import markdown_text as _markdown_text
+from ...kernels.protocol.throttle import NOT_COUNTED, THROTTLE_MARK
+from ...kernels.results.rows import NUMBER_COLUMNS, Column, not_run_texts, sustained_texts
+from ...kernels.results.table import markdown_table
 from .store import SessionStore
+from .view_state import shape_text
 
 CSV_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.MODE, Column.DTYPE, Column.SHAPE, Column.M,
                Column.N, Column.K, Column.MEDIAN_MS, Column.TFLOPS, Column.PCT_OF_REFERENCE,
                Column.REFERENCE, Column.PCT_OF_PEAK, Column.REL_ERR, Column.VERIFIED,
                Column.REPEATS, Column.T, Column.SM_CLOCK, Column.SM_CLOCK_MIN, Column.POWER,
                Column.ENERGY, Column.GFLOP_PER_J, Column.THROTTLED, Column.NOTES)
-__all__ = ["CSV_COLUMNS", "csv_text", "ladder_markdown", "markdown_text", "replacing",
-           "results_csv", "write_export"]
+__all__ = ["CSV_COLUMNS", "csv_text", "ladder_csv", "ladder_markdown", "markdown_text",
+           "replacing", "results_csv", "write_export"]
 MARKDOWN_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
                     Column.PCT_OF_REFERENCE, Column.REFERENCE, Column.PCT_OF_PEAK,
                     Column.ENERGY, Column.GFLOP_PER_J, Column.SUSTAINED_TFLOPS,
@@ -51,7 +52,7 @@ def csv_text(text: str) -> str:
 
 def markdown_text(text: str) -> str:
     """Text from a recording as Markdown text, not markup: no links, images, HTML, code,
-    headings or table cells of its own, on one line (kernels/text_safety.py)."""
+    headings or table cells of its own, on one line (kernels/protocol/text_safety.py)."""
     return _markdown_text(text)
 
 
@@ -67,15 +68,35 @@ def _safe(texts: dict[Column, str], escape: Callable[[str], str]) -> dict[Column
 
 
 def results_csv(store: SessionStore) -> str:
-    """Every result of the session, in order."""
+    """Every result of the session, in order (every shape, mode and GPU)."""
+    return _csv(store, store.results)
+
+
+def ladder_csv(store: SessionStore) -> str:
+    """The results the ladder shows: one row per level (and reference) with a result at
+    the shape, in the mode and on the GPU of the view state, in ladder order; the same
+    rows as the ladder table, the bars and the Markdown report."""
+    shown = [r for lv in store.levels if (r := store.ladder_result(lv.id)) is not None]
+    return _csv(store, shown)
+
+
+def _csv(store: SessionStore, results: Sequence) -> str:
     out = io.StringIO()
     # RFC 4180 line ends: a cell holding a carriage return is quoted like one with a newline
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
-    for r in store.results:
+    for r in results:
         texts = _safe(store.row(r).texts(), csv_text)
         writer.writerow([texts[c] for c in CSV_COLUMNS])
     return out.getvalue()
+
+
+def shown_text(store: SessionStore) -> str:
+    """What the view state shows, in words: "4096³, burst" (and the GPU, of several)."""
+    parts = [shape_text(store.ladder_shape()), store.mode]
+    if store.multi_device:
+        parts.append(store.device_text())
+    return ", ".join(parts)
 
 
 def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str, str]] = ()
@@ -88,7 +109,11 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
     lines.append(f"Source: `{' '.join(clean_text(source).replace('`', chr(39)).split())}`"
                  + (" (synthetic data, not a measurement)" if synthetic else ""))
     lines.append("")
+    lines.append(f"Shown: {markdown_text(shown_text(store))} (the shape, mode and GPU "
+                 "chosen in the app; `--shape`, `--mode` on the command line).")
+    lines.append("")
     rows, throttled_any = [], False
+    shape = store.ladder_shape()
     for lv in store.levels:
         r = store.ladder_result(lv.id)
         if r is None:  # (markdown_table escapes every cell)
@@ -97,7 +122,10 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
         row = store.row(r)
         throttled_any = throttled_any or row.throttled
         texts = row.texts()
-        texts.update(sustained_texts(r, store.sustained_result(lv.id, r.shape),
+        if row.reference:  # named as the pictures name it
+            texts[Column.REFERENCE] = store.name_of(row.reference)
+        texts.update(sustained_texts(store.burst_result(lv.id, shape),
+                                     store.sustained_result(lv.id, shape),
                                      store.sm_clock_max_mhz()))
         rows.append(texts)
     lines.append(markdown_table(MARKDOWN_COLUMNS, rows))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...kernels import registry
+from ...kernels.ladder import registry
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +30,13 @@ class LevelInfo:
     @property
     def is_reference(self) -> bool:
         return self.kind == "reference"
+
+    @property
+    def name(self) -> str:
+        """How pictures, captions and reports name it: a ladder level by its id (the
+        short name the bars and the table show), a reference by its title ("cuBLAS FP32
+        (no TF32)", never the id ``cublas_fp32``)."""
+        return self.title if self.is_reference else self.id
 
     def params_text(self) -> str:
         parts = [f"{k}={v}" for k, v in self.params.items()]

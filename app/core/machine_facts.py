@@ -2,7 +2,7 @@
 
 Qt's presence and plugins come from ``importlib`` and ``ldd`` (nothing Qt is imported),
 CUDA facts from their owners: the driver probe (``gpu_probe``), NVML through
-``gemmscope.kernels.telemetry``, CuPy through ``gemmscope.kernels.gpu``. The runner is
+``gemmscope.kernels.device.telemetry``, CuPy through ``gemmscope.kernels.device.gpu``. The runner is
 tried the way live mode starts it: the command, one ``quit`` on stdin, and its session
 header read back, which names the GPU it found or why there is none.
 """
@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...kernels.gpu import CupyBuild
-from ...kernels.telemetry import NvmlFacts
+from ...kernels.device.gpu import CupyBuild
+from ...kernels.device.telemetry import NvmlFacts
 from .gpu_probe import GpuProbe, probe_driver
 from .preferences_file import settings_file
 from .qt_platform import (
@@ -127,7 +127,7 @@ def gather_start(env: Mapping[str, str] | None = None,
 def try_runner(command: list[str] | tuple[str, ...], timeout_s: float = RUNNER_TIMEOUT_S
                ) -> RunnerHello:
     """Start the runner, ask it to quit, and read its session header."""
-    from ...kernels.protocol import ProtocolError, parse_line
+    from ...kernels.protocol.events import ProtocolError, parse_line
 
     try:
         proc = subprocess.run(list(command), input='{"cmd": "quit"}\n', capture_output=True,
@@ -168,7 +168,7 @@ def gemmscope_elsewhere() -> str | None:
 
 def trial_profile(timeout_s: float) -> str | None:
     """ncu's output for one small launch of the naive level (None: no ncu)."""
-    from ...kernels import ncu
+    from ...kernels.profile import ncu
 
     path = ncu.find_ncu(ncu.TOOL)
     if path is None:
@@ -180,9 +180,9 @@ def trial_profile(timeout_s: float) -> str | None:
 def gather_gpu(env: Mapping[str, str] | None = None, runner_option: str | None = None,
                settings: Path | None = None, try_the_runner: bool = True,
                profile_ncu: bool = False, timeout_s: float = RUNNER_TIMEOUT_S) -> GpuFacts:
-    from ...kernels.gpu import cupy_build
-    from ...kernels.ncu import TOOL, find_ncu
-    from ...kernels.telemetry import nvml_facts
+    from ...kernels.device.gpu import cupy_build
+    from ...kernels.device.telemetry import nvml_facts
+    from ...kernels.profile.ncu import TOOL, find_ncu
 
     env = os.environ if env is None else env
     frozen = is_frozen()

@@ -26,8 +26,8 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ...kernels.atomic_file import NotRegularFile, open_regular, target_of, write_text
-from ...kernels.text_safety import shown
+from ...kernels.protocol.atomic_file import NotRegularFile, open_regular, target_of, write_text
+from ...kernels.protocol.text_safety import shown
 
 MAX_FILE_BYTES = 1 << 20  # a preferences file is a few hundred bytes
 MAX_TEXT_CHARS = 4096

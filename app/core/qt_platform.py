@@ -204,3 +204,27 @@ def plugin_libs(folder: Path | None, platform: str,
     if output is None:
         return PluginLibs(platform, path, checked=False)
     return PluginLibs(platform, path, missing_libraries(output))
+
+
+# the command-line flags that make a picture and exit: they need no screen
+PICTURE_FLAGS = ("--screenshot", "--export", "--check")
+
+
+def makes_pictures_only(argv: list[str]) -> bool:
+    """Whether the command line renders files and exits (a gallery, a screenshot, an
+    export, a talk's caption check): no window is shown to anyone."""
+    if argv[:1] == ["gallery"]:
+        return True
+    return any(a == flag or a.startswith(flag + "=") for a in argv for flag in PICTURE_FLAGS)
+
+
+def headless_platform(argv: list[str], env: Mapping[str, str]) -> str | None:
+    """The platform to ask Qt for, or None for Qt's own choice: a command that only makes
+    pictures runs on the offscreen platform where there is no display (a CI runner, ssh
+    without -X); the gallery always does (its pictures must not depend on the desktop,
+    nor flash windows on it). A platform the user set is kept."""
+    if env.get("QT_QPA_PLATFORM") or not makes_pictures_only(argv):
+        return None
+    if argv[:1] == ["gallery"] or not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
+        return "offscreen"
+    return None

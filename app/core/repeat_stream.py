@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernels.shape import Shape
+from ...kernels.ladder.shape import Shape
 
 
 class RepeatStream:
@@ -22,6 +22,14 @@ class RepeatStream:
         self.level: str | None = None
         self.shape: Shape | None = None
         self.expected = 0  # repeats the run announced (0: unknown)
+
+    @classmethod
+    def sized(cls, level: str | None, shape: Shape | None, expected: int) -> RepeatStream:
+        """A stream for one run of ``expected`` repeats (0: unknown): as large as the run
+        (a session keeps one per level, shape and mode), at most the default."""
+        stream = cls(capacity=min(4096, max(64, int(expected))))
+        stream.reset(level, shape, expected)
+        return stream
 
     def reset(self, level: str | None = None, shape: Shape | None = None,
               expected: int = 0) -> None:

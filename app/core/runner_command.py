@@ -1,6 +1,6 @@
 """Which runner live mode starts, or why the app opens in replay. No Qt.
 
-In order: ``--remote [user@]host[:port]`` (the runner over ssh, ``kernels/remote.py``);
+In order: ``--remote [user@]host[:port]`` (the runner over ssh, ``kernels/drive/remote.py``);
 ``--runner CMD``; the preference ``runner/command`` (File ▸ Live runner…); then
 this installation's own runner (``python -m gemmscope.kernels runner``) where CuPy and a
 CUDA device are present. A desktop bundle carries no CuPy and its program is not a Python
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from ...kernels import remote as ssh
-from ...kernels.session import default_runner_command
+from ...kernels.drive import remote as ssh
+from ...kernels.drive.session import default_runner_command
 from .gpu_probe import GpuProbe, probe
 from .preferences_file import PreferencesFile
 

@@ -5,7 +5,7 @@ What a run is and how runs are queued lives in ``kernels.plan`` and ``kernels.se
 
 from __future__ import annotations
 
-from ...kernels.commands import MAX_DIM, MAX_REPEATS, SUSTAINED_FIELDS
+from ...kernels.protocol.commands import MAX_DIM, MAX_REPEATS, SUSTAINED_FIELDS
 
 
 def parse_int_field(name: str, text: str, lo: int, hi: int) -> tuple[int | None, str]:

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ...kernels import source_counters as sc
-from ...kernels.sass import SassLine, parse
+from ...kernels.protocol import source_counters as sc
+from ...kernels.toolchain.sass import SassLine, parse
 
 
 class Metric(StrEnum):
@@ -36,7 +36,15 @@ METRIC_TEXT = {Metric.STALLS: "warp-stall samples",
 MIN_AGREEMENT = 0.9  # share of instructions that must match at the same offsets
 
 
-def no_counters_text(level_id: str) -> str:
+NOT_REPLAYED = "not replayed yet"
+
+
+def no_counters_text(level_id: str, coming: bool = False) -> str:
+    """Why a level shows no per-line counters: the replay has not reached them yet
+    (``coming``: the recording has them), or the recording has none."""
+    if coming:
+        return (f"per-line counters for {level_id}: {NOT_REPLAYED} (the recording has "
+                "them; they show when the replay reaches them)")
     return (f"no per-line counters for {level_id} in this recording (record it with "
             "gemmscope record --ncu-source)")
 
@@ -73,11 +81,13 @@ def _rows(event: dict[str, Any]) -> list[list[Any]]:
 
 
 def heat(event: dict[str, Any] | None, build: dict[str, Any] | None, metric: Metric,
-         level_id: str = "", kernel: list[SassLine] | None = None) -> Heat:
+         level_id: str = "", kernel: list[SassLine] | None = None,
+         coming: bool = False) -> Heat:
     """The metric of each SASS offset of ``build``'s kernel, from ``event``. ``kernel``:
-    the build's SASS parsed already (parsing a large kernel costs ~30 ms)."""
+    the build's SASS parsed already (parsing a large kernel costs ~30 ms). ``coming``:
+    without an event, the replay has not reached the level's (the recording has one)."""
     if event is None:
-        return Heat(metric, reason=no_counters_text(level_id or "this level"))
+        return Heat(metric, reason=no_counters_text(level_id or "this level", coming))
     if event.get("lines") is None:
         return Heat(metric, reason=f"ncu gave no per-line counters for {event['level']} "
                                    f"({event.get('status')}): {event.get('reason') or '?'}")

@@ -17,12 +17,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...kernels.protocol import device_of, session_devices
-from ...kernels.rows import Result, ResultKey, Row, reference_key, result_key
-from ...kernels.shape import Shape, shape_of
+from ...kernels.ladder.shape import Shape, shape_of
+from ...kernels.protocol.events import device_of, session_devices
+from ...kernels.results.rows import Result, ResultKey, Row, reference_key, result_key
 from .counters import NCU, Counters
 from .device_state import DeviceState, device_label
 from .levels import LevelInfo, catalog_from_header
+from .recording_contents import RecordingContents
 from .repeat_stream import RepeatStream
 from .telemetry import (
     TELEMETRY_FIELDS,
@@ -31,6 +32,7 @@ from .telemetry import (
     RunWindows,
     TelemetryBuffer,
 )
+from .view_state import ViewState, ViewStateModel, changed_fields, default_shape
 
 TELEMETRY_UNAVAILABLE = "telemetry unavailable"  # how the runner's info message begins
 __all__ = ["TELEMETRY_FIELDS", "RepeatStream", "Result", "RunWindow", "Shape",
@@ -86,11 +88,31 @@ def _finite(value: float) -> float | None:
 _shape_of = shape_of
 
 
-class SessionStore:
-    """State of one session (live or replayed). Feed it events; views read it."""
+# what the views must draw again when a field of the view state changes
+VIEW_CHANGES: dict[str, tuple[Change, ...]] = {
+    "shape": (Change.LADDER, Change.STREAM, Change.SWEEP, Change.RUN),
+    "mode": (Change.LADDER, Change.STREAM, Change.SWEEP, Change.RUN),
+    "device": tuple(Change), "level": (Change.STREAM,), "step": ()}
 
-    def __init__(self) -> None:
+
+class SessionStore:
+    """State of one session (live or replayed). Feed it events; views read it.
+
+    ``view`` is the window's view state (app/core/view_state.py): the queries that answer
+    for "the ladder" (``ladder_shape``, ``ladder_result``, ``shown_stream``, ...) answer
+    for its shape, mode and GPU. A store made without one keeps its own, whose shape is
+    the default (4096³ where present, else the most complete shape)."""
+
+    def __init__(self, view: ViewStateModel | None = None) -> None:
+        self.view = view if view is not None else ViewStateModel()
+        # what the source will deliver in all (a replay's whole recording; None: live)
+        self.contents: RecordingContents | None = None
         self.reset()
+        self.view.subscribe(self._view_changed)
+
+    def _view_changed(self, before: ViewState, after: ViewState) -> None:
+        for name in changed_fields(before, after):
+            self._changes.update(VIEW_CHANGES[name])
 
     def reset(self) -> None:
         # views that keep their own copies (the messages list) start again when it changes
@@ -103,7 +125,6 @@ class SessionStore:
         # per GPU (protocol version 4; one, 0, in older files): stream, telemetry, run
         # windows, latest results. The views show ``device``'s (set_device)
         self.devices: list[dict[str, Any]] = []  # the header's, then device events'
-        self.device = 0
         # device 0's made now: its telemetry buffer is large, and a replay's seek resets
         # the store outside the time budget it then delivers events in
         self._per: dict[int, DeviceState] = {0: DeviceState()}
@@ -121,6 +142,35 @@ class SessionStore:
         self.event_count = 0
         self.restarts = 0  # restart events: the runner was restarted
         self._changes: set[Change] = set(Change)
+
+    def expect(self, contents: RecordingContents | None) -> None:
+        """What the source will deliver in all (a replay: its whole recording), so the
+        views can tell "not replayed yet" from "not recorded"; None for a live source.
+        It outlasts :meth:`reset` (a replay's seek back starts the store again)."""
+        self.contents = contents
+        self._changes.update(Change)
+
+    def not_replayed_yet(self, what: str, level_id: str | None) -> bool:
+        """The replay's recording has ``what`` of the level ("source_counters": ncu's
+        per-line counters, "counters": ncu's totals, "build": a build event) and the
+        replay has not delivered it yet: a view says "not replayed yet", not "not
+        recorded"."""
+        coming = self.coming()
+        if coming is None or level_id is None:
+            return False
+        kinds = {"source_counters": coming.source_counters, "build": coming.builds,
+                 "counters": {level for level, _tool in coming.counters}}
+        return level_id in kinds[what]
+
+    @property
+    def replay_pending(self) -> bool:
+        """A replay has events it has not delivered yet."""
+        return self.contents is not None and self.event_count < self.contents.events
+
+    def coming(self) -> RecordingContents | None:
+        """The whole recording's contents while a replay is still delivering it, else
+        None: ``store.coming()`` and a key in it means "not replayed yet"."""
+        return self.contents if self.replay_pending else None
 
     # ------------------------------------------------------------------ input
     def handle(self, event: dict[str, Any]) -> None:
@@ -164,6 +214,10 @@ class SessionStore:
         state.runs.start(ev, float(ev["t"]))
         self._changes.add(Change.TELEMETRY)
         state.stream.reset(ev["level"], _shape_of(ev), int(ev["repeats"]))
+        key = (ev["level"], _shape_of(ev), _mode_of(ev))
+        state.run_keys[ev.get("id")] = key
+        state.streams[key] = RepeatStream.sized(ev["level"], _shape_of(ev),
+                                                int(ev["repeats"]))
         self._changes.update((Change.STREAM, Change.RUN))
 
     def _on_phase(self, ev: dict[str, Any]) -> None:
@@ -186,6 +240,13 @@ class SessionStore:
         if state.stream.level != ev["level"] or state.stream.shape != shape:
             state.stream.reset(ev["level"], shape)
         state.stream.append(ev["i"], float(ev["tflops"]))
+        key = state.run_keys.get(ev.get("id")) or (ev["level"], shape, _mode_of(ev))
+        if key[:2] != (ev["level"], shape):  # an id reused: this repeat's own run
+            key = (ev["level"], shape, _mode_of(ev))
+        run = state.streams.get(key)
+        if run is None:
+            run = state.streams[key] = RepeatStream.sized(ev["level"], shape, 0)
+        run.append(ev["i"], float(ev["tflops"]))
         self._changes.add(Change.STREAM)
 
     def _on_result(self, ev: dict[str, Any]) -> None:
@@ -203,15 +264,11 @@ class SessionStore:
         # indexes, so views read the latest numbers without scanning every result; the
         # ladder, its charts and the sweep show burst results (sustained ones beside them)
         self._by_key[result_key(r)] = r
-        self._changes.update((Change.LADDER, Change.SWEEP))
-        if r.mode != "burst":
-            return
-        state.latest[r.level] = r
-        state.latest_at[(r.level, r.shape)] = r
+        state.latest_at[(r.level, r.shape, r.mode)] = r
         if level is not None and not level.is_reference:
-            levels = state.shape_levels.pop(r.shape, set())
-            levels.add(r.level)
-            state.shape_levels[r.shape] = levels  # re-inserted: most recent last
+            state.shape_levels.setdefault(r.shape, set()).add(r.level)
+        if r.mode == "burst":
+            state.latest[r.level] = r
         self._changes.update((Change.LADDER, Change.SWEEP))
 
     def _on_error(self, ev: dict[str, Any]) -> None:
@@ -313,9 +370,6 @@ class SessionStore:
         changes, self._changes = self._changes, set()
         return changes
 
-    def touch(self, *changes: Change) -> None:
-        self._changes.update(changes)
-
     # ----------------------------------------------------------------- queries
     def level(self, level_id: str) -> LevelInfo | None:
         for lv in self.levels:
@@ -323,28 +377,63 @@ class SessionStore:
                 return lv
         return None
 
+    def name_of(self, level_id: str) -> str:
+        """How pictures, captions and reports name a level (LevelInfo.name; an id the
+        catalog lacks as it is)."""
+        level = self.level(level_id)
+        return level.name if level is not None else level_id
+
     def ladder_levels(self) -> list[LevelInfo]:
         return [lv for lv in self.levels if not lv.is_reference]
 
     def latest(self, level_id: str, device: int | None = None) -> Result | None:
         return self._state(device).latest.get(level_id)
 
+    def shapes(self, device: int | None = None) -> list[Shape]:
+        """The shapes with a ladder result on the GPU (any mode), in the order reached."""
+        return list(self._state(device).shape_levels)
+
+    def levels_at(self, device: int | None = None) -> dict[Shape, int]:
+        """Per shape, how many ladder levels have a result there (any mode)."""
+        return {s: len(v) for s, v in self._state(device).shape_levels.items()}
+
     def ladder_shape(self, device: int | None = None) -> Shape | None:
-        """The shape most ladder levels have a result at (the latest such on a tie)."""
-        shape_levels = self._state(device).shape_levels
-        best: Shape | None = None
-        for shape, levels in shape_levels.items():  # oldest to most recent
-            if best is None or len(levels) >= len(shape_levels[best]):
-                best = shape
-        return best
+        """The shape the ladder is shown at: the view state's; where none was chosen,
+        the default of the results there are (view_state.default_shape)."""
+        chosen = self.view.state.shape
+        return chosen if chosen is not None else default_shape(self.levels_at(device))
+
+    @property
+    def mode(self) -> str:
+        """The mode the ladder is shown in (the view state's): burst or sustained."""
+        return str(self.view.state.mode)
+
+    def result_at(self, level_id: str, shape: Shape | None, mode: str | None = None,
+                  device: int | None = None) -> Result | None:
+        """The level's latest result at ``shape`` in ``mode`` (default: the one shown)
+        on ``device`` (default: the one shown)."""
+        if shape is None:
+            return None
+        return self._state(device).latest_at.get((level_id, shape, mode or self.mode))
 
     def ladder_result(self, level_id: str, device: int | None = None) -> Result | None:
-        """The level's latest result at the ladder shape, else its latest at any shape
-        (on ``device``; default: the one shown)."""
-        shape = self.ladder_shape(device)
-        latest_at = self._state(device).latest_at
-        found = latest_at.get((level_id, shape)) if shape is not None else None
-        return found if found is not None else self.latest(level_id, device)
+        """The level's latest result at the shape and in the mode shown (on ``device``;
+        default: the one shown); None where it has none there (no other shape stands in:
+        a table of one shape is the shape it says)."""
+        return self.result_at(level_id, self.ladder_shape(device), None, device)
+
+    def burst_result(self, level_id: str, shape: Shape | None,
+                     device: int | None = None) -> Result | None:
+        return self.result_at(level_id, shape, "burst", device)
+
+    def shown_stream(self) -> RepeatStream | None:
+        """The per-repeat TFLOPS of the run the view state points at: the selected
+        level's latest run at the shape and in the mode shown, on the GPU shown (a run
+        in progress as its repeats arrive); None where it has had none."""
+        state = self.view.state
+        if state.level is None:
+            return None
+        return self._state(None).streams.get((state.level, self.ladder_shape(), self.mode))
 
     # ----------------------------------------------------------------- GPUs
     def _state(self, which: dict[str, Any] | int | None) -> DeviceState:
@@ -378,11 +467,14 @@ class SessionStore:
         index = self.device if device is None else device
         return device_label(self.device_entry(index) or {"id": index})
 
+    @property
+    def device(self) -> int:
+        """The GPU shown (the view state's)."""
+        return self.view.state.device
+
     def set_device(self, device: int) -> None:
-        """Show this GPU's ladder, stream and telemetry."""
-        if device != self.device:
-            self.device = device
-            self._changes.update(Change)
+        """Show this GPU's ladder, stream and telemetry (sets the view state)."""
+        self.view.set(device=device)
 
     @property
     def multi_device(self) -> bool:
@@ -420,7 +512,7 @@ class SessionStore:
     def sustained_result(self, level_id: str, shape: Shape | None = None) -> Result | None:
         """The level's latest sustained result at ``shape`` (default: the ladder's)."""
         shape = shape or self.ladder_shape()
-        return self._by_key.get((level_id, shape, "sustained", self.device)) if shape else None
+        return self.result_at(level_id, shape, "sustained") if shape else None
 
     def power_limit_w(self) -> float | None:
         """The enforced power limit: the latest NVML sample's, else a sustained result's."""
@@ -440,10 +532,12 @@ class SessionStore:
         return Row.of(result, self.reference_result(result), self.peak_tflops(result.precision))
 
     def sweeps(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """Per level with results at two or more N: (N, TFLOPS), latest per shape, by N."""
+        """Per level with results at two or more N in the mode shown: (N, TFLOPS),
+        latest per shape, by N."""
         by_level: dict[str, dict[Shape, Result]] = {}
-        for (level_id, shape), r in self._state(None).latest_at.items():
-            by_level.setdefault(level_id, {})[shape] = r
+        for (level_id, shape, mode), r in self._state(None).latest_at.items():
+            if mode == self.mode:
+                by_level.setdefault(level_id, {})[shape] = r
         out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for level_id, shapes in by_level.items():
             points = sorted((s.N, r.tflops) for s, r in shapes.items())
@@ -451,6 +545,10 @@ class SessionStore:
                 arr = np.array(points, dtype=np.float64)
                 out[level_id] = (arr[:, 0], arr[:, 1])
         return out
+
+
+def _mode_of(ev: dict[str, Any]) -> str:
+    return "sustained" if ev.get("mode") == "sustained" else "burst"
 
 
 def _params_key(params: Any) -> str:

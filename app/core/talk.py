@@ -2,21 +2,28 @@
 
     title = "The SGEMM ladder on an H200"          # optional
     recording = "../sessions/h200-ladder.jsonl"    # optional, relative to this file
+    shape = "4096"                                 # optional: the shape the talk shows
+                                                   # (default 4096³)
 
     [[scene]]
     view = "tiling"              # a tab (app/views/registry.VIEWS); required
     level = "smem_tiled"         # a level id of the recording's catalog
-    shape = "4096"               # N (a cube) or "MxNxK": the result the caption quotes,
-                                 # and the run form's shape
-    step = 3                     # animation step, 1-based as the playback bar counts
+    shape = "4096"               # N (a cube) or "MxNxK": this scene's shape instead of
+                                 # the talk's (the caption quotes it, the views show it)
+    step = 3                     # animation step, 1-based as the playback bar counts;
+                                 # or a list, [1, 3, 5]: PageDown walks them, then the
+                                 # next scene
     speed = "16x"                # replay speed: 1x, 4x, 16x or instant
     caption = "{title}: {adds} {tflops} TFLOPS, {pct_ref} of {ref}."
 
 A field left out leaves that part of the window as it is. A caption is plain text; its
-``{name}`` fields (:data:`CAPTION_FIELDS`) are filled from the session, so the numbers a
-talk shows are the recording's, never typed in (``{{`` and ``}}`` are braces). A file
-that cannot be used is refused whole with a :class:`TalkError` naming the scene and the
-field. No Qt here.
+``{name}`` fields (:data:`CAPTION_FIELDS`) are filled from the whole recording
+(:func:`caption_store`), never from what a replay has delivered so far, so a caption is
+the same at any paging speed and in a screenshot of its scene; the numbers a talk shows
+are the recording's, never typed in (``{{`` and ``}}`` are braces). Levels are named as
+the pictures name them (a reference by its title, "cuBLAS FP32 (no TF32)", not
+``cublas_fp32``). A file that cannot be used is refused whole with a :class:`TalkError`
+naming the scene and the field. No Qt here.
 """
 
 from __future__ import annotations
@@ -24,14 +31,15 @@ from __future__ import annotations
 import argparse
 import string
 import tomllib
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...kernels.atomic_file import open_regular
-from ...kernels.plan import parse_shape
-from ...kernels.rows import (
+from ...kernels.ladder.shape import Shape
+from ...kernels.protocol.atomic_file import open_regular
+from ...kernels.protocol.plan import parse_shape
+from ...kernels.results.rows import (
     DASH,
     Result,
     gflop_per_j_text,
@@ -41,16 +49,19 @@ from ...kernels.rows import (
     tflops_text,
     verdict_text,
 )
-from ...kernels.shape import Shape
 from .replay import Speed
 from .store import SessionStore
+from .view_state import DEFAULT_SHAPE
 
 MAX_FILE_BYTES = 256 << 10  # a talk is a page of text
 MAX_SCENES = 200
 MAX_CAPTION_CHARS = 1000  # as written
 MAX_SHOWN_CHARS = 1500  # filled in (a level's catalog text may be long)
 MAX_STEP = 10_000
-TOP_FIELDS = ("title", "recording", "scene")
+MAX_STEPS = 64  # listed in one scene
+TOP_FIELDS = ("title", "recording", "shape", "scene")
+# what a caption reads: the header (levels, the GPU) and the results, nothing else
+CAPTION_EVENTS = frozenset({"session", "device", "result"})
 SCENE_FIELDS = ("view", "level", "shape", "step", "speed", "caption")
 
 
@@ -64,8 +75,13 @@ class Scene:
     caption: str = ""
     level: str | None = None
     shape: Shape | None = None
-    step: int | None = None  # 1-based
+    steps: tuple[int, ...] = ()  # 1-based; PageDown walks them in order
     speed: Speed | None = None
+
+    @property
+    def step(self) -> int | None:
+        """The step the scene opens on (1-based), or None."""
+        return self.steps[0] if self.steps else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +90,20 @@ class Talk:
     title: str
     scenes: tuple[Scene, ...]
     recording: Path | None  # resolved against the talk file's folder
+    shape: Shape = DEFAULT_SHAPE  # the shape every scene shows unless it names its own
+
+    def shape_of(self, scene: Scene) -> Shape:
+        return scene.shape or self.shape
+
+
+def caption_store(events: Iterable[dict[str, Any]]) -> SessionStore:
+    """A store of the whole recording's header and results: what every caption reads,
+    whatever the replay has delivered so far (a few hundred results: milliseconds)."""
+    store = SessionStore()
+    for ev in events:
+        if ev.get("type") in CAPTION_EVENTS:
+            store.handle(ev)
+    return store
 
 
 # ------------------------------------------------------------------ captions
@@ -87,7 +117,8 @@ def _result_fields(store: SessionStore, level_id: str | None, shape: Shape | Non
     row = store.row(result)
     fields = {"shape": str(result.shape), "tflops": tflops_text(result.tflops),
               "median_ms": ms_text(result.median_ms), "pct_ref": pct_text(row.pct_of_reference),
-              "ref": row.reference or DASH, "pct_peak": pct_text(row.pct_of_peak),
+              "ref": _title(store, row.reference) if row.reference else DASH,
+              "ref_id": row.reference or DASH, "pct_peak": pct_text(row.pct_of_peak),
               "gflop_per_j": gflop_per_j_text(result.gflop_per_j),
               "rel_err": rel_err_text(result.rel_err), "verified": verdict_text(result.verified)}
     ladder = [lv.id for lv in store.ladder_levels()]
@@ -95,25 +126,31 @@ def _result_fields(store: SessionStore, level_id: str | None, shape: Shape | Non
         for prev_id in reversed(ladder[:ladder.index(level_id)]):
             prev = _result_at(store, prev_id, result.shape)
             if prev is not None and prev.tflops > 0:
-                fields.update(prev=prev_id, prev_tflops=tflops_text(prev.tflops),
+                fields.update(prev=_title(store, prev_id), prev_id=prev_id,
+                              prev_tflops=tflops_text(prev.tflops),
                               speedup=f"{result.tflops / prev.tflops:.3g}×")
                 break
     return fields
 
 
+def _title(store: SessionStore, level_id: str) -> str:
+    """A level as a caption names it: its catalog title (an id the catalog lacks as is)."""
+    level = store.level(level_id)
+    return level.title if level is not None else level_id
+
+
 def _result_at(store: SessionStore, level_id: str, shape: Shape | None) -> Result | None:
     if shape is None:
-        return store.latest(level_id)
-    return next((r for r in reversed(store.results)
-                 if r.level == level_id and r.shape == shape and r.mode == "burst"), None)
+        return None
+    return store.result_at(level_id, shape, "burst")
 
 
 def _level_fields(store: SessionStore, level_id: str | None) -> dict[str, str]:
     level = store.level(level_id) if level_id else None
     if level is None:
         return {}
-    return {"level": level.id, "title": level.title, "adds": level.adds,
-            "precision": level.precision.upper()}
+    return {"level": level.title, "level_id": level.id, "title": level.title,
+            "adds": level.adds, "precision": level.precision.upper()}
 
 
 def _session_fields(store: SessionStore) -> dict[str, str]:
@@ -124,14 +161,17 @@ def _session_fields(store: SessionStore) -> dict[str, str]:
 # name -> what it is (the docs and the error for an unknown name list these)
 CAPTION_FIELDS: dict[str, str] = {
     "device": "the recording's GPU",
-    "level": "the level's id", "title": "its title (the recording's catalog)",
+    "level": "the level's name (its title in the recording's catalog)",
+    "level_id": "the level's id", "title": "its title (the recording's catalog)",
     "adds": "what it adds over the level before (the catalog)",
     "precision": "its precision (FP32, FP16, ...)",
     "shape": "the shape of the result quoted", "tflops": "its TFLOPS",
     "median_ms": "its median time per GEMM", "pct_ref": "% of cuBLAS of the same precision",
-    "ref": "that reference's id", "pct_peak": "% of the precision's datasheet peak",
+    "ref": "that reference's name (cuBLAS FP32 (no TF32), ...)", "ref_id": "its id",
+    "pct_peak": "% of the precision's datasheet peak",
     "gflop_per_j": "GFLOP per joule", "rel_err": "relative error against float64",
-    "verified": "verified or NOT verified", "prev": "the ladder level below with a result",
+    "verified": "verified or NOT verified",
+    "prev": "the name of the ladder level below with a result", "prev_id": "its id",
     "prev_tflops": "that level's TFLOPS", "speedup": "TFLOPS over that level's, as 1.52×",
 }
 _FILLERS: tuple[Callable[[SessionStore, str | None, Shape | None], dict[str, str]], ...] = (
@@ -139,12 +179,13 @@ _FILLERS: tuple[Callable[[SessionStore, str | None, Shape | None], dict[str, str
     lambda store, level, shape: _level_fields(store, level), _result_fields)
 
 
-def caption_text(scene: Scene, store: SessionStore) -> str:
+def caption_text(scene: Scene, store: SessionStore, shape: Shape | None = None) -> str:
     """The scene's caption with its fields filled from ``store`` (a dash where the
-    session has no such number), as plain text."""
+    session has no such number), as plain text; the numbers are at the scene's shape,
+    else ``shape`` (the talk's), else the store's ladder shape."""
     values: dict[str, str] = {}
     for fill in _FILLERS:
-        values.update(fill(store, scene.level, scene.shape))
+        values.update(fill(store, scene.level, scene.shape or shape))
     out = []
     for literal, name, _spec, _conv in string.Formatter().parse(scene.caption):
         out.append(literal)
@@ -219,31 +260,40 @@ class _Reader:
             raise self.fail(f"{where}: caption", problem)
         return Scene(view=view, caption=caption, level=level,
                      shape=self.shape(where, table.get("shape")),
-                     step=self.step(where, view, table.get("step")),
+                     steps=self.steps(where, view, table.get("step")),
                      speed=self.speed(where, string_field("speed")))
 
     def shape(self, where: str, value: Any) -> Shape | None:
+        """A scene's shape (``where`` names it), or the talk's (``where`` empty)."""
         if value is None:
             return None
+        field = f"{where}: shape" if where else "shape"
         if isinstance(value, bool) or not isinstance(value, int | str):
-            raise self.fail(f"{where}: shape", f"is {_type_name(value)}; give N (a cube) "
-                                               "or \"MxNxK\"")
+            raise self.fail(field, f"is {_type_name(value)}; give N (a cube) or \"MxNxK\"")
         try:
             return Shape(*parse_shape(str(value)))
         except argparse.ArgumentTypeError as exc:
-            raise self.fail(f"{where}: shape", str(exc)) from None
+            raise self.fail(field, str(exc)) from None
 
-    def step(self, where: str, view: str, value: Any) -> int | None:
+    def steps(self, where: str, view: str, value: Any) -> tuple[int, ...]:
+        """``step = 3`` or ``step = [1, 3, 5]`` (walked in order by PageDown)."""
         if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(f"{where}: step", f"is {_type_name(value)}, not an integer")
+            return ()
+        values = value if isinstance(value, list) else [value]
+        if not values:
+            raise self.fail(f"{where}: step", "an empty list; give a step or leave it out")
+        if len(values) > MAX_STEPS:
+            raise self.fail(f"{where}: step", f"{len(values)} steps; at most {MAX_STEPS}")
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise self.fail(f"{where}: step", f"is {_type_name(v)}, not an integer")
         if view not in self.animated:
             raise self.fail(f"{where}: step", f"the {view} view has no animation steps "
                                               f"(animated: {', '.join(self.animated)})")
-        if not 1 <= value <= MAX_STEP:
-            raise self.fail(f"{where}: step", f"{value}: steps count from 1 to {MAX_STEP}")
-        return value
+        for v in values:
+            if not 1 <= v <= MAX_STEP:
+                raise self.fail(f"{where}: step", f"{v}: steps count from 1 to {MAX_STEP}")
+        return tuple(values)
 
     def speed(self, where: str, value: str | None) -> Speed | None:
         if value is None:
@@ -284,6 +334,7 @@ def read_talk(path: str | Path, views: Collection[str], animated: Collection[str
     for name, value in (("title", title), ("recording", recording)):
         if value is not None and not isinstance(value, str):
             raise reader.fail(name, f"is {_type_name(value)}, not a string")
+    shape = reader.shape("", data.get("shape")) or DEFAULT_SHAPE
     tables = data.get("scene")
     if not isinstance(tables, list) or not tables:
         raise reader.fail("scene", "no scenes: add at least one [[scene]] with a view")
@@ -291,4 +342,4 @@ def read_talk(path: str | Path, views: Collection[str], animated: Collection[str
         raise reader.fail("scene", f"{len(tables)} scenes; at most {MAX_SCENES}")
     scenes = tuple(reader.scene(n, table) for n, table in enumerate(tables, 1))
     return Talk(path=path, title=title or "", scenes=scenes,
-                recording=(path.parent / recording) if recording else None)
+                recording=(path.parent / recording) if recording else None, shape=shape)

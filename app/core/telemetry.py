@@ -5,7 +5,7 @@
 of GPUs a recording names:
 one float column per numeric field (a null or missing field is NaN) and one integer
 column of bits of the clock-event reasons that count as slowdowns (the one rule is
-:mod:`gemmscope.kernels.throttle`; the others are only counted). :class:`RunWindows`
+:mod:`gemmscope.kernels.protocol.throttle`; the others are only counted). :class:`RunWindows`
 turns ``run_start`` and the run's ``result``/``error`` into time intervals. Times are
 session times: after a runner restart (a second ``session`` header, ``t`` from zero
 again) the store adds an offset, so the timeline keeps going forward as in replay
@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ...kernels.shape import Shape, shape_of
-from ...kernels.throttle import is_slowdown, slowdowns
+from ...kernels.ladder.shape import Shape, shape_of
+from ...kernels.protocol.throttle import is_slowdown, slowdowns
 
 CLOCK_FIELDS = ("sm_clock_mhz", "mem_clock_mhz")
 POWER_FIELDS = ("power_w", "power_limit_w")

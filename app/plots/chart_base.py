@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from ..core.plain_text import plain_tooltip
 from ..core.store import SessionStore
-from ..theme import NORMAL, Theme
+from ..theme import NORMAL, Theme, min_text_pt
 
 pg.setConfigOptions(antialias=False, useOpenGL=False)
 # the largest axis value drawn: a recording's absurd number (1e308) must not overflow the
@@ -130,7 +130,8 @@ class PlainAxis(pg.AxisItem):
 
     def tickValues(self, minVal: float, maxVal: float, size: float):
         if not self.logMode:
-            return super().tickValues(minVal, maxVal, size)
+            return self._spaced(super().tickValues(minVal, maxVal, size), minVal, maxVal,
+                                size)
         lo, hi = sorted((minVal, maxVal))
         if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo > 40:
             return []
@@ -142,7 +143,33 @@ class PlainAxis(pg.AxisItem):
         line_px = QFontMetricsF(self.style.get("tickFont") or QFont()).height()
         most = max(2, int(size // (2 * line_px)))
         every = math.ceil(len(values) / most)
-        return [(1.0, values[::every])]
+        if every > 1:  # of the every-th ticks, the run with most labels clear of the ends
+            def inside(v: float) -> bool:
+                px = (v - lo) / max(hi - lo, 1e-12) * size
+                return 0.6 * line_px <= px <= size - 0.6 * line_px
+
+            values = max((values[k::every] for k in range(every)),
+                         key=lambda run: (sum(map(inside, run)), len(run)))
+        return [(1.0, values)]
+
+    def _spaced(self, levels, lo: float, hi: float, size: float):
+        """Linear ticks no closer than 1.5 lines of tick text on a vertical axis (a short
+        plot in large type stacked its labels on each other): every k-th kept."""
+        if self.orientation not in ("left", "right") or hi <= lo or size <= 0:
+            return levels
+        line_px = QFontMetricsF(self.style.get("tickFont") or QFont()).height()
+
+        def inside(v: float) -> bool:  # a label that the axis has room for at its place
+            px = (v - lo) / (hi - lo) * size
+            return 0.6 * line_px <= px <= size - 0.6 * line_px
+
+        out = []
+        for spacing, values in levels:
+            gap_px = spacing * size / (hi - lo)
+            every = max(1, math.ceil(1.5 * line_px / max(gap_px, 1e-9)))
+            runs = [list(values)[k::every] for k in range(every)]
+            out.append((spacing * every, max(runs, key=lambda run: sum(map(inside, run)))))
+        return out
 
     def tickStrings(self, values, scale, spacing):
         if not self.logMode:
@@ -225,8 +252,10 @@ class LegendEntry:
 
 
 class SideLegend(pg.GraphicsWidget):
-    """A legend in its own column beside the plot area (never over the data); entries in
-    as many columns as the height needs, drawn as plain text."""
+    """A legend outside the plot area (never over the data), drawn as plain text: in its
+    own column right of the plot, entries in as many columns as the height needs; or, on
+    a chart too narrow to give it that column (:attr:`below`), in rows under the x axis,
+    as many entries a row as the width holds."""
 
     SWATCH = 22
     MARGIN = 14  # from the plot area (a last tick label may reach into it)
@@ -238,10 +267,16 @@ class SideLegend(pg.GraphicsWidget):
         self.color = NORMAL.foreground
         self.font_ = QFont()
         self.base_pt = 9
+        self.min_pt: float = self.MIN_PT  # the theme's floor (presentation: 18 px)
         self.max_width = 1e6
+        self.max_height = 1e6  # below the plot: the most of the chart's height it takes
+        self.below = False  # in rows under the plot (the chart decides: Chart.place_legend)
         self.width_changed: Callable[[], None] | None = None  # the chart re-fits its title
         self.columns = 1
         self._col_w = 0.0
+        self._rects: list[QRectF] = []  # below the plot: each entry's place
+        self._width_hint = 0.0
+        self._flow_rows = 0
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemClipsToShape, False)
         # repainted from a pixmap unless its entries, style or size changed (update()):
         # drawing its markers and text costs ~1 ms per repaint of the chart
@@ -253,9 +288,10 @@ class SideLegend(pg.GraphicsWidget):
             self._relayout()
             self.update()
 
-    def set_style(self, color: str, point_size: int) -> None:
+    def set_style(self, color: str, point_size: int, min_pt: float | None = None) -> None:
         self.color = color
-        self.base_pt = max(self.MIN_PT, point_size)
+        self.min_pt = max(float(self.MIN_PT), min_pt or 0.0)
+        self.base_pt = max(math.ceil(self.min_pt), point_size)
         self._relayout()
         self.update()
 
@@ -265,19 +301,50 @@ class SideLegend(pg.GraphicsWidget):
             self.max_width = width
             self._relayout()
 
+    def set_below(self, below: bool, max_height: float = 1e6, width: float = 0.0) -> None:
+        """In rows below the plot (``width``: the plot's, until the layout says it)."""
+        self._width_hint = width
+        if below != self.below or abs(max_height - self.max_height) >= 1:
+            self.below, self.max_height = below, max_height
+            self._relayout()
+            self.update()
+
     def _line_h(self) -> float:
         return QFontMetricsF(self.font_).height() + 2
 
+    def _sizes(self) -> list[float]:
+        """Point sizes to try, the base first, down to the floor."""
+        low = max(self.MIN_PT, math.ceil(self.min_pt))
+        sizes: list[float] = list(range(self.base_pt, low - 1, -1)) or [float(low)]
+        if self.min_pt > low - 1 and self.min_pt not in sizes and self.min_pt < self.base_pt:
+            sizes.append(self.min_pt)
+        return [float(s) for s in sizes if s >= self.min_pt] or [self.min_pt]
+
+    def _column_width(self) -> float:
+        metrics = QFontMetricsF(self.font_)
+        widest = max((metrics.horizontalAdvance(e.text) for e in self.entries), default=0.0)
+        return (self.SWATCH + 8 + widest + 10) if self.entries else 0.0
+
+    def side_width(self, height: float) -> float:
+        """The width a column legend needs beside a plot ``height`` high, at the base
+        type (the chart puts the legend below where this takes too much of its width)."""
+        if not self.entries:
+            return 0.0
+        self.font_.setPointSizeF(self.base_pt)
+        rows_fit = max(1, int((height - 6) // self._line_h())) if height > 20 else 10_000
+        return self._column_width() * math.ceil(len(self.entries) / rows_fit) + self.MARGIN
+
     def _relayout(self) -> None:
-        """Columns for the height the layout gives; a smaller type (down to MIN_PT) where
-        the columns would take more than ``max_width``."""
+        """Columns for the height the layout gives (beside the plot) or rows for its width
+        (below it); a smaller type, down to the floor, where they would take more than the
+        room they may have."""
+        if self.below:
+            self._relayout_below()
+            return
         height = self.size().height()
-        for pt in range(self.base_pt, self.MIN_PT - 1, -1):
-            self.font_.setPointSize(pt)
-            metrics = QFontMetricsF(self.font_)
-            widest = max((metrics.horizontalAdvance(e.text) for e in self.entries),
-                         default=0.0)
-            self._col_w = (self.SWATCH + 8 + widest + 10) if self.entries else 0.0
+        for pt in self._sizes():
+            self.font_.setPointSizeF(pt)
+            self._col_w = self._column_width()
             # (before the layout gives it a height: one column)
             rows_fit = max(1, int((height - 6) // self._line_h())) if height > 20 else 10_000
             self.columns = max(1, math.ceil(len(self.entries) / rows_fit)) \
@@ -286,12 +353,56 @@ class SideLegend(pg.GraphicsWidget):
                 break
         width = self._col_w * self.columns + self.MARGIN if self.entries else 0.0
         changed = width != self.preferredWidth()
+        self.setMinimumHeight(0)
+        self.setMaximumHeight(1e6)
+        self.setPreferredHeight(0)
         self.setMinimumWidth(width)
         self.setMaximumWidth(width)
         self.setPreferredWidth(width)
         self.setVisible(bool(self.entries))
         if changed and self.width_changed is not None:
             self.width_changed()
+
+    def _relayout_below(self) -> None:
+        """Entries left to right, each as wide as its text, onto the next row where the
+        width ends (the type shrinks, down to the floor, while that is taller than
+        ``max_height``)."""
+        width = self.size().width() if self.size().width() > 20 else \
+            (self._width_hint or self.max_width)
+        for pt in self._sizes():
+            self.font_.setPointSizeF(pt)
+            self._flow(width)
+            if self._height_below() <= self.max_height:
+                break
+        height = self._height_below()
+        changed = self.preferredWidth() != 0 or self.preferredHeight() != height
+        self.setMinimumWidth(0)
+        self.setMaximumWidth(1e6)
+        self.setPreferredWidth(0)
+        self.setMinimumHeight(height)
+        self.setMaximumHeight(height)
+        self.setPreferredHeight(height)
+        self.setVisible(bool(self.entries))
+        if changed:
+            self.updateGeometry()  # the plot's layout gives the rows their height
+            if self.width_changed is not None:
+                self.width_changed()
+
+    def _flow(self, width: float) -> None:
+        metrics = QFontMetricsF(self.font_)
+        h = self._line_h()
+        x, row = 0.0, 0
+        self._rects = []
+        for e in self.entries:
+            w = min(self.SWATCH + 8 + metrics.horizontalAdvance(e.text) + 18, max(width, 1.0))
+            if x > 0 and x + w > width:
+                x, row = 0.0, row + 1
+            self._rects.append(QRectF(x, 3 + row * h, w, h))
+            x += w
+        self._flow_rows = row + 1 if self.entries else 0
+
+    def _height_below(self) -> float:
+        return self._flow_rows * self._line_h() + 6 if self.entries else 0.0
 
     def resizeEvent(self, event: Any) -> None:
         columns = self.columns
@@ -301,29 +412,40 @@ class SideLegend(pg.GraphicsWidget):
         super().resizeEvent(event)
 
     def sizeHint(self, which: Qt.SizeHint, constraint: QSizeF = QSizeF()) -> QSizeF:  # noqa: B008
+        if self.below:
+            height = self._height_below()
+            wide = 1e6 if which == Qt.SizeHint.MaximumSize else 0.0
+            return QSizeF(wide, height)
         width = self._col_w * self.columns + self.MARGIN if self.entries else 0.0
         # as tall as the row (the plot area) allows; it asks for no height of its own
         tall = 1e6 if which == Qt.SizeHint.MaximumSize else 0.0
         return QSizeF(width, tall)
 
     def rows(self) -> int:
+        if self.below:
+            return self._flow_rows
         return math.ceil(len(self.entries) / self.columns) if self.entries else 0
 
     def entry_rect(self, i: int) -> QRectF:
+        h = self._line_h()
+        if self.below:  # row by row, left to right
+            return QRectF(self._rects[i])
         rows = max(1, self.rows())
         col, row = divmod(i, rows)
-        h = self._line_h()
         return QRectF(self.MARGIN + col * self._col_w, 3 + row * h, self._col_w, h)
 
     def paint(self, p: QPainter, *args: Any) -> None:
         p.setFont(self.font_)
+        metrics = QFontMetricsF(self.font_)
         for i, e in enumerate(self.entries):
             r = self.entry_rect(i)
             sw = QRectF(r.left(), r.top() + 3, self.SWATCH, r.height() - 6)
             self._draw_swatch(p, e, sw)
             p.setPen(QColor(self.color))
-            p.drawText(QRectF(sw.right() + 6, r.top(), r.width() - self.SWATCH - 6, r.height()),
-                       int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), e.text)
+            room = QRectF(sw.right() + 6, r.top(), r.width() - self.SWATCH - 6, r.height())
+            text = metrics.elidedText(e.text, Qt.TextElideMode.ElideRight, room.width())
+            p.drawText(room, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+                       text)
 
     def _draw_swatch(self, p: QPainter, e: LegendEntry, sw: QRectF) -> None:
         color = QColor(e.color)
@@ -352,7 +474,9 @@ class SideLegend(pg.GraphicsWidget):
 class Chart(pg.PlotWidget):
     """A themed plot with a side legend and an empty state (a sentence in place of axes)."""
 
-    LEGEND_SHARE = 0.45  # of the chart's width, at most, for the legend
+    LEGEND_SHARE = 0.45  # of the chart's width, at most, for a legend beside the plot
+    SIDE_SHARE = 0.3  # a legend that needs more than this beside the plot goes below it
+    BELOW_SHARE = 0.2  # of the chart's height, at most, for a legend below the plot
 
     def __init__(self, title: str, parent: QWidget | None = None,
                  axes: dict[str, pg.AxisItem] | None = None):
@@ -369,8 +493,9 @@ class Chart(pg.PlotWidget):
         item.hideButtons()  # the "A" auto-range button is no part of a picture
         item.setMenuEnabled(False)
         self.side_legend = SideLegend()
-        self.side_legend.width_changed = self._show_title
+        self.side_legend.width_changed = self._legend_changed
         item.layout.addItem(self.side_legend, 2, 3)  # (2, 2): the right axis
+        self._legend_cell = (2, 3)
         self.empty_text = pg.TextItem("", anchor=(0.5, 0.5))
         # wrapped to the view's width, each line centred (a long one was cut at both ends)
         self.empty_text.textItem.document().setDefaultTextOption(
@@ -399,7 +524,8 @@ class Chart(pg.PlotWidget):
         font = QFont()
         font.setPointSize(self.theme.font_pt + 2)
         item = self.getPlotItem()
-        legend = self.side_legend.preferredWidth() if self.side_legend.entries else 0.0
+        legend = self.side_legend.preferredWidth() if self.side_legend.entries and \
+            not self.side_legend.below else 0.0
         room = max(40.0, self.width() - item.getAxis("left").width() - legend - 30)
         shown = QFontMetricsF(font).elidedText(self.base_title, Qt.TextElideMode.ElideRight,
                                                room)
@@ -411,9 +537,42 @@ class Chart(pg.PlotWidget):
 
     def resizeEvent(self, event: Any) -> None:
         if hasattr(self, "side_legend"):  # (pyqtgraph resizes during its __init__)
-            self.side_legend.set_max_width(self.width() * self.LEGEND_SHARE)
+            self.place_legend()
             self._show_title()  # first: the title's width bounds the plot's
         super().resizeEvent(event)
+
+    def _legend_changed(self) -> None:
+        self.place_legend()
+        self._show_title()
+
+    def place_legend(self) -> None:
+        """Beside the plot where the legend's column takes at most SIDE_SHARE of the
+        chart's width, else in rows below the x axis (a narrow chart, large type)."""
+        legend = self.side_legend
+        if getattr(self, "_placing", False):
+            return
+        self._placing = True
+        try:
+            plot_h = self.getPlotItem().vb.height() or self.height() * 0.7
+            below = bool(legend.entries) and \
+                legend.side_width(plot_h) > self.SIDE_SHARE * max(self.width(), 1)
+            cell = (4, 1) if below else (2, 3)
+            if cell != self._legend_cell:
+                layout = self.getPlotItem().layout
+                layout.removeItem(legend)
+                layout.addItem(legend, *cell)
+                self._legend_cell = cell
+            legend.set_max_width(self.width() * self.LEGEND_SHARE)
+            left = self.getPlotItem().getAxis("left").width()
+            legend.set_below(below, self.height() * self.BELOW_SHARE,
+                             max(self.width() - left - 10, 1.0))
+        finally:
+            self._placing = False
+        # the plot as large as the view again: a legend that was taller for a moment (a
+        # first layout before the width was known) grew it past the view, and a graphics
+        # layout never shrinks its top widget back
+        if getattr(self, "range", None) is not None:
+            self.getPlotItem().setGeometry(self.range)
 
     def bind(self, store: SessionStore) -> None:
         self.store = store
@@ -437,7 +596,7 @@ class Chart(pg.PlotWidget):
             axis.label.setFont(font)
             axis.setLabel(axis.labelText, units=None,
                           **{"color": theme.foreground, "font-size": f"{theme.font_pt}pt"})
-        self.side_legend.set_style(theme.foreground, theme.font_pt - 1)
+        self.side_legend.set_style(theme.foreground, theme.font_pt - 1, min_text_pt(theme))
         self.empty_text.setColor(theme.foreground)
         self.empty_text.setFont(font)
         self._show_title()

@@ -9,6 +9,7 @@ tests and exports read back exactly what is on screen.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -17,12 +18,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from ..core.store import Change
+from ..core.view_state import shape_text
 from ..theme import Theme, level_colors, level_symbol, precision_color
 from .chart_base import (
     MAX_AXIS,
     Chart,
     HoverReadout,
     LegendEntry,
+    PlainAxis,
     SizeAxis,
     finite_or_zero,
     finite_top,
@@ -35,14 +38,46 @@ __all__ = ["MAX_AXIS", "HoverReadout", "LadderBars", "StreamChart", "SweepChart"
 
 
 EMPTY_STREAM = "No run yet: the repeats of the next run show here"
+NO_LEVEL = "Select a level: the repeats of its run at the shape shown show here"
 EMPTY_SWEEP = "No size sweep yet: a level measured at two or more sizes shows here"
 
 
+class RepeatAxis(PlainAxis):
+    """Repeats are counted: ticks at whole numbers only (never 2.5)."""
+
+    def tickValues(self, minVal: float, maxVal: float, size: float):
+        levels = super().tickValues(minVal, maxVal, size)
+        out = []
+        for spacing, values in levels:
+            if spacing < 1:
+                continue
+            out.append((spacing, [v for v in values if float(v).is_integer()]))
+        if not out:  # a few repeats: every whole number that shows
+            lo, hi = math.ceil(min(minVal, maxVal)), math.floor(max(minVal, maxVal))
+            out = [(1.0, [float(v) for v in range(lo, hi + 1)])]
+        return out
+
+
+def stream_empty_text(store: Any) -> str:
+    """Why the per-repeat chart is empty, for the view state it shows."""
+    state = store.view.state
+    if state.level is None:
+        return NO_LEVEL
+    shape, mode = store.ladder_shape(), store.mode
+    coming = store.coming()
+    where = f"{state.level} at {shape_text(shape)} ({mode})"
+    if coming is not None and coming.has_result(state.level, shape, mode, store.device):
+        return f"{where}: not replayed yet; its repeats show when the replay reaches its run"
+    return f"No run of {where} yet: its repeats show here when it runs"
+
+
 class StreamChart(Chart):
-    """TFLOPS of each timed repeat of the run in progress (or the last run)."""
+    """TFLOPS of each timed repeat of the run the view state points at: the selected
+    level's latest run at the shape and in the mode shown (a run in progress as its repeats
+    arrive)."""
 
     def __init__(self, parent: QWidget | None = None):
-        super().__init__("Per-repeat TFLOPS", parent)
+        super().__init__("Per-repeat TFLOPS", parent, axes={"bottom": RepeatAxis("bottom")})
         self.set_label("bottom", "repeat")
         self.set_label("left", "TFLOPS")  # linear: the repeats of one run differ by percents
         self.curve = self.plot([], [], pen=pg.mkPen("#1f77b4", width=1), symbol="o",
@@ -50,6 +85,7 @@ class StreamChart(Chart):
         self.curve.setDownsampling(auto=True, method="peak")
         self.curve.setClipToView(True)
         self.shown = (np.zeros(0), np.zeros(0))
+        self.stream_key: tuple[Any, Any] | None = None  # (level, shape) of the run shown
         self._color: Any = ""
         self._symbols = True
         self._x_range = (0.0, 0.0)
@@ -71,11 +107,13 @@ class StreamChart(Chart):
     def refresh(self, changes: set[Change]) -> None:
         if self.store is None or not changes & {Change.STREAM, Change.HEADER}:
             return
-        stream = self.store.stream
-        x, y = stream.arrays()
+        stream = self.store.shown_stream()
+        x, y = stream.arrays() if stream is not None else (np.zeros(0), np.zeros(0))
         self.shown = (x, y)
-        level = self.store.level(stream.level) if stream.level else None
-        key = (stream.level, self.selected, self.store.generation, self.theme.name)
+        self.stream_key = (stream.level, stream.shape) if stream is not None else None
+        level = self.store.level(stream.level) if stream is not None and stream.level \
+            else None
+        key = (self.stream_key, self.selected, self.store.generation, self.theme.name)
         if key != self._color:  # (a new run or selection, not every repeat)
             self._color = key
             colors = level_colors([(lv.id, lv.precision, lv.is_reference)
@@ -86,12 +124,13 @@ class StreamChart(Chart):
             width = self.theme.line_px * (2 if level and level.id == self.selected else 1)
             self.curve.setPen(pg.mkPen(color, width=width))
             self.curve.setSymbolBrush(color)
-        if self.show_empty(None if len(x) else EMPTY_STREAM):
+        if self.show_empty(None if len(x) else stream_empty_text(self.store)):
             self.curve.setData([], [])
             self._x_range = self._y_range = (0.0, 0.0)
             self._y_run = None
             self.set_title_text("Per-repeat TFLOPS")
             return
+        assert stream is not None
         few = len(x) <= 100
         if few != self._symbols:
             self._symbols = few
@@ -100,7 +139,9 @@ class StreamChart(Chart):
         self._fit(x, y, stream.expected)
         if stream.level:
             prec = f", {level.precision.upper()}" if level else ""
-            self.set_title_text(f"Per-repeat TFLOPS — {stream.level} at {stream.shape}{prec}")
+            name = level.name if level is not None else stream.level
+            self.set_title_text(f"Per-repeat TFLOPS — {name} at {shape_text(stream.shape)}"
+                                f" ({self.store.mode}{prec})")
         else:
             self.set_title_text("Per-repeat TFLOPS")
 
@@ -117,16 +158,15 @@ class StreamChart(Chart):
         lo, hi = float(y.min()), float(y.max())
         y0, y1 = self._y_range
         span = max(hi - lo, abs(hi) * 0.05, 1e-9)
-        new_run = (self.store.stream.level, self.store.stream.shape) != self._y_run \
-            if self.store is not None else True
+        new_run = self.stream_key != self._y_run
         if new_run or lo < y0 or hi > y1:
             # grow within a run (new extremes), start afresh for a new run; wide margins
-            # so a stream of similar values leaves the range (and the axes) alone
+            # so a stream of similar values leaves the range (and the axes) alone; never
+            # below 0 (TFLOPS are not negative: no tick says they could be)
             if not new_run:
                 lo, hi = min(lo, y0), max(hi, y1)
-            self._y_range = (lo - 0.5 * span, hi + 0.5 * span)
-            self._y_run = (self.store.stream.level, self.store.stream.shape) \
-                if self.store is not None else None
+            self._y_range = (max(0.0, lo - 0.5 * span), hi + 0.5 * span)
+            self._y_run = self.stream_key
             self.setYRange(*self._y_range, padding=0)
         if x_range != self._x_range:
             self._x_range = x_range
@@ -200,7 +240,11 @@ class SweepChart(Chart):
         for level_id in list(self.curves):
             if level_id not in self.shown:
                 self.removeItem(self.curves.pop(level_id))
-        if self.show_empty(None if self.shown else EMPTY_SWEEP):
+        coming = self.store.coming()
+        empty = EMPTY_SWEEP
+        if coming is not None and coming.has_sweep(self.store.mode, self.store.device):
+            empty = "Size sweep: not replayed yet; it draws as the replay reaches it"
+        if self.show_empty(None if self.shown else empty):
             self.size_axis.set_sizes([])
             self.side_legend.set_entries([])
             self._mark([])

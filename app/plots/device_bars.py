@@ -1,15 +1,18 @@
-"""The GPUs of a session side by side: for each level, one bar per GPU (grouped), at each
-GPU's ladder shape. Shown when a session has several GPUs (protocol version 4)."""
+"""The GPUs of a session side by side: for each level, one bar per GPU (grouped), at the
+shape and in the mode shown, on the TFLOPS axis the Charts tab's log box sets. Shown when
+a session has several GPUs (protocol version 4)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QWidget
 
-from ...kernels.rows import pct_text, tflops_text
+from ...kernels.results.rows import pct_text, tflops_text
 from ..core.store import Change
 from ..theme import Theme, device_color
 from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top
@@ -21,8 +24,12 @@ GROUP_WIDTH = 0.8  # of one level's slot, shared by its GPUs' bars
 class DeviceBars(Chart):
     """Grouped bars: TFLOPS of each level on each GPU; ``rows`` keeps what is drawn."""
 
+    level_clicked = Signal(str)
+
     def __init__(self, parent: QWidget | None = None):
         super().__init__("GPUs side by side", parent)
+        self.log_axis = False
+        self.floor = 0.0
         self.rows: list[dict[str, Any]] = []  # one per drawn bar: level, device, tflops, x
         self.levels: list[str] = []
         self.device_ids: list[int] = []
@@ -32,6 +39,31 @@ class DeviceBars(Chart):
         self.getPlotItem().vb.sigResized.connect(self._place_names)
         self.setLabel("left", "TFLOPS")
         self.hover = HoverReadout(self, self._describe)
+        self.scene().sigMouseClicked.connect(self._clicked)
+
+    def set_log_axis(self, on: bool) -> None:
+        """TFLOPS on a log axis (the Charts tab's box, as the ladder bars)."""
+        if bool(on) != self.log_axis:
+            self.log_axis = bool(on)
+            self.setLabel("left", "TFLOPS (log)" if on else "TFLOPS")
+            self.getPlotItem().getAxis("left").setLogMode(False, self.log_axis)
+            self.refresh({Change.LADDER})
+
+    def drawn_values(self) -> np.ndarray:
+        """The values the bars reach on the axis, read back from the bar item."""
+        if self.bars is None or not self.rows:
+            return np.zeros(0)
+        top = np.asarray(self.bars.opts["y0"], float) + np.asarray(self.bars.opts["height"])
+        return 10 ** top if self.log_axis else top
+
+    def _clicked(self, event: Any) -> None:
+        vb = self.getPlotItem().vb
+        if event.button() != Qt.MouseButton.LeftButton or not self.levels or \
+                not vb.sceneBoundingRect().contains(event.scenePos()):
+            return
+        i = round(vb.mapSceneToView(event.scenePos()).x())
+        if 0 <= i < len(self.levels):
+            self.level_clicked.emit(self.levels[i])
 
     def refresh(self, changes: set[Change]) -> None:
         if self.store is None or not changes & {Change.LADDER, Change.HEADER}:
@@ -62,10 +94,18 @@ class DeviceBars(Chart):
 
     def _draw(self, width: float) -> None:
         plot = self.getPlotItem()
-        heights = self.values()
+        values = self.values()
+        positive = values[values > 0]
+        # a log axis starts a decade-step below the smallest bar, so every bar shows
+        self.floor = math.floor(math.log10(float(positive.min()))) \
+            if self.log_axis and positive.size else 0.0
+        tops = np.log10(np.where(values > 0, values, 10 ** self.floor)) if self.log_axis \
+            else values
+        heights = np.maximum(tops - self.floor, 0)
         x = np.array([row["x"] for row in self.rows], dtype=float)
         brushes = [pg.mkBrush(device_color(row["device"])) for row in self.rows]
-        opts = {"x": x, "height": heights, "width": width * 0.9, "brushes": brushes,
+        opts = {"x": x, "height": heights, "y0": np.full(len(x), self.floor),
+                "width": width * 0.9, "brushes": brushes,
                 "pen": pg.mkPen(self.theme.foreground, width=1)}
         if self.bars is None:
             self.bars = pg.BarGraphItem(**opts)
@@ -76,7 +116,10 @@ class DeviceBars(Chart):
             self.side_legend.set_entries([LegendEntry(self.store.device_text(d),
                                                       device_color(d))
                                           for d in self.device_ids])
-        self._y_top = finite_top(heights, 1.15) if len(heights) else 1.0
+        if self.log_axis:
+            self._y_top = float(tops.max()) + 0.15 if len(tops) else self.floor + 1.0
+        else:
+            self._y_top = finite_top(heights, 1.15) if len(heights) else 1.0
         self._place_names()
 
     def _place_names(self, *_: object) -> None:
@@ -84,7 +127,7 @@ class DeviceBars(Chart):
         plot = self.getPlotItem()
         x_range = self.names.place(self.levels) or (-0.6, 0.6)
         plot.setXRange(*x_range, padding=0)
-        plot.setYRange(0, self._y_top, padding=0)
+        plot.setYRange(self.floor, self._y_top, padding=0)
 
     def apply_theme(self, theme: Theme) -> None:
         super().apply_theme(theme)

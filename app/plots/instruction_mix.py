@@ -1,5 +1,7 @@
 """The main loop's instruction mix of every level, as stacked bars: one bar per level with a
-build event, one segment per instruction class in the class's colour.
+build event, one segment per instruction class in the class's colour, counted per unit of
+work (instructions per 1000 multiply-adds of the GEMM: core.builds.MIX_UNIT), so levels
+whose loop iterations do unlike amounts of work compare; the total stands over each bar.
 
 It takes rows (``set_rows``), not the store, and remembers what it drew for tests.
 """
@@ -13,12 +15,20 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
-from ...kernels.sass import CLASSES
+from ...kernels.toolchain.sass import CLASSES
+from ..core.builds import MIX_NOTE, MIX_UNIT
 from ..theme import SASS_CLASS_COLORS, Theme
 from .chart_base import plain_axes, quiet_axes
 from .level_ticks import NameAxis
 
 BAR_WIDTH = 0.7
+
+
+def total_text(value: float) -> str:
+    """A bar's total: three significant digits (4.41k, 38.2, 0.0183)."""
+    if value >= 1000:
+        return f"{value / 1000:.3g}k"
+    return f"{value:.3g}"
 
 
 def rounded_up(top: float) -> float:
@@ -37,8 +47,10 @@ class InstructionMixChart(pg.PlotWidget):
         self.setMenuEnabled(False)
         item = self.getPlotItem()
         quiet_axes(item)
-        item.setTitle("Main-loop instruction mix (one iteration)")
-        item.setLabel("left", "instructions")
+        item.setTitle(f"Main-loop instruction mix, {MIX_UNIT}")
+        item.setLabel("left", MIX_UNIT)
+        self.setToolTip(MIX_NOTE)
+        self.totals: list[pg.TextItem] = []  # the total over each bar
         item.showGrid(y=True, alpha=0.25)
         self.legend = item.addLegend(offset=(-10, 10), colCount=2)
         for name in ("left", "bottom"):  # from a pixmap unless the range or ticks changed:
@@ -54,7 +66,7 @@ class InstructionMixChart(pg.PlotWidget):
         item.vb.sigResized.connect(self._place_names)
         self._legend_classes: list[str] = []  # the legend's entries, as laid out
 
-    def set_rows(self, rows: list[tuple[str, dict[str, int]]],
+    def set_rows(self, rows: list[tuple[str, dict[str, float]]],
                  selected: str | None = None, axes_later: bool = False) -> None:
         """Draw ``rows``; the bar items and the legend are kept and updated in place (a
         replay brings build events one by one: remaking them cost ~50 ms each time).
@@ -86,9 +98,28 @@ class InstructionMixChart(pg.PlotWidget):
                                                       self.selected):
                 bar.setOpts(**opts)
         self.stacks, self.levels, self.selected = stacks, levels, selected
+        self._show_totals(base)
         self._axes = (levels, list(stacks), max(base, default=0.0))
         if not axes_later:
             self.draw_axes()
+
+    def _show_totals(self, totals: list[float]) -> None:
+        """Each bar's total over it (a Tensor Core level's bar is a sliver: its number
+        says how few instructions it issues per unit of work)."""
+        item = self.getPlotItem()
+        while len(self.totals) < len(totals):
+            label = pg.TextItem("", anchor=(0.5, 1), color="k")
+            label.setZValue(20)
+            item.addItem(label, ignoreBounds=True)
+            self.totals.append(label)
+        while len(self.totals) > len(totals):
+            item.removeItem(self.totals.pop())
+        for i, (label, total) in enumerate(zip(self.totals, totals, strict=True)):
+            label.setText(total_text(total))
+            label.setPos(i, total)
+
+    def total_texts(self) -> list[str]:
+        return [label.toPlainText() for label in self.totals]
 
     def axes_left(self) -> bool:
         """Whether :meth:`set_rows` left the legend, ticks and ranges for later."""
@@ -150,3 +181,5 @@ class InstructionMixChart(pg.PlotWidget):
         self._place_names()
         for name in ("left", "bottom"):
             self.getPlotItem().getAxis(name).setTextPen(theme.foreground)
+        for label in self.totals:
+            label.setColor(theme.foreground)

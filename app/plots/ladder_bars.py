@@ -1,5 +1,6 @@
-"""The ladder bars: one bar per level at the ladder shape, a shade of its precision's hue
-each; cuBLAS of each precision as a dashed line over that precision's bars; the selected
+"""The ladder bars: one bar per level at the shape and in the mode of the view state, a
+shade of its precision's hue each (a click on a bar selects its level); cuBLAS of each
+precision as a dashed line over that precision's bars; the selected
 level on a pale band; value labels that never collide (shortened, staggered, else hidden).
 """
 
@@ -10,11 +11,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem, QWidget
 
-from ...kernels.rows import (
+from ...kernels.protocol.throttle import THROTTLE_MARK
+from ...kernels.results.rows import (
     DASH,
     MINUS,
     NOT_VERIFIED,
@@ -23,23 +25,37 @@ from ...kernels.rows import (
     sustained_ratio,
     tflops_text,
 )
-from ...kernels.throttle import THROTTLE_MARK
 from ..core.store import Change
-from ..theme import THROTTLE_COLOR, Theme, level_colors, precision_color
+from ..core.view_state import shape_text
+from ..theme import THROTTLE_COLOR, Theme, level_colors, min_text_pt, precision_color
 from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top
 from .level_ticks import NameAxis
 
 EMPTY_LADDER = "No ladder results yet: run the ladder (L) or open a recording"
 
 
+def ladder_empty_text(store: Any) -> str:
+    """Why the bars are empty, for the shape and mode the view state shows."""
+    shape = store.ladder_shape()
+    if shape is None:
+        return EMPTY_LADDER
+    where = f"at {shape_text(shape)} ({store.mode})"
+    coming = store.coming()
+    if coming is not None and coming.has_results_at(shape, store.mode, store.device):
+        return f"No results {where} replayed yet: the bars fill as the replay reaches them"
+    return f"No ladder results {where}: choose another shape or mode, or run the ladder (L)"
+
+
 class LadderBars(Chart):
-    """One bar per level at the ladder shape: TFLOPS, % of cuBLAS or GFLOP/J."""
+    """One bar per level at the shape shown: TFLOPS, % of cuBLAS or GFLOP/J."""
+
+    level_clicked = Signal(str)  # a bar was clicked: select its level
 
     PAIR = "burst vs sustained TFLOPS"
     METRICS = ("TFLOPS", "% of cuBLAS (same precision)", "GFLOP/J", PAIR)
     METRIC_KEYS: ClassVar[dict[str, str]] = {
         "TFLOPS": "tflops", "% of cuBLAS (same precision)": "pct_ref", "GFLOP/J": "gflop_per_j",
-        PAIR: "tflops"}
+        PAIR: "burst_tflops"}
     REFERENCE_KEYS: ClassVar[dict[str, str]] = {"TFLOPS": "tflops", PAIR: "tflops",
                                                 "GFLOP/J": "gflop_per_j"}
     LOG_METRICS = ("TFLOPS", "GFLOP/J", PAIR)  # ratios of rates: a log axis fits them
@@ -72,17 +88,37 @@ class LadderBars(Chart):
         self.floor = 0.0  # the bars' base in view coordinates (log10 of it on a log axis)
         self._axis_label = ""
         self._drawn: tuple[Any, ...] = ()  # what the last _draw showed
+        # the cuBLAS lines: (first bar, last bar, y in view coordinates); labels clear them
+        self._ref_spans: list[tuple[int, int, float]] = []
         # the level names: two to four alternating lines in an axis 4.5 type-heights high
         self.names = NameAxis(self.getPlotItem(), self.theme.font_pt, height_pts=4.5)
         self.getPlotItem().getAxis("bottom").setStyle(tickTextOffset=4)
         self.getPlotItem().vb.sigResized.connect(self.place_labels)
         self.hover = HoverReadout(self, self._describe)
+        self.scene().sigMouseClicked.connect(self._clicked)
         self.show_empty(EMPTY_LADDER)
+
+    def level_at(self, x: float) -> str | None:
+        """The level whose bar (or pair of bars) spans view coordinate ``x``."""
+        i = round(x)
+        if not self.rows or self.empty or not 0 <= i < len(self.rows) or abs(x - i) > 0.5:
+            return None
+        return str(self.rows[i]["level"])
+
+    def _clicked(self, event: Any) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        vb = self.getPlotItem().vb
+        if not vb.sceneBoundingRect().contains(event.scenePos()):
+            return
+        level = self.level_at(vb.mapSceneToView(event.scenePos()).x())
+        if level is not None:
+            self.level_clicked.emit(level)
 
     def apply_theme(self, theme: Theme) -> None:
         super().apply_theme(theme)
         if hasattr(self, "names"):  # (Chart.__init__ applies the first theme before it)
-            self.names.set_font_pt(theme.font_pt)
+            self.names.set_font_pt(theme.font_pt, min_text_pt(theme))
         for label in getattr(self, "labels", []):
             self.getPlotItem().removeItem(label)
         self.labels = []  # made again in the new theme's colour and size
@@ -115,6 +151,7 @@ class LadderBars(Chart):
             if r is None:
                 continue
             row = store.row(r)
+            burst = store.burst_result(lv.id, r.shape)
             sustained = store.sustained_result(lv.id, r.shape)
             per_j = sustained if sustained is not None and \
                 sustained.gflop_per_j is not None else r
@@ -125,13 +162,15 @@ class LadderBars(Chart):
                               "gflop_per_j_mode": per_j.mode if per_j.gflop_per_j is not None
                               else None,
                               "sustained_tflops": sustained.tflops if sustained else None,
-                              "ratio": sustained_ratio(r, sustained),
+                              "burst_tflops": burst.tflops if burst else None,
+                              "ratio": sustained_ratio(burst, sustained),
                               "throttled": r.throttled,
                               "color": colors.get(lv.id, precision_color(r.precision)),
                               "reference": self._reference_of(r)})
         # (a throttled result redraws only when what the bars show changed)
         key = (repr(self.rows), self.bar_metric, self.is_log(), self.selected,
-               self.theme.name, Change.HEADER in changes)
+               self.theme.name, Change.HEADER in changes, store.ladder_shape(), store.mode,
+               store.replay_pending)
         if key == self._drawn and not self.empty:
             return
         self._drawn = key
@@ -186,7 +225,7 @@ class LadderBars(Chart):
         if self.bar_metric == self.PAIR:
             change = DASH if row["ratio"] is None else \
                 f"{100 * (row['ratio'] - 1):+.0f}%".replace("-", MINUS)
-            return f"{tflops_text(row['tflops'])}\nsust. {change}{mark}"
+            return f"{tflops_text(row['burst_tflops'])}\nsust. {change}{mark}"
         if self.bar_metric == self.METRICS[1]:
             return f"{pct}{mark}"
         return f"{tflops_text(row['tflops'])}\n{pct}{mark}"
@@ -237,8 +276,10 @@ class LadderBars(Chart):
         for prec in list(self.references):
             if prec not in spans:
                 self.getPlotItem().removeItem(self.references.pop(prec))
+        self._ref_spans = []
         for prec, (lo, hi, value) in spans.items():
             y = float(self._to_view(np.array([value]))[0])
+            self._ref_spans.append((lo, hi, y))
             pen = pg.mkPen(precision_color(prec), width=max(2, self.theme.line_px),
                            style=Qt.PenStyle.DashLine)
             line = self.references.get(prec)
@@ -254,13 +295,15 @@ class LadderBars(Chart):
         plot = self.getPlotItem()
         shape = self.store.ladder_shape() if self.store else None
         note = f" ({self.GFLOP_PER_J_NOTE})" if self.bar_metric == "GFLOP/J" else ""
+        mode = f", {self.store.mode}" if self.store is not None else ""
         self.set_title_text(f"Ladder — {self.bar_metric}{note}"
-                            + (f" at {shape}" if shape else ""))
+                            + (f" at {shape_text(shape)}{mode}" if shape else ""))
         n = len(self.rows)
         for item in (self.bars, self.sustained_bars, *self.references.values(), *self.labels):
             if item is not None:
                 item.setVisible(n > 0)
-        if self.show_empty(None if n else EMPTY_LADDER):
+        empty = EMPTY_LADDER if self.store is None else ladder_empty_text(self.store)
+        if self.show_empty(None if n else empty):
             self.names.forget()
             self.band.hide()
             return
@@ -435,6 +478,7 @@ class LadderBars(Chart):
             bottom = height_px - (float(self.label_tops[i]) - self.floor) * per_px - 1
             rect = QRectF(cx - size.width() / 2, bottom - size.height(), size.width(),
                           size.height())
+            self._clear_lines(rect, i, height_px, per_px)
             # one step up at most, over a left neighbour on its own bar (no staircase); a
             # label that still collides is hidden by the caller
             if rects and not raised[-1] and rect.intersects(rects[-1].adjusted(-2, -1, 2, 1)):
@@ -442,8 +486,17 @@ class LadderBars(Chart):
                 raised.append(True)
             else:
                 raised.append(False)
+            self._clear_lines(rect, i, height_px, per_px)
             rects.append(rect)
         return rects
+
+    def _clear_lines(self, rect: QRectF, i: int, height_px: float, per_px: float) -> None:
+        """Never on a cuBLAS line: a label that would cross one over bar ``i`` moves up to
+        sit just above it (lines from the highest down, so it clears them all)."""
+        for lo, hi, y in sorted(self._ref_spans, key=lambda span: span[2]):
+            line_px = height_px - (y - self.floor) * per_px
+            if lo - 0.5 <= i <= hi + 0.5 and rect.top() - 3 <= line_px <= rect.bottom() + 3:
+                rect.moveBottom(line_px - 4)
 
     def _describe(self, x: float, y: float) -> str | None:
         i = round(x)

@@ -4,6 +4,7 @@ not fit (a very narrow plot), names that would run into a neighbour are left out
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,13 +23,16 @@ class NameLayout:
     keep: tuple[bool, ...]  # which names show
 
 
-def fit_names(names: list[str], slot_px: float, room_px: float, font_pt: int) -> NameLayout:
+def fit_names(names: list[str], slot_px: float, room_px: float, font_pt: int,
+              min_pt: int = 0) -> NameLayout:
     """The layout of ``names`` centred ``slot_px`` apart on an axis ``room_px`` high: the
-    fewest lines, then the largest type (from ``font_pt`` down) in which names ``lines``
-    apart clear each other; more than two lines only where they fit the height."""
+    fewest lines, then the largest type (from ``font_pt`` down, never under ``min_pt``:
+    the theme's floor) in which names ``lines`` apart clear each other; more than two
+    lines only where they fit the height."""
     font = QFont()
+    smallest = max(SMALLEST_PT, min_pt)
     for lines, lowest in STEPS:
-        for pt in range(font_pt, lowest - 1, -1):
+        for pt in range(max(font_pt, smallest), max(lowest, smallest) - 1, -1):
             font.setPointSize(pt)
             metrics = QFontMetricsF(font)
             if lines > 2 and lines * metrics.lineSpacing() > room_px:
@@ -37,11 +41,11 @@ def fit_names(names: list[str], slot_px: float, room_px: float, font_pt: int) ->
             if all((a + b) / 2 + GAP_PX <= lines * slot_px
                    for a, b in zip(widths, widths[lines:], strict=False)):
                 return NameLayout(lines, pt, tuple(True for _ in names))
-    font.setPointSize(SMALLEST_PT)
+    font.setPointSize(smallest)
     metrics = QFontMetricsF(font)
     lines = max(2, min(STEPS[-1][0], int(room_px // metrics.lineSpacing())))
     widths = [metrics.horizontalAdvance(n) for n in names]
-    return NameLayout(lines, SMALLEST_PT, names_that_fit(widths, lines, slot_px))
+    return NameLayout(lines, smallest, names_that_fit(widths, lines, slot_px))
 
 
 def names_that_fit(widths: list[float], lines: int, slot_px: float) -> tuple[bool, ...]:
@@ -84,10 +88,12 @@ class NameAxis:
         self._placed: tuple[tuple[Any, ...], tuple[float, float]] | None = None
         self.set_font_pt(font_pt)
 
-    def set_font_pt(self, font_pt: int) -> None:
-        """The theme's type. The axis's height follows it, never the names' type: a
-        height that followed the names would change the slots and the type again."""
+    def set_font_pt(self, font_pt: int, min_pt: float = 0.0) -> None:
+        """The theme's type (and its floor). The axis's height follows it, never the
+        names' type: a height that followed the names would change the slots and the
+        type again."""
         self.font_pt = font_pt
+        self.min_pt = math.ceil(min_pt)
         self.axis.setHeight(int(font_pt * self.height_pts) + 10)
         self.forget()
 
@@ -101,13 +107,13 @@ class NameAxis:
         if not names:
             return None
         width = max(self.plot.vb.width(), 1.0)
-        key = (tuple(names), width, self.axis.height(), self.font_pt)
+        key = (tuple(names), width, self.axis.height(), self.font_pt, self.min_pt)
         if self._placed is not None and self._placed[0] == key:
             return self._placed[1]
         slot = width / (len(names) + 0.2)
         x_range = (-0.6, len(names) - 0.4)
         for _ in range(2):
-            fit = fit_names(names, slot, self.axis.height() - 6, self.font_pt)
+            fit = fit_names(names, slot, self.axis.height() - 6, self.font_pt, self.min_pt)
             font = QFont()
             font.setPointSize(fit.pt)
             metrics = QFontMetricsF(font)

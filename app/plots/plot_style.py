@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QWidget
 from ..theme import Theme
 
 NORMAL_WIDTH = "_gemmscope_normal_width"  # the pen width a plot item chose itself
+SET_WIDTH = "_gemmscope_set_width"  # the width _widened gave it last
 
 
 TICK_SHARE = 0.8  # tick labels, legends and value labels: this share of the body type
@@ -78,9 +79,16 @@ def style_plot(item: pg.PlotItem, theme: Theme) -> None:
 
 
 def _widened(item: object, pen: QPen, theme: Theme) -> QPen:
-    """``pen`` at least ``theme.line_px`` wide on stage; its own width in the normal theme."""
-    if not hasattr(item, NORMAL_WIDTH):
-        setattr(item, NORMAL_WIDTH, pen.widthF())
-    own = getattr(item, NORMAL_WIDTH)
+    """``pen`` at least ``theme.line_px`` wide on stage; its own width in the normal theme.
+
+    Its own width is what the chart last set itself: the width found now, unless it is the
+    width this function set last time (then the chart has not touched it since). A chart
+    that draws its pens for the theme (its ``apply_theme`` runs first) keeps them, and
+    leaving the stage never keeps the stage's width."""
+    found = pen.widthF()
+    last = getattr(item, SET_WIDTH, None)
+    own = getattr(item, NORMAL_WIDTH, found) if last is not None and found == last else found
+    setattr(item, NORMAL_WIDTH, own)
     pen.setWidthF(own if theme.name == "normal" else max(own, float(theme.line_px)))
+    setattr(item, SET_WIDTH, pen.widthF())
     return pen

@@ -1,4 +1,4 @@
-"""The live source: a :class:`~gemmscope.kernels.session.RunnerSession` adapted to Qt.
+"""The live source: a :class:`~gemmscope.kernels.drive.session.RunnerSession` adapted to Qt.
 
 The session (Qt-free, shared with ``gemmscope bench`` and ``record``) owns the runner
 process, the queue, the watchdog, restarts, the clock and the recording tap. This adapter
@@ -13,9 +13,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
-from ...kernels import remote as ssh
-from ...kernels.devices import DeviceSet, DeviceSpec
-from ...kernels.session import (
+from ...kernels.drive import remote as ssh
+from ...kernels.drive.devices import DeviceSet, DeviceSpec
+from ...kernels.drive.session import (
     DEFAULT_WATCHDOG_S,
     MAX_CONSECUTIVE_FAILURES,
     RunnerSession,
@@ -23,7 +23,7 @@ from ...kernels.session import (
     SessionState,
     Tap,
 )
-from ...kernels.session_file import RecordingFailed
+from ...kernels.protocol.session_file import RecordingFailed
 from .base import EventSink
 
 WATCHDOG_TICK_MS = 250
@@ -101,9 +101,6 @@ class LiveSource(QObject):
     def stop_runs(self) -> None:
         self.session.stop_runs()
         self._after_pump()
-
-    def ping(self) -> None:
-        self.session.send({"cmd": "ping"})
 
     # ----------------------------------------------------------------- plumbing
     def _wake(self) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
-from ...kernels.protocol import ProtocolError
-from ...kernels.recording import Session, read_session
+from ...kernels.protocol.events import ProtocolError
+from ...kernels.protocol.recording import Session, read_session
 from ..core.replay import ReplayClock, Speed, timeline
 from .base import EventSink
 

@@ -5,8 +5,11 @@ Like superqt's QToggleSwitch, the in-between state is a Qt Property (``progress`
 within the current step), here driven by a StepAnimation on the app's frame clock
 (frame_clock.py: Qt's own 16 ms animation timer is late for a 60 Hz frame every eighth or
 ninth tick); ``paintEvent`` calls the subclass's small ``draw_*`` methods;
-``set_animated(False)`` makes every change instant (tests, screenshots). Keys: Space
-play/pause, Right/Left step, +/- speed, Home restart.
+``set_animated(False)`` makes every change instant (tests, screenshots). Keys, while the
+canvas has the focus (it claims them before the window's shortcuts, so a clicked canvas
+is driven as a media player is): Space play/pause, Right/Left step, +/- speed, Home
+restart. Whatever has the focus, the window's Shift+ keys do the same
+(app/window/keys.py).
 """
 
 from __future__ import annotations
@@ -24,10 +27,16 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
 STEP_MS = 900  # one step at 1x
 
 
+# the keys a focused canvas takes from the window's shortcuts (unshifted only)
+OWN_KEYS = frozenset({Qt.Key.Key_Space, Qt.Key.Key_Right, Qt.Key.Key_Left, Qt.Key.Key_Home,
+                      Qt.Key.Key_Plus, Qt.Key.Key_Equal, Qt.Key.Key_Minus})
+
+
 class AnimatedCanvas(PaintedText, QWidget):
     stepChanged = Signal(int)
     playingChanged = Signal(bool)
     progressChanged = Signal(float)
+    speedChanged = Signal(float)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -103,9 +112,17 @@ class AnimatedCanvas(PaintedText, QWidget):
         return int(STEP_MS * 0.8 / self._speed) if self._animated else 0
 
     def set_speed(self, speed: float) -> None:
-        self._speed = max(0.05, float(speed))
+        speed = max(0.05, float(speed))
+        changed = speed != self._speed
+        self._speed = speed
         if self.is_playing():
             self._timer.start(int(STEP_MS / self._speed))
+        if changed:
+            self.speedChanged.emit(speed)
+
+    def change_speed(self, direction: int) -> None:
+        """The next speed of SPEEDS up (+1) or down (-1)."""
+        self.set_speed(_next_speed(self._speed, direction))
 
     def play(self) -> None:
         if not self.is_playing():
@@ -155,11 +172,19 @@ class AnimatedCanvas(PaintedText, QWidget):
         elif key == Qt.Key.Key_Home:
             self.restart()
         elif key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
-            self.set_speed(_next_speed(self._speed, +1))
+            self.change_speed(+1)
         elif key == Qt.Key.Key_Minus:
-            self.set_speed(_next_speed(self._speed, -1))
+            self.change_speed(-1)
         else:
             super().keyPressEvent(event)
+
+    @staticmethod
+    def owns(event: QKeyEvent) -> bool:
+        """One of the canvas's own keys, unshifted (+ may come with Shift: it is one)."""
+        mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        if event.key() == Qt.Key.Key_Plus:
+            mods &= ~Qt.KeyboardModifier.ShiftModifier
+        return event.key() in OWN_KEYS and mods == Qt.KeyboardModifier.NoModifier
 
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
@@ -171,6 +196,10 @@ class AnimatedCanvas(PaintedText, QWidget):
             painter.end()
 
     def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) \
+                and self.owns(event):
+            event.accept()  # the key comes to keyPressEvent, not to a window shortcut
+            return True
         return self.tooltip_event(event) or super().event(event)
 
     def changeEvent(self, event: QEvent) -> None:

@@ -20,12 +20,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QCheckBox, QSpinBox, QVBoxLayout, QWidget
 
-from ...kernels.models.banks import (
-    N_BANKS,
-    BankReport,
-    bank_cells,
-    wavefront_index,
-)
+from ...kernels.models.banks import N_BANKS, BankReport, bank_cells, wavefront_index
 from ...kernels.models.level_model import Op, WarpAccess
 from ...kernels.models.relayout import RelayoutError, relayout
 from ...kernels.models.swizzle import IDENTITY, Swizzle
@@ -64,6 +59,16 @@ class BanksCanvas(WarpAccessCanvas):
 
     def report(self) -> BankReport | None:
         return self._report
+
+    def default_step(self) -> int:
+        """The instruction the level's shared-memory story is about: the first with a
+        bank conflict, else the first load that is no broadcast, else the first."""
+        reports = [acc.banks() for acc in self.accesses]
+        conflict = next((i for i, r in enumerate(reports) if r.conflicts > 0), None)
+        if conflict is not None:
+            return conflict
+        return next((i for i, acc in enumerate(self.accesses)
+                     if acc.op is Op.LOAD and not self.is_broadcast(acc)), 0)
 
     def _load(self) -> list[WarpAccess]:
         base = self.model.shared_accesses(self.warp, self.k_step)
@@ -330,7 +335,9 @@ class BanksView(WarpAccessView):
         level_id = self.banks.level_id
         event = self.store.source_counters.get(level_id) if self.store is not None else None
         build = self.store.build_for(level_id) if self.store is not None else None
-        self.links.show_rows(level_id, event, conflict_lines(event, build))
+        coming = self.store is not None and self.store.not_replayed_yet("source_counters",
+                                                                        level_id)
+        self.links.show_rows(level_id, event, conflict_lines(event, build), coming)
 
     def _open_code(self, path: str, line_no: int) -> None:
         """A conflicting line was chosen: the Code view at its source line."""

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from ..core.store import Change, SessionStore
     from ..theme import Theme
+    from .animated_canvas import AnimatedCanvas
 
 
 class View:
@@ -59,6 +60,11 @@ class View:
     def charts(self) -> dict[str, pg.PlotWidget]:
         """The exportable charts on this view, by name."""
         return {}
+
+    def animation(self) -> AnimatedCanvas | None:
+        """The animated canvas this view steps (the animation keys and the view state's
+        step act on it), or None for a view without animation steps."""
+        return None
 
 
 class DrawnInParts(View):

@@ -32,6 +32,7 @@ class ChartsView(QWidget, View):
     charts, the bars take the whole tab."""
 
     log_axis_changed = Signal(bool)  # the user turned the log axis on or off (preferences)
+    level_clicked = Signal(str)  # a bar was clicked: the window selects its level
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -40,6 +41,8 @@ class ChartsView(QWidget, View):
         self.sweep = SweepChart()
         self.devices = DeviceBars()  # several GPUs: the same level on each, side by side
         self.devices.setVisible(False)
+        self.bars.level_clicked.connect(self.level_clicked)
+        self.devices.level_clicked.connect(self.level_clicked)
         # (not "metric": that name would shadow QWidget.metric(), which Qt calls)
         self.metric_box = QComboBox()
         self.metric_box.addItems(LadderBars.METRICS)
@@ -78,7 +81,8 @@ class ChartsView(QWidget, View):
         self.log_axis_changed.emit(on)
 
     def _apply_log(self, on: bool) -> None:
-        for chart in (self.bars, self.sweep):  # (one run's repeats differ by percents)
+        # (one run's repeats differ by percents: the stream keeps a linear axis)
+        for chart in (self.bars, self.sweep, self.devices):
             chart.set_log_axis(on)
 
     def charts(self) -> dict[str, pg.PlotWidget]:

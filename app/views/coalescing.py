@@ -20,6 +20,20 @@ WORDS_PER_SECTOR = SECTOR_BYTES // 4
 SECTORS_PER_ROW = 8
 
 
+def summary_line(acc: WarpAccess, rep: SectorReport) -> tuple[str, str]:
+    """The sector line under the instruction and its colour: green where the warp touches
+    the fewest sectors its bytes need, red where more. A broadcast (every lane the same
+    word) is said as one: "efficiency 12%" of one sector that serves 32 lanes is no loss."""
+    good = rep.n_sectors <= rep.ideal_sectors
+    if WarpAccessCanvas.is_broadcast(acc):
+        lanes = int(rep.active.sum())
+        return (f"broadcast: {lanes} lanes read the same {acc.width_bytes} bytes, "
+                f"{rep.n_sectors} sector of 32 B: the fewest a load can touch", "ok")
+    return (f"{rep.n_sectors} sectors of 32 B ({rep.n_lines} lines of 128 B) for "
+            f"{rep.bytes_used} bytes used: ideal {rep.ideal_sectors} sectors; "
+            f"{rep.efficiency:.0%} of the bytes fetched used", "ok" if good else "conflict")
+
+
 class CoalescingCanvas(WarpAccessCanvas):
     def __init__(self, level_id: str = "naive", parent: QWidget | None = None) -> None:
         super().__init__(level_id, parent)
@@ -29,6 +43,13 @@ class CoalescingCanvas(WarpAccessCanvas):
 
     def report(self) -> SectorReport | None:
         return self._report
+
+    def default_step(self) -> int:
+        """The first access that is not a broadcast: a warp reading one element of A
+        (coalesced's A load) touches one sector whatever the mapping; the level's story
+        is in the accesses whose lanes read apart (naive's A, coalesced's B and C)."""
+        return next((i for i, acc in enumerate(self.accesses)
+                     if not self.is_broadcast(acc)), 0)
 
     def _load(self) -> list[WarpAccess]:
         M, N, K = self.shape
@@ -77,11 +98,8 @@ class CoalescingCanvas(WarpAccessCanvas):
         self.draw_text(painter, QRectF(10, 4, self.width() - 20, line),
                        f"{acc.label}   [{acc.op.value}, {acc.width_bytes} B per lane, warp "
                        f"{self.warp}, K step {self.k_step + 1}, {M}x{N}x{K}]")
-        good = rep.n_sectors <= rep.ideal_sectors
         self.draw_text(painter, QRectF(10, 4 + line, self.width() - 20, line),
-                       f"{rep.n_sectors} sectors of 32 B ({rep.n_lines} lines of 128 B) for "
-                       f"{rep.bytes_used} bytes used: ideal {rep.ideal_sectors} sectors, "
-                       f"efficiency {rep.efficiency:.0%}", "ok" if good else "conflict")
+                       *summary_line(acc, rep))
         lane = self.selected_lane
         if lane is not None and rep.active[lane]:
             addr = int(rep.addr[lane])

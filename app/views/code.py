@@ -16,6 +16,7 @@ replay. A build event that shows what is shown already (a restart's copy) redraw
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pyqtgraph as pg
@@ -30,16 +31,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.build_report import param_changes
-from ...kernels.sass import SassLine, parse
+from ...kernels.toolchain.build_report import param_changes
+from ...kernels.toolchain.sass import SassLine, parse
 from ..core import builds, source_heat
 from ..core.store import Change, SessionStore
 from ..plots.instruction_mix import InstructionMixChart
-from ..theme import Theme
+from ..theme import Theme, min_text_pt
 from ..widgets.fitting import scrolling
 from .base import DrawnInParts
 from .code_heat import HeatBar, heat_colors
-from .code_panels import DiffPanel, SassPanel, SourcePanel
+from .code_panels import DiffPanel, SassPanel, SourcePanel, TextPanel, mono
 
 
 def plain_label(text: str = "") -> QLabel:
@@ -83,12 +84,12 @@ class CodeView(QWidget, DrawnInParts):
         self.heat: source_heat.Heat | None = None
         self._kernel_lines: tuple[dict[str, Any] | None, list[SassLine]] = (None, [])
         sass_box = _column(self.sass_title, self.heat_bar, self.sass)
-        top = QSplitter(Qt.Orientation.Horizontal)
+        top = self.top_split = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.tabs)
         top.addWidget(sass_box)
         self.occupancy = plain_label()
         self.mix = InstructionMixChart()
-        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom = self.bottom = QSplitter(Qt.Orientation.Horizontal)
         occupancy = scrolling(self.occupancy)  # long on a short screen: it scrolls
         # wide enough for its lines not to break after every word (a scroll area's own
         # size hint is small, and the splitter gave it that)
@@ -131,7 +132,26 @@ class CodeView(QWidget, DrawnInParts):
         return {"instruction_mix": self.mix}
 
     def apply_theme(self, theme: Theme) -> None:
+        """On stage the code is what the room reads: the source (or diff) and the SASS
+        side by side get the whole tab, in type at the theme's floor (20+ lines at
+        1280x720), dark on light as in an editor, so the heat and diff colours keep their
+        contrast; the occupancy and the instruction mix (File ▸ Export has the mix) hide.
+        The normal theme gives every panel its own style back."""
         self.mix.apply_theme(theme)
+        stage = theme.name != "normal"
+        self.bottom.setVisible(not stage)
+        pt = math.ceil(min_text_pt(theme))
+        # the controls too, at the floor: their rows are the code's lines
+        self.setStyleSheet(f"QWidget {{ font-size: {pt}pt; }}" if stage else "")
+        sheet = ""
+        if stage:
+            sheet = (f"QPlainTextEdit {{ background: #ffffff; color: #202020; "
+                     f"font-family: \"{mono().family()}\"; font-size: {pt}pt; }}")
+        for panel in self.findChildren(TextPanel):
+            panel.setStyleSheet(sheet)
+        if stage:
+            half = max(1, self.top_split.width() // 2)
+            self.top_split.setSizes([half, half])
 
     # ------------------------------------------------------------------ drawing
     def _show(self) -> None:
@@ -256,8 +276,11 @@ class CodeView(QWidget, DrawnInParts):
             self.file_box.blockSignals(False)
 
     def _no_build_text(self) -> str:
-        return (builds.no_build_text(self.level_id) if self.level_id
-                else "select a level to see its code")
+        if not self.level_id:
+            return "select a level to see its code"
+        coming = self.store is not None and self.store.not_replayed_yet("build",
+                                                                        self.level_id)
+        return builds.no_build_text(self.level_id, coming)
 
     def _draw_diff(self) -> None:
         if self.build is None:
@@ -296,8 +319,11 @@ class CodeView(QWidget, DrawnInParts):
         ``lines``, those lines shown first (drawn once, with their heat)."""
         event = (self.store.source_counters.get(self.level_id)
                  if self.store is not None and self.level_id else None)
+        coming = self.store is not None and self.store.not_replayed_yet("source_counters",
+                                                                        self.level_id)
         h = source_heat.heat(event, self.build, self.heat_bar.chosen(), self.level_id or "",
-                             self.kernel_lines() if self.build is not None else None)
+                             self.kernel_lines() if self.build is not None else None,
+                             coming)
         self.heat = h
         self.heat_bar.show_text(h.reason or h.summary)
         self.heat_bar.offer_switch(self._switch_text(event))

@@ -21,6 +21,7 @@ from ..core.store import SessionStore
 from ..theme import ANIMATION
 
 NO_MEASUREMENT = "no ncu measurement in this session"
+NOT_REPLAYED = "ncu measurement: not replayed yet (the recording has one for this level)"
 LAUNCH_TEXT = {"one_block_per_sm": " (launched with one block per SM)",
                "as_launched": " (launched as the runner does: blocks share SMs)"}
 OPS = (("ld", "loads"), ("st", "stores"), ("cp", "cp.async writes"))
@@ -103,7 +104,8 @@ class CountersPanel(QLabel):
                     if store is not None and level_id is not None else None)
         if counters is None:
             self.comparison = None
-            self.setText(f"<i>{NO_MEASUREMENT}</i>")
+            coming = store is not None and store.not_replayed_yet("counters", level_id)
+            self.setText(f"<i>{NOT_REPLAYED if coming else NO_MEASUREMENT}</i>")
             return
         self.comparison = compare_counters(counters)
         self.setText(table_html(self.comparison))

@@ -26,12 +26,15 @@ class PaintedText:
 
     def init_painted_text(self) -> None:
         self.cut_texts: list[str] = []  # texts cut in the last paint
+        self.min_text_pt = MIN_TEXT_PT  # the smallest type a text shrinks to (the theme's)
+        self.smallest_pt = 0.0  # the smallest type of the last paint's texts (0: none)
         self._cut_places: list[tuple[QRectF, str]] = []
-        self._fit_cache: dict[tuple[str, int, int, int, float], float] = {}
+        self._fit_cache: dict[tuple[str, int, int, int, float, float], float] = {}
 
     def forget_cut_texts(self) -> None:
         self.cut_texts.clear()
         self._cut_places.clear()
+        self.smallest_pt = 0.0
 
     def draw_text(self, painter: QPainter, rect: QRectF, text: str,
                   color: str | QColor = "text",
@@ -52,6 +55,8 @@ class PaintedText:
         font = QFont(base)
         font.setPointSizeF(abs(size))
         painter.setFont(font)
+        self.smallest_pt = abs(size) if not self.smallest_pt else min(self.smallest_pt,
+                                                                       abs(size))
         if size < 0:  # cut even at the smallest size
             self.cut_texts.append(text)
             self._cut_places.append((QRectF(rect), text))
@@ -68,13 +73,14 @@ class PaintedText:
         which ``text`` fits ``rect``; negative (the smallest) where none does."""
         assert isinstance(self, QWidget)
         base = self.font().pointSizeF()
-        key = (text, round(rect.width()), round(rect.height()), flags, base)
+        floor = max(self.min_text_pt, 1.0)
+        key = (text, round(rect.width()), round(rect.height()), flags, base, floor)
         size = self._fit_cache.get(key)
         if size is not None:
             return size
         font = QFont(self.font())
-        sizes = [base * scale for scale in TEXT_SCALES if base * scale >= MIN_TEXT_PT]
-        sizes = sizes or [base]
+        sizes = [base * scale for scale in TEXT_SCALES if base * scale >= floor]
+        sizes = sizes or [max(base, floor)]
         size = -sizes[-1]
         for pt in sizes:
             font.setPointSizeF(pt)

@@ -8,6 +8,7 @@ from PySide6.QtCore import (
     Signal,
 )
 from PySide6.QtGui import (
+    QFont,
     QResizeEvent,
     QShowEvent,
 )
@@ -24,13 +25,15 @@ from PySide6.QtWidgets import (
 from ...kernels.models import model_for
 from ...kernels.models.level_model import LevelModel, WarpAccess
 from ..plots.plot_style import plot_font
-from ..theme import Theme
+from ..theme import Theme, min_text_pt
 from ..widgets.fitting import flow_layout, flow_row, labelled
 from ..widgets.plain import plain_label
 from .animated_canvas import SPEEDS, AnimatedCanvas
 from .base import View
+from .painted_text import MIN_TEXT_PT
 
 CANVAS_SHARE = 0.62  # of a view's height, kept for the picture (see ViewPanel.fit_panels)
+STAGE_CANVAS_SHARE = 0.76  # on stage: the picture is what the room looks at
 
 
 class PlaybackBar(QWidget):
@@ -59,7 +62,15 @@ class PlaybackBar(QWidget):
         canvas.playingChanged.connect(
             lambda on: self.play_button.setText("Pause" if on else "Play"))
         canvas.stepChanged.connect(self.refresh)
+        canvas.speedChanged.connect(self._show_speed)
         self.refresh()
+
+    def _show_speed(self, speed: float) -> None:
+        index = self.speed_box.findData(speed)
+        if index >= 0 and index != self.speed_box.currentIndex():
+            self.speed_box.blockSignals(True)
+            self.speed_box.setCurrentIndex(index)
+            self.speed_box.blockSignals(False)
 
     def refresh(self, *_: object) -> None:
         self.step_label.setText(f"step {self.canvas.step + 1} / {self.canvas.n_steps()}")
@@ -86,6 +97,7 @@ class ViewPanel(QWidget, View):
         # what hides, in this order, while the picture would get less than CANVAS_SHARE of
         # the tab's height (a small screen, presentation mode's large type)
         self.optional: list[QWidget] = [self.message, self.options_row]
+        self.stage = False  # presentation mode (apply_theme)
 
     def set_level(self, level_id: str) -> bool:
         """Follow a level; a level with no access model (a cuBLAS reference, a level
@@ -102,6 +114,9 @@ class ViewPanel(QWidget, View):
 
     def set_animated(self, on: bool) -> None:
         self.canvas.set_animated(on)
+
+    def animation(self) -> AnimatedCanvas:
+        return self.canvas
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -139,7 +154,8 @@ class ViewPanel(QWidget, View):
         m = lay.contentsMargins()
         room = self.height() - m.top() - m.bottom() - need(self.bar)
         room -= sum(need(w) for w in self.optional)
-        wanted = max(self.canvas.minimumHeight(), CANVAS_SHARE * self.height())
+        share = STAGE_CANVAS_SHARE if self.stage else CANVAS_SHARE
+        wanted = max(self.canvas.minimumHeight(), share * self.height())
         for w in self.optional:
             show = room >= wanted
             if not show:
@@ -148,15 +164,15 @@ class ViewPanel(QWidget, View):
                 w.setVisible(show)
 
     def apply_theme(self, theme: Theme) -> None:
-        """The main window's theme (normal or presentation): the canvas takes its font
-        size, so the picture's numbers stay readable on stage. Colours stay ours."""
+        """The main window's theme (normal or presentation): on stage the canvas takes the
+        plots' tick type and never paints text under the theme's floor, so the picture's
+        numbers stay readable from the back of a room; in the normal theme it takes the
+        window's font again (what it had before the stage). Colours stay ours."""
+        self.stage = theme.name != "normal"
         stage = plot_font(theme)  # on stage: the plots' tick type, larger than normal
-        pt = stage.pointSize() if stage is not None else getattr(theme, "font_pt", None)
-        if isinstance(pt, int) and pt > 0:
-            font = self.canvas.font()
-            font.setPointSize(pt)
-            self.canvas.setFont(font)
-            self.canvas.update()
+        self.canvas.min_text_pt = min_text_pt(theme, MIN_TEXT_PT)
+        self.canvas.setFont(stage if stage is not None else QFont())  # (QFont(): inherit)
+        self.canvas.update()
         self.fit_panels()
 
 
@@ -189,7 +205,19 @@ class WarpAccessCanvas(AnimatedCanvas):
             # issues shared-memory instructions, where one does
             self.warp = next(iter(self.warps_with_accesses()), self.warp)
         self._reload()
-        self.restart()
+        self._step = -1
+        self.set_step(self.default_step())  # the access the level is about
+
+    def default_step(self) -> int:
+        """The instruction a level opens on: the one its story is about (a subclass says
+        which); Home (restart) still goes to the first."""
+        return 0
+
+    @staticmethod
+    def is_broadcast(acc: WarpAccess) -> bool:
+        """Every active lane reads the same address (one word serves the warp)."""
+        addr = acc.addr if acc.active is None else acc.addr[acc.active]
+        return len(addr) > 1 and bool((addr == addr[0]).all())
 
     def warps_with_accesses(self) -> list[int]:
         """The warps whose shared-memory instructions the model lists (at this K step);

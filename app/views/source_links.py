@@ -35,11 +35,13 @@ class ConflictLinks(QWidget):
         layout.addWidget(self.heading)
         layout.addWidget(self.list)
 
-    def show_rows(self, level_id: str, event: dict | None, rows: list[ConflictLine]) -> None:
+    def show_rows(self, level_id: str, event: dict | None, rows: list[ConflictLine],
+                  coming: bool = False) -> None:
+        """``coming``: without an event, the replay has not reached the level's yet."""
         self.rows = rows[:MAX_ROWS]
         self.list.clear()
         if event is None:
-            self.heading.setText(no_counters_text(level_id))
+            self.heading.setText(no_counters_text(level_id, coming))
         elif event.get("lines") is None:
             self.heading.setText(f"no per-line counters for {level_id}: ncu "
                                  f"{event.get('status')}: {event.get('reason') or '?'}")

@@ -3,7 +3,10 @@ rows x width elements; every element coloured by its bank before and after; a ch
 warp pattern (row, column, 8x8 ldmatrix) outlined, phase by phase, with its wavefronts
 and whether it is conflict-free. Click an element to read its address and bank before and
 after. One step is one phase of the pattern. A level sets the layout its access model
-gives its first shared array (row, padding, swizzle); it opens on the first swizzled one.
+gives its first shared array (row, padding, swizzle) and the pattern its shared reads
+follow (rows for an FP32 level, ldmatrix where it loads fragments by ldmatrix, the 8×16-byte
+core matrices for wgmma); it opens on the first swizzled one. Layouts can also be chosen
+by name (swizzle_presets.py: the TMA swizzle modes, padding, none).
 """
 
 from __future__ import annotations
@@ -29,8 +32,19 @@ from ..widgets.fitting import labelled
 from .animated_canvas import AnimatedCanvas
 from .canvas_image import image_from_codes
 from .playback import ViewPanel
+from .swizzle_presets import (
+    BY_NAME,
+    CUSTOM,
+    LEVEL_PRESET,
+    PRESETS,
+    level_pattern,
+    mapping_text,
+    pattern_text,
+    preset_named,
+)
 
 DIM_WEIGHT = 60 / 255  # the lanes of other phases: outlined this faintly
+MAX_CELL_ASPECT = 3.0  # a cell at most this many times as wide as tall, or as tall as wide
 
 BEFORE, AFTER = 0, 1
 
@@ -53,6 +67,8 @@ class SwizzleCanvas(AnimatedCanvas):
         self.pad_elems = start.pad_elems  # padding after each row, in elements ("after" only)
         self.pattern = Pattern.LDMATRIX
         self.access_bytes = 16
+        self.level_id: str | None = None
+        self.pattern_label: str | None = None  # the level's name for its pattern
         self.expression_text = ""
         self.error: str | None = None
         self.selected: tuple[int, int] | None = None
@@ -68,13 +84,18 @@ class SwizzleCanvas(AnimatedCanvas):
         array's row, padding and swizzle). The explorer works on any tile, so a level
         without shared memory or without a model keeps the layout shown."""
         try:
-            layout = model_for(level_id).shared_layout()
+            model = model_for(level_id)
         except KeyError:
-            layout = None
-        if layout is not None:
+            model = None
+        layout = model.shared_layout() if model is not None else None
+        if model is not None and layout is not None:
+            self.level_id = level_id
+            reads = level_pattern(model, layout.elem_bytes)
+            self.pattern_label = reads.text
             self.configure(swizzle=layout.swizzle, unit=layout.unit,
                            elem_bytes=layout.elem_bytes, row_elems=layout.row_elems,
-                           pad_elems=layout.pad_elems)
+                           pad_elems=layout.pad_elems, pattern=reads.pattern,
+                           access_bytes=reads.access_bytes)
         self.restart()
 
     def configure(self, **changes: object) -> None:
@@ -140,11 +161,36 @@ class SwizzleCanvas(AnimatedCanvas):
 
     # -- geometry -------------------------------------------------------------------
     def grid_rect(self, side: int) -> QRectF:
-        """A grid, under its line of text (name, conflicts, wavefronts)."""
+        """A grid, under its line of text (name, conflicts, wavefronts): the two grids
+        one above the other or side by side, whichever gives the larger cells, and cells
+        no more than MAX_CELL_ASPECT times as wide as tall (or as tall as wide), so a
+        wide canvas does not squash the rows into lines."""
         line = self.line_px()
         top = 8 + 2 * line  # under the two lines of the header
-        h = (self.height() - top - 3 * line - 12) / 2 - line  # the selection's line at the end
-        return QRectF(10, top + line + side * (h + line + 4), self.width() - 20, h)
+        room_h = self.height() - top - line - 12  # the selection's line at the end
+        room_w = self.width() - 20.0
+        best: tuple[float, bool, float, float] | None = None
+        for beside in (False, True):
+            gw = (room_w - 16) / 2 if beside else room_w
+            gh = room_h - line - 4 if beside else (room_h - 2 * (line + 4)) / 2
+            cw, ch = gw / max(self.row_elems, 1), gh / max(self.rows, 1)
+            cw, ch = min(cw, MAX_CELL_ASPECT * ch), min(ch, MAX_CELL_ASPECT * cw)
+            if best is None or cw * ch > best[0] * 1.05:  # (stacked, unless clearly worse)
+                best = (cw * ch, beside, cw, ch)
+        assert best is not None
+        _, beside, cw, ch = best
+        w, h = max(cw * self.row_elems, 1.0), max(ch * self.rows, 1.0)
+        if beside:
+            return QRectF(10 + side * (room_w / 2 + 8), top + line, w, h)
+        return QRectF(10, top + line + side * (h + line + 4), w, h)
+
+    def label_rect(self, side: int) -> QRectF:
+        """The line over a grid: as wide as the canvas, or as its half beside the other."""
+        g, line = self.grid_rect(side), self.line_px()
+        other = self.grid_rect(1 - side)
+        beside = abs(other.top() - g.top()) < 1
+        width = (self.width() - 20.0) / 2 - 8 if beside else self.width() - 20.0
+        return QRectF(g.left(), g.top() - line - 2, width, line)
 
     def cell_rect(self, side: int, row: int, col: int) -> QRectF:
         g = self.grid_rect(side)
@@ -160,15 +206,18 @@ class SwizzleCanvas(AnimatedCanvas):
         self.draw_selection(painter)
 
     def draw_header(self, painter: QPainter) -> None:
-        mapping = (f"col → {self.expression_text}" if self._expr is not None else
-                   f"{self.swizzle} on {self.unit.value} offsets")
-        if self.pad_elems:
-            mapping += f", rows padded by {self.pad_elems}"
         self.draw_text(painter, QRectF(10, 4, self.width() - 20, 2 * self.line_px()),
-                       f"{mapping}; {self.elem_bytes}-byte elements, rows of "
-                       f"{self.row_elems} ({self.row_elems * self.elem_bytes} bytes); pattern "
-                       f"{self.pattern.value}, phase {self.step + 1}/{self.n_steps()}",
-                       wrap=True)
+                       self.header_text(), wrap=True)
+
+    def header_text(self) -> str:
+        """The layout by name (a preset's, or CuTe's notation), the tile and the pattern
+        in words (the level's where it set it)."""
+        mapping = (f"col → {self.expression_text}" if self._expr is not None else
+                   mapping_text(self.swizzle, self.unit, self.pad_elems, self.elem_bytes))
+        reads = self.pattern_label or pattern_text(self.pattern, self.current_access_bytes())
+        return (f"{mapping}; {self.elem_bytes}-byte elements, rows of {self.row_elems} "
+                f"({self.row_elems * self.elem_bytes} bytes); {reads}, phase "
+                f"{self.step + 1}/{self.n_steps()}")
 
     def draw_grid(self, painter: QPainter, side: int) -> None:
         g = self.grid_rect(side)
@@ -184,8 +233,7 @@ class SwizzleCanvas(AnimatedCanvas):
             parts.append(f"{rep.wavefronts} wavefronts, ideal {rep.ideal}")
         color = "text" if not self.access else (
             "ok" if self.access[side].report.conflicts == 0 else "conflict")
-        line = self.line_px()
-        self.draw_text(painter, QRectF(10, g.top() - line - 2, self.width() - 20, line),
+        self.draw_text(painter, self.label_rect(side),
                        ": ".join(parts[:2]) + (f", {parts[2]}" if len(parts) > 2 else ""),
                        color)
 
@@ -256,13 +304,17 @@ class SwizzleView(ViewPanel):
         self.width_box.setRange(4, 256)
         self.pad_box = QSpinBox()
         self.pad_box.setRange(0, 16)
-        self._show_layout()
         self.rows_box = _combo([(str(n), n) for n in (8, 16, 32)], 16)
         self.pattern_box = _combo([(p.value, p.value) for p in Pattern], "ldmatrix")
         self.access_box = _combo([(f"{n} B/lane", n) for n in (4, 8, 16)], 16)
+        self.preset_box = QComboBox()
+        self.preset_box.addItems([LEVEL_PRESET, *(p.name for p in PRESETS), CUSTOM])
+        self.preset_box.setToolTip("a layout by name: the TMA swizzle modes, padding, none, "
+                                   "or the level's own")
         self.expr_edit = QLineEdit()
         self.expr_edit.setPlaceholderText("own column expression, e.g. col ^ ((row % 8) * 8)")
-        for w in (labelled("Swizzle B,M,S", self.b_box, self.m_box, self.s_box),
+        for w in (labelled("layout", self.preset_box),
+                  labelled("Swizzle B,M,S", self.b_box, self.m_box, self.s_box),
                   labelled("on", self.unit_box), labelled("element", self.elem_box),
                   labelled("row", self.width_box), labelled("+ pad", self.pad_box),
                   labelled("rows", self.rows_box),
@@ -276,7 +328,30 @@ class SwizzleView(ViewPanel):
                       self.access_box):
             combo.currentIndexChanged.connect(self._apply)
         self.expr_edit.textChanged.connect(self._apply)
+        self.preset_box.activated.connect(self._preset_chosen)
+        for combo in (self.pattern_box, self.access_box):  # the person's pattern now
+            combo.activated.connect(self._pattern_chosen)
         self.set_level(level_id or first_swizzled_level())
+
+    def _pattern_chosen(self, *_: object) -> None:
+        self.explorer.pattern_label = None
+        self._apply()
+
+    def _preset_chosen(self, index: int) -> None:
+        """A layout by name: the level's own (its model's), or a preset."""
+        name = self.preset_box.itemText(index)
+        c = self.explorer
+        if name == LEVEL_PRESET and c.level_id is not None:
+            self.set_level(c.level_id)
+            return
+        preset = BY_NAME.get(name)
+        if preset is None:
+            return
+        c.configure(swizzle=preset.swizzle, unit=preset.unit,
+                    pad_elems=preset.pad_elems(c.elem_bytes))
+        self._show_layout(preset=name)
+        self.bar.refresh()
+        self._show_message()
 
     @property
     def explorer(self) -> SwizzleCanvas:
@@ -286,15 +361,17 @@ class SwizzleView(ViewPanel):
     def set_level(self, level_id: str) -> bool:
         if not super().set_level(level_id):
             return False
-        self._show_layout()
+        self._show_layout(preset=LEVEL_PRESET)
         self._show_message()
         return True
 
-    def _show_layout(self) -> None:
-        """Set the boxes to the canvas's layout (a level's preset) without applying them."""
+    def _show_layout(self, preset: str | None = None) -> None:
+        """Set the boxes to the canvas's layout (a level's preset) without applying them;
+        the layout box says ``preset``, else the preset the layout is, else custom."""
         c = self.explorer
         boxes = (self.b_box, self.m_box, self.s_box, self.width_box, self.pad_box,
-                 self.unit_box, self.elem_box)
+                 self.unit_box, self.elem_box, self.pattern_box, self.access_box,
+                 self.preset_box)
         for box in boxes:
             box.blockSignals(True)
         self.b_box.setValue(c.swizzle.bits)
@@ -304,6 +381,10 @@ class SwizzleView(ViewPanel):
         self.pad_box.setValue(c.pad_elems)
         self.unit_box.setCurrentIndex(self.unit_box.findData(c.unit.value))
         self.elem_box.setCurrentIndex(self.elem_box.findData(c.elem_bytes))
+        self.pattern_box.setCurrentIndex(self.pattern_box.findData(c.pattern.value))
+        self.access_box.setCurrentIndex(max(0, self.access_box.findData(c.access_bytes)))
+        named = preset or preset_named(c.swizzle, c.unit, c.pad_elems, c.elem_bytes)
+        self.preset_box.setCurrentText(named or CUSTOM)
         for box in boxes:
             box.blockSignals(False)
 
@@ -323,6 +404,10 @@ class SwizzleView(ViewPanel):
         c.pattern = Pattern(self.pattern_box.currentData())
         c.access_bytes = self.access_box.currentData()
         c.set_expression(self.expr_edit.text())
+        blocked = self.preset_box.blockSignals(True)
+        self.preset_box.setCurrentText(preset_named(c.swizzle, c.unit, c.pad_elems,
+                                                    c.elem_bytes) or CUSTOM)
+        self.preset_box.blockSignals(blocked)
         self.bar.refresh()
         self._show_message()
 

@@ -4,7 +4,7 @@ Registered as the view ``telemetry``. From the top: a strip of run windows label
 level and shape; SM and memory clocks against the device's max SM clock; power against
 the power limit (a labelled line: the samples' limit, else a sustained result's);
 temperature; GPM metrics in percent (only those the GPU reported); a strip of the
-clock-event reasons that count as slowdowns (``kernels/throttle.py``). Every plot shades
+clock-event reasons that count as slowdowns (``kernels/protocol/throttle.py``). Every plot shades
 each run's window; clocks, power and temperature also shade each trial window of a
 sustained run (from its ``phase`` events). The time axis follows the newest sample unless
 the user pans or zooms (then "Follow newest" turns off until it is pressed again); it
@@ -36,6 +36,7 @@ from ..core.telemetry import GPM_FIELDS, RunWindow
 from ..plots.chart_base import plain_axes, quiet_axes
 from ..plots.charts import MAX_AXIS, HoverReadout, finite_top
 from ..plots.legend_row import legend_above, place_legend, restyle_legend
+from ..plots.plot_style import style_plots
 from ..plots.run_bands import RunBands
 from ..plots.telemetry_strips import (
     TRIAL_BAND,
@@ -51,6 +52,7 @@ from .telemetry_fit import TelemetryFitting
 from .telemetry_spec import (  # what the tab plots, and how it follows
     AXIS_WIDTH_PX,
     CURVES,
+    LEGEND_PLOTS,
     MIN_PLOT_PX,
     PLOTS,
     POWER_KIND_TEXT,
@@ -117,6 +119,7 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
         if not self.plots:
             self._build()
             self.apply_theme(self.theme)
+            style_plots(self, self.theme)  # (the window styled the view before it had plots)
             if self.isVisible():  # (being shown) children added now would show a turn late
                 for plot in self.plots.values():
                     plot.show()
@@ -165,7 +168,8 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
         for name, plot in self.plots.items():
             if name in ("clocks", "power", "gpm"):
                 plot.getPlotItem().vb.disableAutoRange(axis=pg.ViewBox.YAxis)
-                legend_above(plot, AXIS_WIDTH_PX, self.theme)  # never over the curves
+            if name in LEGEND_PLOTS:  # what each curve is, never over the curves
+                legend_above(plot, AXIS_WIDTH_PX, self.theme)
             plot.setMinimumHeight(44 if name in ("runs", "reasons") else MIN_PLOT_PX)
         self.plots["gpm"].setYRange(0.0, 105.0, padding=0)
         self.gpm_note = QLabel("no GPM metrics in these samples (null: not reported by this "
@@ -215,6 +219,8 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
                                             style=pg.QtCore.Qt.PenStyle.DashLine))
         self.max_clock_line.label.setColor(theme.foreground)
         self.labels.set_color(theme.foreground)
+        for name in LEGEND_PLOTS:  # on stage the unit alone: the legend says what it is
+            self.plots[name].getPlotItem().getAxis("left").setLabel(self.axis_title(name))
         for plot in self.plots.values():  # large presentation fonts need a wider axis
             plot.getPlotItem().getAxis("left").setWidth(self.axis_px())
             if plot.getPlotItem().legend is not None:
@@ -396,6 +402,12 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
                 active = self.reasons.active_at(t)
                 lines.append("active: " + (", ".join(active) if active else "none"))
         return "\n".join(lines)
+
+    def axis_title(self, name: str) -> str:
+        """A plot's left axis title: its quantity and unit; on stage the unit alone (the
+        legend above the plot names the curves), so a plot needs no more height than
+        its ticks and the tab holds clocks, power and temperature at 1280x720."""
+        return UNITS[name] if self.theme.name != "normal" else PLOTS[name]
 
     def axis_px(self) -> int:
         """The left axes' width: room for a reason's name, or the presentation type."""

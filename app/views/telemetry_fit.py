@@ -8,7 +8,7 @@ from PySide6.QtCore import QSize
 from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QPushButton, QWidget
 
-from ..plots.plot_style import title_font
+from ..plots.plot_style import plot_font, title_font
 from ..plots.telemetry_strips import ReasonStrip
 from ..theme import Theme
 from .telemetry_spec import FIT_ORDER, MIN_PLOT_PX, PLOTS
@@ -38,11 +38,18 @@ class TelemetryFitting(QWidget):
                   + self.follow_button.sizeHint().height() + 24)
         return QSize(hint.width(), min(hint.height(), height))
 
+    def axis_title(self, name: str) -> str:
+        return PLOTS[name]
+
     def plot_min_height(self, name: str) -> int:
-        """The height a plot needs for its rotated axis title (in the theme's type)."""
-        title = PLOTS[name]
-        width = QFontMetrics(title_font(self.theme)).horizontalAdvance(title)
-        return max(MIN_PLOT_PX, width + 24)
+        """The height a plot needs for its rotated axis title (in the theme's type), its
+        legend row and two lines of ticks."""
+        font = title_font(self.theme)
+        width = QFontMetrics(font).horizontalAdvance(self.axis_title(name))
+        legend = self.plots[name].getPlotItem().layout.rowMinimumHeight(0) if self.plots \
+            else 0.0
+        ticks = 3 * QFontMetrics(plot_font(self.theme) or font).height()
+        return int(max(MIN_PLOT_PX, width + 24, legend + ticks))
 
     def _fit_plots(self) -> None:
         """Show the plots of FIT_ORDER that fit the tab's height (the first always); the
@@ -68,10 +75,12 @@ class TelemetryFitting(QWidget):
                 changed = True
         if changed and lay is not None:
             lay.activate()  # laid out now: the shared time axis holds for what is shown
+
     def _fit_strips(self) -> None:
         """Heights of the runs strip (two lines of labels) and the reason strip (a row
         per reason, plus the time axis) for the theme's font size."""
-        line_px = int(1.8 * self.theme.font_pt) + 2
+        line_px = max(int(1.8 * self.theme.font_pt) + 2 if self.theme.name == "normal" else 0,
+                      QFontMetrics(plot_font(self.theme) or title_font(self.theme)).height() + 6)
         self.plots["runs"].setFixedHeight(2 * line_px + 14)
         rows = max(len(self.reasons.rows), 1)
         self.plots["reasons"].setFixedHeight(rows * max(16, line_px) + 3 * line_px + 10)

@@ -26,6 +26,7 @@ CURVES = {
 }
 TRIAL_PLOTS = ("clocks", "power", "temperature")  # shade sustained runs' trial windows
 UNITS = {"clocks": "MHz", "power": "W", "temperature": "°C", "gpm": "%"}
+LEGEND_PLOTS = ("clocks", "power", "temperature", "gpm")  # a legend row above the data
 POWER_KIND_TEXT = {"instant": "instant", "average": "1 s average"}
 WINDOW_S = 60.0  # seconds of history shown while following
 STEP_S = 10.0  # the followed window moves in steps of this much

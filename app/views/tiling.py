@@ -124,8 +124,17 @@ class TilingCanvas(AnimatedCanvas):
     def _regions(self) -> tuple[QRectF, QRectF, QRectF]:
         line = self.line_px()
         r = QRectF(self.rect()).adjusted(10, 8 + 2 * line, -10, -10)  # the title: 2 lines
-        left = QRectF(r.left(), r.top(), r.width() * 0.58, r.height())
+        # the matrices are square: no wider than the height (the rest is the right's)
+        left = QRectF(r.left(), r.top(), min(r.width() * 0.58, r.height()), r.height())
         right = QRectF(left.right() + 16, r.top(), r.right() - left.right() - 16, r.height())
+        if right.width() >= 1.5 * right.height():  # wide: the stages, and the zoom beside
+            half = right.width() / 2
+            stages = QRectF(right.left(), right.top(), half - 8,
+                            max(right.height() * 0.5, 5 * line))
+            zoom_left = right.left() + half + 8
+            zoom_side = min(right.right() - zoom_left, right.height() - 2 * line - 4)
+            zoom = QRectF(zoom_left, right.top() + 2 * line + 4, zoom_side, zoom_side)
+            return left, stages, zoom
         stages = QRectF(right.left(), right.top(), right.width(),
                         max(right.height() * 0.34, 5 * line))
         zoom_side = min(right.width(), right.height() - stages.height() - 2 * line - 8)

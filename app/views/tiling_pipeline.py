@@ -17,20 +17,8 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 
-from ...kernels.models.hopper import (
-    STAGING_COLS,
-    WARPGROUP,
-    PromoteOp,
-    WarpSpecialized,
-    WgmmaOp,
-)
-from ...kernels.models.pipeline import (
-    ConsumerView,
-    PipelineSchedule,
-    StageState,
-    StageView,
-    Work,
-)
+from ...kernels.models.hopper import STAGING_COLS, WARPGROUP, PromoteOp, WarpSpecialized, WgmmaOp
+from ...kernels.models.pipeline import ConsumerView, PipelineSchedule, StageState, StageView, Work
 from ..theme import ANIMATION
 from .canvas_image import image_from_codes
 

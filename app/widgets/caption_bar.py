@@ -1,9 +1,16 @@
-"""A talk's caption under the views: large plain text and the scene's number."""
+"""A talk's caption under the views: large plain text and the scene's number.
+
+The caption is set in pixels: CAPTION_SCALE times the theme's type, shrunk a pixel at a
+time until the wrapped text fits its band (MAX_HEIGHT of the window's height), never
+below MIN_CAPTION_PX (18 px text: readable from the back of a room). A caption that does
+not fit even then is cut by its band and says so (:attr:`CaptionBar.fits`); `gemmscope
+talk FILE --check` lists those scenes.
+"""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from ..theme import NORMAL, Theme
@@ -12,8 +19,20 @@ from .plain import plain_label
 # the caption's size against the theme's text: readable from the back of a room, and
 # still leaving the views most of a 1280×720 projector in presentation mode
 CAPTION_SCALE = 1.2
-MIN_CAPTION_PT = 18
-MAX_HEIGHT = 0.3  # of the window
+MIN_CAPTION_PX = 18  # the smallest caption text, in pixels (the font's pixel size)
+MAX_HEIGHT = 0.22  # of the window: the caption band
+CHECK_SIZE = (1280, 720)  # the screen `talk --check` fits every caption to
+
+
+def pt_to_px(pt: float, dpi: float) -> int:
+    return round(pt * dpi / 72)
+
+
+def wrapped_height(text: str, font: QFont, width: int) -> int:
+    """The height of ``text`` word-wrapped to ``width`` pixels in ``font``."""
+    rect = QFontMetrics(font).boundingRect(0, 0, max(1, width), 100_000,
+                                           int(Qt.TextFlag.TextWordWrap), text)
+    return rect.height()
 
 
 class CaptionBar(QWidget):
@@ -30,6 +49,8 @@ class CaptionBar(QWidget):
         layout.setContentsMargins(12, 6, 12, 6)
         layout.addWidget(self.text, 1)
         layout.addWidget(self.number, 0, Qt.AlignmentFlag.AlignTop)
+        self.fits = True  # the caption fits its band at the size shown
+        self.shown_px = MIN_CAPTION_PX
         self.apply_theme(NORMAL)
 
     def show_scene(self, caption: str, index: int, count: int) -> None:
@@ -38,26 +59,60 @@ class CaptionBar(QWidget):
         self.number.setText(f"{index + 1} / {count}")
         self._fit()
 
-    def caption_pt(self) -> int:
+    def show_note(self, text: str) -> None:
+        """A line that is no scene's caption (the recording is being read)."""
+        self.text.setText(text)
+        self.number.setText("")
+        self._fit()
+
+    def caption_px(self) -> int:
         """The caption's type size when it fits (see :meth:`_fit`)."""
-        return max(MIN_CAPTION_PT, round(self.font_pt * CAPTION_SCALE))
+        return max(MIN_CAPTION_PX, round(pt_to_px(self.font_pt, self.logicalDpiY())
+                                         * CAPTION_SCALE))
+
+    @property
+    def shown_pt(self) -> float:
+        """The size shown, in points (the theme's unit)."""
+        return self.shown_px * 72 / self.logicalDpiY()
+
+    def band_px(self, window_height: int | None = None) -> int:
+        """The most the caption's text may take: MAX_HEIGHT of the window."""
+        window = self.window()
+        height = window_height if window_height is not None else (
+            window.height() if window is not self else 10_000)
+        margins = self.layout().contentsMargins()
+        return int(MAX_HEIGHT * height) - margins.top() - margins.bottom()
+
+    def text_width(self) -> int:
+        """The width the caption wraps to: the bar's, less its margins and the number."""
+        margins = self.layout().contentsMargins()
+        spacing = self.layout().spacing()
+        width = self.width() - margins.left() - margins.right() - spacing \
+            - self.number.sizeHint().width()
+        return max(width, 200)
+
+    def fit_size(self, text: str, width: int, budget: int) -> tuple[int, int, bool]:
+        """(pixel size, height, fits) of ``text`` wrapped to ``width``: the largest size
+        from caption_px down to MIN_CAPTION_PX whose height fits ``budget``."""
+        font = QFont(self.text.font())
+        height = 0
+        for px in range(self.caption_px(), MIN_CAPTION_PX - 1, -1):
+            font.setPixelSize(px)
+            height = wrapped_height(text, font, width)
+            if height <= budget:
+                return px, height, True
+        return MIN_CAPTION_PX, height, False
 
     def _fit(self) -> None:
-        """As tall as the wrapped caption at the present width, at most MAX_HEIGHT of the
-        window: a long caption is set smaller (down to the theme's size) rather than cut
-        or let grow the window. A dock does not ask its widget's height for a width, so
-        the caption says it as a minimum."""
+        """As tall as the wrapped caption at the present width, at most the band: a long
+        caption is set smaller (down to MIN_CAPTION_PX) rather than cut or let grow the
+        window. A dock does not ask its widget's height for a width, so the caption says
+        it as a minimum."""
         margins = self.layout().contentsMargins()
-        window = self.window()
-        budget = int(MAX_HEIGHT * window.height()) if window is not self else 10_000
-        width = max(self.text.width(), 200)
-        height = 0
-        for pt in range(self.caption_pt(), self.font_pt - 1, -1):
-            self.shown_pt = pt
-            self.text.setStyleSheet(f"font-size: {pt}pt;")
-            height = self.text.heightForWidth(width)
-            if height <= budget:
-                break
+        budget = self.band_px()
+        px, height, self.fits = self.fit_size(self.text.text(), self.text_width(), budget)
+        self.shown_px = px
+        self.text.setStyleSheet(f"font-size: {px}px;")
         self.setMinimumHeight(max(min(height, budget), self.number.sizeHint().height())
                               + margins.top() + margins.bottom())
 
@@ -73,6 +128,5 @@ class CaptionBar(QWidget):
         self.setStyleSheet(
             f"QWidget#talk_caption {{ background: {theme.background}; }} "
             f"QLabel {{ color: {theme.foreground}; background: {theme.background}; "
-            f"font-size: {self.caption_pt()}pt; }}")
-        self.shown_pt = self.caption_pt()
+            f"font-size: {self.caption_px()}px; }}")
         self._fit()

@@ -1,4 +1,9 @@
-"""The ladder panel: every level with its latest numbers, and what the selected one adds."""
+"""The ladder panel: every level with its numbers at the shape and in the mode shown, what
+the selected one adds, and the selectors of the view state (shape, mode, GPU).
+
+The selectors and the table write the window's view state (``store.view``); the panel
+shows what the state says, so a replay that brings more shapes adds them to the shape
+selector without changing the one chosen."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QSplitter,
@@ -18,7 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.rows import (
+from ...kernels.ladder.shape import Shape
+from ...kernels.protocol.events import Mode
+from ...kernels.protocol.throttle import THROTTLE_MARK
+from ...kernels.results.rows import (
     DASH,
     NOT_THROTTLED,
     NUMBER_COLUMNS,
@@ -28,9 +37,9 @@ from ...kernels.rows import (
     params_ran,
     sustained_texts,
 )
-from ...kernels.throttle import THROTTLE_MARK
 from ..core.levels import LevelInfo
 from ..core.store import Change, SessionStore
+from ..core.view_state import shape_text, sorted_shapes
 from ..theme import FAILED_COLOR, THROTTLE_COLOR, precision_color
 from .fitting import scrolling
 from .plain import plain_tooltip
@@ -41,6 +50,7 @@ COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
            Column.THROTTLED, Column.VERIFIED)
 MARKED_COLUMNS = (*THROTTLE_COLUMNS, Column.THROTTLED)  # orange, with the note, if throttled
 SUSTAINED_COLUMNS = (Column.SUSTAINED_TFLOPS, Column.POWER_LIMITED)  # tooltip: the run
+NOT_REPLAYED = "not replayed yet"  # a level the recording has a result for, not reached yet
 
 
 class LadderPanel(QWidget):
@@ -60,6 +70,18 @@ class LadderPanel(QWidget):
         self.device_box.setVisible(False)
         self.device_box.activated.connect(self._device_chosen)
         self._device_ids: list[int] = []
+        # the shape and the mode the table, the charts and the exports show
+        self.shape_box = QComboBox()
+        self.shape_box.setObjectName("shape_box")
+        self.shape_box.setToolTip("the shape every table, chart and export shows "
+                                  "([ and ]: smaller, larger)")
+        self.shape_box.activated.connect(self._shape_chosen)
+        self._shapes: list[Shape] = []
+        self.mode_box = QComboBox()
+        self.mode_box.setObjectName("mode_box")
+        self.mode_box.addItems(list(Mode))
+        self.mode_box.setToolTip("burst or sustained results (M switches)")
+        self.mode_box.activated.connect(self._mode_chosen)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -91,8 +113,16 @@ class LadderPanel(QWidget):
         split.addWidget(scrolling(self.detail))  # a long description scrolls, never cut
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
+        choices = QHBoxLayout()
+        choices.setContentsMargins(4, 2, 4, 2)
+        for text, box in (("&Shape", self.shape_box), ("M&ode", self.mode_box)):
+            label = QLabel(text)
+            label.setBuddy(box)
+            choices.addWidget(label)
+            choices.addWidget(box, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(choices)
         layout.addWidget(self.device_box)
         layout.addWidget(split)
 
@@ -145,6 +175,52 @@ class LadderPanel(QWidget):
             return
         self._show_detail(level_id)
         self.level_selected.emit(level_id)
+        if self.store is not None:
+            self.store.view.set(level=level_id)
+
+    def show_state(self) -> None:
+        """Select the view state's level, where the table has it (a level named before
+        the recording's header came is selected once its row exists)."""
+        if self.store is None:
+            return
+        level = self.store.view.state.level
+        if level in self.level_ids and self.selected_level() != level:
+            self.select_level(level)
+
+    # ------------------------------------------------------------- shape and mode
+    def shape_texts(self) -> list[str]:
+        return [self.shape_box.itemText(i) for i in range(self.shape_box.count())]
+
+    def _shape_chosen(self, index: int) -> None:
+        if self.store is not None and 0 <= index < len(self._shapes):
+            self.store.view.set(shape=self._shapes[index])
+
+    def _mode_chosen(self, index: int) -> None:
+        if self.store is not None and index >= 0:
+            self.store.view.set(mode=self.mode_box.itemText(index))
+
+    def _fill_choices(self) -> None:
+        """The session's shapes so far (and the chosen one, said when it has no result
+        yet), smallest first; the chosen shape and mode current."""
+        assert self.store is not None
+        store = self.store
+        chosen = store.ladder_shape()
+        shapes = sorted_shapes([*store.shapes(), *([chosen] if chosen else [])])
+        texts = []
+        for shape in shapes:
+            text = shape_text(shape)
+            if shape not in store.levels_at():
+                coming = store.coming()
+                text += " (not replayed yet)" if coming is not None and \
+                    shape in coming.levels_at else " (no results)"
+            texts.append(text)
+        if shapes != self._shapes or texts != self.shape_texts():
+            self._shapes = shapes
+            self.shape_box.clear()
+            self.shape_box.addItems(texts)  # plain text: a QComboBox renders no markup
+        if chosen in shapes:
+            self.shape_box.setCurrentIndex(shapes.index(chosen))
+        self.mode_box.setCurrentText(store.mode)
 
     # --------------------------------------------------------------- drawing
     def shown_device_text(self) -> str:
@@ -153,7 +229,7 @@ class LadderPanel(QWidget):
 
     def _device_chosen(self, index: int) -> None:
         if self.store is not None and 0 <= index < len(self._device_ids):
-            self.store.set_device(self._device_ids[index])
+            self.store.view.set(device=self._device_ids[index])
             self.device_changed.emit(self._device_ids[index])
 
     def _fill_devices(self) -> None:
@@ -172,12 +248,14 @@ class LadderPanel(QWidget):
     def refresh(self, changes: set[Change]) -> None:
         if self.store is None:
             return
-        if Change.HEADER in changes:
+        if Change.HEADER in changes or Change.LADDER in changes:
             self._fill_devices()
+            self._fill_choices()
         if Change.HEADER in changes or len(self.level_ids) != len(self.store.levels):
             self._rebuild_rows()
         if changes & {Change.LADDER, Change.HEADER}:
             self._fill_numbers()
+        self.show_state()
 
     def _rebuild_rows(self) -> None:
         assert self.store is not None
@@ -208,10 +286,14 @@ class LadderPanel(QWidget):
         store = self.store
         changed = False
         clock = store.sm_clock_max_mhz()
+        shape, coming = store.ladder_shape(), store.coming()
         for row_index, level_id in enumerate(self.level_ids):
             r = store.ladder_result(level_id)
-            sustained = store.sustained_result(level_id, r.shape) if r is not None else None
-            source = (r, sustained, clock,
+            burst = store.burst_result(level_id, shape)
+            sustained = store.sustained_result(level_id, shape) if shape else None
+            later = coming is not None and r is None and \
+                coming.has_result(level_id, shape, store.mode, store.device)
+            source = (r, burst, sustained, clock, later,
                       None if r is None else store.reference_result(r),
                       None if r is None else store.peak_tflops(r.precision))
             last = self._filled_from.get(level_id)
@@ -224,6 +306,9 @@ class LadderPanel(QWidget):
             if r is None:
                 lv = store.level(level_id)
                 texts = not_run_texts(level_id, lv.precision if lv is not None else "?")
+                if later:  # the recording has it; the replay has not reached it
+                    texts[Column.VERIFIED] = NOT_REPLAYED
+                texts.update(sustained_texts(burst, sustained, clock))
             else:
                 row = store.row(r)
                 texts = row.texts()
@@ -231,7 +316,7 @@ class LadderPanel(QWidget):
                 ref_note = f"vs {row.reference}" if row.reference else \
                     f"no cuBLAS {r.precision.upper()} result at {r.shape}"
                 failed = not r.verified
-                texts.update(sustained_texts(r, sustained, clock))
+                texts.update(sustained_texts(burst, sustained, clock))
                 if sustained is not None:
                     sustained_note = "sustained: " + store.row(sustained).summary()
             self.table.item(row_index, COLUMNS.index(Column.PCT_OF_REFERENCE)
@@ -300,7 +385,7 @@ class LadderPanel(QWidget):
             if ran:
                 parts.append(f"<p><b>This run used:</b> {esc(ran)}</p>")
             sustained = self.store.sustained_result(level_id, r.shape)
-            if sustained is not None:
+            if sustained is not None and sustained is not r:
                 parts.append(f"<p><b>Sustained:</b> "
                              f"{esc(self.store.row(sustained).summary())}</p>")
         self.detail.setText("".join(parts))

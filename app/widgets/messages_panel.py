@@ -16,6 +16,7 @@ FROM_STORE = "store"  # items made from the store's messages (cleared when it is
 ELIDED = "elided"  # the line that counts the messages left out
 MAX_SHOWN = 1000
 MAX_CHARS = 500
+ERROR_ROLE = Qt.ItemDataRole.UserRole + 1  # True on an error's line
 
 
 class MessagesPanel(QListWidget):
@@ -54,6 +55,10 @@ class MessagesPanel(QListWidget):
         self._trim()
         self.scrollToBottom()
 
+    def has_errors(self) -> bool:
+        """Whether an error is listed (info lines alone open no panel on stage)."""
+        return any(self.item(i).data(ERROR_ROLE) for i in range(self.count()))
+
     def texts(self) -> list[str]:
         return [self.item(i).text() for i in range(self.count())]
 
@@ -80,6 +85,7 @@ def _item(text: str, error: bool, tag: str, mark: str | None = None) -> QListWid
     prefix = ("⚠ " if error else "ℹ ") if mark is None else mark
     item = QListWidgetItem(prefix + text)
     item.setData(Qt.ItemDataRole.UserRole, tag)
+    item.setData(ERROR_ROLE, bool(error))
     if error:
         item.setForeground(Qt.GlobalColor.red)
     return item

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.commands import SUSTAINED_FIELDS
-from ...kernels.protocol import Mode
+from ...kernels.protocol.commands import SUSTAINED_FIELDS
+from ...kernels.protocol.events import Mode
 from ..core.runs import parse_dim, parse_repeats, parse_sustained, sustained_default
 from ..theme import FAILED_COLOR
 from .plain import plain_label, plain_tooltip
@@ -92,9 +92,6 @@ class RunControls(QWidget):
     @property
     def mode(self) -> str:
         return self.mode_box.currentText()
-
-    def set_mode(self, mode: str) -> None:
-        self.mode_box.setCurrentText(str(Mode(mode)))
 
     def _mode_changed(self, mode: str) -> None:
         for name in SUSTAINED_FIELDS:  # asked only of sustained runs

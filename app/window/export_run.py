@@ -1,12 +1,13 @@
 """One export by name and file suffix, for the File menu and the command line:
 
     gemmscope replay FILE --export out.svg --chart bars
-    gemmscope replay FILE --export slide.png --chart sweep --scale 2
+    gemmscope replay FILE --export slide.png --chart sweep --size 1600x600 --scale 2
     gemmscope replay FILE --export tiling.gif --chart tiling --frames 24 --fps 3
     gemmscope replay FILE --export results.csv        (or ladder.md, with chart PNGs)
 
-The target's tab is shown while it is drawn (a tab never shown has no size of its own),
-then the tab that was shown comes back.
+A picture is drawn at the size asked (else its target's default, a complete picture),
+off screen (:mod:`.exporters` in :mod:`.exports`): the window, its tabs and its layout
+stay as they were.
 """
 
 from __future__ import annotations
@@ -14,26 +15,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
+from PySide6.QtWidgets import QTabWidget
 
 from ..views.base import View
-from ..views.playback import ViewPanel
 from .exports import (
     ANIMATION_SUFFIXES,
     ANIMATION_TARGETS,
+    DEFAULT_FPS,
+    EXPORTERS,
     SUFFIXES,
     TARGETS,
+    AnimationExporter,
     ExportError,
-    animation_frames,
-    export_picture,
     suffix_of,
     target_widget,
-    write_animation,
 )
 
 DEFAULT_CHART = "bars"
 DEFAULT_ANIMATION = "tiling"
-DEFAULT_FPS = 2.0
 
 
 class Exporting(Protocol):
@@ -43,7 +42,7 @@ class Exporting(Protocol):
     tabs: QTabWidget
 
     def flush_views(self) -> None: ...
-    def export_csv(self, path: str | Path) -> Path: ...
+    def export_csv(self, path: str | Path, every: bool = False) -> Path: ...
     def export_report(self, path: str | Path) -> Path: ...
 
 
@@ -71,27 +70,27 @@ def check_request(path: str | Path, chart: str | None) -> str:
 
 def export_named(window: Exporting, path: str | Path, chart: str | None = None,
                  scale: float = 1.0, frames: int | None = None,
-                 fps: float = DEFAULT_FPS) -> Path:
-    """Write ``path`` (format by its suffix) of the chart or view called ``chart``."""
+                 fps: float = DEFAULT_FPS, every: bool = False,
+                 size: tuple[int, int] | None = None) -> Path:
+    """Write ``path`` (format by its suffix) of the chart or view called ``chart``, at
+    ``size`` pixels (None: the target's default) times ``scale``; a CSV of the ladder
+    shown, or with ``every`` of every result."""
     name = check_request(path, chart)
-    window.flush_views()
     kind = suffix_of(path)
+    if kind not in ("csv", "md"):
+        target = TARGETS[name]
+        size = size or target.size
+        exporter = (AnimationExporter(size, scale, window.flush_views, frames, fps)
+                    if kind in ANIMATION_SUFFIXES else
+                    EXPORTERS[kind](size, scale, window.flush_views))
+    window.flush_views()
     if kind == "csv":
-        return window.export_csv(path)
+        return window.export_csv(path, every=every)
     if kind == "md":
         return window.export_report(path)
-    view = window.views[TARGETS[name].view]
-    assert isinstance(view, QWidget)
-    shown = window.tabs.currentWidget()
-    window.tabs.setCurrentWidget(view)
-    app = QApplication.instance()
-    try:
-        if app is not None:
-            app.processEvents()  # lay the tab out at its size
-        window.flush_views()
-        if kind in ANIMATION_SUFFIXES:
-            assert isinstance(view, ViewPanel)
-            return write_animation(animation_frames(view, frames, scale), path, fps)
-        return export_picture(target_widget(window.views, name), path, scale)
-    finally:
-        window.tabs.setCurrentWidget(shown)
+    view = window.views[target.view]  # (made now, where it was not yet)
+    ensure = getattr(view, "ensure_built", None)
+    if callable(ensure):
+        ensure()  # a view that makes its plots when first shown
+    widget = target_widget(window.views, name)
+    return exporter.export(widget, path, str(getattr(widget, "base_title", target.title)))

@@ -1,17 +1,24 @@
-"""Exports: a chart or view to PNG (at a chosen scale) or SVG, an animation to GIF, WebP or
-MP4, results to CSV, the ladder to a Markdown report.
+"""Exports: a chart or view to PNG or SVG, an animation to GIF, WebP or MP4, drawn at
+the size asked (not the window's), results to CSV, the ladder to a Markdown report.
 
-PNG and SVG are drawn the same way the screen is: the widget renders itself into the
-file's paint device, so an export is the picture on screen (never the hover box: it is
-hidden first). The SVG device takes the screen's resolution: at QSvgGenerator's default
-72 dpi, items that pyqtgraph records as QPictures (the bars) replay at 72/96 of the axes'
-scale. Every file is written whole or not at all (``core.export.replacing``).
+As in pyqtgraph's exporters, one class per format on one base (:class:`Exporter`):
+the base lends the widget to a window off screen sized to the output
+(:func:`.offscreen.drawn_at`), where the chart lays out its legend, names, ticks and
+value labels for that size, and the subclass draws it into its file: ``size`` pixels,
+times ``scale`` for HiDPI slides. The widget renders itself into the file's paint device
+(never the hover box: it is hidden first). The SVG device takes the screen's resolution
+(at QSvgGenerator's default 72 dpi, items that pyqtgraph records as QPictures, the bars,
+replay at 72/96 of the axes' scale), and its groups' transforms are baked into the
+shapes (:mod:`..core.svg_flatten`), so librsvg and browsers draw what QtSvg draws. Every
+file is written whole or not at all (kernels/protocol/atomic_file.py: PNG and SVG are
+made in memory, then written, checked and renamed by the one writer; a symlink followed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import ClassVar
 
 import pyqtgraph as pg
 from PySide6.QtCore import QBuffer, QIODevice, QPoint, QRect, QRectF, QSize
@@ -19,10 +26,12 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPixmap
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
-from ...kernels.atomic_file import write_bytes
+from ...kernels.protocol.atomic_file import write_bytes
 from ..core import export
 from ..core.store import SessionStore
+from ..core.svg_flatten import flatten_svg
 from ..plots.chart_base import HoverReadout
+from ..views.animated_canvas import AnimatedCanvas
 from ..views.base import View
 from ..views.playback import ViewPanel
 from .export_targets import (  # noqa: F401  (the table, read through this module too)
@@ -37,7 +46,12 @@ from .export_targets import (  # noqa: F401  (the table, read through this modul
     TEXT_SUFFIXES,
     ExportError,
     Target,
+    check_size,
 )
+from .offscreen import drawn_at
+
+DEFAULT_FPS = 2.0
+REPORT_CHART_SIZE = (1280, 720)  # each chart PNG beside a Markdown report
 
 
 def suffix_of(path: str | Path) -> str:
@@ -58,7 +72,7 @@ def target_widget(views: Mapping[str, View], name: str) -> QWidget:
 
 
 def render_image(widget: QWidget, scale: float = 1.0) -> QImage:
-    """The widget as it is on screen, ``scale`` times as many pixels (2 for slides)."""
+    """The widget as it is laid out now, ``scale`` times as many pixels (2 for slides)."""
     if not 0 < scale <= MAX_SCALE:
         raise ExportError(f"scale must be above 0 and at most {MAX_SCALE:g}, not {scale:g}")
     HoverReadout.hide_all()
@@ -86,9 +100,11 @@ def _render(widget: QWidget, painter: QPainter) -> None:
         widget.render(painter, QPoint(0, 0))
 
 
-def svg_bytes(widget: QWidget, title: str = "gemmscope chart") -> bytes:
-    """The widget as SVG, in memory (QSvgGenerator says nothing when a file write fails:
-    the bytes are written, and checked, by the one writer)."""
+def svg_bytes(widget: QWidget, title: str = "gemmscope chart", scale: float = 1.0) -> bytes:
+    """``widget`` as laid out now, as SVG: a canvas of its size times ``scale`` pixels,
+    every shape in canvas coordinates (see the module's docstring). In memory:
+    QSvgGenerator says nothing when a file write fails, so the bytes are written, and
+    checked, by the one writer."""
     HoverReadout.hide_all()
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
@@ -106,7 +122,8 @@ def svg_bytes(widget: QWidget, title: str = "gemmscope chart") -> bytes:
     finally:
         painter.end()
     buffer.close()
-    return bytes(buffer.data().data())
+    text = bytes(buffer.data().data()).decode("utf-8")
+    return flatten_svg(text, size.width() * scale, size.height() * scale).encode("utf-8")
 
 
 def png_bytes(image: QImage | QPixmap) -> bytes:
@@ -120,35 +137,100 @@ def png_bytes(image: QImage | QPixmap) -> bytes:
 
 
 def save_png(image: QImage | QPixmap, path: str | Path) -> Path:
-    """A screenshot or a chart's PNG, whole or not at all (kernels/atomic_file.py: a
-    temporary file beside it, checked, renamed; a symlink followed)."""
+    """A screenshot or a chart's PNG, whole or not at all (kernels/protocol/atomic_file.py:
+    a temporary file beside it, checked, renamed; a symlink followed)."""
     return write_bytes(path, png_bytes(image))
 
 
-def export_picture(widget: QWidget, path: str | Path, scale: float = 1.0) -> Path:
-    """PNG (at ``scale``) or SVG by the file's suffix, written atomically."""
-    path = Path(path)
+class Exporter:
+    """One format: draws a widget at ``size`` (device-independent pixels; None: as it is
+    on screen) times ``scale`` into a file, written whole or not at all. ``settle``
+    brings the widget's content up to date once it is laid out at that size."""
+
+    suffixes: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, size: tuple[int, int] | None = None, scale: float = 1.0,
+                 settle: Callable[[], None] | None = None) -> None:
+        check_size(size or (1, 1), scale)  # (before anything is drawn or written)
+        self.size, self.scale, self.settle = size, scale, settle
+
+    def export(self, widget: QWidget, path: str | Path, title: str = "gemmscope chart"
+               ) -> Path:
+        path = Path(path)
+        kind = suffix_of(path)
+        if kind not in self.suffixes:
+            raise ExportError(f"{type(self).__name__} writes "
+                              f"{', '.join('.' + s for s in self.suffixes)}, not .{kind}")
+        if self.size is None:
+            return self.write(widget, path, title)
+        with drawn_at(widget, QSize(*self.size), self.settle):
+            return self.write(widget, path, title)
+
+    def write(self, widget: QWidget, path: Path, title: str) -> Path:
+        raise NotImplementedError
+
+
+class PngExporter(Exporter):
+    suffixes = ("png",)
+
+    def write(self, widget: QWidget, path: Path, title: str) -> Path:
+        return save_png(render_image(widget, self.scale), path)
+
+
+class SvgExporter(Exporter):
+    suffixes = ("svg",)
+
+    def write(self, widget: QWidget, path: Path, title: str) -> Path:
+        return write_bytes(path, svg_bytes(widget, title, self.scale))
+
+
+class AnimationExporter(Exporter):
+    """Every step of a canvas's animation (``frames`` of them), one frame each."""
+
+    suffixes = ANIMATION_SUFFIXES
+
+    def __init__(self, size: tuple[int, int] | None = None, scale: float = 1.0,
+                 settle: Callable[[], None] | None = None, frames: int | None = None,
+                 fps: float = DEFAULT_FPS) -> None:
+        super().__init__(size, scale, settle)
+        if frames is not None and not 1 <= int(frames) <= MAX_FRAMES:
+            raise ExportError(f"frames must be 1 to {MAX_FRAMES}, not {frames}")
+        if not 0.1 <= fps <= 60:
+            raise ExportError(f"fps must be 0.1 to 60, not {fps:g}")
+        self.frames, self.fps = frames, fps
+
+    def write(self, widget: QWidget, path: Path, title: str) -> Path:
+        assert isinstance(widget, AnimatedCanvas)
+        return write_animation(canvas_frames(widget, self.frames, self.scale), path, self.fps)
+
+
+EXPORTERS: dict[str, type[Exporter]] = {s: cls for cls in (PngExporter, SvgExporter,
+                                                           AnimationExporter)
+                                        for s in cls.suffixes}
+
+
+def export_picture(widget: QWidget, path: str | Path, scale: float = 1.0,
+                   size: tuple[int, int] | None = None,
+                   settle: Callable[[], None] | None = None) -> Path:
+    """PNG or SVG by the file's suffix, at ``size`` (None: the widget's own) x ``scale``."""
     kind = suffix_of(path)
     if kind not in IMAGE_SUFFIXES:
         raise ExportError(f"a picture is .png or .svg, not .{kind}")
-    if kind == "png":
-        data = png_bytes(render_image(widget, scale))
-    else:
-        data = svg_bytes(widget, str(getattr(widget, "base_title", "gemmscope chart")))
-    return write_bytes(path, data)
+    return EXPORTERS[kind](size, scale, settle).export(
+        widget, path, str(getattr(widget, "base_title", "gemmscope chart")))
 
 
-def export_chart(chart: pg.PlotWidget, path: str | Path, scale: float = 1.0) -> Path:
-    """A chart to PNG or SVG by the file's suffix."""
-    return export_picture(chart, path, scale)
+def export_chart(chart: pg.PlotWidget, path: str | Path, scale: float = 1.0,
+                 size: tuple[int, int] | None = REPORT_CHART_SIZE) -> Path:
+    """A chart to PNG or SVG by the file's suffix, at ``size`` x ``scale``."""
+    return export_picture(chart, path, scale, size)
 
 
-def animation_frames(panel: ViewPanel, frames: int | None = None,
-                     scale: float = 1.0) -> list[QImage]:
-    """One image per step of the view's animation from the first (``frames`` of them,
-    wrapping round; default: every step, at most MAX_FRAMES), whole steps, as the canvas
-    draws them."""
-    canvas = panel.canvas
+def canvas_frames(canvas: AnimatedCanvas, frames: int | None = None,
+                  scale: float = 1.0) -> list[QImage]:
+    """One image per step of the canvas's animation from the first (``frames`` of them,
+    wrapping round; default: every step, at most MAX_FRAMES), whole steps, as it draws
+    them at its size now."""
     # (every step, up to the bound: a long sequence exports its first MAX_FRAMES steps)
     count = min(canvas.n_steps(), MAX_FRAMES) if frames is None else int(frames)
     if not 1 <= count <= MAX_FRAMES:
@@ -167,6 +249,12 @@ def animation_frames(panel: ViewPanel, frames: int | None = None,
         canvas.set_animated(was_animated)
         if playing:
             canvas.play()
+
+
+def animation_frames(panel: ViewPanel, frames: int | None = None,
+                     scale: float = 1.0) -> list[QImage]:
+    """:func:`canvas_frames` of a view's canvas, at the size it has on screen."""
+    return canvas_frames(panel.canvas, frames, scale)
 
 
 def _pil_frames(images: Iterable[QImage]) -> list:
@@ -230,8 +318,10 @@ def _write_mp4(images: list[QImage], path: Path, fps: float) -> Path:
     return path
 
 
-def export_csv(store: SessionStore, path: str | Path) -> Path:
-    return export.write_export(path, export.results_csv(store))
+def export_csv(store: SessionStore, path: str | Path, every: bool = False) -> Path:
+    """The ladder shown (``every``: every result of the session) as CSV."""
+    text = export.results_csv(store) if every else export.ladder_csv(store)
+    return export.write_export(path, text)
 
 
 def export_report(store: SessionStore, path: str | Path, charts: dict[str, pg.PlotWidget],

@@ -1,10 +1,13 @@
 """The main window: ladder panel, run controls, the views, messages, replay bar.
 
-One event source at a time (:mod:`gemmscope.app.sources`: a live runner or a recording)
-feeds the :class:`SessionStore` through :meth:`MainWindow.handle`; views are refreshed
-from the store by a :class:`RedrawThrottle`, so the GUI thread redraws at a bounded rate
-however fast events arrive. Menus, shortcuts, the screenshot path and the benchmarks
-drive the window through its public methods.
+What is on screen is one view state (app/core/view_state.py: shape, level, mode, GPU,
+animation step), ``window.view_state``; the store answers for it and the window tells
+the views when it changes (``view_state_changed`` is its Qt signal). One event source at
+a time (:mod:`gemmscope.app.sources`: a live runner or a recording) feeds the
+:class:`SessionStore` through :meth:`MainWindow.handle`; views are refreshed from the
+store by a :class:`RedrawThrottle`, so the GUI thread redraws at a bounded rate however
+fast events arrive. Menus, shortcuts, the screenshot path and the benchmarks drive the
+window through its public methods.
 """
 
 from __future__ import annotations
@@ -27,12 +30,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.plan import RunRequest, ladder_requests, sweep_requests
-from ...kernels.session import SessionState
-from ...kernels.session_file import SessionWriter
+from ...kernels.drive.session import SessionState
+from ...kernels.ladder.shape import Shape
+from ...kernels.protocol.plan import RunRequest, ladder_requests, sweep_requests
+from ...kernels.protocol.session_file import SessionWriter
 from ..core.preferences_file import PreferencesFile
 from ..core.runner_command import plan_live
+from ..core.screen_fit import DEFAULT_SIZE
 from ..core.store import Change, SessionStore
+from ..core.view_state import ViewState, ViewStateModel, changed_fields, neighbour_shape
 from ..plots.paint_ready import ready_to_paint
 from ..sources.base import EventSource
 from ..sources.replay import RecordingLoader
@@ -46,29 +52,40 @@ from ..widgets.messages_panel import MessagesPanel
 from ..widgets.replay_bar import ReplayBar
 from ..widgets.run_controls import RunControls
 from . import navigation
-from .menus import install_menus, install_shortcuts
+from .keys import ShortcutsDialog, install_shortcuts, run_animation_command
+from .menus import install_menus
 from .preferences import Preferences
-from .presentation import PresentationMode, ShortcutsDialog, fit_side_docks
+from .presentation import PresentationMode, fit_side_docks
 from .redraw import RedrawThrottle, ShownViews
+from .screens import as_rect, place_on_screen
 from .sources_mixin import BUNDLED_SESSION, SourcesMixin, bundled_session
 from .view_tabs import FirstPaint, ViewTabs
 
 __all__ = ["BUNDLED_SESSION", "MainWindow", "bundled_session"]
 
 FAST_CHANGES = frozenset({Change.STREAM, Change.RUN})
-DEFAULT_SIZE = (1400, 900)
 SLOW_INTERVAL_MS = 200  # tables, bars, sweep: at most 5 redraws a second
 LADDER_TABLE_CHANGES = frozenset({Change.LADDER, Change.HEADER})  # what fills the table
 
 
 class MainWindow(SourcesMixin, QMainWindow):
     recording_opened = Signal(bool)  # a recording was read (True) or refused (False)
+    view_state_changed = Signal(object, object)  # (before, after) ViewState
 
     def __init__(self, settings: PreferencesFile, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("gemmscope")
         self.prefs = Preferences(settings)
-        self.store = SessionStore()
+        self.view_state = ViewStateModel()
+        # a shape the command line or a talk chose stays chosen when a recording opens
+        # that lacks it (the views say so); one the person or a default chose gives way
+        # to the new recording's default
+        self.shape_pinned = False
+        # the shape and mode of runs the person asked for: the first of them to start
+        # selects its shape (docs/app.md, "One view state")
+        self._asked: tuple[Shape, str] | None = None
+        self.store = SessionStore(self.view_state)
+        self.view_state.subscribe(self._view_state_changed)
         self.throttle = RedrawThrottle(self._timed_redraw, parent=self)
         self._redraw_observer: Callable[[float], None] | None = None
         self.source: EventSource | None = None  # what feeds the store
@@ -95,11 +112,10 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.throttle.follow_frames(self)
         # a tab shown catches up at once and may leave parts of its redraw for later frames
         self.tabs.currentChanged.connect(lambda _i: self.throttle.poke(soon=True))
+        self.tabs.currentChanged.connect(self._tab_changed)
 
         self.ladder = LadderPanel()
         self.ladder.bind(self.store)
-        self.ladder.level_selected.connect(self._level_selected)
-        self.ladder.device_changed.connect(lambda _device: self.throttle.poke())
         self.controls = RunControls()
         self.controls.set_values(*self.prefs.shape())
         self.controls.run_level.connect(self.run_selected)
@@ -137,11 +153,17 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.statusBar().addPermanentWidget(self.mode_label)
         self.shortcut_objects = install_shortcuts(self)
         install_menus(self)
-        self.resize(*DEFAULT_SIZE)  # until the preferences say where it was
         geometry, state = self.prefs.window_layout()  # plain bytes (base64 in the file)
-        if geometry is not None and not self.restoreGeometry(QByteArray(geometry)):
-            self.prefs.notes.append("preferences: window/geometry is not a window's "
-                                    "geometry; using the default size")
+        saved = None
+        if geometry is not None:
+            if self.restoreGeometry(QByteArray(geometry)):
+                saved = as_rect(self.geometry())
+            else:
+                self.prefs.notes.append("preferences: window/geometry is not a window's "
+                                        "geometry; using the default size")
+        # inside the screen it starts on: the size it had where that fits, else the default
+        # cut to the screen (a 1400x900 window on a 1280x720 projector hid its bottom)
+        place_on_screen(self, saved, DEFAULT_SIZE)
         if state is not None and not self.restoreState(QByteArray(state)):
             self.prefs.notes.append("preferences: window/state is not a layout of this "
                                     "window's panels; using the default layout")
@@ -163,6 +185,11 @@ class MainWindow(SourcesMixin, QMainWindow):
         if isinstance(view, ChartsView):
             view.set_log_axis(self.prefs.log_axis)
             view.log_axis_changed.connect(self._keep_log_axis)
+            view.level_clicked.connect(self.select_level)
+        canvas = view.animation()
+        if canvas is not None:  # the step on screen is the view state's
+            canvas.stepChanged.connect(
+                lambda step, v=view: self._step_shown(v, step))
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea
               ) -> QDockWidget:
@@ -179,10 +206,16 @@ class MainWindow(SourcesMixin, QMainWindow):
 
     def _show_messages(self) -> None:
         """The Messages panel takes no room until it has something to say; then it shows
-        once (closed by the user later, it stays closed: View ▸ Panels brings it back)."""
-        if self.messages.count() and not self._messages_shown:
-            self._messages_shown = True
-            self.messages_dock.show()
+        once (closed by the user later, it stays closed: View ▸ Panels brings it back).
+        On stage and during a replay only an error opens it: info lines (a recording has
+        dozens) wait in the panel for whoever opens it."""
+        if self._messages_shown or not self.messages.count():
+            return
+        quiet = self.theme is PRESENTATION or self.replay is not None
+        if quiet and not self.messages.has_errors():
+            return
+        self._messages_shown = True
+        self.messages_dock.show()
 
     def panel_actions(self) -> list[QAction]:
         """Show/hide actions of the docked panels and the replay bar (View ▸ Panels)."""
@@ -193,7 +226,19 @@ class MainWindow(SourcesMixin, QMainWindow):
     def handle(self, event: dict[str, Any]) -> None:
         """The one event sink: live runner and replay both deliver here."""
         self.store.handle(event)
+        if self._asked is not None and event["type"] == "run_start":
+            self._run_started(event)
         self.throttle.poke()
+
+    def _run_started(self, event: dict[str, Any]) -> None:
+        """The first run of those the person asked for started: show its shape and mode
+        (its results fill the table as they come; a run nobody asked for changes
+        nothing)."""
+        assert self._asked is not None
+        shape, mode = self._asked
+        if (event.get("M"), event.get("N"), event.get("K")) == (shape.M, shape.N, shape.K):
+            self._asked = None
+            self.view_state.set(shape=shape, mode=mode)
 
     def _reset_store(self) -> None:
         self.store.reset()
@@ -217,6 +262,11 @@ class MainWindow(SourcesMixin, QMainWindow):
             self.prefs.set_shape(*values)
         return values
 
+    def _ask(self, M: int, N: int, K: int) -> None:
+        """The person asked for runs at M×N×K: the first of them to start selects it."""
+        if self.live is not None:
+            self._asked = (Shape(M, N, K), self.controls.mode)
+
     def run_selected(self) -> None:
         level, values = self.ladder.selected_level(), self._shape()
         if values is None:
@@ -225,6 +275,7 @@ class MainWindow(SourcesMixin, QMainWindow):
             self.statusBar().showMessage("select a level first", 5000)
             return
         M, N, K, repeats = values
+        self._ask(M, N, K)
         self._submit([RunRequest(level, M, N, K, repeats)])
 
     def run_ladder(self) -> None:
@@ -232,6 +283,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         if values is not None:
             M, N, K, repeats = values
             ids = [lv.id for lv in self.store.ladder_levels()]
+            self._ask(M, N, K)
             self._submit(ladder_requests(ids, M, N, K, repeats))
 
     def run_sweep(self) -> None:
@@ -251,11 +303,94 @@ class MainWindow(SourcesMixin, QMainWindow):
         """Select a level by id; False when this session has no such level."""
         if level_id not in {lv.id for lv in self.store.levels}:
             return False
-        self.ladder.select_level(level_id)
+        self.view_state.set(level=level_id)
         return True
 
     def level_ids(self) -> list[str]:
         return [lv.id for lv in self.store.levels]
+
+    # ------------------------------------------------------------- the view state
+    def choose(self, shape: Shape | None = None, level: str | None = None,
+               mode: str | None = None, pin: bool = True) -> None:
+        """Set what the command line or a talk asks for (fields left None stay); a
+        shape given here stays chosen across recordings (``pin``)."""
+        changes: dict[str, object] = {}
+        if shape is not None:
+            changes["shape"] = shape
+            self.shape_pinned = self.shape_pinned or pin
+        if level is not None:
+            changes["level"] = level
+        if mode is not None:
+            changes["mode"] = mode
+        self.view_state.set(**changes)
+
+    def step_shape(self, offset: int) -> None:
+        """The next smaller (-1) or larger (+1) shape of the session ([ and ] keys)."""
+        state = self.view_state.state
+        shape = neighbour_shape(self.store.shapes(), state.shape, offset)
+        if shape is not None:
+            self.view_state.set(shape=shape)
+
+    def toggle_mode(self) -> None:
+        """Burst results, or sustained ones (M)."""
+        mode = "sustained" if self.view_state.state.mode == "burst" else "burst"
+        self.view_state.set(mode=mode)
+
+    def set_step(self, step: int) -> bool:
+        """Show animation step ``step`` (0-based) of the view on screen; False where the
+        view on screen has no animation."""
+        if self.current_animation() is None:
+            return False
+        self.view_state.set(step=max(0, int(step)))
+        return True
+
+    def animation_command(self, what: str) -> None:
+        """An animation key (keys.ANIMATION_KEYS) on the animation of the tab on screen;
+        where the tab has none, the status bar says so."""
+        canvas = self.current_animation()
+        if canvas is None:
+            self.statusBar().showMessage("this tab has no animation (Tiling, Banks, Swizzle "
+                                         "and Coalescing have)", 3000)
+            return
+        run_animation_command(canvas, what)
+
+    def current_animation(self) -> Any:
+        """The animated canvas of the view on screen, or None."""
+        view = self.shown_views.shown_view()
+        return view.animation() if view is not None else None
+
+    def _tab_changed(self, _index: int) -> None:
+        canvas = self.current_animation()
+        self.view_state.set(step=None if canvas is None else canvas.step)
+
+    def _step_shown(self, view: View, step: int) -> None:
+        if self.tabs.currentWidget() is view:
+            self.view_state.set(step=step)
+
+    def _view_state_changed(self, before: ViewState, after: ViewState) -> None:
+        changed = changed_fields(before, after)
+        if "level" in changed and after.level is not None:
+            self.ladder.show_state()
+            level = after.level
+            self.views.tell("level", lambda view: view.set_level(level))
+        if "step" in changed and after.step is not None:
+            canvas = self.current_animation()
+            if canvas is not None and canvas.step != after.step % max(1, canvas.n_steps()):
+                canvas.pause()
+                canvas.set_step(after.step)
+        self.throttle.poke(soon=True)
+        self.view_state_changed.emit(before, after)
+
+    def _follow_session(self, changes: set[Change]) -> None:
+        """What a session's new events choose when the person has not: the first level
+        once the header names them, and the default shape once results exist (live; a
+        replay chose it when it opened)."""
+        if Change.HEADER in changes and self.view_state.state.level is None:
+            levels = self.store.ladder_levels()
+            if levels:
+                self.view_state.set(level=levels[0].id)
+        if self.view_state.state.shape is None and self.store.shapes():
+            self.view_state.set(shape=self.store.ladder_shape())
 
     def set_animated(self, on: bool) -> None:
         """Animations on, or whole steps only (screenshots)."""
@@ -361,10 +496,7 @@ class MainWindow(SourcesMixin, QMainWindow):
             self._show_messages()
         if Change.RUN in changes or Change.HEADER in changes:
             self._show_run_state()
-        if Change.HEADER in changes and self.ladder.selected_level() is None:
-            levels = self.store.ladder_levels()
-            if levels:
-                self.ladder.select_level(levels[0].id)
+        self._follow_session(changes)
 
     def _show_run_state(self) -> None:
         run = self.store.running
@@ -378,9 +510,6 @@ class MainWindow(SourcesMixin, QMainWindow):
             text = (f"running {run['level']} at {run['M']}×{run['N']}×{run['K']}"
                     + (f" (+{queued} queued)" if queued else ""))
         self.run_label.setText(text)
-
-    def _level_selected(self, level_id: str) -> None:
-        self.views.tell("level", lambda view: view.set_level(level_id))
 
     # ------------------------------------------------------------- presentation
     def toggle_presentation(self) -> None:
@@ -451,32 +580,43 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.start_live(plan.label, plan.command)
         return f"live with runner `{text}`"
 
-    def export_chart(self, chart: pg.PlotWidget, path: str | Path) -> Path:
+    def export_chart(self, chart: pg.PlotWidget, path: str | Path,
+                     size: tuple[int, int] | None = None, scale: float = 1.0) -> Path:
+        """A chart as PNG or SVG at ``size`` (default: the report's chart size)."""
         from . import exports
 
         self.flush_views()
-        return exports.export_chart(chart, path)
+        return exports.export_picture(chart, path, scale, size or exports.REPORT_CHART_SIZE,
+                                      self.flush_views)
 
     def export_named(self, path: str | Path, chart: str | None = None, scale: float = 1.0,
-                     frames: int | None = None) -> Path:
-        """A chart, view or animation by name, or CSV / Markdown, by the path's suffix."""
+                     frames: int | None = None, size: tuple[int, int] | None = None) -> Path:
+        """A chart, view or animation by name, or CSV / Markdown, by the path's suffix; a
+        picture at ``size`` pixels (default: the chart's own complete size) x ``scale``."""
         from . import export_run
 
-        return export_run.export_named(self, path, chart, scale=scale, frames=frames)
+        return export_run.export_named(self, path, chart, scale=scale, frames=frames,
+                                       size=size)
 
     def _keep_log_axis(self, on: bool) -> None:
         self.prefs.log_axis = on
 
-    def export_csv(self, path: str | Path) -> Path:
+    def export_csv(self, path: str | Path, every: bool = False) -> Path:
+        """The results the ladder shows (the view state's shape, mode and GPU) as CSV;
+        ``every``: every result of the session."""
         from . import exports
 
-        return exports.export_csv(self.store, path)
+        return exports.export_csv(self.store, path, every=every)
 
     def export_report(self, path: str | Path) -> Path:
+        """The ladder at the shape and in the mode shown, with a PNG of each chart that
+        applies (the GPUs side by side only for a session of several)."""
         from . import exports
 
         self.flush_views()
-        return exports.export_report(self.store, path, self.charts(), self.source_path)
+        charts = {name: chart for name, chart in self.charts().items()
+                  if name != "devices" or self.store.multi_device}
+        return exports.export_report(self.store, path, charts, self.source_path)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

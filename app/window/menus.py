@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenuBar, QStatusBar, QWidget
 
 from .export_targets import ANIMATION_TARGETS, CHART_TARGETS, ExportError
-from .presentation import SHORTCUTS
+from .keys import sheet_rows
 
 
 class Commands(Protocol):
@@ -37,8 +36,9 @@ class Commands(Protocol):
     def set_runner_command(self, text: str) -> str: ...
     def export_chart(self, chart: pg.PlotWidget, path: str) -> None: ...
     def export_named(self, path: str, chart: str | None = None, scale: float = 1.0,
-                     frames: int | None = None) -> Path: ...
-    def export_csv(self, path: str) -> None: ...
+                     frames: int | None = None, size: tuple[int, int] | None = None
+                     ) -> Path: ...
+    def export_csv(self, path: str, every: bool = False) -> None: ...
     def export_report(self, path: str) -> None: ...
 
 
@@ -65,7 +65,9 @@ def install_menus(window: Commands) -> None:
     for target in ANIMATION_TARGETS:
         _action(animations, f"{target.title}…",
                 lambda _=False, name=target.name: export_animation_dialog(window, name))
-    _action(file_menu, "Export results as &CSV…", lambda: export_csv_dialog(window))
+    _action(file_menu, "Export the ladder shown as &CSV…", lambda: export_csv_dialog(window))
+    _action(file_menu, "Export &every result as CSV…",
+            lambda: export_csv_dialog(window, every=True))
     _action(file_menu, "Export ladder &report (Markdown)…", lambda: export_report_dialog(window))
     file_menu.addSeparator()
     _action(file_menu, "&Quit", window.close, QKeySequence.StandardKey.Quit)
@@ -75,26 +77,9 @@ def install_menus(window: Commands) -> None:
     for action in window.panel_actions():  # a closed panel comes back from here
         panels.addAction(action)
     keys = view_menu.addMenu("&Shortcuts")
-    for key, what in SHORTCUTS:
+    for key, what in sheet_rows():
         keys.addAction(f"{key}\t{what}").setEnabled(False)
     _action(view_menu, "&Keyboard shortcuts…", window.show_shortcuts)
-
-
-def install_shortcuts(window: Commands) -> dict[str, QShortcut]:
-    """The presentation keys (see presentation.SHORTCUTS), active anywhere in the window
-    except where a text field wants the key (arrows in M, N, K)."""
-    keys = {"F11": window.toggle_presentation, "Left": lambda: window.step_level(-1),
-            "Right": lambda: window.step_level(1), "Space": window.run_selected,
-            "L": window.run_ladder, "?": window.show_shortcuts,
-            "Shift+/": window.show_shortcuts, "Esc": window.escape,
-            "P": window.toggle_replay}
-    shortcuts = {}
-    for key, slot in keys.items():
-        sc = QShortcut(QKeySequence(key), window)
-        sc.setContext(Qt.ShortcutContext.WindowShortcut)
-        sc.activated.connect(slot)
-        shortcuts[key] = sc
-    return shortcuts
 
 
 # the save dialog's choices: (filter, scale); a PNG at 2x for slides
@@ -147,8 +132,10 @@ def _save_as(window: Commands, title: str, default: str, kinds: str,
         window.statusBar().showMessage(f"saved {path}", 5000)
 
 
-def export_csv_dialog(window: Commands) -> None:
-    _save_as(window, "Export results", "results.csv", "CSV (*.csv)", window.export_csv)
+def export_csv_dialog(window: Commands, every: bool = False) -> None:
+    """The ladder shown (shape, mode, GPU of the view state), or every result."""
+    _save_as(window, "Export results", "results.csv" if every else "ladder.csv",
+             "CSV (*.csv)", lambda path: window.export_csv(path, every=every))
 
 
 def export_report_dialog(window: Commands) -> None:

@@ -5,13 +5,24 @@ that view, so the views stay side by side in their layer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .main_window import MainWindow
+from PySide6.QtWidgets import QTabWidget
+
+from ..widgets.ladder_panel import LadderPanel
+from .view_tabs import ViewTabs
 
 
-def show_code_line(window: MainWindow, level_id: str, path: str, line_no: int) -> bool:
+class CodeLineHost(Protocol):
+    """What the links need of the window (MainWindow is one): its views, their tabs and
+    the ladder that selects a level."""
+
+    views: ViewTabs
+    tabs: QTabWidget
+    ladder: LadderPanel
+
+
+def show_code_line(window: CodeLineHost, level_id: str, path: str, line_no: int) -> bool:
     """Select the level (every view follows), then show its source at ``path``:``line_no``
     in the Code view with the SASS compiled from it selected. False where the Code view
     cannot show that file (no build event of the level has it)."""

@@ -1,9 +1,12 @@
-"""Presentation mode (full screen, large fonts, high contrast) and the shortcut sheet.
+"""Presentation mode (full screen, large fonts, high contrast).
 
 Entering it keeps the window's geometry and which panels were open; leaving restores
-both, so F11 twice puts the window back where it was. On stage the panels a speaker does
-not need (the run form, the messages) hide, and the ladder table keeps the columns that
-tell the story, so the views fit a 1280x720 projector.
+both, so F11 twice puts the window back where it was. On stage the view on screen gets
+the window: the docked panels (ladder, run form, messages) and the toolbars (the replay
+bar) hide, the menu and status bars stay one line each; the views say the level, and
+Left/Right, P and F11 work without the panels. A panel opened again on stage (View ▸
+Panels) shows the ladder's story columns only. Leaving gives every widget its own style
+back (fonts, pens, panels).
 """
 
 from __future__ import annotations
@@ -15,15 +18,13 @@ from PySide6.QtCore import QByteArray, QRect, Qt, QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QApplication,
-    QDialog,
     QDockWidget,
-    QLabel,
     QTabWidget,
-    QVBoxLayout,
+    QToolBar,
     QWidget,
 )
 
-from ...kernels.rows import Column
+from ...kernels.results.rows import Column
 from ..plots.plot_style import style_plots
 from ..theme import NORMAL, PRESENTATION, Theme
 from ..views.base import View
@@ -32,17 +33,9 @@ from ..widgets.ladder_panel import LadderPanel
 if TYPE_CHECKING:
     from .view_tabs import ViewTabs
 
-SHORTCUTS = (
-    ("F11", "presentation mode: full screen, large fonts, high contrast"),
-    ("← / →", "previous / next level"),
-    ("Space", "run the selected level"),
-    ("L", "run the ladder"),
-    ("Esc", "stop the runs"),
-    ("P", "play / pause the replay"),
-    ("?", "this list of shortcuts"),
-)
 STAGE_COLUMNS = (Column.LEVEL, Column.TFLOPS)  # the bars say the rest, in large type
 DOCK_SHARE = 0.36  # of the window's width, at most, for the side panels on a resize
+ON_STAGE = "gemmscope_on_stage"  # a toolbar or dock with this property True stays on stage
 
 
 def fit_side_docks(window: Stage) -> None:
@@ -52,6 +45,14 @@ def fit_side_docks(window: Stage) -> None:
     docks = [d for d in (window.ladder_dock, window.run_dock) if d.isVisible()]
     if docks and max(d.width() for d in docks) > cap:
         window.resizeDocks(docks, [cap] * len(docks), Qt.Orientation.Horizontal)
+
+
+def off_stage(window: Stage) -> list[QWidget]:
+    """What hides on stage: the window's docked panels and its toolbars (a talk's caption,
+    marked ON_STAGE, stays)."""
+    panels: list[QWidget] = [window.ladder_dock, window.run_dock, window.messages_dock]
+    panels += [bar for bar in window.findChildren(QToolBar) if not bar.property(ON_STAGE)]
+    return [p for p in panels if not p.property(ON_STAGE)]
 
 
 class Stage(Protocol):
@@ -70,6 +71,7 @@ class Stage(Protocol):
     def restoreState(self, state: QByteArray, version: int = 0) -> bool: ...
     def resizeDocks(self, docks: list[QDockWidget], sizes: list[int],
                     orientation: Qt.Orientation) -> None: ...
+    def findChildren(self, kind: type) -> list: ...
     def geometry(self) -> QRect: ...
     def setGeometry(self, rect: QRect) -> None: ...
     def isMaximized(self) -> bool: ...
@@ -115,8 +117,8 @@ class PresentationMode:
                 self.app_font = None
         w.setStyleSheet(w.theme.stylesheet())
         if on:
-            w.run_dock.hide()
-            w.messages_dock.hide()
+            for panel in off_stage(w):
+                panel.hide()
         w.ladder.show_columns(STAGE_COLUMNS if on else None)
         w.ladder.table.resizeColumnsToContents()
         if on:  # the ladder's columns, whole, and no more (again once laid out)
@@ -155,14 +157,3 @@ def _restyle(view: View, theme: Theme) -> None:
     view.apply_theme(theme)
     assert isinstance(view, QWidget)
     style_plots(view, theme)
-
-
-class ShortcutsDialog(QDialog):
-    def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.setWindowTitle("Keyboard shortcuts")
-        rows = "".join(f"<tr><td><b>{key}</b>&nbsp;&nbsp;</td><td>{what}</td></tr>"
-                       for key, what in SHORTCUTS)
-        label = QLabel(f"<table>{rows}</table>")
-        layout = QVBoxLayout(self)
-        layout.addWidget(label)

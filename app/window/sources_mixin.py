@@ -12,10 +12,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 
-from ...kernels.devices import DeviceSpec
-from ...kernels.protocol import ProtocolError
-from ...kernels.recording import Session, read_session
-from ...kernels.session_file import SessionWriter, default_session_path
+from ...kernels.drive.devices import DeviceSpec
+from ...kernels.protocol.events import ProtocolError
+from ...kernels.protocol.recording import Session, read_session
+from ...kernels.protocol.session_file import SessionWriter, default_session_path
+from ..core.recording_contents import RecordingContents
 from ..core.replay import Speed
 from ..sources.live import LiveSource
 from ..sources.replay import RecordingLoader, ReplaySource
@@ -80,6 +81,7 @@ class SourcesMixin:
         self._forget_finished_loaders()
         self.close_source()
         self._reset_store()
+        self._expect(RecordingContents.of(session.events))
         # a recording's events live as long as the replay: the cyclic garbage collector
         # need not walk them again (a full pass over a 200 MB recording's dicts took
         # seconds of the GUI thread); they are still freed when the replay ends
@@ -101,6 +103,25 @@ class SourcesMixin:
         replay.start()
         self.recording_opened.emit(True)
 
+    def _expect(self, contents: RecordingContents | None) -> None:
+        """Tell the store what the source brings; a replay chooses its shape now, before
+        any result arrives, so its first results never change the chosen one: the
+        recording's default (4096³ where it has results there, else its most complete
+        shape), unless a shape chosen on the command line or by a talk is pinned, or the
+        shape already chosen is one the recording has too."""
+        self.store.expect(contents)
+        if contents is None:
+            return
+        state = self.view_state.state
+        changes: dict[str, Any] = {}
+        if state.shape is None or (not self.shape_pinned
+                                   and state.shape not in contents.levels_at):
+            changes["shape"] = contents.default_shape()
+        devices = {key[3] for key in contents.results} | {0}
+        if state.device not in devices:
+            changes["device"] = 0
+        self.view_state.set(**changes)
+
     def open_bundled(self, reason: str, background: bool = False) -> bool:
         path = bundled_session()
         if path is None:
@@ -121,9 +142,10 @@ class SourcesMixin:
         ``session_path`` as it arrives. ``device_name`` is what the status bar calls the
         GPU until the runner's header names it. ``remote``: the host ``command`` reaches
         through ssh (its failures are explained, the recording names it). ``devices``:
-        one runner per GPU (kernels/devices.py), runs ``split`` over them or on each."""
+        one runner per GPU (kernels/drive/devices.py), runs ``split`` over them or on each."""
         self.close_source()
         self._reset_store()
+        self._expect(None)
         path = Path(session_path) if session_path else default_session_path(
             self.prefs.sessions_dir)
         self.writer = SessionWriter(path)
@@ -178,12 +200,18 @@ class SourcesMixin:
             self.replay.toggle()
 
     def set_replay_speed(self, speed: Speed | str, remember: bool = True) -> None:
+        """Play the replay at ``speed``; ``remember``: keep it in the preferences (the
+        person chose it; a talk's scene, a picture or a test do not)."""
         speed = Speed(speed)
         if remember:
             self.prefs.speed = str(speed)
         if self.replay_bar.current_speed() is not speed:
-            self.replay_bar.set_speed(speed)  # comes back through speed_chosen
-            return
+            # shown on the bar without its speed_chosen, which would remember it
+            blocked = self.replay_bar.speed.blockSignals(True)
+            try:
+                self.replay_bar.set_speed(speed)
+            finally:
+                self.replay_bar.speed.blockSignals(blocked)
         if self.replay is not None:
             self.replay.set_speed(speed)
 

@@ -1,44 +1,85 @@
 """`gemmscope talk FILE`: the main window stepping through a talk's scenes.
 
-Keys (a presenter clicker sends the same): PageDown, Right, Space: next scene; PageUp,
-Left, Backspace: previous; Home / End: first / last; B or period:
-blank the screen (again, or any scene key: back); F5: presentation mode (full screen,
-large type); Esc: leave it (the window's own key). While a talk is open the window's
-Left/Right (level) and Space (run) keys step the scenes instead.
+Keys (a presenter clicker sends the same; keys.TALK_KEYS): PageDown, Right, Space: the
+scene's next listed animation step, else the next scene; PageUp, Left, Backspace: back;
+Home / End: first / last; B or period: blank the screen (again, or any scene key: back);
+F5 (or Shift+F5): presentation mode (full screen, large type); Esc: leave it. They reach
+the talk whatever widget has the focus (an event filter on the application while the
+talk is open; a text field keeps the letters it is typed), and while a talk is open the
+window's Left/Right (level) and Space (run) keys step the scenes instead.
 
-The scenes come from :mod:`gemmscope.app.core.talk`; a scene only drives the window
-through its public methods (the tab, the level, the run form's shape, the replay speed,
-an animated view's step), and the caption bar below the views says the scene's text,
-filled from the session as results arrive.
+A talk pins what it shows: its shape (the file's ``shape``, default 4096³, or a scene's
+own) is the view state's before the recording opens, so the replay never changes it; and
+no caption is shown before the whole recording is read: captions are filled from a store
+of the recording's results (core.talk.caption_store), so a caption is the same live, in
+``--screenshot --scene N`` and however fast the speaker pages. A scene only drives the
+window through its public methods (the tab, the view state's level, shape and step, the
+run form's shape, the replay speed). A talk never writes the user's preferences: the
+command runs it on a scratch copy of them (gui_main).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QApplication,
+    QDockWidget,
+    QLineEdit,
+    QMainWindow,
+    QPlainTextEdit,
+    QTextEdit,
+    QWidget,
+)
 
-from ...kernels import registry
-from ...kernels.plan import DEFAULT_REPEATS
-from ...kernels.text_safety import terminal_text
+from ...kernels.ladder import registry
+from ...kernels.protocol.plan import DEFAULT_REPEATS
+from ...kernels.protocol.text_safety import terminal_text
 from ..core.replay import Speed
-from ..core.talk import Scene, Talk, TalkError, caption_text, read_talk
+from ..core.store import SessionStore
+from ..core.talk import Scene, Talk, TalkError, caption_store, caption_text, read_talk
 from ..views.playback import ViewPanel
 from ..views.registry import VIEWS
-from ..widgets.caption_bar import CaptionBar
+from ..widgets.caption_bar import CHECK_SIZE, CaptionBar
+from .keys import TALK_KEYS
+from .screens import full_screen_on_start_screen
 
-NEXT_KEYS = ("PgDown", "Right", "Space")
-PREVIOUS_KEYS = ("PgUp", "Left", "Backspace")
-BLANK_KEYS = ("B", ".")
 WINDOW_KEYS_TAKEN = ("Left", "Right", "Space")  # the window's own, while a talk is open
-CAPTION_POLL_MS = 250  # the caption follows the session's results (a replay fills them)
+READING = "reading the recording… (every caption is filled from the whole recording)"
+TALK_COMMANDS = ("next", "previous", "first", "last", "blank", "present", "escape")
+TYPED_KEYS = frozenset({Qt.Key.Key_B, Qt.Key.Key_Period, Qt.Key.Key_Space,
+                        Qt.Key.Key_Backspace, Qt.Key.Key_Left, Qt.Key.Key_Right,
+                        Qt.Key.Key_Home, Qt.Key.Key_End})
+
+
+def _key_table() -> dict[tuple[int, int], str]:
+    """(key, modifiers) -> talk command, from keys.TALK_KEYS (in its order)."""
+    out: dict[tuple[int, int], str] = {}
+    for spec, command in zip(TALK_KEYS, TALK_COMMANDS, strict=True):
+        for text in spec.keys:
+            combo = QKeySequence(text)[0]
+            out[(int(combo.key()), int(combo.keyboardModifiers().value))] = command
+    return out
+
+
+def is_text_field(widget: QWidget | None) -> bool:
+    """A field the person types text into (not a spin box's digits): it keeps its keys."""
+    if widget is None:
+        return False
+    if isinstance(widget, QLineEdit):
+        parent = widget.parentWidget()
+        return widget.isEnabled() and not widget.isReadOnly() and \
+            not isinstance(parent, QAbstractSpinBox)
+    if isinstance(widget, QTextEdit | QPlainTextEdit):
+        return not widget.isReadOnly()
+    return False
 
 
 def view_names() -> tuple[list[str], list[str]]:
@@ -77,8 +118,51 @@ class BlankCover(QWidget):
         self.setVisible(on)
 
 
+class TalkKeys(QObject):
+    """The talk's keys from any widget: an event filter on the application (while the
+    talk is open) that takes the clicker's keys before a focused widget or a window
+    shortcut does; a text field keeps the keys it types."""
+
+    def __init__(self, controller: TalkController) -> None:
+        super().__init__(controller)
+        self.controller = controller
+        self.table = _key_table()
+
+    def command_of(self, event: QKeyEvent, target: QObject | None = None) -> str | None:
+        """The talk command of a key sent to ``target`` (the focused widget, or the
+        window it goes through), or None where the key is not the talk's."""
+        mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        command = self.table.get((int(event.key()), int(mods.value)))
+        if command is None:
+            return None
+        focus = target if isinstance(target, QWidget) else QApplication.focusWidget()
+        if event.key() in TYPED_KEYS and is_text_field(focus):
+            return None
+        window = self.controller.window
+        if focus is not None and focus.window() is not window and \
+                QApplication.activeWindow() not in (None, window):
+            return None  # a dialog of its own (the shortcut sheet, a file dialog)
+        return command
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if kind not in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) or \
+                not isinstance(event, QKeyEvent):
+            return False
+        command = self.command_of(event, obj)
+        if command is None:
+            return False
+        if kind == QEvent.Type.ShortcutOverride:
+            event.accept()  # no window shortcut takes it: the key press comes here
+            return True
+        if not event.isAutoRepeat() or command in ("next", "previous"):
+            self.controller.command(command)
+        return True
+
+
 class TalkController(QObject):
-    """Scenes on a main window (``window``: gemmscope.app.window.main_window.MainWindow)."""
+    """Scenes on a main window (``window``: gemmscope.app.window.main_window.MainWindow).
+    No scene shows before :meth:`load` has the whole recording."""
 
     scene_changed = Signal(int)
 
@@ -87,6 +171,8 @@ class TalkController(QObject):
         self.window = window
         self.talk = talk
         self.index = -1
+        self.step_index = 0  # which of the scene's listed steps is shown
+        self.captions: SessionStore | None = None  # the whole recording's results
         self.caption = CaptionBar()
         dock = self.dock = QDockWidget("Talk", window)
         dock.setObjectName("dock_talk")
@@ -99,41 +185,69 @@ class TalkController(QObject):
             taken = window.shortcut_objects.get(key)
             if taken is not None:
                 taken.setEnabled(False)
-        self.shortcuts: dict[str, QShortcut] = {}
-        keys: dict[tuple[str, ...], Callable[[], None]] = {
-            NEXT_KEYS: self.next, PREVIOUS_KEYS: self.previous, ("Home",): self.first,
-            ("End",): self.last, BLANK_KEYS: self.toggle_blank, ("F5",): self.present}
-        for names, slot in keys.items():
-            for name in names:
-                sc = QShortcut(QKeySequence(name), window)
-                sc.setContext(Qt.ShortcutContext.WindowShortcut)
-                sc.activated.connect(slot)
-                self.shortcuts[name] = sc
-        self._pending_level: str | None = None  # named before the recording's header came
-        self._shown: tuple[Any, ...] = ()
-        self._poll = QTimer(self)
-        self._poll.setInterval(CAPTION_POLL_MS)
-        self._poll.timeout.connect(self.update_caption)
-        self._poll.start()
+        self.keys = TalkKeys(self)
+        app = QApplication.instance()
+        if app is not None:
+            app.installEventFilter(self.keys)
+        # what the talk shows, before any event: the replay never chooses for it
+        window.choose(shape=talk.shape, pin=True)
+        self.caption.show_note(READING)
 
     @property
     def scene(self) -> Scene | None:
         return self.talk.scenes[self.index] if 0 <= self.index < len(self.talk.scenes) \
             else None
 
+    @property
+    def ready(self) -> bool:
+        return self.captions is not None
+
+    def load(self, events: list[dict[str, Any]]) -> None:
+        """The whole recording is read: fill the captions from it."""
+        self.captions = caption_store(events)
+
     # ------------------------------------------------------------- stepping
-    def go(self, index: int) -> None:
-        """Show scene ``index`` (0-based, clamped to the talk)."""
+    def command(self, what: str) -> None:
+        """A talk key's command (TALK_COMMANDS)."""
+        {"next": self.next, "previous": self.previous, "first": self.first,
+         "last": self.last, "blank": self.toggle_blank, "present": self.present,
+         "escape": self.window.escape}[what]()
+
+    def go(self, index: int, step_index: int = 0) -> None:
+        """Show scene ``index`` (0-based, clamped to the talk) at its listed step
+        ``step_index`` (-1: its last); nothing before the recording is read."""
+        if not self.ready:
+            return
         self.blank.set_blank(False)
         self.index = max(0, min(int(index), len(self.talk.scenes) - 1))
-        self.apply(self.talk.scenes[self.index])
+        scene = self.talk.scenes[self.index]
+        self.step_index = len(scene.steps) - 1 if step_index < 0 else \
+            max(0, min(step_index, max(len(scene.steps) - 1, 0)))
+        self.apply(scene)
         self.scene_changed.emit(self.index)
 
     def next(self) -> None:
+        scene = self.scene
+        if self.blank.isVisible():
+            self.blank.set_blank(False)
+        if scene is not None and self.step_index + 1 < len(scene.steps):
+            self.step_index += 1
+            self._show_step(scene)
+            return
         self.go(self.index + 1)
 
     def previous(self) -> None:
-        self.go(self.index - 1)
+        scene = self.scene
+        if self.blank.isVisible():
+            self.blank.set_blank(False)
+        if scene is not None and self.step_index > 0:
+            self.step_index -= 1
+            self._show_step(scene)
+            return
+        if self.index > 0:
+            self.go(self.index - 1, -1)  # the previous scene as it was left: its last step
+        else:
+            self.go(0)
 
     def first(self) -> None:
         self.go(0)
@@ -153,52 +267,55 @@ class TalkController(QObject):
     # ------------------------------------------------------------- one scene
     def apply(self, scene: Scene) -> None:
         window = self.window
-        view = window.views.get(scene.view)
         window.named_widget(scene.view)  # its tab
-        self._pending_level = None
-        if scene.level is not None and not window.select_level(scene.level):
-            self._pending_level = scene.level  # the header has not come yet
-        if scene.shape is not None:
-            values = window.controls.values()
-            repeats = values[3] if values is not None else DEFAULT_REPEATS
-            window.controls.set_values(scene.shape.M, scene.shape.N, scene.shape.K, repeats)
+        shape = self.talk.shape_of(scene)
+        window.choose(shape=shape, level=scene.level, pin=True)
+        values = window.controls.values()
+        repeats = values[3] if values is not None else DEFAULT_REPEATS
+        window.controls.set_values(shape.M, shape.N, shape.K, repeats)
         if scene.speed is not None and window.replay is not None:
             window.set_replay_speed(scene.speed, remember=False)
             if scene.speed is Speed.INSTANT:
                 window.play_instant()
-        if scene.step is not None and isinstance(view, ViewPanel):
-            canvas = view.canvas
-            canvas.pause()
-            canvas.set_step(min(scene.step, canvas.n_steps()) - 1)
+        self._show_step(scene)
         self.caption.apply_theme(window.theme)
-        self._shown = ()
         self.update_caption()
 
+    def _show_step(self, scene: Scene) -> None:
+        view = self.window.views.get(scene.view)
+        if scene.steps and isinstance(view, ViewPanel):
+            canvas = view.canvas
+            canvas.pause()
+            step = min(scene.steps[self.step_index], canvas.n_steps()) - 1
+            self.window.set_step(step)
+            canvas.set_step(step)  # (the state may hold it already: the canvas follows)
+
+    def caption_of(self, index: int) -> str:
+        """Scene ``index``'s caption, from the whole recording."""
+        assert self.captions is not None
+        scene = self.talk.scenes[index]
+        return caption_text(scene, self.captions, self.talk.shape_of(scene))
+
     def update_caption(self) -> None:
-        """Fill the caption again when the session changed (results arrive in a replay)."""
-        scene = self.scene
-        if scene is None:
+        if self.scene is None or self.captions is None:
             return
-        store = self.window.store
-        if self._pending_level is not None and self.window.select_level(self._pending_level):
-            self._pending_level = None
-            if scene.step is not None:  # the level's steps are known now
-                self.apply(scene)
-                return
-        key = (self.index, store.generation, len(store.results), store.header is None)
-        if key == self._shown:
-            return
-        self._shown = key
-        self.caption.show_scene(caption_text(scene, store), self.index, len(self.talk.scenes))
+        self.caption.show_scene(self.caption_of(self.index), self.index,
+                                len(self.talk.scenes))
 
     def stop(self) -> None:
-        self._poll.stop()
+        app = QApplication.instance()
+        if app is not None:
+            app.removeEventFilter(self.keys)
 
 
-def open_talk(window: QMainWindow, talk: Talk) -> TalkController:
-    """Put ``talk`` on ``window``, showing its first scene."""
+def open_talk(window: QMainWindow, talk: Talk, events: list[dict[str, Any]] | None = None
+              ) -> TalkController:
+    """Put ``talk`` on ``window``; with the recording's ``events`` (the whole of it),
+    showing its first scene (else after :meth:`TalkController.load`)."""
     controller = TalkController(window, talk)
-    controller.go(0)
+    if events is not None:
+        controller.load(events)
+        controller.go(0)
     return controller
 
 
@@ -244,24 +361,32 @@ def check_talk_args(args: argparse.Namespace) -> Talk | None:
 
 
 def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int:
-    """Open the talk's recording and scenes on ``window``; a screenshot of scene
-    ``args.scene``, or the event loop."""
+    """Open the talk's recording and scenes on ``window``: a screenshot of scene
+    ``args.scene``, the fit check of every caption (``args.check``), or the event loop.
+    The first scene shows once the whole recording is read."""
     app = app or QApplication.instance()
     recording = recording_of(talk)
     assert recording is not None  # check_talk_args
-    if not window.open_recording(recording, background=not args.screenshot):
-        print(terminal_text(window.statusBar().currentMessage()), file=sys.stderr)
-        window.close()
-        return 2
-    controller = open_talk(window, talk)
+    controller = TalkController(window, talk)
+    if getattr(args, "check", False):
+        return check_talk(app, window, controller, recording)
     if not args.screenshot:
-        controller.go(args.scene - 1)
-        window.resize(1400, 900)
-        window.show()
+        full_screen_on_start_screen(window)  # a talk: the whole screen it starts on
+        if getattr(args, "presentation", False):
+            window.set_presentation(True)
+        start_talk(window, controller, recording, args.scene - 1)
         code = app.exec()
         controller.stop()
         return int(code)
-    w, _, h = args.size.partition("x")
+    if getattr(args, "presentation", False):  # at the asked size, not full screen
+        window.set_presentation(True, full_screen=False)
+    if not window.open_recording(recording, background=False):
+        print(terminal_text(window.statusBar().currentMessage()), file=sys.stderr)
+        controller.stop()
+        window.close()
+        return 2
+    controller.load(window.replay.recording.events)
+    w, _, h = (args.size or "1400x900").partition("x")
     window.resize(int(w), int(h))
     window.set_animated(False)  # whole steps, not mid-animation
     window.play_instant()
@@ -285,3 +410,61 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
         return 1
     print(args.screenshot)
     return 0
+
+
+def start_talk(window: Any, controller: TalkController, recording: Path,
+               first: int = 0) -> None:
+    """Read the recording in the background; once it is read whole, the talk shows
+    scene ``first`` (0-based) and its speed plays the replay."""
+    def opened(ok: bool) -> None:
+        if ok and window.replay is not None and not controller.ready:
+            controller.load(window.replay.recording.events)
+            controller.go(first)
+
+    window.recording_opened.connect(opened)
+    window.open_recording(recording, background=True)
+
+
+def misfits(app: Any, window: Any, controller: TalkController) -> list[tuple[int, str]]:
+    """(scene number, why) of every scene whose caption does not fit its band at
+    CHECK_SIZE in presentation mode at the smallest caption size."""
+    width, height = CHECK_SIZE
+    window.set_presentation(True, full_screen=False)
+    window.resize(width, height)
+    window.show()
+    for _ in range(5):
+        app.processEvents()
+    bar = controller.caption
+    bar.apply_theme(window.theme)
+    budget = bar.band_px(height)
+    out = []
+    # the text's width in a window of CHECK_SIZE: the bar's own margins and number aside
+    # (the window itself may not yet be made that narrow)
+    text_w = width - max(0, bar.width() - bar.text_width())
+    for i in range(len(controller.talk.scenes)):
+        px, needed, fits = bar.fit_size(controller.caption_of(i), text_w, budget)
+        if not fits:
+            out.append((i + 1, f"needs {needed} px at {px} px text; its band at "
+                               f"{width}×{height} has {budget} px"))
+    return out
+
+
+def check_talk(app: Any, window: Any, controller: TalkController, recording: Path) -> int:
+    """`gemmscope talk FILE --check`: 0 when every caption fits, else 1 (and the scenes)."""
+    if not window.open_recording(recording, background=False):
+        print(terminal_text(window.statusBar().currentMessage()), file=sys.stderr)
+        controller.stop()
+        window.close()
+        return 2
+    window.replay.pause()  # the captions need the recording, not its replay
+    controller.load(window.replay.recording.events)
+    bad = misfits(app, window, controller)
+    controller.stop()
+    window.close()
+    name = controller.talk.path.name
+    for scene, why in bad:
+        print(f"{name}: scene {scene}: the caption does not fit: {why}")
+    if not bad:
+        print(f"{name}: every caption of {len(controller.talk.scenes)} scenes fits its band at "
+              f"{CHECK_SIZE[0]}×{CHECK_SIZE[1]}")
+    return 1 if bad else 0

@@ -6,7 +6,7 @@ and ``swizzle`` hold the shared math.
 
 from __future__ import annotations
 
-from .. import registry
+from ..ladder import registry
 from .hopper import WgmmaStreamK, WgmmaTma
 from .hopper_fp8 import Fp8BlockScaled, Fp8StreamK
 from .level_model import LevelModel, SharedTotals

@@ -38,7 +38,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from .. import registry
+from ..ladder import registry
 from .banks import HARDWARE, WARP_SIZE, BankRules
 from .level_model import (
     LANES,

@@ -7,7 +7,7 @@ import copy
 
 import numpy as np
 
-from ..hopper_levels import fp8_scale_blocks
+from ..ladder.hopper_levels import fp8_scale_blocks
 from .banks import WARP_SIZE
 from .hopper import CONSUMER_ROWS, STAGING_HALF_BYTES, WARPS_PER_GROUP, WarpSpecialized
 from .level_model import (

@@ -20,15 +20,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import registry
-from .banks import (
-    HARDWARE,
-    PHASES_ONLY,
-    WARP_SIZE,
-    BankReport,
-    BankRules,
-    analyze_shared,
-)
+from ..ladder import registry
+from .banks import HARDWARE, PHASES_ONLY, WARP_SIZE, BankReport, BankRules, analyze_shared
 from .coalescing import SectorReport, analyze_global
 from .swizzle import IDENTITY, Swizzle, SwizzleUnit, TileLayout
 

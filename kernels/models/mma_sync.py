@@ -20,16 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .level_model import (
-    LANES,
-    Op,
-    SmemArray,
-    Space,
-    Tile,
-    WarpAccess,
-    global_access,
-    lanes_of,
-)
+from .level_model import LANES, Op, SmemArray, Space, Tile, WarpAccess, global_access, lanes_of
 from .persistent import TmaStageLoads
 from .wmma import TensorCoreTiles
 

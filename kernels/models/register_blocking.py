@@ -20,15 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .level_model import (
-    LevelModel,
-    Op,
-    SmemArray,
-    Space,
-    WarpAccess,
-    global_access,
-    lanes_of,
-)
+from .level_model import LevelModel, Op, SmemArray, Space, WarpAccess, global_access, lanes_of
 
 
 class RegisterBlocking(LevelModel):

@@ -15,15 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .level_model import (
-    LANES,
-    LevelModel,
-    Op,
-    SmemArray,
-    Space,
-    WarpAccess,
-    global_access,
-)
+from .level_model import LANES, LevelModel, Op, SmemArray, Space, WarpAccess, global_access
 
 
 class SmemTile(LevelModel):

@@ -11,13 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .level_model import (
-    LANES,
-    LevelModel,
-    Op,
-    WarpAccess,
-    global_access,
-)
+from .level_model import LANES, LevelModel, Op, WarpAccess, global_access
 
 
 class ThreadPerElement(LevelModel):

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from gemmscope.kernels.registry import Geometry, Level, Precision
+from gemmscope.kernels.ladder.registry import Geometry, Level, Precision
 
 LEVELS = [
     Level(id="test_fault", title="Faults on purpose", adds="an illegal address",

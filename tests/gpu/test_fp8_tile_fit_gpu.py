@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from gemmscope.kernels import registry
+from gemmscope.kernels.ladder import registry
 
 pytestmark = pytest.mark.gpu
 
 
 @pytest.fixture(scope="module")
 def bench():
-    from gemmscope.kernels.gpu import device_info
-    from gemmscope.kernels.measure import Bench, wall_clock
+    from gemmscope.kernels.device.gpu import device_info
+    from gemmscope.kernels.engine.measure import Bench, wall_clock
 
     return Bench(device_info(), wall_clock())
 
@@ -24,7 +24,7 @@ def bench():
                                    (2048, 2048, 1024)],
                          ids=lambda s: "x".join(map(str, s)))
 def test_fp8_runs_the_tile_width_it_picks_for_the_shape_and_verifies(bench, level_id, shape):
-    from gemmscope.kernels.gpu import require_cupy
+    from gemmscope.kernels.device.gpu import require_cupy
 
     level = registry.get(level_id)
     sms = int(require_cupy().cuda.Device().attributes["MultiProcessorCount"])

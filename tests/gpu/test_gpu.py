@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import cli, registry
-from gemmscope.kernels.plan import RunRequest
-from gemmscope.kernels.session import RunnerSession, default_runner_command
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol.plan import RunRequest
 
 pytestmark = pytest.mark.gpu
 
@@ -27,8 +28,8 @@ FAULTY = str(Path(__file__).with_name("faulty_levels.py"))
 
 @pytest.fixture(scope="module")
 def bench():
-    from gemmscope.kernels.gpu import device_info
-    from gemmscope.kernels.measure import Bench, wall_clock
+    from gemmscope.kernels.device.gpu import device_info
+    from gemmscope.kernels.engine.measure import Bench, wall_clock
 
     return Bench(device_info(), wall_clock())
 
@@ -36,8 +37,8 @@ def bench():
 @pytest.mark.parametrize("shape", SHAPES + K_ALIGNED_SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("level", registry.LEVELS, ids=lambda lv: lv.id)
 def test_level_is_correct(bench, level, shape):
-    from gemmscope.kernels.measure import refusal
-    from gemmscope.kernels.operands import DEEPGEMM_DIFF_MAX
+    from gemmscope.kernels.engine.measure import refusal
+    from gemmscope.kernels.ladder.registry import DEEPGEMM_DIFF_MAX
 
     M, N, K = shape
     if shape in K_ALIGNED_SHAPES and level.k_multiple == 1 and level.shape_rule is None:

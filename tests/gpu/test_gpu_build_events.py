@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from gemmscope.kernels import build_event, protocol, registry
-from gemmscope.kernels.plan import RunRequest
-from gemmscope.kernels.session import RunnerSession, default_runner_command
+from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol.plan import RunRequest
+from gemmscope.kernels.toolchain import build_event
 
 pytestmark = pytest.mark.gpu
 

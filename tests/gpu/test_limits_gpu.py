@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import protocol, runner
-from gemmscope.kernels.plan import RunRequest
-from gemmscope.kernels.session import RunnerSession, default_runner_command
+from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
+from gemmscope.kernels.engine import runner
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol.plan import RunRequest
 
 pytestmark = pytest.mark.gpu
 
@@ -21,7 +22,7 @@ FAULTY = str(Path(__file__).with_name("faulty_levels.py"))
 def test_the_device_limits_are_the_ones_the_cpu_tests_assume():
     from test_limits import H200_LIMITS
 
-    from gemmscope.kernels.gpu import device_info, device_limits
+    from gemmscope.kernels.device.gpu import device_info, device_limits
 
     dev = device_info()
     if "H200" not in dev.name:

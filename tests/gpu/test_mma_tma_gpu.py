@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from gemmscope.kernels import registry
+from gemmscope.kernels.ladder import registry
 
 pytestmark = pytest.mark.gpu
 
@@ -18,15 +18,15 @@ SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4099, 4104, 1032)]
 
 @pytest.fixture(scope="module")
 def bench():
-    from gemmscope.kernels.gpu import device_info
-    from gemmscope.kernels.measure import Bench, wall_clock
+    from gemmscope.kernels.device.gpu import device_info
+    from gemmscope.kernels.engine.measure import Bench, wall_clock
 
     return Bench(device_info(), wall_clock())
 
 
 def _errors_after_bursts(bench, level_id: str, shape, bursts: int = 4, launches: int = 30):
     """The relative error of the first launch and of one after each burst of launches."""
-    from gemmscope.kernels.operands import check
+    from gemmscope.kernels.engine.operands import check
 
     M, N, K = shape
     errors = []

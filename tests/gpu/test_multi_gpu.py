@@ -7,7 +7,9 @@ import io
 
 import pytest
 
-from gemmscope.kernels import cli, gpu_select, recording
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.device import gpu_select
+from gemmscope.kernels.protocol import recording
 
 pytestmark = pytest.mark.gpu
 

@@ -7,7 +7,7 @@ varies from run to run); launched with one block per SM (unused dynamic shared m
 l1tex's bank conflicts and wavefronts equal the model's exactly, and so do the wavefronts
 ncu attributes to the kernel's own shared-memory instructions in either launch. This test
 checks the issue's criterion (l1tex conflicts within 5%, or both zero) on the one-block
-launch that gemmscope.kernels.ncu makes, for every SIMT level with shared memory.
+launch that gemmscope.kernels.profile.ncu makes, for every SIMT level with shared memory.
 Skipped without a GPU or ncu.
 """
 
@@ -17,9 +17,9 @@ import shutil
 
 import pytest
 
-from gemmscope.kernels import ncu
 from gemmscope.kernels.models import SIMT_LEVELS, totals
 from gemmscope.kernels.models.level_model import NCU_METRICS
+from gemmscope.kernels.profile import ncu
 
 pytestmark = pytest.mark.gpu
 

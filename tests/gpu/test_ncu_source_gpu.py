@@ -14,9 +14,11 @@ import shutil
 import pytest
 
 from gemmscope.app.core.source_heat import agreement_problem, mnemonic
-from gemmscope.kernels import build_event, ncu_source_step, registry
-from gemmscope.kernels import source_counters as sc
+from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import totals
+from gemmscope.kernels.profile import ncu_source_step
+from gemmscope.kernels.protocol import source_counters as sc
+from gemmscope.kernels.toolchain import build_event
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(shutil.which("ncu") is None, reason="ncu is not on PATH")]

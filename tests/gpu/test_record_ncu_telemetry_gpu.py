@@ -10,7 +10,8 @@ import shutil
 
 import pytest
 
-from gemmscope.kernels import cli, recording
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.protocol import recording
 
 pytestmark = pytest.mark.gpu
 

@@ -11,8 +11,9 @@ import shutil
 
 import pytest
 
-from gemmscope.kernels import cli, recording
-from gemmscope.kernels import source_counters as sc
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.protocol import source_counters as sc
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(shutil.which("ncu") is None, reason="ncu is not on PATH")]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gemmscope.kernels import registry
+from gemmscope.kernels.ladder import registry
 
 pytestmark = pytest.mark.gpu
 
@@ -19,8 +19,8 @@ SHAPES = [(1000, 999, 1024), (4099, 4104, 512), (4096, 2112, 7168), (2048, 2048,
 
 @pytest.fixture(scope="module")
 def bench():
-    from gemmscope.kernels.gpu import device_info
-    from gemmscope.kernels.measure import Bench, wall_clock
+    from gemmscope.kernels.device.gpu import device_info
+    from gemmscope.kernels.engine.measure import Bench, wall_clock
 
     return Bench(device_info(), wall_clock())
 
@@ -33,8 +33,8 @@ def test_the_ladder_has_stream_k_levels():
 @pytest.mark.parametrize("mode", [1, 2], ids=lambda m: f"SK{m}")
 @pytest.mark.parametrize("level", STREAM_K, ids=lambda lv: lv.id)
 def test_stream_k_result_is_right_after_many_launches(bench, level, mode, shape):
-    from gemmscope.kernels.measure import refusal
-    from gemmscope.kernels.operands import check
+    from gemmscope.kernels.engine.measure import refusal
+    from gemmscope.kernels.engine.operands import check
 
     level = level.with_params({level.stream_k_param: mode})
     M, N, K = shape

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.kernels import registry
-from gemmscope.kernels.plan import RunRequest
-from gemmscope.kernels.session import RunnerSession, default_runner_command
+from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol.plan import RunRequest
 
 pytestmark = pytest.mark.gpu
 
@@ -28,7 +28,7 @@ S = 4096
 
 
 def power_limit_w() -> float:
-    from gemmscope.kernels.telemetry import Nvml
+    from gemmscope.kernels.device.telemetry import Nvml
 
     limit = Nvml().power_limit_w()
     assert limit and limit > 100, "no enforced power limit from NVML"
@@ -57,8 +57,8 @@ def show(r: dict) -> None:
 
 
 def test_energy_counter_steps_and_is_read_after_a_step():
-    from gemmscope.kernels.energy import EnergyCounter
-    from gemmscope.kernels.telemetry import Nvml
+    from gemmscope.kernels.device.telemetry import Nvml
+    from gemmscope.kernels.engine.energy import EnergyCounter
 
     nvml = Nvml()
     assert nvml.energy_reason() is None, nvml.energy_reason()

@@ -19,11 +19,11 @@ from gemmscope.app.core import builds, source_heat
 from gemmscope.app.core.source_heat import Metric
 from gemmscope.app.core.store import SessionStore
 from gemmscope.app.theme import SASS_SELECTION, SOURCE_HEAT
-from gemmscope.kernels import ncu_source_step as step
-from gemmscope.kernels import protocol
-from gemmscope.kernels.ncu_source import parse_cuda_sass_page, parse_sass_page
-from gemmscope.kernels.protocol import Timeline
-from gemmscope.kernels.recording import read_session
+from gemmscope.kernels.profile import ncu_source_step as step
+from gemmscope.kernels.profile.ncu_source import parse_cuda_sass_page, parse_sass_page
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol.events import Timeline
+from gemmscope.kernels.protocol.recording import read_session
 
 PAGES = Path(__file__).parents[1] / "fixtures" / "ncu_source"
 BUNDLED = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl"

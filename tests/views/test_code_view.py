@@ -12,8 +12,8 @@ from PySide6.QtGui import QColor
 from gemmscope.app.core import builds
 from gemmscope.app.core.store import Change, SessionStore
 from gemmscope.app.theme import DIFF_COLORS, SASS_CLASS_COLORS, SASS_SELECTION
-from gemmscope.kernels.protocol import Timeline
-from gemmscope.kernels.recording import read_session
+from gemmscope.kernels.protocol.events import Timeline
+from gemmscope.kernels.protocol.recording import read_session
 
 
 @pytest.fixture(scope="module")

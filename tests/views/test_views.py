@@ -14,9 +14,9 @@ from gemmscope.app.views.playback import ViewPanel
 from gemmscope.app.views.registry import VIEWS as VIEW_TABLE
 from gemmscope.app.views.swizzle import AFTER, BEFORE, SwizzleView
 from gemmscope.app.views.tiling import TilingView
+from gemmscope.kernels.ladder.registry import ladder
 from gemmscope.kernels.models import first_swizzled_level, model_for
 from gemmscope.kernels.models.swizzle import IDENTITY, Swizzle
-from gemmscope.kernels.registry import ladder
 
 LEVELS = [lv.id for lv in ladder()]
 
@@ -234,10 +234,11 @@ def test_banks_view_of_a_warp_specialized_level_opens_on_a_consumer_warp(qtbot, 
 
 def test_banks_instruction_box_follows_the_step(qtbot, make):
     view = make(BanksView, "smem_tiled")
+    start = view.banks.step  # the level's own instruction (test_access_defaults.py)
     view.banks.step_forward()
-    assert view.instruction_box.currentIndex() == 1
-    view.instruction_box.setCurrentIndex(4)
-    assert view.banks.step == 4
+    assert view.instruction_box.currentIndex() == start + 1
+    view.instruction_box.setCurrentIndex(1)
+    assert view.banks.step == 1
 
 
 # -- swizzle ----------------------------------------------------------------------------
@@ -387,6 +388,7 @@ def test_presentation_theme_enlarges_the_canvas_text(qtbot, make):
     from gemmscope.app.theme import NORMAL, PRESENTATION
 
     view = make(BanksView, "register_2d")
+    own = view.canvas.font().pointSizeF()  # the window's type, before any theme
     view.apply_theme(NORMAL)
     normal_row = view.canvas.line_px()
     view.apply_theme(PRESENTATION)
@@ -394,7 +396,7 @@ def test_presentation_theme_enlarges_the_canvas_text(qtbot, make):
     assert on_stage > NORMAL.font_pt
     assert view.canvas.line_px() > normal_row  # the picture's rows of text grow with it
     view.apply_theme(NORMAL)
-    assert view.canvas.font().pointSize() == NORMAL.font_pt < on_stage
+    assert view.canvas.font().pointSizeF() == own < on_stage  # its own type back
     assert view.canvas.line_px() == normal_row  # metrics kept only while the font is
     assert not view.grab().isNull()
     # the banks' grid is kept per size: a wider canvas has wider bank columns

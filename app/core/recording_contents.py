@@ -1,0 +1,91 @@
+"""What a whole recording holds, known before its replay delivers it. Free of Qt.
+
+A replay plays a recording that was read whole, so the app knows from the start what the
+replay will bring: which results (level, shape, mode, GPU), which profiler counters,
+build events and telemetry. The views use it to tell "not replayed yet" (the recording
+has it; the replay has not reached it) from "not recorded" (the recording has none), and
+the window to choose the shape a replay opens on before any result has arrived.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...kernels.ladder.shape import Shape, shape_of
+from ...kernels.protocol.events import device_of
+from .levels import catalog_from_header
+from .view_state import default_shape
+
+ResultKey = tuple[str, Shape, str, int]  # level, shape, mode, device
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingContents:
+    events: int = 0
+    results: frozenset[ResultKey] = frozenset()
+    # per shape, how many ladder levels (not references) have a result there (any mode)
+    levels_at: dict[Shape, int] = field(default_factory=dict)
+    source_counters: frozenset[str] = frozenset()  # levels with per-line counters
+    counters: frozenset[tuple[str, str]] = frozenset()  # (level, tool)
+    builds: frozenset[str] = frozenset()  # levels with a build event
+    telemetry: bool = False  # any NVML sample
+
+    @classmethod
+    def of(cls, events: Iterable[dict[str, Any]]) -> RecordingContents:
+        header: dict[str, Any] | None = None
+        count = 0
+        results: set[ResultKey] = set()
+        source_counters: set[str] = set()
+        counters: set[tuple[str, str]] = set()
+        builds: set[str] = set()
+        telemetry = False
+        for ev in events:
+            count += 1
+            kind = ev.get("type")
+            if kind == "result":
+                shape = shape_of(ev)
+                if shape is not None:
+                    results.add((str(ev["level"]), shape, str(ev.get("mode") or "burst"),
+                                 device_of(ev)))
+            elif kind == "telemetry":
+                telemetry = True
+            elif kind == "source_counters":
+                source_counters.add(str(ev["level"]))
+            elif kind == "counters":
+                counters.add((str(ev["level"]), str(ev.get("tool") or "ncu")))
+            elif kind == "build":
+                builds.add(str(ev["level"]))
+            elif kind == "session" and header is None:
+                header = ev
+        references = {lv.id for lv in catalog_from_header(header) if lv.is_reference}
+        per_shape: dict[Shape, set[str]] = {}
+        for level, shape, _mode, _device in results:
+            if level not in references:
+                per_shape.setdefault(shape, set()).add(level)
+        return cls(count, frozenset(results), {s: len(v) for s, v in per_shape.items()},
+                   frozenset(source_counters), frozenset(counters), frozenset(builds),
+                   telemetry)
+
+    def default_shape(self) -> Shape | None:
+        """The shape a replay of this recording opens on (view_state.default_shape)."""
+        return default_shape(self.levels_at)
+
+    def shapes(self) -> list[Shape]:
+        return list(self.levels_at)
+
+    def has_result(self, level: str, shape: Shape | None, mode: str, device: int) -> bool:
+        return shape is not None and (level, shape, str(mode), device) in self.results
+
+    def has_sweep(self, mode: str, device: int) -> bool:
+        """A level with results at two or more N in ``mode`` on ``device`` (a sweep)."""
+        sizes: dict[str, set[int]] = {}
+        for level, shape, m, d in self.results:
+            if m == str(mode) and d == device:
+                sizes.setdefault(level, set()).add(shape.N)
+        return any(len(n) >= 2 for n in sizes.values())
+
+    def has_results_at(self, shape: Shape | None, mode: str, device: int) -> bool:
+        return any(s == shape and m == str(mode) and d == device
+                   for _level, s, m, d in self.results)

@@ -1,0 +1,52 @@
+"""The window and the screen it starts on: opened inside the screen's available geometry
+(the rule is :func:`gemmscope.app.core.screen_fit.fit_window`, on plain rectangles), and a
+talk full screen on that screen."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRect
+from PySide6.QtGui import QCursor, QGuiApplication, QScreen
+from PySide6.QtWidgets import QWidget
+
+from ..core.screen_fit import DEFAULT_SIZE, Rect, fit_window
+
+
+def start_screen() -> QScreen | None:
+    """The screen a window opens on: the one under the mouse, else the primary one."""
+    return QGuiApplication.screenAt(QCursor.pos()) or QGuiApplication.primaryScreen()
+
+
+def as_rect(rect: QRect) -> Rect:
+    return Rect(rect.x(), rect.y(), rect.width(), rect.height())
+
+
+def as_qrect(rect: Rect) -> QRect:
+    return QRect(rect.x, rect.y, rect.width, rect.height)
+
+
+def place_on_screen(window: QWidget, saved: Rect | None,
+                    default: tuple[int, int] = DEFAULT_SIZE) -> Rect:
+    """Give ``window`` (not shown yet) the geometry :func:`fit_window` picks for the
+    screen it starts on; the rectangle given."""
+    screen = start_screen()
+    if screen is None:  # no screen at all: the default size, as before
+        window.resize(*default)
+        return Rect(window.x(), window.y(), *default)
+    if window.windowHandle() is not None:
+        window.windowHandle().setScreen(screen)
+    rect = fit_window(saved, as_rect(screen.availableGeometry()), default)
+    window.setGeometry(as_qrect(rect))
+    return rect
+
+
+def full_screen_on_start_screen(window: QWidget) -> None:
+    """Show ``window`` full screen on the screen it starts on (a talk)."""
+    screen = start_screen()
+    if screen is not None:
+        window.setGeometry(as_qrect(fit_window(None, as_rect(screen.availableGeometry()))))
+        if window.windowHandle() is None:
+            window.winId()  # (makes the native window, whose screen can then be set)
+        handle = window.windowHandle()
+        if handle is not None:
+            handle.setScreen(screen)
+    window.showFullScreen()

@@ -1,0 +1,469 @@
+"""Launch, verify and time one level at one shape (GPU side, inside the runner process).
+
+Truth rules (shared/DESIGN.md): fresh random inputs for every run, never zeros; C is
+poisoned with NaN before the checked launch; the reference is a float64 product of the
+same rounded inputs; timing uses CUDA events around each launch after warm-up, with L2
+flushed before every timed launch, and reports the median and spread. Energy comes from
+the total-energy counter over a second of the same flush + launch pattern after the timed
+repeats, never from power samples (docs/energy.md).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..device import hopper
+from ..device.gpu import DeviceInfo, DeviceLimits, device_limits, require_cupy
+from ..device.telemetry import Nvml, RunWindow
+from ..ladder.registry import (
+    BY_ID,
+    DTYPE_OF,
+    TOLERANCE,
+    Geometry,
+    Kind,
+    Level,
+    Library,
+    Precision,
+    Scaling,
+)
+from ..protocol.events import Mode
+from ..toolchain import nvrtc
+from .cublaslt import torch_scaled_mm_available, torch_scaled_mm_launcher
+from .energy import (
+    EnergyCounter,
+    MeasuredWindow,
+    StreamBatches,
+    batch_size,
+    measure_window,
+    seconds_per_call,
+)
+from .operands import OUTPUT_BYTES, Accuracy, Operands, check, random_inputs
+
+ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
+            Precision.FP8: 1}
+CUBLAS_COMPUTE_DEFAULT, CUBLAS_COMPUTE_TF32 = 1, 7  # cupy._core compute types
+
+
+class Refused(ValueError):
+    """The level cannot run this shape or on this device; the message says why."""
+
+    def __init__(self, message: str, kind: str = "refused"):
+        super().__init__(message)
+        self.kind = kind
+
+
+def refusal(level: Level, M: int, N: int, K: int, device: DeviceInfo | None) -> Refused | None:
+    """Why a level cannot run here, checked before anything is allocated (or None): what
+    this device and this Python lack, then the level's own shape rules."""
+    if level.arch == "sm_90a" and (device is None or not device.has_sm90a):
+        return Refused(f"{level.id} needs Hopper (sm_90a)", "unsupported")
+    if level.library is Library.CUBLASLT and not torch_scaled_mm_available():
+        return Refused(f"{level.id} needs torch with torch._scaled_mm (not installed here); "
+                       "skipped", "unsupported")
+    why = level.shape_refusal(M, N, K)
+    if why is not None:
+        return Refused(why)
+    if level.kind is Kind.LEVEL and device is not None and device.limits is not None:
+        why = over_limits(level, device.limits)
+        if why is not None:
+            return Refused(f"{level.id}: {why}", limit_kind(level))
+    return None
+
+
+def limit_kind(level: Level) -> str:
+    """A level over the device's limits: the command's fault where it changed the
+    level's parameters (bad_input), else the device's (unsupported)."""
+    return "bad_input" if level.params != BY_ID.get(level.id, level).params else "unsupported"
+
+
+def over_limits(level: Level, limits: DeviceLimits, static_smem: int = 0,
+                dyn_smem: int | None = None, regs: int | None = None,
+                max_threads: int | None = None) -> str | None:
+    """Which of the device's per-block limits a launch of the level would break, or None.
+    Before compiling only the block and the dynamic shared memory are known; after,
+    ``static_smem``, ``regs`` and the kernel's ``max_threads`` (what its registers allow)."""
+    bx, by = level.threads
+    threads = bx * by
+    if threads > limits.max_threads_per_block:
+        return (f"a block of {threads} threads; the device allows "
+                f"{limits.max_threads_per_block} threads per block (MaxThreadsPerBlock)")
+    if bx > limits.max_block_dim_x or by > limits.max_block_dim_y:
+        return (f"a block of {bx}x{by} threads; the device allows {limits.max_block_dim_x}x"
+                f"{limits.max_block_dim_y} (MaxBlockDimX, MaxBlockDimY)")
+    dyn = level.dyn_smem_bytes() if dyn_smem is None else dyn_smem
+    smem = static_smem + dyn
+    if smem > limits.smem_per_block_optin_bytes:
+        parts = f" ({dyn} dynamic + {static_smem} static)" if static_smem else ""
+        return (f"{smem} bytes ({smem / 1024:.0f} KiB) of shared memory per block{parts}; the "
+                f"device allows at most {limits.smem_per_block_optin_bytes} bytes "
+                f"({limits.smem_per_block_optin_bytes / 1024:.0f} KiB) per block "
+                "(MaxSharedMemoryPerBlockOptin)")
+    if max_threads is not None and threads > max_threads:
+        need = f"{threads * regs} registers at {regs} per thread" if regs else "more registers"
+        return (f"a block of {threads} threads needs {need}; the device has "
+                f"{limits.regs_per_block} per block (MaxRegistersPerBlock), so this kernel "
+                f"runs at most {max_threads} threads per block")
+    return None
+
+
+def bytes_needed(level: Level, M: int, N: int, K: int) -> int:
+    """Device memory one run needs: inputs, C, and the float64 copies for verification."""
+    item = ITEMSIZE[level.precision]
+    out_item = OUTPUT_BYTES[level.output_format]
+    # inputs, their float32 originals, C, and the float64 check (A, B, C, reference)
+    return (item + 4) * (M * K + K * N) + out_item * M * N + 8 * (M * K + K * N + 3 * M * N)
+
+
+@dataclass(slots=True)
+class Timing:
+    times_ms: list[float]
+
+    def summary(self) -> dict[str, float]:
+        t = sorted(self.times_ms)
+        q = statistics.quantiles(t, n=4) if len(t) >= 2 else [t[0]] * 3
+        return {"median_ms": statistics.median(t), "min_ms": t[0], "max_ms": t[-1],
+                "q1_ms": q[0], "q3_ms": q[2]}
+
+
+# Shared memory per block above which a second block no longer fits on an H100/H200 SM
+# (228 KB per SM, 1 KB of it reserved per block): launching with at least this much, the
+# unused rest as dynamic shared memory, runs one block per SM (see ONE_BLOCK_PER_SM use).
+ONE_BLOCK_PER_SM_SMEM = 120 * 1024
+
+
+def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = None,
+                   min_smem: int = 0) -> tuple[Callable[[], None], dict[str, Any]]:
+    """Compile the level and return a launch of the variant this shape uses (on the
+    current stream), with the kernel's variant and resources. ``min_smem``: launch with
+    at least this much shared memory per block (static + dynamic), the kernel not using
+    the extra, to control how many blocks share an SM (the ncu bank-conflict comparison)."""
+    M, N, K = ops.shape
+    picked = False
+    if params is None and level.shape_params is not None:  # parameters picked per shape
+        sm_count = int(require_cupy().cuda.Device().attributes["MultiProcessorCount"])
+        fitted = level.for_shape(M, N, K, sm_count)
+        if fitted is not level:
+            level, params, picked = fitted, dict(fitted.params), True
+    built = nvrtc.compile_level(level, params)
+    vec = level.use_vector_path(M, N, K) or not level.edge_variant
+    kernel = built.kernels[vec]
+    smem = level.dyn_smem_bytes(built.params)
+    attrs = built.attributes(vec)
+    static = attrs["smem_bytes"]
+    if min_smem > static + smem:
+        smem = min_smem - static
+    why = over_limits(level, device_limits(), static, smem, attrs["regs"],
+                      int(kernel.max_threads_per_block))
+    if why is not None:  # checked here, a launch never fails for want of resources
+        raise Refused(f"{level.id}: {why}", limit_kind(level))
+    if static + smem > 48 * 1024:  # above the default, the kernel must opt in
+        kernel.max_dynamic_shared_size_bytes = smem
+    geometry = level.launch_geometry(built.params)
+    block = (*geometry.block, 1)
+    if level.persistent:
+        run_level = _tma_launcher(level, geometry, kernel, ops, smem, block)
+    else:
+        sms = (int(require_cupy().cuda.Device().attributes["MultiProcessorCount"])
+               if level.sm_grid else None)
+        grid = level.grid(M, N, sms)
+        args = (np.int32(M), np.int32(N), np.int32(K), ops.a, ops.b, ops.c)
+
+        def run_level() -> None:
+            kernel(grid, block, args, shared_mem=smem)
+
+    info: dict[str, Any] = {
+        "variant": ("tma" if level.persistent else "vector" if vec else "scalar"),
+            "threads": block[0] * block[1], **built.attributes(vec)}
+    info["smem_bytes"] += smem
+    info["kernel"] = getattr(kernel, "name", None)
+    if picked:  # the run's result says what ran
+        info["params"] = dict(level.params)
+    return run_level, info
+
+
+def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
+                  smem: int, block: tuple[int, int, int]) -> Callable[[], None]:
+    """A persistent sm_90a level: tensor maps of A and Bt, one block per SM, launched
+    through cuLaunchKernel (the maps go by value). A box is a block tile's rows by one
+    K tile."""
+    cp = require_cupy()
+    M, N, K = ops.shape
+    dtype = {"bf16": "bf16", "fp16": "f16", "e4m3": "uint8"}[ops.fmt]
+    (rows, cols), box_k = geometry.tile, geometry.k_tile
+    map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, dtype, M, K, rows, box_k))
+    map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, cols, box_k))
+    # a BF16 C through TMA stores when its rows are 16-byte multiples; else (and for an
+    # FP32 C) the kernel's own stores
+    tma_c = ops.c_fmt == "bf16" and N % 8 == 0
+    map_c = (hopper.encode(hopper.TiledMap(ops.c.data.ptr, "bf16", M, N, 64, 64)) if tma_c
+             else hopper.blank_map())
+    grid = level.grid(M, N, int(cp.cuda.Device().attributes["MultiProcessorCount"]))
+    # stream-K: one slot of FP32 partial sums per block (a block tile) and a counter per
+    # (tile, consumer), zeroed here; the kernel leaves the counters zero after each launch
+    ws = flags = None
+    if level.stream_k:
+        tiles = -(-M // rows) * -(-N // cols)
+        ws = cp.empty(grid[0] * rows * cols, dtype=cp.float32)
+        flags = cp.zeros(tiles * level.params["CONSUMERS"], dtype=cp.int32)
+    args: list[Any] = [hopper.int32(M), hopper.int32(N), hopper.int32(K), map_a, map_b, map_c,
+                       hopper.pointer(ops.c.data.ptr), hopper.int32(int(tma_c)),
+                       hopper.pointer(0 if ws is None else ws.data.ptr),
+                       hopper.pointer(0 if flags is None else flags.data.ptr)]
+    if ops.scale_a is not None:
+        args += [hopper.pointer(ops.scale_a.data.ptr), hopper.pointer(ops.scale_b.data.ptr)]
+    function = kernel.kernel.ptr
+
+    workspace = (ws, flags)
+
+    def run_level() -> None:
+        assert workspace  # the closure keeps the stream-K buffers alive as long as the launch
+        hopper.launch(cp.cuda.driver, function, grid, block, smem,
+                      cp.cuda.get_current_stream().ptr, args)
+
+    return run_level
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A level ready to time: its operands, its launch (on the bench's stream), the
+    kernel's variant and resources, and the verification of one poisoned launch."""
+
+    level: Level
+    ops: Operands
+    launch: Callable[[], None]
+    info: dict[str, Any]
+    acc: Accuracy
+
+    @property
+    def verified(self) -> bool:
+        return self.acc.verified(self.level.precision)
+
+    def verification(self) -> dict[str, Any]:
+        acc = self.acc
+        return {"verified": self.verified,
+                "rel_err": None if acc.rel_err != acc.rel_err else acc.rel_err,
+                "tol": TOLERANCE[self.level.precision], "nan": acc.has_nan,
+                "deepgemm_diff": None if acc.has_nan else acc.deepgemm_diff}
+
+    def why_wrong(self) -> str:
+        if self.acc.has_nan:
+            return "NaN in C (an element was not written)"
+        return (f"relative error {self.acc.rel_err:.3g} > tolerance "
+                f"{TOLERANCE[self.level.precision]:.0e}")
+
+
+# GPU time of the energy window after a burst run's timed repeats: the counter steps every
+# few tens of ms, so a second of flush + launch pairs keeps its steps to a few percent
+BURST_ENERGY_WINDOW_S = 1.0
+
+
+class Bench:
+    """Runs levels on the current device. One instance per runner process."""
+
+    def __init__(self, device: DeviceInfo, clock: Callable[[], float], sampler: Any = None,
+                 nvml: Nvml | None = None):
+        self.cp = require_cupy()
+        self.device = device
+        self.clock = clock
+        self.sampler = sampler
+        if nvml is None:  # the runner's sampler owns NVML; a script's bench opens its own
+            nvml = sampler.nvml if sampler is not None else Nvml()
+        self.nvml = nvml
+        self.energy_reason = self.nvml.energy_reason()
+        self.energy = None if self.energy_reason else EnergyCounter(self.nvml.energy_j)
+        self._flush_buf = self.cp.empty(max(device.l2_bytes * 2, 1 << 20) // 4, self.cp.float32)
+        self._flush_j: float | None = None
+        self._flush_measured = False
+        self.stream = self.cp.cuda.Stream(non_blocking=True)
+
+    def _launcher(self, level: Level, ops: Operands,
+                  params: dict[str, int] | None) -> tuple[Callable[[], None], dict[str, Any]]:
+        if level.library is None:
+            return level_launcher(level, ops, params)
+        if level.library is Library.CUBLASLT:
+            blocks = level.scaling is Scaling.BLOCKS
+            return (torch_scaled_mm_launcher(ops, self.stream.ptr, blocks),
+                    {"variant": str(level.library)})
+        cp = self.cp
+        a, b, c = ops.a, ops.b, ops.c
+        if ops.fmt == "bf16":  # the same bits, seen as ml_dtypes.bfloat16 by cuBLAS
+            import ml_dtypes
+
+            a, b, c = (x.view(ml_dtypes.bfloat16) for x in (a, b, c))
+        if ops.b_layout == "nk":
+            b = b.T  # a transposed view: cuBLAS reads Bt as is
+        compute = CUBLAS_COMPUTE_TF32 if level.precision is Precision.TF32 else None
+
+        def run_ref() -> None:
+            if compute is None:
+                cp.matmul(a, b, out=c)
+                return
+            cp._core.set_compute_type(cp.float32, compute)
+            try:
+                cp.matmul(a, b, out=c)
+            finally:
+                cp._core.set_compute_type(cp.float32, CUBLAS_COMPUTE_DEFAULT)
+
+        return run_ref, {"variant": str(level.library)}
+
+    # ------------------------------------------------------------------ shared steps
+    def check_memory(self, level: Level, M: int, N: int, K: int) -> None:
+        free, _total = self.cp.cuda.runtime.memGetInfo()
+        need = bytes_needed(level, M, N, K)
+        if need > free * 0.9:
+            raise Refused(f"{M}x{N}x{K} needs {need / 2**30:.1f} GiB of device memory for "
+                          f"{level.id} and its float64 check; {free / 2**30:.1f} GiB are free",
+                          "out_of_memory")
+
+    def prepare(self, level: Level, M: int, N: int, K: int, params: dict[str, int] | None,
+                warmup: int) -> Prepared:
+        """Fresh inputs, the launch, its verification (poisoned C, float64 reference of
+        the same values), then ``warmup`` untimed launches. Call within ``self.stream``."""
+        ops = random_inputs(level, M, N, K)
+        launch, info = self._launcher(level, ops, params)
+        ops.poison()
+        launch()
+        acc = check(ops)
+        for _ in range(warmup):
+            launch()
+        self.stream.synchronize()
+        return Prepared(level, ops, launch, info, acc)
+
+    def head(self, prep: Prepared, tflops: float) -> dict[str, Any]:
+        """The fields every result of a run has, whatever its mode."""
+        level, (M, N, K) = prep.level, prep.ops.shape
+        peak = (self.device.as_event()["peak_tflops"] or {}).get(str(level.precision))
+        return {"level": level.id, "M": M, "N": N, "K": K, "dtype": DTYPE_OF[level.precision],
+                "precision": str(level.precision), **prep.verification(),
+                "peak_tflops": peak, "pct_of_peak": 100 * tflops / peak if peak else None,
+                **prep.info}
+
+    def flush(self) -> None:
+        """Evict A, B and C from L2 (write twice its size)."""
+        self._flush_buf.fill(1.0)
+
+    def batches(self, body: Callable[[], None], graph: bool) -> StreamBatches:
+        """``body`` in batches of about BATCH_TARGET_S of GPU time, as a CUDA graph where
+        ``graph`` (the levels' own kernels) else as plain launches."""
+        per = batch_size(seconds_per_call(self.cp, self.stream, body))
+        return StreamBatches(self.cp, self.stream, body, per, graph)
+
+    def window(self, batches: StreamBatches, window_s: float) -> MeasuredWindow:
+        return measure_window(batches, self.energy, window_s, self.clock,
+                              on_wait=self._sample_if_off, no_counter=self.energy_reason)
+
+    def samples(self, t0: float, t1: float) -> RunWindow | None:
+        """The NVML samples between two session times (None without a sampler)."""
+        return self.sampler.window(t0, t1) if self.sampler is not None else None
+
+    def _sample_if_off(self) -> None:
+        if self.sampler is not None and self.sampler.hz == 0:
+            self.sampler.sample_now()
+
+    def flush_j(self) -> float | None:
+        """Joules of one L2 flush on its own, measured once per bench (flushes back to
+        back for BURST_ENERGY_WINDOW_S); None without the counter."""
+        if not self._flush_measured and self.energy is not None:
+            with self.stream:
+                w = self.window(self.batches(self.flush, graph=True), BURST_ENERGY_WINDOW_S)
+            self._flush_j = w.j_per_launch
+            self._flush_measured = True
+        return self._flush_j
+
+    # ------------------------------------------------------------------ a burst run
+    def run(self, level: Level, M: int, N: int, K: int, repeats: int = 20, warmup: int = 3,
+            on_repeat: Callable[[int, float], None] | None = None,
+            params: dict[str, int] | None = None, energy: bool = True) -> dict[str, Any]:
+        """One burst run; ``energy=False`` skips the energy window (correctness checks,
+        where a second per run would add up), leaving the energy fields null."""
+        self.check_memory(level, M, N, K)
+        flops = 2.0 * M * N * K
+        with self.stream:
+            prep = self.prepare(level, M, N, K, params, warmup)
+            times = self._time(prep.launch, repeats, on_repeat)
+            fields = self._burst_energy(level, prep.launch, flops) if energy else \
+                burst_energy_fields(None, None, flops, None, None, "not measured (energy=False)")
+        summary = Timing(times["ms"]).summary()
+        tflops = flops / (summary["median_ms"] * 1e-3) / 1e12
+        result: dict[str, Any] = {
+            **self.head(prep, tflops), "mode": str(Mode.BURST), **summary, "tflops": tflops,
+            "repeats": repeats, "warmup": warmup}
+        window = self.samples(times["t0"], times["t1"])
+        if window is not None:
+            result.update({
+                "sm_clock_mhz_avg": window.sm_clock_mhz_avg,
+                "sm_clock_mhz_min": window.sm_clock_mhz_min,
+                "throttled": window.throttled, "telemetry_samples": window.samples})
+        result.update(fields)
+        return result
+
+    def _burst_energy(self, level: Level, launch: Callable[[], None],
+                      flops: float) -> dict[str, Any]:
+        """J per GEMM of the burst pattern: flush + launch pairs back to back for
+        BURST_ENERGY_WINDOW_S, the counter read at its steps around them."""
+        if self.energy is None:
+            return burst_energy_fields(None, None, flops, None, None, self.energy_reason)
+
+        def body() -> None:
+            self.flush()
+            launch()
+
+        batches = self.batches(body, graph=level.kind is Kind.LEVEL)
+        w = self.window(batches, BURST_ENERGY_WINDOW_S)
+        return burst_energy_fields(w, self.flush_j(), flops, self.samples(w.t_start, w.t_end),
+                                   batches.method)
+
+    def _time(self, launch: Callable[[], None], repeats: int,
+              on_repeat: Callable[[int, float], None] | None) -> dict[str, Any]:
+        cp = self.cp
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        t0 = self.clock()
+        out: list[float] = []
+        for i in range(repeats):
+            self._flush_buf.fill(i)  # evict A, B and C from L2 before every timed launch
+            start.record(self.stream)
+            launch()
+            end.record(self.stream)
+            if self.sampler is not None and self.sampler.hz == 0:
+                self.sampler.sample_now()  # at least one clock reading per launch
+            end.synchronize()
+            ms = cp.cuda.get_elapsed_time(start, end)
+            out.append(ms)
+            if on_repeat is not None:
+                on_repeat(i, ms)
+        t1 = self.clock()
+        return {"ms": out, "t0": t0, "t1": t1}
+
+
+def burst_energy_fields(w: MeasuredWindow | None, flush_j: float | None, flops: float,
+                        samples: RunWindow | None, method: str | None,
+                        reason: str | None = None) -> dict[str, Any]:
+    """A burst result's energy fields from its energy window (docs/energy.md): J per
+    GEMM including one L2 flush, the window's average power, and what the window was."""
+    window: dict[str, Any] | None = None
+    if w is not None:
+        window = {"pattern": "flush+launch", "method": method, **w.describe(),
+                  "sm_clock_mhz_avg": samples.sm_clock_mhz_avg if samples else None,
+                  "sm_clock_mhz_min": samples.sm_clock_mhz_min if samples else None,
+                  "throttled": samples.throttled if samples else None}
+        reason = w.energy_reason
+    per_gemm = w.j_per_launch if w is not None else None
+    if per_gemm is not None and per_gemm <= 0:
+        per_gemm, reason = None, "the energy counter did not advance over the window"
+    return {"energy_j": per_gemm,
+            "gflop_per_j": flops / 1e9 / per_gemm if per_gemm else None,
+            "avg_power_w": w.power_w if per_gemm and w is not None else None,
+            "power_source": "energy_counter" if per_gemm else None,
+            "energy_reason": None if per_gemm else reason, "flush_j": flush_j,
+            "energy_window": window}
+
+
+def wall_clock() -> Callable[[], float]:
+    t0 = time.monotonic()
+    return lambda: time.monotonic() - t0

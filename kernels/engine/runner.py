@@ -1,0 +1,353 @@
+"""The runner: a child process that reads JSON-line commands and writes JSON-line events.
+
+It owns the GPU. A kernel that faults leaves a sticky error in the CUDA context, so after
+such an error the runner reports it and exits (code 70); its parent restarts it. Bad
+commands, runs over the device's limits and CUDA errors that are not sticky are answered
+with an ``error`` event and the runner keeps serving.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import os
+import subprocess
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import Any, TextIO
+
+from .. import __version__
+from ..device.gpu import DeviceInfo, context_usable, device_info, get_cupy, is_sticky
+from ..device.gpu_select import VISIBLE, gpu_env, visible_index
+from ..device.telemetry import Nvml, Sampler
+from ..ladder import registry
+from ..ladder.registry import Kind, Level
+from ..protocol import commands, events
+from ..protocol.events import ErrorKind, Mode, ProtocolError
+from ..toolchain import build_event
+from ..toolchain.nvrtc import CompileError
+from .measure import Bench, Refused, refusal, wall_clock
+from .sustained import SustainedConfig, Trial, run_sustained
+
+EXIT_CONTEXT_LOST = 70
+DEFAULT_REPEATS, DEFAULT_WARMUP = 20, 3
+
+
+def git_commit() -> str | None:
+    """The commit of the sources: $GEMMSCOPE_COMMIT, else the checkout this runs from."""
+    if os.environ.get("GEMMSCOPE_COMMIT"):
+        return os.environ["GEMMSCOPE_COMMIT"]
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+def load_extra_levels(path: str) -> list[Level]:
+    """Levels from a Python file's LEVELS list (test-only levels, e.g. one that faults)."""
+    spec = importlib.util.spec_from_file_location("gemmscope_extra_levels", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"cannot load levels from {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return list(module.LEVELS)
+
+
+class Runner:
+    def __init__(self, out: TextIO, telemetry_hz: float = 50.0,
+                 extra_levels: list[Level] | None = None):
+        self.out = out
+        self.clock = wall_clock()
+        self._lock = threading.Lock()
+        self.levels: dict[str, Level] = dict(registry.BY_ID)
+        for lv in extra_levels or []:
+            self.levels[lv.id] = lv
+        self.telemetry_hz = telemetry_hz
+        self.device: DeviceInfo | None = None
+        self.no_gpu_reason: str | None = None
+        self.bench: Bench | None = None
+        self.sampler: Sampler | None = None
+        # a reference's TFLOPS by (id, M, N, K, mode): % of cuBLAS within the same mode
+        self.ref_tflops: dict[tuple[str, int, int, int, str], float] = {}
+        self.built: set[tuple[str, str, tuple[tuple[str, int], ...]]] = set()
+
+    # ------------------------------------------------------------------ output
+    def emit(self, event: dict[str, Any]) -> None:
+        event.setdefault("t", round(self.clock(), 6))
+        line = events.dumps(event)
+        with self._lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def error(self, kind: ErrorKind, message: str, **where: Any) -> None:
+        self.emit({"type": "error", "kind": str(kind), "message": message,
+                   **{k: v for k, v in where.items() if v is not None}})
+
+    # ------------------------------------------------------------------ start
+    def start(self) -> None:
+        cp, reason = get_cupy()
+        if cp is not None:
+            try:
+                self.device = device_info()
+            except Exception as exc:
+                reason = f"CUDA device not usable: {exc}"
+        self.no_gpu_reason = reason
+        # NVML ignores CUDA_VISIBLE_DEVICES: the GPU CUDA runs on, by its bus id
+        nvml = Nvml(visible_index(), self.device.pci_bus_id if self.device else None)
+        device = self.device.as_event() if self.device else None
+        if device is not None:
+            device["uuid"] = nvml.uuid()
+        header = {
+            "protocol": events.PROTOCOL_VERSION,
+            "created": dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds"),
+            "gemmscope": {"version": __version__, "commit": git_commit()},
+            "device": device, "no_gpu_reason": reason,
+            # the GPU its parent gave it (kernels/device/gpu_select.py), as nvidia-smi counts
+            "gpu": os.environ.get(VISIBLE),
+            "levels": registry.source_hashes(), "catalog": registry.catalog(),
+            "telemetry": {"available": nvml.available, "reason": nvml.reason,
+                          "hz": self.telemetry_hz},
+        }
+        # t counts from the header, which the session places by the time it arrives: a
+        # clock started before CUDA's initialisation above would put every later event
+        # that long after the session's own events (ncu's step, errors) on one axis
+        self.clock = wall_clock()
+        self.sampler = Sampler(nvml, self.emit, self.clock, hz=self.telemetry_hz)
+        self.emit({"type": "session", "t": 0.0, **header})
+        if not nvml.available:
+            self.emit({"type": "info", "message": f"telemetry unavailable: {nvml.reason}"})
+        if self.device is not None:
+            self.bench = Bench(self.device, self.clock, self.sampler)
+        self.sampler.start()
+        self.emit({"type": "ready"})
+
+    def stop(self) -> None:
+        if self.sampler is not None:
+            self.sampler.stop()
+
+    # ------------------------------------------------------------------ serve
+    def serve(self, lines: Any) -> int:
+        """Handle commands until quit or end of input; returns the exit code."""
+        for raw in lines:
+            if not raw.strip():
+                continue
+            try:
+                cmd = commands.parse_command(raw)
+            except ProtocolError as exc:
+                cid = commands.command_id(raw)
+                self.error(ErrorKind.BAD_INPUT, str(exc), id=cid)
+                self.emit({"type": "done", "id": cid})
+                continue
+            try:
+                code = self.handle(cmd)
+            except Exception as exc:  # a bug must not cost the session: say it, go on
+                if _context_lost(exc):
+                    self.error(ErrorKind.LAUNCH, f"the CUDA context is lost ({exc}); the "
+                               "runner exits and must be restarted", id=cmd.get("id"))
+                    return EXIT_CONTEXT_LOST
+                self.error(ErrorKind.INTERNAL, f"{exc!r}\n{traceback.format_exc()}",
+                           id=cmd.get("id"))
+                self.emit({"type": "done", "id": cmd.get("id")})
+                continue
+            if code is not None:
+                return code
+        self.emit({"type": "bye"})
+        return 0
+
+    def handle(self, cmd: dict[str, Any]) -> int | None:
+        name, cid = cmd["cmd"], cmd.get("id")
+        if name == "quit":
+            self.emit({"type": "bye", "id": cid})
+            return 0
+        if name == "ping":
+            self.emit({"type": "pong", "id": cid})
+        elif name == "levels":
+            entries = [lv.catalog_entry(i) for i, lv in enumerate(self.levels.values())]
+            self.emit({"type": "levels", "id": cid, "levels": entries})
+        elif name == "telemetry":
+            if self.sampler is not None:
+                self.sampler.set_rate(float(cmd["hz"]))
+            state = "off" if cmd["hz"] == 0 else f"{cmd['hz']} Hz"
+            self.emit({"type": "info", "id": cid, "message": f"telemetry sampling {state}"})
+        elif name == "run":
+            lost = self.run(cmd)
+            if lost:
+                return EXIT_CONTEXT_LOST
+        self.emit({"type": "done", "id": cid})
+        return None
+
+    # ------------------------------------------------------------------ runs
+    def run(self, cmd: dict[str, Any]) -> bool:
+        """One run command (plus its reference); True when the CUDA context is lost."""
+        cid, M, N, K = cmd.get("id"), cmd["M"], cmd["N"], cmd["K"]
+        level = self.levels.get(cmd["level"])
+        if level is None:
+            self.error(ErrorKind.UNKNOWN_LEVEL, f"unknown level {cmd['level']!r}; known: "
+                       f"{', '.join(self.levels)}", id=cid, level=cmd["level"], M=M, N=N, K=K)
+            return False
+        params = cmd.get("params")
+        if params:
+            try:
+                level = level.with_params(params)
+            except ValueError as exc:
+                self.error(ErrorKind.BAD_INPUT, str(exc), id=cid, level=level.id, M=M, N=N, K=K)
+                return False
+        if self.bench is None:
+            self.error(ErrorKind.NO_GPU, f"cannot run {level.id}: {self.no_gpu_reason}",
+                       id=cid, level=level.id, M=M, N=N, K=K)
+            return False
+        refused = refusal(level, M, N, K, self.device)  # before its reference is run
+        if refused is not None:
+            self.error(ErrorKind(refused.kind), str(refused), id=cid, level=level.id,
+                       M=M, N=N, K=K)
+            return False
+        mode = Mode(cmd.get("mode", Mode.BURST))
+        ref_id = level.reference
+        if (cmd.get("compare", True) and level.kind is Kind.LEVEL and ref_id in self.levels
+                and (ref_id, M, N, K, mode) not in self.ref_tflops):
+            if self._run_one(self.levels[ref_id], M, N, K, cmd, cid, None):
+                return True
+        return self._run_one(level, M, N, K, cmd, cid, params and level.params)
+
+    def _measure_burst(self, level: Level, M: int, N: int, K: int, cmd: dict[str, Any],
+                       where: dict[str, Any], params: dict[str, int] | None) -> dict[str, Any]:
+        repeats = cmd.get("repeats", DEFAULT_REPEATS)
+        warmup = cmd.get("warmup", DEFAULT_WARMUP)
+        self.emit({"type": "run_start", **where, "dtype": registry.DTYPE_OF[level.precision],
+                   "precision": str(level.precision), "mode": str(Mode.BURST),
+                   "repeats": repeats, "warmup": warmup})
+
+        def on_repeat(i: int, ms: float) -> None:
+            self.emit({"type": "repeat", **where, "mode": str(Mode.BURST), "i": i, "ms": ms,
+                       "tflops": 2.0 * M * N * K / (ms * 1e-3) / 1e12})
+
+        assert self.bench is not None
+        return self.bench.run(level, M, N, K, repeats, warmup, on_repeat, params)
+
+    def _measure_sustained(self, level: Level, M: int, N: int, K: int, cmd: dict[str, Any],
+                           where: dict[str, Any], params: dict[str, int] | None
+                           ) -> dict[str, Any]:
+        config = SustainedConfig.from_command(cmd)
+        warmup = cmd.get("warmup", DEFAULT_WARMUP)
+        sustained = {"mode": str(Mode.SUSTAINED), "window_s": config.window_s,
+                     "trials": config.trials, "cooldown_s": config.cooldown_s}
+        self.emit({"type": "run_start", **where, "dtype": registry.DTYPE_OF[level.precision],
+                   "precision": str(level.precision), **sustained, "repeats": config.trials,
+                   "warmup": warmup})
+
+        def on_phase(phase: str, trial: int, seconds: float) -> None:
+            self.emit({"type": "phase", **where, "mode": str(Mode.SUSTAINED), "phase": phase,
+                       "trial": trial, "seconds": seconds})
+
+        def on_trial(trial: Trial) -> None:  # a trial is a sustained run's repeat
+            self.emit({"type": "repeat", **where, "mode": str(Mode.SUSTAINED),
+                       **trial.as_event()})
+
+        assert self.bench is not None
+        return run_sustained(self.bench, level, M, N, K, config, warmup, params, on_phase,
+                             on_trial)
+
+    def _run_one(self, level: Level, M: int, N: int, K: int, cmd: dict[str, Any],
+                 cid: Any, params: dict[str, int] | None) -> bool:
+        where = {"id": cid, "level": level.id, "M": M, "N": N, "K": K}
+        refused = refusal(level, M, N, K, self.device)
+        if refused is not None:
+            self.error(ErrorKind(refused.kind), str(refused), **where)
+            return False
+        mode = Mode(cmd.get("mode", Mode.BURST))
+        measure = {Mode.BURST: self._measure_burst,
+                   Mode.SUSTAINED: self._measure_sustained}[mode]
+        try:
+            result = measure(level, M, N, K, cmd, where, params)
+        except Refused as exc:
+            self.error(ErrorKind(exc.kind), str(exc), **where)
+            return False
+        except CompileError as exc:
+            self.error(ErrorKind.COMPILE, str(exc), **where)
+            return False
+        except Exception as exc:
+            if _context_lost(exc):
+                self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}. The CUDA "
+                           "context is lost; the runner exits and must be restarted.", **where)
+                return True
+            if _is_cuda_error(exc):  # e.g. an invalid launch configuration: not sticky
+                self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}", **where)
+                return False
+            if type(exc).__name__ == "OutOfMemoryError":
+                self.error(ErrorKind.OUT_OF_MEMORY, f"{level.id}: {exc}", **where)
+                return False
+            self.error(ErrorKind.INTERNAL, f"{level.id}: {exc!r}\n{traceback.format_exc()}",
+                       **where)
+            return False
+        if params:
+            result["params"] = dict(params)
+        if level.kind is Kind.REFERENCE:
+            self.ref_tflops[(level.id, M, N, K, mode)] = result["tflops"]
+        else:
+            ref_id = level.reference
+            ref = self.ref_tflops.get((ref_id or "", M, N, K, mode))
+            result.update({"reference": ref_id if ref else None, "reference_tflops": ref,
+                           "pct_of_reference": 100 * result["tflops"] / ref if ref else None})
+        self.emit({"type": "result", "id": cid, **result})
+        self._emit_build(level, result.get("variant"), result.get("params"), cid)
+        if not result["verified"]:
+            why = "NaN in C (an element was not written)" if result["nan"] else (
+                f"relative error {result['rel_err']:.3g} > tolerance {result['tol']:.0e}")
+            self.error(ErrorKind.VERIFY, f"{level.id} gave a wrong answer at {M}x{N}x{K}: {why}",
+                       **where)
+        return False
+
+    def _emit_build(self, level: Level, variant: str | None, params: dict[str, int] | None,
+                    cid: Any) -> None:
+        """After the first run of a (level, variant, params): its build event (sources,
+        resources, occupancy, SASS). ``params``: the run's (the level's own, or those it
+        picked for the shape). Never costs the run: a failure is an info event."""
+        params = dict(params or level.params)
+        key = (level.id, variant or "", tuple(params.items()))
+        if level.kind is not Kind.LEVEL or variant is None or key in self.built:
+            return
+        self.built.add(key)
+        try:
+            event = build_event.gpu_event(level, variant, params)
+        except Exception as exc:
+            self.emit({"type": "info", "id": cid,
+                       "message": f"no build event for {level.id} ({variant}): {exc!r}"})
+            return
+        self.emit({**event, "id": cid})
+
+
+def _is_cuda_error(exc: BaseException) -> bool:
+    name = type(exc).__name__
+    return (name in ("CUDARuntimeError", "CUDADriverError") or "cudaError" in str(exc)
+            or "CUDA_ERROR_" in str(exc))
+
+
+def _context_lost(exc: BaseException) -> bool:
+    """A sticky CUDA error (every later CUDA call in this process fails), or any CUDA
+    error after which the device no longer synchronises."""
+    return _is_cuda_error(exc) and (is_sticky(exc) or not context_usable())
+
+
+def main(telemetry_hz: float = 50.0, levels_from: str | None = None,
+         device: int | None = None) -> int:
+    if device is not None:  # before CuPy is imported (it is, lazily, in start)
+        os.environ.update(gpu_env(device))
+    # stdout carries the protocol only; anything else printed goes to stderr
+    out = sys.stdout
+    sys.stdout = sys.stderr
+    extra = load_extra_levels(levels_from) if levels_from else None
+    runner = Runner(out, telemetry_hz=telemetry_hz, extra_levels=extra)
+    runner.start()
+    try:
+        # bytes, each line bounded: bad UTF-8 or an endless line is answered, not fatal
+        code = runner.serve(events.read_lines(sys.stdin.buffer, events.MAX_COMMAND_BYTES))
+    finally:
+        runner.stop()
+    return code

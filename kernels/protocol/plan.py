@@ -1,0 +1,154 @@
+"""What to run: one run request, and the ladders and sweeps made of them.
+
+The CLI's ``bench``/``record`` and the app's run controls plan with these, so a sweep is
+the same sizes wherever it is asked for.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .commands import check_size
+from .events import ProtocolError
+
+# square sizes a sweep walks: powers of two from 256 to 8192
+SWEEP_SIZES = tuple(2**i for i in range(8, 14))
+DEFAULT_REPEATS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """One run the user asked for; ``command`` is what the runner is sent."""
+
+    level: str
+    M: int
+    N: int
+    K: int
+    repeats: int = DEFAULT_REPEATS
+    warmup: int | None = None
+    compare: bool | None = None
+    params: dict[str, int] | None = field(default=None, hash=False)
+    # "burst" or "sustained" (protocol.Mode); the window, trials and cool-down of a
+    # sustained run (None: the runner's defaults)
+    mode: str = "burst"
+    window_s: float | None = None
+    trials: int | None = None
+    cooldown_s: float | None = None
+
+    @property
+    def shape_text(self) -> str:
+        return f"{self.M}×{self.N}×{self.K}"
+
+    def describe(self) -> str:
+        mode = "" if self.mode == "burst" else f" ({self.mode})"
+        return f"{self.level} at {self.shape_text}{mode}"
+
+    def command(self, run_id: str) -> dict[str, Any]:
+        cmd: dict[str, Any] = {"cmd": "run", "id": run_id, "level": self.level,
+                               "M": self.M, "N": self.N, "K": self.K}
+        if self.mode == "burst":
+            cmd["repeats"] = self.repeats
+        else:
+            cmd["mode"] = self.mode
+            given = {"window_s": self.window_s, "trials": self.trials,
+                     "cooldown_s": self.cooldown_s}
+            cmd.update({k: v for k, v in given.items() if v is not None})
+        if self.warmup is not None:
+            cmd["warmup"] = self.warmup
+        if self.compare is not None:
+            cmd["compare"] = self.compare
+        if self.params:
+            cmd["params"] = dict(self.params)
+        return cmd
+
+    def where(self) -> dict[str, Any]:
+        """The fields an error event names the run by."""
+        return {"level": self.level, "M": self.M, "N": self.N, "K": self.K}
+
+
+def ladder_requests(level_ids: Iterable[str], M: int, N: int, K: int,
+                    repeats: int = DEFAULT_REPEATS) -> list[RunRequest]:
+    return [RunRequest(lv, M, N, K, repeats) for lv in level_ids]
+
+
+def sweep_requests(level_id: str, repeats: int = DEFAULT_REPEATS,
+                   sizes: Iterable[int] = SWEEP_SIZES) -> list[RunRequest]:
+    """Square shapes M = N = K over ``sizes`` (the sweep chart plots TFLOPS against N)."""
+    return [RunRequest(level_id, n, n, n, repeats) for n in sizes]
+
+
+class RunQueue:
+    """Pending runs and the one in flight, with the ids sent to the runner."""
+
+    def __init__(self, prefix: str = "run") -> None:
+        self.prefix = prefix
+        self.pending: deque[RunRequest] = deque()
+        self.current: RunRequest | None = None
+        self.current_id: str | None = None
+        self._next = 1
+
+    def extend(self, requests: Iterable[RunRequest]) -> None:
+        self.pending.extend(requests)
+
+    def clear(self) -> None:
+        self.pending.clear()
+
+    @property
+    def busy(self) -> bool:
+        return self.current is not None
+
+    def start_next(self) -> tuple[str, RunRequest] | None:
+        """Take the next pending run (when none is in flight); returns its id and request."""
+        if self.current is not None or not self.pending:
+            return None
+        self.current = self.pending.popleft()
+        self.current_id = f"{self.prefix}-{self._next}"
+        self._next += 1
+        return self.current_id, self.current
+
+    def finish(self, run_id: Any = None) -> RunRequest | None:
+        """Mark the run in flight finished (when ``run_id`` is None or matches it)."""
+        if self.current is None or (run_id is not None and run_id != self.current_id):
+            return None
+        done, self.current, self.current_id = self.current, None, None
+        return done
+
+
+# ------------------------------------------------------------- command-line values
+def parse_shape(text: str) -> tuple[int, int, int]:
+    """'4096' (a cube) or 'MxNxK'."""
+    parts = text.lower().replace("×", "x").split("x")
+    if len(parts) not in (1, 3):
+        raise argparse.ArgumentTypeError(f"{text!r}: give N (a cube) or MxNxK")
+    try:
+        dims = [int(p) for p in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: sizes must be whole numbers") from None
+    for name, v in zip("MNK", dims * (3 if len(dims) == 1 else 1), strict=True):
+        try:
+            check_size(name, v)
+        except ProtocolError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+    return (dims[0],) * 3 if len(dims) == 1 else (dims[0], dims[1], dims[2])
+
+
+def parse_sweep(text: str) -> list[int]:
+    """'256:8192' -> powers of two from 256 to 8192."""
+    try:
+        lo, hi = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give LO:HI, e.g. 256:8192") from None
+    if lo < 1 or hi < lo:
+        raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= LO <= HI")
+    out, n = [], 1
+    while n <= hi:
+        if n >= lo:
+            out.append(n)
+        n *= 2
+    if not out:
+        raise argparse.ArgumentTypeError(f"{text!r}: no power of two in range")
+    return out

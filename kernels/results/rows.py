@@ -1,0 +1,469 @@
+"""Results as rows: one typed record per result, and the one set of texts for it.
+
+The CLI table (``bench``, ``report``), the CSV and Markdown exports and the ladder panel
+all render :class:`Row`, so for the same result they show the same numbers with the same
+digits, the same dash where a number was not measured and the same verdict word. A row
+is made from a result event (:class:`Result`, parsed once) and the result of its
+reference (cuBLAS of the same precision at the same shape). No Qt here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from ..ladder import registry
+from ..ladder.registry import DEEPGEMM_DIFF_MAX
+from ..ladder.shape import Shape
+from ..protocol.events import device_of
+from ..protocol.throttle import NOT_COUNTED, THROTTLE_MARK, slowdowns
+
+DASH = "–"  # a number that was not measured
+VERIFIED = "verified"
+NOT_VERIFIED = "NOT verified"
+NOT_RUN = "not run"
+NOT_THROTTLED = "no"
+
+
+# ------------------------------------------------------------------ formatters
+def _finite(value: float) -> float | None:
+    """A derived number that overflowed (100 × 1e308 TFLOPS) is not a number: n/a."""
+    return value if math.isfinite(value) else None
+
+
+def _significant(value: float, digits: int) -> str:
+    """``digits`` significant digits in fixed point, trailing zeros kept (0.3000, 45.63),
+    whole numbers from 10**(digits-1) on (1090; not 1.09e+03); beyond a million, or below
+    a millionth, a power of ten (what a damaged recording may hold: 1e+308)."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:.{digits - 1}f}"
+    if not 1e-6 <= abs(value) < 1e7:
+        return f"{value:.{digits - 1}e}"
+    magnitude = math.floor(math.log10(abs(value)))
+    if abs(round(value, digits - 1 - magnitude)) >= 10 ** (magnitude + 1):
+        magnitude += 1  # rounding carried into the next digit (9.996 -> 10.0)
+    return f"{value:.{max(0, digits - 1 - magnitude)}f}"
+
+
+def _fixed(value: float, decimals: int) -> str:
+    """Fixed point with ``decimals``, or a power of ten from ten million on (a damaged
+    recording's 1e300 is "1.000e+300", not a label of 300 digits)."""
+    if math.isfinite(value) and abs(value) >= 1e7:
+        return f"{value:.3e}"
+    return f"{value:.{decimals}f}"
+
+
+def tflops_text(value: float) -> str:
+    return _significant(value, 4)
+
+
+def ms_text(value: float) -> str:
+    return _significant(value, 4)
+
+
+def pct_text(value: float | None) -> str:
+    return DASH if value is None else f"{_fixed(value, 1)}%"
+
+
+def rel_err_text(value: float | None) -> str:
+    return DASH if value is None else f"{value:.2e}"
+
+
+def mhz_text(value: float | None) -> str:
+    return DASH if value is None else _fixed(value, 0)
+
+
+def watts_text(value: float | None) -> str:
+    return DASH if value is None else _fixed(value, 0)
+
+
+def energy_text(joules: float | None) -> str:
+    """J per GEMM with an SI prefix (J, mJ, µJ, nJ)."""
+    if joules is None:
+        return DASH
+    for scale, unit in ((1.0, "J"), (1e-3, "mJ"), (1e-6, "µJ")):
+        if abs(joules) >= scale:
+            return f"{joules / scale:.3g} {unit}"
+    return f"{joules / 1e-9:.3g} nJ"
+
+
+def gflop_per_j_text(value: float | None) -> str:
+    if value is None:
+        return DASH
+    return _fixed(value, 0) if abs(value) >= 100 else f"{value:.3g}"
+
+
+def verdict_text(verified: bool) -> str:
+    return VERIFIED if verified else NOT_VERIFIED
+
+
+def throttled_text(reasons: tuple[str, ...] | None) -> str:
+    """The reasons with the mark; "no" when none; the dash when nothing was sampled."""
+    if reasons is None:
+        return DASH
+    return f"{THROTTLE_MARK} {', '.join(reasons)}" if reasons else NOT_THROTTLED
+
+
+# ---------------------------------------------------------------------- result
+def _num(value: Any) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+MAX_PARAMS = 32  # a result's template parameters kept (a recording is untrusted data)
+
+
+def _params(value: Any) -> tuple[tuple[str, int], ...] | None:
+    """A result's ``params`` (name -> integer): the first 32 integer entries, names cut
+    to 32 characters, the rest left out; None where there are none."""
+    if not isinstance(value, dict):
+        return None
+    ints = ((str(k)[:32], v) for k, v in value.items() if _int(v) is not None)
+    return tuple(itertools.islice(ints, MAX_PARAMS)) or None
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A ``result`` event, parsed once (docs/protocol.md)."""
+
+    level: str
+    shape: Shape
+    dtype: str
+    precision: str
+    median_ms: float
+    tflops: float
+    verified: bool
+    rel_err: float | None
+    repeats: int
+    reference: str | None
+    reference_tflops: float | None
+    pct_of_reference: float | None
+    peak_tflops: float | None
+    pct_of_peak: float | None
+    t: float
+    tol: float | None = None
+    variant: str | None = None
+    regs: int | None = None
+    smem_bytes: int | None = None
+    sm_clock_mhz_avg: float | None = None
+    sm_clock_mhz_min: float | None = None
+    energy_j: float | None = None  # per GEMM
+    avg_power_w: float | None = None
+    gflop_per_j: float | None = None
+    # the slowdowns seen during the run (kernels.throttle); None: the run was not sampled
+    throttled: tuple[str, ...] | None = None
+    deepgemm_diff: float | None = None  # 1 - 2 sum(xy) / sum(x^2 + y^2), C against float64
+    mode: str = "burst"  # burst (flushed repeats) or sustained (back-to-back windows)
+    energy_reason: str | None = None  # why energy_j is null
+    trials: int | None = None  # sustained: windows measured, and their TFLOPS range
+    tflops_min: float | None = None
+    tflops_max: float | None = None
+    power_limit_w: float | None = None  # sustained: the enforced power limit
+    device: int = 0  # the GPU of the session it ran on (protocol.device_of)
+    # the template parameters the result says it ran (given by the run, or picked by the
+    # level for the shape; params_ran names those that differ from the level's own);
+    # None: the result names none, so the level's own
+    params: tuple[tuple[str, int], ...] | None = None
+
+    @classmethod
+    def from_event(cls, ev: dict[str, Any], precision: str = "?") -> Result:
+        """``precision``: the level's, for events that do not say (older recordings)."""
+        throttled = ev.get("throttled")
+        return cls(
+            level=ev["level"], shape=Shape(ev["M"], ev["N"], ev["K"]), dtype=ev["dtype"],
+            precision=str(ev.get("precision") or (ev.get("dtype") if precision == "?"
+                                                   else precision) or "?"),
+            median_ms=float(ev["median_ms"]),
+            tflops=float(ev["tflops"]), verified=bool(ev["verified"]),
+            rel_err=_num(ev.get("rel_err")), repeats=int(ev["repeats"]),
+            reference=ev.get("reference") if isinstance(ev.get("reference"), str) else None,
+            reference_tflops=_num(ev.get("reference_tflops")),
+            pct_of_reference=_num(ev.get("pct_of_reference")),
+            peak_tflops=_num(ev.get("peak_tflops")), pct_of_peak=_num(ev.get("pct_of_peak")),
+            t=float(ev.get("t", 0.0)), tol=_num(ev.get("tol")),
+            variant=ev.get("variant") if isinstance(ev.get("variant"), str) else None,
+            regs=_int(ev.get("regs")), smem_bytes=_int(ev.get("smem_bytes")),
+            sm_clock_mhz_avg=_num(ev.get("sm_clock_mhz_avg")),
+            sm_clock_mhz_min=_num(ev.get("sm_clock_mhz_min")),
+            energy_j=_num(ev.get("energy_j")), avg_power_w=_num(ev.get("avg_power_w")),
+            gflop_per_j=_num(ev.get("gflop_per_j")),
+            throttled=slowdowns(throttled) if isinstance(throttled, list | tuple) else None,
+            deepgemm_diff=_num(ev.get("deepgemm_diff")),
+            mode="sustained" if ev.get("mode") == "sustained" else "burst",
+            energy_reason=ev.get("energy_reason")
+            if isinstance(ev.get("energy_reason"), str) else None,
+            trials=_int(ev.get("trials")), tflops_min=_num(ev.get("tflops_min")),
+            tflops_max=_num(ev.get("tflops_max")),
+            power_limit_w=_num(ev.get("power_limit_w")), device=device_of(ev),
+            params=_params(ev.get("params")))
+
+
+def params_ran(r: Result, own: Mapping[str, int] | None = None) -> str:
+    """The template parameters a run used that differ from its level's own (``own``, else
+    the registry's): "BN=192"; "" where it ran the level's own."""
+    if not r.params:
+        return ""
+    if own is None:
+        level = registry.BY_ID.get(r.level)
+        if level is None:
+            return ""
+        own = level.params
+    return ", ".join(f"{k}={v}" for k, v in r.params if own.get(k) != v)
+
+
+def reference_id(precision: str) -> str:
+    """The cuBLAS reference a percentage of this precision compares against."""
+    try:
+        return registry.REFERENCE_FOR[registry.Precision(precision)]
+    except ValueError:
+        return f"cublas_{precision}"
+
+
+ResultKey = tuple[str, Shape, str, int]
+
+
+def result_key(result: Result) -> ResultKey:
+    """(level, shape, mode, device): results with one key are runs of the same
+    measurement."""
+    return result.level, result.shape, result.mode, result.device
+
+
+def reference_key(result: Result) -> ResultKey:
+    """The key of the result a percentage of cuBLAS compares against: the same shape, the
+    same mode (burst against burst, sustained against sustained), the same GPU."""
+    return (result.reference or reference_id(result.precision), result.shape, result.mode,
+            result.device)
+
+
+# ------------------------------------------------------------------------- rows
+class Column(StrEnum):
+    """A column of a results table; its value is its header, the same everywhere."""
+
+    LEVEL = "level"
+    DEVICE = "device"
+    PRECISION = "precision"
+    MODE = "mode"
+    DTYPE = "dtype"
+    SHAPE = "shape"
+    M = "M"
+    N = "N"
+    K = "K"
+    MEDIAN_MS = "median ms"
+    TFLOPS = "TFLOPS"
+    PCT_OF_REFERENCE = "% of cuBLAS"
+    REFERENCE = "reference"
+    PCT_OF_PEAK = "% of peak"
+    REL_ERR = "rel. error"
+    VERIFIED = "verified"
+    REPEATS = "repeats"
+    T = "t (s)"
+    SM_CLOCK = "SM MHz"
+    SM_CLOCK_MIN = "min SM MHz"
+    POWER = "avg W"
+    ENERGY = "J/GEMM"
+    GFLOP_PER_J = "GFLOP/J"
+    THROTTLED = "clocks held back"
+    SUSTAINED_TFLOPS = "sustained TFLOPS"
+    POWER_LIMITED = "power-limited"
+    NOTES = "notes"
+
+
+NUMBER_COLUMNS = frozenset({
+    Column.M, Column.N, Column.K, Column.MEDIAN_MS, Column.TFLOPS, Column.PCT_OF_REFERENCE,
+    Column.PCT_OF_PEAK, Column.REL_ERR, Column.REPEATS, Column.T, Column.SM_CLOCK,
+    Column.SM_CLOCK_MIN, Column.POWER, Column.ENERGY, Column.GFLOP_PER_J,
+    Column.SUSTAINED_TFLOPS})
+THROTTLE_COLUMNS = (Column.TFLOPS, Column.ENERGY, Column.GFLOP_PER_J)  # what throttling skews
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One result with what it is compared against: the numbers every table shows."""
+
+    result: Result
+    pct_of_reference: float | None
+    reference: str | None  # the level the percentage is of
+    pct_of_peak: float | None
+
+    @classmethod
+    def of(cls, result: Result, reference: Result | None = None,
+           peak_tflops: float | None = None) -> Row:
+        """``reference``: the latest result at :func:`reference_key`; ``peak_tflops``: the
+        device's peak for the precision (the header's), where the event has none."""
+        r = result
+        pct_ref = r.pct_of_reference
+        if pct_ref is None and reference is not None and reference.tflops > 0:
+            pct_ref = _finite(100.0 * r.tflops / reference.tflops)
+        if pct_ref is None and r.reference_tflops:
+            pct_ref = _finite(100.0 * r.tflops / r.reference_tflops)
+        ref_name = r.reference or (reference.level if reference is not None else None)
+        peak = r.peak_tflops or peak_tflops
+        pct_peak = r.pct_of_peak if r.pct_of_peak is not None else \
+            (_finite(100.0 * r.tflops / peak) if peak else None)
+        return cls(r, pct_ref, ref_name if pct_ref is not None else None, pct_peak)
+
+    @property
+    def throttled(self) -> bool:
+        return bool(self.result.throttled)
+
+    def notes(self) -> str:
+        r, notes = self.result, []
+        level = registry.BY_ID.get(r.level)
+        if r.variant == "scalar" and level is not None and level.vector > 1:
+            notes.append("scalar edge path")
+        ran = params_ran(r)  # given by the run, or picked by the level for the shape
+        if ran:
+            notes.append("ran " + ran)
+        if r.precision == "fp8" and r.deepgemm_diff is not None:
+            notes.append(f"DeepGEMM diff {r.deepgemm_diff:.1e}")
+        if r.mode == "sustained" and r.tflops_min is not None and r.tflops_max is not None:
+            notes.append(f"{r.trials} trials {tflops_text(r.tflops_min)}–"
+                         f"{tflops_text(r.tflops_max)} TFLOPS")
+        if r.energy_j is None and r.energy_reason:
+            notes.append(f"no energy: {r.energy_reason}")
+        return "; ".join(notes)
+
+    def texts(self) -> dict[Column, str]:
+        """Every column's text."""
+        r = self.result
+        return {
+            Column.LEVEL: r.level, Column.DEVICE: str(r.device),
+            Column.PRECISION: r.precision.upper(), Column.MODE: r.mode,
+            Column.DTYPE: r.dtype, Column.SHAPE: str(r.shape), Column.M: str(r.shape.M),
+            Column.N: str(r.shape.N), Column.K: str(r.shape.K),
+            Column.MEDIAN_MS: ms_text(r.median_ms), Column.TFLOPS: tflops_text(r.tflops),
+            Column.PCT_OF_REFERENCE: pct_text(self.pct_of_reference),
+            Column.REFERENCE: self.reference or DASH,
+            Column.PCT_OF_PEAK: pct_text(self.pct_of_peak),
+            Column.REL_ERR: rel_err_text(r.rel_err), Column.VERIFIED: verdict_text(r.verified),
+            Column.REPEATS: str(r.repeats), Column.T: _fixed(r.t, 3),
+            Column.SM_CLOCK: mhz_text(r.sm_clock_mhz_avg),
+            Column.SM_CLOCK_MIN: mhz_text(r.sm_clock_mhz_min),
+            Column.POWER: watts_text(r.avg_power_w), Column.ENERGY: energy_text(r.energy_j),
+            Column.GFLOP_PER_J: gflop_per_j_text(r.gflop_per_j),
+            Column.THROTTLED: throttled_text(r.throttled), Column.NOTES: self.notes(),
+        }
+
+    def summary(self) -> str:
+        """One line of what the result says, every number with its unit."""
+        r = self.result
+        bits = [f"{tflops_text(r.tflops)} TFLOPS ({r.precision.upper()}) at {r.shape}",
+                f"median {ms_text(r.median_ms)} ms over {r.repeats} repeats"]
+        if r.rel_err is not None:
+            tol = f" (tolerance {r.tol:.0e})" if r.tol is not None else ""
+            bits.append(f"rel. error {rel_err_text(r.rel_err)}{tol}")
+        if r.deepgemm_diff is not None and r.precision == "fp8":
+            bits.append(f"DeepGEMM diff {r.deepgemm_diff:.1e} (limit {DEEPGEMM_DIFF_MAX:.0e})")
+        bits.append(verdict_text(r.verified))
+        if r.variant:
+            bits.append(f"variant {r.variant}")
+        if r.regs is not None:
+            bits.append(f"{r.regs} registers/thread")
+        if r.smem_bytes is not None:
+            bits.append(f"{r.smem_bytes} B shared memory")
+        if r.sm_clock_mhz_avg is not None:
+            low = f" (min {mhz_text(r.sm_clock_mhz_min)})" if r.sm_clock_mhz_min is not None \
+                else ""
+            bits.append(f"SM clock {mhz_text(r.sm_clock_mhz_avg)} MHz{low}")
+        if r.energy_j is not None:
+            bits.append(f"{energy_text(r.energy_j)} per GEMM")
+        if r.avg_power_w:  # (the runner writes 0.0 where the energy counter did not advance)
+            bits.append(f"{watts_text(r.avg_power_w)} W average")
+        if r.gflop_per_j is not None:
+            bits.append(f"{gflop_per_j_text(r.gflop_per_j)} GFLOP/J")
+        if r.throttled:
+            bits.append(f"clocks held back: {throttled_text(r.throttled)}")
+        return "; ".join(bits)
+
+    def throttle_note(self, sm_clock_max_mhz: float | None = None) -> str:
+        """Why a throttled result is marked: the reasons and the SM clock; "" if none."""
+        r = self.result
+        if not r.throttled:
+            return ""
+        text = (f"{THROTTLE_MARK} clocks held back during this run: {', '.join(r.throttled)}"
+                f" (clock-event reasons seen by NVML; {NOT_COUNTED})")
+        clocks = []
+        if r.sm_clock_mhz_min is not None:
+            clocks.append(f"min {mhz_text(r.sm_clock_mhz_min)} MHz")
+        if r.sm_clock_mhz_avg is not None:
+            clocks.append(f"avg {mhz_text(r.sm_clock_mhz_avg)} MHz")
+        if clocks:
+            of_max = f" of max {mhz_text(sm_clock_max_mhz)} MHz" if sm_clock_max_mhz else ""
+            text += f"; SM clock {', '.join(clocks)}{of_max}"
+        return text
+
+
+# ------------------------------------------------------------ burst and sustained
+POWER_CAP = "SwPowerCap"  # NVML's reason when the power limiter holds the clocks back
+CLOCK_DROP = 0.05  # a sustained min SM clock this far under the device's max: limited
+MINUS = "\u2212"
+
+
+def is_power_limited(sustained: Result, sm_clock_max_mhz: float | None = None) -> bool:
+    """A level is power-limited when its sustained run saw the power cap among the
+    reasons that held the clocks back, or its least SM clock in the windows was more
+    than CLOCK_DROP under the device's max."""
+    if sustained.throttled and POWER_CAP in sustained.throttled:
+        return True
+    low = sustained.sm_clock_mhz_min
+    return bool(sm_clock_max_mhz and low is not None
+                and low < (1.0 - CLOCK_DROP) * sm_clock_max_mhz)
+
+
+def sustained_ratio(burst: Result | None, sustained: Result | None) -> float | None:
+    """Sustained TFLOPS over burst TFLOPS at the same shape (None without both)."""
+    if burst is None or sustained is None or burst.tflops <= 0:
+        return None
+    return _finite(sustained.tflops / burst.tflops)
+
+
+def power_limit_text(burst: Result | None, sustained: Result | None,
+                     sm_clock_max_mhz: float | None = None) -> str:
+    """How much the power limit costs the level: "−13% under the 700 W limit" (sustained
+    against burst TFLOPS); "no" when the sustained run was not power-limited; the dash
+    without a sustained result."""
+    if sustained is None:
+        return DASH
+    if not is_power_limited(sustained, sm_clock_max_mhz):
+        return NOT_THROTTLED
+    ratio = sustained_ratio(burst, sustained)
+    limit = f"the {watts_text(sustained.power_limit_w)} W limit" \
+        if sustained.power_limit_w else "the power limit"
+    if ratio is None:
+        return f"under {limit}"
+    change = f"{100.0 * (ratio - 1.0):+.0f}%".replace("-", MINUS)
+    return f"{change} under {limit}"
+
+
+def sustained_texts(burst: Result | None, sustained: Result | None,
+                    sm_clock_max_mhz: float | None = None) -> dict[Column, str]:
+    """The two columns that set a level's sustained run beside its burst one."""
+    return {Column.SUSTAINED_TFLOPS: DASH if sustained is None
+            else tflops_text(sustained.tflops),
+            Column.POWER_LIMITED: power_limit_text(burst, sustained, sm_clock_max_mhz)}
+
+
+def not_run_texts(level: str, precision: str) -> dict[Column, str]:
+    """A level without a result: its name and precision, the dash, and "not run"."""
+    texts = dict.fromkeys(Column, DASH)
+    texts.update({Column.LEVEL: level, Column.PRECISION: precision.upper(),
+                  Column.VERIFIED: NOT_RUN, Column.NOTES: ""})
+    return texts
+
+
+def rows_of(results: Iterable[Result], peaks: Mapping[str, Any] | None = None) -> list[Row]:
+    """A row per result, in order, each against the latest result at its reference key
+    (as the session store does); ``peaks``: the header's peak TFLOPS per precision."""
+    results = list(results)
+    latest = {result_key(r): r for r in results}
+    peaks = peaks or {}
+    return [Row.of(r, latest.get(reference_key(r)), _num(peaks.get(r.precision)))
+            for r in results]

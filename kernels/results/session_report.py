@@ -1,0 +1,39 @@
+"""``gemmscope report``: a recording's results table and errors, as text that is safe on a
+terminal (a recording is untrusted data). No Qt."""
+
+from __future__ import annotations
+
+from ..protocol import recording
+from ..protocol.events import session_devices
+from ..protocol.text_safety import terminal_text
+from .table import render
+
+
+def printable(text: str) -> str:
+    """Text from a recording, safe on a terminal (kernels/protocol/text_safety.py): control,
+    format and bidi characters and lone surrogates are written as escapes."""
+    return terminal_text(text)
+
+
+def report_lines(path: str, markdown: bool = False) -> tuple[list[str], str | None]:
+    """The report of the recording at ``path`` (its lines, each printable) and what could
+    not be read (None: every line was read)."""
+    session = recording.read_session(path)
+    dev = session.header.get("device") or {}
+    peaks = dev.get("peak_tflops") if isinstance(dev.get("peak_tflops"), dict) else None
+    names = [str(d.get("name") or "no device") for d in session_devices(session.header)]
+    lines = [f"{path}: {' + '.join(names) or 'no device'}, recorded "
+             f"{session.header.get('created')}, {len(session.results)} results, "
+             f"{len(session.errors)} errors", "",
+             # a line each, not the table as one string: a write of a short line to a pipe
+             # is whole or fails (EPIPE); one write of the whole table (700 KB for 5,000
+             # results) could end part-way without an error when the reader went away
+             # (`| head`), and Python's unbuffered stdout (-u) drops the rest silently
+             *render(session.results, markdown=markdown, peaks=peaks).split("\n")]
+    for e in session.errors:
+        where = " ".join(str(e[k]) for k in ("level", "M", "N", "K") if e.get(k) is not None)
+        first = (e["message"].splitlines() or [""])[0]
+        lines.append(f"error [{e['kind']}] {where}: {first}")
+    problem = (printable(f"gemmscope report: {session.problem}")
+               if session.problem is not None else None)
+    return [printable(line) for line in lines], problem

@@ -1,0 +1,307 @@
+"""The ``build`` event: what one compiled variant of a level is, so a recording can show
+exactly what ran on any machine (docs/protocol.md, "build").
+
+Two makers, one format. :func:`gpu_event` runs in the runner after the first run of a
+(level, variant, params): resources from the loaded kernel (CuPy), occupancy from the
+driver's occupancy API beside the calculator's (``occupancy.py``), and the SASS of the same
+source and options recompiled by NVRTC to a cubin (CuPy keeps none) and disassembled.
+:func:`offline_event` needs no GPU (the CLI's ``diff`` and ``sass``): NVRTC from PyPI
+compiles for the level's arch, resources come from the cubin (``cubin.py``), occupancy from
+the calculator with the H100/H200 limits. A piece that cannot be had is ``null`` with a
+``<field>_reason``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from ..ladder.registry import Level
+from ..protocol import events
+from . import cubin, nvrtc, occupancy, sass
+from .nvrtc import CompileError
+
+# variant name (as in results) -> the VEC template flag it was compiled with
+VEC_OF = {"vector": True, "scalar": False, "tma": True}
+# one event stays well below the protocol's line limit; past these, SASS then sources go
+MAX_EVENT_BYTES = events.MAX_LINE_BYTES * 3 // 4
+OFFLINE_ARCH = "sm_90"  # what CuPy compiles for on an H100/H200 (sm_90a where a level asks)
+
+
+def variant_name(level: Level, vec: bool) -> str:
+    """The ``variant`` of a run (measure.level_launcher names it the same way)."""
+    return "tma" if level.persistent else "vector" if vec else "scalar"
+
+
+def aligned_variant(level: Level) -> str:
+    """The variant an aligned shape (4096^3) runs."""
+    return variant_name(level, level.vector > 1 or not level.edge_variant)
+
+
+def nvrtc_missing() -> str | None:
+    """Why NVRTC cannot compile here (None when it can)."""
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError:
+        return "cuda-bindings is not installed (pip install 'gemmscope[nvrtc]')"
+    try:
+        err, *_ = nvrtc.nvrtcVersion()
+    except Exception as exc:  # the library itself is missing
+        return f"NVRTC cannot be loaded ({exc})"
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        return f"NVRTC cannot be loaded ({err})"
+    return None
+
+
+def _nvrtc_version() -> str:
+    from cuda.bindings import nvrtc
+
+    _err, major, minor = nvrtc.nvrtcVersion()
+    return f"{major}.{minor}"
+
+
+# ------------------------------------------------------------------ offline compile
+
+@dataclass(frozen=True, slots=True)
+class Offline:
+    """A level compiled by NVRTC to a cubin: both variants' resources and SASS."""
+
+    lowered: dict[str, str]  # name expression -> mangled name
+    options: list[str]
+    nvrtc: str  # NVRTC's version
+    resources: dict[str, cubin.KernelResources]  # by mangled name
+    sass: dict[str, str] | None  # by mangled name; None where nvdisasm is missing
+    sass_reason: str | None
+
+
+_cache: dict[tuple[str, tuple[tuple[str, int], ...], str], Offline] = {}
+_lock = threading.Lock()
+CHILD_TIMEOUT_S = 600.0
+
+
+def compile_cubin(level: Level, params: dict[str, int], arch: str,
+                  isolated: bool = False) -> Offline:
+    """Compile (once per process) and disassemble a level; raises CompileError, or
+    RuntimeError saying what is missing when NVRTC is. ``isolated``: in a child process,
+    as the runner does: cuda-bindings' NVRTC loaded into the runner broke a later
+    ``import torch`` there (the FP8 reference), and a compiler crash must not cost a run."""
+    key = (level.id, tuple(params.items()), arch)
+    with _lock:
+        if key in _cache:
+            return _cache[key]
+    spec = {"program": level.id, "source": nvrtc.assemble(level),
+            "names": list(nvrtc.variants(level, params).values()),
+            "options": list(nvrtc.offline_options(level, arch)), "arch": arch,
+            "files": list(nvrtc.source_files(level))}
+    got = _in_child(spec) if isolated else compile_spec(spec)
+    if "error" in got:
+        raise (CompileError if got["error_kind"] == "compile" else RuntimeError)(got["error"])
+    out = Offline(got["lowered"], got["options"], got["nvrtc"],
+                  {n: cubin.KernelResources(**r) for n, r in got["resources"].items()},
+                  got["sass"], got["sass_reason"])
+    with _lock:
+        _cache[key] = out
+    return out
+
+
+def compile_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """NVRTC and nvdisasm on one level's source; a JSON-able answer (``error`` and
+    ``error_kind`` -- ``missing`` or ``compile`` -- where there is none)."""
+    missing = nvrtc_missing()
+    if missing is not None:
+        return {"error": missing, "error_kind": "missing"}
+    try:
+        ob = nvrtc.compile_source(spec["program"], spec["source"], spec["names"],
+                                  tuple(spec["options"]), spec["arch"])
+    except CompileError as exc:
+        return {"error": str(exc), "error_kind": "compile"}
+    texts, reason = None, sass.nvdisasm_missing()
+    if reason is None:
+        try:
+            texts = sass.disassemble(ob.cubin, spec["files"])
+        except Exception as exc:  # a tool that fails is a reason, not a lost event
+            reason = f"nvdisasm failed: {exc}"
+    return {"lowered": ob.lowered, "options": list(ob.options), "nvrtc": _nvrtc_version(),
+            "resources": {n: dataclasses.asdict(r) for n, r in cubin.kernels(ob.cubin).items()},
+            "sass": texts, "sass_reason": reason}
+
+
+def _in_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """compile_spec in a child process (``python -m gemmscope.kernels.toolchain.build_event``)."""
+    try:
+        done = subprocess.run([sys.executable, "-m", "gemmscope.kernels.toolchain.build_event"],
+                              input=json.dumps(spec), capture_output=True, text=True,
+                              timeout=CHILD_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RuntimeError(f"the compile process failed: {exc}") from None
+    if done.returncode != 0:
+        tail = " ".join(done.stderr.strip().splitlines()[-3:])
+        raise RuntimeError(f"the compile process exited {done.returncode}: {tail}")
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+# ------------------------------------------------------------------ the event
+
+def offline_event(level: Level, variant: str | None = None,
+                  params: dict[str, int] | None = None, arch: str | None = None,
+                  t: float = 0.0, isolated: bool = False) -> dict[str, Any]:
+    """A build event with no GPU: raises CompileError, or RuntimeError when NVRTC is
+    missing (nothing to report then). ``isolated``: compile in a child process (see
+    ``compile_cubin``), for a process that imports torch later (the FP8 reference)."""
+    variant = variant or aligned_variant(level)
+    vec = _vec(level, variant)
+    params = dict(params or level.params)
+    arch = arch or level.arch or OFFLINE_ARCH
+    off = compile_cubin(level, params, arch, isolated)
+    name = level.name_expression(vec, params)
+    res = off.resources[off.lowered[name]]
+    threads = level.threads[0] * level.threads[1]
+    dyn = level.dyn_smem_bytes(params)
+    calc = occupancy.occupancy(res.regs, threads, res.smem_static_bytes, dyn,
+                               barriers=res.barriers)
+    occ = _occupancy(calc, res.regs, threads, res.smem_static_bytes, dyn, res.barriers,
+                     occupancy.HOPPER, None,
+                     f"no GPU: the occupancy calculator with the {OFFLINE_ARCH} limits")
+    return _event(level, variant, params, name, off, arch,
+                  f"NVRTC {off.nvrtc} (cuda-bindings)", list(off.options),
+                  regs=res.regs, smem_static=res.smem_static_bytes, dyn=dyn,
+                  local=res.local_bytes, threads=threads, barriers=res.barriers,
+                  resources_from="cubin", occ=occ, t=t)
+
+
+def gpu_event(level: Level, variant: str, params: dict[str, int] | None = None,
+              t: float | None = None) -> dict[str, Any]:
+    """A build event on the GPU, for a variant that has just run (so it is compiled)."""
+    from ..device.gpu import require_cupy
+
+    cp = require_cupy()
+    built = nvrtc.compile_level(level, params)  # this process's cache: no new compile
+    vec = _vec(level, variant)
+    kernel = built.kernels[vec]
+    params = dict(built.params)
+    threads = level.threads[0] * level.threads[1]
+    dyn = level.dyn_smem_bytes(params)
+    regs, static = int(kernel.num_regs), int(kernel.shared_size_bytes)
+    local = int(kernel.local_size_bytes)
+    dev = cp.cuda.Device()
+    limits = occupancy.DeviceLimits.from_attributes(dev.attributes)
+    cc = dev.compute_capability
+    arch = level.arch or f"sm_{cc}"
+    off: Offline | None = None
+    sass_reason = None
+    try:
+        off = compile_cubin(level, params, arch, isolated=True)
+    except Exception as exc:
+        sass_reason = f"no cubin to disassemble: {exc}"
+    name = level.name_expression(vec, params)
+    barriers = off.resources[off.lowered[name]].barriers if off else 0
+    driver, driver_reason = None, None
+    try:
+        driver = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            kernel.kernel.ptr, threads, dyn))
+    except Exception as exc:
+        driver_reason = f"the driver's occupancy API failed: {exc}"
+    calc = occupancy.occupancy(regs, threads, static, dyn, limits, barriers)
+    occ = _occupancy(calc, regs, threads, static, dyn, barriers, limits, driver,
+                     driver_reason)
+    try:
+        nvrtc_version = ".".join(str(v) for v in cp.cuda.nvrtc.getVersion())
+    except Exception:
+        nvrtc_version = "?"
+    return _event(level, variant, params, name, off, arch,
+                  f"NVRTC {nvrtc_version} through CuPy {cp.__version__}",
+                  [*(o for o in nvrtc.options(level) if not o.startswith("-I")),
+                   f"-arch=sm_{cc}", "-ftz=true"],
+                  regs=regs, smem_static=static, dyn=dyn, local=local, threads=threads,
+                  barriers=barriers, resources_from="driver", occ=occ, t=t,
+                  sass_reason=sass_reason)
+
+
+def _vec(level: Level, variant: str) -> bool:
+    if variant not in VEC_OF or (variant == "scalar" and not level.edge_variant):
+        raise ValueError(f"{level.id} has no variant {variant!r}; it has "
+                         f"{', '.join(sorted({variant_name(level, v) for v in (True, False)}))}")
+    return VEC_OF[variant]
+
+
+def _occupancy(calc: occupancy.Occupancy, regs: int, threads: int, static: int, dyn: int,
+               barriers: int, limits: occupancy.DeviceLimits, driver: int | None,
+               driver_reason: str | None) -> dict[str, Any]:
+    occ = calc.as_dict()
+    warps = -(-threads // limits.warp_size)
+    if driver is not None:  # the driver's number is the answer; the calculator explains it
+        occ.update({"blocks_per_sm": driver, "warps_per_sm": driver * warps,
+                    "occupancy_pct": round(100.0 * driver * warps / limits.max_warps_per_sm,
+                                           2)})
+        if driver != calc.blocks_per_sm:
+            occ["limited_by"] = [r for r, n in calc.limits.items() if n == driver]
+    occ.update({
+        "source": "driver" if driver is not None else "calculator",
+        "driver_blocks_per_sm": driver, "calculator_blocks_per_sm": calc.blocks_per_sm,
+        "what_if": occupancy.what_if(regs, threads, static, dyn, limits, barriers),
+        "device": limits.as_dict()})
+    if driver is None:
+        occ["driver_reason"] = driver_reason
+    return occ
+
+
+def _event(level: Level, variant: str, params: dict[str, int], name: str,
+           off: Offline | None, arch: str, compiler: str, options: list[str], *, regs: int,
+           smem_static: int, dyn: int, local: int, threads: int, barriers: int,
+           resources_from: str, occ: dict[str, Any], t: float | None,
+           sass_reason: str | None = None) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "type": "build", "level": level.id, "variant": variant, "params": params,
+        "kernel": name, "arch": arch, "compiler": compiler, "options": options,
+        "sources": nvrtc.source_files(level),
+        "regs": regs, "smem_static_bytes": smem_static, "smem_dynamic_bytes": dyn,
+        "local_bytes": local, "threads_per_block": threads, "barriers": barriers,
+        "resources_from": resources_from, "occupancy": occ,
+    }
+    if t is not None:
+        event["t"] = t
+    if off is not None:
+        event["mangled"] = off.lowered[name]
+        sass_reason = off.sass_reason
+    if off is None or off.sass is None:
+        event.update({"sass": None, "sass_reason": sass_reason, "main_loop": None,
+                      "instruction_mix": None, "instruction_mix_reason": sass_reason})
+    else:
+        mangled = off.lowered[name]
+        event.update(sass_fields(off.sass[mangled]))
+        event["sass_from"] = {"compiler": f"NVRTC {off.nvrtc} (cuda-bindings)",
+                              "arch": arch, "disassembler": "nvdisasm -c -gi",
+                              "regs": off.resources[mangled].regs}
+    return bound(event)
+
+
+def sass_fields(text: str) -> dict[str, Any]:
+    """``sass``, ``main_loop`` and ``instruction_mix`` of one kernel's compact SASS."""
+    lines = sass.parse(text)
+    span = sass.main_loop(text)
+    return {"sass": text, "main_loop": list(span) if span else None,
+            "instruction_mix": {"kernel": sass.instruction_mix(lines),
+                                "main_loop": sass.instruction_mix(sass.in_span(lines, span))
+                                if span else None}}
+
+
+def bound(event: dict[str, Any]) -> dict[str, Any]:
+    """Keep the event under MAX_EVENT_BYTES: drop the SASS, then the sources, saying why."""
+    for field in ("sass", "sources"):
+        size = len(events.dumps(event).encode())
+        if size <= MAX_EVENT_BYTES:
+            break
+        event[field] = None
+        event[f"{field}_reason"] = (f"left out: the event would be {size:,} bytes, over "
+                                    f"its bound of {MAX_EVENT_BYTES:,}")
+    return event
+
+
+if __name__ == "__main__":  # the runner's compile process: a spec on stdin, JSON out
+    json.dump(compile_spec(json.load(sys.stdin)), sys.stdout)

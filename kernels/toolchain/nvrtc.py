@@ -1,0 +1,249 @@
+"""Building the levels: one source string per level, compiled by NVRTC.
+
+The shared header is pasted into each level's source before compiling, because CuPy's
+disk cache keys on the source string and options but not on included files: an edited
+header must never reuse a stale cubin. On a GPU machine CuPy compiles (RawModule); on a
+machine without a GPU, :func:`compile_offline` drives NVRTC through cuda-bindings, which
+is how CI proves every level compiles for sm_90a.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..ladder.registry import Level, cuda_dir, source_file
+
+# a local header of kernels/cuda (common.cuh, hopper.cuh), pasted in place of its #include
+_INCLUDE_LOCAL = re.compile(r'^\s*#include\s+"([A-Za-z0-9_]+\.cuh)"\s*$', re.M)
+BASE_OPTIONS = ("-std=c++17", "-lineinfo")
+
+
+class CompileError(RuntimeError):
+    """NVRTC rejected a level; the message carries the compiler log."""
+
+
+def assemble(level: Level) -> str:
+    """The level's source with each local header (common.cuh, hopper.cuh) pasted in place
+    of its #include, once, transitively. ``#line`` directives keep every line numbered as
+    in its own file (repository paths, see :func:`source_files`), so compiler messages and
+    the cubin's line info (-lineinfo) point into the real files, not the pasted string."""
+    main = source_file(level)
+    seen: set[str] = set()
+
+    def expand(path: Path) -> str:
+        key = source_key(path)
+        out = [f'#line 1 "{key}"']
+        for lineno, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            m = _INCLUDE_LOCAL.match(text)
+            if m is None:
+                out.append("" if text.strip() == "#pragma once" else text)
+                continue
+            name = m.group(1)
+            if name not in seen:
+                seen.add(name)
+                out += [expand(_local_header(path, name)), f'#line {lineno + 1} "{key}"']
+            else:
+                out.append("")
+        return "\n".join(out)
+
+    return expand(main) + "\n"
+
+
+def source_files(level: Level) -> dict[str, str]:
+    """Every file the level's source is built from, by repository path
+    (``kernels/cuda/cp_async.cu``, ``kernels/cuda/common.cuh``), to its text: the .cu and
+    each local header it includes, transitively, in include order."""
+    files: dict[str, str] = {}
+
+    def walk(path: Path) -> None:
+        text = path.read_text(encoding="utf-8")
+        files[source_key(path)] = text
+        for m in _INCLUDE_LOCAL.finditer(text):
+            header = _local_header(path, m.group(1))
+            if source_key(header) not in files:
+                walk(header)
+
+    walk(source_file(level))
+    return files
+
+
+def _local_header(including: Path, name: str) -> Path:
+    """A local header: next to the file that includes it, else in kernels/cuda."""
+    beside = including.parent / name
+    return beside if beside.is_file() else cuda_dir() / name
+
+
+def source_key(path: Path) -> str:
+    """A source file's name in events: ``kernels/cuda/<file>`` for the package's own CUDA
+    files (as the session header's ``levels`` map says), else the path relative to the
+    repository root where it lies inside it (test levels), else the file name."""
+    path = path.resolve()
+    if path.parent == cuda_dir().resolve():
+        return f"kernels/cuda/{path.name}"
+    root = Path(__file__).resolve().parents[2]
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.name
+
+
+def options(level: Level) -> tuple[str, ...]:
+    # GEMMSCOPE_NVRTC_OPTIONS: extra NVRTC options for experiments (e.g. a ptxas flag), part
+    # of CuPy's cache key like every option
+    opts = (*BASE_OPTIONS, *os.environ.get("GEMMSCOPE_NVRTC_OPTIONS", "").split())
+    if level.arch:
+        opts = (*opts, f"-arch={level.arch}")
+    if "<mma.h>" in source_file(level).read_text(encoding="utf-8"):
+        # CuPy puts the pip CUDA headers first; some of those installs lack crt/mma.h,
+        # which <mma.h> includes. Name a folder that has it.
+        opts = (*opts, *(f"-I{d}" for d in _dirs_with("crt/mma.h")[:1]))
+    return opts
+
+
+def _dirs_with(relpath: str) -> list[str]:
+    return [d for d in nvrtc_include_dirs() if (Path(d) / relpath).is_file()]
+
+
+_ERROR_LINE = re.compile(r"^(?:.*?\(\d+\): )?(?:catastrophic )?error\b.*$", re.M | re.I)
+
+
+def first_error(log: str) -> str:
+    """The compiler log's first error, without the temporary file's path (a long NVRTC
+    log opens with what went wrong, e.g. a kernel's static_assert)."""
+    m = _ERROR_LINE.search(log)
+    line = m.group(0) if m else (log.strip().splitlines() or ["compile error"])[0]
+    return re.sub(r"^.*?\((\d+)\): ", r"line \1: ", line.strip())
+
+
+def variants(level: Level, params: dict[str, int] | None = None) -> dict[bool, str]:
+    """Name expressions of the fast (vector) and edge (element-wise) instantiations; one
+    (VEC=true) for a level without an edge variant (TMA handles its edges)."""
+    flags = (True, False) if level.edge_variant else (True,)
+    return {vec: level.name_expression(vec, params) for vec in flags}
+
+
+# ------------------------------------------------------------------ GPU (CuPy)
+
+@dataclass(slots=True)
+class Compiled:
+    level: Level
+    params: dict[str, int]
+    module: Any  # cupy.RawModule
+    kernels: dict[bool, Any]  # vec flag -> cupy.RawKernel
+
+    def attributes(self, vec: bool) -> dict[str, int]:
+        k = self.kernels[vec]
+        return {"regs": int(k.num_regs), "smem_bytes": int(k.shared_size_bytes),
+                "local_bytes": int(k.local_size_bytes)}
+
+
+_cache: dict[tuple[str, tuple[tuple[str, int], ...]], Compiled] = {}
+
+
+def compile_level(level: Level, params: dict[str, int] | None = None) -> Compiled:
+    """Compile (or fetch from this process's cache) both variants of a level with CuPy."""
+    from ..device.gpu import require_cupy
+
+    cp = require_cupy()
+    params = dict(params or level.params)
+    key = (level.id, tuple(params.items()))
+    if key in _cache:
+        return _cache[key]
+    names = variants(level, params)
+    try:
+        module = cp.RawModule(code=assemble(level), options=options(level),
+                              name_expressions=list(names.values()))
+        kernels = {vec: module.get_function(name) for vec, name in names.items()}
+    except cp.cuda.compiler.CompileException as exc:
+        log = exc.get_message()
+        raise CompileError(f"{level.id}: {first_error(log)}\n{log}") from None
+    built = Compiled(level, params, module, kernels)
+    _cache[key] = built
+    return built
+
+
+# ------------------------------------------------------------------ no GPU (NVRTC)
+
+def nvrtc_include_dirs() -> list[str]:
+    """CUDA headers for NVRTC: pip's nvidia/cu13/include, else $CUDA_PATH, else /usr/local."""
+    found: list[str] = []
+    try:
+        import nvidia  # namespace package of the nvidia-cuda-* wheels
+
+        for base in getattr(nvidia, "__path__", []):
+            for sub in ("cu13/include", "cuda_runtime/include", "cuda_nvrtc/include"):
+                p = Path(base) / sub
+                if p.is_dir():
+                    found.append(str(p))
+    except ImportError:
+        pass
+    for env in ("CUDA_PATH", "CUDA_HOME"):
+        if os.environ.get(env):
+            found.append(str(Path(os.environ[env]) / "include"))
+    found.append("/usr/local/cuda/include")
+    return [d for d in dict.fromkeys(found) if Path(d).is_dir()]
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineBuild:
+    level: str
+    arch: str
+    cubin_bytes: int
+    lowered: dict[str, str]  # name expression -> mangled name
+    log: str
+    options: tuple[str, ...] = ()  # as given to NVRTC, include folders left out
+    cubin: bytes = field(default=b"", repr=False)
+
+
+def compile_offline(level: Level, arch: str = "sm_90a",
+                    params: dict[str, int] | None = None) -> OfflineBuild:
+    """Compile a level to a cubin with NVRTC (cuda-bindings), no GPU needed: the source
+    and options that :func:`compile_level` gives CuPy, for ``arch`` (one ``-arch``) and
+    with CuPy's ``-ftz=true``."""
+    return compile_source(level.id, assemble(level), list(variants(level, params).values()),
+                          offline_options(level, arch), arch)
+
+
+def offline_options(level: Level, arch: str) -> tuple[str, ...]:
+    """The level's options for NVRTC with one ``-arch`` and CuPy's ``-ftz=true``
+    (include folders are added when compiling)."""
+    return (*(o for o in options(level) if not o.startswith(("-arch=", "-I"))),
+            f"-arch={arch}", "-ftz=true")
+
+
+def compile_source(program: str, source: str, names: list[str], given: tuple[str, ...],
+                   arch: str) -> OfflineBuild:
+    """NVRTC (cuda-bindings) from a source string to a cubin, instantiating ``names``."""
+    from cuda.bindings import nvrtc  # optional dependency: the `nvrtc` extra
+
+    def check(result: Any, what: str) -> Any:
+        err, *rest = result if isinstance(result, tuple) else (result,)
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise CompileError(f"{program}: {what} failed ({err})")
+        return rest[0] if len(rest) == 1 else rest
+
+    prog = check(nvrtc.nvrtcCreateProgram(source.encode(), f"{program}.cu".encode(), 0, [],
+                                          []), "create")
+    for name in names:
+        check(nvrtc.nvrtcAddNameExpression(prog, name.encode()), "add name")
+    opts = [o.encode() for o in given] + [f"-I{d}".encode() for d in nvrtc_include_dirs()]
+    status = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0]
+    size = check(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
+    log = b" " * size
+    nvrtc.nvrtcGetProgramLog(prog, log)
+    log_text = log.decode(errors="replace").strip("\x00 \n")
+    if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise CompileError(f"{program}: NVRTC ({arch}):\n{log_text}")
+    lowered = {}
+    for name in names:
+        mangled = check(nvrtc.nvrtcGetLoweredName(prog, name.encode()), "lowered name")
+        lowered[name] = mangled.decode() if isinstance(mangled, bytes) else str(mangled)
+    cubin_size = int(check(nvrtc.nvrtcGetCUBINSize(prog), "cubin size"))
+    cubin = b" " * cubin_size
+    check(nvrtc.nvrtcGetCUBIN(prog, cubin), "cubin")
+    nvrtc.nvrtcDestroyProgram(prog)
+    return OfflineBuild(program, arch, cubin_size, lowered, log_text, given, cubin)
