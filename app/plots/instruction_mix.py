@@ -47,7 +47,7 @@ class InstructionMixChart(pg.PlotWidget):
         self.setMenuEnabled(False)
         item = self.getPlotItem()
         quiet_axes(item)
-        item.setTitle(f"Main-loop instruction mix, {MIX_UNIT}")
+        item.setTitle(f"Main-loop {MIX_UNIT}")  # (no longer than the tab is wide on stage)
         item.setLabel("left", MIX_UNIT)
         self.setToolTip(MIX_NOTE)
         self.totals: list[pg.TextItem] = []  # the total over each bar
