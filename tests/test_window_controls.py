@@ -23,7 +23,8 @@ def test_bad_input_is_refused_in_the_field_with_a_reason(qtbot, make_window):
     controls.fields["K"].setText("0")
     assert controls.values() is None
     assert not controls.buttons["run_ladder"].isEnabled()
-    assert controls.fields["M"].toolTip() == "M must be a whole number, not '12x'"
+    # shown literally (escaped rich text): the field's text is the user's
+    assert controls.fields["M"].toolTip() == "<p>M must be a whole number, not &#x27;12x&#x27;</p>"
     assert "K must be at least 1" in controls.reason.text()
     assert "border" in controls.fields["K"].styleSheet()
     controls.fields["M"].setText("100")

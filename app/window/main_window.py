@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QElapsedTimer, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QElapsedTimer, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -34,6 +34,7 @@ from ...kernels.drive.session import SessionState
 from ...kernels.ladder.shape import Shape
 from ...kernels.protocol.plan import RunRequest, ladder_requests, sweep_requests
 from ...kernels.protocol.session_file import SessionWriter
+from ..core.preferences_file import PreferencesFile
 from ..core.runner_command import plan_live
 from ..core.screen_fit import DEFAULT_SIZE
 from ..core.store import Change, SessionStore
@@ -72,7 +73,7 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
     recording_opened = Signal(bool)  # a recording was read (True) or refused (False)
     view_state_changed = Signal(object, object)  # (before, after) ViewState
 
-    def __init__(self, settings: QSettings, parent: QWidget | None = None):
+    def __init__(self, settings: PreferencesFile, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("gemmscope")
         self.prefs = Preferences(settings)
@@ -154,18 +155,25 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
         self.statusBar().addPermanentWidget(self.mode_label)
         self.shortcut_objects = install_shortcuts(self)
         install_menus(self)
-        geometry = self.prefs.settings.value("window/geometry")
+        geometry, state = self.prefs.window_layout()  # plain bytes (base64 in the file)
         saved = None
-        if geometry is not None and self.restoreGeometry(geometry):
-            saved = as_rect(self.geometry())
+        if geometry is not None:
+            if self.restoreGeometry(QByteArray(geometry)):
+                saved = as_rect(self.geometry())
+            else:
+                self.prefs.notes.append("preferences: window/geometry is not a window's "
+                                        "geometry; using the default size")
         # inside the screen it starts on: the size it had where that fits, else the default
         # cut to the screen (a 1400x900 window on a 1280x720 projector hid its bottom)
         place_on_screen(self, saved, DEFAULT_SIZE)
-        state = self.prefs.settings.value("window/state")
-        if state is not None:
-            self.restoreState(state)
+        if state is not None and not self.restoreState(QByteArray(state)):
+            self.prefs.notes.append("preferences: window/state is not a layout of this "
+                                    "window's panels; using the default layout")
         if self.prefs.presentation:
             self.set_presentation(True, full_screen=False)
+        for note in self.prefs.notes:  # a bad value was its default: said, not a crash
+            self._note(note, error=False)
+        self.prefs.say_notes()
         self._flush_made_views()
         self.shown_views.owed.clear()  # the views not made yet will be made from this store
 
@@ -527,8 +535,8 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
         self._loaders.clear()
         self.close_source()
         self.throttle.stop()
-        if not self.isFullScreen():
-            self.prefs.settings.setValue("window/geometry", self.saveGeometry())
-        self.prefs.settings.setValue("window/state", self.saveState())
+        self.prefs.set_window_layout(
+            None if self.isFullScreen() else self.saveGeometry().data(),
+            self.saveState().data())
         self.prefs.sync()
         super().closeEvent(event)

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 
 from ...kernels.ladder import registry
 from ...kernels.protocol.plan import DEFAULT_REPEATS
+from ...kernels.protocol.text_safety import terminal_text
 from ..core.replay import Speed
 from ..core.store import SessionStore
 from ..core.talk import Scene, Talk, TalkError, caption_store, caption_text, read_talk
@@ -270,7 +271,7 @@ def check_talk_args(args: argparse.Namespace) -> Talk | None:
     try:
         talk = load_talk(talk_path(args.file))
     except TalkError as exc:
-        print(f"gemmscope talk: {exc}", file=sys.stderr)
+        print(f"gemmscope talk: {terminal_text(str(exc))}", file=sys.stderr)
         return None
     if not 1 <= args.scene <= len(talk.scenes):
         print(f"gemmscope talk: --scene {args.scene}: the talk has scenes 1 to "
@@ -278,8 +279,9 @@ def check_talk_args(args: argparse.Namespace) -> Talk | None:
         return None
     recording = recording_of(talk)
     if recording is None or not recording.is_file():
-        print(f"gemmscope talk: {talk.path.name}: recording: "
-              f"{recording or 'none given and none bundled'} is not a file", file=sys.stderr)
+        print(terminal_text(f"gemmscope talk: {talk.path.name}: recording: "
+                            f"{recording or 'none given and none bundled'} is not a file"),
+              file=sys.stderr)
         return None
     return talk
 
@@ -307,7 +309,7 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
     if getattr(args, "presentation", False):  # at the asked size, not full screen
         window.set_presentation(True, full_screen=False)
     if not window.open_recording(recording, background=False):
-        print(window.statusBar().currentMessage(), file=sys.stderr)
+        print(terminal_text(window.statusBar().currentMessage()), file=sys.stderr)
         controller.stop()
         window.close()
         return 2
@@ -322,11 +324,17 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
         app.processEvents()
     window.flush_views()
     app.processEvents()
-    ok = window.grab().save(args.screenshot, "PNG")
+    from .exports import ExportError, save_png
+
+    try:  # whole or not at all: an old picture is never left cut
+        save_png(window.grab(), args.screenshot)
+        failure = None
+    except (OSError, ExportError) as exc:
+        failure = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     controller.stop()
     window.close()
-    if not ok:
-        print(f"could not write {args.screenshot}", file=sys.stderr)
+    if failure is not None:
+        print(terminal_text(f"could not write {args.screenshot}: {failure}"), file=sys.stderr)
         return 1
     print(args.screenshot)
     return 0

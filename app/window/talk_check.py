@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ...kernels.protocol.text_safety import terminal_text
 from ..widgets.caption_bar import CHECK_SIZE
 
 
@@ -37,7 +38,7 @@ def misfits(app: Any, window: Any, controller: Any) -> list[tuple[int, str]]:
 def check_talk(app: Any, window: Any, controller: Any, recording: Path) -> int:
     """`gemmscope talk FILE --check`: 0 when every caption fits, else 1 (and the scenes)."""
     if not window.open_recording(recording, background=False):
-        print(window.statusBar().currentMessage(), file=sys.stderr)
+        print(terminal_text(window.statusBar().currentMessage()), file=sys.stderr)
         controller.stop()
         window.close()
         return 2
@@ -48,7 +49,7 @@ def check_talk(app: Any, window: Any, controller: Any, recording: Path) -> int:
     window.close()
     name = controller.talk.path.name
     for scene, why in bad:
-        print(f"{name}: scene {scene}: the caption does not fit: {why}")
+        print(terminal_text(f"{name}: scene {scene}: the caption does not fit: {why}"))
     if not bad:
         print(f"{name}: every caption of {len(controller.talk.scenes)} scenes fits its band at "
               f"{CHECK_SIZE[0]}×{CHECK_SIZE[1]}")
