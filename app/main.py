@@ -31,9 +31,18 @@ def main(argv: list[str] | None = None) -> int:
     checking = argv[:1] == ["talk"] and "--check" in argv
     if checking:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from .core.qt_platform import headless_platform
+
+    platform = headless_platform(argv, os.environ)
+    if platform is not None:  # a picture needs no screen (a CI runner, ssh without -X)
+        os.environ["QT_QPA_PLATFORM"] = platform
     if "-h" not in argv and "--help" not in argv and (blockers := doctor.start_blockers()):
         print(doctor.explain_blockers(blockers), file=sys.stderr)
         return 2
+    if argv and argv[0] == "gallery":
+        from .window.gallery import main as gallery_main  # imports Qt
+
+        return gallery_main(argv[1:])
     from .gui_main import main as gui_main  # imports Qt
 
     return gui_main(argv)

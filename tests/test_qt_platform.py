@@ -125,3 +125,16 @@ def test_no_ldd_means_unchecked_not_missing(tmp_path):
     (tmp_path / "libqxcb.so").write_bytes(b"")
     libs = plugin_libs(tmp_path, "xcb", lambda path: None)
     assert (libs.checked, libs.missing) == (False, ())
+
+
+def test_a_command_that_only_makes_pictures_runs_offscreen_without_a_display():
+    from gemmscope.app.core.qt_platform import headless_platform
+
+    none: dict[str, str] = {}
+    x11 = {"DISPLAY": ":0"}
+    assert headless_platform(["replay", "f.jsonl", "--export", "a.png"], none) == "offscreen"
+    assert headless_platform(["--screenshot=a.png"], none) == "offscreen"
+    assert headless_platform(["replay", "f.jsonl", "--export", "a.png"], x11) is None
+    assert headless_platform(["gallery", "out"], x11) == "offscreen"  # never on the desktop
+    assert headless_platform(["replay", "f.jsonl"], none) is None  # a window: Qt says why
+    assert headless_platform(["gallery", "out"], {"QT_QPA_PLATFORM": "xcb"}) is None

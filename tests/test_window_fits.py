@@ -240,3 +240,52 @@ def test_a_talk_opens_full_screen_on_the_screen_it_starts_on(qtbot, make_window)
     assert window.screen() is start_screen()
     # (before full screen, and after it: the window fits that screen)
     assert start_screen().geometry().contains(window.normalGeometry())
+
+
+def _styles(window) -> dict[str, object]:
+    """Per tab: the size of every text shown, the width of every plotted line and the
+    picture; and the panels' sizes."""
+    import numpy as np
+    import pyqtgraph as pg
+    from layout_check import text_sizes
+
+    out: dict[str, object] = {"docks": [(d.objectName(), d.isVisible(), d.width())
+                                        for d in (window.ladder_dock, window.run_dock)]}
+    for spec in VIEWS:
+        view = window.named_widget(spec.name)
+        settle(window)
+        pens = sorted(round(item.opts["pen"].widthF(), 2) if hasattr(item.opts.get("pen"),
+                                                                     "widthF") else 0
+                      for plot in view.findChildren(pg.PlotWidget)
+                      for item in plot.getPlotItem().items if isinstance(item, pg.PlotDataItem))
+        image = window.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+        px = np.frombuffer(bytes(image.constBits()), np.uint32).reshape(image.height(), -1)
+        out[spec.name] = (sorted(text_sizes(window)), pens, px.copy())
+    return out
+
+
+def test_leaving_presentation_mode_restores_every_style(qtbot, make_window, recording):
+    """Every tab, F11 on, every tab seen on stage, F11 off: each text the size it was,
+    each line as wide (3 px lines stayed), the panels and splits as wide, the picture the
+    same but for a few labels a pixel off and a scroll bar (at most 3% of its pixels)."""
+    import numpy as np
+
+    window = shown_at(qtbot, make_window, recording, (1280, 720))
+    before = _styles(window)
+    window.set_presentation(True, full_screen=False)
+    settle(window)
+    for spec in VIEWS:
+        window.named_widget(spec.name)
+        settle(window)
+    window.set_presentation(False)
+    window.resize(1280, 720)
+    settle(window)
+    after = _styles(window)
+    assert after["docks"] == before["docks"]
+    for spec in VIEWS:
+        texts, pens, picture = before[spec.name]
+        texts_after, pens_after, picture_after = after[spec.name]
+        assert texts_after == texts, spec.name
+        assert pens_after == pens, spec.name
+        assert picture_after.shape == picture.shape
+        assert float(np.mean(picture_after != picture)) < 0.03, spec.name

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QGraphicsItem, QWidget
 from ..core.plain_text import plain_tooltip
 from ..core.store import SessionStore
 from ..theme import NORMAL, Theme, min_text_pt
+from .plot_style import plot_font
 
 pg.setConfigOptions(antialias=False, useOpenGL=False)
 # the largest axis value drawn: a recording's absurd number (1e308) must not overflow the
@@ -474,6 +475,7 @@ class SideLegend(pg.GraphicsWidget):
 class Chart(pg.PlotWidget):
     """A themed plot with a side legend and an empty state (a sentence in place of axes)."""
 
+    styles_axes = True  # apply_theme sizes the axes (plot_style.style_plots leaves them)
     LEGEND_SHARE = 0.45  # of the chart's width, at most, for a legend beside the plot
     SIDE_SHARE = 0.3  # a legend that needs more than this beside the plot goes below it
     BELOW_SHARE = 0.2  # of the chart's height, at most, for a legend below the plot
@@ -588,11 +590,12 @@ class Chart(pg.PlotWidget):
         item.showGrid(x=True, y=True, alpha=theme.grid_alpha)
         font = QFont()
         font.setPointSize(theme.font_pt)
+        ticks = plot_font(theme) or font  # on stage the tick type every plot has
         for name in ("left", "bottom"):
             axis = item.getAxis(name)
             axis.setPen(theme.foreground)
             axis.setTextPen(theme.foreground)
-            axis.setTickFont(font)
+            axis.setTickFont(ticks)
             axis.label.setFont(font)
             axis.setLabel(axis.labelText, units=None,
                           **{"color": theme.foreground, "font-size": f"{theme.font_pt}pt"})

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QWidget
 
 from ...kernels.results.rows import pct_text, tflops_text
 from ..core.store import Change
-from ..theme import Theme, device_color
+from ..theme import Theme, device_color, min_text_pt
 from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top
 from .level_ticks import NameAxis
 
@@ -132,7 +132,7 @@ class DeviceBars(Chart):
     def apply_theme(self, theme: Theme) -> None:
         super().apply_theme(theme)
         if hasattr(self, "names"):
-            self.names.set_font_pt(theme.font_pt)
+            self.names.set_font_pt(theme.font_pt, min_text_pt(theme))
             self._place_names()
 
     def _describe(self, x: float, y: float) -> str | None:

@@ -9,6 +9,7 @@ It takes rows (``set_rows``), not the store, and remembers what it drew for test
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
@@ -17,11 +18,13 @@ from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from ...kernels.toolchain.sass import CLASSES
 from ..core.builds import MIX_NOTE, MIX_UNIT
-from ..theme import SASS_CLASS_COLORS, Theme
+from ..theme import NORMAL, SASS_CLASS_COLORS, Theme, min_text_pt
 from .chart_base import plain_axes, quiet_axes
 from .level_ticks import NameAxis
 
 BAR_WIDTH = 0.7
+LEGEND_COLUMNS = 7  # the legend's entries a row, at most (fewer where narrow)
+LEGEND_ENTRY_PX = 120  # the width an entry needs, for how many fit a row
 
 
 def total_text(value: float) -> str:
@@ -47,12 +50,17 @@ class InstructionMixChart(pg.PlotWidget):
         self.setMenuEnabled(False)
         item = self.getPlotItem()
         quiet_axes(item)
-        item.setTitle(f"Main-loop {MIX_UNIT}")  # (no longer than the tab is wide on stage)
+        self.title_text = f"Main-loop {MIX_UNIT}"  # (no longer than the tab is wide on stage)
+        item.setTitle(self.title_text)
+        self._title_style = dict(item.titleLabel.opts)  # pyqtgraph's, for the normal theme
         item.setLabel("left", MIX_UNIT)
         self.setToolTip(MIX_NOTE)
         self.totals: list[pg.TextItem] = []  # the total over each bar
         item.showGrid(y=True, alpha=0.25)
-        self.legend = item.addLegend(offset=(-10, 10), colCount=2)
+        # in rows under the level names, never over the bars (it covered the tallest)
+        self.legend = pg.LegendItem(colCount=LEGEND_COLUMNS)
+        item.layout.addItem(self.legend, 4, 1)
+        item.legend = self.legend  # (named bars go to it, as with addLegend)
         for name in ("left", "bottom"):  # from a pixmap unless the range or ticks changed:
             # drawing the axes' text again cost ~5 ms of each repaint
             item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
@@ -65,6 +73,7 @@ class InstructionMixChart(pg.PlotWidget):
         self.names = NameAxis(item, QFont().pointSize())  # the theme's (apply_theme)
         item.vb.sigResized.connect(self._place_names)
         self._legend_classes: list[str] = []  # the legend's entries, as laid out
+        self.apply_theme(NORMAL)  # as the normal theme draws it (after a stage, the same)
 
     def set_rows(self, rows: list[tuple[str, dict[str, float]]],
                  selected: str | None = None, axes_later: bool = False) -> None:
@@ -137,6 +146,13 @@ class InstructionMixChart(pg.PlotWidget):
         self._y_top = rounded_up(top * 1.05)
         self._place_names()
 
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        if hasattr(self, "legend"):  # (pyqtgraph resizes during its __init__)
+            columns = max(1, min(LEGEND_COLUMNS, int(self.width() // LEGEND_ENTRY_PX)))
+            if columns != self.legend.columnCount:
+                self.legend.setColumnCount(columns)
+
     def _place_names(self, *_: object) -> None:
         """The level names (NameAxis) and the ranges; a range set again, unchanged,
         would draw the axes and grid again."""
@@ -147,6 +163,20 @@ class InstructionMixChart(pg.PlotWidget):
         ranges = [list(x_range), [0.0, self._y_top]]
         if [list(r) for r in item.vb.targetRange()] != ranges:
             item.setRange(xRange=ranges[0], yRange=ranges[1], padding=0)
+        self._fit_totals(x_range)
+
+    def _fit_totals(self, x_range: tuple[float, float]) -> None:
+        """Totals that would run into the one before them hide (the hover and the export
+        at a larger size have them): left to right, each kept where it clears the last."""
+        slot_px = self.getPlotItem().vb.width() / max(x_range[1] - x_range[0], 1e-9)
+        right = float("-inf")
+        for i, label in enumerate(self.totals):
+            half = label.textItem.boundingRect().width() / 2
+            centre = (i - x_range[0]) * slot_px
+            fits = centre - half >= right + 2
+            label.setVisible(fits)
+            if fits:
+                right = centre + half
 
     def _sync_legend(self, classes: list[str]) -> None:
         """The legend lists ``classes`` in order; the entries of classes it listed already
@@ -177,7 +207,11 @@ class InstructionMixChart(pg.PlotWidget):
 
     def apply_theme(self, theme: Theme) -> None:
         self.setBackground(theme.background)
-        self.names.set_font_pt(theme.font_pt)
+        style = dict(self._title_style)
+        if theme.name != "normal":  # on stage the title in the body type, readable
+            style.update(color=theme.foreground, size=f"{theme.font_pt}pt")
+        self.getPlotItem().setTitle(self.title_text, **style)
+        self.names.set_font_pt(theme.font_pt, min_text_pt(theme))
         self._place_names()
         for name in ("left", "bottom"):
             self.getPlotItem().getAxis(name).setTextPen(theme.foreground)

@@ -21,6 +21,7 @@ def legend_above(plot: pg.PlotWidget, left_px: float, theme: Theme) -> pg.Legend
     legend = pg.LegendItem(offset=None, colCount=8, labelTextSize=text_size(theme),
                            verSpacing=-6, horSpacing=12, pen=None, brush=None)
     legend.layout.setContentsMargins(0, 0, 0, 0)  # a row as tall as its text
+    legend.styled_by_owner = True  # restyle_legend sizes it (plot_style leaves it)
     legend.setParentItem(item)
     item.legend = legend  # PlotItem.addItem adds named curves to it
     place_legend(plot, left_px)
@@ -43,10 +44,13 @@ def place_legend(plot: pg.PlotWidget, left_px: float) -> None:
 
 
 def restyle_legend(plot: pg.PlotWidget, left_px: float, theme: Theme) -> None:
-    """The theme's colour and size on every entry (set again: takes effect now)."""
+    """The theme's colour and size on every entry: the entries made again (set in place,
+    the columns kept the width of the type they had, and leaving the stage kept them)."""
     legend = plot.getPlotItem().legend
+    entries = [(sample.item, label.text) for sample, label in legend.items]
     legend.opts["labelTextSize"] = text_size(theme)
-    legend.setLabelTextColor(theme.foreground)
-    for _sample, label in legend.items:
-        label.setText(label.text, color=theme.foreground, size=text_size(theme))
+    legend.opts["labelTextColor"] = pg.mkColor(theme.foreground)
+    legend.clear()
+    for item, text in entries:
+        legend.addItem(item, text)
     place_legend(plot, left_px)

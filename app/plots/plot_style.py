@@ -17,6 +17,7 @@ from ..theme import Theme
 
 NORMAL_WIDTH = "_gemmscope_normal_width"  # the pen width a plot item chose itself
 SET_WIDTH = "_gemmscope_set_width"  # the width _widened gave it last
+OWN_FONT = "_gemmscope_own_font"  # a text item's font before the stage
 
 
 TICK_SHARE = 0.8  # tick labels, legends and value labels: this share of the body type
@@ -45,13 +46,14 @@ def style_plots(root: QWidget, theme: Theme) -> None:
     if isinstance(root, pg.PlotWidget):
         plots.append(root)
     for plot in plots:
-        style_plot(plot.getPlotItem(), theme)
+        # a chart that sizes its own axes for the theme (chart_base.Chart) keeps them
+        style_plot(plot.getPlotItem(), theme, axes=not getattr(plot, "styles_axes", False))
 
 
-def style_plot(item: pg.PlotItem, theme: Theme) -> None:
+def style_plot(item: pg.PlotItem, theme: Theme, axes: bool = True) -> None:
     font = plot_font(theme)
     size = f"{font.pointSize()}pt" if font is not None else "9pt"  # 9pt: pyqtgraph's
-    for name in ("left", "bottom", "right", "top"):
+    for name in ("left", "bottom", "right", "top") if axes else ():
         axis = item.getAxis(name)
         axis.setTickFont(font)
         if axis.labelText or axis.labelUnits:  # the title takes the size, keeps its text
@@ -61,13 +63,13 @@ def style_plot(item: pg.PlotItem, theme: Theme) -> None:
             axis.labelStyle = style
             axis.setLabel(axis.labelText, axis.labelUnits, axis.labelUnitPrefix, **style)
     legend = item.legend
-    if legend is not None:
-        legend.setLabelTextSize(size)
-        for _sample, label in legend.items:
-            label.setText(label.text, size=size)
+    if legend is not None and not getattr(legend, "styled_by_owner", False):
+        remake_legend(legend, size)
     for child in item.items:
-        if isinstance(child, pg.TextItem) and font is not None:
-            child.setFont(font)
+        if isinstance(child, pg.TextItem):  # its own font back in the normal theme
+            if not hasattr(child, OWN_FONT):
+                setattr(child, OWN_FONT, QFont(child.textItem.font()))
+            child.setFont(font if font is not None else getattr(child, OWN_FONT))
         elif isinstance(child, pg.PlotDataItem):
             pen = child.opts.get("pen")
             if pen is not None:
@@ -76,6 +78,16 @@ def style_plot(item: pg.PlotItem, theme: Theme) -> None:
             child.setPen(_widened(child, QPen(child.pen), theme))
             if child.label is not None:
                 child.label.setFont(font if font is not None else QFont())
+
+
+def remake_legend(legend: pg.LegendItem, size: str) -> None:
+    """Every entry of a pyqtgraph legend made again in type ``size`` (set in place, its
+    columns kept the width of the type they had: leaving the stage kept them wide)."""
+    entries = [(sample.item, label.text) for sample, label in legend.items]
+    legend.opts["labelTextSize"] = size
+    legend.clear()
+    for plotted, text in entries:
+        legend.addItem(plotted, text)
 
 
 def _widened(item: object, pen: QPen, theme: Theme) -> QPen:

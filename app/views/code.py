@@ -21,6 +21,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -85,6 +86,9 @@ class CodeView(QWidget, DrawnInParts):
         self._kernel_lines: tuple[dict[str, Any] | None, list[SassLine]] = (None, [])
         sass_box = _column(self.sass_title, self.heat_bar, self.sass)
         top = self.top_split = QSplitter(Qt.Orientation.Horizontal)
+        self._desk_sizes: list[list[int]] | None = None  # the splits before the stage
+        self._stage = False
+        top.splitterMoved.connect(self._keep_desk_split)
         top.addWidget(self.tabs)
         top.addWidget(sass_box)
         self.occupancy = plain_label()
@@ -98,11 +102,13 @@ class CodeView(QWidget, DrawnInParts):
         bottom.addWidget(self.mix)
         bottom.setStretchFactor(0, 1)
         bottom.setStretchFactor(1, 2)
-        split = QSplitter(Qt.Orientation.Vertical)
+        bottom.splitterMoved.connect(self._keep_desk_split)
+        split = self.split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
         split.addWidget(bottom)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        split.splitterMoved.connect(self._keep_desk_split)
         layout = QGridLayout(self)
         layout.addWidget(self.notice, 0, 0)
         layout.addWidget(split, 1, 0)
@@ -149,9 +155,27 @@ class CodeView(QWidget, DrawnInParts):
                      f"font-family: \"{mono().family()}\"; font-size: {pt}pt; }}")
         for panel in self.findChildren(TextPanel):
             panel.setStyleSheet(sheet)
+        self._stage = stage
         if stage:
             half = max(1, self.top_split.width() // 2)
             self.top_split.setSizes([half, half])
+        else:  # the splits the person had before the stage
+            for splitter, sizes in zip(self._splitters(), self._desk_sizes or [],
+                                       strict=False):
+                splitter.setSizes(sizes)
+
+    def _splitters(self) -> list[QSplitter]:
+        return [self.top_split, self.bottom, self.split]
+
+    def _keep_desk_split(self, *_: object) -> None:
+        """The splits of the tab at the desk (shown, or moved by the person), to come back
+        to after the stage (whose type reshuffles them before the view hears of it)."""
+        if not self._stage and self.top_split.isVisible():
+            self._desk_sizes = [s.sizes() for s in self._splitters()]
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._keep_desk_split()
 
     # ------------------------------------------------------------------ drawing
     def _show(self) -> None:

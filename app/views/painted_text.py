@@ -26,6 +26,7 @@ class PaintedText:
 
     def init_painted_text(self) -> None:
         self.cut_texts: list[str] = []  # texts cut in the last paint
+        self.left_out: list[str] = []  # optional texts left out of the last paint
         self.min_text_pt = MIN_TEXT_PT  # the smallest type a text shrinks to (the theme's)
         self.smallest_pt = 0.0  # the smallest type of the last paint's texts (0: none)
         self._cut_places: list[tuple[QRectF, str]] = []
@@ -33,6 +34,7 @@ class PaintedText:
 
     def forget_cut_texts(self) -> None:
         self.cut_texts.clear()
+        self.left_out.clear()
         self._cut_places.clear()
         self.smallest_pt = 0.0
 
@@ -50,6 +52,7 @@ class PaintedText:
             flags = int(align | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap)
         size = self._fitting_size(rect, text, flags)
         if size < 0 and optional:
+            self.left_out.append(text)
             return
         base = painter.font()
         font = QFont(base)

@@ -73,6 +73,13 @@ class TelemetryFitting(QWidget):
             if plot.isHidden() == show:
                 plot.setVisible(show)
                 changed = True
+        # the layout's own sum (rows, spacing, the status row) has the last word: while
+        # it needs more than the tab has, the last plot shown hides (the window must not
+        # grow: a 1280x720 projector cannot)
+        shown = [n for n in FIT_ORDER[1:] if not self.plots[n].isHidden()]
+        while lay is not None and shown and lay.minimumSize().height() > self.height():
+            self.plots[shown.pop()].hide()
+            changed = True
         if changed and lay is not None:
             lay.activate()  # laid out now: the shared time axis holds for what is shown
 

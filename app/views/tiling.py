@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter
+from PySide6.QtGui import QFont, QFontMetricsF, QKeyEvent, QMouseEvent, QPainter
 from PySide6.QtWidgets import QCheckBox, QLabel, QSpinBox, QWidget
 
 from ...kernels.models import model_for
@@ -30,6 +30,7 @@ from .tiling_pipeline import PipelineScene
 BLOCKS = 4  # block rows and cols of C shown
 K_STEPS = 4  # K steps shown
 LOAD_PART = 0.4  # share of a step spent filling a stage
+PRODUCT = "A ⋅ B = C"
 
 
 class TilingCanvas(AnimatedCanvas):
@@ -202,7 +203,8 @@ class TilingCanvas(AnimatedCanvas):
     def draw_title(self, painter: QPainter) -> None:
         m = self.model
         text = (f"{self.level_id}: block tile {m.bm}x{m.bn}, BK={m.bk}, {m.threads} threads, "
-                f"{m.stages} stage(s) — K step {self.step + 1}/{K_STEPS}; #: launch order")
+                f"{m.stages} stage(s) — K step {self.step + 1}/{K_STEPS}; #: launch order"
+                + ("" if self._product_in_corner() else f"; {PRODUCT}"))
         self.draw_text(painter, QRectF(10, 4, self.width() - 20, 2 * self.line_px()), text,
                        wrap=True)
 
@@ -228,10 +230,22 @@ class TilingCanvas(AnimatedCanvas):
                 color = ("b_operand" if (c == bc and k == self.step) else
                          "b_panel" if c == bc else "panel")
                 self.fill(painter, self.b_tile_rect(k, c), ANIMATION.color(color), grid)
+        if self._product_in_corner():
+            self.draw_text(painter, self._corner(), PRODUCT, "muted_text",
+                           Qt.AlignmentFlag.AlignCenter)
+
+    def _corner(self) -> QRectF:
+        """The square left of B and above A (the product's label goes there)."""
         _, t, o = self._unit()
-        self.draw_text(painter, QRectF(o.x() - 8 - K_STEPS * t, o.y() - 8 - K_STEPS * t,
-                                       K_STEPS * t, K_STEPS * t), "A ⋅ B = C", "muted_text",
-                       Qt.AlignmentFlag.AlignCenter)
+        return QRectF(o.x() - 8 - K_STEPS * t, o.y() - 8 - K_STEPS * t, K_STEPS * t,
+                      K_STEPS * t)
+
+    def _product_in_corner(self) -> bool:
+        """Whether "A ⋅ B = C" fits its corner at the type's floor (else the title says
+        it: a short canvas, under a talk's caption, has a small corner)."""
+        font = QFont(self.font())
+        font.setPointSizeF(max(self.min_text_pt, 1.0))
+        return QFontMetricsF(font).horizontalAdvance(PRODUCT) + 4 <= self._corner().width()
 
     def draw_stages(self, painter: QPainter) -> None:
         arrays = self.model.smem_arrays()

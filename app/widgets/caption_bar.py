@@ -113,8 +113,13 @@ class CaptionBar(QWidget):
         px, height, self.fits = self.fit_size(self.text.text(), self.text_width(), budget)
         self.shown_px = px
         self.text.setStyleSheet(f"font-size: {px}px;")
-        self.setMinimumHeight(max(min(height, budget), self.number.sizeHint().height())
-                              + margins.top() + margins.bottom())
+        least = max(min(height, budget), self.number.sizeHint().height()) \
+            + margins.top() + margins.bottom()
+        if least != self.minimumHeight():
+            self.setMinimumHeight(least)
+            dock = self.parentWidget()
+            if dock is not None:  # the dock's own minimum, now (else a pixel short)
+                dock.setMinimumHeight(least)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QApplication,
-    QLabel,
     QLayout,
     QSplitter,
     QStackedWidget,
@@ -40,6 +40,30 @@ def _layout_holding(layout: QLayout, widget: QWidget) -> QLayout | None:
     return None
 
 
+class _Picture(QWidget):
+    """Stands in for a widget: paints its picture, and asks its layout for exactly what
+    the widget asks (so nothing around it moves, and the window keeps its size)."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__()
+        self.picture = widget.grab()
+        self._hint, self._least = widget.sizeHint(), widget.minimumSizeHint()
+        self.setSizePolicy(widget.sizePolicy())
+        self.setMinimumSize(widget.minimumSize())
+        self.setMaximumSize(widget.maximumSize())
+
+    def sizeHint(self) -> QSize:
+        return self._hint
+
+    def minimumSizeHint(self) -> QSize:
+        return self._least
+
+    def paintEvent(self, event: object) -> None:
+        painter = QPainter(self)
+        painter.drawPixmap(self.rect(), self.picture)
+        painter.end()
+
+
 class _Place:
     """Where a widget sits, so that it can go back there: a tab of a QTabWidget, a
     pane of a QSplitter, or an item of a layout (a placeholder takes its place)."""
@@ -52,7 +76,7 @@ class _Place:
         self.tabs: QTabWidget | None = None
         self.splitter: QSplitter | None = None
         self.layout: QLayout | None = None
-        self.placeholder: QLabel | None = None
+        self.placeholder: QWidget | None = None
         parent = self.parent
         if isinstance(parent, QStackedWidget) and isinstance(parent.parentWidget(), QTabWidget):
             self.tabs = parent.parentWidget()  # type: ignore[assignment]
@@ -75,11 +99,7 @@ class _Place:
                 tabs.blockSignals(False)
         elif self.splitter is not None or self.layout is not None:
             # a picture of the widget holds its place (the window looks the same)
-            holder = self.placeholder = QLabel()
-            holder.setPixmap(w.grab())
-            holder.setScaledContents(True)
-            holder.setFixedSize(w.size())
-            holder.setSizePolicy(w.sizePolicy())
+            holder = self.placeholder = _Picture(w)
             if self.splitter is not None:
                 self.sizes = self.splitter.sizes()
                 self.splitter.replaceWidget(self.splitter.indexOf(w), holder)

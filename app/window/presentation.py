@@ -19,6 +19,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
+    QLayout,
     QTabWidget,
     QToolBar,
     QWidget,
@@ -72,6 +73,7 @@ class Stage(Protocol):
     def resizeDocks(self, docks: list[QDockWidget], sizes: list[int],
                     orientation: Qt.Orientation) -> None: ...
     def findChildren(self, kind: type) -> list: ...
+    def layout(self) -> QLayout | None: ...
     def geometry(self) -> QRect: ...
     def setGeometry(self, rect: QRect) -> None: ...
     def isMaximized(self) -> bool: ...
@@ -135,6 +137,15 @@ class PresentationMode:
             elif self.geometry is not None:
                 w.setGeometry(self.geometry)
             if self.state is not None:  # the panels, in the window's own size again
+                # once the normal type has reached every widget and the window is laid out
+                # with it: restored before, the panels met the stage's minimum widths
+                # (the tabs not shown kept the stage's minimum sizes in their layouts)
+                QApplication.sendPostedEvents()
+                for layout in w.findChildren(QLayout):
+                    layout.invalidate()
+                top = w.layout()
+                if top is not None:
+                    top.activate()
                 w.restoreState(self.state)
             self.geometry = self.state = None
 

@@ -1,0 +1,231 @@
+"""`gemmscope gallery OUT`: every tab in the normal theme and on stage at the screens a
+talk meets, and every scene of the example talk, rendered from the bundled recording.
+
+    gemmscope gallery OUT                  PNGs and an index (OUT/index.md)
+    gemmscope gallery OUT --sizes 1280x720 --no-talk
+
+A command of the app's own, not a benchmark script: it is the picture of what a person
+sees (a reader of docs/gallery/, a speaker checking a projector's size before a talk),
+it runs wherever the app runs, with no display (the offscreen platform), and CI runs
+the same code (tests/test_gallery.py) and checks the stage's rules on the very widgets
+behind each picture through :func:`render_gallery`'s ``inspect`` hook.
+
+One window per theme and size renders every tab; one window at 1280x720 on stage plays
+the talk. Each window reads the whole recording before its first picture.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
+
+from ..views.registry import VIEWS
+
+SIZES = ((1280, 720), (1366, 768), (1920, 1080))
+TALK_SIZE = (1280, 720)
+DEFAULT_LEVEL = "register_2d"  # the views' level: a SIMT level with every picture
+THEMES = ("normal", "presentation")
+
+
+@dataclass(frozen=True, slots=True)
+class Shot:
+    """One picture of the gallery: a tab (``scene`` 0) or a talk's scene (1-based)."""
+
+    name: str  # the file's stem
+    theme: str  # "normal" or "presentation"
+    size: tuple[int, int]
+    tab: str
+    scene: int = 0
+    path: Path | None = None
+
+
+Inspect = Callable[[Shot, Any], None]  # (the shot, the window behind it): tests
+
+
+def parse_sizes(text: str) -> list[tuple[int, int]]:
+    from ..gui_main import parse_size
+
+    sizes = [parse_size(part.strip()) for part in text.split(",") if part.strip()]
+    if not sizes or any(s is None for s in sizes):
+        raise ValueError(f"--sizes: give WIDTHxHEIGHT[,WIDTHxHEIGHT...], not {text!r}")
+    return [s for s in sizes if s is not None]
+
+
+def settle(window: Any) -> None:
+    app = QApplication.instance()
+    for _ in range(4):
+        if app is not None:
+            app.processEvents()
+    window.flush_views()
+    if app is not None:
+        app.processEvents()
+
+
+def new_window(settings: QSettings, recording: Path, size: tuple[int, int],
+               presentation: bool) -> Any:
+    """A main window at ``size`` showing the whole of ``recording``, whole steps only."""
+    from .main_window import MainWindow
+
+    window = MainWindow(settings)
+    if not window.open_recording(str(recording)):
+        window.close()
+        raise RuntimeError(f"cannot read {recording}: {window.statusBar().currentMessage()}")
+    window.set_animated(False)
+    window.play_instant()
+    if presentation:
+        window.set_presentation(True, full_screen=False)
+    window.select_level(DEFAULT_LEVEL)
+    window.resize(*size)
+    window.show()
+    settle(window)
+    window.resize(*size)  # again: what does not fit hid once shown
+    settle(window)
+    return window
+
+
+def save(window: Any, path: Path) -> QImage:
+    image = window.grab().toImage()
+    if not image.save(str(path), "PNG"):
+        raise OSError(f"could not write {path}")
+    return image
+
+
+def tab_shots(out: Path, settings: QSettings, recording: Path,
+              sizes: list[tuple[int, int]], inspect: Inspect | None) -> Iterator[Shot]:
+    for theme in THEMES:
+        for size in sizes:
+            window = new_window(settings, recording, size, theme == "presentation")
+            try:
+                for spec in VIEWS:
+                    window.named_widget(spec.name)
+                    settle(window)
+                    shot = Shot(f"{theme}-{size[0]}x{size[1]}-{spec.name}", theme, size,
+                                spec.name, path=out / f"{theme}-{size[0]}x{size[1]}-"
+                                f"{spec.name}.png")
+                    assert shot.path is not None
+                    save(window, shot.path)
+                    if inspect is not None:
+                        inspect(shot, window)
+                    yield shot
+            finally:
+                window.close()
+
+
+def talk_shots(out: Path, settings: QSettings, talk_name: str, size: tuple[int, int],
+               inspect: Inspect | None) -> Iterator[Shot]:
+    from .talk import load_talk, open_talk, recording_of, talk_path
+
+    talk = load_talk(talk_path(talk_name))
+    recording = recording_of(talk)
+    if recording is None:
+        raise RuntimeError(f"{talk.path}: no recording")
+    window = new_window(settings, recording, size, presentation=True)
+    # (the whole recording read: the captions quote it, as a talk's first scene does)
+    controller = open_talk(window, talk, window.replay.recording.events)
+    try:
+        for i, scene in enumerate(talk.scenes):
+            controller.go(i)
+            settle(window)
+            window.resize(*size)
+            settle(window)
+            shot = Shot(f"talk-{size[0]}x{size[1]}-scene-{i + 1:02d}", "presentation", size,
+                        scene.view, scene=i + 1,
+                        path=out / f"talk-{size[0]}x{size[1]}-scene-{i + 1:02d}.png")
+            assert shot.path is not None
+            save(window, shot.path)
+            if inspect is not None:
+                inspect(shot, window)
+            yield shot
+    finally:
+        controller.stop()
+        window.close()
+
+
+def render_gallery(out: Path, recording: Path, sizes: list[tuple[int, int]] | None = None,
+                   talk: str | None = "ladder", inspect: Inspect | None = None,
+                   settings_file: Path | None = None) -> list[Shot]:
+    """Render the gallery into ``out``; the shots, in order. ``inspect`` is called with
+    each shot and its window right after the picture is taken (the window is live)."""
+    out.mkdir(parents=True, exist_ok=True)
+    settings = QSettings(str(settings_file or out / ".gallery-prefs.ini"),
+                         QSettings.Format.IniFormat)
+    shots = list(tab_shots(out, settings, recording, list(sizes or SIZES), inspect))
+    if talk:
+        shots += list(talk_shots(out, settings, talk, TALK_SIZE, inspect))
+    settings.clear()
+    settings.sync()
+    prefs = Path(settings.fileName())
+    if settings_file is None and prefs.exists():
+        prefs.unlink()
+    (out / "index.md").write_text(index_text(shots), encoding="utf-8")
+    return shots
+
+
+def index_text(shots: list[Shot]) -> str:
+    lines = ["# gemmscope gallery", "",
+             "Rendered by `gemmscope gallery OUT` from the bundled recording "
+             f"(level {DEFAULT_LEVEL} in the tabs).", ""]
+    section = None
+    for shot in shots:
+        title = ("Talk scenes" if shot.scene else
+                 f"{shot.theme.capitalize()} theme, {shot.size[0]}×{shot.size[1]}")
+        if title != section:
+            section = title
+            lines += [f"## {title}", ""]
+        label = f"scene {shot.scene} ({shot.tab})" if shot.scene else shot.tab
+        name = shot.path.name if shot.path else shot.name
+        lines += [f"![{label}]({name})", ""]
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="gemmscope gallery",
+        description="Render every tab (normal and presentation mode) at the screen sizes "
+                    "a talk meets, and every scene of a talk, from a recording.")
+    p.add_argument("out", help="the folder to write PNGs and index.md into")
+    p.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES),
+                   help="window sizes, WIDTHxHEIGHT,... (default %(default)s)")
+    p.add_argument("--recording", metavar="FILE",
+                   help="the recording (default: the bundled H200 session)")
+    p.add_argument("--talk", default="ladder",
+                   help="the talk whose scenes to render (default %(default)s)")
+    p.add_argument("--no-talk", action="store_true", help="no talk scenes")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    import sys
+
+    args = build_parser().parse_args(argv)
+    try:
+        sizes = parse_sizes(args.sizes)
+    except ValueError as exc:
+        print(f"gemmscope gallery: {exc}", file=sys.stderr)
+        return 2
+    from ..gui_main import _import_pyqtgraph_without_cuda
+    from .sources_mixin import bundled_session
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    app.setApplicationName("gemmscope")
+    _import_pyqtgraph_without_cuda()
+    recording = Path(args.recording) if args.recording else bundled_session()
+    if recording is None or not Path(recording).is_file():
+        print(f"gemmscope gallery: no recording: {recording or 'none bundled'}",
+              file=sys.stderr)
+        return 2
+    try:
+        shots = render_gallery(Path(args.out), Path(recording), sizes,
+                               None if args.no_talk else args.talk)
+    except (OSError, RuntimeError, ValueError) as exc:
+        print(f"gemmscope gallery: {exc}", file=sys.stderr)
+        return 1
+    print(f"{len(shots)} pictures in {args.out} (index.md lists them)")
+    return 0
