@@ -294,19 +294,19 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
     recording = recording_of(talk)
     assert recording is not None  # check_talk_args
     controller = TalkController(window, talk)
-    if getattr(args, "check", False):
+    if args.check:
         from .talk_check import check_talk
 
         return check_talk(app, window, controller, recording)
     if not args.screenshot:
         full_screen_on_start_screen(window)  # a talk: the whole screen it starts on
-        if getattr(args, "presentation", False):
+        if args.presentation:
             window.set_presentation(True)
         start_talk(window, controller, recording, args.scene - 1)
         code = app.exec()
         controller.stop()
         return int(code)
-    if getattr(args, "presentation", False):  # at the asked size, not full screen
+    if args.presentation:  # at the asked size, not full screen
         window.set_presentation(True, full_screen=False)
     if not window.open_recording(recording, background=False):
         print(terminal_text(window.statusBar().currentMessage()), file=sys.stderr)
