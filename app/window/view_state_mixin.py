@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...kernels.shape import Shape
+from ...kernels.ladder.shape import Shape
 from ..core.store import Change
 from ..core.view_state import ViewState, changed_fields, neighbour_shape
 from ..views.base import View
