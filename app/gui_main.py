@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..kernels.protocol.text_safety import terminal_text
+
 START = time.perf_counter()
 DEFAULT_SCREENSHOT_SIZE = "1400x900"
 
@@ -69,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the animation step on screen, from 1 (with --tab or --chart of "
                         "an animated view)")
     p.add_argument("--tab", metavar="NAME",
-                   help="with --screenshot: show this view's tab in the window picture")
+                   help="show this view's tab (in the window, or in its --screenshot)")
     p.add_argument("--size", metavar="WxH",
                    help="with --screenshot: the window's size in pixels (default 1400x900; "
                         "times the screen's device pixel ratio on a HiDPI screen); with "
@@ -157,6 +159,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.screenshot:
             print("gemmscope: give --screenshot or --export, not both", file=sys.stderr)
             return 2
+    for option, path in (("--screenshot", args.screenshot), ("--export", args.export)):
+        if path:
+            from ..kernels.protocol.atomic_file import check_writable, target_of
+
+            try:  # a name that cannot be written is said before any window opens
+                # (an export makes its folder; a screenshot's must exist)
+                target_of(path) if option == "--export" else check_writable(path)
+            except OSError as exc:
+                print(terminal_text(f"gemmscope: {option} {path}: {exc.strerror or exc}"),
+                      file=sys.stderr)
+                return 2
     talk = None
     if args.command == "talk":
         from .window.talk import check_talk_args
@@ -166,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         if args.check:  # measures text; shows no window
             os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    if args.remote:
+    if args.remote is not None:  # empty included: refused, never local unasked
         from .core.runner_command import plan_live
 
         try:  # a malformed host is said before any window opens
@@ -192,30 +205,18 @@ def main(argv: list[str] | None = None) -> int:
     app.setWindowIcon(QIcon(str(icon_path())))
     with tempfile.TemporaryDirectory(prefix="gemmscope-") as scratch:
         settings = args.settings
-        # a picture or an export never writes the user's preferences
-        if settings is None and (args.screenshot or args.export):
+        picture = bool(args.screenshot or args.export)
+        if settings is None and picture:  # a picture of the defaults, the same each time
             settings = str(Path(scratch) / "prefs.ini")
-        # nor does a talk (its scenes set the speed, presentation mode, the run form):
-        # it runs on a scratch copy, so it starts from them and leaves them as they were
-        if talk is not None:
-            settings = _scratch_copy(open_settings(settings), Path(scratch) / "talk.ini")
-        window = MainWindow(open_settings(settings))
+        # a picture, an export or a talk reads the preferences and never writes them (a
+        # talk's scenes set the speed, presentation mode, the run form: in memory only, so
+        # it starts from them and leaves them as they were)
+        window = MainWindow(open_settings(settings, writable=not (picture or talk is not None)))
         if talk is not None:
             from .window.talk import run_talk
 
             return run_talk(app, window, talk, args)
         return _run(app, window, args)
-
-
-def _scratch_copy(settings: Any, path: Path) -> str:
-    """The preferences in ``settings`` copied into an ini file at ``path`` (its path)."""
-    from PySide6.QtCore import QSettings
-
-    copy = QSettings(str(path), QSettings.Format.IniFormat)
-    for key in settings.allKeys():
-        copy.setValue(key, settings.value(key))
-    copy.sync()
-    return str(path)
 
 
 def _device_specs(args: argparse.Namespace, plan: Any) -> Any:
@@ -242,7 +243,7 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
 
     if args.screenshot or args.export:  # a picture needs the recording read first
         if not _open_source(window, args, background=False):
-            print(window.statusBar().currentMessage(), file=sys.stderr)
+            print(terminal_text(window.statusBar().currentMessage()), file=sys.stderr)
             window.close()
             return 2
         return _screenshot(app, window, args) if args.screenshot else _export(app, window, args)
@@ -259,6 +260,19 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
 
         painted = _FirstPaint()
         app.installEventFilter(painted)
+    if args.tab:  # the tab on screen at the start (its animation takes --step)
+        if args.tab not in window.views:
+            print(f"no view called {args.tab!r}; views: {', '.join(window.views)}",
+                  file=sys.stderr)
+            window.close()
+            return 2
+        window.named_widget(args.tab)
+    if args.step is not None:
+        if args.step < 1:
+            print("--step: steps count from 1", file=sys.stderr)
+            window.close()
+            return 2
+        window.step_once_ready(args.step - 1)
     window.show()  # (at the size MainWindow fitted to the screen it starts on)
     if args.presentation:  # after show: leaving it restores this geometry
         window.set_presentation(True)
@@ -306,8 +320,8 @@ def _prepare(app: Any, window: Any, args: argparse.Namespace) -> tuple[int, int]
     window.set_animated(False)  # a picture of whole steps, not mid-animation
     window.play_instant()
     if args.level and not window.select_level(args.level):
-        print(f"no level called {args.level!r}; levels: {', '.join(window.level_ids())}",
-              file=sys.stderr)
+        print(terminal_text(f"no level called {args.level!r}; levels: "
+                            f"{', '.join(window.level_ids())}"), file=sys.stderr)
         window.close()
         return None
     if args.shape is not None and args.shape not in window.store.shapes():
@@ -357,7 +371,7 @@ def _export(app: Any, window: Any, args: argparse.Namespace) -> int:
                             frames=args.frames, fps=args.fps, every=args.all_results,
                             size=parse_size(args.size) if args.size else None)
     except (ExportError, OSError) as exc:
-        print(f"gemmscope: --export: {exc}", file=sys.stderr)
+        print(f"gemmscope: --export: {terminal_text(str(exc))}", file=sys.stderr)
         window.close()
         return 1 if isinstance(exc, OSError) else 2
     window.close()
@@ -393,13 +407,18 @@ def _screenshot(app: Any, window: Any, args: argparse.Namespace) -> int:
     if target is window and (image.width(), image.height()) != size:
         print(f"the window is {image.width()}x{image.height()} px, not {args.size}: "
               "it cannot be made that small", file=sys.stderr)
-    ok = image.save(args.screenshot, "PNG")
-    window.close()
-    if not ok:
-        print(f"could not write {args.screenshot}", file=sys.stderr)
+    from .window.exports import ExportError, save_png
+
+    try:  # whole or not at all: an old picture is never left cut
+        save_png(image, args.screenshot)
+    except (OSError, ExportError) as exc:
+        window.close()
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        print(terminal_text(f"could not write {args.screenshot}: {reason}"), file=sys.stderr)
         return 1
+    window.close()
     print(args.screenshot)
-    print(f"status: {window.mode_text()}")
+    print(f"status: {terminal_text(window.mode_text())}")  # names the recording's device
     return 0
 
 

@@ -13,6 +13,11 @@ writes a line that is not JSON before each run_start. With
 restarted runner serves normally (as a real runner would after a sticky CUDA error).
 --telemetry: an NVML-like sample after every repeat (power capped, SwPowerCap), and
 results that carry energy and ``throttled`` (invented numbers).
+close_stdout: at the first run, closes its stdout and runs on. die_with_child: at the
+first run, starts a child that keeps its pipes open, then exits. die_with_escaped_child:
+the same, the child in a session of its own (outside the runner's process group). With
+``$FAKE_RUNNER_PIDS`` set to a folder, the runner and such a child write their pids
+there (``runner``, ``child``).
 
 The GPU its parent gave it (``CUDA_VISIBLE_DEVICES``) names its device ("Fake GPU 1",
 uuid "GPU-fake-1"; its results read 10 + N TFLOPS). With ``$FAKE_RUNNER_MARKS`` set to a
@@ -82,6 +87,22 @@ def main() -> int:
                 Path(marks, f"{cmd['level']}-{cmd['M']}").write_text(str(os.getppid()))
             emit({"type": "run_start", **base, "dtype": "fp32", "precision": "fp32",
                   "repeats": cmd.get("repeats", 20), "warmup": 0})
+            pids = os.environ.get("FAKE_RUNNER_PIDS")
+            if pids:
+                Path(pids, "runner").write_text(str(os.getpid()))
+            if mode == "close_stdout":
+                sys.stdout.close()
+                os.close(1)
+                time.sleep(3600)
+            if mode in ("die_with_child", "die_with_escaped_child"):
+                import subprocess  # the child inherits stdout and stderr
+
+                child = subprocess.Popen(
+                    [sys.executable, "-c", "import time; time.sleep(3600)"],
+                    start_new_session=mode == "die_with_escaped_child")
+                if pids:
+                    Path(pids, "child").write_text(str(child.pid))
+                os._exit(4)
             for i in range(cmd.get("repeats", 20)):
                 emit({"type": "repeat", **base, "i": i, "ms": 1.0, "tflops": 1.0 + i})
                 if args.telemetry:

@@ -62,3 +62,35 @@ def test_replacing_keeps_the_old_file_when_writing_fails(tmp_path):
     assert path.read_text() == "old\n" and names(tmp_path) == ["results.csv"]
     assert write_text(path, "new\n") == path and path.read_text() == "new\n"
     assert names(tmp_path) == ["results.csv"]
+
+
+def test_a_symlink_is_followed_to_its_target_and_stays_a_link(tmp_path):
+    real = tmp_path / "data" / "real.csv"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    write_text(link, "new\n")
+    assert link.is_symlink() and real.read_text() == "new\n"
+    assert names(tmp_path) == ["data", "link.csv"] and names(real.parent) == ["real.csv"]
+
+
+def test_a_dangling_symlink_or_a_non_regular_target_is_refused_before_any_work(tmp_path):
+    from gemmscope.kernels.protocol.atomic_file import NotRegularFile
+
+    dangling = tmp_path / "dangling.csv"
+    dangling.symlink_to(tmp_path / "nowhere" / "x.csv")
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    for path in (dangling, fifo, "/dev/null", tmp_path):
+        with pytest.raises(NotRegularFile):
+            NewFile(path, replace=True)
+    assert names(tmp_path) == ["dangling.csv", "fifo.csv"]  # no temporary file left
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path):
+    path = tmp_path / "private.ini"
+    path.write_text("old\n")
+    path.chmod(0o600)
+    write_text(path, "new\n")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and path.read_text() == "new\n"

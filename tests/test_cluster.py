@@ -130,11 +130,20 @@ def test_no_scheduler_is_said_at_once(tmp_path):
 
 
 def test_a_gemmscope_worker_is_one_dask_worker_with_one_gpu():
-    from gemmscope.kernels.drive.cluster import worker_command
+    """One process, one thread, one GPU resource, the GPU chosen by its environment; and
+    where told to (--host, --insecure: a plain tcp:// scheduler beyond loopback) it
+    listens on that address only, its dashboard off (kernels/drive/cluster_serve.py)."""
+    from gemmscope.kernels.cli import main as cli
+    from gemmscope.kernels.drive.cluster_serve import worker_command
 
-    argv, env = worker_command("tcp://sched:8786", 3)
+    argv, env = worker_command(cli.build_parser().parse_args(
+        ["worker", "tcp://sched:8786", "--device", "3", "--host", "10.0.0.5", "--insecure"]))
     assert argv[:4] == [sys.executable, "-m", "distributed.cli.dask_worker", "tcp://sched:8786"]
-    options = dict(zip(argv[4::2], argv[5::2], strict=True))
-    assert options["--nworkers"] == "1" and options["--nthreads"] == "1"
-    assert options["--resources"] == "GPU=1" and options["--name"].startswith("gpu3@")
+    options = argv[4:]
+    assert options[options.index("--nworkers") + 1] == "1"
+    assert options[options.index("--nthreads") + 1] == "1"
+    assert options[options.index("--resources") + 1] == "GPU=1"
+    assert options[options.index("--name") + 1].startswith("gpu3@")
+    assert options[options.index("--host") + 1] == "10.0.0.5"
+    assert "--no-dashboard" in options
     assert env["CUDA_VISIBLE_DEVICES"] == "3" and env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"

@@ -40,7 +40,8 @@ def test_csv_text_cells_that_look_like_formulas_are_neutralised():
     cell = dict(zip(head, evil, strict=True))
     assert cell["level"] == '\'=HYPERLINK("http://evil","x")'
     assert cell["precision"] == "'+1+1" and cell["dtype"] == "'@SUM(A1)"
-    assert cell["reference"] == "'-2+3" and cell["clocks held back"] == "⚠ \tTab, \rCR"
+    # control characters are stripped (a tab or CR a space): one line per cell
+    assert cell["reference"] == "'-2+3" and cell["clocks held back"] == "⚠  Tab,  CR"
     # numbers keep their sign: a negative number is not a formula
     assert cell["t (s)"] == "-1.500" and cell["rel. error"] == "-2.50e-01"
     assert dict(zip(head, plain, strict=True))["level"] == "naive"
@@ -54,8 +55,8 @@ def test_markdown_takes_no_markup_from_the_recording():
                          "message": "![x](file:///home/me/.ssh/id_rsa) | cell\nsecond line"}))
     md = export.ladder_markdown(store, "a`b.jsonl")
     assert not re.search(r"(?<!\\)[<>\[\]]", md)  # every bracket from the recording escaped
-    assert "\\<img src=file:///etc/passwd\\> GPU" in md and "\\<script\\>" in md
-    assert "!\\[x\\](file:///home/me/.ssh/id_rsa) \\| cell second line" in md
+    assert "\\<img src=file\\:///etc/passwd\\> GPU" in md and "\\<script\\>" in md
+    assert "\\!\\[x\\](file\\:///home/me/.ssh/id\\_rsa) \\| cell second line" in md
     assert "Source: `a'b.jsonl`" in md
 
 

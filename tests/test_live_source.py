@@ -117,6 +117,6 @@ def test_a_runner_that_never_gets_ready_is_restarted_then_given_up(qtbot, tmp_pa
         runner.submit(REQS[:1])
     assert runner.state is SessionState.FAILED
     assert [m.kind for m in store.messages if m.is_error] == ["timeout"] * 3
-    assert "was not ready within 0.5 s" in store.messages[0].text
+    assert "said nothing within 0.5 s" in store.messages[0].text
     assert "failed 3 times in a row" in store.messages[-1].text
     runner.stop()

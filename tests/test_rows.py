@@ -58,7 +58,7 @@ def _cli_table(path, markdown: bool) -> dict[str, dict[str, str]]:
     lines = [x for x in out.getvalue().splitlines() if x.strip()]
     if markdown:
         table = [x.strip("|").split(" | ") for x in lines if x.startswith("| ")]
-        table = [[cell.strip() for cell in row] for row in table]
+        table = [[md_unescaped(cell.strip()) for cell in row] for row in table]
     else:  # columns are two or more spaces apart; no cell has two spaces in a row
         start = next(i for i, x in enumerate(lines) if x.startswith("level "))
         table = [re.split(r"\s{2,}", x) for x in lines[start:] if not x.startswith("--")]
@@ -73,9 +73,14 @@ def _cli_table(path, markdown: bool) -> dict[str, dict[str, str]]:
     return by_level
 
 
+def md_unescaped(cell: str) -> str:
+    """A Markdown cell as a reader sees it: its backslash escapes undone."""
+    return re.sub(r"\\(.)", r"\1", cell)
+
+
 def _markdown_report(store) -> dict[str, dict[str, str]]:
     lines = export.ladder_markdown(store, "x.jsonl").splitlines()
-    table = [[c.strip() for c in x.strip("|").split(" | ")] for x in lines
+    table = [[md_unescaped(c.strip()) for c in x.strip("|").split(" | ")] for x in lines
              if x.startswith("| ")]
     header, *rows = table
     return {row[0]: dict(zip(header, row, strict=True)) for row in rows}

@@ -28,7 +28,7 @@ def test_run_mode_switch_validates_and_reaches_every_request(qtbot, make_window,
     assert not controls.buttons["run_ladder"].isEnabled() and controls.values() is None
     controls.fields["trials"].setText("2")
     controls.fields["window_s"].setText("0.5")
-    assert controls.fields["window_s"].toolTip() == "window_s must be from 1 to 30 s"
+    assert controls.fields["window_s"].toolTip() == "<p>window_s must be from 1 to 30 s</p>"
     controls.fields["window_s"].setText("1.5")
     assert controls.reason.text() == "" and controls.buttons["run_ladder"].isEnabled()
     assert controls.run_mode() == {"mode": "sustained", "window_s": 1.5, "trials": 2,

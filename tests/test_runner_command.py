@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from gemmscope.app.core.gpu_probe import GpuProbe
+from gemmscope.app.core.preferences_file import settings_file
 from gemmscope.app.core.runner_command import (
     BUNDLE_REASON,
     RunnerSource,
@@ -17,7 +18,6 @@ from gemmscope.app.core.runner_command import (
     local_command,
     plan_live,
     read_preference,
-    settings_file,
 )
 
 H200 = GpuProbe(True, "NVIDIA H200", "", 1)

@@ -23,7 +23,8 @@ def test_bad_input_is_refused_in_the_field_with_a_reason(qtbot, make_window):
     controls.fields["K"].setText("0")
     assert controls.values() is None
     assert not controls.buttons["run_ladder"].isEnabled()
-    assert controls.fields["M"].toolTip() == "M must be a whole number, not '12x'"
+    # shown literally (escaped rich text): the field's text is the user's
+    assert controls.fields["M"].toolTip() == "<p>M must be a whole number, not &#x27;12x&#x27;</p>"
     assert "K must be at least 1" in controls.reason.text()
     assert "border" in controls.fields["K"].styleSheet()
     controls.fields["M"].setText("100")
@@ -113,8 +114,10 @@ def test_exports_png_svg_csv_and_report(qtbot, make_window, synthetic_file, tmp_
     assert (image.width(), image.height()) == REPORT_CHART_SIZE  # whatever the window's
     svg = window.export_chart(bars, tmp_path / "bars.svg").read_text()
     assert svg.startswith("<?xml") and "<svg" in svg
-    csv_text = window.export_csv(tmp_path / "r.csv").read_text()
-    assert csv_text.count("\n") == 1 + len(read_session(synthetic_file).results)
+    csv_text = window.export_csv(tmp_path / "r.csv").read_text()  # the ladder shown
+    assert csv_text.count("\n") == 1 + len(syn.LADDER_TFLOPS) + len(syn.REFERENCE_TFLOPS)
+    every = window.export_csv(tmp_path / "all.csv", every=True).read_text()
+    assert every.count("\n") == 1 + len(read_session(synthetic_file).results)
     md = window.export_report(tmp_path / "ladder.md").read_text()
     assert "| wmma | FP16 | 4096×4096×4096 | 300.0 |" in md
     assert "| ⚠ SwPowerCap | verified |" in md  # throttled (synthetic cap)

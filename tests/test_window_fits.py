@@ -213,20 +213,19 @@ def test_the_window_opens_inside_the_screen_and_forgets_a_size_that_does_not_fit
         qtbot, tmp_path):
     """On the offscreen platform's 800x800 screen: the first window fits it; a window
     remembered at 1400x900 (from a larger screen) opens fitted, not off the screen."""
-    from PySide6.QtCore import QSettings
-
     from gemmscope.app.core.screen_fit import room_for_client
     from gemmscope.app.window.main_window import MainWindow
+    from gemmscope.app.window.preferences import open_settings
     from gemmscope.app.window.screens import as_rect
 
     room = room_for_client(as_rect(QApplication.primaryScreen().availableGeometry()))
     ini = str(tmp_path / "prefs.ini")
-    window = MainWindow(QSettings(ini, QSettings.Format.IniFormat))
+    window = MainWindow(open_settings(ini))
     qtbot.addWidget(window)
     assert room.contains(as_rect(window.geometry()))
     window.resize(1400, 900)  # as on a desktop, then closed: its geometry is remembered
     window.close()
-    again = MainWindow(QSettings(ini, QSettings.Format.IniFormat))
+    again = MainWindow(open_settings(ini))
     qtbot.addWidget(again)
     assert room.contains(as_rect(again.geometry()))
     assert again.width() < 1400

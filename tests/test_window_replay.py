@@ -52,8 +52,9 @@ def test_instant_replay_fills_ladder_and_charts(make_window, synthetic_file):
     stream = charts["stream"]
     x, y = stream.curve.getData()
     assert len(x) == syn.REPEATS
-    np.testing.assert_allclose(np.median(y), syn.SWEEP[8192], rtol=0.03)  # the last run
-    assert "8192×8192×8192" in stream.base_title
+    # the selected level's run at the shape shown (naive at 4096³), not the last recorded
+    np.testing.assert_allclose(np.median(y), syn.LADDER_TFLOPS["naive"], rtol=0.03)
+    assert "naive at 4096³" in stream.base_title
 
     texts = [window.messages.item(i).text() for i in range(window.messages.count())]
     assert any("launch (double_buffer at 7×100×1000): synthetic launch failure" in t
@@ -139,7 +140,8 @@ def test_the_bundled_h200_recording_opens_with_the_reason(make_window, qtbot):
     path = bundled_session()
     assert path is not None, "resources/sessions/h200-ladder.jsonl is part of the package"
     session = read_session(path)
-    recorded = {(r["level"], r["M"]): r["tflops"] for r in session.results}
+    recorded = {(r["level"], r["M"]): r["tflops"] for r in session.results
+                if r.get("mode", "burst") == "burst"}
     window = make_window()
     assert window.open_bundled("no CUDA device")
     assert "no CUDA device" in window.mode_text()
@@ -155,7 +157,10 @@ def test_the_bundled_h200_recording_opens_with_the_reason(make_window, qtbot):
     rows = {table.item(r, 0).text(): r for r in range(table.rowCount())}
     assert "cp_async" in rows and "wmma" in rows
     shown = float(table.item(rows["cp_async"], 3).text())
-    assert shown == pytest.approx(recorded[("cp_async", 8192)], rel=1e-3)
+    # the table is at the shape the replay opened on, 4096³ (the README's), though the
+    # recording ends at 8192³
+    assert shown == pytest.approx(recorded[("cp_async", 4096)], rel=1e-3)
+    assert window.view_state.state.shape.M == 4096
 
 
 @pytest.mark.parametrize("view", ["charts", "bars", "ladder", "window"])
@@ -232,8 +237,8 @@ def test_replay_bar_pause_speed_and_seek(qtbot, make_window, synthetic_file, tmp
     assert window.ladder.cell_text("wmma", "TFLOPS") == "300.0"
     assert bar.position.text().strip().startswith(f"{window.replay.clock.duration_s:.1f}")
     stream = window.charts()["stream"]
-    stream.hover.show_at(2.2, 0.0)
-    assert stream.hover.text == f"repeat 2: {syn.SWEEP[8192] * 1.02:.4g} TFLOPS"
+    stream.hover.show_at(2.2, 0.0)  # the selected level's run (naive) at the shape shown
+    assert stream.hover.text == f"repeat 2: {syn.LADDER_TFLOPS['naive'] * 1.02:.4g} TFLOPS"
 
 
 def test_ladder_detail_says_which_parameters_a_run_used_beside_the_levels_own(

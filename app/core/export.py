@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from urllib.parse import quote
 
 from ...kernels.protocol.atomic_file import replacing, write_text
+from ...kernels.protocol.text_safety import clean_text
+from ...kernels.protocol.text_safety import markdown_text as _markdown_text
 from ...kernels.protocol.throttle import NOT_COUNTED, THROTTLE_MARK
 from ...kernels.results.rows import NUMBER_COLUMNS, Column, not_run_texts, sustained_texts
 from ...kernels.results.table import markdown_table
@@ -38,19 +40,20 @@ MARKDOWN_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
 
 # a cell beginning with one of these is a formula to a spreadsheet (OWASP, "CSV Injection")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_MARKUP = re.compile(r"([\\`*\[\]<>|])")
 
 
 def csv_text(text: str) -> str:
-    """A text cell as data: one beginning like a formula gets a leading single quote.
-    Number cells are the row model's texts of numbers and keep their sign."""
-    return "'" + text if text.startswith(FORMULA_START) else text
+    """A text cell as data: control, format and bidi characters removed (one line), and
+    one beginning like a formula gets a leading single quote. Number cells are the row
+    model's texts of numbers and keep their sign."""
+    text = clean_text(text)
+    return "'" + text if text.lstrip().startswith(FORMULA_START) else text
 
 
 def markdown_text(text: str) -> str:
-    """Text from a recording as Markdown text, not markup: no links, images, HTML, code
-    or table cells of its own, on one line."""
-    return _MARKUP.sub(r"\\\1", " ".join(str(text).split()))
+    """Text from a recording as Markdown text, not markup: no links, images, HTML, code,
+    headings or table cells of its own, on one line (kernels/protocol/text_safety.py)."""
+    return _markdown_text(text)
 
 
 def write_export(path: str | Path, text: str) -> Path:
@@ -61,7 +64,7 @@ def write_export(path: str | Path, text: str) -> Path:
 
 def _safe(texts: dict[Column, str], escape: Callable[[str], str]) -> dict[Column, str]:
     """The text cells of a row passed through ``escape``; number cells as they are."""
-    return {c: t if c in NUMBER_COLUMNS else escape(t) for c, t in texts.items()}
+    return {c: clean_text(t) if c in NUMBER_COLUMNS else escape(t) for c, t in texts.items()}
 
 
 def results_csv(store: SessionStore) -> str:
@@ -103,7 +106,7 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
     synthetic = bool((store.header or {}).get("synthetic"))
     lines = [f"# gemmscope ladder report — {markdown_text(device)}", ""]
     # the path in a code span, where nothing is markup; a backtick would end it
-    lines.append(f"Source: `{' '.join(source.replace('`', chr(39)).split())}`"
+    lines.append(f"Source: `{' '.join(clean_text(source).replace('`', chr(39)).split())}`"
                  + (" (synthetic data, not a measurement)" if synthetic else ""))
     lines.append("")
     lines.append(f"Shown: {markdown_text(shown_text(store))} (the shape, mode and GPU "
@@ -113,8 +116,8 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
     shape = store.ladder_shape()
     for lv in store.levels:
         r = store.ladder_result(lv.id)
-        if r is None:
-            rows.append(_safe(not_run_texts(lv.id, lv.precision), markdown_text))
+        if r is None:  # (markdown_table escapes every cell)
+            rows.append(not_run_texts(lv.id, lv.precision))
             continue
         row = store.row(r)
         throttled_any = throttled_any or row.throttled
@@ -124,7 +127,7 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
         texts.update(sustained_texts(store.burst_result(lv.id, shape),
                                      store.sustained_result(lv.id, shape),
                                      store.sm_clock_max_mhz()))
-        rows.append(_safe(texts, markdown_text))
+        rows.append(texts)
     lines.append(markdown_table(MARKDOWN_COLUMNS, rows))
     lines += ["", f"{Column.PCT_OF_REFERENCE}: of the reference's TFLOPS (cuBLAS of the same "
               "precision at the same shape)."]
@@ -136,7 +139,8 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
     if errors:
         lines += ["", "## Errors", ""]
         lines += [f"- {markdown_text(m.describe())}" for m in errors]
-    for title, path in images:
-        lines += ["", f"## {title}", "", f"![{title}]({path})"]
+    for title, path in images:  # a chart's title names levels: a recording's text
+        lines += ["", f"## {markdown_text(title)}", "",
+                  f"![{markdown_text(title)}](<{quote(clean_text(path))}>)"]
     lines.append("")
     return "\n".join(lines)

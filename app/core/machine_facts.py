@@ -22,6 +22,7 @@ from pathlib import Path
 from ...kernels.device.gpu import CupyBuild
 from ...kernels.device.telemetry import NvmlFacts
 from .gpu_probe import GpuProbe, probe_driver
+from .preferences_file import settings_file
 from .qt_platform import (
     PluginLibs,
     platform_names,
@@ -35,7 +36,6 @@ from .runner_command import (
     choose,
     is_frozen,
     read_preference,
-    settings_file,
 )
 
 NVIDIA_PARAMS = Path("/proc/driver/nvidia/params")

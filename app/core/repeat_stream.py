@@ -1,4 +1,5 @@
-"""The per-repeat stream of the run in progress, in a fixed numpy buffer. Free of Qt."""
+"""The per-repeat stream of the run in progress, in a numpy buffer that grows with the
+repeats (one per GPU of a session: memory follows the data). Free of Qt."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ from ...kernels.ladder.shape import Shape
 
 
 class RepeatStream:
-    """Per-repeat TFLOPS of one run in a fixed numpy buffer (a ring once it is full)."""
+    """Per-repeat TFLOPS of one run in a numpy buffer that doubles as it fills, up to
+    ``capacity`` (then a ring)."""
+
+    FIRST_SIZE = 16
 
     def __init__(self, capacity: int = 4096):
         self.capacity = capacity
-        self._i = np.zeros(capacity, dtype=np.float64)
-        self._tflops = np.zeros(capacity, dtype=np.float64)
+        self._i = np.zeros(0, dtype=np.float64)
+        self._tflops = np.zeros(0, dtype=np.float64)
         self.count = 0  # repeats seen in this run
         self.level: str | None = None
         self.shape: Shape | None = None
@@ -33,6 +37,11 @@ class RepeatStream:
         self.level, self.shape, self.expected = level, shape, expected
 
     def append(self, i: int, tflops: float) -> None:
+        size = len(self._i)
+        if self.count >= size and size < self.capacity:
+            grown = min(self.capacity, max(self.FIRST_SIZE, 2 * size))
+            self._i = np.concatenate([self._i, np.zeros(grown - size)])
+            self._tflops = np.concatenate([self._tflops, np.zeros(grown - size)])
         slot = self.count % self.capacity
         self._i[slot] = i
         self._tflops[slot] = tflops

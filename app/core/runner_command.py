@@ -7,15 +7,14 @@ CUDA device are present. A desktop bundle carries no CuPy and its program is not
 interpreter, so it has no runner of its own: it drives one started outside it, such as
 ``gemmscope runner`` from a pip install with the CUDA extra, or one over ssh.
 
-The GUI keeps its preferences in QSettings; on Linux that is an INI file that
-:func:`read_preference` reads without Qt, so ``gemmscope doctor`` reports the same command.
+The GUI keeps its preferences in an INI file (app/core/preferences_file.py) that
+:func:`read_preference` reads the same way, so ``gemmscope doctor`` reports the same
+command.
 """
 
 from __future__ import annotations
 
-import configparser
 import os
-import re
 import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +25,7 @@ from pathlib import Path
 from ...kernels.drive import remote as ssh
 from ...kernels.drive.session import default_runner_command
 from .gpu_probe import GpuProbe, probe
+from .preferences_file import PreferencesFile
 
 PREFERENCE_KEY = "runner/command"
 BUNDLE_REASON = ("this desktop bundle carries no CuPy: set a live runner command "
@@ -104,7 +104,7 @@ def plan_live(option: str | None, preference: str | None, frozen: bool | None = 
     ``remote`` (``--remote [user@]host[:port]``) comes before all of them: the runner
     named by ``remote_command``, started on that host through ssh. A host that cannot be
     parsed raises ValueError."""
-    if remote:
+    if remote is not None:  # an empty one is refused, never local unasked
         target = ssh.parse_target(remote)
         return LivePlan(ssh.ssh_command(target, remote_command, extra=ssh_options),
                         f"{target} (ssh)", "", remote=str(target))
@@ -124,33 +124,7 @@ def plan_live(option: str | None, preference: str | None, frozen: bool | None = 
     return LivePlan(list(choice.command), gpu.name or "CUDA device", "")
 
 
-def settings_file(env: Mapping[str, str] | None = None) -> Path:
-    """Where QSettings("gemmscope", "gemmscope") keeps the preferences on Linux."""
-    env = os.environ if env is None else env
-    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~"), ".config"))
-    return Path(base).expanduser() / "gemmscope" / "gemmscope.conf"
-
-
 def read_preference(path: Path, key: str = PREFERENCE_KEY) -> str | None:
-    """A string preference from a QSettings INI file, without Qt (None: not set)."""
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    parser.optionxform = str  # type: ignore[assignment, method-assign]  # keys keep case
-    try:
-        parser.read(path, encoding="utf-8")
-    except (OSError, configparser.Error):
-        return None
-    group, _, name = key.rpartition("/")
-    value = parser.get(group or "General", name, fallback=None)
-    if value is None:
-        return None
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] == '"':  # QSettings quotes "a, b"
-        value = value[1:-1]
-    value = _ESCAPE.sub(lambda m: _ESCAPES.get(m[1], m[1]), value)
-    if value.startswith("@@"):  # QSettings doubles a leading @ (it marks typed values)
-        value = value[1:]
-    return value or None
-
-
-_ESCAPE = re.compile(r"\\(.)")
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+    """A string preference from the app's preferences file, without Qt (None: not set,
+    or not a line of text: app/core/preferences_file.py)."""
+    return PreferencesFile(path, writable=False).text(key, "") or None

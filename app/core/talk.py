@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ...kernels.ladder.shape import Shape
+from ...kernels.protocol.atomic_file import open_regular
 from ...kernels.protocol.plan import parse_shape
 from ...kernels.results.rows import (
     DASH,
@@ -310,17 +311,20 @@ def read_talk(path: str | Path, views: Collection[str], animated: Collection[str
     animation steps, ``levels`` the level ids a scene may name."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise TalkError(f"{path.name}: {size} bytes; a talk file has at most "
-                            f"{MAX_FILE_BYTES}")
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with open_regular(path) as fh:  # /dev/zero, a FIFO: refused at once
+            raw = fh.read(MAX_FILE_BYTES + 1)  # a device reports size 0: read, bounded
+        if len(raw) > MAX_FILE_BYTES:
+            raise TalkError(f"{path.name}: over {MAX_FILE_BYTES} bytes; a talk file has "
+                            f"at most {MAX_FILE_BYTES}")
+        data = tomllib.loads(raw.decode("utf-8"))
     except OSError as exc:
         raise TalkError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise TalkError(f"{path.name}: not UTF-8 text ({exc.reason})") from None
     except tomllib.TOMLDecodeError as exc:
         raise TalkError(f"{path.name}: not TOML: {exc}") from None
+    except RecursionError:  # [[[[... 40,000 deep: tomllib recurses per level
+        raise TalkError(f"{path.name}: nested too deeply to be a talk") from None
     reader = _Reader(path, list(views), list(animated), list(levels))
     unknown = [k for k in data if k not in TOP_FIELDS]
     if unknown:

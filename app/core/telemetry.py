@@ -1,6 +1,8 @@
 """NVML telemetry and run windows as the telemetry view reads them, free of Qt.
 
-:class:`TelemetryBuffer` keeps the samples in fixed numpy buffers (a ring once full):
+:class:`TelemetryBuffer` keeps the samples in numpy buffers that grow with the samples
+(doubling, up to a capacity; then a ring), so memory follows the data, never the number
+of GPUs a recording names:
 one float column per numeric field (a null or missing field is NaN) and one integer
 column of bits of the clock-event reasons that count as slowdowns (the one rule is
 :mod:`gemmscope.kernels.protocol.throttle`; the others are only counted). :class:`RunWindows`
@@ -36,13 +38,17 @@ def _number(value: Any) -> float:
 
 
 class TelemetryBuffer:
-    """NVML samples in fixed numpy buffers (a ring once full); a missing field is NaN."""
+    """NVML samples in numpy buffers that grow as they fill, up to ``capacity`` samples
+    (then a ring); a missing field is NaN."""
+
+    FIRST_SIZE = 16  # samples allocated at the first one; doubled as it fills
 
     def __init__(self, capacity: int = 200_000):  # about an hour at the default 50 Hz
         self.capacity = capacity
-        self._t = np.zeros(capacity)
-        self._fields = {name: np.full(capacity, np.nan) for name in TELEMETRY_FIELDS}
-        self._reasons = np.zeros(capacity, dtype=np.int64)
+        self._size = 0  # samples the arrays hold room for (grows to ``capacity``)
+        self._t = np.zeros(0)
+        self._fields = {name: np.full(0, np.nan) for name in TELEMETRY_FIELDS}
+        self._reasons = np.zeros(0, dtype=np.int64)
         self.reason_bits: dict[str, int] = {}  # reason name -> its bit, in order first seen
         self.count = 0
         # clock-event reason -> samples it was in: slowdowns (drawn), and the others
@@ -51,8 +57,25 @@ class TelemetryBuffer:
         self.power_kind: str | None = None  # of the latest sample that said
         self.last_t = 0.0
 
+    def _grow(self) -> None:
+        """Room for more samples: twice as much, at most ``capacity`` (arrays handed out
+        before keep their samples: they are copies of what never changes)."""
+        size = min(self.capacity, max(self.FIRST_SIZE, 2 * self._size))
+
+        def grown(arr: np.ndarray, fill: float) -> np.ndarray:
+            out = np.full(size, fill, dtype=arr.dtype)
+            out[: self._size] = arr
+            return out
+
+        self._t = grown(self._t, 0.0)
+        self._fields = {name: grown(arr, np.nan) for name, arr in self._fields.items()}
+        self._reasons = grown(self._reasons, 0)
+        self._size = size
+
     def append(self, ev: dict[str, Any], t: float | None = None) -> None:
         """Add one ``telemetry`` event; ``t`` is its session time (default: its ``t``)."""
+        if self.count >= self._size and self._size < self.capacity:
+            self._grow()
         slot = self.count % self.capacity
         self._t[slot] = self.last_t = float(ev["t"] if t is None else t)
         for name, arr in self._fields.items():

@@ -21,6 +21,7 @@ from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QTextOption
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
+from ..core.plain_text import plain_tooltip
 from ..core.store import SessionStore
 from ..theme import NORMAL, Theme, min_text_pt
 from .plot_style import plot_font
@@ -561,7 +562,7 @@ class Chart(pg.PlotWidget):
         self.setTitle(html.escape(shown), color=self.theme.foreground,
                       size=f"{self.theme.font_pt + 2}pt")
         item.layout.setRowFixedHeight(0, item.titleLabel.itemRect().height() + 4)
-        self.setToolTip(self.base_title if shown != self.base_title else "")
+        self.setToolTip(plain_tooltip(self.base_title) if shown != self.base_title else "")
 
     def resizeEvent(self, event: Any) -> None:
         if hasattr(self, "side_legend"):  # (pyqtgraph resizes during its __init__)

@@ -50,7 +50,7 @@ class InstructionMixChart(pg.PlotWidget):
         self.setMenuEnabled(False)
         item = self.getPlotItem()
         quiet_axes(item)
-        self.title_text = f"Main-loop instruction mix, {MIX_UNIT}"
+        self.title_text = f"Main-loop {MIX_UNIT}"  # (no longer than the tab is wide on stage)
         item.setTitle(self.title_text)
         self._title_style = dict(item.titleLabel.opts)  # pyqtgraph's, for the normal theme
         item.setLabel("left", MIX_UNIT)

@@ -306,6 +306,7 @@ class LadderBars(Chart):
         if self.show_empty(None if n else empty):
             self.names.forget()
             self.band.hide()
+            self.side_legend.set_entries([])  # nothing drawn: nothing to explain
             return
         if self.axis_label() != self._axis_label:
             self._axis_label = self.axis_label()

@@ -17,11 +17,13 @@ from ...kernels.drive import remote as ssh
 from ...kernels.drive.devices import DeviceSet, DeviceSpec
 from ...kernels.drive.session import (
     DEFAULT_WATCHDOG_S,
+    MAX_CONSECUTIVE_FAILURES,
     RunnerSession,
     RunRequest,
     SessionState,
     Tap,
 )
+from ...kernels.protocol.session_file import RecordingFailed
 from .base import EventSink
 
 WATCHDOG_TICK_MS = 250
@@ -41,14 +43,16 @@ class LiveSource(QObject):
         self.sink = sink
         self.remote = remote  # the host, when ``command`` is ssh to it
         self.session: RunnerSession | DeviceSet
+        # a runner may take ``watchdog_s`` to start, three times: the whole start's bound
+        start_s = watchdog_s * MAX_CONSECUTIVE_FAILURES
         if devices:  # one runner per GPU, one session (``command`` is in each spec)
             self.session = DeviceSet(self._on_event, devices, tap=tap, split=split,
-                                     watchdog_s=watchdog_s, start_timeout_s=watchdog_s,
+                                     watchdog_s=watchdog_s, start_timeout_s=start_s,
                                      wakeup=self._wake)
         else:
             options = ssh.session_options(remote) if remote else {}
             self.session = RunnerSession(self._on_event, command, tap=tap,
-                                         watchdog_s=watchdog_s, start_timeout_s=watchdog_s,
+                                         watchdog_s=watchdog_s, start_timeout_s=start_s,
                                          wakeup=self._wake, **options)
         self.session.state_listeners.append(self._on_state)
         self._wake_pending = False
@@ -106,7 +110,10 @@ class LiveSource(QObject):
 
     def _pump(self) -> None:
         self._wake_pending = False
-        self.session.pump()
+        try:
+            self.session.pump()
+        except RecordingFailed as exc:  # a full disk: said; the runs go on, unrecorded
+            self.notice.emit(f"recording stopped: {exc.strerror}")
         self._after_pump()
 
     def _after_pump(self) -> None:

@@ -225,7 +225,13 @@ class BanksCanvas(WarpAccessCanvas):
         for p in range(rep.phases):
             if rep.load[p].any():
                 y = self.cell_rect(p, 0, 0).top()
-                self.draw_text(painter, QRectF(2, y, left - 4, h), f"ph{p}", "muted_text")
+                place = QRectF(2, y, left - 4, h)
+                flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+                # "ph1", else "1" where the rows are too low for it; else the tooltip
+                label = f"ph{p}" if self._fitting_size(place, f"ph{p}", flags) > 0 else str(p)
+                if self._fitting_size(place, label, flags) < 0:
+                    self._cut_places.append((QRectF(place), f"phase {p}"))
+                self.draw_text(painter, place, label, "muted_text", optional=True)
 
     def draw_cell_lanes(self, painter: QPainter, rect: QRectF, lanes: list[int]) -> None:
         """The lanes served by a cell: "12", or "12+3" where 4 lanes read one word (a
@@ -238,7 +244,12 @@ class BanksCanvas(WarpAccessCanvas):
                 return
             self._cut_places.append((QRectF(rect), "one word, read by lanes "
                                      + ", ".join(map(str, lanes))))
-        self.draw_text(painter, rect, str(lanes[0]), black, center)
+        elif self._fitting_size(rect, str(lanes[0]),
+                                int(center | Qt.AlignmentFlag.AlignVCenter)) < 0:
+            # a cell too small for its lane's number (many wavefronts on a small stage):
+            # the lane's colour and the lane row above say it; the tooltip names it
+            self._cut_places.append((QRectF(rect), f"lane {lanes[0]}"))
+        self.draw_text(painter, rect, str(lanes[0]), black, center, optional=True)
 
     def draw_lanes(self, painter: QPainter) -> None:
         rep = self._report

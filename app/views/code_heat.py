@@ -52,6 +52,11 @@ class HeatBar(QWidget):
             self.box.addItem(METRIC_TEXT[metric], metric.value)
         self.box.currentIndexChanged.connect(
             lambda _: self.metric_changed.emit(self.chosen().value))
+        # its width from a fixed number of characters, not from its longest item at
+        # whatever font it first met (a stage's 20 pt made the Code view 1100 px wide)
+        self.box.setMinimumContentsLength(18)
+        self.box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         # one line, cut with "…" where the column is narrow (a projector's): the tooltip
         # holds the whole text, which can be long (a reason from the recording); plain
         # text, never markup (recording text is data)

@@ -311,6 +311,10 @@ class SwizzleView(ViewPanel):
         self.preset_box.addItems([LEVEL_PRESET, *(p.name for p in PRESETS), CUSTOM])
         self.preset_box.setToolTip("a layout by name: the TMA swizzle modes, padding, none, "
                                    "or the level's own")
+        # long names are cut in the box (its list shows them whole): it never widens the tab
+        self.preset_box.setMinimumContentsLength(16)
+        self.preset_box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.expr_edit = QLineEdit()
         self.expr_edit.setPlaceholderText("own column expression, e.g. col ^ ((row % 8) * 8)")
         for w in (labelled("layout", self.preset_box),

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.plain_text import html_text
 from ..core.store import Change, SessionStore
 from ..core.telemetry import GPM_FIELDS, RunWindow
 from ..plots.chart_base import plain_axes, quiet_axes
@@ -370,7 +371,7 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
             # pending that crashed the interpreter when the window was torn down)
             legend = self.plots["power"].getPlotItem().legend
             legend.clear()
-            legend.addItem(self.curves["power_w"], text)
+            legend.addItem(self.curves["power_w"], html_text(text))  # LabelItem: HTML
             legend.addItem(self.curves["power_limit_w"], CURVES["power_limit_w"][1])
             place_legend(self.plots["power"], self.axis_px())
 

@@ -86,6 +86,10 @@ class LadderPanel(QWidget):
         self.mode_box.addItems(list(Mode))
         self.mode_box.setToolTip("burst or sustained results (M switches)")
         self.mode_box.activated.connect(self._mode_chosen)
+        for box in (self.shape_box, self.mode_box):  # they never widen the panel
+            box.setMinimumContentsLength(3)
+            box.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -118,12 +122,12 @@ class LadderPanel(QWidget):
         split.addWidget(scrolling(self.detail))  # a long description scrolls, never cut
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
+        # one row, no labels (the texts say what they are: "4096³", "burst"; the tooltips
+        # and the keys [ ] M say more), so the panel stays as narrow as the stage's table
         choices = QHBoxLayout()
-        choices.setContentsMargins(4, 2, 4, 2)
-        for text, box in (("&Shape", self.shape_box), ("M&ode", self.mode_box)):
-            label = QLabel(text)
-            label.setBuddy(box)
-            choices.addWidget(label)
+        choices.setContentsMargins(2, 2, 2, 2)
+        for name, box in (("shape shown", self.shape_box), ("mode shown", self.mode_box)):
+            box.setAccessibleName(name)
             choices.addWidget(box, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -8,19 +8,12 @@ character is literal).
 
 from __future__ import annotations
 
-import html
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-MAX_TOOLTIP_CHARS = 2000
+from ..core.plain_text import MAX_TOOLTIP_CHARS, html_text, plain_tooltip
 
-
-def plain_tooltip(text: str) -> str:
-    """A tooltip that shows ``text`` literally (cut at MAX_TOOLTIP_CHARS)."""
-    if len(text) > MAX_TOOLTIP_CHARS:
-        text = text[: MAX_TOOLTIP_CHARS - 1] + "…"
-    return f"<p>{html.escape(text)}</p>" if text else ""
+__all__ = ["MAX_TOOLTIP_CHARS", "html_text", "plain_label", "plain_tooltip"]
 
 
 def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:

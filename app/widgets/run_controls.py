@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
     QGridLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QVBoxLayout,
@@ -25,6 +24,7 @@ from ...kernels.protocol.commands import SUSTAINED_FIELDS
 from ...kernels.protocol.events import Mode
 from ..core.runs import parse_dim, parse_repeats, parse_sustained, sustained_default
 from ..theme import FAILED_COLOR
+from .plain import plain_label, plain_tooltip
 
 BAD_STYLE = f"QLineEdit {{ border: 2px solid {FAILED_COLOR}; }}"
 
@@ -57,7 +57,7 @@ class RunControls(QWidget):
         for name, label in (("window_s", "&window (s)"), ("trials", "&trials"),
                             ("cooldown_s", "&cool-down (s)")):
             self._add_field(form, name, label, sustained_default(name))
-        self.reason = QLabel("")
+        self.reason = plain_label("")  # a runner's reason or a field's: never markup
         self.reason.setStyleSheet(f"color: {FAILED_COLOR};")
         self.reason.setWordWrap(True)
         self.buttons = {
@@ -142,11 +142,11 @@ class RunControls(QWidget):
         problems = self.problems()
         for name, edit in self.fields.items():
             edit.setStyleSheet(BAD_STYLE if name in problems else "")
-            edit.setToolTip(problems.get(name, ""))
+            edit.setToolTip(plain_tooltip(problems.get(name, "")))
         self.reason.setText("; ".join(problems.values()))
         ok = not problems and not self.unavailable
         for key in ("run_level", "run_ladder", "sweep"):
             self.buttons[key].setEnabled(ok)
         for key, button in self.buttons.items():
-            button.setToolTip(self.unavailable or self.tips[key])
+            button.setToolTip(plain_tooltip(self.unavailable or self.tips[key]))
         self.buttons["stop"].setEnabled(not self.unavailable)

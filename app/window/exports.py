@@ -10,7 +10,8 @@ times ``scale`` for HiDPI slides. The widget renders itself into the file's pain
 (at QSvgGenerator's default 72 dpi, items that pyqtgraph records as QPictures, the bars,
 replay at 72/96 of the axes' scale), and its groups' transforms are baked into the
 shapes (:mod:`..core.svg_flatten`), so librsvg and browsers draw what QtSvg draws. Every
-file is written whole or not at all (``core.export.replacing``).
+file is written whole or not at all (kernels/protocol/atomic_file.py: PNG and SVG are
+made in memory, then written, checked and renamed by the one writer; a symlink followed).
 """
 
 from __future__ import annotations
@@ -20,14 +21,15 @@ from pathlib import Path
 from typing import ClassVar
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRect, QRectF, QSize
-from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtCore import QBuffer, QIODevice, QPoint, QRect, QRectF, QSize
+from PySide6.QtGui import QColor, QImage, QPainter, QPixmap
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
+from ...kernels.protocol.atomic_file import write_bytes
 from ..core import export
 from ..core.store import SessionStore
-from ..core.svg_flatten import flatten_file
+from ..core.svg_flatten import flatten_svg
 from ..plots.chart_base import HoverReadout
 from ..views.animated_canvas import AnimatedCanvas
 from ..views.base import View
@@ -98,13 +100,16 @@ def _render(widget: QWidget, painter: QPainter) -> None:
         widget.render(painter, QPoint(0, 0))
 
 
-def write_svg(widget: QWidget, path: Path, title: str = "gemmscope chart",
-              scale: float = 1.0) -> None:
+def svg_bytes(widget: QWidget, title: str = "gemmscope chart", scale: float = 1.0) -> bytes:
     """``widget`` as laid out now, as SVG: a canvas of its size times ``scale`` pixels,
-    every shape in canvas coordinates (see the module's docstring)."""
+    every shape in canvas coordinates (see the module's docstring). In memory:
+    QSvgGenerator says nothing when a file write fails, so the bytes are written, and
+    checked, by the one writer."""
     HoverReadout.hide_all()
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     generator = QSvgGenerator()
-    generator.setFileName(str(path))
+    generator.setOutputDevice(buffer)
     size = widget.size()
     generator.setSize(size)
     generator.setViewBox(QRect(0, 0, size.width(), size.height()))
@@ -116,7 +121,25 @@ def write_svg(widget: QWidget, path: Path, title: str = "gemmscope chart",
         _render(widget, painter)
     finally:
         painter.end()
-    flatten_file(path, size.width() * scale, size.height() * scale)
+    buffer.close()
+    text = bytes(buffer.data().data()).decode("utf-8")
+    return flatten_svg(text, size.width() * scale, size.height() * scale).encode("utf-8")
+
+
+def png_bytes(image: QImage | QPixmap) -> bytes:
+    """``image`` as PNG, in memory; ExportError if Qt cannot encode it."""
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise ExportError("the picture could not be encoded as PNG")
+    buffer.close()
+    return bytes(buffer.data().data())
+
+
+def save_png(image: QImage | QPixmap, path: str | Path) -> Path:
+    """A screenshot or a chart's PNG, whole or not at all (kernels/protocol/atomic_file.py:
+    a temporary file beside it, checked, renamed; a symlink followed)."""
+    return write_bytes(path, png_bytes(image))
 
 
 class Exporter:
@@ -151,20 +174,14 @@ class PngExporter(Exporter):
     suffixes = ("png",)
 
     def write(self, widget: QWidget, path: Path, title: str) -> Path:
-        image = render_image(widget, self.scale)
-        with export.replacing(path) as temp:
-            if not image.save(str(temp), "PNG"):
-                raise ExportError(f"could not write {path}")
-        return path
+        return save_png(render_image(widget, self.scale), path)
 
 
 class SvgExporter(Exporter):
     suffixes = ("svg",)
 
     def write(self, widget: QWidget, path: Path, title: str) -> Path:
-        with export.replacing(path) as temp:
-            write_svg(widget, temp, title, self.scale)
-        return path
+        return write_bytes(path, svg_bytes(widget, title, self.scale))
 
 
 class AnimationExporter(Exporter):

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QElapsedTimer, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QElapsedTimer, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -34,10 +34,11 @@ from ...kernels.drive.session import SessionState
 from ...kernels.ladder.shape import Shape
 from ...kernels.protocol.plan import RunRequest, ladder_requests, sweep_requests
 from ...kernels.protocol.session_file import SessionWriter
+from ..core.preferences_file import PreferencesFile
 from ..core.runner_command import plan_live
 from ..core.screen_fit import DEFAULT_SIZE
 from ..core.store import Change, SessionStore
-from ..core.view_state import ViewState, ViewStateModel, changed_fields, neighbour_shape
+from ..core.view_state import ViewStateModel
 from ..plots.paint_ready import ready_to_paint
 from ..sources.base import EventSource
 from ..sources.replay import RecordingLoader
@@ -51,13 +52,14 @@ from ..widgets.messages_panel import MessagesPanel
 from ..widgets.replay_bar import ReplayBar
 from ..widgets.run_controls import RunControls
 from . import navigation
-from .keys import ShortcutsDialog, install_shortcuts, run_animation_command
+from .keys import ShortcutsDialog, install_shortcuts
 from .menus import install_menus
 from .preferences import Preferences
 from .presentation import PresentationMode, fit_side_docks
 from .redraw import RedrawThrottle, ShownViews
 from .screens import as_rect, place_on_screen
 from .sources_mixin import BUNDLED_SESSION, SourcesMixin, bundled_session
+from .view_state_mixin import ViewStateMixin
 from .view_tabs import FirstPaint, ViewTabs
 
 __all__ = ["BUNDLED_SESSION", "MainWindow", "bundled_session"]
@@ -67,11 +69,11 @@ SLOW_INTERVAL_MS = 200  # tables, bars, sweep: at most 5 redraws a second
 LADDER_TABLE_CHANGES = frozenset({Change.LADDER, Change.HEADER})  # what fills the table
 
 
-class MainWindow(SourcesMixin, QMainWindow):
+class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
     recording_opened = Signal(bool)  # a recording was read (True) or refused (False)
     view_state_changed = Signal(object, object)  # (before, after) ViewState
 
-    def __init__(self, settings: QSettings, parent: QWidget | None = None):
+    def __init__(self, settings: PreferencesFile, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("gemmscope")
         self.prefs = Preferences(settings)
@@ -83,6 +85,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         # the shape and mode of runs the person asked for: the first of them to start
         # selects its shape (docs/app.md, "One view state")
         self._asked: tuple[Shape, str] | None = None
+        self._step_later: int | None = None  # --step, once the session names its levels
         self.store = SessionStore(self.view_state)
         self.view_state.subscribe(self._view_state_changed)
         self.throttle = RedrawThrottle(self._timed_redraw, parent=self)
@@ -152,18 +155,25 @@ class MainWindow(SourcesMixin, QMainWindow):
         self.statusBar().addPermanentWidget(self.mode_label)
         self.shortcut_objects = install_shortcuts(self)
         install_menus(self)
-        geometry = self.prefs.settings.value("window/geometry")
+        geometry, state = self.prefs.window_layout()  # plain bytes (base64 in the file)
         saved = None
-        if geometry is not None and self.restoreGeometry(geometry):
-            saved = as_rect(self.geometry())
+        if geometry is not None:
+            if self.restoreGeometry(QByteArray(geometry)):
+                saved = as_rect(self.geometry())
+            else:
+                self.prefs.notes.append("preferences: window/geometry is not a window's "
+                                        "geometry; using the default size")
         # inside the screen it starts on: the size it had where that fits, else the default
         # cut to the screen (a 1400x900 window on a 1280x720 projector hid its bottom)
         place_on_screen(self, saved, DEFAULT_SIZE)
-        state = self.prefs.settings.value("window/state")
-        if state is not None:
-            self.restoreState(state)
+        if state is not None and not self.restoreState(QByteArray(state)):
+            self.prefs.notes.append("preferences: window/state is not a layout of this "
+                                    "window's panels; using the default layout")
         if self.prefs.presentation:
             self.set_presentation(True, full_screen=False)
+        for note in self.prefs.notes:  # a bad value was its default: said, not a crash
+            self._note(note, error=False)
+        self.prefs.say_notes()
         self._flush_made_views()
         self.shown_views.owed.clear()  # the views not made yet will be made from this store
 
@@ -222,16 +232,6 @@ class MainWindow(SourcesMixin, QMainWindow):
             self._run_started(event)
         self.throttle.poke()
 
-    def _run_started(self, event: dict[str, Any]) -> None:
-        """The first run of those the person asked for started: show its shape and mode
-        (its results fill the table as they come; a run nobody asked for changes
-        nothing)."""
-        assert self._asked is not None
-        shape, mode = self._asked
-        if (event.get("M"), event.get("N"), event.get("K")) == (shape.M, shape.N, shape.K):
-            self._asked = None
-            self.view_state.set(shape=shape, mode=mode)
-
     def _reset_store(self) -> None:
         self.store.reset()
         self.throttle.poke()
@@ -253,11 +253,6 @@ class MainWindow(SourcesMixin, QMainWindow):
         else:
             self.prefs.set_shape(*values)
         return values
-
-    def _ask(self, M: int, N: int, K: int) -> None:
-        """The person asked for runs at M×N×K: the first of them to start selects it."""
-        if self.live is not None:
-            self._asked = (Shape(M, N, K), self.controls.mode)
 
     def run_selected(self) -> None:
         level, values = self.ladder.selected_level(), self._shape()
@@ -300,89 +295,6 @@ class MainWindow(SourcesMixin, QMainWindow):
 
     def level_ids(self) -> list[str]:
         return [lv.id for lv in self.store.levels]
-
-    # ------------------------------------------------------------- the view state
-    def choose(self, shape: Shape | None = None, level: str | None = None,
-               mode: str | None = None, pin: bool = True) -> None:
-        """Set what the command line or a talk asks for (fields left None stay); a
-        shape given here stays chosen across recordings (``pin``)."""
-        changes: dict[str, object] = {}
-        if shape is not None:
-            changes["shape"] = shape
-            self.shape_pinned = self.shape_pinned or pin
-        if level is not None:
-            changes["level"] = level
-        if mode is not None:
-            changes["mode"] = mode
-        self.view_state.set(**changes)
-
-    def step_shape(self, offset: int) -> None:
-        """The next smaller (-1) or larger (+1) shape of the session ([ and ] keys)."""
-        state = self.view_state.state
-        shape = neighbour_shape(self.store.shapes(), state.shape, offset)
-        if shape is not None:
-            self.view_state.set(shape=shape)
-
-    def toggle_mode(self) -> None:
-        """Burst results, or sustained ones (M)."""
-        mode = "sustained" if self.view_state.state.mode == "burst" else "burst"
-        self.view_state.set(mode=mode)
-
-    def set_step(self, step: int) -> bool:
-        """Show animation step ``step`` (0-based) of the view on screen; False where the
-        view on screen has no animation."""
-        if self.current_animation() is None:
-            return False
-        self.view_state.set(step=max(0, int(step)))
-        return True
-
-    def animation_command(self, what: str) -> None:
-        """An animation key (keys.ANIMATION_KEYS) on the animation of the tab on screen;
-        where the tab has none, the status bar says so."""
-        canvas = self.current_animation()
-        if canvas is None:
-            self.statusBar().showMessage("this tab has no animation (Tiling, Banks, Swizzle "
-                                         "and Coalescing have)", 3000)
-            return
-        run_animation_command(canvas, what)
-
-    def current_animation(self) -> Any:
-        """The animated canvas of the view on screen, or None."""
-        view = self.shown_views.shown_view()
-        return view.animation() if view is not None else None
-
-    def _tab_changed(self, _index: int) -> None:
-        canvas = self.current_animation()
-        self.view_state.set(step=None if canvas is None else canvas.step)
-
-    def _step_shown(self, view: View, step: int) -> None:
-        if self.tabs.currentWidget() is view:
-            self.view_state.set(step=step)
-
-    def _view_state_changed(self, before: ViewState, after: ViewState) -> None:
-        changed = changed_fields(before, after)
-        if "level" in changed and after.level is not None:
-            self.ladder.show_state()
-            level = after.level
-            self.views.tell("level", lambda view: view.set_level(level))
-        if "step" in changed and after.step is not None:
-            canvas = self.current_animation()
-            if canvas is not None and canvas.step != after.step % max(1, canvas.n_steps()):
-                canvas.pause()
-                canvas.set_step(after.step)
-        self.throttle.poke(soon=True)
-        self.view_state_changed.emit(before, after)
-
-    def _follow_session(self, changes: set[Change]) -> None:
-        """What a session's new events choose when the person has not: the first level
-        once the header names them, and the default shape once results exist (live; a
-        replay chose it when it opened)."""
-        if Change.HEADER in changes and self.view_state.state.level is None:
-            levels = self.store.ladder_levels()
-            if levels:
-                self.view_state.set(level=levels[0].id)
-        if self.view_state.state.shape is None and self.store.shapes():
-            self.view_state.set(shape=self.store.ladder_shape())
 
     def set_animated(self, on: bool) -> None:
         """Animations on, or whole steps only (screenshots)."""
@@ -623,8 +535,8 @@ class MainWindow(SourcesMixin, QMainWindow):
         self._loaders.clear()
         self.close_source()
         self.throttle.stop()
-        if not self.isFullScreen():
-            self.prefs.settings.setValue("window/geometry", self.saveGeometry())
-        self.prefs.settings.setValue("window/state", self.saveState())
+        self.prefs.set_window_layout(
+            None if self.isFullScreen() else self.saveGeometry().data(),
+            self.saveState().data())
         self.prefs.sync()
         super().closeEvent(event)

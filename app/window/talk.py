@@ -27,58 +27,27 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractSpinBox,
     QApplication,
     QDockWidget,
-    QLineEdit,
     QMainWindow,
-    QPlainTextEdit,
-    QTextEdit,
     QWidget,
 )
 
 from ...kernels.ladder import registry
 from ...kernels.protocol.plan import DEFAULT_REPEATS
+from ...kernels.protocol.text_safety import terminal_text
 from ..core.replay import Speed
 from ..core.store import SessionStore
 from ..core.talk import Scene, Talk, TalkError, caption_store, caption_text, read_talk
 from ..views.playback import ViewPanel
 from ..views.registry import VIEWS
-from ..widgets.caption_bar import CHECK_SIZE, CaptionBar
-from .keys import TALK_KEYS
+from ..widgets.caption_bar import CaptionBar
 from .screens import full_screen_on_start_screen
+from .talk_keys import TalkKeys
 
 WINDOW_KEYS_TAKEN = ("Left", "Right", "Space")  # the window's own, while a talk is open
 READING = "reading the recording… (every caption is filled from the whole recording)"
-TALK_COMMANDS = ("next", "previous", "first", "last", "blank", "present", "escape")
-TYPED_KEYS = frozenset({Qt.Key.Key_B, Qt.Key.Key_Period, Qt.Key.Key_Space,
-                        Qt.Key.Key_Backspace, Qt.Key.Key_Left, Qt.Key.Key_Right,
-                        Qt.Key.Key_Home, Qt.Key.Key_End})
-
-
-def _key_table() -> dict[tuple[int, int], str]:
-    """(key, modifiers) -> talk command, from keys.TALK_KEYS (in its order)."""
-    out: dict[tuple[int, int], str] = {}
-    for spec, command in zip(TALK_KEYS, TALK_COMMANDS, strict=True):
-        for text in spec.keys:
-            combo = QKeySequence(text)[0]
-            out[(int(combo.key()), int(combo.keyboardModifiers().value))] = command
-    return out
-
-
-def is_text_field(widget: QWidget | None) -> bool:
-    """A field the person types text into (not a spin box's digits): it keeps its keys."""
-    if widget is None:
-        return False
-    if isinstance(widget, QLineEdit):
-        parent = widget.parentWidget()
-        return widget.isEnabled() and not widget.isReadOnly() and \
-            not isinstance(parent, QAbstractSpinBox)
-    if isinstance(widget, QTextEdit | QPlainTextEdit):
-        return not widget.isReadOnly()
-    return False
 
 
 def view_names() -> tuple[list[str], list[str]]:
@@ -115,48 +84,6 @@ class BlankCover(QWidget):
             self.setGeometry(self.parentWidget().rect())
             self.raise_()
         self.setVisible(on)
-
-
-class TalkKeys(QObject):
-    """The talk's keys from any widget: an event filter on the application (while the
-    talk is open) that takes the clicker's keys before a focused widget or a window
-    shortcut does; a text field keeps the keys it types."""
-
-    def __init__(self, controller: TalkController) -> None:
-        super().__init__(controller)
-        self.controller = controller
-        self.table = _key_table()
-
-    def command_of(self, event: QKeyEvent, target: QObject | None = None) -> str | None:
-        """The talk command of a key sent to ``target`` (the focused widget, or the
-        window it goes through), or None where the key is not the talk's."""
-        mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-        command = self.table.get((int(event.key()), int(mods.value)))
-        if command is None:
-            return None
-        focus = target if isinstance(target, QWidget) else QApplication.focusWidget()
-        if event.key() in TYPED_KEYS and is_text_field(focus):
-            return None
-        window = self.controller.window
-        if focus is not None and focus.window() is not window and \
-                QApplication.activeWindow() not in (None, window):
-            return None  # a dialog of its own (the shortcut sheet, a file dialog)
-        return command
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-        kind = event.type()
-        if kind not in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) or \
-                not isinstance(event, QKeyEvent):
-            return False
-        command = self.command_of(event, obj)
-        if command is None:
-            return False
-        if kind == QEvent.Type.ShortcutOverride:
-            event.accept()  # no window shortcut takes it: the key press comes here
-            return True
-        if not event.isAutoRepeat() or command in ("next", "previous"):
-            self.controller.command(command)
-        return True
 
 
 class TalkController(QObject):
@@ -344,7 +271,7 @@ def check_talk_args(args: argparse.Namespace) -> Talk | None:
     try:
         talk = load_talk(talk_path(args.file))
     except TalkError as exc:
-        print(f"gemmscope talk: {exc}", file=sys.stderr)
+        print(f"gemmscope talk: {terminal_text(str(exc))}", file=sys.stderr)
         return None
     if not 1 <= args.scene <= len(talk.scenes):
         print(f"gemmscope talk: --scene {args.scene}: the talk has scenes 1 to "
@@ -352,8 +279,9 @@ def check_talk_args(args: argparse.Namespace) -> Talk | None:
         return None
     recording = recording_of(talk)
     if recording is None or not recording.is_file():
-        print(f"gemmscope talk: {talk.path.name}: recording: "
-              f"{recording or 'none given and none bundled'} is not a file", file=sys.stderr)
+        print(terminal_text(f"gemmscope talk: {talk.path.name}: recording: "
+                            f"{recording or 'none given and none bundled'} is not a file"),
+              file=sys.stderr)
         return None
     return talk
 
@@ -366,20 +294,22 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
     recording = recording_of(talk)
     assert recording is not None  # check_talk_args
     controller = TalkController(window, talk)
-    if getattr(args, "check", False):
+    if args.check:
+        from .talk_check import check_talk
+
         return check_talk(app, window, controller, recording)
     if not args.screenshot:
         full_screen_on_start_screen(window)  # a talk: the whole screen it starts on
-        if getattr(args, "presentation", False):
+        if args.presentation:
             window.set_presentation(True)
         start_talk(window, controller, recording, args.scene - 1)
         code = app.exec()
         controller.stop()
         return int(code)
-    if getattr(args, "presentation", False):  # at the asked size, not full screen
+    if args.presentation:  # at the asked size, not full screen
         window.set_presentation(True, full_screen=False)
     if not window.open_recording(recording, background=False):
-        print(window.statusBar().currentMessage(), file=sys.stderr)
+        print(terminal_text(window.statusBar().currentMessage()), file=sys.stderr)
         controller.stop()
         window.close()
         return 2
@@ -394,11 +324,17 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
         app.processEvents()
     window.flush_views()
     app.processEvents()
-    ok = window.grab().save(args.screenshot, "PNG")
+    from .exports import ExportError, save_png
+
+    try:  # whole or not at all: an old picture is never left cut
+        save_png(window.grab(), args.screenshot)
+        failure = None
+    except (OSError, ExportError) as exc:
+        failure = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     controller.stop()
     window.close()
-    if not ok:
-        print(f"could not write {args.screenshot}", file=sys.stderr)
+    if failure is not None:
+        print(terminal_text(f"could not write {args.screenshot}: {failure}"), file=sys.stderr)
         return 1
     print(args.screenshot)
     return 0
@@ -415,48 +351,3 @@ def start_talk(window: Any, controller: TalkController, recording: Path,
 
     window.recording_opened.connect(opened)
     window.open_recording(recording, background=True)
-
-
-def misfits(app: Any, window: Any, controller: TalkController) -> list[tuple[int, str]]:
-    """(scene number, why) of every scene whose caption does not fit its band at
-    CHECK_SIZE in presentation mode at the smallest caption size."""
-    width, height = CHECK_SIZE
-    window.set_presentation(True, full_screen=False)
-    window.resize(width, height)
-    window.show()
-    for _ in range(5):
-        app.processEvents()
-    bar = controller.caption
-    bar.apply_theme(window.theme)
-    budget = bar.band_px(height)
-    out = []
-    # the text's width in a window of CHECK_SIZE: the bar's own margins and number aside
-    # (the window itself may not yet be made that narrow)
-    text_w = width - max(0, bar.width() - bar.text_width())
-    for i in range(len(controller.talk.scenes)):
-        px, needed, fits = bar.fit_size(controller.caption_of(i), text_w, budget)
-        if not fits:
-            out.append((i + 1, f"needs {needed} px at {px} px text; its band at "
-                               f"{width}×{height} has {budget} px"))
-    return out
-
-
-def check_talk(app: Any, window: Any, controller: TalkController, recording: Path) -> int:
-    """`gemmscope talk FILE --check`: 0 when every caption fits, else 1 (and the scenes)."""
-    if not window.open_recording(recording, background=False):
-        print(window.statusBar().currentMessage(), file=sys.stderr)
-        controller.stop()
-        window.close()
-        return 2
-    window.replay.pause()  # the captions need the recording, not its replay
-    controller.load(window.replay.recording.events)
-    bad = misfits(app, window, controller)
-    controller.stop()
-    window.close()
-    name = controller.talk.path.name
-    for scene, why in bad:
-        print(f"{name}: scene {scene}: the caption does not fit: {why}")
-    if not bad:
-        print(f"{name}: every caption of {len(controller.talk.scenes)} scenes fits its band at "
-              f"{CHECK_SIZE[0]}×{CHECK_SIZE[1]}")
-    return 1 if bad else 0

@@ -1,4 +1,4 @@
-"""GPU-side commands: runner, worker, bench, record, report, levels, diff, sass; each its
+"""GPU-side commands: runner, scheduler, worker, bench, record, report, levels, diff, sass; each its
 own function (``COMMANDS``) over the shared parts (the plan, the runner session, the
 recording). No Qt anywhere."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import os
 import shlex
 import sys
@@ -14,22 +15,38 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from ..drive import remote, targets
+from ..drive import cluster_serve, remote, targets
+from ..drive.cluster_address import AddressRefused, SchedulerAddress, TlsFiles, parse_address
+from ..drive.cluster_address import security as cluster_security
 from ..drive.devices import DeviceSet
-from ..drive.session import RunnerSession, SessionState, default_runner_command
+from ..drive.session import (
+    DEFAULT_START_TIMEOUT_S,
+    RunnerSession,
+    SessionState,
+    default_runner_command,
+)
 from ..ladder import registry
 from ..profile import ncu
 from ..profile.ncu_source_step import SourceCountersStep
 from ..profile.ncu_source_step import add_options as add_ncu_source_options
 from ..protocol import commands, events
 from ..protocol.atomic_file import NewFile
-from ..protocol.output_file import OutputRefused, abandon, output_file
+from ..protocol.output_file import (
+    OutputRefused,
+    Stopped,
+    abandon,
+    output_file,
+    stopped_by_signals,
+)
 from ..protocol.plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
-from ..protocol.session_file import SessionWriter
+from ..protocol.session_file import RecordingFailed, SessionWriter
+from ..protocol.text_safety import terminal_text
 from ..results.progress import Progress
 from ..results.session_report import printable, report_lines
 from ..results.table import render
 from ..toolchain import build_event, build_report
+
+MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week: beyond that a timeout is no bound
 
 
 class CliError(Exception):
@@ -65,8 +82,13 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         "(repeatable; the --window-s, --trials, --cooldown-s options apply)")
     p.add_argument("--telemetry-hz", type=float, default=50.0,
                    help="NVML sampling rate, 0 = off (default 50)")
-    p.add_argument("--timeout", type=float, default=300.0,
-                   help="seconds without an event before the runner is restarted")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="S",
+                   help="seconds without an event (during a run, or from its start) before "
+                        "the runner is restarted (default 300)")
+    p.add_argument("--start-timeout", type=float, default=DEFAULT_START_TIMEOUT_S,
+                   metavar="S",
+                   help="seconds for a runner to become ready, all attempts together; then "
+                        f"the command gives up (default {DEFAULT_START_TIMEOUT_S:g})")
     p.add_argument("--runner", metavar="CMD",
                    help="the runner command line (default: this Python's "
                         "`-m gemmscope.kernels runner`)")
@@ -83,10 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--levels-from", help="a Python file with extra LEVELS (tests)")
     r.add_argument("--device", type=int, metavar="N",
                    help="use GPU N (as nvidia-smi counts them; default: CUDA's first)")
+    sc = sub.add_parser("scheduler", help="a Dask scheduler for --cluster, on loopback "
+                                          "unless --host (docs/cluster.md)")
+    cluster_serve.add_scheduler_options(sc)
     w = sub.add_parser("worker", help="a Dask worker on one GPU (docs/cluster.md)")
-    w.add_argument("address", metavar="ADDRESS", help="the scheduler, tcp://host:8786")
-    w.add_argument("--device", type=int, default=0, metavar="N",
-                   help="the GPU it drives (as nvidia-smi counts them; default 0)")
+    cluster_serve.add_worker_options(w)
     b = sub.add_parser("bench", help="run levels and print a table")
     _add_run_options(b)
     b.add_argument("-o", "--output", help="also record the event stream to this file")
@@ -150,6 +173,10 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
                        f"{', '.join(registry.BY_ID)}")
     if args.repeats < 1 or args.warmup < 0:
         raise CliError("--repeats must be at least 1 and --warmup at least 0")
+    for flag, value in (("--timeout", args.timeout), ("--start-timeout", args.start_timeout)):
+        if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
+            raise CliError(f"{flag}: give seconds from more than 0 to {MAX_TIMEOUT_S:g}, "
+                           f"not {value:g}")
     try:
         commands.check_telemetry_hz(args.telemetry_hz)
     except events.ProtocolError as exc:
@@ -207,9 +234,10 @@ class ProfileStep(Protocol):
 
 
 def remote_target(remote_host: str | None, runner: str | None = None) -> remote.Target | None:
-    """``--remote``, parsed (None: the runner is local); ``runner``: ``--runner``, which
+    """``--remote``, parsed (None: the runner is local; an empty one is refused, so an
+    unset ``--remote "$HOST"`` never runs here unasked); ``runner``: ``--runner``, which
     cannot go with it."""
-    if not remote_host:
+    if remote_host is None:
         return None
     if runner:
         raise CliError("give --runner or --remote, not both (--remote-command says how to "
@@ -266,7 +294,8 @@ def run_plan(args: argparse.Namespace, runs: list[RunRequest], out_path: str | N
     writer = SessionWriter(out_path) if out_path else None
 
     try:
-        session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout)
+        session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout,
+                               start_timeout_s=args.start_timeout)
         try:
             _drive(session, runs, args, after)
         finally:
@@ -299,18 +328,45 @@ def _drive(session: RunnerSession | DeviceSet, runs: list[RunRequest], args: arg
         after(session.now, session.emit)
 
 
-def run_cluster(args: argparse.Namespace, runs: list[RunRequest], out_path: str | None,
-                stderr: TextIO) -> tuple[list[dict], int]:
+ClusterTarget = tuple[SchedulerAddress, Any]  # the address and its Dask Security (or None)
+
+
+def cluster_target(cluster: str | None, tls: TlsFiles,
+                   insecure: bool) -> ClusterTarget | None:
+    """``--cluster`` parsed and its TLS settings (``--tls-*``, ``--insecure``) loaded
+    (None: no cluster); an empty or malformed address, missing certificates, or plain
+    tcp:// beyond loopback without ``insecure`` is refused in a line
+    (kernels/drive/cluster_address.py)."""
+    if cluster is None:
+        if tls.given() or insecure:
+            raise CliError("--tls-ca-file, --tls-cert, --tls-key and --insecure go with "
+                           "--cluster")
+        return None
+    try:
+        address = parse_address(cluster)
+        return address, cluster_security(address, tls, "client", insecure)
+    except AddressRefused as exc:
+        raise CliError(f"--cluster: {exc}") from None
+
+
+def cluster_of(args: argparse.Namespace) -> ClusterTarget | None:
+    """The cluster of a bench or record command (:func:`cluster_target`)."""
+    return cluster_target(args.cluster, TlsFiles.of(args), args.insecure)
+
+
+def run_cluster(args: argparse.Namespace, target: ClusterTarget, runs: list[RunRequest],
+                out_path: str | None, stderr: TextIO) -> tuple[list[dict], int]:
     """The plan on a Dask cluster; returns the results and the runs lost with a worker."""
     from ..drive import cluster
 
-    if args.remote or args.device is not None or args.devices:
+    if args.remote is not None or args.device is not None or args.devices:
         raise CliError("--cluster picks GPUs through its workers; it cannot go with "
                        "--remote, --device or --devices")
     command = runner_command(args) if args.runner or args.levels_from else None
+    address, security = target
     try:
-        return cluster.record_plan(args.cluster, runs, out_path, stderr, command,
-                                   args.timeout, args.telemetry_hz)
+        return cluster.record_plan(address, runs, out_path, stderr, command,
+                                   args.timeout, args.telemetry_hz, security=security)
     except cluster.ClusterError as exc:
         raise CliError(str(exc)) from None
 
@@ -322,12 +378,13 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args, stdout, stderr)
-    except (CliError, OutputRefused) as exc:
-        stderr.write(f"gemmscope {args.command}: {exc}\n")
+    except (CliError, OutputRefused, events.ProtocolError) as exc:
+        # one line, whatever a runner, host or file put in it (kernels/protocol/text_safety.py)
+        stderr.write(f"gemmscope {args.command}: {terminal_text(str(exc))}\n")
         return 2
-    except events.ProtocolError as exc:
-        stderr.write(f"gemmscope {args.command}: {exc}\n")
-        return 2
+    except Stopped as exc:  # the runner was stopped; abandon said where the data is
+        stderr.write(f"gemmscope {args.command}: stopped by {exc.name}\n")
+        return 128 + exc.signum
     except KeyboardInterrupt:
         stderr.write("interrupted\n")
         return 130
@@ -338,6 +395,14 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
             except (OSError, ValueError):
                 pass
         return 141  # 128 + SIGPIPE, what a shell reports for a writer the pipe closed on
+    except RecordingFailed as exc:  # a full disk: the message names the file
+        stderr.write(f"gemmscope {args.command}: {terminal_text(exc.strerror or str(exc))}\n")
+        return 1
+    except OSError as exc:  # a file that cannot be read or written: one line, its name
+        where = f"{exc.filename}: " if exc.filename else ""
+        stderr.write(f"gemmscope {args.command}: {terminal_text(where)}"
+                     f"{terminal_text(exc.strerror or str(exc))}\n")
+        return 1
 
 
 def _runner(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -363,9 +428,11 @@ def run_steps(steps: Sequence[AfterRuns], telemetry_hz: float, now: Callable[[],
 
 def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     gpus(args)  # the options first, then the file: nothing is replaced unasked
+    on_cluster = cluster_of(args)
+    remote_target(args.remote, args.runner)  # a malformed or empty --remote: said now
     runs = plan(args)
-    out = output_file(args.output, args.force)
-    results, lost = record_runs(args, runs, out, [], stderr)
+    out = output_file(args.output, args.force)  # the name, refused before any run
+    results, lost = record_runs(args, on_cluster, runs, out, [], stderr)
     if args.json:
         for r in results:
             stdout.write(json.dumps(r) + "\n")
@@ -376,56 +443,69 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     asked = gpus(args)  # the options first, then the file: nothing is replaced unasked
+    on_cluster = cluster_of(args)
     here = remote_target(args.remote, args.runner) is None and asked is None
     for flag, given in (("--ncu", args.ncu), ("--ncu-source", args.ncu_source)):
-        if given and not (here and not args.cluster):
+        if given and not (here and on_cluster is None):
             raise CliError(f"{flag} profiles on this machine's GPU; it cannot go with "
                            "--remote, --device(s) or --cluster")
     if args.profile_only and not (args.append and (args.ncu or args.ncu_source)):
         raise CliError("--profile-only adds profiling steps (--ncu, --ncu-source) to a "
                        "recording: pass --append and at least one of them")
-    if args.append and (asked or args.cluster):
+    if args.append and (asked or on_cluster is not None):
         raise CliError("--append continues a session of one runner; a session of several "
                        "GPUs (--device, --devices, --cluster) is recorded to a new file")
-    planned = plan(args)
-    out = output_file(args.output, args.force, args.append)
-    counters = ncu.CountersStep(ncu_levels(planned), args.ncu, args.ncu_size,
-                                args.ncu_timeout, stderr) if args.ncu else None
-    sources = SourceCountersStep.from_args(args, [r.level for r in planned], stderr)
-    steps = [s for s in (counters, sources) if s is not None]
-    for step in steps:
-        step.check()
+    planned = plan(args)  # every option checked before the file is made
+    out = output_file(args.output, args.force, args.append)  # then the name, before any tool
+    try:
+        counters = ncu.CountersStep(ncu_levels(planned), args.ncu, args.ncu_size,
+                                    args.ncu_timeout, stderr) if args.ncu else None
+        sources = SourceCountersStep.from_args(args, [r.level for r in planned], stderr)
+        steps = [s for s in (counters, sources) if s is not None]
+        for step in steps:
+            step.check()
+    except BaseException:  # nothing ran: no file left behind
+        if out is not None:
+            out.discard()
+        raise
     runs = [] if args.profile_only else planned
-    results, lost = record_runs(args, runs, out, steps, stderr)
+    results, lost = record_runs(args, on_cluster, runs, out, steps, stderr)
     stdout.write(render(results) + "\n")
     return finish(args, results, lost, steps, stderr, runs_asked=bool(runs))
 
 
-def record_runs(args: argparse.Namespace, runs: list[RunRequest], out: NewFile | None,
-                steps: Sequence[ProfileStep], stderr: TextIO) -> tuple[list[dict], int]:
-    """The runs (on the cluster with ``--cluster``, else through a runner session), then
-    the profiling ``steps``, recorded to ``out`` (renamed onto its path when all went
-    well, else abandoned); returns the results and the runs lost with a worker."""
+def record_runs(args: argparse.Namespace, on_cluster: ClusterTarget | None,
+                runs: list[RunRequest], out: NewFile | None, steps: Sequence[ProfileStep],
+                stderr: TextIO) -> tuple[list[dict], int]:
+    """The runs (on ``on_cluster``, the ``--cluster``, else through a runner session),
+    then the profiling ``steps``, recorded to ``out`` (renamed onto its path when all went
+    well, else abandoned); returns the results and the runs lost with a worker.
+
+    SIGTERM, SIGHUP, SIGINT raise Stopped here, so the runner is stopped (the sessions'
+    close) and what was measured kept and said (abandon); ``main`` exits 128+N."""
     lost = 0
-    try:
-        if args.cluster:
-            results, lost = run_cluster(args, runs, str(out.temp) if out else None, stderr)
-        else:
-            results = run_plan(args, runs, str(out.temp) if out else None, stderr,
-                               functools.partial(run_steps, steps, args.telemetry_hz)
-                               if steps else None)
-        if out is not None:
-            try:
-                out.commit()
-            except FileExistsError:
-                raise CliError(f"{out.path} appeared during the runs; not replaced (pass "
-                               "--force to replace it)") from None
-            except OSError as exc:
-                raise CliError(f"cannot write {out.path}: {exc.strerror or exc}") from None
-    except BaseException:
-        if out is not None:
-            abandon(out, stderr)
-        raise
+    with stopped_by_signals():
+        try:
+            if on_cluster is not None:
+                results, lost = run_cluster(args, on_cluster, runs,
+                                            str(out.temp) if out else None, stderr)
+            else:
+                results = run_plan(args, runs, str(out.temp) if out else None, stderr,
+                                   functools.partial(run_steps, steps, args.telemetry_hz)
+                                   if steps else None)
+            if out is not None:
+                try:
+                    out.commit()
+                except FileExistsError:
+                    raise CliError(f"{out.path} appeared during the runs; not replaced "
+                                   "(pass --force to replace it)") from None
+                except OSError as exc:
+                    raise CliError(f"cannot write {out.path}: {exc.strerror or exc}"
+                                   ) from None
+        except BaseException:
+            if out is not None:
+                abandon(out, stderr)
+            raise
     return results, lost
 
 
@@ -437,7 +517,7 @@ def finish(args: argparse.Namespace, results: list[dict], lost: int,
     if args.output:
         stderr.write(f"recorded {len(results)} results to {args.output}\n")
     for step in steps:
-        stderr.write(step.summary() + "\n")
+        stderr.write(terminal_text(step.summary()) + "\n")
     if any(step.failed for step in steps):
         return 1
     if lost:
@@ -508,7 +588,7 @@ def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         text, missing = build_report.diff(args.a, args.b, args.file)
     except build_report.Unavailable as exc:
         raise CliError(str(exc)) from None
-    stdout.write(text)
+    stdout.write(terminal_text(text, keep_newlines=True))
     if missing is not None:
         raise CliError(missing)
     return 0
@@ -516,23 +596,31 @@ def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def _sass(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
-        stdout.write(build_report.sass_listing(args.level, args.variant, args.file, args.whole))
+        stdout.write(terminal_text(build_report.sass_listing(
+            args.level, args.variant, args.file, args.whole), keep_newlines=True))
     except build_report.Unavailable as exc:
         raise CliError(str(exc)) from None
     return 0
 
 
-def _worker(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from ..drive.cluster import ClusterError, run_worker
-
+def _scheduler(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
-        return run_worker(args.address, args.device)
-    except ClusterError as exc:
+        argv, env = cluster_serve.scheduler_command(args)
+    except AddressRefused as exc:
         raise CliError(str(exc)) from None
+    return cluster_serve.run(argv, env)
+
+
+def _worker(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    try:
+        argv, env = cluster_serve.worker_command(args)
+    except AddressRefused as exc:
+        raise CliError(str(exc)) from None
+    return cluster_serve.run(argv, env)
 
 
 # in the order of subcommands.NAMES, which the app routes by without importing this module
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
-    "runner": _runner, "worker": _worker, "bench": _bench, "record": _record, "report": _report,
-    "levels": _levels, "diff": _diff, "sass": _sass,
+    "runner": _runner, "scheduler": _scheduler, "worker": _worker, "bench": _bench,
+    "record": _record, "report": _report, "levels": _levels, "diff": _diff, "sass": _sass,
 }

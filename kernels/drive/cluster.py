@@ -3,7 +3,9 @@ their events merged into one session as each run completes. No Qt.
 
 Dask distributed is optional (the ``cluster`` extra) and imported only here and in
 :mod:`cluster_worker`, when ``--cluster`` is given; the GPU machines need it only where
-they run a worker. docs/cluster.md says how to start the scheduler and the workers.
+they run a worker. docs/cluster.md says how to start the scheduler and the workers
+(kernels/drive/cluster_serve.py), and who can run code on them: the address and its TLS
+settings are checked before anything connects (kernels/drive/cluster_address.py).
 
 The client (``gemmscope record --cluster ADDRESS``) registers
 :class:`~gemmscope.kernels.drive.cluster_worker.RunnerPlugin` (each worker keeps its own runner
@@ -31,6 +33,8 @@ from typing import Any, TextIO
 
 from ..protocol.events import PROTOCOL_VERSION, ErrorKind, dumps
 from ..protocol.plan import RunRequest
+from ..protocol.text_safety import shown
+from .cluster_address import SchedulerAddress
 from .cluster_names import PLUGIN_NAME, STARTED_TOPIC
 from .devices import HEADER_FIELDS
 from .session import DEFAULT_WATCHDOG_S, EventSink, Tap
@@ -136,33 +140,10 @@ class Merger:
         self.on_event(event)
 
 
-def worker_command(address: str, gpu: int) -> tuple[list[str], dict[str, str]]:
-    """``dask worker`` for one GPU: one process, one thread, one ``GPU`` resource, the GPU
-    chosen by its environment (kernels/device/gpu_select.py) and named in the worker's name."""
-    import importlib.util
-    import socket
-    import sys
-
-    from ..device.gpu_select import gpu_env
-
-    if importlib.util.find_spec("distributed") is None:
-        raise ClusterError("a worker needs Dask distributed: pip install 'gemmscope[cluster]'")
-    argv = [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1",
-            "--nthreads", "1", "--resources", "GPU=1",
-            "--name", f"gpu{gpu}@{socket.gethostname()}"]
-    return argv, gpu_env(gpu)
-
-
-def run_worker(address: str, gpu: int) -> int:
-    """``gemmscope worker``: the worker of :func:`worker_command`, until it ends."""
-    import subprocess
-
-    argv, env = worker_command(address, gpu)
-    return subprocess.call(argv, env=env)
-
-
-def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
-    """A Dask client of the scheduler at ``address`` (ClusterError when it cannot be)."""
+def connect(address: SchedulerAddress, security: Any = None,
+            timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
+    """A Dask client of the scheduler at ``address`` (ClusterError when it cannot be);
+    ``security``: Dask's TLS settings for a tls:// address (kernels/drive/cluster_address.py)."""
     try:
         from distributed import Client
     except ImportError as exc:
@@ -170,25 +151,20 @@ def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
                            "pip install 'gemmscope[cluster]'") from None
     _reachable(address, timeout_s)
     try:
-        return Client(address, timeout=timeout_s)
+        return Client(str(address), timeout=timeout_s, security=security)
     except (OSError, TimeoutError) as exc:
+        tls = " (a TLS handshake refused or not answered?)" if address.scheme == "tls" else ""
         raise ClusterError(f"no Dask scheduler answered at {address} within "
-                           f"{timeout_s:g} s ({exc})") from None
+                           f"{timeout_s:g} s{tls}: {shown(exc, 160)}") from None
 
 
-def _reachable(address: str, timeout_s: float) -> None:
-    """A TCP scheduler address that refuses connections is said at once (Dask's client
+def _reachable(address: SchedulerAddress, timeout_s: float) -> None:
+    """A scheduler address that refuses connections is said at once (Dask's client
     would try again until its timeout)."""
     import socket
-    from urllib.parse import urlsplit
 
-    if "://" not in address:
-        address = "tcp://" + address
-    parts = urlsplit(address)
-    if parts.scheme != "tcp" or not parts.hostname or parts.port is None:
-        return  # another transport: Dask says what is wrong
     try:
-        socket.create_connection((parts.hostname, parts.port), timeout=timeout_s).close()
+        socket.create_connection((address.host, address.port), timeout=timeout_s).close()
     except OSError as exc:
         raise ClusterError(f"no Dask scheduler answered at {address} "
                            f"({exc.strerror or exc})") from None
@@ -278,10 +254,10 @@ def _started(client: Any, key: Any) -> bool:
     return any(isinstance(msg, dict) and msg.get("key") == str(key) for _, msg in events)
 
 
-def record_plan(address: str, runs: list[RunRequest], out_path: str | None,
+def record_plan(address: SchedulerAddress, runs: list[RunRequest], out_path: str | None,
                 stderr: TextIO, command: list[str] | None = None,
-                watchdog_s: float = DEFAULT_WATCHDOG_S, telemetry_hz: float | None = None
-                ) -> tuple[list[dict[str, Any]], int]:
+                watchdog_s: float = DEFAULT_WATCHDOG_S, telemetry_hz: float | None = None,
+                security: Any = None) -> tuple[list[dict[str, Any]], int]:
     """``record --cluster``: the runs to ``out_path`` (a session file), progress on
     ``stderr``; returns the results and the number of runs lost with their worker."""
     from ..protocol.session_file import SessionWriter
@@ -291,20 +267,20 @@ def record_plan(address: str, runs: list[RunRequest], out_path: str | None,
     writer = SessionWriter(out_path) if out_path else None
     try:
         lost = record(address, runs, Progress(stderr, len(runs)).sink(results), writer,
-                      command, watchdog_s, telemetry_hz)
+                      command, watchdog_s, telemetry_hz, security=security)
     finally:
         if writer is not None:
             writer.close()
     return results, lost
 
 
-def record(address: str, runs: list[RunRequest], on_event: EventSink, tap: Tap | None,
-           command: list[str] | None = None, watchdog_s: float = DEFAULT_WATCHDOG_S,
-           telemetry_hz: float | None = None,
-           connect_timeout_s: float = CONNECT_TIMEOUT_S) -> int:
+def record(address: SchedulerAddress, runs: list[RunRequest], on_event: EventSink,
+           tap: Tap | None, command: list[str] | None = None,
+           watchdog_s: float = DEFAULT_WATCHDOG_S, telemetry_hz: float | None = None,
+           connect_timeout_s: float = CONNECT_TIMEOUT_S, security: Any = None) -> int:
     """``gemmscope record --cluster ADDRESS``: the runs on the cluster, every event to
     ``on_event`` and ``tap``; returns the number of runs lost with their worker."""
-    client = connect(address, connect_timeout_s)
+    client = connect(address, security, connect_timeout_s)
     merger = Merger(on_event, tap)
     try:
         return run_sweep(client, runs, merger, command, watchdog_s, telemetry_hz)

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol.events import PROTOCOL_VERSION
+from ..protocol.text_safety import shown
 from .session import Failure
 
 DEFAULT_REMOTE_COMMAND = "gemmscope runner"
+MAX_TARGET_CHARS = 300  # user@ + a host name of at most 253 + :port
 # a runner over ssh must say its header within this; then it has the usual start time
 HEADER_TIMEOUT_S = 15.0
 # ssh's own failures exit 255; a remote command's status is passed through otherwise
@@ -47,17 +49,23 @@ class Target:
 
 
 def parse_target(text: str) -> Target:
-    """``[user@]host[:port]``; ``[v6addr]:port`` for an IPv6 address with a port."""
+    """``[user@]host[:port]``; ``[v6addr]:port`` for an IPv6 address with a port.
+    ValueError says what is wrong, in a line (the value quoted, escaped and cut)."""
+    if len(text) > MAX_TARGET_CHARS or not text.isprintable():
+        raise ValueError(f"{shown(text, 40)}: give [user@]host[:port] (at most "
+                         f"{MAX_TARGET_CHARS} printable characters)")
     text = text.strip()
     user, at, rest = text.rpartition("@")
     if not at:
         user, rest = "", text
     port: int | None = None
     if rest.startswith("["):
-        host, _, tail = rest[1:].partition("]")
+        host, close, tail = rest[1:].partition("]")
+        if not close:
+            raise ValueError(f"{shown(text)}: an IPv6 address needs its closing ']'")
         if tail:
             if not tail.startswith(":"):
-                raise ValueError(f"{text!r}: give [user@]host[:port]")
+                raise ValueError(f"{shown(text)}: give [user@]host[:port]")
             port = _port(text, tail[1:])
     elif rest.count(":") == 1:
         host, _, port_text = rest.partition(":")
@@ -65,13 +73,13 @@ def parse_target(text: str) -> Target:
     else:
         host = rest  # a bare IPv6 address has several colons and no port
     if not host or host.startswith("-") or (at and not user) or any(c.isspace() for c in text):
-        raise ValueError(f"{text!r}: give [user@]host[:port]")
+        raise ValueError(f"{shown(text)}: give [user@]host[:port]")
     return Target(host, user or None, port)
 
 
 def _port(text: str, port_text: str) -> int:
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise ValueError(f"{text!r}: the port must be a number from 1 to 65535")
+    if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) < 65536:
+        raise ValueError(f"{shown(text)}: the port must be a number from 1 to 65535")
     return int(port_text)
 
 

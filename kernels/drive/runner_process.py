@@ -10,8 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import signal
 import subprocess
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,15 +36,55 @@ class RunnerProcess:
     stderr_tail: deque[str]
 
     def kill(self) -> None:
+        """End the runner's whole process group (it was started in a session of its own):
+        a child it left holding the pipes, or its ssh, goes with it."""
+        with contextlib.suppress(OSError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
             self.popen.kill()
 
+    def exited(self) -> bool:
+        """Whether the runner has exited, without reaping it: while it is not reaped its
+        pid (its process group's id) cannot be taken by another process, so
+        :meth:`kill` can still end what it left behind."""
+        if self.popen.returncode is not None:
+            return True
+        try:
+            info = os.waitid(os.P_PID, self.popen.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        except (AttributeError, OSError):  # no waitid here: ask, reaping
+            return self.popen.poll() is not None
+        return info is not None
+
+    def wait_exit(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the runner to exit (not reaped); False if it has
+        not (a runner that closed its output and runs on)."""
+        deadline = time.monotonic() + timeout_s
+        while not self.exited():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def reap(self, timeout_s: float = 5.0) -> int | None:
+        """Its exit code, after its group was ended (None if it would not die)."""
+        self.kill()  # what it left in its group (it has exited, or is made to now)
+        try:
+            return self.popen.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
     def release(self) -> None:
-        """Close its pipes (after it exited)."""
+        """Close its pipes (after it exited). A pipe whose reader thread is still blocked
+        (a process outside its group holds the other end) is left to that daemon thread:
+        closing it under the thread would wait on the thread's lock."""
+        readers = dict(zip((self.popen.stdout, self.popen.stderr), self.threads, strict=False))
         for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+            if stream is None or (stream in readers and readers[stream].is_alive()):
+                continue
+            with contextlib.suppress(OSError):
+                stream.close()
 
 
 def spawn(command: list[str], env: dict[str, str] | None, generation: int,

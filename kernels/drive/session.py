@@ -5,7 +5,13 @@ A session owns everything between the runner's pipes and the event sink:
 - the queue of runs and the ids sent with them (one run in flight at a time; the next is
   sent after the previous run's ``done``);
 - the watchdog: a runner that says nothing but telemetry for ``watchdog_s`` during a run,
-  or is not ready within ``start_timeout_s``, is killed;
+  or says nothing at all for ``watchdog_s`` after it was started, is killed; the runner
+  must be ready within ``start_timeout_s`` of the first start, every attempt included
+  (so a runner that never speaks is given up after at most ``start_timeout_s``, and at
+  most ``max_failures`` × ``watchdog_s``);
+- a runner that closes its stdout and runs on, or exits while a child of it holds the
+  pipes, is noticed within ``EXIT_GRACE_S``; a runner is always ended with its whole
+  process group (it starts in a session of its own);
 - the restart and give-up policy: a runner that exits or is killed is started again; after
   ``max_failures`` failures in a row the session gives up and drops the queue. Every
   failure is an ``error`` event naming the run (level and shape) it cost;
@@ -47,6 +53,9 @@ EventSink = Callable[[dict[str, Any]], None]
 DEFAULT_WATCHDOG_S = 60.0
 DEFAULT_START_TIMEOUT_S = 180.0  # the first compile of CuPy's own kernels takes a while
 MAX_CONSECUTIVE_FAILURES = 3
+# a runner whose stdout closed has this long to exit, and one that exited this long for
+# its pipes to close (a child of it may hold them), before its process group is ended
+EXIT_GRACE_S = 2.0
 # events that do not show the run is progressing: the NVML sampler is its own thread and
 # keeps sampling while the run's thread is stuck in a kernel
 WATCHDOG_IGNORES = frozenset({"telemetry", "info"})
@@ -136,6 +145,10 @@ class RunnerSession:
         self._refused: set[int] = set()  # generations whose protocol this reader refused
         self._closed = False
         self._failure_text = "no reason given"
+        self._ready_by: float | None = None  # the start budget, all attempts together
+        self._exited_at: float | None = None  # the runner exited; its pipes still open
+        self._started = 0.0  # when the current runner was started (time.monotonic())
+        self._attempt_s = 0.0  # how long the current start may take, for the message
         self.lost_runs = 0  # runs that ended in a runner failure (crash, watchdog)
         self._hopeless = False  # the last failure is one a restart cannot cure
         self._captures: list[list[dict[str, Any]]] = []
@@ -189,14 +202,21 @@ class RunnerSession:
             return
         self._proc = proc
         self._spoke = False
-        self._deadline = time.monotonic() + min(self.header_timeout_s or self.start_timeout_s,
-                                                self.start_timeout_s)
+        self._exited_at = None
+        now = time.monotonic()
+        if self._ready_by is None:
+            self._ready_by = now + self.start_timeout_s
+        first_word = min(self.header_timeout_s or self.watchdog_s, self.watchdog_s)
+        self._deadline = min(now + first_word, self._ready_by)
+        self._started = now
+        self._attempt_s = round(self._deadline - now, 3)
 
     def submit(self, requests: Iterable[RunRequest]) -> None:
         """Queue runs; they are sent one at a time. After a give-up this tries again."""
         self.queue.extend(requests)
         if self.state is SessionState.FAILED:
             self.failures = 0
+            self._ready_by = None  # a new start budget
         if self._proc is None:
             self.start()
         else:
@@ -238,6 +258,7 @@ class RunnerSession:
             wait = 0.0
             handled += 1
             self._handle(generation, arrived, line)
+        self._check_exited()
         self._check_watchdog()
         return handled
 
@@ -287,6 +308,7 @@ class RunnerSession:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.popen.wait(5.0)
+            proc.kill()  # what it left behind in its process group
             for thread in proc.threads:
                 thread.join(2.0)
             self.pump()  # the lines it wrote before it exited
@@ -304,7 +326,7 @@ class RunnerSession:
 
     def _write(self, command: dict[str, Any]) -> None:
         proc = self._proc
-        if proc is None or proc.popen.poll() is not None or proc.popen.stdin is None:
+        if proc is None or proc.exited() or proc.popen.stdin is None:
             return
         try:
             proc.popen.stdin.write((dumps(command) + "\n").encode())
@@ -348,13 +370,19 @@ class RunnerSession:
             return
         if event["type"] == "session" and self.timeline.header is None:
             event.update(self.header_extra)
-        event = self.timeline.place(event, arrived)
+        try:
+            event = self.timeline.place(event, arrived)
+        except ProtocolError as exc:
+            self._not_an_event(line, exc)
+            return
         kind = event["type"]
         if kind in ("session", "restart") and generation == self._generation \
                 and not self._spoke:
             self._spoke = True
-            if self.state is SessionState.STARTING:
-                self._deadline = time.monotonic() + self.start_timeout_s
+            if self.state is SessionState.STARTING:  # the rest of the start budget
+                self._deadline = self._ready_by
+                if self._ready_by is not None:
+                    self._attempt_s = round(self._ready_by - self._started, 3)
         if kind == "restart":
             self.restarts = int(event["restarts"])
         current = self._proc is not None and generation == self._proc.generation
@@ -366,6 +394,7 @@ class RunnerSession:
         if kind == "ready":
             self._set_state(SessionState.READY)
             self._deadline = None
+            self._ready_by = None
             self._send_next()
         elif kind == "result":
             self.failures = 0
@@ -413,23 +442,48 @@ class RunnerSession:
                            "run; it was killed")
         else:
             self.failures += 1
+            allowed = f"{self._attempt_s:g} s"
             if not self._spoke and self.header_timeout_s is not None:
                 # no header at all: the transport or the install, not a slow start
                 self.failures, self._hopeless = self.max_failures, True
-                self._report(ErrorKind.TIMEOUT, f"the runner said nothing within "
-                                                 f"{self.header_timeout_s:g} s; it was killed")
+                message = f"the runner said nothing within {allowed}; it was killed"
+            elif not self._spoke:
+                message = f"the runner said nothing within {allowed}; it was killed"
             else:
-                self._report(ErrorKind.TIMEOUT, f"the runner was not ready within "
-                                                 f"{self.start_timeout_s:g} s; it was killed")
+                message = f"the runner was not ready within {allowed}; it was killed"
+            if (self.failures < self.max_failures and self._ready_by is not None
+                    and time.monotonic() >= self._ready_by):
+                self.failures, self._hopeless = self.max_failures, True
+                message += (f" (the start timeout of {self.start_timeout_s:g} s, all "
+                            "attempts together, is spent)")
+            self._report(ErrorKind.TIMEOUT, message)
         self._kill(expected=True)
 
-    def _on_exit(self, generation: int) -> None:
+    def _check_exited(self) -> None:
+        """A runner that exited while its pipes stay open (a child of it holds them) is
+        handled as exited within EXIT_GRACE_S: its group is ended, and if the pipes still
+        do not close, it is taken as gone without its EOF."""
+        proc = self._proc
+        if proc is None or not proc.exited():
+            return
+        now = time.monotonic()
+        if self._exited_at is None:
+            self._exited_at = now
+        elif now - self._exited_at >= 2 * EXIT_GRACE_S:
+            self._on_exit(proc.generation, eof=False)
+        elif now - self._exited_at >= EXIT_GRACE_S:
+            proc.kill()  # its children: their end of the pipes closes
+
+    def _on_exit(self, generation: int, eof: bool = True) -> None:
+        """The runner's stdout closed (``eof``) or it exited without its pipes closing."""
         proc = self._proc
         if proc is None or generation != proc.generation:
             return  # an old runner's pipe closing
-        for thread in proc.threads:  # the stdout reader has ended (this is its EOF)
-            thread.join(1.0)
-        code = proc.popen.wait()
+        if eof:
+            for thread in proc.threads:  # the stdout reader has ended (this is its EOF)
+                thread.join(1.0)
+        ran_on = not proc.wait_exit(EXIT_GRACE_S)  # its stdout closed, it runs on
+        code = proc.reap()  # its group ended; bounded
         proc.release()
         self._proc = None
         self._deadline = None
@@ -438,7 +492,8 @@ class RunnerSession:
             self._expect_exit.discard(generation)
         else:
             tail = "; ".join(proc.stderr_tail)
-            why = f"the runner exited (code {code})" + (f": {tail}" if tail else "")
+            why = ("the runner closed its output and ran on; it was killed" if ran_on
+                   else f"the runner exited (code {code})") + (f": {tail}" if tail else "")
             if self.explainer is not None:
                 failure = self.explainer.exited(code, tail, self._spoke)
                 why = failure.message
@@ -477,7 +532,8 @@ class RunnerSession:
     def _start_again(self) -> None:
         if self._closed:
             return
-        if self.failures >= self.max_failures:
+        spent = self._ready_by is not None and time.monotonic() >= self._ready_by
+        if self.failures >= self.max_failures or spent:
             self._give_up()
             return
         self.start()

@@ -8,6 +8,7 @@ import argparse
 
 from ..device.gpu_select import gpu_env, gpu_shell_prefix, parse_devices
 from . import remote
+from .cluster_address import add_tls_options
 from .devices import DeviceSpec
 
 
@@ -40,6 +41,7 @@ def add_gpu_options(p: argparse.ArgumentParser, cluster: bool = True) -> None:
                        help="send the runs to the workers of a Dask scheduler (one worker "
                             "per GPU, `gemmscope worker ADDRESS --device N`; "
                             "docs/cluster.md) and merge their events into one session")
+        add_tls_options(p, "this client")
 
 
 def gpus_of(device: int | None, devices: str | None, split: bool = False,

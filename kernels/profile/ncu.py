@@ -30,6 +30,7 @@ from ..device.telemetry import Nvml, Sampler
 from ..ladder import registry
 from ..models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
 from ..models.ncu_compare import NcuKernelRow, NcuParseError, parse_raw_csv
+from ..protocol.text_safety import terminal_text
 
 TOOL = "ncu"
 TIMEOUT_S = 300.0
@@ -250,7 +251,7 @@ class CountersStep:
         self.recorded: list[str] = []
 
     def say(self, text: str) -> None:
-        self.stderr.write(f"gemmscope record: {text}\n")
+        self.stderr.write(f"gemmscope record: {terminal_text(text)}\n")
         self.stderr.flush()
 
     def check(self) -> None:

@@ -37,6 +37,7 @@ from ..ladder import registry
 from ..protocol import source_counters as sc
 from ..protocol.plan import parse_shape
 from ..protocol.source_counters import Status
+from ..protocol.text_safety import terminal_text
 from . import ncu
 from .ncu_source import (
     COLUMNS,
@@ -312,7 +313,7 @@ class SourceCountersStep:
                    stderr, source_files)
 
     def say(self, text: str) -> None:
-        self.stderr.write(f"gemmscope record: {text}\n")
+        self.stderr.write(f"gemmscope record: {terminal_text(text)}\n")
         self.stderr.flush()
 
     def check(self) -> None:

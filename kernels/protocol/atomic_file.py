@@ -1,9 +1,14 @@
 """Writing a file so that it is whole or absent: under a temporary name, then renamed.
+The one writer of every file gemmscope makes (recordings, exports, screenshots,
+preferences). No Qt.
 
 The temporary file sits in the destination's folder (a rename within one file system is
 atomic), keeps the destination's suffix (image exporters choose the format by it) and is
-created with the usual permissions (the umask applies). An existing destination is
-replaced only when the caller says so, and that is checked first, before any work.
+created with the usual permissions (the umask applies; a replaced file keeps its mode).
+An existing destination is replaced only when the caller says so, and that is checked
+first, before any work. A symlink is followed: its target is what is written (the link
+stays a link), a dangling one is refused; so is anything that is not a regular file (a
+device, a FIFO, a folder), which a rename would replace.
 """
 
 from __future__ import annotations
@@ -12,44 +17,128 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
+
+
+class NotRegularFile(OSError):
+    """The destination exists and is not a regular file (or is a dangling symlink)."""
+
+
+def target_of(path: str | Path) -> Path:
+    """The file a write to ``path`` lands in: ``path``, or the final target of the
+    symlink it is. NotRegularFile for a dangling symlink or a target that exists and is
+    not a regular file."""
+    path = Path(path)
+    target = path
+    if path.is_symlink():
+        target = Path(os.path.realpath(path))
+        if not target.exists():
+            raise NotRegularFile(errno.ENOENT, f"a symlink to {target}, which does not exist",
+                                 str(path))
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        return target
+    if not stat.S_ISREG(mode):
+        raise NotRegularFile(errno.EINVAL, "not a regular file", str(path))
+    return target
+
+
+def check_writable(path: str | Path) -> Path:
+    """Whether a writer could put a file at ``path``, said before any work: its target
+    (a symlink followed; NotRegularFile for a dangling one or a non-regular file), and a
+    folder that exists and may be written (OSError otherwise). Returns the target."""
+    target = target_of(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(errno.ENOENT, f"no folder {folder}", str(path))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, f"the folder {folder} cannot be written",
+                              str(path))
+    return target
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """``path`` opened for reading, if it is a regular file (a symlink followed); a
+    device (``/dev/zero``), a FIFO or a folder is NotRegularFile at once, without
+    blocking (a FIFO is opened non-blocking to be told apart)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file (a device, FIFO or "
+                                               "folder); only a file is read", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 class NewFile:
-    """``temp``: where to write; ``commit()`` renames it onto ``path``, ``discard()``
-    removes it. Without ``replace`` an existing ``path`` raises FileExistsError, here and
-    at the rename (a file that appeared meanwhile is not replaced either)."""
+    """``temp``: where to write; ``commit()`` renames it onto ``path`` (the target of a
+    symlink ``path``), ``discard()`` removes it. Without ``replace`` an existing ``path``
+    raises FileExistsError, here and at the rename (a file that appeared meanwhile is not
+    replaced either). Everything that can be refused is refused here, before any work:
+    an existing name without ``replace``, a non-regular file, an unwritable folder."""
 
     kept_bytes = 0  # how much of ``temp`` was there before this writer (an appended copy)
 
     def __init__(self, path: str | Path, replace: bool = False):
         self.path = Path(path)
         self.replace = replace
-        if not replace and self.path.exists():
+        self._held: list[BinaryIO] = []  # closed once committed or discarded (a lock)
+        self.target = target_of(self.path)
+        if not replace and (self.path.exists() or self.path.is_symlink()):
             raise FileExistsError(errno.EEXIST, "exists", str(self.path))
-        self.temp = _create_beside(self.path)
+        self.temp = _create_beside(self.target)
+
+    def hold(self, fh: BinaryIO) -> None:
+        """Keep ``fh`` (a lock on the destination) open until the file is committed or
+        discarded."""
+        self._held.append(fh)
+
+    def _release(self) -> None:
+        held, self._held = self._held, []
+        for fh in held:
+            with contextlib.suppress(OSError):
+                fh.close()
+
+    def _keep_mode(self) -> None:
+        """A file replaced keeps who may read it (preferences, a private recording)."""
+        try:
+            os.chmod(self.temp, stat.S_IMODE(self.target.stat().st_mode))
+        except FileNotFoundError:
+            pass
 
     def commit(self) -> Path:
         with open(self.temp, "rb") as fh:  # on disk before the name says it is whole
             os.fsync(fh.fileno())
+        target_of(self.path)  # still a file (or nothing) to put it on
+        self._keep_mode()
         if self.replace:
-            os.replace(self.temp, self.path)
+            os.replace(self.temp, self.target)
+            self._release()  # after the rename: the next one opens the new file
             return self.path
         try:
-            os.link(self.temp, self.path)  # fails, atomically, where the name is taken
+            os.link(self.temp, self.target)  # fails, atomically, where the name is taken
         except FileExistsError:
             raise FileExistsError(errno.EEXIST, "exists", str(self.path)) from None
         except OSError:  # a file system without hard links
-            if self.path.exists():
+            if self.target.exists():
                 raise FileExistsError(errno.EEXIST, "exists", str(self.path)) from None
-            os.replace(self.temp, self.path)
+            os.replace(self.temp, self.target)
+            self._release()
             return self.path
         self.temp.unlink()
+        self._release()
         return self.path
 
     def discard(self) -> None:
         self.temp.unlink(missing_ok=True)
+        self._release()
 
 
 def _create_beside(path: Path) -> Path:
@@ -77,8 +166,21 @@ def replacing(path: str | Path, replace: bool = True) -> Iterator[Path]:
         raise
 
 
-def write_text(path: str | Path, text: str, replace: bool = True) -> Path:
-    """``text`` as UTF-8 in ``path``, whole or not at all."""
+def write_bytes(path: str | Path, data: bytes, replace: bool = True) -> Path:
+    """``data`` in ``path``, whole or not at all (a short write, a full disk: OSError,
+    and ``path`` as it was)."""
     with replacing(path, replace) as temp:
-        temp.write_text(text, encoding="utf-8")
+        with open(temp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if temp.stat().st_size != len(data):
+            raise OSError(errno.EIO, f"{len(data)} bytes written, "
+                                     f"{temp.stat().st_size} on disk", str(path))
     return Path(path)
+
+
+def write_text(path: str | Path, text: str, replace: bool = True) -> Path:
+    """``text`` as UTF-8 in ``path``, whole or not at all (a lone surrogate, which UTF-8
+    cannot hold, is written as U+FFFD)."""
+    return write_bytes(path, text.encode("utf-8", errors="replace"), replace)

@@ -376,6 +376,9 @@ def validate_event(obj: Any) -> dict[str, Any]:
     t = obj.get("t")
     if not isinstance(t, _NUM) or isinstance(t, bool):
         raise ProtocolError(f'{kind} event needs a number "t"')
+    if not -MAX_SESSION_S <= t <= MAX_SESSION_S:  # 1e300: no session lasts that long
+        raise ProtocolError(f'{kind} event: "t" = {t:.6g} s is not a session time (at '
+                            f'most {MAX_SESSION_S:g} s either side of its start)')
     for name, types in REQUIRED.get(kind, {}).items():
         if name not in obj:
             raise ProtocolError(f'{kind} event lacks "{name}"')
@@ -439,6 +442,9 @@ def parse_line(line: str | bytes, lineno: int | None = None,
         raise type(exc)(exc.reason, lineno, source) from None
 
 
+MAX_SESSION_S = 1e8  # about three years: a time beyond is not a session's
+
+
 class Timeline:
     """Puts events on the session's time axis: the one place where runner restarts are
     joined.
@@ -474,5 +480,9 @@ class Timeline:
                          "runner": runner}
         placed = dict(event)
         placed["t"] = round(t + self.offset_s, 6)
+        if not -MAX_SESSION_S <= placed["t"] <= MAX_SESSION_S:  # restarts add up
+            raise ProtocolError(f'{event["type"]} event: "t" = {t:.6g} s puts it '
+                                f'{placed["t"]:.6g} s from the session\'s start, past '
+                                f'{MAX_SESSION_S:g} s')
         self.last_s = max(self.last_s, placed["t"])
         return placed

@@ -1,16 +1,22 @@
 """The ``--output`` file of ``bench`` and ``record``: refused at once where it exists
-(unless ``--force``), continued with ``--append``, written under a temporary name beside it
-and renamed when the runs have finished, or, when they do not finish, kept only where it
-holds a measurement. No Qt."""
+(unless ``--force``), continued with ``--append`` (one at a time: a lock), written under a
+temporary name beside it and renamed when the runs have finished, or, when they do not
+finish (an error, SIGTERM, SIGHUP, SIGINT), kept only where it holds a measurement, and
+said where. No Qt."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from . import events
-from .atomic_file import NewFile
+from .atomic_file import NewFile, open_regular
 
 
 class OutputRefused(Exception):
@@ -40,25 +46,102 @@ def appended_file(path: Path) -> NewFile:
     runs continue and which replaces the file when they finish; so the file is never
     half-written, and what it held is never lost."""
     try:
-        with path.open("rb") as fh:
-            first = fh.readline(events.MAX_LINE_BYTES + 1)
-        if events.parse_line(first, 1, str(path))["type"] != "session":
-            raise events.ProtocolError("the first line is not a session header", 1,
-                                         str(path))
+        lock = _locked(path)  # held until the file is replaced: one --append at a time
+        try:
+            first = lock.readline(events.MAX_LINE_BYTES + 1)
+            if events.parse_line(first, 1, str(path))["type"] != "session":
+                raise events.ProtocolError("the first line is not a session header", 1,
+                                           str(path))
+        except BaseException:
+            lock.close()
+            raise
     except FileNotFoundError:
         raise OutputRefused(f"--append: {path} does not exist") from None
     except OSError as exc:
         raise OutputRefused(f"cannot read {path}: {exc.strerror or exc}") from None
     except events.ProtocolError as exc:
         raise OutputRefused(f"--append: {exc}; nothing was appended") from None
-    out = NewFile(path, replace=True)
     try:
-        shutil.copyfile(path, out.temp)
+        out = NewFile(path, replace=True)
+    except OSError as exc:
+        lock.close()
+        raise OutputRefused(f"cannot write beside {path}: {exc.strerror or exc}") from None
+    out.hold(lock)
+    try:
+        lock.seek(0)
+        with open(out.temp, "wb") as copy:
+            shutil.copyfileobj(lock, copy)  # the file as it is under the lock
     except OSError as exc:
         out.discard()
         raise OutputRefused(f"cannot write beside {path}: {exc.strerror or exc}") from None
     out.kept_bytes = out.temp.stat().st_size
     return out
+
+
+def _locked(path: Path) -> BinaryIO:
+    """``path`` open for reading under an exclusive lock (flock), refused at once where
+    another gemmscope holds it (OutputRefused). The lock is taken on the file the name
+    still means: one replaced meanwhile is opened again."""
+    for _ in range(3):
+        fh = open_regular(path)  # a device or FIFO: refused, not waited on
+        try:
+            import fcntl
+        except ImportError:  # no flock here (Windows): unlocked, as before
+            return fh
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.close()
+            raise OutputRefused(f"--append: another gemmscope is recording into {path}; "
+                                "run this one when it has finished") from None
+        try:
+            same = os.stat(path).st_ino == os.fstat(fh.fileno()).st_ino
+        except OSError:
+            same = False
+        if same:
+            return fh
+        fh.close()  # the one before us replaced it as we opened it: open the new one
+    raise OutputRefused(f"--append: {path} keeps being replaced; try again")
+
+
+class Stopped(BaseException):
+    """A signal (SIGTERM, SIGHUP, SIGINT) stopped the runs; like KeyboardInterrupt, not
+    an error to catch on the way: it ends the command after its cleanup."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP", "SIGINT")
+                     if hasattr(signal, n))
+
+
+@contextlib.contextmanager
+def stopped_by_signals() -> Iterator[None]:
+    """SIGTERM (what ``timeout``, systemd and SLURM send), SIGHUP and SIGINT raise
+    Stopped in the main thread, so the runner is stopped and the output kept or said
+    (``abandon``) as for any other end. One stop: later signals are ignored while that
+    cleanup (itself bounded) runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        raise Stopped(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def abandon(out: NewFile, stderr: TextIO) -> None:
@@ -75,3 +158,5 @@ def abandon(out: NewFile, stderr: TextIO) -> None:
                      f"{out.temp} ({out.path} was not written)\n")
     else:
         out.discard()
+        stderr.write(f"gemmscope: the runs did not finish and nothing was measured; "
+                     f"{out.path} was not written\n")

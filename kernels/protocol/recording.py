@@ -4,11 +4,13 @@ Each line goes through the one event validator (:mod:`protocol`)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from .atomic_file import open_regular
 from .events import NewerProtocol, ProtocolError, Timeline, parse_line, read_lines
 
 
@@ -54,8 +56,15 @@ def iter_events(lines: Iterable[str | bytes], source: str | None = None,
                                     lineno, source)
             skipped.add(exc)
             continue
+        try:
+            placed = timeline.place(event)
+        except ProtocolError as exc:  # a time past the bound, as the line's own
+            if not header or skipped is None:
+                raise ProtocolError(exc.reason, lineno, source) from None
+            skipped.add(ProtocolError(exc.reason, lineno, source))
+            continue
         header = True
-        yield timeline.place(event)
+        yield placed
     if not header:
         raise ProtocolError("no session header: the file is empty", None, source)
 
@@ -105,10 +114,10 @@ def read_session(path: str | Path,
     path = Path(path)
     skipped = Skipped()
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:  # /dev/zero, a FIFO: refused at once
             lines = read_lines(fh)
             if progress is not None:
-                lines = _reporting(lines, fh, path.stat().st_size, progress)
+                lines = _reporting(lines, fh, os.fstat(fh.fileno()).st_size, progress)
             events = list(iter_events(lines, str(path), skipped))
     except OSError as exc:
         raise ProtocolError(f"cannot open: {exc.strerror or exc}", None, str(path)) from None

@@ -29,6 +29,10 @@ def default_session_path(folder: str | Path, now: _dt.datetime | None = None) ->
     raise FileExistsError(f"no free session file name for {stem} in {folder}")
 
 
+class RecordingFailed(OSError):
+    """The session file could not be written (its message names the file)."""
+
+
 class SessionWriter:
     """Appends event lines to one file, flushing after each. A file whose last line was
     cut (a crash, no newline at its end) gets its newline first, so the first new line
@@ -39,6 +43,7 @@ class SessionWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh: IO[str] | None = self.path.open("a", encoding="utf-8")
         self.lines = 0
+        self.error: OSError | None = None  # the write that failed, if one did
         if self._ends_cut():
             self._fh.write("\n")
             self._fh.flush()
@@ -51,16 +56,42 @@ class SessionWriter:
             return fh.read(1) != b"\n"
 
     def write_line(self, line: str) -> None:
+        """One line, flushed. A write that fails (a full disk) raises RecordingFailed
+        once, naming the file; the file is closed then, what reached it kept, and later
+        lines go nowhere (so the runner can still be stopped cleanly)."""
         if self._fh is None:
             return
-        self._fh.write(line.rstrip("\n") + "\n")
-        self._fh.flush()
+        try:
+            self._fh.write(line.rstrip("\n") + "\n")
+            self._fh.flush()
+        except OSError as exc:
+            self.error = exc
+            self._drop()
+            raise RecordingFailed(exc.errno, f"cannot write {self.path} "
+                                             f"({exc.strerror or exc})", str(self.path)) from None
         self.lines += 1
 
+    def _drop(self) -> None:
+        fh, self._fh = self._fh, None
+        if fh is not None:
+            try:
+                fh.close()
+            except OSError:  # its buffer could not be written either: already said
+                pass
+
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        """Close the file; a last write that fails raises RecordingFailed as above."""
+        fh = self._fh
+        if fh is None:
+            return
+        try:
+            fh.flush()
+        except OSError as exc:
+            self.error = exc
+            self._drop()
+            raise RecordingFailed(exc.errno, f"cannot write {self.path} "
+                                             f"({exc.strerror or exc})", str(self.path)) from None
+        self._drop()
 
     @property
     def closed(self) -> bool:

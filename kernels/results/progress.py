@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from ..protocol.text_safety import terminal_text
 from .rows import ms_text, tflops_text, verdict_text
 
 
@@ -18,7 +19,8 @@ class Progress:
         self.index = 0
 
     def show(self, text: str, final: bool = False) -> None:
-        line = f"[{self.index}/{self.total}] {text}"
+        # a runner's, a host's or a worker's text: never a control or bidi character
+        line = terminal_text(f"[{self.index}/{self.total}] {text}")
         if self.tty:
             self.stream.write("\r\x1b[2K" + line + ("\n" if final else ""))
         elif final:

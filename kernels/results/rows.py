@@ -49,6 +49,14 @@ def _significant(value: float, digits: int) -> str:
     return f"{value:.{max(0, digits - 1 - magnitude)}f}"
 
 
+def _fixed(value: float, decimals: int) -> str:
+    """Fixed point with ``decimals``, or a power of ten from ten million on (a damaged
+    recording's 1e300 is "1.000e+300", not a label of 300 digits)."""
+    if math.isfinite(value) and abs(value) >= 1e7:
+        return f"{value:.3e}"
+    return f"{value:.{decimals}f}"
+
+
 def tflops_text(value: float) -> str:
     return _significant(value, 4)
 
@@ -58,7 +66,7 @@ def ms_text(value: float) -> str:
 
 
 def pct_text(value: float | None) -> str:
-    return DASH if value is None else f"{value:.1f}%"
+    return DASH if value is None else f"{_fixed(value, 1)}%"
 
 
 def rel_err_text(value: float | None) -> str:
@@ -66,11 +74,11 @@ def rel_err_text(value: float | None) -> str:
 
 
 def mhz_text(value: float | None) -> str:
-    return DASH if value is None else f"{value:.0f}"
+    return DASH if value is None else _fixed(value, 0)
 
 
 def watts_text(value: float | None) -> str:
-    return DASH if value is None else f"{value:.0f}"
+    return DASH if value is None else _fixed(value, 0)
 
 
 def energy_text(joules: float | None) -> str:
@@ -86,7 +94,7 @@ def energy_text(joules: float | None) -> str:
 def gflop_per_j_text(value: float | None) -> str:
     if value is None:
         return DASH
-    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    return _fixed(value, 0) if abs(value) >= 100 else f"{value:.3g}"
 
 
 def verdict_text(verified: bool) -> str:
@@ -336,7 +344,7 @@ class Row:
             Column.REFERENCE: self.reference or DASH,
             Column.PCT_OF_PEAK: pct_text(self.pct_of_peak),
             Column.REL_ERR: rel_err_text(r.rel_err), Column.VERIFIED: verdict_text(r.verified),
-            Column.REPEATS: str(r.repeats), Column.T: f"{r.t:.3f}",
+            Column.REPEATS: str(r.repeats), Column.T: _fixed(r.t, 3),
             Column.SM_CLOCK: mhz_text(r.sm_clock_mhz_avg),
             Column.SM_CLOCK_MIN: mhz_text(r.sm_clock_mhz_min),
             Column.POWER: watts_text(r.avg_power_w), Column.ENERGY: energy_text(r.energy_j),

@@ -3,20 +3,16 @@ terminal (a recording is untrusted data). No Qt."""
 
 from __future__ import annotations
 
-import re
-
 from ..protocol import recording
 from ..protocol.events import session_devices
+from ..protocol.text_safety import terminal_text
 from .table import render
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def printable(text: str) -> str:
-    """Text from a recording, safe on a terminal: control characters (escape sequences,
-    carriage returns) and lone surrogates are written as escapes."""
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    """Text from a recording, safe on a terminal (kernels/protocol/text_safety.py): control,
+    format and bidi characters and lone surrogates are written as escapes."""
+    return terminal_text(text)
 
 
 def report_lines(path: str, markdown: bool = False) -> tuple[list[str], str | None]:

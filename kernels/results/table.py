@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..protocol.text_safety import clean_text, markdown_text, terminal_text
 from .rows import NUMBER_COLUMNS, Column, Result, rows_of
 
 COLUMNS = (Column.LEVEL, Column.SHAPE, Column.PRECISION, Column.MODE, Column.MEDIAN_MS,
@@ -18,8 +19,10 @@ Cells = Mapping[Column, str]
 
 
 def fixed_width(columns: Sequence[Column], rows: Iterable[Cells]) -> str:
-    """Columns two spaces apart, numbers aligned right, a rule under the header."""
-    body = [[row[c] for c in columns] for row in rows]
+    """Columns two spaces apart, numbers aligned right, a rule under the header; every
+    cell safe on a terminal (a recording's text: kernels/protocol/text_safety.py), before the
+    widths are measured."""
+    body = [[terminal_text(row[c]) for c in columns] for row in rows]
     widths = [max(len(c), *(len(r[i]) for r in body)) if body else len(c)
               for i, c in enumerate(columns)]
 
@@ -31,11 +34,20 @@ def fixed_width(columns: Sequence[Column], rows: Iterable[Cells]) -> str:
     return "\n".join([line(columns), line(["-" * w for w in widths]), *map(line, body)])
 
 
+def markdown_cell(column: Column, text: str) -> str:
+    """A cell of a Markdown table: a text cell (a recording's) escaped so that it renders
+    as itself; a number cell (the row model's own) cleaned, its ``|`` escaped."""
+    if column in NUMBER_COLUMNS:
+        return clean_text(text).replace("|", "\\|")
+    return markdown_text(text)
+
+
 def markdown_table(columns: Sequence[Column], rows: Iterable[Cells]) -> str:
-    """A Markdown table, numbers aligned right."""
+    """A Markdown table, numbers aligned right; every cell as :func:`markdown_cell`."""
     lines = ["| " + " | ".join(columns) + " |",
              "|" + "".join("---:|" if c in NUMBER_COLUMNS else "---|" for c in columns)]
-    lines += ["| " + " | ".join(row[c] for c in columns) + " |" for row in rows]
+    lines += ["| " + " | ".join(markdown_cell(c, row[c]) for c in columns) + " |"
+              for row in rows]
     return "\n".join(lines)
 
 

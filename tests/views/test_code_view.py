@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtGui import QColor
 
 from gemmscope.app.core import builds
+from gemmscope.app.core.builds import MIX_PER_FMAS, main_loop_fmas
 from gemmscope.app.core.store import Change, SessionStore
 from gemmscope.app.theme import DIFF_COLORS, SASS_CLASS_COLORS, SASS_SELECTION
 from gemmscope.kernels.protocol.events import Timeline
@@ -123,9 +124,12 @@ def test_mix_chart_has_one_bar_per_level_with_a_build(view, events):
     assert v.mix.levels == with_builds and "naive" not in v.mix.levels
     y0, h = v.mix.stacks["FFMA"]
     i = v.mix.levels.index("cp_async")
-    mix = store.build_for("cp_async")["instruction_mix"]["main_loop"]
-    assert (y0[i], h[i]) == (0, mix["FFMA"])  # FFMA at the bottom, LDS.128 stacked on it
-    assert v.mix.stacks["LDS.128"][0][i] == mix["FFMA"] + mix["LDS"]
+    build = store.build_for("cp_async")
+    mix = build["instruction_mix"]["main_loop"]
+    per = MIX_PER_FMAS / main_loop_fmas(build)  # counted per 1000 multiply-adds
+    # FFMA at the bottom, LDS.128 stacked on it
+    assert (y0[i], h[i]) == (0, pytest.approx(mix["FFMA"] * per))
+    assert v.mix.stacks["LDS.128"][0][i] == pytest.approx((mix["FFMA"] + mix["LDS"]) * per)
     assert v.mix.items["FFMA"].opts["brush"] == SASS_CLASS_COLORS["FFMA"]
     ticks = v.mix.getPlotItem().getAxis("bottom")._tickLevels[0]
     assert [t.strip("\n") for _, t in ticks] == with_builds  # names on alternating lines

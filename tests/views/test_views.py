@@ -234,7 +234,7 @@ def test_banks_view_of_a_warp_specialized_level_opens_on_a_consumer_warp(qtbot, 
 
 def test_banks_instruction_box_follows_the_step(qtbot, make):
     view = make(BanksView, "smem_tiled")
-    start = view.banks.step  # the level's own instruction (test_access_defaults.py)
+    start = view.banks.step  # the level's own instruction (test_replay_truth.py)
     view.banks.step_forward()
     assert view.instruction_box.currentIndex() == start + 1
     view.instruction_box.setCurrentIndex(1)

@@ -1,0 +1,56 @@
+"""`gemmscope talk FILE --check`: every caption, filled from the whole recording, against
+its band at CHECK_SIZE in presentation mode at the smallest caption size."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from ...kernels.protocol.text_safety import terminal_text
+from ..widgets.caption_bar import CHECK_SIZE
+
+
+def misfits(app: Any, window: Any, controller: Any) -> list[tuple[int, str]]:
+    """(scene number, why) of every scene whose caption does not fit its band at
+    CHECK_SIZE in presentation mode at the smallest caption size."""
+    width, height = CHECK_SIZE
+    window.set_presentation(True, full_screen=False)
+    window.resize(width, height)
+    window.show()
+    for _ in range(5):
+        app.processEvents()
+    bar = controller.caption
+    bar.apply_theme(window.theme)
+    budget = bar.band_px(height)
+    out = []
+    # the text's width in a window of CHECK_SIZE: the bar's own margins and number aside
+    # (the window itself may not yet be made that narrow)
+    text_w = width - max(0, bar.width() - bar.text_width())
+    for i in range(len(controller.talk.scenes)):
+        px, needed, fits = bar.fit_size(controller.caption_of(i), text_w, budget)
+        if not fits:
+            out.append((i + 1, f"needs {needed} px at {px} px text; its band at "
+                               f"{width}×{height} has {budget} px"))
+    return out
+
+
+def check_talk(app: Any, window: Any, controller: Any, recording: Path) -> int:
+    """`gemmscope talk FILE --check`: 0 when every caption fits, else 1 (and the scenes)."""
+    if not window.open_recording(recording, background=False):
+        print(terminal_text(window.statusBar().currentMessage()), file=sys.stderr)
+        controller.stop()
+        window.close()
+        return 2
+    window.replay.pause()  # the captions need the recording, not its replay
+    controller.load(window.replay.recording.events)
+    bad = misfits(app, window, controller)
+    controller.stop()
+    window.close()
+    name = controller.talk.path.name
+    for scene, why in bad:
+        print(terminal_text(f"{name}: scene {scene}: the caption does not fit: {why}"))
+    if not bad:
+        print(f"{name}: every caption of {len(controller.talk.scenes)} scenes fits its band at "
+              f"{CHECK_SIZE[0]}×{CHECK_SIZE[1]}")
+    return 1 if bad else 0

@@ -1,0 +1,143 @@
+"""The main window's view state (app/core/view_state.py) as the window keeps it: what the
+command line and a talk choose, the shape and mode keys, the animation step on screen and
+the animation keys, what a session's events may choose (the first level, a live
+session's first shape, the shape of runs the person asked for), and the views told of
+each change. A mixin of :class:`~gemmscope.app.window.main_window.MainWindow`, kept apart
+so that the window's file holds its layout and its commands; the attributes it uses are
+the window's (``view_state``, ``store``, ``ladder``, ``views``, ``tabs``, ...)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...kernels.ladder.shape import Shape
+from ..core.store import Change
+from ..core.view_state import ViewState, changed_fields, neighbour_shape
+from ..views.base import View
+from .keys import run_animation_command
+
+
+class ViewStateMixin:
+    """What the window does with its view state."""
+
+    view_state: Any
+    store: Any
+    ladder: Any
+    views: Any
+    tabs: Any
+    throttle: Any
+    shown_views: Any
+    controls: Any
+    shape_pinned: bool
+    _asked: tuple[Shape, str] | None
+    _step_later: int | None
+
+    def _run_started(self, event: dict[str, Any]) -> None:
+        """The first run of those the person asked for started: show its shape and mode
+        (its results fill the table as they come; a run nobody asked for changes
+        nothing)."""
+        assert self._asked is not None
+        shape, mode = self._asked
+        if (event.get("M"), event.get("N"), event.get("K")) == (shape.M, shape.N, shape.K):
+            self._asked = None
+            self.view_state.set(shape=shape, mode=mode)
+
+    def _ask(self, M: int, N: int, K: int) -> None:
+        """The person asked for runs at M×N×K: the first of them to start selects it."""
+        if self.live is not None:
+            self._asked = (Shape(M, N, K), self.controls.mode)
+
+    # ------------------------------------------------------------- the view state
+    def choose(self, shape: Shape | None = None, level: str | None = None,
+               mode: str | None = None, pin: bool = True) -> None:
+        """Set what the command line or a talk asks for (fields left None stay); a
+        shape given here stays chosen across recordings (``pin``)."""
+        changes: dict[str, object] = {}
+        if shape is not None:
+            changes["shape"] = shape
+            self.shape_pinned = self.shape_pinned or pin
+        if level is not None:
+            changes["level"] = level
+        if mode is not None:
+            changes["mode"] = mode
+        self.view_state.set(**changes)
+
+    def step_shape(self, offset: int) -> None:
+        """The next smaller (-1) or larger (+1) shape of the session ([ and ] keys)."""
+        state = self.view_state.state
+        shape = neighbour_shape(self.store.shapes(), state.shape, offset)
+        if shape is not None:
+            self.view_state.set(shape=shape)
+
+    def toggle_mode(self) -> None:
+        """Burst results, or sustained ones (M)."""
+        mode = "sustained" if self.view_state.state.mode == "burst" else "burst"
+        self.view_state.set(mode=mode)
+
+    def set_step(self, step: int) -> bool:
+        """Show animation step ``step`` (0-based) of the view on screen; False where the
+        view on screen has no animation."""
+        if self.current_animation() is None:
+            return False
+        self.view_state.set(step=max(0, int(step)))
+        return True
+
+    def step_once_ready(self, step: int) -> None:
+        """Show animation ``step`` once the session's header has chosen the level (a
+        level chosen later would restart the animation); now where it has already."""
+        if self.store.header is not None:
+            self.set_step(step)
+        else:
+            self._step_later = step
+
+    def animation_command(self, what: str) -> None:
+        """An animation key (keys.ANIMATION_KEYS) on the animation of the tab on screen;
+        where the tab has none, the status bar says so."""
+        canvas = self.current_animation()
+        if canvas is None:
+            self.statusBar().showMessage("this tab has no animation (Tiling, Banks, Swizzle "
+                                         "and Coalescing have)", 3000)
+            return
+        run_animation_command(canvas, what)
+
+    def current_animation(self) -> Any:
+        """The animated canvas of the view on screen, or None."""
+        view = self.shown_views.shown_view()
+        return view.animation() if view is not None else None
+
+    def _tab_changed(self, _index: int) -> None:
+        canvas = self.current_animation()
+        self.view_state.set(step=None if canvas is None else canvas.step)
+
+    def _step_shown(self, view: View, step: int) -> None:
+        if self.tabs.currentWidget() is view:
+            self.view_state.set(step=step)
+
+    def _view_state_changed(self, before: ViewState, after: ViewState) -> None:
+        changed = changed_fields(before, after)
+        if "level" in changed and after.level is not None:
+            self.ladder.show_state()
+            level = after.level
+            self.views.tell("level", lambda view: view.set_level(level))
+        if "step" in changed and after.step is not None:
+            canvas = self.current_animation()
+            if canvas is not None and canvas.step != after.step % max(1, canvas.n_steps()):
+                canvas.pause()
+                canvas.set_step(after.step)
+        self.throttle.poke(soon=True)
+        self.view_state_changed.emit(before, after)
+
+    def _follow_session(self, changes: set[Change]) -> None:
+        """What a session's new events choose when the person has not: the first level
+        once the header names them, and the default shape once results exist (live; a
+        replay chose it when it opened)."""
+        if Change.HEADER in changes and self.view_state.state.level is None:
+            levels = self.store.ladder_levels()
+            if levels:
+                self.view_state.set(level=levels[0].id)
+        if Change.HEADER in changes and self.store.header is not None and \
+                self._step_later is not None:
+            step, self._step_later = self._step_later, None
+            self.set_step(step)
+        if self.view_state.state.shape is None and self.store.shapes():
+            self.view_state.set(shape=self.store.ladder_shape())
