@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         print(doctor.explain_blockers(blockers), file=sys.stderr)
         return 2
     if argv and argv[0] == "gallery":
-        from .window.gallery import main as gallery_main  # imports Qt
+        from .gallery import main as gallery_main  # imports Qt
 
         return gallery_main(argv[1:])
     from .gui_main import main as gui_main  # imports Qt

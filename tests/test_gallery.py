@@ -26,10 +26,10 @@ from layout_check import layout_problems, small_texts, view_share
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QDockWidget
 
+from gemmscope.app.gallery import SIZES, TALK_SIZE, Shot, render_gallery
 from gemmscope.app.theme import STAGE_TEXT_PX
 from gemmscope.app.views.code_panels import TextPanel
 from gemmscope.app.views.registry import VIEWS
-from gemmscope.app.window.gallery import SIZES, TALK_SIZE, Shot, render_gallery
 from gemmscope.app.window.main_window import bundled_session
 
 PICTURES = ("tiling", "banks", "swizzle", "coalescing")

@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
-from ..views.registry import VIEWS
+from .core.preferences_file import PreferencesFile
+from .views.registry import VIEWS
+from .window.preferences import open_settings
 
 SIZES = ((1280, 720), (1366, 768), (1920, 1080))
 TALK_SIZE = (1280, 720)
@@ -52,7 +53,7 @@ Inspect = Callable[[Shot, Any], None]  # (the shot, the window behind it): tests
 
 
 def parse_sizes(text: str) -> list[tuple[int, int]]:
-    from ..gui_main import parse_size
+    from .gui_main import parse_size
 
     sizes = [parse_size(part.strip()) for part in text.split(",") if part.strip()]
     if not sizes or any(s is None for s in sizes):
@@ -70,10 +71,10 @@ def settle(window: Any) -> None:
         app.processEvents()
 
 
-def new_window(settings: QSettings, recording: Path, size: tuple[int, int],
+def new_window(settings: PreferencesFile, recording: Path, size: tuple[int, int],
                presentation: bool) -> Any:
     """A main window at ``size`` showing the whole of ``recording``, whole steps only."""
-    from .main_window import MainWindow
+    from .window.main_window import MainWindow
 
     window = MainWindow(settings)
     if not window.open_recording(str(recording)):
@@ -107,7 +108,7 @@ def save(window: Any, path: Path, small: bool = False) -> QImage:
     return image
 
 
-def tab_shots(out: Path, settings: QSettings, recording: Path,
+def tab_shots(out: Path, settings: PreferencesFile, recording: Path,
               sizes: list[tuple[int, int]], inspect: Inspect | None,
               themes: tuple[str, ...] = THEMES, small: bool = False) -> Iterator[Shot]:
     for theme in themes:
@@ -129,9 +130,9 @@ def tab_shots(out: Path, settings: QSettings, recording: Path,
                 window.close()
 
 
-def talk_shots(out: Path, settings: QSettings, talk_name: str, size: tuple[int, int],
+def talk_shots(out: Path, settings: PreferencesFile, talk_name: str, size: tuple[int, int],
                inspect: Inspect | None, small: bool = False) -> Iterator[Shot]:
-    from .talk import load_talk, open_talk, recording_of, talk_path
+    from .window.talk import load_talk, open_talk, recording_of, talk_path
 
     talk = load_talk(talk_path(talk_name))
     recording = recording_of(talk)
@@ -166,17 +167,12 @@ def render_gallery(out: Path, recording: Path, sizes: list[tuple[int, int]] | No
     """Render the gallery into ``out``; the shots, in order. ``inspect`` is called with
     each shot and its window right after the picture is taken (the window is live)."""
     out.mkdir(parents=True, exist_ok=True)
-    settings = QSettings(str(settings_file or out / ".gallery-prefs.ini"),
-                         QSettings.Format.IniFormat)
+    # a scratch file that is never written: the gallery changes no one's preferences
+    settings = open_settings(str(settings_file or out / ".gallery-prefs.ini"), writable=False)
     shots = list(tab_shots(out, settings, recording, list(sizes or SIZES), inspect, themes,
                            small))
     if talk:
         shots += list(talk_shots(out, settings, talk, TALK_SIZE, inspect, small))
-    settings.clear()
-    settings.sync()
-    prefs = Path(settings.fileName())
-    if settings_file is None and prefs.exists():
-        prefs.unlink()
     (out / "index.md").write_text(index_text(shots), encoding="utf-8")
     return shots
 
@@ -230,8 +226,8 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"gemmscope gallery: {exc}", file=sys.stderr)
         return 2
-    from ..gui_main import _import_pyqtgraph_without_cuda
-    from .sources_mixin import bundled_session
+    from .gui_main import _import_pyqtgraph_without_cuda
+    from .window.sources_mixin import bundled_session
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("gemmscope")
