@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -118,16 +118,21 @@ def tab_shots(out: Path, settings: PreferencesFile, recording: Path,
                 for spec in VIEWS:
                     window.named_widget(spec.name)
                     settle(window)
-                    shot = Shot(f"{theme}-{size[0]}x{size[1]}-{spec.name}", theme, size,
-                                spec.name, path=out / f"{theme}-{size[0]}x{size[1]}-"
-                                f"{spec.name}.png")
-                    assert shot.path is not None
-                    save(window, shot.path, small)
-                    if inspect is not None:
-                        inspect(shot, window)
-                    yield shot
+                    yield take(window, out, Shot(f"{theme}-{size[0]}x{size[1]}-{spec.name}",
+                                                 theme, size, spec.name), small, inspect)
             finally:
                 window.close()
+
+
+def take(window: Any, out: Path, shot: Shot, small: bool, inspect: Inspect | None) -> Shot:
+    """Save the window's picture as ``out/NAME.png`` (the shot's path, set here) and let
+    ``inspect`` see it while the window is live."""
+    path = out / f"{shot.name}.png"
+    shot = replace(shot, path=path)
+    save(window, path, small)
+    if inspect is not None:
+        inspect(shot, window)
+    return shot
 
 
 def talk_shots(out: Path, settings: PreferencesFile, talk_name: str, size: tuple[int, int],
@@ -147,14 +152,9 @@ def talk_shots(out: Path, settings: PreferencesFile, talk_name: str, size: tuple
             settle(window)
             window.resize(*size)
             settle(window)
-            shot = Shot(f"talk-{size[0]}x{size[1]}-scene-{i + 1:02d}", "presentation", size,
-                        scene.view, scene=i + 1,
-                        path=out / f"talk-{size[0]}x{size[1]}-scene-{i + 1:02d}.png")
-            assert shot.path is not None
-            save(window, shot.path, small)
-            if inspect is not None:
-                inspect(shot, window)
-            yield shot
+            yield take(window, out, Shot(f"talk-{size[0]}x{size[1]}-scene-{i + 1:02d}",
+                                         "presentation", size, scene.view, scene=i + 1),
+                       small, inspect)
     finally:
         controller.stop()
         window.close()
