@@ -297,3 +297,35 @@ def test_the_sweep_redraws_a_turn_after_the_bars_and_a_picture_waits_for_it(
     assert charts.bars.rows and not charts.sweep.curves  # the sweep: on the next turn
     window.flush_views()  # a picture settles every view first
     assert charts.sweep.curves
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_no_value_label_sits_on_a_cublas_line(loaded, size):
+    """A label that would cross its precision's cuBLAS line sits above it (the dashed line
+    ran through the numbers), also on stage."""
+    window = loaded(size=size)
+    for presentation in (False, True):
+        window.set_presentation(presentation, full_screen=False)
+        window.resize(*size)
+        window.flush_views()
+        bars = window.charts()["bars"]
+        vb = bars.getPlotItem().vb
+        for line in bars.references.values():
+            xs, ys = line.getData()
+            a = vb.mapViewToScene(QPointF(xs[0], ys[0]))
+            b = vb.mapViewToScene(QPointF(xs[-1], ys[0]))
+            band = QRectF(a.x(), a.y() - 1, b.x() - a.x(), 2)
+            for label in bars.labels:
+                if label.isVisible():
+                    assert not label_rect(bars, label).intersects(band), label.toPlainText()
+
+
+def test_the_instruction_mix_legend_never_covers_a_bar(loaded):
+    window = loaded(size=(1280, 720))
+    mix = window.views["code"].mix
+    window.named_widget("code")
+    window.flush_views()
+    legend = mix.getPlotItem().legend
+    assert legend.items
+    data = mix.getPlotItem().vb.sceneBoundingRect()
+    assert not legend.sceneBoundingRect().intersects(data)

@@ -104,3 +104,30 @@ def test_the_app_takes_the_ssh_options_of_the_cli():
     cli_args = bench.parse_args(argv)
     assert [(a.remote, a.remote_command, a.ssh_option) for a in (app_args, cli_args)] == [
         ("gpu@box:2222", "run it", ["A=1"])] * 2
+
+
+def test_info_events_open_no_panel_on_stage_or_in_a_replay_and_an_error_does(
+        qtbot, make_window, tmp_path):
+    """A replay's info lines wait in the Messages panel (closed); on stage too; an error
+    opens it."""
+    import synthetic_session as syn
+
+    quiet = [e for e in syn.events() if e["type"] != "error"]
+    quiet.insert(2, {"type": "info", "t": 0.01, "message": "ncu profiles naive"})
+    for presentation in (False, True):
+        window = make_window(tmp_path / f"prefs-{presentation}.ini")
+        window.show()
+        if presentation:
+            window.set_presentation(True, full_screen=False)
+        assert window.open_recording(str(syn.write(tmp_path / f"quiet-{presentation}.jsonl",
+                                                   quiet)))
+        window.play_instant()
+        window.flush_views()
+        assert window.messages.count() and not window.messages.has_errors()
+        assert not window.messages_dock.isVisible(), presentation
+    loud = make_window(tmp_path / "prefs-loud.ini")
+    loud.show()
+    assert loud.open_recording(str(syn.write(tmp_path / "loud.jsonl")))  # it has an error
+    loud.play_instant()
+    loud.flush_views()
+    assert loud.messages.has_errors() and loud.messages_dock.isVisible()

@@ -20,7 +20,8 @@ from ..theme import Theme
 from .base import View
 
 STAGE_CHART_MIN_W = 520  # on stage, the stream and the sweep share a row from 2x this
-STAGE_ROWS_MIN_H = 640  # on stage, the bars have the tab to themselves below this height
+STAGE_ROWS_MIN_H = 860  # on stage, the bars have the tab to themselves below this height
+# (at 1366x768 two rows of charts left the bars a plot 100 px high: 1080p has room)
 LOG_AXIS_DEFAULT = True
 LATER_CHANGES = frozenset({Change.SWEEP, Change.LADDER, Change.HEADER})  # sweep, GPU bars
 

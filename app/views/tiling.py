@@ -273,6 +273,9 @@ class TilingCanvas(AnimatedCanvas):
                     painter.setPen(ANIMATION.color("selection"))
                     painter.drawLine(QPointF(x, rect.top()), QPointF(x, rect.bottom()))
                 label = f"stage {s}" + ("" if k is None else f"\nK step {k + 1}")
+                flags = int(Qt.AlignmentFlag.AlignCenter | Qt.AlignmentFlag.AlignVCenter)
+                if self._fitting_size(rect, label, flags) < 0:  # narrow stages: short
+                    label = f"s{s}" + ("" if k is None else f"\nK{k + 1}")
                 self.draw_text(painter, rect, label, "text", Qt.AlignmentFlag.AlignCenter)
 
     def draw_block_tile(self, painter: QPainter) -> None:
