@@ -212,7 +212,7 @@ def test_record_writes_a_temporary_file_and_renames_it_at_the_end(tmp_path, monk
     # during the runs only the temporary file exists, hidden, beside the output
     assert during and all(len(d) == 1 and d[0].startswith(".rec.") for d in during)
     assert [p.name for p in tmp_path.iterdir()] == ["rec.jsonl"]
-    assert [r["level"] for r in recording.read_session(out).results] == ["naive"]
+    assert [r.level for r in recording.read_session(out).results] == ["naive"]
 
 
 def test_force_replaces_an_existing_output(tmp_path, monkeypatch):
@@ -233,7 +233,7 @@ def test_runs_that_do_not_finish_leave_the_output_alone(tmp_path, monkeypatch):
 
     def interrupt_after_the_first_result(self, ev):
         progress_event(self, ev)
-        if ev["type"] == "result":
+        if ev.type == "result":
             raise KeyboardInterrupt
 
     monkeypatch.setattr(cli.Progress, "event", interrupt_after_the_first_result)
@@ -244,7 +244,7 @@ def test_runs_that_do_not_finish_leave_the_output_alone(tmp_path, monkeypatch):
     # what was measured is kept under the temporary name, and said where
     [kept] = [p for p in tmp_path.iterdir() if p.name != "rec.jsonl"]
     assert f"what was measured is in {kept}" in err.getvalue()
-    assert [r["level"] for r in recording.read_session(kept).results] == ["naive"]
+    assert [r.level for r in recording.read_session(kept).results] == ["naive"]
 
 
 def test_runs_that_measured_nothing_leave_no_file(tmp_path, monkeypatch):
@@ -356,7 +356,7 @@ def test_append_continues_the_session_file_and_keeps_every_old_line(tmp_path, mo
     after = out.read_bytes()
     assert after.startswith(before + b'{"type":"info","t":9\n')
     session = recording.read_session(out)
-    assert [r["level"] for r in session.results] == ["naive", "coalesced"]
+    assert [r.level for r in session.results] == ["naive", "coalesced"]
     assert session.skipped_count == 1  # the cut line, named
     assert [p.name for p in tmp_path.iterdir()] == ["rec.jsonl"]
 

@@ -9,6 +9,7 @@ import re
 from gemmscope.app.core import export
 from gemmscope.app.core.store import SessionStore
 from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol.decoding import of
 
 HEADER = {"type": "session", "t": 0.0, "protocol": 1, "created": "x", "levels": {},
           "device": {"name": "<img src=file:///etc/passwd> GPU",
@@ -25,7 +26,7 @@ def result(**fields) -> dict:
 def store_of(*events: dict) -> SessionStore:
     store = SessionStore()
     for ev in (protocol.validate_event(dict(HEADER)), *events):
-        store.handle(ev)
+        store.handle(of(ev))
     return store
 
 
@@ -78,7 +79,7 @@ def test_a_catalog_of_wrong_types_gives_levels_with_defaults():
          "block": "32x32", "tile": [32, "x"], "precision": ["fp32"]},
         {"id": "wmma", "order": 1.5}, {"no": "id"}, 7]})
     store = SessionStore()
-    store.handle(header)
+    store.handle(of(header))
     assert [lv.id for lv in store.levels] == ["naive", "wmma"]
     naive = store.level("naive")
     assert naive.title == "naive" and naive.params == {} and naive.block == ()

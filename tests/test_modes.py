@@ -12,7 +12,8 @@ from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol import recording
 from gemmscope.kernels.protocol.commands import parse_command
-from gemmscope.kernels.protocol.events import ProtocolError, validate_event
+from gemmscope.kernels.protocol.decoding import from_builtins, of
+from gemmscope.kernels.protocol.events import ProtocolError
 from gemmscope.kernels.protocol.plan import RunRequest
 
 RESULT = {"type": "result", "t": 1.5, "level": "naive", "M": 8, "N": 8, "K": 8, "dtype": "fp32",
@@ -28,10 +29,10 @@ def test_a_result_without_mode_reads_as_burst(tmp_path):
     header = {"type": "session", "t": 0.0, "protocol": 2, "created": "x", "levels": {}}
     p = tmp_path / "old.jsonl"
     p.write_text(protocol.dumps(header) + "\n" + protocol.dumps(RESULT) + "\n")
-    assert [r["mode"] for r in recording.read_session(p).results] == ["burst"]
-    assert validate_event({**RESULT, "mode": "sustained"})["mode"] == "sustained"
+    assert [r.mode for r in recording.read_session(p).results] == ["burst"]
+    assert from_builtins({**RESULT, "mode": "sustained"}).mode == "sustained"
     with pytest.raises(ProtocolError, match='"mode" must be one of burst, sustained'):
-        validate_event({**RESULT, "mode": "marathon"})
+        from_builtins({**RESULT, "mode": "marathon"})
 
 
 def test_run_command_takes_a_mode_and_sustained_fields_within_limits():
@@ -103,7 +104,7 @@ def test_table_says_the_mode_and_the_spread_of_trials():
                  "energy_j": 0.25, "gflop_per_j": 4.0}
     no_counter = {**RESULT, "precision": "fp32", "energy_j": None,
                   "energy_reason": "nvmlDeviceGetTotalEnergyConsumption: Not Supported"}
-    lines = render([burst, sustained, no_counter]).splitlines()
+    lines = render([of(burst), of(sustained), of(no_counter)]).splitlines()
     assert lines[0].split()[:5] == ["level", "shape", "precision", "mode", "median"]
     assert lines[2].split()[3] == "burst" and lines[3].split()[3] == "sustained"
     assert "3 trials 0.09000–0.1100 TFLOPS" in lines[3]

@@ -10,6 +10,7 @@ import synthetic_session as syn
 
 from gemmscope.app.core.store import SessionStore
 from gemmscope.kernels.ladder.shape import Shape
+from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.events import dumps
 from gemmscope.kernels.results.rows import (
     DASH,
@@ -132,7 +133,7 @@ def test_the_power_limit_falls_back_to_a_sustained_result_without_it_in_samples(
     for ev in syn.with_sustained():
         if ev["type"] == "telemetry":
             ev = {**ev, "power_limit_w": None}
-        store.handle(ev)
+        store.handle(of(ev))
     assert store.telemetry.latest("power_limit_w") is None
     assert store.power_limit_w() == syn.POWER_LIMIT_W
     assert len(store.trial_spans) == 2 * syn.TRIALS

@@ -9,7 +9,6 @@ signal, and a slow timer checks the watchdog when the runner is silent.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
@@ -22,6 +21,8 @@ from ...kernels.drive.session import (
     SessionState,
     Tap,
 )
+from ...kernels.protocol import records as rec
+from ...kernels.protocol.decoding import EventRecord
 from .base import EventSink
 
 WATCHDOG_TICK_MS = 250
@@ -122,24 +123,20 @@ class LiveSource(QObject):
     def _on_state(self, state: SessionState) -> None:
         self.state_changed.emit(str(state))
 
-    def _on_event(self, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        if kind == "session":
-            device = event.get("device")
-            name = device.get("name") if isinstance(device, dict) else None
+    def _on_event(self, event: EventRecord) -> None:
+        if isinstance(event, rec.Session):
+            name = event.device.name if event.device is not None else None
             on = f" on {self.remote}" if self.remote else ""
-            gpus = event.get("devices")
-            if isinstance(gpus, list) and len(gpus) > 1:
-                name = f"{len(gpus)} GPUs"
+            if event.devices is not None and len(event.devices) > 1:
+                name = f"{len(event.devices)} GPUs"
             self.notice.emit(f"runner started{on} ({name or 'no GPU'})")
-        elif kind == "restart":
-            self.notice.emit(f"runner restarted ({event['restarts']} so far)")
-        elif kind == "error":
-            where = f" ({event['level']})" if isinstance(event.get("level"), str) else ""
-            self.notice.emit(f"{event['kind']}{where}: {event['message']}")
-        elif kind == "info" and event.get("gave_up"):
+        elif isinstance(event, rec.Restart):
+            self.notice.emit(f"runner restarted ({event.restarts} so far)")
+        elif isinstance(event, rec.Error):
+            where = f" ({event.level})" if event.level is not None else ""
+            self.notice.emit(f"{event.kind}{where}: {event.message}")
+        elif isinstance(event, rec.Info) and event.gave_up:
             # over ssh the reason (host unreachable, connection lost: Run again to
             # reconnect) says more than the count of failures
-            self.notice.emit(self.session.failure_text if self.remote
-                             else str(event["message"]))
+            self.notice.emit(self.session.failure_text if self.remote else event.message)
         self.sink(event)

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QElapsedTimer, QSettings, Qt, QTimer, Signal
@@ -31,7 +30,7 @@ from ...kernels.drive.session import SessionState
 from ...kernels.protocol.plan import RunRequest, ladder_requests, sweep_requests
 from ...kernels.protocol.session_file import SessionWriter
 from ..core.runner_command import plan_live
-from ..core.store import Change, SessionStore
+from ..core.store import Change, Item, SessionStore
 from ..plots.paint_ready import ready_to_paint
 from ..sources.base import EventSource
 from ..sources.replay import RecordingLoader
@@ -185,7 +184,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         return [*(d.toggleViewAction() for d in docks), self.replay_toolbar.toggleViewAction()]
 
     # ------------------------------------------------------------- sources
-    def handle(self, event: dict[str, Any]) -> None:
+    def handle(self, event: Item) -> None:
         """The one event sink: live runner and replay both deliver here."""
         self.store.handle(event)
         self.throttle.poke()
@@ -370,7 +369,7 @@ class MainWindow(SourcesMixin, QMainWindow):
         elif run is None:
             text = f"{queued} queued" if queued else ""
         else:
-            text = (f"running {run['level']} at {run['M']}×{run['N']}×{run['K']}"
+            text = (f"running {run.level} at {run.shape}"
                     + (f" (+{queued} queued)" if queued else ""))
         self.run_label.setText(text)
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
-import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, TextIO
+
+import msgspec
 
 from ..drive import remote, targets
 from ..drive.devices import DeviceSet
@@ -20,13 +19,16 @@ from ..profile import ncu
 from ..profile.ncu_source_step import SourceCountersStep
 from ..profile.ncu_source_step import add_options as add_ncu_source_options
 from ..protocol import commands, events
+from ..protocol import records as rec
+from ..protocol.decoding import EventRecord, encode
 from ..protocol.output_file import OutputRefused, abandon, output_file
 from ..protocol.plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from ..protocol.session_file import SessionWriter
 from ..results.progress import Progress
-from ..results.session_report import printable, report_lines
+from ..results.session_report import printable
 from ..results.table import render
 from ..toolchain import build_event, build_report
+from . import report, serve
 
 
 class CliError(Exception):
@@ -75,11 +77,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="gemmscope", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("runner", help="serve JSON-line commands on stdin (docs/protocol.md)")
-    r.add_argument("--telemetry-hz", type=float, default=50.0)
-    r.add_argument("--levels-from", help="a Python file with extra LEVELS (tests)")
-    r.add_argument("--device", type=int, metavar="N",
-                   help="use GPU N (as nvidia-smi counts them; default: CUDA's first)")
+    serve.add_arguments(sub.add_parser(
+        "runner", help="serve JSON-line commands on stdin (docs/protocol.md)"))
     w = sub.add_parser("worker", help="a Dask worker on one GPU (docs/cluster.md)")
     w.add_argument("address", metavar="ADDRESS", help="the scheduler, tcp://host:8786")
     w.add_argument("--device", type=int, default=0, metavar="N",
@@ -110,9 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--profile-only", action="store_true",
                      help="with --append: no timed runs, only the --ncu / --ncu-source "
                           "steps for the planned levels (a long recording in two calls)")
-    rep = sub.add_parser("report", help="print the results table of a recording")
-    rep.add_argument("file")
-    rep.add_argument("--markdown", action="store_true")
+    report.add_arguments(sub.add_parser("report", help="print the results table of a recording"))
     lv = sub.add_parser("levels", help="list the levels (of a remote runner with --remote)")
     targets.add_remote_options(lv)
     d = sub.add_parser("diff", help="source diff, resources and instruction mix of two levels "
@@ -215,7 +212,7 @@ def runner_command(args: argparse.Namespace) -> list[str]:
     return argv + (["--levels-from", args.levels_from] if args.levels_from else [])
 
 
-def open_session(args: argparse.Namespace, on_event: Callable[[dict[str, Any]], None],
+def open_session(args: argparse.Namespace, on_event: Callable[[EventRecord], None],
                  **kwargs: Any) -> RunnerSession | DeviceSet:
     """The runner session of ``args``: local, or over ssh (``--remote``: see
     :func:`remote.session_options`); with ``--device``/``--devices`` one runner per GPU
@@ -235,12 +232,12 @@ def open_session(args: argparse.Namespace, on_event: Callable[[dict[str, Any]], 
 
 
 def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
-             after: AfterRuns | None = None) -> list[dict]:
+             after: AfterRuns | None = None) -> list[rec.Result]:
     """Run the plan through a runner session, recording to ``out_path``; then, with the
     runner gone, ``after`` may add events of its own (on the same clock, to the same
     file)."""
     runs = [] if getattr(args, "profile_only", False) else plan(args)
-    results: list[dict[str, Any]] = []
+    results: list[rec.Result] = []
     on_event = Progress(stderr, len(runs)).sink(results)
     writer = SessionWriter(out_path) if out_path else None
 
@@ -262,12 +259,12 @@ def _drive(session: RunnerSession | DeviceSet, runs: list[RunRequest], args: arg
         header = session.wait_ready()
     except RuntimeError as exc:
         raise CliError(str(exc)) from None
-    for entry in events.session_devices(header) or [{"name": None}]:
-        if entry.get("name") is None:
-            which = (f"GPU {entry['gpu']}: " if isinstance(session, DeviceSet)
-                     and entry.get("gpu") is not None else "")
+    for entry in header.gpus() or [rec.DeviceEntry(id=0)]:
+        if entry.name is None:
+            which = (f"GPU {entry.gpu}: " if isinstance(session, DeviceSet)
+                     and entry.gpu is not None else "")
             raise CliError(f"no GPU: {which}"
-                           f"{entry.get('no_gpu_reason') or header.get('no_gpu_reason')}")
+                           f"{entry.no_gpu_reason or header.no_gpu_reason}")
     session.submit(runs)
     session.wait_idle()
     if session.explainer is not None and session.lost_runs:
@@ -279,7 +276,7 @@ def _drive(session: RunnerSession | DeviceSet, runs: list[RunRequest], args: arg
 
 
 def run_cluster(args: argparse.Namespace, out_path: str | None,
-                stderr: TextIO) -> tuple[list[dict], int]:
+                stderr: TextIO) -> tuple[list[rec.Result], int]:
     """The plan on a Dask cluster; returns the results and the runs lost with a worker."""
     from ..drive import cluster
 
@@ -310,19 +307,12 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     except KeyboardInterrupt:
         stderr.write("interrupted\n")
         return 130
-    except BrokenPipeError:  # the reader went away (`gemmscope report | head`): stop quietly
-        if stdout is sys.stdout:
-            try:  # the interpreter flushes stdout once more at exit: let that go nowhere
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            except (OSError, ValueError):
-                pass
-        return 141  # 128 + SIGPIPE, what a shell reports for a writer the pipe closed on
+    except BrokenPipeError:  # the reader went away (`gemmscope report | head`)
+        return report.reader_gone(stdout)
 
 
 def _runner(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from ..engine.runner import main as runner_main
-
-    return runner_main(args.telemetry_hz, args.levels_from, args.device)
+    return serve.run(args)
 
 
 def ncu_levels(args: argparse.Namespace) -> list[str]:
@@ -387,7 +377,7 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise
     if getattr(args, "json", False):
         for r in results:
-            stdout.write(json.dumps(r) + "\n")
+            stdout.write(encode(r) + "\n")
     else:
         stdout.write(render(results) + "\n")
     if args.output:
@@ -399,37 +389,30 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if lost:
         stderr.write(f"{lost} run(s) lost with their worker: error events in the recording\n")
         return 1
-    return 0 if (results or profile_only) and all(r["verified"] for r in results) else 1
+    return 0 if (results or profile_only) and all(r.verified for r in results) else 1
 
 
 def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    if not Path(args.file).exists():
-        raise CliError(f"{args.file}: no such file")
-    lines, problem = report_lines(args.file, args.markdown)
-    for line in lines:
-        stdout.write(line + "\n")
-    if problem is not None:
-        stderr.write(problem + "\n")
-        return 1
-    return 0
+    return report.run(args, stdout, stderr)
 
 
 def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    entries = ([lv.catalog_entry(i) for i, lv in enumerate(registry.LEVELS)]
+    entries = (msgspec.convert([lv.catalog_entry(i) for i, lv in enumerate(registry.LEVELS)],
+                               list[rec.CatalogEntry])
                if remote_target(args) is None else remote_levels(args))
     for entry in entries:
-        params = ", ".join(f"{k}={v}" for k, v in (entry.get("params") or {}).items())
-        stdout.write(printable(f"{entry.get('id')!s:14s} {entry.get('precision')!s:5s} "
-                               f"{entry.get('title')}  {params}") + "\n")
+        params = ", ".join(f"{k}={v}" for k, v in (entry.params or {}).items())
+        stdout.write(printable(f"{entry.id!s:14s} {entry.precision!s:5s} "
+                               f"{entry.title}  {params}") + "\n")
     return 0
 
 
-def remote_levels(args: argparse.Namespace) -> list[dict[str, Any]]:
+def remote_levels(args: argparse.Namespace) -> list[rec.CatalogEntry]:
     """The catalog of the runner on ``--remote``, asked with ``{"cmd": "levels"}``."""
     import time
 
-    answers: list[dict[str, Any]] = []
-    session = open_session(args, lambda ev: answers.append(ev) if ev["type"] == "levels"
+    answers: list[rec.Levels] = []
+    session = open_session(args, lambda ev: answers.append(ev) if isinstance(ev, rec.Levels)
                            else None)
     try:
         try:
@@ -447,7 +430,7 @@ def remote_levels(args: argparse.Namespace) -> list[dict[str, Any]]:
             session.pump(0.1)
     finally:
         session.close()
-    return [e for e in answers[0]["levels"] if isinstance(e, dict)]
+    return answers[0].levels
 
 
 def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:

@@ -29,7 +29,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from ..protocol.events import PROTOCOL_VERSION, ErrorKind, dumps
+from ..protocol import records as rec
+from ..protocol.decoding import encode, from_builtins, of
+from ..protocol.events import PROTOCOL_VERSION, ErrorKind, ProtocolError
 from ..protocol.plan import RunRequest
 from .cluster_names import PLUGIN_NAME, STARTED_TOPIC
 from .devices import HEADER_FIELDS
@@ -131,9 +133,16 @@ class Merger:
             self._pass(event)
 
     def _pass(self, event: dict[str, Any]) -> None:
+        """The edge of a cluster session: a worker's event, as JSON values, into its
+        record; one that does not read is said, not passed on."""
+        try:
+            record = from_builtins(event)
+        except ProtocolError as exc:
+            record = of({"type": "info", "t": self.now(),
+                         "message": f"a worker sent an event that cannot be read: {exc}"})
         if self.tap is not None:
-            self.tap.write_line(dumps(event))
-        self.on_event(event)
+            self.tap.write_line(encode(record))
+        self.on_event(record)
 
 
 def worker_command(address: str, gpu: int) -> tuple[list[str], dict[str, str]]:
@@ -281,13 +290,13 @@ def _started(client: Any, key: Any) -> bool:
 def record_plan(address: str, runs: list[RunRequest], out_path: str | None,
                 stderr: TextIO, command: list[str] | None = None,
                 watchdog_s: float = DEFAULT_WATCHDOG_S, telemetry_hz: float | None = None
-                ) -> tuple[list[dict[str, Any]], int]:
+                ) -> tuple[list[rec.Result], int]:
     """``record --cluster``: the runs to ``out_path`` (a session file), progress on
     ``stderr``; returns the results and the number of runs lost with their worker."""
     from ..protocol.session_file import SessionWriter
     from ..results.progress import Progress
 
-    results: list[dict[str, Any]] = []
+    results: list[rec.Result] = []
     writer = SessionWriter(out_path) if out_path else None
     try:
         lost = record(address, runs, Progress(stderr, len(runs)).sink(results), writer,

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .events import _NUM, MAX_COMMAND_BYTES, Mode, ProtocolError, loads
+from .events import MAX_COMMAND_BYTES, Mode, ProtocolError, loads
+
+_NUM = (int, float)
 
 COMMANDS = ("run", "levels", "ping", "telemetry", "quit")
 MAX_DIM = 1 << 20

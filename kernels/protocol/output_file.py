@@ -12,6 +12,8 @@ from typing import TextIO
 
 from . import events
 from .atomic_file import NewFile
+from .decoding import decode
+from .records import Session
 
 
 class OutputRefused(Exception):
@@ -43,7 +45,7 @@ def appended_file(args: argparse.Namespace) -> NewFile:
     try:
         with path.open("rb") as fh:
             first = fh.readline(events.MAX_LINE_BYTES + 1)
-        if events.parse_line(first, 1, str(path))["type"] != "session":
+        if not isinstance(decode(first, 1, str(path)), Session):
             raise events.ProtocolError("the first line is not a session header", 1,
                                          str(path))
     except FileNotFoundError:

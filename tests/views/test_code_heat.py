@@ -22,8 +22,9 @@ from gemmscope.app.theme import SASS_SELECTION, SOURCE_HEAT
 from gemmscope.kernels.profile import ncu_source_step as step
 from gemmscope.kernels.profile.ncu_source import parse_cuda_sass_page, parse_sass_page
 from gemmscope.kernels.protocol import events as protocol
-from gemmscope.kernels.protocol.events import Timeline
+from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.recording import read_session
+from gemmscope.kernels.protocol.timeline import Timeline
 
 PAGES = Path(__file__).parents[1] / "fixtures" / "ncu_source"
 BUNDLED = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl"
@@ -60,7 +61,7 @@ def events():
 def fed(events, *extra: dict) -> SessionStore:
     store, line = SessionStore(), Timeline()
     for ev in [*events, *extra]:
-        store.handle(line.place(ev))
+        store.handle(line.place(of(ev)))
     return store
 
 

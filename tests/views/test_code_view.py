@@ -12,8 +12,9 @@ from PySide6.QtGui import QColor
 from gemmscope.app.core import builds
 from gemmscope.app.core.store import Change, SessionStore
 from gemmscope.app.theme import DIFF_COLORS, SASS_CLASS_COLORS, SASS_SELECTION
-from gemmscope.kernels.protocol.events import Timeline
+from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.recording import read_session
+from gemmscope.kernels.protocol.timeline import Timeline
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def fed(events, drop: set[str] = frozenset()) -> SessionStore:
     store, line = SessionStore(), Timeline()
     for ev in events:
         if not (ev["type"] == "build" and ev["level"] in drop):
-            store.handle(line.place(ev))
+            store.handle(line.place(of(ev)))
     return store
 
 
@@ -147,7 +148,7 @@ def test_markup_in_sources_is_shown_literally(view, events):
     evil = '<b>bold</b> <img src="x"> &amp;\n__global__ void k() {}\n'
     ev["sources"] = {"kernels/cuda/naive.cu": evil}
     ev["kernel"] = "<i>k</i>"
-    store.handle(ev)
+    store.handle(of(ev))
     v = view(store, "naive")
     assert v.source.toPlainText() == evil
     assert "<i>k</i>" in v.notice.text()
@@ -174,8 +175,8 @@ def test_odd_fields_of_a_build_event_do_not_break_the_view(view, events):
     ev = dict(store.build_for("naive"))
     ev.update(main_loop=["a", None], occupancy="n/a", instruction_mix={"main_loop": {
         "FFMA": "many"}}, regs=None)
-    store.handle(ev)
-    store.handle({**ev, "params": [1, {"x": float("nan")}]})  # another key, kept apart
+    store.handle(of(ev))
+    store.handle(of({**ev, "params": [1, {"x": float("nan")}]}))  # another key, kept apart
     assert len(store.builds) == before + 1
     v = view(store, "naive")
     assert v.sass.lines  # no usable span: the whole kernel
@@ -204,7 +205,7 @@ def test_a_new_build_is_drawn_a_part_a_frame_and_ends_as_one_redraw(view, events
     assert v.sass.lines == [] and "register_2d" in v.notice.text()
     line = Timeline()
     for ev in events[builds_seen[4]:]:
-        early.handle(line.place(ev))
+        early.handle(line.place(of(ev)))
     v.refresh(early.take_changes())
     drawn = []
     while v.parts_left():  # the mix (bars, then axes), source, diff, SASS: a frame each
@@ -223,7 +224,7 @@ def test_a_restarts_copy_of_the_shown_build_redraws_nothing(view, events):
     revisions = [p.document().revision() for p in (v.source, v.sass, v.diff.left,
                                                    v.diff.right)]
     copy = dict(store.build_for("register_2d"), t=1e4, id="restarted")
-    store.handle(copy)
+    store.handle(of(copy))
     v.refresh(store.take_changes())
     v.settle()
     assert v.build is store.build_for("register_2d")  # the newest copy, drawn as before
@@ -231,7 +232,7 @@ def test_a_restarts_copy_of_the_shown_build_redraws_nothing(view, events):
                                               v.diff.right)] == revisions
     changed = dict(copy, sources={k: s + "// changed\n"
                                   for k, s in copy["sources"].items()})
-    store.handle(changed)
+    store.handle(of(changed))
     v.refresh(store.take_changes())
     v.settle()
     assert v.source.toPlainText().endswith("// changed\n")
