@@ -16,6 +16,7 @@ from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol import plan, recording
+from gemmscope.kernels.protocol.commands import SustainedConfig
 
 
 def parse(*argv):
@@ -332,9 +333,9 @@ def test_sustained_size_adds_sustained_runs_after_the_burst_ones():
         ("naive", 64, 64, 64, "burst"), ("coalesced", 64, 64, 64, "burst"),
         ("naive", 128, 128, 128, "sustained"), ("coalesced", 128, 128, 128, "sustained"),
         ("naive", 32, 16, 8, "sustained"), ("coalesced", 32, 16, 8, "sustained")]
-    assert all(r.window_s == 1.5 and r.trials == 2 and r.cooldown_s == 0
+    assert all(r.sustained == SustainedConfig(1.5, 2, 0.0)
                for r in runs if r.mode == "sustained")
-    assert all(r.window_s is None for r in runs if r.mode == "burst")
+    assert all(r.sustained is None for r in runs if r.mode == "burst")
 
 
 def test_sustained_size_with_sustained_is_refused():

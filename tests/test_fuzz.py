@@ -11,6 +11,7 @@ GEMMSCOPE_HYPOTHESIS=explore draws new examples, ten times as many.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -143,7 +144,8 @@ hostile_lines = st.one_of(commands(), garbage, mutated(commands()), mutated(garb
 
 def is_quit(line: bytes) -> bool:
     try:
-        return cmds.parse_command(line)["cmd"] == "quit"
+        cmd = cmds.parse_command(line)
+        return isinstance(cmd, cmds.PlainCommand) and cmd.cmd == "quit"
     except ProtocolError:
         return False
 
@@ -164,8 +166,10 @@ def test_parse_command_returns_a_command_or_refuses_it(line: bytes | str):
     except ProtocolError as exc:
         assert str(exc)
         return
-    assert isinstance(cmd, dict) and cmd["cmd"] in cmds.COMMANDS
-    json.dumps(cmd, allow_nan=False)  # what was read is plain, finite JSON
+    assert isinstance(cmd, cmds.RunCommand | cmds.TelemetryCommand | cmds.PlainCommand)
+    if isinstance(cmd, cmds.PlainCommand):
+        assert cmd.cmd in cmds.COMMANDS
+    json.dumps(dataclasses.asdict(cmd), allow_nan=False)  # what was read is finite JSON
 
 
 PING = b'{"cmd": "ping", "id": "after"}'

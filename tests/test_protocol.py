@@ -152,9 +152,10 @@ def test_bad_commands_are_explained(line, message):
 
 def test_good_commands():
     cmd = commands.parse_command('{"cmd": "run", "level": "naive", "M": 7, "N": 13, "K": 5}')
-    assert cmd["M"] == 7
-    assert commands.parse_command('{"cmd": "telemetry", "hz": 0}')["hz"] == 0
-    assert commands.parse_command('{"cmd": "quit"}')["cmd"] == "quit"
+    assert cmd == commands.RunCommand("naive", 7, 13, 5)  # the defaults filled in, once
+    assert commands.parse_command('{"cmd": "telemetry", "hz": 0}') == \
+        commands.TelemetryCommand(0.0)
+    assert commands.parse_command('{"cmd": "quit", "id": 3}') == commands.PlainCommand("quit", 3)
 
 
 # ------------------------------------------------------------------ limits at the edge

@@ -63,7 +63,9 @@ def probes_for(clock: FakeClock, temps=(40.0, 55.0)) -> Probes:
 
 def test_config_defaults_and_command_fields():
     assert SustainedConfig() == SustainedConfig(3.0, 3, 5.0)
-    cfg = SustainedConfig.from_command({"cmd": "run", "window_s": 2, "trials": 5})
+    cfg = commands.parse_command(json.dumps({"cmd": "run", "level": "naive", "M": 8, "N": 8,
+                                             "K": 8, "mode": "sustained", "window_s": 2,
+                                             "trials": 5})).sustained
     assert cfg == SustainedConfig(2.0, 5, 5.0)
 
 

@@ -45,7 +45,7 @@ def test_presentation_mode_and_preferences_persist(qtbot, make_window, tmp_path)
     assert not window.run_dock.isVisible()
     window.controls.set_values(128, 256, 512, 7)
     window.controls.set_unavailable("")
-    window._shape()  # a run request remembers the shape
+    window._form()  # a run request remembers the shape
     window.close()
     window.set_presentation(False)
     prefs = Preferences(open_settings(str(ini)))

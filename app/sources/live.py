@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from ...kernels.drive import remote as ssh
 from ...kernels.drive.devices import DeviceSet, DeviceSpec
+from ...kernels.drive.driver import Driver
 from ...kernels.drive.session import (
     DEFAULT_WATCHDOG_S,
     RunnerSession,
@@ -41,7 +42,7 @@ class LiveSource(QObject):
         super().__init__(parent)
         self.sink = sink
         self.remote = remote  # the host, when ``command`` is ssh to it
-        self.session: RunnerSession | DeviceSet
+        self.session: Driver
         if devices:  # one runner per GPU, one session (``command`` is in each spec)
             self.session = DeviceSet(self._on_event, devices, tap=tap, split=split,
                                      watchdog_s=watchdog_s, start_timeout_s=watchdog_s,

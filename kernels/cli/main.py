@@ -13,6 +13,7 @@ import msgspec
 
 from ..drive import remote, targets
 from ..drive.devices import DeviceSet
+from ..drive.driver import Driver
 from ..drive.session import RunnerSession, SessionState, default_runner_command
 from ..ladder import registry
 from ..profile import ncu
@@ -43,8 +44,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    metavar="N|MxNxK", help="shape(s) to run (default 4096)")
     p.add_argument("--sweep", type=parse_sweep, nargs="?", const=list(SWEEP_SIZES), metavar="LO:HI",
                    help="also run square sizes in powers of two (default 256:8192)")
-    p.add_argument("--repeats", "-r", type=int, default=20, help="timed repeats (default 20)")
-    p.add_argument("--warmup", type=int, default=3, help="untimed launches first (default 3)")
+    p.add_argument("--repeats", "-r", type=int, default=commands.DEFAULT_REPEATS,
+                   help=f"timed repeats (default {commands.DEFAULT_REPEATS})")
+    p.add_argument("--warmup", type=int, default=commands.DEFAULT_WARMUP,
+                   help=f"untimed launches first (default {commands.DEFAULT_WARMUP})")
     p.add_argument("--no-compare", action="store_true",
                    help="do not run the cuBLAS reference of each shape")
     sus = commands.SUSTAINED_FIELDS
@@ -153,34 +156,34 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         raise CliError("--sustained-size adds sustained runs after burst ones; with "
                        "--sustained every run is sustained already (use --size)")
     # with --sustained-size the window options are those of the added sustained runs
-    main_mode = sustained_fields(args, args.sustained) if not also else {"mode": "burst"}
+    main_mode = run_mode(args, args.sustained) if not also else commands.RunMode()
     shapes = list(args.size) or ([] if args.sweep else [(4096, 4096, 4096)])
     for n in args.sweep or []:
         if (n, n, n) not in shapes:
             shapes.append((n, n, n))
     runs = [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
-                       compare=not args.no_compare, **main_mode)
+                       compare=not args.no_compare).with_mode(main_mode)
             for M, N, K in shapes for level_id in ids]
     if also:
-        sustained = sustained_fields(args, True)
+        sustained = run_mode(args, True)
         runs += [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
-                            compare=not args.no_compare, **sustained)
+                            compare=not args.no_compare).with_mode(sustained)
                  for M, N, K in also for level_id in ids]
     return runs
 
 
-def sustained_fields(args: argparse.Namespace, sustained: bool) -> dict[str, Any]:
-    """RunRequest fields of a burst or sustained run (with the --window-s, --trials and
-    --cooldown-s options), checked as the runner will."""
+def run_mode(args: argparse.Namespace, sustained: bool) -> commands.RunMode:
+    """A burst or sustained run's mode (with the --window-s, --trials and --cooldown-s
+    options, the runner's defaults for those not given), checked as the runner will."""
     given = {"window_s": args.window_s, "trials": args.trials, "cooldown_s": args.cooldown_s}
     given = {k: v for k, v in given.items() if v is not None}
-    mode = "sustained" if sustained else "burst"
+    mode = events.Mode.SUSTAINED if sustained else events.Mode.BURST
     try:
-        commands.check_mode_fields({"mode": mode, **given})
+        _, config = commands.check_mode_fields({"mode": str(mode), **given})
     except events.ProtocolError as exc:
         flag = next((f"--{k.replace('_', '-')}" for k in given if k in str(exc)), "--sustained")
         raise CliError(f"{flag}: {exc}") from None
-    return {"mode": mode, **given}
+    return commands.RunMode(mode, config if given else None)
 
 
 # after the runs: called with the session clock and the recording's event sink
@@ -213,7 +216,7 @@ def runner_command(args: argparse.Namespace) -> list[str]:
 
 
 def open_session(args: argparse.Namespace, on_event: Callable[[EventRecord], None],
-                 **kwargs: Any) -> RunnerSession | DeviceSet:
+                 **kwargs: Any) -> Driver:
     """The runner session of ``args``: local, or over ssh (``--remote``: see
     :func:`remote.session_options`); with ``--device``/``--devices`` one runner per GPU
     (:class:`DeviceSet`)."""
@@ -253,7 +256,7 @@ def run_plan(args: argparse.Namespace, out_path: str | None, stderr: TextIO,
     return results
 
 
-def _drive(session: RunnerSession | DeviceSet, runs: list[RunRequest], args: argparse.Namespace,
+def _drive(session: Driver, runs: list[RunRequest], args: argparse.Namespace,
            after: AfterRuns | None) -> None:
     try:
         header = session.wait_ready()

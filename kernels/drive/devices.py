@@ -37,6 +37,7 @@ from .session import (
     DEFAULT_START_TIMEOUT_S,
     DEFAULT_WATCHDOG_S,
     EventSink,
+    FailureExplainer,
     RunnerSession,
     SessionState,
     Tap,
@@ -143,7 +144,7 @@ class DeviceSet:
         return sum(s.lost_runs for s in self.sessions)
 
     @property
-    def explainer(self) -> Any:
+    def explainer(self) -> FailureExplainer | None:
         return self.sessions[0].explainer
 
     @property

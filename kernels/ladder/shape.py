@@ -27,7 +27,12 @@ class Shape:
 
 def tflops(M: int, N: int, K: int, ms: float) -> float:
     """TFLOP/s of one M×N×K GEMM that took ``ms`` milliseconds: 2·M·N·K / time."""
-    return 2.0 * M * N * K / (ms * 1e-3) / 1e12
+    return tflops_of(2.0 * M * N * K, ms)
+
+
+def tflops_of(flops: float, ms: float) -> float:
+    """TFLOP/s of ``flops`` done in ``ms`` milliseconds."""
+    return flops / (ms * 1e-3) / 1e12
 
 
 def percent(value: float | None, of: float | None) -> float | None:
