@@ -261,6 +261,51 @@ class RunStart(Run, tag="run_start", kw_only=True):
     cooldown_s: Number | None = None
 
 
+class TrialWindow(Record, kw_only=True):
+    """One window of a sustained run (docs/protocol.md, ``trial_windows``)."""
+
+    i: int | None = None
+    t_start: Number | None = None
+    t_end: Number | None = None
+    cooldown_s: Number | None = None
+    launches: int | None = None
+    gpu_s: Number | None = None
+    ms: Number | None = None
+    tflops: Number | None = None
+    energy_j: Number | None = None
+    gflop_per_j: Number | None = None
+    avg_power_w: Number | None = None
+    energy_reason: str | None = None
+    sm_clock_mhz_avg: Number | None = None
+    sm_clock_mhz_min: Number | None = None
+    sampled_power_w: Number | None = None
+    throttled: list[str] | None = None
+    temp_c_start: Number | None = None
+    temp_c_end: Number | None = None
+    counter_aligned: bool | None = None
+    counter_step_s: Number | None = None
+    edge_s: Number | None = None
+    host_bound: bool | None = None
+
+
+class EnergyWindow(Record, kw_only=True):
+    """A burst run's energy window (docs/protocol.md, ``energy_window``)."""
+
+    pattern: str | None = None
+    method: str | None = None
+    gpu_s: Number | None = None
+    launches: int | None = None
+    t_start: Number | None = None
+    t_end: Number | None = None
+    counter_aligned: bool | None = None
+    counter_step_s: Number | None = None
+    edge_s: Number | None = None
+    host_bound: bool | None = None
+    sm_clock_mhz_avg: Number | None = None
+    sm_clock_mhz_min: Number | None = None
+    throttled: list[str] | None = None
+
+
 class Repeat(Run, tag="repeat", kw_only=True):
     """A timed repeat (burst), or a finished trial (sustained)."""
     STRICT = frozenset({"mode"})  # an unknown mode refuses the event
@@ -270,6 +315,26 @@ class Repeat(Run, tag="repeat", kw_only=True):
     ms: Number
     tflops: Number
     mode: Mode = Mode.BURST
+    # a sustained run's repeat is a whole trial: its window's fields (TrialWindow's)
+    t_start: Number | None = None
+    t_end: Number | None = None
+    cooldown_s: Number | None = None
+    launches: int | None = None
+    gpu_s: Number | None = None
+    energy_j: Number | None = None
+    gflop_per_j: Number | None = None
+    avg_power_w: Number | None = None
+    energy_reason: str | None = None
+    sm_clock_mhz_avg: Number | None = None
+    sm_clock_mhz_min: Number | None = None
+    sampled_power_w: Number | None = None
+    throttled: list[str] | None = None
+    temp_c_start: Number | None = None
+    temp_c_end: Number | None = None
+    counter_aligned: bool | None = None
+    counter_step_s: Number | None = None
+    edge_s: Number | None = None
+    host_bound: bool | None = None
 
 
 class Phase(Where, tag="phase", kw_only=True):
@@ -323,9 +388,13 @@ class Result(Run, tag="result", kw_only=True):
     # None: the run was not sampled
     throttled: tuple[str, ...] | None = None
     variant: str | None = None
+    kernel: str | None = None
     regs: int | None = None
     smem_bytes: int | None = None
+    local_bytes: int | None = None
     threads: int | None = None
+    telemetry_samples: int | None = None
+    energy_window: EnergyWindow | None = None
     # the template parameters the result says it ran (given by the run, or picked by the
     # level for the shape); None: the level's own
     params: dict[str, int] | None = None
@@ -335,6 +404,19 @@ class Result(Run, tag="result", kw_only=True):
     cooldown_s: Number | None = None
     tflops_min: Number | None = None
     tflops_max: Number | None = None
+    energy_j_min: Number | None = None
+    energy_j_max: Number | None = None
+    avg_power_w_min: Number | None = None
+    avg_power_w_max: Number | None = None
+    temp_c_start: Number | None = None
+    temp_c_end: Number | None = None
+    temp_c_max: Number | None = None
+    host_bound: bool | None = None
+    launches: int | None = None
+    launch_method: str | None = None
+    launches_per_batch: int | None = None
+    capture_error: str | None = None
+    trial_windows: list[TrialWindow] | None = None
     power_limit_w: Number | None = None
 
     def __post_init__(self) -> None:
