@@ -101,7 +101,7 @@ def test_live_on_two_gpus_splits_the_runs_and_records_one_session(qtbot, tmp_pat
     by_device = {r.device: r.level for r in store.results}
     assert sorted(by_device) == [0, 1] and sorted(by_device.values()) == ["coalesced", "naive"]
     session = read_session(path)
-    assert len(session.header["devices"]) == 2 and len(session.results) == 2
+    assert len(session.header.devices) == 2 and len(session.results) == 2
 
 
 @pytest.mark.parametrize("argv, message", [

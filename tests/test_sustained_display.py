@@ -9,9 +9,8 @@ import pytest
 import synthetic_session as syn
 
 from gemmscope.app.core.store import SessionStore
-from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol.decoding import of
-from gemmscope.kernels.protocol.events import dumps
+from gemmscope.kernels.protocol.events import Mode, dumps
 from gemmscope.kernels.results.rows import (
     DASH,
     NOT_THROTTLED,
@@ -23,12 +22,9 @@ from gemmscope.kernels.results.rows import (
 
 
 def _result(tflops: float, mode: str = "burst", **kw) -> Result:
-    base = Result(level="wmma", shape=Shape(4096, 4096, 4096), dtype="float16",
-                  precision="fp16", median_ms=1.0, tflops=tflops, verified=True,
-                  rel_err=None, repeats=3, reference=None, reference_tflops=None,
-                  pct_of_reference=None, peak_tflops=None, pct_of_peak=None, t=0.0,
-                  mode=mode)
-    return Result(**{**{f: getattr(base, f) for f in Result.__slots__}, **kw})
+    return Result(level="wmma", M=4096, N=4096, K=4096, dtype="float16", precision="fp16",
+                  median_ms=1.0, tflops=tflops, verified=True, rel_err=None, repeats=3,
+                  t=0.0, mode=Mode(mode), **kw)
 
 
 # ------------------------------------------------------------------ the rule

@@ -89,15 +89,31 @@ class TelemetryColumns:
         return self.values[FIELD_INDEX[name], :self.count]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class TelemetryBlock:
     """Samples ``start`` to ``stop`` of one GPU's columns, in a recording's event list
-    where those samples were (the replay delivers a block in parts, by time)."""
+    where those samples were (the replay delivers a block in parts, by time). Two blocks
+    are equal when they hold the same samples (read from two copies of a file, say)."""
 
     device: int
     columns: TelemetryColumns
     start: int
     stop: int
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TelemetryBlock):
+            return NotImplemented
+        a, b = self.columns, other.columns
+        mine, theirs = slice(self.start, self.stop), slice(other.start, other.stop)
+        return (self.device == other.device and self.stop - self.start == other.stop - other.start
+                and np.array_equal(a.t[mine], b.t[theirs])
+                and np.array_equal(a.values[:, mine], b.values[:, theirs], equal_nan=True)
+                and [a.reason_sets[c] for c in a.reasons[mine]]
+                == [b.reason_sets[c] for c in b.reasons[theirs]]
+                and [a.power_kinds[c] for c in a.kinds[mine]]
+                == [b.power_kinds[c] for c in b.kinds[theirs]])
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def t(self) -> float:
