@@ -69,13 +69,14 @@ class ReplayClock:
         self._part: tuple[int, int] | None = None
         self._part_times: np.ndarray | None = None
         self._times_of: TelemetryBlock | None = None
-        ends = [float(np.max(b.times())) for b in self.events
-                if isinstance(b, TelemetryBlock) and b.stop > b.start]
+        columns = {id(b.columns): b.columns for b in self.events
+                   if isinstance(b, TelemetryBlock) and b.stop > b.start}
+        ends = [float(np.max(c.t[:len(c)])) for c in columns.values()]
         self._end_s = max([self.times[-1], *ends]) if self.times else 0.0
 
     # a call delivers events for at most this long when given a budget; the rest follow
     # on later calls, so a big recording never holds the GUI thread
-    CHECK_EVERY = 256  # events between two looks at the clock
+    CHECK_EVERY = 32  # events between two looks at the clock (a block of samples is one)
 
     @property
     def duration_s(self) -> float:

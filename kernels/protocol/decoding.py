@@ -37,7 +37,6 @@ from .events import (
 
 EventRecord = rec.Event | rec.Other
 
-_decoder = msgspec.json.Decoder(rec.AnyEvent)
 _encoder = msgspec.json.Encoder()
 # digits stay digits, everything else a space: a run of MAX_INT_DIGITS + 1 zeros is a
 # long number somewhere in the line (or a long run of digits in a text: the careful way
@@ -68,7 +67,9 @@ def has_long_number(data: bytes) -> bool:
 
 @functools.cache
 def _decoder_of(cls: type[rec.Event] | None) -> msgspec.json.Decoder[Any]:
-    return _decoder if cls is None else msgspec.json.Decoder(cls)
+    """The decoder of one record type, or of every event type (None): made when first
+    needed (the one of every type takes a while to build)."""
+    return msgspec.json.Decoder(rec.AnyEvent if cls is None else cls)
 
 
 def _decode(line: str | bytes, scanned: bool, likely: type[rec.Event] | None

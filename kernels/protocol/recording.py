@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
@@ -120,7 +120,9 @@ class Session:
             else " (skipped)")
 
 
-CHUNK_BYTES = 8 << 20  # read at a time; ``progress`` is called after each
+# read at a time (``progress`` is called after each): small enough that a chunk's scans,
+# which hold the interpreter, never keep the GUI thread waiting long while a worker reads
+CHUNK_BYTES = 1 << 20
 
 
 def read_session(path: str | Path, progress: Callable[[float], None] | None = None,
@@ -156,6 +158,7 @@ def _read(fh: IO[bytes], source: str, size: int, progress: Callable[[float], Non
     lines: list[bytes] = []
     numbers: list[int] = []
     header: rec.Session | None = None
+    shared = _Shared()
 
     def samples() -> None:
         from .telemetry_columns import TelemetryBlock, TelemetryColumns
@@ -212,7 +215,8 @@ def _read(fh: IO[bytes], source: str, size: int, progress: Callable[[float], Non
         if skip is not None and header is not None and kind in skip and raw.endswith(b"}\n"):
             continue  # a whole line the caller does not need
         try:
-            event = decode(raw, lineno, source, scanned=scanned)
+            likely = rec.BY_TYPE.get(kind.decode()) if kind is not None else None
+            event = decode(raw, lineno, source, scanned=scanned, likely=likely)
             if header is None and not isinstance(event, rec.Session):
                 raise ProtocolError(f'the first event must be "session", not '
                                     f'{event.type!r}', lineno, source)
@@ -233,12 +237,40 @@ def _read(fh: IO[bytes], source: str, size: int, progress: Callable[[float], Non
         if header is None:
             assert isinstance(event, rec.Session)
             header = event
+        elif isinstance(event, rec.Build | rec.SourceCounters):
+            shared.share(event)
         events.append(event)
     if lines:
         samples()
     if header is None:
         raise ProtocolError("no session header: the file is empty", None, source)
+    for cols in columns.values():
+        cols.fit()
     return Session(source, header, events, tuple(skipped.first), skipped.count, columns)
+
+
+class _Shared:
+    """The large texts of a recording held once: a build's sources and SASS, and the rows
+    of per-line counters, are mostly the same from event to event (every level's build
+    carries the shared headers, a restarted runner writes its builds again), so each
+    distinct one is kept once and the records share it (records are read, never changed)."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+        self.rows: dict[bytes, list[Any]] = {}
+
+    def text(self, value: str | None) -> str | None:
+        return None if value is None else self.texts.setdefault(value, value)
+
+    def share(self, event: rec.Build | rec.SourceCounters) -> None:
+        if isinstance(event, rec.Build):
+            if event.sources:
+                event.sources = {k: self.texts.setdefault(v, v)
+                                 for k, v in event.sources.items()}
+            event.sass = self.text(event.sass)
+        elif event.lines:
+            key = msgspec.json.encode(event.lines)
+            event.lines = self.rows.setdefault(key, event.lines)
 
 
 def _sample(event: EventRecord) -> rec.Telemetry:
@@ -312,8 +344,8 @@ def _plain(chunk: bytes, end: int) -> bool:
     """Whether every line of ``chunk[:end]`` ends with ``}`` and begins as the runner
     writes an event (not cut, no blank line, nothing another writer made)."""
     lines = chunk.count(b"\n", 0, end)
-    return (chunk.startswith(_BEGIN) and chunk.count(b"}\n", 0, end) == lines
-            and chunk.count(b"\n" + _BEGIN, 0, end) == lines - 1)
+    return (chunk.startswith(_BEGIN) and chunk[end - 2:end] == b"}\n"
+            and chunk.count(b"}\n" + _BEGIN, 0, end) == lines - 1)
 
 
 def _starting(chunk: bytes, end: int, wanted: tuple[bytes, ...]

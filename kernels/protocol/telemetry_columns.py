@@ -55,6 +55,15 @@ class TelemetryColumns:
         self.t[:n], self.values[:, :n] = t[:n], values[:, :n]
         self.reasons[:n], self.kinds[:n] = reasons[:n], kinds[:n]
 
+    def fit(self) -> None:
+        """Give back the room not filled (once a recording is read whole)."""
+        n = self.count
+        if len(self.t) > n:
+            self.t = self.t[:n].copy()
+            self.values = self.values[:, :n].copy()
+            self.reasons = self.reasons[:n].copy()
+            self.kinds = self.kinds[:n].copy()
+
     def reason_code(self, reasons: Sequence[str] | None) -> int:
         key = None if reasons is None else tuple(reasons)
         code = self._reason_code.get(key)
