@@ -19,7 +19,8 @@ import numpy as np
 from ...kernels.ladder.shape import Shape
 from ...kernels.protocol import records as rec
 from ...kernels.protocol.decoding import EventRecord
-from ...kernels.protocol.records import TELEMETRY_FIELDS, DeviceEntry, Mode
+from ...kernels.protocol.events import TELEMETRY_FIELDS
+from ...kernels.protocol.records import DeviceEntry, Mode
 from ...kernels.protocol.telemetry_columns import TelemetryBlock
 from ...kernels.results.rows import Result, ResultKey, Row, reference_key, resolved, result_key
 from .counters import NCU, Counters

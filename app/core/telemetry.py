@@ -20,14 +20,12 @@ import numpy as np
 
 from ...kernels.ladder.shape import Shape
 from ...kernels.protocol import records as rec
-from ...kernels.protocol.records import TELEMETRY_FIELDS
+from ...kernels.protocol.events import TELEMETRY_FIELDS
 from ...kernels.protocol.telemetry_columns import FIELD_INDEX, TelemetryBlock
 from ...kernels.protocol.throttle import is_slowdown
 
 CLOCK_FIELDS = ("sm_clock_mhz", "mem_clock_mhz")
 POWER_FIELDS = ("power_w", "power_limit_w")
-GPM_FIELDS = ("sm_occupancy_pct", "sm_util_pct", "tensor_util_pct", "dram_bw_util_pct",
-              "fp32_util_pct")
 MAX_REASONS = 62  # distinct reason names one buffer tells apart (bits of an int64)
 MAX_SAMPLES = 2_000_000  # about 11 hours at the default 50 Hz; then a ring
 _INITIAL = 256

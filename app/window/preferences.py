@@ -6,6 +6,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, QStandardPaths
 
+from ...kernels.protocol.commands import DEFAULT_REPEATS
 from ..core.replay import Speed
 from ..core.runner_command import PREFERENCE_KEY
 
@@ -61,7 +62,7 @@ class Preferences:
 
     def shape(self) -> tuple[int, int, int, int]:
         return (self._get("run/M", 4096, int), self._get("run/N", 4096, int),
-                self._get("run/K", 4096, int), self._get("run/repeats", 20, int))
+                self._get("run/K", 4096, int), self._get("run/repeats", DEFAULT_REPEATS, int))
 
     def set_shape(self, M: int, N: int, K: int, repeats: int) -> None:
         for key, value in (("M", M), ("N", N), ("K", K), ("repeats", repeats)):

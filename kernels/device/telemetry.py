@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..protocol.events import GPM_FIELDS, TELEMETRY_FIELDS
 from ..protocol.throttle import slowdowns
 from .gpu_select import same_bus_id
 
@@ -38,9 +39,7 @@ def decode_reasons(mask: int | None) -> list[str] | None:
     return names
 
 
-FIELDS = ("sm_clock_mhz", "mem_clock_mhz", "power_w", "power_kind", "power_limit_w",
-          "energy_j", "temp_c", "gpu_util_pct", "reasons", "sm_occupancy_pct", "sm_util_pct",
-          "tensor_util_pct", "dram_bw_util_pct", "fp32_util_pct")
+FIELDS = (*TELEMETRY_FIELDS, "power_kind", "reasons")  # of one sample
 
 
 class Nvml:
@@ -217,8 +216,7 @@ class Nvml:
             return out
 
     def _gpm(self) -> dict[str, Any]:
-        keys = ("sm_occupancy_pct", "sm_util_pct", "tensor_util_pct", "dram_bw_util_pct",
-                "fp32_util_pct")
+        keys = GPM_FIELDS
         empty = dict.fromkeys(keys)
         if not self._gpm_ok:
             return empty

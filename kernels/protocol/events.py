@@ -171,6 +171,14 @@ def _finite(value: Any) -> Any:
     return value
 
 
+# an NVML sample's numbers (MHz, W, °C, J, %; null where the GPU has none): the one list
+# the sampler writes, the records read and the telemetry view draws; the GPM metrics last
+TELEMETRY_FIELDS = ("sm_clock_mhz", "mem_clock_mhz", "power_w", "power_limit_w", "temp_c",
+                    "gpu_util_pct", "energy_j", "sm_occupancy_pct", "sm_util_pct",
+                    "tensor_util_pct", "dram_bw_util_pct", "fp32_util_pct")
+GPM_FIELDS = TELEMETRY_FIELDS[7:]
+
+
 class Mode(StrEnum):
     """How a run is measured (docs/energy.md)."""
 

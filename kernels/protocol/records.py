@@ -20,7 +20,7 @@ import msgspec
 
 from ..ladder.shape import Shape
 from . import source_counters as sc
-from .events import Mode
+from .events import TELEMETRY_FIELDS, Mode
 from .throttle import slowdowns
 
 # the one number rule: a finite double (JSON ints read as floats; a bool is no number)
@@ -448,7 +448,7 @@ class Info(Where, tag="info", kw_only=True):
 
 class Telemetry(Placed, tag="telemetry", kw_only=True):
     """One NVML sample; a field the GPU does not support is None. The numeric fields are
-    TELEMETRY_FIELDS, in this order."""
+    events.TELEMETRY_FIELDS, in that order (checked as this module loads)."""
 
     sm_clock_mhz: Number | None = None
     mem_clock_mhz: Number | None = None
@@ -555,9 +555,9 @@ AnyEvent = (Session | Ready | Done | Pong | Bye | Restart | Joined | Levels | Ru
 
 # the numeric telemetry fields: the sampler's, the store's columns, the views' strips
 _PLACE = {f.name for f in msgspec.structs.fields(Placed)}
-TELEMETRY_FIELDS: tuple[str, ...] = tuple(
-    f.name for f in msgspec.structs.fields(Telemetry)
-    if f.name not in _PLACE and f.type == (Number | None))
+if tuple(f.name for f in msgspec.structs.fields(Telemetry)
+         if f.name not in _PLACE and f.type == (Number | None)) != TELEMETRY_FIELDS:
+    raise ImportError("records.Telemetry must name events.TELEMETRY_FIELDS, in order")
 
 
 @dataclass(slots=True)

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .records import TELEMETRY_FIELDS, Telemetry
+from .events import TELEMETRY_FIELDS
+from .records import Telemetry
 
 FIELD_INDEX = {name: i for i, name in enumerate(TELEMETRY_FIELDS)}
 _row = operator.attrgetter("t", *TELEMETRY_FIELDS)
