@@ -20,6 +20,7 @@ import numpy as np
 
 from ...kernels.ladder.shape import Shape
 from ...kernels.protocol import records as rec
+from ...kernels.protocol.events import GPM_FIELDS as GPM_FIELDS  # the views read it here
 from ...kernels.protocol.events import TELEMETRY_FIELDS
 from ...kernels.protocol.telemetry_columns import FIELD_INDEX, TelemetryBlock
 from ...kernels.protocol.throttle import is_slowdown
