@@ -390,3 +390,14 @@ def test_decoding_is_one_pass_for_a_good_line(monkeypatch):
     for raw in (SESSIONS / "h200-ladder.jsonl").read_bytes().splitlines()[:300]:
         decode(raw)
     assert msgspec.json.decode(b"1") == 1
+
+
+def test_a_type_that_is_not_utf8_is_a_named_line_not_a_crash(tmp_path):
+    header = dumps({"type": "session", "t": 0.0, **MINIMAL[rec.Session]}).encode()
+    path = tmp_path / "u.jsonl"
+    path.write_bytes(header + b'\n{"type":"\xffresult","t":1}\n')
+    s = recording.read_session(path)
+    assert s.skipped[0].line == 2 and "not UTF-8" in s.problem
+    path.write_bytes(b'{"type":"\xffsession"\n' + header + b"\n")
+    with pytest.raises(ProtocolError, match=":1: not UTF-8"):
+        recording.read_session(path)

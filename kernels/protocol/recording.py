@@ -215,7 +215,7 @@ def _read(fh: IO[bytes], source: str, size: int, progress: Callable[[float], Non
         if skip is not None and header is not None and kind in skip and raw.endswith(b"}\n"):
             continue  # a whole line the caller does not need
         try:
-            likely = rec.BY_TYPE.get(kind.decode()) if kind is not None else None
+            likely = _BY_TAG.get(kind) if kind is not None else None
             event = decode(raw, lineno, source, scanned=scanned, likely=likely)
             if header is None and not isinstance(event, rec.Session):
                 raise ProtocolError(f'the first event must be "session", not '
@@ -338,6 +338,7 @@ def _lines(fh: IO[bytes], progress: Callable[[float], None] | None, size: int,
 
 
 _BEGIN = b'{"type":"'
+_BY_TAG = {tag.encode(): cls for tag, cls in rec.BY_TYPE.items()}  # by a line's first bytes
 
 
 def _plain(chunk: bytes, end: int) -> bool:
