@@ -37,7 +37,7 @@ def test_runner_emits_one_build_event_per_compiled_variant():
     assert {(b.level, b.variant) for b in builds} == {
         (r.level, r.variant) for r in results}
     for b in builds:
-        where = f"{b['level']} {b['variant']}"
+        where = f"{b.level} {b.variant}"
         assert decode(encode(b)) == b  # as a recording holds it
         # the build event follows the first result of its variant and parameters
         first = next(r for r in results if (r.level, r.variant) == (
