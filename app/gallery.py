@@ -227,7 +227,7 @@ def main(argv: list[str]) -> int:
         print(f"gemmscope gallery: {exc}", file=sys.stderr)
         return 2
     from .gui_main import _import_pyqtgraph_without_cuda
-    from .window.sources_mixin import bundled_session
+    from .window.sources import bundled_session
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("gemmscope")

@@ -124,9 +124,9 @@ def test_a_bad_recording_is_a_message_not_a_crash(make_window, tmp_path):
 
 
 def test_without_a_bundled_recording_the_app_says_why(make_window, monkeypatch):
-    from gemmscope.app.window import sources_mixin
+    from gemmscope.app.window import sources
 
-    monkeypatch.setattr(sources_mixin, "bundled_session", lambda: None)
+    monkeypatch.setattr(sources, "bundled_session", lambda: None)
     window = make_window()
     assert not window.open_bundled("no CuPy (install gemmscope[cuda12] or [cuda13])")
     assert "no CuPy" in window.mode_text()
@@ -203,9 +203,9 @@ def test_telemetry_view_shows_the_recorded_samples(qtbot, make_window, synthetic
 
 def test_the_bundled_recording_opens_with_the_reason(make_window, synthetic_file,
                                                      monkeypatch):
-    from gemmscope.app.window import sources_mixin
+    from gemmscope.app.window import sources
 
-    monkeypatch.setattr(sources_mixin, "bundled_session", lambda: synthetic_file)
+    monkeypatch.setattr(sources, "bundled_session", lambda: synthetic_file)
     window = make_window()
     assert window.open_bundled("no CUDA driver (libcuda not found)")
     window.play_instant()
