@@ -4,6 +4,7 @@ leaks threads or child processes."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -14,6 +15,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("GEMMSCOPE_NO_GPU", "1")  # the app never starts a real runner here
 
 TESTS = Path(__file__).parent
+# the shared fakes and helpers (fake_runner, synthetic_session, ...) import by their names
+# from any folder of tests/ (tests/support/places.py says where the rest is)
+sys.path.insert(0, str(TESTS / "support"))
 
 try:  # the property-based tests (tests/test_fuzz.py); the GPU machine has no hypothesis
     from hypothesis import HealthCheck, Phase, settings
@@ -109,7 +113,7 @@ def synthetic_file(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def fake_runner() -> Path:
-    return TESTS / "fake_runner.py"
+    return TESTS / "support" / "fake_runner.py"
 
 
 @pytest.fixture

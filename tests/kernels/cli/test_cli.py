@@ -8,8 +8,8 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
+import places
 import pytest
 
 from gemmscope.kernels.cli import main as cli
@@ -169,7 +169,7 @@ def test_levels_columns_stay_aligned_after_long_ids():
 
 # ------------------------------------------------------------------ output files
 
-FAKE = Path(__file__).with_name("fake_runner.py")
+FAKE = places.FAKE_RUNNER
 
 
 def _fake_runner(monkeypatch, mode="ok"):
@@ -424,7 +424,7 @@ def test_each_subcommand_reads_its_own_options_only():
     """bench and record are two functions, and no command guesses at options it may
     not have (no getattr on the parsed arguments anywhere in the command lines)."""
     assert cli.COMMANDS["bench"] is not cli.COMMANDS["record"]
-    root = Path(__file__).resolve().parents[1]
+    root = places.REPO
     guessed = [f"{path.relative_to(root)}:{n}"
                for folder in ("kernels", "app") for path in sorted((root / folder).rglob("*.py"))
                for n, line in enumerate(path.read_text().splitlines(), 1)

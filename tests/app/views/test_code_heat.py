@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import places
 import pytest
 import synthetic_session as syn
 from PySide6.QtCore import Qt
@@ -28,7 +29,7 @@ from gemmscope.kernels.protocol.events import dumps
 from gemmscope.kernels.protocol.records import Build, SourceCounters
 from gemmscope.kernels.protocol.timeline import Timeline
 
-PAGES = Path(__file__).parents[1] / "fixtures" / "ncu_source"
+PAGES = places.FIXTURES / "ncu_source"
 BUNDLED = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl"
 CU = "kernels/cuda/register_2d.cu"
 

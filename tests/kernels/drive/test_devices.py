@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
+import places
 import pytest
 
 from gemmscope.kernels.cli import main as cli
@@ -18,8 +19,8 @@ from gemmscope.kernels.protocol import recording
 from gemmscope.kernels.protocol import records as rec
 from gemmscope.kernels.protocol.decoding import decode
 
-FAKE = Path(__file__).with_name("fake_runner.py")
-BUNDLED = Path(__file__).parents[1] / "resources" / "sessions" / "h200-ladder.jsonl"
+FAKE = places.FAKE_RUNNER
+BUNDLED = places.SESSIONS / "h200-ladder.jsonl"
 LEVELS = "naive,coalesced,smem_tiled"
 SHAPES = ["-s", "16", "-s", "32"]
 

@@ -6,8 +6,8 @@ import io
 import shlex
 import sys
 import time
-from pathlib import Path
 
+import places
 import pytest
 from runner_subprocess import RunnerProcess, wire
 
@@ -19,7 +19,7 @@ from gemmscope.kernels.protocol import recording
 from gemmscope.kernels.protocol.decoding import encode
 from gemmscope.kernels.protocol.plan import RunRequest
 
-FAKE = str(Path(__file__).with_name("fake_runner.py"))
+FAKE = str(places.FAKE_RUNNER)
 NO_GPU = get_cupy()[0] is None
 
 

@@ -12,6 +12,7 @@ import math
 import sys
 from pathlib import Path
 
+import places
 import pytest
 import synthetic_session
 from hypothesis import given
@@ -25,7 +26,7 @@ from gemmscope.kernels.protocol.events import MAX_SESSION_S, ProtocolError
 from gemmscope.kernels.protocol.timeline import Timeline
 from gemmscope.kernels.results.rows import Result, rows_of
 
-FAKE = Path(__file__).with_name("fake_runner.py")
+FAKE = places.FAKE_RUNNER
 numbers = st.one_of(st.floats(allow_nan=False, allow_infinity=False),
                     st.integers(min_value=-(10**30), max_value=10**30),
                     st.sampled_from([1e300, -1e300, 1e-300, 5e-324, 1.7976931348623157e308,

@@ -8,9 +8,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-SCRIPT = Path(__file__).parents[1] / "benchmarks" / "gui_frame_time.py"
+import places
+
+SCRIPT = places.BENCHMARKS / "gui_frame_time.py"
 
 
 def test_frame_time_script_measures_each_view_it_is_given(tmp_path):

@@ -18,12 +18,13 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import places
 import pytest
 
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.protocol.events import PROTOCOL_VERSION
 
-FAKE = Path(__file__).with_name("fake_runner.py")
+FAKE = places.FAKE_RUNNER
 LIMIT_S = 120
 STARTUP_S = 10.0  # Python and the CLI starting on a loaded 2-core machine
 

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import places
 import pytest
 
 from gemmscope.kernels.protocol import events as protocol
@@ -21,7 +22,7 @@ from gemmscope.kernels.protocol import recording
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
 
-FAKE = Path(__file__).with_name("fake_runner.py")
+FAKE = places.FAKE_RUNNER
 LEVELS = ["naive", "coalesced", "smem_tiled"]
 LIMIT_S = 90.0
 

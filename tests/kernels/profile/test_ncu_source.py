@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import csv
 import io
-from pathlib import Path
 
+import places
 import pytest
 
 from gemmscope.kernels.profile import ncu_source_step as step
@@ -20,7 +20,7 @@ from gemmscope.kernels.profile.ncu_source import (
 )
 from gemmscope.kernels.protocol import source_counters as sc
 
-PAGES = Path(__file__).with_name("fixtures") / "ncu_source"
+PAGES = places.FIXTURES / "ncu_source"
 FILES = ["kernels/cuda/register_2d.cu", "kernels/cuda/common.cuh"]
 
 

@@ -7,13 +7,14 @@ import io
 import sys
 from pathlib import Path
 
+import places
 import pytest
 
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.protocol.decoding import of
 
-FAKE = Path(__file__).with_name("fake_runner.py")
-BUNDLED = Path(__file__).parents[1] / "resources" / "sessions" / "h200-ladder.jsonl"
+FAKE = places.FAKE_RUNNER
+BUNDLED = places.SESSIONS / "h200-ladder.jsonl"
 
 
 @pytest.fixture

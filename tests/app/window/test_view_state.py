@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import csv
 import io
-from pathlib import Path
 
 import numpy as np
+import places
 import pytest
 import synthetic_session as syn
 from PySide6.QtCore import QPointF, Qt
@@ -248,7 +248,7 @@ def test_a_live_run_selects_its_shape_only_when_asked(qtbot, make_window, tmp_pa
 
 def test_a_one_gpu_report_has_no_side_by_side_chart_and_two_gpus_have(make_window,
                                                                       tmp_path):
-    two = Path(__file__).parents[1] / "resources" / "sessions" / "h200x2-ladder.jsonl"
+    two = places.SESSIONS / "h200x2-ladder.jsonl"
     window = make_window()
     assert window.open_recording(two)
     window.play_instant()

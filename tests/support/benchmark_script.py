@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 from types import ModuleType
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+import places
+
+BENCHMARKS = places.BENCHMARKS
 
 
 def load(name: str) -> ModuleType:

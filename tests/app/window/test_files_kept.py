@@ -15,12 +15,13 @@ import sys
 import time
 from pathlib import Path
 
+import places
 import pytest
 
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.protocol import recording
 
-FAKE = Path(__file__).with_name("fake_runner.py")
+FAKE = places.FAKE_RUNNER
 LIMIT_S = 90
 
 

@@ -4,8 +4,8 @@ libraries ``ldd`` could not find (app/core/qt_platform.py)."""
 from __future__ import annotations
 
 import types
-from pathlib import Path
 
+import places
 import pytest
 
 from gemmscope.app.core import qt_platform
@@ -20,7 +20,7 @@ from gemmscope.app.core.qt_platform import (
     pyside6_folder,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = places.REPO
 
 # ldd on PySide6 6.12's libqxcb.so on a fresh Debian 12 (trimmed): a library missing for
 # the plugin's own Qt library shows up again under each library that needs it

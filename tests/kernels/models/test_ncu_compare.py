@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
+import places
 import pytest
 from fake_ncu import FORMAT_SAMPLE, LD_C, LD_W, ST_C, ST_W, write_fake_ncu
 
@@ -65,7 +65,7 @@ def test_compare_and_table():
 
 
 def test_script_builds_the_documented_ncu_command():
-    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    sys.path.insert(0, str(places.BENCHMARKS))
     try:
         import bank_conflicts_ncu as script
     finally:
@@ -83,7 +83,7 @@ def test_script_builds_the_documented_ncu_command():
 def test_script_end_to_end_with_a_fake_ncu(tmp_path):
     fake = write_fake_ncu(tmp_path / "ncu")
     out = tmp_path / "r.json"
-    script = Path(__file__).parents[1] / "benchmarks" / "bank_conflicts_ncu.py"
+    script = places.BENCHMARKS / "bank_conflicts_ncu.py"
     proc = subprocess.run([sys.executable, str(script), "--ncu", str(fake), "--levels",
                            "register_2d", "--json", str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -122,7 +122,7 @@ def test_script_retries_without_the_extra_metrics(tmp_path):
     # a profiler that rejects the extra metric names, as an older ncu might
     fake = write_fake_ncu(tmp_path / "ncu", mode="reject_extra")
     out = tmp_path / "r.json"
-    script = Path(__file__).parents[1] / "benchmarks" / "bank_conflicts_ncu.py"
+    script = places.BENCHMARKS / "bank_conflicts_ncu.py"
     proc = subprocess.run([sys.executable, str(script), "--ncu", str(fake), "--levels",
                            "register_2d", "--json", str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -137,7 +137,7 @@ def test_script_reads_csvs_written_earlier(tmp_path):
     (tmp_path / "ncu_smem_tiled.csv").write_text("==PROF== No kernels were profiled.\n",
                                                  encoding="utf-8")
     out = tmp_path / "r.json"
-    script = Path(__file__).parents[1] / "benchmarks" / "bank_conflicts_ncu.py"
+    script = places.BENCHMARKS / "bank_conflicts_ncu.py"
     proc = subprocess.run([sys.executable, str(script), "--from-dir", str(tmp_path),
                            "--levels", "register_2d,smem_tiled,vectorized", "--json",
                            str(out), "--ncu", "/nonexistent/ncu"],

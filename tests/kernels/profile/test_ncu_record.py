@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import ClassVar
 
+import places
 import pytest
 import synthetic_session as syn
 from fake_ncu import logged_commands, write_fake_ncu
@@ -27,7 +28,7 @@ from gemmscope.kernels.profile.ncu import (
 )
 from gemmscope.kernels.protocol import recording
 
-FAKE_RUNNER = str(Path(__file__).with_name("fake_runner.py"))
+FAKE_RUNNER = str(places.FAKE_RUNNER)
 # made-up cells, as ncu prints them (thousands separators, one n/a)
 CELLS = {name: f"{1000 * (i + 1):,}" for i, name in
          enumerate([*NCU_METRICS.values(), *NCU_EXTRA_METRICS.values()])}

@@ -7,11 +7,11 @@ from __future__ import annotations
 import io
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import msgspec
 import msgspec.inspect as mi
+import places
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -25,7 +25,7 @@ from gemmscope.kernels.protocol.decoding import decode, encode, from_builtins
 from gemmscope.kernels.protocol.events import ProtocolError, dumps
 from gemmscope.kernels.results.session_report import report_lines
 
-SESSIONS = Path(__file__).resolve().parents[1] / "resources" / "sessions"
+SESSIONS = places.SESSIONS
 BIG = 2.0**40
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path
 
+import places
 import pytest
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.registry import Kind, OutputFormat, Precision, Scaling
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = places.REPO
 LEVELS = registry.ladder()
 
 

@@ -24,12 +24,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import places
 import pytest
 
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.drive import remote
 
-FAKE = Path(__file__).with_name("fake_runner.py")
+FAKE = places.FAKE_RUNNER
 LIMIT_S = 15.0
 
 def free_port() -> int:

@@ -11,8 +11,8 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
+import places
 import pytest
 
 from gemmscope.kernels.protocol import recording
@@ -21,7 +21,7 @@ distributed = pytest.importorskip("distributed")
 psutil = pytest.importorskip("psutil")
 tls_certs = pytest.importorskip("tls_certs")  # needs the cryptography package
 
-FAKE = Path(__file__).with_name("fake_runner.py")
+FAKE = places.FAKE_RUNNER
 LIMIT_S = 90.0
 GEMMSCOPE = [sys.executable, "-m", "gemmscope.kernels"]
 

@@ -26,9 +26,11 @@ import json
 import sys
 from pathlib import Path
 
+import places
+
 from gemmscope.kernels.models.level_model import NCU_METRICS
 
-PAGES = Path(__file__).with_name("fixtures") / "ncu_source"
+PAGES = places.FIXTURES / "ncu_source"
 SOURCE_PAGE = PAGES / "register_2d_sass.csv"
 CUDA_PAGE = PAGES / "register_2d_cudasass.csv"
 VERSION = "2099.1.0.0"  # made up: the stand-in's version
