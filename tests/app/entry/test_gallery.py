@@ -4,7 +4,7 @@ bundled recording; and, on those very windows as each picture is taken, the stag
 measurable rules:
 
 - on stage at 1280x720 the view on screen has at least 75% of the window;
-- on stage no text is under 18 px (tests/layout_check.py walks widgets, plots and the
+- on stage no text is under 18 px (tests/support/layout_check.py walks widgets, plots and the
   canvases' painted texts);
 - nowhere is a text cut without an ellipsis and a tooltip, nor a widget out of the window;
 - on stage no panel is open but the talk's caption (info events open none);

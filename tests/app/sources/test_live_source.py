@@ -1,5 +1,5 @@
 """The live source (a runner session pumped by Qt) with a stand-in runner that is a real
-subprocess (tests/fake_runner.py)."""
+subprocess (tests/support/fake_runner.py)."""
 
 from __future__ import annotations
 

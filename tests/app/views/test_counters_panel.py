@@ -1,5 +1,5 @@
 """Predicted against measured in the banks view: the numbers shown are the model's totals
-and the counters event's values (invented counters from tests/synthetic_session.py)."""
+and the counters event's values (invented counters from tests/support/synthetic_session.py)."""
 
 from __future__ import annotations
 

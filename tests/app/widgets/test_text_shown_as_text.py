@@ -1,5 +1,5 @@
 """Text from outside is shown as text in the window: a recording whose every text carries
-markup (tests/hostile_text.py) is opened, every tab shown, a level selected; then every
+markup (tests/support/hostile_text.py) is opened, every tab shown, a level selected; then every
 label, tooltip, table item, tab tip and pyqtgraph text item (legends, titles, axis
 labels) is read back the way Qt renders it, and wherever the poisoned word appears, the
 markup around it must appear too, literally: Qt never interpreted it."""

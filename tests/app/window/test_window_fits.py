@@ -1,7 +1,7 @@
 """The window fits the screens a talk meets: every tab at 1280x720 and 1920x1080, in normal
 and presentation mode, with the bundled recording replayed to the end, has no widget that
 sticks out of the window or its parent and no text cut without a tooltip
-(tests/layout_check.py says what counts); switching tabs never resizes the window; F11
+(tests/support/layout_check.py says what counts); switching tabs never resizes the window; F11
 twice gives the window back its geometry; a screenshot is exactly the size asked for."""
 
 from __future__ import annotations

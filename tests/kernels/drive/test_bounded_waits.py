@@ -4,7 +4,7 @@ its stdout and runs on, or dies while a child of it holds the pipe, is noticed w
 seconds and its process group ended; only regular files are read as recordings or talks;
 telemetry memory follows the samples, not the number of GPUs a file names.
 
-Runners are the project's stand-in (tests/fake_runner.py); every subprocess is bounded."""
+Runners are the project's stand-in (tests/support/fake_runner.py); every subprocess is bounded."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 The server runs as root with its own config, a throwaway host key and one authorized
 client key, all made here; the client uses its own ``-F`` config (never ``~/.ssh``). The
-remote command is the stand-in runner (``tests/fake_runner.py``) or this installation's
+remote command is the stand-in runner (``tests/support/fake_runner.py``) or this installation's
 runner. Every failure ``gemmscope --remote`` explains is provoked for real, and each must
 end with exit code 2 and its message within 15 s.
 """

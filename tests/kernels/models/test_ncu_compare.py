@@ -1,4 +1,4 @@
-"""The ncu CSV parser and the model-vs-measured table (format sample: tests/fake_ncu.py,
+"""The ncu CSV parser and the model-vs-measured table (format sample: tests/support/fake_ncu.py,
 made-up values, not measured data)."""
 
 from __future__ import annotations

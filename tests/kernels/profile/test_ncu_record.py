@@ -1,4 +1,4 @@
-"""`gemmscope record --ncu` with a stand-in runner and a stand-in ncu (tests/fake_ncu.py):
+"""`gemmscope record --ncu` with a stand-in runner and a stand-in ncu (tests/support/fake_ncu.py):
 the counters events it writes, and what it does when ncu is missing or fails."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`gemmscope record --ncu-source` with a stand-in runner and a stand-in ncu
-(tests/fake_ncu.py, which prints the H200's source page of register_2d): one
+(tests/support/fake_ncu.py, which prints the H200's source page of register_2d): one
 source_counters event per level with a kernel, and what the events say when ncu is
 missing, refused, too slow, or prints something else."""
 

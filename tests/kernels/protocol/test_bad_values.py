@@ -2,7 +2,7 @@
 past the bound are refused as the line's own problem; numbers that overflow are shown as
 what they are, in cells of bounded width, and the window keeps its size; a talk nested
 40,000 deep is refused in a line; a full disk names the file that holds what was kept.
-(Addresses: tests/test_cluster_address.py.)"""
+(Addresses: tests/kernels/drive/test_cluster_address.py.)"""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ Markdown exports hold it as text (kernels/protocol/text_safety.py, kernels/resul
 app/core/export.py): property-based over any text, then through ``gemmscope report``,
 the progress line, the CLI's error line and the app's ``--export`` on a recording whose
 every text carries terminal escapes, bidi overrides, Markdown, HTML and a lone
-surrogate (tests/hostile_text.py). Markdown is checked by parsing it (markdown-it)."""
+surrogate (tests/support/hostile_text.py). Markdown is checked by parsing it (markdown-it)."""
 
 from __future__ import annotations
 
