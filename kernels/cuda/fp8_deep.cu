@@ -1,0 +1,327 @@
+// Level "fp8_deep" (sm_90a): the block-scaled FP8 GEMM of fp8_block_scaled (E4M3 A and Bt,
+// K-major; FP32 scales per 1 x 128 of A, scale_a[kb * M + m], and per 128 x 128 of Bt,
+// scale_b[nb * KB + kb]; FP32 promotion per 128 of K; BF16 C) on DeepGEMM's schedule,
+// written here for this project:
+//   - tiles of 256 rows by BN columns (BN = 64..128, a multiple of 8, picked per shape by
+//     the host so that the waves come out whole): each of the two consumer warpgroups owns
+//     128 rows as two 64-row sub-tiles, issues one sub-tile's four wgmma.m64nBNk32, waits,
+//     promotes it (FP32 FMA times its scales) and issues the other. A thread holds BN / 2
+//     temporaries and 2 x BN / 2 accumulators, so the tile's whole width is one wgmma group
+//     (fp8_block_scaled splits 256 columns into two halves and so waits twice as often
+//     per row of the tile);
+//   - CL = 2: 2-CTA clusters whose two CTAs take neighbouring tiles of one tile row, so
+//     they share the A tile: each loads half of it by TMA multicast into both CTAs' shared
+//     memory, which halves A's traffic from L2 (a third of the stage's bytes). A stage is
+//     refilled when both CTAs' consumers freed it (each consumer warpgroup arrives on the
+//     "empty" barrier of both CTAs);
+//   - the scales travel with the stage: the producer warp copies the tile's 256 row scales
+//     of A and its (up to two) block scales of Bt for the K block into the stage with 4-byte
+//     cp.async whose completion arrives on the stage's "full" barrier, so the consumers'
+//     K loop has no scale loads from L2, no cp.async waits and no warpgroup barrier;
+//   - the epilogue stages each warpgroup's 128 x BN BF16 results in its own shared-memory
+//     buffer and stores them with TMA without waiting: the buffer is reused one tile later.
+// Tiles are walked in groups of GW tile columns, row by row inside a group (neighbouring
+// tiles share their A rows, which is what a cluster pair needs). A tile whose BN columns
+// cross a 128-column scale block of Bt takes each 8-column group's scale from its block.
+// Shapes: K % 128 == 0; M and N are free (TMA zero-fills loads and clips stores; C by
+// plain stores when N % 8 != 0).
+#include "common.cuh"
+#include "hopper.cuh"
+#include "fp8_deep_wgmma.cuh"
+
+__device__ __forceinline__ float gs_dp_lds(unsigned addr) {
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ unsigned gs_dp_sreg_cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ unsigned gs_dp_sreg_cluster_id() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ unsigned gs_dp_sreg_clusters() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
+    return r;
+}
+// every thread of both CTAs (release / acquire: barrier inits, the last remote arrivals)
+__device__ __forceinline__ void gs_dp_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// An arrival on the mbarrier at the same shared-memory offset in CTA `cta` of the cluster.
+// Default semantics (no .release.cluster): the stage's readers are wgmma reads that ended
+// at wgmma.wait_group, so nothing needs a GPU-scope fence here (one per K step cost a third
+// of the time in issue 17's first cluster levels).
+__device__ __forceinline__ void gs_dp_arrive_remote(unsigned long long* bar, unsigned cta) {
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(gs_smem_u32(bar)),
+                 "r"(cta));
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+// A box by TMA into the same offset of every CTA in `mask`, completing on each one's
+// mbarrier at `bar`'s offset.
+__device__ __forceinline__ void gs_dp_tma_load_multicast(void* dst, const GsTensorMap* map,
+                                                         unsigned long long* bar, int c0, int c1,
+                                                         unsigned short mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n"
+        ::"r"(gs_smem_u32(dst)), "l"(reinterpret_cast<unsigned long long>(map)),
+          "r"(gs_smem_u32(bar)), "r"(c0), "r"(c1), "h"(mask) : "memory");
+}
+// the thread's earlier cp.asyncs, when complete, count as one arrival on `bar`
+__device__ __forceinline__ void gs_dp_cp_async_arrive(unsigned long long* bar) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(gs_smem_u32(bar))
+                 : "memory");
+}
+
+// Tile t of tm x tn tiles: groups of GW tile columns, row by row inside a group.
+__device__ __forceinline__ void gs_dp_tile(int t, int tm, int tn, int GW, int& bm, int& bn) {
+    const int per_group = GW * tm;
+    const int group = t / per_group;
+    const int first = group * GW;
+    const int width = min(tn - first, GW);
+    const int in_group = t - group * per_group;
+    bm = in_group / width;
+    bn = first + in_group % width;
+}
+
+// The persistent schedule: round i gives the CTA tile i * grid + block (CL = 1), or the
+// cluster pair i * clusters + cluster tiles 2p and 2p + 1, one per CTA (CL = 2). `peer`:
+// the other CTA of the pair has a tile this round too (always but, with an odd tile count,
+// in the last round).
+template <int CL>
+struct GsDpSchedule {
+    int tiles, round = 0;
+    __device__ __forceinline__ bool next(int& t, bool& peer) {
+        if constexpr (CL == 1) {
+            t = round++ * gridDim.x + blockIdx.x;
+            peer = false;
+        } else {
+            const int pair = round++ * gs_dp_sreg_clusters() + gs_dp_sreg_cluster_id();
+            t = 2 * pair + gs_dp_sreg_cluster_rank();
+            peer = (t ^ 1) < tiles;
+        }
+        return t < tiles;
+    }
+};
+
+template <int BM, int BN, int BK, int STAGES, int CL, int GW, bool VEC>
+__global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(384, 1)
+fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
+             const __grid_constant__ GsTensorMap tmB, const __grid_constant__ GsTensorMap tmC,
+             unsigned short* __restrict__ C, int tma_c, float* __restrict__ ws,
+             int* __restrict__ flags, const float* __restrict__ scale_a,
+             const float* __restrict__ scale_b) {
+    static_assert(BM == 256 && BK == 128, "two warpgroups of two 64-row sub-tiles; K blocks of 128");
+    static_assert(BN % 8 == 0 && BN >= 64 && BN <= 128, "one wgmma.m64nBNk32 per sub-tile");
+    static_assert(CL == 1 || CL == 2, "clusters of one or two CTAs");
+    constexpr int A_BYTES = BM * BK, HALF_A = A_BYTES / 2, B_BYTES = BN * BK;
+    constexpr int SC_FLOATS = 272;  // 256 row scales of A, 2 block scales of Bt, padding
+    constexpr int C_BYTES = 2 * 64 * BN * 2;  // a warpgroup's two sub-tiles, BF16
+    constexpr bool UNIFORM = 128 % BN == 0;  // a tile never crosses a scale block of Bt
+    constexpr bool SWZ_C = BN % 64 == 0;     // C in 64 x 64 boxes, 128-byte swizzle
+    constexpr int R = BN / 2;                // registers of a sub-tile
+
+    extern __shared__ unsigned char gs_dyn_smem[];
+    __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
+    unsigned char* smem = gs_align_1024(gs_dyn_smem);
+    unsigned char* const a_base = smem;
+    unsigned char* const b_base = smem + STAGES * A_BYTES;
+    unsigned char* const c_base = b_base + STAGES * B_BYTES;
+    float* const sc_base = reinterpret_cast<float*>(c_base + 2 * C_BYTES);
+
+    const int wg = threadIdx.x / 128;
+    const int tm = GS_CEIL_DIV(M, BM), tn = GS_CEIL_DIV(N, BN);
+    const int ksteps = K / BK, nb_count = GS_CEIL_DIV(N, 128);
+    const unsigned rank = CL == 2 ? gs_dp_sreg_cluster_rank() : 0;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            gs_mbar_init(&full[s], 1 + 32);  // the TMA bytes' arrival, 32 lanes' scale copies
+            gs_mbar_init(&empty[s], 2 * CL);  // each consumer warpgroup of the cluster
+        }
+        gs_mbar_fence_init();
+    }
+    if constexpr (CL == 2)
+        gs_dp_cluster_sync();  // the peer's barriers exist before any multicast reaches them
+    else
+        __syncthreads();
+    GsDpSchedule<CL> sched{tm * tn};
+
+    if (wg == 0) {
+        // ------------------------------------------------------------ producer (warp 0)
+        gs_setmaxnreg_dec<40>();
+        const int lane = threadIdx.x % 32;
+        if (threadIdx.x < 32) {
+            if (lane == 0) {
+                gs_tma_prefetch_map(&tmA);
+                gs_tma_prefetch_map(&tmB);
+            }
+            int it = 0, t;
+            bool peer;
+            while (sched.next(t, peer)) {
+                int bm, bn;
+                gs_dp_tile(t, tm, tn, GW, bm, bn);
+                bool multicast = false;
+                if (CL == 2 && peer) {
+                    int pm, pn;
+                    gs_dp_tile(t ^ 1, tm, tn, GW, pm, pn);
+                    multicast = pm == bm;
+                }
+                for (int ks = 0; ks < ksteps; ++ks, ++it) {
+                    const int s = it % STAGES;
+                    gs_mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);
+                    unsigned char* a_dst = a_base + s * A_BYTES;
+                    if (lane == 0) {
+                        gs_mbar_arrive_expect_tx(&full[s], A_BYTES + B_BYTES);
+                        if (multicast) {
+                            gs_dp_tma_load_multicast(a_dst + rank * HALF_A, &tmA, &full[s],
+                                                     ks * BK, bm * BM + rank * 128, 0x3);
+                        } else {
+                            gs_tma_load_2d(a_dst, &tmA, &full[s], ks * BK, bm * BM);
+                            gs_tma_load_2d(a_dst + HALF_A, &tmA, &full[s], ks * BK, bm * BM + 128);
+                        }
+                        gs_tma_load_2d(b_base + s * B_BYTES, &tmB, &full[s], ks * BK, bn * BN);
+                    }
+                    float* sc = sc_base + s * SC_FLOATS;
+#pragma unroll
+                    for (int j = 0; j < 8; ++j) {
+                        const int r = lane + 32 * j, row = bm * BM + r;
+                        const bool ok = row < M;
+                        gs_cp_async4(sc + r, ok ? scale_a + (long long)ks * M + row : scale_a, ok);
+                    }
+                    if (lane < 2) {
+                        const int nb = bn * BN / 128 + lane;
+                        const bool ok = nb < nb_count;
+                        gs_cp_async4(sc + 256 + lane,
+                                     ok ? scale_b + (long long)nb * ksteps + ks : scale_b, ok);
+                    }
+                    gs_dp_cp_async_arrive(&full[s]);
+                }
+            }
+        }
+    } else {
+        // ------------------------------------------------------------ consumers
+        gs_setmaxnreg_inc<232>();
+        const int c = wg - 1;
+        const int t128 = threadIdx.x % 128;
+        const bool leader = t128 == 0;
+        const int lr = (t128 / 32) * 16 + (t128 % 32) / 4;  // rows lr, lr + 8 of a sub-tile
+        unsigned char* const cbuf = c_base + c * C_BYTES;
+        float acc[2][R], tmp[R];
+        int it = 0, t;
+        bool peer;
+        while (sched.next(t, peer)) {
+            int bm, bn;
+            gs_dp_tile(t, tm, tn, GW, bm, bn);
+            const int n0 = bn * BN;
+            // 8-column groups of the tile in its first scale block of Bt
+            const int first_groups = UNIFORM ? R : min(BN, 128 - n0 % 128) / 8;
+#pragma unroll
+            for (int w = 0; w < 2; ++w)
+#pragma unroll
+                for (int i = 0; i < R; ++i) acc[w][i] = 0.f;
+            for (int ks = 0; ks < ksteps; ++ks, ++it) {
+                const int s = it % STAGES;
+                gs_mbar_wait(&full[s], (it / STAGES) & 1);
+                const unsigned sc = gs_smem_u32(sc_base + s * SC_FLOATS);
+                float sa[2][2];
+#pragma unroll
+                for (int w = 0; w < 2; ++w)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h)
+                        sa[w][h] = gs_dp_lds(sc + 4 * (c * 128 + w * 64 + lr + 8 * h));
+                const float sb0 = gs_dp_lds(sc + 4 * 256);
+                const float sb1 = UNIFORM ? sb0 : gs_dp_lds(sc + 4 * 257);
+                const unsigned long long db = gs_wgmma_desc_sw128(b_base + s * B_BYTES);
+#pragma unroll
+                for (int w = 0; w < 2; ++w) {
+                    const unsigned long long da =
+                        gs_wgmma_desc_sw128(a_base + s * A_BYTES + (c * 128 + w * 64) * BK);
+                    gs_fence_regs(tmp);
+                    gs_wgmma_fence();
+#pragma unroll
+                    for (int kk = 0; kk < 4; ++kk)  // k32 steps: 32 bytes = 2 address units
+                        GsDpWgmma<BN>::run(tmp, da + 2 * kk, db + 2 * kk, kk > 0 ? 1 : 0);
+                    gs_wgmma_commit();
+                    gs_wgmma_wait<0>();
+                    gs_fence_regs(tmp);  // tmp is read only after the wait
+                    if (w == 1 && leader) {  // the stage is free for both CTAs' producers
+                        gs_mbar_arrive(&empty[s]);
+                        if constexpr (CL == 2) {
+                            if (peer)
+                                gs_dp_arrive_remote(&empty[s], rank ^ 1);
+                            else  // the last, lone tile: the peer has stopped
+                                gs_mbar_arrive(&empty[s]);
+                        }
+                    }
+                    const float s00 = sa[w][0] * sb0, s10 = sa[w][1] * sb0;
+                    const float s01 = sa[w][0] * sb1, s11 = sa[w][1] * sb1;
+#pragma unroll
+                    for (int g = 0; g < R / 4; ++g) {
+                        const bool first = UNIFORM || g < first_groups;
+                        const float r0 = first ? s00 : s01, r1 = first ? s10 : s11;
+                        acc[w][4 * g + 0] += tmp[4 * g + 0] * r0;
+                        acc[w][4 * g + 1] += tmp[4 * g + 1] * r0;
+                        acc[w][4 * g + 2] += tmp[4 * g + 2] * r1;
+                        acc[w][4 * g + 3] += tmp[4 * g + 3] * r1;
+                    }
+                }
+            }
+            // ---------------------------------------------------------- epilogue
+            const int row0 = bm * BM + c * 128;
+            if (!tma_c) {
+                gs_store_acc_bf16(acc[0], C, M, N, row0, n0);
+                gs_store_acc_bf16(acc[1], C, M, N, row0 + 64, n0);
+                continue;
+            }
+            if (leader) gs_bulk_wait_read<0>();  // the last tile's stores have read the buffer
+            gs_named_barrier(1 + c, 128);
+            const unsigned cb = gs_smem_u32(cbuf);
+#pragma unroll
+            for (int w = 0; w < 2; ++w)
+#pragma unroll
+                for (int g = 0; g < R / 4; ++g)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int rr = lr + 8 * h;
+                        unsigned addr;
+                        if constexpr (SWZ_C) {  // 64 x 64 chunks, 16-byte unit j at j ^ (row % 8)
+                            const int chunk = w * (BN / 64) + g / 8, j = g % 8;
+                            addr = cb + chunk * 8192 + rr * 128 + ((j ^ (rr & 7)) << 4) +
+                                   4 * (t128 % 4);
+                        } else {  // plain rows of BN columns
+                            addr = cb + (w * 64 + rr) * BN * 2 + (8 * g + 2 * (t128 % 4)) * 2;
+                        }
+                        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr),
+                                     "r"(gs_pack_bf16x2(acc[w][4 * g + 2 * h],
+                                                        acc[w][4 * g + 2 * h + 1]))
+                                     : "memory");
+                    }
+            gs_fence_async_shared();
+            gs_named_barrier(1 + c, 128);
+            if (leader) {
+#pragma unroll
+                for (int w = 0; w < 2; ++w) {
+                    if constexpr (SWZ_C) {
+#pragma unroll
+                        for (int ch = 0; ch < BN / 64; ++ch)
+                            gs_tma_store_2d(&tmC, cbuf + (w * (BN / 64) + ch) * 8192,
+                                            n0 + ch * 64, row0 + w * 64);
+                    } else {
+                        gs_tma_store_2d(&tmC, cbuf + w * 64 * BN * 2, n0, row0 + w * 64);
+                    }
+                }
+                gs_bulk_commit();
+            }
+        }
+        if (tma_c && leader) gs_bulk_wait<0>();
+    }
+    if constexpr (CL == 2) gs_dp_cluster_sync();  // no CTA leaves while its peer may signal it
+}
