@@ -112,7 +112,7 @@ struct GsDpSchedule {
     }
 };
 
-template <int BM, int BN, int BK, int STAGES, int CL, int GW, bool VEC>
+template <int BM, int BN, int BK, int STAGES, int CL, int GW, int ABL, bool VEC>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(384, 1)
 fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
              const __grid_constant__ GsTensorMap tmB, const __grid_constant__ GsTensorMap tmC,
@@ -128,6 +128,9 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     constexpr bool UNIFORM = 128 % BN == 0;  // a tile never crosses a scale block of Bt
     constexpr bool SWZ_C = BN % 64 == 0;     // C in 64 x 64 boxes, 128-byte swizzle
     constexpr int R = BN / 2;                // registers of a sub-tile
+    // registers per thread after setmaxnreg: 128 x 56 + 256 x 224 = 64512 of 65536 (the
+    // producer's unrolled ring of stages spills at 40)
+    constexpr int PRODUCER_REGS = 56, CONSUMER_REGS = 224;
 
     extern __shared__ unsigned char gs_dyn_smem[];
     __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
@@ -137,7 +140,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     unsigned char* const c_base = b_base + STAGES * B_BYTES;
     float* const sc_base = reinterpret_cast<float*>(c_base + 2 * C_BYTES);
 
-    const int wg = threadIdx.x / 128;
+    const int wg = __shfl_sync(0xffffffff, threadIdx.x / 128, 0);
     const int tm = GS_CEIL_DIV(M, BM), tn = GS_CEIL_DIV(N, BN);
     const int ksteps = K / BK, nb_count = GS_CEIL_DIV(N, 128);
     const unsigned rank = CL == 2 ? gs_dp_sreg_cluster_rank() : 0;
@@ -153,17 +156,23 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     else
         __syncthreads();
     GsDpSchedule<CL> sched{tm * tn};
+    // Each tile's K blocks start at stage 0 and go round the ring in rounds of STAGES (the
+    // last round's stages past K are passed through empty), so that the stage of every K
+    // block is a compile-time constant in the unrolled loops below: its addresses are
+    // constants, and the compiler may move the next stage's barrier probe and scale loads
+    // up into the current promotion. `uses`: the rounds before, the barriers' parity.
+    const int rounds = ksteps / STAGES, tail = ksteps % STAGES;
 
     if (wg == 0) {
         // ------------------------------------------------------------ producer (warp 0)
-        gs_setmaxnreg_dec<40>();
+        gs_setmaxnreg_dec<PRODUCER_REGS>();
         const int lane = threadIdx.x % 32;
         if (threadIdx.x < 32) {
             if (lane == 0) {
                 gs_tma_prefetch_map(&tmA);
                 gs_tma_prefetch_map(&tmB);
             }
-            int it = 0, t;
+            int uses = 0, t;
             bool peer;
             while (sched.next(t, peer)) {
                 int bm, bn;
@@ -174,9 +183,17 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     gs_dp_tile(t ^ 1, tm, tn, GW, pm, pn);
                     multicast = pm == bm;
                 }
-                for (int ks = 0; ks < ksteps; ++ks, ++it) {
-                    const int s = it % STAGES;
-                    gs_mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);
+                // the lane's scale sources: rows bm * BM + lane + 32 j of A (K block ks at
+                // + ks * M), and lanes 0 and 1 the tile's two scale blocks of Bt
+                const float* pa = scale_a + bm * BM + lane;
+                unsigned rows_ok = 0;
+#pragma unroll
+                for (int j = 0; j < 8; ++j) rows_ok |= (bm * BM + lane + 32 * j < M) << j;
+                const int nb = bn * BN / 128 + lane;
+                const bool b_ok = lane < 2 && nb < nb_count;
+                const float* pb = scale_b + (long long)(b_ok ? nb : 0) * ksteps;
+                auto fill = [&](int s, int ks) {
+                    gs_mbar_wait(&empty[s], (uses & 1) ^ 1);
                     unsigned char* a_dst = a_base + s * A_BYTES;
                     if (lane == 0) {
                         gs_mbar_arrive_expect_tx(&full[s], A_BYTES + B_BYTES);
@@ -189,33 +206,51 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                         }
                         gs_tma_load_2d(b_base + s * B_BYTES, &tmB, &full[s], ks * BK, bn * BN);
                     }
-                    float* sc = sc_base + s * SC_FLOATS;
+                    float* sc = sc_base + s * SC_FLOATS + lane;
+                    if (ABL == 2) {  // ablation: no scale copies (wrong results)
+                        gs_mbar_arrive(&full[s]);
+                        return;
+                    }
+                    const float* src = pa + (long long)ks * M;
 #pragma unroll
                     for (int j = 0; j < 8; ++j) {
-                        const int r = lane + 32 * j, row = bm * BM + r;
-                        const bool ok = row < M;
-                        gs_cp_async4(sc + r, ok ? scale_a + (long long)ks * M + row : scale_a, ok);
+                        const bool ok = (rows_ok >> j) & 1;
+                        gs_cp_async4(sc + 32 * j, ok ? src + 32 * j : scale_a, ok);
                     }
-                    if (lane < 2) {
-                        const int nb = bn * BN / 128 + lane;
-                        const bool ok = nb < nb_count;
-                        gs_cp_async4(sc + 256 + lane,
-                                     ok ? scale_b + (long long)nb * ksteps + ks : scale_b, ok);
-                    }
+                    if (lane < 2) gs_cp_async4(sc + 256, b_ok ? pb + ks : scale_b, b_ok);
                     gs_dp_cp_async_arrive(&full[s]);
+                };
+                auto pass = [&](int s) {  // a stage past K: no data, every arrival
+                    gs_mbar_wait(&empty[s], (uses & 1) ^ 1);
+                    gs_mbar_arrive(&full[s]);
+                    if (lane == 0) gs_mbar_arrive(&full[s]);
+                };
+                for (int r = 0; r < rounds; ++r, ++uses) {
+#pragma unroll
+                    for (int s = 0; s < STAGES; ++s) fill(s, r * STAGES + s);
+                }
+                if (tail) {
+#pragma unroll
+                    for (int s = 0; s < STAGES; ++s) {
+                        if (s < tail)
+                            fill(s, rounds * STAGES + s);
+                        else
+                            pass(s);
+                    }
+                    ++uses;
                 }
             }
         }
     } else {
         // ------------------------------------------------------------ consumers
-        gs_setmaxnreg_inc<232>();
-        const int c = wg - 1;
+        gs_setmaxnreg_inc<CONSUMER_REGS>();
+        const int c = wg - 1;  // wg came from a shuffle: warp-uniform, so are the descriptors
         const int t128 = threadIdx.x % 128;
         const bool leader = t128 == 0;
         const int lr = (t128 / 32) * 16 + (t128 % 32) / 4;  // rows lr, lr + 8 of a sub-tile
         unsigned char* const cbuf = c_base + c * C_BYTES;
         float acc[2][R], tmp[R];
-        int it = 0, t;
+        int uses = 0, t;
         bool peer;
         while (sched.next(t, peer)) {
             int bm, bn;
@@ -227,9 +262,18 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             for (int w = 0; w < 2; ++w)
 #pragma unroll
                 for (int i = 0; i < R; ++i) acc[w][i] = 0.f;
-            for (int ks = 0; ks < ksteps; ++ks, ++it) {
-                const int s = it % STAGES;
-                gs_mbar_wait(&full[s], (it / STAGES) & 1);
+            auto release = [&](int s) {  // the stage is free for both CTAs' producers
+                if (!leader) return;
+                gs_mbar_arrive(&empty[s]);
+                if constexpr (CL == 2) {
+                    if (peer)
+                        gs_dp_arrive_remote(&empty[s], rank ^ 1);
+                    else  // the last, lone tile: the peer has stopped
+                        gs_mbar_arrive(&empty[s]);
+                }
+            };
+            auto kblock = [&](int s) {
+                gs_mbar_wait(&full[s], uses & 1);
                 const unsigned sc = gs_smem_u32(sc_base + s * SC_FLOATS);
                 float sa[2][2];
 #pragma unroll
@@ -252,19 +296,11 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     gs_wgmma_commit();
                     gs_wgmma_wait<0>();
                     gs_fence_regs(tmp);  // tmp is read only after the wait
-                    if (w == 1 && leader) {  // the stage is free for both CTAs' producers
-                        gs_mbar_arrive(&empty[s]);
-                        if constexpr (CL == 2) {
-                            if (peer)
-                                gs_dp_arrive_remote(&empty[s], rank ^ 1);
-                            else  // the last, lone tile: the peer has stopped
-                                gs_mbar_arrive(&empty[s]);
-                        }
-                    }
+                    if (w == 1) release(s);
                     const float s00 = sa[w][0] * sb0, s10 = sa[w][1] * sb0;
                     const float s01 = sa[w][0] * sb1, s11 = sa[w][1] * sb1;
 #pragma unroll
-                    for (int g = 0; g < R / 4; ++g) {
+                    for (int g = 0; g < (ABL == 1 ? 0 : R / 4); ++g) {  // ABL 1: no promotion
                         const bool first = UNIFORM || g < first_groups;
                         const float r0 = first ? s00 : s01, r1 = first ? s10 : s11;
                         acc[w][4 * g + 0] += tmp[4 * g + 0] * r0;
@@ -273,9 +309,26 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                         acc[w][4 * g + 3] += tmp[4 * g + 3] * r1;
                     }
                 }
+            };
+            for (int r = 0; r < rounds; ++r, ++uses) {
+#pragma unroll
+                for (int s = 0; s < STAGES; ++s) kblock(s);
+            }
+            if (tail) {
+#pragma unroll
+                for (int s = 0; s < STAGES; ++s) {
+                    if (s < tail) {
+                        kblock(s);
+                    } else {  // a stage past K: passed on
+                        gs_mbar_wait(&full[s], uses & 1);
+                        release(s);
+                    }
+                }
+                ++uses;
             }
             // ---------------------------------------------------------- epilogue
             const int row0 = bm * BM + c * 128;
+            if (ABL == 3) continue;  // ablation: no epilogue
             if (!tma_c) {
                 gs_store_acc_bf16(acc[0], C, M, N, row0, n0);
                 gs_store_acc_bf16(acc[1], C, M, N, row0 + 64, n0);
