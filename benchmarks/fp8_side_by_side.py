@@ -67,8 +67,7 @@ NEW_LEVELS = ("fp8_deep",)  # the levels checked at odd shapes before timing
 
 def checked(args: argparse.Namespace) -> list[str]:
     """Labels of the candidates checked before timing: the new levels and their variants."""
-    return [lab for lab, lid, ch in candidates(args.levels, args.variant)
-            if lid in NEW_LEVELS and not ch.get("ABL")]  # ablations are wrong on purpose
+    return [lab for lab, lid, _ in candidates(args.levels, args.variant) if lid in NEW_LEVELS]
 
 
 def deepgemm_folder(where: str) -> Path:

@@ -9,11 +9,12 @@
 //     temporaries and 2 x BN / 2 accumulators, so the tile's whole width is one wgmma group
 //     (fp8_block_scaled splits 256 columns into two halves and so waits twice as often
 //     per row of the tile);
-//   - CL = 2: 2-CTA clusters whose two CTAs take neighbouring tiles of one tile row, so
-//     they share the A tile: each loads half of it by TMA multicast into both CTAs' shared
-//     memory, which halves A's traffic from L2 (a third of the stage's bytes). A stage is
-//     refilled when both CTAs' consumers freed it (each consumer warpgroup arrives on the
-//     "empty" barrier of both CTAs);
+//   - CL = 2 (a switch; the level runs CL = 1, which measured 6-20% faster here): 2-CTA
+//     clusters whose two CTAs take neighbouring tiles of one tile row, so they share the A
+//     tile: each loads half of it by TMA multicast into both CTAs' shared memory, which
+//     halves A's traffic from L2 (a third of the stage's bytes). A stage is refilled when
+//     both CTAs' consumers freed it (each consumer warpgroup arrives on the "empty"
+//     barrier of both CTAs);
 //   - the scales travel with the stage: the producer warp copies the tile's 256 row scales
 //     of A and its (up to two) block scales of Bt for the K block into the stage with 4-byte
 //     cp.async whose completion arrives on the stage's "full" barrier, so the consumers'
@@ -27,7 +28,140 @@
 // plain stores when N % 8 != 0).
 #include "common.cuh"
 #include "hopper.cuh"
-#include "fp8_deep_wgmma.cuh"
+
+// wgmma.m64nNk32 with E4M3 operands and FP32 accumulators for the tile widths fp8_deep
+// uses (N = 64..128 in steps of 8): gs_dp_wgmma<N>(d, da, db, accumulate), d the N / 2
+// accumulator registers of a thread, da / db shared-memory descriptors (both K-major).
+// Generated (one specialization per N, the operand list written out: PTX needs it literal)
+// by the loop in tests/test_fp8_deep_rules.py, which checks that this text is its output.
+template <int N>
+struct GsDpWgmma;
+
+template <>
+struct GsDpWgmma<64> {
+    __device__ __forceinline__ static void run(float (&d)[32], unsigned long long da,
+                                               unsigned long long db, int accumulate) {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "setp.ne.b32 p, %34, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+            : "l"(da), "l"(db), "r"(accumulate));
+    }
+};
+
+template <>
+struct GsDpWgmma<72> {
+    __device__ __forceinline__ static void run(float (&d)[36], unsigned long long da,
+                                               unsigned long long db, int accumulate) {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "setp.ne.b32 p, %38, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n72k32.f32.e4m3.e4m3 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35}, %36, %37, p, 1, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35])
+            : "l"(da), "l"(db), "r"(accumulate));
+    }
+};
+
+template <>
+struct GsDpWgmma<80> {
+    __device__ __forceinline__ static void run(float (&d)[40], unsigned long long da,
+                                               unsigned long long db, int accumulate) {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "setp.ne.b32 p, %42, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n80k32.f32.e4m3.e4m3 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, %40, %41, p, 1, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+            : "l"(da), "l"(db), "r"(accumulate));
+    }
+};
+
+template <>
+struct GsDpWgmma<88> {
+    __device__ __forceinline__ static void run(float (&d)[44], unsigned long long da,
+                                               unsigned long long db, int accumulate) {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "setp.ne.b32 p, %46, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n88k32.f32.e4m3.e4m3 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43}, %44, %45, p, 1, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
+            : "l"(da), "l"(db), "r"(accumulate));
+    }
+};
+
+template <>
+struct GsDpWgmma<96> {
+    __device__ __forceinline__ static void run(float (&d)[48], unsigned long long da,
+                                               unsigned long long db, int accumulate) {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "setp.ne.b32 p, %50, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n96k32.f32.e4m3.e4m3 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, p, 1, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+            : "l"(da), "l"(db), "r"(accumulate));
+    }
+};
+
+template <>
+struct GsDpWgmma<104> {
+    __device__ __forceinline__ static void run(float (&d)[52], unsigned long long da,
+                                               unsigned long long db, int accumulate) {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "setp.ne.b32 p, %54, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n104k32.f32.e4m3.e4m3 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51}, %52, %53, p, 1, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51])
+            : "l"(da), "l"(db), "r"(accumulate));
+    }
+};
+
+template <>
+struct GsDpWgmma<112> {
+    __device__ __forceinline__ static void run(float (&d)[56], unsigned long long da,
+                                               unsigned long long db, int accumulate) {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "setp.ne.b32 p, %58, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n112k32.f32.e4m3.e4m3 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55}, %56, %57, p, 1, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+            : "l"(da), "l"(db), "r"(accumulate));
+    }
+};
+
+template <>
+struct GsDpWgmma<120> {
+    __device__ __forceinline__ static void run(float (&d)[60], unsigned long long da,
+                                               unsigned long long db, int accumulate) {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "setp.ne.b32 p, %62, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n120k32.f32.e4m3.e4m3 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59}, %60, %61, p, 1, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59])
+            : "l"(da), "l"(db), "r"(accumulate));
+    }
+};
+
+template <>
+struct GsDpWgmma<128> {
+    __device__ __forceinline__ static void run(float (&d)[64], unsigned long long da,
+                                               unsigned long long db, int accumulate) {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "setp.ne.b32 p, %66, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
+            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+            : "l"(da), "l"(db), "r"(accumulate));
+    }
+};
 
 __device__ __forceinline__ float gs_dp_lds(unsigned addr) {
     float v;
@@ -112,7 +246,7 @@ struct GsDpSchedule {
     }
 };
 
-template <int BM, int BN, int BK, int STAGES, int CL, int GW, int ABL, bool VEC>
+template <int BM, int BN, int BK, int STAGES, int CL, int GW, bool VEC>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(384, 1)
 fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
              const __grid_constant__ GsTensorMap tmB, const __grid_constant__ GsTensorMap tmC,
@@ -207,10 +341,6 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                         gs_tma_load_2d(b_base + s * B_BYTES, &tmB, &full[s], ks * BK, bn * BN);
                     }
                     float* sc = sc_base + s * SC_FLOATS + lane;
-                    if (ABL == 2) {  // ablation: no scale copies (wrong results)
-                        gs_mbar_arrive(&full[s]);
-                        return;
-                    }
                     const float* src = pa + (long long)ks * M;
 #pragma unroll
                     for (int j = 0; j < 8; ++j) {
@@ -300,7 +430,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     const float s00 = sa[w][0] * sb0, s10 = sa[w][1] * sb0;
                     const float s01 = sa[w][0] * sb1, s11 = sa[w][1] * sb1;
 #pragma unroll
-                    for (int g = 0; g < (ABL == 1 ? 0 : R / 4); ++g) {  // ABL 1: no promotion
+                    for (int g = 0; g < R / 4; ++g) {
                         const bool first = UNIFORM || g < first_groups;
                         const float r0 = first ? s00 : s01, r1 = first ? s10 : s11;
                         acc[w][4 * g + 0] += tmp[4 * g + 0] * r0;
@@ -328,7 +458,6 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             }
             // ---------------------------------------------------------- epilogue
             const int row0 = bm * BM + c * 128;
-            if (ABL == 3) continue;  // ablation: no epilogue
             if (!tma_c) {
                 gs_store_acc_bf16(acc[0], C, M, N, row0, n0);
                 gs_store_acc_bf16(acc[1], C, M, N, row0 + 64, n0);
