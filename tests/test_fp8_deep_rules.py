@@ -113,3 +113,14 @@ struct GsDpWgmma<{n}> {{
 def test_every_width_has_its_generated_wgmma(n):
     source = (cuda_dir() / "fp8_deep.cu").read_text(encoding="utf-8")
     assert wgmma_text(n) in source
+
+
+def test_launch_plan_follows_the_parameters_the_kernel_was_built_with():
+    from gemmscope.kernels.engine.deep_launch import deep_plan
+
+    level = registry.get("fp8_deep")  # BN = 128, CL = 1
+    # its own BN: 16 x 17 tiles, 3 waves, spread over 91 CTAs
+    assert deep_plan(level, dict(level.params), 4096, 2112, 132) == (128, (91, 1, 1))
+    # a run given BN = 88 (and clusters): boxes of 88 rows, 384 tiles in 3 waves on 128 CTAs
+    bn, grid = deep_plan(level, {**level.params, "BN": 88, "CL": 2}, 4096, 2112, 132)
+    assert (bn, grid) == (88, (128, 1, 1))

@@ -11,6 +11,7 @@ workspace: its two pointers are null).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -38,12 +39,22 @@ def deep_maps(ops: Operands, bn: int) -> tuple[Any, Any, Any, bool]:
     return map_a, map_b, map_c, tma_c
 
 
-def deep_launcher(level: Level, kernel: Any, ops: Operands, smem: int,
+def deep_plan(level: Level, params: dict[str, int], M: int, N: int,
+              sm_count: int) -> tuple[int, tuple[int, int, int]]:
+    """(BN, grid) of a launch with the parameters it was built with, which may not be the
+    level's own (a run that gives its parameters): the Bt and C boxes and the grid follow
+    them, or the maps would describe other boxes than the kernel waits for."""
+    built = dataclasses.replace(level, params={**level.params, **params})
+    return built.params["BN"], built.grid(M, N, sm_count)
+
+
+def deep_launcher(level: Level, params: dict[str, int], kernel: Any, ops: Operands, smem: int,
                   block: tuple[int, int, int]) -> Callable[[], None]:
     cp = require_cupy()
     M, N, _K = ops.shape
-    map_a, map_b, map_c, tma_c = deep_maps(ops, level.params["BN"])
-    grid = level.grid(M, N, int(cp.cuda.Device().attributes["MultiProcessorCount"]))
+    bn, grid = deep_plan(level, params, M, N,
+                         int(cp.cuda.Device().attributes["MultiProcessorCount"]))
+    map_a, map_b, map_c, tma_c = deep_maps(ops, bn)
     args: list[Any] = [hopper.int32(M), hopper.int32(N), hopper.int32(_K), map_a, map_b, map_c,
                        hopper.pointer(ops.c.data.ptr), hopper.int32(int(tma_c)),
                        hopper.pointer(0), hopper.pointer(0),

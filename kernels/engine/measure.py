@@ -168,7 +168,7 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
     geometry = level.launch_geometry(built.params)
     block = (*geometry.block, 1)
     if level.host == "fp8_deep":
-        run_level = deep_launcher(level, kernel, ops, smem, block)
+        run_level = deep_launcher(level, built.params, kernel, ops, smem, block)
     elif level.persistent:
         run_level = _tma_launcher(level, geometry, kernel, ops, smem, block)
     else:
