@@ -37,6 +37,7 @@ from ..protocol.commands import DEFAULT_REPEATS, DEFAULT_WARMUP
 from ..protocol.events import Mode
 from ..toolchain import nvrtc
 from .cublaslt import torch_scaled_mm_available, torch_scaled_mm_launcher
+from .deep_launch import deep_launcher
 from .energy import (
     EnergyCounter,
     MeasuredWindow,
@@ -168,7 +169,9 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
         kernel.max_dynamic_shared_size_bytes = smem
     geometry = level.launch_geometry(built.params)
     block = (*geometry.block, 1)
-    if level.persistent:
+    if level.host == "fp8_deep":
+        run_level = deep_launcher(level, built.params, kernel, ops, smem, block)
+    elif level.persistent:
         run_level = _tma_launcher(level, geometry, kernel, ops, smem, block)
     else:
         sms = (int(require_cupy().cuda.Device().attributes["MultiProcessorCount"])

@@ -160,6 +160,12 @@ class Level:
     # a kernel per shape; applied when a run gives no parameters of its own (None: the
     # same parameters at every shape)
     shape_params: Callable[[int, int, int, int], dict[str, int]] | None = None
+    # a persistent level's grid from (tiles, SMs, template parameters), where it is not
+    # min(tiles, SMs) (None: that); e.g. whole clusters, or waves that come out even
+    grid_rule: Callable[[int, int, dict[str, int]], int] | None = None
+    # the host side that builds its launch, where it is not the generic one (None):
+    # "fp8_deep" (kernels/engine/deep_launch.py: half-height A boxes for multicast)
+    host: str | None = None
     notes: str = ""
 
     @property
@@ -228,6 +234,8 @@ class Level:
     def grid(self, M: int, N: int, sm_count: int | None = None) -> tuple[int, int, int]:
         rows, cols = self.tile
         gm, gn = -(-M // rows), -(-N // cols)
+        if self.persistent and self.grid_rule is not None:
+            return (self.grid_rule(gm * gn, sm_count or gm * gn, self.params), 1, 1)
         if self.persistent and self.stream_k:
             # stream-K shares K steps among every SM's block, even with fewer tiles
             return (sm_count or gm * gn, 1, 1)

@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .fp8_deep_level import FP8_DEEP
 from .hopper_levels import FP8_BLOCK_SCALED, STREAM_K, WGMMA_TMA
 from .level import (  # the entry type and its parts, re-exported: one import for users
     DEEPGEMM_DIFF_MAX,
@@ -284,6 +285,7 @@ LEVELS: tuple[Level, ...] = (
         notes="fp8_block_scaled with SK=2: the partial last wave of tiles is shared out by K "
               "blocks, which pays where that wave is mostly empty (DeepGEMM's N = 2112, 8192^3) "
               "and costs where it is nearly full."),
+    FP8_DEEP,
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",

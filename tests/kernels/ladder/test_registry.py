@@ -62,6 +62,12 @@ def test_launch_geometry_is_consistent(level: registry.Level):
     if level.persistent:  # one block per SM walks the tiles; never more blocks than tiles
         if "CONSUMERS" in p:  # wgmma: consumer warpgroups of 64 rows each
             assert threads == (p["CONSUMERS"] + 1) * 128 and p["BM"] == 64 * p["CONSUMERS"]
+        if level.grid_rule is not None:  # fewer CTAs, as many waves as on every SM
+            tiles = -(-4097 // level.tile[0]) * -(-4099 // level.tile[1])
+            g = level.grid(4097, 4099, 132)[0]
+            assert g <= min(tiles, 132) and -(-tiles // g) == -(-tiles // 132)
+            assert g % level.params.get("CL", 1) == 0, "whole clusters"
+            return
         assert level.grid(4097, 4099, 132) == (132, 1, 1)
         # stream-K shares K steps: every SM takes part even in one tile
         assert level.grid(7, 13, 132) == ((132 if level.stream_k else 1), 1, 1)
@@ -99,6 +105,10 @@ def test_geometry_blocks_cover_c_with_the_block_tile(level: registry.Level):
         tiles = -(-M // rows) * -(-N // cols)
         if level.stream_k:
             assert (gx * gy * gz, gy, gz) == (132, 1, 1)
+        elif level.grid_rule is not None:  # fewer CTAs for as many waves, whole clusters
+            cl = level.params.get("CL", 1)
+            assert (gy, gz) == (1, 1) and gx <= max(cl, min(tiles, 132))
+            assert -(-tiles // gx) == -(-tiles // 132)
         elif level.persistent or level.sm_grid:
             assert (gx * gy * gz, gy, gz) == (min(tiles, 132), 1, 1)
         else:
