@@ -6,11 +6,11 @@ from __future__ import annotations
 import importlib.util
 import io
 import tarfile
-from pathlib import Path
 
+import places
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "fp8_side_by_side.py"
+SCRIPT = places.BENCHMARKS / "fp8_side_by_side.py"
 
 
 @pytest.fixture(scope="module")
