@@ -1,5 +1,5 @@
 // Shared by every level of the gemmscope ladder. Assembled into each level's source
-// string before compilation (see kernels/build.py), so its hash is part of every cache key.
+// string before compilation (see kernels/toolchain/nvrtc.py), so its hash is part of every cache key.
 //
 // Conventions for every kernel: row-major A (M x K), B (K x N), C (M x N); C = A * B;
 // every level is correct for any M, N, K >= 1. The template flag VEC selects the fast
@@ -31,7 +31,9 @@ __device__ __forceinline__ void gs_cp_async_wait() { asm volatile("cp.async.wait
 
 // A float4 of row `row` of a matrix with `cols` columns, starting at column c (c % 4 == 0),
 // zeros outside the matrix. VEC: cols % 4 == 0, so the vector is aligned and all-in or
-// all-out; otherwise four guarded scalar loads.
+// all-out: one 128-bit load, written as one (__ldg of a float4, LDG.E.128) because the
+// build turns NVVM's load/store vectorizer off (kernels/toolchain/nvrtc_options.py), which
+// leaves a float4 copy as four scalar loads. Otherwise four guarded scalar loads.
 template <bool VEC>
 __device__ __forceinline__ float4 gs_load4(const float* __restrict__ P, int rows, int cols,
                                            int row, int c) {
@@ -39,7 +41,7 @@ __device__ __forceinline__ float4 gs_load4(const float* __restrict__ P, int rows
     if (row >= rows) return v;
     const float* src = P + (gs_index)row * cols;
     if (VEC) {
-        if (c < cols) v = *reinterpret_cast<const float4*>(src + c);
+        if (c < cols) v = __ldg(reinterpret_cast<const float4*>(src + c));
     } else {
         v.x = c < cols ? src[c] : 0.f;
         v.y = c + 1 < cols ? src[c + 1] : 0.f;
@@ -49,14 +51,27 @@ __device__ __forceinline__ float4 gs_load4(const float* __restrict__ P, int rows
     return v;
 }
 
-// Four consecutive outputs of row `row` of C from column c, guarded like gs_load4.
+// One 128-bit / 64-bit global store (STG.E.128 / STG.E.64), written as one for the reason
+// gs_load4 gives. Plain st.global, as a float4 copy was: __stwb's st.global.wb becomes a
+// strong store (STG.E.128.STRONG.SM). `p` is 16- / 8-byte aligned.
+__device__ __forceinline__ void gs_st_global4(float* p, float x, float y, float z, float w) {
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(x), "f"(y), "f"(z),
+                 "f"(w)
+                 : "memory");
+}
+__device__ __forceinline__ void gs_st_global2(float* p, float x, float y) {
+    asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(x), "f"(y) : "memory");
+}
+
+// Four consecutive outputs of row `row` of C from column c, guarded like gs_load4; VEC: one
+// 128-bit store (gs_st_global4).
 template <bool VEC>
 __device__ __forceinline__ void gs_store4(float* __restrict__ C, int M, int N, int row, int c,
                                           float x, float y, float z, float w) {
     if (row >= M) return;
     float* dst = C + (gs_index)row * N + c;
     if (VEC) {
-        if (c < N) *reinterpret_cast<float4*>(dst) = make_float4(x, y, z, w);
+        if (c < N) gs_st_global4(dst, x, y, z, w);
     } else {
         if (c < N) dst[0] = x;
         if (c + 1 < N) dst[1] = y;

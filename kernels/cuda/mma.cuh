@@ -42,7 +42,9 @@ __device__ __forceinline__ void gs_group_coords(int t, int tm, int tn, int GM, i
 // Stores a warp's MT x NT accumulator fragments of m16n8 to row-major C (M x N): c0, c1 of a
 // fragment at row lane/4, columns 2*(lane%4)+{0,1}; c2, c3 eight rows down. row0 and col0 are
 // the warp's first row and column plus this lane's offset. pairs: one 8-byte store per two
-// columns (N even, so every row starts 8-byte aligned); otherwise element by element.
+// columns (N even, so every row starts 8-byte aligned), written as one (common.cuh's
+// gs_st_global2: the build leaves NVVM's vectorizer off, which would leave a float2 copy as
+// two stores); otherwise element by element.
 template <int MT, int NT>
 __device__ __forceinline__ void gs_store_mma_acc(float* __restrict__ C, int M, int N, int row0,
                                                  int col0, const float (&acc)[MT][NT][4],
@@ -59,8 +61,7 @@ __device__ __forceinline__ void gs_store_mma_acc(float* __restrict__ C, int M, i
                 const int c = col0 + nj * 8;
                 float* dst = dst_row + c;
                 if (pairs) {
-                    if (c < N) *reinterpret_cast<float2*>(dst) =
-                        make_float2(acc[mi][nj][2 * h], acc[mi][nj][2 * h + 1]);
+                    if (c < N) gs_st_global2(dst, acc[mi][nj][2 * h], acc[mi][nj][2 * h + 1]);
                 } else {
                     if (c < N) dst[0] = acc[mi][nj][2 * h];
                     if (c + 1 < N) dst[1] = acc[mi][nj][2 * h + 1];
