@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from ..ladder.registry import Level, cuda_dir, source_file
+from . import nvrtc_options
 
 # a local header of kernels/cuda (common.cuh, hopper.cuh), pasted in place of its #include
 _INCLUDE_LOCAL = re.compile(r'^\s*#include\s+"([A-Za-z0-9_]+\.cuh)"\s*$', re.M)
-BASE_OPTIONS = ("-std=c++17", "-lineinfo")
+BASE_OPTIONS: tuple[str, ...] = nvrtc_options.BASE  # with the options that make builds identical
 
 
 class CompileError(RuntimeError):
@@ -236,7 +237,8 @@ def compile_source(program: str, source: str, names: list[str], given: tuple[str
     log = b" " * size
     nvrtc.nvrtcGetProgramLog(prog, log)
     log_text = log.decode(errors="replace").strip("\x00 \n")
-    if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+    if status != nvrtc.nvrtcResult.NVRTC_SUCCESS or nvrtc_options.UNKNOWN_OPTION in log_text:
+        # NVVM ignores an option it does not know, with only a line in the log
         raise CompileError(f"{program}: NVRTC ({arch}):\n{log_text}")
     lowered = {}
     for name in names:
