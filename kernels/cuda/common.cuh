@@ -54,13 +54,18 @@ __device__ __forceinline__ float4 gs_load4(const float* __restrict__ P, int rows
 // One 128-bit / 64-bit global store (STG.E.128 / STG.E.64), written as one for the reason
 // gs_load4 gives. Plain st.global, as a float4 copy was: __stwb's st.global.wb becomes a
 // strong store (STG.E.128.STRONG.SM). `p` is 16- / 8-byte aligned.
-__device__ __forceinline__ void gs_st_global4(float* p, float x, float y, float z, float w) {
-    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(x), "f"(y), "f"(z),
-                 "f"(w)
+__device__ __forceinline__ void gs_st_global4(bool pred, float* p, float x, float y, float z,
+                                              float w) {
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t"
+                 "@p st.global.v4.f32 [%0], {%1, %2, %3, %4};\n\t}\n"
+                 ::"l"(p), "f"(x), "f"(y), "f"(z), "f"(w), "r"(int(pred))
                  : "memory");
 }
-__device__ __forceinline__ void gs_st_global2(float* p, float x, float y) {
-    asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(x), "f"(y) : "memory");
+__device__ __forceinline__ void gs_st_global2(bool pred, float* p, float x, float y) {
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t"
+                 "@p st.global.v2.f32 [%0], {%1, %2};\n\t}\n"
+                 ::"l"(p), "f"(x), "f"(y), "r"(int(pred))
+                 : "memory");
 }
 
 // Four consecutive outputs of row `row` of C from column c, guarded like gs_load4; VEC: one
@@ -68,16 +73,26 @@ __device__ __forceinline__ void gs_st_global2(float* p, float x, float y) {
 template <bool VEC>
 __device__ __forceinline__ void gs_store4(float* __restrict__ C, int M, int N, int row, int c,
                                           float x, float y, float z, float w) {
-    if (row >= M) return;
     float* dst = C + (gs_index)row * N + c;
     if (VEC) {
-        if (c < N) gs_st_global4(dst, x, y, z, w);
+        // the guard as the store's predicate, not a branch (the asm would keep the branch)
+        gs_st_global4(row < M && c < N, dst, x, y, z, w);
     } else {
+        if (row >= M) return;
         if (c < N) dst[0] = x;
         if (c + 1 < N) dst[1] = y;
         if (c + 2 < N) dst[2] = z;
         if (c + 3 < N) dst[3] = w;
     }
+}
+
+// Four floats from shared memory with one ld.shared.v4 (LDS.128): `addr` is a shared-space
+// byte address (gs_smem_addr), 16-byte aligned.
+__device__ __forceinline__ void gs_lds4(float* dst, unsigned addr) {
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])
+                 : "r"(addr)
+                 : "memory");
 }
 
 // Fragments of a warp-tiled thread (warp_tiling.cu, cp_async.cu). As is transposed
@@ -88,18 +103,16 @@ template <int LDA, int BN, int WMITER, int WNITER, int WSUBM, int WSUBN, int TM,
 __device__ __forceinline__ void gs_load_frags(const float* __restrict__ As,
                                               const float* __restrict__ Bs, int k, int m0, int n0,
                                               float (&rm)[WMITER * TM], float (&rn)[WNITER * TN]) {
+    const unsigned a = gs_smem_addr(As) + 4u * (k * LDA + m0);
+    const unsigned b = gs_smem_addr(Bs) + 4u * (k * BN + n0);
 #pragma unroll
     for (int im = 0; im < WMITER; ++im)
 #pragma unroll
-        for (int i = 0; i < TM; i += 4)
-            *reinterpret_cast<float4*>(&rm[im * TM + i]) =
-                *reinterpret_cast<const float4*>(&As[k * LDA + m0 + im * WSUBM + i]);
+        for (int i = 0; i < TM; i += 4) gs_lds4(&rm[im * TM + i], a + 4u * (im * WSUBM + i));
 #pragma unroll
     for (int jn = 0; jn < WNITER; ++jn)
 #pragma unroll
-        for (int j = 0; j < TN; j += 4)
-            *reinterpret_cast<float4*>(&rn[jn * TN + j]) =
-                *reinterpret_cast<const float4*>(&Bs[k * BN + n0 + jn * WSUBN + j]);
+        for (int j = 0; j < TN; j += 4) gs_lds4(&rn[jn * TN + j], b + 4u * (jn * WSUBN + j));
 }
 
 // acc += rm (column) x rn (row): the thread's whole tile, one k step.

@@ -54,17 +54,18 @@ __device__ __forceinline__ void gs_store_mma_acc(float* __restrict__ C, int M, i
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int r = row0 + mi * 16 + h * 8;
-            if (r >= M) continue;
+            const bool row_in = r < M;  // a predicate, not a branch around the asm store
             float* dst_row = C + (gs_index)r * N;
 #pragma unroll
             for (int nj = 0; nj < NT; ++nj) {
                 const int c = col0 + nj * 8;
                 float* dst = dst_row + c;
                 if (pairs) {
-                    if (c < N) gs_st_global2(dst, acc[mi][nj][2 * h], acc[mi][nj][2 * h + 1]);
+                    gs_st_global2(row_in && c < N, dst, acc[mi][nj][2 * h],
+                                  acc[mi][nj][2 * h + 1]);
                 } else {
-                    if (c < N) dst[0] = acc[mi][nj][2 * h];
-                    if (c + 1 < N) dst[1] = acc[mi][nj][2 * h + 1];
+                    if (row_in && c < N) dst[0] = acc[mi][nj][2 * h];
+                    if (row_in && c + 1 < N) dst[1] = acc[mi][nj][2 * h + 1];
                 }
             }
         }
