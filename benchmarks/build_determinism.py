@@ -127,14 +127,32 @@ def compile_cupy(level: Any, arch: str) -> bytes:
         compiler.compile_using_nvrtc = original
     elf = [b for b in got if b[:4] == b"\x7fELF"]
     if elf:
-        return elf[-1]
+        return elf_only(elf[-1])
     for path in sorted(Path(os.environ["CUPY_CACHE_DIR"]).rglob("*")):
         data = path.read_bytes() if path.is_file() else b""
         at = data.find(b"\x7fELF")
         if at >= 0:
-            return data[at:]
+            return elf_only(data[at:])
     raise RuntimeError(f"{level.id}: no cubin from CuPy (a PTX module is JIT-compiled "
                        "by the driver, which this script cannot see)")
+
+
+def elf_only(data: bytes) -> bytes:
+    """The ELF file at the start of ``data``, without what follows it (CuPy's cache file
+    keeps more after the cubin): up to the end of its headers, sections or segments."""
+    import struct
+
+    phoff, shoff = struct.unpack_from("<QQ", data, 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, 0x36)
+    end = max(shoff + shnum * shentsize, phoff + phnum * phentsize)
+    for i in range(phnum):
+        _t, _f, offset, _v, _p, filesz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
+        end = max(end, offset + filesz)
+    for i in range(shnum):
+        _n, kind, _f, _a, offset, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
+        if kind != 8:  # SHT_NOBITS takes no room in the file
+            end = max(end, offset + size)
+    return data[:end]
 
 
 def child(args: argparse.Namespace) -> int:
@@ -229,11 +247,20 @@ def nvdisasm_tool() -> str | None:
     return None
 
 
-def sass_text(tool: str | None, path: Path) -> str:
+def sass_text(tool: str | None, path: Path) -> str | None:
+    """The disassembly, "" without nvdisasm, None where it failed (said on stderr once)."""
     if tool is None:
         return ""
-    return subprocess.run([tool, "-c", str(path)], capture_output=True, text=True,
-                          check=True).stdout
+    proc = subprocess.run([tool, "-c", str(path)], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        if not _NVDISASM_FAILED:
+            print(f"nvdisasm failed on {path}: {proc.stderr.strip()[:300]}", file=sys.stderr)
+        _NVDISASM_FAILED.append(path)
+        return None
+    return proc.stdout
+
+
+_NVDISASM_FAILED: list[Path] = []
 
 
 _OP = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", re.M)
@@ -338,7 +365,9 @@ def analyse(levels: list[str], outs: list[Path], diff_lines: int = 0,
     rows = []
     for level_id in levels:
         cubins = [(o / f"{level_id}.cubin").read_bytes() for o in outs]
-        sass = [texts[(level_id, o / f"{level_id}.cubin")] for o in outs]
+        got_sass = [texts[(level_id, o / f"{level_id}.cubin")] for o in outs]
+        disassembled = bool(tool) and all(t is not None for t in got_sass)
+        sass = [t or "" for t in got_sass]
         codes = [code_digest(c) for c in cubins]
         ptx = [hashlib.sha256(embedded_ptx(c).encode()).hexdigest()[:12] for c in cubins]
         whole = [hashlib.sha256(c).hexdigest()[:12] for c in cubins]
@@ -360,7 +389,7 @@ def analyse(levels: list[str], outs: list[Path], diff_lines: int = 0,
         if not what and sections:
             what.append("code the same; sections differ: " + ", ".join(sections))
         rows.append({"level": level_id, "processes": len(outs),
-                     "codes": len(set(codes)), "sass": len(set(sass_h)) if tool else None,
+                     "codes": len(set(codes)), "sass": len(set(sass_h)) if disassembled else None,
                      "cubins": len(set(whole)), "ptx": len(set(ptx)), "sections": sections,
                      "code_digests": codes, "cubin_sha": whole, "what": what, "diffs": diffs})
     return rows

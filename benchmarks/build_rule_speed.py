@@ -34,23 +34,27 @@ LEVELS = ("vectorized", "warp_tiling", "cp_async", "cp_async_interior", "mma_syn
           "mma_persistent", "mma_tma")
 
 
-def build_pair(level: Any, ops: Any, before_cuda: Path, before_options: tuple[str, ...]
-               ) -> dict[str, tuple[Any, dict[str, Any]]]:
-    """{"before"/"after": (launch, info)} for one level on one set of operands."""
+def build_pair(level: Any, ops: Any, before_cuda: Path, before_options: tuple[str, ...],
+               also: dict[str, Path] | None = None) -> dict[str, tuple[Any, dict[str, Any]]]:
+    """{"before"/"after"/each of ``also``: (launch, info)} for one level on one set of
+    operands; ``also``: more source folders built with the current options."""
     from gemmscope.kernels.engine.measure import level_launcher
     from gemmscope.kernels.toolchain import nvrtc
 
-    built: dict[str, tuple[Any, dict[str, Any]]] = {}
     saved = nvrtc.BASE_OPTIONS
-    try:
-        nvrtc.BASE_OPTIONS = before_options
-        nvrtc._cache.clear()  # keyed on the level's id: the two builds must not share it
-        built["before"] = level_launcher(dataclasses.replace(level,
-                                                             source_dir=str(before_cuda)), ops)
-    finally:
-        nvrtc.BASE_OPTIONS = saved
-        nvrtc._cache.clear()
-    built["after"] = level_launcher(level, ops)
+    builds = [("before", before_cuda, before_options),
+              *((name, folder, saved) for name, folder in (also or {}).items()),
+              ("after", None, saved)]
+    built: dict[str, tuple[Any, dict[str, Any]]] = {}
+    for name, folder, options in builds:
+        try:
+            nvrtc.BASE_OPTIONS = options
+            nvrtc._cache.clear()  # keyed on the level's id: builds must not share it
+            lv = level if folder is None else dataclasses.replace(level, source_dir=str(folder))
+            built[name] = level_launcher(lv, ops)
+        finally:
+            nvrtc.BASE_OPTIONS = saved
+            nvrtc._cache.clear()
     return built
 
 
@@ -79,7 +83,8 @@ def time_pair(cp: Any, built: dict[str, tuple[Any, dict[str, Any]]], flush_buf: 
 
 
 def measure(levels: list[str], sizes: list[int], before_cuda: Path,
-            before_options: tuple[str, ...], repeats: int, rounds: int) -> list[dict[str, Any]]:
+            before_options: tuple[str, ...], repeats: int, rounds: int,
+            also: dict[str, Path] | None = None) -> list[dict[str, Any]]:
     from gemmscope.kernels.device.gpu import device_info, require_cupy
     from gemmscope.kernels.engine.operands import check, random_inputs
     from gemmscope.kernels.ladder import registry
@@ -104,7 +109,7 @@ def measure(levels: list[str], sizes: list[int], before_cuda: Path,
         for level_id in levels:
             level = registry.get(level_id)
             ops = random_inputs(level, size, size, size)
-            built = build_pair(level, ops, before_cuda, before_options)
+            built = build_pair(level, ops, before_cuda, before_options, also)
             verified = {}
             for name, (launch, _info) in built.items():
                 ops.poison()
@@ -135,15 +140,15 @@ def table(rows: list[dict[str, Any]]) -> str:
             return "-"
         return f"{d['sm_clock_mhz_avg']:.0f}/{d['sm_clock_mhz_min']:.0f}"
 
-    head = (f"{'level':<18} {'shape':>6} {'before TF':>9} {'after TF':>9} {'change':>7} "
-            f"{'regs b/a':>9} {'clock b avg/min':>15} {'clock a avg/min':>15} ok")
+    names = [k for k in rows[0] if isinstance(rows[0][k], dict)] if rows else []
+    head = f"{'level':<18} {'shape':>6} " + " ".join(
+        f"{n + ' TF':>12} {'regs':>4} {'MHz avg/min':>11}" for n in names) + "  change  ok"
     lines = [head]
     for r in rows:
-        b, a = r["before"], r["after"]
-        ok = "yes" if b["verified"] and a["verified"] else "NO"
-        lines.append(f"{r['level']:<18} {r['size']:>6} {b['tflops']:>9.2f} {a['tflops']:>9.2f} "
-                     f"{r['change_pct']:>+6.2f}% {b['regs']!s:>4}/{a['regs']!s:<4} "
-                     f"{clk(b):>15} {clk(a):>15} {ok}")
+        ok = "yes" if all(r[n]["verified"] for n in names) else "NO"
+        cells = " ".join(f"{r[n]['tflops']:>12.2f} {r[n]['regs']!s:>4} {clk(r[n]):>11}"
+                         for n in names)
+        lines.append(f"{r['level']:<18} {r['size']:>6} {cells}  {r['change_pct']:>+6.2f}%  {ok}")
     return "\n".join(lines)
 
 
@@ -158,15 +163,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", type=int, action="append", default=[])
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--also", action="append", default=[],
+                    help="NAME=DIR: one more build, from DIR's sources with the current options")
     ap.add_argument("--json", help="write the rows here (JSON lines)")
     args = ap.parse_args(argv)
     rows = measure(args.levels.split(","), args.size or [4096, 8192],
                    Path(args.before_cuda).resolve(), tuple(args.before_options.split()),
-                   args.repeats, args.rounds)
+                   args.repeats, args.rounds,
+                   {n: Path(d).resolve() for n, d in (a.split("=", 1) for a in args.also)})
     if args.json:
         Path(args.json).write_text("".join(json.dumps(r) + "\n" for r in rows))
     print(table(rows))
-    return 0 if all(r["before"]["verified"] and r["after"]["verified"] for r in rows) else 1
+    return 0 if all(v["verified"] for r in rows for v in r.values() if isinstance(v, dict)) \
+        else 1
 
 
 if __name__ == "__main__":

@@ -1,17 +1,19 @@
-"""Independent check of the sustained mode's J per GEMM (GPU machine).
+"""Independent check of the J per GEMM of sustained and burst results (GPU machine).
 
-    python benchmarks/energy_check.py [-l LEVEL ...] [-s 4096] [--window-s 3] [--trials 3]
-                                      [--cooldown-s 5] [--tolerance-pct 3] [--json]
+    python benchmarks/energy_check.py [-l LEVEL ...] [--all] [-s 4096 -s 8192] [--burst]
+        [--window-s 3] [--trials 3] [--cooldown-s 5] [--tolerance-pct 3] [--json]
 
-For each level: the sustained mode's figure (gemmscope.kernels.engine.sustained, as `gemmscope
-bench --sustained` runs it: CUDA graphs of batches, CUDA-event timing), then a plain
-measurement that shares none of that code: the level's kernel launched N times back to
-back from a Python loop on the default stream (no graph), N chosen to fill the same
-window, with NVML's total-energy counter read through pynvml just after a step before the
-loop and just after the next step once the device has synchronised; the same cool-down
-before each trial and the median of the same number of trials. Prints both J per GEMM and
-the difference in percent as a table; exit code 1 when a difference exceeds
---tolerance-pct. docs/energy.md says what each method leaves uncertain.
+For each level or reference (``--all``: every one): the sustained mode's figure
+(gemmscope.kernels.engine.sustained, as `gemmscope bench --sustained` runs it: CUDA graphs
+of batches, CUDA-event timing), with ``--burst`` a burst run's (its energy window), then a
+plain measurement that shares none of that timing code: the level's launch (the bench's,
+verified) called N times back to back from a Python loop on the bench's stream (no
+graph, no batches), N chosen to fill the same window, with NVML's total-energy counter
+read through pynvml just after a step before the loop and just after the next step once
+the device has synchronised; the same cool-down before each trial and the median of the
+same number of trials. Prints the figures, the differences in percent and the SM clock
+of each as a table; exit code 1 when a difference exceeds --tolerance-pct (issue 31
+asks for 3% at 4096^3 and 8192^3). docs/energy.md says what each method leaves uncertain.
 """
 
 from __future__ import annotations
@@ -108,15 +110,17 @@ def check_level(level_id: str, size: int, args: argparse.Namespace, nv: Any, han
     }
     if burst is not None:
         window = burst.get("energy_window") or {}
-        row.update({"burst_j": burst["energy_j"], "burst_flush_j": burst["flush_j"],
-                     "burst_tflops": burst["tflops"], "burst_edge_s": window.get("edge_s"),
-                     "burst_window_clock_mhz": window.get("sm_clock_mhz_avg")})
+        row.update({"burst_j": burst["energy_j"], "burst_pattern": window.get("pattern"),
+                    "burst_tflops": burst["tflops"], "burst_edge_s": window.get("edge_s"),
+                    "burst_window_clock_mhz": window.get("sm_clock_mhz_avg"),
+                    "burst_diff_pct": None if not burst["energy_j"] else
+                    100.0 * (burst["energy_j"] - plain) / plain})
     return row
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     head = ("level", "shape", "N", "plain J/GEMM", "sustained J/GEMM", "diff %", "plain W",
-            "sustained W", "sustained TFLOPS", "MHz sust/plain", "burst J (flush J)")
+            "sustained W", "sustained TFLOPS", "MHz sust/plain", "burst J (diff %)")
 
     def j(r: dict[str, Any], key: str) -> str:
         if r[key] is None:
@@ -129,7 +133,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     def burst(r: dict[str, Any]) -> str:
         if r.get("burst_j") is None:
             return "-"
-        return f"{r['burst_j']:.4g} ({num(r.get('burst_flush_j'), '.3g')})"
+        return f"{r['burst_j']:.4g} ({num(r.get('burst_diff_pct'), '+.2f')})"
 
     body = [(r["level"], f"{r['size']}^3", str(r["launches"]), j(r, "plain_j"),
              j(r, "sustained_j"), "-" if r["diff_pct"] is None else f"{r['diff_pct']:+.2f}",
@@ -148,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="level or reference id (repeat; default cp_async and wgmma_tma)")
     ap.add_argument("--all", action="store_true", help="every level and reference")
     ap.add_argument("--burst", action="store_true",
-                    help="also a burst run: its J per GEMM (flush + launch) and the flush's")
+                    help="also a burst run: its J per GEMM (its energy window's)")
     ap.add_argument("-s", "--size", type=int, action="append", default=[],
                     help="cube size (repeat; default 4096)")
     ap.add_argument("--window-s", type=float, default=3.0)
@@ -174,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(rows[-1]), flush=True)
     print(table(rows))
     bad = [r for r in rows if r["diff_pct"] is None or abs(r["diff_pct"]) > args.tolerance_pct
-           or not r["verified"]]
+           or not r["verified"]
+           or (args.burst and (r["burst_diff_pct"] is None
+                               or abs(r["burst_diff_pct"]) > args.tolerance_pct))]
     for r in bad:
         print(f"{r['level']} {r['size']}^3: difference {r['diff_pct']} % exceeds "
               f"{args.tolerance_pct} % or the kernel did not verify", file=sys.stderr)
