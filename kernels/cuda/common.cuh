@@ -12,11 +12,15 @@
 
 typedef long long gs_index;  // element offsets: M*K can exceed 2^31
 
-// cp.async (sm_80+): copy global -> shared without staging in registers. When src_bytes
-// is 0 nothing is read and the destination is filled with zeros (used for edge tiles).
+// The shared-space byte address of a generic pointer into shared memory, as the PTX
+// shared-memory instructions take it (cp.async, ld.shared, ldmatrix, mbarrier, TMA, wgmma
+// descriptors): the one generic-to-shared conversion of every level.
 __device__ __forceinline__ unsigned gs_smem_addr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
+
+// cp.async (sm_80+): copy global -> shared without staging in registers. When src_bytes
+// is 0 nothing is read and the destination is filled with zeros (used for edge tiles).
 __device__ __forceinline__ void gs_cp_async16(void* smem, const void* gmem, bool valid) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(gs_smem_addr(smem)),
                  "l"(gmem), "r"(valid ? 16 : 0));
@@ -145,23 +149,32 @@ __device__ __forceinline__ void gs_warp_tile_mma(const float* __restrict__ As,
     }
 }
 
-// Block coordinates in grouped order: SWZ consecutive block rows are walked column by
-// column, so blocks running at the same time share A rows and B columns in L2.
-// SWZ = 1 is the plain row-major order of the grid.
-template <int SWZ>
+// The grouped block order, the one copy of it: tile t of a tm x tn grid of output tiles,
+// GM tile rows walked column by column (inside a group of GM rows, t runs down a column
+// first), so the tiles that run at the same time share rows of A and columns of B in L2.
+// GM = 1 is row-major order. The persistent levels number their tiles themselves;
+// gs_block_coords maps a 2D grid's blocks through it.
+__device__ __forceinline__ void gs_group_coords(int t, int tm, int tn, int GM, int& bm, int& bn) {
+    const int per_group = GM * tn;
+    const int group = t / per_group, first = group * GM;
+    const int rows = min(tm - first, GM);
+    const int in_group = t - group * per_group;
+    bm = first + in_group % rows;
+    bn = in_group / rows;
+}
+
+// This block's coordinates (bx: column of blocks, by: row) of a gridDim.x x gridDim.y grid
+// in gs_group_coords's order, GM block rows at a time; GM <= 1 (0 too) is the grid's own
+// order, without the arithmetic.
+template <int GM>
 __device__ __forceinline__ void gs_block_coords(int& bx, int& by) {
-    if (SWZ <= 1) {
+    if (GM <= 1) {
         bx = blockIdx.x;
         by = blockIdx.y;
         return;
     }
     const int gn = gridDim.x, gm = gridDim.y;
-    const int bid = blockIdx.y * gn + blockIdx.x;
-    const int group = bid / (SWZ * gn), first = group * SWZ;
-    const int rows = min(gm - first, SWZ);
-    const int in = bid % (SWZ * gn);
-    by = first + in % rows;
-    bx = in / rows;
+    gs_group_coords(blockIdx.y * gn + blockIdx.x, gm, gn, GM, by, bx);
 }
 
 // Write a warp-tiled thread's outputs (layout as in gs_warp_tile_mma) with float4 stores.

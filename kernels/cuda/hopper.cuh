@@ -10,6 +10,7 @@
 //     instructions with FP32 accumulators;
 //   - setmaxnreg, which moves registers from the producer warpgroup to the consumers.
 #pragma once
+#include "common.cuh"
 
 // The 128-byte opaque CUtensorMap, by value. The kernels take its address (a generic
 // address of the parameter) as the TMA operand.
@@ -17,35 +18,19 @@ struct __align__(64) GsTensorMap {
     unsigned long long opaque[16];
 };
 
-__device__ __forceinline__ unsigned gs_smem_u32(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// Tile t of a persistent kernel's tm x tn output tiles, walked GM tile rows at a time
-// (column by column inside a group of rows), so concurrent blocks share A and B panels.
-__device__ __forceinline__ void gs_tile_coords(int t, int tm, int tn, int GM, int& bm, int& bn) {
-    const int per_group = GM * tn;
-    const int group = t / per_group;
-    const int first = group * GM;
-    const int rows = min(tm - first, GM);
-    const int in_group = t - group * per_group;
-    bm = first + in_group % rows;
-    bn = in_group / rows;
-}
-
 // ------------------------------------------------------------------ mbarriers
 __device__ __forceinline__ void gs_mbar_init(unsigned long long* bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(gs_smem_u32(bar)), "r"(count));
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(gs_smem_addr(bar)), "r"(count));
 }
 __device__ __forceinline__ void gs_mbar_fence_init() {
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 __device__ __forceinline__ void gs_mbar_arrive(unsigned long long* bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(gs_smem_u32(bar)) : "memory");
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(gs_smem_addr(bar)) : "memory");
 }
 __device__ __forceinline__ void gs_mbar_arrive_expect_tx(unsigned long long* bar, unsigned bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
-                 ::"r"(gs_smem_u32(bar)), "r"(bytes) : "memory");
+                 ::"r"(gs_smem_addr(bar)), "r"(bytes) : "memory");
 }
 // Wait until the phase with the given parity has completed. A fresh barrier is in phase
 // 0, so waiting for parity 1 returns at once (how a producer sees every stage free).
@@ -56,7 +41,7 @@ __device__ __forceinline__ void gs_mbar_wait(unsigned long long* bar, unsigned p
         "GS_WAIT_%=:\n"
         "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
         "@!done bra GS_WAIT_%=;\n"
-        "}\n" ::"r"(gs_smem_u32(bar)), "r"(parity) : "memory");
+        "}\n" ::"r"(gs_smem_addr(bar)), "r"(parity) : "memory");
 }
 
 // ------------------------------------------------------------------ TMA
@@ -67,8 +52,8 @@ __device__ __forceinline__ void gs_tma_load_2d(void* smem_dst, const GsTensorMap
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%3, %4}], [%2];\n"
-        ::"r"(gs_smem_u32(smem_dst)), "l"(reinterpret_cast<unsigned long long>(map)),
-          "r"(gs_smem_u32(bar)), "r"(c0), "r"(c1) : "memory");
+        ::"r"(gs_smem_addr(smem_dst)), "l"(reinterpret_cast<unsigned long long>(map)),
+          "r"(gs_smem_addr(bar)), "r"(c0), "r"(c1) : "memory");
 }
 __device__ __forceinline__ void gs_tma_prefetch_map(const GsTensorMap* map) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map))
@@ -81,7 +66,7 @@ __device__ __forceinline__ void gs_tma_store_2d(const GsTensorMap* map, const vo
                                                 int c0, int c1) {
     asm volatile(
         "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n"
-        ::"l"(reinterpret_cast<unsigned long long>(map)), "r"(gs_smem_u32(smem_src)),
+        ::"l"(reinterpret_cast<unsigned long long>(map)), "r"(gs_smem_addr(smem_src)),
           "r"(c0), "r"(c1) : "memory");
 }
 __device__ __forceinline__ void gs_bulk_commit() {
@@ -276,7 +261,7 @@ __device__ __forceinline__ void gs_ws_produce(const GsTensorMap* tmA, const GsTe
     int it = 0;
     gs_for_each_unit(work, [&](int t, int k0, int k1) {
         int bm, bn;
-        gs_tile_coords(t, tm, tn, GM, bm, bn);
+        gs_group_coords(t, tm, tn, GM, bm, bn);
         for (int ks = k0; ks < k1; ++ks, ++it) {
             const int s = it % STAGES;
             gs_mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);
@@ -304,7 +289,7 @@ __device__ __forceinline__ void gs_setmaxnreg_inc() {
 // on a 1024-byte boundary; a step of 16 bytes along K inside the row adds 1 to the address
 // field, which the hardware swizzles like TMA did.
 __device__ __forceinline__ unsigned long long gs_wgmma_desc_sw128(const void* smem) {
-    unsigned long long addr = gs_smem_u32(smem);
+    unsigned long long addr = gs_smem_addr(smem);
     return ((addr & 0x3FFFFull) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
 }
 __device__ __forceinline__ void gs_wgmma_fence() {
@@ -377,7 +362,7 @@ __device__ __forceinline__ void gs_store_acc_tma(const float (&d)[NREG], unsigne
 #pragma unroll
     for (int ch = 0; ch < NREG / 32; ++ch) {  // 32 registers = 64 columns of 2 rows
         unsigned char* half = buf + (ch & 1) * 8192;
-        const unsigned half_addr = gs_smem_u32(half);
+        const unsigned half_addr = gs_smem_addr(half);
         if (leader) gs_bulk_wait_read<1>();  // the store of two chunks ago has read this half
         gs_named_barrier(bar_id, 128);
 #pragma unroll

@@ -27,18 +27,6 @@ __device__ __forceinline__ void gs_mma_16816(float (&d)[4], const unsigned (&a)[
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// Tile t of a tm x tn grid of tiles in grouped order: GM tile rows walked column by column
-// (GM = 1: row by row), so the tiles that run at the same time share rows of A and columns
-// of B in L2.
-__device__ __forceinline__ void gs_group_coords(int t, int tm, int tn, int GM, int& bm, int& bn) {
-    const int per_group = GM * tn;
-    const int group = t / per_group, first = group * GM;
-    const int rows = min(tm - first, GM);
-    const int in_group = t - group * per_group;
-    bm = first + in_group % rows;
-    bn = in_group / rows;
-}
-
 // Stores a warp's MT x NT accumulator fragments of m16n8 to row-major C (M x N): c0, c1 of a
 // fragment at row lane/4, columns 2*(lane%4)+{0,1}; c2, c3 eight rows down. row0 and col0 are
 // the warp's first row and column plus this lane's offset. pairs: one 8-byte store per two

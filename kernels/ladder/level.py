@@ -106,14 +106,14 @@ def warp_tiles_grouped(p: dict[str, int]) -> Geometry:
 
 def warp_tiles_producer(p: dict[str, int]) -> Geometry:
     """warp_tiles_grouped behind a producer warpgroup (128 threads first in the block);
-    GM tile rows walked together (gs_tile_coords)."""
+    GM tile rows walked together (gs_group_coords)."""
     g = warp_tiles_grouped(p)
     return dataclasses.replace(g, block=(128 + g.block[0], 1))
 
 
 def warp_specialized(p: dict[str, int]) -> Geometry:
     """A producer warpgroup and CONSUMERS consumer warpgroups per BM x BN tile; GM tile
-    rows walked together (gs_tile_coords)."""
+    rows walked together (gs_group_coords)."""
     return Geometry(((p["CONSUMERS"] + 1) * 128, 1), (p["BM"], p["BN"]), p["BK"], p["GM"])
 
 
