@@ -18,6 +18,7 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 
+from ..ladder.level import current_params
 from ..ladder.shape import Shape
 from . import source_counters as sc
 from .events import MAX_SESSION_S, TELEMETRY_FIELDS, Mode
@@ -133,6 +134,10 @@ class CatalogEntry(Record, kw_only=True):
     b_layout: str | None = None
     persistent: bool | None = None
     k_multiple: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.params is not None:
+            self.params = current_params(self.params)
 
 
 # ------------------------------------------------------------------ events
@@ -435,10 +440,12 @@ MAX_PARAMS = 32  # a result's template parameters kept (names cut to 32 characte
 
 
 def _bounded_params(params: dict[str, int]) -> dict[str, int] | None:
-    if len(params) <= MAX_PARAMS and all(len(k) <= 32 for k in params):
-        return params or None
-    kept = {k[:32]: v for k, v in list(params.items())[:MAX_PARAMS]}
-    return kept or None
+    """At most MAX_PARAMS names of at most 32 characters, each old name (a recording made
+    before a parameter was renamed, kernels/ladder/level.py's RENAMED_PARAMS) under its
+    new one, so that every reader meets the level's own names."""
+    if len(params) > MAX_PARAMS or any(len(k) > 32 for k in params):
+        params = {k[:32]: v for k, v in list(params.items())[:MAX_PARAMS]}
+    return current_params(params) or None
 
 
 class Error(Where, tag="error", kw_only=True):
@@ -484,6 +491,10 @@ class Counters(Run, tag="counters", kw_only=True):
     # "one_block_per_sm" (gemmscope record --ncu) or "as_launched"; None before the field
     launch: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.params is not None:
+            self.params = _bounded_params(self.params)
+
 
 class Build(Placed, tag="build", kw_only=True):
     """What one compiled variant of a level is (docs/protocol.md, ``build``)."""
@@ -514,6 +525,10 @@ class Build(Placed, tag="build", kw_only=True):
     instruction_mix_reason: str | None = None
 
     STRICT = frozenset({"sources", "sass", "sass_reason"})
+
+    def __post_init__(self) -> None:
+        if self.params is not None:
+            self.params = _bounded_params(self.params)
 
 
 class SourceCounters(Run, tag="source_counters", kw_only=True):
