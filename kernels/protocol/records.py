@@ -376,6 +376,7 @@ class Result(Run, tag="result", kw_only=True):
     reference: str | None = None
     reference_tflops: Number | None = None
     pct_of_reference: Number | None = None
+    reference_sm_clock_mhz_avg: Number | None = None  # the clock the reference ran at
     peak_tflops: Number | None = None
     pct_of_peak: Number | None = None
     sm_clock_mhz_avg: Number | None = None
