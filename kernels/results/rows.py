@@ -180,6 +180,7 @@ class Column(StrEnum):
     SM_CLOCK = "SM MHz"
     SM_CLOCK_MIN = "min SM MHz"
     REF_CLOCK = "ref. SM MHz"  # the clock the reference of "% of cuBLAS" ran at
+    CODE = "code"  # the build's key (nvrtc.code_key), shortened: which code ran
     POWER = "avg W"
     ENERGY = "J/GEMM"
     GFLOP_PER_J = "GFLOP/J"
@@ -195,6 +196,7 @@ NUMBER_COLUMNS = frozenset({
     Column.SM_CLOCK_MIN, Column.REF_CLOCK, Column.POWER, Column.ENERGY, Column.GFLOP_PER_J,
     Column.SUSTAINED_TFLOPS})
 THROTTLE_COLUMNS = (Column.TFLOPS, Column.ENERGY, Column.GFLOP_PER_J)  # what throttling skews
+CODE_CHARS = 8  # hex digits of a build's key shown in tables (32 of its 64 bits)
 # two runs' mean SM clocks this close (percent of the higher) count as the same clock
 CLOCK_SAME_PCT = 2.0
 
@@ -283,6 +285,7 @@ class Row:
             Column.SM_CLOCK: mhz_text(r.sm_clock_mhz_avg),
             Column.SM_CLOCK_MIN: mhz_text(r.sm_clock_mhz_min),
             Column.REF_CLOCK: mhz_text(self.reference_clock_mhz),
+            Column.CODE: (r.code_key or DASH)[:CODE_CHARS],
             Column.POWER: watts_text(r.avg_power_w), Column.ENERGY: energy_text(r.energy_j),
             Column.GFLOP_PER_J: gflop_per_j_text(r.gflop_per_j),
             Column.THROTTLED: throttled_text(r.throttled), Column.NOTES: self.notes(),
