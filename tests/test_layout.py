@@ -10,9 +10,10 @@ import sys
 import tomllib
 from pathlib import Path
 
+import places
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = places.REPO
 QT = ("PySide6", "PyQt5", "PyQt6", "pyqtgraph", "superqt", "qtpy")
 MAPPING = {"app": "gemmscope.app", "kernels": "gemmscope.kernels",
            "resources": "gemmscope.resources"}

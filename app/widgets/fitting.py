@@ -128,7 +128,7 @@ class FittedColumns(QObject):
         self.room_hidden: list[int] = []  # columns hidden for want of room
         table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         table.setTextElideMode(Qt.TextElideMode.ElideRight)
-        table.setProperty("tooltips_cut_cells", True)  # (tests/layout_check.py reads it)
+        table.setProperty("tooltips_cut_cells", True)  # (tests/support/layout_check.py reads it)
         table.viewport().installEventFilter(self)
 
     def allow(self, columns: set[int] | None) -> None:

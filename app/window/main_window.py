@@ -28,12 +28,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...kernels.drive.devices import DeviceSpec
 from ...kernels.drive.session import SessionState
 from ...kernels.ladder.shape import Shape
 from ...kernels.protocol import records as rec
 from ...kernels.protocol.plan import RunRequest, ladder_requests, sweep_requests
+from ...kernels.protocol.recording import Session
 from ...kernels.protocol.session_file import SessionWriter
 from ..core.preferences_file import PreferencesFile
+from ..core.replay import Speed
 from ..core.runner_command import plan_live
 from ..core.runs import RunForm
 from ..core.screen_fit import DEFAULT_SIZE
@@ -41,7 +44,8 @@ from ..core.store import Change, Item, SessionStore
 from ..core.view_state import ViewStateModel
 from ..plots.paint_ready import ready_to_paint
 from ..sources.base import EventSource
-from ..sources.replay import RecordingLoader
+from ..sources.live import LiveSource
+from ..sources.replay import ReplaySource
 from ..theme import NORMAL, PRESENTATION, Theme
 from ..views.base import View
 from ..views.charts import ChartsView
@@ -58,7 +62,7 @@ from .preferences import Preferences
 from .presentation import PresentationMode, fit_side_docks
 from .redraw import RedrawThrottle, ShownViews
 from .screens import as_rect, place_on_screen
-from .sources_mixin import BUNDLED_SESSION, SourcesMixin, bundled_session
+from .sources import BUNDLED_SESSION, WindowSources, bundled_session
 from .view_state_mixin import ViewStateMixin
 from .view_tabs import FirstPaint, ViewTabs
 
@@ -69,7 +73,7 @@ SLOW_INTERVAL_MS = 200  # tables, bars, sweep: at most 5 redraws a second
 LADDER_TABLE_CHANGES = frozenset({Change.LADDER, Change.HEADER})  # what fills the table
 
 
-class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
+class MainWindow(ViewStateMixin, QMainWindow):
     recording_opened = Signal(bool)  # a recording was read (True) or refused (False)
     view_state_changed = Signal(object, object)  # (before, after) ViewState
 
@@ -90,13 +94,16 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
         self.view_state.subscribe(self._view_state_changed)
         self.throttle = RedrawThrottle(self._timed_redraw, parent=self)
         self._redraw_observer: Callable[[float], None] | None = None
-        self.source: EventSource | None = None  # what feeds the store
-        self.writer: SessionWriter | None = None  # the live session's recording
-        self.source_path = ""  # what the store shows: a recording, or the live file
+        # where the events come from: a replay or a live runner (app/window/sources.py)
+        self.sources = WindowSources(self.handle, self._reset_store, self._expect,
+                                     lambda: self.prefs.speed, parent=self)
+        self.sources.replay_opened.connect(self._replay_opened)
+        self.sources.open_failed.connect(self._open_failed)
+        self.sources.reading.connect(lambda text: self.statusBar().showMessage(text))
+        self.sources.live_started.connect(self._live_started)
         self.theme: Theme = NORMAL
         self.shortcuts_dialog: ShortcutsDialog | None = None
         self.presentation = PresentationMode(self)
-        self._loaders: list[RecordingLoader] = []
         self._pending: set[Change] = set()
         self._views_later: set[Change] = set()  # for the tab, a frame after the table
         self._flushing = False
@@ -235,6 +242,119 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
     def _reset_store(self) -> None:
         self.store.reset()
         self.throttle.poke()
+
+    # the source's commands (File ▸ Open, the replay bar, tests) and what the window shows
+    # of it; the source itself is ``self.sources``'s
+    @property
+    def source(self) -> EventSource | None:
+        return self.sources.source
+
+    @property
+    def source_path(self) -> str:
+        """What the store shows: a recording, or the live session's file."""
+        return self.sources.path
+
+    @property
+    def writer(self) -> SessionWriter | None:
+        return self.sources.writer
+
+    @property
+    def live(self) -> LiveSource | None:
+        return self.sources.live
+
+    @property
+    def replay(self) -> ReplaySource | None:
+        return self.sources.replay
+
+    def open_recording(self, path: str | Path, note: str = "", background: bool = False
+                       ) -> bool:
+        """Replay a recording (WindowSources.open_recording); ``recording_opened`` says
+        how it went."""
+        return self.sources.open_recording(path, note, background)
+
+    def open_bundled(self, reason: str, background: bool = False) -> bool:
+        path = self.sources.bundled()
+        if path is None:
+            self.mode_label.setText(f"replay — no recording ({reason})")
+            self._note(f"replay mode ({reason}), but the bundled H200 recording "
+                       f"(resources/sessions/{BUNDLED_SESSION}) is not in this build yet; "
+                       "open a recording with File ▸ Open or `gemmscope replay FILE`",
+                       error=False)
+            self.controls.set_unavailable(f"replay: {reason}")
+            return False
+        return self.open_recording(path, note=reason, background=background)
+
+    def start_live(self, device_name: str, command: list[str] | None = None,
+                   session_path: str | Path | None = None, watchdog_s: float | None = None,
+                   remote: str | None = None, devices: list[DeviceSpec] | None = None,
+                   split: bool = False) -> Path:
+        """Start the runner, recording to ``session_path`` (WindowSources.start_live)."""
+        return self.sources.start_live(device_name, command, session_path,
+                                       watchdog_s or self.prefs.watchdog_s, remote, devices,
+                                       split, self.prefs.sessions_dir)
+
+    def close_source(self) -> None:
+        self.sources.close()
+
+    def _replay_opened(self, replay: ReplaySource, session: Session, note: str) -> None:
+        replay.position_changed.connect(self.replay_bar.show_position)
+        self.replay_toolbar.show()
+        self.mode_label.setText(replay.describe())
+        synthetic = " [synthetic data]" if session.header.synthetic else ""
+        self.setWindowTitle(f"gemmscope — {Path(session.path).name}{synthetic}")
+        self.controls.set_unavailable("replay: " + (note or "runs need the live runner"))
+        self.statusBar().clearMessage()
+        if session.problem is not None:  # read what is readable; say where it was not
+            self._note(f"{Path(session.path).name}: {session.problem}", error=True)
+            self.statusBar().showMessage(f"some lines could not be read: {session.problem}")
+        self.recording_opened.emit(True)
+
+    def _open_failed(self, why: str) -> None:
+        self._note(f"cannot open recording: {why}", error=True)
+        self.statusBar().showMessage(f"cannot open recording: {why}")
+        self.recording_opened.emit(False)
+
+    def _live_started(self, live: LiveSource, path: str, device_name: str) -> None:
+        live.notice.connect(self._runner_notice)
+        live.state_changed.connect(lambda _state: self._show_run_state())
+        self._note(f"recording this session to {path}", error=False)
+        self.mode_label.setText(f"live — {device_name} — {live.describe()}")
+        self.setWindowTitle(f"gemmscope — live on {device_name}")
+        self.controls.set_unavailable("")
+        self.replay_toolbar.hide()
+
+    def mode_text(self) -> str:
+        """What the status bar says feeds the window."""
+        return self.mode_label.text()
+
+    def play_instant(self) -> None:
+        """Deliver the whole recording now (screenshots, tests)."""
+        if self.replay is not None:
+            self.set_replay_speed(Speed.INSTANT, remember=False)
+            self.replay.deliver_all()
+        self.flush_views()
+
+    def toggle_replay(self) -> None:
+        """Play or pause the recording (P, the replay bar's button)."""
+        self.sources.toggle()
+
+    def set_replay_speed(self, speed: Speed | str, remember: bool = True) -> None:
+        """Play the replay at ``speed``; ``remember``: keep it in the preferences (the
+        person chose it; a talk's scene, a picture or a test do not)."""
+        speed = Speed(speed)
+        if remember:
+            self.prefs.speed = str(speed)
+        if self.replay_bar.current_speed() is not speed:
+            # shown on the bar without its speed_chosen, which would remember it
+            blocked = self.replay_bar.speed.blockSignals(True)
+            try:
+                self.replay_bar.set_speed(speed)
+            finally:
+                self.replay_bar.speed.blockSignals(blocked)
+        self.sources.set_speed(speed)
+
+    def _seek_fraction(self, fraction: float) -> None:
+        self.sources.seek_fraction(fraction)
 
     # ------------------------------------------------------------- runs
     def _submit(self, requests: list[RunRequest], form: RunForm) -> None:
@@ -527,9 +647,7 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.first_paint.stop()
         self.presentation.release()
-        for loader in self._loaders:
-            loader.wait()
-        self._loaders.clear()
+        self.sources.wait_loaders()
         self.close_source()
         self.throttle.stop()
         self.prefs.set_window_layout(

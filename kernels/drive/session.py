@@ -145,6 +145,9 @@ class RunnerSession:
         self._closed = False
         self._failure_text = "no reason given"
         self._ready_by: float | None = None  # the start budget, all attempts together
+        # of that budget, what the attempts so far left: only the time a runner had to
+        # start counts, not killing and reaping one (which a loaded machine stretches)
+        self._budget_left = 0.0
         self._exited_at: float | None = None  # the runner exited; its pipes still open
         self._started = 0.0  # when the current runner was started (time.monotonic())
         self._attempt_s = 0.0  # how long the current start may take, for the message
@@ -203,8 +206,9 @@ class RunnerSession:
         self._spoke = False
         self._exited_at = None
         now = time.monotonic()
-        if self._ready_by is None:
-            self._ready_by = now + self.start_timeout_s
+        if self._ready_by is None:  # a new start budget
+            self._budget_left = self.start_timeout_s
+        self._ready_by = now + self._budget_left
         first_word = min(self.header_timeout_s or self.watchdog_s, self.watchdog_s)
         self._deadline = min(now + first_word, self._ready_by)
         self._started = now
@@ -434,6 +438,7 @@ class RunnerSession:
         if self._deadline is None or time.monotonic() < self._deadline or self._proc is None:
             return
         self._deadline = None
+        self._attempt_ended()
         if self.queue.current is not None:
             self._fail_run(ErrorKind.TIMEOUT,
                            f"the runner said nothing for {self.watchdog_s:g} s during the "
@@ -450,7 +455,7 @@ class RunnerSession:
             else:
                 message = f"the runner was not ready within {allowed}; it was killed"
             if (self.failures < self.max_failures and self._ready_by is not None
-                    and time.monotonic() >= self._ready_by):
+                    and self._budget_left <= 0):
                 self.failures, self._hopeless = self.max_failures, True
                 message += (f" (the start timeout of {self.start_timeout_s:g} s, all "
                             "attempts together, is spent)")
@@ -477,6 +482,7 @@ class RunnerSession:
         proc = self._proc
         if proc is None or generation != proc.generation:
             return  # an old runner's pipe closing
+        self._attempt_ended()
         if eof:
             for thread in proc.threads:  # the stdout reader has ended (this is its EOF)
                 thread.join(1.0)
@@ -527,10 +533,16 @@ class RunnerSession:
             self._expect_exit.add(proc.generation)
         proc.kill()  # its EOF arrives through the reader; _on_exit restarts
 
+    def _attempt_ended(self) -> None:
+        """A start attempt ended (its runner is about to be killed, or exited): keep what
+        it left of the start budget."""
+        if self._ready_by is not None and self.state is SessionState.STARTING:
+            self._budget_left = max(0.0, self._ready_by - time.monotonic())
+
     def _start_again(self) -> None:
         if self._closed:
             return
-        spent = self._ready_by is not None and time.monotonic() >= self._ready_by
+        spent = self._ready_by is not None and self._budget_left <= 0
         if self.failures >= self.max_failures or spent:
             self._give_up()
             return

@@ -182,7 +182,9 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
 
     info: dict[str, Any] = {
         "variant": ("tma" if level.persistent else "vector" if vec else "scalar"),
-            "threads": block[0] * block[1], **built.attributes(vec)}
+            "threads": block[0] * block[1], **built.attributes(vec),
+            # which code ran (issue 31 item 2): one key, one cubin (the build is deterministic)
+            "code_key": built.code_key, "compiler": built.compiler}
     info["smem_bytes"] += smem
     info["kernel"] = getattr(kernel, "name", None)
     if picked:  # the run's result says what ran

@@ -230,8 +230,8 @@ class LevelModel:
     notes: str = ""
     # template parameters for a model whose level is not in the registry (yet); a
     # registered level's parameters come from its registry entry only, so a retuned
-    # level is modelled as it runs (tests/test_level_models.py checks no model keeps a
-    # second copy)
+    # level is modelled as it runs (tests/kernels/models/test_level_models.py checks no
+    # model keeps a second copy)
     defaults: ClassVar[dict[str, int]] = {}
 
     # elements per vector on the kernel's fast (VEC) path; 1: no such path

@@ -381,6 +381,7 @@ class Result(Run, tag="result", kw_only=True):
     reference: str | None = None
     reference_tflops: Number | None = None
     pct_of_reference: Number | None = None
+    reference_sm_clock_mhz_avg: Number | None = None  # the clock the reference ran at
     peak_tflops: Number | None = None
     pct_of_peak: Number | None = None
     sm_clock_mhz_avg: Number | None = None
@@ -399,6 +400,10 @@ class Result(Run, tag="result", kw_only=True):
     throttled: tuple[str, ...] | None = None
     variant: str | None = None
     kernel: str | None = None
+    # which code ran (issue 31 item 2): the build's key (nvrtc.code_key: source, options,
+    # instantiations, compiler; one key is one cubin) and the compiler; None: older files
+    code_key: str | None = None
+    compiler: str | None = None
     regs: int | None = None
     smem_bytes: int | None = None
     local_bytes: int | None = None
@@ -506,6 +511,8 @@ class Build(Placed, tag="build", kw_only=True):
     mangled: str | None = None
     arch: str | None = None
     compiler: str | None = None
+    code_key: str | None = None  # as in the results of this build (GPU build events)
+    cubin_sha256: str | None = None  # of the cubin disassembled for this event
     options: list[str] | None = None
     sources: dict[str, str] | None = None  # repository path -> text, the level's .cu first
     sources_reason: str | None = None

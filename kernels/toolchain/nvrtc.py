@@ -9,6 +9,7 @@ is how CI proves every level compiles for sm_90a.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -129,12 +130,34 @@ def variants(level: Level, params: dict[str, int] | None = None) -> dict[bool, s
 
 # ------------------------------------------------------------------ GPU (CuPy)
 
+def code_key(source: str, options: tuple[str, ...], names: list[str], compiler: str) -> str:
+    """What a build's machine code is a function of, hashed: the assembled source, the
+    options, the instantiations and the compiler. With the deterministic build
+    (nvrtc_options.DETERMINISTIC: one cubin in every process), one key is one cubin, so
+    results and build events with the same key ran the same code (issue 31 item 2)."""
+    h = hashlib.sha256()
+    for part in (source, "\0".join(options), "\0".join(names), compiler):
+        h.update(part.encode() + b"\x1e")
+    return h.hexdigest()[:16]
+
+
+def cupy_compiler(cp: Any) -> str:
+    """The compiler CuPy builds with, as build events name it."""
+    try:
+        version = ".".join(str(v) for v in cp.cuda.nvrtc.getVersion())
+    except Exception:
+        version = "?"
+    return f"NVRTC {version} through CuPy {cp.__version__}"
+
+
 @dataclass(slots=True)
 class Compiled:
     level: Level
     params: dict[str, int]
     module: Any  # cupy.RawModule
     kernels: dict[bool, Any]  # vec flag -> cupy.RawKernel
+    code_key: str = ""  # see code_key(): the same in every result of this build
+    compiler: str = ""
 
     def attributes(self, vec: bool) -> dict[str, int]:
         k = self.kernels[vec]
@@ -155,14 +178,19 @@ def compile_level(level: Level, params: dict[str, int] | None = None) -> Compile
     if key in _cache:
         return _cache[key]
     names = variants(level, params)
+    source, opts = assemble(level), options(level)
     try:
-        module = cp.RawModule(code=assemble(level), options=options(level),
+        module = cp.RawModule(code=source, options=opts,
                               name_expressions=list(names.values()))
         kernels = {vec: module.get_function(name) for vec, name in names.items()}
     except cp.cuda.compiler.CompileException as exc:
         log = exc.get_message()
         raise CompileError(f"{level.id}: {first_error(log)}\n{log}") from None
-    built = Compiled(level, params, module, kernels)
+    compiler = cupy_compiler(cp)
+    # CuPy adds the arch of the device where the level names none
+    arch = () if level.arch else (f"-arch=sm_{cp.cuda.Device().compute_capability}",)
+    built = Compiled(level, params, module, kernels,
+                     code_key(source, (*opts, *arch), list(names.values()), compiler), compiler)
     _cache[key] = built
     return built
 
@@ -198,6 +226,10 @@ class OfflineBuild:
     log: str
     options: tuple[str, ...] = ()  # as given to NVRTC, include folders left out
     cubin: bytes = field(default=b"", repr=False)
+
+    @property
+    def cubin_sha256(self) -> str:
+        return hashlib.sha256(self.cubin).hexdigest()
 
 
 def compile_offline(level: Level, arch: str = "sm_90a",
