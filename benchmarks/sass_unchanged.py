@@ -122,8 +122,8 @@ def instruction_stream(text: str, mangled: str, variant: str) -> str:
 
 
 def instruction_count(stream: str) -> int:
-    """Instructions of a stream (its lines that are not labels)."""
-    return sum(1 for line in stream.splitlines() if not line.endswith(":"))
+    """Instructions of a stream (its lines that are not branch labels)."""
+    return sum(1 for line in stream.splitlines() if not line.startswith(".L_x_"))
 
 
 def sha(text: str) -> str:
