@@ -28,8 +28,9 @@ from .view_state import shape_text
 CSV_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.MODE, Column.DTYPE, Column.SHAPE, Column.M,
                Column.N, Column.K, Column.MEDIAN_MS, Column.TFLOPS, Column.PCT_OF_REFERENCE,
                Column.REFERENCE, Column.PCT_OF_PEAK, Column.REL_ERR, Column.VERIFIED,
-               Column.REPEATS, Column.T, Column.SM_CLOCK, Column.SM_CLOCK_MIN, Column.POWER,
-               Column.ENERGY, Column.GFLOP_PER_J, Column.THROTTLED, Column.NOTES)
+               Column.REPEATS, Column.T, Column.SM_CLOCK, Column.SM_CLOCK_MIN, Column.REF_CLOCK,
+               Column.POWER,
+               Column.ENERGY, Column.GFLOP_PER_J, Column.THROTTLED, Column.CODE, Column.NOTES)
 __all__ = ["CSV_COLUMNS", "csv_text", "ladder_csv", "ladder_markdown", "markdown_text",
            "replacing", "results_csv", "write_export"]
 MARKDOWN_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,

@@ -278,8 +278,10 @@ class CodeView(QWidget, DrawnInParts):
             self._set_files([])
             self.source.show_text(text)
             return
+        code = event.cubin_sha256 or event.code_key  # which code (issue 31 item 2)
         self.notice.setText(f"{level_id}: {event.kernel or ''} ({event.variant}, "
-                            f"{event.arch or '?'}, {event.compiler or '?'})"
+                            f"{event.arch or '?'}, {event.compiler or '?'}"
+                            + (f", cubin {code[:12]}" if code else "") + ")"
                             + ("; the build ncu profiled, not the latest run's"
                                if self.showing_profiled() else ""))
         self._set_files(list(event.sources or {}))

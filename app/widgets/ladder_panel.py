@@ -330,6 +330,9 @@ class LadderPanel(QWidget):
                 note = row.throttle_note(clock)
                 ref_note = f"vs {row.reference}" if row.reference else \
                     f"no cuBLAS {r.precision.upper()} result at {r.shape}"
+                clocks = row.clock_comparison()  # a ratio across clocks is partly the clock
+                if clocks is not None:
+                    ref_note += ", same SM clock" if clocks == "same" else f", {clocks}"
                 failed = not r.verified
                 texts.update(sustained_texts(burst, sustained, clock))
                 if sustained is not None:

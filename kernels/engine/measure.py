@@ -4,8 +4,9 @@ Truth rules (shared/DESIGN.md): fresh random inputs for every run, never zeros; 
 poisoned with NaN before the checked launch; the reference is a float64 product of the
 same rounded inputs; timing uses CUDA events around each launch after warm-up, with L2
 flushed before every timed launch, and reports the median and spread. Energy comes from
-the total-energy counter over a second of the same flush + launch pattern after the timed
-repeats, never from power samples (docs/energy.md).
+the total-energy counter over a second of the same launches back to back after the timed
+repeats (no flush: its joules are not the GEMM's), never from power samples
+(docs/energy.md).
 """
 
 from __future__ import annotations
@@ -184,7 +185,9 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
 
     info: dict[str, Any] = {
         "variant": ("tma" if level.persistent else "vector" if vec else "scalar"),
-            "threads": block[0] * block[1], **built.attributes(vec)}
+            "threads": block[0] * block[1], **built.attributes(vec),
+            # which code ran (issue 31 item 2): one key, one cubin (the build is deterministic)
+            "code_key": built.code_key, "compiler": built.compiler}
     info["smem_bytes"] += smem
     info["kernel"] = getattr(kernel, "name", None)
     if picked:  # the run's result says what ran
@@ -264,7 +267,8 @@ class Prepared:
 
 
 # GPU time of the energy window after a burst run's timed repeats: the counter steps every
-# few tens of ms, so a second of flush + launch pairs keeps its steps to a few percent
+# ~100 ms on the H200 and is read at its steps, so a second of back-to-back launches keeps
+# the idle ends to about a percent
 BURST_ENERGY_WINDOW_S = 1.0
 
 
@@ -283,8 +287,6 @@ class Bench:
         self.energy_reason = self.nvml.energy_reason()
         self.energy = None if self.energy_reason else EnergyCounter(self.nvml.energy_j)
         self._flush_buf = self.cp.empty(max(device.l2_bytes * 2, 1 << 20) // 4, self.cp.float32)
-        self._flush_j: float | None = None
-        self._flush_measured = False
         self.stream = self.cp.cuda.Stream(non_blocking=True)
 
     def _launcher(self, level: Level, ops: Operands,
@@ -371,16 +373,6 @@ class Bench:
         if self.sampler is not None and self.sampler.hz == 0:
             self.sampler.sample_now()
 
-    def flush_j(self) -> float | None:
-        """Joules of one L2 flush on its own, measured once per bench (flushes back to
-        back for BURST_ENERGY_WINDOW_S); None without the counter."""
-        if not self._flush_measured and self.energy is not None:
-            with self.stream:
-                w = self.window(self.batches(self.flush, graph=True), BURST_ENERGY_WINDOW_S)
-            self._flush_j = w.j_per_launch
-            self._flush_measured = True
-        return self._flush_j
-
     # ------------------------------------------------------------------ a burst run
     def run(self, level: Level, M: int, N: int, K: int, repeats: int = DEFAULT_REPEATS,
             warmup: int = DEFAULT_WARMUP,
@@ -394,7 +386,7 @@ class Bench:
             prep = self.prepare(level, M, N, K, params, warmup)
             times = self._time(prep.launch, repeats, on_repeat)
             fields = self._burst_energy(level, prep.launch, flops) if energy else \
-                burst_energy_fields(None, None, flops, None, None, "not measured (energy=False)")
+                burst_energy_fields(None, flops, None, None, "not measured (energy=False)")
         summary = Timing(times["ms"]).summary()
         tflops = tflops_of(flops, summary["median_ms"])
         result: dict[str, Any] = {
@@ -406,24 +398,19 @@ class Bench:
                 "sm_clock_mhz_avg": window.sm_clock_mhz_avg,
                 "sm_clock_mhz_min": window.sm_clock_mhz_min,
                 "throttled": window.throttled, "telemetry_samples": window.samples})
+        result.update(clock_fields(result, fields.get("energy_window")))
         result.update(fields)
         return result
 
     def _burst_energy(self, level: Level, launch: Callable[[], None],
                       flops: float) -> dict[str, Any]:
-        """J per GEMM of the burst pattern: flush + launch pairs back to back for
-        BURST_ENERGY_WINDOW_S, the counter read at its steps around them."""
+        """J per GEMM of the level's launches back to back for BURST_ENERGY_WINDOW_S (no
+        flush between them), the counter read at its steps around them."""
         if self.energy is None:
-            return burst_energy_fields(None, None, flops, None, None, self.energy_reason)
-
-        def body() -> None:
-            self.flush()
-            launch()
-
-        batches = self.batches(body, graph=level.kind is Kind.LEVEL)
+            return burst_energy_fields(None, flops, None, None, self.energy_reason)
+        batches = self.batches(launch, graph=level.kind is Kind.LEVEL)
         w = self.window(batches, BURST_ENERGY_WINDOW_S)
-        return burst_energy_fields(w, self.flush_j(), flops, self.samples(w.t_start, w.t_end),
-                                   batches.method)
+        return burst_energy_fields(w, flops, self.samples(w.t_start, w.t_end), batches.method)
 
     def _time(self, launch: Callable[[], None], repeats: int,
               on_repeat: Callable[[int, float], None] | None) -> dict[str, Any]:
@@ -447,14 +434,13 @@ class Bench:
         return {"ms": out, "t0": t0, "t1": t1}
 
 
-def burst_energy_fields(w: MeasuredWindow | None, flush_j: float | None, flops: float,
-                        samples: RunWindow | None, method: str | None,
-                        reason: str | None = None) -> dict[str, Any]:
+def burst_energy_fields(w: MeasuredWindow | None, flops: float, samples: RunWindow | None,
+                        method: str | None, reason: str | None = None) -> dict[str, Any]:
     """A burst result's energy fields from its energy window (docs/energy.md): J per
-    GEMM including one L2 flush, the window's average power, and what the window was."""
+    GEMM of back-to-back launches, the window's average power, and what the window was."""
     window: dict[str, Any] | None = None
     if w is not None:
-        window = {"pattern": "flush+launch", "method": method, **w.describe(),
+        window = {"pattern": "launch", "method": method, **w.describe(),
                   "sm_clock_mhz_avg": samples.sm_clock_mhz_avg if samples else None,
                   "sm_clock_mhz_min": samples.sm_clock_mhz_min if samples else None,
                   "throttled": samples.throttled if samples else None}
@@ -466,8 +452,20 @@ def burst_energy_fields(w: MeasuredWindow | None, flush_j: float | None, flops: 
             "gflop_per_j": flops / 1e9 / per_gemm if per_gemm else None,
             "avg_power_w": w.power_w if per_gemm and w is not None else None,
             "power_source": "energy_counter" if per_gemm else None,
-            "energy_reason": None if per_gemm else reason, "flush_j": flush_j,
-            "energy_window": window}
+            "energy_reason": None if per_gemm else reason, "energy_window": window}
+
+
+def clock_fields(result: dict[str, Any], window: dict[str, Any] | None) -> dict[str, Any]:
+    """The SM clock a burst result states, and where it comes from (``clock_source``): the
+    telemetry samples of its timed repeats, else (repeats shorter than the sampler's
+    period, no sample fell in them) those of its energy window, else none."""
+    if result.get("sm_clock_mhz_avg") is not None:
+        return {"clock_source": "repeats"}
+    if window is not None and window.get("sm_clock_mhz_avg") is not None:
+        return {"sm_clock_mhz_avg": window["sm_clock_mhz_avg"],
+                "sm_clock_mhz_min": window.get("sm_clock_mhz_min"),
+                "clock_source": "energy_window"}
+    return {"clock_source": None}
 
 
 def wall_clock() -> Callable[[], float]:

@@ -76,6 +76,9 @@ class Runner:
         self.sampler: Sampler | None = None
         # a reference's TFLOPS by (id, M, N, K, mode): % of cuBLAS within the same mode
         self.ref_tflops: dict[tuple[str, int, int, int, str], float] = {}
+        # the SM clock each reference ran at (None: not known), so a ratio can say whether
+        # the level ran at the same one
+        self.ref_clock: dict[tuple[str, int, int, int, str], float | None] = {}
         self.built: set[tuple[str, str, tuple[tuple[str, int], ...]]] = set()
 
     # ------------------------------------------------------------------ output
@@ -284,11 +287,15 @@ class Runner:
             result["params"] = dict(params)
         if level.kind is Kind.REFERENCE:
             self.ref_tflops[(level.id, M, N, K, cmd.mode)] = result["tflops"]
+            self.ref_clock[(level.id, M, N, K, cmd.mode)] = result.get("sm_clock_mhz_avg")
         else:
             ref_id = level.reference
-            ref = self.ref_tflops.get((ref_id or "", M, N, K, cmd.mode))
+            key = (ref_id or "", M, N, K, cmd.mode)
+            ref = self.ref_tflops.get(key)
             result.update({"reference": ref_id if ref else None, "reference_tflops": ref,
-                           "pct_of_reference": percent(result["tflops"], ref)})
+                           "pct_of_reference": percent(result["tflops"], ref),
+                           "reference_sm_clock_mhz_avg": self.ref_clock.get(key) if ref
+                           else None})
         self.emit({"type": "result", "id": cmd.id, **result})
         self._emit_build(level, result.get("variant"), result.get("params"), cmd.id)
         if not result["verified"]:

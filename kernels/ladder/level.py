@@ -66,7 +66,7 @@ class Geometry:
     block: tuple[int, int]  # threads per block (x, y)
     tile: tuple[int, int]  # (rows of C, cols of C) one block computes
     k_tile: int = 1  # K one block stages per step (BK); 1 where nothing is staged
-    group_rows: int = 1  # block rows walked together, column by column (SWZ, GM)
+    group_rows: int = 1  # block rows walked together, column by column (GM)
 
 
 # what a catalog has always said of a reference's block and tile (cuBLAS chooses its own)
@@ -92,10 +92,10 @@ def thread_tiles(p: dict[str, int]) -> Geometry:
 
 
 def warp_tiles(p: dict[str, int]) -> Geometry:
-    """One warp per WM x WN tile of a BM x BN block tile; SWZ block rows walked together
+    """One warp per WM x WN tile of a BM x BN block tile; GM block rows walked together
     where the kernel groups its blocks (gs_block_coords)."""
     threads = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
-    return Geometry((threads, 1), (p["BM"], p["BN"]), p["BK"], p.get("SWZ", 1))
+    return Geometry((threads, 1), (p["BM"], p["BN"]), p["BK"], p.get("GM", 1))
 
 
 def warp_tiles_grouped(p: dict[str, int]) -> Geometry:
@@ -106,14 +106,14 @@ def warp_tiles_grouped(p: dict[str, int]) -> Geometry:
 
 def warp_tiles_producer(p: dict[str, int]) -> Geometry:
     """warp_tiles_grouped behind a producer warpgroup (128 threads first in the block);
-    GM tile rows walked together (gs_tile_coords)."""
+    GM tile rows walked together (gs_group_coords)."""
     g = warp_tiles_grouped(p)
     return dataclasses.replace(g, block=(128 + g.block[0], 1))
 
 
 def warp_specialized(p: dict[str, int]) -> Geometry:
     """A producer warpgroup and CONSUMERS consumer warpgroups per BM x BN tile; GM tile
-    rows walked together (gs_tile_coords)."""
+    rows walked together (gs_group_coords)."""
     return Geometry(((p["CONSUMERS"] + 1) * 128, 1), (p["BM"], p["BN"]), p["BK"], p["GM"])
 
 
@@ -183,7 +183,9 @@ class Level:
         return f"{self.kernel}<{', '.join(args)}>"
 
     def with_params(self, changes: dict[str, int]) -> Level:
-        """This level with some template parameters changed (its geometry follows them)."""
+        """This level with some template parameters changed (its geometry follows them);
+        a parameter's old name (RENAMED_PARAMS) is taken for its new one."""
+        changes = current_params(changes)
         unknown = set(changes) - set(self.params)
         if unknown:
             raise ValueError(f"{self.id} has no parameter(s) {', '.join(sorted(unknown))}; "
@@ -267,12 +269,36 @@ class Level:
                 "k_multiple": self.k_multiple}
 
 
-# Template parameters that are switches (0 or 1); SWZ, the block-order group, may be 0
-# too (0 and 1 both walk the grid row by row). Every other one is a count or a size.
+# Template parameters that are switches (0 or 1). Every other one is a count or a size.
 SWITCHES = frozenset({"PF", "KPIPE", "EPI", "SCL", "SKIP"})
 # stream-K mode: 0 (off), 1 (the last full wave and the remainder), 2 (the remainder only)
 MODES = {"SK": 2}
-MAY_BE_ZERO = SWITCHES | set(MODES) | {"SWZ"}
+MAY_BE_ZERO = SWITCHES | set(MODES)
+
+# Template parameters renamed since recordings were made: old name -> new name. GM, the
+# group of block rows walked together (kernels/cuda/common.cuh's gs_group_coords), was
+# SWZ in the SIMT and mma.sync levels (issue 29), which it never swizzled.
+RENAMED_PARAMS = {"SWZ": "GM"}
+# what an old name's value means under the new one: SWZ = 0 walked the grid row by row
+# like SWZ = 1; GM counts rows, at least 1
+_OLD_VALUE = {"SWZ": lambda v: 1 if v == 0 else v}
+
+
+def current_params(params: dict[str, int]) -> dict[str, int]:
+    """``params`` with each old parameter name (RENAMED_PARAMS) under its new name, in the
+    same order; the same dict where none is old. A value given under both names keeps the
+    new name's."""
+    if not any(k in RENAMED_PARAMS for k in params):
+        return params
+    out: dict[str, int] = {}
+    for k, v in params.items():
+        new = RENAMED_PARAMS.get(k)
+        if new is None:
+            out[k] = v
+        elif new not in params:
+            fix = _OLD_VALUE.get(k)
+            out[new] = fix(v) if fix is not None and type(v) is int else v
+    return out
 MAX_PARAM = 4096
 # no CUDA device runs larger blocks; the device's own limits are checked before launch
 MAX_THREADS_PER_BLOCK = 1024

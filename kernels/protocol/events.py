@@ -183,7 +183,9 @@ GPM_FIELDS = TELEMETRY_FIELDS[7:]
 class Mode(StrEnum):
     """How a run is measured (docs/energy.md)."""
 
-    BURST = "burst"  # timed repeats with an L2 flush before each; energy over flush+launch
+    # timed repeats with an L2 flush before each; energy over the launches back to back
+    # (energy_window.pattern "launch"; "flush+launch" in results recorded before issue 31)
+    BURST = "burst"
     SUSTAINED = "sustained"  # back to back for a window, in trials with a cool-down
 
 

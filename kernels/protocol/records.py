@@ -18,6 +18,7 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 
+from ..ladder.level import current_params
 from ..ladder.shape import Shape
 from . import source_counters as sc
 from .events import MAX_SESSION_S, TELEMETRY_FIELDS, Mode
@@ -133,6 +134,10 @@ class CatalogEntry(Record, kw_only=True):
     b_layout: str | None = None
     persistent: bool | None = None
     k_multiple: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.params is not None:
+            self.params = current_params(self.params)
 
 
 # ------------------------------------------------------------------ events
@@ -376,21 +381,29 @@ class Result(Run, tag="result", kw_only=True):
     reference: str | None = None
     reference_tflops: Number | None = None
     pct_of_reference: Number | None = None
+    reference_sm_clock_mhz_avg: Number | None = None  # the clock the reference ran at
     peak_tflops: Number | None = None
     pct_of_peak: Number | None = None
     sm_clock_mhz_avg: Number | None = None
     sm_clock_mhz_min: Number | None = None
+    # where a burst result's clock comes from: "repeats" (their telemetry samples) or
+    # "energy_window" (repeats too short for a sample); None: not said (older files)
+    clock_source: str | None = None
     energy_j: Number | None = None  # per GEMM
     gflop_per_j: Number | None = None
     avg_power_w: Number | None = None
     power_source: str | None = None
     energy_reason: str | None = None  # why energy_j is null
-    flush_j: Number | None = None
+    flush_j: Number | None = None  # results before issue 31: their energy included a flush
     # the slowdowns seen during the run (kernels/protocol/throttle.py, applied here once);
     # None: the run was not sampled
     throttled: tuple[str, ...] | None = None
     variant: str | None = None
     kernel: str | None = None
+    # which code ran (issue 31 item 2): the build's key (nvrtc.code_key: source, options,
+    # instantiations, compiler; one key is one cubin) and the compiler; None: older files
+    code_key: str | None = None
+    compiler: str | None = None
     regs: int | None = None
     smem_bytes: int | None = None
     local_bytes: int | None = None
@@ -432,10 +445,12 @@ MAX_PARAMS = 32  # a result's template parameters kept (names cut to 32 characte
 
 
 def _bounded_params(params: dict[str, int]) -> dict[str, int] | None:
-    if len(params) <= MAX_PARAMS and all(len(k) <= 32 for k in params):
-        return params or None
-    kept = {k[:32]: v for k, v in list(params.items())[:MAX_PARAMS]}
-    return kept or None
+    """At most MAX_PARAMS names of at most 32 characters, each old name (a recording made
+    before a parameter was renamed, kernels/ladder/level.py's RENAMED_PARAMS) under its
+    new one, so that every reader meets the level's own names."""
+    if len(params) > MAX_PARAMS or any(len(k) > 32 for k in params):
+        params = {k[:32]: v for k, v in list(params.items())[:MAX_PARAMS]}
+    return current_params(params) or None
 
 
 class Error(Where, tag="error", kw_only=True):
@@ -481,6 +496,10 @@ class Counters(Run, tag="counters", kw_only=True):
     # "one_block_per_sm" (gemmscope record --ncu) or "as_launched"; None before the field
     launch: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.params is not None:
+            self.params = _bounded_params(self.params)
+
 
 class Build(Placed, tag="build", kw_only=True):
     """What one compiled variant of a level is (docs/protocol.md, ``build``)."""
@@ -492,6 +511,8 @@ class Build(Placed, tag="build", kw_only=True):
     mangled: str | None = None
     arch: str | None = None
     compiler: str | None = None
+    code_key: str | None = None  # as in the results of this build (GPU build events)
+    cubin_sha256: str | None = None  # of the cubin disassembled for this event
     options: list[str] | None = None
     sources: dict[str, str] | None = None  # repository path -> text, the level's .cu first
     sources_reason: str | None = None
@@ -511,6 +532,10 @@ class Build(Placed, tag="build", kw_only=True):
     instruction_mix_reason: str | None = None
 
     STRICT = frozenset({"sources", "sass", "sass_reason"})
+
+    def __post_init__(self) -> None:
+        if self.params is not None:
+            self.params = _bounded_params(self.params)
 
 
 class SourceCounters(Run, tag="source_counters", kw_only=True):

@@ -179,6 +179,8 @@ class Column(StrEnum):
     T = "t (s)"
     SM_CLOCK = "SM MHz"
     SM_CLOCK_MIN = "min SM MHz"
+    REF_CLOCK = "ref. SM MHz"  # the clock the reference of "% of cuBLAS" ran at
+    CODE = "code"  # the build's key (nvrtc.code_key), shortened: which code ran
     POWER = "avg W"
     ENERGY = "J/GEMM"
     GFLOP_PER_J = "GFLOP/J"
@@ -191,9 +193,12 @@ class Column(StrEnum):
 NUMBER_COLUMNS = frozenset({
     Column.M, Column.N, Column.K, Column.MEDIAN_MS, Column.TFLOPS, Column.PCT_OF_REFERENCE,
     Column.PCT_OF_PEAK, Column.REL_ERR, Column.REPEATS, Column.T, Column.SM_CLOCK,
-    Column.SM_CLOCK_MIN, Column.POWER, Column.ENERGY, Column.GFLOP_PER_J,
+    Column.SM_CLOCK_MIN, Column.REF_CLOCK, Column.POWER, Column.ENERGY, Column.GFLOP_PER_J,
     Column.SUSTAINED_TFLOPS})
 THROTTLE_COLUMNS = (Column.TFLOPS, Column.ENERGY, Column.GFLOP_PER_J)  # what throttling skews
+CODE_CHARS = 8  # hex digits of a build's key shown in tables (32 of its 64 bits)
+# two runs' mean SM clocks this close (percent of the higher) count as the same clock
+CLOCK_SAME_PCT = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +209,7 @@ class Row:
     pct_of_reference: float | None
     reference: str | None  # the level the percentage is of
     pct_of_peak: float | None
+    reference_clock_mhz: float | None = None  # the SM clock the reference ran at
 
     @classmethod
     def of(cls, result: Result, reference: Result | None = None,
@@ -219,7 +225,24 @@ class Row:
         ref_name = r.reference or (reference.level if reference is not None else None)
         pct_peak = r.pct_of_peak if r.pct_of_peak is not None else \
             percent(r.tflops, r.peak_tflops or peak_tflops)
-        return cls(r, pct_ref, ref_name if pct_ref is not None else None, pct_peak)
+        ref_clock = r.reference_sm_clock_mhz_avg if r.reference_tflops else \
+            (reference.sm_clock_mhz_avg if reference is not None else None)
+        return cls(r, pct_ref, ref_name if pct_ref is not None else None, pct_peak,
+                   ref_clock if pct_ref is not None else None)
+
+    def clock_comparison(self) -> str | None:
+        """Whether the ratio to the reference compares runs at one clock: None without a
+        ratio; "same" where both clocks are known and within CLOCK_SAME_PCT; else what
+        differs, in words (a ratio across clocks is partly the clock)."""
+        if self.pct_of_reference is None:
+            return None
+        mine, ref = self.result.sm_clock_mhz_avg, self.reference_clock_mhz
+        if mine is None or ref is None:
+            return "clock of " + ("both" if mine is None and ref is None else
+                                  "the reference" if ref is None else "this run") + " unknown"
+        if abs(mine - ref) <= CLOCK_SAME_PCT / 100 * max(mine, ref):
+            return "same"
+        return f"at {mhz_text(mine)} MHz, reference at {mhz_text(ref)} MHz"
 
     @property
     def throttled(self) -> bool:
@@ -240,6 +263,9 @@ class Row:
                          f"{tflops_text(r.tflops_max)} TFLOPS")
         if r.energy_j is None and r.energy_reason:
             notes.append(f"no energy: {r.energy_reason}")
+        clocks = self.clock_comparison()
+        if clocks is not None and clocks != "same":
+            notes.append(f"% of {self.reference} {clocks}")
         return "; ".join(notes)
 
     def texts(self) -> dict[Column, str]:
@@ -258,6 +284,8 @@ class Row:
             Column.REPEATS: str(r.repeats), Column.T: _fixed(r.t, 3),
             Column.SM_CLOCK: mhz_text(r.sm_clock_mhz_avg),
             Column.SM_CLOCK_MIN: mhz_text(r.sm_clock_mhz_min),
+            Column.REF_CLOCK: mhz_text(self.reference_clock_mhz),
+            Column.CODE: (r.code_key or DASH)[:CODE_CHARS],
             Column.POWER: watts_text(r.avg_power_w), Column.ENERGY: energy_text(r.energy_j),
             Column.GFLOP_PER_J: gflop_per_j_text(r.gflop_per_j),
             Column.THROTTLED: throttled_text(r.throttled), Column.NOTES: self.notes(),
@@ -284,6 +312,10 @@ class Row:
             low = f" (min {mhz_text(r.sm_clock_mhz_min)})" if r.sm_clock_mhz_min is not None \
                 else ""
             bits.append(f"SM clock {mhz_text(r.sm_clock_mhz_avg)} MHz{low}")
+        clocks = self.clock_comparison()
+        if clocks is not None:
+            bits.append(f"% of {self.reference}: " +
+                        ("same SM clock" if clocks == "same" else clocks))
         if r.energy_j is not None:
             bits.append(f"{energy_text(r.energy_j)} per GEMM")
         if r.avg_power_w:  # (the runner writes 0.0 where the energy counter did not advance)

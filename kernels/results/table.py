@@ -11,8 +11,8 @@ from .rows import NUMBER_COLUMNS, Column, Result, rows_of
 COLUMNS = (Column.LEVEL, Column.SHAPE, Column.PRECISION, Column.MODE, Column.MEDIAN_MS,
            Column.TFLOPS,
            Column.PCT_OF_REFERENCE, Column.REFERENCE, Column.PCT_OF_PEAK, Column.REL_ERR,
-           Column.VERIFIED, Column.SM_CLOCK, Column.ENERGY, Column.GFLOP_PER_J,
-           Column.THROTTLED, Column.NOTES)
+           Column.VERIFIED, Column.SM_CLOCK, Column.REF_CLOCK, Column.ENERGY, Column.GFLOP_PER_J,
+           Column.THROTTLED, Column.CODE, Column.NOTES)
 
 Cells = Mapping[Column, str]
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..ladder import registry
 from ..models.level_model import LevelModel, Op, WarpAccess
+from . import nvrtc_options
 
 _SASS_OP = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?((?:LDS|STS|LDSM|LDGSTS)"
                       r"(?:\.[A-Z0-9_]+)*)\s", re.M)
@@ -123,7 +124,9 @@ def compile_sass(level_id: str, src_dir: Path, arch: str | None = None) -> str:
     prog = check(nvrtc.nvrtcCreateProgram(text.encode(), level.source.encode(), 0, [], []),
                  "create")
     check(nvrtc.nvrtcAddNameExpression(prog, name.encode()), "name")
-    opts = [b"-std=c++17", f"-arch={arch}".encode(), b"-ftz=true", f"-I{src_dir}".encode()]
+    # the build's options: the code checked is the code that runs (one in every process)
+    opts = [*(o.encode() for o in nvrtc_options.BASE), f"-arch={arch}".encode(), b"-ftz=true",
+            f"-I{src_dir}".encode()]
     opts += [f"-I{d}".encode() for d in include_dirs()]
     if nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0] != nvrtc.nvrtcResult.NVRTC_SUCCESS:
         size = check(nvrtc.nvrtcGetProgramLogSize(prog), "log")

@@ -85,15 +85,15 @@ def test_burst_results_carry_energy_from_the_counter():
         show(r)
         assert r.mode == "burst" and r.verified
         assert r.power_source == "energy_counter" and r.energy_reason is None
-        assert r.energy_j > 0 and r.flush_j > 0
+        assert r.energy_j > 0 and r.flush_j is None  # the flush is no part of it any more
+        assert r.sm_clock_mhz_avg is not None and r.clock_source in ("repeats", "energy_window")
         assert r.gflop_per_j == pytest.approx(2.0 * r.M * r.N * r.K / 1e9
                                                  / r.energy_j)
         win = r.energy_window
-        assert win.pattern == "flush+launch" and win.gpu_s >= 1.0 and win.launches >= 1
+        assert win.pattern == "launch" and win.gpu_s >= 1.0 and win.launches >= 1
         assert win.counter_aligned and win.edge_s < 0.5
         assert 20 < r.avg_power_w <= 1.1 * limit
-        if r.M == S:  # a large GEMM plus a flush costs more than a flush alone
-            assert r.energy_j > r.flush_j
+        if r.M == S:
             assert win.method == ("stream" if r.level.startswith("cublas") else "graph")
 
 

@@ -57,7 +57,7 @@ def test_params_that_break_a_rule_are_refused_with_the_rule(level_id, params, me
 
 
 def test_params_within_the_rules_are_taken():
-    assert registry.get("cp_async").with_params({"SWZ": 0, "STAGES": 4}).params["STAGES"] == 4
+    assert registry.get("cp_async").with_params({"GM": 4, "STAGES": 4}).params["STAGES"] == 4
     assert registry.get("warp_tiling").with_params({"PF": 1}).threads == (256, 1)
     assert registry.get("smem_tiled").with_params({"TILE": 16}).threads == (16, 16)
 

@@ -52,8 +52,8 @@ def test_model_parameters_come_from_the_registry_alone(level_id):
 
 
 @pytest.mark.parametrize(("level_id", "override"), [
-    ("wmma", {"STAGES": 2}), ("warp_tiling", {"SWZ": 4}), ("cp_async", {"SWZ": 4}),
-    ("mma_sync", {"SWZ": 2})])
+    ("wmma", {"STAGES": 2}), ("warp_tiling", {"GM": 4}), ("cp_async", {"GM": 4}),
+    ("mma_sync", {"GM": 2})])
 def test_a_partial_override_keeps_the_registered_tile_and_stages(level_id, override):
     registered = get(level_id).params
     m = model_for(level_id, override)
@@ -273,7 +273,7 @@ def test_tiles_of_a_block():
 def test_block_launch_order():
     assert model_for("register_2d").block_order(3, 4)[1, 0] == 4  # row-major
     assert model_for("naive").block_order(3, 4)[1, 0] == 1  # blockIdx.x walks M
-    grouped = model_for("cp_async", {"SWZ": 4}).block_order(6, 3)
+    grouped = model_for("cp_async", {"GM": 4}).block_order(6, 3)
     # the first 4 block rows are walked column by column, then the remaining 2
     assert grouped[:, 0].tolist() == [0, 1, 2, 3, 12, 13]
     assert grouped[0, 1] == 4 and grouped[4, 1] == 14

@@ -89,9 +89,15 @@ def test_main_loop_of_a_kernel_without_shared_loads_is_the_innermost_mma_loop():
 
 def test_sources_are_every_file_the_level_includes():
     files = build.source_files(registry.get("wgmma_tma"))
+    # hopper.cuh and the topics it includes, in include order (tests/test_cuda_headers.py)
     assert list(files) == ["kernels/cuda/wgmma_tma.cu", "kernels/cuda/common.cuh",
-                           "kernels/cuda/hopper.cuh"]
-    assert files["kernels/cuda/hopper.cuh"] == (registry.cuda_dir() / "hopper.cuh").read_text()
+                           "kernels/cuda/hopper.cuh", "kernels/cuda/hopper_barriers.cuh",
+                           "kernels/cuda/hopper_tma.cuh", "kernels/cuda/hopper_schedule.cuh",
+                           "kernels/cuda/hopper_warp_specialized.cuh",
+                           "kernels/cuda/hopper_wgmma.cuh", "kernels/cuda/hopper_wgmma_ops.cuh",
+                           "kernels/cuda/hopper_epilogue.cuh"]
+    for path, text in files.items():
+        assert text == (registry.cuda_dir() / path.removeprefix("kernels/cuda/")).read_text()
     assert list(build.source_files(registry.get("naive"))) == [
         "kernels/cuda/naive.cu", "kernels/cuda/common.cuh"]
 
