@@ -264,7 +264,9 @@ class Row:
         if r.energy_j is None and r.energy_reason:
             notes.append(f"no energy: {r.energy_reason}")
         clocks = self.clock_comparison()
-        if clocks is not None and clocks != "same":
+        # a note where both clocks are known and differ (the SM MHz and ref. SM MHz columns
+        # show both, a dash where one is unknown)
+        if clocks is not None and clocks.startswith("at "):
             notes.append(f"% of {self.reference} {clocks}")
         return "; ".join(notes)
 

@@ -50,6 +50,12 @@ def test_unknown_clock_is_said_and_no_ratio_means_no_comparison():
                         reference_tflops=700.0, pct_of_reference=110.0,
                         reference_sm_clock_mhz_avg=1600.0))
     assert row.clock_comparison() == "clock of this run unknown"
-    assert "clock of this run unknown" in row.texts()[Column.NOTES]
+    assert "clock" not in row.texts()[Column.NOTES]  # the columns show the dash
+    assert "% of cublas_bf16: clock of this run unknown" in row.summary()
+    # a recording without clocks: the model says so, the notes stay quiet on every row
+    old = Row.of(result("wgmma_tma", 770.0, None, reference="cublas_bf16",
+                        reference_tflops=700.0, pct_of_reference=110.0))
+    assert old.clock_comparison() == "clock of both unknown"
+    assert "clock" not in old.texts()[Column.NOTES]
     alone = Row.of(result("cublas_bf16", 700.0, 1600.0))
     assert alone.clock_comparison() is None and alone.texts()[Column.REF_CLOCK] == "–"
