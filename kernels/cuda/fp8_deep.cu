@@ -194,7 +194,7 @@ __device__ __forceinline__ void gs_dp_cluster_sync() {
 // of the time in issue 17's first cluster levels).
 __device__ __forceinline__ void gs_dp_arrive_remote(unsigned long long* bar, unsigned cta) {
     unsigned remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(gs_smem_u32(bar)),
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(gs_smem_addr(bar)),
                  "r"(cta));
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
@@ -206,24 +206,19 @@ __device__ __forceinline__ void gs_dp_tma_load_multicast(void* dst, const GsTens
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
         ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n"
-        ::"r"(gs_smem_u32(dst)), "l"(reinterpret_cast<unsigned long long>(map)),
-          "r"(gs_smem_u32(bar)), "r"(c0), "r"(c1), "h"(mask) : "memory");
+        ::"r"(gs_smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)),
+          "r"(gs_smem_addr(bar)), "r"(c0), "r"(c1), "h"(mask) : "memory");
 }
 // the thread's earlier cp.asyncs, when complete, count as one arrival on `bar`
 __device__ __forceinline__ void gs_dp_cp_async_arrive(unsigned long long* bar) {
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(gs_smem_u32(bar))
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(gs_smem_addr(bar))
                  : "memory");
 }
 
-// Tile t of tm x tn tiles: groups of GW tile columns, row by row inside a group.
+// Tile t of tm x tn tiles: groups of GW tile columns, row by row inside a group (the
+// grouped order of common.cuh with rows and columns swapped).
 __device__ __forceinline__ void gs_dp_tile(int t, int tm, int tn, int GW, int& bm, int& bn) {
-    const int per_group = GW * tm;
-    const int group = t / per_group;
-    const int first = group * GW;
-    const int width = min(tn - first, GW);
-    const int in_group = t - group * per_group;
-    bm = in_group / width;
-    bn = first + in_group % width;
+    gs_group_coords(t, tn, tm, GW, bn, bm);
 }
 
 // The persistent schedule: round i gives the CTA tile i * grid + block (CL = 1), or the
@@ -404,7 +399,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             };
             auto kblock = [&](int s) {
                 gs_mbar_wait(&full[s], uses & 1);
-                const unsigned sc = gs_smem_u32(sc_base + s * SC_FLOATS);
+                const unsigned sc = gs_smem_addr(sc_base + s * SC_FLOATS);
                 float sa[2][2];
 #pragma unroll
                 for (int w = 0; w < 2; ++w)
@@ -465,7 +460,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             }
             if (leader) gs_bulk_wait_read<0>();  // the last tile's stores have read the buffer
             gs_named_barrier(1 + c, 128);
-            const unsigned cb = gs_smem_u32(cbuf);
+            const unsigned cb = gs_smem_addr(cbuf);
 #pragma unroll
             for (int w = 0; w < 2; ++w)
 #pragma unroll
