@@ -8,7 +8,7 @@ measurable rules:
   canvases' painted texts);
 - nowhere is a text cut without an ellipsis and a tooltip, nor a widget out of the window;
 - on stage no panel is open but the talk's caption (info events open none);
-- the Code tab on stage shows at least 20 lines of source or SASS; the pictures draw
+- the Code tab on stage shows at least 20 whole lines of source and of SASS; the pictures draw
   every label (none cut, none left out); Telemetry shows clocks, power and temperature;
 - a talk's caption fits its band; an export from a gallery window is the size asked;
 - every PNG is exactly the window's size.
@@ -46,7 +46,15 @@ def recording() -> Path:
 
 
 def visible_lines(panel: TextPanel) -> int:
-    return panel.viewport().height() // max(1, panel.fontMetrics().lineSpacing())
+    """The lines a person reads whole in ``panel`` (its viewport over the line height
+    counted a line whose last pixel row was hidden)."""
+    block, offset = panel.firstVisibleBlock(), panel.contentOffset()
+    bottom, whole = panel.viewport().height(), 0
+    while block.isValid() and panel.blockBoundingGeometry(block).translated(
+            offset).bottom() <= bottom + 0.5:
+        whole += 1
+        block = block.next()
+    return whole
 
 
 def stage_findings(shot: Shot, window) -> list[str]:
@@ -66,9 +74,10 @@ def stage_findings(shot: Shot, window) -> list[str]:
         return found
     if shot.tab == "code":
         panels = [p for p in view.findChildren(TextPanel) if p.isVisible()]
-        lines = max((visible_lines(p) for p in panels), default=0)
+        # each panel side by side: the source (or diff) and the SASS
+        lines = min((visible_lines(p) for p in panels), default=0)
         if lines < MIN_CODE_LINES:
-            found.append(f"code: {lines} lines of source or SASS")
+            found.append(f"code: {lines} whole lines of source or SASS")
     if shot.tab in PICTURES:
         canvas = view.canvas
         if canvas.cut_texts or canvas.left_out:
