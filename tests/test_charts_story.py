@@ -320,7 +320,8 @@ def test_no_value_label_sits_on_a_cublas_line(loaded, size):
                     assert not label_rect(bars, label).intersects(band), label.toPlainText()
 
 
-STAGE_SIZES = [(1280, 720), (1366, 768), (1920, 1080)]
+# (and short: a talk's caption band under the chart)
+STAGE_SIZES = [(1280, 720), (1366, 768), (1920, 1080), (1366, 560), (1280, 520)]
 
 
 @pytest.mark.parametrize("log", [True, False], ids=["log", "linear"])
@@ -361,3 +362,24 @@ def test_the_instruction_mix_legend_never_covers_a_bar(loaded):
     assert legend.items
     data = mix.getPlotItem().vb.sceneBoundingRect()
     assert not legend.sceneBoundingRect().intersects(data)
+
+
+def test_a_title_fits_again_when_new_ticks_widen_the_axis(qtbot):
+    """A chart's title is cut to its room (the chart's width less the left axis's): tick
+    labels that widen the axis, with no resize of the chart, cut it again; it never
+    widens the plot past the widget (the per-repeat chart lost its right side)."""
+    chart = Chart("Per-repeat TFLOPS — a level with a long name at 4096³ (burst, FP32)")
+    qtbot.addWidget(chart)
+    chart.resize(420, 300)
+    chart.show()
+    qtbot.waitExposed(chart)
+    chart.set_title_text(chart.base_title)
+    item = chart.getPlotItem()
+    item.plot([0, 1, 2], [0.1, 0.2, 0.3])
+    qtbot.waitUntil(lambda: item.getAxis("left").width() > 0)
+    narrow = item.getAxis("left").width()
+    item.getAxis("left").setWidth(narrow + 120)  # as wide tick labels do
+    qtbot.waitUntil(lambda: item.getAxis("left").width() > narrow)
+    qtbot.waitUntil(lambda: item.sceneBoundingRect().width() <= chart.width() + 1)
+    assert item.titleLabel.sceneBoundingRect().right() <= chart.width() + 1
+    assert chart.toolTip()  # the whole title, where it is cut

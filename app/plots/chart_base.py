@@ -558,7 +558,22 @@ class Chart(pg.PlotWidget):
             # and grid lines only: the minor grid costs ~5 ms per redraw here
             axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
             axis.setStyle(maxTickLevel=0, maxTextLevel=0)
+        # the title's room is the chart's width less the left axis's: an axis widened by
+        # new tick labels (no resize of the chart) left a title wider than its room, which
+        # widened the plot past the widget and cut its right side off
+        self._title_axis_px = 0.0
+        item.getAxis("left").geometryChanged.connect(self._axis_resized)
         self.apply_theme(NORMAL)
+
+    def _axis_resized(self) -> None:
+        width = self.getPlotItem().getAxis("left").width()
+        if width != self._title_axis_px:
+            self._title_axis_px = width
+            self._show_title()
+            # and the plot back to the widget's size (a title that was too wide left it
+            # wider; the view fits its item only on a resize of its own)
+            if self.centralWidget is not None and not self.closed:
+                self.centralWidget.setGeometry(self.range)
 
     def set_title_text(self, title: str) -> None:
         if title != self.base_title or not self.getPlotItem().titleLabel.text:
@@ -583,7 +598,8 @@ class Chart(pg.PlotWidget):
         self.setToolTip(plain_tooltip(self.base_title) if shown != self.base_title else "")
 
     def resizeEvent(self, event: Any) -> None:
-        if hasattr(self, "side_legend"):  # (pyqtgraph resizes during its __init__)
+        # (pyqtgraph resizes during its __init__, and once its plot is gone on close)
+        if hasattr(self, "side_legend") and self.getPlotItem() is not None:
             self.place_legend()
             self._show_title()  # first: the title's width bounds the plot's
         super().resizeEvent(event)

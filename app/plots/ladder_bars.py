@@ -408,7 +408,7 @@ class LadderBars(Chart):
         texts = [t if font is None or self._text_width(t, font) <= slot_px - 2 else
                  t.split("\n")[0] for t in self.label_texts]
         top = self._data_top
-        for _ in range(4):  # raising the top moves the bars down: settle in a few rounds
+        def lay_out(top: float) -> list[QRectF]:
             if font is not None:  # under a cuBLAS line: the value alone where the rest
                 # would lift the label over the line, away from its bar
                 self._set_texts([self._under_line(i, t, font, height_px, top)
@@ -416,7 +416,10 @@ class LadderBars(Chart):
             else:
                 self._set_texts(texts)
             sizes = [label.textItem.boundingRect() for label in self.labels]
-            rects = self._stack(sizes, x_lo, slot_px, top, height_px)
+            return self._stack(sizes, x_lo, slot_px, top, height_px)
+
+        for _ in range(4):  # raising the top moves the bars down: settle in a few rounds
+            rects = lay_out(top)
             highest = min(r.top() for r in rects)
             if highest >= 2 or height_px < 40:
                 break
@@ -426,6 +429,8 @@ class LadderBars(Chart):
             # is hidden below)
             top = min(self.floor + (top - self.floor) / (1 - lack),
                       self.floor + 2.5 * (self._data_top - self.floor))
+        else:  # the top was raised after the last layout: lay out for it
+            rects = lay_out(top)
         if vb.viewRange()[1] != [self.floor, top] or vb.viewRange()[0] != [x_lo, x_hi]:
             plot.setXRange(x_lo, x_hi, padding=0)
             plot.setYRange(self.floor, top, padding=0)
