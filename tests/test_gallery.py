@@ -155,12 +155,14 @@ def test_every_talk_caption_fits_its_band(gallery):
 
 
 def test_the_gallery_command_runs_with_no_display(tmp_path):
+    """(with --small, as docs/gallery/ is made: PNGs in at most 256 colours)"""
     env = {k: v for k, v in os.environ.items()
            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / ".config"))
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "gemmscope.app.main", "gallery", str(out),
-                           "--sizes", "1024x640", "--no-talk"], capture_output=True,
+                           "--sizes", "1024x640", "--no-talk", "--small"],
+                          capture_output=True,
                           text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
     pictures = sorted(out.glob("*.png"))
