@@ -408,14 +408,11 @@ class LadderBars(Chart):
         texts = [t if font is None or self._text_width(t, font) <= slot_px - 2 else
                  t.split("\n")[0] for t in self.label_texts]
         top = self._data_top
+        self._set_texts(texts)  # (whole where they fit: a percentage is never dropped
+        # to keep a label under a cuBLAS line; it sits just over the line instead)
+        sizes = [label.textItem.boundingRect() for label in self.labels]
+
         def lay_out(top: float) -> list[QRectF]:
-            if font is not None:  # under a cuBLAS line: the value alone where the rest
-                # would lift the label over the line, away from its bar
-                self._set_texts([self._under_line(i, t, font, height_px, top)
-                                 for i, t in enumerate(texts)])
-            else:
-                self._set_texts(texts)
-            sizes = [label.textItem.boundingRect() for label in self.labels]
             return self._stack(sizes, x_lo, slot_px, top, height_px)
 
         for _ in range(4):  # raising the top moves the bars down: settle in a few rounds
@@ -506,24 +503,6 @@ class LadderBars(Chart):
             rect = self._measure.boundingRect()
             size = self._sizes[key] = (rect.width(), rect.height())
         return size
-
-    def _under_line(self, i: int, text: str, font: QFont, height_px: float,
-                    top: float) -> str:
-        """``text``, or its value alone where the whole text on bar ``i`` would cross a
-        cuBLAS line (and be lifted over it, away from its bar) and the value would not."""
-        if "\n" not in text:
-            return text
-        per_px = height_px / max(top - self.floor, 1e-12)
-        bottom = height_px - (float(self.label_tops[i]) - self.floor) * per_px - 1
-
-        def lifted(t: str) -> bool:
-            w, h = self._text_size(t, font)
-            rect = QRectF(0.0, bottom - h, w, h)
-            self._clear_lines(rect, i, height_px, per_px)
-            return rect.bottom() != bottom
-
-        short = text.split("\n")[0]
-        return short if lifted(text) and not lifted(short) else text
 
     def _stack(self, sizes: list[QRectF], x_lo: float, slot_px: float, top: float,
                height_px: float) -> list[QRectF]:
