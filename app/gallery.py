@@ -98,7 +98,7 @@ def save(window: Any, path: Path, small: bool = False) -> QImage:
     repository (a stage picture is a few flat colours and text: it stays sharp)."""
     image = window.grab().toImage()
     if small:
-        from .exports import _pil_frames
+        from .window.exports import _pil_frames
 
         picture = _pil_frames([image])[0].quantize(256, dither=0)
         picture.save(str(path), "PNG", optimize=True)

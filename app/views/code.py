@@ -42,8 +42,10 @@ from ..plots.instruction_mix import InstructionMixChart
 from ..theme import Theme, min_text_pt
 from ..widgets.fitting import scrolling
 from .base import DrawnInParts
-from .code_heat import HeatBar, heat_colors
+from .code_heat import PER_LINE, HeatBar, heat_colors
 from .code_panels import DiffPanel, SassPanel, SourcePanel, TextPanel, mono
+
+SASS_TITLE = "SASS of the main loop"
 
 
 def plain_label(text: str = "") -> QLabel:
@@ -76,7 +78,7 @@ class CodeView(QWidget, DrawnInParts):
         self.tabs = QTabWidget()
         self.tabs.addTab(_column(self.file_box, self.source), "Source")
         self.tabs.addTab(self.diff, "Diff")
-        self.sass_title = plain_label("SASS of the main loop")
+        self.sass_title = plain_label(SASS_TITLE)
         self.sass = SassPanel()
         self.heat_bar = HeatBar()
         self.heat_bar.metric_changed.connect(lambda _: self._show_heat())
@@ -158,6 +160,7 @@ class CodeView(QWidget, DrawnInParts):
         for panel in self.findChildren(TextPanel):
             panel.setStyleSheet(sheet)
         self._stage = stage
+        self._place_sass_title()
         if stage:
             half = max(1, self.top_split.width() // 2)
             self.top_split.setSizes([half, half])
@@ -165,6 +168,12 @@ class CodeView(QWidget, DrawnInParts):
             for splitter, sizes in zip(self._splitters(), self._desk_sizes or [],
                                        strict=False):
                 splitter.setSizes(sizes)
+
+    def _place_sass_title(self) -> None:
+        """On stage the SASS's title leads the counter's row ("SASS of the main loop:
+        warp-stall samples"): one more line of SASS."""
+        self.sass_title.setVisible(not self._stage)
+        self.heat_bar.lead.setText(f"{self.sass_title.text()}:" if self._stage else PER_LINE)
 
     def _splitters(self) -> list[QSplitter]:
         return [self.top_split, self.bottom, self.split]
@@ -328,8 +337,9 @@ class CodeView(QWidget, DrawnInParts):
         lines = builds.main_loop_lines(event, self.kernel_lines())  # parsed once
         if not lines:
             self.sass.show_message(event.sass_reason or "no SASS recorded")
-        self.sass_title.setText("SASS of the main loop" if event.main_loop
+        self.sass_title.setText(SASS_TITLE if event.main_loop
                                 else "SASS (no main loop found: the whole kernel)")
+        self._place_sass_title()
         self.occupancy.setText("\n".join(builds.occupancy_lines(event)))
         self._show_heat(lines)
 

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QColor, QFontMetricsF
 
 from gemmscope.app.plots.chart_base import Chart
-from gemmscope.app.theme import PRECISION_COLORS
+from gemmscope.app.theme import PRECISION_COLORS, PRESENTATION, min_text_pt
 from gemmscope.app.window.main_window import bundled_session
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol.decoding import of
@@ -321,6 +321,39 @@ def test_no_value_label_sits_on_a_cublas_line(loaded, size):
                     assert not label_rect(bars, label).intersects(band), label.toPlainText()
 
 
+# (and short: a talk's caption band under the chart)
+STAGE_SIZES = [(1280, 720), (1366, 768), (1920, 1080), (1366, 560), (1280, 520)]
+
+
+@pytest.mark.parametrize("log", [True, False], ids=["log", "linear"])
+@pytest.mark.parametrize("size", STAGE_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_every_value_label_is_shown_by_its_bar_on_stage(qtbot, loaded, size, log):
+    """On stage each bar keeps its value label (the selected level's too), sitting on its
+    bar or just over the cuBLAS line above it: labels in a smaller type side by side,
+    rather than raised over their neighbours or hidden (they floated far over the bars
+    on the log axis)."""
+    window = loaded(size=size)
+    window.set_presentation(True, full_screen=False)
+    window.resize(*size)
+    window.views["charts"].set_log_axis(log)
+    # on stage the view gets the window (the panels hide), once the window is laid out
+    qtbot.waitUntil(lambda: window.views["charts"].width() >= 0.95 * size[0])
+    window.flush_views()
+    bars = window.charts()["bars"]
+    vb = bars.getPlotItem().vb
+    lines = [(lo, hi, vb.mapViewToScene(QPointF(0, y)).y()) for lo, hi, y in bars._ref_spans]
+    assert lines and len(bars.labels) == len(bars.rows) >= 10
+    for i, label in enumerate(bars.labels):
+        name = bars.rows[i]["level"]
+        assert label.isVisible(), name
+        bottom = label_rect(bars, label).bottom()
+        bar_top = vb.mapViewToScene(QPointF(i, float(bars.label_tops[i]))).y()
+        over_line = [y for lo, hi, y in lines if lo <= i <= hi]
+        assert bar_top - bottom <= 3 or any(0 <= y - bottom <= 8 for y in over_line), \
+            (name, bar_top - bottom)
+        assert label.textItem.font().pointSizeF() >= min_text_pt(PRESENTATION) - 0.01
+
+
 def test_the_instruction_mix_legend_never_covers_a_bar(loaded):
     window = loaded(size=(1280, 720))
     mix = window.views["code"].mix
@@ -330,3 +363,24 @@ def test_the_instruction_mix_legend_never_covers_a_bar(loaded):
     assert legend.items
     data = mix.getPlotItem().vb.sceneBoundingRect()
     assert not legend.sceneBoundingRect().intersects(data)
+
+
+def test_a_title_fits_again_when_new_ticks_widen_the_axis(qtbot):
+    """A chart's title is cut to its room (the chart's width less the left axis's): tick
+    labels that widen the axis, with no resize of the chart, cut it again; it never
+    widens the plot past the widget (the per-repeat chart lost its right side)."""
+    chart = Chart("Per-repeat TFLOPS — a level with a long name at 4096³ (burst, FP32)")
+    qtbot.addWidget(chart)
+    chart.resize(420, 300)
+    chart.show()
+    qtbot.waitExposed(chart)
+    chart.set_title_text(chart.base_title)
+    item = chart.getPlotItem()
+    item.plot([0, 1, 2], [0.1, 0.2, 0.3])
+    qtbot.waitUntil(lambda: item.getAxis("left").width() > 0)
+    narrow = item.getAxis("left").width()
+    item.getAxis("left").setWidth(narrow + 120)  # as wide tick labels do
+    qtbot.waitUntil(lambda: item.getAxis("left").width() > narrow)
+    qtbot.waitUntil(lambda: item.sceneBoundingRect().width() <= chart.width() + 1)
+    assert item.titleLabel.sceneBoundingRect().right() <= chart.width() + 1
+    assert chart.toolTip()  # the whole title, where it is cut

@@ -443,3 +443,43 @@ def test_the_plots_are_made_when_the_tab_is_first_shown(qtbot, make_window):
     assert all(plot.isVisible() for plot in view.plots.values())
     other = make_window()  # an export asks for the charts of a tab never shown
     assert set(other.views["telemetry"].charts()) == {f"telemetry_{n}" for n in view.plots}
+
+
+def _labels(axis):
+    """The tick labels an axis draws: (text, its rectangle), as pyqtgraph lays them out."""
+    from PySide6.QtGui import QImage, QPainter
+
+    image = QImage(8, 8, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [(text, rect) for rect, _flags, text in specs[2]] if specs else []
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1366, 768), (1920, 1080)],
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+def test_on_stage_each_telemetry_axis_labels_several_ticks_apart(qtbot, show_telemetry,
+                                                                 size):
+    """On stage a telemetry strip is short: its axis labels at least two ticks (the
+    clocks' three) in the stage's smallest type, each clear of the next (one label each
+    was left at 1280x720: pyqtgraph dropped labels for the share of the axis they took)."""
+    from PySide6.QtGui import QFontInfo
+
+    from gemmscope.app.theme import STAGE_TEXT_PX
+    from gemmscope.app.window.main_window import bundled_session
+
+    window, view = show_telemetry(str(bundled_session()))
+    window.set_presentation(True, full_screen=False)
+    window.resize(*size)
+    qtbot.waitUntil(lambda: view.width() >= 0.95 * size[0])
+    window.flush_views()
+    for name in ("clocks", "power", "temperature"):
+        assert view.plots[name].isVisible(), name
+        axis = view.plots[name].getPlotItem().getAxis("left")
+        labels = _labels(axis)
+        assert len(labels) >= (3 if name == "clocks" else 2), (name, labels)
+        rects = sorted((rect for _, rect in labels), key=lambda r: r.top())
+        assert all(a.bottom() <= b.top() + 1 for a, b in itertools.pairwise(rects)), name
+        assert QFontInfo(axis.style["tickFont"]).pixelSize() >= STAGE_TEXT_PX - 0.5

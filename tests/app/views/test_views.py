@@ -430,3 +430,28 @@ def test_tiling_starts_on_a_thread_that_computes_outputs(qtbot, make):
     assert c.warp == 4
     view.set_level("mma_persistent")
     assert c.tid == 128
+
+
+@pytest.mark.parametrize("size", [(1280, 480), (1366, 520), (1280, 620)],
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+def test_tiling_on_a_short_stage_canvas_draws_every_launch_order(qtbot, make, size):
+    """Under a talk's caption the stage's canvas is wide and short: C's cells grow wider
+    than tall rather than leave their launch order ("#10".."#15") out; every label of
+    every block-tiled level's picture is drawn, none cut, none under the stage's type."""
+    from gemmscope.app.theme import PRESENTATION, min_text_pt
+
+    view = make(TilingView, "register_2d", size=size)
+    view.apply_theme(PRESENTATION)
+    c = view.canvas
+    checked = 0
+    for level_id in LEVELS:
+        view.set_level(level_id)
+        if c.scene is not None:  # warp-specialized levels: their own picture
+            continue
+        c.grab()  # paints: what was cut or left out is listed
+        assert (level_id, c.left_out, c.cut_texts) == (level_id, [], [])
+        assert c.smallest_pt >= min_text_pt(PRESENTATION) - 0.01, level_id
+        cells = [c.c_block_rect(r, col) for r in range(4) for col in range(4)]
+        assert all(cell.width() >= cell.height() - 0.01 for cell in cells)
+        checked += 1
+    assert checked >= 10

@@ -133,6 +133,24 @@ def test_f5_turns_presentation_mode_on_with_a_larger_caption(qtbot, talk_window)
         QApplication.setFont(font)  # the application's, for the tests after this one
 
 
+def test_f5_puts_a_full_screen_talk_on_stage(qtbot, talk_window):
+    """A talk opens full screen in the normal theme (`gemmscope talk FILE`): F5 there
+    turns presentation mode on too, and again it keeps it."""
+    window, controller = talk_window
+    font = QApplication.font()
+    window.showFullScreen()
+    qtbot.waitUntil(window.isFullScreen)
+    try:
+        qtbot.keyClick(window.ladder.table, Qt.Key.Key_F5)
+        assert window.theme.name == "presentation" and window.isFullScreen()
+        shown = controller.caption.shown_pt
+        qtbot.keyClick(window.ladder.table, Qt.Key.Key_F5)
+        assert window.theme.name == "presentation" and controller.caption.shown_pt == shown
+    finally:
+        window.set_presentation(False)
+        QApplication.setFont(font)
+
+
 def test_no_caption_shows_before_the_whole_recording_is_read(qtbot, make_window,
                                                              talk_file):
     window = make_window()
@@ -207,3 +225,24 @@ def test_the_bundled_ladder_talk_opens_by_name(tmp_path):
                           "--size", "1700x900", "--settings", str(tmp_path / "p.ini")])
     assert code == 0
     assert QImage(str(shot)).size().toTuple() == (1700, 900)
+
+
+@pytest.mark.parametrize("width", [640, 900, 1280])
+def test_the_scene_number_is_never_squeezed_by_a_long_caption(qtbot, width):
+    """A long caption takes the band's width; the scene's number keeps the width of its
+    text, in the stage's type too ("11 / 20" was shown as "1 / 20")."""
+    from gemmscope.app.theme import NORMAL, PRESENTATION
+    from gemmscope.app.widgets.caption_bar import CaptionBar
+
+    bar = CaptionBar()
+    qtbot.addWidget(bar)
+    bar.resize(width, 200)
+    bar.show()
+    qtbot.waitExposed(bar)
+    words = " ".join(["guard-free interior blocks compiled twice"] * 12)
+    for theme in (NORMAL, PRESENTATION):
+        bar.apply_theme(theme)
+        bar.show_scene(words, 10, 20)
+        qtbot.waitUntil(lambda: bar.number.width() > 0)
+        need = bar.number.fontMetrics().horizontalAdvance(bar.number.text())
+        assert bar.number.contentsRect().width() >= need, theme.name
