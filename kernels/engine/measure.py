@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..device import hopper
-from ..device.gpu import DeviceInfo, DeviceLimits, device_limits, require_cupy
+from ..device.gpu import DeviceInfo, device_limits, require_cupy
 from ..device.telemetry import Nvml, RunWindow
 from ..ladder.registry import (
     BY_ID,
@@ -34,6 +34,7 @@ from ..ladder.registry import (
 )
 from ..protocol.events import Mode
 from ..toolchain import nvrtc
+from ..toolchain.constraints import over_limits
 from .cublaslt import torch_scaled_mm_available, torch_scaled_mm_launcher
 from .energy import (
     EnergyCounter,
@@ -80,36 +81,6 @@ def limit_kind(level: Level) -> str:
     """A level over the device's limits: the command's fault where it changed the
     level's parameters (bad_input), else the device's (unsupported)."""
     return "bad_input" if level.params != BY_ID.get(level.id, level).params else "unsupported"
-
-
-def over_limits(level: Level, limits: DeviceLimits, static_smem: int = 0,
-                dyn_smem: int | None = None, regs: int | None = None,
-                max_threads: int | None = None) -> str | None:
-    """Which of the device's per-block limits a launch of the level would break, or None.
-    Before compiling only the block and the dynamic shared memory are known; after,
-    ``static_smem``, ``regs`` and the kernel's ``max_threads`` (what its registers allow)."""
-    bx, by = level.threads
-    threads = bx * by
-    if threads > limits.max_threads_per_block:
-        return (f"a block of {threads} threads; the device allows "
-                f"{limits.max_threads_per_block} threads per block (MaxThreadsPerBlock)")
-    if bx > limits.max_block_dim_x or by > limits.max_block_dim_y:
-        return (f"a block of {bx}x{by} threads; the device allows {limits.max_block_dim_x}x"
-                f"{limits.max_block_dim_y} (MaxBlockDimX, MaxBlockDimY)")
-    dyn = level.dyn_smem_bytes() if dyn_smem is None else dyn_smem
-    smem = static_smem + dyn
-    if smem > limits.smem_per_block_optin_bytes:
-        parts = f" ({dyn} dynamic + {static_smem} static)" if static_smem else ""
-        return (f"{smem} bytes ({smem / 1024:.0f} KiB) of shared memory per block{parts}; the "
-                f"device allows at most {limits.smem_per_block_optin_bytes} bytes "
-                f"({limits.smem_per_block_optin_bytes / 1024:.0f} KiB) per block "
-                "(MaxSharedMemoryPerBlockOptin)")
-    if max_threads is not None and threads > max_threads:
-        need = f"{threads * regs} registers at {regs} per thread" if regs else "more registers"
-        return (f"a block of {threads} threads needs {need}; the device has "
-                f"{limits.regs_per_block} per block (MaxRegistersPerBlock), so this kernel "
-                f"runs at most {max_threads} threads per block")
-    return None
 
 
 def bytes_needed(level: Level, M: int, N: int, K: int) -> int:
