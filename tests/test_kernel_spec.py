@@ -130,7 +130,7 @@ def test_a_spec_that_is_not_toml_or_too_big_is_refused():
         spec("[kernel\nid=")
     with pytest.raises(SpecError, match="at most"):
         spec("#" * (MAX_SPEC_BYTES + 1))
-    with pytest.raises(SpecError, match="^mine.toml: lunch: an unknown key$"):
+    with pytest.raises(SpecError, match=r"^mine\.toml: lunch: an unknown key$"):
         spec(GOOD.replace("[launch]", "[lunch]\n[launch]"))
 
 

@@ -30,6 +30,7 @@ from ..toolchain import build_event
 from ..toolchain.nvrtc import CompileError
 from .measure import Bench, Refused, refusal, wall_clock
 from .sustained import SustainedConfig, Trial, run_sustained
+from .user_kernels import LaunchRefused, UserKernels
 
 EXIT_CONTEXT_LOST = 70
 DEFAULT_REPEATS, DEFAULT_WARMUP = 20, 3
@@ -77,6 +78,7 @@ class Runner:
         # a reference's TFLOPS by (id, M, N, K, mode): % of cuBLAS within the same mode
         self.ref_tflops: dict[tuple[str, int, int, int, str], float] = {}
         self.built: set[tuple[str, str, tuple[tuple[str, int], ...]]] = set()
+        self.user = UserKernels()  # user kernels sent in run commands (docs/user-kernels.md)
 
     # ------------------------------------------------------------------ output
     def emit(self, event: dict[str, Any]) -> None:
@@ -187,6 +189,8 @@ class Runner:
     def run(self, cmd: dict[str, Any]) -> bool:
         """One run command (plus its reference); True when the CUDA context is lost."""
         cid, M, N, K = cmd.get("id"), cmd["M"], cmd["N"], cmd["K"]
+        if cmd.get("kernel") is not None:
+            return self.run_user(cmd)
         level = self.levels.get(cmd["level"])
         if level is None:
             self.error(ErrorKind.UNKNOWN_LEVEL, f"unknown level {cmd['level']!r}; known: "
@@ -215,6 +219,46 @@ class Runner:
             if self._run_one(self.levels[ref_id], M, N, K, cmd, cid, None):
                 return True
         return self._run_one(level, M, N, K, cmd, cid, params and level.params)
+
+    def run_user(self, cmd: dict[str, Any]) -> bool:
+        """A run of a user's kernel (the command's ``kernel`` object): refused in words
+        where the client's constraint check or the runner's own said no, else the same
+        path as a level, its reference first."""
+        cid, M, N, K = cmd.get("id"), cmd["M"], cmd["N"], cmd["K"]
+        where = {"id": cid, "level": cmd["level"], "M": M, "N": N, "K": K}
+        try:
+            level, launch, event = self.user.level(cmd["kernel"])
+        except LaunchRefused as exc:
+            self.error(ErrorKind.BAD_INPUT, f"user kernel {cmd['level']!r}: {exc}", **where)
+            return False
+        if level.id != cmd["level"] or cmd.get("params"):
+            self.error(ErrorKind.BAD_INPUT, f"a run of user kernel {level.id!r} names it as "
+                       "its level and carries its parameters in the kernel object", **where)
+            return False
+        if event is not None:
+            self.built = {key for key in self.built if key[0] != level.id}
+            self.emit({**event, "id": cid})
+        if launch.refused is not None:
+            self.error(ErrorKind.REFUSED, f"{level.id} ({_params_text(level.params)}) was "
+                       f"refused before launch: {launch.refused}", **where,
+                       params=dict(level.params))
+            return False
+        if self.bench is None:
+            self.error(ErrorKind.NO_GPU, f"cannot run {level.id}: {self.no_gpu_reason}",
+                       **where)
+            return False
+        refused = refusal(level, M, N, K, self.device)
+        if refused is not None:
+            self.error(ErrorKind(refused.kind), str(refused), **where,
+                       params=dict(level.params))
+            return False
+        mode = Mode(cmd.get("mode", Mode.BURST))
+        ref_id = level.reference
+        if (cmd.get("compare", True) and ref_id in self.levels
+                and (ref_id, M, N, K, mode) not in self.ref_tflops):
+            if self._run_one(self.levels[ref_id], M, N, K, cmd, cid, None):
+                return True
+        return self._run_one(level, M, N, K, cmd, cid, dict(level.params))
 
     def _measure_burst(self, level: Level, M: int, N: int, K: int, cmd: dict[str, Any],
                        where: dict[str, Any], params: dict[str, int] | None) -> dict[str, Any]:
@@ -321,6 +365,10 @@ class Runner:
                        "message": f"no build event for {level.id} ({variant}): {exc!r}"})
             return
         self.emit({**event, "id": cid})
+
+
+def _params_text(params: dict[str, int]) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items()) or "no parameters"
 
 
 def _is_cuda_error(exc: BaseException) -> bool:

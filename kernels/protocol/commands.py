@@ -40,6 +40,9 @@ def parse_command(line: str | bytes) -> dict[str, Any]:
                                                  and not isinstance(v, bool)
                                                  for k, v in params.items())):
             raise ProtocolError("params must map template parameter names to integers")
+        kernel = obj.get("kernel")  # a user's kernel: checked by the engine (user_level)
+        if kernel is not None and not isinstance(kernel, dict):
+            raise ProtocolError("kernel must be an object (docs/user-kernels.md)")
     if cmd == "telemetry":
         check_telemetry_hz(obj.get("hz"))
     return obj

@@ -38,6 +38,9 @@ class RunRequest:
     window_s: float | None = None
     trials: int | None = None
     cooldown_s: float | None = None
+    # a user's kernel: the run command's ``kernel`` object (ladder/user_level.py), which
+    # carries the source, so a run over ssh or on a cluster needs nothing else
+    kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
     @property
     def shape_text(self) -> str:
@@ -63,6 +66,8 @@ class RunRequest:
             cmd["compare"] = self.compare
         if self.params:
             cmd["params"] = dict(self.params)
+        if self.kernel is not None:
+            cmd["kernel"] = self.kernel
         return cmd
 
     def where(self) -> dict[str, Any]:
