@@ -21,6 +21,7 @@ import numpy as np
 from ..device import hopper
 from ..device.gpu import DeviceInfo, device_limits, require_cupy
 from ..device.telemetry import Nvml, RunWindow
+from ..ladder.level import Toolchain
 from ..ladder.registry import (
     BY_ID,
     DTYPE_OF,
@@ -45,6 +46,7 @@ from .energy import (
     seconds_per_call,
 )
 from .operands import OUTPUT_BYTES, Accuracy, Operands, check, random_inputs
+from .triton_launch import triton_launcher
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
             Precision.FP8: 1}
@@ -81,6 +83,12 @@ def limit_kind(level: Level) -> str:
     """A level over the device's limits: the command's fault where it changed the
     level's parameters (bad_input), else the device's (unsupported)."""
     return "bad_input" if level.params != BY_ID.get(level.id, level).params else "unsupported"
+
+
+def graphable(level: Level) -> bool:
+    """Whether the level's launches may be captured in a CUDA graph: the ladder's own
+    kernels (a library call, or Triton's launcher with its own host work, run plainly)."""
+    return level.kind is Kind.LEVEL and level.toolchain is Toolchain.NVRTC
 
 
 def bytes_needed(level: Level, M: int, N: int, K: int) -> int:
@@ -255,6 +263,8 @@ class Bench:
 
     def _launcher(self, level: Level, ops: Operands,
                   params: dict[str, int] | None) -> tuple[Callable[[], None], dict[str, Any]]:
+        if level.toolchain is Toolchain.TRITON:  # a user's Triton kernel
+            return triton_launcher(level, ops)
         if level.library is None:
             return level_launcher(level, ops, params)
         if level.library is Library.CUBLASLT:
@@ -385,7 +395,7 @@ class Bench:
             self.flush()
             launch()
 
-        batches = self.batches(body, graph=level.kind is Kind.LEVEL)
+        batches = self.batches(body, graph=graphable(level))
         w = self.window(batches, BURST_ENERGY_WINDOW_S)
         return burst_energy_fields(w, self.flush_j(), flops, self.samples(w.t_start, w.t_end),
                                    batches.method)

@@ -23,11 +23,13 @@ from ..device.gpu import DeviceInfo, context_usable, device_info, get_cupy, is_s
 from ..device.gpu_select import VISIBLE, gpu_env, visible_index
 from ..device.telemetry import Nvml, Sampler
 from ..ladder import registry
+from ..ladder.level import Toolchain
 from ..ladder.registry import Kind, Level
 from ..protocol import commands, events
 from ..protocol.events import ErrorKind, Mode, ProtocolError
 from ..toolchain import build_event
 from ..toolchain.nvrtc import CompileError
+from . import triton_launch
 from .measure import Bench, Refused, refusal, wall_clock
 from .sustained import SustainedConfig, Trial, run_sustained
 from .user_kernels import LaunchRefused, UserKernels
@@ -300,7 +302,9 @@ class Runner:
 
     def _run_one(self, level: Level, M: int, N: int, K: int, cmd: dict[str, Any],
                  cid: Any, params: dict[str, int] | None) -> bool:
-        where = {"id": cid, "level": level.id, "M": M, "N": N, "K": K}
+        where: dict[str, Any] = {"id": cid, "level": level.id, "M": M, "N": N, "K": K}
+        if params:  # a variant: its errors say which (a sweep's refused cells)
+            where["params"] = dict(params)
         refused = refusal(level, M, N, K, self.device)
         if refused is not None:
             self.error(ErrorKind(refused.kind), str(refused), **where)
@@ -359,7 +363,8 @@ class Runner:
             return
         self.built.add(key)
         try:
-            event = build_event.gpu_event(level, variant, params)
+            event = (triton_launch.build_event_of(level) if level.toolchain is Toolchain.TRITON
+                     else build_event.gpu_event(level, variant, params))
         except Exception as exc:
             self.emit({"type": "info", "id": cid,
                        "message": f"no build event for {level.id} ({variant}): {exc!r}"})

@@ -39,7 +39,7 @@ from .level import (
 from .registry import BY_ID
 from .source_check import MAX_SOURCE_BYTES, check_source
 from .spec_expression import SHAPE_NAMES, Expression, ExpressionError, parse_expression
-from .user_level import UserLaunch
+from .user_level import TRITON_OPTIONS, UserLaunch
 
 MAX_SPEC_BYTES = 32 << 10
 MAX_PARAMS = 16
@@ -49,8 +49,6 @@ ID = r"^[a-z][a-z0-9_]{0,39}$"
 IDENT = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"  # a C++ / Python identifier
 PARAM = r"^[A-Za-z_][A-Za-z0-9_]{0,31}$"
 FILE = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}\.(cu|py)$"  # a plain name beside the spec
-# Triton's launch options, spelled as parameters so they can be swept like the others
-TRITON_OPTIONS = ("num_warps", "num_stages")
 TRITON_WARPS = 4  # Triton's default num_warps
 RESERVED = frozenset({*SHAPE_NAMES, "min", "max", "ceil_div"})
 

@@ -37,6 +37,8 @@ MAX_TITLE = 200
 MAX_GRID = (2**31 - 1, 65535, 65535)
 MAX_SMEM = 1 << 20
 USER_PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+# Triton's launch options, spelled as parameters so they can be swept like the others
+TRITON_OPTIONS = ("num_warps", "num_stages")
 
 
 class LaunchRefused(ValueError):

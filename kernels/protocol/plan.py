@@ -71,8 +71,12 @@ class RunRequest:
         return cmd
 
     def where(self) -> dict[str, Any]:
-        """The fields an error event names the run by."""
-        return {"level": self.level, "M": self.M, "N": self.N, "K": self.K}
+        """The fields an error event names the run by (a variant's parameters too)."""
+        where: dict[str, Any] = {"level": self.level, "M": self.M, "N": self.N, "K": self.K}
+        params = self.kernel.get("params") if self.kernel is not None else self.params
+        if isinstance(params, dict) and params:
+            where["params"] = dict(params)
+        return where
 
 
 def ladder_requests(level_ids: Iterable[str], M: int, N: int, K: int,

@@ -1,0 +1,35 @@
+"""Print the BM x BN sweep of a recording as a table (benchmarks/user_kernels_h200.sh).
+
+    python3 benchmarks/user_kernel_sweep_table.py RECORDING [LEVEL X Y]
+"""
+
+from __future__ import annotations
+
+import sys
+
+from gemmscope.kernels.protocol.events import ProtocolError, parse_line
+from gemmscope.kernels.results.sweep_grid import sweep_grid
+
+
+def main(argv: list[str]) -> int:
+    path = argv[0]
+    level, x, y = (argv[1:4] if len(argv) >= 4 else ("regblock_float4", "BN", "BM"))
+    events = []
+    with open(path, "rb") as f:
+        for n, line in enumerate(f, 1):
+            try:
+                events.append(parse_line(line, n))
+            except ProtocolError as exc:
+                print(f"{path}: {exc}", file=sys.stderr)
+    grid = sweep_grid(level, x, y, events)
+    for line in grid.table():
+        print(line)
+    cells = list(grid.cells.values())
+    print(f"{len(cells)} variants: {sum(c.tflops is not None for c in cells)} ran, "
+          f"{sum(bool(c.verified) for c in cells)} verified, "
+          f"{sum(c.tflops is None for c in cells)} refused or failed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
