@@ -21,6 +21,18 @@ def main(argv: list[str]) -> int:
                 events.append(parse_line(line, n))
             except ProtocolError as exc:
                 print(f"{path}: {exc}", file=sys.stderr)
+    for ev in events:  # every result, with the clock it ran at (burst)
+        if ev["type"] == "result":
+            print(f"  {ev['level']:<18} {ev['M']}x{ev['N']}x{ev['K']:<6} "
+                  f"{ev.get('variant', '')!s:<8} {ev['tflops']:8.2f} TFLOPS  "
+                  f"verified={ev['verified']} rel_err={ev.get('rel_err')}  "
+                  f"pct_ref={ev.get('pct_of_reference')}  "
+                  f"sm_mhz={ev.get('sm_clock_mhz_avg')}  regs={ev.get('regs')}")
+        elif ev["type"] in ("error", "kernel", "build"):
+            print(f"  [{ev['type']}] {ev.get('level')} {ev.get('kind', '')} "
+                  f"{str(ev.get('message', ev.get('sass_reason', '')))[:160]}")
+    if level == "-":
+        return 0
     grid = sweep_grid(level, x, y, events)
     for line in grid.table():
         print(line)
