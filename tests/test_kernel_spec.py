@@ -207,3 +207,37 @@ def test_the_runner_refuses_a_kernel_object_naming_the_field(field, value, says)
     wire[field] = value
     with pytest.raises(user_level.LaunchRefused, match=re.escape(says)):
         user_level.from_wire(wire, frozenset(BY_ID))
+
+
+TRITON = """
+[kernel]
+id = "tri"
+name = "mm"
+source = "tri.py"
+language = "triton"
+precision = "fp16"
+
+[params]
+BLOCK_M = 128
+num_warps = { default = 4, values = [4, 8] }
+
+[launch]
+grid = ["ceil_div(M, BLOCK_M)"]
+"""
+
+
+def test_a_triton_spec_takes_its_block_from_num_warps():
+    s = spec(TRITON)
+    assert s.block_of(s.with_defaults({"num_warps": 8})) == (256, 1)
+    assert s.grid_of(1000, 1, 1, s.defaults) == (8, 1, 1)
+
+
+@pytest.mark.parametrize("change, field", [
+    (('grid = ["ceil_div(M, BLOCK_M)"]', 'grid = ["1"]\nblock = ["128"]'), "launch.block"),
+    (('precision = "fp16"', 'precision = "fp16"\nvector = 4'), "kernel.vector"),
+    (('source = "tri.py"', 'source = "tri.cu"'), "kernel.source"),
+])
+def test_a_triton_spec_refuses_what_is_cudas(change, field):
+    old, new = change
+    with pytest.raises(SpecError, match=f"^mine.toml: {re.escape(field)}"):
+        spec(TRITON.replace(old, new))

@@ -126,3 +126,32 @@ def test_check_command_prints_the_check_in_words():
     assert code == 1 and lines[0].startswith("regblock_float4 (regblock_float4.cu) BM=256")
     assert any(line.startswith("FAIL parameters: BK * BN // 4") for line in lines)
     assert any(line.startswith("ok   threads: 512 per block") for line in lines)
+
+
+def test_the_runner_side_of_user_kernels_needs_no_msgspec():
+    import subprocess
+    import sys
+
+    code = ("import sys; import gemmscope.kernels.engine.runner, gemmscope.kernels.engine.launch;"
+            " print('msgspec' in sys.modules, 'gemmscope.kernels.ladder.kernel_spec' in "
+            "sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "False"]
+
+
+def test_a_triton_kernel_without_triton_is_refused_with_the_reason(monkeypatch):
+    from gemmscope.kernels.engine import measure, triton_launch
+    from gemmscope.kernels.toolchain.user_sources import folder_for
+
+    spec = load_spec(EXAMPLES / "triton_matmul.toml")
+    launch = spec.launch(read_source(spec), 256, 256, 256, spec.defaults)
+    level = launch.level(folder_for(launch))
+    assert level.toolchain == "triton" and level.threads == (256, 1)
+    assert not measure.graphable(level)  # Triton's launcher runs plainly, not in a graph
+    monkeypatch.setattr(triton_launch, "triton_missing", lambda: "triton is not installed")
+    monkeypatch.setattr(measure, "triton_missing", lambda: "triton is not installed")
+    why = measure.refusal(level, 256, 256, 256, None)
+    assert why is not None and why.kind == "unsupported"
+    assert str(why) == ("triton_matmul is a Triton kernel and triton is not installed; "
+                        "skipped")

@@ -46,7 +46,7 @@ from .energy import (
     seconds_per_call,
 )
 from .operands import OUTPUT_BYTES, Accuracy, Operands, check, random_inputs
-from .triton_launch import triton_launcher
+from .triton_launch import triton_launcher, triton_missing
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
             Precision.FP8: 1}
@@ -66,6 +66,8 @@ def refusal(level: Level, M: int, N: int, K: int, device: DeviceInfo | None) -> 
     this device and this Python lack, then the level's own shape rules."""
     if level.arch == "sm_90a" and (device is None or not device.has_sm90a):
         return Refused(f"{level.id} needs Hopper (sm_90a)", "unsupported")
+    if level.toolchain is Toolchain.TRITON and (why := triton_missing()) is not None:
+        return Refused(f"{level.id} is a Triton kernel and {why}; skipped", "unsupported")
     if level.library is Library.CUBLASLT and not torch_scaled_mm_available():
         return Refused(f"{level.id} needs torch with torch._scaled_mm (not installed here); "
                        "skipped", "unsupported")

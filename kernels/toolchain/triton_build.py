@@ -47,6 +47,9 @@ def triton_event(level: Level, art: dict[str, Any], limits: occupancy.DeviceLimi
         try:
             texts = sass.disassemble(cubin, files)
             text = texts.get(art["name"]) or next(iter(texts.values()), None)
+            if text is None:
+                reason = (f"nvdisasm listed no kernel section in Triton's cubin "
+                          f"({len(cubin):,} bytes)")
         except Exception as exc:  # a tool that fails is a reason, not a lost event
             reason = f"nvdisasm failed: {exc}"
     if text is None:
