@@ -52,6 +52,7 @@ from ..widgets.messages_panel import MessagesPanel
 from ..widgets.replay_bar import ReplayBar
 from ..widgets.run_controls import RunControls
 from . import navigation
+from .kernel_docks import KernelDocks
 from .keys import ShortcutsDialog, install_shortcuts
 from .menus import install_menus
 from .preferences import Preferences
@@ -116,6 +117,7 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
         self.tabs.currentChanged.connect(lambda _i: self.throttle.poke(soon=True))
         self.tabs.currentChanged.connect(self._tab_changed)
 
+        self.kernel_docks = KernelDocks(self)  # File ▸ Open kernel… (user kernels)
         self.ladder = LadderPanel()
         self.ladder.bind(self.store)
         self.controls = RunControls()
@@ -228,6 +230,7 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
     def handle(self, event: dict[str, Any]) -> None:
         """The one event sink: live runner and replay both deliver here."""
         self.store.handle(event)
+        self.kernel_docks.feed(event)
         if self._asked is not None and event["type"] == "run_start":
             self._run_started(event)
         self.throttle.poke()
@@ -244,6 +247,22 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
             return
         mode = self.controls.run_mode() or {}  # burst or sustained, as the form says
         self.live.submit([replace(r, **mode) for r in requests])  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------- user kernels
+    def open_kernel(self, path: str) -> bool:
+        return self.kernel_docks.open(path) is not None
+
+    def kernel_shape(self) -> tuple[int, int, int, int] | None:
+        return self.controls.values()
+
+    def submit_runs(self, requests: list[RunRequest]) -> None:
+        values = self._shape()
+        if values is not None:
+            self.kernel_docks.shape_changed(*values)
+            self._submit([replace(r, repeats=values[3]) for r in requests])
+
+    def note(self, text: str, error: bool) -> None:
+        self._note(text, error)
 
     def _shape(self) -> tuple[int, int, int, int] | None:
         values = self.controls.values()

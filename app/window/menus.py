@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenuBar, QStatusBar, QWidget
 
 from .export_targets import ANIMATION_TARGETS, CHART_TARGETS, ExportError
+from .kernel_docks import open_kernel_dialog
 from .keys import sheet_rows
 
 
@@ -21,6 +22,7 @@ class Commands(Protocol):
     def statusBar(self) -> QStatusBar: ...
     def close(self) -> bool: ...
     def open_recording(self, path: str, background: bool = False) -> bool: ...
+    def open_kernel(self, path: str) -> bool: ...
     def toggle_presentation(self) -> None: ...
     def show_shortcuts(self) -> None: ...
     def panel_actions(self) -> list[QAction]: ...
@@ -54,6 +56,7 @@ def install_menus(window: Commands) -> None:
     file_menu = window.menuBar().addMenu("&File")
     _action(file_menu, "&Open recording…", lambda: open_dialog(window),
             QKeySequence.StandardKey.Open)
+    _action(file_menu, "Open &kernel…", lambda: open_kernel_dialog(window))
     _action(file_menu, "Live &runner…", lambda: runner_dialog(window))
     file_menu.addSeparator()
     # which chart is named here, never taken from where the mouse was

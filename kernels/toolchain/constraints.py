@@ -108,8 +108,8 @@ def check(v: Variant, limits: DeviceLimits = HOPPER,
     static = v.static_smem or 0
     smem = static + v.dyn_smem
     parts = (f" ({v.dyn_smem} dynamic + {static} static)" if v.static_smem else
-             " dynamic (static shared memory is known after a compile)"
-             if v.static_smem is None else "")
+             " dynamic, the static part known after a compile" if v.static_smem is None
+             else "")
     if smem > limits.smem_per_block_optin:
         out.append(Finding("shared memory", Status.FAIL,
                            f"{smem} bytes ({smem / 1024:.1f} KiB) per block{parts}; the "
