@@ -155,3 +155,15 @@ def test_a_triton_kernel_without_triton_is_refused_with_the_reason(monkeypatch):
     assert why is not None and why.kind == "unsupported"
     assert str(why) == ("triton_matmul is a Triton kernel and triton is not installed; "
                         "skipped")
+
+
+def test_the_run_command_of_a_kernel_is_one_the_runner_parses_within_its_bound():
+    from gemmscope.kernels.protocol import commands
+
+    for spec in ("regblock_float4.toml", "triton_matmul.toml"):
+        (run,) = planned("--kernel", str(EXAMPLES / spec))
+        line = json.dumps(run.command("run-1"))
+        assert len(line.encode()) < protocol.MAX_COMMAND_BYTES
+        parsed = commands.parse_command(line)
+        assert parsed["kernel"]["source"] == run.kernel["source"]
+        assert run.where()["params"] == run.kernel["params"]  # errors name the variant
