@@ -65,7 +65,8 @@ class OpenKernel:
         p = self.spec.params[name]
         if p.values is not None:
             return sorted(p.values)
-        out, v = [], 1
+        out: list[int] = []
+        v = 1
         while v <= p.hi and len(out) < 12:
             if v >= max(p.lo, 1):
                 out.append(v)

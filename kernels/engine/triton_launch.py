@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..device.gpu import get_torch, require_cupy
 from ..ladder.level import Level
 from ..ladder.user_level import TRITON_OPTIONS
 from .operands import Operands
@@ -71,9 +72,9 @@ def triton_launcher(level: Level, ops: Operands) -> tuple[Callable[[], None], di
     why = triton_missing()
     if why is not None:
         raise TritonMissing(f"{level.id} is a Triton kernel; {why}")
-    import cupy as cp
-    import torch
-
+    cp, torch = require_cupy(), get_torch()
+    if torch is None:
+        raise TritonMissing(f"{level.id} is a Triton kernel; torch cannot be imported")
     fn = _function(level)
     a, b, c = (torch.from_dlpack(x) for x in (ops.a, ops.b, ops.c))
     if ops.b_layout == "nk":
@@ -124,22 +125,24 @@ def artifacts(level: Level) -> dict[str, Any] | None:
 
 
 def _version() -> str:
-    import triton
+    from importlib import metadata
 
-    return str(getattr(triton, "__version__", "?"))
+    try:
+        return metadata.version("triton")
+    except metadata.PackageNotFoundError:
+        return "?"
 
 
 def build_event_of(level: Level) -> dict[str, Any]:
     """The build event of a Triton level that has run (toolchain/triton_build.py), with
     the driver's occupancy of Triton's function and this GPU's limits."""
-    import cupy as cp
-
     from ..toolchain import occupancy
     from ..toolchain.triton_build import triton_event
 
     art = artifacts(level)
     if art is None:
         raise ValueError(f"{level.id} has not run, so Triton has compiled nothing yet")
+    cp = require_cupy()
     dev = cp.cuda.Device()
     limits = occupancy.DeviceLimits.from_attributes(dev.attributes)
     compiled = COMPILED[(level.id, tuple(level.params.items()))]

@@ -85,7 +85,7 @@ class _Strict(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     pass
 
 
-class KernelSection(_Strict):
+class KernelSection(_Strict, frozen=True):
     id: Annotated[str, msgspec.Meta(pattern=ID)]
     name: Annotated[str, msgspec.Meta(pattern=IDENT)]
     source: Annotated[str, msgspec.Meta(pattern=FILE)]
@@ -99,7 +99,7 @@ class KernelSection(_Strict):
     notes: Annotated[str, msgspec.Meta(max_length=2000)] = ""
 
 
-class ParamSection(_Strict):
+class ParamSection(_Strict, frozen=True):
     default: Annotated[int, msgspec.Meta(ge=0, le=MAX_PARAM)]
     values: Annotated[list[Annotated[int, msgspec.Meta(ge=0, le=MAX_PARAM)]],
                       msgspec.Meta(min_length=1, max_length=MAX_VALUES)] | None = None
@@ -108,7 +108,7 @@ class ParamSection(_Strict):
     doc: Text = ""
 
 
-class LaunchSection(_Strict):
+class LaunchSection(_Strict, frozen=True):
     geometry: str | None = None  # one of GEOMETRIES
     block: Annotated[list[Expr], msgspec.Meta(min_length=1, max_length=2)] | None = None
     grid: Annotated[list[Expr], msgspec.Meta(min_length=1, max_length=3)] | None = None
@@ -117,18 +117,18 @@ class LaunchSection(_Strict):
     k_tile: Expr = 1
 
 
-class LayoutSection(_Strict):
+class LayoutSection(_Strict, frozen=True):
     b: Annotated[str, msgspec.Meta(pattern="^(kn|nk)$")] = "kn"
     output: Annotated[str, msgspec.Meta(pattern="^(fp32|fp16|bf16)$")] = "fp32"
 
 
-class RuleSection(_Strict):
+class RuleSection(_Strict, frozen=True):
     value: Expr
     multiple_of: Expr
     why: Text = ""
 
 
-class SpecFile(_Strict):
+class SpecFile(_Strict, frozen=True):
     kernel: KernelSection
     launch: LaunchSection
     params: dict[str, Any] = {}

@@ -154,7 +154,8 @@ def _bounded(v: int) -> int:
 
 def _eval(node: ast.AST, env: Mapping[str, int]) -> int:
     if isinstance(node, ast.Constant):
-        return int(node.value)
+        assert type(node.value) is int  # _check admits whole numbers only
+        return node.value
     if isinstance(node, ast.Name):
         return _bounded(int(env[node.id]))
     if isinstance(node, ast.UnaryOp):

@@ -41,9 +41,10 @@ def triton_event(level: Level, art: dict[str, Any], limits: occupancy.DeviceLimi
         "threads_per_block": threads, "barriers": 0, "resources_from": "triton",
         "occupancy": occ, "mangled": art["name"]}
     cubin = art.get("cubin")
-    reason = sass.nvdisasm_missing() if cubin else "Triton kept no cubin"
+    reason = sass.nvdisasm_missing() if isinstance(cubin, bytes) and cubin else \
+        "Triton kept no cubin"
     text = None
-    if reason is None:
+    if reason is None and isinstance(cubin, bytes):
         try:
             texts = sass.disassemble(cubin, files)
             text = texts.get(art["name"]) or next(iter(texts.values()), None)
