@@ -67,4 +67,3 @@ def test_the_count_axis_is_rounded_up_and_set_only_when_it_changes(qtbot):
     assert ranges == []
     chart.set_rows([("a", {"FFMA": 101}), ("b", {"FFMA": 300})])
     assert vb.targetRange() == [[-0.6, 1.6], [0.0, 320.0]]
-
