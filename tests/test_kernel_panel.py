@@ -125,3 +125,28 @@ def test_the_window_opens_a_kernel_and_runs_a_sweep_on_a_stand_in_runner(
     window.flush_views()
     assert any("refused" in window.messages.item(i).text()
                for i in range(window.messages.count()))
+
+
+def test_a_users_kernel_joins_the_ladder_in_its_own_colour():
+    from gemmscope.app.core.store import SessionStore
+    from gemmscope.app.theme import USER_COLORS, level_colors
+
+    store = SessionStore()
+    store.handle({"type": "session", "t": 0.0, "protocol": 4, "created": "", "levels": {}})
+    ladder_before = [lv.id for lv in store.ladder_levels()]
+    store.handle({"type": "kernel", "t": 1.0, "level": "regblock_float4",
+                  "file": "regblock_float4.cu", "catalog": {
+                      "id": "regblock_float4", "title": "mine", "precision": "fp32",
+                      "params": {"BM": 128}, "kind": "reference", "user": "x.cu"}})
+    ids = [lv.id for lv in store.ladder_levels()]
+    assert ids == [*ladder_before, "regblock_float4"]  # after the ladder, never a reference
+    mine = store.levels[-1]
+    assert mine.is_user and mine.user == "regblock_float4.cu" and mine.params == {"BM": 128}
+    colors = level_colors([(lv.id, lv.precision, lv.is_reference, lv.is_user)
+                           for lv in store.levels])
+    assert colors["regblock_float4"] == USER_COLORS[0]
+    assert list(colors.values()).count(USER_COLORS[0]) == 1
+    store.handle({"type": "kernel", "t": 2.0, "level": "regblock_float4",
+                  "file": "regblock_float4.cu", "catalog": {"id": "regblock_float4",
+                                                            "precision": "fp32"}})
+    assert [lv.id for lv in store.levels].count("regblock_float4") == 1  # edited: replaced

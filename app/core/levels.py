@@ -7,7 +7,7 @@ too; the registry of this copy is only the fallback for headers without one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...kernels.ladder import registry
@@ -26,10 +26,15 @@ class LevelInfo:
     tile: tuple[int, ...] = ()
     follows: str = ""
     notes: str = ""
+    user: str | None = None  # a user's kernel: the file it came from (a ``kernel`` event)
 
     @property
     def is_reference(self) -> bool:
         return self.kind == "reference"
+
+    @property
+    def is_user(self) -> bool:
+        return self.user is not None
 
     @property
     def name(self) -> str:
@@ -84,7 +89,23 @@ def level_from_entry(entry: dict[str, Any], order: int) -> LevelInfo:
         tile=_ints(entry.get("tile")),
         follows=_text(entry.get("follows")),
         notes=_text(entry.get("notes")),
+        user=_text(entry.get("user"))[:200] or None,
     )
+
+
+def join_user_kernel(levels: list[LevelInfo], event: dict[str, Any]) -> list[LevelInfo]:
+    """The levels with the user's kernel of a ``kernel`` event after the ladder (replacing
+    an earlier entry of the same id: an edited source); the event's catalog entry is data,
+    read like the header's."""
+    entry = event.get("catalog")
+    level_id = event.get("level")
+    if not isinstance(entry, dict) or not isinstance(level_id, str) or not level_id:
+        return levels
+    kept = [lv for lv in levels if lv.id != level_id]
+    order = max((lv.order for lv in kept), default=0) + 1
+    joined = level_from_entry({**entry, "id": level_id, "kind": "level",
+                               "user": _text(event.get("file")) or level_id}, order)
+    return [*kept, replace(joined, order=order)]
 
 
 def catalog_from_header(header: dict[str, Any] | None) -> list[LevelInfo]:

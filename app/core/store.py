@@ -22,7 +22,7 @@ from ...kernels.protocol.events import device_of, session_devices
 from ...kernels.results.rows import Result, ResultKey, Row, reference_key, result_key
 from .counters import NCU, Counters
 from .device_state import DeviceState, device_label
-from .levels import LevelInfo, catalog_from_header
+from .levels import LevelInfo, catalog_from_header, join_user_kernel
 from .recording_contents import RecordingContents
 from .repeat_stream import RepeatStream
 from .telemetry import (
@@ -192,6 +192,11 @@ class SessionStore:
         for state in self._per.values():
             state.running = None
         self._changes.update((Change.HEADER, Change.LADDER, Change.RUN))
+
+    def _on_kernel(self, ev: dict[str, Any]) -> None:
+        """A user's kernel joined the session: it joins the ladder (levels.py)."""
+        self.levels = join_user_kernel(self.levels, ev)
+        self._changes.update((Change.HEADER, Change.LADDER))
 
     def _on_device(self, ev: dict[str, Any]) -> None:
         """A GPU that joined the session (a cluster worker seen after the header)."""
@@ -363,7 +368,7 @@ class SessionStore:
         "repeat": _on_repeat, "phase": _on_phase, "result": _on_result, "error": _on_error,
         "info": _on_info, "telemetry": _on_telemetry, "counters": _on_counters,
         "build": _on_build, "done": _on_done, "device": _on_device,
-        "source_counters": _on_source_counters,
+        "source_counters": _on_source_counters, "kernel": _on_kernel,
     }
 
     def take_changes(self) -> set[Change]:
