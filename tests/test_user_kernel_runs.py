@@ -167,3 +167,17 @@ def test_the_run_command_of_a_kernel_is_one_the_runner_parses_within_its_bound()
         parsed = commands.parse_command(line)
         assert parsed["kernel"]["source"] == run.kernel["source"]
         assert run.where()["params"] == run.kernel["params"]  # errors name the variant
+
+
+def test_diff_takes_a_kernel_spec_beside_a_level():
+    from gemmscope.kernels.toolchain import build_event
+
+    if build_event.nvrtc_missing() is not None:
+        pytest.skip("NVRTC from PyPI is not installed")
+    out = io.StringIO()
+    code = cli.main(["diff", SPEC, "register_2d"], stdout=out, stderr=io.StringIO())
+    text = out.getvalue()
+    assert code == 0
+    assert "regblock_float4.cu (regblock_float4)" in text  # the source diff names both
+    assert "kernels/cuda/register_2d.cu (register_2d)" in text
+    assert "registers per thread" in text and "LDS.128" in text
