@@ -178,6 +178,6 @@ def test_diff_takes_a_kernel_spec_beside_a_level():
     code = cli.main(["diff", SPEC, "register_2d"], stdout=out, stderr=io.StringIO())
     text = out.getvalue()
     assert code == 0
-    assert "regblock_float4.cu (regblock_float4)" in text  # the source diff names both
+    assert f"--- regblock_float4.cu ({SPEC})" in text  # the source diff names both
     assert "kernels/cuda/register_2d.cu (register_2d)" in text
     assert "registers per thread" in text and "LDS.128" in text
