@@ -150,3 +150,41 @@ def test_a_users_kernel_joins_the_ladder_in_its_own_colour():
                   "file": "regblock_float4.cu", "catalog": {"id": "regblock_float4",
                                                             "precision": "fp32"}})
     assert [lv.id for lv in store.levels].count("regblock_float4") == 1  # edited: replaced
+
+
+def test_a_registry_levels_parameters_are_edited_in_the_same_panel(qtbot):
+    from gemmscope.app.core.level_variants import LevelVariants
+
+    panel = KernelPanel(LevelVariants.of("register_2d"))
+    qtbot.addWidget(panel)
+    assert "the registry's choice: BM=128 BN=128 BK=8 TM=8 TN=8" in panel.title.text()
+    assert panel.run_button.isEnabled()
+    panel.editors["TM"].setValue(3)
+    assert "✗ parameters: BM=128 is not a multiple of TM=3" in panel.check_lines.text()
+    assert not panel.run_button.isEnabled()
+    panel.editors["TM"].setValue(8)
+    panel.editors["BM"].setValue(64)
+    assert "✓ threads: 128 per block" in panel.check_lines.text()
+    panel.set_shape(512, 512, 512, 3)
+    with qtbot.waitSignal(panel.runs_requested) as got:
+        panel.run_button.click()
+    (run,) = got.args[0]
+    assert run.level == "register_2d" and run.params == {"BM": 64} and run.kernel is None
+    runs = panel.kernel.sweep("BN", "BM", 512, 512, 512, 3)
+    assert {(r.params or {}).get("BM", 128) for r in runs} == {32, 64, 128, 256, 512}
+
+
+def test_a_build_event_gives_the_check_its_registers(qtbot):
+    from gemmscope.app.core.level_variants import LevelVariants
+
+    panel = KernelPanel(LevelVariants.of("register_2d"))
+    qtbot.addWidget(panel)
+    assert "• registers: not known before a compile" in panel.check_lines.text()
+    panel.take({"type": "build", "t": 1.0, "level": "register_2d", "variant": "vector",
+                "params": {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}, "regs": 200,
+                "smem_static_bytes": 8192, "local_bytes": 0, "compiler": "NVRTC 13.0"})
+    text = panel.check_lines.text()
+    assert "✓ registers: 200 per thread (the build event of a run, NVRTC 13.0)" in text
+    assert "1 blocks per SM" in text and "limited by registers" in text
+    panel.editors["BM"].setValue(256)  # another variant: no build of it yet
+    assert "• registers: not known before a compile" in panel.check_lines.text()

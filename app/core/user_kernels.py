@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...kernels.ladder.kernel_spec import KernelSpec, SpecError, load_spec, read_source
+from ...kernels.ladder.kernel_spec import KernelSpec, Param, SpecError, load_spec, read_source
 from ...kernels.protocol.plan import RunRequest
 from ...kernels.results.sweep_grid import SweepGrid, sweep_grid
 from ...kernels.toolchain.constraints import Check
@@ -30,6 +30,7 @@ class OpenKernel:
     path: Path
     params: dict[str, int] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)  # its results and errors
+    builds: dict[tuple[tuple[str, int], ...], dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: str | Path) -> OpenKernel:
@@ -41,6 +42,15 @@ class OpenKernel:
     def id(self) -> str:
         return self.spec.id
 
+    @property
+    def heading(self) -> str:
+        s = self.spec
+        return f"{s.title} — {s.source} ({s.language}, {s.precision}, vs {s.reference})"
+
+    @property
+    def param_specs(self) -> dict[str, Param]:
+        return self.spec.params
+
     def set(self, name: str, value: int) -> None:
         if name not in self.spec.params:
             raise SpecError(f"{self.id} has no parameter {name}")
@@ -48,8 +58,12 @@ class OpenKernel:
 
     def check(self, M: int, N: int, K: int) -> Check:
         result, _launch = check_spec(self.spec, self.source, self.params, M, N, K,
-                                     compile=False)
+                                     compile=False, build=self.build_of(self.params))
         return result
+
+    def build_of(self, params: dict[str, int]) -> dict[str, Any] | None:
+        """The latest build event of this variant (the aligned shape's, else any)."""
+        return self.builds.get(tuple(sorted(params.items())))
 
     def request(self, M: int, N: int, K: int, repeats: int,
                 params: dict[str, int] | None = None) -> RunRequest:
@@ -85,7 +99,12 @@ class OpenKernel:
                 for vy, vx in combos]
 
     def take(self, event: dict[str, Any]) -> bool:
-        """Keep a result or error of this kernel (True when it was one)."""
+        """Keep a result or error of this kernel (True when it was one); a build event
+        gives the check its variant's registers."""
+        if event.get("level") == self.id and event.get("type") == "build" and \
+                isinstance(event.get("params"), dict):
+            self.builds[tuple(sorted(event["params"].items()))] = event
+            return True
         if event.get("level") != self.id or event.get("type") not in ("result", "error"):
             return False
         self.events.append(event)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from ...kernels.ladder.kernel_spec import SpecError
 from ...kernels.toolchain.constraints import Check, Status
+from ..core.level_variants import LevelVariants
 from ..core.user_kernels import OpenKernel
 from ..theme import FAILED_COLOR, UNKNOWN_COLOR
 from .plain import plain_label
@@ -35,21 +36,21 @@ MARK = {Status.OK: "✓", Status.NOTE: "•", Status.FAIL: "✗"}
 class KernelPanel(QWidget):
     runs_requested = Signal(list)  # list[RunRequest]
 
-    def __init__(self, kernel: OpenKernel, parent: QWidget | None = None) -> None:
+    def __init__(self, kernel: OpenKernel | LevelVariants,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.kernel = kernel
         self.shape = (4096, 4096, 4096)
         self.repeats = 20
         self.last_check: Check | None = None
         layout = QVBoxLayout(self)
-        spec = kernel.spec
-        self.title = plain_label(f"{spec.title} — {spec.source} ({spec.language}, "
-                                 f"{spec.precision}, vs {spec.reference})")
+        params = kernel.param_specs
+        self.title = plain_label(kernel.heading)
         self.title.setWordWrap(True)
         layout.addWidget(self.title)
         form = QFormLayout()
         self.editors: dict[str, QComboBox | QSpinBox] = {}
-        for name, p in spec.params.items():
+        for name, p in params.items():
             editor: QComboBox | QSpinBox
             if p.values is not None:
                 editor = QComboBox()
@@ -76,8 +77,8 @@ class KernelPanel(QWidget):
         sweep_row = QHBoxLayout()
         self.sweep_x, self.sweep_y = QComboBox(), QComboBox()
         for box in (self.sweep_x, self.sweep_y):
-            box.addItems(list(spec.params))
-        if len(spec.params) > 1:
+            box.addItems(list(params))
+        if len(params) > 1:
             self.sweep_y.setCurrentIndex(1)
         self.sweep_button = QPushButton("Sweep")
         self.sweep_button.clicked.connect(self.run_sweep)
@@ -158,7 +159,10 @@ class KernelPanel(QWidget):
     def take(self, event: dict[str, Any]) -> None:
         """An event of the session: this kernel's results and errors fill the heatmap."""
         if self.kernel.take(event):
-            self.refresh_heatmap()
+            if event.get("type") == "build":
+                self.update_check()  # the registers of a variant that was built
+            else:
+                self.refresh_heatmap()
 
     def refresh_heatmap(self) -> None:
         x, y = self.sweep_x.currentText(), self.sweep_y.currentText()

@@ -10,7 +10,9 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
-from ..core.user_kernels import open_kernel
+from ...kernels.ladder.kernel_spec import SpecError
+from ..core.level_variants import LevelVariants
+from ..core.user_kernels import OpenKernel, open_kernel
 from ..widgets.fitting import scrolling
 from ..widgets.kernel_panel import KernelPanel
 
@@ -25,10 +27,28 @@ class KernelDocks:
         """Open a spec (again: its panel is replaced, the source re-read); None and a
         message naming the file and field where it cannot be read."""
         kernel, why = open_kernel(path)
-        w: Any = self.window
         if kernel is None:
-            w.note(f"cannot open kernel: {why}", True)
+            self.window_note(f"cannot open kernel: {why}", True)
             return None
+        panel = self._add(kernel, f"Kernel: {kernel.id}")
+        self.window_note(f"opened kernel {kernel.id} ({kernel.path.name})", False)
+        return panel
+
+    def tune(self, level_id: str) -> KernelPanel | None:
+        """A panel editing a registry level's parameters (its choice kept, marked)."""
+        try:
+            model = LevelVariants.of(level_id)
+        except (KeyError, SpecError) as exc:
+            self.window_note(f"cannot tune {level_id}: {exc}", True)
+            return None
+        return self._add(model, f"Tune: {level_id}")
+
+    def window_note(self, text: str, error: bool) -> None:
+        w: Any = self.window
+        w.note(text, error)
+
+    def _add(self, kernel: OpenKernel | LevelVariants, title: str) -> KernelPanel:
+        w: Any = self.window
         panel = KernelPanel(kernel)
         shape = w.kernel_shape()
         if shape is not None:
@@ -38,12 +58,11 @@ class KernelDocks:
         if old is not None:
             self.window.removeDockWidget(old)
             old.deleteLater()
-        dock = QDockWidget(f"Kernel: {kernel.id}", self.window)
+        dock = QDockWidget(title, self.window)
         dock.setObjectName(f"dock_kernel_{kernel.id}")
         dock.setWidget(scrolling(panel))
         self.window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
         self.panels[kernel.id], self.docks[kernel.id] = panel, dock
-        w.note(f"opened kernel {kernel.id} ({kernel.path.name})", False)
         return panel
 
     def feed(self, event: dict[str, Any]) -> None:

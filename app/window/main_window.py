@@ -252,6 +252,14 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
     def open_kernel(self, path: str) -> bool:
         return self.kernel_docks.open(path) is not None
 
+    def tune_selected(self) -> None:
+        """A panel editing the selected level's parameters (File ▸ Tune…)."""
+        level = self.ladder.selected_level()
+        if level is None:
+            self.statusBar().showMessage("select a level first", 5000)
+        else:
+            self.kernel_docks.tune(level)
+
     def kernel_shape(self) -> tuple[int, int, int, int] | None:
         return self.controls.values()
 

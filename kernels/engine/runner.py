@@ -203,7 +203,8 @@ class Runner:
             try:
                 level = level.with_params(params)
             except ValueError as exc:
-                self.error(ErrorKind.BAD_INPUT, str(exc), id=cid, level=level.id, M=M, N=N, K=K)
+                self.error(ErrorKind.BAD_INPUT, str(exc), id=cid, level=level.id, M=M, N=N, K=K,
+                           params=dict(params))
                 return False
         if self.bench is None:
             self.error(ErrorKind.NO_GPU, f"cannot run {level.id}: {self.no_gpu_reason}",

@@ -8,6 +8,9 @@ known yet. (The runner never imports this module: the spec side needs msgspec.)
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 from ..ladder.kernel_spec import KernelSpec, Language, SpecError
 from ..ladder.level import Level
 from ..ladder.spec_expression import ExpressionError
@@ -67,17 +70,32 @@ def with_registers(v: Variant, level: Level, arch: str | None = None) -> Variant
                    res.smem_static_bytes, f"NVRTC {off.nvrtc} for {arch}", res.local_bytes)
 
 
+def with_build(v: Variant, build: dict[str, Any] | None) -> Variant:
+    """The variant with the registers and static shared memory of a build event of the
+    same variant (a run's, or a recording's), where one is given."""
+    if build is None or not isinstance(build.get("regs"), int):
+        return v
+    static = build.get("smem_static_bytes")
+    local = build.get("local_bytes")
+    return dataclasses.replace(
+        v, regs=build["regs"], static_smem=static if isinstance(static, int) else None,
+        local_bytes=local if isinstance(local, int) else 0,
+        resources_from=f"the build event of a run, {str(build.get('compiler', ''))[:60]}")
+
+
 def check_spec(spec: KernelSpec, source: str, params: dict[str, int] | None, M: int,
                N: int, K: int, limits: DeviceLimits = HOPPER,
-               compile: bool = True) -> tuple[Check, UserLaunch]:
+               compile: bool = True, build: dict[str, Any] | None = None
+               ) -> tuple[Check, UserLaunch]:
     """The check of a user's variant and the run command's ``kernel`` object for it
-    (carrying the refusal where the check failed)."""
-    v = spec_variant(spec, params, M, N, K)
+    (carrying the refusal where the check failed). ``build``: a build event of this
+    variant, whose registers stand in for a compile."""
+    v = with_build(spec_variant(spec, params, M, N, K), build)
     p = {**spec.defaults, **(params or {})} if not set(params or {}) - set(spec.params) \
         else spec.defaults
     compile_error = None
     launch = spec.launch(source, M, N, K, p)
-    if compile and spec.language is Language.CUDA and not v.problems:
+    if compile and build is None and spec.language is Language.CUDA and not v.problems:
         try:
             v = with_registers(v, launch.level(folder_for(launch)))
         except CompileError as exc:
