@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from gemmscope.kernels.protocol.events import ProtocolError, parse_line
+from gemmscope.kernels.protocol.events import ProtocolError, loads
 from gemmscope.kernels.results.sweep_grid import sweep_grid
 
 
@@ -18,9 +18,9 @@ def main(argv: list[str]) -> int:
     with open(path, "rb") as f:
         for n, line in enumerate(f, 1):
             try:
-                events.append(parse_line(line, n))
+                events.append(loads(line))
             except ProtocolError as exc:
-                print(f"{path}: {exc}", file=sys.stderr)
+                print(f"{path}:{n}: {exc}", file=sys.stderr)
     for ev in events:  # every result, with the clock it ran at (burst)
         if ev["type"] == "result":
             print(f"  {ev['level']:<18} {ev['M']}x{ev['N']}x{ev['K']:<6} "

@@ -8,6 +8,7 @@ a test that writes a lot never blocks on a full pipe.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import subprocess
@@ -16,7 +17,14 @@ import threading
 import time
 from collections.abc import Callable
 
-from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol.decoding import decode
+
+
+def wire(line: str | bytes) -> dict:
+    """One line the runner wrote, as JSON values, after the decoder has read it as a
+    valid event (what the runner writes is checked where it is read)."""
+    decode(line)
+    return json.loads(line)
 
 
 class RunnerProcess:
@@ -43,8 +51,9 @@ class RunnerProcess:
         self.proc.stdin.flush()
 
     def until(self, last: Callable[[dict], bool], timeout_s: float = 30) -> list[dict]:
-        """Events up to the first for which ``last`` is true (each one a valid event);
-        fails if the runner exits or says nothing for ``timeout_s``."""
+        """Events up to the first for which ``last`` is true, as the runner wrote them
+        (each one a valid event: it decodes into its record); fails if the runner exits
+        or says nothing for ``timeout_s``."""
         got: list[dict] = []
         deadline = time.monotonic() + timeout_s
         while True:
@@ -53,7 +62,7 @@ class RunnerProcess:
             except queue.Empty:
                 raise AssertionError(f"no answer in {timeout_s} s after {got[-3:]}") from None
             assert line is not None, f"the runner exited ({self.proc.wait()}) after {got[-3:]}"
-            got.append(protocol.parse_line(line))
+            got.append(wire(line))
             if last(got[-1]):
                 return got
 

@@ -9,6 +9,7 @@ resources/sessions/.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -267,3 +268,21 @@ if __name__ == "__main__":
     import sys
 
     print(write(sys.argv[1] if len(sys.argv) > 1 else "synthetic-session.jsonl"))
+
+
+def file_events(path: str | Path) -> list[dict[str, Any]]:
+    """The events of a session file as it says them (JSON values, line by line), each
+    checked by the decoder and put on the session's time axis as a reader does (a
+    runner's later header read as its restart): what a test compares what the app shows
+    with."""
+    from gemmscope.kernels.protocol.decoding import decode, to_builtins
+    from gemmscope.kernels.protocol.timeline import Timeline
+
+    out, line_of = [], Timeline()
+    for line in Path(path).read_bytes().splitlines():
+        if line.strip():
+            placed = line_of.place(decode(line))
+            event = json.loads(line)
+            out.append(to_builtins(placed) if placed.type != event["type"]
+                       else {**event, "t": placed.t})
+    return out

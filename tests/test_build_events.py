@@ -9,9 +9,11 @@ import io
 import json
 
 import pytest
+from runner_subprocess import wire
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol.decoding import decode, encode, of
 from gemmscope.kernels.toolchain import build_event, sass
 from gemmscope.kernels.toolchain import nvrtc as build
 
@@ -109,11 +111,13 @@ def test_assembled_source_keeps_each_files_line_numbers():
 def test_protocol_requires_level_and_variant_and_checks_sources():
     good = {"type": "build", "t": 1.0, "level": "naive", "variant": "scalar",
             "sources": {"kernels/cuda/naive.cu": "..."}, "sass": None, "sass_reason": "x"}
-    assert protocol.parse_line(protocol.dumps(good)) == good
+    read = decode(protocol.dumps(good))
+    assert read == of(good) and read.sources == good["sources"] and read.sass_reason == "x"
     for change, message in [({"variant": None}, "variant"), ({"level": 3}, "level"),
-                            ({"sources": {"a.cu": 3}}, "sources"), ({"sass": 5}, "sass")]:
+                            ({"sources": {"a.cu": 3}}, "source 'a.cu'"),
+                            ({"sources": ["a.cu"]}, "sources"), ({"sass": 5}, "sass")]:
         with pytest.raises(protocol.ProtocolError, match=message):
-            protocol.parse_line(json.dumps({**good, **change}))
+            decode(json.dumps({**good, **change}))
 
 
 def test_runner_emits_one_build_event_per_variant(monkeypatch):
@@ -139,7 +143,7 @@ def test_runner_emits_one_build_event_per_variant(monkeypatch):
         runner._emit_build(level, variant, None, 7)
     assert calls == [("naive", "scalar"), ("cp_async", "vector"), ("cp_async", "scalar"),
                      ("cp_async", "vector"), ("wmma", "vector")]
-    events = [protocol.parse_line(line) for line in out.getvalue().splitlines()]
+    events = [wire(line) for line in out.getvalue().splitlines()]
     assert [e["type"] for e in events] == ["build"] * 4 + ["info"]
     assert all(e["id"] == 7 for e in events)
     assert "no build event for wmma (vector)" in events[-1]["message"]
@@ -212,15 +216,16 @@ def test_build_event_of_every_level(events, level):
     line = protocol.dumps(ev)
     assert len(line.encode()) < build_event.MAX_EVENT_BYTES
     assert len(line.encode()) < 2 * 1024 * 1024  # the biggest level is far below the bound
-    back = protocol.parse_line(line)
-    assert back == json.loads(line)
-    assert back["sources"] == build.source_files(level)
-    assert back["sass"] and back["main_loop"] is not None
-    assert back["instruction_mix"]["main_loop"] is not None
+    back = decode(line)
+    # the record names every field the writer wrote: nothing is lost on the way back
+    assert json.loads(encode(back)) == {k: v for k, v in json.loads(line).items() if v is not None}
+    assert back.sources == build.source_files(level)
+    assert back.sass and back.main_loop is not None
+    assert back.instruction_mix["main_loop"] is not None
     # line info points into the recorded sources (or CUDA's own headers), never at the
     # machine that compiled it
-    files = {f for ln in sass.parse(back["sass"]) for f, _ in ln.where}
-    assert files & set(back["sources"]), files
+    files = {f for ln in sass.parse(back.sass) for f, _ in ln.where}
+    assert files & set(back.sources), files
     assert not any(f.startswith("/") for f in files), files
 
 

@@ -16,6 +16,7 @@ from gemmscope.app.plots.chart_base import Chart
 from gemmscope.app.theme import PRECISION_COLORS
 from gemmscope.app.window.main_window import bundled_session
 from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol.decoding import of
 
 
 @pytest.fixture
@@ -285,14 +286,14 @@ def check_every_repeat_once(window) -> None:
 
 def test_the_sweep_redraws_a_turn_after_the_bars_and_a_picture_waits_for_it(
         make_window, synthetic_file):
-    from gemmscope.kernels.protocol.events import Timeline
     from gemmscope.kernels.protocol.recording import read_session
+    from gemmscope.kernels.protocol.timeline import Timeline
 
     window = make_window()
     charts = window.views["charts"]
     line = Timeline()
     for event in read_session(synthetic_file).events:
-        window.store.handle(line.place(event))
+        window.store.handle(line.place(of(event)))
     charts.refresh(window.store.take_changes())
     assert charts.bars.rows and not charts.sweep.curves  # the sweep: on the next turn
     window.flush_views()  # a picture settles every view first

@@ -16,6 +16,7 @@ from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol import plan, recording
+from gemmscope.kernels.protocol.commands import SustainedConfig
 
 
 def parse(*argv):
@@ -225,7 +226,7 @@ def test_record_writes_a_temporary_file_and_renames_it_at_the_end(tmp_path, monk
     # during the runs only the temporary file exists, hidden, beside the output
     assert during and all(len(d) == 1 and d[0].startswith(".rec.") for d in during)
     assert [p.name for p in tmp_path.iterdir()] == ["rec.jsonl"]
-    assert [r["level"] for r in recording.read_session(out).results] == ["naive"]
+    assert [r.level for r in recording.read_session(out).results] == ["naive"]
 
 
 def test_force_replaces_an_existing_output(tmp_path, monkeypatch):
@@ -246,7 +247,7 @@ def test_runs_that_do_not_finish_leave_the_output_alone(tmp_path, monkeypatch):
 
     def interrupt_after_the_first_result(self, ev):
         progress_event(self, ev)
-        if ev["type"] == "result":
+        if ev.type == "result":
             raise KeyboardInterrupt
 
     monkeypatch.setattr(cli.Progress, "event", interrupt_after_the_first_result)
@@ -257,7 +258,7 @@ def test_runs_that_do_not_finish_leave_the_output_alone(tmp_path, monkeypatch):
     # what was measured is kept under the temporary name, and said where
     [kept] = [p for p in tmp_path.iterdir() if p.name != "rec.jsonl"]
     assert f"what was measured is in {kept}" in err.getvalue()
-    assert [r["level"] for r in recording.read_session(kept).results] == ["naive"]
+    assert [r.level for r in recording.read_session(kept).results] == ["naive"]
 
 
 def test_runs_that_measured_nothing_leave_no_file(tmp_path, monkeypatch):
@@ -345,9 +346,9 @@ def test_sustained_size_adds_sustained_runs_after_the_burst_ones():
         ("naive", 64, 64, 64, "burst"), ("coalesced", 64, 64, 64, "burst"),
         ("naive", 128, 128, 128, "sustained"), ("coalesced", 128, 128, 128, "sustained"),
         ("naive", 32, 16, 8, "sustained"), ("coalesced", 32, 16, 8, "sustained")]
-    assert all(r.window_s == 1.5 and r.trials == 2 and r.cooldown_s == 0
+    assert all(r.sustained == SustainedConfig(1.5, 2, 0.0)
                for r in runs if r.mode == "sustained")
-    assert all(r.window_s is None for r in runs if r.mode == "burst")
+    assert all(r.sustained is None for r in runs if r.mode == "burst")
 
 
 def test_sustained_size_with_sustained_is_refused():
@@ -369,7 +370,7 @@ def test_append_continues_the_session_file_and_keeps_every_old_line(tmp_path, mo
     after = out.read_bytes()
     assert after.startswith(before + b'{"type":"info","t":9\n')
     session = recording.read_session(out)
-    assert [r["level"] for r in session.results] == ["naive", "coalesced"]
+    assert [r.level for r in session.results] == ["naive", "coalesced"]
     assert session.skipped_count == 1  # the cut line, named
     assert [p.name for p in tmp_path.iterdir()] == ["rec.jsonl"]
 

@@ -59,8 +59,8 @@ def record_command(address: str, out: Path, runner: str, sizes: list[str],
 
 def places(session: recording.Session) -> dict[int, str]:
     """device index -> worker, from the header's devices and later device events."""
-    seen = {d["id"]: d["worker"] for d in session.header["devices"]}
-    seen.update({e["device"]: e["worker"] for e in session.events if e["type"] == "device"})
+    seen = {d.id: d.worker for d in session.header.devices}
+    seen.update({e.device: e.worker for e in session.events if e.type == "device"})
     return seen
 
 
@@ -71,20 +71,20 @@ def test_the_cluster_merges_every_run_once_with_its_host_and_device(cluster, tmp
                           capture_output=True, text=True, timeout=LIMIT_S)
     assert done.returncode == 0, done.stderr
     session = recording.read_session(out)
-    assert session.problem is None and session.header["protocol"] == protocol.PROTOCOL_VERSION
+    assert session.problem is None and session.header.protocol == protocol.PROTOCOL_VERSION
     expected = sorted((lv, n) for lv in LEVELS for n in (16, 32))
-    assert sorted((r["level"], r["M"]) for r in session.results) == expected
+    assert sorted((r.level, r.M) for r in session.results) == expected
     workers = places(session)
     assert set(workers.values()) <= set(cluster.scheduler_info["workers"])
     for event in session.events[1:]:
-        if event["type"] == "device":
+        if event.type == "device":
             continue
-        assert event["host"] and workers[event["device"]] == event["worker"]
+        assert event.host and workers[event.device] == event.worker
     # each run's events stay together, on one device, in order
     for r in session.results:
-        start = next(e for e in session.events if e["type"] == "run_start"
-                     and e["id"] == r["id"] and e["device"] == r["device"])
-        assert start["t"] <= r["t"]
+        start = next(e for e in session.events if e.type == "run_start"
+                     and e.id == r.id and e.device == r.device)
+        assert start.t <= r.t
 
 
 def test_a_worker_killed_mid_run_loses_only_that_run(cluster, tmp_path):
@@ -112,10 +112,10 @@ def test_a_worker_killed_mid_run_loses_only_that_run(cluster, tmp_path):
     assert proc.returncode == 1 and "1 run(s) lost with their worker" in err
     session = recording.read_session(out)
     [lost] = session.errors
-    assert lost["kind"] == "worker_lost" and (lost["level"], lost["M"]) == (level, int(size))
-    assert lost["worker"] and lost["worker"] in lost["message"]
+    assert lost.kind == "worker_lost" and (lost.level, lost.M) == (level, int(size))
+    assert lost.worker and lost.worker in lost.message
     expected = sorted((lv, n) for lv in LEVELS for n in (16, 32) if (lv, n) != (level, int(size)))
-    assert sorted((r["level"], r["M"]) for r in session.results) == expected
+    assert sorted((r.level, r.M) for r in session.results) == expected
 
 
 def test_no_scheduler_is_said_at_once(tmp_path):

@@ -106,8 +106,8 @@ def test_record_runs_through_a_tls_cluster(tls_cluster, tmp_path):
                           capture_output=True, text=True, timeout=LIMIT_S)
     assert done.returncode == 0, done.stderr
     session = recording.read_session(out)
-    assert sorted(r["level"] for r in session.results) == ["coalesced", "naive"]
-    assert all(d["worker"].startswith("tls://127.0.0.1:") for d in session.header["devices"])
+    assert sorted(r.level for r in session.results) == ["coalesced", "naive"]
+    assert all(d.worker.startswith("tls://127.0.0.1:") for d in session.header.devices)
 
 
 def test_a_plain_tcp_client_is_refused_by_the_tls_scheduler(tls_cluster):

@@ -8,7 +8,7 @@ import re
 
 from gemmscope.app.core import export
 from gemmscope.app.core.store import SessionStore
-from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol.decoding import from_builtins, of
 
 HEADER = {"type": "session", "t": 0.0, "protocol": 1, "created": "x", "levels": {},
           "device": {"name": "<img src=file:///etc/passwd> GPU",
@@ -19,13 +19,13 @@ def result(**fields) -> dict:
     base = {"type": "result", "t": 1.0, "level": "naive", "M": 64, "N": 64, "K": 64,
             "dtype": "fp32", "precision": "fp32", "median_ms": 1.0, "tflops": 1.0,
             "verified": True, "rel_err": 1e-7, "repeats": 3}
-    return protocol.validate_event({**base, **fields})
+    return from_builtins({**base, **fields})
 
 
 def store_of(*events: dict) -> SessionStore:
     store = SessionStore()
-    for ev in (protocol.validate_event(dict(HEADER)), *events):
-        store.handle(ev)
+    for ev in (from_builtins(dict(HEADER)), *events):
+        store.handle(of(ev))
     return store
 
 
@@ -50,7 +50,7 @@ def test_csv_text_cells_that_look_like_formulas_are_neutralised():
 
 def test_markdown_takes_no_markup_from_the_recording():
     store = store_of(result(level="naive", throttled=["<script>alert(1)</script>"]),
-                     protocol.validate_event({
+                     from_builtins({
                          "type": "error", "t": 2, "kind": "launch", "level": "naive",
                          "message": "![x](file:///home/me/.ssh/id_rsa) | cell\nsecond line"}))
     md = export.ladder_markdown(store, "a`b.jsonl")
@@ -74,12 +74,12 @@ def test_derived_numbers_that_overflow_are_not_available():
 
 
 def test_a_catalog_of_wrong_types_gives_levels_with_defaults():
-    header = protocol.validate_event({**HEADER, "catalog": [
+    header = from_builtins({**HEADER, "catalog": [
         {"id": "naive", "title": 5, "order": "first", "params": {"BLOCK": "32"},
          "block": "32x32", "tile": [32, "x"], "precision": ["fp32"]},
         {"id": "wmma", "order": 1.5}, {"no": "id"}, 7]})
     store = SessionStore()
-    store.handle(header)
+    store.handle(of(header))
     assert [lv.id for lv in store.levels] == ["naive", "wmma"]
     naive = store.level("naive")
     assert naive.title == "naive" and naive.params == {} and naive.block == ()

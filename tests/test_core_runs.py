@@ -7,6 +7,7 @@ from gemmscope.app.core.gpu_probe import probe
 from gemmscope.app.core.runs import parse_dim, parse_repeats
 from gemmscope.app.core.store import SessionStore
 from gemmscope.kernels.protocol.commands import parse_command
+from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.plan import RunQueue, RunRequest, sweep_requests
 from gemmscope.kernels.protocol.recording import read_session
 from gemmscope.kernels.protocol.session_file import SessionWriter, default_session_path
@@ -80,7 +81,7 @@ def test_appending_to_a_cut_file_starts_on_a_new_line(tmp_path: Path):
 def test_csv_and_markdown_reports(synthetic_file):
     store = SessionStore()
     for ev in read_session(synthetic_file).events:
-        store.handle(ev)
+        store.handle(of(ev))
     csv_text = export.results_csv(store)
     rows = csv_text.splitlines()
     assert rows[0].startswith("level,precision,mode,dtype,shape,M,N,K,median ms,TFLOPS,")

@@ -7,8 +7,9 @@ import synthetic_session as syn
 from gemmscope.app.core.levels import catalog_from_header
 from gemmscope.app.core.replay import ReplayClock, Speed, timeline
 from gemmscope.app.core.store import Change, SessionStore, Shape
-from gemmscope.kernels.protocol.events import Timeline
+from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.recording import read_session
+from gemmscope.kernels.protocol.timeline import Timeline
 
 
 def fed_store(events) -> SessionStore:
@@ -16,14 +17,14 @@ def fed_store(events) -> SessionStore:
     store = SessionStore()
     line = Timeline()
     for ev in events:
-        store.handle(line.place(ev))
+        store.handle(line.place(of(ev)))
     return store
 
 
 def test_store_holds_ladder_from_synthetic_session(synthetic_file):
     session = read_session(synthetic_file)
     store = fed_store(session.events)
-    assert store.header["synthetic"] is True
+    assert store.header.synthetic is True
     assert [lv.id for lv in store.ladder_levels()] == list(syn.LADDER_TFLOPS)
     for level, tflops in syn.LADDER_TFLOPS.items():
         r = store.ladder_result(level)
@@ -61,8 +62,8 @@ def test_stream_ring_buffer_keeps_latest_in_order():
     store = SessionStore()
     store.stream = type(store.stream)(capacity=4)
     for i in range(10):
-        store.handle({"type": "repeat", "t": i, "level": "naive", "M": 1, "N": 1, "K": 1,
-                      "i": i, "ms": 1.0, "tflops": float(i)})
+        store.handle(of({"type": "repeat", "t": i, "level": "naive", "M": 1, "N": 1, "K": 1,
+                      "i": i, "ms": 1.0, "tflops": float(i)}))
     idx, tf = store.stream.arrays()
     assert list(idx) == [6, 7, 8, 9] and list(tf) == [6.0, 7.0, 8.0, 9.0]
     assert Change.STREAM in store.take_changes()
@@ -72,7 +73,8 @@ def test_stream_ring_buffer_keeps_latest_in_order():
 def test_catalog_from_recording_wins_over_registry():
     header = {"catalog": [{"id": "future_level", "title": "From the future", "adds": "x",
                            "precision": "fp8", "kind": "level", "order": 0}]}
-    levels = catalog_from_header(header)
+    levels = catalog_from_header(of({"type": "session", "t": 0.0, "protocol": 4,
+                                     "created": "x", "levels": {}, **header}))
     assert [lv.id for lv in levels] == ["future_level"]
     assert catalog_from_header(None)[0].id == "naive"
 
@@ -102,14 +104,15 @@ def test_replay_clock_speeds_pause_and_seek(synthetic_file):
 
 
 def test_timeline_joins_runner_restarts_and_play_times_never_go_back():
-    evs = [{"type": "session", "t": 0.0}, {"type": "ready", "t": 5.0},
-           {"type": "session", "t": 0.0}, {"type": "ready", "t": 1.0}]
+    header = {"type": "session", "t": 0.0, "protocol": 4, "created": "x", "levels": {}}
+    evs = [header, {"type": "ready", "t": 5.0}, header, {"type": "ready", "t": 1.0}]
     line = Timeline()
-    placed = [line.place(e) for e in evs]
-    assert [e["t"] for e in placed] == [0.0, 5.0, 5.0, 6.0]
-    assert [e["type"] for e in placed] == ["session", "ready", "restart", "ready"]
-    assert placed[2]["restarts"] == 1
-    assert timeline([{"t": 1.0}, {"t": 0.5}, {"t": 2.0}]) == [1.0, 1.0, 2.0]
+    placed = [line.place(of(e)) for e in evs]
+    assert [e.t for e in placed] == [0.0, 5.0, 5.0, 6.0]
+    assert [e.type for e in placed] == ["session", "ready", "restart", "ready"]
+    assert placed[2].restarts == 1 and placed[2].runner == of(header)
+    ticks = [of({"type": "ready", "t": t}) for t in (1.0, 0.5, 2.0)]
+    assert timeline(ticks) == [1.0, 1.0, 2.0]
 
 
 def test_second_session_header_counts_a_restart_and_keeps_results():
@@ -121,10 +124,10 @@ def test_second_session_header_counts_a_restart_and_keeps_results():
 
 def test_telemetry_buffer_keeps_nulls_as_gaps_and_counts_reasons():
     store = SessionStore()
-    store.handle({"type": "telemetry", "t": 1.0, "sm_clock_mhz": 1980, "power_w": None,
-                  "reasons": ["GpuIdle"]})
-    store.handle({"type": "telemetry", "t": 2.0, "sm_clock_mhz": 1755, "power_w": 650.0,
-                  "reasons": ["SwPowerCap"]})
+    store.handle(of({"type": "telemetry", "t": 1.0, "sm_clock_mhz": 1980, "power_w": None,
+                  "reasons": ["GpuIdle"]}))
+    store.handle(of({"type": "telemetry", "t": 2.0, "sm_clock_mhz": 1755, "power_w": 650.0,
+                  "reasons": ["SwPowerCap"]}))
     t, clock = store.telemetry.arrays("sm_clock_mhz")
     assert list(t) == [1.0, 2.0] and list(clock) == [1980, 1755]
     _, power = store.telemetry.arrays("power_w")
@@ -170,7 +173,7 @@ def test_counters_comparison_is_the_models_totals_at_the_measured_shape_and_para
 
     ev = dict(syn.counters("register_2d", 1.0), params={
         "BM": 128, "BN": 128, "BK": 8, "TM": 4, "TN": 8})  # retuned since, say
-    cmp = compare_counters(Counters.from_event(ev))
+    cmp = compare_counters(Counters.from_event(of(ev)))
     want = model_for("register_2d", ev["params"]).totals(*syn.COUNTERS_SHAPE)
     rows = {r.metric: r for r in cmp.rows}
     ld_c = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
@@ -179,7 +182,7 @@ def test_counters_comparison_is_the_models_totals_at_the_measured_shape_and_para
     assert rows[ld_c].diff_pct == pytest.approx(
         100 * (want.ld.conflicts - ev["metrics"][ld_c]) / ev["metrics"][ld_c])
     assert "TM=4 (now 8)" in cmp.note
-    unknown = compare_counters(Counters.from_event(dict(ev, level="future_level")))
+    unknown = compare_counters(Counters.from_event(of(dict(ev, level="future_level"))))
     assert unknown.rows == () and "future_level" in unknown.error
 
 
@@ -205,6 +208,6 @@ def test_build_for_follows_the_parameters_the_latest_result_ran():
 
     store = fed_store([header, ran(None, t, 4096), build(own, t), ran(wide, t + 1, 2112),
                        build(wide, t + 1)])
-    assert store.build_for("wmma")["params"] == wide
-    store.handle(ran(None, t + 2, 8192))  # its own parameters again
-    assert store.build_for("wmma")["params"] == own
+    assert store.build_for("wmma").params == wide
+    store.handle(of(ran(None, t + 2, 8192)))  # its own parameters again
+    assert store.build_for("wmma").params == own

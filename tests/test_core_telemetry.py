@@ -8,8 +8,10 @@ import synthetic_session as syn
 
 from gemmscope.app.core.store import SessionStore, Shape
 from gemmscope.app.core.telemetry import RunEnd
-from gemmscope.kernels.protocol.events import Timeline
-from gemmscope.kernels.protocol.recording import read_session
+from gemmscope.kernels.protocol import records as rec
+from gemmscope.kernels.protocol.decoding import of
+from gemmscope.kernels.protocol.recording import iter_events, read_session
+from gemmscope.kernels.protocol.timeline import Timeline
 
 
 def fed_store(events) -> SessionStore:
@@ -17,31 +19,32 @@ def fed_store(events) -> SessionStore:
     store = SessionStore()
     line = Timeline()
     for ev in events:
-        store.handle(line.place(ev))
+        store.handle(line.place(of(ev)))
     return store
 
 
 def test_run_windows_are_the_recorded_run_start_to_result(synthetic_file):
     events = read_session(synthetic_file).events
     store = fed_store(events)
-    starts = {e["id"]: e for e in events if e["type"] == "run_start"}
-    results = {e["id"]: e for e in events if e["type"] == "result"}
+    starts = {e.id: e for e in events if isinstance(e, rec.RunStart)}
+    results = {e.id: e for e in events if isinstance(e, rec.Result)}
     windows = store.run_windows()
     assert [w.run_id for w in windows] == list(starts)
     for w in windows:
-        assert w.start_s == starts[w.run_id]["t"] and w.end_s == results[w.run_id]["t"]
-        assert w.end is RunEnd.RESULT and w.level == starts[w.run_id]["level"]
+        assert w.start_s == starts[w.run_id].t and w.end_s == results[w.run_id].t
+        assert w.end is RunEnd.RESULT and w.level == starts[w.run_id].level
     wmma = next(w for w in windows if w.level == "wmma")
     assert wmma.throttled == ("SwPowerCap",) and wmma.label() == "wmma 4096×4096×4096"
     assert not next(w for w in windows if w.level == "naive").throttled
 
 
 def test_reason_intervals_cover_the_capped_samples(synthetic_file):
-    samples = [e for e in read_session(synthetic_file).events if e["type"] == "telemetry"]
-    store = fed_store(read_session(synthetic_file).events)
+    with open(synthetic_file, "rb") as fh:  # line by line: each sample its own record
+        samples = [e for e in iter_events(fh) if isinstance(e, rec.Telemetry)]
+    store = fed_store(read_session(synthetic_file).events)  # the samples as columns
     got = store.telemetry.reason_intervals("SwPowerCap")
-    t = [s["t"] for s in samples]
-    capped = [i for i, s in enumerate(samples) if "SwPowerCap" in s["reasons"]]
+    t = [s.t for s in samples]
+    capped = [i for i, s in enumerate(samples) if "SwPowerCap" in (s.reasons or ())]
     # contiguous stretches of capped samples, each held until the next sample
     want, start = [], capped[0]
     for a, b in zip(capped, [*capped[1:], None], strict=True):
@@ -62,8 +65,8 @@ def test_null_fields_are_gaps_and_known_as_empty():
     assert store.telemetry.latest(syn.NULL_GPM_FIELD) is None
     assert store.telemetry.power_kind == "instant"
     assert store.sm_clock_max_mhz() == syn.SM_CLOCK_MAX_MHZ
-    store.handle({"type": "telemetry", "t": 99.0, "reasons": "not a list", "power_w": "x",
-                  "sm_clock_mhz": True})
+    store.handle(of({"type": "telemetry", "t": 99.0, "reasons": "not a list", "power_w": "x",
+                  "sm_clock_mhz": True}))
     t, power = store.telemetry.arrays("power_w")
     assert t[-1] == 99.0 and np.isnan(power[-1])
 
@@ -110,7 +113,7 @@ def test_errors_stops_restarts_and_a_run_in_progress():
     assert w[-1].shape == Shape(7, 7, 7)
     t, power = store.telemetry.arrays("power_w")
     assert list(t) == [6.0, 7.0] and list(power) == [100.0, 200.0]  # timeline joined
-    store.handle({"type": "telemetry", "t": 10.5})
+    store.handle(of({"type": "telemetry", "t": 10.5}))
     assert store.run_windows()[-1].end_s == 10.5  # the open run reaches the newest time
 
 
@@ -128,10 +131,10 @@ def test_telemetry_unavailable_from_header_or_info():
 def test_buffer_keeps_the_newest_samples_in_order_once_full():
     from gemmscope.app.core.telemetry import TelemetryBuffer
 
-    buf = TelemetryBuffer(capacity=4)
+    buf = TelemetryBuffer(max_samples=4)
     for i in range(7):
-        buf.append({"type": "telemetry", "t": float(i), "power_w": 10.0 * i,
-                    "reasons": ["SwPowerCap"] if i in (4, 5) else ["GpuIdle"]})
+        buf.append(rec.Telemetry(t=float(i), power_w=10.0 * i,
+                                 reasons=["SwPowerCap"] if i in (4, 5) else ["GpuIdle"]))
     t, power = buf.arrays("power_w")
     assert list(t) == [3.0, 4.0, 5.0, 6.0] and list(power) == [30.0, 40.0, 50.0, 60.0]
     assert not t.flags.writeable

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.protocol.decoding import of
 
 FAKE = Path(__file__).with_name("fake_runner.py")
 BUNDLED = Path(__file__).parents[1] / "resources" / "sessions" / "h200-ladder.jsonl"
@@ -100,7 +101,7 @@ def test_live_on_two_gpus_splits_the_runs_and_records_one_session(qtbot, tmp_pat
     by_device = {r.device: r.level for r in store.results}
     assert sorted(by_device) == [0, 1] and sorted(by_device.values()) == ["coalesced", "naive"]
     session = read_session(path)
-    assert len(session.header["devices"]) == 2 and len(session.results) == 2
+    assert len(session.header.devices) == 2 and len(session.results) == 2
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -124,7 +125,7 @@ def test_errors_on_two_gpus_say_which_gpu(tmp_path):
              stdout=io.StringIO(), stderr=io.StringIO())
     store = SessionStore()
     for event in recording.read_session(out).events:
-        store.handle(event)
+        store.handle(of(event))
     [error] = [m for m in store.messages if m.is_error]
     assert error.device in (0, 1)
     assert error.describe().startswith(f"runner_crash (naive at 16×16×16 on device "

@@ -15,6 +15,8 @@ from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.device import gpu_select, telemetry
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.protocol import records as rec
+from gemmscope.kernels.protocol.decoding import decode
 
 FAKE = Path(__file__).with_name("fake_runner.py")
 BUNDLED = Path(__file__).parents[1] / "resources" / "sessions" / "h200-ladder.jsonl"
@@ -31,30 +33,30 @@ def record(tmp_path: Path, *options: str, mode: str = "ok") -> tuple[int, record
     return code, recording.read_session(out), err.getvalue()
 
 
-def runs_of(results: list[dict]) -> list[tuple[str, int]]:
-    return sorted((r["level"], r["M"]) for r in results)
+def runs_of(results: list[rec.Result]) -> list[tuple[str, int]]:
+    return sorted((r.level, r.M) for r in results)
 
 
 def test_two_runners_make_one_session_with_the_device_of_every_event(tmp_path):
     code, session, _ = record(tmp_path, "--devices", "0,1")
     assert code == 0
     header = session.header
-    assert header["protocol"] == protocol.PROTOCOL_VERSION
+    assert header.protocol == protocol.PROTOCOL_VERSION
     # each runner was given its GPU: the stand-in names itself after CUDA_VISIBLE_DEVICES
-    assert [(d["id"], d["gpu"], d["name"], d["uuid"]) for d in header["devices"]] == [
+    assert [(d.id, d.gpu, d.name, d.uuid) for d in header.devices] == [
         (0, "0", "Fake GPU 0", "GPU-fake-0"), (1, "1", "Fake GPU 1", "GPU-fake-1")]
     later = session.events[1:]
-    assert [e["type"] for e in session.events].count("session") == 1
-    assert later and all(e["device"] in (0, 1) for e in later)
+    assert [e.type for e in session.events].count("session") == 1
+    assert later and all(e.device in (0, 1) for e in later)
     # without --split every GPU runs the whole list, for comparison
     expected = [(lv, n) for lv in LEVELS.split(",") for n in (16, 32)]
     for device in (0, 1):
-        mine = [r for r in session.results if r["device"] == device]
+        mine = [r for r in session.results if r.device == device]
         assert runs_of(mine) == sorted(expected)
         # from that GPU's own runner (the stand-in reads 10 + its GPU index TFLOPS)
-        assert {r["tflops"] for r in mine} == {10.0 + device}
+        assert {r.tflops for r in mine} == {10.0 + device}
     # run ids are unique across GPUs, so a reader can tell two runs in flight apart
-    starts = [e["id"] for e in session.events if e["type"] == "run_start"]
+    starts = [e.id for e in session.events if isinstance(e, rec.RunStart)]
     assert len(set(starts)) == len(starts) == 2 * len(expected)
 
 
@@ -63,18 +65,18 @@ def test_split_sends_each_run_to_one_gpu_exactly_once(tmp_path):
     assert code == 0
     expected = sorted((lv, n) for lv in LEVELS.split(",") for n in (16, 32))
     assert runs_of(session.results) == expected
-    starts = Counter((e["level"], e["M"]) for e in session.events if e["type"] == "run_start")
+    starts = Counter((e.level, e.M) for e in session.events if isinstance(e, rec.RunStart))
     assert sorted(starts) == expected and set(starts.values()) == {1}
     # both GPUs took work (runs of 0.6 s each: the second is free long before the end)
-    assert {r["device"] for r in session.results} == {0, 1}
+    assert {r.device for r in session.results} == {0, 1}
 
 
 def test_device_n_picks_one_gpu_and_says_which(tmp_path):
     code, session, _ = record(tmp_path, "--device", "3")
     assert code == 0
-    [entry] = session.header["devices"]
-    assert (entry["gpu"], entry["name"]) == ("3", "Fake GPU 3")
-    assert {r["device"] for r in session.results} == {0}
+    [entry] = session.header.devices
+    assert (entry.gpu, entry.name) == ("3", "Fake GPU 3")
+    assert {r.device for r in session.results} == {0}
 
 
 def test_progress_says_which_device(tmp_path):
@@ -112,32 +114,31 @@ def test_old_recordings_read_as_device_zero(tmp_path):
     path = tmp_path / "v3.jsonl"
     path.write_text("".join(protocol.dumps(e) + "\n" for e in lines))
     session = recording.read_session(path)
-    assert session.header["protocol"] == 3 and "devices" not in session.header
-    [entry] = protocol.session_devices(session.header)
-    assert entry["id"] == 0 and "H200" in entry["name"]
-    assert session.results and all(protocol.device_of(e) == 0 for e in session.events)
+    assert session.header.protocol == 3 and session.header.devices is None
+    [entry] = session.header.gpus()
+    assert entry.id == 0 and "H200" in entry.name
+    assert session.results and all(e.device_index == 0 for e in session.events[1:])
 
 
 def test_the_bundled_recording_names_its_one_device():
     session = recording.read_session(BUNDLED)
-    [entry] = protocol.session_devices(session.header)
-    assert entry["id"] == 0 and "H200" in entry["name"]
-    assert session.results and all(protocol.device_of(e) == 0 for e in session.events)
+    [entry] = session.header.gpus()
+    assert entry.id == 0 and "H200" in entry.name
+    assert session.results and all(e.device_index == 0 for e in session.events[1:])
 
 
 def test_version_4_fields_are_checked_at_the_edge():
     line = ('{"type":"repeat","t":1,"level":"a","M":1,"N":1,"K":1,"i":0,"ms":1,"tflops":1,'
             '"device":%s,"host":%s}')
-    assert protocol.parse_line(line % ("1", '"gpu-box"'))["device"] == 1
-    bad = protocol.parse_line(line % ("-1", "7"))
-    assert bad["device"] is None and bad["host"] is None and protocol.device_of(bad) == 0
+    assert decode(line % ("1", '"gpu-box"')).device == 1
+    bad = decode(line % ("-1", "7"))
+    assert bad.device is None and bad.host is None and bad.device_index == 0
     with pytest.raises(protocol.ProtocolError, match="must be an index"):
-        protocol.parse_line('{"type":"device","t":1,"device":-2}')
-    header = protocol.parse_line(
+        decode('{"type":"device","t":1,"device":-2}')
+    header = decode(
         '{"type":"session","t":0,"protocol":4,"created":"x","levels":{},"devices":'
         '[{"id":0,"name":"H200","sm_count":"many"},{"id":"one"},{"id":1,"uuid":5}]}')
-    assert header["devices"] == [{"id": 0, "name": "H200", "sm_count": None},
-                                 {"id": 1, "uuid": None}]
+    assert header.devices == [rec.DeviceEntry(id=0, name="H200"), rec.DeviceEntry(id=1)]
 
 
 def test_a_newer_protocol_than_4_is_still_refused(tmp_path):
@@ -238,10 +239,10 @@ def test_a_crash_on_one_gpu_costs_its_run_only_and_says_which_gpu(tmp_path):
     session = recording.read_session(out)
     assert code == 0  # as with one GPU: every result that was made is verified
     [lost] = session.errors
-    assert lost["kind"] == "runner_crash" and lost["device"] in (0, 1)
-    restarts = [e for e in session.events if e["type"] == "restart"]
-    assert [r["device"] for r in restarts] == [lost["device"]]
-    done = [*runs_of(session.results), (lost["level"], lost["M"])]
+    assert lost.kind == "runner_crash" and lost.device in (0, 1)
+    restarts = [e for e in session.events if isinstance(e, rec.Restart)]
+    assert [r.device for r in restarts] == [lost.device]
+    done = [*runs_of(session.results), (lost.level, lost.M)]
     assert sorted(done) == sorted((lv, n) for lv in LEVELS.split(",") for n in (16, 32))
 
 

@@ -8,14 +8,14 @@ import io
 
 import numpy as np
 import pytest
+import synthetic_session as syn
 
 from gemmscope.app.core import export
 from gemmscope.kernels.protocol.events import dumps
-from gemmscope.kernels.protocol.recording import read_session
 
 
 def _result(path, level):
-    return next(e for e in read_session(path).events
+    return next(e for e in syn.file_events(path)
                 if e["type"] == "result" and e["level"] == level)
 
 

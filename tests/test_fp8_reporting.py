@@ -3,8 +3,8 @@ table, the session store and the ladder panel's description of a run."""
 
 from __future__ import annotations
 
-from gemmscope.app.core.store import Result
-from gemmscope.kernels.results.rows import Column, Row, tflops_text
+from gemmscope.kernels.protocol.decoding import of
+from gemmscope.kernels.results.rows import Column, Row, resolved, tflops_text
 
 FP8_RESULT = {"type": "result", "t": 3.0, "level": "fp8_block_scaled", "M": 4096, "N": 4096,
               "K": 4096, "dtype": "fp8e4m3", "precision": "fp8", "median_ms": 0.13,
@@ -15,19 +15,18 @@ FP8_RESULT = {"type": "result", "t": 3.0, "level": "fp8_block_scaled", "M": 4096
 
 
 def test_bench_table_notes_the_deepgemm_measure_for_fp8_only():
-    fp8_row = Row.of(Result.from_event(FP8_RESULT)).texts()
+    fp8_row = Row.of(of(FP8_RESULT)).texts()
     assert "DeepGEMM diff 1.4e-06" in fp8_row[Column.NOTES]
     bf16 = {**FP8_RESULT, "level": "wgmma_tma", "precision": "bf16", "dtype": "bf16"}
-    assert "DeepGEMM" not in Row.of(Result.from_event(bf16)).texts()[Column.NOTES]
+    assert "DeepGEMM" not in Row.of(of(bf16)).texts()[Column.NOTES]
 
 
 def test_store_and_panel_keep_the_measure():
-    r = Result.from_event(FP8_RESULT, "fp8")
+    r = resolved(of(FP8_RESULT), "fp8")
     assert r.deepgemm_diff == 1.4e-6
     text = Row.of(r).summary()  # the ladder panel's "Last result"
     assert "DeepGEMM diff 1.4e-06 (limit 1e-03)" in text and "rel. error 1.70e-03" in text
-    older = Result.from_event({k: v for k, v in FP8_RESULT.items() if k != "deepgemm_diff"},
-                              "fp8")
+    older = resolved(of({k: v for k, v in FP8_RESULT.items() if k != "deepgemm_diff"}), "fp8")
     assert older.deepgemm_diff is None and "DeepGEMM" not in Row.of(older).summary()
 
 

@@ -11,12 +11,13 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from gemmscope.app.views.frame_clock import frame_ticks
 from gemmscope.app.window.redraw import RedrawThrottle
+from gemmscope.kernels.protocol.decoding import of
 
 
 def _replayed(window) -> None:
     """The synthetic session into the store, as a replay's ticks would bring it."""
     for event in syn.events():
-        window.handle(event)
+        window.handle(of(event))
 
 
 def _curves(view) -> dict[str, tuple[list[float], list[float]]]:
@@ -33,8 +34,8 @@ def test_a_burst_of_changes_in_one_frame_is_one_redraw(qtbot, make_window):
     calls = []
     window.throttle.callback = lambda: calls.append(window.store.take_changes())
     for i in range(200):  # 200 repeats before the event loop turns once
-        window.handle({"type": "repeat", "level": "naive", "M": 64, "N": 64, "K": 64,
-                       "t": 1.0 + i * 1e-4, "i": i, "ms": 1.0, "tflops": 1.0})
+        window.handle(of({"type": "repeat", "level": "naive", "M": 64, "N": 64, "K": 64,
+                       "t": 1.0 + i * 1e-4, "i": i, "ms": 1.0, "tflops": 1.0}))
     qtbot.waitUntil(lambda: len(calls) >= 1)
     qtbot.wait(100)  # a few frames: nothing more came, so nothing more is drawn
     assert len(calls) == 1 and calls[0]
@@ -177,14 +178,14 @@ def test_the_telemetry_time_axis_takes_a_step_a_plot_a_frame(qtbot, make_window)
     window.show()
     view = window.named_widget("telemetry")
     qtbot.waitExposed(view)
-    window.handle(syn.header())
+    window.handle(of(syn.header()))
     for i in range(1, 76):
-        window.handle(syn.telemetry(float(i), 10.0))
+        window.handle(of(syn.telemetry(float(i), 10.0)))
     window.flush_views()
     ranges = {tuple(p.getViewBox().viewRange()[0]) for p in view.plots.values()}
     assert ranges == {(20.0, 80.0)}
     for i in range(76, 96):
-        window.handle(syn.telemetry(float(i), 10.0))
+        window.handle(of(syn.telemetry(float(i), 10.0)))
     view.refresh({Change.TELEMETRY})
     view.step()  # the first part: the first plot moves, the others wait for theirs
     first, *others = view.plots.values()

@@ -11,6 +11,7 @@ GEMMSCOPE_HYPOTHESIS=explore draws new examples, ten times as many.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -19,10 +20,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("hypothesis")
 
+import msgspec
 import synthetic_session
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -38,7 +41,10 @@ from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol import commands as cmds
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.protocol import records as rec
+from gemmscope.kernels.protocol.decoding import decode, encode
 from gemmscope.kernels.protocol.events import ErrorKind, ProtocolError
+from gemmscope.kernels.protocol.telemetry_columns import TelemetryBlock
 from gemmscope.kernels.results.table import render
 
 SCALE = 10 if os.environ.get("GEMMSCOPE_HYPOTHESIS") == "explore" else 1
@@ -138,7 +144,8 @@ hostile_lines = st.one_of(commands(), garbage, mutated(commands()), mutated(garb
 
 def is_quit(line: bytes) -> bool:
     try:
-        return cmds.parse_command(line)["cmd"] == "quit"
+        cmd = cmds.parse_command(line)
+        return isinstance(cmd, cmds.PlainCommand) and cmd.cmd == "quit"
     except ProtocolError:
         return False
 
@@ -159,8 +166,10 @@ def test_parse_command_returns_a_command_or_refuses_it(line: bytes | str):
     except ProtocolError as exc:
         assert str(exc)
         return
-    assert isinstance(cmd, dict) and cmd["cmd"] in cmds.COMMANDS
-    json.dumps(cmd, allow_nan=False)  # what was read is plain, finite JSON
+    assert isinstance(cmd, cmds.RunCommand | cmds.TelemetryCommand | cmds.PlainCommand)
+    if isinstance(cmd, cmds.PlainCommand):
+        assert cmd.cmd in cmds.COMMANDS
+    json.dumps(dataclasses.asdict(cmd), allow_nan=False)  # what was read is finite JSON
 
 
 PING = b'{"cmd": "ping", "id": "after"}'
@@ -179,7 +188,9 @@ def test_the_runner_answers_every_hostile_line_and_serves_on(lines: list[bytes])
     r.device, r.bench = H200, FakeBench()
     code = r.serve(protocol.read_lines(io.BytesIO(data), protocol.MAX_COMMAND_BYTES))
     assert code == 0
-    events = [protocol.parse_line(x) for x in out.getvalue().splitlines()]
+    for line in out.getvalue().splitlines():
+        decode(line)  # every line the runner writes is a valid event
+    events = [json.loads(x) for x in out.getvalue().splitlines()]
     assert sum(e["type"] == "done" for e in events) == nonblank_lines(data)
     kinds = {str(k) for k in ErrorKind}
     for e in events:
@@ -318,10 +329,12 @@ def test_a_damaged_recording_gives_events_or_a_located_error(scratch: Path, data
         assert exc.line is not None or "empty" in str(exc)  # and the line, where there is one
         return
     events = session.events
-    assert events[0]["type"] == "session" and events[0] is session.header
+    assert events[0].type == "session" and events[0] is session.header
     for e in events:
-        protocol.validate_event(e)  # what was read is valid as it is
-        json.dumps(e, allow_nan=False)  # and finite
+        if not isinstance(e, TelemetryBlock):
+            assert decode(encode(e)) == e  # what was read is valid as it is, and finite
+        else:
+            assert np.isfinite(e.times()).all()
     for exc in session.skipped:
         assert exc.line is not None and str(exc).startswith(f"{scratch}:{exc.line}: ")
     assert (session.problem is None) == (session.skipped_count == 0)
@@ -340,13 +353,14 @@ def read_everywhere(events: list[dict], path: Path | None = None,
         clock = ReplayClock(events, store.handle)
         clock.set_speed(Speed.INSTANT)
         clock.play()
-        assert clock.finished and store.event_count == len(events)
+        samples = sum(e.stop - e.start - 1 for e in events if isinstance(e, TelemetryBlock))
+        assert clock.finished and store.event_count == len(events) + samples
         for r in store.results:
             store.row(r).texts(), store.reference_result(r)
         store.sweeps(), store.run_windows(), store.telemetry_status(), store.device_name()
         export.results_csv(store)
         export.ladder_markdown(store, "fuzz")
-        render([e for e in events if e["type"] == "result"])
+        render([e for e in events if isinstance(e, rec.Result)])
         if path is not None:
             code = cli.main(["report", str(path)], stdout=io.StringIO(), stderr=io.StringIO())
             assert code in report, code
@@ -358,7 +372,15 @@ def read_everywhere(events: list[dict], path: Path | None = None,
         pytest.fail(failure, pytrace=False)
 
 
-event_types = st.sampled_from(sorted(protocol.REQUIRED)) | st.text(max_size=8)
+event_types = st.sampled_from(sorted(rec.BY_TYPE)) | st.text(max_size=8)
+
+
+def optional(cls: type) -> list[str]:
+    """The optional fields of a record, as they are named on the wire (those whose every
+    value must read, ``mode``, left out: a value of another type refuses the line)."""
+    info = msgspec.inspect.type_info(cls)
+    strict = getattr(cls, "STRICT", frozenset())
+    return [f.encode_name for f in info.fields if not f.required and f.name not in strict]
 
 
 @st.composite
@@ -375,17 +397,17 @@ def plausible_events(draw: st.DrawFn) -> dict[str, Any]:
     return event
 
 
-def any_values(fields: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+def any_values(fields: list[str]) -> st.SearchStrategy[dict[str, Any]]:
     names = [*sorted(fields), "anything"]
     return st.dictionaries(st.sampled_from(names), json_values | scalars, min_size=1)
 
 
 @examples(250)
-@given(header=headers(), session=any_values(protocol.OPTIONAL["session"]),
-       device=any_values(protocol.DEVICE_FIELDS), result=any_values(protocol.OPTIONAL["result"]),
-       error=any_values(protocol.OPTIONAL["error"]),
-       telemetry=any_values(protocol.OPTIONAL["telemetry"]),
-       counters=any_values(protocol.OPTIONAL["counters"]))
+@given(header=headers(), session=any_values(optional(rec.Session)),
+       device=any_values(optional(rec.DeviceInfo)), result=any_values(optional(rec.Result)),
+       error=any_values(optional(rec.Error)),
+       telemetry=any_values(optional(rec.Telemetry)),
+       counters=any_values(optional(rec.Counters)))
 def test_optional_fields_of_any_type_never_break_a_reader(
         scratch: Path, header: bytes, session: dict, device: dict, result: dict, error: dict,
         telemetry: dict, counters: dict):
@@ -406,8 +428,8 @@ def test_optional_fields_of_any_type_never_break_a_reader(
         assert str(exc).startswith(f"{scratch}:1: ")
         return
     assert read.problem is None  # optional fields never make a line unreadable
-    assert [e["type"] for e in read.events] == ["session", "result", "error", "telemetry",
-                                                "counters"]
+    assert [e.type for e in read.events] == ["session", "result", "error", "telemetry",
+                                             "counters"]
     read_everywhere(read.events, scratch, report=(0,))
 
 
@@ -417,14 +439,14 @@ def test_optional_fields_of_any_type_never_break_a_reader(
 def test_every_event_the_validator_passes_is_safe_for_the_store(header: bytes,
                                                                 events: list[dict]):
     """Parse at the edge, then trust: the store, its exports and the replay clock take
-    any event that validate_event let through."""
+    any event the decoder let through."""
     try:  # the store takes the first header it is given: a damaged one, where it passes
-        passed = [protocol.parse_line(header)]
+        passed = [decode(header)]
     except ProtocolError:
-        passed = [protocol.parse_line(BASE[0])]
+        passed = [decode(BASE[0])]
     for ev in events:
         try:  # the edge: limits, non-finite numbers, then the event's fields
-            passed.append(protocol.parse_line(json.dumps(ev, allow_nan=True)))
+            passed.append(decode(json.dumps(ev, allow_nan=True)))
         except ProtocolError:
             continue
     read_everywhere(passed)

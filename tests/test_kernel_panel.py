@@ -131,13 +131,17 @@ def test_a_users_kernel_joins_the_ladder_in_its_own_colour():
     from gemmscope.app.core.store import SessionStore
     from gemmscope.app.theme import USER_COLORS, level_colors
 
+    from gemmscope.kernels.protocol.decoding import from_builtins
+
     store = SessionStore()
-    store.handle({"type": "session", "t": 0.0, "protocol": 4, "created": "", "levels": {}})
+    store.handle(from_builtins({"type": "session", "t": 0.0, "protocol": 4, "created": "",
+                                "levels": {}}))
     ladder_before = [lv.id for lv in store.ladder_levels()]
-    store.handle({"type": "kernel", "t": 1.0, "level": "regblock_float4",
-                  "file": "regblock_float4.cu", "catalog": {
-                      "id": "regblock_float4", "title": "mine", "precision": "fp32",
-                      "params": {"BM": 128}, "kind": "reference", "user": "x.cu"}})
+    store.handle(from_builtins({"type": "kernel", "t": 1.0, "level": "regblock_float4",
+                                "file": "regblock_float4.cu", "catalog": {
+                                    "id": "regblock_float4", "title": "mine",
+                                    "precision": "fp32", "params": {"BM": 128},
+                                    "kind": "reference", "user": "x.cu"}}))
     ids = [lv.id for lv in store.ladder_levels()]
     assert ids == [*ladder_before, "regblock_float4"]  # after the ladder, never a reference
     mine = store.levels[-1]
@@ -146,9 +150,9 @@ def test_a_users_kernel_joins_the_ladder_in_its_own_colour():
                            for lv in store.levels])
     assert colors["regblock_float4"] == USER_COLORS[0]
     assert list(colors.values()).count(USER_COLORS[0]) == 1
-    store.handle({"type": "kernel", "t": 2.0, "level": "regblock_float4",
-                  "file": "regblock_float4.cu", "catalog": {"id": "regblock_float4",
-                                                            "precision": "fp32"}})
+    store.handle(from_builtins({"type": "kernel", "t": 2.0, "level": "regblock_float4",
+                                "file": "regblock_float4.cu",
+                                "catalog": {"id": "regblock_float4", "precision": "fp32"}}))
     assert [lv.id for lv in store.levels].count("regblock_float4") == 1  # edited: replaced
 
 

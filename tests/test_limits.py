@@ -8,14 +8,16 @@ import dataclasses
 import io
 from typing import Any
 
+import msgspec
 import pytest
+from runner_subprocess import wire
 
 from gemmscope.kernels.device import gpu
 from gemmscope.kernels.device.gpu import DeviceInfo, DeviceLimits, is_sticky
 from gemmscope.kernels.engine import measure, runner
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import model_for
-from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol.decoding import from_builtins
 
 # cudaDevAttr values of the H200 (GPU_NOTES.md; tests/gpu/test_limits_gpu.py reads them)
 H200_LIMITS = DeviceLimits(max_threads_per_block=1024, max_block_dim_x=1024,
@@ -114,8 +116,9 @@ def test_limits_come_from_the_cuda_device_attributes():
     assert DeviceLimits.from_attributes(attrs) == H200_LIMITS
     assert H200.as_event()["limits"]["smem_per_block_optin_bytes"] == 232448
     # a header with limits passes the reader as it is
-    protocol.validate_event({"type": "session", "t": 0, "protocol": 1, "created": "x",
-                             "levels": {}, "device": H200.as_event()})
+    header = from_builtins({"type": "session", "t": 0, "protocol": 1, "created": "x",
+                            "levels": {}, "device": H200.as_event()})
+    assert msgspec.structs.asdict(header.device) == {"uuid": None, **H200.as_event()}
 
 
 # ------------------------------------------------------------------ sticky CUDA errors
@@ -178,7 +181,7 @@ def fake_gpu_runner(bench: FakeBench, device: DeviceInfo = H200) -> tuple[runner
 
 
 def answers(out: io.StringIO) -> list[dict]:
-    return [protocol.parse_line(x) for x in out.getvalue().splitlines()]
+    return [wire(x) for x in out.getvalue().splitlines()]
 
 
 RUN = '{"cmd": "run", "level": "cp_async", "M": 256, "N": 256, "K": 256, "id": 1'

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import synthetic_session as syn
 
 from gemmscope.app.core.store import SessionStore
 from gemmscope.app.sources.live import LiveSource
@@ -45,7 +46,7 @@ def test_runs_queue_one_at_a_time_and_are_recorded(qtbot, make_runner):
     assert [r.level for r in store.results] == ["naive", "coalesced"]
     assert store.results[1].shape.N == 128
     session = read_session(path)  # the file is a valid recording, line for line
-    assert [e["type"] for e in session.events].count("repeat") == 10
+    assert [e.type for e in session.events].count("repeat") == 10
     assert runner.state is SessionState.READY
 
 
@@ -59,7 +60,7 @@ def test_crash_mid_run_is_reported_with_level_and_shape_then_queue_goes_on(qtbot
     assert errors[0].describe().startswith("runner_crash (naive at 64×64×64): the runner exited")
     assert [r.level for r in store.results] == ["coalesced"]  # the next run was served
     assert runner.restarts == 1
-    events = read_session(path).events
+    events = syn.file_events(path)
     assert [e["type"] for e in events].count("session") == 1
     assert [e["type"] for e in events].count("restart") == 1
     # the two repeats measured before the crash are in the file
@@ -76,7 +77,7 @@ def test_hang_is_killed_by_the_watchdog(qtbot, make_runner, mode):
     assert errors[0].level == "naive" and str(errors[0].shape) == "64×64×64"
     assert [r.level for r in store.results] == ["coalesced"]
     assert any(e["type"] == "error" and e["kind"] == "timeout"
-               for e in read_session(path).events)
+               for e in syn.file_events(path))
 
 
 def test_a_line_that_is_not_an_event_becomes_a_message(qtbot, make_runner):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+import synthetic_session as syn
 from fake_ncu import logged_commands, write_fake_ncu
 
 from gemmscope.kernels.cli import main as cli
@@ -58,21 +59,21 @@ def test_record_appends_one_counters_event_per_simt_level(tmp_path, stand_in_run
     assert code == 0, err
     counters = session.counters
     # wmma is FP16: the ncu comparison covers the SIMT levels only
-    assert [c["level"] for c in counters] == ["naive", "register_2d"]
+    assert [c.level for c in counters] == ["naive", "register_2d"]
     assert "wmma" not in SIMT_LEVELS
     for ev in counters:
-        level = registry.get(ev["level"])
-        assert (ev["M"], ev["N"], ev["K"], ev["tool"]) == (64, 32, 16, "ncu")
-        assert ev["metrics"] == {name: parse_number(cell) for name, cell in CELLS.items()}
-        assert ev["metrics"][NCU_EXTRA_METRICS["cp_conflicts"]] is None  # n/a stays n/a
-        assert level.kernel in ev["kernel"]
-        assert ev["params"] == level.params
-        assert ev["command"][-6:] == ["gemmscope.kernels.engine.launch", ev["level"], "64", "32",
+        level = registry.get(ev.level)
+        assert (ev.M, ev.N, ev.K, ev.tool) == (64, 32, 16, "ncu")
+        assert ev.metrics == {name: parse_number(cell) for name, cell in CELLS.items()}
+        assert ev.metrics[NCU_EXTRA_METRICS["cp_conflicts"]] is None  # n/a stays n/a
+        assert level.kernel in ev.kernel
+        assert ev.params == level.params
+        assert ev.command[-6:] == ["gemmscope.kernels.engine.launch", ev.level, "64", "32",
                                       "16", "--one-block-per-sm"]
-        assert ev["launch"] == "one_block_per_sm"
+        assert ev.launch == "one_block_per_sm"
     # after every timed run, on the session's clock
-    last_result = max(e["t"] for e in session.results)
-    assert all(c["t"] >= last_result for c in counters)
+    last_result = max(e.t for e in session.results)
+    assert all(c.t >= last_result for c in counters)
     assert session.events.index(counters[0]) > session.events.index(session.results[-1])
     # ncu ran once per level, on the level's kernel
     ran = logged_commands(log)
@@ -86,7 +87,7 @@ def test_record_without_ncu_says_so_and_writes_no_counters(tmp_path, stand_in_ru
     assert code == 1
     assert "not found" in err and "no counters" in err
     assert session.counters == []
-    assert [r["level"] for r in session.results] == ["naive", "register_2d", "wmma"]
+    assert [r.level for r in session.results] == ["naive", "register_2d", "wmma"]
 
 
 def test_record_when_ncu_fails_says_why_and_writes_no_counters(tmp_path, stand_in_runner):
@@ -106,8 +107,8 @@ def test_an_ncu_that_refuses_the_extra_metrics_gives_the_core_four(tmp_path, sta
     code, session, err = record(tmp_path, "--ncu", str(fake))
     assert code == 0, err
     for ev in session.counters:
-        assert set(ev["metrics"]) == set(NCU_METRICS.values())  # asked for, not null
-        assert (ev["M"], ev["N"], ev["K"]) == (1024, 1024, 1024)  # the default size
+        assert set(ev.metrics) == set(NCU_METRICS.values())  # asked for, not null
+        assert (ev.M, ev.N, ev.K) == (1024, 1024, 1024)  # the default size
 
 
 def test_record_without_ncu_option_runs_no_profiler(tmp_path, stand_in_runner):
@@ -169,20 +170,21 @@ def test_record_keeps_sampling_nvml_while_ncu_profiles(tmp_path, stand_in_runner
                     stdout=io.StringIO(), stderr=err)
     assert code == 0, err.getvalue()
     session = recording.read_session(out)
-    step = [e for e in session.events if e["type"] == "telemetry" and "power_w" in e
-            and e["power_w"] is not None and e["power_w"] > 300.0]
+    events = syn.file_events(out)
+    step = [e for e in events if e["type"] == "telemetry" and e.get("power_w") is not None
+            and e["power_w"] > 300.0]
     assert step, "no NVML samples from the ncu step"
     # the telemetry lasts as long as the recording: its last sample is the last event
-    assert step[-1] is session.events[-1]
-    assert step[-1]["t"] >= max(c["t"] for c in session.counters)
-    assert all(s["t"] >= session.results[-1]["t"] for s in step)
+    assert step[-1] is events[-1]
+    assert step[-1]["t"] >= max(c.t for c in session.counters)
+    assert all(s["t"] >= session.results[-1].t for s in step)
     # ncu takes the performance monitor: the step samples without GPM
     assert [n.gpm for n in FakeNvml.made] == [False]
     # each profile is said on the timeline, before its counters
-    said = [e for e in session.events if e["type"] == "info" and "Nsight" in e["message"]]
-    assert [e["level"] for e in said] == ["naive", "register_2d"]
+    said = [e for e in session.events if e.type == "info" and "Nsight" in e.message]
+    assert [e.level for e in said] == ["naive", "register_2d"]
     for note, counters in zip(said, session.counters, strict=True):
-        assert note["t"] <= counters["t"]
+        assert note.t <= counters.t
         assert session.events.index(note) < session.events.index(counters)
 
 
@@ -194,4 +196,4 @@ def test_record_with_telemetry_off_samples_nothing_during_ncu(tmp_path, stand_in
     code, session, err = record(tmp_path, "--ncu", str(fake))  # --telemetry-hz 0
     assert code == 0, err
     assert FakeNvml.made == []
-    assert not [e for e in session.events if e["type"] == "telemetry"]
+    assert not [e for e in session.events if e.type == "telemetry"] and not session.samples

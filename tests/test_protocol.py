@@ -6,10 +6,13 @@ import io
 import json
 import re
 
+import numpy as np
 import pytest
 
 from gemmscope.kernels.protocol import commands, recording
 from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol import records as rec
+from gemmscope.kernels.protocol.decoding import decode, from_builtins, of
 from gemmscope.kernels.protocol.events import ProtocolError
 
 HEADER = {"type": "session", "t": 0.0, "protocol": 1, "created": "2026-11-29T12:00:00+00:00",
@@ -29,9 +32,9 @@ def test_round_trip(tmp_path):
     events = [HEADER, RESULT, {"type": "error", "t": 2.0, "kind": "verify", "message": "x"}]
     p = write(tmp_path, [protocol.dumps(e) for e in events])
     s = recording.read_session(p)
-    assert s.header == HEADER
-    assert s.results == [RESULT]
-    assert [e["kind"] for e in s.errors] == ["verify"]
+    assert s.header == of(HEADER)
+    assert s.results == [of(RESULT)]
+    assert [e.kind for e in s.errors] == ["verify"]
 
 
 def test_nan_and_infinity_become_null():
@@ -43,7 +46,7 @@ def test_nan_and_infinity_become_null():
 def test_bad_json_is_skipped_and_named(tmp_path):
     p = write(tmp_path, [protocol.dumps(HEADER), "{oops", protocol.dumps(RESULT)])
     s = recording.read_session(p)
-    assert s.results == [RESULT]
+    assert s.results == [of(RESULT)]
     assert s.skipped_count == 1 and s.skipped[0].line == 2
     assert s.problem.startswith(f"{p}:2: not JSON")
 
@@ -52,7 +55,7 @@ def test_missing_field_is_skipped_and_named(tmp_path):
     bad = {k: v for k, v in RESULT.items() if k != "tflops"}
     p = write(tmp_path, [protocol.dumps(HEADER), protocol.dumps(bad)])
     s = recording.read_session(p)
-    assert s.events == [HEADER]
+    assert s.events == [of(HEADER)]
     assert ':2: result event lacks "tflops"' in s.problem
     with pytest.raises(ProtocolError, match=r"line 2: result event lacks \"tflops\""):
         list(recording.iter_events([protocol.dumps(HEADER) + "\n", protocol.dumps(bad) + "\n"]))
@@ -60,9 +63,9 @@ def test_missing_field_is_skipped_and_named(tmp_path):
 
 def test_wrong_type_is_rejected():
     with pytest.raises(ProtocolError, match='"M" must be int'):
-        protocol.validate_event({**RESULT, "M": "8"})
+        from_builtins({**RESULT, "M": "8"})
     with pytest.raises(ProtocolError, match="must not be a boolean"):
-        protocol.validate_event({**RESULT, "M": True})
+        from_builtins({**RESULT, "M": True})
 
 
 def test_first_event_must_be_session(tmp_path):
@@ -90,7 +93,7 @@ def test_truncated_last_line_is_reported_and_the_rest_kept(tmp_path):
     p = tmp_path / "cut.jsonl"
     p.write_text(text)
     s = recording.read_session(p)
-    assert s.results == [RESULT]
+    assert s.results == [of(RESULT)]
     assert s.skipped_count == 1
     assert f"{p}:3: not JSON" in s.problem and "a cut line" in s.problem
 
@@ -102,7 +105,7 @@ COUNTERS = {"type": "counters", "t": 9.0, "level": "naive", "M": 64, "N": 64, "K
 
 def test_counters_round_trip(tmp_path):
     p = write(tmp_path, [protocol.dumps(e) for e in (HEADER, RESULT, COUNTERS)])
-    assert recording.read_session(p).counters == [COUNTERS]
+    assert recording.read_session(p).counters == [of(COUNTERS)]
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -121,7 +124,7 @@ def test_bad_counters_name_the_line(tmp_path, change, message):
 
 def test_unknown_event_types_pass_through(tmp_path):
     p = write(tmp_path, [protocol.dumps(HEADER), '{"type": "future", "t": 1}'])
-    assert recording.read_session(p).events[-1]["type"] == "future"
+    assert recording.read_session(p).events[-1].type == "future"
 
 
 @pytest.mark.parametrize("line, message", [
@@ -149,9 +152,10 @@ def test_bad_commands_are_explained(line, message):
 
 def test_good_commands():
     cmd = commands.parse_command('{"cmd": "run", "level": "naive", "M": 7, "N": 13, "K": 5}')
-    assert cmd["M"] == 7
-    assert commands.parse_command('{"cmd": "telemetry", "hz": 0}')["hz"] == 0
-    assert commands.parse_command('{"cmd": "quit"}')["cmd"] == "quit"
+    assert cmd == commands.RunCommand("naive", 7, 13, 5)  # the defaults filled in, once
+    assert commands.parse_command('{"cmd": "telemetry", "hz": 0}') == \
+        commands.TelemetryCommand(0.0)
+    assert commands.parse_command('{"cmd": "quit", "id": 3}') == commands.PlainCommand("quit", 3)
 
 
 # ------------------------------------------------------------------ limits at the edge
@@ -175,25 +179,25 @@ INFO = '{"type": "info", "t": 1, "message": "%s"}'
 ])
 def test_limits_refuse_a_line_before_json_decodes_it(line, message):
     with pytest.raises(ProtocolError, match=re.escape(message)):
-        protocol.parse_line(line)
+        decode(line)
 
 
 def test_within_the_limits_a_line_is_read():
     d = protocol.MAX_DEPTH - 1  # the event itself is the first level
     deep = "[" * d + "]" * d
-    ev = protocol.parse_line('{"type": "info", "t": 1, "message": "x", "deep": ' + deep + "}")
-    assert ev["deep"] is not None
+    # a run's id is any JSON value, kept as it is within the limits
+    ev = decode('{"type": "info", "t": 1, "message": "x", "id": ' + deep + "}")
+    assert ev.id is not None
     # brackets inside strings are text, not nesting; escaped quotes do not end a string
     text = "[" * 1000 + '\\"{{{' + "{" * 1000
-    ev = protocol.parse_line(INFO % text)
-    assert ev["message"] == text.replace('\\"', '"')
-    assert protocol.parse_line(INFO % "x", 1)["type"] == "info"
+    ev = decode(INFO % text)
+    assert ev.message == text.replace('\\"', '"')
+    assert decode(INFO % "x", 1).type == "info"
     n = "-" + "9" * protocol.MAX_INT_DIGITS
-    assert protocol.parse_line('{"type": "info", "t": 1, "message": "", "n": ' + n + "}")["n"] \
-        == int(n)
+    assert decode('{"type": "info", "t": 1, "message": "", "id": ' + n + "}").id == int(n)
     # a float of many digits is a float (its overflow is rule 6's)
     long_float = '{"type": "info", "t": 1.' + "5" * 300 + ', "message": ""}'
-    assert protocol.parse_line(long_float)["t"] == 1.5555555555555556
+    assert decode(long_float).t == 1.5555555555555556
 
 
 def test_the_depth_scan_costs_one_pass_even_on_a_line_full_of_quotes():
@@ -202,7 +206,7 @@ def test_the_depth_scan_costs_one_pass_even_on_a_line_full_of_quotes():
     for line in ('"' + '\\"' * 400_000 + "\\", '"' + '"' * 800_000, "[" + '"",' * 300_000):
         t0 = time.perf_counter()
         with pytest.raises(ProtocolError):
-            protocol.parse_line(line)
+            decode(line)
         assert time.perf_counter() - t0 < 1.0
 
 
@@ -295,7 +299,7 @@ def test_rule_3_damaged_lines_are_skipped_named_and_counted(tmp_path):
         lines += [b, protocol.dumps(RESULT).encode()]
     p = lines_file(tmp_path, *lines)
     s = recording.read_session(p)
-    assert s.results == [RESULT] * len(bad)  # every good line was read
+    assert s.results == [of(RESULT)] * len(bad)  # every good line was read
     assert s.skipped_count == len(bad)
     assert [e.line for e in s.skipped] == list(range(2, 2 + 2 * len(bad), 2))
     reasons = [e.reason for e in s.skipped]
@@ -315,13 +319,13 @@ def test_rule_4_a_cut_last_line_is_reported_and_the_rest_kept(tmp_path):
     cut = protocol.dumps(RESULT)[:25]
     p = lines_file(tmp_path, protocol.dumps(HEADER), protocol.dumps(RESULT), cut, end=b"")
     s = recording.read_session(p)
-    assert s.results == [RESULT]
+    assert s.results == [of(RESULT)]
     assert s.skipped[0].line == 3 and "a cut line: no newline at its end" in s.problem
     # a complete last line without its newline is read
     p = lines_file(tmp_path, protocol.dumps(HEADER), protocol.dumps(RESULT), end=b"",
                    name="whole.jsonl")
     s = recording.read_session(p)
-    assert s.results == [RESULT] and s.problem is None
+    assert s.results == [of(RESULT)] and s.problem is None
 
 
 def test_rule_5_a_file_appended_after_a_cut_line_is_read_in_both_parts(tmp_path):
@@ -337,8 +341,8 @@ def test_rule_5_a_file_appended_after_a_cut_line_is_read_in_both_parts(tmp_path)
     writer.close()
     s = recording.read_session(p)
     # the second header is a runner's start later in the session: a restart event
-    assert [e["type"] for e in s.events] == ["session", "result", "restart", "result"]
-    assert [r["level"] for r in s.results] == ["naive", "wmma"]
+    assert [e.type for e in s.events] == ["session", "result", "restart", "result"]
+    assert [r.level for r in s.results] == ["naive", "wmma"]
     assert s.skipped_count == 1 and s.skipped[0].line == 3 and "not JSON" in s.problem
     assert timeline(s.events) == [0.0, 1.5, 1.5, 2.0]  # the second part follows the first
 
@@ -354,8 +358,8 @@ def test_rule_6_non_finite_numbers_read_as_null(tmp_path):
              '"rel_err": 0, "repeats": 3}']
     s = recording.read_session(lines_file(tmp_path, *lines))
     [r] = s.results
-    assert r["rel_err"] is None and r["pct_of_peak"] is None
-    assert r["energy_j"] is None and r["avg_power_w"] is None
+    assert r.rel_err is None and r.pct_of_peak is None
+    assert r.energy_j is None and r.avg_power_w is None
     assert s.skipped[0].line == 3 and '"median_ms" must be' in s.problem
 
 
@@ -374,23 +378,23 @@ def test_rule_7_optional_fields_of_a_wrong_type_read_as_null(tmp_path):
         tmp_path, *(protocol.dumps(e) for e in (header, result, error, telemetry))))
     assert s.problem is None
     h = s.header
-    assert h["device"] is None and h["levels"] == {"naive": {"source": "x.cu", "sha256": "ab"}}
-    [entry] = h["catalog"]
-    assert entry == {"id": "naive", "title": None, "order": None, "params": {"X": 4},
-                     "block": None, "tile": [32]}
+    assert h.device is None and h.levels == {"naive": rec.SourceRef(source="x.cu", sha256="ab")}
+    [entry] = h.catalog
+    assert entry == rec.CatalogEntry(id="naive", params={"X": 4}, tile=[32])
     r = s.results[0]
-    assert r["regs"] is None and r["pct_of_peak"] is None and r["reference"] is None
-    assert r["throttled"] == ["SwPowerCap"] and r["energy_j"] is None
-    assert r["params"] == {"TN": 8} and r["sm_clock_mhz_avg"] is None
+    assert r.regs is None and r.pct_of_peak is None and r.reference is None
+    assert r.throttled == ("SwPowerCap",) and r.energy_j is None
+    assert r.params == {"TN": 8} and r.sm_clock_mhz_avg is None
     e = s.errors[0]
-    assert e["message"] == "" and e["level"] is None and e["M"] is None
-    t = s.events[-1]
-    assert t["power_w"] is None and t["reasons"] is None
+    assert e.message == "" and e.level is None and e.M is None
+    [samples] = s.telemetry.values()
+    assert np.isnan(samples.column("power_w")).all() and samples.reason_sets == [None]
 
 
-def test_rule_8_unknown_fields_and_types_pass_through(tmp_path):
+def test_rule_8_unknown_types_pass_through_and_unknown_fields_are_ignored(tmp_path):
     future = {"type": "future", "t": 5, "anything": {"nested": [1, "two", None]}}
     s = recording.read_session(lines_file(
         tmp_path, protocol.dumps(HEADER), protocol.dumps({**RESULT, "new_field": "kept"}),
         protocol.dumps(future)))
-    assert s.results[0]["new_field"] == "kept" and s.events[-1] == future
+    assert s.results[0] == of(RESULT) and s.problem is None
+    assert s.events[-1] == rec.Other("future", 5.0, {"anything": {"nested": [1, "two", None]}})

@@ -308,10 +308,10 @@ def test_app_live_over_ssh_names_the_host_reports_a_drop_and_reconnects(
     assert live.state is SessionState.READY
     window.close_source()
     session = read_session(path)
-    assert session.header["remote"] == sshd.target
-    assert [e["kind"] for e in session.errors] == ["runner_crash"]
+    assert session.header.remote == sshd.target
+    assert [e.kind for e in session.errors] == ["runner_crash"]
     assert len(session.results) == 1
-    assert [e["type"] for e in session.events].count("repeat") >= 3 + 1  # kept, up to the drop
+    assert [e.type for e in session.events].count("repeat") >= 3 + 1  # kept, up to the drop
 
 
 def test_plan_live_remote_comes_first_and_is_checked() -> None:
@@ -344,8 +344,8 @@ def test_a_runner_silent_after_connecting_is_given_up_at_once(fake_runner: Path)
         session.close()
     assert time.monotonic() - t0 < 5
     assert session.state is SessionState.STOPPED
-    assert [e["kind"] for e in events if e["type"] == "error"] == ["timeout"]
-    assert "will not help" in events[-1]["message"]
+    assert [e.kind for e in events if e.type == "error"] == ["timeout"]
+    assert "will not help" in events[-1].message
 
 
 def test_ncu_does_not_go_with_remote(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from gemmscope.app.views.swizzle_presets import BY_NAME
 from gemmscope.app.widgets.ladder_panel import NOT_REPLAYED
 from gemmscope.app.window.main_window import bundled_session
 from gemmscope.kernels.models.swizzle import IDENTITY, Pattern, Swizzle
+from gemmscope.kernels.protocol import records as rec
 from gemmscope.kernels.protocol.recording import read_session
 
 
@@ -29,8 +30,10 @@ def bundled():
 def _seek_before(window, session, kind: str) -> None:
     """Replay up to (not including) the first event of type ``kind``."""
     events = session.events
-    first = next(i for i, e in enumerate(events) if e["type"] == kind)
-    t = max(float(events[first - 1]["t"]), 0.0)
+    first = next(i for i, e in enumerate(events) if getattr(e, "type", None) == kind)
+    before = events[first - 1]
+    t = max(before.t if isinstance(before, rec.Event) else float(before.columns.t[before.stop - 1]),
+            0.0)
     replay = window.replay
     replay.pause()
     replay.seek(t)
@@ -46,7 +49,7 @@ def test_not_replayed_yet_is_not_not_recorded(make_window, bundled):
     assert window.open_recording(path)
     window.show()
     _seek_before(window, session, "source_counters")
-    level = next(e["level"] for e in session.events if e["type"] == "source_counters")
+    level = next(e.level for e in session.events if isinstance(e, rec.SourceCounters))
     assert window.select_level(level)
     code = window.named_widget("code")
     window.flush_views()
@@ -144,7 +147,7 @@ def test_swizzle_presets_by_name(qtbot):
 
 def test_the_instruction_mix_is_per_unit_of_work(bundled):
     _path, session = bundled
-    pairs = [(e["level"], e) for e in session.events if e["type"] == "build"]
+    pairs = [(e.level, e) for e in session.events if isinstance(e, rec.Build)]
     rows = dict(mix_rows(pairs))
     # one FFMA is one multiply-add: FP32 levels show 1000 FFMA per 1000 FMAs, however
     # many k one loop iteration unrolls (naive: 16, cp_async: a BK=16 tile of 4x4x2x4)
@@ -165,7 +168,7 @@ def test_the_mix_chart_names_its_unit(qtbot, bundled):
     _path, session = bundled
     chart = InstructionMixChart()
     qtbot.addWidget(chart)
-    pairs = [(e["level"], e) for e in session.events if e["type"] == "build"]
+    pairs = [(e.level, e) for e in session.events if isinstance(e, rec.Build)]
     chart.set_rows(mix_rows(list(dict(pairs).items())))
     item = chart.getPlotItem()
     assert MIX_UNIT in item.titleLabel.text and MIX_UNIT in item.getAxis("left").labelText

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
+from gemmscope.kernels.protocol.commands import RunMode, SustainedConfig
+from gemmscope.kernels.protocol.events import Mode
 from gemmscope.kernels.protocol.plan import RunRequest
 
 
@@ -14,7 +16,7 @@ def test_run_mode_switch_validates_and_reaches_every_request(qtbot, make_window,
     window = make_window()
     window.controls.set_unavailable("")
     controls = window.controls
-    assert controls.mode == "burst" and controls.run_mode() == {"mode": "burst"}
+    assert controls.mode == "burst" and controls.run_mode() == RunMode(Mode.BURST)
     assert [controls.fields[n].text() for n in ("window_s", "trials", "cooldown_s")] == \
         ["3", "3", "5"]  # commands.SUSTAINED_FIELDS
     assert not controls.fields["window_s"].isEnabled()
@@ -31,8 +33,7 @@ def test_run_mode_switch_validates_and_reaches_every_request(qtbot, make_window,
     assert controls.fields["window_s"].toolTip() == "<p>window_s must be from 1 to 30 s</p>"
     controls.fields["window_s"].setText("1.5")
     assert controls.reason.text() == "" and controls.buttons["run_ladder"].isEnabled()
-    assert controls.run_mode() == {"mode": "sustained", "window_s": 1.5, "trials": 2,
-                                   "cooldown_s": 5.0}
+    assert controls.run_mode() == RunMode(Mode.SUSTAINED, SustainedConfig(1.5, 2, 5.0))
 
     sent: list[list[RunRequest]] = []
 
@@ -48,6 +49,6 @@ def test_run_mode_switch_validates_and_reaches_every_request(qtbot, make_window,
     window.run_sweep()
     requests = [r for batch in sent for r in batch]
     assert len(sent) == 3 and len(requests) > 3
-    assert {(r.mode, r.window_s, r.trials, r.cooldown_s) for r in requests} == \
-        {("sustained", 1.5, 2, 5.0)}
+    assert {(r.mode, r.sustained) for r in requests} == \
+        {(Mode.SUSTAINED, SustainedConfig(1.5, 2, 5.0))}
     assert requests[0].command("x")["mode"] == "sustained"

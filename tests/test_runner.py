@@ -9,13 +9,14 @@ import time
 from pathlib import Path
 
 import pytest
-from runner_subprocess import RunnerProcess
+from runner_subprocess import RunnerProcess, wire
 
 from gemmscope.kernels.device.gpu import get_cupy
 from gemmscope.kernels.drive.session import RunnerSession
 from gemmscope.kernels.engine.runner import Runner
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.protocol.decoding import encode
 from gemmscope.kernels.protocol.plan import RunRequest
 
 FAKE = str(Path(__file__).with_name("fake_runner.py"))
@@ -30,7 +31,7 @@ def serve(lines: list[str]) -> tuple[int, list[dict]]:
         code = runner.serve(iter(line + "\n" for line in lines))
     finally:
         runner.stop()
-    events = [protocol.parse_line(x) for x in out.getvalue().splitlines()]
+    events = [wire(x) for x in out.getvalue().splitlines()]
     return code, events
 
 
@@ -60,7 +61,7 @@ def test_the_runner_clock_starts_at_its_header_not_before_cuda_starts(monkeypatc
     runner = Runner(out, telemetry_hz=0)
     runner.start()
     runner.stop()
-    events = [protocol.parse_line(x) for x in out.getvalue().splitlines()]
+    events = [wire(x) for x in out.getvalue().splitlines()]
     assert events[0]["type"] == "session" and events[0]["t"] == 0.0
     ready = next(e for e in events if e["type"] == "ready")
     assert ready["t"] < 0.5  # the header's t = 0 is when it was written, not 1 s before
@@ -154,21 +155,21 @@ def test_session_restarts_a_runner_that_crashes_mid_run(tmp_path):
     try:
         session.wait_ready()
         evs = session.run([RunRequest("wmma", 7, 8, 9)])
-        err = next(e for e in evs if e["type"] == "error")
-        assert err["type"] == "error" and err["kind"] == "runner_crash"
-        assert (err["level"], err["M"], err["N"], err["K"]) == ("wmma", 7, 8, 9)
-        assert "the runner exited" in err["message"]
+        err = next(e for e in evs if e.type == "error")
+        assert err.type == "error" and err.kind == "runner_crash"
+        assert (err.level, err.M, err.N, err.K) == ("wmma", 7, 8, 9)
+        assert "the runner exited" in err.message
         evs = session.run([RunRequest("naive", 4, 4, 4)])
-        assert any(e["type"] == "result" for e in evs)
+        assert any(e.type == "result" for e in evs)
         assert session.restarts == 1
     finally:
         session.close()
     # one time axis across the restart; the second header became a restart event
-    times = [e["t"] for e in seen]
+    times = [e.t for e in seen]
     assert times == sorted(times)
-    assert sum(e["type"] == "session" for e in seen) == 1
-    restart = next(e for e in seen if e["type"] == "restart")
-    assert restart["restarts"] == 1 and restart["runner"]["protocol"] >= 1
+    assert sum(e.type == "session" for e in seen) == 1
+    restart = next(e for e in seen if e.type == "restart")
+    assert restart.restarts == 1 and restart.runner.protocol >= 1
 
 
 def test_session_kills_a_runner_that_stops_answering(tmp_path):
@@ -177,10 +178,10 @@ def test_session_kills_a_runner_that_stops_answering(tmp_path):
     try:
         session.wait_ready()
         evs = session.run([RunRequest("naive", 5, 6, 7)])
-        err = next(e for e in evs if e["type"] == "error")
-        assert err["kind"] == "timeout" and err["N"] == 6
+        err = next(e for e in evs if e.type == "error")
+        assert err.kind == "timeout" and err.N == 6
         evs = session.run([RunRequest("naive", 5, 6, 7)])
-        assert [e["type"] for e in evs if e["type"] in ("result", "error")] == ["result"]
+        assert [e.type for e in evs if e.type in ("result", "error")] == ["result"]
     finally:
         session.close()
 
@@ -203,7 +204,7 @@ def test_record_writes_every_event_line_by_line(tmp_path, monkeypatch):
         def __init__(self, on_event, command=None, **kwargs):
             def tee(ev: dict) -> None:
                 on_disk.append(lines_written())
-                seen.append(protocol.dumps(ev))
+                seen.append(encode(ev))
                 on_event(ev)
 
             super().__init__(tee, command, **kwargs)
@@ -220,6 +221,6 @@ def test_record_writes_every_event_line_by_line(tmp_path, monkeypatch):
     assert on_disk == list(range(1, len(seen) + 1))
     s = recording.read_session(out)
     assert s.problem is None
-    assert [(r["level"], r["M"]) for r in s.results] == [("naive", 16), ("coalesced", 16),
-                                                         ("naive", 8), ("coalesced", 8)]
-    assert [e["type"] for e in s.events].count("repeat") == 4 * 3
+    assert [(r.level, r.M) for r in s.results] == [("naive", 16), ("coalesced", 16),
+                                                   ("naive", 8), ("coalesced", 8)]
+    assert [e.type for e in s.events].count("repeat") == 4 * 3

@@ -6,6 +6,7 @@ from __future__ import annotations
 import synthetic_session as syn
 
 from gemmscope.app.core.store import Change
+from gemmscope.kernels.protocol.decoding import of
 
 
 def _spy(window):
@@ -24,12 +25,12 @@ def _spy(window):
 def test_a_hidden_tab_is_redrawn_when_shown(qtbot, make_window):
     window = make_window()
     window.show()
-    window.handle(syn.header())
+    window.handle(of(syn.header()))
     window.flush_views()
     window.named_widget("tiling")
     calls = _spy(window)
     ev = next(e for e in syn.events() if e["type"] == "result" and e["level"] == "naive")
-    window.handle(ev)
+    window.handle(of(ev))
     qtbot.waitUntil(lambda: any(Change.LADDER in c for c in calls["tiling"]))  # a frame
     assert calls["charts"] == [] and calls["code"] == []  # hidden: not redrawn
     window.named_widget("charts")  # shown: what it missed, at once
@@ -43,10 +44,10 @@ def test_a_hidden_tab_is_redrawn_when_shown(qtbot, make_window):
 def test_a_flush_brings_every_tab_up_to_date(qtbot, make_window):
     window = make_window()
     window.show()
-    window.handle(syn.header())
+    window.handle(of(syn.header()))
     window.flush_views()
     calls = _spy(window)
-    window.handle(next(e for e in syn.events() if e["type"] == "result"))
+    window.handle(of(next(e for e in syn.events() if e["type"] == "result")))
     window.flush_views()  # screenshots and exports draw hidden tabs too
     for name in window.views:
         assert calls[name] and Change.LADDER in calls[name][-1], name

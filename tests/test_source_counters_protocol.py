@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 
 from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol import records as rec
 from gemmscope.kernels.protocol import source_counters as sc
-
-COL = sc.INDEX
+from gemmscope.kernels.protocol.decoding import decode
 
 
 def event(**over) -> dict:
@@ -22,14 +23,23 @@ def event(**over) -> dict:
     return ev
 
 
-def read(ev: dict | str) -> dict:
-    return protocol.parse_line(ev if isinstance(ev, str) else json.dumps(ev))
+def read(ev: dict | str) -> rec.SourceCounters:
+    got = decode(ev if isinstance(ev, str) else json.dumps(ev))
+    assert isinstance(got, rec.SourceCounters)
+    return got
+
+
+def cells(line: sc.SassLine) -> list:
+    """A line as the row it was written as (the source location as a list)."""
+    out = list(msgspec.structs.astuple(line))
+    out[2] = list(out[2]) if out[2] is not None else None
+    return out
 
 
 def test_a_well_formed_event_reads_back_unchanged_in_its_lines():
     ev = read(event())
-    assert ev["lines"] == event()["lines"]
-    assert ev["status"] == "ok" and ev["fields"] == list(sc.FIELDS)
+    assert [cells(r) for r in ev.lines] == event()["lines"]
+    assert ev.status == "ok" and ev.fields == list(sc.FIELDS)
 
 
 @pytest.mark.parametrize("missing", ["level", "M", "tool", "status"])
@@ -51,11 +61,11 @@ def test_non_finite_and_mistyped_numbers_read_as_null():
             'null,NaN,Infinity,1e400,"12",true,-Infinity,2,{"mio":NaN,"wait":3}]],'
             '"totals":{"stall_samples":NaN,"bogus":1},"seconds":"soon"}')
     ev = read(line)
-    row = ev["lines"][0]
-    assert row[COL["inst_executed"]:COL["smem_excess_wavefronts"] + 1] == [None] * 6
-    assert row[COL["smem_conflicts_n_way"]] == 2
-    assert row[COL["stalls"]] == {"wait": 3}
-    assert ev["totals"] == {"stall_samples": None} and ev["seconds"] is None
+    row = ev.lines[0]
+    assert cells(row)[3:9] == [None] * 6
+    assert row.smem_conflicts_n_way == 2
+    assert row.stalls == {"wait": 3}
+    assert ev.totals == {"stall_samples": None} and ev.seconds is None
 
 
 def test_hostile_sizes_are_bounded():
@@ -63,48 +73,48 @@ def test_hostile_sizes_are_bounded():
             {f"r{k}": k for k in range(200)}] for i in range(3)]
     rows = big + [[i * 16, "NOP"] for i in range(3, sc.MAX_LINES + 50)]
     ev = read(event(lines=rows, reason="r" * 50_000, command=["c" * 9000] * 500))
-    assert len(ev["lines"]) == sc.MAX_LINES and ev["lines_unread"] == 50
-    row = ev["lines"][0]
-    assert len(row[COL["sass"]]) == sc.MAX_SASS_CHARS
-    assert len(row[COL["source"]][0]) == sc.MAX_PATH_CHARS
-    assert list(row[COL["stalls"]].values()) == [199, 198, 197, 196]  # the largest four
-    assert len(ev["reason"]) == sc.MAX_TEXT_CHARS
-    assert len(ev["command"]) == 64 and all(len(c) == sc.MAX_TEXT_CHARS for c in ev["command"])
+    assert len(ev.lines) == sc.MAX_LINES and ev.lines_unread == 50
+    row = ev.lines[0]
+    assert len(row.sass) == sc.MAX_SASS_CHARS
+    assert len(row.source[0]) == sc.MAX_PATH_CHARS
+    assert list(row.stalls.values()) == [199, 198, 197, 196]  # the largest four
+    assert len(ev.reason) == sc.MAX_TEXT_CHARS
+    assert len(ev.command) == 64 and all(len(c) == sc.MAX_TEXT_CHARS for c in ev.command)
 
 
 def test_rows_without_an_integer_offset_are_dropped_and_counted():
     rows = [[16, "NOP"], ["0x10", "NOP"], [-4, "NOP"], "row", [], [True, "NOP"], [32]]
     ev = read(event(lines=rows))
-    assert [r[0] for r in ev["lines"]] == [16, 32]
-    assert ev["lines_unread"] == 5
-    assert ev["lines"][1][COL["sass"]] is None and ev["lines"][1][COL["stalls"]] is None
+    assert [r.offset for r in ev.lines] == [16, 32]
+    assert ev.lines_unread == 5
+    assert ev.lines[1].sass is None and ev.lines[1].stalls is None
 
 
 def test_a_bad_source_location_reads_as_null():
     for bad in (["f.cu"], ["f.cu", "12"], [3, 4], "f.cu:12", ["f.cu", -1]):
         row = [0, "NOP", bad, 1, 0, 0, 0, 0, 0, 0, None]
-        assert read(event(lines=[row]))["lines"][0][COL["source"]] is None
+        assert read(event(lines=[row])).lines[0].source is None
 
 
 def test_rows_under_another_field_order_are_read_by_name():
     fields = ["stall_samples", "offset", "future_field", "sass"]
     ev = read(event(fields=fields, lines=[[9, 48, "x", "FFMA R1, R2, R3, R4"]]))
-    row = ev["lines"][0]
-    assert row[COL["offset"]] == 48 and row[COL["stall_samples"]] == 9
-    assert row[COL["sass"]] == "FFMA R1, R2, R3, R4" and row[COL["inst_executed"]] is None
-    assert ev["fields"] == list(sc.FIELDS)  # as the reader now holds them
+    row = ev.lines[0]
+    assert row.offset == 48 and row.stall_samples == 9
+    assert row.sass == "FFMA R1, R2, R3, R4" and row.inst_executed is None
+    assert ev.fields == list(sc.FIELDS)  # as the reader now holds them
 
 
 def test_lines_that_cannot_be_read_leave_the_event_without_lines_saying_why():
     no_offset = read(event(fields=["sass"], lines=[["NOP"]]))
-    assert no_offset["lines"] is None and no_offset["status"] == "unreadable"
-    assert "offset" in no_offset["reason"]
+    assert no_offset.lines is None and no_offset.status == "unreadable"
+    assert "offset" in no_offset.reason
     not_a_list = read(event(lines={"0": "NOP"}))
-    assert not_a_list["lines"] is None and not_a_list["status"] == "unreadable"
+    assert not_a_list.lines is None and not_a_list.status == "unreadable"
 
 
 def test_an_event_without_lines_keeps_its_status_and_reason():
     ev = read(event(status="refused", lines=None,
                     reason="==ERROR== ERR_NVGPUCTRPERM - The user does not have permission"))
-    assert ev["status"] == "refused" and ev["lines"] is None
-    assert "ERR_NVGPUCTRPERM" in ev["reason"]
+    assert ev.status == "refused" and ev.lines is None
+    assert "ERR_NVGPUCTRPERM" in ev.reason

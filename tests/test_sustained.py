@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 from fake_gpu_energy import FakeGPU
+from runner_subprocess import wire
 
 from gemmscope.kernels.device.telemetry import RunWindow
 from gemmscope.kernels.engine.energy import (
@@ -32,7 +33,6 @@ from gemmscope.kernels.engine.sustained import (
 )
 from gemmscope.kernels.ladder.registry import get
 from gemmscope.kernels.protocol import commands
-from gemmscope.kernels.protocol import events as protocol
 
 FLOPS = 2.0 * 4096**3
 
@@ -63,7 +63,9 @@ def probes_for(clock: FakeClock, temps=(40.0, 55.0)) -> Probes:
 
 def test_config_defaults_and_command_fields():
     assert SustainedConfig() == SustainedConfig(3.0, 3, 5.0)
-    cfg = SustainedConfig.from_command({"cmd": "run", "window_s": 2, "trials": 5})
+    cfg = commands.parse_command(json.dumps({"cmd": "run", "level": "naive", "M": 8, "N": 8,
+                                             "K": 8, "mode": "sustained", "window_s": 2,
+                                             "trials": 5})).sustained
     assert cfg == SustainedConfig(2.0, 5, 5.0)
 
 
@@ -250,7 +252,7 @@ def serve(bench: FakeBench, *lines: dict) -> list[dict]:
     runner.bench = bench
     for cmd in lines:
         runner.handle(commands.parse_command(json.dumps(cmd)))
-    return [protocol.parse_line(x) for x in out.getvalue().splitlines()]
+    return [wire(x) for x in out.getvalue().splitlines()]
 
 
 def test_runner_compares_with_cublas_in_the_same_mode():

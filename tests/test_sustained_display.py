@@ -9,8 +9,8 @@ import pytest
 import synthetic_session as syn
 
 from gemmscope.app.core.store import SessionStore
-from gemmscope.kernels.ladder.shape import Shape
-from gemmscope.kernels.protocol.events import dumps
+from gemmscope.kernels.protocol.decoding import of
+from gemmscope.kernels.protocol.events import Mode, dumps
 from gemmscope.kernels.results.rows import (
     DASH,
     NOT_THROTTLED,
@@ -22,12 +22,9 @@ from gemmscope.kernels.results.rows import (
 
 
 def _result(tflops: float, mode: str = "burst", **kw) -> Result:
-    base = Result(level="wmma", shape=Shape(4096, 4096, 4096), dtype="float16",
-                  precision="fp16", median_ms=1.0, tflops=tflops, verified=True,
-                  rel_err=None, repeats=3, reference=None, reference_tflops=None,
-                  pct_of_reference=None, peak_tflops=None, pct_of_peak=None, t=0.0,
-                  mode=mode)
-    return Result(**{**{f: getattr(base, f) for f in Result.__slots__}, **kw})
+    return Result(level="wmma", M=4096, N=4096, K=4096, dtype="float16", precision="fp16",
+                  median_ms=1.0, tflops=tflops, verified=True, rel_err=None, repeats=3,
+                  t=0.0, mode=Mode(mode), **kw)
 
 
 # ------------------------------------------------------------------ the rule
@@ -132,7 +129,7 @@ def test_the_power_limit_falls_back_to_a_sustained_result_without_it_in_samples(
     for ev in syn.with_sustained():
         if ev["type"] == "telemetry":
             ev = {**ev, "power_limit_w": None}
-        store.handle(ev)
+        store.handle(of(ev))
     assert store.telemetry.latest("power_limit_w") is None
     assert store.power_limit_w() == syn.POWER_LIMIT_W
     assert len(store.trial_spans) == 2 * syn.TRIALS

@@ -22,6 +22,7 @@ from gemmscope.app.core.talk import (
 )
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.shape import Shape
+from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.results.rows import DASH, pct_text, tflops_text
 
 VIEWS = ["charts", "telemetry", "tiling", "banks"]
@@ -117,7 +118,7 @@ def test_unreadable_and_oversized_files_are_refused(tmp_path):
 def _store(events=None) -> SessionStore:
     store = SessionStore()
     for ev in events or syn.events():
-        store.handle(ev)
+        store.handle(of(ev))
     return store
 
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import synthetic_session as syn
 
+from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.events import dumps
-from gemmscope.kernels.protocol.recording import read_session
 
 
 def _write(tmp_path, events, name="made.jsonl"):
@@ -21,7 +21,7 @@ def _write(tmp_path, events, name="made.jsonl"):
 
 def test_replay_draws_every_recorded_sample(show_telemetry, synthetic_file):
     _, view = show_telemetry(synthetic_file)
-    samples = [e for e in read_session(synthetic_file).events if e["type"] == "telemetry"]
+    samples = [e for e in syn.file_events(synthetic_file) if e["type"] == "telemetry"]
     t = np.array([e["t"] for e in samples])
     for field, curve in view.curves.items():
         if field == syn.NULL_GPM_FIELD:
@@ -39,7 +39,7 @@ def test_replay_draws_every_recorded_sample(show_telemetry, synthetic_file):
 
 def test_run_windows_are_shaded_on_every_plot_and_labelled_once(show_telemetry, synthetic_file):
     _, view = show_telemetry(synthetic_file)
-    events = read_session(synthetic_file).events
+    events = syn.file_events(synthetic_file)
     starts = [e for e in events if e["type"] == "run_start"]
     ends = {e["id"]: e["t"] for e in events if e["type"] == "result"}
     want = np.array([(s["t"], ends[s["id"]]) for s in starts])
@@ -59,7 +59,7 @@ def test_run_windows_are_shaded_on_every_plot_and_labelled_once(show_telemetry, 
 
 def test_reason_strip_shows_the_power_cap_where_it_was(show_telemetry, synthetic_file):
     _, view = show_telemetry(synthetic_file)
-    samples = [e for e in read_session(synthetic_file).events if e["type"] == "telemetry"]
+    samples = [e for e in syn.file_events(synthetic_file) if e["type"] == "telemetry"]
     assert view.reason_rows == ["SwPowerCap"]  # GpuIdle is not drawn
     ticks = view.plots["reasons"].getPlotItem().getAxis("left")._tickLevels
     assert ticks == [[(0, "SwPowerCap")]]
@@ -140,9 +140,9 @@ def test_follows_the_newest_time_until_the_user_pans(qtbot, make_window):
     window.show()
     view = window.named_widget("telemetry")
     qtbot.waitExposed(view)
-    window.handle(syn.header())
+    window.handle(of(syn.header()))
     for i in range(1, 151):  # 150 s of samples, one a second, as a live runner sends
-        window.handle(syn.telemetry(float(i), 10.0))
+        window.handle(of(syn.telemetry(float(i), 10.0)))
         if i == 75:
             window.flush_views()
             assert view.plots["power"].getViewBox().viewRange()[0] == pytest.approx([20, 80])
@@ -152,7 +152,7 @@ def test_follows_the_newest_time_until_the_user_pans(qtbot, make_window):
     vb.setXRange(10, 20, padding=0)
     vb.sigRangeChangedManually.emit([True, False])  # what a drag or wheel emits
     assert not view.follow_button.isChecked()
-    window.handle(syn.telemetry(200.0, 10.0))
+    window.handle(of(syn.telemetry(200.0, 10.0)))
     window.flush_views()
     assert view.plots["power"].getViewBox().viewRange()[0] == pytest.approx([10, 20])
     view.follow_button.click()
@@ -230,7 +230,7 @@ def test_seeking_in_a_replay_redraws_from_the_same_store(qtbot, make_window, syn
     window.show()
     view = window.named_widget("telemetry")
     qtbot.waitExposed(view)
-    events = read_session(synthetic_file).events
+    events = syn.file_events(synthetic_file)
     samples = [e for e in events if e["type"] == "telemetry"]
     wmma = next(e for e in events if e["type"] == "run_start" and e["level"] == "wmma")
     window.replay.seek(wmma["t"] + 0.05)  # into the wmma run (a throttled one)
@@ -283,7 +283,7 @@ def test_live_runner_crash_and_restart_on_one_timeline(qtbot, make_window, tmp_p
 
 def test_hover_names_the_run_and_the_nearest_sample(show_telemetry, synthetic_file):
     _, view = show_telemetry(synthetic_file)
-    samples = [e for e in read_session(synthetic_file).events if e["type"] == "telemetry"]
+    samples = [e for e in syn.file_events(synthetic_file) if e["type"] == "telemetry"]
     wmma = next(w for w in view.windows if w.level == "wmma")
     sample = next(e for e in samples if wmma.start_s < e["t"] < wmma.end_s)
     view.hovers["power"].show_at(sample["t"] + 0.0001, 0.0)
@@ -343,7 +343,7 @@ def test_the_bundled_h200_recording(show_telemetry):
     path = bundled_session()
     if path is None:
         pytest.skip("no bundled recording in this build")
-    events = read_session(path).events
+    events = syn.file_events(path)
     samples = [e for e in events if e["type"] == "telemetry"]
     starts = [e for e in events if e["type"] == "run_start"]
     _, view = show_telemetry(path)
@@ -403,11 +403,11 @@ def test_following_stays_on_the_samples_when_the_session_goes_on_without_them(
     window.show()
     view = window.named_widget("telemetry")
     qtbot.waitExposed(view)
-    window.handle(syn.header())
+    window.handle(of(syn.header()))
     for i in range(1, 96):
-        window.handle(syn.telemetry(float(i), 10.0))
-    window.handle({"type": "counters", "t": 131.0, "level": "naive", "M": 1024, "N": 1024,
-                   "K": 1024, "tool": "ncu", "metrics": {}})
+        window.handle(of(syn.telemetry(float(i), 10.0)))
+    window.handle(of({"type": "counters", "t": 131.0, "level": "naive", "M": 1024, "N": 1024,
+                   "K": 1024, "tool": "ncu", "metrics": {}}))
     window.flush_views()
     lo, hi = view.plots["power"].getViewBox().viewRange()[0]
     assert lo <= 95.0 <= hi  # the newest sample is on screen,
@@ -422,9 +422,9 @@ def test_following_without_samples_follows_the_events(qtbot, make_window):
     window.show()
     view = window.named_widget("telemetry")
     qtbot.waitExposed(view)
-    window.handle(syn.header())
-    window.handle({"type": "run_start", "t": 150.0, "id": "r", "level": "naive",
-                   "M": 64, "N": 64, "K": 64, "repeats": 2})
+    window.handle(of(syn.header()))
+    window.handle(of({"type": "run_start", "t": 150.0, "id": "r", "level": "naive",
+                   "M": 64, "N": 64, "K": 64, "repeats": 2}))
     window.flush_views()
     lo, hi = view.plots["runs"].getViewBox().viewRange()[0]
     assert lo <= 150.0 <= hi

@@ -23,6 +23,7 @@ from gemmscope.app.core import export
 from gemmscope.app.core.store import SessionStore
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.text_safety import clean_text, markdown_text, terminal_text
 from gemmscope.kernels.results.progress import Progress
 
@@ -111,11 +112,12 @@ def test_the_progress_line_never_passes_a_runners_control_characters(stream):
     progress = Progress(out, 2)
     sink = progress.sink([])
     for ev in hostile_text.poison([
-            {"type": "run_start", "t": 1, "id": "r", "level": "naive", "M": 1, "N": 1, "K": 1},
+            {"type": "run_start", "t": 1, "id": "r", "level": "naive", "M": 1, "N": 1, "K": 1,
+             "repeats": 1},
             {"type": "error", "t": 2, "kind": "runner_crash", "level": "naive",
              "message": "the runner said", "host": "h", "device": 0},
             {"type": "info", "t": 3, "message": "note"}], TAIL):
-        sink(ev)
+        sink(of(ev))
     text = out.getvalue().replace("\r\x1b[2K", "")  # the line rewritten: ours alone
     assert printable_lines(text) and hostile_text.WORD in text
 
@@ -131,7 +133,7 @@ def test_the_cli_error_line_is_one_safe_line(tmp_path):
 def test_the_bench_table_of_hostile_results_keeps_its_columns():
     from gemmscope.kernels.results.table import render
 
-    results = [e for e in hostile_text.poisoned_events(TAIL) if e["type"] == "result"]
+    results = [of(e) for e in hostile_text.poisoned_events(TAIL) if e["type"] == "result"]
     lines = render(results).split("\n")
     assert printable_lines("\n".join(lines)) and hostile_text.WORD in lines[2]
     assert len({len(line) for line in lines[:2]}) == 1  # header and rule the same width

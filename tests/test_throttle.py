@@ -7,6 +7,7 @@ from gemmscope.app.core.store import SessionStore
 from gemmscope.app.core.telemetry import RunEnd
 from gemmscope.kernels.device import telemetry
 from gemmscope.kernels.device.telemetry import Sampler
+from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.throttle import (
     NOT_A_SLOWDOWN,
     THROTTLE_MARK,
@@ -30,14 +31,14 @@ def test_slowdowns_keep_the_reasons_that_hold_clocks_back_once_in_order():
 def _run(store: SessionStore, run_id: str, level: str, t0: float, reasons: list[str],
          throttled: list[str]) -> None:
     where = {"id": run_id, "level": level, "M": 64, "N": 64, "K": 64}
-    store.handle({"type": "run_start", "t": t0, **where, "repeats": 2})
+    store.handle(of({"type": "run_start", "t": t0, **where, "repeats": 2}))
     for i in range(3):
-        store.handle({"type": "telemetry", "t": t0 + 0.1 + 0.1 * i, "sm_clock_mhz": 1500,
-                      "reasons": reasons})
-    store.handle({"type": "result", "t": t0 + 0.5, **where, "dtype": "fp32",
+        store.handle(of({"type": "telemetry", "t": t0 + 0.1 + 0.1 * i, "sm_clock_mhz": 1500,
+                      "reasons": reasons}))
+    store.handle(of({"type": "result", "t": t0 + 0.5, **where, "dtype": "fp32",
                   "precision": "fp32", "median_ms": 1.0, "tflops": 1.0, "verified": True,
                   "rel_err": 0.0, "repeats": 2, "throttled": throttled,
-                  "sm_clock_mhz_avg": 1500.0})
+                  "sm_clock_mhz_avg": 1500.0}))
 
 
 def test_one_rule_for_the_ladder_mark_the_run_band_and_the_reason_strip():

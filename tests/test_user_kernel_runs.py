@@ -31,7 +31,7 @@ def serve(commands: list[dict]) -> list[dict]:
         runner.serve(iter(json.dumps(c) + "\n" for c in commands))
     finally:
         runner.stop()
-    return [protocol.parse_line(x) for x in out.getvalue().splitlines()]
+    return [protocol.loads(x) for x in out.getvalue().splitlines()]
 
 
 def test_kernel_alone_plans_only_the_users_variants_with_their_kernel_objects():
@@ -165,7 +165,7 @@ def test_the_run_command_of_a_kernel_is_one_the_runner_parses_within_its_bound()
         line = json.dumps(run.command("run-1"))
         assert len(line.encode()) < protocol.MAX_COMMAND_BYTES
         parsed = commands.parse_command(line)
-        assert parsed["kernel"]["source"] == run.kernel["source"]
+        assert parsed.kernel is not None and parsed.kernel["source"] == run.kernel["source"]
         assert run.where()["params"] == run.kernel["params"]  # errors name the variant
 
 

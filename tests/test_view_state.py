@@ -25,6 +25,7 @@ from gemmscope.app.core.view_state import (
 )
 from gemmscope.app.window.main_window import bundled_session
 from gemmscope.kernels.ladder.shape import Shape
+from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.events import dumps
 from gemmscope.kernels.results.rows import tflops_text
 
@@ -59,7 +60,7 @@ def test_the_default_shape_is_4096_where_present_else_the_most_complete():
 def test_the_store_answers_for_the_state_not_for_the_latest_shape():
     store = SessionStore()
     for ev in syn.events():
-        store.handle(ev)
+        store.handle(of(ev))
     assert store.ladder_shape() == SYN  # the default: the synthetic ladder is at 4096³
     store.view.set(shape=BIG)
     assert store.ladder_result("register_2d").tflops == syn.SWEEP[8192]
@@ -238,9 +239,9 @@ def test_a_live_run_selects_its_shape_only_when_asked(qtbot, make_window, tmp_pa
     assert window.view_state.state.shape == Shape(64, 32, 16)
     assert window.ladder.cell_text("naive", "TFLOPS") != "–"
     # a run the person did not ask for (here: another source's results) leaves it
-    window.handle({"type": "result", "t": 99.0, "level": "naive", "M": 128, "N": 128,
-                   "K": 128, "dtype": "fp32", "median_ms": 1.0, "tflops": 1.0,
-                   "verified": True, "rel_err": 0.0, "repeats": 3})
+    window.handle(of({"type": "result", "t": 99.0, "level": "naive", "M": 128, "N": 128,
+                      "K": 128, "dtype": "fp32", "median_ms": 1.0, "tflops": 1.0,
+                      "verified": True, "rel_err": 0.0, "repeats": 3}))
     window.flush_views()
     assert window.view_state.state.shape == Shape(64, 32, 16)
 

@@ -13,6 +13,7 @@ import synthetic_session as syn
 from gemmscope.app.theme import PRESENTATION
 from gemmscope.app.views.base import View
 from gemmscope.app.views.registry import VIEWS
+from gemmscope.kernels.protocol.decoding import of
 
 
 def test_only_the_tab_on_screen_has_its_view_until_another_is_asked_for(make_window):
@@ -31,7 +32,7 @@ def test_a_tab_clicked_shows_its_view_with_what_it_missed(qtbot, make_window):
     window = make_window()
     window.show()  # no turn of the event loop yet: nothing made after a paint
     for event in syn.events():
-        window.handle(event)
+        window.handle(of(event))
     window.throttle.flush()
     assert not window.views.is_made("telemetry")
     window.tabs.setCurrentIndex(1)  # as a click on the tab does

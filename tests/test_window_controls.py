@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QLabel
 
 from gemmscope.app.theme import PRESENTATION
 from gemmscope.app.window.preferences import Preferences, open_settings
+from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.recording import read_session
 
 
@@ -45,7 +46,7 @@ def test_presentation_mode_and_preferences_persist(qtbot, make_window, tmp_path)
     assert not window.run_dock.isVisible()
     window.controls.set_values(128, 256, 512, 7)
     window.controls.set_unavailable("")
-    window._shape()  # a run request remembers the shape
+    window._form()  # a run request remembers the shape
     window.close()
     window.set_presentation(False)
     prefs = Preferences(open_settings(str(ini)))
@@ -145,7 +146,7 @@ def test_live_window_records_and_reports_a_runner_crash(qtbot, make_window, tmp_
     assert window.ladder.cell_text("coalesced", "TFLOPS") == "10.00"
     assert window.ladder.cell_text("naive", "TFLOPS") == "–"
     assert window.run_label.text() == ""  # nothing running, nothing queued
-    events = read_session(path).events
+    events = syn.file_events(path)
     assert sum(1 for e in events if e["type"] == "result") == len(
         window.store.ladder_levels()) - 1
     window.ladder.select_level("wmma")
@@ -168,17 +169,17 @@ def test_a_new_reference_result_refills_a_row_whose_own_result_is_unchanged(make
     depends on the reference result too, so a new cuBLAS run refills it."""
     window = make_window()
     events = syn.events()
-    window.handle(events[0])
+    window.handle(of(events[0]))
     ref, level = (next(e for e in events if e["type"] == "result" and e["level"] == lid)
                   for lid in ("cublas_fp32", "coalesced"))
     # a result without the runner's own comparison: the row compares it with the store's
     level = dict(level, pct_of_reference=None, reference=None, reference_tflops=None)
-    window.handle(level)
+    window.handle(of(level))
     window.flush_views()
     assert window.ladder.cell_text("coalesced", "% of cuBLAS") == "–"
-    window.handle(dict(ref, t=level["t"] + 1, tflops=4 * level["tflops"]))
+    window.handle(of(dict(ref, t=level["t"] + 1, tflops=4 * level["tflops"])))
     window.flush_views()
     assert window.ladder.cell_text("coalesced", "% of cuBLAS") == "25.0%"
-    window.handle(dict(ref, t=level["t"] + 2, tflops=2 * level["tflops"]))
+    window.handle(of(dict(ref, t=level["t"] + 2, tflops=2 * level["tflops"])))
     window.flush_views()
     assert window.ladder.cell_text("coalesced", "% of cuBLAS") == "50.0%"

@@ -140,8 +140,7 @@ def test_the_bundled_h200_recording_opens_with_the_reason(make_window, qtbot):
     path = bundled_session()
     assert path is not None, "resources/sessions/h200-ladder.jsonl is part of the package"
     session = read_session(path)
-    recorded = {(r["level"], r["M"]): r["tflops"] for r in session.results
-                if r.get("mode", "burst") == "burst"}
+    recorded = {(r.level, r.M): r.tflops for r in session.results if r.mode == "burst"}
     window = make_window()
     assert window.open_bundled("no CUDA device")
     assert "no CUDA device" in window.mode_text()
@@ -185,7 +184,6 @@ def test_a_recording_is_read_off_the_gui_thread(qtbot, make_window, synthetic_fi
 
 
 def test_telemetry_view_shows_the_recorded_samples(qtbot, make_window, synthetic_file):
-    from gemmscope.kernels.protocol.recording import read_session
 
     window = make_window()
     window.open_recording(synthetic_file)
@@ -193,7 +191,7 @@ def test_telemetry_view_shows_the_recorded_samples(qtbot, make_window, synthetic
     window.show()
     view = window.named_widget("telemetry")
     qtbot.waitExposed(view)
-    samples = [e for e in read_session(synthetic_file).events if e["type"] == "telemetry"]
+    samples = [e for e in syn.file_events(synthetic_file) if e["type"] == "telemetry"]
     t, power = view.curves["power_w"].xData, view.curves["power_w"].yData
     np.testing.assert_allclose(t, [e["t"] for e in samples])
     np.testing.assert_allclose(power, [e["power_w"] for e in samples])

@@ -103,7 +103,7 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
                     ) -> str:
     """The ladder as a table (latest result per level) plus links to chart images."""
     device = store.device_name() or "no GPU recorded"
-    synthetic = bool((store.header or {}).get("synthetic"))
+    synthetic = store.header is not None and store.header.synthetic
     lines = [f"# gemmscope ladder report — {markdown_text(device)}", ""]
     # the path in a code span, where nothing is markup; a backtick would end it
     lines.append(f"Source: `{' '.join(clean_text(source).replace('`', chr(39)).split())}`"

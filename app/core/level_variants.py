@@ -16,7 +16,7 @@ from ...kernels.protocol.plan import RunRequest
 from ...kernels.results.sweep_grid import SweepGrid, sweep_grid
 from ...kernels.toolchain.constraints import Check, check
 from ...kernels.toolchain.variant_check import level_variant, with_build
-from .user_kernels import MAX_EVENTS, MAX_SWEEP
+from .user_kernels import MAX_EVENTS, MAX_SWEEP, kept_fields
 
 
 def _param(name: str, default: int) -> Param:
@@ -88,9 +88,12 @@ class LevelVariants:
         return [self.request(M, N, K, repeats, {**self.params, y: vy, x: vx})
                 for vy, vx in combos]
 
-    def take(self, event: dict[str, Any]) -> bool:
+    def take(self, event: Any) -> bool:
         """A result or error of this level (its heatmap), or a build event (the check's
         registers of that variant); True when it was one."""
+        event = kept_fields(event)
+        if event is None:
+            return False
         if event.get("level") == self.id and event.get("type") == "build" and \
                 isinstance(event.get("params"), dict):
             params = {**self.level.params, **event["params"]}

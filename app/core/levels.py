@@ -7,10 +7,13 @@ too; the registry of this copy is only the fallback for headers without one.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
-from typing import Any
+
+import msgspec
 
 from ...kernels.ladder import registry
+from ...kernels.protocol.records import CatalogEntry, Kernel, Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,72 +56,62 @@ class LevelInfo:
 
 
 MAX_TEXT = 4000  # a catalog text longer than this is cut: a recording is data
+MAX_DIMS = 8  # of a block or tile
 
 
-def _text(value: Any, default: str = "") -> str:
-    text = value if isinstance(value, str) else default
+def _text(value: str | None, default: str = "") -> str:
+    text = value if value is not None else default
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
-def _int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
-def _ints(value: Any) -> tuple[int, ...]:
-    if not isinstance(value, list | tuple) or len(value) > 8:
-        return ()
-    return tuple(v for v in value if isinstance(v, int) and not isinstance(v, bool))
-
-
-def level_from_entry(entry: dict[str, Any], order: int) -> LevelInfo:
-    """One catalog entry; a field of the wrong type reads as absent (the recording is data:
-    what it says is shown, what it garbles is left out, nothing crashes)."""
-    params = entry.get("params")
-    level_id = _text(entry.get("id"))
+def level_from_entry(entry: CatalogEntry, order: int) -> LevelInfo:
+    """One catalog entry (a field the recording garbled reads as absent: the decoder saw
+    to that); texts are cut to MAX_TEXT, parameter names to 64 characters."""
+    level_id = _text(entry.id)
     return LevelInfo(
         id=level_id,
-        title=_text(entry.get("title"), level_id) or level_id,
-        adds=_text(entry.get("adds")),
-        precision=_text(entry.get("precision"), "?") or "?",
-        kind="reference" if entry.get("kind") == "reference" else "level",
-        order=_int(entry.get("order"), order),
-        params={str(k)[:64]: v for k, v in params.items()
-                if isinstance(v, int) and not isinstance(v, bool)}
-        if isinstance(params, dict) else {},
-        block=_ints(entry.get("block")),
-        tile=_ints(entry.get("tile")),
-        follows=_text(entry.get("follows")),
-        notes=_text(entry.get("notes")),
-        user=_text(entry.get("user"))[:200] or None,
+        title=_text(entry.title, level_id) or level_id,
+        adds=_text(entry.adds),
+        precision=_text(entry.precision, "?") or "?",
+        kind="reference" if entry.kind == "reference" else "level",
+        order=entry.order if entry.order is not None else order,
+        params={k[:64]: v for k, v in (entry.params or {}).items()},
+        block=tuple(entry.block or ())[:MAX_DIMS] if len(entry.block or ()) <= MAX_DIMS
+        else (),
+        tile=tuple(entry.tile or ())[:MAX_DIMS] if len(entry.tile or ()) <= MAX_DIMS else (),
+        follows=_text(entry.follows),
+        notes=_text(entry.notes),
+        user=_text(entry.user)[:200] or None,
     )
 
 
-def join_user_kernel(levels: list[LevelInfo], event: dict[str, Any]) -> list[LevelInfo]:
+def join_user_kernel(levels: list[LevelInfo], event: Kernel) -> list[LevelInfo]:
     """The levels with the user's kernel of a ``kernel`` event after the ladder (replacing
-    an earlier entry of the same id: an edited source); the event's catalog entry is data,
-    read like the header's."""
-    entry = event.get("catalog")
-    level_id = event.get("level")
-    if not isinstance(entry, dict) or not isinstance(level_id, str) or not level_id:
+    an earlier entry of the same id: an edited source), as a level, never a reference."""
+    if event.catalog is None or not event.level:
         return levels
-    kept = [lv for lv in levels if lv.id != level_id]
+    kept = [lv for lv in levels if lv.id != event.level]
     order = max((lv.order for lv in kept), default=0) + 1
-    joined = level_from_entry({**entry, "id": level_id, "kind": "level",
-                               "user": _text(event.get("file")) or level_id}, order)
-    return [*kept, replace(joined, order=order)]
+    entry = msgspec.structs.replace(event.catalog, id=event.level, kind="level",
+                                    user=event.file or event.level)
+    return [*kept, replace(level_from_entry(entry, order), order=order)]
 
 
-def catalog_from_header(header: dict[str, Any] | None) -> list[LevelInfo]:
+def catalog_from_header(header: Session | None) -> list[LevelInfo]:
     """Levels in ladder order: the header's catalog when it has one, else the registry.
-    Entries without a string id, and later entries repeating an id, are left out."""
-    entries = None
-    if header is not None and isinstance(header.get("catalog"), list):
-        entries = [e for e in header["catalog"]
-                   if isinstance(e, dict) and isinstance(e.get("id"), str) and e["id"]]
+    Entries with an empty id, and later entries repeating an id, are left out."""
+    entries = [e for e in header.catalog if e.id] if header is not None and header.catalog \
+        else []
     if not entries:
-        entries = registry.catalog()
+        entries = registry_catalog()
     levels: dict[str, LevelInfo] = {}
     for i, entry in enumerate(entries):
         level = level_from_entry(entry, i)
         levels.setdefault(level.id, level)
     return sorted(levels.values(), key=lambda lv: lv.order)
+
+
+@functools.cache
+def registry_catalog() -> list[CatalogEntry]:
+    """This copy's registry as catalog entries (for headers without a catalog)."""
+    return msgspec.convert(registry.catalog(), list[CatalogEntry])

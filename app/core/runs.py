@@ -5,7 +5,27 @@ What a run is and how runs are queued lives in ``kernels.plan`` and ``kernels.se
 
 from __future__ import annotations
 
-from ...kernels.protocol.commands import MAX_DIM, MAX_REPEATS, SUSTAINED_FIELDS
+from dataclasses import dataclass, field
+
+from ...kernels.protocol.commands import (
+    DEFAULT_REPEATS,
+    MAX_DIM,
+    MAX_REPEATS,
+    SUSTAINED_FIELDS,
+    RunMode,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunForm:
+    """What the run form says, every field read once: the shape and repeats of the runs
+    a click asks for, and how they are measured (``RunRequest.with_mode``)."""
+
+    M: int
+    N: int
+    K: int
+    repeats: int = DEFAULT_REPEATS
+    mode: RunMode = field(default_factory=RunMode)
 
 
 def parse_int_field(name: str, text: str, lo: int, hi: int) -> tuple[int | None, str]:

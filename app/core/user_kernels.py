@@ -14,10 +14,23 @@ from pathlib import Path
 from typing import Any
 
 from ...kernels.ladder.kernel_spec import KernelSpec, Param, SpecError, load_spec, read_source
+from ...kernels.protocol import records as rec
+from ...kernels.protocol.decoding import to_builtins
 from ...kernels.protocol.plan import RunRequest
 from ...kernels.results.sweep_grid import SweepGrid, sweep_grid
 from ...kernels.toolchain.constraints import Check
 from ...kernels.toolchain.variant_check import check_spec
+
+
+def kept_fields(event: Any) -> dict[str, Any] | None:
+    """A result, error or build event as JSON values (what the heatmap and the check
+    read), or None for any other event; a dict is taken as it is (tests, scripts)."""
+    if isinstance(event, dict):
+        return event
+    if isinstance(event, rec.Result | rec.Error | rec.Build):
+        return to_builtins(event)
+    return None
+
 
 MAX_SWEEP = 64  # variants one Sweep may queue (an 8 x 8 heatmap)
 MAX_EVENTS = 4096  # result and error events kept per kernel for its heatmap
@@ -98,9 +111,12 @@ class OpenKernel:
         return [self.request(M, N, K, repeats, {**self.params, y: vy, x: vx})
                 for vy, vx in combos]
 
-    def take(self, event: dict[str, Any]) -> bool:
+    def take(self, event: Any) -> bool:
         """Keep a result or error of this kernel (True when it was one); a build event
         gives the check its variant's registers."""
+        event = kept_fields(event)
+        if event is None:
+            return False
         if event.get("level") == self.id and event.get("type") == "build" and \
                 isinstance(event.get("params"), dict):
             self.builds[tuple(sorted(event["params"].items()))] = event

@@ -9,6 +9,7 @@ draws it. Every text from the spec or the runner is shown as plain text.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -43,6 +44,8 @@ class KernelPanel(QWidget):
         self.shape = (4096, 4096, 4096)
         self.repeats = 20
         self.last_check: Check | None = None
+        # the window's run form: (M, N, K, repeats), or None while it is refused
+        self.shape_of: Callable[[], tuple[int, int, int, int] | None] | None = None
         layout = QVBoxLayout(self)
         params = kernel.param_specs
         self.title = plain_label(kernel.heading)
@@ -137,11 +140,27 @@ class KernelPanel(QWidget):
         self.heatmap.set_grid(self.heatmap.grid, dict(self.kernel.params))
 
     # ------------------------------------------------------------------ runs
+    def _read_shape(self) -> bool:
+        """The run form's shape and repeats now (``shape_of``), so the launch computed
+        for the runs is the one they run at; False while the form is refused."""
+        if self.shape_of is None:
+            return True
+        shape = self.shape_of()
+        if shape is None:
+            return False
+        if (*self.shape, self.repeats) != shape:
+            self.set_shape(*shape)
+        return True
+
     def run_variant(self) -> None:
+        if not self._read_shape() or not self.update_check().ok:
+            return
         M, N, K = self.shape
         self.runs_requested.emit([self.kernel.request(M, N, K, self.repeats)])
 
     def run_sweep(self) -> None:
+        if not self._read_shape():
+            return
         x, y = self.sweep_x.currentText(), self.sweep_y.currentText()
         M, N, K = self.shape
         try:
@@ -156,10 +175,11 @@ class KernelPanel(QWidget):
         self.status.setStyleSheet(f"color: {UNKNOWN_COLOR}")
         self.runs_requested.emit(runs)
 
-    def take(self, event: dict[str, Any]) -> None:
+    def take(self, event: Any) -> None:
         """An event of the session: this kernel's results and errors fill the heatmap."""
         if self.kernel.take(event):
-            if event.get("type") == "build":
+            if getattr(event, "type", None) == "build" or (
+                    isinstance(event, dict) and event.get("type") == "build"):
                 self.update_check()  # the registers of a variant that was built
             else:
                 self.refresh_heatmap()

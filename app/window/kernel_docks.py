@@ -53,6 +53,7 @@ class KernelDocks:
         shape = w.kernel_shape()
         if shape is not None:
             panel.set_shape(*shape)
+        panel.shape_of = w.kernel_shape
         panel.runs_requested.connect(w.submit_runs)
         old = self.docks.pop(kernel.id, None)
         if old is not None:

@@ -15,9 +15,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QByteArray, QElapsedTimer, Qt, QTimer, Signal
@@ -32,12 +30,14 @@ from PySide6.QtWidgets import (
 
 from ...kernels.drive.session import SessionState
 from ...kernels.ladder.shape import Shape
+from ...kernels.protocol import records as rec
 from ...kernels.protocol.plan import RunRequest, ladder_requests, sweep_requests
 from ...kernels.protocol.session_file import SessionWriter
 from ..core.preferences_file import PreferencesFile
 from ..core.runner_command import plan_live
+from ..core.runs import RunForm
 from ..core.screen_fit import DEFAULT_SIZE
-from ..core.store import Change, SessionStore
+from ..core.store import Change, Item, SessionStore
 from ..core.view_state import ViewStateModel
 from ..plots.paint_ready import ready_to_paint
 from ..sources.base import EventSource
@@ -227,11 +227,11 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
         return [*(d.toggleViewAction() for d in docks), self.replay_toolbar.toggleViewAction()]
 
     # ------------------------------------------------------------- sources
-    def handle(self, event: dict[str, Any]) -> None:
+    def handle(self, event: Item) -> None:
         """The one event sink: live runner and replay both deliver here."""
         self.store.handle(event)
         self.kernel_docks.feed(event)
-        if self._asked is not None and event["type"] == "run_start":
+        if self._asked is not None and isinstance(event, rec.RunStart):
             self._run_started(event)
         self.throttle.poke()
 
@@ -240,13 +240,12 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
         self.throttle.poke()
 
     # ------------------------------------------------------------- runs
-    def _submit(self, requests: list[RunRequest]) -> None:
+    def _submit(self, requests: list[RunRequest], form: RunForm) -> None:
         if self.live is None:
             why = self.controls.unavailable or "no runner"
             self.statusBar().showMessage(f"cannot run: {why}", 8000)
             return
-        mode = self.controls.run_mode() or {}  # burst or sustained, as the form says
-        self.live.submit([replace(r, **mode) for r in requests])  # type: ignore[arg-type]
+        self.live.submit([r.with_mode(form.mode) for r in requests])  # as the form says
 
     # ------------------------------------------------------------- user kernels
     def open_kernel(self, path: str) -> bool:
@@ -261,49 +260,49 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
             self.kernel_docks.tune(level)
 
     def kernel_shape(self) -> tuple[int, int, int, int] | None:
-        return self.controls.values()
+        form, _problems = self.controls.read()
+        return None if form is None else (form.M, form.N, form.K, form.repeats)
 
     def submit_runs(self, requests: list[RunRequest]) -> None:
-        values = self._shape()
-        if values is not None:
-            self.kernel_docks.shape_changed(*values)
-            self._submit([replace(r, repeats=values[3]) for r in requests])
+        """A kernel panel's runs (made at the run form's shape and repeats, which the
+        panel read just before), measured as the form's mode says."""
+        form = self._form()
+        if form is not None:
+            self._submit(requests, form)
 
     def note(self, text: str, error: bool) -> None:
         self._note(text, error)
 
-    def _shape(self) -> tuple[int, int, int, int] | None:
-        values = self.controls.values()
-        if values is None:
-            self.statusBar().showMessage("cannot run: " + "; ".join(
-                self.controls.problems().values()), 8000)
+    def _form(self) -> RunForm | None:
+        """The run form, read once for the click (None, said, while a field is refused)."""
+        form, problems = self.controls.read()
+        if form is None:
+            self.statusBar().showMessage("cannot run: " + "; ".join(problems.values()), 8000)
         else:
-            self.prefs.set_shape(*values)
-        return values
+            self.prefs.set_shape(form.M, form.N, form.K, form.repeats)
+        return form
 
     def run_selected(self) -> None:
-        level, values = self.ladder.selected_level(), self._shape()
-        if values is None:
+        level, form = self.ladder.selected_level(), self._form()
+        if form is None:
             return
         if level is None:
             self.statusBar().showMessage("select a level first", 5000)
             return
-        M, N, K, repeats = values
-        self._ask(M, N, K)
-        self._submit([RunRequest(level, M, N, K, repeats)])
+        self._ask(form)
+        self._submit([RunRequest(level, form.M, form.N, form.K, form.repeats)], form)
 
     def run_ladder(self) -> None:
-        values = self._shape()
-        if values is not None:
-            M, N, K, repeats = values
+        form = self._form()
+        if form is not None:
             ids = [lv.id for lv in self.store.ladder_levels()]
-            self._ask(M, N, K)
-            self._submit(ladder_requests(ids, M, N, K, repeats))
+            self._ask(form)
+            self._submit(ladder_requests(ids, form.M, form.N, form.K, form.repeats), form)
 
     def run_sweep(self) -> None:
-        level, values = self.ladder.selected_level(), self._shape()
-        if values is not None and level is not None:
-            self._submit(sweep_requests(level, values[3]))
+        level, form = self.ladder.selected_level(), self._form()
+        if form is not None and level is not None:
+            self._submit(sweep_requests(level, form.repeats), form)
 
     def stop_runs(self) -> None:
         if self.live is not None:
@@ -438,7 +437,7 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
         elif run is None:
             text = f"{queued} queued" if queued else ""
         else:
-            text = (f"running {run['level']} at {run['M']}×{run['N']}×{run['K']}"
+            text = (f"running {run.level} at {run.shape}"
                     + (f" (+{queued} queued)" if queued else ""))
         self.run_label.setText(text)
 

@@ -93,7 +93,7 @@ class SourcesMixin:
         self.source, self.source_path = replay, session.path
         self.replay_toolbar.show()
         self.mode_label.setText(replay.describe())
-        synthetic = " [synthetic data]" if session.header.get("synthetic") else ""
+        synthetic = " [synthetic data]" if session.header.synthetic else ""
         self.setWindowTitle(f"gemmscope — {Path(session.path).name}{synthetic}")
         self.controls.set_unavailable("replay: " + (note or "runs need the live runner"))
         self.statusBar().clearMessage()

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...kernels.ladder.shape import Shape
+from ...kernels.protocol.records import RunStart
+from ..core.runs import RunForm
 from ..core.store import Change
 from ..core.view_state import ViewState, changed_fields, neighbour_shape
 from ..views.base import View
@@ -32,20 +34,21 @@ class ViewStateMixin:
     _asked: tuple[Shape, str] | None
     _step_later: int | None
 
-    def _run_started(self, event: dict[str, Any]) -> None:
+    def _run_started(self, event: RunStart) -> None:
         """The first run of those the person asked for started: show its shape and mode
         (its results fill the table as they come; a run nobody asked for changes
         nothing)."""
         assert self._asked is not None
         shape, mode = self._asked
-        if (event.get("M"), event.get("N"), event.get("K")) == (shape.M, shape.N, shape.K):
+        if (event.M, event.N, event.K) == (shape.M, shape.N, shape.K):
             self._asked = None
             self.view_state.set(shape=shape, mode=mode)
 
-    def _ask(self, M: int, N: int, K: int) -> None:
-        """The person asked for runs at M×N×K: the first of them to start selects it."""
+    def _ask(self, form: RunForm) -> None:
+        """The person asked for runs at the form's shape and mode: the first of them to
+        start selects them."""
         if self.live is not None:
-            self._asked = (Shape(M, N, K), self.controls.mode)
+            self._asked = (Shape(form.M, form.N, form.K), str(form.mode.mode))
 
     # ------------------------------------------------------------- the view state
     def choose(self, shape: Shape | None = None, level: str | None = None,

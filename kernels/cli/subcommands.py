@@ -9,3 +9,4 @@ from __future__ import annotations
 
 NAMES = ("runner", "scheduler", "worker", "bench", "record", "report", "levels", "diff", "sass",
          "check")
+

@@ -16,6 +16,7 @@ import json
 from typing import Any, TextIO
 
 from ..ladder.kernel_spec import KernelSpec, SpecError, load_spec, read_source
+from ..protocol.commands import RunMode
 from ..protocol.events import MAX_COMMAND_BYTES
 from ..protocol.plan import RunRequest, parse_shape
 from ..protocol.text_safety import terminal_text
@@ -89,7 +90,7 @@ def variants(spec: KernelSpec, fixed: list[tuple[str, list[int]]],
 
 
 def kernel_runs(args: argparse.Namespace, shapes: list[tuple[int, int, int]],
-                fields: dict[str, Any], stderr: TextIO | None = None) -> list[RunRequest]:
+                mode: RunMode, stderr: TextIO | None = None) -> list[RunRequest]:
     """The runs of every --kernel at every shape and variant, each checked first; a
     refused variant is still sent (the runner answers with the refusal, so the session
     and its recording say it)."""
@@ -110,7 +111,9 @@ def kernel_runs(args: argparse.Namespace, shapes: list[tuple[int, int, int]],
                 if stderr is not None and check.refusal:
                     stderr.write(terminal_text(f"{spec.id} {_text(params)} at {M}x{N}x{K}: "
                                                f"refused: {check.refusal}") + "\n")
-                runs.append(RunRequest(spec.id, M, N, K, kernel=launch.as_wire(), **fields))
+                runs.append(RunRequest(spec.id, M, N, K, args.repeats, warmup=args.warmup,
+                                       compare=not args.no_compare,
+                                       kernel=launch.as_wire()).with_mode(mode))
     return runs
 
 

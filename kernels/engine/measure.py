@@ -33,6 +33,8 @@ from ..ladder.registry import (
     Precision,
     Scaling,
 )
+from ..ladder.shape import percent, tflops_of
+from ..protocol.commands import DEFAULT_REPEATS, DEFAULT_WARMUP
 from ..protocol.events import Mode
 from ..toolchain import nvrtc
 from ..toolchain.constraints import over_limits
@@ -324,7 +326,7 @@ class Bench:
         peak = (self.device.as_event()["peak_tflops"] or {}).get(str(level.precision))
         return {"level": level.id, "M": M, "N": N, "K": K, "dtype": DTYPE_OF[level.precision],
                 "precision": str(level.precision), **prep.verification(),
-                "peak_tflops": peak, "pct_of_peak": 100 * tflops / peak if peak else None,
+                "peak_tflops": peak, "pct_of_peak": percent(tflops, peak),
                 **prep.info}
 
     def flush(self) -> None:
@@ -360,7 +362,8 @@ class Bench:
         return self._flush_j
 
     # ------------------------------------------------------------------ a burst run
-    def run(self, level: Level, M: int, N: int, K: int, repeats: int = 20, warmup: int = 3,
+    def run(self, level: Level, M: int, N: int, K: int, repeats: int = DEFAULT_REPEATS,
+            warmup: int = DEFAULT_WARMUP,
             on_repeat: Callable[[int, float], None] | None = None,
             params: dict[str, int] | None = None, energy: bool = True) -> dict[str, Any]:
         """One burst run; ``energy=False`` skips the energy window (correctness checks,
@@ -373,7 +376,7 @@ class Bench:
             fields = self._burst_energy(level, prep.launch, flops) if energy else \
                 burst_energy_fields(None, None, flops, None, None, "not measured (energy=False)")
         summary = Timing(times["ms"]).summary()
-        tflops = flops / (summary["median_ms"] * 1e-3) / 1e12
+        tflops = tflops_of(flops, summary["median_ms"])
         result: dict[str, Any] = {
             **self.head(prep, tflops), "mode": str(Mode.BURST), **summary, "tflops": tflops,
             "repeats": repeats, "warmup": warmup}

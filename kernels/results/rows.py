@@ -3,24 +3,24 @@
 The CLI table (``bench``, ``report``), the CSV and Markdown exports and the ladder panel
 all render :class:`Row`, so for the same result they show the same numbers with the same
 digits, the same dash where a number was not measured and the same verdict word. A row
-is made from a result event (:class:`Result`, parsed once) and the result of its
-reference (cuBLAS of the same precision at the same shape). No Qt here.
+is made from a result event (:class:`Result`, the record decoded at the edge) and the
+result of its reference (cuBLAS of the same precision at the same shape). No Qt here.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+
+import msgspec
 
 from ..ladder import registry
 from ..ladder.registry import DEEPGEMM_DIFF_MAX
-from ..ladder.shape import Shape
-from ..protocol.events import device_of
-from ..protocol.throttle import NOT_COUNTED, THROTTLE_MARK, slowdowns
+from ..ladder.shape import Shape, percent
+from ..protocol.records import Result
+from ..protocol.throttle import NOT_COUNTED, THROTTLE_MARK
 
 DASH = "–"  # a number that was not measured
 VERIFIED = "verified"
@@ -109,101 +109,13 @@ def throttled_text(reasons: tuple[str, ...] | None) -> str:
 
 
 # ---------------------------------------------------------------------- result
-def _num(value: Any) -> float | None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if ok else None
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-MAX_PARAMS = 32  # a result's template parameters kept (a recording is untrusted data)
-
-
-def _params(value: Any) -> tuple[tuple[str, int], ...] | None:
-    """A result's ``params`` (name -> integer): the first 32 integer entries, names cut
-    to 32 characters, the rest left out; None where there are none."""
-    if not isinstance(value, dict):
-        return None
-    ints = ((str(k)[:32], v) for k, v in value.items() if _int(v) is not None)
-    return tuple(itertools.islice(ints, MAX_PARAMS)) or None
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    """A ``result`` event, parsed once (docs/protocol.md)."""
-
-    level: str
-    shape: Shape
-    dtype: str
-    precision: str
-    median_ms: float
-    tflops: float
-    verified: bool
-    rel_err: float | None
-    repeats: int
-    reference: str | None
-    reference_tflops: float | None
-    pct_of_reference: float | None
-    peak_tflops: float | None
-    pct_of_peak: float | None
-    t: float
-    tol: float | None = None
-    variant: str | None = None
-    regs: int | None = None
-    smem_bytes: int | None = None
-    sm_clock_mhz_avg: float | None = None
-    sm_clock_mhz_min: float | None = None
-    energy_j: float | None = None  # per GEMM
-    avg_power_w: float | None = None
-    gflop_per_j: float | None = None
-    # the slowdowns seen during the run (kernels.throttle); None: the run was not sampled
-    throttled: tuple[str, ...] | None = None
-    deepgemm_diff: float | None = None  # 1 - 2 sum(xy) / sum(x^2 + y^2), C against float64
-    mode: str = "burst"  # burst (flushed repeats) or sustained (back-to-back windows)
-    energy_reason: str | None = None  # why energy_j is null
-    trials: int | None = None  # sustained: windows measured, and their TFLOPS range
-    tflops_min: float | None = None
-    tflops_max: float | None = None
-    power_limit_w: float | None = None  # sustained: the enforced power limit
-    device: int = 0  # the GPU of the session it ran on (protocol.device_of)
-    # the template parameters the result says it ran (given by the run, or picked by the
-    # level for the shape; params_ran names those that differ from the level's own);
-    # None: the result names none, so the level's own
-    params: tuple[tuple[str, int], ...] | None = None
-
-    @classmethod
-    def from_event(cls, ev: dict[str, Any], precision: str = "?") -> Result:
-        """``precision``: the level's, for events that do not say (older recordings)."""
-        throttled = ev.get("throttled")
-        return cls(
-            level=ev["level"], shape=Shape(ev["M"], ev["N"], ev["K"]), dtype=ev["dtype"],
-            precision=str(ev.get("precision") or (ev.get("dtype") if precision == "?"
-                                                   else precision) or "?"),
-            median_ms=float(ev["median_ms"]),
-            tflops=float(ev["tflops"]), verified=bool(ev["verified"]),
-            rel_err=_num(ev.get("rel_err")), repeats=int(ev["repeats"]),
-            reference=ev.get("reference") if isinstance(ev.get("reference"), str) else None,
-            reference_tflops=_num(ev.get("reference_tflops")),
-            pct_of_reference=_num(ev.get("pct_of_reference")),
-            peak_tflops=_num(ev.get("peak_tflops")), pct_of_peak=_num(ev.get("pct_of_peak")),
-            t=float(ev.get("t", 0.0)), tol=_num(ev.get("tol")),
-            variant=ev.get("variant") if isinstance(ev.get("variant"), str) else None,
-            regs=_int(ev.get("regs")), smem_bytes=_int(ev.get("smem_bytes")),
-            sm_clock_mhz_avg=_num(ev.get("sm_clock_mhz_avg")),
-            sm_clock_mhz_min=_num(ev.get("sm_clock_mhz_min")),
-            energy_j=_num(ev.get("energy_j")), avg_power_w=_num(ev.get("avg_power_w")),
-            gflop_per_j=_num(ev.get("gflop_per_j")),
-            throttled=slowdowns(throttled) if isinstance(throttled, list | tuple) else None,
-            deepgemm_diff=_num(ev.get("deepgemm_diff")),
-            mode="sustained" if ev.get("mode") == "sustained" else "burst",
-            energy_reason=ev.get("energy_reason")
-            if isinstance(ev.get("energy_reason"), str) else None,
-            trials=_int(ev.get("trials")), tflops_min=_num(ev.get("tflops_min")),
-            tflops_max=_num(ev.get("tflops_max")),
-            power_limit_w=_num(ev.get("power_limit_w")), device=device_of(ev),
-            params=_params(ev.get("params")))
+def resolved(result: Result, level_precision: str | None = None) -> Result:
+    """The result with its precision said: the event's own, else its level's (older
+    recordings' results do not say; ``level_precision``: the session catalog's), else its
+    dtype."""
+    if result.precision:
+        return result
+    return msgspec.structs.replace(result, precision=level_precision or result.dtype or "?")
 
 
 def params_ran(r: Result, own: Mapping[str, int] | None = None) -> str:
@@ -216,7 +128,7 @@ def params_ran(r: Result, own: Mapping[str, int] | None = None) -> str:
         if level is None:
             return ""
         own = level.params
-    return ", ".join(f"{k}={v}" for k, v in r.params if own.get(k) != v)
+    return ", ".join(f"{k}={v}" for k, v in r.params.items() if own.get(k) != v)
 
 
 def reference_id(precision: str) -> str:
@@ -233,14 +145,14 @@ ResultKey = tuple[str, Shape, str, int]
 def result_key(result: Result) -> ResultKey:
     """(level, shape, mode, device): results with one key are runs of the same
     measurement."""
-    return result.level, result.shape, result.mode, result.device
+    return result.level, result.shape, result.mode, result.device_index
 
 
 def reference_key(result: Result) -> ResultKey:
     """The key of the result a percentage of cuBLAS compares against: the same shape, the
     same mode (burst against burst, sustained against sustained), the same GPU."""
     return (result.reference or reference_id(result.precision), result.shape, result.mode,
-            result.device)
+            result.device_index)
 
 
 # ------------------------------------------------------------------------- rows
@@ -299,15 +211,14 @@ class Row:
         """``reference``: the latest result at :func:`reference_key`; ``peak_tflops``: the
         device's peak for the precision (the header's), where the event has none."""
         r = result
-        pct_ref = r.pct_of_reference
-        if pct_ref is None and reference is not None and reference.tflops > 0:
-            pct_ref = _finite(100.0 * r.tflops / reference.tflops)
-        if pct_ref is None and r.reference_tflops:
-            pct_ref = _finite(100.0 * r.tflops / r.reference_tflops)
+        # the runner's own percentage where it had the reference; else of the reference's
+        # TFLOPS it names, or of the session's latest reference result
+        ref_tflops = r.reference_tflops or (reference.tflops if reference else None)
+        pct_ref = r.pct_of_reference if r.pct_of_reference is not None else \
+            percent(r.tflops, ref_tflops)
         ref_name = r.reference or (reference.level if reference is not None else None)
-        peak = r.peak_tflops or peak_tflops
         pct_peak = r.pct_of_peak if r.pct_of_peak is not None else \
-            (_finite(100.0 * r.tflops / peak) if peak else None)
+            percent(r.tflops, r.peak_tflops or peak_tflops)
         return cls(r, pct_ref, ref_name if pct_ref is not None else None, pct_peak)
 
     @property
@@ -335,8 +246,8 @@ class Row:
         """Every column's text."""
         r = self.result
         return {
-            Column.LEVEL: r.level, Column.DEVICE: str(r.device),
-            Column.PRECISION: r.precision.upper(), Column.MODE: r.mode,
+            Column.LEVEL: r.level, Column.DEVICE: str(r.device_index),
+            Column.PRECISION: r.precision.upper(), Column.MODE: str(r.mode),
             Column.DTYPE: r.dtype, Column.SHAPE: str(r.shape), Column.M: str(r.shape.M),
             Column.N: str(r.shape.N), Column.K: str(r.shape.K),
             Column.MEDIAN_MS: ms_text(r.median_ms), Column.TFLOPS: tflops_text(r.tflops),
@@ -459,11 +370,11 @@ def not_run_texts(level: str, precision: str) -> dict[Column, str]:
     return texts
 
 
-def rows_of(results: Iterable[Result], peaks: Mapping[str, Any] | None = None) -> list[Row]:
+def rows_of(results: Iterable[Result],
+            peaks: Mapping[str, float | None] | None = None) -> list[Row]:
     """A row per result, in order, each against the latest result at its reference key
     (as the session store does); ``peaks``: the header's peak TFLOPS per precision."""
-    results = list(results)
+    results = [resolved(r) for r in results]
     latest = {result_key(r): r for r in results}
     peaks = peaks or {}
-    return [Row.of(r, latest.get(reference_key(r)), _num(peaks.get(r.precision)))
-            for r in results]
+    return [Row.of(r, latest.get(reference_key(r)), peaks.get(r.precision)) for r in results]

@@ -14,6 +14,8 @@ from typing import Any
 
 from ..ladder import registry
 from ..protocol import recording
+from ..protocol.decoding import to_builtins
+from ..protocol.records import Build
 from ..results.session_report import printable
 from . import build_event, nvrtc, sass
 from .nvrtc import CompileError
@@ -26,7 +28,10 @@ class Unavailable(Exception):
 # ------------------------------------------------------------------ getting build events
 
 def recorded_builds(path: str) -> list[dict[str, Any]]:
-    return [e for e in recording.read_session(path).events if e["type"] == "build"]
+    """A recording's build events, as JSON values (the form this module reads a build
+    event in, whether it was recorded or made here)."""
+    session = recording.read_session(path, only=(Build,))
+    return [to_builtins(e) for e in session.events if isinstance(e, Build)]
 
 
 def pick(builds: Iterable[dict[str, Any]], level_id: str,

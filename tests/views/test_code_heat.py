@@ -10,8 +10,10 @@ import io
 import json
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
+import synthetic_session as syn
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
@@ -21,9 +23,10 @@ from gemmscope.app.core.store import SessionStore
 from gemmscope.app.theme import SASS_SELECTION, SOURCE_HEAT
 from gemmscope.kernels.profile import ncu_source_step as step
 from gemmscope.kernels.profile.ncu_source import parse_cuda_sass_page, parse_sass_page
-from gemmscope.kernels.protocol import events as protocol
-from gemmscope.kernels.protocol.events import Timeline
-from gemmscope.kernels.protocol.recording import read_session
+from gemmscope.kernels.protocol.decoding import decode, of
+from gemmscope.kernels.protocol.events import dumps
+from gemmscope.kernels.protocol.records import Build, SourceCounters
+from gemmscope.kernels.protocol.timeline import Timeline
 
 PAGES = Path(__file__).parents[1] / "fixtures" / "ncu_source"
 BUNDLED = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl"
@@ -39,7 +42,8 @@ def register_2d_event(**over) -> dict:
                     step.Outcome(step.Status.OK, page=page, where=where, variant="scalar"),
                     1e6, "2025.3.1.0")
     ev.update(over)
-    return protocol.parse_line(protocol.dumps(ev))
+    decode(dumps(ev))  # a valid event: what the decoder reads
+    return json.loads(dumps(ev))
 
 
 def page_values(column: str) -> dict[int, int]:
@@ -54,13 +58,13 @@ def page_values(column: str) -> dict[int, int]:
 @pytest.fixture(scope="module")
 def events():
     """The bundled session without its own per-line counters: each test adds its own."""
-    return [e for e in read_session(str(BUNDLED)).events if e["type"] != "source_counters"]
+    return [e for e in syn.file_events(BUNDLED) if e["type"] != "source_counters"]
 
 
 def fed(events, *extra: dict) -> SessionStore:
     store, line = SessionStore(), Timeline()
     for ev in [*events, *extra]:
-        store.handle(line.place(ev))
+        store.handle(line.place(of(ev)))
     return store
 
 
@@ -115,7 +119,7 @@ def test_the_conflicts_metric_heats_the_lds128_lines_and_their_source_line(code_
 def test_an_event_listing_every_instruction_makes_unlisted_lines_zero(code_view, events):
     n = len(builds.main_loop_lines(fed(events).build_for("register_2d")))
     store = fed(events)
-    total = len(source_heat.parse(store.build_for("register_2d")["sass"]))
+    total = len(source_heat.parse(store.build_for("register_2d").sass))
     v = code_view(fed(events, register_2d_event(lines_total=total)))
     assert len(v.sass.values) == n and None not in v.sass.values
 
@@ -144,7 +148,7 @@ def test_instructions_that_differ_from_the_build_are_not_placed(events):
     ev = register_2d_event()
     for row in ev["lines"]:
         row[1] = "FFMA R0, R0, R0, R0"
-    h = source_heat.heat(ev, fed(events).build_for("register_2d"), Metric.STALLS)
+    h = source_heat.heat(of(ev), fed(events).build_for("register_2d"), Metric.STALLS)
     assert "differ from the build's" in h.reason and h.values == {}
 
 
@@ -196,7 +200,7 @@ def test_counters_of_another_instantiation_name_the_parameters_that_differ(code_
     profiled as another instantiation than the build shown: the heat bar says which
     parameters differ instead of placing counters on the wrong instructions."""
     build = fed(events).build_for("register_2d")
-    name, (first, value) = build["kernel"], next(iter(build["params"].items()))
+    name, (first, value) = build.kernel, next(iter(build.params.items()))
     args = source_heat.template_args(name)
     assert args is not None and args[0] == str(value)
     template = name[:name.index("<")]
@@ -217,7 +221,7 @@ def test_counters_of_another_instantiation_name_the_parameters_that_differ(code_
 def recorded():
     """The bundled session whole: its FP8 levels were profiled at 1024^3, where they pick
     BN = 192, and last run at shapes where they keep their own 256."""
-    return read_session(str(BUNDLED)).events
+    return syn.file_events(BUNDLED)
 
 
 @pytest.mark.parametrize("level_id", ["fp8_block_scaled", "fp8_stream_k"])
@@ -256,7 +260,7 @@ def test_no_switch_where_the_session_lacks_the_build_ncu_profiled(code_view, rec
         fed(recorded).source_counters[level_id], fed(recorded).builds_of(level_id))
     assert profiled is not None
     store = fed([e for e in recorded if not (e["type"] == "build"
-                                             and e["kernel"] == profiled["kernel"])])
+                                             and e["kernel"] == profiled.kernel)])
     assert source_heat.profiled_build(store.source_counters[level_id],
                                       store.builds_of(level_id)) is None
     v = code_view(store, level_id)
@@ -265,12 +269,19 @@ def test_no_switch_where_the_session_lacks_the_build_ncu_profiled(code_view, rec
 
 
 def test_the_profiled_build_is_the_one_with_the_same_template_arguments():
-    builds = [{"kernel": "k<128, 256, true>", "variant": "tma"},
-              {"kernel": "k<128, 192, true>", "variant": "scalar"},
-              {"kernel": "k<128, 192, true>", "variant": "tma"}]
-    ncu = {"kernel": "void k<(int)128, (int)192, (bool)1>(int)", "variant": "tma"}
-    assert source_heat.profiled_build(ncu, builds) is builds[2]
-    assert source_heat.profiled_build({**ncu, "variant": None}, builds) is builds[1]
-    assert source_heat.profiled_build({**ncu, "kernel": "k"}, builds) is None
+    def build(kernel: str, variant: str) -> Build:
+        return Build(t=0.0, level="fp8", kernel=kernel, variant=variant)
+
+    def counters(**fields: Any) -> SourceCounters:
+        return of({"type": "source_counters", "t": 0.0, "level": "fp8", "M": 1, "N": 1,
+                   "K": 1, "tool": "ncu", "status": "missing", **fields})
+
+    builds = [build("k<128, 256, true>", "tma"), build("k<128, 192, true>", "scalar"),
+              build("k<128, 192, true>", "tma")]
+    kernel = "void k<(int)128, (int)192, (bool)1>(int)"
+    assert source_heat.profiled_build(counters(kernel=kernel, variant="tma"), builds) \
+        is builds[2]
+    assert source_heat.profiled_build(counters(kernel=kernel), builds) is builds[1]
+    assert source_heat.profiled_build(counters(kernel="k", variant="tma"), builds) is None
     assert source_heat.profiled_build(None, builds) is None
-    assert source_heat.profiled_build({**ncu, "kernel": "k<(int)64>"}, builds) is None
+    assert source_heat.profiled_build(counters(kernel="k<(int)64>"), builds) is None

@@ -7,14 +7,16 @@ import json
 from importlib import resources
 
 import pytest
+import synthetic_session as syn
 from PySide6.QtGui import QColor
 
 from gemmscope.app.core import builds
 from gemmscope.app.core.builds import MIX_PER_FMAS, main_loop_fmas
 from gemmscope.app.core.store import Change, SessionStore
 from gemmscope.app.theme import DIFF_COLORS, SASS_CLASS_COLORS, SASS_SELECTION
-from gemmscope.kernels.protocol.events import Timeline
-from gemmscope.kernels.protocol.recording import read_session
+from gemmscope.kernels.protocol.decoding import of, to_builtins
+from gemmscope.kernels.protocol.records import Build
+from gemmscope.kernels.protocol.timeline import Timeline
 
 
 @pytest.fixture(scope="module")
@@ -22,14 +24,14 @@ def events():
     path = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl"
     # without its per-line counters, whose heat map (tests/views/test_code_heat.py) would
     # colour the SASS lines these tests check
-    return [e for e in read_session(str(path)).events if e["type"] != "source_counters"]
+    return [e for e in syn.file_events(path) if e["type"] != "source_counters"]
 
 
 def fed(events, drop: set[str] = frozenset()) -> SessionStore:
     store, line = SessionStore(), Timeline()
     for ev in events:
         if not (ev["type"] == "build" and ev["level"] in drop):
-            store.handle(line.place(ev))
+            store.handle(line.place(of(ev)))
     return store
 
 
@@ -49,7 +51,7 @@ def test_store_keeps_one_build_per_level_variant_params(events):
     assert len(store.builds) == len(keys) and len(keys) < sum(e["type"] == "build"
                                                               for e in events)
     ev = store.build_for("cp_async")
-    assert ev["variant"] == "vector" and ev["params"]["STAGES"] == 3
+    assert ev.variant == "vector" and ev.params["STAGES"] == 3
     assert store.build_for("cublas_fp32") is None
     assert Change.BUILD in fed(events[:0] + [e for e in events if e["type"] == "build"][:1]
                                ).take_changes()
@@ -59,7 +61,7 @@ def test_cp_async_source_diff_sass_and_click(view, events):
     store = fed(events)
     v = view(store, "cp_async")
     ev = store.build_for("cp_async")
-    cu = ev["sources"]["kernels/cuda/cp_async.cu"]
+    cu = ev.sources["kernels/cuda/cp_async.cu"]
     assert v.source.toPlainText() == cu
     # the diff against warp_tiling marks the lines this step changed, in the diff colours
     assert v.tabs.tabText(1) == "Diff against warp_tiling"
@@ -73,7 +75,7 @@ def test_cp_async_source_diff_sass_and_click(view, events):
     assert v.diff.right.line_color(same) is None
     assert v.diff.right.toPlainText().splitlines()[changed[0]] == v.diff.rows[changed[0]].right
     # the SASS panel holds the main loop, FFMA and LDS.128 mnemonics in their colours
-    first, last = ev["main_loop"]
+    first, last = ev.main_loop
     assert all(first <= ln.offset <= last for ln in v.sass.lines)
     text = v.sass.toPlainText().splitlines()
     for cls in ("FFMA", "LDS.128"):
@@ -98,7 +100,7 @@ def test_occupancy_panel_states_the_limit(view, events):
     store = fed(events)
     for level in ("cp_async", "wmma"):
         v = view(store, level)
-        occ = store.build_for(level)["occupancy"]
+        occ = store.build_for(level).occupancy
         text = v.occupancy.text()
         limits = " and ".join(builds.RESOURCE_TEXT[r] for r in occ["limited_by"])
         assert f"limited by {limits}" in text
@@ -107,9 +109,9 @@ def test_occupancy_panel_states_the_limit(view, events):
 
 
 def test_occupancy_what_if_recomputed_without_the_field():
-    ev = {"regs": 255, "threads_per_block": 256, "smem_static_bytes": 0,
-          "smem_dynamic_bytes": 0, "occupancy": {"blocks_per_sm": 1, "warps_per_sm": 8,
-                                                 "limited_by": ["registers"]}}
+    ev = Build(t=0.0, level="x", variant="vector", regs=255, threads_per_block=256,
+               smem_static_bytes=0, smem_dynamic_bytes=0,
+               occupancy={"blocks_per_sm": 1, "warps_per_sm": 8, "limited_by": ["registers"]})
     w = builds.what_if(ev)
     assert w["regs+1"] is None and w["regs-1"] == 1
     assert "one register more: impossible" in "\n".join(builds.occupancy_lines(ev))
@@ -120,12 +122,12 @@ def test_mix_chart_has_one_bar_per_level_with_a_build(view, events):
     v = view(store, "cp_async")
     # a build without SASS (its reason shown instead) has no instruction mix to chart
     with_builds = [lv.id for lv in store.ladder_levels() if store.build_for(lv.id)
-                   and (store.build_for(lv.id).get("instruction_mix") or {}).get("main_loop")]
+                   and (store.build_for(lv.id).instruction_mix or {}).get("main_loop")]
     assert v.mix.levels == with_builds and "naive" not in v.mix.levels
     y0, h = v.mix.stacks["FFMA"]
     i = v.mix.levels.index("cp_async")
     build = store.build_for("cp_async")
-    mix = build["instruction_mix"]["main_loop"]
+    mix = build.instruction_mix["main_loop"]
     per = MIX_PER_FMAS / main_loop_fmas(build)  # counted per 1000 multiply-adds
     # FFMA at the bottom, LDS.128 stacked on it
     assert (y0[i], h[i]) == (0, pytest.approx(mix["FFMA"] * per))
@@ -147,11 +149,11 @@ def test_a_level_without_a_build_event_says_so(view, events):
 
 def test_markup_in_sources_is_shown_literally(view, events):
     store = fed(events)
-    ev = dict(store.build_for("naive"))
+    ev = to_builtins(store.build_for("naive"))
     evil = '<b>bold</b> <img src="x"> &amp;\n__global__ void k() {}\n'
     ev["sources"] = {"kernels/cuda/naive.cu": evil}
     ev["kernel"] = "<i>k</i>"
-    store.handle(ev)
+    store.handle(of(ev))
     v = view(store, "naive")
     assert v.source.toPlainText() == evil
     assert "<i>k</i>" in v.notice.text()
@@ -175,11 +177,11 @@ def test_diff_rows_align_changes():
 def test_odd_fields_of_a_build_event_do_not_break_the_view(view, events):
     store = fed(events)
     before = len(store.builds)
-    ev = dict(store.build_for("naive"))
+    ev = to_builtins(store.build_for("naive"))
     ev.update(main_loop=["a", None], occupancy="n/a", instruction_mix={"main_loop": {
         "FFMA": "many"}}, regs=None)
-    store.handle(ev)
-    store.handle({**ev, "params": [1, {"x": float("nan")}]})  # another key, kept apart
+    store.handle(of(ev))
+    store.handle(of({**ev, "params": [1, {"x": float("nan")}]}))  # another key, kept apart
     assert len(store.builds) == before + 1
     v = view(store, "naive")
     assert v.sass.lines  # no usable span: the whole kernel
@@ -208,7 +210,7 @@ def test_a_new_build_is_drawn_a_part_a_frame_and_ends_as_one_redraw(view, events
     assert v.sass.lines == [] and "register_2d" in v.notice.text()
     line = Timeline()
     for ev in events[builds_seen[4]:]:
-        early.handle(line.place(ev))
+        early.handle(line.place(of(ev)))
     v.refresh(early.take_changes())
     drawn = []
     while v.parts_left():  # the mix (bars, then axes), source, diff, SASS: a frame each
@@ -226,8 +228,8 @@ def test_a_restarts_copy_of_the_shown_build_redraws_nothing(view, events):
     v = view(store, "register_2d")
     revisions = [p.document().revision() for p in (v.source, v.sass, v.diff.left,
                                                    v.diff.right)]
-    copy = dict(store.build_for("register_2d"), t=1e4, id="restarted")
-    store.handle(copy)
+    copy = {**to_builtins(store.build_for("register_2d")), "t": 1e4, "id": "restarted"}
+    store.handle(of(copy))
     v.refresh(store.take_changes())
     v.settle()
     assert v.build is store.build_for("register_2d")  # the newest copy, drawn as before
@@ -235,7 +237,7 @@ def test_a_restarts_copy_of_the_shown_build_redraws_nothing(view, events):
                                               v.diff.right)] == revisions
     changed = dict(copy, sources={k: s + "// changed\n"
                                   for k, s in copy["sources"].items()})
-    store.handle(changed)
+    store.handle(of(changed))
     v.refresh(store.take_changes())
     v.settle()
     assert v.source.toPlainText().endswith("// changed\n")

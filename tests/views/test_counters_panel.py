@@ -13,6 +13,7 @@ from gemmscope.app.views.banks import BanksView
 from gemmscope.app.views.counters_panel import NO_MEASUREMENT
 from gemmscope.kernels.models import totals
 from gemmscope.kernels.models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
+from gemmscope.kernels.protocol.decoding import of
 
 
 def shown_rows(panel) -> dict[str, list[str]]:
@@ -42,7 +43,7 @@ def banks(qtbot):
 def test_banks_view_shows_the_model_beside_the_measured_counters(qtbot, banks):
     store = SessionStore()
     for ev in (syn.header(), syn.counters("register_2d", 5.0)):
-        store.handle(ev)
+        store.handle(of(ev))
     banks.bind(store)
     panel = banks.counters
     qtbot.waitUntil(lambda: panel.height() > 60)  # the layout gives the table its rows
@@ -71,7 +72,7 @@ def test_a_level_without_counters_says_so(banks):
     assert NO_MEASUREMENT in banks.counters.text()  # nothing bound yet
     store = SessionStore()
     for ev in (syn.header(), syn.counters("register_2d", 5.0)):
-        store.handle(ev)
+        store.handle(of(ev))
     banks.bind(store)
     banks.set_level("vectorized")
     assert NO_MEASUREMENT in banks.counters.text() and shown_rows(banks.counters) == {}
