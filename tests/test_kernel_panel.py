@@ -130,7 +130,6 @@ def test_the_window_opens_a_kernel_and_runs_a_sweep_on_a_stand_in_runner(
 def test_a_users_kernel_joins_the_ladder_in_its_own_colour():
     from gemmscope.app.core.store import SessionStore
     from gemmscope.app.theme import USER_COLORS, level_colors
-
     from gemmscope.kernels.protocol.decoding import from_builtins
 
     store = SessionStore()
