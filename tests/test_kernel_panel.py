@@ -191,3 +191,26 @@ def test_a_build_event_gives_the_check_its_registers(qtbot):
     assert "1 blocks per SM" in text and "limited by registers" in text
     panel.editors["BM"].setValue(256)  # another variant: no build of it yet
     assert "• registers: not known before a compile" in panel.check_lines.text()
+
+
+def test_the_ladder_describes_a_users_kernel_without_a_level_before_it(qtbot):
+    from gemmscope.app.core.store import SessionStore
+    from gemmscope.app.widgets.ladder_panel import LadderPanel
+    from gemmscope.kernels.protocol.decoding import from_builtins
+
+    store = SessionStore()
+    store.handle(from_builtins({"type": "session", "t": 0.0, "protocol": 4, "created": "",
+                                "levels": {}}))
+    store.handle(from_builtins({"type": "kernel", "t": 1.0, "level": "mine", "file": "m.cu",
+                                "catalog": {"id": "mine", "title": "My kernel",
+                                            "adds": "your kernel k from m.cu",
+                                            "precision": "fp32"}}))
+    panel = LadderPanel()
+    qtbot.addWidget(panel)
+    panel.bind(store)
+    panel.refresh(store.take_changes())
+    panel.select_level("mine")
+    text = panel.detail.text()
+    assert "<b>Adds:</b> your kernel k from m.cu" in text
+    panel.select_level("coalesced")
+    assert "<b>Adds over <i>naive</i>:</b>" in panel.detail.text()
