@@ -5,16 +5,17 @@ shape, repeats and mode)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
-from ...kernels.ladder.kernel_spec import SpecError
-from ..core.level_variants import LevelVariants
-from ..core.user_kernels import OpenKernel, open_kernel
 from ..widgets.fitting import scrolling
-from ..widgets.kernel_panel import KernelPanel
+
+if TYPE_CHECKING:  # the panels load the spec side (NVRTC, SASS): only when one opens
+    from ..core.level_variants import LevelVariants
+    from ..core.user_kernels import OpenKernel
+    from ..widgets.kernel_panel import KernelPanel
 
 
 class KernelDocks:
@@ -26,6 +27,8 @@ class KernelDocks:
     def open(self, path: str | Path) -> KernelPanel | None:
         """Open a spec (again: its panel is replaced, the source re-read); None and a
         message naming the file and field where it cannot be read."""
+        from ..core.user_kernels import open_kernel
+
         kernel, why = open_kernel(path)
         if kernel is None:
             self.window_note(f"cannot open kernel: {why}", True)
@@ -36,6 +39,9 @@ class KernelDocks:
 
     def tune(self, level_id: str) -> KernelPanel | None:
         """A panel editing a registry level's parameters (its choice kept, marked)."""
+        from ...kernels.ladder.kernel_spec import SpecError
+        from ..core.level_variants import LevelVariants
+
         try:
             model = LevelVariants.of(level_id)
         except (KeyError, SpecError) as exc:
@@ -48,6 +54,8 @@ class KernelDocks:
         w.note(text, error)
 
     def _add(self, kernel: OpenKernel | LevelVariants, title: str) -> KernelPanel:
+        from ..widgets.kernel_panel import KernelPanel
+
         w: Any = self.window
         panel = KernelPanel(kernel)
         shape = w.kernel_shape()
