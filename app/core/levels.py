@@ -8,12 +8,12 @@ too; the registry of this copy is only the fallback for headers without one.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import msgspec
 
 from ...kernels.ladder import registry
-from ...kernels.protocol.records import CatalogEntry, Session
+from ...kernels.protocol.records import CatalogEntry, Kernel, Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,10 +29,15 @@ class LevelInfo:
     tile: tuple[int, ...] = ()
     follows: str = ""
     notes: str = ""
+    user: str | None = None  # a user's kernel: the file it came from (a ``kernel`` event)
 
     @property
     def is_reference(self) -> bool:
         return self.kind == "reference"
+
+    @property
+    def is_user(self) -> bool:
+        return self.user is not None
 
     @property
     def name(self) -> str:
@@ -76,7 +81,20 @@ def level_from_entry(entry: CatalogEntry, order: int) -> LevelInfo:
         tile=tuple(entry.tile or ())[:MAX_DIMS] if len(entry.tile or ()) <= MAX_DIMS else (),
         follows=_text(entry.follows),
         notes=_text(entry.notes),
+        user=_text(entry.user)[:200] or None,
     )
+
+
+def join_user_kernel(levels: list[LevelInfo], event: Kernel) -> list[LevelInfo]:
+    """The levels with the user's kernel of a ``kernel`` event after the ladder (replacing
+    an earlier entry of the same id: an edited source), as a level, never a reference."""
+    if event.catalog is None or not event.level:
+        return levels
+    kept = [lv for lv in levels if lv.id != event.level]
+    order = max((lv.order for lv in kept), default=0) + 1
+    entry = msgspec.structs.replace(event.catalog, id=event.level, kind="level",
+                                    user=event.file or event.level)
+    return [*kept, replace(level_from_entry(entry, order), order=order)]
 
 
 def catalog_from_header(header: Session | None) -> list[LevelInfo]:

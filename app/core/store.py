@@ -25,7 +25,7 @@ from ...kernels.protocol.telemetry_columns import TelemetryBlock
 from ...kernels.results.rows import Result, ResultKey, Row, reference_key, resolved, result_key
 from .counters import NCU, Counters
 from .device_state import DeviceState, device_label
-from .levels import LevelInfo, catalog_from_header
+from .levels import LevelInfo, catalog_from_header, join_user_kernel
 from .recording_contents import RecordingContents
 from .repeat_stream import RepeatStream
 from .telemetry import RunEnd, RunWindow, RunWindows, TelemetryBuffer
@@ -187,6 +187,11 @@ class SessionStore:
         for state in self._per.values():
             state.running = None
         self._changes.update((Change.HEADER, Change.LADDER, Change.RUN))
+
+    def _on_kernel(self, ev: rec.Kernel) -> None:
+        """A user's kernel joined the session: it joins the ladder (levels.py)."""
+        self.levels = join_user_kernel(self.levels, ev)
+        self._changes.update((Change.HEADER, Change.LADDER))
 
     def _on_device(self, ev: rec.Joined) -> None:
         """A GPU that joined the session (a cluster worker seen after the header)."""
@@ -361,6 +366,7 @@ class SessionStore:
         rec.Error: _on_error, rec.Info: _on_info, rec.Telemetry: _on_telemetry,
         rec.Counters: _on_counters, rec.Build: _on_build, rec.Done: _on_done,
         rec.Joined: _on_device, rec.SourceCounters: _on_source_counters,
+        rec.Kernel: _on_kernel,
     }
 
     def take_changes(self) -> set[Change]:

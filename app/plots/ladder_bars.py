@@ -150,7 +150,8 @@ class LadderBars(Chart):
             return
         store = self.store
         self.rows = []
-        colors = level_colors([(lv.id, lv.precision, lv.is_reference) for lv in store.levels])
+        colors = level_colors([(lv.id, lv.precision, lv.is_reference, lv.is_user)
+                               for lv in store.levels])
         for lv in store.ladder_levels():
             r = store.ladder_result(lv.id)
             if r is None:

@@ -384,8 +384,9 @@ class LadderPanel(QWidget):
         if lv is None:
             return
         index = self.store.levels.index(lv)
+        # a user's kernel adds to no level before it: it says what it is
         previous = self.store.levels[index - 1].id if index > 0 and not lv.is_reference \
-            else None
+            and not lv.is_user else None
         # a recording's catalog is data: every text from it is escaped, never markup
         esc = html.escape
         over = f" over <i>{esc(previous)}</i>" if previous else ""

@@ -56,6 +56,7 @@ from ..widgets.messages_panel import MessagesPanel
 from ..widgets.replay_bar import ReplayBar
 from ..widgets.run_controls import RunControls
 from . import navigation
+from .kernel_docks import KernelDocks
 from .keys import ShortcutsDialog, install_shortcuts
 from .menus import install_menus
 from .preferences import Preferences
@@ -123,6 +124,7 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self.tabs.currentChanged.connect(lambda _i: self.throttle.poke(soon=True))
         self.tabs.currentChanged.connect(self._tab_changed)
 
+        self.kernel_docks = KernelDocks(self)  # File ▸ Open kernel… (user kernels)
         self.ladder = LadderPanel()
         self.ladder.bind(self.store)
         self.controls = RunControls()
@@ -235,6 +237,7 @@ class MainWindow(ViewStateMixin, QMainWindow):
     def handle(self, event: Item) -> None:
         """The one event sink: live runner and replay both deliver here."""
         self.store.handle(event)
+        self.kernel_docks.feed(event)
         if self._asked is not None and isinstance(event, rec.RunStart):
             self._run_started(event)
         self.throttle.poke()
@@ -363,6 +366,32 @@ class MainWindow(ViewStateMixin, QMainWindow):
             self.statusBar().showMessage(f"cannot run: {why}", 8000)
             return
         self.live.submit([r.with_mode(form.mode) for r in requests])  # as the form says
+
+    # ------------------------------------------------------------- user kernels
+    def open_kernel(self, path: str) -> bool:
+        return self.kernel_docks.open(path) is not None
+
+    def tune_selected(self) -> None:
+        """A panel editing the selected level's parameters (File ▸ Tune…)."""
+        level = self.ladder.selected_level()
+        if level is None:
+            self.statusBar().showMessage("select a level first", 5000)
+        else:
+            self.kernel_docks.tune(level)
+
+    def kernel_shape(self) -> tuple[int, int, int, int] | None:
+        form, _problems = self.controls.read()
+        return None if form is None else (form.M, form.N, form.K, form.repeats)
+
+    def submit_runs(self, requests: list[RunRequest]) -> None:
+        """A kernel panel's runs (made at the run form's shape and repeats, which the
+        panel read just before), measured as the form's mode says."""
+        form = self._form()
+        if form is not None:
+            self._submit(requests, form)
+
+    def note(self, text: str, error: bool) -> None:
+        self._note(text, error)
 
     def _form(self) -> RunForm | None:
         """The run form, read once for the click (None, said, while a field is refused)."""

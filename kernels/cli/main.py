@@ -47,7 +47,7 @@ from ..results.progress import Progress
 from ..results.session_report import printable
 from ..results.table import render
 from ..toolchain import build_event, build_report
-from . import report, serve
+from . import report, serve, user_kernels
 
 MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week: beyond that a timeout is no bound
 
@@ -98,6 +98,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="the runner command line (default: this Python's "
                         "`-m gemmscope.kernels runner`)")
     p.add_argument("--levels-from", help=argparse.SUPPRESS)
+    user_kernels.add_kernel_options(p)
     targets.add_remote_options(p)
     targets.add_gpu_options(p)
 
@@ -155,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--whole", action="store_true", help="the whole kernel, not the main loop")
     s.add_argument("--file", metavar="RECORDING",
                    help="read the build events of a recording instead of compiling")
+    user_kernels.add_check_parser(sub)
     return ap
 
 
@@ -165,7 +167,7 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         ids += [x.strip() for x in item.split(",") if x.strip()]
     if args.all:  # references first, so each level finds its reference already measured
         ids = [lv.id for lv in (*registry.references(), *registry.ladder())]
-    elif not ids:
+    elif not ids and not args.kernel:  # --kernel alone: the user's kernels only
         ids = [lv.id for lv in registry.ladder()]
     unknown = [i for i in ids if i not in registry.BY_ID]
     if unknown:
@@ -194,11 +196,19 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
     runs = [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
                        compare=not args.no_compare).with_mode(main_mode)
             for M, N, K in shapes for level_id in ids]
+    try:
+        runs += user_kernels.kernel_runs(args, shapes, main_mode, stderr=sys.stderr)
+    except user_kernels.KernelOptionError as exc:
+        raise CliError(str(exc)) from None
     if also:
         sustained = run_mode(args, True)
         runs += [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
                             compare=not args.no_compare).with_mode(sustained)
                  for M, N, K in also for level_id in ids]
+        try:
+            runs += user_kernels.kernel_runs(args, also, sustained)
+        except user_kernels.KernelOptionError as exc:
+            raise CliError(str(exc)) from None
     return runs
 
 
@@ -589,6 +599,13 @@ def _sass(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    try:
+        return user_kernels.run_check(args, stdout)
+    except user_kernels.KernelOptionError as exc:
+        raise CliError(str(exc)) from None
+
+
 def _scheduler(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         argv, env = cluster_serve.scheduler_command(args)
@@ -609,4 +626,5 @@ def _worker(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
     "runner": _runner, "scheduler": _scheduler, "worker": _worker, "bench": _bench,
     "record": _record, "report": _report, "levels": _levels, "diff": _diff, "sass": _sass,
+    "check": _check,
 }

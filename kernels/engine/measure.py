@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from ..device import hopper
-from ..device.gpu import DeviceInfo, DeviceLimits, device_limits, require_cupy
+from ..device.gpu import DeviceInfo, device_limits, require_cupy
 from ..device.telemetry import Nvml, RunWindow
+from ..ladder.level import Toolchain
 from ..ladder.registry import (
     BY_ID,
     DTYPE_OF,
@@ -37,6 +38,7 @@ from ..ladder.shape import percent, tflops_of
 from ..protocol.commands import DEFAULT_REPEATS, DEFAULT_WARMUP
 from ..protocol.events import Mode
 from ..toolchain import nvrtc
+from ..toolchain.constraints import over_limits
 from .cublaslt import torch_scaled_mm_available, torch_scaled_mm_launcher
 from .deep_launch import deep_launcher
 from .energy import (
@@ -48,6 +50,7 @@ from .energy import (
     seconds_per_call,
 )
 from .operands import OUTPUT_BYTES, Accuracy, Operands, check, random_inputs
+from .triton_launch import triton_launcher, triton_missing
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
             Precision.FP8: 1}
@@ -67,6 +70,8 @@ def refusal(level: Level, M: int, N: int, K: int, device: DeviceInfo | None) -> 
     this device and this Python lack, then the level's own shape rules."""
     if level.arch == "sm_90a" and (device is None or not device.has_sm90a):
         return Refused(f"{level.id} needs Hopper (sm_90a)", "unsupported")
+    if level.toolchain is Toolchain.TRITON and (why := triton_missing()) is not None:
+        return Refused(f"{level.id} is a Triton kernel and {why}; skipped", "unsupported")
     if level.library is Library.CUBLASLT and not torch_scaled_mm_available():
         return Refused(f"{level.id} needs torch with torch._scaled_mm (not installed here); "
                        "skipped", "unsupported")
@@ -86,34 +91,10 @@ def limit_kind(level: Level) -> str:
     return "bad_input" if level.params != BY_ID.get(level.id, level).params else "unsupported"
 
 
-def over_limits(level: Level, limits: DeviceLimits, static_smem: int = 0,
-                dyn_smem: int | None = None, regs: int | None = None,
-                max_threads: int | None = None) -> str | None:
-    """Which of the device's per-block limits a launch of the level would break, or None.
-    Before compiling only the block and the dynamic shared memory are known; after,
-    ``static_smem``, ``regs`` and the kernel's ``max_threads`` (what its registers allow)."""
-    bx, by = level.threads
-    threads = bx * by
-    if threads > limits.max_threads_per_block:
-        return (f"a block of {threads} threads; the device allows "
-                f"{limits.max_threads_per_block} threads per block (MaxThreadsPerBlock)")
-    if bx > limits.max_block_dim_x or by > limits.max_block_dim_y:
-        return (f"a block of {bx}x{by} threads; the device allows {limits.max_block_dim_x}x"
-                f"{limits.max_block_dim_y} (MaxBlockDimX, MaxBlockDimY)")
-    dyn = level.dyn_smem_bytes() if dyn_smem is None else dyn_smem
-    smem = static_smem + dyn
-    if smem > limits.smem_per_block_optin_bytes:
-        parts = f" ({dyn} dynamic + {static_smem} static)" if static_smem else ""
-        return (f"{smem} bytes ({smem / 1024:.0f} KiB) of shared memory per block{parts}; the "
-                f"device allows at most {limits.smem_per_block_optin_bytes} bytes "
-                f"({limits.smem_per_block_optin_bytes / 1024:.0f} KiB) per block "
-                "(MaxSharedMemoryPerBlockOptin)")
-    if max_threads is not None and threads > max_threads:
-        need = f"{threads * regs} registers at {regs} per thread" if regs else "more registers"
-        return (f"a block of {threads} threads needs {need}; the device has "
-                f"{limits.regs_per_block} per block (MaxRegistersPerBlock), so this kernel "
-                f"runs at most {max_threads} threads per block")
-    return None
+def graphable(level: Level) -> bool:
+    """Whether the level's launches may be captured in a CUDA graph: the ladder's own
+    kernels (a library call, or Triton's launcher with its own host work, run plainly)."""
+    return level.kind is Kind.LEVEL and level.toolchain is Toolchain.NVRTC
 
 
 def bytes_needed(level: Level, M: int, N: int, K: int) -> int:
@@ -291,6 +272,8 @@ class Bench:
 
     def _launcher(self, level: Level, ops: Operands,
                   params: dict[str, int] | None) -> tuple[Callable[[], None], dict[str, Any]]:
+        if level.toolchain is Toolchain.TRITON:  # a user's Triton kernel
+            return triton_launcher(level, ops)
         if level.library is None:
             return level_launcher(level, ops, params)
         if level.library is Library.CUBLASLT:
@@ -408,7 +391,7 @@ class Bench:
         flush between them), the counter read at its steps around them."""
         if self.energy is None:
             return burst_energy_fields(None, flops, None, None, self.energy_reason)
-        batches = self.batches(launch, graph=level.kind is Kind.LEVEL)
+        batches = self.batches(launch, graph=graphable(level))
         w = self.window(batches, BURST_ENERGY_WINDOW_S)
         return burst_energy_fields(w, flops, self.samples(w.t_start, w.t_end), batches.method)
 

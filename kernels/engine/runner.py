@@ -23,14 +23,17 @@ from ..device.gpu import DeviceInfo, context_usable, device_info, get_cupy, is_s
 from ..device.gpu_select import VISIBLE, gpu_env, visible_index
 from ..device.telemetry import Nvml, Sampler
 from ..ladder import registry
+from ..ladder.level import Toolchain
 from ..ladder.registry import Kind, Level
 from ..ladder.shape import percent
 from ..protocol import commands, events
 from ..protocol.events import ErrorKind, Mode, ProtocolError
 from ..toolchain import build_event
 from ..toolchain.nvrtc import CompileError
+from . import triton_launch
 from .measure import Bench, Refused, refusal, wall_clock
 from .sustained import Trial, run_sustained
+from .user_kernels import LaunchRefused, UserKernels
 
 EXIT_CONTEXT_LOST = 70
 
@@ -80,6 +83,7 @@ class Runner:
         # the level ran at the same one
         self.ref_clock: dict[tuple[str, int, int, int, str], float | None] = {}
         self.built: set[tuple[str, str, tuple[tuple[str, int], ...]]] = set()
+        self.user = UserKernels()  # user kernels sent in run commands (docs/user-kernels.md)
 
     # ------------------------------------------------------------------ output
     def emit(self, event: dict[str, Any]) -> None:
@@ -188,6 +192,8 @@ class Runner:
     # ------------------------------------------------------------------ runs
     def run(self, cmd: commands.RunCommand) -> bool:
         """One run command (plus its reference); True when the CUDA context is lost."""
+        if cmd.kernel is not None:
+            return self.run_user(cmd)
         level = self.levels.get(cmd.level)
         where = cmd.where()
         if level is None:
@@ -198,7 +204,7 @@ class Runner:
             try:
                 level = level.with_params(cmd.params)
             except ValueError as exc:
-                self.error(ErrorKind.BAD_INPUT, str(exc), **where)
+                self.error(ErrorKind.BAD_INPUT, str(exc), **where, params=dict(cmd.params))
                 return False
         if self.bench is None:
             self.error(ErrorKind.NO_GPU, f"cannot run {level.id}: {self.no_gpu_reason}",
@@ -219,6 +225,48 @@ class Runner:
             elif self._run_one(reference, cmd, None):
                 return True
         return self._run_one(level, cmd, level.params if cmd.params else None)
+
+    def run_user(self, cmd: commands.RunCommand) -> bool:
+        """A run of a user's kernel (the command's ``kernel`` object): refused in words
+        where the client's constraint check or the runner's own said no, else the same
+        path as a level, its reference first."""
+        where = cmd.where()
+        try:
+            level, launch, event = self.user.level(cmd.kernel)
+        except LaunchRefused as exc:
+            self.error(ErrorKind.BAD_INPUT, f"user kernel {cmd.level!r}: {exc}", **where)
+            return False
+        if level.id != cmd.level or cmd.params:
+            self.error(ErrorKind.BAD_INPUT, f"a run of user kernel {level.id!r} names it as "
+                       "its level and carries its parameters in the kernel object", **where)
+            return False
+        where["params"] = dict(level.params)
+        if event is not None:
+            self.built = {key for key in self.built if key[0] != level.id}
+            self.emit({**event, "id": cmd.id})
+        if launch.refused is not None:
+            self.error(ErrorKind.REFUSED, f"{level.id} ({_params_text(level.params)}) was "
+                       f"refused before launch: {launch.refused}", **where)
+            return False
+        if self.bench is None:
+            self.error(ErrorKind.NO_GPU, f"cannot run {level.id}: {self.no_gpu_reason}",
+                       **where)
+            return False
+        refused = refusal(level, cmd.M, cmd.N, cmd.K, self.device)
+        if refused is not None:
+            self.error(ErrorKind(refused.kind), str(refused), **where)
+            return False
+        ref_id = level.reference
+        if (cmd.compare and ref_id in self.levels
+                and (ref_id, cmd.M, cmd.N, cmd.K, cmd.mode) not in self.ref_tflops):
+            reference = self.levels[ref_id]
+            refused = refusal(reference, cmd.M, cmd.N, cmd.K, self.device)
+            if refused is not None:
+                self.error(ErrorKind(refused.kind), str(refused),
+                           **{**cmd.where(), "level": reference.id})
+            elif self._run_one(reference, cmd, None):
+                return True
+        return self._run_one(level, cmd, dict(level.params))
 
     def _measure_burst(self, level: Level, cmd: commands.RunCommand,
                        where: dict[str, Any], params: dict[str, int] | None) -> dict[str, Any]:
@@ -258,30 +306,32 @@ class Runner:
                  params: dict[str, int] | None) -> bool:
         """Measure one level (refused before, where it would be) as the command says."""
         where = {**cmd.where(), "level": level.id}
+        # a variant's errors say which (a sweep's refused cells); its repeats need not
+        failed = {**where, "params": dict(params)} if params else where
         M, N, K = cmd.M, cmd.N, cmd.K
         measure = {Mode.BURST: self._measure_burst,
                    Mode.SUSTAINED: self._measure_sustained}[cmd.mode]
         try:
             result = measure(level, cmd, where, params)
         except Refused as exc:
-            self.error(ErrorKind(exc.kind), str(exc), **where)
+            self.error(ErrorKind(exc.kind), str(exc), **failed)
             return False
         except CompileError as exc:
-            self.error(ErrorKind.COMPILE, str(exc), **where)
+            self.error(ErrorKind.COMPILE, str(exc), **failed)
             return False
         except Exception as exc:
             if _context_lost(exc):
                 self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}. The CUDA "
-                           "context is lost; the runner exits and must be restarted.", **where)
+                           "context is lost; the runner exits and must be restarted.", **failed)
                 return True
             if _is_cuda_error(exc):  # e.g. an invalid launch configuration: not sticky
-                self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}", **where)
+                self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}", **failed)
                 return False
             if type(exc).__name__ == "OutOfMemoryError":
-                self.error(ErrorKind.OUT_OF_MEMORY, f"{level.id}: {exc}", **where)
+                self.error(ErrorKind.OUT_OF_MEMORY, f"{level.id}: {exc}", **failed)
                 return False
             self.error(ErrorKind.INTERNAL, f"{level.id}: {exc!r}\n{traceback.format_exc()}",
-                       **where)
+                       **failed)
             return False
         if params:
             result["params"] = dict(params)
@@ -302,7 +352,7 @@ class Runner:
             why = "NaN in C (an element was not written)" if result["nan"] else (
                 f"relative error {result['rel_err']:.3g} > tolerance {result['tol']:.0e}")
             self.error(ErrorKind.VERIFY, f"{level.id} gave a wrong answer at {M}x{N}x{K}: {why}",
-                       **where)
+                       **failed)
         return False
 
     def _emit_build(self, level: Level, variant: str | None, params: dict[str, int] | None,
@@ -316,12 +366,17 @@ class Runner:
             return
         self.built.add(key)
         try:
-            event = build_event.gpu_event(level, variant, params)
+            event = (triton_launch.build_event_of(level) if level.toolchain is Toolchain.TRITON
+                     else build_event.gpu_event(level, variant, params))
         except Exception as exc:
             self.emit({"type": "info", "id": cid,
                        "message": f"no build event for {level.id} ({variant}): {exc!r}"})
             return
         self.emit({**event, "id": cid})
+
+
+def _params_text(params: dict[str, int]) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items()) or "no parameters"
 
 
 def _is_cuda_error(exc: BaseException) -> bool:

@@ -21,12 +21,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..device.telemetry import RunWindow
-from ..ladder.registry import Kind, Level
+from ..ladder.registry import Level
 from ..ladder.shape import tflops_of
 from ..protocol.commands import DEFAULT_WARMUP, SustainedConfig
 from ..protocol.events import Mode
 from .energy import MeasuredWindow
-from .measure import Bench, Refused
+from .measure import Bench, Refused, graphable
 
 # a cool-down says it is still going at least this often (the session's watchdog kills a
 # runner that says nothing for a minute)
@@ -196,7 +196,7 @@ def run_sustained(bench: Bench, level: Level, M: int, N: int, K: int,
             raise Refused(f"{level.id} gave a wrong answer at {M}x{N}x{K}: "
                           f"{prep.why_wrong()}; a sustained run times only verified kernels",
                           "verify")
-        batches = bench.batches(prep.launch, graph=level.kind is Kind.LEVEL)
+        batches = bench.batches(prep.launch, graph=graphable(level))
         trials = measure_trials(lambda: bench.window(batches, config.window_s), flops,
                                 config, probes, on_phase or (lambda *_: None),
                                 on_trial or (lambda _t: None))

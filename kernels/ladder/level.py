@@ -24,6 +24,13 @@ class Kind(StrEnum):
     REFERENCE = "reference"
 
 
+class Toolchain(StrEnum):
+    """What builds and launches a level's kernel."""
+
+    NVRTC = "nvrtc"  # a CUDA source compiled by NVRTC (CuPy), launched by the engine
+    TRITON = "triton"  # a @triton.jit function of a user's .py, compiled by Triton
+
+
 class OutputFormat(StrEnum):
     """How a level stores C."""
 
@@ -167,6 +174,13 @@ class Level:
     # "fp8_deep" (kernels/engine/deep_launch.py: half-height A boxes for multicast)
     host: str | None = None
     notes: str = ""
+    # a user's kernel (kernels/ladder/user_level.py): the file it came from, the grid it
+    # is launched with (its spec's expressions, evaluated for the run), whether its
+    # template ends in the VEC flag, and what builds it
+    user_file: str | None = None
+    fixed_grid: tuple[int, int, int] | None = None
+    vec_flag: bool = True
+    toolchain: Toolchain = Toolchain.NVRTC
 
     @property
     def stream_k(self) -> bool:
@@ -174,13 +188,17 @@ class Level:
 
     @property
     def source_path(self) -> str | None:
-        """Path relative to the repository root, as the session header records it."""
+        """Path relative to the repository root, as the session header records it (a
+        user's kernel: its file's name)."""
+        if self.user_file is not None:
+            return self.user_file
         return None if self.source is None else f"kernels/cuda/{self.source}"
 
     def name_expression(self, vec: bool, params: dict[str, int] | None = None) -> str:
         values = (params or self.params).values()
-        args = [str(v) for v in values] + ["true" if vec else "false"]
-        return f"{self.kernel}<{', '.join(args)}>"
+        args = [str(v) for v in values] + (["true" if vec else "false"] if self.vec_flag
+                                           else [])
+        return f"{self.kernel}<{', '.join(args)}>" if args else str(self.kernel)
 
     def with_params(self, changes: dict[str, int]) -> Level:
         """This level with some template parameters changed (its geometry follows them);
@@ -234,6 +252,8 @@ class Level:
         return self.vector > 1 and K % self.vector == 0 and N % self.vector == 0
 
     def grid(self, M: int, N: int, sm_count: int | None = None) -> tuple[int, int, int]:
+        if self.fixed_grid is not None:
+            return self.fixed_grid
         rows, cols = self.tile
         gm, gn = -(-M // rows), -(-N // cols)
         if self.persistent and self.grid_rule is not None:
@@ -266,7 +286,9 @@ class Level:
                 "follows": self.follows, "notes": self.notes, "kind": str(self.kind),
                 "order": order, "source": self.source_path, "arch": self.arch,
                 "b_layout": self.b_layout, "persistent": self.persistent,
-                "k_multiple": self.k_multiple}
+                "k_multiple": self.k_multiple,
+                **({"user": self.user_file, "toolchain": str(self.toolchain)}
+                   if self.user_file is not None else {})}
 
 
 # Template parameters that are switches (0 or 1). Every other one is a count or a size.

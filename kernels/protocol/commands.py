@@ -67,6 +67,8 @@ class RunCommand:
     compare: bool = True
     params: dict[str, int] | None = field(default=None, hash=False)
     sustained: SustainedConfig = field(default_factory=SustainedConfig)  # sustained runs
+    # a user's kernel (docs/user-kernels.md): its object, checked by the engine
+    kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
     @property
     def shape(self) -> Shape:
@@ -132,8 +134,11 @@ def _run(obj: dict[str, Any]) -> RunCommand:
     compare = obj.get("compare", True)
     if not isinstance(compare, bool):
         raise ProtocolError(f"compare must be true or false, not {compare!r}")
+    kernel = obj.get("kernel")  # a user's kernel: checked by the engine (ladder/user_level)
+    if kernel is not None and not isinstance(kernel, dict):
+        raise ProtocolError("kernel must be an object (docs/user-kernels.md)")
     return RunCommand(obj["level"], M, N, K, obj.get("id"), mode, counts["repeats"],
-                      counts["warmup"], compare, params or None, sustained)
+                      counts["warmup"], compare, params or None, sustained, kernel)
 
 
 def command_id(line: str | bytes) -> Any:

@@ -35,6 +35,9 @@ class RunRequest:
     mode: Mode = Mode.BURST
     # a sustained run's window, trials and cool-down (None: the runner's defaults)
     sustained: SustainedConfig | None = None
+    # a user's kernel: the run command's ``kernel`` object (ladder/user_level.py), which
+    # carries the source, so a run over ssh or on a cluster needs nothing else
+    kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
     @property
     def shape_text(self) -> str:
@@ -63,11 +66,17 @@ class RunRequest:
             cmd["compare"] = self.compare
         if self.params:
             cmd["params"] = dict(self.params)
+        if self.kernel is not None:
+            cmd["kernel"] = self.kernel
         return cmd
 
     def where(self) -> dict[str, Any]:
-        """The fields an error event names the run by."""
-        return {"level": self.level, "M": self.M, "N": self.N, "K": self.K}
+        """The fields an error event names the run by (a variant's parameters too)."""
+        where: dict[str, Any] = {"level": self.level, "M": self.M, "N": self.N, "K": self.K}
+        params = self.kernel.get("params") if self.kernel is not None else self.params
+        if isinstance(params, dict) and params:
+            where["params"] = dict(params)
+        return where
 
 
 def ladder_requests(level_ids: Iterable[str], M: int, N: int, K: int,

@@ -134,6 +134,8 @@ class CatalogEntry(Record, kw_only=True):
     b_layout: str | None = None
     persistent: bool | None = None
     k_multiple: int | None = None
+    user: str | None = None  # a user's kernel: its file (docs/user-kernels.md)
+    toolchain: str | None = None  # a user's kernel: "nvrtc" or "triton"
 
     def __post_init__(self) -> None:
         if self.params is not None:
@@ -456,6 +458,22 @@ def _bounded_params(params: dict[str, int]) -> dict[str, int] | None:
 class Error(Where, tag="error", kw_only=True):
     kind: str
     message: str
+    params: dict[str, int] | None = None  # a variant's (a sweep's refused cell)
+
+    def __post_init__(self) -> None:
+        if self.params is not None:
+            self.params = _bounded_params(self.params)
+
+
+class Kernel(Placed, tag="kernel", kw_only=True):
+    """A user's kernel, the first time a runner was sent its source (docs/protocol.md)."""
+
+    level: str
+    file: str | None = None
+    language: str | None = None
+    name: str | None = None
+    sha256: str | None = None
+    catalog: CatalogEntry | None = None
 
 
 class Info(Where, tag="info", kw_only=True):
@@ -575,10 +593,11 @@ class SourceCounters(Run, tag="source_counters", kw_only=True):
 
 EVENTS: tuple[type[Event], ...] = (
     Session, Ready, Done, Pong, Bye, Restart, Joined, Levels, RunStart, Repeat, Phase,
-    Result, Error, Info, Telemetry, Counters, Build, SourceCounters)
+    Result, Error, Info, Telemetry, Counters, Build, SourceCounters, Kernel)
 BY_TYPE: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in EVENTS}  # type: ignore[misc]
 AnyEvent = (Session | Ready | Done | Pong | Bye | Restart | Joined | Levels | RunStart | Repeat
-            | Phase | Result | Error | Info | Telemetry | Counters | Build | SourceCounters)
+            | Phase | Result | Error | Info | Telemetry | Counters | Build | SourceCounters
+            | Kernel)
 
 # the numeric telemetry fields: the sampler's, the store's columns, the views' strips
 _PLACE = {f.name for f in msgspec.structs.fields(Placed)}

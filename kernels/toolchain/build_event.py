@@ -110,6 +110,13 @@ def compile_cubin(level: Level, params: dict[str, int], arch: str,
     return out
 
 
+def forget(level_id: str) -> None:
+    """Drop the offline compiles of a level (a user's kernel whose source changed)."""
+    with _lock:
+        for key in [k for k in _cache if k[0] == level_id]:
+            del _cache[key]
+
+
 def compile_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """NVRTC and nvdisasm on one level's source; a JSON-able answer (``error`` and
     ``error_kind`` -- ``missing`` or ``compile`` -- where there is none)."""

@@ -195,6 +195,13 @@ def compile_level(level: Level, params: dict[str, int] | None = None) -> Compile
     return built
 
 
+def forget(level_id: str) -> None:
+    """Drop this process's compiled kernels of a level (a user's kernel whose source
+    changed under the same id)."""
+    for key in [k for k in _cache if k[0] == level_id]:
+        del _cache[key]
+
+
 # ------------------------------------------------------------------ no GPU (NVRTC)
 
 def nvrtc_include_dirs() -> list[str]:

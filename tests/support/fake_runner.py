@@ -1,4 +1,6 @@
 """A stand-in runner for tests: a real subprocess that speaks the protocol, no GPU.
+A run with a user's ``kernel`` object answers with its params (10 + their sum / 100
+TFLOPS), or with its refusal as an error.
 
     python fake_runner.py [--mode ok|crash|hang|garbage|slow] [--state FILE] [--telemetry]
                           [--protocol N]
@@ -79,6 +81,17 @@ def main() -> int:
         elif cmd.get("cmd") == "run":
             base = {"id": cmd.get("id"), "level": cmd["level"], "M": cmd["M"],
                     "N": cmd["N"], "K": cmd["K"]}
+            kernel = cmd.get("kernel")  # a user's kernel: its variant's params, its refusal
+            if isinstance(kernel, dict):
+                base["params"] = kernel.get("params", {})
+                emit({"type": "kernel", "id": cmd.get("id"), "level": cmd["level"],
+                      "file": kernel.get("file"), "catalog": {"id": cmd["level"]}})
+                if kernel.get("refused"):
+                    emit({"type": "error", "kind": "refused", **base,
+                          "message": f"{cmd['level']} was refused before launch: "
+                                     f"{kernel['refused']}"})
+                    emit({"type": "done", "id": cmd.get("id")})
+                    continue
             if mode == "garbage":
                 sys.stdout.write("this is not an event\n")
                 sys.stdout.flush()
@@ -120,7 +133,9 @@ def main() -> int:
                         emit({"type": "telemetry", "sm_clock_mhz": 1980, "power_w": 100.0})
                         time.sleep(0.05)
             emit({"type": "result", **base, "dtype": "fp32", "precision": "fp32",
-                  "median_ms": 1.0, "tflops": 10.0 + int(gpu or 0), "verified": True,
+                  "median_ms": 1.0, "verified": True,
+                  # a kernel's variant: TFLOPS from its parameters, so cells differ
+                  "tflops": 10.0 + int(gpu or 0) + sum(base.get("params", {}).values()) / 100,
                   "rel_err": 0.0,
                   "repeats": cmd.get("repeats", 20),
                   **({"energy_j": 0.7, "gflop_per_j": 2e-3 * cmd["M"] * cmd["N"] * cmd["K"]

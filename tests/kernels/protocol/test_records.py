@@ -126,6 +126,7 @@ MINIMAL = {  # the required fields of each type, as a well-formed event has them
     rec.Build: {"level": "naive", "variant": "scalar"},
     rec.SourceCounters: {"level": "naive", "M": 8, "N": 8, "K": 8, "tool": "ncu",
                          "status": "missing"},
+    rec.Kernel: {"level": "mine"},
 }
 
 
