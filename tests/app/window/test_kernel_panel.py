@@ -4,8 +4,8 @@ constraint check in words, Run variant, a sweep and its heatmap, with a stand-in
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
+import places
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
@@ -13,7 +13,7 @@ from PySide6.QtTest import QTest
 from gemmscope.app.core.user_kernels import OpenKernel, open_kernel
 from gemmscope.app.widgets.kernel_panel import KernelPanel
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "resources" / "kernels"
+EXAMPLES = places.REPO / "resources" / "kernels"
 SPEC = EXAMPLES / "regblock_float4.toml"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import places
 import pytest
 
 from gemmscope.kernels.ladder import user_level
@@ -20,7 +21,7 @@ from gemmscope.kernels.ladder.kernel_spec import (
 from gemmscope.kernels.ladder.registry import BY_ID, Precision
 from gemmscope.kernels.ladder.source_check import MAX_SOURCE_BYTES, check_source
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "resources" / "kernels"
+EXAMPLES = places.REPO / "resources" / "kernels"
 
 GOOD = """
 [kernel]

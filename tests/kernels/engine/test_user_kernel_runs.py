@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
+import places
 import pytest
 
 from gemmscope.kernels.cli import main as cli
@@ -15,7 +15,7 @@ from gemmscope.kernels.ladder.kernel_spec import load_spec, read_source
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.toolchain import nvrtc
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "resources" / "kernels"
+EXAMPLES = places.REPO / "resources" / "kernels"
 SPEC = str(EXAMPLES / "regblock_float4.toml")
 
 
