@@ -74,6 +74,9 @@ class LadderBars(Chart):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__("Ladder", parent)
+        self.show_empty(EMPTY_LADDER)
+
+    def _make_fields(self) -> None:
         # (not "metric": that name would shadow QWidget.metric(), which Qt calls)
         self.bar_metric = self.METRICS[0]
         self.log_axis = False
@@ -101,7 +104,6 @@ class LadderBars(Chart):
         self.getPlotItem().vb.sigResized.connect(self.place_labels)
         self.hover = HoverReadout(self, self._describe)
         self.scene().sigMouseClicked.connect(self._clicked)
-        self.show_empty(EMPTY_LADDER)
 
     def level_at(self, x: float) -> str | None:
         """The level whose bar (or pair of bars) spans view coordinate ``x``."""
@@ -122,12 +124,11 @@ class LadderBars(Chart):
 
     def apply_theme(self, theme: Theme) -> None:
         super().apply_theme(theme)
-        if hasattr(self, "names"):  # (Chart.__init__ applies the first theme before it)
-            self.names.set_font_pt(theme.font_pt, min_text_pt(theme))
-        for label in getattr(self, "labels", []):
+        self.names.set_font_pt(theme.font_pt, min_text_pt(theme))
+        for label in self.labels:
             self.getPlotItem().removeItem(label)
         self.labels = []  # made again in the new theme's colour and size
-        if getattr(self, "rows", None):
+        if self.rows:
             self._draw()
 
     def set_metric(self, metric: str) -> None:
