@@ -42,7 +42,7 @@ def test_every_level_has_its_own_colour_in_its_precisions_hue(loaded):
     colours = [b.color() for b in bars.bars.opts["brushes"]]
     assert len({c.name() for c in colours}) == len(bars.rows) >= 10
     for row, colour in zip(bars.rows, colours, strict=True):
-        turn = abs(colour.hslHue() - QColor(PRECISION_COLORS[row["precision"]]).hslHue())
+        turn = abs(colour.hslHue() - QColor(PRECISION_COLORS[row.precision]).hslHue())
         assert min(turn, 360 - turn) <= 2  # (hue is an angle: 359 is next to 0)
     looks = {}
     for level_id, curve in sweep.curves.items():
@@ -240,7 +240,7 @@ def test_the_selected_level_is_highlighted_in_every_chart(loaded, synthetic_file
     window.select_level(syn.SWEEP_LEVEL)
     window.flush_views()
     bars, sweep = window.charts()["bars"], window.charts()["sweep"]
-    levels = [row["level"] for row in bars.rows]
+    levels = [row.level for row in bars.rows]
     assert bars.band.isVisible()
     assert bars.band.opts["x"][0] == levels.index(syn.SWEEP_LEVEL)
     curve = sweep.curves[syn.SWEEP_LEVEL]
@@ -344,7 +344,7 @@ def test_every_value_label_is_shown_by_its_bar_on_stage(qtbot, loaded, size, log
     lines = [(lo, hi, vb.mapViewToScene(QPointF(0, y)).y()) for lo, hi, y in bars._ref_spans]
     assert lines and len(bars.labels) == len(bars.rows) >= 10
     for i, label in enumerate(bars.labels):
-        name = bars.rows[i]["level"]
+        name = bars.rows[i].level
         assert label.isVisible(), name
         bottom = label_rect(bars, label).bottom()
         bar_top = vb.mapViewToScene(QPointF(i, float(bars.label_tops[i]))).y()
