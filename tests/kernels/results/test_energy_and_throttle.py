@@ -50,7 +50,7 @@ def test_ladder_shows_energy_and_marks_the_throttled_run(window, synthetic_file)
 
 def test_bars_outline_the_throttled_run_and_show_gflop_per_j(window, synthetic_file):
     bars = window.charts()["bars"]
-    levels = [row["level"] for row in bars.rows]
+    levels = [row.level for row in bars.rows]
     i = levels.index("wmma")
     pens = bars.bars.opts["pens"]
     assert pens[i].style() == pens[i].style().DashLine

@@ -81,7 +81,7 @@ def test_ladder_shows_sustained_tflops_and_which_levels_are_power_limited(sustai
 
 def test_bars_prefer_sustained_energy_and_set_burst_beside_sustained(sustained_window):
     bars = sustained_window.charts()["bars"]
-    levels = [row["level"] for row in bars.rows]
+    levels = [row.level for row in bars.rows]
     wmma, naive = levels.index("wmma"), levels.index("naive")
     sustained = {e["level"]: e for e in syn.with_sustained()
                  if e["type"] == "result" and e.get("mode") == "sustained"}
