@@ -20,7 +20,7 @@ FAULTY = str(Path(__file__).with_name("faulty_levels.py"))
 
 
 def test_the_device_limits_are_the_ones_the_cpu_tests_assume():
-    from test_limits import H200_LIMITS
+    from fake_benches import H200_LIMITS
 
     from gemmscope.kernels.device.gpu import device_info, device_limits
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from typing import Any
 
 import msgspec
 import pytest
+from fake_benches import H200, H200_LIMITS
+from fake_benches import LimitsBench as FakeBench
 from runner_subprocess import wire
 
 from gemmscope.kernels.device import gpu
@@ -19,15 +20,6 @@ from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import model_for
 from gemmscope.kernels.protocol.decoding import from_builtins
 
-# cudaDevAttr values of the H200 (GPU_NOTES.md; tests/gpu/test_limits_gpu.py reads them)
-H200_LIMITS = DeviceLimits(max_threads_per_block=1024, max_block_dim_x=1024,
-                           max_block_dim_y=1024, max_grid_dim_y=65535,
-                           smem_per_block_bytes=48 * 1024, smem_per_block_optin_bytes=232448,
-                           regs_per_block=65536)
-H200 = DeviceInfo(name="NVIDIA H200", sm_count=132, cc="9.0", arch="sm_90",
-                  sm_clock_max_mhz=1980, mem_clock_max_mhz=3201, memory_gib=140,
-                  l2_bytes=60 << 20, driver="13.0", cuda_runtime="13.0", cupy="14.2",
-                  limits=H200_LIMITS)
 # an sm_86 part: 99 KiB of shared memory per block at most
 RTX = dataclasses.replace(H200, name="NVIDIA GeForce RTX 3090", cc="8.6", arch="sm_86",
                           limits=dataclasses.replace(H200_LIMITS,
@@ -155,22 +147,6 @@ def test_only_sticky_cuda_errors_are_sticky(exc, sticky):
 
 
 # ------------------------------------------------------------------ the runner's answers
-
-class FakeBench:
-    """Stands in for measure.Bench: records the runs asked of it, or raises."""
-
-    def __init__(self, raises: BaseException | None = None):
-        self.raises = raises
-        self.runs: list[str] = []
-
-    def run(self, level, M, N, K, repeats, warmup, on_repeat, params) -> dict[str, Any]:
-        self.runs.append(level.id)
-        if self.raises is not None:
-            raise self.raises
-        return {"level": level.id, "M": M, "N": N, "K": K, "dtype": "fp32",
-                "precision": str(level.precision), "median_ms": 1.0, "tflops": 1.0,
-                "verified": True, "rel_err": 0.0, "tol": 1e-4, "nan": False, "repeats": repeats}
-
 
 def fake_gpu_runner(bench: FakeBench, device: DeviceInfo = H200) -> tuple[runner.Runner,
                                                                           io.StringIO]:

@@ -4,24 +4,19 @@ spread, a refused unverified level, and the runner comparing with cuBLAS within 
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
-from types import SimpleNamespace
 
 import pytest
-from fake_gpu_energy import FakeGPU
-from runner_subprocess import wire
+from fake_benches import SustainedBench as FakeBench
+from fake_benches import serve
 
 from gemmscope.kernels.device.telemetry import RunWindow
 from gemmscope.kernels.engine.energy import (
-    EnergyCounter,
     EnergyReading,
     MeasuredWindow,
-    measure_window,
 )
 from gemmscope.kernels.engine.measure import Refused
-from gemmscope.kernels.engine.runner import Runner
 from gemmscope.kernels.engine.sustained import (
     HEARTBEAT_S,
     Probes,
@@ -157,62 +152,6 @@ def test_summary_without_energy_in_a_trial_has_none_and_says_why():
 # ---------------------------------------------------------------- a bench stand-in
 
 
-class FakeStream:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-class FakeBench:
-    """What run_sustained and the runner use of measure.Bench, on a fake GPU."""
-
-    def __init__(self, verified: bool = True):
-        self.gpu = FakeGPU(batch_s=0.05, per_batch=50)
-        self.clock = self.gpu.clock
-        self.stream = FakeStream()
-        self.nvml = SimpleNamespace(temperature_c=lambda: 50.0, power_limit_w=lambda: 700.0)
-        self.counter = EnergyCounter(self.gpu.read_j, clock=self.gpu.clock,
-                                     sleep=self.gpu.sleep)
-        self.verified = verified
-        self.graph_asked: list[bool] = []
-        self.burst_runs: list[str] = []
-
-    def check_memory(self, level, M, N, K) -> None:
-        pass
-
-    def prepare(self, level, M, N, K, params, warmup):
-        # a reference runs twice as many GEMMs per batch as a level: twice the TFLOPS
-        self.gpu.per_batch = 100 if level.kind == "reference" else 50
-        return SimpleNamespace(level=level, shape=(M, N, K), verified=self.verified,
-                               launch=lambda: None,
-                               why_wrong=lambda: "relative error 0.5 > tolerance 1e-04")
-
-    def batches(self, body, graph):
-        self.graph_asked.append(graph)
-        return self.gpu
-
-    def window(self, batches, window_s):
-        return measure_window(batches, self.counter, window_s, self.clock)
-
-    def samples(self, t0, t1):
-        return RunWindow(1700.0, 1500.0, None, 640.0, ["SwPowerCap"], 40)
-
-    def head(self, prep, tflops):
-        M, N, K = prep.shape
-        return {"level": prep.level.id, "M": M, "N": N, "K": K, "dtype": "fp32",
-                "precision": str(prep.level.precision), "verified": True, "rel_err": 1e-7}
-
-    def run(self, level, M, N, K, repeats, warmup, on_repeat, params):
-        self.burst_runs.append(level.id)
-        tflops = 40.0 if level.kind == "reference" else 10.0
-        on_repeat(0, 1.0)
-        return {"level": level.id, "M": M, "N": N, "K": K, "dtype": "fp32",
-                "precision": "fp32", "mode": "burst", "median_ms": 1.0, "tflops": tflops,
-                "verified": True, "rel_err": 1e-7, "nan": False, "repeats": repeats}
-
-
 def test_run_sustained_times_a_verified_level_and_says_how():
     bench = FakeBench()
     trials: list[Trial] = []
@@ -244,15 +183,6 @@ def test_an_unverified_level_is_never_timed():
 
 
 # ---------------------------------------------------------------- the runner
-
-
-def serve(bench: FakeBench, *lines: dict) -> list[dict]:
-    out = io.StringIO()
-    runner = Runner(out, telemetry_hz=0)
-    runner.bench = bench
-    for cmd in lines:
-        runner.handle(commands.parse_command(json.dumps(cmd)))
-    return [wire(x) for x in out.getvalue().splitlines()]
 
 
 def test_runner_compares_with_cublas_in_the_same_mode():

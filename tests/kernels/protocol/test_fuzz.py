@@ -27,10 +27,11 @@ pytest.importorskip("hypothesis")
 
 import msgspec
 import synthetic_session
+from fake_benches import H200
+from fake_benches import LimitsBench as FakeBench
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from runner_subprocess import RunnerProcess
-from test_limits import H200, FakeBench
 
 from gemmscope.app.core import export
 from gemmscope.app.core.replay import ReplayClock, Speed

@@ -273,7 +273,8 @@ def test_every_field_a_recorded_runner_wrote_is_kept(name):
 
 
 def test_the_runners_sustained_events_keep_every_field():
-    from test_sustained import FakeBench, serve
+    from fake_benches import SustainedBench as FakeBench
+    from fake_benches import serve
 
     shape = {"level": "cp_async", "M": 64, "N": 64, "K": 64}
     lines = serve(FakeBench(), {"cmd": "run", "id": "s", **shape, "mode": "sustained",

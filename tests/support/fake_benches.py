@@ -1,0 +1,111 @@
+"""Stand-ins for the runner's bench shared by tests of several folders: the H200's device
+facts (tests/gpu/test_limits_gpu.py checks them on the GPU), a bench that records the runs
+asked of it (LimitsBench), one that runs sustained and burst runs on a fake GPU
+(SustainedBench), and ``serve``: run commands through a Runner on a bench."""
+
+from __future__ import annotations
+
+import io
+import json
+from types import SimpleNamespace
+from typing import Any
+
+from fake_gpu_energy import FakeGPU
+from runner_subprocess import wire
+
+from gemmscope.kernels.device.gpu import DeviceInfo, DeviceLimits
+from gemmscope.kernels.device.telemetry import RunWindow
+from gemmscope.kernels.engine.energy import EnergyCounter, measure_window
+from gemmscope.kernels.engine.runner import Runner
+from gemmscope.kernels.protocol import commands
+
+# cudaDevAttr values of the H200 (GPU_NOTES.md; tests/gpu/test_limits_gpu.py reads them)
+H200_LIMITS = DeviceLimits(max_threads_per_block=1024, max_block_dim_x=1024,
+                           max_block_dim_y=1024, max_grid_dim_y=65535,
+                           smem_per_block_bytes=48 * 1024, smem_per_block_optin_bytes=232448,
+                           regs_per_block=65536)
+H200 = DeviceInfo(name="NVIDIA H200", sm_count=132, cc="9.0", arch="sm_90",
+                  sm_clock_max_mhz=1980, mem_clock_max_mhz=3201, memory_gib=140,
+                  l2_bytes=60 << 20, driver="13.0", cuda_runtime="13.0", cupy="14.2",
+                  limits=H200_LIMITS)
+
+
+class LimitsBench:
+    """Stands in for measure.Bench: records the runs asked of it, or raises."""
+
+    def __init__(self, raises: BaseException | None = None):
+        self.raises = raises
+        self.runs: list[str] = []
+
+    def run(self, level, M, N, K, repeats, warmup, on_repeat, params) -> dict[str, Any]:
+        self.runs.append(level.id)
+        if self.raises is not None:
+            raise self.raises
+        return {"level": level.id, "M": M, "N": N, "K": K, "dtype": "fp32",
+                "precision": str(level.precision), "median_ms": 1.0, "tflops": 1.0,
+                "verified": True, "rel_err": 0.0, "tol": 1e-4, "nan": False, "repeats": repeats}
+
+
+class FakeStream:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class SustainedBench:
+    """What run_sustained and the runner use of measure.Bench, on a fake GPU."""
+
+    def __init__(self, verified: bool = True):
+        self.gpu = FakeGPU(batch_s=0.05, per_batch=50)
+        self.clock = self.gpu.clock
+        self.stream = FakeStream()
+        self.nvml = SimpleNamespace(temperature_c=lambda: 50.0, power_limit_w=lambda: 700.0)
+        self.counter = EnergyCounter(self.gpu.read_j, clock=self.gpu.clock,
+                                     sleep=self.gpu.sleep)
+        self.verified = verified
+        self.graph_asked: list[bool] = []
+        self.burst_runs: list[str] = []
+
+    def check_memory(self, level, M, N, K) -> None:
+        pass
+
+    def prepare(self, level, M, N, K, params, warmup):
+        # a reference runs twice as many GEMMs per batch as a level: twice the TFLOPS
+        self.gpu.per_batch = 100 if level.kind == "reference" else 50
+        return SimpleNamespace(level=level, shape=(M, N, K), verified=self.verified,
+                               launch=lambda: None,
+                               why_wrong=lambda: "relative error 0.5 > tolerance 1e-04")
+
+    def batches(self, body, graph):
+        self.graph_asked.append(graph)
+        return self.gpu
+
+    def window(self, batches, window_s):
+        return measure_window(batches, self.counter, window_s, self.clock)
+
+    def samples(self, t0, t1):
+        return RunWindow(1700.0, 1500.0, None, 640.0, ["SwPowerCap"], 40)
+
+    def head(self, prep, tflops):
+        M, N, K = prep.shape
+        return {"level": prep.level.id, "M": M, "N": N, "K": K, "dtype": "fp32",
+                "precision": str(prep.level.precision), "verified": True, "rel_err": 1e-7}
+
+    def run(self, level, M, N, K, repeats, warmup, on_repeat, params):
+        self.burst_runs.append(level.id)
+        tflops = 40.0 if level.kind == "reference" else 10.0
+        on_repeat(0, 1.0)
+        return {"level": level.id, "M": M, "N": N, "K": K, "dtype": "fp32",
+                "precision": "fp32", "mode": "burst", "median_ms": 1.0, "tflops": tflops,
+                "verified": True, "rel_err": 1e-7, "nan": False, "repeats": repeats}
+
+
+def serve(bench: SustainedBench, *lines: dict) -> list[dict]:
+    out = io.StringIO()
+    runner = Runner(out, telemetry_hz=0)
+    runner.bench = bench
+    for cmd in lines:
+        runner.handle(commands.parse_command(json.dumps(cmd)))
+    return [wire(x) for x in out.getvalue().splitlines()]
