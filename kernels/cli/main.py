@@ -25,6 +25,7 @@ from ..drive.session import (
     SessionState,
     default_runner_command,
 )
+from ..ladder import arch as arch_limits
 from ..ladder import registry
 from ..profile import ncu
 from ..profile.ncu_source_step import SourceCountersStep
@@ -141,6 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--markdown", action="store_true")
     lv = sub.add_parser("levels", help="list the levels (of a remote runner with --remote)")
     targets.add_remote_options(lv)
+    lv.add_argument("--cc", metavar="X.Y", type=_compute_capability,
+                    help="mark the levels a GPU of this compute capability cannot run "
+                         "(8.9: an L4, L40S or RTX 4090); default: this machine's GPU, "
+                         "where CuPy finds one")
     d = sub.add_parser("diff", help="source diff, resources and instruction mix of two levels "
                                     "(no GPU needed: NVRTC and nvdisasm from PyPI)")
     d.add_argument("a", metavar="A", help="level id")
@@ -297,7 +302,7 @@ def run_plan(args: argparse.Namespace, runs: list[RunRequest], out_path: str | N
         session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout,
                                start_timeout_s=args.start_timeout)
         try:
-            _drive(session, runs, args, after)
+            _drive(session, runs, args, after, stderr.write)
         finally:
             session.close()
     finally:
@@ -307,7 +312,7 @@ def run_plan(args: argparse.Namespace, runs: list[RunRequest], out_path: str | N
 
 
 def _drive(session: RunnerSession | DeviceSet, runs: list[RunRequest], args: argparse.Namespace,
-           after: AfterRuns | None) -> None:
+           after: AfterRuns | None, say: Callable[[str], None]) -> None:
     try:
         header = session.wait_ready()
     except RuntimeError as exc:
@@ -318,6 +323,7 @@ def _drive(session: RunnerSession | DeviceSet, runs: list[RunRequest], args: arg
                      and entry.get("gpu") is not None else "")
             raise CliError(f"no GPU: {which}"
                            f"{entry.get('no_gpu_reason') or header.get('no_gpu_reason')}")
+    runs = runnable_here(header, runs, say)
     session.submit(runs)
     session.wait_idle()
     if session.explainer is not None and session.lost_runs:
@@ -326,6 +332,23 @@ def _drive(session: RunnerSession | DeviceSet, runs: list[RunRequest], args: arg
     session.close()  # the GPU to the profiler alone
     if after is not None:
         after(session.now, session.emit)
+
+
+def runnable_here(header: dict[str, Any], runs: list[RunRequest],
+                  say: Callable[[str], None]) -> list[RunRequest]:
+    """The runs whose level every GPU of the session can run, by the archs the header's
+    catalog claims (kernels/ladder/arch.py); the others are skipped with a line each
+    (a ladder or sweep on an L4 skips the Hopper levels: no error, no failed exit)."""
+    catalog = header.get("catalog") or []
+    skipped: dict[str, str] = {}
+    for entry in events.session_devices(header):
+        cc = entry.get("cc") if isinstance(entry.get("cc"), str) else None
+        for level_id, why in arch_limits.cannot_run([r.level for r in runs], catalog,
+                                                    cc).items():
+            skipped.setdefault(level_id, why)
+    for why in skipped.values():
+        say(f"skipped: {why}\n")
+    return [r for r in runs if r.level not in skipped]
 
 
 ClusterTarget = tuple[SchedulerAddress, Any]  # the address and its Dask Security (or None)
@@ -542,17 +565,44 @@ def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     target = remote_target(args.remote)
     entries = ([lv.catalog_entry(i) for i, lv in enumerate(registry.LEVELS)]
                if target is None else remote_levels(args, target))
+    cc = args.cc if args.cc is not None or target is not None else _local_cc()
+    cannot = arch_limits.cannot_run([str(e.get("id")) for e in entries], entries, cc)
     rows = [(printable(str(entry.get("id"))), printable(str(entry.get("precision"))),
+             printable(str(entry.get("arch_need") or "?")),
              printable(str(entry.get("title"))),
-             printable(", ".join(f"{k}={v}" for k, v in (entry.get("params") or {}).items())))
+             printable(", ".join(f"{k}={v}" for k, v in (entry.get("params") or {}).items())
+                       + (f"  [cannot run here: {arch_limits.device_arch(cc)}]"
+                          if cc is not None and entry.get("id") in cannot else "")))
             for entry in entries]
     # columns as wide as their longest cell (an id longer than the rest, such as a remote
     # runner's, moves every row's columns with it, never only its own)
-    widths = [max((len(row[i]) for row in rows), default=0) for i in range(3)]
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(4)]
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
-        stdout.write(("  ".join(cells) + "  " + row[3]).rstrip() + "\n")
+        stdout.write(("  ".join(cells) + "  " + row[4]).rstrip() + "\n")
     return 0
+
+
+def _compute_capability(text: str) -> str:
+    major, dot, minor = text.partition(".")
+    if not (dot and major.isdigit() and minor.isdigit() and len(text) <= 6):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a compute capability, e.g. 8.9")
+    return f"{int(major)}.{int(minor)}"
+
+
+def _local_cc() -> str | None:
+    """This machine's GPU's compute capability, where CuPy is installed and finds one."""
+    import importlib.util
+
+    if importlib.util.find_spec("cupy") is None:
+        return None
+    from ..device import gpu
+
+    cp, _reason = gpu.get_cupy()
+    if cp is None:
+        return None
+    major, minor = cp.cuda.Device().compute_capability[0], cp.cuda.Device().compute_capability[1:]
+    return f"{major}.{minor}"
 
 
 def remote_levels(args: argparse.Namespace, target: remote.Target) -> list[dict[str, Any]]:

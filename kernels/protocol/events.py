@@ -276,12 +276,13 @@ DEVICE_FIELDS: dict[str, Rule] = {
     "name": _STR, "sm_count": _INT, "cc": _STR, "arch": _STR, "sm_clock_max_mhz": _NUM,
     "mem_clock_max_mhz": _NUM, "memory_gib": _NUM, "l2_bytes": _INT, "driver": _STR,
     "cuda_runtime": _STR, "cupy": _STR, "peak_tflops": _num_map, "limits": _int_map,
-    "uuid": _STR, "pci_bus_id": _STR}
+    "uuid": _STR, "pci_bus_id": _STR, "mem_bandwidth_gbs": _NUM, "peak_clock_mhz": _NUM,
+    "peak_tensor_clock_mhz": _NUM, "peak_source": _STR, "gpu_table_key": _STR}
 CATALOG_FIELDS: dict[str, Rule] = {
     "title": _STR, "adds": _STR, "precision": _STR, "params": _int_map, "block": _int_list,
     "tile": _int_list, "follows": _STR, "notes": _STR, "kind": _STR, "order": _INT,
     "source": _STR, "arch": _STR, "b_layout": _STR, "persistent": (bool,),
-    "k_multiple": _INT}
+    "k_multiple": _INT, "archs": _str_list, "arch_need": _STR}
 # one GPU of a session (an entry of the header's `devices`, or a `device` event): the
 # device fields as the runner said them, and where it is
 DEVICE_ENTRY_FIELDS: dict[str, Rule] = {
