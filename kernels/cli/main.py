@@ -134,6 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--ncu-timeout", type=float, default=ncu.TIMEOUT_S, metavar="S",
                      help=f"seconds per ncu run (default {ncu.TIMEOUT_S:g})")
     add_ncu_source_options(rec)
+    rec.add_argument("--ceilings", action="store_true",
+                     help="after the runs, probe this GPU's DRAM bandwidth and FFMA and "
+                          "tensor-core ceilings per precision (a few seconds): the "
+                          "roofline's measured roofs")
     rec.add_argument("--profile-only", action="store_true",
                      help="with --append: no timed runs, only the --ncu / --ncu-source "
                           "steps for the planned levels (a long recording in two calls)")
@@ -468,13 +472,15 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     asked = gpus(args)  # the options first, then the file: nothing is replaced unasked
     on_cluster = cluster_of(args)
     here = remote_target(args.remote, args.runner) is None and asked is None
-    for flag, given in (("--ncu", args.ncu), ("--ncu-source", args.ncu_source)):
+    for flag, given in (("--ncu", args.ncu), ("--ncu-source", args.ncu_source),
+                        ("--ceilings", args.ceilings)):
         if given and not (here and on_cluster is None):
             raise CliError(f"{flag} profiles on this machine's GPU; it cannot go with "
                            "--remote, --device(s) or --cluster")
-    if args.profile_only and not (args.append and (args.ncu or args.ncu_source)):
-        raise CliError("--profile-only adds profiling steps (--ncu, --ncu-source) to a "
-                       "recording: pass --append and at least one of them")
+    if args.profile_only and not (args.append and (args.ncu or args.ncu_source
+                                                   or args.ceilings)):
+        raise CliError("--profile-only adds profiling steps (--ncu, --ncu-source, "
+                       "--ceilings) to a recording: pass --append and at least one of them")
     if args.append and (asked or on_cluster is not None):
         raise CliError("--append continues a session of one runner; a session of several "
                        "GPUs (--device, --devices, --cluster) is recorded to a new file")
@@ -484,7 +490,12 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         counters = ncu.CountersStep(ncu_levels(planned), args.ncu, args.ncu_size,
                                     args.ncu_timeout, stderr) if args.ncu else None
         sources = SourceCountersStep.from_args(args, [r.level for r in planned], stderr)
-        steps = [s for s in (counters, sources) if s is not None]
+        ceilings = None
+        if args.ceilings:
+            from ..engine.ceilings import CeilingsStep  # CuPy in this process, at the step
+
+            ceilings = CeilingsStep()
+        steps = [s for s in (counters, sources, ceilings) if s is not None]
         for step in steps:
             step.check()
     except BaseException:  # nothing ran: no file left behind

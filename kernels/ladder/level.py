@@ -279,6 +279,7 @@ class Level:
                 "order": order, "source": self.source_path, "arch": self.arch,
                 "b_layout": self.b_layout, "persistent": self.persistent,
                 "k_multiple": self.k_multiple, "archs": list(self.archs),
+                "output_format": str(self.output_format),
                 "arch_need": self.arch_need}
 
 

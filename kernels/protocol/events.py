@@ -16,7 +16,7 @@ from enum import StrEnum
 from itertools import accumulate
 from typing import IO, Any
 
-from . import source_counters
+from . import ceilings, source_counters
 
 # 2: a restarted runner's header is recorded as a `restart` event on the session's time
 # axis (version 1 files wrote a second `session` header with `t` from zero again)
@@ -65,6 +65,7 @@ REQUIRED: dict[str, dict[str, tuple[type, ...]]] = {
     "telemetry": {},
     "counters": {"level": _STR, "M": _INT, "N": _INT, "K": _INT, "tool": _STR,
                  "metrics": (dict,)},
+    "ceilings": {"peak_tflops": (dict,)},
     "source_counters": {"level": _STR, "M": _INT, "N": _INT, "K": _INT, "tool": _STR,
                         "status": _STR},
     "info": {"message": _STR},
@@ -282,7 +283,8 @@ CATALOG_FIELDS: dict[str, Rule] = {
     "title": _STR, "adds": _STR, "precision": _STR, "params": _int_map, "block": _int_list,
     "tile": _int_list, "follows": _STR, "notes": _STR, "kind": _STR, "order": _INT,
     "source": _STR, "arch": _STR, "b_layout": _STR, "persistent": (bool,),
-    "k_multiple": _INT, "archs": _str_list, "arch_need": _STR}
+    "k_multiple": _INT, "archs": _str_list, "arch_need": _STR,
+    "output_format": _STR}
 # one GPU of a session (an entry of the header's `devices`, or a `device` event): the
 # device fields as the runner said them, and where it is
 DEVICE_ENTRY_FIELDS: dict[str, Rule] = {
@@ -396,6 +398,8 @@ def validate_event(obj: Any) -> dict[str, Any]:
     if kind == "build":
         _check_build(obj)
     if kind == source_counters.TYPE and (why := source_counters.check(obj)) is not None:
+        raise ProtocolError(f"{kind} event: {why}")
+    if kind == ceilings.TYPE and (why := ceilings.check(obj)) is not None:
         raise ProtocolError(f"{kind} event: {why}")
     if kind == "session":
         if obj["protocol"] > PROTOCOL_VERSION:
