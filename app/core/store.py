@@ -130,6 +130,8 @@ class SessionStore:
         self._per: dict[int, DeviceState] = {0: DeviceState()}
         self.telemetry_note: str | None = None  # "telemetry unavailable: ..." from an info
         self.counters: list[Counters] = []  # every counters event, in order
+        # the latest ceilings event (record --ceilings) of each GPU: measured roofs
+        self.ceilings: dict[int, dict[str, Any]] = {}
         # the latest source_counters event (per-SASS-line counters) of each level
         self.source_counters: dict[str, dict[str, Any]] = {}
         # build events by (level, variant, params as sorted JSON), first seen first
@@ -299,6 +301,10 @@ class SessionStore:
         self.counters.append(Counters.from_event(ev))
         self._changes.add(Change.COUNTERS)
 
+    def _on_ceilings(self, ev: dict[str, Any]) -> None:
+        self.ceilings[device_of(ev)] = ev
+        self._changes.add(Change.COUNTERS)
+
     def _on_source_counters(self, ev: dict[str, Any]) -> None:
         self.source_counters[ev["level"]] = ev
         self._changes.add(Change.COUNTERS)
@@ -363,7 +369,7 @@ class SessionStore:
         "repeat": _on_repeat, "phase": _on_phase, "result": _on_result, "error": _on_error,
         "info": _on_info, "telemetry": _on_telemetry, "counters": _on_counters,
         "build": _on_build, "done": _on_done, "device": _on_device,
-        "source_counters": _on_source_counters,
+        "source_counters": _on_source_counters, "ceilings": _on_ceilings,
     }
 
     def take_changes(self) -> set[Change]:

@@ -188,6 +188,7 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
             view.set_log_axis(self.prefs.log_axis)
             view.log_axis_changed.connect(self._keep_log_axis)
             view.level_clicked.connect(self.select_level)
+        view.bind_selection(self.select_level)
         canvas = view.animation()
         if canvas is not None:  # the step on screen is the view state's
             canvas.stepChanged.connect(

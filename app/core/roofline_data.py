@@ -1,0 +1,76 @@
+"""What the Roofline tab draws, read from the session store (no Qt): a point per level
+and reference with a result at the shape and mode shown, and the roofs of the GPU shown
+per precision (the datasheet's from the header's device, else the GPU table; the
+measured ones from the session's ``ceilings`` event). The numbers are
+kernels/results/roofline.py's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...kernels.hardware import gpu_table
+from ...kernels.ladder.shape import Shape
+from ...kernels.results import roofline as rl
+from .store import SessionStore
+
+
+@dataclass(frozen=True, slots=True)
+class RooflineData:
+    shape: Shape | None
+    points: tuple[rl.Point, ...] = ()
+    roofs: tuple[rl.Roof, ...] = ()  # datasheet
+    measured: tuple[rl.Roof, ...] = ()  # the session's ceilings probes
+    gpu: str = ""
+    notes: tuple[str, ...] = field(default=())  # what is missing, said under the chart
+
+
+def _device(store: SessionStore) -> dict[str, Any]:
+    entry = store.device_entry(store.device) if store.devices else None
+    return entry or (store.header or {}).get("device") or {}
+
+
+def _catalog(store: SessionStore) -> dict[str, dict[str, Any]]:
+    entries = (store.header or {}).get("catalog") or []
+    return {e["id"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)}
+
+
+def roofline_data(store: SessionStore) -> RooflineData:
+    shape = store.ladder_shape()
+    device = _device(store)
+    name = str(device.get("name") or "")
+    spec = gpu_table.lookup(name) if name else None
+    peaks = device.get("peak_tflops") or (spec.peaks_tflops if spec else {})
+    bandwidth = device.get("mem_bandwidth_gbs") or (spec.memory_bandwidth_gbs if spec else None)
+    catalog = _catalog(store)
+    points: list[rl.Point] = []
+    for level in store.levels:
+        result = store.result_at(level.id, shape)
+        if result is None or shape is None:
+            continue
+        counters = store.counters_for(level.id)
+        dram = None
+        if counters is not None and counters.shape == shape:
+            dram = rl.measured_dram_bytes(dict(counters.metrics), counters.launch)
+        p = rl.point(level.id, result.precision, result.dtype, shape.M, shape.N, shape.K,
+                     result.tflops, catalog.get(level.id, {}).get("output_format"),
+                     level.is_reference, dram)
+        if p is not None:
+            points.append(p)
+    precisions = [p.precision for p in points]
+    roofs = rl.roofs(peaks, bandwidth, precisions)
+    ceilings = store.ceilings.get(store.device)
+    measured = (rl.roofs(ceilings.get("peak_tflops") or {}, ceilings.get("bandwidth_gbs"),
+                         precisions, measured=True) if ceilings else [])
+    notes = []
+    if not roofs:
+        notes.append(f"no datasheet roofs: {name or 'this GPU'} is not in the GPU table"
+                     if spec is None and not device.get("mem_bandwidth_gbs")
+                     else "no datasheet roofs for these precisions")
+    if not measured:
+        notes.append("no measured ceilings in this session (gemmscope record --ceilings)")
+    if points and not any(p.ai_measured for p in points):
+        notes.append("intensity from M, N, K and the storage formats (no ncu DRAM bytes of "
+                     "a whole launch recorded)")
+    return RooflineData(shape, tuple(points), tuple(roofs), tuple(measured), name,
+                        tuple(notes))
