@@ -134,7 +134,7 @@ def test_the_chart_draws_every_point_and_roof_and_hover_names_the_level(qtbot):
     found = chart.point_near(math.log10(target.ai), math.log10(target.tflops))
     assert found == target
     text = chart.describe(found)
-    assert "wgmma_tma" in text and "% of the datasheet BF16 roof" in text
+    assert "wgmma" in text and "% of the datasheet BF16 roof" in text
     with qtbot.waitSignal(chart.level_clicked) as clicked:
         spot = next(s for s in chart.scatter.points() if s.data() == "wgmma_tma")
         chart._clicked(chart.scatter, [spot])

@@ -144,18 +144,19 @@ class RooflineChart(Chart):
         self.colors = level_colors(store_levels)
         self.drawn_points = list(self.data.points)
         spots, crosses = [], []
+        size = 10 if self.theme.name == "normal" else 16  # on stage, seen from the back
         for p in self.drawn_points:
             color = self.colors.get(p.level, precision_color(p.precision))
             chosen = p.level == self.selected
             spots.append({"pos": (math.log10(p.ai), math.log10(p.tflops)), "data": p.level,
-                          "size": 15 if chosen else 10, "symbol": "o",
+                          "size": size * 3 // 2 if chosen else size, "symbol": "o",
                           "pen": pg.mkPen(self.theme.foreground if chosen else color,
                                           width=2.5 if chosen else 1.5),
                           "brush": pg.mkBrush(self.theme.background if p.is_reference
                                               else color)})
             if p.ai_measured:
                 crosses.append({"pos": (math.log10(p.ai_measured), math.log10(p.tflops)),
-                                "data": p.level, "size": 9, "symbol": "x",
+                                "data": p.level, "size": size, "symbol": "x",
                                 "pen": pg.mkPen(color, width=1.5), "brush": pg.mkBrush(color)})
         entries = list(self.roof_entries)
         roofed = {r.precision for r in self.drawn_roofs}
@@ -178,7 +179,8 @@ class RooflineChart(Chart):
         return self.drawn_points[i] if d[i] < 0.35 else None
 
     def describe(self, p: rl.Point) -> str:
-        text = (f"{p.level} ({p.precision.upper()}): {p.tflops:.4g} TFLOPS at "
+        name = self.store.name_of(p.level) if self.store is not None else p.level
+        text = (f"{name} ({p.precision.upper()}): {p.tflops:.4g} TFLOPS at "
                 f"{p.ai:.4g} FLOP/byte")
         if p.ai_measured:
             text += f" (measured {p.ai_measured:.4g})"
@@ -191,7 +193,13 @@ class RooflineChart(Chart):
 
     def _describe(self, x: float, y: float) -> str | None:
         p = self.point_near(x, y)
-        return None if p is None else self.describe(p)
+        if p is None:
+            return None
+        # the readout opens toward the plot's middle, so it is never cut at an edge
+        (x0, x1), (y0, y1) = self.getPlotItem().vb.viewRange()
+        self.hover.label.setAnchor((1 if x > (x0 + x1) / 2 else 0,
+                                    0 if y > (y0 + y1) / 2 else 1))
+        return self.describe(p)
 
     def _clicked(self, _item: Any, points: Any, *_: Any) -> None:
         if len(points):
