@@ -42,6 +42,7 @@ from ..protocol.output_file import (
 from ..protocol.plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from ..protocol.session_file import RecordingFailed, SessionWriter
 from ..protocol.text_safety import terminal_text
+from ..results.baseline_report import baseline_lines
 from ..results.progress import Progress
 from ..results.session_report import printable, report_lines
 from ..results.table import render
@@ -144,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="print the results table of a recording")
     rep.add_argument("file")
     rep.add_argument("--markdown", action="store_true")
+    rep.add_argument("--baseline", metavar="B",
+                     help="a second recording to compare with, per level, shape, mode and "
+                          "GPU; says first what differs between the two runs")
     lv = sub.add_parser("levels", help="list the levels (of a remote runner with --remote)")
     targets.add_remote_options(lv)
     lv.add_argument("--cc", metavar="X.Y", type=_compute_capability,
@@ -563,6 +567,15 @@ def finish(args: argparse.Namespace, results: list[dict], lost: int,
 def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if not Path(args.file).exists():
         raise CliError(f"{args.file}: no such file")
+    if args.baseline is not None:
+        if not Path(args.baseline).exists():
+            raise CliError(f"{args.baseline}: no such file")
+        lines, problems = baseline_lines(args.file, args.baseline, args.markdown)
+        for line in lines:
+            stdout.write(line + "\n")
+        for problem in problems:
+            stderr.write(problem + "\n")
+        return 1 if problems else 0
     lines, problem = report_lines(args.file, args.markdown)
     for line in lines:
         stdout.write(line + "\n")
