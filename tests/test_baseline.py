@@ -117,3 +117,40 @@ def test_report_of_two_real_recordings_pairs_their_common_runs(capsys):
     naive = next(line for line in out.splitlines() if line.startswith("naive ")
                  and "256×256×256" in line)
     assert "both" in naive and "%)" in naive
+
+
+def _store_of(path: Path):
+    from gemmscope.app.core.store import SessionStore
+    from gemmscope.kernels.protocol.recording import read_session
+
+    store = SessionStore()
+    session = read_session(path)
+    for ev in session.events:
+        store.handle(ev)
+    return store, session
+
+
+def test_the_roofline_shows_the_baselines_results_at_the_same_shape_and_the_warning(qtbot):
+    from gemmscope.app.core.baseline_run import baseline_of
+    from gemmscope.app.core.roofline_data import roofline_data
+    from gemmscope.app.core.store import Change
+    from gemmscope.app.views.roofline import RooflineView
+    from gemmscope.kernels.ladder.shape import Shape
+
+    store, _ = _store_of(BUNDLED)
+    _, base_session = _store_of(CEILINGS)
+    store.view.set(shape=Shape(256, 256, 256))
+    store.set_baseline(baseline_of(str(CEILINGS), base_session.header, base_session.events))
+    data = roofline_data(store)
+    base_results = {e["level"]: e["tflops"] for e in base_session.results}
+    assert {p.level: p.tflops for p in data.baseline_points} == base_results
+    assert data.warning is not None and "gemmscope commit" in data.warning
+    view = RooflineView()
+    qtbot.addWidget(view)
+    view.bind(store)
+    view.refresh({Change.HEADER})
+    assert view.notes.text().startswith("⚠ h200-ceilings.jsonl: the baseline differs")
+    assert len(view.chart.base_scatter.data) == len(base_results)
+    naive = next(p for p in view.chart.drawn_base if p.level == "naive")
+    assert "baseline" in view.chart.describe(naive) and "this session" in \
+        view.chart.describe(naive)

@@ -7,11 +7,13 @@ kernels/results/roofline.py's."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ...kernels.hardware import gpu_table
 from ...kernels.ladder.shape import Shape
 from ...kernels.results import roofline as rl
+from .baseline_run import baseline_warning
 from .store import SessionStore
 
 
@@ -23,6 +25,10 @@ class RooflineData:
     measured: tuple[rl.Roof, ...] = ()  # the session's ceilings probes
     gpu: str = ""
     notes: tuple[str, ...] = field(default=())  # what is missing, said under the chart
+    # the baseline recording's results at the same shape and mode (File ▸ Open baseline)
+    baseline_points: tuple[rl.Point, ...] = ()
+    baseline: str = ""  # its file name
+    warning: str | None = None  # what differs between the two runs
 
 
 def _device(store: SessionStore) -> dict[str, Any]:
@@ -35,18 +41,16 @@ def _catalog(store: SessionStore) -> dict[str, dict[str, Any]]:
     return {e["id"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)}
 
 
-def roofline_data(store: SessionStore) -> RooflineData:
-    shape = store.ladder_shape()
-    device = _device(store)
-    name = str(device.get("name") or "")
-    spec = gpu_table.lookup(name) if name else None
-    peaks = device.get("peak_tflops") or (spec.peaks_tflops if spec else {})
-    bandwidth = device.get("mem_bandwidth_gbs") or (spec.memory_bandwidth_gbs if spec else None)
+def _points(store: SessionStore, shape: Shape | None, mode: str,
+            device: int | None = None) -> list[rl.Point]:
+    """A point per level of the store with a result at ``shape`` in ``mode``."""
     catalog = _catalog(store)
     points: list[rl.Point] = []
+    if shape is None:
+        return points
     for level in store.levels:
-        result = store.result_at(level.id, shape)
-        if result is None or shape is None:
+        result = store.result_at(level.id, shape, mode, device)
+        if result is None:
             continue
         counters = store.counters_for(level.id)
         dram = None
@@ -57,7 +61,34 @@ def roofline_data(store: SessionStore) -> RooflineData:
                      level.is_reference, dram)
         if p is not None:
             points.append(p)
-    precisions = [p.precision for p in points]
+    return points
+
+
+def _baseline_device(base: SessionStore, gpu: str) -> int:
+    """The baseline's GPU of the same name as the session's, else its first."""
+    for d in base.devices:
+        if d.get("name") == gpu and type(d.get("id")) is int:
+            return int(d["id"])
+    return 0
+
+
+def roofline_data(store: SessionStore) -> RooflineData:
+    shape = store.ladder_shape()
+    device = _device(store)
+    name = str(device.get("name") or "")
+    spec = gpu_table.lookup(name) if name else None
+    peaks = device.get("peak_tflops") or (spec.peaks_tflops if spec else {})
+    bandwidth = device.get("mem_bandwidth_gbs") or (spec.memory_bandwidth_gbs if spec else None)
+    points = _points(store, shape, store.mode)
+    base_points: list[rl.Point] = []
+    base_name, warning = "", None
+    if store.baseline is not None:
+        base = store.baseline
+        base_points = _points(base.store, shape, store.mode,
+                              _baseline_device(base.store, name))
+        base_name = Path(base.path).name
+        warning = baseline_warning(store, base)
+    precisions = [p.precision for p in (*points, *base_points)]
     roofs = rl.roofs(peaks, bandwidth, precisions)
     ceilings = store.ceilings.get(store.device)
     measured = (rl.roofs(ceilings.get("peak_tflops") or {}, ceilings.get("bandwidth_gbs"),
@@ -72,5 +103,7 @@ def roofline_data(store: SessionStore) -> RooflineData:
     if points and not any(p.ai_measured for p in points):
         notes.append("intensity from M, N, K and the storage formats (no ncu DRAM bytes of "
                      "a whole launch recorded)")
+    if store.baseline is not None and not base_points:
+        notes.append(f"the baseline {base_name} has no result at this shape and mode")
     return RooflineData(shape, tuple(points), tuple(roofs), tuple(measured), name,
-                        tuple(notes))
+                        tuple(notes), tuple(base_points), base_name, warning)

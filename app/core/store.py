@@ -107,6 +107,9 @@ class SessionStore:
         self.view = view if view is not None else ViewStateModel()
         # what the source will deliver in all (a replay's whole recording; None: live)
         self.contents: RecordingContents | None = None
+        # a second recording shown beside this one (app/core/baseline_run.py); kept
+        # across resets: a replay's seek starts the session again, not the baseline
+        self.baseline: Any = None
         self.reset()
         self.view.subscribe(self._view_changed)
 
@@ -371,6 +374,11 @@ class SessionStore:
         "build": _on_build, "done": _on_done, "device": _on_device,
         "source_counters": _on_source_counters, "ceilings": _on_ceilings,
     }
+
+    def set_baseline(self, baseline: Any) -> None:
+        """Show ``baseline`` (a BaselineRun, or None) beside the session."""
+        self.baseline = baseline
+        self._changes.update((Change.HEADER, Change.LADDER))
 
     def take_changes(self) -> set[Change]:
         changes, self._changes = self._changes, set()

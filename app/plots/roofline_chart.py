@@ -46,6 +46,11 @@ class RooflineChart(Chart):
         self.scatter.setZValue(5)
         self.addItem(self.scatter)
         self.scatter.sigClicked.connect(self._clicked)
+        # the baseline recording's points: hollow squares in the theme's foreground
+        self.base_scatter = pg.ScatterPlotItem(pxMode=True)
+        self.base_scatter.setZValue(6)  # above the session's: a square around its circle
+        self.addItem(self.base_scatter)
+        self.drawn_base: list[rl.Point] = []
         self.measured_scatter = pg.ScatterPlotItem(pxMode=True)
         self.measured_scatter.setZValue(4)
         self.addItem(self.measured_scatter)
@@ -76,15 +81,19 @@ class RooflineChart(Chart):
         if self.show_empty(None if data.points else EMPTY):
             self.scatter.setData([])
             self.measured_scatter.setData([])
+            self.base_scatter.setData([])
+            self.drawn_base = []
             self.side_legend.set_entries([])
             self.drawn_points, self.drawn_roofs = [], []
             return
-        lo, hi = rl.axis_span(data.points, (*data.roofs, *data.measured))
+        lo, hi = rl.axis_span((*data.points, *data.baseline_points),
+                              (*data.roofs, *data.measured))
         hi = max(hi, math.log10(max(p.ai for p in data.points)) + LABEL_DECADES)
         self._draw_roofs(lo, hi)
         self._draw_points()
-        tops = [p.tflops for p in data.points] + [r.peak_tflops for r in self.drawn_roofs]
-        bottom = min(p.tflops for p in data.points)
+        every = [*data.points, *data.baseline_points]
+        tops = [p.tflops for p in every] + [r.peak_tflops for r in self.drawn_roofs]
+        bottom = min(p.tflops for p in every)
         self.setXRange(lo, hi, padding=0)
         self.setYRange(math.floor(math.log10(bottom) - 0.3), math.log10(max(tops)) + 0.25,
                        padding=0)
@@ -164,22 +173,39 @@ class RooflineChart(Chart):
             if precision not in roofed:
                 entries.append(LegendEntry(f"{precision.upper()} (no roof)",
                                            precision_color(precision), kind="line"))
+        self.drawn_base = list(self.data.baseline_points)
+        base_spots = [{"pos": (math.log10(p.ai), math.log10(p.tflops)), "data": p.level,
+                       "size": size + 8, "symbol": "s",
+                       "pen": pg.mkPen(self.theme.foreground, width=1.5),
+                       "brush": pg.mkBrush(None)} for p in self.drawn_base]
+        if self.drawn_base:
+            entries.append(LegendEntry(f"baseline: {self.data.baseline}",
+                                       self.theme.foreground, kind="line", symbol="s"))
+        self.base_scatter.setData(base_spots)
         self.scatter.setData(spots)
         self.measured_scatter.setData(crosses)
         self.side_legend.set_entries(entries)
 
     # ------------------------------------------------------------------ mouse
     def point_near(self, x: float, y: float) -> rl.Point | None:
-        """The drawn point nearest view coordinates (log10 intensity, log10 TFLOPS)."""
-        if self.empty or not self.drawn_points:
+        """The drawn point (the session's or the baseline's) nearest view coordinates
+        (log10 intensity, log10 TFLOPS)."""
+        every = [*self.drawn_points, *self.drawn_base]
+        if self.empty or not every:
             return None
-        d = [math.hypot(math.log10(p.ai) - x, math.log10(p.tflops) - y)
-             for p in self.drawn_points]
+        d = [math.hypot(math.log10(p.ai) - x, math.log10(p.tflops) - y) for p in every]
         i = int(np.argmin(d))
-        return self.drawn_points[i] if d[i] < 0.35 else None
+        return every[i] if d[i] < 0.35 else None
 
     def describe(self, p: rl.Point) -> str:
         name = self.store.name_of(p.level) if self.store is not None else p.level
+        if p in self.drawn_base and p not in self.drawn_points:
+            text = f"baseline {name} ({p.precision.upper()}): {p.tflops:.4g} TFLOPS"
+            now = next((q for q in self.drawn_points if q.level == p.level), None)
+            if now is not None:
+                change = 100 * (now.tflops / p.tflops - 1)
+                text += f"\nthis session: {now.tflops:.4g} ({change:+.1f}%)"
+            return text
         text = (f"{name} ({p.precision.upper()}): {p.tflops:.4g} TFLOPS at "
                 f"{p.ai:.4g} FLOP/byte")
         if p.ai_measured:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from ..core.roofline_data import roofline_data
@@ -28,6 +28,7 @@ class RooflineView(QWidget, View):
         self.chart.level_clicked.connect(self.level_clicked)
         self.notes = QLabel("")
         self.notes.setWordWrap(True)
+        self.notes.setTextFormat(Qt.TextFormat.PlainText)
         layout = QVBoxLayout(self)
         layout.addWidget(self.chart, 1)
         layout.addWidget(self.notes)
@@ -42,7 +43,10 @@ class RooflineView(QWidget, View):
             return
         data = roofline_data(self.store)
         self.chart.set_data(data)
-        self.notes.setText("; ".join(data.notes))
+        # the warning on a line of its own, before the notes (QLabel as plain text: a
+        # recording's text is never markup)
+        said = [f"⚠ {data.baseline}: {data.warning}"] if data.warning else []
+        self.notes.setText("\n".join([*said, "; ".join(data.notes)]).strip())
 
     def bind_selection(self, select_level: Callable[[str], object]) -> None:
         self.level_clicked.connect(select_level)

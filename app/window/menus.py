@@ -10,6 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenuBar, QStatusBar, QWidget
 
+from .baseline import open_baseline_dialog
 from .export_targets import ANIMATION_TARGETS, CHART_TARGETS, ExportError
 from .keys import sheet_rows
 
@@ -54,6 +55,7 @@ def install_menus(window: Commands) -> None:
     file_menu = window.menuBar().addMenu("&File")
     _action(file_menu, "&Open recording…", lambda: open_dialog(window),
             QKeySequence.StandardKey.Open)
+    _action(file_menu, "Open &baseline…", lambda: open_baseline_dialog(window))
     _action(file_menu, "Live &runner…", lambda: runner_dialog(window))
     file_menu.addSeparator()
     # which chart is named here, never taken from where the mouse was
