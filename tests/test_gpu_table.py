@@ -101,7 +101,7 @@ def test_cannot_run_names_each_level_the_gpu_skips_and_why():
 
 
 def test_a_ladder_on_an_ada_gpu_skips_the_hopper_levels_with_a_line_and_keeps_the_rest():
-    from gemmscope.kernels.cli.main import runnable_here
+    from gemmscope.kernels.drive.arch_skip import runnable_here
     from gemmscope.kernels.protocol.plan import ladder_requests
 
     header = {"type": "session", "device": {"name": "NVIDIA L4", "cc": "8.9"},
@@ -114,3 +114,24 @@ def test_a_ladder_on_an_ada_gpu_skips_the_hopper_levels_with_a_line_and_keeps_th
     assert not kept_ids & {"wgmma_tma", "fp8_block_scaled", "mma_sync"}
     assert len(said) == len(runs) - len(kept)
     assert all(line.startswith("skipped: ") for line in said)
+
+
+def test_the_level_panel_says_what_a_level_needs_and_that_this_gpu_cannot_run_it(qtbot):
+    from gemmscope.app.core.store import Change, SessionStore
+    from gemmscope.app.widgets.ladder_panel import LadderPanel
+
+    store = SessionStore()
+    store.handle({"type": "session", "t": 0.0, "protocol": 4, "created": "x", "levels": {},
+                  "catalog": registry.catalog(),
+                  "device": {"name": "NVIDIA L4", "cc": "8.9", "sm_count": 58}})
+    panel = LadderPanel()
+    qtbot.addWidget(panel)
+    panel.bind(store)
+    panel.refresh({Change.HEADER, Change.LADDER})
+    panel._show_detail("wgmma_tma")
+    text = panel.detail.text()
+    assert "Needs:</b> sm_90a only (Hopper)" in text and "cannot run on this GPU" in text
+    assert "sm_89" in text
+    panel._show_detail("naive")
+    assert "Needs:</b> sm_80+" in panel.detail.text()
+    assert "cannot run" not in panel.detail.text()

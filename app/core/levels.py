@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...kernels.ladder import arch as arch_limits
 from ...kernels.ladder import registry
 
 
@@ -26,6 +27,8 @@ class LevelInfo:
     tile: tuple[int, ...] = ()
     follows: str = ""
     notes: str = ""
+    archs: tuple[str, ...] = ()  # the architectures it claims (kernels/ladder/arch.py)
+    arch_need: str = ""  # "sm_80+", "sm_90a only (Hopper)"; "" in older recordings
 
     @property
     def is_reference(self) -> bool:
@@ -84,6 +87,9 @@ def level_from_entry(entry: dict[str, Any], order: int) -> LevelInfo:
         tile=_ints(entry.get("tile")),
         follows=_text(entry.get("follows")),
         notes=_text(entry.get("notes")),
+        archs=tuple(str(a)[:16] for a in entry.get("archs") or () if isinstance(a, str))
+        if isinstance(entry.get("archs"), list) else (),
+        arch_need=_text(entry.get("arch_need")),
     )
 
 
@@ -101,3 +107,12 @@ def catalog_from_header(header: dict[str, Any] | None) -> list[LevelInfo]:
         level = level_from_entry(entry, i)
         levels.setdefault(level.id, level)
     return sorted(levels.values(), key=lambda lv: lv.order)
+
+
+def cannot_run_here(level: LevelInfo, cc: str | None) -> str | None:
+    """Why a GPU of compute capability ``cc`` cannot run the level (None: it can, or the
+    recording does not say what the level needs)."""
+    if cc is None or not level.archs or arch_limits.runs_on(level.archs, cc):
+        return None
+    return (f"needs {level.arch_need or ', '.join(level.archs)}; this GPU is "
+            f"{arch_limits.device_arch(cc)}: skipped by ladders and sweeps")

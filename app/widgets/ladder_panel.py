@@ -37,7 +37,7 @@ from ...kernels.results.rows import (
     params_ran,
     sustained_texts,
 )
-from ..core.levels import LevelInfo
+from ..core.levels import LevelInfo, cannot_run_here
 from ..core.store import Change, SessionStore
 from ..core.view_state import shape_text, sorted_shapes
 from ..theme import FAILED_COLOR, THROTTLE_COLOR, precision_color
@@ -389,6 +389,13 @@ class LadderPanel(QWidget):
         parts = [f"<b>{esc(lv.title)}</b> ({esc(lv.precision.upper())})",
                  f"<p><b>Adds{over}:</b> {esc(lv.adds)}</p>",
                  f"<p><b>Tile parameters:</b> {esc(lv.params_text())}</p>"]
+        if lv.arch_need:
+            device = self.store.device_entry(self.store.device) or {}
+            cc = device.get("cc") if isinstance(device.get("cc"), str) else None
+            why = cannot_run_here(lv, cc)
+            parts.append(f"<p><b>Needs:</b> {esc(lv.arch_need)}"
+                         + (f" (<b>cannot run on this GPU</b>: {esc(why)})" if why else "")
+                         + "</p>")
         if lv.follows:
             parts.append(f"<p><b>Follows:</b> {esc(lv.follows)}</p>")
         if lv.notes:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...kernels.drive.arch_skip import runnable_here
 from ...kernels.drive.session import SessionState
 from ...kernels.ladder.shape import Shape
 from ...kernels.protocol.plan import RunRequest, ladder_requests, sweep_requests
@@ -243,6 +244,10 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
             why = self.controls.unavailable or "no runner"
             self.statusBar().showMessage(f"cannot run: {why}", 8000)
             return
+        skipped: list[str] = []  # levels this GPU cannot run: skipped and said, no error
+        requests = runnable_here(self.store.header or {}, requests, skipped.append)
+        if skipped:
+            self.statusBar().showMessage(" ".join(s.strip() for s in skipped), 8000)
         mode = self.controls.run_mode() or {}  # burst or sustained, as the form says
         self.live.submit([replace(r, **mode) for r in requests])  # type: ignore[arg-type]
 

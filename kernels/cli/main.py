@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from ..drive import cluster_serve, remote, targets
+from ..drive.arch_skip import runnable_here
 from ..drive.cluster_address import AddressRefused, SchedulerAddress, TlsFiles, parse_address
 from ..drive.cluster_address import security as cluster_security
 from ..drive.devices import DeviceSet
@@ -340,23 +341,6 @@ def _drive(session: RunnerSession | DeviceSet, runs: list[RunRequest], args: arg
     session.close()  # the GPU to the profiler alone
     if after is not None:
         after(session.now, session.emit)
-
-
-def runnable_here(header: dict[str, Any], runs: list[RunRequest],
-                  say: Callable[[str], None]) -> list[RunRequest]:
-    """The runs whose level every GPU of the session can run, by the archs the header's
-    catalog claims (kernels/ladder/arch.py); the others are skipped with a line each
-    (a ladder or sweep on an L4 skips the Hopper levels: no error, no failed exit)."""
-    catalog = header.get("catalog") or []
-    skipped: dict[str, str] = {}
-    for entry in events.session_devices(header):
-        cc = entry.get("cc") if isinstance(entry.get("cc"), str) else None
-        for level_id, why in arch_limits.cannot_run([r.level for r in runs], catalog,
-                                                    cc).items():
-            skipped.setdefault(level_id, why)
-    for why in skipped.values():
-        say(f"skipped: {why}\n")
-    return [r for r in runs if r.level not in skipped]
 
 
 ClusterTarget = tuple[SchedulerAddress, Any]  # the address and its Dask Security (or None)

@@ -1,0 +1,30 @@
+"""Runs a GPU cannot do, left out of a plan before it is sent: a ladder or sweep on an
+L4 skips the Hopper-only levels with a line each, never an error (the archs each level
+claims: kernels/ladder/arch.py, as the session header's catalog says them). Used by the
+CLI's bench and record and by the app's run controls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..ladder import arch as arch_limits
+from ..protocol import events
+from ..protocol.plan import RunRequest
+
+
+def runnable_here(header: dict[str, Any], runs: list[RunRequest],
+                  say: Callable[[str], None]) -> list[RunRequest]:
+    """The runs whose level every GPU of the session can run, by the archs the header's
+    catalog claims (kernels/ladder/arch.py); the others are skipped with a line each
+    (a ladder or sweep on an L4 skips the Hopper levels: no error, no failed exit)."""
+    catalog = header.get("catalog") or []
+    skipped: dict[str, str] = {}
+    for entry in events.session_devices(header):
+        cc = entry.get("cc") if isinstance(entry.get("cc"), str) else None
+        for level_id, why in arch_limits.cannot_run([r.level for r in runs], catalog,
+                                                    cc).items():
+            skipped.setdefault(level_id, why)
+    for why in skipped.values():
+        say(f"skipped: {why}\n")
+    return [r for r in runs if r.level not in skipped]
