@@ -154,3 +154,28 @@ def test_the_roofline_shows_the_baselines_results_at_the_same_shape_and_the_warn
     naive = next(p for p in view.chart.drawn_base if p.level == "naive")
     assert "baseline" in view.chart.describe(naive) and "this session" in \
         view.chart.describe(naive)
+
+
+def test_the_ladder_panel_gives_the_baselines_result_and_the_change(qtbot):
+    from gemmscope.app.core.baseline_run import baseline_of
+    from gemmscope.app.core.store import Change
+    from gemmscope.app.widgets.ladder_panel import LadderPanel
+    from gemmscope.kernels.ladder.shape import Shape
+
+    store, _ = _store_of(BUNDLED)
+    _, base_session = _store_of(CEILINGS)
+    store.view.set(shape=Shape(256, 256, 256))
+    store.set_baseline(baseline_of(str(CEILINGS), base_session.header, base_session.events))
+    panel = LadderPanel()
+    qtbot.addWidget(panel)
+    panel.bind(store)
+    panel.refresh({Change.HEADER, Change.LADDER})
+    base = next(e["tflops"] for e in base_session.results if e["level"] == "naive")
+    now = store.ladder_result("naive").tflops
+    tip = panel.table.item(panel.level_ids.index("naive"), 0).toolTip()
+    assert f"baseline h200-ceilings.jsonl: {base:.4g} TFLOPS" in tip
+    assert f"this session {100 * (now / base - 1):+.1f}%" in tip
+    panel._show_detail("naive")
+    assert "Baseline:</b> baseline h200-ceilings.jsonl" in panel.detail.text()
+    panel._show_detail("wmma")  # no wmma in the baseline
+    assert "no result at this shape and mode" in panel.detail.text()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ...kernels.results import baseline as bl
@@ -47,3 +48,37 @@ def store_facts(store: SessionStore) -> bl.RunFacts:
 
 def baseline_warning(store: SessionStore, base: BaselineRun) -> str | None:
     return bl.warning(store_facts(store), base.facts)
+
+
+def baseline_device(base: SessionStore, gpu: str | None) -> int:
+    """The baseline's GPU of the same name as the session's, else its first."""
+    for d in base.devices:
+        if d.get("name") == gpu and type(d.get("id")) is int:
+            return int(d["id"])
+    return 0
+
+
+def baseline_text(store: SessionStore, level_id: str) -> str | None:
+    """The baseline's result of the level at the shape, mode and GPU shown, and this
+    session's change against it ("baseline b.jsonl: 46.7 TFLOPS; this session +3.2%"),
+    or None without a baseline; says so where the baseline has no such result."""
+    base = store.baseline
+    if base is None:
+        return None
+    name = Path(base.path).name
+    shape = store.ladder_shape()
+    r = base.store.result_at(level_id, shape, store.mode,
+                             baseline_device(base.store, store.device_name()))
+    if r is None:
+        return f"baseline {name}: no result at this shape and mode"
+    text = f"baseline {name}: {r.tflops:.4g} TFLOPS"
+    now = store.ladder_result(level_id)
+    if now is not None and r.tflops > 0:
+        text += f"; this session {100 * (now.tflops / r.tflops - 1):+.1f}%"
+    for label, a, b in (("SM clock", now.sm_clock_mhz_avg if now else None,
+                         r.sm_clock_mhz_avg),
+                        ("power", now.avg_power_w if now else None, r.avg_power_w),
+                        ("registers", now.regs if now else None, r.regs)):
+        if a is not None and b is not None and a != b:
+            text += f"; {label} {a:.4g} vs {b:.4g}"
+    return text

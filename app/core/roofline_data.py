@@ -13,7 +13,7 @@ from typing import Any
 from ...kernels.hardware import gpu_table
 from ...kernels.ladder.shape import Shape
 from ...kernels.results import roofline as rl
-from .baseline_run import baseline_warning
+from .baseline_run import baseline_device, baseline_warning
 from .store import SessionStore
 
 
@@ -64,14 +64,6 @@ def _points(store: SessionStore, shape: Shape | None, mode: str,
     return points
 
 
-def _baseline_device(base: SessionStore, gpu: str) -> int:
-    """The baseline's GPU of the same name as the session's, else its first."""
-    for d in base.devices:
-        if d.get("name") == gpu and type(d.get("id")) is int:
-            return int(d["id"])
-    return 0
-
-
 def roofline_data(store: SessionStore) -> RooflineData:
     shape = store.ladder_shape()
     device = _device(store)
@@ -85,7 +77,7 @@ def roofline_data(store: SessionStore) -> RooflineData:
     if store.baseline is not None:
         base = store.baseline
         base_points = _points(base.store, shape, store.mode,
-                              _baseline_device(base.store, name))
+                              baseline_device(base.store, name))
         base_name = Path(base.path).name
         warning = baseline_warning(store, base)
     precisions = [p.precision for p in (*points, *base_points)]

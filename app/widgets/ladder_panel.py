@@ -37,6 +37,7 @@ from ...kernels.results.rows import (
     params_ran,
     sustained_texts,
 )
+from ..core.baseline_run import baseline_text
 from ..core.levels import LevelInfo, cannot_run_here
 from ..core.store import Change, SessionStore
 from ..core.view_state import shape_text, sorted_shapes
@@ -336,6 +337,11 @@ class LadderPanel(QWidget):
                     sustained_note = "sustained: " + store.row(sustained).summary()
             self.table.item(row_index, COLUMNS.index(Column.PCT_OF_REFERENCE)
                             ).setToolTip(plain_tooltip(ref_note))
+            against = baseline_text(store, level_id)  # None without a baseline
+            if against is not None:  # on the name: the TFLOPS cell's tooltip is its note
+                lv = store.level(level_id)
+                title = lv.title if lv is not None else level_id
+                self.table.item(row_index, 0).setToolTip(plain_tooltip(f"{title}\n{against}"))
             for column in COLUMNS[2:]:
                 item = self.table.item(row_index, COLUMNS.index(column))
                 text = texts[column]
@@ -403,6 +409,9 @@ class LadderPanel(QWidget):
         r = self.store.ladder_result(level_id)
         if r is not None:
             parts.append(f"<p><b>Last result:</b> {esc(self.store.row(r).summary())}</p>")
+        against = baseline_text(self.store, level_id)
+        if against is not None:
+            parts.append(f"<p><b>Baseline:</b> {esc(against)}</p>")
             ran = params_ran(r, lv.params)  # given by the run, or the level's pick
             if ran:
                 parts.append(f"<p><b>This run used:</b> {esc(ran)}</p>")
