@@ -179,3 +179,26 @@ def test_the_ladder_panel_gives_the_baselines_result_and_the_change(qtbot):
     assert "Baseline:</b> baseline h200-ceilings.jsonl" in panel.detail.text()
     panel._show_detail("wmma")  # no wmma in the baseline
     assert "no result at this shape and mode" in panel.detail.text()
+
+
+def test_the_bars_draw_a_tick_at_each_levels_baseline_tflops(qtbot):
+    from gemmscope.app.core.baseline_run import baseline_of
+    from gemmscope.app.core.store import Change
+    from gemmscope.app.plots.ladder_bars import LadderBars
+    from gemmscope.kernels.ladder.shape import Shape
+
+    store, _ = _store_of(BUNDLED)
+    base_store, base_session = _store_of(CEILINGS)
+    store.view.set(shape=Shape(256, 256, 256))
+    bars = LadderBars()
+    qtbot.addWidget(bars)
+    bars.bind(store)
+    bars.refresh({Change.HEADER, Change.LADDER})
+    assert len(bars.baseline_values()) == 0  # no baseline: no ticks
+    store.set_baseline(baseline_of(str(CEILINGS), base_session.header, base_session.events))
+    bars.refresh(store.take_changes())
+    expected = [e["tflops"] for e in base_session.results
+                if e["level"] in {r["level"] for r in bars.rows}]
+    assert sorted(bars.baseline_values()) == pytest.approx(sorted(expected))
+    i = next(i for i, r in enumerate(bars.rows) if r["level"] == "naive")
+    assert "baseline" in bars._describe(float(i), 0.0)

@@ -58,6 +58,16 @@ def baseline_device(base: SessionStore, gpu: str | None) -> int:
     return 0
 
 
+def baseline_result(store: SessionStore, level_id: str) -> Any:
+    """The baseline's result (a Result) of the level at the shape, mode and GPU shown,
+    or None."""
+    base = store.baseline
+    if base is None:
+        return None
+    return base.store.result_at(level_id, store.ladder_shape(), store.mode,
+                                baseline_device(base.store, store.device_name()))
+
+
 def baseline_text(store: SessionStore, level_id: str) -> str | None:
     """The baseline's result of the level at the shape, mode and GPU shown, and this
     session's change against it ("baseline b.jsonl: 46.7 TFLOPS; this session +3.2%"),
@@ -66,9 +76,7 @@ def baseline_text(store: SessionStore, level_id: str) -> str | None:
     if base is None:
         return None
     name = Path(base.path).name
-    shape = store.ladder_shape()
-    r = base.store.result_at(level_id, shape, store.mode,
-                             baseline_device(base.store, store.device_name()))
+    r = baseline_result(store, level_id)
     if r is None:
         return f"baseline {name}: no result at this shape and mode"
     text = f"baseline {name}: {r.tflops:.4g} TFLOPS"
