@@ -188,7 +188,7 @@ def test_the_bars_draw_a_tick_at_each_levels_baseline_tflops(qtbot):
     from gemmscope.kernels.ladder.shape import Shape
 
     store, _ = _store_of(BUNDLED)
-    base_store, base_session = _store_of(CEILINGS)
+    _, base_session = _store_of(CEILINGS)
     store.view.set(shape=Shape(256, 256, 256))
     bars = LadderBars()
     qtbot.addWidget(bars)
