@@ -57,7 +57,10 @@ class RooflineView(QWidget, View):
 
     def apply_theme(self, theme: Theme) -> None:
         self.chart.apply_theme(theme)
-        self.notes.setStyleSheet(f"color: {theme.foreground}; font-size: {theme.font_pt}pt")
+        # on stage the theme's colour and size; back in the normal theme, the label's own
+        # style again (what leaving presentation mode must restore)
+        self.notes.setStyleSheet("" if theme.name == "normal" else
+                                 f"color: {theme.foreground}; font-size: {theme.font_pt}pt")
         if self.store is not None:
             self.refresh(set(Change))
 
