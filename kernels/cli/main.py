@@ -321,7 +321,7 @@ def run_plan(args: argparse.Namespace, runs: list[RunRequest], out_path: str | N
 
 
 def _drive(session: RunnerSession | DeviceSet, runs: list[RunRequest], args: argparse.Namespace,
-           after: AfterRuns | None, say: Callable[[str], None]) -> None:
+           after: AfterRuns | None, say: Callable[[str], object]) -> None:
     try:
         header = session.wait_ready()
     except RuntimeError as exc:
@@ -557,8 +557,8 @@ def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         lines, problems = baseline_lines(args.file, args.baseline, args.markdown)
         for line in lines:
             stdout.write(line + "\n")
-        for problem in problems:
-            stderr.write(problem + "\n")
+        for said in problems:
+            stderr.write(said + "\n")
         return 1 if problems else 0
     lines, problem = report_lines(args.file, args.markdown)
     for line in lines:

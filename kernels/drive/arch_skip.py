@@ -14,7 +14,7 @@ from ..protocol.plan import RunRequest
 
 
 def runnable_here(header: dict[str, Any], runs: list[RunRequest],
-                  say: Callable[[str], None]) -> list[RunRequest]:
+                  say: Callable[[str], object]) -> list[RunRequest]:
     """The runs whose level every GPU of the session can run, by the archs the header's
     catalog claims (kernels/ladder/arch.py); the others are skipped with a line each
     (a ladder or sweep on an L4 skips the Hopper levels: no error, no failed exit)."""

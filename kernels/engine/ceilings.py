@@ -97,8 +97,11 @@ def run_probes(p: Probes, clock: Callable[[], float | None]) -> dict[str, Any]:
         if precision == "fp8" and int(p.cc) < 89:
             continue
         kernel = p.module.get_function(name)
-        iters, ms = p.calibrated(lambda n, k=kernel: k((grid,), (block,), (
-            out, np.int32(n), np.uint32(0x3C003C00), np.int32(0))))
+
+        def mma_launch(n: int, k: Any = kernel) -> None:
+            k((grid,), (block,), (out, np.int32(n), np.uint32(0x3C003C00), np.int32(0)))
+
+        iters, ms = p.calibrated(mma_launch)
         flops = warps * iters * MMA_PER_ITER * per
         probes.append({"name": f"mma.sync {precision}", "precision": precision,
                        "instruction": instruction, "tflops": flops / ms / 1e9, "ms": ms,
@@ -108,8 +111,11 @@ def run_probes(p: Probes, clock: Callable[[], float | None]) -> dict[str, Any]:
                                                              dtype=np.uint16))
         for precision, (name, instruction, per) in WGMMA.items():
             kernel = p.hopper.get_function(name)
-            iters, ms = p.calibrated(lambda n, k=kernel: k((p.sms,), (256,), (
-                tiles, out, np.int32(n), np.int32(0))))
+
+            def wgmma_launch(n: int, k: Any = kernel) -> None:
+                k((p.sms,), (256,), (tiles, out, np.int32(n), np.int32(0)))
+
+            iters, ms = p.calibrated(wgmma_launch)
             flops = p.sms * 2 * iters * WGMMA_PER_ITER * per
             probes.append({"name": f"wgmma {precision}", "precision": precision,
                            "instruction": instruction, "tflops": flops / ms / 1e9,

@@ -52,11 +52,13 @@ def run_facts(header: Mapping[str, Any], events: Iterable[Mapping[str, Any]]) ->
             limits.append(w)
         elif kind == "build" and isinstance(ev.get("compiler"), str):
             compilers.append(ev["compiler"])
-    levels = header.get("levels") if isinstance(header.get("levels"), dict) else {}
+    raw_levels = header.get("levels")
+    levels: dict[str, Any] = raw_levels if isinstance(raw_levels, dict) else {}
     sources = {str(v["source"]): str(v["sha256"]) for v in levels.values()
                if isinstance(v, dict) and isinstance(v.get("source"), str)
                and isinstance(v.get("sha256"), str)}
-    version = header.get("gemmscope") if isinstance(header.get("gemmscope"), dict) else {}
+    raw_version = header.get("gemmscope")
+    version: dict[str, Any] = raw_version if isinstance(raw_version, dict) else {}
     return RunFacts(
         gpus=tuple(str(d.get("name") or "no GPU") for d in devices),
         driver=_text(first.get("driver")), cuda=_text(first.get("cuda_runtime")),
@@ -81,18 +83,19 @@ def differences(a: RunFacts, b: RunFacts) -> list[str]:
     out = []
     if a.gpus != b.gpus:
         out.append(f"GPU: {', '.join(a.gpus) or 'none'} vs {', '.join(b.gpus) or 'none'}")
-    for name, x, y in (("driver", a.driver, b.driver), ("CUDA", a.cuda, b.cuda),
-                       ("CuPy", a.cupy, b.cupy)):
-        if x != y:
-            out.append(f"{name}: {x or 'unknown'} vs {y or 'unknown'}")
+    for name, tx, ty in (("driver", a.driver, b.driver), ("CUDA", a.cuda, b.cuda),
+                         ("CuPy", a.cupy, b.cupy)):
+        if tx != ty:
+            out.append(f"{name}: {tx or 'unknown'} vs {ty or 'unknown'}")
     for name, x, y in (("max SM clock", a.sm_clock_max_mhz, b.sm_clock_max_mhz),
                        ("SM clock during the runs (median)", a.sm_clock_run_mhz,
                         b.sm_clock_run_mhz)):
         if (x is None) != (y is None) or (x and y and abs(x - y) > 0.02 * max(x, y)):
             out.append(f"{name}: {_mhz(x)} vs {_mhz(y)}")
-    x, y = a.power_limit_w, b.power_limit_w
-    if (x is None) != (y is None) or (x is not None and y is not None and abs(x - y) >= 1):
-        show = ["unknown" if v is None else f"{v:.0f} W" for v in (x, y)]
+    wx, wy = a.power_limit_w, b.power_limit_w
+    if (wx is None) != (wy is None) or (wx is not None and wy is not None
+                                        and abs(wx - wy) >= 1):
+        show = ["unknown" if v is None else f"{v:.0f} W" for v in (wx, wy)]
         out.append(f"power limit: {show[0]} vs {show[1]}")
     if a.compilers != b.compilers:
         out.append(f"compiler: {'; '.join(a.compilers) or 'unknown'} vs "
@@ -151,7 +154,8 @@ def latest_results(header: Mapping[str, Any], events: Iterable[Mapping[str, Any]
     for ev in events:
         if ev.get("type") != "result":
             continue
-        device = ev.get("device") if type(ev.get("device")) is int else 0
+        raw = ev.get("device")
+        device = raw if isinstance(raw, int) and not isinstance(raw, bool) else 0
         key = (str(ev["level"]), int(ev["M"]), int(ev["N"]), int(ev["K"]),
                str(ev.get("mode") or "burst"), names.get(device, "no GPU"))
         out[key] = ev

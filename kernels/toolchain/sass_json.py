@@ -63,7 +63,8 @@ def from_json(text: str, files: Iterable[str] = ()) -> dict[str, list[sass.SassL
 
 
 def _file_names(table: dict[str, Any], keys: list[str]) -> dict[int, str]:
-    dirs = table.get("directories") if isinstance(table.get("directories"), list) else []
+    raw_dirs = table.get("directories")
+    dirs: list[Any] = raw_dirs if isinstance(raw_dirs, list) else []
     names = {}
     for i, f in enumerate(table.get("files") or []):
         if not isinstance(f, dict) or not isinstance(f.get("file"), str):
