@@ -9,7 +9,7 @@ talk meets, and every scene of the example talk, rendered from the bundled recor
 A command of the app's own, not a benchmark script: it is the picture of what a person
 sees (a reader of docs/gallery/, a speaker checking a projector's size before a talk),
 it runs wherever the app runs, with no display (the offscreen platform), and CI runs
-the same code (tests/test_gallery.py) and checks the stage's rules on the very widgets
+the same code (tests/app/entry/test_gallery.py) and checks the stage's rules on the very widgets
 behind each picture through :func:`render_gallery`'s ``inspect`` hook.
 
 One window per theme and size renders every tab; one window at 1280x720 on stage plays
@@ -98,7 +98,7 @@ def save(window: Any, path: Path, small: bool = False) -> QImage:
     repository (a stage picture is a few flat colours and text: it stays sharp)."""
     image = window.grab().toImage()
     if small:
-        from .exports import _pil_frames
+        from .window.exports import _pil_frames
 
         picture = _pil_frames([image])[0].quantize(256, dither=0)
         picture.save(str(path), "PNG", optimize=True)
@@ -227,7 +227,7 @@ def main(argv: list[str]) -> int:
         print(f"gemmscope gallery: {exc}", file=sys.stderr)
         return 2
     from .gui_main import _import_pyqtgraph_without_cuda
-    from .window.sources_mixin import bundled_session
+    from .window.sources import bundled_session
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("gemmscope")

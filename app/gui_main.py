@@ -106,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "first, wrapping (default: every step of the animation)")
     p.add_argument("--fps", type=float, default=2.0, metavar="F",
                    help="with --export of an animation: frames per second (default 2)")
+    p.add_argument("--kernel", action="append", default=[], metavar="SPEC.toml",
+                   help="open your own kernel's spec in its panel (docs/user-kernels.md)")
     p.add_argument("--settings", metavar="INI", help="keep preferences in this ini file")
     p.add_argument("--runner", metavar="CMD",
                    help="live: the runner command line (default: the preference set in "
@@ -241,6 +243,8 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
         window.set_replay_speed(args.speed)
     # what is shown: chosen before the source opens, so its events never choose for it
     window.choose(shape=args.shape, level=args.level, mode=args.mode)
+    for spec in args.kernel:  # File ▸ Open kernel… from the command line
+        window.open_kernel(spec)
     if args.presentation and (args.screenshot or args.export):  # keeps the asked size
         window.set_presentation(True, full_screen=False)
 

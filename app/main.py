@@ -14,11 +14,15 @@ from __future__ import annotations
 import os
 import sys
 
+from ..kernels.cli.quick import quick
 from ..kernels.cli.subcommands import NAMES
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    fast = quick(argv[0]) if argv else None
+    if fast is not None:  # runner, report: without the rest of the CLI
+        return fast(argv[1:])
     if argv and argv[0] in NAMES:  # the CLI's subcommands (its import is not cheap)
         from ..kernels.cli.main import main as cli_main
 

@@ -37,14 +37,26 @@ def device_color(device: int) -> str:
 LEVEL_SYMBOLS = ("o", "s", "t", "d", "h", "star", "p", "t1", "x", "+", "t2", "t3")
 
 
-def level_colors(levels: list[tuple[str, str, bool]]) -> dict[str, str]:
+# a user's kernels (File ▸ Open kernel…, --kernel): colours of their own, outside the
+# precisions' hues, in the order they joined the session
+USER_COLORS = ("#e040fb", "#00bfa5", "#ffab00", "#ff5252")
+
+
+def level_colors(levels: list[tuple[str, str, bool]] | list[tuple[str, str, bool, bool]]
+                 ) -> dict[str, str]:
     """A colour per level: the hue of its precision, a shade per level within it (dark to
-    light in ladder order). ``levels``: (id, precision, is_reference) in catalog order; a
-    reference takes its precision's own colour (it is told apart by its dashes/hatching)."""
+    light in ladder order). ``levels``: (id, precision, is_reference[, is_user]) in catalog
+    order; a reference takes its precision's own colour (it is told apart by its
+    dashes/hatching); a user's kernel takes one of USER_COLORS."""
     by_precision: dict[str, list[str]] = {}
     references: dict[str, list[str]] = {}
     out: dict[str, str] = {}
-    for level_id, precision, reference in levels:
+    users = [entry[0] for entry in levels if len(entry) > 3 and entry[3]]
+    for i, level_id in enumerate(users):
+        out[level_id] = USER_COLORS[i % len(USER_COLORS)]
+    for level_id, precision, reference, *_user in levels:
+        if level_id in out:
+            continue
         (references if reference else by_precision).setdefault(precision, []).append(level_id)
     for precision, ids in references.items():
         base = QColor(precision_color(precision))

@@ -178,6 +178,7 @@ def main() -> None:
     import cupy as cp
 
     from gemmscope.kernels.ladder.registry import cuda_dir
+    from gemmscope.kernels.toolchain import nvrtc_options
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=".")
@@ -193,8 +194,9 @@ def main() -> None:
     with open(out_dir / "ceiling.jsonl", "w") as log:
         for mode, warps, wn, bps, stages in CASES:
             threads = warps * 32
-            opts = ("-std=c++17", "-arch=sm_90a", f"-I{cuda_dir()}", f"-DMODE={MODES[mode]}",
-                    f"-DWN={wn}", f"-DTHREADS={threads}", f"-DSTAGES={stages}")
+            opts = (*nvrtc_options.BASE, "-arch=sm_90a", f"-I{cuda_dir()}",
+                    f"-DMODE={MODES[mode]}", f"-DWN={wn}", f"-DTHREADS={threads}",
+                    f"-DSTAGES={stages}")
             mod = cp.RawModule(code=SOURCE, options=opts)
             fn = mod.get_function("hmma_ceiling")
             smem = stages * (128 * 128 + 64 * 512) if mode != "regs" else 0

@@ -58,7 +58,7 @@ CANDIDATES: list[tuple[str, str, dict[str, int]]] = [
     ("cp_async_interior", "cp_async_interior", {}),
     # sweep: the knobs most likely to matter
     ("cp_async_interior", "cp_async_interior", {"BK": 32, "STAGES": 2}),
-    ("cp_async_interior", "cp_async_interior", {"SWZ": 4}),
+    ("cp_async_interior", "cp_async_interior", {"GM": 4}),
     ("mma_persistent", "mma_persistent", {"STAGES": 3}),
     ("mma_persistent", "mma_persistent", {"BK": 128, "STAGES": 2}),
     ("mma_persistent", "mma_persistent", {"GM": 1}),
@@ -66,11 +66,11 @@ CANDIDATES: list[tuple[str, str, dict[str, int]]] = [
     ("mma_persistent", "mma_persistent", {"BM": 256, "BN": 128}),
     ("mma_persistent", "mma_persistent", {"BN": 128, "WN": 32}),
     ("wmma", "wmma", {"STAGES": 2}),
-    ("cp_async", "cp_async", {"SWZ": 4}),
-    ("cp_async", "cp_async", {"SWZ": 8}),
+    ("cp_async", "cp_async", {"GM": 4}),
+    ("cp_async", "cp_async", {"GM": 8}),
     ("cp_async", "cp_async", {"STAGES": 4}),
     ("cp_async_interior", "cp_async_interior", {"BK": 32, "STAGES": 3}),
-    ("cp_async_interior", "cp_async_interior", {"SWZ": 8}),
+    ("cp_async_interior", "cp_async_interior", {"GM": 8}),
     ("cp_async", "cp_async", {"BK": 32, "STAGES": 2}),
 ]
 

@@ -4,7 +4,7 @@ the bookkeeping of several runners costs, and what splitting saves.
 
     python benchmarks/split_overhead.py [--runs 12] [--repeats 5]
 
-Each stand-in run takes repeats x 0.2 s (tests/fake_runner.py --mode slow). Prints a table.
+Each stand-in run takes repeats x 0.2 s (tests/support/fake_runner.py --mode slow). Prints a table.
 """
 
 from __future__ import annotations

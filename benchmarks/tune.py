@@ -32,11 +32,11 @@ T128 = dict(BN=128, WM=32, WN=64, WMITER=2, WNITER=2, MINB=2)  # 8x8 per thread,
 VARIANTS = {
     "warp_tiling": [dict(BN=128, WM=32, WN=64, WMITER=2, WNITER=2, MINB=2),
                     dict(BN=256, WM=64, WN=64, WMITER=2, WNITER=4)],
-    "cp_async": [{"SWZ": 4}, {"STAGES": 4}, {"STAGES": 2}, {"BK": 8, "STAGES": 6},
+    "cp_async": [{"GM": 4}, {"STAGES": 4}, {"STAGES": 2}, {"BK": 8, "STAGES": 6},
                  {"BK": 32, "STAGES": 2}, {**T128, "BK": 16, "STAGES": 3}],
     "wmma": [{"BK": 32}, {"STAGES": 2}, {"STAGES": 4}, dict(BN=256, WM=64, WN=64)],
-    "mma_sync": [dict(BK=128, STAGES=2), {"SWZ": 2}, dict(BK=32, STAGES=6),
-                 dict(BN=128, STAGES=3), {"WN": 32}, {"SWZ": 8}],
+    "mma_sync": [dict(BK=128, STAGES=2), {"GM": 2}, dict(BK=32, STAGES=6),
+                 dict(BN=128, STAGES=3), {"WN": 32}, {"GM": 8}],
 }
 
 

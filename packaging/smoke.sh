@@ -75,7 +75,7 @@ env -i HOME="$SMOKE" QT_QPA_PLATFORM=offscreen PATH=/usr/bin:/bin "$app" doctor 
 code=$?
 set -e
 [ "$code" = 1 ] || { cat "$SMOKE/doctor.out"; echo "bundle doctor: exit $code, not 1" >&2; exit 1; }
-runner="$VENV/bin/python $PWD/tests/fake_runner.py"
+runner="$VENV/bin/python $PWD/tests/support/fake_runner.py"
 env -i HOME="$SMOKE" QT_QPA_PLATFORM=offscreen PATH=/usr/bin:/bin "$app" doctor \
     --runner "$runner" --settings "$SMOKE/bundle.ini" >"$SMOKE/doctor-live.out" \
     || { cat "$SMOKE/doctor-live.out"; exit 1; }

@@ -4,6 +4,7 @@ leaks threads or child processes."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -14,8 +15,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("GEMMSCOPE_NO_GPU", "1")  # the app never starts a real runner here
 
 TESTS = Path(__file__).parent
+# the shared fakes and helpers (fake_runner, synthetic_session, ...) import by their names
+# from any folder of tests/ (tests/support/places.py says where the rest is)
+sys.path.insert(0, str(TESTS / "support"))
 
-try:  # the property-based tests (tests/test_fuzz.py); the GPU machine has no hypothesis
+# the property-based tests (tests/kernels/protocol/test_fuzz.py); the GPU machine has none
+try:
     from hypothesis import HealthCheck, Phase, settings
 except ImportError:
     pass
@@ -30,8 +35,8 @@ else:
                               print_blob=True,
                               suppress_health_check=[HealthCheck.too_slow,
                                                      HealthCheck.data_too_large])
-    # GEMMSCOPE_HYPOTHESIS=explore: new random examples on each run (and tests/test_fuzz.py
-    # asks for ten times as many)
+    # GEMMSCOPE_HYPOTHESIS=explore: new random examples on each run (and
+    # tests/kernels/protocol/test_fuzz.py asks for ten times as many)
     settings.register_profile("explore", parent=settings.get_profile("ci"), derandomize=False)
     settings.load_profile(os.environ.get("GEMMSCOPE_HYPOTHESIS", "ci"))
 
@@ -109,7 +114,7 @@ def synthetic_file(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def fake_runner() -> Path:
-    return TESTS / "fake_runner.py"
+    return TESTS / "support" / "fake_runner.py"
 
 
 @pytest.fixture
@@ -123,7 +128,7 @@ def make_window(qtbot, tmp_path):
     def make(ini: Path | None = None):
         window = MainWindow(open_settings(str(ini or tmp_path / "prefs.ini")))
         # the offscreen platform's screen is 800x800, which the window fits itself to; the
-        # tests see the 1400x900 of a desktop (tests/test_window_fits.py tests the fit)
+        # tests see the 1400x900 of a desktop (tests/app/window/test_window_fits.py tests the fit)
         window.resize(1400, 900)
         qtbot.addWidget(window)
         made.append(window)

@@ -9,14 +9,14 @@ import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
+import places
 import pytest
 
 from gemmscope.app.core.desktop_entry import APP_ID, ICON_FILE, icon_path
 from gemmscope.app.core.qt_platform import SYSTEM_PACKAGES
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = places.REPO
 PACKAGING = REPO / "packaging"
 DESKTOP = PACKAGING / f"{APP_ID}.desktop"
 METAINFO = PACKAGING / f"{APP_ID}.metainfo.xml"

@@ -4,17 +4,18 @@ warning naming what differs from the session's run (kernels/results/baseline.py)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...kernels.protocol import records as rec
 from ...kernels.results import baseline as bl
-from .store import SessionStore
+from .store import Item, SessionStore
 
 # what the baseline's store takes of a recording: no telemetry (its power limit and clocks
 # are in the facts), so a long recording costs the GUI thread little
-KEPT = frozenset({"session", "result", "counters", "ceilings", "build", "device"})
+KEPT = (rec.Session, rec.Result, rec.Counters, rec.Ceilings, rec.Build, rec.Joined)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,12 +25,11 @@ class BaselineRun:
     facts: bl.RunFacts
 
 
-def baseline_of(path: str, header: dict[str, Any], events: Iterable[dict[str, Any]]
-                ) -> BaselineRun:
-    events = list(events)
+def baseline_of(path: str, header: rec.Session, events: Sequence[Item]) -> BaselineRun:
+    """A recording read whole (kernels/protocol/recording.py) as a baseline."""
     store = SessionStore()
     for ev in events:
-        if ev["type"] in KEPT:
+        if isinstance(ev, KEPT):
             store.handle(ev)
     return BaselineRun(path, store, bl.run_facts(header, events))
 
@@ -37,13 +37,11 @@ def baseline_of(path: str, header: dict[str, Any], events: Iterable[dict[str, An
 def store_facts(store: SessionStore) -> bl.RunFacts:
     """The facts of the session a store holds (results, builds and the latest power limit
     stand for the events it does not keep)."""
-    evs: list[dict[str, Any]] = [{"type": "result", "sm_clock_mhz_avg": r.sm_clock_mhz_avg}
-                                 for r in store.results]
-    limit = store.power_limit_w()
-    if limit is not None:
-        evs.append({"type": "telemetry", "power_limit_w": limit})
-    evs += list(store.builds.values())
-    return bl.run_facts(store.header or {}, evs)
+    return bl.facts_of(store.header,
+                       [r.sm_clock_mhz_avg for r in store.results
+                        if r.sm_clock_mhz_avg is not None],
+                       store.power_limit_w(),
+                       [b.compiler for b in store.builds.values() if b.compiler is not None])
 
 
 def baseline_warning(store: SessionStore, base: BaselineRun) -> str | None:
@@ -53,8 +51,8 @@ def baseline_warning(store: SessionStore, base: BaselineRun) -> str | None:
 def baseline_device(base: SessionStore, gpu: str | None) -> int:
     """The baseline's GPU of the same name as the session's, else its first."""
     for d in base.devices:
-        if d.get("name") == gpu and type(d.get("id")) is int:
-            return int(d["id"])
+        if d.name == gpu:
+            return d.id
     return 0
 
 

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ...kernels.protocol.records import Build
 from ...kernels.toolchain import occupancy as occ
 from ...kernels.toolchain.sass import CLASSES, MMA, SassLine, in_span, parse
 
@@ -30,17 +31,17 @@ def no_build_text(level_id: str, coming: bool = False) -> str:
             "(recorded before build events existed)")
 
 
-def main_source(event: dict[str, Any]) -> str | None:
+def main_source(event: Build) -> str | None:
     """The path of the level's own .cu among the event's sources (the first one)."""
-    sources = event.get("sources") or {}
+    sources = event.sources or {}
     return next((k for k in sources if k.endswith(".cu")), next(iter(sources), None))
 
 
-def source_text(event: dict[str, Any] | None) -> str | None:
+def source_text(event: Build | None) -> str | None:
     if event is None:
         return None
     path = main_source(event)
-    return (event.get("sources") or {}).get(path) if path else None
+    return (event.sources or {}).get(path) if path else None
 
 
 # ------------------------------------------------------------------ diff
@@ -76,23 +77,14 @@ def diff_rows(before: str, after: str) -> list[DiffRow]:
 
 # ------------------------------------------------------------------ SASS
 
-def main_loop_lines(event: dict[str, Any], kernel: list[SassLine] | None = None
-                    ) -> list[SassLine]:
+def main_loop_lines(event: Build, kernel: list[SassLine] | None = None) -> list[SassLine]:
     """The main loop's instructions (the whole kernel where no loop was found); none
     where the event has no SASS. ``kernel``: the event's SASS parsed already."""
-    text = event.get("sass")
-    if not isinstance(text, str):
+    if event.sass is None:
         return []
     if kernel is None:
-        kernel = parse(text)
-    span = event.get("main_loop")
-    if isinstance(span, list) and len(span) == 2 and all(_is_int(x) for x in span):
-        return in_span(kernel, (span[0], span[1]))
-    return in_span(kernel, None)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+        kernel = parse(event.sass)
+    return in_span(kernel, event.main_loop)
 
 
 def lines_at(lines: list[SassLine], path: str, line_no: int) -> list[int]:
@@ -113,11 +105,11 @@ def _blocks(n: int | None) -> str:
     return "n/a" if n is None else f"{n} block" + ("" if n == 1 else "s")
 
 
-def occupancy_lines(event: dict[str, Any]) -> list[str]:
+def occupancy_lines(event: Build) -> list[str]:
     """The occupancy panel's sentences: blocks and warps per SM, what limits them, and
     what one register or 1 KB of shared memory more or less would change."""
-    o = event.get("occupancy")
-    if not isinstance(o, dict):
+    o = event.occupancy
+    if o is None:
         return ["the build event has no occupancy"]
     limited = [RESOURCE_TEXT.get(r, r) for r in o.get("limited_by") or []]
     out = [f"{_blocks(o.get('blocks_per_sm'))} per SM, {o.get('warps_per_sm')} warps "
@@ -127,11 +119,11 @@ def occupancy_lines(event: dict[str, Any]) -> list[str]:
     if limits:
         out.append("each alone allows: " + ", ".join(
             f"{RESOURCE_TEXT.get(r, r)} {n}" for r, n in limits.items()))
-    out.append(f"{event.get('regs')} registers per thread, "
-               f"{event.get('threads_per_block')} threads per block, shared memory "
-               f"{event.get('smem_static_bytes')} B static + "
-               f"{event.get('smem_dynamic_bytes')} B dynamic, "
-               f"local {event.get('local_bytes')} B")
+    out.append(f"{event.regs} registers per thread, "
+               f"{event.threads_per_block} threads per block, shared memory "
+               f"{event.smem_static_bytes} B static + "
+               f"{event.smem_dynamic_bytes} B dynamic, "
+               f"local {event.local_bytes} B")
     w = what_if(event)
     if w:
         now = o.get("blocks_per_sm")
@@ -150,17 +142,18 @@ def occupancy_lines(event: dict[str, Any]) -> list[str]:
     return out
 
 
-def what_if(event: dict[str, Any]) -> dict[str, Any] | None:
+def what_if(event: Build) -> dict[str, Any] | None:
     """The event's ``occupancy.what_if``, else recomputed by the calculator."""
-    o = event.get("occupancy") or {}
+    o = event.occupancy or {}
     if isinstance(o.get("what_if"), dict):
         return dict(o["what_if"])
+    if event.regs is None or event.threads_per_block is None:
+        return None
     try:
-        return occ.what_if(int(event["regs"]), int(event["threads_per_block"]),
-                           int(event.get("smem_static_bytes") or 0),
-                           int(event.get("smem_dynamic_bytes") or 0),
-                           barriers=int(event.get("barriers") or 0))
-    except (KeyError, TypeError, ValueError):
+        return occ.what_if(event.regs, event.threads_per_block,
+                           event.smem_static_bytes or 0, event.smem_dynamic_bytes or 0,
+                           barriers=event.barriers or 0)
+    except ValueError:
         return None
 
 
@@ -176,7 +169,7 @@ MIX_NOTE = ("FMA: one multiply-add of C += A·B, per thread; a Tensor Core instr
 HMMA_SHAPES = {"16816": 16 * 8 * 16, "1688": 16 * 8 * 8, "1684": 16 * 8 * 4,
                "884": 8 * 8 * 4, "16832": 16 * 8 * 32, "8816": 8 * 8 * 16, "8832": 8 * 8 * 32}
 _GMMA_SHAPE = re.compile(r"^(\d+)x(\d+)x(\d+)$")
-_fmas_cache: dict[int, tuple[dict[str, Any], float | None]] = {}
+_fmas_cache: dict[int, tuple[Build, float | None]] = {}
 
 
 def instruction_fmas(mnemonic: str) -> float:
@@ -192,7 +185,7 @@ def instruction_fmas(mnemonic: str) -> float:
     return 0.0
 
 
-def main_loop_fmas(event: dict[str, Any]) -> float | None:
+def main_loop_fmas(event: Build) -> float | None:
     """The GEMM's multiply-adds per thread in one main-loop iteration: its MMA
     instructions' where it has any (FFMA beside them scale accumulators: FP8's
     promotion), else its FFMAs; None without SASS or work."""
@@ -210,15 +203,14 @@ def main_loop_fmas(event: dict[str, Any]) -> float | None:
     return found
 
 
-def mix_rows(builds: list[tuple[str, dict[str, Any]]]
-             ) -> list[tuple[str, dict[str, float]]]:
+def mix_rows(builds: list[tuple[str, Build]]) -> list[tuple[str, dict[str, float]]]:
     """(level, main-loop instructions by class per MIX_PER_FMAS multiply-adds) for each
     level with a mix and a known amount of work, in order."""
     rows = []
     for level_id, event in builds:
-        mix = (event.get("instruction_mix") or {}).get("main_loop")
-        fmas = main_loop_fmas(event) if isinstance(mix, dict) else None
-        if isinstance(mix, dict) and fmas:
-            rows.append((level_id, {c: (mix[c] if _is_int(mix.get(c)) else 0)
-                                    * MIX_PER_FMAS / fmas for c in CLASSES}))
+        mix = (event.instruction_mix or {}).get("main_loop")
+        fmas = main_loop_fmas(event) if mix is not None else None
+        if mix is not None and fmas:
+            rows.append((level_id, {c: mix.get(c, 0) * MIX_PER_FMAS / fmas
+                                    for c in CLASSES}))
     return rows

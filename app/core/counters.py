@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...kernels.ladder import registry
 from ...kernels.ladder.shape import Shape
+from ...kernels.protocol import records as rec
 
 if TYPE_CHECKING:
     from ...kernels.models.ncu_compare import ComparisonRow
@@ -38,26 +39,14 @@ class Counters:
     launch: str | None = None
 
     @classmethod
-    def from_event(cls, ev: dict[str, Any]) -> Counters:
-        params = ev.get("params")
-        ok = isinstance(params, dict) and all(
-            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
-            for k, v in params.items())
-        return cls(ev["level"], Shape(ev["M"], ev["N"], ev["K"]), ev["tool"],
-                   tuple((str(k), _num(v)) for k, v in ev["metrics"].items()),
-                   ev.get("kernel") if isinstance(ev.get("kernel"), str) else None,
-                   tuple(params.items()) if ok and isinstance(params, dict)
-                   else None, float(ev["t"]),
-                   ev.get("launch") if isinstance(ev.get("launch"), str) else None)
+    def from_event(cls, ev: rec.Counters) -> Counters:
+        """The record, hashable (a comparison is computed once per measurement)."""
+        return cls(ev.level, ev.shape, ev.tool, tuple(ev.metrics.items()), ev.kernel,
+                   tuple(ev.params.items()) if ev.params is not None else None, ev.t,
+                   ev.launch)
 
     def value(self, metric: str) -> float | None:
         return dict(self.metrics).get(metric)
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return value
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...kernels.ladder.shape import Shape
+from ...kernels.protocol.records import DeviceEntry, RunStart
 from ...kernels.results.rows import Result
 from .repeat_stream import RepeatStream
 from .telemetry import RunWindows, TelemetryBuffer
@@ -23,7 +24,7 @@ class DeviceState:
     # `repeat` (sent as it finishes) closes it; until then it reaches `seconds` ahead
     trial_spans: list[tuple[float, float]] = field(default_factory=list)
     open_trial: tuple[Any, int] | None = None  # (run id, index in trial_spans)
-    running: dict[str, Any] | None = None  # the run_start of the run in progress
+    running: RunStart | None = None  # the run_start of the run in progress
     latest: dict[str, Result] = field(default_factory=dict)  # burst results by level
     # (level, shape, mode) -> the latest result
     latest_at: dict[tuple[str, Shape, str], Result] = field(default_factory=dict)
@@ -33,15 +34,13 @@ class DeviceState:
     run_keys: dict[Any, tuple[str, Shape | None, str]] = field(default_factory=dict)
 
 
-def device_label(entry: dict[str, Any]) -> str:
+def device_label(entry: DeviceEntry) -> str:
     """How a GPU of the session is named in the app: "GPU 1 (NVIDIA H200)", with its host
     where it is another; the header's own words, as plain text."""
-    index = entry.get("gpu") if entry.get("gpu") is not None else entry.get("id")
-    name = entry.get("name")
-    host = entry.get("host")
+    index = entry.gpu if entry.gpu is not None else entry.id
     text = f"GPU {index}"
-    if isinstance(name, str) and name:
-        text += f" ({name})"
-    if isinstance(host, str) and host:
-        text += f" on {host}"
+    if entry.name:
+        text += f" ({entry.name})"
+    if entry.host:
+        text += f" on {entry.host}"
     return text[:120]

@@ -28,8 +28,9 @@ from .view_state import shape_text
 CSV_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.MODE, Column.DTYPE, Column.SHAPE, Column.M,
                Column.N, Column.K, Column.MEDIAN_MS, Column.TFLOPS, Column.PCT_OF_REFERENCE,
                Column.REFERENCE, Column.PCT_OF_PEAK, Column.REL_ERR, Column.VERIFIED,
-               Column.REPEATS, Column.T, Column.SM_CLOCK, Column.SM_CLOCK_MIN, Column.POWER,
-               Column.ENERGY, Column.GFLOP_PER_J, Column.THROTTLED, Column.NOTES)
+               Column.REPEATS, Column.T, Column.SM_CLOCK, Column.SM_CLOCK_MIN, Column.REF_CLOCK,
+               Column.POWER,
+               Column.ENERGY, Column.GFLOP_PER_J, Column.THROTTLED, Column.CODE, Column.NOTES)
 __all__ = ["CSV_COLUMNS", "csv_text", "ladder_csv", "ladder_markdown", "markdown_text",
            "replacing", "results_csv", "write_export"]
 MARKDOWN_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
@@ -103,7 +104,7 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
                     ) -> str:
     """The ladder as a table (latest result per level) plus links to chart images."""
     device = store.device_name() or "no GPU recorded"
-    synthetic = bool((store.header or {}).get("synthetic"))
+    synthetic = store.header is not None and store.header.synthetic
     lines = [f"# gemmscope ladder report — {markdown_text(device)}", ""]
     # the path in a code span, where nothing is markup; a backtick would end it
     lines.append(f"Source: `{' '.join(clean_text(source).replace('`', chr(39)).split())}`"

@@ -7,11 +7,14 @@ too; the registry of this copy is only the fallback for headers without one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import functools
+from dataclasses import dataclass, field, replace
+
+import msgspec
 
 from ...kernels.ladder import arch as arch_limits
 from ...kernels.ladder import registry
+from ...kernels.protocol.records import CatalogEntry, Kernel, Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,10 +32,15 @@ class LevelInfo:
     notes: str = ""
     archs: tuple[str, ...] = ()  # the architectures it claims (kernels/ladder/arch.py)
     arch_need: str = ""  # "sm_80+", "sm_90a only (Hopper)"; "" in older recordings
+    user: str | None = None  # a user's kernel: the file it came from (a ``kernel`` event)
 
     @property
     def is_reference(self) -> bool:
         return self.kind == "reference"
+
+    @property
+    def is_user(self) -> bool:
+        return self.user is not None
 
     @property
     def name(self) -> str:
@@ -51,62 +59,68 @@ class LevelInfo:
 
 
 MAX_TEXT = 4000  # a catalog text longer than this is cut: a recording is data
+MAX_DIMS = 8  # of a block or tile
+MAX_ARCHS = 16  # architectures a level claims
 
 
-def _text(value: Any, default: str = "") -> str:
-    text = value if isinstance(value, str) else default
+def _text(value: str | None, default: str = "") -> str:
+    text = value if value is not None else default
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
-def _int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
-def _ints(value: Any) -> tuple[int, ...]:
-    if not isinstance(value, list | tuple) or len(value) > 8:
-        return ()
-    return tuple(v for v in value if isinstance(v, int) and not isinstance(v, bool))
-
-
-def level_from_entry(entry: dict[str, Any], order: int) -> LevelInfo:
-    """One catalog entry; a field of the wrong type reads as absent (the recording is data:
-    what it says is shown, what it garbles is left out, nothing crashes)."""
-    params = entry.get("params")
-    level_id = _text(entry.get("id"))
+def level_from_entry(entry: CatalogEntry, order: int) -> LevelInfo:
+    """One catalog entry (a field the recording garbled reads as absent: the decoder saw
+    to that); texts are cut to MAX_TEXT, parameter names to 64 characters."""
+    level_id = _text(entry.id)
     return LevelInfo(
         id=level_id,
-        title=_text(entry.get("title"), level_id) or level_id,
-        adds=_text(entry.get("adds")),
-        precision=_text(entry.get("precision"), "?") or "?",
-        kind="reference" if entry.get("kind") == "reference" else "level",
-        order=_int(entry.get("order"), order),
-        params={str(k)[:64]: v for k, v in params.items()
-                if isinstance(v, int) and not isinstance(v, bool)}
-        if isinstance(params, dict) else {},
-        block=_ints(entry.get("block")),
-        tile=_ints(entry.get("tile")),
-        follows=_text(entry.get("follows")),
-        notes=_text(entry.get("notes")),
-        archs=tuple(str(a)[:16] for a in entry.get("archs") or () if isinstance(a, str))
-        if isinstance(entry.get("archs"), list) else (),
-        arch_need=_text(entry.get("arch_need")),
+        title=_text(entry.title, level_id) or level_id,
+        adds=_text(entry.adds),
+        precision=_text(entry.precision, "?") or "?",
+        kind="reference" if entry.kind == "reference" else "level",
+        order=entry.order if entry.order is not None else order,
+        params={k[:64]: v for k, v in (entry.params or {}).items()},
+        block=tuple(entry.block or ())[:MAX_DIMS] if len(entry.block or ()) <= MAX_DIMS
+        else (),
+        tile=tuple(entry.tile or ())[:MAX_DIMS] if len(entry.tile or ()) <= MAX_DIMS else (),
+        follows=_text(entry.follows),
+        notes=_text(entry.notes),
+        user=_text(entry.user)[:200] or None,
+        archs=tuple(a[:16] for a in (entry.archs or ())[:MAX_ARCHS]),
+        arch_need=_text(entry.arch_need)[:200],
     )
 
 
-def catalog_from_header(header: dict[str, Any] | None) -> list[LevelInfo]:
+def join_user_kernel(levels: list[LevelInfo], event: Kernel) -> list[LevelInfo]:
+    """The levels with the user's kernel of a ``kernel`` event after the ladder (replacing
+    an earlier entry of the same id: an edited source), as a level, never a reference."""
+    if event.catalog is None or not event.level:
+        return levels
+    kept = [lv for lv in levels if lv.id != event.level]
+    order = max((lv.order for lv in kept), default=0) + 1
+    entry = msgspec.structs.replace(event.catalog, id=event.level, kind="level",
+                                    user=event.file or event.level)
+    return [*kept, replace(level_from_entry(entry, order), order=order)]
+
+
+def catalog_from_header(header: Session | None) -> list[LevelInfo]:
     """Levels in ladder order: the header's catalog when it has one, else the registry.
-    Entries without a string id, and later entries repeating an id, are left out."""
-    entries = None
-    if header is not None and isinstance(header.get("catalog"), list):
-        entries = [e for e in header["catalog"]
-                   if isinstance(e, dict) and isinstance(e.get("id"), str) and e["id"]]
+    Entries with an empty id, and later entries repeating an id, are left out."""
+    entries = [e for e in header.catalog if e.id] if header is not None and header.catalog \
+        else []
     if not entries:
-        entries = registry.catalog()
+        entries = registry_catalog()
     levels: dict[str, LevelInfo] = {}
     for i, entry in enumerate(entries):
         level = level_from_entry(entry, i)
         levels.setdefault(level.id, level)
     return sorted(levels.values(), key=lambda lv: lv.order)
+
+
+@functools.cache
+def registry_catalog() -> list[CatalogEntry]:
+    """This copy's registry as catalog entries (for headers without a catalog)."""
+    return msgspec.convert(registry.catalog(), list[CatalogEntry])
 
 
 def cannot_run_here(level: LevelInfo, cc: str | None) -> str | None:

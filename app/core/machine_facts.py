@@ -127,7 +127,9 @@ def gather_start(env: Mapping[str, str] | None = None,
 def try_runner(command: list[str] | tuple[str, ...], timeout_s: float = RUNNER_TIMEOUT_S
                ) -> RunnerHello:
     """Start the runner, ask it to quit, and read its session header."""
-    from ...kernels.protocol.events import ProtocolError, parse_line
+    from ...kernels.protocol.decoding import decode
+    from ...kernels.protocol.events import ProtocolError
+    from ...kernels.protocol.records import Session
 
     try:
         proc = subprocess.run(list(command), input='{"cmd": "quit"}\n', capture_output=True,
@@ -140,13 +142,12 @@ def try_runner(command: list[str] | tuple[str, ...], timeout_s: float = RUNNER_T
         if not line.strip():
             continue
         try:
-            event = parse_line(line)
+            event = decode(line)
         except ProtocolError as exc:
             return RunnerHello(error=f"its output is not the protocol: {exc}")
-        if event["type"] == "session":
-            device = event.get("device")
-            return RunnerHello(device=device.get("name") if device else None,
-                               no_gpu_reason=event.get("no_gpu_reason") or "no device")
+        if isinstance(event, Session):
+            return RunnerHello(device=event.device.name if event.device else None,
+                               no_gpu_reason=event.no_gpu_reason or "no device")
     tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
     return RunnerHello(error=f"exit code {proc.returncode} before a session line ({tail})")
 

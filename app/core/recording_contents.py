@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
-from ...kernels.ladder.shape import Shape, shape_of
-from ...kernels.protocol.events import device_of
+from ...kernels.ladder.shape import Shape
+from ...kernels.protocol import records as rec
+from ...kernels.protocol.decoding import EventRecord
+from ...kernels.protocol.telemetry_columns import TelemetryBlock
 from .levels import catalog_from_header
 from .view_state import default_shape
 
 ResultKey = tuple[str, Shape, str, int]  # level, shape, mode, device
+Item = EventRecord | TelemetryBlock  # what a recording's events are
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +35,8 @@ class RecordingContents:
     telemetry: bool = False  # any NVML sample
 
     @classmethod
-    def of(cls, events: Iterable[dict[str, Any]]) -> RecordingContents:
-        header: dict[str, Any] | None = None
+    def of(cls, events: Iterable[Item]) -> RecordingContents:
+        header: rec.Session | None = None
         count = 0
         results: set[ResultKey] = set()
         source_counters: set[str] = set()
@@ -42,22 +44,22 @@ class RecordingContents:
         builds: set[str] = set()
         telemetry = False
         for ev in events:
+            if isinstance(ev, TelemetryBlock):  # counted as the store counts it: samples
+                count += ev.stop - ev.start
+                telemetry = telemetry or ev.stop > ev.start
+                continue
             count += 1
-            kind = ev.get("type")
-            if kind == "result":
-                shape = shape_of(ev)
-                if shape is not None:
-                    results.add((str(ev["level"]), shape, str(ev.get("mode") or "burst"),
-                                 device_of(ev)))
-            elif kind == "telemetry":
+            if isinstance(ev, rec.Result):
+                results.add((ev.level, ev.shape, str(ev.mode), ev.device_index))
+            elif isinstance(ev, rec.Telemetry):
                 telemetry = True
-            elif kind == "source_counters":
-                source_counters.add(str(ev["level"]))
-            elif kind == "counters":
-                counters.add((str(ev["level"]), str(ev.get("tool") or "ncu")))
-            elif kind == "build":
-                builds.add(str(ev["level"]))
-            elif kind == "session" and header is None:
+            elif isinstance(ev, rec.SourceCounters):
+                source_counters.add(ev.level)
+            elif isinstance(ev, rec.Counters):
+                counters.add((ev.level, ev.tool or "ncu"))
+            elif isinstance(ev, rec.Build):
+                builds.add(ev.level)
+            elif isinstance(ev, rec.Session) and header is None:
                 header = ev
         references = {lv.id for lv in catalog_from_header(header) if lv.is_reference}
         per_shape: dict[Shape, set[str]] = {}

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ...kernels.hardware import gpu_table
 from ...kernels.ladder.shape import Shape
+from ...kernels.protocol import records as rec
 from ...kernels.results import roofline as rl
 from .baseline_run import baseline_device, baseline_warning
 from .store import SessionStore
@@ -31,14 +31,15 @@ class RooflineData:
     warning: str | None = None  # what differs between the two runs
 
 
-def _device(store: SessionStore) -> dict[str, Any]:
+def _device(store: SessionStore) -> rec.DeviceInfo:
     entry = store.device_entry(store.device) if store.devices else None
-    return entry or (store.header or {}).get("device") or {}
+    header = store.header.device if store.header is not None else None
+    return entry or header or rec.DeviceInfo()
 
 
-def _catalog(store: SessionStore) -> dict[str, dict[str, Any]]:
-    entries = (store.header or {}).get("catalog") or []
-    return {e["id"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)}
+def _catalog(store: SessionStore) -> dict[str, rec.CatalogEntry]:
+    entries = (store.header.catalog if store.header is not None else None) or []
+    return {e.id: e for e in reversed(entries)}  # the first entry of an id
 
 
 def _points(store: SessionStore, shape: Shape | None, mode: str,
@@ -56,8 +57,9 @@ def _points(store: SessionStore, shape: Shape | None, mode: str,
         dram = None
         if counters is not None and counters.shape == shape:
             dram = rl.measured_dram_bytes(dict(counters.metrics), counters.launch)
+        entry = catalog.get(level.id)
         p = rl.point(level.id, result.precision, result.dtype, shape.M, shape.N, shape.K,
-                     result.tflops, catalog.get(level.id, {}).get("output_format"),
+                     result.tflops, entry.output_format if entry is not None else None,
                      level.is_reference, dram)
         if p is not None:
             points.append(p)
@@ -67,10 +69,10 @@ def _points(store: SessionStore, shape: Shape | None, mode: str,
 def roofline_data(store: SessionStore) -> RooflineData:
     shape = store.ladder_shape()
     device = _device(store)
-    name = str(device.get("name") or "")
+    name = device.name or ""
     spec = gpu_table.lookup(name) if name else None
-    peaks = device.get("peak_tflops") or (spec.peaks_tflops if spec else {})
-    bandwidth = device.get("mem_bandwidth_gbs") or (spec.memory_bandwidth_gbs if spec else None)
+    peaks = device.peak_tflops or (spec.peaks_tflops if spec else {})
+    bandwidth = device.mem_bandwidth_gbs or (spec.memory_bandwidth_gbs if spec else None)
     points = _points(store, shape, store.mode)
     base_points: list[rl.Point] = []
     base_name, warning = "", None
@@ -83,12 +85,13 @@ def roofline_data(store: SessionStore) -> RooflineData:
     precisions = [p.precision for p in (*points, *base_points)]
     roofs = rl.roofs(peaks, bandwidth, precisions)
     ceilings = store.ceilings.get(store.device)
-    measured = (rl.roofs(ceilings.get("peak_tflops") or {}, ceilings.get("bandwidth_gbs"),
-                         precisions, measured=True) if ceilings else [])
+    measured = (rl.roofs({str(k): v for k, v in ceilings.peak_tflops.items()},
+                         ceilings.bandwidth_gbs, precisions,
+                         measured=True) if ceilings is not None else [])
     notes = []
     if not roofs:
         notes.append(f"no datasheet roofs: {name or 'this GPU'} is not in the GPU table"
-                     if spec is None and not device.get("mem_bandwidth_gbs")
+                     if spec is None and not device.mem_bandwidth_gbs
                      else "no datasheet roofs for these precisions")
     if not measured:
         notes.append("no measured ceilings in this session (gemmscope record --ceilings)")

@@ -12,13 +12,12 @@ event left out), and unknown (None) where the event cut it for size.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
-from ...kernels.protocol import source_counters as sc
+from ...kernels.protocol.records import Build, SourceCounters
+from ...kernels.protocol.source_counters import SassLine as Row
 from ...kernels.toolchain.sass import SassLine, parse
 
 
@@ -75,12 +74,7 @@ class Heat:
             [None] * len(lines)
 
 
-def _rows(event: dict[str, Any]) -> list[list[Any]]:
-    lines = event.get("lines")
-    return lines if isinstance(lines, list) else []
-
-
-def heat(event: dict[str, Any] | None, build: dict[str, Any] | None, metric: Metric,
+def heat(event: SourceCounters | None, build: Build | None, metric: Metric,
          level_id: str = "", kernel: list[SassLine] | None = None,
          coming: bool = False) -> Heat:
     """The metric of each SASS offset of ``build``'s kernel, from ``event``. ``kernel``:
@@ -88,49 +82,49 @@ def heat(event: dict[str, Any] | None, build: dict[str, Any] | None, metric: Met
     without an event, the replay has not reached the level's (the recording has one)."""
     if event is None:
         return Heat(metric, reason=no_counters_text(level_id or "this level", coming))
-    if event.get("lines") is None:
-        return Heat(metric, reason=f"ncu gave no per-line counters for {event['level']} "
-                                   f"({event.get('status')}): {event.get('reason') or '?'}")
-    if metric.value not in (event.get("columns") or {}):
+    if event.lines is None:
+        return Heat(metric, reason=f"ncu gave no per-line counters for {event.level} "
+                                   f"({event.status}): {event.reason or '?'}")
+    if metric.value not in (event.columns or {}):
         return Heat(metric, reason=f"ncu's source page had no column for {METRIC_TEXT[metric]}"
-                                   f" (ncu {event.get('tool_version') or '?'})")
-    rows = _rows(event)
-    shown, profiled = (build or {}).get("variant"), event.get("variant")
-    if isinstance(shown, str) and isinstance(profiled, str) and shown != profiled:
+                                   f" (ncu {event.tool_version or '?'})")
+    rows = event.lines
+    shown, profiled = (build.variant if build else None), event.variant
+    if shown is not None and profiled is not None and shown != profiled:
         return Heat(metric, reason=f"ncu profiled the {profiled} variant of "
-                                   f"{event['level']}; this build is the {shown} variant")
+                                   f"{event.level}; this build is the {shown} variant")
     other = other_instantiation(event, build)
     if other is not None:
-        return Heat(metric, reason=f"ncu profiled {event['level']} with {other[0]} (its pick "
-                                   f"at {event['M']}×{event['N']}×{event['K']}); this build "
+        return Heat(metric, reason=f"ncu profiled {event.level} with {other[0]} (its pick "
+                                   f"at {event.M}×{event.N}×{event.K}); this build "
                                    f"has {other[1]}: per-line counters not placed")
-    if kernel is None and build is not None and isinstance(build.get("sass"), str):
-        kernel = parse(build["sass"])
+    if kernel is None and build is not None and build.sass is not None:
+        kernel = parse(build.sass)
     problem = agreement_problem(rows, build, kernel)
     if problem is not None:
         return Heat(metric, reason=problem)
-    i = sc.INDEX[metric.value]
-    values = {r[0]: float(r[i]) for r in rows if isinstance(r[i], int | float)}
+    name = metric.value
+    values = {r.offset: v for r in rows if (v := getattr(r, name)) is not None}
     # an offset the event does not list had no count at all (an idle line left out), where
     # ncu's page listed every instruction of this build and none was cut for size;
     # otherwise it is unknown
-    complete = (not event.get("cap_left_out") and kernel is not None
-                and event.get("lines_total") == len(kernel))
-    total = (event.get("totals") or {}).get(metric.value)
-    summary = (f"{METRIC_TEXT[metric]}: {total:,.0f} in the kernel" if isinstance(
-        total, int | float) and math.isfinite(total) else METRIC_TEXT[metric])
-    summary += (f"; ncu {event.get('tool_version') or '?'}, one launch at "
-                f"{event['M']}×{event['N']}×{event['K']}")
+    complete = (not event.cap_left_out and kernel is not None
+                and event.lines_total == len(kernel))
+    total = (event.totals or {}).get(name)
+    summary = (f"{METRIC_TEXT[metric]}: {total:,.0f} in the kernel" if total is not None
+               else METRIC_TEXT[metric])
+    summary += (f"; ncu {event.tool_version or '?'}, one launch at "
+                f"{event.M}×{event.N}×{event.K}")
     if not complete:
         summary += "; lines not in the event: n/a"
     return Heat(metric, values, 0.0 if complete else None, None, summary)
 
 
-def template_args(name: Any) -> list[str] | None:
+def template_args(name: str | None) -> list[str] | None:
     """The template arguments of a kernel's name, as the build event ("k<128, 256, true>")
     or ncu ("void k<(int)128, (int)256, (bool)1>(int, ...)") writes them: casts dropped,
     true / false as 1 / 0; None where the name has no argument list."""
-    if not isinstance(name, str) or "<" not in name:
+    if name is None or "<" not in name:
         return None
     args, depth, cur = [], 0, ""
     for ch in name[name.index("<") + 1:]:
@@ -153,49 +147,47 @@ def template_args(name: Any) -> list[str] | None:
     return out
 
 
-def other_instantiation(event: dict[str, Any], build: dict[str, Any] | None
+def other_instantiation(event: SourceCounters, build: Build | None
                         ) -> tuple[str, str] | None:
     """Where the profiled kernel is another instantiation of the build's template (a
     level that picks its parameters per shape: the FP8 tile width), the parameters that
     differ, as (profiled, built) texts ("BN=192", "BN=256"); None where they agree or
     either name is missing."""
-    profiled = template_args(event.get("kernel"))
-    built = template_args((build or {}).get("kernel"))
+    profiled = template_args(event.kernel)
+    built = template_args(build.kernel if build else None)
     if profiled is None or built is None or profiled == built:
         return None
     if len(profiled) != len(built):
         return ("other template arguments", "its own")
-    params = (build or {}).get("params")
-    names = [str(k) for k in params] if isinstance(params, dict) else []
+    names = list(build.params) if build is not None and build.params else []
     names += [f"argument {i + 1}" for i in range(len(names), len(built))]
     pairs = [(n, p, b) for n, p, b in zip(names, profiled, built, strict=False) if p != b]
     return (", ".join(f"{n}={p}" for n, p, _ in pairs),
             ", ".join(f"{n}={b}" for n, _, b in pairs))
 
 
-def profiled_build(event: dict[str, Any] | None, builds: Iterable[dict[str, Any]]
-                   ) -> dict[str, Any] | None:
+def profiled_build(event: SourceCounters | None, builds: Iterable[Build]) -> Build | None:
     """Of a level's builds, the one ncu profiled: the same variant and template
     arguments as the event's kernel (ncu's spelling or the build's); None where the
     session has no such build or either name lacks its arguments."""
     if event is None:
         return None
-    profiled = template_args(event.get("kernel"))
+    profiled = template_args(event.kernel)
     if profiled is None:
         return None
-    variant = event.get("variant")
-    return next((b for b in builds if template_args(b.get("kernel")) == profiled
-                 and (not isinstance(variant, str) or b.get("variant") == variant)), None)
+    variant = event.variant
+    return next((b for b in builds if template_args(b.kernel) == profiled
+                 and (variant is None or b.variant == variant)), None)
 
 
-def agreement_problem(rows: list[list[Any]], build: dict[str, Any] | None,
+def agreement_problem(rows: list[Row], build: Build | None,
                       kernel: list[SassLine] | None = None) -> str | None:
     """Why the event's lines cannot be placed on the build's SASS (None: they can).
     ``kernel``: that SASS parsed already."""
-    if build is None or not isinstance(build.get("sass"), str):
+    if build is None or build.sass is None:
         return "the recording has no SASS of this level to place the counters on"
-    by_offset = {ln.offset: ln.mnemonic for ln in (kernel or parse(build["sass"]))}
-    listed = [(r[0], mnemonic(r[1])) for r in rows if isinstance(r[1], str)]
+    by_offset = {ln.offset: ln.mnemonic for ln in (kernel or parse(build.sass))}
+    listed = [(r.offset, mnemonic(r.sass)) for r in rows if r.sass is not None]
     if not listed:
         return None
     same = sum(1 for off, mn in listed if by_offset.get(off) == mn)
@@ -247,33 +239,28 @@ class ConflictLine:
         return f"{where}  /*{self.offset:05x}*/ {self.sass}: {self.excess:,.0f} excess{ideal}"
 
 
-def conflict_lines(event: dict[str, Any] | None, build: dict[str, Any] | None
+def conflict_lines(event: SourceCounters | None, build: Build | None
                    ) -> list[ConflictLine]:
     """The event's lines with excess wavefronts, most first; the source line from the
     build's line info (innermost location in one of its files), else the event's own."""
     if event is None:
         return []
-    rows = _rows(event)
-    sources = (build or {}).get("sources") or {}
+    rows = event.lines or []
+    sources = (build.sources if build is not None else None) or {}
     placed = {}
-    if build is not None and agreement_problem(rows, build) is None:
-        placed = {ln.offset: ln for ln in parse(build["sass"])}
-    i = sc.INDEX
+    if build is not None and build.sass is not None and \
+            agreement_problem(rows, build) is None:
+        placed = {ln.offset: ln for ln in parse(build.sass)}
     out = []
     for r in rows:
-        excess = r[i["smem_excess_wavefronts"]]
-        if not isinstance(excess, int | float) or excess <= 0:
+        excess = r.smem_excess_wavefronts
+        if excess is None or excess <= 0:
             continue
-        ln = placed.get(r[0])
+        ln = placed.get(r.offset)
         src = next((w for w in ln.where if w[0] in sources), None) if ln else None
-        if src is None and isinstance(r[i["source"]], list):
-            src = (r[i["source"]][0], r[i["source"]][1])
-        out.append(ConflictLine(r[0], str(r[i["sass"]] or "?"), float(excess),
-                                _num(r[i["smem_wavefronts"]]),
-                                _num(r[i["smem_wavefronts_ideal"]]), src))
+        if src is None and r.source is not None:
+            src = r.source
+        out.append(ConflictLine(r.offset, r.sass or "?", excess, r.smem_wavefronts,
+                                r.smem_wavefronts_ideal, src))
     out.sort(key=lambda c: -c.excess)
     return out
-
-
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) else None

@@ -9,7 +9,6 @@ redraw however many events arrived in between.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -17,22 +16,23 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...kernels.ladder.shape import Shape, shape_of
-from ...kernels.protocol.events import device_of, session_devices
-from ...kernels.results.rows import Result, ResultKey, Row, reference_key, result_key
+from ...kernels.ladder.shape import Shape
+from ...kernels.protocol import records as rec
+from ...kernels.protocol.decoding import EventRecord
+from ...kernels.protocol.events import TELEMETRY_FIELDS
+from ...kernels.protocol.records import DeviceEntry
+from ...kernels.protocol.telemetry_columns import TelemetryBlock
+from ...kernels.results.rows import Result, ResultKey, Row, reference_key, resolved, result_key
 from .counters import NCU, Counters
 from .device_state import DeviceState, device_label
-from .levels import LevelInfo, catalog_from_header
+from .levels import LevelInfo, catalog_from_header, join_user_kernel
 from .recording_contents import RecordingContents
 from .repeat_stream import RepeatStream
-from .telemetry import (
-    TELEMETRY_FIELDS,
-    RunEnd,
-    RunWindow,
-    RunWindows,
-    TelemetryBuffer,
-)
+from .telemetry import RunEnd, RunWindow, RunWindows, TelemetryBuffer
 from .view_state import ViewState, ViewStateModel, changed_fields, default_shape
+
+# what the store takes: an event record, or a block of a recording's NVML samples
+Item = EventRecord | TelemetryBlock
 
 TELEMETRY_UNAVAILABLE = "telemetry unavailable"  # how the runner's info message begins
 __all__ = ["TELEMETRY_FIELDS", "RepeatStream", "Result", "RunWindow", "Shape",
@@ -75,19 +75,6 @@ class Message:
         return f"{head}: {self.text}"
 
 
-def _num(value: Any) -> float | None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return _finite(float(value)) if ok else None
-
-
-def _finite(value: float) -> float | None:
-    """A derived number that overflowed (100 × 1e308 TFLOPS) is not a number: n/a."""
-    return value if math.isfinite(value) else None
-
-
-_shape_of = shape_of
-
-
 # what the views must draw again when a field of the view state changes
 VIEW_CHANGES: dict[str, tuple[Change, ...]] = {
     "shape": (Change.LADDER, Change.STREAM, Change.SWEEP, Change.RUN),
@@ -120,25 +107,25 @@ class SessionStore:
     def reset(self) -> None:
         # views that keep their own copies (the messages list) start again when it changes
         self.generation = getattr(self, "generation", -1) + 1
-        self.header: dict[str, Any] | None = None
+        self.header: rec.Session | None = None
         self.levels: list[LevelInfo] = catalog_from_header(None)
         self.results: list[Result] = []
         self._by_key: dict[ResultKey, Result] = {}  # every mode and GPU
         self.messages: list[Message] = []
         # per GPU (protocol version 4; one, 0, in older files): stream, telemetry, run
         # windows, latest results. The views show ``device``'s (set_device)
-        self.devices: list[dict[str, Any]] = []  # the header's, then device events'
+        self.devices: list[DeviceEntry] = []  # the header's, then device events'
         # device 0's made now: its telemetry buffer is large, and a replay's seek resets
         # the store outside the time budget it then delivers events in
         self._per: dict[int, DeviceState] = {0: DeviceState()}
         self.telemetry_note: str | None = None  # "telemetry unavailable: ..." from an info
         self.counters: list[Counters] = []  # every counters event, in order
         # the latest ceilings event (record --ceilings) of each GPU: measured roofs
-        self.ceilings: dict[int, dict[str, Any]] = {}
+        self.ceilings: dict[int, rec.Ceilings] = {}
         # the latest source_counters event (per-SASS-line counters) of each level
-        self.source_counters: dict[str, dict[str, Any]] = {}
+        self.source_counters: dict[str, rec.SourceCounters] = {}
         # build events by (level, variant, params as sorted JSON), first seen first
-        self.builds: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.builds: dict[tuple[str, str, str], rec.Build] = {}
         self._variant_of: dict[str, str] = {}  # level -> variant of its latest result
         # level -> template parameters of its latest result (as builds' keys): a level may
         # pick its parameters per shape (the FP8 levels' tile width)
@@ -178,146 +165,156 @@ class SessionStore:
         return self.contents if self.replay_pending else None
 
     # ------------------------------------------------------------------ input
-    def handle(self, event: dict[str, Any]) -> None:
-        """Take one validated event; its ``t`` is on the session's time axis already
-        (``kernels.protocol.Timeline``). Types this store does not show are counted only."""
+    def handle(self, event: Item) -> None:
+        """Take one event record (or a block of samples); its ``t`` is on the session's
+        time axis already (``kernels.protocol.timeline``). Types this store does not show
+        are counted only."""
+        if isinstance(event, TelemetryBlock):
+            self.event_count += event.stop - event.start
+            self._state(event.device).telemetry.extend(event)
+            self.last_t_s = max(self.last_t_s, float(event.columns.t[event.stop - 1]))
+            self._changes.add(Change.TELEMETRY)
+            return
         self.event_count += 1
-        self.last_t_s = max(self.last_t_s, float(event["t"]))
-        handler = self._handlers.get(event["type"])
+        if event.t > self.last_t_s:
+            self.last_t_s = event.t
+        handler = self._handlers.get(type(event))
         if handler is not None:
             handler(self, event)
 
-    def _on_session(self, ev: dict[str, Any]) -> None:
+    def _on_session(self, ev: rec.Session) -> None:
         if self.header is not None:  # a second header handed on unplaced: a restart
-            self._on_restart({**ev, "restarts": self.restarts + 1})
+            self._on_restart(rec.Restart(t=ev.t, restarts=self.restarts + 1, runner=ev))
             return
         self.header = ev
         self.levels = catalog_from_header(ev)
-        self.devices = [dict(d) for d in session_devices(ev)]
+        self.devices = ev.gpus()
         for state in self._per.values():
             state.running = None
         self._changes.update((Change.HEADER, Change.LADDER, Change.RUN))
 
-    def _on_device(self, ev: dict[str, Any]) -> None:
-        """A GPU that joined the session (a cluster worker seen after the header)."""
-        self.devices.append({**{k: v for k, v in ev.items() if k not in ("type", "t")},
-                             "id": ev["device"]})
+    def _on_kernel(self, ev: rec.Kernel) -> None:
+        """A user's kernel joined the session: it joins the ladder (levels.py)."""
+        self.levels = join_user_kernel(self.levels, ev)
         self._changes.update((Change.HEADER, Change.LADDER))
 
-    def _on_restart(self, ev: dict[str, Any]) -> None:
+    def _on_device(self, ev: rec.Joined) -> None:
+        """A GPU that joined the session (a cluster worker seen after the header)."""
+        self.devices.append(ev.entry())
+        self._changes.update((Change.HEADER, Change.LADDER))
+
+    def _on_restart(self, ev: rec.Restart) -> None:
         self.restarts += 1
         state = self._state(ev)
-        state.runs.abandon(float(ev["t"]))
+        state.runs.abandon(ev.t)
         state.running = None
         self.messages.append(Message("info", f"the runner was restarted ({self.restarts} "
-                                     "so far)", None, None, float(ev["t"]), False))
+                                     "so far)", None, None, ev.t, False))
         self._changes.update((Change.RUN, Change.MESSAGES, Change.TELEMETRY))
 
-    def _on_run_start(self, ev: dict[str, Any]) -> None:
+    def _on_run_start(self, ev: rec.RunStart) -> None:
         state = self._state(ev)
         state.running = ev
-        state.runs.start(ev, float(ev["t"]))
+        state.runs.start(ev, ev.t)
         self._changes.add(Change.TELEMETRY)
-        state.stream.reset(ev["level"], _shape_of(ev), int(ev["repeats"]))
-        key = (ev["level"], _shape_of(ev), _mode_of(ev))
-        state.run_keys[ev.get("id")] = key
-        state.streams[key] = RepeatStream.sized(ev["level"], _shape_of(ev),
-                                                int(ev["repeats"]))
+        state.stream.reset(ev.level, ev.shape, ev.repeats)
+        key = (ev.level, ev.shape, str(ev.mode))
+        state.run_keys[ev.id] = key
+        state.streams[key] = RepeatStream.sized(ev.level, ev.shape, ev.repeats)
         self._changes.update((Change.STREAM, Change.RUN))
 
-    def _on_phase(self, ev: dict[str, Any]) -> None:
-        if ev.get("phase") != "window":
+    def _on_phase(self, ev: rec.Phase) -> None:
+        if ev.phase != "window":
             return
-        t, seconds = float(ev["t"]), _num(ev.get("seconds")) or 0.0
+        t, seconds = ev.t, ev.seconds or 0.0
         state = self._state(ev)
-        state.open_trial = (ev.get("id"), len(state.trial_spans))
+        state.open_trial = (ev.id, len(state.trial_spans))
         state.trial_spans.append((t, t + max(seconds, 0.0)))
         self._changes.add(Change.TELEMETRY)
 
-    def _on_repeat(self, ev: dict[str, Any]) -> None:
+    def _on_repeat(self, ev: rec.Repeat) -> None:
         state = self._state(ev)
-        if state.open_trial is not None and state.open_trial[0] == ev.get("id"):
+        if state.open_trial is not None and state.open_trial[0] == ev.id:
             i = state.open_trial[1]
-            state.trial_spans[i] = (state.trial_spans[i][0], float(ev["t"]))
+            state.trial_spans[i] = (state.trial_spans[i][0], ev.t)
             state.open_trial = None
             self._changes.add(Change.TELEMETRY)
-        shape = _shape_of(ev)
-        if state.stream.level != ev["level"] or state.stream.shape != shape:
-            state.stream.reset(ev["level"], shape)
-        state.stream.append(ev["i"], float(ev["tflops"]))
-        key = state.run_keys.get(ev.get("id")) or (ev["level"], shape, _mode_of(ev))
-        if key[:2] != (ev["level"], shape):  # an id reused: this repeat's own run
-            key = (ev["level"], shape, _mode_of(ev))
+        shape = ev.shape
+        if state.stream.level != ev.level or state.stream.shape != shape:
+            state.stream.reset(ev.level, shape)
+        state.stream.append(ev.i, ev.tflops)
+        key = state.run_keys.get(ev.id) or (ev.level, shape, str(ev.mode))
+        if key[:2] != (ev.level, shape):  # an id reused: this repeat's own run
+            key = (ev.level, shape, str(ev.mode))
         run = state.streams.get(key)
         if run is None:
-            run = state.streams[key] = RepeatStream.sized(ev["level"], shape, 0)
-        run.append(ev["i"], float(ev["tflops"]))
+            run = state.streams[key] = RepeatStream.sized(ev.level, shape, 0)
+        run.append(ev.i, ev.tflops)
         self._changes.add(Change.STREAM)
 
-    def _on_result(self, ev: dict[str, Any]) -> None:
-        level = self.level(ev["level"])
-        precision = level.precision if level is not None else "?"
-        r = Result.from_event(ev, precision)
+    def _on_result(self, ev: rec.Result) -> None:
+        level = self.level(ev.level)
+        r = resolved(ev, level.precision if level is not None else None)
         self.results.append(r)
         if r.variant is not None:
             self._variant_of[r.level] = r.variant
-            ran = dict(r.params) if r.params else (level.params if level is not None else None)
+            ran = r.params if r.params else (level.params if level is not None else None)
             self._params_of[r.level] = _params_key(ran)
         state = self._state(ev)
-        if state.runs.finish(ev, float(ev["t"]), RunEnd.RESULT):
+        if state.runs.finish(r, r.t, RunEnd.RESULT):
             self._changes.add(Change.TELEMETRY)
         # indexes, so views read the latest numbers without scanning every result; the
         # ladder, its charts and the sweep show burst results (sustained ones beside them)
         self._by_key[result_key(r)] = r
-        state.latest_at[(r.level, r.shape, r.mode)] = r
+        state.latest_at[(r.level, r.shape, str(r.mode))] = r
         if level is not None and not level.is_reference:
             state.shape_levels.setdefault(r.shape, set()).add(r.level)
         if r.mode == "burst":
             state.latest[r.level] = r
         self._changes.update((Change.LADDER, Change.SWEEP))
 
-    def _on_error(self, ev: dict[str, Any]) -> None:
-        self.messages.append(Message(ev["kind"], ev["message"], ev.get("level"),
-                                     _shape_of(ev), float(ev["t"]), True, self._device_of(ev)))
+    def _on_error(self, ev: rec.Error) -> None:
+        self.messages.append(Message(ev.kind, ev.message, ev.level, ev.shape, ev.t, True,
+                                     self._device_of(ev)))
         self._changes.add(Change.MESSAGES)
         self._end_running(ev)
-        if self._state(ev).runs.finish(ev, float(ev["t"]), RunEnd.ERROR):
+        if self._state(ev).runs.finish(ev, ev.t, RunEnd.ERROR):
             self._changes.add(Change.TELEMETRY)
 
-    def _on_info(self, ev: dict[str, Any]) -> None:
-        self.messages.append(Message("info", ev["message"], ev.get("level"), _shape_of(ev),
-                                     float(ev["t"]), False, self._device_of(ev)))
+    def _on_info(self, ev: rec.Info) -> None:
+        self.messages.append(Message("info", ev.message, ev.level, ev.shape, ev.t, False,
+                                     self._device_of(ev)))
         self._changes.add(Change.MESSAGES)
-        if str(ev["message"]).startswith(TELEMETRY_UNAVAILABLE):
-            self.telemetry_note = str(ev["message"])
+        if ev.message.startswith(TELEMETRY_UNAVAILABLE):
+            self.telemetry_note = ev.message
             self._changes.add(Change.TELEMETRY)
-        if "id" in ev and self._state(ev).runs.finish(ev, float(ev["t"]), RunEnd.STOPPED):
-            self._changes.add(Change.TELEMETRY)  # a run stopped by the user
-        if "id" in ev:
+        if ev.id is not None:
+            if self._state(ev).runs.finish(ev, ev.t, RunEnd.STOPPED):
+                self._changes.add(Change.TELEMETRY)  # a run stopped by the user
             self._end_running(ev)
 
-    def _on_telemetry(self, ev: dict[str, Any]) -> None:
-        self._state(ev).telemetry.append(ev, float(ev["t"]))
+    def _on_telemetry(self, ev: rec.Telemetry) -> None:
+        self._state(ev).telemetry.append(ev)
         self._changes.add(Change.TELEMETRY)
 
-    def _on_counters(self, ev: dict[str, Any]) -> None:
+    def _on_counters(self, ev: rec.Counters) -> None:
         self.counters.append(Counters.from_event(ev))
         self._changes.add(Change.COUNTERS)
 
-    def _on_ceilings(self, ev: dict[str, Any]) -> None:
-        self.ceilings[device_of(ev)] = ev
+    def _on_ceilings(self, ev: rec.Ceilings) -> None:
+        self.ceilings[ev.device_index] = ev
         self._changes.add(Change.COUNTERS)
 
-    def _on_source_counters(self, ev: dict[str, Any]) -> None:
-        self.source_counters[ev["level"]] = ev
+    def _on_source_counters(self, ev: rec.SourceCounters) -> None:
+        self.source_counters[ev.level] = ev
         self._changes.add(Change.COUNTERS)
 
-    def _on_build(self, ev: dict[str, Any]) -> None:
-        params = _params_key(ev.get("params"))
-        self.builds[(ev["level"], ev["variant"], params)] = ev  # a restart's copy replaces
+    def _on_build(self, ev: rec.Build) -> None:
+        params = _params_key(ev.params)
+        self.builds[(ev.level, ev.variant, params)] = ev  # a restart's copy replaces
         self._changes.add(Change.BUILD)
 
-    def build_for(self, level_id: str) -> dict[str, Any] | None:
+    def build_for(self, level_id: str) -> rec.Build | None:
         """The level's build event: the variant and parameters its latest result ran,
         else that variant, else the first recorded; None where the session has none
         (recorded before build events)."""
@@ -327,7 +324,7 @@ class SessionStore:
                     next((ev for (_, v, _), ev in mine if v == variant),
                          mine[0][1] if mine else None))
 
-    def builds_of(self, level_id: str) -> list[dict[str, Any]]:
+    def builds_of(self, level_id: str) -> list[rec.Build]:
         """Every build event of the level (one per variant and parameter set, the latest
         copy of each), in the order they first came."""
         return [ev for key, ev in self.builds.items() if key[0] == level_id]
@@ -344,35 +341,41 @@ class SessionStore:
         "telemetry unavailable: <reason>" message, whichever says it is unavailable."""
         if self.telemetry_note is not None:
             return False, self.telemetry_note[len(TELEMETRY_UNAVAILABLE):].strip(" :")
-        info = (self.header or {}).get("telemetry")
-        if not isinstance(info, dict):
+        info = self.header.telemetry if self.header is not None else None
+        if info is None:
             return self.telemetry.count > 0, "the recording says nothing about telemetry"
-        return bool(info.get("available")), str(info.get("reason") or "")
+        return info.available, info.reason or ""
 
     def run_windows(self) -> list[RunWindow]:
         """Every run's window on the session timeline; a run in progress ends now."""
         return self.runs.all(self.last_t_s)
 
-    def sm_clock_max_mhz(self) -> float | None:
-        device = self.device_entry(self.device) or (self.header or {}).get("device")
-        return _num(device.get("sm_clock_max_mhz")) if isinstance(device, dict) else None
+    def _device_info(self) -> rec.DeviceInfo | None:
+        return self.device_entry(self.device) or (
+            self.header.device if self.header is not None else None)
 
-    def _on_done(self, ev: dict[str, Any]) -> None:
+    def sm_clock_max_mhz(self) -> float | None:
+        device = self._device_info()
+        return device.sm_clock_max_mhz if device is not None else None
+
+    def _on_done(self, ev: rec.Done) -> None:
         self._end_running(ev)
 
-    def _end_running(self, ev: dict[str, Any]) -> None:
+    def _end_running(self, ev: rec.Placed) -> None:
         """A run's done, or the error or stop that ended it, ends "running"."""
         state = self._state(ev)
-        if state.running is not None and ev.get("id") == state.running.get("id"):
+        if state.running is not None and ev.id == state.running.id:
             state.running = None
             self._changes.add(Change.RUN)
 
-    _handlers: ClassVar[dict[str, Callable[[SessionStore, dict[str, Any]], None]]] = {
-        "session": _on_session, "restart": _on_restart, "run_start": _on_run_start,
-        "repeat": _on_repeat, "phase": _on_phase, "result": _on_result, "error": _on_error,
-        "info": _on_info, "telemetry": _on_telemetry, "counters": _on_counters,
-        "build": _on_build, "done": _on_done, "device": _on_device,
-        "source_counters": _on_source_counters, "ceilings": _on_ceilings,
+    # the record type -> its handler: every type the store shows, in one table
+    _handlers: ClassVar[dict[type, Callable[[SessionStore, Any], None]]] = {
+        rec.Session: _on_session, rec.Restart: _on_restart, rec.RunStart: _on_run_start,
+        rec.Repeat: _on_repeat, rec.Phase: _on_phase, rec.Result: _on_result,
+        rec.Error: _on_error, rec.Info: _on_info, rec.Telemetry: _on_telemetry,
+        rec.Counters: _on_counters, rec.Build: _on_build, rec.Done: _on_done,
+        rec.Joined: _on_device, rec.SourceCounters: _on_source_counters,
+        rec.Kernel: _on_kernel, rec.Ceilings: _on_ceilings,
     }
 
     def set_baseline(self, baseline: Any) -> None:
@@ -450,36 +453,38 @@ class SessionStore:
         return self._state(None).streams.get((state.level, self.ladder_shape(), self.mode))
 
     # ----------------------------------------------------------------- GPUs
-    def _state(self, which: dict[str, Any] | int | None) -> DeviceState:
+    def _state(self, which: rec.Event | int | None) -> DeviceState:
         """The part of one GPU: an event's (its ``device``), an index, or None: the one
-        shown."""
-        index = (device_of(which) if isinstance(which, dict)
-                 else self.device if which is None else which)
+        shown. Made when first needed: a session that names a thousand GPUs costs
+        nothing until one of them has samples."""
+        if isinstance(which, rec.Event):
+            index = which.device_index if isinstance(which, rec.Placed) else 0
+        else:
+            index = self.device if which is None else which
         state = self._per.get(index)
         if state is None:
             state = self._per[index] = DeviceState()
         return state
 
-    def _device_of(self, ev: dict[str, Any]) -> int | None:
+    def _device_of(self, ev: rec.Placed) -> int | None:
         """An event's GPU where the session has several (messages name it), else None."""
-        return device_of(ev) if "device" in ev and len(self.devices) > 1 else None
+        return ev.device if ev.device is not None and len(self.devices) > 1 else None
 
     def device_ids(self) -> list[int]:
         """The GPUs of the session: the header's and any that joined or have events."""
-        return sorted({int(d["id"]) for d in self.devices} | set(self._per) | {0})
+        return sorted({d.id for d in self.devices} | set(self._per) | {0})
 
     def device_name(self, device: int | None = None) -> str | None:
         entry = self.device_entry(self.device if device is None else device)
-        name = entry.get("name") if entry is not None else None
-        return name if isinstance(name, str) else None
+        return entry.name if entry is not None else None
 
-    def device_entry(self, device: int) -> dict[str, Any] | None:
-        return next((d for d in self.devices if d.get("id") == device), None)
+    def device_entry(self, device: int) -> DeviceEntry | None:
+        return next((d for d in self.devices if d.id == device), None)
 
     def device_text(self, device: int | None = None) -> str:
         """"GPU 1 (NVIDIA H200)": how the app names a GPU of the session."""
         index = self.device if device is None else device
-        return device_label(self.device_entry(index) or {"id": index})
+        return device_label(self.device_entry(index) or DeviceEntry(id=index))
 
     @property
     def device(self) -> int:
@@ -515,7 +520,7 @@ class SessionStore:
         return self._state(None).trial_spans
 
     @property
-    def running(self) -> dict[str, Any] | None:
+    def running(self) -> rec.RunStart | None:
         """The run in progress on the GPU shown."""
         return self._state(None).running
 
@@ -537,9 +542,9 @@ class SessionStore:
         return limits[-1] if limits else None
 
     def peak_tflops(self, precision: str) -> float | None:
-        device = self.device_entry(self.device) or (self.header or {}).get("device") or {}
-        peaks = device.get("peak_tflops") or {}
-        return _num(peaks.get(precision))
+        device = self._device_info()
+        peaks = device.peak_tflops if device is not None else None
+        return peaks.get(precision) if peaks is not None else None
 
     def row(self, result: Result) -> Row:
         """The result as every table shows it (against its reference, of the peak)."""
@@ -561,10 +566,6 @@ class SessionStore:
         return out
 
 
-def _mode_of(ev: dict[str, Any]) -> str:
-    return "sustained" if ev.get("mode") == "sustained" else "burst"
-
-
-def _params_key(params: Any) -> str:
+def _params_key(params: dict[str, int] | None) -> str:
     """Template parameters as a builds key (sorted JSON; {} where none are given)."""
     return json.dumps(params or {}, sort_keys=True, default=str)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ...kernels.ladder.shape import Shape
+from ...kernels.protocol import records as rec
 from ...kernels.protocol.atomic_file import open_regular
 from ...kernels.protocol.plan import parse_shape
 from ...kernels.results.rows import (
@@ -61,7 +62,7 @@ MAX_STEP = 10_000
 MAX_STEPS = 64  # listed in one scene
 TOP_FIELDS = ("title", "recording", "shape", "scene")
 # what a caption reads: the header (levels, the GPU) and the results, nothing else
-CAPTION_EVENTS = frozenset({"session", "device", "result"})
+CAPTION_EVENTS = (rec.Session, rec.Joined, rec.Result)
 SCENE_FIELDS = ("view", "level", "shape", "step", "speed", "caption")
 
 
@@ -96,12 +97,12 @@ class Talk:
         return scene.shape or self.shape
 
 
-def caption_store(events: Iterable[dict[str, Any]]) -> SessionStore:
+def caption_store(events: Iterable[object]) -> SessionStore:
     """A store of the whole recording's header and results: what every caption reads,
     whatever the replay has delivered so far (a few hundred results: milliseconds)."""
     store = SessionStore()
     for ev in events:
-        if ev.get("type") in CAPTION_EVENTS:
+        if isinstance(ev, CAPTION_EVENTS):
             store.handle(ev)
     return store
 

@@ -1,15 +1,13 @@
 """NVML telemetry and run windows as the telemetry view reads them, free of Qt.
 
-:class:`TelemetryBuffer` keeps the samples in numpy buffers that grow with the samples
-(doubling, up to a capacity; then a ring), so memory follows the data, never the number
-of GPUs a recording names:
-one float column per numeric field (a null or missing field is NaN) and one integer
-column of bits of the clock-event reasons that count as slowdowns (the one rule is
-:mod:`gemmscope.kernels.protocol.throttle`; the others are only counted). :class:`RunWindows`
-turns ``run_start`` and the run's ``result``/``error`` into time intervals. Times are
-session times: after a runner restart (a second ``session`` header, ``t`` from zero
-again) the store adds an offset, so the timeline keeps going forward as in replay
-(:func:`gemmscope.app.core.replay.timeline`).
+:class:`TelemetryBuffer` keeps the samples in columns (numpy arrays that start small and
+double as they fill, a ring once at ``max_samples``): one float column per numeric field
+(a null field is NaN) and one integer column of bits of the clock-event reasons that
+count as slowdowns (the one rule is :mod:`gemmscope.kernels.protocol.throttle`; the
+others are only counted). A live sample is appended as it comes; a recording's samples
+come as blocks of its columns and are copied in whole. :class:`RunWindows` turns
+``run_start`` and the run's ``result``/``error`` into time intervals. Times are session
+times (``kernels.protocol.timeline`` joins runner restarts).
 """
 
 from __future__ import annotations
@@ -20,35 +18,29 @@ from typing import Any
 
 import numpy as np
 
-from ...kernels.ladder.shape import Shape, shape_of
-from ...kernels.protocol.throttle import is_slowdown, slowdowns
+from ...kernels.ladder.shape import Shape
+from ...kernels.protocol import records as rec
+from ...kernels.protocol.events import GPM_FIELDS as GPM_FIELDS  # the views read it here
+from ...kernels.protocol.events import TELEMETRY_FIELDS
+from ...kernels.protocol.telemetry_columns import FIELD_INDEX, TelemetryBlock
+from ...kernels.protocol.throttle import is_slowdown
 
 CLOCK_FIELDS = ("sm_clock_mhz", "mem_clock_mhz")
 POWER_FIELDS = ("power_w", "power_limit_w")
-GPM_FIELDS = ("sm_occupancy_pct", "sm_util_pct", "tensor_util_pct", "dram_bw_util_pct",
-              "fp32_util_pct")
-TELEMETRY_FIELDS = (*CLOCK_FIELDS, *POWER_FIELDS, "temp_c", "gpu_util_pct", "energy_j",
-                    *GPM_FIELDS)
 MAX_REASONS = 62  # distinct reason names one buffer tells apart (bits of an int64)
-
-
-def _number(value: Any) -> float:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if ok else np.nan
+MAX_SAMPLES = 2_000_000  # about 11 hours at the default 50 Hz; then a ring
+_INITIAL = 16  # samples of room at first; doubled as they come (1000 GPUs cost little)
 
 
 class TelemetryBuffer:
-    """NVML samples in numpy buffers that grow as they fill, up to ``capacity`` samples
-    (then a ring); a missing field is NaN."""
+    """NVML samples in growing columns (a ring once full); a missing field is NaN."""
 
-    FIRST_SIZE = 16  # samples allocated at the first one; doubled as it fills
-
-    def __init__(self, capacity: int = 200_000):  # about an hour at the default 50 Hz
-        self.capacity = capacity
-        self._size = 0  # samples the arrays hold room for (grows to ``capacity``)
-        self._t = np.zeros(0)
-        self._fields = {name: np.full(0, np.nan) for name in TELEMETRY_FIELDS}
-        self._reasons = np.zeros(0, dtype=np.int64)
+    def __init__(self, max_samples: int = MAX_SAMPLES):
+        self.max_samples = max_samples
+        self.capacity = min(_INITIAL, max_samples)
+        self._t = np.empty(self.capacity)
+        self._fields = np.empty((len(TELEMETRY_FIELDS), self.capacity))
+        self._reasons = np.zeros(self.capacity, dtype=np.int64)
         self.reason_bits: dict[str, int] = {}  # reason name -> its bit, in order first seen
         self.count = 0
         # clock-event reason -> samples it was in: slowdowns (drawn), and the others
@@ -57,45 +49,85 @@ class TelemetryBuffer:
         self.power_kind: str | None = None  # of the latest sample that said
         self.last_t = 0.0
 
-    def _grow(self) -> None:
-        """Room for more samples: twice as much, at most ``capacity`` (arrays handed out
-        before keep their samples: they are copies of what never changes)."""
-        size = min(self.capacity, max(self.FIRST_SIZE, 2 * self._size))
+    def _room(self, more: int) -> None:
+        """Grow the columns to hold ``more`` samples after these (up to max_samples)."""
+        need = min(self.count + more, self.max_samples)
+        if need <= self.capacity or self.count > self.capacity:
+            return
+        capacity = self.capacity
+        while capacity < need:
+            capacity = min(capacity * 2, self.max_samples)
+        n = self.count
+        t, fields, reasons = self._t, self._fields, self._reasons
+        self._t = np.empty(capacity)
+        self._fields = np.empty((len(TELEMETRY_FIELDS), capacity))
+        self._reasons = np.zeros(capacity, dtype=np.int64)
+        self._t[:n], self._fields[:, :n], self._reasons[:n] = t[:n], fields[:, :n], reasons[:n]
+        self.capacity = capacity
 
-        def grown(arr: np.ndarray, fill: float) -> np.ndarray:
-            out = np.full(size, fill, dtype=arr.dtype)
-            out[: self._size] = arr
-            return out
-
-        self._t = grown(self._t, 0.0)
-        self._fields = {name: grown(arr, np.nan) for name, arr in self._fields.items()}
-        self._reasons = grown(self._reasons, 0)
-        self._size = size
-
-    def append(self, ev: dict[str, Any], t: float | None = None) -> None:
-        """Add one ``telemetry`` event; ``t`` is its session time (default: its ``t``)."""
-        if self.count >= self._size and self._size < self.capacity:
-            self._grow()
-        slot = self.count % self.capacity
-        self._t[slot] = self.last_t = float(ev["t"] if t is None else t)
-        for name, arr in self._fields.items():
-            arr[slot] = _number(ev.get(name))
+    def _mask(self, reasons: tuple[str, ...] | list[str] | None, times: int = 1) -> int:
         mask = 0
-        reasons = ev.get("reasons")
-        for reason in reasons if isinstance(reasons, list) else ():
-            reason = str(reason)
+        for reason in reasons or ():
             if not is_slowdown(reason):  # not drawn: kernels.throttle, the one rule
-                self.other_reasons_seen[reason] = self.other_reasons_seen.get(reason, 0) + 1
+                self.other_reasons_seen[reason] = self.other_reasons_seen.get(reason, 0) + times
                 continue
             bit = self.reason_bits.get(reason)
             if bit is None and len(self.reason_bits) < MAX_REASONS:
                 bit = self.reason_bits[reason] = len(self.reason_bits)
             if bit is not None:
                 mask |= 1 << bit
-            self.reasons_seen[reason] = self.reasons_seen.get(reason, 0) + 1
-        self._reasons[slot] = mask
-        if isinstance(ev.get("power_kind"), str):
-            self.power_kind = ev["power_kind"]
+            self.reasons_seen[reason] = self.reasons_seen.get(reason, 0) + times
+        return mask
+
+    def append(self, ev: rec.Telemetry, t: float | None = None) -> None:
+        """Add one sample; ``t`` is its session time (default: its ``t``)."""
+        self._room(1)
+        slot = self.count % self.capacity
+        self._t[slot] = self.last_t = float(ev.t if t is None else t)
+        for i, name in enumerate(TELEMETRY_FIELDS):
+            value = getattr(ev, name)
+            self._fields[i, slot] = np.nan if value is None else value
+        self._reasons[slot] = self._mask(ev.reasons)
+        if ev.power_kind is not None:
+            self.power_kind = ev.power_kind
+        self.count += 1
+
+    def extend(self, block: TelemetryBlock) -> None:
+        """Add a block of a recording's samples, in one copy per column."""
+        n = block.stop - block.start
+        if n <= 0:
+            return
+        cols, lo, hi = block.columns, block.start, block.stop
+        if self.count + n > self.capacity:
+            self._room(n)
+        if self.count + n > self.capacity:  # the ring is full: sample by sample
+            for i in range(lo, hi):
+                self._put(cols, i)
+            return
+        codes = cols.reasons[lo:hi]
+        counts = np.bincount(codes, minlength=len(cols.reason_sets))
+        masks = np.array([self._mask(names, int(c)) if c else 0
+                          for names, c in zip(cols.reason_sets, counts, strict=False)],
+                         dtype=np.int64)
+        a, b = self.count, self.count + n
+        self._t[a:b] = cols.t[lo:hi]
+        self._fields[:, a:b] = cols.values[:, lo:hi]
+        self._reasons[a:b] = masks[codes]
+        kinds = [k for k in (cols.power_kinds[c] for c in np.unique(cols.kinds[lo:hi]))
+                 if k is not None]
+        if kinds:
+            self.power_kind = cols.power_kinds[int(cols.kinds[hi - 1])] or kinds[-1]
+        self.last_t = float(cols.t[hi - 1])
+        self.count = b
+
+    def _put(self, cols: Any, i: int) -> None:
+        slot = self.count % self.capacity
+        self._t[slot] = self.last_t = float(cols.t[i])
+        self._fields[:, slot] = cols.values[:, i]
+        self._reasons[slot] = self._mask(cols.reason_sets[int(cols.reasons[i])])
+        kind = cols.power_kinds[int(cols.kinds[i])]
+        if kind is not None:
+            self.power_kind = kind
         self.count += 1
 
     def _order(self) -> Any:
@@ -114,14 +146,16 @@ class TelemetryBuffer:
         return self._read(self._t)
 
     def arrays(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """(t, values of ``name``) in arrival order, read-only (views until the ring wraps).
+        """(t, values of ``name``) in arrival order, read-only.
 
-        Samples already stored never change, so a plot may keep these arrays."""
-        return self._read(self._t), self._read(self._fields[name])
+        Samples already stored never change, so a plot may keep these arrays (they are
+        views of columns that are replaced, not written over, when they grow)."""
+        return self._read(self._t), self._read(self._fields[FIELD_INDEX[name]])
 
     def has_values(self, name: str) -> bool:
         """Whether any sample has a number for ``name`` (null-only fields draw nothing)."""
-        return bool(np.isfinite(self._fields[name][: min(self.count, self.capacity)]).any())
+        n = min(self.count, self.capacity)
+        return bool(np.isfinite(self._fields[FIELD_INDEX[name], :n]).any())
 
     def latest(self, name: str) -> float | None:
         """The newest non-null value of ``name``."""
@@ -178,21 +212,21 @@ class RunWindows:
         self._open: dict[str, RunWindow] = {}  # key: the run's id, level and shape
 
     @staticmethod
-    def _key(ev: dict[str, Any]) -> str:
-        return repr((ev.get("id"), ev.get("level"), shape_of(ev)))
+    def _key(ev: rec.Run | rec.Where) -> str:
+        return repr((ev.id, ev.level, ev.shape))
 
-    def start(self, ev: dict[str, Any], t: float) -> None:
-        self._open[self._key(ev)] = RunWindow(ev.get("id"), str(ev.get("level")),
-                                              shape_of(ev), t, t, RunEnd.RUNNING)
+    def start(self, ev: rec.RunStart, t: float) -> None:
+        self._open[self._key(ev)] = RunWindow(ev.id, ev.level, ev.shape, t, t,
+                                              RunEnd.RUNNING)
 
-    def finish(self, ev: dict[str, Any], t: float, end: RunEnd) -> bool:
+    def finish(self, ev: rec.Result | rec.Error | rec.Info, t: float, end: RunEnd) -> bool:
         """Close the run this ``result``/``error``/``info`` belongs to; False if none."""
         window = self._open.pop(self._key(ev), None)
         if window is None:
             return False
-        throttled = ev.get("throttled") if end is RunEnd.RESULT else None
-        reasons = slowdowns(throttled) if isinstance(throttled, list) else ()
-        verified = ev.get("verified") is not False if end is RunEnd.RESULT else True
+        result = ev if isinstance(ev, rec.Result) else None
+        reasons = (result.throttled or ()) if result is not None else ()
+        verified = result.verified if result is not None else True
         self.closed.append(RunWindow(window.run_id, window.level, window.shape,
                                      window.start_s, max(t, window.start_s), end, reasons,
                                      verified))

@@ -121,6 +121,10 @@ def nearest(xs: np.ndarray, x: float) -> int | None:
     return int(np.argmin(np.abs(xs - x)))
 
 
+FEW_TICKS = 3  # labelled ticks a vertical axis should have; fewer: finer steps tried
+TICK_GAP_LINES = 1.0  # the least gap between two labels of a vertical axis: a line
+
+
 class PlainAxis(pg.AxisItem):
     """Numbers as they are (never ``TFLOPS (x0.001)``); on a log axis plain 1, 10, 100 (and
     2, 5 between them when few decades show) instead of 10 to a power."""
@@ -128,6 +132,10 @@ class PlainAxis(pg.AxisItem):
     def __init__(self, orientation: str, **kwargs: Any):
         super().__init__(orientation, **kwargs)
         self.enableAutoSIPrefix(False)
+        if orientation in ("left", "right"):  # _spaced keeps the labels apart: pyqtgraph
+            # need not drop any for the share of the axis they fill (a short axis in
+            # large type kept one label of three)
+            self.setStyle(textFillLimits=[(0, 1.0)])
 
     def tickValues(self, minVal: float, maxVal: float, size: float):
         if not self.logMode:
@@ -170,7 +178,17 @@ class PlainAxis(pg.AxisItem):
             every = max(1, math.ceil(1.5 * line_px / max(gap_px, 1e-9)))
             runs = [list(values)[k::every] for k in range(every)]
             out.append((spacing * every, max(runs, key=lambda run: sum(map(inside, run)))))
-        return out
+        shown = sum(map(inside, out[0][1])) if out else 0
+        if shown >= FEW_TICKS:
+            return out
+        # a short axis (a stage's telemetry strip): the finest 1-2-5 step whose labels
+        # clear each other, where it labels more of the axis
+        least = TICK_GAP_LINES * line_px * (hi - lo) / size
+        exponent = 10 ** math.floor(math.log10(least))
+        step = next(m * exponent for m in (1, 2, 5, 10) if m * exponent >= least)
+        fine = [k * step for k in range(math.ceil(lo / step), math.floor(hi / step) + 1)]
+        fine = [v for v in fine if inside(v)]
+        return [(step, fine)] if len(fine) > shown else out
 
     def tickStrings(self, values, scale, spacing):
         if not self.logMode:
@@ -540,7 +558,22 @@ class Chart(pg.PlotWidget):
             # and grid lines only: the minor grid costs ~5 ms per redraw here
             axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
             axis.setStyle(maxTickLevel=0, maxTextLevel=0)
+        # the title's room is the chart's width less the left axis's: an axis widened by
+        # new tick labels (no resize of the chart) left a title wider than its room, which
+        # widened the plot past the widget and cut its right side off
+        self._title_axis_px = 0.0
+        item.getAxis("left").geometryChanged.connect(self._axis_resized)
         self.apply_theme(NORMAL)
+
+    def _axis_resized(self) -> None:
+        width = self.getPlotItem().getAxis("left").width()
+        if width != self._title_axis_px:
+            self._title_axis_px = width
+            self._show_title()
+            # and the plot back to the widget's size (a title that was too wide left it
+            # wider; the view fits its item only on a resize of its own)
+            if self.centralWidget is not None and not self.closed:
+                self.centralWidget.setGeometry(self.range)
 
     def set_title_text(self, title: str) -> None:
         if title != self.base_title or not self.getPlotItem().titleLabel.text:
@@ -565,7 +598,8 @@ class Chart(pg.PlotWidget):
         self.setToolTip(plain_tooltip(self.base_title) if shown != self.base_title else "")
 
     def resizeEvent(self, event: Any) -> None:
-        if hasattr(self, "side_legend"):  # (pyqtgraph resizes during its __init__)
+        # (pyqtgraph resizes during its __init__, and once its plot is gone on close)
+        if hasattr(self, "side_legend") and self.getPlotItem() is not None:
             self.place_legend()
             self._show_title()  # first: the title's width bounds the plot's
         super().resizeEvent(event)

@@ -116,7 +116,7 @@ class StreamChart(Chart):
         key = (self.stream_key, self.selected, self.store.generation, self.theme.name)
         if key != self._color:  # (a new run or selection, not every repeat)
             self._color = key
-            colors = level_colors([(lv.id, lv.precision, lv.is_reference)
+            colors = level_colors([(lv.id, lv.precision, lv.is_reference, lv.is_user)
                                    for lv in self.store.levels])
             color = colors.get(level.id, precision_color(level.precision)) if level \
                 else "#1f77b4"
@@ -251,7 +251,7 @@ class SweepChart(Chart):
             self.symbols = {}
             return
         order = {lv.id: i for i, lv in enumerate(self.store.levels)}
-        colors = level_colors([(lv.id, lv.precision, lv.is_reference)
+        colors = level_colors([(lv.id, lv.precision, lv.is_reference, lv.is_user)
                                for lv in self.store.levels])
         entries = []
         marked: list[tuple[str, np.ndarray, np.ndarray, str, str, str, bool]] = []

@@ -1,12 +1,13 @@
 """The ladder bars: one bar per level at the shape and in the mode of the view state, a
 shade of its precision's hue each (a click on a bar selects its level); cuBLAS of each
 precision as a dashed line over that precision's bars; the selected
-level on a pale band; value labels that never collide (shortened, staggered, else hidden).
+level on a pale band; value labels that never collide (shortened, smaller, staggered, else hidden).
 """
 
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -32,6 +33,9 @@ from ..core.view_state import shape_text
 from ..theme import THROTTLE_COLOR, Theme, level_colors, min_text_pt, precision_color
 from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top
 from .level_ticks import NameAxis
+
+LABEL_MARGIN_PX = 1  # around a value label's text (Qt's 4 set labels apart from the bars)
+LABEL_GAP_PX = 4  # between two value labels side by side
 
 EMPTY_LADDER = "No ladder results yet: run the ladder (L) or open a recording"
 
@@ -84,7 +88,8 @@ class LadderBars(Chart):
         self.references: dict[str, pg.PlotDataItem] = {}  # precision -> dashed cuBLAS line
         self.labels: list[pg.TextItem] = []
         self._measure = QGraphicsTextItem()  # sizes a label's text (see _text_width)
-        self._widths: dict[tuple[str, str], float] = {}
+        self._measure.document().setDocumentMargin(LABEL_MARGIN_PX)
+        self._sizes: dict[tuple[str, str], tuple[float, float]] = {}
         self.label_texts: list[str] = []  # the full texts; a label may show a shorter one
         self.rows: list[dict[str, Any]] = []  # what the bars show, one dict per level
         self.floor = 0.0  # the bars' base in view coordinates (log10 of it on a log axis)
@@ -151,7 +156,8 @@ class LadderBars(Chart):
             return
         store = self.store
         self.rows = []
-        colors = level_colors([(lv.id, lv.precision, lv.is_reference) for lv in store.levels])
+        colors = level_colors([(lv.id, lv.precision, lv.is_reference, lv.is_user)
+                               for lv in store.levels])
         for lv in store.ladder_levels():
             r = store.ladder_result(lv.id)
             if r is None:
@@ -423,21 +429,26 @@ class LadderBars(Chart):
         width_px, height_px = max(vb.width(), 1.0), max(vb.height(), 1.0)
         x_lo, x_hi = self.names.place([row["level"] for row in self.rows]) or (-0.6, n - 0.4)
         slot_px = width_px / (x_hi - x_lo)
-        pt = self.names.pt
-        for label in self.labels:  # values in the names' type, a point larger
+        pt = self._label_pt(slot_px)
+        for label in self.labels:
             font = label.textItem.font()
-            if font.pointSize() != min(pt + 1, self.theme.font_pt):
-                font.setPointSize(min(pt + 1, self.theme.font_pt))
+            if font.pointSizeF() != pt:
+                font.setPointSizeF(pt)
                 label.setFont(font)
         # a label wider than its slot shows its value alone (the rest is in the hover)
         font = self.labels[0].textItem.font() if self.labels else None
         texts = [t if font is None or self._text_width(t, font) <= slot_px - 2 else
                  t.split("\n")[0] for t in self.label_texts]
-        self._set_texts(texts)
-        sizes = [label.textItem.boundingRect() for label in self.labels]
         top = self._data_top
+        self._set_texts(texts)  # (whole where they fit: a percentage is never dropped
+        # to keep a label under a cuBLAS line; it sits just over the line instead)
+        sizes = [label.textItem.boundingRect() for label in self.labels]
+
+        def lay_out(top: float) -> list[QRectF]:
+            return self._stack(sizes, x_lo, slot_px, top, height_px)
+
         for _ in range(4):  # raising the top moves the bars down: settle in a few rounds
-            rects = self._stack(sizes, x_lo, slot_px, top, height_px)
+            rects = lay_out(top)
             highest = min(r.top() for r in rects)
             if highest >= 2 or height_px < 40:
                 break
@@ -447,6 +458,8 @@ class LadderBars(Chart):
             # is hidden below)
             top = min(self.floor + (top - self.floor) / (1 - lack),
                       self.floor + 2.5 * (self._data_top - self.floor))
+        else:  # the top was raised after the last layout: lay out for it
+            rects = lay_out(top)
         if vb.viewRange()[1] != [self.floor, top] or vb.viewRange()[0] != [x_lo, x_hi]:
             plot.setXRange(x_lo, x_hi, padding=0)
             plot.setYRange(self.floor, top, padding=0)
@@ -460,6 +473,26 @@ class LadderBars(Chart):
                 kept.append(rect)
         self._draw_band()
 
+    def _label_pt(self, slot_px: float) -> float:
+        """The value labels' type: a point over the names' (the theme's at most), smaller
+        in half points, down to the theme's floor, until neighbouring values clear each
+        other side by side: a label raised over its neighbour floats away from its bar."""
+        top = float(min(self.names.pt + 1, self.theme.font_pt))
+        # (no smaller than the names where the theme sets no floor)
+        floor = min(top, max(min_text_pt(self.theme, float(self.names.pt)), top - 4))
+        if not self.labels:
+            return top
+        values = [t.split("\n")[0] for t in self.label_texts]
+        font = QFont(self.labels[0].textItem.font())
+        pt = top
+        while True:
+            font.setPointSizeF(pt)
+            widths = [self._text_width(v, font) for v in values]
+            if pt <= floor or all((a + b) / 2 + LABEL_GAP_PX <= slot_px
+                                  for a, b in pairwise(widths)):
+                return pt
+            pt = max(floor, pt - 0.5)
+
     def _make_labels(self, n: int) -> None:
         plot = self.getPlotItem()
         while len(self.labels) < n:
@@ -467,6 +500,7 @@ class LadderBars(Chart):
             back.setAlpha(200)  # readable where a cuBLAS line runs behind it
             label = pg.TextItem("", anchor=(0.5, 1), color=self.theme.foreground, fill=back)
             label.setZValue(20)
+            label.textItem.document().setDocumentMargin(LABEL_MARGIN_PX)
             # repainted from pixmaps while its text, place and type are unchanged (a
             # redraw that changed one bar drew all 23 texts again: 4.6 -> 2.9 ms a repaint)
             for item in (label, label.textItem):
@@ -485,18 +519,22 @@ class LadderBars(Chart):
                 label.setText(t, color=self.theme.foreground)
 
     def _text_width(self, text: str, font: QFont) -> float:
-        """The width a value label would have with ``text``, measured once per text and
-        type on a text item outside the scene (setting each label's full text to measure
-        it, then its short one, laid every label out twice a redraw)."""
+        return self._text_size(text, font)[0]
+
+    def _text_size(self, text: str, font: QFont) -> tuple[float, float]:
+        """The (width, height) a value label would have with ``text``, measured once per
+        text and type on a text item outside the scene (setting each label's full text to
+        measure it, then its short one, laid every label out twice a redraw)."""
         key = (text, font.key())
-        width = self._widths.get(key)
-        if width is None:
-            if len(self._widths) > 1024:  # texts come and go with the values
-                self._widths.clear()
+        size = self._sizes.get(key)
+        if size is None:
+            if len(self._sizes) > 1024:  # texts come and go with the values
+                self._sizes.clear()
             self._measure.setFont(font)
             self._measure.setPlainText(text)
-            width = self._widths[key] = self._measure.boundingRect().width()
-        return width
+            rect = self._measure.boundingRect()
+            size = self._sizes[key] = (rect.width(), rect.height())
+        return size
 
     def _stack(self, sizes: list[QRectF], x_lo: float, slot_px: float, top: float,
                height_px: float) -> list[QRectF]:

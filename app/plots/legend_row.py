@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 
-from ..theme import Theme
+from ..theme import Theme, min_text_pt
 
 ROW_GAP_PX = 2  # between the legend row and the data area
 
@@ -29,7 +29,10 @@ def legend_above(plot: pg.PlotWidget, left_px: float, theme: Theme) -> pg.Legend
 
 
 def text_size(theme: Theme) -> str:
-    return f"{max(8, theme.font_pt - 2)}pt"  # presentation: large enough to read
+    """Large enough to read; on stage the theme's floor (each row it takes is a plot's)."""
+    if theme.min_text_px:
+        return f"{min_text_pt(theme):g}pt"
+    return f"{max(8, theme.font_pt - 2)}pt"
 
 
 def place_legend(plot: pg.PlotWidget, left_px: float) -> None:

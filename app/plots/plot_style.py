@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QFont, QPen
 from PySide6.QtWidgets import QWidget
 
-from ..theme import Theme
+from ..theme import Theme, min_text_pt
 
 NORMAL_WIDTH = "_gemmscope_normal_width"  # the pen width a plot item chose itself
 SET_WIDTH = "_gemmscope_set_width"  # the width _widened gave it last
@@ -23,12 +23,20 @@ OWN_FONT = "_gemmscope_own_font"  # a text item's font before the stage
 TICK_SHARE = 0.8  # tick labels, legends and value labels: this share of the body type
 
 
-def plot_font(theme: Theme) -> QFont | None:
-    """The font of tick labels, legends and value labels; None: pyqtgraph's own (normal)."""
+COMPACT = "gemmscope_compact_ticks"  # a plot with this True: tick labels at the floor
+
+
+def plot_font(theme: Theme, compact: bool = False) -> QFont | None:
+    """The font of tick labels, legends and value labels; None: pyqtgraph's own (normal).
+    ``compact``: the theme's smallest type (short strips, the stage's telemetry: a label
+    more per axis)."""
     if theme.name == "normal":
         return None
     font = QFont()
-    font.setPointSize(round(theme.font_pt * TICK_SHARE))
+    if compact and theme.min_text_px:
+        font.setPointSizeF(min_text_pt(theme))
+    else:
+        font.setPointSize(round(theme.font_pt * TICK_SHARE))
     return font
 
 
@@ -47,12 +55,14 @@ def style_plots(root: QWidget, theme: Theme) -> None:
         plots.append(root)
     for plot in plots:
         # a chart that sizes its own axes for the theme (chart_base.Chart) keeps them
-        style_plot(plot.getPlotItem(), theme, axes=not getattr(plot, "styles_axes", False))
+        style_plot(plot.getPlotItem(), theme, axes=not getattr(plot, "styles_axes", False),
+                   compact=bool(plot.property(COMPACT)))
 
 
-def style_plot(item: pg.PlotItem, theme: Theme, axes: bool = True) -> None:
-    font = plot_font(theme)
-    size = f"{font.pointSize()}pt" if font is not None else "9pt"  # 9pt: pyqtgraph's
+def style_plot(item: pg.PlotItem, theme: Theme, axes: bool = True,
+               compact: bool = False) -> None:
+    font = plot_font(theme, compact)
+    size = f"{font.pointSizeF():g}pt" if font is not None else "9pt"  # 9pt: pyqtgraph's
     for name in ("left", "bottom", "right", "top") if axes else ():
         axis = item.getAxis(name)
         axis.setTickFont(font)

@@ -11,9 +11,13 @@ do (runs, or play/pause/seek).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
-EventSink = Callable[[dict[str, Any]], None]
+from ...kernels.protocol.decoding import EventRecord
+from ...kernels.protocol.telemetry_columns import TelemetryBlock
+
+# the one sink: event records, and (from a recording) blocks of its NVML samples
+EventSink = Callable[[EventRecord | TelemetryBlock], None]
 
 
 class EventSource(Protocol):

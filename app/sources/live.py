@@ -9,12 +9,12 @@ signal, and a slow timer checks the watchdog when the runner is silent.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from ...kernels.drive import remote as ssh
 from ...kernels.drive.devices import DeviceSet, DeviceSpec
+from ...kernels.drive.driver import Driver
 from ...kernels.drive.session import (
     DEFAULT_WATCHDOG_S,
     MAX_CONSECUTIVE_FAILURES,
@@ -23,6 +23,8 @@ from ...kernels.drive.session import (
     SessionState,
     Tap,
 )
+from ...kernels.protocol import records as rec
+from ...kernels.protocol.decoding import EventRecord
 from ...kernels.protocol.session_file import RecordingFailed
 from .base import EventSink
 
@@ -42,7 +44,7 @@ class LiveSource(QObject):
         super().__init__(parent)
         self.sink = sink
         self.remote = remote  # the host, when ``command`` is ssh to it
-        self.session: RunnerSession | DeviceSet
+        self.session: Driver
         # a runner may take ``watchdog_s`` to start, three times: the whole start's bound
         start_s = watchdog_s * MAX_CONSECUTIVE_FAILURES
         if devices:  # one runner per GPU, one session (``command`` is in each spec)
@@ -126,24 +128,20 @@ class LiveSource(QObject):
     def _on_state(self, state: SessionState) -> None:
         self.state_changed.emit(str(state))
 
-    def _on_event(self, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        if kind == "session":
-            device = event.get("device")
-            name = device.get("name") if isinstance(device, dict) else None
+    def _on_event(self, event: EventRecord) -> None:
+        if isinstance(event, rec.Session):
+            name = event.device.name if event.device is not None else None
             on = f" on {self.remote}" if self.remote else ""
-            gpus = event.get("devices")
-            if isinstance(gpus, list) and len(gpus) > 1:
-                name = f"{len(gpus)} GPUs"
+            if event.devices is not None and len(event.devices) > 1:
+                name = f"{len(event.devices)} GPUs"
             self.notice.emit(f"runner started{on} ({name or 'no GPU'})")
-        elif kind == "restart":
-            self.notice.emit(f"runner restarted ({event['restarts']} so far)")
-        elif kind == "error":
-            where = f" ({event['level']})" if isinstance(event.get("level"), str) else ""
-            self.notice.emit(f"{event['kind']}{where}: {event['message']}")
-        elif kind == "info" and event.get("gave_up"):
+        elif isinstance(event, rec.Restart):
+            self.notice.emit(f"runner restarted ({event.restarts} so far)")
+        elif isinstance(event, rec.Error):
+            where = f" ({event.level})" if event.level is not None else ""
+            self.notice.emit(f"{event.kind}{where}: {event.message}")
+        elif isinstance(event, rec.Info) and event.gave_up:
             # over ssh the reason (host unreachable, connection lost: Run again to
             # reconnect) says more than the count of failures
-            self.notice.emit(self.session.failure_text if self.remote
-                             else str(event["message"]))
+            self.notice.emit(self.session.failure_text if self.remote else event.message)
         self.sink(event)

@@ -129,7 +129,7 @@ class ReplaySource(QObject):
         self.pause()
 
     def describe(self) -> str:
-        synthetic = " [synthetic data]" if self.recording.header.get("synthetic") else ""
+        synthetic = " [synthetic data]" if self.recording.header.synthetic else ""
         return (f"replay — {Path(self.recording.path).name}{synthetic}"
                 + (f" ({self.note})" if self.note else ""))
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import msgspec
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QShowEvent
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...kernels.protocol.records import Build, SourceCounters
 from ...kernels.toolchain.build_report import param_changes
 from ...kernels.toolchain.sass import SassLine, parse
 from ..core import builds, source_heat
@@ -40,8 +42,10 @@ from ..plots.instruction_mix import InstructionMixChart
 from ..theme import Theme, min_text_pt
 from ..widgets.fitting import scrolling
 from .base import DrawnInParts
-from .code_heat import HeatBar, heat_colors
+from .code_heat import PER_LINE, HeatBar, heat_colors
 from .code_panels import DiffPanel, SassPanel, SourcePanel, TextPanel, mono
+
+SASS_TITLE = "SASS of the main loop"
 
 
 def plain_label(text: str = "") -> QLabel:
@@ -60,7 +64,7 @@ class CodeView(QWidget, DrawnInParts):
         self.store: SessionStore | None = None
         self.level_id: str | None = None
         # (not "event": that name would shadow QWidget.event(), which Qt calls)
-        self.build: dict[str, Any] | None = None
+        self.build: Build | None = None
         self._shown: tuple[Any, ...] | None = None  # (level, its build, the previous one's)
         self._parts: list[str] = []  # what the last change left for the next frames
         self.source_path: str | None = None
@@ -74,7 +78,7 @@ class CodeView(QWidget, DrawnInParts):
         self.tabs = QTabWidget()
         self.tabs.addTab(_column(self.file_box, self.source), "Source")
         self.tabs.addTab(self.diff, "Diff")
-        self.sass_title = plain_label("SASS of the main loop")
+        self.sass_title = plain_label(SASS_TITLE)
         self.sass = SassPanel()
         self.heat_bar = HeatBar()
         self.heat_bar.metric_changed.connect(lambda _: self._show_heat())
@@ -83,7 +87,7 @@ class CodeView(QWidget, DrawnInParts):
         # (the user's choice; the latest run's where the session lacks that build)
         self._profiled: set[str] = set()
         self.heat: source_heat.Heat | None = None
-        self._kernel_lines: tuple[dict[str, Any] | None, list[SassLine]] = (None, [])
+        self._kernel_lines: tuple[Build | None, list[SassLine]] = (None, [])
         sass_box = _column(self.sass_title, self.heat_bar, self.sass)
         top = self.top_split = QSplitter(Qt.Orientation.Horizontal)
         self._desk_sizes: list[list[int]] | None = None  # the splits before the stage
@@ -156,6 +160,7 @@ class CodeView(QWidget, DrawnInParts):
         for panel in self.findChildren(TextPanel):
             panel.setStyleSheet(sheet)
         self._stage = stage
+        self._place_sass_title()
         if stage:
             half = max(1, self.top_split.width() // 2)
             self.top_split.setSizes([half, half])
@@ -163,6 +168,12 @@ class CodeView(QWidget, DrawnInParts):
             for splitter, sizes in zip(self._splitters(), self._desk_sizes or [],
                                        strict=False):
                 splitter.setSizes(sizes)
+
+    def _place_sass_title(self) -> None:
+        """On stage the SASS's title leads the counter's row ("SASS of the main loop:
+        warp-stall samples"): one more line of SASS."""
+        self.sass_title.setVisible(not self._stage)
+        self.heat_bar.lead.setText(f"{self.sass_title.text()}:" if self._stage else PER_LINE)
 
     def _splitters(self) -> list[QSplitter]:
         return [self.top_split, self.bottom, self.split]
@@ -184,11 +195,10 @@ class CodeView(QWidget, DrawnInParts):
         self.settle()
 
     @staticmethod
-    def _content(event: dict[str, Any] | None) -> dict[str, Any] | None:
+    def _content(event: Build | None) -> Build | None:
         """What the view shows of a build event: all of it but when and by which run it
         was sent (a restart's copy of a build shows the same)."""
-        return None if event is None else {k: v for k, v in event.items()
-                                           if k not in ("t", "id")}
+        return None if event is None else msgspec.structs.replace(event, t=0.0, id=None)
 
     def _plan(self) -> None:
         """The parts a change asks for: the mix chart always (it redraws only what
@@ -211,7 +221,7 @@ class CodeView(QWidget, DrawnInParts):
             self.build = event  # the same content: the newest copy, nothing redrawn
         self._parts += [p for p in parts if p not in self._parts]
 
-    def shown_build(self, level_id: str) -> dict[str, Any] | None:
+    def shown_build(self, level_id: str) -> Build | None:
         """The build shown for a level: its latest run's or, where the user chose it and
         the session has it, the one ncu profiled (a level that picks its parameters per
         shape was profiled at one shape and last run at another)."""
@@ -238,7 +248,7 @@ class CodeView(QWidget, DrawnInParts):
             self._profiled.add(self.level_id)
         self._show()
 
-    def _switch_text(self, counters: dict[str, Any] | None) -> str | None:
+    def _switch_text(self, counters: SourceCounters | None) -> str | None:
         """The heat bar's switch: to the build ncu profiled where the shown one is another
         instantiation and the session has that build, back to the latest run's while the
         profiled one is shown; None: no switch."""
@@ -277,15 +287,17 @@ class CodeView(QWidget, DrawnInParts):
             self._set_files([])
             self.source.show_text(text)
             return
-        self.notice.setText(f"{level_id}: {event.get('kernel') or ''} ({event['variant']}, "
-                            f"{event.get('arch') or '?'}, {event.get('compiler') or '?'})"
+        code = event.cubin_sha256 or event.code_key  # which code (issue 31 item 2)
+        self.notice.setText(f"{level_id}: {event.kernel or ''} ({event.variant}, "
+                            f"{event.arch or '?'}, {event.compiler or '?'}"
+                            + (f", cubin {code[:12]}" if code else "") + ")"
                             + ("; the build ncu profiled, not the latest run's"
                                if self.showing_profiled() else ""))
-        self._set_files(list(event.get("sources") or {}))
+        self._set_files(list(event.sources or {}))
         main = builds.main_source(event)
         if main is None:
             self.source_path = None
-            self.source.show_text(str(event.get("sources_reason") or "no sources recorded"))
+            self.source.show_text(event.sources_reason or "no sources recorded")
         else:
             self.file_box.blockSignals(True)
             self.file_box.setCurrentText(main)
@@ -324,17 +336,18 @@ class CodeView(QWidget, DrawnInParts):
             return
         lines = builds.main_loop_lines(event, self.kernel_lines())  # parsed once
         if not lines:
-            self.sass.show_message(str(event.get("sass_reason") or "no SASS recorded"))
-        self.sass_title.setText("SASS of the main loop" if event.get("main_loop")
+            self.sass.show_message(event.sass_reason or "no SASS recorded")
+        self.sass_title.setText(SASS_TITLE if event.main_loop
                                 else "SASS (no main loop found: the whole kernel)")
+        self._place_sass_title()
         self.occupancy.setText("\n".join(builds.occupancy_lines(event)))
         self._show_heat(lines)
 
     def _show_file(self, path: str) -> None:
-        sources = (self.build or {}).get("sources") or {}
+        sources = (self.build.sources if self.build is not None else None) or {}
         if path in sources:
             self.source_path = path
-            self.source.show_text(str(sources[path]))
+            self.source.show_text(sources[path])
             self._show_source_heat()
 
     # ------------------------------------------------------------------ per-line counters
@@ -362,8 +375,8 @@ class CodeView(QWidget, DrawnInParts):
     def kernel_lines(self) -> list[SassLine]:
         """Every instruction of the shown build's kernel (parsed once per build)."""
         if self._kernel_lines[0] is not self.build:
-            text = (self.build or {}).get("sass")
-            self._kernel_lines = (self.build, parse(text) if isinstance(text, str) else [])
+            text = self.build.sass if self.build is not None else None
+            self._kernel_lines = (self.build, parse(text) if text is not None else [])
         return self._kernel_lines[1]
 
     def _show_source_heat(self) -> None:
@@ -379,7 +392,7 @@ class CodeView(QWidget, DrawnInParts):
     def show_source_line(self, path: str, line_no: int) -> bool:
         """Show ``path`` at ``line_no`` and select its SASS lines (from another view: a
         conflicting access in the banks view); False where the build has no such file."""
-        if path not in ((self.build or {}).get("sources") or {}):
+        if path not in ((self.build.sources if self.build is not None else None) or {}):
             return False
         self.tabs.setCurrentIndex(0)
         if path != self.source_path:
@@ -388,7 +401,7 @@ class CodeView(QWidget, DrawnInParts):
         self.select_source_line(line_no)  # also where the cursor was on that line already
         return True
 
-    def _show_diff(self, event: dict[str, Any]) -> None:
+    def _show_diff(self, event: Build) -> None:
         prev = self.previous_level()
         this = builds.source_text(event) or ""
         if prev is None:
@@ -401,7 +414,7 @@ class CodeView(QWidget, DrawnInParts):
         if before is None:
             self.diff.show_message(builds.no_build_text(prev))
         elif before == this:  # the same kernel, other template parameters (stream-K)
-            params = param_changes((prev_event or {}).get("params"), event.get("params"))
+            params = param_changes(prev_event.params if prev_event else None, event.params)
             self.diff.show_message(f"the same source as {prev}"
                                    + (f"; {params.strip()}" if params else ""))
         else:

@@ -12,7 +12,6 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
-    QLabel,
     QPushButton,
     QSizePolicy,
     QWidget,
@@ -38,6 +37,9 @@ def heat_colors(values: list[float | None]) -> dict[int, str]:
     return {i: heat_color(share) for i, (v, share) in enumerate(zip(values, intensity(values),
                                                                      strict=True))
             if v and share is not None}
+
+
+PER_LINE = "per line:"
 
 
 class HeatBar(QWidget):
@@ -72,7 +74,8 @@ class HeatBar(QWidget):
         self.switch.hide()
         layout = QGridLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(QLabel("per line:"), 0, 0)
+        self.lead = ElidedLabel(PER_LINE)  # on stage the SASS's title too: may be cut
+        layout.addWidget(self.lead, 0, 0)
         layout.addWidget(self.box, 0, 1)
         layout.setColumnStretch(2, 1)
         layout.addWidget(self.text, 1, 0, 1, 3)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
+from ...kernels.protocol.records import SourceCounters
 from ..core.source_heat import ConflictLine, no_counters_text
 
 MAX_ROWS = 50
@@ -35,23 +36,23 @@ class ConflictLinks(QWidget):
         layout.addWidget(self.heading)
         layout.addWidget(self.list)
 
-    def show_rows(self, level_id: str, event: dict | None, rows: list[ConflictLine],
-                  coming: bool = False) -> None:
+    def show_rows(self, level_id: str, event: SourceCounters | None,
+                  rows: list[ConflictLine], coming: bool = False) -> None:
         """``coming``: without an event, the replay has not reached the level's yet."""
         self.rows = rows[:MAX_ROWS]
         self.list.clear()
         if event is None:
             self.heading.setText(no_counters_text(level_id, coming))
-        elif event.get("lines") is None:
+        elif event.lines is None:
             self.heading.setText(f"no per-line counters for {level_id}: ncu "
-                                 f"{event.get('status')}: {event.get('reason') or '?'}")
+                                 f"{event.status}: {event.reason or '?'}")
         elif not rows:
             self.heading.setText(f"ncu measured no bank conflict on any SASS line of "
-                                 f"{level_id} ({event['M']}×{event['N']}×{event['K']})")
+                                 f"{level_id} ({event.M}×{event.N}×{event.K})")
         else:
             more = f" (the {MAX_ROWS} largest shown)" if len(rows) > MAX_ROWS else ""
             self.heading.setText(f"bank conflicts measured per SASS line by ncu at "
-                                 f"{event['M']}×{event['N']}×{event['K']}: {len(rows)} "
+                                 f"{event.M}×{event.N}×{event.K}: {len(rows)} "
                                  f"line(s){more}; click one to see its source")
         for row in self.rows:
             item = QListWidgetItem(row.text())

@@ -36,7 +36,7 @@ from ..core.telemetry import GPM_FIELDS, RunWindow
 from ..plots.chart_base import plain_axes, quiet_axes
 from ..plots.charts import MAX_AXIS, HoverReadout, finite_top
 from ..plots.legend_row import legend_above, place_legend, restyle_legend
-from ..plots.plot_style import style_plots
+from ..plots.plot_style import COMPACT, style_plots
 from ..plots.run_bands import RunBands
 from ..plots.telemetry_strips import (
     TRIAL_BAND,
@@ -130,6 +130,7 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
         for name, title in PLOTS.items():
             plot = pg.PlotWidget(axisItems=plain_axes())
             plot.base_title = title  # exports name images after it
+            plot.setProperty(COMPACT, True)  # short strips: ticks in the smallest type
             item = plot.getPlotItem()
             quiet_axes(item)
             if title:

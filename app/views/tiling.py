@@ -30,6 +30,7 @@ from .tiling_pipeline import PipelineScene
 BLOCKS = 4  # block rows and cols of C shown
 K_STEPS = 4  # K steps shown
 LOAD_PART = 0.4  # share of a step spent filling a stage
+GAP = 8.0  # between C and the A and B panels
 PRODUCT = "A ⋅ B = C"
 
 
@@ -125,8 +126,15 @@ class TilingCanvas(AnimatedCanvas):
     def _regions(self) -> tuple[QRectF, QRectF, QRectF]:
         line = self.line_px()
         r = QRectF(self.rect()).adjusted(10, 8 + 2 * line, -10, -10)  # the title: 2 lines
-        # the matrices are square: no wider than the height (the rest is the right's)
-        left = QRectF(r.left(), r.top(), min(r.width() * 0.58, r.height()), r.height())
+        # the matrices: square cells, no wider than the height, but wider than tall where
+        # a cell needs it for its launch order (a short canvas, under a talk's caption);
+        # the rest is the right's
+        cap = r.width() * 0.58
+        tall = min((r.height() - GAP) / (BLOCKS + 0.6 * K_STEPS),
+                   (cap - GAP) / (BLOCKS + 0.6 * K_STEPS))
+        wide = min(max(tall, self._order_width()), (cap - GAP - 0.6 * K_STEPS * tall) / BLOCKS)
+        left = QRectF(r.left(), r.top(), 0.6 * K_STEPS * tall + GAP + BLOCKS * wide,
+                      r.height())
         right = QRectF(left.right() + 16, r.top(), r.right() - left.right() - 16, r.height())
         if right.width() >= 1.5 * right.height():  # wide: the stages, and the zoom beside
             half = right.width() / 2
@@ -142,26 +150,32 @@ class TilingCanvas(AnimatedCanvas):
         zoom = QRectF(right.left(), stages.bottom() + 2 * line + 4, zoom_side, zoom_side)
         return left, stages, zoom
 
-    def _unit(self) -> tuple[float, float, QPointF]:
+    def _order_width(self) -> float:
+        """The width a C block's launch order ("#15") needs in the canvas's type (all of
+        them in one size where there is room)."""
+        return self.text_px(f"#{BLOCKS * BLOCKS - 1}") + 8 + 4  # its inset, and air
+
+    def _unit(self) -> tuple[float, float, float, QPointF]:
+        """(a C cell's width, its height, an A/B tile's depth along K, C's top left)."""
         left, _, _ = self._regions()
-        gap = 8.0
-        s = min((left.width() - gap) / (BLOCKS + 0.6 * K_STEPS),
-                (left.height() - gap) / (BLOCKS + 0.6 * K_STEPS))
+        s = min((left.height() - GAP) / (BLOCKS + 0.6 * K_STEPS),
+                (left.width() - GAP) / (BLOCKS + 0.6 * K_STEPS))
         t = 0.6 * s
-        origin = QPointF(left.left() + K_STEPS * t + gap, left.top() + K_STEPS * t + gap)
-        return s, t, origin
+        sx = max(s, (left.width() - GAP - K_STEPS * t) / BLOCKS)
+        origin = QPointF(left.left() + K_STEPS * t + GAP, left.top() + K_STEPS * t + GAP)
+        return sx, s, t, origin
 
     def c_block_rect(self, row: int, col: int) -> QRectF:
-        s, _, o = self._unit()
-        return QRectF(o.x() + col * s, o.y() + row * s, s, s)
+        sx, s, _, o = self._unit()
+        return QRectF(o.x() + col * sx, o.y() + row * s, sx, s)
 
     def a_tile_rect(self, row: int, k_step: int) -> QRectF:
-        s, t, o = self._unit()
-        return QRectF(o.x() - 8 - (K_STEPS - k_step) * t, o.y() + row * s, t, s)
+        _, s, t, o = self._unit()
+        return QRectF(o.x() - GAP - (K_STEPS - k_step) * t, o.y() + row * s, t, s)
 
     def b_tile_rect(self, k_step: int, col: int) -> QRectF:
-        s, t, o = self._unit()
-        return QRectF(o.x() + col * s, o.y() - 8 - (K_STEPS - k_step) * t, s, t)
+        sx, _, t, o = self._unit()
+        return QRectF(o.x() + col * sx, o.y() - GAP - (K_STEPS - k_step) * t, sx, t)
 
     def stage_rect(self, array: int, stage: int) -> QRectF:
         _, box, _ = self._regions()
@@ -236,8 +250,8 @@ class TilingCanvas(AnimatedCanvas):
 
     def _corner(self) -> QRectF:
         """The square left of B and above A (the product's label goes there)."""
-        _, t, o = self._unit()
-        return QRectF(o.x() - 8 - K_STEPS * t, o.y() - 8 - K_STEPS * t, K_STEPS * t,
+        _, _, t, o = self._unit()
+        return QRectF(o.x() - GAP - K_STEPS * t, o.y() - GAP - K_STEPS * t, K_STEPS * t,
                       K_STEPS * t)
 
     def _product_in_corner(self) -> bool:

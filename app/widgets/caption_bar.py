@@ -108,6 +108,10 @@ class CaptionBar(QWidget):
         caption is set smaller (down to MIN_CAPTION_PX) rather than cut or let grow the
         window. A dock does not ask its widget's height for a width, so the caption says
         it as a minimum."""
+        # the scene's number never narrower than its text (in the type it has now): a
+        # long caption squeezed "11 / 20" to "1 / 20"
+        self.number.ensurePolished()
+        self.number.setMinimumWidth(self.number.sizeHint().width())
         margins = self.layout().contentsMargins()
         budget = self.band_px()
         px, height, self.fits = self.fit_size(self.text.text(), self.text_width(), budget)

@@ -10,10 +10,11 @@ needs only the eliding labels.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt
-from PySide6.QtGui import QHelpEvent, QResizeEvent
+from PySide6.QtGui import QFontMetricsF, QHelpEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -52,11 +53,21 @@ class ElidedLabel(QLabel):
         super().resizeEvent(event)
         self._fit()
 
+    def changeEvent(self, event: QEvent) -> None:
+        """A new type (a style sheet's, the stage's) cuts the text elsewhere: a text cut
+        for the stage's larger type stayed cut in the smaller one at the same width."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit()
+
     def sizeHint(self) -> QSize:
         """Room for the whole text (the layout may give less: then it is cut)."""
         hint = super().sizeHint()
         m = self.contentsMargins()
-        width = self.fontMetrics().horizontalAdvance(self._full) + m.left() + m.right()
+        # (a pixel over the advance: elidedText measures in fractions, and cut a text
+        # given exactly its rounded width)
+        width = math.ceil(QFontMetricsF(self.font()).horizontalAdvance(self._full)) + 1 \
+            + m.left() + m.right()
         return QSize(width + 2 * self.margin(), hint.height())
 
     def minimumSizeHint(self) -> QSize:
@@ -128,7 +139,7 @@ class FittedColumns(QObject):
         self.room_hidden: list[int] = []  # columns hidden for want of room
         table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         table.setTextElideMode(Qt.TextElideMode.ElideRight)
-        table.setProperty("tooltips_cut_cells", True)  # (tests/layout_check.py reads it)
+        table.setProperty("tooltips_cut_cells", True)  # (tests/support/layout_check.py reads it)
         table.viewport().installEventFilter(self)
 
     def allow(self, columns: set[int] | None) -> None:

@@ -331,6 +331,9 @@ class LadderPanel(QWidget):
                 note = row.throttle_note(clock)
                 ref_note = f"vs {row.reference}" if row.reference else \
                     f"no cuBLAS {r.precision.upper()} result at {r.shape}"
+                clocks = row.clock_comparison()  # a ratio across clocks is partly the clock
+                if clocks is not None:
+                    ref_note += ", same SM clock" if clocks == "same" else f", {clocks}"
                 failed = not r.verified
                 texts.update(sustained_texts(burst, sustained, clock))
                 if sustained is not None:
@@ -387,8 +390,9 @@ class LadderPanel(QWidget):
         if lv is None:
             return
         index = self.store.levels.index(lv)
+        # a user's kernel adds to no level before it: it says what it is
         previous = self.store.levels[index - 1].id if index > 0 and not lv.is_reference \
-            else None
+            and not lv.is_user else None
         # a recording's catalog is data: every text from it is escaped, never markup
         esc = html.escape
         over = f" over <i>{esc(previous)}</i>" if previous else ""
@@ -396,9 +400,8 @@ class LadderPanel(QWidget):
                  f"<p><b>Adds{over}:</b> {esc(lv.adds)}</p>",
                  f"<p><b>Tile parameters:</b> {esc(lv.params_text())}</p>"]
         if lv.arch_need:
-            device = self.store.device_entry(self.store.device) or {}
-            cc = device.get("cc") if isinstance(device.get("cc"), str) else None
-            why = cannot_run_here(lv, cc)
+            device = self.store.device_entry(self.store.device)
+            why = cannot_run_here(lv, device.cc if device is not None else None)
             parts.append(f"<p><b>Needs:</b> {esc(lv.arch_need)}"
                          + (f" (<b>cannot run on this GPU</b>: {esc(why)})" if why else "")
                          + "</p>")

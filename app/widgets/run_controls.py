@@ -20,9 +20,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.protocol.commands import SUSTAINED_FIELDS
+from ...kernels.protocol.commands import (
+    DEFAULT_REPEATS,
+    SUSTAINED_FIELDS,
+    RunMode,
+    SustainedConfig,
+)
 from ...kernels.protocol.events import Mode
-from ..core.runs import parse_dim, parse_repeats, parse_sustained, sustained_default
+from ..core.runs import RunForm, parse_dim, parse_repeats, parse_sustained, sustained_default
 from ..theme import FAILED_COLOR
 from .plain import plain_label, plain_tooltip
 
@@ -44,7 +49,8 @@ class RunControls(QWidget):
         self.parsers.update({name: lambda s, n=name: parse_sustained(n, s)
                              for name in SUSTAINED_FIELDS})
         form = QFormLayout()
-        for name, default in (("M", "4096"), ("N", "4096"), ("K", "4096"), ("repeats", "20")):
+        for name, default in (("M", "4096"), ("N", "4096"), ("K", "4096"),
+                              ("repeats", str(DEFAULT_REPEATS))):
             self._add_field(form, name, name, default)
         self.mode_box = QComboBox()
         self.mode_box.setObjectName("field_mode")
@@ -103,15 +109,31 @@ class RunControls(QWidget):
         burst = self.mode == Mode.BURST
         return [n for n in self.fields if not (burst and n in SUSTAINED_FIELDS)]
 
-    def run_mode(self) -> dict[str, object] | None:
-        """The RunRequest fields of the mode (``mode``, and a sustained run's window,
-        trials and cool-down), or None while one of them is refused."""
-        if self.mode == Mode.BURST:
-            return {"mode": str(Mode.BURST)}
-        parsed = {n: self.parsers[n](self.fields[n].text())[0] for n in SUSTAINED_FIELDS}
-        if any(v is None for v in parsed.values()):
-            return None
-        return {"mode": str(Mode.SUSTAINED), **parsed}
+    def run_mode(self) -> RunMode | None:
+        """How the form's runs are measured (burst, or sustained with its window, trials
+        and cool-down), or None while one of those fields is refused."""
+        form, _ = self.read()
+        return form.mode if form is not None else None
+
+    def read(self) -> tuple[RunForm | None, dict[str, str]]:
+        """The form, each field it uses parsed once: (what it says, {}), or (None, why
+        each refused field is refused)."""
+        values: dict[str, float | int] = {}
+        problems: dict[str, str] = {}
+        for name in self._checked():
+            value, why = self.parsers[name](self.fields[name].text())
+            if why or value is None:
+                problems[name] = why
+            else:
+                values[name] = value
+        if problems:
+            return None, problems
+        mode = RunMode()
+        if self.mode == Mode.SUSTAINED:
+            mode = RunMode(Mode.SUSTAINED, SustainedConfig(
+                float(values["window_s"]), int(values["trials"]), float(values["cooldown_s"])))
+        return RunForm(int(values["M"]), int(values["N"]), int(values["K"]),
+                       int(values["repeats"]), mode), {}
 
     def set_values(self, M: int, N: int, K: int, repeats: int) -> None:
         for name, value in (("M", M), ("N", N), ("K", K), ("repeats", repeats)):
@@ -123,20 +145,12 @@ class RunControls(QWidget):
         self._validate()
 
     def problems(self) -> dict[str, str]:
-        out = {}
-        for name in self._checked():
-            _, why = self.parsers[name](self.fields[name].text())
-            if why:
-                out[name] = why
-        return out
+        return self.read()[1]
 
     def values(self) -> tuple[int, int, int, int] | None:
         """(M, N, K, repeats), or None while a field is refused."""
-        parsed = [self.parsers[n](self.fields[n].text())[0] for n in ("M", "N", "K", "repeats")]
-        if any(v is None for v in parsed) or self.problems():
-            return None
-        M, N, K, repeats = (int(v) for v in parsed if v is not None)
-        return M, N, K, repeats
+        form, _ = self.read()
+        return None if form is None else (form.M, form.N, form.K, form.repeats)
 
     def _validate(self) -> None:
         problems = self.problems()

@@ -15,9 +15,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QByteArray, QElapsedTimer, Qt, QTimer, Signal
@@ -30,19 +28,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.drive.arch_skip import runnable_here
+from ...kernels.drive.devices import DeviceSpec
 from ...kernels.drive.session import SessionState
 from ...kernels.ladder.shape import Shape
+from ...kernels.protocol import records as rec
 from ...kernels.protocol.plan import RunRequest, ladder_requests, sweep_requests
+from ...kernels.protocol.recording import Session
 from ...kernels.protocol.session_file import SessionWriter
 from ..core.preferences_file import PreferencesFile
+from ..core.replay import Speed
 from ..core.runner_command import plan_live
+from ..core.runs import RunForm
 from ..core.screen_fit import DEFAULT_SIZE
-from ..core.store import Change, SessionStore
+from ..core.store import Change, Item, SessionStore
 from ..core.view_state import ViewStateModel
 from ..plots.paint_ready import ready_to_paint
 from ..sources.base import EventSource
-from ..sources.replay import RecordingLoader
+from ..sources.live import LiveSource
+from ..sources.replay import ReplaySource
 from ..theme import NORMAL, PRESENTATION, Theme
 from ..views.base import View
 from ..views.charts import ChartsView
@@ -53,13 +56,14 @@ from ..widgets.messages_panel import MessagesPanel
 from ..widgets.replay_bar import ReplayBar
 from ..widgets.run_controls import RunControls
 from . import navigation
+from .kernel_docks import KernelDocks
 from .keys import ShortcutsDialog, install_shortcuts
 from .menus import install_menus
 from .preferences import Preferences
 from .presentation import PresentationMode, fit_side_docks
 from .redraw import RedrawThrottle, ShownViews
 from .screens import as_rect, place_on_screen
-from .sources_mixin import BUNDLED_SESSION, SourcesMixin, bundled_session
+from .sources import BUNDLED_SESSION, WindowSources, bundled_session
 from .view_state_mixin import ViewStateMixin
 from .view_tabs import FirstPaint, ViewTabs
 
@@ -70,7 +74,7 @@ SLOW_INTERVAL_MS = 200  # tables, bars, sweep: at most 5 redraws a second
 LADDER_TABLE_CHANGES = frozenset({Change.LADDER, Change.HEADER})  # what fills the table
 
 
-class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
+class MainWindow(ViewStateMixin, QMainWindow):
     recording_opened = Signal(bool)  # a recording was read (True) or refused (False)
     view_state_changed = Signal(object, object)  # (before, after) ViewState
 
@@ -91,13 +95,16 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
         self.view_state.subscribe(self._view_state_changed)
         self.throttle = RedrawThrottle(self._timed_redraw, parent=self)
         self._redraw_observer: Callable[[float], None] | None = None
-        self.source: EventSource | None = None  # what feeds the store
-        self.writer: SessionWriter | None = None  # the live session's recording
-        self.source_path = ""  # what the store shows: a recording, or the live file
+        # where the events come from: a replay or a live runner (app/window/sources.py)
+        self.sources = WindowSources(self.handle, self._reset_store, self._expect,
+                                     lambda: self.prefs.speed, parent=self)
+        self.sources.replay_opened.connect(self._replay_opened)
+        self.sources.open_failed.connect(self._open_failed)
+        self.sources.reading.connect(lambda text: self.statusBar().showMessage(text))
+        self.sources.live_started.connect(self._live_started)
         self.theme: Theme = NORMAL
         self.shortcuts_dialog: ShortcutsDialog | None = None
         self.presentation = PresentationMode(self)
-        self._loaders: list[RecordingLoader] = []
         self._pending: set[Change] = set()
         self._views_later: set[Change] = set()  # for the tab, a frame after the table
         self._flushing = False
@@ -117,6 +124,7 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
         self.tabs.currentChanged.connect(lambda _i: self.throttle.poke(soon=True))
         self.tabs.currentChanged.connect(self._tab_changed)
 
+        self.kernel_docks = KernelDocks(self)  # File ▸ Open kernel… (user kernels)
         self.ladder = LadderPanel()
         self.ladder.bind(self.store)
         self.controls = RunControls()
@@ -227,10 +235,11 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
         return [*(d.toggleViewAction() for d in docks), self.replay_toolbar.toggleViewAction()]
 
     # ------------------------------------------------------------- sources
-    def handle(self, event: dict[str, Any]) -> None:
+    def handle(self, event: Item) -> None:
         """The one event sink: live runner and replay both deliver here."""
         self.store.handle(event)
-        if self._asked is not None and event["type"] == "run_start":
+        self.kernel_docks.feed(event)
+        if self._asked is not None and isinstance(event, rec.RunStart):
             self._run_started(event)
         self.throttle.poke()
 
@@ -238,51 +247,186 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
         self.store.reset()
         self.throttle.poke()
 
+    # the source's commands (File ▸ Open, the replay bar, tests) and what the window shows
+    # of it; the source itself is ``self.sources``'s
+    @property
+    def source(self) -> EventSource | None:
+        return self.sources.source
+
+    @property
+    def source_path(self) -> str:
+        """What the store shows: a recording, or the live session's file."""
+        return self.sources.path
+
+    @property
+    def writer(self) -> SessionWriter | None:
+        return self.sources.writer
+
+    @property
+    def live(self) -> LiveSource | None:
+        return self.sources.live
+
+    @property
+    def replay(self) -> ReplaySource | None:
+        return self.sources.replay
+
+    def open_recording(self, path: str | Path, note: str = "", background: bool = False
+                       ) -> bool:
+        """Replay a recording (WindowSources.open_recording); ``recording_opened`` says
+        how it went."""
+        return self.sources.open_recording(path, note, background)
+
+    def open_bundled(self, reason: str, background: bool = False) -> bool:
+        path = self.sources.bundled()
+        if path is None:
+            self.mode_label.setText(f"replay — no recording ({reason})")
+            self._note(f"replay mode ({reason}), but the bundled H200 recording "
+                       f"(resources/sessions/{BUNDLED_SESSION}) is not in this build yet; "
+                       "open a recording with File ▸ Open or `gemmscope replay FILE`",
+                       error=False)
+            self.controls.set_unavailable(f"replay: {reason}")
+            return False
+        return self.open_recording(path, note=reason, background=background)
+
+    def start_live(self, device_name: str, command: list[str] | None = None,
+                   session_path: str | Path | None = None, watchdog_s: float | None = None,
+                   remote: str | None = None, devices: list[DeviceSpec] | None = None,
+                   split: bool = False) -> Path:
+        """Start the runner, recording to ``session_path`` (WindowSources.start_live)."""
+        return self.sources.start_live(device_name, command, session_path,
+                                       watchdog_s or self.prefs.watchdog_s, remote, devices,
+                                       split, self.prefs.sessions_dir)
+
+    def close_source(self) -> None:
+        self.sources.close()
+
+    def _replay_opened(self, replay: ReplaySource, session: Session, note: str) -> None:
+        replay.position_changed.connect(self.replay_bar.show_position)
+        self.replay_toolbar.show()
+        self.mode_label.setText(replay.describe())
+        synthetic = " [synthetic data]" if session.header.synthetic else ""
+        self.setWindowTitle(f"gemmscope — {Path(session.path).name}{synthetic}")
+        self.controls.set_unavailable("replay: " + (note or "runs need the live runner"))
+        self.statusBar().clearMessage()
+        if session.problem is not None:  # read what is readable; say where it was not
+            self._note(f"{Path(session.path).name}: {session.problem}", error=True)
+            self.statusBar().showMessage(f"some lines could not be read: {session.problem}")
+        self.recording_opened.emit(True)
+
+    def _open_failed(self, why: str) -> None:
+        self._note(f"cannot open recording: {why}", error=True)
+        self.statusBar().showMessage(f"cannot open recording: {why}")
+        self.recording_opened.emit(False)
+
+    def _live_started(self, live: LiveSource, path: str, device_name: str) -> None:
+        live.notice.connect(self._runner_notice)
+        live.state_changed.connect(lambda _state: self._show_run_state())
+        self._note(f"recording this session to {path}", error=False)
+        self.mode_label.setText(f"live — {device_name} — {live.describe()}")
+        self.setWindowTitle(f"gemmscope — live on {device_name}")
+        self.controls.set_unavailable("")
+        self.replay_toolbar.hide()
+
+    def mode_text(self) -> str:
+        """What the status bar says feeds the window."""
+        return self.mode_label.text()
+
+    def play_instant(self) -> None:
+        """Deliver the whole recording now (screenshots, tests)."""
+        if self.replay is not None:
+            self.set_replay_speed(Speed.INSTANT, remember=False)
+            self.replay.deliver_all()
+        self.flush_views()
+
+    def toggle_replay(self) -> None:
+        """Play or pause the recording (P, the replay bar's button)."""
+        self.sources.toggle()
+
+    def set_replay_speed(self, speed: Speed | str, remember: bool = True) -> None:
+        """Play the replay at ``speed``; ``remember``: keep it in the preferences (the
+        person chose it; a talk's scene, a picture or a test do not)."""
+        speed = Speed(speed)
+        if remember:
+            self.prefs.speed = str(speed)
+        if self.replay_bar.current_speed() is not speed:
+            # shown on the bar without its speed_chosen, which would remember it
+            blocked = self.replay_bar.speed.blockSignals(True)
+            try:
+                self.replay_bar.set_speed(speed)
+            finally:
+                self.replay_bar.speed.blockSignals(blocked)
+        self.sources.set_speed(speed)
+
+    def _seek_fraction(self, fraction: float) -> None:
+        self.sources.seek_fraction(fraction)
+
     # ------------------------------------------------------------- runs
-    def _submit(self, requests: list[RunRequest]) -> None:
+    def _submit(self, requests: list[RunRequest], form: RunForm) -> None:
         if self.live is None:
             why = self.controls.unavailable or "no runner"
             self.statusBar().showMessage(f"cannot run: {why}", 8000)
             return
-        skipped: list[str] = []  # levels this GPU cannot run: skipped and said, no error
-        requests = runnable_here(self.store.header or {}, requests, skipped.append)
-        if skipped:
-            self.statusBar().showMessage(" ".join(s.strip() for s in skipped), 8000)
-        mode = self.controls.run_mode() or {}  # burst or sustained, as the form says
-        self.live.submit([replace(r, **mode) for r in requests])  # type: ignore[arg-type]
+        runs, skipped = form.runs(requests, self.store.header)  # as the form says
+        if skipped:  # levels this GPU cannot run: skipped and said, no error
+            self.statusBar().showMessage(" ".join(skipped), 8000)
+        self.live.submit(runs)
 
-    def _shape(self) -> tuple[int, int, int, int] | None:
-        values = self.controls.values()
-        if values is None:
-            self.statusBar().showMessage("cannot run: " + "; ".join(
-                self.controls.problems().values()), 8000)
+    # ------------------------------------------------------------- user kernels
+    def open_kernel(self, path: str) -> bool:
+        return self.kernel_docks.open(path) is not None
+
+    def tune_selected(self) -> None:
+        """A panel editing the selected level's parameters (File ▸ Tune…)."""
+        level = self.ladder.selected_level()
+        if level is None:
+            self.statusBar().showMessage("select a level first", 5000)
         else:
-            self.prefs.set_shape(*values)
-        return values
+            self.kernel_docks.tune(level)
+
+    def kernel_shape(self) -> tuple[int, int, int, int] | None:
+        form, _problems = self.controls.read()
+        return None if form is None else (form.M, form.N, form.K, form.repeats)
+
+    def submit_runs(self, requests: list[RunRequest]) -> None:
+        """A kernel panel's runs (made at the run form's shape and repeats, which the
+        panel read just before), measured as the form's mode says."""
+        form = self._form()
+        if form is not None:
+            self._submit(requests, form)
+
+    def note(self, text: str, error: bool) -> None:
+        self._note(text, error)
+
+    def _form(self) -> RunForm | None:
+        """The run form, read once for the click (None, said, while a field is refused)."""
+        form, problems = self.controls.read()
+        if form is None:
+            self.statusBar().showMessage("cannot run: " + "; ".join(problems.values()), 8000)
+        else:
+            self.prefs.set_shape(form.M, form.N, form.K, form.repeats)
+        return form
 
     def run_selected(self) -> None:
-        level, values = self.ladder.selected_level(), self._shape()
-        if values is None:
+        level, form = self.ladder.selected_level(), self._form()
+        if form is None:
             return
         if level is None:
             self.statusBar().showMessage("select a level first", 5000)
             return
-        M, N, K, repeats = values
-        self._ask(M, N, K)
-        self._submit([RunRequest(level, M, N, K, repeats)])
+        self._ask(form)
+        self._submit([RunRequest(level, form.M, form.N, form.K, form.repeats)], form)
 
     def run_ladder(self) -> None:
-        values = self._shape()
-        if values is not None:
-            M, N, K, repeats = values
+        form = self._form()
+        if form is not None:
             ids = [lv.id for lv in self.store.ladder_levels()]
-            self._ask(M, N, K)
-            self._submit(ladder_requests(ids, M, N, K, repeats))
+            self._ask(form)
+            self._submit(ladder_requests(ids, form.M, form.N, form.K, form.repeats), form)
 
     def run_sweep(self) -> None:
-        level, values = self.ladder.selected_level(), self._shape()
-        if values is not None and level is not None:
-            self._submit(sweep_requests(level, values[3]))
+        level, form = self.ladder.selected_level(), self._form()
+        if form is not None and level is not None:
+            self._submit(sweep_requests(level, form.repeats), form)
 
     def stop_runs(self) -> None:
         if self.live is not None:
@@ -417,7 +561,7 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
         elif run is None:
             text = f"{queued} queued" if queued else ""
         else:
-            text = (f"running {run['level']} at {run['M']}×{run['N']}×{run['K']}"
+            text = (f"running {run.level} at {run.shape}"
                     + (f" (+{queued} queued)" if queued else ""))
         self.run_label.setText(text)
 
@@ -536,9 +680,7 @@ class MainWindow(ViewStateMixin, SourcesMixin, QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.first_paint.stop()
         self.presentation.release()
-        for loader in self._loaders:
-            loader.wait()
-        self._loaders.clear()
+        self.sources.wait_loaders()
         self.close_source()
         self.throttle.stop()
         self.prefs.set_window_layout(

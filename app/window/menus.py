@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenuBar, QStatusBar, Q
 
 from .baseline import open_baseline_dialog
 from .export_targets import ANIMATION_TARGETS, CHART_TARGETS, ExportError
+from .kernel_docks import open_kernel_dialog
 from .keys import sheet_rows
 
 
@@ -22,6 +23,8 @@ class Commands(Protocol):
     def statusBar(self) -> QStatusBar: ...
     def close(self) -> bool: ...
     def open_recording(self, path: str, background: bool = False) -> bool: ...
+    def open_kernel(self, path: str) -> bool: ...
+    def tune_selected(self) -> None: ...
     def toggle_presentation(self) -> None: ...
     def show_shortcuts(self) -> None: ...
     def panel_actions(self) -> list[QAction]: ...
@@ -55,7 +58,9 @@ def install_menus(window: Commands) -> None:
     file_menu = window.menuBar().addMenu("&File")
     _action(file_menu, "&Open recording…", lambda: open_dialog(window),
             QKeySequence.StandardKey.Open)
+    _action(file_menu, "Open &kernel…", lambda: open_kernel_dialog(window))
     _action(file_menu, "Open &baseline…", lambda: open_baseline_dialog(window))
+    _action(file_menu, "&Tune the selected level…", window.tune_selected)
     _action(file_menu, "Live &runner…", lambda: runner_dialog(window))
     file_menu.addSeparator()
     # which chart is named here, never taken from where the mouse was

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths
 
-from ...kernels.protocol.commands import MAX_DIM, MAX_REPEATS
+from ...kernels.protocol.commands import DEFAULT_REPEATS, MAX_DIM, MAX_REPEATS
 from ..core.preferences_file import PreferencesFile
 from ..core.replay import Speed
 from ..core.runner_command import PREFERENCE_KEY
@@ -68,7 +68,8 @@ class Preferences:
     def shape(self) -> tuple[int, int, int, int]:
         get = self.settings.integer
         return (get("run/M", 4096, 1, MAX_DIM), get("run/N", 4096, 1, MAX_DIM),
-                get("run/K", 4096, 1, MAX_DIM), get("run/repeats", 20, 1, MAX_REPEATS))
+                get("run/K", 4096, 1, MAX_DIM),
+                get("run/repeats", DEFAULT_REPEATS, 1, MAX_REPEATS))
 
     def set_shape(self, M: int, N: int, K: int, repeats: int) -> None:
         for key, value in (("M", M), ("N", N), ("K", K), ("repeats", repeats)):

@@ -185,10 +185,14 @@ class TalkController(QObject):
         self.blank.set_blank(not self.blank.isVisible())
 
     def present(self) -> None:
-        """F5: presentation mode, full screen, at the current scene."""
-        if not self.window.isFullScreen():
-            self.window.set_presentation(True)
-        self.caption.apply_theme(self.window.theme)
+        """F5: presentation mode, full screen, at the current scene (a talk opens full
+        screen in the normal theme: F5 put nothing on stage there)."""
+        window = self.window
+        if not window.presentation.on:
+            window.set_presentation(True)
+        elif not window.isFullScreen():
+            window.showFullScreen()
+        self.caption.apply_theme(window.theme)
 
     # ------------------------------------------------------------- one scene
     def apply(self, scene: Scene) -> None:

@@ -11,6 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...kernels.ladder.shape import Shape
+from ...kernels.protocol.records import RunStart
+from ..core.recording_contents import RecordingContents
+from ..core.runs import RunForm
 from ..core.store import Change
 from ..core.view_state import ViewState, changed_fields, neighbour_shape
 from ..views.base import View
@@ -32,20 +35,40 @@ class ViewStateMixin:
     _asked: tuple[Shape, str] | None
     _step_later: int | None
 
-    def _run_started(self, event: dict[str, Any]) -> None:
+    def _run_started(self, event: RunStart) -> None:
         """The first run of those the person asked for started: show its shape and mode
         (its results fill the table as they come; a run nobody asked for changes
         nothing)."""
         assert self._asked is not None
         shape, mode = self._asked
-        if (event.get("M"), event.get("N"), event.get("K")) == (shape.M, shape.N, shape.K):
+        if (event.M, event.N, event.K) == (shape.M, shape.N, shape.K):
             self._asked = None
             self.view_state.set(shape=shape, mode=mode)
 
-    def _ask(self, M: int, N: int, K: int) -> None:
-        """The person asked for runs at M×N×K: the first of them to start selects it."""
+    def _ask(self, form: RunForm) -> None:
+        """The person asked for runs at the form's shape and mode: the first of them to
+        start selects them."""
         if self.live is not None:
-            self._asked = (Shape(M, N, K), self.controls.mode)
+            self._asked = (Shape(form.M, form.N, form.K), str(form.mode.mode))
+
+    def _expect(self, contents: RecordingContents | None) -> None:
+        """Tell the store what the source brings; a replay chooses its shape now, before
+        any result arrives, so its first results never change the chosen one: the
+        recording's default (4096³ where it has results there, else its most complete
+        shape), unless a shape chosen on the command line or by a talk is pinned, or the
+        shape already chosen is one the recording has too."""
+        self.store.expect(contents)
+        if contents is None:
+            return
+        state = self.view_state.state
+        changes: dict[str, Any] = {}
+        if state.shape is None or (not self.shape_pinned
+                                   and state.shape not in contents.levels_at):
+            changes["shape"] = contents.default_shape()
+        devices = {key[3] for key in contents.results} | {0}
+        if state.device not in devices:
+            changes["device"] = 0
+        self.view_state.set(**changes)
 
     # ------------------------------------------------------------- the view state
     def choose(self, shape: Shape | None = None, level: str | None = None,

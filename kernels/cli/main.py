@@ -6,20 +6,20 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import math
-import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, Protocol, TextIO
+
+import msgspec
 
 from ..drive import cluster_serve, remote, targets
 from ..drive.arch_skip import runnable_here
 from ..drive.cluster_address import AddressRefused, SchedulerAddress, TlsFiles, parse_address
 from ..drive.cluster_address import security as cluster_security
 from ..drive.devices import DeviceSet
+from ..drive.driver import Driver
 from ..drive.session import (
     DEFAULT_START_TIMEOUT_S,
     RunnerSession,
@@ -32,7 +32,9 @@ from ..profile import ncu
 from ..profile.ncu_source_step import SourceCountersStep
 from ..profile.ncu_source_step import add_options as add_ncu_source_options
 from ..protocol import commands, events
+from ..protocol import records as rec
 from ..protocol.atomic_file import NewFile
+from ..protocol.decoding import EventRecord, encode
 from ..protocol.output_file import (
     OutputRefused,
     Stopped,
@@ -43,11 +45,11 @@ from ..protocol.output_file import (
 from ..protocol.plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from ..protocol.session_file import RecordingFailed, SessionWriter
 from ..protocol.text_safety import terminal_text
-from ..results.baseline_report import baseline_lines
 from ..results.progress import Progress
-from ..results.session_report import printable, report_lines
+from ..results.session_report import printable
 from ..results.table import render
 from ..toolchain import build_event, build_report
+from . import report, serve, user_kernels
 
 MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week: beyond that a timeout is no bound
 
@@ -64,8 +66,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    metavar="N|MxNxK", help="shape(s) to run (default 4096)")
     p.add_argument("--sweep", type=parse_sweep, nargs="?", const=list(SWEEP_SIZES), metavar="LO:HI",
                    help="also run square sizes in powers of two (default 256:8192)")
-    p.add_argument("--repeats", "-r", type=int, default=20, help="timed repeats (default 20)")
-    p.add_argument("--warmup", type=int, default=3, help="untimed launches first (default 3)")
+    p.add_argument("--repeats", "-r", type=int, default=commands.DEFAULT_REPEATS,
+                   help=f"timed repeats (default {commands.DEFAULT_REPEATS})")
+    p.add_argument("--warmup", type=int, default=commands.DEFAULT_WARMUP,
+                   help=f"untimed launches first (default {commands.DEFAULT_WARMUP})")
     p.add_argument("--no-compare", action="store_true",
                    help="do not run the cuBLAS reference of each shape")
     sus = commands.SUSTAINED_FIELDS
@@ -96,6 +100,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="the runner command line (default: this Python's "
                         "`-m gemmscope.kernels runner`)")
     p.add_argument("--levels-from", help=argparse.SUPPRESS)
+    user_kernels.add_kernel_options(p)
     targets.add_remote_options(p)
     targets.add_gpu_options(p)
 
@@ -103,11 +108,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="gemmscope", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("runner", help="serve JSON-line commands on stdin (docs/protocol.md)")
-    r.add_argument("--telemetry-hz", type=float, default=50.0)
-    r.add_argument("--levels-from", help="a Python file with extra LEVELS (tests)")
-    r.add_argument("--device", type=int, metavar="N",
-                   help="use GPU N (as nvidia-smi counts them; default: CUDA's first)")
+    serve.add_arguments(sub.add_parser(
+        "runner", help="serve JSON-line commands on stdin (docs/protocol.md)"))
     sc = sub.add_parser("scheduler", help="a Dask scheduler for --cluster, on loopback "
                                           "unless --host (docs/cluster.md)")
     cluster_serve.add_scheduler_options(sc)
@@ -143,12 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--profile-only", action="store_true",
                      help="with --append: no timed runs, only the --ncu / --ncu-source "
                           "steps for the planned levels (a long recording in two calls)")
-    rep = sub.add_parser("report", help="print the results table of a recording")
-    rep.add_argument("file")
-    rep.add_argument("--markdown", action="store_true")
-    rep.add_argument("--baseline", metavar="B",
-                     help="a second recording to compare with, per level, shape, mode and "
-                          "GPU; says first what differs between the two runs")
+    report.add_arguments(sub.add_parser("report", help="print the results table of a recording"))
     lv = sub.add_parser("levels", help="list the levels (of a remote runner with --remote)")
     targets.add_remote_options(lv)
     lv.add_argument("--cc", metavar="X.Y", type=_compute_capability,
@@ -169,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--whole", action="store_true", help="the whole kernel, not the main loop")
     s.add_argument("--file", metavar="RECORDING",
                    help="read the build events of a recording instead of compiling")
+    user_kernels.add_check_parser(sub)
     return ap
 
 
@@ -179,7 +177,7 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         ids += [x.strip() for x in item.split(",") if x.strip()]
     if args.all:  # references first, so each level finds its reference already measured
         ids = [lv.id for lv in (*registry.references(), *registry.ladder())]
-    elif not ids:
+    elif not ids and not args.kernel:  # --kernel alone: the user's kernels only
         ids = [lv.id for lv in registry.ladder()]
     unknown = [i for i in ids if i not in registry.BY_ID]
     if unknown:
@@ -200,34 +198,42 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         raise CliError("--sustained-size adds sustained runs after burst ones; with "
                        "--sustained every run is sustained already (use --size)")
     # with --sustained-size the window options are those of the added sustained runs
-    main_mode = sustained_fields(args, args.sustained) if not also else {"mode": "burst"}
+    main_mode = run_mode(args, args.sustained) if not also else commands.RunMode()
     shapes = list(args.size) or ([] if args.sweep else [(4096, 4096, 4096)])
     for n in args.sweep or []:
         if (n, n, n) not in shapes:
             shapes.append((n, n, n))
     runs = [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
-                       compare=not args.no_compare, **main_mode)
+                       compare=not args.no_compare).with_mode(main_mode)
             for M, N, K in shapes for level_id in ids]
+    try:
+        runs += user_kernels.kernel_runs(args, shapes, main_mode, stderr=sys.stderr)
+    except user_kernels.KernelOptionError as exc:
+        raise CliError(str(exc)) from None
     if also:
-        sustained = sustained_fields(args, True)
+        sustained = run_mode(args, True)
         runs += [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
-                            compare=not args.no_compare, **sustained)
+                            compare=not args.no_compare).with_mode(sustained)
                  for M, N, K in also for level_id in ids]
+        try:
+            runs += user_kernels.kernel_runs(args, also, sustained)
+        except user_kernels.KernelOptionError as exc:
+            raise CliError(str(exc)) from None
     return runs
 
 
-def sustained_fields(args: argparse.Namespace, sustained: bool) -> dict[str, Any]:
-    """RunRequest fields of a burst or sustained run (with the --window-s, --trials and
-    --cooldown-s options), checked as the runner will."""
+def run_mode(args: argparse.Namespace, sustained: bool) -> commands.RunMode:
+    """A burst or sustained run's mode (with the --window-s, --trials and --cooldown-s
+    options, the runner's defaults for those not given), checked as the runner will."""
     given = {"window_s": args.window_s, "trials": args.trials, "cooldown_s": args.cooldown_s}
     given = {k: v for k, v in given.items() if v is not None}
-    mode = "sustained" if sustained else "burst"
+    mode = events.Mode.SUSTAINED if sustained else events.Mode.BURST
     try:
-        commands.check_mode_fields({"mode": mode, **given})
+        _, config = commands.check_mode_fields({"mode": str(mode), **given})
     except events.ProtocolError as exc:
         flag = next((f"--{k.replace('_', '-')}" for k in given if k in str(exc)), "--sustained")
         raise CliError(f"{flag}: {exc}") from None
-    return {"mode": mode, **given}
+    return commands.RunMode(mode, config if given else None)
 
 
 # after the runs: called with the session clock and the recording's event sink
@@ -282,8 +288,8 @@ def runner_command(args: argparse.Namespace) -> list[str]:
     return argv + (["--levels-from", args.levels_from] if args.levels_from else [])
 
 
-def open_session(args: argparse.Namespace, on_event: Callable[[dict[str, Any]], None],
-                 **kwargs: Any) -> RunnerSession | DeviceSet:
+def open_session(args: argparse.Namespace, on_event: Callable[[EventRecord], None],
+                 **kwargs: Any) -> Driver:
     """The runner session of a bench or record command: local, or over ssh
     (``--remote``: see :func:`remote.session_options`); with ``--device``/``--devices``
     one runner per GPU (:class:`DeviceSet`)."""
@@ -299,11 +305,11 @@ def open_session(args: argparse.Namespace, on_event: Callable[[dict[str, Any]], 
 
 
 def run_plan(args: argparse.Namespace, runs: list[RunRequest], out_path: str | None,
-             stderr: TextIO, after: AfterRuns | None = None) -> list[dict]:
+             stderr: TextIO, after: AfterRuns | None = None) -> list[rec.Result]:
     """Run ``runs`` through a runner session, recording to ``out_path``; then, with the
     runner gone, ``after`` may add events of its own (on the same clock, to the same
     file)."""
-    results: list[dict[str, Any]] = []
+    results: list[rec.Result] = []
     on_event = Progress(stderr, len(runs)).sink(results)
     writer = SessionWriter(out_path) if out_path else None
 
@@ -320,18 +326,18 @@ def run_plan(args: argparse.Namespace, runs: list[RunRequest], out_path: str | N
     return results
 
 
-def _drive(session: RunnerSession | DeviceSet, runs: list[RunRequest], args: argparse.Namespace,
+def _drive(session: Driver, runs: list[RunRequest], args: argparse.Namespace,
            after: AfterRuns | None, say: Callable[[str], object]) -> None:
     try:
         header = session.wait_ready()
     except RuntimeError as exc:
         raise CliError(str(exc)) from None
-    for entry in events.session_devices(header) or [{"name": None}]:
-        if entry.get("name") is None:
-            which = (f"GPU {entry['gpu']}: " if isinstance(session, DeviceSet)
-                     and entry.get("gpu") is not None else "")
+    for entry in header.gpus() or [rec.DeviceEntry(id=0)]:
+        if entry.name is None:
+            which = (f"GPU {entry.gpu}: " if isinstance(session, DeviceSet)
+                     and entry.gpu is not None else "")
             raise CliError(f"no GPU: {which}"
-                           f"{entry.get('no_gpu_reason') or header.get('no_gpu_reason')}")
+                           f"{entry.no_gpu_reason or header.no_gpu_reason}")
     runs = runnable_here(header, runs, say)
     session.submit(runs)
     session.wait_idle()
@@ -370,7 +376,7 @@ def cluster_of(args: argparse.Namespace) -> ClusterTarget | None:
 
 
 def run_cluster(args: argparse.Namespace, target: ClusterTarget, runs: list[RunRequest],
-                out_path: str | None, stderr: TextIO) -> tuple[list[dict], int]:
+                out_path: str | None, stderr: TextIO) -> tuple[list[rec.Result], int]:
     """The plan on a Dask cluster; returns the results and the runs lost with a worker."""
     from ..drive import cluster
 
@@ -403,13 +409,8 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     except KeyboardInterrupt:
         stderr.write("interrupted\n")
         return 130
-    except BrokenPipeError:  # the reader went away (`gemmscope report | head`): stop quietly
-        if stdout is sys.stdout:
-            try:  # the interpreter flushes stdout once more at exit: let that go nowhere
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            except (OSError, ValueError):
-                pass
-        return 141  # 128 + SIGPIPE, what a shell reports for a writer the pipe closed on
+    except BrokenPipeError:  # the reader went away (`gemmscope report | head`)
+        return report.reader_gone(stdout)
     except RecordingFailed as exc:  # a full disk: the message names the file
         stderr.write(f"gemmscope {args.command}: {terminal_text(exc.strerror or str(exc))}\n")
         return 1
@@ -421,9 +422,7 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
 
 
 def _runner(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from ..engine.runner import main as runner_main
-
-    return runner_main(args.telemetry_hz, args.levels_from, args.device)
+    return serve.run(args)
 
 
 def ncu_levels(runs: list[RunRequest]) -> list[str]:
@@ -450,7 +449,7 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     results, lost = record_runs(args, on_cluster, runs, out, [], stderr)
     if args.json:
         for r in results:
-            stdout.write(json.dumps(r) + "\n")
+            stdout.write(encode(r) + "\n")
     else:
         stdout.write(render(results) + "\n")
     return finish(args, results, lost, [], stderr, runs_asked=True)
@@ -498,7 +497,7 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def record_runs(args: argparse.Namespace, on_cluster: ClusterTarget | None,
                 runs: list[RunRequest], out: NewFile | None, steps: Sequence[ProfileStep],
-                stderr: TextIO) -> tuple[list[dict], int]:
+                stderr: TextIO) -> tuple[list[rec.Result], int]:
     """The runs (on ``on_cluster``, the ``--cluster``, else through a runner session),
     then the profiling ``steps``, recorded to ``out`` (renamed onto its path when all went
     well, else abandoned); returns the results and the runs lost with a worker.
@@ -531,7 +530,7 @@ def record_runs(args: argparse.Namespace, on_cluster: ClusterTarget | None,
     return results, lost
 
 
-def finish(args: argparse.Namespace, results: list[dict], lost: int,
+def finish(args: argparse.Namespace, results: list[rec.Result], lost: int,
            steps: Sequence[ProfileStep], stderr: TextIO, runs_asked: bool) -> int:
     """What bench and record say after the table; the exit code: 0 when there are
     results (or no runs were asked: ``record --profile-only``), every one verified, no run
@@ -545,42 +544,26 @@ def finish(args: argparse.Namespace, results: list[dict], lost: int,
     if lost:
         stderr.write(f"{lost} run(s) lost with their worker: error events in the recording\n")
         return 1
-    return 0 if (results or not runs_asked) and all(r["verified"] for r in results) else 1
+    return 0 if (results or not runs_asked) and all(r.verified for r in results) else 1
 
 
 def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    if not Path(args.file).exists():
-        raise CliError(f"{args.file}: no such file")
-    if args.baseline is not None:
-        if not Path(args.baseline).exists():
-            raise CliError(f"{args.baseline}: no such file")
-        lines, problems = baseline_lines(args.file, args.baseline, args.markdown)
-        for line in lines:
-            stdout.write(line + "\n")
-        for said in problems:
-            stderr.write(said + "\n")
-        return 1 if problems else 0
-    lines, problem = report_lines(args.file, args.markdown)
-    for line in lines:
-        stdout.write(line + "\n")
-    if problem is not None:
-        stderr.write(problem + "\n")
-        return 1
-    return 0
+    return report.run(args, stdout, stderr)
 
 
 def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     target = remote_target(args.remote)
-    entries = ([lv.catalog_entry(i) for i, lv in enumerate(registry.LEVELS)]
+    entries = (msgspec.convert([lv.catalog_entry(i) for i, lv in enumerate(registry.LEVELS)],
+                               list[rec.CatalogEntry])
                if target is None else remote_levels(args, target))
     cc = args.cc if args.cc is not None or target is not None else _local_cc()
-    cannot = arch_limits.cannot_run([str(e.get("id")) for e in entries], entries, cc)
-    rows = [(printable(str(entry.get("id"))), printable(str(entry.get("precision"))),
-             printable(str(entry.get("arch_need") or "?")),
-             printable(str(entry.get("title"))),
-             printable(", ".join(f"{k}={v}" for k, v in (entry.get("params") or {}).items())
+    cannot = arch_limits.cannot_run([e.id for e in entries], entries, cc)
+    rows = [(printable(str(entry.id)), printable(str(entry.precision)),
+             printable(str(entry.arch_need or "?")),
+             printable(str(entry.title)),
+             printable(", ".join(f"{k}={v}" for k, v in (entry.params or {}).items())
                        + (f"  [cannot run here: {arch_limits.device_arch(cc)}]"
-                          if cc is not None and entry.get("id") in cannot else "")))
+                          if cc is not None and entry.id in cannot else "")))
             for entry in entries]
     # columns as wide as their longest cell (an id longer than the rest, such as a remote
     # runner's, moves every row's columns with it, never only its own)
@@ -613,12 +596,12 @@ def _local_cc() -> str | None:
     return f"{major}.{minor}"
 
 
-def remote_levels(args: argparse.Namespace, target: remote.Target) -> list[dict[str, Any]]:
+def remote_levels(args: argparse.Namespace, target: remote.Target) -> list[rec.CatalogEntry]:
     """The catalog of the runner on ``--remote``, asked with ``{"cmd": "levels"}``."""
     import time
 
-    answers: list[dict[str, Any]] = []
-    session = RunnerSession(lambda ev: answers.append(ev) if ev["type"] == "levels" else None,
+    answers: list[rec.Levels] = []
+    session = RunnerSession(lambda ev: answers.append(ev) if isinstance(ev, rec.Levels) else None,
                             remote.ssh_command(target, args.remote_command,
                                                extra=args.ssh_option),
                             **remote.session_options(target))
@@ -638,7 +621,7 @@ def remote_levels(args: argparse.Namespace, target: remote.Target) -> list[dict[
             session.pump(0.1)
     finally:
         session.close()
-    return [e for e in answers[0]["levels"] if isinstance(e, dict)]
+    return answers[0].levels
 
 
 def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -661,6 +644,13 @@ def _sass(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    try:
+        return user_kernels.run_check(args, stdout)
+    except user_kernels.KernelOptionError as exc:
+        raise CliError(str(exc)) from None
+
+
 def _scheduler(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         argv, env = cluster_serve.scheduler_command(args)
@@ -681,4 +671,5 @@ def _worker(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
     "runner": _runner, "scheduler": _scheduler, "worker": _worker, "bench": _bench,
     "record": _record, "report": _report, "levels": _levels, "diff": _diff, "sass": _sass,
+    "check": _check,
 }

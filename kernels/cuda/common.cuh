@@ -1,5 +1,5 @@
 // Shared by every level of the gemmscope ladder. Assembled into each level's source
-// string before compilation (see kernels/build.py), so its hash is part of every cache key.
+// string before compilation (see kernels/toolchain/nvrtc.py), so its hash is part of every cache key.
 //
 // Conventions for every kernel: row-major A (M x K), B (K x N), C (M x N); C = A * B;
 // every level is correct for any M, N, K >= 1. The template flag VEC selects the fast
@@ -12,11 +12,15 @@
 
 typedef long long gs_index;  // element offsets: M*K can exceed 2^31
 
-// cp.async (sm_80+): copy global -> shared without staging in registers. When src_bytes
-// is 0 nothing is read and the destination is filled with zeros (used for edge tiles).
+// The shared-space byte address of a generic pointer into shared memory, as the PTX
+// shared-memory instructions take it (cp.async, ld.shared, ldmatrix, mbarrier, TMA, wgmma
+// descriptors): the one generic-to-shared conversion of every level.
 __device__ __forceinline__ unsigned gs_smem_addr(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
+
+// cp.async (sm_80+): copy global -> shared without staging in registers. When src_bytes
+// is 0 nothing is read and the destination is filled with zeros (used for edge tiles).
 __device__ __forceinline__ void gs_cp_async16(void* smem, const void* gmem, bool valid) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(gs_smem_addr(smem)),
                  "l"(gmem), "r"(valid ? 16 : 0));
@@ -31,7 +35,9 @@ __device__ __forceinline__ void gs_cp_async_wait() { asm volatile("cp.async.wait
 
 // A float4 of row `row` of a matrix with `cols` columns, starting at column c (c % 4 == 0),
 // zeros outside the matrix. VEC: cols % 4 == 0, so the vector is aligned and all-in or
-// all-out; otherwise four guarded scalar loads.
+// all-out: one 128-bit load, written as one (__ldg of a float4, LDG.E.128) because the
+// build turns NVVM's load/store vectorizer off (kernels/toolchain/nvrtc_options.py), which
+// leaves a float4 copy as four scalar loads. Otherwise four guarded scalar loads.
 template <bool VEC>
 __device__ __forceinline__ float4 gs_load4(const float* __restrict__ P, int rows, int cols,
                                            int row, int c) {
@@ -39,7 +45,7 @@ __device__ __forceinline__ float4 gs_load4(const float* __restrict__ P, int rows
     if (row >= rows) return v;
     const float* src = P + (gs_index)row * cols;
     if (VEC) {
-        if (c < cols) v = *reinterpret_cast<const float4*>(src + c);
+        if (c < cols) v = __ldg(reinterpret_cast<const float4*>(src + c));
     } else {
         v.x = c < cols ? src[c] : 0.f;
         v.y = c + 1 < cols ? src[c + 1] : 0.f;
@@ -49,20 +55,48 @@ __device__ __forceinline__ float4 gs_load4(const float* __restrict__ P, int rows
     return v;
 }
 
-// Four consecutive outputs of row `row` of C from column c, guarded like gs_load4.
+// One 128-bit / 64-bit global store (STG.E.128 / STG.E.64), written as one for the reason
+// gs_load4 gives. Plain st.global, as a float4 copy was: __stwb's st.global.wb becomes a
+// strong store (STG.E.128.STRONG.SM). `p` is 16- / 8-byte aligned.
+__device__ __forceinline__ void gs_st_global4(bool pred, float* p, float x, float y, float z,
+                                              float w) {
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t"
+                 "@p st.global.v4.f32 [%0], {%1, %2, %3, %4};\n\t}\n"
+                 ::"l"(p), "f"(x), "f"(y), "f"(z), "f"(w), "r"(int(pred))
+                 : "memory");
+}
+__device__ __forceinline__ void gs_st_global2(bool pred, float* p, float x, float y) {
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t"
+                 "@p st.global.v2.f32 [%0], {%1, %2};\n\t}\n"
+                 ::"l"(p), "f"(x), "f"(y), "r"(int(pred))
+                 : "memory");
+}
+
+// Four consecutive outputs of row `row` of C from column c, guarded like gs_load4; VEC: one
+// 128-bit store (gs_st_global4).
 template <bool VEC>
 __device__ __forceinline__ void gs_store4(float* __restrict__ C, int M, int N, int row, int c,
                                           float x, float y, float z, float w) {
-    if (row >= M) return;
     float* dst = C + (gs_index)row * N + c;
     if (VEC) {
-        if (c < N) *reinterpret_cast<float4*>(dst) = make_float4(x, y, z, w);
+        // the guard as the store's predicate, not a branch (the asm would keep the branch)
+        gs_st_global4(row < M && c < N, dst, x, y, z, w);
     } else {
+        if (row >= M) return;
         if (c < N) dst[0] = x;
         if (c + 1 < N) dst[1] = y;
         if (c + 2 < N) dst[2] = z;
         if (c + 3 < N) dst[3] = w;
     }
+}
+
+// Four floats from shared memory with one ld.shared.v4 (LDS.128): `addr` is a shared-space
+// byte address (gs_smem_addr), 16-byte aligned.
+__device__ __forceinline__ void gs_lds4(float* dst, unsigned addr) {
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])
+                 : "r"(addr)
+                 : "memory");
 }
 
 // Fragments of a warp-tiled thread (warp_tiling.cu, cp_async.cu). As is transposed
@@ -73,18 +107,16 @@ template <int LDA, int BN, int WMITER, int WNITER, int WSUBM, int WSUBN, int TM,
 __device__ __forceinline__ void gs_load_frags(const float* __restrict__ As,
                                               const float* __restrict__ Bs, int k, int m0, int n0,
                                               float (&rm)[WMITER * TM], float (&rn)[WNITER * TN]) {
+    const unsigned a = gs_smem_addr(As) + 4u * (k * LDA + m0);
+    const unsigned b = gs_smem_addr(Bs) + 4u * (k * BN + n0);
 #pragma unroll
     for (int im = 0; im < WMITER; ++im)
 #pragma unroll
-        for (int i = 0; i < TM; i += 4)
-            *reinterpret_cast<float4*>(&rm[im * TM + i]) =
-                *reinterpret_cast<const float4*>(&As[k * LDA + m0 + im * WSUBM + i]);
+        for (int i = 0; i < TM; i += 4) gs_lds4(&rm[im * TM + i], a + 4u * (im * WSUBM + i));
 #pragma unroll
     for (int jn = 0; jn < WNITER; ++jn)
 #pragma unroll
-        for (int j = 0; j < TN; j += 4)
-            *reinterpret_cast<float4*>(&rn[jn * TN + j]) =
-                *reinterpret_cast<const float4*>(&Bs[k * BN + n0 + jn * WSUBN + j]);
+        for (int j = 0; j < TN; j += 4) gs_lds4(&rn[jn * TN + j], b + 4u * (jn * WSUBN + j));
 }
 
 // acc += rm (column) x rn (row): the thread's whole tile, one k step.
@@ -117,23 +149,32 @@ __device__ __forceinline__ void gs_warp_tile_mma(const float* __restrict__ As,
     }
 }
 
-// Block coordinates in grouped order: SWZ consecutive block rows are walked column by
-// column, so blocks running at the same time share A rows and B columns in L2.
-// SWZ = 1 is the plain row-major order of the grid.
-template <int SWZ>
+// The grouped block order, the one copy of it: tile t of a tm x tn grid of output tiles,
+// GM tile rows walked column by column (inside a group of GM rows, t runs down a column
+// first), so the tiles that run at the same time share rows of A and columns of B in L2.
+// GM = 1 is row-major order. The persistent levels number their tiles themselves;
+// gs_block_coords maps a 2D grid's blocks through it.
+__device__ __forceinline__ void gs_group_coords(int t, int tm, int tn, int GM, int& bm, int& bn) {
+    const int per_group = GM * tn;
+    const int group = t / per_group, first = group * GM;
+    const int rows = min(tm - first, GM);
+    const int in_group = t - group * per_group;
+    bm = first + in_group % rows;
+    bn = in_group / rows;
+}
+
+// This block's coordinates (bx: column of blocks, by: row) of a gridDim.x x gridDim.y grid
+// in gs_group_coords's order, GM block rows at a time; GM <= 1 (0 too) is the grid's own
+// order, without the arithmetic.
+template <int GM>
 __device__ __forceinline__ void gs_block_coords(int& bx, int& by) {
-    if (SWZ <= 1) {
+    if (GM <= 1) {
         bx = blockIdx.x;
         by = blockIdx.y;
         return;
     }
     const int gn = gridDim.x, gm = gridDim.y;
-    const int bid = blockIdx.y * gn + blockIdx.x;
-    const int group = bid / (SWZ * gn), first = group * SWZ;
-    const int rows = min(gm - first, SWZ);
-    const int in = bid % (SWZ * gn);
-    by = first + in % rows;
-    bx = in / rows;
+    gs_group_coords(blockIdx.y * gn + blockIdx.x, gm, gn, GM, by, bx);
 }
 
 // Write a warp-tiled thread's outputs (layout as in gs_warp_tile_mma) with float4 stores.

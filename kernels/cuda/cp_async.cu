@@ -11,7 +11,7 @@
 #include "common.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN,
-          int STAGES, int MINB, int SWZ, bool VEC>
+          int STAGES, int MINB, int GM, bool VEC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 sgemm_cp_async(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                float* __restrict__ C) {
@@ -32,7 +32,7 @@ sgemm_cp_async(int M, int N, int K, const float* __restrict__ A, const float* __
     float* Bs = smem + STAGES * BK * LDA;  // STAGES x BK x BN
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     int bx, by;
-    gs_block_coords<SWZ>(bx, by);
+    gs_block_coords<GM>(bx, by);
     const int block_row = by * BM, block_col = bx * BN;
     const int m0 = (warp / WARPS_N) * WM + (lane / LANE_COLS) * TM;
     const int n0 = (warp % WARPS_N) * WN + (lane % LANE_COLS) * TN;

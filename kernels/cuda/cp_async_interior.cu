@@ -10,7 +10,7 @@
 #include "common.cuh"
 
 template <bool G, int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM,
-          int TN, int STAGES, int SWZ, bool VEC>
+          int TN, int STAGES, int GM, bool VEC>
 __device__ __forceinline__ void gs_cp_async_interior_body(int M, int N, int K,
                                                           const float* __restrict__ A,
                                                           const float* __restrict__ B,
@@ -32,7 +32,7 @@ __device__ __forceinline__ void gs_cp_async_interior_body(int M, int N, int K,
     float* Bs = smem + STAGES * BK * LDA;  // STAGES x BK x BN
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     int bx, by;
-    gs_block_coords<SWZ>(bx, by);
+    gs_block_coords<GM>(bx, by);
     const int block_row = by * BM, block_col = bx * BN;
     const int m0 = (warp / WARPS_N) * WM + (lane / LANE_COLS) * TM;
     const int n0 = (warp % WARPS_N) * WN + (lane % LANE_COLS) * TN;
@@ -135,18 +135,18 @@ __device__ __forceinline__ void gs_cp_async_interior_body(int M, int N, int K,
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN,
-          int STAGES, int MINB, int SWZ, bool VEC>
+          int STAGES, int MINB, int GM, bool VEC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 sgemm_cp_async_interior(int M, int N, int K, const float* __restrict__ A,
                         const float* __restrict__ B, float* __restrict__ C) {
     int bx, by;
-    gs_block_coords<SWZ>(bx, by);
+    gs_block_coords<GM>(bx, by);
     // interior: the whole tile inside C and K a multiple of BK (the copies need no guard)
     const bool interior = VEC && (by + 1) * BM <= M && (bx + 1) * BN <= N && K % BK == 0;
     if (interior)
         gs_cp_async_interior_body<false, BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, STAGES,
-                                  SWZ, VEC>(M, N, K, A, B, C);
+                                  GM, VEC>(M, N, K, A, B, C);
     else
         gs_cp_async_interior_body<true, BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, STAGES,
-                                  SWZ, VEC>(M, N, K, A, B, C);
+                                  GM, VEC>(M, N, K, A, B, C);
 }

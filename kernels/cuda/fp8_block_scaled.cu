@@ -157,7 +157,7 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
         int it = 0;
         gs_for_each_unit(work, [&](int t, int k0, int k1) {
             int bm, bn;
-            gs_tile_coords(t, tm, tn, GM, bm, bn);
+            gs_group_coords(t, tm, tn, GM, bm, bn);
             const int lr = (t128 / 32) * 16 + (t128 % 32) / 4;  // rows lr, lr + 8 of 64
             const int r0 = bm * BM + c * 64 + lr;
             const bool in0 = r0 < M, in1 = r0 + 8 < M;
@@ -177,7 +177,7 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
             // The copies of the next piece's first block are issued in this piece's last.
             auto fetch = [&](int tile, int ks, int i) {
                 int fm, fn;
-                gs_tile_coords(tile, tm, tn, GM, fm, fn);
+                gs_group_coords(tile, tm, tn, GM, fm, fn);
                 const int r = fm * BM + c * 64 + t128, nb = fn * BN / 128 + t128 - 64;
                 const bool row = t128 < 64, valid = row ? r < M : nb < nb_count;
                 const float* src = !valid ? scale_a
@@ -191,7 +191,7 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
                 gs_named_barrier(5 + c, 128);  // every thread's copies of buffer i & 1 landed
                 // ld.shared: sc came from integer arithmetic (gs_align_1024), so plain C++
                 // loads would compile to generic LDs
-                const unsigned d = gs_smem_u32(sc + (i & 1) * (64 + NB));
+                const unsigned d = gs_smem_addr(sc + (i & 1) * (64 + NB));
                 const float a0 = gs_lds_f32(d + 4 * lr), a1 = gs_lds_f32(d + 4 * (lr + 8));
 #pragma unroll
                 for (int b = 0; b < NB; ++b) {

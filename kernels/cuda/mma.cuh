@@ -27,22 +27,12 @@ __device__ __forceinline__ void gs_mma_16816(float (&d)[4], const unsigned (&a)[
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// Tile t of a tm x tn grid of tiles in grouped order: GM tile rows walked column by column
-// (GM = 1: row by row), so the tiles that run at the same time share rows of A and columns
-// of B in L2.
-__device__ __forceinline__ void gs_group_coords(int t, int tm, int tn, int GM, int& bm, int& bn) {
-    const int per_group = GM * tn;
-    const int group = t / per_group, first = group * GM;
-    const int rows = min(tm - first, GM);
-    const int in_group = t - group * per_group;
-    bm = first + in_group % rows;
-    bn = in_group / rows;
-}
-
 // Stores a warp's MT x NT accumulator fragments of m16n8 to row-major C (M x N): c0, c1 of a
 // fragment at row lane/4, columns 2*(lane%4)+{0,1}; c2, c3 eight rows down. row0 and col0 are
 // the warp's first row and column plus this lane's offset. pairs: one 8-byte store per two
-// columns (N even, so every row starts 8-byte aligned); otherwise element by element.
+// columns (N even, so every row starts 8-byte aligned), written as one (common.cuh's
+// gs_st_global2: the build leaves NVVM's vectorizer off, which would leave a float2 copy as
+// two stores); otherwise element by element.
 template <int MT, int NT>
 __device__ __forceinline__ void gs_store_mma_acc(float* __restrict__ C, int M, int N, int row0,
                                                  int col0, const float (&acc)[MT][NT][4],
@@ -52,18 +42,18 @@ __device__ __forceinline__ void gs_store_mma_acc(float* __restrict__ C, int M, i
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int r = row0 + mi * 16 + h * 8;
-            if (r >= M) continue;
+            const bool row_in = r < M;  // a predicate, not a branch around the asm store
             float* dst_row = C + (gs_index)r * N;
 #pragma unroll
             for (int nj = 0; nj < NT; ++nj) {
                 const int c = col0 + nj * 8;
                 float* dst = dst_row + c;
                 if (pairs) {
-                    if (c < N) *reinterpret_cast<float2*>(dst) =
-                        make_float2(acc[mi][nj][2 * h], acc[mi][nj][2 * h + 1]);
+                    gs_st_global2(row_in && c < N, dst, acc[mi][nj][2 * h],
+                                  acc[mi][nj][2 * h + 1]);
                 } else {
-                    if (c < N) dst[0] = acc[mi][nj][2 * h];
-                    if (c + 1 < N) dst[1] = acc[mi][nj][2 * h + 1];
+                    if (row_in && c < N) dst[0] = acc[mi][nj][2 * h];
+                    if (row_in && c + 1 < N) dst[1] = acc[mi][nj][2 * h + 1];
                 }
             }
         }

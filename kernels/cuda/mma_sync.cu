@@ -11,7 +11,7 @@
 #include "common.cuh"
 #include "mma.cuh"
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SWZ, bool VEC>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GM, bool VEC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
 hgemm_mma_sync(int M, int N, int K, const __half* __restrict__ A, const __half* __restrict__ B,
                float* __restrict__ C) {
@@ -31,7 +31,7 @@ hgemm_mma_sync(int M, int N, int K, const __half* __restrict__ A, const __half* 
     const unsigned as_base = gs_smem_addr(As), bs_base = gs_smem_addr(Bs);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     int bx, by;
-    gs_block_coords<SWZ>(bx, by);
+    gs_block_coords<GM>(bx, by);
     const int block_row = by * BM, block_col = bx * BN;
     const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
 

@@ -115,7 +115,7 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         }
         // epilogue of output tile i, while the producer already fills the next tile's stages
         int bm, bn;
-        gs_tile_coords(blockIdx.x + i * gridDim.x, tm, tn, GM, bm, bn);
+        gs_group_coords(blockIdx.x + i * gridDim.x, tm, tn, GM, bm, bn);
         const int row0 = bm * BM + wm0 + lane / 4, col0 = bn * BN + wn0 + (lane % 4) * 2;
         // float2 stores need 8-byte aligned rows
         gs_store_mma_acc(C, M, N, row0, col0, acc, (N & 1) == 0);

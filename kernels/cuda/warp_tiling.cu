@@ -10,7 +10,7 @@
 #include "common.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN,
-          int MINB, int SWZ, int PF, bool VEC>
+          int MINB, int GM, int PF, bool VEC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 sgemm_warp_tiling(int M, int N, int K, const float* __restrict__ A,
                   const float* __restrict__ B, float* __restrict__ C) {
@@ -28,7 +28,7 @@ sgemm_warp_tiling(int M, int N, int K, const float* __restrict__ A,
     __shared__ __align__(16) float Bs[2][BK * BN];
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     int bx, by;
-    gs_block_coords<SWZ>(bx, by);
+    gs_block_coords<GM>(bx, by);
     const int block_row = by * BM, block_col = bx * BN;
     const int m0 = (warp / WARPS_N) * WM + (lane / LANE_COLS) * TM;
     const int n0 = (warp % WARPS_N) * WN + (lane % LANE_COLS) * TN;

@@ -81,7 +81,7 @@ bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         int it = 0;
         gs_for_each_unit(work, [&](int t, int k0, int k1) {
             int bm, bn;
-            gs_tile_coords(t, tm, tn, GM, bm, bn);
+            gs_group_coords(t, tm, tn, GM, bm, bn);
             for (int ks = k0; ks < k1; ++ks, ++it) {
                 const int s = it % STAGES;
                 gs_mbar_wait(&full[s], (it / STAGES) & 1);

@@ -20,7 +20,7 @@ TENSOR_MAP_BYTES = 128
 # CUtensorMapDataType, CUtensorMapSwizzle, CUtensorMapL2promotion (cuda.h)
 DATA_TYPE = {"uint8": 0, "uint16": 1, "f16": 6, "bf16": 9}
 ITEM_BYTES = {"uint8": 1, "uint16": 2, "f16": 2, "bf16": 2}
-SWIZZLE_128B = 3
+SWIZZLE_NONE, SWIZZLE_128B = 0, 3
 L2_PROMOTION_256B = 3
 MAX_BOX = 256
 
@@ -40,6 +40,9 @@ class TiledMap:
     cols: int
     box_rows: int
     box_cols: int
+    # False: the box lands as plain rows (no swizzle), box_cols * item a multiple of 16
+    # bytes up to MAX_BOX elements (fp8_deep's C tiles of BN = 88 columns)
+    swizzle: bool = True
 
     def check(self) -> None:
         item = ITEM_BYTES[self.dtype]
@@ -48,8 +51,11 @@ class TiledMap:
         if (self.cols * item) % 16:
             raise TensorMapError(f"a row of {self.cols} {self.dtype} is {self.cols * item} bytes, "
                                  "not a multiple of 16 (TMA row pitch)")
-        if self.box_cols * item != 128:
+        if self.swizzle and self.box_cols * item != 128:
             raise TensorMapError(f"box of {self.box_cols} {self.dtype} is not one 128-byte row")
+        if not self.swizzle and ((self.box_cols * item) % 16 or not 1 <= self.box_cols <= MAX_BOX):
+            raise TensorMapError(f"box of {self.box_cols} {self.dtype} is not a multiple of 16 "
+                                 f"bytes of 1..{MAX_BOX} elements")
         if not 1 <= self.box_rows <= MAX_BOX:
             raise TensorMapError(f"box of {self.box_rows} rows (1..{MAX_BOX})")
 
@@ -62,7 +68,8 @@ class TiledMap:
         elem = (ctypes.c_uint32 * 2)(1, 1)
         return (ctypes.c_int(DATA_TYPE[self.dtype]), ctypes.c_uint32(2),
                 ctypes.c_void_p(self.ptr), dims, strides, box, elem,
-                ctypes.c_int(0), ctypes.c_int(SWIZZLE_128B), ctypes.c_int(L2_PROMOTION_256B),
+                ctypes.c_int(0), ctypes.c_int(SWIZZLE_128B if self.swizzle else SWIZZLE_NONE),
+                ctypes.c_int(L2_PROMOTION_256B),
                 ctypes.c_int(0))
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..protocol.events import GPM_FIELDS, TELEMETRY_FIELDS
 from ..protocol.throttle import slowdowns
 from .gpu_select import same_bus_id
 
@@ -38,9 +39,7 @@ def decode_reasons(mask: int | None) -> list[str] | None:
     return names
 
 
-FIELDS = ("sm_clock_mhz", "mem_clock_mhz", "power_w", "power_kind", "power_limit_w",
-          "energy_j", "temp_c", "gpu_util_pct", "reasons", "sm_occupancy_pct", "sm_util_pct",
-          "tensor_util_pct", "dram_bw_util_pct", "fp32_util_pct")
+FIELDS = (*TELEMETRY_FIELDS, "power_kind", "reasons")  # of one sample
 
 
 class Nvml:
@@ -148,6 +147,40 @@ class Nvml:
                 return None
             return self._get(lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU))
 
+    def _read(self, fn: Callable[[Any, Any], Any]) -> Any:
+        """``fn(pynvml, handle)`` under the lock; None without NVML or where it fails."""
+        with self._lock:
+            nv, h = self._nv, self._h
+            return None if nv is None else self._get(lambda: fn(nv, h))
+
+    def driver_version(self) -> str | None:
+        """The driver's version ("580.159"), or None."""
+        got = self._read(lambda nv, h: nv.nvmlSystemGetDriverVersion())
+        return got.decode() if isinstance(got, bytes) else got
+
+    def cuda_driver_version(self) -> str | None:
+        """The newest CUDA the driver supports ("13.0"), or None."""
+        got = self._read(lambda nv, h: nv.nvmlSystemGetCudaDriverVersion())
+        return None if got is None else f"{got // 1000}.{got % 1000 // 10}"
+
+    def device_name(self) -> str | None:
+        got = self._read(lambda nv, h: nv.nvmlDeviceGetName(h))
+        return got.decode() if isinstance(got, bytes) else got
+
+    def device_count(self) -> int:
+        """GPUs NVML sees (0 without NVML)."""
+        return self._read(lambda nv, h: nv.nvmlDeviceGetCount()) or 0
+
+    def memory_bytes(self) -> tuple[int, int] | None:
+        """(free, total) device memory in bytes, or None."""
+        got = self._read(lambda nv, h: nv.nvmlDeviceGetMemoryInfo(h))
+        return None if got is None else (int(got.free), int(got.total))
+
+    @property
+    def gpm_supported(self) -> bool:
+        """Whether the GPU has GPM metrics (and this handle reads them)."""
+        return self._gpm_ok
+
     def power_limit_w(self) -> float | None:
         nv, h = self._nv, self._h
         mw = self._get(lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h))
@@ -183,8 +216,7 @@ class Nvml:
             return out
 
     def _gpm(self) -> dict[str, Any]:
-        keys = ("sm_occupancy_pct", "sm_util_pct", "tensor_util_pct", "dram_bw_util_pct",
-                "fp32_util_pct")
+        keys = GPM_FIELDS
         empty = dict.fromkeys(keys)
         if not self._gpm_ok:
             return empty
@@ -354,18 +386,11 @@ def nvml_facts(index: int = 0) -> NvmlFacts:
     nvml = Nvml(index)
     if not nvml.available:
         return NvmlFacts(False, nvml.reason)
-    nv, h, get = nvml._nv, nvml._h, nvml._get
     try:
-        driver = get(nv.nvmlSystemGetDriverVersion)
-        cuda = get(nv.nvmlSystemGetCudaDriverVersion)
-        name = get(lambda: nv.nvmlDeviceGetName(h))
-        memory = get(lambda: nv.nvmlDeviceGetMemoryInfo(h))
+        memory = nvml.memory_bytes()
         return NvmlFacts(
-            True, None, driver.decode() if isinstance(driver, bytes) else driver,
-            None if cuda is None else f"{cuda // 1000}.{cuda % 1000 // 10}",
-            name.decode() if isinstance(name, bytes) else name,
-            get(nv.nvmlDeviceGetCount) or 0, nvml._gpm_ok,
-            None if memory is None else int(memory.free),
-            None if memory is None else int(memory.total))
+            True, None, nvml.driver_version(), nvml.cuda_driver_version(), nvml.device_name(),
+            nvml.device_count(), nvml.gpm_supported,
+            None if memory is None else memory[0], None if memory is None else memory[1])
     finally:
         nvml.close()

@@ -31,7 +31,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from ..protocol.events import PROTOCOL_VERSION, ErrorKind, dumps
+from ..protocol import records as rec
+from ..protocol.decoding import encode, from_builtins, of
+from ..protocol.events import PROTOCOL_VERSION, ErrorKind, ProtocolError
 from ..protocol.plan import RunRequest
 from ..protocol.text_safety import shown
 from .cluster_address import SchedulerAddress
@@ -135,9 +137,16 @@ class Merger:
             self._pass(event)
 
     def _pass(self, event: dict[str, Any]) -> None:
+        """The edge of a cluster session: a worker's event, as JSON values, into its
+        record; one that does not read is said, not passed on."""
+        try:
+            record = from_builtins(event)
+        except ProtocolError as exc:
+            record = of({"type": "info", "t": self.now(),
+                         "message": f"a worker sent an event that cannot be read: {exc}"})
         if self.tap is not None:
-            self.tap.write_line(dumps(event))
-        self.on_event(event)
+            self.tap.write_line(encode(record))
+        self.on_event(record)
 
 
 def connect(address: SchedulerAddress, security: Any = None,
@@ -257,13 +266,13 @@ def _started(client: Any, key: Any) -> bool:
 def record_plan(address: SchedulerAddress, runs: list[RunRequest], out_path: str | None,
                 stderr: TextIO, command: list[str] | None = None,
                 watchdog_s: float = DEFAULT_WATCHDOG_S, telemetry_hz: float | None = None,
-                security: Any = None) -> tuple[list[dict[str, Any]], int]:
+                security: Any = None) -> tuple[list[rec.Result], int]:
     """``record --cluster``: the runs to ``out_path`` (a session file), progress on
     ``stderr``; returns the results and the number of runs lost with their worker."""
     from ..protocol.session_file import SessionWriter
     from ..results.progress import Progress
 
-    results: list[dict[str, Any]] = []
+    results: list[rec.Result] = []
     writer = SessionWriter(out_path) if out_path else None
     try:
         lost = record(address, runs, Progress(stderr, len(runs)).sink(results), writer,

@@ -20,6 +20,7 @@ from typing import Any
 
 from distributed import WorkerPlugin, get_worker
 
+from ..protocol.decoding import EventRecord, to_builtins
 from ..protocol.plan import RunRequest
 from .cluster_names import PLUGIN_NAME, STARTED_TOPIC
 from .session import DEFAULT_WATCHDOG_S, RunnerSession, default_runner_command
@@ -54,10 +55,15 @@ class RunnerPlugin(WorkerPlugin):
     def session(self) -> RunnerSession:
         if self._session is None:
             command = self.command or default_runner_command(self.telemetry_hz)
-            self._session = RunnerSession(self._events.append, command,
+            self._session = RunnerSession(self._keep, command,
                                           watchdog_s=self.watchdog_s,
                                           start_timeout_s=max(self.watchdog_s, 60.0))
         return self._session
+
+    def _keep(self, event: EventRecord) -> None:
+        """The runner's events travel to the client as JSON values (the client decodes
+        them into records: its edge)."""
+        self._events.append(to_builtins(event))
 
     def note(self, event: dict[str, Any]) -> None:
         """An event of this worker's own, sent with the run's."""
@@ -89,6 +95,7 @@ def run_on_worker(request: RunRequest) -> dict[str, Any]:
             plugin.note({"type": "error", "t": session.now(), "kind": "runner_crash",
                          "message": f"{failure}; the run of {request.describe()} was not "
                                     "made", **request.where()})
-        return {"events": plugin.take(), "now": session.now(), "header": session.header,
+        header = to_builtins(session.header) if session.header is not None else None
+        return {"events": plugin.take(), "now": session.now(), "header": header,
                 "failure": failure, "worker": worker.address, "host": socket.gethostname(),
                 "gpu": os.environ.get("CUDA_VISIBLE_DEVICES")}

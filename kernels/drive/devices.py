@@ -27,12 +27,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol.events import PROTOCOL_VERSION, dumps
+import msgspec
+
+from ..protocol import records as rec
+from ..protocol.decoding import EventRecord, encode, of
+from ..protocol.events import PROTOCOL_VERSION
 from ..protocol.plan import RunRequest
 from .session import (
     DEFAULT_START_TIMEOUT_S,
     DEFAULT_WATCHDOG_S,
     EventSink,
+    FailureExplainer,
     RunnerSession,
     SessionState,
     Tap,
@@ -55,41 +60,32 @@ class DeviceSpec:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def device_entry(index: int, spec: DeviceSpec, header: dict[str, Any] | None,
-                 failure: str | None = None) -> dict[str, Any]:
+def device_entry(index: int, spec: DeviceSpec, header: rec.Session | None,
+                 failure: str | None = None) -> rec.DeviceEntry:
     """The header's ``devices`` entry of one GPU, from its runner's own header."""
-    entry: dict[str, Any] = {"id": index, "gpu": None if spec.gpu is None else str(spec.gpu),
-                             "host": spec.host}
+    gpu = None if spec.gpu is None else str(spec.gpu)
     if header is None:
-        return {**entry, "name": None, "no_gpu_reason": failure}
-    device = header.get("device")
-    if isinstance(device, dict):
-        entry.update({k: v for k, v in device.items() if k not in entry})
-    else:
-        entry["name"] = None
-    entry["telemetry"] = header.get("telemetry")
-    if header.get("no_gpu_reason") is not None:
-        entry["no_gpu_reason"] = header["no_gpu_reason"]
-    return entry
+        return rec.DeviceEntry(id=index, gpu=gpu, host=spec.host, no_gpu_reason=failure)
+    device = msgspec.structs.asdict(header.device) if header.device is not None else {}
+    return rec.DeviceEntry(id=index, gpu=gpu, host=spec.host, **device,
+                           telemetry=header.telemetry, no_gpu_reason=header.no_gpu_reason)
 
 
-def merged_header(specs: list[DeviceSpec], headers: list[dict[str, Any] | None],
-                  failures: list[str | None]) -> dict[str, Any]:
+def merged_header(specs: list[DeviceSpec], headers: list[rec.Session | None],
+                  failures: list[str | None]) -> rec.Session:
     """One ``session`` header for several runners (see the module docstring); its
     ``device`` is the first GPU's, so a reader of one GPU reads it as before."""
     have = [h for h in headers if h is not None]
-    first = have[0] if have else {}
-    header: dict[str, Any] = {
-        "type": "session", "t": min((float(h["t"]) for h in have), default=0.0),
-        "protocol": PROTOCOL_VERSION,
-        **{k: first[k] for k in HEADER_FIELDS if k in first},
-        "device": first.get("device"),
-        "devices": [device_entry(i, spec, h, f)
-                    for i, (spec, h, f) in enumerate(zip(specs, headers, failures,
-                                                         strict=True))]}
-    header.setdefault("created", "")
-    header.setdefault("levels", {})
-    return header
+    entries = [device_entry(i, spec, h, f)
+               for i, (spec, h, f) in enumerate(zip(specs, headers, failures, strict=True))]
+    t = min((h.t for h in have), default=0.0)
+    if not have:
+        return rec.Session(t=t, protocol=PROTOCOL_VERSION, created="", levels={},
+                           devices=entries)
+    first = have[0]
+    kept = {k: getattr(first, k) for k in HEADER_FIELDS}
+    return rec.Session(t=t, protocol=PROTOCOL_VERSION, device=first.device, devices=entries,
+                       **kept)
 
 
 class DeviceSet:
@@ -111,9 +107,9 @@ class DeviceSet:
         self.state = SessionState.STOPPED
         self._t0 = time.monotonic()
         self._woken = threading.Event()
-        self._headers: list[dict[str, Any] | None] = [None] * len(specs)
-        self._held: list[dict[str, Any]] = []  # events before the merged header
-        self._header: dict[str, Any] | None = None
+        self._headers: list[rec.Session | None] = [None] * len(specs)
+        self._held: list[EventRecord] = []  # events before the merged header
+        self._header: rec.Session | None = None
         self.pending: deque[RunRequest] = deque()  # split runs not yet given to a GPU
         self.sessions = [
             RunnerSession(functools.partial(self._on_device_event, i), spec.command,
@@ -127,7 +123,7 @@ class DeviceSet:
 
     # ------------------------------------------------------------------ reading state
     @property
-    def header(self) -> dict[str, Any] | None:
+    def header(self) -> rec.Session | None:
         """The merged header, once written."""
         return self._header
 
@@ -148,7 +144,7 @@ class DeviceSet:
         return sum(s.lost_runs for s in self.sessions)
 
     @property
-    def explainer(self) -> Any:
+    def explainer(self) -> FailureExplainer | None:
         return self.sessions[0].explainer
 
     @property
@@ -198,9 +194,7 @@ class DeviceSet:
 
     def emit(self, event: dict[str, Any]) -> None:
         """An event of the whole session's (no device), on the session clock."""
-        event = {"type": event["type"], "t": self.now(),
-                 **{k: v for k, v in event.items() if k not in ("type", "t")}}
-        self._pass(event)
+        self._pass(of({**event, "t": self.now()}))
 
     def pump(self, timeout_s: float = 0.0) -> int:
         """Handle what every runner wrote; waits up to ``timeout_s`` for a line."""
@@ -211,7 +205,7 @@ class DeviceSet:
         self._dispatch()
         return handled
 
-    def wait_ready(self, poll_s: float = 0.1) -> dict[str, Any]:
+    def wait_ready(self, poll_s: float = 0.1) -> rec.Session:
         """Start every runner and wait until each is ready; returns the merged header
         (RuntimeError naming the GPUs whose runner did not start)."""
         self.start()
@@ -246,13 +240,17 @@ class DeviceSet:
         if self.wakeup is not None:
             self.wakeup()
 
-    def _on_device_event(self, index: int, event: dict[str, Any]) -> None:
-        if event["type"] == "session":
+    def _on_device_event(self, index: int, event: EventRecord) -> None:
+        if isinstance(event, rec.Session):
             self._headers[index] = event
             return
-        event = {**event, "device": index}
-        if self.specs[index].host:
-            event["host"] = self.specs[index].host
+        host = self.specs[index].host
+        if isinstance(event, rec.Placed):
+            event = msgspec.structs.replace(event, device=index,
+                                            **({"host": host} if host else {}))
+        elif isinstance(event, rec.Other):  # a type this reader does not know: its fields
+            # say where, all the same
+            event.fields.update({"device": index, **({"host": host} if host else {})})
         if self._header is None:
             self._held.append(event)
         else:
@@ -273,12 +271,12 @@ class DeviceSet:
         for event in held:
             self._pass(event)
 
-    def _pass(self, event: dict[str, Any]) -> None:
-        if self._header is None and event["type"] != "session":
+    def _pass(self, event: EventRecord) -> None:
+        if self._header is None and not isinstance(event, rec.Session):
             self._held.append(event)
             return
         if self.tap is not None:
-            self.tap.write_line(dumps(event))
+            self.tap.write_line(encode(event))
         self.on_event(event)
 
     def _dispatch(self) -> None:

@@ -16,7 +16,9 @@ A session owns everything between the runner's pipes and the event sink:
   ``max_failures`` failures in a row the session gives up and drops the queue. Every
   failure is an ``error`` event naming the run (level and shape) it cost;
 - the session clock: every event is placed on one time axis across restarts
-  (:class:`~gemmscope.kernels.protocol.events.Timeline`);
+  (:class:`~gemmscope.kernels.protocol.timeline.Timeline`);
+- the edge: each line the runner writes is decoded once into its record
+  (:mod:`~gemmscope.kernels.protocol.decoding`), and the sink gets records;
 - the tap: every event, the runner's and the session's own, is written to the session file
   as it arrives, up to the runner's last line.
 
@@ -37,19 +39,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from ..protocol.events import (
-    MAX_LINE_BYTES,
-    ErrorKind,
-    NewerProtocol,
-    ProtocolError,
-    Timeline,
-    dumps,
-    parse_line,
-)
+import msgspec
+
+from ..protocol import records as rec
+from ..protocol.decoding import EventRecord, decode, encode, of
+from ..protocol.events import MAX_LINE_BYTES, ErrorKind, NewerProtocol, ProtocolError, dumps
 from ..protocol.plan import RunQueue, RunRequest
+from ..protocol.timeline import Timeline
 from .runner_process import EOF, Line, RunnerProcess, spawn
 
-EventSink = Callable[[dict[str, Any]], None]
+EventSink = Callable[[EventRecord], None]
 DEFAULT_WATCHDOG_S = 60.0
 DEFAULT_START_TIMEOUT_S = 180.0  # the first compile of CuPy's own kernels takes a while
 MAX_CONSECUTIVE_FAILURES = 3
@@ -146,16 +145,19 @@ class RunnerSession:
         self._closed = False
         self._failure_text = "no reason given"
         self._ready_by: float | None = None  # the start budget, all attempts together
+        # of that budget, what the attempts so far left: only the time a runner had to
+        # start counts, not killing and reaping one (which a loaded machine stretches)
+        self._budget_left = 0.0
         self._exited_at: float | None = None  # the runner exited; its pipes still open
         self._started = 0.0  # when the current runner was started (time.monotonic())
         self._attempt_s = 0.0  # how long the current start may take, for the message
         self.lost_runs = 0  # runs that ended in a runner failure (crash, watchdog)
         self._hopeless = False  # the last failure is one a restart cannot cure
-        self._captures: list[list[dict[str, Any]]] = []
+        self._captures: list[list[EventRecord]] = []
 
     # ------------------------------------------------------------------ reading state
     @property
-    def header(self) -> dict[str, Any] | None:
+    def header(self) -> rec.Session | None:
         """The first runner's ``session`` header, once it has arrived."""
         return self.timeline.header
 
@@ -204,8 +206,9 @@ class RunnerSession:
         self._spoke = False
         self._exited_at = None
         now = time.monotonic()
-        if self._ready_by is None:
-            self._ready_by = now + self.start_timeout_s
+        if self._ready_by is None:  # a new start budget
+            self._budget_left = self.start_timeout_s
+        self._ready_by = now + self._budget_left
         first_word = min(self.header_timeout_s or self.watchdog_s, self.watchdog_s)
         self._deadline = min(now + first_word, self._ready_by)
         self._started = now
@@ -239,9 +242,7 @@ class RunnerSession:
 
     def emit(self, event: dict[str, Any]) -> None:
         """An event of the session's own (not the runner's), on the session clock."""
-        event = {"type": event["type"], "t": self.now(),
-                 **{k: v for k, v in event.items() if k not in ("type", "t")}}
-        self._deliver(event)
+        self._deliver(of({**event, "t": self.now()}))
 
     # ------------------------------------------------------------------ the loop
     def pump(self, timeout_s: float = 0.0) -> int:
@@ -262,7 +263,7 @@ class RunnerSession:
         self._check_watchdog()
         return handled
 
-    def wait_ready(self, poll_s: float = 0.1) -> dict[str, Any]:
+    def wait_ready(self, poll_s: float = 0.1) -> rec.Session:
         """Start if needed and wait for ``ready``; returns the header (RuntimeError when
         the session gave up)."""
         self.start()
@@ -273,17 +274,17 @@ class RunnerSession:
         assert self.header is not None
         return self.header
 
-    def run(self, requests: Iterable[RunRequest]) -> list[dict[str, Any]]:
+    def run(self, requests: Iterable[RunRequest]) -> list[EventRecord]:
         """Submit runs, wait until they are done, and return every event delivered
         meanwhile except telemetry (scripts and tests)."""
-        seen: list[dict[str, Any]] = []
+        seen: list[EventRecord] = []
         self._captures.append(seen)
         try:
             self.submit(requests)
             self.wait_idle()
         finally:
             self._captures.remove(seen)
-        return [e for e in seen if e["type"] != "telemetry"]
+        return [e for e in seen if not isinstance(e, rec.Telemetry)]
 
     def wait_idle(self, poll_s: float = 0.1) -> None:
         """Pump until every queued run has finished or the session gave up."""
@@ -334,9 +335,9 @@ class RunnerSession:
         except (OSError, ValueError):
             pass  # it died; its EOF reports that
 
-    def _deliver(self, event: dict[str, Any]) -> None:
+    def _deliver(self, event: EventRecord) -> None:
         if self.tap is not None:
-            self.tap.write_line(dumps(event))
+            self.tap.write_line(encode(event))
         for seen in self._captures:
             seen.append(event)
         self.on_event(event)
@@ -355,7 +356,7 @@ class RunnerSession:
         if not line:
             return
         try:
-            event = parse_line(line, source="runner")
+            event = decode(line, source="runner")
         except NewerProtocol as exc:
             if self.timeline.header is None and '"session"' in line:
                 self._incompatible(str(exc.reason))
@@ -365,40 +366,41 @@ class RunnerSession:
         except ProtocolError as exc:
             self._not_an_event(line, exc)
             return
-        if event["type"] == "ready" and self.timeline.header is None:
+        if isinstance(event, rec.Ready) and self.timeline.header is None:
             self._incompatible("it said ready without a session header")
             return
-        if event["type"] == "session" and self.timeline.header is None:
-            event.update(self.header_extra)
+        if isinstance(event, rec.Session) and self.timeline.header is None \
+                and self.header_extra:
+            event = msgspec.structs.replace(event, **self.header_extra)
         try:
             event = self.timeline.place(event, arrived)
         except ProtocolError as exc:
             self._not_an_event(line, exc)
             return
-        kind = event["type"]
-        if kind in ("session", "restart") and generation == self._generation \
+        if isinstance(event, rec.Session | rec.Restart) and generation == self._generation \
                 and not self._spoke:
             self._spoke = True
             if self.state is SessionState.STARTING:  # the rest of the start budget
                 self._deadline = self._ready_by
                 if self._ready_by is not None:
                     self._attempt_s = round(self._ready_by - self._started, 3)
-        if kind == "restart":
-            self.restarts = int(event["restarts"])
+        if isinstance(event, rec.Restart):
+            self.restarts = event.restarts
         current = self._proc is not None and generation == self._proc.generation
-        if current and self.queue.busy and kind not in WATCHDOG_IGNORES:
+        if current and self.queue.busy and event.type not in WATCHDOG_IGNORES:
             self._deadline = time.monotonic() + self.watchdog_s
         self._deliver(event)
         if not current:
             return  # a line the previous runner wrote before it died: kept, not acted on
-        if kind == "ready":
+        if isinstance(event, rec.Ready):
             self._set_state(SessionState.READY)
             self._deadline = None
             self._ready_by = None
             self._send_next()
-        elif kind == "result":
+        elif isinstance(event, rec.Result):
             self.failures = 0
-        elif kind == "done" and self.queue.busy and event.get("id") == self.queue.current_id:
+        elif isinstance(event, rec.Done) and self.queue.busy \
+                and event.id == self.queue.current_id:
             self._deadline = None
             self.queue.finish()
             self._send_next()
@@ -436,6 +438,7 @@ class RunnerSession:
         if self._deadline is None or time.monotonic() < self._deadline or self._proc is None:
             return
         self._deadline = None
+        self._attempt_ended()
         if self.queue.current is not None:
             self._fail_run(ErrorKind.TIMEOUT,
                            f"the runner said nothing for {self.watchdog_s:g} s during the "
@@ -452,7 +455,7 @@ class RunnerSession:
             else:
                 message = f"the runner was not ready within {allowed}; it was killed"
             if (self.failures < self.max_failures and self._ready_by is not None
-                    and time.monotonic() >= self._ready_by):
+                    and self._budget_left <= 0):
                 self.failures, self._hopeless = self.max_failures, True
                 message += (f" (the start timeout of {self.start_timeout_s:g} s, all "
                             "attempts together, is spent)")
@@ -479,6 +482,7 @@ class RunnerSession:
         proc = self._proc
         if proc is None or generation != proc.generation:
             return  # an old runner's pipe closing
+        self._attempt_ended()
         if eof:
             for thread in proc.threads:  # the stdout reader has ended (this is its EOF)
                 thread.join(1.0)
@@ -529,10 +533,16 @@ class RunnerSession:
             self._expect_exit.add(proc.generation)
         proc.kill()  # its EOF arrives through the reader; _on_exit restarts
 
+    def _attempt_ended(self) -> None:
+        """A start attempt ended (its runner is about to be killed, or exited): keep what
+        it left of the start budget."""
+        if self._ready_by is not None and self.state is SessionState.STARTING:
+            self._budget_left = max(0.0, self._ready_by - time.monotonic())
+
     def _start_again(self) -> None:
         if self._closed:
             return
-        spent = self._ready_by is not None and time.monotonic() >= self._ready_by
+        spent = self._ready_by is not None and self._budget_left <= 0
         if self.failures >= self.max_failures or spent:
             self._give_up()
             return

@@ -4,8 +4,9 @@ Truth rules (shared/DESIGN.md): fresh random inputs for every run, never zeros; 
 poisoned with NaN before the checked launch; the reference is a float64 product of the
 same rounded inputs; timing uses CUDA events around each launch after warm-up, with L2
 flushed before every timed launch, and reports the median and spread. Energy comes from
-the total-energy counter over a second of the same flush + launch pattern after the timed
-repeats, never from power samples (docs/energy.md).
+the total-energy counter over a second of the same launches back to back after the timed
+repeats (no flush: its joules are not the GEMM's), never from power samples
+(docs/energy.md).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from ..device import hopper
-from ..device.gpu import DeviceInfo, DeviceLimits, device_limits, require_cupy
+from ..device.gpu import DeviceInfo, device_limits, require_cupy
 from ..device.telemetry import Nvml, RunWindow
+from ..ladder.level import Toolchain
 from ..ladder.registry import (
     BY_ID,
     DTYPE_OF,
@@ -32,9 +34,13 @@ from ..ladder.registry import (
     Precision,
     Scaling,
 )
+from ..ladder.shape import percent, tflops_of
+from ..protocol.commands import DEFAULT_REPEATS, DEFAULT_WARMUP
 from ..protocol.events import Mode
 from ..toolchain import nvrtc
+from ..toolchain.constraints import over_limits
 from .cublaslt import torch_scaled_mm_available, torch_scaled_mm_launcher
+from .deep_launch import deep_launcher
 from .energy import (
     EnergyCounter,
     MeasuredWindow,
@@ -44,6 +50,7 @@ from .energy import (
     seconds_per_call,
 )
 from .operands import OUTPUT_BYTES, Accuracy, Operands, check, random_inputs
+from .triton_launch import triton_launcher, triton_missing
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
             Precision.FP8: 1}
@@ -63,6 +70,8 @@ def refusal(level: Level, M: int, N: int, K: int, device: DeviceInfo | None) -> 
     this device and this Python lack, then the level's own shape rules."""
     if level.arch == "sm_90a" and (device is None or not device.has_sm90a):
         return Refused(f"{level.id} needs Hopper (sm_90a)", "unsupported")
+    if level.toolchain is Toolchain.TRITON and (why := triton_missing()) is not None:
+        return Refused(f"{level.id} is a Triton kernel and {why}; skipped", "unsupported")
     if level.library is Library.CUBLASLT and not torch_scaled_mm_available():
         return Refused(f"{level.id} needs torch with torch._scaled_mm (not installed here); "
                        "skipped", "unsupported")
@@ -82,34 +91,10 @@ def limit_kind(level: Level) -> str:
     return "bad_input" if level.params != BY_ID.get(level.id, level).params else "unsupported"
 
 
-def over_limits(level: Level, limits: DeviceLimits, static_smem: int = 0,
-                dyn_smem: int | None = None, regs: int | None = None,
-                max_threads: int | None = None) -> str | None:
-    """Which of the device's per-block limits a launch of the level would break, or None.
-    Before compiling only the block and the dynamic shared memory are known; after,
-    ``static_smem``, ``regs`` and the kernel's ``max_threads`` (what its registers allow)."""
-    bx, by = level.threads
-    threads = bx * by
-    if threads > limits.max_threads_per_block:
-        return (f"a block of {threads} threads; the device allows "
-                f"{limits.max_threads_per_block} threads per block (MaxThreadsPerBlock)")
-    if bx > limits.max_block_dim_x or by > limits.max_block_dim_y:
-        return (f"a block of {bx}x{by} threads; the device allows {limits.max_block_dim_x}x"
-                f"{limits.max_block_dim_y} (MaxBlockDimX, MaxBlockDimY)")
-    dyn = level.dyn_smem_bytes() if dyn_smem is None else dyn_smem
-    smem = static_smem + dyn
-    if smem > limits.smem_per_block_optin_bytes:
-        parts = f" ({dyn} dynamic + {static_smem} static)" if static_smem else ""
-        return (f"{smem} bytes ({smem / 1024:.0f} KiB) of shared memory per block{parts}; the "
-                f"device allows at most {limits.smem_per_block_optin_bytes} bytes "
-                f"({limits.smem_per_block_optin_bytes / 1024:.0f} KiB) per block "
-                "(MaxSharedMemoryPerBlockOptin)")
-    if max_threads is not None and threads > max_threads:
-        need = f"{threads * regs} registers at {regs} per thread" if regs else "more registers"
-        return (f"a block of {threads} threads needs {need}; the device has "
-                f"{limits.regs_per_block} per block (MaxRegistersPerBlock), so this kernel "
-                f"runs at most {max_threads} threads per block")
-    return None
+def graphable(level: Level) -> bool:
+    """Whether the level's launches may be captured in a CUDA graph: the ladder's own
+    kernels (a library call, or Triton's launcher with its own host work, run plainly)."""
+    return level.kind is Kind.LEVEL and level.toolchain is Toolchain.NVRTC
 
 
 def bytes_needed(level: Level, M: int, N: int, K: int) -> int:
@@ -166,7 +151,9 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
         kernel.max_dynamic_shared_size_bytes = smem
     geometry = level.launch_geometry(built.params)
     block = (*geometry.block, 1)
-    if level.persistent:
+    if level.host == "fp8_deep":
+        run_level = deep_launcher(level, built.params, kernel, ops, smem, block)
+    elif level.persistent:
         run_level = _tma_launcher(level, geometry, kernel, ops, smem, block)
     else:
         sms = (int(require_cupy().cuda.Device().attributes["MultiProcessorCount"])
@@ -179,7 +166,9 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
 
     info: dict[str, Any] = {
         "variant": ("tma" if level.persistent else "vector" if vec else "scalar"),
-            "threads": block[0] * block[1], **built.attributes(vec)}
+            "threads": block[0] * block[1], **built.attributes(vec),
+            # which code ran (issue 31 item 2): one key, one cubin (the build is deterministic)
+            "code_key": built.code_key, "compiler": built.compiler}
     info["smem_bytes"] += smem
     info["kernel"] = getattr(kernel, "name", None)
     if picked:  # the run's result says what ran
@@ -259,7 +248,8 @@ class Prepared:
 
 
 # GPU time of the energy window after a burst run's timed repeats: the counter steps every
-# few tens of ms, so a second of flush + launch pairs keeps its steps to a few percent
+# ~100 ms on the H200 and is read at its steps, so a second of back-to-back launches keeps
+# the idle ends to about a percent
 BURST_ENERGY_WINDOW_S = 1.0
 
 
@@ -278,12 +268,12 @@ class Bench:
         self.energy_reason = self.nvml.energy_reason()
         self.energy = None if self.energy_reason else EnergyCounter(self.nvml.energy_j)
         self._flush_buf = self.cp.empty(max(device.l2_bytes * 2, 1 << 20) // 4, self.cp.float32)
-        self._flush_j: float | None = None
-        self._flush_measured = False
         self.stream = self.cp.cuda.Stream(non_blocking=True)
 
     def _launcher(self, level: Level, ops: Operands,
                   params: dict[str, int] | None) -> tuple[Callable[[], None], dict[str, Any]]:
+        if level.toolchain is Toolchain.TRITON:  # a user's Triton kernel
+            return triton_launcher(level, ops)
         if level.library is None:
             return level_launcher(level, ops, params)
         if level.library is Library.CUBLASLT:
@@ -341,7 +331,7 @@ class Bench:
         peak = (self.device.as_event()["peak_tflops"] or {}).get(str(level.precision))
         return {"level": level.id, "M": M, "N": N, "K": K, "dtype": DTYPE_OF[level.precision],
                 "precision": str(level.precision), **prep.verification(),
-                "peak_tflops": peak, "pct_of_peak": 100 * tflops / peak if peak else None,
+                "peak_tflops": peak, "pct_of_peak": percent(tflops, peak),
                 **prep.info}
 
     def flush(self) -> None:
@@ -366,18 +356,9 @@ class Bench:
         if self.sampler is not None and self.sampler.hz == 0:
             self.sampler.sample_now()
 
-    def flush_j(self) -> float | None:
-        """Joules of one L2 flush on its own, measured once per bench (flushes back to
-        back for BURST_ENERGY_WINDOW_S); None without the counter."""
-        if not self._flush_measured and self.energy is not None:
-            with self.stream:
-                w = self.window(self.batches(self.flush, graph=True), BURST_ENERGY_WINDOW_S)
-            self._flush_j = w.j_per_launch
-            self._flush_measured = True
-        return self._flush_j
-
     # ------------------------------------------------------------------ a burst run
-    def run(self, level: Level, M: int, N: int, K: int, repeats: int = 20, warmup: int = 3,
+    def run(self, level: Level, M: int, N: int, K: int, repeats: int = DEFAULT_REPEATS,
+            warmup: int = DEFAULT_WARMUP,
             on_repeat: Callable[[int, float], None] | None = None,
             params: dict[str, int] | None = None, energy: bool = True) -> dict[str, Any]:
         """One burst run; ``energy=False`` skips the energy window (correctness checks,
@@ -388,9 +369,9 @@ class Bench:
             prep = self.prepare(level, M, N, K, params, warmup)
             times = self._time(prep.launch, repeats, on_repeat)
             fields = self._burst_energy(level, prep.launch, flops) if energy else \
-                burst_energy_fields(None, None, flops, None, None, "not measured (energy=False)")
+                burst_energy_fields(None, flops, None, None, "not measured (energy=False)")
         summary = Timing(times["ms"]).summary()
-        tflops = flops / (summary["median_ms"] * 1e-3) / 1e12
+        tflops = tflops_of(flops, summary["median_ms"])
         result: dict[str, Any] = {
             **self.head(prep, tflops), "mode": str(Mode.BURST), **summary, "tflops": tflops,
             "repeats": repeats, "warmup": warmup}
@@ -400,24 +381,19 @@ class Bench:
                 "sm_clock_mhz_avg": window.sm_clock_mhz_avg,
                 "sm_clock_mhz_min": window.sm_clock_mhz_min,
                 "throttled": window.throttled, "telemetry_samples": window.samples})
+        result.update(clock_fields(result, fields.get("energy_window")))
         result.update(fields)
         return result
 
     def _burst_energy(self, level: Level, launch: Callable[[], None],
                       flops: float) -> dict[str, Any]:
-        """J per GEMM of the burst pattern: flush + launch pairs back to back for
-        BURST_ENERGY_WINDOW_S, the counter read at its steps around them."""
+        """J per GEMM of the level's launches back to back for BURST_ENERGY_WINDOW_S (no
+        flush between them), the counter read at its steps around them."""
         if self.energy is None:
-            return burst_energy_fields(None, None, flops, None, None, self.energy_reason)
-
-        def body() -> None:
-            self.flush()
-            launch()
-
-        batches = self.batches(body, graph=level.kind is Kind.LEVEL)
+            return burst_energy_fields(None, flops, None, None, self.energy_reason)
+        batches = self.batches(launch, graph=graphable(level))
         w = self.window(batches, BURST_ENERGY_WINDOW_S)
-        return burst_energy_fields(w, self.flush_j(), flops, self.samples(w.t_start, w.t_end),
-                                   batches.method)
+        return burst_energy_fields(w, flops, self.samples(w.t_start, w.t_end), batches.method)
 
     def _time(self, launch: Callable[[], None], repeats: int,
               on_repeat: Callable[[int, float], None] | None) -> dict[str, Any]:
@@ -441,14 +417,13 @@ class Bench:
         return {"ms": out, "t0": t0, "t1": t1}
 
 
-def burst_energy_fields(w: MeasuredWindow | None, flush_j: float | None, flops: float,
-                        samples: RunWindow | None, method: str | None,
-                        reason: str | None = None) -> dict[str, Any]:
+def burst_energy_fields(w: MeasuredWindow | None, flops: float, samples: RunWindow | None,
+                        method: str | None, reason: str | None = None) -> dict[str, Any]:
     """A burst result's energy fields from its energy window (docs/energy.md): J per
-    GEMM including one L2 flush, the window's average power, and what the window was."""
+    GEMM of back-to-back launches, the window's average power, and what the window was."""
     window: dict[str, Any] | None = None
     if w is not None:
-        window = {"pattern": "flush+launch", "method": method, **w.describe(),
+        window = {"pattern": "launch", "method": method, **w.describe(),
                   "sm_clock_mhz_avg": samples.sm_clock_mhz_avg if samples else None,
                   "sm_clock_mhz_min": samples.sm_clock_mhz_min if samples else None,
                   "throttled": samples.throttled if samples else None}
@@ -460,8 +435,20 @@ def burst_energy_fields(w: MeasuredWindow | None, flush_j: float | None, flops: 
             "gflop_per_j": flops / 1e9 / per_gemm if per_gemm else None,
             "avg_power_w": w.power_w if per_gemm and w is not None else None,
             "power_source": "energy_counter" if per_gemm else None,
-            "energy_reason": None if per_gemm else reason, "flush_j": flush_j,
-            "energy_window": window}
+            "energy_reason": None if per_gemm else reason, "energy_window": window}
+
+
+def clock_fields(result: dict[str, Any], window: dict[str, Any] | None) -> dict[str, Any]:
+    """The SM clock a burst result states, and where it comes from (``clock_source``): the
+    telemetry samples of its timed repeats, else (repeats shorter than the sampler's
+    period, no sample fell in them) those of its energy window, else none."""
+    if result.get("sm_clock_mhz_avg") is not None:
+        return {"clock_source": "repeats"}
+    if window is not None and window.get("sm_clock_mhz_avg") is not None:
+        return {"sm_clock_mhz_avg": window["sm_clock_mhz_avg"],
+                "sm_clock_mhz_min": window.get("sm_clock_mhz_min"),
+                "clock_source": "energy_window"}
+    return {"clock_source": None}
 
 
 def wall_clock() -> Callable[[], float]:

@@ -23,16 +23,19 @@ from ..device.gpu import DeviceInfo, context_usable, device_info, get_cupy, is_s
 from ..device.gpu_select import VISIBLE, gpu_env, visible_index
 from ..device.telemetry import Nvml, Sampler
 from ..ladder import registry
+from ..ladder.level import Toolchain
 from ..ladder.registry import Kind, Level
+from ..ladder.shape import percent
 from ..protocol import commands, events
 from ..protocol.events import ErrorKind, Mode, ProtocolError
 from ..toolchain import build_event
 from ..toolchain.nvrtc import CompileError
+from . import triton_launch
 from .measure import Bench, Refused, refusal, wall_clock
-from .sustained import SustainedConfig, Trial, run_sustained
+from .sustained import Trial, run_sustained
+from .user_kernels import LaunchRefused, UserKernels
 
 EXIT_CONTEXT_LOST = 70
-DEFAULT_REPEATS, DEFAULT_WARMUP = 20, 3
 
 
 def git_commit() -> str | None:
@@ -76,7 +79,11 @@ class Runner:
         self.sampler: Sampler | None = None
         # a reference's TFLOPS by (id, M, N, K, mode): % of cuBLAS within the same mode
         self.ref_tflops: dict[tuple[str, int, int, int, str], float] = {}
+        # the SM clock each reference ran at (None: not known), so a ratio can say whether
+        # the level ran at the same one
+        self.ref_clock: dict[tuple[str, int, int, int, str], float | None] = {}
         self.built: set[tuple[str, str, tuple[tuple[str, int], ...]]] = set()
+        self.user = UserKernels()  # user kernels sent in run commands (docs/user-kernels.md)
 
     # ------------------------------------------------------------------ output
     def emit(self, event: dict[str, Any]) -> None:
@@ -139,7 +146,7 @@ class Runner:
             if not raw.strip():
                 continue
             try:
-                cmd = commands.parse_command(raw)
+                cmd = commands.parse_command(raw)  # parsed once: the handlers trust it
             except ProtocolError as exc:
                 cid = commands.command_id(raw)
                 self.error(ErrorKind.BAD_INPUT, str(exc), id=cid)
@@ -150,97 +157,138 @@ class Runner:
             except Exception as exc:  # a bug must not cost the session: say it, go on
                 if _context_lost(exc):
                     self.error(ErrorKind.LAUNCH, f"the CUDA context is lost ({exc}); the "
-                               "runner exits and must be restarted", id=cmd.get("id"))
+                               "runner exits and must be restarted", id=cmd.id)
                     return EXIT_CONTEXT_LOST
                 self.error(ErrorKind.INTERNAL, f"{exc!r}\n{traceback.format_exc()}",
-                           id=cmd.get("id"))
-                self.emit({"type": "done", "id": cmd.get("id")})
+                           id=cmd.id)
+                self.emit({"type": "done", "id": cmd.id})
                 continue
             if code is not None:
                 return code
         self.emit({"type": "bye"})
         return 0
 
-    def handle(self, cmd: dict[str, Any]) -> int | None:
-        name, cid = cmd["cmd"], cmd.get("id")
-        if name == "quit":
+    def handle(self, cmd: commands.Command) -> int | None:
+        cid = cmd.id
+        if isinstance(cmd, commands.RunCommand):
+            if self.run(cmd):
+                return EXIT_CONTEXT_LOST
+        elif isinstance(cmd, commands.TelemetryCommand):
+            if self.sampler is not None:
+                self.sampler.set_rate(cmd.hz)
+            state = "off" if cmd.hz == 0 else f"{cmd.hz:g} Hz"
+            self.emit({"type": "info", "id": cid, "message": f"telemetry sampling {state}"})
+        elif cmd.cmd == "quit":
             self.emit({"type": "bye", "id": cid})
             return 0
-        if name == "ping":
+        elif cmd.cmd == "ping":
             self.emit({"type": "pong", "id": cid})
-        elif name == "levels":
+        elif cmd.cmd == "levels":
             entries = [lv.catalog_entry(i) for i, lv in enumerate(self.levels.values())]
             self.emit({"type": "levels", "id": cid, "levels": entries})
-        elif name == "telemetry":
-            if self.sampler is not None:
-                self.sampler.set_rate(float(cmd["hz"]))
-            state = "off" if cmd["hz"] == 0 else f"{cmd['hz']} Hz"
-            self.emit({"type": "info", "id": cid, "message": f"telemetry sampling {state}"})
-        elif name == "run":
-            lost = self.run(cmd)
-            if lost:
-                return EXIT_CONTEXT_LOST
         self.emit({"type": "done", "id": cid})
         return None
 
     # ------------------------------------------------------------------ runs
-    def run(self, cmd: dict[str, Any]) -> bool:
+    def run(self, cmd: commands.RunCommand) -> bool:
         """One run command (plus its reference); True when the CUDA context is lost."""
-        cid, M, N, K = cmd.get("id"), cmd["M"], cmd["N"], cmd["K"]
-        level = self.levels.get(cmd["level"])
+        if cmd.kernel is not None:
+            return self.run_user(cmd)
+        level = self.levels.get(cmd.level)
+        where = cmd.where()
         if level is None:
-            self.error(ErrorKind.UNKNOWN_LEVEL, f"unknown level {cmd['level']!r}; known: "
-                       f"{', '.join(self.levels)}", id=cid, level=cmd["level"], M=M, N=N, K=K)
+            self.error(ErrorKind.UNKNOWN_LEVEL, f"unknown level {cmd.level!r}; known: "
+                       f"{', '.join(self.levels)}", **where)
             return False
-        params = cmd.get("params")
-        if params:
+        if cmd.params:
             try:
-                level = level.with_params(params)
+                level = level.with_params(cmd.params)
             except ValueError as exc:
-                self.error(ErrorKind.BAD_INPUT, str(exc), id=cid, level=level.id, M=M, N=N, K=K)
+                self.error(ErrorKind.BAD_INPUT, str(exc), **where, params=dict(cmd.params))
                 return False
         if self.bench is None:
             self.error(ErrorKind.NO_GPU, f"cannot run {level.id}: {self.no_gpu_reason}",
-                       id=cid, level=level.id, M=M, N=N, K=K)
+                       **where)
             return False
-        refused = refusal(level, M, N, K, self.device)  # before its reference is run
+        refused = refusal(level, cmd.M, cmd.N, cmd.K, self.device)  # before its reference
         if refused is not None:
-            self.error(ErrorKind(refused.kind), str(refused), id=cid, level=level.id,
-                       M=M, N=N, K=K)
+            self.error(ErrorKind(refused.kind), str(refused), **where)
             return False
-        mode = Mode(cmd.get("mode", Mode.BURST))
         ref_id = level.reference
-        if (cmd.get("compare", True) and level.kind is Kind.LEVEL and ref_id in self.levels
-                and (ref_id, M, N, K, mode) not in self.ref_tflops):
-            if self._run_one(self.levels[ref_id], M, N, K, cmd, cid, None):
+        if (cmd.compare and level.kind is Kind.LEVEL and ref_id in self.levels
+                and (ref_id, cmd.M, cmd.N, cmd.K, cmd.mode) not in self.ref_tflops):
+            reference = self.levels[ref_id]
+            refused = refusal(reference, cmd.M, cmd.N, cmd.K, self.device)
+            if refused is not None:
+                self.error(ErrorKind(refused.kind), str(refused),
+                           **{**where, "level": reference.id})
+            elif self._run_one(reference, cmd, None):
                 return True
-        return self._run_one(level, M, N, K, cmd, cid, params and level.params)
+        return self._run_one(level, cmd, level.params if cmd.params else None)
 
-    def _measure_burst(self, level: Level, M: int, N: int, K: int, cmd: dict[str, Any],
+    def run_user(self, cmd: commands.RunCommand) -> bool:
+        """A run of a user's kernel (the command's ``kernel`` object): refused in words
+        where the client's constraint check or the runner's own said no, else the same
+        path as a level, its reference first."""
+        where = cmd.where()
+        try:
+            level, launch, event = self.user.level(cmd.kernel)
+        except LaunchRefused as exc:
+            self.error(ErrorKind.BAD_INPUT, f"user kernel {cmd.level!r}: {exc}", **where)
+            return False
+        if level.id != cmd.level or cmd.params:
+            self.error(ErrorKind.BAD_INPUT, f"a run of user kernel {level.id!r} names it as "
+                       "its level and carries its parameters in the kernel object", **where)
+            return False
+        where["params"] = dict(level.params)
+        if event is not None:
+            self.built = {key for key in self.built if key[0] != level.id}
+            self.emit({**event, "id": cmd.id})
+        if launch.refused is not None:
+            self.error(ErrorKind.REFUSED, f"{level.id} ({_params_text(level.params)}) was "
+                       f"refused before launch: {launch.refused}", **where)
+            return False
+        if self.bench is None:
+            self.error(ErrorKind.NO_GPU, f"cannot run {level.id}: {self.no_gpu_reason}",
+                       **where)
+            return False
+        refused = refusal(level, cmd.M, cmd.N, cmd.K, self.device)
+        if refused is not None:
+            self.error(ErrorKind(refused.kind), str(refused), **where)
+            return False
+        ref_id = level.reference
+        if (cmd.compare and ref_id in self.levels
+                and (ref_id, cmd.M, cmd.N, cmd.K, cmd.mode) not in self.ref_tflops):
+            reference = self.levels[ref_id]
+            refused = refusal(reference, cmd.M, cmd.N, cmd.K, self.device)
+            if refused is not None:
+                self.error(ErrorKind(refused.kind), str(refused),
+                           **{**cmd.where(), "level": reference.id})
+            elif self._run_one(reference, cmd, None):
+                return True
+        return self._run_one(level, cmd, dict(level.params))
+
+    def _measure_burst(self, level: Level, cmd: commands.RunCommand,
                        where: dict[str, Any], params: dict[str, int] | None) -> dict[str, Any]:
-        repeats = cmd.get("repeats", DEFAULT_REPEATS)
-        warmup = cmd.get("warmup", DEFAULT_WARMUP)
         self.emit({"type": "run_start", **where, "dtype": registry.DTYPE_OF[level.precision],
                    "precision": str(level.precision), "mode": str(Mode.BURST),
-                   "repeats": repeats, "warmup": warmup})
+                   "repeats": cmd.repeats, "warmup": cmd.warmup})
 
         def on_repeat(i: int, ms: float) -> None:
             self.emit({"type": "repeat", **where, "mode": str(Mode.BURST), "i": i, "ms": ms,
-                       "tflops": 2.0 * M * N * K / (ms * 1e-3) / 1e12})
+                       "tflops": cmd.shape.tflops(ms)})
 
         assert self.bench is not None
-        return self.bench.run(level, M, N, K, repeats, warmup, on_repeat, params)
+        return self.bench.run(level, cmd.M, cmd.N, cmd.K, cmd.repeats, cmd.warmup, on_repeat,
+                              params)
 
-    def _measure_sustained(self, level: Level, M: int, N: int, K: int, cmd: dict[str, Any],
+    def _measure_sustained(self, level: Level, cmd: commands.RunCommand,
                            where: dict[str, Any], params: dict[str, int] | None
                            ) -> dict[str, Any]:
-        config = SustainedConfig.from_command(cmd)
-        warmup = cmd.get("warmup", DEFAULT_WARMUP)
-        sustained = {"mode": str(Mode.SUSTAINED), "window_s": config.window_s,
-                     "trials": config.trials, "cooldown_s": config.cooldown_s}
+        config = cmd.sustained
         self.emit({"type": "run_start", **where, "dtype": registry.DTYPE_OF[level.precision],
-                   "precision": str(level.precision), **sustained, "repeats": config.trials,
-                   "warmup": warmup})
+                   "precision": str(level.precision), "mode": str(Mode.SUSTAINED),
+                   **config.fields(), "repeats": config.trials, "warmup": cmd.warmup})
 
         def on_phase(phase: str, trial: int, seconds: float) -> None:
             self.emit({"type": "phase", **where, "mode": str(Mode.SUSTAINED), "phase": phase,
@@ -251,57 +299,60 @@ class Runner:
                        **trial.as_event()})
 
         assert self.bench is not None
-        return run_sustained(self.bench, level, M, N, K, config, warmup, params, on_phase,
-                             on_trial)
+        return run_sustained(self.bench, level, cmd.M, cmd.N, cmd.K, config, cmd.warmup,
+                             params, on_phase, on_trial)
 
-    def _run_one(self, level: Level, M: int, N: int, K: int, cmd: dict[str, Any],
-                 cid: Any, params: dict[str, int] | None) -> bool:
-        where = {"id": cid, "level": level.id, "M": M, "N": N, "K": K}
-        refused = refusal(level, M, N, K, self.device)
-        if refused is not None:
-            self.error(ErrorKind(refused.kind), str(refused), **where)
-            return False
-        mode = Mode(cmd.get("mode", Mode.BURST))
+    def _run_one(self, level: Level, cmd: commands.RunCommand,
+                 params: dict[str, int] | None) -> bool:
+        """Measure one level (refused before, where it would be) as the command says."""
+        where = {**cmd.where(), "level": level.id}
+        # a variant's errors say which (a sweep's refused cells); its repeats need not
+        failed = {**where, "params": dict(params)} if params else where
+        M, N, K = cmd.M, cmd.N, cmd.K
         measure = {Mode.BURST: self._measure_burst,
-                   Mode.SUSTAINED: self._measure_sustained}[mode]
+                   Mode.SUSTAINED: self._measure_sustained}[cmd.mode]
         try:
-            result = measure(level, M, N, K, cmd, where, params)
+            result = measure(level, cmd, where, params)
         except Refused as exc:
-            self.error(ErrorKind(exc.kind), str(exc), **where)
+            self.error(ErrorKind(exc.kind), str(exc), **failed)
             return False
         except CompileError as exc:
-            self.error(ErrorKind.COMPILE, str(exc), **where)
+            self.error(ErrorKind.COMPILE, str(exc), **failed)
             return False
         except Exception as exc:
             if _context_lost(exc):
                 self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}. The CUDA "
-                           "context is lost; the runner exits and must be restarted.", **where)
+                           "context is lost; the runner exits and must be restarted.", **failed)
                 return True
             if _is_cuda_error(exc):  # e.g. an invalid launch configuration: not sticky
-                self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}", **where)
+                self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}", **failed)
                 return False
             if type(exc).__name__ == "OutOfMemoryError":
-                self.error(ErrorKind.OUT_OF_MEMORY, f"{level.id}: {exc}", **where)
+                self.error(ErrorKind.OUT_OF_MEMORY, f"{level.id}: {exc}", **failed)
                 return False
             self.error(ErrorKind.INTERNAL, f"{level.id}: {exc!r}\n{traceback.format_exc()}",
-                       **where)
+                       **failed)
             return False
         if params:
             result["params"] = dict(params)
         if level.kind is Kind.REFERENCE:
-            self.ref_tflops[(level.id, M, N, K, mode)] = result["tflops"]
+            self.ref_tflops[(level.id, M, N, K, cmd.mode)] = result["tflops"]
+            self.ref_clock[(level.id, M, N, K, cmd.mode)] = result.get("sm_clock_mhz_avg")
         else:
             ref_id = level.reference
-            ref = self.ref_tflops.get((ref_id or "", M, N, K, mode))
+            key = (ref_id or "", M, N, K, cmd.mode)
+            ref = self.ref_tflops.get(key)
             result.update({"reference": ref_id if ref else None, "reference_tflops": ref,
-                           "pct_of_reference": 100 * result["tflops"] / ref if ref else None})
-        self.emit({"type": "result", "id": cid, **result})
-        self._emit_build(level, result.get("variant"), result.get("params"), cid)
+                           "pct_of_reference": percent(result["tflops"], ref),
+                           "reference_sm_clock_mhz_avg": self.ref_clock.get(key) if ref
+                           else None})
+        self.emit({"type": "result", "id": cmd.id, **result})
+        self._emit_build(level, result.get("variant"), result.get("params"), cmd.id)
         if not result["verified"]:
             why = "NaN in C (an element was not written)" if result["nan"] else (
                 f"relative error {result['rel_err']:.3g} > tolerance {result['tol']:.0e}")
             self.error(ErrorKind.VERIFY, f"{level.id} gave a wrong answer at {M}x{N}x{K}: {why}",
-                       **where)
+                       **failed)
         return False
 
     def _emit_build(self, level: Level, variant: str | None, params: dict[str, int] | None,
@@ -315,12 +366,17 @@ class Runner:
             return
         self.built.add(key)
         try:
-            event = build_event.gpu_event(level, variant, params)
+            event = (triton_launch.build_event_of(level) if level.toolchain is Toolchain.TRITON
+                     else build_event.gpu_event(level, variant, params))
         except Exception as exc:
             self.emit({"type": "info", "id": cid,
                        "message": f"no build event for {level.id} ({variant}): {exc!r}"})
             return
         self.emit({**event, "id": cid})
+
+
+def _params_text(params: dict[str, int]) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items()) or "no parameters"
 
 
 def _is_cuda_error(exc: BaseException) -> bool:

@@ -21,33 +21,18 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..device.telemetry import RunWindow
-from ..ladder.registry import Kind, Level
-from ..protocol.commands import SUSTAINED_FIELDS
+from ..ladder.registry import Level
+from ..ladder.shape import tflops_of
+from ..protocol.commands import DEFAULT_WARMUP, SustainedConfig
 from ..protocol.events import Mode
 from .energy import MeasuredWindow
-from .measure import Bench, Refused
+from .measure import Bench, Refused, graphable
 
 # a cool-down says it is still going at least this often (the session's watchdog kills a
 # runner that says nothing for a minute)
 HEARTBEAT_S = 10.0
 
 OnPhase = Callable[[str, int, float], None]  # (phase, trial index, seconds it will take)
-
-
-@dataclass(frozen=True, slots=True)
-class SustainedConfig:
-    window_s: float = SUSTAINED_FIELDS["window_s"][0]
-    trials: int = int(SUSTAINED_FIELDS["trials"][0])
-    cooldown_s: float = SUSTAINED_FIELDS["cooldown_s"][0]
-
-    @classmethod
-    def from_command(cls, cmd: dict[str, Any]) -> SustainedConfig:
-        """The fields of a validated run command (commands.check_mode_fields), defaults
-        for those it leaves out."""
-        d = cls()
-        return cls(window_s=float(cmd.get("window_s", d.window_s)),
-                   trials=int(cmd.get("trials", d.trials)),
-                   cooldown_s=float(cmd.get("cooldown_s", d.cooldown_s)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +84,7 @@ class Trial:
         facts = w.describe()
         return cls(
             i=i, t_start=w.t_start, t_end=w.t_end, cooldown_s=cooled_s, launches=w.launches,
-            gpu_s=w.gpu_s, ms=w.s_per_launch * 1e3, tflops=flops / w.s_per_launch / 1e12,
+            gpu_s=w.gpu_s, ms=w.s_per_launch * 1e3, tflops=tflops_of(flops, w.s_per_launch * 1e3),
             energy_j=per_gemm, gflop_per_j=flops / 1e9 / per_gemm if per_gemm else None,
             avg_power_w=w.power_w if per_gemm else None, energy_reason=reason,
             sm_clock_mhz_avg=samples.sm_clock_mhz_avg if samples else None,
@@ -190,7 +175,7 @@ def summarize(trials: list[Trial], flops: float, config: SustainedConfig) -> dic
 
 
 def run_sustained(bench: Bench, level: Level, M: int, N: int, K: int,
-                  config: SustainedConfig, warmup: int = 3,
+                  config: SustainedConfig, warmup: int = DEFAULT_WARMUP,
                   params: dict[str, int] | None = None,
                   on_phase: OnPhase | None = None,
                   on_trial: Callable[[Trial], None] | None = None,
@@ -211,7 +196,7 @@ def run_sustained(bench: Bench, level: Level, M: int, N: int, K: int,
             raise Refused(f"{level.id} gave a wrong answer at {M}x{N}x{K}: "
                           f"{prep.why_wrong()}; a sustained run times only verified kernels",
                           "verify")
-        batches = bench.batches(prep.launch, graph=level.kind is Kind.LEVEL)
+        batches = bench.batches(prep.launch, graph=graphable(level))
         trials = measure_trials(lambda: bench.window(batches, config.window_s), flops,
                                 config, probes, on_phase or (lambda *_: None),
                                 on_trial or (lambda _t: None))

@@ -12,7 +12,9 @@ device (kernels/device/gpu.py); these serve where there is none (CI, the registr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 KIB = 1024
 
@@ -99,20 +101,36 @@ def need_text(own_arch: str | None, claims: tuple[str, ...]) -> str:
     return ", ".join(claims) if claims else "no listed architecture"
 
 
-def cannot_run(level_ids: list[str], catalog: list[dict], cc: str | None) -> dict[str, str]:
+class Claims(Protocol):
+    """What a catalog entry says of the architectures it claims (protocol.records'
+    CatalogEntry; None in a recording older than them)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def archs(self) -> list[str] | None: ...
+    @property
+    def arch_need(self) -> str | None: ...
+
+
+def cannot_run(level_ids: Iterable[str], catalog: Iterable[Claims], cc: str | None
+               ) -> dict[str, str]:
     """The levels of ``level_ids`` that a device of compute capability ``cc`` cannot run,
     each with why, by the ``archs`` their catalog entries claim (the session header's
     catalog: the runner's own levels). A level whose entry says no ``archs`` (a recording
     older than them) is left to the runner."""
     if cc is None:
         return {}
-    claims = {e["id"]: tuple(e["archs"]) for e in catalog
-              if isinstance(e.get("id"), str) and isinstance(e.get("archs"), list)}
+    entries: dict[str, Claims] = {}
+    for e in catalog:
+        if e.archs is not None:
+            entries.setdefault(e.id, e)
     here = device_arch(cc)
     out = {}
     for level_id in dict.fromkeys(level_ids):
-        if level_id in claims and not runs_on(claims[level_id], cc):
-            entry = next(e for e in catalog if e.get("id") == level_id)
-            need = entry.get("arch_need") or ", ".join(claims[level_id])
+        entry = entries.get(level_id)
+        if entry is not None and entry.archs is not None \
+                and not runs_on(tuple(entry.archs), cc):
+            need = entry.arch_need or ", ".join(entry.archs)
             out[level_id] = f"{level_id} needs {need}; this GPU is {here}"
     return out

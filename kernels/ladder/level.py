@@ -26,6 +26,13 @@ class Kind(StrEnum):
     REFERENCE = "reference"
 
 
+class Toolchain(StrEnum):
+    """What builds and launches a level's kernel."""
+
+    NVRTC = "nvrtc"  # a CUDA source compiled by NVRTC (CuPy), launched by the engine
+    TRITON = "triton"  # a @triton.jit function of a user's .py, compiled by Triton
+
+
 class OutputFormat(StrEnum):
     """How a level stores C."""
 
@@ -68,7 +75,7 @@ class Geometry:
     block: tuple[int, int]  # threads per block (x, y)
     tile: tuple[int, int]  # (rows of C, cols of C) one block computes
     k_tile: int = 1  # K one block stages per step (BK); 1 where nothing is staged
-    group_rows: int = 1  # block rows walked together, column by column (SWZ, GM)
+    group_rows: int = 1  # block rows walked together, column by column (GM)
 
 
 # what a catalog has always said of a reference's block and tile (cuBLAS chooses its own)
@@ -94,10 +101,10 @@ def thread_tiles(p: dict[str, int]) -> Geometry:
 
 
 def warp_tiles(p: dict[str, int]) -> Geometry:
-    """One warp per WM x WN tile of a BM x BN block tile; SWZ block rows walked together
+    """One warp per WM x WN tile of a BM x BN block tile; GM block rows walked together
     where the kernel groups its blocks (gs_block_coords)."""
     threads = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
-    return Geometry((threads, 1), (p["BM"], p["BN"]), p["BK"], p.get("SWZ", 1))
+    return Geometry((threads, 1), (p["BM"], p["BN"]), p["BK"], p.get("GM", 1))
 
 
 def warp_tiles_grouped(p: dict[str, int]) -> Geometry:
@@ -108,14 +115,14 @@ def warp_tiles_grouped(p: dict[str, int]) -> Geometry:
 
 def warp_tiles_producer(p: dict[str, int]) -> Geometry:
     """warp_tiles_grouped behind a producer warpgroup (128 threads first in the block);
-    GM tile rows walked together (gs_tile_coords)."""
+    GM tile rows walked together (gs_group_coords)."""
     g = warp_tiles_grouped(p)
     return dataclasses.replace(g, block=(128 + g.block[0], 1))
 
 
 def warp_specialized(p: dict[str, int]) -> Geometry:
     """A producer warpgroup and CONSUMERS consumer warpgroups per BM x BN tile; GM tile
-    rows walked together (gs_tile_coords)."""
+    rows walked together (gs_group_coords)."""
     return Geometry(((p["CONSUMERS"] + 1) * 128, 1), (p["BM"], p["BN"]), p["BK"], p["GM"])
 
 
@@ -162,7 +169,20 @@ class Level:
     # a kernel per shape; applied when a run gives no parameters of its own (None: the
     # same parameters at every shape)
     shape_params: Callable[[int, int, int, int], dict[str, int]] | None = None
+    # a persistent level's grid from (tiles, SMs, template parameters), where it is not
+    # min(tiles, SMs) (None: that); e.g. whole clusters, or waves that come out even
+    grid_rule: Callable[[int, int, dict[str, int]], int] | None = None
+    # the host side that builds its launch, where it is not the generic one (None):
+    # "fp8_deep" (kernels/engine/deep_launch.py: half-height A boxes for multicast)
+    host: str | None = None
     notes: str = ""
+    # a user's kernel (kernels/ladder/user_level.py): the file it came from, the grid it
+    # is launched with (its spec's expressions, evaluated for the run), whether its
+    # template ends in the VEC flag, and what builds it
+    user_file: str | None = None
+    fixed_grid: tuple[int, int, int] | None = None
+    vec_flag: bool = True
+    toolchain: Toolchain = Toolchain.NVRTC
 
     @property
     def stream_k(self) -> bool:
@@ -190,16 +210,22 @@ class Level:
 
     @property
     def source_path(self) -> str | None:
-        """Path relative to the repository root, as the session header records it."""
+        """Path relative to the repository root, as the session header records it (a
+        user's kernel: its file's name)."""
+        if self.user_file is not None:
+            return self.user_file
         return None if self.source is None else f"kernels/cuda/{self.source}"
 
     def name_expression(self, vec: bool, params: dict[str, int] | None = None) -> str:
         values = (params or self.params).values()
-        args = [str(v) for v in values] + ["true" if vec else "false"]
-        return f"{self.kernel}<{', '.join(args)}>"
+        args = [str(v) for v in values] + (["true" if vec else "false"] if self.vec_flag
+                                           else [])
+        return f"{self.kernel}<{', '.join(args)}>" if args else str(self.kernel)
 
     def with_params(self, changes: dict[str, int]) -> Level:
-        """This level with some template parameters changed (its geometry follows them)."""
+        """This level with some template parameters changed (its geometry follows them);
+        a parameter's old name (RENAMED_PARAMS) is taken for its new one."""
+        changes = current_params(changes)
         unknown = set(changes) - set(self.params)
         if unknown:
             raise ValueError(f"{self.id} has no parameter(s) {', '.join(sorted(unknown))}; "
@@ -248,8 +274,12 @@ class Level:
         return self.vector > 1 and K % self.vector == 0 and N % self.vector == 0
 
     def grid(self, M: int, N: int, sm_count: int | None = None) -> tuple[int, int, int]:
+        if self.fixed_grid is not None:
+            return self.fixed_grid
         rows, cols = self.tile
         gm, gn = -(-M // rows), -(-N // cols)
+        if self.persistent and self.grid_rule is not None:
+            return (self.grid_rule(gm * gn, sm_count or gm * gn, self.params), 1, 1)
         if self.persistent and self.stream_k:
             # stream-K shares K steps among every SM's block, even with fewer tiles
             return (sm_count or gm * gn, 1, 1)
@@ -280,15 +310,41 @@ class Level:
                 "b_layout": self.b_layout, "persistent": self.persistent,
                 "k_multiple": self.k_multiple, "archs": list(self.archs),
                 "output_format": str(self.output_format),
-                "arch_need": self.arch_need}
+                "arch_need": self.arch_need,
+                **({"user": self.user_file, "toolchain": str(self.toolchain)}
+                   if self.user_file is not None else {})}
 
 
-# Template parameters that are switches (0 or 1); SWZ, the block-order group, may be 0
-# too (0 and 1 both walk the grid row by row). Every other one is a count or a size.
+# Template parameters that are switches (0 or 1). Every other one is a count or a size.
 SWITCHES = frozenset({"PF", "KPIPE", "EPI", "SCL", "SKIP"})
 # stream-K mode: 0 (off), 1 (the last full wave and the remainder), 2 (the remainder only)
 MODES = {"SK": 2}
-MAY_BE_ZERO = SWITCHES | set(MODES) | {"SWZ"}
+MAY_BE_ZERO = SWITCHES | set(MODES)
+
+# Template parameters renamed since recordings were made: old name -> new name. GM, the
+# group of block rows walked together (kernels/cuda/common.cuh's gs_group_coords), was
+# SWZ in the SIMT and mma.sync levels (issue 29), which it never swizzled.
+RENAMED_PARAMS = {"SWZ": "GM"}
+# what an old name's value means under the new one: SWZ = 0 walked the grid row by row
+# like SWZ = 1; GM counts rows, at least 1
+_OLD_VALUE = {"SWZ": lambda v: 1 if v == 0 else v}
+
+
+def current_params(params: dict[str, int]) -> dict[str, int]:
+    """``params`` with each old parameter name (RENAMED_PARAMS) under its new name, in the
+    same order; the same dict where none is old. A value given under both names keeps the
+    new name's."""
+    if not any(k in RENAMED_PARAMS for k in params):
+        return params
+    out: dict[str, int] = {}
+    for k, v in params.items():
+        new = RENAMED_PARAMS.get(k)
+        if new is None:
+            out[k] = v
+        elif new not in params:
+            fix = _OLD_VALUE.get(k)
+            out[new] = fix(v) if fix is not None and type(v) is int else v
+    return out
 MAX_PARAM = 4096
 # no CUDA device runs larger blocks; the device's own limits are checked before launch
 MAX_THREADS_PER_BLOCK = 1024

@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .fp8_deep_level import FP8_DEEP
 from .hopper_levels import FP8_BLOCK_SCALED, STREAM_K, WGMMA_TMA
 from .level import (  # the entry type and its parts, re-exported: one import for users
     DEEPGEMM_DIFF_MAX,
@@ -160,7 +161,7 @@ LEVELS: tuple[Level, ...] = (
         follows=f"{SIBOEHM} kernel 10; Zhou/Lai's 128x128x8 SGEMM layout",
         source="warp_tiling.cu", kernel="sgemm_warp_tiling",
         params={"BM": 128, "BN": 256, "BK": 8, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
-                "TM": 4, "TN": 4, "MINB": 1, "SWZ": 1, "PF": 0},
+                "TM": 4, "TN": 4, "MINB": 1, "GM": 1, "PF": 0},
         geometry=warp_tiles, vector=4,
         notes="128x256 block tiles, 16x8 outputs per thread; limited by static shared memory (two"
               " stages of BK=16 would need 49.7 KB) and by the registers that one block of 8 "
@@ -176,7 +177,7 @@ LEVELS: tuple[Level, ...] = (
         follows="CUTLASS multistage mainloop; NVIDIA Ampere cp.async guide",
         source="cp_async.cu", kernel="sgemm_cp_async",
         params={"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
-                "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "SWZ": 1},
+                "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "GM": 1},
         geometry=warp_tiles, vector=4,
         dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
         notes="Issue-bound: 240-255 registers per thread allow one block of 8 warps per SM (two "
@@ -193,7 +194,7 @@ LEVELS: tuple[Level, ...] = (
         follows="CUTLASS predicated tile iterators (residue handled apart from the main loop)",
         source="cp_async_interior.cu", kernel="sgemm_cp_async_interior",
         params={"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
-                "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "SWZ": 1},
+                "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "GM": 1},
         geometry=warp_tiles, vector=4,
         dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
         notes="cp_async with the address selects and edge guards gone from interior tiles; still "
@@ -223,7 +224,7 @@ LEVELS: tuple[Level, ...] = (
              "the next step's fragments load while the current one multiplies.",
         follows="PTX ISA: ldmatrix, mma.m16n8k16; CUTLASS sm80 multistage; CuTe Swizzle<3,4,3>",
         source="mma_sync.cu", kernel="hgemm_mma_sync",
-        params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 4, "SWZ": 1},
+        params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 4, "GM": 1},
         geometry=warp_tiles, vector=8,
         dyn_smem=lambda p: p["STAGES"] * (p["BM"] * p["BK"] + p["BK"] * p["BN"]) * 2,
         notes="The loop sits at 255 registers with spilled words reloaded every K tile, and its "
@@ -284,6 +285,7 @@ LEVELS: tuple[Level, ...] = (
         notes="fp8_block_scaled with SK=2: the partial last wave of tiles is shared out by K "
               "blocks, which pays where that wave is mostly empty (DeepGEMM's N = 2112, 8192^3) "
               "and costs where it is nearly full."),
+    FP8_DEEP,
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",

@@ -1,9 +1,10 @@
-"""A GEMM's shape (M×N×K), read from any event that names one."""
+"""A GEMM's shape (M×N×K) and its arithmetic: the FLOPs, TFLOPS from a time, and a
+percentage of another rate, each written once."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,9 +16,29 @@ class Shape:
     def __str__(self) -> str:
         return f"{self.M}×{self.N}×{self.K}"
 
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.M * self.N * self.K
 
-def shape_of(ev: dict[str, Any]) -> Shape | None:
-    """The event's M, N, K as a Shape, or None where it has no (integer) shape."""
-    dims = [ev.get(k) for k in ("M", "N", "K")]
-    ints = [d for d in dims if isinstance(d, int) and not isinstance(d, bool)]
-    return Shape(*ints) if len(ints) == 3 else None
+    def tflops(self, ms: float) -> float:
+        """TFLOP/s of one GEMM of this shape that took ``ms`` milliseconds."""
+        return tflops(self.M, self.N, self.K, ms)
+
+
+def tflops(M: int, N: int, K: int, ms: float) -> float:
+    """TFLOP/s of one M×N×K GEMM that took ``ms`` milliseconds: 2·M·N·K / time."""
+    return tflops_of(2.0 * M * N * K, ms)
+
+
+def tflops_of(flops: float, ms: float) -> float:
+    """TFLOP/s of ``flops`` done in ``ms`` milliseconds."""
+    return flops / (ms * 1e-3) / 1e12
+
+
+def percent(value: float | None, of: float | None) -> float | None:
+    """``value`` as a percentage of ``of``; None without both, for a zero or negative
+    ``of``, and where it overflows (100 × 1e308 TFLOPS is no percentage)."""
+    if value is None or not of or of < 0:
+        return None
+    pct = 100.0 * value / of
+    return pct if math.isfinite(pct) else None

@@ -7,6 +7,7 @@ and ``swizzle`` hold the shared math.
 from __future__ import annotations
 
 from ..ladder import registry
+from .fp8_deep import Fp8Deep
 from .hopper import WgmmaStreamK, WgmmaTma
 from .hopper_fp8 import Fp8BlockScaled, Fp8StreamK
 from .level_model import LevelModel, SharedTotals
@@ -23,7 +24,7 @@ MODELS: dict[str, type[LevelModel]] = {
     for cls in (Naive, Coalesced, SmemTiled, SmemPadded, DoubleBuffer, Register2D,
                 Vectorized, WarpTiling, CpAsync, CpAsyncInterior, Wmma,
                 MmaSync, MmaPersistent, MmaTma, WgmmaTma, WgmmaStreamK, Fp8BlockScaled,
-                Fp8StreamK)
+                Fp8StreamK, Fp8Deep)
 }
 
 

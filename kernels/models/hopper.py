@@ -4,7 +4,7 @@ What the sources (``kernels/cuda/wgmma_tma.cu``, ``fp8_block_scaled.cu``, ``hopp
 do, as modelled here:
 
 - A persistent grid of min(tiles, SMs) blocks; block b computes the BM x BN tiles of C
-  t = b, b + grid, b + 2 grid, ..., tile t at (row, col) by ``gs_tile_coords``: GM tile
+  t = b, b + grid, b + 2 grid, ..., tile t at (row, col) by ``gs_group_coords``: GM tile
   rows at a time, walked column by column inside a group.
 - CONSUMERS + 1 warpgroups of 128 threads. Warpgroup 0 is the producer (setmaxnreg.dec
   to 40 registers): its thread 0 waits on empty[s], then issues two TMA copies

@@ -227,11 +227,12 @@ class LevelModel:
     elem_bytes: int = 4
     exact: bool = True  # False where the instruction stream is a guess
     sass_warp: int = 0  # the warp whose K loop the SASS check compares with the compiled one
+    sass_k_steps: int = 1  # K steps in one trip of the compiled K loop (unrolled ones: more)
     notes: str = ""
     # template parameters for a model whose level is not in the registry (yet); a
     # registered level's parameters come from its registry entry only, so a retuned
-    # level is modelled as it runs (tests/test_level_models.py checks no model keeps a
-    # second copy)
+    # level is modelled as it runs (tests/kernels/models/test_level_models.py checks no
+    # model keeps a second copy)
     defaults: ClassVar[dict[str, int]] = {}
 
     # elements per vector on the kernel's fast (VEC) path; 1: no such path

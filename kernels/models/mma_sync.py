@@ -1,6 +1,6 @@
 """mma_sync: FP16 Tensor Cores through ldmatrix + mma.sync.m16n8k16, swizzled tiles.
 
-Parameters BM, BN, BK, WM, WN, STAGES (and SWZ, the block order). (BM/WM) x (BN/WN) warps,
+Parameters BM, BN, BK, WM, WN, STAGES (and GM, the block order). (BM/WM) x (BN/WN) warps,
 wm0 = (warp / (BN/WN))*WM, wn0 = (warp % (BN/WN))*WN; a warp holds (WM/16) x (WN/8)
 m16n8 accumulators. Shared rows are stored swizzled, not padded: 16-byte chunk c of row r
 at chunk c ^ (r % 8) (``gs_swz``), A as BM rows of BK halves, B as BK rows of BN halves

@@ -12,7 +12,7 @@ from .level_model import LANES, Op, Tile, WarpAccess, global_access
 
 def grouped_tile(t: int, gm: int, gn: int, group_rows: int) -> tuple[int, int]:
     """(row, col) of tile t in a gm x gn grid walked ``group_rows`` tile rows at a time,
-    column by column inside a group (``gs_tile_coords``)."""
+    column by column inside a group (``gs_group_coords``)."""
     per_group = group_rows * gn
     first = t // per_group * group_rows
     rows = min(gm - first, group_rows)

@@ -10,11 +10,14 @@ negative, or null; a probe list is bounded."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal, get_args
+
+from .events import ProtocolError
 
 TYPE = "ceilings"
 MAX_PROBES = 32
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
+Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "int8"]
+PRECISIONS: tuple[str, ...] = get_args(Precision)
 _NUMBERS = ("bandwidth_gbs", "read_gbs", "copy_gbs", "buffer_bytes")
 _PROBE_NUMBERS = ("tflops", "gbs", "ms", "sm_clock_mhz")
 _PROBE_TEXTS = ("name", "precision", "instruction")
@@ -47,3 +50,10 @@ def check(obj: dict[str, Any]) -> str | None:
         if any(not isinstance(probe.get(n, ""), str) for n in _PROBE_TEXTS):
             return "a probe's name, precision and instruction must be text"
     return None
+
+
+def refuse_unreadable(obj: dict[str, Any]) -> None:
+    """ProtocolError saying why, for a ceilings event that breaks the rules (the careful
+    way's first step, protocol.records.Ceilings)."""
+    if (why := check(obj)) is not None:
+        raise ProtocolError(f"{TYPE} event: {why}")

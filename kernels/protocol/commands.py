@@ -1,22 +1,106 @@
-"""Commands the runner reads on stdin, checked once at the edge (docs/protocol.md,
-"Commands"): one JSON object per line with ``cmd``. The limits a command may ask for live
-here too, so the CLI and the app's run form check the same numbers."""
+"""Commands the runner reads on stdin, each parsed once at the edge into its type
+(docs/protocol.md, "Commands"): one JSON object per line with ``cmd``. The limits and the
+defaults of a run live here too, so the CLI, the app's run form and the runner check and
+fill in the same numbers.
+
+No msgspec: the runner parses its commands with this module alone.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from .events import _NUM, MAX_COMMAND_BYTES, Mode, ProtocolError, loads
+from ..ladder.shape import Shape
+from .events import MAX_COMMAND_BYTES, Mode, ProtocolError, loads
 
 COMMANDS = ("run", "levels", "ping", "telemetry", "quit")
 MAX_DIM = 1 << 20
 MAX_REPEATS = 10_000
 MAX_WARMUP = 1000
 MAX_TELEMETRY_HZ = 200.0
+DEFAULT_REPEATS = 20  # timed repeats of a burst run
+DEFAULT_WARMUP = 3  # untimed launches before them
+
+# sustained runs (docs/energy.md): field -> (default, least, most)
+SUSTAINED_FIELDS: dict[str, tuple[float, float, float]] = {
+    "window_s": (3.0, 1.0, 30.0),  # below 1 s the counter's steps weigh too much
+    "trials": (3, 1, 10),
+    "cooldown_s": (5.0, 0.0, 120.0),
+}
 
 
-def parse_command(line: str | bytes) -> dict[str, Any]:
-    """Decode and check one command line; raises ProtocolError with a readable reason."""
+@dataclass(frozen=True, slots=True)
+class SustainedConfig:
+    """A sustained run's window, trials and cool-down (each within SUSTAINED_FIELDS)."""
+
+    window_s: float = SUSTAINED_FIELDS["window_s"][0]
+    trials: int = int(SUSTAINED_FIELDS["trials"][0])
+    cooldown_s: float = SUSTAINED_FIELDS["cooldown_s"][0]
+
+    def fields(self) -> dict[str, Any]:
+        return {"window_s": self.window_s, "trials": self.trials,
+                "cooldown_s": self.cooldown_s}
+
+
+@dataclass(frozen=True, slots=True)
+class RunMode:
+    """How a run is measured: burst, or sustained (``sustained``: its settings; None:
+    the runner's defaults)."""
+
+    mode: Mode = Mode.BURST
+    sustained: SustainedConfig | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunCommand:
+    """A ``run`` command as the runner takes it: every field checked and filled in."""
+
+    level: str
+    M: int
+    N: int
+    K: int
+    id: Any = None
+    mode: Mode = Mode.BURST
+    repeats: int = DEFAULT_REPEATS
+    warmup: int = DEFAULT_WARMUP
+    compare: bool = True
+    params: dict[str, int] | None = field(default=None, hash=False)
+    sustained: SustainedConfig = field(default_factory=SustainedConfig)  # sustained runs
+    # a user's kernel (docs/user-kernels.md): its object, checked by the engine
+    kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+
+    @property
+    def shape(self) -> Shape:
+        return Shape(self.M, self.N, self.K)
+
+    def where(self) -> dict[str, Any]:
+        """The fields every event of the run names it by."""
+        return {"id": self.id, "level": self.level, "M": self.M, "N": self.N, "K": self.K}
+
+
+@dataclass(frozen=True, slots=True)
+class TelemetryCommand:
+    """``telemetry``: the NVML sampling rate (0: off)."""
+
+    hz: float
+    id: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlainCommand:
+    """``levels``, ``ping`` or ``quit``: a name and an id."""
+
+    cmd: str
+    id: Any = None
+
+
+Command = RunCommand | TelemetryCommand | PlainCommand
+
+
+def parse_command(line: str | bytes) -> Command:
+    """Decode and check one command line into its type; raises ProtocolError with a
+    readable reason."""
     obj = loads(line, MAX_COMMAND_BYTES, "command is ")
     if not isinstance(obj, dict):
         raise ProtocolError("a command must be a JSON object")
@@ -24,25 +108,37 @@ def parse_command(line: str | bytes) -> dict[str, Any]:
     if cmd not in COMMANDS:
         raise ProtocolError(f"unknown command {cmd!r}; known: {', '.join(COMMANDS)}")
     if cmd == "run":
-        if not isinstance(obj.get("level"), str):
-            raise ProtocolError('run needs a string "level"')
-        for name in ("M", "N", "K"):
-            check_size(name, obj.get(name))
-        for name, lo, hi in (("repeats", 1, MAX_REPEATS), ("warmup", 0, MAX_WARMUP)):
-            if name in obj:
-                v = obj[name]
-                if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-                    raise ProtocolError(f"{name} must be an integer from {lo} to {hi}, not {v!r}")
-        check_mode_fields(obj)
-        params = obj.get("params")
-        if params is not None and not (
-                isinstance(params, dict) and all(isinstance(k, str) and isinstance(v, int)
-                                                 and not isinstance(v, bool)
-                                                 for k, v in params.items())):
-            raise ProtocolError("params must map template parameter names to integers")
+        return _run(obj)
     if cmd == "telemetry":
-        check_telemetry_hz(obj.get("hz"))
-    return obj
+        return TelemetryCommand(check_telemetry_hz(obj.get("hz")), obj.get("id"))
+    return PlainCommand(str(cmd), obj.get("id"))
+
+
+def _run(obj: dict[str, Any]) -> RunCommand:
+    if not isinstance(obj.get("level"), str):
+        raise ProtocolError('run needs a string "level"')
+    M, N, K = (check_size(name, obj.get(name)) for name in ("M", "N", "K"))
+    counts = {}
+    for name, lo, hi, default in (("repeats", 1, MAX_REPEATS, DEFAULT_REPEATS),
+                                  ("warmup", 0, MAX_WARMUP, DEFAULT_WARMUP)):
+        v = obj.get(name, default)
+        if not _is_int(v) or not lo <= v <= hi:
+            raise ProtocolError(f"{name} must be an integer from {lo} to {hi}, not {v!r}")
+        counts[name] = v
+    mode, sustained = check_mode_fields(obj)
+    params = obj.get("params")
+    if params is not None and not (
+            isinstance(params, dict) and all(isinstance(k, str) and _is_int(v)
+                                             for k, v in params.items())):
+        raise ProtocolError("params must map template parameter names to integers")
+    compare = obj.get("compare", True)
+    if not isinstance(compare, bool):
+        raise ProtocolError(f"compare must be true or false, not {compare!r}")
+    kernel = obj.get("kernel")  # a user's kernel: checked by the engine (ladder/user_level)
+    if kernel is not None and not isinstance(kernel, dict):
+        raise ProtocolError("kernel must be an object (docs/user-kernels.md)")
+    return RunCommand(obj["level"], M, N, K, obj.get("id"), mode, counts["repeats"],
+                      counts["warmup"], compare, params or None, sustained, kernel)
 
 
 def command_id(line: str | bytes) -> Any:
@@ -55,20 +151,14 @@ def command_id(line: str | bytes) -> Any:
     return obj.get("id") if isinstance(obj, dict) else None
 
 
-# sustained runs (docs/energy.md): field -> (default, least, most)
-SUSTAINED_FIELDS: dict[str, tuple[float, float, float]] = {
-    "window_s": (3.0, 1.0, 30.0),  # below 1 s the counter's steps weigh too much
-    "trials": (3, 1, 10),
-    "cooldown_s": (5.0, 0.0, 120.0),
-}
-
-
-def check_mode_fields(obj: dict[str, Any]) -> None:
+def check_mode_fields(obj: dict[str, Any]) -> tuple[Mode, SustainedConfig]:
     """A run command's ``mode`` and, for sustained runs only, its window, trials and
-    cool-down, each within SUSTAINED_FIELDS."""
-    mode = obj.get("mode", str(Mode.BURST))
-    if mode not in tuple(Mode):
-        raise ProtocolError(f"mode must be one of {', '.join(Mode)}, not {mode!r}")
+    cool-down, each within SUSTAINED_FIELDS (defaults for those it leaves out)."""
+    given = obj.get("mode", str(Mode.BURST))
+    if given not in tuple(Mode):
+        raise ProtocolError(f"mode must be one of {', '.join(Mode)}, not {given!r}")
+    mode = Mode(given)
+    values: dict[str, Any] = {}
     for name, (_default, lo, hi) in SUSTAINED_FIELDS.items():
         if name not in obj:
             continue
@@ -76,28 +166,32 @@ def check_mode_fields(obj: dict[str, Any]) -> None:
             raise ProtocolError(f"{name} applies to sustained runs only (mode is {mode})")
         v = obj[name]
         whole = name == "trials"
-        if isinstance(v, bool) or not isinstance(v, int if whole else _NUM) or \
+        if isinstance(v, bool) or not isinstance(v, int if whole else int | float) or \
                 not lo <= v <= hi:
             kind = "an integer" if whole else "a number of seconds"
             raise ProtocolError(f"{name} must be {kind} from {lo:g} to {hi:g}, not {v!r}")
+        values[name] = v if whole else float(v)
+    return mode, SustainedConfig(**values)
 
 
 def check_telemetry_hz(hz: Any) -> float:
     """The NVML sampling rate: 0 (off) or from 1 to MAX_TELEMETRY_HZ samples a second."""
-    if not isinstance(hz, _NUM) or isinstance(hz, bool) or not (
+    if not isinstance(hz, int | float) or isinstance(hz, bool) or not (
             hz == 0 or 1 <= hz <= MAX_TELEMETRY_HZ):
         raise ProtocolError(f"telemetry hz must be 0 (off) or from 1 to "
                             f"{MAX_TELEMETRY_HZ:g}, not {hz!r}")
     return float(hz)
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def check_size(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not _is_int(value):
         raise ProtocolError(f"{name} must be a whole number, not {value!r}")
     if value < 1:
         raise ProtocolError(f"{name} must be at least 1, not {value}")
     if value > MAX_DIM:
         raise ProtocolError(f"{name}={value} is larger than {MAX_DIM}")
-    return value
+    return int(value)

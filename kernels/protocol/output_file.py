@@ -17,6 +17,8 @@ from typing import BinaryIO, TextIO
 
 from . import events
 from .atomic_file import NewFile, open_regular
+from .decoding import decode
+from .records import Session
 
 
 class OutputRefused(Exception):
@@ -49,7 +51,7 @@ def appended_file(path: Path) -> NewFile:
         lock = _locked(path)  # held until the file is replaced: one --append at a time
         try:
             first = lock.readline(events.MAX_LINE_BYTES + 1)
-            if events.parse_line(first, 1, str(path))["type"] != "session":
+            if not isinstance(decode(first, 1, str(path)), Session):
                 raise events.ProtocolError("the first line is not a session header", 1,
                                            str(path))
         except BaseException:

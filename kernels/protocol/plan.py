@@ -9,65 +9,74 @@ from __future__ import annotations
 import argparse
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .commands import check_size
-from .events import ProtocolError
+from .commands import DEFAULT_REPEATS, RunMode, SustainedConfig, check_size
+from .events import Mode, ProtocolError
 
 # square sizes a sweep walks: powers of two from 256 to 8192
 SWEEP_SIZES = tuple(2**i for i in range(8, 14))
-DEFAULT_REPEATS = 20
 
 
 @dataclass(frozen=True, slots=True)
 class RunRequest:
-    """One run the user asked for; ``command`` is what the runner is sent."""
+    """One run the user asked for, the one spec from the run form or the command line to
+    the runner: ``command`` is what the runner is sent (and parses into a RunCommand)."""
 
     level: str
     M: int
     N: int
     K: int
     repeats: int = DEFAULT_REPEATS
-    warmup: int | None = None
+    warmup: int | None = None  # None: the runner's default
     compare: bool | None = None
     params: dict[str, int] | None = field(default=None, hash=False)
-    # "burst" or "sustained" (protocol.Mode); the window, trials and cool-down of a
-    # sustained run (None: the runner's defaults)
-    mode: str = "burst"
-    window_s: float | None = None
-    trials: int | None = None
-    cooldown_s: float | None = None
+    mode: Mode = Mode.BURST
+    # a sustained run's window, trials and cool-down (None: the runner's defaults)
+    sustained: SustainedConfig | None = None
+    # a user's kernel: the run command's ``kernel`` object (ladder/user_level.py), which
+    # carries the source, so a run over ssh or on a cluster needs nothing else
+    kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
     @property
     def shape_text(self) -> str:
         return f"{self.M}×{self.N}×{self.K}"
 
+    def with_mode(self, how: RunMode) -> RunRequest:
+        """The same run, measured as ``how`` says (the run form's mode)."""
+        return replace(self, mode=how.mode, sustained=how.sustained)
+
     def describe(self) -> str:
-        mode = "" if self.mode == "burst" else f" ({self.mode})"
+        mode = "" if self.mode == Mode.BURST else f" ({self.mode})"
         return f"{self.level} at {self.shape_text}{mode}"
 
     def command(self, run_id: str) -> dict[str, Any]:
         cmd: dict[str, Any] = {"cmd": "run", "id": run_id, "level": self.level,
                                "M": self.M, "N": self.N, "K": self.K}
-        if self.mode == "burst":
+        if self.mode == Mode.BURST:
             cmd["repeats"] = self.repeats
         else:
-            cmd["mode"] = self.mode
-            given = {"window_s": self.window_s, "trials": self.trials,
-                     "cooldown_s": self.cooldown_s}
-            cmd.update({k: v for k, v in given.items() if v is not None})
+            cmd["mode"] = str(self.mode)
+            if self.sustained is not None:
+                cmd.update(self.sustained.fields())
         if self.warmup is not None:
             cmd["warmup"] = self.warmup
         if self.compare is not None:
             cmd["compare"] = self.compare
         if self.params:
             cmd["params"] = dict(self.params)
+        if self.kernel is not None:
+            cmd["kernel"] = self.kernel
         return cmd
 
     def where(self) -> dict[str, Any]:
-        """The fields an error event names the run by."""
-        return {"level": self.level, "M": self.M, "N": self.N, "K": self.K}
+        """The fields an error event names the run by (a variant's parameters too)."""
+        where: dict[str, Any] = {"level": self.level, "M": self.M, "N": self.N, "K": self.K}
+        params = self.kernel.get("params") if self.kernel is not None else self.params
+        if isinstance(params, dict) and params:
+            where["params"] = dict(params)
+        return where
 
 
 def ladder_requests(level_ids: Iterable[str], M: int, N: int, K: int,

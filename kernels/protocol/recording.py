@@ -1,17 +1,34 @@
-"""A recording read whole: every readable event of a session file, on one time axis, with
-the lines that could not be read named and counted (the reader rules of docs/protocol.md).
-Each line goes through the one event validator (:mod:`protocol`)."""
+"""A recording read whole: every readable event of a session file as its record, on one
+time axis, with the lines that could not be read named and counted (the reader rules of
+docs/protocol.md). Each line goes through the one decoder (:mod:`.decoding`).
+
+The file is read in large chunks and each line decoded straight from its bytes; NVML
+samples go into columns (:class:`~.telemetry_columns.TelemetryColumns`), one per GPU, and
+the event list holds a :class:`~.telemetry_columns.TelemetryBlock` where they were. A
+reader that needs only some event types (``gemmscope report``: results and errors) names
+them: the other lines are told apart by their first bytes and not decoded, only checked
+to be whole lines.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
+import msgspec
+
+from . import records as rec
 from .atomic_file import open_regular
-from .events import NewerProtocol, ProtocolError, Timeline, parse_line, read_lines
+from .decoding import EventRecord, check_any, decode, from_builtins, has_long_number
+from .events import MAX_EVENT_BYTES, MAX_SESSION_S, NewerProtocol, ProtocolError
+from .timeline import Timeline
+
+if TYPE_CHECKING:  # numpy is imported with the first samples: a report needs none
+    from .telemetry_columns import TelemetryBlock, TelemetryColumns
+
 
 
 @dataclass(slots=True)
@@ -28,9 +45,16 @@ class Skipped:
             self.first.append(exc)
 
 
+def _cut(exc: ProtocolError, raw: str | bytes, lineno: int, source: str | None
+         ) -> ProtocolError:
+    if raw.endswith(b"\n") if isinstance(raw, bytes) else raw.endswith("\n"):
+        return exc
+    return ProtocolError(f"{exc.reason} (a cut line: no newline at its end)", lineno, source)
+
+
 def iter_events(lines: Iterable[str | bytes], source: str | None = None,
-                skipped: Skipped | None = None) -> Iterator[dict[str, Any]]:
-    """Validated events from session-file lines; the first must be the session header.
+                skipped: Skipped | None = None) -> Iterator[EventRecord]:
+    """Event records from session-file lines; the first must be the session header.
 
     With ``skipped``, a line after the header that cannot be read (damaged, cut off by a
     crash, not an event) is counted there and the reader goes on; without, it raises.
@@ -42,19 +66,16 @@ def iter_events(lines: Iterable[str | bytes], source: str | None = None,
         if not raw.strip():
             continue
         try:
-            event = parse_line(raw, lineno, source)
-            if not header and event["type"] != "session":
+            event = decode(raw, lineno, source)
+            if not header and not isinstance(event, rec.Session):
                 raise ProtocolError(f'the first event must be "session", not '
-                                    f'{event["type"]!r}', lineno, source)
+                                    f'{event.type!r}', lineno, source)
         except NewerProtocol:
             raise
         except ProtocolError as exc:
             if not header or skipped is None:
                 raise
-            if not (raw.endswith(b"\n") if isinstance(raw, bytes) else raw.endswith("\n")):
-                exc = ProtocolError(f"{exc.reason} (a cut line: no newline at its end)",
-                                    lineno, source)
-            skipped.add(exc)
+            skipped.add(_cut(exc, raw, lineno, source))
             continue
         try:
             placed = timeline.place(event)
@@ -71,26 +92,31 @@ def iter_events(lines: Iterable[str | bytes], source: str | None = None,
 
 @dataclass(frozen=True, slots=True)
 class Session:
-    """A recording read whole: its header and every event (header included), and the
-    lines that could not be read."""
+    """A recording read whole: its header, every event (header included; the NVML samples
+    as blocks of ``telemetry``'s columns), and the lines that could not be read."""
 
     path: str
-    header: dict[str, Any]
-    events: list[dict[str, Any]]
+    header: rec.Session
+    events: list[EventRecord | TelemetryBlock]
     skipped: tuple[ProtocolError, ...] = ()  # the first lines that were skipped
     skipped_count: int = 0  # all of them
+    telemetry: dict[int, TelemetryColumns] = field(default_factory=dict)  # by GPU
 
     @property
-    def results(self) -> list[dict[str, Any]]:
-        return [e for e in self.events if e["type"] == "result"]
+    def results(self) -> list[rec.Result]:
+        return [e for e in self.events if isinstance(e, rec.Result)]
 
     @property
-    def errors(self) -> list[dict[str, Any]]:
-        return [e for e in self.events if e["type"] == "error"]
+    def errors(self) -> list[rec.Error]:
+        return [e for e in self.events if isinstance(e, rec.Error)]
 
     @property
-    def counters(self) -> list[dict[str, Any]]:
-        return [e for e in self.events if e["type"] == "counters"]
+    def counters(self) -> list[rec.Counters]:
+        return [e for e in self.events if isinstance(e, rec.Counters)]
+
+    @property
+    def samples(self) -> int:
+        return sum(len(c) for c in self.telemetry.values())
 
     @property
     def problem(self) -> str | None:
@@ -103,30 +129,264 @@ class Session:
             else " (skipped)")
 
 
-PROGRESS_EVERY = 5_000  # lines between two calls of read_session's ``progress``
+# read at a time (``progress`` is called after each): small enough that a chunk's scans,
+# which hold the interpreter, never keep the GUI thread waiting long while a worker reads
+CHUNK_BYTES = 1 << 20
 
 
-def read_session(path: str | Path,
-                 progress: Callable[[float], None] | None = None) -> Session:
+def read_session(path: str | Path, progress: Callable[[float], None] | None = None,
+                 only: Collection[type[rec.Event]] | None = None) -> Session:
     """Every readable event of a recording; see the reader rules in docs/protocol.md.
-    ``progress`` is called with the fraction of the file read, every PROGRESS_EVERY
-    lines (a reader on a worker thread says how far it got)."""
+    ``progress`` is called with the fraction of the file read after each chunk (a reader
+    on a worker thread says how far it got). ``only``: the event types the caller needs
+    (the header is always read); lines of other types are not decoded."""
     path = Path(path)
-    skipped = Skipped()
     try:
         with open_regular(path) as fh:  # /dev/zero, a FIFO: refused at once
-            lines = read_lines(fh)
-            if progress is not None:
-                lines = _reporting(lines, fh, os.fstat(fh.fileno()).st_size, progress)
-            events = list(iter_events(lines, str(path), skipped))
+            size = os.fstat(fh.fileno()).st_size
+            return _read(fh, str(path), size, progress, only)
     except OSError as exc:
         raise ProtocolError(f"cannot open: {exc.strerror or exc}", None, str(path)) from None
-    return Session(str(path), events[0], events, tuple(skipped.first), skipped.count)
 
 
-def _reporting(lines: Iterator[bytes], fh: IO[bytes], size: int,
-               progress: Callable[[float], None]) -> Iterator[bytes]:
-    for i, line in enumerate(lines, start=1):
-        if i % PROGRESS_EVERY == 0:
-            progress(fh.tell() / size if size else 1.0)
-        yield line
+_TELEMETRY = b'{"type":"telemetry",'
+_samples = msgspec.json.Decoder(list[rec.Telemetry])
+
+
+def _read(fh: IO[bytes], source: str, size: int, progress: Callable[[float], None] | None,
+          only: Collection[type[rec.Event]] | None) -> Session:
+    skip = None if only is None else {
+        tag.encode() for tag, cls in rec.BY_TYPE.items()
+        if cls not in only and cls is not rec.Session}
+    skip_samples = skip is not None and b"telemetry" in skip
+    skipped = Skipped()
+    timeline = Timeline()
+    events: list[EventRecord | TelemetryBlock] = []
+    columns: dict[int, TelemetryColumns] = {}
+    # telemetry lines since the last other event (decoded together, into columns)
+    lines: list[bytes] = []
+    numbers: list[int] = []
+    header: rec.Session | None = None
+    shared = _Shared()
+
+    def samples() -> None:
+        from .telemetry_columns import TelemetryBlock, TelemetryColumns
+
+        try:
+            got: list[rec.Telemetry] = _samples.decode(b"[" + b",".join(lines) + b"]")
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            got = []
+            for lineno, raw in zip(numbers, lines, strict=True):
+                try:
+                    got.append(_sample(decode(raw, lineno, source)))
+                except ProtocolError as exc:
+                    skipped.add(_cut(exc, raw, lineno, source))
+        else:
+            if any(e.id is not None for e in got):
+                for lineno, e in zip(numbers, got, strict=True):
+                    try:
+                        check_any(e)
+                    except ProtocolError as exc:
+                        skipped.add(ProtocolError(exc.reason, lineno, source))
+                        e.t = float("nan")  # dropped below
+                got = [e for e in got if e.t == e.t]
+        if timeline.offset_s:
+            for e in got:
+                e.t = round(e.t + timeline.offset_s, 6)
+            if any(abs(e.t) > MAX_SESSION_S for e in got):  # restarts add up
+                far = {id(e) for e in got if abs(e.t) > MAX_SESSION_S}
+                got = [e for e in got if id(e) not in far]
+                skipped.add(ProtocolError(f'telemetry event: a runner restart puts it past '
+                                          f'{MAX_SESSION_S:g} s from the session\'s start',
+                                          numbers[0], source))
+        lines.clear()
+        numbers.clear()
+        runs: dict[int, list[rec.Telemetry]] = {}
+        for e in got:
+            runs.setdefault(e.device or 0, []).append(e)
+        for device, run in runs.items():
+            cols = columns.get(device)
+            if cols is None:
+                cols = columns[device] = TelemetryColumns()
+            start = len(cols)
+            cols.add(run)
+            timeline.last_s = max(timeline.last_s, float(cols.t[start:len(cols)].max()))
+            events.append(TelemetryBlock(device, cols, start, len(cols)))
+
+    wanted = None if only is None else tuple(
+        _BEGIN + tag.encode() + b'"' for tag, cls in rec.BY_TYPE.items()
+        if cls in only or cls is rec.Session)
+    for lineno, raw, scanned in _lines(fh, progress, size, wanted):
+        if raw[:1] != b"{" and not raw.strip():
+            continue
+        if raw.startswith(_TELEMETRY) and header is not None:
+            if skip_samples and raw.endswith(b"}\n"):
+                continue
+            if scanned:
+                lines.append(raw)
+                numbers.append(lineno)
+                continue
+        kind = _peek(raw)
+        if skip is not None and header is not None and kind in skip and raw.endswith(b"}\n"):
+            continue  # a whole line the caller does not need
+        try:
+            likely = _BY_TAG.get(kind) if kind is not None else None
+            event = decode(raw, lineno, source, scanned=scanned, likely=likely)
+            if header is None and not isinstance(event, rec.Session):
+                raise ProtocolError(f'the first event must be "session", not '
+                                    f'{event.type!r}', lineno, source)
+        except NewerProtocol:
+            raise
+        except ProtocolError as exc:
+            if header is None:
+                raise
+            skipped.add(_cut(exc, raw, lineno, source))
+            continue
+        if lines:
+            samples()
+        if isinstance(event, rec.Telemetry):  # a sample the careful way read
+            lines.append(raw)
+            numbers.append(lineno)
+            continue
+        try:
+            event = timeline.place(event)
+        except ProtocolError as exc:  # a time past the bound, as the line's own
+            if header is None:
+                raise ProtocolError(exc.reason, lineno, source) from None
+            skipped.add(ProtocolError(exc.reason, lineno, source))
+            continue
+        if header is None:
+            assert isinstance(event, rec.Session)
+            header = event
+        elif isinstance(event, rec.Build | rec.SourceCounters):
+            shared.share(event)
+        events.append(event)
+    if lines:
+        samples()
+    if header is None:
+        raise ProtocolError("no session header: the file is empty", None, source)
+    for cols in columns.values():
+        cols.fit()
+    return Session(source, header, events, tuple(skipped.first), skipped.count, columns)
+
+
+class _Shared:
+    """The large texts of a recording held once: a build's sources and SASS, and the rows
+    of per-line counters, are mostly the same from event to event (every level's build
+    carries the shared headers, a restarted runner writes its builds again), so each
+    distinct one is kept once and the records share it (records are read, never changed)."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+        self.rows: dict[bytes, list[Any]] = {}
+
+    def text(self, value: str | None) -> str | None:
+        return None if value is None else self.texts.setdefault(value, value)
+
+    def share(self, event: rec.Build | rec.SourceCounters) -> None:
+        if isinstance(event, rec.Build):
+            if event.sources:
+                event.sources = {k: self.texts.setdefault(v, v)
+                                 for k, v in event.sources.items()}
+            event.sass = self.text(event.sass)
+        elif event.lines:
+            key = msgspec.json.encode(event.lines)
+            event.lines = self.rows.setdefault(key, event.lines)
+
+
+def _sample(event: EventRecord) -> rec.Telemetry:
+    if not isinstance(event, rec.Telemetry):
+        raise ProtocolError(f"a {event.type} event where a telemetry sample was")
+    return event
+
+
+def _peek(raw: bytes) -> bytes | None:
+    """The type of a line as the runner writes it (``{"type":"...``), without decoding."""
+    if raw.startswith(b'{"type":"'):
+        end = raw.find(b'"', 9)
+        if end > 0:
+            return raw[9:end]
+    return None
+
+
+def _lines(fh: IO[bytes], progress: Callable[[float], None] | None, size: int,
+           wanted: tuple[bytes, ...] | None = None) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, line with its newline, no long digit run in it) of a byte stream,
+    read in chunks (each scanned for digit runs once); of a line longer than
+    MAX_EVENT_BYTES only the first MAX_EVENT_BYTES + 1 bytes (and its newline) are kept,
+    so that no line fills the memory: the decoder refuses it as too long.
+
+    ``wanted``: the first bytes of the lines the caller needs (``{"type":"result"``...);
+    of a chunk whose every line is whole and begins ``{"type":"``, only those are
+    yielded (the others, found not to be cut, need not be looked at one by one)."""
+    lineno = 0
+    carry = b""  # the start of a line the next chunk ends
+    long_line = False  # dropping the rest of a line already too long (``carry`` kept)
+    done = 0
+    while True:
+        data = fh.read(CHUNK_BYTES)
+        if not data:
+            break
+        done += len(data)
+        if long_line:
+            newline = data.find(b"\n")
+            if newline >= 0:
+                lineno += 1
+                yield lineno, carry + b"\n", False
+                carry, long_line, data = b"", False, data[newline + 1:]
+        if not long_line:
+            chunk = carry + data if carry else data
+            end = chunk.rfind(b"\n") + 1  # its whole lines end here
+            if wanted is not None and end and _plain(chunk, end):
+                seen = 0  # where lines were counted up to
+                for at, line in _starting(chunk, end, wanted):
+                    lineno += chunk.count(b"\n", seen, at)
+                    seen = at
+                    yield lineno + 1, line, False  # the decoder scans the line itself
+                lineno += chunk.count(b"\n", seen, end)
+            elif end:
+                clean = not has_long_number(chunk)  # its whole lines are scanned
+                for part in chunk[:end - 1].split(b"\n"):
+                    lineno += 1
+                    yield lineno, part[:MAX_EVENT_BYTES + 1] + b"\n", clean
+            carry = chunk[end:]
+            if len(carry) > MAX_EVENT_BYTES:
+                carry, long_line = carry[:MAX_EVENT_BYTES + 1], True
+        if progress is not None:
+            progress(done / size if size else 1.0)
+    if carry:
+        yield lineno + 1, carry, False
+
+
+_BEGIN = b'{"type":"'
+_BY_TAG = {tag.encode(): cls for tag, cls in rec.BY_TYPE.items()}  # by a line's first bytes
+
+
+def _plain(chunk: bytes, end: int) -> bool:
+    """Whether every line of ``chunk[:end]`` ends with ``}`` and begins as the runner
+    writes an event (not cut, no blank line, nothing another writer made)."""
+    lines = chunk.count(b"\n", 0, end)
+    return (chunk.startswith(_BEGIN) and chunk[end - 2:end] == b"}\n"
+            and chunk.count(b"}\n" + _BEGIN, 0, end) == lines - 1)
+
+
+def _starting(chunk: bytes, end: int, wanted: tuple[bytes, ...]
+              ) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) of the lines of ``chunk[:end]`` that begin with one of ``wanted``,
+    in order."""
+    found = []
+    for prefix in wanted:
+        if chunk.startswith(prefix):
+            found.append(0)
+        at = chunk.find(b"\n" + prefix, 0, end)
+        while at >= 0:
+            found.append(at + 1)
+            at = chunk.find(b"\n" + prefix, at + 1, end)
+    for at in sorted(found):
+        yield at, chunk[at:chunk.index(b"\n", at) + 1]
+
+
+def events_of(lines: Iterable[dict[str, object]]) -> list[EventRecord]:
+    """Records of events given as dicts (tests, the fuzzers), each through the decoder's
+    careful way."""
+    return [from_builtins(obj) for obj in lines]

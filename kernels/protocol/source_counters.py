@@ -1,19 +1,24 @@
 """The ``source_counters`` event: per-SASS-line counters of one level, as Nsight Compute's
 source page gave them (``gemmscope record --ncu-source``; docs/protocol.md).
 
-This module owns the event's shape: its per-line fields, its bounds, and the reader's
-check (``check``, called by ``protocol.validate_event``), so that the writer
+This module owns the event's shape: its per-line fields, its bounds, and how a reader
+bounds its rows (``normalize``, run once as ``records.SourceCounters`` decodes), so that the writer
 (``kernels/profile/ncu_source_step.py``) and the readers agree on one definition. Qt-free.
 
 Lines are stored as rows (lists) under ``fields``, the names in ``FIELDS`` order: a whole
 kernel is a few thousand SASS lines, and a dict per line would repeat every name on each.
+A reader gets each row as a :class:`SassLine` (decoded from the row as it is when the
+event is in ``FIELDS`` order and within the bounds, which is how gemmscope writes it; read
+cell by cell by :func:`clean_row` otherwise).
 """
 
 from __future__ import annotations
 
 import math
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
 
 TYPE = "source_counters"
 
@@ -41,6 +46,26 @@ class Status(StrEnum):
     TIMEOUT = "timeout"  # the profiler ran past its time
     UNREADABLE = "unreadable"  # it printed a page in a format this reader does not know
     FAILED = "failed"  # any other failure (exit code, no kernel profiled, no time left)
+
+
+_Num = Annotated[float, msgspec.Meta(ge=-1.7976931348623157e308, le=1.7976931348623157e308)]
+
+
+class SassLine(msgspec.Struct, array_like=True, gc=False):
+    """One row: a SASS line's counts (None where ncu gave none)."""
+
+    offset: Annotated[int, msgspec.Meta(ge=0, lt=1 << 40)]
+    sass: Annotated[str, msgspec.Meta(max_length=MAX_SASS_CHARS)] | None = None
+    source: tuple[Annotated[str, msgspec.Meta(max_length=MAX_PATH_CHARS)],
+                  Annotated[int, msgspec.Meta(ge=0)]] | None = None  # (file, line)
+    inst_executed: _Num | None = None
+    stall_samples: _Num | None = None
+    stall_samples_not_issued: _Num | None = None
+    smem_wavefronts: _Num | None = None
+    smem_wavefronts_ideal: _Num | None = None
+    smem_excess_wavefronts: _Num | None = None
+    smem_conflicts_n_way: _Num | None = None
+    stalls: Annotated[dict[str, _Num], msgspec.Meta(max_length=MAX_REASONS)] | None = None
 
 
 def _text(value: Any, limit: int = MAX_TEXT_CHARS) -> str | None:
@@ -102,46 +127,51 @@ def positions(fields: Any) -> list[int | None] | None:
     return [names.index(f) if f in names else None for f in FIELDS]
 
 
-def check(event: dict[str, Any]) -> str | None:
-    """Clean a ``source_counters`` event in place (reader rules in docs/protocol.md);
-    returns why it cannot be read at all (None when it can)."""
-    status = event.get("status")
-    if status not in tuple(Status):
-        return f'"status" must be one of {", ".join(Status)}, not {status!r}'
+def repair(obj: dict[str, Any]) -> None:
+    """The careful way (an event whose rows did not decode as SassLines): each row read cell
+    by cell, in ``FIELDS`` order, before the record is made."""
+    rows, where = obj.get("lines"), positions(obj.get("fields"))
+    if not isinstance(rows, list) or where is None:
+        if isinstance(rows, list) and not isinstance(obj.get("reason"), str):
+            obj["reason"] = 'lines without a "fields" list naming "offset"'
+        obj["lines"] = None
+        return
+    kept = [r for r in (clean_row(x, where) for x in rows[:MAX_LINES]) if r is not None]
+    if len(kept) < len(rows):
+        obj["lines_unread"] = len(rows) - len(kept)  # past MAX_LINES or without an offset
+    obj["lines"] = kept
+    obj["fields"] = list(FIELDS)
+
+
+def normalize(event: Any) -> None:
+    """Bound a ``source_counters`` record as it is decoded (``records.SourceCounters``; the
+    reader rules in docs/protocol.md): texts cut, rows in ``FIELDS`` order (rows decoded
+    under another ``fields`` list read again by name), at most MAX_LINES of them; an ``ok``
+    event without readable lines reads as ``unreadable``, saying why."""
     for name in ("reason", "cut", "kernel", "variant", "tool_version", "launch"):
-        if name in event:
-            event[name] = _text(event[name])
-    command = event.get("command")
-    event["command"] = ([_text(c) for c in command if isinstance(c, str)][:64]
-                        if isinstance(command, list) else None)
-    fields = event.get("fields")
-    rows = event.get("lines")
-    if rows is not None and not isinstance(rows, list):
-        rows = None
-    where = positions(fields)
-    if rows is not None and where is None:
-        event["reason"] = event.get("reason") or 'lines without a "fields" list naming "offset"'
-        rows = None
+        setattr(event, name, _text(getattr(event, name)))
+    if event.command is not None:
+        event.command = [c[:MAX_TEXT_CHARS] for c in event.command[:64]]
+    rows = event.lines
+    if rows is not None and event.fields != list(FIELDS):
+        where = positions(event.fields)
+        if where is None:
+            event.reason = event.reason or 'lines without a "fields" list naming "offset"'
+            rows = None
+        else:
+            cleaned = (clean_row(list(msgspec.structs.astuple(r)), where) for r in rows)
+            rows = [SassLine(*r) for r in cleaned if r is not None]
+            event.fields = list(FIELDS)
     if rows is None:
-        event["lines"] = None
-        if status == Status.OK:
-            event["status"] = str(Status.UNREADABLE)
-            event["reason"] = event.get("reason") or "the event holds no lines"
+        event.lines = None
+        if event.status == Status.OK:
+            event.status = Status.UNREADABLE
+            event.reason = event.reason or "the event holds no lines"
     else:
-        kept = [r for r in (clean_row(x, where) for x in rows[:MAX_LINES]) if r is not None]
-        dropped = len(rows) - len(kept)
-        event["lines"] = kept
-        event["fields"] = list(FIELDS)
-        if dropped:
-            event["lines_unread"] = dropped  # rows past MAX_LINES or without an offset
-    columns = event.get("columns")
-    event["columns"] = ({k: v[:200] for k, v in columns.items()
-                         if k in FIELDS and isinstance(v, str)}
-                        if isinstance(columns, dict) else {})
-    totals = event.get("totals")
-    event["totals"] = ({k: _number(v) for k, v in totals.items() if k in NUMBER_FIELDS}
-                       if isinstance(totals, dict) else {})
-    event["stall_totals"] = largest(event.get("stall_totals"), 32) or {}
-    for name in ("lines_total", "idle_left_out", "cap_left_out", "seconds"):
-        event[name] = _number(event.get(name))
-    return None
+        if len(rows) > MAX_LINES:
+            event.lines_unread = (event.lines_unread or 0) + len(rows) - MAX_LINES
+            rows = rows[:MAX_LINES]
+        event.lines = [SassLine(*r) if isinstance(r, list) else r for r in rows]
+    event.columns = {k: v[:200] for k, v in (event.columns or {}).items() if k in FIELDS}
+    event.totals = {k: v for k, v in (event.totals or {}).items() if k in NUMBER_FIELDS}
+    event.stall_totals = largest(event.stall_totals, 32) or {}

@@ -11,9 +11,13 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..protocol.events import session_devices
+from ..protocol import records as rec
+
+if TYPE_CHECKING:
+    from ..protocol.decoding import EventRecord
+    from ..protocol.telemetry_columns import TelemetryBlock
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,39 +42,54 @@ def _num(value: Any) -> float | None:
     return float(value)
 
 
-def run_facts(header: Mapping[str, Any], events: Iterable[Mapping[str, Any]]) -> RunFacts:
-    devices = session_devices(dict(header))
-    first = devices[0] if devices else {}
-    clocks, limits, compilers = [], [], []
+def _block_limit(block: TelemetryBlock) -> float | None:
+    """The latest power limit a block of NVML samples read (None: none did)."""
+    column = block.columns.column("power_limit_w")[block.start:block.stop]
+    read = [float(v) for v in column if math.isfinite(v)]
+    return read[-1] if read else None
+
+
+def run_facts(header: rec.Session | None,
+              events: Iterable[EventRecord | TelemetryBlock]) -> RunFacts:
+    """The facts of a recording: its header and events (NVML samples one by one, or in
+    blocks of columns as kernels/protocol/recording.py reads them)."""
+    from ..protocol.telemetry_columns import TelemetryBlock
+
+    clocks: list[float] = []
+    limits: list[float] = []
+    compilers: list[str] = []
     for ev in events:
-        kind = ev.get("type")
-        if kind == "result" and (c := _num(ev.get("sm_clock_mhz_avg"))) is not None:
-            clocks.append(c)
-        elif kind == "telemetry" and (w := _num(ev.get("power_limit_w"))) is not None:
+        if isinstance(ev, rec.Result):
+            if ev.sm_clock_mhz_avg is not None:
+                clocks.append(ev.sm_clock_mhz_avg)
+            if ev.power_limit_w is not None:
+                limits.append(ev.power_limit_w)
+        elif isinstance(ev, rec.Telemetry) and ev.power_limit_w is not None:
+            limits.append(ev.power_limit_w)
+        elif isinstance(ev, TelemetryBlock) and (w := _block_limit(ev)) is not None:
             limits.append(w)
-        elif kind == "result" and (w := _num(ev.get("power_limit_w"))) is not None:
-            limits.append(w)
-        elif kind == "build" and isinstance(ev.get("compiler"), str):
-            compilers.append(ev["compiler"])
-    raw_levels = header.get("levels")
-    levels: dict[str, Any] = raw_levels if isinstance(raw_levels, dict) else {}
-    sources = {str(v["source"]): str(v["sha256"]) for v in levels.values()
-               if isinstance(v, dict) and isinstance(v.get("source"), str)
-               and isinstance(v.get("sha256"), str)}
-    raw_version = header.get("gemmscope")
-    version: dict[str, Any] = raw_version if isinstance(raw_version, dict) else {}
+        elif isinstance(ev, rec.Build) and ev.compiler is not None:
+            compilers.append(ev.compiler)
+    return facts_of(header, clocks, limits[-1] if limits else None, compilers)
+
+
+def facts_of(header: rec.Session | None, clocks: Iterable[float], power_limit_w: float | None,
+             compilers: Iterable[str]) -> RunFacts:
+    """The facts of a run: its header, the results' average SM clocks, the latest power
+    limit, the compilers of its builds."""
+    devices = header.gpus() if header is not None else []
+    first = devices[0] if devices else rec.DeviceEntry(id=0)
+    levels = header.levels if header is not None else {}
+    version = header.gemmscope if header is not None else None
+    clocks = list(clocks)
     return RunFacts(
-        gpus=tuple(str(d.get("name") or "no GPU") for d in devices),
-        driver=_text(first.get("driver")), cuda=_text(first.get("cuda_runtime")),
-        cupy=_text(first.get("cupy")), sm_clock_max_mhz=_num(first.get("sm_clock_max_mhz")),
+        gpus=tuple(d.name or "no GPU" for d in devices),
+        driver=first.driver, cuda=first.cuda_runtime, cupy=first.cupy,
+        sm_clock_max_mhz=first.sm_clock_max_mhz,
         sm_clock_run_mhz=statistics.median(clocks) if clocks else None,
-        power_limit_w=limits[-1] if limits else None,
-        compilers=tuple(sorted(set(compilers))), commit=_text(version.get("commit")),
-        sources=sources)
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+        power_limit_w=power_limit_w, compilers=tuple(sorted(set(compilers))),
+        commit=version.commit if version is not None else None,
+        sources={ref.source: ref.sha256 for ref in levels.values()})
 
 
 def _mhz(value: float | None) -> str:
@@ -125,12 +144,12 @@ COMPARED = ("tflops", "pct_of_reference", "sm_clock_mhz_avg", "avg_power_w", "en
 @dataclass(frozen=True, slots=True)
 class Pair:
     key: Key
-    run: Mapping[str, Any] | None  # the result event of the recording (None: only B has it)
-    base: Mapping[str, Any] | None  # the baseline's
+    run: rec.Result | None  # the result event of the recording (None: only B has it)
+    base: rec.Result | None  # the baseline's
 
     def value(self, field_name: str, of_base: bool = False) -> float | None:
         ev = self.base if of_base else self.run
-        return None if ev is None else _num(ev.get(field_name))
+        return None if ev is None else _num(getattr(ev, field_name, None))
 
     def change(self, field_name: str) -> float | None:
         """run / baseline - 1 of a field (None where either lacks it or the baseline's is
@@ -141,29 +160,24 @@ class Pair:
         return x / y - 1
 
 
-def _gpu_names(header: Mapping[str, Any]) -> dict[int, str]:
-    return {int(d.get("id", 0)): str(d.get("name") or "no GPU")
-            for d in session_devices(dict(header))}
+def _gpu_names(header: rec.Session | None) -> dict[int, str]:
+    return {d.id: d.name or "no GPU" for d in (header.gpus() if header is not None else [])}
 
 
-def latest_results(header: Mapping[str, Any], events: Iterable[Mapping[str, Any]]
-                   ) -> dict[Key, Mapping[str, Any]]:
+def latest_results(header: rec.Session | None, events: Iterable[object]
+                   ) -> dict[Key, rec.Result]:
     """Each (level, shape, mode, GPU)'s latest result."""
     names = _gpu_names(header)
-    out: dict[Key, Mapping[str, Any]] = {}
+    out: dict[Key, rec.Result] = {}
     for ev in events:
-        if ev.get("type") != "result":
-            continue
-        raw = ev.get("device")
-        device = raw if isinstance(raw, int) and not isinstance(raw, bool) else 0
-        key = (str(ev["level"]), int(ev["M"]), int(ev["N"]), int(ev["K"]),
-               str(ev.get("mode") or "burst"), names.get(device, "no GPU"))
-        out[key] = ev
+        if isinstance(ev, rec.Result):
+            key = (ev.level, ev.M, ev.N, ev.K, str(ev.mode),
+                   names.get(ev.device_index, "no GPU"))
+            out[key] = ev
     return out
 
 
-def join(run: Mapping[Key, Mapping[str, Any]], base: Mapping[Key, Mapping[str, Any]]
-         ) -> list[Pair]:
+def join(run: Mapping[Key, rec.Result], base: Mapping[Key, rec.Result]) -> list[Pair]:
     """A pair per key of either, the run's keys first in their order, then the
     baseline's own."""
     keys = list(run) + [k for k in base if k not in run]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TextIO
 
+from ..protocol import records as rec
+from ..protocol.decoding import EventRecord
 from ..protocol.text_safety import terminal_text
 from .rows import ms_text, tflops_text, verdict_text
 
@@ -27,44 +29,43 @@ class Progress:
             self.stream.write(line + "\n")
         self.stream.flush()
 
-    def sink(self, results: list[dict[str, Any]]) -> Callable[[dict[str, Any]], None]:
+    def sink(self, results: list[rec.Result]) -> Callable[[EventRecord], None]:
         """An event sink that shows progress and collects the results."""
-        def on_event(ev: dict[str, Any]) -> None:
-            if ev["type"] == "result":
+        def on_event(ev: EventRecord) -> None:
+            if isinstance(ev, rec.Result):
                 results.append(ev)
-            if ev["type"] == "run_start":
+            if isinstance(ev, rec.RunStart):
                 self.index += 1
-            if ev["type"] != "telemetry":
+            if not isinstance(ev, rec.Telemetry):
                 self.event(ev)
 
         return on_event
 
-    def event(self, ev: dict[str, Any]) -> None:
+    def event(self, ev: EventRecord) -> None:
         prefix = ""
-        if isinstance(ev.get("device"), int):  # several GPUs: say which
-            on = f" on {ev['host']}" if isinstance(ev.get("host"), str) else ""
-            prefix = f"device {ev['device']}{on}: "
+        if isinstance(ev, rec.Placed) and ev.device is not None:  # several GPUs: say which
+            on = f" on {ev.host}" if ev.host is not None else ""
+            prefix = f"device {ev.device}{on}: "
 
         def show(text: str, final: bool = False) -> None:
             self.show(prefix + text, final)
 
-        kind = ev["type"]
-        if kind == "run_start":
-            show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']} ...")
-        elif kind == "repeat":
-            what = "trial" if ev.get("mode") == "sustained" else "repeat"
-            show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  {what} {ev['i'] + 1}  "
-                 f"{tflops_text(ev['tflops'])} TFLOPS")
-        elif kind == "phase":
-            doing = "cooling down" if ev["phase"] == "cooldown" else "window"
-            show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  trial {ev['trial'] + 1}: "
-                 f"{doing} ({ev.get('seconds', 0):.0f} s)")
-        elif kind == "result":
-            ok = verdict_text(ev["verified"])
-            show(f"{ev['level']} {ev['M']}x{ev['N']}x{ev['K']}  {tflops_text(ev['tflops'])} "
-                 f"TFLOPS ({ms_text(ev['median_ms'])} ms), {ok}", final=True)
-        elif kind == "error":
-            where = f"{ev.get('level', '')} {ev.get('M', '')}x{ev.get('N', '')}x{ev.get('K', '')}"
-            show(f"error [{ev['kind']}] {where.strip(' x')}: {ev['message']}", final=True)
-        elif kind == "info":
-            show(ev["message"], final=True)
+        if isinstance(ev, rec.RunStart):
+            show(f"{ev.level} {ev.M}x{ev.N}x{ev.K} ...")
+        elif isinstance(ev, rec.Repeat):
+            what = "trial" if ev.mode == rec.Mode.SUSTAINED else "repeat"
+            show(f"{ev.level} {ev.M}x{ev.N}x{ev.K}  {what} {ev.i + 1}  "
+                 f"{tflops_text(ev.tflops)} TFLOPS")
+        elif isinstance(ev, rec.Phase):
+            doing = "cooling down" if ev.phase == "cooldown" else "window"
+            show(f"{ev.level} {ev.M}x{ev.N}x{ev.K}  trial {ev.trial + 1}: "
+                 f"{doing} ({ev.seconds or 0:.0f} s)")
+        elif isinstance(ev, rec.Result):
+            ok = verdict_text(ev.verified)
+            show(f"{ev.level} {ev.M}x{ev.N}x{ev.K}  {tflops_text(ev.tflops)} "
+                 f"TFLOPS ({ms_text(ev.median_ms)} ms), {ok}", final=True)
+        elif isinstance(ev, rec.Error):
+            where = f"{ev.level or ''} {ev.M or ''}x{ev.N or ''}x{ev.K or ''}"
+            show(f"error [{ev.kind}] {where.strip(' x')}: {ev.message}", final=True)
+        elif isinstance(ev, rec.Info):
+            show(ev.message, final=True)

@@ -3,24 +3,24 @@
 The CLI table (``bench``, ``report``), the CSV and Markdown exports and the ladder panel
 all render :class:`Row`, so for the same result they show the same numbers with the same
 digits, the same dash where a number was not measured and the same verdict word. A row
-is made from a result event (:class:`Result`, parsed once) and the result of its
-reference (cuBLAS of the same precision at the same shape). No Qt here.
+is made from a result event (:class:`Result`, the record decoded at the edge) and the
+result of its reference (cuBLAS of the same precision at the same shape). No Qt here.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+
+import msgspec
 
 from ..ladder import registry
 from ..ladder.registry import DEEPGEMM_DIFF_MAX
-from ..ladder.shape import Shape
-from ..protocol.events import device_of
-from ..protocol.throttle import NOT_COUNTED, THROTTLE_MARK, slowdowns
+from ..ladder.shape import Shape, percent
+from ..protocol.records import Result
+from ..protocol.throttle import NOT_COUNTED, THROTTLE_MARK
 
 DASH = "–"  # a number that was not measured
 VERIFIED = "verified"
@@ -109,101 +109,13 @@ def throttled_text(reasons: tuple[str, ...] | None) -> str:
 
 
 # ---------------------------------------------------------------------- result
-def _num(value: Any) -> float | None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if ok else None
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-MAX_PARAMS = 32  # a result's template parameters kept (a recording is untrusted data)
-
-
-def _params(value: Any) -> tuple[tuple[str, int], ...] | None:
-    """A result's ``params`` (name -> integer): the first 32 integer entries, names cut
-    to 32 characters, the rest left out; None where there are none."""
-    if not isinstance(value, dict):
-        return None
-    ints = ((str(k)[:32], v) for k, v in value.items() if _int(v) is not None)
-    return tuple(itertools.islice(ints, MAX_PARAMS)) or None
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    """A ``result`` event, parsed once (docs/protocol.md)."""
-
-    level: str
-    shape: Shape
-    dtype: str
-    precision: str
-    median_ms: float
-    tflops: float
-    verified: bool
-    rel_err: float | None
-    repeats: int
-    reference: str | None
-    reference_tflops: float | None
-    pct_of_reference: float | None
-    peak_tflops: float | None
-    pct_of_peak: float | None
-    t: float
-    tol: float | None = None
-    variant: str | None = None
-    regs: int | None = None
-    smem_bytes: int | None = None
-    sm_clock_mhz_avg: float | None = None
-    sm_clock_mhz_min: float | None = None
-    energy_j: float | None = None  # per GEMM
-    avg_power_w: float | None = None
-    gflop_per_j: float | None = None
-    # the slowdowns seen during the run (kernels.throttle); None: the run was not sampled
-    throttled: tuple[str, ...] | None = None
-    deepgemm_diff: float | None = None  # 1 - 2 sum(xy) / sum(x^2 + y^2), C against float64
-    mode: str = "burst"  # burst (flushed repeats) or sustained (back-to-back windows)
-    energy_reason: str | None = None  # why energy_j is null
-    trials: int | None = None  # sustained: windows measured, and their TFLOPS range
-    tflops_min: float | None = None
-    tflops_max: float | None = None
-    power_limit_w: float | None = None  # sustained: the enforced power limit
-    device: int = 0  # the GPU of the session it ran on (protocol.device_of)
-    # the template parameters the result says it ran (given by the run, or picked by the
-    # level for the shape; params_ran names those that differ from the level's own);
-    # None: the result names none, so the level's own
-    params: tuple[tuple[str, int], ...] | None = None
-
-    @classmethod
-    def from_event(cls, ev: dict[str, Any], precision: str = "?") -> Result:
-        """``precision``: the level's, for events that do not say (older recordings)."""
-        throttled = ev.get("throttled")
-        return cls(
-            level=ev["level"], shape=Shape(ev["M"], ev["N"], ev["K"]), dtype=ev["dtype"],
-            precision=str(ev.get("precision") or (ev.get("dtype") if precision == "?"
-                                                   else precision) or "?"),
-            median_ms=float(ev["median_ms"]),
-            tflops=float(ev["tflops"]), verified=bool(ev["verified"]),
-            rel_err=_num(ev.get("rel_err")), repeats=int(ev["repeats"]),
-            reference=ev.get("reference") if isinstance(ev.get("reference"), str) else None,
-            reference_tflops=_num(ev.get("reference_tflops")),
-            pct_of_reference=_num(ev.get("pct_of_reference")),
-            peak_tflops=_num(ev.get("peak_tflops")), pct_of_peak=_num(ev.get("pct_of_peak")),
-            t=float(ev.get("t", 0.0)), tol=_num(ev.get("tol")),
-            variant=ev.get("variant") if isinstance(ev.get("variant"), str) else None,
-            regs=_int(ev.get("regs")), smem_bytes=_int(ev.get("smem_bytes")),
-            sm_clock_mhz_avg=_num(ev.get("sm_clock_mhz_avg")),
-            sm_clock_mhz_min=_num(ev.get("sm_clock_mhz_min")),
-            energy_j=_num(ev.get("energy_j")), avg_power_w=_num(ev.get("avg_power_w")),
-            gflop_per_j=_num(ev.get("gflop_per_j")),
-            throttled=slowdowns(throttled) if isinstance(throttled, list | tuple) else None,
-            deepgemm_diff=_num(ev.get("deepgemm_diff")),
-            mode="sustained" if ev.get("mode") == "sustained" else "burst",
-            energy_reason=ev.get("energy_reason")
-            if isinstance(ev.get("energy_reason"), str) else None,
-            trials=_int(ev.get("trials")), tflops_min=_num(ev.get("tflops_min")),
-            tflops_max=_num(ev.get("tflops_max")),
-            power_limit_w=_num(ev.get("power_limit_w")), device=device_of(ev),
-            params=_params(ev.get("params")))
+def resolved(result: Result, level_precision: str | None = None) -> Result:
+    """The result with its precision said: the event's own, else its level's (older
+    recordings' results do not say; ``level_precision``: the session catalog's), else its
+    dtype."""
+    if result.precision:
+        return result
+    return msgspec.structs.replace(result, precision=level_precision or result.dtype or "?")
 
 
 def params_ran(r: Result, own: Mapping[str, int] | None = None) -> str:
@@ -216,7 +128,7 @@ def params_ran(r: Result, own: Mapping[str, int] | None = None) -> str:
         if level is None:
             return ""
         own = level.params
-    return ", ".join(f"{k}={v}" for k, v in r.params if own.get(k) != v)
+    return ", ".join(f"{k}={v}" for k, v in r.params.items() if own.get(k) != v)
 
 
 def reference_id(precision: str) -> str:
@@ -233,14 +145,14 @@ ResultKey = tuple[str, Shape, str, int]
 def result_key(result: Result) -> ResultKey:
     """(level, shape, mode, device): results with one key are runs of the same
     measurement."""
-    return result.level, result.shape, result.mode, result.device
+    return result.level, result.shape, result.mode, result.device_index
 
 
 def reference_key(result: Result) -> ResultKey:
     """The key of the result a percentage of cuBLAS compares against: the same shape, the
     same mode (burst against burst, sustained against sustained), the same GPU."""
     return (result.reference or reference_id(result.precision), result.shape, result.mode,
-            result.device)
+            result.device_index)
 
 
 # ------------------------------------------------------------------------- rows
@@ -267,6 +179,8 @@ class Column(StrEnum):
     T = "t (s)"
     SM_CLOCK = "SM MHz"
     SM_CLOCK_MIN = "min SM MHz"
+    REF_CLOCK = "ref. SM MHz"  # the clock the reference of "% of cuBLAS" ran at
+    CODE = "code"  # the build's key (nvrtc.code_key), shortened: which code ran
     POWER = "avg W"
     ENERGY = "J/GEMM"
     GFLOP_PER_J = "GFLOP/J"
@@ -279,9 +193,12 @@ class Column(StrEnum):
 NUMBER_COLUMNS = frozenset({
     Column.M, Column.N, Column.K, Column.MEDIAN_MS, Column.TFLOPS, Column.PCT_OF_REFERENCE,
     Column.PCT_OF_PEAK, Column.REL_ERR, Column.REPEATS, Column.T, Column.SM_CLOCK,
-    Column.SM_CLOCK_MIN, Column.POWER, Column.ENERGY, Column.GFLOP_PER_J,
+    Column.SM_CLOCK_MIN, Column.REF_CLOCK, Column.POWER, Column.ENERGY, Column.GFLOP_PER_J,
     Column.SUSTAINED_TFLOPS})
 THROTTLE_COLUMNS = (Column.TFLOPS, Column.ENERGY, Column.GFLOP_PER_J)  # what throttling skews
+CODE_CHARS = 8  # hex digits of a build's key shown in tables (32 of its 64 bits)
+# two runs' mean SM clocks this close (percent of the higher) count as the same clock
+CLOCK_SAME_PCT = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +209,7 @@ class Row:
     pct_of_reference: float | None
     reference: str | None  # the level the percentage is of
     pct_of_peak: float | None
+    reference_clock_mhz: float | None = None  # the SM clock the reference ran at
 
     @classmethod
     def of(cls, result: Result, reference: Result | None = None,
@@ -299,16 +217,32 @@ class Row:
         """``reference``: the latest result at :func:`reference_key`; ``peak_tflops``: the
         device's peak for the precision (the header's), where the event has none."""
         r = result
-        pct_ref = r.pct_of_reference
-        if pct_ref is None and reference is not None and reference.tflops > 0:
-            pct_ref = _finite(100.0 * r.tflops / reference.tflops)
-        if pct_ref is None and r.reference_tflops:
-            pct_ref = _finite(100.0 * r.tflops / r.reference_tflops)
+        # the runner's own percentage where it had the reference; else of the reference's
+        # TFLOPS it names, or of the session's latest reference result
+        ref_tflops = r.reference_tflops or (reference.tflops if reference else None)
+        pct_ref = r.pct_of_reference if r.pct_of_reference is not None else \
+            percent(r.tflops, ref_tflops)
         ref_name = r.reference or (reference.level if reference is not None else None)
-        peak = r.peak_tflops or peak_tflops
         pct_peak = r.pct_of_peak if r.pct_of_peak is not None else \
-            (_finite(100.0 * r.tflops / peak) if peak else None)
-        return cls(r, pct_ref, ref_name if pct_ref is not None else None, pct_peak)
+            percent(r.tflops, r.peak_tflops or peak_tflops)
+        ref_clock = r.reference_sm_clock_mhz_avg if r.reference_tflops else \
+            (reference.sm_clock_mhz_avg if reference is not None else None)
+        return cls(r, pct_ref, ref_name if pct_ref is not None else None, pct_peak,
+                   ref_clock if pct_ref is not None else None)
+
+    def clock_comparison(self) -> str | None:
+        """Whether the ratio to the reference compares runs at one clock: None without a
+        ratio; "same" where both clocks are known and within CLOCK_SAME_PCT; else what
+        differs, in words (a ratio across clocks is partly the clock)."""
+        if self.pct_of_reference is None:
+            return None
+        mine, ref = self.result.sm_clock_mhz_avg, self.reference_clock_mhz
+        if mine is None or ref is None:
+            return "clock of " + ("both" if mine is None and ref is None else
+                                  "the reference" if ref is None else "this run") + " unknown"
+        if abs(mine - ref) <= CLOCK_SAME_PCT / 100 * max(mine, ref):
+            return "same"
+        return f"at {mhz_text(mine)} MHz, reference at {mhz_text(ref)} MHz"
 
     @property
     def throttled(self) -> bool:
@@ -329,14 +263,19 @@ class Row:
                          f"{tflops_text(r.tflops_max)} TFLOPS")
         if r.energy_j is None and r.energy_reason:
             notes.append(f"no energy: {r.energy_reason}")
+        clocks = self.clock_comparison()
+        # a note where both clocks are known and differ (the SM MHz and ref. SM MHz columns
+        # show both, a dash where one is unknown)
+        if clocks is not None and clocks.startswith("at "):
+            notes.append(f"% of {self.reference} {clocks}")
         return "; ".join(notes)
 
     def texts(self) -> dict[Column, str]:
         """Every column's text."""
         r = self.result
         return {
-            Column.LEVEL: r.level, Column.DEVICE: str(r.device),
-            Column.PRECISION: r.precision.upper(), Column.MODE: r.mode,
+            Column.LEVEL: r.level, Column.DEVICE: str(r.device_index),
+            Column.PRECISION: r.precision.upper(), Column.MODE: str(r.mode),
             Column.DTYPE: r.dtype, Column.SHAPE: str(r.shape), Column.M: str(r.shape.M),
             Column.N: str(r.shape.N), Column.K: str(r.shape.K),
             Column.MEDIAN_MS: ms_text(r.median_ms), Column.TFLOPS: tflops_text(r.tflops),
@@ -347,6 +286,8 @@ class Row:
             Column.REPEATS: str(r.repeats), Column.T: _fixed(r.t, 3),
             Column.SM_CLOCK: mhz_text(r.sm_clock_mhz_avg),
             Column.SM_CLOCK_MIN: mhz_text(r.sm_clock_mhz_min),
+            Column.REF_CLOCK: mhz_text(self.reference_clock_mhz),
+            Column.CODE: (r.code_key or DASH)[:CODE_CHARS],
             Column.POWER: watts_text(r.avg_power_w), Column.ENERGY: energy_text(r.energy_j),
             Column.GFLOP_PER_J: gflop_per_j_text(r.gflop_per_j),
             Column.THROTTLED: throttled_text(r.throttled), Column.NOTES: self.notes(),
@@ -373,6 +314,10 @@ class Row:
             low = f" (min {mhz_text(r.sm_clock_mhz_min)})" if r.sm_clock_mhz_min is not None \
                 else ""
             bits.append(f"SM clock {mhz_text(r.sm_clock_mhz_avg)} MHz{low}")
+        clocks = self.clock_comparison()
+        if clocks is not None:
+            bits.append(f"% of {self.reference}: " +
+                        ("same SM clock" if clocks == "same" else clocks))
         if r.energy_j is not None:
             bits.append(f"{energy_text(r.energy_j)} per GEMM")
         if r.avg_power_w:  # (the runner writes 0.0 where the energy counter did not advance)
@@ -459,11 +404,11 @@ def not_run_texts(level: str, precision: str) -> dict[Column, str]:
     return texts
 
 
-def rows_of(results: Iterable[Result], peaks: Mapping[str, Any] | None = None) -> list[Row]:
+def rows_of(results: Iterable[Result],
+            peaks: Mapping[str, float | None] | None = None) -> list[Row]:
     """A row per result, in order, each against the latest result at its reference key
     (as the session store does); ``peaks``: the header's peak TFLOPS per precision."""
-    results = list(results)
+    results = [resolved(r) for r in results]
     latest = {result_key(r): r for r in results}
     peaks = peaks or {}
-    return [Row.of(r, latest.get(reference_key(r)), _num(peaks.get(r.precision)))
-            for r in results]
+    return [Row.of(r, latest.get(reference_key(r)), peaks.get(r.precision)) for r in results]

@@ -4,7 +4,7 @@ terminal (a recording is untrusted data). No Qt."""
 from __future__ import annotations
 
 from ..protocol import recording
-from ..protocol.events import session_devices
+from ..protocol.records import Error, Result
 from ..protocol.text_safety import terminal_text
 from .table import render
 
@@ -18,12 +18,13 @@ def printable(text: str) -> str:
 def report_lines(path: str, markdown: bool = False) -> tuple[list[str], str | None]:
     """The report of the recording at ``path`` (its lines, each printable) and what could
     not be read (None: every line was read)."""
-    session = recording.read_session(path)
-    dev = session.header.get("device") or {}
-    peaks = dev.get("peak_tflops") if isinstance(dev.get("peak_tflops"), dict) else None
-    names = [str(d.get("name") or "no device") for d in session_devices(session.header)]
+    # results and errors only: the other lines are not decoded (only checked whole)
+    session = recording.read_session(path, only=(Result, Error))
+    header = session.header
+    peaks = header.device.peak_tflops if header.device is not None else None
+    names = [d.name or "no device" for d in header.gpus()]
     lines = [f"{path}: {' + '.join(names) or 'no device'}, recorded "
-             f"{session.header.get('created')}, {len(session.results)} results, "
+             f"{header.created}, {len(session.results)} results, "
              f"{len(session.errors)} errors", "",
              # a line each, not the table as one string: a write of a short line to a pipe
              # is whole or fails (EPIPE); one write of the whole table (700 KB for 5,000
@@ -31,9 +32,9 @@ def report_lines(path: str, markdown: bool = False) -> tuple[list[str], str | No
              # (`| head`), and Python's unbuffered stdout (-u) drops the rest silently
              *render(session.results, markdown=markdown, peaks=peaks).split("\n")]
     for e in session.errors:
-        where = " ".join(str(e[k]) for k in ("level", "M", "N", "K") if e.get(k) is not None)
-        first = (e["message"].splitlines() or [""])[0]
-        lines.append(f"error [{e['kind']}] {where}: {first}")
+        where = " ".join(str(v) for v in (e.level, e.M, e.N, e.K) if v is not None)
+        first = (e.message.splitlines() or [""])[0]
+        lines.append(f"error [{e.kind}] {where}: {first}")
     problem = (printable(f"gemmscope report: {session.problem}")
                if session.problem is not None else None)
     return [printable(line) for line in lines], problem

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from ..protocol.text_safety import clean_text, markdown_text, terminal_text
 from .rows import NUMBER_COLUMNS, Column, Result, rows_of
@@ -12,8 +11,8 @@ from .rows import NUMBER_COLUMNS, Column, Result, rows_of
 COLUMNS = (Column.LEVEL, Column.SHAPE, Column.PRECISION, Column.MODE, Column.MEDIAN_MS,
            Column.TFLOPS,
            Column.PCT_OF_REFERENCE, Column.REFERENCE, Column.PCT_OF_PEAK, Column.REL_ERR,
-           Column.VERIFIED, Column.SM_CLOCK, Column.ENERGY, Column.GFLOP_PER_J,
-           Column.THROTTLED, Column.NOTES)
+           Column.VERIFIED, Column.SM_CLOCK, Column.REF_CLOCK, Column.ENERGY, Column.GFLOP_PER_J,
+           Column.THROTTLED, Column.CODE, Column.NOTES)
 
 Cells = Mapping[Column, str]
 
@@ -51,11 +50,12 @@ def markdown_table(columns: Sequence[Column], rows: Iterable[Cells]) -> str:
     return "\n".join(lines)
 
 
-def render(results: Iterable[dict[str, Any]], markdown: bool = False,
-           peaks: Mapping[str, Any] | None = None) -> str:
+def render(results: Iterable[Result], markdown: bool = False,
+           peaks: Mapping[str, float | None] | None = None) -> str:
     """The results table of result events (``peaks``: the header's, per precision)."""
-    parsed = [Result.from_event(ev) for ev in results]
+    parsed = list(results)
     rows = [row.texts() for row in rows_of(parsed, peaks)]
     # several GPUs in one session: each row says which (the header's devices, by id)
-    columns = (Column.DEVICE, *COLUMNS) if len({r.device for r in parsed}) > 1 else COLUMNS
+    columns = (Column.DEVICE, *COLUMNS) if len({r.device_index for r in parsed}) > 1 \
+        else COLUMNS
     return markdown_table(columns, rows) if markdown else fixed_width(columns, rows)

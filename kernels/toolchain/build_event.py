@@ -77,6 +77,7 @@ class Offline:
     resources: dict[str, cubin.KernelResources]  # by mangled name
     sass: dict[str, str] | None  # by mangled name; None where nvdisasm is missing
     sass_reason: str | None
+    cubin_sha256: str | None = None  # of the cubin NVRTC made (both variants)
 
 
 _cache: dict[tuple[str, tuple[tuple[str, int], ...], str], Offline] = {}
@@ -103,10 +104,17 @@ def compile_cubin(level: Level, params: dict[str, int], arch: str,
         raise (CompileError if got["error_kind"] == "compile" else RuntimeError)(got["error"])
     out = Offline(got["lowered"], got["options"], got["nvrtc"],
                   {n: cubin.KernelResources(**r) for n, r in got["resources"].items()},
-                  got["sass"], got["sass_reason"])
+                  got["sass"], got["sass_reason"], got.get("cubin_sha256"))
     with _lock:
         _cache[key] = out
     return out
+
+
+def forget(level_id: str) -> None:
+    """Drop the offline compiles of a level (a user's kernel whose source changed)."""
+    with _lock:
+        for key in [k for k in _cache if k[0] == level_id]:
+            del _cache[key]
 
 
 def compile_spec(spec: dict[str, Any]) -> dict[str, Any]:
@@ -128,7 +136,7 @@ def compile_spec(spec: dict[str, Any]) -> dict[str, Any]:
             reason = f"nvdisasm failed: {exc}"
     return {"lowered": ob.lowered, "options": list(ob.options), "nvrtc": _nvrtc_version(),
             "resources": {n: dataclasses.asdict(r) for n, r in cubin.kernels(ob.cubin).items()},
-            "sass": texts, "sass_reason": reason}
+            "sass": texts, "sass_reason": reason, "cubin_sha256": ob.cubin_sha256}
 
 
 def _in_child(spec: dict[str, Any]) -> dict[str, Any]:
@@ -210,17 +218,12 @@ def gpu_event(level: Level, variant: str, params: dict[str, int] | None = None,
     calc = occupancy.occupancy(regs, threads, static, dyn, limits, barriers)
     occ = _occupancy(calc, regs, threads, static, dyn, barriers, limits, driver,
                      driver_reason)
-    try:
-        nvrtc_version = ".".join(str(v) for v in cp.cuda.nvrtc.getVersion())
-    except Exception:
-        nvrtc_version = "?"
-    return _event(level, variant, params, name, off, arch,
-                  f"NVRTC {nvrtc_version} through CuPy {cp.__version__}",
+    return _event(level, variant, params, name, off, arch, built.compiler,
                   [*(o for o in nvrtc.options(level) if not o.startswith("-I")),
                    f"-arch=sm_{cc}", "-ftz=true"],
                   regs=regs, smem_static=static, dyn=dyn, local=local, threads=threads,
                   barriers=barriers, resources_from="driver", occ=occ, t=t,
-                  sass_reason=sass_reason)
+                  sass_reason=sass_reason, code_key=built.code_key)
 
 
 def _vec(level: Level, variant: str) -> bool:
@@ -255,7 +258,7 @@ def _event(level: Level, variant: str, params: dict[str, int], name: str,
            off: Offline | None, arch: str, compiler: str, options: list[str], *, regs: int,
            smem_static: int, dyn: int, local: int, threads: int, barriers: int,
            resources_from: str, occ: dict[str, Any], t: float | None,
-           sass_reason: str | None = None) -> dict[str, Any]:
+           sass_reason: str | None = None, code_key: str | None = None) -> dict[str, Any]:
     event: dict[str, Any] = {
         "type": "build", "level": level.id, "variant": variant, "params": params,
         "kernel": name, "arch": arch, "compiler": compiler, "options": options,
@@ -263,6 +266,11 @@ def _event(level: Level, variant: str, params: dict[str, int], name: str,
         "regs": regs, "smem_static_bytes": smem_static, "smem_dynamic_bytes": dyn,
         "local_bytes": local, "threads_per_block": threads, "barriers": barriers,
         "resources_from": resources_from, "occupancy": occ,
+        # which code (issue 31 item 2): the key the results of this build carry (GPU), and
+        # the sha256 of the cubin disassembled here (sass_from says which compiler made it;
+        # the same compiler as the run's makes the same cubin, the build being deterministic)
+        "code_key": code_key,
+        "cubin_sha256": off.cubin_sha256 if off is not None else None,
     }
     if t is not None:
         event["t"] = t

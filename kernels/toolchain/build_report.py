@@ -14,6 +14,8 @@ from typing import Any
 
 from ..ladder import registry
 from ..protocol import recording
+from ..protocol.decoding import to_builtins
+from ..protocol.records import Build
 from ..results.session_report import printable
 from . import build_event, nvrtc, sass
 from .nvrtc import CompileError
@@ -26,7 +28,10 @@ class Unavailable(Exception):
 # ------------------------------------------------------------------ getting build events
 
 def recorded_builds(path: str) -> list[dict[str, Any]]:
-    return [e for e in recording.read_session(path).events if e["type"] == "build"]
+    """A recording's build events, as JSON values (the form this module reads a build
+    event in, whether it was recorded or made here)."""
+    session = recording.read_session(path, only=(Build,))
+    return [to_builtins(e) for e in session.events if isinstance(e, Build)]
 
 
 def pick(builds: Iterable[dict[str, Any]], level_id: str,
@@ -60,6 +65,10 @@ def offline(level_id: str, variant: str | None = None) -> dict[str, Any]:
 
 
 def _level(level_id: str) -> registry.Level:
+    """A registry level by id, or a user's CUDA kernel by its spec file (``my.toml``: its
+    default parameters, compiled from a folder holding its source alone)."""
+    if level_id.endswith(".toml"):
+        return _user_level(level_id)
     level = registry.BY_ID.get(level_id)
     if level is None or level.source is None:
         known = ", ".join(lv.id for lv in registry.ladder())
@@ -67,9 +76,31 @@ def _level(level_id: str) -> registry.Level:
     return level
 
 
+def _user_level(path: str) -> registry.Level:
+    from ..ladder.kernel_spec import Language, SpecError, load_spec, read_source
+    from .user_sources import folder_for
+
+    try:
+        spec = load_spec(path)
+        source = read_source(spec)
+    except SpecError as exc:
+        raise Unavailable(str(exc)) from None
+    if spec.language is not Language.CUDA:
+        raise Unavailable(f"{spec.id} is a Triton kernel: Triton compiles it on the GPU; "
+                          "read a recording's build events with --file")
+    launch = spec.launch(source, 4096, 4096, 4096, spec.defaults)
+    return launch.level(folder_for(launch))
+
+
 def main_source(event: dict[str, Any]) -> str | None:
-    """The level's own .cu among the event's sources."""
-    return next((k for k in event.get("sources") or {} if k.endswith(".cu")), None)
+    """The level's own source among the event's sources: its .cu (a user's Triton
+    kernel: its .py)."""
+    return _main(event.get("sources") or {})
+
+
+def _main(sources: dict[str, str]) -> str | None:
+    return next((k for k in sources if k.endswith(".cu")),
+                next((k for k in sources if k.endswith(".py")), None))
 
 
 # ------------------------------------------------------------------ diff
@@ -79,8 +110,8 @@ def source_diff(a_id: str, a_sources: dict[str, str], b_id: str,
     """Unified diff of the two levels' .cu files, then of any shared header whose text
     differs (recordings of different commits), and the headers only one includes."""
     out: list[str] = []
-    a_cu = next(k for k in a_sources if k.endswith(".cu"))
-    b_cu = next(k for k in b_sources if k.endswith(".cu"))
+    a_cu = _main(a_sources) or next(iter(a_sources))
+    b_cu = _main(b_sources) or next(iter(b_sources))
     out += _unified(a_sources[a_cu], b_sources[b_cu], f"{a_cu} ({a_id})", f"{b_cu} ({b_id})")
     for name in dict.fromkeys([*a_sources, *b_sources]):
         if name in (a_cu, b_cu):

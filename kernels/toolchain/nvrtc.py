@@ -9,6 +9,7 @@ is how CI proves every level compiles for sm_90a.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -16,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from ..ladder.registry import Level, cuda_dir, source_file
+from . import nvrtc_options
 
 # a local header of kernels/cuda (common.cuh, hopper.cuh), pasted in place of its #include
 _INCLUDE_LOCAL = re.compile(r'^\s*#include\s+"([A-Za-z0-9_]+\.cuh)"\s*$', re.M)
-BASE_OPTIONS = ("-std=c++17", "-lineinfo")
+BASE_OPTIONS: tuple[str, ...] = nvrtc_options.BASE  # with the options that make builds identical
 
 
 class CompileError(RuntimeError):
@@ -128,12 +130,34 @@ def variants(level: Level, params: dict[str, int] | None = None) -> dict[bool, s
 
 # ------------------------------------------------------------------ GPU (CuPy)
 
+def code_key(source: str, options: tuple[str, ...], names: list[str], compiler: str) -> str:
+    """What a build's machine code is a function of, hashed: the assembled source, the
+    options, the instantiations and the compiler. With the deterministic build
+    (nvrtc_options.DETERMINISTIC: one cubin in every process), one key is one cubin, so
+    results and build events with the same key ran the same code (issue 31 item 2)."""
+    h = hashlib.sha256()
+    for part in (source, "\0".join(options), "\0".join(names), compiler):
+        h.update(part.encode() + b"\x1e")
+    return h.hexdigest()[:16]
+
+
+def cupy_compiler(cp: Any) -> str:
+    """The compiler CuPy builds with, as build events name it."""
+    try:
+        version = ".".join(str(v) for v in cp.cuda.nvrtc.getVersion())
+    except Exception:
+        version = "?"
+    return f"NVRTC {version} through CuPy {cp.__version__}"
+
+
 @dataclass(slots=True)
 class Compiled:
     level: Level
     params: dict[str, int]
     module: Any  # cupy.RawModule
     kernels: dict[bool, Any]  # vec flag -> cupy.RawKernel
+    code_key: str = ""  # see code_key(): the same in every result of this build
+    compiler: str = ""
 
     def attributes(self, vec: bool) -> dict[str, int]:
         k = self.kernels[vec]
@@ -154,16 +178,28 @@ def compile_level(level: Level, params: dict[str, int] | None = None) -> Compile
     if key in _cache:
         return _cache[key]
     names = variants(level, params)
+    source, opts = assemble(level), options(level)
     try:
-        module = cp.RawModule(code=assemble(level), options=options(level),
+        module = cp.RawModule(code=source, options=opts,
                               name_expressions=list(names.values()))
         kernels = {vec: module.get_function(name) for vec, name in names.items()}
     except cp.cuda.compiler.CompileException as exc:
         log = exc.get_message()
         raise CompileError(f"{level.id}: {first_error(log)}\n{log}") from None
-    built = Compiled(level, params, module, kernels)
+    compiler = cupy_compiler(cp)
+    # CuPy adds the arch of the device where the level names none
+    arch = () if level.arch else (f"-arch=sm_{cp.cuda.Device().compute_capability}",)
+    built = Compiled(level, params, module, kernels,
+                     code_key(source, (*opts, *arch), list(names.values()), compiler), compiler)
     _cache[key] = built
     return built
+
+
+def forget(level_id: str) -> None:
+    """Drop this process's compiled kernels of a level (a user's kernel whose source
+    changed under the same id)."""
+    for key in [k for k in _cache if k[0] == level_id]:
+        del _cache[key]
 
 
 # ------------------------------------------------------------------ no GPU (NVRTC)
@@ -197,6 +233,10 @@ class OfflineBuild:
     log: str
     options: tuple[str, ...] = ()  # as given to NVRTC, include folders left out
     cubin: bytes = field(default=b"", repr=False)
+
+    @property
+    def cubin_sha256(self) -> str:
+        return hashlib.sha256(self.cubin).hexdigest()
 
 
 def compile_offline(level: Level, arch: str = "sm_90a",
@@ -236,7 +276,8 @@ def compile_source(program: str, source: str, names: list[str], given: tuple[str
     log = b" " * size
     nvrtc.nvrtcGetProgramLog(prog, log)
     log_text = log.decode(errors="replace").strip("\x00 \n")
-    if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+    if status != nvrtc.nvrtcResult.NVRTC_SUCCESS or nvrtc_options.UNKNOWN_OPTION in log_text:
+        # NVVM ignores an option it does not know, with only a line in the log
         raise CompileError(f"{program}: NVRTC ({arch}):\n{log_text}")
     lowered = {}
     for name in names:

@@ -62,7 +62,7 @@ def nvdisasm_missing() -> str | None:
     return None
 
 
-_SECTION = re.compile(r"^//-+ \.text\.(\S+) -+$")
+_SECTION = re.compile(r"^//-+ \.text\.(\S+) +-+$")  # a short name is padded with spaces
 _LOCATION = re.compile(r'^\s*//## File "([^"]*)", line (\d+)(.*)$')
 _INLINED = re.compile(r' inlined at "([^"]*)", line (\d+)')
 _INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(.*?)\s*$")

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..ladder import registry
 from ..models.level_model import LevelModel, Op, WarpAccess
+from . import nvrtc_options
 
 _SASS_OP = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?((?:LDS|STS|LDSM|LDGSTS)"
                       r"(?:\.[A-Z0-9_]+)*)\s", re.M)
@@ -123,7 +124,9 @@ def compile_sass(level_id: str, src_dir: Path, arch: str | None = None) -> str:
     prog = check(nvrtc.nvrtcCreateProgram(text.encode(), level.source.encode(), 0, [], []),
                  "create")
     check(nvrtc.nvrtcAddNameExpression(prog, name.encode()), "name")
-    opts = [b"-std=c++17", f"-arch={arch}".encode(), b"-ftz=true", f"-I{src_dir}".encode()]
+    # the build's options: the code checked is the code that runs (one in every process)
+    opts = [*(o.encode() for o in nvrtc_options.BASE), f"-arch={arch}".encode(), b"-ftz=true",
+            f"-I{src_dir}".encode()]
     opts += [f"-I{d}".encode() for d in include_dirs()]
     if nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0] != nvrtc.nvrtcResult.NVRTC_SUCCESS:
         size = check(nvrtc.nvrtcGetProgramLogSize(prog), "log")
@@ -161,10 +164,14 @@ def main_loop(sass: str) -> str:
     loop that holds another loop with shared loads. The whole text when there is no loop."""
     labels = {m.group(1): m.start() for m in _LABEL.finditer(sass)}
     spans: dict[str, tuple[int, int]] = {}  # label -> its text up to its last backward branch
+    # code after the last EXIT is out of line: the retry of an mbarrier wait branches back
+    # to the wait from there (fp8_deep), which closes no loop of the kernel's body
+    exits = [m.start() for m in _EXIT.finditer(sass)]
+    body_end = exits[-1] if exits else len(sass)
     for m in _BRANCH.finditer(sass):
         start = labels.get(m.group(1))
-        if start is None or start > m.start():
-            continue  # a forward branch
+        if start is None or start > m.start() or m.start() > body_end:
+            continue  # a forward branch, or one from out-of-line code
         spans[m.group(1)] = (start, m.end())
     loads = {span: sum(v for k, v in sass_counts(sass[span[0]:span[1]]).items()
                        if k.startswith("LDS"))
@@ -182,6 +189,7 @@ def main_loop(sass: str) -> str:
     return best
 
 
+_EXIT = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+EXIT\b", re.M)
 _TENSOR_OPS = ("HMMA", "HGMMA", "QGMMA", "IMMA", "IGMMA")
 
 
@@ -247,5 +255,7 @@ class SassComparison:
 
 def compare_level(level_id: str, model: LevelModel, src_dir: Path) -> SassComparison:
     loop = main_loop(compile_sass(level_id, src_dir))
-    return SassComparison(level_id, sass_counts(loop), model_counts(model, model.sass_warp),
-                          loop)
+    per_step = model_counts(model, model.sass_warp)
+    # a K loop unrolled over the ring's stages (fp8_deep) holds that many K steps a trip
+    return SassComparison(level_id, sass_counts(loop),
+                          {k: v * model.sass_k_steps for k, v in per_step.items()}, loop)

@@ -58,16 +58,16 @@ def test_level_is_correct(bench, level, shape):
 
 
 def test_hopper_levels_are_compared_with_cublas_at_their_precision():
-    seen: list[dict] = []
+    seen: list = []
     client = RunnerSession(seen.append, default_runner_command(0))
     try:
         client.wait_ready()
         for level_id, ref in (("wgmma_tma", "cublas_bf16"),
                               ("fp8_block_scaled", "cublaslt_fp8")):
             evs = client.run([RunRequest(level_id, 2048, 2048, 2048, 3)])
-            result = next(e for e in evs if e["type"] == "result" and e["level"] == level_id)
-            assert result["verified"] and result["variant"] == "tma"
-            assert result["reference"] == ref and result["pct_of_reference"] > 10
+            result = next(e for e in evs if e.type == "result" and e.level == level_id)
+            assert result.verified and result.variant == "tma"
+            assert result.reference == ref and result.pct_of_reference > 10
     finally:
         client.close()
 
@@ -80,46 +80,46 @@ def test_scalar_path_is_used_for_odd_k(bench):
 
 
 def test_a_faulting_kernel_kills_only_the_runner():
-    seen: list[dict] = []
+    seen: list = []
     client = RunnerSession(seen.append, [*default_runner_command(0), "--levels-from", FAULTY])
     try:
         client.wait_ready()
         evs = client.run([RunRequest("test_fault", 64, 64, 64, compare=False)])
-        errors = [e for e in evs if e["type"] == "error"]
+        errors = [e for e in evs if e.type == "error"]
         assert errors, evs
-        assert errors[0]["kind"] in ("launch", "runner_crash")
-        assert errors[0]["level"] == "test_fault"
+        assert errors[0].kind in ("launch", "runner_crash")
+        assert errors[0].level == "test_fault"
         # the next run gets a fresh runner and a right answer
         evs = client.run([RunRequest("register_2d", 256, 256, 256, 2)])
-        results = [e for e in evs if e["type"] == "result"]
-        assert results and results[-1]["verified"]
+        results = [e for e in evs if e.type == "result"]
+        assert results and results[-1].verified
         assert client.restarts == 1
     finally:
         client.close()
 
 
 def test_telemetry_samples_and_run_summary():
-    seen: list[dict] = []
+    seen: list = []
     client = RunnerSession(seen.append, default_runner_command(100))
     try:
         header = client.wait_ready()
-        assert header["telemetry"]["available"], header["telemetry"]
+        assert header.telemetry.available, header.telemetry
         evs = client.run([RunRequest("cp_async", 4096, 4096, 4096, 20)])
     finally:
         client.close()
-    samples = [e for e in seen if e["type"] == "telemetry"]
+    samples = [e for e in seen if e.type == "telemetry"]
     assert len(samples) >= 5
-    assert all(s["sm_clock_mhz"] and s["sm_clock_mhz"] > 100 for s in samples)
-    assert all(s["power_w"] and s["power_w"] > 10 for s in samples)
-    assert any(s["temp_c"] for s in samples)
-    if "H100" in header["device"]["name"] or "H200" in header["device"]["name"]:
+    assert all(s.sm_clock_mhz and s.sm_clock_mhz > 100 for s in samples)
+    assert all(s.power_w and s.power_w > 10 for s in samples)
+    assert any(s.temp_c for s in samples)
+    if "H100" in header.device.name or "H200" in header.device.name:
         # Hopper supports GPM; the second sample on gives the metrics
-        assert any(s["sm_util_pct"] is not None for s in samples[2:]), samples[-1]
-    result = next(e for e in evs if e["type"] == "result" and e["level"] == "cp_async")
-    assert result["sm_clock_mhz_avg"] and result["sm_clock_mhz_min"] <= result["sm_clock_mhz_avg"]
-    assert result["energy_j"] and result["energy_j"] > 0
-    assert isinstance(result["throttled"], list)
-    assert result["reference"] == "cublas_fp32" and result["pct_of_reference"] > 10
+        assert any(s.sm_util_pct is not None for s in samples[2:]), samples[-1]
+    result = next(e for e in evs if e.type == "result" and e.level == "cp_async")
+    assert result.sm_clock_mhz_avg and result.sm_clock_mhz_min <= result.sm_clock_mhz_avg
+    assert result.energy_j and result.energy_j > 0
+    assert isinstance(result.throttled, tuple)  # the slowdowns seen (none, or which)
+    assert result.reference == "cublas_fp32" and result.pct_of_reference > 10
 
 
 def test_bench_command_prints_the_table(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 
 from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
 from gemmscope.kernels.ladder import registry
-from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol.decoding import decode, encode
 from gemmscope.kernels.protocol.plan import RunRequest
 from gemmscope.kernels.toolchain import build_event
 
@@ -22,39 +22,39 @@ def test_runner_emits_one_build_event_per_compiled_variant():
              RunRequest("cp_async", 512, 512, 512, 2, warmup=1, compare=False),  # again
              RunRequest("cp_async", 1024, 1024, 1024, 2, warmup=1, compare=False,
                         params={"STAGES": 2})]  # other parameters: another build
-    seen: list[dict] = []
+    seen: list = []
     client = RunnerSession(seen.append, default_runner_command(0))
     try:
         client.wait_ready()
         client.run(runs)
     finally:
         client.close()
-    results = [e for e in seen if e["type"] == "result"]
-    builds = [e for e in seen if e["type"] == "build"]
-    assert all(r["verified"] for r in results)
-    keys = [(b["level"], b["variant"], tuple(b["params"].items())) for b in builds]
+    results = [e for e in seen if e.type == "result"]
+    builds = [e for e in seen if e.type == "build"]
+    assert all(r.verified for r in results)
+    keys = [(b.level, b.variant, tuple(b.params.items())) for b in builds]
     assert len(keys) == len(set(keys)) == len(registry.ladder()) + 2
-    assert {(b["level"], b["variant"]) for b in builds} == {
-        (r["level"], r["variant"]) for r in results}
+    assert {(b.level, b.variant) for b in builds} == {
+        (r.level, r.variant) for r in results}
     for b in builds:
-        where = f"{b['level']} {b['variant']}"
-        assert protocol.parse_line(protocol.dumps(b)) == b
+        where = f"{b.level} {b.variant}"
+        assert decode(encode(b)) == b  # as a recording holds it
         # the build event follows the first result of its variant and parameters
-        first = next(r for r in results if (r["level"], r["variant"]) == (
-            b["level"], b["variant"]) and (r.get("params") or registry.get(r["level"]).params)
-            == b["params"])
+        first = next(r for r in results if (r.level, r.variant) == (
+            b.level, b.variant) and (r.params or registry.get(r.level).params)
+            == b.params)
         assert seen.index(first) < seen.index(b)
-        assert (first["regs"], first["smem_bytes"]) == (
-            b["regs"], b["smem_static_bytes"] + b["smem_dynamic_bytes"]), where
-        occ = b["occupancy"]
+        assert (first.regs, first.smem_bytes) == (
+            b.regs, b.smem_static_bytes + b.smem_dynamic_bytes), where
+        occ = b.occupancy
         assert occ["source"] == "driver", (where, occ.get("driver_reason"))
         assert occ["driver_blocks_per_sm"] == occ["calculator_blocks_per_sm"] >= 1, where
-        assert b["sass"] and b["main_loop"], (where, b.get("sass_reason"))
-        assert b["sass_from"]["regs"] == b["regs"], where
+        assert b.sass and b.main_loop, (where, b.sass_reason)
+        assert b.sass_from["regs"] == b.regs, where
         # in a child, as the runner compiles (compile_cubin says why): after this test had
         # compiled in-process, `import torch` (the FP8 references) failed later in the
         # same pytest run (issue 17, round 6)
-        offline = build_event.offline_event(registry.get(b["level"]).with_params(b["params"]),
-                                            b["variant"], arch=b["arch"], isolated=True)
+        offline = build_event.offline_event(registry.get(b.level).with_params(b.params),
+                                            b.variant, arch=b.arch, isolated=True)
         assert (offline["regs"], offline["smem_static_bytes"], offline["local_bytes"]) == (
-            b["regs"], b["smem_static_bytes"], b["local_bytes"]), where
+            b.regs, b.smem_static_bytes, b.local_bytes), where

@@ -11,7 +11,7 @@ import pytest
 
 from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
 from gemmscope.kernels.engine import runner
-from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol.decoding import decode
 from gemmscope.kernels.protocol.plan import RunRequest
 
 pytestmark = pytest.mark.gpu
@@ -36,7 +36,7 @@ def test_runs_over_the_limits_are_refused_and_the_runner_serves_on():
                            [*default_runner_command(0), "--levels-from", FAULTY])
     try:
         header = client.wait_ready()
-        assert header["device"]["limits"]["smem_per_block_optin_bytes"] > 0
+        assert header.device.limits["smem_per_block_optin_bytes"] > 0
         def run(params: dict[str, int], **more) -> RunRequest:
             return RunRequest("cp_async", 256, 256, 256, params=params, **more)
 
@@ -45,17 +45,17 @@ def test_runs_over_the_limits_are_refused_and_the_runner_serves_on():
                  ({"TM": 0}, "TM=0 is out of range")]
         for params, message in cases:
             evs = client.run([run(params)])
-            [err] = [e for e in evs if e["type"] == "error"]
-            assert err["kind"] == "bad_input" and message in err["message"], err
-            assert not any(e["type"] in ("run_start", "result") for e in evs)
+            [err] = [e for e in evs if e.type == "error"]
+            assert err.kind == "bad_input" and message in err.message, err
+            assert not any(e.type in ("run_start", "result") for e in evs)
         # static + dynamic shared memory: known only once compiled, refused before launch
         evs = client.run([RunRequest("test_smem_over", 64, 64, 64, compare=False)])
-        [err] = [e for e in evs if e["type"] == "error"]
-        assert err["kind"] == "unsupported", err
-        assert "(190000 dynamic + " in err["message"] and "static)" in err["message"]
+        [err] = [e for e in evs if e.type == "error"]
+        assert err.kind == "unsupported", err
+        assert "(190000 dynamic + " in err.message and "static)" in err.message
         # a run within the limits, in the same runner
         evs = client.run([run({"STAGES": 4}, repeats=2)])
-        assert [e for e in evs if e["type"] == "result"][-1]["verified"]
+        assert [e for e in evs if e.type == "result"][-1].verified
         assert client.restarts == 0
     finally:
         client.close()
@@ -83,8 +83,8 @@ def test_a_cuda_error_that_is_not_sticky_does_not_end_the_runner(monkeypatch):
         assert code == 0
     finally:
         r.stop()
-    events = [protocol.parse_line(x) for x in out.getvalue().splitlines()]
-    err = next(e for e in events if e["type"] == "error")
-    assert err["kind"] == "launch" and "CUDA_ERROR_INVALID_VALUE" in err["message"]
-    assert "context is lost" not in err["message"]
-    assert any(e["type"] == "result" and e["id"] == 2 and e["verified"] for e in events)
+    events = [decode(x) for x in out.getvalue().splitlines()]
+    err = next(e for e in events if e.type == "error")
+    assert err.kind == "launch" and "CUDA_ERROR_INVALID_VALUE" in err.message
+    assert "context is lost" not in err.message
+    assert any(e.type == "result" and e.id == 2 and e.verified for e in events)

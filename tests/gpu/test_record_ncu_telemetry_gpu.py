@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import shutil
 
+import numpy as np
 import pytest
 
 from gemmscope.kernels.cli import main as cli
@@ -25,13 +26,14 @@ def test_the_ncu_step_is_sampled_to_the_end(tmp_path):
                      "--telemetry-hz", "50"], stdout=io.StringIO(), stderr=err)
     assert code == 0, err.getvalue()
     session = recording.read_session(out)
-    assert [c["level"] for c in session.counters] == ["naive", "register_2d"]
+    assert [c.level for c in session.counters] == ["naive", "register_2d"]
     # the step begins with its first profile's info event; the runner's own samples (with
     # GPM) may still arrive after the last result, until the runner has exited
-    said = [e for e in session.events if e["type"] == "info" and "Nsight" in e["message"]]
-    assert [e["level"] for e in said] == ["naive", "register_2d"]
-    step = [e for e in session.events if e["type"] == "telemetry" and e["t"] >= said[0]["t"]]
-    assert len(step) >= 5, "the ncu step was not sampled"
-    assert max(e["t"] for e in step) >= max(c["t"] for c in session.counters)
-    assert all(isinstance(e.get("sm_clock_mhz"), int | float) for e in step)
-    assert all(e.get("sm_occupancy_pct") is None for e in step)  # no GPM during ncu
+    said = [e for e in session.events if e.type == "info" and "Nsight" in e.message]
+    assert [e.level for e in said] == ["naive", "register_2d"]
+    samples = session.telemetry[0]  # the recording's NVML samples, in columns
+    step = samples.t[:len(samples)] >= said[0].t
+    assert step.sum() >= 5, "the ncu step was not sampled"
+    assert samples.t[:len(samples)][step].max() >= max(c.t for c in session.counters)
+    assert np.isfinite(samples.column("sm_clock_mhz")[step]).all()
+    assert np.isnan(samples.column("sm_occupancy_pct")[step]).all()  # no GPM during ncu

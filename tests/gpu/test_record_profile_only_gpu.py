@@ -28,7 +28,7 @@ def test_profile_only_adds_real_per_line_counters_and_no_result(tmp_path):
                      "--no-compare", "--telemetry-hz", "0"], stdout=io.StringIO(), stderr=err)
     assert code == 0, err.getvalue()
     before = recording.read_session(out).events
-    assert sorted(e["level"] for e in before if e["type"] == "result") == sorted(LEVELS)
+    assert sorted(e.level for e in before if e.type == "result") == sorted(LEVELS)
 
     err = io.StringIO()
     code = cli.main(["record", "-o", str(out), "--append", "--profile-only",
@@ -40,9 +40,9 @@ def test_profile_only_adds_real_per_line_counters_and_no_result(tmp_path):
     assert after.problem is None
     assert after.events[:len(before)] == before
     added = after.events[len(before):]
-    assert not [e for e in added if e["type"] == "result"]
-    counters = [e for e in added if e["type"] == "source_counters"]
-    assert [e["level"] for e in counters] == LEVELS
+    assert not [e for e in added if e.type == "result"]
+    counters = [e for e in added if e.type == "source_counters"]
+    assert [e.level for e in counters] == LEVELS
     for ev in counters:
-        assert ev["status"] == sc.Status.OK.value, ev.get("reason")
-        assert ev["lines"] and ev["totals"]["stall_samples"] > 0
+        assert ev.status == sc.Status.OK.value, ev.reason
+        assert ev.lines and ev.totals["stall_samples"] > 0

@@ -19,7 +19,10 @@ import pytest
 
 from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
 from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol.commands import RunMode, SustainedConfig
+from gemmscope.kernels.protocol.events import Mode
 from gemmscope.kernels.protocol.plan import RunRequest
+from gemmscope.kernels.protocol.records import Result
 
 pytestmark = pytest.mark.gpu
 
@@ -36,24 +39,24 @@ def power_limit_w() -> float:
 
 
 def run_all(requests: list[RunRequest], hz: float = 50, errors_ok: bool = False
-            ) -> list[dict]:
-    seen: list[dict] = []
+            ) -> list:
+    seen: list = []
     session = RunnerSession(seen.append, default_runner_command(hz), watchdog_s=120)
     try:
         session.wait_ready()
         events = session.run(requests)
     finally:
         session.close()
-    errors = [e for e in events if e["type"] == "error"]
+    errors = [e for e in events if e.type == "error"]
     assert errors_ok or not errors, errors
     return events
 
 
-def show(r: dict) -> None:
-    print(f"\n{r['level']} {r['M']}^3 {r['mode']}: {r['tflops']:.1f} TFLOPS, "
-          f"{r['energy_j']:.4g} J/GEMM, {r['gflop_per_j']:.0f} GFLOP/J, "
-          f"{r['avg_power_w']:.0f} W, SM {r.get('sm_clock_mhz_avg')} MHz "
-          f"(min {r.get('sm_clock_mhz_min')}), {r.get('throttled')}")
+def show(r: Result) -> None:
+    print(f"\n{r.level} {r.M}^3 {r.mode}: {r.tflops:.1f} TFLOPS, "
+          f"{r.energy_j:.4g} J/GEMM, {r.gflop_per_j:.0f} GFLOP/J, "
+          f"{r.avg_power_w:.0f} W, SM {r.sm_clock_mhz_avg} MHz "
+          f"(min {r.sm_clock_mhz_min}), {r.throttled}")
 
 
 def test_energy_counter_steps_and_is_read_after_a_step():
@@ -75,60 +78,60 @@ def test_burst_results_carry_energy_from_the_counter():
     events = run_all([RunRequest("cp_async", S, S, S, 20),
                       RunRequest("wgmma_tma", S, S, S, 20),
                       RunRequest("naive", 64, 64, 64, 5, compare=False)])
-    results = [e for e in events if e["type"] == "result"]
-    assert {r["level"] for r in results} == {"cublas_fp32", "cp_async", "cublas_bf16",
+    results = [e for e in events if e.type == "result"]
+    assert {r.level for r in results} == {"cublas_fp32", "cp_async", "cublas_bf16",
                                              "wgmma_tma", "naive"}
     for r in results:
         show(r)
-        assert r["mode"] == "burst" and r["verified"]
-        assert r["power_source"] == "energy_counter" and r["energy_reason"] is None
-        assert r["energy_j"] > 0 and r["flush_j"] > 0
-        assert r["gflop_per_j"] == pytest.approx(2.0 * r["M"] * r["N"] * r["K"] / 1e9
-                                                 / r["energy_j"])
-        win = r["energy_window"]
-        assert win["pattern"] == "flush+launch" and win["gpu_s"] >= 1.0 and win["launches"] >= 1
-        assert win["counter_aligned"] and win["edge_s"] < 0.5
-        assert 20 < r["avg_power_w"] <= 1.1 * limit
-        if r["M"] == S:  # a large GEMM plus a flush costs more than a flush alone
-            assert r["energy_j"] > r["flush_j"]
-            assert win["method"] == ("stream" if r["level"].startswith("cublas") else "graph")
+        assert r.mode == "burst" and r.verified
+        assert r.power_source == "energy_counter" and r.energy_reason is None
+        assert r.energy_j > 0 and r.flush_j is None  # the flush is no part of it any more
+        assert r.sm_clock_mhz_avg is not None and r.clock_source in ("repeats", "energy_window")
+        assert r.gflop_per_j == pytest.approx(2.0 * r.M * r.N * r.K / 1e9
+                                                 / r.energy_j)
+        win = r.energy_window
+        assert win.pattern == "launch" and win.gpu_s >= 1.0 and win.launches >= 1
+        assert win.counter_aligned and win.edge_s < 0.5
+        assert 20 < r.avg_power_w <= 1.1 * limit
+        if r.M == S:
+            assert win.method == ("stream" if r.level.startswith("cublas") else "graph")
 
 
 @pytest.mark.parametrize("level_id", ["cp_async", "wgmma_tma"])
 def test_sustained_run_at_4096(level_id):
     limit = power_limit_w()
-    req = RunRequest(level_id, S, S, S, mode="sustained", window_s=3.0, trials=3,
-                     cooldown_s=5.0)
+    req = RunRequest(level_id, S, S, S).with_mode(
+        RunMode(Mode.SUSTAINED, SustainedConfig(3.0, 3, 5.0)))
     events = run_all([req])
-    results = [e for e in events if e["type"] == "result"]
+    results = [e for e in events if e.type == "result"]
     ref_id = registry.REFERENCE_FOR[registry.get(level_id).precision]
-    assert [(r["level"], r["mode"]) for r in results] == [(ref_id, "sustained"),
+    assert [(r.level, r.mode) for r in results] == [(ref_id, "sustained"),
                                                           (level_id, "sustained")]
     ref, r = results
     for x in results:
         show(x)
-        assert x["trials"] == 3 == len(x["trial_windows"]) and x["repeats"] == 3
-        assert x["energy_j"] > 0 and x["power_source"] == "energy_counter"
-        assert x["avg_power_w"] <= 1.1 * limit and x["power_limit_w"] == pytest.approx(limit)
-        assert x["tflops_min"] <= x["tflops"] <= x["tflops_max"]
-        assert x["energy_j_min"] <= x["energy_j"] <= x["energy_j_max"]
-        assert x["sm_clock_mhz_min"] <= x["sm_clock_mhz_avg"]
-        assert x["temp_c_start"] is not None and x["temp_c_end"] is not None
-        assert not x["host_bound"]
-        for t in x["trial_windows"]:
-            assert t["gpu_s"] >= 3.0 and t["cooldown_s"] >= 5.0 and t["energy_j"] > 0
-            assert t["counter_aligned"] and t["edge_s"] < 0.5
+        assert x.trials == 3 == len(x.trial_windows) and x.repeats == 3
+        assert x.energy_j > 0 and x.power_source == "energy_counter"
+        assert x.avg_power_w <= 1.1 * limit and x.power_limit_w == pytest.approx(limit)
+        assert x.tflops_min <= x.tflops <= x.tflops_max
+        assert x.energy_j_min <= x.energy_j <= x.energy_j_max
+        assert x.sm_clock_mhz_min <= x.sm_clock_mhz_avg
+        assert x.temp_c_start is not None and x.temp_c_end is not None
+        assert not x.host_bound
+        for t in x.trial_windows:
+            assert t.gpu_s >= 3.0 and t.cooldown_s >= 5.0 and t.energy_j > 0
+            assert t.counter_aligned and t.edge_s < 0.5
             # the power samples in the window see the same steady load
-            assert t["sampled_power_w"] == pytest.approx(t["avg_power_w"], rel=0.2)
-        starts = [w["t_start"] for w in x["trial_windows"]]
-        ends = [w["t_end"] for w in x["trial_windows"]]
+            assert t.sampled_power_w == pytest.approx(t.avg_power_w, rel=0.2)
+        starts = [w.t_start for w in x.trial_windows]
+        ends = [w.t_end for w in x.trial_windows]
         assert all(s1 - e0 >= 5.0 for e0, s1 in zip(ends, starts[1:], strict=False))
-    assert r["launch_method"] == "graph" and r["capture_error"] is None
-    assert ref["launch_method"] == "stream"
-    assert r["reference"] == ref_id and r["reference_tflops"] == pytest.approx(ref["tflops"])
-    assert r["pct_of_reference"] == pytest.approx(100 * r["tflops"] / ref["tflops"])
-    trials = [e for e in events if e["type"] == "repeat" and e["level"] == level_id]
-    assert [t["i"] for t in trials] == [0, 1, 2] and all(t["mode"] == "sustained"
+    assert r.launch_method == "graph" and r.capture_error is None
+    assert ref.launch_method == "stream"
+    assert r.reference == ref_id and r.reference_tflops == pytest.approx(ref.tflops)
+    assert r.pct_of_reference == pytest.approx(100 * r.tflops / ref.tflops)
+    trials = [e for e in events if e.type == "repeat" and e.level == level_id]
+    assert [t.i for t in trials] == [0, 1, 2] and all(t.mode == "sustained"
                                                            for t in trials)
 
 
@@ -136,19 +139,19 @@ def test_every_level_runs_sustained_from_a_graph():
     """Capture works for every level (the persistent TMA levels included), and the
     references run from plain launches; each result has energy."""
     ids = [lv.id for lv in registry.LEVELS]
-    events = run_all([RunRequest(i, 512, 512, 512, mode="sustained", window_s=1.0, trials=1,
-                                 cooldown_s=0.0, compare=False) for i in ids], hz=0,
-                     errors_ok=True)
-    results = {r["level"]: r for r in events if r["type"] == "result"}
-    refused = {e["level"]: e for e in events if e["type"] == "error"}
+    how = RunMode(Mode.SUSTAINED, SustainedConfig(1.0, 1, 0.0))
+    events = run_all([RunRequest(i, 512, 512, 512, compare=False).with_mode(how) for i in ids],
+                     hz=0, errors_ok=True)
+    results = {r.level: r for r in events if r.type == "result"}
+    refused = {e.level: e for e in events if e.type == "error"}
     # only a reference this machine cannot run (torch missing) may be left out
-    assert all(e["kind"] == "unsupported" for e in refused.values()), refused
+    assert all(e.kind == "unsupported" for e in refused.values()), refused
     assert set(results) | set(refused) == set(ids)
     for level_id, r in results.items():
         kind = registry.get(level_id).kind
-        assert r["mode"] == "sustained" and r["verified"] and r["energy_j"] > 0, r
-        assert r["launch_method"] == ("graph" if kind == "level" else "stream"), r
-        assert r["capture_error"] is None
+        assert r.mode == "sustained" and r.verified and r.energy_j > 0, r
+        assert r.launch_method == ("graph" if kind == "level" else "stream"), r
+        assert r.capture_error is None
 
 
 def test_the_independent_check_agrees_within_3_percent():

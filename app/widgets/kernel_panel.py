@@ -1,0 +1,190 @@
+"""The panel of a user's kernel (File ▸ Open kernel…): its parameters edited in place, the
+constraint check of the variant they make shown in words before anything runs, Run
+variant, and a sweep of two parameters with its heatmap (clicking a cell selects that
+variant here). It asks for runs with ``runs_requested``; the window sends them.
+
+The model is ``app/core/user_kernels.OpenKernel`` (no Qt); this widget only edits and
+draws it. Every text from the spec or the runner is shown as plain text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...kernels.ladder.kernel_spec import SpecError
+from ...kernels.toolchain.constraints import Check, Status
+from ..core.level_variants import LevelVariants
+from ..core.user_kernels import OpenKernel
+from ..theme import FAILED_COLOR, UNKNOWN_COLOR
+from .plain import plain_label
+from .sweep_heatmap import SweepHeatmap
+
+MARK = {Status.OK: "✓", Status.NOTE: "•", Status.FAIL: "✗"}
+
+
+class KernelPanel(QWidget):
+    runs_requested = Signal(list)  # list[RunRequest]
+
+    def __init__(self, kernel: OpenKernel | LevelVariants,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.kernel = kernel
+        self.shape = (4096, 4096, 4096)
+        self.repeats = 20
+        self.last_check: Check | None = None
+        # the window's run form: (M, N, K, repeats), or None while it is refused
+        self.shape_of: Callable[[], tuple[int, int, int, int] | None] | None = None
+        layout = QVBoxLayout(self)
+        params = kernel.param_specs
+        self.title = plain_label(kernel.heading)
+        self.title.setWordWrap(True)
+        layout.addWidget(self.title)
+        form = QFormLayout()
+        self.editors: dict[str, QComboBox | QSpinBox] = {}
+        for name, p in params.items():
+            editor: QComboBox | QSpinBox
+            if p.values is not None:
+                editor = QComboBox()
+                for v in p.values:
+                    editor.addItem(str(v), v)
+                editor.setCurrentIndex(list(p.values).index(kernel.params[name]))
+                editor.currentIndexChanged.connect(self._edited)
+            else:
+                editor = QSpinBox()
+                editor.setRange(p.lo, p.hi)
+                editor.setValue(kernel.params[name])
+                editor.valueChanged.connect(self._edited)
+            if p.doc:
+                editor.setToolTip(p.doc)
+            self.editors[name] = editor
+            form.addRow(plain_label(name), editor)
+        layout.addLayout(form)
+        self.check_lines = plain_label()
+        self.check_lines.setWordWrap(True)
+        layout.addWidget(self.check_lines)
+        self.run_button = QPushButton("Run variant")
+        self.run_button.clicked.connect(self.run_variant)
+        layout.addWidget(self.run_button)
+        sweep_row = QHBoxLayout()
+        self.sweep_x, self.sweep_y = QComboBox(), QComboBox()
+        for box in (self.sweep_x, self.sweep_y):
+            box.addItems(list(params))
+        if len(params) > 1:
+            self.sweep_y.setCurrentIndex(1)
+        self.sweep_button = QPushButton("Sweep")
+        self.sweep_button.clicked.connect(self.run_sweep)
+        self.sweep_x.currentIndexChanged.connect(lambda _i: self.refresh_heatmap())
+        self.sweep_y.currentIndexChanged.connect(lambda _i: self.refresh_heatmap())
+        for w in (plain_label("across"), self.sweep_x, plain_label("down"), self.sweep_y,
+                  self.sweep_button):
+            sweep_row.addWidget(w)
+        layout.addLayout(sweep_row)
+        self.heatmap = SweepHeatmap()
+        self.heatmap.cell_clicked.connect(self.select_variant)
+        layout.addWidget(self.heatmap, 1)
+        self.status = plain_label()
+        self.status.setWordWrap(True)
+        layout.addWidget(self.status)
+        self.update_check()
+
+    # ------------------------------------------------------------------ model
+    def set_shape(self, M: int, N: int, K: int, repeats: int) -> None:
+        self.shape, self.repeats = (M, N, K), repeats
+        self.update_check()
+
+    def _edited(self, *_: Any) -> None:
+        for name, editor in self.editors.items():
+            value = editor.currentData() if isinstance(editor, QComboBox) else editor.value()
+            self.kernel.set(name, int(value))
+        self.update_check()
+
+    def update_check(self) -> Check:
+        """The constraint check of the edited variant, in words; Run variant is enabled
+        only when it holds."""
+        check = self.kernel.check(*self.shape)
+        self.last_check = check
+        M, N, K = self.shape
+        lines = [f"at {M}×{N}×{K}:"] + [f"{MARK[f.status]} {f.what}: {f.text}"
+                                         for f in check.findings]
+        self.check_lines.setText("\n".join(lines))
+        self.check_lines.setStyleSheet("" if check.ok else f"color: {FAILED_COLOR}")
+        self.run_button.setEnabled(check.ok)
+        self.run_button.setToolTip("" if check.ok else "the check above fails")
+        return check
+
+    def select_variant(self, params: dict[str, int]) -> None:
+        """Show a variant's parameters in the editors (a heatmap cell was clicked)."""
+        for name, value in params.items():
+            editor = self.editors.get(name)
+            if editor is None:
+                continue
+            editor.blockSignals(True)
+            if isinstance(editor, QComboBox):
+                editor.setCurrentIndex(max(editor.findData(value), 0))
+            else:
+                editor.setValue(value)
+            editor.blockSignals(False)
+        self._edited()
+        self.heatmap.set_grid(self.heatmap.grid, dict(self.kernel.params))
+
+    # ------------------------------------------------------------------ runs
+    def _read_shape(self) -> bool:
+        """The run form's shape and repeats now (``shape_of``), so the launch computed
+        for the runs is the one they run at; False while the form is refused."""
+        if self.shape_of is None:
+            return True
+        shape = self.shape_of()
+        if shape is None:
+            return False
+        if (*self.shape, self.repeats) != shape:
+            self.set_shape(*shape)
+        return True
+
+    def run_variant(self) -> None:
+        if not self._read_shape() or not self.update_check().ok:
+            return
+        M, N, K = self.shape
+        self.runs_requested.emit([self.kernel.request(M, N, K, self.repeats)])
+
+    def run_sweep(self) -> None:
+        if not self._read_shape():
+            return
+        x, y = self.sweep_x.currentText(), self.sweep_y.currentText()
+        M, N, K = self.shape
+        try:
+            runs = self.kernel.sweep(x, y, M, N, K, self.repeats)
+        except SpecError as exc:
+            self.status.setText(str(exc))
+            self.status.setStyleSheet(f"color: {FAILED_COLOR}")
+            return
+        refused = sum(1 for r in runs if r.kernel and r.kernel.get("refused"))
+        self.status.setText(f"sweep of {len(runs)} variants queued ({refused} refused by "
+                            "the check: their cells say why)")
+        self.status.setStyleSheet(f"color: {UNKNOWN_COLOR}")
+        self.runs_requested.emit(runs)
+
+    def take(self, event: Any) -> None:
+        """An event of the session: this kernel's results and errors fill the heatmap."""
+        if self.kernel.take(event):
+            if getattr(event, "type", None) == "build" or (
+                    isinstance(event, dict) and event.get("type") == "build"):
+                self.update_check()  # the registers of a variant that was built
+            else:
+                self.refresh_heatmap()
+
+    def refresh_heatmap(self) -> None:
+        x, y = self.sweep_x.currentText(), self.sweep_y.currentText()
+        grid = self.kernel.grid(x, y) if x != y else None  # the latest sweep's shape
+        self.heatmap.set_grid(grid, dict(self.kernel.params))

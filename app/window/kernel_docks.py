@@ -1,0 +1,90 @@
+"""File ▸ Open kernel…: a dock per user kernel (app/widgets/kernel_panel.py) on the
+window's right, fed the session's events, its runs sent like the run form's (the form's
+shape, repeats and mode)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
+
+from ..widgets.fitting import scrolling
+
+if TYPE_CHECKING:  # the panels load the spec side (NVRTC, SASS): only when one opens
+    from ..core.level_variants import LevelVariants
+    from ..core.user_kernels import OpenKernel
+    from ..widgets.kernel_panel import KernelPanel
+
+
+class KernelDocks:
+    def __init__(self, window: QMainWindow) -> None:
+        self.window = window
+        self.panels: dict[str, KernelPanel] = {}
+        self.docks: dict[str, QDockWidget] = {}
+
+    def open(self, path: str | Path) -> KernelPanel | None:
+        """Open a spec (again: its panel is replaced, the source re-read); None and a
+        message naming the file and field where it cannot be read."""
+        from ..core.user_kernels import open_kernel
+
+        kernel, why = open_kernel(path)
+        if kernel is None:
+            self.window_note(f"cannot open kernel: {why}", True)
+            return None
+        panel = self._add(kernel, f"Kernel: {kernel.id}")
+        self.window_note(f"opened kernel {kernel.id} ({kernel.path.name})", False)
+        return panel
+
+    def tune(self, level_id: str) -> KernelPanel | None:
+        """A panel editing a registry level's parameters (its choice kept, marked)."""
+        from ...kernels.ladder.kernel_spec import SpecError
+        from ..core.level_variants import LevelVariants
+
+        try:
+            model = LevelVariants.of(level_id)
+        except (KeyError, SpecError) as exc:
+            self.window_note(f"cannot tune {level_id}: {exc}", True)
+            return None
+        return self._add(model, f"Tune: {level_id}")
+
+    def window_note(self, text: str, error: bool) -> None:
+        w: Any = self.window
+        w.note(text, error)
+
+    def _add(self, kernel: OpenKernel | LevelVariants, title: str) -> KernelPanel:
+        from ..widgets.kernel_panel import KernelPanel
+
+        w: Any = self.window
+        panel = KernelPanel(kernel)
+        shape = w.kernel_shape()
+        if shape is not None:
+            panel.set_shape(*shape)
+        panel.shape_of = w.kernel_shape
+        panel.runs_requested.connect(w.submit_runs)
+        old = self.docks.pop(kernel.id, None)
+        if old is not None:
+            self.window.removeDockWidget(old)
+            old.deleteLater()
+        dock = QDockWidget(title, self.window)
+        dock.setObjectName(f"dock_kernel_{kernel.id}")
+        dock.setWidget(scrolling(panel))
+        self.window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self.panels[kernel.id], self.docks[kernel.id] = panel, dock
+        return panel
+
+    def feed(self, event: dict[str, Any]) -> None:
+        for panel in self.panels.values():
+            panel.take(event)
+
+    def shape_changed(self, M: int, N: int, K: int, repeats: int) -> None:
+        for panel in self.panels.values():
+            panel.set_shape(M, N, K, repeats)
+
+
+def open_kernel_dialog(window: Any) -> None:
+    path, _ = QFileDialog.getOpenFileName(window.dialog_parent(), "Open kernel spec", "",
+                                          "Kernel spec (*.toml);;All files (*)")
+    if path:
+        window.open_kernel(path)

@@ -1,0 +1,485 @@
+"""Does every level compile to the same machine code in every process? (issue 31, item 1)
+
+    python benchmarks/build_determinism.py [--levels a,b,...] [--processes 6] [--jobs J]
+        [--backend nvrtc|cupy] [--arch sm_90] [--options "-Xptxas -O3"] [--drop -lineinfo]
+        [--nvrtc-lib libnvrtc.so.13] [--plain] [--no-aslr] [--diff 40] [--json out.json]
+        [--keep DIR]
+
+Compiles each level (its registry parameters) in N fresh child processes, each with
+another heap layout: child i >= 1 runs with other malloc settings (MALLOC_PERTURB_,
+MALLOC_ARENA_MAX, MALLOC_TOP_PAD_, MALLOC_MMAP_THRESHOLD_), an environment of another
+size, a random number of Python objects and C-heap blocks allocated (some freed) before
+it compiles, and the levels in another order; child 0 is a plain process. ASLR moves the
+rest (``--no-aslr`` turns it off with setarch -R, to see whether addresses decide;
+``--plain`` makes the children alike). The build's options (kernels.toolchain.nvrtc_options) hold
+the rules that make the build deterministic; ``--drop`` leaves options out to measure
+without them: ``--drop=-Xnvvm --drop=-Xopt --drop=-disable-LoadStoreVectorizerPass``,
+``--drop=-frandom-seed=gemmscope``.
+
+Backends: ``nvrtc`` compiles offline with cuda-bindings (kernels.toolchain.nvrtc.compile_offline:
+no GPU; the Hopper levels for sm_90a, the others for ``--arch``, sm_90 by default, what
+CuPy picks on an H200); ``cupy`` compiles as the app does (kernels.toolchain.nvrtc.compile_level,
+a GPU machine), each child with an empty CUPY_CACHE_DIR of its own. ``auto`` is cupy where
+CuPy sees a GPU, else nvrtc.
+
+Per level the table gives the number of distinct codes (the kernels' .text sections and
+their register and stack sizes, i.e. what the GPU runs; the disassembly where nvdisasm is
+there), of distinct whole cubins and of distinct PTX (the copy the cubin carries with
+-lineinfo), and what differs: per kernel the instruction and register counts and the
+mnemonics whose counts moved, else the cubin sections that differ. ``--diff N`` prints N
+lines of the SASS diff against the commonest code. The exit status is 1 when some
+level's code differs between processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import concurrent.futures
+import difflib
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+SCRIPT = Path(__file__).resolve()
+MALLOC_ENV = ("MALLOC_PERTURB_", "MALLOC_ARENA_MAX", "MALLOC_TOP_PAD_",
+              "MALLOC_MMAP_THRESHOLD_", "GEMMSCOPE_ENV_PAD")
+
+
+# ------------------------------------------------------------------ child side
+
+def perturbed_env(seed: int, base: dict[str, str]) -> dict[str, str]:
+    """The environment of child ``seed``: the parent's for seed 0, else other malloc
+    settings and another environment size (which moves the stack and what follows)."""
+    env = {k: v for k, v in base.items() if k not in MALLOC_ENV}
+    if seed == 0:
+        return env
+    rng = random.Random(seed * 7919)
+    env["MALLOC_PERTURB_"] = str(rng.randrange(1, 256))
+    env["MALLOC_ARENA_MAX"] = str(rng.randrange(1, 9))
+    env["MALLOC_TOP_PAD_"] = str(rng.randrange(0, 1 << 24))
+    env["MALLOC_MMAP_THRESHOLD_"] = str(rng.choice([1 << 15, 1 << 17, 1 << 20, 1 << 25]))
+    env["GEMMSCOPE_ENV_PAD"] = "x" * rng.randrange(1, 1 << 16)
+    return env
+
+
+def pad_heap(seed: int) -> list[Any]:
+    """Allocate a random amount of Python objects and C-heap blocks, free some (holes of
+    random sizes), keep the rest alive: the compiler's allocations land elsewhere."""
+    if seed == 0:
+        return []
+    import ctypes
+
+    rng = random.Random(seed * 104729)
+    kept: list[Any] = [bytearray(rng.randrange(1, 8192))
+                       for _ in range(rng.randrange(100, 60000))]
+    kept += [{rng.random(): str(i)} for i in range(rng.randrange(0, 20000))]
+    del kept[::rng.randrange(2, 5)]
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    blocks = [libc.malloc(rng.choice([rng.randrange(16, 512), rng.randrange(512, 1 << 18)]))
+              for _ in range(rng.randrange(10, 4000))]
+    for b in blocks[::rng.randrange(2, 4)]:
+        libc.free(b)
+    kept.append(blocks)  # never freed: the child exits
+    return kept
+
+
+def compile_nvrtc(level: Any, arch: str) -> bytes:
+    from gemmscope.kernels.toolchain import nvrtc as build
+
+    return build.compile_offline(level, arch=level.arch or arch).cubin
+
+
+def compile_cupy(level: Any, arch: str) -> bytes:
+    """Compile as the app does and take the cubin CuPy made: what its NVRTC call
+    returned, else the ELF in this child's (empty, own) cache folder."""
+    import cupy
+
+    from gemmscope.kernels.toolchain import nvrtc as build
+
+    compiler = cupy.cuda.compiler
+    got: list[bytes] = []
+    original = compiler.compile_using_nvrtc
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        out = original(*args, **kwargs)
+        binary = out[0] if isinstance(out, tuple) else out
+        if isinstance(binary, bytes | bytearray):
+            got.append(bytes(binary))
+        return out
+
+    compiler.compile_using_nvrtc = spy
+    try:
+        build.compile_level(level)
+    finally:
+        compiler.compile_using_nvrtc = original
+    elf = [b for b in got if b[:4] == b"\x7fELF"]
+    if elf:
+        return elf_only(elf[-1])
+    for path in sorted(Path(os.environ["CUPY_CACHE_DIR"]).rglob("*")):
+        data = path.read_bytes() if path.is_file() else b""
+        at = data.find(b"\x7fELF")
+        if at >= 0:
+            return elf_only(data[at:])
+    raise RuntimeError(f"{level.id}: no cubin from CuPy (a PTX module is JIT-compiled "
+                       "by the driver, which this script cannot see)")
+
+
+def elf_only(data: bytes) -> bytes:
+    """The ELF file at the start of ``data``, without what follows it (CuPy's cache file
+    keeps more after the cubin): up to the end of its headers, sections or segments."""
+    import struct
+
+    phoff, shoff = struct.unpack_from("<QQ", data, 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, 0x36)
+    end = max(shoff + shnum * shentsize, phoff + phnum * phentsize)
+    for i in range(phnum):
+        _t, _f, offset, _v, _p, filesz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
+        end = max(end, offset + filesz)
+    for i in range(shnum):
+        _n, kind, _f, _a, offset, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
+        if kind != 8:  # SHT_NOBITS takes no room in the file
+            end = max(end, offset + size)
+    return data[:end]
+
+
+def child(args: argparse.Namespace) -> int:
+    kept = pad_heap(args.seed)
+    if args.nvrtc_lib:  # loaded first, cuda-bindings then uses it (e.g. the H200's 13.0)
+        import ctypes
+
+        lib = Path(args.nvrtc_lib)
+        for builtins in sorted(lib.parent.glob("libnvrtc-builtins.so.*")):  # its dlopen
+            ctypes.CDLL(str(builtins), mode=ctypes.RTLD_GLOBAL)
+        ctypes.CDLL(str(lib), mode=ctypes.RTLD_GLOBAL)
+    from gemmscope.kernels.ladder import registry
+    from gemmscope.kernels.toolchain import nvrtc as build
+
+    drop = set(args.drop or ())
+    build.BASE_OPTIONS = tuple(o for o in build.BASE_OPTIONS if o not in drop)
+    levels = args.levels.split(",")
+    if args.seed:
+        random.Random(args.seed).shuffle(levels)
+    compile_one = compile_cupy if args.backend == "cupy" else compile_nvrtc
+    out = Path(args.out)
+    timing = {}
+    for level_id in levels:
+        t0 = time.perf_counter()
+        cubin = compile_one(registry.get(level_id), args.arch)
+        timing[level_id] = round(time.perf_counter() - t0, 2)
+        (out / f"{level_id}.cubin").write_bytes(cubin)
+    (out / "child.json").write_text(json.dumps({"seconds": timing, "pad": len(kept),
+                                                "compiler": compiler_name(args.backend)}))
+    return 0
+
+
+def compiler_name(backend: str) -> str:
+    if backend == "cupy":
+        import cupy
+
+        try:
+            major, minor = cupy.cuda.nvrtc.getVersion()
+        except (AttributeError, RuntimeError):
+            return f"CuPy {cupy.__version__}, NVRTC ?"
+        return f"CuPy {cupy.__version__}, NVRTC {major}.{minor}"
+    from cuda.bindings import nvrtc
+
+    _, major, minor = nvrtc.nvrtcVersion()
+    return f"cuda-bindings NVRTC {major}.{minor}"
+
+
+# ------------------------------------------------------------------ reading cubins
+
+def code_digest(cubin: bytes) -> str:
+    """What the GPU runs: each kernel's .text section with its registers, stack frame and
+    shared memory; not line tables, the PTX copy, or the ELF layout."""
+    from gemmscope.kernels.toolchain import cubin as elf
+
+    h = hashlib.sha256()
+    for s in sorted(elf._sections(cubin), key=lambda s: s.name):
+        if s.name.startswith(".text."):
+            h.update(s.name.encode() + b"\0" + cubin[s.offset:s.offset + s.size])
+    for name, res in sorted(elf.kernels(cubin).items()):
+        h.update(f"{name} {res.regs} {res.local_bytes} {res.smem_static_bytes}".encode())
+    return h.hexdigest()[:12]
+
+
+def embedded_ptx(cubin: bytes) -> str:
+    """The PTX that -lineinfo puts in the cubin (.nv_debug_ptx_txt), '' without it."""
+    from gemmscope.kernels.toolchain import cubin as elf
+
+    for s in elf._sections(cubin):
+        if s.name == ".nv_debug_ptx_txt":
+            text = cubin[s.offset:s.offset + s.size].replace(b"\0", b"\n")
+            return text.decode(errors="replace").strip("\n") + "\n"
+    return ""
+
+
+def differing_sections(a: bytes, b: bytes) -> list[str]:
+    from gemmscope.kernels.toolchain import cubin as elf
+
+    sa = {s.name: a[s.offset:s.offset + s.size] for s in elf._sections(a)}
+    sb = {s.name: b[s.offset:s.offset + s.size] for s in elf._sections(b)}
+    return sorted(n for n in set(sa) | set(sb) if sa.get(n) != sb.get(n))
+
+
+def nvdisasm_tool() -> str | None:
+    from gemmscope.kernels.toolchain import sass_check
+
+    found = sass_check.nvdisasm_path()
+    if found:
+        return found
+    for base in (os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if base and Path(base, "bin", "nvdisasm").exists():
+            return str(Path(base, "bin", "nvdisasm"))
+    return None
+
+
+def sass_text(tool: str | None, path: Path) -> str | None:
+    """The disassembly, "" without nvdisasm, None where it failed (said on stderr once)."""
+    if tool is None:
+        return ""
+    proc = subprocess.run([tool, "-c", str(path)], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        if not _NVDISASM_FAILED:
+            print(f"nvdisasm failed on {path}: {proc.stderr.strip()[:300]}", file=sys.stderr)
+        _NVDISASM_FAILED.append(path)
+        return None
+    return proc.stdout
+
+
+_NVDISASM_FAILED: list[Path] = []
+
+
+_OP = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", re.M)
+_FUNC = re.compile(r"^\s*\.text\.(\S+?):?\s*$", re.M)
+
+
+def per_kernel_ops(sass: str) -> dict[str, collections.Counter[str]]:
+    """Mnemonic counts per kernel (short names: the template arguments' tail)."""
+    out: dict[str, collections.Counter[str]] = {}
+    marks = list(_FUNC.finditer(sass))
+    for i, m in enumerate(marks):
+        body = sass[m.end():marks[i + 1].start() if i + 1 < len(marks) else len(sass)]
+        out[m.group(1)] = collections.Counter(_OP.findall(body))
+    return out
+
+
+def kernel_label(mangled: str) -> str:
+    """A short name for a kernel: its VEC flag (the last template argument), which tells
+    the vector instantiation from the edge one; else the start of the name."""
+    m = re.search(r"ELb([01])EE", mangled)
+    return f"VEC={'true' if m.group(1) == '1' else 'false'}" if m else mangled[:24]
+
+
+def describe(sass_a: str, sass_b: str, cubin_a: bytes, cubin_b: bytes) -> str:
+    """What one code has that the other has not, per kernel."""
+    from gemmscope.kernels.toolchain import cubin as elf
+
+    ka, kb = elf.kernels(cubin_a), elf.kernels(cubin_b)
+    oa, ob = per_kernel_ops(sass_a), per_kernel_ops(sass_b)
+    parts = []
+    for name in sorted(set(ka) | set(kb)):
+        ra, rb = ka.get(name), kb.get(name)
+        ca, cb = oa.get(name, collections.Counter()), ob.get(name, collections.Counter())
+        bits = []
+        if ra and rb and ra.regs != rb.regs:
+            bits.append(f"regs {ra.regs}->{rb.regs}")
+        if ra and rb and ra.local_bytes != rb.local_bytes:
+            bits.append(f"stack {ra.local_bytes}->{rb.local_bytes}")
+        if sum(ca.values()) != sum(cb.values()):
+            bits.append(f"instr {sum(ca.values())}->{sum(cb.values())}")
+        moved = {op: cb[op] - ca[op] for op in set(ca) | set(cb) if cb[op] != ca[op]}
+        if moved:
+            top = sorted(moved.items(), key=lambda kv: (-abs(kv[1]), kv[0]))[:4]
+            bits.append(" ".join(f"{op}{d:+d}" for op, d in top))
+        elif ca and ca == cb and sass_a and sass_b:
+            bits.append("same instructions, other order/registers/control bits")
+        if bits:
+            parts.append(f"{kernel_label(name)}: " + ", ".join(bits))
+    return "; ".join(parts) or "code bytes differ"
+
+
+# ------------------------------------------------------------------ parent side
+
+class Settings(NamedTuple):
+    """How the children compile (the command line's options, for tests too)."""
+
+    backend: str = "nvrtc"
+    arch: str = "sm_90"
+    options: str = ""  # extra NVRTC options (GEMMSCOPE_NVRTC_OPTIONS)
+    drop: tuple[str, ...] = ()  # base options left out
+    nvrtc_lib: str | None = None
+    no_aslr: bool = False
+    plain: bool = False  # children alike: no padding, the parent's environment, one order
+
+
+def run_children(settings: Settings, levels: list[str], processes: int, jobs: int,
+                 work: Path) -> list[Path]:
+    def one(i: int) -> Path:
+        out = work / f"p{i}"
+        out.mkdir(exist_ok=True)
+        seed = 0 if settings.plain else i
+        env = perturbed_env(seed, dict(os.environ))
+        if settings.backend == "cupy":
+            env["CUPY_CACHE_DIR"] = str(out / "cupy_cache")
+        if settings.options:
+            env["GEMMSCOPE_NVRTC_OPTIONS"] = settings.options
+        cmd = [sys.executable, str(SCRIPT), "--child", "--out", str(out), "--seed", str(seed),
+               "--levels", ",".join(levels), "--backend", settings.backend,
+               "--arch", settings.arch, *(f"--drop={d}" for d in settings.drop)]
+        cmd += ["--nvrtc-lib", settings.nvrtc_lib] if settings.nvrtc_lib else []
+        if settings.no_aslr:
+            cmd = ["setarch", os.uname().machine, "-R", *cmd]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise RuntimeError(f"child {i} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        return out
+
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        return list(pool.map(one, range(processes)))
+
+
+def analyse(levels: list[str], outs: list[Path], diff_lines: int = 0,
+            disassemble: bool = True) -> list[dict[str, Any]]:
+    """A row per level: how many distinct codes, SASS texts (None without nvdisasm or
+    ``disassemble``), whole cubins and PTX copies; the ELF sections that differ; what
+    differs in words; ``diff_lines`` of SASS diff per code besides the commonest."""
+    tool = nvdisasm_tool() if disassemble else None
+    paths = [(lv, o / f"{lv}.cubin") for lv in levels for o in outs]
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        texts = dict(zip(paths, pool.map(lambda lp: sass_text(tool, lp[1]), paths),
+                         strict=True))
+    rows = []
+    for level_id in levels:
+        cubins = [(o / f"{level_id}.cubin").read_bytes() for o in outs]
+        got_sass = [texts[(level_id, o / f"{level_id}.cubin")] for o in outs]
+        disassembled = bool(tool) and all(t is not None for t in got_sass)
+        sass = [t or "" for t in got_sass]
+        codes = [code_digest(c) for c in cubins]
+        ptx = [hashlib.sha256(embedded_ptx(c).encode()).hexdigest()[:12] for c in cubins]
+        whole = [hashlib.sha256(c).hexdigest()[:12] for c in cubins]
+        sass_h = [hashlib.sha256(s.encode()).hexdigest()[:12] for s in sass]
+        common = collections.Counter(codes).most_common(1)[0][0]
+        ref = codes.index(common)
+        what, diffs = [], []
+        for code in dict.fromkeys(codes):
+            if code == common:
+                continue
+            i = codes.index(code)
+            what.append(f"{codes.count(code)}x: " + describe(sass[ref], sass[i], cubins[ref],
+                                                               cubins[i]))
+            if diff_lines and sass[ref]:
+                d = difflib.unified_diff(sass[ref].splitlines(), sass[i].splitlines(),
+                                         f"p{ref}", f"p{i}", n=1, lineterm="")
+                diffs.append("\n".join(list(d)[:diff_lines]))
+        sections = sorted({s for c in cubins for s in differing_sections(cubins[ref], c)})
+        if not what and sections:
+            what.append("code the same; sections differ: " + ", ".join(sections))
+        rows.append({"level": level_id, "processes": len(outs),
+                     "codes": len(set(codes)), "sass": len(set(sass_h)) if disassembled else None,
+                     "cubins": len(set(whole)), "ptx": len(set(ptx)), "sections": sections,
+                     "code_digests": codes, "cubin_sha": whole, "what": what, "diffs": diffs})
+    return rows
+
+
+def measure(levels: list[str], processes: int, settings: Settings, jobs: int = 0,
+            diff_lines: int = 0, keep: str | None = None,
+            disassemble: bool = True) -> tuple[str, list[dict[str, Any]]]:
+    """Compile ``levels`` in ``processes`` children; the compiler's name and a row per
+    level (see :func:`analyse`)."""
+    jobs = jobs or max(1, min(processes, os.cpu_count() or 1))
+    work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="gs_determinism_"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        outs = run_children(settings, levels, processes, jobs, work)
+        rows = analyse(levels, outs, diff_lines, disassemble)
+        compiler = json.loads((outs[0] / "child.json").read_text())["compiler"]
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return compiler, rows
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = f"{'level':<18} {'N':>2} {'code':>4} {'sass':>4} {'cubin':>5} {'ptx':>4}  what differs"
+    lines = [head]
+    for r in rows:
+        sass = "-" if r["sass"] is None else str(r["sass"])
+        what = " | ".join(r["what"]) or "-"
+        lines.append(f"{r['level']:<18} {r['processes']:>2} {r['codes']:>4} {sass:>4} "
+                     f"{r['cubins']:>5} {r['ptx']:>4}  {what}")
+    return "\n".join(lines)
+
+
+def pick_backend(wanted: str) -> str:
+    if wanted != "auto":
+        return wanted
+    try:
+        from gemmscope.kernels.device.gpu import get_cupy
+
+        return "cupy" if get_cupy()[1] is None else "nvrtc"
+    except ImportError:
+        return "nvrtc"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--levels", default="", help="comma-separated ids (default: every level)")
+    p.add_argument("--processes", "-n", type=int, default=6)
+    p.add_argument("--jobs", "-j", type=int, default=0, help="children at once (CPUs)")
+    p.add_argument("--backend", choices=("auto", "nvrtc", "cupy"), default="auto")
+    p.add_argument("--arch", default="sm_90", help="for the levels without their own")
+    p.add_argument("--options", default="", help="extra NVRTC options for every level")
+    p.add_argument("--drop", action="append", help="a base option to leave out")
+    p.add_argument("--nvrtc-lib", help="nvrtc backend: this libnvrtc.so instead of pip's")
+    p.add_argument("--plain", action="store_true",
+                   help="children alike (no heap padding, same environment and order)")
+    p.add_argument("--no-aslr", action="store_true", help="children under setarch -R")
+    p.add_argument("--diff", type=int, default=0, help="SASS diff lines per differing code")
+    p.add_argument("--json", help="write the rows here")
+    p.add_argument("--keep", help="keep the cubins in this folder")
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--out", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        return child(args)
+    from gemmscope.kernels.ladder import registry
+
+    levels = args.levels.split(",") if args.levels else [lv.id for lv in registry.ladder()]
+    for level_id in levels:
+        registry.get(level_id)  # unknown ids fail here, not in every child
+    settings = Settings(pick_backend(args.backend), args.arch, args.options,
+                        tuple(args.drop or ()), args.nvrtc_lib, args.no_aslr, args.plain)
+    t0 = time.perf_counter()
+    compiler, rows = measure(levels, args.processes, settings, args.jobs, args.diff, args.keep)
+    for r in rows:
+        for d in r["diffs"]:
+            print(f"--- {r['level']}: SASS diff against the commonest code\n{d}\n")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"compiler": compiler, "rows": rows}, indent=1))
+    extra = f", options {args.options!r}" if args.options else ""
+    extra += f", without {' '.join(args.drop)}" if args.drop else ""
+    extra += ", ASLR off" if args.no_aslr else ""
+    extra += ", children alike" if args.plain else ""
+    print(f"{compiler}, {settings.backend}, {args.processes} processes{extra}: "
+          f"{time.perf_counter() - t0:.0f} s")
+    print(table(rows))
+    return 1 if any(r["codes"] > 1 for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""The fp8_deep level's entry and its per-shape rules (tile width, stages, grid), kept out
+of registry.py and hopper_levels.py so that the table stays readable.
+
+The rules, each a function of (M, N, K, SMs) only:
+
+- tile width BN (``deep_tile_width``): the tile is 256 rows by BN columns, BN from 64 to
+  128 in steps of 8 (the widths the kernel has a wgmma for). The run takes as many waves
+  as the busiest SM has tiles; fewest waves first, then the fullest last wave, then the
+  wider tile (DeepGEMM's order of preference for its BLOCK_N). N = 2112 at M = 4096: 128
+  gives 16 x 17 tiles, 3 waves on 132 SMs with 8 tiles in the last; 88 gives 16 x 24 =
+  384, 3 waves with 120 in the last, so 88.
+- stages (``deep_stages``): as many as fit in the 227 KB of shared memory a block may
+  have (4 for BN <= 88, 3 for 128), and no more than the K blocks of a tile.
+- grid (``deep_grid``): the tiles' waves spread evenly over as few SMs as give that many
+  waves (4096^3: 512 tiles, 4 waves on 132 SMs, so 128 CTAs of 4 tiles each), rounded up
+  to whole clusters. SMs left idle draw no power; the waves are as many either way.
+"""
+
+from __future__ import annotations
+
+from .level import Geometry, Level, OutputFormat, Precision, Scaling
+
+DEEP_TILE_ROWS = 256  # BM: two consumer warpgroups of two 64-row sub-tiles
+DEEP_WIDTHS = tuple(range(64, 129, 8))  # BN with a wgmma.m64nBNk32 in fp8_deep_wgmma.cuh
+SMEM_PER_BLOCK = 232448  # the opt-in maximum of an H100/H200 block
+SCALE_STAGE_BYTES = 272 * 4  # 256 row scales of A, 2 block scales of Bt, padding
+
+
+def deep_smem(p: dict[str, int]) -> int:
+    """STAGES of A (256 x 128 bytes), Bt (BN x 128) and their scales; each consumer's C
+    staging (128 x BN BF16); 1 KB of slack for the 1024-byte alignment."""
+    return (p["STAGES"] * (p["BM"] * p["BK"] + p["BN"] * p["BK"] + SCALE_STAGE_BYTES)
+            + 2 * 2 * 64 * p["BN"] * 2 + 1024)
+
+
+def deep_waves(M: int, N: int, bn: int, sm_count: int) -> tuple[int, int]:
+    """(waves, tiles in the last wave) of 256 x bn tiles on sm_count SMs."""
+    tiles = -(-M // DEEP_TILE_ROWS) * -(-N // bn)
+    waves = -(-tiles // sm_count)
+    return waves, tiles - (waves - 1) * sm_count
+
+
+def deep_tile_width(M: int, N: int, sm_count: int) -> int:
+    """BN: fewest waves, then the fullest last wave, then the widest tile."""
+    def key(bn: int) -> tuple[int, int, int]:
+        waves, last = deep_waves(M, N, bn, sm_count)
+        return (waves, -last, -bn)
+
+    return min(DEEP_WIDTHS, key=key)
+
+
+def deep_stages(bn: int, K: int) -> int:
+    """The most stages (4 at most) that fit beside the C staging, at most K / 128."""
+    base = {"BM": DEEP_TILE_ROWS, "BN": bn, "BK": 128}
+    for stages in (4, 3, 2):
+        if deep_smem({**base, "STAGES": stages}) <= SMEM_PER_BLOCK:
+            return max(1, min(stages, K // 128))
+    return 1
+
+
+def deep_shape_params(M: int, N: int, K: int, sm_count: int) -> dict[str, int]:
+    bn = deep_tile_width(M, N, sm_count)
+    return {"BN": bn, "STAGES": deep_stages(bn, K)}
+
+
+def deep_grid(tiles: int, sm_count: int, p: dict[str, int]) -> int:
+    """CTAs: the waves of min(tiles, SMs) CTAs, spread over as few as give as many waves,
+    in whole clusters of CL."""
+    cl = p.get("CL", 1)
+    cap = max(cl, sm_count // cl * cl)
+    waves = -(-tiles // cap)
+    ctas = -(-tiles // waves)
+    return min(cap, -(-ctas // cl) * cl)
+
+
+def deep_geometry(p: dict[str, int]) -> Geometry:
+    """A producer warpgroup and two consumer warpgroups per 256 x BN tile; GW tile
+    columns walked together, row by row."""
+    return Geometry((384, 1), (p["BM"], p["BN"]), p["BK"], p["GW"])
+
+
+FP8_DEEP = Level(
+    id="fp8_deep", title="FP8 E4M3 block-scaled, DeepGEMM's schedule",
+    precision=Precision.FP8, reference="cublaslt_fp8", scaling=Scaling.BLOCKS,
+    adds="fp8_block_scaled's inputs and promotion on DeepGEMM's schedule: 256-row tiles "
+         "whose width BN (64-128) is picked per shape so the waves come out whole; each "
+         "consumer warpgroup runs two 64-row sub-tiles, each one wgmma.m64nBNk32 group, one "
+         "wait and one promotion per 128 of K for the whole tile width; each tile's K "
+         "blocks start at stage 0 so every stage index is a compile-time constant; the "
+         "scales copied into each stage by the producer (cp.async completing on the "
+         "stage's barrier); C staged per warpgroup and stored by TMA without waiting; the "
+         "grid shrunk to the fewest SMs that give the same waves. CL=2 (2-CTA clusters "
+         "multicasting the shared A tile) is a switch, measured slower.",
+    follows="DeepGEMM (deepseek-ai, daec8fd): fp8_gemm.cuh's schedule and its block-size "
+            "heuristics; PTX ISA: multicast::cluster, mapa, cp.async.mbarrier.arrive",
+    source="fp8_deep.cu", kernel="fp8gemm_deep",
+    params={"BM": DEEP_TILE_ROWS, "BN": 128, "BK": 128, "STAGES": 3, "CL": 1, "GW": 16},
+    shape_params=deep_shape_params, grid_rule=deep_grid, host="fp8_deep",
+    geometry=deep_geometry, arch="sm_90a", b_layout="nk", persistent=True,
+    k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
+    output_format=OutputFormat.BF16, dyn_smem=deep_smem,
+    notes="Measured beside DeepGEMM in one timing loop (benchmarks/fp8_side_by_side.py, H200, "
+          "burst, 1980 MHz): 1342 against 1438 TFLOPS at 8192^3, 0.87-0.95x DeepGEMM at its "
+          "shapes, ahead of fp8_block_scaled everywhere but N = 2112. What limits it: "
+          "Nsight Compute put DeepGEMM's tensor pipe at 84% and this kernel's first form at "
+          "58% with 20% more instructions issued; the stage-aligned loop closed half of "
+          "that. DeepGEMM's A multicast over 2-CTA clusters gains there; here (CL=2) it "
+          "lost 6-20%, cause not found.")

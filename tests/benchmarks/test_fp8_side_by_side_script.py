@@ -1,0 +1,63 @@
+"""benchmarks/fp8_side_by_side.py's parts that need no GPU: where it finds DeepGEMM, how
+it names variants, which candidates it checks first, and the table it prints last."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import tarfile
+
+import places
+import pytest
+
+SCRIPT = places.BENCHMARKS / "fp8_side_by_side.py"
+
+
+@pytest.fixture(scope="module")
+def sbs():
+    spec = importlib.util.spec_from_file_location("fp8_side_by_side", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_deepgemm_is_found_in_a_folder_or_a_tarball_and_refused_elsewhere(sbs, tmp_path):
+    (tmp_path / "src" / "deep_gemm").mkdir(parents=True)
+    assert sbs.deepgemm_folder(str(tmp_path / "src")) == tmp_path / "src"
+    tgz = tmp_path / "dg.tgz"
+    with tarfile.open(tgz, "w:gz") as tar:
+        data = b"# package\n"
+        info = tarfile.TarInfo("deep_gemm/__init__.py")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    assert (sbs.deepgemm_folder(str(tgz)) / "deep_gemm" / "__init__.py").is_file()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit, match="no deep_gemm"):
+        sbs.deepgemm_folder(str(tmp_path / "empty"))
+
+
+def test_variants_keep_their_label_and_take_the_level_from_its_first_word(sbs):
+    out = sbs.candidates(["fp8_deep"], ['fp8_deep CL=2={"CL": 2}'])
+    assert out == [("fp8_deep", "fp8_deep", {}), ("fp8_deep CL=2", "fp8_deep", {"CL": 2})]
+
+
+def test_shapes_parse_and_new_levels_are_checked_first(sbs):
+    assert sbs.parse_shapes("8192x8192x8192,4096X2112x7168") == [(8192, 8192, 8192),
+                                                                (4096, 2112, 7168)]
+    args = type("A", (), {"levels": ["fp8_block_scaled", "fp8_deep"],
+                          "variant": ['fp8_deep CL=2={"CL": 2}']})()
+    assert sbs.checked(args) == ["fp8_deep", "fp8_deep CL=2"]
+
+
+def test_table_states_bf16_marks_unverified_runs_and_compares_the_best_level(sbs):
+    def row(name, tflops, ok=True):
+        return {"shape": [4096, 4096, 4096], "candidate": name, "tflops": tflops,
+                "sm_clock_mhz": 1980.0, "verified": ok, "verified_after": True}
+
+    text = sbs.table([row("DeepGEMM", 1300.0), row("fp8_deep", 1170.0),
+                      row("fp8_block_scaled", 1400.0, ok=False), row("cublaslt_fp8", 1320.0)])
+    assert "BF16" in text.splitlines()[0]
+    line = text.splitlines()[-1]
+    assert "1400* (1980)" in line  # shown, marked, not counted as the best
+    assert line.endswith("| 0.900 |")

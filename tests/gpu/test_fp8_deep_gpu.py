@@ -1,0 +1,63 @@
+"""fp8_deep on the H200: right answers at aligned and odd shapes, with and without 2-CTA
+clusters (A multicast), the tile width it picks recorded in the result, and the K it
+refuses."""
+
+from __future__ import annotations
+
+import pytest
+
+from gemmscope.kernels.ladder import registry
+
+pytestmark = pytest.mark.gpu
+
+# aligned; ragged M and N with an odd number of tile rows; N = 2112 (BN = 88: tiles that
+# cross a 128-column scale block of Bt, C in plain boxes); N % 8 != 0 (direct stores);
+# one K block; three tiles (with CL = 2 the last cluster has one tile: its peer idles)
+SHAPES = [(2048, 2048, 1024), (4099, 4104, 512), (300, 2112, 256), (513, 2121, 640),
+          (7, 13, 128), (256, 384, 256)]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    from gemmscope.kernels.device.gpu import device_info
+    from gemmscope.kernels.engine.measure import Bench, wall_clock
+
+    return Bench(device_info(), wall_clock())
+
+
+def _sms() -> int:
+    from gemmscope.kernels.device.gpu import require_cupy
+
+    return int(require_cupy().cuda.Device().attributes["MultiProcessorCount"])
+
+
+@pytest.mark.parametrize("cl", [1, 2])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_fp8_deep_verifies_with_and_without_clusters(bench, shape, cl):
+    from gemmscope.kernels.ladder.registry import DEEPGEMM_DIFF_MAX
+
+    level = registry.get("fp8_deep")
+    params = {**level.for_shape(*shape, _sms()).params, "CL": cl}
+    if shape == (256, 384, 256):
+        params["BN"] = 128  # three tiles
+    r = bench.run(level, *shape, repeats=2, warmup=1, params=params, energy=False)
+    assert not r["nan"], "an element of C was not written"
+    assert r["verified"], (r["rel_err"], r["tol"])
+    assert r["deepgemm_diff"] < DEEPGEMM_DIFF_MAX
+
+
+def test_fp8_deep_runs_the_width_it_picks_and_says_so(bench):
+    level = registry.get("fp8_deep")
+    shape = (512, 2112, 1024)
+    expected = level.for_shape(*shape, _sms()).params
+    r = bench.run(level, *shape, repeats=2, warmup=1, energy=False)
+    assert r["verified"]
+    assert r.get("params", level.params)["BN"] == expected["BN"]
+    assert r.get("params", level.params)["STAGES"] == expected["STAGES"]
+
+
+def test_fp8_deep_refuses_k_that_is_not_a_multiple_of_128(bench):
+    from gemmscope.kernels.engine.measure import refusal
+
+    why = refusal(registry.get("fp8_deep"), 1024, 1024, 1000, bench.device)
+    assert why is not None and "multiple of 128" in str(why)

@@ -1,0 +1,126 @@
+"""fp8_deep's per-shape rules (tile width, stages, grid) and its generated wgmma text; no
+GPU needed."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.ladder.fp8_deep_level import (
+    DEEP_WIDTHS,
+    SMEM_PER_BLOCK,
+    deep_grid,
+    deep_smem,
+    deep_stages,
+    deep_tile_width,
+    deep_waves,
+)
+from gemmscope.kernels.ladder.registry import cuda_dir
+
+DEEPGEMM_SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 2112, 7168),
+                   (4096, 24576, 1536), (4096, 32768, 512), (4096, 7168, 16384),
+                   (4096, 4096, 7168), (4096, 7168, 2048)]
+
+
+def test_width_at_n_2112_is_88_where_128_leaves_the_last_wave_nearly_empty():
+    assert deep_waves(4096, 2112, 128, 132) == (3, 8)
+    assert deep_waves(4096, 2112, 88, 132) == (3, 120)
+    assert deep_tile_width(4096, 2112, 132) == 88
+
+
+@pytest.mark.parametrize("shape", [s for s in DEEPGEMM_SHAPES if s[1] != 2112])
+def test_width_is_128_where_its_waves_are_fewest(shape):
+    M, N, _ = shape
+    assert deep_tile_width(M, N, 132) == 128
+
+
+@pytest.mark.parametrize(("M", "N", "sms"), list(itertools.product(
+    (1, 100, 256, 1000, 4096, 4099), (8, 300, 2112, 4104, 7168), (78, 114, 132))))
+def test_width_has_the_fewest_waves_then_the_fullest_last_wave(M, N, sms):
+    bn = deep_tile_width(M, N, sms)
+    waves, last = deep_waves(M, N, bn, sms)
+    for other in DEEP_WIDTHS:
+        w, lst = deep_waves(M, N, other, sms)
+        assert (waves, -last) <= (w, -lst), (bn, other)
+
+
+@pytest.mark.parametrize("bn", DEEP_WIDTHS)
+@pytest.mark.parametrize("K", [128, 256, 384, 512, 8192])
+def test_stages_fit_the_shared_memory_and_k(bn, K):
+    stages = deep_stages(bn, K)
+    p = {"BM": 256, "BN": bn, "BK": 128, "STAGES": stages}
+    assert deep_smem(p) <= SMEM_PER_BLOCK
+    assert 1 <= stages <= max(1, K // 128)
+    if stages < 4 and stages < K // 128:  # one more would not fit
+        assert deep_smem({**p, "STAGES": stages + 1}) > SMEM_PER_BLOCK
+
+
+def test_stages_are_3_at_width_128_and_4_at_88():
+    assert deep_stages(128, 8192) == 3
+    assert deep_stages(88, 7168) == 4
+
+
+@pytest.mark.parametrize("tiles", [1, 2, 3, 131, 132, 133, 264, 288, 384, 512, 561, 2048])
+@pytest.mark.parametrize("cl", [1, 2])
+@pytest.mark.parametrize("sms", [132, 114])
+def test_grid_keeps_the_waves_of_every_sm_on_fewer_in_whole_clusters(tiles, cl, sms):
+    g = deep_grid(tiles, sms, {"CL": cl})
+    cap = sms // cl * cl
+    assert g % cl == 0 and g <= cap
+    assert -(-tiles // g) == -(-tiles // cap), "as many waves as on every SM"
+    if g > cl:  # one cluster fewer would take another wave
+        assert -(-tiles // (g - cl)) > -(-tiles // cap)
+
+
+def test_grid_at_4096_cubed_is_128_ctas_of_4_tiles():
+    level = registry.get("fp8_deep").for_shape(4096, 4096, 4096, 132)
+    assert level.params["BN"] == 128
+    assert level.grid(4096, 4096, 132) == (128, 1, 1)
+
+
+def test_level_picks_width_and_stages_per_shape_and_refuses_k_off_128():
+    level = registry.get("fp8_deep")
+    picked = level.for_shape(4096, 2112, 7168, 132).params
+    assert (picked["BN"], picked["STAGES"]) == (88, 4)
+    assert "multiple of 128" in (level.shape_refusal(4096, 4096, 1000) or "")
+    assert level.shape_refusal(4096, 4096, 1024) is None
+
+
+def wgmma_text(n: int) -> str:
+    """The specialization of GsDpWgmma for N, as fp8_deep.cu holds it."""
+    r = n // 2
+    regs = ", ".join(f"%{i}" for i in range(r))
+    cons = ", ".join(f'"+f"(d[{i}])' for i in range(r))
+    return f'''template <>
+struct GsDpWgmma<{n}> {{
+    __device__ __forceinline__ static void run(float (&d)[{r}], unsigned long long da,
+                                               unsigned long long db, int accumulate) {{
+        asm volatile(
+            "{{\\n.reg .pred p;\\n"
+            "setp.ne.b32 p, %{r + 2}, 0;\\n"
+            "wgmma.mma_async.sync.aligned.m64n{n}k32.f32.e4m3.e4m3 "
+            "{{{regs}}}, %{r}, %{r + 1}, p, 1, 1;\\n}}\\n"
+            : {cons}
+            : "l"(da), "l"(db), "r"(accumulate));
+    }}
+}};
+'''
+
+
+@pytest.mark.parametrize("n", DEEP_WIDTHS)
+def test_every_width_has_its_generated_wgmma(n):
+    source = (cuda_dir() / "fp8_deep.cu").read_text(encoding="utf-8")
+    assert wgmma_text(n) in source
+
+
+def test_launch_plan_follows_the_parameters_the_kernel_was_built_with():
+    from gemmscope.kernels.engine.deep_launch import deep_plan
+
+    level = registry.get("fp8_deep")  # BN = 128, CL = 1
+    # its own BN: 16 x 17 tiles, 3 waves, spread over 91 CTAs
+    assert deep_plan(level, dict(level.params), 4096, 2112, 132) == (128, (91, 1, 1))
+    # a run given BN = 88 (and clusters): boxes of 88 rows, 384 tiles in 3 waves on 128 CTAs
+    bn, grid = deep_plan(level, {**level.params, "BN": 88, "CL": 2}, 4096, 2112, 132)
+    assert (bn, grid) == (88, (128, 1, 1))

@@ -1,0 +1,274 @@
+"""Build events: SASS parsing and instruction classes (pure), then each level compiled by
+NVRTC from PyPI and disassembled by nvdisasm without a GPU (skipped, with the reason,
+where those are missing), the event's validation, size and round trip, and the runner's
+one event per compiled variant."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from runner_subprocess import wire
+
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol.decoding import decode, encode, of
+from gemmscope.kernels.toolchain import build_event, sass
+from gemmscope.kernels.toolchain import nvrtc as build
+
+NVDISASM_OUTPUT = """
+//--------------------- .text._Z1kILb1EEvv --------------------------
+\t.section\t.text._Z1kILb1EEvv,"ax",@progbits
+\t.align\t128
+_Z1kILb1EEvv:
+.text._Z1kILb1EEvv:
+\t//## File "/tmp/run/kernels/cuda/x.cu", line 10
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+.L_x_1:
+\t//## File "/w/kernels/cuda/common.cuh", line 25 inlined at "/w/kernels/cuda/x.cu", line 12
+        /*0010*/                   LDS.U.128 R4, [R2] ;
+        /*0020*/                   FFMA.FTZ R8, R4, R5, R8 ;
+\t//## File "/usr/local/cuda/include/cuda_fp16.hpp", line 7
+        /*0030*/              @!PT LDS RZ, [RZ] ;
+        /*0040*/               @P0 BRA `(.L_x_1) ;
+        /*0050*/                   EXIT ;
+.L_x_2:
+        /*0060*/                   BRA `(.L_x_2);
+        /*0070*/                   NOP;
+"""
+
+
+def test_classes():
+    assert [sass.op_class(m) for m in (
+        "FFMA.FTZ", "HMMA.16816.F32", "HGMMA.64x256x16.F32.BF16", "QGMMA.64x128x32.F32.E4M3",
+        "LDS", "LDS.64", "LDS.U.128", "LDSM.16.MT88.4", "STS.128", "LDG.E.CONSTANT",
+        "LDGSTS.E.BYPASS.128", "UTMALDG.2D", "BAR.SYNC.DEFER_BLOCKING", "LDL", "STL.64",
+        "SYNCS.ARRIVE.TRANS64", "IMAD")] == [
+        "FFMA", "HMMA", "HGMMA", "HGMMA", "LDS", "LDS", "LDS.128", "LDSM", "STS", "LDG",
+        "LDGSTS", "UTMALDG", "BAR", "LDL", "STL", "other", "other"]
+
+
+def test_compact_text_parses_back_with_repository_paths():
+    texts = sass.compact(NVDISASM_OUTPUT, ["kernels/cuda/x.cu", "kernels/cuda/common.cuh"])
+    text = texts["_Z1kILb1EEvv"]
+    assert "/tmp/run" not in text and "/w/" not in text and "/usr/local" not in text
+    assert '"cuda_fp16.hpp", line 7' in text
+    lines = sass.parse(text)
+    assert [ln.offset for ln in lines] == [0, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70]
+    lds = lines[1]
+    assert (lds.mnemonic, lds.op_class, lds.text) == ("LDS.U.128", "LDS.128",
+                                                      "LDS.U.128 R4, [R2] ;")
+    assert lds.where == (("kernels/cuda/common.cuh", 25), ("kernels/cuda/x.cu", 12))
+    assert lds.source == ("kernels/cuda/common.cuh", 25)
+    assert lines[0].source == ("kernels/cuda/x.cu", 10)
+    assert not lines[3].counted and not lines[7].counted  # @!PT, NOP padding
+    mix = sass.instruction_mix(lines)
+    assert list(mix) == list(sass.CLASSES)
+    assert (mix["LDS.128"], mix["LDS"], mix["FFMA"], mix["other"]) == (1, 0, 1, 4)
+    # the loop from .L_x_1 to the branch back; the self-branch after EXIT is no loop
+    assert sass.main_loop(text) == (0x10, 0x40)
+    assert [ln.offset for ln in sass.in_span(lines, (0x10, 0x40))] == [0x10, 0x20, 0x30, 0x40]
+
+
+def test_main_loop_of_a_kernel_without_shared_loads_is_the_innermost_mma_loop():
+    text = "\n".join([
+        ".L_x_0:", "/*0000*/ HGMMA.64x256x16.F32.BF16 R24, gdesc[UR4], R24 ;",
+        ".L_x_1:", "/*0010*/ HGMMA.64x256x16.F32.BF16 R24, gdesc[UR8], R24 ;",
+        "/*0020*/ @P0 BRA `(.L_x_1) ;",
+        "/*0030*/ HGMMA.64x256x16.F32.BF16 R24, gdesc[UR4], R24 ;",
+        "/*0040*/ @P1 BRA `(.L_x_0) ;",
+        "/*0050*/ EXIT ;",
+        ".L_x_9:", "/*0060*/ SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR16], R2 ;",
+        "/*0070*/ BRA `(.L_x_0) ;"]) + "\n"
+    # the outer (tile) loop holds more MMA, the cold block after EXIT jumps back to the top:
+    # neither is the main loop
+    assert sass.main_loop(text) == (0x10, 0x20)
+    assert sass.main_loop("/*0000*/ EXIT ;\n") is None
+
+
+def test_sources_are_every_file_the_level_includes():
+    files = build.source_files(registry.get("wgmma_tma"))
+    # hopper.cuh and the topics it includes, in include order (tests/test_cuda_headers.py)
+    assert list(files) == ["kernels/cuda/wgmma_tma.cu", "kernels/cuda/common.cuh",
+                           "kernels/cuda/hopper.cuh", "kernels/cuda/hopper_barriers.cuh",
+                           "kernels/cuda/hopper_tma.cuh", "kernels/cuda/hopper_schedule.cuh",
+                           "kernels/cuda/hopper_warp_specialized.cuh",
+                           "kernels/cuda/hopper_wgmma.cuh", "kernels/cuda/hopper_wgmma_ops.cuh",
+                           "kernels/cuda/hopper_epilogue.cuh"]
+    for path, text in files.items():
+        assert text == (registry.cuda_dir() / path.removeprefix("kernels/cuda/")).read_text()
+    assert list(build.source_files(registry.get("naive"))) == [
+        "kernels/cuda/naive.cu", "kernels/cuda/common.cuh"]
+
+
+def test_assembled_source_keeps_each_files_line_numbers():
+    src = build.assemble(registry.get("cp_async")).splitlines()
+    cu = (registry.cuda_dir() / "cp_async.cu").read_text().splitlines()
+    assert src[0] == '#line 1 "kernels/cuda/cp_async.cu"'
+    at = src.index('#line 1 "kernels/cuda/common.cuh"')
+    include = cu.index('#include "common.cuh"') + 1  # 1-based line of the #include
+    back = next(i for i in range(at, len(src)) if src[i].startswith('#line ')
+                and "cp_async.cu" in src[i])
+    assert src[back] == f'#line {include + 1} "kernels/cuda/cp_async.cu"'
+    assert src[back + 1:] == cu[include:]
+
+
+def test_protocol_requires_level_and_variant_and_checks_sources():
+    good = {"type": "build", "t": 1.0, "level": "naive", "variant": "scalar",
+            "sources": {"kernels/cuda/naive.cu": "..."}, "sass": None, "sass_reason": "x"}
+    read = decode(protocol.dumps(good))
+    assert read == of(good) and read.sources == good["sources"] and read.sass_reason == "x"
+    for change, message in [({"variant": None}, "variant"), ({"level": 3}, "level"),
+                            ({"sources": {"a.cu": 3}}, "source 'a.cu'"),
+                            ({"sources": ["a.cu"]}, "sources"), ({"sass": 5}, "sass")]:
+        with pytest.raises(protocol.ProtocolError, match=message):
+            decode(json.dumps({**good, **change}))
+
+
+def test_runner_emits_one_build_event_per_variant(monkeypatch):
+    from gemmscope.kernels.engine.runner import Runner
+
+    calls = []
+
+    def fake_event(level, variant, params=None):
+        calls.append((level.id, variant))
+        if level.id == "wmma":
+            raise RuntimeError("no nvdisasm")
+        return {"type": "build", "level": level.id, "variant": variant}
+
+    monkeypatch.setattr(build_event, "gpu_event", fake_event)
+    out = io.StringIO()
+    runner = Runner(out)
+    naive, cp_async = registry.get("naive"), registry.get("cp_async")
+    for level, variant in [(naive, "scalar"), (naive, "scalar"), (cp_async, "vector"),
+                           (cp_async, "scalar"), (cp_async, "vector"),
+                           (cp_async.with_params({"STAGES": 2}), "vector"),
+                           (registry.get("cublas_fp32"), "cublas"),
+                           (registry.get("wmma"), "vector")]:
+        runner._emit_build(level, variant, None, 7)
+    assert calls == [("naive", "scalar"), ("cp_async", "vector"), ("cp_async", "scalar"),
+                     ("cp_async", "vector"), ("wmma", "vector")]
+    events = [wire(line) for line in out.getvalue().splitlines()]
+    assert [e["type"] for e in events] == ["build"] * 4 + ["info"]
+    assert all(e["id"] == 7 for e in events)
+    assert "no build event for wmma (vector)" in events[-1]["message"]
+
+
+# ------------------------------------------------------------------ compiled (NVRTC)
+
+MISSING = build_event.nvrtc_missing() or sass.nvdisasm_missing()
+needs_tools = pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
+
+
+@pytest.fixture(scope="module")
+def events():
+    """Offline build events, made once per level and variant for this module."""
+    made: dict[tuple[str, str | None], dict] = {}
+
+    def get(level_id: str, variant: str | None = None) -> dict:
+        if (level_id, variant) not in made:
+            made[(level_id, variant)] = build_event.offline_event(registry.get(level_id),
+                                                                  variant)
+        return made[(level_id, variant)]
+
+    return get
+
+
+def main_loop_mix(event):
+    return event["instruction_mix"]["main_loop"]
+
+
+@needs_tools
+def test_cp_async_main_loop_is_fma_and_shared_loads(events):
+    mix = main_loop_mix(events("cp_async"))
+    assert mix["FFMA"] > 0 and mix["LDS"] + mix["LDS.128"] > 0
+    assert mix["HMMA"] == mix["HGMMA"] == 0
+    assert mix["LDGSTS"] > 0  # the copies of the stages in flight
+
+
+@needs_tools
+def test_tensor_core_levels_show_their_mma(events):
+    assert main_loop_mix(events("wmma"))["HMMA"] > 0
+    wgmma = events("wgmma_tma")
+    assert main_loop_mix(wgmma)["HGMMA"] > 0
+    assert wgmma["instruction_mix"]["kernel"]["UTMALDG"] > 0  # the producer's TMA loads
+    assert main_loop_mix(events("fp8_block_scaled"))["HGMMA"] > 0
+
+
+@needs_tools
+def test_resources_from_the_cubin(events):
+    ev = events("cp_async")
+    assert (ev["variant"], ev["arch"], ev["resources_from"]) == ("vector", "sm_90", "cubin")
+    assert ev["smem_static_bytes"] == 0
+    assert ev["smem_dynamic_bytes"] == registry.get("cp_async").dyn_smem_bytes()
+    assert ev["threads_per_block"] == 256
+    occ = ev["occupancy"]
+    assert occ["source"] == "calculator" and occ["driver_blocks_per_sm"] is None
+    assert occ["blocks_per_sm"] == occ["calculator_blocks_per_sm"]
+    assert ev["sass_from"]["regs"] == ev["regs"]
+    tiled = events("smem_tiled")
+    assert tiled["smem_static_bytes"] == 2 * 32 * 32 * 4  # As and Bs, 32x32 floats
+    assert tiled["variant"] == "scalar" and tiled["threads_per_block"] == 1024
+    # every kernel of the cubin has registers; the scalar variant is the other kernel
+    scalar = events("cp_async", "scalar")
+    assert scalar["kernel"].endswith("false>") and scalar["mangled"] != ev["mangled"]
+
+
+@needs_tools
+@pytest.mark.parametrize("level", registry.ladder(), ids=lambda lv: lv.id)
+def test_build_event_of_every_level(events, level):
+    ev = events(level.id)
+    line = protocol.dumps(ev)
+    assert len(line.encode()) < build_event.MAX_EVENT_BYTES
+    assert len(line.encode()) < 2 * 1024 * 1024  # the biggest level is far below the bound
+    back = decode(line)
+    # the record names every field the writer wrote: nothing is lost on the way back
+    assert json.loads(encode(back)) == {k: v for k, v in json.loads(line).items() if v is not None}
+    assert back.sources == build.source_files(level)
+    assert back.sass and back.main_loop is not None
+    assert back.instruction_mix["main_loop"] is not None
+    # line info points into the recorded sources (or CUDA's own headers), never at the
+    # machine that compiled it
+    files = {f for ln in sass.parse(back.sass) for f, _ in ln.where}
+    assert files & set(back.sources), files
+    assert not any(f.startswith("/") for f in files), files
+
+
+@needs_tools
+def test_an_event_over_its_bound_drops_the_sass_then_the_sources(events, monkeypatch):
+    ev = dict(events("naive"))
+    monkeypatch.setattr(build_event, "MAX_EVENT_BYTES", len(ev["sass"]) // 2)
+    small = build_event.bound(dict(ev))
+    assert small["sass"] is None and "over its bound" in small["sass_reason"]
+    monkeypatch.setattr(build_event, "MAX_EVENT_BYTES", 1000)
+    tiny = build_event.bound(dict(ev))
+    assert tiny["sources"] is None and "over its bound" in tiny["sources_reason"]
+
+
+@needs_tools
+def test_the_runner_compiles_in_a_child_process_and_loads_no_nvrtc_itself():
+    """cuda-bindings' NVRTC loaded into the runner broke its later `import torch` (the FP8
+    reference) on the H200: the runner's build events compile in a child process."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from gemmscope.kernels.ladder import registry\n"
+            "from gemmscope.kernels.toolchain import build_event\n"
+            "lv = registry.get('naive')\n"
+            "off = build_event.compile_cubin(lv, lv.params, 'sm_90', isolated=True)\n"
+            "assert off.sass and all(r.regs for r in off.resources.values())\n"
+            "print(sorted(m for m in sys.modules if m.startswith('cuda')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    lv = registry.get("naive")
+    here = build_event.compile_cubin(lv, lv.params, "sm_90")
+    child = build_event._in_child({
+        "program": "naive", "source": build.assemble(lv),
+        "names": list(build.variants(lv).values()),
+        "options": list(build.offline_options(lv, "sm_90")), "arch": "sm_90",
+        "files": list(build.source_files(lv))})
+    assert child["sass"] == here.sass and child["lowered"] == here.lowered
