@@ -79,9 +79,13 @@ def _file_names(table: dict[str, Any], keys: list[str]) -> dict[int, str]:
 def _line(index: int, ins: dict[str, Any], names: dict[int, str]) -> sass.SassLine:
     opcode = str(ins.get("opcode") or "")
     predicate = str(ins.get("predicate") or "")
-    operands = str(ins.get("operands") or "")
-    text = " ".join(p for p in (predicate, opcode, ", ".join(
-        o for o in operands.split(",") if o) if operands else "") if p) + " ;"
+    operands = [o for o in str(ins.get("operands") or "").split(",") if o]
+    if predicate and not predicate.startswith("@"):
+        # nvdisasm puts the predicate file of P2R and R2P (``PR``) in this field: it is an
+        # operand, the source of P2R (after its destination), the destination of R2P
+        operands.insert(1 if opcode.startswith("P2R") and operands else 0, predicate)
+        predicate = ""
+    text = " ".join(p for p in (predicate, opcode, ", ".join(operands)) if p) + " ;"
     file_id, line = ins.get("source-file-id"), ins.get("source-line")
     where = ((names[file_id], int(line)),) if isinstance(file_id, int) and \
         file_id in names and isinstance(line, int) else ()

@@ -4,12 +4,15 @@ be computed; levels say which architectures they need and which GPUs skip them."
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from gemmscope.kernels.device import gpu
 from gemmscope.kernels.hardware import gpu_table
 from gemmscope.kernels.ladder import arch as archs
 from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol.decoding import of
+from gemmscope.kernels.protocol.records import CatalogEntry
 
 NAMED = ["NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB PCIe", "NVIDIA A10", "NVIDIA A30",
          "NVIDIA L4", "NVIDIA L40S", "NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 4090",
@@ -75,6 +78,10 @@ def test_the_device_event_carries_the_tables_row():
     assert ev["peak_tflops"]["fp8"] == 242.5
     assert ev["mem_bandwidth_gbs"] == 300
     assert ev["peak_clock_mhz"] == 2040 and "L4" in ev["peak_source"]
+    # a reader of the header keeps the row (the roofline's datasheet roofs read it there)
+    device = session(device=ev).device
+    assert device.mem_bandwidth_gbs == 300 and device.peak_clock_mhz == 2040
+    assert device.gpu_table_key == ev["gpu_table_key"] and device.peak_source == ev["peak_source"]
 
 
 @pytest.mark.parametrize(("cc", "hopper_runs", "wmma_runs", "naive_runs"), [
@@ -87,8 +94,17 @@ def test_levels_run_where_their_architectures_allow(cc, hopper_runs, wmma_runs, 
     assert registry.get("naive").runs_on(cc) is naive_runs
 
 
+def entries(catalog: list[dict]) -> list[CatalogEntry]:
+    return msgspec.convert(catalog, list[CatalogEntry])
+
+
+def session(**fields):
+    return of({"type": "session", "t": 0.0, "protocol": 4, "created": "x", "levels": {},
+               **fields})
+
+
 def test_cannot_run_names_each_level_the_gpu_skips_and_why():
-    catalog = registry.catalog()
+    catalog = entries(registry.catalog())
     ids = [lv.id for lv in registry.ladder()]
     skipped = archs.cannot_run(ids, catalog, "8.9")
     assert "wgmma_tma" in skipped and "sm_90a" in skipped["wgmma_tma"]
@@ -96,7 +112,7 @@ def test_cannot_run_names_each_level_the_gpu_skips_and_why():
     assert "naive" not in skipped and "cp_async" not in skipped
     assert archs.cannot_run(ids, catalog, "9.0") == {}
     # an old recording's catalog without archs leaves the decision to the runner
-    old = [{k: v for k, v in e.items() if k != "archs"} for e in catalog]
+    old = entries([{k: v for k, v in e.items() if k != "archs"} for e in registry.catalog()])
     assert archs.cannot_run(ids, old, "8.9") == {}
 
 
@@ -104,8 +120,7 @@ def test_a_ladder_on_an_ada_gpu_skips_the_hopper_levels_with_a_line_and_keeps_th
     from gemmscope.kernels.drive.arch_skip import runnable_here
     from gemmscope.kernels.protocol.plan import ladder_requests
 
-    header = {"type": "session", "device": {"name": "NVIDIA L4", "cc": "8.9"},
-              "catalog": registry.catalog()}
+    header = session(device={"name": "NVIDIA L4", "cc": "8.9"}, catalog=registry.catalog())
     runs = ladder_requests([lv.id for lv in registry.ladder()], 1024, 1024, 1024)
     said: list[str] = []
     kept = runnable_here(header, runs, said.append)
@@ -121,9 +136,8 @@ def test_the_level_panel_says_what_a_level_needs_and_that_this_gpu_cannot_run_it
     from gemmscope.app.widgets.ladder_panel import LadderPanel
 
     store = SessionStore()
-    store.handle({"type": "session", "t": 0.0, "protocol": 4, "created": "x", "levels": {},
-                  "catalog": registry.catalog(),
-                  "device": {"name": "NVIDIA L4", "cc": "8.9", "sm_count": 58}})
+    store.handle(session(catalog=registry.catalog(),
+                         device={"name": "NVIDIA L4", "cc": "8.9", "sm_count": 58}))
     panel = LadderPanel()
     qtbot.addWidget(panel)
     panel.bind(store)

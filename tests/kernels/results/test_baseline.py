@@ -11,6 +11,7 @@ import places
 import pytest
 
 from gemmscope.kernels.cli.main import main
+from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.results import baseline as bl
 
 BUNDLED = places.SESSIONS / "h200-ladder.jsonl"
@@ -32,8 +33,16 @@ def result(level="naive", n=4096, tflops=1.0, clock=1980.0, mode="burst", **more
             "median_ms": 1.0, "verified": True, "rel_err": 1e-7, "repeats": 5, **more}
 
 
+def records(*evs):
+    return [of(e) for e in evs]
+
+
 def facts(h, *evs):
-    return bl.run_facts(h, [h, *evs])
+    return bl.run_facts(of(h), records(h, *evs))
+
+
+def latest(h, evs):
+    return bl.latest_results(of(h), records(*evs))
 
 
 def test_matching_runs_give_no_warning():
@@ -79,10 +88,10 @@ def test_clocks_during_the_runs_power_limits_and_compilers_are_compared_too():
 
 def test_results_join_per_level_shape_mode_and_gpu_with_the_change_of_each_field():
     h = header()
-    run = bl.latest_results(h, [result(tflops=2.0), result(tflops=3.0, n=1024),
-                                result(tflops=1.5, mode="sustained"), result("wmma", tflops=7.0)])
-    base = bl.latest_results(h, [result(tflops=1.0), result(tflops=1.5, mode="sustained"),
-                                 result("coalesced", tflops=5.0)])
+    run = latest(h, [result(tflops=2.0), result(tflops=3.0, n=1024),
+                     result(tflops=1.5, mode="sustained"), result("wmma", tflops=7.0)])
+    base = latest(h, [result(tflops=1.0), result(tflops=1.5, mode="sustained"),
+                      result("coalesced", tflops=5.0)])
     pairs = {p.key: p for p in bl.join(run, base)}
     both = pairs[("naive", 4096, 4096, 4096, "burst", "NVIDIA H200")]
     assert both.change("tflops") == pytest.approx(1.0)  # twice the baseline
@@ -94,8 +103,8 @@ def test_results_join_per_level_shape_mode_and_gpu_with_the_change_of_each_field
 
 
 def test_the_same_level_on_two_gpus_is_two_rows():
-    run = bl.latest_results(header(), [result(tflops=2.0)])
-    base = bl.latest_results(header(name="NVIDIA L4"), [result(tflops=0.5)])
+    run = latest(header(), [result(tflops=2.0)])
+    base = latest(header(name="NVIDIA L4"), [result(tflops=0.5)])
     assert len(bl.join(run, base)) == 2
 
 
@@ -117,6 +126,16 @@ def test_report_of_two_real_recordings_pairs_their_common_runs(capsys):
     naive = next(line for line in out.splitlines() if line.startswith("naive ")
                  and "256×256×256" in line)
     assert "both" in naive and "%)" in naive
+
+
+def test_the_power_limit_of_a_recording_read_whole_comes_from_its_sample_columns():
+    from gemmscope.kernels.protocol.recording import read_session
+
+    session = read_session(CEILINGS)
+    limits = [e["power_limit_w"] for e in map(json.loads, CEILINGS.read_text().splitlines())
+              if e["type"] == "telemetry" and e.get("power_limit_w") is not None]
+    assert limits and session.samples  # the samples were read as columns
+    assert bl.run_facts(session.header, session.events).power_limit_w == limits[-1]
 
 
 def _store_of(path: Path):
@@ -142,7 +161,7 @@ def test_the_roofline_shows_the_baselines_results_at_the_same_shape_and_the_warn
     store.view.set(shape=Shape(256, 256, 256))
     store.set_baseline(baseline_of(str(CEILINGS), base_session.header, base_session.events))
     data = roofline_data(store)
-    base_results = {e["level"]: e["tflops"] for e in base_session.results}
+    base_results = {e.level: e.tflops for e in base_session.results}
     assert {p.level: p.tflops for p in data.baseline_points} == base_results
     assert data.warning is not None and "gemmscope commit" in data.warning
     view = RooflineView()
@@ -170,7 +189,7 @@ def test_the_ladder_panel_gives_the_baselines_result_and_the_change(qtbot):
     qtbot.addWidget(panel)
     panel.bind(store)
     panel.refresh({Change.HEADER, Change.LADDER})
-    base = next(e["tflops"] for e in base_session.results if e["level"] == "naive")
+    base = next(e.tflops for e in base_session.results if e.level == "naive")
     now = store.ladder_result("naive").tflops
     tip = panel.table.item(panel.level_ids.index("naive"), 0).toolTip()
     assert f"baseline h200-ceilings.jsonl: {base:.4g} TFLOPS" in tip
@@ -197,8 +216,8 @@ def test_the_bars_draw_a_tick_at_each_levels_baseline_tflops(qtbot):
     assert len(bars.baseline_values()) == 0  # no baseline: no ticks
     store.set_baseline(baseline_of(str(CEILINGS), base_session.header, base_session.events))
     bars.refresh(store.take_changes())
-    expected = [e["tflops"] for e in base_session.results
-                if e["level"] in {r["level"] for r in bars.rows}]
+    expected = [e.tflops for e in base_session.results
+                if e.level in {r["level"] for r in bars.rows}]
     assert sorted(bars.baseline_values()) == pytest.approx(sorted(expected))
     i = next(i for i, r in enumerate(bars.rows) if r["level"] == "naive")
     assert "baseline" in bars._describe(float(i), 0.0)

@@ -3,6 +3,7 @@ tab reads from a recording (app/core/roofline_data.py), and what the chart draws
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -10,8 +11,10 @@ import places
 import pytest
 
 from gemmscope.kernels.hardware import gpu_table
-from gemmscope.kernels.protocol import events
+from gemmscope.kernels.protocol.decoding import decode
+from gemmscope.kernels.protocol.events import ProtocolError
 from gemmscope.kernels.protocol.recording import read_session
+from gemmscope.kernels.protocol.records import Ceilings
 from gemmscope.kernels.results import roofline as rl
 
 BUNDLED = places.SESSIONS / "h200-ladder.jsonl"
@@ -101,21 +104,29 @@ def test_a_recording_with_ceilings_draws_the_measured_roofs_too():
     from gemmscope.app.core.roofline_data import roofline_data
 
     session = read_session(CEILINGS)
-    (ceil,) = [e for e in session.events if e["type"] == "ceilings"]
+    (ceil,) = [e for e in session.events if isinstance(e, Ceilings)]
     data = roofline_data(_store(CEILINGS))
     (fp32,) = [r for r in data.measured if r.precision == "fp32"]
-    assert fp32.peak_tflops == ceil["peak_tflops"]["fp32"]
-    assert fp32.bandwidth_gbs == ceil["bandwidth_gbs"] and fp32.measured
+    assert fp32.peak_tflops == ceil.peak_tflops["fp32"]
+    assert fp32.bandwidth_gbs == ceil.bandwidth_gbs and fp32.measured
 
 
 def test_a_ceilings_event_with_a_bad_number_is_refused_naming_the_field():
-    ev = {"type": "ceilings", "t": 1.0, "bandwidth_gbs": -3, "peak_tflops": {}}
-    with pytest.raises(events.ProtocolError, match="bandwidth_gbs"):
-        events.validate_event(ev)
-    ev = {"type": "ceilings", "t": 1.0, "bandwidth_gbs": 4000,
-          "peak_tflops": {"fp99": 1.0}}
-    with pytest.raises(events.ProtocolError, match="fp99"):
-        events.validate_event(ev)
+    def line(**fields) -> str:
+        return json.dumps({"type": "ceilings", "t": 1.0, "peak_tflops": {}, **fields})
+
+    for fields, named in (({"bandwidth_gbs": -3}, "bandwidth_gbs"),
+                          ({"read_gbs": "fast"}, "read_gbs"),
+                          ({"peak_tflops": {"fp99": 1.0}}, "fp99"),
+                          ({"peak_tflops": {"fp32": -1.0}}, "fp32"),
+                          ({"probes": [{"name": "ffma"}] * 33}, "at most 32"),
+                          ({"probes": [{"name": "ffma", "ms": -1}]}, "probe's numbers")):
+        with pytest.raises(ProtocolError, match=named):
+            decode(line(**fields), 3, "c.jsonl")
+    # what is fine reads: a probe's missing texts as empty, NaN (as JSON has none) as null
+    ev = decode(line(bandwidth_gbs=4000, probes=[{"tflops": 50}]).replace("4000", "NaN"))
+    assert isinstance(ev, Ceilings) and ev.bandwidth_gbs is None
+    assert ev.probes[0].tflops == 50 and ev.probes[0].name == ""
 
 
 def test_the_chart_draws_every_point_and_roof_and_hover_names_the_level(qtbot):

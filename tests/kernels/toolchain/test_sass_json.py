@@ -77,6 +77,18 @@ def test_a_hand_made_document_is_read_field_by_field():
     assert lines[1].counted is False and lines[2].where == ()
 
 
+def test_the_predicate_file_nvdisasm_gives_as_a_predicate_is_an_operand_in_its_place():
+    # nvdisasm's JSON has P2R R132, PR, RZ, 0x4 with "PR" in the predicate field
+    doc = [{}, [{"function-name": "_Z1kv", "sass-instructions": [
+        {"predicate": "PR", "opcode": "P2R", "operands": "R132,RZ,0x4"},
+        {"predicate": "PR", "opcode": "R2P", "operands": "R8,0x7f"},
+        {"predicate": "@P0", "opcode": "BRA", "operands": "0x80"}]}]]
+    (lines,) = sass_json.from_json(json.dumps(doc)).values()
+    assert [ln.text for ln in lines] == ["P2R R132, PR, RZ, 0x4 ;", "R2P PR, R8, 0x7f ;",
+                                         "@P0 BRA 0x80 ;"]
+    assert all(ln.counted for ln in lines)
+
+
 @pytest.mark.parametrize("text", ["{}", "[1, 2]", "[]", '"x"'])
 def test_what_is_not_nvdisasm_json_is_refused(text):
     with pytest.raises(ValueError):
