@@ -27,7 +27,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from ..protocol.events import ProtocolError
     from ..results.session_report import report_lines
 
-    baseline = getattr(args, "baseline", None)
+    baseline = args.baseline
     for name in (args.file, baseline):
         if name is not None and not Path(name).exists():
             stderr.write(f"gemmscope report: {name}: no such file\n")

@@ -149,3 +149,13 @@ def test_the_level_panel_says_what_a_level_needs_and_that_this_gpu_cannot_run_it
     panel._show_detail("naive")
     assert "Needs:</b> sm_80+" in panel.detail.text()
     assert "cannot run" not in panel.detail.text()
+
+
+def test_levels_with_a_compute_capability_marks_what_that_gpu_cannot_run(capsys):
+    from gemmscope.kernels.cli.main import main
+
+    assert main(["levels", "--cc", "8.9"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert "sm_90a only (Hopper)" in rows["wgmma_tma"]
+    assert "[cannot run here: sm_89]" in rows["wgmma_tma"]
+    assert "sm_80+" in rows["naive"] and "cannot run" not in rows["naive"]
