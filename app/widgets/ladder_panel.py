@@ -412,9 +412,6 @@ class LadderPanel(QWidget):
         r = self.store.ladder_result(level_id)
         if r is not None:
             parts.append(f"<p><b>Last result:</b> {esc(self.store.row(r).summary())}</p>")
-        against = baseline_text(self.store, level_id)
-        if against is not None:
-            parts.append(f"<p><b>Baseline:</b> {esc(against)}</p>")
             ran = params_ran(r, lv.params)  # given by the run, or the level's pick
             if ran:
                 parts.append(f"<p><b>This run used:</b> {esc(ran)}</p>")
@@ -422,4 +419,7 @@ class LadderPanel(QWidget):
             if sustained is not None and sustained is not r:
                 parts.append(f"<p><b>Sustained:</b> "
                              f"{esc(self.store.row(sustained).summary())}</p>")
+        against = baseline_text(self.store, level_id)
+        if against is not None:
+            parts.append(f"<p><b>Baseline:</b> {esc(against)}</p>")
         self.detail.setText("".join(parts))

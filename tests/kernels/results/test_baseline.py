@@ -198,6 +198,17 @@ def test_the_ladder_panel_gives_the_baselines_result_and_the_change(qtbot):
     assert "Baseline:</b> baseline h200-ceilings.jsonl" in panel.detail.text()
     panel._show_detail("wmma")  # no wmma in the baseline
     assert "no result at this shape and mode" in panel.detail.text()
+    # the other way round: a level the baseline ran and this session did not
+    session, _ = _store_of(CEILINGS)
+    _, bundled = _store_of(BUNDLED)
+    session.view.set(shape=Shape(256, 256, 256))
+    session.set_baseline(baseline_of(str(BUNDLED), bundled.header, bundled.events))
+    panel.bind(session)
+    panel.refresh({Change.HEADER, Change.LADDER})
+    panel._show_detail("wmma")
+    text = panel.detail.text()
+    assert "Baseline:</b> baseline h200-ladder.jsonl: " in text and "TFLOPS" in text
+    assert "Last result" not in text and "This run used" not in text
 
 
 def test_the_bars_draw_a_tick_at_each_levels_baseline_tflops(qtbot):
