@@ -20,7 +20,7 @@ from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol import recording
 
-FAKE = Path(__file__).parents[1] / "tests" / "fake_runner.py"
+FAKE = Path(__file__).parents[1] / "tests" / "support" / "fake_runner.py"
 
 
 def timed(argv: list[str]) -> tuple[float, int]:

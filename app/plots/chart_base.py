@@ -539,6 +539,7 @@ class Chart(pg.PlotWidget):
         item = self.getPlotItem()
         item.hideButtons()  # the "A" auto-range button is no part of a picture
         item.setMenuEnabled(False)
+        self._placing = False  # place_legend is laying the legend out
         self.side_legend = SideLegend()
         self.side_legend.width_changed = self._legend_changed
         item.layout.addItem(self.side_legend, 2, 3)  # (2, 2): the right axis
@@ -563,7 +564,13 @@ class Chart(pg.PlotWidget):
         # widened the plot past the widget and cut its right side off
         self._title_axis_px = 0.0
         item.getAxis("left").geometryChanged.connect(self._axis_resized)
+        self._make_fields()  # the subclass's own fields, then the first theme styles all
         self.apply_theme(NORMAL)
+
+    def _make_fields(self) -> None:
+        """Make the subclass's own fields and items (called once, at the end of
+        ``Chart.__init__``, before the first theme is applied, so ``apply_theme`` finds
+        every field it styles)."""
 
     def _axis_resized(self) -> None:
         width = self.getPlotItem().getAxis("left").width()
@@ -612,7 +619,7 @@ class Chart(pg.PlotWidget):
         """Beside the plot where the legend's column takes at most SIDE_SHARE of the
         chart's width, else in rows below the x axis (a narrow chart, large type)."""
         legend = self.side_legend
-        if getattr(self, "_placing", False):
+        if self._placing:
             return
         self._placing = True
         try:

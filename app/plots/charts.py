@@ -217,7 +217,7 @@ class SweepChart(Chart):
 
     def apply_theme(self, theme: Theme) -> None:
         super().apply_theme(theme)
-        if getattr(self, "store", None) is not None:
+        if self.store is not None:
             self.refresh({Change.HEADER})
 
     def _style(self, level_id: str, colors: dict[str, str]) -> tuple[str, str, bool, int]:

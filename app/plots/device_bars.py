@@ -28,6 +28,8 @@ class DeviceBars(Chart):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__("GPUs side by side", parent)
+
+    def _make_fields(self) -> None:
         self.log_axis = False
         self.floor = 0.0
         self.rows: list[dict[str, Any]] = []  # one per drawn bar: level, device, tflops, x
@@ -131,9 +133,8 @@ class DeviceBars(Chart):
 
     def apply_theme(self, theme: Theme) -> None:
         super().apply_theme(theme)
-        if hasattr(self, "names"):
-            self.names.set_font_pt(theme.font_pt, min_text_pt(theme))
-            self._place_names()
+        self.names.set_font_pt(theme.font_pt, min_text_pt(theme))
+        self._place_names()
 
     def _describe(self, x: float, y: float) -> str | None:
         if not self.rows or self.store is None:

@@ -7,6 +7,7 @@ level on a pale band; value labels that never collide (shortened, smaller, stagg
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, ClassVar
@@ -52,6 +53,43 @@ def ladder_empty_text(store: Any) -> str:
     return f"No ladder results {where}: choose another shape or mode, or run the ladder (L)"
 
 
+@dataclass(frozen=True, slots=True)
+class ReferenceBar:
+    """A bar's reference (cuBLAS at the same precision), as its dashed line shows it."""
+
+    level: str
+    tflops: float
+    gflop_per_j: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class BarRow:
+    """One level's bar: its result as the tables show it (``kernels.results.rows.Row``'s
+    percentages), what the energy and burst-vs-sustained metrics read, and its colour."""
+
+    level: str
+    precision: str
+    tflops: float
+    pct_ref: float | None
+    pct_peak: float | None
+    shape: str
+    verified: bool
+    gflop_per_j: float | None
+    gflop_per_j_mode: str | None
+    sustained_tflops: float | None
+    burst_tflops: float | None
+    ratio: float | None
+    throttled: tuple[str, ...] | None
+    color: str
+    reference: ReferenceBar | None
+    baseline_tflops: float | None = None  # the baseline recording's (File ▸ Open baseline)
+
+    def value(self, key: str) -> float | None:
+        """The number a metric's key names (LadderBars.METRIC_KEYS)."""
+        value: float | None = getattr(self, key)
+        return value
+
+
 class LadderBars(Chart):
     """One bar per level at the shape shown: TFLOPS, % of cuBLAS or GFLOP/J."""
 
@@ -76,6 +114,9 @@ class LadderBars(Chart):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__("Ladder", parent)
+        self.show_empty(EMPTY_LADDER)
+
+    def _make_fields(self) -> None:
         # (not "metric": that name would shadow QWidget.metric(), which Qt calls)
         self.bar_metric = self.METRICS[0]
         self.log_axis = False
@@ -91,7 +132,7 @@ class LadderBars(Chart):
         self._measure.document().setDocumentMargin(LABEL_MARGIN_PX)
         self._sizes: dict[tuple[str, str], tuple[float, float]] = {}
         self.label_texts: list[str] = []  # the full texts; a label may show a shorter one
-        self.rows: list[dict[str, Any]] = []  # what the bars show, one dict per level
+        self.rows: list[BarRow] = []  # what the bars show, one per level
         self.floor = 0.0  # the bars' base in view coordinates (log10 of it on a log axis)
         self._axis_label = ""
         self._drawn: tuple[Any, ...] = ()  # what the last _draw showed
@@ -107,14 +148,13 @@ class LadderBars(Chart):
         self.getPlotItem().addItem(self.baseline_marks)
         self.hover = HoverReadout(self, self._describe)
         self.scene().sigMouseClicked.connect(self._clicked)
-        self.show_empty(EMPTY_LADDER)
 
     def level_at(self, x: float) -> str | None:
         """The level whose bar (or pair of bars) spans view coordinate ``x``."""
         i = round(x)
         if not self.rows or self.empty or not 0 <= i < len(self.rows) or abs(x - i) > 0.5:
             return None
-        return str(self.rows[i]["level"])
+        return str(self.rows[i].level)
 
     def _clicked(self, event: Any) -> None:
         if event.button() != Qt.MouseButton.LeftButton:
@@ -128,12 +168,11 @@ class LadderBars(Chart):
 
     def apply_theme(self, theme: Theme) -> None:
         super().apply_theme(theme)
-        if hasattr(self, "names"):  # (Chart.__init__ applies the first theme before it)
-            self.names.set_font_pt(theme.font_pt, min_text_pt(theme))
-        for label in getattr(self, "labels", []):
+        self.names.set_font_pt(theme.font_pt, min_text_pt(theme))
+        for label in self.labels:
             self.getPlotItem().removeItem(label)
         self.labels = []  # made again in the new theme's colour and size
-        if getattr(self, "rows", None):
+        if self.rows:
             self._draw()
 
     def set_metric(self, metric: str) -> None:
@@ -167,20 +206,17 @@ class LadderBars(Chart):
             sustained = store.sustained_result(lv.id, r.shape)
             per_j = sustained if sustained is not None and \
                 sustained.gflop_per_j is not None else r
-            self.rows.append({"level": lv.id, "precision": r.precision, "tflops": r.tflops,
-                              "pct_ref": row.pct_of_reference,
-                              "pct_peak": row.pct_of_peak, "shape": str(r.shape),
-                              "verified": r.verified, "gflop_per_j": per_j.gflop_per_j,
-                              "gflop_per_j_mode": per_j.mode if per_j.gflop_per_j is not None
-                              else None,
-                              "sustained_tflops": sustained.tflops if sustained else None,
-                              "burst_tflops": burst.tflops if burst else None,
-                              "ratio": sustained_ratio(burst, sustained),
-                              "throttled": r.throttled,
-                              "color": colors.get(lv.id, precision_color(r.precision)),
-                              "reference": self._reference_of(r),
-                              "baseline_tflops": getattr(baseline_result(store, lv.id),
-                                                         "tflops", None)})
+            self.rows.append(BarRow(
+                level=lv.id, precision=r.precision, tflops=r.tflops,
+                pct_ref=row.pct_of_reference, pct_peak=row.pct_of_peak, shape=str(r.shape),
+                verified=r.verified, gflop_per_j=per_j.gflop_per_j,
+                gflop_per_j_mode=str(per_j.mode) if per_j.gflop_per_j is not None else None,
+                sustained_tflops=sustained.tflops if sustained else None,
+                burst_tflops=burst.tflops if burst else None,
+                ratio=sustained_ratio(burst, sustained), throttled=r.throttled,
+                color=colors.get(lv.id, precision_color(r.precision)),
+                reference=self._reference_of(r),
+                baseline_tflops=getattr(baseline_result(store, lv.id), "tflops", None)))
         # (a throttled result redraws only when what the bars show changed)
         key = (repr(self.rows), self.bar_metric, self.is_log(), self.selected,
                self.theme.name, Change.HEADER in changes, store.ladder_shape(), store.mode,
@@ -190,21 +226,21 @@ class LadderBars(Chart):
         self._drawn = key
         self._draw()
 
-    def _reference_of(self, r: Any) -> dict[str, float | None] | None:
+    def _reference_of(self, r: Any) -> ReferenceBar | None:
         assert self.store is not None
         ref = self.store.reference_result(r)
         if ref is None:
             return None
-        return {"tflops": ref.tflops, "gflop_per_j": ref.gflop_per_j, "level": ref.level}
+        return ReferenceBar(ref.level, ref.tflops, ref.gflop_per_j)
 
     def values(self) -> np.ndarray:
         """Bar heights; a value that is missing or not a finite number draws no bar."""
         key = self.METRIC_KEYS[self.bar_metric]
-        return finite_or_zero([row[key] for row in self.rows])
+        return finite_or_zero([row.value(key) for row in self.rows])
 
     def sustained_values(self) -> np.ndarray:
         """The sustained bars' heights (burst vs sustained); 0 where none was run."""
-        return finite_or_zero([row["sustained_tflops"] for row in self.rows])
+        return finite_or_zero([row.sustained_tflops for row in self.rows])
 
     def drawn_values(self) -> np.ndarray:
         """The values the bars reach on the axis, read back from the bar item."""
@@ -230,19 +266,19 @@ class LadderBars(Chart):
     def _label_text(self, row: dict[str, Any]) -> str:
         """The text over a level's bar(s): its value (the unit is on the axis), then % of
         cuBLAS and the marks (burst vs sustained: the sustained change; GFLOP/J: its mode)."""
-        pct = DASH if row["pct_ref"] is None else f"{row['pct_ref']:.0f}%"
-        mark = ("" if row["verified"] else " ✗") + \
-            (f" {THROTTLE_MARK}" if row["throttled"] else "")
+        pct = DASH if row.pct_ref is None else f"{row.pct_ref:.0f}%"
+        mark = ("" if row.verified else " ✗") + \
+            (f" {THROTTLE_MARK}" if row.throttled else "")
         if self.bar_metric == "GFLOP/J":
-            return f"{gflop_per_j_text(row['gflop_per_j'])}\n" \
-                f"{row['gflop_per_j_mode'] or DASH}{mark}"
+            return f"{gflop_per_j_text(row.gflop_per_j)}\n" \
+                f"{row.gflop_per_j_mode or DASH}{mark}"
         if self.bar_metric == self.PAIR:
-            change = DASH if row["ratio"] is None else \
-                f"{100 * (row['ratio'] - 1):+.0f}%".replace("-", MINUS)
-            return f"{tflops_text(row['burst_tflops'])}\nsust. {change}{mark}"
+            change = DASH if row.ratio is None else \
+                f"{100 * (row.ratio - 1):+.0f}%".replace("-", MINUS)
+            return f"{tflops_text(row.burst_tflops)}\nsust. {change}{mark}"
         if self.bar_metric == self.METRICS[1]:
             return f"{pct}{mark}"
-        return f"{tflops_text(row['tflops'])}\n{pct}{mark}"
+        return f"{tflops_text(row.tflops)}\n{pct}{mark}"
 
     def _to_view(self, values: np.ndarray) -> np.ndarray:
         """Values as view coordinates (log10 on a log axis; 0 and below sit on the base)."""
@@ -260,7 +296,7 @@ class LadderBars(Chart):
         tops = self._to_view(self.sustained_values())
         brushes = []
         for row in self.rows:
-            color = QColor(row["color"])
+            color = QColor(row.color)
             color.setAlpha(110)
             brushes.append(pg.mkBrush(color))
         opts = {"x": x + self.PAIR_OFFSET, "height": np.maximum(tops - self.floor, 0),
@@ -280,13 +316,13 @@ class LadderBars(Chart):
         key = self.REFERENCE_KEYS.get(self.bar_metric)
         spans: dict[str, tuple[float, float, float]] = {}
         for i, row in enumerate(self.rows):
-            ref = row["reference"]
-            value = 100.0 if key is None and row["pct_ref"] is not None else \
-                (ref or {}).get(key or "")
+            ref = row.reference
+            value = 100.0 if key is None and row.pct_ref is not None else \
+                getattr(ref, key) if ref is not None and key is not None else None
             if not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
                 continue
-            lo, hi, _ = spans.get(row["precision"], (i, i, value))
-            spans[row["precision"]] = (min(lo, i), max(hi, i), float(value))
+            lo, hi, _ = spans.get(row.precision, (i, i, value))
+            spans[row.precision] = (min(lo, i), max(hi, i), float(value))
         for prec in list(self.references):
             if prec not in spans:
                 self.getPlotItem().removeItem(self.references.pop(prec))
@@ -340,9 +376,9 @@ class LadderBars(Chart):
         refs = self._draw_references()
         width = 0.38 if self.bar_metric == self.PAIR else 0.7
         bar_x = x - self.PAIR_OFFSET if self.bar_metric == self.PAIR else x
-        brushes = [pg.mkBrush(row["color"]) for row in self.rows]
+        brushes = [pg.mkBrush(row.color) for row in self.rows]
         plain = pg.mkPen(self.theme.foreground, width=1)
-        pens = [self.throttle_pen() if row["throttled"] else plain for row in self.rows]
+        pens = [self.throttle_pen() if row.throttled else plain for row in self.rows]
         opts = {"x": bar_x, "height": np.where(values > 0, np.maximum(tops - self.floor, 0), 0),
                 "y0": np.full(n, self.floor), "width": width, "brushes": brushes,
                 "pens": pens, "pen": plain}
@@ -363,7 +399,7 @@ class LadderBars(Chart):
 
     def _draw_baseline(self, x: np.ndarray) -> None:
         """A tick across each bar at the baseline's TFLOPS (the TFLOPS bars only)."""
-        base = finite_or_zero([row.get("baseline_tflops") for row in self.rows])
+        base = finite_or_zero([row.baseline_tflops for row in self.rows])
         shown = (base > 0) if self.bar_metric == self.METRICS[0] else np.zeros(len(base), bool)
         if not shown.any():
             self.baseline_marks.setData([])
@@ -381,14 +417,14 @@ class LadderBars(Chart):
 
     def _legend(self, refs: list[str]) -> None:
         entries = []
-        for prec in dict.fromkeys(row["precision"] for row in self.rows):
+        for prec in dict.fromkeys(row.precision for row in self.rows):
             entries.append(LegendEntry(f"{prec.upper()} levels", precision_color(prec)))
             if prec in refs:
                 entries.append(LegendEntry(f"cuBLAS {prec.upper()}", precision_color(prec),
                                            kind="line", dashed=True))
         if self.bar_metric == self.PAIR:
             entries.append(LegendEntry(self.SUSTAINED_LEGEND, "#a0a0a0"))
-        if any(row["throttled"] for row in self.rows):
+        if any(row.throttled for row in self.rows):
             entries.append(LegendEntry(self.THROTTLE_LEGEND, THROTTLE_COLOR, kind="outline",
                                        dashed=True))
         if self.store is not None and self.store.baseline is not None and \
@@ -405,7 +441,7 @@ class LadderBars(Chart):
         return color
 
     def _draw_band(self) -> None:
-        levels = [row["level"] for row in self.rows]
+        levels = [row.level for row in self.rows]
         if self.selected not in levels or self.empty:
             self.band.hide()
             return
@@ -427,7 +463,7 @@ class LadderBars(Chart):
         n = len(self.rows)
         self._make_labels(n)
         width_px, height_px = max(vb.width(), 1.0), max(vb.height(), 1.0)
-        x_lo, x_hi = self.names.place([row["level"] for row in self.rows]) or (-0.6, n - 0.4)
+        x_lo, x_hi = self.names.place([row.level for row in self.rows]) or (-0.6, n - 0.4)
         slot_px = width_px / (x_hi - x_lo)
         pt = self._label_pt(slot_px)
         for label in self.labels:
@@ -573,20 +609,20 @@ class LadderBars(Chart):
         if not 0 <= i < len(self.rows):
             return None
         row = self.rows[i]
-        pct_ref, pct_peak = pct_text(row["pct_ref"]), pct_text(row["pct_peak"])
-        prec = row["precision"].upper()
-        per_j = "" if row["gflop_per_j"] is None else \
-            f"\n{gflop_per_j_text(row['gflop_per_j'])} GFLOP/J ({row['gflop_per_j_mode']})"
-        if row["sustained_tflops"] is not None:
-            per_j += f"\nsustained {tflops_text(row['sustained_tflops'])} TFLOPS"
-        held = f"\n{THROTTLE_MARK} clocks held back: {', '.join(row['throttled'])}" \
-            if row["throttled"] else ""
-        if row.get("baseline_tflops"):
-            change = 100 * (row["tflops"] / row["baseline_tflops"] - 1)
-            held += f"\nbaseline {tflops_text(row['baseline_tflops'])} TFLOPS ({change:+.1f}%)"
-        return (f"{row['level']} ({prec}) at {row['shape']}\n{tflops_text(row['tflops'])} "
+        pct_ref, pct_peak = pct_text(row.pct_ref), pct_text(row.pct_peak)
+        prec = row.precision.upper()
+        per_j = "" if row.gflop_per_j is None else \
+            f"\n{gflop_per_j_text(row.gflop_per_j)} GFLOP/J ({row.gflop_per_j_mode})"
+        if row.sustained_tflops is not None:
+            per_j += f"\nsustained {tflops_text(row.sustained_tflops)} TFLOPS"
+        held = f"\n{THROTTLE_MARK} clocks held back: {', '.join(row.throttled)}" \
+            if row.throttled else ""
+        if row.baseline_tflops:
+            change = 100 * (row.tflops / row.baseline_tflops - 1)
+            held += f"\nbaseline {tflops_text(row.baseline_tflops)} TFLOPS ({change:+.1f}%)"
+        return (f"{row.level} ({prec}) at {row.shape}\n{tflops_text(row.tflops)} "
                 f"TFLOPS\n{pct_ref} of cuBLAS {prec}\n{pct_peak} of {prec} peak{per_j}"
-                + ("" if row["verified"] else f"\n{NOT_VERIFIED}") + held)
+                + ("" if row.verified else f"\n{NOT_VERIFIED}") + held)
 
     def throttle_pen(self) -> QPen:
         return pg.mkPen(THROTTLE_COLOR, width=2, style=Qt.PenStyle.DashLine)

@@ -61,7 +61,7 @@ def test_the_ladder_panel_shows_one_gpu_at_a_time_and_says_which(qtbot, make_win
     assert window.store.device == 1 and ladder.shown_device_text().endswith("(Fake GPU 1)")
     assert ladder.cell_text("naive", "TFLOPS") == "11.00"
     bars = window.views["charts"].bars
-    assert [row["tflops"] for row in bars.rows] == [11.0, 11.0]
+    assert [row.tflops for row in bars.rows] == [11.0, 11.0]
 
 
 def test_a_one_gpu_recording_shows_no_gpu_choice(qtbot, make_window):

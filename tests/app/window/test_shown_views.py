@@ -35,7 +35,7 @@ def test_a_hidden_tab_is_redrawn_when_shown(qtbot, make_window):
     assert calls["charts"] == [] and calls["code"] == []  # hidden: not redrawn
     window.named_widget("charts")  # shown: what it missed, at once
     assert len(calls["charts"]) == 1 and Change.LADDER in calls["charts"][0]
-    assert window.views["charts"].bars.rows[0]["level"] == ev["level"]
+    assert window.views["charts"].bars.rows[0].level == ev["level"]
     window.named_widget("tiling")
     window.named_widget("charts")  # nothing new: no second redraw
     assert len(calls["charts"]) == 1

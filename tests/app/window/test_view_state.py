@@ -118,7 +118,7 @@ def test_the_shape_selector_and_keys_change_every_table_and_chart(qtbot, replaye
     assert window.ladder.cell_text("register_2d", "TFLOPS") == tflops_text(syn.SWEEP[8192])
     assert window.ladder.cell_text("naive", "TFLOPS") == "–"
     bars = window.charts()["bars"]
-    assert [r["level"] for r in bars.rows] == ["register_2d"]
+    assert [r.level for r in bars.rows] == ["register_2d"]
     assert bars.base_title.endswith(f"at {shape_text(BIG)}, burst")
     window.ladder.table.setFocus()
     qtbot.keyClick(window.ladder.table, Qt.Key.Key_BracketLeft)
@@ -137,7 +137,7 @@ def test_clicking_a_bar_selects_its_level(qtbot, replayed):
     window.flush_views()
     bars = window.charts()["bars"]
     qtbot.waitExposed(bars)
-    levels = [r["level"] for r in bars.rows]
+    levels = [r.level for r in bars.rows]
     i = levels.index("warp_tiling")
     vb = bars.getPlotItem().vb
     (_, _), (y0, y1) = vb.viewRange()

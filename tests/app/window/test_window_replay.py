@@ -33,7 +33,7 @@ def test_instant_replay_fills_ladder_and_charts(make_window, synthetic_file):
 
     charts = window.charts()
     bars = charts["bars"]
-    assert [row["level"] for row in bars.rows] == list(syn.LADDER_TFLOPS)
+    assert [row.level for row in bars.rows] == list(syn.LADDER_TFLOPS)
     np.testing.assert_allclose(bars.drawn_values(), list(syn.LADDER_TFLOPS.values()))
     brushes = [b.color() for b in bars.bars.opts["brushes"]]
     # FP32 levels in shades of blue, the FP16 one orange

@@ -228,7 +228,7 @@ def test_the_bars_draw_a_tick_at_each_levels_baseline_tflops(qtbot):
     store.set_baseline(baseline_of(str(CEILINGS), base_session.header, base_session.events))
     bars.refresh(store.take_changes())
     expected = [e.tflops for e in base_session.results
-                if e.level in {r["level"] for r in bars.rows}]
+                if e.level in {r.level for r in bars.rows}]
     assert sorted(bars.baseline_values()) == pytest.approx(sorted(expected))
-    i = next(i for i, r in enumerate(bars.rows) if r["level"] == "naive")
+    i = next(i for i, r in enumerate(bars.rows) if r.level == "naive")
     assert "baseline" in bars._describe(float(i), 0.0)
