@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replay a recording; talk: step through a talk's scenes (a TOML "
                         "file, e.g. resources/talks/ladder.toml)")
     p.add_argument("file", nargs="?", help="the recording (.jsonl) to replay, or the talk")
+    p.add_argument("--baseline", metavar="FILE",
+                   help="replay: a second recording shown beside the first (the roofline's "
+                        "hollow squares), with what differs between the two runs")
     p.add_argument("--scene", type=int, default=1, metavar="N",
                    help="talk: start at scene N (with --screenshot: render scene N)")
     p.add_argument("--check", action="store_true",
@@ -250,6 +253,14 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
             print(terminal_text(window.statusBar().currentMessage()), file=sys.stderr)
             window.close()
             return 2
+        if args.baseline:  # read now too: the picture shows it
+            from .window.baseline import set_baseline_now
+
+            why = set_baseline_now(window, args.baseline)
+            if why is not None:
+                print(terminal_text(f"--baseline: {why}"), file=sys.stderr)
+                window.close()
+                return 2
         return _screenshot(app, window, args) if args.screenshot else _export(app, window, args)
 
     if args.exit_after_paint:
@@ -285,6 +296,10 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
     # first paint by a quarter of a second (the bundled recording); a timer of 0 ms after
     # show() still ran before the first paint
     window.first_paint.then(lambda: _open_source(window, args, background=True))
+    if args.baseline:
+        from .window.baseline import open_baseline
+
+        window.first_paint.then(lambda: open_baseline(window, args.baseline))
     return app.exec()
 
 

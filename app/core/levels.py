@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 import msgspec
 
+from ...kernels.ladder import arch as arch_limits
 from ...kernels.ladder import registry
 from ...kernels.protocol.records import CatalogEntry, Kernel, Session
 
@@ -29,6 +30,8 @@ class LevelInfo:
     tile: tuple[int, ...] = ()
     follows: str = ""
     notes: str = ""
+    archs: tuple[str, ...] = ()  # the architectures it claims (kernels/ladder/arch.py)
+    arch_need: str = ""  # "sm_80+", "sm_90a only (Hopper)"; "" in older recordings
     user: str | None = None  # a user's kernel: the file it came from (a ``kernel`` event)
 
     @property
@@ -57,6 +60,7 @@ class LevelInfo:
 
 MAX_TEXT = 4000  # a catalog text longer than this is cut: a recording is data
 MAX_DIMS = 8  # of a block or tile
+MAX_ARCHS = 16  # architectures a level claims
 
 
 def _text(value: str | None, default: str = "") -> str:
@@ -82,6 +86,8 @@ def level_from_entry(entry: CatalogEntry, order: int) -> LevelInfo:
         follows=_text(entry.follows),
         notes=_text(entry.notes),
         user=_text(entry.user)[:200] or None,
+        archs=tuple(a[:16] for a in (entry.archs or ())[:MAX_ARCHS]),
+        arch_need=_text(entry.arch_need)[:200],
     )
 
 
@@ -115,3 +121,12 @@ def catalog_from_header(header: Session | None) -> list[LevelInfo]:
 def registry_catalog() -> list[CatalogEntry]:
     """This copy's registry as catalog entries (for headers without a catalog)."""
     return msgspec.convert(registry.catalog(), list[CatalogEntry])
+
+
+def cannot_run_here(level: LevelInfo, cc: str | None) -> str | None:
+    """Why a GPU of compute capability ``cc`` cannot run the level (None: it can, or the
+    recording does not say what the level needs)."""
+    if cc is None or not level.archs or arch_limits.runs_on(level.archs, cc):
+        return None
+    return (f"needs {level.arch_need or ', '.join(level.archs)}; this GPU is "
+            f"{arch_limits.device_arch(cc)}: skipped by ladders and sweeps")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...kernels.drive.arch_skip import runnable_here
+from ...kernels.protocol import records as rec
 from ...kernels.protocol.commands import (
     DEFAULT_REPEATS,
     MAX_DIM,
@@ -14,6 +16,7 @@ from ...kernels.protocol.commands import (
     SUSTAINED_FIELDS,
     RunMode,
 )
+from ...kernels.protocol.plan import RunRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +29,15 @@ class RunForm:
     K: int
     repeats: int = DEFAULT_REPEATS
     mode: RunMode = field(default_factory=RunMode)
+
+    def runs(self, requests: list[RunRequest], header: rec.Session | None
+             ) -> tuple[list[RunRequest], list[str]]:
+        """The requests to send, measured as the form says, without the levels a GPU of
+        the session cannot run (by the archs the header's catalog claims); and a line
+        for each level left out ("skipped: wgmma_tma needs sm_90a only ...")."""
+        skipped: list[str] = []
+        kept = runnable_here(header, requests, lambda line: skipped.append(line.strip()))
+        return [r.with_mode(self.mode) for r in kept], skipped
 
 
 def parse_int_field(name: str, text: str, lo: int, hi: int) -> tuple[int | None, str]:

@@ -94,6 +94,9 @@ class SessionStore:
         self.view = view if view is not None else ViewStateModel()
         # what the source will deliver in all (a replay's whole recording; None: live)
         self.contents: RecordingContents | None = None
+        # a second recording shown beside this one (app/core/baseline_run.py); kept
+        # across resets: a replay's seek starts the session again, not the baseline
+        self.baseline: Any = None
         self.reset()
         self.view.subscribe(self._view_changed)
 
@@ -117,6 +120,8 @@ class SessionStore:
         self._per: dict[int, DeviceState] = {0: DeviceState()}
         self.telemetry_note: str | None = None  # "telemetry unavailable: ..." from an info
         self.counters: list[Counters] = []  # every counters event, in order
+        # the latest ceilings event (record --ceilings) of each GPU: measured roofs
+        self.ceilings: dict[int, rec.Ceilings] = {}
         # the latest source_counters event (per-SASS-line counters) of each level
         self.source_counters: dict[str, rec.SourceCounters] = {}
         # build events by (level, variant, params as sorted JSON), first seen first
@@ -296,6 +301,10 @@ class SessionStore:
         self.counters.append(Counters.from_event(ev))
         self._changes.add(Change.COUNTERS)
 
+    def _on_ceilings(self, ev: rec.Ceilings) -> None:
+        self.ceilings[ev.device_index] = ev
+        self._changes.add(Change.COUNTERS)
+
     def _on_source_counters(self, ev: rec.SourceCounters) -> None:
         self.source_counters[ev.level] = ev
         self._changes.add(Change.COUNTERS)
@@ -366,8 +375,13 @@ class SessionStore:
         rec.Error: _on_error, rec.Info: _on_info, rec.Telemetry: _on_telemetry,
         rec.Counters: _on_counters, rec.Build: _on_build, rec.Done: _on_done,
         rec.Joined: _on_device, rec.SourceCounters: _on_source_counters,
-        rec.Kernel: _on_kernel,
+        rec.Kernel: _on_kernel, rec.Ceilings: _on_ceilings,
     }
+
+    def set_baseline(self, baseline: Any) -> None:
+        """Show ``baseline`` (a BaselineRun, or None) beside the session."""
+        self.baseline = baseline
+        self._changes.update((Change.HEADER, Change.LADDER))
 
     def take_changes(self) -> set[Change]:
         changes, self._changes = self._changes, set()

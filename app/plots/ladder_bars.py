@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import pairwise
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,6 +28,7 @@ from ...kernels.results.rows import (
     sustained_ratio,
     tflops_text,
 )
+from ..core.baseline_run import baseline_result
 from ..core.store import Change
 from ..core.view_state import shape_text
 from ..theme import THROTTLE_COLOR, Theme, level_colors, min_text_pt, precision_color
@@ -80,6 +82,7 @@ class BarRow:
     throttled: tuple[str, ...] | None
     color: str
     reference: ReferenceBar | None
+    baseline_tflops: float | None = None  # the baseline recording's (File ▸ Open baseline)
 
     def value(self, key: str) -> float | None:
         """The number a metric's key names (LadderBars.METRIC_KEYS)."""
@@ -139,6 +142,10 @@ class LadderBars(Chart):
         self.names = NameAxis(self.getPlotItem(), self.theme.font_pt, height_pts=4.5)
         self.getPlotItem().getAxis("bottom").setStyle(tickTextOffset=4)
         self.getPlotItem().vb.sigResized.connect(self.place_labels)
+        # the baseline recording's TFLOPS of each level: a bar-wide tick (TFLOPS only)
+        self.baseline_marks = pg.ScatterPlotItem(pxMode=True)
+        self.baseline_marks.setZValue(8)
+        self.getPlotItem().addItem(self.baseline_marks)
         self.hover = HoverReadout(self, self._describe)
         self.scene().sigMouseClicked.connect(self._clicked)
 
@@ -208,7 +215,8 @@ class LadderBars(Chart):
                 burst_tflops=burst.tflops if burst else None,
                 ratio=sustained_ratio(burst, sustained), throttled=r.throttled,
                 color=colors.get(lv.id, precision_color(r.precision)),
-                reference=self._reference_of(r)))
+                reference=self._reference_of(r),
+                baseline_tflops=getattr(baseline_result(store, lv.id), "tflops", None)))
         # (a throttled result redraws only when what the bars show changed)
         key = (repr(self.rows), self.bar_metric, self.is_log(), self.selected,
                self.theme.name, Change.HEADER in changes, store.ladder_shape(), store.mode,
@@ -379,6 +387,7 @@ class LadderBars(Chart):
             plot.addItem(self.bars)
         else:
             self.bars.setOpts(**opts)
+        self._draw_baseline(x)
         self._legend(refs)
         self.label_texts = [self._label_text(row) for row in self.rows]
         self.label_tops = np.maximum(np.where(values > 0, tops, self.floor), pair_tops)
@@ -387,6 +396,24 @@ class LadderBars(Chart):
         self._data_top = top
         self._draw_band()
         self.place_labels()
+
+    def _draw_baseline(self, x: np.ndarray) -> None:
+        """A tick across each bar at the baseline's TFLOPS (the TFLOPS bars only)."""
+        base = finite_or_zero([row.baseline_tflops for row in self.rows])
+        shown = (base > 0) if self.bar_metric == self.METRICS[0] else np.zeros(len(base), bool)
+        if not shown.any():
+            self.baseline_marks.setData([])
+            return
+        self.baseline_marks.setData(
+            x=x[shown], y=self._to_view(base[shown]), symbol="_", size=34,
+            pen=pg.mkPen(self.theme.foreground, width=3), brush=None)
+
+    def baseline_values(self) -> np.ndarray:
+        """The baseline ticks' TFLOPS as drawn (read back), for tests."""
+        _xs, ys = self.baseline_marks.getData()
+        if ys is None or len(ys) == 0:
+            return np.zeros(0)
+        return 10 ** np.asarray(ys) if self.is_log() else np.asarray(ys)
 
     def _legend(self, refs: list[str]) -> None:
         entries = []
@@ -400,6 +427,10 @@ class LadderBars(Chart):
         if any(row.throttled for row in self.rows):
             entries.append(LegendEntry(self.THROTTLE_LEGEND, THROTTLE_COLOR, kind="outline",
                                        dashed=True))
+        if self.store is not None and self.store.baseline is not None and \
+                len(self.baseline_marks.data):
+            entries.append(LegendEntry(f"tick: baseline {Path(self.store.baseline.path).name}",
+                                       self.theme.foreground, kind="line"))
         if self.selected is not None:
             entries.append(LegendEntry(self.SELECTED_LEGEND, self._band_color().name()))
         self.side_legend.set_entries(entries)
@@ -586,6 +617,9 @@ class LadderBars(Chart):
             per_j += f"\nsustained {tflops_text(row.sustained_tflops)} TFLOPS"
         held = f"\n{THROTTLE_MARK} clocks held back: {', '.join(row.throttled)}" \
             if row.throttled else ""
+        if row.baseline_tflops:
+            change = 100 * (row.tflops / row.baseline_tflops - 1)
+            held += f"\nbaseline {tflops_text(row.baseline_tflops)} TFLOPS ({change:+.1f}%)"
         return (f"{row.level} ({prec}) at {row.shape}\n{tflops_text(row.tflops)} "
                 f"TFLOPS\n{pct_ref} of cuBLAS {prec}\n{pct_peak} of {prec} peak{per_j}"
                 + ("" if row.verified else f"\n{NOT_VERIFIED}") + held)

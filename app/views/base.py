@@ -57,6 +57,10 @@ class View:
         repository path, line)`` selects the level and shows that source line (once, after
         construction). A view with links to code keeps it."""
 
+    def bind_selection(self, select_level: Callable[[str], object]) -> None:
+        """Receive the window's way to select a level (a click on a point of the view
+        selects it); once, after construction. A view whose items are levels keeps it."""
+
     def charts(self) -> dict[str, pg.PlotWidget]:
         """The exportable charts on this view, by name."""
         return {}

@@ -43,4 +43,6 @@ VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("coalescing", "Coalescing", "coalescing:CoalescingView",
              "global-memory coalescing: the sectors one warp instruction touches"),
     ViewSpec("code", "Code", "code:CodeView", "CUDA source, SASS and the instruction mix"),
+    ViewSpec("roofline", "Roofline", "roofline:RooflineView",
+             "TFLOPS against arithmetic intensity, on the GPU's roofs per precision"),
 )

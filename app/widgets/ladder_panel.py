@@ -37,7 +37,8 @@ from ...kernels.results.rows import (
     params_ran,
     sustained_texts,
 )
-from ..core.levels import LevelInfo
+from ..core.baseline_run import baseline_text
+from ..core.levels import LevelInfo, cannot_run_here
 from ..core.store import Change, SessionStore
 from ..core.view_state import shape_text, sorted_shapes
 from ..theme import FAILED_COLOR, THROTTLE_COLOR, precision_color
@@ -339,6 +340,11 @@ class LadderPanel(QWidget):
                     sustained_note = "sustained: " + store.row(sustained).summary()
             self.table.item(row_index, COLUMNS.index(Column.PCT_OF_REFERENCE)
                             ).setToolTip(plain_tooltip(ref_note))
+            against = baseline_text(store, level_id)  # None without a baseline
+            if against is not None:  # on the name: the TFLOPS cell's tooltip is its note
+                lv = store.level(level_id)
+                title = lv.title if lv is not None else level_id
+                self.table.item(row_index, 0).setToolTip(plain_tooltip(f"{title}\n{against}"))
             for column in COLUMNS[2:]:
                 item = self.table.item(row_index, COLUMNS.index(column))
                 text = texts[column]
@@ -393,6 +399,12 @@ class LadderPanel(QWidget):
         parts = [f"<b>{esc(lv.title)}</b> ({esc(lv.precision.upper())})",
                  f"<p><b>Adds{over}:</b> {esc(lv.adds)}</p>",
                  f"<p><b>Tile parameters:</b> {esc(lv.params_text())}</p>"]
+        if lv.arch_need:
+            device = self.store.device_entry(self.store.device)
+            why = cannot_run_here(lv, device.cc if device is not None else None)
+            parts.append(f"<p><b>Needs:</b> {esc(lv.arch_need)}"
+                         + (f" (<b>cannot run on this GPU</b>: {esc(why)})" if why else "")
+                         + "</p>")
         if lv.follows:
             parts.append(f"<p><b>Follows:</b> {esc(lv.follows)}</p>")
         if lv.notes:
@@ -407,4 +419,7 @@ class LadderPanel(QWidget):
             if sustained is not None and sustained is not r:
                 parts.append(f"<p><b>Sustained:</b> "
                              f"{esc(self.store.row(sustained).summary())}</p>")
+        against = baseline_text(self.store, level_id)
+        if against is not None:
+            parts.append(f"<p><b>Baseline:</b> {esc(against)}</p>")
         self.detail.setText("".join(parts))

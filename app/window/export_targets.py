@@ -44,6 +44,7 @@ CHART_TARGETS = (
     Target("charts", "charts", None, "Charts tab (all three)", (1920, 1080)),
     Target("telemetry", "telemetry", None, "Telemetry", (1920, 1080)),
     Target("instruction_mix", "code", "instruction_mix", "Instruction mix", (1600, 800)),
+    Target("roofline", "roofline", "roofline", "Roofline", (1600, 900)),
 )
 ANIMATION_TARGETS = (
     Target("tiling", "tiling", None, "Tiling", (1280, 720)),

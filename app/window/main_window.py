@@ -197,6 +197,7 @@ class MainWindow(ViewStateMixin, QMainWindow):
             view.set_log_axis(self.prefs.log_axis)
             view.log_axis_changed.connect(self._keep_log_axis)
             view.level_clicked.connect(self.select_level)
+        view.bind_selection(self.select_level)
         canvas = view.animation()
         if canvas is not None:  # the step on screen is the view state's
             canvas.stepChanged.connect(
@@ -365,7 +366,10 @@ class MainWindow(ViewStateMixin, QMainWindow):
             why = self.controls.unavailable or "no runner"
             self.statusBar().showMessage(f"cannot run: {why}", 8000)
             return
-        self.live.submit([r.with_mode(form.mode) for r in requests])  # as the form says
+        runs, skipped = form.runs(requests, self.store.header)  # as the form says
+        if skipped:  # levels this GPU cannot run: skipped and said, no error
+            self.statusBar().showMessage(" ".join(skipped), 8000)
+        self.live.submit(runs)
 
     # ------------------------------------------------------------- user kernels
     def open_kernel(self, path: str) -> bool:

@@ -10,6 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenuBar, QStatusBar, QWidget
 
+from .baseline import open_baseline_dialog
 from .export_targets import ANIMATION_TARGETS, CHART_TARGETS, ExportError
 from .kernel_docks import open_kernel_dialog
 from .keys import sheet_rows
@@ -58,6 +59,7 @@ def install_menus(window: Commands) -> None:
     _action(file_menu, "&Open recording…", lambda: open_dialog(window),
             QKeySequence.StandardKey.Open)
     _action(file_menu, "Open &kernel…", lambda: open_kernel_dialog(window))
+    _action(file_menu, "Open &baseline…", lambda: open_baseline_dialog(window))
     _action(file_menu, "&Tune the selected level…", window.tune_selected)
     _action(file_menu, "Live &runner…", lambda: runner_dialog(window))
     file_menu.addSeparator()

@@ -15,6 +15,7 @@ from typing import Any, Protocol, TextIO
 import msgspec
 
 from ..drive import cluster_serve, remote, targets
+from ..drive.arch_skip import runnable_here
 from ..drive.cluster_address import AddressRefused, SchedulerAddress, TlsFiles, parse_address
 from ..drive.cluster_address import security as cluster_security
 from ..drive.devices import DeviceSet
@@ -25,6 +26,7 @@ from ..drive.session import (
     SessionState,
     default_runner_command,
 )
+from ..ladder import arch as arch_limits
 from ..ladder import registry
 from ..profile import ncu
 from ..profile.ncu_source_step import SourceCountersStep
@@ -136,12 +138,20 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--ncu-timeout", type=float, default=ncu.TIMEOUT_S, metavar="S",
                      help=f"seconds per ncu run (default {ncu.TIMEOUT_S:g})")
     add_ncu_source_options(rec)
+    rec.add_argument("--ceilings", action="store_true",
+                     help="after the runs, probe this GPU's DRAM bandwidth and FFMA and "
+                          "tensor-core ceilings per precision (a few seconds): the "
+                          "roofline's measured roofs")
     rec.add_argument("--profile-only", action="store_true",
                      help="with --append: no timed runs, only the --ncu / --ncu-source "
                           "steps for the planned levels (a long recording in two calls)")
     report.add_arguments(sub.add_parser("report", help="print the results table of a recording"))
     lv = sub.add_parser("levels", help="list the levels (of a remote runner with --remote)")
     targets.add_remote_options(lv)
+    lv.add_argument("--cc", metavar="X.Y", type=_compute_capability,
+                    help="mark the levels a GPU of this compute capability cannot run "
+                         "(8.9: an L4, L40S or RTX 4090); default: this machine's GPU, "
+                         "where CuPy finds one")
     d = sub.add_parser("diff", help="source diff, resources and instruction mix of two levels "
                                     "(no GPU needed: NVRTC and nvdisasm from PyPI)")
     d.add_argument("a", metavar="A", help="level id")
@@ -307,7 +317,7 @@ def run_plan(args: argparse.Namespace, runs: list[RunRequest], out_path: str | N
         session = open_session(args, on_event, tap=writer, watchdog_s=args.timeout,
                                start_timeout_s=args.start_timeout)
         try:
-            _drive(session, runs, args, after)
+            _drive(session, runs, args, after, stderr.write)
         finally:
             session.close()
     finally:
@@ -317,7 +327,7 @@ def run_plan(args: argparse.Namespace, runs: list[RunRequest], out_path: str | N
 
 
 def _drive(session: Driver, runs: list[RunRequest], args: argparse.Namespace,
-           after: AfterRuns | None) -> None:
+           after: AfterRuns | None, say: Callable[[str], object]) -> None:
     try:
         header = session.wait_ready()
     except RuntimeError as exc:
@@ -328,6 +338,7 @@ def _drive(session: Driver, runs: list[RunRequest], args: argparse.Namespace,
                      and entry.gpu is not None else "")
             raise CliError(f"no GPU: {which}"
                            f"{entry.no_gpu_reason or header.no_gpu_reason}")
+    runs = runnable_here(header, runs, say)
     session.submit(runs)
     session.wait_idle()
     if session.explainer is not None and session.lost_runs:
@@ -448,13 +459,15 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     asked = gpus(args)  # the options first, then the file: nothing is replaced unasked
     on_cluster = cluster_of(args)
     here = remote_target(args.remote, args.runner) is None and asked is None
-    for flag, given in (("--ncu", args.ncu), ("--ncu-source", args.ncu_source)):
+    for flag, given in (("--ncu", args.ncu), ("--ncu-source", args.ncu_source),
+                        ("--ceilings", args.ceilings)):
         if given and not (here and on_cluster is None):
             raise CliError(f"{flag} profiles on this machine's GPU; it cannot go with "
                            "--remote, --device(s) or --cluster")
-    if args.profile_only and not (args.append and (args.ncu or args.ncu_source)):
-        raise CliError("--profile-only adds profiling steps (--ncu, --ncu-source) to a "
-                       "recording: pass --append and at least one of them")
+    if args.profile_only and not (args.append and (args.ncu or args.ncu_source
+                                                   or args.ceilings)):
+        raise CliError("--profile-only adds profiling steps (--ncu, --ncu-source, "
+                       "--ceilings) to a recording: pass --append and at least one of them")
     if args.append and (asked or on_cluster is not None):
         raise CliError("--append continues a session of one runner; a session of several "
                        "GPUs (--device, --devices, --cluster) is recorded to a new file")
@@ -464,7 +477,12 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         counters = ncu.CountersStep(ncu_levels(planned), args.ncu, args.ncu_size,
                                     args.ncu_timeout, stderr) if args.ncu else None
         sources = SourceCountersStep.from_args(args, [r.level for r in planned], stderr)
-        steps = [s for s in (counters, sources) if s is not None]
+        ceilings = None
+        if args.ceilings:
+            from ..engine.ceilings import CeilingsStep  # CuPy in this process, at the step
+
+            ceilings = CeilingsStep()
+        steps = [s for s in (counters, sources, ceilings) if s is not None]
         for step in steps:
             step.check()
     except BaseException:  # nothing ran: no file left behind
@@ -538,17 +556,44 @@ def _levels(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     entries = (msgspec.convert([lv.catalog_entry(i) for i, lv in enumerate(registry.LEVELS)],
                                list[rec.CatalogEntry])
                if target is None else remote_levels(args, target))
+    cc = args.cc if args.cc is not None or target is not None else _local_cc()
+    cannot = arch_limits.cannot_run([e.id for e in entries], entries, cc)
     rows = [(printable(str(entry.id)), printable(str(entry.precision)),
+             printable(str(entry.arch_need or "?")),
              printable(str(entry.title)),
-             printable(", ".join(f"{k}={v}" for k, v in (entry.params or {}).items())))
+             printable(", ".join(f"{k}={v}" for k, v in (entry.params or {}).items())
+                       + (f"  [cannot run here: {arch_limits.device_arch(cc)}]"
+                          if cc is not None and entry.id in cannot else "")))
             for entry in entries]
     # columns as wide as their longest cell (an id longer than the rest, such as a remote
     # runner's, moves every row's columns with it, never only its own)
-    widths = [max((len(row[i]) for row in rows), default=0) for i in range(3)]
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(4)]
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
-        stdout.write(("  ".join(cells) + "  " + row[3]).rstrip() + "\n")
+        stdout.write(("  ".join(cells) + "  " + row[4]).rstrip() + "\n")
     return 0
+
+
+def _compute_capability(text: str) -> str:
+    major, dot, minor = text.partition(".")
+    if not (dot and major.isdigit() and minor.isdigit() and len(text) <= 6):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a compute capability, e.g. 8.9")
+    return f"{int(major)}.{int(minor)}"
+
+
+def _local_cc() -> str | None:
+    """This machine's GPU's compute capability, where CuPy is installed and finds one."""
+    import importlib.util
+
+    if importlib.util.find_spec("cupy") is None:
+        return None
+    from ..device import gpu
+
+    cp, _reason = gpu.get_cupy()
+    if cp is None:
+        return None
+    major, minor = cp.cuda.Device().compute_capability[0], cp.cuda.Device().compute_capability[1:]
+    return f"{major}.{minor}"
 
 
 def remote_levels(args: argparse.Namespace, target: remote.Target) -> list[rec.CatalogEntry]:

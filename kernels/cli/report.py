@@ -16,6 +16,9 @@ from typing import TextIO
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file")
     p.add_argument("--markdown", action="store_true")
+    p.add_argument("--baseline", metavar="B",
+                   help="a second recording to compare with, per level, shape, mode and "
+                        "GPU; says first what differs between the two runs")
 
 
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -24,11 +27,19 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from ..protocol.events import ProtocolError
     from ..results.session_report import report_lines
 
-    if not Path(args.file).exists():
-        stderr.write(f"gemmscope report: {args.file}: no such file\n")
-        return 2
+    baseline = args.baseline
+    for name in (args.file, baseline):
+        if name is not None and not Path(name).exists():
+            stderr.write(f"gemmscope report: {name}: no such file\n")
+            return 2
     try:
-        lines, problem = report_lines(args.file, args.markdown)
+        if baseline is not None:
+            from ..results.baseline_report import baseline_lines
+
+            lines, problems = baseline_lines(args.file, baseline, args.markdown)
+        else:
+            lines, problem = report_lines(args.file, args.markdown)
+            problems = [problem] if problem is not None else []
         for line in lines:
             stdout.write(line + "\n")
     except ProtocolError as exc:
@@ -36,10 +47,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return 2
     except BrokenPipeError:
         return reader_gone(stdout)
-    if problem is not None:
-        stderr.write(problem + "\n")
-        return 1
-    return 0
+    for said in problems:
+        stderr.write(said + "\n")
+    return 1 if problems else 0
 
 
 def reader_gone(stdout: TextIO) -> int:

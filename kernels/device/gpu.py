@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass
 from types import ModuleType
 from typing import Any
 
+from ..hardware import gpu_table
+
 _lock = threading.Lock()
 _state: tuple[ModuleType | None, str | None] | None = None
 
@@ -65,22 +67,11 @@ def _short(exc: BaseException) -> str:
     return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
 
-# Datasheet dense peaks (TFLOP/s) by device name. H100/H200 SXM: NVIDIA H100 and H200
-# datasheets (FP32 67, TF32 494.7, FP16/BF16 989.4, FP8 1978.9; sparsity excluded).
-_PEAKS = {
-    "H200": {"fp32": 66.9, "tf32": 494.7, "fp16": 989.4, "bf16": 989.4, "fp8": 1978.9},
-    "H100 80GB HBM3": {"fp32": 66.9, "tf32": 494.7, "fp16": 989.4, "bf16": 989.4,
-                       "fp8": 1978.9},
-}
-
-
-def peak_tflops(name: str, sm_count: int, sm_clock_max_mhz: float) -> dict[str, float | None]:
-    for key, peaks in _PEAKS.items():
-        if key in name:
-            return dict(peaks)
-    # unknown part: FP32 from 128 FP32 lanes per SM (Ampere and later), others unknown
-    fp32 = sm_count * 128 * 2 * sm_clock_max_mhz * 1e6 / 1e12 if sm_clock_max_mhz else None
-    return {"fp32": fp32, "tf32": None, "fp16": None, "bf16": None, "fp8": None}
+def peak_tflops(name: str, sm_count: int, sm_clock_max_mhz: float,
+               arch: str | None = None) -> dict[str, float | None]:
+    """Dense datasheet peaks per precision (kernels/hardware/gpu_table.toml), or for a GPU
+    the table lacks, FP32 computed from the device (the others unknown)."""
+    return dict(gpu_table.spec_for(name, sm_count, sm_clock_max_mhz, arch).peaks_tflops)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +170,9 @@ class DeviceInfo:
     def as_event(self) -> dict[str, Any]:
         d = {f: getattr(self, f) for f in self.__dataclass_fields__}
         d["limits"] = self.limits.as_event() if self.limits is not None else None
-        d["peak_tflops"] = peak_tflops(self.name, self.sm_count, self.sm_clock_max_mhz)
+        # the GPU table's row: peaks, memory bandwidth, the clocks they assume, the source
+        d.update(gpu_table.spec_for(self.name, self.sm_count, self.sm_clock_max_mhz,
+                                    self.arch).as_event())
         return d
 
     @property

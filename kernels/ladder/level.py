@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from . import arch as arch_limits
+
 
 class Precision(StrEnum):
     FP32 = "fp32"
@@ -187,6 +189,26 @@ class Level:
         return self.stream_k_param is not None and bool(self.params.get(self.stream_k_param))
 
     @property
+    def archs(self) -> tuple[str, ...]:
+        """The architectures this level is built for and fits (kernels/ladder/arch.py); a
+        reference (a library call) claims every portable one that has its precision's
+        tensor cores (FP8: sm_89 and later)."""
+        if self.kind is Kind.REFERENCE:
+            return (arch_limits.FP8_ARCHS if self.precision is Precision.FP8
+                    else arch_limits.PORTABLE)
+        bx, by = self.threads
+        return arch_limits.claimed(self.arch, bx * by, self.dyn_smem_bytes())
+
+    @property
+    def arch_need(self) -> str:
+        """What the level needs, in a few words ("sm_80+", "sm_90a only (Hopper)")."""
+        return arch_limits.need_text(self.arch, self.archs)
+
+    def runs_on(self, cc: str | None) -> bool:
+        """Whether the level runs on a device of compute capability ``cc`` ("8.9")."""
+        return arch_limits.runs_on(self.archs, cc)
+
+    @property
     def source_path(self) -> str | None:
         """Path relative to the repository root, as the session header records it (a
         user's kernel: its file's name)."""
@@ -286,7 +308,9 @@ class Level:
                 "follows": self.follows, "notes": self.notes, "kind": str(self.kind),
                 "order": order, "source": self.source_path, "arch": self.arch,
                 "b_layout": self.b_layout, "persistent": self.persistent,
-                "k_multiple": self.k_multiple,
+                "k_multiple": self.k_multiple, "archs": list(self.archs),
+                "output_format": str(self.output_format),
+                "arch_need": self.arch_need,
                 **({"user": self.user_file, "toolchain": str(self.toolchain)}
                    if self.user_file is not None else {})}
 

@@ -20,6 +20,7 @@ import msgspec
 
 from ..ladder.level import current_params
 from ..ladder.shape import Shape
+from . import ceilings as ceil
 from . import source_counters as sc
 from .events import MAX_SESSION_S, TELEMETRY_FIELDS, Mode
 from .throttle import slowdowns
@@ -102,6 +103,13 @@ class DeviceInfo(Record, kw_only=True):
     limits: dict[str, int] | None = None
     uuid: str | None = None
     pci_bus_id: str | None = None
+    # the GPU table's row (kernels/hardware/gpu_table.toml): bandwidth, the clocks the
+    # peaks assume, where they come from; absent in older recordings
+    mem_bandwidth_gbs: Number | None = None
+    peak_clock_mhz: Number | None = None
+    peak_tensor_clock_mhz: Number | None = None
+    peak_source: str | None = None
+    gpu_table_key: str | None = None
 
 
 class DeviceEntry(DeviceInfo, kw_only=True):
@@ -134,6 +142,9 @@ class CatalogEntry(Record, kw_only=True):
     b_layout: str | None = None
     persistent: bool | None = None
     k_multiple: int | None = None
+    archs: list[str] | None = None  # the architectures it claims (kernels/ladder/arch.py)
+    arch_need: str | None = None  # the same in words: "sm_80+", "sm_90a only (Hopper)"
+    output_format: str | None = None  # how it stores C
     user: str | None = None  # a user's kernel: its file (docs/user-kernels.md)
     toolchain: str | None = None  # a user's kernel: "nvrtc" or "triton"
 
@@ -591,13 +602,48 @@ class SourceCounters(Run, tag="source_counters", kw_only=True):
         sc.repair(obj)
 
 
+# a measured ceiling: finite and not negative
+Measured = Annotated[float, msgspec.Meta(ge=0, le=1.7976931348623157e308)]
+
+
+class CeilingProbe(Record, kw_only=True):
+    """One probe of ``record --ceilings``: what it ran, what it sustained, the SM clock."""
+
+    name: str = ""
+    precision: str = ""
+    instruction: str = ""
+    tflops: Measured | None = None
+    gbs: Measured | None = None
+    ms: Measured | None = None
+    sm_clock_mhz: Measured | None = None
+
+
+class Ceilings(Placed, tag="ceilings", kw_only=True):
+    """What this GPU sustained in the probes (``protocol.ceilings`` says the rules): a
+    value that breaks them refuses the line, none reads as null."""
+
+    peak_tflops: dict[ceil.Precision, Measured | None]
+    bandwidth_gbs: Measured | None = None
+    read_gbs: Measured | None = None
+    copy_gbs: Measured | None = None
+    buffer_bytes: Measured | None = None
+    probes: Annotated[list[CeilingProbe], msgspec.Meta(max_length=ceil.MAX_PROBES)] = []
+
+    STRICT = frozenset({"peak_tflops", "bandwidth_gbs", "read_gbs", "copy_gbs",
+                        "buffer_bytes", "probes"})
+
+    @classmethod
+    def repair(cls, obj: dict[str, Any]) -> None:
+        ceil.refuse_unreadable(obj)
+
+
 EVENTS: tuple[type[Event], ...] = (
     Session, Ready, Done, Pong, Bye, Restart, Joined, Levels, RunStart, Repeat, Phase,
-    Result, Error, Info, Telemetry, Counters, Build, SourceCounters, Kernel)
+    Result, Error, Info, Telemetry, Counters, Build, SourceCounters, Kernel, Ceilings)
 BY_TYPE: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in EVENTS}  # type: ignore[misc]
 AnyEvent = (Session | Ready | Done | Pong | Bye | Restart | Joined | Levels | RunStart | Repeat
             | Phase | Result | Error | Info | Telemetry | Counters | Build | SourceCounters
-            | Kernel)
+            | Kernel | Ceilings)
 
 # the numeric telemetry fields: the sampler's, the store's columns, the views' strips
 _PLACE = {f.name for f in msgspec.structs.fields(Placed)}

@@ -138,3 +138,27 @@ def test_gpu_probe_reads_the_driver(monkeypatch):
     assert "cuInit error 999" in gpu_probe.probe_driver().reason
     monkeypatch.setattr(gpu_probe, "_load_driver", lambda: None)
     assert gpu_probe.probe_driver().reason == "no CUDA driver (libcuda not found)"
+
+
+def test_the_run_form_leaves_out_what_the_sessions_gpu_cannot_run_and_says_so():
+    from gemmscope.app.core.runs import RunForm
+    from gemmscope.kernels.ladder import registry
+    from gemmscope.kernels.protocol.commands import RunMode
+    from gemmscope.kernels.protocol.events import Mode
+    from gemmscope.kernels.protocol.plan import ladder_requests
+
+    def header(cc: str):
+        return of({"type": "session", "t": 0.0, "protocol": 4, "created": "x", "levels": {},
+                   "catalog": registry.catalog(), "device": {"name": "GPU", "cc": cc}})
+
+    form = RunForm(256, 256, 256, mode=RunMode(Mode.SUSTAINED))
+    asked = ladder_requests([lv.id for lv in registry.ladder()], 256, 256, 256)
+    runs, said = form.runs(asked, header("8.9"))  # an L4: no Hopper levels
+    kept = {r.level for r in runs}
+    assert "naive" in kept and "wgmma_tma" not in kept
+    assert len(said) == len(asked) - len(runs) and all(s.startswith("skipped: ") for s in said)
+    assert any("wgmma_tma needs sm_90a only" in s for s in said)
+    assert all(r.mode == Mode.SUSTAINED for r in runs)
+    # a Hopper runs them all; without a header (no runner yet) nothing is left out
+    assert form.runs(asked, header("9.0")) == ([r.with_mode(form.mode) for r in asked], [])
+    assert len(form.runs(asked, None)[0]) == len(asked)

@@ -21,6 +21,7 @@ from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
 
+from gemmscope.app.views.registry import VIEWS
 from gemmscope.app.window.export_targets import TARGETS
 from gemmscope.app.window.exports import ExportError
 
@@ -313,7 +314,7 @@ def test_an_export_is_the_size_asked_whatever_the_window(qtbot, make_window, syn
                                                scale=scale, size=size)))
         assert (image.width(), image.height()) == (size[0] * scale, size[1] * scale)
     assert window.size().toTuple() == window_size  # the window is as it was
-    assert window.tabs.currentIndex() == tab and window.tabs.count() == 7
+    assert window.tabs.currentIndex() == tab and window.tabs.count() == len(VIEWS)
 
 
 def test_every_label_that_fits_is_drawn_at_the_size_asked(shown, tmp_path):

@@ -43,18 +43,23 @@ def values(info: mi.Type) -> st.SearchStrategy[Any]:
     if isinstance(info, mi.IntType):
         return st.integers(int(info.ge) if info.ge is not None else -2**40,
                            int(info.lt) - 1 if info.lt is not None else 2**40)
-    if isinstance(info, mi.FloatType):
-        return st.floats(-BIG, BIG, allow_nan=False) | st.integers(-2**40, 2**40)
+    if isinstance(info, mi.FloatType):  # within the type's bounds (a ceiling's: from 0)
+        lo = max(-BIG, info.ge) if info.ge is not None else -BIG
+        return st.floats(lo, BIG, allow_nan=False) | st.integers(int(lo), 2**40)
     if isinstance(info, mi.StrType):
         return st.text(max_size=info.max_length if info.max_length is not None else 12)
     if isinstance(info, mi.EnumType):
         return st.sampled_from([m.value for m in info.cls])
+    if isinstance(info, mi.LiteralType):
+        return st.sampled_from(info.values)
     if isinstance(info, mi.ListType | mi.VarTupleType):
         return st.lists(values(info.item_type), max_size=3)
     if isinstance(info, mi.TupleType):
         return st.tuples(*(values(t) for t in info.item_types)).map(list)
     if isinstance(info, mi.DictType):
-        return st.dictionaries(st.text(max_size=6), values(info.value_type),
+        keys = (values(info.key_type) if isinstance(info.key_type, mi.LiteralType)
+                else st.text(max_size=6))
+        return st.dictionaries(keys, values(info.value_type),
                                max_size=info.max_length if info.max_length is not None else 3)
     if isinstance(info, mi.StructType):
         return fields_of(info)
@@ -127,6 +132,7 @@ MINIMAL = {  # the required fields of each type, as a well-formed event has them
     rec.SourceCounters: {"level": "naive", "M": 8, "N": 8, "K": 8, "tool": "ncu",
                          "status": "missing"},
     rec.Kernel: {"level": "mine"},
+    rec.Ceilings: {"peak_tflops": {}},
 }
 
 
@@ -138,6 +144,10 @@ def test_a_bool_never_passes_as_a_number(cls, field):
                   **MINIMAL.get(cls, {}), name: True})
     if field.required:
         with pytest.raises(ProtocolError, match=f'"{name}" must not be a boolean'):
+            decode(line, 7, "f.jsonl")
+        return
+    if name in cls.STRICT:  # a field its record holds strictly (a ceiling) refuses the line
+        with pytest.raises(ProtocolError, match=f'"{name}"'):
             decode(line, 7, "f.jsonl")
         return
     got = getattr(decode(line), field.name)

@@ -1,0 +1,104 @@
+"""What the Roofline tab draws, read from the session store (no Qt): a point per level
+and reference with a result at the shape and mode shown, and the roofs of the GPU shown
+per precision (the datasheet's from the header's device, else the GPU table; the
+measured ones from the session's ``ceilings`` event). The numbers are
+kernels/results/roofline.py's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...kernels.hardware import gpu_table
+from ...kernels.ladder.shape import Shape
+from ...kernels.protocol import records as rec
+from ...kernels.results import roofline as rl
+from .baseline_run import baseline_device, baseline_warning
+from .store import SessionStore
+
+
+@dataclass(frozen=True, slots=True)
+class RooflineData:
+    shape: Shape | None
+    points: tuple[rl.Point, ...] = ()
+    roofs: tuple[rl.Roof, ...] = ()  # datasheet
+    measured: tuple[rl.Roof, ...] = ()  # the session's ceilings probes
+    gpu: str = ""
+    notes: tuple[str, ...] = field(default=())  # what is missing, said under the chart
+    # the baseline recording's results at the same shape and mode (File ▸ Open baseline)
+    baseline_points: tuple[rl.Point, ...] = ()
+    baseline: str = ""  # its file name
+    warning: str | None = None  # what differs between the two runs
+
+
+def _device(store: SessionStore) -> rec.DeviceInfo:
+    entry = store.device_entry(store.device) if store.devices else None
+    header = store.header.device if store.header is not None else None
+    return entry or header or rec.DeviceInfo()
+
+
+def _catalog(store: SessionStore) -> dict[str, rec.CatalogEntry]:
+    entries = (store.header.catalog if store.header is not None else None) or []
+    return {e.id: e for e in reversed(entries)}  # the first entry of an id
+
+
+def _points(store: SessionStore, shape: Shape | None, mode: str,
+            device: int | None = None) -> list[rl.Point]:
+    """A point per level of the store with a result at ``shape`` in ``mode``."""
+    catalog = _catalog(store)
+    points: list[rl.Point] = []
+    if shape is None:
+        return points
+    for level in store.levels:
+        result = store.result_at(level.id, shape, mode, device)
+        if result is None:
+            continue
+        counters = store.counters_for(level.id)
+        dram = None
+        if counters is not None and counters.shape == shape:
+            dram = rl.measured_dram_bytes(dict(counters.metrics), counters.launch)
+        entry = catalog.get(level.id)
+        p = rl.point(level.id, result.precision, result.dtype, shape.M, shape.N, shape.K,
+                     result.tflops, entry.output_format if entry is not None else None,
+                     level.is_reference, dram)
+        if p is not None:
+            points.append(p)
+    return points
+
+
+def roofline_data(store: SessionStore) -> RooflineData:
+    shape = store.ladder_shape()
+    device = _device(store)
+    name = device.name or ""
+    spec = gpu_table.lookup(name) if name else None
+    peaks = device.peak_tflops or (spec.peaks_tflops if spec else {})
+    bandwidth = device.mem_bandwidth_gbs or (spec.memory_bandwidth_gbs if spec else None)
+    points = _points(store, shape, store.mode)
+    base_points: list[rl.Point] = []
+    base_name, warning = "", None
+    if store.baseline is not None:
+        base = store.baseline
+        base_points = _points(base.store, shape, store.mode,
+                              baseline_device(base.store, name))
+        base_name = Path(base.path).name
+        warning = baseline_warning(store, base)
+    precisions = [p.precision for p in (*points, *base_points)]
+    roofs = rl.roofs(peaks, bandwidth, precisions)
+    ceilings = store.ceilings.get(store.device)
+    measured = (rl.roofs({str(k): v for k, v in ceilings.peak_tflops.items()},
+                         ceilings.bandwidth_gbs, precisions,
+                         measured=True) if ceilings is not None else [])
+    notes = []
+    if not roofs:
+        notes.append(f"no datasheet roofs: {name or 'this GPU'} is not in the GPU table"
+                     if spec is None and not device.mem_bandwidth_gbs
+                     else "no datasheet roofs for these precisions")
+    if not measured:
+        notes.append("no measured ceilings in this session (gemmscope record --ceilings)")
+    if points and not any(p.ai_measured for p in points):
+        notes.append("intensity from M, N, K and the storage formats (no ncu DRAM bytes of "
+                     "a whole launch recorded)")
+    if store.baseline is not None and not base_points:
+        notes.append(f"the baseline {base_name} has no result at this shape and mode")
+    return RooflineData(shape, tuple(points), tuple(roofs), tuple(measured), name,
+                        tuple(notes), tuple(base_points), base_name, warning)

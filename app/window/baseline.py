@@ -1,0 +1,57 @@
+"""File ▸ Open baseline… and ``replay A --baseline B``: a second recording read in a
+worker (app/sources/replay.py RecordingLoader) and set beside the session
+(SessionStore.set_baseline); the status bar says what differs between the two runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QFileDialog
+
+from ...kernels.protocol.events import ProtocolError
+from ...kernels.protocol.recording import read_session
+from ..core.baseline_run import baseline_of, baseline_warning
+from ..sources.replay import RecordingLoader
+
+STATUS_MS = 15000
+
+
+def open_baseline(window: Any, path: str) -> RecordingLoader:
+    """Read ``path`` in a worker; when read, it becomes the store's baseline."""
+    loader = RecordingLoader(path)
+
+    def loaded(session: Any, _note: str, _times: Any) -> None:
+        base = baseline_of(path, session.header, session.events)
+        window.store.set_baseline(base)
+        said = baseline_warning(window.store, base)
+        window.statusBar().showMessage(
+            f"baseline {loader.path.name}" + (f": {said}" if said else
+                                               ": the same GPU, software and code"), STATUS_MS)
+        window.flush_views()
+
+    def failed(why: str) -> None:
+        window.statusBar().showMessage(f"baseline not opened: {why}", STATUS_MS)
+
+    loader.loaded.connect(loaded)
+    loader.failed.connect(failed)
+    window.baseline_loader = loader  # kept until the next: the worker reports to it
+    loader.start()
+    return loader
+
+
+def set_baseline_now(window: Any, path: str) -> str | None:
+    """Read ``path`` now (a picture from the command line waits for it anyway) and set it
+    as the baseline; why it could not be read, or None."""
+    try:
+        session = read_session(path)
+    except (ProtocolError, OSError, ValueError) as exc:
+        return str(exc)
+    window.store.set_baseline(baseline_of(path, session.header, session.events))
+    return None
+
+
+def open_baseline_dialog(window: Any) -> None:
+    path, _ = QFileDialog.getOpenFileName(window.dialog_parent(), "Open baseline recording",
+                                          "", "Sessions (*.jsonl);;All files (*)")
+    if path:
+        open_baseline(window, path)
