@@ -18,6 +18,7 @@ from typing import Any
 from ..device.gpu import require_cupy
 from ..device.telemetry import Nvml
 from ..protocol import ceilings as event
+from ..toolchain import nvrtc
 
 PROBES_DIR = Path(__file__).resolve().parents[1] / "cuda" / "probes"
 MAX_BUFFER_BYTES = 1 << 30  # each of the two bandwidth buffers (L2 is at most ~126 MB)
@@ -33,10 +34,10 @@ WGMMA_PER_ITER = 8
 FFMA_PER_ITER = 16 * 8
 
 
-def hopper_source() -> str:
-    header = (PROBES_DIR.parent / "hopper.cuh").read_text(encoding="utf-8")
-    return header.replace("#pragma once", "") + (PROBES_DIR / "ceilings_hopper.cu"
-                                                 ).read_text(encoding="utf-8")
+def probe_source(name: str) -> str:
+    """A probe file with its headers pasted in (ceilings_hopper.cu includes hopper.cuh),
+    as the levels are assembled (kernels/toolchain/nvrtc.py)."""
+    return nvrtc.assemble_file(PROBES_DIR / name)
 
 
 class Probes:
@@ -50,9 +51,9 @@ class Probes:
         self.sms = int(attrs["MultiProcessorCount"])
         self.threads_per_sm = int(attrs["MaxThreadsPerMultiProcessor"])
         self.repeats, self.target_ms = repeats, target_ms
-        self.module = cp.RawModule(code=(PROBES_DIR / "ceilings.cu").read_text(encoding="utf-8"),
-                                   options=("-std=c++17",))
-        self.hopper = (cp.RawModule(code=hopper_source(), options=("-std=c++17", "-arch=sm_90a"))
+        self.module = cp.RawModule(code=probe_source("ceilings.cu"), options=("-std=c++17",))
+        self.hopper = (cp.RawModule(code=probe_source("ceilings_hopper.cu"),
+                                    options=("-std=c++17", "-arch=sm_90a"))
                        if self.cc == "90" else None)
 
     def time_ms(self, launch: Callable[[], None]) -> float:

@@ -33,7 +33,12 @@ def assemble(level: Level) -> str:
     of its #include, once, transitively. ``#line`` directives keep every line numbered as
     in its own file (repository paths, see :func:`source_files`), so compiler messages and
     the cubin's line info (-lineinfo) point into the real files, not the pasted string."""
-    main = source_file(level)
+    return assemble_file(source_file(level))
+
+
+def assemble_file(main: Path) -> str:
+    """A CUDA file with its local headers pasted in, as :func:`assemble` does for a level
+    (the ceiling probes of kernels/cuda/probes use it too)."""
     seen: set[str] = set()
 
     def expand(path: Path) -> str:

@@ -2,8 +2,9 @@
 // reaches its datasheet peak (mma.sync reaches about two thirds of it). Two warpgroups a
 // block, each issuing wgmma m64n256k16 (BF16) or m64n128k32 (E4M3) on the same tiles in
 // shared memory, 8 a group, accumulating in registers; a group of K = 128 (BF16) or 256
-// (FP8) between waits, like the levels' main loops. hopper.cuh is pasted before this
-// file by kernels/engine/ceilings.py.
+// (FP8) between waits, like the levels' main loops.
+
+#include "hopper.cuh"
 
 extern "C" __global__ void __launch_bounds__(256, 1)
 gs_probe_wgmma_bf16(const uint4* __restrict__ src, float* out, int iters, int write) {

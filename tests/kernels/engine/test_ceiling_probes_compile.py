@@ -1,0 +1,40 @@
+"""The ceiling probes of ``record --ceilings`` (kernels/cuda/probes) compile as the record
+command builds them, offline with NVRTC (no GPU): the portable probes for every
+architecture the ladder claims, the wgmma ones for sm_90a with hopper.cuh and the headers
+it includes pasted in. A probe that cannot find its headers (as ceilings_hopper.cu once
+could not, after hopper.cuh was split) fails here instead of on the GPU machine."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytest.importorskip("cuda.bindings.nvrtc")
+
+from gemmscope.kernels.engine import ceilings
+from gemmscope.kernels.toolchain import nvrtc
+
+
+def kernel_names(source: str) -> list[str]:
+    return re.findall(r'extern "C" __global__ void(?: __launch_bounds__\([^)]*\))?\s+(\w+)\(',
+                      source)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_86", "sm_89", "sm_90", "sm_120"])
+def test_the_portable_probes_compile_for_each_architecture(arch):
+    source = ceilings.probe_source("ceilings.cu")
+    names = kernel_names(source)
+    assert {"gs_probe_read", "gs_probe_copy", "gs_probe_ffma"} <= set(names)
+    built = nvrtc.compile_source("ceilings", source, [], ("-std=c++17", f"-arch={arch}"), arch)
+    assert built.cubin[:4] == b"\x7fELF"
+
+
+def test_the_wgmma_probes_compile_for_hopper_with_their_headers_pasted_in():
+    source = ceilings.probe_source("ceilings_hopper.cu")
+    assert '#include "' not in source  # every local header pasted, none left to find
+    names = kernel_names(source)
+    assert {entry[0] for entry in ceilings.WGMMA.values()} <= set(names)
+    built = nvrtc.compile_source("ceilings_hopper", source, [],
+                                 ("-std=c++17", "-arch=sm_90a"), "sm_90a")
+    assert built.cubin[:4] == b"\x7fELF"
