@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Make resources/sessions/h200-ladder.jsonl on a GPU machine, in parts that each fit one
-# device call (10 minutes), the first making the file, the others appending to it:
+# Make resources/sessions/h200-ladder.jsonl.gz on a GPU machine, in parts that each fit one
+# device call (10 minutes), the first making the file, the others appending to it, and
+# `pack` last compressing it (gzip -9 -n: the app and every command read .jsonl.gz):
 #   fp8:       the FP8 levels and references (cuBLASLt, DeepGEMM where deep_gemm imports)
 #              at DeepGEMM's six dense shapes at M = 4096 (issue 31 item 5, issue 34), and
 #              the measured ceilings (--ceilings: bandwidth, FFMA and tensor-core probes)
@@ -18,7 +19,8 @@
 #              call; NVML at 25 Hz to keep the file small; the method is the same:
 #              docs/energy.md). `SUSTAINED_SIZES=4096 ... sustained` and then
 #              `SUSTAINED_SIZES=8192 ... sustained` split it over two calls.
-#   bash benchmarks/record_bundled.sh [fp8|burst|source|sustained|all] [OUT_FILE] [COMMIT]
+#   pack:      OUT_FILE compressed to OUT_FILE.gz (the file in the package).
+#   bash benchmarks/record_bundled.sh [fp8|burst|source|sustained|pack|all] [OUT_FILE] [COMMIT]
 # The first part run (fp8, or burst alone with FORCE=1) makes the file; the others append.
 # COMMIT goes into the session header when the tree has no .git (the lent GPU machine).
 # The source-counters step is bounded by --ncu-source-budget (175 s for all levels; a
@@ -52,4 +54,7 @@ if [ "$part" = sustained ] || [ "$part" = all ]; then
   for n in ${SUSTAINED_SIZES:-4096 8192}; do sizes+=(-s "$n"); done
   python3 -m gemmscope.kernels record -o "$out" --append --all "${kernels[@]}" --sustained \
     "${sizes[@]}" --window-s 1.5 --trials 2 --cooldown-s 1 --telemetry-hz 25
+fi
+if [ "$part" = pack ] || [ "$part" = all ]; then
+  gzip -9 -n -c "$out" > "$out.gz.tmp" && mv "$out.gz.tmp" "$out.gz"
 fi

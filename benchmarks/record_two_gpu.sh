@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Make resources/sessions/h200x2-ladder.jsonl on a machine with two GPUs: one runner per
+# Make resources/sessions/h200x2-ladder.jsonl(.gz) on a machine with two GPUs: one runner per
 # GPU (--devices 0,1), each running every level and cuBLAS reference at 4096^3, so the
 # app shows the same level on both GPUs side by side; NVML sampled at 50 Hz on each.
 # Needs no Dask.
@@ -13,3 +13,4 @@ shift $(( $# < 2 ? $# : 2 ))
 python3 -m gemmscope.kernels record -o "$out" --force --devices 0,1 --all -s 4096 \
     --telemetry-hz 50 "$@"
 python3 -m gemmscope.kernels report "$out" | head -n 3
+gzip -9 -n -c "$out" > "$out.gz.tmp" && mv "$out.gz.tmp" "$out.gz"  # the file in the package

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-DEFAULT = Path(__file__).resolve().parents[1] / "resources" / "sessions" / "h200-ladder.jsonl"
+DEFAULT = Path(__file__).resolve().parents[1] / "resources" / "sessions" / "h200-ladder.jsonl.gz"
 
 
 def one_report(path: Path) -> tuple[float, float]:

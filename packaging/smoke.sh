@@ -25,7 +25,7 @@ took "build.sh (sdist, wheel, bundle, tarball)"
 
 rm -rf "$SMOKE" && mkdir -p "$SMOKE/unpacked"
 recording=$("$VENV/bin/python" -c 'from importlib.resources import files
-print(files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl")')
+print(files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl.gz")')
 (cd "$SMOKE" && "$VENV/bin/gemmscope" replay "$recording" --screenshot wheel.png \
     --settings wheel.ini >wheel.out)
 took "wheel: replay --screenshot"

@@ -1,7 +1,7 @@
 """A talk: scenes read from a small TOML file, checked once, and their captions.
 
     title = "The SGEMM ladder on an H200"          # optional
-    recording = "../sessions/h200-ladder.jsonl"    # optional, relative to this file
+    recording = "../sessions/h200-ladder.jsonl.gz"    # optional, relative to this file
     shape = "4096"                                 # optional: the shape the talk shows
                                                    # (default 4096³)
 

@@ -52,6 +52,6 @@ def set_baseline_now(window: Any, path: str) -> str | None:
 
 def open_baseline_dialog(window: Any) -> None:
     path, _ = QFileDialog.getOpenFileName(window.dialog_parent(), "Open baseline recording",
-                                          "", "Sessions (*.jsonl);;All files (*)")
+                                          "", "Sessions (*.jsonl *.jsonl.gz);;All files (*)")
     if path:
         open_baseline(window, path)

@@ -151,7 +151,7 @@ def export_report_dialog(window: Commands) -> None:
 
 def open_dialog(window: Commands) -> None:
     path, _ = QFileDialog.getOpenFileName(window.dialog_parent(), "Open recording", "",
-                                          "Sessions (*.jsonl);;All files (*)")
+                                          "Sessions (*.jsonl *.jsonl.gz);;All files (*)")
     if path:
         window.open_recording(path, background=True)
 

@@ -27,7 +27,7 @@ from ..sources.base import EventSink, EventSource
 from ..sources.live import LiveSource
 from ..sources.replay import RecordingLoader, ReplaySource
 
-BUNDLED_SESSION = "h200-ladder.jsonl"
+BUNDLED_SESSION = "h200-ladder.jsonl.gz"
 
 
 def bundled_session() -> Path | None:

@@ -62,7 +62,7 @@ SWIZZLE_ROW_BYTES = 128
 STAGING_COLS = 64  # columns of C per staging chunk (one 64 x 64 TMA store box)
 STAGING_HALF_BYTES = 8192
 # the device the ladder is measured on (the bundled recording, resources/sessions/
-# h200-ladder.jsonl: "sm_count": 132); a persistent grid depends on it
+# h200-ladder.jsonl.gz: "sm_count": 132); a persistent grid depends on it
 H200_SMS = 132
 
 

@@ -31,6 +31,10 @@ def output_file(output: str | None, force: bool = False,
     written under a temporary name beside it and renamed when the runs have finished."""
     if not output:
         return None
+    if output.endswith(".gz"):  # read transparently (recording.py), but written plain
+        raise OutputRefused(f"{output}: a recording is written as plain JSON lines; give a "
+                            ".jsonl name and compress it afterwards (gzip -9 FILE): "
+                            "gemmscope reads .jsonl.gz as it reads .jsonl")
     if append:
         if force:
             raise OutputRefused("--append keeps the file and --force replaces it: pass one")

@@ -12,7 +12,10 @@ to be whole lines.
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
 import os
+import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,17 +147,79 @@ def read_session(path: str | Path, progress: Callable[[float], None] | None = No
     try:
         with open_regular(path) as fh:  # /dev/zero, a FIFO: refused at once
             size = os.fstat(fh.fileno()).st_size
-            return _read(fh, str(path), size, progress, only)
+            if fh.peek(2)[:2] != GZIP_MAGIC:  # a buffered reader: peek reads, never moves
+                return _read(fh, str(path), size, progress, only)
+            inflating = Inflating(fh, str(path), size)
+            session = _read(inflating, str(path), size, progress, only, inflating.consumed)
+            if not inflating.cut:
+                return session
+            cut = ProtocolError("the compressed file ends early (cut short): the events "
+                                "before the cut were read", None, str(path))
+            return dataclasses.replace(session, skipped=(*session.skipped, cut)[:20],
+                                       skipped_count=session.skipped_count + 1)
     except OSError as exc:
         raise ProtocolError(f"cannot open: {exc.strerror or exc}", None, str(path)) from None
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+# a compressed recording inflates to at most this many times its size, and never past
+# MAX_INFLATED_BYTES (JSON lines compress 10-20 times; a "zip bomb" is refused, not read)
+MAX_INFLATION = 200
+MAX_INFLATED_BYTES = 64 << 30
+
+
+class Inflating:
+    """A gzip-compressed recording (``.jsonl.gz``) read as its lines' bytes, bounded: what
+    it inflates to is limited (MAX_INFLATION, MAX_INFLATED_BYTES), a corrupt stream is a
+    ProtocolError, and a file cut short ends the read at the cut (``cut``) with every
+    whole line before it kept, as an uncompressed recording cut short is read."""
+
+    def __init__(self, raw: IO[bytes], source: str, size: int) -> None:
+        self.raw, self.source = raw, source
+        self.gz = gzip.GzipFile(fileobj=raw, mode="rb")
+        self.limit = min(MAX_INFLATED_BYTES, max(64 << 20, MAX_INFLATION * size))
+        self.out = 0
+        self.cut = False
+
+    def consumed(self) -> int:
+        """Compressed bytes read so far (the reader's progress)."""
+        return self.raw.tell()
+
+    def read(self, n: int) -> bytes:
+        """Up to ``n`` inflated bytes, taken in small pieces: where the file is cut, what
+        inflated before the cut is returned (the next read returns nothing)."""
+        parts: list[bytes] = []
+        got = 0
+        while got < n and not self.cut:
+            try:
+                piece = self.gz.read(min(n - got, 1 << 16))
+            except EOFError:  # the stream stops inside a member: a file cut short
+                self.cut = True
+                break
+            except (OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+                raise ProtocolError(f"not a readable gzip file: {exc}", None, self.source
+                                    ) from None
+            if not piece:
+                break
+            parts.append(piece)
+            got += len(piece)
+        data = b"".join(parts)
+        self.out += len(data)
+        if self.out > self.limit:
+            raise ProtocolError(f"the compressed file inflates past {self.limit / 2**30:.1f} GiB "
+                                f"({MAX_INFLATION} times its size at most): refused",
+                                None, self.source)
+        return data
 
 
 _TELEMETRY = b'{"type":"telemetry",'
 _samples = msgspec.json.Decoder(list[rec.Telemetry])
 
 
-def _read(fh: IO[bytes], source: str, size: int, progress: Callable[[float], None] | None,
-          only: Collection[type[rec.Event]] | None) -> Session:
+def _read(fh: IO[bytes] | Inflating, source: str, size: int,
+          progress: Callable[[float], None] | None,
+          only: Collection[type[rec.Event]] | None,
+          consumed: Callable[[], int] | None = None) -> Session:
     skip = None if only is None else {
         tag.encode() for tag, cls in rec.BY_TYPE.items()
         if cls not in only and cls is not rec.Session}
@@ -216,7 +281,7 @@ def _read(fh: IO[bytes], source: str, size: int, progress: Callable[[float], Non
     wanted = None if only is None else tuple(
         _BEGIN + tag.encode() + b'"' for tag, cls in rec.BY_TYPE.items()
         if cls in only or cls is rec.Session)
-    for lineno, raw, scanned in _lines(fh, progress, size, wanted):
+    for lineno, raw, scanned in _lines(fh, progress, size, wanted, consumed):
         if raw[:1] != b"{" and not raw.strip():
             continue
         if raw.startswith(_TELEMETRY) and header is not None:
@@ -309,8 +374,9 @@ def _peek(raw: bytes) -> bytes | None:
     return None
 
 
-def _lines(fh: IO[bytes], progress: Callable[[float], None] | None, size: int,
-           wanted: tuple[bytes, ...] | None = None) -> Iterator[tuple[int, bytes, bool]]:
+def _lines(fh: IO[bytes] | Inflating, progress: Callable[[float], None] | None, size: int,
+           wanted: tuple[bytes, ...] | None = None,
+           consumed: Callable[[], int] | None = None) -> Iterator[tuple[int, bytes, bool]]:
     """(line number, line with its newline, no long digit run in it) of a byte stream,
     read in chunks (each scanned for digit runs once); of a line longer than
     MAX_EVENT_BYTES only the first MAX_EVENT_BYTES + 1 bytes (and its newline) are kept,
@@ -352,8 +418,9 @@ def _lines(fh: IO[bytes], progress: Callable[[float], None] | None, size: int,
             carry = chunk[end:]
             if len(carry) > MAX_EVENT_BYTES:
                 carry, long_line = carry[:MAX_EVENT_BYTES + 1], True
-        if progress is not None:
-            progress(done / size if size else 1.0)
+        if progress is not None:  # by the bytes of the file read (compressed: consumed)
+            at = consumed() if consumed is not None else done
+            progress(min(1.0, at / size) if size else 1.0)
     if carry:
         yield lineno + 1, carry, False
 

@@ -167,7 +167,7 @@ def test_the_ladder_talk_walks_the_ladder_on_the_bundled_recording():
 
     talk = load_talk(LADDER_TALK)
     bundled = Path(str(resources.files("gemmscope.resources") / "sessions"
-                       / "h200-ladder.jsonl"))
+                       / "h200-ladder.jsonl.gz"))
     assert talk.recording is not None and talk.recording.resolve() == bundled.resolve()
     # the ladder the recording carries (levels added since it was made have no numbers
     # in it; a new recording with them asks for their scenes here)

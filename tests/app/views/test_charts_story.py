@@ -130,7 +130,7 @@ def test_a_value_label_is_measured_as_wide_as_it_is_laid_out_and_set_once_a_redr
     assert sets == []
 
 
-TWO_GPUS = bundled_session().with_name("h200x2-ladder.jsonl")
+TWO_GPUS = bundled_session().with_name("h200x2-ladder.jsonl.gz")
 
 
 @pytest.mark.parametrize("size", [(1920, 1080), (1400, 900), (1280, 720), (1024, 640)])

@@ -30,7 +30,7 @@ from gemmscope.kernels.protocol.records import Build, SourceCounters
 from gemmscope.kernels.protocol.timeline import Timeline
 
 PAGES = places.FIXTURES / "ncu_source"
-BUNDLED = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl"
+BUNDLED = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl.gz"
 CU = "kernels/cuda/register_2d.cu"
 
 

@@ -21,7 +21,7 @@ from gemmscope.kernels.protocol.timeline import Timeline
 
 @pytest.fixture(scope="module")
 def events():
-    path = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl"
+    path = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl.gz"
     # without its per-line counters, whose heat map (tests/app/views/test_code_heat.py) would
     # colour the SASS lines these tests check
     return [e for e in syn.file_events(path) if e["type"] != "source_counters"]

@@ -14,7 +14,7 @@ from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.protocol.decoding import of
 
 FAKE = places.FAKE_RUNNER
-BUNDLED = places.SESSIONS / "h200-ladder.jsonl"
+BUNDLED = places.SESSIONS / "h200-ladder.jsonl.gz"
 
 
 @pytest.fixture

@@ -248,7 +248,7 @@ def test_a_live_run_selects_its_shape_only_when_asked(qtbot, make_window, tmp_pa
 
 def test_a_one_gpu_report_has_no_side_by_side_chart_and_two_gpus_have(make_window,
                                                                       tmp_path):
-    two = places.SESSIONS / "h200x2-ladder.jsonl"
+    two = places.SESSIONS / "h200x2-ladder.jsonl.gz"
     window = make_window()
     assert window.open_recording(two)
     window.play_instant()

@@ -138,7 +138,7 @@ def test_the_bundled_h200_recording_opens_with_the_reason(make_window, qtbot):
     from gemmscope.app.window.main_window import bundled_session
 
     path = bundled_session()
-    assert path is not None, "resources/sessions/h200-ladder.jsonl is part of the package"
+    assert path is not None, "resources/sessions/h200-ladder.jsonl.gz is part of the package"
     session = read_session(path)
     recorded = {(r.level, r.M): r.tflops for r in session.results if r.mode == "burst"}
     window = make_window()

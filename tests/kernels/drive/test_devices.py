@@ -20,7 +20,7 @@ from gemmscope.kernels.protocol import records as rec
 from gemmscope.kernels.protocol.decoding import decode
 
 FAKE = places.FAKE_RUNNER
-BUNDLED = places.SESSIONS / "h200-ladder.jsonl"
+BUNDLED = places.SESSIONS / "h200-ladder.jsonl.gz"
 LEVELS = "naive,coalesced,smem_tiled"
 SHAPES = ["-s", "16", "-s", "32"]
 

@@ -4,6 +4,7 @@ boxes, the epilogue's staging stores and the producer/consumer timeline."""
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import numpy as np
@@ -112,8 +113,8 @@ def test_persistent_blocks_visit_every_tile_once(level_id, M, N, sms):
 def test_the_bundled_recordings_sm_count_is_the_default():
     from importlib import resources
 
-    path = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl"
-    with path.open(encoding="utf-8") as f:
+    path = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl.gz"
+    with path.open("rb") as raw, gzip.open(raw) as f:
         header = json.loads(f.readline())
     assert header["device"]["sm_count"] == H200_SMS
 

@@ -14,7 +14,7 @@ from gemmscope.kernels.cli.main import main
 from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.results import baseline as bl
 
-BUNDLED = places.SESSIONS / "h200-ladder.jsonl"
+BUNDLED = places.SESSIONS / "h200-ladder.jsonl.gz"
 CEILINGS = places.FIXTURES / "h200-ceilings.jsonl"
 
 
@@ -207,7 +207,7 @@ def test_the_ladder_panel_gives_the_baselines_result_and_the_change(qtbot):
     panel.refresh({Change.HEADER, Change.LADDER})
     panel._show_detail("wmma")
     text = panel.detail.text()
-    assert "Baseline:</b> baseline h200-ladder.jsonl: " in text and "TFLOPS" in text
+    assert "Baseline:</b> baseline h200-ladder.jsonl.gz: " in text and "TFLOPS" in text
     assert "Last result" not in text and "This run used" not in text
 
 

@@ -17,7 +17,7 @@ from gemmscope.kernels.protocol.recording import read_session
 from gemmscope.kernels.protocol.records import Ceilings
 from gemmscope.kernels.results import roofline as rl
 
-BUNDLED = places.SESSIONS / "h200-ladder.jsonl"
+BUNDLED = places.SESSIONS / "h200-ladder.jsonl.gz"
 CEILINGS = places.FIXTURES / "h200-ceilings.jsonl"
 
 
