@@ -41,16 +41,18 @@ class PaintedText:
     def draw_text(self, painter: QPainter, rect: QRectF, text: str,
                   color: str | QColor = "text",
                   align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft,
-                  wrap: bool = False, optional: bool = False) -> None:
+                  wrap: bool = False, optional: bool = False,
+                  max_pt: float | None = None) -> None:
         """``text`` in ``rect``, in the canvas's font, or smaller (TEXT_SCALES)
         where it does not fit; what still does not fit is cut with "…", listed in
         ``cut_texts`` and shown whole in the tooltip over its place. An ``optional`` text
-        (an aside the picture says elsewhere too) is left out instead of cut."""
+        (an aside the picture says elsewhere too) is left out instead of cut. ``max_pt``:
+        no larger than this (a picture that measured its layout in one size keeps it)."""
         painter.setPen(color if isinstance(color, QColor) else ANIMATION.color(color))
         flags = int(align | Qt.AlignmentFlag.AlignVCenter)
         if wrap:
             flags = int(align | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap)
-        size = self._fitting_size(rect, text, flags)
+        size = self._fitting_size(rect, text, flags, max_pt)
         if size < 0 and optional:
             self.left_out.append(text)
             return
@@ -71,12 +73,15 @@ class PaintedText:
         painter.drawText(rect, flags, text)
         painter.setFont(base)
 
-    def _fitting_size(self, rect: QRectF, text: str, flags: int) -> float:
+    def _fitting_size(self, rect: QRectF, text: str, flags: int,
+                      max_pt: float | None = None) -> float:
         """The largest point size (of the canvas font, down to MIN_TEXT_SCALE of it) at
         which ``text`` fits ``rect``; negative (the smallest) where none does."""
         assert isinstance(self, QWidget)
         base = self.font().pointSizeF()
         floor = max(self.min_text_pt, 1.0)
+        if max_pt is not None:
+            base = min(base, max(max_pt, floor))
         key = (text, round(rect.width()), round(rect.height()), flags, base, floor)
         size = self._fit_cache.get(key)
         if size is not None:
