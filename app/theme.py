@@ -5,6 +5,8 @@ it back from pixels)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 
 from PySide6.QtGui import QColor
 
@@ -20,6 +22,9 @@ UNKNOWN_COLOR = "#7f7f7f"
 # status colours, shared by the ladder table, the bars, the run form and the telemetry
 THROTTLE_COLOR = "#d46a00"  # a run whose clocks were held back
 FAILED_COLOR = "#d62728"  # a run that failed, a field that is refused
+# the stage's check boxes: their frame (contrast 9.6 on black) and the check drawn in it
+INDICATOR_BORDER = "#b0b0b0"
+STAGE_CHECK = "stage-check.svg"
 
 
 def precision_color(precision: str) -> str:
@@ -106,7 +111,19 @@ class Theme:
                 f"QHeaderView::section {{ background: #202020; color: {self.foreground}; }} "
                 "QTableWidget { gridline-color: #606060; } "
                 "QPushButton:disabled, QLineEdit:disabled { color: #707070; } "
-                "QTabBar::tab:selected { background: #303030; }")
+                "QTabBar::tab:selected { background: #303030; } " + self._indicators())
+
+    def _indicators(self) -> str:
+        """Check boxes drawn by the sheet: with a sheet's background, the style drew an
+        unchecked box in the background's own colour (black on black: no box at all)."""
+        box = round(self.font_pt * 96 / 72 * 0.8)
+        check = Path(str(resources.files("gemmscope.resources") / STAGE_CHECK)).as_posix()
+        return (f"QCheckBox::indicator {{ width: {box}px; height: {box}px; "
+                f"border: 2px solid {INDICATOR_BORDER}; border-radius: 3px; "
+                f"background: {self.background}; }} "
+                f"QCheckBox::indicator:checked {{ image: url({check}); }} "
+                f"QCheckBox::indicator:hover {{ border-color: {self.foreground}; }} "
+                "QCheckBox::indicator:disabled { border-color: #606060; }")
 
 
 NORMAL = Theme("normal", background="#ffffff", foreground="#202020", grid_alpha=0.25,
