@@ -31,6 +31,46 @@ def precision_color(precision: str) -> str:
     return PRECISION_COLORS.get(precision, UNKNOWN_COLOR)
 
 
+# text on a coloured fill (a tile, a lane, a bank, a warpgroup's box): WCAG's ratio for text
+TEXT_CONTRAST = 4.5
+
+
+def relative_luminance(color: QColor) -> float:
+    """WCAG 2's relative luminance of an opaque colour (0 black to 1 white)."""
+
+    def channel(v: float) -> float:
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    return (0.2126 * channel(color.redF()) + 0.7152 * channel(color.greenF())
+            + 0.0722 * channel(color.blueF()))
+
+
+def contrast_ratio(a: QColor, b: QColor) -> float:
+    """WCAG 2's contrast ratio of two opaque colours, 1 to 21."""
+    hi, lo = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def over(fill: QColor, backdrop: QColor) -> QColor:
+    """``fill`` as it shows over ``backdrop`` (a translucent fill lets it through)."""
+    a = fill.alphaF()
+    return QColor.fromRgbF(*(a * f + (1 - a) * b for f, b in zip(
+        (fill.redF(), fill.greenF(), fill.blueF()),
+        (backdrop.redF(), backdrop.greenF(), backdrop.blueF()), strict=True)))
+
+
+def readable_on(fill: QColor, preferred: QColor, backdrop: QColor | None = None) -> QColor:
+    """The colour for text on ``fill``: ``preferred`` where it keeps TEXT_CONTRAST, else
+    black or white by the fill's luminance, whichever contrasts more (one of them always
+    keeps at least 4.58:1). ``backdrop``: what a translucent fill is painted over."""
+    if fill.alpha() < 255:
+        fill = over(fill, backdrop if backdrop is not None else QColor("black"))
+    if preferred.alpha() == 255 and contrast_ratio(preferred, fill) >= TEXT_CONTRAST:
+        return preferred
+    black, white = QColor("black"), QColor("white")
+    return black if contrast_ratio(black, fill) >= contrast_ratio(white, fill) else white
+
+
 # one colour per GPU of a session (the device comparison bars), in device order
 DEVICE_COLORS = ("#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#c53030", "#319795",
                  "#b7791f", "#d53f8c")

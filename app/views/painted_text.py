@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QHelpEvent, QPainter
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from ..theme import ANIMATION
+from ..theme import ANIMATION, readable_on
 from ..widgets.plain import plain_tooltip
 
 TEXT_SCALES = (1.0, 0.9, 0.8, 0.7, 0.6)  # tried in turn, of the canvas font's size
@@ -42,13 +42,18 @@ class PaintedText:
                   color: str | QColor = "text",
                   align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft,
                   wrap: bool = False, optional: bool = False,
-                  max_pt: float | None = None) -> None:
+                  max_pt: float | None = None, on: QColor | None = None) -> None:
         """``text`` in ``rect``, in the canvas's font, or smaller (TEXT_SCALES)
         where it does not fit; what still does not fit is cut with "…", listed in
         ``cut_texts`` and shown whole in the tooltip over its place. An ``optional`` text
         (an aside the picture says elsewhere too) is left out instead of cut. ``max_pt``:
-        no larger than this (a picture that measured its layout in one size keeps it)."""
-        painter.setPen(color if isinstance(color, QColor) else ANIMATION.color(color))
+        no larger than this (a picture that measured its layout in one size keeps it).
+        ``on``: the fill behind the text (a tile, a lane): the colour is then one that
+        keeps WCAG's 4.5:1 on it (``color`` where it does, else black or white)."""
+        pen = color if isinstance(color, QColor) else ANIMATION.color(color)
+        if on is not None:
+            pen = readable_on(on, pen, ANIMATION.color("background"))
+        painter.setPen(pen)
         flags = int(align | Qt.AlignmentFlag.AlignVCenter)
         if wrap:
             flags = int(align | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap)

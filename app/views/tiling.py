@@ -233,7 +233,8 @@ class TilingCanvas(AnimatedCanvas):
                 self.fill(painter, rect, ANIMATION.color(color), grid)
                 self.draw_text(painter, QRectF(rect.left() + 4, rect.top() + 2,
                                                rect.width() - 8, self.line_px()),
-                               f"#{order[r, c]}", "muted_text", optional=True)
+                               f"#{order[r, c]}", "muted_text", optional=True,
+                               on=ANIMATION.color(color))
         for r in range(BLOCKS):
             for k in range(K_STEPS):
                 color = ("a_operand" if (r == br and k == self.step) else
@@ -290,7 +291,9 @@ class TilingCanvas(AnimatedCanvas):
                 flags = int(Qt.AlignmentFlag.AlignCenter | Qt.AlignmentFlag.AlignVCenter)
                 if self._fitting_size(rect, label, flags) < 0:  # narrow stages: short
                     label = f"s{s}" + ("" if k is None else f"\nK{k + 1}")
-                self.draw_text(painter, rect, label, "text", Qt.AlignmentFlag.AlignCenter)
+                under = state if fill >= 0.5 else "stage_empty"  # at the label's middle
+                self.draw_text(painter, rect, label, "text", Qt.AlignmentFlag.AlignCenter,
+                               on=ANIMATION.color(under))
 
     def draw_block_tile(self, painter: QPainter) -> None:
         m, z = self.model, self.zoom_rect()

@@ -269,10 +269,11 @@ class PipelineScene:
     def _text(self, painter: QPainter, rect: QRectF, text: str,
               color: str | QColor = "text",
               align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft,
-              wrap: bool = False, optional: bool = False) -> None:
-        """A text in the size the layout was measured in (or smaller, where it must)."""
+              wrap: bool = False, optional: bool = False, on: QColor | None = None) -> None:
+        """A text in the size the layout was measured in (or smaller, where it must);
+        ``on``: the fill behind it (the text then keeps 4.5:1 on it)."""
         self.canvas.draw_text(painter, rect, text, color, align, wrap, optional,
-                              max_pt=self.layout().point_size)
+                              max_pt=self.layout().point_size, on=on)
 
     def draw(self, painter: QPainter) -> None:
         self.draw_title(painter)
@@ -325,10 +326,10 @@ class PipelineScene:
         inner = rect.adjusted(4, 4, -4, -4)
         head = QRectF(inner.left(), inner.top(), inner.width(), lay.producer_head_px)
         self._text(painter, head, self.producer_head(), QColor("black"),
-                              wrap=True)
+                   wrap=True, on=ANIMATION.color("producer"))
         self._text(painter, inner.adjusted(0, lay.producer_head_px + 4, 0, 0),
-                              self.PRODUCER_DETAILS, QColor("black"), wrap=True,
-                              optional=True)
+                   self.PRODUCER_DETAILS, QColor("black"), wrap=True, optional=True,
+                   on=ANIMATION.color("producer"))
 
     def draw_stages(self, painter: QPainter) -> None:
         m, lay = self.model, self.layout()
@@ -370,9 +371,9 @@ class PipelineScene:
             head_px = lay.consumer_head_px
             self._text(painter, QRectF(inner.left(), inner.top(), inner.width(),
                                                   min(inner.height(), head_px)),
-                                  head, QColor("black"), wrap=True)
+                       head, QColor("black"), wrap=True, on=ANIMATION.consumer(c))
             self._text(painter, inner.adjusted(0, head_px, 0, 0), details,
-                                  QColor("black"), wrap=True, optional=True)
+                       QColor("black"), wrap=True, optional=True, on=ANIMATION.consumer(c))
         painter.setPen(QPen(ANIMATION.color("muted_text"), 2))
         for x0, y0, x1, y1 in lay.arrows:
             painter.drawLine(QPointF(x0, y0), QPointF(x1, y1))
