@@ -69,6 +69,10 @@ class TilingCanvas(AnimatedCanvas):
     def n_steps(self) -> int:
         return self.scene.n_steps() if self.scene is not None else K_STEPS
 
+    def picture_height(self, width: int) -> int:
+        least = self.scene.least_height(width) if self.scene is not None else 0
+        return max(self.minimumHeight(), least)
+
     def select_block(self, row: int, col: int) -> None:
         self.block = (row, col)
         self.blockSelected.emit(row, col)
@@ -399,4 +403,5 @@ class TilingView(ViewPanel):
             self.sm_box.setRange(0, scene.grid - 1)
             self.sm_box.setValue(scene.sm)
             self.sm_box.blockSignals(False)
+        self.fit_panels()  # the pipeline's picture may want the controls' room
         return True

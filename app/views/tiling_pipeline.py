@@ -21,7 +21,7 @@ from ...kernels.models.hopper import STAGING_COLS, WARPGROUP, PromoteOp, WarpSpe
 from ...kernels.models.pipeline import ConsumerView, PipelineSchedule, StageState, StageView, Work
 from ..theme import ANIMATION
 from .canvas_image import image_from_codes
-from .tiling_pipeline_layout import PipelineLayout, PipelineTexts, arrange
+from .tiling_pipeline_layout import PipelineLayout, PipelineTexts, arrange, least_height
 
 if TYPE_CHECKING:
     from .animated_canvas import AnimatedCanvas
@@ -51,6 +51,8 @@ class PipelineScene:
         self.sm = 0
         self._layout: PipelineLayout | None = None
         self._layout_key: tuple | None = None
+        self._least_key: tuple | None = None
+        self._least = 0
         self._retime()
 
     # -- state ----------------------------------------------------------------------
@@ -233,6 +235,17 @@ class PipelineScene:
                                   self.model.stages, self.model.consumers,
                                   self.model.bm / self.model.bn)
         return self._layout
+
+    def least_height(self, width: int) -> int:
+        """The least height at which every label and aside has its room (at the floor)."""
+        c = self.canvas
+        key = (width, c.font().key(), c.min_text_pt, self.sm)
+        if self._least_key != key:
+            self._least_key = key
+            self._least = least_height(width, c.font(), c.min_text_pt, self.texts(),
+                                       self.model.stages, self.model.consumers,
+                                       self.model.bm / self.model.bn)
+        return self._least
 
     def map_rect(self) -> QRectF:
         return self.layout().map

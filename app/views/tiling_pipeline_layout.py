@@ -312,3 +312,25 @@ def _columns(width: float, height: float, m: _Measure, pt: float, texts: Pipelin
         cons_head,
         QRectF(x_ring, r.top(), ring_w, m.line), stages, legend, consumers, *zoom,
         arrows=((producer.right() + 2, y, x_ring - 2, y),))
+
+
+def least_height(width: float, font: QFont, floor_pt: float, texts: PipelineTexts,
+                 n_stages: int, n_consumers: int, tile_aspect: float) -> int:
+    """The least canvas height at which the picture has a layout with every text at the
+    floor size (what a view gives it before its optional panels); 0: none up to 4000."""
+    f = QFont(font)
+    f.setPointSizeF(_sizes(font.pointSizeF(), max(floor_pt, 1.0))[-1])
+    m = _Measure(f)
+    pt = f.pointSizeF()
+
+    def fits(h: float) -> bool:
+        return any(build(width, h, m, pt, texts, n_stages, n_consumers, tile_aspect)
+                   is not None for build in (_stacked, _columns))
+
+    lo, hi = 100.0, 4000.0
+    if not fits(hi):
+        return 0
+    while hi - lo > 2:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+    return math.ceil(hi)
