@@ -5,6 +5,8 @@ it back from pixels)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 
 from PySide6.QtGui import QColor
 
@@ -20,10 +22,53 @@ UNKNOWN_COLOR = "#7f7f7f"
 # status colours, shared by the ladder table, the bars, the run form and the telemetry
 THROTTLE_COLOR = "#d46a00"  # a run whose clocks were held back
 FAILED_COLOR = "#d62728"  # a run that failed, a field that is refused
+# the stage's check boxes: their frame (contrast 9.6 on black) and the check drawn in it
+INDICATOR_BORDER = "#b0b0b0"
+STAGE_CHECK = "stage-check.svg"
 
 
 def precision_color(precision: str) -> str:
     return PRECISION_COLORS.get(precision, UNKNOWN_COLOR)
+
+
+# text on a coloured fill (a tile, a lane, a bank, a warpgroup's box): WCAG's ratio for text
+TEXT_CONTRAST = 4.5
+
+
+def relative_luminance(color: QColor) -> float:
+    """WCAG 2's relative luminance of an opaque colour (0 black to 1 white)."""
+
+    def channel(v: float) -> float:
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    return (0.2126 * channel(color.redF()) + 0.7152 * channel(color.greenF())
+            + 0.0722 * channel(color.blueF()))
+
+
+def contrast_ratio(a: QColor, b: QColor) -> float:
+    """WCAG 2's contrast ratio of two opaque colours, 1 to 21."""
+    hi, lo = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def over(fill: QColor, backdrop: QColor) -> QColor:
+    """``fill`` as it shows over ``backdrop`` (a translucent fill lets it through)."""
+    a = fill.alphaF()
+    return QColor.fromRgbF(*(a * f + (1 - a) * b for f, b in zip(
+        (fill.redF(), fill.greenF(), fill.blueF()),
+        (backdrop.redF(), backdrop.greenF(), backdrop.blueF()), strict=True)))
+
+
+def readable_on(fill: QColor, preferred: QColor, backdrop: QColor | None = None) -> QColor:
+    """The colour for text on ``fill``: ``preferred`` where it keeps TEXT_CONTRAST, else
+    black or white by the fill's luminance, whichever contrasts more (one of them always
+    keeps at least 4.58:1). ``backdrop``: what a translucent fill is painted over."""
+    if fill.alpha() < 255:
+        fill = over(fill, backdrop if backdrop is not None else QColor("black"))
+    if preferred.alpha() == 255 and contrast_ratio(preferred, fill) >= TEXT_CONTRAST:
+        return preferred
+    black, white = QColor("black"), QColor("white")
+    return black if contrast_ratio(black, fill) >= contrast_ratio(white, fill) else white
 
 
 # one colour per GPU of a session (the device comparison bars), in device order
@@ -106,7 +151,19 @@ class Theme:
                 f"QHeaderView::section {{ background: #202020; color: {self.foreground}; }} "
                 "QTableWidget { gridline-color: #606060; } "
                 "QPushButton:disabled, QLineEdit:disabled { color: #707070; } "
-                "QTabBar::tab:selected { background: #303030; }")
+                "QTabBar::tab:selected { background: #303030; } " + self._indicators())
+
+    def _indicators(self) -> str:
+        """Check boxes drawn by the sheet: with a sheet's background, the style drew an
+        unchecked box in the background's own colour (black on black: no box at all)."""
+        box = round(self.font_pt * 96 / 72 * 0.8)
+        check = Path(str(resources.files("gemmscope.resources") / STAGE_CHECK)).as_posix()
+        return (f"QCheckBox::indicator {{ width: {box}px; height: {box}px; "
+                f"border: 2px solid {INDICATOR_BORDER}; border-radius: 3px; "
+                f"background: {self.background}; }} "
+                f"QCheckBox::indicator:checked {{ image: url({check}); }} "
+                f"QCheckBox::indicator:hover {{ border-color: {self.foreground}; }} "
+                "QCheckBox::indicator:disabled { border-color: #606060; }")
 
 
 NORMAL = Theme("normal", background="#ffffff", foreground="#202020", grid_alpha=0.25,

@@ -37,6 +37,10 @@ from .level_ticks import NameAxis
 
 LABEL_MARGIN_PX = 1  # around a value label's text (Qt's 4 set labels apart from the bars)
 LABEL_GAP_PX = 4  # between two value labels side by side
+# the furthest a value label leaves its bar's top to clear a cuBLAS line; where it would
+# have to go further (a short bar under the line: the label sat 30-45 px over its bar as
+# if the bar were taller), it stays on its bar and the line passes behind its opaque box
+CLEAR_LINE_PX = 12
 
 EMPTY_LADDER = "No ladder results yet: run the ladder (L) or open a recording"
 
@@ -507,6 +511,8 @@ class LadderBars(Chart):
             label.setVisible(fits)
             if fits:
                 kept.append(rect)
+            self._set_fill(label, bool(self._line_crossings(rect, i, height_px,
+                                                            1 / per_px)))
         self._draw_band()
 
     def _label_pt(self, slot_px: float) -> float:
@@ -529,12 +535,23 @@ class LadderBars(Chart):
                 return pt
             pt = max(floor, pt - 0.5)
 
+    def _label_fill(self, opaque: bool) -> QColor:
+        back = QColor(self.theme.background)
+        back.setAlpha(255 if opaque else 200)  # readable where a cuBLAS line runs behind
+        return back
+
+    def _set_fill(self, label: pg.TextItem, opaque: bool) -> None:
+        """A label's box: opaque where a cuBLAS line runs behind it (the text stays clean)."""
+        want = self._label_fill(opaque)
+        if label.fill.color() != want:
+            label.fill = pg.mkBrush(want)
+            label.update()
+
     def _make_labels(self, n: int) -> None:
         plot = self.getPlotItem()
         while len(self.labels) < n:
-            back = QColor(self.theme.background)
-            back.setAlpha(200)  # readable where a cuBLAS line runs behind it
-            label = pg.TextItem("", anchor=(0.5, 1), color=self.theme.foreground, fill=back)
+            label = pg.TextItem("", anchor=(0.5, 1), color=self.theme.foreground,
+                                fill=self._label_fill(False))
             label.setZValue(20)
             label.textItem.document().setDocumentMargin(LABEL_MARGIN_PX)
             # repainted from pixmaps while its text, place and type are unchanged (a
@@ -584,7 +601,7 @@ class LadderBars(Chart):
             bottom = height_px - (float(self.label_tops[i]) - self.floor) * per_px - 1
             rect = QRectF(cx - size.width() / 2, bottom - size.height(), size.width(),
                           size.height())
-            self._clear_lines(rect, i, height_px, per_px)
+            self._clear_lines(rect, i, height_px, per_px, bottom)
             # one step up at most, over a left neighbour on its own bar (no staircase); a
             # label that still collides is hidden by the caller
             if rects and not raised[-1] and rect.intersects(rects[-1].adjusted(-2, -1, 2, 1)):
@@ -592,16 +609,28 @@ class LadderBars(Chart):
                 raised.append(True)
             else:
                 raised.append(False)
-            self._clear_lines(rect, i, height_px, per_px)
+            self._clear_lines(rect, i, height_px, per_px, rect.bottom())
             rects.append(rect)
         return rects
 
-    def _clear_lines(self, rect: QRectF, i: int, height_px: float, per_px: float) -> None:
-        """Never on a cuBLAS line: a label that would cross one over bar ``i`` moves up to
-        sit just above it (lines from the highest down, so it clears them all)."""
-        for lo, hi, y in sorted(self._ref_spans, key=lambda span: span[2]):
+    def _line_crossings(self, rect: QRectF, i: int, height_px: float, per_px: float
+                        ) -> list[float]:
+        """The cuBLAS lines over bar ``i`` that run through ``rect`` (plot pixels, y down)."""
+        out = []
+        for lo, hi, y in self._ref_spans:
             line_px = height_px - (y - self.floor) * per_px
             if lo - 0.5 <= i <= hi + 0.5 and rect.top() - 3 <= line_px <= rect.bottom() + 3:
+                out.append(line_px)
+        return out
+
+    def _clear_lines(self, rect: QRectF, i: int, height_px: float, per_px: float,
+                     home: float) -> None:
+        """A label over bar ``i`` that a cuBLAS line would cross moves up to sit just above
+        the line where that keeps it by its bar (at most CLEAR_LINE_PX over ``home``, its
+        bottom's place on the bar); else it stays, and :meth:`place_labels` makes its box
+        opaque so that the line passes behind the text, not through it."""
+        for line_px in sorted(self._line_crossings(rect, i, height_px, per_px)):
+            if home - (line_px - 4) <= CLEAR_LINE_PX:
                 rect.moveBottom(line_px - 4)
 
     def _describe(self, x: float, y: float) -> str | None:

@@ -70,6 +70,11 @@ class AnimatedCanvas(PaintedText, QWidget):
     def draw(self, painter: QPainter) -> None:
         raise NotImplementedError
 
+    def picture_height(self, width: int) -> int:
+        """The height the picture wants at ``width`` before a view's optional panels get
+        room (a subclass whose picture needs more says so)."""
+        return self.minimumHeight()
+
     def line_px(self) -> float:
         """One row of painted text: the canvas font's line height and a little air (the
         pictures place their rows of text by it, so larger type gets larger rows)."""

@@ -201,7 +201,8 @@ class BanksCanvas(WarpAccessCanvas):
             label = str(b)
             if state == "conflict":
                 label = f"{int(self._report.load[:, b].max())}×"
-            self.draw_text(painter, rect, label, "text", Qt.AlignmentFlag.AlignCenter)
+            self.draw_text(painter, rect, label, "text", Qt.AlignmentFlag.AlignCenter,
+                           on=ANIMATION.color(state))
 
     def draw_cells(self, painter: QPainter) -> None:
         rep = self._report
@@ -220,7 +221,7 @@ class BanksCanvas(WarpAccessCanvas):
             if self.selected_lane in lanes:
                 painter.setPen(QPen(ANIMATION.color("selection"), 2))
                 painter.drawRect(rect.adjusted(2, 2, -2, -2))
-            self.draw_cell_lanes(painter, rect, lanes)
+            self.draw_cell_lanes(painter, rect, lanes, color)
         left, _, h = self._grid()
         for p in range(rep.phases):
             if rep.load[p].any():
@@ -233,14 +234,16 @@ class BanksCanvas(WarpAccessCanvas):
                     self._cut_places.append((QRectF(place), f"phase {p}"))
                 self.draw_text(painter, place, label, "muted_text", optional=True)
 
-    def draw_cell_lanes(self, painter: QPainter, rect: QRectF, lanes: list[int]) -> None:
+    def draw_cell_lanes(self, painter: QPainter, rect: QRectF, lanes: list[int],
+                        fill: QColor) -> None:
         """The lanes served by a cell: "12", or "12+3" where 4 lanes read one word (a
-        broadcast). Where "12+3" does not fit, "12" and a tooltip naming them all."""
+        broadcast). Where "12+3" does not fit, "12" and a tooltip naming them all; in
+        black or white, whichever reads on the cell's ``fill``."""
         black, center = QColor("black"), Qt.AlignmentFlag.AlignCenter
         if len(lanes) > 1:
             full = f"{lanes[0]}+{len(lanes) - 1}"
             if self._fitting_size(rect, full, int(center | Qt.AlignmentFlag.AlignVCenter)) > 0:
-                self.draw_text(painter, rect, full, black, center)
+                self.draw_text(painter, rect, full, black, center, on=fill)
                 return
             self._cut_places.append((QRectF(rect), "one word, read by lanes "
                                      + ", ".join(map(str, lanes))))
@@ -249,7 +252,7 @@ class BanksCanvas(WarpAccessCanvas):
             # a cell too small for its lane's number (many wavefronts on a small stage):
             # the lane's colour and the lane row above say it; the tooltip names it
             self._cut_places.append((QRectF(rect), f"lane {lanes[0]}"))
-        self.draw_text(painter, rect, str(lanes[0]), black, center, optional=True)
+        self.draw_text(painter, rect, str(lanes[0]), black, center, optional=True, on=fill)
 
     def draw_lanes(self, painter: QPainter) -> None:
         rep = self._report
@@ -265,7 +268,7 @@ class BanksCanvas(WarpAccessCanvas):
                 continue
             painter.fillRect(rect, ANIMATION.lane(lane))
             self.draw_text(painter, rect, str(lane), QColor("black"),
-                           Qt.AlignmentFlag.AlignCenter)
+                           Qt.AlignmentFlag.AlignCenter, on=ANIMATION.lane(lane))
             if lane == self.selected_lane:
                 target = self.cell_rect(int(rep.lane_phase[lane]),
                                         int(rep.lane_wavefront[lane]),

@@ -118,10 +118,10 @@ class CoalescingCanvas(WarpAccessCanvas):
             return
         for lane in range(32):
             rect = self.lane_rect(lane)
-            painter.fillRect(rect, ANIMATION.lane(lane) if rep.active[lane]
-                             else ANIMATION.color("unused"))
+            fill = ANIMATION.lane(lane) if rep.active[lane] else ANIMATION.color("unused")
+            painter.fillRect(rect, fill)
             self.draw_text(painter, rect, str(lane), QColor("black"),
-                           Qt.AlignmentFlag.AlignCenter)
+                           Qt.AlignmentFlag.AlignCenter, on=fill)
 
     def sector_index(self, sector: int) -> int:
         assert self._report is not None

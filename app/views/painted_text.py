@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QHelpEvent, QPainter
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from ..theme import ANIMATION
+from ..theme import ANIMATION, readable_on
 from ..widgets.plain import plain_tooltip
 
 TEXT_SCALES = (1.0, 0.9, 0.8, 0.7, 0.6)  # tried in turn, of the canvas font's size
@@ -41,16 +41,23 @@ class PaintedText:
     def draw_text(self, painter: QPainter, rect: QRectF, text: str,
                   color: str | QColor = "text",
                   align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft,
-                  wrap: bool = False, optional: bool = False) -> None:
+                  wrap: bool = False, optional: bool = False,
+                  max_pt: float | None = None, on: QColor | None = None) -> None:
         """``text`` in ``rect``, in the canvas's font, or smaller (TEXT_SCALES)
         where it does not fit; what still does not fit is cut with "…", listed in
         ``cut_texts`` and shown whole in the tooltip over its place. An ``optional`` text
-        (an aside the picture says elsewhere too) is left out instead of cut."""
-        painter.setPen(color if isinstance(color, QColor) else ANIMATION.color(color))
+        (an aside the picture says elsewhere too) is left out instead of cut. ``max_pt``:
+        no larger than this (a picture that measured its layout in one size keeps it).
+        ``on``: the fill behind the text (a tile, a lane): the colour is then one that
+        keeps WCAG's 4.5:1 on it (``color`` where it does, else black or white)."""
+        pen = color if isinstance(color, QColor) else ANIMATION.color(color)
+        if on is not None:
+            pen = readable_on(on, pen, ANIMATION.color("background"))
+        painter.setPen(pen)
         flags = int(align | Qt.AlignmentFlag.AlignVCenter)
         if wrap:
             flags = int(align | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap)
-        size = self._fitting_size(rect, text, flags)
+        size = self._fitting_size(rect, text, flags, max_pt)
         if size < 0 and optional:
             self.left_out.append(text)
             return
@@ -71,12 +78,15 @@ class PaintedText:
         painter.drawText(rect, flags, text)
         painter.setFont(base)
 
-    def _fitting_size(self, rect: QRectF, text: str, flags: int) -> float:
+    def _fitting_size(self, rect: QRectF, text: str, flags: int,
+                      max_pt: float | None = None) -> float:
         """The largest point size (of the canvas font, down to MIN_TEXT_SCALE of it) at
         which ``text`` fits ``rect``; negative (the smallest) where none does."""
         assert isinstance(self, QWidget)
         base = self.font().pointSizeF()
         floor = max(self.min_text_pt, 1.0)
+        if max_pt is not None:
+            base = min(base, max(max_pt, floor))
         key = (text, round(rect.width()), round(rect.height()), flags, base, floor)
         size = self._fit_cache.get(key)
         if size is not None:

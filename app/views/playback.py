@@ -155,7 +155,8 @@ class ViewPanel(QWidget, View):
         room = self.height() - m.top() - m.bottom() - need(self.bar)
         room -= sum(need(w) for w in self.optional)
         share = STAGE_CANVAS_SHARE if self.stage else CANVAS_SHARE
-        wanted = max(self.canvas.minimumHeight(), share * self.height())
+        wanted = max(self.canvas.picture_height(self.canvas.width() or width),
+                     share * self.height())
         for w in self.optional:
             show = room >= wanted
             if not show:

@@ -69,6 +69,10 @@ class TilingCanvas(AnimatedCanvas):
     def n_steps(self) -> int:
         return self.scene.n_steps() if self.scene is not None else K_STEPS
 
+    def picture_height(self, width: int) -> int:
+        least = self.scene.least_height(width) if self.scene is not None else 0
+        return max(self.minimumHeight(), least)
+
     def select_block(self, row: int, col: int) -> None:
         self.block = (row, col)
         self.blockSelected.emit(row, col)
@@ -233,7 +237,8 @@ class TilingCanvas(AnimatedCanvas):
                 self.fill(painter, rect, ANIMATION.color(color), grid)
                 self.draw_text(painter, QRectF(rect.left() + 4, rect.top() + 2,
                                                rect.width() - 8, self.line_px()),
-                               f"#{order[r, c]}", "muted_text", optional=True)
+                               f"#{order[r, c]}", "muted_text", optional=True,
+                               on=ANIMATION.color(color))
         for r in range(BLOCKS):
             for k in range(K_STEPS):
                 color = ("a_operand" if (r == br and k == self.step) else
@@ -290,7 +295,9 @@ class TilingCanvas(AnimatedCanvas):
                 flags = int(Qt.AlignmentFlag.AlignCenter | Qt.AlignmentFlag.AlignVCenter)
                 if self._fitting_size(rect, label, flags) < 0:  # narrow stages: short
                     label = f"s{s}" + ("" if k is None else f"\nK{k + 1}")
-                self.draw_text(painter, rect, label, "text", Qt.AlignmentFlag.AlignCenter)
+                under = state if fill >= 0.5 else "stage_empty"  # at the label's middle
+                self.draw_text(painter, rect, label, "text", Qt.AlignmentFlag.AlignCenter,
+                               on=ANIMATION.color(under))
 
     def draw_block_tile(self, painter: QPainter) -> None:
         m, z = self.model, self.zoom_rect()
@@ -396,4 +403,5 @@ class TilingView(ViewPanel):
             self.sm_box.setRange(0, scene.grid - 1)
             self.sm_box.setValue(scene.sm)
             self.sm_box.blockSignals(False)
+        self.fit_panels()  # the pipeline's picture may want the controls' room
         return True

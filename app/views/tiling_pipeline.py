@@ -21,6 +21,7 @@ from ...kernels.models.hopper import STAGING_COLS, WARPGROUP, PromoteOp, WarpSpe
 from ...kernels.models.pipeline import ConsumerView, PipelineSchedule, StageState, StageView, Work
 from ..theme import ANIMATION
 from .canvas_image import image_from_codes
+from .tiling_pipeline_layout import PipelineLayout, PipelineTexts, arrange, least_height
 
 if TYPE_CHECKING:
     from .animated_canvas import AnimatedCanvas
@@ -48,6 +49,10 @@ class PipelineScene:
         self.order = model.block_order(self.gm, self.gn)
         self.owner = model.tile_owners(self.M, self.N, K_STEPS_SHOWN * model.bk)
         self.sm = 0
+        self._layout: PipelineLayout | None = None
+        self._layout_key: tuple | None = None
+        self._least_key: tuple | None = None
+        self._least = 0
         self._retime()
 
     # -- state ----------------------------------------------------------------------
@@ -94,23 +99,156 @@ class PipelineScene:
         view = self.consumer()
         return view.op if view.work is Work.EPILOGUE else 0
 
+    # -- texts ----------------------------------------------------------------------
+    def header_text(self, when: str | None = None, tile: int | None = None) -> str:
+        """The level's configuration, then the selected SM's place in its walk."""
+        m, view = self.model, self.consumer()
+        if when is None:
+            when = ("epilogue" if view.work is Work.EPILOGUE else
+                    f"K step {(view.k_step or 0) + 1}/{K_STEPS_SHOWN}")
+        tile = view.tile if tile is None else tile
+        walk = " → ".join(f"({r},{col})" for r, col in self.tiles)
+        ts = ", ".join(str(t) for t in range(self.sm, self.gm * self.gn, self.grid))
+        return (f"{m.level_id}: persistent, {self.grid} blocks (SMs) for "
+                f"{self.gm * self.gn} tiles of {m.bm}x{m.bn} (C {self.M}x{self.N}), "
+                f"BK={m.bk}, {m.stages} stages, {m.consumers + 1} warpgroups\n"
+                f"SM {self.sm}, tile {tile + 1}/{len(self.tiles)}, {when}: tiles t = {ts} "
+                f"({self.grid} apart): {walk}")
+
+    def map_caption(self) -> str:
+        return (f"C in {self.gm}x{self.gn} tiles; walk in groups of "
+                f"{self.model.group_rows} rows")
+
+    def map_notes(self, tile: int | None = None) -> str:
+        """Which tile is now and which next (of the walk's ``tile``-th, default now)."""
+        i = self.consumer().tile if tile is None else tile
+        cur = self.tiles[i]
+        nxt = self.tiles[i + 1] if i + 1 < len(self.tiles) else None
+        return (f"now ({cur[0]},{cur[1]}) (green); next: "
+                + (f"({nxt[0]},{nxt[1]}) (outlined)" if nxt else "none, last tile")
+                + "\nclick a tile: the SM that computes it")
+
+    def producer_head(self, time: float | None = None) -> str:
+        p = self.schedule.producer_at(self.time() if time is None else time)
+        if p.copying:
+            stages = [str(it % self.model.stages) for it in p.copying]
+            what = "TMA A+Bt →\n" + ("stage " if len(stages) == 1 else "stages ") + \
+                ", ".join(stages)
+        elif p.waiting_for is not None:
+            what = f"waits on\nempty[{p.waiting_stage}]"
+        else:
+            what = "done"
+        return f"WG 0: producer\n{what}"
+
+    PRODUCER_DETAILS = "warps 0-3, 40 registers (setmaxnreg)"
+    RING_LEGEND = "sN TtKk: tile t, K step k\nF: full[s] done, E: arrivals on empty[s]"
+
+    def ring_caption(self) -> str:
+        m = self.model
+        return f"stages: A {m.bm}x{m.bk} + Bt {m.bn}x{m.bk}"
+
+    @staticmethod
+    def stage_head(view: StageView) -> str:
+        head = f"s{view.stage}"
+        if view.iteration is not None and view.state is not StageState.EMPTY:
+            head += f" T{(view.tile or 0) + 1}K{(view.k_step or 0) + 1}"
+        return head
+
+    def lamp(self, view: StageView) -> str:
+        full = view.state in (StageState.FULL, StageState.CONSUMING)
+        arrived = view.empty_arrivals if view.state is StageState.EMPTY else 0
+        return f"F{'●' if full else '○'} E{arrived}/{self.model.consumers}"
+
+    def consumer_text(self, c: int, view: ConsumerView,
+                      op: WgmmaOp | PromoteOp | None) -> tuple[str, str]:
+        """(what consumer ``c`` does now, under its name; its rows and warps, and the
+        rest of what it does) for its box."""
+        m = self.model
+        rows = m.consumer_rows(c)
+        if view.work is Work.WAIT:
+            what = f"waits on full[{view.stage}]"
+        elif view.work is Work.EPILOGUE:
+            what = (f"epilogue: cols {view.op * STAGING_COLS}-"
+                    f"{(view.op + 1) * STAGING_COLS - 1}\nst.shared → TMA store")
+        elif view.work is Work.DONE:
+            what = "done"
+        elif isinstance(op, PromoteOp):
+            what = (f"promote (FP32 FMAs)\nacc += tmp·sa·sb\ncols {op.c.col}-"
+                    f"{op.c.col + op.c.cols - 1}")
+        else:
+            assert isinstance(op, WgmmaOp)
+            n_mma = sum(isinstance(o, WgmmaOp) for o in m.wgmma_ops(c, 0))
+            what = (f"wgmma {op.shape}\n{view.op + 1} of {len(m.wgmma_ops(c, 0))} "
+                    f"({n_mma} wgmma) ← s{view.stage}\nk {op.a.col}-"
+                    f"{op.a.col + op.a.cols - 1}, cols {op.c.col}-{op.c.col + op.c.cols - 1}")
+        parts = what.split("\n")
+        head = "\n".join([f"WG {c + 1}: consumer {c}", *parts[:2]])
+        details = [*parts[2:], f"rows {rows.row}-{rows.row + rows.rows - 1}, warps "
+                   f"{4 * (c + 1)}-{4 * (c + 1) + 3}"]
+        return head, "\n".join(details)
+
+    OPERANDS = "A {bm}x{bk}\nBt {bn}x{bk}\n(K across)"
+
+    def texts(self) -> PipelineTexts:
+        """Every text of the picture in each form the animation shows (the layout makes
+        room for the longest, so nothing moves while it plays)."""
+        m, sched = self.model, self.schedule
+        times = [slot + f for slot in range(sched.n_slots) for f in (0.0, 0.3, 0.6, 0.95)]
+        heads, stage_heads, lamps, lines, c_heads = set(), set(), set(), set(), set()
+        rows = 0
+        for t in times:
+            heads.add(self.producer_head(t))
+            for s in range(m.stages):
+                view = sched.stage_at(s, t)
+                stage_heads.add(self.stage_head(view))
+                lamps.add(self.lamp(view))
+            view = sched.consumer_at(t)
+            op = None
+            if view.work is Work.MMA and view.k_step is not None:
+                op = m.wgmma_ops(0, view.k_step)[view.op]
+            for c in range(m.consumers):
+                head, details = self.consumer_text(c, view, op)
+                box = [*head.split("\n"), *details.split("\n")]
+                c_heads.add(head)
+                lines.update(box)
+                rows = max(rows, len(box))
+        whens = [f"K step {k + 1}/{K_STEPS_SHOWN}" for k in range(K_STEPS_SHOWN)]
+        header = tuple({self.header_text(when, tile) for when in [*whens, "epilogue"]
+                        for tile in range(len(self.tiles))})
+        notes = tuple(self.map_notes(tile) for tile in range(len(self.tiles)))
+        return PipelineTexts(
+            header, self.map_caption(), notes, tuple(sorted(heads)), self.PRODUCER_DETAILS,
+            self.ring_caption(), tuple(sorted(stage_heads)), tuple(sorted(lamps)),
+            self.RING_LEGEND, tuple(sorted(c_heads)), tuple(sorted(lines)), rows,
+            tuple({self.describe_thread(t) for t in  # the longest forms: ids of 1 to 3 digits
+                   (getattr(self.canvas, "tid", 0), 0, 1, 5 * 32 + 31, m.threads - 1)}),
+            self.OPERANDS.format(bm=m.bm, bn=m.bn, bk=m.bk))
+
     # -- geometry -------------------------------------------------------------------
-    def _regions(self) -> tuple[QRectF, QRectF, QRectF]:
-        line = self.canvas.line_px()
-        r = QRectF(self.canvas.rect()).adjusted(10, 8 + 2 * line, -10, -10)  # title: 2 lines
-        left = QRectF(r.left(), r.top(), r.width() * 0.34, r.height())
-        right = QRectF(left.right() + 16, r.top(), r.right() - left.right() - 16, r.height())
-        pipe = QRectF(right.left(), right.top(), right.width(),
-                      max(right.height() * 0.42, 8 * line))
-        zoom_area = QRectF(right.left(), pipe.bottom() + line + 4, right.width(),
-                           right.bottom() - pipe.bottom() - line - 4)
-        return left, pipe, zoom_area
+    def layout(self) -> PipelineLayout:
+        c = self.canvas
+        font = c.font()
+        key = (c.width(), c.height(), font.key(), c.min_text_pt, self.sm)
+        if self._layout is None or self._layout_key != key:
+            self._layout_key = key
+            self._layout = arrange(c.width(), c.height(), font, c.min_text_pt, self.texts(),
+                                  self.model.stages, self.model.consumers,
+                                  self.model.bm / self.model.bn)
+        return self._layout
+
+    def least_height(self, width: int) -> int:
+        """The least height at which every label and aside has its room (at the floor)."""
+        c = self.canvas
+        key = (width, c.font().key(), c.min_text_pt, self.sm)
+        if self._least_key != key:
+            self._least_key = key
+            self._least = least_height(width, c.font(), c.min_text_pt, self.texts(),
+                                       self.model.stages, self.model.consumers,
+                                       self.model.bm / self.model.bn)
+        return self._least
 
     def map_rect(self) -> QRectF:
-        left, _, _ = self._regions()
-        line = self.canvas.line_px()
-        side = min(left.width(), left.height() - 5 * line)  # the walk's text under it
-        return QRectF(left.left(), left.top() + line, side, side)
+        return self.layout().map
 
     def tile_rect(self, row: int, col: int) -> QRectF:
         m = self.map_rect()
@@ -118,43 +256,19 @@ class PipelineScene:
         return QRectF(m.left() + col * w, m.top() + row * h, w, h)
 
     def producer_rect(self) -> QRectF:
-        _, pipe, _ = self._regions()
-        line = self.canvas.line_px()
-        return QRectF(pipe.left(), pipe.top() + line, pipe.width() * 0.17,
-                      pipe.height() - 2 * line)
+        return self.layout().producer
 
     def stage_rect(self, stage: int) -> QRectF:
         """The stage's box (its state colour fills it from the bottom)."""
-        _, pipe, _ = self._regions()
-        x0, x1 = pipe.left() + pipe.width() * 0.2, pipe.left() + pipe.width() * 0.62
-        w = (x1 - x0) / self.model.stages
-        line = self.canvas.line_px()  # the caption and a stage's head above, its lamps below
-        return QRectF(x0 + stage * w + 3, pipe.top() + 2 * line, w - 6,
-                      pipe.height() - 5 * line)
+        return self.layout().stages[stage]
 
     def consumer_rect(self, consumer: int) -> QRectF:
-        _, pipe, _ = self._regions()
-        n = self.model.consumers
-        line = self.canvas.line_px()
-        h = (pipe.height() - 2 * line) / n
-        return QRectF(pipe.left() + pipe.width() * 0.66, pipe.top() + line + consumer * h,
-                      pipe.width() * 0.34, h - 6)
+        return self.layout().consumers[consumer]
 
     def _zoom_parts(self) -> tuple[QRectF, QRectF, QRectF]:
         """(A strip, B strip, C tile): A is BM x BK left of C, B (as K x BN) above it."""
-        _, _, area = self._regions()
-        m = self.model
-        a_w = 0.18 * area.width()
-        b_h = 0.22 * area.height()
-        gap = 6.0
-        line = self.canvas.line_px()
-        avail_w, avail_h = area.width() - a_w - gap, area.height() - b_h - gap - line
-        scale = max(0.0, min(avail_w / m.bn, avail_h / m.bm))
-        cw, ch = m.bn * scale, m.bm * scale
-        c = QRectF(area.left() + a_w + gap, area.top() + line + b_h + gap, cw, ch)
-        a = QRectF(area.left(), c.top(), a_w, ch)
-        b = QRectF(c.left(), area.top() + line, cw, b_h)
-        return a, b, c
+        lay = self.layout()
+        return lay.a, lay.b, lay.c
 
     def zoom_rect(self) -> QRectF:
         return self._zoom_parts()[2]
@@ -165,6 +279,15 @@ class PipelineScene:
         return QRectF(z.left() + col * cw, z.top() + row * ch, cw, ch)
 
     # -- drawing --------------------------------------------------------------------
+    def _text(self, painter: QPainter, rect: QRectF, text: str,
+              color: str | QColor = "text",
+              align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft,
+              wrap: bool = False, optional: bool = False, on: QColor | None = None) -> None:
+        """A text in the size the layout was measured in (or smaller, where it must);
+        ``on``: the fill behind it (the text then keeps 4.5:1 on it)."""
+        self.canvas.draw_text(painter, rect, text, color, align, wrap, optional,
+                              max_pt=self.layout().point_size, on=on)
+
     def draw(self, painter: QPainter) -> None:
         self.draw_title(painter)
         self.draw_tile_map(painter)
@@ -174,23 +297,13 @@ class PipelineScene:
         self.draw_zoom(painter)
 
     def draw_title(self, painter: QPainter) -> None:
-        m, view = self.model, self.consumer()
-        when = ("epilogue" if view.work is Work.EPILOGUE else
-                f"K step {(view.k_step or 0) + 1}/{K_STEPS_SHOWN}")
-        text = (f"{m.level_id}: persistent, {self.grid} blocks (SMs) for "
-                f"{self.gm * self.gn} tiles of {m.bm}x{m.bn} (C {self.M}x{self.N}), "
-                f"BK={m.bk}, {m.stages} stages, {m.consumers + 1} warpgroups — SM "
-                f"{self.sm}, tile {view.tile + 1}/{len(self.tiles)}, {when}")
-        self.canvas.draw_text(painter, QRectF(10, 4, self.canvas.width() - 20,
-                                              2 * self.canvas.line_px()), text, wrap=True)
+        self._text(painter, self.layout().header, self.header_text(), wrap=True)
 
     def draw_tile_map(self, painter: QPainter) -> None:
-        c = self.canvas
-        mrect = self.map_rect()
-        c.draw_text(painter, QRectF(mrect.left(), mrect.top() - c.line_px(),
-                                    self._regions()[0].width(), c.line_px()),
-                    f"C in {self.gm}x{self.gn} tiles; walk in groups of "
-                    f"{self.model.group_rows} rows", "muted_text", optional=True)
+        lay = self.layout()
+        mrect = lay.map
+        self._text(painter, lay.map_caption, self.map_caption(), "muted_text", wrap=True,
+                    optional=True)
         now = self.consumer().tile
         mine = {tile: i for i, tile in enumerate(self.tiles)}
         grid = ANIMATION.color("grid")
@@ -215,46 +328,26 @@ class PipelineScene:
         if nxt is not None:
             painter.setPen(QPen(ANIMATION.color("selection"), 2))
             painter.drawRect(self.tile_rect(*nxt).adjusted(1, 1, -1, -1))
-        cur = self.current_tile()
-        walk = " → ".join(f"({r},{col})" for r, col in self.tiles)
-        ts = ", ".join(str(t) for t in range(self.sm, self.gm * self.gn, self.grid))
-        lines = (f"SM {self.sm} computes tiles t = {ts} ({self.grid} apart): "
-                 f"{walk}\nnow ({cur[0]},{cur[1]}) (green); next: "
-                 + (f"({nxt[0]},{nxt[1]}) (outlined)" if nxt else "none, last tile")
-                 + "\nclick a tile: the SM that computes it")
-        left, _, _ = self._regions()
-        c.draw_text(painter, QRectF(left.left(), mrect.bottom() + 6, left.width(),
-                                    left.bottom() - mrect.bottom() - 6), lines, "muted_text",
-                    wrap=True, optional=True)  # the map says it too, in colours
+        self._text(painter, lay.map_notes, self.map_notes(), "muted_text", wrap=True,
+                    optional=True)  # the map says it too, in colours
 
     def draw_producer(self, painter: QPainter) -> None:
-        rect = self.producer_rect()
+        lay = self.layout()
+        rect = lay.producer
         self.canvas.fill(painter, rect, ANIMATION.color("producer"), ANIMATION.color("grid"))
-        p = self.schedule.producer_at(self.time())
-        if p.copying:
-            what = "TMA A+Bt →\n" + ", ".join(
-                f"stage {it % self.model.stages}" for it in p.copying)
-        elif p.waiting_for is not None:
-            what = f"waits on\nempty[{p.waiting_stage}]"
-        else:
-            what = "done"
         # what it does now first; who it is under that, where there is room
         inner = rect.adjusted(4, 4, -4, -4)
-        line = self.canvas.line_px()
-        head = QRectF(inner.left(), inner.top(), inner.width(), 3 * line)
-        self.canvas.draw_text(painter, head, f"WG 0: producer\n{what}", QColor("black"),
-                              wrap=True)
-        self.canvas.draw_text(painter, inner.adjusted(0, 3 * line + 4, 0, 0),
-                              "warps 0-3, 40 registers (setmaxnreg)", QColor("black"),
-                              wrap=True, optional=True)
+        head = QRectF(inner.left(), inner.top(), inner.width(), lay.producer_head_px)
+        self._text(painter, head, self.producer_head(), QColor("black"),
+                   wrap=True, on=ANIMATION.color("producer"))
+        self._text(painter, inner.adjusted(0, lay.producer_head_px + 4, 0, 0),
+                   self.PRODUCER_DETAILS, QColor("black"), wrap=True, optional=True,
+                   on=ANIMATION.color("producer"))
 
     def draw_stages(self, painter: QPainter) -> None:
-        m = self.model
-        _, pipe, _ = self._regions()
-        line = self.canvas.line_px()
-        self.canvas.draw_text(painter, QRectF(self.stage_rect(0).left(), pipe.top(),
-                                              pipe.width() * 0.46, line),
-                              f"stages: A {m.bm}x{m.bk} + Bt {m.bn}x{m.bk}", "muted_text",
+        m, lay = self.model, self.layout()
+        line = lay.line
+        self._text(painter, lay.ring_caption, self.ring_caption(), "muted_text",
                               optional=True)
         a_share = m.bm / (m.bm + m.bn)
         for view in self.stages():
@@ -267,70 +360,36 @@ class PipelineScene:
             painter.setPen(ANIMATION.color("grid"))
             y = rect.top() + rect.height() * a_share
             painter.drawLine(QPointF(rect.left(), y), QPointF(rect.right(), y))
-            head = f"s{view.stage}"
-            if view.iteration is not None and view.state is not StageState.EMPTY:
-                head += f" T{(view.tile or 0) + 1}K{(view.k_step or 0) + 1}"
-            self.canvas.draw_text(painter, QRectF(rect.left() - 2, rect.top() - line,
-                                                  rect.width() + 4, line), head, "text",
+            self._text(painter, QRectF(rect.left() - 3, rect.top() - line,
+                                                  rect.width() + 6, line),
+                                  self.stage_head(view), "text",
                                   Qt.AlignmentFlag.AlignCenter, optional=True)
             full = view.state in (StageState.FULL, StageState.CONSUMING)
-            arrived = view.empty_arrivals if view.state is StageState.EMPTY else 0
-            lamp = QRectF(rect.left() - 2, rect.bottom() + 2, rect.width() + 4, line)
-            self.canvas.draw_text(painter, lamp, f"F{'●' if full else '○'} "
-                                  f"E{arrived}/{m.consumers}",
+            lamp = QRectF(rect.left() - 3, rect.bottom() + 2, rect.width() + 6, line)
+            self._text(painter, lamp, self.lamp(view),
                                   "ok" if full else "muted_text", Qt.AlignmentFlag.AlignCenter,
                                   optional=True)
-        legend = ("sN TtKk: tile t, K step k\nF: full[s] done, E: arrivals on empty[s]")
-        self.canvas.draw_text(painter, QRectF(self.stage_rect(0).left(),
-                                              pipe.bottom() - 2 * line + 6,
-                                              pipe.right() - self.stage_rect(0).left(),
-                                              2 * line), legend, "muted_text",
+        self._text(painter, lay.legend, self.RING_LEGEND, "muted_text", wrap=True,
                               optional=True)  # an aside: left out where it has no room
 
     def draw_consumers(self, painter: QPainter) -> None:
-        m, view = self.model, self.consumer()
+        m, view, lay = self.model, self.consumer(), self.layout()
         op = self.current_op()
         for c in range(m.consumers):
             rect = self.consumer_rect(c)
             self.canvas.fill(painter, rect, ANIMATION.consumer(c), ANIMATION.color("grid"))
-            rows = m.consumer_rows(c)
-            if view.work is Work.WAIT:
-                what = f"waits on full[{view.stage}]"
-            elif view.work is Work.EPILOGUE:
-                what = (f"epilogue: cols {view.op * STAGING_COLS}-"
-                        f"{(view.op + 1) * STAGING_COLS - 1}\nst.shared → TMA store")
-            elif view.work is Work.DONE:
-                what = "done"
-            elif isinstance(op, PromoteOp):
-                what = (f"promote (FP32 FMAs)\nacc += tmp·sa·sb\ncols {op.c.col}-"
-                        f"{op.c.col + op.c.cols - 1}")
-            else:
-                assert isinstance(op, WgmmaOp)
-                n_mma = sum(isinstance(o, WgmmaOp) for o in m.wgmma_ops(c, 0))
-                what = (f"wgmma {op.shape}\n{view.op + 1} of {len(m.wgmma_ops(c, 0))} "
-                        f"({n_mma} wgmma) ← s{view.stage}\nk {op.a.col}-"
-                        f"{op.a.col + op.a.cols - 1}, cols {op.c.col}-{op.c.col + op.c.cols - 1}")
+            head, details = self.consumer_text(c, view, op)
             # what it does now first; whose rows and warps under that, where there is room
-            inner = rect.adjusted(4, 2, -4, -2)
-            parts = what.split("\n")
-            text = "\n".join([f"WG {c + 1}: consumer {c}", *parts[:2]])
-            lines = text.count("\n") + 1
-            line = self.canvas.line_px()
-            self.canvas.draw_text(painter, QRectF(inner.left(), inner.top(), inner.width(),
-                                                  min(inner.height(), lines * line)),
-                                  text, QColor("black"), wrap=True)
-            details = [*parts[2:], f"rows {rows.row}-{rows.row + rows.rows - 1}, warps "
-                       f"{4 * (c + 1)}-{4 * (c + 1) + 3}"]
-            self.canvas.draw_text(painter, inner.adjusted(0, lines * line, 0, 0),
-                                  "\n".join(details), QColor("black"), wrap=True,
-                                  optional=True)
-        prod, first = self.producer_rect(), self.stage_rect(0)
-        last = self.stage_rect(m.stages - 1)
+            inner = rect.adjusted(4, 3, -4, -2)
+            head_px = lay.consumer_head_px
+            self._text(painter, QRectF(inner.left(), inner.top(), inner.width(),
+                                                  min(inner.height(), head_px)),
+                       head, QColor("black"), wrap=True, on=ANIMATION.consumer(c))
+            self._text(painter, inner.adjusted(0, head_px, 0, 0), details,
+                       QColor("black"), wrap=True, optional=True, on=ANIMATION.consumer(c))
         painter.setPen(QPen(ANIMATION.color("muted_text"), 2))
-        y = prod.center().y()
-        painter.drawLine(QPointF(prod.right() + 2, y), QPointF(first.left() - 4, y))
-        painter.drawLine(QPointF(last.right() + 4, y),
-                         QPointF(self.consumer_rect(0).left() - 2, y))
+        for x0, y0, x1, y1 in lay.arrows:
+            painter.drawLine(QPointF(x0, y0), QPointF(x1, y1))
 
     def zoom_codes(self) -> np.ndarray:
         """(BM, BN) codes of the zoom: consumer c's rows CONSUMER + c, then the selected
@@ -390,18 +449,16 @@ class PipelineScene:
                 bottom_right = self.tile_cell_rect(r0 + t.rows - 1,
                                                    t.col + t.cols - 1).bottomRight()
                 painter.drawRect(QRectF(top_left, bottom_right).adjusted(1, 1, -1, -1))
-        self.canvas.draw_text(painter, QRectF(a_rect.left(), b_rect.top(), a_rect.width(),
-                                              b_rect.height()),
-                              f"A {m.bm}x{m.bk}\nBt {m.bn}x{m.bk}\n(K across)",
-                              "muted_text", Qt.AlignmentFlag.AlignCenter, optional=True)
-        line = self.canvas.line_px()
-        self.canvas.draw_text(painter, QRectF(a_rect.left(), b_rect.top() - line,
-                                              self.canvas.width() - a_rect.left() - 10, line),
-                              self.describe_thread(), "muted_text", optional=True)
+        lay = self.layout()
+        self._text(painter, lay.operands, self.OPERANDS.format(
+            bm=m.bm, bn=m.bn, bk=m.bk), "muted_text", Qt.AlignmentFlag.AlignCenter,
+            optional=True)
+        self._text(painter, lay.thread, self.describe_thread(), "muted_text",
+                              wrap=True, optional=True)
 
-    def describe_thread(self) -> str:
+    def describe_thread(self, tid: int | None = None) -> str:
         m = self.model
-        tid = getattr(self.canvas, "tid", 0)
+        tid = getattr(self.canvas, "tid", 0) if tid is None else tid
         warp = tid // 32
         c = m.consumer_of(warp)
         if c is None:

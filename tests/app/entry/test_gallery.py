@@ -70,13 +70,11 @@ def stage_findings(shot: Shot, window) -> list[str]:
     if any(t.isVisible() for t in window.findChildren(type(window.replay_toolbar))):
         found.append("a toolbar is open on stage")
     view = window.views[shot.tab]
-    if shot.scene:  # a talk's caption band takes its share: the pictures cut no label,
-        # and a block-tiled picture leaves none out (the warp-specialized pipeline's
-        # asides still do under a caption: its zoom has no room there)
+    if shot.scene:  # a talk's caption band takes its share: the pictures (the
+        # warp-specialized pipeline's too) still cut no label and leave none out
         canvas = getattr(view, "canvas", None)
         if shot.tab in PICTURES and canvas is not None:
-            pipeline = getattr(canvas, "scene", None) is not None
-            if canvas.cut_texts or (canvas.left_out and not pipeline):
+            if canvas.cut_texts or canvas.left_out:
                 found.append(f"scene {shot.scene} {shot.tab}: labels cut "
                              f"{canvas.cut_texts[:3]}, left out {canvas.left_out[:3]}")
         return found

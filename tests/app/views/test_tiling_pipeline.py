@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage
 
-from gemmscope.app.theme import ANIMATION
+from gemmscope.app.theme import ANIMATION, PRESENTATION, STAGE_TEXT_PX, px_to_pt
 from gemmscope.app.views.tiling import TilingView
 from gemmscope.app.views.tiling_pipeline import DISPLAY_MN, K_STEPS_SHOWN, STATE_COLOR
 from gemmscope.kernels.models import model_for
@@ -72,7 +72,8 @@ def test_stage_ring_shows_the_models_states(hopper_view, level_id):
         assert [v.stage for v in states] == list(range(m.stages))
         # count the boxes on a line through the ring: as many as the model's stages
         y = inside(scene.stage_rect(0), 0.5, 0.97).y()
-        x0, x1 = scene.producer_rect().right() + 4, scene.consumer_rect(0).left() - 4
+        x0 = scene.producer_rect().right() + 4
+        x1 = scene.stage_rect(m.stages - 1).right() + 3
         bg = rgb(ANIMATION.color("background"))
         runs, inside_box = 0, False
         for x in range(int(x0), int(x1)):
@@ -232,3 +233,38 @@ def test_other_levels_keep_their_picture_and_hide_the_sm_box(hopper_view):
     img = grab(view.canvas)
     c = view.canvas
     assert at(img, inside(c.c_block_rect(0, 0))) == rgb(ANIMATION.color("c_block"))
+
+
+# the canvas a stage gives the picture: under a talk's caption at 1280x720, the tab on
+# stage at 1280x720 and 1366x768, and a smaller projector's share
+STAGE_CANVASES = [(1258, 375), (1258, 494), (1344, 542), (1180, 360)]
+
+
+@pytest.mark.parametrize("level_id", HOPPER)
+@pytest.mark.parametrize("size", STAGE_CANVASES)
+def test_on_stage_every_label_and_aside_is_drawn_at_the_stage_size(qtbot, level_id, size):
+    """On stage the picture keeps its zoom and every aside, none under 18 px, in the room
+    a 1280x720 talk leaves it: at each step and for producer and consumer threads."""
+    view = TilingView(level_id)
+    qtbot.addWidget(view)
+    view.set_animated(False)
+    view.apply_theme(PRESENTATION)
+    c = view.canvas
+    c.setFixedSize(*size)
+    view.show()
+    qtbot.waitExposed(view)
+    scene = c.scene
+    line_px = STAGE_TEXT_PX
+    for step in (0, 2, K_STEPS_SHOWN, K_STEPS_SHOWN + 1, c.n_steps() - 1):
+        for tid in (0, 128 + 70, 256 + 38):
+            c.select_thread(tid)
+            show(c, step, 0.5)
+            grab(c)
+            assert c.cut_texts == [] and c.left_out == [], (step, tid)
+            assert c.smallest_pt >= px_to_pt(STAGE_TEXT_PX) - 0.01
+            zoom, square = scene.zoom_rect(), scene.map_rect()
+            assert zoom.height() >= 3 * line_px and square.height() >= 3 * line_px
+            for rect in (zoom, square, scene.producer_rect(), *map(scene.consumer_rect, (0, 1)),
+                         scene.stage_rect(0)):
+                assert QRectF(c.rect()).contains(rect), (rect, size)
+            assert not scene.zoom_rect().intersects(scene.consumer_rect(1))
