@@ -124,6 +124,9 @@ class SessionStore:
         self.ceilings: dict[int, rec.Ceilings] = {}
         # the latest source_counters event (per-SASS-line counters) of each level
         self.source_counters: dict[str, rec.SourceCounters] = {}
+        # the latest library_kernel event of each reference (record --ncu): the kernel
+        # the library ran, shown by the Code view as a level's build
+        self.library_kernels: dict[str, rec.LibraryKernel] = {}
         # build events by (level, variant, params as sorted JSON), first seen first
         self.builds: dict[tuple[str, str, str], rec.Build] = {}
         self._variant_of: dict[str, str] = {}  # level -> variant of its latest result
@@ -314,6 +317,10 @@ class SessionStore:
         self.builds[(ev.level, ev.variant, params)] = ev  # a restart's copy replaces
         self._changes.add(Change.BUILD)
 
+    def _on_library_kernel(self, ev: rec.LibraryKernel) -> None:
+        self.library_kernels[ev.level] = ev
+        self._changes.add(Change.BUILD)
+
     def build_for(self, level_id: str) -> rec.Build | None:
         """The level's build event: the variant and parameters its latest result ran,
         else that variant, else the first recorded; None where the session has none
@@ -376,6 +383,7 @@ class SessionStore:
         rec.Counters: _on_counters, rec.Build: _on_build, rec.Done: _on_done,
         rec.Joined: _on_device, rec.SourceCounters: _on_source_counters,
         rec.Kernel: _on_kernel, rec.Ceilings: _on_ceilings,
+        rec.LibraryKernel: _on_library_kernel,
     }
 
     def set_baseline(self, baseline: Any) -> None:

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 from ...kernels.protocol.records import Build, SourceCounters
 from ...kernels.toolchain.build_report import param_changes
 from ...kernels.toolchain.sass import SassLine, parse
-from ..core import builds, source_heat
+from ..core import builds, library_build, source_heat
 from ..core.store import Change, SessionStore
 from ..plots.instruction_mix import InstructionMixChart
 from ..theme import Theme, min_text_pt
@@ -232,11 +232,24 @@ class CodeView(QWidget, DrawnInParts):
                                                self.store.builds_of(level_id))
             if found is not None:
                 return found
-        return self.store.build_for(level_id)
+        found = self.store.build_for(level_id)
+        library = self.library_kernel()
+        if found is None and library is not None:  # a reference's kernel, as ncu saw it
+            return library_build.as_build(library)
+        return found
+
+    def library_kernel(self) -> Any:
+        """The shown level's library kernel (a reference's, or a report's), where it has
+        no build of its own; None otherwise."""
+        if self.store is None or self.level_id is None or \
+                self.store.build_for(self.level_id) is not None:
+            return None
+        return self.store.library_kernels.get(self.level_id)
 
     def showing_profiled(self) -> bool:
         """Whether the shown build is the one ncu profiled, not the latest run's."""
         return (self.store is not None and self.level_id is not None and self.build is not None
+                and self.library_kernel() is None
                 and self.build is not self.store.build_for(self.level_id))
 
     def _toggle_profiled(self) -> None:
@@ -288,11 +301,15 @@ class CodeView(QWidget, DrawnInParts):
             self.source.show_text(text)
             return
         code = event.cubin_sha256 or event.code_key  # which code (issue 31 item 2)
-        self.notice.setText(f"{level_id}: {event.kernel or ''} ({event.variant}, "
-                            f"{event.arch or '?'}, {event.compiler or '?'}"
-                            + (f", cubin {code[:12]}" if code else "") + ")"
-                            + ("; the build ncu profiled, not the latest run's"
-                               if self.showing_profiled() else ""))
+        library = self.library_kernel()
+        if library is not None:
+            self.notice.setText(library_build.notice(library))
+        else:
+            self.notice.setText(f"{level_id}: {event.kernel or ''} ({event.variant}, "
+                                f"{event.arch or '?'}, {event.compiler or '?'}"
+                                + (f", cubin {code[:12]}" if code else "") + ")"
+                                + ("; the build ncu profiled, not the latest run's"
+                                   if self.showing_profiled() else ""))
         self._set_files(list(event.sources or {}))
         main = builds.main_source(event)
         if main is None:
@@ -316,6 +333,9 @@ class CodeView(QWidget, DrawnInParts):
             return "select a level to see its code"
         coming = self.store is not None and self.store.not_replayed_yet("build",
                                                                         self.level_id)
+        level = self.store.level(self.level_id) if self.store is not None else None
+        if level is not None and level.is_reference and not coming:
+            return library_build.no_profile_text(self.level_id)
         return builds.no_build_text(self.level_id, coming)
 
     def _draw_diff(self) -> None:
@@ -340,7 +360,10 @@ class CodeView(QWidget, DrawnInParts):
         self.sass_title.setText(SASS_TITLE if event.main_loop
                                 else "SASS (no main loop found: the whole kernel)")
         self._place_sass_title()
-        self.occupancy.setText("\n".join(builds.occupancy_lines(event)))
+        library = self.library_kernel()
+        self.occupancy.setText("\n".join(library_build.launch_lines(library)
+                                         if library is not None
+                                         else builds.occupancy_lines(event)))
         self._show_heat(lines)
 
     def _show_file(self, path: str) -> None:
