@@ -70,6 +70,12 @@ class CodeView(QWidget, DrawnInParts):
         self.source_path: str | None = None
         self._mix_drawn: tuple[list[Any], str | None] | None = None
         self.notice = plain_label()
+        # the kernels of an opened Nsight Compute report (File ▸ Open Nsight Compute
+        # report…): shown only while one is open; a choice shows that kernel here
+        self.report_box = QComboBox()
+        self.report_box.setToolTip("a kernel of the opened Nsight Compute report")
+        self.report_box.setVisible(False)
+        self.report_box.activated.connect(self._report_chosen)
         self.file_box = QComboBox()
         self.file_box.currentTextChanged.connect(self._show_file)
         self.source = SourcePanel()
@@ -115,7 +121,9 @@ class CodeView(QWidget, DrawnInParts):
         split.splitterMoved.connect(self._keep_desk_split)
         layout = QGridLayout(self)
         layout.addWidget(self.notice, 0, 0)
-        layout.addWidget(split, 1, 0)
+        layout.addWidget(self.report_box, 0, 1)
+        layout.addWidget(split, 1, 0, 1, 2)
+        layout.setColumnStretch(0, 1)
         layout.setRowStretch(1, 1)
         self._show()
 
@@ -126,11 +134,31 @@ class CodeView(QWidget, DrawnInParts):
 
     def refresh(self, changes: set[Change]) -> None:
         """What changed, in parts for the next frames (:meth:`step`)."""
+        if Change.BUILD in changes:
+            self._fill_report_box()
         if changes & {Change.BUILD, Change.HEADER, Change.LADDER} or (
                 Change.COUNTERS in changes and self.level_id in self._profiled):
             self._plan()
         if Change.COUNTERS in changes and "heat" not in self._parts:
             self._parts.append("heat")
+
+    def _fill_report_box(self) -> None:
+        report = self.store.report if self.store is not None else None
+        keys = [k.key for k in report.kernels] if report is not None else []
+        names = [f"{k.key}: {k.kernel.kernel or '?'}"[:120] for k in report.kernels] \
+            if report is not None else []
+        if [self.report_box.itemData(i) for i in range(self.report_box.count())] != keys:
+            self.report_box.clear()
+            for key, name in zip(keys, names, strict=True):
+                self.report_box.addItem(name, key)
+        self.report_box.setVisible(bool(keys))
+        if self.level_id in keys:
+            self.report_box.setCurrentIndex(keys.index(self.level_id))
+
+    def _report_chosen(self, index: int) -> None:
+        key = self.report_box.itemData(index)
+        if isinstance(key, str):
+            self.set_level(key)
 
     def set_level(self, level_id: str) -> bool:
         if level_id != self.level_id:
@@ -244,7 +272,7 @@ class CodeView(QWidget, DrawnInParts):
         if self.store is None or self.level_id is None or \
                 self.store.build_for(self.level_id) is not None:
             return None
-        return self.store.library_kernels.get(self.level_id)
+        return self.store.library_kernel(self.level_id)
 
     def showing_profiled(self) -> bool:
         """Whether the shown build is the one ncu profiled, not the latest run's."""
@@ -377,7 +405,7 @@ class CodeView(QWidget, DrawnInParts):
     def _show_heat(self, lines: list[SassLine] | None = None) -> None:
         """The chosen counter on the SASS lines and, summed, on the source lines; with
         ``lines``, those lines shown first (drawn once, with their heat)."""
-        event = (self.store.source_counters.get(self.level_id)
+        event = (self.store.line_counters(self.level_id)
                  if self.store is not None and self.level_id else None)
         coming = self.store is not None and self.store.not_replayed_yet("source_counters",
                                                                         self.level_id)

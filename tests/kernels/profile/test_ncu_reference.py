@@ -113,7 +113,7 @@ def test_a_failed_profile_says_why_and_records_no_numbers(tmp_path, mode, status
 
 
 def test_without_ncu_the_event_says_it_is_missing(tmp_path):
-    code, session, err = record(tmp_path, str(tmp_path / "no-such-ncu"))
+    code, session, _err = record(tmp_path, str(tmp_path / "no-such-ncu"))
     [ev] = library_events(session)
     assert ev.status == "missing" and "not found" in ev.reason and ev.kernel is None
     assert code == 1
