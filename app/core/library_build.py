@@ -37,6 +37,14 @@ def as_build(lk: rec.LibraryKernel) -> rec.Build:
     return build
 
 
+NAME_CHARS = 22  # of a kernel's name in the launch panel (the notice has it whole)
+
+
+def short(name: str) -> str:
+    """A kernel's name cut for the narrow launch panel: its start, then "…"."""
+    return name if len(name) <= NAME_CHARS else name[:NAME_CHARS - 1] + "…"
+
+
 def dims_text(dims: list[int] | None) -> str:
     return "?" if not dims else "×".join(str(d) for d in dims)
 
@@ -71,7 +79,7 @@ def launch_lines(lk: rec.LibraryKernel) -> list[str]:
     if lk.status is not Status.OK or lk.kernel is None:
         return [notice(lk), "nothing of its kernel was recorded: no name, launch, "
                             "resources or SASS"]
-    out = [what(lk) + ":",
+    out = [f"{short(lk.kernel)}, {what(lk)}:",
            f"grid {dims_text(lk.grid)} blocks of {dims_text(lk.block)} threads"
            + (f" ({lk.threads_per_block} per block)" if lk.threads_per_block else ""),
            f"{'?' if lk.regs is None else lk.regs} registers per thread, shared memory "
@@ -82,7 +90,7 @@ def launch_lines(lk: rec.LibraryKernel) -> list[str]:
     if total > 1:
         out.append(f"the call launched {total} kernels (the one with the most time is "
                    "shown):")
-        out += [f"  {k.name}: {_ms(k.ms)}, grid {dims_text(k.grid)}, block "
+        out += [f"  {short(k.name)}: {_ms(k.ms)}, grid {dims_text(k.grid)}, block "
                 f"{dims_text(k.block)}, {'?' if k.regs is None else k.regs} registers"
                 for k in lk.kernels]
         if total > len(lk.kernels):

@@ -51,8 +51,8 @@ COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
            Column.GFLOP_PER_J,
            Column.THROTTLED, Column.VERIFIED)
 # the columns a narrow panel keeps, most wanted first (the rest show as it widens)
-PRIORITY = (Column.LEVEL, Column.TFLOPS, Column.PCT_OF_REFERENCE, Column.BASELINE,
-            Column.VERIFIED,
+PRIORITY = (Column.LEVEL, Column.TFLOPS, Column.PCT_OF_REFERENCE, Column.VERIFIED,
+            Column.BASELINE,
             Column.PRECISION, Column.SHAPE, Column.PCT_OF_PEAK, Column.SUSTAINED_TFLOPS,
             Column.POWER_LIMITED, Column.THROTTLED, Column.ENERGY, Column.GFLOP_PER_J)
 MARKED_COLUMNS = (*THROTTLE_COLUMNS, Column.THROTTLED)  # orange, with the note, if throttled
@@ -105,6 +105,9 @@ class LadderPanel(QWidget):
                          "against cuBLAS of the same precision at the same shape")
         self._header_tip(Column.ENERGY, "energy of one GEMM: NVML energy counter over the "
                          "timed repeats, divided by the repeats")
+        self._header_tip(Column.BASELINE, "the baseline recording's TFLOPS (File ▸ Open "
+                         "baseline…) and this session's change against it; its tooltip has "
+                         "every compared value and what differs between the two runs")
         self._header_tip(Column.GFLOP_PER_J, "2·M·N·K / 10⁹ per joule of one GEMM")
         self._header_tip(Column.SUSTAINED_TFLOPS, "launched back to back for seconds "
                          "(sustained mode, median over trials) at the same shape")

@@ -188,7 +188,7 @@ class Column(StrEnum):
     SUSTAINED_TFLOPS = "sustained TFLOPS"
     POWER_LIMITED = "power-limited"
     NOTES = "notes"
-    BASELINE = "baseline TFLOPS (change)"  # a baseline recording's, beside this one's
+    BASELINE = "baseline"  # a baseline recording's TFLOPS and the change against it
 
 
 NUMBER_COLUMNS = frozenset({
