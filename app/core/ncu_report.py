@@ -18,7 +18,6 @@ in METRICS and STALL_PREFIX. A report without them shows its SASS without counts
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,11 +30,11 @@ from ...kernels.protocol.decoding import of
 from ...kernels.protocol.source_counters import MAX_TEXT_CHARS, Status
 from ...kernels.toolchain.sass import repo_path
 from .library_build import REPORT_TOOL
+from .ncu_extra import INSTALL, MISSING, MODULE, missing
 
-MODULE = "ncu_report"
-INSTALL = "pip install 'gemmscope[ncu]'"
-MISSING = (f"Opening an Nsight Compute report needs NVIDIA's ncu-report package "
-           f"(the ncu extra, not bundled: its licence does not allow it): {INSTALL}")
+__all__ = ["INSTALL", "MISSING", "MODULE", "Report", "ReportError", "ReportKernel",
+           "missing", "read_report"]
+
 MAX_REPORT_BYTES = 1 << 30
 MAX_KERNELS = 64
 MAX_INSTRUCTIONS = library_sass.MAX_SASS_LINES
@@ -71,15 +70,6 @@ RESOURCES = {"regs": "launch__registers_per_thread",
 
 class ReportError(ValueError):
     """The report could not be read; the message says why, in words."""
-
-
-def missing() -> str | None:
-    """Why a report cannot be opened here (the package is not installed), or None."""
-    try:
-        found = importlib.util.find_spec(MODULE) is not None
-    except (ImportError, ValueError):
-        found = False
-    return None if found else MISSING
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QFileDialog
 
-from ..core import ncu_report
+from ..core import ncu_extra
 
 STATUS_MS = 20000
 TITLE = "Open Nsight &Compute report…"
@@ -18,22 +18,22 @@ TITLE = "Open Nsight &Compute report…"
 
 def menu_text() -> str:
     """The menu item's text: what it needs where it cannot open a report here."""
-    if ncu_report.missing() is None:
+    if ncu_extra.missing() is None:
         return TITLE
-    return f"{TITLE} (needs {ncu_report.INSTALL})"
+    return f"{TITLE} (needs {ncu_extra.INSTALL})"
 
 
 def add_action(window: Any, menu: Any) -> QAction:
     action = menu.addAction(menu_text())
-    if ncu_report.missing() is not None:
-        action.setToolTip(ncu_report.MISSING)
-        action.setStatusTip(ncu_report.MISSING)
+    if ncu_extra.missing() is not None:
+        action.setToolTip(ncu_extra.MISSING)
+        action.setStatusTip(ncu_extra.MISSING)
     action.triggered.connect(lambda: open_report_dialog(window))
     return action
 
 
 def open_report_dialog(window: Any) -> None:
-    why = ncu_report.missing()
+    why = ncu_extra.missing()
     if why is not None:
         window.statusBar().showMessage(why, STATUS_MS)
         return
@@ -46,6 +46,8 @@ def open_report_dialog(window: Any) -> None:
 
 def open_report(window: Any, path: str) -> str | None:
     """Read the report, show its first kernel in the Code view; why not, or None."""
+    from ..core import ncu_report  # (the GPU side's readers: loaded when first needed)
+
     QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
     try:
         report = ncu_report.read_report(path)
