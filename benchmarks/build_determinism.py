@@ -103,38 +103,55 @@ def compile_nvrtc(level: Any, arch: str) -> bytes:
 
 
 def compile_cupy(level: Any, arch: str) -> bytes:
-    """Compile as the app does and take the cubin CuPy made: what its NVRTC call
-    returned, else the ELF in this child's (empty, own) cache folder."""
+    """Compile as the app does and take the cubin CuPy made for this level: what its
+    NVRTC step returned (CuPy 14 calls ``_compile_using_nvrtc_no_warning``; older ones
+    ``compile_using_nvrtc``), else the one cache file this compile added to the child's
+    (empty, own) cache folder, decoded as CuPy stores it (a SHA-1 prefix, then the
+    mangled names and the cubin). A scan of the whole folder would find the cubin of
+    whichever level was compiled first in this child (the order is shuffled per child):
+    the cause of the "2-6 codes per level" this script once reported under CuPy."""
     import cupy
 
     from gemmscope.kernels.toolchain import nvrtc as build
 
     compiler = cupy.cuda.compiler
     got: list[bytes] = []
-    original = compiler.compile_using_nvrtc
+    spied = [n for n in ("_compile_using_nvrtc_no_warning", "compile_using_nvrtc")
+             if hasattr(compiler, n)]
+    originals = {n: getattr(compiler, n) for n in spied}
 
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        out = original(*args, **kwargs)
-        binary = out[0] if isinstance(out, tuple) else out
-        if isinstance(binary, bytes | bytearray):
-            got.append(bytes(binary))
-        return out
+    def spy_of(original: Any) -> Any:
+        def spy(*args: Any, **kwargs: Any) -> Any:
+            out = original(*args, **kwargs)
+            binary = out[0] if isinstance(out, tuple) else out
+            if isinstance(binary, bytes | bytearray):
+                got.append(bytes(binary))
+            return out
+        return spy
 
-    compiler.compile_using_nvrtc = spy
+    cache = Path(os.environ["CUPY_CACHE_DIR"])
+    before = {p for p in cache.rglob("*") if p.is_file()}
+    for n, original in originals.items():
+        setattr(compiler, n, spy_of(original))
     try:
         build.compile_level(level)
     finally:
-        compiler.compile_using_nvrtc = original
+        for n, original in originals.items():
+            setattr(compiler, n, original)
     elf = [b for b in got if b[:4] == b"\x7fELF"]
     if elf:
         return elf_only(elf[-1])
-    for path in sorted(Path(os.environ["CUPY_CACHE_DIR"]).rglob("*")):
-        data = path.read_bytes() if path.is_file() else b""
-        at = data.find(b"\x7fELF")
-        if at >= 0:
-            return elf_only(data[at:])
-    raise RuntimeError(f"{level.id}: no cubin from CuPy (a PTX module is JIT-compiled "
-                       "by the driver, which this script cannot see)")
+    added = sorted(p for p in cache.rglob("*") if p.is_file() and p not in before
+                   and not p.name.endswith(".cu"))
+    if len(added) != 1:
+        raise RuntimeError(f"{level.id}: {len(added)} new files in CuPy's cache, not one: "
+                           "cannot tell which cubin is this level's")
+    data = added[0].read_bytes()[40:]  # the SHA-1 hex of the payload, then the payload
+    at = data.find(b"\x7fELF")
+    if at < 0:
+        raise RuntimeError(f"{level.id}: no cubin in CuPy's cache file (a PTX module is "
+                           "JIT-compiled by the driver, which this script cannot see)")
+    return elf_only(data[at:])
 
 
 def elf_only(data: bytes) -> bytes:

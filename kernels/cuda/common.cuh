@@ -14,9 +14,13 @@ typedef long long gs_index;  // element offsets: M*K can exceed 2^31
 
 // The shared-space byte address of a generic pointer into shared memory, as the PTX
 // shared-memory instructions take it (cp.async, ld.shared, ldmatrix, mbarrier, TMA, wgmma
-// descriptors): the one generic-to-shared conversion of every level.
+// descriptors): the one generic-to-shared conversion of every level. gs_smem_addr64 keeps
+// it 64-bit, the form ptxas schedules best for ld.shared (gs_lds4 says why).
+__device__ __forceinline__ unsigned long long gs_smem_addr64(const void* p) {
+    return __cvta_generic_to_shared(p);
+}
 __device__ __forceinline__ unsigned gs_smem_addr(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+    return static_cast<unsigned>(gs_smem_addr64(p));
 }
 
 // cp.async (sm_80+): copy global -> shared without staging in registers. When src_bytes
@@ -90,12 +94,16 @@ __device__ __forceinline__ void gs_store4(float* __restrict__ C, int M, int N, i
     }
 }
 
-// Four floats from shared memory with one ld.shared.v4 (LDS.128): `addr` is a shared-space
-// byte address (gs_smem_addr), 16-byte aligned.
-__device__ __forceinline__ void gs_lds4(float* dst, unsigned addr) {
+// Four floats from shared memory with one ld.shared.v4 (LDS.128); `p` points into shared
+// memory, 16-byte aligned. The address is given to ptxas as a 64-bit shared-window address
+// (a base plus the constant offset it folds), the form NVVM's own vector loads took: with
+// 32-bit addresses (gs_smem_addr) NVRTC 13.0's ptxas kept each k step's six loads in one
+// run ahead of its FMAs instead of spreading them among the previous step's, and
+// cp_async lost 5-7% (benchmarks/build_rule_speed.py; runs of loads counted in SASS).
+__device__ __forceinline__ void gs_lds4(float* dst, const float* p) {
     asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
                  : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])
-                 : "r"(addr)
+                 : "l"(gs_smem_addr64(p))
                  : "memory");
 }
 
@@ -107,16 +115,16 @@ template <int LDA, int BN, int WMITER, int WNITER, int WSUBM, int WSUBN, int TM,
 __device__ __forceinline__ void gs_load_frags(const float* __restrict__ As,
                                               const float* __restrict__ Bs, int k, int m0, int n0,
                                               float (&rm)[WMITER * TM], float (&rn)[WNITER * TN]) {
-    const unsigned a = gs_smem_addr(As) + 4u * (k * LDA + m0);
-    const unsigned b = gs_smem_addr(Bs) + 4u * (k * BN + n0);
+    const float* a = As + k * LDA + m0;
+    const float* b = Bs + k * BN + n0;
 #pragma unroll
     for (int im = 0; im < WMITER; ++im)
 #pragma unroll
-        for (int i = 0; i < TM; i += 4) gs_lds4(&rm[im * TM + i], a + 4u * (im * WSUBM + i));
+        for (int i = 0; i < TM; i += 4) gs_lds4(&rm[im * TM + i], a + im * WSUBM + i);
 #pragma unroll
     for (int jn = 0; jn < WNITER; ++jn)
 #pragma unroll
-        for (int j = 0; j < TN; j += 4) gs_lds4(&rn[jn * TN + j], b + 4u * (jn * WSUBN + j));
+        for (int j = 0; j < TN; j += 4) gs_lds4(&rn[jn * TN + j], b + jn * WSUBN + j);
 }
 
 // acc += rm (column) x rn (row): the thread's whole tile, one k step.

@@ -63,6 +63,29 @@ def get_torch() -> ModuleType | None:
     return torch
 
 
+def deep_gemm_missing() -> str | None:
+    """Why deepseek-ai/DeepGEMM cannot be used here (None: its package and torch are on
+    the path), found without importing either (torch takes seconds to import)."""
+    import importlib.util
+
+    for name in ("torch", "deep_gemm"):
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return f"the {name} package is not importable"
+    return None
+
+
+def get_deep_gemm() -> ModuleType:
+    """deepseek-ai/DeepGEMM's package, imported at the first call (it imports torch and
+    JIT-compiles its kernels with the machine's nvcc)."""
+    import deep_gemm
+
+    return deep_gemm
+
+
 def _short(exc: BaseException) -> str:
     return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..device import hopper
-from ..device.gpu import DeviceInfo, device_limits, require_cupy
+from ..device.gpu import DeviceInfo, deep_gemm_missing, device_limits, require_cupy
 from ..device.telemetry import Nvml, RunWindow
 from ..ladder.level import Toolchain
 from ..ladder.registry import (
@@ -71,6 +71,8 @@ def refusal(level: Level, M: int, N: int, K: int, device: DeviceInfo | None) -> 
         return Refused(f"{level.id} needs Hopper (sm_90a)", "unsupported")
     if level.toolchain is Toolchain.TRITON and (why := triton_missing()) is not None:
         return Refused(f"{level.id} is a Triton kernel and {why}; skipped", "unsupported")
+    if level.library is Library.DEEPGEMM and (why := deep_gemm_missing()) is not None:
+        return Refused(f"{level.id} needs DeepGEMM and {why}; skipped", "unsupported")
     if level.library is Library.CUBLASLT and not torch_scaled_mm_available():
         return Refused(f"{level.id} needs torch with torch._scaled_mm (not installed here); "
                        "skipped", "unsupported")

@@ -1,6 +1,7 @@
 """A reference's launch: cuBLAS through CuPy's matmul (TF32 by the compute type), cuBLASLt
-FP8 through torch (cublaslt.py). The bench times it (measure.py); ``engine.launch`` runs
-it once under Nsight Compute so that ``record --ncu`` can name the library's kernel."""
+FP8 through torch (cublaslt.py), DeepGEMM's FP8 kernel where it imports (deepgemm.py).
+The bench times it (measure.py); ``engine.launch`` runs it once under Nsight Compute so
+that ``record --ncu`` can name the library's kernel."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from ..device.gpu import require_cupy
 from ..ladder.registry import Level, Library, Precision, Scaling
 from .cublaslt import torch_scaled_mm_launcher
+from .deepgemm import deepgemm_launcher
 from .operands import Operands
 
 CUBLAS_COMPUTE_DEFAULT, CUBLAS_COMPUTE_TF32 = 1, 7  # cupy._core compute types
@@ -22,6 +24,8 @@ def reference_launcher(level: Level, ops: Operands, stream_ptr: int
     if level.library is None:
         raise ValueError(f"{level.id} is not a reference: it has no library")
     info = {"variant": str(level.library)}
+    if level.library is Library.DEEPGEMM:
+        return deepgemm_launcher(ops, stream_ptr), info
     if level.library is Library.CUBLASLT:
         blocks = level.scaling is Scaling.BLOCKS
         return torch_scaled_mm_launcher(ops, stream_ptr, blocks), info

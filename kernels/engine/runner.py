@@ -19,12 +19,19 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .. import __version__
-from ..device.gpu import DeviceInfo, context_usable, device_info, get_cupy, is_sticky
+from ..device.gpu import (
+    DeviceInfo,
+    context_usable,
+    deep_gemm_missing,
+    device_info,
+    get_cupy,
+    is_sticky,
+)
 from ..device.gpu_select import VISIBLE, gpu_env, visible_index
 from ..device.telemetry import Nvml, Sampler
 from ..ladder import registry
 from ..ladder.level import Toolchain
-from ..ladder.registry import Kind, Level
+from ..ladder.registry import Kind, Level, Library
 from ..ladder.shape import percent
 from ..protocol import commands, events
 from ..protocol.events import ErrorKind, Mode, ProtocolError
@@ -36,6 +43,14 @@ from .sustained import Trial, run_sustained
 from .user_kernels import LaunchRefused, UserKernels
 
 EXIT_CONTEXT_LOST = 70
+
+
+def unavailable_here() -> list[str]:
+    """References this runner cannot run and so does not list: DeepGEMM's where the
+    deep_gemm package (or torch) is not importable."""
+    if deep_gemm_missing() is None:
+        return []
+    return [lv.id for lv in registry.references() if lv.library is Library.DEEPGEMM]
 
 
 def git_commit() -> str | None:
@@ -118,7 +133,8 @@ class Runner:
             "device": device, "no_gpu_reason": reason,
             # the GPU its parent gave it (kernels/device/gpu_select.py), as nvidia-smi counts
             "gpu": os.environ.get(VISIBLE),
-            "levels": registry.source_hashes(), "catalog": registry.catalog(),
+            "levels": registry.source_hashes(),
+            "catalog": registry.catalog(unavailable=unavailable_here()),
             "telemetry": {"available": nvml.available, "reason": nvml.reason,
                           "hz": self.telemetry_hz},
         }

@@ -54,6 +54,7 @@ class Library(StrEnum):
 
     CUBLAS = "cublas"  # cupy.matmul
     CUBLASLT = "cublaslt"  # torch._scaled_mm (FP8)
+    DEEPGEMM = "deep_gemm"  # deepseek-ai/DeepGEMM's gemm_fp8_fp8_bf16_nt, where importable
 
 
 # input storage type of each precision class (the ``dtype`` field of a result)
@@ -193,6 +194,8 @@ class Level:
         """The architectures this level is built for and fits (kernels/ladder/arch.py); a
         reference (a library call) claims every portable one that has its precision's
         tensor cores (FP8: sm_89 and later)."""
+        if self.kind is Kind.REFERENCE and self.arch is not None:
+            return (self.arch,)  # a library built for one architecture (DeepGEMM: sm_90a)
         if self.kind is Kind.REFERENCE:
             return (arch_limits.FP8_ARCHS if self.precision is Precision.FP8
                     else arch_limits.PORTABLE)

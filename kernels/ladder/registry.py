@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -309,6 +310,21 @@ LEVELS: tuple[Level, ...] = (
           follows="cuBLAS", kind=Kind.REFERENCE, library=Library.CUBLAS, b_layout="nk",
           output_format=OutputFormat.BF16),
     # before cublaslt_fp8, which stays REFERENCE_FOR's FP8 entry (the last one wins)
+    Level(id="deepgemm_fp8", title="DeepGEMM FP8 (1x128 / 128x128 block scales)",
+          precision=Precision.FP8,
+          adds="Reference: deepseek-ai/DeepGEMM's gemm_fp8_fp8_bf16_nt on E4M3 inputs with "
+               "its own scaling (one FP32 scale per 1x128 block of A and per 128x128 block "
+               "of B, the arrays the block-scaled levels read), BF16 output. Listed only "
+               "where the runner can import deep_gemm (with torch and nvcc for its JIT).",
+          follows="DeepGEMM (deepseek-ai), the FP8 levels' like-for-like anchor",
+          kind=Kind.REFERENCE, library=Library.DEEPGEMM, arch="sm_90a", b_layout="nk",
+          output_format=OutputFormat.BF16, scaling=Scaling.BLOCKS, k_multiple=128,
+          k_reason="one FP32 scale per 128 of K",
+          shape_rule=lambda M, N, K: (
+              f"DeepGEMM needs N to be a multiple of 64; got N={N}" if N % 64 else None),
+          notes="Timed like every reference: the call as a user makes it, its JIT compile "
+                "and block-shape choice done before timing; A's scales passed in the "
+                "column-major, TMA-aligned layout DeepGEMM asks for (prepared once)."),
     Level(id="cublaslt_fp8_blocks", title="cuBLASLt FP8 (1x128 / 128x128 block scales)",
           precision=Precision.FP8,
           adds="Reference: torch._scaled_mm on E4M3 inputs with DeepGEMM's block scales (one "
@@ -385,5 +401,8 @@ def _sha256(name: str) -> str:
     return hashlib.sha256((cuda_dir() / name).read_bytes()).hexdigest()
 
 
-def catalog() -> list[dict[str, Any]]:
-    return [lv.catalog_entry(i) for i, lv in enumerate(LEVELS)]
+def catalog(unavailable: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """The levels' catalog entries, less those named in ``unavailable`` (a reference whose
+    library the runner cannot import is not listed: the DeepGEMM one without deep_gemm)."""
+    gone = set(unavailable)
+    return [lv.catalog_entry(i) for i, lv in enumerate(LEVELS) if lv.id not in gone]
