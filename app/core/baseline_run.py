@@ -66,6 +66,51 @@ def baseline_result(store: SessionStore, level_id: str) -> Any:
                                 baseline_device(base.store, store.device_name()))
 
 
+def baseline_pair(store: SessionStore, level_id: str) -> bl.Pair | None:
+    """The level's result at the shape, mode and GPU shown beside the baseline's, with
+    both builds' instruction mix; None without a baseline."""
+    base = store.baseline
+    if base is None:
+        return None
+    run, other = store.ladder_result(level_id), baseline_result(store, level_id)
+    shape = store.ladder_shape()
+    M, N, K = (shape.M, shape.N, shape.K) if shape is not None else (0, 0, 0)
+    return bl.Pair((level_id, M, N, K, store.mode, store.device_name() or "no GPU"),
+                   run, other,
+                   bl.mix_of(store.build_for(level_id)) if run is not None else None,
+                   bl.mix_of(base.store.build_for(level_id)) if other is not None else None)
+
+
+def baseline_cell(store: SessionStore, level_id: str) -> str:
+    """The ladder table's baseline cell: the baseline's TFLOPS and this run's change
+    ("45.2 (+3.3%)"), a dash where the baseline has no result at this shape and mode."""
+    pair = baseline_pair(store, level_id)
+    if pair is None or pair.base is None:
+        return "–"
+    text = f"{pair.base.tflops:.4g}"
+    change = pair.change("tflops")
+    return text + (f" ({100 * change:+.1f}%)" if change is not None else "")
+
+
+def baseline_details(store: SessionStore, level_id: str) -> list[str]:
+    """Every compared value of the level, this run / the baseline, one line each, and what
+    differs between the two runs (for a tooltip); empty without a baseline."""
+    from ...kernels.results.baseline_report import COLUMNS, MIX_TITLE, cell
+
+    pair = baseline_pair(store, level_id)
+    base = store.baseline
+    if pair is None or base is None:
+        return []
+    lines = [f"this session / baseline {Path(base.path).name}:"]
+    lines += [f"{title}: {cell(pair, f, fmt, rel)}" for title, f, fmt, rel in COLUMNS]
+    lines.append(f"{MIX_TITLE.replace(' run / base', '')}: "
+                 f"{bl.mix_text(pair.run_mix, pair.base_mix)}")
+    said = baseline_warning(store, base)
+    lines.append(f"warning: {said}" if said else "the two runs match in GPU, driver, CUDA, "
+                 "clocks, power limit, compiler and code")
+    return lines
+
+
 def baseline_text(store: SessionStore, level_id: str) -> str | None:
     """The baseline's result of the level at the shape, mode and GPU shown, and this
     session's change against it ("baseline b.jsonl: 46.7 TFLOPS; this session +3.2%"),

@@ -22,6 +22,7 @@ from ...kernels.protocol.text_safety import markdown_text as _markdown_text
 from ...kernels.protocol.throttle import NOT_COUNTED, THROTTLE_MARK
 from ...kernels.results.rows import NUMBER_COLUMNS, Column, not_run_texts, sustained_texts
 from ...kernels.results.table import markdown_table
+from .baseline_run import baseline_pair, baseline_warning
 from .store import SessionStore
 from .view_state import shape_text
 
@@ -76,19 +77,55 @@ def results_csv(store: SessionStore) -> str:
 def ladder_csv(store: SessionStore) -> str:
     """The results the ladder shows: one row per level (and reference) with a result at
     the shape, in the mode and on the GPU of the view state, in ladder order; the same
-    rows as the ladder table, the bars and the Markdown report."""
+    rows as the ladder table, the bars and the Markdown report. With a baseline open,
+    its values and the changes follow each row (:func:`baseline_cells`)."""
     shown = [r for lv in store.levels if (r := store.ladder_result(lv.id)) is not None]
-    return _csv(store, shown)
+    return _csv(store, shown, baseline=store.baseline is not None)
 
 
-def _csv(store: SessionStore, results: Sequence) -> str:
+def baseline_headers() -> list[str]:
+    """The baseline's CSV columns: per compared field its value and the change."""
+    from ...kernels.results.baseline_report import COLUMNS
+
+    out = []
+    for title, _field, _fmt, relative in COLUMNS:
+        out += [f"baseline {title}", f"change {title}" + (" (%)" if relative else "")]
+    return [*out, "main-loop mix run / baseline"]
+
+
+def baseline_cells(store: SessionStore, level_id: str) -> list[str]:
+    """A level's baseline cells: for each compared field the baseline's value and the
+    change (relative fields in percent, the others as run minus baseline), empty where
+    either side lacks it; the two instruction mixes."""
+    from ...kernels.results.baseline import mix_text
+    from ...kernels.results.baseline_report import COLUMNS
+
+    pair = baseline_pair(store, level_id)
+    out: list[str] = []
+    for _title, field, fmt, relative in COLUMNS:
+        a = pair.value(field) if pair is not None else None
+        b = pair.value(field, of_base=True) if pair is not None else None
+        out.append("" if b is None else fmt.format(b).rstrip("%"))
+        if a is None or b is None:
+            out.append("")
+        elif relative:
+            change = pair.change(field) if pair is not None else None
+            out.append("" if change is None else f"{100 * change:+.2f}")
+        else:
+            out.append(f"{a - b:+.4g}")
+    mix = mix_text(pair.run_mix, pair.base_mix) if pair is not None else "–"
+    return [*out, csv_text(mix)]
+
+
+def _csv(store: SessionStore, results: Sequence, baseline: bool = False) -> str:
     out = io.StringIO()
     # RFC 4180 line ends: a cell holding a carriage return is quoted like one with a newline
     writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow([*CSV_COLUMNS, *(baseline_headers() if baseline else [])])
     for r in results:
         texts = _safe(store.row(r).texts(), csv_text)
-        writer.writerow([texts[c] for c in CSV_COLUMNS])
+        writer.writerow([texts[c] for c in CSV_COLUMNS]
+                        + (baseline_cells(store, r.level) if baseline else []))
     return out.getvalue()
 
 
@@ -98,6 +135,29 @@ def shown_text(store: SessionStore) -> str:
     if store.multi_device:
         parts.append(store.device_text())
     return ", ".join(parts)
+
+
+def baseline_section(store: SessionStore) -> list[str]:
+    """The report's section beside the baseline: what differs between the two runs,
+    then each level's values, this session / the baseline, and the changes."""
+    from ...kernels.results.baseline_report import COLUMNS, MIX_TITLE, rows
+
+    base = store.baseline
+    if base is None:
+        return []
+    said = baseline_warning(store, base)
+    out = ["", f"## Against the baseline {markdown_text(Path(base.path).name)}", "",
+           (f"**Warning:** {markdown_text(said)}." if said else "The two runs match in GPU, "
+            "driver, CUDA, clocks, power limit, compiler and code."), ""]
+    pairs = [p for lv in store.levels if (p := baseline_pair(store, lv.id)) is not None
+             and (p.run is not None or p.base is not None)]
+    head = ["level", "shape", "mode", "GPU", "in", *(c[0] + " run / base" for c in COLUMNS),
+            MIX_TITLE]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    out += ["| " + " | ".join(markdown_text(c) for c in row) + " |"
+            for row in rows(pairs)]
+    return out
 
 
 def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str, str]] = ()
@@ -136,6 +196,7 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
         lines += ["", f"{THROTTLE_MARK}: NVML saw clock-event reasons that hold clocks back "
                   f"({NOT_COUNTED}) during the run, so its numbers were measured at reduced "
                   "clocks."]
+    lines += baseline_section(store)
     errors = [m for m in store.messages if m.is_error]
     if errors:
         lines += ["", "## Errors", ""]

@@ -57,7 +57,7 @@ class RecordingContents:
                 source_counters.add(ev.level)
             elif isinstance(ev, rec.Counters):
                 counters.add((ev.level, ev.tool or "ncu"))
-            elif isinstance(ev, rec.Build):
+            elif isinstance(ev, rec.Build | rec.LibraryKernel):  # a reference's: its kernel
                 builds.add(ev.level)
             elif isinstance(ev, rec.Session) and header is None:
                 header = ev

@@ -66,6 +66,29 @@ def _points(store: SessionStore, shape: Shape | None, mode: str,
     return points
 
 
+def _report_points(store: SessionStore) -> tuple[list[rl.Point], list[str]]:
+    """A point per kernel of the opened Nsight Compute report with FLOPs, DRAM bytes and
+    a time (its intensity is the measured one); a note for those without."""
+    report = store.report
+    if report is None:
+        return [], []
+    points, without = [], []
+    for k in report.kernels:
+        lk, tflops = k.kernel, report.tflops(k)
+        ai = rl.intensity(lk.flops, lk.dram_bytes) if lk.flops else None
+        if tflops is None or ai is None or tflops <= 0 or k.precision is None:
+            without.append(k.key)
+            continue
+        points.append(rl.Point(k.key, k.precision, tflops, ai, ai))
+    notes = []
+    if without:
+        shown = ", ".join(without[:3]) + (f" and {len(without) - 3} more"
+                                          if len(without) > 3 else "")
+        notes.append(f"no roofline point for {shown}: the report has no FLOP counts, DRAM "
+                     "bytes or time of it (profile with --section SpeedOfLight_RooflineChart)")
+    return points, notes
+
+
 def roofline_data(store: SessionStore) -> RooflineData:
     shape = store.ladder_shape()
     device = _device(store)
@@ -74,6 +97,8 @@ def roofline_data(store: SessionStore) -> RooflineData:
     peaks = device.peak_tflops or (spec.peaks_tflops if spec else {})
     bandwidth = device.mem_bandwidth_gbs or (spec.memory_bandwidth_gbs if spec else None)
     points = _points(store, shape, store.mode)
+    report_points, report_notes = _report_points(store)
+    points += report_points
     base_points: list[rl.Point] = []
     base_name, warning = "", None
     if store.baseline is not None:
@@ -98,6 +123,7 @@ def roofline_data(store: SessionStore) -> RooflineData:
     if points and not any(p.ai_measured for p in points):
         notes.append("intensity from M, N, K and the storage formats (no ncu DRAM bytes of "
                      "a whole launch recorded)")
+    notes += report_notes
     if store.baseline is not None and not base_points:
         notes.append(f"the baseline {base_name} has no result at this shape and mode")
     return RooflineData(shape, tuple(points), tuple(roofs), tuple(measured), name,

@@ -113,7 +113,8 @@ def heat(event: SourceCounters | None, build: Build | None, metric: Metric,
     total = (event.totals or {}).get(name)
     summary = (f"{METRIC_TEXT[metric]}: {total:,.0f} in the kernel" if total is not None
                else METRIC_TEXT[metric])
-    summary += (f"; ncu {event.tool_version or '?'}, one launch at "
+    summary += ("; from the Nsight Compute report" if event.launch == "report" else
+                f"; ncu {event.tool_version or '?'}, one launch at "
                 f"{event.M}×{event.N}×{event.K}")
     if not complete:
         summary += "; lines not in the event: n/a"

@@ -97,6 +97,9 @@ class SessionStore:
         # a second recording shown beside this one (app/core/baseline_run.py); kept
         # across resets: a replay's seek starts the session again, not the baseline
         self.baseline: Any = None
+        # the kernels of an opened Nsight Compute report (app/core/ncu_report.py), by the
+        # Code view's key: kept across resets, as the baseline
+        self.report: Any = None
         self.reset()
         self.view.subscribe(self._view_changed)
 
@@ -124,6 +127,9 @@ class SessionStore:
         self.ceilings: dict[int, rec.Ceilings] = {}
         # the latest source_counters event (per-SASS-line counters) of each level
         self.source_counters: dict[str, rec.SourceCounters] = {}
+        # the latest library_kernel event of each reference (record --ncu): the kernel
+        # the library ran, shown by the Code view as a level's build
+        self.library_kernels: dict[str, rec.LibraryKernel] = {}
         # build events by (level, variant, params as sorted JSON), first seen first
         self.builds: dict[tuple[str, str, str], rec.Build] = {}
         self._variant_of: dict[str, str] = {}  # level -> variant of its latest result
@@ -314,6 +320,34 @@ class SessionStore:
         self.builds[(ev.level, ev.variant, params)] = ev  # a restart's copy replaces
         self._changes.add(Change.BUILD)
 
+    def set_report(self, report: Any) -> None:
+        """Show the kernels of ``report`` (an ncu_report.Report, or None)."""
+        self.report = report
+        self._changes.update((Change.BUILD, Change.COUNTERS))
+
+    def report_kernel(self, key: str) -> Any:
+        if self.report is None:
+            return None
+        return next((k for k in self.report.kernels if k.key == key), None)
+
+    def library_kernel(self, level_id: str) -> rec.LibraryKernel | None:
+        """The kernel a reference's library ran, or an opened report's kernel."""
+        found = self.library_kernels.get(level_id)
+        if found is None and (k := self.report_kernel(level_id)) is not None:
+            return k.kernel
+        return found
+
+    def line_counters(self, level_id: str) -> rec.SourceCounters | None:
+        """Per-SASS-line counters of a level, a reference, or a report's kernel."""
+        found = self.source_counters.get(level_id)
+        if found is None and (k := self.report_kernel(level_id)) is not None:
+            return k.lines
+        return found
+
+    def _on_library_kernel(self, ev: rec.LibraryKernel) -> None:
+        self.library_kernels[ev.level] = ev
+        self._changes.add(Change.BUILD)
+
     def build_for(self, level_id: str) -> rec.Build | None:
         """The level's build event: the variant and parameters its latest result ran,
         else that variant, else the first recorded; None where the session has none
@@ -376,6 +410,7 @@ class SessionStore:
         rec.Counters: _on_counters, rec.Build: _on_build, rec.Done: _on_done,
         rec.Joined: _on_device, rec.SourceCounters: _on_source_counters,
         rec.Kernel: _on_kernel, rec.Ceilings: _on_ceilings,
+        rec.LibraryKernel: _on_library_kernel,
     }
 
     def set_baseline(self, baseline: Any) -> None:

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 from ...kernels.protocol.records import Build, SourceCounters
 from ...kernels.toolchain.build_report import param_changes
 from ...kernels.toolchain.sass import SassLine, parse
-from ..core import builds, source_heat
+from ..core import builds, library_build, source_heat
 from ..core.store import Change, SessionStore
 from ..plots.instruction_mix import InstructionMixChart
 from ..theme import Theme, min_text_pt
@@ -70,6 +70,12 @@ class CodeView(QWidget, DrawnInParts):
         self.source_path: str | None = None
         self._mix_drawn: tuple[list[Any], str | None] | None = None
         self.notice = plain_label()
+        # the kernels of an opened Nsight Compute report (File ▸ Open Nsight Compute
+        # report…): shown only while one is open; a choice shows that kernel here
+        self.report_box = QComboBox()
+        self.report_box.setToolTip("a kernel of the opened Nsight Compute report")
+        self.report_box.setVisible(False)
+        self.report_box.activated.connect(self._report_chosen)
         self.file_box = QComboBox()
         self.file_box.currentTextChanged.connect(self._show_file)
         self.source = SourcePanel()
@@ -115,7 +121,9 @@ class CodeView(QWidget, DrawnInParts):
         split.splitterMoved.connect(self._keep_desk_split)
         layout = QGridLayout(self)
         layout.addWidget(self.notice, 0, 0)
-        layout.addWidget(split, 1, 0)
+        layout.addWidget(self.report_box, 0, 1)
+        layout.addWidget(split, 1, 0, 1, 2)
+        layout.setColumnStretch(0, 1)
         layout.setRowStretch(1, 1)
         self._show()
 
@@ -126,11 +134,31 @@ class CodeView(QWidget, DrawnInParts):
 
     def refresh(self, changes: set[Change]) -> None:
         """What changed, in parts for the next frames (:meth:`step`)."""
+        if Change.BUILD in changes:
+            self._fill_report_box()
         if changes & {Change.BUILD, Change.HEADER, Change.LADDER} or (
                 Change.COUNTERS in changes and self.level_id in self._profiled):
             self._plan()
         if Change.COUNTERS in changes and "heat" not in self._parts:
             self._parts.append("heat")
+
+    def _fill_report_box(self) -> None:
+        report = self.store.report if self.store is not None else None
+        keys = [k.key for k in report.kernels] if report is not None else []
+        names = [f"{k.key}: {k.kernel.kernel or '?'}"[:120] for k in report.kernels] \
+            if report is not None else []
+        if [self.report_box.itemData(i) for i in range(self.report_box.count())] != keys:
+            self.report_box.clear()
+            for key, name in zip(keys, names, strict=True):
+                self.report_box.addItem(name, key)
+        self.report_box.setVisible(bool(keys))
+        if self.level_id in keys:
+            self.report_box.setCurrentIndex(keys.index(self.level_id))
+
+    def _report_chosen(self, index: int) -> None:
+        key = self.report_box.itemData(index)
+        if isinstance(key, str):
+            self.set_level(key)
 
     def set_level(self, level_id: str) -> bool:
         if level_id != self.level_id:
@@ -232,11 +260,24 @@ class CodeView(QWidget, DrawnInParts):
                                                self.store.builds_of(level_id))
             if found is not None:
                 return found
-        return self.store.build_for(level_id)
+        found = self.store.build_for(level_id)
+        library = self.library_kernel()
+        if found is None and library is not None:  # a reference's kernel, as ncu saw it
+            return library_build.as_build(library)
+        return found
+
+    def library_kernel(self) -> Any:
+        """The shown level's library kernel (a reference's, or a report's), where it has
+        no build of its own; None otherwise."""
+        if self.store is None or self.level_id is None or \
+                self.store.build_for(self.level_id) is not None:
+            return None
+        return self.store.library_kernel(self.level_id)
 
     def showing_profiled(self) -> bool:
         """Whether the shown build is the one ncu profiled, not the latest run's."""
         return (self.store is not None and self.level_id is not None and self.build is not None
+                and self.library_kernel() is None
                 and self.build is not self.store.build_for(self.level_id))
 
     def _toggle_profiled(self) -> None:
@@ -288,11 +329,15 @@ class CodeView(QWidget, DrawnInParts):
             self.source.show_text(text)
             return
         code = event.cubin_sha256 or event.code_key  # which code (issue 31 item 2)
-        self.notice.setText(f"{level_id}: {event.kernel or ''} ({event.variant}, "
-                            f"{event.arch or '?'}, {event.compiler or '?'}"
-                            + (f", cubin {code[:12]}" if code else "") + ")"
-                            + ("; the build ncu profiled, not the latest run's"
-                               if self.showing_profiled() else ""))
+        library = self.library_kernel()
+        if library is not None:
+            self.notice.setText(library_build.notice(library))
+        else:
+            self.notice.setText(f"{level_id}: {event.kernel or ''} ({event.variant}, "
+                                f"{event.arch or '?'}, {event.compiler or '?'}"
+                                + (f", cubin {code[:12]}" if code else "") + ")"
+                                + ("; the build ncu profiled, not the latest run's"
+                                   if self.showing_profiled() else ""))
         self._set_files(list(event.sources or {}))
         main = builds.main_source(event)
         if main is None:
@@ -316,6 +361,9 @@ class CodeView(QWidget, DrawnInParts):
             return "select a level to see its code"
         coming = self.store is not None and self.store.not_replayed_yet("build",
                                                                         self.level_id)
+        level = self.store.level(self.level_id) if self.store is not None else None
+        if level is not None and level.is_reference and not coming:
+            return library_build.no_profile_text(self.level_id)
         return builds.no_build_text(self.level_id, coming)
 
     def _draw_diff(self) -> None:
@@ -340,7 +388,10 @@ class CodeView(QWidget, DrawnInParts):
         self.sass_title.setText(SASS_TITLE if event.main_loop
                                 else "SASS (no main loop found: the whole kernel)")
         self._place_sass_title()
-        self.occupancy.setText("\n".join(builds.occupancy_lines(event)))
+        library = self.library_kernel()
+        self.occupancy.setText("\n".join(library_build.launch_lines(library)
+                                         if library is not None
+                                         else builds.occupancy_lines(event)))
         self._show_heat(lines)
 
     def _show_file(self, path: str) -> None:
@@ -354,7 +405,7 @@ class CodeView(QWidget, DrawnInParts):
     def _show_heat(self, lines: list[SassLine] | None = None) -> None:
         """The chosen counter on the SASS lines and, summed, on the source lines; with
         ``lines``, those lines shown first (drawn once, with their heat)."""
-        event = (self.store.source_counters.get(self.level_id)
+        event = (self.store.line_counters(self.level_id)
                  if self.store is not None and self.level_id else None)
         coming = self.store is not None and self.store.not_replayed_yet("source_counters",
                                                                         self.level_id)

@@ -37,7 +37,7 @@ from ...kernels.results.rows import (
     params_ran,
     sustained_texts,
 )
-from ..core.baseline_run import baseline_text
+from ..core.baseline_run import baseline_cell, baseline_details, baseline_text
 from ..core.levels import LevelInfo, cannot_run_here
 from ..core.store import Change, SessionStore
 from ..core.view_state import shape_text, sorted_shapes
@@ -47,10 +47,12 @@ from .plain import plain_tooltip
 
 COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
            Column.SUSTAINED_TFLOPS, Column.POWER_LIMITED,
-           Column.PCT_OF_REFERENCE, Column.PCT_OF_PEAK, Column.ENERGY, Column.GFLOP_PER_J,
+           Column.PCT_OF_REFERENCE, Column.BASELINE, Column.PCT_OF_PEAK, Column.ENERGY,
+           Column.GFLOP_PER_J,
            Column.THROTTLED, Column.VERIFIED)
 # the columns a narrow panel keeps, most wanted first (the rest show as it widens)
 PRIORITY = (Column.LEVEL, Column.TFLOPS, Column.PCT_OF_REFERENCE, Column.VERIFIED,
+            Column.BASELINE,
             Column.PRECISION, Column.SHAPE, Column.PCT_OF_PEAK, Column.SUSTAINED_TFLOPS,
             Column.POWER_LIMITED, Column.THROTTLED, Column.ENERGY, Column.GFLOP_PER_J)
 MARKED_COLUMNS = (*THROTTLE_COLUMNS, Column.THROTTLED)  # orange, with the note, if throttled
@@ -103,6 +105,9 @@ class LadderPanel(QWidget):
                          "against cuBLAS of the same precision at the same shape")
         self._header_tip(Column.ENERGY, "energy of one GEMM: NVML energy counter over the "
                          "timed repeats, divided by the repeats")
+        self._header_tip(Column.BASELINE, "the baseline recording's TFLOPS (File ▸ Open "
+                         "baseline…) and this session's change against it; its tooltip has "
+                         "every compared value and what differs between the two runs")
         self._header_tip(Column.GFLOP_PER_J, "2·M·N·K / 10⁹ per joule of one GEMM")
         self._header_tip(Column.SUSTAINED_TFLOPS, "launched back to back for seconds "
                          "(sustained mode, median over trials) at the same shape")
@@ -113,6 +118,9 @@ class LadderPanel(QWidget):
                          "the run; its numbers are orange (their tooltips say why)")
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.fitted = FittedColumns(self.table, [COLUMNS.index(c) for c in PRIORITY])
+        self._asked_columns: tuple[str, ...] | None = None  # the stage's, or all
+        self._baseline_shown = False
+        self._allow_columns()  # no baseline yet: its column hidden
         self.detail = QLabel("Select a level to see what it adds.")
         self.detail.setWordWrap(True)
         self.detail.setTextFormat(Qt.TextFormat.RichText)
@@ -143,9 +151,19 @@ class LadderPanel(QWidget):
 
     def show_columns(self, columns: tuple[str, ...] | None) -> None:
         """Show only ``columns`` (None: every column), as many as fit (PRIORITY); on
-        stage the table keeps the columns that tell the story."""
-        self.fitted.allow(None if columns is None else
-                          {COLUMNS.index(c) for c in columns if c in COLUMNS})
+        stage the table keeps the columns that tell the story. The baseline's column
+        shows only while a baseline recording is open."""
+        self._asked_columns = columns
+        self._allow_columns()
+
+    def _allow_columns(self) -> None:
+        columns = self._asked_columns
+        allowed = set(range(len(COLUMNS))) if columns is None else \
+            {COLUMNS.index(c) for c in columns if c in COLUMNS}
+        self._baseline_shown = self.store is not None and self.store.baseline is not None
+        if not self._baseline_shown:
+            allowed.discard(COLUMNS.index(Column.BASELINE))
+        self.fitted.allow(allowed)
 
     def fit_columns(self) -> None:
         """Columns as wide as their contents, those that fit shown (FittedColumns)."""
@@ -309,9 +327,10 @@ class LadderPanel(QWidget):
             sustained = store.sustained_result(level_id, shape) if shape else None
             later = coming is not None and r is None and \
                 coming.has_result(level_id, shape, store.mode, store.device)
+            against = baseline_text(store, level_id)  # None without a baseline
             source = (r, burst, sustained, clock, later,
                       None if r is None else store.reference_result(r),
-                      None if r is None else store.peak_tflops(r.precision))
+                      None if r is None else store.peak_tflops(r.precision), against)
             last = self._filled_from.get(level_id)
             if last is not None and all(a is b or a == b for a, b in zip(last, source,
                                                                          strict=True)):
@@ -340,7 +359,9 @@ class LadderPanel(QWidget):
                     sustained_note = "sustained: " + store.row(sustained).summary()
             self.table.item(row_index, COLUMNS.index(Column.PCT_OF_REFERENCE)
                             ).setToolTip(plain_tooltip(ref_note))
-            against = baseline_text(store, level_id)  # None without a baseline
+            texts[Column.BASELINE] = baseline_cell(store, level_id)
+            self.table.item(row_index, COLUMNS.index(Column.BASELINE)).setToolTip(
+                plain_tooltip("\n".join(baseline_details(store, level_id))))
             if against is not None:  # on the name: the TFLOPS cell's tooltip is its note
                 lv = store.level(level_id)
                 title = lv.title if lv is not None else level_id
@@ -371,6 +392,8 @@ class LadderPanel(QWidget):
                     color = THROTTLE_COLOR
                 item.setData(Qt.ItemDataRole.ForegroundRole,
                              QBrush(QColor(color)) if color else None)
+        if (store.baseline is not None) != self._baseline_shown:
+            self._allow_columns()  # a baseline opened: its column shows
         if changed:
             self.fit_columns()
             current = self.selected_level()

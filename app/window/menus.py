@@ -14,6 +14,7 @@ from .baseline import open_baseline_dialog
 from .export_targets import ANIMATION_TARGETS, CHART_TARGETS, ExportError
 from .kernel_docks import open_kernel_dialog
 from .keys import sheet_rows
+from .ncu_report_open import add_action as add_report_action
 
 
 class Commands(Protocol):
@@ -60,6 +61,7 @@ def install_menus(window: Commands) -> None:
             QKeySequence.StandardKey.Open)
     _action(file_menu, "Open &kernel…", lambda: open_kernel_dialog(window))
     _action(file_menu, "Open &baseline…", lambda: open_baseline_dialog(window))
+    add_report_action(window, file_menu)
     _action(file_menu, "&Tune the selected level…", window.tune_selected)
     _action(file_menu, "Live &runner…", lambda: runner_dialog(window))
     file_menu.addSeparator()

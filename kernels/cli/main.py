@@ -28,7 +28,7 @@ from ..drive.session import (
 )
 from ..ladder import arch as arch_limits
 from ..ladder import registry
-from ..profile import ncu
+from ..profile import ncu, ncu_reference
 from ..profile.ncu_source_step import SourceCountersStep
 from ..profile.ncu_source_step import add_options as add_ncu_source_options
 from ..protocol import commands, events
@@ -131,7 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--ncu", nargs="?", const="ncu", metavar="PATH",
                      help="after the timed runs, profile each SIMT level once with Nsight "
                           "Compute (PATH: the ncu executable, default ncu on PATH) and "
-                          "record its shared-memory counters as counters events")
+                          "record its shared-memory counters as counters events; and each "
+                          "reference's library call: its kernel's name, launch, resources "
+                          "and SASS as library_kernel events")
     rec.add_argument("--ncu-size", type=parse_shape, default=(ncu.DEFAULT_SIZE,) * 3,
                      metavar="N|MxNxK", help=f"shape of the profiled launch (default "
                                              f"{ncu.DEFAULT_SIZE})")
@@ -476,13 +478,17 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         counters = ncu.CountersStep(ncu_levels(planned), args.ncu, args.ncu_size,
                                     args.ncu_timeout, stderr) if args.ncu else None
+        # the references' kernels: which kernel the library ran (issue 33 item 4)
+        library = ncu_reference.ReferenceKernelsStep(
+            ncu_reference.references_of(planned), args.ncu, args.ncu_size,
+            args.ncu_timeout, stderr) if args.ncu else None
         sources = SourceCountersStep.from_args(args, [r.level for r in planned], stderr)
         ceilings = None
         if args.ceilings:
             from ..engine.ceilings import CeilingsStep  # CuPy in this process, at the step
 
             ceilings = CeilingsStep()
-        steps = [s for s in (counters, sources, ceilings) if s is not None]
+        steps = [s for s in (counters, library, sources, ceilings) if s is not None]
         for step in steps:
             step.check()
     except BaseException:  # nothing ran: no file left behind

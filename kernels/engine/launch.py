@@ -1,11 +1,17 @@
 """Launch one level once, outside the runner: for profilers (ncu) and quick checks.
 
     python -m gemmscope.kernels.engine.launch LEVEL M N K [--params '{"BK": 16}']
-        [--one-block-per-sm]
+        [--one-block-per-sm] [--profiled-range]
 
 Compiles the level, fills the inputs with random values, launches the kernel once
 (after one untimed warm-up launch, so a profiler that skips the first sees the second)
 and checks the result against a float64 product. Exit code 0 when it verified.
+
+A reference (cuBLAS, cuBLASLt) is launched the same way, its library call in place of a
+kernel. With ``--profiled-range`` the launches are made between cudaProfilerStart and
+cudaProfilerStop, after a warm-up call outside them, so that ``ncu --profile-from-start
+off`` sees the library's kernels of that call and none of the random fill, the library's
+first-call set-up or the float64 check (``record --ncu`` on a reference).
 """
 
 from __future__ import annotations
@@ -20,28 +26,51 @@ from ..ladder import registry
 from ..ladder.registry import Kind
 from .measure import ONE_BLOCK_PER_SM_SMEM, level_launcher
 from .operands import check, random_inputs
+from .reference_launch import reference_launcher
+
+
+def _profiler(cp: Any, start: bool) -> None:
+    """cudaProfilerStart / Stop, by the name this CuPy gives them."""
+    runtime = cp.cuda.runtime
+    name = "profilerStart" if start else "profilerStop"
+    if hasattr(runtime, name):
+        getattr(runtime, name)()
+    else:
+        getattr(cp.cuda.profiler, "start" if start else "stop")()
 
 
 def run_once(level_id: str, M: int, N: int, K: int, params: dict[str, int] | None = None,
-             launches: int = 1, one_block_per_sm: bool = False) -> dict[str, Any]:
+             launches: int = 1, one_block_per_sm: bool = False,
+             profiled_range: bool = False) -> dict[str, Any]:
     cp = require_cupy()
     level = registry.get(level_id)
-    if level.kind is not Kind.LEVEL:
-        raise ValueError(f"{level_id} is a reference, not a level")
     if params:
+        if level.kind is not Kind.LEVEL:
+            raise ValueError(f"{level_id} is a reference: it takes no parameters")
         level = level.with_params(params)
     ops = random_inputs(level, M, N, K)
     ops.poison()
-    launch, info = level_launcher(level, ops, params and level.params,
-                                  ONE_BLOCK_PER_SM_SMEM if one_block_per_sm else 0)
+    if level.kind is Kind.LEVEL:
+        launch, info = level_launcher(level, ops, params and level.params,
+                                      ONE_BLOCK_PER_SM_SMEM if one_block_per_sm else 0)
+        info_kernel = info["kernel"]
+    else:
+        launch, info = reference_launcher(level, ops, cp.cuda.get_current_stream().ptr)
+        info_kernel = None  # the library's: ncu names it
+    if profiled_range:
+        launch()  # outside the range: the library's first call sets itself up
+        cp.cuda.runtime.deviceSynchronize()
+        _profiler(cp, True)
     for _ in range(launches):
         launch()
     cp.cuda.runtime.deviceSynchronize()
+    if profiled_range:
+        _profiler(cp, False)
     acc = check(ops)
     return {"level": level_id, "M": M, "N": N, "K": K, "variant": info["variant"],
             "rel_err": acc.rel_err, "deepgemm_diff": acc.deepgemm_diff,
             "verified": acc.verified(level.precision),
-            "kernel": info["kernel"]}
+            "kernel": info_kernel}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,9 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--one-block-per-sm", action="store_true",
                     help="launch with enough (unused) shared memory that blocks do not share "
                          "an SM")
+    ap.add_argument("--profiled-range", action="store_true",
+                    help="make the launches between cudaProfilerStart and Stop, after a "
+                         "warm-up call (for ncu --profile-from-start off)")
     args = ap.parse_args(argv)
     out = run_once(args.level, args.M, args.N, args.K, args.params, args.launches,
-                   args.one_block_per_sm)
+                   args.one_block_per_sm, args.profiled_range)
     print(json.dumps(out))
     return 0 if out["verified"] else 1
 

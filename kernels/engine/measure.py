@@ -32,16 +32,14 @@ from ..ladder.registry import (
     Level,
     Library,
     Precision,
-    Scaling,
 )
 from ..ladder.shape import percent, tflops_of
 from ..protocol.commands import DEFAULT_REPEATS, DEFAULT_WARMUP
 from ..protocol.events import Mode
 from ..toolchain import nvrtc
 from ..toolchain.constraints import over_limits
-from .cublaslt import torch_scaled_mm_available, torch_scaled_mm_launcher
+from .cublaslt import torch_scaled_mm_available
 from .deep_launch import deep_launcher
-from .deepgemm import deepgemm_launcher
 from .energy import (
     EnergyCounter,
     MeasuredWindow,
@@ -51,11 +49,11 @@ from .energy import (
     seconds_per_call,
 )
 from .operands import OUTPUT_BYTES, Accuracy, Operands, check, random_inputs
+from .reference_launch import reference_launcher
 from .triton_launch import triton_launcher, triton_missing
 
 ITEMSIZE = {Precision.FP32: 4, Precision.TF32: 4, Precision.FP16: 2, Precision.BF16: 2,
             Precision.FP8: 1}
-CUBLAS_COMPUTE_DEFAULT, CUBLAS_COMPUTE_TF32 = 1, 7  # cupy._core compute types
 
 
 class Refused(ValueError):
@@ -279,33 +277,7 @@ class Bench:
             return triton_launcher(level, ops)
         if level.library is None:
             return level_launcher(level, ops, params)
-        if level.library is Library.DEEPGEMM:
-            return deepgemm_launcher(ops, self.stream.ptr), {"variant": str(level.library)}
-        if level.library is Library.CUBLASLT:
-            blocks = level.scaling is Scaling.BLOCKS
-            return (torch_scaled_mm_launcher(ops, self.stream.ptr, blocks),
-                    {"variant": str(level.library)})
-        cp = self.cp
-        a, b, c = ops.a, ops.b, ops.c
-        if ops.fmt == "bf16":  # the same bits, seen as ml_dtypes.bfloat16 by cuBLAS
-            import ml_dtypes
-
-            a, b, c = (x.view(ml_dtypes.bfloat16) for x in (a, b, c))
-        if ops.b_layout == "nk":
-            b = b.T  # a transposed view: cuBLAS reads Bt as is
-        compute = CUBLAS_COMPUTE_TF32 if level.precision is Precision.TF32 else None
-
-        def run_ref() -> None:
-            if compute is None:
-                cp.matmul(a, b, out=c)
-                return
-            cp._core.set_compute_type(cp.float32, compute)
-            try:
-                cp.matmul(a, b, out=c)
-            finally:
-                cp._core.set_compute_type(cp.float32, CUBLAS_COMPUTE_DEFAULT)
-
-        return run_ref, {"variant": str(level.library)}
+        return reference_launcher(level, ops, self.stream.ptr)
 
     # ------------------------------------------------------------------ shared steps
     def check_memory(self, level: Level, M: int, N: int, K: int) -> None:

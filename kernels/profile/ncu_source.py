@@ -75,6 +75,7 @@ class SourcePage:
     lines: list[PageLine]
     stall_reasons: list[str] = field(default_factory=list)  # the page's stall columns
     kernels: int = 1  # kernels on the page; the first one is read
+    base: int = 0  # the address of the kernel's first instruction (offsets count from it)
 
 
 def number(cell: str) -> int | float | None:
@@ -118,6 +119,30 @@ def parse_sass_page(text: str) -> SourcePage:
     return _page(kernel, header, body, kernels)
 
 
+def parse_sass_pages(text: str) -> list[SourcePage]:
+    """Every kernel of a ``--print-source sass`` page of several (a library call's), in
+    the order printed; a kernel whose part has no lines this reader takes is left out.
+    SourcePageError where none reads."""
+    rows = _rows(text)
+    starts = [i for i, r in enumerate(rows) if r and r[0] == KERNEL] or [0]
+    pages, why = [], None
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(rows)
+        part = rows[start:end]
+        header_at = next((i for i, r in enumerate(part) if r[:2] == [ADDRESS, SOURCE]), None)
+        if header_at is None:
+            why = 'no "Address","Source" header row: not a SASS source page'
+            continue
+        kernel = part[0][1] if part[0] and part[0][0] == KERNEL and len(part[0]) > 1 else None
+        try:
+            pages.append(_page(kernel, part[header_at], part[header_at + 1:], len(starts)))
+        except SourcePageError as exc:
+            why = str(exc)
+    if not pages:
+        raise SourcePageError(why or "the source page is empty")
+    return pages
+
+
 def _page(kernel: str | None, header: list[str], body: list[list[str]], kernels: int
           ) -> SourcePage:
     where = {name: i for i, name in enumerate(header)}
@@ -137,7 +162,8 @@ def _page(kernel: str | None, header: list[str], body: list[list[str]], kernels:
         values = {f: number(r[where[c]]) for f, c in columns.items()}
         samples = {name: n for name, i in stalls if (n := number(r[i]))}
         lines.append(PageLine(address - base, r[1].strip(), values, samples))
-    return SourcePage(kernel, columns, lines, [name for name, _ in stalls], kernels)
+    return SourcePage(kernel, columns, lines, [name for name, _ in stalls], kernels,
+                      base)
 
 
 def parse_cuda_sass_page(text: str, files: Iterable[str] = ()

@@ -637,13 +637,80 @@ class Ceilings(Placed, tag="ceilings", kw_only=True):
         ceil.refuse_unreadable(obj)
 
 
+Count = Annotated[int, msgspec.Meta(ge=0, lt=1 << 53)]
+Dims = list[Annotated[int, msgspec.Meta(ge=0, lt=1 << 32)]]  # x, y, z (cut to 3 as read)
+MAX_LIBRARY_KERNELS = 32  # kernels of one library call listed in a library_kernel event
+
+
+class LaunchedKernel(Record, kw_only=True):
+    """One kernel a library call launched, as the profiler saw it."""
+
+    name: Annotated[str, msgspec.Meta(max_length=2000)] = ""
+    ms: Measured | None = None  # its GPU time (gpu__time_duration)
+    grid: Dims | None = None
+    block: Dims | None = None
+    regs: Count | None = None
+    smem_static_bytes: Count | None = None
+    smem_dynamic_bytes: Count | None = None
+
+
+class LibraryKernel(Run, tag="library_kernel", kw_only=True):
+    """The kernel a reference (cuBLAS, cuBLASLt) ran, or a kernel of an Nsight Compute
+    report opened in the app: what a ``build`` event says of a level, as the profiler
+    saw it (docs/protocol.md, ``library_kernel``). ``kernel`` is the one with the most GPU
+    time; ``kernels`` lists every one the call launched."""
+
+    tool: str
+    status: sc.Status = sc.Status.OK
+    reason: str | None = None
+    variant: str | None = None  # as the launch said it ("cublas"), where it did
+    kernel: str | None = None
+    kernels: list[LaunchedKernel] = []  # cut to MAX_LIBRARY_KERNELS as read
+    kernels_total: Count | None = None  # launched in all (kernels may be cut)
+    grid: Dims | None = None
+    block: Dims | None = None
+    regs: Count | None = None
+    smem_static_bytes: Count | None = None
+    smem_dynamic_bytes: Count | None = None
+    threads_per_block: Count | None = None
+    ms: Measured | None = None
+    sass: str | None = None  # compact SASS (kernels/toolchain/sass.py), from the profiler
+    sass_reason: str | None = None
+    sources: dict[str, str] | None = None  # a report's imported sources, path -> text
+    sources_reason: str | None = None
+    main_loop: tuple[int, int] | None = None
+    instruction_mix: dict[str, dict[str, int] | None] | None = None
+    # warp instructions executed per class (the profiler's per-line counts), whole kernel
+    executed_mix: dict[str, Number] | None = None
+    instruction_mix_reason: str | None = None
+    tool_version: str | None = None
+    command: list[str] | None = None
+    seconds: Number | None = None
+    # a report's kernel: what the roofline needs (FLOPs counted from its metrics, DRAM
+    # bytes), where the report has them
+    flops: Measured | None = None
+    flops_from: str | None = None
+    dram_bytes: Measured | None = None
+
+    STRICT = frozenset({"status", "sass", "sources"})
+
+    def __post_init__(self) -> None:
+        del self.kernels[MAX_LIBRARY_KERNELS:]
+        for k in (self, *self.kernels):
+            for name in ("grid", "block"):
+                dims = getattr(k, name)
+                if dims is not None:
+                    setattr(k, name, dims[:3] or None)
+
+
 EVENTS: tuple[type[Event], ...] = (
     Session, Ready, Done, Pong, Bye, Restart, Joined, Levels, RunStart, Repeat, Phase,
-    Result, Error, Info, Telemetry, Counters, Build, SourceCounters, Kernel, Ceilings)
+    Result, Error, Info, Telemetry, Counters, Build, SourceCounters, Kernel, Ceilings,
+    LibraryKernel)
 BY_TYPE: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in EVENTS}  # type: ignore[misc]
 AnyEvent = (Session | Ready | Done | Pong | Bye | Restart | Joined | Levels | RunStart | Repeat
             | Phase | Result | Error | Info | Telemetry | Counters | Build | SourceCounters
-            | Kernel | Ceilings)
+            | Kernel | Ceilings | LibraryKernel)
 
 # the numeric telemetry fields: the sampler's, the store's columns, the views' strips
 _PLACE = {f.name for f in msgspec.structs.fields(Placed)}

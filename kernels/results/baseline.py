@@ -146,6 +146,9 @@ class Pair:
     key: Key
     run: rec.Result | None  # the result event of the recording (None: only B has it)
     base: rec.Result | None  # the baseline's
+    # the main-loop instruction mix of each side's build ({class: count}, nonzero ones)
+    run_mix: Mapping[str, int] | None = None
+    base_mix: Mapping[str, int] | None = None
 
     def value(self, field_name: str, of_base: bool = False) -> float | None:
         ev = self.base if of_base else self.run
@@ -177,8 +180,52 @@ def latest_results(header: rec.Session | None, events: Iterable[object]
     return out
 
 
-def join(run: Mapping[Key, rec.Result], base: Mapping[Key, rec.Result]) -> list[Pair]:
+def join(run: Mapping[Key, rec.Result], base: Mapping[Key, rec.Result],
+         run_builds: Iterable[rec.Build] = (), base_builds: Iterable[rec.Build] = ()
+         ) -> list[Pair]:
     """A pair per key of either, the run's keys first in their order, then the
-    baseline's own."""
+    baseline's own; with the builds of each recording, the instruction mix of each."""
     keys = list(run) + [k for k in base if k not in run]
-    return [Pair(k, run.get(k), base.get(k)) for k in keys]
+    mine, theirs = list(run_builds), list(base_builds)
+    return [Pair(k, run.get(k), base.get(k), mix_of(build_of(run.get(k), mine)),
+                 mix_of(build_of(base.get(k), theirs))) for k in keys]
+
+
+def build_of(result: rec.Result | None, builds: Iterable[rec.Build]) -> rec.Build | None:
+    """The build a result ran: the same code key, else the same level and variant, else
+    the level's latest build."""
+    if result is None:
+        return None
+    found: rec.Build | None = None
+    for b in builds:
+        if b.level != result.level:
+            continue
+        if result.code_key is not None and b.code_key == result.code_key:
+            return b
+        if found is None or b.variant == result.variant:
+            found = b
+    return found
+
+
+def mix_of(build: rec.Build | None) -> dict[str, int] | None:
+    """The build's main-loop instruction mix (the whole kernel's where it has no main
+    loop), nonzero classes only; None where it has none."""
+    mix = (build.instruction_mix or {}) if build is not None else {}
+    part = mix.get("main_loop") or mix.get("kernel")
+    return None if part is None else {c: n for c, n in part.items() if n}
+
+
+def mix_text(a: Mapping[str, int] | None, b: Mapping[str, int] | None) -> str:
+    """The two mixes side by side: "same (FFMA 64, LDS.128 16)", the classes that differ
+    ("FFMA 64 / 32; LDS 0 / 8"), or a dash for a side without one."""
+    if a is None and b is None:
+        return "–"
+    if a is None or b is None:
+        one = a if a is not None else b
+        text = ", ".join(f"{c} {n}" for c, n in (one or {}).items())
+        return f"{text or 'none'} / –" if a is not None else f"– / {text or 'none'}"
+    if dict(a) == dict(b):
+        return "same (" + ", ".join(f"{c} {n}" for c, n in a.items()) + ")"
+    classes = list(dict.fromkeys([*a, *b]))
+    return "; ".join(f"{c} {a.get(c, 0)} / {b.get(c, 0)}" for c in classes
+                     if a.get(c, 0) != b.get(c, 0))

@@ -5,7 +5,8 @@ safe on a terminal (both recordings are untrusted)."""
 from __future__ import annotations
 
 from ..protocol import recording
-from .baseline import Pair, join, latest_results, run_facts, warning
+from ..protocol import records as rec
+from .baseline import Pair, join, latest_results, mix_text, run_facts, warning
 from .session_report import printable
 
 # (column title, field, format, show the relative change)
@@ -15,6 +16,15 @@ COLUMNS = (("TFLOPS", "tflops", "{:.4g}", True), ("% of ref.", "pct_of_reference
                                                                False),
            ("J/GEMM", "energy_j", "{:.3g}", True), ("regs", "regs", "{:.0f}", False),
            ("smem B", "smem_bytes", "{:.0f}", False))
+
+
+MIX_TITLE = "main-loop mix run / base"
+
+
+def cell(pair: Pair, field: str, fmt: str, relative: bool) -> str:
+    """Both values of a field and, for ``relative`` ones, the change ("46.7 / 45.2
+    (+3.3%)"); a dash for a side without it."""
+    return _cell(pair, field, fmt, relative)
 
 
 def _cell(pair: Pair, field: str, fmt: str, relative: bool) -> str:
@@ -35,12 +45,14 @@ def rows(pairs: list[Pair]) -> list[list[str]]:
         where = "both" if pair.run and pair.base else ("run only" if pair.run else
                                                        "baseline only")
         out.append([level, f"{M}×{N}×{K}", mode, gpu, where,
-                    *(_cell(pair, f, fmt, rel) for _, f, fmt, rel in COLUMNS)])
+                    *(_cell(pair, f, fmt, rel) for _, f, fmt, rel in COLUMNS),
+                    mix_text(pair.run_mix, pair.base_mix)])
     return out
 
 
 def render(pairs: list[Pair], markdown: bool = False) -> list[str]:
-    head = ["level", "shape", "mode", "GPU", "in", *(c[0] + " run / base" for c in COLUMNS)]
+    head = ["level", "shape", "mode", "GPU", "in", *(c[0] + " run / base" for c in COLUMNS),
+            MIX_TITLE]
     body = rows(pairs)
     if markdown:
         def esc(s: str) -> str:
@@ -65,8 +77,10 @@ def baseline_lines(path: str, base_path: str, markdown: bool = False
     lines.append(f"warning: {said}" if said else "the two runs match in GPU, driver, CUDA, "
                  "clocks, power limit, compiler and code")
     lines.append("")
-    pairs = join(latest_results(run.header, run.events), latest_results(base.header,
-                                                                         base.events))
+    pairs = join(latest_results(run.header, run.events),
+                 latest_results(base.header, base.events),
+                 [e for e in run.events if isinstance(e, rec.Build)],
+                 [e for e in base.events if isinstance(e, rec.Build)])
     lines += render(pairs, markdown)
     problems = [f"gemmscope report: {s.problem}" for s in (run, base) if s.problem]
     return [printable(x) for x in lines], [printable(x) for x in problems]

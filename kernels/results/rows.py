@@ -188,13 +188,14 @@ class Column(StrEnum):
     SUSTAINED_TFLOPS = "sustained TFLOPS"
     POWER_LIMITED = "power-limited"
     NOTES = "notes"
+    BASELINE = "baseline"  # a baseline recording's TFLOPS and the change against it
 
 
 NUMBER_COLUMNS = frozenset({
     Column.M, Column.N, Column.K, Column.MEDIAN_MS, Column.TFLOPS, Column.PCT_OF_REFERENCE,
     Column.PCT_OF_PEAK, Column.REL_ERR, Column.REPEATS, Column.T, Column.SM_CLOCK,
     Column.SM_CLOCK_MIN, Column.REF_CLOCK, Column.POWER, Column.ENERGY, Column.GFLOP_PER_J,
-    Column.SUSTAINED_TFLOPS})
+    Column.SUSTAINED_TFLOPS, Column.BASELINE})
 THROTTLE_COLUMNS = (Column.TFLOPS, Column.ENERGY, Column.GFLOP_PER_J)  # what throttling skews
 CODE_CHARS = 8  # hex digits of a build's key shown in tables (32 of its 64 bits)
 # two runs' mean SM clocks this close (percent of the higher) count as the same clock

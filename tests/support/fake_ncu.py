@@ -18,6 +18,12 @@ real pages of the H200 from tests/fixtures/ncu_source/ by default. ``--version``
 VERSION. Modes for the source page: ``timeout`` (the profiling run sleeps a minute),
 ``garbled`` (the page is not CSV), ``no_report`` (ncu profiles no kernel: no report),
 ``slow_page`` (printing the page sleeps a minute).
+
+A reference's call (``record --ncu``: ``--profile-from-start off``, a reference's level
+id): the report remembers the level, ``-i REPORT --page raw`` prints LIBRARY_KERNELS (a
+split-K reduction, then the GEMM: made-up names, times and resources) and the source page
+is ``library_page`` (tests/fixtures/ncu_source/library_call_sass.csv). Mode
+``raw_garbled``: the raw page is not CSV.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from gemmscope.kernels.models.level_model import NCU_METRICS
 PAGES = places.FIXTURES / "ncu_source"
 SOURCE_PAGE = PAGES / "register_2d_sass.csv"
 CUDA_PAGE = PAGES / "register_2d_cudasass.csv"
+LIBRARY_PAGE = PAGES / "library_call_sass.csv"  # a reference's call: two kernels
 VERSION = "2099.1.0.0"  # made up: the stand-in's version
 
 LD_C, ST_C = NCU_METRICS["ld_conflicts"], NCU_METRICS["st_conflicts"]
@@ -60,6 +67,38 @@ def raw_csv(kernel: str, values: dict[str, str]) -> str:
         row(fixed + list(values.values())), ""])
 
 
+# FORMAT SAMPLE, NOT MEASURED: a library call's kernels as the raw page lists them
+LIBRARY_KERNELS = [
+    {"Kernel Name": "format_sample_splitk_reduce_kernel(float *, const float *, int)",
+     "Block Size": "(128, 1, 1)", "Grid Size": "(64, 1, 1)",
+     "gpu__time_duration.sum": "4,096", "launch__registers_per_thread": "32",
+     "launch__shared_mem_per_block_static": "0",
+     "launch__shared_mem_per_block_dynamic": "0"},
+    {"Kernel Name": "format_sample_gemm_kernel_sm90_256x128x64_warpspecialized",
+     "Block Size": "(384, 1, 1)", "Grid Size": "(132, 1, 1)",
+     "gpu__time_duration.sum": "1,234,567", "launch__registers_per_thread": "168",
+     "launch__shared_mem_per_block_static": "1,024",
+     "launch__shared_mem_per_block_dynamic": "232,448"}]
+LIBRARY_UNITS = {"gpu__time_duration.sum": "nsecond",
+                 "launch__registers_per_thread": "register/thread",
+                 "launch__shared_mem_per_block_static": "byte",
+                 "launch__shared_mem_per_block_dynamic": "byte"}
+
+
+def library_raw_csv(kernels: list[dict[str, str]], units: dict[str, str]) -> str:
+    """ncu's raw page of a report holding these kernels (cells as ncu prints them)."""
+    def row(cells: list[str]) -> str:
+        return ",".join(f'"{c}"' for c in cells)
+
+    metrics = [m for m in kernels[0] if "__" in m]
+    head = ["ID", "Kernel Name", "Block Size", "Grid Size", *metrics]
+    lines = [row(head), row(["", "", "", "", *(units.get(m, "") for m in metrics)])]
+    for i, k in enumerate(kernels):
+        lines.append(row([str(i), k["Kernel Name"], k["Block Size"], k["Grid Size"],
+                          *(k[m] for m in metrics)]))
+    return "\n".join(lines) + "\n"
+
+
 FORMAT_SAMPLE = raw_csv(KERNEL_SAMPLE, {LD_C: "4,194,304", ST_C: "12", LD_W: "12,582,912",
                                         ST_W: "n/a"})
 
@@ -74,6 +113,19 @@ if args == ["--version"]:
     print("NVIDIA (R) Nsight Compute Command Line Profiler\\nVersion {version} (build 0)")
     sys.exit(0)
 if "-i" in args:  # printing a report's source page
+    with open(args[args.index("-i") + 1]) as fh:
+        made_for = fh.read()
+    library = made_for.startswith("stand-in report of cublas")
+    if library and "raw" in args:
+        if mode == "raw_garbled":
+            print("this is not a raw page")
+            sys.exit(0)
+        sys.stdout.write(library_raw_csv({library_kernels!r}, {library_units!r}))
+        sys.exit(0)
+    if library:
+        with open({library_page!r}, newline="") as fh:
+            sys.stdout.write(fh.read())
+        sys.exit(0)
     if mode == "slow_page":
         import time
         time.sleep(60)
@@ -97,13 +149,14 @@ if "-o" in args:  # a profiling run writing a report
         time.sleep(60)
     print("==PROF== Connected to process 4242 (/usr/bin/python3.12)")
     launch = args[args.index("gemmscope.kernels.engine.launch") + 1:]
-    print(json.dumps({{"level": launch[0], "M": int(launch[1]), "variant": "vector",
+    variant = launch[0].split("_")[0] if launch[0].startswith("cublas") else "vector"
+    print(json.dumps({{"level": launch[0], "M": int(launch[1]), "variant": variant,
                       "verified": True}}))
     if mode == "no_report":
         print("==WARNING== No kernels were profiled.")
         sys.exit(0)
     with open(args[args.index("-o") + 1] + ".ncu-rep", "w") as fh:
-        fh.write("stand-in report")
+        fh.write("stand-in report of " + launch[0])
     print("==PROF== Report: " + args[args.index("-o") + 1] + ".ncu-rep")
     sys.exit(0)
 values = {values!r}
@@ -119,14 +172,18 @@ sys.stdout.write(raw_csv("void " + kernel + "<...>(int, int, int)",
 
 def write_fake_ncu(path: Path, mode: str = "ok", values: dict[str, str] | None = None,
                    log: Path | None = None, source_page: Path = SOURCE_PAGE,
-                   cuda_page: Path = CUDA_PAGE) -> Path:
+                   cuda_page: Path = CUDA_PAGE, library_page: Path = LIBRARY_PAGE,
+                   library_kernels: list[dict[str, str]] | None = None) -> Path:
     import inspect
 
-    source = (inspect.getsource(raw_csv) + f"HEAD = {HEAD!r}\n" +
+    source = (inspect.getsource(raw_csv) + inspect.getsource(library_raw_csv)
+              + f"HEAD = {HEAD!r}\n" +
               _SCRIPT.format(python=sys.executable, log=str(log) if log else "", mode=mode,
                              values=values, sample=FORMAT_SAMPLE, version=VERSION,
                              source_page=str(source_page),
-                             cuda_page=str(cuda_page)).split("\n", 1)[1])
+                             cuda_page=str(cuda_page), library_page=str(library_page),
+                             library_kernels=library_kernels or LIBRARY_KERNELS,
+                             library_units=LIBRARY_UNITS).split("\n", 1)[1])
     path.write_text(f"#!{sys.executable}\n" + source, encoding="utf-8")
     path.chmod(0o755)
     return path

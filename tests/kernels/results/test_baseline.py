@@ -232,3 +232,41 @@ def test_the_bars_draw_a_tick_at_each_levels_baseline_tflops(qtbot):
     assert sorted(bars.baseline_values()) == pytest.approx(sorted(expected))
     i = next(i for i, r in enumerate(bars.rows) if r.level == "naive")
     assert "baseline" in bars._describe(float(i), 0.0)
+
+
+def build(level="naive", mix=None, code_key=None, variant="scalar"):
+    return {"type": "build", "t": 0.5, "level": level, "variant": variant,
+            "code_key": code_key,
+            "instruction_mix": {"kernel": mix, "main_loop": mix} if mix else None}
+
+
+def test_the_instruction_mix_of_each_side_is_compared(capsys, tmp_path):
+    h = header()
+    mine = {"FFMA": 64, "LDS": 8, "LDS.128": 0}
+    theirs = {"FFMA": 64, "LDS": 16, "LDS.128": 0}
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text("\n".join(json.dumps(e) for e in [h, build(mix=mine), result()]) + "\n")
+    b.write_text("\n".join(json.dumps(e) for e in [h, build(mix=theirs), result()]) + "\n")
+    assert main(["report", str(a), "--baseline", str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "main-loop mix run / base" in out
+    assert "LDS 8 / 16" in out and "FFMA 64 / 64" not in out  # only what differs
+
+
+@pytest.mark.parametrize(("a", "b", "text"), [
+    ({"FFMA": 8}, {"FFMA": 8}, "same (FFMA 8)"),
+    ({"FFMA": 8}, None, "FFMA 8 / –"),
+    (None, None, "–"),
+    ({"FFMA": 8, "LDS": 2}, {"FFMA": 4, "STS": 1}, "FFMA 8 / 4; LDS 2 / 0; STS 0 / 1"),
+])
+def test_mix_texts_name_each_side(a, b, text):
+    assert bl.mix_text(a, b) == text
+
+
+def test_a_result_takes_the_build_of_its_code_key():
+    builds = records(build(mix={"FFMA": 1}, code_key="k1"), build(mix={"FFMA": 2},
+                                                                  code_key="k2"))
+    r = of(result(code_key="k2"))
+    assert bl.mix_of(bl.build_of(r, builds)) == {"FFMA": 2}
+    other = of(result(level="smem_tiled"))
+    assert bl.build_of(other, builds) is None

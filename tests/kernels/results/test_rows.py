@@ -29,7 +29,9 @@ from gemmscope.kernels.results.rows import (
 
 # the panel's columns of one result (the sustained pair sets two results side by side;
 # the tables list a sustained result as a row of its own, with its mode)
-PANEL_COLUMNS = tuple(c for c in COLUMNS if c not in SUSTAINED_COLUMNS)
+# (the baseline's column shows only beside a baseline: tests/app/widgets/test_ladder_baseline.py)
+PANEL_COLUMNS = tuple(c for c in COLUMNS if c not in SUSTAINED_COLUMNS
+                      and c != Column.BASELINE)
 
 FAILED = "smem_tiled"  # made to fail verification
 UNSAMPLED = "coalesced"  # made to have no NVML fields

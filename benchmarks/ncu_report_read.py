@@ -1,0 +1,49 @@
+"""Read an Nsight Compute report through the app's reader (app/core/ncu_report.py) and
+print what the Code view and the roofline would show of each kernel, and the report's
+source-correlated metric names (to check the names the reader looks for):
+
+    PYTHONPATH=<ncu>/extras/python python3 benchmarks/ncu_report_read.py REPORT.ncu-rep
+
+Needs ncu_report (the ncu extra, or Nsight Compute's extras/python); no GPU."""
+
+from __future__ import annotations
+
+import sys
+
+from gemmscope.app.core import ncu_report
+
+
+def main(path: str) -> int:
+    try:
+        report = ncu_report.read_report(path)
+    except ncu_report.ReportError as exc:
+        print(f"not read: {exc}")
+        return 1
+    for k in report.kernels:
+        lk = k.kernel
+        print(f"{k.key}: {lk.kernel}")
+        print(f"  grid {lk.grid} block {lk.block} regs {lk.regs} smem {lk.smem_static_bytes}"
+              f" + {lk.smem_dynamic_bytes} B, {lk.ms} ms")
+        lines = k.lines
+        print(f"  SASS lines {0 if lk.sass is None else lk.sass.count('*/ ')}, main loop "
+              f"{lk.main_loop}, sass_reason {lk.sass_reason}")
+        print(f"  per-line fields {sorted((lines.columns or {}) if lines else [])}, rows "
+              f"{len(lines.lines or []) if lines else 0}, stall reasons "
+              f"{list((lines.stall_totals or {}) if lines else {})[:6]}")
+        print(f"  sources {list(lk.sources or {})} ({lk.sources_reason})")
+        print(f"  executed mix { {c: v for c, v in (lk.executed_mix or {}).items() if v} }")
+        print(f"  flops {lk.flops} ({lk.flops_from}), dram bytes {lk.dram_bytes}, "
+              f"precision {k.precision}, TFLOPS {report.tflops(k)}")
+    import ncu_report as module
+
+    action = module.load_report(path).range_by_idx(0).action_by_idx(0)
+    correlated = sorted(n for n in action.metric_names()
+                        if (m := action.metric_by_name(n)) is not None
+                        and m.has_correlation_ids())
+    print(f"correlated metrics of the first kernel ({len(correlated)}):")
+    print("  " + ", ".join(correlated))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,79 @@
+"""File ▸ Open Nsight Compute report…: without the ncu extra the menu item names the package
+to install; with it (the module's stand-in, tests/support/fake_ncu_report.py) a report's
+kernel shows in the Code view with its source, SASS and per-line counters."""
+
+from __future__ import annotations
+
+import sys
+
+import fake_ncu_report as fake
+import pytest
+from PySide6.QtWidgets import QMenu
+
+from gemmscope.app.core import ncu_report
+from gemmscope.app.window import ncu_report_open
+
+
+def report_action(window):
+    file_menu = next(a.menu() for a in window.menuBar().actions()
+                     if isinstance(a.menu(), QMenu) and "File" in a.text())
+    return next(a for a in file_menu.actions()
+                if "Nsight Compute report" in a.text().replace("&", ""))
+
+
+def test_without_the_package_the_menu_names_it(make_window, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ncu_report", None)
+    window = make_window()
+    action = report_action(window)
+    assert "pip install 'gemmscope[ncu]'" in action.text()
+    action.trigger()  # no dialog: the status bar says what to install
+    assert window.statusBar().currentMessage() == ncu_report.MISSING
+
+
+@pytest.fixture
+def opened(make_window, monkeypatch, tmp_path, qtbot):
+    fake.install(monkeypatch)
+    window = make_window()
+    assert "pip install" not in report_action(window).text()
+    path = fake.write_report(tmp_path / "mine.ncu-rep",
+                             [fake.h200_kernel(), fake.h200_kernel()])
+    window.show()
+    assert ncu_report_open.open_report(window, str(path)) is None
+    code = window.views["code"]
+    qtbot.waitExposed(code)
+    window.flush_views()
+    return window, code
+
+
+def test_a_reports_kernel_shows_in_the_code_view(opened):
+    window, code = opened
+    assert window.tabs.currentWidget() is code
+    assert code.level_id == "mine.ncu-rep #1"
+    assert code.report_box.isVisible() and code.report_box.count() == 2
+    name = fake.h200_kernel()["name"]
+    assert name in code.notice.text()
+    assert "grid 8×8×1" in code.notice.text()
+    assert code.heat is not None and code.heat.reason is None
+    assert "from the Nsight Compute report" in code.heat.summary
+    assert code.source_path == "register_2d.cu"
+    assert code.source.toPlainText() == (fake.places.REPO / fake.CU).read_text()
+    line = next(ln.source[1] for ln in code.kernel_lines() if ln.source)
+    assert code.select_source_line(line)  # its SASS lines are selected
+
+
+def test_choosing_the_second_kernel_shows_it(opened, qtbot):
+    window, code = opened
+    code.report_box.setCurrentIndex(1)
+    code.report_box.activated.emit(1)
+    window.flush_views()
+    assert code.level_id == "mine.ncu-rep #2" and "mine.ncu-rep #2" in code.notice.text()
+
+
+def test_a_file_it_cannot_read_is_said_in_the_status_bar(make_window, monkeypatch, tmp_path):
+    fake.install(monkeypatch)
+    window = make_window()
+    bad = tmp_path / "bad.ncu-rep"
+    bad.write_text("not a report")
+    why = ncu_report_open.open_report(window, str(bad))
+    assert why is not None and "holds no profiled kernel" in window.statusBar().currentMessage()
+    assert window.store.report is None
