@@ -13,8 +13,7 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 from ..widgets.fitting import scrolling
 
 if TYPE_CHECKING:  # the panels load the spec side (NVRTC, SASS): only when one opens
-    from ..core.level_variants import LevelVariants
-    from ..core.user_kernels import OpenKernel
+    from ..core.tunable import TunableKernel
     from ..widgets.kernel_panel import KernelPanel
 
 
@@ -53,7 +52,7 @@ class KernelDocks:
         w: Any = self.window
         w.note(text, error)
 
-    def _add(self, kernel: OpenKernel | LevelVariants, title: str) -> KernelPanel:
+    def _add(self, kernel: TunableKernel, title: str) -> KernelPanel:
         from ..widgets.kernel_panel import KernelPanel
 
         w: Any = self.window
