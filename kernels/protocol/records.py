@@ -206,8 +206,8 @@ class Restart(Placed, tag="restart", kw_only=True):
 
 class Joined(Placed, tag="device", kw_only=True):
     """A GPU that joined the session after its header (a cluster worker): ``device`` is
-    its index; the rest is a ``devices`` entry's (:class:`DeviceEntry`, whose fields a
-    test holds these to)."""
+    its index; the rest is a ``devices`` entry's (:class:`DeviceEntry`: an event and a
+    part of one cannot share a base, a test holds these to its names and types)."""
 
     device: Index
     name: str | None = None
@@ -225,6 +225,11 @@ class Joined(Placed, tag="device", kw_only=True):
     limits: dict[str, int] | None = None
     uuid: str | None = None
     pci_bus_id: str | None = None
+    mem_bandwidth_gbs: Number | None = None
+    peak_clock_mhz: Number | None = None
+    peak_tensor_clock_mhz: Number | None = None
+    peak_source: str | None = None
+    gpu_table_key: str | None = None
     gpu: str | None = None
     telemetry: TelemetryInfo | None = None
     no_gpu_reason: str | None = None
@@ -268,99 +273,107 @@ class Where(Placed, kw_only=True):
         return Shape(self.M, self.N, self.K)
 
 
-class RunStart(Run, tag="run_start", kw_only=True):
+class Moded(Run, kw_only=True):
+    """A run's event that says its mode (files before version 3: burst runs only)."""
+
     STRICT = frozenset({"mode"})  # an unknown mode refuses the event
 
+    mode: Mode = Mode.BURST
+
+
+class Timed(Moded, kw_only=True):
+    """What a timed stretch of a run (a sustained trial, or the whole run) says of its
+    launches, energy, clock and temperature."""
+
+    cooldown_s: Number | None = None
+    launches: int | None = None
+    energy_j: Number | None = None  # a result's: per GEMM
+    gflop_per_j: Number | None = None
+    avg_power_w: Number | None = None
+    energy_reason: str | None = None  # why energy_j is null
+    sm_clock_mhz_avg: Number | None = None
+    sm_clock_mhz_min: Number | None = None
+    temp_c_start: Number | None = None
+    temp_c_end: Number | None = None
+    host_bound: bool | None = None
+
+
+class RunStart(Moded, tag="run_start", kw_only=True):
     repeats: int  # burst: timed repeats; sustained: trials
     dtype: str | None = None
     precision: str | None = None
-    mode: Mode = Mode.BURST  # files before version 3 have burst runs only
     warmup: int | None = None
     window_s: Number | None = None
     trials: int | None = None
     cooldown_s: Number | None = None
 
 
-class TrialWindow(Record, kw_only=True):
-    """One window of a sustained run (docs/protocol.md, ``trial_windows``)."""
+class Window(Record, kw_only=True):
+    """A stretch of launches measured as one (a trial's window, a burst's energy
+    window): when, how many launches, the GPU time, how its edges met the energy
+    counter's steps, and the clock and slowdowns seen."""
 
-    i: int | None = None
     t_start: Number | None = None
     t_end: Number | None = None
-    cooldown_s: Number | None = None
     launches: int | None = None
     gpu_s: Number | None = None
+    sm_clock_mhz_avg: Number | None = None
+    sm_clock_mhz_min: Number | None = None
+    throttled: list[str] | None = None
+    counter_aligned: bool | None = None
+    counter_step_s: Number | None = None
+    edge_s: Number | None = None
+    host_bound: bool | None = None
+
+
+class TrialWindow(Window, kw_only=True):
+    """One window of a sustained run (docs/protocol.md, ``trial_windows``); a sustained
+    run's ``repeat`` event carries the same fields (:class:`Repeat`)."""
+
+    i: int | None = None
+    cooldown_s: Number | None = None
     ms: Number | None = None
     tflops: Number | None = None
     energy_j: Number | None = None
     gflop_per_j: Number | None = None
     avg_power_w: Number | None = None
     energy_reason: str | None = None
-    sm_clock_mhz_avg: Number | None = None
-    sm_clock_mhz_min: Number | None = None
     sampled_power_w: Number | None = None
-    throttled: list[str] | None = None
     temp_c_start: Number | None = None
     temp_c_end: Number | None = None
-    counter_aligned: bool | None = None
-    counter_step_s: Number | None = None
-    edge_s: Number | None = None
-    host_bound: bool | None = None
 
 
-class EnergyWindow(Record, kw_only=True):
+class EnergyWindow(Window, kw_only=True):
     """A burst run's energy window (docs/protocol.md, ``energy_window``)."""
 
     pattern: str | None = None
     method: str | None = None
-    gpu_s: Number | None = None
-    launches: int | None = None
-    t_start: Number | None = None
-    t_end: Number | None = None
-    counter_aligned: bool | None = None
-    counter_step_s: Number | None = None
-    edge_s: Number | None = None
-    host_bound: bool | None = None
-    sm_clock_mhz_avg: Number | None = None
-    sm_clock_mhz_min: Number | None = None
-    throttled: list[str] | None = None
 
 
-class Repeat(Run, tag="repeat", kw_only=True):
+class Repeat(Timed, tag="repeat", kw_only=True):
     """A timed repeat (burst), or a finished trial (sustained)."""
-    STRICT = frozenset({"mode"})  # an unknown mode refuses the event
-
 
     i: int
     ms: Number
     tflops: Number
-    mode: Mode = Mode.BURST
-    # a sustained run's repeat is a whole trial: its window's fields (TrialWindow's)
+    # a sustained run's repeat is a whole trial: the rest of its window's fields
+    # (TrialWindow's; an event and a part of one cannot share a base, a test holds them
+    # to the same names and types)
     t_start: Number | None = None
     t_end: Number | None = None
-    cooldown_s: Number | None = None
-    launches: int | None = None
     gpu_s: Number | None = None
-    energy_j: Number | None = None
-    gflop_per_j: Number | None = None
-    avg_power_w: Number | None = None
-    energy_reason: str | None = None
-    sm_clock_mhz_avg: Number | None = None
-    sm_clock_mhz_min: Number | None = None
     sampled_power_w: Number | None = None
     throttled: list[str] | None = None
-    temp_c_start: Number | None = None
-    temp_c_end: Number | None = None
     counter_aligned: bool | None = None
     counter_step_s: Number | None = None
     edge_s: Number | None = None
-    host_bound: bool | None = None
 
 
 class Phase(Where, tag="phase", kw_only=True):
-    """What a sustained run does now: ``cooldown`` before trial ``trial``, or ``window``."""
-    STRICT = frozenset({"mode"})  # an unknown mode refuses the event
+    """What a sustained run does now: ``cooldown`` before trial ``trial``, or ``window``
+    (not a run's event, as it may name none: its mode as :class:`Moded`'s)."""
 
+    STRICT = frozenset({"mode"})  # an unknown mode refuses the event
 
     phase: str
     trial: int
@@ -368,10 +381,8 @@ class Phase(Where, tag="phase", kw_only=True):
     mode: Mode = Mode.BURST
 
 
-class Result(Run, tag="result", kw_only=True):
+class Result(Timed, tag="result", kw_only=True):
     """One finished run (docs/protocol.md, ``result``)."""
-    STRICT = frozenset({"mode"})  # an unknown mode refuses the event
-
 
     dtype: str
     median_ms: Number
@@ -382,7 +393,6 @@ class Result(Run, tag="result", kw_only=True):
     # the arithmetic class percentages compare within; "" where the event does not say
     # (older recordings: the reader fills in the level's, ``rows.resolved``)
     precision: str = ""
-    mode: Mode = Mode.BURST
     warmup: int | None = None
     tol: Number | None = None
     nan: bool | None = None
@@ -397,16 +407,10 @@ class Result(Run, tag="result", kw_only=True):
     reference_sm_clock_mhz_avg: Number | None = None  # the clock the reference ran at
     peak_tflops: Number | None = None
     pct_of_peak: Number | None = None
-    sm_clock_mhz_avg: Number | None = None
-    sm_clock_mhz_min: Number | None = None
     # where a burst result's clock comes from: "repeats" (their telemetry samples) or
     # "energy_window" (repeats too short for a sample); None: not said (older files)
     clock_source: str | None = None
-    energy_j: Number | None = None  # per GEMM
-    gflop_per_j: Number | None = None
-    avg_power_w: Number | None = None
     power_source: str | None = None
-    energy_reason: str | None = None  # why energy_j is null
     flush_j: Number | None = None  # results before issue 31: their energy included a flush
     # the slowdowns seen during the run (kernels/protocol/throttle.py, applied here once);
     # None: the run was not sampled
@@ -429,18 +433,13 @@ class Result(Run, tag="result", kw_only=True):
     # sustained: the windows measured and their spread, the enforced power limit
     window_s: Number | None = None
     trials: int | None = None
-    cooldown_s: Number | None = None
     tflops_min: Number | None = None
     tflops_max: Number | None = None
     energy_j_min: Number | None = None
     energy_j_max: Number | None = None
     avg_power_w_min: Number | None = None
     avg_power_w_max: Number | None = None
-    temp_c_start: Number | None = None
-    temp_c_end: Number | None = None
     temp_c_max: Number | None = None
-    host_bound: bool | None = None
-    launches: int | None = None
     launch_method: str | None = None
     launches_per_batch: int | None = None
     capture_error: str | None = None
