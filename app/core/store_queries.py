@@ -101,7 +101,7 @@ class StoreQueries:
         self._by_key: dict[ResultKey, Result] = {}  # every mode and GPU
         self.messages: list[Message] = []
         # per GPU (protocol version 4; one, 0, in older files): stream, telemetry, run
-        # windows, latest results. The views show ``device``'s (set_device)
+        # windows, latest results. The views show ``device``'s (the view state's)
         self.devices: list[DeviceEntry] = []  # the header's, then device events'
         # device 0's made now: its telemetry buffer is large, and a replay's seek resets
         # the store outside the time budget it then delivers events in
@@ -308,10 +308,6 @@ class StoreQueries:
     def device(self) -> int:
         """The GPU shown (the view state's)."""
         return self.view.state.device
-
-    def set_device(self, device: int) -> None:
-        """Show this GPU's ladder, stream and telemetry (sets the view state)."""
-        self.view.set(device=device)
 
     @property
     def multi_device(self) -> bool:

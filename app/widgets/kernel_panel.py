@@ -43,7 +43,6 @@ class KernelPanel(QWidget):
         self.kernel = kernel
         self.shape = (4096, 4096, 4096)
         self.repeats = 20
-        self.last_check: Check | None = None
         # the window's run form: (M, N, K, repeats), or None while it is refused
         self.shape_of: Callable[[], tuple[int, int, int, int] | None] | None = None
         layout = QVBoxLayout(self)
@@ -114,7 +113,6 @@ class KernelPanel(QWidget):
         """The constraint check of the edited variant, in words; Run variant is enabled
         only when it holds."""
         check = self.kernel.check(*self.shape)
-        self.last_check = check
         M, N, K = self.shape
         lines = [f"at {M}×{N}×{K}:"] + [f"{MARK[f.status]} {f.what}: {f.text}"
                                          for f in check.findings]

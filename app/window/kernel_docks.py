@@ -77,10 +77,6 @@ class KernelDocks:
         for panel in self.panels.values():
             panel.take(event)
 
-    def shape_changed(self, M: int, N: int, K: int, repeats: int) -> None:
-        for panel in self.panels.values():
-            panel.set_shape(M, N, K, repeats)
-
 
 def open_kernel_dialog(window: Any) -> None:
     path, _ = QFileDialog.getOpenFileName(window.dialog_parent(), "Open kernel spec", "",
