@@ -66,7 +66,9 @@ def main() -> int:
     events = replicate(source, path, args.mb)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     window = MainWindow(open_settings(str(tmp / "prefs.ini")))
-    window.set_replay_speed(Speed.INSTANT, remember=False)
+    # remembered (in this run's own preferences file): a replay opened next plays at the
+    # remembered speed, not at one set for the moment
+    window.set_replay_speed(Speed.INSTANT)
     window.resize(1400, 900)
     window.show()
     gaps: list[float] = []

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -153,7 +152,3 @@ def flatten_svg(text: str, width_px: float | None = None, height_px: float | Non
     return ET.tostring(root, encoding="unicode", xml_declaration=True)
 
 
-def flatten_file(path: Path, width_px: float | None = None,
-                 height_px: float | None = None) -> None:
-    path.write_text(flatten_svg(path.read_text(encoding="utf-8"), width_px, height_px),
-                    encoding="utf-8")

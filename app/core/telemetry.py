@@ -25,8 +25,6 @@ from ...kernels.protocol.events import TELEMETRY_FIELDS
 from ...kernels.protocol.telemetry_columns import FIELD_INDEX, TelemetryBlock
 from ...kernels.protocol.throttle import is_slowdown
 
-CLOCK_FIELDS = ("sm_clock_mhz", "mem_clock_mhz")
-POWER_FIELDS = ("power_w", "power_limit_w")
 MAX_REASONS = 62  # distinct reason names one buffer tells apart (bits of an int64)
 MAX_SAMPLES = 2_000_000  # about 11 hours at the default 50 Hz; then a ring
 _INITIAL = 16  # samples of room at first; doubled as they come (1000 GPUs cost little)

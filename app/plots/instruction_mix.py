@@ -130,10 +130,6 @@ class InstructionMixChart(pg.PlotWidget):
     def total_texts(self) -> list[str]:
         return [label.toPlainText() for label in self.totals]
 
-    def axes_left(self) -> bool:
-        """Whether :meth:`set_rows` left the legend, ticks and ranges for later."""
-        return self._axes is not None
-
     def draw_axes(self) -> None:
         """The legend, the level ticks and the ranges of the rows set last."""
         if self._axes is None:

@@ -14,6 +14,7 @@ from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
 from ...kernels.protocol.events import ProtocolError
 from ...kernels.protocol.recording import Session, read_session
+from ..core.recording_contents import RecordingContents
 from ..core.replay import ReplayClock, Speed, timeline
 from .base import EventSink
 
@@ -49,7 +50,8 @@ def fine_thread_switching() -> Iterator[None]:
 class RecordingLoader(QObject):
     """Reads and validates a recording in a worker thread; the GUI thread never waits."""
 
-    loaded = Signal(object, str, object)  # the Session, the note, its play times
+    # the Session, the note, its play times and its RecordingContents
+    loaded = Signal(object, str, object, object)
     progressed = Signal(float)  # the fraction of the file read so far
     failed = Signal(str)  # why it could not be read
 
@@ -84,8 +86,10 @@ class RecordingLoader(QObject):
         try:
             with fine_thread_switching():
                 session: Session = read_session(self.path, self._progress)
-                # the play times too: the GUI thread gets a recording ready to play
+                # the play times and the contents too: the GUI thread gets a recording
+                # ready to play, and never walks its events
                 times = timeline(session.events)
+                contents = RecordingContents.of(session.events)
         except ProtocolError as exc:
             self.failed.emit(str(exc))
             return
@@ -95,7 +99,7 @@ class RecordingLoader(QObject):
         except Exception as exc:  # a reader bug must not leave "reading…" forever
             self.failed.emit(f"{self.path}: the reader failed ({type(exc).__name__}: {exc})")
             return
-        self.loaded.emit(session, self.note, times)
+        self.loaded.emit(session, self.note, times, contents)
 
 
 class ReplaySource(QObject):

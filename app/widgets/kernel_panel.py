@@ -3,8 +3,9 @@ constraint check of the variant they make shown in words before anything runs, R
 variant, and a sweep of two parameters with its heatmap (clicking a cell selects that
 variant here). It asks for runs with ``runs_requested``; the window sends them.
 
-The model is ``app/core/user_kernels.OpenKernel`` (no Qt); this widget only edits and
-draws it. Every text from the spec or the runner is shown as plain text.
+The model is an ``app/core/tunable.TunableKernel`` (no Qt: a user's kernel or a level's
+parameters); this widget only edits and draws it. Every text from the spec or the runner
+is shown as plain text.
 """
 
 from __future__ import annotations
@@ -25,8 +26,7 @@ from PySide6.QtWidgets import (
 
 from ...kernels.ladder.kernel_spec import SpecError
 from ...kernels.toolchain.constraints import Check, Status
-from ..core.level_variants import LevelVariants
-from ..core.user_kernels import OpenKernel
+from ..core.tunable import TunableKernel
 from ..theme import FAILED_COLOR, UNKNOWN_COLOR
 from .plain import plain_label
 from .sweep_heatmap import SweepHeatmap
@@ -37,13 +37,12 @@ MARK = {Status.OK: "✓", Status.NOTE: "•", Status.FAIL: "✗"}
 class KernelPanel(QWidget):
     runs_requested = Signal(list)  # list[RunRequest]
 
-    def __init__(self, kernel: OpenKernel | LevelVariants,
+    def __init__(self, kernel: TunableKernel,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.kernel = kernel
         self.shape = (4096, 4096, 4096)
         self.repeats = 20
-        self.last_check: Check | None = None
         # the window's run form: (M, N, K, repeats), or None while it is refused
         self.shape_of: Callable[[], tuple[int, int, int, int] | None] | None = None
         layout = QVBoxLayout(self)
@@ -114,7 +113,6 @@ class KernelPanel(QWidget):
         """The constraint check of the edited variant, in words; Run variant is enabled
         only when it holds."""
         check = self.kernel.check(*self.shape)
-        self.last_check = check
         M, N, K = self.shape
         lines = [f"at {M}×{N}×{K}:"] + [f"{MARK[f.status]} {f.what}: {f.text}"
                                          for f in check.findings]

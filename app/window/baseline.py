@@ -20,7 +20,7 @@ def open_baseline(window: Any, path: str) -> RecordingLoader:
     """Read ``path`` in a worker; when read, it becomes the store's baseline."""
     loader = RecordingLoader(path)
 
-    def loaded(session: Any, _note: str, _times: Any) -> None:
+    def loaded(session: Any, _note: str, _times: Any, _contents: Any) -> None:
         base = baseline_of(path, session.header, session.events)
         window.store.set_baseline(base)
         said = baseline_warning(window.store, base)

@@ -251,12 +251,6 @@ def canvas_frames(canvas: AnimatedCanvas, frames: int | None = None,
             canvas.play()
 
 
-def animation_frames(panel: ViewPanel, frames: int | None = None,
-                     scale: float = 1.0) -> list[QImage]:
-    """:func:`canvas_frames` of a view's canvas, at the size it has on screen."""
-    return canvas_frames(panel.canvas, frames, scale)
-
-
 def _pil_frames(images: Iterable[QImage]) -> list:
     try:
         from PIL import Image

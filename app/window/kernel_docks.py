@@ -13,8 +13,7 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 from ..widgets.fitting import scrolling
 
 if TYPE_CHECKING:  # the panels load the spec side (NVRTC, SASS): only when one opens
-    from ..core.level_variants import LevelVariants
-    from ..core.user_kernels import OpenKernel
+    from ..core.tunable import TunableKernel
     from ..widgets.kernel_panel import KernelPanel
 
 
@@ -53,7 +52,7 @@ class KernelDocks:
         w: Any = self.window
         w.note(text, error)
 
-    def _add(self, kernel: OpenKernel | LevelVariants, title: str) -> KernelPanel:
+    def _add(self, kernel: TunableKernel, title: str) -> KernelPanel:
         from ..widgets.kernel_panel import KernelPanel
 
         w: Any = self.window
@@ -77,10 +76,6 @@ class KernelDocks:
     def feed(self, event: dict[str, Any]) -> None:
         for panel in self.panels.values():
             panel.take(event)
-
-    def shape_changed(self, M: int, N: int, K: int, repeats: int) -> None:
-        for panel in self.panels.values():
-            panel.set_shape(M, N, K, repeats)
 
 
 def open_kernel_dialog(window: Any) -> None:

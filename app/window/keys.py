@@ -20,28 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QDialog, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from ..widgets.plain import plain_label
-
-
-class KeyCommands(Protocol):
-    """The window's commands the keys call (the main window is one)."""
-
-    def toggle_presentation(self) -> None: ...
-    def step_level(self, offset: int) -> None: ...
-    def run_selected(self) -> None: ...
-    def run_ladder(self) -> None: ...
-    def show_shortcuts(self) -> None: ...
-    def escape(self) -> None: ...
-    def toggle_replay(self) -> None: ...
-    def step_shape(self, offset: int) -> None: ...
-    def toggle_mode(self) -> None: ...
-    def animation_command(self, what: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +86,6 @@ TALK_KEYS: tuple[KeySpec, ...] = (
     KeySpec(("F5", "Shift+F5"), "F5", "talk: presentation mode, full screen"),
     KeySpec(("Esc",), "Esc", "talk: leave full screen"),
 )
-
-ANIMATION_COMMANDS = ("forward", "back", "play", "restart", "faster", "slower")
 
 
 def sheet_rows() -> list[tuple[str, str]]:

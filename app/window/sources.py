@@ -97,12 +97,12 @@ class WindowSources(QObject):
             self._loaders.remove(loader)
             loader.deleteLater()
 
-    def _start_replay(self, session: Session, note: str,
-                      times: list[float] | None = None) -> None:
+    def _start_replay(self, session: Session, note: str, times: list[float] | None = None,
+                      contents: RecordingContents | None = None) -> None:
         self._forget_finished_loaders()
         self.close()
         self._reset()
-        self._expect(RecordingContents.of(session.events))
+        self._expect(contents if contents is not None else RecordingContents.of(session.events))
         # a recording's events live as long as the replay: the cyclic garbage collector
         # need not walk them again (a full pass over a 200 MB recording's events took
         # seconds of the GUI thread); they are still freed when the replay ends

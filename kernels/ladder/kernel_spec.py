@@ -38,7 +38,13 @@ from .level import (
 )
 from .registry import BY_ID
 from .source_check import MAX_SOURCE_BYTES, check_source
-from .spec_expression import SHAPE_NAMES, Expression, ExpressionError, parse_expression
+from .spec_expression import (
+    FUNCTIONS,
+    SHAPE_NAMES,
+    Expression,
+    ExpressionError,
+    parse_expression,
+)
 from .user_level import TRITON_OPTIONS, UserLaunch
 
 MAX_SPEC_BYTES = 32 << 10
@@ -50,7 +56,7 @@ IDENT = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"  # a C++ / Python identifier
 PARAM = r"^[A-Za-z_][A-Za-z0-9_]{0,31}$"
 FILE = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}\.(cu|py)$"  # a plain name beside the spec
 TRITON_WARPS = 4  # Triton's default num_warps
-RESERVED = frozenset({*SHAPE_NAMES, "min", "max", "ceil_div"})
+RESERVED = frozenset({*SHAPE_NAMES, *FUNCTIONS})
 
 Text = Annotated[str, msgspec.Meta(max_length=200)]
 Expr = Annotated[str, msgspec.Meta(max_length=200)] | int

@@ -20,14 +20,10 @@ from .hopper import (
     CONSUMER_ROWS,
     H200_SMS,
     STAGING_COLS,
-    SWIZZLE_ROW_BYTES,
-    WARPGROUP,
     WARPS_PER_GROUP,
-    PromoteOp,
     WarpSpecialized,
-    WgmmaOp,
 )
-from .level_model import LANES, Op, SmemArray, Space, Tile, WarpAccess, global_access
+from .level_model import LANES, Op, SmemArray, Space, WarpAccess, global_access
 from .persistent import TmaBox, WorkPiece
 
 HALF_ROWS = 128  # a consumer warpgroup's rows (two sub-tiles), and one TMA box of A
@@ -37,6 +33,7 @@ SCALE_FLOATS = SCALE_STAGE_BYTES // 4
 class Fp8Deep(WarpSpecialized):
     level_id = "fp8_deep"
     elem_bytes = 1
+    sub_tiles = 2
     notes = ("DeepGEMM's schedule on the block-scaled FP8 inputs: 256 x BN tiles, each "
              "consumer warpgroup two 64-row sub-tiles of one wgmma.m64nBNk32 group each, "
              "waited for and promoted one after the other; per K block a consumer thread "
@@ -50,58 +47,21 @@ class Fp8Deep(WarpSpecialized):
         self.stages, self.group_rows = p["STAGES"], p["GW"]
         self.cl = p.get("CL", 1)
         self.consumers, self.kpipe, self.epi, self.stream_k = 2, 0, 1, 0
-        self.threads = (self.consumers + 1) * WARPGROUP
         self.half_cols = self.bn  # one part: the whole width, promoted once per sub-tile
         self.instruction = f"wgmma.mma_async.m64n{self.bn}k32.f32.e4m3.e4m3"
-        self.a_bytes = self.bm * self.bk
-        self.b_bytes = self.bn * self.bk
-        self.stage_bytes = self.a_bytes + self.b_bytes
+        self.set_sizes()
         self.swizzled_c = self.bn % STAGING_COLS == 0
         self.c_bytes = 2 * CONSUMER_ROWS * self.bn * 2  # a warpgroup's staging, BF16
         self.c_base = self.stages * self.stage_bytes
         self.sc_base = self.c_base + 2 * self.c_bytes
         self.sass_k_steps = self.stages  # the K loop is unrolled over the ring's stages
 
-    # -- warpgroups ------------------------------------------------------------------
-    def consumer_rows(self, consumer: int) -> Tile:
-        return Tile(consumer * HALF_ROWS, 0, HALF_ROWS, self.bn)
+    def a_stage_base(self, stage: int) -> int:
+        """The ring holds all A stages, then all Bt stages."""
+        return stage * self.a_bytes
 
-    def accumulators_per_thread(self) -> int:
-        return HALF_ROWS * self.bn // WARPGROUP
-
-    def _sub_rows(self, consumer: int, sub: int) -> int:
-        return consumer * HALF_ROWS + sub * CONSUMER_ROWS
-
-    def thread_outputs(self, tid: int) -> np.ndarray:
-        """Register w * BN / 2 + i is register i of sub-tile w's wgmma D fragment (rows
-        16 w' + lane / 4 and + 8 of the 64, warp w' of the group)."""
-        c = self.consumer_of(tid // WARP_SIZE)
-        if c is None:
-            return np.zeros((0, 2), np.int64)
-        t = tid % WARPGROUP
-        reg = np.arange(self.accumulators_per_thread())
-        sub, i = reg // (self.bn // 2), reg % (self.bn // 2)
-        j, h, q = i // 4, (i // 2) % 2, i % 2
-        rows = (c * HALF_ROWS + sub * CONSUMER_ROWS + (t // WARP_SIZE) * 16
-                + (t % WARP_SIZE) // 4 + 8 * h)
-        cols = 8 * j + 2 * (t % 4) + q
-        return np.stack([rows, cols], axis=1).astype(np.int64)
-
-    def warp_mask(self, warp: int) -> np.ndarray:
-        mask = np.zeros((self.bm, self.bn), bool)
-        c = self.consumer_of(warp)
-        if c is not None:
-            for sub in range(2):
-                r0 = self._sub_rows(c, sub) + (warp % WARPS_PER_GROUP) * 16
-                mask[r0:r0 + 16, :] = True
-        return mask
-
-    def warp_tile(self, warp: int) -> Tile:
-        """The warp's 16 rows of its first sub-tile (the second is 64 rows further)."""
-        c = self.consumer_of(warp)
-        if c is None:
-            return Tile(0, 0, 0, 0)
-        return Tile(self._sub_rows(c, 0) + (warp % WARPS_PER_GROUP) * 16, 0, 16, self.bn)
+    def b_stage_base(self, stage: int) -> int:
+        return self.stages * self.a_bytes + stage * self.b_bytes
 
     # -- persistent grid ----------------------------------------------------------------
     def tile_coords(self, t: int, gm: int, gn: int) -> tuple[int, int]:
@@ -137,10 +97,6 @@ class Fp8Deep(WarpSpecialized):
         steps = self.k_steps(K)
         return [WorkPiece(t, self.tile_coords(t, gm, gn), 0, steps)
                 for t in self.block_tiles_ids(block, gm * gn, grid)]
-
-    def stage_of(self, iteration: int) -> int:
-        """The stage of a tile's iteration-th K block: each tile starts at stage 0."""
-        return iteration % self.stages
 
     # -- shared memory -----------------------------------------------------------------
     def smem_arrays(self) -> list[SmemArray]:
@@ -181,7 +137,7 @@ class Fp8Deep(WarpSpecialized):
         r = (warp % WARPS_PER_GROUP) * 16 + LANES // 4
         out = [WarpAccess(f"LDS A scale sub-tile {sub} rows r{'+8' if h else ''}", "Ss",
                           Space.SHARED, Op.LOAD, 4,
-                          ss.address(s, 0, self._sub_rows(c, sub) + r + 8 * h), stage=s)
+                          ss.address(s, 0, self.sub_rows(c, sub) + r + 8 * h), stage=s)
                for sub in range(2) for h in range(2)]
         for b in range(1 if 128 % self.bn == 0 else 2):
             out.append(WarpAccess(f"LDS Bt block scale {b}", "Ss", Space.SHARED, Op.LOAD, 4,
@@ -215,21 +171,6 @@ class Fp8Deep(WarpSpecialized):
                         stage=chunk))
         return out
 
-    def wgmma_ops(self, consumer: int, k_step: int) -> list[WgmmaOp | PromoteOp]:
-        s = self.stage(k_step)
-        shape = f"m{CONSUMER_ROWS}n{self.bn}k32"
-        out: list[WgmmaOp | PromoteOp] = []
-        for sub in range(2):
-            r0 = self._sub_rows(consumer, sub)
-            for kk in range(self.bk // 32):
-                out.append(WgmmaOp(
-                    consumer, len(out), shape, Tile(r0, kk * 32, CONSUMER_ROWS, 32),
-                    Tile(0, kk * 32, self.bn, 32), Tile(r0, 0, CONSUMER_ROWS, self.bn),
-                    s * self.a_bytes + r0 * SWIZZLE_ROW_BYTES + kk * 32,
-                    self.stages * self.a_bytes + s * self.b_bytes + kk * 32))
-            out.append(PromoteOp(consumer, len(out), Tile(r0, 0, CONSUMER_ROWS, self.bn)))
-        return out
-
     # -- global memory ---------------------------------------------------------------------
     def tma_loads(self, k_step: int, M: int, N: int, K: int,
                   block: tuple[int, int] = (0, 0), iteration: int | None = None
@@ -239,10 +180,10 @@ class Fp8Deep(WarpSpecialized):
         s = self.stage(k_step if iteration is None else iteration)
         k0 = k_step * self.bk
         out = [TmaBox("A", "A", Op.LOAD, block[0] * self.bm + h * HALF_ROWS, k0, HALF_ROWS,
-                      self.bk, 1, M, K, s * self.a_bytes + h * HALF_ROWS * self.bk, s)
+                      self.bk, 1, M, K, self.a_stage_base(s) + h * HALF_ROWS * self.bk, s)
                for h in range(2)]
         out.append(TmaBox("Bt", "Bt", Op.LOAD, block[1] * self.bn, k0, self.bn, self.bk, 1, N,
-                          K, self.stages * self.a_bytes + s * self.b_bytes, s))
+                          K, self.b_stage_base(s), s))
         return out
 
     def global_accesses(self, warp: int, k_step: int, M: int, N: int, K: int,
@@ -271,7 +212,7 @@ class Fp8Deep(WarpSpecialized):
             return []
         out = []
         for sub in range(2):
-            row = block[0] * self.bm + self._sub_rows(consumer, sub)
+            row = block[0] * self.bm + self.sub_rows(consumer, sub)
             if self.swizzled_c:
                 per = self.bn // STAGING_COLS
                 for ch in range(per):
@@ -284,35 +225,4 @@ class Fp8Deep(WarpSpecialized):
                 out.append(TmaBox("C", "C", Op.STORE, row, block[1] * self.bn, CONSUMER_ROWS,
                                   self.bn, 2, M, N,
                                   self.c_base + chunk * CONSUMER_ROWS * self.bn * 2, chunk))
-        return out
-
-    def store_accesses(self, warp: int, M: int, N: int,
-                       block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
-        """The TMA stores (first warp of each consumer), or with N % 8 != 0 every consumer
-        warp's direct stores of both sub-tiles (gs_store_acc_bf16)."""
-        c = self.consumer_of(warp)
-        if c is None:
-            return []
-        if self.tma_store(N):
-            if warp % WARPS_PER_GROUP:
-                return []
-            return [a for box in self.tma_stores(c, M, N, block) for a in box.warp_accesses()]
-        out = []
-        for sub in range(2):
-            r = (block[0] * self.bm + self._sub_rows(c, sub) + (warp % WARPS_PER_GROUP) * 16
-                 + LANES // 4)
-            for j in range(self.bn // 8):
-                col = block[1] * self.bn + 8 * j + 2 * (LANES % 4)
-                for h in range(2):
-                    row = r + 8 * h
-                    ok = row < M
-                    if N % 2 == 0:
-                        out.append(global_access(f"C bf16x2 sub {sub} cols 8*{j}+, row+{8 * h}",
-                                                 "C", row * N + col, 4, 2, ok & (col < N),
-                                                 Op.STORE))
-                        continue
-                    for q in range(2):
-                        out.append(global_access(f"C bf16 sub {sub} cols 8*{j}+{q}, "
-                                                 f"row+{8 * h}", "C", row * N + col + q, 2, 2,
-                                                 ok & (col + q < N), Op.STORE))
         return out

@@ -97,11 +97,13 @@ class PromoteOp:
 
 
 class WarpSpecialized(TmaStageLoads, LevelModel):
-    """What the two sm_90a levels share; subclasses set the wgmma shape."""
+    """What the sm_90a levels share; subclasses set the wgmma shape and how many 64-row
+    sub-tiles one consumer owns (fp8_deep: two, one after the other)."""
 
     persistent = True
     wgmma_k_bytes = 32  # K of one wgmma: 16 bf16 or 32 e4m3
     half_cols = 0  # 0: one wgmma covers BN; else parts of this width, each promoted (FP8)
+    sub_tiles = 1  # 64-row sub-tiles per consumer warpgroup
     instruction = ""
 
     sass_warp = WARPS_PER_GROUP  # the first consumer warp: warp 0 is the producer's
@@ -111,11 +113,15 @@ class WarpSpecialized(TmaStageLoads, LevelModel):
         self.stages, self.consumers, self.group_rows = p["STAGES"], p["CONSUMERS"], p["GM"]
         self.kpipe, self.epi = p.get("KPIPE", 0), p.get("EPI", 1)
         self.stream_k = int(p.get("SK", 0))  # 0, 1 or 2 as hopper.cuh's gs_work
-        self.threads = (self.consumers + 1) * WARPGROUP
         if self.bk * self.elem_bytes != SWIZZLE_ROW_BYTES:
             raise ValueError(f"BK = {self.bk} is not one {SWIZZLE_ROW_BYTES}-byte row")
         if self.bm != CONSUMER_ROWS * self.consumers:
             raise ValueError(f"BM = {self.bm} is not {CONSUMER_ROWS} rows per consumer")
+        self.set_sizes()
+
+    def set_sizes(self) -> None:
+        """The block's threads and one stage's bytes, from the tile and the consumers."""
+        self.threads = (self.consumers + 1) * WARPGROUP
         self.a_bytes = self.bm * self.bk * self.elem_bytes
         self.b_bytes = self.bn * self.bk * self.elem_bytes
         self.stage_bytes = self.a_bytes + self.b_bytes
@@ -145,26 +151,37 @@ class WarpSpecialized(TmaStageLoads, LevelModel):
         g = self.warpgroup(warp)
         return None if g == 0 else g - 1
 
+    @property
+    def rows_per_consumer(self) -> int:
+        return self.sub_tiles * CONSUMER_ROWS
+
     def consumer_rows(self, consumer: int) -> Tile:
-        return Tile(consumer * CONSUMER_ROWS, 0, CONSUMER_ROWS, self.bn)
+        return Tile(consumer * self.rows_per_consumer, 0, self.rows_per_consumer, self.bn)
+
+    def sub_rows(self, consumer: int, sub: int) -> int:
+        """The first row (in the block tile) of a consumer's sub-tile."""
+        return consumer * self.rows_per_consumer + sub * CONSUMER_ROWS
 
     def accumulators_per_thread(self) -> int:
-        return CONSUMER_ROWS * self.bn // WARPGROUP
+        return self.rows_per_consumer * self.bn // WARPGROUP
 
     def thread_outputs(self, tid: int) -> np.ndarray:
         """Row i is accumulator register i of the thread (the wgmma D fragment: warp w of
         the consumer holds rows 16w + lane/4 and + 8; register 4j + {0, 1} holds columns
         8j + 2 (lane % 4) + {0, 1} of the first row, 4j + {2, 3} those of the second).
-        The FP8 level's two m64n128 halves line up the same way (acc[64 h + i]). The
+        The FP8 level's two m64n128 halves line up the same way (acc[64 h + i]); with two
+        sub-tiles, register s * BN / 2 + i is register i of sub-tile s's fragment. The
         producer's threads own nothing."""
         c = self.consumer_of(tid // WARP_SIZE)
         if c is None:
             return np.zeros((0, 2), np.int64)
         t = tid % WARPGROUP
-        row0 = c * CONSUMER_ROWS + (t // WARP_SIZE) * 16 + (t % WARP_SIZE) // 4
         reg = np.arange(self.accumulators_per_thread())
-        j, h, q = reg // 4, (reg // 2) % 2, reg % 2
-        rows = row0 + 8 * h
+        per_sub = CONSUMER_ROWS * self.bn // WARPGROUP
+        sub, i = reg // per_sub, reg % per_sub
+        j, h, q = i // 4, (i // 2) % 2, i % 2
+        rows = self.sub_rows(c, 0) + sub * CONSUMER_ROWS + (t // WARP_SIZE) * 16 \
+            + (t % WARP_SIZE) // 4 + 8 * h
         cols = 8 * j + 2 * (t % 4) + q
         return np.stack([rows, cols], axis=1).astype(np.int64)
 
@@ -172,16 +189,18 @@ class WarpSpecialized(TmaStageLoads, LevelModel):
         mask = np.zeros((self.bm, self.bn), bool)
         c = self.consumer_of(warp)
         if c is not None:
-            r0 = c * CONSUMER_ROWS + (warp % WARPS_PER_GROUP) * 16
-            mask[r0:r0 + 16, :] = True
+            for sub in range(self.sub_tiles):
+                r0 = self.sub_rows(c, sub) + (warp % WARPS_PER_GROUP) * 16
+                mask[r0:r0 + 16, :] = True
         return mask
 
     def warp_tile(self, warp: int) -> Tile:
-        """The warp's 16 rows of its consumer's tile; an empty tile for the producer."""
+        """The warp's 16 rows of its consumer's (first sub-)tile; an empty tile for the
+        producer."""
         c = self.consumer_of(warp)
         if c is None:
             return Tile(0, 0, 0, 0)
-        return Tile(c * CONSUMER_ROWS + (warp % WARPS_PER_GROUP) * 16, 0, 16, self.bn)
+        return Tile(self.sub_rows(c, 0) + (warp % WARPS_PER_GROUP) * 16, 0, 16, self.bn)
 
     # -- persistent grid ----------------------------------------------------------------
     def tile_coords(self, t: int, gm: int, gn: int) -> tuple[int, int]:
@@ -276,24 +295,33 @@ class WarpSpecialized(TmaStageLoads, LevelModel):
         tile, after the last K step; the main loop has none, see main_loop_accesses)."""
         return self.main_loop_accesses(warp, k_step) + self.epilogue_accesses(warp)
 
+    def a_stage_base(self, stage: int) -> int:
+        """Where stage ``stage``'s A tile starts in shared memory (A then Bt per stage)."""
+        return stage * self.stage_bytes
+
+    def b_stage_base(self, stage: int) -> int:
+        return stage * self.stage_bytes + self.a_bytes
+
     def wgmma_ops(self, consumer: int, k_step: int) -> list[WgmmaOp | PromoteOp]:
-        """What consumer ``consumer`` issues on K step ``k_step``, in order."""
+        """What consumer ``consumer`` issues on K step ``k_step``, in order: per sub-tile,
+        per column part, the wgmmas over the K step (then its promotion, FP8)."""
         s = self.stage(k_step)
-        base = s * self.stage_bytes
         n, kw = self.wgmma_n, self.wgmma_k
         shape = f"m{CONSUMER_ROWS}n{n}k{kw}"
-        r0 = consumer * CONSUMER_ROWS
         out: list[WgmmaOp | PromoteOp] = []
-        for half in range(self.issued_halves):
-            for kk in range(self.bk // kw):
-                out.append(WgmmaOp(
-                    consumer, len(out), shape, Tile(r0, kk * kw, CONSUMER_ROWS, kw),
-                    Tile(half * n, kk * kw, n, kw), Tile(r0, half * n, CONSUMER_ROWS, n),
-                    base + r0 * SWIZZLE_ROW_BYTES + kk * self.wgmma_k_bytes,
-                    base + self.a_bytes + half * n * SWIZZLE_ROW_BYTES
-                    + kk * self.wgmma_k_bytes))
-            if self.half_cols:
-                out.append(PromoteOp(consumer, len(out), Tile(r0, half * n, CONSUMER_ROWS, n)))
+        for sub in range(self.sub_tiles):
+            r0 = self.sub_rows(consumer, sub)
+            for half in range(self.issued_halves):
+                for kk in range(self.bk // kw):
+                    out.append(WgmmaOp(
+                        consumer, len(out), shape, Tile(r0, kk * kw, CONSUMER_ROWS, kw),
+                        Tile(half * n, kk * kw, n, kw), Tile(r0, half * n, CONSUMER_ROWS, n),
+                        self.a_stage_base(s) + r0 * SWIZZLE_ROW_BYTES + kk * self.wgmma_k_bytes,
+                        self.b_stage_base(s) + half * n * SWIZZLE_ROW_BYTES
+                        + kk * self.wgmma_k_bytes))
+                if self.half_cols:
+                    out.append(PromoteOp(consumer, len(out),
+                                         Tile(r0, half * n, CONSUMER_ROWS, n)))
         return out
 
     def schedule(self, k_steps: int, tiles: int) -> PipelineSchedule:
@@ -322,8 +350,9 @@ class WarpSpecialized(TmaStageLoads, LevelModel):
     def store_accesses(self, warp: int, M: int, N: int,
                        block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
         """The first warp of each consumer (its thread 0 issues the TMA stores), or with
-        N % 8 != 0 every consumer warp's direct stores (gs_store_acc_bf16): a bf16 pair
-        (4 bytes) per lane, two single bf16 stores where N is odd."""
+        N % 8 != 0 every consumer warp's direct stores of its sub-tiles
+        (gs_store_acc_bf16): a bf16 pair (4 bytes) per lane, two single bf16 stores where
+        N is odd."""
         c = self.consumer_of(warp)
         if c is None:
             return []
@@ -331,21 +360,25 @@ class WarpSpecialized(TmaStageLoads, LevelModel):
             if warp % WARPS_PER_GROUP:
                 return []
             return [a for box in self.tma_stores(c, M, N, block) for a in box.warp_accesses()]
-        r = block[0] * self.bm + c * CONSUMER_ROWS + (warp % WARPS_PER_GROUP) * 16 + LANES // 4
         out = []
-        for j in range(self.bn // 8):
-            col = block[1] * self.bn + 8 * j + 2 * (LANES % 4)
-            for h in range(2):
-                row = r + 8 * h
-                ok = row < M
-                if N % 2 == 0:
-                    out.append(global_access(f"C bf16x2 cols 8*{j}+, row+{8 * h}", "C",
-                                             row * N + col, 4, 2, ok & (col < N), Op.STORE))
-                    continue
-                for q in range(2):
-                    out.append(global_access(f"C bf16 cols 8*{j}+{q}, row+{8 * h}", "C",
-                                             row * N + col + q, 2, 2, ok & (col + q < N),
-                                             Op.STORE))
+        for sub in range(self.sub_tiles):
+            r = (block[0] * self.bm + self.sub_rows(c, sub) + (warp % WARPS_PER_GROUP) * 16
+                 + LANES // 4)
+            tag = f" sub {sub}" if self.sub_tiles > 1 else ""
+            for j in range(self.bn // 8):
+                col = block[1] * self.bn + 8 * j + 2 * (LANES % 4)
+                for h in range(2):
+                    row = r + 8 * h
+                    ok = row < M
+                    if N % 2 == 0:
+                        out.append(global_access(f"C bf16x2{tag} cols 8*{j}+, row+{8 * h}",
+                                                 "C", row * N + col, 4, 2, ok & (col < N),
+                                                 Op.STORE))
+                        continue
+                    for q in range(2):
+                        out.append(global_access(f"C bf16{tag} cols 8*{j}+{q}, row+{8 * h}",
+                                                 "C", row * N + col + q, 2, 2,
+                                                 ok & (col + q < N), Op.STORE))
         return out
 
     # -- totals --------------------------------------------------------------------------

@@ -25,13 +25,12 @@ import msgspec
 
 from . import records as rec
 from .atomic_file import open_regular
-from .decoding import EventRecord, check_any, decode, from_builtins, has_long_number
+from .decoding import EventRecord, check_any, decode, has_long_number
 from .events import MAX_EVENT_BYTES, MAX_SESSION_S, NewerProtocol, ProtocolError
 from .timeline import Timeline
 
 if TYPE_CHECKING:  # numpy is imported with the first samples: a report needs none
     from .telemetry_columns import TelemetryBlock, TelemetryColumns
-
 
 
 @dataclass(slots=True)
@@ -453,7 +452,3 @@ def _starting(chunk: bytes, end: int, wanted: tuple[bytes, ...]
         yield at, chunk[at:chunk.index(b"\n", at) + 1]
 
 
-def events_of(lines: Iterable[dict[str, object]]) -> list[EventRecord]:
-    """Records of events given as dicts (tests, the fuzzers), each through the decoder's
-    careful way."""
-    return [from_builtins(obj) for obj in lines]

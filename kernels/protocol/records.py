@@ -6,6 +6,10 @@ Readers take these records and check nothing again: a number is a finite ``float
 absent, null, non-finite or of another type is ``None``. Unknown fields are not kept;
 unknown event types are :class:`Other`.
 
+The records live by what they describe: ``record_base`` (the number rule, the bases),
+``header_records`` (the session and its GPUs and levels), ``run_records`` (a run's
+events) and here the rest; every one is imported from here.
+
 msgspec ``Struct``s (``gc=False``: records are trees, so the cyclic collector need not walk
 the hundreds of thousands a recording holds). The runner never imports this module: it
 writes dicts (``events.dumps``) and needs no msgspec.
@@ -14,171 +18,49 @@ writes dicts (``events.dumps``) and needs no msgspec.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any
 
 import msgspec
 
-from ..ladder.level import current_params
-from ..ladder.shape import Shape
 from . import ceilings as ceil
 from . import source_counters as sc
-from .events import MAX_SESSION_S, TELEMETRY_FIELDS, Mode
-from .throttle import slowdowns
+from .events import TELEMETRY_FIELDS, Mode
+from .header_records import (
+    CatalogEntry,
+    DeviceEntry,
+    DeviceInfo,
+    Joined,
+    Session,
+    SourceRef,
+    TelemetryInfo,
+    Version,
+)
+from .record_base import Event, Index, Number, Placed, Record, SessionTime
+from .run_records import (
+    MAX_PARAMS,
+    EnergyWindow,
+    Error,
+    Moded,
+    Phase,
+    Repeat,
+    Result,
+    Run,
+    RunStart,
+    Timed,
+    TrialWindow,
+    Where,
+    Window,
+    bounded_params,
+)
 
-# the one number rule: a finite double (JSON ints read as floats; a bool is no number)
-Number = Annotated[float, msgspec.Meta(ge=-1.7976931348623157e308, le=1.7976931348623157e308)]
-# a time on the session's axis: at most MAX_SESSION_S either side of its start
-SessionTime = Annotated[float, msgspec.Meta(ge=-MAX_SESSION_S, le=MAX_SESSION_S)]
-Index = Annotated[int, msgspec.Meta(ge=0)]  # a device index: 0, 1, ...
-
-
-class Record(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
-    """A part of an event (a device, a catalog entry...)."""
-
-
-class Event(Record, tag_field="type", kw_only=True):
-    """Every event has a ``type`` (its record class) and ``t``, session seconds."""
-
-    t: SessionTime
-
-    # fields whose entries must all read, or the event is refused (elsewhere an entry of
-    # another type in a list or map is dropped: reader rule 7)
-    STRICT: ClassVar[frozenset[str]] = frozenset()
-
-    @classmethod
-    def repair(cls, obj: dict[str, Any]) -> None:
-        """The careful way's first step for a line whose fields did not decode (in place):
-        what only the record's owner knows how to read (source_counters' rows)."""
-
-    @property
-    def type(self) -> str:
-        return str(self.__struct_config__.tag)
-
-
-class Placed(Event, kw_only=True):
-    """Where an event ran (version 4: absent, device 0) and the run it belongs to."""
-
-    device: Index | None = None
-    host: str | None = None
-    worker: str | None = None
-    id: Any = None  # the run command's id, echoed (any JSON value)
-
-    @property
-    def device_index(self) -> int:
-        return self.device or 0
-
-
-# ------------------------------------------------------------------ the header's parts
-class SourceRef(Record, kw_only=True):
-    source: str
-    sha256: str
-
-
-class Version(Record, kw_only=True):
-    version: str | None = None
-    commit: str | None = None
-
-
-class TelemetryInfo(Record, kw_only=True):
-    available: bool = False
-    reason: str | None = None
-    hz: Number | None = None
-
-
-class DeviceInfo(Record, kw_only=True):
-    """A GPU as its runner describes it; every field may be unknown."""
-
-    name: str | None = None
-    sm_count: int | None = None
-    cc: str | None = None
-    arch: str | None = None
-    sm_clock_max_mhz: Number | None = None
-    mem_clock_max_mhz: Number | None = None
-    memory_gib: Number | None = None
-    l2_bytes: int | None = None
-    driver: str | None = None
-    cuda_runtime: str | None = None
-    cupy: str | None = None
-    peak_tflops: dict[str, Number | None] | None = None
-    limits: dict[str, int] | None = None
-    uuid: str | None = None
-    pci_bus_id: str | None = None
-    # the GPU table's row (kernels/hardware/gpu_table.toml): bandwidth, the clocks the
-    # peaks assume, where they come from; absent in older recordings
-    mem_bandwidth_gbs: Number | None = None
-    peak_clock_mhz: Number | None = None
-    peak_tensor_clock_mhz: Number | None = None
-    peak_source: str | None = None
-    gpu_table_key: str | None = None
-
-
-class DeviceEntry(DeviceInfo, kw_only=True):
-    """One GPU of a session (the header's ``devices``, or a ``device`` event)."""
-
-    id: Index
-    gpu: str | None = None
-    host: str | None = None
-    worker: str | None = None
-    telemetry: TelemetryInfo | None = None
-    no_gpu_reason: str | None = None
-
-
-class CatalogEntry(Record, kw_only=True):
-    """A level as the runner's registry described it (the header's ``catalog``)."""
-
-    id: str
-    title: str | None = None
-    adds: str | None = None
-    precision: str | None = None
-    params: dict[str, int] | None = None
-    block: list[int] | None = None
-    tile: list[int] | None = None
-    follows: str | None = None
-    notes: str | None = None
-    kind: str | None = None
-    order: int | None = None
-    source: str | None = None
-    arch: str | None = None
-    b_layout: str | None = None
-    persistent: bool | None = None
-    k_multiple: int | None = None
-    archs: list[str] | None = None  # the architectures it claims (kernels/ladder/arch.py)
-    arch_need: str | None = None  # the same in words: "sm_80+", "sm_90a only (Hopper)"
-    output_format: str | None = None  # how it stores C
-    user: str | None = None  # a user's kernel: its file (docs/user-kernels.md)
-    toolchain: str | None = None  # a user's kernel: "nvrtc" or "triton"
-
-    def __post_init__(self) -> None:
-        if self.params is not None:
-            self.params = current_params(self.params)
-
-
-# ------------------------------------------------------------------ events
-class Session(Event, tag="session", kw_only=True):
-    """The first line of a session: the protocol, the device(s) and the levels."""
-
-    protocol: int
-    created: str
-    levels: dict[str, SourceRef]  # level id -> its .cu and hash (entries of another shape dropped)
-    device: DeviceInfo | None = None
-    catalog: list[CatalogEntry] | None = None
-    gemmscope: Version | None = None
-    telemetry: TelemetryInfo | None = None
-    no_gpu_reason: str | None = None
-    synthetic: bool = False
-    remote: str | None = None
-    devices: list[DeviceEntry] | None = None
-    gpu: str | None = None
-
-    def gpus(self) -> list[DeviceEntry]:
-        """The GPUs of the session: ``devices`` (version 4), else one entry, id 0, made of
-        ``device`` (older files; none without a GPU)."""
-        if self.devices:
-            return list(self.devices)
-        if self.device is None:
-            return []
-        return [DeviceEntry(id=0, **msgspec.structs.asdict(self.device), host=self.remote,
-                            telemetry=self.telemetry)]
+__all__ = ["BY_TYPE", "EVENTS", "MAX_PARAMS", "AnyEvent", "Build", "Bye", "CatalogEntry",
+           "CeilingProbe", "Ceilings", "Counters", "DeviceEntry", "DeviceInfo", "Done",
+           "EnergyWindow", "Error", "Event", "Index", "Info", "Joined", "Kernel",
+           "Levels", "Measured", "Mode", "Moded", "Number", "Other", "Phase", "Placed", "Pong",
+           "Ready", "Record", "Repeat", "Restart", "Result", "Run", "RunStart",
+           "Session", "SessionTime", "SourceCounters", "SourceRef", "Telemetry",
+           "TelemetryInfo", "Timed", "TrialWindow", "Version", "Where", "Window",
+           "bounded_params"]
 
 
 class Ready(Placed, tag="ready", kw_only=True):
@@ -204,276 +86,8 @@ class Restart(Placed, tag="restart", kw_only=True):
     runner: Session | None = None
 
 
-class Joined(Placed, tag="device", kw_only=True):
-    """A GPU that joined the session after its header (a cluster worker): ``device`` is
-    its index; the rest is a ``devices`` entry's (:class:`DeviceEntry`, whose fields a
-    test holds these to)."""
-
-    device: Index
-    name: str | None = None
-    sm_count: int | None = None
-    cc: str | None = None
-    arch: str | None = None
-    sm_clock_max_mhz: Number | None = None
-    mem_clock_max_mhz: Number | None = None
-    memory_gib: Number | None = None
-    l2_bytes: int | None = None
-    driver: str | None = None
-    cuda_runtime: str | None = None
-    cupy: str | None = None
-    peak_tflops: dict[str, Number | None] | None = None
-    limits: dict[str, int] | None = None
-    uuid: str | None = None
-    pci_bus_id: str | None = None
-    gpu: str | None = None
-    telemetry: TelemetryInfo | None = None
-    no_gpu_reason: str | None = None
-
-    def entry(self) -> DeviceEntry:
-        fields = msgspec.structs.asdict(self)
-        for name in ("t", "device", "id"):
-            fields.pop(name)
-        return DeviceEntry(id=self.device, **fields)
-
-
 class Levels(Placed, tag="levels", kw_only=True):
     levels: list[CatalogEntry]
-
-
-class Run(Placed, kw_only=True):
-    """An event of one run of a level at a shape."""
-
-    level: str
-    M: int
-    N: int
-    K: int
-
-    @property
-    def shape(self) -> Shape:
-        return Shape(self.M, self.N, self.K)
-
-
-class Where(Placed, kw_only=True):
-    """An event that names the run it is about where there was one."""
-
-    level: str | None = None
-    M: int | None = None
-    N: int | None = None
-    K: int | None = None
-
-    @property
-    def shape(self) -> Shape | None:
-        if self.M is None or self.N is None or self.K is None:
-            return None
-        return Shape(self.M, self.N, self.K)
-
-
-class RunStart(Run, tag="run_start", kw_only=True):
-    STRICT = frozenset({"mode"})  # an unknown mode refuses the event
-
-    repeats: int  # burst: timed repeats; sustained: trials
-    dtype: str | None = None
-    precision: str | None = None
-    mode: Mode = Mode.BURST  # files before version 3 have burst runs only
-    warmup: int | None = None
-    window_s: Number | None = None
-    trials: int | None = None
-    cooldown_s: Number | None = None
-
-
-class TrialWindow(Record, kw_only=True):
-    """One window of a sustained run (docs/protocol.md, ``trial_windows``)."""
-
-    i: int | None = None
-    t_start: Number | None = None
-    t_end: Number | None = None
-    cooldown_s: Number | None = None
-    launches: int | None = None
-    gpu_s: Number | None = None
-    ms: Number | None = None
-    tflops: Number | None = None
-    energy_j: Number | None = None
-    gflop_per_j: Number | None = None
-    avg_power_w: Number | None = None
-    energy_reason: str | None = None
-    sm_clock_mhz_avg: Number | None = None
-    sm_clock_mhz_min: Number | None = None
-    sampled_power_w: Number | None = None
-    throttled: list[str] | None = None
-    temp_c_start: Number | None = None
-    temp_c_end: Number | None = None
-    counter_aligned: bool | None = None
-    counter_step_s: Number | None = None
-    edge_s: Number | None = None
-    host_bound: bool | None = None
-
-
-class EnergyWindow(Record, kw_only=True):
-    """A burst run's energy window (docs/protocol.md, ``energy_window``)."""
-
-    pattern: str | None = None
-    method: str | None = None
-    gpu_s: Number | None = None
-    launches: int | None = None
-    t_start: Number | None = None
-    t_end: Number | None = None
-    counter_aligned: bool | None = None
-    counter_step_s: Number | None = None
-    edge_s: Number | None = None
-    host_bound: bool | None = None
-    sm_clock_mhz_avg: Number | None = None
-    sm_clock_mhz_min: Number | None = None
-    throttled: list[str] | None = None
-
-
-class Repeat(Run, tag="repeat", kw_only=True):
-    """A timed repeat (burst), or a finished trial (sustained)."""
-    STRICT = frozenset({"mode"})  # an unknown mode refuses the event
-
-
-    i: int
-    ms: Number
-    tflops: Number
-    mode: Mode = Mode.BURST
-    # a sustained run's repeat is a whole trial: its window's fields (TrialWindow's)
-    t_start: Number | None = None
-    t_end: Number | None = None
-    cooldown_s: Number | None = None
-    launches: int | None = None
-    gpu_s: Number | None = None
-    energy_j: Number | None = None
-    gflop_per_j: Number | None = None
-    avg_power_w: Number | None = None
-    energy_reason: str | None = None
-    sm_clock_mhz_avg: Number | None = None
-    sm_clock_mhz_min: Number | None = None
-    sampled_power_w: Number | None = None
-    throttled: list[str] | None = None
-    temp_c_start: Number | None = None
-    temp_c_end: Number | None = None
-    counter_aligned: bool | None = None
-    counter_step_s: Number | None = None
-    edge_s: Number | None = None
-    host_bound: bool | None = None
-
-
-class Phase(Where, tag="phase", kw_only=True):
-    """What a sustained run does now: ``cooldown`` before trial ``trial``, or ``window``."""
-    STRICT = frozenset({"mode"})  # an unknown mode refuses the event
-
-
-    phase: str
-    trial: int
-    seconds: Number | None = None
-    mode: Mode = Mode.BURST
-
-
-class Result(Run, tag="result", kw_only=True):
-    """One finished run (docs/protocol.md, ``result``)."""
-    STRICT = frozenset({"mode"})  # an unknown mode refuses the event
-
-
-    dtype: str
-    median_ms: Number
-    tflops: Number
-    verified: bool
-    rel_err: Number | None
-    repeats: int
-    # the arithmetic class percentages compare within; "" where the event does not say
-    # (older recordings: the reader fills in the level's, ``rows.resolved``)
-    precision: str = ""
-    mode: Mode = Mode.BURST
-    warmup: int | None = None
-    tol: Number | None = None
-    nan: bool | None = None
-    deepgemm_diff: Number | None = None  # 1 - 2 sum(xy) / sum(x^2 + y^2), C against float64
-    min_ms: Number | None = None
-    max_ms: Number | None = None
-    q1_ms: Number | None = None
-    q3_ms: Number | None = None
-    reference: str | None = None
-    reference_tflops: Number | None = None
-    pct_of_reference: Number | None = None
-    reference_sm_clock_mhz_avg: Number | None = None  # the clock the reference ran at
-    peak_tflops: Number | None = None
-    pct_of_peak: Number | None = None
-    sm_clock_mhz_avg: Number | None = None
-    sm_clock_mhz_min: Number | None = None
-    # where a burst result's clock comes from: "repeats" (their telemetry samples) or
-    # "energy_window" (repeats too short for a sample); None: not said (older files)
-    clock_source: str | None = None
-    energy_j: Number | None = None  # per GEMM
-    gflop_per_j: Number | None = None
-    avg_power_w: Number | None = None
-    power_source: str | None = None
-    energy_reason: str | None = None  # why energy_j is null
-    flush_j: Number | None = None  # results before issue 31: their energy included a flush
-    # the slowdowns seen during the run (kernels/protocol/throttle.py, applied here once);
-    # None: the run was not sampled
-    throttled: tuple[str, ...] | None = None
-    variant: str | None = None
-    kernel: str | None = None
-    # which code ran (issue 31 item 2): the build's key (nvrtc.code_key: source, options,
-    # instantiations, compiler; one key is one cubin) and the compiler; None: older files
-    code_key: str | None = None
-    compiler: str | None = None
-    regs: int | None = None
-    smem_bytes: int | None = None
-    local_bytes: int | None = None
-    threads: int | None = None
-    telemetry_samples: int | None = None
-    energy_window: EnergyWindow | None = None
-    # the template parameters the result says it ran (given by the run, or picked by the
-    # level for the shape); None: the level's own
-    params: dict[str, int] | None = None
-    # sustained: the windows measured and their spread, the enforced power limit
-    window_s: Number | None = None
-    trials: int | None = None
-    cooldown_s: Number | None = None
-    tflops_min: Number | None = None
-    tflops_max: Number | None = None
-    energy_j_min: Number | None = None
-    energy_j_max: Number | None = None
-    avg_power_w_min: Number | None = None
-    avg_power_w_max: Number | None = None
-    temp_c_start: Number | None = None
-    temp_c_end: Number | None = None
-    temp_c_max: Number | None = None
-    host_bound: bool | None = None
-    launches: int | None = None
-    launch_method: str | None = None
-    launches_per_batch: int | None = None
-    capture_error: str | None = None
-    trial_windows: list[TrialWindow] | None = None
-    power_limit_w: Number | None = None
-
-    def __post_init__(self) -> None:
-        if self.throttled is not None:
-            self.throttled = slowdowns(self.throttled)
-        if self.params is not None:
-            self.params = _bounded_params(self.params)
-
-
-MAX_PARAMS = 32  # a result's template parameters kept (names cut to 32 characters)
-
-
-def _bounded_params(params: dict[str, int]) -> dict[str, int] | None:
-    """At most MAX_PARAMS names of at most 32 characters, each old name (a recording made
-    before a parameter was renamed, kernels/ladder/level.py's RENAMED_PARAMS) under its
-    new one, so that every reader meets the level's own names."""
-    if len(params) > MAX_PARAMS or any(len(k) > 32 for k in params):
-        params = {k[:32]: v for k, v in list(params.items())[:MAX_PARAMS]}
-    return current_params(params) or None
-
-
-class Error(Where, tag="error", kw_only=True):
-    kind: str
-    message: str
-    params: dict[str, int] | None = None  # a variant's (a sweep's refused cell)
-
-    def __post_init__(self) -> None:
-        if self.params is not None:
-            self.params = _bounded_params(self.params)
 
 
 class Kernel(Placed, tag="kernel", kw_only=True):
@@ -527,7 +141,7 @@ class Counters(Run, tag="counters", kw_only=True):
 
     def __post_init__(self) -> None:
         if self.params is not None:
-            self.params = _bounded_params(self.params)
+            self.params = bounded_params(self.params)
 
 
 class Build(Placed, tag="build", kw_only=True):
@@ -564,7 +178,7 @@ class Build(Placed, tag="build", kw_only=True):
 
     def __post_init__(self) -> None:
         if self.params is not None:
-            self.params = _bounded_params(self.params)
+            self.params = bounded_params(self.params)
 
 
 class SourceCounters(Run, tag="source_counters", kw_only=True):
@@ -627,7 +241,8 @@ class Ceilings(Placed, tag="ceilings", kw_only=True):
     read_gbs: Measured | None = None
     copy_gbs: Measured | None = None
     buffer_bytes: Measured | None = None
-    probes: Annotated[list[CeilingProbe], msgspec.Meta(max_length=ceil.MAX_PROBES)] = []
+    # a Struct copies a mutable default (ruff cannot see the Struct behind Placed)
+    probes: Annotated[list[CeilingProbe], msgspec.Meta(max_length=ceil.MAX_PROBES)] = []  # noqa: RUF012
 
     STRICT = frozenset({"peak_tflops", "bandwidth_gbs", "read_gbs", "copy_gbs",
                         "buffer_bytes", "probes"})
@@ -665,7 +280,7 @@ class LibraryKernel(Run, tag="library_kernel", kw_only=True):
     reason: str | None = None
     variant: str | None = None  # as the launch said it ("cublas"), where it did
     kernel: str | None = None
-    kernels: list[LaunchedKernel] = []  # cut to MAX_LIBRARY_KERNELS as read
+    kernels: list[LaunchedKernel] = msgspec.field(default_factory=list)  # cut as read
     kernels_total: Count | None = None  # launched in all (kernels may be cut)
     grid: Dims | None = None
     block: Dims | None = None

@@ -104,6 +104,30 @@ def test_every_event_type_round_trips_through_a_line(cls, data):
     assert encode(decode(encode(record))) == encode(record)
 
 
+def field_types(cls: type[msgspec.Struct], leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {f.name: f.type for f in msgspec.structs.fields(cls) if f.name not in leave_out}
+
+
+def test_a_joined_gpu_event_keeps_every_field_a_devices_entry_has():
+    """A cluster's later GPU arrives as a ``device`` event (its index in ``device``, the
+    run id in ``id``); what its runner said of the GPU is kept as for the header's GPUs."""
+    entry = field_types(rec.DeviceEntry, ("id",))
+    joined = field_types(rec.Joined, ("t", "device", "id"))
+    assert joined == entry
+    line = dumps({"type": "device", "t": 2.0, "device": 1, "name": "H200",
+                  "mem_bandwidth_gbs": 4800, "peak_source": "datasheet", "host": "b"})
+    got = decode(line).entry()
+    assert (got.id, got.name, got.mem_bandwidth_gbs, got.peak_source, got.host) == \
+        (1, "H200", 4800.0, "datasheet", "b")
+
+
+def test_a_sustained_repeat_has_every_field_of_a_trial_window():
+    window = field_types(rec.TrialWindow)
+    repeat = field_types(rec.Repeat)
+    optional = {name: kind for name, kind in window.items() if name not in ("i", "ms", "tflops")}
+    assert {name: repeat[name] for name in optional} == optional
+
+
 def numeric_fields() -> list[tuple[type[rec.Event], mi.Field]]:
     out = []
     for cls in EVENT_TYPES:

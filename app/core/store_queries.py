@@ -1,0 +1,410 @@
+"""What the session store holds and what the views ask of it, free of Qt: the state of
+one session (``reset``), the changes since the views last looked, and every query
+(levels, results at a shape and mode, builds, counters, the GPUs and their streams and
+telemetry). :class:`store.SessionStore` builds it from events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from ...kernels.ladder.shape import Shape
+from ...kernels.protocol import records as rec
+from ...kernels.protocol.records import DeviceEntry
+from ...kernels.results.rows import Result, ResultKey, Row, reference_key
+from .counters import NCU, Counters
+from .device_state import DeviceState, device_label
+from .levels import LevelInfo, catalog_from_header
+from .recording_contents import RecordingContents
+from .repeat_stream import RepeatStream
+from .telemetry import RunWindow, RunWindows, TelemetryBuffer
+from .view_state import ViewState, ViewStateModel, changed_fields, default_shape
+
+TELEMETRY_UNAVAILABLE = "telemetry unavailable"  # how the runner's info message begins
+
+
+class Change(StrEnum):
+    HEADER = "header"  # a new session header (levels, device)
+    LADDER = "ladder"  # results changed (ladder table, bar chart)
+    STREAM = "stream"  # per-repeat stream of the current run
+    SWEEP = "sweep"  # results that belong to a size sweep
+    MESSAGES = "messages"  # errors and info messages
+    RUN = "run"  # a run started or finished
+    TELEMETRY = "telemetry"  # NVML samples
+    COUNTERS = "counters"  # profiler counters of a level (ncu)
+    BUILD = "build"  # a compiled level variant: sources, SASS, resources (build events)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """An error or info line for the user, tied to its run where there was one."""
+
+    kind: str  # error kind, or "info"
+    text: str
+    level: str | None
+    shape: Shape | None
+    t: float
+    is_error: bool
+    device: int | None = None  # the GPU, in a session of several
+
+    def describe(self) -> str:
+        where = ""
+        if self.level is not None:
+            where = self.level + (f" at {self.shape}" if self.shape is not None else "")
+        elif self.shape is not None:
+            where = str(self.shape)
+        if self.device is not None:
+            where = " ".join(filter(None, (where, f"on device {self.device}")))
+        head = f"{self.kind}" + (f" ({where})" if where else "")
+        return f"{head}: {self.text}"
+
+
+# what the views must draw again when a field of the view state changes
+VIEW_CHANGES: dict[str, tuple[Change, ...]] = {
+    "shape": (Change.LADDER, Change.STREAM, Change.SWEEP, Change.RUN),
+    "mode": (Change.LADDER, Change.STREAM, Change.SWEEP, Change.RUN),
+    "device": tuple(Change), "level": (Change.STREAM,), "step": ()}
+
+
+class StoreQueries:
+    """State of one session (live or replayed) and the queries the views ask of it.
+
+    ``view`` is the window's view state (app/core/view_state.py): the queries that answer
+    for "the ladder" (``ladder_shape``, ``ladder_result``, ``shown_stream``, ...) answer
+    for its shape, mode and GPU. A store made without one keeps its own, whose shape is
+    the default (4096³ where present, else the most complete shape)."""
+
+    def __init__(self, view: ViewStateModel | None = None) -> None:
+        self.view = view if view is not None else ViewStateModel()
+        # what the source will deliver in all (a replay's whole recording; None: live)
+        self.contents: RecordingContents | None = None
+        # a second recording shown beside this one (app/core/baseline_run.py); kept
+        # across resets: a replay's seek starts the session again, not the baseline
+        self.baseline: Any = None
+        # the kernels of an opened Nsight Compute report (app/core/ncu_report.py), by the
+        # Code view's key: kept across resets, as the baseline
+        self.report: Any = None
+        self.reset()
+        self.view.subscribe(self._view_changed)
+
+    def _view_changed(self, before: ViewState, after: ViewState) -> None:
+        for name in changed_fields(before, after):
+            self._changes.update(VIEW_CHANGES[name])
+
+    def reset(self) -> None:
+        # views that keep their own copies (the messages list) start again when it changes
+        self.generation = getattr(self, "generation", -1) + 1
+        self.header: rec.Session | None = None
+        self.levels: list[LevelInfo] = catalog_from_header(None)
+        self.results: list[Result] = []
+        self._by_key: dict[ResultKey, Result] = {}  # every mode and GPU
+        self.messages: list[Message] = []
+        # per GPU (protocol version 4; one, 0, in older files): stream, telemetry, run
+        # windows, latest results. The views show ``device``'s (the view state's)
+        self.devices: list[DeviceEntry] = []  # the header's, then device events'
+        # device 0's made now: its telemetry buffer is large, and a replay's seek resets
+        # the store outside the time budget it then delivers events in
+        self._per: dict[int, DeviceState] = {0: DeviceState()}
+        self.telemetry_note: str | None = None  # "telemetry unavailable: ..." from an info
+        self.counters: list[Counters] = []  # every counters event, in order
+        # the latest ceilings event (record --ceilings) of each GPU: measured roofs
+        self.ceilings: dict[int, rec.Ceilings] = {}
+        # the latest source_counters event (per-SASS-line counters) of each level
+        self.source_counters: dict[str, rec.SourceCounters] = {}
+        # the latest library_kernel event of each reference (record --ncu): the kernel
+        # the library ran, shown by the Code view as a level's build
+        self.library_kernels: dict[str, rec.LibraryKernel] = {}
+        # build events by (level, variant, params as sorted JSON), first seen first
+        self.builds: dict[tuple[str, str, str], rec.Build] = {}
+        self._variant_of: dict[str, str] = {}  # level -> variant of its latest result
+        # level -> template parameters of its latest result (as builds' keys): a level may
+        # pick its parameters per shape (the FP8 levels' tile width)
+        self._params_of: dict[str, str] = {}
+        self.last_t_s = 0.0  # latest session time seen
+        self.event_count = 0
+        self.restarts = 0  # restart events: the runner was restarted
+        self._changes: set[Change] = set(Change)
+
+    def expect(self, contents: RecordingContents | None) -> None:
+        """What the source will deliver in all (a replay: its whole recording), so the
+        views can tell "not replayed yet" from "not recorded"; None for a live source.
+        It outlasts :meth:`reset` (a replay's seek back starts the store again)."""
+        self.contents = contents
+        self._changes.update(Change)
+
+    def not_replayed_yet(self, what: str, level_id: str | None) -> bool:
+        """The replay's recording has ``what`` of the level ("source_counters": ncu's
+        per-line counters, "counters": ncu's totals, "build": a build event) and the
+        replay has not delivered it yet: a view says "not replayed yet", not "not
+        recorded"."""
+        coming = self.coming()
+        if coming is None or level_id is None:
+            return False
+        kinds = {"source_counters": coming.source_counters, "build": coming.builds,
+                 "counters": {level for level, _tool in coming.counters}}
+        return level_id in kinds[what]
+
+    @property
+    def replay_pending(self) -> bool:
+        """A replay has events it has not delivered yet."""
+        return self.contents is not None and self.event_count < self.contents.events
+
+    def coming(self) -> RecordingContents | None:
+        """The whole recording's contents while a replay is still delivering it, else
+        None: ``store.coming()`` and a key in it means "not replayed yet"."""
+        return self.contents if self.replay_pending else None
+
+    def set_report(self, report: Any) -> None:
+        """Show the kernels of ``report`` (an ncu_report.Report, or None)."""
+        self.report = report
+        self._changes.update((Change.BUILD, Change.COUNTERS))
+
+    def report_kernel(self, key: str) -> Any:
+        if self.report is None:
+            return None
+        return next((k for k in self.report.kernels if k.key == key), None)
+
+    def library_kernel(self, level_id: str) -> rec.LibraryKernel | None:
+        """The kernel a reference's library ran, or an opened report's kernel."""
+        found = self.library_kernels.get(level_id)
+        if found is None and (k := self.report_kernel(level_id)) is not None:
+            return k.kernel
+        return found
+
+    def line_counters(self, level_id: str) -> rec.SourceCounters | None:
+        """Per-SASS-line counters of a level, a reference, or a report's kernel."""
+        found = self.source_counters.get(level_id)
+        if found is None and (k := self.report_kernel(level_id)) is not None:
+            return k.lines
+        return found
+
+    def build_for(self, level_id: str) -> rec.Build | None:
+        """The level's build event: the variant and parameters its latest result ran,
+        else that variant, else the first recorded; None where the session has none
+        (recorded before build events)."""
+        mine = [(key, ev) for key, ev in self.builds.items() if key[0] == level_id]
+        variant, params = self._variant_of.get(level_id), self._params_of.get(level_id)
+        return next((ev for (_, v, p), ev in mine if v == variant and p == params),
+                    next((ev for (_, v, _), ev in mine if v == variant),
+                         mine[0][1] if mine else None))
+
+    def builds_of(self, level_id: str) -> list[rec.Build]:
+        """Every build event of the level (one per variant and parameter set, the latest
+        copy of each), in the order they first came."""
+        return [ev for key, ev in self.builds.items() if key[0] == level_id]
+
+    def counters_for(self, level_id: str, tool: str = NCU) -> Counters | None:
+        """The latest counters the tool measured for the level in this session."""
+        for c in reversed(self.counters):
+            if c.level == level_id and c.tool == tool:
+                return c
+        return None
+
+    def telemetry_status(self) -> tuple[bool, str]:
+        """(available, reason): the header's ``telemetry`` entry, or the runner's
+        "telemetry unavailable: <reason>" message, whichever says it is unavailable."""
+        if self.telemetry_note is not None:
+            return False, self.telemetry_note[len(TELEMETRY_UNAVAILABLE):].strip(" :")
+        info = self.header.telemetry if self.header is not None else None
+        if info is None:
+            return self.telemetry.count > 0, "the recording says nothing about telemetry"
+        return info.available, info.reason or ""
+
+    def run_windows(self) -> list[RunWindow]:
+        """Every run's window on the session timeline; a run in progress ends now."""
+        return self.runs.all(self.last_t_s)
+
+    def _device_info(self) -> rec.DeviceInfo | None:
+        return self.device_entry(self.device) or (
+            self.header.device if self.header is not None else None)
+
+    def sm_clock_max_mhz(self) -> float | None:
+        device = self._device_info()
+        return device.sm_clock_max_mhz if device is not None else None
+
+    def set_baseline(self, baseline: Any) -> None:
+        """Show ``baseline`` (a BaselineRun, or None) beside the session."""
+        self.baseline = baseline
+        self._changes.update((Change.HEADER, Change.LADDER))
+
+    def take_changes(self) -> set[Change]:
+        changes, self._changes = self._changes, set()
+        return changes
+
+    # ----------------------------------------------------------------- queries
+    def level(self, level_id: str) -> LevelInfo | None:
+        for lv in self.levels:
+            if lv.id == level_id:
+                return lv
+        return None
+
+    def name_of(self, level_id: str) -> str:
+        """How pictures, captions and reports name a level (LevelInfo.name; an id the
+        catalog lacks as it is)."""
+        level = self.level(level_id)
+        return level.name if level is not None else level_id
+
+    def ladder_levels(self) -> list[LevelInfo]:
+        return [lv for lv in self.levels if not lv.is_reference]
+
+    def latest(self, level_id: str, device: int | None = None) -> Result | None:
+        return self._state(device).latest.get(level_id)
+
+    def shapes(self, device: int | None = None) -> list[Shape]:
+        """The shapes with a ladder result on the GPU (any mode), in the order reached."""
+        return list(self._state(device).shape_levels)
+
+    def levels_at(self, device: int | None = None) -> dict[Shape, int]:
+        """Per shape, how many ladder levels have a result there (any mode)."""
+        return {s: len(v) for s, v in self._state(device).shape_levels.items()}
+
+    def ladder_shape(self, device: int | None = None) -> Shape | None:
+        """The shape the ladder is shown at: the view state's; where none was chosen,
+        the default of the results there are (view_state.default_shape)."""
+        chosen = self.view.state.shape
+        return chosen if chosen is not None else default_shape(self.levels_at(device))
+
+    @property
+    def mode(self) -> str:
+        """The mode the ladder is shown in (the view state's): burst or sustained."""
+        return str(self.view.state.mode)
+
+    def result_at(self, level_id: str, shape: Shape | None, mode: str | None = None,
+                  device: int | None = None) -> Result | None:
+        """The level's latest result at ``shape`` in ``mode`` (default: the one shown)
+        on ``device`` (default: the one shown)."""
+        if shape is None:
+            return None
+        return self._state(device).latest_at.get((level_id, shape, mode or self.mode))
+
+    def ladder_result(self, level_id: str, device: int | None = None) -> Result | None:
+        """The level's latest result at the shape and in the mode shown (on ``device``;
+        default: the one shown); None where it has none there (no other shape stands in:
+        a table of one shape is the shape it says)."""
+        return self.result_at(level_id, self.ladder_shape(device), None, device)
+
+    def burst_result(self, level_id: str, shape: Shape | None,
+                     device: int | None = None) -> Result | None:
+        return self.result_at(level_id, shape, "burst", device)
+
+    def shown_stream(self) -> RepeatStream | None:
+        """The per-repeat TFLOPS of the run the view state points at: the selected
+        level's latest run at the shape and in the mode shown, on the GPU shown (a run
+        in progress as its repeats arrive); None where it has had none."""
+        state = self.view.state
+        if state.level is None:
+            return None
+        return self._state(None).streams.get((state.level, self.ladder_shape(), self.mode))
+
+    # ----------------------------------------------------------------- GPUs
+    def _state(self, which: rec.Event | int | None) -> DeviceState:
+        """The part of one GPU: an event's (its ``device``), an index, or None: the one
+        shown. Made when first needed: a session that names a thousand GPUs costs
+        nothing until one of them has samples."""
+        if isinstance(which, rec.Event):
+            index = which.device_index if isinstance(which, rec.Placed) else 0
+        else:
+            index = self.device if which is None else which
+        state = self._per.get(index)
+        if state is None:
+            state = self._per[index] = DeviceState()
+        return state
+
+    def _device_of(self, ev: rec.Placed) -> int | None:
+        """An event's GPU where the session has several (messages name it), else None."""
+        return ev.device if ev.device is not None and len(self.devices) > 1 else None
+
+    def device_ids(self) -> list[int]:
+        """The GPUs of the session: the header's and any that joined or have events."""
+        return sorted({d.id for d in self.devices} | set(self._per) | {0})
+
+    def device_name(self, device: int | None = None) -> str | None:
+        entry = self.device_entry(self.device if device is None else device)
+        return entry.name if entry is not None else None
+
+    def device_entry(self, device: int) -> DeviceEntry | None:
+        return next((d for d in self.devices if d.id == device), None)
+
+    def device_text(self, device: int | None = None) -> str:
+        """"GPU 1 (NVIDIA H200)": how the app names a GPU of the session."""
+        index = self.device if device is None else device
+        return device_label(self.device_entry(index) or DeviceEntry(id=index))
+
+    @property
+    def device(self) -> int:
+        """The GPU shown (the view state's)."""
+        return self.view.state.device
+
+    @property
+    def multi_device(self) -> bool:
+        return len(self.device_ids()) > 1
+
+    @property
+    def stream(self) -> RepeatStream:
+        return self._state(None).stream
+
+    @stream.setter
+    def stream(self, value: RepeatStream) -> None:
+        self._state(None).stream = value
+
+    @property
+    def telemetry(self) -> TelemetryBuffer:
+        return self._state(None).telemetry
+
+    @property
+    def runs(self) -> RunWindows:
+        return self._state(None).runs
+
+    @property
+    def trial_spans(self) -> list[tuple[float, float]]:
+        return self._state(None).trial_spans
+
+    @property
+    def running(self) -> rec.RunStart | None:
+        """The run in progress on the GPU shown."""
+        return self._state(None).running
+
+    def reference_result(self, result: Result) -> Result | None:
+        """The latest cuBLAS result of the same precision at the same shape and mode."""
+        return self._by_key.get(reference_key(result))
+
+    def sustained_result(self, level_id: str, shape: Shape | None = None) -> Result | None:
+        """The level's latest sustained result at ``shape`` (default: the ladder's)."""
+        shape = shape or self.ladder_shape()
+        return self.result_at(level_id, shape, "sustained") if shape else None
+
+    def power_limit_w(self) -> float | None:
+        """The enforced power limit: the latest NVML sample's, else a sustained result's."""
+        latest = self.telemetry.latest("power_limit_w")
+        if latest is not None:
+            return latest
+        limits = [r.power_limit_w for r in self.results if r.power_limit_w]
+        return limits[-1] if limits else None
+
+    def peak_tflops(self, precision: str) -> float | None:
+        device = self._device_info()
+        peaks = device.peak_tflops if device is not None else None
+        return peaks.get(precision) if peaks is not None else None
+
+    def row(self, result: Result) -> Row:
+        """The result as every table shows it (against its reference, of the peak)."""
+        return Row.of(result, self.reference_result(result), self.peak_tflops(result.precision))
+
+    def sweeps(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Per level with results at two or more N in the mode shown: (N, TFLOPS),
+        latest per shape, by N."""
+        by_level: dict[str, dict[Shape, Result]] = {}
+        for (level_id, shape, mode), r in self._state(None).latest_at.items():
+            if mode == self.mode:
+                by_level.setdefault(level_id, {})[shape] = r
+        out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for level_id, shapes in by_level.items():
+            points = sorted((s.N, r.tflops) for s, r in shapes.items())
+            if len({n for n, _ in points}) >= 2:
+                arr = np.array(points, dtype=np.float64)
+                out[level_id] = (arr[:, 0], arr[:, 1])
+        return out

@@ -1,0 +1,241 @@
+"""The records of one run of a level at a shape (``records`` lists every event type):
+its start, each timed repeat or sustained trial, the phases of a sustained run, the
+result with its windows, and an error that names the run where there was one."""
+
+from __future__ import annotations
+
+from ..ladder.level import current_params
+from ..ladder.shape import Shape
+from .events import Mode
+from .record_base import Number, Placed, Record
+from .throttle import slowdowns
+
+
+class Run(Placed, kw_only=True):
+    """An event of one run of a level at a shape."""
+
+    level: str
+    M: int
+    N: int
+    K: int
+
+    @property
+    def shape(self) -> Shape:
+        return Shape(self.M, self.N, self.K)
+
+
+class Where(Placed, kw_only=True):
+    """An event that names the run it is about where there was one."""
+
+    level: str | None = None
+    M: int | None = None
+    N: int | None = None
+    K: int | None = None
+
+    @property
+    def shape(self) -> Shape | None:
+        if self.M is None or self.N is None or self.K is None:
+            return None
+        return Shape(self.M, self.N, self.K)
+
+
+class Moded(Run, kw_only=True):
+    """A run's event that says its mode (files before version 3: burst runs only)."""
+
+    STRICT = frozenset({"mode"})  # an unknown mode refuses the event
+
+    mode: Mode = Mode.BURST
+
+
+class Timed(Moded, kw_only=True):
+    """What a timed stretch of a run (a sustained trial, or the whole run) says of its
+    launches, energy, clock and temperature."""
+
+    cooldown_s: Number | None = None
+    launches: int | None = None
+    energy_j: Number | None = None  # a result's: per GEMM
+    gflop_per_j: Number | None = None
+    avg_power_w: Number | None = None
+    energy_reason: str | None = None  # why energy_j is null
+    sm_clock_mhz_avg: Number | None = None
+    sm_clock_mhz_min: Number | None = None
+    temp_c_start: Number | None = None
+    temp_c_end: Number | None = None
+    host_bound: bool | None = None
+
+
+class RunStart(Moded, tag="run_start", kw_only=True):
+    repeats: int  # burst: timed repeats; sustained: trials
+    dtype: str | None = None
+    precision: str | None = None
+    warmup: int | None = None
+    window_s: Number | None = None
+    trials: int | None = None
+    cooldown_s: Number | None = None
+
+
+class Window(Record, kw_only=True):
+    """A stretch of launches measured as one (a trial's window, a burst's energy
+    window): when, how many launches, the GPU time, how its edges met the energy
+    counter's steps, and the clock and slowdowns seen."""
+
+    t_start: Number | None = None
+    t_end: Number | None = None
+    launches: int | None = None
+    gpu_s: Number | None = None
+    sm_clock_mhz_avg: Number | None = None
+    sm_clock_mhz_min: Number | None = None
+    throttled: list[str] | None = None
+    counter_aligned: bool | None = None
+    counter_step_s: Number | None = None
+    edge_s: Number | None = None
+    host_bound: bool | None = None
+
+
+class TrialWindow(Window, kw_only=True):
+    """One window of a sustained run (docs/protocol.md, ``trial_windows``); a sustained
+    run's ``repeat`` event carries the same fields (:class:`Repeat`)."""
+
+    i: int | None = None
+    cooldown_s: Number | None = None
+    ms: Number | None = None
+    tflops: Number | None = None
+    energy_j: Number | None = None
+    gflop_per_j: Number | None = None
+    avg_power_w: Number | None = None
+    energy_reason: str | None = None
+    sampled_power_w: Number | None = None
+    temp_c_start: Number | None = None
+    temp_c_end: Number | None = None
+
+
+class EnergyWindow(Window, kw_only=True):
+    """A burst run's energy window (docs/protocol.md, ``energy_window``)."""
+
+    pattern: str | None = None
+    method: str | None = None
+
+
+class Repeat(Timed, tag="repeat", kw_only=True):
+    """A timed repeat (burst), or a finished trial (sustained)."""
+
+    i: int
+    ms: Number
+    tflops: Number
+    # a sustained run's repeat is a whole trial: the rest of its window's fields
+    # (TrialWindow's; an event and a part of one cannot share a base, a test holds them
+    # to the same names and types)
+    t_start: Number | None = None
+    t_end: Number | None = None
+    gpu_s: Number | None = None
+    sampled_power_w: Number | None = None
+    throttled: list[str] | None = None
+    counter_aligned: bool | None = None
+    counter_step_s: Number | None = None
+    edge_s: Number | None = None
+
+
+class Phase(Where, tag="phase", kw_only=True):
+    """What a sustained run does now: ``cooldown`` before trial ``trial``, or ``window``
+    (not a run's event, as it may name none: its mode as :class:`Moded`'s)."""
+
+    STRICT = frozenset({"mode"})  # an unknown mode refuses the event
+
+    phase: str
+    trial: int
+    seconds: Number | None = None
+    mode: Mode = Mode.BURST
+
+
+class Result(Timed, tag="result", kw_only=True):
+    """One finished run (docs/protocol.md, ``result``)."""
+
+    dtype: str
+    median_ms: Number
+    tflops: Number
+    verified: bool
+    rel_err: Number | None
+    repeats: int
+    # the arithmetic class percentages compare within; "" where the event does not say
+    # (older recordings: the reader fills in the level's, ``rows.resolved``)
+    precision: str = ""
+    warmup: int | None = None
+    tol: Number | None = None
+    nan: bool | None = None
+    deepgemm_diff: Number | None = None  # 1 - 2 sum(xy) / sum(x^2 + y^2), C against float64
+    min_ms: Number | None = None
+    max_ms: Number | None = None
+    q1_ms: Number | None = None
+    q3_ms: Number | None = None
+    reference: str | None = None
+    reference_tflops: Number | None = None
+    pct_of_reference: Number | None = None
+    reference_sm_clock_mhz_avg: Number | None = None  # the clock the reference ran at
+    peak_tflops: Number | None = None
+    pct_of_peak: Number | None = None
+    # where a burst result's clock comes from: "repeats" (their telemetry samples) or
+    # "energy_window" (repeats too short for a sample); None: not said (older files)
+    clock_source: str | None = None
+    power_source: str | None = None
+    flush_j: Number | None = None  # results before issue 31: their energy included a flush
+    # the slowdowns seen during the run (kernels/protocol/throttle.py, applied here once);
+    # None: the run was not sampled
+    throttled: tuple[str, ...] | None = None
+    variant: str | None = None
+    kernel: str | None = None
+    # which code ran (issue 31 item 2): the build's key (nvrtc.code_key: source, options,
+    # instantiations, compiler; one key is one cubin) and the compiler; None: older files
+    code_key: str | None = None
+    compiler: str | None = None
+    regs: int | None = None
+    smem_bytes: int | None = None
+    local_bytes: int | None = None
+    threads: int | None = None
+    telemetry_samples: int | None = None
+    energy_window: EnergyWindow | None = None
+    # the template parameters the result says it ran (given by the run, or picked by the
+    # level for the shape); None: the level's own
+    params: dict[str, int] | None = None
+    # sustained: the windows measured and their spread, the enforced power limit
+    window_s: Number | None = None
+    trials: int | None = None
+    tflops_min: Number | None = None
+    tflops_max: Number | None = None
+    energy_j_min: Number | None = None
+    energy_j_max: Number | None = None
+    avg_power_w_min: Number | None = None
+    avg_power_w_max: Number | None = None
+    temp_c_max: Number | None = None
+    launch_method: str | None = None
+    launches_per_batch: int | None = None
+    capture_error: str | None = None
+    trial_windows: list[TrialWindow] | None = None
+    power_limit_w: Number | None = None
+
+    def __post_init__(self) -> None:
+        if self.throttled is not None:
+            self.throttled = slowdowns(self.throttled)
+        if self.params is not None:
+            self.params = bounded_params(self.params)
+
+
+MAX_PARAMS = 32  # a result's template parameters kept (names cut to 32 characters)
+
+
+def bounded_params(params: dict[str, int]) -> dict[str, int] | None:
+    """At most MAX_PARAMS names of at most 32 characters, each old name (a recording made
+    before a parameter was renamed, kernels/ladder/level.py's RENAMED_PARAMS) under its
+    new one, so that every reader meets the level's own names."""
+    if len(params) > MAX_PARAMS or any(len(k) > 32 for k in params):
+        params = {k[:32]: v for k, v in list(params.items())[:MAX_PARAMS]}
+    return current_params(params) or None
+
+
+class Error(Where, tag="error", kw_only=True):
+    kind: str
+    message: str
+    params: dict[str, int] | None = None  # a variant's (a sweep's refused cell)
+
+    def __post_init__(self) -> None:
+        if self.params is not None:
+            self.params = bounded_params(self.params)
