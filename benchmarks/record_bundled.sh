@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Make resources/sessions/h200-ladder.jsonl.gz on a GPU machine, in parts that each fit one
-# device call (10 minutes), the first making the file, the others appending to it, and
-# `pack` last compressing it (gzip -9 -n: the app and every command read .jsonl.gz):
+# device call (10 minutes): burst makes the file, the others append to it (burst first:
+# a replay from the start reaches the 4096^3 ladder first), and `pack` last compresses it
+# (gzip -9 -n: the app and every command read .jsonl.gz):
 #   fp8:       the FP8 levels and references (cuBLASLt, DeepGEMM where deep_gemm imports)
 #              at DeepGEMM's six dense shapes at M = 4096 (issue 31 item 5, issue 34), and
 #              the measured ceilings (--ceilings: bandwidth, FFMA and tensor-core probes)
@@ -20,8 +21,8 @@
 #              docs/energy.md). `SUSTAINED_SIZES=4096 ... sustained` and then
 #              `SUSTAINED_SIZES=8192 ... sustained` split it over two calls.
 #   pack:      OUT_FILE compressed to OUT_FILE.gz (the file in the package).
-#   bash benchmarks/record_bundled.sh [fp8|burst|source|sustained|pack|all] [OUT_FILE] [COMMIT]
-# The first part run (fp8, or burst alone with FORCE=1) makes the file; the others append.
+#   bash benchmarks/record_bundled.sh [burst|fp8|source|sustained|pack|all] [OUT_FILE] [COMMIT]
+# burst makes the file (--force); the others append (FORCE=1 makes fp8 make it instead).
 # COMMIT goes into the session header when the tree has no .git (the lent GPU machine).
 # The source-counters step is bounded by --ncu-source-budget (175 s for all levels; a
 # level reached after it is recorded as not profiled, with that reason); each event
@@ -35,15 +36,15 @@ out=${2:-resources/sessions/h200-ladder.jsonl}
 kernels=(--kernel resources/kernels/regblock_float4.toml
          --kernel resources/kernels/triton_matmul.toml)
 fp8=fp8_block_scaled,fp8_stream_k,fp8_deep,deepgemm_fp8,cublaslt_fp8_blocks,cublaslt_fp8
+if [ "$part" = burst ] || [ "$part" = all ]; then
+  python3 -m gemmscope.kernels record -o "$out" --force --all "${kernels[@]}" \
+    -s 4096 --sweep --telemetry-hz 50 --ncu
+fi
 if [ "$part" = fp8 ] || [ "$part" = all ]; then
-  python3 -m gemmscope.kernels record -o "$out" --force -l "$fp8" \
+  make=(--append); [ "${FORCE:-0}" = 1 ] && make=(--force)
+  python3 -m gemmscope.kernels record -o "$out" "${make[@]}" -l "$fp8" \
     -s 4096x2112x7168 -s 4096x24576x1536 -s 4096x32768x512 -s 4096x7168x16384 \
     -s 4096x4096x7168 -s 4096x7168x2048 --telemetry-hz 50 --ceilings
-fi
-if [ "$part" = burst ] || [ "$part" = all ]; then
-  make=(--append); [ "${FORCE:-0}" = 1 ] && make=(--force)
-  python3 -m gemmscope.kernels record -o "$out" "${make[@]}" --all "${kernels[@]}" \
-    -s 4096 --sweep --telemetry-hz 50 --ncu
 fi
 if [ "$part" = source ] || [ "$part" = all ]; then
   python3 -m gemmscope.kernels record -o "$out" --append --profile-only --all \

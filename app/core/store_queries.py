@@ -395,11 +395,12 @@ class StoreQueries:
         return Row.of(result, self.reference_result(result), self.peak_tflops(result.precision))
 
     def sweeps(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """Per level with results at two or more N in the mode shown: (N, TFLOPS),
-        latest per shape, by N."""
+        """Per level with results at two or more square sizes (M = N = K) in the mode
+        shown: (N, TFLOPS), latest per shape, by N. Other shapes are no point of a size
+        sweep (4096 x 2112 x 7168 is not "N = 2112"): the ladder and roofline show them."""
         by_level: dict[str, dict[Shape, Result]] = {}
         for (level_id, shape, mode), r in self._state(None).latest_at.items():
-            if mode == self.mode:
+            if mode == self.mode and shape.M == shape.N == shape.K:
                 by_level.setdefault(level_id, {})[shape] = r
         out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for level_id, shapes in by_level.items():

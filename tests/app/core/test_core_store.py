@@ -211,3 +211,20 @@ def test_build_for_follows_the_parameters_the_latest_result_ran():
     assert store.build_for("wmma").params == wide
     store.handle(of(ran(None, t + 2, 8192)))  # its own parameters again
     assert store.build_for("wmma").params == own
+
+
+def test_the_size_sweep_takes_square_shapes_only_not_every_n():
+    """A level run at DeepGEMM's shapes (M = 4096, N and K varied) has no size sweep:
+    plotting 4096 x 2112 x 7168 at "N = 2112" on an M = N = K axis would say what was
+    not measured. Its square sizes still make one."""
+    clock = syn._Clock()
+    odd = [(4096, 2112, 7168), (4096, 24576, 1536), (4096, 7168, 2048)]
+    events = [syn.header()]
+    for i, shape in enumerate(odd):
+        events += syn._run(clock, f"r{i}", "fp8_block_scaled", shape, 1000.0 + i, None, None)
+    assert fed_store(events).sweeps() == {}
+    for i, n in enumerate((1024, 2048)):
+        events += syn._run(clock, f"s{i}", "fp8_block_scaled", (n, n, n), 900.0 + i, None,
+                           None)
+    n, tf = fed_store(events).sweeps()["fp8_block_scaled"]
+    assert list(n) == [1024, 2048] and list(tf) == [900.0, 901.0]

@@ -178,7 +178,7 @@ def test_the_ladder_talk_walks_the_ladder_on_the_bundled_recording():
     ladder = [lv.id for lv in catalog_from_header(header) if not lv.is_reference]
     named = list(dict.fromkeys(s.level for s in talk.scenes if s.level))
     assert named == ladder  # naive to FP8, each level once, in ladder order
-    assert ladder[0] == "naive" and ladder[-1] == "fp8_stream_k"
+    assert ladder[0] == "naive" and ladder[-1] == "fp8_deep"
 
 
 def test_the_ladder_talks_numbers_all_come_from_the_recording():
