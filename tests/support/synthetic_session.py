@@ -8,6 +8,7 @@ resources/sessions/.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from pathlib import Path
@@ -270,6 +271,12 @@ if __name__ == "__main__":
     print(write(sys.argv[1] if len(sys.argv) > 1 else "synthetic-session.jsonl"))
 
 
+def file_bytes(path: str | Path) -> bytes:
+    """A session file's bytes, inflated where it is gzip-compressed (the bundled ones)."""
+    data = Path(path).read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
 def file_events(path: str | Path) -> list[dict[str, Any]]:
     """The events of a session file as it says them (JSON values, line by line), each
     checked by the decoder and put on the session's time axis as a reader does (a
@@ -279,7 +286,7 @@ def file_events(path: str | Path) -> list[dict[str, Any]]:
     from gemmscope.kernels.protocol.timeline import Timeline
 
     out, line_of = [], Timeline()
-    for line in Path(path).read_bytes().splitlines():
+    for line in file_bytes(path).splitlines():
         if line.strip():
             placed = line_of.place(decode(line))
             event = json.loads(line)

@@ -156,7 +156,7 @@ def test_instructions_that_differ_from_the_build_are_not_placed(events):
 def test_banks_view_links_a_conflicting_line_to_the_code_view(qtbot, make_window, events,
                                                               tmp_path):
     path = tmp_path / "with_source_counters.jsonl"
-    text = Path(str(BUNDLED)).read_text(encoding="utf-8")
+    text = syn.file_bytes(str(BUNDLED)).decode("utf-8")
     path.write_text(text + json.dumps(register_2d_event()) + "\n", encoding="utf-8")
     window = make_window()
     assert window.open_recording(path)
