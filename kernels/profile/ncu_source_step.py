@@ -329,8 +329,7 @@ class SourceCountersStep:
         if not args.ncu_source:
             return None
         targets = level_targets(r.level for r in planned if r.kernel is None)
-        targets += user_targets(getattr(args, "kernel", None) or [], planned,
-                                args.ncu_source_size)
+        targets += user_targets(args.kernel, planned, args.ncu_source_size)
         return cls(targets, args.ncu_source, args.ncu_source_size, args.ncu_source_budget,
                    stderr, source_files, results)
 
