@@ -85,15 +85,15 @@ def user_targets(spec_paths: Sequence[str], planned: Iterable[RunRequest],
     M, N, K = size
     out: list[Target] = []
     for path in spec_paths:
-        try:
+        try:  # read when the runs were planned: a file changed since says so here
             spec = load_spec(path)
             source = read_source(spec)
+            if spec.id not in first or any(t.level == spec.id for t in out):
+                continue
+            params = spec.with_defaults(first[spec.id])
         except SpecError as exc:
             out.append(Target(Path(path).stem, "?", user=True, refused=str(exc)))
             continue
-        if spec.id not in first or any(t.level == spec.id for t in out):
-            continue
-        params = spec.with_defaults(first[spec.id])
         _check, launch = check_spec(spec, source, params, M, N, K, compile=False)
         options = ("--kernel", str(Path(path).resolve()),
                    *(a for k, v in params.items() for a in ("--param", f"{k}={v}")),
