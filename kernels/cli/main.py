@@ -99,11 +99,12 @@ def open_session(args: argparse.Namespace, on_event: Callable[[EventRecord], Non
 
 
 def run_plan(args: argparse.Namespace, runs: list[RunRequest], out_path: str | None,
-             stderr: TextIO, after: AfterRuns | None = None) -> list[rec.Result]:
+             stderr: TextIO, after: AfterRuns | None = None,
+             results: list[rec.Result] | None = None) -> list[rec.Result]:
     """Run ``runs`` through a runner session, recording to ``out_path``; then, with the
     runner gone, ``after`` may add events of its own (on the same clock, to the same
-    file)."""
-    results: list[rec.Result] = []
+    file). ``results``: the list the results are collected in (the steps read it)."""
+    results = [] if results is None else results
     on_event = Progress(stderr, len(runs)).sink(results)
     writer = SessionWriter(out_path) if out_path else None
 
@@ -241,6 +242,7 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                        "GPUs (--device, --devices, --cluster) is recorded to a new file")
     planned = plan(args)  # every option checked before the file is made
     out = output_file(args.output, args.force, args.append)  # then the name, before any tool
+    seen: list[rec.Result] = []  # the runs' results, as they come (a Triton kernel's name)
     try:
         counters = ncu.CountersStep(ncu_levels(planned), args.ncu, args.ncu_size,
                                     args.ncu_timeout, stderr) if args.ncu else None
@@ -248,7 +250,7 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         library = ncu_reference.ReferenceKernelsStep(
             ncu_reference.references_of(planned), args.ncu, args.ncu_size,
             args.ncu_timeout, stderr) if args.ncu else None
-        sources = SourceCountersStep.from_args(args, [r.level for r in planned], stderr)
+        sources = SourceCountersStep.from_args(args, planned, stderr, seen)
         ceilings = None
         if args.ceilings:
             from ..engine.ceilings import CeilingsStep  # CuPy in this process, at the step
@@ -262,17 +264,19 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             out.discard()
         raise
     runs = [] if args.profile_only else planned
-    results, lost = record_runs(args, on_cluster, runs, out, steps, stderr)
+    results, lost = record_runs(args, on_cluster, runs, out, steps, stderr, seen)
     stdout.write(render(results) + "\n")
     return finish(args, results, lost, steps, stderr, runs_asked=bool(runs))
 
 
 def record_runs(args: argparse.Namespace, on_cluster: ClusterTarget | None,
                 runs: list[RunRequest], out: NewFile | None, steps: Sequence[ProfileStep],
-                stderr: TextIO) -> tuple[list[rec.Result], int]:
+                stderr: TextIO, results: list[rec.Result] | None = None
+                ) -> tuple[list[rec.Result], int]:
     """The runs (on ``on_cluster``, the ``--cluster``, else through a runner session),
     then the profiling ``steps``, recorded to ``out`` (renamed onto its path when all went
-    well, else abandoned); returns the results and the runs lost with a worker.
+    well, else abandoned); returns the results (collected in ``results`` where given)
+    and the runs lost with a worker.
 
     SIGTERM, SIGHUP, SIGINT raise Stopped here, so the runner is stopped (the sessions'
     close) and what was measured kept and said (abandon); ``main`` exits 128+N."""
@@ -285,7 +289,7 @@ def record_runs(args: argparse.Namespace, on_cluster: ClusterTarget | None,
             else:
                 results = run_plan(args, runs, str(out.temp) if out else None, stderr,
                                    functools.partial(run_steps, steps, args.telemetry_hz)
-                                   if steps else None)
+                                   if steps else None, results)
             if out is not None:
                 try:
                     out.commit()

@@ -12,6 +12,12 @@ kernel. With ``--profiled-range`` the launches are made between cudaProfilerStar
 cudaProfilerStop, after a warm-up call outside them, so that ``ncu --profile-from-start
 off`` sees the library's kernels of that call and none of the random fill, the library's
 first-call set-up or the float64 check (``record --ncu`` on a reference).
+
+A user's kernel (docs/user-kernels.md) is launched by :func:`run_once` too, as the
+runner launches it (``measure.level_launcher``, or ``triton_launch`` for Triton), from
+the Level the runner makes of its kernel object: ``python -m
+gemmscope.kernels.cli.user_launch ID M N K --kernel SPEC.toml`` reads the spec (with
+msgspec, which the runner's modules never import) and makes that Level.
 """
 
 from __future__ import annotations
@@ -23,10 +29,13 @@ from typing import Any
 
 from ..device.gpu import require_cupy
 from ..ladder import registry
+from ..ladder.level import Level, Toolchain
 from ..ladder.registry import Kind
 from .measure import ONE_BLOCK_PER_SM_SMEM, level_launcher
 from .operands import check, random_inputs
 from .reference_launch import reference_launcher
+from .triton_launch import triton_launcher
+from .user_kernels import LaunchRefused
 
 
 def _profiler(cp: Any, start: bool) -> None:
@@ -41,22 +50,35 @@ def _profiler(cp: Any, start: bool) -> None:
 
 def run_once(level_id: str, M: int, N: int, K: int, params: dict[str, int] | None = None,
              launches: int = 1, one_block_per_sm: bool = False,
-             profiled_range: bool = False) -> dict[str, Any]:
+             profiled_range: bool = False, user: Level | None = None) -> dict[str, Any]:
+    """``user``: a user's kernel (the Level ``cli/user_launch.py`` makes, as the runner
+    makes it) in place of a registry level, its parameters its own; LaunchRefused where
+    it cannot run this shape."""
     cp = require_cupy()
-    level = registry.get(level_id)
-    if params:
-        if level.kind is not Kind.LEVEL:
-            raise ValueError(f"{level_id} is a reference: it takes no parameters")
-        level = level.with_params(params)
+    if user is not None:
+        level = user
+        why = level.shape_refusal(M, N, K)
+        if why is not None:
+            raise LaunchRefused(why)
+    else:
+        level = registry.get(level_id)
+        if params:
+            if level.kind is not Kind.LEVEL:
+                raise ValueError(f"{level_id} is a reference: it takes no parameters")
+            level = level.with_params(params)
     ops = random_inputs(level, M, N, K)
-    ops.poison()
-    if level.kind is Kind.LEVEL:
-        launch, info = level_launcher(level, ops, params and level.params,
+    if level.toolchain is Toolchain.TRITON:  # launches once to compile: poisoned after
+        launch, info = triton_launcher(level, ops)
+        info_kernel = info["kernel"]
+    elif level.kind is Kind.LEVEL:
+        launch, info = level_launcher(level, ops,
+                                      dict(level.params) if user else params and level.params,
                                       ONE_BLOCK_PER_SM_SMEM if one_block_per_sm else 0)
         info_kernel = info["kernel"]
     else:
         launch, info = reference_launcher(level, ops, cp.cuda.get_current_stream().ptr)
         info_kernel = None  # the library's: ncu names it
+    ops.poison()
     if profiled_range:
         launch()  # outside the range: the library's first call sets itself up
         cp.cuda.runtime.deviceSynchronize()
@@ -70,7 +92,8 @@ def run_once(level_id: str, M: int, N: int, K: int, params: dict[str, int] | Non
     return {"level": level_id, "M": M, "N": N, "K": K, "variant": info["variant"],
             "rel_err": acc.rel_err, "deepgemm_diff": acc.deepgemm_diff,
             "verified": acc.verified(level.precision),
-            "kernel": info_kernel}
+            "kernel": info_kernel,
+            **({"params": dict(level.params)} if user is not None else {})}
 
 
 def main(argv: list[str] | None = None) -> int:

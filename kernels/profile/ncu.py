@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -43,17 +43,24 @@ def metric_names(extra: bool) -> list[str]:
     return [*NCU_METRICS.values(), *(NCU_EXTRA_METRICS.values() if extra else ())]
 
 
-def launch_command(level_id: str, M: int, N: int, K: int, one_block_per_sm: bool = True
-                   ) -> list[str]:
+LAUNCH_MODULE = "gemmscope.kernels.engine.launch"
+# a user's kernel (docs/user-kernels.md): its spec is read there, with msgspec
+USER_LAUNCH_MODULE = "gemmscope.kernels.cli.user_launch"
+
+
+def launch_command(level_id: str, M: int, N: int, K: int, one_block_per_sm: bool = True,
+                   extra: Sequence[str] = (), module: str = LAUNCH_MODULE) -> list[str]:
     """The program ncu profiles: one launch of the level (gemmscope.kernels.engine.launch).
 
     By default with one block per SM (unused shared memory keeps a second block off):
     blocks sharing an SM contend for its banks, which l1tex counts as bank conflicts
     though no block's own accesses have any (docs/perf-notes.md, measured with
     benchmarks/ncu_residue.py); with one block per SM the counters equal the access
-    model's. ``one_block_per_sm=False`` profiles the launch as the runner makes it."""
-    return [sys.executable, "-m", "gemmscope.kernels.engine.launch", level_id, str(M), str(N),
-            str(K), *(["--one-block-per-sm"] if one_block_per_sm else [])]
+    model's. ``one_block_per_sm=False`` profiles the launch as the runner makes it.
+    ``extra``, ``module``: a user's kernel's launch (USER_LAUNCH_MODULE) and its options
+    (``--kernel SPEC.toml``, its ``--param``s)."""
+    return [sys.executable, "-m", module, level_id, str(M), str(N),
+            str(K), *(["--one-block-per-sm"] if one_block_per_sm else []), *extra]
 
 
 def launch_mode(command: list[str]) -> str:

@@ -1,4 +1,5 @@
-"""``gemmscope record --ncu-source``: Nsight Compute's source page of every level, one
+"""``gemmscope record --ncu-source``: Nsight Compute's source page of every level and of
+every ``--kernel`` (a user's kernel, CUDA or Triton: docs/user-kernels.md), one
 ``source_counters`` event each (kernels/protocol/source_counters.py, docs/protocol.md).
 
 After the timed runs (the runner has exited: the GPU is the profiler's), each level with
@@ -8,9 +9,11 @@ a kernel of its own, Tensor Core ones included, is launched once in a process nc
         --clock-control none -k regex:KERNEL -c 1 -f -o REPORT \\
         python -m gemmscope.kernels.engine.launch LEVEL M N K
 
-and the report is printed as CSV twice, without the GPU: ``--print-source sass`` (the
-counters of each SASS line, :func:`ncu_source.parse_sass_page`) and ``cuda,sass`` (the
-source line each one sits under). Never made up: where ncu is missing, refused
+(a user's kernel: ``python -m gemmscope.kernels.cli.user_launch ID M N K --kernel SPEC
+--param ...`` and a ``-k`` of its own name, ``ncu_targets.py``), and the report is
+printed as CSV twice, without the GPU: ``--print-source sass`` (the counters of each
+SASS line, :func:`ncu_source.parse_sass_page`) and ``cuda,sass`` (the source line each
+one sits under). Never made up: where ncu is missing, refused
 (ERR_NVGPUCTRPERM), runs past its time, fails or prints a page this reader does not know,
 the level's event has no lines, and its ``status`` and ``reason`` say why.
 
@@ -29,13 +32,13 @@ import re
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..ladder import registry
 from ..protocol import source_counters as sc
-from ..protocol.plan import parse_shape
+from ..protocol.plan import RunRequest, parse_shape
 from ..protocol.source_counters import Status
 from ..protocol.text_safety import terminal_text
 from . import ncu
@@ -47,6 +50,7 @@ from .ncu_source import (
     parse_cuda_sass_page,
     parse_sass_page,
 )
+from .ncu_targets import Target, level_targets, user_targets
 
 SECTIONS = ("SourceCounters", "WarpStateStats")
 DEFAULT_SIZE = 1024
@@ -58,16 +62,22 @@ EXPORT_MIN_S = 10.0  # printing a report's pages, at least (no GPU: a few second
 TAIL_LINES = 4
 
 
-def profile_command(exe: str, level_id: str, M: int, N: int, K: int, report: Path
-                    ) -> list[str]:
-    """ncu on the first launch of the level's kernel, writing ``report`` (.ncu-rep)."""
-    kernel = registry.get(level_id).kernel
-    if kernel is None:
-        raise ValueError(f"{level_id} has no kernel of its own to profile (a reference)")
+def profile_command(exe: str, level_id: str, M: int, N: int, K: int, report: Path,
+                    target: Target | None = None) -> list[str]:
+    """ncu on the first launch of the level's kernel (or of ``target``, a user's kernel),
+    writing ``report`` (.ncu-rep)."""
+    if target is None:
+        kernel = registry.get(level_id).kernel
+        if kernel is None:
+            raise ValueError(f"{level_id} has no kernel of its own to profile (a reference)")
+        target = Target(level_id, kernel)
     sections = [a for s in SECTIONS for a in ("--section", s)]
+    launch = ncu.launch_command(level_id, M, N, K, one_block_per_sm=False,
+                                extra=target.options,
+                                module=ncu.USER_LAUNCH_MODULE if target.user
+                                else ncu.LAUNCH_MODULE)
     return [exe, *sections, "--import-source", "yes", "--clock-control", "none",
-            "-k", f"regex:{kernel}", "-c", "1", "-f", "-o", str(report),
-            *ncu.launch_command(level_id, M, N, K, one_block_per_sm=False)]
+            "-k", target.regex, "-c", "1", "-f", "-o", str(report), *launch]
 
 
 def page_command(exe: str, report: Path, print_source: str) -> list[str]:
@@ -119,13 +129,13 @@ class Outcome:
 
 
 def profile(exe: str, level_id: str, M: int, N: int, K: int, timeout_s: float = TIMEOUT_S,
-            files: list[str] | None = None) -> Outcome:
-    """Profile one level and read its source page (see the module doc); ``timeout_s``
-    bounds the profiling run, and the printing of the pages gets what is left of it (at
-    least EXPORT_MIN_S)."""
+            files: list[str] | None = None, target: Target | None = None) -> Outcome:
+    """Profile one level (or ``target``) and read its source page (see the module doc);
+    ``timeout_s`` bounds the profiling run, and the printing of the pages gets what is
+    left of it (at least EXPORT_MIN_S)."""
     with tempfile.TemporaryDirectory(prefix="gemmscope-ncu-") as tmp:
         report = Path(tmp) / level_id
-        cmd = profile_command(exe, level_id, M, N, K, report)
+        cmd = profile_command(exe, level_id, M, N, K, report, target)
         t0 = time.perf_counter()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
@@ -246,14 +256,17 @@ def totals_of(page: SourcePage) -> tuple[dict[str, int | float | None], dict[str
 
 
 def event(level_id: str, M: int, N: int, K: int, outcome: Outcome, t: float,
-          version: str | None) -> dict[str, Any]:
-    """The level's ``source_counters`` event (docs/protocol.md)."""
+          version: str | None, params: dict[str, int] | None = None) -> dict[str, Any]:
+    """The level's ``source_counters`` event (docs/protocol.md); ``params``: a user
+    kernel's variant, which it carries."""
     ev: dict[str, Any] = {
         "type": sc.TYPE, "t": t, "level": level_id, "M": M, "N": N, "K": K,
         "tool": ncu.TOOL, "tool_version": version, "status": str(outcome.status),
         "reason": outcome.reason, "variant": outcome.variant, "launch": "as_launched",
         "command": list(outcome.command), "seconds": outcome.seconds,
         "fields": list(sc.FIELDS), "lines": None}
+    if params is not None:
+        ev["params"] = dict(params)
     page = outcome.page
     if page is not None:
         rows, cut = rows_of(page, outcome.where)
@@ -273,10 +286,10 @@ def event(level_id: str, M: int, N: int, K: int, outcome: Outcome, t: float,
 def add_options(rec: argparse.ArgumentParser) -> None:
     """``record``'s options of this step."""
     rec.add_argument("--ncu-source", nargs="?", const="ncu", metavar="PATH",
-                     help="after the timed runs, profile each level once with Nsight "
-                          "Compute's source counters (PATH: the ncu executable, default ncu "
-                          "on PATH) and record per-SASS-line counters as source_counters "
-                          "events")
+                     help="after the timed runs, profile each level and --kernel once with "
+                          "Nsight Compute's source counters (PATH: the ncu executable, "
+                          "default ncu on PATH) and record per-SASS-line counters as "
+                          "source_counters events")
     rec.add_argument("--ncu-source-size", type=parse_shape, default=(DEFAULT_SIZE,) * 3,
                      metavar="N|MxNxK", help=f"shape of that launch (default {DEFAULT_SIZE})")
     rec.add_argument("--ncu-source-budget", type=float, default=BUDGET_S, metavar="S",
@@ -285,32 +298,40 @@ def add_options(rec: argparse.ArgumentParser) -> None:
 
 
 class SourceCountersStep:
-    """After the runs: ncu's source page of each level, one event per level whatever
-    happened (a level without lines says why)."""
+    """After the runs: ncu's source page of each level and user kernel, one event each
+    whatever happened (one without lines says why)."""
 
-    def __init__(self, levels: list[str], exe: str, size: tuple[int, int, int],
-                 budget_s: float, stderr: TextIO,
-                 files: Callable[[str], list[str]] | None = None):
-        self.levels = levels
+    def __init__(self, levels: list[str] | list[Target], exe: str,
+                 size: tuple[int, int, int], budget_s: float, stderr: TextIO,
+                 files: Callable[[str], list[str]] | None = None,
+                 results: Sequence[Any] = ()):
+        """``levels``: level ids or targets; ``results``: the runs' results as they come
+        (a list the session fills), where a Triton kernel's compiled name is read."""
+        self.targets = [t if isinstance(t, Target) else Target(t, _kernel_of(t))
+                        for t in levels]
+        self.levels = [t.level for t in self.targets]
         self.asked = exe
         self.exe = ncu.find_ncu(exe)
         self.size = size
         self.budget_s = budget_s
         self.stderr = stderr
         self.files = files or (lambda level_id: [])
+        self.results = results
         self.failed: list[str] = []
         self.recorded: list[str] = []
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, planned: list[str], stderr: TextIO
-                  ) -> SourceCountersStep | None:
+    def from_args(cls, args: argparse.Namespace, planned: list[RunRequest], stderr: TextIO,
+                  results: Sequence[Any] = ()) -> SourceCountersStep | None:
         """The step ``record``'s options ask for (None without --ncu-source): each planned
-        level with a kernel of its own, once, in order."""
+        level with a kernel of its own, once, in order, then each --kernel that has a
+        planned run."""
         if not args.ncu_source:
             return None
-        levels = [lv for lv in dict.fromkeys(planned) if registry.get(lv).kernel is not None]
-        return cls(levels, args.ncu_source, args.ncu_source_size, args.ncu_source_budget,
-                   stderr, source_files)
+        targets = level_targets(r.level for r in planned if r.kernel is None)
+        targets += user_targets(args.kernel, planned, args.ncu_source_size)
+        return cls(targets, args.ncu_source, args.ncu_source_size, args.ncu_source_budget,
+                   stderr, source_files, results)
 
     def say(self, text: str) -> None:
         self.stderr.write(f"gemmscope record: {terminal_text(text)}\n")
@@ -321,14 +342,25 @@ class SourceCountersStep:
             self.say(f"--ncu-source: {self.asked!r} not found; each level's source_counters "
                      "event will say so (pass --ncu-source /path/to/ncu)")
 
+    def compiled(self, target: Target) -> Target:
+        """A Triton kernel under the name its runs said Triton compiled it as."""
+        if not target.triton:
+            return target
+        names = [getattr(r, "kernel", None) for r in self.results
+                 if getattr(r, "level", None) == target.level]
+        return target.compiled_as(next((n for n in names if isinstance(n, str)), None))
+
     def __call__(self, now: Callable[[], float], emit: Callable[[dict[str, Any]], None]
                  ) -> None:
         M, N, K = self.size
         version = tool_version(self.exe) if self.exe else None
         start = time.monotonic()
-        for level_id in self.levels:
+        for target in self.targets:
+            level_id = target.level
             left = self.budget_s - (time.monotonic() - start)
-            if self.exe is None:
+            if target.refused is not None:
+                out = Outcome(Status.FAILED, target.refused[:sc.MAX_TEXT_CHARS])
+            elif self.exe is None:
                 out = Outcome(Status.MISSING, f"{self.asked!r} not found (no Nsight Compute "
                                               "on this machine)")
             elif left < 5:
@@ -336,9 +368,11 @@ class SourceCountersStep:
                                              "ran out before this level")
             else:
                 self.say(f"ncu source counters {level_id} {M}x{N}x{K} ...")
-                out = profile(self.exe, level_id, M, N, K, min(TIMEOUT_S, left),
-                              self.files(level_id))
-            emit(event(level_id, M, N, K, out, now(), version))
+                files = (list(target.files) if target.files is not None
+                         else self.files(level_id))
+                out = profile(self.exe, level_id, M, N, K, min(TIMEOUT_S, left), files,
+                              self.compiled(target) if target.user else None)
+            emit(event(level_id, M, N, K, out, now(), version, target.params))
             if out.status is Status.OK:
                 self.recorded.append(level_id)
             else:
@@ -351,6 +385,13 @@ class SourceCountersStep:
         if self.failed:
             text += f"; none for {', '.join(self.failed)} (their events say why)"
         return text
+
+
+def _kernel_of(level_id: str) -> str:
+    kernel = registry.get(level_id).kernel
+    if kernel is None:
+        raise ValueError(f"{level_id} has no kernel of its own to profile (a reference)")
+    return kernel
 
 
 def source_files(level_id: str) -> list[str]:

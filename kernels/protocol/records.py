@@ -205,11 +205,15 @@ class SourceCounters(Run, tag="source_counters", kw_only=True):
     idle_left_out: Number | None = None
     cap_left_out: Number | None = None
     seconds: Number | None = None
+    # a user's kernel (``record --kernel``): the variant profiled; None for a level
+    params: dict[str, int] | None = None
 
     STRICT = frozenset({"status"})
 
     def __post_init__(self) -> None:
         sc.normalize(self)
+        if self.params is not None:
+            self.params = bounded_params(self.params)
 
     @classmethod
     def repair(cls, obj: dict[str, Any]) -> None:

@@ -17,7 +17,8 @@ file given as ``source_page`` (``--print-source sass``) or ``cuda_page`` (``cuda
 real pages of the H200 from tests/fixtures/ncu_source/ by default. ``--version`` prints
 VERSION. Modes for the source page: ``timeout`` (the profiling run sleeps a minute),
 ``garbled`` (the page is not CSV), ``no_report`` (ncu profiles no kernel: no report),
-``slow_page`` (printing the page sleeps a minute).
+``slow_page`` (printing the page sleeps a minute). The launch is not run: its JSON
+line is made of its command (a user's kernel's too: ``cli/user_launch.py``).
 
 A reference's call (``record --ncu``: ``--profile-from-start off``, a reference's level
 id): the report remembers the level, ``-i REPORT --page raw`` prints LIBRARY_KERNELS (a
@@ -148,7 +149,8 @@ if "-o" in args:  # a profiling run writing a report
     if mode == "timeout":
         time.sleep(60)
     print("==PROF== Connected to process 4242 (/usr/bin/python3.12)")
-    launch = args[args.index("gemmscope.kernels.engine.launch") + 1:]
+    module = next(a for a in args if a.startswith("gemmscope.kernels."))  # the launch's
+    launch = args[args.index(module) + 1:]
     variant = launch[0].split("_")[0] if launch[0].startswith("cublas") else "vector"
     print(json.dumps({{"level": launch[0], "M": int(launch[1]), "variant": variant,
                       "verified": True}}))

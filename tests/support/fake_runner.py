@@ -24,7 +24,9 @@ there (``runner``, ``child``).
 The GPU its parent gave it (``CUDA_VISIBLE_DEVICES``) names its device ("Fake GPU 1",
 uuid "GPU-fake-1"; its results read 10 + N TFLOPS). With ``$FAKE_RUNNER_MARKS`` set to a
 folder, each run writes the file ``LEVEL-M`` there at its start, holding this process's
-parent's pid (the process that drives it: a cluster test kills that one mid-run).
+parent's pid (the process that drives it: a cluster test kills that one mid-run). With
+``$FAKE_RUNNER_TRITON_NAME`` set, the results of a user's Triton kernel name that as the
+kernel that ran (the compiled name a real runner reports).
 """
 
 from __future__ import annotations
@@ -132,7 +134,11 @@ def main() -> int:
                     while True:
                         emit({"type": "telemetry", "sm_clock_mhz": 1980, "power_w": 100.0})
                         time.sleep(0.05)
-            emit({"type": "result", **base, "dtype": "fp32", "precision": "fp32",
+            # a user's Triton kernel: the compiled name its launch reports, where asked
+            compiled = os.environ.get("FAKE_RUNNER_TRITON_NAME")
+            named = ({"kernel": compiled} if compiled and isinstance(kernel, dict)
+                     and kernel.get("language") == "triton" else {})
+            emit({"type": "result", **base, **named, "dtype": "fp32", "precision": "fp32",
                   "median_ms": 1.0, "verified": True,
                   # a kernel's variant: TFLOPS from its parameters, so cells differ
                   "tflops": 10.0 + int(gpu or 0) + sum(base.get("params", {}).values()) / 100,
