@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "band at 1280x720 in presentation mode at the smallest caption "
                         "size (18 px); exit 1 if any does not")
     p.add_argument("--speed", choices=["1x", "4x", "16x", "instant"],
-                   help="replay speed (default: the last one used)")
+                   help="replay speed for this run (default: the last one chosen on the "
+                        "replay bar)")
     p.add_argument("--screenshot", metavar="PATH",
                    help="load the whole recording, save a PNG of the window, exit")
     p.add_argument("--view", default="window",
@@ -239,8 +240,8 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
     """Open what the command line asks for; a screenshot, or the event loop."""
     from PySide6.QtCore import QEvent, QObject, QTimer
 
-    if args.speed:
-        window.set_replay_speed(args.speed)
+    if args.speed:  # this run's, shown on the bar; the remembered one stays as it was
+        window.set_replay_speed(args.speed, remember=False)
     # what is shown: chosen before the source opens, so its events never choose for it
     window.choose(shape=args.shape, level=args.level, mode=args.mode)
     for spec in args.kernel:  # File ▸ Open kernel… from the command line

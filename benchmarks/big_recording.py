@@ -66,9 +66,8 @@ def main() -> int:
     events = replicate(source, path, args.mb)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     window = MainWindow(open_settings(str(tmp / "prefs.ini")))
-    # remembered (in this run's own preferences file): a replay opened next plays at the
-    # remembered speed, not at one set for the moment
-    window.set_replay_speed(Speed.INSTANT)
+    # the window's replay speed: the replay opened next plays at it (not remembered)
+    window.set_replay_speed(Speed.INSTANT, remember=False)
     window.resize(1400, 900)
     window.show()
     gaps: list[float] = []

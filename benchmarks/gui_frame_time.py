@@ -136,7 +136,7 @@ def measure(app: QApplication, view_name: str, level: str, session: Path, second
         window.set_presentation(True, full_screen=False)
     window.resize(1400, 900)
     window.show()
-    window.set_replay_speed(Speed.X16)
+    window.set_replay_speed(Speed.X16, remember=False)
     out = Measured(view_name, level, MODES[presentation])
     window.set_redraw_observer(out.redraw_ms.append)
     view = window.named_widget(view_name)

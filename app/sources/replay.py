@@ -189,10 +189,15 @@ class ReplaySource(QObject):
 
     def deliver_all(self) -> None:
         """Play the whole recording into the sink now, in one call (screenshots, exports,
-        tests: they want the finished picture, not a fluid GUI)."""
+        tests: they want the finished picture, not a fluid GUI). The speed stays the one
+        chosen: playing again (from the start) plays at it."""
+        speed = self.clock.speed
         self.clock.set_speed(Speed.INSTANT, deliver=False)
         self.clock.play(deliver=False)
-        n = self.clock.advance(0.0)
+        try:
+            n = self.clock.advance(0.0)
+        finally:
+            self.clock.set_speed(speed, deliver=False)
         self._run_timer()
         self._after_move(n)
 

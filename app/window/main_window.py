@@ -95,9 +95,13 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self.view_state.subscribe(self._view_state_changed)
         self.throttle = RedrawThrottle(self._timed_redraw, parent=self)
         self._redraw_observer: Callable[[float], None] | None = None
+        # the replay speed: one state, what the replay bar shows and every replay plays
+        # at, a replay opened later included; the preferences only remember the person's
+        # choice (set_replay_speed)
+        self._replay_speed: Speed = self.prefs.speed
         # where the events come from: a replay or a live runner (app/window/sources.py)
         self.sources = WindowSources(self.handle, self._reset_store, self._expect,
-                                     lambda: self.prefs.speed, parent=self)
+                                     lambda: self._replay_speed, parent=self)
         self.sources.replay_opened.connect(self._replay_opened)
         self.sources.open_failed.connect(self._open_failed)
         self.sources.reading.connect(lambda text: self.statusBar().showMessage(text))
@@ -146,7 +150,7 @@ class MainWindow(ViewStateMixin, QMainWindow):
         messages.hide()  # until there is a message (_show_messages)
 
         self.replay_bar = ReplayBar()
-        self.replay_bar.set_speed(self.prefs.speed)
+        self.replay_bar.set_speed(self._replay_speed)
         self.replay_bar.speed_chosen.connect(self.set_replay_speed)
         self.replay_bar.toggled.connect(self.toggle_replay)
         self.replay_bar.seek_requested.connect(self._seek_fraction)
@@ -332,9 +336,9 @@ class MainWindow(ViewStateMixin, QMainWindow):
         return self.mode_label.text()
 
     def play_instant(self) -> None:
-        """Deliver the whole recording now (screenshots, tests)."""
+        """Deliver the whole recording now (screenshots, tests); the replay speed stays
+        what it is (the bar's)."""
         if self.replay is not None:
-            self.set_replay_speed(Speed.INSTANT, remember=False)
             self.replay.deliver_all()
         self.flush_views()
 
@@ -342,10 +346,17 @@ class MainWindow(ViewStateMixin, QMainWindow):
         """Play or pause the recording (P, the replay bar's button)."""
         self.sources.toggle()
 
+    @property
+    def replay_speed(self) -> Speed:
+        """The speed the replay plays at, the bar shows, and a replay opened next takes."""
+        return self._replay_speed
+
     def set_replay_speed(self, speed: Speed | str, remember: bool = True) -> None:
-        """Play the replay at ``speed``; ``remember``: keep it in the preferences (the
-        person chose it; a talk's scene, a picture or a test do not)."""
+        """Play the replay, and every replay opened after it, at ``speed``, shown on the
+        bar; ``remember``: keep it in the preferences too (the person chose it on the bar;
+        the command line, a talk's scene, a picture or a test do not)."""
         speed = Speed(speed)
+        self._replay_speed = speed
         if remember:
             self.prefs.speed = str(speed)
         if self.replay_bar.current_speed() is not speed:

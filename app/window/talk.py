@@ -203,7 +203,7 @@ class TalkController(QObject):
         values = window.controls.values()
         repeats = values[3] if values is not None else DEFAULT_REPEATS
         window.controls.set_values(shape.M, shape.N, shape.K, repeats)
-        if scene.speed is not None and window.replay is not None:
+        if scene.speed is not None:  # the replay's, and one opened later: never remembered
             window.set_replay_speed(scene.speed, remember=False)
             if scene.speed is Speed.INSTANT:
                 window.play_instant()
@@ -298,6 +298,8 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
     recording = recording_of(talk)
     assert recording is not None  # check_talk_args
     controller = TalkController(window, talk)
+    if args.speed:  # until a scene sets its own; never remembered
+        window.set_replay_speed(args.speed, remember=False)
     if args.check:
         from .talk_check import check_talk
 

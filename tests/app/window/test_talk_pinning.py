@@ -63,7 +63,7 @@ def talk_file(synthetic_file: Path) -> Path:
 
 def _args(**kw) -> argparse.Namespace:
     return argparse.Namespace(**{"scene": 1, "screenshot": None, "size": "1400x900",
-                                 "check": False, "presentation": False, **kw})
+                                 "check": False, "presentation": False, "speed": None, **kw})
 
 
 def _paged(qtbot, make_window, talk) -> tuple[object, TalkController]:

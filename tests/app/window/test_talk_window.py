@@ -177,7 +177,7 @@ def test_no_caption_shows_before_the_whole_recording_is_read(qtbot, make_window,
 
 def _args(**kw) -> argparse.Namespace:
     return argparse.Namespace(**{"scene": 1, "screenshot": None, "size": "1400x900",
-                                 "check": False, "presentation": False, **kw})
+                                 "check": False, "presentation": False, "speed": None, **kw})
 
 
 def test_a_scene_screenshot_renders_that_scene(qtbot, make_window, talk_file, tmp_path):

@@ -314,8 +314,10 @@ def test_the_ladder_shows_what_fits_whole_and_never_cuts_a_number(qtbot, make_wi
     assert sum(table.columnWidth(COLUMNS.index(c)) for c in shown) <= \
         table.viewport().width() + 1
     assert shown[0] == Column.LEVEL
-    allowed = window.ladder.fitted.allowed  # (the baseline's column: only beside one)
-    priority = [c for c in PRIORITY if allowed is None or COLUMNS.index(c) in allowed]
+    fitted = window.ladder.fitted  # (the baseline's column: only beside one)
+    assert fitted.priority == [COLUMNS.index(c) for c in PRIORITY]  # no baseline open
+    priority = [COLUMNS[i] for i in fitted.priority
+                if fitted.allowed is None or i in fitted.allowed]
     wanted = [c for c in priority if c in shown]
     assert wanted == priority[:len(wanted)]  # the most wanted first
     if dock_px >= 440:

@@ -79,7 +79,7 @@ def test_hover_shows_exact_values(make_window, synthetic_file):
 def test_replay_at_16x_streams_and_redraws_at_a_bounded_rate(qtbot, make_window,
                                                             synthetic_file):
     window = make_window()
-    window.prefs.speed = Speed.X16
+    window.set_replay_speed(Speed.X16, remember=False)
     clock = QElapsedTimer()
     clock.start()
     redraws_before = window.throttle.redraws
@@ -96,7 +96,7 @@ def test_replay_at_16x_streams_and_redraws_at_a_bounded_rate(qtbot, make_window,
 
 def test_pause_and_seek_back_reset_the_views(qtbot, make_window, synthetic_file):
     window = make_window()
-    window.prefs.speed = Speed.X1
+    window.set_replay_speed(Speed.X1, remember=False)
     window.open_recording(synthetic_file)
     window.replay.pause()
     window.replay.seek(window.replay.clock.duration_s)
@@ -219,7 +219,7 @@ def test_replay_bar_pause_speed_and_seek(qtbot, make_window, synthetic_file, tmp
     from gemmscope.app.window.preferences import Preferences, open_settings
 
     window = make_window(tmp_path / "bar.ini")
-    window.prefs.speed = Speed.X1
+    window.set_replay_speed(Speed.X1, remember=False)
     window.open_recording(synthetic_file)
     bar = window.replay_bar
     assert window.replay.playing and bar.play_button.text() == "Pause"
