@@ -26,6 +26,7 @@ from ...kernels.results.rows import (
     gflop_per_j_text,
     pct_text,
     sustained_ratio,
+    tflops_short,
     tflops_text,
 )
 from ..core.baseline_run import baseline_result
@@ -267,6 +268,13 @@ class LadderBars(Chart):
         return {"GFLOP/J": self.GFLOP_PER_J_AXIS, self.PAIR: "TFLOPS"}.get(
             self.bar_metric, self.bar_metric) + (" (log)" if self.is_log() else "")
 
+    def _short_value(self, row: Any) -> str | None:
+        """A label's value in three significant digits where the metric is TFLOPS."""
+        if self.bar_metric in ("GFLOP/J", self.METRICS[1]):
+            return None
+        value = row.burst_tflops if self.bar_metric == self.PAIR else row.tflops
+        return tflops_short(value) if value is not None else None
+
     def _label_text(self, row: dict[str, Any]) -> str:
         """The text over a level's bar(s): its value (the unit is on the axis), then % of
         cuBLAS and the marks (burst vs sustained: the sustained change; GFLOP/J: its mode)."""
@@ -394,6 +402,9 @@ class LadderBars(Chart):
         self._draw_baseline(x)
         self._legend(refs)
         self.label_texts = [self._label_text(row) for row in self.rows]
+        # the same first lines in three significant digits, for a crowded stage (None:
+        # the metric has no shorter form)
+        self.short_values = [self._short_value(row) for row in self.rows]
         self.label_tops = np.maximum(np.where(values > 0, tops, self.floor), pair_tops)
         top = finite_top(self._to_view(np.array([peak])) - self.floor, 1.0) + self.floor \
             if peak > 0 else self.floor + 1.0
@@ -475,10 +486,16 @@ class LadderBars(Chart):
             if font.pointSizeF() != pt:
                 font.setPointSizeF(pt)
                 label.setFont(font)
-        # a label wider than its slot shows its value alone (the rest is in the hover)
+        # a label wider than its slot shows its value alone (the rest is in the hover);
+        # where the values at the smallest type still do not clear each other, each in
+        # three significant digits (a label raised over its neighbours leaves its bar)
         font = self.labels[0].textItem.font() if self.labels else None
-        texts = [t if font is None or self._text_width(t, font) <= slot_px - 2 else
-                 t.split("\n")[0] for t in self.label_texts]
+        values = [t.split("\n")[0] for t in self.label_texts]
+        if font is not None and not self._values_clear(values, font, slot_px):
+            values = [v if s is None else s + v[len(v.split(" ")[0]):]
+                      for v, s in zip(values, self.short_values, strict=True)]
+        texts = [t if font is None or self._text_width(t, font) <= slot_px - 2 else v
+                 for t, v in zip(self.label_texts, values, strict=True)]
         top = self._data_top
         self._set_texts(texts)  # (whole where they fit: a percentage is never dropped
         # to keep a label under a cuBLAS line; it sits just over the line instead)
@@ -529,11 +546,14 @@ class LadderBars(Chart):
         pt = top
         while True:
             font.setPointSizeF(pt)
-            widths = [self._text_width(v, font) for v in values]
-            if pt <= floor or all((a + b) / 2 + LABEL_GAP_PX <= slot_px
-                                  for a, b in pairwise(widths)):
+            if pt <= floor or self._values_clear(values, font, slot_px):
                 return pt
             pt = max(floor, pt - 0.5)
+
+    def _values_clear(self, values: list[str], font: QFont, slot_px: float) -> bool:
+        """Whether neighbouring values, each centred on its bar, clear each other."""
+        widths = [self._text_width(v, font) for v in values]
+        return all((a + b) / 2 + LABEL_GAP_PX <= slot_px for a, b in pairwise(widths))
 
     def _label_fill(self, opaque: bool) -> QColor:
         back = QColor(self.theme.background)

@@ -61,6 +61,12 @@ def tflops_text(value: float) -> str:
     return _significant(value, 4)
 
 
+def tflops_short(value: float) -> str:
+    """Three significant digits (44.8, 0.498, 1252 stays whole): a value label where the
+    four-digit one does not fit beside its neighbours."""
+    return _significant(value, 3)
+
+
 def ms_text(value: float) -> str:
     return _significant(value, 4)
 

@@ -19,7 +19,7 @@ from gemmscope.kernels.profile import ncu_reference as nr
 from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.timeline import Timeline
 
-BUNDLED = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl"
+BUNDLED = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl.gz"
 
 
 @pytest.fixture(scope="module")
