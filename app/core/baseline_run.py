@@ -89,7 +89,10 @@ def baseline_cell(store: SessionStore, level_id: str) -> str:
         return "–"
     text = f"{pair.base.tflops:.4g}"
     change = pair.change("tflops")
-    return text + (f" ({100 * change:+.1f}%)" if change is not None else "")
+    if change is None:
+        return text
+    pct = round(100 * change, 1) + 0.0  # a change that rounds to nothing is +0.0%, not -0.0%
+    return text + f" ({pct:+.1f}%)"
 
 
 def baseline_details(store: SessionStore, level_id: str) -> list[str]:

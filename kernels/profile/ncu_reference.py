@@ -27,14 +27,13 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from ..ladder import registry
 from ..ladder.registry import Kind
 from ..models.ncu_compare import NcuKernelRow, NcuParseError, parse_raw_csv
 from ..protocol import source_counters as sc
 from ..protocol.source_counters import Status
-from ..protocol.text_safety import terminal_text
 from . import library_sass, ncu, ncu_source_step
 from .ncu_source import SourcePage, SourcePageError, parse_sass_pages
 
@@ -245,24 +244,11 @@ def counters_event(level_id: str, M: int, N: int, K: int, p: Profiled, t: float,
     return ev
 
 
-class ReferenceKernelsStep:
+class ReferenceKernelsStep(ncu.CountersStep):
     """After the runs: ncu on each reference's call, one ``library_kernel`` event each
     whatever happened, and a ``source_counters`` event where the SASS page was read."""
 
-    def __init__(self, levels: list[str], exe: str, size: tuple[int, int, int],
-                 timeout_s: float, stderr: TextIO):
-        self.levels = levels
-        self.asked = exe
-        self.exe = ncu.find_ncu(exe)
-        self.size = size
-        self.timeout_s = timeout_s
-        self.stderr = stderr
-        self.failed: list[str] = []
-        self.recorded: list[str] = []
-
-    def say(self, text: str) -> None:
-        self.stderr.write(f"gemmscope record: {terminal_text(text)}\n")
-        self.stderr.flush()
+    # (the options, the ncu found and how the step speaks: ncu.CountersStep's)
 
     def check(self) -> None:
         if self.exe is None and self.levels:

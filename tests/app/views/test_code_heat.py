@@ -9,7 +9,6 @@ import csv
 import io
 import json
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import places

@@ -124,3 +124,12 @@ def test_the_markdown_report_names_what_differs_and_pairs_the_levels(tmp_path):
     assert "driver\\: 13.0 vs 12.8" in warning
     naive = next(line for line in text.splitlines() if line.startswith("| naive | 4096"))
     assert "2 / 1.6 (+25.0%)" in naive and "FFMA 64 / 32" in naive
+
+
+def test_a_change_that_rounds_to_nothing_reads_plus_zero_not_minus_zero(tmp_path):
+    from gemmscope.app.core.baseline_run import baseline_cell
+
+    same = store_with(tmp_path, [result("naive", 8.7366)], [result("naive", 8.7370)])
+    assert baseline_cell(same, "naive") == "8.737 (+0.0%)"
+    lower = store_with(tmp_path, [result("naive", 1.9)], [result("naive", 2.0)])
+    assert baseline_cell(lower, "naive") == "2 (-5.0%)"
