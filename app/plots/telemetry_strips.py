@@ -110,14 +110,17 @@ class RunLabels:
                 if label.isVisible():
                     label.setVisible(False)
                 continue
-            x = max(float(self.x[i]), left)
+            width = label.textItem.boundingRect().width() * px
+            # at the view's left edge for a run begun before it; moved in from the right
+            # edge where it would run past it (the last run's label was cut there)
+            x = max(left, min(max(float(self.x[i]), left), right - width))
             if label.pos().x() != x:
                 label.setPos(x, self.line_y(i))
             fits = bool(x >= free[i % 2])
             if label.isVisible() != fits:
                 label.setVisible(fits)
             if fits:
-                free[i % 2] = x + (label.textItem.boundingRect().width() + 8) * px
+                free[i % 2] = x + width + 8 * px
 
 
 class ReasonStrip:

@@ -47,10 +47,15 @@ def test_run_windows_are_shaded_on_every_plot_and_labelled_once(show_telemetry, 
         np.testing.assert_array_equal(bands.spans, want, err_msg=name)
     texts = [label.toPlainText() for label in view.run_labels]
     assert len(texts) == len(starts)  # once, in the runs strip
+    vb = view.plots["runs"].getViewBox()
+    right = vb.viewRange()[0][1]
     for s, label in zip(starts, view.run_labels, strict=True):
         assert label.toPlainText().startswith(f"{s['level']} {s['M']}×{s['N']}×{s['K']}")
-        assert label.pos().x() == s["t"]
-        assert label.getViewBox() is view.plots["runs"].getViewBox()
+        width = label.textItem.boundingRect().width() * vb.viewPixelSize()[0]
+        # at its run's start, or moved in so that it ends at the view's right edge
+        assert label.pos().x() == min(s["t"], right - width) or \
+            label.pos().x() == pytest.approx(right - width)
+        assert label.getViewBox() is vb
     wmma = texts[[s["level"] for s in starts].index("wmma")]
     assert wmma == "wmma 4096×4096×4096 ⚠"  # its clocks were held back (SwPowerCap)
     i = [s["level"] for s in starts].index("wmma")
@@ -212,6 +217,8 @@ def test_run_labels_do_not_overlap_and_show_when_zoomed_in(show_telemetry, synth
 
     spans = shown_spans()
     assert 0 < len(spans) < len(view.run_labels)  # short runs at this zoom: some hidden
+    left, right = vb.viewRange()[0]
+    assert all(left - 1e-9 <= a and b <= right + 1e-9 for _, a, b in spans)  # none cut
     for line in (0, 1):
         mine = [s for s in spans if s[0] == line]
         assert all(a[2] <= b[1] for a, b in itertools.pairwise(mine))
@@ -483,3 +490,20 @@ def test_on_stage_each_telemetry_axis_labels_several_ticks_apart(qtbot, show_tel
         rects = sorted((rect for _, rect in labels), key=lambda r: r.top())
         assert all(a.bottom() <= b.top() + 1 for a, b in itertools.pairwise(rects)), name
         assert QFontInfo(axis.style["tickFont"]).pixelSize() >= STAGE_TEXT_PX - 0.5
+
+
+def test_a_run_label_at_the_right_edge_moves_in_rather_than_being_cut(show_telemetry,
+                                                                     synthetic_file):
+    """The last run of a view had its label cut at the plot's right edge (the gallery's
+    Telemetry tab: "triton_matmul 8192×8192" of 8192×8192×8192)."""
+    _, view = show_telemetry(synthetic_file)
+    vb = view.plots["runs"].getViewBox()
+    last = len(view.windows) - 1
+    w = view.windows[last]
+    vb.setXRange(w.start_s - 0.5, w.start_s + 0.02, padding=0)  # its start by the edge
+    label = view.run_labels[last]
+    assert label.isVisible()
+    px = vb.viewPixelSize()[0]
+    left, right = vb.viewRange()[0]
+    assert label.pos().x() + label.textItem.boundingRect().width() * px <= right + 1e-9
+    assert label.pos().x() >= left
