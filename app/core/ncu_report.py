@@ -214,7 +214,9 @@ def _kernel(action: Any, key: str, index: int) -> ReportKernel:
             "the report has no per-instruction metrics of this kernel (profile it with "
             "--section SourceCounters)")
     lines = _lines(key, name, per_pc, columns, base, sass, where) if sass else None
-    return ReportKernel(key, of(ev), lines, precision)
+    kernel = of(ev)
+    assert isinstance(kernel, rec.LibraryKernel)  # ev's "type" says so
+    return ReportKernel(key, kernel, lines, precision)
 
 
 def _sources(action: Any, files: set[str]) -> tuple[dict[str, str] | None, str | None]:
@@ -278,7 +280,9 @@ def _lines(key: str, name: str, per_pc: dict[str, dict[int, float]],
     out = ncu_source_step.Outcome(Status.OK, page=page, where=where)
     ev = ncu_source_step.event(key, 0, 0, 0, out, 0.0, None)
     ev.update(tool=REPORT_TOOL, launch="report", command=None)
-    return of(ev)
+    counters = of(ev)
+    assert isinstance(counters, rec.SourceCounters)  # ncu_source_step.event's type
+    return counters
 
 
 def _num(v: float | None) -> int | float | None:

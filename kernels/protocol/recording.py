@@ -146,7 +146,9 @@ def read_session(path: str | Path, progress: Callable[[float], None] | None = No
     try:
         with open_regular(path) as fh:  # /dev/zero, a FIFO: refused at once
             size = os.fstat(fh.fileno()).st_size
-            if fh.peek(2)[:2] != GZIP_MAGIC:  # a buffered reader: peek reads, never moves
+            magic = fh.read(2)
+            fh.seek(0)  # a regular file (open_regular): it seeks
+            if magic != GZIP_MAGIC:
                 return _read(fh, str(path), size, progress, only)
             inflating = Inflating(fh, str(path), size)
             session = _read(inflating, str(path), size, progress, only, inflating.consumed)
