@@ -230,17 +230,25 @@ class Runner:
         if refused is not None:
             self.error(ErrorKind(refused.kind), str(refused), **where)
             return False
-        ref_id = level.reference
-        if (cmd.compare and level.kind is Kind.LEVEL and ref_id in self.levels
-                and (ref_id, cmd.M, cmd.N, cmd.K, cmd.mode) not in self.ref_tflops):
-            reference = self.levels[ref_id]
-            refused = refusal(reference, cmd.M, cmd.N, cmd.K, self.device)
-            if refused is not None:
-                self.error(ErrorKind(refused.kind), str(refused),
-                           **{**where, "level": reference.id})
-            elif self._run_one(reference, cmd, None):
-                return True
+        if self._reference_first(level, cmd):
+            return True
         return self._run_one(level, cmd, level.params if cmd.params else None)
+
+    def _reference_first(self, level: Level, cmd: commands.RunCommand) -> bool:
+        """Run the level's reference at the command's shape and mode first, where the run
+        compares and none is measured yet (a refusal of it is said, and the level runs
+        all the same); True where that run ended the runner (as :meth:`_run_one`)."""
+        ref_id = level.reference
+        if not (cmd.compare and level.kind is Kind.LEVEL and ref_id in self.levels
+                and (ref_id, cmd.M, cmd.N, cmd.K, cmd.mode) not in self.ref_tflops):
+            return False
+        reference = self.levels[ref_id]
+        refused = refusal(reference, cmd.M, cmd.N, cmd.K, self.device)
+        if refused is not None:
+            self.error(ErrorKind(refused.kind), str(refused),
+                       **{**cmd.where(), "level": reference.id})
+            return False
+        return self._run_one(reference, cmd, None)
 
     def run_user(self, cmd: commands.RunCommand) -> bool:
         """A run of a user's kernel (the command's ``kernel`` object): refused in words
@@ -272,16 +280,8 @@ class Runner:
         if refused is not None:
             self.error(ErrorKind(refused.kind), str(refused), **where)
             return False
-        ref_id = level.reference
-        if (cmd.compare and ref_id in self.levels
-                and (ref_id, cmd.M, cmd.N, cmd.K, cmd.mode) not in self.ref_tflops):
-            reference = self.levels[ref_id]
-            refused = refusal(reference, cmd.M, cmd.N, cmd.K, self.device)
-            if refused is not None:
-                self.error(ErrorKind(refused.kind), str(refused),
-                           **{**cmd.where(), "level": reference.id})
-            elif self._run_one(reference, cmd, None):
-                return True
+        if self._reference_first(level, cmd):  # a user's kernel is a Kind.LEVEL
+            return True
         return self._run_one(level, cmd, dict(level.params))
 
     def _measure_burst(self, level: Level, cmd: commands.RunCommand,
