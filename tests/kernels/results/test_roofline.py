@@ -97,7 +97,15 @@ def test_the_bundled_recording_gives_a_point_per_result_at_the_shape_and_h200_ro
     by = {r.precision: r for r in data.roofs}
     assert by["bf16"].peak_tflops == h200.peak("bf16")
     assert by["fp32"].bandwidth_gbs == h200.memory_bandwidth_gbs
-    assert not data.measured and any("--ceilings" in n for n in data.notes)
+    # the H200's own ceilings, measured by `record --ceilings` and appended to the file
+    (ceil,) = [e for e in read_session(BUNDLED).events if isinstance(e, Ceilings)
+               and e.peak_tflops]
+    measured = {r.precision: r for r in data.measured}
+    assert set(measured) == set(ceil.peak_tflops)
+    for precision, roof in measured.items():
+        assert roof.peak_tflops == ceil.peak_tflops[precision]
+        assert roof.bandwidth_gbs == ceil.bandwidth_gbs
+    assert not any("--ceilings" in n for n in data.notes)
 
 
 def test_a_recording_with_ceilings_draws_the_measured_roofs_too():
