@@ -121,7 +121,7 @@ def _offline_mnemonics(file: str, cc: str) -> dict[str, dict[str, int]] | None:
         if sass.nvdisasm_missing() is not None:
             return None
         texts = sass.disassemble(built.cubin)
-    except (ImportError, OSError, nvrtc.CompileError):
+    except Exception:  # the check cannot be made here: the probes are timed as before
         return None
     return {name: dict(Counter(ln.mnemonic for ln in sass.parse(text)))
             for name, text in texts.items()}
