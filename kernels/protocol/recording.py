@@ -350,10 +350,17 @@ def _lines(fh: IO[bytes] | Inflating, progress: Callable[[float], None] | None, 
                 yield lineno, carry + b"\n", False
                 carry, long_line, data = b"", False, data[newline + 1:]
         if not long_line:
+            start = 0
+            if skip is not None and carry and (newline := data.find(b"\n")) >= 0:
+                # the line the last chunk began, read alone: the chunk is not copied
+                first = carry + data[:newline + 1]
+                lineno = yield from _kept(first, len(first), skip, lineno)
+                carry, start = b"", newline + 1
             chunk = carry + data if carry else data
             end = chunk.rfind(b"\n") + 1  # its whole lines end here
-            if skip is not None and end:
-                lineno = yield from _kept(chunk, end, skip, lineno)
+            if skip is not None:
+                if end > start:
+                    lineno = yield from _kept(chunk, end, skip, lineno, start)
             elif end:
                 clean = not has_long_number(chunk)  # its whole lines are scanned
                 for part in chunk[:end - 1].split(b"\n"):
@@ -383,15 +390,15 @@ def _run_of(tag: bytes) -> re.Pattern[bytes]:
     return re.compile(b"(?:" + line + b")+")
 
 
-def _kept(chunk: bytes, end: int, skip: Collection[bytes], lineno: int
+def _kept(chunk: bytes, end: int, skip: Collection[bytes], lineno: int, start: int = 0
           ) -> Generator[tuple[int, bytes, bool], None, int]:
-    """(line number, line, False) of the lines of ``chunk[:end]`` (whole lines) but the
+    """(line number, line, False) of the lines of ``chunk[start:end]`` (whole lines) but the
     whole lines of a type in ``skip``: begun as the runner writes an event
     (``{"type":"telemetry"``, the type unescaped), ended by ``}`` and not too long. Any
     other line is yielded (a cut or damaged one, one written otherwise: the decoder
     judges it). Returns the number of the last line."""
     find, starts = chunk.find, chunk.startswith
-    at = 0
+    at = start
     while at < end:
         if skip and starts(_BEGIN, at):
             quote = find(b'"', at + 9, at + 10 + _LONGEST_TAG)

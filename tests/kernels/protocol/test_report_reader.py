@@ -72,3 +72,26 @@ def test_a_skipped_type_before_the_header_is_still_refused(tmp_path, first):
     path.write_text(f"\n{first}\n{dumps(synthetic_session.header())}\n")
     with pytest.raises(ProtocolError, match=r"s\.jsonl:2: "):  # not a session
         recording.read_session(path, only=ONLY)
+
+
+@pytest.mark.parametrize("chunk", [recording.CHUNK_BYTES, 700])
+def test_a_line_too_long_is_named_by_both_readers_whatever_its_type(tmp_path, monkeypatch,
+                                                                    chunk):
+    from gemmscope.kernels.protocol import decoding
+
+    lines = [dumps(e) for e in synthetic_session.events()]
+    limit = max(map(len, lines)) + 100
+    for module in (recording, decoding):  # a smaller bound: the same rule, a smaller file
+        monkeypatch.setattr(module, "MAX_EVENT_BYTES", limit)
+    monkeypatch.setattr(recording, "CHUNK_BYTES", chunk)
+    build = '{"type":"build","t":1.0,"level":"naive","sass":"' + "x" * (limit + 500) + '"}'
+    sample = '{"type":"telemetry","t":1.0,"n":"' + "y" * limit + '"}'
+    lines[5:5] = [build, sample[:limit - 2] + '"}']  # the second one just short enough
+    lines[9:9] = [sample]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(line + "\n" for line in lines))
+    whole = recording.read_session(path)
+    report = recording.read_session(path, only=ONLY)
+    assert [e.line for e in report.skipped] == [e.line for e in whole.skipped][:2] == [6, 10]
+    assert all(f"longer than {limit} bytes" in e.reason for e in report.skipped)
+    assert report.results == whole.results
