@@ -40,8 +40,9 @@ class Inflating:
         return self.raw.tell()
 
     def read(self, n: int) -> bytes:
-        """Up to ``n`` inflated bytes; where the file is cut, what inflated before the cut
-        is returned (the next read returns nothing)."""
+        """Up to ``n`` inflated bytes (fewer where a member or the file's piece ends),
+        nothing at the end; where the file is cut, what inflated before the cut is
+        returned (the next read returns nothing)."""
         try:
             data = self._inflate(n)
         except zlib.error as exc:
@@ -60,9 +61,9 @@ class Inflating:
             self.ended = not self.pending
 
     def _inflate(self, n: int) -> bytes:
-        parts: list[bytes] = []
-        got = 0
-        while got < n and not self.done:
+        """What one call of zlib gives, at most ``n`` bytes (not joined up to ``n``: a
+        join would copy them once more); nothing at the end or the cut."""
+        while not self.done:
             self._more()
             if self.member is None:  # before a member: another one, zero bytes, or the end
                 self.pending = self.pending.lstrip(b"\0")
@@ -71,7 +72,7 @@ class Inflating:
                     continue
                 self.member = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
             given = len(self.pending)
-            piece = self.member.decompress(self.pending, n - got)  # at most n - got bytes
+            piece: bytes = self.member.decompress(self.pending, n)  # at most n bytes
             self.pending = self.member.unconsumed_tail
             if self.member.eof:
                 self.pending, self.member = self.member.unused_data, None
@@ -79,6 +80,6 @@ class Inflating:
                 if self.pending:  # (zlib always moves on while it has input)
                     raise zlib.error("the stream does not move on")
                 self.cut = self.done = True  # the file stops inside a member
-            parts.append(piece)
-            got += len(piece)
-        return b"".join(parts)
+            if piece:
+                return piece
+        return b""
