@@ -13,7 +13,6 @@ parameter names.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
@@ -398,6 +397,8 @@ def source_hashes() -> dict[str, dict[str, str]]:
 
 
 def _sha256(name: str) -> str:
+    import hashlib  # here: a reader of the registry's data (``gemmscope report``) needs none
+
     return hashlib.sha256((cuda_dir() / name).read_bytes()).hexdigest()
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -143,6 +142,8 @@ class NewFile:
 
 def _create_beside(path: Path) -> Path:
     """A new empty file in ``path``'s folder: hidden, same suffix, made exclusively."""
+    import secrets  # here: a reader (``gemmscope report``) needs none (hashlib, hmac)
+
     for _ in range(100):
         temp = path.with_name(f".{path.stem}.{secrets.token_hex(4)}.tmp{path.suffix}")
         try:

@@ -13,10 +13,10 @@ to be whole lines.
 from __future__ import annotations
 
 import dataclasses
-import gzip
+import functools
 import os
-import zlib
-from collections.abc import Callable, Collection, Iterable, Iterator
+import re
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -27,6 +27,7 @@ from . import records as rec
 from .atomic_file import open_regular
 from .decoding import EventRecord, check_any, decode, has_long_number
 from .events import MAX_EVENT_BYTES, MAX_SESSION_S, NewerProtocol, ProtocolError
+from .inflating import GZIP_MAGIC, Inflating
 from .timeline import Timeline
 
 if TYPE_CHECKING:  # numpy is imported with the first samples: a report needs none
@@ -162,57 +163,6 @@ def read_session(path: str | Path, progress: Callable[[float], None] | None = No
         raise ProtocolError(f"cannot open: {exc.strerror or exc}", None, str(path)) from None
 
 
-GZIP_MAGIC = b"\x1f\x8b"
-# a compressed recording inflates to at most this many times its size, and never past
-# MAX_INFLATED_BYTES (JSON lines compress 10-20 times; a "zip bomb" is refused, not read)
-MAX_INFLATION = 200
-MAX_INFLATED_BYTES = 64 << 30
-
-
-class Inflating:
-    """A gzip-compressed recording (``.jsonl.gz``) read as its lines' bytes, bounded: what
-    it inflates to is limited (MAX_INFLATION, MAX_INFLATED_BYTES), a corrupt stream is a
-    ProtocolError, and a file cut short ends the read at the cut (``cut``) with every
-    whole line before it kept, as an uncompressed recording cut short is read."""
-
-    def __init__(self, raw: IO[bytes], source: str, size: int) -> None:
-        self.raw, self.source = raw, source
-        self.gz = gzip.GzipFile(fileobj=raw, mode="rb")
-        self.limit = min(MAX_INFLATED_BYTES, max(64 << 20, MAX_INFLATION * size))
-        self.out = 0
-        self.cut = False
-
-    def consumed(self) -> int:
-        """Compressed bytes read so far (the reader's progress)."""
-        return self.raw.tell()
-
-    def read(self, n: int) -> bytes:
-        """Up to ``n`` inflated bytes, taken in small pieces: where the file is cut, what
-        inflated before the cut is returned (the next read returns nothing)."""
-        parts: list[bytes] = []
-        got = 0
-        while got < n and not self.cut:
-            try:
-                piece = self.gz.read(min(n - got, 1 << 16))
-            except EOFError:  # the stream stops inside a member: a file cut short
-                self.cut = True
-                break
-            except (OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
-                raise ProtocolError(f"not a readable gzip file: {exc}", None, self.source
-                                    ) from None
-            if not piece:
-                break
-            parts.append(piece)
-            got += len(piece)
-        data = b"".join(parts)
-        self.out += len(data)
-        if self.out > self.limit:
-            raise ProtocolError(f"the compressed file inflates past {self.limit / 2**30:.1f} GiB "
-                                f"({MAX_INFLATION} times its size at most): refused",
-                                None, self.source)
-        return data
-
-
 _TELEMETRY = b'{"type":"telemetry",'
 _samples = msgspec.json.Decoder(list[rec.Telemetry])
 
@@ -221,10 +171,12 @@ def _read(fh: IO[bytes] | Inflating, source: str, size: int,
           progress: Callable[[float], None] | None,
           only: Collection[type[rec.Event]] | None,
           consumed: Callable[[], int] | None = None) -> Session:
-    skip = None if only is None else {
+    # the types of the whole lines passed over (``only``): none before the header is read
+    skip: set[bytes] | None = None if only is None else set()
+    unwanted = () if only is None else tuple(
         tag.encode() for tag, cls in rec.BY_TYPE.items()
-        if cls not in only and cls is not rec.Session}
-    skip_samples = skip is not None and b"telemetry" in skip
+        if cls not in only and cls is not rec.Session)
+    kept = tuple(only or ())
     skipped = Skipped()
     timeline = Timeline()
     events: list[EventRecord | TelemetryBlock] = []
@@ -279,23 +231,15 @@ def _read(fh: IO[bytes] | Inflating, source: str, size: int,
             timeline.last_s = max(timeline.last_s, float(cols.t[start:len(cols)].max()))
             events.append(TelemetryBlock(device, cols, start, len(cols)))
 
-    wanted = None if only is None else tuple(
-        _BEGIN + tag.encode() + b'"' for tag, cls in rec.BY_TYPE.items()
-        if cls in only or cls is rec.Session)
-    for lineno, raw, scanned in _lines(fh, progress, size, wanted, consumed):
+    for lineno, raw, scanned in _lines(fh, progress, size, skip, consumed):
         if raw[:1] != b"{" and not raw.strip():
             continue
-        if raw.startswith(_TELEMETRY) and header is not None:
-            if skip_samples and raw.endswith(b"}\n"):
-                continue
-            if scanned:
-                lines.append(raw)
-                numbers.append(lineno)
-                continue
-        kind = _peek(raw)
-        if skip is not None and header is not None and kind in skip and raw.endswith(b"}\n"):
-            continue  # a whole line the caller does not need
+        if scanned and header is not None and raw.startswith(_TELEMETRY):
+            lines.append(raw)  # a sample, decoded with the others of its run
+            numbers.append(lineno)
+            continue
         try:
+            kind = _peek(raw)
             likely = _BY_TAG.get(kind) if kind is not None else None
             event = decode(raw, lineno, source, scanned=scanned, likely=likely)
             if header is None and not isinstance(event, rec.Session):
@@ -308,6 +252,8 @@ def _read(fh: IO[bytes] | Inflating, source: str, size: int,
                 raise
             skipped.add(_cut(exc, raw, lineno, source))
             continue
+        if skip is not None and not isinstance(event, (rec.Session, *kept)):
+            continue  # a type not asked for, in a line written otherwise than the runner's
         if lines:
             samples()
         if isinstance(event, rec.Telemetry):  # a sample the careful way read
@@ -324,6 +270,8 @@ def _read(fh: IO[bytes] | Inflating, source: str, size: int,
         if header is None:
             assert isinstance(event, rec.Session)
             header = event
+            if skip is not None:
+                skip.update(unwanted)  # from the next line on
         elif isinstance(event, rec.Build | rec.SourceCounters):
             shared.share(event)
         events.append(event)
@@ -376,16 +324,16 @@ def _peek(raw: bytes) -> bytes | None:
 
 
 def _lines(fh: IO[bytes] | Inflating, progress: Callable[[float], None] | None, size: int,
-           wanted: tuple[bytes, ...] | None = None,
+           skip: Collection[bytes] | None = None,
            consumed: Callable[[], int] | None = None) -> Iterator[tuple[int, bytes, bool]]:
     """(line number, line with its newline, no long digit run in it) of a byte stream,
     read in chunks (each scanned for digit runs once); of a line longer than
     MAX_EVENT_BYTES only the first MAX_EVENT_BYTES + 1 bytes (and its newline) are kept,
     so that no line fills the memory: the decoder refuses it as too long.
 
-    ``wanted``: the first bytes of the lines the caller needs (``{"type":"result"``...);
-    of a chunk whose every line is whole and begins ``{"type":"``, only those are
-    yielded (the others, found not to be cut, need not be looked at one by one)."""
+    ``skip``: the types (``b"telemetry"``...) of the lines the caller does not need,
+    read as the chunks go (the caller fills it once the header is read): a whole line of
+    one (:func:`_kept`) is passed over, and the lines yielded are not scanned."""
     lineno = 0
     carry = b""  # the start of a line the next chunk ends
     long_line = False  # dropping the rest of a line already too long (``carry`` kept)
@@ -402,15 +350,17 @@ def _lines(fh: IO[bytes] | Inflating, progress: Callable[[float], None] | None, 
                 yield lineno, carry + b"\n", False
                 carry, long_line, data = b"", False, data[newline + 1:]
         if not long_line:
+            start = 0
+            if skip is not None and carry and (newline := data.find(b"\n")) >= 0:
+                # the line the last chunk began, read alone: the chunk is not copied
+                first = carry + data[:newline + 1]
+                lineno = yield from _kept(first, len(first), skip, lineno)
+                carry, start = b"", newline + 1
             chunk = carry + data if carry else data
             end = chunk.rfind(b"\n") + 1  # its whole lines end here
-            if wanted is not None and end and _plain(chunk, end):
-                seen = 0  # where lines were counted up to
-                for at, line in _starting(chunk, end, wanted):
-                    lineno += chunk.count(b"\n", seen, at)
-                    seen = at
-                    yield lineno + 1, line, False  # the decoder scans the line itself
-                lineno += chunk.count(b"\n", seen, end)
+            if skip is not None:
+                if end > start:
+                    lineno = yield from _kept(chunk, end, skip, lineno, start)
             elif end:
                 clean = not has_long_number(chunk)  # its whole lines are scanned
                 for part in chunk[:end - 1].split(b"\n"):
@@ -428,29 +378,44 @@ def _lines(fh: IO[bytes] | Inflating, progress: Callable[[float], None] | None, 
 
 _BEGIN = b'{"type":"'
 _BY_TAG = {tag.encode(): cls for tag, cls in rec.BY_TYPE.items()}  # by a line's first bytes
+_LONGEST_TAG = max(map(len, _BY_TAG))
+# a run of short whole lines of one type, matched at once (a longer line ends the run: it
+# is looked at alone, its end found by the fast byte search the regex engine lacks)
+_SHORT = 4096
 
 
-def _plain(chunk: bytes, end: int) -> bool:
-    """Whether every line of ``chunk[:end]`` ends with ``}`` and begins as the runner
-    writes an event (not cut, no blank line, nothing another writer made)."""
-    lines = chunk.count(b"\n", 0, end)
-    return (chunk.startswith(_BEGIN) and chunk[end - 2:end] == b"}\n"
-            and chunk.count(b"}\n" + _BEGIN, 0, end) == lines - 1)
+@functools.cache
+def _run_of(tag: bytes) -> re.Pattern[bytes]:
+    line = re.escape(_BEGIN + tag + b'"') + rb"[^\n]{0,%d}\}\n" % _SHORT
+    return re.compile(b"(?:" + line + b")+")
 
 
-def _starting(chunk: bytes, end: int, wanted: tuple[bytes, ...]
-              ) -> Iterator[tuple[int, bytes]]:
-    """(offset, line) of the lines of ``chunk[:end]`` that begin with one of ``wanted``,
-    in order."""
-    found = []
-    for prefix in wanted:
-        if chunk.startswith(prefix):
-            found.append(0)
-        at = chunk.find(b"\n" + prefix, 0, end)
-        while at >= 0:
-            found.append(at + 1)
-            at = chunk.find(b"\n" + prefix, at + 1, end)
-    for at in sorted(found):
-        yield at, chunk[at:chunk.index(b"\n", at) + 1]
-
-
+def _kept(chunk: bytes, end: int, skip: Collection[bytes], lineno: int, start: int = 0
+          ) -> Generator[tuple[int, bytes, bool], None, int]:
+    """(line number, line, False) of the lines of ``chunk[start:end]`` (whole lines) but the
+    whole lines of a type in ``skip``: begun as the runner writes an event
+    (``{"type":"telemetry"``, the type unescaped), ended by ``}`` and not too long. Any
+    other line is yielded (a cut or damaged one, one written otherwise: the decoder
+    judges it). Returns the number of the last line."""
+    find, starts = chunk.find, chunk.startswith
+    at = start
+    while at < end:
+        if skip and starts(_BEGIN, at):
+            quote = find(b'"', at + 9, at + 10 + _LONGEST_TAG)
+            tag = chunk[at + 9:quote] if quote > 0 else b""
+            if tag in skip:
+                run = _run_of(tag).match(chunk, at, end)
+                if run is not None:  # short lines, one after another
+                    lineno += chunk.count(b"\n", at, run.end())
+                    at = run.end()
+                    continue
+                newline = find(b"\n", at)
+                if chunk[newline - 1] == 0x7D and newline - at <= MAX_EVENT_BYTES:  # "}"
+                    lineno += 1
+                    at = newline + 1
+                    continue
+        newline = find(b"\n", at)
+        lineno += 1
+        yield lineno, chunk[at:min(newline, at + MAX_EVENT_BYTES + 1)] + b"\n", False
+        at = newline + 1
+    return lineno

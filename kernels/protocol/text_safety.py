@@ -34,8 +34,8 @@ def terminal_text(text: str, keep_newlines: bool = False) -> str:
     ``keep_newlines`` keeps ``\\n`` (a block of lines), else it is escaped too."""
     if not isinstance(text, str):
         text = str(text)
-    if text.isascii() and text.isprintable():
-        return text  # the common case, at once
+    if text.isprintable():
+        return text  # the common case (no character is unsafe), at once
     return "".join(_escape(ch) if _unsafe(ch) and not (keep_newlines and ch == "\n") else ch
                    for ch in text)
 
@@ -54,8 +54,8 @@ def clean_text(text: object) -> str:
     characters removed, any other space a space, a lone surrogate (valid in JSON, not
     in UTF-8) U+FFFD."""
     text = str(text)
-    if text.isascii() and text.isprintable():
-        return text
+    if text.isprintable():
+        return text  # nothing to remove or replace
     out = []
     for ch in text:
         if ch.isprintable():

@@ -62,6 +62,25 @@ def test_a_corrupt_stream_is_a_named_error_not_a_crash(tmp_path):
         recording.read_session(bad)
 
 
+@pytest.mark.parametrize(("at", "said"), [(-6, "incorrect data check"),
+                                         (-2, "incorrect length check")])
+def test_a_stream_whose_check_does_not_match_is_a_named_error(tmp_path, at, said):
+    whole = bytearray(gz(PLAIN.read_bytes()))
+    whole[at] ^= 1  # the CRC or the length gzip ends a member with
+    bad = tmp_path / "bad.jsonl.gz"
+    bad.write_bytes(bytes(whole))
+    with pytest.raises(ProtocolError, match=f"not a readable gzip file.*{said}"):
+        recording.read_session(bad)
+
+
+def test_members_one_after_another_read_as_one_file_zeros_between_passed_over(tmp_path):
+    data = PLAIN.read_bytes()
+    half = data.index(b"\n", len(data) // 2) + 1
+    joined = tmp_path / "joined.jsonl.gz"
+    joined.write_bytes(gz(data[:half]) + b"\0" * 512 + gz(data[half:]) + b"\0" * 3)
+    assert summary(recording.read_session(joined)) == summary(recording.read_session(PLAIN))
+
+
 def test_a_stream_that_inflates_far_past_its_size_is_refused(tmp_path):
     buf = io.BytesIO()
     header = PLAIN.read_bytes().split(b"\n", 1)[0] + b"\n"
