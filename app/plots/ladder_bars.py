@@ -33,8 +33,10 @@ from ..core.baseline_run import baseline_result
 from ..core.store import Change
 from ..core.view_state import shape_text
 from ..theme import THROTTLE_COLOR, Theme, level_colors, min_text_pt, precision_color
-from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top
+from .chart_base import Chart, finite_or_zero, finite_top
+from .hover_readout import HoverReadout
 from .level_ticks import NameAxis
+from .side_legend import LegendEntry
 
 LABEL_MARGIN_PX = 1  # around a value label's text (Qt's 4 set labels apart from the bars)
 LABEL_GAP_PX = 4  # between two value labels side by side
