@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import sys
 
-from gemmscope.app.core import ncu_report
+from gemmscope.app.core import ncu_report, ncu_report_process
 
 
 def main(path: str) -> int:
     try:
-        report = ncu_report.read_report(path)
+        report = ncu_report_process.read_report(path)  # as the app reads it: a child
     except ncu_report.ReportError as exc:
         print(f"not read: {exc}")
         return 1

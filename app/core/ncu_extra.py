@@ -12,10 +12,11 @@ MISSING = (f"Opening an Nsight Compute report needs NVIDIA's ncu-report package 
            f"(the ncu extra, not bundled: its licence does not allow it): {INSTALL}")
 
 
-def missing() -> str | None:
-    """Why a report cannot be opened here (the package is not installed), or None."""
+def missing(module: str = MODULE) -> str | None:
+    """Why a report cannot be opened here (the package is not installed), or None.
+    ``module``: another module of its API (a test's stand-in)."""
     try:
-        found = importlib.util.find_spec(MODULE) is not None
+        found = importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         found = False
     return None if found else MISSING

@@ -33,7 +33,7 @@ from .library_build import REPORT_TOOL
 from .ncu_extra import INSTALL, MISSING, MODULE, missing
 
 __all__ = ["INSTALL", "MISSING", "MODULE", "Report", "ReportError", "ReportKernel",
-           "missing", "read_report"]
+           "checked_path", "missing", "read_in_process"]
 
 MAX_REPORT_BYTES = 1 << 30
 MAX_KERNELS = 64
@@ -53,9 +53,16 @@ METRICS = {
 }
 STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 TIME_METRIC = "gpu__time_duration.sum"
-TIME_UNITS = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}
+# the time's unit as the module names it (Nsight Compute 2025.3 writes "ns")
+TIME_UNITS = {"ns": 1e-6, "nsecond": 1e-6, "us": 1e-3, "usecond": 1e-3, "ms": 1.0,
+              "msecond": 1.0, "s": 1e3, "second": 1e3}
 DRAM_METRICS = (("dram__bytes.sum",), ("dram__bytes_read.sum", "dram__bytes_write.sum"))
-# thread-level SASS instruction counts: (metric, FLOPs each, precision)
+# thread-level SASS instruction counts: (metric, FLOPs each, precision). A report of
+# `--set full` holds them as rates (".sum.per_cycle_elapsed", the SpeedOfLight roofline's
+# inputs), whose count is the rate times CYCLES (checked on an H200 report of
+# register_2d at 1024^3: 1024^3 FFMAs exactly)
+CYCLES_METRIC = "smsp__cycles_elapsed.avg"
+PER_CYCLE = ".per_cycle_elapsed"
 FLOP_METRICS = tuple(
     (f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum", 2 if op == "fma" else 1, prec)
     for p, prec in (("f", "fp32"), ("h", "fp16"), ("d", "fp64"))
@@ -203,7 +210,7 @@ def _kernel(action: Any, key: str, index: int) -> ReportKernel:
     ev["sources"], ev["sources_reason"] = _sources(action, set(f for f, _ in where.values()))
     precision = _roofline(action, ev)
     if sass:
-        text = library_sass.compact(sass)
+        text = library_sass.compact(sass, base)  # branch targets are addresses
         ev.update(library_sass.fields(text))
         inst = per_pc.get("inst_executed")
         if inst:
@@ -246,11 +253,15 @@ def _roofline(action: Any, ev: dict[str, Any]) -> str | None:
     ``ev``; the precision with the most FLOPs."""
     by_precision: dict[str, float] = {}
     used = []
+    cycles = _metric(action, CYCLES_METRIC)
     for name, flops, precision in FLOP_METRICS:
-        n = _metric(action, name)
+        n, source = _metric(action, name), name
+        if n is None and cycles is not None and (rate := _metric(action, name + PER_CYCLE)
+                                                 ) is not None:
+            n, source = rate * cycles, f"{name}{PER_CYCLE} x {CYCLES_METRIC}"
         if n is not None and n > 0:
             by_precision[precision] = by_precision.get(precision, 0.0) + flops * n
-            used.append(name)
+            used.append(source)
     if by_precision:
         ev["flops"] = sum(by_precision.values())
         ev["flops_from"] = ("SIMT FMA/ADD/MUL thread instructions (" + ", ".join(used)
@@ -291,8 +302,10 @@ def _num(v: float | None) -> int | float | None:
     return int(v) if v.is_integer() and abs(v) < 2 ** 53 else v
 
 
-def read_report(path: str | Path) -> Report:
-    """Every kernel of the report (at most MAX_KERNELS); ReportError in words."""
+def checked_path(path: str | Path, module: str = MODULE) -> Path:
+    """The report's path, where it may be opened: a report's suffix, a size within
+    MAX_REPORT_BYTES and the module installed; ReportError in words before anything reads
+    it."""
     p = Path(path)
     if p.suffix.lower() not in SUFFIXES:
         raise ReportError(f"{p.name} is not an Nsight Compute report (.ncu-rep)")
@@ -303,12 +316,19 @@ def read_report(path: str | Path) -> Report:
     if size > MAX_REPORT_BYTES:
         raise ReportError(f"{p.name} is {size / 2**20:,.0f} MiB, over the "
                           f"{MAX_REPORT_BYTES / 2**20:,.0f} MiB this app opens")
-    why = missing()
+    why = missing(module)
     if why is not None:
         raise ReportError(why)
+    return p
+
+
+def read_in_process(path: str | Path, module: str = MODULE) -> Report:
+    """Every kernel of the report (at most MAX_KERNELS), read in this process; ReportError
+    in words. The app reads through app/core/ncu_report_process.py, which runs this in a
+    child (the module is native code reading an untrusted file)."""
+    p = checked_path(path, module)
     try:
-        module = importlib.import_module(MODULE)
-        context = module.load_report(str(p))
+        context = importlib.import_module(module).load_report(str(p))
         actions = [r.action_by_idx(i) for r in (context.range_by_idx(j) for j in
                                                   range(context.num_ranges()))
                    for i in range(r.num_actions())]

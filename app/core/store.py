@@ -80,8 +80,11 @@ class SessionStore(StoreQueries):
         state = self._state(ev)
         state.runs.abandon(ev.t)
         state.running = None
-        self.messages.append(Message("info", f"the runner was restarted ({self.restarts} "
-                                     "so far)", None, None, ev.t, False))
+        # a runner that crashed or hung and was started again, or, in a file made with
+        # `record --append`, the runner of its next part: the header cannot tell which
+        self.messages.append(Message("info", f"a runner started again ({self.restarts} so "
+                                     "far): restarted, or the next part of an appended "
+                                     "recording", None, None, ev.t, False))
         self._changes.update((Change.RUN, Change.MESSAGES, Change.TELEMETRY))
 
     def _on_run_start(self, ev: rec.RunStart) -> None:

@@ -71,6 +71,9 @@ def style_plot(item: pg.PlotItem, theme: Theme, axes: bool = True,
             if font is not None:
                 style["font-size"] = f"{theme.font_pt}pt"
             axis.labelStyle = style
+            # the item's own font too: one made on stage resolved the stage's type from the
+            # application font and kept it after the stage (the Code tab's mix chart)
+            axis.label.setFont(font if font is not None else QFont())
             axis.setLabel(axis.labelText, axis.labelUnits, axis.labelUnitPrefix, **style)
     legend = item.legend
     if legend is not None and not getattr(legend, "styled_by_owner", False):

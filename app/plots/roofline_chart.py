@@ -113,15 +113,18 @@ class RooflineChart(Chart):
             slopes[key] = max(slopes.get(key, 0.0), roof.ridge)
             flats.setdefault((roof.peak_tflops, roof.bandwidth_gbs, roof.measured), []
                              ).append(roof)
-        for (bw, measured), ridge in slopes.items():
+        # the slopes' labels one under another, below the lowest slope: the lines rise to
+        # the right, so a label above one (or between two) is crossed by it
+        lowest = min(bw for bw, _ in slopes) if slopes else 0.0
+        x_text = lo + 0.15
+        for i, ((bw, measured), ridge) in enumerate(sorted(slopes.items())):
             style = Qt.PenStyle.DashLine if measured else Qt.PenStyle.SolidLine
             x0 = 10 ** lo
             self._line([x0, ridge], [x0 * bw / 1e3, ridge * bw / 1e3],
                        pg.mkPen(self.theme.foreground, width=self.theme.line_px, style=style))
             kind = "measured" if measured else "datasheet"
-            x_text = lo + 0.15
             self._text(f"DRAM {bw:.0f} GB/s ({kind})", self.theme.foreground, x_text,
-                       math.log10(10 ** x_text * bw / 1e3), (0, 0 if measured else 1))
+                       math.log10(10 ** x_text * lowest / 1e3), (0, -1.1 * i))
         for (peak, _bw, measured), same in flats.items():
             color = precision_color(same[0].precision)
             style = Qt.PenStyle.DashLine if measured else Qt.PenStyle.SolidLine

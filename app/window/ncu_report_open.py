@@ -1,13 +1,16 @@
 """File ▸ Open Nsight Compute report…: a user's ``.ncu-rep`` read through NVIDIA's
-ncu_report module (app/core/ncu_report.py), its kernels shown in the Code view and on the
+ncu_report module (app/core/ncu_report.py) in a child process (a crash or a hang of the
+native reader ends only the child), its kernels shown in the Code view and on the
 roofline. Without the module the menu item names the package to install."""
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QGuiApplication
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
 from ..core import ncu_extra
@@ -44,26 +47,66 @@ def open_report_dialog(window: Any) -> None:
         open_report(window, path)
 
 
-def open_report(window: Any, path: str) -> str | None:
-    """Read the report, show its first kernel in the Code view; why not, or None."""
-    from ..core import ncu_report  # (the GPU side's readers: loaded when first needed)
+class Reading(QObject):
+    """One report being read: the reader runs in a child process (app/core/
+    ncu_report_process.py), waited for on a thread, so the window stays live; ``done``
+    comes back on the GUI thread with the report or why not."""
 
-    QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-    try:
-        report = ncu_report.read_report(path)
-    except ncu_report.ReportError as exc:
-        window.statusBar().showMessage(f"report not opened: {exc}", STATUS_MS)
-        return str(exc)
-    finally:
-        QGuiApplication.restoreOverrideCursor()
+    done = Signal(object, str)  # the Report, or None and why
+
+    def __init__(self, path: str, module: str):
+        super().__init__()
+        self.path, self.module = path, module
+        self.error: str | None = None
+        self.finished = False
+
+    def start(self) -> None:
+        threading.Thread(target=self._read, name="gemmscope-ncu-report", daemon=True).start()
+
+    def _read(self) -> None:
+        from ..core import ncu_report_process  # (the GPU side's readers: loaded when needed)
+
+        try:
+            report = ncu_report_process.read_report(self.path, module=self.module)
+        except ncu_report_process.ReportError as exc:
+            self.done.emit(None, str(exc))
+        except Exception as exc:  # a defect of the reader: said, never a crash of the app
+            self.done.emit(None, f"the report could not be read ({type(exc).__name__}: "
+                                 f"{str(exc)[:200]})")
+        else:
+            self.done.emit(report, "")
+
+
+def open_report(window: Any, path: str, *, module: str = ncu_extra.MODULE) -> Reading | None:
+    """Start reading the report (its first kernel is then shown in the Code view); the
+    reading, or None where one is already under way."""
+    busy = getattr(window, "_ncu_reading", None)
+    if busy is not None and not busy.finished:
+        window.statusBar().showMessage(f"still reading {Path(busy.path).name}; one report "
+                                       "at a time", STATUS_MS)
+        return None
+    reading = Reading(path, module)
+    window._ncu_reading = reading
+    reading.done.connect(lambda report, why: _read(window, reading, report, why))
+    window.statusBar().showMessage(f"reading {Path(path).name} (Nsight Compute's reader "
+                                   "runs in its own process)…", STATUS_MS)
+    reading.start()
+    return reading
+
+
+def _read(window: Any, reading: Reading, report: Any, why: str) -> None:
+    reading.finished = True
+    if report is None:
+        reading.error = why
+        window.statusBar().showMessage(f"report not opened: {why}", STATUS_MS)
+        return
     window.store.set_report(report)
     first = report.kernels[0].key
     code = window.views["code"]  # made now where it was not yet
     code.set_level(first)
     window.tabs.setCurrentWidget(code)
-    said = f"{len(report.kernels)} kernel(s) of {path} in the Code view"
+    said = f"{len(report.kernels)} kernel(s) of {reading.path} in the Code view"
     if report.left_out:
         said += f" ({report.left_out} more left out)"
     window.statusBar().showMessage(said, STATUS_MS)
     window.flush_views()
-    return None

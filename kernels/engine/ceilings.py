@@ -3,7 +3,7 @@
 
 The probes (kernels/cuda/probes/): DRAM read and copy bandwidth over buffers far larger
 than L2; FP32 FFMA; mma.sync for FP16, BF16, TF32 (and FP8 from sm_89); on sm_90 also
-wgmma from shared memory for BF16 and FP8, since Hopper's peak needs wgmma. Each compute
+wgmma from shared memory for BF16, FP16 and FP8, since Hopper's peak needs wgmma. Each compute
 probe is calibrated to run about ``target_ms`` and timed with CUDA events (median of
 ``repeats``); a few seconds in all. Runs in the record process after the runner has gone,
 with NVML sampled meanwhile (like the ncu steps)."""
@@ -28,7 +28,16 @@ MMA = {"fp16": ("gs_probe_mma_fp16", "mma.sync m16n8k16 f16", 2 * 16 * 8 * 16),
        "tf32": ("gs_probe_mma_tf32", "mma.sync m16n8k8 tf32", 2 * 16 * 8 * 8),
        "fp8": ("gs_probe_mma_fp8", "mma.sync m16n8k32 e4m3", 2 * 16 * 8 * 32)}
 WGMMA = {"bf16": ("gs_probe_wgmma_bf16", "wgmma m64n256k16 bf16", 2 * 64 * 256 * 16),
+         "fp16": ("gs_probe_wgmma_fp16", "wgmma m64n256k16 f16", 2 * 64 * 256 * 16),
          "fp8": ("gs_probe_wgmma_fp8", "wgmma m64n128k32 e4m3", 2 * 64 * 128 * 32)}
+# the SASS instruction each tensor probe's FLOP count is made of (its mnemonic's start):
+# a probe whose compiled code lacks them measures something else and is no ceiling
+# (mma.sync e4m3 on sm_90 compiles to F2FP conversions and FP16 HMMA, which the compiler
+# folds: it read 1716 TFLOPS on the H200, and there is no QMMA on Hopper to time)
+NATIVE = {"mma.sync m16n8k16 f16": "HMMA.16816.F32", "mma.sync m16n8k16 bf16": "HMMA.16816",
+          "mma.sync m16n8k8 tf32": "HMMA.1688", "mma.sync m16n8k32 e4m3": "QMMA.16832",
+          "wgmma m64n256k16 bf16": "HGMMA.64x256x16.F32.BF16",
+          "wgmma m64n256k16 f16": "HGMMA.64x256x16.F32", "wgmma m64n128k32 e4m3": "QGMMA.64x128x32"}
 MMA_PER_ITER = 16  # 4 rounds of 4 independent accumulators
 WGMMA_PER_ITER = 8
 FFMA_PER_ITER = 16 * 8
@@ -55,6 +64,29 @@ class Probes:
         self.hopper = (cp.RawModule(code=probe_source("ceilings_hopper.cu"),
                                     options=("-std=c++17", "-arch=sm_90a"))
                        if self.cc == "90" else None)
+        self._sass: dict[str, dict[str, dict[str, int]] | None] = {}
+
+    def not_native(self, file: str, function: str, instruction: str, per_iter: int
+                   ) -> str | None:
+        """Why the probe's compiled code is not the instruction its FLOPs count (fewer
+        than ``per_iter`` of NATIVE[instruction] in its SASS), or None. Compiled offline
+        with the same NVRTC and options for this device; where that cannot be done here
+        (no NVRTC bindings or nvdisasm), None: the probe is timed as before."""
+        mnemonics = self._mnemonics(file)
+        if mnemonics is None or function not in mnemonics:
+            return None
+        want = NATIVE[instruction]
+        found = sum(n for m, n in mnemonics[function].items() if m.startswith(want))
+        if found >= per_iter:
+            return None
+        tensor = sorted(m for m in mnemonics[function] if "MMA" in m and m != "HFMA2.MMA")
+        return (f"not a ceiling: for sm_{self.cc} the compiler made {found} {want} of "
+                f"{per_iter} ({', '.join(tensor) or 'no tensor instruction'} instead)")[:300]
+
+    def _mnemonics(self, file: str) -> dict[str, dict[str, int]] | None:
+        if file not in self._sass:
+            self._sass[file] = _offline_mnemonics(file, self.cc)
+        return self._sass[file]
 
     def time_ms(self, launch: Callable[[], None]) -> float:
         cp = self.cp
@@ -77,6 +109,26 @@ class Probes:
         return iters, self.time_ms(lambda: launch(iters))
 
 
+def _offline_mnemonics(file: str, cc: str) -> dict[str, dict[str, int]] | None:
+    """Per function of the probe file compiled for ``sm_<cc>`` (sm_90a for the wgmma file),
+    the count of each SASS mnemonic; None where NVRTC's bindings or nvdisasm are missing."""
+    from collections import Counter
+
+    from ..toolchain import sass
+
+    arch = "sm_90a" if file == "ceilings_hopper.cu" else f"sm_{cc}"
+    try:
+        built = nvrtc.compile_source(file.removesuffix(".cu"), probe_source(file), [],
+                                     ("-std=c++17", f"-arch={arch}"), arch)
+        if sass.nvdisasm_missing() is not None:
+            return None
+        texts = sass.disassemble(built.cubin)
+    except Exception:  # the check cannot be made here: the probes are timed as before
+        return None
+    return {name: dict(Counter(ln.mnemonic for ln in sass.parse(text)))
+            for name, text in texts.items()}
+
+
 def run_probes(p: Probes, clock: Callable[[], float | None]) -> dict[str, Any]:
     """Every probe; the ``ceilings`` event's fields (without ``type`` and ``t``)."""
     cp = p.cp
@@ -97,6 +149,11 @@ def run_probes(p: Probes, clock: Callable[[], float | None]) -> dict[str, Any]:
     for precision, (name, instruction, per) in MMA.items():
         if precision == "fp8" and int(p.cc) < 89:
             continue
+        why = p.not_native("ceilings.cu", name, instruction, MMA_PER_ITER)
+        if why is not None:
+            probes.append({"name": f"mma.sync {precision}", "precision": precision,
+                           "instruction": instruction, "tflops": None, "reason": why})
+            continue
         kernel = p.module.get_function(name)
 
         def mma_launch(n: int, k: Any = kernel) -> None:
@@ -111,6 +168,11 @@ def run_probes(p: Probes, clock: Callable[[], float | None]) -> dict[str, Any]:
         tiles = cp.asarray(np.random.default_rng(1).integers(0x3000, 0x3C00, (320 * 64,),
                                                              dtype=np.uint16))
         for precision, (name, instruction, per) in WGMMA.items():
+            why = p.not_native("ceilings_hopper.cu", name, instruction, WGMMA_PER_ITER)
+            if why is not None:
+                probes.append({"name": f"wgmma {precision}", "precision": precision,
+                               "instruction": instruction, "tflops": None, "reason": why})
+                continue
             kernel = p.hopper.get_function(name)
 
             def wgmma_launch(n: int, k: Any = kernel) -> None:

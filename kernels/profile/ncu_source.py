@@ -178,17 +178,27 @@ def parse_cuda_sass_page(text: str, files: Iterable[str] = ()
                               "CUDA and SASS source page")
     path: str | None = None
     line: int | None = None
-    seen_function = 0
+    # a kernel's page has one section per source file it has lines of (a Triton kernel:
+    # its .py file and Triton's own, e.g. language/standard.py), each naming the file and
+    # the function; a section of another function, or of a file already read, is the
+    # next kernel's
+    function: str | None = None
+    sections: set[str | None] = set()
     found: dict[int, tuple[str, int]] = {}
     addresses: list[int] = []
     for r in rows:
         if not r:
             continue
         if r[0] == FILE_PATH and len(r) > 1:
+            if r[1] in sections and found:
+                break  # the first file again: a second kernel of the same function
+            sections.add(r[1])
             path, line = repo_path(r[1], keys), None
         elif r[0] == "Function Name":
-            seen_function += 1
-            if seen_function > 1 and found:
+            name = r[1] if len(r) > 1 else ""
+            if function is None:
+                function = name
+            elif name != function and found:
                 break  # a second kernel
         elif r[0].strip().isdigit():
             line = int(r[0])

@@ -4,7 +4,8 @@ the probes of kernels/engine/ceilings.py, the measured roofs of the roofline.
 Fields: ``bandwidth_gbs`` (DRAM, the better of the read and copy probes), ``read_gbs``,
 ``copy_gbs``, ``peak_tflops`` (per precision, the best probe of it), ``probes`` (each
 probe: ``name``, ``precision``, ``instruction``, ``tflops`` or ``gbs``, ``ms``,
-``sm_clock_mhz`` read by NVML after it), ``buffer_bytes``. Numbers are finite and not
+``sm_clock_mhz`` read by NVML after it; ``tflops`` null with a ``reason`` where the probe's
+compiled code is not the instruction it counts), ``buffer_bytes``. Numbers are finite and not
 negative, or null; a probe list is bounded."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "int8"]
 PRECISIONS: tuple[str, ...] = get_args(Precision)
 _NUMBERS = ("bandwidth_gbs", "read_gbs", "copy_gbs", "buffer_bytes")
 _PROBE_NUMBERS = ("tflops", "gbs", "ms", "sm_clock_mhz")
-_PROBE_TEXTS = ("name", "precision", "instruction")
+_PROBE_TEXTS = ("name", "precision", "instruction", "reason")
 
 
 def _number(value: Any) -> bool:

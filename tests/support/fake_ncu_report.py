@@ -10,7 +10,9 @@ the H200 source pages of register_2d (tests/fixtures/ncu_source/), its per-instr
 counts and stall samples as ncu printed them, under the metric names the adapter reads;
 its launch metrics are made up.
 
-Install it for a test with ``install(monkeypatch)``: it becomes ``sys.modules["ncu_report"]``.
+Install it for a test with ``install(monkeypatch)``: it becomes ``sys.modules["ncu_report"]``;
+or name it (``module="fake_ncu_report"``) to the child process that reads a report
+(app/core/ncu_report_process.py): the child's path is the test's.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +44,13 @@ LAUNCH = {"gpu__time_duration.sum": 812345.0, "launch__grid_dim_x": 8,
           "launch__block_dim_y": 1, "launch__block_dim_z": 1,
           "launch__registers_per_thread": 128, "launch__shared_mem_per_block_static": 8192,
           "launch__shared_mem_per_block_dynamic": 0,
-          "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 1.0e9,
-          "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": 2.0e6,
+          # as an H200 report of `ncu --set full` holds them: rates per elapsed cycle,
+          # the cycles apart, and no plain count (nor "dram__bytes.sum")
+          "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed": 2500.0,
+          "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed": 5.0,
+          "smsp__cycles_elapsed.avg": 400000.0,
           "dram__bytes_read.sum": 9.0e6, "dram__bytes_write.sum": 4.0e6}
+UNITS = {"gpu__time_duration.sum": "ns"}  # as Nsight Compute 2025.3 names it
 
 
 def _number(cell: str) -> float | None:
@@ -74,7 +83,7 @@ def h200_kernel(**launch: float) -> dict[str, Any]:
         elif r and r[0] == "" and len(r) > 3 and r[2].startswith("0x") and line:
             where[str(int(r[2], 16))] = ["/home/me/gemmscope/" + CU, line]
     return {"name": name, "metrics": {**LAUNCH, **launch},
-            "units": {"gpu__time_duration.sum": "nsecond"},
+            "units": dict(UNITS),
             "pcs": pcs, "sass": {str(int(r[0], 16)): r[1].strip() for r in body},
             "where": where,
             "files": {"/home/me/gemmscope/" + CU: (places.REPO / CU).read_text()}}
@@ -177,11 +186,27 @@ class IContext:
         return self._ranges[idx]
 
 
+CRASH, HANG = "STAND-IN: CRASH", "STAND-IN: HANG"  # what write_hostile writes
+
+
+def write_hostile(path: Path, what: str) -> Path:
+    """A file on which the stand-in does what a native reader may do on a hostile report:
+    die of a segmentation fault (CRASH) or never return (HANG)."""
+    path.write_text(what)
+    return path
+
+
 def load_report(file_name: str) -> IContext:
     """As the module does: a missing file raises; a file it cannot read gives no ranges."""
     path = Path(file_name)
     if not path.exists():
         raise FileNotFoundError(f"Could not load report file: {file_name} does not exist.")
+    head = path.read_bytes()[:64]
+    if head.startswith(CRASH.encode()):
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if head.startswith(HANG.encode()):
+        while True:
+            time.sleep(60)
     try:
         data = json.loads(path.read_text())
         kernels = data["kernels"] if data.get("stand_in_ncu_report") else []

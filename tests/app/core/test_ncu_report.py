@@ -34,12 +34,12 @@ def test_without_the_package_it_says_which_to_install(tmp_path, monkeypatch):
     assert nr.missing() is not None and "pip install 'gemmscope[ncu]'" in nr.missing()
     path = fake.write_report(tmp_path / "r.ncu-rep", [fake.h200_kernel()])
     with pytest.raises(nr.ReportError, match=r"pip install 'gemmscope\[ncu\]'"):
-        nr.read_report(path)
+        nr.read_in_process(path)
 
 
 def test_a_kernel_reads_with_its_launch_and_resources(tmp_path, module):
     path = fake.write_report(tmp_path / "mine.ncu-rep", [fake.h200_kernel()])
-    report = nr.read_report(path)
+    report = nr.read_in_process(path)
     [k] = report.kernels
     lk, m = k.kernel, fake.LAUNCH
     assert k.key == "mine.ncu-rep #1" and lk.tool == "ncu-report"
@@ -52,7 +52,7 @@ def test_a_kernel_reads_with_its_launch_and_resources(tmp_path, module):
 
 
 def test_every_instruction_carries_its_counts_stalls_and_source_line(tmp_path, module):
-    report = nr.read_report(fake.write_report(tmp_path / "r.ncu-rep", [fake.h200_kernel()]))
+    report = nr.read_in_process(fake.write_report(tmp_path / "r.ncu-rep", [fake.h200_kernel()]))
     [k] = report.kernels
     head, body, base = page()
     executed = head.index("Instructions Executed")
@@ -73,12 +73,23 @@ def test_every_instruction_carries_its_counts_stalls_and_source_line(tmp_path, m
     assert any(row.source for row in k.lines.lines)
 
 
-def test_its_roofline_numbers_come_from_its_metrics(tmp_path, module):
-    report = nr.read_report(fake.write_report(tmp_path / "r.ncu-rep", [fake.h200_kernel()]))
+RATE = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum.per_cycle_elapsed"
+
+
+@pytest.mark.parametrize("counts", ["rates", "sums"])
+def test_its_roofline_numbers_come_from_its_metrics(tmp_path, module, counts):
+    m = dict(fake.LAUNCH)
+    cycles = m["smsp__cycles_elapsed.avg"]
+    ffma, fadd = m[RATE.format("ffma")] * cycles, m[RATE.format("fadd")] * cycles
+    if counts == "sums":  # another set's form: the counts themselves, no rates
+        for op, n in (("ffma", ffma), ("fadd", fadd)):
+            del m[RATE.format(op)]
+            m[RATE.format(op).removesuffix(".per_cycle_elapsed")] = n
+    kernel = fake.h200_kernel()
+    kernel["metrics"] = m
+    report = nr.read_in_process(fake.write_report(tmp_path / "r.ncu-rep", [kernel]))
     [k] = report.kernels
-    m = fake.LAUNCH
-    flops = 2 * m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] + \
-        m["smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"]
+    flops = 2 * ffma + fadd
     assert k.kernel.flops == pytest.approx(flops)
     assert k.kernel.dram_bytes == m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]
     assert k.precision == "fp32"
@@ -92,11 +103,30 @@ def test_its_roofline_numbers_come_from_its_metrics(tmp_path, module):
     assert point.ai == pytest.approx(flops / k.kernel.dram_bytes)
 
 
+@pytest.mark.parametrize(("unit", "per_ms"), [("ns", 1e-6), ("nsecond", 1e-6),
+                                              ("us", 1e-3), ("msecond", 1.0)])
+def test_its_time_is_read_in_the_unit_the_report_names(tmp_path, module, unit, per_ms):
+    kernel = fake.h200_kernel()
+    kernel["units"] = {"gpu__time_duration.sum": unit}
+    [k] = nr.read_in_process(fake.write_report(tmp_path / "r.ncu-rep", [kernel])).kernels
+    assert k.kernel.ms == pytest.approx(fake.LAUNCH["gpu__time_duration.sum"] * per_ms)
+
+
+def test_its_main_loop_is_found_from_branches_to_addresses(tmp_path, module):
+    # the module gives each instruction's text with branch targets as absolute addresses
+    [k] = nr.read_in_process(fake.write_report(tmp_path / "r.ncu-rep",
+                                               [fake.h200_kernel()])).kernels
+    assert k.kernel.main_loop is not None
+    start, end = k.kernel.main_loop
+    assert 0 < start < end
+    assert "BRA `(.L_x_" in k.kernel.sass  # a branch inside the kernel names its label
+
+
 def test_a_kernel_without_flop_counts_has_no_point_and_a_note(tmp_path, module):
     bare = fake.h200_kernel()
     bare["metrics"] = {n: v for n, v in bare["metrics"].items() if "sass_thread" not in n}
     store = SessionStore()
-    store.set_report(nr.read_report(fake.write_report(tmp_path / "r.ncu-rep", [bare])))
+    store.set_report(nr.read_in_process(fake.write_report(tmp_path / "r.ncu-rep", [bare])))
     from gemmscope.app.core.roofline_data import roofline_data
 
     data = roofline_data(store)
@@ -112,19 +142,19 @@ def test_files_it_cannot_read_are_said_in_words(tmp_path, module, name, content,
     path = tmp_path / name
     path.write_text(content)
     with pytest.raises(nr.ReportError, match=words):
-        nr.read_report(path)
+        nr.read_in_process(path)
 
 
 def test_a_missing_or_too_large_file_is_refused_before_it_is_opened(tmp_path, module,
                                                                     monkeypatch):
     with pytest.raises(nr.ReportError, match="cannot read"):
-        nr.read_report(tmp_path / "none.ncu-rep")
+        nr.read_in_process(tmp_path / "none.ncu-rep")
     path = fake.write_report(tmp_path / "big.ncu-rep", [fake.h200_kernel()])
     monkeypatch.setattr(nr, "MAX_REPORT_BYTES", 100)
     opened = []
     monkeypatch.setattr(fake, "load_report", lambda f: opened.append(f))
     with pytest.raises(nr.ReportError, match="over the"):
-        nr.read_report(path)
+        nr.read_in_process(path)
     assert opened == []
 
 
@@ -137,7 +167,7 @@ def test_hostile_names_and_instructions_stay_bounded_text(tmp_path, module, name
     k["sass"][first] = sass
     path = tmp_path / "h.ncu-rep"
     path.write_text(json.dumps({"stand_in_ncu_report": 1, "kernels": [k]}))
-    [got] = nr.read_report(path).kernels
+    [got] = nr.read_in_process(path).kernels
     assert len(got.kernel.kernel) <= 2000
     instructions = [ln for ln in got.kernel.sass.splitlines() if ln.startswith("/*")]
     assert len(instructions) == len(k["sass"])

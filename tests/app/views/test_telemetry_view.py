@@ -3,20 +3,11 @@ no NVML, following the newest time. Numbers are read back from the plot items.""
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 import synthetic_session as syn
 
 from gemmscope.kernels.protocol.decoding import of
-from gemmscope.kernels.protocol.events import dumps
-
-
-def _write(tmp_path, events, name="made.jsonl"):
-    path = tmp_path / name
-    path.write_text("".join(dumps(e) + "\n" for e in events), encoding="utf-8")
-    return path
 
 
 def test_replay_draws_every_recorded_sample(show_telemetry, synthetic_file):
@@ -94,7 +85,7 @@ def test_reference_lines_sit_at_the_recorded_values(show_telemetry, synthetic_fi
     assert view.plots["clocks"].getViewBox().viewRange()[1][1] >= syn.SM_CLOCK_MAX_MHZ
     events = [e if e["type"] != "telemetry" else dict(e, power_kind="average")
               for e in syn.events()]
-    _, view = show_telemetry(_write(tmp_path, events))
+    _, view = show_telemetry(syn.write(tmp_path / "made.jsonl", events))
     assert view.power_legend_label().text == "power (1 s average)"
 
 
@@ -115,7 +106,7 @@ def test_null_gpm_fields_draw_nothing_and_raise_nothing(show_telemetry, syntheti
             e.update(dict.fromkeys(gpm[1::2]))
             e["reasons"] = None
         events.append(e)
-    _, view = show_telemetry(_write(tmp_path, events))
+    _, view = show_telemetry(syn.write(tmp_path / "made.jsonl", events))
     for field in gpm:
         assert not view.curves[field].isVisible(), field
     assert view.plots["gpm"].getPlotItem().legend.items == []
@@ -128,7 +119,7 @@ def test_without_nvml_the_view_says_why_and_the_rest_works(show_telemetry, tmp_p
     reason = "nvidia-ml-py (pynvml) is not installed"
     events = [e for e in syn.events() if e["type"] != "telemetry"]
     events[0] = dict(events[0], telemetry={"available": False, "reason": reason, "hz": 0})
-    window, view = show_telemetry(_write(tmp_path, events))
+    window, view = show_telemetry(syn.write(tmp_path / "made.jsonl", events))
     assert view.status.text() == f"telemetry unavailable: {reason}"
     assert len(view.bands["clocks"].spans) == sum(e["type"] == "run_start" for e in events)
     assert window.ladder.cell_text("naive", "TFLOPS") == "0.3000"
@@ -136,7 +127,7 @@ def test_without_nvml_the_view_says_why_and_the_rest_works(show_telemetry, tmp_p
     events = [e for e in syn.events() if e["type"] != "telemetry"]
     events.insert(1, {"type": "info", "t": 0.01,
                       "message": "telemetry unavailable: NVML: Driver Not Loaded"})
-    window, view = show_telemetry(_write(tmp_path, events, "info.jsonl"))
+    window, view = show_telemetry(syn.write(tmp_path / "info.jsonl", events))
     assert view.status.text() == "telemetry unavailable: NVML: Driver Not Loaded"
 
 
@@ -204,30 +195,6 @@ def test_a_throttled_run_is_shaded_in_the_picture(show_telemetry, synthetic_file
         assert [got.red(), got.green(), got.blue()] == pytest.approx(blend(color), abs=3)
     outside = _pixel(plot, 7.3, 0.97)
     assert (outside.red(), outside.green(), outside.blue()) == (255, 255, 255)
-
-
-def test_run_labels_do_not_overlap_and_show_when_zoomed_in(show_telemetry, synthetic_file):
-    _, view = show_telemetry(synthetic_file)
-    vb = view.plots["runs"].getViewBox()
-
-    def shown_spans():
-        px = vb.viewPixelSize()[0]
-        return [(i % 2, lb.pos().x(), lb.pos().x() + lb.textItem.boundingRect().width() * px)
-                for i, lb in enumerate(view.run_labels) if lb.isVisible()]
-
-    spans = shown_spans()
-    assert 0 < len(spans) < len(view.run_labels)  # short runs at this zoom: some hidden
-    left, right = vb.viewRange()[0]
-    assert all(left - 1e-9 <= a and b <= right + 1e-9 for _, a, b in spans)  # none cut
-    for line in (0, 1):
-        mine = [s for s in spans if s[0] == line]
-        assert all(a[2] <= b[1] for a, b in itertools.pairwise(mine))
-    # a label hidden at this zoom (which one depends on the window's width) shows up
-    # once the view is zoomed in on its run
-    hidden = next(i for i, lb in enumerate(view.run_labels) if not lb.isVisible())
-    w = view.windows[hidden]
-    vb.setXRange(w.start_s - 0.01, w.end_s + 2.0, padding=0)
-    assert view.run_labels[hidden].isVisible()
 
 
 def test_seeking_in_a_replay_redraws_from_the_same_store(qtbot, make_window, synthetic_file):
@@ -330,7 +297,7 @@ def test_failed_stopped_and_running_runs_are_told_apart(show_telemetry, tmp_path
                "message": "run of smem_tiled stopped by the user"},
               start("d", 7.0, "vectorized"),
               {"type": "telemetry", "t": 8.0, "power_w": 100.0}]
-    _, view = show_telemetry(_write(tmp_path, events))
+    _, view = show_telemetry(syn.write(tmp_path / "made.jsonl", events))
     assert [lb.toPlainText() for lb in view.run_labels] == [
         "naive 64×64×64 ✗ NOT verified", "coalesced 64×64×64 ✗",
         "smem_tiled 64×64×64 (stopped)", "vectorized 64×64×64 …"]
@@ -362,44 +329,6 @@ def test_the_bundled_h200_recording(show_telemetry):
     assert view.gpm_note.isVisible() == (not has_gpm)
     max_mhz = events[0]["device"]["sm_clock_max_mhz"]
     assert view.max_clock_line.value() == max_mhz
-
-
-def test_a_long_run_keeps_its_label_at_the_left_edge(show_telemetry, tmp_path):
-    def start(run_id, t, level):
-        return {"type": "run_start", "t": t, "id": run_id, "level": level, "M": 64, "N": 64,
-                "K": 64, "dtype": "fp32", "precision": "fp32", "repeats": 2, "warmup": 0}
-
-    def result(run_id, t, level):
-        return {"type": "result", "t": t, "id": run_id, "level": level, "M": 64, "N": 64,
-                "K": 64, "dtype": "fp32", "median_ms": 1.0, "tflops": 1.0, "verified": True,
-                "rel_err": 0.0, "repeats": 2}
-
-    events = [syn.header(), start(1, 1.0, "naive"), result(1, 50.0, "naive"),
-              start(2, 50.0, "coalesced"), result(2, 51.0, "coalesced")]
-    _, view = show_telemetry(_write(tmp_path, events))
-    view.plots["runs"].getViewBox().setXRange(20.0, 40.0, padding=0)
-    label = view.run_labels[0]
-    assert label.isVisible() and label.pos().x() == 20.0  # naive began before the view
-    view.plots["runs"].getViewBox().setXRange(0.0, 60.0, padding=0)
-    assert label.pos().x() == 1.0
-
-
-def test_labels_hide_behind_a_pinned_label(show_telemetry, tmp_path):
-    def run(run_id, t0, t1, level):
-        where = {"id": run_id, "level": level, "M": 64, "N": 64, "K": 64}
-        return [{"type": "run_start", "t": t0, **where, "dtype": "fp32", "precision": "fp32",
-                 "repeats": 2, "warmup": 0},
-                {"type": "result", "t": t1, **where, "dtype": "fp32", "median_ms": 1.0,
-                 "tflops": 1.0, "verified": True, "rel_err": 0.0, "repeats": 2}]
-
-    events = [syn.header(), *run(1, 1.0, 50.0, "naive"), *run(2, 50.0, 51.0, "coalesced"),
-              *run(3, 51.0, 52.0, "smem_tiled")]
-    _, view = show_telemetry(_write(tmp_path, events))
-    # the view's left edge as pyqtgraph computes it (a numpy number) pins naive's label
-    view.plots["runs"].getViewBox().setXRange(np.float64(20.0), 2000.0, padding=0)
-    naive, _, smem = view.run_labels
-    assert naive.isVisible() and naive.pos().x() == 20.0
-    assert not smem.isVisible()  # on naive's line, under its pinned label
 
 
 def test_following_stays_on_the_samples_when_the_session_goes_on_without_them(
@@ -450,60 +379,3 @@ def test_the_plots_are_made_when_the_tab_is_first_shown(qtbot, make_window):
     assert all(plot.isVisible() for plot in view.plots.values())
     other = make_window()  # an export asks for the charts of a tab never shown
     assert set(other.views["telemetry"].charts()) == {f"telemetry_{n}" for n in view.plots}
-
-
-def _labels(axis):
-    """The tick labels an axis draws: (text, its rectangle), as pyqtgraph lays them out."""
-    from PySide6.QtGui import QImage, QPainter
-
-    image = QImage(8, 8, QImage.Format.Format_ARGB32)
-    painter = QPainter(image)
-    try:
-        specs = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
-    return [(text, rect) for rect, _flags, text in specs[2]] if specs else []
-
-
-@pytest.mark.parametrize("size", [(1280, 720), (1366, 768), (1920, 1080)],
-                         ids=lambda s: f"{s[0]}x{s[1]}")
-def test_on_stage_each_telemetry_axis_labels_several_ticks_apart(qtbot, show_telemetry,
-                                                                 size):
-    """On stage a telemetry strip is short: its axis labels at least two ticks (the
-    clocks' three) in the stage's smallest type, each clear of the next (one label each
-    was left at 1280x720: pyqtgraph dropped labels for the share of the axis they took)."""
-    from PySide6.QtGui import QFontInfo
-
-    from gemmscope.app.theme import STAGE_TEXT_PX
-    from gemmscope.app.window.main_window import bundled_session
-
-    window, view = show_telemetry(str(bundled_session()))
-    window.set_presentation(True, full_screen=False)
-    window.resize(*size)
-    qtbot.waitUntil(lambda: view.width() >= 0.95 * size[0])
-    window.flush_views()
-    for name in ("clocks", "power", "temperature"):
-        assert view.plots[name].isVisible(), name
-        axis = view.plots[name].getPlotItem().getAxis("left")
-        labels = _labels(axis)
-        assert len(labels) >= (3 if name == "clocks" else 2), (name, labels)
-        rects = sorted((rect for _, rect in labels), key=lambda r: r.top())
-        assert all(a.bottom() <= b.top() + 1 for a, b in itertools.pairwise(rects)), name
-        assert QFontInfo(axis.style["tickFont"]).pixelSize() >= STAGE_TEXT_PX - 0.5
-
-
-def test_a_run_label_at_the_right_edge_moves_in_rather_than_being_cut(show_telemetry,
-                                                                     synthetic_file):
-    """The last run of a view had its label cut at the plot's right edge (the gallery's
-    Telemetry tab: "triton_matmul 8192×8192" of 8192×8192×8192)."""
-    _, view = show_telemetry(synthetic_file)
-    vb = view.plots["runs"].getViewBox()
-    last = len(view.windows) - 1
-    w = view.windows[last]
-    vb.setXRange(w.start_s - 0.5, w.start_s + 0.02, padding=0)  # its start by the edge
-    label = view.run_labels[last]
-    assert label.isVisible()
-    px = vb.viewPixelSize()[0]
-    left, right = vb.viewRange()[0]
-    assert label.pos().x() + label.textItem.boundingRect().width() * px <= right + 1e-9
-    assert label.pos().x() >= left

@@ -38,7 +38,10 @@ def opened(make_window, monkeypatch, tmp_path, qtbot):
     path = fake.write_report(tmp_path / "mine.ncu-rep",
                              [fake.h200_kernel(), fake.h200_kernel()])
     window.show()
-    assert ncu_report_open.open_report(window, str(path)) is None
+    reading = ncu_report_open.open_report(window, str(path), module="fake_ncu_report")
+    assert reading is not None and "reading mine.ncu-rep" in window.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: reading.finished, timeout=30000)  # the child, then the GUI thread
+    assert reading.error is None
     code = window.views["code"]
     qtbot.waitExposed(code)
     window.flush_views()
@@ -57,7 +60,9 @@ def test_a_reports_kernel_shows_in_the_code_view(opened):
     assert "from the Nsight Compute report" in code.heat.summary
     assert code.source_path == "register_2d.cu"
     assert code.source.toPlainText() == (fake.places.REPO / fake.CU).read_text()
-    line = next(ln.source[1] for ln in code.kernel_lines() if ln.source)
+    assert window.store.report.kernels[0].kernel.main_loop is not None
+    # a line of the shown SASS (the main loop, found from the report's branches)
+    line = next(w[1] for ln in code.sass.lines for w in ln.where if w[0] == code.source_path)
     assert code.select_source_line(line)  # its SASS lines are selected
 
 
@@ -69,11 +74,24 @@ def test_choosing_the_second_kernel_shows_it(opened, qtbot):
     assert code.level_id == "mine.ncu-rep #2" and "mine.ncu-rep #2" in code.notice.text()
 
 
-def test_a_file_it_cannot_read_is_said_in_the_status_bar(make_window, monkeypatch, tmp_path):
-    fake.install(monkeypatch)
+def test_a_file_it_cannot_read_is_said_in_the_status_bar(make_window, tmp_path, qtbot):
     window = make_window()
     bad = tmp_path / "bad.ncu-rep"
     bad.write_text("not a report")
-    why = ncu_report_open.open_report(window, str(bad))
-    assert why is not None and "holds no profiled kernel" in window.statusBar().currentMessage()
+    reading = ncu_report_open.open_report(window, str(bad), module="fake_ncu_report")
+    qtbot.waitUntil(lambda: reading.finished, timeout=30000)
+    assert "holds no profiled kernel" in reading.error
+    assert "holds no profiled kernel" in window.statusBar().currentMessage()
     assert window.store.report is None
+
+
+def test_a_reader_that_crashes_leaves_the_window_working(make_window, tmp_path, qtbot):
+    window = make_window()
+    crash = fake.write_hostile(tmp_path / "crash.ncu-rep", fake.CRASH)
+    reading = ncu_report_open.open_report(window, str(crash), module="fake_ncu_report")
+    assert ncu_report_open.open_report(window, str(crash), module="fake_ncu_report") is None
+    assert "one report at a time" in window.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: reading.finished, timeout=30000)
+    assert "crashed" in window.statusBar().currentMessage() and window.store.report is None
+    window.tabs.setCurrentIndex(0)  # the window still answers
+    assert window.tabs.currentIndex() == 0

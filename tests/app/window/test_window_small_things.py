@@ -131,3 +131,31 @@ def test_info_events_open_no_panel_on_stage_or_in_a_replay_and_an_error_does(
     loud.play_instant()
     loud.flush_views()
     assert loud.messages.has_errors() and loud.messages_dock.isVisible()
+
+
+def test_after_the_stage_every_plot_axis_title_is_in_the_normal_type(make_window):
+    # plots made while on stage (a tab first shown there) resolved the stage's type from
+    # the application font; leaving the stage must give them the normal type back
+    import pyqtgraph as pg
+    from PySide6.QtGui import QFont
+
+    from gemmscope.app.theme import PRESENTATION
+
+    window = make_window()
+    window.show()
+    window.set_presentation(True, full_screen=False)
+    for i in range(window.tabs.count()):  # every tab made, on stage
+        window.tabs.setCurrentIndex(i)
+        window.flush_views()
+    window.set_presentation(False, full_screen=False)
+    window.flush_views()
+    normal = QFont().pointSizeF()
+    assert normal < PRESENTATION.font_pt
+    titled = [(plot, name, plot.getPlotItem().getAxis(name))
+              for plot in window.findChildren(pg.PlotWidget)
+              for name in ("left", "bottom") if plot.getPlotItem().getAxis(name).labelText]
+    assert len(titled) >= 5
+    for plot, name, axis in titled:
+        size = axis.labelStyle.get("font-size")
+        shown = float(size.removesuffix("pt")) if size else axis.label.font().pointSizeF()
+        assert shown < PRESENTATION.font_pt, (type(plot).__name__, name, axis.labelText)

@@ -87,6 +87,38 @@ def test_cuda_sass_page_gives_each_sass_row_the_source_line_it_sits_under():
     assert {ln.offset for ln in sass.lines} <= set(where)
 
 
+def _section(path: str, function: str, header: list[str], rows: list[list[str]]) -> str:
+    out = io.StringIO()
+    w = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    w.writerows([["File Path", path], ["Function Name", function], header, *rows])
+    return out.getvalue()
+
+
+def test_each_file_of_a_kernel_gives_its_rows_their_lines_and_the_next_kernel_none():
+    # a Triton kernel's page has a section per file its lines come from (Triton's own
+    # language/standard.py, then the kernel's .py), each naming the function again
+    rows = list(csv.reader(io.StringIO((PAGES / "register_2d_cudasass.csv").read_text())))
+    function, header, body = rows[1][1], rows[2], rows[3:]
+    cut = next(i for i, r in enumerate(body) if r[0].isdigit() and i > len(body) // 2)
+    lib, own = "/usr/lib/python3/triton/language/standard.py", "/home/me/k/triton_matmul.py"
+    page = (_section(lib, function, header, body[:cut]) + _section(own, function, header,
+                                                                   body[cut:])
+            + _section(lib, function, header, body[:cut])  # the same kernel launched again
+            + _section(own, "other_kernel", header, body[cut:]))  # another kernel
+    where = parse_cuda_sass_page(page, ["triton_matmul.py"])
+    base = min(int(r[2], 16) for r in body if r[0] == "" and r[2].startswith("0x"))
+    expected: dict[int, tuple[str, int]] = {}
+    for name, part in (("standard.py", body[:cut]), ("triton_matmul.py", body[cut:])):
+        line = None
+        for r in part:
+            if r[0].isdigit():
+                line = int(r[0])
+            elif r[0] == "" and r[2].startswith("0x"):
+                expected[int(r[2], 16) - base] = (name, line)
+    assert where == expected
+    assert {f for f, _ in where.values()} == {"standard.py", "triton_matmul.py"}
+
+
 @pytest.mark.parametrize("text, says", [
     ("", "empty"),
     ("==PROF== Connected\nno kernels were profiled\n", "not a SASS source page"),

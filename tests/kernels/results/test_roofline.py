@@ -158,3 +158,37 @@ def test_the_chart_draws_every_point_and_roof_and_hover_names_the_level(qtbot):
         spot = next(s for s in chart.scatter.points() if s.data() == "wgmma_tma")
         chart._clicked(chart.scatter, [spot])
     assert clicked.args == ["wgmma_tma"]
+
+
+@pytest.mark.parametrize(("stage", "size"), [(False, (1000, 600)), (True, (1200, 330))])
+def test_the_bandwidth_labels_sit_apart_below_every_slope(qtbot, stage, size):
+    # a label above a slope, or between two, was crossed by the rising line (seen on
+    # stage at 1280x720, where the plot is wide and low and the type large)
+    import pyqtgraph as pg
+
+    from gemmscope.app.core.roofline_data import roofline_data
+    from gemmscope.app.plots.roofline_chart import RooflineChart
+    from gemmscope.app.theme import NORMAL, PRESENTATION
+
+    store = _store(BUNDLED)
+    chart = RooflineChart()
+    qtbot.addWidget(chart)
+    chart.apply_theme(PRESENTATION if stage else NORMAL)
+    chart.resize(*size)
+    chart.bind(store)
+    data = roofline_data(store)
+    chart.set_data(data)
+    chart.grab()  # laid out and painted: a text item places itself when it is painted
+    labels = [i for i in chart.getPlotItem().items
+              if isinstance(i, pg.TextItem) and "GB/s" in i.toPlainText()]
+    bandwidths = {r.bandwidth_gbs for r in (*data.roofs, *data.measured)}
+    assert len(labels) == len(bandwidths) == 2  # the datasheet's and the measured one
+    vb = chart.getPlotItem().vb
+    boxes = [i.textItem.sceneBoundingRect() for i in labels]
+    assert not boxes[0].intersects(boxes[1])
+    for box in boxes:  # the slopes' heights (scene y grows down) at the label's right end
+        right = vb.mapSceneToView(box.topRight())
+        for bw in bandwidths:
+            y_line = math.log10(10 ** right.x() * bw / 1e3)
+            top = vb.mapViewToScene(pg.Point(right.x(), y_line)).y()
+            assert box.top() >= top - 1, (bw, box)

@@ -1,0 +1,85 @@
+"""Do fresh machines reproduce a recording's burst figures? (issue 31 item 6; no GPU needed)
+
+    python benchmarks/reproduce_check.py RUN.jsonl [RUN2.jsonl ...]
+        [--baseline resources/sessions/h200-ladder.jsonl.gz] [-s 4096 -s 8192]
+        [--tolerance-pct 2] [--levels-only]
+
+Each RUN is a recording of `gemmscope bench --all -s 4096 -s 8192 -o RUN.jsonl` made on a
+freshly started machine. For every level (and reference, unless --levels-only) at each
+cube size, the table gives the baseline's burst TFLOPS and SM clock, then each run's and
+its difference in percent; a last column says whether every run is within the tolerance.
+A user's kernel in the baseline but in no run is named at the end, not compared. Where a
+level ran more than once at a shape in one file, the last result counts (a recording's
+later session replaces an earlier one there too). Exit code 1 when a level is outside
+the tolerance in any run or missing from one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol import recording
+
+BUNDLED = Path(__file__).resolve().parents[1] / "resources" / "sessions" / "h200-ladder.jsonl.gz"
+
+
+def burst(path: str | Path, sizes: set[int]) -> dict[tuple[str, int], tuple[float, float | None]]:
+    """(level, size) -> (TFLOPS, SM MHz) of the file's verified burst results at cubes."""
+    out = {}
+    for e in recording.read_session(path).events:
+        if (e.type == "result" and e.mode == "burst" and e.M == e.N == e.K and e.M in sizes
+                and e.tflops and e.verified):
+            out[(e.level, e.M)] = (e.tflops, e.sm_clock_mhz_avg)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="+", metavar="RUN")
+    ap.add_argument("--baseline", default=str(BUNDLED))
+    ap.add_argument("-s", "--size", type=int, action="append", default=[])
+    ap.add_argument("--tolerance-pct", type=float, default=2.0)
+    ap.add_argument("--levels-only", action="store_true", help="leave the references out")
+    args = ap.parse_args(argv)
+    sizes = set(args.size or [4096, 8192])
+    base = burst(args.baseline, sizes)
+    runs = [burst(r, sizes) for r in args.runs]
+    references = {lv.id for lv in registry.references()}
+    known = references | {lv.id for lv in registry.ladder()}
+    ran = {key for run in runs for key in run}
+    left = sorted({lv for lv, _ in base if lv not in known and not any(lv == k[0] for k in ran)})
+    head = ["level", "size", "baseline TFLOPS @ MHz"]
+    head += [f"run {i + 1} (diff %)" for i in range(len(runs))] + ["within"]
+    body, bad = [], 0
+    for level, size in sorted(base, key=lambda k: (k[1], k[0] in references, k[0])):
+        if (args.levels_only and level in references) or level in left:
+            continue
+        t0, c0 = base[(level, size)]
+        row = [level, f"{size}^3", f"{t0:.4g} @ {c0 or 0:.0f}"]
+        ok = True
+        for run in runs:
+            got = run.get((level, size))
+            if got is None:
+                row.append("missing")
+                ok = False
+                continue
+            diff = 100.0 * (got[0] / t0 - 1.0)
+            ok = ok and abs(diff) <= args.tolerance_pct
+            row.append(f"{got[0]:.4g} @ {got[1] or 0:.0f} ({diff:+.1f})")
+        row.append("yes" if ok else "NO")
+        bad += not ok
+        body.append(row)
+    widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(head)]
+    for r in [head, *body]:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+    print(f"{len(body) - bad} of {len(body)} within {args.tolerance_pct:g}% in every run")
+    if left:
+        print(f"not in any run (a user's kernels, not in `bench --all`): {', '.join(left)}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
