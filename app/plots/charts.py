@@ -20,18 +20,11 @@ from PySide6.QtWidgets import QWidget
 from ..core.store import Change
 from ..core.view_state import shape_text
 from ..theme import Theme, level_colors, level_symbol, precision_color
-from .chart_base import (
-    MAX_AXIS,
-    Chart,
-    HoverReadout,
-    LegendEntry,
-    PlainAxis,
-    SizeAxis,
-    finite_or_zero,
-    finite_top,
-    nearest,
-)
+from .chart_axes import PlainAxis, SizeAxis
+from .chart_base import MAX_AXIS, Chart, finite_or_zero, finite_top
+from .hover_readout import HoverReadout, nearest
 from .ladder_bars import LadderBars
+from .side_legend import LegendEntry
 
 __all__ = ["MAX_AXIS", "HoverReadout", "LadderBars", "StreamChart", "SweepChart",
            "finite_or_zero", "finite_top"]

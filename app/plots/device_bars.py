@@ -15,8 +15,10 @@ from PySide6.QtWidgets import QWidget
 from ...kernels.results.rows import pct_text, tflops_text
 from ..core.store import Change
 from ..theme import Theme, device_color, min_text_pt
-from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top
+from .chart_base import Chart, finite_or_zero, finite_top
+from .hover_readout import HoverReadout
 from .level_ticks import NameAxis
+from .side_legend import LegendEntry
 
 GROUP_WIDTH = 0.8  # of one level's slot, shared by its GPUs' bars
 

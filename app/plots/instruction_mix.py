@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QGraphicsItem, QWidget
 from ...kernels.toolchain.sass import CLASSES
 from ..core.builds import MIX_NOTE, MIX_UNIT
 from ..theme import NORMAL, SASS_CLASS_COLORS, Theme, min_text_pt
-from .chart_base import plain_axes, quiet_axes
+from .chart_axes import plain_axes, quiet_axes
 from .level_ticks import NameAxis
 
 BAR_WIDTH = 0.7

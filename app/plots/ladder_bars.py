@@ -2,13 +2,13 @@
 shade of its precision's hue each (a click on a bar selects its level); cuBLAS of each
 precision as a dashed line over that precision's bars; the selected
 level on a pale band; value labels that never collide (shortened, smaller, staggered, else hidden).
+What a bar shows and its texts are in :mod:`.ladder_bar_rows`; where its label goes in
+:mod:`.bar_label_layout`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from itertools import pairwise
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -16,83 +16,28 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from ...kernels.protocol.throttle import THROTTLE_MARK
-from ...kernels.results.rows import (
-    DASH,
-    MINUS,
-    NOT_VERIFIED,
-    gflop_per_j_text,
-    pct_text,
-    sustained_ratio,
-    tflops_short,
-    tflops_text,
-)
-from ..core.baseline_run import baseline_result
 from ..core.store import Change
 from ..core.view_state import shape_text
-from ..theme import THROTTLE_COLOR, Theme, level_colors, min_text_pt, precision_color
-from .chart_base import Chart, HoverReadout, LegendEntry, finite_or_zero, finite_top
+from ..theme import THROTTLE_COLOR, Theme, min_text_pt, precision_color
+from .bar_label_layout import LABEL_MARGIN_PX, BarLabelLayout, TextSizes
+from .chart_base import Chart, finite_or_zero, finite_top
+from .hover_readout import HoverReadout
+from .ladder_bar_rows import (
+    EMPTY_LADDER,
+    METRICS,
+    PAIR,
+    BarRow,
+    bar_rows,
+    hover_text,
+    label_text,
+    ladder_empty_text,
+    short_value,
+)
 from .level_ticks import NameAxis
-
-LABEL_MARGIN_PX = 1  # around a value label's text (Qt's 4 set labels apart from the bars)
-LABEL_GAP_PX = 4  # between two value labels side by side
-# the furthest a value label leaves its bar's top to clear a cuBLAS line; where it would
-# have to go further (a short bar under the line: the label sat 30-45 px over its bar as
-# if the bar were taller), it stays on its bar and the line passes behind its opaque box
-CLEAR_LINE_PX = 12
-
-EMPTY_LADDER = "No ladder results yet: run the ladder (L) or open a recording"
-
-
-def ladder_empty_text(store: Any) -> str:
-    """Why the bars are empty, for the shape and mode the view state shows."""
-    shape = store.ladder_shape()
-    if shape is None:
-        return EMPTY_LADDER
-    where = f"at {shape_text(shape)} ({store.mode})"
-    coming = store.coming()
-    if coming is not None and coming.has_results_at(shape, store.mode, store.device):
-        return f"No results {where} replayed yet: the bars fill as the replay reaches them"
-    return f"No ladder results {where}: choose another shape or mode, or run the ladder (L)"
-
-
-@dataclass(frozen=True, slots=True)
-class ReferenceBar:
-    """A bar's reference (cuBLAS at the same precision), as its dashed line shows it."""
-
-    level: str
-    tflops: float
-    gflop_per_j: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class BarRow:
-    """One level's bar: its result as the tables show it (``kernels.results.rows.Row``'s
-    percentages), what the energy and burst-vs-sustained metrics read, and its colour."""
-
-    level: str
-    precision: str
-    tflops: float
-    pct_ref: float | None
-    pct_peak: float | None
-    shape: str
-    verified: bool
-    gflop_per_j: float | None
-    gflop_per_j_mode: str | None
-    sustained_tflops: float | None
-    burst_tflops: float | None
-    ratio: float | None
-    throttled: tuple[str, ...] | None
-    color: str
-    reference: ReferenceBar | None
-    baseline_tflops: float | None = None  # the baseline recording's (File ▸ Open baseline)
-
-    def value(self, key: str) -> float | None:
-        """The number a metric's key names (LadderBars.METRIC_KEYS)."""
-        value: float | None = getattr(self, key)
-        return value
+from .side_legend import LegendEntry
 
 
 class LadderBars(Chart):
@@ -100,8 +45,8 @@ class LadderBars(Chart):
 
     level_clicked = Signal(str)  # a bar was clicked: select its level
 
-    PAIR = "burst vs sustained TFLOPS"
-    METRICS = ("TFLOPS", "% of cuBLAS (same precision)", "GFLOP/J", PAIR)
+    PAIR = PAIR
+    METRICS = METRICS
     METRIC_KEYS: ClassVar[dict[str, str]] = {
         "TFLOPS": "tflops", "% of cuBLAS (same precision)": "pct_ref", "GFLOP/J": "gflop_per_j",
         PAIR: "burst_tflops"}
@@ -133,9 +78,7 @@ class LadderBars(Chart):
         self.sustained_bars: pg.BarGraphItem | None = None  # burst vs sustained only
         self.references: dict[str, pg.PlotDataItem] = {}  # precision -> dashed cuBLAS line
         self.labels: list[pg.TextItem] = []
-        self._measure = QGraphicsTextItem()  # sizes a label's text (see _text_width)
-        self._measure.document().setDocumentMargin(LABEL_MARGIN_PX)
-        self._sizes: dict[tuple[str, str], tuple[float, float]] = {}
+        self._text_sizes = TextSizes()  # sizes a label's text (see _text_width)
         self.label_texts: list[str] = []  # the full texts; a label may show a shorter one
         self.rows: list[BarRow] = []  # what the bars show, one per level
         self.floor = 0.0  # the bars' base in view coordinates (log10 of it on a log axis)
@@ -199,29 +142,7 @@ class LadderBars(Chart):
         if self.store is None or not changes & {Change.LADDER, Change.HEADER}:
             return
         store = self.store
-        self.rows = []
-        colors = level_colors([(lv.id, lv.precision, lv.is_reference, lv.is_user)
-                               for lv in store.levels])
-        for lv in store.ladder_levels():
-            r = store.ladder_result(lv.id)
-            if r is None:
-                continue
-            row = store.row(r)
-            burst = store.burst_result(lv.id, r.shape)
-            sustained = store.sustained_result(lv.id, r.shape)
-            per_j = sustained if sustained is not None and \
-                sustained.gflop_per_j is not None else r
-            self.rows.append(BarRow(
-                level=lv.id, precision=r.precision, tflops=r.tflops,
-                pct_ref=row.pct_of_reference, pct_peak=row.pct_of_peak, shape=str(r.shape),
-                verified=r.verified, gflop_per_j=per_j.gflop_per_j,
-                gflop_per_j_mode=str(per_j.mode) if per_j.gflop_per_j is not None else None,
-                sustained_tflops=sustained.tflops if sustained else None,
-                burst_tflops=burst.tflops if burst else None,
-                ratio=sustained_ratio(burst, sustained), throttled=r.throttled,
-                color=colors.get(lv.id, precision_color(r.precision)),
-                reference=self._reference_of(r),
-                baseline_tflops=getattr(baseline_result(store, lv.id), "tflops", None)))
+        self.rows = bar_rows(store)
         # (a throttled result redraws only when what the bars show changed)
         key = (repr(self.rows), self.bar_metric, self.is_log(), self.selected,
                self.theme.name, Change.HEADER in changes, store.ladder_shape(), store.mode,
@@ -230,13 +151,6 @@ class LadderBars(Chart):
             return
         self._drawn = key
         self._draw()
-
-    def _reference_of(self, r: Any) -> ReferenceBar | None:
-        assert self.store is not None
-        ref = self.store.reference_result(r)
-        if ref is None:
-            return None
-        return ReferenceBar(ref.level, ref.tflops, ref.gflop_per_j)
 
     def values(self) -> np.ndarray:
         """Bar heights; a value that is missing or not a finite number draws no bar."""
@@ -267,30 +181,6 @@ class LadderBars(Chart):
     def axis_label(self) -> str:
         return {"GFLOP/J": self.GFLOP_PER_J_AXIS, self.PAIR: "TFLOPS"}.get(
             self.bar_metric, self.bar_metric) + (" (log)" if self.is_log() else "")
-
-    def _short_value(self, row: Any) -> str | None:
-        """A label's value in three significant digits where the metric is TFLOPS."""
-        if self.bar_metric in ("GFLOP/J", self.METRICS[1]):
-            return None
-        value = row.burst_tflops if self.bar_metric == self.PAIR else row.tflops
-        return tflops_short(value) if value is not None else None
-
-    def _label_text(self, row: dict[str, Any]) -> str:
-        """The text over a level's bar(s): its value (the unit is on the axis), then % of
-        cuBLAS and the marks (burst vs sustained: the sustained change; GFLOP/J: its mode)."""
-        pct = DASH if row.pct_ref is None else f"{row.pct_ref:.0f}%"
-        mark = ("" if row.verified else " ✗") + \
-            (f" {THROTTLE_MARK}" if row.throttled else "")
-        if self.bar_metric == "GFLOP/J":
-            return f"{gflop_per_j_text(row.gflop_per_j)}\n" \
-                f"{row.gflop_per_j_mode or DASH}{mark}"
-        if self.bar_metric == self.PAIR:
-            change = DASH if row.ratio is None else \
-                f"{100 * (row.ratio - 1):+.0f}%".replace("-", MINUS)
-            return f"{tflops_text(row.burst_tflops)}\nsust. {change}{mark}"
-        if self.bar_metric == self.METRICS[1]:
-            return f"{pct}{mark}"
-        return f"{tflops_text(row.tflops)}\n{pct}{mark}"
 
     def _to_view(self, values: np.ndarray) -> np.ndarray:
         """Values as view coordinates (log10 on a log axis; 0 and below sit on the base)."""
@@ -401,10 +291,10 @@ class LadderBars(Chart):
             self.bars.setOpts(**opts)
         self._draw_baseline(x)
         self._legend(refs)
-        self.label_texts = [self._label_text(row) for row in self.rows]
+        self.label_texts = [label_text(row, self.bar_metric) for row in self.rows]
         # the same first lines in three significant digits, for a crowded stage (None:
         # the metric has no shorter form)
-        self.short_values = [self._short_value(row) for row in self.rows]
+        self.short_values = [short_value(row, self.bar_metric) for row in self.rows]
         self.label_tops = np.maximum(np.where(values > 0, tops, self.floor), pair_tops)
         top = finite_top(self._to_view(np.array([peak])) - self.floor, 1.0) + self.floor \
             if peak > 0 else self.floor + 1.0
@@ -491,7 +381,7 @@ class LadderBars(Chart):
         # three significant digits (a label raised over its neighbours leaves its bar)
         font = self.labels[0].textItem.font() if self.labels else None
         values = [t.split("\n")[0] for t in self.label_texts]
-        if font is not None and not self._values_clear(values, font, slot_px):
+        if font is not None and not self._text_sizes.values_clear(values, font, slot_px):
             values = [v if s is None else s + v[len(v.split(" ")[0]):]
                       for v, s in zip(values, self.short_values, strict=True)]
         texts = [t if font is None or self._text_width(t, font) <= slot_px - 2 else v
@@ -501,8 +391,10 @@ class LadderBars(Chart):
         # to keep a label under a cuBLAS line; it sits just over the line instead)
         sizes = [label.textItem.boundingRect() for label in self.labels]
 
+        layout = BarLabelLayout(self.floor, self.label_tops, self._ref_spans)
+
         def lay_out(top: float) -> list[QRectF]:
-            return self._stack(sizes, x_lo, slot_px, top, height_px)
+            return layout.stack(sizes, x_lo, slot_px, top, height_px)
 
         for _ in range(4):  # raising the top moves the bars down: settle in a few rounds
             rects = lay_out(top)
@@ -528,7 +420,7 @@ class LadderBars(Chart):
             label.setVisible(fits)
             if fits:
                 kept.append(rect)
-            self._set_fill(label, bool(self._line_crossings(rect, i, height_px,
+            self._set_fill(label, bool(layout.line_crossings(rect, i, height_px,
                                                             1 / per_px)))
         self._draw_band()
 
@@ -546,14 +438,9 @@ class LadderBars(Chart):
         pt = top
         while True:
             font.setPointSizeF(pt)
-            if pt <= floor or self._values_clear(values, font, slot_px):
+            if pt <= floor or self._text_sizes.values_clear(values, font, slot_px):
                 return pt
             pt = max(floor, pt - 0.5)
-
-    def _values_clear(self, values: list[str], font: QFont, slot_px: float) -> bool:
-        """Whether neighbouring values, each centred on its bar, clear each other."""
-        widths = [self._text_width(v, font) for v in values]
-        return all((a + b) / 2 + LABEL_GAP_PX <= slot_px for a, b in pairwise(widths))
 
     def _label_fill(self, opaque: bool) -> QColor:
         back = QColor(self.theme.background)
@@ -592,86 +479,13 @@ class LadderBars(Chart):
                 label.setText(t, color=self.theme.foreground)
 
     def _text_width(self, text: str, font: QFont) -> float:
-        return self._text_size(text, font)[0]
-
-    def _text_size(self, text: str, font: QFont) -> tuple[float, float]:
-        """The (width, height) a value label would have with ``text``, measured once per
-        text and type on a text item outside the scene (setting each label's full text to
-        measure it, then its short one, laid every label out twice a redraw)."""
-        key = (text, font.key())
-        size = self._sizes.get(key)
-        if size is None:
-            if len(self._sizes) > 1024:  # texts come and go with the values
-                self._sizes.clear()
-            self._measure.setFont(font)
-            self._measure.setPlainText(text)
-            rect = self._measure.boundingRect()
-            size = self._sizes[key] = (rect.width(), rect.height())
-        return size
-
-    def _stack(self, sizes: list[QRectF], x_lo: float, slot_px: float, top: float,
-               height_px: float) -> list[QRectF]:
-        """The labels' rectangles in plot pixels (y down) for a view up to ``top``: each
-        on its bar, or just above the left neighbours it would overlap."""
-        per_px = height_px / max(top - self.floor, 1e-12)
-        rects: list[QRectF] = []
-        raised: list[bool] = []
-        for i, size in enumerate(sizes):
-            cx = (i - x_lo) * slot_px
-            bottom = height_px - (float(self.label_tops[i]) - self.floor) * per_px - 1
-            rect = QRectF(cx - size.width() / 2, bottom - size.height(), size.width(),
-                          size.height())
-            self._clear_lines(rect, i, height_px, per_px, bottom)
-            # one step up at most, over a left neighbour on its own bar (no staircase); a
-            # label that still collides is hidden by the caller
-            if rects and not raised[-1] and rect.intersects(rects[-1].adjusted(-2, -1, 2, 1)):
-                rect.moveBottom(rects[-1].top() - 1)
-                raised.append(True)
-            else:
-                raised.append(False)
-            self._clear_lines(rect, i, height_px, per_px, rect.bottom())
-            rects.append(rect)
-        return rects
-
-    def _line_crossings(self, rect: QRectF, i: int, height_px: float, per_px: float
-                        ) -> list[float]:
-        """The cuBLAS lines over bar ``i`` that run through ``rect`` (plot pixels, y down)."""
-        out = []
-        for lo, hi, y in self._ref_spans:
-            line_px = height_px - (y - self.floor) * per_px
-            if lo - 0.5 <= i <= hi + 0.5 and rect.top() - 3 <= line_px <= rect.bottom() + 3:
-                out.append(line_px)
-        return out
-
-    def _clear_lines(self, rect: QRectF, i: int, height_px: float, per_px: float,
-                     home: float) -> None:
-        """A label over bar ``i`` that a cuBLAS line would cross moves up to sit just above
-        the line where that keeps it by its bar (at most CLEAR_LINE_PX over ``home``, its
-        bottom's place on the bar); else it stays, and :meth:`place_labels` makes its box
-        opaque so that the line passes behind the text, not through it."""
-        for line_px in sorted(self._line_crossings(rect, i, height_px, per_px)):
-            if home - (line_px - 4) <= CLEAR_LINE_PX:
-                rect.moveBottom(line_px - 4)
+        return self._text_sizes.width(text, font)
 
     def _describe(self, x: float, y: float) -> str | None:
         i = round(x)
         if not 0 <= i < len(self.rows):
             return None
-        row = self.rows[i]
-        pct_ref, pct_peak = pct_text(row.pct_ref), pct_text(row.pct_peak)
-        prec = row.precision.upper()
-        per_j = "" if row.gflop_per_j is None else \
-            f"\n{gflop_per_j_text(row.gflop_per_j)} GFLOP/J ({row.gflop_per_j_mode})"
-        if row.sustained_tflops is not None:
-            per_j += f"\nsustained {tflops_text(row.sustained_tflops)} TFLOPS"
-        held = f"\n{THROTTLE_MARK} clocks held back: {', '.join(row.throttled)}" \
-            if row.throttled else ""
-        if row.baseline_tflops:
-            change = 100 * (row.tflops / row.baseline_tflops - 1)
-            held += f"\nbaseline {tflops_text(row.baseline_tflops)} TFLOPS ({change:+.1f}%)"
-        return (f"{row.level} ({prec}) at {row.shape}\n{tflops_text(row.tflops)} "
-                f"TFLOPS\n{pct_ref} of cuBLAS {prec}\n{pct_peak} of {prec} peak{per_j}"
-                + ("" if row.verified else f"\n{NOT_VERIFIED}") + held)
+        return hover_text(self.rows[i])
 
     def throttle_pen(self) -> QPen:
         return pg.mkPen(THROTTLE_COLOR, width=2, style=Qt.PenStyle.DashLine)

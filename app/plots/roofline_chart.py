@@ -23,7 +23,9 @@ from ...kernels.results import roofline as rl
 from ..core.roofline_data import RooflineData
 from ..core.view_state import shape_text
 from ..theme import Theme, level_colors, precision_color
-from .chart_base import Chart, HoverReadout, LegendEntry
+from .chart_base import Chart
+from .hover_readout import HoverReadout
+from .side_legend import LegendEntry
 
 EMPTY = "Roofline: no result at this shape yet"
 LABEL_DECADES = 0.5  # room right of the rightmost point

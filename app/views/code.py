@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import msgspec
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QShowEvent
@@ -33,10 +32,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.protocol.records import Build, SourceCounters
+from ...kernels.protocol.records import Build
 from ...kernels.toolchain.build_report import param_changes
 from ...kernels.toolchain.sass import SassLine, parse
-from ..core import builds, library_build, source_heat
+from ..core import builds, code_build, library_build, source_heat
 from ..core.store import Change, SessionStore
 from ..plots.instruction_mix import InstructionMixChart
 from ..theme import Theme, min_text_pt
@@ -222,12 +221,6 @@ class CodeView(QWidget, DrawnInParts):
         self._plan()
         self.settle()
 
-    @staticmethod
-    def _content(event: Build | None) -> Build | None:
-        """What the view shows of a build event: all of it but when and by which run it
-        was sent (a restart's copy of a build shows the same)."""
-        return None if event is None else msgspec.structs.replace(event, t=0.0, id=None)
-
     def _plan(self) -> None:
         """The parts a change asks for: the mix chart always (it redraws only what
         changed), the text panels when the level's build or the previous one's shows
@@ -238,7 +231,7 @@ class CodeView(QWidget, DrawnInParts):
         before = store.build_for(prev) if store and prev else None
         # a replay brings a build event per level, and a restart's copy of each, most of
         # them about other levels
-        shown = (level_id, self._content(event), self._content(before))
+        shown = (level_id, code_build.content(event), code_build.content(before))
         parts = ["mix"]
         if self._shown is None or event is None or shown != self._shown:
             self._shown = shown
@@ -250,35 +243,21 @@ class CodeView(QWidget, DrawnInParts):
         self._parts += [p for p in parts if p not in self._parts]
 
     def shown_build(self, level_id: str) -> Build | None:
-        """The build shown for a level: its latest run's or, where the user chose it and
-        the session has it, the one ncu profiled (a level that picks its parameters per
-        shape was profiled at one shape and last run at another)."""
+        """The build shown for a level (code_build.build_shown)."""
         if self.store is None:
             return None
-        if level_id in self._profiled:
-            found = source_heat.profiled_build(self.store.source_counters.get(level_id),
-                                               self.store.builds_of(level_id))
-            if found is not None:
-                return found
-        found = self.store.build_for(level_id)
-        library = self.library_kernel()
-        if found is None and library is not None:  # a reference's kernel, as ncu saw it
-            return library_build.as_build(library)
-        return found
+        return code_build.build_shown(self.store, level_id, level_id in self._profiled,
+                                      self.library_kernel())
 
     def library_kernel(self) -> Any:
-        """The shown level's library kernel (a reference's, or a report's), where it has
-        no build of its own; None otherwise."""
-        if self.store is None or self.level_id is None or \
-                self.store.build_for(self.level_id) is not None:
-            return None
-        return self.store.library_kernel(self.level_id)
+        """The shown level's library kernel, where it has no build of its own."""
+        return None if self.store is None else \
+            code_build.library_kernel(self.store, self.level_id)
 
     def showing_profiled(self) -> bool:
         """Whether the shown build is the one ncu profiled, not the latest run's."""
-        return (self.store is not None and self.level_id is not None and self.build is not None
-                and self.library_kernel() is None
-                and self.build is not self.store.build_for(self.level_id))
+        return self.store is not None and \
+            code_build.showing_profiled(self.store, self.level_id, self.build)
 
     def _toggle_profiled(self) -> None:
         if self.level_id is None:
@@ -288,22 +267,6 @@ class CodeView(QWidget, DrawnInParts):
         else:
             self._profiled.add(self.level_id)
         self._show()
-
-    def _switch_text(self, counters: SourceCounters | None) -> str | None:
-        """The heat bar's switch: to the build ncu profiled where the shown one is another
-        instantiation and the session has that build, back to the latest run's while the
-        profiled one is shown; None: no switch."""
-        if self.store is None or self.level_id is None or counters is None:
-            return None
-        if self.showing_profiled():
-            differ = source_heat.other_instantiation(counters,
-                                                     self.store.build_for(self.level_id))
-            return "Show the latest run's build" + (f" ({differ[1]})" if differ else "")
-        differ = source_heat.other_instantiation(counters, self.build)
-        if differ is None or source_heat.profiled_build(
-                counters, self.store.builds_of(self.level_id)) is None:
-            return None
-        return f"Show the profiled build ({differ[0]})"
 
     def _draw_part(self, name: str) -> None:
         if name == "mix":
@@ -414,7 +377,8 @@ class CodeView(QWidget, DrawnInParts):
                              coming)
         self.heat = h
         self.heat_bar.show_text(h.reason or h.summary)
-        self.heat_bar.offer_switch(self._switch_text(event))
+        self.heat_bar.offer_switch(None if self.store is None else code_build.switch_text(
+            self.store, self.level_id, self.build, event))
         values = h.for_lines(lines or self.sass.lines) if h.reason is None else None
         colors = heat_colors(values) if values is not None else {}
         if lines:
@@ -473,13 +437,8 @@ class CodeView(QWidget, DrawnInParts):
 
     def previous_level(self) -> str | None:
         """The level before this one in the catalog's ladder order."""
-        if self.store is None:
-            return None
-        ids = [lv.id for lv in self.store.ladder_levels()]
-        if self.level_id not in ids:
-            return None
-        i = ids.index(self.level_id)
-        return ids[i - 1] if i > 0 else None
+        return None if self.store is None else \
+            code_build.previous_level(self.store, self.level_id)
 
     def _show_mix(self) -> None:
         if self.store is None:

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from ..core.plain_text import html_text
 from ..core.store import Change, SessionStore
 from ..core.telemetry import GPM_FIELDS, RunWindow
-from ..plots.chart_base import plain_axes, quiet_axes
+from ..plots.chart_axes import plain_axes, quiet_axes
 from ..plots.charts import MAX_AXIS, HoverReadout, finite_top
 from ..plots.legend_row import legend_above, place_legend, restyle_legend
 from ..plots.plot_style import COMPACT, style_plots

@@ -30,7 +30,7 @@ from ...kernels.protocol.atomic_file import write_bytes
 from ..core import export
 from ..core.store import SessionStore
 from ..core.svg_flatten import flatten_svg
-from ..plots.chart_base import HoverReadout
+from ..plots.hover_readout import HoverReadout
 from ..views.animated_canvas import AnimatedCanvas
 from ..views.base import View
 from ..views.playback import ViewPanel

@@ -13,33 +13,28 @@ window through its public methods.
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QByteArray, QElapsedTimer, Qt, QTimer, Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
-    QDockWidget,
     QMainWindow,
     QTabWidget,
-    QToolBar,
     QWidget,
 )
 
 from ...kernels.drive.devices import DeviceSpec
-from ...kernels.drive.session import SessionState
 from ...kernels.ladder.shape import Shape
 from ...kernels.protocol import records as rec
-from ...kernels.protocol.plan import RunRequest, ladder_requests, sweep_requests
+from ...kernels.protocol.plan import RunRequest
 from ...kernels.protocol.recording import Session
 from ...kernels.protocol.session_file import SessionWriter
 from ..core.preferences_file import PreferencesFile
 from ..core.replay import Speed
 from ..core.runner_command import plan_live
 from ..core.runs import RunForm
-from ..core.screen_fit import DEFAULT_SIZE
 from ..core.store import Change, Item, SessionStore
 from ..core.view_state import ViewStateModel
 from ..plots.paint_ready import ready_to_paint
@@ -50,28 +45,23 @@ from ..theme import NORMAL, PRESENTATION, Theme
 from ..views.base import View
 from ..views.charts import ChartsView
 from ..views.registry import VIEWS
-from ..widgets.fitting import ElidedLabel, scrolling
-from ..widgets.ladder_panel import LadderPanel
-from ..widgets.messages_panel import MessagesPanel
-from ..widgets.replay_bar import ReplayBar
-from ..widgets.run_controls import RunControls
 from . import navigation
+from .frame_schedule import FrameSchedule
 from .kernel_docks import KernelDocks
 from .keys import ShortcutsDialog, install_shortcuts
 from .menus import install_menus
+from .panels import Panels
 from .preferences import Preferences
 from .presentation import PresentationMode, fit_side_docks
 from .redraw import RedrawThrottle, ShownViews
-from .screens import as_rect, place_on_screen
+from .replay_controls import ReplayControls
+from .run_buttons import RunButtons
+from .screens import restore_layout
 from .sources import BUNDLED_SESSION, WindowSources, bundled_session
 from .view_state_mixin import ViewStateMixin
 from .view_tabs import FirstPaint, ViewTabs
 
 __all__ = ["BUNDLED_SESSION", "MainWindow", "bundled_session"]
-
-FAST_CHANGES = frozenset({Change.STREAM, Change.RUN})
-SLOW_INTERVAL_MS = 200  # tables, bars, sweep: at most 5 redraws a second
-LADDER_TABLE_CHANGES = frozenset({Change.LADDER, Change.HEADER})  # what fills the table
 
 
 class MainWindow(ViewStateMixin, QMainWindow):
@@ -94,14 +84,14 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self.store = SessionStore(self.view_state)
         self.view_state.subscribe(self._view_state_changed)
         self.throttle = RedrawThrottle(self._timed_redraw, parent=self)
-        self._redraw_observer: Callable[[float], None] | None = None
-        # the replay speed: one state, what the replay bar shows and every replay plays
-        # at, a replay opened later included; the preferences only remember the person's
-        # choice (set_replay_speed)
-        self._replay_speed: Speed = self.prefs.speed
+        # the replay bar and the one replay speed (replay_controls.py)
+        self.replay_controls = ReplayControls(self, self.prefs)
+        self.replay_bar = self.replay_controls.bar
+        self.replay_toolbar = self.replay_controls.toolbar
         # where the events come from: a replay or a live runner (app/window/sources.py)
         self.sources = WindowSources(self.handle, self._reset_store, self._expect,
-                                     lambda: self._replay_speed, parent=self)
+                                     lambda: self.replay_controls.speed, parent=self)
+        self.replay_controls.sources = self.sources
         self.sources.replay_opened.connect(self._replay_opened)
         self.sources.open_failed.connect(self._open_failed)
         self.sources.reading.connect(lambda text: self.statusBar().showMessage(text))
@@ -109,12 +99,6 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self.theme: Theme = NORMAL
         self.shortcuts_dialog: ShortcutsDialog | None = None
         self.presentation = PresentationMode(self)
-        self._pending: set[Change] = set()
-        self._views_later: set[Change] = set()  # for the tab, a frame after the table
-        self._flushing = False
-        self._frame_clock = QElapsedTimer()
-        self._frame_clock.start()
-        self._last_slow_ms = -SLOW_INTERVAL_MS
 
         self.tabs = QTabWidget()
         # the tab on screen gets its view now, the others once the window is painted
@@ -123,65 +107,28 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self.first_paint.then(self.views.make_rest)
         self.setCentralWidget(self.tabs)
         self.shown_views = ShownViews(self.tabs, self.views)
+        # which changes each frame draws (frame_schedule.py)
+        self.frames = FrameSchedule(self.store.take_changes, self._refresh_views,
+                                    self.shown_views, self.throttle)
         self.throttle.follow_frames(self)
         # a tab shown catches up at once and may leave parts of its redraw for later frames
         self.tabs.currentChanged.connect(lambda _i: self.throttle.poke(soon=True))
         self.tabs.currentChanged.connect(self._tab_changed)
 
         self.kernel_docks = KernelDocks(self)  # File ▸ Open kernel… (user kernels)
-        self.ladder = LadderPanel()
-        self.ladder.bind(self.store)
-        self.controls = RunControls()
-        self.controls.set_values(*self.prefs.shape())
-        self.controls.run_level.connect(self.run_selected)
-        self.controls.run_ladder.connect(self.run_ladder)
-        self.controls.sweep.connect(self.run_sweep)
-        self.controls.stop.connect(self.stop_runs)
-        self.messages = MessagesPanel()
-        ladder = self.ladder_dock = self._dock("Ladder", "ladder", self.ladder,
-                            Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.run_dock = self._dock("Run", "run", scrolling(self.controls),
-                                   Qt.DockWidgetArea.LeftDockWidgetArea)
-        messages = self.messages_dock = self._dock("Messages", "messages", self.messages,
-                              Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.resizeDocks([ladder], [440], Qt.Orientation.Horizontal)
-        self.resizeDocks([messages], [110], Qt.Orientation.Vertical)
-        self._messages_shown = False
-        messages.hide()  # until there is a message (_show_messages)
-
-        self.replay_bar = ReplayBar()
-        self.replay_bar.set_speed(self._replay_speed)
-        self.replay_bar.speed_chosen.connect(self.set_replay_speed)
-        self.replay_bar.toggled.connect(self.toggle_replay)
-        self.replay_bar.seek_requested.connect(self._seek_fraction)
-        bar = QToolBar("Replay")
-        bar.setObjectName("replay_toolbar")
-        bar.addWidget(self.replay_bar)
-        self.addToolBar(Qt.ToolBarArea.BottomToolBarArea, bar)
-        self.replay_toolbar = bar
-        bar.hide()
-
-        # cut with "…" (the tooltip says it all) rather than widen the window
-        self.run_label = ElidedLabel("")
-        self.mode_label = ElidedLabel("no session")
-        self.statusBar().addPermanentWidget(self.run_label)
-        self.statusBar().addPermanentWidget(self.mode_label)
+        # the docked panels and the status bar's labels (panels.py)
+        self.panels = Panels(self, self.store, self.prefs.shape())
+        self.ladder, self.controls = self.panels.ladder, self.panels.controls
+        self.messages, self.messages_dock = self.panels.messages, self.panels.messages_dock
+        self.ladder_dock, self.run_dock = self.panels.ladder_dock, self.panels.run_dock
+        self.run_label, self.mode_label = self.panels.run_label, self.panels.mode_label
+        self.runs = RunButtons(self.controls, self.ladder, self.store, self.prefs,
+                               lambda: self.live, self._ask,
+                               lambda text, ms: self.statusBar().showMessage(text, ms))
         self.shortcut_objects = install_shortcuts(self)
         install_menus(self)
-        geometry, state = self.prefs.window_layout()  # plain bytes (base64 in the file)
-        saved = None
-        if geometry is not None:
-            if self.restoreGeometry(QByteArray(geometry)):
-                saved = as_rect(self.geometry())
-            else:
-                self.prefs.notes.append("preferences: window/geometry is not a window's "
-                                        "geometry; using the default size")
-        # inside the screen it starts on: the size it had where that fits, else the default
-        # cut to the screen (a 1400x900 window on a 1280x720 projector hid its bottom)
-        place_on_screen(self, saved, DEFAULT_SIZE)
-        if state is not None and not self.restoreState(QByteArray(state)):
-            self.prefs.notes.append("preferences: window/state is not a layout of this "
-                                    "window's panels; using the default layout")
+        # the saved size and panel layout (Qt's bytes; base64 in the file)
+        restore_layout(self, *self.prefs.window_layout(), self.prefs.notes)
         if self.prefs.presentation:
             self.set_presentation(True, full_screen=False)
         for note in self.prefs.notes:  # a bad value was its default: said, not a crash
@@ -207,36 +154,18 @@ class MainWindow(ViewStateMixin, QMainWindow):
             canvas.stepChanged.connect(
                 lambda step, v=view: self._step_shown(v, step))
 
-    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea
-              ) -> QDockWidget:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(f"dock_{name}")
-        dock.setWidget(widget)
-        self.addDockWidget(area, dock)
-        return dock
-
     def _note(self, text: str, error: bool) -> None:
         """A message of the window's own (not the session's)."""
         self.messages.append(text, error=error)
         self._show_messages()
 
     def _show_messages(self) -> None:
-        """The Messages panel takes no room until it has something to say; then it shows
-        once (closed by the user later, it stays closed: View ▸ Panels brings it back).
-        On stage and during a replay only an error opens it: info lines (a recording has
-        dozens) wait in the panel for whoever opens it."""
-        if self._messages_shown or not self.messages.count():
-            return
-        quiet = self.theme is PRESENTATION or self.replay is not None
-        if quiet and not self.messages.has_errors():
-            return
-        self._messages_shown = True
-        self.messages_dock.show()
+        """On stage and during a replay only an error opens the Messages panel."""
+        self.panels.show_messages(self.theme is PRESENTATION or self.replay is not None)
 
     def panel_actions(self) -> list[QAction]:
         """Show/hide actions of the docked panels and the replay bar (View ▸ Panels)."""
-        docks = [self.ladder_dock, self.run_dock, self.messages_dock]
-        return [*(d.toggleViewAction() for d in docks), self.replay_toolbar.toggleViewAction()]
+        return self.panels.actions(self.replay_toolbar)
 
     # ------------------------------------------------------------- sources
     def handle(self, event: Item) -> None:
@@ -305,8 +234,7 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self.sources.close()
 
     def _replay_opened(self, replay: ReplaySource, session: Session, note: str) -> None:
-        replay.position_changed.connect(self.replay_bar.show_position)
-        self.replay_toolbar.show()
+        self.replay_controls.opened(replay)
         self.mode_label.setText(replay.describe())
         synthetic = " [synthetic data]" if session.header.synthetic else ""
         self.setWindowTitle(f"gemmscope — {Path(session.path).name}{synthetic}")
@@ -344,43 +272,32 @@ class MainWindow(ViewStateMixin, QMainWindow):
 
     def toggle_replay(self) -> None:
         """Play or pause the recording (P, the replay bar's button)."""
-        self.sources.toggle()
+        self.replay_controls.toggle()
 
     @property
     def replay_speed(self) -> Speed:
         """The speed the replay plays at, the bar shows, and a replay opened next takes."""
-        return self._replay_speed
+        return self.replay_controls.speed
 
     def set_replay_speed(self, speed: Speed | str, remember: bool = True) -> None:
-        """Play the replay, and every replay opened after it, at ``speed``, shown on the
-        bar; ``remember``: keep it in the preferences too (the person chose it on the bar;
-        the command line, a talk's scene, a picture or a test do not)."""
-        speed = Speed(speed)
-        self._replay_speed = speed
-        if remember:
-            self.prefs.speed = str(speed)
-        if self.replay_bar.current_speed() is not speed:
-            # shown on the bar without its speed_chosen, which would remember it
-            blocked = self.replay_bar.speed.blockSignals(True)
-            try:
-                self.replay_bar.set_speed(speed)
-            finally:
-                self.replay_bar.speed.blockSignals(blocked)
-        self.sources.set_speed(speed)
+        """ReplayControls.set_speed."""
+        self.replay_controls.set_speed(speed, remember)
 
-    def _seek_fraction(self, fraction: float) -> None:
-        self.sources.seek_fraction(fraction)
+    # ------------------------------------------------------------- runs (run_buttons.py)
+    def _form(self) -> RunForm | None:
+        return self.runs.form()
 
-    # ------------------------------------------------------------- runs
-    def _submit(self, requests: list[RunRequest], form: RunForm) -> None:
-        if self.live is None:
-            why = self.controls.unavailable or "no runner"
-            self.statusBar().showMessage(f"cannot run: {why}", 8000)
-            return
-        runs, skipped = form.runs(requests, self.store.header)  # as the form says
-        if skipped:  # levels this GPU cannot run: skipped and said, no error
-            self.statusBar().showMessage(" ".join(skipped), 8000)
-        self.live.submit(runs)
+    def run_selected(self) -> None:
+        self.runs.run_selected()
+
+    def run_ladder(self) -> None:
+        self.runs.run_ladder()
+
+    def run_sweep(self) -> None:
+        self.runs.run_sweep()
+
+    def stop_runs(self) -> None:
+        self.runs.stop()
 
     # ------------------------------------------------------------- user kernels
     def open_kernel(self, path: str) -> bool:
@@ -395,53 +312,13 @@ class MainWindow(ViewStateMixin, QMainWindow):
             self.kernel_docks.tune(level)
 
     def kernel_shape(self) -> tuple[int, int, int, int] | None:
-        form, _problems = self.controls.read()
-        return None if form is None else (form.M, form.N, form.K, form.repeats)
+        return self.runs.kernel_shape()
 
     def submit_runs(self, requests: list[RunRequest]) -> None:
-        """A kernel panel's runs (made at the run form's shape and repeats, which the
-        panel read just before), measured as the form's mode says."""
-        form = self._form()
-        if form is not None:
-            self._submit(requests, form)
+        self.runs.submit_runs(requests)
 
     def note(self, text: str, error: bool) -> None:
         self._note(text, error)
-
-    def _form(self) -> RunForm | None:
-        """The run form, read once for the click (None, said, while a field is refused)."""
-        form, problems = self.controls.read()
-        if form is None:
-            self.statusBar().showMessage("cannot run: " + "; ".join(problems.values()), 8000)
-        else:
-            self.prefs.set_shape(form.M, form.N, form.K, form.repeats)
-        return form
-
-    def run_selected(self) -> None:
-        level, form = self.ladder.selected_level(), self._form()
-        if form is None:
-            return
-        if level is None:
-            self.statusBar().showMessage("select a level first", 5000)
-            return
-        self._ask(form)
-        self._submit([RunRequest(level, form.M, form.N, form.K, form.repeats)], form)
-
-    def run_ladder(self) -> None:
-        form = self._form()
-        if form is not None:
-            ids = [lv.id for lv in self.store.ladder_levels()]
-            self._ask(form)
-            self._submit(ladder_requests(ids, form.M, form.N, form.K, form.repeats), form)
-
-    def run_sweep(self) -> None:
-        level, form = self.ladder.selected_level(), self._form()
-        if form is not None and level is not None:
-            self._submit(sweep_requests(level, form.repeats), form)
-
-    def stop_runs(self) -> None:
-        if self.live is not None:
-            self.live.stop_runs()
 
     def step_level(self, offset: int) -> None:
         """Select the level ``offset`` rows down the ladder (Left/Right keys)."""
@@ -473,66 +350,18 @@ class MainWindow(ViewStateMixin, QMainWindow):
 
     # ------------------------------------------------------------- drawing
     def _timed_redraw(self) -> None:
-        t0 = time.perf_counter()
-        self.redraw()
-        ready_to_paint(self.tabs.currentWidget())  # one paint per redraw, not two
-        if self._redraw_observer is not None:
-            self._redraw_observer((time.perf_counter() - t0) * 1e3)
+        self.frames.timed_redraw(lambda: ready_to_paint(self.tabs.currentWidget()))
 
     def redraw(self) -> None:
-        """One coalesced frame. The per-repeat stream may redraw every frame (≤ 30 Hz);
-        tables, bars and the sweep at most every SLOW_INTERVAL_MS, and never in the same
-        frame as the stream, so no single frame does both. What one frame would not have
-        time for is drawn in parts, one a frame, each right after a paint: the ladder
-        table, then the tab on screen, then the parts that tab left for later frames; new
-        changes wait until the parts are done."""
-        self._pending |= self.store.take_changes()
-        if self._flushing:  # everything now, in one go
-            self._pending |= self._views_later
-            self._views_later = set()
-        elif self._next_part():
-            if self._parts_left() or self._pending:
-                self.throttle.poke(soon=self._parts_left())
-            return
-        if not self._pending:
-            return
-        slow = self._pending - FAST_CHANGES
-        now_ms = self._frame_clock.elapsed()
-        if slow and (self._flushing or Change.HEADER in slow
-                     or now_ms - self._last_slow_ms >= SLOW_INTERVAL_MS):
-            changes = set(self._pending) if self._flushing else slow
-            self._last_slow_ms = now_ms
-        elif self._pending & FAST_CHANGES:
-            changes = self._pending & FAST_CHANGES
-        else:
-            changes = set()
-        self._pending -= changes
-        if changes:
-            self._refresh_views(changes)
-        if self._parts_left():
-            self.throttle.poke(soon=True)  # the next part after the next frame
-        elif self._pending:
-            self.throttle.poke()  # the rest in a later frame
+        """One coalesced frame (FrameSchedule.redraw)."""
+        self.frames.redraw()
 
     def _parts_left(self) -> bool:
-        view = self.shown_views.shown_view()
-        return bool(self._views_later) or (view is not None and view.parts_left())
-
-    def _next_part(self) -> bool:
-        """Draw the next part of a redraw spread over frames; False if none was left."""
-        if self._views_later:
-            changes, self._views_later = self._views_later, set()
-            self.shown_views.refresh(changes)
-            return True
-        view = self.shown_views.shown_view()
-        if view is not None and view.parts_left():
-            view.step()
-            return True
-        return False
+        return self.frames.parts_left()
 
     def set_redraw_observer(self, observer: Callable[[float], None] | None) -> None:
         """Call ``observer`` with the milliseconds each coalesced redraw took (benchmarks)."""
-        self._redraw_observer = observer
+        self.frames.observer = observer
 
     def flush_views(self) -> None:
         """Bring every view up to date now (screenshots, exports, tests)."""
@@ -541,21 +370,11 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self._flush_made_views()
 
     def _flush_made_views(self) -> None:
-        self._flushing = True
-        try:
-            self.throttle.flush()
-            for view in self.views.made.values():
-                view.settle()
-        finally:
-            self._flushing = False
+        self.frames.flush(self.views.made.values())
 
     def _refresh_views(self, changes: set[Change]) -> None:
         self.ladder.refresh(changes)
-        if changes & LADDER_TABLE_CHANGES and not self._flushing:
-            self._views_later |= changes  # the table fills this frame; the tab the next
-        else:
-            self.shown_views.refresh(changes | self._views_later, everything=self._flushing)
-            self._views_later = set()
+        self.frames.refresh_shown(changes)
         if Change.MESSAGES in changes or Change.HEADER in changes:
             self.messages.sync(self.store)
             self._show_messages()
@@ -564,17 +383,7 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self._follow_session(changes)
 
     def _show_run_state(self) -> None:
-        run = self.store.running
-        live = self.live
-        queued = live.pending_runs if live is not None else 0
-        if live is not None and live.state is SessionState.FAILED:
-            text = "runner stopped after repeated failures"
-        elif run is None:
-            text = f"{queued} queued" if queued else ""
-        else:
-            text = (f"running {run.level} at {run.shape}"
-                    + (f" (+{queued} queued)" if queued else ""))
-        self.run_label.setText(text)
+        self.run_label.setText(self.runs.state_text())
 
     # ------------------------------------------------------------- presentation
     def toggle_presentation(self) -> None:
@@ -601,24 +410,10 @@ class MainWindow(ViewStateMixin, QMainWindow):
             return self
         if name == "ladder":
             return self.ladder
-        if name in self.views:
-            view = self.views[name]
-            assert isinstance(view, QWidget)
-            self.tabs.setCurrentWidget(view)
-            return view
-        for view in self.views.values():
-            parts = view.charts()
-            if name in parts:
-                assert isinstance(view, QWidget)
-                self.tabs.setCurrentWidget(view)
-                return parts[name]
-        return None
+        return self.views.widget_named(name)
 
     def view_names(self) -> list[str]:
-        names = ["window", "ladder", *self.views]
-        for view in self.views.values():
-            names += list(view.charts())
-        return names
+        return ["window", "ladder", *self.views.names()]
 
     def charts(self) -> dict[str, pg.PlotWidget]:
         """The exportable charts of the Charts tab, by name."""

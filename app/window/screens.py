@@ -4,9 +4,9 @@ talk full screen on that screen."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QByteArray, QRect
 from PySide6.QtGui import QCursor, QGuiApplication, QScreen
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QMainWindow, QWidget
 
 from ..core.screen_fit import DEFAULT_SIZE, Rect, fit_window
 
@@ -50,3 +50,23 @@ def full_screen_on_start_screen(window: QWidget) -> None:
         if handle is not None:
             handle.setScreen(screen)
     window.showFullScreen()
+
+
+def restore_layout(window: QMainWindow, geometry: bytes | None, state: bytes | None,
+                   notes: list[str]) -> None:
+    """The window's saved size and panel layout (Qt's bytes, as the preferences keep
+    them), inside the screen it starts on; a saved value Qt refuses is said in ``notes``
+    and the default used."""
+    saved = None
+    if geometry is not None:
+        if window.restoreGeometry(QByteArray(geometry)):
+            saved = as_rect(window.geometry())
+        else:
+            notes.append("preferences: window/geometry is not a window's "
+                         "geometry; using the default size")
+    # inside the screen it starts on: the size it had where that fits, else the default
+    # cut to the screen (a 1400x900 window on a 1280x720 projector hid its bottom)
+    place_on_screen(window, saved, DEFAULT_SIZE)
+    if state is not None and not window.restoreState(QByteArray(state)):
+        notes.append("preferences: window/state is not a layout of this "
+                     "window's panels; using the default layout")

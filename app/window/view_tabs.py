@@ -66,6 +66,30 @@ class ViewTabs(Mapping[str, View]):
     def __contains__(self, name: object) -> bool:
         return name in self._specs
 
+    # ------------------------------------------------------------- by name
+    def widget_named(self, name: str) -> QWidget | None:
+        """A view, or one of its charts, by name, its tab brought on screen (None: no
+        view or chart has that name)."""
+        if name in self:
+            view = self[name]
+            assert isinstance(view, QWidget)
+            self.tabs.setCurrentWidget(view)
+            return view
+        for view in self.values():
+            parts = view.charts()
+            if name in parts:
+                assert isinstance(view, QWidget)
+                self.tabs.setCurrentWidget(view)
+                return parts[name]
+        return None
+
+    def names(self) -> list[str]:
+        """Every view's name, then its charts' (what :meth:`widget_named` finds)."""
+        names = list(self)
+        for view in self.values():
+            names += list(view.charts())
+        return names
+
     # ------------------------------------------------------------- made views
     @property
     def made(self) -> dict[str, View]:

@@ -13,7 +13,7 @@ from typing import Any
 from ..drive import cluster_serve, remote, targets
 from ..drive.cluster_address import AddressRefused, SchedulerAddress, TlsFiles, parse_address
 from ..drive.cluster_address import security as cluster_security
-from ..drive.session import DEFAULT_START_TIMEOUT_S
+from ..drive.session_types import DEFAULT_START_TIMEOUT_S
 from ..ladder import registry
 from ..profile import ncu
 from ..profile.ncu_source_step import add_options as add_ncu_source_options

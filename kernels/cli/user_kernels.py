@@ -1,7 +1,7 @@
 """``--kernel SPEC.toml`` for bench and record, and ``gemmscope check``: a user's kernel
 planned like a level (docs/user-kernels.md).
 
-Each spec is read once here (``kernel_spec``, msgspec); for every shape and every variant
+Each spec is read once here (``spec_file``, msgspec); for every shape and every variant
 (``--param NAME=V`` over the defaults; ``--vary NAME=A,B,...`` at most twice: the sweep's
 grid) the constraint check runs before anything is sent, and the run command carries the
 kernel object (source included, bounded), or the check's refusal in words, which the
@@ -15,7 +15,8 @@ import itertools
 import json
 from typing import Any, TextIO
 
-from ..ladder.kernel_spec import KernelSpec, SpecError, load_spec, read_source
+from ..ladder.kernel_spec import KernelSpec, SpecError
+from ..ladder.spec_file import load_spec, read_source
 from ..protocol.commands import RunMode
 from ..protocol.events import MAX_COMMAND_BYTES
 from ..protocol.plan import RunRequest, parse_shape

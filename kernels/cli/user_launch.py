@@ -4,7 +4,7 @@
     python -m gemmscope.kernels.cli.user_launch ID M N K --kernel SPEC.toml
         [--param BM=64 ...] [--sha256 HEX] [--one-block-per-sm]
 
-The spec is read by the spec parser (``ladder/kernel_spec.py``: the bounds of every spec,
+The spec is read by the spec parser (``ladder/spec_file.py``: the bounds of every spec,
 the source checked, only that file compiled), the variant (``--param`` over the defaults)
 checked at this shape as ``record`` checks it before sending a run, and the run
 command's ``kernel`` object made of it is checked by the runner's own ``from_wire`` and
@@ -28,8 +28,9 @@ from pathlib import Path
 
 from ..engine.launch import run_once
 from ..engine.user_kernels import LaunchRefused, UserKernels
-from ..ladder.kernel_spec import SpecError, load_spec, read_source
+from ..ladder.kernel_spec import SpecError
 from ..ladder.level import MAX_PARAM, Level
+from ..ladder.spec_file import load_spec, read_source
 from ..toolchain.variant_check import check_spec
 
 MODULE = "gemmscope.kernels.cli.user_launch"

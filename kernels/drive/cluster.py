@@ -39,7 +39,7 @@ from ..protocol.text_safety import shown
 from .cluster_address import SchedulerAddress
 from .cluster_names import PLUGIN_NAME, STARTED_TOPIC
 from .devices import HEADER_FIELDS
-from .session import DEFAULT_WATCHDOG_S, EventSink, Tap
+from .session_types import DEFAULT_WATCHDOG_S, EventSink, Tap
 
 CONNECT_TIMEOUT_S = 30.0
 MAX_SENDS = 3  # a run whose worker died before it began is sent again, at most this often

@@ -23,7 +23,8 @@ from distributed import WorkerPlugin, get_worker
 from ..protocol.decoding import EventRecord, to_builtins
 from ..protocol.plan import RunRequest
 from .cluster_names import PLUGIN_NAME, STARTED_TOPIC
-from .session import DEFAULT_WATCHDOG_S, RunnerSession, default_runner_command
+from .session import RunnerSession, default_runner_command
+from .session_types import DEFAULT_WATCHDOG_S
 
 MAX_HELD_EVENTS = 200_000  # events a worker holds between two tasks (telemetry at 50 Hz)
 

@@ -33,13 +33,12 @@ from ..protocol import records as rec
 from ..protocol.decoding import EventRecord, encode, of
 from ..protocol.events import PROTOCOL_VERSION
 from ..protocol.plan import RunRequest
-from .session import (
+from .session import RunnerSession, SessionState
+from .session_types import (
     DEFAULT_START_TIMEOUT_S,
     DEFAULT_WATCHDOG_S,
     EventSink,
     FailureExplainer,
-    RunnerSession,
-    SessionState,
     Tap,
 )
 

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from ..protocol.plan import RunRequest
 from ..protocol.records import Session
-from .session import FailureExplainer, SessionState
+from .session_types import FailureExplainer, SessionState
 
 
 class Driver(Protocol):

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..protocol.events import PROTOCOL_VERSION
 from ..protocol.text_safety import shown
-from .session import Failure
+from .session_types import Failure
 
 DEFAULT_REMOTE_COMMAND = "gemmscope runner"
 MAX_TARGET_CHARS = 300  # user@ + a host name of at most 253 + :port

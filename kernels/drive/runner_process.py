@@ -34,6 +34,7 @@ class RunnerProcess:
     generation: int
     threads: list[threading.Thread]
     stderr_tail: deque[str]
+    exited_at: float | None = None  # it was first seen exited with its pipes still open
 
     def kill(self) -> None:
         """End the runner's whole process group (it was started in a session of its own):
@@ -56,6 +57,22 @@ class RunnerProcess:
         except (AttributeError, OSError):  # no waitid here: ask, reaping
             return self.popen.poll() is not None
         return info is not None
+
+    def gone_after_grace(self, grace_s: float) -> bool:
+        """Whether a runner that exited while its pipes stay open (a child of it holds
+        them) is to be taken as gone without its EOF: ``grace_s`` after its exit its
+        group is ended (the children's end of the pipes closes), and twice that after,
+        it is gone."""
+        if not self.exited():
+            return False
+        now = time.monotonic()
+        if self.exited_at is None:
+            self.exited_at = now
+        elif now - self.exited_at >= 2 * grace_s:
+            return True
+        elif now - self.exited_at >= grace_s:
+            self.kill()  # its children: their end of the pipes closes
+        return False
 
     def wait_exit(self, timeout_s: float) -> bool:
         """Wait up to ``timeout_s`` for the runner to exit (not reaped); False if it has

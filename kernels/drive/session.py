@@ -32,72 +32,29 @@ from __future__ import annotations
 import contextlib
 import queue
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any, Protocol
-
-import msgspec
+from typing import Any
 
 from ..protocol import records as rec
-from ..protocol.decoding import EventRecord, decode, encode, of
-from ..protocol.events import MAX_LINE_BYTES, ErrorKind, NewerProtocol, ProtocolError, dumps
+from ..protocol.decoding import EventRecord, encode, of
+from ..protocol.events import ErrorKind, ProtocolError, dumps
 from ..protocol.plan import RunQueue, RunRequest
 from ..protocol.timeline import Timeline
+from .runner_lines import TOO_LONG, Incompatible, exit_text, not_an_event_text, runner_event
 from .runner_process import EOF, Line, RunnerProcess, spawn
-
-EventSink = Callable[[EventRecord], None]
-DEFAULT_WATCHDOG_S = 60.0
-DEFAULT_START_TIMEOUT_S = 180.0  # the first compile of CuPy's own kernels takes a while
-MAX_CONSECUTIVE_FAILURES = 3
-# a runner whose stdout closed has this long to exit, and one that exited this long for
-# its pipes to close (a child of it may hold them), before its process group is ended
-EXIT_GRACE_S = 2.0
-# events that do not show the run is progressing: the NVML sampler is its own thread and
-# keeps sampling while the run's thread is stuck in a kernel
-WATCHDOG_IGNORES = frozenset({"telemetry", "info"})
-
-
-def default_runner_command(telemetry_hz: float | None = None) -> list[str]:
-    """This Python's runner: ``python -m gemmscope.kernels runner``."""
-    argv = [sys.executable, "-m", "gemmscope.kernels", "runner"]
-    if telemetry_hz is not None:
-        argv += ["--telemetry-hz", f"{telemetry_hz:g}"]
-    return argv
-
-
-class Tap(Protocol):
-    """Where every event line goes (``app.core.session_file.SessionWriter``)."""
-
-    def write_line(self, line: str) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """Why a runner stopped; ``permanent``: starting it again will not help."""
-
-    message: str
-    permanent: bool
-
-
-class FailureExplainer(Protocol):
-    """Says why the runner failed, where its transport knows better than an exit code
-    (``kernels/drive/remote.py``: a runner over ssh)."""
-
-    def exited(self, exit_code: int | None, stderr_tail: str,
-               header_seen: bool) -> Failure: ...
-
-    def incompatible(self, reason: str) -> str: ...
-
-
-class SessionState(StrEnum):
-    STOPPED = "stopped"
-    STARTING = "starting"
-    READY = "ready"
-    RUNNING = "running"
-    FAILED = "failed"  # gave up after repeated failures; submit() tries again
+from .session_types import (
+    DEFAULT_START_TIMEOUT_S,
+    DEFAULT_WATCHDOG_S,
+    EXIT_GRACE_S,
+    MAX_CONSECUTIVE_FAILURES,
+    WATCHDOG_IGNORES,
+    EventSink,
+    FailureExplainer,
+    SessionState,
+    Tap,
+    default_runner_command,
+)
 
 
 class RunnerSession:
@@ -148,7 +105,6 @@ class RunnerSession:
         # of that budget, what the attempts so far left: only the time a runner had to
         # start counts, not killing and reaping one (which a loaded machine stretches)
         self._budget_left = 0.0
-        self._exited_at: float | None = None  # the runner exited; its pipes still open
         self._started = 0.0  # when the current runner was started (time.monotonic())
         self._attempt_s = 0.0  # how long the current start may take, for the message
         self.lost_runs = 0  # runs that ended in a runner failure (crash, watchdog)
@@ -204,7 +160,6 @@ class RunnerSession:
             return
         self._proc = proc
         self._spoke = False
-        self._exited_at = None
         now = time.monotonic()
         if self._ready_by is None:  # a new start budget
             self._budget_left = self.start_timeout_s
@@ -349,31 +304,18 @@ class RunnerSession:
         if generation in self._refused:
             return  # it cannot be understood; it is being killed
         if raw is None:
-            self.emit({"type": "info", "message": f"the runner wrote a line longer than "
-                                                  f"{MAX_LINE_BYTES:,} bytes; it was dropped"})
+            self.emit({"type": "info", "message": TOO_LONG})
             return
         line = raw.decode("utf-8", "replace").strip()
         if not line:
             return
         try:
-            event = decode(line, source="runner")
-        except NewerProtocol as exc:
-            if self.timeline.header is None and '"session"' in line:
-                self._incompatible(str(exc.reason))
-                return
-            self._not_an_event(line, exc)
+            event = self.timeline.place(
+                runner_event(line, self.timeline.header is not None, self.header_extra),
+                arrived)
+        except Incompatible as exc:
+            self._incompatible(str(exc))
             return
-        except ProtocolError as exc:
-            self._not_an_event(line, exc)
-            return
-        if isinstance(event, rec.Ready) and self.timeline.header is None:
-            self._incompatible("it said ready without a session header")
-            return
-        if isinstance(event, rec.Session) and self.timeline.header is None \
-                and self.header_extra:
-            event = msgspec.structs.replace(event, **self.header_extra)
-        try:
-            event = self.timeline.place(event, arrived)
         except ProtocolError as exc:
             self._not_an_event(line, exc)
             return
@@ -406,9 +348,7 @@ class RunnerSession:
             self._send_next()
 
     def _not_an_event(self, line: str, exc: ProtocolError) -> None:
-        short = line if len(line) <= 120 else line[:117] + "..."
-        self.emit({"type": "info", "message": f"the runner wrote a line that is not an "
-                                              f"event ({exc}): {short}"})
+        self.emit({"type": "info", "message": not_an_event_text(line, exc)})
 
     def _incompatible(self, reason: str) -> None:
         """A runner this reader cannot talk to: starting it again will not help."""
@@ -463,19 +403,11 @@ class RunnerSession:
         self._kill(expected=True)
 
     def _check_exited(self) -> None:
-        """A runner that exited while its pipes stay open (a child of it holds them) is
-        handled as exited within EXIT_GRACE_S: its group is ended, and if the pipes still
-        do not close, it is taken as gone without its EOF."""
+        """A runner that exited while its pipes stay open is handled as exited within
+        twice EXIT_GRACE_S (RunnerProcess.gone_after_grace)."""
         proc = self._proc
-        if proc is None or not proc.exited():
-            return
-        now = time.monotonic()
-        if self._exited_at is None:
-            self._exited_at = now
-        elif now - self._exited_at >= 2 * EXIT_GRACE_S:
+        if proc is not None and proc.gone_after_grace(EXIT_GRACE_S):
             self._on_exit(proc.generation, eof=False)
-        elif now - self._exited_at >= EXIT_GRACE_S:
-            proc.kill()  # its children: their end of the pipes closes
 
     def _on_exit(self, generation: int, eof: bool = True) -> None:
         """The runner's stdout closed (``eof``) or it exited without its pipes closing."""
@@ -496,8 +428,7 @@ class RunnerSession:
             self._expect_exit.discard(generation)
         else:
             tail = "; ".join(proc.stderr_tail)
-            why = ("the runner closed its output and ran on; it was killed" if ran_on
-                   else f"the runner exited (code {code})") + (f": {tail}" if tail else "")
+            why = exit_text(ran_on, code, tail)
             if self.explainer is not None:
                 failure = self.explainer.exited(code, tail, self._spoke)
                 why = failure.message

@@ -1,7 +1,7 @@
 """A user's kernel as one run launches it: the ``kernel`` object of a run command, and the
 Level the runner makes of it (docs/protocol.md, "User kernels").
 
-The client reads the spec (``kernel_spec``, with msgspec), evaluates its expressions for
+The client reads the spec (``spec_file``, with msgspec), evaluates its expressions for
 the run's shape and parameters, and sends plain facts: the source text, the name, the
 block, the grid, the dynamic shared memory, the precision and layouts, and, where the
 constraint check refused the variant, why. The runner (no msgspec) checks these facts

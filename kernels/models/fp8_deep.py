@@ -1,4 +1,6 @@
-"""fp8_deep (kernels/cuda/fp8_deep.cu): the block-scaled FP8 GEMM on DeepGEMM's schedule.
+"""fp8_deep's access model: the block-scaled FP8 GEMM on DeepGEMM's schedule.
+
+The level's CUDA source is the file its entry names (``fp8_deep_level.FP8_DEEP.source``).
 
 What differs from fp8_block_scaled's model (hopper_fp8.py): a 256 x BN tile; each of the
 two consumer warpgroups owns 128 rows as two 64-row sub-tiles (one wgmma.m64nBNk32 group

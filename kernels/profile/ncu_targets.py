@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..ladder import registry
-from ..ladder.kernel_spec import Language, SpecError, load_spec, read_source
+from ..ladder.kernel_spec import Language, SpecError
+from ..ladder.spec_file import load_spec, read_source
 from ..protocol.plan import RunRequest
 
 # a kernel name the -k regex may be made of (a C++ or Python identifier, bounded)

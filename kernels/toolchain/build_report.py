@@ -77,7 +77,8 @@ def _level(level_id: str) -> registry.Level:
 
 
 def _user_level(path: str) -> registry.Level:
-    from ..ladder.kernel_spec import Language, SpecError, load_spec, read_source
+    from ..ladder.kernel_spec import Language, SpecError
+    from ..ladder.spec_file import load_spec, read_source
     from .user_sources import folder_for
 
     try:

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gemmscope.app.plots.chart_base import SideLegend
+from gemmscope.app.plots.side_legend import SideLegend
 
 
 def _name(w: QWidget) -> str:

@@ -12,8 +12,8 @@ import synthetic_session as syn
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QColor, QFontMetricsF
 
+from gemmscope.app.plots.bar_label_layout import CLEAR_LINE_PX
 from gemmscope.app.plots.chart_base import Chart
-from gemmscope.app.plots.ladder_bars import CLEAR_LINE_PX
 from gemmscope.app.theme import PRECISION_COLORS, PRESENTATION, min_text_pt
 from gemmscope.app.window.main_window import bundled_session
 from gemmscope.kernels.protocol.decoding import of

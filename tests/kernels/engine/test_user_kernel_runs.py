@@ -11,7 +11,7 @@ import pytest
 
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.engine.runner import Runner
-from gemmscope.kernels.ladder.kernel_spec import load_spec, read_source
+from gemmscope.kernels.ladder.spec_file import load_spec, read_source
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.toolchain import nvrtc
 

@@ -10,16 +10,10 @@ import places
 import pytest
 
 from gemmscope.kernels.ladder import user_level
-from gemmscope.kernels.ladder.kernel_spec import (
-    MAX_SPEC_BYTES,
-    Language,
-    SpecError,
-    load_spec,
-    parse_spec,
-    read_source,
-)
+from gemmscope.kernels.ladder.kernel_spec import Language, SpecError
 from gemmscope.kernels.ladder.registry import BY_ID, Precision
 from gemmscope.kernels.ladder.source_check import MAX_SOURCE_BYTES, check_source
+from gemmscope.kernels.ladder.spec_file import MAX_SPEC_BYTES, load_spec, parse_spec, read_source
 
 EXAMPLES = places.REPO / "resources" / "kernels"
 

@@ -19,7 +19,7 @@ from test_ncu_record import STAND_IN_RUNNER
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.cli import user_launch
 from gemmscope.kernels.engine.user_kernels import LaunchRefused, UserKernels
-from gemmscope.kernels.ladder.kernel_spec import load_spec, read_source
+from gemmscope.kernels.ladder.spec_file import load_spec, read_source
 from gemmscope.kernels.profile import ncu, ncu_targets
 from gemmscope.kernels.protocol import recording
 from gemmscope.kernels.toolchain import nvrtc

@@ -1,0 +1,157 @@
+"""What a ladder bar shows: one level's row (its result, energy, burst vs sustained and
+cuBLAS reference), the bars' metrics, and the texts over a bar and in its hover."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...kernels.protocol.throttle import THROTTLE_MARK
+from ...kernels.results.rows import (
+    DASH,
+    MINUS,
+    NOT_VERIFIED,
+    gflop_per_j_text,
+    pct_text,
+    sustained_ratio,
+    tflops_short,
+    tflops_text,
+)
+from ..core.baseline_run import baseline_result
+from ..core.view_state import shape_text
+from ..theme import level_colors, precision_color
+
+PAIR = "burst vs sustained TFLOPS"
+PCT_REF = "% of cuBLAS (same precision)"
+METRICS = ("TFLOPS", PCT_REF, "GFLOP/J", PAIR)
+
+EMPTY_LADDER = "No ladder results yet: run the ladder (L) or open a recording"
+
+
+def ladder_empty_text(store: Any) -> str:
+    """Why the bars are empty, for the shape and mode the view state shows."""
+    shape = store.ladder_shape()
+    if shape is None:
+        return EMPTY_LADDER
+    where = f"at {shape_text(shape)} ({store.mode})"
+    coming = store.coming()
+    if coming is not None and coming.has_results_at(shape, store.mode, store.device):
+        return f"No results {where} replayed yet: the bars fill as the replay reaches them"
+    return f"No ladder results {where}: choose another shape or mode, or run the ladder (L)"
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceBar:
+    """A bar's reference (cuBLAS at the same precision), as its dashed line shows it."""
+
+    level: str
+    tflops: float
+    gflop_per_j: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class BarRow:
+    """One level's bar: its result as the tables show it (``kernels.results.rows.Row``'s
+    percentages), what the energy and burst-vs-sustained metrics read, and its colour."""
+
+    level: str
+    precision: str
+    tflops: float
+    pct_ref: float | None
+    pct_peak: float | None
+    shape: str
+    verified: bool
+    gflop_per_j: float | None
+    gflop_per_j_mode: str | None
+    sustained_tflops: float | None
+    burst_tflops: float | None
+    ratio: float | None
+    throttled: tuple[str, ...] | None
+    color: str
+    reference: ReferenceBar | None
+    baseline_tflops: float | None = None  # the baseline recording's (File ▸ Open baseline)
+
+    def value(self, key: str) -> float | None:
+        """The number a metric's key names (LadderBars.METRIC_KEYS)."""
+        value: float | None = getattr(self, key)
+        return value
+
+
+def reference_bar(store: Any, r: Any) -> ReferenceBar | None:
+    """The cuBLAS result at ``r``'s precision and shape, as its bar's line shows it."""
+    ref = store.reference_result(r)
+    if ref is None:
+        return None
+    return ReferenceBar(ref.level, ref.tflops, ref.gflop_per_j)
+
+
+def bar_rows(store: Any) -> list[BarRow]:
+    """One row per ladder level with a result at the shape and mode the store shows."""
+    rows = []
+    colors = level_colors([(lv.id, lv.precision, lv.is_reference, lv.is_user)
+                           for lv in store.levels])
+    for lv in store.ladder_levels():
+        r = store.ladder_result(lv.id)
+        if r is None:
+            continue
+        row = store.row(r)
+        burst = store.burst_result(lv.id, r.shape)
+        sustained = store.sustained_result(lv.id, r.shape)
+        per_j = sustained if sustained is not None and \
+            sustained.gflop_per_j is not None else r
+        rows.append(BarRow(
+            level=lv.id, precision=r.precision, tflops=r.tflops,
+            pct_ref=row.pct_of_reference, pct_peak=row.pct_of_peak, shape=str(r.shape),
+            verified=r.verified, gflop_per_j=per_j.gflop_per_j,
+            gflop_per_j_mode=str(per_j.mode) if per_j.gflop_per_j is not None else None,
+            sustained_tflops=sustained.tflops if sustained else None,
+            burst_tflops=burst.tflops if burst else None,
+            ratio=sustained_ratio(burst, sustained), throttled=r.throttled,
+            color=colors.get(lv.id, precision_color(r.precision)),
+            reference=reference_bar(store, r),
+            baseline_tflops=getattr(baseline_result(store, lv.id), "tflops", None)))
+    return rows
+
+
+def short_value(row: BarRow, metric: str) -> str | None:
+    """A label's value in three significant digits where the metric is TFLOPS."""
+    if metric in ("GFLOP/J", PCT_REF):
+        return None
+    value = row.burst_tflops if metric == PAIR else row.tflops
+    return tflops_short(value) if value is not None else None
+
+
+def label_text(row: BarRow, metric: str) -> str:
+    """The text over a level's bar(s): its value (the unit is on the axis), then % of
+    cuBLAS and the marks (burst vs sustained: the sustained change; GFLOP/J: its mode)."""
+    pct = DASH if row.pct_ref is None else f"{row.pct_ref:.0f}%"
+    mark = ("" if row.verified else " ✗") + \
+        (f" {THROTTLE_MARK}" if row.throttled else "")
+    if metric == "GFLOP/J":
+        return f"{gflop_per_j_text(row.gflop_per_j)}\n" \
+            f"{row.gflop_per_j_mode or DASH}{mark}"
+    if metric == PAIR:
+        change = DASH if row.ratio is None else \
+            f"{100 * (row.ratio - 1):+.0f}%".replace("-", MINUS)
+        return f"{tflops_text(row.burst_tflops)}\nsust. {change}{mark}"
+    if metric == PCT_REF:
+        return f"{pct}{mark}"
+    return f"{tflops_text(row.tflops)}\n{pct}{mark}"
+
+
+def hover_text(row: BarRow) -> str:
+    """Every number of a level's bar, for its hover readout."""
+    pct_ref, pct_peak = pct_text(row.pct_ref), pct_text(row.pct_peak)
+    prec = row.precision.upper()
+    per_j = "" if row.gflop_per_j is None else \
+        f"\n{gflop_per_j_text(row.gflop_per_j)} GFLOP/J ({row.gflop_per_j_mode})"
+    if row.sustained_tflops is not None:
+        per_j += f"\nsustained {tflops_text(row.sustained_tflops)} TFLOPS"
+    held = f"\n{THROTTLE_MARK} clocks held back: {', '.join(row.throttled)}" \
+        if row.throttled else ""
+    if row.baseline_tflops:
+        change = 100 * (row.tflops / row.baseline_tflops - 1)
+        held += f"\nbaseline {tflops_text(row.baseline_tflops)} TFLOPS ({change:+.1f}%)"
+    return (f"{row.level} ({prec}) at {row.shape}\n{tflops_text(row.tflops)} "
+            f"TFLOPS\n{pct_ref} of cuBLAS {prec}\n{pct_peak} of {prec} peak{per_j}"
+            + ("" if row.verified else f"\n{NOT_VERIFIED}") + held)

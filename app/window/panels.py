@@ -1,0 +1,70 @@
+"""The window's docked panels (the ladder, the run form, the messages) and the two labels
+of its status bar (the runs, and what feeds the window). The Messages panel takes no room
+until it has something to say (:meth:`Panels.show_messages`)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QToolBar, QWidget
+
+from ..core.store import SessionStore
+from ..widgets.fitting import ElidedLabel, scrolling
+from ..widgets.ladder_panel import LadderPanel
+from ..widgets.messages_panel import MessagesPanel
+from ..widgets.run_controls import RunControls
+
+
+class Panels:
+    """Made into ``window``: the ladder bound to ``store``, the run form at ``shape``
+    (M, N, K, repeats), the messages; each in a dock named ``dock_<name>``."""
+
+    def __init__(self, window: QMainWindow, store: SessionStore,
+                 shape: tuple[int, int, int, int]):
+        self.window = window
+        self.ladder = LadderPanel()
+        self.ladder.bind(store)
+        self.controls = RunControls()
+        self.controls.set_values(*shape)
+        self.messages = MessagesPanel()
+        ladder = self.ladder_dock = self._dock("Ladder", "ladder", self.ladder,
+                                               Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.run_dock = self._dock("Run", "run", scrolling(self.controls),
+                                   Qt.DockWidgetArea.LeftDockWidgetArea)
+        messages = self.messages_dock = self._dock("Messages", "messages", self.messages,
+                                                   Qt.DockWidgetArea.BottomDockWidgetArea)
+        window.resizeDocks([ladder], [440], Qt.Orientation.Horizontal)
+        window.resizeDocks([messages], [110], Qt.Orientation.Vertical)
+        self._messages_shown = False
+        messages.hide()  # until there is a message (show_messages)
+
+        # cut with "…" (the tooltip says it all) rather than widen the window
+        self.run_label = ElidedLabel("")
+        self.mode_label = ElidedLabel("no session")
+        window.statusBar().addPermanentWidget(self.run_label)
+        window.statusBar().addPermanentWidget(self.mode_label)
+
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea
+              ) -> QDockWidget:
+        dock = QDockWidget(title, self.window)
+        dock.setObjectName(f"dock_{name}")
+        dock.setWidget(widget)
+        self.window.addDockWidget(area, dock)
+        return dock
+
+    def show_messages(self, quiet: bool) -> None:
+        """The Messages panel shows once it has something to say (closed by the user
+        later, it stays closed: View ▸ Panels brings it back). ``quiet`` (on stage, during
+        a replay): only an error opens it; info lines (a recording has dozens) wait in the
+        panel for whoever opens it."""
+        if self._messages_shown or not self.messages.count():
+            return
+        if quiet and not self.messages.has_errors():
+            return
+        self._messages_shown = True
+        self.messages_dock.show()
+
+    def actions(self, toolbar: QToolBar) -> list[QAction]:
+        """Show/hide actions of the docked panels and ``toolbar`` (View ▸ Panels)."""
+        docks = [self.ladder_dock, self.run_dock, self.messages_dock]
+        return [*(d.toggleViewAction() for d in docks), toolbar.toggleViewAction()]
