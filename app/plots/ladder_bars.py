@@ -376,18 +376,22 @@ class LadderBars(Chart):
             if font.pointSizeF() != pt:
                 font.setPointSizeF(pt)
                 label.setFont(font)
-        # a label wider than its slot shows its value alone (the rest is in the hover);
-        # where the values at the smallest type still do not clear each other, each in
-        # three significant digits (a label raised over its neighbours leaves its bar)
+        # a label wider than its slot shows its value alone (the rest is in the hover),
+        # and then every label does; where the values at the smallest type still do not
+        # clear each other, each in three significant digits (a label raised over its
+        # neighbours leaves its bar)
         font = self.labels[0].textItem.font() if self.labels else None
         values = [t.split("\n")[0] for t in self.label_texts]
         if font is not None and not self._text_sizes.values_clear(values, font, slot_px):
             values = [v if s is None else s + v[len(v.split(" ")[0]):]
                       for v, s in zip(values, self.short_values, strict=True)]
-        texts = [t if font is None or self._text_width(t, font) <= slot_px - 2 else v
-                 for t, v in zip(self.label_texts, values, strict=True)]
+        # whole texts only where every one fits its slot: one bar with its percentage
+        # among bars without read as a different kind of number
+        whole = font is None or all(self._text_width(t, font) <= slot_px - 2
+                                    for t in self.label_texts)
+        texts = list(self.label_texts) if whole else values
         top = self._data_top
-        self._set_texts(texts)  # (whole where they fit: a percentage is never dropped
+        self._set_texts(texts)  # (whole where all fit: a percentage is never dropped
         # to keep a label under a cuBLAS line; it sits just over the line instead)
         sizes = [label.textItem.boundingRect() for label in self.labels]
 

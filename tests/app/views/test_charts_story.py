@@ -355,6 +355,9 @@ def test_every_value_label_is_shown_by_its_bar_on_stage(qtbot, loaded, size, log
         bar_top = vb.mapViewToScene(QPointF(i, float(bars.label_tops[i]))).y()
         assert -1 <= bar_top - bottom <= CLEAR_LINE_PX + 4, (name, bar_top - bottom)
         assert label.textItem.font().pointSizeF() >= min_text_pt(PRESENTATION) - 0.01
+    # every label says the same things: its percentage on all or on none (one narrow
+    # value kept "95%" under it among bars that showed their value alone)
+    assert len({label.toPlainText().count("\n") for label in bars.labels}) == 1
 
 
 def test_the_instruction_mix_legend_never_covers_a_bar(loaded):
