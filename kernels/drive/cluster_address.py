@@ -19,7 +19,7 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
-from ..protocol.text_safety import shown
+from ..protocol.text_safety import shown, shown_path
 
 SCHEMES = ("tcp", "tls")
 # transports Dask knows that gemmscope does not take (said by name, not "unknown")
@@ -190,11 +190,11 @@ def _readable(option: str, path: str) -> str:
     try:
         info = os.stat(path)
     except OSError as exc:
-        raise AddressRefused(f"{option} {shown(path)}: {exc.strerror or exc}") from None
+        raise AddressRefused(f"{option} {shown_path(path)}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise AddressRefused(f"{option} {shown(path)}: not a regular file")
+        raise AddressRefused(f"{option} {shown_path(path)}: not a regular file")
     if not os.access(path, os.R_OK):
-        raise AddressRefused(f"{option} {shown(path)}: not readable")
+        raise AddressRefused(f"{option} {shown_path(path)}: not readable")
     return path
 
 

@@ -49,6 +49,16 @@ def shown(text: object, limit: int = 80) -> str:
     return f"'{value}'"
 
 
+def shown_path(path: object, limit: int = 80) -> str:
+    """A file's path quoted as :func:`shown` does, but cut in the middle: its name (the end)
+    says which file, however deep the folder it is in."""
+    value = terminal_text(str(path))
+    if len(value) > limit:
+        tail = max(limit * 2 // 3, 1)
+        value = f"{value[:limit - tail]}…{value[-tail:]} ({len(str(path))} characters)"
+    return f"'{value}'"
+
+
 def clean_text(text: object) -> str:
     """Text from outside for a file (CSV, Markdown): one line, control, format and bidi
     characters removed, any other space a space, a lone surrogate (valid in JSON, not

@@ -106,7 +106,9 @@ def test_tls_files_that_are_missing_not_regular_or_wrong_are_named(tmp_path):
     tls_certs = pytest.importorskip("tls_certs")
     pem = tls_certs.make_ca_and_cert(tmp_path)
     address = parse_address("tls://127.0.0.1:8786")
+    deep = tmp_path / ("d" * 90)  # (the file is named however deep its folder)
     cases = {TlsFiles(str(tmp_path / "none.pem"), str(pem.cert), str(pem.key)): "none.pem",
+             TlsFiles(str(deep / "gone.pem"), str(pem.cert), str(pem.key)): "gone.pem",
              TlsFiles(str(pem.ca), "/dev/zero", str(pem.key)): "not a regular file",
              TlsFiles(str(pem.ca), str(pem.ca), str(pem.key)): "cannot be used"}
     for files, said in cases.items():

@@ -201,3 +201,17 @@ def test_the_apps_exports_of_a_hostile_recording_succeed(hostile_file, tmp_path)
         assert "Traceback" not in done.stderr
         assert printable_lines(done.stdout) and printable_lines(done.stderr)
         assert (tmp_path / name).read_bytes().decode("utf-8")
+
+
+@given(folder=st.text(min_size=0, max_size=400),
+       name=st.text(st.characters(categories=("L", "N")), min_size=1, max_size=30))
+def test_a_long_path_is_cut_in_the_middle_and_keeps_its_file_name(folder, name):
+    # (any folder, hostile characters too; a plain file name shorter than the kept tail)
+    from gemmscope.kernels.protocol.text_safety import shown_path, terminal_text
+
+    path = f"/{folder}/{name}"
+    said = shown_path(path, 80)
+    assert said.startswith("'") and terminal_text(name) in said  # which file, always
+    assert "\n" not in said and len(said) <= 80 + len(str(len(path))) + 20
+    if len(terminal_text(path)) <= 80:
+        assert said == f"'{terminal_text(path)}'"
