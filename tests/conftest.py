@@ -50,8 +50,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip tests marked gpu, with the reason, where CuPy or a CUDA device is missing."""
-    if not any(item.get_closest_marker("gpu") for item in items):
+    """Skip tests marked gpu, with the reason, where CuPy or a CUDA device is missing;
+    where they run, one after another (one GPU: under ``-n auto --dist loadgroup`` they
+    share one worker, never timing each other)."""
+    gpu = [item for item in items if item.get_closest_marker("gpu")]
+    for item in gpu:
+        item.add_marker(pytest.mark.xdist_group("gpu"))
+    if not gpu:
         return
     from gemmscope.kernels.device.gpu import get_cupy
 
