@@ -489,8 +489,9 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self.sources.wait_loaders()
         self.close_source()
         self.throttle.stop()
-        self.prefs.set_window_layout(
+        layout = self.presentation.off_stage_layout() or (
             None if self.isFullScreen() else self.saveGeometry().data(),
             self.saveState().data())
+        self.prefs.set_window_layout(*layout)
         self.prefs.sync()
         super().closeEvent(event)

@@ -83,6 +83,7 @@ class Stage(Protocol):
     def showFullScreen(self) -> None: ...
     def showNormal(self) -> None: ...
     def remember_presentation(self, on: bool) -> None: ...
+    def saveGeometry(self) -> QByteArray: ...
 
 
 class PresentationMode:
@@ -93,6 +94,7 @@ class PresentationMode:
         self.geometry: QRect | None = None  # the window before it went on stage
         self.maximized = False
         self.state: QByteArray | None = None  # its panels: which were open, their sizes
+        self.saved_geometry: QByteArray | None = None  # the geometry as the window saves it
         self.app_font: QFont | None = None  # the application's font before the stage
 
     @property
@@ -104,6 +106,7 @@ class PresentationMode:
         if on and not self.on:
             # the rectangle itself: restoreGeometry would fit it to the current screen
             self.geometry, self.state = w.geometry(), w.saveState()
+            self.saved_geometry = w.saveGeometry()
             self.maximized = w.isMaximized()
         leaving = self.on and not on
         w.theme = PRESENTATION if on else NORMAL
@@ -147,7 +150,16 @@ class PresentationMode:
                 if top is not None:
                     top.activate()
                 w.restoreState(self.state)
-            self.geometry = self.state = None
+            self.geometry = self.state = self.saved_geometry = None
+
+    def off_stage_layout(self) -> tuple[bytes | None, bytes] | None:
+        """The window's geometry and panels as they were before the stage, which a window
+        closed on stage must keep for the next start (else it opens again, and leaves
+        the stage, with the stage's panels hidden); None off stage."""
+        if not self.on or self.state is None:
+            return None
+        geometry = self.saved_geometry.data() if self.saved_geometry is not None else None
+        return geometry, self.state.data()
 
     def release(self) -> None:
         """The window closes: the application's font is the whole process's, so it goes
