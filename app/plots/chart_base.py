@@ -81,6 +81,7 @@ class Chart(pg.PlotWidget):
             QTextOption(Qt.AlignmentFlag.AlignHCenter))
         item.addItem(self.empty_text, ignoreBounds=True)
         self.empty_text.hide()
+        self.empty_text.styled_by_owner = True  # apply_theme sets its type, in each theme
         item.vb.sigResized.connect(self._wrap_empty_text)
         self.empty = False
         for name in ("left", "bottom"):

@@ -159,3 +159,25 @@ def test_after_the_stage_every_plot_axis_title_is_in_the_normal_type(make_window
         size = axis.labelStyle.get("font-size")
         shown = float(size.removesuffix("pt")) if size else axis.label.font().pointSizeF()
         assert shown < PRESENTATION.font_pt, (type(plot).__name__, name, axis.labelText)
+
+
+def test_a_window_opened_on_stage_shows_its_chart_texts_in_the_normal_type_off_stage(
+        make_window, tmp_path):
+    # texts first styled on stage took the stage's type as their own, and kept it off
+    # stage (the Charts tab's "not replayed yet" messages at 20 pt in the normal window)
+    from gemmscope.app.plots.chart_base import Chart
+    from gemmscope.app.theme import PRESENTATION
+    from gemmscope.app.window.preferences import Preferences, open_settings
+
+    ini = tmp_path / "p.ini"
+    Preferences(open_settings(str(ini))).presentation = True
+    window = make_window(ini)
+    window.show()
+    assert window.theme is PRESENTATION
+    window.flush_views()
+    window.set_presentation(False, full_screen=False)
+    window.flush_views()
+    charts = window.findChildren(Chart)
+    assert len(charts) >= 3
+    for chart in charts:
+        assert chart.empty_text.textItem.font().pointSizeF() < PRESENTATION.font_pt, chart
