@@ -27,7 +27,6 @@ import msgspec
 
 from ...kernels.protocol import records as rec
 from ...kernels.protocol.decoding import from_builtins, to_builtins
-from ...kernels.protocol.events import ProtocolError
 from . import ncu_report
 from .ncu_report import MAX_KERNELS, Report, ReportError, ReportKernel
 
@@ -104,10 +103,8 @@ def _collect(p: Path, out: Path, code: int, stderr: str) -> Report:
     try:
         size = out.stat().st_size
     except OSError:
-        size = -1
-    if size < 0:
         raise ReportError(f"the report reader ended (exit code {code}) without reading "
-                          f"{p.name}" + (f": {stderr}" if stderr else ""))
+                          f"{p.name}" + (f": {stderr}" if stderr else "")) from None
     if size > MAX_OUTPUT_BYTES:
         raise ReportError(f"{p.name}: the report reader sent {size / 2**20:,.0f} MiB, over "
                           f"the {MAX_OUTPUT_BYTES / 2**20:,.0f} MiB this app takes")
@@ -117,20 +114,18 @@ def _collect(p: Path, out: Path, code: int, stderr: str) -> Report:
         for raw in fh:
             try:
                 line = _decoder.decode(raw)
-                if isinstance(line, ErrorLine):
-                    raise ReportError(line.message[:MAX_STDERR_CHARS])
-                if isinstance(line, EndLine):
-                    left_out, ended = max(0, line.left_out), True
-                    break
-                if len(kernels) >= MAX_KERNELS:
-                    continue
-                kernels.append(_kernel(line))
-            except (msgspec.DecodeError, msgspec.ValidationError, ProtocolError,
-                    ValueError) as exc:
-                if isinstance(exc, ReportError):
-                    raise
+                kernel = (_kernel(line) if isinstance(line, KernelLine)
+                          and len(kernels) < MAX_KERNELS else None)
+            except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
                 raise ReportError(f"the report reader's answer about {p.name} is not "
                                   f"readable: {str(exc)[:200]}") from None
+            if isinstance(line, ErrorLine):
+                raise ReportError(line.message[:MAX_STDERR_CHARS])
+            if isinstance(line, EndLine):
+                left_out, ended = max(0, line.left_out), True
+                break
+            if kernel is not None:
+                kernels.append(kernel)
     if not ended or not kernels:
         raise ReportError(f"the report reader ended (exit code {code}) before it had read "
                           f"{p.name}" + (f": {stderr}" if stderr else ""))
