@@ -129,6 +129,12 @@ def _offline_mnemonics(file: str, cc: str) -> dict[str, dict[str, int]] | None:
             for name, text in texts.items()}
 
 
+def _no_ceiling(name: str, precision: str, instruction: str, why: str) -> dict[str, Any]:
+    """A tensor probe that was not timed (:meth:`Probes.not_native`): no TFLOPS, the reason."""
+    return {"name": name, "precision": precision, "instruction": instruction,
+            "tflops": None, "reason": why}
+
+
 def run_probes(p: Probes, clock: Callable[[], float | None]) -> dict[str, Any]:
     """Every probe; the ``ceilings`` event's fields (without ``type`` and ``t``)."""
     cp = p.cp
@@ -151,8 +157,7 @@ def run_probes(p: Probes, clock: Callable[[], float | None]) -> dict[str, Any]:
             continue
         why = p.not_native("ceilings.cu", name, instruction, MMA_PER_ITER)
         if why is not None:
-            probes.append({"name": f"mma.sync {precision}", "precision": precision,
-                           "instruction": instruction, "tflops": None, "reason": why})
+            probes.append(_no_ceiling(f"mma.sync {precision}", precision, instruction, why))
             continue
         kernel = p.module.get_function(name)
 
@@ -170,8 +175,7 @@ def run_probes(p: Probes, clock: Callable[[], float | None]) -> dict[str, Any]:
         for precision, (name, instruction, per) in WGMMA.items():
             why = p.not_native("ceilings_hopper.cu", name, instruction, WGMMA_PER_ITER)
             if why is not None:
-                probes.append({"name": f"wgmma {precision}", "precision": precision,
-                               "instruction": instruction, "tflops": None, "reason": why})
+                probes.append(_no_ceiling(f"wgmma {precision}", precision, instruction, why))
                 continue
             kernel = p.hopper.get_function(name)
 
