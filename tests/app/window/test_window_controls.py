@@ -55,25 +55,20 @@ def test_presentation_mode_and_preferences_persist(qtbot, make_window, tmp_path)
     assert again.controls.values() == (128, 256, 512, 7)
 
 
-def test_presentation_restores_from_preferences(qtbot, make_window, tmp_path):
-    ini = tmp_path / "p.ini"
-    Preferences(open_settings(str(ini))).presentation = True
-    window = make_window(ini)
-    assert window.theme is PRESENTATION
-    window.set_presentation(False)
-
-
-def test_a_window_that_opens_on_stage_gets_its_panels_back_off_stage(qtbot, make_window,
-                                                                   tmp_path):
-    ini = tmp_path / "p.ini"
-    Preferences(open_settings(str(ini))).presentation = True
-    window = make_window(ini)
+def _leave_the_stage_and_see_the_panels(qtbot, window) -> None:
     window.show()
     qtbot.waitExposed(window)
     assert window.theme is PRESENTATION
     window.set_presentation(False)
     qtbot.waitUntil(lambda: window.run_dock.isVisible(), timeout=5000)
     assert window.ladder_dock.isVisible()
+
+
+def test_presentation_restores_from_preferences_and_its_panels_come_back_off_stage(
+        qtbot, make_window, tmp_path):
+    ini = tmp_path / "p.ini"
+    Preferences(open_settings(str(ini))).presentation = True
+    _leave_the_stage_and_see_the_panels(qtbot, make_window(ini))
 
 
 def test_a_window_closed_on_stage_opens_again_with_its_panels_off_stage(qtbot, make_window,
@@ -84,13 +79,7 @@ def test_a_window_closed_on_stage_opens_again_with_its_panels_off_stage(qtbot, m
     qtbot.waitExposed(first)
     first.set_presentation(True, full_screen=False)
     first.close()  # its layout saved as it was before the stage, not the stage's
-    window = make_window(ini)
-    window.show()
-    qtbot.waitExposed(window)
-    assert window.theme is PRESENTATION
-    window.set_presentation(False)
-    qtbot.waitUntil(lambda: window.run_dock.isVisible(), timeout=5000)
-    assert window.ladder_dock.isVisible()
+    _leave_the_stage_and_see_the_panels(qtbot, make_window(ini))
 
 
 def test_keys_step_levels_and_show_shortcuts(qtbot, make_window, synthetic_file):
