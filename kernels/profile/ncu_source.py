@@ -183,7 +183,7 @@ def parse_cuda_sass_page(text: str, files: Iterable[str] = ()
     # the function; a section of another function, or of a file already read, is the
     # next kernel's
     function: str | None = None
-    sections: set[str | None] = set()
+    sections: set[str] = set()  # the files read (their paths as the page gives them)
     found: dict[int, tuple[str, int]] = {}
     addresses: list[int] = []
     for r in rows:
