@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QFont, QPen
 from PySide6.QtWidgets import QWidget
 
-from ..theme import NORMAL, Theme, min_text_pt
+from ..theme import Theme, min_text_pt
 
 NORMAL_WIDTH = "_gemmscope_normal_width"  # the pen width a plot item chose itself
 SET_WIDTH = "_gemmscope_set_width"  # the width _widened gave it last
@@ -83,10 +83,7 @@ def style_plot(item: pg.PlotItem, theme: Theme, axes: bool = True,
             if getattr(child, "styled_by_owner", False):
                 continue  # its chart sets its type (chart_base.Chart.apply_theme)
             if not hasattr(child, OWN_FONT):
-                own = QFont(child.textItem.font())
-                if font is not None:  # first seen on stage: its type there is not its own
-                    own.setPointSize(NORMAL.font_pt)
-                setattr(child, OWN_FONT, own)
+                setattr(child, OWN_FONT, QFont(child.textItem.font()))
             child.setFont(font if font is not None else getattr(child, OWN_FONT))
         elif isinstance(child, pg.PlotDataItem):
             pen = child.opts.get("pen")
