@@ -40,10 +40,14 @@ def resource_tracker():
 def cluster():
     """Two worker processes under nannies (a killed one is started again), each offering
     one GPU resource; closed within the test, so no process outlives it."""
-    # no silent retry on another worker: a lost run is said (docs/cluster.md)
+    # no silent retry on another worker: a lost run is said (docs/cluster.md). The
+    # scheduler's HTTP server listens even with no dashboard, on 8787 unless told: a
+    # free loopback port, so two clusters of parallel test workers never meet there.
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         local = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                         resources={"GPU": 1}, dashboard_address=None)
+                                         resources={"GPU": 1}, host="127.0.0.1",
+                                         dashboard_address="127.0.0.1:0",
+                                         scheduler_kwargs={"dashboard": False})
     try:
         yield local
     finally:
