@@ -345,7 +345,7 @@ class LadderPanel(QWidget):
                                                                          strict=True)):
                 continue  # the same results against the same references: the same texts
             self._filled_from[level_id] = source
-            note = ref_note = sustained_note = ""
+            note = tip = ref_note = sustained_note = ""
             failed = False
             if r is None:
                 lv = store.level(level_id)
@@ -356,7 +356,9 @@ class LadderPanel(QWidget):
             else:
                 row = store.row(r)
                 texts = row.texts()
-                note = row.throttle_note(clock)
+                note = row.throttle_note(clock)  # marks the cells orange
+                # the tooltip also says where the launches changed speed mid-burst
+                tip = "\n".join(text for text in (note, row.step_note()) if text)
                 ref_note = f"vs {row.reference}" if row.reference else \
                     f"no cuBLAS {r.precision.upper()} result at {r.shape}"
                 clocks = row.clock_comparison()  # a ratio across clocks is partly the clock
@@ -379,8 +381,8 @@ class LadderPanel(QWidget):
                 item = self.table.item(row_index, COLUMNS.index(column))
                 text = texts[column]
                 restyle = item.text() != text
-                if column in MARKED_COLUMNS and item.toolTip() != plain_tooltip(note):
-                    item.setToolTip(plain_tooltip(note))
+                if column in MARKED_COLUMNS and item.toolTip() != plain_tooltip(tip):
+                    item.setToolTip(plain_tooltip(tip))
                     restyle = True  # marked or unmarked, the text may be the same
                 if column in SUSTAINED_COLUMNS and \
                         item.toolTip() != plain_tooltip(sustained_note):

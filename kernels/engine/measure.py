@@ -36,6 +36,7 @@ from ..ladder.registry import (
 from ..ladder.shape import percent, tflops_of
 from ..protocol.commands import DEFAULT_REPEATS, DEFAULT_WARMUP
 from ..protocol.events import Mode
+from ..results.launch_steps import launch_step
 from ..toolchain import nvrtc
 from ..toolchain.constraints import over_limits
 from .cublaslt import torch_scaled_mm_available
@@ -344,6 +345,7 @@ class Bench:
         flops = 2.0 * M * N * K
         with self.stream:
             prep = self.prepare(level, M, N, K, params, warmup)
+            temp_start = self.nvml.temperature_c()
             times = self._time(prep.launch, repeats, on_repeat)
             fields = self._burst_energy(level, prep.launch, flops) if energy else \
                 burst_energy_fields(None, flops, None, None, "not measured (energy=False)")
@@ -351,7 +353,8 @@ class Bench:
         tflops = tflops_of(flops, summary["median_ms"])
         result: dict[str, Any] = {
             **self.head(prep, tflops), "mode": str(Mode.BURST), **summary, "tflops": tflops,
-            "repeats": repeats, "warmup": warmup}
+            "repeats": repeats, "warmup": warmup, "temp_c_start": temp_start,
+            "launch_step": step.as_event() if (step := launch_step(times["ms"])) else None}
         window = self.samples(times["t0"], times["t1"])
         if window is not None:
             result.update({

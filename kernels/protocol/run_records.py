@@ -116,6 +116,18 @@ class EnergyWindow(Window, kw_only=True):
     method: str | None = None
 
 
+class LaunchStepRecord(Record, kw_only=True):
+    """Where a burst's launch times stepped (kernels/results/launch_steps.py): launches
+    ``at`` + 1 to ``launches`` ran ``change_pct`` slower (negative: faster) than the first
+    ``at``, their medians ``after_ms`` and ``before_ms``."""
+
+    at: int
+    launches: int
+    before_ms: Number
+    after_ms: Number
+    change_pct: Number
+
+
 class Repeat(Timed, tag="repeat", kw_only=True):
     """A timed repeat (burst), or a finished trial (sustained)."""
 
@@ -206,6 +218,13 @@ class Result(Timed, tag="result", kw_only=True):
     avg_power_w_min: Number | None = None
     avg_power_w_max: Number | None = None
     temp_c_max: Number | None = None
+    # burst: the GPU's temperature at the first timed launch; sustained: before the first
+    # trial and after the last
+    temp_c_start: Number | None = None
+    temp_c_end: Number | None = None
+    # burst: the step in its launch times where the power limiter (or anything else)
+    # changed their speed mid-burst; None: steady, or not said (older files)
+    launch_step: LaunchStepRecord | None = None
     launch_method: str | None = None
     launches_per_batch: int | None = None
     capture_error: str | None = None

@@ -21,6 +21,7 @@ from ..ladder.registry import DEEPGEMM_DIFF_MAX
 from ..ladder.shape import Shape, percent
 from ..protocol.records import Result
 from ..protocol.throttle import NOT_COUNTED, THROTTLE_MARK
+from .launch_steps import LaunchStep
 
 DASH = "–"  # a number that was not measured
 VERIFIED = "verified"
@@ -270,6 +271,8 @@ class Row:
                          f"{tflops_text(r.tflops_max)} TFLOPS")
         if r.energy_j is None and r.energy_reason:
             notes.append(f"no energy: {r.energy_reason}")
+        if r.launch_step is not None:
+            notes.append(self.step_note())
         clocks = self.clock_comparison()
         # a note where both clocks are known and differ (the SM MHz and ref. SM MHz columns
         # show both, a dash where one is unknown)
@@ -334,6 +337,12 @@ class Row:
         if r.throttled:
             bits.append(f"clocks held back: {throttled_text(r.throttled)}")
         return "; ".join(bits)
+
+    def step_note(self) -> str:
+        """Where a burst's launches changed speed mid-burst, and which side its median
+        is of (kernels/results/launch_steps.py); "" where they did not, or it is not said."""
+        step = self.result.launch_step
+        return "" if step is None else LaunchStep.of(step).note()
 
     def throttle_note(self, sm_clock_max_mhz: float | None = None) -> str:
         """Why a throttled result is marked: the reasons and the SM clock; "" if none."""

@@ -23,6 +23,7 @@ from gemmscope.kernels.protocol.commands import RunMode, SustainedConfig
 from gemmscope.kernels.protocol.events import Mode
 from gemmscope.kernels.protocol.plan import RunRequest
 from gemmscope.kernels.protocol.records import Result
+from gemmscope.kernels.results.launch_steps import launch_step
 
 pytestmark = pytest.mark.gpu
 
@@ -93,6 +94,14 @@ def test_burst_results_carry_energy_from_the_counter():
         assert win.pattern == "launch" and win.gpu_s >= 1.0 and win.launches >= 1
         assert win.counter_aligned and win.edge_s < 0.5
         assert 20 < r.avg_power_w <= 1.1 * limit
+        assert r.temp_c_start is not None and 0 < r.temp_c_start < 110
+        # the step the result states is the one in its own timed launches
+        times = [e.ms for e in events if e.type == "repeat" and e.id == r.id]
+        assert len(times) == r.repeats
+        step = launch_step(times)
+        assert (r.launch_step is None) == (step is None)
+        if step is not None:
+            assert (r.launch_step.at, r.launch_step.launches) == (step.at, step.launches)
         if r.M == S:
             assert win.method == ("stream" if r.level.startswith("cublas") else "graph")
 

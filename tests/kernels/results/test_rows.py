@@ -179,3 +179,27 @@ def test_a_results_parameters_are_bounded_integers_by_name():
     own = Row.of(of({**ev, "params": {"BN": 256, "BM": 128}})).notes()
     picked = Row.of(of({**ev, "params": {"BN": 192, "BM": 128}})).notes()
     assert "ran" not in own and picked.startswith("ran BN=192")
+
+
+def test_a_burst_whose_launches_stepped_says_so_in_its_notes_and_which_side_its_median_is():
+    ev = {"type": "result", "t": 1.0, "level": "wmma", "M": 8192, "N": 8192, "K": 8192,
+          "dtype": "fp16", "precision": "fp16", "median_ms": 3.75, "tflops": 293.1,
+          "verified": True, "rel_err": 1e-3, "repeats": 20,
+          "launch_step": {"at": 4, "launches": 20, "before_ms": 3.405, "after_ms": 3.8,
+                          "change_pct": 11.6}}
+    notes = Row.of(of(ev)).notes()
+    assert "launches 5–20 ran 11.6% slower than 1–4: the median is of 5–20" in notes
+    steady = Row.of(of({**ev, "launch_step": None})).notes()
+    assert "slower" not in steady and "median" not in steady
+
+
+@pytest.mark.parametrize("bad", [{"at": "4"}, {"at": 4, "launches": 20}, [4, 20], "step",
+                                 {"at": 4, "launches": 20, "before_ms": 1, "after_ms": 2,
+                                  "change_pct": "<b>100</b>"}])
+def test_a_launch_step_that_is_not_one_is_left_out_and_the_result_kept(bad):
+    ev = {"type": "result", "t": 1.0, "level": "wmma", "M": 64, "N": 64, "K": 64,
+          "dtype": "fp16", "precision": "fp16", "median_ms": 0.1, "tflops": 1.0,
+          "verified": True, "rel_err": None, "repeats": 5, "launch_step": bad}
+    result = of(ev)
+    assert result.launch_step is None and result.tflops == 1.0
+    assert "slower" not in Row.of(result).notes()
