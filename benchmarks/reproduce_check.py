@@ -7,7 +7,10 @@
 Each RUN is a recording of `gemmscope bench --all -s 4096 -s 8192 -o RUN.jsonl` made on a
 freshly started machine. For every level (and reference, unless --levels-only) at each
 cube size, the table gives the baseline's burst TFLOPS and SM clock, then each run's and
-its difference in percent; a last column says whether every run is within the tolerance.
+its difference in percent, and where the timed launches changed speed mid-burst (the
+power limiter acting within the burst: which side of the step the median is of can move
+a figure by 10%); a last column says whether every run is within the tolerance. The GPU
+each file ran on is named first: at the power limit, two GPUs of one model differ.
 A user's kernel in the baseline but in no run is named at the end, not compared. Where a
 level ran more than once at a shape in one file, the last result counts (a recording's
 later session replaces an earlier one there too). Exit code 1 when a level is outside
@@ -22,18 +25,40 @@ from pathlib import Path
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.results.launch_steps import LaunchStep, launch_step
 
 BUNDLED = Path(__file__).resolve().parents[1] / "resources" / "sessions" / "h200-ladder.jsonl.gz"
 
 
-def burst(path: str | Path, sizes: set[int]) -> dict[tuple[str, int], tuple[float, float | None]]:
-    """(level, size) -> (TFLOPS, SM MHz) of the file's verified burst results at cubes."""
-    out = {}
-    for e in recording.read_session(path).events:
-        if (e.type == "result" and e.mode == "burst" and e.M == e.N == e.K and e.M in sizes
-                and e.tflops and e.verified):
-            out[(e.level, e.M)] = (e.tflops, e.sm_clock_mhz_avg)
-    return out
+Burst = dict[tuple[str, int], tuple[float, float | None, LaunchStep | None]]
+
+
+def burst(path: str | Path, sizes: set[int]) -> tuple[Burst, list[str]]:
+    """(level, size) -> (TFLOPS, SM MHz, launch step) of the file's verified burst results
+    at cubes, and the GPUs (UUIDs) its sessions ran on. The step is the result's own, or,
+    in files from before results stated it, found in the run's repeat events by the same
+    rule (kernels/results/launch_steps.py)."""
+    session = recording.read_session(path)
+    times: dict[object, list[float]] = {}
+    out: Burst = {}
+    headers = [session.header, *(e.runner for e in session.events
+                                 if e.type == "restart" and e.runner is not None)]
+    gpus = [h.device.uuid for h in headers if h.device is not None and h.device.uuid]
+    for e in session.events:
+        if e.type == "repeat" and e.mode == "burst":
+            times.setdefault(e.id, []).append(e.ms)
+        elif (e.type == "result" and e.mode == "burst" and e.M == e.N == e.K
+              and e.M in sizes and e.tflops and e.verified):
+            step = LaunchStep.of(e.launch_step) if e.launch_step is not None else \
+                launch_step(times.get(e.id, []))
+            out[(e.level, e.M)] = (e.tflops, e.sm_clock_mhz_avg, step)
+        if e.type in ("result", "error"):
+            times.pop(e.id, None)  # a later run may reuse the id
+    return out, list(dict.fromkeys(gpus))
+
+
+def _step_text(step: LaunchStep | None) -> str:
+    return "" if step is None else f" [step {step.at}/{step.launches} {step.change_pct:+.0f}%]"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,8 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--levels-only", action="store_true", help="leave the references out")
     args = ap.parse_args(argv)
     sizes = set(args.size or [4096, 8192])
-    base = burst(args.baseline, sizes)
-    runs = [burst(r, sizes) for r in args.runs]
+    base, base_gpus = burst(args.baseline, sizes)
+    read = [burst(r, sizes) for r in args.runs]
+    runs = [run for run, _ in read]
+    print(f"baseline: GPU {', '.join(base_gpus) or 'not said'}")
+    for i, (_, gpus) in enumerate(read):
+        same = " (the baseline's)" if gpus and gpus == base_gpus else ""
+        print(f"run {i + 1}: GPU {', '.join(gpus) or 'not said'}{same}")
     references = {lv.id for lv in registry.references()}
     known = references | {lv.id for lv in registry.ladder()}
     ran = {key for run in runs for key in run}
@@ -57,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     for level, size in sorted(base, key=lambda k: (k[1], k[0] in references, k[0])):
         if (args.levels_only and level in references) or level in left:
             continue
-        t0, c0 = base[(level, size)]
-        row = [level, f"{size}^3", f"{t0:.4g} @ {c0 or 0:.0f}"]
+        t0, c0, s0 = base[(level, size)]
+        row = [level, f"{size}^3", f"{t0:.4g} @ {c0 or 0:.0f}{_step_text(s0)}"]
         ok = True
         for run in runs:
             got = run.get((level, size))
@@ -68,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             diff = 100.0 * (got[0] / t0 - 1.0)
             ok = ok and abs(diff) <= args.tolerance_pct
-            row.append(f"{got[0]:.4g} @ {got[1] or 0:.0f} ({diff:+.1f})")
+            row.append(f"{got[0]:.4g} @ {got[1] or 0:.0f} ({diff:+.1f}){_step_text(got[2])}")
         row.append("yes" if ok else "NO")
         bad += not ok
         body.append(row)
@@ -76,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in [head, *body]:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
     print(f"{len(body) - bad} of {len(body)} within {args.tolerance_pct:g}% in every run")
+    print("[step k/n ±x%]: launches k+1..n ran x% slower (+) or faster (-) than 1..k, the "
+          "median is of the side with more launches (kernels/results/launch_steps.py)")
     if left:
         print(f"not in any run (a user's kernels, not in `bench --all`): {', '.join(left)}")
     return 1 if bad else 0
