@@ -196,8 +196,9 @@ class RunnerSession:
         self._write(command)
 
     def emit(self, event: dict[str, Any]) -> None:
-        """An event of the session's own (not the runner's), on the session clock."""
-        self._deliver(of({**event, "t": self.now()}))
+        """An event of the session's own (not the runner's), on the session clock, in
+        order with the runner's (Timeline.stamp)."""
+        self._deliver(of({**event, "t": self.timeline.stamp(self.now())}))
 
     # ------------------------------------------------------------------ the loop
     def pump(self, timeout_s: float = 0.0) -> int:

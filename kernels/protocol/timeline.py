@@ -30,6 +30,16 @@ class Timeline:
         self.header: Session | None = None
         self.restarts = 0
 
+    def stamp(self, now: float) -> float:
+        """The time of an event of the owner's own (not a runner's) that happens ``now``:
+        never before the latest event placed. A runner's events are placed by when its
+        header arrived, so a header read late (a busy machine) places the lines after it
+        later than they arrived, and an error said on the owner's clock as the runner
+        exits could otherwise come before the runner's last repeat."""
+        t = max(now, self.last_s)
+        self.last_s = t
+        return t
+
     @overload
     def place(self, event: EventRecord, now: float | None = None) -> EventRecord: ...
     @overload
