@@ -45,6 +45,11 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    help=f"timed repeats (default {commands.DEFAULT_REPEATS})")
     p.add_argument("--warmup", type=int, default=commands.DEFAULT_WARMUP,
                    help=f"untimed launches first (default {commands.DEFAULT_WARMUP})")
+    p.add_argument("--settle-s", type=float, metavar="S",
+                   help="burst: idle seconds before each run's warmup, so that every "
+                        "burst and its reference start from the same rest of the power "
+                        f"limiter ({commands.SETTLE_S[1]:g} to {commands.SETTLE_S[2]:g}; "
+                        "default none)")
     p.add_argument("--no-compare", action="store_true",
                    help="do not run the cuBLAS reference of each shape")
     sus = commands.SUSTAINED_FIELDS
@@ -162,6 +167,7 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
                        f"{', '.join(registry.BY_ID)}")
     if args.repeats < 1 or args.warmup < 0:
         raise CliError("--repeats must be at least 1 and --warmup at least 0")
+    settle_s = settle_option(args)
     for flag, value in (("--timeout", args.timeout), ("--start-timeout", args.start_timeout)):
         if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
             raise CliError(f"{flag}: give seconds from more than 0 to {MAX_TIMEOUT_S:g}, "
@@ -181,7 +187,7 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         if (n, n, n) not in shapes:
             shapes.append((n, n, n))
     runs = [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
-                       compare=not args.no_compare).with_mode(main_mode)
+                       compare=not args.no_compare, settle_s=settle_s).with_mode(main_mode)
             for M, N, K in shapes for level_id in ids]
     try:
         runs += user_kernels.kernel_runs(args, shapes, main_mode, stderr=sys.stderr)
@@ -197,6 +203,21 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         except user_kernels.KernelOptionError as exc:
             raise CliError(str(exc)) from None
     return runs
+
+
+def settle_option(args: argparse.Namespace) -> float | None:
+    """``--settle-s``, checked as the runner will; refused with --sustained (whose trials
+    idle --cooldown-s before each)."""
+    value = args.settle_s
+    if value is None:
+        return None
+    if args.sustained:
+        raise CliError("--settle-s applies to burst runs; a sustained run idles "
+                       "--cooldown-s before each trial")
+    try:
+        return commands.check_settle_s(value)
+    except events.ProtocolError as exc:
+        raise CliError(f"--settle-s: {exc}") from None
 
 
 def run_mode(args: argparse.Namespace, sustained: bool) -> commands.RunMode:

@@ -114,6 +114,7 @@ def kernel_runs(args: argparse.Namespace, shapes: list[tuple[int, int, int]],
                                                f"refused: {check.refusal}") + "\n")
                 runs.append(RunRequest(spec.id, M, N, K, args.repeats, warmup=args.warmup,
                                        compare=not args.no_compare,
+                                       settle_s=args.settle_s,
                                        kernel=launch.as_wire()).with_mode(mode))
     return runs
 

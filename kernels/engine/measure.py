@@ -49,6 +49,7 @@ from .energy import (
     measure_window,
     seconds_per_call,
 )
+from .idle import idle
 from .operands import OUTPUT_BYTES, Accuracy, Operands, check, random_inputs
 from .reference_launch import reference_launcher
 from .triton_launch import triton_launcher, triton_missing
@@ -290,14 +291,18 @@ class Bench:
                           "out_of_memory")
 
     def prepare(self, level: Level, M: int, N: int, K: int, params: dict[str, int] | None,
-                warmup: int) -> Prepared:
+                warmup: int, settle: Callable[[], None] | None = None) -> Prepared:
         """Fresh inputs, the launch, its verification (poisoned C, float64 reference of
-        the same values), then ``warmup`` untimed launches. Call within ``self.stream``."""
+        the same values), ``settle`` (an idle, with the GPU done), then ``warmup`` untimed
+        launches. Call within ``self.stream``."""
         ops = random_inputs(level, M, N, K)
         launch, info = self._launcher(level, ops, params)
         ops.poison()
         launch()
         acc = check(ops)
+        if settle is not None:
+            self.stream.synchronize()
+            settle()
         for _ in range(warmup):
             launch()
         self.stream.synchronize()
@@ -338,13 +343,22 @@ class Bench:
     def run(self, level: Level, M: int, N: int, K: int, repeats: int = DEFAULT_REPEATS,
             warmup: int = DEFAULT_WARMUP,
             on_repeat: Callable[[int, float], None] | None = None,
-            params: dict[str, int] | None = None, energy: bool = True) -> dict[str, Any]:
+            params: dict[str, int] | None = None, energy: bool = True,
+            settle_s: float = 0.0,
+            on_settle: Callable[[float], None] | None = None) -> dict[str, Any]:
         """One burst run; ``energy=False`` skips the energy window (correctness checks,
-        where a second per run would add up), leaving the energy fields null."""
+        where a second per run would add up), leaving the energy fields null.
+        ``settle_s``: idle seconds after the verification, before the warmup, so that the
+        burst starts from a rest of the power limiter (``on_settle(seconds left)`` says
+        so at least every idle.HEARTBEAT_S)."""
         self.check_memory(level, M, N, K)
         flops = 2.0 * M * N * K
+
+        def settle() -> None:
+            idle(settle_s, on_settle or (lambda _left: None), time.sleep, self.clock)
+
         with self.stream:
-            prep = self.prepare(level, M, N, K, params, warmup)
+            prep = self.prepare(level, M, N, K, params, warmup, settle if settle_s else None)
             temp_start = self.nvml.temperature_c()
             times = self._time(prep.launch, repeats, on_repeat)
             fields = self._burst_energy(level, prep.launch, flops) if energy else \
@@ -353,7 +367,8 @@ class Bench:
         tflops = tflops_of(flops, summary["median_ms"])
         result: dict[str, Any] = {
             **self.head(prep, tflops), "mode": str(Mode.BURST), **summary, "tflops": tflops,
-            "repeats": repeats, "warmup": warmup, "temp_c_start": temp_start,
+            "repeats": repeats, "warmup": warmup, "settle_s": settle_s,
+            "temp_c_start": temp_start,
             "launch_step": step.as_event() if (step := launch_step(times["ms"])) else None}
         window = self.samples(times["t0"], times["t1"])
         if window is not None:

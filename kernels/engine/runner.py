@@ -286,17 +286,22 @@ class Runner:
 
     def _measure_burst(self, level: Level, cmd: commands.RunCommand,
                        where: dict[str, Any], params: dict[str, int] | None) -> dict[str, Any]:
+        settle = {"settle_s": cmd.settle_s} if cmd.settle_s else {}
         self.emit({"type": "run_start", **where, "dtype": registry.DTYPE_OF[level.precision],
                    "precision": str(level.precision), "mode": str(Mode.BURST),
-                   "repeats": cmd.repeats, "warmup": cmd.warmup})
+                   "repeats": cmd.repeats, "warmup": cmd.warmup, **settle})
 
         def on_repeat(i: int, ms: float) -> None:
             self.emit({"type": "repeat", **where, "mode": str(Mode.BURST), "i": i, "ms": ms,
                        "tflops": cmd.shape.tflops(ms)})
 
+        def on_settle(left: float) -> None:  # a phase of the run, as a sustained cool-down
+            self.emit({"type": "phase", **where, "mode": str(Mode.BURST), "phase": "settle",
+                       "trial": 0, "seconds": left})
+
         assert self.bench is not None
         return self.bench.run(level, cmd.M, cmd.N, cmd.K, cmd.repeats, cmd.warmup, on_repeat,
-                              params)
+                              params, settle_s=cmd.settle_s, on_settle=on_settle)
 
     def _measure_sustained(self, level: Level, cmd: commands.RunCommand,
                            where: dict[str, Any], params: dict[str, int] | None

@@ -26,11 +26,8 @@ from ..ladder.shape import tflops_of
 from ..protocol.commands import DEFAULT_WARMUP, SustainedConfig
 from ..protocol.events import Mode
 from .energy import MeasuredWindow
+from .idle import idle
 from .measure import Bench, Refused, graphable
-
-# a cool-down says it is still going at least this often (the session's watchdog kills a
-# runner that says nothing for a minute)
-HEARTBEAT_S = 10.0
 
 OnPhase = Callable[[str, int, float], None]  # (phase, trial index, seconds it will take)
 
@@ -102,14 +99,8 @@ class Trial:
 def cool_down(seconds: float, trial: int, probes: Probes, on_phase: OnPhase) -> float:
     """Idle for ``seconds`` (the GPU does nothing), saying so every HEARTBEAT_S; returns
     the time it took on the session clock."""
-    t0 = probes.clock()
-    left = seconds
-    while left > 0:
-        on_phase("cooldown", trial, left)
-        step = min(left, HEARTBEAT_S)
-        probes.sleep(step)
-        left -= step
-    return probes.clock() - t0
+    return idle(seconds, lambda left: on_phase("cooldown", trial, left), probes.sleep,
+                probes.clock)
 
 
 def measure_trials(run_window: Callable[[], MeasuredWindow], flops: float,

@@ -22,6 +22,10 @@ MAX_TELEMETRY_HZ = 200.0
 DEFAULT_REPEATS = 20  # timed repeats of a burst run
 DEFAULT_WARMUP = 3  # untimed launches before them
 
+# a burst run's idle seconds before its warmup, so that every burst (and its reference)
+# starts from the same rest of the power limiter (issue 31 item 6): default, least, most
+SETTLE_S = (0.0, 0.0, 60.0)
+
 # sustained runs (docs/energy.md): field -> (default, least, most)
 SUSTAINED_FIELDS: dict[str, tuple[float, float, float]] = {
     "window_s": (3.0, 1.0, 30.0),  # below 1 s the counter's steps weigh too much
@@ -67,6 +71,7 @@ class RunCommand:
     compare: bool = True
     params: dict[str, int] | None = field(default=None, hash=False)
     sustained: SustainedConfig = field(default_factory=SustainedConfig)  # sustained runs
+    settle_s: float = SETTLE_S[0]  # burst runs
     # a user's kernel (docs/user-kernels.md): its object, checked by the engine
     kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
@@ -126,6 +131,12 @@ def _run(obj: dict[str, Any]) -> RunCommand:
             raise ProtocolError(f"{name} must be an integer from {lo} to {hi}, not {v!r}")
         counts[name] = v
     mode, sustained = check_mode_fields(obj)
+    settle_s = SETTLE_S[0]
+    if "settle_s" in obj:
+        if mode != Mode.BURST:
+            raise ProtocolError("settle_s applies to burst runs only (a sustained run idles "
+                                "cooldown_s before each trial)")
+        settle_s = check_settle_s(obj["settle_s"])
     params = obj.get("params")
     if params is not None and not (
             isinstance(params, dict) and all(isinstance(k, str) and _is_int(v)
@@ -138,7 +149,8 @@ def _run(obj: dict[str, Any]) -> RunCommand:
     if kernel is not None and not isinstance(kernel, dict):
         raise ProtocolError("kernel must be an object (docs/user-kernels.md)")
     return RunCommand(obj["level"], M, N, K, obj.get("id"), mode, counts["repeats"],
-                      counts["warmup"], compare, params or None, sustained, kernel)
+                      counts["warmup"], compare, params or None, sustained,
+                      settle_s=settle_s, kernel=kernel)
 
 
 def command_id(line: str | bytes) -> Any:
@@ -172,6 +184,16 @@ def check_mode_fields(obj: dict[str, Any]) -> tuple[Mode, SustainedConfig]:
             raise ProtocolError(f"{name} must be {kind} from {lo:g} to {hi:g}, not {v!r}")
         values[name] = v if whole else float(v)
     return mode, SustainedConfig(**values)
+
+
+def check_settle_s(value: Any) -> float:
+    """A burst run's settle: seconds from SETTLE_S's least to its most."""
+    _, lo, hi = SETTLE_S
+    if isinstance(value, bool) or not isinstance(value, int | float) or \
+            not lo <= value <= hi:
+        raise ProtocolError(f"settle_s must be a number of seconds from {lo:g} to {hi:g}, "
+                            f"not {value!r}")
+    return float(value)
 
 
 def check_telemetry_hz(hz: Any) -> float:

@@ -35,6 +35,8 @@ class RunRequest:
     mode: Mode = Mode.BURST
     # a sustained run's window, trials and cool-down (None: the runner's defaults)
     sustained: SustainedConfig | None = None
+    # a burst run's idle seconds before its warmup (None: the runner's default, none)
+    settle_s: float | None = None
     # a user's kernel: the run command's ``kernel`` object (ladder/user_level.py), which
     # carries the source, so a run over ssh or on a cluster needs nothing else
     kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
@@ -56,6 +58,8 @@ class RunRequest:
                                "M": self.M, "N": self.N, "K": self.K}
         if self.mode == Mode.BURST:
             cmd["repeats"] = self.repeats
+            if self.settle_s:
+                cmd["settle_s"] = self.settle_s
         else:
             cmd["mode"] = str(self.mode)
             if self.sustained is not None:

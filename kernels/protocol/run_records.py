@@ -69,6 +69,7 @@ class RunStart(Moded, tag="run_start", kw_only=True):
     dtype: str | None = None
     precision: str | None = None
     warmup: int | None = None
+    settle_s: Number | None = None  # burst: idle seconds before the warmup
     window_s: Number | None = None
     trials: int | None = None
     cooldown_s: Number | None = None
@@ -222,6 +223,8 @@ class Result(Timed, tag="result", kw_only=True):
     # trial and after the last
     temp_c_start: Number | None = None
     temp_c_end: Number | None = None
+    # burst: the idle seconds before its warmup (0: none; None: not said, older files)
+    settle_s: Number | None = None
     # burst: the step in its launch times where the power limiter (or anything else)
     # changed their speed mid-burst; None: steady, or not said (older files)
     launch_step: LaunchStepRecord | None = None

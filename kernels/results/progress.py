@@ -56,6 +56,8 @@ class Progress:
             what = "trial" if ev.mode == rec.Mode.SUSTAINED else "repeat"
             show(f"{ev.level} {ev.M}x{ev.N}x{ev.K}  {what} {ev.i + 1}  "
                  f"{tflops_text(ev.tflops)} TFLOPS")
+        elif isinstance(ev, rec.Phase) and ev.phase == "settle":  # a burst's idle
+            show(f"{ev.level} {ev.M}x{ev.N}x{ev.K}  settling ({ev.seconds or 0:.0f} s)")
         elif isinstance(ev, rec.Phase):
             doing = "cooling down" if ev.phase == "cooldown" else "window"
             show(f"{ev.level} {ev.M}x{ev.N}x{ev.K}  trial {ev.trial + 1}: "

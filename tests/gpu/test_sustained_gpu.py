@@ -172,3 +172,16 @@ def test_the_independent_check_agrees_within_3_percent():
     assert len(rows) == 2, out.stderr
     for row in rows:
         assert row["verified"] and abs(row["diff_pct"]) <= 3.0, row
+
+
+def test_a_settled_burst_idles_before_its_warmup_and_says_so():
+    events = run_all([RunRequest("cp_async", 1024, 1024, 1024, 5, compare=False,
+                                 settle_s=2.0)])
+    start = next(e for e in events if e.type == "run_start")
+    phases = [e for e in events if e.type == "phase"]
+    first = next(e for e in events if e.type == "repeat")
+    result = next(e for e in events if e.type == "result")
+    assert start.settle_s == 2.0 and result.settle_s == 2.0
+    assert [(p.phase, p.mode) for p in phases] == [("settle", "burst")]
+    assert first.t - phases[0].t >= 2.0  # the idle came before the timed launches
+    assert result.verified

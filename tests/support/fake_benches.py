@@ -37,7 +37,8 @@ class LimitsBench:
         self.raises = raises
         self.runs: list[str] = []
 
-    def run(self, level, M, N, K, repeats, warmup, on_repeat, params) -> dict[str, Any]:
+    def run(self, level, M, N, K, repeats, warmup, on_repeat, params, settle_s=0.0,
+            on_settle=None) -> dict[str, Any]:
         self.runs.append(level.id)
         if self.raises is not None:
             raise self.raises
@@ -93,13 +94,17 @@ class SustainedBench:
         return {"level": prep.level.id, "M": M, "N": N, "K": K, "dtype": "fp32",
                 "precision": str(prep.level.precision), "verified": True, "rel_err": 1e-7}
 
-    def run(self, level, M, N, K, repeats, warmup, on_repeat, params):
+    def run(self, level, M, N, K, repeats, warmup, on_repeat, params, settle_s=0.0,
+            on_settle=None):
         self.burst_runs.append(level.id)
         tflops = 40.0 if level.kind == "reference" else 10.0
+        if settle_s:  # the runner's phase callback, as measure.Bench.run calls it
+            on_settle(settle_s)
         on_repeat(0, 1.0)
         return {"level": level.id, "M": M, "N": N, "K": K, "dtype": "fp32",
                 "precision": "fp32", "mode": "burst", "median_ms": 1.0, "tflops": tflops,
-                "verified": True, "rel_err": 1e-7, "nan": False, "repeats": repeats}
+                "verified": True, "rel_err": 1e-7, "nan": False, "repeats": repeats,
+                "settle_s": settle_s}
 
 
 def serve(bench: SustainedBench, *lines: dict) -> list[dict]:

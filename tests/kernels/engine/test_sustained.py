@@ -16,9 +16,9 @@ from gemmscope.kernels.engine.energy import (
     EnergyReading,
     MeasuredWindow,
 )
+from gemmscope.kernels.engine.idle import HEARTBEAT_S
 from gemmscope.kernels.engine.measure import Refused
 from gemmscope.kernels.engine.sustained import (
-    HEARTBEAT_S,
     Probes,
     SustainedConfig,
     Trial,
