@@ -70,6 +70,7 @@ class BarRow:
     color: str
     reference: ReferenceBar | None
     baseline_tflops: float | None = None  # the baseline recording's (File ▸ Open baseline)
+    step: str = ""  # where its launches changed speed mid-burst (Row.step_note)
 
     def value(self, key: str) -> float | None:
         """The number a metric's key names (LadderBars.METRIC_KEYS)."""
@@ -109,7 +110,8 @@ def bar_rows(store: Any) -> list[BarRow]:
             ratio=sustained_ratio(burst, sustained), throttled=r.throttled,
             color=colors.get(lv.id, precision_color(r.precision)),
             reference=reference_bar(store, r),
-            baseline_tflops=getattr(baseline_result(store, lv.id), "tflops", None)))
+            baseline_tflops=getattr(baseline_result(store, lv.id), "tflops", None),
+            step=row.step_note()))
     return rows
 
 
@@ -154,4 +156,5 @@ def hover_text(row: BarRow) -> str:
         held += f"\nbaseline {tflops_text(row.baseline_tflops)} TFLOPS ({change:+.1f}%)"
     return (f"{row.level} ({prec}) at {row.shape}\n{tflops_text(row.tflops)} "
             f"TFLOPS\n{pct_ref} of cuBLAS {prec}\n{pct_peak} of {prec} peak{per_j}"
-            + ("" if row.verified else f"\n{NOT_VERIFIED}") + held)
+            + ("" if row.verified else f"\n{NOT_VERIFIED}") + held
+            + (f"\n{row.step}" if row.step else ""))
