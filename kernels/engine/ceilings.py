@@ -3,7 +3,7 @@
 
 The probes (kernels/cuda/probes/): DRAM read and copy bandwidth over buffers far larger
 than L2; FP32 FFMA; mma.sync for FP16, BF16, TF32 (and FP8 from sm_89); on sm_90 also
-wgmma from shared memory for BF16, FP16 and FP8, since Hopper's peak needs wgmma. Each compute
+wgmma from shared memory for BF16, FP16, TF32 and FP8, since Hopper's peak needs wgmma. Each compute
 probe is calibrated to run about ``target_ms`` and timed with CUDA events (median of
 ``repeats``); a few seconds in all. Runs in the record process after the runner has gone,
 with NVML sampled meanwhile (like the ncu steps)."""
@@ -29,6 +29,7 @@ MMA = {"fp16": ("gs_probe_mma_fp16", "mma.sync m16n8k16 f16", 2 * 16 * 8 * 16),
        "fp8": ("gs_probe_mma_fp8", "mma.sync m16n8k32 e4m3", 2 * 16 * 8 * 32)}
 WGMMA = {"bf16": ("gs_probe_wgmma_bf16", "wgmma m64n256k16 bf16", 2 * 64 * 256 * 16),
          "fp16": ("gs_probe_wgmma_fp16", "wgmma m64n256k16 f16", 2 * 64 * 256 * 16),
+         "tf32": ("gs_probe_wgmma_tf32", "wgmma m64n256k8 tf32", 2 * 64 * 256 * 8),
          "fp8": ("gs_probe_wgmma_fp8", "wgmma m64n128k32 e4m3", 2 * 64 * 128 * 32)}
 # the SASS instruction each tensor probe's FLOP count is made of (its mnemonic's start):
 # a probe whose compiled code lacks them measures something else and is no ceiling
@@ -37,7 +38,9 @@ WGMMA = {"bf16": ("gs_probe_wgmma_bf16", "wgmma m64n256k16 bf16", 2 * 64 * 256 *
 NATIVE = {"mma.sync m16n8k16 f16": "HMMA.16816.F32", "mma.sync m16n8k16 bf16": "HMMA.16816",
           "mma.sync m16n8k8 tf32": "HMMA.1688", "mma.sync m16n8k32 e4m3": "QMMA.16832",
           "wgmma m64n256k16 bf16": "HGMMA.64x256x16.F32.BF16",
-          "wgmma m64n256k16 f16": "HGMMA.64x256x16.F32", "wgmma m64n128k32 e4m3": "QGMMA.64x128x32"}
+          "wgmma m64n256k16 f16": "HGMMA.64x256x16.F32",
+          "wgmma m64n256k8 tf32": "HGMMA.64x256x8.F32.TF32",
+          "wgmma m64n128k32 e4m3": "QGMMA.64x128x32"}
 MMA_PER_ITER = 16  # 4 rounds of 4 independent accumulators
 WGMMA_PER_ITER = 8
 FFMA_PER_ITER = 16 * 8

@@ -42,6 +42,7 @@ SHAPES: tuple[Shape, ...] = (
 # levels include would change every Hopper level's source, and so its code key
 PROBE_SHAPES: tuple[Shape, ...] = (
     Shape("f16", "f16", 256, 16, True),  # record --ceilings: the FP16 roof from wgmma
+    Shape("tf32", "tf32", 256, 8, False),  # and the TF32 one (K-major only: no transpose)
 )
 
 HEADER = Path(__file__).resolve().parents[1] / "cuda" / "hopper_wgmma_ops.cuh"

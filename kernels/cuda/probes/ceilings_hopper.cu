@@ -1,6 +1,6 @@
 // Hopper's tensor-core ceilings (sm_90a): wgmma from shared memory, which is how Hopper
 // reaches its datasheet peak (mma.sync reaches about two thirds of it). Two warpgroups a
-// block, each issuing wgmma m64n256k16 (BF16, FP16) or m64n128k32 (E4M3) on the same tiles in
+// block, each issuing wgmma m64n256k16 (BF16, FP16), m64n256k8 (TF32) or m64n128k32 (E4M3) on the same tiles in
 // shared memory, 8 a group, accumulating in registers; a group of K = 128 (BF16) or 256
 // (FP8) between waits, like the levels' main loops.
 
@@ -38,6 +38,9 @@
 
 GS_WGMMA16_PROBE(gs_probe_wgmma_bf16, gs_wgmma_bf16_n256)
 GS_WGMMA16_PROBE(gs_probe_wgmma_fp16, gs_wgmma_f16_n256)
+// TF32: the same tiles read as 64 x 32 and 256 x 32 TF32 (a row is still 128 bytes, and a
+// k8 step of 4-byte elements is the same 32 bytes as a k16 step of 2-byte ones)
+GS_WGMMA16_PROBE(gs_probe_wgmma_tf32, gs_wgmma_tf32_n256)
 
 extern "C" __global__ void __launch_bounds__(256, 1)
 gs_probe_wgmma_fp8(const uint4* __restrict__ src, float* out, int iters, int write) {
