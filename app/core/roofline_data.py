@@ -89,6 +89,14 @@ def _report_points(store: SessionStore) -> tuple[list[rl.Point], list[str]]:
     return points, notes
 
 
+def _probe_of(ceilings: rec.Ceilings | None, roof: rl.Roof) -> str:
+    """The instruction family of the probe that gave the roof's peak ("mma.sync"), or
+    "probe" where the event does not say."""
+    probes = [p for p in (ceilings.probes if ceilings is not None else ())
+              if p.precision == roof.precision and p.tflops == roof.peak_tflops]
+    return probes[0].instruction.split()[0] if probes and probes[0].instruction else "probe"
+
+
 def roofline_data(store: SessionStore) -> RooflineData:
     shape = store.ladder_shape()
     device = _device(store)
@@ -120,6 +128,14 @@ def roofline_data(store: SessionStore) -> RooflineData:
                      else "no datasheet roofs for these precisions")
     if not measured:
         notes.append("no measured ceilings in this session (gemmscope record --ceilings)")
+    broken = rl.broken_roofs(measured, points)
+    if broken:  # a probe that a kernel outran found no ceiling: not drawn as one
+        measured = [r for r in measured if all(r is not b for b, _ in broken)]
+        names = " and ".join(r.precision.upper() for r, _ in broken)
+        faster = " and ".join(p.level for _, p in broken)
+        probes = " and ".join(dict.fromkeys(_probe_of(ceilings, r) for r, _ in broken))
+        notes.append(f"measured {names} roof{'s' if len(broken) > 1 else ''} left out: "
+                     f"{faster} ran faster than the probe ({probes})")
     if points and not any(p.ai_measured for p in points):
         notes.append("intensity from M, N, K and the storage formats (no ncu DRAM bytes of "
                      "a whole launch recorded)")

@@ -135,6 +135,24 @@ def roofs(peaks: Mapping[str, float | None], bandwidth_gbs: float | None,
     return out
 
 
+OVER_CEILING = 1.005  # a point this far over a roof is past it, not on it within noise
+
+
+def broken_roofs(measured: Iterable[Roof], points: Iterable[Point]
+                 ) -> list[tuple[Roof, Point]]:
+    """Each measured roof that a result of its precision went past, with the fastest such
+    result: a probe slower than a kernel did not find the GPU's ceiling (mma.sync FP16 on
+    Hopper, whose peak needs wgmma), so the roof is no ceiling there."""
+    pts = list(points)
+    out = []
+    for roof in measured:
+        over = [p for p in pts if p.precision == roof.precision
+                and p.tflops > roof.attainable(p.ai) * OVER_CEILING]
+        if over:
+            out.append((roof, max(over, key=lambda p: p.tflops)))
+    return out
+
+
 def axis_span(points: Iterable[Point], all_roofs: Iterable[Roof]) -> tuple[float, float]:
     """The intensity range (FLOP/byte, log10 ends) that shows every point and ridge, with
     half a decade either side."""
