@@ -271,6 +271,8 @@ class Row:
                          f"{tflops_text(r.tflops_max)} TFLOPS")
         if r.energy_j is None and r.energy_reason:
             notes.append(f"no energy: {r.energy_reason}")
+        if r.settle_s:
+            notes.append(f"settled {r.settle_s:g} s first")
         if r.launch_step is not None:
             notes.append(self.step_note())
         clocks = self.clock_comparison()

@@ -189,6 +189,8 @@ def test_a_burst_whose_launches_stepped_says_so_in_its_notes_and_which_side_its_
                           "change_pct": 11.6}}
     notes = Row.of(of(ev)).notes()
     assert "launches 5–20 ran 11.6% slower than 1–4: the median is of 5–20" in notes
+    assert "settled" not in notes
+    assert "settled 5 s first; launches 5–20" in Row.of(of({**ev, "settle_s": 5.0})).notes()
     steady = Row.of(of({**ev, "launch_step": None})).notes()
     assert "slower" not in steady and "median" not in steady
 
