@@ -176,24 +176,24 @@ def check_mode_fields(obj: dict[str, Any]) -> tuple[Mode, SustainedConfig]:
             continue
         if mode != Mode.SUSTAINED:
             raise ProtocolError(f"{name} applies to sustained runs only (mode is {mode})")
-        v = obj[name]
-        whole = name == "trials"
-        if isinstance(v, bool) or not isinstance(v, int if whole else int | float) or \
-                not lo <= v <= hi:
-            kind = "an integer" if whole else "a number of seconds"
-            raise ProtocolError(f"{name} must be {kind} from {lo:g} to {hi:g}, not {v!r}")
-        values[name] = v if whole else float(v)
+        values[name] = _within(name, obj[name], lo, hi, whole=name == "trials")
     return mode, SustainedConfig(**values)
 
 
 def check_settle_s(value: Any) -> float:
     """A burst run's settle: seconds from SETTLE_S's least to its most."""
     _, lo, hi = SETTLE_S
-    if isinstance(value, bool) or not isinstance(value, int | float) or \
-            not lo <= value <= hi:
-        raise ProtocolError(f"settle_s must be a number of seconds from {lo:g} to {hi:g}, "
-                            f"not {value!r}")
-    return float(value)
+    return float(_within("settle_s", value, lo, hi))
+
+
+def _within(name: str, v: Any, lo: float, hi: float, whole: bool = False) -> float:
+    """``v`` where it is an integer (``whole``) or a number of seconds from ``lo`` to
+    ``hi`` (NaN and infinities are not), as a float unless whole; else ProtocolError."""
+    if isinstance(v, bool) or not isinstance(v, int if whole else int | float) or \
+            not lo <= v <= hi:
+        kind = "an integer" if whole else "a number of seconds"
+        raise ProtocolError(f"{name} must be {kind} from {lo:g} to {hi:g}, not {v!r}")
+    return v if whole else float(v)
 
 
 def check_telemetry_hz(hz: Any) -> float:
