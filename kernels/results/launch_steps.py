@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from statistics import fmean, median
 from typing import Any
 
@@ -41,23 +42,25 @@ class LaunchStep:
         return {"at": self.at, "launches": self.launches, "before_ms": self.before,
                 "after_ms": self.after, "change_pct": self.change_pct}
 
-    def text(self) -> str:
-        """One sentence for a table's notes, e.g. "launches 15-20 ran 10.9% slower than
-        1-14"."""
-        first = f"1–{self.at}" if self.at > 1 else "launch 1"
-        last = self.at + 1
-        rest = f"launches {last}–{self.launches}" if last < self.launches else f"launch {last}"
-        word = "slower" if self.change_pct > 0 else "faster"
-        return f"{rest} ran {abs(self.change_pct):.1f}% {word} than {first}"
+    def _first(self) -> str:
+        return f"1–{self.at}" if self.at > 1 else "launch 1"
 
+    def _rest(self) -> str:
+        last = self.at + 1
+        return f"{last}–{self.launches}" if last < self.launches else f"launch {last}"
+
+    def text(self) -> str:
+        """One sentence for a table's notes, e.g. "launches 15–20 ran 10.9% slower than
+        1–14"."""
+        rest = self._rest()
+        rest = f"launches {rest}" if not rest.startswith("launch") else rest
+        word = "slower" if self.change_pct > 0 else "faster"
+        return f"{rest} ran {abs(self.change_pct):.1f}% {word} than {self._first()}"
 
     def note(self) -> str:
         """:meth:`text` and which side the burst's median comes from (a table's notes)."""
-        first = f"1–{self.at}" if self.at > 1 else "launch 1"
-        rest = f"{self.at + 1}–{self.launches}" if self.at + 1 < self.launches else \
-            f"launch {self.launches}"
-        side = (f"the median is of {first}" if 2 * self.at > self.launches else
-                f"the median is of {rest}" if 2 * self.at < self.launches else
+        side = (f"the median is of {self._first()}" if 2 * self.at > self.launches else
+                f"the median is of {self._rest()}" if 2 * self.at < self.launches else
                 "the median lies between the two")
         return f"{self.text()}: {side}"
 
@@ -66,11 +69,6 @@ class LaunchStep:
         """From a result's ``launch_step`` record (protocol.records.LaunchStepRecord)."""
         return cls(int(record.at), int(record.launches), float(record.before_ms),
                    float(record.after_ms))
-
-
-def _sse(values: Sequence[float]) -> float:
-    m = fmean(values)
-    return sum((v - m) ** 2 for v in values)
 
 
 def launch_step(times: Sequence[float]) -> LaunchStep | None:
@@ -83,11 +81,22 @@ def launch_step(times: Sequence[float]) -> LaunchStep | None:
     n = len(values)
     if n < MIN_LAUNCHES or min(values) <= 0:
         return None
-    total = _sse(values)
+    # every split's cost from prefix sums of the centred values (a burst may have 10,000
+    # repeats): a side's squared deviations are sum(x^2) - sum(x)^2 / len
+    mean = fmean(values)
+    centred = [v - mean for v in values]
+    s1 = [0.0, *accumulate(centred)]
+    s2 = [0.0, *accumulate(c * c for c in centred)]
+    total = s2[n]
     if total == 0:
         return None
-    best_cost, at = min((_sse(values[:k]) + _sse(values[k:]), k)
-                        for k in range(MIN_SIDE, n - MIN_SIDE + 1))
+
+    def cost(k: int) -> float:
+        left = s2[k] - s1[k] ** 2 / k
+        right = (s2[n] - s2[k]) - (s1[n] - s1[k]) ** 2 / (n - k)
+        return left + right
+
+    best_cost, at = min((cost(k), k) for k in range(MIN_SIDE, n - MIN_SIDE + 1))
     if 1.0 - best_cost / total < EXPLAINED_MIN:
         return None
     before, after = median(values[:at]), median(values[at:])

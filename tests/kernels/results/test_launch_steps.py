@@ -86,3 +86,13 @@ def test_the_step_goes_onto_the_wire_with_its_medians_and_change():
     assert event["at"] == 14 and event["launches"] == 20
     assert event["before_ms"] == 3.3 and event["after_ms"] == 3.67
     assert event["change_pct"] == pytest.approx(100 * (3.67 / 3.3 - 1))
+
+
+def test_a_burst_of_the_most_repeats_a_run_may_ask_for_has_its_step_found():
+    from gemmscope.kernels.protocol.commands import MAX_REPEATS
+
+    at = MAX_REPEATS * 3 // 5
+    times = [1.0 + 0.001 * (i % 7) for i in range(at)] + \
+        [1.1 + 0.001 * (i % 5) for i in range(MAX_REPEATS - at)]
+    step = launch_step(times)
+    assert step is not None and (step.at, step.launches) == (at, MAX_REPEATS)
