@@ -140,14 +140,16 @@ OVER_CEILING = 1.005  # a point this far over a roof is past it, not on it withi
 
 def broken_roofs(measured: Iterable[Roof], points: Iterable[Point]
                  ) -> list[tuple[Roof, Point]]:
-    """Each measured roof that a result of its precision went past, with the fastest such
-    result: a probe slower than a kernel did not find the GPU's ceiling (mma.sync FP16 on
-    Hopper, whose peak needs wgmma), so the roof is no ceiling there."""
+    """Each measured roof whose peak a result of its precision went past, with the
+    fastest such result: a compute probe slower than a kernel did not find the GPU's
+    ceiling (mma.sync FP16 on Hopper, whose peak needs wgmma), so the roof is no ceiling
+    there. A point over the bandwidth slope but under the peak is not one: a small GEMM
+    served from L2 can pass the DRAM slope at its algorithmic intensity."""
     pts = list(points)
     out = []
     for roof in measured:
         over = [p for p in pts if p.precision == roof.precision
-                and p.tflops > roof.attainable(p.ai) * OVER_CEILING]
+                and p.tflops > roof.peak_tflops * OVER_CEILING]
         if over:
             out.append((roof, max(over, key=lambda p: p.tflops)))
     return out
