@@ -10,14 +10,33 @@ needs the GPU parses its arguments, renders its table from a made-up row where i
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 
 HELP = "a tiny run, no GPU where the script allows (what CI runs)"
 # the line a GPU-only script's smoke ends with (the smoke test looks for it)
 GPU_LINE = "smoke: arguments ok; needs a GPU for the measurement"
+MADE_UP = "smoke: made-up rows, not a measurement:"  # before a table of made-up rows
 
 
 def add_flag(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--smoke", action="store_true", help=HELP)
+
+
+def made_up(text: str) -> None:
+    """Prints a GPU-only script's table (or lines) rendered from made-up rows, so that its
+    rendering is run too; labelled as what it is."""
+    print(MADE_UP)
+    print(text)
+
+
+def level_variants(entries: Iterable[tuple[str, dict[str, int]]]) -> None:
+    """Makes each (level id, parameter changes) a GPU-only script would run, as the
+    registry makes it: a level since renamed, a parameter it no longer has or a block too
+    large fails here, not first on the GPU machine."""
+    from gemmscope.kernels.ladder import registry
+
+    made = [registry.get(level_id).with_params(changes) for level_id, changes in entries]
+    print(f"smoke: the registry makes every level and variant named ({len(made)})")
 
 
 def needs_gpu() -> int:
