@@ -10,15 +10,25 @@ needs the GPU parses its arguments, renders its table from a made-up row where i
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from types import ModuleType
 
 HELP = "a tiny run, no GPU where the script allows (what CI runs)"
 # the line a GPU-only script's smoke ends with (the smoke test looks for it)
 SUPPORT = Path(__file__).resolve().parents[1] / "tests" / "support"  # the tests' stand-ins
 GPU_LINE = "smoke: arguments ok; needs a GPU for the measurement"
 MADE_UP = "smoke: made-up rows, not a measurement:"  # before a table of made-up rows
+
+
+def support(name: str) -> ModuleType:
+    """A module of tests/support (the synthetic session, the stand-ins for ncu), which the
+    smoke modes run on."""
+    if str(SUPPORT) not in sys.path:
+        sys.path.insert(0, str(SUPPORT))
+    return importlib.import_module(name)
 
 
 def add_flag(ap: argparse.ArgumentParser) -> None:
@@ -45,12 +55,9 @@ def level_variants(entries: Iterable[tuple[str, dict[str, int]]]) -> None:
 def stand_in_ncu(folder: Path, metrics: Iterable[str]) -> str:
     """tests/support/fake_ncu.py's stand-in for ncu, written in ``folder``: it runs nothing
     and prints ncu's raw CSV with made-up counters (1,000 for each of ``metrics``)."""
-    if str(SUPPORT) not in sys.path:
-        sys.path.insert(0, str(SUPPORT))
-    from fake_ncu import write_fake_ncu
-
+    fake_ncu = support("fake_ncu")
     print("smoke: ncu is a stand-in (tests/support/fake_ncu.py): made-up counters")
-    return str(write_fake_ncu(folder / "ncu", values=dict.fromkeys(metrics, "1,000")))
+    return str(fake_ncu.write_fake_ncu(folder / "ncu", values=dict.fromkeys(metrics, "1,000")))
 
 
 def needs_gpu() -> int:

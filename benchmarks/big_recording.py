@@ -37,8 +37,6 @@ from gemmscope.app.window.preferences import open_settings
 from gemmscope.kernels.protocol.atomic_file import open_regular
 from gemmscope.kernels.protocol.inflating import GZIP_MAGIC, Inflating
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
-
 
 def lines_of(path: Path) -> Iterator[bytes]:
     """``path``'s lines without their newlines, a ``.jsonl.gz`` inflated by the app's own
@@ -90,8 +88,7 @@ def main() -> int:
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp())
     if args.smoke:  # the synthetic session, compressed as the bundled one is
-        import synthetic_session as syn
-
+        syn = _smoke.support("synthetic_session")
         source = tmp / "synthetic.jsonl.gz"
         source.write_bytes(gzip.compress(syn.write(tmp / "synthetic.jsonl").read_bytes()))
         args.mb = 0.3

@@ -24,8 +24,7 @@ from gemmscope.app.core import ncu_report, ncu_report_process
 
 def stand_in_report() -> str:
     """A report of the stand-in module (tests/support/fake_ncu_report.py), one kernel."""
-    sys.path.insert(0, str(_smoke.SUPPORT))  # and the reader's child's path: it takes ours
-    import fake_ncu_report as fake
+    fake = _smoke.support("fake_ncu_report")  # on the path of the reader's child too
 
     print("smoke: ncu_report is a stand-in (tests/support/fake_ncu_report.py)")
     return str(fake.write_report(Path(tempfile.mkdtemp()) / "smoke.ncu-rep",

@@ -50,9 +50,7 @@ def main() -> int:
     _smoke.add_flag(ap)
     args = ap.parse_args()
     if args.smoke:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
-        import synthetic_session as syn
-
+        syn = _smoke.support("synthetic_session")
         args.file = syn.write(Path(tempfile.mkdtemp()) / "synthetic.jsonl")
         args.runs = 1
     from gemmscope.kernels.protocol import recording

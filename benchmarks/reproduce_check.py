@@ -75,9 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
     if args.smoke:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
-        import synthetic_session as syn
-
+        syn = _smoke.support("synthetic_session")
         args.baseline = str(syn.write(Path(tempfile.mkdtemp()) / "synthetic.jsonl"))
         args.runs, args.size = [args.baseline], [4096]
     elif not args.runs:

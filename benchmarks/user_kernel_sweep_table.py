@@ -10,6 +10,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import _smoke
+
 from gemmscope.kernels.protocol.events import ProtocolError, loads
 from gemmscope.kernels.results.sweep_grid import sweep_grid
 
@@ -17,9 +19,7 @@ from gemmscope.kernels.results.sweep_grid import sweep_grid
 def smoke_recording() -> str:
     """The synthetic session with a made-up 2 x 2 BM x BN sweep of regblock_float4 at
     2048^3 (one variant refused): labelled synthetic, not a measurement."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
-    import synthetic_session as syn
-
+    syn = _smoke.support("synthetic_session")
     evs = syn.events()
     t = evs[-1]["t"]
     base = {"level": "regblock_float4", "M": 2048, "N": 2048, "K": 2048}
