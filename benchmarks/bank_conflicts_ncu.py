@@ -19,6 +19,7 @@ stream; if ncu rejects those names it retries with the four core metrics.
                                              [--json out/bank_conflicts_ncu.json]
                                              [--as-launched]
     python3 benchmarks/bank_conflicts_ncu.py --from-dir out   # CSVs of ncu_levels.sh
+    python3 benchmarks/bank_conflicts_ncu.py --smoke  # CI: a stand-in ncu, made-up counters
 
 Needs a GPU, CuPy and ncu (profiling counters allowed for the user). Imports no Qt.
 The ncu command, the run and the CSV are gemmscope.kernels.profile.ncu's (which
@@ -32,8 +33,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
+
+import _smoke
 
 from gemmscope.kernels.models import SIMT_LEVELS, model_for, totals
 from gemmscope.kernels.models.banks import PHASES_ONLY
@@ -60,7 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--from-dir", default=None,
                     help="do not run ncu: read DIR/ncu_<level>.csv, as written by "
                          "benchmarks/ncu_levels.sh")
+    _smoke.add_flag(ap)
     args = ap.parse_args(argv)
+    if args.smoke:  # the whole path, ncu's command line to the table, at a small size
+        folder = Path(tempfile.mkdtemp())
+        args.ncu = _smoke.stand_in_ncu(folder, [*NCU_METRICS.values(),
+                                                *NCU_EXTRA_METRICS.values()])
+        args.size, args.levels, args.from_dir = 256, "smem_tiled,smem_padded", None
+        args.json = str(folder / "bank_conflicts_ncu.json")
     if args.from_dir is None and find_ncu(args.ncu) is None:
         print(f"ncu not found ({args.ncu!r}); pass --ncu /path/to/ncu", file=sys.stderr)
         return 2

@@ -1,9 +1,11 @@
 """A big recording in the app: load time, peak memory, and the longest GUI stall.
 
-    QT_QPA_PLATFORM=offscreen python benchmarks/big_recording.py [--mb 200]
+    QT_QPA_PLATFORM=offscreen python benchmarks/big_recording.py [--mb 200] [--source FILE]
+    python benchmarks/big_recording.py --smoke  # CI: a 0.3 MB file from the synthetic session
 
 Makes a recording of about ``--mb`` megabytes by replicating the bundled H200 session
-(each copy's events moved later in time, one header), opens it in the main window as a user
+(``.jsonl.gz``, inflated as the app reads it; or ``--source``, each copy's events moved
+later in time, one header), opens it in the main window as a user
 would (File > Open: read on a worker thread, then played at "instant" speed), and measures,
 on the GUI thread, the longest gap between two 5 ms heartbeats from opening (a second after
 the window is shown, as File > Open comes) until every event is delivered and drawn.
@@ -14,13 +16,17 @@ process, longest and 99th-percentile loop gap.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
+import os
 import resource
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import _smoke
 import numpy as np
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
@@ -28,29 +34,47 @@ from PySide6.QtWidgets import QApplication
 from gemmscope.app.core.replay import Speed
 from gemmscope.app.window.main_window import MainWindow, bundled_session
 from gemmscope.app.window.preferences import open_settings
+from gemmscope.kernels.protocol.atomic_file import open_regular
+from gemmscope.kernels.protocol.inflating import GZIP_MAGIC, Inflating
+
+
+def lines_of(path: Path) -> Iterator[bytes]:
+    """``path``'s lines without their newlines, a ``.jsonl.gz`` inflated by the app's own
+    bounded reader (kernels/protocol/inflating.py), as ``recording.read_session`` opens it."""
+    with open_regular(path) as fh:
+        magic = fh.read(2)
+        fh.seek(0)
+        stream = Inflating(fh, str(path), os.fstat(fh.fileno()).st_size) \
+            if magic == GZIP_MAGIC else fh
+        carry = b""
+        while data := stream.read(1 << 20):
+            *whole, carry = (carry + data).split(b"\n")
+            yield from whole
+        if carry:
+            yield carry
 
 
 def replicate(source: Path, target: Path, megabytes: float) -> int:
     """Copies of ``source``'s events, each moved later in time, after its one header; line
     by line, so that making the file adds nothing to the peak memory measured after."""
-    with source.open("rb") as fh:
-        header = fh.readline()
-        span = max(json.loads(line)["t"] for line in fh if line.strip()) + 1.0
+    lines = lines_of(source)
+    header = next(lines) + b"\n"
+    span = max(json.loads(line)["t"] for line in lines if line.strip()) + 1.0
     written, count, copy = len(header), 1, 0
     with target.open("wb") as out:
         out.write(header)
         while written < megabytes * 1e6:
-            with source.open("rb") as fh:
-                fh.readline()
-                for raw in fh:
-                    if not raw.strip():
-                        continue
-                    ev = json.loads(raw)
-                    ev["t"] = round(ev["t"] + copy * span, 6)
-                    line = json.dumps(ev, separators=(",", ":")).encode() + b"\n"
-                    out.write(line)
-                    written += len(line)
-                    count += 1
+            body = lines_of(source)
+            next(body)
+            for raw in body:
+                if not raw.strip():
+                    continue
+                ev = json.loads(raw)
+                ev["t"] = round(ev["t"] + copy * span, 6)
+                line = json.dumps(ev, separators=(",", ":")).encode() + b"\n"
+                out.write(line)
+                written += len(line)
+                count += 1
             copy += 1
     return count
 
@@ -58,10 +82,19 @@ def replicate(source: Path, target: Path, megabytes: float) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=float, default=200.0)
+    ap.add_argument("--source", type=Path, help="the recording replicated (default: the "
+                    "bundled H200 one)")
+    _smoke.add_flag(ap)
     args = ap.parse_args()
-    source = bundled_session()
-    assert source is not None
     tmp = Path(tempfile.mkdtemp())
+    if args.smoke:  # the synthetic session, compressed as the bundled one is
+        syn = _smoke.support("synthetic_session")
+        source = tmp / "synthetic.jsonl.gz"
+        source.write_bytes(gzip.compress(syn.write(tmp / "synthetic.jsonl").read_bytes()))
+        args.mb = 0.3
+    else:
+        source = args.source or bundled_session()
+    assert source is not None
     path = tmp / "big.jsonl"
     events = replicate(source, path, args.mb)
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -106,7 +139,7 @@ def main() -> int:
     window.close()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     g = np.array(gaps[1:]) if len(gaps) > 1 else np.array([0.0])
-    rows = [("file MB", f"{path.stat().st_size / 1e6:.0f}"), ("events (lines)", f"{events:,}"),
+    rows = [("file MB", f"{path.stat().st_size / 1e6:.1f}"), ("events (lines)", f"{events:,}"),
             ("read (worker thread) s", f"{marks.get('loaded', float('nan')) - t0:.1f}"),
             ("read + delivered s", f"{marks.get('played', float('nan')) - t0:.1f}"),
             ("peak RSS MB", f"{peak_mb:.0f}"),

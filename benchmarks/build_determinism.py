@@ -4,6 +4,7 @@
         [--backend nvrtc|cupy] [--arch sm_90] [--options "-Xptxas -O3"] [--drop -lineinfo]
         [--nvrtc-lib libnvrtc.so.13] [--plain] [--no-aslr] [--diff 40] [--json out.json]
         [--keep DIR]
+    python benchmarks/build_determinism.py --smoke  # CI: naive, 2 processes, offline NVRTC
 
 Compiles each level (its registry parameters) in N fresh child processes, each with
 another heap layout: child i >= 1 runs with other malloc settings (MALLOC_PERTURB_,
@@ -49,6 +50,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import _smoke
 
 SCRIPT = Path(__file__).resolve()
 MALLOC_ENV = ("MALLOC_PERTURB_", "MALLOC_ARENA_MAX", "MALLOC_TOP_PAD_",
@@ -471,7 +474,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
+    _smoke.add_flag(p)
     args = p.parse_args(argv)
+    if args.smoke:
+        args.levels, args.processes, args.backend = args.levels or "naive", 2, "nvrtc"
     if args.child:
         return child(args)
     from gemmscope.kernels.ladder import registry

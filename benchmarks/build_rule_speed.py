@@ -3,6 +3,7 @@
     python benchmarks/build_rule_speed.py --before-cuda DIR [--before-options "-std=c++17
         -lineinfo"] [--levels a,b,...] [--size 4096 --size 8192] [--repeats 15]
         [--rounds 3] [--json out.jsonl]
+    python benchmarks/build_rule_speed.py --smoke  # CI: arguments and the table, no GPU
 
 "after" is the level as the app builds it now (kernels/cuda, kernels.toolchain.nvrtc's
 options); "before" is the same level compiled from the .cu files and headers in
@@ -29,6 +30,8 @@ import statistics
 import sys
 from pathlib import Path
 from typing import Any
+
+import _smoke
 
 LEVELS = ("vectorized", "warp_tiling", "cp_async", "cp_async_interior", "mma_sync",
           "mma_persistent", "mma_tma")
@@ -152,11 +155,24 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def made_up_row() -> dict[str, Any]:
+    """A row as measure() makes it, made up (--smoke renders it)."""
+    def build(tflops: float, regs: int) -> dict[str, Any]:
+        ms = 2.0 * 4096 ** 3 / tflops / 1e9
+        return {"median_ms": ms, "min_ms": ms, "max_ms": ms, "launches": 45,
+                "sm_clock_mhz_avg": 1980.0, "sm_clock_mhz_min": 1965.0, "verified": True,
+                "tflops": tflops, "regs": regs, "variant": None}
+
+    before, after = build(30.0, 128), build(30.6, 126)
+    return {"level": "cp_async", "size": 4096, "before": before, "after": after,
+            "change_pct": 100.0 * (after["tflops"] / before["tflops"] - 1)}
+
+
 def main(argv: list[str] | None = None) -> int:
     from gemmscope.kernels.toolchain import nvrtc_options
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--before-cuda", required=True, help="folder of the 'before' .cu files")
+    ap.add_argument("--before-cuda", help="folder of the 'before' .cu files (needed)")
     plain = " ".join(o for o in nvrtc_options.BASE if o not in nvrtc_options.DETERMINISTIC)
     ap.add_argument("--before-options", default=plain)
     ap.add_argument("--levels", default=",".join(LEVELS))
@@ -166,7 +182,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--also", action="append", default=[],
                     help="NAME=DIR: one more build, from DIR's sources with the current options")
     ap.add_argument("--json", help="write the rows here (JSON lines)")
+    _smoke.add_flag(ap)
     args = ap.parse_args(argv)
+    if args.smoke:
+        _smoke.level_variants((lid, {}) for lid in args.levels.split(","))
+        _smoke.made_up(table([made_up_row()]))
+        return _smoke.needs_gpu()
+    if not args.before_cuda:
+        ap.error("--before-cuda is needed")
     rows = measure(args.levels.split(","), args.size or [4096, 8192],
                    Path(args.before_cuda).resolve(), tuple(args.before_options.split()),
                    args.repeats, args.rounds,

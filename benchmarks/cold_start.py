@@ -1,6 +1,7 @@
 """Cold start: from launching `gemmscope` to the first painted window.
 
     QT_QPA_PLATFORM=offscreen python benchmarks/cold_start.py [--runs 5]
+    python benchmarks/cold_start.py --smoke  # CI: one run of each case
 
 Each run starts a fresh interpreter (``python -m gemmscope.app.main ... --exit-after-paint``)
 and measures wall time from the launch to the line the app prints at its first paint,
@@ -23,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 
+import _smoke
 import synthetic_session as syn
 
 
@@ -50,7 +52,10 @@ def first_paint_s(args: list[str], env: dict[str, str]) -> tuple[float, float]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
+    _smoke.add_flag(ap)
     args = ap.parse_args()
+    if args.smoke:
+        args.runs = 1
     tmp = Path(tempfile.mkdtemp())
     session = syn.write(tmp / "synthetic.jsonl")
     env = dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"),

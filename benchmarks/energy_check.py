@@ -2,6 +2,7 @@
 
     python benchmarks/energy_check.py [-l LEVEL ...] [--all] [-s 4096 -s 8192] [--burst]
         [--window-s 3] [--trials 3] [--cooldown-s 5] [--tolerance-pct 3] [--json]
+    python benchmarks/energy_check.py --smoke  # CI: arguments and the table, no GPU
 
 For each level or reference (``--all``: every one): the sustained mode's figure
 (gemmscope.kernels.engine.sustained, as `gemmscope bench --sustained` runs it: CUDA graphs
@@ -25,6 +26,8 @@ import statistics
 import sys
 import time
 from typing import Any
+
+import _smoke
 
 POLL_S = 0.0005
 
@@ -118,6 +121,15 @@ def check_level(level_id: str, size: int, args: argparse.Namespace, nv: Any, han
     return row
 
 
+# what check_level returns, made up (--smoke renders it)
+MADE_UP_ROW = {"level": "wgmma_tma", "size": 4096, "verified": True, "launches": 17000,
+               "plain_j": 0.1452, "plain_j_min": 0.1448, "plain_j_max": 0.1460,
+               "plain_w": 688.0, "plain_clock_mhz_end": 1755.0, "sustained_j": 0.1440,
+               "sustained_j_min": 0.1436, "sustained_j_max": 0.1445, "sustained_w": 690.3,
+               "sustained_tflops": 664.2, "sustained_method": "graph",
+               "sustained_clock_mhz_avg": 1760.0, "diff_pct": -0.83}
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     head = ("level", "shape", "N", "plain J/GEMM", "sustained J/GEMM", "diff %", "plain W",
             "sustained W", "sustained TFLOPS", "MHz sust/plain", "burst J (diff %)")
@@ -160,7 +172,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cooldown-s", type=float, default=5.0)
     ap.add_argument("--tolerance-pct", type=float, default=3.0)
     ap.add_argument("--json", action="store_true", help="one JSON line per row, no table")
+    _smoke.add_flag(ap)
     args = ap.parse_args(argv)
+    if args.smoke:
+        _smoke.level_variants((lid, {}) for lid in args.level or ["cp_async", "wgmma_tma"])
+        _smoke.made_up(table([MADE_UP_ROW]))
+        return _smoke.needs_gpu()
     import pynvml as nv
 
     nv.nvmlInit()

@@ -3,6 +3,7 @@ the joules of a window go (issue 31, item 4).
 
     python benchmarks/energy_trace.py [-l LEVEL ...] [-s 4096] [--run-s 8] [--idle-s 1]
         [--tail-s 1.5] [--cooldown-s 5] [--json out.jsonl]
+    python benchmarks/energy_trace.py --smoke  # CI: the analysis of made-up steps, no GPU
 
 A thread polls NVML's total-energy counter every 0.5 ms and keeps each new value with the
 host time it appeared, the SM clock and the temperature, while the main thread idles
@@ -33,6 +34,8 @@ import sys
 import threading
 import time
 from typing import Any
+
+import _smoke
 
 POLL_S = 0.0005
 
@@ -156,6 +159,17 @@ def line(r: dict[str, Any]) -> str:
             f"clock {r['clock_mhz']}; temp {r['temp_c']}")
 
 
+def made_up_steps() -> list[tuple[float, float, float, float]]:
+    """A counter stepping every 0.1 s: 1 s idle at 100 W, 4 s of work at 600 W (the work
+    from t = 1 to 5), 1 s idle; (host s, counter J, SM MHz, temperature C). Made up."""
+    steps, joules = [], 0.0
+    for i in range(61):
+        t = 0.1 * i
+        steps.append((t, joules, 1980.0 if 1.0 <= t < 5.0 else 345.0, 40.0 + (t > 1.0)))
+        joules += 0.1 * (600.0 if 1.0 <= t < 5.0 else 100.0)
+    return steps
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-l", "--level", action="append", default=[])
@@ -165,7 +179,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tail-s", type=float, default=1.5)
     ap.add_argument("--cooldown-s", type=float, default=5.0)
     ap.add_argument("--json", help="write the rows with their steps here (JSON lines)")
+    _smoke.add_flag(ap)
     args = ap.parse_args(argv)
+    if args.smoke:
+        _smoke.level_variants((lid, {}) for lid in args.level or ["cp_async"])
+        _smoke.made_up(line({"level": "cp_async", "size": 4096, "method": "graph",
+                             **analyse(made_up_steps(), 1.0, 5.0, 4000, 4.0)}))
+        return _smoke.needs_gpu()
     import pynvml as nv
 
     nv.nvmlInit()

@@ -4,6 +4,7 @@ written for issue 34).
     python3 benchmarks/fp8_side_by_side.py DEEPGEMM [--out DIR] [--repeats 15]
         [--shapes 8192x8192x8192,...] [--levels fp8_block_scaled,fp8_stream_k,fp8_deep]
         [--variant 'fp8_deep CL=1={"CL": 1}'] [--no-check]
+    python3 benchmarks/fp8_side_by_side.py --smoke  # CI: arguments and the table, no GPU
 
 DEEPGEMM is deepseek-ai/DeepGEMM's Python package as the anchors hold it: the tarball
 (extracted to a temporary folder) or a folder that holds ``deep_gemm/``. Nothing of it is
@@ -45,6 +46,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import _smoke
 
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 2112, 7168), (4096, 24576, 1536),
           (4096, 32768, 512), (4096, 7168, 16384), (4096, 4096, 7168), (4096, 7168, 2048)]
@@ -302,7 +305,8 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("deepgemm", help="DeepGEMM tarball or a folder holding deep_gemm/")
+    ap.add_argument("deepgemm", nargs="?",
+                    help="DeepGEMM tarball or a folder holding deep_gemm/ (needed)")
     ap.add_argument("--out", default=".")
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--shapes", type=parse_shapes, default=SHAPES)
@@ -314,7 +318,21 @@ def main() -> None:
     ap.add_argument("--check-limit", type=float, default=120, help="seconds for the checks")
     ap.add_argument("--child", choices=["check", "time"])
     ap.add_argument("--dg-folder", default=None)
+    _smoke.add_flag(ap)
     args = ap.parse_args()
+    if args.smoke:  # the candidates the arguments name, each with a made-up row
+        _smoke.level_variants((lid, changes) for _, lid, changes
+                              in candidates(args.levels, args.variant))
+        names = ["DeepGEMM", *(label for label, _, _ in candidates(args.levels, args.variant)),
+                 *REFS]
+        _smoke.made_up(table([{"shape": shape, "candidate": name, "tflops": 1000.0 + 10 * i,
+                               "sm_clock_mhz": 1980.0, "verified": True,
+                               "verified_after": True}
+                              for shape in args.shapes[:2] for i, name in enumerate(names)]))
+        _smoke.needs_gpu()
+        return
+    if args.deepgemm is None:
+        ap.error("the DeepGEMM tarball or folder is needed")
     if args.child == "check":
         child_check(args)
         return

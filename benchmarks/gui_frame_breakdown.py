@@ -2,6 +2,7 @@
 
     QT_QPA_PLATFORM=offscreen python benchmarks/gui_frame_breakdown.py charts [--presentation]
         [--seconds 6] [--worst 6]
+    python benchmarks/gui_frame_breakdown.py --smoke  # CI: 1 s of charts, synthetic session
 
 Runs gui_frame_time.measure() for one tab with an application whose ``notify`` times the
 events that cost a frame (paints, update requests, layout requests, timers, queued calls)
@@ -27,6 +28,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _smoke
 import gui_frame_time as g
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication
@@ -72,13 +74,20 @@ class TimedApp(QApplication):
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("view", choices=g.VIEWS)
+    ap.add_argument("view", choices=g.VIEWS, nargs="?")
     ap.add_argument("--presentation", action="store_true")
     ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--rate", type=int, default=600)
     ap.add_argument("--level", default="register_2d")
     ap.add_argument("--worst", type=int, default=6, help="frames shown in detail")
+    _smoke.add_flag(ap)
     args = ap.parse_args()
+    session = g.bundled_session()
+    if args.smoke:
+        args.view, args.seconds, args.rate, args.worst = args.view or "charts", 1.0, 100, 1
+        session = g.long_session(Path(tempfile.mkdtemp()) / "long.jsonl", copies=40)
+    elif args.view is None:
+        ap.error("the view to break down is needed")
     app = TimedApp([])
     frames: list[tuple[float, dict[str, float], list[tuple[int, str, float]]]] = []
     last_cpu: list[float | None] = [None]
@@ -96,7 +105,7 @@ def main() -> int:
         return paint_filter(clock, obj, event)
 
     g.PaintClock.eventFilter = per_frame  # type: ignore[method-assign]
-    m = g.measure(app, args.view, args.level, g.bundled_session(), args.seconds, args.rate,
+    m = g.measure(app, args.view, args.level, session, args.seconds, args.rate,
                   Path(tempfile.mkdtemp()), args.presentation)
     print(g.table([m]))
     if not frames:

@@ -3,6 +3,7 @@
     QT_QPA_PLATFORM=offscreen python benchmarks/gui_frame_time.py [--seconds 6] [--rate 600]
         [--views charts,telemetry,tiling,...] [--level register_2d] [--synthetic]
         [--presentation]
+    python benchmarks/gui_frame_time.py --smoke  # CI: 1 s each of the floor, charts, banks
 
 For each tab (every view of app/views/registry.py unless --views says which), a fresh
 main window shows it while the bundled H200 recording (or --file, or with --synthetic the
@@ -46,6 +47,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 
+import _smoke
 import numpy as np
 import synthetic_session as syn
 from PySide6.QtCore import QEvent, QObject, QTimer
@@ -57,6 +59,7 @@ from gemmscope.app.views.playback import ViewPanel
 from gemmscope.app.views.registry import VIEWS as VIEW_SPECS
 from gemmscope.app.window.main_window import MainWindow, bundled_session
 from gemmscope.app.window.preferences import open_settings
+from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.events import dumps
 
 WARMUP_S = 0.5
@@ -166,12 +169,13 @@ def measure(app: QApplication, view_name: str, level: str, session: Path, second
             out.injected += 1
             base = {"level": "stream_test", "M": 2048, "N": 2048, "K": 2048, "t": t}
             if out.injected % 50 == 0:
-                window.handle({"type": "result", **base, "level": "naive", "dtype": "fp32",
-                               "median_ms": 1.0, "tflops": 0.1 + out.injected % 7,
-                               "verified": True, "rel_err": 0.0, "repeats": 50})
+                window.handle(of({"type": "result", **base, "level": "naive",
+                                  "dtype": "fp32", "median_ms": 1.0,
+                                  "tflops": 0.1 + out.injected % 7, "verified": True,
+                                  "rel_err": 0.0, "repeats": 50}))
             else:
-                window.handle({"type": "repeat", **base, "i": out.injected, "ms": 1.0,
-                               "tflops": 10.0 + (out.injected % 13)})
+                window.handle(of({"type": "repeat", **base, "i": out.injected, "ms": 1.0,
+                                  "tflops": 10.0 + (out.injected % 13)}))
 
     injector = QTimer()
     injector.timeout.connect(inject)
@@ -288,7 +292,10 @@ def main() -> int:
                     help="measure every tab in presentation mode too (where the app has it)")
     ap.add_argument("--no-floor", action="store_true",
                     help="leave out the first row: the same clocks on an empty widget")
+    _smoke.add_flag(ap)
     args = ap.parse_args()
+    if args.smoke:  # a still tab and an animated one, on the synthetic session
+        args.seconds, args.rate, args.views, args.synthetic = 1.0, 100, "charts,banks", True
     views = [v.strip() for v in args.views.split(",") if v.strip()]
     unknown = [v for v in views if v not in VIEWS]
     if unknown:

@@ -2,6 +2,7 @@
 
     python benchmarks/hopper_bench.py [--out DIR] [--sizes 4096,8192] [--variants]
                                       [--only wgmma_tma,...] [--repeats 20]
+    python benchmarks/hopper_bench.py --smoke  # CI: arguments and the table, no GPU
 
 A wgmma kernel that faults leaves a sticky CUDA error that poisons its process, so every
 (level, parameters) group runs in a child process (``--child``) through the runner's own
@@ -19,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import _smoke
 
 CHECK_SHAPES = [(1, 1, 1), (7, 13, 5), (100, 100, 100), (1000, 999, 1001), (1000, 1000, 1000),
                 (1000, 999, 1024), (1000, 1000, 1024), (4099, 4104, 512), (4099, 17, 512),
@@ -61,6 +64,33 @@ def child(level_id: str, params: dict[str, int] | None, sizes: list[int], repeat
         print("RESULT " + json.dumps(out), flush=True)
 
 
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = [f"{'level':<19} {'params':<27} {'shape':<16}   TFLOPS  ok   rel_err   dg_diff   "
+             "regs"]
+    for r in rows:
+        shape = f"{r['M']}x{r['N']}x{r['K']}"
+        p = ",".join(f"{k}={v}" for k, v in r["params"].items())
+        if "refused" in r:
+            lines.append(f"{r['level']:<19} {p:<27} {shape:<16} refused: {r['refused'][:60]}")
+            continue
+        tf = r.get("tflops")
+        tf_s = f"{tf:8.1f}" if tf and r["timed"] else "       -"
+        dg = r.get("deepgemm_diff")
+        ok = "Y" if r.get("verified") else "N"
+        lines.append(f"{r['level']:<19} {p:<27} {shape:<16} {tf_s}  {ok}  "
+                     f"{(r.get('rel_err') or 0):.2e}  "
+                     f"{(dg if dg is not None else float('nan')):.1e}  {r.get('regs')}")
+    return "\n".join(lines)
+
+
+def made_up_rows(levels: list[str], sizes: list[int]) -> list[dict[str, Any]]:
+    """A row per level and timed size as the children print them, made up (--smoke)."""
+    return [{"level": lid, "params": {}, "M": n, "N": n, "K": n, "timed": True,
+             "tflops": 500.0 + i, "median_ms": 2.0 * n ** 3 / (500.0 + i) / 1e9,
+             "verified": True, "rel_err": 1e-3, "deepgemm_diff": None, "regs": 168}
+            for i, lid in enumerate(levels) for n in sizes]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
@@ -71,8 +101,16 @@ def main() -> int:
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    _smoke.add_flag(ap)
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    if args.smoke:
+        levels = [x for x in args.only.split(",") if x] or LEVELS
+        _smoke.level_variants([*((lid, {}) for lid in levels),
+                               *((lid, p) for lid in levels for p in VARIANTS.get(lid, []))])
+        _smoke.made_up(table(made_up_rows([x for x in args.only.split(",") if x] or LEVELS,
+                                          sizes)))
+        return _smoke.needs_gpu()
     if args.child:
         spec = json.loads(args.child)
         child(spec["level"], spec["params"], sizes, args.repeats, spec["check"])
@@ -108,19 +146,7 @@ def main() -> int:
                   flush=True)
             if rc != 0 and err:
                 print(err[-3000:], flush=True)
-    print(f"\n{'level':<19} {'params':<27} {'shape':<16}   TFLOPS  ok   rel_err   dg_diff   regs")
-    for r in rows:
-        shape = f"{r['M']}x{r['N']}x{r['K']}"
-        p = ",".join(f"{k}={v}" for k, v in r["params"].items())
-        if "refused" in r:
-            print(f"{r['level']:<19} {p:<27} {shape:<16} refused: {r['refused'][:60]}")
-            continue
-        tf = r.get("tflops")
-        tf_s = f"{tf:8.1f}" if tf and r["timed"] else "       -"
-        dg = r.get("deepgemm_diff")
-        print(f"{r['level']:<19} {p:<27} {shape:<16} {tf_s}  {'Y' if r.get('verified') else 'N'}  "
-              f"{(r.get('rel_err') or 0):.2e}  {(dg if dg is not None else float('nan')):.1e}  "
-              f"{r.get('regs')}")
+    print("\n" + table(rows))
     return 0
 
 

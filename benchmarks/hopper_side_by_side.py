@@ -3,6 +3,7 @@ references (GPU machine; written for issue 17).
 
     python benchmarks/hopper_side_by_side.py --out DIR [--budget 330] [--repeats 30]
                                              [--only bf16|fp8] [--full-check]
+    python benchmarks/hopper_side_by_side.py --smoke  # CI: arguments and the table, no GPU
 
 One call on the H200 of at most about six minutes (``--budget`` seconds, default 330, after
 which what is left is reported as skipped). Two phases, each run by child processes of this
@@ -34,6 +35,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+import _smoke
 
 # (label, level id, parameter changes): the references first, then the candidates
 BF16_REFS = [("cublas_bf16", "cublas_bf16", {})]
@@ -261,6 +264,19 @@ def table(rows: list[dict[str, Any]], refs: dict[str, list[str]]) -> None:
               f"{'Y' if r.get('verified') else 'N'}   {r.get('regs')} {r.get('local_bytes')}")
 
 
+def made_up_rows(families: dict[str, tuple[list, list, list]]
+                 ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """(rows, references per family) as phase 2 gives them, at each family's first shape
+    with made-up figures (--smoke)."""
+    rows, refs = [], {}
+    for fam, (ref_entries, cands, shapes) in families.items():
+        refs[fam] = [label for label, _, _ in ref_entries]
+        for i, job in enumerate(make_jobs(ref_entries + cands, shapes[:1], True)):
+            rows.append({**job["key"], "family": fam, "tflops": 600.0 - 10 * i,
+                         "verified": True, "regs": 168, "local_bytes": 0})
+    return rows, refs
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
@@ -270,6 +286,7 @@ def main() -> int:
     ap.add_argument("--full-check", action="store_true",
                     help=f"all {len(CHECK_SHAPES)} check shapes (default: {len(SHORT_CHECK)})")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    _smoke.add_flag(ap)
     args = ap.parse_args()
     if args.child:
         child(json.loads(sys.stdin.read()), args.repeats)
@@ -280,6 +297,12 @@ def main() -> int:
                 "fp8": (FP8_REFS, FP8_CANDIDATES, FP8_SHAPES)}
     if args.only:
         families = {args.only: families[args.only]}
+    if args.smoke:  # the first shape's jobs of each family, with made-up results
+        _smoke.level_variants((lid, p) for refs, cands, _ in families.values()
+                              for _, lid, p in refs + cands)
+        print(_smoke.MADE_UP)
+        table(*made_up_rows(families))
+        return _smoke.needs_gpu()
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     checks = CHECK_SHAPES if args.full_check else SHORT_CHECK

@@ -1,6 +1,7 @@
 """How fast can mma.sync go on this GPU? The wall under the mma_sync levels (GPU machine).
 
     python benchmarks/mma_ceiling.py [--out DIR] [--iters N]
+    python benchmarks/mma_ceiling.py --smoke  # CI: arguments and the table, no GPU
 
 Issue 17 asks mma_sync for 65% of cuBLAS FP16 and wmma for 50%. Both levels issue the same
 instruction, HMMA.16816 (mma.sync.m16n8k16, FP16 in, FP32 accumulate), so this script
@@ -28,6 +29,9 @@ import statistics
 import threading
 import time
 from pathlib import Path
+from typing import Any
+
+import _smoke
 
 SOURCE = r"""
 // the ladder's own helpers (kernels/cuda/mma.cuh): the same ldmatrix, mma.sync and swizzle
@@ -174,17 +178,39 @@ def call(launch: tuple) -> None:
     fn(grid, block, kargs, shared_mem=smem)
 
 
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = ["mode     warps tile  blk/SM stages regs  TFLOPS  SM MHz  HMMA/SM/clk"]
+    for r in rows:
+        lines.append(f"{r['mode']:8} {r['warps']:5} {r['warp_tile']:5} {r['blocks_per_sm']:6} "
+                     f"{r['stages']:6} {r['regs']:4} {r['tflops']:7.1f} "
+                     f"{r['sm_clock_mhz_avg'] or 0:7.0f} {r['hmma_per_sm_clk'] or 0:11.3f}")
+    return "\n".join(lines)
+
+
+def made_up_rows() -> list[dict[str, Any]]:
+    """A row per case as main() makes it, the figures made up (--smoke)."""
+    return [{"mode": mode, "warps": warps, "warp_tile": f"64x{wn}", "blocks_per_sm": bps,
+             "stages": stages, "regs": 200, "local_bytes": 0, "median_s": 1e-3,
+             "tflops": 600.0 - 10 * i, "sm_clock_mhz_avg": 1980.0, "hmma_per_sm_clk": 0.9}
+            for i, (mode, warps, wn, bps, stages) in enumerate(CASES)]
+
+
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--iters", type=int, default=4000, help="64-deep K tiles per warp")
+    ap.add_argument("--repeats", type=int, default=10)
+    _smoke.add_flag(ap)
+    args = ap.parse_args()
+    if args.smoke:
+        _smoke.made_up(table(made_up_rows()))
+        _smoke.needs_gpu()
+        return
     import cupy as cp
 
     from gemmscope.kernels.ladder.registry import cuda_dir
     from gemmscope.kernels.toolchain import nvrtc_options
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=".")
-    ap.add_argument("--iters", type=int, default=4000, help="64-deep K tiles per warp")
-    ap.add_argument("--repeats", type=int, default=10)
-    args = ap.parse_args()
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     sms = cp.cuda.Device(0).attributes["MultiProcessorCount"]
@@ -231,11 +257,7 @@ def main() -> None:
             rows.append(rec)
             print(json.dumps(rec), flush=True)
     clock.stop = True
-    print("\nmode     warps tile  blk/SM stages regs  TFLOPS  SM MHz  HMMA/SM/clk")
-    for r in rows:
-        print(f"{r['mode']:8} {r['warps']:5} {r['warp_tile']:5} {r['blocks_per_sm']:6} "
-              f"{r['stages']:6} {r['regs']:4} {r['tflops']:7.1f} "
-              f"{r['sm_clock_mhz_avg'] or 0:7.0f} {r['hmma_per_sm_clk'] or 0:11.3f}")
+    print("\n" + table(rows))
 
 
 if __name__ == "__main__":

@@ -3,19 +3,47 @@ print what the Code view and the roofline would show of each kernel, and the rep
 source-correlated metric names (to check the names the reader looks for):
 
     PYTHONPATH=<ncu>/extras/python python3 benchmarks/ncu_report_read.py REPORT.ncu-rep
+    python3 benchmarks/ncu_report_read.py --smoke  # CI: the module's stand-in, a made-up report
 
-Needs ncu_report (the ncu extra, or Nsight Compute's extras/python); no GPU."""
+Needs ncu_report (the ncu extra, or Nsight Compute's extras/python); no GPU. ``--smoke``
+reads a report of tests/support/fake_ncu_report.py (the module's stand-in, its own file
+format; one kernel from the H200 source pages, launch metrics made up)."""
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import sys
+import tempfile
+from pathlib import Path
+
+import _smoke
 
 from gemmscope.app.core import ncu_report, ncu_report_process
 
 
-def main(path: str) -> int:
-    try:
-        report = ncu_report_process.read_report(path)  # as the app reads it: a child
+def stand_in_report() -> str:
+    """A report of the stand-in module (tests/support/fake_ncu_report.py), one kernel."""
+    fake = _smoke.support("fake_ncu_report")  # on the path of the reader's child too
+
+    print("smoke: ncu_report is a stand-in (tests/support/fake_ncu_report.py)")
+    return str(fake.write_report(Path(tempfile.mkdtemp()) / "smoke.ncu-rep",
+                                 [fake.h200_kernel()]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("report", nargs="?", help="the .ncu-rep file")
+    ap.add_argument("--module", default=ncu_report.MODULE, help="the reader module's name")
+    _smoke.add_flag(ap)
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.report, args.module = stand_in_report(), "fake_ncu_report"
+    elif args.report is None:
+        ap.error("the report to read is needed")
+    path = args.report
+    try:  # as the app reads it: in a child process
+        report = ncu_report_process.read_report(path, module=args.module)
     except ncu_report.ReportError as exc:
         print(f"not read: {exc}")
         return 1
@@ -34,8 +62,7 @@ def main(path: str) -> int:
         print(f"  executed mix { {c: v for c, v in (lk.executed_mix or {}).items() if v} }")
         print(f"  flops {lk.flops} ({lk.flops_from}), dram bytes {lk.dram_bytes}, "
               f"precision {k.precision}, TFLOPS {report.tflops(k)}")
-    import ncu_report as module
-
+    module = importlib.import_module(args.module)
     action = module.load_report(path).range_by_idx(0).action_by_idx(0)
     correlated = sorted(n for n in action.metric_names()
                         if (m := action.metric_by_name(n)) is not None
@@ -46,4 +73,4 @@ def main(path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main())

@@ -1,6 +1,7 @@
 """Where the bank conflicts that no instruction explains come from (GPU machine, ncu).
 
     python3 benchmarks/ncu_residue.py [--size 1024] [--levels a,b] [--json out.json]
+    python3 benchmarks/ncu_residue.py --smoke  # CI: a stand-in ncu, made-up counters
 
 For each SIMT level, profiles one launch at M = N = K = SIZE under ncu three times: as
 built; with every global load compiled to bypass L1 (ptxas -dlcm=cg through
@@ -20,7 +21,10 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+import _smoke
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import SIMT_LEVELS, totals
@@ -61,7 +65,11 @@ def main() -> int:
     ap.add_argument("--levels", default="")
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--json")
+    _smoke.add_flag(ap)
     args = ap.parse_args()
+    if args.smoke:  # the whole path, ncu's command lines to the table, at a small size
+        args.ncu = _smoke.stand_in_ncu(Path(tempfile.mkdtemp()), METRICS.values())
+        args.size, args.levels = 256, "smem_padded"
     levels = [x for x in args.levels.split(",") if x] or [
         lid for lid in SIMT_LEVELS if lid not in ("naive", "coalesced")]  # no shared memory
     out: dict[str, dict] = {}

@@ -2,6 +2,7 @@
 reading: a table of the median of a few runs.
 
     python benchmarks/report_speed.py [FILE] [--runs 5]
+    python benchmarks/report_speed.py --smoke  # CI: one run each on the synthetic session
 
 Each run is a fresh process (``python -m gemmscope.app.main report FILE``), as a user types
 it: wall time, and the CPU time it used (user + system, which a loaded machine does not
@@ -25,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import _smoke
+
 DEFAULT = Path(__file__).resolve().parents[1] / "resources" / "sessions" / "h200-ladder.jsonl.gz"
 
 
@@ -44,7 +47,12 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("file", nargs="?", type=Path, default=DEFAULT)
     ap.add_argument("--runs", type=int, default=5)
+    _smoke.add_flag(ap)
     args = ap.parse_args()
+    if args.smoke:
+        syn = _smoke.support("synthetic_session")
+        args.file = syn.write(Path(tempfile.mkdtemp()) / "synthetic.jsonl")
+        args.runs = 1
     from gemmscope.kernels.protocol import recording
     from gemmscope.kernels.protocol.records import Error, Result
 

@@ -3,6 +3,7 @@
     python benchmarks/reproduce_check.py RUN.jsonl [RUN2.jsonl ...]
         [--baseline resources/sessions/h200-ladder.jsonl.gz] [-s 4096 -s 8192]
         [--tolerance-pct 2] [--levels-only]
+    python benchmarks/reproduce_check.py --smoke  # CI: the synthetic session against itself
 
 Each RUN is a recording of `gemmscope bench --all -s 4096 -s 8192 -o RUN.jsonl` made on a
 freshly started machine. For every level (and reference, unless --levels-only) at each
@@ -21,7 +22,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
+
+import _smoke
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol import recording
@@ -63,12 +67,19 @@ def _step_text(step: LaunchStep | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="+", metavar="RUN")
+    ap.add_argument("runs", nargs="*", metavar="RUN")
     ap.add_argument("--baseline", default=str(BUNDLED))
     ap.add_argument("-s", "--size", type=int, action="append", default=[])
     ap.add_argument("--tolerance-pct", type=float, default=2.0)
     ap.add_argument("--levels-only", action="store_true", help="leave the references out")
+    _smoke.add_flag(ap)
     args = ap.parse_args(argv)
+    if args.smoke:
+        syn = _smoke.support("synthetic_session")
+        args.baseline = str(syn.write(Path(tempfile.mkdtemp()) / "synthetic.jsonl"))
+        args.runs, args.size = [args.baseline], [4096]
+    elif not args.runs:
+        ap.error("at least one RUN recording is needed")
     sizes = set(args.size or [4096, 8192])
     base, base_gpus = burst(args.baseline, sizes)
     read = [burst(r, sizes) for r in args.runs]

@@ -2,6 +2,7 @@
 in the K loop of each level's SASS.
 
     python3 benchmarks/sass_shared_ops.py [--src kernels/cuda] [--levels a,b]
+    python3 benchmarks/sass_shared_ops.py --smoke  # CI: smem_padded alone
 
 No GPU needed: NVRTC (the nvrtc extra) and nvdisasm (pip install nvidia-cuda-nvdisasm).
 Every kind (LDS*, LDSM, STS*, LDGSTS) must match exactly.
@@ -13,6 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import _smoke
+
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import MODELS, model_for
 from gemmscope.kernels.toolchain.sass_check import compare_level, tools_missing
@@ -22,7 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--src", default=str(registry.cuda_dir()), help="folder of the .cu files")
     ap.add_argument("--levels", default=",".join(MODELS))
+    _smoke.add_flag(ap)
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.levels = "smem_padded"
     missing = tools_missing()
     if missing:
         print(missing, file=sys.stderr)

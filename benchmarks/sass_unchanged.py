@@ -2,6 +2,7 @@
 
     python benchmarks/sass_unchanged.py save DIR [--levels a,b] [--jobs 2]
     python benchmarks/sass_unchanged.py compare DIR [--levels a,b] [--jobs 2] [--diff 40]
+    python benchmarks/sass_unchanged.py --smoke  # CI: naive saved, then compared with itself
 
 ``save`` compiles every level offline (NVRTC from cuda-bindings, no GPU) for sm_90a with
 the registry's parameters and a few more parameter sets that reach code the registry's
@@ -34,6 +35,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import _smoke
 
 ARCH = "sm_90a"
 # the template parameter of block-row grouping; "SWZ" is its name before issue 29
@@ -203,12 +206,22 @@ def compare(rows: list[dict[str, Any]], folder: Path, diff_lines: int) -> tuple[
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("action", choices=("save", "compare"))
-    p.add_argument("folder", type=Path)
+    p.add_argument("action", choices=("save", "compare"), nargs="?")
+    p.add_argument("folder", type=Path, nargs="?")
     p.add_argument("--levels", default="", help="comma-separated ids (default: every level)")
     p.add_argument("--jobs", "-j", type=int, default=min(2, os.cpu_count() or 1))
     p.add_argument("--diff", type=int, default=40, help="stream diff lines per kernel")
+    _smoke.add_flag(p)
     args = p.parse_args(argv)
+    if args.smoke:  # one level built once: saved, then compared with what was saved
+        rows = build_all([args.levels or "naive"], 1)
+        folder = Path(tempfile.mkdtemp())
+        save(rows, folder)
+        text, ok = compare(rows, folder, args.diff)
+        print(text)
+        return 0 if ok else 1
+    if args.action is None or args.folder is None:
+        p.error("save or compare, and the snapshot's folder, are needed")
     from gemmscope.kernels.ladder import registry
 
     ids = (args.levels.split(",") if args.levels

@@ -1,6 +1,7 @@
 """Does NVML sampling slow the kernels down? (GPU machine)
 
     python benchmarks/telemetry_overhead.py [--level cp_async] [--size 4096] [--rounds 8]
+    python benchmarks/telemetry_overhead.py --smoke  # CI: arguments and the table, no GPU
 
 In one process, alternates runs of the level with the runner's sampler at --hz (default
 100 Hz, samples written as JSON lines to a file, as the runner writes them to its pipe)
@@ -16,11 +17,24 @@ import os
 import statistics
 import sys
 
+import _smoke
+
 from gemmscope.kernels.device.gpu import device_info
 from gemmscope.kernels.device.telemetry import Nvml, Sampler
 from gemmscope.kernels.engine.measure import Bench, wall_clock
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol.events import dumps
+
+
+def table(runs: dict[str, list[float]], hz: float) -> tuple[str, float]:
+    """(the table of the medians over runs, sampling on and off; the difference in %)."""
+    on, off = statistics.median(runs["on"]), statistics.median(runs["off"])
+    diff = 100 * (on - off) / off
+    return "\n".join([f"{'setting':>14s} {'median TFLOPS':>14s} {'runs':>5s}",
+                      f"{'sampling ' + str(int(hz)) + ' Hz':>14s} {on:14.3f} "
+                      f"{len(runs['on']):5d}",
+                      f"{'sampling off':>14s} {off:14.3f} {len(runs['off']):5d}",
+                      f"difference: {diff:+.2f}% (target: within 1%)"]), diff
 
 
 def main() -> int:
@@ -31,7 +45,13 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--hz", type=float, default=100.0)
     ap.add_argument("--out", default=os.devnull, help="where the samples go (JSON lines)")
+    _smoke.add_flag(ap)
     args = ap.parse_args()
+    if args.smoke:
+        _smoke.level_variants([(args.level, {})])
+        _smoke.made_up(table({"on": [30.1, 30.0, 29.9], "off": [30.2, 30.0, 30.1]},
+                             args.hz)[0])
+        return _smoke.needs_gpu()
     dev = device_info()
     clock = wall_clock()
     sink = open(args.out, "w")
@@ -63,14 +83,10 @@ def main() -> int:
                   flush=True)
     sampler.stop()
     sink.close()
-    on, off = statistics.median(runs["on"]), statistics.median(runs["off"])
-    diff = 100 * (on - off) / off
+    text, diff = table(runs, args.hz)
     print(json.dumps({"level": args.level, "size": S, "hz": args.hz, "runs_on": runs["on"],
                       "runs_off": runs["off"], "samples_per_run": samples_seen}))
-    print(f"\n{'setting':>14s} {'median TFLOPS':>14s} {'runs':>5s}")
-    print(f"{'sampling ' + str(int(args.hz)) + ' Hz':>14s} {on:14.3f} {len(runs['on']):5d}")
-    print(f"{'sampling off':>14s} {off:14.3f} {len(runs['off']):5d}")
-    print(f"difference: {diff:+.2f}% (target: within 1%)")
+    print("\n" + text)
     return 0 if abs(diff) <= 1.0 else 1
 
 

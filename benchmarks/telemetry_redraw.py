@@ -1,6 +1,7 @@
 """Cost of one telemetry-view refresh and paint with a long session in the store.
 
     QT_QPA_PLATFORM=offscreen python benchmarks/telemetry_redraw.py [--minutes 60] [--runs 500]
+    python benchmarks/telemetry_redraw.py --smoke  # CI: 12 s of samples, 5 runs
 
 Feeds ``--minutes`` of synthetic 50 Hz NVML samples (labelled synthetic; invented
 numbers) and ``--runs`` run windows into the main window's store with the telemetry tab
@@ -20,12 +21,14 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 
+import _smoke
 import shiboken6
 import synthetic_session as syn
 from PySide6.QtWidgets import QApplication
 
 from gemmscope.app.window.main_window import MainWindow
 from gemmscope.app.window.preferences import open_settings
+from gemmscope.kernels.protocol.decoding import of
 
 HZ = 50
 
@@ -34,7 +37,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--minutes", type=float, default=60.0)
     ap.add_argument("--runs", type=int, default=500)
+    _smoke.add_flag(ap)
     args = ap.parse_args()
+    if args.smoke:
+        args.minutes, args.runs = 0.2, 5
     app = QApplication([])
     with tempfile.TemporaryDirectory() as tmp:
         window = MainWindow(open_settings(str(Path(tmp) / "bench.ini")))
@@ -42,7 +48,11 @@ def main() -> None:
         window.show()
         view = window.named_widget("telemetry")
         app.processEvents()
-        feed = window.handle  # the window's one event sink, as the sources use it
+        sink = window.handle  # the window's one event sink, as the sources use it
+
+        def feed(event: dict) -> None:  # an event made here, as its record
+            sink(of(event))
+
         feed(syn.header())
         n = int(args.minutes * 60 * HZ)
         every = max(1, n // max(args.runs, 1))

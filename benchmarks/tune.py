@@ -1,6 +1,7 @@
 """Check and time every level, then try tile variants of the fast levels (GPU machine).
 
     python benchmarks/tune.py [--quick] [--out DIR]
+    python benchmarks/tune.py --smoke  # CI: arguments and the variants, no GPU
 
 Runs in one process through the runner's own Bench (same timing and verification as
 `gemmscope bench`). Prints a correctness table, a 4096^3 table and a variants table last;
@@ -16,6 +17,8 @@ import sys
 import time
 import traceback
 from pathlib import Path
+
+import _smoke
 
 from gemmscope.kernels.device.gpu import device_info
 from gemmscope.kernels.device.telemetry import Nvml, Sampler
@@ -48,7 +51,15 @@ def main() -> int:
     ap.add_argument("--skip-check", action="store_true")
     ap.add_argument("--only", default="")
     ap.add_argument("--check-only", default="", help="levels to check (default all)")
+    _smoke.add_flag(ap)
     args = ap.parse_args()
+    if args.smoke:
+        only = [lid for lid in args.only.split(",") if lid]
+        _smoke.level_variants([*((lv.id, {}) for lv in registry.ladder() + registry.references()
+                                 if not only or lv.id in only),
+                               *((lid, v) for lid, vs in VARIANTS.items() for v in vs
+                                 if not only or lid in only)])
+        return _smoke.needs_gpu()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     log = (out / "tune.jsonl").open("w")

@@ -1,0 +1,136 @@
+"""No benchmark rots (issue 40 item 4): every script in benchmarks/ has a small mode that
+runs here, in CI, without a GPU, and prints what the script is for.
+
+``--smoke`` runs a script at tiny sizes on synthetic data; a script whose measurement needs
+the GPU parses its arguments, has the registry make the levels it would run, renders its
+table from made-up rows and says it needs a GPU (benchmarks/_smoke.py). Each test asserts
+the lines its script must print, not only the exit status. A shell script is checked for
+syntax and for the modules and scripts it calls. A new script without an entry here fails
+the first test.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+
+import places
+import pytest
+
+BENCHMARKS = places.BENCHMARKS
+GPU_LINE = "smoke: arguments ok; needs a GPU for the measurement"
+MADE_UP = "smoke: made-up rows, not a measurement:"
+OFFLINE_BUILD = "needs NVRTC and nvdisasm (the nvrtc extra)"
+
+# script -> what its smoke must print (substrings of stdout, or compiled patterns)
+RUNS = {  # no GPU needed: the script runs end to end, small
+    "big_recording.py": ["file MB", re.compile(r"^events \(lines\) +[1-9][0-9,]*$", re.M),
+                         re.compile(r"^read \+ delivered s +[0-9.]+$", re.M),
+                         "longest loop gap ms"],
+    "cold_start.py": [re.compile(r"^gemmscope \(no GPU: replay fallback\) +[0-9.]+", re.M),
+                      re.compile(r"^gemmscope replay FILE +[0-9.]+", re.M)],
+    "gui_frame_breakdown.py": [re.compile(r"^charts +normal", re.M),
+                               re.compile(r"^mean ms per frame \([1-9][0-9]* frames\)$",
+                                          re.M)],
+    "gui_frame_time.py": [re.compile(r"^floor +- +\(empty-widget\) +[1-9]", re.M),
+                          re.compile(r"^charts +normal +\(still@frame-clock\) +[1-9]", re.M),
+                          re.compile(r"^banks +normal +register_2d +[1-9]", re.M)],
+    "report_speed.py": [re.compile(r"^report wall s \(median\) +[0-9.]+$", re.M),
+                        re.compile(r"^whole read, in process s +[0-9.]+$", re.M)],
+    "reproduce_check.py": [re.compile(r"^(\d+) of \1 within 2% in every run$", re.M)],
+    "split_overhead.py": [re.compile(r"^one runner +4 ", re.M),
+                          re.compile(r"^--devices 0,1 --split +4 ", re.M)],
+    "telemetry_redraw.py": ["600 samples, 5 runs (synthetic)",
+                            re.compile(r"^paint of the whole session: [0-9.]+ ms$", re.M)],
+    "user_kernel_sweep_table.py": ["BM/BN", "4 variants: 3 ran, 3 verified, 1 refused or failed"],
+    # the tests' stand-ins for Nsight Compute (tests/support/fake_ncu*.py)
+    "bank_conflicts_ncu.py": [re.compile(r"^smem_padded +ld bank conflicts +0 +1,000", re.M),
+                              "wrote "],
+    "ncu_report_read.py": ["sgemm_register_2d", "correlated metrics of the first kernel"],
+    "ncu_residue.py": [re.compile(r"^smem_padded +ld +0 as built +1,000", re.M)],
+}
+OFFLINE = {  # NVRTC and nvdisasm from PyPI (the nvrtc extra, in the test extra): no GPU
+    "build_determinism.py": [re.compile(r"^naive +2 +1 ", re.M)],
+    "sass_shared_ops.py": [re.compile(r"^ +model \{.*\} +ok$", re.M)],
+    "sass_unchanged.py": ["instruction streams and resources all the same"],
+}
+GPU_ONLY = {  # the measurement needs the GPU: arguments, levels and the table
+    "build_rule_speed.py": [MADE_UP, re.compile(r"^cp_async +4096 .* yes$", re.M)],
+    "energy_check.py": [MADE_UP, re.compile(r"^wgmma_tma +4096\^3 +17000 ", re.M)],
+    "energy_trace.py": [MADE_UP, "J/GEMM around whole 0.6 "],
+    "fp8_side_by_side.py": [MADE_UP, "| M x N x K | DeepGEMM | fp8_block_scaled"],
+    "hopper_bench.py": [MADE_UP, re.compile(r"^wgmma_tma +4096x4096x4096 +501\.0  Y", re.M)],
+    "hopper_side_by_side.py": [MADE_UP, "% of reference", "cublas_bf16"],
+    "mma_ceiling.py": [MADE_UP, "HMMA/SM/clk"],
+    "simt_mma_side_by_side.py": [MADE_UP, "== issue 17 candidates"],
+    "telemetry_overhead.py": [MADE_UP, "sampling off"],
+    "tune.py": ["smoke: the registry makes every level and variant named"],
+}
+SHELL = ("ncu_fp8_deep.sh", "ncu_levels.sh", "record_bundled.sh", "record_two_gpu.sh",
+         "user_kernels_h200.sh")
+
+
+def _scripts() -> set[str]:
+    return {p.name for p in BENCHMARKS.iterdir()
+            if p.suffix in (".py", ".sh") and not p.name.startswith("_")}
+
+
+def test_every_script_in_benchmarks_has_its_smoke_test():
+    listed = {*RUNS, *OFFLINE, *GPU_ONLY, *SHELL}
+    assert _scripts() - listed == set(), "a script without a smoke test: add it here"
+    assert listed - _scripts() == set(), "a smoke test of a script that is gone"
+
+
+def _smoke(name: str, tmp_path) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / name), "--smoke"],
+                          capture_output=True, text=True, timeout=150, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]  # a slot's error is printed
+    return proc
+
+
+def _prints(out: str, expected: list[str | re.Pattern[str]]) -> None:
+    for want in expected:
+        if isinstance(want, str):
+            assert want in out, f"{want!r} not in:\n{out[-3000:]}"
+        else:
+            assert want.search(out), f"{want.pattern!r} not in:\n{out[-3000:]}"
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_smoke_runs_the_script_without_a_gpu(name, tmp_path):
+    _prints(_smoke(name, tmp_path).stdout, RUNS[name])
+
+
+@pytest.mark.parametrize("name", sorted(OFFLINE))
+def test_smoke_builds_offline(name, tmp_path):
+    from gemmscope.kernels.toolchain.sass_check import tools_missing
+
+    if (missing := tools_missing()) is not None:
+        pytest.skip(f"{OFFLINE_BUILD}: {missing}")
+    _prints(_smoke(name, tmp_path).stdout, OFFLINE[name])
+
+
+@pytest.mark.parametrize("name", sorted(GPU_ONLY))
+def test_a_gpu_script_parses_its_arguments_and_renders_its_table(name, tmp_path):
+    out = _smoke(name, tmp_path).stdout
+    _prints(out, [*GPU_ONLY[name], GPU_LINE])
+    helped = subprocess.run([sys.executable, str(BENCHMARKS / name), "--help"],
+                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert helped.returncode == 0, helped.stderr
+    assert "--smoke" in helped.stdout
+
+
+@pytest.mark.parametrize("name", SHELL)
+def test_a_shell_script_parses_and_calls_what_exists(name):
+    path = BENCHMARKS / name
+    text = path.read_text()
+    shell = "sh" if text.startswith("#!/bin/sh") else "bash"
+    proc = subprocess.run([shell, "-n", str(path)], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    for module in re.findall(r"python3? -m (gemmscope[\w.]*)", text):
+        assert importlib.util.find_spec(module) is not None, module
+    for script in re.findall(r"benchmarks/(\w+\.py)", text):
+        assert (BENCHMARKS / script).is_file(), script
