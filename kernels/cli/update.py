@@ -45,6 +45,10 @@ def prepare(args: argparse.Namespace, stdout: TextIO,
     if not path.exists():
         raise CliError(f"--update: {path} does not exist")
     session = recording.read_session(path, only=update_plan.READ)
+    if session.gzip_cut:  # a member after a cut one would be read as the cut one's rest
+        raise CliError(f"--update: {path} ends inside a gzip member (cut short); a member "
+                       f"appended after it could not be read. Update an uncompressed copy: "
+                       f"gzip -dc {path} > COPY.jsonl")
     try:
         update_plan.check_protocol(session)
     except update_plan.UpdateRefused as exc:

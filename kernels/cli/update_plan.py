@@ -35,7 +35,7 @@ COMPILE_S = 2.0  # NVRTC, the first run of a level in a runner
 ENERGY_WINDOW_S = 1.0  # a burst's energy window after its repeats (docs/energy.md)
 RUNNER_START_S = 2.0  # a runner's start, where the file's first header does not say
 
-RunKey = tuple[str, Shape, str]  # (level, shape, mode)
+RunKey = tuple[str, Shape, str, int]  # (level, shape, mode, GPU): rows.result_key's
 
 
 class UpdateRefused(Exception):
@@ -109,7 +109,13 @@ def plan_update(session: Session) -> UpdatePlan:
     left_out: dict[str, str] = {}
     timed = {key: n.seconds for key, n in newest.items()}
     counted: set[RunKey] = set()  # references already in the estimate
-    for (level_id, _shape, _mode), found in newest.items():
+    others = sorted({r.result.device_index for r in newest.values()} - {0})
+    if others:  # an update is one runner: it brings the first GPU's results up to date
+        left_out["GPU"] = (f"results on GPU {', '.join(map(str, others))}: left as "
+                           f"recorded (an update runs one runner, for GPU 0's results)")
+    for (level_id, _shape, _mode, device), found in newest.items():
+        if device:
+            continue
         level = registry.BY_ID.get(level_id)
         if level is None:
             left_out[level_id] = _left_out_reason(level_id, user)
@@ -126,7 +132,7 @@ def plan_update(session: Session) -> UpdatePlan:
         request = _request(r)
         seconds, measured = _estimate(found)
         ref = level.reference
-        ref_key = (ref or "", r.shape, str(r.mode))
+        ref_key = (ref or "", r.shape, str(r.mode), 0)
         if ref is not None and ref_key not in counted:
             counted.add(ref_key)
             ref_s = timed.get(ref_key)
@@ -142,8 +148,8 @@ def plan_update(session: Session) -> UpdatePlan:
 
 def _scan(events: Iterable[object]) -> tuple[dict[RunKey, _Newest], dict[str, rec.Build],
                                              set[str]]:
-    """The newest result of each (level, shape, mode), each with its session header and
-    how long its run took; the builds by code key; the ids of users' kernels."""
+    """The newest result of each (level, shape, mode, GPU), each with its session header
+    and how long its run took; the builds by code key; the ids of users' kernels."""
     newest: dict[RunKey, _Newest] = {}
     builds: dict[str, rec.Build] = {}
     user: set[str] = set()
@@ -157,7 +163,7 @@ def _scan(events: Iterable[object]) -> tuple[dict[RunKey, _Newest], dict[str, re
         elif isinstance(e, rec.Result) and header is not None:
             began = starts.pop((e.id, e.level), None)
             seconds = e.t - began if began is not None and e.t >= began else None
-            newest.pop(key := (e.level, e.shape, str(e.mode)), None)  # newest last
+            newest.pop(key := (e.level, e.shape, str(e.mode), e.device_index), None)
             newest[key] = _Newest(e, header, seconds)
         elif isinstance(e, rec.Build) and e.code_key:
             builds[e.code_key] = e

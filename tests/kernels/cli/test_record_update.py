@@ -177,6 +177,27 @@ def test_a_recording_of_an_older_protocol_is_refused_with_the_reason(
     assert path.read_bytes() == before
 
 
+def test_a_compressed_recording_cut_inside_a_member_is_refused(tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    path = tmp_path / "rec.jsonl.gz"
+    whole = _write(path, _events())
+    path.write_bytes(whole[:-12])  # its CRC and length gone: a crash while compressing
+    code, _, err = _update(path)
+    assert code == 2 and "ends inside a gzip member" in err
+    assert path.read_bytes() == whole[:-12]
+
+
+def test_results_of_a_second_gpu_are_left_out_and_said(tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    path = tmp_path / "rec.jsonl"
+    events = _events()
+    naive = next(e for e in events if e["type"] == "result" and e["level"] == "naive")
+    _write(path, [*events, {**naive, "device": 1, "code_key": "0" * 16}])
+    code, out, _ = _update(path, "--dry-run")
+    assert code == 0 and "nothing changed" in out  # GPU 0's results are up to date
+    assert "left out: results on GPU 1: left as recorded" in out
+
+
 @pytest.mark.parametrize("flags", [["-l", "naive"], ["-o", "x.jsonl"], ["--sustained"],
                                    ["--append"]])
 def test_update_refuses_options_that_say_what_to_run(tmp_path, monkeypatch, flags):
