@@ -277,7 +277,7 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _update(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """``record --update FILE``: the stale levels again, appended to FILE (kernels/cli/
     update.py); 0 when nothing changed or every new result is verified."""
-    prepared = update.prepare(args, stdout, stderr)
+    prepared = update.prepare(args, stdout)
     if prepared is None:
         return 0
     runs, out = prepared

@@ -28,7 +28,7 @@ def check_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         if args.dry_run:
             raise CliError("--dry-run goes with --update FILE")
         return
-    defaults = vars(parser.parse_args(["record", "--update", args.update]))
+    defaults = vars(parser.parse_args(["record", f"--update={args.update}"]))
     given = [name for name, value in vars(args).items()
              if name not in TAKEN and value != defaults.get(name)]
     if given:
@@ -37,8 +37,8 @@ def check_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
                        f"repeats): it cannot go with {flags}")
 
 
-def prepare(args: argparse.Namespace, stdout: TextIO,
-            stderr: TextIO) -> tuple[list[RunRequest], Output] | None:
+def prepare(args: argparse.Namespace,
+            stdout: TextIO) -> tuple[list[RunRequest], Output] | None:
     """The plan, said on ``stdout``; the runs and the file to record them to, or None where
     nothing is to run (nothing changed, or --dry-run)."""
     path = Path(args.update)
