@@ -99,7 +99,7 @@ def check_protocol(session: Session) -> None:
 class _Newest:
     result: rec.Result
     header: rec.Session
-    seconds: float | None  # run_start to result, in the file
+    seconds: float | None  # its run_start to the next run's (or its result), in the file
 
 
 def plan_update(session: Session) -> UpdatePlan:
@@ -155,16 +155,23 @@ def _scan(events: Iterable[object]) -> tuple[dict[RunKey, _Newest], dict[str, re
     user: set[str] = set()
     starts: dict[tuple[object, str], float] = {}
     header: rec.Session | None = None
+    # the last run finished and when it began: it lasts until the next run starts (its
+    # build event, SASS and all, comes after its result)
+    last: tuple[_Newest, float] | None = None
     for e in events:
         if isinstance(e, rec.Session):
-            header, starts = e, {}  # a new runner: its run ids start again
+            header, starts, last = e, {}, None  # a new runner: its run ids start again
         elif isinstance(e, rec.RunStart):
             starts[(e.id, e.level)] = e.t
+            if last is not None and e.t >= last[1]:
+                last[0].seconds = e.t - last[1]
+            last = None
         elif isinstance(e, rec.Result) and header is not None:
             began = starts.pop((e.id, e.level), None)
             seconds = e.t - began if began is not None and e.t >= began else None
             newest.pop(key := (e.level, e.shape, str(e.mode), e.device_index), None)
-            newest[key] = _Newest(e, header, seconds)
+            newest[key] = found = _Newest(e, header, seconds)
+            last = (found, began) if began is not None else None
         elif isinstance(e, rec.Build) and e.code_key:
             builds[e.code_key] = e
         elif isinstance(e, rec.Kernel):
@@ -241,7 +248,8 @@ def _request(r: rec.Result) -> RunRequest:
 
 
 def _estimate(found: _Newest) -> tuple[float, bool]:
-    """The run's GPU seconds: as long as it took in the file (run_start to result), else
+    """The run's seconds: as long as it took in the file (its run_start to the next run's:
+    its build event included; to its result where it was the last), else
     a model of it (compile, warmup and repeats at its median, the energy window; a
     sustained run's trials of cool-down and window)."""
     if found.seconds is not None:
