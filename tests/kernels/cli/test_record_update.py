@@ -51,7 +51,8 @@ def _events(protocol_version: int = protocol.PROTOCOL_VERSION, params: dict | No
     out = [header, {"type": "ready", "t": 1.3}]
     t = 2.0
 
-    def run(n: int, level: str, mode: str = "burst", seconds: float = 3.0, **extra):
+    def run(n: int, level: str, mode: str = "burst", seconds: float = 3.0, after: float = 0.0,
+            **extra):
         nonlocal t
         code = {"code_key": _key(level), "compiler": COMPILER} if level in (
             "naive", "coalesced") else {}
@@ -66,9 +67,10 @@ def _events(protocol_version: int = protocol.PROTOCOL_VERSION, params: dict | No
                     "repeats": 5 if mode == "burst" else 2, "warmup": 2, "mode": mode,
                     **sustained, **code, **extra})
         out.append({"type": "done", "t": t, "id": f"run-{n}"})
+        t += after  # its build event, before the next run starts
 
     run(1, "cublas_fp32", seconds=1.0)
-    run(1, "naive", reference="cublas_fp32", reference_tflops=2.0)
+    run(1, "naive", after=0.5, reference="cublas_fp32", reference_tflops=2.0)
     out.append({"type": "build", "t": t, "id": "run-1", "level": "naive", "variant": "vector",
                 "code_key": _key("naive"), "compiler": COMPILER,
                 "sources": nvrtc.source_files(registry.BY_ID["naive"])})
@@ -160,10 +162,11 @@ def test_dry_run_estimates_from_the_files_own_timings_without_cupy_or_a_gpu(
     (cuda / "naive.cu").write_text((cuda / "naive.cu").read_text() + "// edit\n")
     code, out, _ = _update(path, "--dry-run")
     assert code == 0 and path.read_bytes() == before
-    # burst: 3 s for naive + 1 s for its reference; sustained: 7 s + 6 s; a 1.25 s start
-    assert "    naive at 64×64×64: ~4.0 s (as timed in the file)" in out
+    # burst: 3 s for naive and 0.5 s to the next run's start (its build event) + 1 s for
+    # its reference; sustained: 7 s + 6 s; a 1.25 s start
+    assert "    naive at 64×64×64: ~4.5 s (as timed in the file)" in out
     assert "    naive at 64×64×64 (sustained): ~13.0 s (as timed in the file)" in out
-    assert "estimated GPU time: ~18 s for 2 runs" in out and "an estimate" in out
+    assert "estimated GPU time: ~19 s for 2 runs" in out and "an estimate" in out
 
 
 def test_a_recording_of_an_older_protocol_is_refused_with_the_reason(
