@@ -11,6 +11,7 @@ from typing import Any
 
 from ...kernels.protocol import records as rec
 from ...kernels.results import baseline as bl
+from ...kernels.results.rows import newest
 from .store import Item, SessionStore
 
 # what the baseline's store takes of a recording: no telemetry (its power limit and clocks
@@ -32,6 +33,32 @@ def baseline_of(path: str, header: rec.Session, events: Sequence[Item]) -> Basel
         if isinstance(ev, KEPT):
             store.handle(ev)
     return BaselineRun(path, store, bl.run_facts(header, events))
+
+
+PREVIOUS = "previous results"  # the name of the baseline that :func:`previous_of` makes
+
+
+def previous_of(store: SessionStore) -> BaselineRun | None:
+    """The session's own older results as its baseline (File ▸ Previous results as
+    baseline): of each run measured again in the recording (``record --update``,
+    ``--append``), the result before its newest, so the baseline view shows "before /
+    after" within one file; None where no run was measured again. The store keeps one
+    build per level, variant and parameters (the newest), so the older code's instruction
+    mix is not compared."""
+    if store.header is None:
+        return None
+    shown = {id(r) for r in newest(store.results)}
+    older = [r for r in store.results if id(r) not in shown]
+    if not older:
+        return None
+    base = SessionStore()
+    base.handle(store.header)
+    for r in older:
+        base.handle(r)
+    facts = bl.facts_of(store.header,
+                        [r.sm_clock_mhz_avg for r in older if r.sm_clock_mhz_avg is not None],
+                        store.power_limit_w(), [r.compiler for r in older if r.compiler])
+    return BaselineRun(PREVIOUS, base, facts)
 
 
 def store_facts(store: SessionStore) -> bl.RunFacts:

@@ -20,7 +20,13 @@ from ...kernels.protocol.atomic_file import replacing, write_text
 from ...kernels.protocol.text_safety import clean_text
 from ...kernels.protocol.text_safety import markdown_text as _markdown_text
 from ...kernels.protocol.throttle import NOT_COUNTED, THROTTLE_MARK
-from ...kernels.results.rows import NUMBER_COLUMNS, Column, not_run_texts, sustained_texts
+from ...kernels.results.rows import (
+    NUMBER_COLUMNS,
+    Column,
+    newest,
+    not_run_texts,
+    sustained_texts,
+)
 from ...kernels.results.table import markdown_table
 from .baseline_run import baseline_pair, baseline_warning
 from .store import SessionStore
@@ -70,8 +76,9 @@ def _safe(texts: dict[Column, str], escape: Callable[[str], str]) -> dict[Column
 
 
 def results_csv(store: SessionStore) -> str:
-    """Every result of the session, in order (every shape, mode and GPU)."""
-    return _csv(store, store.results)
+    """The session's results, in order (every shape, mode and GPU): of a run measured
+    again (``record --update``, ``--append``), the newest (kernels/results/rows.py)."""
+    return _csv(store, newest(store.results))
 
 
 def ladder_csv(store: SessionStore) -> str:

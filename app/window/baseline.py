@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from ...kernels.protocol.events import ProtocolError
 from ...kernels.protocol.recording import read_session
-from ..core.baseline_run import baseline_of, baseline_warning
+from ..core.baseline_run import baseline_of, baseline_warning, previous_of
 from ..sources.replay import RecordingLoader
 
 STATUS_MS = 15000
@@ -55,3 +55,21 @@ def open_baseline_dialog(window: Any) -> None:
                                           "", "Sessions (*.jsonl *.jsonl.gz);;All files (*)")
     if path:
         open_baseline(window, path)
+
+
+def previous_as_baseline(window: Any) -> bool:
+    """File ▸ Previous results as baseline: the recording's older result of each run it
+    measured again (``record --update``) beside the newest; the status bar says so, or that
+    no run was measured again. Whether a baseline was set."""
+    base = previous_of(window.store)
+    if base is None:
+        window.statusBar().showMessage("no previous results: no run of this recording was "
+                                       "measured again (record --update)", STATUS_MS)
+        return False
+    window.store.set_baseline(base)
+    runs = len(base.store.results)
+    window.statusBar().showMessage(
+        f"baseline: the previous result of {runs} run{'s' * (runs != 1)} measured again "
+        "in this recording (before / after)", STATUS_MS)
+    window.flush_views()
+    return True

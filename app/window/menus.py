@@ -10,7 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenuBar, QStatusBar, QWidget
 
-from .baseline import open_baseline_dialog
+from .baseline import open_baseline_dialog, previous_as_baseline
 from .export_targets import ANIMATION_TARGETS, CHART_TARGETS, ExportError
 from .kernel_docks import open_kernel_dialog
 from .keys import sheet_rows
@@ -61,6 +61,8 @@ def install_menus(window: Commands) -> None:
             QKeySequence.StandardKey.Open)
     _action(file_menu, "Open &kernel…", lambda: open_kernel_dialog(window))
     _action(file_menu, "Open &baseline…", lambda: open_baseline_dialog(window))
+    _action(file_menu, "&Previous results as baseline",
+            lambda: previous_as_baseline(window))
     add_report_action(window, file_menu)
     _action(file_menu, "&Tune the selected level…", window.tune_selected)
     _action(file_menu, "Live &runner…", lambda: runner_dialog(window))

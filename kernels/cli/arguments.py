@@ -102,12 +102,21 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true", help="print results as JSON lines")
     rec = sub.add_parser("record", help="record a session file (bench + events to a file)")
     add_run_options(rec)
-    rec.add_argument("-o", "--output", required=True, help="session file to write (.jsonl)")
+    rec.add_argument("-o", "--output",
+                     help="session file to write (.jsonl); required unless --update")
     rec.add_argument("--force", action="store_true", help="replace the output file if it exists")
     rec.add_argument("--append", action="store_true",
                      help="continue the existing output file: its lines are kept and this "
                           "run's follow as a new runner of the same session (the file is "
                           "replaced atomically when the runs finish)")
+    rec.add_argument("--update", metavar="FILE",
+                     help="re-measure, in FILE's own shapes and modes, only the levels whose "
+                          "code key or parameters differ from FILE's newest result of them "
+                          "(each with its reference), and append the results to FILE (plain "
+                          "or .gz; replaced atomically when the runs finish)")
+    rec.add_argument("--dry-run", action="store_true",
+                     help="with --update: list what would run, why, and an estimate of its "
+                          "GPU time from FILE's own timings; nothing runs (no GPU needed)")
     rec.add_argument("--ncu", nargs="?", const="ncu", metavar="PATH",
                      help="after the timed runs, profile each SIMT level once with Nsight "
                           "Compute (PATH: the ncu executable, default ncu on PATH) and "

@@ -24,9 +24,9 @@ from ..profile import ncu, ncu_reference
 from ..profile.ncu_source_step import SourceCountersStep
 from ..protocol import events
 from ..protocol import records as rec
-from ..protocol.atomic_file import NewFile
 from ..protocol.decoding import EventRecord, encode
 from ..protocol.output_file import (
+    Output,
     OutputRefused,
     Stopped,
     abandon,
@@ -39,7 +39,7 @@ from ..protocol.text_safety import terminal_text
 from ..results.progress import Progress
 from ..results.table import render
 from ..toolchain import build_report
-from . import level_list, report, serve, user_kernels
+from . import level_list, report, serve, update, user_kernels
 from .arguments import (
     CliError,
     ClusterTarget,
@@ -225,6 +225,11 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    update.check_options(args, build_parser())
+    if args.update is not None:
+        return _update(args, stdout, stderr)
+    if not args.output:
+        raise CliError("give the file to record to: -o FILE (or --update FILE)")
     asked = gpus(args)  # the options first, then the file: nothing is replaced unasked
     on_cluster = cluster_of(args)
     here = remote_target(args.remote, args.runner) is None and asked is None
@@ -269,8 +274,23 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return finish(args, results, lost, steps, stderr, runs_asked=bool(runs))
 
 
+def _update(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """``record --update FILE``: the stale levels again, appended to FILE (kernels/cli/
+    update.py); 0 when nothing changed or every new result is verified."""
+    prepared = update.prepare(args, stdout)
+    if prepared is None:
+        return 0
+    runs, out = prepared
+    results, lost = record_runs(args, None, runs, out, [], stderr)
+    stdout.write(render(results) + "\n")
+    stderr.write(f"appended {len(results)} results to {args.update}\n")
+    if lost:
+        return 1
+    return 0 if results and all(r.verified for r in results) else 1
+
+
 def record_runs(args: argparse.Namespace, on_cluster: ClusterTarget | None,
-                runs: list[RunRequest], out: NewFile | None, steps: Sequence[ProfileStep],
+                runs: list[RunRequest], out: Output | None, steps: Sequence[ProfileStep],
                 stderr: TextIO, results: list[rec.Result] | None = None
                 ) -> tuple[list[rec.Result], int]:
     """The runs (on ``on_cluster``, the ``--cluster``, else through a runner session),

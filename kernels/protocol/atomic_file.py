@@ -99,6 +99,11 @@ class NewFile:
         discarded."""
         self._held.append(fh)
 
+    def release(self) -> None:
+        """Close what was held (a lock), leaving ``temp`` where it is: the runs did not
+        finish, and what they measured is kept under the temporary name."""
+        self._release()
+
     def _release(self) -> None:
         held, self._held = self._held, []
         for fh in held:

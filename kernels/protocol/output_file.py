@@ -18,6 +18,7 @@ from typing import BinaryIO, TextIO
 from . import events
 from .atomic_file import NewFile, open_regular
 from .decoding import decode
+from .inflating import GZIP_MAGIC
 from .records import Session
 
 
@@ -47,12 +48,13 @@ def output_file(output: str | None, force: bool = False,
         raise OutputRefused(f"cannot write {output}: {exc.strerror or exc}") from None
 
 
-def appended_file(path: Path) -> NewFile:
+def appended_file(path: Path, flag: str = "--append") -> NewFile:
     """--append: a copy of the existing session file under the temporary name, which the
     runs continue and which replaces the file when they finish; so the file is never
-    half-written, and what it held is never lost."""
+    half-written, and what it held is never lost. ``flag``: the option named in refusals
+    (``record --update`` continues a file the same way)."""
     try:
-        lock = _locked(path)  # held until the file is replaced: one --append at a time
+        lock = _locked(path, flag)  # held until the file is replaced: one at a time
         try:
             first = lock.readline(events.MAX_LINE_BYTES + 1)
             if not isinstance(decode(first, 1, str(path)), Session):
@@ -62,11 +64,11 @@ def appended_file(path: Path) -> NewFile:
             lock.close()
             raise
     except FileNotFoundError:
-        raise OutputRefused(f"--append: {path} does not exist") from None
+        raise OutputRefused(f"{flag}: {path} does not exist") from None
     except OSError as exc:
         raise OutputRefused(f"cannot read {path}: {exc.strerror or exc}") from None
     except events.ProtocolError as exc:
-        raise OutputRefused(f"--append: {exc}; nothing was appended") from None
+        raise OutputRefused(f"{flag}: {exc}; nothing was appended") from None
     try:
         out = NewFile(path, replace=True)
     except OSError as exc:
@@ -84,7 +86,7 @@ def appended_file(path: Path) -> NewFile:
     return out
 
 
-def _locked(path: Path) -> BinaryIO:
+def _locked(path: Path, flag: str = "--append") -> BinaryIO:
     """``path`` open for reading under an exclusive lock (flock), refused at once where
     another gemmscope holds it (OutputRefused). The lock is taken on the file the name
     still means: one replaced meanwhile is opened again."""
@@ -98,7 +100,7 @@ def _locked(path: Path) -> BinaryIO:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             fh.close()
-            raise OutputRefused(f"--append: another gemmscope is recording into {path}; "
+            raise OutputRefused(f"{flag}: another gemmscope is recording into {path}; "
                                 "run this one when it has finished") from None
         try:
             same = os.stat(path).st_ino == os.fstat(fh.fileno()).st_ino
@@ -107,7 +109,69 @@ def _locked(path: Path) -> BinaryIO:
         if same:
             return fh
         fh.close()  # the one before us replaced it as we opened it: open the new one
-    raise OutputRefused(f"--append: {path} keeps being replaced; try again")
+    raise OutputRefused(f"{flag}: {path} keeps being replaced; try again")
+
+
+class GzipAppended:
+    """A compressed recording (``.jsonl.gz``) continued as --append continues a plain one:
+    the new events go, plain, to ``temp`` beside it; :meth:`commit` writes the file as it
+    was plus those lines as one more gzip member under a second temporary name and renames
+    that onto it (a gzip file is its members one after another: every reader, and
+    kernels/protocol/inflating.py, reads them as one stream). Until that rename the file is
+    as it was, so a crash leaves it readable; the file is locked as --append locks it."""
+
+    kept_bytes = 0  # ``temp`` holds this run's lines only
+
+    def __init__(self, path: Path, flag: str = "--update"):
+        self.path = Path(path)
+        try:
+            self._lock = _locked(self.path, flag)
+        except FileNotFoundError:
+            raise OutputRefused(f"{flag}: {path} does not exist") from None
+        except OSError as exc:
+            raise OutputRefused(f"cannot read {path}: {exc.strerror or exc}") from None
+        try:
+            self._out = NewFile(self.path, replace=True)
+        except OSError as exc:
+            self._lock.close()
+            raise OutputRefused(f"cannot write beside {path}: {exc.strerror or exc}"
+                                ) from None
+        self._out.hold(self._lock)
+        try:  # the plain lines: ``.name.XXXX.tmp.jsonl`` (a recording of its own)
+            self.temp = NewFile(self._out.target.with_suffix(""), replace=True).temp
+        except OSError as exc:
+            self._out.discard()
+            raise OutputRefused(f"cannot write beside {path}: {exc.strerror or exc}"
+                                ) from None
+
+    def commit(self) -> Path:
+        import gzip
+
+        with open(self._out.temp, "wb") as whole:
+            self._lock.seek(0)
+            shutil.copyfileobj(self._lock, whole)  # the file as it is under the lock
+            with open(self.temp, "rb") as lines, \
+                    gzip.GzipFile(fileobj=whole, mode="wb", mtime=0) as member:
+                shutil.copyfileobj(lines, member)
+        path = self._out.commit()
+        self.temp.unlink(missing_ok=True)
+        return path
+
+    def discard(self) -> None:
+        self.temp.unlink(missing_ok=True)
+        self._out.discard()
+
+    def release(self) -> None:
+        """The lock closed, ``temp`` kept (what an unfinished update measured)."""
+        self._out.discard()  # the copy's temporary name only: nothing was written there
+
+
+def updated_file(path: Path) -> NewFile | GzipAppended:
+    """The file ``record --update`` continues: a plain recording as --append continues it,
+    a compressed one through :class:`GzipAppended`; replaced whole when the runs finish."""
+    with open_regular(path) as fh:
+        compressed = fh.read(2) == GZIP_MAGIC
+    return GzipAppended(path) if compressed else appended_file(path, "--update")
 
 
 class Stopped(BaseException):
@@ -150,7 +214,11 @@ def stopped_by_signals() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def abandon(out: NewFile, stderr: TextIO) -> None:
+# what bench and record write to: a new file, or an appended or updated one
+Output = NewFile | GzipAppended
+
+
+def abandon(out: Output, stderr: TextIO) -> None:
     """The runs did not finish: keep what was measured under the temporary name (and say
     where), else remove it. The --output file is left as it was."""
     try:
@@ -160,6 +228,7 @@ def abandon(out: NewFile, stderr: TextIO) -> None:
     except OSError:
         return
     if '"type":"result"' in text or '"type":"counters"' in text:
+        out.release()  # the lock of --append / --update: closed, the temporary file kept
         stderr.write(f"gemmscope: the runs did not finish; what was measured is in "
                      f"{out.temp} ({out.path} was not written)\n")
     else:

@@ -104,6 +104,7 @@ class Session:
     skipped: tuple[ProtocolError, ...] = ()  # the first lines that were skipped
     skipped_count: int = 0  # all of them
     telemetry: dict[int, TelemetryColumns] = field(default_factory=dict)  # by GPU
+    gzip_cut: bool = False  # a compressed file that ends inside a gzip member
 
     @property
     def results(self) -> list[rec.Result]:
@@ -132,6 +133,8 @@ class Session:
             else " (skipped)")
 
 
+GZIP_CUT = "the compressed file ends early (cut short): the events before the cut were read"
+
 # read at a time (``progress`` is called after each): small enough that a chunk's scans,
 # which hold the interpreter, never keep the GUI thread waiting long while a worker reads
 CHUNK_BYTES = 1 << 20
@@ -155,10 +158,10 @@ def read_session(path: str | Path, progress: Callable[[float], None] | None = No
             session = _read(inflating, str(path), size, progress, only, inflating.consumed)
             if not inflating.cut:
                 return session
-            cut = ProtocolError("the compressed file ends early (cut short): the events "
-                                "before the cut were read", None, str(path))
+            cut = ProtocolError(GZIP_CUT, None, str(path))
             return dataclasses.replace(session, skipped=(*session.skipped, cut)[:20],
-                                       skipped_count=session.skipped_count + 1)
+                                       skipped_count=session.skipped_count + 1,
+                                       gzip_cut=True)
     except OSError as exc:
         raise ProtocolError(f"cannot open: {exc.strerror or exc}", None, str(path)) from None
 

@@ -162,6 +162,18 @@ def reference_key(result: Result) -> ResultKey:
             result.device_index)
 
 
+def newest(results: Iterable[Result]) -> list[Result]:
+    """The newest result of each :func:`result_key` (level, shape, mode, GPU), where the
+    first of that key stood: the one rule by which every reader of a recording (``report``,
+    CSV and Markdown, the README table, the app's store) shows a file that ``record
+    --update`` or ``--append`` measured again; the older results stay in the file as
+    history."""
+    latest: dict[ResultKey, Result] = {}
+    for r in results:
+        latest[result_key(r)] = r  # a key seen before keeps its place, takes the newer
+    return list(latest.values())
+
+
 # ------------------------------------------------------------------------- rows
 class Column(StrEnum):
     """A column of a results table; its value is its header, the same everywhere."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..protocol import recording
 from ..protocol.records import Error, Result
 from ..protocol.text_safety import terminal_text
+from .rows import newest
 from .table import render
 
 
@@ -23,14 +24,17 @@ def report_lines(path: str, markdown: bool = False) -> tuple[list[str], str | No
     header = session.header
     peaks = header.device.peak_tflops if header.device is not None else None
     names = [d.name or "no device" for d in header.gpus()]
+    shown = newest(session.results)  # a result measured again: its newest run
+    older = len(session.results) - len(shown)
+    history = f" (and {older} older, kept as history)" if older else ""
     lines = [f"{path}: {' + '.join(names) or 'no device'}, recorded "
-             f"{header.created}, {len(session.results)} results, "
+             f"{header.created}, {len(shown)} results{history}, "
              f"{len(session.errors)} errors", "",
              # a line each, not the table as one string: a write of a short line to a pipe
              # is whole or fails (EPIPE); one write of the whole table (700 KB for 5,000
              # results) could end part-way without an error when the reader went away
              # (`| head`), and Python's unbuffered stdout (-u) drops the rest silently
-             *render(session.results, markdown=markdown, peaks=peaks).split("\n")]
+             *render(shown, markdown=markdown, peaks=peaks).split("\n")]
     for e in session.errors:
         where = " ".join(str(v) for v in (e.level, e.M, e.N, e.K) if v is not None)
         first = (e.message.splitlines() or [""])[0]

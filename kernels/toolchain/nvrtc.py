@@ -139,11 +139,27 @@ def code_key(source: str, options: tuple[str, ...], names: list[str], compiler: 
     """What a build's machine code is a function of, hashed: the assembled source, the
     options, the instantiations and the compiler. With the deterministic build
     (nvrtc_options.DETERMINISTIC: one cubin in every process), one key is one cubin, so
-    results and build events with the same key ran the same code (issue 31 item 2)."""
+    results and build events with the same key ran the same code (issue 31 item 2).
+
+    Include folders (``-I``) are left out: they name where this machine keeps the CUDA
+    headers, which the compiler's version already names, so the key of a level is the
+    same on every machine and ``record --update`` can tell offline what changed
+    (:func:`expected_key`). Keys made before this rule hashed them (a level including
+    <mma.h>: wmma, mma_sync...), so such a level shows as changed once."""
+    kept = [o for o in options if not o.startswith("-I")]
     h = hashlib.sha256()
-    for part in (source, "\0".join(options), "\0".join(names), compiler):
+    for part in (source, "\0".join(kept), "\0".join(names), compiler):
         h.update(part.encode() + b"\x1e")
     return h.hexdigest()[:16]
+
+
+def expected_key(level: Level, arch: str, compiler: str) -> str:
+    """The code key :func:`compile_level` gives ``level`` (with its parameters, as picked
+    for a shape) on a GPU of ``arch`` (``sm_90``: CuPy's ``-arch`` where the level names
+    none) with ``compiler``; no GPU and no CuPy needed (``record --update --dry-run``)."""
+    arch_option = () if level.arch else (f"-arch={arch}",)
+    return code_key(assemble(level), (*options(level), *arch_option),
+                    list(variants(level, level.params).values()), compiler)
 
 
 def cupy_compiler(cp: Any) -> str:

@@ -60,12 +60,18 @@ def test_unknown_level_is_an_error_with_exit_2():
     assert "unknown level(s): nope" in err.getvalue()
 
 
-@pytest.mark.parametrize("argv", [["bench", "-s", "0"], ["bench", "-r", "x"], ["record"],
+@pytest.mark.parametrize("argv", [["bench", "-s", "0"], ["bench", "-r", "x"],
                                   ["frobnicate"]])
 def test_bad_arguments_exit_2(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(argv)
     assert exc.value.code == 2
+
+
+def test_record_without_a_file_exits_2_and_names_both_ways_to_give_one():
+    err = io.StringIO()
+    assert cli.main(["record"], stdout=io.StringIO(), stderr=err) == 2
+    assert "-o FILE (or --update FILE)" in err.getvalue()
 
 
 def test_bad_repeats_and_rate():

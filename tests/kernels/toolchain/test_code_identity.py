@@ -33,6 +33,43 @@ def test_code_key_changes_with_each_thing_that_decides_the_code():
     assert len(base) == 16 and int(base, 16) >= 0
 
 
+def test_code_key_leaves_out_include_folders_so_every_machine_gets_the_same_key():
+    here = nvrtc.code_key("src", ("-std=c++17", "-I/usr/local/cuda/include"), NAMES, "NVRTC 13.0")
+    there = nvrtc.code_key("src", ("-std=c++17", "-I/opt/venv/nvidia/cu13/include"), NAMES,
+                           "NVRTC 13.0")
+    assert here == there == nvrtc.code_key("src", ("-std=c++17",), NAMES, "NVRTC 13.0")
+
+
+def test_expected_key_matches_the_bundled_recordings_keys_without_a_gpu():
+    """The key record --update compares with, made offline from this checkout, is the one
+    the H200 runner gave each result whose sources are still as its build event recorded
+    them (levels that include <mma.h> aside: their recorded keys hashed an include
+    folder, the rule before)."""
+    import places
+
+    from gemmscope.kernels.protocol import recording
+    from gemmscope.kernels.protocol import records as rec
+
+    session = recording.read_session(places.SESSIONS / "h200-ladder.jsonl.gz",
+                                     only=(Result, Build))
+    builds = {e.code_key: e for e in session.events if isinstance(e, Build) and e.code_key}
+    header, matched, compared = None, set(), set()
+    for e in session.events:
+        if isinstance(e, rec.Session):
+            header = e
+        elif isinstance(e, Result) and e.code_key in builds and e.level in registry.BY_ID:
+            level = registry.BY_ID[e.level]
+            sources = nvrtc.source_files(level)
+            if ("<mma.h>" in next(iter(sources.values()))
+                    or builds[e.code_key].sources != sources):
+                continue
+            fitted = level.for_shape(e.M, e.N, e.K, header.device.sm_count)
+            compared.add(e.level)
+            if nvrtc.expected_key(fitted, header.device.arch, e.compiler) == e.code_key:
+                matched.add(e.level)
+    assert compared and matched == compared
+
+
 @pytest.mark.skipif(build_event.nvrtc_missing() is not None,
                     reason=str(build_event.nvrtc_missing()))
 def test_offline_build_event_carries_the_sha256_of_its_cubin():

@@ -1,0 +1,79 @@
+"""The README's "Measured on the H200" tables from a recording: TFLOPS and % of cuBLAS at
+the same precision, shape and mode, a row per mode and square size, a column per level
+(FP32 SIMT levels in one table, the Tensor Core levels in the other). Each cell is the
+level's newest result there (kernels/results/rows.py's ``newest``: after ``record
+--update`` the re-measured run, not the one it replaced); † where the ratio compares runs
+at different SM clocks (the row model's clock comparison).
+
+    python benchmarks/readme_table.py [RECORDING] [--size N ...]
+
+Default: the bundled recording, sizes 4096 and 8192. Prints Markdown; the README's prose
+around the tables is written by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.ladder.shape import Shape
+from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.protocol.records import Result
+from gemmscope.kernels.results.rows import newest, pct_text, rows_of, tflops_short
+
+BUNDLED = Path(__file__).resolve().parents[1] / "resources" / "sessions" / "h200-ladder.jsonl.gz"
+MODES = ("burst", "sustained")
+
+
+def heading(level: registry.Level) -> str:
+    """A column's heading: the level, with its precision and arch where not FP32 SIMT."""
+    if level.precision == registry.Precision.FP32:
+        return level.id
+    precision = {"fp8": "E4M3"}.get(str(level.precision), str(level.precision).upper())
+    return f"{level.id} ({precision}{', ' + level.arch if level.arch else ''})"
+
+
+def tables(results: list[Result], sizes: list[int]) -> list[str]:
+    shown = newest(r for r in results if r.device_index == 0)
+    cells: dict[tuple[str, str, Shape], str] = {}
+    for row in rows_of(shown):
+        r = row.result
+        text = tflops_short(r.tflops)
+        if row.pct_of_reference is not None:
+            text += f" ({pct_text(row.pct_of_reference)})"
+            known = r.sm_clock_mhz_avg is not None and row.reference_clock_mhz is not None
+            if known and row.clock_comparison() != "same":
+                text += "†"
+        cells[(r.level, str(r.mode), r.shape)] = text
+    levels = [lv for lv in registry.ladder()
+              if any(key[0] == lv.id for key in cells)]
+    groups = [[lv for lv in levels if lv.precision == registry.Precision.FP32],
+              [lv for lv in levels if lv.precision != registry.Precision.FP32]]
+    out: list[str] = []
+    for group in (g for g in groups if g):
+        out += ["| | " + " | ".join(heading(lv) for lv in group) + " |",
+                "|---|" + "---|" * len(group)]
+        for mode in MODES:
+            for n in sizes:
+                row = [cells.get((lv.id, mode, Shape(n, n, n)), "–") for lv in group]
+                if any(c != "–" for c in row):
+                    out.append(f"| {mode} {n}³ | " + " | ".join(row) + " |")
+        out.append("")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("recording", nargs="?", default=str(BUNDLED))
+    ap.add_argument("--size", type=int, action="append", default=[])
+    args = ap.parse_args(argv)
+    session = recording.read_session(args.recording, only=(Result,))
+    for line in tables(session.results, args.size or [4096, 8192]):
+        sys.stdout.write(line + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

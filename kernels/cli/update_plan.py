@@ -1,0 +1,285 @@
+"""``record --update FILE``: which runs bring a recording up to date with the code, why,
+and about how much GPU time they take. Reads the file only: no GPU, no CuPy (so
+``--update --dry-run`` works anywhere). No Qt.
+
+A level is stale where its newest result at a shape and mode (the one readers show:
+kernels/results/rows.py's ``newest``) ran other code than the level would run now: its
+``code_key`` differs from the key this checkout's sources, options and instantiations give
+(kernels/toolchain/nvrtc.py's ``expected_key``, with the result's own compiler string and
+the device arch of its session header), or its template parameters differ from those the
+registry picks for that shape. Each stale (level, shape, mode) is run again as the file
+ran it (repeats, warmup, settle; a sustained run's window, trials and cool-down), with
+its reference: the runner measures the reference first in the same session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..ladder import registry
+from ..ladder.level import Kind, Level
+from ..ladder.shape import Shape
+from ..protocol import records as rec
+from ..protocol.commands import SustainedConfig
+from ..protocol.events import PROTOCOL_VERSION, Mode
+from ..protocol.plan import RunRequest
+from ..protocol.recording import Session
+from ..toolchain import nvrtc
+
+# the types an update reads (the rest of the file is passed over, not decoded)
+READ = (rec.Result, rec.Build, rec.RunStart, rec.Kernel)
+
+# where the file has no run_start to time a run by (older files): a model of it
+COMPILE_S = 2.0  # NVRTC, the first run of a level in a runner
+ENERGY_WINDOW_S = 1.0  # a burst's energy window after its repeats (docs/energy.md)
+RUNNER_START_S = 2.0  # a runner's start, where the file's first header does not say
+
+RunKey = tuple[str, Shape, str, int]  # (level, shape, mode, GPU): rows.result_key's
+
+
+class UpdateRefused(Exception):
+    """The file cannot be updated; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class StaleRun:
+    """One run again: the request, why, and its estimated GPU seconds (its reference's
+    included where the reference runs first)."""
+
+    request: RunRequest
+    reasons: tuple[str, ...]
+    seconds: float
+    measured: bool  # the estimate comes from the file's own timing of this run
+
+
+@dataclass(slots=True)
+class StaleLevel:
+    level: str
+    reference: str | None
+    runs: list[StaleRun] = field(default_factory=list)
+
+    @property
+    def reasons(self) -> list[str]:
+        return list(dict.fromkeys(why for run in self.runs for why in run.reasons))
+
+    @property
+    def seconds(self) -> float:
+        return sum(run.seconds for run in self.runs)
+
+
+@dataclass(slots=True)
+class UpdatePlan:
+    levels: list[StaleLevel]
+    left_out: list[str]  # a line each: what an update cannot re-measure, and why
+    startup_s: float  # a runner's start
+
+    @property
+    def runs(self) -> list[RunRequest]:
+        return [run.request for lv in self.levels for run in lv.runs]
+
+    @property
+    def seconds(self) -> float:
+        return (self.startup_s if self.levels else 0.0) + sum(lv.seconds for lv in self.levels)
+
+
+def check_protocol(session: Session) -> None:
+    """An update appends this gemmscope's events to the file and compares by code key and
+    parameters: a file of an older protocol is refused, with the reason."""
+    got = session.header.protocol
+    if got < PROTOCOL_VERSION:
+        raise UpdateRefused(
+            f"{session.path} is a protocol {got} recording and this gemmscope writes "
+            f"protocol {PROTOCOL_VERSION}: an update appends to the file and compares code "
+            f"keys, which an older recording does not carry in the same form; record it "
+            f"anew (record -o NEW.jsonl ...)")
+
+
+@dataclass(slots=True)
+class _Newest:
+    result: rec.Result
+    header: rec.Session
+    seconds: float | None  # its run_start to the next run's (or its result), in the file
+
+
+def plan_update(session: Session) -> UpdatePlan:
+    """The runs that bring ``session`` (read with ``only=READ``) up to date."""
+    newest, builds, user = _scan(session.events)
+    levels: dict[str, StaleLevel] = {}
+    left_out: dict[str, str] = {}
+    timed = {key: n.seconds for key, n in newest.items()}
+    counted: set[RunKey] = set()  # references already in the estimate
+    others = sorted({r.result.device_index for r in newest.values()} - {0})
+    if others:  # an update is one runner: it brings the first GPU's results up to date
+        left_out["GPU"] = (f"results on GPU {', '.join(map(str, others))}: left as "
+                           f"recorded (an update runs one runner, for GPU 0's results)")
+    for (level_id, _shape, _mode, device), found in newest.items():
+        if device:
+            continue
+        level = registry.BY_ID.get(level_id)
+        if level is None:
+            left_out[level_id] = _left_out_reason(level_id, user)
+            continue
+        if level.kind is not Kind.LEVEL:
+            continue  # a reference: measured again beside a stale level only
+        reasons = _stale_reasons(level, found, builds)
+        if isinstance(reasons, str):
+            left_out[level_id] = reasons
+            continue
+        if not reasons:
+            continue
+        r = found.result
+        request = _request(r)
+        seconds, measured = _estimate(found)
+        ref = level.reference
+        ref_key = (ref or "", r.shape, str(r.mode), 0)
+        if ref is not None and ref_key not in counted:
+            counted.add(ref_key)
+            ref_s = timed.get(ref_key)
+            seconds += ref_s if ref_s is not None else seconds  # a reference: as its level
+            measured = measured and ref_s is not None
+        stale = levels.setdefault(level_id, StaleLevel(level_id, ref))
+        stale.runs.append(StaleRun(request, tuple(reasons), seconds, measured))
+    order = {lv.id: i for i, lv in enumerate(registry.LEVELS)}
+    ordered = sorted(levels.values(), key=lambda s: order.get(s.level, len(order)))
+    start = session.header.t if 0 < session.header.t < 60 else RUNNER_START_S
+    return UpdatePlan(ordered, list(left_out.values()), start)
+
+
+def _scan(events: Iterable[object]) -> tuple[dict[RunKey, _Newest], dict[str, rec.Build],
+                                             set[str]]:
+    """The newest result of each (level, shape, mode, GPU), each with its session header
+    and how long its run took; the builds by code key; the ids of users' kernels."""
+    newest: dict[RunKey, _Newest] = {}
+    builds: dict[str, rec.Build] = {}
+    user: set[str] = set()
+    starts: dict[tuple[object, str], float] = {}
+    header: rec.Session | None = None
+    # the last run finished and when it began: it lasts until the next run starts (its
+    # build event, SASS and all, comes after its result)
+    last: tuple[_Newest, float] | None = None
+    for e in events:
+        if isinstance(e, rec.Session):
+            header, starts, last = e, {}, None  # a new runner: its run ids start again
+        elif isinstance(e, rec.RunStart):
+            starts[(e.id, e.level)] = e.t
+            if last is not None and e.t >= last[1]:
+                last[0].seconds = e.t - last[1]
+            last = None
+        elif isinstance(e, rec.Result) and header is not None:
+            began = starts.pop((e.id, e.level), None)
+            seconds = e.t - began if began is not None and e.t >= began else None
+            newest.pop(key := (e.level, e.shape, str(e.mode), e.device_index), None)
+            newest[key] = found = _Newest(e, header, seconds)
+            last = (found, began) if began is not None else None
+        elif isinstance(e, rec.Build) and e.code_key:
+            builds[e.code_key] = e
+        elif isinstance(e, rec.Kernel):
+            user.add(e.level)
+    return newest, builds, user
+
+
+def _left_out_reason(level_id: str, user: set[str]) -> str:
+    if level_id in user:
+        return (f"{level_id}: a user's kernel (--kernel): not updated, the recording does "
+                f"not say where its spec file is; re-measure it with record --append "
+                f"--kernel SPEC")
+    return f"{level_id}: not a level of this gemmscope (removed or renamed): left as recorded"
+
+
+def _stale_reasons(level: Level, found: _Newest, builds: dict[str, rec.Build]
+                   ) -> list[str] | str:
+    """Why the newest result no longer matches the code ([]: it does); a string: why it
+    cannot be told (the level is left out)."""
+    r, header = found.result, found.header
+    device = header.device or (header.gpus()[0] if header.gpus() else None)
+    if device is None or device.arch is None or device.sm_count is None:
+        return f"{level.id}: its session header names no GPU arch: cannot tell its code key"
+    try:
+        fitted = level.for_shape(r.M, r.N, r.K, device.sm_count)
+    except ValueError as exc:
+        return f"{level.id}: {exc}"
+    reasons: list[str] = []
+    catalog = {c.id: c for c in header.catalog or []}
+    was = r.params or (catalog[level.id].params if level.id in catalog else None)
+    if was is not None and dict(was) != fitted.params:
+        changed = [f"{k} {was.get(k, '–')} → {fitted.params.get(k, '–')}"
+                   for k in dict.fromkeys([*was, *fitted.params])
+                   if was.get(k) != fitted.params.get(k)]
+        reasons.append(f"params {', '.join(changed)}")
+    if r.code_key is None:
+        reasons.append("no code key recorded (a result from before code keys)")
+        return reasons
+    now = nvrtc.expected_key(fitted, device.arch, r.compiler or "")
+    if now != r.code_key:
+        reasons.append(f"code key {r.code_key[:8]}… → {now[:8]}… "
+                       f"({_why_key(fitted, builds.get(r.code_key))})")
+    return reasons
+
+
+def _why_key(level: Level, build: rec.Build | None) -> str:
+    """What made the key differ, as far as the recorded build says."""
+    if build is None or not build.sources:
+        return "code key differs; the file holds no build event with its sources"
+    now = nvrtc.source_files(level)
+    changed = [p for p in dict.fromkeys([*build.sources, *now])
+               if build.sources.get(p) != now.get(p)]
+    if changed:
+        return ", ".join(changed) + " changed"
+    main = next(iter(now.values()), "")  # the level's .cu
+    if any(o.startswith("-I") for o in build.options or ()) or "<mma.h>" in main:
+        return ("sources as recorded: the key rule changed, include folders are no longer "
+                "hashed; once per level")
+    return "sources as recorded: the NVRTC options or instantiations differ"
+
+
+def _request(r: rec.Result) -> RunRequest:
+    """The run again, as the file ran it."""
+    if r.mode == Mode.SUSTAINED:
+        defaults = SustainedConfig()
+        config = SustainedConfig(
+            float(r.window_s) if r.window_s is not None else defaults.window_s,
+            int(r.trials) if r.trials is not None else defaults.trials,
+            float(r.cooldown_s) if r.cooldown_s is not None else defaults.cooldown_s)
+        return RunRequest(r.level, r.M, r.N, r.K, r.repeats, warmup=r.warmup, compare=True,
+                          mode=Mode.SUSTAINED, sustained=config)
+    return RunRequest(r.level, r.M, r.N, r.K, r.repeats, warmup=r.warmup, compare=True,
+                      settle_s=float(r.settle_s) if r.settle_s else None)
+
+
+def _estimate(found: _Newest) -> tuple[float, bool]:
+    """The run's seconds: as long as it took in the file (its run_start to the next run's:
+    its build event included; to its result where it was the last), else
+    a model of it (compile, warmup and repeats at its median, the energy window; a
+    sustained run's trials of cool-down and window)."""
+    if found.seconds is not None:
+        return found.seconds, True
+    r = found.result
+    if r.mode == Mode.SUSTAINED:
+        config = _request(r).sustained or SustainedConfig()
+        return COMPILE_S + config.trials * (config.window_s + config.cooldown_s), False
+    launches = (r.warmup or 0) + r.repeats
+    return COMPILE_S + launches * float(r.median_ms) / 1e3 + ENERGY_WINDOW_S, False
+
+
+def plan_lines(plan: UpdatePlan, estimate: bool) -> list[str]:
+    """What the update re-measures and why, a line per level (with ``estimate``: its GPU
+    seconds, and a run a line); then what it leaves out."""
+    lines: list[str] = []
+    for lv in plan.levels:
+        shapes = list(dict.fromkeys(run.request.shape_text for run in lv.runs))
+        modes = "/".join(dict.fromkeys(str(run.request.mode) for run in lv.runs))
+        ref = f", reference {lv.reference}" if lv.reference else ""
+        cost = f", ~{lv.seconds:.0f} s" if estimate else ""
+        lines.append(f"{lv.level}: {'; '.join(lv.reasons)}; {len(shapes)} shape"
+                     f"{'s' * (len(shapes) != 1)} × {modes}{ref}{cost}")
+        if estimate:
+            for run in lv.runs:
+                how = "as timed in the file" if run.measured else "modelled"
+                lines.append(f"    {run.request.describe()}: ~{run.seconds:.1f} s ({how})")
+    lines += [f"left out: {why}" for why in plan.left_out]
+    if estimate and plan.levels:
+        lines.append(f"estimated GPU time: ~{plan.seconds:.0f} s for {len(plan.runs)} runs "
+                     f"and their references (an estimate from the file's own timings, a "
+                     f"runner start of {plan.startup_s:.1f} s included)")
+    return lines

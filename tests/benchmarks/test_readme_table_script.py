@@ -1,0 +1,31 @@
+"""benchmarks/readme_table.py makes the README's H200 tables from a recording, each cell
+the level's newest result there (after ``record --update``: the re-measured run)."""
+
+from __future__ import annotations
+
+import benchmark_script
+
+from gemmscope.kernels.protocol.decoding import of
+
+SCRIPT = benchmark_script.load("readme_table")
+
+
+def result(t: float, level: str, tflops: float, pct: float | None = None) -> object:
+    return of({"type": "result", "t": t, "level": level, "M": 4096, "N": 4096, "K": 4096,
+               "dtype": "fp32", "precision": "fp32", "median_ms": 1.0, "tflops": tflops,
+               "verified": True, "rel_err": 1e-7, "repeats": 5, "pct_of_reference": pct,
+               "reference": "cublas_fp32" if pct else None})
+
+
+def test_a_cell_shows_the_newest_result_of_its_level_shape_and_mode():
+    lines = SCRIPT.tables([result(1.0, "naive", 0.4, 1.0), result(2.0, "coalesced", 5.0),
+                           result(3.0, "naive", 0.5, 1.5)], [4096])
+    assert lines[0] == "| | naive | coalesced |"
+    assert lines[2] == "| burst 4096³ | 0.500 (1.5%) | 5.00 |"  # no clocks: no †
+
+
+def test_the_bundled_recording_gives_the_readme_tables_rows(capsys):
+    assert SCRIPT.main([]) == 0
+    out = capsys.readouterr().out
+    assert "| burst 4096³ | 0.498 (1.0%) | 5.88 (11.4%) |" in out
+    assert "| | wmma (FP16) | mma_sync (FP16) |" in out

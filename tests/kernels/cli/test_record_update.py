@@ -1,0 +1,259 @@
+"""``record --update FILE`` without a GPU: it re-measures exactly the levels whose code or
+parameters changed since the file's newest result of them, in the file's own shapes and
+modes; lists and estimates them with ``--dry-run`` (no runner, no CuPy); refuses a file of
+an older protocol; appends to a plain or gzip file so that a crash leaves it as it was.
+The runner is the stand-in of tests/support/fake_runner.py."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import shutil
+import sys
+
+import places
+import pytest
+
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol import events as protocol
+from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.results.rows import newest
+from gemmscope.kernels.toolchain import nvrtc
+
+COMPILER = "NVRTC 13.0 through CuPy 14.2.0"
+ARCH, SMS = "sm_90", 132
+
+
+@pytest.fixture
+def cuda(tmp_path, monkeypatch):
+    """A copy of kernels/cuda the registry and the build read, so a test can edit a level."""
+    folder = tmp_path / "cuda"
+    shutil.copytree(registry.cuda_dir(), folder)
+    monkeypatch.setattr(registry, "cuda_dir", lambda: folder)
+    monkeypatch.setattr(nvrtc, "cuda_dir", lambda: folder)
+    return folder
+
+
+def _key(level_id: str) -> str:
+    return nvrtc.expected_key(registry.BY_ID[level_id], ARCH, COMPILER)
+
+
+def _events(protocol_version: int = protocol.PROTOCOL_VERSION, params: dict | None = None):
+    """A recording as the H200 runner writes one: naive and coalesced at 64³ burst and
+    naive sustained, each with its run_start; cuBLAS FP32 beside them; a user's kernel;
+    naive's build with its sources. ``params``: the catalog's, by level."""
+    catalog = [{"id": lv, "params": (params or {}).get(lv, registry.BY_ID[lv].params)}
+               for lv in ("naive", "coalesced")]
+    header = {"type": "session", "t": 1.25, "protocol": protocol_version,
+              "created": "2026-12-01T00:00:00+00:00", "levels": {}, "catalog": catalog,
+              "device": {"name": "NVIDIA H200", "arch": ARCH, "sm_count": SMS}}
+    out = [header, {"type": "ready", "t": 1.3}]
+    t = 2.0
+
+    def run(n: int, level: str, mode: str = "burst", seconds: float = 3.0, after: float = 0.0,
+            **extra):
+        nonlocal t
+        code = {"code_key": _key(level), "compiler": COMPILER} if level in (
+            "naive", "coalesced") else {}
+        sustained = ({"window_s": 1.5, "trials": 2, "cooldown_s": 1.0}
+                     if mode == "sustained" else {})
+        out.append({"type": "run_start", "t": t, "id": f"run-{n}", "level": level, "M": 64,
+                    "N": 64, "K": 64, "repeats": 5, "warmup": 2, "mode": mode, **sustained})
+        t += seconds
+        out.append({"type": "result", "t": t, "id": f"run-{n}", "level": level, "M": 64,
+                    "N": 64, "K": 64, "dtype": "fp32", "precision": "fp32",
+                    "median_ms": 0.01, "tflops": 1.0, "verified": True, "rel_err": 1e-7,
+                    "repeats": 5 if mode == "burst" else 2, "warmup": 2, "mode": mode,
+                    **sustained, **code, **extra})
+        out.append({"type": "done", "t": t, "id": f"run-{n}"})
+        t += after  # its build event, before the next run starts
+
+    run(1, "cublas_fp32", seconds=1.0)
+    run(1, "naive", after=0.5, reference="cublas_fp32", reference_tflops=2.0)
+    out.append({"type": "build", "t": t, "id": "run-1", "level": "naive", "variant": "vector",
+                "code_key": _key("naive"), "compiler": COMPILER,
+                "sources": nvrtc.source_files(registry.BY_ID["naive"])})
+    run(2, "coalesced", reference="cublas_fp32", reference_tflops=2.0)
+    run(3, "cublas_fp32", mode="sustained", seconds=6.0)
+    run(3, "naive", mode="sustained", seconds=7.0)
+    out.append({"type": "kernel", "t": t, "id": "run-4", "level": "my_kernel",
+                "file": "my_kernel.cu", "catalog": {"id": "my_kernel", "user": "my_kernel.cu"}})
+    run(4, "my_kernel")
+    return out
+
+
+def _write(path, events) -> bytes:
+    data = "".join(protocol.dumps(e) + "\n" for e in events).encode()
+    path.write_bytes(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
+    return path.read_bytes()
+
+
+def _update(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(["record", "--update", *map(str, argv)], stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _no_runner(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a runner was started")
+
+    monkeypatch.setattr(cli, "open_session", refuse)
+
+
+def _fake_runner(monkeypatch, sent: list):
+    monkeypatch.setattr(cli, "runner_command",
+                        lambda args: [sys.executable, str(places.FAKE_RUNNER)])
+    real = cli.run_plan
+
+    def run_plan(args, runs, *rest, **kwargs):
+        sent.extend(runs)
+        return real(args, runs, *rest, **kwargs)
+
+    monkeypatch.setattr(cli, "run_plan", run_plan)
+
+
+# ------------------------------------------------------------------ what runs, and why
+def test_an_unchanged_recording_runs_nothing_and_says_so(tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    path = tmp_path / "rec.jsonl"
+    before = _write(path, _events())
+    code, out, err = _update(path)
+    assert code == 0 and "nothing changed" in out and err == ""
+    assert "left out: my_kernel: a user's kernel" in out
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == [
+        "cuda", "rec.jsonl"]
+
+
+def test_an_edited_level_is_the_only_one_planned_in_each_of_its_shapes_and_modes(
+        tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    path = tmp_path / "rec.jsonl"
+    _write(path, _events())
+    old = _key("naive")
+    with (cuda / "naive.cu").open("a") as fh:
+        fh.write("// an edit\n")
+    code, out, _ = _update(path, "--dry-run")
+    assert code == 0
+    first = out.splitlines()[0]
+    assert first.startswith(f"naive: code key {old[:8]}… → {_key('naive')[:8]}… "
+                            "(kernels/cuda/naive.cu changed); 1 shape × burst/sustained, "
+                            "reference cublas_fp32")
+    assert "coalesced" not in out.replace("left out", "")
+
+
+def test_changed_parameters_plan_the_level_and_name_the_change(tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    path = tmp_path / "rec.jsonl"
+    own = registry.BY_ID["coalesced"].params
+    _write(path, _events(params={"coalesced": {**own, "BLOCK": 16}}))
+    code, out, _ = _update(path, "--dry-run")
+    assert code == 0 and out.startswith(f"coalesced: params BLOCK 16 → {own['BLOCK']}; ")
+    assert not any(line.startswith("naive") for line in out.splitlines())
+
+
+def test_dry_run_estimates_from_the_files_own_timings_without_cupy_or_a_gpu(
+        tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    monkeypatch.setitem(sys.modules, "cupy", None)  # an import of CuPy fails
+    path = tmp_path / "rec.jsonl"
+    before = _write(path, _events())
+    (cuda / "naive.cu").write_text((cuda / "naive.cu").read_text() + "// edit\n")
+    code, out, _ = _update(path, "--dry-run")
+    assert code == 0 and path.read_bytes() == before
+    # burst: 3 s for naive and 0.5 s to the next run's start (its build event) + 1 s for
+    # its reference; sustained: 7 s + 6 s; a 1.25 s start
+    assert "    naive at 64×64×64: ~4.5 s (as timed in the file)" in out
+    assert "    naive at 64×64×64 (sustained): ~13.0 s (as timed in the file)" in out
+    assert "estimated GPU time: ~19 s for 2 runs" in out and "an estimate" in out
+
+
+def test_a_recording_of_an_older_protocol_is_refused_with_the_reason(
+        tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    path = tmp_path / "rec.jsonl"
+    before = _write(path, _events(protocol_version=protocol.PROTOCOL_VERSION - 1))
+    code, _, err = _update(path)
+    assert code == 2
+    assert f"is a protocol {protocol.PROTOCOL_VERSION - 1} recording" in err
+    assert path.read_bytes() == before
+
+
+def test_a_compressed_recording_cut_inside_a_member_is_refused(tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    path = tmp_path / "rec.jsonl.gz"
+    whole = _write(path, _events())
+    path.write_bytes(whole[:-12])  # its CRC and length gone: a crash while compressing
+    code, _, err = _update(path)
+    assert code == 2 and "ends inside a gzip member" in err
+    assert path.read_bytes() == whole[:-12]
+
+
+def test_results_of_a_second_gpu_are_left_out_and_said(tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    path = tmp_path / "rec.jsonl"
+    events = _events()
+    naive = next(e for e in events if e["type"] == "result" and e["level"] == "naive")
+    _write(path, [*events, {**naive, "device": 1, "code_key": "0" * 16}])
+    code, out, _ = _update(path, "--dry-run")
+    assert code == 0 and "nothing changed" in out  # GPU 0's results are up to date
+    assert "left out: results on GPU 1: left as recorded" in out
+
+
+@pytest.mark.parametrize("flags", [["-l", "naive"], ["-o", "x.jsonl"], ["--sustained"],
+                                   ["--append"]])
+def test_update_refuses_options_that_say_what_to_run(tmp_path, monkeypatch, flags):
+    _no_runner(monkeypatch)
+    code, _, err = _update(tmp_path / "rec.jsonl", *flags)
+    assert code == 2 and "--update runs what FILE's own results say" in err
+
+
+# ------------------------------------------------------------------ the runs, appended
+@pytest.mark.parametrize("name", ["rec.jsonl", "rec.jsonl.gz"])
+def test_update_appends_the_new_runs_and_readers_show_the_newest(
+        tmp_path, cuda, monkeypatch, name):
+    sent: list = []
+    _fake_runner(monkeypatch, sent)
+    path = tmp_path / name
+    before = _write(path, _events())
+    (cuda / "naive.cu").write_text((cuda / "naive.cu").read_text() + "// edit\n")
+    code, out, err = _update(path)
+    assert code == 0, err
+    assert out.startswith("naive: code key")  # said before the runs, then their table
+    assert [(r.level, r.M, str(r.mode), r.repeats, r.warmup, r.compare) for r in sent] == [
+        ("naive", 64, "burst", 5, 2, True), ("naive", 64, "sustained", 2, 2, True)]
+    assert sent[1].sustained is not None and sent[1].sustained.window_s == 1.5
+    assert path.read_bytes().startswith(before)  # the old bytes (gzip: members) kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cuda", name]
+    session = recording.read_session(path)
+    assert session.problem is None
+    assert len(session.results) == 6 + 2
+    shown = {(r.level, str(r.mode)): r for r in newest(session.results)}
+    assert len(shown) == 6 and shown[("naive", "burst")].tflops == 10.0  # the fake's
+    assert "appended 2 results" in err
+
+
+@pytest.mark.parametrize("name", ["rec.jsonl", "rec.jsonl.gz"])
+def test_a_crash_during_the_update_leaves_the_file_as_it_was(
+        tmp_path, cuda, monkeypatch, name):
+    path = tmp_path / name
+    before = _write(path, _events())
+    (cuda / "naive.cu").write_text((cuda / "naive.cu").read_text() + "// edit\n")
+
+    naive = next(e for e in _events() if e["type"] == "result" and e["level"] == "naive")
+
+    def crash(args, runs, out_path, stderr, *rest, **kwargs):
+        with open(out_path, "a") as fh:  # one result recorded, then gemmscope fails
+            fh.write(protocol.dumps(_events()[0]) + "\n")
+            fh.write(protocol.dumps(naive) + "\n")
+        raise OSError(5, "the disk went away")
+
+    monkeypatch.setattr(cli, "run_plan", crash)
+    code, _, err = _update(path)
+    assert code == 1 and "the disk went away" in err
+    assert path.read_bytes() == before
+    assert len(recording.read_session(path).results) == 6
+    kept = [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    assert len(kept) == 1 and str(kept[0]) in err  # what was measured, said where
+    assert recording.read_session(kept[0]).results[-1].level == "naive"
