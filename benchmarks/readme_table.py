@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
+
+import _smoke
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.shape import Shape
@@ -68,9 +71,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("recording", nargs="?", default=str(BUNDLED))
     ap.add_argument("--size", type=int, action="append", default=[])
+    _smoke.add_flag(ap)
     args = ap.parse_args(argv)
-    session = recording.read_session(args.recording, only=(Result,))
-    for line in tables(session.results, args.size or [4096, 8192]):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = (_smoke.support("synthetic_session").write(Path(tmp) / "synthetic.jsonl")
+                if args.smoke else args.recording)
+        session = recording.read_session(str(path), only=(Result,))
+    sizes = args.size or ([4096, 8192] if not args.smoke else
+                          sorted({r.M for r in session.results if r.M == r.N == r.K}))
+    for line in tables(session.results, sizes):
         sys.stdout.write(line + "\n")
     return 0
 

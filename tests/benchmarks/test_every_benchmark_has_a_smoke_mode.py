@@ -37,6 +37,8 @@ RUNS = {  # no GPU needed: the script runs end to end, small
     "gui_frame_time.py": [re.compile(r"^floor +- +\(empty-widget\) +[1-9]", re.M),
                           re.compile(r"^charts +normal +\(still@frame-clock\) +[1-9]", re.M),
                           re.compile(r"^banks +normal +register_2d +[1-9]", re.M)],
+    "readme_table.py": [re.compile(r"^\| burst 4096³ \| 0\.300 \(0\.6%\) \|", re.M),
+                        "| wmma (FP16) |"],
     "report_speed.py": [re.compile(r"^report wall s \(median\) +[0-9.]+$", re.M),
                         re.compile(r"^whole read, in process s +[0-9.]+$", re.M)],
     "reproduce_check.py": [re.compile(r"^(\d+) of \1 within 2% in every run$", re.M)],
@@ -69,7 +71,7 @@ GPU_ONLY = {  # the measurement needs the GPU: arguments, levels and the table
     "tune.py": ["smoke: the registry makes every level and variant named"],
 }
 SHELL = ("ncu_fp8_deep.sh", "ncu_levels.sh", "record_bundled.sh", "record_two_gpu.sh",
-         "user_kernels_h200.sh")
+         "update_timing.sh", "user_kernels_h200.sh")
 
 
 def _scripts() -> set[str]:
