@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.device.gpu import deep_gemm_missing
 from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
 from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.ladder.level import Level, Library
 from gemmscope.kernels.protocol.plan import RunRequest
 
 pytestmark = pytest.mark.gpu
@@ -26,6 +28,16 @@ K_ALIGNED_SHAPES = [(1000, 999, 1024), (1000, 1000, 1024), (4099, 4104, 512), (4
 FAULTY = str(Path(__file__).with_name("faulty_levels.py"))
 
 
+def _needs(level: Level) -> list[pytest.MarkDecorator]:
+    """A level that calls an optional library skips, saying which, where it is missing."""
+    if level.library is Library.DEEPGEMM and (missing := deep_gemm_missing()) is not None:
+        return [pytest.mark.skip(reason=f"DeepGEMM: {missing}")]
+    return []
+
+
+LEVEL_PARAMS = [pytest.param(lv, id=lv.id, marks=_needs(lv)) for lv in registry.LEVELS]
+
+
 @pytest.fixture(scope="module")
 def bench():
     from gemmscope.kernels.device.gpu import device_info
@@ -35,7 +47,7 @@ def bench():
 
 
 @pytest.mark.parametrize("shape", SHAPES + K_ALIGNED_SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("level", registry.LEVELS, ids=lambda lv: lv.id)
+@pytest.mark.parametrize("level", LEVEL_PARAMS)
 def test_level_is_correct(bench, level, shape):
     from gemmscope.kernels.engine.measure import refusal
     from gemmscope.kernels.ladder.registry import DEEPGEMM_DIFF_MAX
