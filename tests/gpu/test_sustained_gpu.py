@@ -95,8 +95,9 @@ def test_burst_results_carry_energy_from_the_counter():
         assert win.counter_aligned and win.edge_s < 0.5
         assert 20 < r.avg_power_w <= 1.1 * limit
         assert r.temp_c_start is not None and 0 < r.temp_c_start < 110
-        # the step the result states is the one in its own timed launches
-        times = [e.ms for e in events if e.type == "repeat" and e.id == r.id]
+        # the step the result states is the one in its own timed launches (a level's
+        # reference echoes the level's id: a run is (id, level), docs/protocol.md)
+        times = [e.ms for e in events if e.type == "repeat" and e.run_key == r.run_key]
         assert len(times) == r.repeats
         step = launch_step(times)
         assert (r.launch_step is None) == (step is None)
