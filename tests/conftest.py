@@ -1,5 +1,6 @@
-"""Test setup: Qt offscreen, GPU tests skipped without a GPU, and a check that no test
-leaks threads or child processes."""
+"""Test setup: Qt offscreen, GPU tests skipped without a GPU, a SIGTERM that ends the run
+and its children (tests/support/terminate_tree.py), and a check that no test leaks
+threads or child processes."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ TESTS = Path(__file__).parent
 # the shared fakes and helpers (fake_runner, synthetic_session, ...) import by their names
 # from any folder of tests/ (tests/support/places.py says where the rest is)
 sys.path.insert(0, str(TESTS / "support"))
+
+import terminate_tree  # noqa: E402  (from tests/support, on the path just above)
 
 # the property-based tests (tests/kernels/protocol/test_fuzz.py); the GPU machine has none
 try:
@@ -47,6 +50,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         import pytestqt  # noqa: F401
     except ImportError:
         parser.addini("qt_api", "Qt binding for pytest-qt (unused without it)")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    terminate_tree.install()  # a SIGTERM ends the run and every process it started
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
