@@ -187,9 +187,13 @@ def test_every_level_runs_sustained_from_a_graph():
 
 @pytest.mark.timeout(300)
 def test_the_independent_check_agrees_within_3_percent():
+    # windows of 3 s, as the issue 31 check has them (the counter steps every few tens of
+    # ms and both methods read it just after a step), with 3 s cool-downs instead of 5
+    # (both methods get the same): a GPU shard, not the whole 10 minutes of a run
     out = subprocess.run([sys.executable, str(REPO / "benchmarks" / "energy_check.py"),
-                          "-l", "cp_async", "-l", "wgmma_tma", "-s", str(S), "--json"],
-                         capture_output=True, text=True, timeout=600)
+                          "-l", "cp_async", "-l", "wgmma_tma", "-s", str(S), "--json",
+                          "--window-s", "3", "--trials", "3", "--cooldown-s", "3"],
+                         capture_output=True, text=True, timeout=270)
     rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     print("\n" + "\n".join(json.dumps(r) for r in rows) + "\n" + out.stderr[-2000:])
     assert len(rows) == 2, out.stderr
