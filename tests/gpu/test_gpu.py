@@ -88,7 +88,6 @@ def test_level_is_correct(bench, level, shape):
         assert r["deepgemm_diff"] < DEEPGEMM_DIFF_MAX
 
 
-@pytest.mark.smoke
 def test_hopper_levels_are_compared_with_cublas_at_their_precision():
     seen: list = []
     client = RunnerSession(seen.append, default_runner_command(0))

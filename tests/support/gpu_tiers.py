@@ -26,16 +26,17 @@ class Placement:
 
 
 FILES: dict[str, Placement] = {
-    # shard 1: the SIMT half of the ladder, compile determinism, the device's limits
+    # shard 1: the SIMT half of the ladder, compile determinism, the device's limits,
+    # stream-K (its compiles and launches balance shard 2's Tensor Core half)
     "test_gpu.py": Placement(None, 120, "every level at every shape: split by level"),
-    "test_build_determinism_gpu.py": Placement(1, 420, "every level in 4 fresh processes"),
+    "test_build_determinism_gpu.py": Placement(1, 300, "every level in 4 fresh processes"),
     "test_limits_gpu.py": Placement(1, 120, "runs over the limits, faults that are not"),
+    "test_stream_k_gpu.py": Placement(1, 120, "stream-K after many launches"),
     # shard 2: the Tensor Core half of the ladder and its correctness files
     "test_fp8_deep_gpu.py": Placement(2, 120, "fp8_deep with and without clusters"),
     "test_fp8_tile_fit_gpu.py": Placement(2, 120, "the FP8 tile width per shape"),
     "test_deepgemm_reference_gpu.py": Placement(2, 180, "DeepGEMM (skips without it)"),
     "test_mma_tma_gpu.py": Placement(2, 180, "mma_tma after many launches, to 8192^3"),
-    "test_stream_k_gpu.py": Placement(2, 120, "stream-K after many launches"),
     # shard 3: Nsight Compute, recordings, user kernels, build events, references
     "test_ncu_bank_conflicts.py": Placement(3, 180, "ncu counters vs the access model"),
     "test_ncu_source_gpu.py": Placement(3, 180, "ncu's source page per level"),
