@@ -12,6 +12,11 @@ two answers in place, both of which first kill every descendant of this process:
   the C-level handler, even while the main thread waits in C code and the Python handler
   cannot run yet), which kills the descendants at once and ends the process with
   ``os._exit`` if the graceful path has not ended it within ``GRACE_S``.
+
+The thread acts on every SIGTERM the process gets, also while code under test has put a
+handler of its own in place (``record``'s, which stops its runner and returns 143): the
+run still ends. So a test that checks a SIGTERM handler sends the signal to a
+subprocess, never to the pytest process (tests/app/window/test_files_kept.py does so).
 """
 
 from __future__ import annotations
