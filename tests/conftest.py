@@ -80,7 +80,9 @@ def _limit(item: pytest.Item) -> pytest.MarkDecorator:
     place = gpu_tiers.FILES.get(item.path.name)
     seconds = place.timeout_s if place is not None else max(
         p.timeout_s for p in gpu_tiers.FILES.values())
-    return pytest.mark.timeout(seconds)
+    # signal: the test fails with an exception, so its own cleanup stops its runner (the
+    # thread method ends the whole process and leaves the children behind)
+    return pytest.mark.timeout(seconds, method="signal")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -185,7 +185,7 @@ def test_every_level_runs_sustained_from_a_graph():
         assert r.capture_error is None
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(300, method="signal")
 def test_the_independent_check_agrees_within_3_percent():
     # windows of 3 s, as the issue 31 check has them (the counter steps every few tens of
     # ms and both methods read it just after a step), with 3 s cool-downs instead of 5
