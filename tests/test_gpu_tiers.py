@@ -14,6 +14,8 @@ import gpu_tiers
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# one worker under -n auto --dist loadgroup: the module's collection is made once
+pytestmark = pytest.mark.xdist_group("gpu_tiers")
 
 # a plugin for the collecting pytest: each item's time limit and whether it is smoke
 PROBE = """

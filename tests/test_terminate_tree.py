@@ -90,8 +90,14 @@ def test_a_sigterm_ends_the_run_and_its_children_within_10_s(tmp_path, how):
             time.sleep(0.05)
         assert not [p for p in children if _alive(p)], out
         assert took < 10, out
-        if how == "waits":  # pytest ended the session itself: its summary was written
-            assert "KeyboardInterrupt" in out or "Interrupted" in out, out
+        # pytest ended the session itself (interrupted: 2, its summary printed), or, where
+        # that took over terminate_tree.GRACE_S (a busy machine; a test that swallows the
+        # interrupt), the watcher ended the process (128 + SIGTERM)
+        assert run.returncode in (2, 128 + signal.SIGTERM), (run.returncode, out)
+        if run.returncode == 2:
+            assert "KeyboardInterrupt" in out, out
+        if how == "swallows":
+            assert run.returncode == 128 + signal.SIGTERM, out
     finally:
         if run.poll() is None:
             run.kill()

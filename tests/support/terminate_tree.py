@@ -27,7 +27,9 @@ import threading
 import time
 from pathlib import Path
 
-GRACE_S = 5.0
+GRACE_S = 5.0  # for pytest to end the session and print its summary (a few seconds:
+# its plugins import lazily, hypothesis's took 1.7 s on a busy CI machine)
+FLUSH_S = 1.0
 EXIT_CODE = 128 + signal.SIGTERM
 
 
@@ -96,7 +98,25 @@ def _watch(read_fd: int) -> None:
             kill_descendants()
             time.sleep(GRACE_S)
             kill_descendants()
+            _flush(FLUSH_S)
             os._exit(EXIT_CODE)
+
+
+def _flush(within_s: float) -> None:
+    """What pytest has printed so far, out of the buffers: from a thread of its own, as a
+    stream's lock may be held by a main thread stuck in a write."""
+    import sys
+
+    def flush() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                continue
+
+    worker = threading.Thread(target=flush, name="sigterm-flush", daemon=True)
+    worker.start()
+    worker.join(within_s)
 
 
 def install() -> bool:
