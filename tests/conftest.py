@@ -68,7 +68,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if not config.pluginmanager.hasplugin("timeout"):
-        # without pytest-timeout, the limits are kept by _limit_without_pytest_timeout
+        # without pytest-timeout, the limits are kept by pytest_runtest_call below
         config.addinivalue_line("markers", "timeout(seconds): a GPU test's time limit")
 
 
