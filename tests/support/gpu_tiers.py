@@ -43,6 +43,7 @@ FILES: dict[str, Placement] = {
     "test_ncu_source_user_gpu.py": Placement(3, 300, "ncu's source page of user kernels"),
     "test_record_ncu_telemetry_gpu.py": Placement(3, 240, "record --ncu keeps sampling"),
     "test_record_profile_only_gpu.py": Placement(3, 300, "record --append --profile-only"),
+    "test_record_update_gpu.py": Placement(3, 240, "record --update after a change"),
     "test_reference_launch_gpu.py": Placement(3, 120, "a reference launched once"),
     "test_user_kernels_gpu.py": Placement(3, 240, "user kernels, a fault, a sweep"),
     "test_gpu_build_events.py": Placement(3, 300, "a build event per compiled variant"),
