@@ -29,9 +29,10 @@ class DeviceState:
     # (level, shape, mode) -> the latest result
     latest_at: dict[tuple[str, Shape, str], Result] = field(default_factory=dict)
     shape_levels: dict[Shape, set[str]] = field(default_factory=dict)  # ladder levels
-    # the repeats of each (level, shape, mode)'s latest run, and which key a run id has
+    # the repeats of each (level, shape, mode)'s latest run, and which key a run has (by
+    # Run.run_key: its id and level, as a compared level's reference echoes its id)
     streams: dict[tuple[str, Shape | None, str], RepeatStream] = field(default_factory=dict)
-    run_keys: dict[Any, tuple[str, Shape | None, str]] = field(default_factory=dict)
+    run_keys: dict[tuple[str, str], tuple[str, Shape | None, str]] = field(default_factory=dict)
 
 
 def device_label(entry: DeviceEntry) -> str:

@@ -94,7 +94,7 @@ class SessionStore(StoreQueries):
         self._changes.add(Change.TELEMETRY)
         state.stream.reset(ev.level, ev.shape, ev.repeats)
         key = (ev.level, ev.shape, str(ev.mode))
-        state.run_keys[ev.id] = key
+        state.run_keys[ev.run_key] = key  # (id, level): a reference echoes the id
         state.streams[key] = RepeatStream.sized(ev.level, ev.shape, ev.repeats)
         self._changes.update((Change.STREAM, Change.RUN))
 
@@ -118,7 +118,7 @@ class SessionStore(StoreQueries):
         if state.stream.level != ev.level or state.stream.shape != shape:
             state.stream.reset(ev.level, shape)
         state.stream.append(ev.i, ev.tflops)
-        key = state.run_keys.get(ev.id) or (ev.level, shape, str(ev.mode))
+        key = state.run_keys.get(ev.run_key) or (ev.level, shape, str(ev.mode))
         if key[:2] != (ev.level, shape):  # an id reused: this repeat's own run
             key = (ev.level, shape, str(ev.mode))
         run = state.streams.get(key)

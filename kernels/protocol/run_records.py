@@ -23,6 +23,15 @@ class Run(Placed, kw_only=True):
     def shape(self) -> Shape:
         return Shape(self.M, self.N, self.K)
 
+    @property
+    def run_key(self) -> tuple[str, str]:
+        """The run this event belongs to. A command that compares runs its reference
+        first, and the reference's ``run_start``, ``repeat``, ``phase`` and ``result``
+        echo the command's ``id`` as the level's do: ``level`` (the reference's id) tells
+        the two runs apart, so a run is (``id``, ``level``), never ``id`` alone
+        (docs/protocol.md). The id is any JSON value: its repr keeps the key hashable."""
+        return (repr(self.id), self.level)
+
 
 class Where(Placed, kw_only=True):
     """An event that names the run it is about where there was one."""
