@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .. import __version__
+from ..device import build_cache
 from ..device.gpu import (
     DeviceInfo,
     context_usable,
@@ -414,8 +415,10 @@ def _context_lost(exc: BaseException) -> bool:
 
 def main(telemetry_hz: float = 50.0, levels_from: str | None = None,
          device: int | None = None) -> int:
-    if device is not None:  # before CuPy is imported (it is, lazily, in start)
+    # before CuPy is imported (it is, lazily, in start): its GPU and its cache folder
+    if device is not None:
         os.environ.update(gpu_env(device))
+    build_cache.configure()
     # stdout carries the protocol only; anything else printed goes to stderr
     out = sys.stdout
     sys.stdout = sys.stderr
