@@ -247,9 +247,10 @@ def test_an_event_over_its_bound_drops_the_sass_then_the_sources(events, monkeyp
 
 
 @needs_tools
-def test_the_runner_compiles_in_a_child_process_and_loads_no_nvrtc_itself():
+def test_the_runner_compiles_in_a_child_process_and_loads_no_nvrtc_itself(tmp_path):
     """cuda-bindings' NVRTC loaded into the runner broke its later `import torch` (the FP8
     reference) on the H200: the runner's build events compile in a child process."""
+    import os
     import subprocess
     import sys
 
@@ -261,9 +262,11 @@ def test_the_runner_compiles_in_a_child_process_and_loads_no_nvrtc_itself():
             "assert off.sass and all(r.regs for r in off.resources.values())\n"
             "print(sorted(m for m in sys.modules if m.startswith('cuda')))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300,  # an empty build cache: it compiles
+                          env={**os.environ, "GEMMSCOPE_CACHE_DIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+    assert list((tmp_path / "sass").glob("*.json"))
     lv = registry.get("naive")
     here = build_event.compile_cubin(lv, lv.params, "sm_90")
     child = build_event._in_child({
@@ -272,3 +275,41 @@ def test_the_runner_compiles_in_a_child_process_and_loads_no_nvrtc_itself():
         "options": list(build.offline_options(lv, "sm_90")), "arch": "sm_90",
         "files": list(build.source_files(lv))})
     assert child["sass"] == here.sass and child["lowered"] == here.lowered
+
+
+# ------------------------------------------------------------------ kept on disk
+
+def _spec(source: str = "__global__ void k() {}") -> dict:
+    return {"program": "p", "source": source, "names": ["k"], "options": ["-arch=sm_90"],
+            "arch": "sm_90", "files": ["kernels/cuda/p.cu"]}
+
+
+def test_the_kept_answer_is_named_by_its_spec_and_a_bad_file_is_a_miss(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEMMSCOPE_CACHE_DIR", str(tmp_path))
+    path = build_event.answer_path(_spec())
+    assert path.parent == tmp_path / "sass"
+    assert build_event.answer_path(_spec("__global__ void k() { }")) != path  # an edit
+    assert build_event.cached_answer(_spec()) is None
+    build_event.keep_answer(_spec(), {"lowered": {"k": "_Z1kv"}, "sass": None})
+    assert build_event.cached_answer(_spec()) == {"lowered": {"k": "_Z1kv"}, "sass": None}
+    path.write_text("{not json")
+    assert build_event.cached_answer(_spec()) is None
+
+
+@needs_tools
+def test_a_second_process_takes_the_compile_from_the_cache_folder(tmp_path, monkeypatch):
+    """The runner's build events compile once per machine (issue 40 item 3): the answer
+    kept on disk serves a process that has compiled nothing, with no NVRTC run."""
+    monkeypatch.setenv("GEMMSCOPE_CACHE_DIR", str(tmp_path))
+    lv = registry.get("naive")
+    build_event.forget("naive")  # as a new process: nothing in memory
+    first = build_event.compile_cubin(lv, lv.params, "sm_90")
+    assert len(list((tmp_path / "sass").glob("*.json"))) == 1
+    build_event.forget("naive")
+
+    def no_compile(*_args):
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(build_event, "compile_spec", no_compile)
+    monkeypatch.setattr(build_event, "_in_child", no_compile)
+    assert build_event.compile_cubin(lv, lv.params, "sm_90", isolated=True) == first
