@@ -300,9 +300,14 @@ class Runner:
             self.emit({"type": "phase", **where, "mode": str(Mode.BURST), "phase": "settle",
                        "trial": 0, "seconds": left})
 
+        def on_compile() -> None:  # the level's first run here: CuPy builds it now
+            self.emit({"type": "phase", **where, "mode": str(Mode.BURST), "phase": "compile",
+                       "trial": 0})
+
         assert self.bench is not None
         return self.bench.run(level, cmd.M, cmd.N, cmd.K, cmd.repeats, cmd.warmup, on_repeat,
-                              params, settle_s=cmd.settle_s, on_settle=on_settle)
+                              params, settle_s=cmd.settle_s, on_settle=on_settle,
+                              on_compile=on_compile)
 
     def _measure_sustained(self, level: Level, cmd: commands.RunCommand,
                            where: dict[str, Any], params: dict[str, int] | None
@@ -312,9 +317,9 @@ class Runner:
                    "precision": str(level.precision), "mode": str(Mode.SUSTAINED),
                    **config.fields(), "repeats": config.trials, "warmup": cmd.warmup})
 
-        def on_phase(phase: str, trial: int, seconds: float) -> None:
+        def on_phase(phase: str, trial: int, seconds: float | None) -> None:
             self.emit({"type": "phase", **where, "mode": str(Mode.SUSTAINED), "phase": phase,
-                       "trial": trial, "seconds": seconds})
+                       "trial": trial, **({} if seconds is None else {"seconds": seconds})})
 
         def on_trial(trial: Trial) -> None:  # a trial is a sustained run's repeat
             self.emit({"type": "repeat", **where, "mode": str(Mode.SUSTAINED),

@@ -200,6 +200,10 @@ class Result(Timed, tag="result", kw_only=True):
     # instantiations, compiler; one key is one cubin) and the compiler; None: older files
     code_key: str | None = None
     compiler: str | None = None
+    # where this run built its level (its first run in the runner): seconds CuPy took,
+    # and whether the cubin came from the build cache folder (issue 40 item 3)
+    compile_s: Number | None = None
+    compile_cached: bool | None = None
     regs: int | None = None
     smem_bytes: int | None = None
     local_bytes: int | None = None
