@@ -34,7 +34,7 @@ from ..ladder.registry import (
     Precision,
 )
 from ..ladder.shape import percent, tflops_of
-from ..protocol.commands import DEFAULT_REPEATS, DEFAULT_WARMUP
+from ..protocol.commands import DEFAULT_REPEATS, DEFAULT_WARMUP, ENERGY_S
 from ..protocol.events import Mode
 from ..results.launch_steps import launch_step
 from ..toolchain import nvrtc
@@ -262,10 +262,10 @@ class Prepared:
                 f"{TOLERANCE[self.level.precision]:.0e}")
 
 
-# GPU time of the energy window after a burst run's timed repeats: the counter steps every
-# ~100 ms on the H200 and is read at its steps, so a second of back-to-back launches keeps
-# the idle ends to about a percent
-BURST_ENERGY_WINDOW_S = 1.0
+# GPU time of the energy window after a burst run's timed repeats, unless the run asks for
+# another (energy_s): the counter steps every ~100 ms on the H200 and is read at its steps,
+# so a second of back-to-back launches keeps the idle ends to about a percent
+BURST_ENERGY_WINDOW_S = ENERGY_S[0]
 
 
 class Bench:
@@ -360,9 +360,11 @@ class Bench:
             params: dict[str, int] | None = None, energy: bool = True,
             settle_s: float = 0.0,
             on_settle: Callable[[float], None] | None = None,
-            on_compile: Callable[[], None] | None = None) -> dict[str, Any]:
+            on_compile: Callable[[], None] | None = None,
+            energy_s: float = BURST_ENERGY_WINDOW_S) -> dict[str, Any]:
         """One burst run; ``energy=False`` skips the energy window (correctness checks,
-        where a second per run would add up), leaving the energy fields null.
+        where a second per run would add up), leaving the energy fields null, and so does
+        ``energy_s`` 0; else the window lasts ``energy_s`` GPU seconds.
         ``settle_s``: idle seconds after the verification, before the warmup, so that the
         burst starts from a rest of the power limiter (``on_settle(seconds left)`` says
         so at least every idle.HEARTBEAT_S). ``on_compile()``: the level is about to be
@@ -378,8 +380,14 @@ class Bench:
                                 on_compile)
             temp_start = self.nvml.temperature_c()
             times = self._time(prep.launch, repeats, on_repeat)
-            fields = self._burst_energy(level, prep.launch, flops) if energy else \
-                burst_energy_fields(None, flops, None, None, "not measured (energy=False)")
+            if not energy:
+                fields = burst_energy_fields(None, flops, None, None,
+                                             "not measured (energy=False)")
+            elif energy_s <= 0:
+                fields = burst_energy_fields(None, flops, None, None, "not measured: the run "
+                                             "asked for no energy window (energy_s 0)")
+            else:
+                fields = self._burst_energy(level, prep.launch, flops, energy_s)
         summary = Timing(times["ms"]).summary()
         tflops = tflops_of(flops, summary["median_ms"])
         result: dict[str, Any] = {
@@ -397,15 +405,16 @@ class Bench:
         result.update(fields)
         return result
 
-    def _burst_energy(self, level: Level, launch: Callable[[], None],
-                      flops: float) -> dict[str, Any]:
-        """J per GEMM of the level's launches back to back for BURST_ENERGY_WINDOW_S (no
-        flush between them), the counter read at its steps around them."""
+    def _burst_energy(self, level: Level, launch: Callable[[], None], flops: float,
+                      window_s: float = BURST_ENERGY_WINDOW_S) -> dict[str, Any]:
+        """J per GEMM of the level's launches back to back for ``window_s`` of GPU time
+        (no flush between them), the counter read at its steps around them."""
         if self.energy is None:
             return burst_energy_fields(None, flops, None, None, self.energy_reason)
         batches = self.batches(launch, graph=graphable(level))
-        w = self.window(batches, BURST_ENERGY_WINDOW_S)
-        return burst_energy_fields(w, flops, self.samples(w.t_start, w.t_end), batches.method)
+        w = self.window(batches, window_s)
+        return burst_energy_fields(w, flops, self.samples(w.t_start, w.t_end), batches.method,
+                                   asked_s=window_s)
 
     def _time(self, launch: Callable[[], None], repeats: int,
               on_repeat: Callable[[int, float], None] | None) -> dict[str, Any]:
@@ -430,12 +439,14 @@ class Bench:
 
 
 def burst_energy_fields(w: MeasuredWindow | None, flops: float, samples: RunWindow | None,
-                        method: str | None, reason: str | None = None) -> dict[str, Any]:
+                        method: str | None, reason: str | None = None,
+                        asked_s: float = BURST_ENERGY_WINDOW_S) -> dict[str, Any]:
     """A burst result's energy fields from its energy window (docs/energy.md): J per
-    GEMM of back-to-back launches, the window's average power, and what the window was."""
+    GEMM of back-to-back launches, the window's average power, and what the window was
+    (``asked_s``: the GPU seconds it was asked to last; ``gpu_s``: what it lasted)."""
     window: dict[str, Any] | None = None
     if w is not None:
-        window = {"pattern": "launch", "method": method, **w.describe(),
+        window = {"pattern": "launch", "method": method, "asked_s": asked_s, **w.describe(),
                   "sm_clock_mhz_avg": samples.sm_clock_mhz_avg if samples else None,
                   "sm_clock_mhz_min": samples.sm_clock_mhz_min if samples else None,
                   "throttled": samples.throttled if samples else None}

@@ -35,6 +35,7 @@ from ..ladder.level import Toolchain
 from ..ladder.registry import Kind, Level, Library
 from ..ladder.shape import percent
 from ..protocol import commands, events
+from ..protocol.commands import ENERGY_S
 from ..protocol.events import ErrorKind, Mode, ProtocolError
 from ..toolchain import build_event
 from ..toolchain.nvrtc import CompileError
@@ -287,10 +288,12 @@ class Runner:
 
     def _measure_burst(self, level: Level, cmd: commands.RunCommand,
                        where: dict[str, Any], params: dict[str, int] | None) -> dict[str, Any]:
-        settle = {"settle_s": cmd.settle_s} if cmd.settle_s else {}
+        asked = {"settle_s": cmd.settle_s} if cmd.settle_s else {}
+        if cmd.energy_s != ENERGY_S[0]:  # a window other than the documented one: said
+            asked["energy_s"] = cmd.energy_s
         self.emit({"type": "run_start", **where, "dtype": registry.DTYPE_OF[level.precision],
                    "precision": str(level.precision), "mode": str(Mode.BURST),
-                   "repeats": cmd.repeats, "warmup": cmd.warmup, **settle})
+                   "repeats": cmd.repeats, "warmup": cmd.warmup, **asked})
 
         def on_repeat(i: int, ms: float) -> None:
             self.emit({"type": "repeat", **where, "mode": str(Mode.BURST), "i": i, "ms": ms,
@@ -307,7 +310,7 @@ class Runner:
         assert self.bench is not None
         return self.bench.run(level, cmd.M, cmd.N, cmd.K, cmd.repeats, cmd.warmup, on_repeat,
                               params, settle_s=cmd.settle_s, on_settle=on_settle,
-                              on_compile=on_compile)
+                              on_compile=on_compile, energy_s=cmd.energy_s)
 
     def _measure_sustained(self, level: Level, cmd: commands.RunCommand,
                            where: dict[str, Any], params: dict[str, int] | None

@@ -70,6 +70,7 @@ class RunStart(Moded, tag="run_start", kw_only=True):
     precision: str | None = None
     warmup: int | None = None
     settle_s: Number | None = None  # burst: idle seconds before the warmup
+    energy_s: Number | None = None  # burst: its energy window, where not the default 1 s
     window_s: Number | None = None
     trials: int | None = None
     cooldown_s: Number | None = None
@@ -115,6 +116,7 @@ class EnergyWindow(Window, kw_only=True):
 
     pattern: str | None = None
     method: str | None = None
+    asked_s: Number | None = None  # the GPU seconds asked (energy_s); None: older files, 1 s
 
 
 class LaunchStepRecord(Record, kw_only=True):

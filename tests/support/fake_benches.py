@@ -38,7 +38,7 @@ class LimitsBench:
         self.runs: list[str] = []
 
     def run(self, level, M, N, K, repeats, warmup, on_repeat, params, settle_s=0.0,
-            on_settle=None, on_compile=None) -> dict[str, Any]:
+            on_settle=None, on_compile=None, energy_s=1.0) -> dict[str, Any]:
         self.runs.append(level.id)
         if self.raises is not None:
             raise self.raises
@@ -68,6 +68,7 @@ class SustainedBench:
         self.verified = verified
         self.graph_asked: list[bool] = []
         self.burst_runs: list[str] = []
+        self.energy_asked: list[float] = []  # the energy window each burst run was given
         self.built: set[str] = set()  # levels "compiled" in this process, as nvrtc's cache
 
     def _build(self, level, on_compile) -> dict[str, Any]:
@@ -107,8 +108,9 @@ class SustainedBench:
                 "precision": str(prep.level.precision), "verified": True, "rel_err": 1e-7}
 
     def run(self, level, M, N, K, repeats, warmup, on_repeat, params, settle_s=0.0,
-            on_settle=None, on_compile=None):
+            on_settle=None, on_compile=None, energy_s=1.0):
         self.burst_runs.append(level.id)
+        self.energy_asked.append(energy_s)
         built = self._build(level, on_compile)
         tflops = 40.0 if level.kind == "reference" else 10.0
         if settle_s:  # the runner's phase callback, as measure.Bench.run calls it
