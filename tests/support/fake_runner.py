@@ -29,7 +29,8 @@ parent's pid (the process that drives it: a cluster test kills that one mid-run)
 kernel that ran (the compiled name a real runner reports). With
 ``$FAKE_RUNNER_COMPILE_GATE`` set to a folder, each level's first run says it compiles (a
 ``phase`` ``compile`` after its ``run_start``) and waits for the file ``LEVEL`` in that
-folder before it goes on; its result then carries ``compile_s`` and ``compile_cached``.
+folder before it goes on; its result then carries ``compile_s`` and ``compile_cached``
+(true where an earlier process built that level: the file ``LEVEL.built`` there).
 """
 
 from __future__ import annotations
@@ -114,7 +115,10 @@ def main() -> int:
                       "trial": 0})
                 while not Path(gate, cmd["level"]).exists():
                     time.sleep(0.01)
-                built = {"compile_s": 1.5, "compile_cached": False}
+                kept = Path(gate, cmd["level"] + ".built")  # a later process's "cache"
+                built = {"compile_s": 0.02 if kept.exists() else 1.5,
+                         "compile_cached": kept.exists()}
+                kept.touch()
             pids = os.environ.get("FAKE_RUNNER_PIDS")
             if pids:
                 Path(pids, "runner").write_text(str(os.getpid()))
