@@ -377,7 +377,7 @@ class Runner:
                            "reference_sm_clock_mhz_avg": self.ref_clock.get(key) if ref
                            else None})
         self.emit({"type": "result", "id": cmd.id, **result})
-        self._emit_build(level, result.get("variant"), result.get("params"), cmd.id)
+        self._emit_build(level, result.get("variant"), result.get("params"), cmd)
         if not result["verified"]:
             why = "NaN in C (an element was not written)" if result["nan"] else (
                 f"relative error {result['rel_err']:.3g} > tolerance {result['tol']:.0e}")
@@ -386,18 +386,25 @@ class Runner:
         return False
 
     def _emit_build(self, level: Level, variant: str | None, params: dict[str, int] | None,
-                    cid: Any) -> None:
+                    cmd: commands.RunCommand) -> None:
         """After the first run of a (level, variant, params): its build event (sources,
         resources, occupancy, SASS). ``params``: the run's (the level's own, or those it
-        picked for the shape). Never costs the run: a failure is an info event."""
+        picked for the shape). Never costs the run: a failure is an info event. Where
+        NVRTC compiles the level again for its SASS, a ``phase`` ``compile`` says so."""
+        cid = cmd.id
         params = dict(params or level.params)
         key = (level.id, variant or "", tuple(params.items()))
         if level.kind is not Kind.LEVEL or variant is None or key in self.built:
             return
         self.built.add(key)
+
+        def on_compile() -> None:  # NVRTC again, for the SASS: the run is not done yet
+            self.emit({"type": "phase", **cmd.where(), "level": level.id,
+                       "mode": str(cmd.mode), "phase": "compile", "trial": 0})
+
         try:
             event = (triton_launch.build_event_of(level) if level.toolchain is Toolchain.TRITON
-                     else build_event.gpu_event(level, variant, params))
+                     else build_event.gpu_event(level, variant, params, on_compile=on_compile))
         except Exception as exc:
             self.emit({"type": "info", "id": cid,
                        "message": f"no build event for {level.id} ({variant}): {exc!r}"})

@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,11 +92,14 @@ CHILD_TIMEOUT_S = 600.0
 
 
 def compile_cubin(level: Level, params: dict[str, int], arch: str,
-                  isolated: bool = False) -> Offline:
+                  isolated: bool = False,
+                  on_compile: Callable[[], None] | None = None) -> Offline:
     """Compile (once per process) and disassemble a level; raises CompileError, or
     RuntimeError saying what is missing when NVRTC is. ``isolated``: in a child process,
     as the runner does: cuda-bindings' NVRTC loaded into the runner broke a later
-    ``import torch`` there (the FP8 reference), and a compiler crash must not cost a run."""
+    ``import torch`` there (the FP8 reference), and a compiler crash must not cost a run.
+    ``on_compile()``: called before NVRTC runs (neither this process nor the build cache
+    folder has the answer)."""
     key = (level.id, tuple(params.items()), arch)
     with _lock:
         if key in _cache:
@@ -106,6 +110,8 @@ def compile_cubin(level: Level, params: dict[str, int], arch: str,
             "files": list(nvrtc.source_files(level))}
     got = cached_answer(spec)
     if got is None:
+        if on_compile is not None:
+            on_compile()
         got = _in_child(spec) if isolated else compile_spec(spec)
         if "error" not in got:
             keep_answer(spec, got)
@@ -249,8 +255,10 @@ def offline_event(level: Level, variant: str | None = None,
 
 
 def gpu_event(level: Level, variant: str, params: dict[str, int] | None = None,
-              t: float | None = None) -> dict[str, Any]:
-    """A build event on the GPU, for a variant that has just run (so it is compiled)."""
+              t: float | None = None,
+              on_compile: Callable[[], None] | None = None) -> dict[str, Any]:
+    """A build event on the GPU, for a variant that has just run (so it is compiled);
+    ``on_compile()`` where NVRTC compiles it again for its SASS (see compile_cubin)."""
     from ..device.gpu import require_cupy
 
     cp = require_cupy()
@@ -269,7 +277,7 @@ def gpu_event(level: Level, variant: str, params: dict[str, int] | None = None,
     off: Offline | None = None
     sass_reason = None
     try:
-        off = compile_cubin(level, params, arch, isolated=True)
+        off = compile_cubin(level, params, arch, isolated=True, on_compile=on_compile)
     except Exception as exc:
         sass_reason = f"no cubin to disassemble: {exc}"
     name = level.name_expression(vec, params)

@@ -12,6 +12,7 @@ import pytest
 from runner_subprocess import wire
 
 from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol import commands
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol.decoding import decode, encode, of
 from gemmscope.kernels.toolchain import build_event, sass
@@ -131,26 +132,32 @@ def test_runner_emits_one_build_event_per_variant(monkeypatch):
 
     calls = []
 
-    def fake_event(level, variant, params=None):
+    def fake_event(level, variant, params=None, on_compile=None):
         calls.append((level.id, variant))
         if level.id == "wmma":
             raise RuntimeError("no nvdisasm")
+        if level.id == "naive":  # NVRTC compiles it again for the SASS (not in the cache)
+            on_compile()
         return {"type": "build", "level": level.id, "variant": variant}
 
     monkeypatch.setattr(build_event, "gpu_event", fake_event)
     out = io.StringIO()
     runner = Runner(out)
     naive, cp_async = registry.get("naive"), registry.get("cp_async")
+    cmd = commands.parse_command(json.dumps({"cmd": "run", "id": 7, "level": "naive",
+                                             "M": 64, "N": 64, "K": 64}))
     for level, variant in [(naive, "scalar"), (naive, "scalar"), (cp_async, "vector"),
                            (cp_async, "scalar"), (cp_async, "vector"),
                            (cp_async.with_params({"STAGES": 2}), "vector"),
                            (registry.get("cublas_fp32"), "cublas"),
                            (registry.get("wmma"), "vector")]:
-        runner._emit_build(level, variant, None, 7)
+        runner._emit_build(level, variant, None, cmd)
     assert calls == [("naive", "scalar"), ("cp_async", "vector"), ("cp_async", "scalar"),
                      ("cp_async", "vector"), ("wmma", "vector")]
     events = [wire(line) for line in out.getvalue().splitlines()]
-    assert [e["type"] for e in events] == ["build"] * 4 + ["info"]
+    assert [e["type"] for e in events] == ["phase"] + ["build"] * 4 + ["info"]
+    assert events[0] == {**events[0], "phase": "compile", "level": "naive", "M": 64,
+                         "mode": "burst", "trial": 0}
     assert all(e["id"] == 7 for e in events)
     assert "no build event for wmma (vector)" in events[-1]["message"]
 
