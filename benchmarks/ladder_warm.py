@@ -26,8 +26,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-FAKE_RUNNER = ROOT / "tests" / "support" / "fake_runner.py"
+import _smoke
+
+FAKE_RUNNER = _smoke.SUPPORT / "fake_runner.py"  # the tests' stand-in runner
 
 
 @dataclass(slots=True)
@@ -120,8 +121,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="each burst's energy window (default: the app's, APP_ENERGY_S)")
     ap.add_argument("--runner", help="the runner command line (default: this Python's "
                                      "`-m gemmscope.kernels runner`)")
-    ap.add_argument("--smoke", action="store_true",
-                    help="no GPU: a stand-in runner (tests/support/fake_runner.py) at 64³")
+    _smoke.add_flag(ap)  # no GPU: the tests' stand-in runner, at 64³
     args = ap.parse_args(argv)
     from gemmscope.app.core.runs import APP_ENERGY_S
     from gemmscope.kernels.ladder import registry
