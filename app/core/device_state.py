@@ -25,6 +25,9 @@ class DeviceState:
     trial_spans: list[tuple[float, float]] = field(default_factory=list)
     open_trial: tuple[Any, int] | None = None  # (run id, index in trial_spans)
     running: RunStart | None = None  # the run_start of the run in progress
+    # what the run in progress does now, where a `phase` event said ("compile", "settle",
+    # "cooldown", "window"); None: measuring, or not said
+    doing: str | None = None
     latest: dict[str, Result] = field(default_factory=dict)  # burst results by level
     # (level, shape, mode) -> the latest result
     latest_at: dict[tuple[str, Shape, str], Result] = field(default_factory=dict)

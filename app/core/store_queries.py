@@ -368,6 +368,12 @@ class StoreQueries:
         """The run in progress on the GPU shown."""
         return self._state(None).running
 
+    @property
+    def running_phase(self) -> str | None:
+        """What the run in progress does now, where its runner said (``compile``,
+        ``settle``, ``cooldown``, ``window``); None: measuring, or not said."""
+        return self._state(None).doing
+
     def reference_result(self, result: Result) -> Result | None:
         """The latest cuBLAS result of the same precision at the same shape and mode."""
         return self._by_key.get(reference_key(result))

@@ -37,6 +37,9 @@ RUNS = {  # no GPU needed: the script runs end to end, small
     "gui_frame_time.py": [re.compile(r"^floor +- +\(empty-widget\) +[1-9]", re.M),
                           re.compile(r"^charts +normal +\(still@frame-clock\) +[1-9]", re.M),
                           re.compile(r"^banks +normal +register_2d +[1-9]", re.M)],
+    # the tests' stand-in runner, twice over one build cache folder
+    "ladder_warm.py": [re.compile(r"^builds from the cache +0/19 +19/19$", re.M),
+                       re.compile(r"^naive +1\.50 NVRTC +0\.02 cache$", re.M)],
     "readme_table.py": [re.compile(r"^\| burst 4096³ \| 0\.300 \(0\.6%\) \|", re.M),
                         "| wmma (FP16) |"],
     "report_speed.py": [re.compile(r"^report wall s \(median\) +[0-9.]+$", re.M),
