@@ -86,6 +86,20 @@ def test_the_roofline_waits_for_the_ceilings_the_recording_has(make_window, bund
     assert roofline_data(window.store).measured  # drawn now
 
 
+def test_a_replays_messages_are_the_recordings_history(make_window, bundled):
+    """A restart, an untimed ncu launch, a probe that failed: said as what happened in
+    the recording, at its time, not as this install's faults."""
+    path, _session = bundled
+    window = make_window()
+    assert window.open_recording(path)
+    window.play_instant()
+    window.flush_views()
+    from_store = [m.describe() for m in window.store.messages]
+    shown = [t for t in window.messages.texts() if any(m[:40] in t for m in from_store)]
+    assert len(shown) == len(from_store) > 0
+    assert all(t[2:].startswith("in the recording, at ") for t in shown), shown
+
+
 def test_what_a_recording_lacks_is_said_so_during_its_replay(make_window, synthetic_file):
     window = make_window()  # the synthetic recording has no per-line counters at all
     assert window.open_recording(synthetic_file)
