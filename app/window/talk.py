@@ -49,7 +49,8 @@ from .screens import full_screen_on_start_screen
 from .talk_keys import TalkKeys
 
 WINDOW_KEYS_TAKEN = ("Left", "Right", "Space")  # the window's own, while a talk is open
-READING = "reading the recording… (every caption is filled from the whole recording)"
+READING_WHY = "every scene shows the whole recording"
+READING = f"reading the recording… ({READING_WHY})"
 
 
 def view_names() -> tuple[list[str], list[str]]:
@@ -135,10 +136,10 @@ class TalkController(QObject):
         self.captions = caption_store(events)
 
     def show_reading(self, text: str) -> None:
-        """How far the reading of the recording has got ("reading x.jsonl.gz… 40%"),
-        in the caption's band until the first scene shows."""
+        """How far the reading of the recording has got, in the caption's band until
+        the first scene shows."""
         if not self.ready:
-            self.caption.show_note(f"{READING}: {text}")
+            self.caption.show_note(f"{text} ({READING_WHY})")  # "reading x.jsonl.gz… 40%"
 
     def hide_replay_chrome(self) -> None:
         """A talk shows its whole recording: the replay bar (which a replay opened after
