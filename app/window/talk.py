@@ -67,12 +67,13 @@ def load_talk(path: str | Path) -> Talk:
 
 
 class BlankCover(QWidget):
-    """Black over the whole window (a clicker's "blank screen")."""
+    """Black over the whole window (a clicker's "blank screen"), or over one widget of it
+    (``window``: the widget covered; ``name``: the cover's object name)."""
 
-    def __init__(self, window: QWidget) -> None:
+    def __init__(self, window: QWidget, name: str = "talk_blank") -> None:
         super().__init__(window)
-        self.setObjectName("talk_blank")
-        self.setStyleSheet("QWidget#talk_blank { background: #000000; }")
+        self.setObjectName(name)
+        self.setStyleSheet(f"QWidget#{name} {{ background: #000000; }}")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.hide()
         window.installEventFilter(self)
@@ -110,6 +111,11 @@ class TalkController(QObject):
         dock.setWidget(self.caption)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         self.blank = BlankCover(window)
+        # the views until the first scene: before the recording is read they know nothing
+        # of it ("no ladder results at 4096³"), and for a moment after it opens they show
+        # a replay that has only begun
+        self.waiting = BlankCover(window.centralWidget(), "talk_waiting")
+        self.waiting.set_blank(True)
         for key in WINDOW_KEYS_TAKEN:
             taken = window.shortcut_objects.get(key)
             if taken is not None:
@@ -139,6 +145,7 @@ class TalkController(QObject):
         """How far the reading of the recording has got, in the caption's band until
         the first scene shows."""
         if not self.ready:
+            self.caption.apply_theme(self.window.theme)  # (on stage since the talk began)
             self.caption.show_note(f"{text} ({READING_WHY})")  # "reading x.jsonl.gz… 40%"
 
     def hide_replay_chrome(self) -> None:
@@ -161,6 +168,7 @@ class TalkController(QObject):
         if not self.ready:
             return
         self.blank.set_blank(False)
+        self.waiting.set_blank(False)
         self.index = max(0, min(int(index), len(self.talk.scenes) - 1))
         scene = self.talk.scenes[self.index]
         self.step_index = len(scene.steps) - 1 if step_index < 0 else \
@@ -379,6 +387,7 @@ def start_talk(window: Any, controller: TalkController, recording: Path,
 
     def opened(ok: bool) -> None:
         if ok:  # once the replay has started (its start plays from the beginning)
+            controller.hide_replay_chrome()  # (its opening showed the bar)
             QTimer.singleShot(0, show_first)
 
     window.sources.reading.connect(controller.show_reading)

@@ -101,16 +101,19 @@ def test_the_telemetry_scene_shows_the_runs_its_caption_names(qtbot, make_window
         controller.stop()
 
 
-def test_the_caption_says_how_far_the_reading_has_got(qtbot, make_window, ladder):
+def test_the_caption_says_how_far_the_reading_has_got_over_black(qtbot, make_window, ladder):
     window = make_window()
     controller = TalkController(window, ladder)
     seen: list[str] = []
-    window.sources.reading.connect(lambda _t: seen.append(controller.caption.text.text()))
+    covered: list[bool] = []  # the views behind black until scene 1
+    window.sources.reading.connect(lambda _t: (seen.append(controller.caption.text.text()),
+                                               covered.append(not controller.waiting.isHidden())))
     try:
         start_talk(window, controller, ladder.recording)
         qtbot.waitUntil(lambda: controller.index == 0, timeout=20_000)
         # (each entry is the caption as the next progress line came: the one before it)
         assert any(t.startswith("reading h200-ladder.jsonl.gz…") for t in seen), seen
+        assert covered and all(covered) and controller.waiting.isHidden()
         controller.show_reading("reading h200-ladder.jsonl.gz… 50%")  # too late: ignored
         assert controller.caption.number.text() == f"1 / {len(ladder.scenes)}"
         assert not controller.caption.text.text().startswith("reading")
