@@ -51,7 +51,12 @@ class Message:
     is_error: bool
     device: int | None = None  # the GPU, in a session of several
 
-    def describe(self) -> str:
+    def describe(self, recorded: bool = False) -> str:
+        """The line as a list shows it; ``recorded``: a replay's, said as the recording's
+        history (a restart, a failed probe, an untimed profile happened on the machine
+        that recorded it, at its time), not as something wrong here."""
+        if recorded:
+            return f"in the recording, at {self.t:.0f} s: {self.describe()}"
         where = ""
         if self.level is not None:
             where = self.level + (f" at {self.shape}" if self.shape is not None else "")
