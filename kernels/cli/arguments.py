@@ -50,6 +50,12 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "burst and its reference start from the same rest of the power "
                         f"limiter ({commands.SETTLE_S[1]:g} to {commands.SETTLE_S[2]:g}; "
                         "default none)")
+    lo_b, hi_b = commands.PAIR_BUDGET_S[1:]
+    p.add_argument("--pair-budget-s", type=float, metavar="S",
+                   help="burst: wall seconds for the paired loop of a level and its "
+                        "reference, which stops sooner once the ratio's 95%% interval is "
+                        f"within 0.5%% (--repeats pairs at most; {lo_b:g} to {hi_b:g}; "
+                        f"default {commands.PAIR_BUDGET_S[0]:g})")
     p.add_argument("--no-compare", action="store_true",
                    help="do not run the cuBLAS reference of each shape")
     sus = commands.SUSTAINED_FIELDS
@@ -177,6 +183,7 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
     if args.repeats < 1 or args.warmup < 0:
         raise CliError("--repeats must be at least 1 and --warmup at least 0")
     settle_s = settle_option(args)
+    pair_budget_s = pair_budget_option(args)
     for flag, value in (("--timeout", args.timeout), ("--start-timeout", args.start_timeout)):
         if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
             raise CliError(f"{flag}: give seconds from more than 0 to {MAX_TIMEOUT_S:g}, "
@@ -196,7 +203,8 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         if (n, n, n) not in shapes:
             shapes.append((n, n, n))
     runs = [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
-                       compare=not args.no_compare, settle_s=settle_s).with_mode(main_mode)
+                       compare=not args.no_compare, settle_s=settle_s,
+                       pair_budget_s=pair_budget_s).with_mode(main_mode)
             for M, N, K in shapes for level_id in ids]
     try:
         runs += user_kernels.kernel_runs(args, shapes, main_mode, stderr=sys.stderr)
@@ -227,6 +235,20 @@ def settle_option(args: argparse.Namespace) -> float | None:
         return commands.check_settle_s(value)
     except events.ProtocolError as exc:
         raise CliError(f"--settle-s: {exc}") from None
+
+
+def pair_budget_option(args: argparse.Namespace) -> float | None:
+    """``--pair-budget-s``, checked as the runner will; refused with --sustained."""
+    value = args.pair_budget_s
+    if value is None:
+        return None
+    if args.sustained:
+        raise CliError("--pair-budget-s applies to burst runs (a sustained run's windows "
+                       "are set by --window-s and --trials)")
+    try:
+        return commands.check_pair_budget_s(value)
+    except events.ProtocolError as exc:
+        raise CliError(f"--pair-budget-s: {exc}") from None
 
 
 def run_mode(args: argparse.Namespace, sustained: bool) -> commands.RunMode:

@@ -26,6 +26,10 @@ DEFAULT_WARMUP = 3  # untimed launches before them
 # starts from the same rest of the power limiter (issue 31 item 6): default, least, most
 SETTLE_S = (0.0, 0.0, 60.0)
 
+# a paired burst's time budget (issue 41 item 3): wall seconds for the loop of one level
+# and its reference, which stops sooner once the ratio is precise: default, least, most
+PAIR_BUDGET_S = (2.0, 0.1, 600.0)
+
 # sustained runs (docs/energy.md): field -> (default, least, most)
 SUSTAINED_FIELDS: dict[str, tuple[float, float, float]] = {
     "window_s": (3.0, 1.0, 30.0),  # below 1 s the counter's steps weigh too much
@@ -72,6 +76,7 @@ class RunCommand:
     params: dict[str, int] | None = field(default=None, hash=False)
     sustained: SustainedConfig = field(default_factory=SustainedConfig)  # sustained runs
     settle_s: float = SETTLE_S[0]  # burst runs
+    pair_budget_s: float = PAIR_BUDGET_S[0]  # burst runs paired with their reference
     # a user's kernel (docs/user-kernels.md): its object, checked by the engine
     kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
@@ -137,6 +142,11 @@ def _run(obj: dict[str, Any]) -> RunCommand:
             raise ProtocolError("settle_s applies to burst runs only (a sustained run idles "
                                 "cooldown_s before each trial)")
         settle_s = check_settle_s(obj["settle_s"])
+    pair_budget_s = PAIR_BUDGET_S[0]
+    if "pair_budget_s" in obj:
+        if mode != Mode.BURST:
+            raise ProtocolError("pair_budget_s applies to burst runs only")
+        pair_budget_s = check_pair_budget_s(obj["pair_budget_s"])
     params = obj.get("params")
     if params is not None and not (
             isinstance(params, dict) and all(isinstance(k, str) and _is_int(v)
@@ -150,7 +160,7 @@ def _run(obj: dict[str, Any]) -> RunCommand:
         raise ProtocolError("kernel must be an object (docs/user-kernels.md)")
     return RunCommand(obj["level"], M, N, K, obj.get("id"), mode, counts["repeats"],
                       counts["warmup"], compare, params or None, sustained,
-                      settle_s=settle_s, kernel=kernel)
+                      settle_s=settle_s, pair_budget_s=pair_budget_s, kernel=kernel)
 
 
 def command_id(line: str | bytes) -> Any:
@@ -184,6 +194,12 @@ def check_settle_s(value: Any) -> float:
     """A burst run's settle: seconds from SETTLE_S's least to its most."""
     _, lo, hi = SETTLE_S
     return float(_within("settle_s", value, lo, hi))
+
+
+def check_pair_budget_s(value: Any) -> float:
+    """A paired burst's time budget: seconds from PAIR_BUDGET_S's least to its most."""
+    _, lo, hi = PAIR_BUDGET_S
+    return float(_within("pair_budget_s", value, lo, hi))
 
 
 def _within(name: str, v: Any, lo: float, hi: float, whole: bool = False) -> float:

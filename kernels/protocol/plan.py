@@ -37,6 +37,8 @@ class RunRequest:
     sustained: SustainedConfig | None = None
     # a burst run's idle seconds before its warmup (None: the runner's default, none)
     settle_s: float | None = None
+    # a paired burst's time budget (None: the runner's default, PAIR_BUDGET_S)
+    pair_budget_s: float | None = None
     # a user's kernel: the run command's ``kernel`` object (ladder/user_level.py), which
     # carries the source, so a run over ssh or on a cluster needs nothing else
     kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
@@ -60,6 +62,8 @@ class RunRequest:
             cmd["repeats"] = self.repeats
             if self.settle_s:
                 cmd["settle_s"] = self.settle_s
+            if self.pair_budget_s is not None:
+                cmd["pair_budget_s"] = self.pair_budget_s
         else:
             cmd["mode"] = str(self.mode)
             if self.sustained is not None:
