@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from statistics import median
 from typing import Any
 
 from ..ladder.registry import Level
@@ -31,11 +32,12 @@ from ..results.ratio_stats import (
     StopReason,
     clock_summary,
     paired_fields,
+    pct_fields,
     reasons_seen,
     stop_reason,
 )
 from .idle import idle
-from .measure import Bench, Timing, burst_energy_fields, clock_fields
+from .measure import Bench, Prepared, Refused, Timing, burst_energy_fields, clock_fields
 
 TimedLaunch = Callable[[], tuple[float, ClockReading]]  # one flushed, timed launch
 OnLaunch = Callable[[str, int, float], None]  # ("level" | "reference", pair, ms)
@@ -115,10 +117,13 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
                max_pairs: int, warmup: int, budget_s: float,
                on_launch: OnLaunch | None = None, params: dict[str, int] | None = None,
                energy: bool = True, settle_s: float = 0.0,
-               on_settle: Callable[[float], None] | None = None
+               on_settle: Callable[[float], None] | None = None,
+               second: Level | None = None
                ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A paired burst of ``level`` and ``reference``: (the reference's result, the
-    level's), both from the same loop, the level's with the paired fields."""
+    level's), both from the same loop, the level's with the paired fields. ``second``: a
+    second reference (DeepGEMM beside an FP8 level's cuBLASLt) paired with the level in a
+    loop of its own after the first, its ratio as the ``deepgemm_*`` fields."""
     flops = 2.0 * M * N * K
     bench.check_memory(level, M, N, K)
     with bench.stream:
@@ -141,6 +146,8 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
                                 launch_timer(bench, ref.launch, read_clock),
                                 bench.clock, budget_s, max_pairs, on_launch)
         t1 = bench.clock()
+        also = second_loop(bench, prep, second, read_clock, M, N, K, warmup, budget_s,
+                           max_pairs) if second is not None else {}
         no_energy = burst_energy_fields(None, flops, None, None, "not measured (energy=False)")
         # each side's energy window as a plain burst's (measure.Bench's own step)
         energies = [bench._burst_energy(p.level, p.launch, flops) if energy else no_energy
@@ -175,4 +182,36 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
     # the old field, kept beside the paired one: the ratio of the two sides' medians
     level_result["pct_of_reference_medians"] = percent(level_result["tflops"],
                                                        ref_result["tflops"])
+    level_result.update(also)
     return ref_result, level_result
+
+
+def second_loop(bench: Bench, prep: Prepared, second: Level, read_clock: Callable[[],
+                ClockReading], M: int, N: int, K: int, warmup: int, budget_s: float,
+                max_pairs: int) -> dict[str, Any]:
+    """The level paired with a second reference in a loop of its own (same rules, no
+    events per launch): ``deepgemm_pct`` and its interval, or ``deepgemm_reason`` where
+    the second reference could not run (memory, a failed launch)."""
+    try:
+        bench.cp.get_default_memory_pool().free_all_blocks()
+        bench.check_memory(second, M, N, K)
+        other = bench.prepare(second, M, N, K, None, 0)
+        for _ in range(warmup):
+            prep.launch()
+            other.launch()
+        bench.stream.synchronize()
+        pairs, stop = pair_loop(launch_timer(bench, prep.launch, read_clock),
+                                launch_timer(bench, other.launch, read_clock),
+                                bench.clock, budget_s, max_pairs)
+    except Refused as exc:
+        return {"deepgemm": second.id, "deepgemm_reason": str(exc)}
+    ratios = [p.ratio for p in pairs]
+    pct = pct_fields(ratios)
+    ref_ms = median(p.ref_ms for p in pairs)
+    return {"deepgemm": second.id, "deepgemm_pct": pct["pct_of_reference"],
+            "deepgemm_ci_low": pct["pct_ci_low"], "deepgemm_ci_high": pct["pct_ci_high"],
+            "deepgemm_pairs": len(pairs), "deepgemm_stop_reason": stop,
+            "deepgemm_tflops": tflops_of(2.0 * M * N * K, ref_ms),
+            "deepgemm_verified": other.verified,
+            "deepgemm_throttled_pairs": sum(p.throttled(bench.device.sm_clock_max_mhz)
+                                            for p in pairs)}

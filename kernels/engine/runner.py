@@ -32,7 +32,7 @@ from ..device.gpu_select import VISIBLE, gpu_env, visible_index
 from ..device.telemetry import Nvml, Sampler
 from ..ladder import registry
 from ..ladder.level import Toolchain
-from ..ladder.registry import Kind, Level, Library
+from ..ladder.registry import Kind, Level, Library, Precision
 from ..ladder.shape import percent
 from ..protocol import commands, events
 from ..protocol.events import ErrorKind, Mode, ProtocolError
@@ -46,6 +46,7 @@ from .sustained import Trial, run_sustained
 from .user_kernels import LaunchRefused, UserKernels
 
 EXIT_CONTEXT_LOST = 70
+DEEPGEMM_REFERENCE = "deepgemm_fp8"  # an FP8 level's second paired reference
 LOST = object()  # a measurement that lost the CUDA context (Runner._measured)
 
 
@@ -310,7 +311,8 @@ class Runner:
             out = self._measured(level, failed, lambda: self.pair_burst(
                 bench, level, reference, cmd.M, cmd.N, cmd.K, cmd.repeats, cmd.warmup,
                 cmd.pair_budget_s, on_launch, params, settle_s=cmd.settle_s,
-                on_settle=lambda left: on_phase("settle", 0, left)))
+                on_settle=lambda left: on_phase("settle", 0, left),
+                second=self._second_reference(level, cmd)))
         if out is LOST:
             return True
         if out is None:
@@ -324,6 +326,15 @@ class Runner:
             result["params"] = dict(params)
         self._emit_result(level, cmd, result, failed)
         return False
+
+    def _second_reference(self, level: Level, cmd: commands.RunCommand) -> Level | None:
+        """DeepGEMM beside an FP8 level's cuBLASLt reference, where this runner has it
+        (deep_gemm imports) and it takes the shape; else None."""
+        deep = self.levels.get(DEEPGEMM_REFERENCE)
+        if (deep is None or level.precision is not Precision.FP8
+                or deep.id == level.reference):
+            return None
+        return deep if refusal(deep, cmd.M, cmd.N, cmd.K, self.device) is None else None
 
     def _reference_first(self, level: Level, cmd: commands.RunCommand) -> bool:
         """Run the level's reference at the command's shape and mode first, where the run

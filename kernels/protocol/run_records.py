@@ -276,6 +276,18 @@ class Result(Timed, tag="result", kw_only=True):
     pair_step: PairStepRecord | None = None
     loop_s: Number | None = None
     paired_with: str | None = None  # a reference's result: the level of its pair loop
+    # an FP8 level's second paired reference (DeepGEMM, where the runner has it): its id,
+    # the level's % of it with the interval, from a pair loop of its own; or why not
+    deepgemm: str | None = None
+    deepgemm_pct: Number | None = None
+    deepgemm_ci_low: Number | None = None
+    deepgemm_ci_high: Number | None = None
+    deepgemm_pairs: int | None = None
+    deepgemm_stop_reason: str | None = None
+    deepgemm_tflops: Number | None = None
+    deepgemm_verified: bool | None = None
+    deepgemm_throttled_pairs: int | None = None
+    deepgemm_reason: str | None = None
 
     def __post_init__(self) -> None:
         if self.throttled is not None:

@@ -48,8 +48,8 @@ class LimitsBench:
 
 
 def paired_results(bench: Any, level, reference, M, N, K, max_pairs, warmup, budget_s,
-                   on_launch, params, settle_s=0.0, on_settle=None):
-    """What measure.Bench.run_paired returns, from the fake's two plain runs: the
+                   on_launch, params, settle_s=0.0, on_settle=None, second=None):
+    """What paired.run_paired returns, from the fake's two plain runs: the
     reference's result (paired_with the level) and the level's with made-up paired
     fields (three pairs, each launch said through ``on_launch``)."""
     if settle_s:  # one settle for the pair loop

@@ -116,7 +116,8 @@ class PairBench:
 
     def prepare(self, level, M, N, K, params, warmup):
         self.prepared.append((level.id, warmup))
-        side = "reference" if level.kind == "reference" else "level"
+        side = level.id if level.id in self.ms else (
+            "reference" if level.kind == "reference" else "level")
 
         def launch():
             self.launches.append(side)
@@ -124,7 +125,7 @@ class PairBench:
             self.cuda.gpu_ms += self.ms[side]
             self.clock.t += self.ms[side] / 1000 + 0.001
 
-        return SimpleNamespace(level=level, launch=launch, shape=(M, N, K))
+        return SimpleNamespace(level=level, launch=launch, shape=(M, N, K), verified=True)
 
     def flush(self):
         self.flushes += 1
@@ -177,6 +178,22 @@ def test_run_paired_gives_both_results_from_one_loop():
     assert result["clock_source"] == "launches" and result["throttled"] == ["SwPowerCap"]
     assert ref_result["paired_with"] == level.id and "paired" not in ref_result
     assert result["budget_s_per_pair"] == 2.0 and result["target_half_width_pct"] == 0.5
+
+
+def test_an_fp8_level_is_paired_with_deepgemm_too_in_a_loop_of_its_own():
+    bench = _bench()
+    bench.ms["deepgemm_fp8"] = 1.1  # the level at 1.25 ms: 88% of DeepGEMM
+    level = registry.BY_ID["fp8_block_scaled"]
+    ref, deep = registry.BY_ID[level.reference], registry.BY_ID["deepgemm_fp8"]
+    _ref_result, result = paired.run_paired(bench, level, ref, 256, 256, 256, 12, 1, 2.0,
+                                            second=deep)
+    assert result["pct_of_reference"] == pytest.approx(80.0)
+    assert result["deepgemm"] == "deepgemm_fp8" and result["deepgemm_pairs"] == 10
+    assert result["deepgemm_pct"] == pytest.approx(88.0)
+    assert result["deepgemm_ci_low"] <= result["deepgemm_pct"] <= result["deepgemm_ci_high"]
+    assert result["deepgemm_stop_reason"] == "precision" and result["deepgemm_verified"]
+    assert bench.prepared[-1] == ("deepgemm_fp8", 0)
+    decode(json.dumps({"type": "result", "t": 1.0, **result}))
 
 
 def serve_paired(bench, cmd: dict) -> list[dict]:
@@ -257,3 +274,17 @@ def test_the_cli_pair_budget_reaches_the_run_command_and_is_checked():
         assert cli.main(["bench", "-l", "naive", *argv], stdout=io.StringIO(),
                         stderr=err) == 2
         assert said in err.getvalue()
+
+
+def test_deepgemm_is_a_second_reference_of_fp8_levels_only_where_it_runs(monkeypatch):
+    from gemmscope.kernels.engine import runner as runner_module
+
+    runner = Runner(io.StringIO(), telemetry_hz=0)
+    cmd = commands.parse_command(json.dumps({"cmd": "run", "level": "fp8_block_scaled",
+                                             "M": 256, "N": 256, "K": 256}))
+    fp8, bf16 = registry.BY_ID["fp8_block_scaled"], registry.BY_ID["wgmma_tma"]
+    monkeypatch.setattr(runner_module, "refusal", lambda *a: None)  # as on an H200 with it
+    assert runner._second_reference(fp8, cmd).id == "deepgemm_fp8"
+    assert runner._second_reference(bf16, cmd) is None
+    monkeypatch.setattr(runner_module, "refusal", lambda *a: ValueError("no deep_gemm"))
+    assert runner._second_reference(fp8, cmd) is None
