@@ -61,3 +61,52 @@ def test_a_paired_burst_gives_the_ratio_its_interval_and_the_reference_from_one_
     # the clock was read per launch: both sides have one
     assert level.clock_source == "launches" and ref.sm_clock_mhz_avg is not None
     assert level.verified and ref.verified
+
+
+def _run(requests: list[RunRequest]) -> list:
+    session = RunnerSession(lambda _e: None, default_runner_command(50), watchdog_s=300)
+    try:
+        session.wait_ready()
+        events = session.run(requests)
+    finally:
+        session.close()
+    errors = [e for e in events if e.type == "error"]
+    assert not errors, errors
+    return events
+
+
+def test_an_fp8_level_pairs_with_cublaslt_and_deepgemm_where_it_is_installed():
+    from gemmscope.kernels.device.gpu import deep_gemm_missing
+    from gemmscope.kernels.engine.cublaslt import torch_scaled_mm_available
+
+    if not torch_scaled_mm_available():
+        pytest.skip("cuBLASLt FP8 needs torch._scaled_mm: the level runs unpaired here")
+    level_id = "fp8_block_scaled"
+    events = _run([RunRequest(level_id, 4096, 4096, 4096, repeats=400)])
+    level = next(e for e in events if e.type == "result" and e.level == level_id)
+    print(f"\n{level_id} 4096^3: {level.pct_of_reference:.2f}% of {level.reference} "
+          f"[{level.pct_ci_low}, {level.pct_ci_high}], DeepGEMM {level.deepgemm_pct} "
+          f"[{level.deepgemm_ci_low}, {level.deepgemm_ci_high}] {level.deepgemm_reason}")
+    assert level.paired is True and level.reference == registry.BY_ID[level_id].reference
+    if deep_gemm_missing() is None:
+        assert level.deepgemm == "deepgemm_fp8" and level.deepgemm_pairs >= 6
+        assert level.deepgemm_ci_low <= level.deepgemm_pct <= level.deepgemm_ci_high
+    else:
+        assert level.deepgemm is None
+
+
+def test_a_sustained_run_alternates_level_and_reference_windows():
+    from gemmscope.kernels.protocol.commands import RunMode, SustainedConfig
+    from gemmscope.kernels.protocol.events import Mode
+
+    how = RunMode(Mode.SUSTAINED, SustainedConfig(window_s=1.0, trials=6, cooldown_s=0.0))
+    events = _run([RunRequest(LEVEL, 4096, 4096, 4096).with_mode(how)])
+    ref_id = registry.BY_ID[LEVEL].reference
+    results = {e.level: e for e in events if e.type == "result"}
+    level, ref = results[LEVEL], results[ref_id]
+    trials = [(e.level, e.i) for e in events if e.type == "repeat"]
+    print(f"\nsustained {LEVEL}: {level.pct_of_reference:.2f}% "
+          f"[{level.pct_ci_low}, {level.pct_ci_high}] over {level.pairs} trials")
+    assert trials[:4] == [(LEVEL, 0), (ref_id, 0), (ref_id, 1), (LEVEL, 1)]
+    assert level.paired is True and level.pairs == 6 and ref.paired_with == LEVEL
+    assert level.pct_ci_low <= level.pct_of_reference <= level.pct_ci_high

@@ -288,3 +288,16 @@ def test_deepgemm_is_a_second_reference_of_fp8_levels_only_where_it_runs(monkeyp
     assert runner._second_reference(bf16, cmd) is None
     monkeypatch.setattr(runner_module, "refusal", lambda *a: ValueError("no deep_gemm"))
     assert runner._second_reference(fp8, cmd) is None
+
+
+def test_an_update_runs_a_paired_result_again_with_its_bound_and_budget():
+    from gemmscope.kernels.cli.update_plan import _request
+
+    base = {"type": "result", "t": 1.0, "level": "cp_async", "M": 64, "N": 64, "K": 64,
+            "dtype": "fp32", "median_ms": 0.01, "tflops": 0.1, "verified": True,
+            "rel_err": 1e-7, "repeats": 37}
+    paired_run = _request(decode(json.dumps({**base, "paired": True, "max_pairs": 1000,
+                                             "budget_s_per_pair": 3.0})))
+    assert (paired_run.repeats, paired_run.pair_budget_s) == (1000, 3.0)
+    old = _request(decode(json.dumps(base)))  # an unpaired result, as recorded
+    assert (old.repeats, old.pair_budget_s) == (37, None)
