@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from statistics import NormalDist, median
 from typing import Any
 
+from ..protocol.throttle import slowdowns
 from .launch_steps import launch_step
 
 CONFIDENCE = 0.95
@@ -209,8 +210,9 @@ def clock_summary(readings: Iterable[ClockReading]) -> dict[str, float | None]:
 
 
 def reasons_seen(readings: Iterable[ClockReading]) -> list[str]:
-    """Every reason read during one side's launches, each once, in the order seen."""
-    return list(dict.fromkeys(r for x in readings for r in x.reasons or ()))
+    """The slowdowns read during one side's launches (kernels/protocol/throttle.py's rule,
+    as a plain burst's ``throttled``), each once, in the order seen."""
+    return list(slowdowns(r for x in readings for r in x.reasons or ()))
 
 
 def pairing(result: Any) -> str:

@@ -141,3 +141,10 @@ def test_a_pair_ratio_is_the_level_speed_over_the_reference_speed():
 def test_readers_call_older_results_unpaired():
     assert rs.pairing({"paired": True}) == "paired"
     assert rs.pairing({}) == "unpaired" and rs.pairing({"paired": False}) == "unpaired"
+
+
+def test_the_reasons_a_side_states_are_its_slowdowns():
+    readings = [ClockReading(1980.0, ("GpuIdle", "SwPowerCap")), ClockReading(None, None),
+                ClockReading(1900.0, ("SwPowerCap", "HwSlowdown"))]
+    assert rs.reasons_seen(readings) == ["SwPowerCap", "HwSlowdown"]
+    assert rs.clock_summary(readings) == {"sm_clock_mhz_avg": 1940.0, "sm_clock_mhz_min": 1900.0}
