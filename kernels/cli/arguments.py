@@ -54,6 +54,17 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    help="burst: GPU seconds of each run's energy window (docs/energy.md; "
                         f"{commands.ENERGY_S[1]:g} to {commands.ENERGY_S[2]:g}, 0: none; "
                         f"default {commands.ENERGY_S[0]:g})")
+    lo_b, hi_b = commands.PAIR_BUDGET_S[1:]
+    p.add_argument("--pair-budget-s", type=float, metavar="S",
+                   help="burst: wall seconds for the paired loop of a level and its "
+                        "reference, which stops sooner once the ratio's 95%% interval is "
+                        f"within 0.5%% (--max-pairs at most; {lo_b:g} to {hi_b:g}; "
+                        f"default {commands.PAIR_BUDGET_S[0]:g})")
+    lo_p, hi_p = commands.MAX_PAIRS[1:]
+    p.add_argument("--max-pairs", type=int, metavar="N",
+                   help="burst: the most pairs of a paired loop, which stops sooner by "
+                        f"precision or --pair-budget-s ({lo_p} to {hi_p}; default "
+                        f"{commands.MAX_PAIRS[0]})")
     p.add_argument("--no-compare", action="store_true",
                    help="do not run the cuBLAS reference of each shape")
     sus = commands.SUSTAINED_FIELDS
@@ -182,6 +193,11 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         raise CliError("--repeats must be at least 1 and --warmup at least 0")
     settle_s = settle_option(args)
     energy_s = energy_option(args)
+    pair_budget_s = pair_budget_option(args)
+    if args.max_pairs is not None and not (
+            commands.MAX_PAIRS[1] <= args.max_pairs <= commands.MAX_PAIRS[2]):
+        raise CliError(f"--max-pairs: give {commands.MAX_PAIRS[1]} to "
+                       f"{commands.MAX_PAIRS[2]} pairs, not {args.max_pairs}")
     for flag, value in (("--timeout", args.timeout), ("--start-timeout", args.start_timeout)):
         if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
             raise CliError(f"{flag}: give seconds from more than 0 to {MAX_TIMEOUT_S:g}, "
@@ -202,7 +218,8 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
             shapes.append((n, n, n))
     runs = [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
                        compare=not args.no_compare, settle_s=settle_s,
-                       energy_s=energy_s).with_mode(main_mode)
+                       energy_s=energy_s, pair_budget_s=pair_budget_s,
+                       max_pairs=args.max_pairs).with_mode(main_mode)
             for M, N, K in shapes for level_id in ids]
     try:
         runs += user_kernels.kernel_runs(args, shapes, main_mode, stderr=sys.stderr)
@@ -248,6 +265,18 @@ def energy_option(args: argparse.Namespace) -> float | None:
         return commands.check_energy_s(value)
     except events.ProtocolError as exc:
         raise CliError(f"--energy-s: {exc}") from None
+def pair_budget_option(args: argparse.Namespace) -> float | None:
+    """``--pair-budget-s``, checked as the runner will; refused with --sustained."""
+    value = args.pair_budget_s
+    if value is None:
+        return None
+    if args.sustained:
+        raise CliError("--pair-budget-s applies to burst runs (a sustained run's windows "
+                       "are set by --window-s and --trials)")
+    try:
+        return commands.check_pair_budget_s(value)
+    except events.ProtocolError as exc:
+        raise CliError(f"--pair-budget-s: {exc}") from None
 
 
 def run_mode(args: argparse.Namespace, sustained: bool) -> commands.RunMode:

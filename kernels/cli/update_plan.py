@@ -243,8 +243,13 @@ def _request(r: rec.Result) -> RunRequest:
             float(r.cooldown_s) if r.cooldown_s is not None else defaults.cooldown_s)
         return RunRequest(r.level, r.M, r.N, r.K, r.repeats, warmup=r.warmup, compare=True,
                           mode=Mode.SUSTAINED, sustained=config)
+    # a paired burst's repeats are the pairs its loop took; the command's bound was max_pairs
+    paired = bool(r.paired)
     return RunRequest(r.level, r.M, r.N, r.K, r.repeats, warmup=r.warmup, compare=True,
-                      settle_s=float(r.settle_s) if r.settle_s else None)
+                      settle_s=float(r.settle_s) if r.settle_s else None,
+                      pair_budget_s=float(r.budget_s_per_pair)
+                      if paired and r.budget_s_per_pair else None,
+                      max_pairs=int(r.max_pairs) if paired and r.max_pairs else None)
 
 
 def _estimate(found: _Newest) -> tuple[float, bool]:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -32,7 +33,7 @@ from ..device.gpu_select import VISIBLE, gpu_env, visible_index
 from ..device.telemetry import Nvml, Sampler
 from ..ladder import registry
 from ..ladder.level import Toolchain
-from ..ladder.registry import Kind, Level, Library
+from ..ladder.registry import Kind, Level, Library, Precision
 from ..ladder.shape import percent
 from ..protocol import commands, events
 from ..protocol.commands import ENERGY_S
@@ -41,10 +42,14 @@ from ..toolchain import build_event
 from ..toolchain.nvrtc import CompileError
 from . import triton_launch
 from .measure import Bench, Refused, refusal, wall_clock
+from .paired import run_paired
+from .paired_sustained import run_sustained_paired
 from .sustained import Trial, run_sustained
 from .user_kernels import LaunchRefused, UserKernels
 
 EXIT_CONTEXT_LOST = 70
+DEEPGEMM_REFERENCE = "deepgemm_fp8"  # an FP8 level's second paired reference
+LOST = object()  # a measurement that lost the CUDA context (Runner._measured)
 
 
 def unavailable_here() -> list[str]:
@@ -101,6 +106,8 @@ class Runner:
         self.ref_clock: dict[tuple[str, int, int, int, str], float | None] = {}
         self.built: set[tuple[str, str, tuple[tuple[str, int], ...]]] = set()
         self.user = UserKernels()  # user kernels sent in run commands (docs/user-kernels.md)
+        # a burst of a level paired with its reference (tests put a fake bench's here)
+        self.pair_burst: Callable[..., tuple[dict[str, Any], dict[str, Any]]] = run_paired
 
     # ------------------------------------------------------------------ output
     def emit(self, event: dict[str, Any]) -> None:
@@ -232,9 +239,107 @@ class Runner:
         if refused is not None:
             self.error(ErrorKind(refused.kind), str(refused), **where)
             return False
+        return self._with_reference(level, cmd, level.params if cmd.params else None)
+
+    def _with_reference(self, level: Level, cmd: commands.RunCommand,
+                        params: dict[str, int] | None) -> bool:
+        """The level and, where the run compares, its reference: paired with it (a burst
+        in one loop, kernels/engine/paired.py; a sustained run in alternating windows,
+        paired_sustained.py), else alone (a reference refused here is said first)."""
+        reference = self._pairable(level, cmd)
+        if reference is not None:
+            return self._run_paired(level, reference, cmd, params)
         if self._reference_first(level, cmd):
             return True
-        return self._run_one(level, cmd, level.params if cmd.params else None)
+        return self._run_one(level, cmd, params)
+
+    def _pairable(self, level: Level, cmd: commands.RunCommand) -> Level | None:
+        """The reference a run of ``level`` is paired with (None: not paired)."""
+        ref_id = level.reference
+        if not (cmd.compare and level.kind is Kind.LEVEL and ref_id in self.levels):
+            return None
+        reference = self.levels[ref_id]
+        return reference if refusal(reference, cmd.M, cmd.N, cmd.K, self.device) is None \
+            else None
+
+    def _run_paired(self, level: Level, reference: Level, cmd: commands.RunCommand,
+                    params: dict[str, int] | None) -> bool:
+        """A level paired with its reference (a burst's pair loop, or a sustained run's
+        alternating windows): the reference's result (``paired_with`` the level), then
+        the level's with the paired ratio; True where it ended the runner."""
+        where = {**cmd.where(), "level": level.id}
+        ref_where = {**cmd.where(), "level": reference.id}
+        failed = {**where, "params": dict(params)} if params else where
+        mode = str(cmd.mode)
+        if cmd.mode == Mode.SUSTAINED:
+            start = {**cmd.sustained.fields(), "repeats": cmd.sustained.trials}
+        else:
+            start = {"repeats": cmd.max_pairs, "pair_budget_s": cmd.pair_budget_s,
+                     **({"settle_s": cmd.settle_s} if cmd.settle_s else {})}
+        for lv, at, extra in ((reference, ref_where, {"paired_with": level.id}),
+                              (level, where, {"reference": reference.id, "paired": True})):
+            self.emit({"type": "run_start", **at, "dtype": registry.DTYPE_OF[lv.precision],
+                       "precision": str(lv.precision), "mode": mode, **start,
+                       "warmup": cmd.warmup, **extra})
+
+        def said(side: str) -> tuple[dict[str, Any], dict[str, Any]]:
+            # the reference's launches: its own level id, and "of" (until the repeat
+            # events carry the tiers field that tells them apart)
+            if side == "reference":
+                return ref_where, {"of": "reference", "paired_with": level.id}
+            return where, {}
+
+        def on_launch(side: str, i: int, ms: float) -> None:
+            at, of = said(side)
+            self.emit({"type": "repeat", **at, "mode": mode, "i": i, "pair": i, "ms": ms,
+                       "tflops": cmd.shape.tflops(ms), **of})
+
+        def on_trial(side: str, trial: Trial) -> None:
+            at, of = said(side)
+            self.emit({"type": "repeat", **at, "mode": mode, **trial.as_event(),
+                       "pair": trial.i, **of})
+
+        def on_phase(phase: str, trial: int, seconds: float) -> None:
+            self.emit({"type": "phase", **where, "mode": mode, "phase": phase,
+                       "trial": trial, "seconds": seconds})
+
+        assert self.bench is not None
+        bench = self.bench
+        if cmd.mode == Mode.SUSTAINED:
+            out = self._measured(level, failed, lambda: run_sustained_paired(
+                bench, level, reference, cmd.M, cmd.N, cmd.K, cmd.sustained, cmd.warmup,
+                params, on_phase, on_trial))
+        else:
+            out = self._measured(level, failed, lambda: self.pair_burst(
+                bench, level, reference, cmd.M, cmd.N, cmd.K, cmd.max_pairs, cmd.warmup,
+                cmd.pair_budget_s, on_launch, params, settle_s=cmd.settle_s,
+                on_settle=lambda left: on_phase("settle", 0, left),
+                second=self._second_reference(level, cmd),
+                on_compile=lambda: self.emit({"type": "phase", **where, "mode": mode,
+                                              "phase": "compile", "trial": 0}),
+                energy_s=cmd.energy_s))
+        if out is LOST:
+            return True
+        if out is None:
+            return False
+        ref_result, result = out
+        key = (reference.id, cmd.M, cmd.N, cmd.K, cmd.mode)
+        self.ref_tflops[key] = ref_result["tflops"]
+        self.ref_clock[key] = ref_result.get("sm_clock_mhz_avg")
+        self._emit_result(reference, cmd, ref_result, ref_where)
+        if params:
+            result["params"] = dict(params)
+        self._emit_result(level, cmd, result, failed)
+        return False
+
+    def _second_reference(self, level: Level, cmd: commands.RunCommand) -> Level | None:
+        """DeepGEMM beside an FP8 level's cuBLASLt reference, where this runner has it
+        (deep_gemm imports) and it takes the shape; else None."""
+        deep = self.levels.get(DEEPGEMM_REFERENCE)
+        if (deep is None or level.precision is not Precision.FP8
+                or deep.id == level.reference):
+            return None
+        return deep if refusal(deep, cmd.M, cmd.N, cmd.K, self.device) is None else None
 
     def _reference_first(self, level: Level, cmd: commands.RunCommand) -> bool:
         """Run the level's reference at the command's shape and mode first, where the run
@@ -282,9 +387,7 @@ class Runner:
         if refused is not None:
             self.error(ErrorKind(refused.kind), str(refused), **where)
             return False
-        if self._reference_first(level, cmd):  # a user's kernel is a Kind.LEVEL
-            return True
-        return self._run_one(level, cmd, dict(level.params))
+        return self._with_reference(level, cmd, dict(level.params))  # a Kind.LEVEL
 
     def _measure_burst(self, level: Level, cmd: commands.RunCommand,
                        where: dict[str, Any], params: dict[str, int] | None) -> dict[str, Any]:
@@ -341,27 +444,10 @@ class Runner:
         M, N, K = cmd.M, cmd.N, cmd.K
         measure = {Mode.BURST: self._measure_burst,
                    Mode.SUSTAINED: self._measure_sustained}[cmd.mode]
-        try:
-            result = measure(level, cmd, where, params)
-        except Refused as exc:
-            self.error(ErrorKind(exc.kind), str(exc), **failed)
-            return False
-        except CompileError as exc:
-            self.error(ErrorKind.COMPILE, str(exc), **failed)
-            return False
-        except Exception as exc:
-            if _context_lost(exc):
-                self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}. The CUDA "
-                           "context is lost; the runner exits and must be restarted.", **failed)
-                return True
-            if _is_cuda_error(exc):  # e.g. an invalid launch configuration: not sticky
-                self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}", **failed)
-                return False
-            if type(exc).__name__ == "OutOfMemoryError":
-                self.error(ErrorKind.OUT_OF_MEMORY, f"{level.id}: {exc}", **failed)
-                return False
-            self.error(ErrorKind.INTERNAL, f"{level.id}: {exc!r}\n{traceback.format_exc()}",
-                       **failed)
+        result = self._measured(level, failed, lambda: measure(level, cmd, where, params))
+        if result is LOST:
+            return True
+        if result is None:
             return False
         if params:
             result["params"] = dict(params)
@@ -376,6 +462,41 @@ class Runner:
                            "pct_of_reference": percent(result["tflops"], ref),
                            "reference_sm_clock_mhz_avg": self.ref_clock.get(key) if ref
                            else None})
+        self._emit_result(level, cmd, result, failed)
+        return False
+
+    def _measured(self, level: Level, failed: dict[str, Any], measure: Callable[[], Any]
+                  ) -> Any:
+        """``measure()``, its failures said as error events: its value, None after an
+        error the runner survives, or LOST where the CUDA context is lost."""
+        try:
+            return measure()
+        except Refused as exc:
+            self.error(ErrorKind(exc.kind), str(exc), **failed)
+            return None
+        except CompileError as exc:
+            self.error(ErrorKind.COMPILE, str(exc), **failed)
+            return None
+        except Exception as exc:
+            if _context_lost(exc):
+                self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}. The CUDA "
+                           "context is lost; the runner exits and must be restarted.", **failed)
+                return LOST
+            if _is_cuda_error(exc):  # e.g. an invalid launch configuration: not sticky
+                self.error(ErrorKind.LAUNCH, f"{level.id} failed on the GPU: {exc}", **failed)
+                return None
+            if type(exc).__name__ == "OutOfMemoryError":
+                self.error(ErrorKind.OUT_OF_MEMORY, f"{level.id}: {exc}", **failed)
+                return None
+            self.error(ErrorKind.INTERNAL, f"{level.id}: {exc!r}\n{traceback.format_exc()}",
+                       **failed)
+            return None
+
+    def _emit_result(self, level: Level, cmd: commands.RunCommand, result: dict[str, Any],
+                     failed: dict[str, Any]) -> None:
+        """The result event, the level's build event after its first run, and a verify
+        error where the answer was wrong."""
+        M, N, K = cmd.M, cmd.N, cmd.K
         self.emit({"type": "result", "id": cmd.id, **result})
         self._emit_build(level, result.get("variant"), result.get("params"), cmd)
         if not result["verified"]:
@@ -383,7 +504,6 @@ class Runner:
                 f"relative error {result['rel_err']:.3g} > tolerance {result['tol']:.0e}")
             self.error(ErrorKind.VERIFY, f"{level.id} gave a wrong answer at {M}x{N}x{K}: {why}",
                        **failed)
-        return False
 
     def _emit_build(self, level: Level, variant: str | None, params: dict[str, int] | None,
                     cmd: commands.RunCommand) -> None:

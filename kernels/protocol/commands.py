@@ -31,6 +31,14 @@ SETTLE_S = (0.0, 0.0, 60.0)
 # say why). Below a quarter of a second the counter's 0.1 s steps weigh too much.
 ENERGY_S = (1.0, 0.25, 30.0)
 
+# a paired burst's time budget (issue 41 item 3): wall seconds for the loop of one level
+# and its reference, which stops sooner once the ratio is precise: default, least, most
+PAIR_BUDGET_S = (2.0, 0.1, 600.0)
+# a paired burst's most pairs (the loop stops sooner by precision or its budget): default,
+# least, most. Not `repeats` (a plain burst's count, default 20): with 20 as the bound the
+# precision rule, which needs more pairs than that for a 0.5% interval, would never stop it
+MAX_PAIRS = (200, 6, 10000)
+
 # sustained runs (docs/energy.md): field -> (default, least, most)
 SUSTAINED_FIELDS: dict[str, tuple[float, float, float]] = {
     "window_s": (3.0, 1.0, 30.0),  # below 1 s the counter's steps weigh too much
@@ -78,6 +86,8 @@ class RunCommand:
     sustained: SustainedConfig = field(default_factory=SustainedConfig)  # sustained runs
     settle_s: float = SETTLE_S[0]  # burst runs
     energy_s: float = ENERGY_S[0]  # burst runs
+    pair_budget_s: float = PAIR_BUDGET_S[0]  # burst runs paired with their reference
+    max_pairs: int = MAX_PAIRS[0]  # burst runs paired with their reference
     # a user's kernel (docs/user-kernels.md): its object, checked by the engine
     kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
@@ -149,6 +159,16 @@ def _run(obj: dict[str, Any]) -> RunCommand:
             raise ProtocolError("energy_s applies to burst runs only (a sustained run's "
                                 "trials are its energy windows: window_s)")
         energy_s = check_energy_s(obj["energy_s"])
+    pair_budget_s = PAIR_BUDGET_S[0]
+    if "pair_budget_s" in obj:
+        if mode != Mode.BURST:
+            raise ProtocolError("pair_budget_s applies to burst runs only")
+        pair_budget_s = check_pair_budget_s(obj["pair_budget_s"])
+    max_pairs = MAX_PAIRS[0]
+    if "max_pairs" in obj:
+        if mode != Mode.BURST:
+            raise ProtocolError("max_pairs applies to burst runs only")
+        max_pairs = int(_within("max_pairs", obj["max_pairs"], *MAX_PAIRS[1:], whole=True))
     params = obj.get("params")
     if params is not None and not (
             isinstance(params, dict) and all(isinstance(k, str) and _is_int(v)
@@ -162,7 +182,8 @@ def _run(obj: dict[str, Any]) -> RunCommand:
         raise ProtocolError("kernel must be an object (docs/user-kernels.md)")
     return RunCommand(obj["level"], M, N, K, obj.get("id"), mode, counts["repeats"],
                       counts["warmup"], compare, params or None, sustained,
-                      settle_s=settle_s, energy_s=energy_s, kernel=kernel)
+                      settle_s=settle_s, energy_s=energy_s, pair_budget_s=pair_budget_s,
+                      max_pairs=max_pairs, kernel=kernel)
 
 
 def command_id(line: str | bytes) -> Any:
@@ -209,6 +230,12 @@ def check_energy_s(value: Any) -> float:
     except ProtocolError:
         raise ProtocolError(f"energy_s must be 0 (no energy window) or a number of seconds "
                             f"from {lo:g} to {hi:g}, not {value!r}") from None
+
+
+def check_pair_budget_s(value: Any) -> float:
+    """A paired burst's time budget: seconds from PAIR_BUDGET_S's least to its most."""
+    _, lo, hi = PAIR_BUDGET_S
+    return float(_within("pair_budget_s", value, lo, hi))
 
 
 def _within(name: str, v: Any, lo: float, hi: float, whole: bool = False) -> float:

@@ -39,6 +39,10 @@ class RunRequest:
     settle_s: float | None = None
     # a burst run's energy window, GPU seconds (None: the runner's default; 0: none)
     energy_s: float | None = None
+    # a paired burst's time budget (None: the runner's default, PAIR_BUDGET_S)
+    pair_budget_s: float | None = None
+    # a paired burst's most pairs (None: the runner's default, MAX_PAIRS)
+    max_pairs: int | None = None
     # a user's kernel: the run command's ``kernel`` object (ladder/user_level.py), which
     # carries the source, so a run over ssh or on a cluster needs nothing else
     kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
@@ -64,6 +68,10 @@ class RunRequest:
                 cmd["settle_s"] = self.settle_s
             if self.energy_s is not None:
                 cmd["energy_s"] = self.energy_s
+            if self.pair_budget_s is not None:
+                cmd["pair_budget_s"] = self.pair_budget_s
+            if self.max_pairs is not None:
+                cmd["max_pairs"] = self.max_pairs
         else:
             cmd["mode"] = str(self.mode)
             if self.sustained is not None:

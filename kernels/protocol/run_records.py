@@ -80,6 +80,10 @@ class RunStart(Moded, tag="run_start", kw_only=True):
     warmup: int | None = None
     settle_s: Number | None = None  # burst: idle seconds before the warmup
     energy_s: Number | None = None  # burst: its energy window, where not the default 1 s
+    pair_budget_s: Number | None = None  # a paired burst's time budget (issue 41)
+    paired: bool | None = None  # a level's run timed in pairs with ``reference``
+    reference: str | None = None
+    paired_with: str | None = None  # a reference's run timed in pairs with this level
     window_s: Number | None = None
     trials: int | None = None
     cooldown_s: Number | None = None
@@ -140,6 +144,18 @@ class LaunchStepRecord(Record, kw_only=True):
     change_pct: Number
 
 
+class PairStepRecord(Record, kw_only=True):
+    """Where a paired burst's per-pair ratio stepped (kernels/results/ratio_stats.py,
+    the launch-step rule applied to the ratios): pairs ``at`` + 1 to ``pairs`` at
+    ``after_pct`` of the reference, the first ``at`` at ``before_pct``."""
+
+    at: int
+    pairs: int
+    before_pct: Number
+    after_pct: Number
+    change_pct: Number
+
+
 class Repeat(Timed, tag="repeat", kw_only=True):
     """A timed repeat (burst), or a finished trial (sustained)."""
 
@@ -157,6 +173,11 @@ class Repeat(Timed, tag="repeat", kw_only=True):
     counter_aligned: bool | None = None
     counter_step_s: Number | None = None
     edge_s: Number | None = None
+    # a paired burst (issue 41): the pair's index, and on the reference's launch
+    # ``of`` = "reference" and the level it was paired with
+    pair: int | None = None
+    of: str | None = None
+    paired_with: str | None = None
 
 
 class Phase(Where, tag="phase", kw_only=True):
@@ -248,6 +269,40 @@ class Result(Timed, tag="result", kw_only=True):
     capture_error: str | None = None
     trial_windows: list[TrialWindow] | None = None
     power_limit_w: Number | None = None
+    # a paired burst (issue 41 items 1-3; docs/protocol.md, "Paired ratios"): the level's
+    # ratio is the median of per-pair ratios with its 95% interval; absent or false on
+    # older results, whose ratio readers call "unpaired"
+    paired: bool | None = None
+    pairs: int | None = None
+    max_pairs: int | None = None
+    stop_reason: str | None = None  # "precision", "budget" or "repeats"
+    pct_ci_low: Number | None = None
+    pct_ci_high: Number | None = None
+    pct_half_width: Number | None = None
+    pct_of_reference_medians: Number | None = None  # the two sides' medians' ratio
+    throttle_rule: str | None = None
+    throttle_threshold: Number | None = None
+    throttled_pairs: int | None = None
+    pct_of_reference_unthrottled: Number | None = None
+    pct_ci_low_unthrottled: Number | None = None
+    pct_ci_high_unthrottled: Number | None = None
+    budget_s_per_pair: Number | None = None
+    target_half_width_pct: Number | None = None
+    pair_step: PairStepRecord | None = None
+    loop_s: Number | None = None
+    paired_with: str | None = None  # a reference's result: the level of its pair loop
+    # an FP8 level's second paired reference (DeepGEMM, where the runner has it): its id,
+    # the level's % of it with the interval, from a pair loop of its own; or why not
+    deepgemm: str | None = None
+    deepgemm_pct: Number | None = None
+    deepgemm_ci_low: Number | None = None
+    deepgemm_ci_high: Number | None = None
+    deepgemm_pairs: int | None = None
+    deepgemm_stop_reason: str | None = None
+    deepgemm_tflops: Number | None = None
+    deepgemm_verified: bool | None = None
+    deepgemm_throttled_pairs: int | None = None
+    deepgemm_reason: str | None = None
 
     def __post_init__(self) -> None:
         if self.throttled is not None:

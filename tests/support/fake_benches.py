@@ -47,6 +47,32 @@ class LimitsBench:
                 "verified": True, "rel_err": 0.0, "tol": 1e-4, "nan": False, "repeats": repeats}
 
 
+def paired_results(bench: Any, level, reference, M, N, K, max_pairs, warmup, budget_s,
+                   on_launch, params, settle_s=0.0, on_settle=None, second=None,
+                   on_compile=None, energy_s=1.0):
+    """What paired.run_paired returns, from the fake's two plain runs: the
+    reference's result (paired_with the level) and the level's with made-up paired
+    fields (three pairs, each launch said through ``on_launch``)."""
+    if settle_s:  # one settle for the pair loop
+        on_settle(settle_s)
+    ref = bench.run(reference, M, N, K, max_pairs, warmup, lambda i, ms: None, None,
+                    energy_s=energy_s)
+    result = bench.run(level, M, N, K, max_pairs, warmup, lambda i, ms: None, params,
+                       on_compile=on_compile, energy_s=energy_s)
+    for i in range(3):
+        on_launch("level", i, 1.0)
+        on_launch("reference", i, 0.5)
+    pct = 100.0 * result["tflops"] / ref["tflops"]
+    ref.update({"paired_with": level.id, "settle_s": settle_s})
+    result.update({"reference": reference.id, "reference_tflops": ref["tflops"],
+                   "reference_sm_clock_mhz_avg": None, "paired": True, "pairs": 3,
+                   "stop_reason": "repeats", "pct_of_reference": pct, "pct_ci_low": None,
+                   "pct_ci_high": None, "throttle_rule": "made up", "throttled_pairs": 0,
+                   "pct_of_reference_unthrottled": pct, "budget_s_per_pair": budget_s,
+                   "target_half_width_pct": 0.5, "settle_s": settle_s})
+    return ref, result
+
+
 class FakeStream:
     def __enter__(self):
         return self
@@ -55,11 +81,26 @@ class FakeStream:
         return False
 
 
+class SideOfGPU:
+    """The fake GPU running one prepared level's batches (a paired sustained run has two
+    at once): its GEMMs per batch set before anything else is asked of it."""
+
+    def __init__(self, gpu: FakeGPU, per_batch: int):
+        self._gpu, self._per_batch = gpu, per_batch
+
+    def __getattr__(self, name: str) -> Any:
+        self._gpu.per_batch = self._per_batch
+        return getattr(self._gpu, name)
+
+
 class SustainedBench:
     """What run_sustained and the runner use of measure.Bench, on a fake GPU."""
 
     def __init__(self, verified: bool = True):
         self.gpu = FakeGPU(batch_s=0.05, per_batch=50)
+        self.device = H200
+        self.cp = SimpleNamespace(get_default_memory_pool=lambda: SimpleNamespace(
+            free_all_blocks=lambda: None))
         self.clock = self.gpu.clock
         self.stream = FakeStream()
         self.nvml = SimpleNamespace(temperature_c=lambda: 50.0, power_limit_w=lambda: 700.0)
@@ -70,6 +111,7 @@ class SustainedBench:
         self.burst_runs: list[str] = []
         self.energy_asked: list[float] = []  # the energy window each burst run was given
         self.built: set[str] = set()  # levels "compiled" in this process, as nvrtc's cache
+        self.per_batch_of: dict[Any, int] = {}  # each prepared launch's GEMMs per batch
 
     def _build(self, level, on_compile) -> dict[str, Any]:
         """A level's first run builds it (on_compile, then the result's compile fields),
@@ -88,13 +130,18 @@ class SustainedBench:
         self._build(level, on_compile)
         # a reference runs twice as many GEMMs per batch as a level: twice the TFLOPS
         self.gpu.per_batch = 100 if level.kind == "reference" else 50
+
+        def launch():
+            pass
+
+        self.per_batch_of[launch] = self.gpu.per_batch
         return SimpleNamespace(level=level, shape=(M, N, K), verified=self.verified,
-                               launch=lambda: None,
+                               launch=launch,
                                why_wrong=lambda: "relative error 0.5 > tolerance 1e-04")
 
     def batches(self, body, graph):
         self.graph_asked.append(graph)
-        return self.gpu
+        return SideOfGPU(self.gpu, self.per_batch_of[body])
 
     def window(self, batches, window_s):
         return measure_window(batches, self.counter, window_s, self.clock)
@@ -126,6 +173,7 @@ def serve(bench: SustainedBench, *lines: dict) -> list[dict]:
     out = io.StringIO()
     runner = Runner(out, telemetry_hz=0)
     runner.bench = bench
+    runner.pair_burst = paired_results
     for cmd in lines:
         runner.handle(commands.parse_command(json.dumps(cmd)))
     return [wire(x) for x in out.getvalue().splitlines()]

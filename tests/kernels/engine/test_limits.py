@@ -9,7 +9,7 @@ import io
 
 import msgspec
 import pytest
-from fake_benches import H200, H200_LIMITS
+from fake_benches import H200, H200_LIMITS, paired_results
 from fake_benches import LimitsBench as FakeBench
 from runner_subprocess import wire
 
@@ -153,6 +153,7 @@ def fake_gpu_runner(bench: FakeBench, device: DeviceInfo = H200) -> tuple[runner
     out = io.StringIO()
     r = runner.Runner(out, telemetry_hz=0)
     r.device, r.bench = device, bench  # as start() leaves them on a GPU machine
+    r.pair_burst = paired_results
     return r, out
 
 

@@ -185,7 +185,7 @@ def test_an_unverified_level_is_never_timed():
 # ---------------------------------------------------------------- the runner
 
 
-def test_runner_compares_with_cublas_in_the_same_mode():
+def test_runner_pairs_a_level_with_cublas_in_the_same_mode():
     bench = FakeBench()
     shape = {"level": "cp_async", "M": 64, "N": 64, "K": 64}
     events = serve(bench,
@@ -195,27 +195,34 @@ def test_runner_compares_with_cublas_in_the_same_mode():
                    {"cmd": "run", "id": "s2", **shape, "mode": "sustained", "window_s": 1,
                     "trials": 1, "cooldown_s": 0})
     results = [e for e in events if e["type"] == "result"]
+    # every run brings its reference's result from its own loop or windows
     assert [(r["level"], r["mode"]) for r in results] == [
         ("cublas_fp32", "burst"), ("cp_async", "burst"),
-        ("cublas_fp32", "sustained"), ("cp_async", "sustained"),  # not the burst reference
-        ("cp_async", "sustained")]  # the sustained reference is known by then
+        ("cublas_fp32", "sustained"), ("cp_async", "sustained"),
+        ("cublas_fp32", "sustained"), ("cp_async", "sustained")]
     burst, sustained = results[1], results[3]
-    assert burst["pct_of_reference"] == pytest.approx(25.0)
-    assert sustained["reference"] == "cublas_fp32"
+    assert burst["pct_of_reference"] == pytest.approx(25.0) and burst["paired"] is True
+    assert sustained["reference"] == "cublas_fp32" and sustained["paired"] is True
+    assert results[2]["paired_with"] == "cp_async"
     assert sustained["reference_tflops"] == pytest.approx(results[2]["tflops"])
     assert sustained["pct_of_reference"] == pytest.approx(50.0, rel=0.02)
+    assert sustained["pairs"] == 2 and sustained["stop_reason"] == "repeats"
+    assert sustained["pct_ci_low"] is None  # two trials: no 95% interval
+    assert sustained["budget_s_per_pair"] is None
     assert bench.burst_runs == ["cublas_fp32", "cp_async"]
     starts = [e for e in events if e["type"] == "run_start"]
-    assert [s["mode"] for s in starts] == ["burst", "burst", "sustained", "sustained",
-                                           "sustained"]
+    assert [s["mode"] for s in starts] == ["burst"] * 2 + ["sustained"] * 4
     assert starts[3]["trials"] == 2 and starts[3]["window_s"] == 1
+    assert starts[2]["paired_with"] == "cp_async" and starts[3]["paired"] is True
+    # the windows alternate: the level first in even trials, the reference in odd ones
     trials = [e for e in events if e["type"] == "repeat" and e["id"] == "s"]
-    assert [(t["level"], t["i"]) for t in trials] == [("cublas_fp32", 0), ("cublas_fp32", 1),
-                                                      ("cp_async", 0), ("cp_async", 1)]
+    assert [(t["level"], t["i"]) for t in trials] == [("cp_async", 0), ("cublas_fp32", 0),
+                                                      ("cublas_fp32", 1), ("cp_async", 1)]
+    assert [t.get("of") for t in trials] == [None, "reference", "reference", None]
     assert all(t["mode"] == "sustained" and t["energy_j"] > 0 for t in trials)
-    phases = [(e["level"], e["phase"], e["trial"]) for e in events if e["type"] == "phase"
-              and e["phase"] != "compile"]  # cp_async's build, in its burst run
-    assert phases[:2] == [("cublas_fp32", "window", 0), ("cublas_fp32", "window", 1)]
+    phases = [(e["level"], e["phase"], e["trial"]) for e in events
+              if e["type"] == "phase" and e["id"] == "s" and e["phase"] != "compile"]
+    assert phases[:3] == [("cp_async", "window", 0)] * 2 + [("cp_async", "window", 1)]
 
 
 def test_runner_reports_an_unverified_sustained_level_as_a_verify_error():
@@ -240,9 +247,10 @@ def test_a_levels_first_run_says_it_compiles_before_it_measures():
                     "mode": "sustained", "window_s": 1, "trials": 1, "cooldown_s": 0})
     kinds = [(e["type"], e.get("level"), e.get("phase")) for e in events
              if e["type"] in ("run_start", "phase", "repeat") and e["id"] == "a"]
-    assert kinds == [("run_start", "cublas_fp32", None), ("repeat", "cublas_fp32", None),
-                     ("run_start", "cp_async", None), ("phase", "cp_async", "compile"),
-                     ("repeat", "cp_async", None)]
+    # a paired burst: both runs start, the level builds, then the pairs' launches
+    assert kinds[:4] == [("run_start", "cublas_fp32", None), ("run_start", "cp_async", None),
+                         ("phase", "cp_async", "compile"), ("repeat", "cp_async", None)]
+    assert [k for k in kinds if k[0] == "phase"] == [("phase", "cp_async", "compile")]
     compile_phase = next(e for e in events if e.get("phase") == "compile")
     assert compile_phase["trial"] == 0 and "seconds" not in compile_phase
     results = {(e["id"], e["level"]): e for e in events if e["type"] == "result"}
@@ -252,6 +260,5 @@ def test_a_levels_first_run_says_it_compiles_before_it_measures():
     assert "compile_s" not in results[("a", "cublas_fp32")]
     sustained = [(e["level"], e["phase"]) for e in events
                  if e["type"] == "phase" and e["id"] == "s"]
-    assert sustained[:1] == [("cublas_fp32", "window")]
     assert ("naive", "compile") in sustained
     assert sustained.index(("naive", "compile")) < sustained.index(("naive", "window"))

@@ -27,7 +27,7 @@ pytest.importorskip("hypothesis")
 
 import msgspec
 import synthetic_session
-from fake_benches import H200
+from fake_benches import H200, paired_results
 from fake_benches import LimitsBench as FakeBench
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -187,6 +187,7 @@ def test_the_runner_answers_every_hostile_line_and_serves_on(lines: list[bytes])
     out = io.StringIO()
     r = runner.Runner(out, telemetry_hz=0)
     r.device, r.bench = H200, FakeBench()
+    r.pair_burst = paired_results
     code = r.serve(protocol.read_lines(io.BytesIO(data), protocol.MAX_COMMAND_BYTES))
     assert code == 0
     for line in out.getvalue().splitlines():

@@ -1,0 +1,153 @@
+"""How steady is the paired % of reference? (issue 41 item 8's instrument; GPU machine.)
+
+    python benchmarks/paired_ratio.py [-l LEVEL ...] [-s 4096 -s 2048x2048x8192]
+        [--runs 3] [--repeats 1000] [--pair-budget-s 2] [--fresh] [--json]
+    python benchmarks/paired_ratio.py --smoke  # CI: arguments and the table, no GPU
+
+Every ladder level that has a reference (or those given with -l), at each shape, is run
+``--runs`` times through the runner (``gemmscope bench``'s path: a burst paired with its
+reference in one loop, docs/protocol.md "Paired ratios"), all runs in one runner process
+unless ``--fresh`` starts a runner per repetition. The table gives each run's
+% of reference with its stop reason, and the spread (greatest minus least, in points of
+%) over the runs: the figure issue 41 asks to be small where sequential runs gave 3-7%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import _smoke
+
+MADE_UP_ROWS = [  # what measure returns, made up (--smoke renders them)
+    {"level": "wgmma_tma", "shape": "4096x4096x4096",
+     "runs": [(99.6, 99.3, 99.9, "precision", 18, 0), (99.8, 99.5, 100.1, "precision", 14, 0),
+              (99.4, 99.0, 99.9, "budget", 640, 3)]},
+    {"level": "mma_tma", "shape": "4096x4096x4096",
+     "runs": [(63.3, 62.1, 64.0, "budget", 512, 40), (65.1, 64.0, 66.2, "budget", 498, 12),
+              (None, None, None, "error", 0, 0)]},
+]
+
+
+def parse_shape(text: str) -> tuple[int, int, int]:
+    parts = [int(p) for p in text.lower().split("x")]
+    if len(parts) == 1:
+        parts *= 3
+    if len(parts) != 3 or min(parts) < 1:
+        raise argparse.ArgumentTypeError(f"a shape is N or MxNxK, not {text!r}")
+    return parts[0], parts[1], parts[2]
+
+
+def paired_levels(ids: list[str] | None) -> list[str]:
+    """The levels asked (each must exist and have a reference), else every ladder level
+    with one."""
+    from gemmscope.kernels.ladder import registry
+
+    if not ids:
+        return [lv.id for lv in registry.ladder() if lv.reference in registry.BY_ID]
+    for level_id in ids:
+        level = registry.get(level_id)  # KeyError for an unknown id
+        if level.reference not in registry.BY_ID:
+            raise SystemExit(f"{level_id} has no reference to pair with")
+    return ids
+
+
+def measure(levels: list[str], shapes: list[tuple[int, int, int]], runs: int, repeats: int,
+            budget_s: float, fresh: bool) -> list[dict[str, Any]]:
+    """Each (level, shape) ``runs`` times; per run (pct, ci_low, ci_high, stop_reason,
+    pairs, throttled_pairs), or Nones and "error"."""
+    from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
+    from gemmscope.kernels.protocol.plan import RunRequest
+    from gemmscope.kernels.protocol.records import Result
+
+    requests = [RunRequest(lid, M, N, K, repeats, pair_budget_s=budget_s)
+                for M, N, K in shapes for lid in levels]
+    rows = {(r.level, r.M, r.N, r.K): {"level": r.level, "shape": f"{r.M}x{r.N}x{r.K}",
+                                       "runs": []} for r in requests}
+    session = None
+    try:
+        for rep in range(runs):
+            if session is None:
+                session = RunnerSession(lambda _e: None, default_runner_command(50),
+                                        watchdog_s=300)
+                session.wait_ready()
+            events = session.run(requests)
+            got = {(e.level, e.M, e.N, e.K): e for e in events
+                   if isinstance(e, Result) and e.paired}
+            for key, row in rows.items():
+                r = got.get(key)
+                row["runs"].append(
+                    (r.pct_of_reference, r.pct_ci_low, r.pct_ci_high, r.stop_reason, r.pairs,
+                     r.throttled_pairs) if r is not None else (None, None, None, "error", 0, 0))
+            print(f"run {rep + 1} of {runs} done", file=sys.stderr, flush=True)
+            if fresh:
+                session.close()
+                session = None
+    finally:
+        if session is not None:
+            session.close()
+    return list(rows.values())
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    runs = max((len(r["runs"]) for r in rows), default=0)
+    head = f"{'level':<22} {'shape':<18} " + " ".join(
+        f"{'run' + str(i + 1):>24}" for i in range(runs)) + f" {'spread':>7}"
+    lines = [head, "-" * len(head)]
+    for row in rows:
+        cells, pcts = [], []
+        for pct, lo, hi, stop, pairs, _throttled in row["runs"]:
+            if pct is None:
+                cells.append(f"{stop:>24}")
+                continue
+            pcts.append(pct)
+            ci = f"[{lo:.1f},{hi:.1f}]" if lo is not None else "[-]"
+            cells.append(f"{pct:6.2f} {ci:<12}{stop[0]}{pairs:>4}"[:24].rjust(24))
+        spread = f"{max(pcts) - min(pcts):7.2f}" if len(pcts) > 1 else f"{'-':>7}"
+        lines.append(f"{row['level']:<22} {row['shape']:<18} " + " ".join(cells) + " " + spread)
+    lines.append("cells: % of reference, its 95% interval, stop reason (p precision, "
+                 "b budget, r repeats) and pairs; spread: greatest - least % over the runs")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-l", "--level", action="append", help="a level (default: every ladder "
+                    "level with a reference)")
+    ap.add_argument("-s", "--size", action="append", type=parse_shape, metavar="N|MxNxK",
+                    help="shape(s) (default 4096)")
+    ap.add_argument("--runs", type=int, default=3, help="repetitions (default 3)")
+    ap.add_argument("--repeats", type=int, default=1000,
+                    help="the most pairs per run (default 1000: the budget or the precision "
+                         "rule ends the loop first)")
+    ap.add_argument("--pair-budget-s", type=float, default=2.0,
+                    help="wall seconds of each level-reference loop (default 2)")
+    ap.add_argument("--fresh", action="store_true", help="a new runner per repetition")
+    ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
+    _smoke.add_flag(ap)
+    args = ap.parse_args(argv)
+    from gemmscope.kernels.protocol import commands
+
+    if args.runs < 1 or not 1 <= args.repeats <= commands.MAX_REPEATS:
+        ap.error(f"--runs must be at least 1 and --repeats from 1 to {commands.MAX_REPEATS}")
+    try:
+        commands.check_pair_budget_s(args.pair_budget_s)
+    except commands.ProtocolError as exc:
+        ap.error(f"--pair-budget-s: {exc}")
+    levels = paired_levels(args.level)
+    shapes = args.size or [(4096, 4096, 4096)]
+    if args.smoke:
+        _smoke.level_variants((lid, {}) for lid in levels)
+        _smoke.made_up(table(MADE_UP_ROWS))
+        return _smoke.needs_gpu()
+    rows = measure(levels, shapes, args.runs, args.repeats, args.pair_budget_s, args.fresh)
+    print(table(rows))
+    if args.json:
+        print(json.dumps(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,231 @@
+"""Paired timing of a level and its reference (issue 41 items 1-3; shared/DESIGN.md, "A
+ratio is measured in pairs").
+
+The H200 holds 700 W by lowering its clock, so a level and its reference timed one after
+the other meet its limiter at different moments. Here both are prepared (each verified,
+both operand sets resident), warmed up alternately, then timed alternately in one loop:
+level then reference in even pairs, reference then level in odd ones (an order effect
+cancels), each launch in its own event pair with L2 flushed before it, and the SM clock
+and clock-event reasons read while it runs (NVML, after its end event is recorded and
+before it is waited on). The loop stops by kernels/results/ratio_stats.py's rule, which
+also makes the ratio, its interval and the throttle flags.
+
+:func:`pair_loop` takes the two timed launches and the clock as arguments, so it runs
+with fakes on a machine without a GPU; :func:`run_paired` binds it to a
+:class:`~.measure.Bench`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from statistics import median
+from typing import Any
+
+from ..ladder.registry import Level
+from ..ladder.shape import percent, tflops_of
+from ..protocol.events import Mode
+from ..results.launch_steps import launch_step
+from ..results.ratio_stats import (
+    ClockReading,
+    Pair,
+    StopReason,
+    clock_summary,
+    paired_fields,
+    pct_fields,
+    reasons_seen,
+    stop_reason,
+)
+from .idle import idle
+from .measure import (
+    BURST_ENERGY_WINDOW_S,
+    Bench,
+    Prepared,
+    Refused,
+    Timing,
+    burst_energy_fields,
+    clock_fields,
+)
+
+TimedLaunch = Callable[[], tuple[float, ClockReading]]  # one flushed, timed launch
+OnLaunch = Callable[[str, int, float], None]  # ("level" | "reference", pair, ms)
+
+LEVEL, REFERENCE = "level", "reference"
+EVERY_PAIR_UP_TO = 64  # the precision rule is checked after every pair up to here, then
+PRECISION_EVERY = 8  # every this many (it sorts all the ratios)
+
+
+def pair_loop(time_level: TimedLaunch, time_ref: TimedLaunch, clock: Callable[[], float],
+              budget_s: float, max_pairs: int, on_launch: OnLaunch | None = None
+              ) -> tuple[list[Pair], StopReason]:
+    """Time pairs until ratio_stats.stop_reason says stop; the pairs and why."""
+    pairs: list[Pair] = []
+    ratios: list[float] = []
+    t0 = clock()
+    say = on_launch or (lambda _side, _i, _ms: None)
+    while True:
+        i = len(pairs)
+        level_first = i % 2 == 0
+        if level_first:
+            level_ms, level_clock = time_level()
+            say(LEVEL, i, level_ms)
+            ref_ms, ref_clock = time_ref()
+            say(REFERENCE, i, ref_ms)
+        else:
+            ref_ms, ref_clock = time_ref()
+            say(REFERENCE, i, ref_ms)
+            level_ms, level_clock = time_level()
+            say(LEVEL, i, level_ms)
+        pair = Pair(i, level_ms, ref_ms, level_first, level_clock, ref_clock)
+        pairs.append(pair)
+        ratios.append(pair.ratio)
+        n, elapsed = len(pairs), clock() - t0
+        reason = None
+        if (n < EVERY_PAIR_UP_TO or n % PRECISION_EVERY == 0 or n >= max_pairs
+                or elapsed >= budget_s):
+            reason = stop_reason(ratios, elapsed, budget_s, max_pairs)
+        if reason is not None:
+            return pairs, reason
+
+
+def clock_reader(bench: Bench) -> Callable[[], ClockReading]:
+    """The SM clock and clock-event reasons now (the runner's sampler keeps the sample
+    for its windows; a script's bench reads its own NVML)."""
+    sample = bench.sampler.sample_now if bench.sampler is not None else bench.nvml.sample
+
+    def read() -> ClockReading:
+        s = sample()
+        reasons = s.get("reasons")
+        return ClockReading(s.get("sm_clock_mhz"),
+                            None if reasons is None else tuple(reasons))
+
+    return read
+
+
+def launch_timer(bench: Bench, launch: Callable[[], None],
+                 read_clock: Callable[[], ClockReading]) -> TimedLaunch:
+    """One launch as the burst loop times it: L2 flushed first, its own event pair, the
+    clock read while it runs."""
+    cp = bench.cp
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+
+    def timed() -> tuple[float, ClockReading]:
+        bench.flush()  # evict both operand sets from L2
+        start.record(bench.stream)
+        launch()
+        end.record(bench.stream)
+        reading = read_clock()
+        end.synchronize()
+        return float(cp.cuda.get_elapsed_time(start, end)), reading
+
+    return timed
+
+
+def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: int,
+               max_pairs: int, warmup: int, budget_s: float,
+               on_launch: OnLaunch | None = None, params: dict[str, int] | None = None,
+               energy: bool = True, settle_s: float = 0.0,
+               on_settle: Callable[[float], None] | None = None,
+               second: Level | None = None,
+               on_compile: Callable[[], None] | None = None,
+               energy_s: float = BURST_ENERGY_WINDOW_S
+               ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A paired burst of ``level`` and ``reference``: (the reference's result, the
+    level's), both from the same loop, the level's with the paired fields. ``second``: a
+    second reference (DeepGEMM beside an FP8 level's cuBLASLt) paired with the level in a
+    loop of its own after the first, its ratio as the ``deepgemm_*`` fields.
+    ``on_compile``: the level's build starts (measure.level_launcher); ``energy_s``: each
+    side's energy window after the loop, GPU seconds (0: none), as a plain burst's."""
+    flops = 2.0 * M * N * K
+    bench.check_memory(level, M, N, K)
+    with bench.stream:
+        prep = bench.prepare(level, M, N, K, params, 0, on_compile=on_compile)
+        # the level's operands stay resident; its float64 check is done with: give the
+        # pool's cached blocks back so that the free memory the check reads is true
+        bench.cp.get_default_memory_pool().free_all_blocks()
+        bench.check_memory(reference, M, N, K)
+        ref = bench.prepare(reference, M, N, K, None, 0)
+        if settle_s:
+            idle(settle_s, on_settle or (lambda _left: None), time.sleep, bench.clock)
+        for _ in range(warmup):  # alternately, as they will be timed
+            prep.launch()
+            ref.launch()
+        bench.stream.synchronize()
+        temp_start = bench.nvml.temperature_c()
+        read_clock = clock_reader(bench)
+        t0 = bench.clock()
+        pairs, stop = pair_loop(launch_timer(bench, prep.launch, read_clock),
+                                launch_timer(bench, ref.launch, read_clock),
+                                bench.clock, budget_s, max_pairs, on_launch)
+        t1 = bench.clock()
+        also = second_loop(bench, prep, second, read_clock, M, N, K, warmup, budget_s,
+                           max_pairs) if second is not None else {}
+        no_energy = burst_energy_fields(
+            None, flops, None, None, "not measured (energy=False)" if not energy else
+            "asked for no energy window (energy_s 0)")
+        # each side's energy window as a plain burst's (measure.Bench's own step)
+        energies = [bench._burst_energy(p.level, p.launch, flops, energy_s)
+                    if energy and energy_s > 0 else no_energy for p in (prep, ref)]
+    level_ms, ref_ms = [p.level_ms for p in pairs], [p.ref_ms for p in pairs]
+    common = {"mode": str(Mode.BURST), "repeats": len(pairs), "max_pairs": max_pairs,
+              "warmup": warmup, "settle_s": settle_s, "temp_c_start": temp_start,
+              "loop_s": t1 - t0}
+    sides = []
+    for p, times, readings, fields in (
+            (prep, level_ms, [x.level_clock for x in pairs], energies[0]),
+            (ref, ref_ms, [x.ref_clock for x in pairs], energies[1])):
+        summary = Timing(times).summary()
+        tflops = tflops_of(flops, summary["median_ms"])
+        step = launch_step(times)
+        result: dict[str, Any] = {
+            **bench.head(p, tflops), **common, **summary, "tflops": tflops,
+            "launch_step": step.as_event() if step else None,
+            **clock_summary(readings), "throttled": reasons_seen(readings),
+            "telemetry_samples": sum(r.sm_clock_mhz is not None for r in readings)}
+        result["clock_source"] = ("launches" if result["sm_clock_mhz_avg"] is not None
+                                  else clock_fields(result, fields.get("energy_window"))
+                                  ["clock_source"])
+        result.update(fields)
+        sides.append(result)
+    level_result, ref_result = sides
+    ref_result["paired_with"] = level.id
+    level_result.update({
+        "reference": reference.id, "reference_tflops": ref_result["tflops"],
+        "reference_sm_clock_mhz_avg": ref_result["sm_clock_mhz_avg"],
+        **paired_fields(pairs, bench.device.sm_clock_max_mhz, stop, budget_s)})
+    # the old field, kept beside the paired one: the ratio of the two sides' medians
+    level_result["pct_of_reference_medians"] = percent(level_result["tflops"],
+                                                       ref_result["tflops"])
+    level_result.update(also)
+    return ref_result, level_result
+
+
+def second_loop(bench: Bench, prep: Prepared, second: Level, read_clock: Callable[[],
+                ClockReading], M: int, N: int, K: int, warmup: int, budget_s: float,
+                max_pairs: int) -> dict[str, Any]:
+    """The level paired with a second reference in a loop of its own (same rules, no
+    events per launch): ``deepgemm_pct`` and its interval, or ``deepgemm_reason`` where
+    the second reference could not run (memory, a failed launch)."""
+    try:
+        bench.cp.get_default_memory_pool().free_all_blocks()
+        bench.check_memory(second, M, N, K)
+        other = bench.prepare(second, M, N, K, None, 0)
+        for _ in range(warmup):
+            prep.launch()
+            other.launch()
+        bench.stream.synchronize()
+        pairs, stop = pair_loop(launch_timer(bench, prep.launch, read_clock),
+                                launch_timer(bench, other.launch, read_clock),
+                                bench.clock, budget_s, max_pairs)
+    except Refused as exc:
+        return {"deepgemm": second.id, "deepgemm_reason": str(exc)}
+    ratios = [p.ratio for p in pairs]
+    pct = pct_fields(ratios)
+    ref_ms = median(p.ref_ms for p in pairs)
+    return {"deepgemm": second.id, "deepgemm_pct": pct["pct_of_reference"],
+            "deepgemm_ci_low": pct["pct_ci_low"], "deepgemm_ci_high": pct["pct_ci_high"],
+            "deepgemm_pairs": len(pairs), "deepgemm_stop_reason": stop,
+            "deepgemm_tflops": tflops_of(2.0 * M * N * K, ref_ms),
+            "deepgemm_verified": other.verified,
+            "deepgemm_throttled_pairs": sum(p.throttled(bench.device.sm_clock_max_mhz)
+                                            for p in pairs)}

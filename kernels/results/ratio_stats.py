@@ -1,0 +1,223 @@
+"""The statistics of a paired ratio (issue 41 items 1-3; pure Python, no GPU).
+
+A level and its reference are timed alternately in one loop (kernels/engine/paired.py),
+so both meet the same state of the power limiter; each pair gives one ratio, t_ref /
+t_level (the level's TFLOPS over the reference's). Here, once, for the runner, the
+benchmark scripts and the tests:
+
+- the ratio is the **median of the per-pair ratios**, and its 95% confidence interval is
+  distribution-free: two order statistics of the sorted ratios picked by the binomial
+  distribution B(n, 1/2) (the sign-test interval; no bootstrap, so no seed), which holds
+  the median with at least 95% probability whatever the ratios' distribution;
+- a launch is **throttled** when its SM clock, read while it ran, is under
+  THROTTLE_THRESHOLD of the device's max clock (nvbench's ``--throttle-threshold``
+  default, 75%), or when NVML named a thermal or hardware slowdown for it; a pair is
+  flagged when either of its launches is;
+- the loop **stops** when the interval's half-width is at most TARGET_HALF_WIDTH_PCT of
+  the median (after MIN_PAIRS pairs), when its time budget is spent (after
+  MIN_BUDGET_PAIRS), or at ``repeats`` pairs, whichever comes first.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist, median
+from typing import Any
+
+from ..protocol.throttle import slowdowns
+from .launch_steps import launch_step
+
+CONFIDENCE = 0.95
+TARGET_HALF_WIDTH_PCT = 0.5  # stop when the interval is this narrow (% of the median)
+MIN_PAIRS = 10  # the precision rule waits for this many pairs
+# the fewest pairs with a 95% interval: with n ratios the widest interval (least to
+# greatest) holds the median with probability 1 - 2 / 2**n, 0.969 at n = 6
+MIN_BUDGET_PAIRS = 6
+
+THROTTLE_THRESHOLD = 0.75  # of the max SM clock: nvbench's --throttle-threshold default
+# NVML's clock-event reasons that flag a launch by themselves. SwPowerCap is not one: it
+# is the 700 W limiter at work, on during most heavy launches of the H200 and met by both
+# launches of a pair alike (that is what pairing is for); its deep cuts show as a clock
+# under the threshold.
+THROTTLE_REASONS = ("HwSlowdown", "HwThermalSlowdown", "SwThermalSlowdown",
+                    "HwPowerBrakeSlowdown")
+THROTTLE_RULE = (f"SM clock under {THROTTLE_THRESHOLD:.0%} of the max clock (nvbench's "
+                 "default throttle threshold), or a thermal or hardware slowdown "
+                 f"({', '.join(THROTTLE_REASONS)}), read per launch while it ran; a pair "
+                 "is flagged when either launch is")
+
+StopReason = str  # "precision" | "budget" | "repeats"
+
+
+@dataclass(frozen=True, slots=True)
+class ClockReading:
+    """The SM clock (MHz) and clock-event reasons read while a launch ran (None: not
+    read, or NVML does not say)."""
+
+    sm_clock_mhz: float | None = None
+    reasons: tuple[str, ...] | None = None
+
+
+def launch_throttled(reading: ClockReading, max_clock_mhz: float | None,
+                     threshold: float = THROTTLE_THRESHOLD) -> bool:
+    """THROTTLE_RULE for one launch. A reading without a clock, or a device without a
+    max clock, is judged by its reasons alone."""
+    if (reading.sm_clock_mhz is not None and max_clock_mhz
+            and reading.sm_clock_mhz < threshold * max_clock_mhz):
+        return True
+    return any(r in THROTTLE_REASONS for r in reading.reasons or ())
+
+
+def median_ci(values: Sequence[float], confidence: float = CONFIDENCE
+              ) -> tuple[float, float] | None:
+    """The distribution-free interval of the median of ``values``: the k-th least and
+    k-th greatest of them, k the largest with P(B(n, 1/2) < k) <= (1 - confidence) / 2.
+    None with too few values for any interval at that confidence (n < 6 at 95%)."""
+    x = sorted(values)
+    k = _rank(len(x), confidence)
+    if k == 0:
+        return None
+    return x[k - 1], x[len(x) - k]
+
+
+EXACT_UP_TO = 400  # pairs; above, the normal approximation's rank (the same or one off)
+
+
+@functools.lru_cache(maxsize=4096)
+def _rank(n: int, confidence: float) -> int:
+    """The k of :func:`median_ci` for n values: exact binomial sums up to EXACT_UP_TO
+    (in logs, so 2**n does not overflow), then floor((n - z sqrt(n)) / 2)."""
+    tail = (1.0 - confidence) / 2.0
+    if n > EXACT_UP_TO:
+        z = NormalDist().inv_cdf(1.0 - tail)
+        return max(0, math.floor((n - z * math.sqrt(n)) / 2.0))
+    log_half_n = n * math.log(2.0)
+    k, cdf = 0, 0.0  # cdf: P(B(n, 1/2) <= k - 1)
+    while k < n // 2:
+        log_pmf = (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+                   - log_half_n)
+        if cdf + math.exp(log_pmf) > tail:
+            break
+        cdf, k = cdf + math.exp(log_pmf), k + 1
+    return k
+
+
+def half_width_pct(values: Sequence[float]) -> float | None:
+    """Half the width of :func:`median_ci` in percent of the median (None: no interval)."""
+    ci = median_ci(values)
+    if ci is None:
+        return None
+    mid = median(values)
+    return 100.0 * (ci[1] - ci[0]) / 2.0 / mid if mid > 0 else None
+
+
+def stop_reason(ratios: Sequence[float], elapsed_s: float, budget_s: float,
+                max_pairs: int, min_pairs: int = MIN_PAIRS,
+                target_pct: float = TARGET_HALF_WIDTH_PCT) -> StopReason | None:
+    """Why the pair loop stops after these ratios, or None to go on: "precision" (the
+    interval's half-width at most ``target_pct`` of the median, ``min_pairs`` timed),
+    "repeats" (``max_pairs`` timed), "budget" (``budget_s`` spent, MIN_BUDGET_PAIRS
+    timed, or fewer where ``max_pairs`` allows no more)."""
+    n = len(ratios)
+    if n >= min_pairs:
+        hw = half_width_pct(ratios)
+        if hw is not None and hw <= target_pct:
+            return "precision"
+    if n >= max_pairs:
+        return "repeats"
+    if elapsed_s >= budget_s and n >= min(MIN_BUDGET_PAIRS, max_pairs):
+        return "budget"
+    return None
+
+
+def pct_fields(ratios: Sequence[float], suffix: str = "") -> dict[str, float | None]:
+    """``pct_of_reference``, ``pct_ci_low`` and ``pct_ci_high`` (each + ``suffix``) of
+    per-pair ratios, in percent; None where there are none (or too few for an interval)."""
+    ci = median_ci(ratios)
+    return {f"pct_of_reference{suffix}": 100.0 * median(ratios) if ratios else None,
+            f"pct_ci_low{suffix}": 100.0 * ci[0] if ci else None,
+            f"pct_ci_high{suffix}": 100.0 * ci[1] if ci else None}
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """One pair: the level's and the reference's launch times (ms), which went first,
+    and what the clock read during each."""
+
+    i: int
+    level_ms: float
+    ref_ms: float
+    level_first: bool
+    level_clock: ClockReading = ClockReading()
+    ref_clock: ClockReading = ClockReading()
+
+    @property
+    def ratio(self) -> float:
+        """t_ref / t_level: the level's speed as a fraction of the reference's."""
+        return self.ref_ms / self.level_ms
+
+    def throttled(self, max_clock_mhz: float | None) -> bool:
+        return (launch_throttled(self.level_clock, max_clock_mhz)
+                or launch_throttled(self.ref_clock, max_clock_mhz))
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    got = [v for v in values if v is not None]
+    return sum(got) / len(got) if got else None
+
+
+def _least(values: Iterable[float | None]) -> float | None:
+    got = [v for v in values if v is not None]
+    return min(got) if got else None
+
+
+def pair_step(ratios: Sequence[float]) -> dict[str, Any] | None:
+    """The launch-step rule (kernels/results/launch_steps.py) applied to the per-pair
+    ratios in loop order: where the ratio itself changed mid-loop, in percent."""
+    step = launch_step(ratios)
+    if step is None:
+        return None
+    return {"at": step.at, "pairs": step.launches, "before_pct": 100.0 * step.before,
+            "after_pct": 100.0 * step.after, "change_pct": step.change_pct}
+
+
+def paired_fields(pairs: Sequence[Pair], max_clock_mhz: float | None, stop: StopReason,
+                  budget_s: float) -> dict[str, Any]:
+    """The paired fields of a level's result (docs/protocol.md, "Paired ratios")."""
+    ratios = [p.ratio for p in pairs]
+    flagged = [p.throttled(max_clock_mhz) for p in pairs]
+    clean = [r for r, f in zip(ratios, flagged, strict=True) if not f]
+    out: dict[str, Any] = {
+        "paired": True, "pairs": len(pairs), "stop_reason": stop,
+        **pct_fields(ratios),
+        "pct_half_width": half_width_pct(ratios),
+        "throttle_rule": THROTTLE_RULE, "throttle_threshold": THROTTLE_THRESHOLD,
+        "throttled_pairs": sum(flagged),
+        **pct_fields(clean, "_unthrottled"),
+        "budget_s_per_pair": budget_s, "target_half_width_pct": TARGET_HALF_WIDTH_PCT,
+        "pair_step": pair_step(ratios),
+    }
+    return out
+
+
+def clock_summary(readings: Iterable[ClockReading]) -> dict[str, float | None]:
+    """Mean and least SM clock over one side's launches (None: none read)."""
+    values = [r.sm_clock_mhz for r in readings]
+    return {"sm_clock_mhz_avg": _mean(values), "sm_clock_mhz_min": _least(values)}
+
+
+def reasons_seen(readings: Iterable[ClockReading]) -> list[str]:
+    """The slowdowns read during one side's launches (kernels/protocol/throttle.py's rule,
+    as a plain burst's ``throttled``), each once, in the order seen."""
+    return list(slowdowns(r for x in readings for r in x.reasons or ()))
+
+
+def pairing(result: Any) -> str:
+    """"paired" for a result whose ratio came from a pair loop, else "unpaired" (older
+    recordings, sustained runs before pairing, levels timed apart from their reference):
+    what a reader says beside its % of reference."""
+    return "paired" if getattr(result, "paired", None) is True or (
+        isinstance(result, dict) and result.get("paired") is True) else "unpaired"
