@@ -38,7 +38,7 @@ def test_run_mode_switch_validates_and_reaches_every_request(qtbot, make_window,
     sent: list[list[RunRequest]] = []
 
     class Live:
-        class session:  # noqa: N801 - the live session's idle flag, as the window reads it
+        class session:  # the live session's idle flag, as the window reads it
             idle = True
 
         def submit(self, requests):
