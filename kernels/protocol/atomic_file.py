@@ -21,9 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-
-class NotRegularFile(OSError):
-    """The destination exists and is not a regular file (or is a dangling symlink)."""
+from ..files.reading import NotRegularFile
 
 
 def target_of(path: str | Path) -> Path:
@@ -58,22 +56,6 @@ def check_writable(path: str | Path) -> Path:
         raise PermissionError(errno.EACCES, f"the folder {folder} cannot be written",
                               str(path))
     return target
-
-
-def open_regular(path: str | Path) -> BinaryIO:
-    """``path`` opened for reading, if it is a regular file (a symlink followed); a
-    device (``/dev/zero``), a FIFO or a folder is NotRegularFile at once, without
-    blocking (a FIFO is opened non-blocking to be told apart)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegularFile(errno.EINVAL, "not a regular file (a device, FIFO or "
-                                               "folder); only a file is read", str(path))
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 class NewFile:

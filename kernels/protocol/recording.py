@@ -23,8 +23,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
+from ..files.reading import MAX_BYTES, Kind, open_regular
 from . import records as rec
-from .atomic_file import open_regular
 from .decoding import EventRecord, check_any, decode, has_long_number
 from .events import MAX_EVENT_BYTES, MAX_SESSION_S, NewerProtocol, ProtocolError
 from .inflating import GZIP_MAGIC, Inflating
@@ -150,6 +150,9 @@ def read_session(path: str | Path, progress: Callable[[float], None] | None = No
     try:
         with open_regular(path) as fh:  # /dev/zero, a FIFO: refused at once
             size = os.fstat(fh.fileno()).st_size
+            if size > MAX_BYTES[Kind.RECORDING]:
+                raise ProtocolError(f"{size:,} bytes; a recording is at most "
+                                    f"{MAX_BYTES[Kind.RECORDING]:,}", None, str(path))
             magic = fh.read(2)
             fh.seek(0)  # a regular file (open_regular): it seeks
             if magic != GZIP_MAGIC:
