@@ -104,7 +104,8 @@ class Session:
     skipped: tuple[ProtocolError, ...] = ()  # the first lines that were skipped
     skipped_count: int = 0  # all of them
     telemetry: dict[int, TelemetryColumns] = field(default_factory=dict)  # by GPU
-    gzip_cut: bool = False  # a compressed file that ends inside a gzip member
+    # a compressed file that ends inside a gzip member, or with bytes that are not one
+    gzip_cut: bool = False
 
     @property
     def results(self) -> list[rec.Result]:
@@ -133,8 +134,6 @@ class Session:
             else " (skipped)")
 
 
-GZIP_CUT = "the compressed file ends early (cut short): the events before the cut were read"
-
 # read at a time (``progress`` is called after each): small enough that a chunk's scans,
 # which hold the interpreter, never keep the GUI thread waiting long while a worker reads
 CHUNK_BYTES = 1 << 20
@@ -161,7 +160,7 @@ def read_session(path: str | Path, progress: Callable[[float], None] | None = No
             session = _read(inflating, str(path), size, progress, only, inflating.consumed)
             if not inflating.cut:
                 return session
-            cut = ProtocolError(GZIP_CUT, None, str(path))
+            cut = ProtocolError(inflating.cut_reason, None, str(path))
             return dataclasses.replace(session, skipped=(*session.skipped, cut)[:20],
                                        skipped_count=session.skipped_count + 1,
                                        gzip_cut=True)
