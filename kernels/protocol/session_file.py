@@ -17,7 +17,9 @@ from typing import IO
 
 import msgspec
 
+from ..files.reading import open_regular
 from .atomic_file import target_of
+from .events import read_lines
 
 
 def default_session_path(folder: str | Path, now: _dt.datetime | None = None) -> Path:
@@ -60,8 +62,8 @@ def builds_in(path: Path) -> set[str]:
     """The keys of the build events already in ``path`` (none for a new or empty file)."""
     keys: set[str] = set()
     try:
-        with path.open("rb") as fh:
-            for raw in fh:
+        with open_regular(path) as fh:
+            for raw in read_lines(fh):  # a line of gigabytes: its first 8 MB, not all
                 if raw.startswith(BUILD_START.encode()) and (key := build_key(raw)):
                     keys.add(key)
     except FileNotFoundError:
