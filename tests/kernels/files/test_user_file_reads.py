@@ -281,3 +281,40 @@ def test_reading_a_file_said_plainly(tmp_path):
     with pytest.raises(FileRefused, match="cannot read"):
         reading.read_bytes(tmp_path / "missing", Kind.TALK)
     shutil.rmtree(tmp_path)
+
+
+# ------------------------------------------------------------------ the nesting count
+def _toml_value(draw_value) -> str:  # a value as TOML writes it (arrays, ints, strings)
+    if isinstance(draw_value, list):
+        return "[" + ", ".join(_toml_value(v) for v in draw_value) + "]"
+    if isinstance(draw_value, str):
+        return '"' + draw_value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return str(draw_value)
+
+
+def _depth(value) -> int:
+    return 1 + max((_depth(v) for v in value), default=0) if isinstance(value, list) else 0
+
+
+try:
+    from hypothesis import given
+    from hypothesis import strategies as st
+except ImportError:  # the GPU machine has no hypothesis
+    pass
+else:
+    _leaf = st.integers(-5, 5) | st.text(alphabet="[]{}#'\"ab =\\", max_size=8)
+
+    @given(st.recursive(_leaf, lambda inner: st.lists(inner, max_size=3), max_leaves=60),
+           st.integers(0, 60))
+    def test_the_count_is_the_depth_a_parser_finds(value, wrap):
+        for _ in range(wrap):  # deeper than the bound, some of them
+            value = [value]
+        text = f"x = {_toml_value(value)}\n# a comment [[[[\n"
+        depth = _depth(value)
+        if depth > MAX_DEPTH:
+            assert reading.nesting(text) == depth
+            with pytest.raises(FileRefused, match="nested too deeply"):
+                reading.loads_toml(text, "v.toml")
+        else:
+            assert reading.nesting(text) <= MAX_DEPTH
+            assert reading.loads_toml(text, "v.toml")["x"] == value

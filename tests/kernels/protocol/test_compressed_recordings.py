@@ -148,3 +148,21 @@ def test_a_damaged_later_member_keeps_the_members_before_it(tmp_path):
     assert got.events[0] == recording.read_session(PLAIN).events[0]
     assert any(f"damaged gzip member after byte {len(first):,}" in str(e)
                for e in got.skipped)
+
+
+try:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+except ImportError:  # the GPU machine has no hypothesis
+    pass
+else:
+    @settings(max_examples=40)
+    @given(st.binary(min_size=1, max_size=4096).filter(lambda b: b.strip(b"\0")))
+    def test_any_junk_after_a_whole_member_keeps_every_event(tmp_path_factory, junk):
+        path = tmp_path_factory.mktemp("junk") / "r.jsonl.gz"
+        packed = gz(PLAIN.read_bytes())
+        path.write_bytes(packed + junk)
+        got = recording.read_session(path)
+        assert len(got.events) == len(recording.read_session(PLAIN).events)
+        said = [str(e) for e in got.skipped if "gzip" in str(e)]
+        assert len(said) == 1 and "\n" not in said[0]
