@@ -147,3 +147,19 @@ def test_an_unreadable_confirmations_file_confirms_nothing(tmp_path, store_is):
     else:
         store.symlink_to(store_is)
     assert not rc.is_confirmed(tmp_path / "a.ini", "gemmscope runner", store)
+
+
+def test_the_doctor_never_tries_an_unconfirmed_command(tmp_path, monkeypatch):
+    from gemmscope.app.core import doctor, machine_facts
+
+    marker = tmp_path / "started"
+    command = _marker_commands(marker)[1]
+    ini = _handed(tmp_path, command)
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path)}
+    facts = machine_facts.gather_gpu(env=env, settings=ini, timeout_s=10)
+    assert not marker.exists() and facts.hello is None and facts.unconfirmed_in == ini
+    finding = doctor.check_runner(facts)
+    assert "not confirmed" in finding.detail and str(ini) in finding.detail
+    assert rc.confirm(ini, command, rc.confirmations_file(env)) is None
+    machine_facts.gather_gpu(env=env, settings=ini, timeout_s=10)
+    assert marker.exists()  # confirmed: the doctor tries it, as the app would start it
