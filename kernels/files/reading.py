@@ -37,6 +37,7 @@ class Kind(StrEnum):
     GPU_TABLE = "GPU table"
     RECORDING = "recording"
     REPORT = "Nsight Compute report"
+    NCU_CSV = "Nsight Compute CSV"
 
 
 # the most bytes read of each kind: far above real files, far below what fills a memory
@@ -48,6 +49,7 @@ MAX_BYTES: dict[Kind, int] = {
     Kind.GPU_TABLE: 1 << 20,  # a few dozen GPUs
     Kind.RECORDING: 64 << 30,  # read in chunks, on a worker; gzip's inflation bounded too
     Kind.REPORT: 1 << 30,  # read by ncu_report's native code, in a child process
+    Kind.NCU_CSV: 256 << 20,  # ncu --csv --page raw of one launch is a few hundred KB
 }
 MAX_DEPTH = 32  # nested arrays and tables of a TOML file (a spec or talk nests 3)
 
