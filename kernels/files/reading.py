@@ -20,7 +20,6 @@ import errno
 import os
 import re
 import stat
-import tomllib
 from enum import StrEnum
 from itertools import accumulate
 from pathlib import Path
@@ -140,6 +139,8 @@ def check_nesting(text: str, label: str) -> None:
 def loads_toml(text: str, label: str) -> dict[str, Any]:
     """``text`` parsed as TOML, nesting bounded first; FileRefused in one line (the
     parser's message for a text that is not TOML)."""
+    import tomllib  # here: a recording's reader (``gemmscope report``) needs none
+
     check_nesting(text, label)
     try:
         return tomllib.loads(text)
