@@ -291,7 +291,7 @@ def read_source(spec: KernelSpec) -> str:
     try:
         text = read_text(path, Kind.SOURCE)
     except FileRefused as exc:
-        raise SpecError(f"{exc} (it travels in the run command)") from None
+        raise SpecError(str(exc)) from None
     why = check_source(text, spec.language)
     if why is not None:
         raise SpecError(f"{path}: {why}")

@@ -115,7 +115,11 @@ class SessionWriter:
         # the builds the file holds (by what they say, not when or for which run): one
         # written again, by a restarted runner or a session appended to the file, is left
         # out (it was 74 builds for 27 distinct in an appended recording: 60% of it)
-        self.builds = builds_in(self._file)
+        try:
+            self.builds = builds_in(self._file)
+        except BaseException:
+            self._fh.close()
+            raise
         self.skipped_builds = 0
         self.lines = 0
         self.error: OSError | None = None  # the write that failed, if one did
