@@ -311,7 +311,7 @@ def _open_source(window: Any, args: argparse.Namespace, background: bool) -> boo
         return bool(window.open_recording(args.file, background=background))
     from .core.runner_command import plan_live
 
-    plan = plan_live(args.runner, window.runner_command(),
+    plan = plan_live(args.runner, _confirmed_preference(window, args),
                      asked_live=bool(args.session_file), remote=args.remote,
                      remote_command=args.remote_command, ssh_options=args.ssh_option)
     if plan.command:
@@ -321,6 +321,30 @@ def _open_source(window: Any, args: argparse.Namespace, background: bool) -> boo
     else:
         window.open_bundled(f"{plan.reason}; see `gemmscope doctor`", background=background)
     return True
+
+
+def _confirmed_preference(window: Any, args: argparse.Namespace) -> str | None:
+    """The preferences' runner command where the user has confirmed it (asked now, once,
+    where someone can answer); else None, and the window says why it did not start."""
+    from .core.runner_command import confirm, is_confirmed, unconfirmed_note
+    from .window.runner_confirm import ask_to_start, can_ask
+
+    command = window.runner_command()
+    if not command or args.runner or args.remote is not None:  # (those come first)
+        return command or None
+    settings = window.prefs.settings.path
+    if is_confirmed(settings, command):
+        return str(command)
+    if can_ask() and not (args.screenshot or args.export) and \
+            ask_to_start(window, settings, command):
+        why = confirm(settings, command)
+        if why is not None:
+            window.note(why, False)
+        return str(command)
+    note = unconfirmed_note(settings, command)
+    window.note(note, False)
+    window.statusBar().showMessage(note, 30_000)
+    return None
 
 
 def _prepare(app: Any, window: Any, args: argparse.Namespace) -> tuple[int, int] | None:

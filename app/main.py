@@ -17,8 +17,22 @@ import sys
 from ..kernels.cli.quick import quick
 from ..kernels.cli.subcommands import NAMES
 
+# Ctrl-C (SIGINT) while the app loads, exports or draws a picture: every file is written
+# under a temporary name and renamed when whole (kernels/protocol/atomic_file.py), so the
+# one being written is removed and any older file of that name is left as it was
+INTERRUPTED = ("gemmscope: interrupted (Ctrl-C); the file being written was not finished "
+               "and is not kept (an older one of that name is left as it was)")
+
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     fast = quick(argv[0]) if argv else None
     if fast is not None:  # runner, report: without the rest of the CLI

@@ -316,6 +316,11 @@ def check_runner(facts: GpuFacts) -> Finding:
         return Finding("runner", Status.FAIL, f"{where}: {choice.command[0]} not found",
                        "set the runner command (File ▸ Live runner…, or --runner CMD)",
                        Scope.LIVE)
+    if facts.unconfirmed_in is not None:
+        return Finding("runner", Status.WARN, f"{where}; not tried: the preferences file "
+                       f"{facts.unconfirmed_in} names it and it was not confirmed in the app",
+                       "start `gemmscope` and confirm it when asked (or File ▸ Live "
+                       "runner…), or give --runner", Scope.LIVE)
     if hello is None:
         return Finding("runner", Status.OK if choice.source is RunnerSource.LOCAL else
                        Status.WARN, f"{where}; not tried (--no-try-runner)", scope=Scope.LIVE)

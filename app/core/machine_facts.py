@@ -35,7 +35,10 @@ from .qt_platform import (
 )
 from .runner_command import (
     RunnerChoice,
+    RunnerSource,
     choose,
+    confirmations_file,
+    is_confirmed,
     is_frozen,
     read_preference,
 )
@@ -84,6 +87,8 @@ class GpuFacts:
     # the compilers' cache folders (kernels/device/build_cache.py); empty: not looked at
     caches: tuple[CacheFolder, ...] = ()
     cache_root: Path | None = None  # $GEMMSCOPE_CACHE_DIR or its default
+    # the preferences file's runner command, not confirmed in the app: never started here
+    unconfirmed_in: Path | None = None
 
 
 def profiling_admin_only(params_text: str | None) -> bool | None:
@@ -192,8 +197,13 @@ def gather_gpu(env: Mapping[str, str] | None = None, runner_option: str | None =
 
     env = os.environ if env is None else env
     frozen = is_frozen()
-    preference = read_preference(settings or settings_file(env))
+    settings = settings or settings_file(env)
+    preference = read_preference(settings)
     choice = choose(runner_option, preference, frozen)
+    # a file's command runs only once the user confirmed it (runner_command.py): the
+    # doctor never starts one that was not, even to see it answer
+    unconfirmed = choice.source is RunnerSource.PREFERENCE and not is_confirmed(
+        settings, preference or "", confirmations_file(env))
     try:
         params = NVIDIA_PARAMS.read_text()
     except OSError:
@@ -203,7 +213,8 @@ def gather_gpu(env: Mapping[str, str] | None = None, runner_option: str | None =
         driver=probe_driver(), nvml=nvml_facts(), cupy=cupy_build(), runner=choice,
         runner_found=found,
         hello=try_runner(choice.command, timeout_s) if try_the_runner and found and
-        choice.command else None,
+        choice.command and not unconfirmed else None,
+        unconfirmed_in=settings if unconfirmed else None,
         ncu_path=find_ncu(TOOL), profiling_admin_only=profiling_admin_only(params),
         is_admin=hasattr(os, "geteuid") and os.geteuid() == 0,
         ncu_output=trial_profile(timeout_s) if profile_ncu and not frozen else None,

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...kernels.files.reading import MAX_BYTES, Kind, NotRegularFile, open_regular
 from ...kernels.profile import library_sass, ncu_source_step
 from ...kernels.profile.ncu_source import PageLine, SourcePage
 from ...kernels.protocol import records as rec
@@ -35,7 +37,7 @@ from .ncu_extra import INSTALL, MISSING, MODULE, missing
 __all__ = ["INSTALL", "MISSING", "MODULE", "Report", "ReportError", "ReportKernel",
            "checked_path", "missing", "read_in_process"]
 
-MAX_REPORT_BYTES = 1 << 30
+MAX_REPORT_BYTES = MAX_BYTES[Kind.REPORT]
 MAX_KERNELS = 64
 MAX_INSTRUCTIONS = library_sass.MAX_SASS_LINES
 MAX_SOURCE_CHARS = 1 << 20  # of one source file
@@ -309,8 +311,12 @@ def checked_path(path: str | Path, module: str = MODULE) -> Path:
     p = Path(path)
     if p.suffix.lower() not in SUFFIXES:
         raise ReportError(f"{p.name} is not an Nsight Compute report (.ncu-rep)")
-    try:
-        size = p.stat().st_size
+    try:  # a regular file (a device or FIFO is never handed to the native reader)
+        with open_regular(p) as fh:
+            size = os.fstat(fh.fileno()).st_size
+    except NotRegularFile:
+        raise ReportError(f"{p.name}: not a regular file (a device, FIFO or folder); a "
+                          "report is a file") from None
     except OSError as exc:
         raise ReportError(f"cannot read {p.name}: {exc.strerror or exc}") from None
     if size > MAX_REPORT_BYTES:

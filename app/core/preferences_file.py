@@ -26,10 +26,11 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ...kernels.protocol.atomic_file import NotRegularFile, open_regular, target_of, write_text
+from ...kernels.files.reading import MAX_BYTES, Kind, NotRegularFile, open_regular
+from ...kernels.protocol.atomic_file import target_of, write_text
 from ...kernels.protocol.text_safety import shown
 
-MAX_FILE_BYTES = 1 << 20  # a preferences file is a few hundred bytes
+MAX_FILE_BYTES = MAX_BYTES[Kind.PREFERENCES]
 MAX_TEXT_CHARS = 4096
 MAX_BLOB_BYTES = 64 * 1024  # window geometry and dock state
 GENERAL = "General"  # QSettings' section for keys without a group

@@ -123,6 +123,8 @@ def roofline_data(store: SessionStore) -> RooflineData:
                          ceilings.bandwidth_gbs, precisions,
                          measured=True) if ceilings is not None else [])
     notes = []
+    if gpu_table.problem() is not None:
+        notes.append(str(gpu_table.problem()))
     if not roofs:
         notes.append(f"no datasheet roofs: {name or 'this GPU'} is not in the GPU table"
                      if spec is None and not device.mem_bandwidth_gbs

@@ -10,10 +10,21 @@ interpreter, so it has no runner of its own: it drives one started outside it, s
 The GUI keeps its preferences in an INI file (app/core/preferences_file.py) that
 :func:`read_preference` reads the same way, so ``gemmscope doctor`` reports the same
 command.
+
+A preferences file can be handed over (``--settings handed.ini``, a colleague's file
+copied into place), so its command is never started unasked: only once the user has
+confirmed that command from that file in the app (the file's path shown), or typed it in
+File ▸ Live runner…; ``--runner`` on the command line is the user's own word. A
+confirmation is remembered as a hash of (the file's absolute path, the command) in
+:func:`confirmations_file`, in the user's own configuration folder, never in the
+preferences file itself (a handed file could carry a forged one). Where no one can be
+asked (offscreen, a picture, a test) an unconfirmed command is not started and the app
+says why.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import sys
@@ -24,10 +35,14 @@ from pathlib import Path
 
 from ...kernels.drive import remote as ssh
 from ...kernels.drive.session import default_runner_command
+from ...kernels.files.reading import FileRefused, Kind, read_text
+from ...kernels.protocol.atomic_file import write_text
 from .gpu_probe import GpuProbe, probe
-from .preferences_file import PreferencesFile
+from .preferences_file import PreferencesFile, settings_file
 
 PREFERENCE_KEY = "runner/command"
+CONFIRMATIONS = "confirmed-runners"  # beside the default preferences file
+MAX_CONFIRMATIONS = 200  # the latest kept
 BUNDLE_REASON = ("this desktop bundle carries no CuPy: set a live runner command "
                  "(File ▸ Live runner…), e.g. `gemmscope runner` from a pip install")
 
@@ -128,3 +143,52 @@ def read_preference(path: Path, key: str = PREFERENCE_KEY) -> str | None:
     """A string preference from the app's preferences file, without Qt (None: not set,
     or not a line of text: app/core/preferences_file.py)."""
     return PreferencesFile(path, writable=False).text(key, "") or None
+
+
+# ------------------------------------------------------------------ confirmations
+def confirmations_file(env: Mapping[str, str] | None = None) -> Path:
+    """Where the confirmed (preferences file, runner command) pairs are kept: the user's
+    own configuration folder (XDG_CONFIG_HOME or ~/.config), whatever ``--settings``."""
+    return settings_file(env).parent / CONFIRMATIONS
+
+
+def confirmation_key(settings: str | Path, command: str) -> str:
+    """The hash that stands for "the user confirmed ``command`` from ``settings``"."""
+    where = os.path.abspath(settings)
+    return hashlib.sha256(f"gemmscope runner\0{where}\0{command.strip()}".encode()
+                          ).hexdigest()
+
+
+def _confirmed_keys(store: Path) -> list[str]:
+    try:
+        text = read_text(store, Kind.PREFERENCES)
+    except FileRefused:  # none yet, or not readable: nothing is confirmed
+        return []
+    return [line.strip() for line in text.splitlines() if len(line.strip()) == 64]
+
+
+def is_confirmed(settings: str | Path, command: str, store: Path | None = None) -> bool:
+    """Whether the user confirmed ``command`` from the preferences file ``settings``."""
+    store = confirmations_file() if store is None else store
+    return confirmation_key(settings, command) in _confirmed_keys(store)
+
+
+def confirm(settings: str | Path, command: str, store: Path | None = None) -> str | None:
+    """Remember that the user confirmed ``command`` from ``settings``; None, or why it
+    could not be kept (then it is asked again at the next start)."""
+    store = confirmations_file() if store is None else store
+    key = confirmation_key(settings, command)
+    keys = [k for k in _confirmed_keys(store) if k != key][-(MAX_CONFIRMATIONS - 1):]
+    try:
+        store.parent.mkdir(parents=True, exist_ok=True)
+        write_text(store, "".join(f"{k}\n" for k in (*keys, key)))
+    except OSError as exc:
+        return f"cannot remember the confirmation in {store}: {exc.strerror or exc}"
+    return None
+
+
+def unconfirmed_note(settings: str | Path, command: str) -> str:
+    """What the app says where a preferences file's runner command is not started."""
+    return (f"the preferences file {settings} names a runner command ({shlex.quote(command)})"
+            " that was not confirmed here: not started (confirm it in File ▸ Live runner…, "
+            "or give --runner)")

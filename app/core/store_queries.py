@@ -111,6 +111,9 @@ class StoreQueries:
         # per GPU (protocol version 4; one, 0, in older files): stream, telemetry, run
         # windows, latest results. The views show ``device``'s (the view state's)
         self.devices: list[DeviceEntry] = []  # the header's, then device events'
+        # id -> the first entry of ``devices`` with it, for that list and its length: a
+        # GPU named by index in one step, not a walk of a thousand GPUs' list per name
+        self._entries: tuple[list[DeviceEntry], int, dict[int, DeviceEntry]] = ([], 0, {})
         # device 0's made now: its telemetry buffer is large, and a replay's seek resets
         # the store outside the time budget it then delivers events in
         self._per: dict[int, DeviceState] = {0: DeviceState()}
@@ -332,7 +335,13 @@ class StoreQueries:
         return entry.name if entry is not None else None
 
     def device_entry(self, device: int) -> DeviceEntry | None:
-        return next((d for d in self.devices if d.id == device), None)
+        listed, count, index = self._entries
+        if listed is not self.devices or count != len(self.devices):  # a header, a join
+            index = {}
+            for d in self.devices:
+                index.setdefault(d.id, d)
+            self._entries = (self.devices, len(self.devices), index)
+        return index.get(device)
 
     def device_text(self, device: int | None = None) -> str:
         """"GPU 1 (NVIDIA H200)": how the app names a GPU of the session."""

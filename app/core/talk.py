@@ -30,15 +30,14 @@ from __future__ import annotations
 
 import argparse
 import string
-import tomllib
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...kernels.files.reading import MAX_BYTES, FileRefused, Kind, loads_toml, read_text
 from ...kernels.ladder.shape import Shape
 from ...kernels.protocol import records as rec
-from ...kernels.protocol.atomic_file import open_regular
 from ...kernels.protocol.plan import parse_shape
 from ...kernels.results.rows import (
     DASH,
@@ -54,7 +53,7 @@ from .replay import Speed
 from .store import SessionStore
 from .view_state import DEFAULT_SHAPE
 
-MAX_FILE_BYTES = 256 << 10  # a talk is a page of text
+MAX_FILE_BYTES = MAX_BYTES[Kind.TALK]
 MAX_SCENES = 200
 MAX_CAPTION_CHARS = 1000  # as written
 MAX_SHOWN_CHARS = 1500  # filled in (a level's catalog text may be long)
@@ -311,20 +310,11 @@ def read_talk(path: str | Path, views: Collection[str], animated: Collection[str
     """Read and check a talk file: ``views`` are the tab names, ``animated`` those with
     animation steps, ``levels`` the level ids a scene may name."""
     path = Path(path)
-    try:
-        with open_regular(path) as fh:  # /dev/zero, a FIFO: refused at once
-            raw = fh.read(MAX_FILE_BYTES + 1)  # a device reports size 0: read, bounded
-        if len(raw) > MAX_FILE_BYTES:
-            raise TalkError(f"{path.name}: over {MAX_FILE_BYTES} bytes; a talk file has "
-                            f"at most {MAX_FILE_BYTES}")
-        data = tomllib.loads(raw.decode("utf-8"))
-    except OSError as exc:
-        raise TalkError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise TalkError(f"{path.name}: not UTF-8 text ({exc.reason})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise TalkError(f"{path.name}: not TOML: {exc}") from None
-    except RecursionError:  # [[[[... 40,000 deep: tomllib recurses per level
+    try:  # a regular file only, bounded in bytes and nesting (kernels/files/reading.py)
+        data = loads_toml(read_text(path, Kind.TALK), path.name)
+    except FileRefused as exc:
+        raise TalkError(str(exc)) from None
+    except RecursionError:  # (dotted keys nest without brackets)
         raise TalkError(f"{path.name}: nested too deeply to be a talk") from None
     reader = _Reader(path, list(views), list(animated), list(levels))
     unknown = [k for k in data if k not in TOP_FIELDS]

@@ -57,6 +57,9 @@ class SideLegend(pg.GraphicsWidget):
         self.hard_height = 1e6  # below the plot: never taller (the rest: "… N more")
         self._width_hint = 0.0
         self._flow_rows = 0
+        # (point size, text) -> its width: each text measured once per size, however many
+        # layouts are tried (a legend of a thousand GPUs tries a dozen)
+        self._advances: dict[tuple[float, str], float] = {}
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemClipsToShape, False)
         # repainted from a pixmap unless its entries, style or size changed (update()):
         # drawing its markers and text costs ~1 ms per repaint of the chart
@@ -65,6 +68,7 @@ class SideLegend(pg.GraphicsWidget):
     def set_entries(self, entries: list[LegendEntry]) -> None:
         if entries != self.entries:
             self.entries = entries
+            self._advances.clear()
             self._relayout()
             self.update()
 
@@ -103,9 +107,16 @@ class SideLegend(pg.GraphicsWidget):
             sizes.append(self.min_pt)
         return [float(s) for s in sizes if s >= self.min_pt] or [self.min_pt]
 
+    def _advance(self, text: str, metrics: QFontMetricsF) -> float:
+        key = (self.font_.pointSizeF(), text)
+        width = self._advances.get(key)
+        if width is None:
+            width = self._advances[key] = metrics.horizontalAdvance(text)
+        return width
+
     def _column_width(self) -> float:
         metrics = QFontMetricsF(self.font_)
-        widest = max((metrics.horizontalAdvance(e.text) for e in self.entries), default=0.0)
+        widest = max((self._advance(e.text, metrics) for e in self.entries), default=0.0)
         return (self.SWATCH + 8 + widest + 10) if self.entries else 0.0
 
     def side_width(self, height: float) -> float:
@@ -175,18 +186,35 @@ class SideLegend(pg.GraphicsWidget):
 
     def _trim(self, width: float) -> None:
         """As many entries as the rows within ``hard_height`` hold, the selected one
-        among them, and a last one that says how many more the hover names."""
+        among them, and a last one that says how many more the hover names. The count is
+        found by halving (the rows grow with the entries kept): a few flows, not one per
+        entry, so a legend of a thousand entries costs what a few of its layouts cost."""
         rows = max(1, int((self.hard_height - 6) // self._line_h()))
         selected = [e for e in self.entries if "(selected)" in e.text]
-        for keep in range(len(self.entries) - 1, 0, -1):
-            kept = self.entries[:keep]
-            kept += [e for e in selected if e not in kept]
-            more = LegendEntry(f"… {len(self.entries) - len(kept)} more: hover a curve",
+
+        def kept(keep: int) -> list[LegendEntry]:
+            first = self.entries[:keep]
+            chosen = set(first)
+            first += [e for e in selected if e not in chosen]
+            more = LegendEntry(f"… {len(self.entries) - len(first)} more: hover a curve",
                                self.color, kind="note")
-            self._flow(width, [*kept, more])
-            if self._flow_rows <= rows:
-                return
-        self._flow(width, self.entries[:1])
+            return [*first, more]
+
+        def fits(keep: int) -> bool:
+            self._flow(width, kept(keep))
+            return self._flow_rows <= rows
+
+        lo, hi = 0, len(self.entries) - 1  # the most that fit lies in [lo, hi]; 0: none
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if fits(mid):
+                lo = mid
+            else:
+                hi = mid - 1
+        if lo >= 1:
+            self._flow(width, kept(lo))
+        else:
+            self._flow(width, self.entries[:1])
 
     def _flow(self, width: float, entries: list[LegendEntry]) -> None:
         metrics = QFontMetricsF(self.font_)
@@ -195,7 +223,7 @@ class SideLegend(pg.GraphicsWidget):
         self._rects = []
         self.shown = list(entries)
         for e in entries:
-            w = min(self.SWATCH + 8 + metrics.horizontalAdvance(e.text) + 18, max(width, 1.0))
+            w = min(self.SWATCH + 8 + self._advance(e.text, metrics) + 18, max(width, 1.0))
             if x > 0 and x + w > width:
                 x, row = 0.0, row + 1
             self._rects.append(QRectF(x, 3 + row * h, w, h))

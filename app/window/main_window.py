@@ -33,7 +33,7 @@ from ...kernels.protocol.recording import Session
 from ...kernels.protocol.session_file import SessionWriter
 from ..core.preferences_file import PreferencesFile
 from ..core.replay import Speed
-from ..core.runner_command import plan_live
+from ..core.runner_command import confirm, plan_live
 from ..core.runs import RunForm
 from ..core.store import Change, Item, SessionStore
 from ..core.view_state import ViewStateModel
@@ -431,6 +431,10 @@ class MainWindow(ViewStateMixin, QMainWindow):
     def set_runner_command(self, text: str) -> str:
         """Keep a live runner command and start it; says what happened, for the status bar."""
         self.prefs.runner_command = text
+        if text.strip():  # typed or accepted here: the user's own word, kept as such
+            why = confirm(self.prefs.settings.path, self.prefs.runner_command)
+            if why is not None:
+                self._note(why, error=False)
         if not text.strip():
             return ("runner command cleared: the next start uses this installation's runner "
                     "where it has a GPU")

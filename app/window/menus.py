@@ -166,7 +166,8 @@ def runner_dialog(window: Commands) -> None:
     text, ok = QInputDialog.getText(
         window.dialog_parent(), "Live runner",
         "Command that starts a runner (JSON lines on stdin/stdout), "
-        "e.g. `gemmscope runner` or `ssh -T gpu-box gemmscope runner`:",
+        "e.g. `gemmscope runner` or `ssh -T gpu-box gemmscope runner`; kept in the "
+        "preferences, and started at launch from now on:",
         text=window.runner_command())
     if ok:
         window.statusBar().showMessage(window.set_runner_command(text), 8000)

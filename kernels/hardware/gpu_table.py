@@ -9,10 +9,11 @@ clock, and nothing else (a tensor-core rate cannot be guessed); ``source`` says 
 from __future__ import annotations
 
 import functools
-import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
+
+from ..files.reading import FileRefused, Kind, read_toml
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
 # FP32 lanes per SM (CUDA C++ Programming Guide, arithmetic instruction throughput): 64 on
@@ -65,10 +66,36 @@ def _opt(value: Any) -> float | None:
 
 
 @functools.cache
+def _loaded() -> tuple[tuple[GpuSpec, ...], str | None]:
+    """The rows of gpu_table.toml, and why there are none where it cannot be read (an
+    installed file that was damaged: one line, and the program goes on without it)."""
+    where = resources.files(__package__).joinpath("gpu_table.toml")
+    try:
+        with resources.as_file(where) as path:
+            raw = read_toml(path, Kind.GPU_TABLE)
+        rows = raw.get("gpu")
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise ValueError("no [[gpu]] rows")
+        return tuple(_row(r) for r in rows), None
+    except FileRefused as exc:
+        why = str(exc)
+    except (KeyError, TypeError, ValueError) as exc:  # a row without a field, a text
+        why = f"{where}: {type(exc).__name__}: {exc}"
+    except OSError as exc:  # (as_file of a zipped install)
+        why = f"{where}: cannot read: {exc.strerror or exc}"
+    return (), (f"the GPU table is damaged ({why.splitlines()[0][:300]}); no datasheet "
+                "peaks are used")
+
+
 def table() -> tuple[GpuSpec, ...]:
-    """Every row of gpu_table.toml, in file order."""
-    text = resources.files(__package__).joinpath("gpu_table.toml").read_text(encoding="utf-8")
-    return tuple(_row(raw) for raw in tomllib.loads(text)["gpu"])
+    """Every row of gpu_table.toml, in file order; none where it is damaged
+    (:func:`problem` says why)."""
+    return _loaded()[0]
+
+
+def problem() -> str | None:
+    """Why the GPU table could not be read, in one line; None where it was."""
+    return _loaded()[1]
 
 
 def _plain(name: str) -> str:

@@ -13,16 +13,16 @@ shared memory, rules) are read by ``spec_expression`` and never executed.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
 
+from ..files.reading import MAX_BYTES, FileRefused, Kind, inside, loads_toml, read_text
 from .kernel_spec import GEOMETRIES, KernelSpec, Language, Param, Rule, SpecError, UserPrecision
 from .level import MAX_PARAM, Precision
 from .registry import BY_ID
-from .source_check import MAX_SOURCE_BYTES, check_source
+from .source_check import check_source
 from .spec_expression import (
     FUNCTIONS,
     SHAPE_NAMES,
@@ -32,7 +32,7 @@ from .spec_expression import (
 )
 from .user_level import TRITON_OPTIONS
 
-MAX_SPEC_BYTES = 32 << 10
+MAX_SPEC_BYTES = MAX_BYTES[Kind.SPEC]
 MAX_PARAMS = 16
 MAX_VALUES = 64  # allowed values listed for one parameter
 MAX_RULES = 16
@@ -102,18 +102,14 @@ class SpecFile(_Strict, frozen=True):
 
 
 def load_spec(path: str | Path) -> KernelSpec:
-    """Read and check a spec file (SpecError: one line, the file and the field)."""
+    """Read and check a spec file (SpecError: one line, the file and the field). Read as
+    every user file is (kernels/files/reading.py): a regular file only, bounded in bytes
+    and nesting before it is parsed."""
     p = Path(path)
     try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise SpecError(f"{p}: {exc.strerror or exc}") from None
-    if size > MAX_SPEC_BYTES:
-        raise SpecError(f"{p}: {size:,} bytes; a spec is at most {MAX_SPEC_BYTES:,}")
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SpecError(f"{p}: not UTF-8 text (byte {exc.start})") from None
+        text = read_text(p, Kind.SPEC)
+    except FileRefused as exc:
+        raise SpecError(str(exc)) from None
     return parse_spec(text, p.parent, p.name)
 
 
@@ -122,13 +118,14 @@ def parse_spec(text: str, folder: Path, label: str = "spec") -> KernelSpec:
     if len(text.encode()) > MAX_SPEC_BYTES:
         raise SpecError(f"{label}: a spec is at most {MAX_SPEC_BYTES:,} bytes")
     try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"{label}: not TOML: {exc}") from None
-    try:
+        raw = loads_toml(text, label)
         doc = msgspec.convert(raw, SpecFile)
+    except FileRefused as exc:
+        raise SpecError(str(exc)) from None
     except msgspec.ValidationError as exc:
         raise SpecError(f"{label}: {_field_message(str(exc))}") from None
+    except RecursionError:  # (dotted keys nest without brackets)
+        raise SpecError(f"{label}: nested too deeply to be a spec") from None
     try:
         return _checked(doc, folder, text)
     except (ExpressionError, _FieldError) as exc:
@@ -283,19 +280,18 @@ def _try_defaults(spec: KernelSpec) -> None:
 
 
 def read_source(spec: KernelSpec) -> str:
-    """The spec's source file, bounded and checked (only that file is compiled)."""
+    """The spec's source file, bounded and checked (only that file is compiled): a
+    regular file inside the spec's folder (a symlink that leads out of it is refused:
+    the source travels in the run command, and a spec handed over must not send a file
+    from elsewhere on this machine)."""
     path = spec.source_path
+    if not inside(path, spec.folder):
+        raise SpecError(f"{path}: a symlink that leads out of the spec's folder "
+                        f"({spec.folder}); the source must lie beside its spec")
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise SpecError(f"{path}: {exc.strerror or exc}") from None
-    if size > MAX_SOURCE_BYTES:
-        raise SpecError(f"{path}: {size:,} bytes; a kernel source travels in the run "
-                        f"command and is at most {MAX_SOURCE_BYTES:,}")
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SpecError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        text = read_text(path, Kind.SOURCE)
+    except FileRefused as exc:
+        raise SpecError(str(exc)) from None
     why = check_source(text, spec.language)
     if why is not None:
         raise SpecError(f"{path}: {why}")

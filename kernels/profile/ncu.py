@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..device.telemetry import Nvml, Sampler
+from ..files.reading import FileRefused, Kind, read_bytes
 from ..ladder import registry
 from ..models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
 from ..models.ncu_compare import NcuKernelRow, NcuParseError, parse_raw_csv
@@ -189,9 +190,10 @@ def _profile_once(ncu: str, level_id: str, M: int, N: int, K: int, timeout_s: fl
 
 def from_csv_file(path: Path, level_id: str, M: int, N: int, K: int) -> NcuProfile:
     """A profile read from a CSV that ncu wrote earlier (same layout as its stdout)."""
-    try:
-        rows = parse_raw_csv(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, NcuParseError) as exc:
+    try:  # a regular file, bounded (kernels/files/reading.py)
+        data = read_bytes(path, Kind.NCU_CSV)
+        rows = parse_raw_csv(data.decode("utf-8", errors="replace"))
+    except (FileRefused, NcuParseError) as exc:
         return NcuProfile(level_id, M, N, K, file=str(path), error=str(exc))
     if not rows:
         return NcuProfile(level_id, M, N, K, file=str(path),

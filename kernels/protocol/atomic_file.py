@@ -6,9 +6,19 @@ The temporary file sits in the destination's folder (a rename within one file sy
 atomic), keeps the destination's suffix (image exporters choose the format by it) and is
 created with the usual permissions (the umask applies; a replaced file keeps its mode).
 An existing destination is replaced only when the caller says so, and that is checked
-first, before any work. A symlink is followed: its target is what is written (the link
-stays a link), a dangling one is refused; so is anything that is not a regular file (a
-device, a FIFO, a folder), which a rename would replace.
+first, before any work.
+
+A write never follows a symlink that someone else could have put at its name. A link at
+the name is followed to its target only where it is the user's own: the link and its
+folder belong to this user and no one else may write that folder (a dotfiles link in
+``~/.config``, a link made in one's own project folder: no one else can plant or swap
+it). Any other link, such as one planted in a shared folder (``/tmp``, a group folder),
+is replaced by the new file, its target left alone: a planted link cannot redirect an
+export onto another file. The temporary file is made exclusively (``O_CREAT | O_EXCL |
+O_NOFOLLOW``: never through a link planted under its name), and renamed onto the name
+decided before any work. Links in the folders above the name are followed: that is how a
+folder is named. A dangling own link is refused, and so is a name (or an own link's
+target) that is a device, a FIFO, a socket or a folder, which a rename would replace.
 """
 
 from __future__ import annotations
@@ -21,35 +31,51 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-
-class NotRegularFile(OSError):
-    """The destination exists and is not a regular file (or is a dangling symlink)."""
+from ..files.reading import NotRegularFile
 
 
 def target_of(path: str | Path) -> Path:
-    """The file a write to ``path`` lands in: ``path``, or the final target of the
-    symlink it is. NotRegularFile for a dangling symlink or a target that exists and is
-    not a regular file."""
+    """The file a write to ``path`` lands in: ``path``; the final target of the symlink
+    it is where that link is the user's own (see the module docstring); ``path`` itself
+    for any other link, which the write replaces. NotRegularFile for a dangling own link
+    or a name (or own link's target) that exists and is not a regular file."""
     path = Path(path)
     target = path
-    if path.is_symlink():
-        target = Path(os.path.realpath(path))
-        if not target.exists():
-            raise NotRegularFile(errno.ENOENT, f"a symlink to {target}, which does not exist",
-                                 str(path))
-    try:
-        mode = target.stat().st_mode
-    except FileNotFoundError:
-        return target
-    if not stat.S_ISREG(mode):
+    for _ in range(40):  # link by link: each one must be the user's own to be followed
+        try:
+            lstat = os.lstat(target)
+        except FileNotFoundError:
+            if target is not path:  # an own link that leads nowhere
+                raise NotRegularFile(errno.ENOENT, f"a symlink to {target}, which does not "
+                                                   "exist", str(path)) from None
+            return path
+        if not stat.S_ISLNK(lstat.st_mode):
+            break
+        if not _own_link(target, lstat):
+            return target  # replaced by the write, never followed
+        target = target.parent / os.readlink(target)  # (its .. as the kernel reads it)
+    else:
+        raise NotRegularFile(errno.ELOOP, "too many levels of symlinks", str(path))
+    if not stat.S_ISREG(lstat.st_mode):
         raise NotRegularFile(errno.EINVAL, "not a regular file", str(path))
     return target
 
 
+def _own_link(path: Path, link: os.stat_result) -> bool:
+    """A link this user made, in a folder of theirs that no one else may write."""
+    uid = getattr(os, "getuid", lambda: None)()
+    try:
+        folder = os.stat(path.parent)
+    except OSError:
+        return False
+    others_write = folder.st_mode & (stat.S_IWOTH | stat.S_IWGRP)
+    return uid is not None and link.st_uid == uid == folder.st_uid and not others_write
+
+
 def check_writable(path: str | Path) -> Path:
     """Whether a writer could put a file at ``path``, said before any work: its target
-    (a symlink followed; NotRegularFile for a dangling one or a non-regular file), and a
-    folder that exists and may be written (OSError otherwise). Returns the target."""
+    (:func:`target_of`; NotRegularFile for a dangling own link or a non-regular file),
+    and a folder that exists and may be written (OSError otherwise). Returns the target."""
     target = target_of(path)
     folder = target.parent
     if not folder.is_dir():
@@ -60,28 +86,13 @@ def check_writable(path: str | Path) -> Path:
     return target
 
 
-def open_regular(path: str | Path) -> BinaryIO:
-    """``path`` opened for reading, if it is a regular file (a symlink followed); a
-    device (``/dev/zero``), a FIFO or a folder is NotRegularFile at once, without
-    blocking (a FIFO is opened non-blocking to be told apart)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegularFile(errno.EINVAL, "not a regular file (a device, FIFO or "
-                                               "folder); only a file is read", str(path))
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
 class NewFile:
-    """``temp``: where to write; ``commit()`` renames it onto ``path`` (the target of a
-    symlink ``path``), ``discard()`` removes it. Without ``replace`` an existing ``path``
-    raises FileExistsError, here and at the rename (a file that appeared meanwhile is not
-    replaced either). Everything that can be refused is refused here, before any work:
-    an existing name without ``replace``, a non-regular file, an unwritable folder."""
+    """``temp``: where to write; ``commit()`` renames it onto ``target`` (``path``, or an
+    own link's target: :func:`target_of`), ``discard()`` removes it. Without ``replace``
+    an existing ``path`` raises FileExistsError, here and at the rename (a file that
+    appeared meanwhile is not replaced either). Everything that can be refused is refused
+    here, before any work: an existing name without ``replace``, a non-regular file, an
+    unwritable folder."""
 
     kept_bytes = 0  # how much of ``temp`` was there before this writer (an appended copy)
 
@@ -111,16 +122,20 @@ class NewFile:
                 fh.close()
 
     def _keep_mode(self) -> None:
-        """A file replaced keeps who may read it (preferences, a private recording)."""
+        """A file replaced keeps who may read it (preferences, a private recording); a
+        link replaced gives none (its target's mode is not its own)."""
         try:
-            os.chmod(self.temp, stat.S_IMODE(self.target.stat().st_mode))
+            mode = os.lstat(self.target).st_mode
         except FileNotFoundError:
-            pass
+            return
+        if stat.S_ISREG(mode):
+            os.chmod(self.temp, stat.S_IMODE(mode))
 
     def commit(self) -> Path:
         with open(self.temp, "rb") as fh:  # on disk before the name says it is whole
             os.fsync(fh.fileno())
-        target_of(self.path)  # still a file (or nothing) to put it on
+        if target_of(self.path) != self.target:  # (changed meanwhile: not written)
+            raise FileExistsError(errno.EEXIST, "changed while it was written", str(self.path))
         self._keep_mode()
         if self.replace:
             os.replace(self.temp, self.target)
@@ -131,7 +146,7 @@ class NewFile:
         except FileExistsError:
             raise FileExistsError(errno.EEXIST, "exists", str(self.path)) from None
         except OSError:  # a file system without hard links
-            if self.target.exists():
+            if os.path.lexists(self.target):
                 raise FileExistsError(errno.EEXIST, "exists", str(self.path)) from None
             os.replace(self.temp, self.target)
             self._release()
@@ -145,6 +160,9 @@ class NewFile:
         self._release()
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # (O_EXCL alone already refuses a link there)
+
+
 def _create_beside(path: Path) -> Path:
     """A new empty file in ``path``'s folder: hidden, same suffix, made exclusively."""
     import secrets  # here: a reader (``gemmscope report``) needs none (hashlib, hmac)
@@ -152,7 +170,7 @@ def _create_beside(path: Path) -> Path:
     for _ in range(100):
         temp = path.with_name(f".{path.stem}.{secrets.token_hex(4)}.tmp{path.suffix}")
         try:
-            os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666))
         except FileExistsError:
             continue
         return temp

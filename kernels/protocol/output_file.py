@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
+from ..files.reading import open_regular
 from . import events
-from .atomic_file import NewFile, open_regular
+from .atomic_file import NewFile
 from .decoding import decode
 from .inflating import GZIP_MAGIC
 from .records import Session

@@ -23,8 +23,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
+from ..files.reading import MAX_BYTES, Kind, open_regular
 from . import records as rec
-from .atomic_file import open_regular
 from .decoding import EventRecord, check_any, decode, has_long_number
 from .events import MAX_EVENT_BYTES, MAX_SESSION_S, NewerProtocol, ProtocolError
 from .inflating import GZIP_MAGIC, Inflating
@@ -104,7 +104,8 @@ class Session:
     skipped: tuple[ProtocolError, ...] = ()  # the first lines that were skipped
     skipped_count: int = 0  # all of them
     telemetry: dict[int, TelemetryColumns] = field(default_factory=dict)  # by GPU
-    gzip_cut: bool = False  # a compressed file that ends inside a gzip member
+    # a compressed file that ends inside a gzip member, or with bytes that are not one
+    gzip_cut: bool = False
 
     @property
     def results(self) -> list[rec.Result]:
@@ -133,8 +134,6 @@ class Session:
             else " (skipped)")
 
 
-GZIP_CUT = "the compressed file ends early (cut short): the events before the cut were read"
-
 # read at a time (``progress`` is called after each): small enough that a chunk's scans,
 # which hold the interpreter, never keep the GUI thread waiting long while a worker reads
 CHUNK_BYTES = 1 << 20
@@ -150,6 +149,9 @@ def read_session(path: str | Path, progress: Callable[[float], None] | None = No
     try:
         with open_regular(path) as fh:  # /dev/zero, a FIFO: refused at once
             size = os.fstat(fh.fileno()).st_size
+            if size > MAX_BYTES[Kind.RECORDING]:
+                raise ProtocolError(f"{size:,} bytes; a recording is at most "
+                                    f"{MAX_BYTES[Kind.RECORDING]:,}", None, str(path))
             magic = fh.read(2)
             fh.seek(0)  # a regular file (open_regular): it seeks
             if magic != GZIP_MAGIC:
@@ -158,7 +160,7 @@ def read_session(path: str | Path, progress: Callable[[float], None] | None = No
             session = _read(inflating, str(path), size, progress, only, inflating.consumed)
             if not inflating.cut:
                 return session
-            cut = ProtocolError(GZIP_CUT, None, str(path))
+            cut = ProtocolError(inflating.cut_reason, None, str(path))
             return dataclasses.replace(session, skipped=(*session.skipped, cut)[:20],
                                        skipped_count=session.skipped_count + 1,
                                        gzip_cut=True)

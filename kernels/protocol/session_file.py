@@ -8,11 +8,18 @@ loses nothing already measured, and the file replays like any recording.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import hashlib
+import os
+import stat
 from pathlib import Path
 from typing import IO
 
 import msgspec
+
+from ..files.reading import open_regular
+from .atomic_file import target_of
+from .events import read_lines
 
 
 def default_session_path(folder: str | Path, now: _dt.datetime | None = None) -> Path:
@@ -55,8 +62,8 @@ def builds_in(path: Path) -> set[str]:
     """The keys of the build events already in ``path`` (none for a new or empty file)."""
     keys: set[str] = set()
     try:
-        with path.open("rb") as fh:
-            for raw in fh:
+        with open_regular(path) as fh:
+            for raw in read_lines(fh):  # a line of gigabytes: its first 8 MB, not all
                 if raw.startswith(BUILD_START.encode()) and (key := build_key(raw)):
                     keys.add(key)
     except FileNotFoundError:
@@ -68,6 +75,30 @@ class RecordingFailed(OSError):
     """The session file could not be written (its message names the file)."""
 
 
+def _append_to(path: Path) -> IO[str]:
+    """``path`` opened to append (made if missing), never through a symlink at its name
+    (one planted in a shared folder would send the session into another file): a link
+    there is an OSError (ELOOP), said by whoever starts the session; so is a FIFO or a
+    device."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | \
+        getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o666)  # (non-blocking: a FIFO without a reader)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "a symlink in a folder others may write; a session "
+                                       "is not written through it", str(path)) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO, a device: never a session
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "a", encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class SessionWriter:
     """Appends event lines to one file, flushing after each. A file whose last line was
     cut (a crash, no newline at its end) gets its newline first, so the first new line
@@ -76,12 +107,20 @@ class SessionWriter:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # opened first: a FIFO or a device at the name is refused before reading, and so
+        # is a link someone else could have planted (the user's own: its target; see
+        # atomic_file.target_of)
+        self._file = target_of(self.path)
+        self._fh: IO[str] | None = _append_to(self._file)
         # the builds the file holds (by what they say, not when or for which run): one
         # written again, by a restarted runner or a session appended to the file, is left
         # out (it was 74 builds for 27 distinct in an appended recording: 60% of it)
-        self.builds = builds_in(self.path)
+        try:
+            self.builds = builds_in(self._file)
+        except BaseException:
+            self._fh.close()
+            raise
         self.skipped_builds = 0
-        self._fh: IO[str] | None = self.path.open("a", encoding="utf-8")
         self.lines = 0
         self.error: OSError | None = None  # the write that failed, if one did
         if self._ends_cut():
@@ -89,7 +128,7 @@ class SessionWriter:
             self._fh.flush()
 
     def _ends_cut(self) -> bool:
-        with self.path.open("rb") as fh:
+        with self._file.open("rb") as fh:
             if fh.seek(0, 2) == 0:
                 return False
             fh.seek(-1, 2)

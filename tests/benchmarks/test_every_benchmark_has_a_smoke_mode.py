@@ -40,6 +40,9 @@ RUNS = {  # no GPU needed: the script runs end to end, small
     # the tests' stand-in runner, twice over one build cache folder
     "ladder_warm.py": [re.compile(r"^builds from the cache +0/19 +19/19$", re.M),
                        re.compile(r"^naive +1\.50 NVRTC +0\.02 cache$", re.M)],
+    "many_gpus.py": [re.compile(r"^ +GPUs +events +read s .* window s .* µs/event$", re.M),
+                     re.compile(r"^ +2 +41 +[0-9.]+ ", re.M),
+                     re.compile(r"^ +8 +161 +[0-9.]+ ", re.M)],
     "readme_table.py": [re.compile(r"^\| burst 4096³ \| 0\.300 \(0\.6%\) \|", re.M),
                         "| wmma (FP16) |"],
     "report_speed.py": [re.compile(r"^report wall s \(median\) +[0-9.]+$", re.M),

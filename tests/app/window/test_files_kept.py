@@ -1,7 +1,7 @@
 """No file is lost or damaged (kernels/protocol/atomic_file.py,
 kernels/protocol/output_file.py): SIGTERM, SIGHUP and SIGINT stop the runner and say
 which hidden file holds what was measured; two ``record --append`` into one file
-cannot both run; exports and screenshots are whole or not written, through a symlink to
+cannot both run; exports and screenshots are whole or not written, through the user's own symlink to
 its target, never onto a device or FIFO; a name that cannot be written is refused
 before the first run."""
 

@@ -8,7 +8,7 @@ import sys
 
 from PySide6.QtWidgets import QInputDialog
 
-from gemmscope.app.core.runner_command import read_preference
+from gemmscope.app.core.runner_command import is_confirmed, read_preference
 from gemmscope.app.window import menus
 from gemmscope.kernels.drive.session import SessionState
 
@@ -20,6 +20,7 @@ def answer(monkeypatch, text: str, ok: bool = True) -> None:
 def test_a_set_runner_is_kept_and_started(qtbot, make_window, tmp_path, fake_runner,
                                           monkeypatch):
     monkeypatch.delenv("GEMMSCOPE_NO_GPU", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # its confirmation
     ini = tmp_path / "prefs.ini"
     window = make_window(ini)
     command = shlex.join([sys.executable, str(fake_runner)])
@@ -29,6 +30,7 @@ def test_a_set_runner_is_kept_and_started(qtbot, make_window, tmp_path, fake_run
     qtbot.waitUntil(lambda: window.live.state is SessionState.READY, timeout=20_000)
     window.prefs.sync()
     assert read_preference(ini) == command  # what `gemmscope doctor` will check
+    assert is_confirmed(ini, command)  # typed here: started at the next launch too
 
 
 def test_a_cancelled_dialog_changes_nothing(make_window, monkeypatch):

@@ -21,8 +21,9 @@ for name in sorted(sys.modules):
 """
 
 ALLOWED = ("gemmscope.kernels.cli", "gemmscope.kernels.protocol", "gemmscope.kernels.results",
-           "gemmscope.kernels.ladder")
-NEVER = ("numpy", "PySide6", "pyqtgraph", "cupy", "pynvml", "dask", "hashlib", "secrets")
+           "gemmscope.kernels.ladder", "gemmscope.kernels.files")
+NEVER = ("numpy", "PySide6", "pyqtgraph", "cupy", "pynvml", "dask", "hashlib", "secrets",
+         "tomllib")
 
 
 def test_a_report_imports_only_what_it_reads_with():

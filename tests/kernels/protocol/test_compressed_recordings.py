@@ -109,3 +109,60 @@ def test_progress_goes_by_the_files_bytes_up_to_one(tmp_path):
 def test_a_recording_is_not_written_compressed(tmp_path):
     with pytest.raises(OutputRefused, match=r"plain JSON lines.*gzip"):
         output_file(str(tmp_path / "new.jsonl.gz"))
+
+
+# what ``cat new >> old.jsonl.gz`` and other copies leave after the last whole member
+GARBAGE = [b"{\"type\":\"info\",\"t\":1}\n" * 3, b"\x1f", b"\x1f\x8b", b"\x1f\x8b\x07rest",
+           b"\xff" * 10_000, bytes(range(1, 256)) * 40, b"\x1f\x8b\x08" + b"\xff" * 64,
+           b"PK\x03\x04 a zip"]
+
+
+@pytest.mark.parametrize("garbage", GARBAGE, ids=range(len(GARBAGE)))
+@pytest.mark.parametrize("members", [1, 2])
+def test_garbage_after_the_last_whole_member_is_a_cut_said_not_a_refusal(tmp_path, garbage,
+                                                                         members):
+    data = PLAIN.read_bytes()
+    half = data.index(b"\n", len(data) // 2) + 1
+    packed = gz(data) if members == 1 else gz(data[:half]) + gz(data[half:])
+    path = tmp_path / "appended.jsonl.gz"
+    path.write_bytes(packed + garbage)
+    got = recording.read_session(path)
+    full = recording.read_session(PLAIN)
+    assert got.header == full.header
+    assert len(got.events) == len(full.events)  # every event of the whole members
+    said = [str(e) for e in got.skipped if "gzip" in str(e) or "damaged" in str(e)]
+    assert len(said) == 1 and "\n" not in said[0], got.skipped
+    if not garbage.startswith(b"\x1f\x8b\x08"):
+        assert f"at byte {len(packed):,}" in said[0] and f"{len(garbage):,} bytes" in said[0]
+
+
+def test_a_damaged_later_member_keeps_the_members_before_it(tmp_path):
+    data = PLAIN.read_bytes()
+    half = data.index(b"\n", len(data) // 2) + 1
+    second = bytearray(gz(data[half:]))
+    second[40:60] = b"\xff" * 20  # inside its deflate data
+    path = tmp_path / "damaged.jsonl.gz"
+    first = gz(data[:half])
+    path.write_bytes(first + bytes(second))
+    got = recording.read_session(path)
+    assert got.events[0] == recording.read_session(PLAIN).events[0]
+    assert any(f"damaged gzip member after byte {len(first):,}" in str(e)
+               for e in got.skipped)
+
+
+try:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+except ImportError:  # the GPU machine has no hypothesis
+    pass
+else:
+    @settings(max_examples=40)
+    @given(st.binary(min_size=1, max_size=4096).filter(lambda b: b.strip(b"\0")))
+    def test_any_junk_after_a_whole_member_keeps_every_event(tmp_path_factory, junk):
+        path = tmp_path_factory.mktemp("junk") / "r.jsonl.gz"
+        packed = gz(PLAIN.read_bytes())
+        path.write_bytes(packed + junk)
+        got = recording.read_session(path)
+        assert len(got.events) == len(recording.read_session(PLAIN).events)
+        said = [str(e) for e in got.skipped if "gzip" in str(e)]
+        assert len(said) == 1 and "\n" not in said[0]
