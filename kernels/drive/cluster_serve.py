@@ -18,6 +18,7 @@ import os
 import socket
 import sys
 
+from ..protocol.option_bounds import gpu_index, port
 from ..protocol.text_safety import shown
 from .cluster_address import (
     AddressRefused,
@@ -36,7 +37,7 @@ ALLOWED_FAILURES_ENV = "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES"
 def add_scheduler_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", metavar="ADDR",
                    help="the address it listens on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+    p.add_argument("--port", type=port(), default=DEFAULT_PORT,
                    help=f"its port (default {DEFAULT_PORT}; 0: any free one)")
     p.add_argument("--scheduler-file", metavar="JSON",
                    help="write its address to this file (Dask's scheduler file)")
@@ -49,7 +50,7 @@ def add_scheduler_options(p: argparse.ArgumentParser) -> None:
 def add_worker_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("address", metavar="ADDRESS",
                    help="the scheduler: tcp://127.0.0.1:8786, or tls://HOST:8786")
-    p.add_argument("--device", type=int, default=0, metavar="N",
+    p.add_argument("--device", type=gpu_index(), default=0, metavar="N",
                    help="the GPU it drives (as nvidia-smi counts them; default 0)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--host", metavar="ADDR",
