@@ -14,9 +14,6 @@ the calculator with the H100/H200 limits. A piece that cannot be had is ``null``
 from __future__ import annotations
 
 import dataclasses
-import json
-import subprocess
-import sys
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +21,7 @@ from typing import Any
 from ..ladder.registry import Level
 from ..protocol import events
 from . import cubin, nvrtc, occupancy, sass
+from .compile_child import LADDER, USER, ChildFailed, compile_in_child
 from .nvrtc import CompileError
 
 # variant name (as in results) -> the VEC template flag it was compiled with
@@ -82,7 +80,6 @@ class Offline:
 
 _cache: dict[tuple[str, tuple[tuple[str, int], ...], str], Offline] = {}
 _lock = threading.Lock()
-CHILD_TIMEOUT_S = 600.0
 
 
 def compile_cubin(level: Level, params: dict[str, int], arch: str,
@@ -90,7 +87,10 @@ def compile_cubin(level: Level, params: dict[str, int], arch: str,
     """Compile (once per process) and disassemble a level; raises CompileError, or
     RuntimeError saying what is missing when NVRTC is. ``isolated``: in a child process,
     as the runner does: cuda-bindings' NVRTC loaded into the runner broke a later
-    ``import torch`` there (the FP8 reference), and a compiler crash must not cost a run."""
+    ``import torch`` there (the FP8 reference), and a compiler crash must not cost a run.
+    A user's source is always compiled in a child, under compile_child.USER limits; one
+    that passes them is a CompileError that says so."""
+    user = level.user_file is not None
     key = (level.id, tuple(params.items()), arch)
     with _lock:
         if key in _cache:
@@ -99,7 +99,13 @@ def compile_cubin(level: Level, params: dict[str, int], arch: str,
             "names": list(nvrtc.variants(level, params).values()),
             "options": list(nvrtc.offline_options(level, arch)), "arch": arch,
             "files": list(nvrtc.source_files(level))}
-    got = _in_child(spec) if isolated else compile_spec(spec)
+    if user or isolated:
+        try:
+            got = compile_in_child(spec, USER if user else LADDER)
+        except ChildFailed as exc:
+            raise (CompileError if user else RuntimeError)(f"{level.id}: {exc}") from None
+    else:
+        got = compile_spec(spec)
     if "error" in got:
         raise (CompileError if got["error_kind"] == "compile" else RuntimeError)(got["error"])
     out = Offline(got["lowered"], got["options"], got["nvrtc"],
@@ -137,21 +143,6 @@ def compile_spec(spec: dict[str, Any]) -> dict[str, Any]:
     return {"lowered": ob.lowered, "options": list(ob.options), "nvrtc": _nvrtc_version(),
             "resources": {n: dataclasses.asdict(r) for n, r in cubin.kernels(ob.cubin).items()},
             "sass": texts, "sass_reason": reason, "cubin_sha256": ob.cubin_sha256}
-
-
-def _in_child(spec: dict[str, Any]) -> dict[str, Any]:
-    """compile_spec in a child process (``python -m gemmscope.kernels.toolchain.build_event``)."""
-    try:
-        done = subprocess.run([sys.executable, "-m", "gemmscope.kernels.toolchain.build_event"],
-                              input=json.dumps(spec), capture_output=True, text=True,
-                              timeout=CHILD_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RuntimeError(f"the compile process failed: {exc}") from None
-    if done.returncode != 0:
-        tail = " ".join(done.stderr.strip().splitlines()[-3:])
-        raise RuntimeError(f"the compile process exited {done.returncode}: {tail}")
-    answer: dict[str, Any] = json.loads(done.stdout)
-    return answer
 
 
 # ------------------------------------------------------------------ the event
@@ -310,6 +301,3 @@ def bound(event: dict[str, Any]) -> dict[str, Any]:
                                     f"its bound of {MAX_EVENT_BYTES:,}")
     return event
 
-
-if __name__ == "__main__":  # the runner's compile process: a spec on stdin, JSON out
-    json.dump(compile_spec(json.load(sys.stdin)), sys.stdout)
