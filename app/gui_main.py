@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "an animated view)")
     p.add_argument("--tab", metavar="NAME",
                    help="show this view's tab (in the window, or in its --screenshot)")
-    p.add_argument("--size", metavar="WxH",
+    p.add_argument("--size", metavar="WxH", type=_size_arg,
                    help="with --screenshot: the window's size in pixels (default 1400x900; "
                         "times the screen's device pixel ratio on a HiDPI screen); with "
                         "--export: the picture's, exactly, whatever the window (default: a "
@@ -136,12 +136,24 @@ def _shape_arg(text: str) -> Any:
     return Shape(*parse_shape(text))
 
 
+MAX_SIDE_PX = 16384  # a picture's side: beyond it no screen shows it and no GPU paints it
+
+
 def parse_size(text: str) -> tuple[int, int] | None:
-    """``WIDTHxHEIGHT`` in pixels, each at least 1; None for anything else."""
+    """``WIDTHxHEIGHT`` in pixels, each from 1 to MAX_SIDE_PX; None for anything else."""
     w, sep, h = text.lower().partition("x")
-    if not (sep and w.isdigit() and h.isdigit()) or int(w) < 1 or int(h) < 1:
+    if not (sep and w.isascii() and h.isascii() and w.isdigit() and h.isdigit()) \
+            or not (1 <= int(w) <= MAX_SIDE_PX and 1 <= int(h) <= MAX_SIDE_PX):
         return None
     return int(w), int(h)
+
+
+def _size_arg(text: str) -> str:
+    """``--size``: checked where it is parsed (the text kept: its users parse it)."""
+    if parse_size(text) is None:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: give WIDTHxHEIGHT in pixels, each "
+                                         f"from 1 to {MAX_SIDE_PX}")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -138,13 +138,21 @@ def test_every_bounded_option_takes_its_ends():
             assert b(str(b.off)) == b.off
 
 
+def _app_size(text: str) -> object:
+    from gemmscope.app import gui_main
+
+    return gui_main._size_arg(text)
+
+
 @pytest.mark.parametrize("parse", [parse_shape, parse_sweep, parse_assignment,
-                                   user_launch.parse_param])
+                                   user_launch.parse_param, _app_size])
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "1e400", "99999999999999",
                                    "1:99999999999999", "X=-1", "X=nan", "X=99999"])
 def test_the_shapes_sweeps_and_parameters_refuse_the_same(parse, value):
     if parse is parse_sweep and value == "0":
         value = "0:16"
+    if parse is _app_size:
+        value = f"{value}x100"
     with pytest.raises(argparse.ArgumentTypeError):
         parse(value)
 
