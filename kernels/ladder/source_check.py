@@ -26,6 +26,8 @@ _SYSTEM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*(\.[A-Za
 # \s is wider than the compiler's blanks: a line is taken as a directive more often, never less
 _DIRECTIVE = re.compile(r"^\s*(?:#|%:)\s*(\w+)(.*)$", re.S)
 _INCLUDE = re.compile(r'^\s*(?:<([^<>]*)>|"([^"]*)")\s*$')
+# how nvrtc.assemble finds a project header to paste in (kernels/toolchain/nvrtc.py)
+_PASTED = re.compile(r'^\s*#include\s+"([A-Za-z0-9_]+\.cuh)"\s*$')
 _HEADER_DIRECTIVES = frozenset({"include", "include_next", "import"})
 # control characters other than tab, newline, vertical tab, form feed
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
@@ -228,8 +230,18 @@ def check_source(text: str, language: str) -> str | None:
         lines = compiler_view(text)
     except _Refused as exc:
         return str(exc)
+    seen = 0  # includes of a project header, as the compiler reads them
     for number, line in lines:
         m = _DIRECTIVE.match(line)
-        if m is not None and (why := _include_refusal(number, *m.groups())):
+        if m is None:
+            continue
+        if why := _include_refusal(number, *m.groups()):
             return why
+        seen += m.group(1) == "include" and _INCLUDE.match(m.group(2)).group(2) is not None
+    # a project header is pasted in where a line reads as nvrtc.assemble reads it; one
+    # written otherwise would be looked for by NVRTC on its own search path instead
+    pasted = sum(bool(_PASTED.match(raw)) for raw in text.replace("\r\n", "\n").split("\n"))
+    if pasted != seen:
+        return ('write each #include "common.cuh" alone on its line, outside comments '
+                "and without a splice: it is pasted in from the project as written")
     return None

@@ -36,7 +36,7 @@ def test_a_comment_or_a_splice_hides_no_include(text):
     'const char* s = "#include \\"/abs/outside.h\\"";\n',
     "const char c = '#'; // include\n",
     "int n = 1'000'000; /* '\n */\n",
-    '#include <cuda_fp16.h> /* the half type */\n#include "common.cuh" // the helpers\n',
+    '#include <cuda_fp16.h> /* the half type */\n#include "common.cuh"\n',
     '// a comment that goes on \\\n#include "/abs/outside.h"\n',
 ])
 def test_what_only_looks_like_an_include_is_allowed(text):
@@ -53,6 +53,18 @@ def test_what_only_looks_like_an_include_is_allowed(text):
 ])
 def test_a_text_compilers_could_read_two_ways_is_refused(text, words):
     assert words in (check_source(text + KERNEL, "cuda") or "")
+
+
+@pytest.mark.parametrize("text", [
+    '#include "common.cuh" // the helpers\n',
+    '/**/#include "common.cuh"\n',
+    '#include \\\n"common.cuh"\n',
+    '/*\n#include "common.cuh"\n*/\n',
+])
+def test_the_project_header_is_included_only_as_it_is_pasted(text):
+    """nvrtc.assemble pastes common.cuh in where a line reads exactly so; any other
+    include of it would send NVRTC looking for a file of that name on its own path."""
+    assert "alone on its line" in (check_source(text + KERNEL, "cuda") or "")
 
 
 def test_windows_line_ends_are_lines():
