@@ -20,6 +20,10 @@ MAX_GPU_INDEX = 255  # no machine holds more GPUs than an index of this counts
 MAX_LAUNCHES = 1000  # launches of one profiled or checked kernel
 
 
+def _shown(v: float) -> str:
+    return f"{int(v):,}" if float(v).is_integer() else f"{v:g}"
+
+
 @dataclass(frozen=True, slots=True)
 class Bounded:
     """An argparse type: a whole number (``kind`` int) or a finite number (float) within
@@ -38,10 +42,9 @@ class Bounded:
     def range_text(self) -> str:
         what = "a whole number" if self.kind is int else "a number"
         unit = f" ({self.unit})" if self.unit else ""
-        text = f"{what} from {self.lo:g} to {self.hi:g}{unit}"
-        if self.unit == "seconds":
-            text = f"seconds from {self.lo:g} to {self.hi:g}"
-        return f"{self.off:g} (off) or {text}" if self.off is not None else text
+        span = f"from {_shown(self.lo)} to {_shown(self.hi)}"
+        text = f"seconds {span}" if self.unit == "seconds" else f"{what} {span}{unit}"
+        return f"{_shown(self.off)} (off) or {text}" if self.off is not None else text
 
     def __call__(self, text: str) -> int | float:
         try:
@@ -56,7 +59,7 @@ class Bounded:
 
 def bounded(kind: type, lo: float, hi: float, *, off: float | None = None,
             unit: str = "") -> Callable[[str], int | float]:
-    """The argparse type of a number option: ``bounded(float, 1, 3600, unit="s")``."""
+    """The argparse type of a number option: ``bounded(int, 1, 10_000)``."""
     if kind not in (int, float):
         raise TypeError(f"bounded: int or float, not {kind!r}")
     return Bounded(kind, lo, hi, off, unit)
