@@ -33,8 +33,7 @@ REVIEWED: dict[tuple[str, str], str] = {
      "axis.labelUnitPrefix, **style)"):
         "re-styles the label already set (escaped when it was set)",
     ("plots/instruction_mix.py", "item.setTitle(self.title_text)"):
-        "title_text is the chart's own constant words and a level id from the registry "
-        "pattern (lower case, digits, _)",
+        "title_text is the chart's own constant words (Main-loop MIX_UNIT)",
     ("plots/instruction_mix.py", "self.getPlotItem().setTitle(self.title_text, **style)"):
         "as above: the chart's own title",
     ("plots/ladder_bars.py", "label.setText(t, color=self.theme.foreground)"):
@@ -52,11 +51,12 @@ REVIEWED: dict[tuple[str, str], str] = {
     ("views/telemetry.py", "self.plots[name].getPlotItem().getAxis('left').setLabel("
      "self.axis_title(name))"): "axis_title: the strip's own unit words",
     ("views/telemetry.py", "item.setLabel('left', title)"):
-        "the strip titles are this module's constants",
+        "the strip titles are PLOTS, this module's constants",
     ("widgets/ladder_panel.py", "self.table.horizontalHeaderItem(COLUMNS.index(column))"
-     ".setToolTip(text)"): "the column's own help text (kernels/results constants)",
+     ".setToolTip(text)"):
+        "_header_tip: every caller passes the column's own help, constants of this file",
     ("widgets/ladder_panel.py", "self.detail.setText(''.join(parts))"):
-        "rich text built in detail_html, every outside text through html_text",
+        "rich text built by _show_detail, every outside text through html.escape",
     ("widgets/ladder_panel.py", "item.setText(text)"): "a QTableWidgetItem (plain text)",
     ("widgets/messages_panel.py", "first.setText(text)"): "a QTableWidgetItem (plain text)",
     ("window/exports.py", "generator.setTitle(title)"):
