@@ -14,6 +14,7 @@ the calculator with the H100/H200 limits. A piece that cannot be had is ``null``
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -78,7 +79,7 @@ class Offline:
     cubin_sha256: str | None = None  # of the cubin NVRTC made (both variants)
 
 
-_cache: dict[tuple[str, tuple[tuple[str, int], ...], str], Offline] = {}
+_cache: dict[tuple[str, tuple[tuple[str, int], ...], str, str], Offline] = {}
 _lock = threading.Lock()
 
 
@@ -91,11 +92,13 @@ def compile_cubin(level: Level, params: dict[str, int], arch: str,
     A user's source is always compiled in a child, under compile_child.USER limits; one
     that passes them is a CompileError that says so."""
     user = level.user_file is not None
-    key = (level.id, tuple(params.items()), arch)
+    source = nvrtc.assemble(level)
+    # the source is part of the key: a user's kernel keeps its id when its file changes
+    key = (level.id, tuple(params.items()), arch, hashlib.sha256(source.encode()).hexdigest())
     with _lock:
         if key in _cache:
             return _cache[key]
-    spec = {"program": level.id, "source": nvrtc.assemble(level),
+    spec = {"program": level.id, "source": source,
             "names": list(nvrtc.variants(level, params).values()),
             "options": list(nvrtc.offline_options(level, arch)), "arch": arch,
             "files": list(nvrtc.source_files(level))}
@@ -114,6 +117,16 @@ def compile_cubin(level: Level, params: dict[str, int], arch: str,
     with _lock:
         _cache[key] = out
     return out
+
+
+def screen_user_source(level: Level, params: dict[str, int] | None, arch: str) -> None:
+    """A user's CUDA source compiled first in the limited child (compile_child.USER), so
+    that one which compiles without end or takes every byte is a CompileError, said in
+    words, before CuPy compiles it inside the runner; the build event reuses this
+    compile. Nothing happens where NVRTC (cuda-bindings) is missing."""
+    if level.user_file is None or nvrtc_missing() is not None:
+        return
+    compile_cubin(level, {**level.params, **(params or {})}, arch, isolated=True)
 
 
 def forget(level_id: str) -> None:

@@ -92,3 +92,18 @@ def test_ctrl_c_or_sigterm_ends_the_compile_at_once(tmp_path, sig):
             command.wait()
         command.stdout.close()
         command.stderr.close()
+
+
+def test_the_runner_screens_a_user_source_before_cupy_compiles_it(tmp_path, monkeypatch):
+    """On the GPU the runner compiles a user's kernel with CuPy in its own process; the
+    limited child compiles it first, so a bomb is a compile error there too."""
+    from gemmscope.kernels.toolchain import nvrtc
+    from gemmscope.kernels.toolchain.user_sources import folder_for
+
+    monkeypatch.setattr(build_event, "USER", compile_child.Limits(5.0, 5, 2 << 30))
+    spec = load_spec(bomb_spec(tmp_path))
+    launch = spec.launch(read_source(spec), 1024, 1024, 1024, spec.defaults)
+    level = launch.level(folder_for(launch))
+    with pytest.raises(nvrtc.CompileError, match="stopped after 5 s"):
+        build_event.screen_user_source(level, None, "sm_90")
+    build_event.forget(level.id)
