@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 from ..ladder.registry import Level
 from ..protocol import events
 from . import cubin, nvrtc, occupancy, sass
-from .compile_child import LADDER, USER, ChildFailed, compile_in_child
+from .compile_child import LADDER, USER, ChildFailed, child_main, compile_in_child
 from .nvrtc import CompileError
 
 # variant name (as in results) -> the VEC template flag it was compiled with
@@ -314,3 +315,6 @@ def bound(event: dict[str, Any]) -> dict[str, Any]:
                                     f"its bound of {MAX_EVENT_BYTES:,}")
     return event
 
+
+if __name__ == "__main__":  # the compile child (compile_child.compile_in_child starts it)
+    sys.exit(child_main(sys.argv[1:], compile_spec))

@@ -4,7 +4,7 @@ A user's kernel source is compiled by NVRTC, and a preprocessor can be made to w
 without end in a few lines (nested macros that expand to billions of tokens). In the
 process that asked, that is a command that neither ends nor answers Ctrl-C (NVRTC does
 not return to Python), with gigabytes taken. So a user's source is compiled here: in
-``python -m gemmscope.kernels.toolchain.compile_child``, the spec as JSON on stdin and
+``python -m gemmscope.kernels.toolchain.build_event``, the spec as JSON on stdin and
 the answer as JSON on stdout (never pickle), under :data:`USER` limits that the child
 sets on itself (address space and CPU time, ``resource.setrlimit``) and a wall-clock
 limit the parent keeps; the parent kills it on Ctrl-C or any other exception, and the
@@ -22,10 +22,12 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-MODULE = "gemmscope.kernels.toolchain.compile_child"
+# the child's entry: build_event's __main__, which runs child_main with its compile_spec
+MODULE = "gemmscope.kernels.toolchain.build_event"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,19 +108,15 @@ def _limit_self(cpu_s: int, memory_bytes: int, parent: int) -> None:
         os._exit(1)
 
 
-def main(argv: list[str]) -> int:
+def child_main(argv: list[str], work: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
+    """The child: limits set on itself (``argv`` as :func:`compile_in_child` gives it),
+    then ``work`` on the JSON spec from stdin, its answer as JSON on stdout."""
     cpu_s, memory_bytes, parent = (int(a) for a in argv)
     _limit_self(cpu_s, memory_bytes, parent)
-    from .build_event import compile_spec
-
     spec = json.load(sys.stdin)
     try:
-        answer = compile_spec(spec)
+        answer = work(spec)
     except MemoryError:
         answer = {"error": "the compile ran out of memory", "error_kind": "compile"}
     json.dump(answer, sys.stdout)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
