@@ -87,7 +87,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     targets.add_gpu_options(p)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> OneLineParser:
     ap = OneLineParser(prog="gemmscope", description=DESCRIPTION)
     sub = ap.add_subparsers(dest="command", required=True)
     serve.add_arguments(sub.add_parser(

@@ -237,7 +237,8 @@ def check_source(text: str, language: str) -> str | None:
             continue
         if why := _include_refusal(number, *m.groups()):
             return why
-        seen += m.group(1) == "include" and _INCLUDE.match(m.group(2)).group(2) is not None
+        if m.group(1) == "include" and (inc := _INCLUDE.match(m.group(2))) is not None:
+            seen += inc.group(2) is not None
     # a project header is pasted in where a line reads as nvrtc.assemble reads it; one
     # written otherwise would be looked for by NVRTC on its own search path instead
     pasted = sum(bool(_PASTED.match(raw)) for raw in text.replace("\r\n", "\n").split("\n"))
