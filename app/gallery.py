@@ -27,6 +27,7 @@ from typing import Any
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
+from ..kernels.protocol.option_bounds import OneLineParser
 from .core.preferences_file import PreferencesFile
 from .views.registry import VIEWS
 from .window.preferences import open_settings
@@ -195,7 +196,7 @@ def index_text(shots: list[Shot]) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="gemmscope gallery",
         description="Render every tab (normal and presentation mode) at the screen sizes "
                     "a talk meets, and every scene of a talk, from a recording.")

@@ -27,10 +27,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..kernels.protocol.option_bounds import OneLineParser, bounded, seconds
 from ..kernels.protocol.text_safety import terminal_text
 
 START = time.perf_counter()
 DEFAULT_SCREENSHOT_SIZE = "1400x900"
+
+
+MAX_STEPS = 100_000  # a talk's scenes, an animation's steps and frames
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ..kernels.drive import targets
 
     others = ", ".join([*NAMES, "doctor"])
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="gemmscope", description="GEMM ladder visualizer",
         epilog=f"other commands (no display needed): gemmscope {{{others}}}; "
                "gemmscope COMMAND --help says more")
@@ -49,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", metavar="FILE",
                    help="replay: a second recording shown beside the first (the roofline's "
                         "hollow squares), with what differs between the two runs")
-    p.add_argument("--scene", type=int, default=1, metavar="N",
+    p.add_argument("--scene", type=bounded(int, 1, MAX_STEPS), default=1, metavar="N",
                    help="talk: start at scene N (with --screenshot: render scene N)")
     p.add_argument("--check", action="store_true",
                    help="talk: list every scene whose caption does not fit its caption "
@@ -71,12 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "complete shape)")
     p.add_argument("--mode", choices=["burst", "sustained"],
                    help="show burst (default) or sustained results")
-    p.add_argument("--step", type=int, metavar="N",
+    p.add_argument("--step", type=bounded(int, 1, MAX_STEPS), metavar="N",
                    help="the animation step on screen, from 1 (with --tab or --chart of "
                         "an animated view)")
     p.add_argument("--tab", metavar="NAME",
                    help="show this view's tab (in the window, or in its --screenshot)")
-    p.add_argument("--size", metavar="WxH",
+    p.add_argument("--size", metavar="WxH", type=_size_arg,
                    help="with --screenshot: the window's size in pixels (default 1400x900; "
                         "times the screen's device pixel ratio on a HiDPI screen); with "
                         "--export: the picture's, exactly, whatever the window (default: a "
@@ -99,13 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all-results", action="store_true",
                    help="with --export of a .csv: every result of the session (default: "
                         "the ladder shown, at --shape and --mode)")
-    p.add_argument("--scale", type=float, default=1.0, metavar="S",
+    p.add_argument("--scale", type=bounded(float, 0.25, 8), default=1.0, metavar="S",
                    help="with --export: --size times S pixels (png, gif, webp, mp4; the "
                         "svg's canvas): 2 for a HiDPI slide")
-    p.add_argument("--frames", type=int, metavar="N",
+    p.add_argument("--frames", type=bounded(int, 1, MAX_STEPS), metavar="N",
                    help="with --export of an animation: frames, one per step from the "
                         "first, wrapping (default: every step of the animation)")
-    p.add_argument("--fps", type=float, default=2.0, metavar="F",
+    p.add_argument("--fps", type=bounded(float, 0.1, 60), default=2.0, metavar="F",
                    help="with --export of an animation: frames per second (default 2)")
     p.add_argument("--kernel", action="append", default=[], metavar="SPEC.toml",
                    help="open your own kernel's spec in its panel (docs/user-kernels.md)")
@@ -117,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     targets.add_gpu_options(p, cluster=False)
     p.set_defaults(gpus=None)  # the GPU indices of --device/--devices, set by main()
     p.add_argument("--session-file", metavar="PATH", help="live: record the session here")
-    p.add_argument("--watchdog-s", type=float, metavar="S",
+    p.add_argument("--watchdog-s", type=seconds(), metavar="S",
                    help="live: restart a runner silent this long during a run (default 60)")
     p.add_argument("--exit-after-paint", action="store_true",
                    help="exit after the window is first painted; print the time (benchmark)")
@@ -132,12 +136,24 @@ def _shape_arg(text: str) -> Any:
     return Shape(*parse_shape(text))
 
 
+MAX_SIDE_PX = 16384  # a picture's side: beyond it no screen shows it and no GPU paints it
+
+
 def parse_size(text: str) -> tuple[int, int] | None:
-    """``WIDTHxHEIGHT`` in pixels, each at least 1; None for anything else."""
+    """``WIDTHxHEIGHT`` in pixels, each from 1 to MAX_SIDE_PX; None for anything else."""
     w, sep, h = text.lower().partition("x")
-    if not (sep and w.isdigit() and h.isdigit()) or int(w) < 1 or int(h) < 1:
+    if not (sep and w.isascii() and h.isascii() and w.isdigit() and h.isdigit()) \
+            or not (1 <= int(w) <= MAX_SIDE_PX and 1 <= int(h) <= MAX_SIDE_PX):
         return None
     return int(w), int(h)
+
+
+def _size_arg(text: str) -> str:
+    """``--size``: checked where it is parsed (the text kept: its users parse it)."""
+    if parse_size(text) is None:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: give WIDTHxHEIGHT in pixels, each "
+                                         f"from 1 to {MAX_SIDE_PX}")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,14 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("GEMMSCOPE_NO_GPU", "1")  # the app never starts a real runner here
+# the build cache folder (kernels/device/build_cache.py): a fresh one per test run, never the
+# user's, so that an answer kept by one test or an earlier run cannot serve another test
+# (a test of a missing NVRTC then got a kept answer, depending on the order). On the GPU
+# machine a carried folder (GEMMSCOPE_CACHE_DIR set before pytest) is kept: it is the point
+if "GEMMSCOPE_CACHE_DIR" not in os.environ or os.environ.get("CI"):
+    import tempfile as _tempfile
+
+    os.environ["GEMMSCOPE_CACHE_DIR"] = _tempfile.mkdtemp(prefix="gemmscope-test-cache-")
 
 TESTS = Path(__file__).parent
 # the shared fakes and helpers (fake_runner, synthetic_session, ...) import by their names

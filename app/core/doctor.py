@@ -20,6 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from ...kernels.device import build_cache
+from ...kernels.protocol.option_bounds import OneLineParser, seconds
 from .machine_facts import (
     RUNNER_TIMEOUT_S,
     GpuFacts,
@@ -410,7 +411,7 @@ def explain_blockers(blockers: list[Finding]) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gemmscope doctor", description=(
+    p = OneLineParser(prog="gemmscope doctor", description=(
         "Check what the app needs on this machine, with the fix for each problem. "
         "Exit code 0: it can run live; 1: replay only; 2: it cannot start."))
     p.add_argument("--runner", metavar="CMD", help="check this runner command line instead "
@@ -421,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not start the runner to ask which GPU it sees")
     p.add_argument("--ncu", action="store_true",
                    help="profile one small kernel with ncu to test the counter permission")
-    p.add_argument("--timeout-s", type=float, default=RUNNER_TIMEOUT_S,
+    p.add_argument("--timeout-s", type=seconds(), default=RUNNER_TIMEOUT_S,
                    help="how long the runner (and ncu) may take to answer")
     p.add_argument("--json", action="store_true", help="the findings as JSON")
     return p

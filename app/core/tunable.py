@@ -84,9 +84,10 @@ class TunableKernel(ABC):
         """The grid of x's and y's values (the other parameters as edited)."""
         if x == y:
             raise SpecError("a sweep varies two different parameters")
-        combos = list(itertools.product(self.sweep_values(y), self.sweep_values(x)))
-        if len(combos) > MAX_SWEEP:
-            raise SpecError(f"{len(combos)} variants; a sweep runs at most {MAX_SWEEP}")
+        ys, xs = self.sweep_values(y), self.sweep_values(x)
+        if len(ys) * len(xs) > MAX_SWEEP:  # counted before the grid is made
+            raise SpecError(f"{len(ys) * len(xs)} variants; a sweep runs at most {MAX_SWEEP}")
+        combos = itertools.product(ys, xs)
         return [self.request(M, N, K, repeats, {**self.params, y: vy, x: vx})
                 for vy, vx in combos]
 

@@ -9,7 +9,6 @@ legend covers data; with more entries than fit the height it uses more columns.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetricsF, QTextOption
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
-from ..core.plain_text import plain_tooltip
+from ..core.plain_text import html_text, plain_tooltip
 from ..core.store import SessionStore
 from ..theme import NORMAL, Theme, min_text_pt
 from .chart_axes import plain_axes, quiet_axes
@@ -131,7 +130,7 @@ class Chart(pg.PlotWidget):
         shown = QFontMetricsF(font).elidedText(self.base_title, Qt.TextElideMode.ElideRight,
                                                room)
         # (LabelItem takes HTML: the title's text is escaped)
-        self.setTitle(html.escape(shown), color=self.theme.foreground,
+        self.setTitle(html_text(shown), color=self.theme.foreground,
                       size=f"{self.theme.font_pt + 2}pt")
         item.layout.setRowFixedHeight(0, item.titleLabel.itemRect().height() + 4)
         self.setToolTip(plain_tooltip(self.base_title) if shown != self.base_title else "")
@@ -208,8 +207,9 @@ class Chart(pg.PlotWidget):
         self._show_title()
 
     def set_label(self, axis: str, text: str) -> None:
-        self.getPlotItem().getAxis(axis).setLabel(
-            text, **{"color": self.theme.foreground, "font-size": f"{self.theme.font_pt}pt"})
+        self.getPlotItem().getAxis(axis).setLabel(  # (LabelItem takes HTML: escaped)
+            html_text(text),
+            **{"color": self.theme.foreground, "font-size": f"{self.theme.font_pt}pt"})
 
     def _wrap_empty_text(self, *_: object) -> None:
         width = max(self.getPlotItem().vb.width() - 16, 80.0)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from ..core.source_heat import METRIC_TEXT, Metric, intensity
 from ..theme import SOURCE_HEAT
 from ..widgets.fitting import ElidedLabel
+from ..widgets.plain import plain_tooltip
 
 MIN_SHARE = 0.12  # the faintest heat, so that a line with any count shows one
 
@@ -97,5 +98,5 @@ class HeatBar(QWidget):
             self.switch.hide()
             return
         self.switch.setText(text.replace("&", "&&"))  # an "&" in data is no shortcut
-        self.switch.setToolTip(text)
+        self.switch.setToolTip(plain_tooltip(text))
         self.switch.show()

@@ -28,7 +28,7 @@ from ...kernels.ladder.kernel_spec import SpecError
 from ...kernels.toolchain.constraints import Check, Status
 from ..core.tunable import TunableKernel
 from ..theme import FAILED_COLOR, UNKNOWN_COLOR
-from .plain import plain_label
+from .plain import plain_label, plain_tooltip
 from .sweep_heatmap import SweepHeatmap
 
 MARK = {Status.OK: "✓", Status.NOTE: "•", Status.FAIL: "✗"}
@@ -66,7 +66,7 @@ class KernelPanel(QWidget):
                 editor.setValue(kernel.params[name])
                 editor.valueChanged.connect(self._edited)
             if p.doc:
-                editor.setToolTip(p.doc)
+                editor.setToolTip(plain_tooltip(p.doc))
             self.editors[name] = editor
             form.addRow(plain_label(name), editor)
         layout.addLayout(form)

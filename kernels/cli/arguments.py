@@ -6,7 +6,6 @@ subcommand, the plan of runs a bench or record command asks for, its run mode, a
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from typing import Any
 
@@ -18,6 +17,7 @@ from ..ladder import registry
 from ..profile import ncu
 from ..profile.ncu_source_step import add_options as add_ncu_source_options
 from ..protocol import commands, events
+from ..protocol.option_bounds import OneLineParser, bounded, seconds, telemetry_hz
 from ..protocol.plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from ..toolchain import build_event
 from . import report, serve, user_kernels
@@ -26,7 +26,6 @@ DESCRIPTION = """GPU-side commands: runner, scheduler, worker, bench, record, re
 sass; each its own function (``COMMANDS``) over the shared parts (the plan, the runner session, the
 recording). No Qt anywhere."""
 
-MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week: beyond that a timeout is no bound
 
 
 class CliError(Exception):
@@ -39,29 +38,33 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all", action="store_true", help="every level and cuBLAS reference")
     p.add_argument("--size", "-s", action="append", type=parse_shape, default=[],
                    metavar="N|MxNxK", help="shape(s) to run (default 4096)")
-    p.add_argument("--sweep", type=parse_sweep, nargs="?", const=list(SWEEP_SIZES), metavar="LO:HI",
+    p.add_argument("--sweep", type=parse_sweep, nargs="?", const=list(SWEEP_SIZES),
+                   metavar="LO:HI",
                    help="also run square sizes in powers of two (default 256:8192)")
-    p.add_argument("--repeats", "-r", type=int, default=commands.DEFAULT_REPEATS,
+    p.add_argument("--repeats", "-r", type=bounded(int, 1, commands.MAX_REPEATS),
+                   default=commands.DEFAULT_REPEATS,
                    help=f"timed repeats (default {commands.DEFAULT_REPEATS})")
-    p.add_argument("--warmup", type=int, default=commands.DEFAULT_WARMUP,
+    p.add_argument("--warmup", type=bounded(int, 0, commands.MAX_WARMUP),
+                   default=commands.DEFAULT_WARMUP,
                    help=f"untimed launches first (default {commands.DEFAULT_WARMUP})")
-    p.add_argument("--settle-s", type=float, metavar="S",
+    p.add_argument("--settle-s", type=seconds(*commands.SETTLE_S[1:]), metavar="S",
                    help="burst: idle seconds before each run's warmup, so that every "
                         "burst and its reference start from the same rest of the power "
                         f"limiter ({commands.SETTLE_S[1]:g} to {commands.SETTLE_S[2]:g}; "
                         "default none)")
-    p.add_argument("--energy-s", type=float, metavar="S",
+    p.add_argument("--energy-s", type=bounded(float, *commands.ENERGY_S[1:], off=0,
+                                              unit="seconds"), metavar="S",
                    help="burst: GPU seconds of each run's energy window (docs/energy.md; "
                         f"{commands.ENERGY_S[1]:g} to {commands.ENERGY_S[2]:g}, 0: none; "
                         f"default {commands.ENERGY_S[0]:g})")
     lo_b, hi_b = commands.PAIR_BUDGET_S[1:]
-    p.add_argument("--pair-budget-s", type=float, metavar="S",
+    p.add_argument("--pair-budget-s", type=seconds(lo_b, hi_b), metavar="S",
                    help="burst: wall seconds for the paired loop of a level and its "
                         "reference, which stops sooner once the ratio's 95%% interval is "
                         f"within 0.5%% (--max-pairs at most; {lo_b:g} to {hi_b:g}; "
                         f"default {commands.PAIR_BUDGET_S[0]:g})")
     lo_p, hi_p = commands.MAX_PAIRS[1:]
-    p.add_argument("--max-pairs", type=int, metavar="N",
+    p.add_argument("--max-pairs", type=bounded(int, lo_p, hi_p), metavar="N",
                    help="burst: the most pairs of a paired loop, which stops sooner by "
                         f"precision or --pair-budget-s ({lo_p} to {hi_p}; default "
                         f"{commands.MAX_PAIRS[0]})")
@@ -71,23 +74,23 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sustained", action="store_true",
                    help="launch back to back for a window, in trials with a cool-down "
                         "before each (docs/energy.md), instead of timed repeats")
-    p.add_argument("--window-s", type=float, metavar="S",
+    p.add_argument("--window-s", type=seconds(*sus["window_s"][1:]), metavar="S",
                    help=f"sustained: GPU seconds per trial (default {sus['window_s'][0]:g})")
-    p.add_argument("--trials", type=int,
+    p.add_argument("--trials", type=bounded(int, *sus["trials"][1:]),
                    help=f"sustained: trials per run (default {sus['trials'][0]:g})")
-    p.add_argument("--cooldown-s", type=float, metavar="S",
+    p.add_argument("--cooldown-s", type=seconds(*sus["cooldown_s"][1:]), metavar="S",
                    help=f"sustained: idle seconds before each trial (default "
                         f"{sus['cooldown_s'][0]:g})")
     p.add_argument("--sustained-size", action="append", type=parse_shape, default=[],
                    metavar="N|MxNxK",
                    help="after the burst runs, run every level sustained at this shape too "
                         "(repeatable; the --window-s, --trials, --cooldown-s options apply)")
-    p.add_argument("--telemetry-hz", type=float, default=50.0,
+    p.add_argument("--telemetry-hz", type=telemetry_hz(), default=50.0,
                    help="NVML sampling rate, 0 = off (default 50)")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="S",
+    p.add_argument("--timeout", type=seconds(), default=300.0, metavar="S",
                    help="seconds without an event (during a run, or from its start) before "
                         "the runner is restarted (default 300)")
-    p.add_argument("--start-timeout", type=float, default=DEFAULT_START_TIMEOUT_S,
+    p.add_argument("--start-timeout", type=seconds(), default=DEFAULT_START_TIMEOUT_S,
                    metavar="S",
                    help="seconds for a runner to become ready, all attempts together; then "
                         f"the command gives up (default {DEFAULT_START_TIMEOUT_S:g})")
@@ -100,8 +103,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     targets.add_gpu_options(p)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gemmscope", description=DESCRIPTION)
+def build_parser() -> OneLineParser:
+    ap = OneLineParser(prog="gemmscope", description=DESCRIPTION)
     sub = ap.add_subparsers(dest="command", required=True)
     serve.add_arguments(sub.add_parser(
         "runner", help="serve JSON-line commands on stdin (docs/protocol.md)"))
@@ -141,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--ncu-size", type=parse_shape, default=(ncu.DEFAULT_SIZE,) * 3,
                      metavar="N|MxNxK", help=f"shape of the profiled launch (default "
                                              f"{ncu.DEFAULT_SIZE})")
-    rec.add_argument("--ncu-timeout", type=float, default=ncu.TIMEOUT_S, metavar="S",
+    rec.add_argument("--ncu-timeout", type=seconds(), default=ncu.TIMEOUT_S, metavar="S",
                      help=f"seconds per ncu run (default {ncu.TIMEOUT_S:g})")
     add_ncu_source_options(rec)
     rec.add_argument("--ceilings", action="store_true",
@@ -189,23 +192,9 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
     if unknown:
         raise CliError(f"unknown level(s): {', '.join(unknown)}; known: "
                        f"{', '.join(registry.BY_ID)}")
-    if args.repeats < 1 or args.warmup < 0:
-        raise CliError("--repeats must be at least 1 and --warmup at least 0")
-    settle_s = settle_option(args)
+    settle_s = settle_option(args)  # (every number was bounded where it was parsed)
     energy_s = energy_option(args)
     pair_budget_s = pair_budget_option(args)
-    if args.max_pairs is not None and not (
-            commands.MAX_PAIRS[1] <= args.max_pairs <= commands.MAX_PAIRS[2]):
-        raise CliError(f"--max-pairs: give {commands.MAX_PAIRS[1]} to "
-                       f"{commands.MAX_PAIRS[2]} pairs, not {args.max_pairs}")
-    for flag, value in (("--timeout", args.timeout), ("--start-timeout", args.start_timeout)):
-        if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
-            raise CliError(f"{flag}: give seconds from more than 0 to {MAX_TIMEOUT_S:g}, "
-                           f"not {value:g}")
-    try:
-        commands.check_telemetry_hz(args.telemetry_hz)
-    except events.ProtocolError as exc:
-        raise CliError(f"--telemetry-hz: {exc}") from None
     also = list(args.sustained_size)
     if also and args.sustained:
         raise CliError("--sustained-size adds sustained runs after burst ones; with "

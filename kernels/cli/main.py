@@ -25,6 +25,7 @@ from ..profile.ncu_source_step import SourceCountersStep
 from ..protocol import events
 from ..protocol import records as rec
 from ..protocol.decoding import EventRecord, encode
+from ..protocol.option_bounds import OptionRefused
 from ..protocol.output_file import (
     Output,
     OutputRefused,
@@ -165,7 +166,11 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
          stderr: TextIO | None = None) -> int:
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_or_refuse(argv)
+    except OptionRefused as exc:  # one line, naming the option and its range
+        stderr.write(terminal_text(exc.line) + "\n")
+        return 2
     try:
         return COMMANDS[args.command](args, stdout, stderr)
     except (CliError, OutputRefused, events.ProtocolError) as exc:

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from ..protocol.option_bounds import OneLineParser
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file")
@@ -64,7 +66,7 @@ def reader_gone(stdout: TextIO) -> int:
 
 def main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """``argv``: what follows ``report`` on the command line."""
-    p = argparse.ArgumentParser(prog="gemmscope report",
+    p = OneLineParser(prog="gemmscope report",
                                 description="print the results table of a recording")
     add_arguments(p)
     return run(p.parse_args(argv), stdout or sys.stdout, stderr or sys.stderr)

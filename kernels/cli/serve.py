@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 
+from ..protocol.option_bounds import OneLineParser, gpu_index, telemetry_hz
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--telemetry-hz", type=float, default=50.0)
+    p.add_argument("--telemetry-hz", type=telemetry_hz(), default=50.0)
     p.add_argument("--levels-from", help="a Python file with extra LEVELS (tests)")
-    p.add_argument("--device", type=int, metavar="N",
+    p.add_argument("--device", type=gpu_index(), metavar="N",
                    help="use GPU N (as nvidia-smi counts them; default: CUDA's first)")
 
 
@@ -24,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str]) -> int:
     """``argv``: what follows ``runner`` on the command line."""
-    p = argparse.ArgumentParser(prog="gemmscope runner",
+    p = OneLineParser(prog="gemmscope runner",
                                 description="serve JSON-line commands on stdin")
     add_arguments(p)
     return run(p.parse_args(argv))

@@ -13,18 +13,22 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 from typing import Any, TextIO
 
 from ..ladder.kernel_spec import KernelSpec, SpecError
+from ..ladder.level import MAX_PARAM
 from ..ladder.spec_file import load_spec, read_source
 from ..protocol.commands import RunMode
 from ..protocol.events import MAX_COMMAND_BYTES
+from ..protocol.option_bounds import bounded
 from ..protocol.plan import RunRequest, parse_shape
 from ..protocol.text_safety import terminal_text
 from ..toolchain.variant_check import check_spec
 
 MAX_VARY = 2  # parameters a sweep varies (a heatmap's two axes)
 MAX_VARIANTS = 256
+PARAM_VALUE = bounded(int, 0, MAX_PARAM)  # a template parameter, as a spec's values are
 
 
 class KernelOptionError(ValueError):
@@ -32,17 +36,23 @@ class KernelOptionError(ValueError):
 
 
 def parse_assignment(text: str) -> tuple[str, list[int]]:
-    """'BM=128' or 'BM=64,128,256'."""
+    """'BM=128' or 'BM=64,128,256': each value a whole number from 0 to MAX_PARAM (as a
+    spec's values are), at most MAX_VARIANTS of them."""
     name, sep, values = text.partition("=")
+    shown = repr(text if len(text) <= 40 else text[:39] + "…")
     if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"{text!r}: give NAME=VALUE (or NAME=A,B,C)")
+        raise argparse.ArgumentTypeError(f"{shown}: give NAME=VALUE (or NAME=A,B,C)")
+    items = [v for v in values.split(",") if v.strip()]
+    if len(items) > MAX_VARIANTS:
+        raise argparse.ArgumentTypeError(f"{shown}: {len(items):,} values; at most "
+                                         f"{MAX_VARIANTS}")
     try:
-        parsed = [int(v) for v in values.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: values are whole numbers") from None
+        parsed = [PARAM_VALUE(v) for v in items]
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{shown}: {exc}") from None
     if not parsed:
-        raise argparse.ArgumentTypeError(f"{text!r}: no value")
-    return name.strip(), parsed
+        raise argparse.ArgumentTypeError(f"{shown}: no value")
+    return name.strip(), [int(v) for v in parsed]
 
 
 def add_kernel_options(p: argparse.ArgumentParser) -> None:
@@ -83,10 +93,12 @@ def variants(spec: KernelSpec, fixed: list[tuple[str, list[int]]],
         if len(values) != 1:
             raise KernelOptionError(f"--param {name}: one value (--vary takes several)")
     base = {**spec.defaults, **{n: v[0] for n, v in fixed}}
+    count = math.prod(len(v) for _, v in vary)  # counted before any is made
+    if count > MAX_VARIANTS:
+        raise KernelOptionError(f"--vary: {' x '.join(str(len(v)) for _, v in vary)} = "
+                                f"{count:,} variants; at most {MAX_VARIANTS}")
     grid = [dict(zip([n for n, _ in vary], combo, strict=True))
             for combo in itertools.product(*[v for _, v in vary])]
-    if len(grid) > MAX_VARIANTS:
-        raise KernelOptionError(f"--vary: {len(grid)} variants; at most {MAX_VARIANTS}")
     return [{**base, **g} for g in grid]
 
 

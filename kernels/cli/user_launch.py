@@ -31,6 +31,8 @@ from ..engine.user_kernels import LaunchRefused, UserKernels
 from ..ladder.kernel_spec import SpecError
 from ..ladder.level import MAX_PARAM, Level
 from ..ladder.spec_file import load_spec, read_source
+from ..protocol.commands import MAX_DIM
+from ..protocol.option_bounds import MAX_LAUNCHES, OneLineParser, bounded
 from ..toolchain.variant_check import check_spec
 
 MODULE = "gemmscope.kernels.cli.user_launch"
@@ -76,17 +78,17 @@ def parse_param(text: str) -> tuple[str, int]:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog=f"python -m {MODULE}")
+    ap = OneLineParser(prog=f"python -m {MODULE}")
     ap.add_argument("level", metavar="ID", help="the kernel's id, as its spec names it")
-    ap.add_argument("M", type=int)
-    ap.add_argument("N", type=int)
-    ap.add_argument("K", type=int)
+    ap.add_argument("M", type=bounded(int, 1, MAX_DIM))
+    ap.add_argument("N", type=bounded(int, 1, MAX_DIM))
+    ap.add_argument("K", type=bounded(int, 1, MAX_DIM))
     ap.add_argument("--kernel", required=True, metavar="SPEC.toml",
                     help="the kernel's spec, beside its .cu or Triton .py")
     ap.add_argument("--param", action="append", default=[], type=parse_param,
                     metavar="NAME=V", help="a parameter other than its default")
     ap.add_argument("--sha256", metavar="HEX", help="launch only the source of this hash")
-    ap.add_argument("--launches", type=int, default=1)
+    ap.add_argument("--launches", type=bounded(int, 1, MAX_LAUNCHES), default=1)
     ap.add_argument("--one-block-per-sm", action="store_true",
                     help="launch with enough (unused) shared memory that blocks do not "
                          "share an SM (CUDA kernels)")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from ..protocol.option_bounds import MAX_GPU_INDEX
+
 VISIBLE = "CUDA_VISIBLE_DEVICES"
 ORDER = "CUDA_DEVICE_ORDER"
 
@@ -44,6 +46,8 @@ def parse_devices(text: str, count: int | None) -> list[int]:
         lo, dash, hi = part.partition("-")
         if not lo.isdigit() or (dash and not hi.isdigit()):
             raise ValueError(f"{text!r}: give GPU indices (0,1 or 0-3) or all")
+        if max(int(lo), int(hi or 0)) > MAX_GPU_INDEX:  # before a range is made of it
+            raise ValueError(f"{text!r}: a GPU index is from 0 to {MAX_GPU_INDEX}")
         for gpu in range(int(lo), int(hi if dash else lo) + 1):
             if gpu in out:
                 raise ValueError(f"{text!r}: GPU {gpu} is given twice")

@@ -6,7 +6,8 @@ metrics) listens even with the dashboard off. Here the scheduler binds loopback 
 ``--host`` says another address; a worker binds the address through which it reaches the
 scheduler (loopback for a scheduler on loopback), or ``--host``/``--interface``; each
 HTTP server binds loopback on a free port unless ``--dashboard`` asks for it. Plain
-tcp:// beyond loopback takes ``--insecure`` (kernels/drive/cluster_address.py says why).
+tcp:// beyond loopback takes ``--insecure`` (kernels/drive/cluster_address.py says why),
+and so does a dashboard beyond loopback (it has no login).
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ import os
 import socket
 import sys
 
+from ..protocol.option_bounds import gpu_index, port
 from ..protocol.text_safety import shown
 from .cluster_address import (
     AddressRefused,
     SchedulerAddress,
     TlsFiles,
     add_tls_options,
+    is_loopback,
     parse_address,
     security,
 )
@@ -34,7 +37,7 @@ ALLOWED_FAILURES_ENV = "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES"
 def add_scheduler_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", metavar="ADDR",
                    help="the address it listens on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+    p.add_argument("--port", type=port(), default=DEFAULT_PORT,
                    help=f"its port (default {DEFAULT_PORT}; 0: any free one)")
     p.add_argument("--scheduler-file", metavar="JSON",
                    help="write its address to this file (Dask's scheduler file)")
@@ -47,7 +50,7 @@ def add_scheduler_options(p: argparse.ArgumentParser) -> None:
 def add_worker_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("address", metavar="ADDRESS",
                    help="the scheduler: tcp://127.0.0.1:8786, or tls://HOST:8786")
-    p.add_argument("--device", type=int, default=0, metavar="N",
+    p.add_argument("--device", type=gpu_index(), default=0, metavar="N",
                    help="the GPU it drives (as nvidia-smi counts them; default 0)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--host", metavar="ADDR",
@@ -105,12 +108,43 @@ def _bracketed(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def _http_options(dashboard: str | None, host: str, default_port: int) -> list[str]:
+def dashboard_address(text: str, host: str, default_port: int, insecure: bool) -> str:
+    """``--dashboard [ADDR:PORT]`` (empty: the listening host, ``default_port``) as Dask
+    takes it. Dask's dashboard has no login and its HTTP server answers anyone who
+    reaches it, so an address beyond loopback (``0.0.0.0``, ``::``, an empty host: every
+    interface) takes ``--insecure``, as plain tcp:// does."""
+    if not text:
+        where, port = host, default_port
+    else:
+        head, colon, port_text = text.rpartition(":")
+        if not colon or not (port_text.isascii() and port_text.isdigit()) \
+                or int(port_text) > 65535:
+            raise AddressRefused(f"--dashboard {shown(text)}: give ADDR:PORT, the port "
+                                 "a number from 0 to 65535")
+        port = int(port_text)
+        where = head[1:-1] if head.startswith("[") and head.endswith("]") else head
+        if where:
+            try:
+                _listen_host(where)
+            except AddressRefused:
+                raise AddressRefused(f"--dashboard {shown(text)}: give an IP address or "
+                                     "a host name before the port") from None
+    if not is_loopback(where) and not insecure:
+        named = shown(where) if where else "every interface"
+        raise AddressRefused(
+            f"--dashboard {shown(text or where)}: {named} is not loopback, and Dask's "
+            "dashboard answers anyone who reaches it: serve it on 127.0.0.1 (an ssh "
+            "tunnel reaches it) or pass --insecure on a network that is yours alone")
+    return f"{_bracketed(where)}:{port}"
+
+
+def _http_options(dashboard: str | None, host: str, default_port: int,
+                  insecure: bool) -> list[str]:
     if dashboard is None:  # off, and the HTTP server it leaves (metrics) on loopback
         return ["--no-dashboard", "--dashboard-address",
                 "[::1]:0" if host == "::1" else "127.0.0.1:0"]
     return ["--dashboard", "--dashboard-address",
-            dashboard or f"{_bracketed(host)}:{default_port}"]
+            dashboard_address(dashboard, host, default_port, insecure)]
 
 
 def _tls_options(tls: TlsFiles) -> list[str]:
@@ -137,7 +171,7 @@ def scheduler_command(args: argparse.Namespace) -> tuple[list[str], dict[str, st
     security(address, tls, "scheduler", args.insecure, listen_host=host)  # checked now
     argv = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", host,
             "--port", str(args.port), "--protocol", scheme,
-            *_http_options(args.dashboard, host, 8787), *_tls_options(tls)]
+            *_http_options(args.dashboard, host, 8787, args.insecure), *_tls_options(tls)]
     if args.scheduler_file:
         argv += ["--scheduler-file", args.scheduler_file]
     env = dict(os.environ)
@@ -166,7 +200,7 @@ def worker_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]
     argv = [sys.executable, "-m", "distributed.cli.dask_worker", str(address),
             "--nworkers", "1", "--nthreads", "1", "--resources", "GPU=1",
             "--name", f"gpu{args.device}@{socket.gethostname()}", "--host", host,
-            *_http_options(args.dashboard, host, 0), *_tls_options(tls)]
+            *_http_options(args.dashboard, host, 0, args.insecure), *_tls_options(tls)]
     return argv, gpu_env(args.device)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 from ..device.gpu_select import gpu_env, gpu_shell_prefix, parse_devices
+from ..protocol.option_bounds import gpu_index
 from . import remote
 from .cluster_address import add_tls_options
 from .devices import DeviceSpec
@@ -28,7 +29,7 @@ def add_remote_options(p: argparse.ArgumentParser, context: str = "") -> None:
 
 
 def add_gpu_options(p: argparse.ArgumentParser, cluster: bool = True) -> None:
-    p.add_argument("--device", type=int, metavar="N",
+    p.add_argument("--device", type=gpu_index(), metavar="N",
                    help="run on GPU N (as nvidia-smi counts them)")
     p.add_argument("--devices", metavar="LIST",
                    help="one runner per GPU, one session: 0,1 or 0-3 or all; every GPU "

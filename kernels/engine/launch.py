@@ -22,7 +22,6 @@ msgspec, which the runner's modules never import) and makes that Level.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from typing import Any
@@ -31,6 +30,8 @@ from ..device.gpu import require_cupy
 from ..ladder import registry
 from ..ladder.level import Level, Toolchain
 from ..ladder.registry import Kind
+from ..protocol.commands import MAX_DIM
+from ..protocol.option_bounds import MAX_LAUNCHES, OneLineParser, bounded
 from .measure import ONE_BLOCK_PER_SM_SMEM, level_launcher
 from .operands import check, random_inputs
 from .reference_launch import reference_launcher
@@ -96,21 +97,25 @@ def run_once(level_id: str, M: int, N: int, K: int, params: dict[str, int] | Non
             **({"params": dict(level.params)} if user is not None else {})}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m gemmscope.kernels.engine.launch")
+def parser() -> OneLineParser:
+    ap = OneLineParser(prog="python -m gemmscope.kernels.engine.launch")
     ap.add_argument("level")
-    ap.add_argument("M", type=int)
-    ap.add_argument("N", type=int)
-    ap.add_argument("K", type=int)
+    ap.add_argument("M", type=bounded(int, 1, MAX_DIM))
+    ap.add_argument("N", type=bounded(int, 1, MAX_DIM))
+    ap.add_argument("K", type=bounded(int, 1, MAX_DIM))
     ap.add_argument("--params", type=json.loads, default=None)
-    ap.add_argument("--launches", type=int, default=1)
+    ap.add_argument("--launches", type=bounded(int, 1, MAX_LAUNCHES), default=1)
     ap.add_argument("--one-block-per-sm", action="store_true",
                     help="launch with enough (unused) shared memory that blocks do not share "
                          "an SM")
     ap.add_argument("--profiled-range", action="store_true",
                     help="make the launches between cudaProfilerStart and Stop, after a "
                          "warm-up call (for ncu --profile-from-start off)")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     out = run_once(args.level, args.M, args.N, args.K, args.params, args.launches,
                    args.one_block_per_sm, args.profiled_range)
     print(json.dumps(out))

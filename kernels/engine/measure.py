@@ -37,7 +37,7 @@ from ..ladder.shape import percent, tflops_of
 from ..protocol.commands import DEFAULT_REPEATS, DEFAULT_WARMUP, ENERGY_S
 from ..protocol.events import Mode
 from ..results.launch_steps import launch_step
-from ..toolchain import nvrtc
+from ..toolchain import build_event, nvrtc
 from ..toolchain.constraints import over_limits
 from .cublaslt import torch_scaled_mm_available
 from .deep_launch import deep_launcher
@@ -148,6 +148,9 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
         if on_compile is not None:
             on_compile()
 
+    if level.user_file is not None and level.toolchain is not Toolchain.TRITON:
+        cc = require_cupy().cuda.Device().compute_capability
+        build_event.screen_user_source(level, params, level.arch or f"sm_{cc}")
     built = nvrtc.compile_level(level, params, compiling)
     vec = level.use_vector_path(M, N, K) or not level.edge_variant
     kernel = built.kernels[vec]

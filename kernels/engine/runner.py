@@ -275,6 +275,7 @@ class Runner:
             start = {**cmd.sustained.fields(), "repeats": cmd.sustained.trials}
         else:
             start = {"repeats": cmd.max_pairs, "pair_budget_s": cmd.pair_budget_s,
+                     **({"energy_s": cmd.energy_s} if cmd.energy_s != ENERGY_S[0] else {}),
                      **({"settle_s": cmd.settle_s} if cmd.settle_s else {})}
         for lv, at, extra in ((reference, ref_where, {"paired_with": level.id}),
                               (level, where, {"reference": reference.id, "paired": True})):

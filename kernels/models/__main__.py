@@ -5,22 +5,29 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from ..protocol.commands import MAX_DIM
+from ..protocol.option_bounds import OneLineParser, bounded
 from . import MODELS, model_for
 from .banks import HARDWARE, PHASES_ONLY
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m gemmscope.kernels.models")
-    ap.add_argument("shape", nargs="*", type=int, default=[1024, 1024, 1024])
+def parser() -> OneLineParser:
+    ap = OneLineParser(prog="python -m gemmscope.kernels.models")
+    ap.add_argument("shape", nargs="*", type=bounded(int, 1, MAX_DIM),
+                    default=[1024, 1024, 1024])
     ap.add_argument("--levels", default=",".join(MODELS))
     ap.add_argument("--phases-only", action="store_true",
                     help="128-bit accesses always in 4 phases (no uniform-pair rule)")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if len(args.shape) != 3:
-        ap.error("give M N K")
+        print("python -m gemmscope.kernels.models: give M N K", file=sys.stderr)
+        return 2
     M, N, K = args.shape
     rules = PHASES_ONLY if args.phases_only else HARDWARE
     print(f"{'level':<14} {'ld instr':>12} {'ld wavefr':>12} {'ld confl':>12} "

@@ -38,6 +38,7 @@ from typing import Any, TextIO
 
 from ..ladder import registry
 from ..protocol import source_counters as sc
+from ..protocol.option_bounds import seconds
 from ..protocol.plan import RunRequest, parse_shape
 from ..protocol.source_counters import Status
 from ..protocol.text_safety import terminal_text
@@ -292,7 +293,8 @@ def add_options(rec: argparse.ArgumentParser) -> None:
                           "source_counters events")
     rec.add_argument("--ncu-source-size", type=parse_shape, default=(DEFAULT_SIZE,) * 3,
                      metavar="N|MxNxK", help=f"shape of that launch (default {DEFAULT_SIZE})")
-    rec.add_argument("--ncu-source-budget", type=float, default=BUDGET_S, metavar="S",
+    # (0: no time, so every level says the budget ran out)
+    rec.add_argument("--ncu-source-budget", type=seconds(0), default=BUDGET_S, metavar="S",
                      help=f"seconds for the whole step, every level (default {BUDGET_S:g}; "
                           f"each run at most {TIMEOUT_S:g})")
 

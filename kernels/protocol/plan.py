@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .commands import DEFAULT_REPEATS, RunMode, SustainedConfig, check_size
+from .commands import DEFAULT_REPEATS, MAX_DIM, RunMode, SustainedConfig, check_size
 from .events import Mode, ProtocolError
 
 # square sizes a sweep walks: powers of two from 256 to 8192
@@ -162,13 +162,15 @@ def parse_shape(text: str) -> tuple[int, int, int]:
 
 
 def parse_sweep(text: str) -> list[int]:
-    """'256:8192' -> powers of two from 256 to 8192."""
+    """'256:8192' -> powers of two from 256 to 8192 (each side within 1 to MAX_DIM, as
+    a size of ``-s`` is)."""
     try:
         lo, hi = (int(x) for x in text.split(":"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give LO:HI, e.g. 256:8192") from None
-    if lo < 1 or hi < lo:
-        raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= LO <= HI")
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: give LO:HI, e.g. 256:8192") from None
+    if not 1 <= lo <= hi <= MAX_DIM:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: give LO:HI with 1 <= LO <= HI <= "
+                                         f"{MAX_DIM:,}")
     out, n = [], 1
     while n <= hi:
         if n >= lo:

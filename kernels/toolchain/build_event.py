@@ -18,7 +18,6 @@ import functools
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from ..device import build_cache
 from ..ladder.registry import Level
 from ..protocol import atomic_file, events
 from . import cubin, nvrtc, occupancy, sass, sass_check
+from .compile_child import LADDER, USER, ChildFailed, child_main, compile_in_child
 from .nvrtc import CompileError
 
 # variant name (as in results) -> the VEC template flag it was compiled with
@@ -86,9 +86,8 @@ class Offline:
     cubin_sha256: str | None = None  # of the cubin NVRTC made (both variants)
 
 
-_cache: dict[tuple[str, tuple[tuple[str, int], ...], str], Offline] = {}
+_cache: dict[tuple[str, tuple[tuple[str, int], ...], str, str], Offline] = {}
 _lock = threading.Lock()
-CHILD_TIMEOUT_S = 600.0
 
 
 def compile_cubin(level: Level, params: dict[str, int], arch: str,
@@ -99,12 +98,16 @@ def compile_cubin(level: Level, params: dict[str, int], arch: str,
     as the runner does: cuda-bindings' NVRTC loaded into the runner broke a later
     ``import torch`` there (the FP8 reference), and a compiler crash must not cost a run.
     ``on_compile()``: called before NVRTC runs (neither this process nor the build cache
-    folder has the answer)."""
-    key = (level.id, tuple(params.items()), arch)
+    folder has the answer). A user's source is always compiled in a child, under
+    compile_child.USER limits; one that passes them is a CompileError that says so."""
+    user = level.user_file is not None
+    source = nvrtc.assemble(level)
+    # the source is part of the key: a user's kernel keeps its id when its file changes
+    key = (level.id, tuple(params.items()), arch, hashlib.sha256(source.encode()).hexdigest())
     with _lock:
         if key in _cache:
             return _cache[key]
-    spec = {"program": level.id, "source": nvrtc.assemble(level),
+    spec = {"program": level.id, "source": source,
             "names": list(nvrtc.variants(level, params).values()),
             "options": list(nvrtc.offline_options(level, arch)), "arch": arch,
             "files": list(nvrtc.source_files(level))}
@@ -112,7 +115,13 @@ def compile_cubin(level: Level, params: dict[str, int], arch: str,
     if got is None:
         if on_compile is not None:
             on_compile()
-        got = _in_child(spec) if isolated else compile_spec(spec)
+        if user or isolated:
+            try:
+                got = compile_in_child(spec, USER if user else LADDER)
+            except ChildFailed as exc:
+                raise (CompileError if user else RuntimeError)(f"{level.id}: {exc}") from None
+        else:
+            got = compile_spec(spec)
         if "error" not in got:
             keep_answer(spec, got)
     if "error" in got:
@@ -123,6 +132,16 @@ def compile_cubin(level: Level, params: dict[str, int], arch: str,
     with _lock:
         _cache[key] = out
     return out
+
+
+def screen_user_source(level: Level, params: dict[str, int] | None, arch: str) -> None:
+    """A user's CUDA source compiled first in the limited child (compile_child.USER), so
+    that one which compiles without end or takes every byte is a CompileError, said in
+    words, before CuPy compiles it inside the runner; the build event reuses this
+    compile. Nothing happens where NVRTC (cuda-bindings) is missing."""
+    if level.user_file is None or nvrtc_missing() is not None:
+        return
+    compile_cubin(level, {**level.params, **(params or {})}, arch, isolated=True)
 
 
 # ------------------------------------------------------------------ on disk
@@ -208,21 +227,6 @@ def compile_spec(spec: dict[str, Any]) -> dict[str, Any]:
     return {"lowered": ob.lowered, "options": list(ob.options), "nvrtc": _nvrtc_version(),
             "resources": {n: dataclasses.asdict(r) for n, r in cubin.kernels(ob.cubin).items()},
             "sass": texts, "sass_reason": reason, "cubin_sha256": ob.cubin_sha256}
-
-
-def _in_child(spec: dict[str, Any]) -> dict[str, Any]:
-    """compile_spec in a child process (``python -m gemmscope.kernels.toolchain.build_event``)."""
-    try:
-        done = subprocess.run([sys.executable, "-m", "gemmscope.kernels.toolchain.build_event"],
-                              input=json.dumps(spec), capture_output=True, text=True,
-                              timeout=CHILD_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RuntimeError(f"the compile process failed: {exc}") from None
-    if done.returncode != 0:
-        tail = " ".join(done.stderr.strip().splitlines()[-3:])
-        raise RuntimeError(f"the compile process exited {done.returncode}: {tail}")
-    answer: dict[str, Any] = json.loads(done.stdout)
-    return answer
 
 
 # ------------------------------------------------------------------ the event
@@ -384,5 +388,5 @@ def bound(event: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
-if __name__ == "__main__":  # the runner's compile process: a spec on stdin, JSON out
-    json.dump(compile_spec(json.load(sys.stdin)), sys.stdout)
+if __name__ == "__main__":  # the compile child (compile_child.compile_in_child starts it)
+    sys.exit(child_main(sys.argv[1:], compile_spec))

@@ -88,7 +88,10 @@ def check(v: Variant, limits: DeviceLimits = HOPPER,
         out.append(Finding("parameters", Status.OK, "within their values and rules"))
     bx, by = v.block
     threads = bx * by
-    if threads > limits.max_threads_per_block:
+    if bx < 1 or by < 1:  # (two negative sides make a positive count)
+        out.append(Finding("threads", Status.FAIL,
+                           f"a block of {bx}x{by}: each side is at least 1"))
+    elif threads > limits.max_threads_per_block:
         out.append(Finding("threads", Status.FAIL,
                            f"{threads} per block ({bx}x{by}); CUDA allows at most "
                            f"{limits.max_threads_per_block}"))
@@ -100,8 +103,9 @@ def check(v: Variant, limits: DeviceLimits = HOPPER,
                            f"{threads} per block ({bx}x{by}, {-(-threads // 32)} warps)"
                            + (f"; not a multiple of {limits.warp_size}: the last warp "
                               "runs partly idle" if warn else "")))
-    bad = [f"{'xyz'[i]} of {g} is above {MAX_GRID[i]}" for i, g in enumerate(v.grid)
-           if g > MAX_GRID[i]]
+    bad = [f"{'xyz'[i]} of {g} is below 1" if g < 1 else
+           f"{'xyz'[i]} of {g} is above {MAX_GRID[i]}" for i, g in enumerate(v.grid)
+           if not 1 <= g <= MAX_GRID[i]]
     out.append(Finding("grid", Status.FAIL if bad else Status.OK,
                        "; ".join(bad) if bad else
                        f"{v.grid[0]}x{v.grid[1]}x{v.grid[2]} blocks"))
@@ -110,7 +114,10 @@ def check(v: Variant, limits: DeviceLimits = HOPPER,
     parts = (f" ({v.dyn_smem} dynamic + {static} static)" if v.static_smem else
              " dynamic, the static part known after a compile" if v.static_smem is None
              else "")
-    if smem > limits.smem_per_block_optin:
+    if v.dyn_smem < 0:
+        out.append(Finding("shared memory", Status.FAIL,
+                           f"{v.dyn_smem} bytes of dynamic shared memory: at least 0"))
+    elif smem > limits.smem_per_block_optin:
         out.append(Finding("shared memory", Status.FAIL,
                            f"{smem} bytes ({smem / 1024:.1f} KiB) per block{parts}; the "
                            f"device allows at most {limits.smem_per_block_optin} "

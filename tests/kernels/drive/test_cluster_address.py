@@ -231,3 +231,40 @@ def test_the_app_refuses_a_bad_or_empty_remote_before_any_window(value, capsys):
     assert gui_main.main([f"--remote={value}"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("gemmscope: --remote: ") and one_line(err.rstrip("\n"))
+
+
+@pytest.mark.parametrize("where", ["0.0.0.0:0", "0.0.0.0:8787", "[::]:8787", ":8787",
+                                   "10.1.2.3:8787", "[2001:db8::1]:0", "example.org:80"])
+def test_a_dashboard_beyond_loopback_takes_insecure(where):
+    """Dask's dashboard has no login: served beyond loopback only when --insecure says
+    so, and said in one line (issue 45)."""
+    pytest.importorskip("distributed")
+    for command in (["scheduler"], ["worker", "tcp://127.0.0.1:8786"]):
+        with pytest.raises(AddressRefused, match="--insecure") as refused:
+            (cluster_serve.scheduler_command if command[0] == "scheduler"
+             else cluster_serve.worker_command)(parsed([*command, "--dashboard", where]))
+        assert one_line(str(refused.value))
+    argv, _ = cluster_serve.scheduler_command(parsed(["scheduler", "--dashboard", where,
+                                                      "--insecure"]))
+    assert argv[argv.index("--dashboard-address") + 1].endswith(where.rpartition(":")[2])
+
+
+@pytest.mark.parametrize("where", ["127.0.0.1:0", "localhost:8787", "[::1]:8787",
+                                   "127.0.0.2:9000"])
+def test_a_dashboard_on_loopback_needs_nothing_more(where):
+    pytest.importorskip("distributed")
+    argv, _ = cluster_serve.scheduler_command(parsed(["scheduler", "--dashboard", where]))
+    assert argv[argv.index("--dashboard-address") + 1] == where
+
+
+@pytest.mark.parametrize("where", ["127.0.0.1", "127.0.0.1:99999", "a b:1", "[::1:80"])
+def test_a_bad_dashboard_address_is_said(where):
+    pytest.importorskip("distributed")
+    with pytest.raises(AddressRefused, match=r"^--dashboard "):
+        cluster_serve.scheduler_command(parsed(["scheduler", "--dashboard", where]))
+
+
+def test_the_dashboard_refusal_is_one_line_on_the_command_line():
+    pytest.importorskip("distributed")
+    code, err = run_cli(["scheduler", "--dashboard", "0.0.0.0:0"])
+    assert code == 2 and "--insecure" in err and one_line(err.rstrip("\n"))

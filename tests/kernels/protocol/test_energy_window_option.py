@@ -67,7 +67,8 @@ def test_the_cli_keeps_the_default_unless_told():
     err = io.StringIO()
     assert cli.main(["bench", "-l", "naive", "--energy-s", "0.1"], stdout=io.StringIO(),
                     stderr=err) == 2
-    assert "--energy-s: energy_s must be 0" in err.getvalue()
+    # refused where it is parsed, in one line (option_bounds' rule for every number)
+    assert "--energy-s: '0.1': give 0 (off) or seconds from 0.25 to 30" in err.getvalue()
     err = io.StringIO()
     assert cli.main(["bench", "-l", "naive", "--energy-s", "1", "--sustained"],
                     stdout=io.StringIO(), stderr=err) == 2

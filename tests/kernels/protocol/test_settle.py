@@ -66,7 +66,7 @@ def test_the_cli_settle_option_reaches_every_burst_request():
 
 
 @pytest.mark.parametrize(("argv", "said"), [
-    (["--settle-s", "61"], "--settle-s: settle_s must be a number of seconds from 0 to 60"),
+    (["--settle-s", "61"], "--settle-s: '61': give seconds from 0 to 60"),
     (["--settle-s", "-2"], "from 0 to 60"),
     (["--settle-s", "nan"], "from 0 to 60"),
     (["--settle-s", "2", "--sustained"], "--settle-s applies to burst runs"),

@@ -15,7 +15,7 @@ from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol import commands
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol.decoding import decode, encode, of
-from gemmscope.kernels.toolchain import build_event, sass
+from gemmscope.kernels.toolchain import build_event, compile_child, sass
 from gemmscope.kernels.toolchain import nvrtc as build
 
 NVDISASM_OUTPUT = """
@@ -276,11 +276,11 @@ def test_the_runner_compiles_in_a_child_process_and_loads_no_nvrtc_itself(tmp_pa
     assert list((tmp_path / "sass").glob("*.json"))
     lv = registry.get("naive")
     here = build_event.compile_cubin(lv, lv.params, "sm_90")
-    child = build_event._in_child({
+    child = compile_child.compile_in_child({
         "program": "naive", "source": build.assemble(lv),
         "names": list(build.variants(lv).values()),
         "options": list(build.offline_options(lv, "sm_90")), "arch": "sm_90",
-        "files": list(build.source_files(lv))})
+        "files": list(build.source_files(lv))}, compile_child.LADDER)
     assert child["sass"] == here.sass and child["lowered"] == here.lowered
 
 
@@ -318,5 +318,5 @@ def test_a_second_process_takes_the_compile_from_the_cache_folder(tmp_path, monk
         raise AssertionError("compiled again")
 
     monkeypatch.setattr(build_event, "compile_spec", no_compile)
-    monkeypatch.setattr(build_event, "_in_child", no_compile)
+    monkeypatch.setattr(build_event, "compile_in_child", no_compile)
     assert build_event.compile_cubin(lv, lv.params, "sm_90", isolated=True) == first

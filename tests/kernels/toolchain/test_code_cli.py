@@ -90,7 +90,8 @@ def test_sass_annotates_the_main_loop():
     assert lines[-1].startswith("instruction mix: FFMA ")
 
 
-def test_missing_nvrtc_is_exit_2_with_the_reason(monkeypatch):
+def test_missing_nvrtc_is_exit_2_with_the_reason(monkeypatch, tmp_path):
+    monkeypatch.setenv("GEMMSCOPE_CACHE_DIR", str(tmp_path))  # no answer kept by a test before
     monkeypatch.setattr(build_event, "_cache", {})
     monkeypatch.setattr(build_event, "nvrtc_missing",
                         lambda: "cuda-bindings is not installed (pip install 'gemmscope[nvrtc]')")
@@ -105,7 +106,8 @@ def test_missing_nvrtc_is_exit_2_with_the_reason(monkeypatch):
 
 @pytest.mark.skipif(build_event.nvrtc_missing() is not None,
                     reason=str(build_event.nvrtc_missing()))
-def test_missing_nvdisasm_is_exit_2_with_the_reason(monkeypatch):
+def test_missing_nvdisasm_is_exit_2_with_the_reason(monkeypatch, tmp_path):
+    monkeypatch.setenv("GEMMSCOPE_CACHE_DIR", str(tmp_path))  # no answer kept by a test before
     monkeypatch.setattr(build_event, "_cache", {})
     monkeypatch.setattr(sass, "nvdisasm_missing", lambda: "nvdisasm is not installed")
     code, out, err = run("sass", "naive")

@@ -1,0 +1,117 @@
+"""One rule for every number given on a command line (issue 45): finite, within the
+range stated with the option, checked where it is parsed, refused in one line that names
+the option and its range. Every parser's numeric option takes its type from
+:func:`bounded` (a shape from ``plan.parse_shape``, bounded by ``commands.MAX_DIM``), and
+every parser is a :class:`OneLineParser`. In protocol/ because the parsers of every floor
+use it (cli, drive, profile, engine, models, and the app's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NoReturn
+
+MAX_SECONDS = 7 * 24 * 3600.0  # a week: beyond that a timeout is no bound
+MAX_GPU_INDEX = 255  # no machine holds more GPUs than an index of this counts
+MAX_LAUNCHES = 1000  # launches of one profiled or checked kernel
+
+
+def _shown(v: float) -> str:
+    return f"{int(v):,}" if float(v).is_integer() else f"{v:g}"
+
+
+@dataclass(frozen=True, slots=True)
+class Bounded:
+    """An argparse type: a whole number (``kind`` int) or a finite number (float) within
+    [lo, hi], or exactly ``off`` where given (e.g. 0 for "off")."""
+
+    kind: type
+    lo: float
+    hi: float
+    off: float | None = None
+    unit: str = ""
+
+    @property
+    def __name__(self) -> str:  # argparse names a type by it in its messages
+        return self.kind.__name__
+
+    def range_text(self) -> str:
+        what = "a whole number" if self.kind is int else "a number"
+        unit = f" ({self.unit})" if self.unit else ""
+        span = f"from {_shown(self.lo)} to {_shown(self.hi)}"
+        text = f"seconds {span}" if self.unit == "seconds" else f"{what} {span}{unit}"
+        return f"{_shown(self.off)} (off) or {text}" if self.off is not None else text
+
+    def __call__(self, text: str) -> int | float:
+        try:
+            value = self.kind(text.strip())
+        except (ValueError, OverflowError):
+            value = None
+        if value is None or (isinstance(value, float) and not math.isfinite(value)) or not (
+                self.lo <= value <= self.hi or value == self.off):
+            raise argparse.ArgumentTypeError(f"{text[:40]!r}: give {self.range_text()}")
+        return value
+
+
+def bounded(kind: type, lo: float, hi: float, *, off: float | None = None,
+            unit: str = "") -> Callable[[str], int | float]:
+    """The argparse type of a number option: ``bounded(int, 1, 10_000)``."""
+    if kind not in (int, float):
+        raise TypeError(f"bounded: int or float, not {kind!r}")
+    return Bounded(kind, lo, hi, off, unit)
+
+
+def telemetry_hz() -> Callable[[str], int | float]:
+    """The NVML sampling rate: 0 (off) or from 1 to the runner's most."""
+    from .commands import MAX_TELEMETRY_HZ
+
+    return bounded(float, 1, MAX_TELEMETRY_HZ, off=0, unit="samples a second")
+
+
+def gpu_index() -> Callable[[str], int | float]:
+    """A GPU's index as nvidia-smi counts them."""
+    return bounded(int, 0, MAX_GPU_INDEX)
+
+
+def port(lo: int = 0) -> Callable[[str], int | float]:
+    """A TCP port (0: any free one, where ``lo`` allows it)."""
+    return bounded(int, lo, 65535)
+
+
+def seconds(lo: float = 1.0, hi: float = MAX_SECONDS) -> Callable[[str], int | float]:
+    """A time limit or budget in seconds."""
+    return bounded(float, lo, hi, unit="seconds")
+
+
+class OptionRefused(SystemExit):
+    """A command line that cannot be parsed: ``line`` says which option and why."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(2)
+        self.line = line
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose refusal is one line (exit 2): the program, the option and
+    why; never the usage block. :meth:`parse_args` writes it to stderr and exits;
+    :meth:`parse_or_refuse` raises it (a caller with a stderr of its own)."""
+
+    def error(self, message: str) -> NoReturn:
+        # "argument --x: ..." -> "--x: ...", as the commands' own refusals say it
+        said = message.removeprefix("argument ")
+        raise OptionRefused(f"{self.prog}: {said} ({self.prog} --help says more)")
+
+    def parse_or_refuse(self, args: Sequence[str] | None = None) -> argparse.Namespace:
+        return super().parse_args(args)
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        try:
+            return super().parse_args(args, namespace)
+        except OptionRefused as exc:
+            sys.stderr.write(exc.line + "\n")
+            raise SystemExit(2) from None

@@ -1,0 +1,195 @@
+"""Every number on every command line is bounded where it is parsed, by one rule
+(kernels/protocol/option_bounds.py): this test finds each parser's numeric options by
+looking at its argparse actions, and feeds each NaN, infinities, values below its range
+and a huge one; each is refused in one line naming the option and its range, exit 2, no
+traceback (issue 45)."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+
+from gemmscope.kernels.cli import arguments, report, serve, user_launch
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.cli.user_kernels import parse_assignment
+from gemmscope.kernels.engine import launch
+from gemmscope.kernels.models import __main__ as models_main
+from gemmscope.kernels.protocol.option_bounds import Bounded, OneLineParser, OptionRefused
+from gemmscope.kernels.protocol.plan import parse_shape, parse_sweep
+
+
+def _runner() -> OneLineParser:
+    p = OneLineParser(prog="gemmscope runner")
+    serve.add_arguments(p)
+    return p
+
+
+def _report() -> OneLineParser:
+    p = OneLineParser(prog="gemmscope report")
+    report.add_arguments(p)
+    return p
+
+
+def _app() -> argparse.ArgumentParser:
+    from gemmscope.app import gui_main
+
+    return gui_main.build_parser()
+
+
+def _doctor() -> argparse.ArgumentParser:
+    from gemmscope.app.core import doctor
+
+    return doctor.build_parser()
+
+
+PARSERS = {"cli": arguments.build_parser, "runner": _runner, "report": _report,
+           "user_launch": user_launch.parser, "launch": launch.parser,
+           "models": models_main.parser, "app": _app, "doctor": _doctor}
+
+
+def walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+    """(subcommand path, action) for every action of the parser and its subparsers."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from walk(sub, (*path, name))
+        else:
+            yield path, action
+
+
+def every_action():
+    for key, make in PARSERS.items():
+        parser = make()
+        for path, action in walk(parser):
+            yield key, parser, path, action
+
+
+def test_every_parser_refuses_in_one_line():
+    for key, make in PARSERS.items():
+        parser = make()
+        assert isinstance(parser, OneLineParser), key
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        assert all(isinstance(s, OneLineParser) for a in subs for s in a.choices.values())
+
+
+def test_no_number_is_parsed_without_its_range():
+    """A bare int or float type (or a number default with no type) is a number that no
+    range bounds."""
+    bare = [f"{key} {' '.join(path)} {action.dest}"
+            for key, _parser, path, action in every_action()
+            if action.type in (int, float)
+            or (action.type is None and isinstance(action.default, int | float)
+                and not isinstance(action.default, bool) and action.nargs != 0)]
+    assert not bare, bare
+
+
+def bad_values(b: Bounded) -> list[str]:
+    out = ["nan", "inf", "-inf", "1e400", str(int(b.hi) * 10 + 1), "twelve", ""]
+    if b.lo > -1 and b.off != -1:
+        out.append("-1")
+    if b.lo > 0 and b.off != 0:
+        out.append("0")
+    if b.kind is int:
+        out.append("1.5")
+    return out
+
+
+def bounded_options():
+    for key, parser, path, action in every_action():
+        if isinstance(action.type, Bounded):
+            yield key, parser, path, action
+
+
+def test_there_are_bounded_options_on_every_kind_of_parser():
+    keys = {key for key, *_ in bounded_options()}
+    assert {"cli", "runner", "user_launch", "launch", "models", "app", "doctor"} <= keys
+
+
+def test_every_bounded_option_refuses_what_is_out_of_range_in_one_line():
+    seen = 0
+    for key, parser, path, action in bounded_options():
+        for value in bad_values(action.type):
+            if action.option_strings:
+                flag = action.option_strings[-1]
+                argv = [*path, f"{flag}={value}"]
+                with pytest.raises(OptionRefused) as refused:
+                    parser.parse_or_refuse(argv)
+                line = refused.value.line
+                assert "\n" not in line and flag in line, (key, argv, line)
+                assert action.type.range_text() in line, (key, argv, line)
+            else:  # a positional: its type refuses it alone
+                with pytest.raises(argparse.ArgumentTypeError, match="give"):
+                    action.type(value)
+            seen += 1
+    assert seen > 100
+
+
+def test_every_bounded_option_takes_its_ends():
+    for _key, _parser, _path, action in bounded_options():
+        b = action.type
+        assert b(str(b.lo if b.kind is float else int(b.lo))) == b.lo
+        assert b(str(b.hi if b.kind is float else int(b.hi))) == b.hi
+        if b.off is not None:
+            assert b(str(b.off)) == b.off
+
+
+def _app_size(text: str) -> object:
+    from gemmscope.app import gui_main
+
+    return gui_main._size_arg(text)
+
+
+@pytest.mark.parametrize("parse", [parse_shape, parse_sweep, parse_assignment,
+                                   user_launch.parse_param, _app_size])
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "1e400", "99999999999999",
+                                   "1:99999999999999", "X=-1", "X=nan", "X=99999"])
+def test_the_shapes_sweeps_and_parameters_refuse_the_same(parse, value):
+    if parse is parse_sweep and value == "0":
+        value = "0:16"
+    if parse is _app_size:
+        value = f"{value}x100"
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse(value)
+
+
+@pytest.mark.parametrize("argv", [
+    ["record", "-o", "x.jsonl", "--ncu-timeout", "nan"],
+    ["record", "-o", "x.jsonl", "--ncu-timeout", "-5"],
+    ["record", "-o", "x.jsonl", "--ncu-source-budget", "nan"],
+    ["record", "-o", "x.jsonl", "--ncu-source-budget", "-1"],
+    ["bench", "--sweep", "1:1099511627776"],
+    ["check", "resources/kernels/regblock_float4.toml", "--param", "BM=-1"],
+    ["scheduler", "--port", "70000"],
+    ["worker", "tcp://127.0.0.1:8786", "--device", "-1"],
+    ["bench", "--devices", "0-99999999999"],
+])
+def test_the_issues_examples_are_refused_in_one_line(argv, tmp_path):
+    out, err = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))))
+    try:
+        assert cli.main(argv, stdout=out, stderr=err) == 2
+    finally:
+        os.chdir(cwd)
+    assert err.getvalue().count("\n") == 1, err.getvalue()
+    assert not out.getvalue()
+
+
+@pytest.mark.parametrize("argv", [
+    [sys.executable, "-m", "gemmscope.kernels", "record", "-o", "x.jsonl",
+     "--ncu-timeout", "nan"],
+    [sys.executable, "-m", "gemmscope.kernels.models", "1024", "-5", "1024"],
+    [sys.executable, "-m", "gemmscope.app.main", "doctor", "--timeout-s", "inf"],
+])
+def test_a_refusal_is_one_line_and_exit_2_in_a_process(argv, tmp_path):
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "give" in done.stderr and not list(tmp_path.iterdir())
