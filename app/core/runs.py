@@ -5,7 +5,7 @@ What a run is and how runs are queued lives in ``kernels.plan`` and ``kernels.se
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...kernels.drive.arch_skip import runnable_here
 from ...kernels.protocol import records as rec
@@ -16,6 +16,7 @@ from ...kernels.protocol.commands import (
     SUSTAINED_FIELDS,
     RunMode,
 )
+from ...kernels.protocol.events import DEFAULT_DISTRIBUTION, Distribution
 from ...kernels.protocol.plan import RunRequest
 
 
@@ -29,6 +30,7 @@ class RunForm:
     K: int
     repeats: int = DEFAULT_REPEATS
     mode: RunMode = field(default_factory=RunMode)
+    operands: Distribution = DEFAULT_DISTRIBUTION  # what A and B are drawn from
 
     def runs(self, requests: list[RunRequest], header: rec.Session | None
              ) -> tuple[list[RunRequest], list[str]]:
@@ -37,7 +39,9 @@ class RunForm:
         for each level left out ("skipped: wgmma_tma needs sm_90a only ...")."""
         skipped: list[str] = []
         kept = runnable_here(header, requests, lambda line: skipped.append(line.strip()))
-        return [r.with_mode(self.mode) for r in kept], skipped
+        # the default goes unsaid, as the CLI leaves it: the runner draws it
+        operands = None if self.operands is DEFAULT_DISTRIBUTION else self.operands
+        return [replace(r.with_mode(self.mode), operands=operands) for r in kept], skipped
 
 
 def parse_int_field(name: str, text: str, lo: int, hi: int) -> tuple[int | None, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from dataclasses import replace
 from typing import Any
 
 from ..drive import cluster_serve, remote, targets
@@ -52,6 +53,11 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "default none)")
     p.add_argument("--no-compare", action="store_true",
                    help="do not run the cuBLAS reference of each shape")
+    p.add_argument("--operands", choices=tuple(events.Distribution),
+                   default=str(events.DEFAULT_DISTRIBUTION),
+                   help="what A and B are drawn from: uniform on [-1, 1), standard normal, "
+                        "+-1, or zeros (to show the power the data costs; default "
+                        f"{events.DEFAULT_DISTRIBUTION}); every result names it")
     sus = commands.SUSTAINED_FIELDS
     p.add_argument("--sustained", action="store_true",
                    help="launch back to back for a window, in trials with a cool-down "
@@ -202,6 +208,9 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         runs += user_kernels.kernel_runs(args, shapes, main_mode, stderr=sys.stderr)
     except user_kernels.KernelOptionError as exc:
         raise CliError(str(exc)) from None
+    # the default goes unsaid: the runner draws it, and every result names it
+    operands = (None if args.operands == events.DEFAULT_DISTRIBUTION
+                else events.Distribution(args.operands))
     if also:
         sustained = run_mode(args, True)
         runs += [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
@@ -211,7 +220,7 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
             runs += user_kernels.kernel_runs(args, also, sustained)
         except user_kernels.KernelOptionError as exc:
             raise CliError(str(exc)) from None
-    return runs
+    return [replace(r, operands=operands) for r in runs]
 
 
 def settle_option(args: argparse.Namespace) -> float | None:

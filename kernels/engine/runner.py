@@ -92,11 +92,12 @@ class Runner:
         self.no_gpu_reason: str | None = None
         self.bench: Bench | None = None
         self.sampler: Sampler | None = None
-        # a reference's TFLOPS by (id, M, N, K, mode): % of cuBLAS within the same mode
-        self.ref_tflops: dict[tuple[str, int, int, int, str], float] = {}
+        # a reference's TFLOPS by (id, M, N, K, mode, operands): % of cuBLAS within the same
+        # mode, on the same distribution of inputs (power and clock differ with the data)
+        self.ref_tflops: dict[tuple[str, int, int, int, str, str], float] = {}
         # the SM clock each reference ran at (None: not known), so a ratio can say whether
         # the level ran at the same one
-        self.ref_clock: dict[tuple[str, int, int, int, str], float | None] = {}
+        self.ref_clock: dict[tuple[str, int, int, int, str, str], float | None] = {}
         self.built: set[tuple[str, str, tuple[tuple[str, int], ...]]] = set()
         self.user = UserKernels()  # user kernels sent in run commands (docs/user-kernels.md)
 
@@ -240,7 +241,7 @@ class Runner:
         all the same); True where that run ended the runner (as :meth:`_run_one`)."""
         ref_id = level.reference
         if not (cmd.compare and level.kind is Kind.LEVEL and ref_id in self.levels
-                and (ref_id, cmd.M, cmd.N, cmd.K, cmd.mode) not in self.ref_tflops):
+                and (ref_id, cmd.M, cmd.N, cmd.K, cmd.mode, cmd.operands) not in self.ref_tflops):
             return False
         reference = self.levels[ref_id]
         refused = refusal(reference, cmd.M, cmd.N, cmd.K, self.device)
@@ -332,6 +333,8 @@ class Runner:
         M, N, K = cmd.M, cmd.N, cmd.K
         measure = {Mode.BURST: self._measure_burst,
                    Mode.SUSTAINED: self._measure_sustained}[cmd.mode]
+        assert self.bench is not None
+        self.bench.distribution = cmd.operands
         try:
             result = measure(level, cmd, where, params)
         except Refused as exc:
@@ -357,11 +360,12 @@ class Runner:
         if params:
             result["params"] = dict(params)
         if level.kind is Kind.REFERENCE:
-            self.ref_tflops[(level.id, M, N, K, cmd.mode)] = result["tflops"]
-            self.ref_clock[(level.id, M, N, K, cmd.mode)] = result.get("sm_clock_mhz_avg")
+            self.ref_tflops[(level.id, M, N, K, cmd.mode, cmd.operands)] = result["tflops"]
+            self.ref_clock[(level.id, M, N, K, cmd.mode, cmd.operands)] = \
+                result.get("sm_clock_mhz_avg")
         else:
             ref_id = level.reference
-            key = (ref_id or "", M, N, K, cmd.mode)
+            key = (ref_id or "", M, N, K, cmd.mode, cmd.operands)
             ref = self.ref_tflops.get(key)
             result.update({"reference": ref_id if ref else None, "reference_tflops": ref,
                            "pct_of_reference": percent(result["tflops"], ref),

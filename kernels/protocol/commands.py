@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ladder.shape import Shape
-from .events import MAX_COMMAND_BYTES, Mode, ProtocolError, loads
+from .events import (
+    DEFAULT_DISTRIBUTION,
+    MAX_COMMAND_BYTES,
+    Distribution,
+    Mode,
+    ProtocolError,
+    loads,
+)
 
 COMMANDS = ("run", "levels", "ping", "telemetry", "quit")
 MAX_DIM = 1 << 20
@@ -72,6 +79,7 @@ class RunCommand:
     params: dict[str, int] | None = field(default=None, hash=False)
     sustained: SustainedConfig = field(default_factory=SustainedConfig)  # sustained runs
     settle_s: float = SETTLE_S[0]  # burst runs
+    operands: Distribution = DEFAULT_DISTRIBUTION  # what A and B are drawn from
     # a user's kernel (docs/user-kernels.md): its object, checked by the engine
     kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
@@ -150,7 +158,16 @@ def _run(obj: dict[str, Any]) -> RunCommand:
         raise ProtocolError("kernel must be an object (docs/user-kernels.md)")
     return RunCommand(obj["level"], M, N, K, obj.get("id"), mode, counts["repeats"],
                       counts["warmup"], compare, params or None, sustained,
-                      settle_s=settle_s, kernel=kernel)
+                      settle_s=settle_s, operands=check_operands(obj), kernel=kernel)
+
+
+def check_operands(obj: dict[str, Any]) -> Distribution:
+    """A run command's ``operands``: one of Distribution's names (default uniform)."""
+    given = obj.get("operands", str(DEFAULT_DISTRIBUTION))
+    if given not in tuple(Distribution):
+        raise ProtocolError(f"operands must be one of {', '.join(Distribution)}, "
+                            f"not {given!r}")
+    return Distribution(given)
 
 
 def command_id(line: str | bytes) -> Any:

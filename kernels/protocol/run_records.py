@@ -233,6 +233,9 @@ class Result(Timed, tag="result", kw_only=True):
     capture_error: str | None = None
     trial_windows: list[TrialWindow] | None = None
     power_limit_w: Number | None = None
+    # what A and B were drawn from (events.Distribution's names; kept as text, so that a
+    # newer name still reads); None: not said, which is uniform (files before issue 41)
+    operands: str | None = None
 
     def __post_init__(self) -> None:
         if self.throttled is not None:

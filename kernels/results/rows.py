@@ -19,6 +19,7 @@ import msgspec
 from ..ladder import registry
 from ..ladder.registry import DEEPGEMM_DIFF_MAX
 from ..ladder.shape import Shape, percent
+from ..protocol.events import DEFAULT_DISTRIBUTION
 from ..protocol.records import Result
 from ..protocol.throttle import NOT_COUNTED, THROTTLE_MARK
 from .launch_steps import LaunchStep
@@ -200,6 +201,7 @@ class Column(StrEnum):
     SM_CLOCK_MIN = "min SM MHz"
     REF_CLOCK = "ref. SM MHz"  # the clock the reference of "% of cuBLAS" ran at
     CODE = "code"  # the build's key (nvrtc.code_key), shortened: which code ran
+    OPERANDS = "operands"  # what A and B were drawn from (events.Distribution)
     POWER = "avg W"
     ENERGY = "J/GEMM"
     GFLOP_PER_J = "GFLOP/J"
@@ -312,6 +314,7 @@ class Row:
             Column.SM_CLOCK_MIN: mhz_text(r.sm_clock_mhz_min),
             Column.REF_CLOCK: mhz_text(self.reference_clock_mhz),
             Column.CODE: (r.code_key or DASH)[:CODE_CHARS],
+            Column.OPERANDS: r.operands or str(DEFAULT_DISTRIBUTION),
             Column.POWER: watts_text(r.avg_power_w), Column.ENERGY: energy_text(r.energy_j),
             Column.GFLOP_PER_J: gflop_per_j_text(r.gflop_per_j),
             Column.THROTTLED: throttled_text(r.throttled), Column.NOTES: self.notes(),

@@ -162,3 +162,19 @@ def test_the_run_form_leaves_out_what_the_sessions_gpu_cannot_run_and_says_so():
     # a Hopper runs them all; without a header (no runner yet) nothing is left out
     assert form.runs(asked, header("9.0")) == ([r.with_mode(form.mode) for r in asked], [])
     assert len(form.runs(asked, None)[0]) == len(asked)
+
+
+
+def test_the_run_form_sends_its_operand_distribution_with_every_run():
+    import json
+
+    from gemmscope.app.core.runs import RunForm
+    from gemmscope.kernels.protocol.events import Distribution
+    from gemmscope.kernels.protocol.plan import ladder_requests
+
+    asked = ladder_requests(["naive", "wmma"], 256, 256, 256)
+    runs, _ = RunForm(256, 256, 256).runs(asked, None)  # the default, uniform: unsaid
+    assert all("operands" not in r.command("r") for r in runs)
+    runs, _ = RunForm(256, 256, 256, operands=Distribution.ZEROS).runs(asked, None)
+    assert [parse_command(json.dumps(r.command("r"))).operands for r in runs] == \
+        [Distribution.ZEROS] * 2

@@ -1,0 +1,155 @@
+"""Named operand distributions and what made a result (issue 41 items 5 and 6), without a
+GPU: the draws, the verification against a zero reference, the FP8 scales of zero blocks,
+the command, the plan and the CLI option, the result's fields as read and shown, cuBLAS's
+version text and a Triton kernel's code key."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import msgspec
+import numpy as np
+import pytest
+from fake_benches import SustainedBench, serve
+
+from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.engine import quantize as qz
+from gemmscope.kernels.engine.operands import Accuracy, draw
+from gemmscope.kernels.ladder.registry import Precision
+from gemmscope.kernels.protocol import commands
+from gemmscope.kernels.protocol.events import DEFAULT_DISTRIBUTION, Distribution, ProtocolError
+from gemmscope.kernels.protocol.plan import RunRequest
+from gemmscope.kernels.protocol.records import Result
+from gemmscope.kernels.results.rows import Column, Row
+
+
+def numpy_xp(seed: int = 0) -> SimpleNamespace:
+    """numpy dressed as the CuPy calls ``draw`` makes (CuPy's take a dtype)."""
+    rng = np.random.default_rng(seed)
+    return SimpleNamespace(
+        random=SimpleNamespace(random=lambda shape, dtype: rng.random(shape, dtype=dtype),
+                               standard_normal=lambda shape, dtype:
+                               rng.standard_normal(shape, dtype=dtype)),
+        zeros=np.zeros, float32=np.float32)
+
+
+def test_the_default_is_uniform_what_every_run_drew_before():
+    assert DEFAULT_DISTRIBUTION is Distribution.UNIFORM
+    assert [str(d) for d in Distribution] == ["uniform", "normal", "pm1", "zeros"]
+
+
+@pytest.mark.parametrize("distribution", list(Distribution))
+def test_each_distribution_draws_what_its_name_says(distribution):
+    x = draw((256, 512), distribution, numpy_xp())
+    assert x.shape == (256, 512) and x.dtype == np.float32
+    if distribution is Distribution.UNIFORM:
+        assert -1 <= x.min() < -0.9 and 0.9 < x.max() < 1 and abs(x.mean()) < 0.02
+    elif distribution is Distribution.NORMAL:
+        assert abs(x.mean()) < 0.02 and abs(x.std() - 1) < 0.02 and x.max() > 3
+    elif distribution is Distribution.PM1:
+        assert set(np.unique(x)) == {-1.0, 1.0} and abs(x.mean()) < 0.02
+    else:
+        assert not x.any()
+
+
+@pytest.mark.parametrize("distribution", list(Distribution))
+def test_every_distribution_survives_the_fp8_block_scales(distribution):
+    a = draw((128, 256), distribution, numpy_xp(1))
+    codes, scales = qz.quantize_rows_1x128(a)
+    back = qz.dequantize_rows_1x128(codes, scales)
+    bt_codes, bt_scales = qz.quantize_blocks_128x128(a)
+    bt_back = qz.dequantize_blocks_128x128(bt_codes, bt_scales)
+    for s, v in ((scales, back), (bt_scales, bt_back)):
+        assert np.isfinite(s).all() and (s > 0).all()  # a zero block: the floor, no 0/0
+        assert np.isfinite(v).all()
+    if distribution is Distribution.ZEROS:
+        assert not codes.any() and not back.any() and not bt_back.any()
+    else:  # E4M3 keeps 3 mantissa bits: within 1/16 of each block's largest element
+        assert np.abs(back - a).max() <= np.abs(a).max() / 16
+    if distribution is Distribution.PM1:  # +-1 is exact in BF16
+        assert (qz.bf16_decode(qz.bf16_encode(a)) == a).all()
+
+
+def test_a_zero_reference_verifies_only_an_exactly_zero_c():
+    exact = Accuracy(0.0, False, 0.0, zero_reference=True)
+    tiny = Accuracy(1e-30, False, 1.0, zero_reference=True)  # ||C||: something was written
+    unwritten = Accuracy(float("nan"), True, float("nan"), zero_reference=True)
+    for precision in Precision:
+        assert exact.verified(precision)
+        assert not tiny.verified(precision) and not unwritten.verified(precision)
+    # a reference that is not zero: the tolerance as before
+    assert Accuracy(1e-7, False, 0.0).verified(Precision.FP32)
+    assert not Accuracy(1e-2, False, 0.0).verified(Precision.FP32)
+
+
+def test_the_run_command_carries_the_distribution():
+    base = {"cmd": "run", "level": "naive", "M": 8, "N": 8, "K": 8}
+    assert commands.parse_command(json.dumps(base)).operands is Distribution.UNIFORM
+    for d in Distribution:
+        cmd = commands.parse_command(json.dumps({**base, "operands": str(d)}))
+        assert cmd.operands is d
+    for bad in ("gaussian", 1, None, ""):
+        with pytest.raises(ProtocolError, match="operands must be one of uniform, normal"):
+            commands.parse_command(json.dumps({**base, "operands": bad}))
+    request = RunRequest("naive", 8, 8, 8, operands=Distribution.PM1)
+    assert request.command("r1")["operands"] == "pm1"
+    assert "operands" not in RunRequest("naive", 8, 8, 8).command("r1")
+
+
+def test_the_cli_option_reaches_every_run():
+    def planned(*argv: str) -> list[RunRequest]:
+        return cli.plan(cli.build_parser().parse_args(["bench", "-l", "naive,wmma", *argv,
+                                                       "--sustained-size", "512"]))
+
+    assert {r.operands for r in planned()} == {None}  # the default goes unsaid
+    runs = planned("--operands", "zeros")
+    assert len(runs) == 4 and {r.operands for r in runs} == {Distribution.ZEROS}
+    with pytest.raises(SystemExit):
+        planned("--operands", "ones")
+
+
+def test_the_runner_draws_what_the_command_asks():
+    bench = SustainedBench()
+    drawn = []
+    run = bench.run
+
+    def recording_run(*args, **kwargs):
+        drawn.append(bench.distribution)
+        return run(*args, **kwargs)
+
+    bench.run = recording_run
+    events = serve(bench, {"cmd": "run", "id": 1, "level": "naive", "M": 64, "N": 64,
+                           "K": 64, "operands": "normal", "compare": False},
+                   {"cmd": "run", "id": 2, "level": "naive", "M": 64, "N": 64, "K": 64,
+                    "compare": False})
+    assert drawn == [Distribution.NORMAL, Distribution.UNIFORM]
+    results = [e for e in events if e["type"] == "result"]
+    assert len(results) == 2
+
+
+RESULT = {"type": "result", "t": 1.0, "level": "naive", "M": 8, "N": 8, "K": 8,
+          "dtype": "fp32", "median_ms": 1.0, "tflops": 1.0, "verified": True,
+          "rel_err": 0.0, "repeats": 3}
+
+
+def test_a_result_reads_its_operands_and_shows_them():
+    r = msgspec.json.decode(json.dumps({**RESULT, "operands": "zeros"}), type=Result)
+    assert r.operands == "zeros" and Row.of(r).texts()[Column.OPERANDS] == "zeros"
+    # an older file says none: its operands were uniform
+    old = msgspec.json.decode(json.dumps(RESULT), type=Result)
+    assert old.operands is None and Row.of(old).texts()[Column.OPERANDS] == "uniform"
+    # a newer distribution's name still reads (text, not the enum)
+    newer = msgspec.json.decode(json.dumps({**RESULT, "operands": "lognormal"}), type=Result)
+    assert Row.of(newer).texts()[Column.OPERANDS] == "lognormal"
+
+
+def test_a_ratio_is_of_the_reference_on_the_same_distribution():
+    bench = SustainedBench()
+    run = {"cmd": "run", "level": "naive", "M": 64, "N": 64, "K": 64}
+    events = serve(bench, {**run, "id": 1}, {**run, "id": 2},
+                   {**run, "id": 3, "operands": "zeros"})
+    # the reference once for uniform (the second run finds it), once more for zeros
+    assert bench.burst_runs == ["cublas_fp32", "naive", "naive", "cublas_fp32", "naive"]
+    levels = [e for e in events if e["type"] == "result" and e["level"] == "naive"]
+    assert all(r["reference"] == "cublas_fp32" for r in levels)
