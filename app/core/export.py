@@ -38,7 +38,7 @@ CSV_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.MODE, Column.DTYPE, Column
                Column.REPEATS, Column.T, Column.SM_CLOCK, Column.SM_CLOCK_MIN, Column.REF_CLOCK,
                Column.POWER,
                Column.ENERGY, Column.GFLOP_PER_J, Column.THROTTLED, Column.CODE,
-               Column.OPERANDS, Column.NOTES)
+               Column.OPERANDS, Column.VERSIONS, Column.NOTES)
 __all__ = ["CSV_COLUMNS", "csv_text", "ladder_csv", "ladder_markdown", "markdown_text",
            "replacing", "results_csv", "write_export"]
 MARKDOWN_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,

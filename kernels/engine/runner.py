@@ -26,6 +26,7 @@ from ..device.gpu import (
     device_info,
     get_cupy,
     is_sticky,
+    software_versions,
 )
 from ..device.gpu_select import VISIBLE, gpu_env, visible_index
 from ..device.telemetry import Nvml, Sampler
@@ -100,6 +101,8 @@ class Runner:
         self.ref_clock: dict[tuple[str, int, int, int, str, str], float | None] = {}
         self.built: set[tuple[str, str, tuple[tuple[str, int], ...]]] = set()
         self.user = UserKernels()  # user kernels sent in run commands (docs/user-kernels.md)
+        # what software makes this runner's results (every result names it; None: no GPU)
+        self.versions: dict[str, str | None] | None = None
 
     # ------------------------------------------------------------------ output
     def emit(self, event: dict[str, Any]) -> None:
@@ -149,6 +152,7 @@ class Runner:
             self.emit({"type": "info", "message": f"telemetry unavailable: {nvml.reason}"})
         if self.device is not None:
             self.bench = Bench(self.device, self.clock, self.sampler)
+            self.versions = software_versions(nvml.driver_version())
         self.sampler.start()
         self.emit({"type": "ready"})
 
@@ -359,6 +363,8 @@ class Runner:
             return False
         if params:
             result["params"] = dict(params)
+        if self.versions is not None:
+            result["versions"] = self.versions
         if level.kind is Kind.REFERENCE:
             self.ref_tflops[(level.id, M, N, K, cmd.mode, cmd.operands)] = result["tflops"]
             self.ref_clock[(level.id, M, N, K, cmd.mode, cmd.operands)] = \

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import re
 import shutil
 import subprocess
 import sys
@@ -82,6 +83,21 @@ def ncu_command(ncu: str, level_id: str, M: int, N: int, K: int, extra: bool = F
 def find_ncu(ncu: str) -> str | None:
     """The ncu executable's path, or None where there is none."""
     return shutil.which(ncu)
+
+
+_VERSION = re.compile(r"\bVersion\s+([0-9][0-9A-Za-z.\-]{0,31})")
+
+
+def ncu_version(exe: str, timeout_s: float = 30.0) -> str | None:
+    """What ``ncu --version`` says it is ("2025.1.0.0"), or None where it cannot say: a
+    counters event names the profiler that read it (issue 41 item 6)."""
+    try:
+        proc = subprocess.run([exe, "--version"], capture_output=True, text=True,
+                              timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = _VERSION.search(proc.stdout)
+    return found.group(1) if found else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,8 +215,9 @@ def from_csv_file(path: Path, level_id: str, M: int, N: int, K: int) -> NcuProfi
     return NcuProfile(level_id, M, N, K, file=str(path), row=rows[0])
 
 
-def counters_event(p: NcuProfile, t: float) -> dict[str, Any]:
-    """The ``counters`` event of a profile that has counters (see ``problem``)."""
+def counters_event(p: NcuProfile, t: float, version: str | None = None) -> dict[str, Any]:
+    """The ``counters`` event of a profile that has counters (see ``problem``);
+    ``version``: the ncu's (:func:`ncu_version`)."""
     why = p.problem()
     if why is not None:
         raise ValueError(f"no counters for {p.level}: {why}")
@@ -209,7 +226,8 @@ def counters_event(p: NcuProfile, t: float) -> dict[str, Any]:
     return {"type": "counters", "t": t, "level": p.level, "M": p.M, "N": p.N, "K": p.K,
             "tool": TOOL, "metrics": p.metrics(), "kernel": p.row.kernel,
             "params": dict(level.params) if level is not None else None,
-            "launch": launch_mode(list(p.command)), "command": list(p.command)}
+            "launch": launch_mode(list(p.command)), "command": list(p.command),
+            **({"ncu_version": version} if version else {})}
 
 
 @contextlib.contextmanager
@@ -279,6 +297,7 @@ class CountersStep:
     def _profile_all(self, exe: str, now: Callable[[], float],
                      emit: Callable[[dict[str, Any]], None]) -> None:
         M, N, K = self.size
+        version = ncu_version(exe)
         for level_id in self.levels:
             self.say(f"ncu {level_id} {M}x{N}x{K} ...")
             emit({"type": "info", "t": now(), "level": level_id, "M": M, "N": N, "K": K,
@@ -292,7 +311,7 @@ class CountersStep:
                          + "".join(f"\n  {line}" for line in tail))
                 self.failed.append(level_id)
                 continue
-            emit(counters_event(prof, now()))
+            emit(counters_event(prof, now(), version))
             self.recorded.append(level_id)
 
     def summary(self) -> str:

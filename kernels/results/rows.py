@@ -21,6 +21,7 @@ from ..ladder.registry import DEEPGEMM_DIFF_MAX
 from ..ladder.shape import Shape, percent
 from ..protocol.events import DEFAULT_DISTRIBUTION
 from ..protocol.records import Result
+from ..protocol.run_records import Versions
 from ..protocol.throttle import NOT_COUNTED, THROTTLE_MARK
 from .launch_steps import LaunchStep
 
@@ -103,6 +104,19 @@ def gflop_per_j_text(value: float | None) -> str:
     if value is None:
         return DASH
     return _fixed(value, 0) if abs(value) >= 100 else f"{value:.3g}"
+
+
+def versions_text(versions: Versions | None) -> str:
+    """What made a result, in one short cell: "driver 580.95 · CUDA 13.0/13.0 · cuBLAS
+    13.0.2 · NVRTC 13.0" (CUDA: the driver's, then the runtime's); a dash where not said."""
+    if versions is None:
+        return DASH
+    v = versions
+    cuda = "/".join(x for x in (v.cuda_driver, v.cuda_runtime) if x)
+    bits = [f"{name} {value}" for name, value in (
+        ("driver", v.driver), ("CUDA", cuda), ("cuBLAS", v.cublas), ("NVRTC", v.nvrtc))
+        if value]
+    return " · ".join(bits) or DASH
 
 
 def verdict_text(verified: bool) -> str:
@@ -202,6 +216,7 @@ class Column(StrEnum):
     REF_CLOCK = "ref. SM MHz"  # the clock the reference of "% of cuBLAS" ran at
     CODE = "code"  # the build's key (nvrtc.code_key), shortened: which code ran
     OPERANDS = "operands"  # what A and B were drawn from (events.Distribution)
+    VERSIONS = "versions"  # the driver, CUDA, cuBLAS and NVRTC that made the result
     POWER = "avg W"
     ENERGY = "J/GEMM"
     GFLOP_PER_J = "GFLOP/J"
@@ -315,6 +330,7 @@ class Row:
             Column.REF_CLOCK: mhz_text(self.reference_clock_mhz),
             Column.CODE: (r.code_key or DASH)[:CODE_CHARS],
             Column.OPERANDS: r.operands or str(DEFAULT_DISTRIBUTION),
+            Column.VERSIONS: versions_text(r.versions),
             Column.POWER: watts_text(r.avg_power_w), Column.ENERGY: energy_text(r.energy_j),
             Column.GFLOP_PER_J: gflop_per_j_text(r.gflop_per_j),
             Column.THROTTLED: throttled_text(r.throttled), Column.NOTES: self.notes(),

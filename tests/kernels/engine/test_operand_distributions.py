@@ -14,6 +14,7 @@ import pytest
 from fake_benches import SustainedBench, serve
 
 from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.device.gpu import cublas_text
 from gemmscope.kernels.engine import quantize as qz
 from gemmscope.kernels.engine.operands import Accuracy, draw
 from gemmscope.kernels.ladder.registry import Precision
@@ -22,6 +23,7 @@ from gemmscope.kernels.protocol.events import DEFAULT_DISTRIBUTION, Distribution
 from gemmscope.kernels.protocol.plan import RunRequest
 from gemmscope.kernels.protocol.records import Result
 from gemmscope.kernels.results.rows import Column, Row
+from gemmscope.kernels.toolchain.triton_build import triton_code_key
 
 
 def numpy_xp(seed: int = 0) -> SimpleNamespace:
@@ -109,7 +111,7 @@ def test_the_cli_option_reaches_every_run():
         planned("--operands", "ones")
 
 
-def test_the_runner_draws_what_the_command_asks():
+def test_the_runner_draws_what_the_command_asks_and_names_what_made_the_result():
     bench = SustainedBench()
     drawn = []
     run = bench.run
@@ -125,7 +127,7 @@ def test_the_runner_draws_what_the_command_asks():
                     "compare": False})
     assert drawn == [Distribution.NORMAL, Distribution.UNIFORM]
     results = [e for e in events if e["type"] == "result"]
-    assert len(results) == 2
+    assert len(results) == 2 and all("versions" not in r for r in results)  # no GPU: none
 
 
 RESULT = {"type": "result", "t": 1.0, "level": "naive", "M": 8, "N": 8, "K": 8,
@@ -142,6 +144,41 @@ def test_a_result_reads_its_operands_and_shows_them():
     # a newer distribution's name still reads (text, not the enum)
     newer = msgspec.json.decode(json.dumps({**RESULT, "operands": "lognormal"}), type=Result)
     assert Row.of(newer).texts()[Column.OPERANDS] == "lognormal"
+
+
+VERSIONS = {"driver": "580.95.05", "cuda_driver": "13.0", "cuda_runtime": "13.0",
+            "cublas": "13.0.2", "nvrtc": "13.0", "cupy": "14.2.0"}
+
+
+def test_a_result_reads_what_made_it_and_shows_it():
+    r = msgspec.json.decode(json.dumps({**RESULT, "versions": VERSIONS}), type=Result)
+    assert r.versions is not None and r.versions.cublas == "13.0.2"
+    assert Row.of(r).texts()[Column.VERSIONS] == ("driver 580.95.05 · CUDA 13.0/13.0 · "
+                                                  "cuBLAS 13.0.2 · NVRTC 13.0")
+    old = msgspec.json.decode(json.dumps(RESULT), type=Result)  # an older file: unknown
+    assert old.versions is None and Row.of(old).texts()[Column.VERSIONS] == "–"
+    # a part the runner could not read is left out, not shown as "None"
+    part = msgspec.json.decode(json.dumps({**RESULT, "versions": {"cublas": "13.0.2"}}),
+                               type=Result)
+    assert Row.of(part).texts()[Column.VERSIONS] == "cuBLAS 13.0.2"
+
+
+def test_cublas_versions_read_as_text():
+    assert cublas_text(120804) == "12.8.4"
+    assert cublas_text(130002) == "13.0.2"
+    assert cublas_text(11402) == "11.4.2"  # the old encoding, major * 1000
+
+
+def test_a_triton_kernels_code_key_names_its_source_triton_parameters_and_arch():
+    params = {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8}
+    key = triton_code_key("src", "3.4.0", params, "sm_90a")
+    assert len(key) == 16 and int(key, 16) >= 0
+    assert key == triton_code_key("src", "3.4.0", dict(reversed(params.items())), "sm_90a")
+    for other in (triton_code_key("src ", "3.4.0", params, "sm_90a"),
+                  triton_code_key("src", "3.5.0", params, "sm_90a"),
+                  triton_code_key("src", "3.4.0", {**params, "num_warps": 4}, "sm_90a"),
+                  triton_code_key("src", "3.4.0", params, "sm_90")):
+        assert other != key
 
 
 def test_a_ratio_is_of_the_reference_on_the_same_distribution():
