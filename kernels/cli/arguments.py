@@ -21,11 +21,11 @@ from ..profile.ncu_source_step import add_options as add_ncu_source_options
 from ..protocol import commands, events
 from ..protocol.plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from ..toolchain import build_event
-from . import report, serve, user_kernels
+from . import compare, report, serve, user_kernels
 
-DESCRIPTION = """GPU-side commands: runner, scheduler, worker, bench, record, report, levels, diff,
-sass; each its own function (``COMMANDS``) over the shared parts (the plan, the runner session, the
-recording). No Qt anywhere."""
+DESCRIPTION = """GPU-side commands: runner, scheduler, worker, bench, record, report, compare,
+levels, diff, sass; each its own function (``COMMANDS``) over the shared parts (the plan, the runner
+session, the recording). No Qt anywhere."""
 
 MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a week: beyond that a timeout is no bound
 
@@ -143,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --append: no timed runs, only the --ncu / --ncu-source "
                           "steps for the planned levels (a long recording in two calls)")
     report.add_arguments(sub.add_parser("report", help="print the results table of a recording"))
+    compare.add_arguments(sub.add_parser(
+        "compare", help="each level's %% of cuBLAS in two recordings, with intervals; exit 1 "
+                        "where one fell (a regression gate for CI)"))
     lv = sub.add_parser("levels", help="list the levels (of a remote runner with --remote)")
     targets.add_remote_options(lv)
     lv.add_argument("--cc", metavar="X.Y", type=compute_capability,

@@ -250,6 +250,11 @@ class Result(Timed, tag="result", kw_only=True):
     # newer name still reads); None: not said, which is uniform (files before issue 41)
     operands: str | None = None
     versions: Versions | None = None  # what software made it; None: not said (older files)
+    # a paired ratio's confidence interval of pct_of_reference (the paired timing loop's
+    # fields; None: an unpaired result, a point)
+    paired: bool | None = None
+    pct_ci_low: Number | None = None
+    pct_ci_high: Number | None = None
 
     def __post_init__(self) -> None:
         if self.throttled is not None:
