@@ -66,6 +66,8 @@ GPU_ONLY = {  # the measurement needs the GPU: arguments, levels and the table
     "hopper_bench.py": [MADE_UP, re.compile(r"^wgmma_tma +4096x4096x4096 +501\.0  Y", re.M)],
     "hopper_side_by_side.py": [MADE_UP, "% of reference", "cublas_bf16"],
     "mma_ceiling.py": [MADE_UP, "HMMA/SM/clk"],
+    "operand_power.py": [MADE_UP, re.compile(r"^zeros +wgmma_tma +745\.2 +98\.6% +430 ", re.M),
+                         re.compile(r"^wrote .*operand_power\.svg", re.M)],
     "simt_mma_side_by_side.py": [MADE_UP, "== issue 17 candidates"],
     "telemetry_overhead.py": [MADE_UP, "sampling off"],
     "tune.py": ["smoke: the registry makes every level and variant named"],
