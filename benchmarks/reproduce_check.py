@@ -43,21 +43,24 @@ def burst(path: str | Path, sizes: set[int]) -> tuple[Burst, list[str]]:
     in files from before results stated it, found in the run's repeat events by the same
     rule (kernels/results/launch_steps.py)."""
     session = recording.read_session(path)
-    times: dict[object, list[float]] = {}
+    # by run, not by id: a compared level's reference echoes its id (Run.run_key)
+    times: dict[tuple[str, str], list[float]] = {}
     out: Burst = {}
     headers = [session.header, *(e.runner for e in session.events
                                  if e.type == "restart" and e.runner is not None)]
     gpus = [h.device.uuid for h in headers if h.device is not None and h.device.uuid]
     for e in session.events:
         if e.type == "repeat" and e.mode == "burst":
-            times.setdefault(e.id, []).append(e.ms)
+            times.setdefault(e.run_key, []).append(e.ms)
         elif (e.type == "result" and e.mode == "burst" and e.M == e.N == e.K
               and e.M in sizes and e.tflops and e.verified):
             step = LaunchStep.of(e.launch_step) if e.launch_step is not None else \
-                launch_step(times.get(e.id, []))
+                launch_step(times.get(e.run_key, []))
             out[(e.level, e.M)] = (e.tflops, e.sm_clock_mhz_avg, step)
-        if e.type in ("result", "error"):
-            times.pop(e.id, None)  # a later run may reuse the id
+        if e.type == "result":
+            times.pop(e.run_key, None)  # a later run may reuse the id
+        elif e.type == "error":
+            times.pop((repr(e.id), e.level), None)
     return out, list(dict.fromkeys(gpus))
 
 

@@ -1,12 +1,16 @@
-"""Test setup: Qt offscreen, GPU tests skipped without a GPU, and a check that no test
-leaks threads or child processes."""
+"""Test setup: Qt offscreen, GPU tests skipped without a GPU, each with a time limit and
+in a shard (``--gpu-shard K``, tests/support/gpu_tiers.py), a SIGTERM that ends the run
+and its children (tests/support/terminate_tree.py), and a check that no test leaks
+threads or child processes."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,9 @@ TESTS = Path(__file__).parent
 # the shared fakes and helpers (fake_runner, synthetic_session, ...) import by their names
 # from any folder of tests/ (tests/support/places.py says where the rest is)
 sys.path.insert(0, str(TESTS / "support"))
+
+import gpu_tiers  # noqa: E402  (from tests/support, on the path just above)
+import terminate_tree  # noqa: E402
 
 # the property-based tests (tests/kernels/protocol/test_fuzz.py); the GPU machine has none
 try:
@@ -41,21 +48,63 @@ else:
     settings.load_profile(os.environ.get("GEMMSCOPE_HYPOTHESIS", "ci"))
 
 
+def _shard(text: str) -> int:
+    k = int(text)
+    if not 1 <= k <= gpu_tiers.SHARDS:
+        raise ValueError(f"a shard is 1 to {gpu_tiers.SHARDS}")
+    return k
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     # the GPU machine runs the GPU tests without pytest-qt; keep its ini key known there
     try:
         import pytestqt  # noqa: F401
     except ImportError:
         parser.addini("qt_api", "Qt binding for pytest-qt (unused without it)")
+    parser.addoption("--gpu-shard", type=_shard, default=None, metavar="K",
+                     help=f"run only the GPU tests of shard K (1 to {gpu_tiers.SHARDS}; "
+                     "tests/support/gpu_tiers.py, docs/gpu-run-plan.md)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.pluginmanager.hasplugin("timeout"):
+        # without pytest-timeout, the limits are kept by pytest_runtest_call below
+        config.addinivalue_line("markers", "timeout(seconds): a GPU test's time limit")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    terminate_tree.install()  # a SIGTERM ends the run and every process it started
+
+
+def _limit(item: pytest.Item) -> pytest.MarkDecorator:
+    place = gpu_tiers.FILES.get(item.path.name)
+    seconds = place.timeout_s if place is not None else max(
+        p.timeout_s for p in gpu_tiers.FILES.values())
+    # signal: the test fails with an exception, so its own cleanup stops its runner (the
+    # thread method ends the whole process and leaves the children behind)
+    return pytest.mark.timeout(seconds, method="signal")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip tests marked gpu, with the reason, where CuPy or a CUDA device is missing;
-    where they run, one after another (one GPU: under ``-n auto --dist loadgroup`` they
-    share one worker, never timing each other)."""
+    """Give each GPU test its time limit; with ``--gpu-shard K`` keep only shard K's GPU
+    tests. Skip tests marked gpu, with the reason, where CuPy or a CUDA device is
+    missing; where they run, one after another (one GPU: under ``-n auto --dist
+    loadgroup`` they share one worker, never timing each other)."""
     gpu = [item for item in items if item.get_closest_marker("gpu")]
     for item in gpu:
         item.add_marker(pytest.mark.xdist_group("gpu"))
+        if item.get_closest_marker("timeout") is None:
+            item.add_marker(_limit(item))
+    shard = config.getoption("--gpu-shard")
+    if shard is not None:
+        keep = [item for item in gpu if item.path.name in gpu_tiers.FILES
+                and gpu_tiers.shard_of(item.nodeid) == shard]
+        kept = set(keep)
+        dropped = [item for item in items if item not in kept]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+        gpu = keep
     if not gpu:
         return
     from gemmscope.kernels.device.gpu import get_cupy
@@ -67,6 +116,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("gpu"):
             item.add_marker(skip)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """A GPU test's time limit where pytest-timeout is not installed: SIGALRM fails the
+    test, as pytest-timeout's signal method does (its subprocesses are killed by the
+    code that started them, as on any exception)."""
+    mark = item.get_closest_marker("timeout")
+    if (mark is None or item.config.pluginmanager.hasplugin("timeout")
+            or threading.current_thread() is not threading.main_thread()):
+        return (yield)
+    seconds = float(mark.args[0] if mark.args else mark.kwargs.get("timeout", 0))
+
+    def expired(signum: int, frame: object) -> None:
+        pytest.fail(f"Timeout (>{seconds:g}s) from the GPU test's time limit")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return (yield)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _children() -> set[int]:

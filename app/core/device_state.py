@@ -25,13 +25,17 @@ class DeviceState:
     trial_spans: list[tuple[float, float]] = field(default_factory=list)
     open_trial: tuple[Any, int] | None = None  # (run id, index in trial_spans)
     running: RunStart | None = None  # the run_start of the run in progress
+    # what the run in progress does now, where a `phase` event said ("compile", "settle",
+    # "cooldown", "window"); None: measuring, or not said
+    doing: str | None = None
     latest: dict[str, Result] = field(default_factory=dict)  # burst results by level
     # (level, shape, mode) -> the latest result
     latest_at: dict[tuple[str, Shape, str], Result] = field(default_factory=dict)
     shape_levels: dict[Shape, set[str]] = field(default_factory=dict)  # ladder levels
-    # the repeats of each (level, shape, mode)'s latest run, and which key a run id has
+    # the repeats of each (level, shape, mode)'s latest run, and which key a run has (by
+    # Run.run_key: its id and level, as a compared level's reference echoes its id)
     streams: dict[tuple[str, Shape | None, str], RepeatStream] = field(default_factory=dict)
-    run_keys: dict[Any, tuple[str, Shape | None, str]] = field(default_factory=dict)
+    run_keys: dict[tuple[str, str], tuple[str, Shape | None, str]] = field(default_factory=dict)
 
 
 def device_label(entry: DeviceEntry) -> str:

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from ...kernels.device import build_cache
 from .machine_facts import (
     RUNNER_TIMEOUT_S,
     GpuFacts,
@@ -330,10 +331,24 @@ def check_runner(facts: GpuFacts) -> Finding:
     return Finding("runner", Status.OK, f"{where} answered: {hello.device}", scope=Scope.LIVE)
 
 
+def check_cache(facts: GpuFacts) -> Finding | None:
+    """Where compiled kernels are kept between runs (kernels/device/build_cache.py): a
+    ladder compiles once per machine, or once per folder carried between machines."""
+    if not facts.caches or facts.cache_root is None:
+        return None
+    parts = []
+    for c in facts.caches:
+        set_by = f" (${c.variable})" if not c.own and c.variable else ""
+        parts.append(f"{c.name} {c.path}{set_by}: {c.entries} files, "
+                     f"{c.size_bytes / 2**20:.1f} MiB")
+    return Finding("build cache", Status.OK, f"{facts.cache_root} (${build_cache.ENV}; "
+                   "tar it to carry it to another GPU machine): " + "; ".join(parts))
+
+
 def diagnose_gpu(facts: GpuFacts) -> list[Finding]:
     checks = [check_switch(facts), check_driver(facts), check_cupy(facts), check_nvml(facts),
               check_gpm(facts), check_ncu(facts), check_counters(facts),
-              check_memory(facts), check_runner(facts)]
+              check_memory(facts), check_cache(facts), check_runner(facts)]
     return [f for f in checks if f is not None]
 
 

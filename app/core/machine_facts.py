@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...kernels.device import build_cache
+from ...kernels.device.build_cache import CacheFolder
 from ...kernels.device.gpu import CupyBuild
 from ...kernels.device.telemetry import NvmlFacts
 from .gpu_probe import GpuProbe, probe_driver
@@ -79,6 +81,9 @@ class GpuFacts:
     ncu_output: str | None = None  # from a trial profile (--ncu); None: not tried
     no_gpu_env: bool = False  # GEMMSCOPE_NO_GPU is set
     suggested_runner: str | None = None  # a `gemmscope` on PATH that has a runner
+    # the compilers' cache folders (kernels/device/build_cache.py); empty: not looked at
+    caches: tuple[CacheFolder, ...] = ()
+    cache_root: Path | None = None  # $GEMMSCOPE_CACHE_DIR or its default
 
 
 def profiling_admin_only(params_text: str | None) -> bool | None:
@@ -203,4 +208,5 @@ def gather_gpu(env: Mapping[str, str] | None = None, runner_option: str | None =
         is_admin=hasattr(os, "geteuid") and os.geteuid() == 0,
         ncu_output=trial_profile(timeout_s) if profile_ncu and not frozen else None,
         no_gpu_env=bool(env.get("GEMMSCOPE_NO_GPU")),
-        suggested_runner=gemmscope_elsewhere() if frozen else None)
+        suggested_runner=gemmscope_elsewhere() if frozen else None,
+        caches=tuple(build_cache.folders(env)), cache_root=build_cache.cache_root(env))

@@ -19,6 +19,7 @@ from ...kernels.protocol.telemetry_columns import TelemetryBlock
 from .levels import catalog_from_header
 from .view_state import default_shape
 
+NOT_REPLAYED = "not replayed yet"  # what every view says of what the recording has, later
 ResultKey = tuple[str, Shape, str, int]  # level, shape, mode, device
 Item = EventRecord | TelemetryBlock  # what a recording's events are
 
@@ -33,6 +34,7 @@ class RecordingContents:
     counters: frozenset[tuple[str, str]] = frozenset()  # (level, tool)
     builds: frozenset[str] = frozenset()  # levels with a build event
     telemetry: bool = False  # any NVML sample
+    ceilings: frozenset[int] = frozenset()  # the GPUs with measured ceilings
 
     @classmethod
     def of(cls, events: Iterable[Item]) -> RecordingContents:
@@ -43,6 +45,7 @@ class RecordingContents:
         counters: set[tuple[str, str]] = set()
         builds: set[str] = set()
         telemetry = False
+        ceilings: set[int] = set()
         for ev in events:
             if isinstance(ev, TelemetryBlock):  # counted as the store counts it: samples
                 count += ev.stop - ev.start
@@ -59,6 +62,8 @@ class RecordingContents:
                 counters.add((ev.level, ev.tool or "ncu"))
             elif isinstance(ev, rec.Build | rec.LibraryKernel):  # a reference's: its kernel
                 builds.add(ev.level)
+            elif isinstance(ev, rec.Ceilings):
+                ceilings.add(ev.device_index)
             elif isinstance(ev, rec.Session) and header is None:
                 header = ev
         references = {lv.id for lv in catalog_from_header(header) if lv.is_reference}
@@ -68,7 +73,7 @@ class RecordingContents:
                 per_shape.setdefault(shape, set()).add(level)
         return cls(count, frozenset(results), {s: len(v) for s, v in per_shape.items()},
                    frozenset(source_counters), frozenset(counters), frozenset(builds),
-                   telemetry)
+                   telemetry, frozenset(ceilings))
 
     def default_shape(self) -> Shape | None:
         """The shape a replay of this recording opens on (view_state.default_shape)."""

@@ -14,6 +14,7 @@ from ...kernels.ladder.shape import Shape
 from ...kernels.protocol import records as rec
 from ...kernels.results import roofline as rl
 from .baseline_run import baseline_device, baseline_warning
+from .recording_contents import NOT_REPLAYED
 from .store import SessionStore
 
 
@@ -126,7 +127,10 @@ def roofline_data(store: SessionStore) -> RooflineData:
         notes.append(f"no datasheet roofs: {name or 'this GPU'} is not in the GPU table"
                      if spec is None and not device.mem_bandwidth_gbs
                      else "no datasheet roofs for these precisions")
-    if not measured:
+    coming = store.coming()
+    if not measured and coming is not None and store.device in coming.ceilings:
+        notes.append(f"measured ceilings: {NOT_REPLAYED} (the recording has them)")
+    elif not measured:
         notes.append("no measured ceilings in this session (gemmscope record --ceilings)")
     broken = rl.broken_roofs(measured, points)
     if broken:  # a probe that a kernel outran found no ceiling: not drawn as one
@@ -137,8 +141,11 @@ def roofline_data(store: SessionStore) -> RooflineData:
         notes.append(f"measured {names} roof{'s' if len(broken) > 1 else ''} left out: "
                      f"{faster} ran faster than the probe ({probes})")
     if points and not any(p.ai_measured for p in points):
-        notes.append("intensity from M, N, K and the storage formats (no ncu DRAM bytes of "
-                     "a whole launch recorded)")
+        profiled = {level for level, _tool in coming.counters} if coming is not None else ()
+        notes.append("intensity from M, N, K and the storage formats ("
+                     + (f"the recording's ncu DRAM bytes: {NOT_REPLAYED})"
+                        if any(p.level in profiled for p in points)
+                        else "no ncu DRAM bytes of a whole launch recorded)"))
     notes += report_notes
     if store.baseline is not None and not base_points:
         notes.append(f"the baseline {base_name} has no result at this shape and mode")

@@ -19,6 +19,7 @@ from enum import StrEnum
 from ...kernels.protocol.records import Build, SourceCounters
 from ...kernels.protocol.source_counters import SassLine as Row
 from ...kernels.toolchain.sass import SassLine, parse
+from .recording_contents import NOT_REPLAYED
 
 
 class Metric(StrEnum):
@@ -33,9 +34,6 @@ METRIC_TEXT = {Metric.STALLS: "warp-stall samples",
                Metric.CONFLICTS: "bank conflicts (excess shared wavefronts)",
                Metric.WAVEFRONTS: "shared-memory wavefronts"}
 MIN_AGREEMENT = 0.9  # share of instructions that must match at the same offsets
-
-
-NOT_REPLAYED = "not replayed yet"
 
 
 def no_counters_text(level_id: str, coming: bool = False) -> str:

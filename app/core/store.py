@@ -62,7 +62,7 @@ class SessionStore(StoreQueries):
         self.levels = catalog_from_header(ev)
         self.devices = ev.gpus()
         for state in self._per.values():
-            state.running = None
+            state.running = state.doing = None
         self._changes.update((Change.HEADER, Change.LADDER, Change.RUN))
 
     def _on_kernel(self, ev: rec.Kernel) -> None:
@@ -79,7 +79,7 @@ class SessionStore(StoreQueries):
         self.restarts += 1
         state = self._state(ev)
         state.runs.abandon(ev.t)
-        state.running = None
+        state.running = state.doing = None
         # a runner that crashed or hung and was started again, or, in a file made with
         # `record --append`, the runner of its next part: the header cannot tell which
         self.messages.append(Message("info", f"a runner started again ({self.restarts} so "
@@ -90,25 +90,32 @@ class SessionStore(StoreQueries):
     def _on_run_start(self, ev: rec.RunStart) -> None:
         state = self._state(ev)
         state.running = ev
+        state.doing = None
         state.runs.start(ev, ev.t)
         self._changes.add(Change.TELEMETRY)
         state.stream.reset(ev.level, ev.shape, ev.repeats)
         key = (ev.level, ev.shape, str(ev.mode))
-        state.run_keys[ev.id] = key
+        state.run_keys[ev.run_key] = key  # (id, level): a reference echoes the id
         state.streams[key] = RepeatStream.sized(ev.level, ev.shape, ev.repeats)
         self._changes.update((Change.STREAM, Change.RUN))
 
     def _on_phase(self, ev: rec.Phase) -> None:
+        state = self._state(ev)
+        if state.running is not None and ev.id == state.running.id:
+            state.doing = ev.phase  # the status bar says it ("compiling naive")
+            self._changes.add(Change.RUN)
         if ev.phase != "window":
             return
         t, seconds = ev.t, ev.seconds or 0.0
-        state = self._state(ev)
         state.open_trial = (ev.id, len(state.trial_spans))
         state.trial_spans.append((t, t + max(seconds, 0.0)))
         self._changes.add(Change.TELEMETRY)
 
     def _on_repeat(self, ev: rec.Repeat) -> None:
         state = self._state(ev)
+        if state.doing is not None:  # measuring again (a sustained run's next phase says)
+            state.doing = None
+            self._changes.add(Change.RUN)
         if state.open_trial is not None and state.open_trial[0] == ev.id:
             i = state.open_trial[1]
             state.trial_spans[i] = (state.trial_spans[i][0], ev.t)
@@ -118,7 +125,7 @@ class SessionStore(StoreQueries):
         if state.stream.level != ev.level or state.stream.shape != shape:
             state.stream.reset(ev.level, shape)
         state.stream.append(ev.i, ev.tflops)
-        key = state.run_keys.get(ev.id) or (ev.level, shape, str(ev.mode))
+        key = state.run_keys.get(ev.run_key) or (ev.level, shape, str(ev.mode))
         if key[:2] != (ev.level, shape):  # an id reused: this repeat's own run
             key = (ev.level, shape, str(ev.mode))
         run = state.streams.get(key)
@@ -197,6 +204,7 @@ class SessionStore(StoreQueries):
         state = self._state(ev)
         if state.running is not None and ev.id == state.running.id:
             state.running = None
+            state.doing = None
             self._changes.add(Change.RUN)
 
     def _on_library_kernel(self, ev: rec.LibraryKernel) -> None:

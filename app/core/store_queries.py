@@ -51,7 +51,12 @@ class Message:
     is_error: bool
     device: int | None = None  # the GPU, in a session of several
 
-    def describe(self) -> str:
+    def describe(self, recorded: bool = False) -> str:
+        """The line as a list shows it; ``recorded``: a replay's, said as the recording's
+        history (a restart, a failed probe, an untimed profile happened on the machine
+        that recorded it, at its time), not as something wrong here."""
+        if recorded:
+            return f"in the recording, at {self.t:.0f} s: {self.describe()}"
         where = ""
         if self.level is not None:
             where = self.level + (f" at {self.shape}" if self.shape is not None else "")
@@ -367,6 +372,12 @@ class StoreQueries:
     def running(self) -> rec.RunStart | None:
         """The run in progress on the GPU shown."""
         return self._state(None).running
+
+    @property
+    def running_phase(self) -> str | None:
+        """What the run in progress does now, where its runner said (``compile``,
+        ``settle``, ``cooldown``, ``window``); None: measuring, or not said."""
+        return self._state(None).doing
 
     def reference_result(self, result: Result) -> Result | None:
         """The latest cuBLAS result of the same precision at the same shape and mode."""

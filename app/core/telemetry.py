@@ -197,9 +197,20 @@ class RunWindow:
     end: RunEnd
     throttled: tuple[str, ...] = ()
     verified: bool = True  # False: a result that failed verification
+    mode: str = "burst"  # burst or sustained: a level runs at one shape in either
 
     def label(self) -> str:
         return self.level + (f" {self.shape}" if self.shape is not None else "")
+
+
+def runs_span(windows: list[RunWindow], level: str, shape: Shape | None, mode: str
+              ) -> tuple[float, float] | None:
+    """From the first start to the last end of ``level``'s runs at ``shape`` in ``mode``
+    (what a caption about that level's runs is about); None where the session has none."""
+    mine = [w for w in windows if (w.level, w.shape, w.mode) == (level, shape, mode)]
+    if not mine:
+        return None
+    return min(w.start_s for w in mine), max(w.end_s for w in mine)
 
 
 class RunWindows:
@@ -215,7 +226,7 @@ class RunWindows:
 
     def start(self, ev: rec.RunStart, t: float) -> None:
         self._open[self._key(ev)] = RunWindow(ev.id, ev.level, ev.shape, t, t,
-                                              RunEnd.RUNNING)
+                                              RunEnd.RUNNING, mode=str(ev.mode))
 
     def finish(self, ev: rec.Result | rec.Error | rec.Info, t: float, end: RunEnd) -> bool:
         """Close the run this ``result``/``error``/``info`` belongs to; False if none."""
@@ -227,7 +238,7 @@ class RunWindows:
         verified = result.verified if result is not None else True
         self.closed.append(RunWindow(window.run_id, window.level, window.shape,
                                      window.start_s, max(t, window.start_s), end, reasons,
-                                     verified))
+                                     verified, window.mode))
         return True
 
     def abandon(self, t: float) -> None:
@@ -235,12 +246,12 @@ class RunWindows:
         for window in self._open.values():
             self.closed.append(RunWindow(window.run_id, window.level, window.shape,
                                          window.start_s, max(t, window.start_s),
-                                         RunEnd.STOPPED))
+                                         RunEnd.STOPPED, mode=window.mode))
         self._open.clear()
 
     def all(self, now_s: float) -> list[RunWindow]:
         """Closed windows, then open ones drawn up to ``now_s``."""
         running = [RunWindow(w.run_id, w.level, w.shape, w.start_s, max(now_s, w.start_s),
-                             RunEnd.RUNNING) for w in self._open.values()]
+                             RunEnd.RUNNING, mode=w.mode) for w in self._open.values()]
         return self.closed + running
 

@@ -1,7 +1,9 @@
 """Coalescing view: one warp's global loads and stores, lane by lane, and the 32-byte
 sectors they touch (bytes used in the lane's colour, bytes fetched but unused grey).
 One step is one global instruction of the chosen warp and K step (loads of A and B, then
-the stores of C); within a step the lanes' requests appear one after another.
+the stores of C); within a step the lanes' requests appear one after another. The
+addresses are those of the shape shown (the view state's: a row of A is K floats long, so
+a warp's rows lie K×4 bytes apart), 4096³ until a session has one.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
+from ...kernels.ladder.shape import Shape
 from ...kernels.models.coalescing import SECTOR_BYTES, SectorReport
 from ...kernels.models.level_model import WarpAccess
+from ..core.store import Change, SessionStore
+from ..core.view_state import DEFAULT_SHAPE
 from ..theme import ANIMATION
 from .playback import WarpAccessCanvas, WarpAccessView
 
@@ -37,9 +42,16 @@ def summary_line(acc: WarpAccess, rep: SectorReport) -> tuple[str, str]:
 class CoalescingCanvas(WarpAccessCanvas):
     def __init__(self, level_id: str = "naive", parent: QWidget | None = None) -> None:
         super().__init__(level_id, parent)
-        self.shape = (1024, 1024, 1024)
+        self.shape = DEFAULT_SHAPE  # the view state's, once the view is bound to a store
         self._report: SectorReport | None = None
         self._reload()
+
+    def set_shape(self, shape: Shape) -> None:
+        """Analyse the accesses at ``shape`` (M, N, K set the arrays' strides), keeping
+        the instruction shown."""
+        if shape != self.shape:
+            self.shape = shape
+            self._reload()
 
     def report(self) -> SectorReport | None:
         return self._report
@@ -52,7 +64,7 @@ class CoalescingCanvas(WarpAccessCanvas):
                      if not self.is_broadcast(acc)), 0)
 
     def _load(self) -> list[WarpAccess]:
-        M, N, K = self.shape
+        M, N, K = self.shape.M, self.shape.N, self.shape.K
         return (self.model.global_accesses(self.warp, self.k_step, M, N, K)
                 + self.model.store_accesses(self.warp, M, N))
 
@@ -93,11 +105,10 @@ class CoalescingCanvas(WarpAccessCanvas):
             self.draw_text(painter, QRectF(10, 8, self.width() - 20, 2 * self.line_px()),
                            "no global accesses modelled for this level", "muted_text")
             return
-        M, N, K = self.shape
         line = self.line_px()
         self.draw_text(painter, QRectF(10, 4, self.width() - 20, line),
                        f"{acc.label}   [{acc.op.value}, {acc.width_bytes} B per lane, warp "
-                       f"{self.warp}, K step {self.k_step + 1}, {M}x{N}x{K}]")
+                       f"{self.warp}, K step {self.k_step + 1}, {self.shape}]")
         self.draw_text(painter, QRectF(10, 4 + line, self.width() - 20, line),
                        *summary_line(acc, rep))
         lane = self.selected_lane
@@ -180,7 +191,17 @@ class CoalescingCanvas(WarpAccessCanvas):
 class CoalescingView(WarpAccessView):
     def __init__(self, level_id: str = "naive", parent: QWidget | None = None) -> None:
         super().__init__(CoalescingCanvas(level_id), [], parent)
+        self.store: SessionStore | None = None
         self.set_level(level_id)
+
+    def bind(self, store: SessionStore) -> None:
+        self.store = store
+        self.refresh(set(Change))
+
+    def refresh(self, changes: set[Change]) -> None:
+        """The shape shown is the view state's (a shape change marks the ladder changed)."""
+        if self.store is not None and Change.LADDER in changes:
+            self.coalescing.set_shape(self.store.view.state.shape or DEFAULT_SHAPE)
 
     @property
     def coalescing(self) -> CoalescingCanvas:

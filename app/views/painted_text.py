@@ -26,6 +26,7 @@ class PaintedText:
 
     def init_painted_text(self) -> None:
         self.cut_texts: list[str] = []  # texts cut in the last paint
+        self.drawn_texts: list[str] = []  # every text of the last paint (tests read them)
         self.left_out: list[str] = []  # optional texts left out of the last paint
         self.min_text_pt = MIN_TEXT_PT  # the smallest type a text shrinks to (the theme's)
         self.smallest_pt = 0.0  # the smallest type of the last paint's texts (0: none)
@@ -33,6 +34,7 @@ class PaintedText:
         self._fit_cache: dict[tuple[str, int, int, int, float, float], float] = {}
 
     def forget_cut_texts(self) -> None:
+        self.drawn_texts.clear()
         self.cut_texts.clear()
         self.left_out.clear()
         self._cut_places.clear()
@@ -61,6 +63,7 @@ class PaintedText:
         if size < 0 and optional:
             self.left_out.append(text)
             return
+        self.drawn_texts.append(text)
         base = painter.font()
         font = QFont(base)
         font.setPointSizeF(abs(size))

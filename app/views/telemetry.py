@@ -30,9 +30,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...kernels.ladder.shape import Shape
 from ..core.plain_text import html_text
 from ..core.store import Change, SessionStore
-from ..core.telemetry import GPM_FIELDS, RunWindow
+from ..core.telemetry import GPM_FIELDS, RunWindow, runs_span
 from ..plots.chart_axes import plain_axes, quiet_axes
 from ..plots.charts import MAX_AXIS, HoverReadout, finite_top
 from ..plots.legend_row import legend_above, place_legend, restyle_legend
@@ -248,6 +249,23 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
         self.follow_button.setChecked(False)
         end = self.store.last_t_s if self.store is not None else 0.0  # samples or not
         self._set_x_everywhere(0.0, max(end, 1e-3), padding=0.01)
+
+    def show_runs(self, level: str, shape: Shape | None, mode: str) -> bool:
+        """The time axis on the span of ``level``'s runs at ``shape`` in ``mode`` (a talk's scene:
+        the runs its caption names, not wherever the session ended); following stops.
+        False where the session has no such run (the axis stays where it was)."""
+        if self.store is None:
+            return False
+        span = runs_span(self.store.run_windows(), level, shape, mode)
+        if span is None:
+            return False
+        self.ensure_built()
+        # the session is this one: a refresh must not start it afresh (following again)
+        self._generation = self.store.generation
+        self.follow_button.setChecked(False)
+        lo, hi = span
+        self._set_x_everywhere(lo, max(hi, lo + 1e-3), padding=0.05)
+        return True
 
     def _newest(self) -> float:
         """Where following ends: the newest NVML sample, else (no samples) the latest

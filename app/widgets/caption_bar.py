@@ -119,11 +119,13 @@ class CaptionBar(QWidget):
         self.text.setStyleSheet(f"font-size: {px}px;")
         least = max(min(height, budget), self.number.sizeHint().height()) \
             + margins.top() + margins.bottom()
-        if least != self.minimumHeight():
-            self.setMinimumHeight(least)
+        if (least, least) != (self.minimumHeight(), self.maximumHeight()):
+            # exactly that tall: a dock given more room by a layout that happened before
+            # (a toolbar hidden, the window shown later) kept it, so one scene drew two ways
+            self.setFixedHeight(least)
             dock = self.parentWidget()
-            if dock is not None:  # the dock's own minimum, now (else a pixel short)
-                dock.setMinimumHeight(least)
+            if dock is not None:  # the dock's own, now (else a pixel short)
+                dock.setFixedHeight(least)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

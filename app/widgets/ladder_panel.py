@@ -39,6 +39,7 @@ from ...kernels.results.rows import (
 )
 from ..core.baseline_run import baseline_cell, baseline_details, baseline_text
 from ..core.levels import LevelInfo, cannot_run_here
+from ..core.recording_contents import NOT_REPLAYED  # a result the replay has not reached
 from ..core.store import Change, SessionStore
 from ..core.view_state import shape_text, sorted_shapes
 from ..theme import FAILED_COLOR, THROTTLE_COLOR, precision_color
@@ -63,7 +64,6 @@ BASELINE_PRIORITY = (Column.LEVEL, Column.TFLOPS, Column.BASELINE,
                                                         Column.BASELINE)))
 MARKED_COLUMNS = (*THROTTLE_COLUMNS, Column.THROTTLED)  # orange, with the note, if throttled
 SUSTAINED_COLUMNS = (Column.SUSTAINED_TFLOPS, Column.POWER_LIMITED)  # tooltip: the run
-NOT_REPLAYED = "not replayed yet"  # a level the recording has a result for, not reached yet
 
 
 class LadderPanel(QWidget):

@@ -2,7 +2,9 @@
 
 A recording can hold any number of messages; the list shows the newest MAX_SHOWN (and
 says how many earlier ones it left out), adds new ones in one batch per redraw, and cuts
-each line at MAX_CHARS, so a long or chatty recording never slows the GUI.
+each line at MAX_CHARS, so a long or chatty recording never slows the GUI. A replay's
+lines say "in the recording, at T s:": a newcomer reads a restart or a failed probe as the
+recording's history, not as a fault of their install.
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ class MessagesPanel(QListWidget):
             new = new[-MAX_SHOWN:]
         self.setUpdatesEnabled(False)
         try:
+            recorded = store.contents is not None  # a replay: the recording's history
             for m in new:
-                self.addItem(_item(m.describe(), m.is_error, FROM_STORE))
+                self.addItem(_item(m.describe(recorded), m.is_error, FROM_STORE))
             self._trim()
         finally:
             self.setUpdatesEnabled(True)

@@ -31,6 +31,8 @@ class RunButtons:
         self.live = live
         self.ask = ask
         self.say = say
+        # the runs asked since the runner was last idle: "(i/n)" in the status bar
+        self.asked = 0
         controls.run_level.connect(self.run_selected)
         controls.run_ladder.connect(self.run_ladder)
         controls.sweep.connect(self.run_sweep)
@@ -45,6 +47,9 @@ class RunButtons:
         runs, skipped = form.runs(requests, self.store.header)  # as the form says
         if skipped:  # levels this GPU cannot run: skipped and said, no error
             self.say(" ".join(skipped), 8000)
+        if live.session.idle:  # a new batch; runs added to one in progress extend it
+            self.asked = 0
+        self.asked += len(runs)
         live.submit(runs)
 
     def form(self) -> RunForm | None:
@@ -95,7 +100,9 @@ class RunButtons:
             live.stop_runs()
 
     def state_text(self) -> str:
-        """What the status bar says of the runs: the one running, the ones queued."""
+        """What the status bar says of the runs: the one running (compiling, where its
+        runner said so) and where it stands among the runs asked (3/19), or the ones
+        queued."""
         run = self.store.running
         live = self.live()
         queued = live.pending_runs if live is not None else 0
@@ -103,5 +110,8 @@ class RunButtons:
             return "runner stopped after repeated failures"
         if run is None:
             return f"{queued} queued" if queued else ""
-        return (f"running {run.level} at {run.shape}"
-                + (f" (+{queued} queued)" if queued else ""))
+        doing = "compiling" if self.store.running_phase == "compile" else "running"
+        text = f"{doing} {run.level} at {run.shape}"
+        if self.asked > 1 and queued < self.asked:
+            return f"{text} ({self.asked - queued}/{self.asked})"
+        return text + (f" (+{queued} queued)" if queued else "")

@@ -10,12 +10,13 @@ window's Left/Right (level) and Space (run) keys step the scenes instead.
 
 A talk pins what it shows: its shape (the file's ``shape``, default 4096³, or a scene's
 own) is the view state's before the recording opens, so the replay never changes it; and
-no caption is shown before the whole recording is read: captions are filled from a store
-of the recording's results (core.talk.caption_store), so a caption is the same live, in
-``--screenshot --scene N`` and however fast the speaker pages. A scene only drives the
-window through its public methods (the tab, the view state's level, shape and step, the
-run form's shape, the replay speed). A talk never writes the user's preferences: the
-command runs it on a scratch copy of them (gui_main).
+no scene is shown before the whole recording is read and in the store: captions are
+filled from a store of the recording's results (core.talk.caption_store) and the views
+draw the whole recording, so a scene is the same live, in ``--screenshot --scene N`` and
+however fast the speaker pages; the replay's chrome (its bar, "running …") stays off. A
+scene only drives the window through its public methods (the tab, the view state's level,
+shape and step, the run form's shape, the replay speed). A talk never writes the user's
+preferences: the command runs it on a scratch copy of them (gui_main).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -42,12 +43,14 @@ from ..core.store import SessionStore
 from ..core.talk import Scene, Talk, TalkError, caption_store, caption_text, read_talk
 from ..views.playback import ViewPanel
 from ..views.registry import VIEWS
+from ..views.telemetry import TelemetryView
 from ..widgets.caption_bar import CaptionBar
 from .screens import full_screen_on_start_screen
 from .talk_keys import TalkKeys
 
 WINDOW_KEYS_TAKEN = ("Left", "Right", "Space")  # the window's own, while a talk is open
-READING = "reading the recording… (every caption is filled from the whole recording)"
+READING_WHY = "every scene shows the whole recording"
+READING = f"reading the recording… ({READING_WHY})"
 
 
 def view_names() -> tuple[list[str], list[str]]:
@@ -64,12 +67,13 @@ def load_talk(path: str | Path) -> Talk:
 
 
 class BlankCover(QWidget):
-    """Black over the whole window (a clicker's "blank screen")."""
+    """Black over the whole window (a clicker's "blank screen"), or over one widget of it
+    (``window``: the widget covered; ``name``: the cover's object name)."""
 
-    def __init__(self, window: QWidget) -> None:
+    def __init__(self, window: QWidget, name: str = "talk_blank") -> None:
         super().__init__(window)
-        self.setObjectName("talk_blank")
-        self.setStyleSheet("QWidget#talk_blank { background: #000000; }")
+        self.setObjectName(name)
+        self.setStyleSheet(f"QWidget#{name} {{ background: #000000; }}")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.hide()
         window.installEventFilter(self)
@@ -107,6 +111,11 @@ class TalkController(QObject):
         dock.setWidget(self.caption)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         self.blank = BlankCover(window)
+        # the views until the first scene: before the recording is read they know nothing
+        # of it ("no ladder results at 4096³"), and for a moment after it opens they show
+        # a replay that has only begun
+        self.waiting = BlankCover(window.centralWidget(), "talk_waiting")
+        self.waiting.set_blank(True)
         for key in WINDOW_KEYS_TAKEN:
             taken = window.shortcut_objects.get(key)
             if taken is not None:
@@ -132,6 +141,20 @@ class TalkController(QObject):
         """The whole recording is read: fill the captions from it."""
         self.captions = caption_store(events)
 
+    def show_reading(self, text: str) -> None:
+        """How far the reading of the recording has got, in the caption's band until
+        the first scene shows."""
+        if not self.ready:
+            self.caption.apply_theme(self.window.theme)  # (on stage since the talk began)
+            self.caption.show_note(f"{text} ({READING_WHY})")  # "reading x.jsonl.gz… 40%"
+
+    def hide_replay_chrome(self) -> None:
+        """A talk shows its whole recording: the replay bar (which a replay opened after
+        the stage was set shows again) and the status bar's "running …" have nothing to
+        say on stage."""
+        self.window.replay_toolbar.hide()
+        self.window.run_label.hide()
+
     # ------------------------------------------------------------- stepping
     def command(self, what: str) -> None:
         """A talk key's command (TALK_COMMANDS)."""
@@ -145,6 +168,7 @@ class TalkController(QObject):
         if not self.ready:
             return
         self.blank.set_blank(False)
+        self.waiting.set_blank(False)
         self.index = max(0, min(int(index), len(self.talk.scenes) - 1))
         scene = self.talk.scenes[self.index]
         self.step_index = len(scene.steps) - 1 if step_index < 0 else \
@@ -208,6 +232,9 @@ class TalkController(QObject):
             if scene.speed is Speed.INSTANT:
                 window.play_instant()
         self._show_step(scene)
+        if isinstance(view := window.views.get(scene.view), TelemetryView) and scene.level:
+            view.show_runs(scene.level, shape, str(window.view_state.state.mode))
+        self.hide_replay_chrome()
         self.caption.apply_theme(window.theme)
         self.update_caption()
 
@@ -348,12 +375,21 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
 
 def start_talk(window: Any, controller: TalkController, recording: Path,
                first: int = 0) -> None:
-    """Read the recording in the background; once it is read whole, the talk shows
-    scene ``first`` (0-based) and its speed plays the replay."""
-    def opened(ok: bool) -> None:
-        if ok and window.replay is not None and not controller.ready:
+    """Read the recording in the background (the caption says how far the reading has
+    got); once it is read, the whole of it goes into the store and the talk shows scene
+    ``first`` (0-based): every view shows what its caption describes from the first
+    key, however far a replay would have played by then."""
+    def show_first() -> None:
+        if window.replay is not None and not controller.ready:
             controller.load(window.replay.recording.events)
+            window.play_instant()
             controller.go(first)
 
+    def opened(ok: bool) -> None:
+        if ok:  # once the replay has started (its start plays from the beginning)
+            controller.hide_replay_chrome()  # (its opening showed the bar)
+            QTimer.singleShot(0, show_first)
+
+    window.sources.reading.connect(controller.show_reading)
     window.recording_opened.connect(opened)
     window.open_recording(recording, background=True)

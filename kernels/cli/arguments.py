@@ -51,6 +51,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "burst and its reference start from the same rest of the power "
                         f"limiter ({commands.SETTLE_S[1]:g} to {commands.SETTLE_S[2]:g}; "
                         "default none)")
+    p.add_argument("--energy-s", type=float, metavar="S",
+                   help="burst: GPU seconds of each run's energy window (docs/energy.md; "
+                        f"{commands.ENERGY_S[1]:g} to {commands.ENERGY_S[2]:g}, 0: none; "
+                        f"default {commands.ENERGY_S[0]:g})")
     p.add_argument("--no-compare", action="store_true",
                    help="do not run the cuBLAS reference of each shape")
     p.add_argument("--operands", choices=tuple(events.Distribution),
@@ -186,6 +190,7 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
     if args.repeats < 1 or args.warmup < 0:
         raise CliError("--repeats must be at least 1 and --warmup at least 0")
     settle_s = settle_option(args)
+    energy_s = energy_option(args)
     for flag, value in (("--timeout", args.timeout), ("--start-timeout", args.start_timeout)):
         if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
             raise CliError(f"{flag}: give seconds from more than 0 to {MAX_TIMEOUT_S:g}, "
@@ -205,7 +210,8 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         if (n, n, n) not in shapes:
             shapes.append((n, n, n))
     runs = [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
-                       compare=not args.no_compare, settle_s=settle_s).with_mode(main_mode)
+                       compare=not args.no_compare, settle_s=settle_s,
+                       energy_s=energy_s).with_mode(main_mode)
             for M, N, K in shapes for level_id in ids]
     try:
         runs += user_kernels.kernel_runs(args, shapes, main_mode, stderr=sys.stderr)
@@ -239,6 +245,21 @@ def settle_option(args: argparse.Namespace) -> float | None:
         return commands.check_settle_s(value)
     except events.ProtocolError as exc:
         raise CliError(f"--settle-s: {exc}") from None
+
+
+def energy_option(args: argparse.Namespace) -> float | None:
+    """``--energy-s``, checked as the runner will; refused with --sustained (whose trials
+    are its energy windows, --window-s)."""
+    value = args.energy_s
+    if value is None:
+        return None
+    if args.sustained:
+        raise CliError("--energy-s applies to burst runs; a sustained run's trials are its "
+                       "energy windows (--window-s)")
+    try:
+        return commands.check_energy_s(value)
+    except events.ProtocolError as exc:
+        raise CliError(f"--energy-s: {exc}") from None
 
 
 def run_mode(args: argparse.Namespace, sustained: bool) -> commands.RunMode:

@@ -115,6 +115,7 @@ def kernel_runs(args: argparse.Namespace, shapes: list[tuple[int, int, int]],
                 runs.append(RunRequest(spec.id, M, N, K, args.repeats, warmup=args.warmup,
                                        compare=not args.no_compare,
                                        settle_s=args.settle_s,
+                                       energy_s=args.energy_s,
                                        kernel=launch.as_wire()).with_mode(mode))
     return runs
 

@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 from ..hardware import gpu_table
+from . import build_cache
 
 _lock = threading.Lock()
 _state: tuple[ModuleType | None, str | None] | None = None
@@ -31,6 +32,7 @@ def get_cupy() -> tuple[ModuleType | None, str | None]:
 
 
 def _probe() -> tuple[ModuleType | None, str | None]:
+    build_cache.configure()  # CuPy reads CUPY_CACHE_DIR once, at import
     try:
         import cupy
     except ImportError as exc:

@@ -1,12 +1,14 @@
 """Host side of the sm_90a levels: TMA tensor maps and launches with by-value parameters.
 
-Tensor maps are built by the driver's ``cuTensorMapEncodeTiled``, called through ctypes on
-``libcuda`` (so neither cuda-python nor a CUDA toolkit is needed on the GPU machine). A map
-describes a row-major 2D matrix (inner dimension = columns, 16-byte row pitch) and the box
-one TMA copy moves, here always one 128-byte row of swizzle wide. The kernels take the maps
-by value as ``__grid_constant__`` parameters; CuPy's RawKernel cannot pass a 128-byte struct,
-so those kernels are launched through ``cuLaunchKernel`` with a parameter array built here.
-Imports no CuPy (the caller passes device pointers and the function handle).
+Tensor maps are built by the driver's ``cuTensorMapEncodeTiled`` through NVIDIA's typed
+bindings (``cuda.bindings.driver``, the ``cuda-bindings`` package the CUDA extras install;
+before, a hand-written ctypes call on ``libcuda``, whose argument types nothing checked).
+A map describes a row-major 2D matrix (inner dimension = columns, 16-byte row pitch) and
+the box one TMA copy moves, here always one 128-byte row of swizzle wide. The kernels take
+the maps by value as ``__grid_constant__`` parameters; CuPy's RawKernel cannot pass a
+128-byte struct, so those kernels are launched through ``cuLaunchKernel`` with a parameter
+array of the arguments' addresses built here (ctypes holds those bytes). Imports no CuPy
+(the caller passes device pointers and the function handle).
 """
 
 from __future__ import annotations
@@ -59,40 +61,44 @@ class TiledMap:
         if not 1 <= self.box_rows <= MAX_BOX:
             raise TensorMapError(f"box of {self.box_rows} rows (1..{MAX_BOX})")
 
-    def arguments(self) -> tuple[Any, ...]:
-        """The ctypes arguments of cuTensorMapEncodeTiled after the output pointer."""
+    def arguments(self) -> dict[str, Any]:
+        """cuTensorMapEncodeTiled's arguments by name, as plain numbers (the enums' values
+        of cuda.h); :func:`encode` makes them the bindings' types."""
         item = ITEM_BYTES[self.dtype]
-        dims = (ctypes.c_uint64 * 2)(self.cols, self.rows)
-        strides = (ctypes.c_uint64 * 1)(self.cols * item)
-        box = (ctypes.c_uint32 * 2)(self.box_cols, self.box_rows)
-        elem = (ctypes.c_uint32 * 2)(1, 1)
-        return (ctypes.c_int(DATA_TYPE[self.dtype]), ctypes.c_uint32(2),
-                ctypes.c_void_p(self.ptr), dims, strides, box, elem,
-                ctypes.c_int(0), ctypes.c_int(SWIZZLE_128B if self.swizzle else SWIZZLE_NONE),
-                ctypes.c_int(L2_PROMOTION_256B),
-                ctypes.c_int(0))
+        return {"data_type": DATA_TYPE[self.dtype], "rank": 2, "address": self.ptr,
+                "dims": [self.cols, self.rows],  # inner dimension first
+                "strides": [self.cols * item],  # the row pitch, bytes
+                "box": [self.box_cols, self.box_rows], "element_strides": [1, 1],
+                "interleave": 0, "swizzle": SWIZZLE_128B if self.swizzle else SWIZZLE_NONE,
+                "l2_promotion": L2_PROMOTION_256B, "oob_fill": 0}
 
 
-_libcuda: Any = None
-
-
-def _driver() -> Any:
-    global _libcuda
-    if _libcuda is None:
-        try:
-            _libcuda = ctypes.CDLL("libcuda.so.1")
-        except OSError as exc:
-            raise TensorMapError(f"cannot load the CUDA driver (libcuda.so.1): {exc}") from None
-    return _libcuda
+def _bindings() -> Any:
+    try:
+        from cuda.bindings import driver
+    except ImportError as exc:
+        raise TensorMapError("the sm_90a levels build their tensor maps through NVIDIA's "
+                             "cuda-bindings, which is not installed (pip install "
+                             f"cuda-bindings, or gemmscope[cuda13]): {exc}") from None
+    return driver
 
 
 def encode(spec: TiledMap) -> ctypes.Array:
     """The 128-byte CUtensorMap of ``spec`` (raises TensorMapError with the driver's code)."""
     spec.check()
+    cu = _bindings()
+    a = spec.arguments()
+    status, tensor_map = cu.cuTensorMapEncodeTiled(
+        cu.CUtensorMapDataType(a["data_type"]), a["rank"], a["address"], a["dims"],
+        a["strides"], a["box"], a["element_strides"],
+        cu.CUtensorMapInterleave(a["interleave"]), cu.CUtensorMapSwizzle(a["swizzle"]),
+        cu.CUtensorMapL2promotion(a["l2_promotion"]),
+        cu.CUtensorMapFloatOOBfill(a["oob_fill"]))
+    if status != cu.CUresult.CUDA_SUCCESS:
+        raise TensorMapError(f"cuTensorMapEncodeTiled returned {getattr(status, 'name', status)}"
+                             f" for {spec}")
     out = (ctypes.c_ubyte * TENSOR_MAP_BYTES)()
-    status = _driver().cuTensorMapEncodeTiled(ctypes.byref(out), *spec.arguments())
-    if status != 0:
-        raise TensorMapError(f"cuTensorMapEncodeTiled returned {status} for {spec}")
+    ctypes.memmove(out, tensor_map.getPtr(), TENSOR_MAP_BYTES)  # the parameter's bytes
     return out
 
 

@@ -35,7 +35,7 @@ from ..ladder.registry import (
     Precision,
 )
 from ..ladder.shape import percent, tflops_of
-from ..protocol.commands import DEFAULT_REPEATS, DEFAULT_WARMUP
+from ..protocol.commands import DEFAULT_REPEATS, DEFAULT_WARMUP, ENERGY_S
 from ..protocol.events import DEFAULT_DISTRIBUTION, Distribution, Mode
 from ..results.launch_steps import launch_step
 from ..toolchain import nvrtc
@@ -127,11 +127,14 @@ ONE_BLOCK_PER_SM_SMEM = 120 * 1024
 
 
 def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = None,
-                   min_smem: int = 0) -> tuple[Callable[[], None], dict[str, Any]]:
+                   min_smem: int = 0, on_compile: Callable[[], None] | None = None
+                   ) -> tuple[Callable[[], None], dict[str, Any]]:
     """Compile the level and return a launch of the variant this shape uses (on the
     current stream), with the kernel's variant and resources. ``min_smem``: launch with
     at least this much shared memory per block (static + dynamic), the kernel not using
-    the extra, to control how many blocks share an SM (the ncu bank-conflict comparison)."""
+    the extra, to control how many blocks share an SM (the ncu bank-conflict comparison).
+    ``on_compile()``: called before the level is built, where this process has not built
+    it yet; the info then says how long that took and whether it came from the cache."""
     M, N, K = ops.shape
     picked = False
     if params is None and level.shape_params is not None:  # parameters picked per shape
@@ -139,7 +142,14 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
         fitted = level.for_shape(M, N, K, sm_count)
         if fitted is not level:
             level, params, picked = fitted, dict(fitted.params), True
-    built = nvrtc.compile_level(level, params)
+    compiled_now: list[bool] = []
+
+    def compiling() -> None:
+        compiled_now.append(True)
+        if on_compile is not None:
+            on_compile()
+
+    built = nvrtc.compile_level(level, params, compiling)
     vec = level.use_vector_path(M, N, K) or not level.edge_variant
     kernel = built.kernels[vec]
     smem = level.dyn_smem_bytes(built.params)
@@ -175,6 +185,8 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
             "code_key": built.code_key, "compiler": built.compiler}
     info["smem_bytes"] += smem
     info["kernel"] = getattr(kernel, "name", None)
+    if compiled_now:  # this run built the level (its first in this process)
+        info.update(compile_s=round(built.compile_s, 4), compile_cached=built.cached)
     if picked:  # the run's result says what ran
         info["params"] = dict(level.params)
     return run_level, info
@@ -251,10 +263,10 @@ class Prepared:
                 f"{TOLERANCE[self.level.precision]:.0e}")
 
 
-# GPU time of the energy window after a burst run's timed repeats: the counter steps every
-# ~100 ms on the H200 and is read at its steps, so a second of back-to-back launches keeps
-# the idle ends to about a percent
-BURST_ENERGY_WINDOW_S = 1.0
+# GPU time of the energy window after a burst run's timed repeats, unless the run asks for
+# another (energy_s): the counter steps every ~100 ms on the H200 and is read at its steps,
+# so a second of back-to-back launches keeps the idle ends to about a percent
+BURST_ENERGY_WINDOW_S = ENERGY_S[0]
 
 
 class Bench:
@@ -276,12 +288,13 @@ class Bench:
         # what the next runs' operands are drawn from (the runner sets it per command)
         self.distribution: Distribution = DEFAULT_DISTRIBUTION
 
-    def _launcher(self, level: Level, ops: Operands,
-                  params: dict[str, int] | None) -> tuple[Callable[[], None], dict[str, Any]]:
+    def _launcher(self, level: Level, ops: Operands, params: dict[str, int] | None,
+                  on_compile: Callable[[], None] | None = None
+                  ) -> tuple[Callable[[], None], dict[str, Any]]:
         if level.toolchain is Toolchain.TRITON:  # a user's Triton kernel
             return triton_launcher(level, ops)
         if level.library is None:
-            return level_launcher(level, ops, params)
+            return level_launcher(level, ops, params, on_compile=on_compile)
         return reference_launcher(level, ops, self.stream.ptr)
 
     # ------------------------------------------------------------------ shared steps
@@ -294,12 +307,13 @@ class Bench:
                           "out_of_memory")
 
     def prepare(self, level: Level, M: int, N: int, K: int, params: dict[str, int] | None,
-                warmup: int, settle: Callable[[], None] | None = None) -> Prepared:
+                warmup: int, settle: Callable[[], None] | None = None,
+                on_compile: Callable[[], None] | None = None) -> Prepared:
         """Fresh inputs, the launch, its verification (poisoned C, float64 reference of
         the same values), ``settle`` (an idle, with the GPU done), then ``warmup`` untimed
-        launches. Call within ``self.stream``."""
+        launches. Call within ``self.stream``. ``on_compile``: see level_launcher."""
         ops = random_inputs(level, M, N, K, self.distribution)
-        launch, info = self._launcher(level, ops, params)
+        launch, info = self._launcher(level, ops, params, on_compile)
         ops.poison()
         launch()
         acc = check(ops)
@@ -349,12 +363,16 @@ class Bench:
             on_repeat: Callable[[int, float], None] | None = None,
             params: dict[str, int] | None = None, energy: bool = True,
             settle_s: float = 0.0,
-            on_settle: Callable[[float], None] | None = None) -> dict[str, Any]:
+            on_settle: Callable[[float], None] | None = None,
+            on_compile: Callable[[], None] | None = None,
+            energy_s: float = BURST_ENERGY_WINDOW_S) -> dict[str, Any]:
         """One burst run; ``energy=False`` skips the energy window (correctness checks,
-        where a second per run would add up), leaving the energy fields null.
+        where a second per run would add up), leaving the energy fields null, and so does
+        ``energy_s`` 0; else the window lasts ``energy_s`` GPU seconds.
         ``settle_s``: idle seconds after the verification, before the warmup, so that the
         burst starts from a rest of the power limiter (``on_settle(seconds left)`` says
-        so at least every idle.HEARTBEAT_S)."""
+        so at least every idle.HEARTBEAT_S). ``on_compile()``: the level is about to be
+        built (its first run in this process)."""
         self.check_memory(level, M, N, K)
         flops = 2.0 * M * N * K
 
@@ -362,11 +380,18 @@ class Bench:
             idle(settle_s, on_settle or (lambda _left: None), time.sleep, self.clock)
 
         with self.stream:
-            prep = self.prepare(level, M, N, K, params, warmup, settle if settle_s else None)
+            prep = self.prepare(level, M, N, K, params, warmup, settle if settle_s else None,
+                                on_compile)
             temp_start = self.nvml.temperature_c()
             times = self._time(prep.launch, repeats, on_repeat)
-            fields = self._burst_energy(level, prep.launch, flops) if energy else \
-                burst_energy_fields(None, flops, None, None, "not measured (energy=False)")
+            if not energy:
+                fields = burst_energy_fields(None, flops, None, None,
+                                             "not measured (energy=False)")
+            elif energy_s <= 0:
+                fields = burst_energy_fields(None, flops, None, None, "not measured: the run "
+                                             "asked for no energy window (energy_s 0)")
+            else:
+                fields = self._burst_energy(level, prep.launch, flops, energy_s)
         summary = Timing(times["ms"]).summary()
         tflops = tflops_of(flops, summary["median_ms"])
         result: dict[str, Any] = {
@@ -384,15 +409,16 @@ class Bench:
         result.update(fields)
         return result
 
-    def _burst_energy(self, level: Level, launch: Callable[[], None],
-                      flops: float) -> dict[str, Any]:
-        """J per GEMM of the level's launches back to back for BURST_ENERGY_WINDOW_S (no
-        flush between them), the counter read at its steps around them."""
+    def _burst_energy(self, level: Level, launch: Callable[[], None], flops: float,
+                      window_s: float = BURST_ENERGY_WINDOW_S) -> dict[str, Any]:
+        """J per GEMM of the level's launches back to back for ``window_s`` of GPU time
+        (no flush between them), the counter read at its steps around them."""
         if self.energy is None:
             return burst_energy_fields(None, flops, None, None, self.energy_reason)
         batches = self.batches(launch, graph=graphable(level))
-        w = self.window(batches, BURST_ENERGY_WINDOW_S)
-        return burst_energy_fields(w, flops, self.samples(w.t_start, w.t_end), batches.method)
+        w = self.window(batches, window_s)
+        return burst_energy_fields(w, flops, self.samples(w.t_start, w.t_end), batches.method,
+                                   asked_s=window_s)
 
     def _time(self, launch: Callable[[], None], repeats: int,
               on_repeat: Callable[[int, float], None] | None) -> dict[str, Any]:
@@ -417,12 +443,14 @@ class Bench:
 
 
 def burst_energy_fields(w: MeasuredWindow | None, flops: float, samples: RunWindow | None,
-                        method: str | None, reason: str | None = None) -> dict[str, Any]:
+                        method: str | None, reason: str | None = None,
+                        asked_s: float = BURST_ENERGY_WINDOW_S) -> dict[str, Any]:
     """A burst result's energy fields from its energy window (docs/energy.md): J per
-    GEMM of back-to-back launches, the window's average power, and what the window was."""
+    GEMM of back-to-back launches, the window's average power, and what the window was
+    (``asked_s``: the GPU seconds it was asked to last; ``gpu_s``: what it lasted)."""
     window: dict[str, Any] | None = None
     if w is not None:
-        window = {"pattern": "launch", "method": method, **w.describe(),
+        window = {"pattern": "launch", "method": method, "asked_s": asked_s, **w.describe(),
                   "sm_clock_mhz_avg": samples.sm_clock_mhz_avg if samples else None,
                   "sm_clock_mhz_min": samples.sm_clock_mhz_min if samples else None,
                   "throttled": samples.throttled if samples else None}

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .. import __version__
+from ..device import build_cache
 from ..device.gpu import (
     DeviceInfo,
     context_usable,
@@ -35,6 +36,7 @@ from ..ladder.level import Toolchain
 from ..ladder.registry import Kind, Level, Library
 from ..ladder.shape import percent
 from ..protocol import commands, events
+from ..protocol.commands import ENERGY_S
 from ..protocol.events import ErrorKind, Mode, ProtocolError
 from ..toolchain import build_event
 from ..toolchain.nvrtc import CompileError
@@ -291,10 +293,12 @@ class Runner:
 
     def _measure_burst(self, level: Level, cmd: commands.RunCommand,
                        where: dict[str, Any], params: dict[str, int] | None) -> dict[str, Any]:
-        settle = {"settle_s": cmd.settle_s} if cmd.settle_s else {}
+        asked = {"settle_s": cmd.settle_s} if cmd.settle_s else {}
+        if cmd.energy_s != ENERGY_S[0]:  # a window other than the documented one: said
+            asked["energy_s"] = cmd.energy_s
         self.emit({"type": "run_start", **where, "dtype": registry.DTYPE_OF[level.precision],
                    "precision": str(level.precision), "mode": str(Mode.BURST),
-                   "repeats": cmd.repeats, "warmup": cmd.warmup, **settle})
+                   "repeats": cmd.repeats, "warmup": cmd.warmup, **asked})
 
         def on_repeat(i: int, ms: float) -> None:
             self.emit({"type": "repeat", **where, "mode": str(Mode.BURST), "i": i, "ms": ms,
@@ -304,9 +308,14 @@ class Runner:
             self.emit({"type": "phase", **where, "mode": str(Mode.BURST), "phase": "settle",
                        "trial": 0, "seconds": left})
 
+        def on_compile() -> None:  # the level's first run here: CuPy builds it now
+            self.emit({"type": "phase", **where, "mode": str(Mode.BURST), "phase": "compile",
+                       "trial": 0})
+
         assert self.bench is not None
         return self.bench.run(level, cmd.M, cmd.N, cmd.K, cmd.repeats, cmd.warmup, on_repeat,
-                              params, settle_s=cmd.settle_s, on_settle=on_settle)
+                              params, settle_s=cmd.settle_s, on_settle=on_settle,
+                              on_compile=on_compile, energy_s=cmd.energy_s)
 
     def _measure_sustained(self, level: Level, cmd: commands.RunCommand,
                            where: dict[str, Any], params: dict[str, int] | None
@@ -316,9 +325,9 @@ class Runner:
                    "precision": str(level.precision), "mode": str(Mode.SUSTAINED),
                    **config.fields(), "repeats": config.trials, "warmup": cmd.warmup})
 
-        def on_phase(phase: str, trial: int, seconds: float) -> None:
+        def on_phase(phase: str, trial: int, seconds: float | None) -> None:
             self.emit({"type": "phase", **where, "mode": str(Mode.SUSTAINED), "phase": phase,
-                       "trial": trial, "seconds": seconds})
+                       "trial": trial, **({} if seconds is None else {"seconds": seconds})})
 
         def on_trial(trial: Trial) -> None:  # a trial is a sustained run's repeat
             self.emit({"type": "repeat", **where, "mode": str(Mode.SUSTAINED),
@@ -378,7 +387,7 @@ class Runner:
                            "reference_sm_clock_mhz_avg": self.ref_clock.get(key) if ref
                            else None})
         self.emit({"type": "result", "id": cmd.id, **result})
-        self._emit_build(level, result.get("variant"), result.get("params"), cmd.id)
+        self._emit_build(level, result.get("variant"), result.get("params"), cmd)
         if not result["verified"]:
             why = "NaN in C (an element was not written)" if result["nan"] else (
                 f"relative error {result['rel_err']:.3g} > tolerance {result['tol']:.0e}")
@@ -387,18 +396,25 @@ class Runner:
         return False
 
     def _emit_build(self, level: Level, variant: str | None, params: dict[str, int] | None,
-                    cid: Any) -> None:
+                    cmd: commands.RunCommand) -> None:
         """After the first run of a (level, variant, params): its build event (sources,
         resources, occupancy, SASS). ``params``: the run's (the level's own, or those it
-        picked for the shape). Never costs the run: a failure is an info event."""
+        picked for the shape). Never costs the run: a failure is an info event. Where
+        NVRTC compiles the level again for its SASS, a ``phase`` ``compile`` says so."""
+        cid = cmd.id
         params = dict(params or level.params)
         key = (level.id, variant or "", tuple(params.items()))
         if level.kind is not Kind.LEVEL or variant is None or key in self.built:
             return
         self.built.add(key)
+
+        def on_compile() -> None:  # NVRTC again, for the SASS: the run is not done yet
+            self.emit({"type": "phase", **cmd.where(), "level": level.id,
+                       "mode": str(cmd.mode), "phase": "compile", "trial": 0})
+
         try:
             event = (triton_launch.build_event_of(level) if level.toolchain is Toolchain.TRITON
-                     else build_event.gpu_event(level, variant, params))
+                     else build_event.gpu_event(level, variant, params, on_compile=on_compile))
         except Exception as exc:
             self.emit({"type": "info", "id": cid,
                        "message": f"no build event for {level.id} ({variant}): {exc!r}"})
@@ -424,8 +440,10 @@ def _context_lost(exc: BaseException) -> bool:
 
 def main(telemetry_hz: float = 50.0, levels_from: str | None = None,
          device: int | None = None) -> int:
-    if device is not None:  # before CuPy is imported (it is, lazily, in start)
+    # before CuPy is imported (it is, lazily, in start): its GPU and its cache folder
+    if device is not None:
         os.environ.update(gpu_env(device))
+    build_cache.configure()
     # stdout carries the protocol only; anything else printed goes to stderr
     out = sys.stdout
     sys.stdout = sys.stderr

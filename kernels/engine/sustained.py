@@ -29,7 +29,8 @@ from .energy import MeasuredWindow
 from .idle import idle
 from .measure import Bench, Refused, graphable
 
-OnPhase = Callable[[str, int, float], None]  # (phase, trial index, seconds it will take)
+# (phase, trial index, seconds it will take; None: not known, a level's compile)
+OnPhase = Callable[[str, int, float | None], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +183,9 @@ def run_sustained(bench: Bench, level: Level, M: int, N: int, K: int,
     probes = Probes(clock=bench.clock, sleep=sleep, temperature_c=nvml.temperature_c,
                     samples=bench.samples)
     with bench.stream:
-        prep = bench.prepare(level, M, N, K, params, warmup)
+        # the level's build is a phase too (its first run in this process)
+        prep = bench.prepare(level, M, N, K, params, warmup, on_compile=(
+            None if on_phase is None else lambda: on_phase("compile", 0, None)))
         if not prep.verified:
             raise Refused(f"{level.id} gave a wrong answer at {M}x{N}x{K}: "
                           f"{prep.why_wrong()}; a sustained run times only verified kernels",

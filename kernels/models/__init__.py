@@ -6,26 +6,22 @@ and ``swizzle`` hold the shared math.
 
 from __future__ import annotations
 
-from ..ladder import registry
-from .fp8_deep import Fp8Deep
-from .hopper import WgmmaStreamK, WgmmaTma
-from .hopper_fp8 import Fp8BlockScaled, Fp8StreamK
-from .level_model import LevelModel, SharedTotals
-from .mma_sync import MmaPersistent, MmaSync, MmaTma
-from .register_blocking import Register2D, Vectorized
-from .smem_tiles import DoubleBuffer, SmemPadded, SmemTiled
-from .swizzle import IDENTITY
-from .thread_per_element import Coalesced, Naive
-from .warp_tiling import CpAsync, CpAsyncInterior, WarpTiling
-from .wmma import Wmma
+import importlib
+import pkgutil
 
+from ..ladder import registry
+from .level_model import LevelModel, SharedTotals, model_class
+from .swizzle import IDENTITY
+
+# every module of this package, so each model class is defined (and so registered:
+# LevelModel.__init_subclass__); a new model file needs no line here
+for _module in pkgutil.iter_modules(__path__):
+    if _module.name != "__main__":
+        importlib.import_module(f"{__name__}.{_module.name}")
+
+# the ladder's models in the registry's order (the order the app and the tables show)
 MODELS: dict[str, type[LevelModel]] = {
-    cls.level_id: cls
-    for cls in (Naive, Coalesced, SmemTiled, SmemPadded, DoubleBuffer, Register2D,
-                Vectorized, WarpTiling, CpAsync, CpAsyncInterior, Wmma,
-                MmaSync, MmaPersistent, MmaTma, WgmmaTma, WgmmaStreamK, Fp8BlockScaled,
-                Fp8StreamK, Fp8Deep)
-}
+    lv.id: cls for lv in registry.ladder() if (cls := model_class(lv.id)) is not None}
 
 
 def _simt(level_id: str) -> bool:
@@ -43,13 +39,14 @@ def model_for(level_id: str, params: dict[str, int] | None = None) -> LevelModel
     """The level's model with the registry's template parameters, or ``params`` (merged
     over the registry's parameters) to explore another configuration; parameters that
     break the level's rules (registry: Level.with_params) raise ValueError."""
-    if level_id not in MODELS:
+    cls = model_class(level_id)
+    if cls is None:
         raise KeyError(f"no access model for level {level_id!r}; models exist for "
                        f"{', '.join(MODELS)}")
     level = registry.BY_ID.get(level_id)
     if params and level is not None:
         level.with_params(params)  # ValueError "<level>: <which rule>" where one breaks
-    return MODELS[level_id](params)
+    return cls(params)
 
 
 def first_swizzled_level() -> str:

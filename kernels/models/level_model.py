@@ -215,8 +215,31 @@ class SharedTotals:
         return out
 
 
+_BY_LEVEL: dict[str, type[LevelModel]] = {}
+
+
+def model_class(level_id: str) -> type[LevelModel] | None:
+    """The model class that names ``level_id`` (its ``level_id``), or None."""
+    return _BY_LEVEL.get(level_id)
+
+
 class LevelModel:
-    """Base of the per-level models; subclasses fill in the geometry and the accesses."""
+    """Base of the per-level models; subclasses fill in the geometry and the accesses.
+
+    A subclass that sets ``level_id`` is that level's model: defining it is registering it
+    (``__init_subclass__``), so adding a level needs no list kept by hand
+    (docs/adding-a-level.md). A class without its own ``level_id`` is a shared base."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        level_id = cls.__dict__.get("level_id")
+        if not level_id:
+            return
+        known = _BY_LEVEL.get(level_id)
+        if known is not None and known.__qualname__ != cls.__qualname__:
+            raise TypeError(f"two models of level {level_id!r}: {known.__module__}."
+                            f"{known.__qualname__} and {cls.__module__}.{cls.__qualname__}")
+        _BY_LEVEL[level_id] = cls
 
     level_id: str = ""
     bm: int = 32  # rows of C per block

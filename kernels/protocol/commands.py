@@ -33,6 +33,11 @@ DEFAULT_WARMUP = 3  # untimed launches before them
 # starts from the same rest of the power limiter (issue 31 item 6): default, least, most
 SETTLE_S = (0.0, 0.0, 60.0)
 
+# a burst run's energy window (docs/energy.md), GPU seconds of back-to-back launches after
+# its timed repeats: default, least, most; 0 turns it off (the energy fields are null and
+# say why). Below a quarter of a second the counter's 0.1 s steps weigh too much.
+ENERGY_S = (1.0, 0.25, 30.0)
+
 # sustained runs (docs/energy.md): field -> (default, least, most)
 SUSTAINED_FIELDS: dict[str, tuple[float, float, float]] = {
     "window_s": (3.0, 1.0, 30.0),  # below 1 s the counter's steps weigh too much
@@ -79,6 +84,7 @@ class RunCommand:
     params: dict[str, int] | None = field(default=None, hash=False)
     sustained: SustainedConfig = field(default_factory=SustainedConfig)  # sustained runs
     settle_s: float = SETTLE_S[0]  # burst runs
+    energy_s: float = ENERGY_S[0]  # burst runs
     operands: Distribution = DEFAULT_DISTRIBUTION  # what A and B are drawn from
     # a user's kernel (docs/user-kernels.md): its object, checked by the engine
     kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
@@ -145,6 +151,12 @@ def _run(obj: dict[str, Any]) -> RunCommand:
             raise ProtocolError("settle_s applies to burst runs only (a sustained run idles "
                                 "cooldown_s before each trial)")
         settle_s = check_settle_s(obj["settle_s"])
+    energy_s = ENERGY_S[0]
+    if "energy_s" in obj:
+        if mode != Mode.BURST:
+            raise ProtocolError("energy_s applies to burst runs only (a sustained run's "
+                                "trials are its energy windows: window_s)")
+        energy_s = check_energy_s(obj["energy_s"])
     params = obj.get("params")
     if params is not None and not (
             isinstance(params, dict) and all(isinstance(k, str) and _is_int(v)
@@ -158,7 +170,8 @@ def _run(obj: dict[str, Any]) -> RunCommand:
         raise ProtocolError("kernel must be an object (docs/user-kernels.md)")
     return RunCommand(obj["level"], M, N, K, obj.get("id"), mode, counts["repeats"],
                       counts["warmup"], compare, params or None, sustained,
-                      settle_s=settle_s, operands=check_operands(obj), kernel=kernel)
+                      settle_s=settle_s, energy_s=energy_s, operands=check_operands(obj),
+                      kernel=kernel)
 
 
 def check_operands(obj: dict[str, Any]) -> Distribution:
@@ -201,6 +214,19 @@ def check_settle_s(value: Any) -> float:
     """A burst run's settle: seconds from SETTLE_S's least to its most."""
     _, lo, hi = SETTLE_S
     return float(_within("settle_s", value, lo, hi))
+
+
+def check_energy_s(value: Any) -> float:
+    """A burst run's energy window: 0 (none) or seconds from ENERGY_S's least to its
+    most."""
+    _, lo, hi = ENERGY_S
+    if not isinstance(value, bool) and isinstance(value, int | float) and value == 0:
+        return 0.0
+    try:
+        return float(_within("energy_s", value, lo, hi))
+    except ProtocolError:
+        raise ProtocolError(f"energy_s must be 0 (no energy window) or a number of seconds "
+                            f"from {lo:g} to {hi:g}, not {value!r}") from None
 
 
 def _within(name: str, v: Any, lo: float, hi: float, whole: bool = False) -> float:

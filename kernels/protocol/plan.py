@@ -37,6 +37,8 @@ class RunRequest:
     sustained: SustainedConfig | None = None
     # a burst run's idle seconds before its warmup (None: the runner's default, none)
     settle_s: float | None = None
+    # a burst run's energy window, GPU seconds (None: the runner's default; 0: none)
+    energy_s: float | None = None
     # what A and B are drawn from (None: the runner's default, uniform)
     operands: Distribution | None = None
     # a user's kernel: the run command's ``kernel`` object (ladder/user_level.py), which
@@ -62,6 +64,8 @@ class RunRequest:
             cmd["repeats"] = self.repeats
             if self.settle_s:
                 cmd["settle_s"] = self.settle_s
+            if self.energy_s is not None:
+                cmd["energy_s"] = self.energy_s
         else:
             cmd["mode"] = str(self.mode)
             if self.sustained is not None:

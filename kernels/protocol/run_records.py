@@ -23,6 +23,15 @@ class Run(Placed, kw_only=True):
     def shape(self) -> Shape:
         return Shape(self.M, self.N, self.K)
 
+    @property
+    def run_key(self) -> tuple[str, str]:
+        """The run this event belongs to. A command that compares runs its reference
+        first, and the reference's ``run_start``, ``repeat``, ``phase`` and ``result``
+        echo the command's ``id`` as the level's do: ``level`` (the reference's id) tells
+        the two runs apart, so a run is (``id``, ``level``), never ``id`` alone
+        (docs/protocol.md). The id is any JSON value: its repr keeps the key hashable."""
+        return (repr(self.id), self.level)
+
 
 class Where(Placed, kw_only=True):
     """An event that names the run it is about where there was one."""
@@ -70,6 +79,7 @@ class RunStart(Moded, tag="run_start", kw_only=True):
     precision: str | None = None
     warmup: int | None = None
     settle_s: Number | None = None  # burst: idle seconds before the warmup
+    energy_s: Number | None = None  # burst: its energy window, where not the default 1 s
     window_s: Number | None = None
     trials: int | None = None
     cooldown_s: Number | None = None
@@ -115,6 +125,7 @@ class EnergyWindow(Window, kw_only=True):
 
     pattern: str | None = None
     method: str | None = None
+    asked_s: Number | None = None  # the GPU seconds asked (energy_s); None: older files, 1 s
 
 
 class LaunchStepRecord(Record, kw_only=True):
@@ -213,6 +224,10 @@ class Result(Timed, tag="result", kw_only=True):
     # instantiations, compiler; one key is one cubin) and the compiler; None: older files
     code_key: str | None = None
     compiler: str | None = None
+    # where this run built its level (its first run in the runner): seconds CuPy took,
+    # and whether the cubin came from the build cache folder (issue 40 item 3)
+    compile_s: Number | None = None
+    compile_cached: bool | None = None
     regs: int | None = None
     smem_bytes: int | None = None
     local_bytes: int | None = None

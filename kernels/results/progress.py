@@ -56,6 +56,8 @@ class Progress:
             what = "trial" if ev.mode == rec.Mode.SUSTAINED else "repeat"
             show(f"{ev.level} {ev.M}x{ev.N}x{ev.K}  {what} {ev.i + 1}  "
                  f"{tflops_text(ev.tflops)} TFLOPS")
+        elif isinstance(ev, rec.Phase) and ev.phase == "compile":  # its first run here
+            show(f"{ev.level} {ev.M}x{ev.N}x{ev.K}  compiling ...")
         elif isinstance(ev, rec.Phase) and ev.phase == "settle":  # a burst's idle
             show(f"{ev.level} {ev.M}x{ev.N}x{ev.K}  settling ({ev.seconds or 0:.0f} s)")
         elif isinstance(ev, rec.Phase):
@@ -65,9 +67,19 @@ class Progress:
         elif isinstance(ev, rec.Result):
             ok = verdict_text(ev.verified)
             show(f"{ev.level} {ev.M}x{ev.N}x{ev.K}  {tflops_text(ev.tflops)} "
-                 f"TFLOPS ({ms_text(ev.median_ms)} ms), {ok}", final=True)
+                 f"TFLOPS ({ms_text(ev.median_ms)} ms), {ok}{build_text(ev)}", final=True)
         elif isinstance(ev, rec.Error):
             where = f"{ev.level or ''} {ev.M or ''}x{ev.N or ''}x{ev.K or ''}"
             show(f"error [{ev.kind}] {where.strip(' x')}: {ev.message}", final=True)
         elif isinstance(ev, rec.Info):
             show(ev.message, final=True)
+
+
+def build_text(ev: rec.Result) -> str:
+    """How the run got its level, where it built it: "; built in 41.2 s" (NVRTC), or
+    "; from the build cache (0.03 s)"."""
+    if ev.compile_s is None:
+        return ""
+    if ev.compile_cached:
+        return f"; from the build cache ({ev.compile_s:.2f} s)"
+    return f"; built in {ev.compile_s:.1f} s"

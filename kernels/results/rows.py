@@ -19,6 +19,7 @@ import msgspec
 from ..ladder import registry
 from ..ladder.registry import DEEPGEMM_DIFF_MAX
 from ..ladder.shape import Shape, percent
+from ..protocol.commands import ENERGY_S
 from ..protocol.events import DEFAULT_DISTRIBUTION
 from ..protocol.records import Result
 from ..protocol.run_records import Versions
@@ -300,6 +301,10 @@ class Row:
                          f"{tflops_text(r.tflops_max)} TFLOPS")
         if r.energy_j is None and r.energy_reason:
             notes.append(f"no energy: {r.energy_reason}")
+        window = r.energy_window
+        if r.energy_j is not None and window is not None and window.asked_s is not None \
+                and window.asked_s != ENERGY_S[0]:  # not the documented second: said
+            notes.append(f"energy over {window.asked_s:g} s")
         if r.settle_s:
             notes.append(f"settled {r.settle_s:g} s first")
         if r.launch_step is not None:

@@ -14,16 +14,22 @@ the calculator with the H100/H200 limits. A piece that cannot be had is ``null``
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import json
+import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from ..device import build_cache
 from ..ladder.registry import Level
-from ..protocol import events
-from . import cubin, nvrtc, occupancy, sass
+from ..protocol import atomic_file, events
+from . import cubin, nvrtc, occupancy, sass, sass_check
 from .nvrtc import CompileError
 
 # variant name (as in results) -> the VEC template flag it was compiled with
@@ -86,11 +92,14 @@ CHILD_TIMEOUT_S = 600.0
 
 
 def compile_cubin(level: Level, params: dict[str, int], arch: str,
-                  isolated: bool = False) -> Offline:
+                  isolated: bool = False,
+                  on_compile: Callable[[], None] | None = None) -> Offline:
     """Compile (once per process) and disassemble a level; raises CompileError, or
     RuntimeError saying what is missing when NVRTC is. ``isolated``: in a child process,
     as the runner does: cuda-bindings' NVRTC loaded into the runner broke a later
-    ``import torch`` there (the FP8 reference), and a compiler crash must not cost a run."""
+    ``import torch`` there (the FP8 reference), and a compiler crash must not cost a run.
+    ``on_compile()``: called before NVRTC runs (neither this process nor the build cache
+    folder has the answer)."""
     key = (level.id, tuple(params.items()), arch)
     with _lock:
         if key in _cache:
@@ -99,7 +108,13 @@ def compile_cubin(level: Level, params: dict[str, int], arch: str,
             "names": list(nvrtc.variants(level, params).values()),
             "options": list(nvrtc.offline_options(level, arch)), "arch": arch,
             "files": list(nvrtc.source_files(level))}
-    got = _in_child(spec) if isolated else compile_spec(spec)
+    got = cached_answer(spec)
+    if got is None:
+        if on_compile is not None:
+            on_compile()
+        got = _in_child(spec) if isolated else compile_spec(spec)
+        if "error" not in got:
+            keep_answer(spec, got)
     if "error" in got:
         raise (CompileError if got["error_kind"] == "compile" else RuntimeError)(got["error"])
     out = Offline(got["lowered"], got["options"], got["nvrtc"],
@@ -108,6 +123,62 @@ def compile_cubin(level: Level, params: dict[str, int], arch: str,
     with _lock:
         _cache[key] = out
     return out
+
+
+# ------------------------------------------------------------------ on disk
+# The answers of compile_spec, kept in the build cache folder (device/build_cache.py,
+# ``sass/``) so that a runner's build events cost no compile on the machine's next run.
+# The name hashes the spec (source, options, names, arch) with what turns it into the
+# answer: the NVRTC and nvdisasm installed (by package version and file, found without
+# loading NVRTC into this process) and this module's own parsing code.
+_TOOL_PACKAGES = ("cuda-bindings", "nvidia-cuda-nvrtc", "nvidia-cuda-nvrtc-cu13",
+                  "nvidia-cuda-nvrtc-cu12", "nvidia-cuda-nvdisasm", "nvidia-cuda-nvdisasm-cu13")
+
+
+@functools.cache
+def _toolchain_id() -> str:
+    import importlib.metadata
+
+    parts = []
+    for name in _TOOL_PACKAGES:
+        try:
+            parts.append(f"{name}={importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    tool = sass_check.nvdisasm_path()
+    if tool is not None:
+        st = os.stat(tool)
+        parts.append(f"nvdisasm={tool}:{st.st_size}:{st.st_mtime_ns}")
+    parts += [f"{v}={os.environ.get(v, '')}" for v in ("CUDA_PATH", "CUDA_HOME")]
+    here = Path(__file__).parent
+    for module in ("build_event.py", "nvrtc.py", "cubin.py", "sass.py"):
+        parts.append(hashlib.sha256((here / module).read_bytes()).hexdigest())
+    return "\n".join(parts)
+
+
+def answer_path(spec: dict[str, Any]) -> Path:
+    h = hashlib.sha256(json.dumps(spec, sort_keys=True).encode())
+    h.update(_toolchain_id().encode())
+    return build_cache.sass_dir() / f"{h.hexdigest()[:40]}.json"
+
+
+def cached_answer(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer kept for this spec (None: none, or unreadable)."""
+    try:
+        got = json.loads(answer_path(spec).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return got if isinstance(got, dict) and "lowered" in got else None
+
+
+def keep_answer(spec: dict[str, Any], got: dict[str, Any]) -> None:
+    """Keep a successful answer; a folder that cannot be written costs nothing."""
+    path = answer_path(spec)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_file.write_text(path, json.dumps(got))
+    except OSError:
+        pass
 
 
 def forget(level_id: str) -> None:
@@ -184,8 +255,10 @@ def offline_event(level: Level, variant: str | None = None,
 
 
 def gpu_event(level: Level, variant: str, params: dict[str, int] | None = None,
-              t: float | None = None) -> dict[str, Any]:
-    """A build event on the GPU, for a variant that has just run (so it is compiled)."""
+              t: float | None = None,
+              on_compile: Callable[[], None] | None = None) -> dict[str, Any]:
+    """A build event on the GPU, for a variant that has just run (so it is compiled);
+    ``on_compile()`` where NVRTC compiles it again for its SASS (see compile_cubin)."""
     from ..device.gpu import require_cupy
 
     cp = require_cupy()
@@ -204,7 +277,7 @@ def gpu_event(level: Level, variant: str, params: dict[str, int] | None = None,
     off: Offline | None = None
     sass_reason = None
     try:
-        off = compile_cubin(level, params, arch, isolated=True)
+        off = compile_cubin(level, params, arch, isolated=True, on_compile=on_compile)
     except Exception as exc:
         sass_reason = f"no cubin to disassemble: {exc}"
     name = level.name_expression(vec, params)

@@ -12,10 +12,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..device import build_cache
 from ..ladder.registry import Level, cuda_dir, source_file
 from . import nvrtc_options
 
@@ -179,6 +182,11 @@ class Compiled:
     kernels: dict[bool, Any]  # vec flag -> cupy.RawKernel
     code_key: str = ""  # see code_key(): the same in every result of this build
     compiler: str = ""
+    # how this process got it: seconds in CuPy (NVRTC, or loading the cubin from CuPy's
+    # cache folder), and whether the cache folder had it (None: cannot tell, see
+    # compile_level)
+    compile_s: float = 0.0
+    cached: bool | None = None
 
     def attributes(self, vec: bool) -> dict[str, int]:
         k = self.kernels[vec]
@@ -189,8 +197,11 @@ class Compiled:
 _cache: dict[tuple[str, tuple[tuple[str, int], ...]], Compiled] = {}
 
 
-def compile_level(level: Level, params: dict[str, int] | None = None) -> Compiled:
-    """Compile (or fetch from this process's cache) both variants of a level with CuPy."""
+def compile_level(level: Level, params: dict[str, int] | None = None,
+                  on_compile: Callable[[], None] | None = None) -> Compiled:
+    """Compile (or fetch from this process's cache) both variants of a level with CuPy;
+    ``on_compile()`` is called first where this process has not built it yet (CuPy then
+    compiles, or loads the cubin from its cache folder)."""
     from ..device.gpu import require_cupy
 
     cp = require_cupy()
@@ -198,8 +209,13 @@ def compile_level(level: Level, params: dict[str, int] | None = None) -> Compile
     key = (level.id, tuple(params.items()))
     if key in _cache:
         return _cache[key]
+    if on_compile is not None:
+        on_compile()
     names = variants(level, params)
     source, opts = assemble(level), options(level)
+    folder = cupy_cache_folder()
+    before = build_cache.entry_names(folder) if folder is not None else frozenset()
+    started = time.perf_counter()
     try:
         module = cp.RawModule(code=source, options=opts,
                               name_expressions=list(names.values()))
@@ -210,10 +226,25 @@ def compile_level(level: Level, params: dict[str, int] | None = None) -> Compile
     compiler = cupy_compiler(cp)
     # CuPy adds the arch of the device where the level names none
     arch = () if level.arch else (f"-arch=sm_{cp.cuda.Device().compute_capability}",)
+    compile_s = time.perf_counter() - started
+    # CuPy writes one file per build it compiles and none when its folder had the cubin;
+    # another process compiling into the same folder meanwhile makes a hit read as a
+    # compile, never the other way round
+    cached = (None if folder is None else
+              not (build_cache.entry_names(folder) - before))
     built = Compiled(level, params, module, kernels,
-                     code_key(source, (*opts, *arch), list(names.values()), compiler), compiler)
+                     code_key(source, (*opts, *arch), list(names.values()), compiler), compiler,
+                     compile_s, cached)
     _cache[key] = built
     return built
+
+
+def cupy_cache_folder() -> Path | None:
+    """CuPy's kernel cache folder (build_cache.configure set it before CuPy was
+    imported); None where CuPy keeps its builds in memory only."""
+    if os.environ.get("CUPY_CACHE_IN_MEMORY", "0") not in ("", "0"):
+        return None
+    return Path(os.environ.get("CUPY_CACHE_DIR") or "~/.cupy/kernel_cache").expanduser()
 
 
 def forget(level_id: str) -> None:

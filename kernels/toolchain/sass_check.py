@@ -112,7 +112,10 @@ def compile_sass(level_id: str, src_dir: Path, arch: str | None = None) -> str:
     level = registry.get(level_id)
     arch = arch or level.arch or "sm_90"
     assert level.source is not None
-    text = (src_dir / level.source).read_text(encoding="utf-8")
+    # a level kept outside the ladder's folder (source_dir: a test's, a newcomer's level
+    # before it moves in) is read from there; its includes from src_dir, then the ladder's
+    folder = Path(level.source_dir) if level.source_dir else src_dir
+    text = (folder / level.source).read_text(encoding="utf-8")
     name = level.name_expression(True)
 
     def check(result: object, what: str) -> Any:
@@ -126,7 +129,7 @@ def compile_sass(level_id: str, src_dir: Path, arch: str | None = None) -> str:
     check(nvrtc.nvrtcAddNameExpression(prog, name.encode()), "name")
     # the build's options: the code checked is the code that runs (one in every process)
     opts = [*(o.encode() for o in nvrtc_options.BASE), f"-arch={arch}".encode(), b"-ftz=true",
-            f"-I{src_dir}".encode()]
+            f"-I{src_dir}".encode(), f"-I{registry.cuda_dir()}".encode()]
     opts += [f"-I{d}".encode() for d in include_dirs()]
     if nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0] != nvrtc.nvrtcResult.NVRTC_SUCCESS:
         size = check(nvrtc.nvrtcGetProgramLogSize(prog), "log")

@@ -37,6 +37,9 @@ RUNS = {  # no GPU needed: the script runs end to end, small
     "gui_frame_time.py": [re.compile(r"^floor +- +\(empty-widget\) +[1-9]", re.M),
                           re.compile(r"^charts +normal +\(still@frame-clock\) +[1-9]", re.M),
                           re.compile(r"^banks +normal +register_2d +[1-9]", re.M)],
+    # the tests' stand-in runner, twice over one build cache folder
+    "ladder_warm.py": [re.compile(r"^builds from the cache +0/19 +19/19$", re.M),
+                       re.compile(r"^naive +1\.50 NVRTC +0\.02 cache$", re.M)],
     "readme_table.py": [re.compile(r"^\| burst 4096³ \| 0\.300 \(0\.6%\) \|", re.M),
                         "| wmma (FP16) |"],
     "report_speed.py": [re.compile(r"^report wall s \(median\) +[0-9.]+$", re.M),
@@ -72,8 +75,8 @@ GPU_ONLY = {  # the measurement needs the GPU: arguments, levels and the table
     "telemetry_overhead.py": [MADE_UP, "sampling off"],
     "tune.py": ["smoke: the registry makes every level and variant named"],
 }
-SHELL = ("ncu_fp8_deep.sh", "ncu_levels.sh", "record_bundled.sh", "record_two_gpu.sh",
-         "update_timing.sh", "user_kernels_h200.sh")
+SHELL = ("gpu_tier.sh", "ncu_fp8_deep.sh", "ncu_levels.sh", "record_bundled.sh",
+         "record_two_gpu.sh", "update_timing.sh", "user_kernels_h200.sh")
 
 
 def _scripts() -> set[str]:

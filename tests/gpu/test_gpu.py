@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.device.gpu import deep_gemm_missing
 from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
 from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.ladder.level import Level, Library
 from gemmscope.kernels.protocol.plan import RunRequest
 
 pytestmark = pytest.mark.gpu
@@ -19,11 +21,41 @@ SHAPES = [(1, 1, 1), (7, 13, 5), (100, 100, 100), (1000, 999, 1001), (1000, 1000
           (17, 4099, 515),   # short and wide
           (1000, 1000, 512),  # vector path, interior and edge blocks, K a multiple of BK
           (2056, 4104, 264),  # vector path, more tiles than SMs (persistent blocks loop)
-          (4096, 4096, 4096)]
+          (4096, 4096, 4096),
+          (256, 256, 128)]  # aligned for every level (the smoke tier's small aligned shape)
 # shapes with ragged M and N that the K-restricted levels (K % 8, K % 128) accept
 K_ALIGNED_SHAPES = [(1000, 999, 1024), (1000, 1000, 1024), (4099, 4104, 512), (4099, 17, 512),
-                    (17, 4099, 512), (256, 256, 128)]
+                    (17, 4099, 512)]
 FAULTY = str(Path(__file__).with_name("faulty_levels.py"))
+# the smoke tier runs each level at the first odd and the first aligned shape it takes
+# (where it takes none, the last one's refusal is its check)
+SMOKE_ODD = [(100, 100, 100), (1000, 999, 1024)]
+SMOKE_ALIGNED = [(256, 256, 128), (4096, 4096, 4096)]
+
+
+def _needs(level: Level) -> list[pytest.MarkDecorator]:
+    """A level that calls an optional library skips, saying which, where it is missing."""
+    if level.library is Library.DEEPGEMM and (missing := deep_gemm_missing()) is not None:
+        return [pytest.mark.skip(reason=f"DeepGEMM: {missing}")]
+    return []
+
+
+def smoke_shapes(level: Level) -> set[tuple[int, int, int]]:
+    def takes(shape: tuple[int, int, int]) -> bool:
+        return level.shape_refusal(*shape) is None
+
+    return {next((s for s in shapes if takes(s)), shapes[-1])
+            for shapes in (SMOKE_ODD, SMOKE_ALIGNED)}
+
+
+def _case(level: Level, shape: tuple[int, int, int]):
+    smoke = [pytest.mark.smoke] if shape in smoke_shapes(level) else []
+    return pytest.param(level, shape, id=f"{level.id}-{'x'.join(map(str, shape))}",
+                        marks=[*_needs(level), *smoke])
+
+
+LEVEL_CASES = [_case(lv, shape) for lv in registry.LEVELS
+               for shape in SHAPES + K_ALIGNED_SHAPES]
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +66,7 @@ def bench():
     return Bench(device_info(), wall_clock())
 
 
-@pytest.mark.parametrize("shape", SHAPES + K_ALIGNED_SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("level", registry.LEVELS, ids=lambda lv: lv.id)
+@pytest.mark.parametrize(("level", "shape"), LEVEL_CASES)
 def test_level_is_correct(bench, level, shape):
     from gemmscope.kernels.engine.measure import refusal
     from gemmscope.kernels.ladder.registry import DEEPGEMM_DIFF_MAX
@@ -72,6 +103,7 @@ def test_hopper_levels_are_compared_with_cublas_at_their_precision():
         client.close()
 
 
+@pytest.mark.smoke
 def test_scalar_path_is_used_for_odd_k(bench):
     r = bench.run(registry.get("vectorized"), 64, 64, 63, repeats=1, warmup=0, energy=False)
     assert r["variant"] == "scalar" and r["verified"]
@@ -79,6 +111,7 @@ def test_scalar_path_is_used_for_odd_k(bench):
     assert r["variant"] == "vector" and r["verified"]
 
 
+@pytest.mark.smoke
 def test_a_faulting_kernel_kills_only_the_runner():
     seen: list = []
     client = RunnerSession(seen.append, [*default_runner_command(0), "--levels-from", FAULTY])
@@ -98,6 +131,7 @@ def test_a_faulting_kernel_kills_only_the_runner():
         client.close()
 
 
+@pytest.mark.smoke
 def test_telemetry_samples_and_run_summary():
     seen: list = []
     client = RunnerSession(seen.append, default_runner_command(100))

@@ -15,13 +15,27 @@ from gemmscope.kernels.toolchain import build_event
 pytestmark = pytest.mark.gpu
 
 
+# cp_async's runs after its first, vector one: each variant and parameter set builds once
+CP_ASYNC_AGAIN = [RunRequest("cp_async", 1000, 999, 1001, 2, warmup=1, compare=False),  # scalar
+                  RunRequest("cp_async", 512, 512, 512, 2, warmup=1, compare=False),  # again
+                  RunRequest("cp_async", 1024, 1024, 1024, 2, warmup=1, compare=False,
+                             params={"STAGES": 2})]  # other parameters: another build
+
+
 def test_runner_emits_one_build_event_per_compiled_variant():
     runs = [RunRequest(lv.id, 1024, 1024, 1024, 2, warmup=1, compare=False)
             for lv in registry.ladder()]
-    runs += [RunRequest("cp_async", 1000, 999, 1001, 2, warmup=1, compare=False),  # scalar
-             RunRequest("cp_async", 512, 512, 512, 2, warmup=1, compare=False),  # again
-             RunRequest("cp_async", 1024, 1024, 1024, 2, warmup=1, compare=False,
-                        params={"STAGES": 2})]  # other parameters: another build
+    check_builds(runs + CP_ASYNC_AGAIN, len(registry.ladder()) + 2)
+
+
+@pytest.mark.smoke
+def test_one_level_gets_one_build_event_per_variant_and_parameters():
+    """The quick tier's build events: cp_async's vector, scalar and STAGES=2 builds."""
+    first = RunRequest("cp_async", 1024, 1024, 1024, 2, warmup=1, compare=False)
+    check_builds([first, *CP_ASYNC_AGAIN], 3)
+
+
+def check_builds(runs: list[RunRequest], expected: int) -> None:
     seen: list = []
     client = RunnerSession(seen.append, default_runner_command(0))
     try:
@@ -33,7 +47,7 @@ def test_runner_emits_one_build_event_per_compiled_variant():
     builds = [e for e in seen if e.type == "build"]
     assert all(r.verified for r in results)
     keys = [(b.level, b.variant, tuple(b.params.items())) for b in builds]
-    assert len(keys) == len(set(keys)) == len(registry.ladder()) + 2
+    assert len(keys) == len(set(keys)) == expected
     assert {(b.level, b.variant) for b in builds} == {
         (r.level, r.variant) for r in results}
     for b in builds:

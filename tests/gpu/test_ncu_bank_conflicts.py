@@ -28,7 +28,9 @@ SHARED_LEVELS = [lid for lid in SIMT_LEVELS if lid not in ("naive", "coalesced")
 
 
 @pytest.mark.skipif(shutil.which("ncu") is None, reason="ncu is not on PATH")
-@pytest.mark.parametrize("level_id", SHARED_LEVELS)
+@pytest.mark.parametrize("level_id", [
+    pytest.param(lid, marks=[pytest.mark.smoke] if lid == "smem_tiled" else [])
+    for lid in SHARED_LEVELS])
 def test_l1tex_bank_conflicts_match_the_model(level_id):
     prof = ncu.profile("ncu", level_id, SIZE, SIZE, SIZE, extra=False)
     assert prof.problem() is None, prof.problem()

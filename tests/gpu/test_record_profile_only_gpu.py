@@ -30,19 +30,27 @@ def test_profile_only_adds_real_per_line_counters_and_no_result(tmp_path):
     before = recording.read_session(out).events
     assert sorted(e.level for e in before if e.type == "result") == sorted(LEVELS)
 
+    # the profile at the size record_bundled.sh and test_ncu_source_gpu.py profile at
+    # (1024^3): at 512^3 wgmma_tma's launch is 16 blocks for a few microseconds, and the
+    # warp sampler's count over it is a handful, at times none (once failed, once passed)
     err = io.StringIO()
     code = cli.main(["record", "-o", str(out), "--append", "--profile-only",
                      "-l", ",".join(LEVELS), "--telemetry-hz", "0",
-                     "--ncu-source", "--ncu-source-size", "512"],
+                     "--ncu-source", "--ncu-source-size", "1024"],
                     stdout=io.StringIO(), stderr=err)
-    assert code == 0, err.getvalue()
+    said = err.getvalue()[-3000:]
+    assert code == 0, said
     after = recording.read_session(out)
     assert after.problem is None
     assert after.events[:len(before)] == before
     added = after.events[len(before):]
     assert not [e for e in added if e.type == "result"]
     counters = [e for e in added if e.type == "source_counters"]
-    assert [e.level for e in counters] == LEVELS
+    assert [e.level for e in counters] == LEVELS, said
     for ev in counters:
-        assert ev.status == sc.Status.OK.value, ev.reason
-        assert ev.lines and ev.totals["stall_samples"] > 0
+        assert ev.status == sc.Status.OK.value, (ev.level, ev.reason, ev.seconds, said)
+        # the executed instructions are counted, not sampled: real counters, every time;
+        # the stall samples are a sampler's, checked present (test_ncu_source_gpu.py
+        # checks their count at the same size)
+        assert ev.lines and ev.totals["inst_executed"] > 0, (ev.level, ev.totals)
+        assert ev.totals["stall_samples"] is not None, (ev.level, ev.totals)

@@ -7,8 +7,6 @@ import pytest
 
 pytestmark = pytest.mark.gpu
 
-cupy = pytest.importorskip("cupy")
-
 
 @pytest.mark.parametrize("level_id", ["cublas_fp32", "cublas_tf32", "cublas_bf16"])
 @pytest.mark.parametrize("profiled", [False, True])

@@ -47,6 +47,19 @@ def test_an_example_is_verified_at_aligned_and_odd_shapes(spec):
     assert all(b.sass for b in builds)  # Triton's too: from its cubin
 
 
+@pytest.mark.smoke
+def test_a_user_kernel_is_verified_at_an_odd_and_an_aligned_shape():
+    """The quick tier's user kernel: the CUDA example through the CLI's plan, no cuBLAS."""
+    events = run("--kernel", str(EXAMPLES / "regblock_float4.toml"), "-r", "3",
+                 "--no-compare", "-s", "1000x999x1001", "-s", "1024")
+    results = [e for e in events if e.type == "result"]
+    assert sorted((r.level, r.M) for r in results) == [("regblock_float4", 1000),
+                                                       ("regblock_float4", 1024)]
+    assert all(r.verified for r in results), [(r.M, r.rel_err) for r in results]
+    builds = [e for e in events if e.type == "build"]
+    assert builds and all((b.regs or 0) > 0 and b.sass for b in builds)
+
+
 def test_a_faulting_kernel_ends_its_runner_and_is_named():
     events = run("--kernel", str(FAULTING), "-s", "256", "--no-compare")
     errors = [e for e in events if e.type == "error"]

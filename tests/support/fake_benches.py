@@ -38,7 +38,7 @@ class LimitsBench:
         self.runs: list[str] = []
 
     def run(self, level, M, N, K, repeats, warmup, on_repeat, params, settle_s=0.0,
-            on_settle=None) -> dict[str, Any]:
+            on_settle=None, on_compile=None, energy_s=1.0) -> dict[str, Any]:
         self.runs.append(level.id)
         if self.raises is not None:
             raise self.raises
@@ -68,11 +68,24 @@ class SustainedBench:
         self.verified = verified
         self.graph_asked: list[bool] = []
         self.burst_runs: list[str] = []
+        self.energy_asked: list[float] = []  # the energy window each burst run was given
+        self.built: set[str] = set()  # levels "compiled" in this process, as nvrtc's cache
+
+    def _build(self, level, on_compile) -> dict[str, Any]:
+        """A level's first run builds it (on_compile, then the result's compile fields),
+        as measure.level_launcher does; a reference compiles nothing."""
+        if level.kind == "reference" or level.id in self.built:
+            return {}
+        self.built.add(level.id)
+        if on_compile is not None:
+            on_compile()
+        return {"compile_s": 2.5, "compile_cached": False}
 
     def check_memory(self, level, M, N, K) -> None:
         pass
 
-    def prepare(self, level, M, N, K, params, warmup):
+    def prepare(self, level, M, N, K, params, warmup, settle=None, on_compile=None):
+        self._build(level, on_compile)
         # a reference runs twice as many GEMMs per batch as a level: twice the TFLOPS
         self.gpu.per_batch = 100 if level.kind == "reference" else 50
         return SimpleNamespace(level=level, shape=(M, N, K), verified=self.verified,
@@ -95,8 +108,10 @@ class SustainedBench:
                 "precision": str(prep.level.precision), "verified": True, "rel_err": 1e-7}
 
     def run(self, level, M, N, K, repeats, warmup, on_repeat, params, settle_s=0.0,
-            on_settle=None):
+            on_settle=None, on_compile=None, energy_s=1.0):
         self.burst_runs.append(level.id)
+        self.energy_asked.append(energy_s)
+        built = self._build(level, on_compile)
         tflops = 40.0 if level.kind == "reference" else 10.0
         if settle_s:  # the runner's phase callback, as measure.Bench.run calls it
             on_settle(settle_s)
@@ -104,7 +119,7 @@ class SustainedBench:
         return {"level": level.id, "M": M, "N": N, "K": K, "dtype": "fp32",
                 "precision": "fp32", "mode": "burst", "median_ms": 1.0, "tflops": tflops,
                 "verified": True, "rel_err": 1e-7, "nan": False, "repeats": repeats,
-                "settle_s": settle_s}
+                "settle_s": settle_s, **built}
 
 
 def serve(bench: SustainedBench, *lines: dict) -> list[dict]:

@@ -26,7 +26,11 @@ uuid "GPU-fake-1"; its results read 10 + N TFLOPS). With ``$FAKE_RUNNER_MARKS`` 
 folder, each run writes the file ``LEVEL-M`` there at its start, holding this process's
 parent's pid (the process that drives it: a cluster test kills that one mid-run). With
 ``$FAKE_RUNNER_TRITON_NAME`` set, the results of a user's Triton kernel name that as the
-kernel that ran (the compiled name a real runner reports).
+kernel that ran (the compiled name a real runner reports). With
+``$FAKE_RUNNER_COMPILE_GATE`` set to a folder, each level's first run says it compiles (a
+``phase`` ``compile`` after its ``run_start``) and waits for the file ``LEVEL`` in that
+folder before it goes on; its result then carries ``compile_s`` and ``compile_cached``
+(true where an earlier process built that level: the file ``LEVEL.built`` there).
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ def main() -> int:
     emit({"type": "session", "protocol": args.protocol, "created": "2026-11-29T12:00:00+00:00",
           "device": device, "levels": {}, "stand_in": True})
     emit({"type": "ready"})
+    compiled_here: set[str] = set()  # levels "built" in this process (the gate)
     for line in sys.stdin:
         try:
             cmd = json.loads(line)
@@ -102,6 +107,18 @@ def main() -> int:
                 Path(marks, f"{cmd['level']}-{cmd['M']}").write_text(str(os.getppid()))
             emit({"type": "run_start", **base, "dtype": "fp32", "precision": "fp32",
                   "repeats": cmd.get("repeats", 20), "warmup": 0})
+            gate = os.environ.get("FAKE_RUNNER_COMPILE_GATE")
+            built = {}
+            if gate and cmd["level"] not in compiled_here:
+                compiled_here.add(cmd["level"])
+                emit({"type": "phase", **base, "mode": "burst", "phase": "compile",
+                      "trial": 0})
+                while not Path(gate, cmd["level"]).exists():
+                    time.sleep(0.01)
+                kept = Path(gate, cmd["level"] + ".built")  # a later process's "cache"
+                built = {"compile_s": 0.02 if kept.exists() else 1.5,
+                         "compile_cached": kept.exists()}
+                kept.touch()
             pids = os.environ.get("FAKE_RUNNER_PIDS")
             if pids:
                 Path(pids, "runner").write_text(str(os.getpid()))
@@ -143,7 +160,7 @@ def main() -> int:
                   # a kernel's variant: TFLOPS from its parameters, so cells differ
                   "tflops": 10.0 + int(gpu or 0) + sum(base.get("params", {}).values()) / 100,
                   "rel_err": 0.0,
-                  "repeats": cmd.get("repeats", 20),
+                  "repeats": cmd.get("repeats", 20), **built,
                   **({"energy_j": 0.7, "gflop_per_j": 2e-3 * cmd["M"] * cmd["N"] * cmd["K"]
                       / 1e9 / 0.7 * 1e3, "avg_power_w": 700.0, "throttled": ["SwPowerCap"]}
                      if args.telemetry else {})})

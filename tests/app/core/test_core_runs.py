@@ -164,6 +164,20 @@ def test_the_run_form_leaves_out_what_the_sessions_gpu_cannot_run_and_says_so():
     assert len(form.runs(asked, None)[0]) == len(asked)
 
 
+def test_the_apps_burst_runs_ask_for_half_a_second_and_sustained_runs_for_none():
+    """Issue 40 item 3: a warm ladder at 2048³ in 30 s; `record` keeps the 1 s window."""
+    from gemmscope.app.core.runs import APP_ENERGY_S, RunForm
+    from gemmscope.kernels.protocol.commands import ENERGY_S, RunMode
+    from gemmscope.kernels.protocol.events import Mode
+    from gemmscope.kernels.protocol.plan import RunRequest
+
+    assert APP_ENERGY_S == 0.5 and ENERGY_S[1] <= APP_ENERGY_S < ENERGY_S[0]
+    requests = [RunRequest("naive", 64, 64, 64), RunRequest("coalesced", 64, 64, 64)]
+    runs, _ = RunForm(64, 64, 64).runs(requests, None)
+    assert [r.command("x")["energy_s"] for r in runs] == [APP_ENERGY_S] * 2
+    sustained, _ = RunForm(64, 64, 64, mode=RunMode(Mode.SUSTAINED)).runs(requests, None)
+    assert all("energy_s" not in r.command("x") for r in sustained)
+
 
 def test_the_run_form_sends_its_operand_distribution_with_every_run():
     import json

@@ -228,3 +228,26 @@ def test_the_size_sweep_takes_square_shapes_only_not_every_n():
                            None)
     n, tf = fed_store(events).sweeps()["fp8_block_scaled"]
     assert list(n) == [1024, 2048] and list(tf) == [900.0, 901.0]
+
+
+def test_a_compared_runs_repeats_stay_apart_from_its_references():
+    """A run command's reference echoes its id (docs/protocol.md, ``repeat``): each run's
+    repeats go to its own stream, whatever JSON value the id is."""
+    run_id = [7, {"sweep": "a"}]  # any JSON value, a list included
+    shape = {"M": 256, "N": 256, "K": 256}
+    events: list[dict] = [syn.header()]
+    t = 1.0
+    for level, tflops in (("cublas_fp32", 40.0), ("cp_async", 20.0)):
+        events.append({"type": "run_start", "t": t, "id": run_id, "level": level, **shape,
+                       "dtype": "fp32", "precision": "fp32", "mode": "burst", "repeats": 3,
+                       "warmup": 1})
+        events += [{"type": "repeat", "t": t + 0.1 * (i + 1), "id": run_id, "level": level,
+                    **shape, "mode": "burst", "i": i, "ms": 1.0, "tflops": tflops}
+                   for i in range(3)]
+        t += 1.0
+    store = fed_store(events)
+    streams = store._state(None).streams
+    for level, tflops in (("cublas_fp32", 40.0), ("cp_async", 20.0)):
+        stream = streams[(level, Shape(256, 256, 256), "burst")]
+        i, got = stream.arrays()
+        assert list(i) == [0, 1, 2] and list(got) == [tflops] * 3, level

@@ -7,7 +7,7 @@ import pytest
 import synthetic_session as syn
 
 from gemmscope.app.core.store import SessionStore, Shape
-from gemmscope.app.core.telemetry import RunEnd
+from gemmscope.app.core.telemetry import RunEnd, RunWindow, runs_span
 from gemmscope.kernels.protocol import records as rec
 from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.recording import iter_events, read_session
@@ -36,6 +36,25 @@ def test_run_windows_are_the_recorded_run_start_to_result(synthetic_file):
     wmma = next(w for w in windows if w.level == "wmma")
     assert wmma.throttled == ("SwPowerCap",) and wmma.label() == "wmma 4096×4096×4096"
     assert not next(w for w in windows if w.level == "naive").throttled
+
+
+def test_the_span_of_a_levels_runs_is_at_one_shape_and_in_one_mode():
+    big, small = Shape(4096, 4096, 4096), Shape(512, 512, 512)
+    windows = [RunWindow("a", "fp8", big, 10.0, 12.0, RunEnd.RESULT),
+               RunWindow("b", "fp8", small, 20.0, 21.0, RunEnd.RESULT),
+               RunWindow("c", "fp8", big, 30.0, 31.0, RunEnd.RESULT),
+               RunWindow("d", "fp8", big, 900.0, 930.0, RunEnd.RESULT, mode="sustained")]
+    assert runs_span(windows, "fp8", big, "burst") == (10.0, 31.0)
+    assert runs_span(windows, "fp8", big, "sustained") == (900.0, 930.0)
+    assert runs_span(windows, "fp8", Shape(1, 1, 1), "burst") is None
+    assert runs_span(windows, "naive", big, "burst") is None
+
+
+def test_a_run_window_keeps_its_runs_mode(synthetic_file):
+    events = read_session(synthetic_file).events
+    starts = {e.id: str(e.mode) for e in events if isinstance(e, rec.RunStart)}
+    assert {w.mode for w in fed_store(events).run_windows()} == set(starts.values())
+    assert all(w.mode == starts[w.run_id] for w in fed_store(events).run_windows())
 
 
 def test_reason_intervals_cover_the_capped_samples(synthetic_file):

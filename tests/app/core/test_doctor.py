@@ -272,3 +272,19 @@ def test_render_keeps_package_names_whole_when_wrapping():
     text = doctor.render(doctor.diagnose_start(start({"DISPLAY": ":0"}, (plugin,))), columns=60)
     assert "libxkbcommon-x11-0" in text.split()
     assert "xcb-util-keysyms" in text.split()
+
+
+def test_the_build_cache_folder_is_shown_with_its_files_and_the_variable(tmp_path):
+    from gemmscope.kernels.device import build_cache
+
+    (tmp_path / "cupy").mkdir()
+    (tmp_path / "cupy" / "k.cubin").write_bytes(b"\0" * 3 * 2**20)
+    env = {"GEMMSCOPE_CACHE_DIR": str(tmp_path), "TRITON_CACHE_DIR": "/elsewhere"}
+    found = by_name(doctor.diagnose_gpu(gpu(caches=tuple(build_cache.folders(env)),
+                                            cache_root=build_cache.cache_root(env))))
+    cache = found["build cache"]
+    assert cache.status is Status.OK
+    assert f"{tmp_path} ($GEMMSCOPE_CACHE_DIR" in cache.detail
+    assert f"cupy {tmp_path / 'cupy'}: 1 files, 3.0 MiB" in cache.detail
+    assert "triton /elsewhere ($TRITON_CACHE_DIR): 0 files" in cache.detail
+    assert "build cache" not in by_name(doctor.diagnose_gpu(gpu()))  # not looked at

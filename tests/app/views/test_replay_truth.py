@@ -9,6 +9,7 @@ import pytest
 
 from gemmscope.app.core import builds
 from gemmscope.app.core.builds import MIX_PER_FMAS, MIX_UNIT, mix_rows
+from gemmscope.app.core.roofline_data import roofline_data
 from gemmscope.app.views.banks import BanksView
 from gemmscope.app.views.coalescing import CoalescingView, summary_line
 from gemmscope.app.views.swizzle import SwizzleView
@@ -64,6 +65,39 @@ def test_not_replayed_yet_is_not_not_recorded(make_window, bundled):
     assert "not replayed yet" not in code.heat_bar.text.text()
     assert NOT_REPLAYED not in [window.ladder.cell_text(lv.id, "verified")
                                 for lv in window.store.levels]
+
+
+def test_the_roofline_waits_for_the_ceilings_the_recording_has(make_window, bundled):
+    """The bundled recording's measured ceilings come on its last lines: until the replay
+    reaches them the roofline says they are coming, never that none were measured."""
+    path, session = bundled
+    window = make_window()
+    assert window.open_recording(path)
+    window.show()
+    _seek_before(window, session, "ceilings")
+    roofline = window.named_widget("roofline")
+    window.flush_views()
+    notes = roofline.notes.text()
+    assert "measured ceilings: not replayed yet" in notes and "no measured" not in notes
+    window.play_instant()
+    window.flush_views()
+    notes = roofline.notes.text()
+    assert "not replayed yet" not in notes and "no measured ceilings" not in notes
+    assert roofline_data(window.store).measured  # drawn now
+
+
+def test_a_replays_messages_are_the_recordings_history(make_window, bundled):
+    """A restart, an untimed ncu launch, a probe that failed: said as what happened in
+    the recording, at its time, not as this install's faults."""
+    path, _session = bundled
+    window = make_window()
+    assert window.open_recording(path)
+    window.play_instant()
+    window.flush_views()
+    from_store = [m.describe() for m in window.store.messages]
+    shown = [t for t in window.messages.texts() if any(m[:40] in t for m in from_store)]
+    assert len(shown) == len(from_store) > 0
+    assert all(t[2:].startswith("in the recording, at ") for t in shown), shown
 
 
 def test_what_a_recording_lacks_is_said_so_during_its_replay(make_window, synthetic_file):

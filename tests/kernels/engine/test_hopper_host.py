@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+from types import SimpleNamespace
 
 import pytest
 
@@ -23,11 +24,69 @@ def test_map_arguments_describe_rows_pitch_and_box():
                            box_cols=64)
     spec.check()
     args = spec.arguments()
-    assert args[0].value == hopper.DATA_TYPE["bf16"] and args[1].value == 2
-    assert list(args[3]) == [1024, 1000]  # inner dimension first
-    assert list(args[4]) == [2048]  # row pitch in bytes
-    assert list(args[5]) == [64, 128]
-    assert args[8].value == hopper.SWIZZLE_128B
+    assert args["data_type"] == hopper.DATA_TYPE["bf16"] and args["rank"] == 2
+    assert args["dims"] == [1024, 1000]  # inner dimension first
+    assert args["strides"] == [2048]  # row pitch in bytes
+    assert args["box"] == [64, 128]
+    assert args["swizzle"] == hopper.SWIZZLE_128B
+
+
+def test_map_arguments_are_the_enums_of_nvidias_bindings():
+    """The numbers of DATA_TYPE and the swizzle, interleave, promotion and fill values are
+    the ones cuda.bindings names (cuda.h's), so encode hands the driver what it means."""
+    cu = pytest.importorskip("cuda.bindings.driver")
+    assert {k: cu.CUtensorMapDataType(v).name for k, v in hopper.DATA_TYPE.items()} == {
+        "uint8": "CU_TENSOR_MAP_DATA_TYPE_UINT8", "uint16": "CU_TENSOR_MAP_DATA_TYPE_UINT16",
+        "f16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}
+    args = hopper.TiledMap(0x10000, "uint8", 64, 256, 64, 128, swizzle=False).arguments()
+    assert cu.CUtensorMapSwizzle(hopper.SWIZZLE_128B).name == "CU_TENSOR_MAP_SWIZZLE_128B"
+    assert cu.CUtensorMapSwizzle(args["swizzle"]).name == "CU_TENSOR_MAP_SWIZZLE_NONE"
+    assert cu.CUtensorMapInterleave(args["interleave"]).name == "CU_TENSOR_MAP_INTERLEAVE_NONE"
+    assert (cu.CUtensorMapL2promotion(args["l2_promotion"]).name
+            == "CU_TENSOR_MAP_L2_PROMOTION_L2_256B")
+    assert (cu.CUtensorMapFloatOOBfill(args["oob_fill"]).name
+            == "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE")
+
+
+def _driver(cu, encode_tiled):
+    """cuda.bindings.driver's enums, with a stand-in for cuTensorMapEncodeTiled."""
+    names = ("CUresult", "CUtensorMapDataType", "CUtensorMapSwizzle", "CUtensorMapInterleave",
+             "CUtensorMapL2promotion", "CUtensorMapFloatOOBfill")
+    return SimpleNamespace(**{n: getattr(cu, n) for n in names},
+                           cuTensorMapEncodeTiled=encode_tiled)
+
+
+def test_encode_hands_the_bindings_typed_arguments_and_returns_the_maps_bytes(monkeypatch):
+    cu = pytest.importorskip("cuda.bindings.driver")
+    seen = {}
+
+    class Map:  # what the bindings return: an opaque 128-byte struct at getPtr()
+        def __init__(self):
+            self.raw = (ctypes.c_ubyte * hopper.TENSOR_MAP_BYTES)(*range(128))
+
+        def getPtr(self):
+            return ctypes.addressof(self.raw)
+
+    def encode_tiled(*args):
+        seen["args"] = args
+        return cu.CUresult.CUDA_SUCCESS, Map()
+
+    monkeypatch.setattr(hopper, "_bindings", lambda: _driver(cu, encode_tiled))
+    out = hopper.encode(hopper.TiledMap(0x10000, "bf16", 1000, 1024, 128, 64))
+    assert bytes(out) == bytes(range(128))
+    dtype, rank, address, dims, strides, box = seen["args"][:6]
+    assert dtype is cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+    assert (rank, address, dims, strides, box) == (2, 0x10000, [1024, 1000], [2048], [64, 128])
+    assert seen["args"][8] is cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B
+
+
+def test_a_refusal_of_the_driver_is_said_with_its_name(monkeypatch):
+    cu = pytest.importorskip("cuda.bindings.driver")
+
+    monkeypatch.setattr(hopper, "_bindings", lambda: _driver(
+        cu, lambda *args: (cu.CUresult.CUDA_ERROR_INVALID_VALUE, None)))
+    with pytest.raises(hopper.TensorMapError, match="CUDA_ERROR_INVALID_VALUE"):
+        hopper.encode(hopper.TiledMap(0x10000, "bf16", 1000, 1024, 128, 64))
 
 
 @pytest.mark.parametrize("spec, message", [

@@ -213,7 +213,8 @@ def test_runner_compares_with_cublas_in_the_same_mode():
     assert [(t["level"], t["i"]) for t in trials] == [("cublas_fp32", 0), ("cublas_fp32", 1),
                                                       ("cp_async", 0), ("cp_async", 1)]
     assert all(t["mode"] == "sustained" and t["energy_j"] > 0 for t in trials)
-    phases = [(e["level"], e["phase"], e["trial"]) for e in events if e["type"] == "phase"]
+    phases = [(e["level"], e["phase"], e["trial"]) for e in events if e["type"] == "phase"
+              and e["phase"] != "compile"]  # cp_async's build, in its burst run
     assert phases[:2] == [("cublas_fp32", "window", 0), ("cublas_fp32", "window", 1)]
 
 
@@ -226,3 +227,31 @@ def test_runner_reports_an_unverified_sustained_level_as_a_verify_error():
     assert err["kind"] == "verify" and err["level"] == "cp_async"
     assert "times only verified kernels" in err["message"]
     assert events[-1] == {**events[-1], "type": "done", "id": 1}
+
+
+def test_a_levels_first_run_says_it_compiles_before_it_measures():
+    """Issue 40 item 3: the app says "compiling LEVEL" from the ``phase`` event sent before
+    the level's build; the result says how long the build took and whether the build
+    cache had it. Only the level's first run in the runner builds it; references never."""
+    events = serve(FakeBench(),
+                   {"cmd": "run", "id": "a", "level": "cp_async", "M": 64, "N": 64, "K": 64},
+                   {"cmd": "run", "id": "b", "level": "cp_async", "M": 64, "N": 64, "K": 64},
+                   {"cmd": "run", "id": "s", "level": "naive", "M": 64, "N": 64, "K": 64,
+                    "mode": "sustained", "window_s": 1, "trials": 1, "cooldown_s": 0})
+    kinds = [(e["type"], e.get("level"), e.get("phase")) for e in events
+             if e["type"] in ("run_start", "phase", "repeat") and e["id"] == "a"]
+    assert kinds == [("run_start", "cublas_fp32", None), ("repeat", "cublas_fp32", None),
+                     ("run_start", "cp_async", None), ("phase", "cp_async", "compile"),
+                     ("repeat", "cp_async", None)]
+    compile_phase = next(e for e in events if e.get("phase") == "compile")
+    assert compile_phase["trial"] == 0 and "seconds" not in compile_phase
+    results = {(e["id"], e["level"]): e for e in events if e["type"] == "result"}
+    assert (results[("a", "cp_async")]["compile_s"],
+            results[("a", "cp_async")]["compile_cached"]) == (2.5, False)
+    assert "compile_s" not in results[("b", "cp_async")]  # built already
+    assert "compile_s" not in results[("a", "cublas_fp32")]
+    sustained = [(e["level"], e["phase"]) for e in events
+                 if e["type"] == "phase" and e["id"] == "s"]
+    assert sustained[:1] == [("cublas_fp32", "window")]
+    assert ("naive", "compile") in sustained
+    assert sustained.index(("naive", "compile")) < sustained.index(("naive", "window"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 
+import level_checks
 import places
 import pytest
 
@@ -13,15 +14,6 @@ from gemmscope.kernels.ladder.registry import Kind, OutputFormat, Precision, Sca
 
 REPO = places.REPO
 LEVELS = registry.ladder()
-
-
-def template_params(level: registry.Level) -> list[str]:
-    """Names of the kernel template's parameters, read from the .cu source."""
-    text = registry.source_file(level).read_text()
-    m = re.search(r"template\s*<([^>]*)>\s*__global__\s+void\b[^{;]*?\b"
-                  + re.escape(level.kernel or "") + r"\s*\(", text, re.S)
-    assert m, f"{level.id}: kernel template {level.kernel} not found in {level.source}"
-    return [p.split()[-1] for p in m.group(1).replace("\n", " ").split(",")]
 
 
 def test_ids_unique_and_ladder_nonempty():
@@ -34,17 +26,12 @@ def test_ids_unique_and_ladder_nonempty():
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.id)
 def test_level_entry_is_complete(level: registry.Level):
-    assert level.title and level.adds and level.follows
-    assert isinstance(level.precision, Precision)
-    assert level.source and registry.source_file(level).is_file()
-    assert (REPO / (level.source_path or "")).is_file(), "source path is relative to the repo"
+    level_checks.entry_is_complete(level)
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.id)
 def test_params_match_the_kernel_template(level: registry.Level):
-    names = template_params(level)
-    assert names[-1] == "VEC", "the last template parameter selects the vector path"
-    assert names[:-1] == list(level.params), "registry params must follow template order"
+    level_checks.params_match_the_kernel_template(level)
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.id)
@@ -93,27 +80,7 @@ def test_launch_geometry_is_consistent(level: registry.Level):
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.id)
 def test_geometry_blocks_cover_c_with_the_block_tile(level: registry.Level):
-    """The registry's geometry callable alone sizes the launch: the grid's blocks, each
-    one block tile, cover M x N (a persistent grid: one block per SM, no more than tiles)."""
-    assert level.geometry is not None
-    geo = level.launch_geometry()
-    assert (geo.block, geo.tile) == (level.threads, level.tile)
-    rows, cols = geo.tile
-    assert geo.k_tile >= 1 and geo.group_rows >= 1
-    for M, N in ((1, 1), (7, 13), (128, 256), (4097, 4099)):
-        gx, gy, gz = level.grid(M, N, 132)
-        tiles = -(-M // rows) * -(-N // cols)
-        if level.stream_k:
-            assert (gx * gy * gz, gy, gz) == (132, 1, 1)
-        elif level.grid_rule is not None:  # fewer CTAs for as many waves, whole clusters
-            cl = level.params.get("CL", 1)
-            assert (gy, gz) == (1, 1) and gx <= max(cl, min(tiles, 132))
-            assert -(-tiles // gx) == -(-tiles // 132)
-        elif level.persistent or level.sm_grid:
-            assert (gx * gy * gz, gy, gz) == (min(tiles, 132), 1, 1)
-        else:
-            assert gx * gy == tiles and gz == 1
-            assert tiles * rows * cols >= M * N
+    level_checks.geometry_blocks_cover_c(level)
 
 
 def test_references_are_library_calls_without_geometry():

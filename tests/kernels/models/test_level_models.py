@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import level_checks
 import numpy as np
 import pytest
 
@@ -11,44 +12,23 @@ from gemmscope.kernels.models.level_model import NCU_METRICS, Op, Tile
 def test_every_ladder_level_has_a_model_with_its_geometry():
     assert set(MODELS) == {lv.id for lv in ladder()}
     for lv in ladder():
-        m = model_for(lv.id)
-        assert (m.bm, m.bn) == lv.tile, lv.id
-        assert m.threads == lv.threads[0] * lv.threads[1], lv.id
-        if "BK" in lv.params:
-            assert m.bk == lv.params["BK"]
-        assert m.bk == lv.launch_geometry().k_tile, lv.id
-        if "STAGES" in lv.params:
-            assert m.stages == lv.params["STAGES"]
+        level_checks.model_has_the_registry_geometry(lv)
     assert "wmma" not in SIMT_LEVELS
+
+
+def test_the_models_come_in_the_registrys_order():
+    """No list of models is kept by hand: the ladder's order is the registry's."""
+    assert list(MODELS) == [lv.id for lv in ladder()]
 
 
 @pytest.mark.parametrize("level_id", sorted(MODELS))
 def test_threads_cover_the_block_tile_exactly_once(level_id):
-    m = model_for(level_id)
-    if not m.exact:
-        masks = sum(m.warp_mask(w).astype(int) for w in range(m.warps))
-        assert (masks == 1).all()
-        return
-    count = np.zeros((m.bm, m.bn), int)
-    for tid in range(m.threads):
-        rc = m.thread_outputs(tid)
-        np.add.at(count, (rc[:, 0], rc[:, 1]), 1)
-    assert (count == 1).all()
+    level_checks.threads_cover_the_block_tile_once(level_id)
 
 
 @pytest.mark.parametrize("level_id", sorted(MODELS))
 def test_model_parameters_come_from_the_registry_alone(level_id):
-    """One source of truth: a model keeps no parameter values of its own, so a retuned
-    level is modelled as it runs, with or without a partial override."""
-    from gemmscope.kernels.models.level_model import LevelModel
-
-    copies = [c.__name__ for c in MODELS[level_id].__mro__
-              if c is not LevelModel and "defaults" in vars(c)]
-    assert not copies, f"{copies} keep their own defaults; the registry has them"
-    registered = get(level_id).params
-    assert model_for(level_id).params == registered
-    name = next(iter(registered))
-    assert model_for(level_id, {name: registered[name]}).params == registered
+    level_checks.model_parameters_come_from_the_registry(level_id)
 
 
 @pytest.mark.parametrize(("level_id", "override"), [
@@ -67,15 +47,7 @@ def test_a_partial_override_keeps_the_registered_tile_and_stages(level_id, overr
 
 @pytest.mark.parametrize("level_id", sorted(MODELS))
 def test_shared_layout_places_elements_as_the_model_does(level_id):
-    """The layout the swizzle explorer takes from a model (padding, CuTe swizzle) puts
-    every element of a stage where the model's own addressing does."""
-    m = model_for(level_id)
-    for arr in m.smem_arrays():
-        layout = arr.tile_layout()
-        r, c = np.meshgrid(np.arange(arr.rows), np.arange(arr.cols), indexing="ij")
-        assert (layout.address(r, c) == arr.address(0, r, c) - arr.base_bytes).all(), arr.name
-    first = m.smem_arrays()[:1]
-    assert m.shared_layout() == (first[0].tile_layout() if first else None)
+    level_checks.shared_layout_places_elements_as_the_model_does(level_id)
 
 
 def test_which_levels_swizzle_and_which_pad():

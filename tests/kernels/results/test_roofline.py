@@ -97,12 +97,13 @@ def test_the_bundled_recording_gives_a_point_per_result_at_the_shape_and_h200_ro
     by = {r.precision: r for r in data.roofs}
     assert by["bf16"].peak_tflops == h200.peak("bf16")
     assert by["fp32"].bandwidth_gbs == h200.memory_bandwidth_gbs
-    # the H200's own ceilings, measured by `record --ceilings` and appended to the file
-    (ceil,) = [e for e in read_session(BUNDLED).events if isinstance(e, Ceilings)
-               and e.peak_tflops]
+    # the H200's own ceilings, measured by `record --ceilings` and appended to the file;
+    # the newest event is the one drawn (the first, with mma.sync's FP16 and TF32, stays
+    # in the file as history)
+    ceil = [e for e in read_session(BUNDLED).events if isinstance(e, Ceilings)
+            and e.peak_tflops][-1]
     measured = {r.precision: r for r in data.measured}
-    # FP16 and TF32 came from mma.sync, which cuBLAS outran: left out (the test below)
-    assert set(measured) == set(ceil.peak_tflops) - {"fp16", "tf32"}
+    assert set(measured) == set(ceil.peak_tflops)
     for precision, roof in measured.items():
         assert roof.peak_tflops == ceil.peak_tflops[precision]
         assert roof.bandwidth_gbs == ceil.bandwidth_gbs
@@ -125,18 +126,20 @@ def test_a_measured_roof_a_result_went_past_is_named_with_its_fastest_result():
     assert rl.broken_roofs([roof], [low]) == []
 
 
-def test_the_bundled_recordings_mma_sync_roofs_that_cublas_outran_are_left_out():
-    """The bundled ceilings came from mma.sync for FP16 and TF32 (the wgmma probes for
-    them came later): cuBLAS outran both at 4096³; they are not drawn, and a note says
-    why in one line."""
+def test_the_bundled_recordings_measured_roofs_lie_above_every_point_of_their_precision():
+    """The bundled ceilings were measured again on the H200 with the wgmma probes for FP16
+    and TF32 (the first ceilings took them from mma.sync, which cuBLAS outran): every
+    precision's measured roof is drawn, each point lies under its own, and no note says a
+    roof was left out."""
     from gemmscope.app.core.roofline_data import roofline_data
 
     data = roofline_data(_store(BUNDLED))
-    assert not {"fp16", "tf32"} & {r.precision for r in data.measured}
-    (note,) = [n for n in data.notes if "left out" in n]
-    assert note.startswith("measured FP16 and TF32 roofs left out: cublas_")
-    assert note.endswith("ran faster than the probe (mma.sync)")
-    assert {"bf16", "fp8", "fp32"} <= {r.precision for r in data.measured}
+    measured = {r.precision: r for r in data.measured}
+    assert {"bf16", "fp8", "fp16", "fp32", "tf32"} <= set(measured)
+    assert not [n for n in data.notes if "left out" in n]
+    for p in data.points:
+        assert p.tflops <= measured[p.precision].peak_tflops, (p.level, p.precision)
+    assert rl.broken_roofs(list(data.measured), list(data.points)) == []
 
 
 def test_a_recording_with_ceilings_draws_the_measured_roofs_too():

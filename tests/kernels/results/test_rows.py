@@ -205,3 +205,16 @@ def test_a_launch_step_that_is_not_one_is_left_out_and_the_result_kept(bad):
     result = of(ev)
     assert result.launch_step is None and result.tflops == 1.0
     assert "slower" not in Row.of(result).notes()
+
+
+def test_an_energy_window_other_than_the_documented_second_is_said_in_the_notes():
+    """The app's runs measure energy over 0.5 s (issue 40 item 3): its rows say so."""
+    ev = {"type": "result", "t": 1.0, "level": "wmma", "M": 2048, "N": 2048, "K": 2048,
+          "dtype": "fp16", "precision": "fp16", "median_ms": 0.06, "tflops": 286.0,
+          "verified": True, "rel_err": 1e-3, "repeats": 20, "energy_j": 0.05,
+          "energy_window": {"pattern": "launch", "asked_s": 0.5, "gpu_s": 0.52}}
+    assert "energy over 0.5 s" in Row.of(of(ev)).notes()
+    second = {**ev, "energy_window": {**ev["energy_window"], "asked_s": 1.0}}
+    older = {**ev, "energy_window": {"pattern": "launch", "gpu_s": 1.02}}  # before issue 40
+    assert "energy over" not in Row.of(of(second)).notes()
+    assert "energy over" not in Row.of(of(older)).notes()

@@ -12,6 +12,7 @@ import pytest
 from runner_subprocess import wire
 
 from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.protocol import commands
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol.decoding import decode, encode, of
 from gemmscope.kernels.toolchain import build_event, sass
@@ -131,26 +132,32 @@ def test_runner_emits_one_build_event_per_variant(monkeypatch):
 
     calls = []
 
-    def fake_event(level, variant, params=None):
+    def fake_event(level, variant, params=None, on_compile=None):
         calls.append((level.id, variant))
         if level.id == "wmma":
             raise RuntimeError("no nvdisasm")
+        if level.id == "naive":  # NVRTC compiles it again for the SASS (not in the cache)
+            on_compile()
         return {"type": "build", "level": level.id, "variant": variant}
 
     monkeypatch.setattr(build_event, "gpu_event", fake_event)
     out = io.StringIO()
     runner = Runner(out)
     naive, cp_async = registry.get("naive"), registry.get("cp_async")
+    cmd = commands.parse_command(json.dumps({"cmd": "run", "id": 7, "level": "naive",
+                                             "M": 64, "N": 64, "K": 64}))
     for level, variant in [(naive, "scalar"), (naive, "scalar"), (cp_async, "vector"),
                            (cp_async, "scalar"), (cp_async, "vector"),
                            (cp_async.with_params({"STAGES": 2}), "vector"),
                            (registry.get("cublas_fp32"), "cublas"),
                            (registry.get("wmma"), "vector")]:
-        runner._emit_build(level, variant, None, 7)
+        runner._emit_build(level, variant, None, cmd)
     assert calls == [("naive", "scalar"), ("cp_async", "vector"), ("cp_async", "scalar"),
                      ("cp_async", "vector"), ("wmma", "vector")]
     events = [wire(line) for line in out.getvalue().splitlines()]
-    assert [e["type"] for e in events] == ["build"] * 4 + ["info"]
+    assert [e["type"] for e in events] == ["phase"] + ["build"] * 4 + ["info"]
+    assert events[0] == {**events[0], "phase": "compile", "level": "naive", "M": 64,
+                         "mode": "burst", "trial": 0}
     assert all(e["id"] == 7 for e in events)
     assert "no build event for wmma (vector)" in events[-1]["message"]
 
@@ -247,9 +254,10 @@ def test_an_event_over_its_bound_drops_the_sass_then_the_sources(events, monkeyp
 
 
 @needs_tools
-def test_the_runner_compiles_in_a_child_process_and_loads_no_nvrtc_itself():
+def test_the_runner_compiles_in_a_child_process_and_loads_no_nvrtc_itself(tmp_path):
     """cuda-bindings' NVRTC loaded into the runner broke its later `import torch` (the FP8
     reference) on the H200: the runner's build events compile in a child process."""
+    import os
     import subprocess
     import sys
 
@@ -261,9 +269,11 @@ def test_the_runner_compiles_in_a_child_process_and_loads_no_nvrtc_itself():
             "assert off.sass and all(r.regs for r in off.resources.values())\n"
             "print(sorted(m for m in sys.modules if m.startswith('cuda')))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300,  # an empty build cache: it compiles
+                          env={**os.environ, "GEMMSCOPE_CACHE_DIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+    assert list((tmp_path / "sass").glob("*.json"))
     lv = registry.get("naive")
     here = build_event.compile_cubin(lv, lv.params, "sm_90")
     child = build_event._in_child({
@@ -272,3 +282,41 @@ def test_the_runner_compiles_in_a_child_process_and_loads_no_nvrtc_itself():
         "options": list(build.offline_options(lv, "sm_90")), "arch": "sm_90",
         "files": list(build.source_files(lv))})
     assert child["sass"] == here.sass and child["lowered"] == here.lowered
+
+
+# ------------------------------------------------------------------ kept on disk
+
+def _spec(source: str = "__global__ void k() {}") -> dict:
+    return {"program": "p", "source": source, "names": ["k"], "options": ["-arch=sm_90"],
+            "arch": "sm_90", "files": ["kernels/cuda/p.cu"]}
+
+
+def test_the_kept_answer_is_named_by_its_spec_and_a_bad_file_is_a_miss(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEMMSCOPE_CACHE_DIR", str(tmp_path))
+    path = build_event.answer_path(_spec())
+    assert path.parent == tmp_path / "sass"
+    assert build_event.answer_path(_spec("__global__ void k() { }")) != path  # an edit
+    assert build_event.cached_answer(_spec()) is None
+    build_event.keep_answer(_spec(), {"lowered": {"k": "_Z1kv"}, "sass": None})
+    assert build_event.cached_answer(_spec()) == {"lowered": {"k": "_Z1kv"}, "sass": None}
+    path.write_text("{not json")
+    assert build_event.cached_answer(_spec()) is None
+
+
+@needs_tools
+def test_a_second_process_takes_the_compile_from_the_cache_folder(tmp_path, monkeypatch):
+    """The runner's build events compile once per machine (issue 40 item 3): the answer
+    kept on disk serves a process that has compiled nothing, with no NVRTC run."""
+    monkeypatch.setenv("GEMMSCOPE_CACHE_DIR", str(tmp_path))
+    lv = registry.get("naive")
+    build_event.forget("naive")  # as a new process: nothing in memory
+    first = build_event.compile_cubin(lv, lv.params, "sm_90")
+    assert len(list((tmp_path / "sass").glob("*.json"))) == 1
+    build_event.forget("naive")
+
+    def no_compile(*_args):
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(build_event, "compile_spec", no_compile)
+    monkeypatch.setattr(build_event, "_in_child", no_compile)
+    assert build_event.compile_cubin(lv, lv.params, "sm_90", isolated=True) == first

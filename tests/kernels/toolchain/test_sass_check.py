@@ -7,13 +7,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import level_checks
 import pytest
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import MODELS, model_for
 from gemmscope.kernels.toolchain.sass_check import (
     SassComparison,
-    compare_level,
     compiler_versions,
     main_loop,
     normalise,
@@ -119,9 +119,7 @@ def test_model_matches_the_compiled_k_loop(level_id):
     level = registry.get(level_id)
     if level.source is None or not (SRC / level.source).exists():
         pytest.skip(f"no source for {level_id} under {SRC}")
-    cmp = compare_level(level_id, model_for(level_id), SRC)
-    assert not cmp.mismatches, (f"{cmp.mismatches} (sass, model) with {compiler_versions()}; "
-                                f"the loop's lines: {cmp.lines_of(cmp.mismatches)}")
+    level_checks.compiled_k_loop_matches_the_model(level_id, SRC)
 
 
 @pytest.mark.skipif(tools_missing() is not None, reason=str(tools_missing()))

@@ -1,0 +1,105 @@
+"""Every registered view follows the one view state: walked through two shapes and two
+levels, what each view draws says the chosen shape (where it draws one) and level, and
+no other shape of the session."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+
+from gemmscope.app.core.view_state import shape_text
+from gemmscope.app.views.registry import VIEWS
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.ladder.shape import Shape
+
+SHAPES = (Shape(512, 512, 512), Shape(2048, 2048, 2048))  # neither is a default
+LEVELS = ("smem_tiled", "register_2d")  # both with shared memory (banks, swizzle)
+
+
+def _title(chart) -> str:
+    return getattr(chart, "base_title", None) or chart.getPlotItem().titleLabel.text
+
+
+def _charts(view) -> tuple[str, str | None]:
+    """The bars' title names the shape; the per-repeat chart (its title, or its note
+    where the level has no run there) the level and shape."""
+    bars, stream = _title(view.charts()["bars"]), view.charts()["stream"]
+    said = stream.empty_text.toPlainText() if stream.empty else _title(stream)
+    found = re.search(r"(?:— |of )(\S+) at (\S+) \(", said)  # "naive at 4096³ (burst"
+    assert found is not None, said
+    level, shape = found.groups()
+    assert bars.partition(" at ")[2].partition(",")[0] == shape, (bars, said)
+    return level, shape
+
+
+def _coalescing(view) -> tuple[str, str | None]:
+    summary = view.canvas.drawn_texts[0]  # "A[row*K + k] ... [ld, ..., 512×512×512]"
+    found = re.findall(r"\d+×\d+×\d+", summary)
+    return view.canvas.level_id, found[-1] if found else "none in " + summary
+
+
+def _roofline(view) -> tuple[str, str | None]:
+    title = _title(view.charts()["roofline"])  # "Roofline at 512³, <GPU>"
+    return view.chart.selected, title.partition(" at ")[2].partition(",")[0]
+
+
+def _code(view) -> tuple[str, str | None]:
+    """The notice over the source names the level ("<level>: <kernel> (...)", or why
+    there is no build of it)."""
+    ids = {entry["id"] for entry in registry.catalog()}
+    words = re.findall(r"[a-z0-9_]+", view.notice.text())
+    return next((w for w in words if w in ids), view.notice.text()), None
+
+
+# what each view says of the state: (level, shape text, or None: it draws no GEMM shape)
+SAYS: dict[str, Callable[[object], tuple[str, str | None]]] = {
+    "charts": _charts,
+    "telemetry": lambda v: (v.selected, None),  # the session's time axis: every run
+    "tiling": lambda v: (v.canvas.drawn_texts[0].partition(":")[0], None),  # tiles only
+    "banks": lambda v: (v.canvas.level_id, None),  # shared memory: no M, N, K in it
+    "swizzle": lambda v: (v.explorer.level_id, None),
+    "coalescing": _coalescing,
+    "code": _code,
+    "roofline": _roofline,
+}
+
+
+def test_every_registered_view_says_what_it_shows():
+    assert set(SAYS) == {spec.name for spec in VIEWS}  # a new view says it here too
+
+
+@pytest.fixture
+def window(make_window, synthetic_file, qtbot):
+    w = make_window()
+    assert w.open_recording(synthetic_file)
+    w.play_instant()
+    w.set_animated(False)
+    w.show()
+    qtbot.waitExposed(w)
+    assert set(SHAPES) <= set(w.store.shapes())
+    return w
+
+
+def test_every_view_follows_two_shapes_and_two_levels(window):
+    others = window.store.shapes()
+    for spec in VIEWS:
+        for shape in SHAPES:
+            for level in LEVELS:
+                window.choose(shape=shape, level=level)
+                window.named_widget(spec.name)  # its tab on screen
+                window.flush_views()
+                view = window.views[spec.name]
+                view.grab()  # painted: canvases list what they drew
+                said_level, said_shape = SAYS[spec.name](view)
+                where = (spec.name, str(shape), level)
+                assert said_level == level, where
+                if said_shape is not None:
+                    assert said_shape in (shape_text(shape), str(shape)), (where, said_shape)
+                canvas = view.animation()
+                if canvas is not None:  # and no other shape of the session
+                    drawn = " ".join(canvas.drawn_texts)
+                    for other in others:
+                        if other != shape:
+                            assert str(other) not in drawn, (where, other)
