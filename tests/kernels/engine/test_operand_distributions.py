@@ -190,3 +190,21 @@ def test_a_ratio_is_of_the_reference_on_the_same_distribution():
     assert bench.burst_runs == ["cublas_fp32", "naive", "naive", "cublas_fp32", "naive"]
     levels = [e for e in events if e["type"] == "result" and e["level"] == "naive"]
     assert all(r["reference"] == "cublas_fp32" for r in levels)
+
+
+def test_the_report_says_once_what_made_the_results(tmp_path):
+    import synthetic_session as synth
+
+    from gemmscope.kernels.results.session_report import report_lines
+
+    evs = synth.events()
+    for ev in evs:
+        if ev["type"] == "result":
+            ev["versions"] = VERSIONS
+    lines, problem = report_lines(str(synth.write(tmp_path / "v.jsonl", evs)))
+    assert problem is None
+    assert lines[1] == ("made with driver 580.95.05 · CUDA 13.0/13.0 · cuBLAS 13.0.2 · "
+                        "NVRTC 13.0")
+    assert sum(line.startswith("made with") for line in lines) == 1
+    old, _ = report_lines(str(synth.write(tmp_path / "old.jsonl")))  # no versions: no line
+    assert not any(line.startswith("made with") for line in old)
