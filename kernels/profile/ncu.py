@@ -85,19 +85,16 @@ def find_ncu(ncu: str) -> str | None:
     return shutil.which(ncu)
 
 
-_VERSION = re.compile(r"\bVersion\s+([0-9][0-9A-Za-z.\-]{0,31})")
-
-
-def ncu_version(exe: str, timeout_s: float = 30.0) -> str | None:
-    """What ``ncu --version`` says it is ("2025.1.0.0"), or None where it cannot say: a
-    counters event names the profiler that read it (issue 41 item 6)."""
+def tool_version(exe: str) -> str | None:
+    """``ncu --version``'s version ("2025.3.1.0"), or None where it says none: every event
+    ncu's counters make names the profiler that read them (issue 41 item 6)."""
     try:
-        proc = subprocess.run([exe, "--version"], capture_output=True, text=True,
-                              timeout=timeout_s)
-    except (OSError, subprocess.TimeoutExpired):
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
         return None
-    found = _VERSION.search(proc.stdout)
-    return found.group(1) if found else None
+    m = re.search(r"Version\s+(\S+)", out)
+    return m.group(1) if m else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +214,7 @@ def from_csv_file(path: Path, level_id: str, M: int, N: int, K: int) -> NcuProfi
 
 def counters_event(p: NcuProfile, t: float, version: str | None = None) -> dict[str, Any]:
     """The ``counters`` event of a profile that has counters (see ``problem``);
-    ``version``: the ncu's (:func:`ncu_version`)."""
+    ``version``: the ncu's (:func:`tool_version`)."""
     why = p.problem()
     if why is not None:
         raise ValueError(f"no counters for {p.level}: {why}")
@@ -227,7 +224,7 @@ def counters_event(p: NcuProfile, t: float, version: str | None = None) -> dict[
             "tool": TOOL, "metrics": p.metrics(), "kernel": p.row.kernel,
             "params": dict(level.params) if level is not None else None,
             "launch": launch_mode(list(p.command)), "command": list(p.command),
-            **({"ncu_version": version} if version else {})}
+            "tool_version": version}
 
 
 @contextlib.contextmanager
@@ -297,7 +294,7 @@ class CountersStep:
     def _profile_all(self, exe: str, now: Callable[[], float],
                      emit: Callable[[dict[str, Any]], None]) -> None:
         M, N, K = self.size
-        version = ncu_version(exe)
+        version = tool_version(exe)
         for level_id in self.levels:
             self.say(f"ncu {level_id} {M}x{N}x{K} ...")
             emit({"type": "info", "t": now(), "level": level_id, "M": M, "N": N, "K": K,

@@ -17,7 +17,7 @@ import pytest
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
 from gemmscope.kernels.ladder import registry
-from gemmscope.kernels.profile.ncu import find_ncu, ncu_version
+from gemmscope.kernels.profile.ncu import find_ncu, tool_version
 from gemmscope.kernels.protocol.events import Distribution
 from gemmscope.kernels.protocol.plan import RunRequest
 
@@ -95,6 +95,6 @@ def test_ncu_says_its_version():
     exe = find_ncu("ncu")
     if exe is None:
         pytest.skip("ncu is not on PATH")
-    version = ncu_version(exe)
+    version = tool_version(exe)
     assert version is not None and re.fullmatch(r"\d{4}\.\d+(\.\d+)*", version), version
     print(f"\nncu {version}")

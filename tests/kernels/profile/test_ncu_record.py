@@ -73,7 +73,7 @@ def test_record_appends_one_counters_event_per_simt_level(tmp_path, stand_in_run
         assert ev.command[-6:] == ["gemmscope.kernels.engine.launch", ev.level, "64", "32",
                                       "16", "--one-block-per-sm"]
         assert ev.launch == "one_block_per_sm"
-        assert ev.ncu_version == NCU_VERSION  # the profiler that read it (issue 41 item 6)
+        assert ev.tool_version == NCU_VERSION  # the profiler that read it (issue 41 item 6)
     # after every timed run, on the session's clock
     last_result = max(e.t for e in session.results)
     assert all(c.t >= last_result for c in counters)
