@@ -37,7 +37,8 @@ CSV_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.MODE, Column.DTYPE, Column
                Column.REFERENCE, Column.PCT_OF_PEAK, Column.REL_ERR, Column.VERIFIED,
                Column.REPEATS, Column.T, Column.SM_CLOCK, Column.SM_CLOCK_MIN, Column.REF_CLOCK,
                Column.POWER,
-               Column.ENERGY, Column.GFLOP_PER_J, Column.THROTTLED, Column.CODE, Column.NOTES)
+               Column.ENERGY, Column.GFLOP_PER_J, Column.THROTTLED, Column.CODE,
+               Column.OPERANDS, Column.VERSIONS, Column.NOTES)
 __all__ = ["CSV_COLUMNS", "csv_text", "ladder_csv", "ladder_markdown", "markdown_text",
            "replacing", "results_csv", "write_export"]
 MARKDOWN_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,

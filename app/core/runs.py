@@ -16,7 +16,7 @@ from ...kernels.protocol.commands import (
     SUSTAINED_FIELDS,
     RunMode,
 )
-from ...kernels.protocol.events import Mode
+from ...kernels.protocol.events import DEFAULT_DISTRIBUTION, Distribution, Mode
 from ...kernels.protocol.plan import RunRequest
 
 # The energy window of the app's burst runs, GPU seconds. The runner's default (1 s, which
@@ -37,6 +37,7 @@ class RunForm:
     K: int
     repeats: int = DEFAULT_REPEATS
     mode: RunMode = field(default_factory=RunMode)
+    operands: Distribution = DEFAULT_DISTRIBUTION  # what A and B are drawn from
 
     def runs(self, requests: list[RunRequest], header: rec.Session | None
              ) -> tuple[list[RunRequest], list[str]]:
@@ -51,6 +52,9 @@ class RunForm:
         run = request.with_mode(self.mode)
         if run.mode == Mode.BURST and run.energy_s is None:
             run = replace(run, energy_s=APP_ENERGY_S)
+        # the default distribution goes unsaid, as the CLI leaves it: the runner draws it
+        if self.operands is not DEFAULT_DISTRIBUTION:
+            run = replace(run, operands=self.operands)
         return run
 
 

@@ -26,7 +26,7 @@ from ...kernels.protocol.commands import (
     RunMode,
     SustainedConfig,
 )
-from ...kernels.protocol.events import Mode
+from ...kernels.protocol.events import DEFAULT_DISTRIBUTION, Distribution, Mode
 from ..core.runs import RunForm, parse_dim, parse_repeats, parse_sustained, sustained_default
 from ..theme import FAILED_COLOR
 from .plain import plain_label, plain_tooltip
@@ -63,6 +63,14 @@ class RunControls(QWidget):
         for name, label in (("window_s", "&window (s)"), ("trials", "&trials"),
                             ("cooldown_s", "&cool-down (s)")):
             self._add_field(form, name, label, sustained_default(name))
+        self.operands_box = QComboBox()
+        self.operands_box.setObjectName("field_operands")
+        self.operands_box.addItems(list(Distribution))  # uniform, normal, pm1, zeros
+        self.operands_box.setCurrentText(str(DEFAULT_DISTRIBUTION))
+        self.operands_box.setToolTip("what A and B are drawn from: uniform on [-1, 1), "
+                                     "standard normal, ±1, or zeros (the power the data "
+                                     "costs); every result names it")
+        form.addRow("O&perands", self.operands_box)  # Alt+P
         self.reason = plain_label("")  # a runner's reason or a field's: never markup
         self.reason.setStyleSheet(f"color: {FAILED_COLOR};")
         self.reason.setWordWrap(True)
@@ -133,7 +141,8 @@ class RunControls(QWidget):
             mode = RunMode(Mode.SUSTAINED, SustainedConfig(
                 float(values["window_s"]), int(values["trials"]), float(values["cooldown_s"])))
         return RunForm(int(values["M"]), int(values["N"]), int(values["K"]),
-                       int(values["repeats"]), mode), {}
+                       int(values["repeats"]), mode,
+                       Distribution(self.operands_box.currentText())), {}
 
     def set_values(self, M: int, N: int, K: int, repeats: int) -> None:
         for name, value in (("M", M), ("N", N), ("K", K), ("repeats", repeats)):

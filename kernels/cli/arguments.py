@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Any
 
 from ..drive import cluster_serve, remote, targets
@@ -20,11 +21,11 @@ from ..protocol import commands, events
 from ..protocol.option_bounds import OneLineParser, bounded, seconds, telemetry_hz
 from ..protocol.plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from ..toolchain import build_event
-from . import report, serve, user_kernels
+from . import compare, report, serve, user_kernels
 
-DESCRIPTION = """GPU-side commands: runner, scheduler, worker, bench, record, report, levels, diff,
-sass; each its own function (``COMMANDS``) over the shared parts (the plan, the runner session, the
-recording). No Qt anywhere."""
+DESCRIPTION = """GPU-side commands: runner, scheduler, worker, bench, record, report, compare,
+levels, diff, sass; each its own function (``COMMANDS``) over the shared parts (the plan, the runner
+session, the recording). No Qt anywhere."""
 
 
 
@@ -70,6 +71,11 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         f"{commands.MAX_PAIRS[0]})")
     p.add_argument("--no-compare", action="store_true",
                    help="do not run the cuBLAS reference of each shape")
+    p.add_argument("--operands", choices=tuple(events.Distribution),
+                   default=str(events.DEFAULT_DISTRIBUTION),
+                   help="what A and B are drawn from: uniform on [-1, 1), standard normal, "
+                        "+-1, or zeros (to show the power the data costs; default "
+                        f"{events.DEFAULT_DISTRIBUTION}); every result names it")
     sus = commands.SUSTAINED_FIELDS
     p.add_argument("--sustained", action="store_true",
                    help="launch back to back for a window, in trials with a cool-down "
@@ -155,6 +161,9 @@ def build_parser() -> OneLineParser:
                      help="with --append: no timed runs, only the --ncu / --ncu-source "
                           "steps for the planned levels (a long recording in two calls)")
     report.add_arguments(sub.add_parser("report", help="print the results table of a recording"))
+    compare.add_arguments(sub.add_parser(
+        "compare", help="each level's %% of cuBLAS in two recordings, with intervals; exit 1 "
+                        "where one fell (a regression gate for CI)"))
     lv = sub.add_parser("levels", help="list the levels (of a remote runner with --remote)")
     targets.add_remote_options(lv)
     lv.add_argument("--cc", metavar="X.Y", type=compute_capability,
@@ -214,6 +223,9 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
         runs += user_kernels.kernel_runs(args, shapes, main_mode, stderr=sys.stderr)
     except user_kernels.KernelOptionError as exc:
         raise CliError(str(exc)) from None
+    # the default goes unsaid: the runner draws it, and every result names it
+    operands = (None if args.operands == events.DEFAULT_DISTRIBUTION
+                else events.Distribution(args.operands))
     if also:
         sustained = run_mode(args, True)
         runs += [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
@@ -223,7 +235,7 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
             runs += user_kernels.kernel_runs(args, also, sustained)
         except user_kernels.KernelOptionError as exc:
             raise CliError(str(exc)) from None
-    return runs
+    return [replace(r, operands=operands) for r in runs]
 
 
 def settle_option(args: argparse.Namespace) -> float | None:

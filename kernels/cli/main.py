@@ -40,7 +40,7 @@ from ..protocol.text_safety import terminal_text
 from ..results.progress import Progress
 from ..results.table import render
 from ..toolchain import build_report
-from . import level_list, report, serve, update, user_kernels
+from . import compare, level_list, report, serve, update, user_kernels
 from .arguments import (
     CliError,
     ClusterTarget,
@@ -352,6 +352,10 @@ def _report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return report.run(args, stdout, stderr)
 
 
+def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    return compare.run(args, stdout, stderr)
+
+
 def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         text, missing = build_report.diff(args.a, args.b, args.file)
@@ -398,6 +402,6 @@ def _worker(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 # in the order of subcommands.NAMES, which the app routes by without importing this module
 COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
     "runner": _runner, "scheduler": _scheduler, "worker": _worker, "bench": _bench,
-    "record": _record, "report": _report, "levels": level_list.run, "diff": _diff, "sass": _sass,
-    "check": _check,
+    "record": _record, "report": _report, "compare": _compare, "levels": level_list.run,
+    "diff": _diff, "sass": _sass, "check": _check,
 }

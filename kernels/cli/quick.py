@@ -1,6 +1,7 @@
 """The subcommands that start without the rest of the CLI: ``runner`` (the engine only:
-GPU machines without what readers need) and ``report`` (the reader only: a fraction of a
-second). ``gemmscope`` (app/main.py) and ``python -m gemmscope.kernels`` route by it."""
+GPU machines without what readers need), ``report`` and ``compare`` (the reader only: a
+fraction of a second). ``gemmscope`` (app/main.py) and ``python -m gemmscope.kernels`` route
+by it."""
 
 from __future__ import annotations
 
@@ -17,4 +18,8 @@ def quick(name: str) -> Callable[[list[str]], int] | None:
         from .report import main as report_main
 
         return report_main
+    if name == "compare":
+        from .compare import main as compare_main
+
+        return compare_main
     return None

@@ -7,6 +7,6 @@ SASS, the access models) cost about 0.2 s of the app's cold start (issue #12).
 
 from __future__ import annotations
 
-NAMES = ("runner", "scheduler", "worker", "bench", "record", "report", "levels", "diff", "sass",
-         "check")
+NAMES = ("runner", "scheduler", "worker", "bench", "record", "report", "compare", "levels",
+         "diff", "sass", "check")
 

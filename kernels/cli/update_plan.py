@@ -15,14 +15,14 @@ its reference: the runner measures the reference first in the same session.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..ladder import registry
 from ..ladder.level import Kind, Level
 from ..ladder.shape import Shape
 from ..protocol import records as rec
 from ..protocol.commands import SustainedConfig
-from ..protocol.events import PROTOCOL_VERSION, Mode
+from ..protocol.events import DEFAULT_DISTRIBUTION, PROTOCOL_VERSION, Distribution, Mode
 from ..protocol.plan import RunRequest
 from ..protocol.recording import Session
 from ..toolchain import nvrtc
@@ -234,7 +234,19 @@ def _why_key(level: Level, build: rec.Build | None) -> str:
 
 
 def _request(r: rec.Result) -> RunRequest:
-    """The run again, as the file ran it."""
+    """The run again, as the file ran it (on the same operand distribution)."""
+    return replace(_measured_as(r), operands=_operands(r.operands))
+
+
+def _operands(name: str | None) -> Distribution | None:
+    """A result's distribution as a run asks for it: None for the default (unsaid) and for
+    a name this checkout does not know (the default then: said by the new result)."""
+    if name is None or name not in tuple(Distribution) or name == DEFAULT_DISTRIBUTION:
+        return None
+    return Distribution(name)
+
+
+def _measured_as(r: rec.Result) -> RunRequest:
     if r.mode == Mode.SUSTAINED:
         defaults = SustainedConfig()
         config = SustainedConfig(

@@ -281,3 +281,37 @@ def cupy_build() -> CupyBuild:
                          also_installed=others)
     return CupyBuild(dist, version or cp.__version__, major or rt // 1000, _cuda_text(rt),
                      _cuda_text(drv), int(free), int(total), also_installed=others)
+
+
+def cublas_text(version: int) -> str:
+    """cuBLAS's version number as text: major * 10000 + minor * 100 + patch from
+    cuBLAS 11 on (120804: "12.8.4"), major * 1000 + minor * 100 + patch before."""
+    if version >= 100_000:
+        return f"{version // 10000}.{version % 10000 // 100}.{version % 100}"
+    return f"{version // 1000}.{version % 1000 // 100}.{version % 100}"
+
+
+def software_versions(driver: str | None) -> dict[str, str | None]:
+    """What software made a result (issue 41 item 6), each None where it cannot be read:
+    ``driver`` (the NVIDIA driver, as NVML says it: the caller's), the CUDA the driver
+    supports, the CUDA runtime, cuBLAS, NVRTC and CuPy."""
+    cp = require_cupy()
+
+    def read(fn: Any) -> str | None:
+        try:
+            return fn()
+        except Exception:  # a library that cannot say is a null, never a failed run
+            return None
+
+    def nvrtc() -> str:
+        major, minor = cp.cuda.nvrtc.getVersion()
+        return f"{major}.{minor}"
+
+    def cublas() -> str:
+        handle = cp.cuda.device.get_cublas_handle()
+        return cublas_text(int(cp.cuda.cublas.getVersion(handle)))
+
+    return {"driver": driver,
+            "cuda_driver": read(lambda: _cuda_text(cp.cuda.runtime.driverGetVersion())),
+            "cuda_runtime": read(lambda: _cuda_text(cp.cuda.runtime.runtimeGetVersion())),
+            "cublas": read(cublas), "nvrtc": read(nvrtc), "cupy": read(lambda: cp.__version__)}

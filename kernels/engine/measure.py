@@ -1,6 +1,7 @@
 """Launch, verify and time one level at one shape (GPU side, inside the runner process).
 
-Truth rules (shared/DESIGN.md): fresh random inputs for every run, never zeros; C is
+Truth rules (shared/DESIGN.md): fresh random inputs for every run, from the run's named
+distribution (zeros only where a run asks for them, to show the power they save); C is
 poisoned with NaN before the checked launch; the reference is a float64 product of the
 same rounded inputs; timing uses CUDA events around each launch after warm-up, with L2
 flushed before every timed launch, and reports the median and spread. Energy comes from
@@ -35,7 +36,7 @@ from ..ladder.registry import (
 )
 from ..ladder.shape import percent, tflops_of
 from ..protocol.commands import DEFAULT_REPEATS, DEFAULT_WARMUP, ENERGY_S
-from ..protocol.events import Mode
+from ..protocol.events import DEFAULT_DISTRIBUTION, Distribution, Mode
 from ..results.launch_steps import launch_step
 from ..toolchain import build_event, nvrtc
 from ..toolchain.constraints import over_limits
@@ -287,6 +288,8 @@ class Bench:
         self.energy = None if self.energy_reason else EnergyCounter(self.nvml.energy_j)
         self._flush_buf = self.cp.empty(max(device.l2_bytes * 2, 1 << 20) // 4, self.cp.float32)
         self.stream = self.cp.cuda.Stream(non_blocking=True)
+        # what the next runs' operands are drawn from (the runner sets it per command)
+        self.distribution: Distribution = DEFAULT_DISTRIBUTION
 
     def _launcher(self, level: Level, ops: Operands, params: dict[str, int] | None,
                   on_compile: Callable[[], None] | None = None
@@ -312,7 +315,7 @@ class Bench:
         """Fresh inputs, the launch, its verification (poisoned C, float64 reference of
         the same values), ``settle`` (an idle, with the GPU done), then ``warmup`` untimed
         launches. Call within ``self.stream``. ``on_compile``: see level_launcher."""
-        ops = random_inputs(level, M, N, K)
+        ops = random_inputs(level, M, N, K, self.distribution)
         launch, info = self._launcher(level, ops, params, on_compile)
         ops.poison()
         launch()
@@ -330,7 +333,8 @@ class Bench:
         level, (M, N, K) = prep.level, prep.ops.shape
         peak = (self.device.as_event()["peak_tflops"] or {}).get(str(level.precision))
         return {"level": level.id, "M": M, "N": N, "K": K, "dtype": DTYPE_OF[level.precision],
-                "precision": str(level.precision), **prep.verification(),
+                "precision": str(level.precision), "operands": str(self.distribution),
+                **prep.verification(),
                 "peak_tflops": peak, "pct_of_peak": percent(tflops, peak),
                 **prep.info}
 

@@ -1,7 +1,8 @@
 """The inputs and output of one run, in the storage format its level takes.
 
-Truth rules (shared/DESIGN.md): fresh uniform(-1, 1) values for every run; the reference
-is a float64 product of exactly the values the kernel sees (after rounding to FP16 or
+Truth rules (shared/DESIGN.md): fresh values for every run, drawn from the run's named
+distribution (``Distribution``: uniform on [-1, 1) unless the run says otherwise); the
+reference is a float64 product of exactly the values the kernel sees (after rounding to FP16 or
 BF16, or quantizing to E4M3 with the level's scales). Storage:
 
 - FP32 / TF32: float32 A (M x K), B (K x N); C float32;
@@ -20,6 +21,7 @@ from typing import Any
 
 from ..device.gpu import require_cupy
 from ..ladder.registry import DEEPGEMM_DIFF_MAX, TOLERANCE, Level, OutputFormat, Precision, Scaling
+from ..protocol.events import DEFAULT_DISTRIBUTION, Distribution
 from . import quantize as qz
 
 BF16_NAN = 0x7FC0
@@ -73,12 +75,28 @@ class Operands:
         self.c.fill(BF16_NAN if self.c_fmt == "bf16" else cp.nan)
 
 
-def random_inputs(level: Level, M: int, N: int, K: int) -> Operands:
-    """Fresh uniform(-1, 1) operands in the level's storage format and an empty C."""
+def draw(shape: tuple[int, int], distribution: Distribution, xp: Any) -> Any:
+    """A float32 array of ``shape`` drawn from ``distribution`` (``xp``: numpy or CuPy)."""
+    if distribution is Distribution.UNIFORM:
+        return xp.random.random(shape, dtype=xp.float32) * 2 - 1
+    if distribution is Distribution.NORMAL:
+        return xp.random.standard_normal(shape, dtype=xp.float32)
+    if distribution is Distribution.PM1:
+        return (xp.random.random(shape, dtype=xp.float32) < 0.5).astype(xp.float32) * 2 - 1
+    if distribution is Distribution.ZEROS:
+        return xp.zeros(shape, dtype=xp.float32)
+    raise ValueError(f"unknown operand distribution {distribution!r}")
+
+
+def random_inputs(level: Level, M: int, N: int, K: int,
+                  distribution: Distribution = DEFAULT_DISTRIBUTION) -> Operands:
+    """Fresh operands drawn from ``distribution`` in the level's storage format and an
+    empty C. Every distribution survives the level's rounding: +-1 is exact in every
+    format, and a block of zeros quantizes to zero codes with quantize.AMAX_FLOOR's scale."""
     cp = require_cupy()
     nk = level.b_layout == "nk"
-    a = cp.random.random((M, K), dtype=cp.float32) * 2 - 1
-    b = cp.random.random((N, K) if nk else (K, N), dtype=cp.float32) * 2 - 1
+    a = draw((M, K), distribution, cp)
+    b = draw((N, K) if nk else (K, N), distribution, cp)
     p, c_fmt = level.precision, level.output_format
     c = cp.empty((M, N), {OutputFormat.FP32: cp.float32, OutputFormat.FP16: cp.float16,
                           OutputFormat.BF16: cp.uint16}[c_fmt])
@@ -105,13 +123,19 @@ def random_inputs(level: Level, M: int, N: int, K: int) -> Operands:
 
 @dataclass(frozen=True, slots=True)
 class Accuracy:
-    rel_err: float  # ||C - C_ref|| / ||C_ref||
+    rel_err: float  # ||C - C_ref|| / ||C_ref||; ||C|| where C_ref is zero
     has_nan: bool
     deepgemm_diff: float  # 1 - 2 sum(xy) / sum(x^2 + y^2)
+    # the reference is all zeros (zero operands): no relative error is defined, so C must
+    # be exactly zero (and, poisoned before the launch, every element written)
+    zero_reference: bool = False
 
     def verified(self, precision: Precision) -> bool:
         """No NaN, the relative error within the precision's tolerance, and for FP8 also
-        DeepGEMM's measure below DEEPGEMM_DIFF_MAX."""
+        DeepGEMM's measure below DEEPGEMM_DIFF_MAX; against a zero reference, C exactly
+        zero."""
+        if self.zero_reference:
+            return not self.has_nan and self.rel_err == 0.0
         ok = not self.has_nan and self.rel_err == self.rel_err and \
             self.rel_err <= TOLERANCE[precision]
         if precision is Precision.FP8:
@@ -128,4 +152,5 @@ def check(ops: Operands) -> Accuracy:
     diff_norm = float(cp.linalg.norm(c64 - ref))
     ref_norm = float(cp.linalg.norm(ref))
     err = diff_norm / ref_norm if ref_norm > 0 else diff_norm
-    return Accuracy(err, has_nan, float("nan") if has_nan else qz.deepgemm_diff(c64, ref, cp))
+    return Accuracy(err, has_nan, float("nan") if has_nan else qz.deepgemm_diff(c64, ref, cp),
+                    zero_reference=ref_norm == 0)

@@ -28,6 +28,7 @@ from ..device.gpu import (
     device_info,
     get_cupy,
     is_sticky,
+    software_versions,
 )
 from ..device.gpu_select import VISIBLE, gpu_env, visible_index
 from ..device.telemetry import Nvml, Sampler
@@ -99,15 +100,18 @@ class Runner:
         self.no_gpu_reason: str | None = None
         self.bench: Bench | None = None
         self.sampler: Sampler | None = None
-        # a reference's TFLOPS by (id, M, N, K, mode): % of cuBLAS within the same mode
-        self.ref_tflops: dict[tuple[str, int, int, int, str], float] = {}
+        # a reference's TFLOPS by (id, M, N, K, mode, operands): % of cuBLAS within the same
+        # mode, on the same distribution of inputs (power and clock differ with the data)
+        self.ref_tflops: dict[tuple[str, int, int, int, str, str], float] = {}
         # the SM clock each reference ran at (None: not known), so a ratio can say whether
         # the level ran at the same one
-        self.ref_clock: dict[tuple[str, int, int, int, str], float | None] = {}
+        self.ref_clock: dict[tuple[str, int, int, int, str, str], float | None] = {}
         self.built: set[tuple[str, str, tuple[tuple[str, int], ...]]] = set()
         self.user = UserKernels()  # user kernels sent in run commands (docs/user-kernels.md)
         # a burst of a level paired with its reference (tests put a fake bench's here)
         self.pair_burst: Callable[..., tuple[dict[str, Any], dict[str, Any]]] = run_paired
+        # what software makes this runner's results (every result names it; None: no GPU)
+        self.versions: dict[str, str | None] | None = None
 
     # ------------------------------------------------------------------ output
     def emit(self, event: dict[str, Any]) -> None:
@@ -157,6 +161,7 @@ class Runner:
             self.emit({"type": "info", "message": f"telemetry unavailable: {nvml.reason}"})
         if self.device is not None:
             self.bench = Bench(self.device, self.clock, self.sampler)
+            self.versions = software_versions(nvml.driver_version())
         self.sampler.start()
         self.emit({"type": "ready"})
 
@@ -306,6 +311,7 @@ class Runner:
 
         assert self.bench is not None
         bench = self.bench
+        bench.distribution = cmd.operands  # both sides drawn as the command says
         if cmd.mode == Mode.SUSTAINED:
             out = self._measured(level, failed, lambda: run_sustained_paired(
                 bench, level, reference, cmd.M, cmd.N, cmd.K, cmd.sustained, cmd.warmup,
@@ -324,7 +330,7 @@ class Runner:
         if out is None:
             return False
         ref_result, result = out
-        key = (reference.id, cmd.M, cmd.N, cmd.K, cmd.mode)
+        key = (reference.id, cmd.M, cmd.N, cmd.K, cmd.mode, cmd.operands)
         self.ref_tflops[key] = ref_result["tflops"]
         self.ref_clock[key] = ref_result.get("sm_clock_mhz_avg")
         self._emit_result(reference, cmd, ref_result, ref_where)
@@ -348,7 +354,7 @@ class Runner:
         all the same); True where that run ended the runner (as :meth:`_run_one`)."""
         ref_id = level.reference
         if not (cmd.compare and level.kind is Kind.LEVEL and ref_id in self.levels
-                and (ref_id, cmd.M, cmd.N, cmd.K, cmd.mode) not in self.ref_tflops):
+                and (ref_id, cmd.M, cmd.N, cmd.K, cmd.mode, cmd.operands) not in self.ref_tflops):
             return False
         reference = self.levels[ref_id]
         refused = refusal(reference, cmd.M, cmd.N, cmd.K, self.device)
@@ -445,6 +451,8 @@ class Runner:
         M, N, K = cmd.M, cmd.N, cmd.K
         measure = {Mode.BURST: self._measure_burst,
                    Mode.SUSTAINED: self._measure_sustained}[cmd.mode]
+        assert self.bench is not None
+        self.bench.distribution = cmd.operands  # A and B drawn as the command says
         result = self._measured(level, failed, lambda: measure(level, cmd, where, params))
         if result is LOST:
             return True
@@ -453,11 +461,12 @@ class Runner:
         if params:
             result["params"] = dict(params)
         if level.kind is Kind.REFERENCE:
-            self.ref_tflops[(level.id, M, N, K, cmd.mode)] = result["tflops"]
-            self.ref_clock[(level.id, M, N, K, cmd.mode)] = result.get("sm_clock_mhz_avg")
+            self.ref_tflops[(level.id, M, N, K, cmd.mode, cmd.operands)] = result["tflops"]
+            self.ref_clock[(level.id, M, N, K, cmd.mode, cmd.operands)] = \
+                result.get("sm_clock_mhz_avg")
         else:
             ref_id = level.reference
-            key = (ref_id or "", M, N, K, cmd.mode)
+            key = (ref_id or "", M, N, K, cmd.mode, cmd.operands)
             ref = self.ref_tflops.get(key)
             result.update({"reference": ref_id if ref else None, "reference_tflops": ref,
                            "pct_of_reference": percent(result["tflops"], ref),
@@ -497,6 +506,8 @@ class Runner:
                      failed: dict[str, Any]) -> None:
         """The result event, the level's build event after its first run, and a verify
         error where the answer was wrong."""
+        if self.versions is not None:  # what software made it (issue 41 item 6)
+            result["versions"] = self.versions
         M, N, K = cmd.M, cmd.N, cmd.K
         self.emit({"type": "result", "id": cmd.id, **result})
         self._emit_build(level, result.get("variant"), result.get("params"), cmd)

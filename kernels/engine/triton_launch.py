@@ -94,11 +94,27 @@ def triton_launcher(level: Level, ops: Operands) -> tuple[Callable[[], None], di
     compiled = run_level()  # compiles; C is poisoned and checked after this by the bench
     COMPILED[(level.id, tuple(level.params.items()))] = compiled
     info = {"variant": "triton", "threads": 32 * _meta(compiled, "num_warps", 4),
+            # which code ran, as a level's result says it (issue 41 item 6)
+            "code_key": code_key_of(level), "compiler": f"Triton {_version()}",
             "regs": int(getattr(compiled, "n_regs", 0) or 0),
             "smem_bytes": int(_meta(compiled, "shared", 0)),
             "local_bytes": int(getattr(compiled, "n_spills", 0) or 0) * 4,
             "kernel": str(_meta(compiled, "name", level.kernel))}
     return run_level, info
+
+
+def _arch() -> str:
+    cc = require_cupy().cuda.Device().compute_capability
+    return f"sm_{cc}a" if cc == "90" else f"sm_{cc}"
+
+
+def code_key_of(level: Level) -> str:
+    """The code key of a Triton level on this GPU (toolchain/triton_build.py)."""
+    from ..toolchain.triton_build import triton_code_key
+
+    assert level.source_dir is not None and level.source is not None
+    source = (Path(level.source_dir) / level.source).read_text(encoding="utf-8")
+    return triton_code_key(source, _version(), dict(level.params), _arch())
 
 
 def _meta(compiled: Any, name: str, default: Any) -> Any:
@@ -121,7 +137,7 @@ def artifacts(level: Level) -> dict[str, Any] | None:
             "shared": int(_meta(compiled, "shared", 0)),
             "num_warps": int(_meta(compiled, "num_warps", 4)),
             "num_stages": int(_meta(compiled, "num_stages", 0)),
-            "triton": _version()}
+            "triton": _version(), "code_key": code_key_of(level)}
 
 
 def _version() -> str:
@@ -152,5 +168,4 @@ def build_event_of(level: Level) -> dict[str, Any]:
             int(compiled.function), 32 * art["num_warps"], art["shared"]))
     except Exception:  # the calculator's number stands, said as its source
         driver = None
-    cc = dev.compute_capability
-    return triton_event(level, art, limits, driver, f"sm_{cc}a" if cc == "90" else f"sm_{cc}")
+    return triton_event(level, art, limits, driver, _arch())

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import re
 import shutil
 import subprocess
 import sys
@@ -83,6 +84,18 @@ def ncu_command(ncu: str, level_id: str, M: int, N: int, K: int, extra: bool = F
 def find_ncu(ncu: str) -> str | None:
     """The ncu executable's path, or None where there is none."""
     return shutil.which(ncu)
+
+
+def tool_version(exe: str) -> str | None:
+    """``ncu --version``'s version ("2025.3.1.0"), or None where it says none: every event
+    ncu's counters make names the profiler that read them (issue 41 item 6)."""
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"Version\s+(\S+)", out)
+    return m.group(1) if m else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,8 +214,9 @@ def from_csv_file(path: Path, level_id: str, M: int, N: int, K: int) -> NcuProfi
     return NcuProfile(level_id, M, N, K, file=str(path), row=rows[0])
 
 
-def counters_event(p: NcuProfile, t: float) -> dict[str, Any]:
-    """The ``counters`` event of a profile that has counters (see ``problem``)."""
+def counters_event(p: NcuProfile, t: float, version: str | None = None) -> dict[str, Any]:
+    """The ``counters`` event of a profile that has counters (see ``problem``);
+    ``version``: the ncu's (:func:`tool_version`)."""
     why = p.problem()
     if why is not None:
         raise ValueError(f"no counters for {p.level}: {why}")
@@ -211,7 +225,8 @@ def counters_event(p: NcuProfile, t: float) -> dict[str, Any]:
     return {"type": "counters", "t": t, "level": p.level, "M": p.M, "N": p.N, "K": p.K,
             "tool": TOOL, "metrics": p.metrics(), "kernel": p.row.kernel,
             "params": dict(level.params) if level is not None else None,
-            "launch": launch_mode(list(p.command)), "command": list(p.command)}
+            "launch": launch_mode(list(p.command)), "command": list(p.command),
+            "tool_version": version}
 
 
 @contextlib.contextmanager
@@ -281,6 +296,7 @@ class CountersStep:
     def _profile_all(self, exe: str, now: Callable[[], float],
                      emit: Callable[[dict[str, Any]], None]) -> None:
         M, N, K = self.size
+        version = tool_version(exe)
         for level_id in self.levels:
             self.say(f"ncu {level_id} {M}x{N}x{K} ...")
             emit({"type": "info", "t": now(), "level": level_id, "M": M, "N": N, "K": K,
@@ -294,7 +310,7 @@ class CountersStep:
                          + "".join(f"\n  {line}" for line in tail))
                 self.failed.append(level_id)
                 continue
-            emit(counters_event(prof, now()))
+            emit(counters_event(prof, now(), version))
             self.recorded.append(level_id)
 
     def summary(self) -> str:

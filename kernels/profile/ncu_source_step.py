@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import tempfile
 import time
@@ -43,6 +42,7 @@ from ..protocol.plan import RunRequest, parse_shape
 from ..protocol.source_counters import Status
 from ..protocol.text_safety import terminal_text
 from . import ncu
+from .ncu import tool_version
 from .ncu_source import (
     COLUMNS,
     PageLine,
@@ -84,17 +84,6 @@ def profile_command(exe: str, level_id: str, M: int, N: int, K: int, report: Pat
 def page_command(exe: str, report: Path, print_source: str) -> list[str]:
     return [exe, "-i", str(report), "--page", "source", "--csv", "--print-source",
             print_source]
-
-
-def tool_version(exe: str) -> str | None:
-    """``ncu --version``'s version ("2025.3.1.0"), or None where it says none."""
-    try:
-        out = subprocess.run([exe, "--version"], capture_output=True, text=True,
-                             timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    m = re.search(r"Version\s+(\S+)", out)
-    return m.group(1) if m else None
 
 
 def _error_lines(text: str) -> list[str]:

@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ladder.shape import Shape
-from .events import MAX_COMMAND_BYTES, Mode, ProtocolError, loads
+from .events import (
+    DEFAULT_DISTRIBUTION,
+    MAX_COMMAND_BYTES,
+    Distribution,
+    Mode,
+    ProtocolError,
+    loads,
+)
 
 COMMANDS = ("run", "levels", "ping", "telemetry", "quit")
 MAX_DIM = 1 << 20
@@ -88,6 +95,7 @@ class RunCommand:
     energy_s: float = ENERGY_S[0]  # burst runs
     pair_budget_s: float = PAIR_BUDGET_S[0]  # burst runs paired with their reference
     max_pairs: int = MAX_PAIRS[0]  # burst runs paired with their reference
+    operands: Distribution = DEFAULT_DISTRIBUTION  # what A and B are drawn from
     # a user's kernel (docs/user-kernels.md): its object, checked by the engine
     kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
@@ -183,7 +191,16 @@ def _run(obj: dict[str, Any]) -> RunCommand:
     return RunCommand(obj["level"], M, N, K, obj.get("id"), mode, counts["repeats"],
                       counts["warmup"], compare, params or None, sustained,
                       settle_s=settle_s, energy_s=energy_s, pair_budget_s=pair_budget_s,
-                      max_pairs=max_pairs, kernel=kernel)
+                      max_pairs=max_pairs, operands=check_operands(obj), kernel=kernel)
+
+
+def check_operands(obj: dict[str, Any]) -> Distribution:
+    """A run command's ``operands``: one of Distribution's names (default uniform)."""
+    given = obj.get("operands", str(DEFAULT_DISTRIBUTION))
+    if given not in tuple(Distribution):
+        raise ProtocolError(f"operands must be one of {', '.join(Distribution)}, "
+                            f"not {given!r}")
+    return Distribution(given)
 
 
 def command_id(line: str | bytes) -> Any:

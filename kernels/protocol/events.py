@@ -189,3 +189,18 @@ class Mode(StrEnum):
     SUSTAINED = "sustained"  # back to back for a window, in trials with a cool-down
 
 
+class Distribution(StrEnum):
+    """What a run's operands A and B are drawn from (issue 41 item 5): a run command's
+    ``operands`` and every result's. The power a GEMM draws, and so the clock the power
+    limiter leaves it, depends on the data; ``zeros`` is there to show that (a product of
+    zeros toggles few bits), not to time a kernel by."""
+
+    UNIFORM = "uniform"  # uniform on [-1, 1): what every run drew before the field
+    NORMAL = "normal"  # standard normal, mean 0, variance 1
+    PM1 = "pm1"  # -1 or +1, each with probability 1/2
+    ZEROS = "zeros"  # every element 0.0 (verified only where C is exactly zero)
+
+
+DEFAULT_DISTRIBUTION = Distribution.UNIFORM
+
+

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .commands import DEFAULT_REPEATS, MAX_DIM, RunMode, SustainedConfig, check_size
-from .events import Mode, ProtocolError
+from .events import Distribution, Mode, ProtocolError
 
 # square sizes a sweep walks: powers of two from 256 to 8192
 SWEEP_SIZES = tuple(2**i for i in range(8, 14))
@@ -43,6 +43,8 @@ class RunRequest:
     pair_budget_s: float | None = None
     # a paired burst's most pairs (None: the runner's default, MAX_PAIRS)
     max_pairs: int | None = None
+    # what A and B are drawn from (None: the runner's default, uniform)
+    operands: Distribution | None = None
     # a user's kernel: the run command's ``kernel`` object (ladder/user_level.py), which
     # carries the source, so a run over ssh or on a cluster needs nothing else
     kernel: dict[str, Any] | None = field(default=None, hash=False, compare=False)
@@ -82,6 +84,8 @@ class RunRequest:
             cmd["compare"] = self.compare
         if self.params:
             cmd["params"] = dict(self.params)
+        if self.operands is not None:
+            cmd["operands"] = str(self.operands)
         if self.kernel is not None:
             cmd["kernel"] = self.kernel
         return cmd

@@ -140,6 +140,7 @@ class Counters(Run, tag="counters", kw_only=True):
     command: list[str] | None = None
     # "one_block_per_sm" (gemmscope record --ncu) or "as_launched"; None before the field
     launch: str | None = None
+    tool_version: str | None = None  # `ncu --version`'s; None: not said (older files)
 
     def __post_init__(self) -> None:
         if self.params is not None:

@@ -156,6 +156,19 @@ class PairStepRecord(Record, kw_only=True):
     change_pct: Number
 
 
+class Versions(Record, kw_only=True):
+    """What software made a result (issue 41 item 6; docs/protocol.md, ``versions``): the
+    NVIDIA driver, the CUDA it supports, the CUDA runtime, cuBLAS, NVRTC and CuPy, each
+    None where the runner could not read it."""
+
+    driver: str | None = None
+    cuda_driver: str | None = None
+    cuda_runtime: str | None = None
+    cublas: str | None = None
+    nvrtc: str | None = None
+    cupy: str | None = None
+
+
 class Repeat(Timed, tag="repeat", kw_only=True):
     """A timed repeat (burst), or a finished trial (sustained)."""
 
@@ -303,6 +316,10 @@ class Result(Timed, tag="result", kw_only=True):
     deepgemm_verified: bool | None = None
     deepgemm_throttled_pairs: int | None = None
     deepgemm_reason: str | None = None
+    # what A and B were drawn from (events.Distribution's names; kept as text, so that a
+    # newer name still reads); None: not said, which is uniform (files before issue 41)
+    operands: str | None = None
+    versions: Versions | None = None  # what software made it; None: not said (older files)
 
     def __post_init__(self) -> None:
         if self.throttled is not None:

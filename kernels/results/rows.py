@@ -20,7 +20,9 @@ from ..ladder import registry
 from ..ladder.registry import DEEPGEMM_DIFF_MAX
 from ..ladder.shape import Shape, percent
 from ..protocol.commands import ENERGY_S
+from ..protocol.events import DEFAULT_DISTRIBUTION
 from ..protocol.records import Result
+from ..protocol.run_records import Versions
 from ..protocol.throttle import NOT_COUNTED, THROTTLE_MARK
 from .launch_steps import LaunchStep
 
@@ -103,6 +105,19 @@ def gflop_per_j_text(value: float | None) -> str:
     if value is None:
         return DASH
     return _fixed(value, 0) if abs(value) >= 100 else f"{value:.3g}"
+
+
+def versions_text(versions: Versions | None) -> str:
+    """What made a result, in one short cell: "driver 580.95 · CUDA 13.0/13.0 · cuBLAS
+    13.0.2 · NVRTC 13.0" (CUDA: the driver's, then the runtime's); a dash where not said."""
+    if versions is None:
+        return DASH
+    v = versions
+    cuda = "/".join(x for x in (v.cuda_driver, v.cuda_runtime) if x)
+    bits = [f"{name} {value}" for name, value in (
+        ("driver", v.driver), ("CUDA", cuda), ("cuBLAS", v.cublas), ("NVRTC", v.nvrtc))
+        if value]
+    return " · ".join(bits) or DASH
 
 
 def verdict_text(verified: bool) -> str:
@@ -201,6 +216,8 @@ class Column(StrEnum):
     SM_CLOCK_MIN = "min SM MHz"
     REF_CLOCK = "ref. SM MHz"  # the clock the reference of "% of cuBLAS" ran at
     CODE = "code"  # the build's key (nvrtc.code_key), shortened: which code ran
+    OPERANDS = "operands"  # what A and B were drawn from (events.Distribution)
+    VERSIONS = "versions"  # the driver, CUDA, cuBLAS and NVRTC that made the result
     POWER = "avg W"
     ENERGY = "J/GEMM"
     GFLOP_PER_J = "GFLOP/J"
@@ -317,6 +334,8 @@ class Row:
             Column.SM_CLOCK_MIN: mhz_text(r.sm_clock_mhz_min),
             Column.REF_CLOCK: mhz_text(self.reference_clock_mhz),
             Column.CODE: (r.code_key or DASH)[:CODE_CHARS],
+            Column.OPERANDS: r.operands or str(DEFAULT_DISTRIBUTION),
+            Column.VERSIONS: versions_text(r.versions),
             Column.POWER: watts_text(r.avg_power_w), Column.ENERGY: energy_text(r.energy_j),
             Column.GFLOP_PER_J: gflop_per_j_text(r.gflop_per_j),
             Column.THROTTLED: throttled_text(r.throttled), Column.NOTES: self.notes(),

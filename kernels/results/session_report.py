@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..protocol import recording
 from ..protocol.records import Error, Result
 from ..protocol.text_safety import terminal_text
-from .rows import newest
+from .rows import DASH, newest, versions_text
 from .table import render
 
 
@@ -27,9 +27,12 @@ def report_lines(path: str, markdown: bool = False) -> tuple[list[str], str | No
     shown = newest(session.results)  # a result measured again: its newest run
     older = len(session.results) - len(shown)
     history = f" (and {older} older, kept as history)" if older else ""
+    # what software made the results shown (issue 41 item 6), each set once
+    made = dict.fromkeys(versions_text(r.versions) for r in shown)
+    made_with = [f"made with {text}" for text in made if text != DASH]
     lines = [f"{path}: {' + '.join(names) or 'no device'}, recorded "
              f"{header.created}, {len(shown)} results{history}, "
-             f"{len(session.errors)} errors", "",
+             f"{len(session.errors)} errors", *made_with, "",
              # a line each, not the table as one string: a write of a short line to a pipe
              # is whole or fails (EPIPE); one write of the whole table (700 KB for 5,000
              # results) could end part-way without an error when the reader went away

@@ -12,7 +12,7 @@ COLUMNS = (Column.LEVEL, Column.SHAPE, Column.PRECISION, Column.MODE, Column.MED
            Column.TFLOPS,
            Column.PCT_OF_REFERENCE, Column.REFERENCE, Column.PCT_OF_PEAK, Column.REL_ERR,
            Column.VERIFIED, Column.SM_CLOCK, Column.REF_CLOCK, Column.ENERGY, Column.GFLOP_PER_J,
-           Column.THROTTLED, Column.CODE, Column.NOTES)
+           Column.THROTTLED, Column.CODE, Column.OPERANDS, Column.NOTES)
 
 Cells = Mapping[Column, str]
 

@@ -14,6 +14,15 @@ from ..ladder.level import Level
 from . import build_event, nvrtc, occupancy, sass
 
 
+def triton_code_key(source: str, triton: str, params: dict[str, int], arch: str) -> str:
+    """A user's Triton kernel's code key (issue 41 item 6), as :func:`nvrtc.code_key` is a
+    level's: 16 hex digits of the sha256 of what Triton's machine code is a function of,
+    the ``.py`` source text, Triton's version, the constexpr and launch parameters
+    (``BLOCK_M``..., ``num_warps``, ``num_stages``; in name order) and the target arch."""
+    names = [f"{k}={params[k]}" for k in sorted(params)]
+    return nvrtc.code_key(source, (f"-arch={arch}",), names, f"Triton {triton}")
+
+
 def triton_event(level: Level, art: dict[str, Any], limits: occupancy.DeviceLimits,
                  driver_blocks: int | None, arch: str) -> dict[str, Any]:
     threads = 32 * art["num_warps"]
@@ -40,6 +49,8 @@ def triton_event(level: Level, art: dict[str, Any], limits: occupancy.DeviceLimi
         "smem_dynamic_bytes": shared, "local_bytes": 4 * art["spills"],
         "threads_per_block": threads, "barriers": 0, "resources_from": "triton",
         "occupancy": occ, "mangled": art["name"]}
+    if art.get("code_key"):
+        event["code_key"] = art["code_key"]
     cubin = art.get("cubin")
     reason = sass.nvdisasm_missing() if isinstance(cubin, bytes) and cubin else \
         "Triton kept no cubin"

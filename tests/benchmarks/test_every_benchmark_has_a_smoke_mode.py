@@ -74,6 +74,8 @@ GPU_ONLY = {  # the measurement needs the GPU: arguments, levels and the table
     "mma_ceiling.py": [MADE_UP, "HMMA/SM/clk"],
     "paired_ratio.py": [MADE_UP, re.compile(r"^wgmma_tma +4096x4096x4096 +99\.60 ", re.M),
                         "spread: greatest - least"],
+    "operand_power.py": [MADE_UP, re.compile(r"^zeros +wgmma_tma +745\.2 +98\.6% +430 ", re.M),
+                         re.compile(r"^wrote .*operand_power\.svg", re.M)],
     "simt_mma_side_by_side.py": [MADE_UP, "== issue 17 candidates"],
     "telemetry_overhead.py": [MADE_UP, "sampling off"],
     "tune.py": ["smoke: the registry makes every level and variant named"],

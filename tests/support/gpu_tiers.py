@@ -52,6 +52,8 @@ FILES: dict[str, Placement] = {
     "test_reference_launch_gpu.py": Placement(3, 120, "a reference launched once"),
     "test_user_kernels_gpu.py": Placement(3, 240, "user kernels, a fault, a sweep"),
     "test_multi_gpu.py": Placement(3, 240, "two GPUs (skips with one)"),
+    "test_operands_versions_gpu.py": Placement(3, 240, "operand distributions, versions, "
+                                                      "Triton code key, ncu version"),
     # shard 4: energy and sustained runs (windows of seconds, cool-downs between them)
     "test_sustained_gpu.py": Placement(4, 240, "energy, sustained, settle, the check"),
 }

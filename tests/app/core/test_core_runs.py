@@ -177,3 +177,18 @@ def test_the_apps_burst_runs_ask_for_half_a_second_and_sustained_runs_for_none()
     assert [r.command("x")["energy_s"] for r in runs] == [APP_ENERGY_S] * 2
     sustained, _ = RunForm(64, 64, 64, mode=RunMode(Mode.SUSTAINED)).runs(requests, None)
     assert all("energy_s" not in r.command("x") for r in sustained)
+
+
+def test_the_run_form_sends_its_operand_distribution_with_every_run():
+    import json
+
+    from gemmscope.app.core.runs import RunForm
+    from gemmscope.kernels.protocol.events import Distribution
+    from gemmscope.kernels.protocol.plan import ladder_requests
+
+    asked = ladder_requests(["naive", "wmma"], 256, 256, 256)
+    runs, _ = RunForm(256, 256, 256).runs(asked, None)  # the default, uniform: unsaid
+    assert all("operands" not in r.command("r") for r in runs)
+    runs, _ = RunForm(256, 256, 256, operands=Distribution.ZEROS).runs(asked, None)
+    assert [parse_command(json.dumps(r.command("r"))).operands for r in runs] == \
+        [Distribution.ZEROS] * 2

@@ -257,3 +257,18 @@ def test_a_crash_during_the_update_leaves_the_file_as_it_was(
     kept = [p for p in tmp_path.iterdir() if p.name.startswith(".")]
     assert len(kept) == 1 and str(kept[0]) in err  # what was measured, said where
     assert recording.read_session(kept[0]).results[-1].level == "naive"
+
+
+def test_an_update_measures_again_on_the_files_own_operands(tmp_path, cuda):
+    from gemmscope.kernels.cli.update_plan import READ, plan_update
+    from gemmscope.kernels.protocol.events import Distribution
+
+    evs = _events(params={"coalesced": {**registry.BY_ID["coalesced"].params, "BLOCK": 16}})
+    for ev in evs:
+        if ev["type"] == "result" and ev["level"] in ("coalesced", "cublas_fp32"):
+            ev["operands"] = "zeros"
+    path = tmp_path / "rec.jsonl"
+    _write(path, evs)
+    runs = plan_update(recording.read_session(path, only=READ)).runs
+    assert [(r.level, r.operands) for r in runs] == [("coalesced", Distribution.ZEROS)]
+    assert runs[0].command("r")["operands"] == "zeros"

@@ -55,8 +55,8 @@ def test_the_app_routes_exactly_the_subcommands_the_cli_parses(monkeypatch):
         if quick(name) is None:
             assert app_main.main([name, "--help"]) == 0
             continue
-        with pytest.raises(SystemExit) as done:  # runner, report: their own entry
+        with pytest.raises(SystemExit) as done:  # runner, report, compare: their own entry
             app_main.main([name, "--help"])
         assert done.value.code == 0
     assert [argv[0] for argv in seen] == [n for n in cli.COMMANDS if quick(n) is None]
-    assert [n for n in cli.COMMANDS if quick(n) is not None] == ["runner", "report"]
+    assert [n for n in cli.COMMANDS if quick(n) is not None] == ["runner", "report", "compare"]

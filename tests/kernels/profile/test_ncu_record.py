@@ -12,6 +12,7 @@ from typing import ClassVar
 import places
 import pytest
 import synthetic_session as syn
+from fake_ncu import VERSION as NCU_VERSION
 from fake_ncu import logged_commands, write_fake_ncu
 
 from gemmscope.kernels.cli import main as cli
@@ -72,12 +73,14 @@ def test_record_appends_one_counters_event_per_simt_level(tmp_path, stand_in_run
         assert ev.command[-6:] == ["gemmscope.kernels.engine.launch", ev.level, "64", "32",
                                       "16", "--one-block-per-sm"]
         assert ev.launch == "one_block_per_sm"
+        assert ev.tool_version == NCU_VERSION  # the profiler that read it (issue 41 item 6)
     # after every timed run, on the session's clock
     last_result = max(e.t for e in session.results)
     assert all(c.t >= last_result for c in counters)
     assert session.events.index(counters[0]) > session.events.index(session.results[-1])
-    # ncu ran once per level, on the level's kernel
+    # ncu said its version once, then ran once per level, on the level's kernel
     ran = logged_commands(log)
+    assert ran.pop(0) == ["--version"]
     assert [a[a.index("-k") + 1] for a in ran] == ["regex:sgemm_naive",
                                                   "regex:sgemm_register_2d"]
     assert "counters of 2 level(s) recorded" in err
@@ -100,7 +103,8 @@ def test_record_when_ncu_fails_says_why_and_writes_no_counters(tmp_path, stand_i
     assert "ERR_NVGPUCTRPERM" in err  # ncu's own reason, passed on
     assert "ncu on naive:" in err and "no counters recorded for it" in err
     assert "none for naive, register_2d" in err
-    assert len(logged_commands(log)) == 4  # per level: with the extra metrics, then without
+    # its version once, then per level: with the extra metrics, then without
+    assert len(logged_commands(log)) == 5
 
 
 def test_an_ncu_that_refuses_the_extra_metrics_gives_the_core_four(tmp_path, stand_in_runner):
