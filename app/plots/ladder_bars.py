@@ -357,7 +357,7 @@ class LadderBars(Chart):
         95% interval, in the units of what the bars show); the tops of the error bars in
         view coordinates (the base where a bar has none)."""
         metric = self.shown_metric
-        tops = np.full(len(self.rows), self.floor)
+        tops = np.full(len(self.rows), float(self.floor))  # (an int floor: int tops)
         have, ends = [], []
         for i, row in enumerate(self.rows):
             interval = row.interval(metric) if values[i] > 0 else None

@@ -88,7 +88,19 @@ def pct_interval_text(value: float | None, low: float | None = None,
     percentage alone where there is no interval (an unpaired ratio)."""
     if value is None or low is None or high is None:
         return pct_text(value)
-    return f"{pct_text(value)} ±{_fixed(half_width(value, low, high), 1)}"
+    return f"{pct_text(value)} ±{half_width_text(half_width(value, low, high))}"
+
+
+def half_width_text(value: float) -> str:
+    """A half-width in percentage points: one decimal, or one significant digit under 0.1
+    ("±0.03", never a "±0.0" that reads as exact)."""
+    return _fixed(value, 1) if value >= 0.095 or value == 0 else _significant(value, 1)
+
+
+def ci_end_text(value: float | None) -> str:
+    """An end of an interval in its own column: two decimals (the two ends of a narrow
+    interval differ in them)."""
+    return DASH if value is None else f"{_fixed(value, 2)}%"
 
 
 def per_ghz_text(value: float | None) -> str:
@@ -214,7 +226,7 @@ class Column(StrEnum):
     PAIRS = "pairs"  # the pairs a paired ratio was measured in
     # clock-normalised: TFLOPS per GHz of SM clock held, and the ratio at equal clocks
     TFLOPS_PER_GHZ = "TFLOPS/GHz"
-    PCT_EQUAL_CLOCKS = "% of cuBLAS per clock"
+    PCT_EQUAL_CLOCKS = "% of cuBLAS at equal clocks"
     REFERENCE = "reference"
     PCT_OF_PEAK = "% of peak"
     REL_ERR = "rel. error"
@@ -293,8 +305,10 @@ class Row:
     @property
     def unpaired(self) -> bool:
         """A percentage of the reference without an interval: two runs one after the other
-        (older recordings, sustained runs), met by the limiter at different moments."""
-        return self.pct_of_reference is not None and self.pct_interval is None
+        (older recordings, sustained runs), met by the limiter at different moments; not
+        a reference's 100% of itself."""
+        return self.pct_of_reference is not None and self.pct_interval is None and \
+            self.reference != self.result.level
 
     def pct_text(self) -> str:
         """The percentage of the reference with its interval: "97.3% ±0.4"."""
@@ -405,8 +419,8 @@ class Row:
             Column.N: str(r.shape.N), Column.K: str(r.shape.K),
             Column.MEDIAN_MS: ms_text(r.median_ms), Column.TFLOPS: tflops_text(r.tflops),
             Column.PCT_OF_REFERENCE: self.pct_text(),
-            Column.PCT_CI_LOW: pct_text(interval[0]) if interval else DASH,
-            Column.PCT_CI_HIGH: pct_text(interval[1]) if interval else DASH,
+            Column.PCT_CI_LOW: ci_end_text(interval[0] if interval else None),
+            Column.PCT_CI_HIGH: ci_end_text(interval[1] if interval else None),
             Column.PAIRS: DASH if r.pairs is None or interval is None else str(r.pairs),
             Column.TFLOPS_PER_GHZ: per_ghz_text(self.tflops_per_ghz),
             Column.PCT_EQUAL_CLOCKS: self.pct_equal_clocks_text(),

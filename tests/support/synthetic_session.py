@@ -166,7 +166,8 @@ def events() -> list[dict[str, Any]]:
 
 # invented paired ratios (issue 41: a level and its reference launched alternately), put on
 # the burst results that have a reference by ``with_pairs``: the interval's half-widths
-# (below, above the median) cycle through these, in percent; the capped levels lose pairs
+# (below, above the median) cycle through these, in percent of the median; the capped
+# levels lose pairs
 PAIRS = 40
 PAIRED_HALF_WIDTHS = ((0.4, 0.6), (1.5, 1.0), (0.8, 2.5), (3.0, 3.0))
 THROTTLED_PAIRS = 3
@@ -174,7 +175,7 @@ THROTTLED_PAIRS = 3
 
 def paired_fields(pct: float, i: int, capped: bool, ref_clock_mhz: float) -> dict[str, Any]:
     """The paired-ratio fields of a result at ``pct`` of its reference (invented)."""
-    below, above = PAIRED_HALF_WIDTHS[i % len(PAIRED_HALF_WIDTHS)]
+    below, above = (pct * w / 100 for w in PAIRED_HALF_WIDTHS[i % len(PAIRED_HALF_WIDTHS)])
     return {"paired": True, "pairs": PAIRS, "stop_reason": "precision" if below < 1 else
             "budget", "pct_ci_low": pct - below, "pct_ci_high": pct + above,
             "throttle_rule": "pair's SM clock under 95% of the session's highest",

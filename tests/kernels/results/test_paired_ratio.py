@@ -46,7 +46,7 @@ def test_a_paired_ratio_shows_plus_minus_and_its_throttled_pairs():
     row = Row.of(result(**PAIRED))
     texts = row.texts()
     assert texts[Column.PCT_OF_REFERENCE] == "97.3% ±0.4"
-    assert (texts[Column.PCT_CI_LOW], texts[Column.PCT_CI_HIGH]) == ("96.9%", "97.7%")
+    assert (texts[Column.PCT_CI_LOW], texts[Column.PCT_CI_HIGH]) == ("96.90%", "97.70%")
     assert texts[Column.PAIRS] == "40"
     assert "3 of 40 pairs throttled; 97.8% without them" in texts[Column.NOTES]
     assert UNPAIRED not in texts[Column.NOTES]
@@ -57,6 +57,9 @@ def test_a_skewed_interval_shows_the_farther_end():
     # half-width: the larger distance of the ends from the median, never the mean of the two
     assert pct_interval_text(97.3, 97.1, 98.2) == "97.3% ±0.9"
     assert pct_interval_text(97.3, None, None) == "97.3%"
+    # a narrow interval of a small ratio is not shown as exact
+    assert pct_interval_text(0.6, 0.598, 0.603) == "0.6% ±0.003"
+    assert pct_interval_text(50.0, 49.9, 50.0) == "50.0% ±0.1"
     assert pct_interval_text(None, 1.0, 2.0) == DASH
 
 
@@ -72,6 +75,9 @@ def test_an_unpaired_ratio_says_so_once_in_its_notes():
 def test_a_reference_or_a_run_without_a_ratio_has_no_unpaired_note():
     row = Row.of(result("cublas_bf16", 781.0))
     assert row.pct_of_reference is None and UNPAIRED not in row.texts()[Column.NOTES]
+    ref = result("cublas_bf16", 781.0)
+    itself = Row.of(ref, reference=ref)  # a reference's 100% of itself (the ladder's)
+    assert itself.pct_of_reference == 100.0 and not itself.unpaired
 
 
 def test_no_throttled_pairs_no_note():
@@ -116,3 +122,22 @@ def test_the_report_table_shows_plus_minus_and_per_clock_on_request():
     assert "422.2" in per_clock and "94.6% ±0.4" in per_clock
     md = render(rows, markdown=True, per_clock=True)
     assert "| 97.3% ±0.4 |" in md and "| 94.6% ±0.4 |" in md
+
+
+def test_report_per_clock_on_the_command_line(tmp_path):
+    import io
+
+    import synthetic_session as syn
+
+    from gemmscope.kernels.cli.report import main
+
+    path = syn.write(tmp_path / "paired.jsonl", syn.with_pairs())
+    out, err = io.StringIO(), io.StringIO()
+    assert main([str(path), "--per-clock"], out, err) == 0, err.getvalue()
+    text = out.getvalue()
+    assert "TFLOPS/GHz" in text and "% of cuBLAS at equal clocks" in text
+    assert "42.9% ±0.6" in text  # wmma: 300 of 700 TFLOPS, its invented interval
+    old = syn.write(tmp_path / "old.jsonl")
+    out = io.StringIO()
+    assert main([str(old)], out, io.StringIO()) == 0
+    assert "TFLOPS/GHz" not in out.getvalue() and UNPAIRED in out.getvalue()
