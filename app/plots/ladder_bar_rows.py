@@ -3,8 +3,11 @@ cuBLAS reference), the bars' metrics, and the texts over a bar and in its hover.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from ...kernels.protocol.throttle import THROTTLE_MARK
 from ...kernels.results.rows import (
@@ -125,6 +128,20 @@ class BarRow:
             return None
         low, high = self.pct_ci
         return value * low / self.pct_ref, value * high / self.pct_ref
+
+
+def intervals_drawn(rows: list[BarRow], metric: str, values: np.ndarray
+                    ) -> tuple[list[int], np.ndarray]:
+    """The bars that get an error bar for ``metric`` (drawn, with a finite positive
+    interval) and their (low, high), one row each."""
+    have, ends = [], []
+    for i, row in enumerate(rows):
+        interval = row.interval(metric) if values[i] > 0 else None
+        if interval is None or not all(math.isfinite(v) and v > 0 for v in interval):
+            continue
+        have.append(i)
+        ends.append((min(interval), max(interval)))
+    return have, np.asarray(ends, float).reshape(-1, 2)
 
 
 def reference_bar(store: Any, r: Any) -> ReferenceBar | None:

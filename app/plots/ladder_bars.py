@@ -36,6 +36,7 @@ from .ladder_bar_rows import (
     BarRow,
     bar_rows,
     hover_text,
+    intervals_drawn,
     label_text,
     ladder_empty_text,
     short_value,
@@ -69,7 +70,7 @@ class LadderBars(Chart):
     SELECTED_LEGEND = "band: the selected level"
     INTERVAL_LEGEND = "error bar: 95% interval of the paired ratio to cuBLAS"
     UNPAIRED_LEGEND = "no error bar: unpaired ratio (two runs one after the other)"
-    PER_CLOCK_NOTE = "per GHz of SM clock held"
+    PER_CLOCK_NOTE = "of the SM clock each run held"
     BEAM = 0.22  # an error bar's caps, in bar slots
     PAIR_OFFSET = 0.2  # burst bar left of the level's tick, sustained right
 
@@ -356,16 +357,8 @@ class LadderBars(Chart):
         """An error bar from each bar's interval's low end to its high end (a paired ratio's
         95% interval, in the units of what the bars show); the tops of the error bars in
         view coordinates (the base where a bar has none)."""
-        metric = self.shown_metric
         tops = np.full(len(self.rows), float(self.floor))  # (an int floor: int tops)
-        have, ends = [], []
-        for i, row in enumerate(self.rows):
-            interval = row.interval(metric) if values[i] > 0 else None
-            if interval is None or not all(math.isfinite(v) and v > 0 for v in interval):
-                continue
-            have.append(i)
-            ends.append((min(interval), max(interval)))
-        self._interval_ends = np.asarray(ends, float).reshape(-1, 2)
+        have, self._interval_ends = intervals_drawn(self.rows, self.shown_metric, values)
         if not have:
             self.error_bars.setData(x=np.zeros(0), y=np.zeros(0), top=np.zeros(0),
                                     bottom=np.zeros(0))
@@ -391,8 +384,7 @@ class LadderBars(Chart):
         low, high = y - bottom, y + top
         if self.is_log():
             low, high = 10 ** low, 10 ** high
-        levels = [self.level_at(float(x) + (self.PAIR_OFFSET if self.shown_metric == self.PAIR
-                                            else 0.0)) for x in opts["x"]]
+        levels = [self.level_at(float(x)) for x in opts["x"]]  # (burst vs sustained: none)
         return {str(lv): (float(lo), float(hi))
                 for lv, lo, hi in zip(levels, low, high, strict=True)}
 

@@ -58,10 +58,11 @@ class ChartsView(QWidget, View):
                                 "the ladder visible, from naive FP32 to FP8")
         self.log_box.toggled.connect(self._log_toggled)
         # (the view state's: the window sets it, and the box shows it: show_per_clock)
-        self.per_clock_box = QCheckBox("per GHz of clock (C)")
+        # (short: the row sets the window's least width, 800 px in tests/app/window)
+        self.per_clock_box = QCheckBox("per GHz")
         self.per_clock_box.setToolTip(
             "TFLOPS per GHz of the SM clock each run held, and % of cuBLAS at equal clocks: "
-            "what is left of a ratio when the clocks the two runs met are taken out")
+            "what is left of a ratio when the clocks the two runs met are taken out (C)")
         self.per_clock_box.toggled.connect(self.per_clock_changed)
         top = QHBoxLayout()
         top.addWidget(QLabel("Bars show:"))
