@@ -98,9 +98,9 @@ def half_width_text(value: float) -> str:
 
 
 def ci_end_text(value: float | None) -> str:
-    """An end of an interval in its own column: two decimals (the two ends of a narrow
-    interval differ in them)."""
-    return DASH if value is None else f"{_fixed(value, 2)}%"
+    """An end of an interval in its own column: four significant digits (the two ends of a
+    narrow interval differ in them: 96.90%, 0.5976%)."""
+    return DASH if value is None else f"{_significant(value, 4)}%"
 
 
 def per_ghz_text(value: float | None) -> str:

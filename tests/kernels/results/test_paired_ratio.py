@@ -48,6 +48,9 @@ def test_a_paired_ratio_shows_plus_minus_and_its_throttled_pairs():
     assert texts[Column.PCT_OF_REFERENCE] == "97.3% ±0.4"
     assert (texts[Column.PCT_CI_LOW], texts[Column.PCT_CI_HIGH]) == ("96.90%", "97.70%")
     assert texts[Column.PAIRS] == "40"
+    small = Row.of(result(**{**PAIRED, "pct_of_reference": 0.6, "pct_ci_low": 0.5976,
+                             "pct_ci_high": 0.6036})).texts()
+    assert (small[Column.PCT_CI_LOW], small[Column.PCT_CI_HIGH]) == ("0.5976%", "0.6036%")
     assert "3 of 40 pairs throttled; 97.8% without them" in texts[Column.NOTES]
     assert UNPAIRED not in texts[Column.NOTES]
     assert "97.3% ±0.4 of cublas_bf16 (95% interval over 40 pairs)" in row.summary()
