@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "complete shape)")
     p.add_argument("--mode", choices=["burst", "sustained"],
                    help="show burst (default) or sustained results")
+    p.add_argument("--per-clock", action="store_true",
+                   help="the bars per GHz of SM clock held: TFLOPS/GHz and %% of cuBLAS at "
+                        "equal clocks (the C key; also in their exports)")
     p.add_argument("--step", type=bounded(int, 1, MAX_STEPS), metavar="N",
                    help="the animation step on screen, from 1 (with --tab or --chart of "
                         "an animated view)")
@@ -260,6 +263,8 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
         window.set_replay_speed(args.speed, remember=False)
     # what is shown: chosen before the source opens, so its events never choose for it
     window.choose(shape=args.shape, level=args.level, mode=args.mode)
+    if args.per_clock:
+        window.set_per_clock(True)
     for spec in args.kernel:  # File ▸ Open kernel… from the command line
         window.open_kernel(spec)
     if args.presentation and (args.screenshot or args.export):  # keeps the asked size

@@ -22,6 +22,7 @@ from ...kernels.protocol.text_safety import markdown_text as _markdown_text
 from ...kernels.protocol.throttle import NOT_COUNTED, THROTTLE_MARK
 from ...kernels.results.rows import (
     NUMBER_COLUMNS,
+    UNPAIRED,
     Column,
     newest,
     not_run_texts,
@@ -32,19 +33,26 @@ from .baseline_run import baseline_pair, baseline_warning
 from .store import SessionStore
 from .view_state import shape_text
 
+# a paired ratio's 95% interval and pairs; the clock-normalised figures
+INTERVAL_COLUMNS = (Column.PCT_CI_LOW, Column.PCT_CI_HIGH, Column.PAIRS, Column.TFLOPS_PER_GHZ,
+                    Column.PCT_EQUAL_CLOCKS)
 CSV_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.MODE, Column.DTYPE, Column.SHAPE, Column.M,
                Column.N, Column.K, Column.MEDIAN_MS, Column.TFLOPS, Column.PCT_OF_REFERENCE,
                Column.REFERENCE, Column.PCT_OF_PEAK, Column.REL_ERR, Column.VERIFIED,
                Column.REPEATS, Column.T, Column.SM_CLOCK, Column.SM_CLOCK_MIN, Column.REF_CLOCK,
                Column.POWER,
                Column.ENERGY, Column.GFLOP_PER_J, Column.THROTTLED, Column.CODE,
-               Column.OPERANDS, Column.VERSIONS, Column.NOTES)
+               Column.OPERANDS, Column.VERSIONS, Column.NOTES,
+               # (after the older columns, which scripts may read by place)
+               *INTERVAL_COLUMNS)
 __all__ = ["CSV_COLUMNS", "csv_text", "ladder_csv", "ladder_markdown", "markdown_text",
            "replacing", "results_csv", "write_export"]
 MARKDOWN_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
                     Column.PCT_OF_REFERENCE, Column.REFERENCE, Column.PCT_OF_PEAK,
                     Column.ENERGY, Column.GFLOP_PER_J, Column.SUSTAINED_TFLOPS,
-                    Column.POWER_LIMITED, Column.THROTTLED, Column.VERIFIED)
+                    Column.POWER_LIMITED, Column.THROTTLED, Column.VERIFIED,
+                    Column.PCT_CI_LOW, Column.PCT_CI_HIGH, Column.TFLOPS_PER_GHZ,
+                    Column.PCT_EQUAL_CLOCKS)
 
 
 # a cell beginning with one of these is a formula to a spreadsheet (OWASP, "CSV Injection")
@@ -199,7 +207,11 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
         rows.append(texts)
     lines.append(markdown_table(MARKDOWN_COLUMNS, rows))
     lines += ["", f"{Column.PCT_OF_REFERENCE}: of the reference's TFLOPS (cuBLAS of the same "
-              "precision at the same shape)."]
+              "precision at the same shape); ± and the 95% columns: the interval of a ratio "
+              "measured in pairs (the level and cuBLAS launched alternately), none where "
+              f"it was not ({UNPAIRED} in the notes). {Column.TFLOPS_PER_GHZ}: TFLOPS per "
+              f"GHz of the SM clock held; {Column.PCT_EQUAL_CLOCKS}: the ratio at equal "
+              "clocks, (TFLOPS / clock) / (cuBLAS TFLOPS / its clock)."]
     if throttled_any:
         lines += ["", f"{THROTTLE_MARK}: NVML saw clock-event reasons that hold clocks back "
                   f"({NOT_COUNTED}) during the run, so its numbers were measured at reduced "

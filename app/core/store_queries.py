@@ -72,7 +72,8 @@ class Message:
 VIEW_CHANGES: dict[str, tuple[Change, ...]] = {
     "shape": (Change.LADDER, Change.STREAM, Change.SWEEP, Change.RUN),
     "mode": (Change.LADDER, Change.STREAM, Change.SWEEP, Change.RUN),
-    "device": tuple(Change), "level": (Change.STREAM,), "step": ()}
+    "device": tuple(Change), "level": (Change.STREAM,), "step": (),
+    "per_clock": (Change.LADDER,)}
 
 
 class StoreQueries:
@@ -280,6 +281,11 @@ class StoreQueries:
     def mode(self) -> str:
         """The mode the ladder is shown in (the view state's): burst or sustained."""
         return str(self.view.state.mode)
+
+    @property
+    def per_clock(self) -> bool:
+        """Whether the bars are shown per GHz of SM clock held (the view state's)."""
+        return self.view.state.per_clock
 
     def result_at(self, level_id: str, shape: Shape | None, mode: str | None = None,
                   device: int | None = None) -> Result | None:

@@ -7,6 +7,8 @@ and export derives from. Free of Qt.
     mode    burst or sustained results
     device  the GPU of a session of several (0 with one)
     step    the animation step on screen, 0-based (None: no animated view is shown)
+    per_clock  the bars per GHz of SM clock held: TFLOPS/GHz and % of cuBLAS at equal
+            clocks, in place of TFLOPS and % of cuBLAS (the C key, View ▸ Bars per clock)
 
 The person sets it (the shape and mode selectors, the level table, a bar, the keys), the
 command line sets it (``--shape``, ``--level``, ``--mode``, ``--step``) and a talk's
@@ -35,6 +37,7 @@ class ViewState:
     mode: Mode = Mode.BURST
     device: int = 0
     step: int | None = None
+    per_clock: bool = False
 
 
 Listener = Callable[[ViewState, ViewState], None]  # (before, after)
@@ -58,6 +61,9 @@ def _checked(name: str, value: Any) -> Any:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or not 0 <= value <= MAX_STEP):
             raise ValueError(f"step: {value!r} is not a step from 0 to {MAX_STEP}")
+    elif name == "per_clock":
+        if not isinstance(value, bool):
+            raise ValueError(f"per_clock: {value!r} is not true or false")
     else:
         raise ValueError(f"{name}: not a field of the view state ({', '.join(_FIELDS)})")
     return value

@@ -29,12 +29,18 @@ from .ladder_bar_rows import (
     EMPTY_LADDER,
     METRICS,
     PAIR,
+    PCT_CLOCK,
+    PCT_REF,
+    PERCENT_METRICS,
+    TFLOPS_PER_GHZ,
     BarRow,
     bar_rows,
     hover_text,
+    intervals_drawn,
     label_text,
     ladder_empty_text,
     short_value,
+    shown_metric,
 )
 from .level_ticks import NameAxis
 from .side_legend import LegendEntry
@@ -48,11 +54,13 @@ class LadderBars(Chart):
     PAIR = PAIR
     METRICS = METRICS
     METRIC_KEYS: ClassVar[dict[str, str]] = {
-        "TFLOPS": "tflops", "% of cuBLAS (same precision)": "pct_ref", "GFLOP/J": "gflop_per_j",
-        PAIR: "burst_tflops"}
+        "TFLOPS": "tflops", PCT_REF: "pct_ref", "GFLOP/J": "gflop_per_j",
+        PAIR: "burst_tflops", TFLOPS_PER_GHZ: "tflops_per_ghz", PCT_CLOCK: "pct_clock"}
     REFERENCE_KEYS: ClassVar[dict[str, str]] = {"TFLOPS": "tflops", PAIR: "tflops",
-                                                "GFLOP/J": "gflop_per_j"}
-    LOG_METRICS = ("TFLOPS", "GFLOP/J", PAIR)  # ratios of rates: a log axis fits them
+                                                "GFLOP/J": "gflop_per_j",
+                                                TFLOPS_PER_GHZ: "tflops_per_ghz"}
+    # ratios of rates: a log axis fits them
+    LOG_METRICS = ("TFLOPS", "GFLOP/J", PAIR, TFLOPS_PER_GHZ)
     # the energy ladder is read from sustained runs where there are some (docs/energy.md);
     # the axis says the unit, the title where the numbers come from
     GFLOP_PER_J_AXIS = "GFLOP/J"
@@ -60,6 +68,10 @@ class LadderBars(Chart):
     THROTTLE_LEGEND = f"{THROTTLE_MARK} dashed outline: clocks held back"
     SUSTAINED_LEGEND = "pale bar: sustained TFLOPS"
     SELECTED_LEGEND = "band: the selected level"
+    INTERVAL_LEGEND = "error bar: 95% interval of the paired ratio to cuBLAS"
+    UNPAIRED_LEGEND = "no error bar: unpaired ratio (two runs one after the other)"
+    PER_CLOCK_NOTE = "of the SM clock each run held"
+    BEAM = 0.22  # an error bar's caps, in bar slots
     PAIR_OFFSET = 0.2  # burst bar left of the level's tick, sustained right
 
     def __init__(self, parent: QWidget | None = None):
@@ -78,6 +90,7 @@ class LadderBars(Chart):
         self.sustained_bars: pg.BarGraphItem | None = None  # burst vs sustained only
         self.references: dict[str, pg.PlotDataItem] = {}  # precision -> dashed cuBLAS line
         self.labels: list[pg.TextItem] = []
+        self._interval_ends = np.zeros((0, 2))  # the error bars' (low, high), as shown
         self._text_sizes = TextSizes()  # sizes a label's text (see _text_width)
         self.label_texts: list[str] = []  # the full texts; a label may show a shorter one
         self.rows: list[BarRow] = []  # what the bars show, one per level
@@ -91,6 +104,11 @@ class LadderBars(Chart):
         self.getPlotItem().getAxis("bottom").setStyle(tickTextOffset=4)
         self.getPlotItem().vb.sigResized.connect(self.place_labels)
         # the baseline recording's TFLOPS of each level: a bar-wide tick (TFLOPS only)
+        # the 95% interval of a paired ratio on each bar that has one (data: drawn_intervals)
+        self.error_bars = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), top=np.zeros(0),
+                                          bottom=np.zeros(0), beam=self.BEAM)
+        self.error_bars.setZValue(7)
+        self.getPlotItem().addItem(self.error_bars)
         self.baseline_marks = pg.ScatterPlotItem(pxMode=True)
         self.baseline_marks.setZValue(8)
         self.getPlotItem().addItem(self.baseline_marks)
@@ -135,8 +153,18 @@ class LadderBars(Chart):
         super().set_selected(level_id)
         self.refresh({Change.LADDER})  # the band and the legend's line for it
 
+    @property
+    def per_clock(self) -> bool:
+        """The view state's: the bars per GHz of SM clock held."""
+        return bool(self.store is not None and self.store.per_clock)
+
+    @property
+    def shown_metric(self) -> str:
+        """What the bars draw: the metric chosen, per GHz of clock where the view says."""
+        return shown_metric(self.bar_metric, self.per_clock)
+
     def is_log(self) -> bool:
-        return self.log_axis and self.bar_metric in self.LOG_METRICS
+        return self.log_axis and self.shown_metric in self.LOG_METRICS
 
     def refresh(self, changes: set[Change]) -> None:
         if self.store is None or not changes & {Change.LADDER, Change.HEADER}:
@@ -144,7 +172,7 @@ class LadderBars(Chart):
         store = self.store
         self.rows = bar_rows(store)
         # (a throttled result redraws only when what the bars show changed)
-        key = (repr(self.rows), self.bar_metric, self.is_log(), self.selected,
+        key = (repr(self.rows), self.shown_metric, self.is_log(), self.selected,
                self.theme.name, Change.HEADER in changes, store.ladder_shape(), store.mode,
                store.replay_pending)
         if key == self._drawn and not self.empty:
@@ -154,7 +182,7 @@ class LadderBars(Chart):
 
     def values(self) -> np.ndarray:
         """Bar heights; a value that is missing or not a finite number draws no bar."""
-        key = self.METRIC_KEYS[self.bar_metric]
+        key = self.METRIC_KEYS[self.shown_metric]
         return finite_or_zero([row.value(key) for row in self.rows])
 
     def sustained_values(self) -> np.ndarray:
@@ -180,7 +208,7 @@ class LadderBars(Chart):
 
     def axis_label(self) -> str:
         return {"GFLOP/J": self.GFLOP_PER_J_AXIS, self.PAIR: "TFLOPS"}.get(
-            self.bar_metric, self.bar_metric) + (" (log)" if self.is_log() else "")
+            self.shown_metric, self.shown_metric) + (" (log)" if self.is_log() else "")
 
     def _to_view(self, values: np.ndarray) -> np.ndarray:
         """Values as view coordinates (log10 on a log axis; 0 and below sit on the base)."""
@@ -215,11 +243,13 @@ class LadderBars(Chart):
     def _draw_references(self) -> list[str]:
         """A dashed line per precision at its cuBLAS value, across that precision's bars
         (100% on the % axis); the precisions drawn."""
-        key = self.REFERENCE_KEYS.get(self.bar_metric)
+        metric = self.shown_metric
+        key = self.REFERENCE_KEYS.get(metric)
         spans: dict[str, tuple[float, float, float]] = {}
         for i, row in enumerate(self.rows):
             ref = row.reference
-            value = 100.0 if key is None and row.pct_ref is not None else \
+            value = 100.0 if metric in PERCENT_METRICS and \
+                row.value(self.METRIC_KEYS[metric]) is not None else \
                 getattr(ref, key) if ref is not None and key is not None else None
             if not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
                 continue
@@ -246,12 +276,15 @@ class LadderBars(Chart):
         """Update the bar item and its labels in place (no items made per redraw)."""
         plot = self.getPlotItem()
         shape = self.store.ladder_shape() if self.store else None
-        note = f" ({self.GFLOP_PER_J_NOTE})" if self.bar_metric == "GFLOP/J" else ""
+        metric = self.shown_metric
+        note = f" ({self.GFLOP_PER_J_NOTE})" if metric == "GFLOP/J" else \
+            f" ({self.PER_CLOCK_NOTE})" if metric == TFLOPS_PER_GHZ else ""
         mode = f", {self.store.mode}" if self.store is not None else ""
-        self.set_title_text(f"Ladder — {self.bar_metric}{note}"
+        self.set_title_text(f"Ladder — {metric}{note}"
                             + (f" at {shape_text(shape)}{mode}" if shape else ""))
         n = len(self.rows)
-        for item in (self.bars, self.sustained_bars, *self.references.values(), *self.labels):
+        for item in (self.bars, self.sustained_bars, *self.references.values(), *self.labels,
+                     self.error_bars):
             if item is not None:
                 item.setVisible(n > 0)
         empty = EMPTY_LADDER if self.store is None else ladder_empty_text(self.store)
@@ -290,28 +323,70 @@ class LadderBars(Chart):
         else:
             self.bars.setOpts(**opts)
         self._draw_baseline(x)
-        self._legend(refs)
-        self.label_texts = [label_text(row, self.bar_metric) for row in self.rows]
+        interval_tops = self._draw_intervals(bar_x, values)
+        self.label_texts = [label_text(row, metric) for row in self.rows]
         # the same first lines in three significant digits, for a crowded stage (None:
         # the metric has no shorter form)
-        self.short_values = [short_value(row, self.bar_metric) for row in self.rows]
-        self.label_tops = np.maximum(np.where(values > 0, tops, self.floor), pair_tops)
+        self.short_values = [short_value(row, metric) for row in self.rows]
+        # a label sits over its bar's error bar, not on it
+        self.label_tops = np.maximum(np.maximum(np.where(values > 0, tops, self.floor),
+                                                pair_tops), interval_tops)
+        peak = max(peak, float(self._interval_ends[:, 1].max())
+                   if len(self._interval_ends) else 0.0)
         top = finite_top(self._to_view(np.array([peak])) - self.floor, 1.0) + self.floor \
             if peak > 0 else self.floor + 1.0
         self._data_top = top
+        # (after what the labels read: a legend that changes size lays the labels out)
+        self._legend(refs)
         self._draw_band()
         self.place_labels()
 
     def _draw_baseline(self, x: np.ndarray) -> None:
         """A tick across each bar at the baseline's TFLOPS (the TFLOPS bars only)."""
         base = finite_or_zero([row.baseline_tflops for row in self.rows])
-        shown = (base > 0) if self.bar_metric == self.METRICS[0] else np.zeros(len(base), bool)
+        shown = (base > 0) if self.shown_metric == self.METRICS[0] else \
+            np.zeros(len(base), bool)
         if not shown.any():
             self.baseline_marks.setData([])
             return
         self.baseline_marks.setData(
             x=x[shown], y=self._to_view(base[shown]), symbol="_", size=34,
             pen=pg.mkPen(self.theme.foreground, width=3), brush=None)
+
+    def _draw_intervals(self, bar_x: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """An error bar from each bar's interval's low end to its high end (a paired ratio's
+        95% interval, in the units of what the bars show); the tops of the error bars in
+        view coordinates (the base where a bar has none)."""
+        tops = np.full(len(self.rows), float(self.floor))  # (an int floor: int tops)
+        have, self._interval_ends = intervals_drawn(self.rows, self.shown_metric, values)
+        if not have:
+            self.error_bars.setData(x=np.zeros(0), y=np.zeros(0), top=np.zeros(0),
+                                    bottom=np.zeros(0))
+            self.error_bars.hide()
+            return tops
+        view_ends = self._to_view(self._interval_ends.ravel()).reshape(-1, 2)
+        mid = self._to_view(values[have])
+        self.error_bars.setData(
+            x=bar_x[have], y=mid, top=np.maximum(view_ends[:, 1] - mid, 0),
+            bottom=np.maximum(mid - view_ends[:, 0], 0), beam=self.BEAM,
+            pen=pg.mkPen(self.theme.foreground, width=max(2, self.theme.line_px)))
+        self.error_bars.show()
+        tops[have] = view_ends[:, 1]
+        return tops
+
+    def drawn_intervals(self) -> dict[str, tuple[float, float]]:
+        """Each level's error bar as drawn, read back from the ErrorBarItem: (low, high)
+        in the units of the axis."""
+        opts = self.error_bars.opts
+        if not self.error_bars.isVisible() or opts["x"] is None or not len(opts["x"]):
+            return {}
+        y, top, bottom = (np.asarray(opts[k], float) for k in ("y", "top", "bottom"))
+        low, high = y - bottom, y + top
+        if self.is_log():
+            low, high = 10 ** low, 10 ** high
+        levels = [self.level_at(float(x)) for x in opts["x"]]  # (burst vs sustained: none)
+        return {str(lv): (float(lo), float(hi))
+                for lv, lo, hi in zip(levels, low, high, strict=True)}
 
     def baseline_values(self) -> np.ndarray:
         """The baseline ticks' TFLOPS as drawn (read back), for tests."""
@@ -329,6 +404,13 @@ class LadderBars(Chart):
                                            kind="line", dashed=True))
         if self.bar_metric == self.PAIR:
             entries.append(LegendEntry(self.SUSTAINED_LEGEND, "#a0a0a0"))
+        if len(self._interval_ends):
+            entries.append(LegendEntry(self.INTERVAL_LEGEND, self.theme.foreground,
+                                       kind="line"))
+        if self.shown_metric in (*PERCENT_METRICS, "TFLOPS", TFLOPS_PER_GHZ) and \
+                any(row.unpaired for row in self.rows):
+            entries.append(LegendEntry(self.UNPAIRED_LEGEND, self.theme.foreground,
+                                       kind="note"))
         if any(row.throttled for row in self.rows):
             entries.append(LegendEntry(self.THROTTLE_LEGEND, THROTTLE_COLOR, kind="outline",
                                        dashed=True))

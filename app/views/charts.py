@@ -1,9 +1,11 @@
 """The Charts tab: ladder bars, the per-repeat stream and the size sweep on one page.
 
 The controls sit in a row of their own above the charts (never over one): what the bars
-show, and a log TFLOPS axis. The log axis is the default: the ladder spans three orders of
-magnitude (naive FP32 at ~0.5 TFLOPS to FP8 at ~1000), and on a linear axis every FP32 step
-is a sliver; on a log axis each step up the ladder is a visible rise.
+show, a log TFLOPS axis, and the bars per GHz of SM clock held (the view state's
+``per_clock``: TFLOPS/GHz and % of cuBLAS at equal clocks). The log axis is the default:
+the ladder spans three orders of magnitude (naive FP32 at ~0.5 TFLOPS to FP8 at ~1000), and
+on a linear axis every FP32 step is a sliver; on a log axis each step up the ladder is a
+visible rise.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class ChartsView(QWidget, View):
 
     log_axis_changed = Signal(bool)  # the user turned the log axis on or off (preferences)
     level_clicked = Signal(str)  # a bar was clicked: the window selects its level
+    per_clock_changed = Signal(bool)  # the person asked for the bars per clock, or not
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -54,11 +57,20 @@ class ChartsView(QWidget, View):
         self.log_box.setToolTip("TFLOPS (and GFLOP/J) on a logarithmic axis: every level of "
                                 "the ladder visible, from naive FP32 to FP8")
         self.log_box.toggled.connect(self._log_toggled)
+        # (the view state's: the window sets it, and the box shows it: show_per_clock)
+        # (short: the row sets the window's least width, 800 px in tests/app/window)
+        self.per_clock_box = QCheckBox("per GHz")
+        self.per_clock_box.setToolTip(
+            "TFLOPS per GHz of the SM clock each run held, and % of cuBLAS at equal clocks: "
+            "what is left of a ratio when the clocks the two runs met are taken out (C)")
+        self.per_clock_box.toggled.connect(self.per_clock_changed)
         top = QHBoxLayout()
         top.addWidget(QLabel("Bars show:"))
         top.addWidget(self.metric_box)
         top.addSpacing(16)
         top.addWidget(self.log_box)
+        top.addSpacing(16)
+        top.addWidget(self.per_clock_box)
         top.addStretch(1)
         below = self.below = QHBoxLayout()  # the stream and the sweep share the row evenly
         below.addWidget(self.stream, 1)
@@ -76,6 +88,12 @@ class ChartsView(QWidget, View):
         self.log_box.setChecked(on)
         self.log_box.blockSignals(False)
         self._apply_log(on)
+
+    def show_per_clock(self, on: bool) -> None:
+        """The box as the view state says (the bars read the state from the store)."""
+        self.per_clock_box.blockSignals(True)
+        self.per_clock_box.setChecked(on)
+        self.per_clock_box.blockSignals(False)
 
     def _log_toggled(self, on: bool) -> None:
         self._apply_log(on)

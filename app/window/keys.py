@@ -11,7 +11,8 @@ The scheme keeps one meaning per key wherever the focus is:
   edit the text (as the arrows do in M, N, K);
 - a canvas that has the focus (clicked) also takes its own keys unshifted (Space, ← / →,
   Home, + / −), as a media player does; a click elsewhere gives the level keys back;
-- the view state: [ / ] smaller / larger shape, M burst or sustained;
+- the view state: [ / ] smaller / larger shape, M burst or sustained, C the bars per GHz
+  of SM clock;
 - in a talk the clicker's keys (:data:`TALK_KEYS`) step the scenes and their steps
   whatever has the focus (app/window/talk.py).
 """
@@ -50,6 +51,8 @@ WINDOW_KEYS: tuple[KeySpec, ...] = (
             lambda w: lambda: w.step_shape(-1)),
     KeySpec(("]",), "]", "larger shape", lambda w: lambda: w.step_shape(1)),
     KeySpec(("M",), "M", "burst or sustained results", lambda w: w.toggle_mode),
+    KeySpec(("C",), "C", "bars per GHz of SM clock: TFLOPS/GHz, % of cuBLAS at equal clocks",
+            lambda w: w.toggle_per_clock),
     KeySpec(("Esc",), "Esc", "stop the runs (in full screen: leave it)", lambda w: w.escape),
     KeySpec(("P",), "P", "play / pause the replay", lambda w: w.toggle_replay),
     KeySpec(("?", "Shift+/"), "?", "this list of shortcuts", lambda w: w.show_shortcuts),

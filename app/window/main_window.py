@@ -36,7 +36,7 @@ from ..core.replay import Speed
 from ..core.runner_command import confirm, plan_live
 from ..core.runs import RunForm
 from ..core.store import Change, Item, SessionStore
-from ..core.view_state import ViewStateModel
+from ..core.view_state import ViewState, ViewStateModel
 from ..plots.paint_ready import ready_to_paint
 from ..sources.base import EventSource
 from ..sources.live import LiveSource
@@ -83,6 +83,11 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self._step_later: int | None = None  # --step, once the session names its levels
         self.store = SessionStore(self.view_state)
         self.view_state.subscribe(self._view_state_changed)
+        # View ▸ Bars per clock, checked as the view state says (its key, C, is keys.py's)
+        self.per_clock_action = QAction("Bars per &clock (TFLOPS/GHz)\tC", self)
+        self.per_clock_action.setCheckable(True)
+        self.per_clock_action.toggled.connect(self.set_per_clock)
+        self.view_state.subscribe(self._show_per_clock)
         self.throttle = RedrawThrottle(self._timed_redraw, parent=self)
         # the replay bar and the one replay speed (replay_controls.py)
         self.replay_controls = ReplayControls(self, self.prefs)
@@ -147,6 +152,8 @@ class MainWindow(ViewStateMixin, QMainWindow):
         if isinstance(view, ChartsView):
             view.set_log_axis(self.prefs.log_axis)
             view.log_axis_changed.connect(self._keep_log_axis)
+            view.show_per_clock(self.view_state.state.per_clock)
+            view.per_clock_changed.connect(self.set_per_clock)
             view.level_clicked.connect(self.select_level)
         view.bind_selection(self.select_level)
         canvas = view.animation()
@@ -330,6 +337,22 @@ class MainWindow(ViewStateMixin, QMainWindow):
             return False
         self.view_state.set(level=level_id)
         return True
+
+    def set_per_clock(self, on: bool) -> None:
+        """The bars per GHz of SM clock held (TFLOPS/GHz, % of cuBLAS at equal clocks), or
+        not: the view state's, so the bars, their exports and a screenshot agree."""
+        self.view_state.set(per_clock=bool(on))
+
+    def toggle_per_clock(self) -> None:
+        """The C key."""
+        self.set_per_clock(not self.view_state.state.per_clock)
+
+    def _show_per_clock(self, _before: ViewState, after: ViewState) -> None:
+        on = after.per_clock
+        self.per_clock_action.setChecked(on)
+        charts = self.views.made.get("charts")
+        if isinstance(charts, ChartsView):
+            charts.show_per_clock(on)
 
     def level_ids(self) -> list[str]:
         return [lv.id for lv in self.store.levels]

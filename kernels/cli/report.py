@@ -18,6 +18,9 @@ from ..protocol.option_bounds import OneLineParser
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file")
     p.add_argument("--markdown", action="store_true")
+    p.add_argument("--per-clock", action="store_true",
+                   help="add each run's TFLOPS per GHz of SM clock held and its ratio to "
+                        "the reference at equal clocks")
     p.add_argument("--baseline", metavar="B",
                    help="a second recording to compare with, per level, shape, mode and "
                         "GPU; says first what differs between the two runs")
@@ -40,7 +43,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
             lines, problems = baseline_lines(args.file, baseline, args.markdown)
         else:
-            lines, problem = report_lines(args.file, args.markdown)
+            lines, problem = report_lines(args.file, args.markdown,
+                                          args.per_clock)
             problems = [problem] if problem is not None else []
         for line in lines:
             stdout.write(line + "\n")

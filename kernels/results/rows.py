@@ -79,6 +79,37 @@ def pct_text(value: float | None) -> str:
     return DASH if value is None else f"{_fixed(value, 1)}%"
 
 
+def half_width(value: float, low: float, high: float) -> float:
+    """An interval's half-width about its median: the farther end's distance (a skewed
+    interval is not made to look narrower than it is)."""
+    return max(high - value, value - low, 0.0)
+
+
+def pct_interval_text(value: float | None, low: float | None = None,
+                      high: float | None = None) -> str:
+    """A percentage with its 95% interval as "97.3% ±0.4" (:func:`half_width`); the
+    percentage alone where there is no interval (an unpaired ratio)."""
+    if value is None or low is None or high is None:
+        return pct_text(value)
+    return f"{pct_text(value)} ±{half_width_text(half_width(value, low, high))}"
+
+
+def half_width_text(value: float) -> str:
+    """A half-width in percentage points: one decimal, or one significant digit under 0.1
+    ("±0.03", never a "±0.0" that reads as exact)."""
+    return _fixed(value, 1) if value >= 0.095 or value == 0 else _significant(value, 1)
+
+
+def ci_end_text(value: float | None) -> str:
+    """An end of an interval in its own column: four significant digits (the two ends of a
+    narrow interval differ in them: 96.90%, 0.5976%)."""
+    return DASH if value is None else f"{_significant(value, 4)}%"
+
+
+def per_ghz_text(value: float | None) -> str:
+    return DASH if value is None else _significant(value, 4)
+
+
 def rel_err_text(value: float | None) -> str:
     return DASH if value is None else f"{value:.2e}"
 
@@ -205,7 +236,13 @@ class Column(StrEnum):
     K = "K"
     MEDIAN_MS = "median ms"
     TFLOPS = "TFLOPS"
-    PCT_OF_REFERENCE = "% of cuBLAS"
+    PCT_OF_REFERENCE = "% of cuBLAS"  # with its 95% interval where paired: "97.3% ±0.4"
+    PCT_CI_LOW = "% of cuBLAS 95% low"
+    PCT_CI_HIGH = "% of cuBLAS 95% high"
+    PAIRS = "pairs"  # the pairs a paired ratio was measured in
+    # clock-normalised: TFLOPS per GHz of SM clock held, and the ratio at equal clocks
+    TFLOPS_PER_GHZ = "TFLOPS/GHz"
+    PCT_EQUAL_CLOCKS = "% of cuBLAS at equal clocks"
     REFERENCE = "reference"
     PCT_OF_PEAK = "% of peak"
     REL_ERR = "rel. error"
@@ -232,11 +269,13 @@ NUMBER_COLUMNS = frozenset({
     Column.M, Column.N, Column.K, Column.MEDIAN_MS, Column.TFLOPS, Column.PCT_OF_REFERENCE,
     Column.PCT_OF_PEAK, Column.REL_ERR, Column.REPEATS, Column.T, Column.SM_CLOCK,
     Column.SM_CLOCK_MIN, Column.REF_CLOCK, Column.POWER, Column.ENERGY, Column.GFLOP_PER_J,
-    Column.SUSTAINED_TFLOPS, Column.BASELINE})
+    Column.SUSTAINED_TFLOPS, Column.BASELINE, Column.PCT_CI_LOW, Column.PCT_CI_HIGH,
+    Column.PAIRS, Column.TFLOPS_PER_GHZ, Column.PCT_EQUAL_CLOCKS})
 THROTTLE_COLUMNS = (Column.TFLOPS, Column.ENERGY, Column.GFLOP_PER_J)  # what throttling skews
 CODE_CHARS = 8  # hex digits of a build's key shown in tables (32 of its 64 bits)
 # two runs' mean SM clocks this close (percent of the higher) count as the same clock
 CLOCK_SAME_PCT = 2.0
+UNPAIRED = "unpaired"  # a ratio from two runs one after the other (no interval)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +287,7 @@ class Row:
     reference: str | None  # the level the percentage is of
     pct_of_peak: float | None
     reference_clock_mhz: float | None = None  # the SM clock the reference ran at
+    reference_tflops: float | None = None  # the TFLOPS the percentage is of
 
     @classmethod
     def of(cls, result: Result, reference: Result | None = None,
@@ -266,7 +306,77 @@ class Row:
         ref_clock = r.reference_sm_clock_mhz_avg if r.reference_tflops else \
             (reference.sm_clock_mhz_avg if reference is not None else None)
         return cls(r, pct_ref, ref_name if pct_ref is not None else None, pct_peak,
-                   ref_clock if pct_ref is not None else None)
+                   ref_clock if pct_ref is not None else None,
+                   ref_tflops if pct_ref is not None else None)
+
+    # ------------------------------------------------- the ratio's 95% interval
+    @property
+    def pct_interval(self) -> tuple[float, float] | None:
+        """The 95% interval of the percentage of the reference (a paired ratio: the
+        runner's median of per-pair ratios); None where it has none (unpaired)."""
+        r = self.result
+        if self.pct_of_reference is None or r.pct_of_reference is None or \
+                r.pct_ci_low is None or r.pct_ci_high is None:
+            return None
+        return float(r.pct_ci_low), float(r.pct_ci_high)
+
+    @property
+    def unpaired(self) -> bool:
+        """A percentage of the reference without an interval: two runs one after the other
+        (older recordings, sustained runs), met by the limiter at different moments; not
+        a reference's 100% of itself."""
+        return self.pct_of_reference is not None and self.pct_interval is None and \
+            self.reference != self.result.level
+
+    def pct_text(self) -> str:
+        """The percentage of the reference with its interval: "97.3% ±0.4"."""
+        low, high = self.pct_interval or (None, None)
+        return pct_interval_text(self.pct_of_reference, low, high)
+
+    def pairs_note(self) -> str:
+        """How a paired ratio was measured where that needs saying: "3 of 40 pairs
+        throttled; 97.8% without them"; "" otherwise."""
+        r = self.result
+        if self.pct_interval is None or not r.throttled_pairs:
+            return ""
+        pairs = f" of {r.pairs}" if r.pairs is not None else ""
+        without = f"; {pct_text(r.pct_of_reference_unthrottled)} without them" \
+            if r.pct_of_reference_unthrottled is not None else ""
+        return f"{r.throttled_pairs}{pairs} pairs throttled{without}"
+
+    # ---------------------------------------------------- clock-normalised
+    @property
+    def tflops_per_ghz(self) -> float | None:
+        """TFLOPS per GHz of the SM clock the run held (None: clock unknown)."""
+        clock = self.result.sm_clock_mhz_avg
+        if not clock or clock <= 0:
+            return None
+        return _finite(self.result.tflops / (clock / 1000.0))
+
+    @property
+    def pct_equal_clocks(self) -> float | None:
+        """The ratio to the reference at equal clocks, in percent: each side's TFLOPS per
+        GHz held, (tflops / clock) / (ref. tflops / ref. clock); None without both
+        clocks."""
+        mine, ref_clock, ref = self.tflops_per_ghz, self.reference_clock_mhz, \
+            self.reference_tflops
+        if mine is None or not ref_clock or ref_clock <= 0 or not ref or ref <= 0:
+            return None
+        return _finite(100.0 * mine / (ref / (ref_clock / 1000.0)))
+
+    @property
+    def pct_equal_clocks_interval(self) -> tuple[float, float] | None:
+        """The interval of :attr:`pct_equal_clocks`: the measured one scaled by the same
+        factor (the clocks are taken as exact: their spread is not in it)."""
+        interval, eq = self.pct_interval, self.pct_equal_clocks
+        if interval is None or eq is None or not self.pct_of_reference:
+            return None
+        scale = eq / self.pct_of_reference
+        return interval[0] * scale, interval[1] * scale
+
+    def pct_equal_clocks_text(self) -> str:
+        low, high = self.pct_equal_clocks_interval or (None, None)
+        return pct_interval_text(self.pct_equal_clocks, low, high)
 
     def clock_comparison(self) -> str | None:
         """Whether the ratio to the reference compares runs at one clock: None without a
@@ -309,6 +419,11 @@ class Row:
             notes.append(f"settled {r.settle_s:g} s first")
         if r.launch_step is not None:
             notes.append(self.step_note())
+        if self.unpaired:
+            notes.append(UNPAIRED)
+        pairs = self.pairs_note()
+        if pairs:
+            notes.append(pairs)
         clocks = self.clock_comparison()
         # a note where both clocks are known and differ (the SM MHz and ref. SM MHz columns
         # show both, a dash where one is unknown)
@@ -318,14 +433,19 @@ class Row:
 
     def texts(self) -> dict[Column, str]:
         """Every column's text."""
-        r = self.result
+        r, interval = self.result, self.pct_interval
         return {
             Column.LEVEL: r.level, Column.DEVICE: str(r.device_index),
             Column.PRECISION: r.precision.upper(), Column.MODE: str(r.mode),
             Column.DTYPE: r.dtype, Column.SHAPE: str(r.shape), Column.M: str(r.shape.M),
             Column.N: str(r.shape.N), Column.K: str(r.shape.K),
             Column.MEDIAN_MS: ms_text(r.median_ms), Column.TFLOPS: tflops_text(r.tflops),
-            Column.PCT_OF_REFERENCE: pct_text(self.pct_of_reference),
+            Column.PCT_OF_REFERENCE: self.pct_text(),
+            Column.PCT_CI_LOW: ci_end_text(interval[0] if interval else None),
+            Column.PCT_CI_HIGH: ci_end_text(interval[1] if interval else None),
+            Column.PAIRS: DASH if r.pairs is None or interval is None else str(r.pairs),
+            Column.TFLOPS_PER_GHZ: per_ghz_text(self.tflops_per_ghz),
+            Column.PCT_EQUAL_CLOCKS: self.pct_equal_clocks_text(),
             Column.REFERENCE: self.reference or DASH,
             Column.PCT_OF_PEAK: pct_text(self.pct_of_peak),
             Column.REL_ERR: rel_err_text(r.rel_err), Column.VERIFIED: verdict_text(r.verified),
@@ -366,6 +486,11 @@ class Row:
         if clocks is not None:
             bits.append(f"% of {self.reference}: " +
                         ("same SM clock" if clocks == "same" else clocks))
+        if self.pct_interval is not None:
+            pairs = f" over {r.pairs} pairs" if r.pairs is not None else ""
+            bits.append(f"{self.pct_text()} of {self.reference} (95% interval{pairs})")
+        elif self.unpaired:
+            bits.append(f"{pct_text(self.pct_of_reference)} of {self.reference} ({UNPAIRED})")
         if r.energy_j is not None:
             bits.append(f"{energy_text(r.energy_j)} per GEMM")
         if r.avg_power_w:  # (the runner writes 0.0 where the energy counter did not advance)

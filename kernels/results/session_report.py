@@ -16,9 +16,11 @@ def printable(text: str) -> str:
     return terminal_text(text)
 
 
-def report_lines(path: str, markdown: bool = False) -> tuple[list[str], str | None]:
+def report_lines(path: str, markdown: bool = False, per_clock: bool = False
+                 ) -> tuple[list[str], str | None]:
     """The report of the recording at ``path`` (its lines, each printable) and what could
-    not be read (None: every line was read)."""
+    not be read (None: every line was read); ``per_clock``: with TFLOPS per GHz held and
+    the ratio at equal clocks."""
     # results and errors only: the other lines are not decoded (only checked whole)
     session = recording.read_session(path, only=(Result, Error))
     header = session.header
@@ -37,7 +39,7 @@ def report_lines(path: str, markdown: bool = False) -> tuple[list[str], str | No
              # is whole or fails (EPIPE); one write of the whole table (700 KB for 5,000
              # results) could end part-way without an error when the reader went away
              # (`| head`), and Python's unbuffered stdout (-u) drops the rest silently
-             *render(shown, markdown=markdown, peaks=peaks).split("\n")]
+             *render(shown, markdown=markdown, peaks=peaks, per_clock=per_clock).split("\n")]
     for e in session.errors:
         where = " ".join(str(v) for v in (e.level, e.M, e.N, e.K) if v is not None)
         first = (e.message.splitlines() or [""])[0]

@@ -14,7 +14,17 @@ COLUMNS = (Column.LEVEL, Column.SHAPE, Column.PRECISION, Column.MODE, Column.MED
            Column.VERIFIED, Column.SM_CLOCK, Column.REF_CLOCK, Column.ENERGY, Column.GFLOP_PER_J,
            Column.THROTTLED, Column.CODE, Column.OPERANDS, Column.NOTES)
 
+# ``report --per-clock``: each run's TFLOPS per GHz held and the ratio at equal clocks,
+# after the clocks they come from
+PER_CLOCK_COLUMNS = (Column.TFLOPS_PER_GHZ, Column.PCT_EQUAL_CLOCKS)
+
 Cells = Mapping[Column, str]
+
+
+def with_per_clock(columns: Sequence[Column]) -> tuple[Column, ...]:
+    """``columns`` with :data:`PER_CLOCK_COLUMNS` after the reference's clock."""
+    at = columns.index(Column.REF_CLOCK) + 1 if Column.REF_CLOCK in columns else len(columns)
+    return (*columns[:at], *PER_CLOCK_COLUMNS, *columns[at:])
 
 
 def fixed_width(columns: Sequence[Column], rows: Iterable[Cells]) -> str:
@@ -51,11 +61,14 @@ def markdown_table(columns: Sequence[Column], rows: Iterable[Cells]) -> str:
 
 
 def render(results: Iterable[Result], markdown: bool = False,
-           peaks: Mapping[str, float | None] | None = None) -> str:
-    """The results table of result events (``peaks``: the header's, per precision)."""
+           peaks: Mapping[str, float | None] | None = None, per_clock: bool = False) -> str:
+    """The results table of result events (``peaks``: the header's, per precision;
+    ``per_clock``: with the clock-normalised columns)."""
     parsed = list(results)
     rows = [row.texts() for row in rows_of(parsed, peaks)]
     # several GPUs in one session: each row says which (the header's devices, by id)
     columns = (Column.DEVICE, *COLUMNS) if len({r.device_index for r in parsed}) > 1 \
         else COLUMNS
+    if per_clock:
+        columns = with_per_clock(columns)
     return markdown_table(columns, rows) if markdown else fixed_width(columns, rows)

@@ -164,6 +164,45 @@ def events() -> list[dict[str, Any]]:
     return evs
 
 
+# invented paired ratios (issue 41: a level and its reference launched alternately), put on
+# the burst results that have a reference by ``with_pairs``: the interval's half-widths
+# (below, above the median) cycle through these, in percent of the median; the capped
+# levels lose pairs
+PAIRS = 40
+PAIRED_HALF_WIDTHS = ((0.4, 0.6), (1.5, 1.0), (0.8, 2.5), (3.0, 3.0))
+THROTTLED_PAIRS = 3
+
+
+def paired_fields(pct: float, i: int, capped: bool, ref_clock_mhz: float) -> dict[str, Any]:
+    """The paired-ratio fields of a result at ``pct`` of its reference (invented)."""
+    below, above = (pct * w / 100 for w in PAIRED_HALF_WIDTHS[i % len(PAIRED_HALF_WIDTHS)])
+    return {"paired": True, "pairs": PAIRS, "stop_reason": "precision" if below < 1 else
+            "budget", "pct_ci_low": pct - below, "pct_ci_high": pct + above,
+            "throttle_rule": "pair's SM clock under 95% of the session's highest",
+            "throttled_pairs": THROTTLED_PAIRS if capped else 0,
+            "pct_of_reference_unthrottled": pct + 0.5 if capped else pct,
+            "budget_s_per_pair": 0.05, "target_half_width_pct": 0.5,
+            "reference_sm_clock_mhz_avg": ref_clock_mhz}
+
+
+def with_pairs(evs: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The session (default: :func:`events`) with its burst results that compare against a
+    reference measured in pairs: the fields of :func:`paired_fields` added (the defaults
+    of every other function here stay unpaired, as older recordings are)."""
+    out, i = [], 0
+    for e in evs if evs is not None else events():
+        if e["type"] == "result" and e.get("pct_of_reference") is not None and \
+                e.get("mode", "burst") == "burst":
+            ref = REFERENCE_TFLOPS.get(e["reference"])
+            ref_clock = SM_CLOCK_CAPPED_MHZ if ref is not None and is_capped(ref) \
+                else SM_CLOCK_MAX_MHZ
+            e = {**e, **paired_fields(e["pct_of_reference"], i, is_capped(e["tflops"]),
+                                      ref_clock)}
+            i += 1
+        out.append(e)
+    return out
+
+
 # invented sustained runs at SHAPE, appended by ``with_sustained``: wmma reaches the
 # power cap (the clock falls, 13% under its burst TFLOPS); cp_async keeps its clock
 SUSTAINED_TFLOPS = {"wmma": 261.0, "cp_async": 31.7}

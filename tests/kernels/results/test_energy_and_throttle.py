@@ -85,7 +85,7 @@ def test_markdown_has_energy_and_the_throttle_flag(window, synthetic_file):
     assert f"| {wmma['energy_j'] * 1e3:.3g} mJ | {wmma['gflop_per_j']:.0f} " \
            "| – | – | ⚠ SwPowerCap | verified |" in line
     naive = next(x for x in md.splitlines() if x.startswith("| naive |"))
-    assert naive.endswith("| no | verified |")
+    assert "| no | verified |" in naive
     assert ("| J/GEMM | GFLOP/J | sustained TFLOPS | power-limited | clocks held back "
             "| verified |") in md
     assert "measured at reduced clocks" in md
