@@ -88,9 +88,13 @@ def encode(spec: TiledMap) -> ctypes.Array:
     spec.check()
     cu = _bindings()
     a = spec.arguments()
+    # the sizes as the bindings' cuuint64_t / cuuint32_t: cuda-bindings 13.3 (the H200's)
+    # refuses plain ints there ("Cannot convert int to cuuint32_t"); 13.5 takes either
+    u64, u32 = cu.cuuint64_t, cu.cuuint32_t
     status, tensor_map = cu.cuTensorMapEncodeTiled(
-        cu.CUtensorMapDataType(a["data_type"]), a["rank"], a["address"], a["dims"],
-        a["strides"], a["box"], a["element_strides"],
+        cu.CUtensorMapDataType(a["data_type"]), a["rank"], a["address"],
+        [u64(v) for v in a["dims"]], [u64(v) for v in a["strides"]],
+        [u32(v) for v in a["box"]], [u32(v) for v in a["element_strides"]],
         cu.CUtensorMapInterleave(a["interleave"]), cu.CUtensorMapSwizzle(a["swizzle"]),
         cu.CUtensorMapL2promotion(a["l2_promotion"]),
         cu.CUtensorMapFloatOOBfill(a["oob_fill"]))

@@ -51,7 +51,7 @@ def test_map_arguments_are_the_enums_of_nvidias_bindings():
 def _driver(cu, encode_tiled):
     """cuda.bindings.driver's enums, with a stand-in for cuTensorMapEncodeTiled."""
     names = ("CUresult", "CUtensorMapDataType", "CUtensorMapSwizzle", "CUtensorMapInterleave",
-             "CUtensorMapL2promotion", "CUtensorMapFloatOOBfill")
+             "CUtensorMapL2promotion", "CUtensorMapFloatOOBfill", "cuuint64_t", "cuuint32_t")
     return SimpleNamespace(**{n: getattr(cu, n) for n in names},
                            cuTensorMapEncodeTiled=encode_tiled)
 
@@ -74,9 +74,13 @@ def test_encode_hands_the_bindings_typed_arguments_and_returns_the_maps_bytes(mo
     monkeypatch.setattr(hopper, "_bindings", lambda: _driver(cu, encode_tiled))
     out = hopper.encode(hopper.TiledMap(0x10000, "bf16", 1000, 1024, 128, 64))
     assert bytes(out) == bytes(range(128))
-    dtype, rank, address, dims, strides, box = seen["args"][:6]
+    dtype, rank, address, dims, strides, box, elem = seen["args"][:7]
     assert dtype is cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-    assert (rank, address, dims, strides, box) == (2, 0x10000, [1024, 1000], [2048], [64, 128])
+    # the sizes as the bindings' own integer types (an older cuda-bindings takes no int)
+    assert all(isinstance(v, cu.cuuint64_t) for v in (*dims, *strides))
+    assert all(isinstance(v, cu.cuuint32_t) for v in (*box, *elem))
+    assert ((rank, address), [int(v) for v in dims], [int(v) for v in strides],
+            [int(v) for v in box]) == ((2, 0x10000), [1024, 1000], [2048], [64, 128])
     assert seen["args"][8] is cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B
 
 
