@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -238,46 +239,36 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
     return [replace(r, operands=operands) for r in runs]
 
 
-def settle_option(args: argparse.Namespace) -> float | None:
-    """``--settle-s``, checked as the runner will; refused with --sustained (whose trials
-    idle --cooldown-s before each)."""
-    value = args.settle_s
+def burst_option(value: float | None, flag: str, sustained: bool, sustained_has: str,
+                 check: Callable[[Any], float]) -> float | None:
+    """A burst run's option's ``value`` (--settle-s, --energy-s, --pair-budget-s), checked
+    as the runner will (``check``, a commands.check_* rule) and refused with --sustained,
+    whose run has ``sustained_has`` instead; None where it is not given."""
     if value is None:
         return None
-    if args.sustained:
-        raise CliError("--settle-s applies to burst runs; a sustained run idles "
-                       "--cooldown-s before each trial")
+    if sustained:
+        raise CliError(f"{flag} applies to burst runs; a sustained run {sustained_has}")
     try:
-        return commands.check_settle_s(value)
+        return check(value)
     except events.ProtocolError as exc:
-        raise CliError(f"--settle-s: {exc}") from None
+        raise CliError(f"{flag}: {exc}") from None
+
+
+def settle_option(args: argparse.Namespace) -> float | None:
+    return burst_option(args.settle_s, "--settle-s", args.sustained,
+                        "idles --cooldown-s before each trial", commands.check_settle_s)
 
 
 def energy_option(args: argparse.Namespace) -> float | None:
-    """``--energy-s``, checked as the runner will; refused with --sustained (whose trials
-    are its energy windows, --window-s)."""
-    value = args.energy_s
-    if value is None:
-        return None
-    if args.sustained:
-        raise CliError("--energy-s applies to burst runs; a sustained run's trials are its "
-                       "energy windows (--window-s)")
-    try:
-        return commands.check_energy_s(value)
-    except events.ProtocolError as exc:
-        raise CliError(f"--energy-s: {exc}") from None
+    return burst_option(args.energy_s, "--energy-s", args.sustained,
+                        "has its trials as its energy windows (--window-s)",
+                        commands.check_energy_s)
+
+
 def pair_budget_option(args: argparse.Namespace) -> float | None:
-    """``--pair-budget-s``, checked as the runner will; refused with --sustained."""
-    value = args.pair_budget_s
-    if value is None:
-        return None
-    if args.sustained:
-        raise CliError("--pair-budget-s applies to burst runs (a sustained run's windows "
-                       "are set by --window-s and --trials)")
-    try:
-        return commands.check_pair_budget_s(value)
-    except events.ProtocolError as exc:
-        raise CliError(f"--pair-budget-s: {exc}") from None
+    return burst_option(args.pair_budget_s, "--pair-budget-s", args.sustained,
+                        "is timed in windows (--window-s, --trials)",
+                        commands.check_pair_budget_s)
 
 
 def run_mode(args: argparse.Namespace, sustained: bool) -> commands.RunMode:

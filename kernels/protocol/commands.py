@@ -8,6 +8,7 @@ No msgspec: the runner parses its commands with this module alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,28 +156,22 @@ def _run(obj: dict[str, Any]) -> RunCommand:
             raise ProtocolError(f"{name} must be an integer from {lo} to {hi}, not {v!r}")
         counts[name] = v
     mode, sustained = check_mode_fields(obj)
-    settle_s = SETTLE_S[0]
-    if "settle_s" in obj:
+
+    def burst_field(name: str, default: float, check: Callable[[Any], float],
+                    instead: str = "") -> float:
+        """A burst run's field: checked where given, refused with a sustained run."""
+        if name not in obj:
+            return default
         if mode != Mode.BURST:
-            raise ProtocolError("settle_s applies to burst runs only (a sustained run idles "
-                                "cooldown_s before each trial)")
-        settle_s = check_settle_s(obj["settle_s"])
-    energy_s = ENERGY_S[0]
-    if "energy_s" in obj:
-        if mode != Mode.BURST:
-            raise ProtocolError("energy_s applies to burst runs only (a sustained run's "
-                                "trials are its energy windows: window_s)")
-        energy_s = check_energy_s(obj["energy_s"])
-    pair_budget_s = PAIR_BUDGET_S[0]
-    if "pair_budget_s" in obj:
-        if mode != Mode.BURST:
-            raise ProtocolError("pair_budget_s applies to burst runs only")
-        pair_budget_s = check_pair_budget_s(obj["pair_budget_s"])
-    max_pairs = MAX_PAIRS[0]
-    if "max_pairs" in obj:
-        if mode != Mode.BURST:
-            raise ProtocolError("max_pairs applies to burst runs only")
-        max_pairs = int(_within("max_pairs", obj["max_pairs"], *MAX_PAIRS[1:], whole=True))
+            raise ProtocolError(f"{name} applies to burst runs only{instead}")
+        return check(obj[name])
+
+    settle_s = burst_field("settle_s", SETTLE_S[0], check_settle_s,
+                           " (a sustained run idles cooldown_s before each trial)")
+    energy_s = burst_field("energy_s", ENERGY_S[0], check_energy_s,
+                           " (a sustained run's trials are its energy windows: window_s)")
+    pair_budget_s = burst_field("pair_budget_s", PAIR_BUDGET_S[0], check_pair_budget_s)
+    max_pairs = int(burst_field("max_pairs", MAX_PAIRS[0], check_max_pairs))
     params = obj.get("params")
     if params is not None and not (
             isinstance(params, dict) and all(isinstance(k, str) and _is_int(v)
@@ -247,6 +242,11 @@ def check_energy_s(value: Any) -> float:
     except ProtocolError:
         raise ProtocolError(f"energy_s must be 0 (no energy window) or a number of seconds "
                             f"from {lo:g} to {hi:g}, not {value!r}") from None
+
+
+def check_max_pairs(value: Any) -> float:
+    """A paired burst's most pairs: a whole number from MAX_PAIRS's least to its most."""
+    return _within("max_pairs", value, *MAX_PAIRS[1:], whole=True)
 
 
 def check_pair_budget_s(value: Any) -> float:
