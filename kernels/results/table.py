@@ -40,7 +40,10 @@ def fixed_width(columns: Sequence[Column], rows: Iterable[Cells]) -> str:
                          for column, text, w in zip(columns, cells, widths, strict=True)
                          ).rstrip()
 
-    return "\n".join([line(columns), line(["-" * w for w in widths]), *map(line, body)])
+    rule = ["-" * w for w in widths]
+    if columns and columns[-1] not in NUMBER_COLUMNS:  # the header's last word ends the rule,
+        rule[-1] = "-" * len(columns[-1])  # as lines lose their trailing blanks
+    return "\n".join([line(columns), line(rule), *map(line, body)])
 
 
 def markdown_cell(column: Column, text: str) -> str:
