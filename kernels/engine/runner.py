@@ -305,9 +305,10 @@ class Runner:
             self.emit({"type": "repeat", **at, "mode": mode, **trial.as_event(),
                        "pair": trial.i, **of})
 
-        def on_phase(phase: str, trial: int, seconds: float) -> None:
+        def on_phase(phase: str, trial: int, seconds: float | None) -> None:
+            # a compile phase has no seconds (docs/protocol.md, phase)
             self.emit({"type": "phase", **where, "mode": mode, "phase": phase,
-                       "trial": trial, "seconds": seconds})
+                       "trial": trial, **({} if seconds is None else {"seconds": seconds})})
 
         assert self.bench is not None
         bench = self.bench

@@ -229,19 +229,6 @@ class Result(Timed, tag="result", kw_only=True):
     reference_tflops: Number | None = None
     pct_of_reference: Number | None = None
     reference_sm_clock_mhz_avg: Number | None = None  # the clock the reference ran at
-    # a burst ratio measured in pairs (DESIGN.md "A ratio is measured in pairs"): the level
-    # and its reference launched alternately, pct_of_reference the median of the per-pair
-    # ratios and pct_ci_low/high its 95% interval; absent (older files): unpaired
-    paired: bool | None = None
-    pairs: int | None = None
-    stop_reason: str | None = None  # "precision", "budget" or "repeats"
-    pct_ci_low: Number | None = None
-    pct_ci_high: Number | None = None
-    throttle_rule: str | None = None
-    throttled_pairs: int | None = None
-    pct_of_reference_unthrottled: Number | None = None
-    budget_s_per_pair: Number | None = None
-    target_half_width_pct: Number | None = None
     peak_tflops: Number | None = None
     pct_of_peak: Number | None = None
     # where a burst result's clock comes from: "repeats" (their telemetry samples) or

@@ -70,8 +70,8 @@ def render(results: Iterable[Result], markdown: bool = False,
     parsed = list(results)
     rows = [row.texts() for row in rows_of(parsed, peaks)]
     # several GPUs in one session: each row says which (the header's devices, by id)
-    columns = (Column.DEVICE, *COLUMNS) if len({r.device_index for r in parsed}) > 1 \
-        else COLUMNS
+    columns: tuple[Column, ...] = (Column.DEVICE, *COLUMNS) \
+        if len({r.device_index for r in parsed}) > 1 else COLUMNS
     if per_clock:
         columns = with_per_clock(columns)
     return markdown_table(columns, rows) if markdown else fixed_width(columns, rows)
