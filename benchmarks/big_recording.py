@@ -34,7 +34,7 @@ from PySide6.QtWidgets import QApplication
 from gemmscope.app.core.replay import Speed
 from gemmscope.app.window.main_window import MainWindow, bundled_session
 from gemmscope.app.window.preferences import open_settings
-from gemmscope.kernels.protocol.atomic_file import open_regular
+from gemmscope.kernels.files.reading import open_regular
 from gemmscope.kernels.protocol.inflating import GZIP_MAGIC, Inflating
 
 
