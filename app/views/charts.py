@@ -19,6 +19,7 @@ from ..core.store import Change, SessionStore
 from ..plots.charts import LadderBars, StreamChart, SweepChart
 from ..plots.device_bars import DeviceBars
 from ..theme import Theme
+from ..widgets.fitting import flow_row
 from .base import View
 
 STAGE_CHART_MIN_W = 520  # on stage, the stream and the sweep share a row from 2x this
@@ -64,19 +65,17 @@ class ChartsView(QWidget, View):
             "TFLOPS per GHz of the SM clock each run held, and % of cuBLAS at equal clocks: "
             "what is left of a ratio when the clocks the two runs met are taken out (C)")
         self.per_clock_box.toggled.connect(self.per_clock_changed)
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Bars show:"))
-        top.addWidget(self.metric_box)
-        top.addSpacing(16)
-        top.addWidget(self.log_box)
-        top.addSpacing(16)
-        top.addWidget(self.per_clock_box)
-        top.addStretch(1)
+        # a row that wraps where the window is narrow (on stage at 1024x640 its three
+        # controls in the stage's type were 12 px wider than the window)
+        top_row, top = flow_row()
+        top.setHorizontalSpacing(16)
+        for w in (QLabel("Bars show:"), self.metric_box, self.log_box, self.per_clock_box):
+            top.addWidget(w)
         below = self.below = QHBoxLayout()  # the stream and the sweep share the row evenly
         below.addWidget(self.stream, 1)
         below.addWidget(self.sweep, 1)
         layout = QVBoxLayout(self)
-        layout.addLayout(top)
+        layout.addWidget(top_row)
         layout.addWidget(self.bars, 3)
         layout.addLayout(below, 2)
         layout.addWidget(self.devices, 2)  # shown only for sessions of several GPUs
