@@ -16,7 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPen
-from PySide6.QtWidgets import QGraphicsItem, QWidget
+from PySide6.QtWidgets import QWidget
 
 from ...kernels.protocol.throttle import THROTTLE_MARK
 from ..core.store import Change
@@ -547,10 +547,10 @@ class LadderBars(Chart):
                                 fill=self._label_fill(False))
             label.setZValue(20)
             label.textItem.document().setDocumentMargin(LABEL_MARGIN_PX)
-            # repainted from pixmaps while its text, place and type are unchanged (a
-            # redraw that changed one bar drew all 23 texts again: 4.6 -> 2.9 ms a repaint)
-            for item in (label, label.textItem):
-                item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            # (no DeviceCoordinateCache: its pixmap survives a move and is drawn at whole
+            # device pixels, so a label's glyphs depended on where it had been before, and
+            # a talk's first frame differed from the same scene after a full load; the
+            # cache saved 1.7 ms a repaint, 4.6 -> 2.9)
             font = label.textItem.font()
             font.setPointSize(self.theme.font_pt)
             label.setFont(font)
@@ -575,3 +575,4 @@ class LadderBars(Chart):
 
     def throttle_pen(self) -> QPen:
         return pg.mkPen(THROTTLE_COLOR, width=2, style=Qt.PenStyle.DashLine)
+

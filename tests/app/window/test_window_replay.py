@@ -40,8 +40,8 @@ def test_instant_replay_fills_ladder_and_charts(make_window, synthetic_file):
     assert brushes[0].hslHue() == QColor("#1f77b4").hslHue() != brushes[1].lightness()
     assert abs(brushes[-1].hslHue() - QColor("#ff7f0e").hslHue()) <= 2  # a shade of it
     assert [e.text for e in bars.side_legend.entries] == [
-        "FP32 levels", "cuBLAS FP32", "FP16 levels", "cuBLAS FP16", bars.THROTTLE_LEGEND,
-        bars.SELECTED_LEGEND]
+        "FP32 levels", "cuBLAS FP32", "FP16 levels", "cuBLAS FP16", bars.UNPAIRED_LEGEND,
+        bars.THROTTLE_LEGEND, bars.SELECTED_LEGEND]  # the synthetic ratios are unpaired
     bars.set_metric(bars.METRICS[1])
     np.testing.assert_allclose(bars.drawn_values()[-1], 100 * 300 / 700)
 
