@@ -19,7 +19,6 @@ from ..core.store import Change, SessionStore
 from ..plots.charts import LadderBars, StreamChart, SweepChart
 from ..plots.device_bars import DeviceBars
 from ..theme import Theme
-from ..widgets.fitting import flow_row
 from .base import View
 
 STAGE_CHART_MIN_W = 520  # on stage, the stream and the sweep share a row from 2x this
@@ -54,7 +53,10 @@ class ChartsView(QWidget, View):
         self.metric_box.currentTextChanged.connect(self.bars.set_metric)
         self.on_stage = False
         self._later: set[Change] = set()  # what the sweep and the GPU bars have yet to show
-        self.log_box = QCheckBox("log TFLOPS axis")
+        # (short, as the per-GHz box beside it: on stage at 1024x640 the row's three
+        # controls in the stage's type were 12 px wider than the window with "log TFLOPS
+        # axis"; the tooltip says what the axis is)
+        self.log_box = QCheckBox("log axis")
         self.log_box.setToolTip("TFLOPS (and GFLOP/J) on a logarithmic axis: every level of "
                                 "the ladder visible, from naive FP32 to FP8")
         self.log_box.toggled.connect(self._log_toggled)
@@ -65,17 +67,19 @@ class ChartsView(QWidget, View):
             "TFLOPS per GHz of the SM clock each run held, and % of cuBLAS at equal clocks: "
             "what is left of a ratio when the clocks the two runs met are taken out (C)")
         self.per_clock_box.toggled.connect(self.per_clock_changed)
-        # a row that wraps where the window is narrow (on stage at 1024x640 its three
-        # controls in the stage's type were 12 px wider than the window)
-        top_row, top = flow_row()
-        top.setHorizontalSpacing(16)
-        for w in (QLabel("Bars show:"), self.metric_box, self.log_box, self.per_clock_box):
-            top.addWidget(w)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Bars show:"))
+        top.addWidget(self.metric_box)
+        top.addSpacing(16)
+        top.addWidget(self.log_box)
+        top.addSpacing(16)
+        top.addWidget(self.per_clock_box)
+        top.addStretch(1)
         below = self.below = QHBoxLayout()  # the stream and the sweep share the row evenly
         below.addWidget(self.stream, 1)
         below.addWidget(self.sweep, 1)
         layout = QVBoxLayout(self)
-        layout.addWidget(top_row)
+        layout.addLayout(top)
         layout.addWidget(self.bars, 3)
         layout.addLayout(below, 2)
         layout.addWidget(self.devices, 2)  # shown only for sessions of several GPUs
