@@ -70,6 +70,11 @@ class RunControls(QWidget):
         self.operands_box.setToolTip("what A and B are drawn from: uniform on [-1, 1), "
                                      "standard normal, ±1, or zeros (the power the data "
                                      "costs); every result names it")
+        # (sized by a length, not by its items: a box sized to its contents kept the
+        # stage's width after the stage, and the Run panel's layout with it)
+        self.operands_box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.operands_box.setMinimumContentsLength(7)
         form.addRow("O&perands", self.operands_box)  # Alt+P
         self.reason = plain_label("")  # a runner's reason or a field's: never markup
         self.reason.setStyleSheet(f"color: {FAILED_COLOR};")
