@@ -27,7 +27,7 @@ from typing import Any
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
-from ..kernels.protocol.option_bounds import OneLineParser
+from ..kernels.protocol import OneLineParser
 from .core.preferences_file import PreferencesFile
 from .views.registry import VIEWS
 from .window.preferences import open_settings

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...kernels.protocol import records as rec
-from ...kernels.results import baseline as bl
-from ...kernels.results.rows import newest
+from ...kernels import protocol as rec
+from ...kernels import results as bl
+from ...kernels.results import newest
 from .store import Item, SessionStore
 
 # what the baseline's store takes of a recording: no telemetry (its power limit and clocks
@@ -125,7 +125,9 @@ def baseline_cell(store: SessionStore, level_id: str) -> str:
 def baseline_details(store: SessionStore, level_id: str) -> list[str]:
     """Every compared value of the level, this run / the baseline, one line each, and what
     differs between the two runs (for a tooltip); empty without a baseline."""
-    from ...kernels.results.baseline_report import COLUMNS, MIX_TITLE, cell
+    from ...kernels.results import BASELINE_COLUMNS as COLUMNS
+    from ...kernels.results import MIX_TITLE
+    from ...kernels.results import baseline_cell as cell
 
     pair = baseline_pair(store, level_id)
     base = store.baseline

@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...kernels.protocol.records import Build
-from ...kernels.toolchain import occupancy as occ
-from ...kernels.toolchain.sass import CLASSES, MMA, SassLine, in_span, parse
+from ...kernels import toolchain as occ
+from ...kernels.protocol import Build
+from ...kernels.toolchain import CLASSES, MMA, SassLine, in_span, parse
 
 RESOURCE_TEXT = {"registers": "registers", "shared_memory": "shared memory",
                  "threads": "warp slots (threads)", "blocks": "the 32-block limit",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import msgspec
 
-from ...kernels.protocol import records as rec
+from ...kernels import protocol as rec
 from . import library_build, source_heat
 from .store import SessionStore
 

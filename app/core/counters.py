@@ -13,12 +13,11 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...kernels.ladder import registry
-from ...kernels.ladder.shape import Shape
-from ...kernels.protocol import records as rec
+from ...kernels import protocol as rec
+from ...kernels.ladder import BY_ID, Shape
 
 if TYPE_CHECKING:
-    from ...kernels.models.ncu_compare import ComparisonRow
+    from ...kernels.models import ComparisonRow
 
 NCU = "ncu"
 
@@ -70,8 +69,7 @@ def compare_counters(counters: Counters) -> CountersComparison:
 def _compare(counters: Counters) -> CountersComparison:
     # the access models load with the first counters compared, not with the store: they
     # are off the path to the app's first paint (issue #12)
-    from ...kernels.models import model_for
-    from ...kernels.models.ncu_compare import NcuKernelRow, compare
+    from ...kernels.models import NcuKernelRow, compare, model_for
 
     params = dict(counters.params) if counters.params is not None else None
     try:
@@ -82,7 +80,7 @@ def _compare(counters: Counters) -> CountersComparison:
     totals = model.totals(s.M, s.N, s.K)
     row = NcuKernelRow(counters.kernel or "", dict(counters.metrics), {}, {})
     note = ""
-    level = registry.BY_ID.get(counters.level)
+    level = BY_ID.get(counters.level)
     if params is not None and level is not None:
         changed = ", ".join(f"{k}={v} (now {level.params.get(k)})" for k, v in params.items()
                             if level.params.get(k) != v)

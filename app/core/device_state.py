@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...kernels.ladder.shape import Shape
-from ...kernels.protocol.records import DeviceEntry, RunStart
-from ...kernels.results.rows import Result
+from ...kernels.ladder import Shape
+from ...kernels.protocol import DeviceEntry, RunStart
+from ...kernels.results import Result
 from .repeat_stream import RepeatStream
 from .telemetry import RunWindows, TelemetryBuffer
 

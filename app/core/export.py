@@ -16,19 +16,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from ...kernels.protocol.atomic_file import replacing, write_text
-from ...kernels.protocol.text_safety import clean_text
-from ...kernels.protocol.text_safety import markdown_text as _markdown_text
-from ...kernels.protocol.throttle import NOT_COUNTED, THROTTLE_MARK
-from ...kernels.results.rows import (
+from ...kernels.protocol import NOT_COUNTED, THROTTLE_MARK, clean_text, replacing, write_text
+from ...kernels.protocol import markdown_text as _markdown_text
+from ...kernels.results import (
     NUMBER_COLUMNS,
     UNPAIRED,
     Column,
+    markdown_table,
     newest,
     not_run_texts,
     sustained_texts,
 )
-from ...kernels.results.table import markdown_table
 from .baseline_run import baseline_pair, baseline_warning
 from .store import SessionStore
 from .view_state import shape_text
@@ -101,7 +99,7 @@ def ladder_csv(store: SessionStore) -> str:
 
 def baseline_headers() -> list[str]:
     """The baseline's CSV columns: per compared field its value and the change."""
-    from ...kernels.results.baseline_report import COLUMNS
+    from ...kernels.results import BASELINE_COLUMNS as COLUMNS
 
     out = []
     for title, _field, _fmt, relative in COLUMNS:
@@ -113,8 +111,8 @@ def baseline_cells(store: SessionStore, level_id: str) -> list[str]:
     """A level's baseline cells: for each compared field the baseline's value and the
     change (relative fields in percent, the others as run minus baseline), empty where
     either side lacks it; the two instruction mixes."""
-    from ...kernels.results.baseline import mix_text
-    from ...kernels.results.baseline_report import COLUMNS
+    from ...kernels.results import BASELINE_COLUMNS as COLUMNS
+    from ...kernels.results import mix_text
 
     pair = baseline_pair(store, level_id)
     out: list[str] = []
@@ -156,7 +154,9 @@ def shown_text(store: SessionStore) -> str:
 def baseline_section(store: SessionStore) -> list[str]:
     """The report's section beside the baseline: what differs between the two runs,
     then each level's values, this session / the baseline, and the changes."""
-    from ...kernels.results.baseline_report import COLUMNS, MIX_TITLE, rows
+    from ...kernels.results import BASELINE_COLUMNS as COLUMNS
+    from ...kernels.results import MIX_TITLE
+    from ...kernels.results import baseline_rows as rows
 
     base = store.baseline
     if base is None:

@@ -8,12 +8,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...kernels.ladder import registry
-from ...kernels.ladder.kernel_spec import Param, SpecError
-from ...kernels.ladder.level import MAX_PARAM, MAY_BE_ZERO, MODES, SWITCHES, Level
-from ...kernels.protocol.plan import RunRequest
-from ...kernels.toolchain.constraints import Check, check
-from ...kernels.toolchain.variant_check import level_variant, with_build
+from ...kernels.ladder import (
+    MAX_PARAM,
+    MAY_BE_ZERO,
+    MODES,
+    SWITCHES,
+    Kind,
+    Level,
+    Param,
+    SpecError,
+    get,
+)
+from ...kernels.protocol import RunRequest
+from ...kernels.toolchain import Check, check, level_variant, with_build
 from .tunable import TunableKernel
 
 
@@ -34,8 +41,8 @@ class LevelVariants(TunableKernel):
 
     @classmethod
     def of(cls, level_id: str) -> LevelVariants:
-        level = registry.get(level_id)
-        if level.kind is not registry.Kind.LEVEL or not level.params:
+        level = get(level_id)
+        if level.kind is not Kind.LEVEL or not level.params:
             raise SpecError(f"{level_id} has no template parameters to tune")
         return cls(level, dict(level.params))
 

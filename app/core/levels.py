@@ -12,9 +12,8 @@ from dataclasses import dataclass, field, replace
 
 import msgspec
 
-from ...kernels.ladder import arch as arch_limits
-from ...kernels.ladder import registry
-from ...kernels.protocol.records import CatalogEntry, Kernel, Session
+from ...kernels import ladder
+from ...kernels.protocol import CatalogEntry, Kernel, Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,13 +119,13 @@ def catalog_from_header(header: Session | None) -> list[LevelInfo]:
 @functools.cache
 def registry_catalog() -> list[CatalogEntry]:
     """This copy's registry as catalog entries (for headers without a catalog)."""
-    return msgspec.convert(registry.catalog(), list[CatalogEntry])
+    return msgspec.convert(ladder.catalog(), list[CatalogEntry])
 
 
 def cannot_run_here(level: LevelInfo, cc: str | None) -> str | None:
     """Why a GPU of compute capability ``cc`` cannot run the level (None: it can, or the
     recording does not say what the level needs)."""
-    if cc is None or not level.archs or arch_limits.runs_on(level.archs, cc):
+    if cc is None or not level.archs or ladder.runs_on(level.archs, cc):
         return None
     return (f"needs {level.arch_need or ', '.join(level.archs)}; this GPU is "
-            f"{arch_limits.device_arch(cc)}: skipped by ladders and sweeps")
+            f"{ladder.device_arch(cc)}: skipped by ladders and sweeps")

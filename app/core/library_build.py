@@ -7,9 +7,9 @@ geometry are the profiler's. Where the profile gave nothing, every panel says wh
 
 from __future__ import annotations
 
-from ...kernels.protocol import records as rec
-from ...kernels.protocol.source_counters import Status
-from ...kernels.toolchain.sass import CLASSES
+from ...kernels import protocol as rec
+from ...kernels.protocol import Status
+from ...kernels.toolchain import CLASSES
 
 REPORT_TOOL = "ncu-report"  # a kernel of an opened .ncu-rep (app/core/ncu_report.py)
 NO_SOURCE = "a library kernel: the library ships no source, only its SASS"

@@ -19,10 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...kernels.device import build_cache
-from ...kernels.device.build_cache import CacheFolder
-from ...kernels.device.gpu import CupyBuild
-from ...kernels.device.telemetry import NvmlFacts
+from ...kernels.device import CacheFolder, CupyBuild, NvmlFacts, cache_root
+from ...kernels.device import folders as cache_folders
 from .gpu_probe import GpuProbe, probe_driver
 from .preferences_file import settings_file
 from .qt_platform import (
@@ -137,9 +135,7 @@ def gather_start(env: Mapping[str, str] | None = None,
 def try_runner(command: list[str] | tuple[str, ...], timeout_s: float = RUNNER_TIMEOUT_S
                ) -> RunnerHello:
     """Start the runner, ask it to quit, and read its session header."""
-    from ...kernels.protocol.decoding import decode
-    from ...kernels.protocol.events import ProtocolError
-    from ...kernels.protocol.records import Session
+    from ...kernels.protocol import ProtocolError, Session, decode
 
     try:
         proc = subprocess.run(list(command), input='{"cmd": "quit"}\n', capture_output=True,
@@ -179,21 +175,21 @@ def gemmscope_elsewhere() -> str | None:
 
 def trial_profile(timeout_s: float) -> str | None:
     """ncu's output for one small launch of the naive level (None: no ncu)."""
-    from ...kernels.profile import ncu
+    from ...kernels.profile import TOOL, find_ncu
+    from ...kernels.profile import profile as ncu_profile
 
-    path = ncu.find_ncu(ncu.TOOL)
+    path = find_ncu(TOOL)
     if path is None:
         return None
-    p = ncu.profile(path, "naive", NCU_SHAPE, NCU_SHAPE, NCU_SHAPE, timeout_s, extra=False)
+    p = ncu_profile(path, "naive", NCU_SHAPE, NCU_SHAPE, NCU_SHAPE, timeout_s, extra=False)
     return "\n".join(x for x in (p.error, p.stdout_tail, p.stderr_tail) if x)
 
 
 def gather_gpu(env: Mapping[str, str] | None = None, runner_option: str | None = None,
                settings: Path | None = None, try_the_runner: bool = True,
                profile_ncu: bool = False, timeout_s: float = RUNNER_TIMEOUT_S) -> GpuFacts:
-    from ...kernels.device.gpu import cupy_build
-    from ...kernels.device.telemetry import nvml_facts
-    from ...kernels.profile.ncu import TOOL, find_ncu
+    from ...kernels.device import cupy_build, nvml_facts
+    from ...kernels.profile import TOOL, find_ncu
 
     env = os.environ if env is None else env
     frozen = is_frozen()
@@ -220,4 +216,4 @@ def gather_gpu(env: Mapping[str, str] | None = None, runner_option: str | None =
         ncu_output=trial_profile(timeout_s) if profile_ncu and not frozen else None,
         no_gpu_env=bool(env.get("GEMMSCOPE_NO_GPU")),
         suggested_runner=gemmscope_elsewhere() if frozen else None,
-        caches=tuple(build_cache.folders(env)), cache_root=build_cache.cache_root(env))
+        caches=tuple(cache_folders(env)), cache_root=cache_root(env))

@@ -24,13 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...kernels.files.reading import MAX_BYTES, Kind, NotRegularFile, open_regular
-from ...kernels.profile import library_sass, ncu_source_step
-from ...kernels.profile.ncu_source import PageLine, SourcePage
-from ...kernels.protocol import records as rec
-from ...kernels.protocol.decoding import of
-from ...kernels.protocol.source_counters import MAX_TEXT_CHARS, Status
-from ...kernels.toolchain.sass import repo_path
+from ...kernels import protocol as rec
+from ...kernels.files import MAX_BYTES, Kind, NotRegularFile, open_regular
+from ...kernels.profile import MAX_SASS_LINES, Outcome, PageLine, SourcePage, executed_mix
+from ...kernels.profile import MAX_TEXT_CHARS as MAX_SASS_TEXT_CHARS
+from ...kernels.profile import compact as compact_sass
+from ...kernels.profile import event as source_counters_event
+from ...kernels.profile import fields as sass_fields
+from ...kernels.protocol import MAX_TEXT_CHARS, Status, of
+from ...kernels.toolchain import repo_path
 from .library_build import REPORT_TOOL
 from .ncu_extra import INSTALL, MISSING, MODULE, missing
 
@@ -39,7 +41,7 @@ __all__ = ["INSTALL", "MISSING", "MODULE", "Report", "ReportError", "ReportKerne
 
 MAX_REPORT_BYTES = MAX_BYTES[Kind.REPORT]
 MAX_KERNELS = 64
-MAX_INSTRUCTIONS = library_sass.MAX_SASS_LINES
+MAX_INSTRUCTIONS = MAX_SASS_LINES
 MAX_SOURCE_CHARS = 1 << 20  # of one source file
 MAX_SOURCES_CHARS = 4 << 20  # of a kernel's sources together
 SUFFIXES = (".ncu-rep", ".ncu-repz")
@@ -185,7 +187,7 @@ def _kernel(action: Any, key: str, index: int) -> ReportKernel:
     sass: list[tuple[int, str, tuple[tuple[str, int], ...] | None]] = []
     for a in addresses:
         try:
-            text = _text(action.sass_by_pc(a), library_sass.MAX_TEXT_CHARS)
+            text = _text(action.sass_by_pc(a), MAX_SASS_TEXT_CHARS)
             info = action.source_info(a)
             src = (repo_path(_text(info.file_name(), 300), []), int(info.line())) \
                 if info is not None else None
@@ -212,11 +214,11 @@ def _kernel(action: Any, key: str, index: int) -> ReportKernel:
     ev["sources"], ev["sources_reason"] = _sources(action, set(f for f, _ in where.values()))
     precision = _roofline(action, ev)
     if sass:
-        text = library_sass.compact(sass, base)  # branch targets are addresses
-        ev.update(library_sass.fields(text))
+        text = compact_sass(sass, base)  # branch targets are addresses
+        ev.update(sass_fields(text))
         inst = per_pc.get("inst_executed")
         if inst:
-            ev["executed_mix"] = library_sass.executed_mix(
+            ev["executed_mix"] = executed_mix(
                 {a - base: v for a, v in inst.items()}, text)
     else:
         ev["sass_reason"] = ev["instruction_mix_reason"] = (
@@ -290,11 +292,11 @@ def _lines(key: str, name: str, per_pc: dict[str, dict[int, float]],
         page_lines.append(PageLine(off, text, values, reasons))
     page = SourcePage(name, {f: columns[f] for f in plain}, page_lines, sorted(stalls), 1,
                       base)
-    out = ncu_source_step.Outcome(Status.OK, page=page, where=where)
-    ev = ncu_source_step.event(key, 0, 0, 0, out, 0.0, None)
+    out = Outcome(Status.OK, page=page, where=where)
+    ev = source_counters_event(key, 0, 0, 0, out, 0.0, None)
     ev.update(tool=REPORT_TOOL, launch="report", command=None)
     counters = of(ev)
-    assert isinstance(counters, rec.SourceCounters)  # ncu_source_step.event's type
+    assert isinstance(counters, rec.SourceCounters)  # source_counters_event's type
     return counters
 
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import msgspec
 
-from ...kernels.protocol import records as rec
-from ...kernels.protocol.decoding import from_builtins, to_builtins
+from ...kernels import protocol as rec
+from ...kernels.protocol import from_builtins, to_builtins
 from . import ncu_report
 from .ncu_report import MAX_KERNELS, Report, ReportError, ReportKernel
 

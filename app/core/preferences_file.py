@@ -26,9 +26,8 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ...kernels.files.reading import MAX_BYTES, Kind, NotRegularFile, open_regular
-from ...kernels.protocol.atomic_file import target_of, write_text
-from ...kernels.protocol.text_safety import shown
+from ...kernels.files import MAX_BYTES, Kind, NotRegularFile, open_regular
+from ...kernels.protocol import shown, target_of, write_text
 
 MAX_FILE_BYTES = MAX_BYTES[Kind.PREFERENCES]
 MAX_TEXT_CHARS = 4096

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ...kernels.ladder.shape import Shape
-from ...kernels.protocol import records as rec
-from ...kernels.protocol.decoding import EventRecord
-from ...kernels.protocol.telemetry_columns import TelemetryBlock
+from ...kernels import protocol as rec
+from ...kernels.ladder import Shape
+from ...kernels.protocol import EventRecord, TelemetryBlock
 from .levels import catalog_from_header
 from .view_state import default_shape
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernels.ladder.shape import Shape
+from ...kernels.ladder import Shape
 
 
 class RepeatStream:

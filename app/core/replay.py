@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...kernels.protocol.telemetry_columns import TelemetryBlock
+from ...kernels.protocol import TelemetryBlock
 
 
 class Timed(Protocol):

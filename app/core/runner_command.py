@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from ...kernels.drive import remote as ssh
-from ...kernels.drive.session import default_runner_command
-from ...kernels.files.reading import FileRefused, Kind, read_text
-from ...kernels.protocol.atomic_file import write_text
+from ...kernels import drive as ssh
+from ...kernels.drive import default_runner_command
+from ...kernels.files import FileRefused, Kind, read_text
+from ...kernels.protocol import write_text
 from .gpu_probe import GpuProbe, probe
 from .preferences_file import PreferencesFile, settings_file
 

@@ -7,17 +7,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ...kernels.drive.arch_skip import runnable_here
-from ...kernels.protocol import records as rec
-from ...kernels.protocol.commands import (
+from ...kernels import protocol as rec
+from ...kernels.drive import runnable_here
+from ...kernels.protocol import (
+    DEFAULT_DISTRIBUTION,
     DEFAULT_REPEATS,
     MAX_DIM,
     MAX_REPEATS,
     SUSTAINED_FIELDS,
+    Distribution,
+    Mode,
     RunMode,
+    RunRequest,
 )
-from ...kernels.protocol.events import DEFAULT_DISTRIBUTION, Distribution, Mode
-from ...kernels.protocol.plan import RunRequest
 
 # The energy window of the app's burst runs, GPU seconds. The runner's default (1 s, which
 # `gemmscope bench` and `record` keep) would hold a warm 24-run ladder at 2048³ over 30 s

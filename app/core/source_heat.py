@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ...kernels.protocol.records import Build, SourceCounters
-from ...kernels.protocol.source_counters import SassLine as Row
-from ...kernels.toolchain.sass import SassLine, parse
+from ...kernels.protocol import Build, SourceCounters
+from ...kernels.protocol import SassLine as Row
+from ...kernels.toolchain import SassLine, parse
 from .recording_contents import NOT_REPLAYED
 
 

@@ -12,12 +12,10 @@ import json
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from ...kernels.ladder.shape import Shape
-from ...kernels.protocol import records as rec
-from ...kernels.protocol.decoding import EventRecord
-from ...kernels.protocol.events import TELEMETRY_FIELDS
-from ...kernels.protocol.telemetry_columns import TelemetryBlock
-from ...kernels.results.rows import Result, resolved, result_key
+from ...kernels import protocol as rec
+from ...kernels.ladder import Shape
+from ...kernels.protocol import TELEMETRY_FIELDS, EventRecord, TelemetryBlock
+from ...kernels.results import Result, resolved, result_key
 from .counters import Counters
 from .levels import catalog_from_header, join_user_kernel
 from .repeat_stream import RepeatStream

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ...kernels.ladder.shape import Shape
-from ...kernels.protocol import records as rec
-from ...kernels.protocol.records import DeviceEntry
-from ...kernels.results.rows import Result, ResultKey, Row, reference_key
+from ...kernels import protocol as rec
+from ...kernels.ladder import Shape
+from ...kernels.protocol import DeviceEntry
+from ...kernels.results import Result, ResultKey, Row, reference_key
 from .counters import NCU, Counters
 from .device_state import DeviceState, device_label
 from .levels import LevelInfo, catalog_from_header

@@ -18,12 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ...kernels.ladder.shape import Shape
-from ...kernels.protocol import records as rec
-from ...kernels.protocol.events import GPM_FIELDS as GPM_FIELDS  # the views read it here
-from ...kernels.protocol.events import TELEMETRY_FIELDS
-from ...kernels.protocol.telemetry_columns import FIELD_INDEX, TelemetryBlock
-from ...kernels.protocol.throttle import is_slowdown
+from ...kernels import protocol as rec
+from ...kernels.ladder import Shape
+from ...kernels.protocol import FIELD_INDEX, TELEMETRY_FIELDS, TelemetryBlock, is_slowdown
+from ...kernels.protocol import GPM_FIELDS as GPM_FIELDS  # the views read it here
 
 MAX_REASONS = 62  # distinct reason names one buffer tells apart (bits of an int64)
 MAX_SAMPLES = 2_000_000  # about 11 hours at the default 50 Hz; then a ring

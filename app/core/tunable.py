@@ -11,12 +11,12 @@ import itertools
 from abc import ABC, abstractmethod
 from typing import Any
 
-from ...kernels.ladder.kernel_spec import Param, SpecError
-from ...kernels.protocol import records as rec
-from ...kernels.protocol.decoding import to_builtins
-from ...kernels.protocol.plan import RunRequest
-from ...kernels.results.sweep_grid import SweepGrid, sweep_grid
-from ...kernels.toolchain.constraints import Check
+from ...kernels import protocol as rec
+from ...kernels.ladder import Param, SpecError
+from ...kernels.protocol import RunRequest, to_builtins
+from ...kernels.results import SweepGrid
+from ...kernels.results import sweep_grid_of as sweep_grid
+from ...kernels.toolchain import Check
 
 MAX_SWEEP = 64  # variants one Sweep may queue (an 8 x 8 heatmap)
 MAX_EVENTS = 4096  # result and error events kept per kernel for its heatmap

@@ -12,11 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...kernels.ladder.kernel_spec import KernelSpec, Param, SpecError
-from ...kernels.ladder.spec_file import load_spec, read_source
-from ...kernels.protocol.plan import RunRequest
-from ...kernels.toolchain.constraints import Check
-from ...kernels.toolchain.variant_check import check_spec
+from ...kernels.ladder import KernelSpec, Param, SpecError, load_spec, read_source
+from ...kernels.protocol import RunRequest
+from ...kernels.toolchain import Check, check_spec
 from .tunable import TunableKernel
 
 

@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from ...kernels.ladder.shape import Shape
-from ...kernels.protocol.events import Mode
+from ...kernels.ladder import Shape
+from ...kernels.protocol import Mode
 
 DEFAULT_SHAPE = Shape(4096, 4096, 4096)  # the README's headline table
 MAX_STEP = 100_000

@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
-from ...kernels.toolchain.sass import CLASSES
+from ...kernels.toolchain import CLASSES
 from ..core.builds import MIX_NOTE, MIX_UNIT
 from ..theme import NORMAL, SASS_CLASS_COLORS, Theme, min_text_pt
 from .chart_axes import plain_axes, quiet_axes

@@ -13,8 +13,8 @@ from collections.abc import Callable
 import numpy as np
 import pyqtgraph as pg
 
-from ...kernels.protocol.throttle import THROTTLE_MARK
-from ...kernels.results.rows import NOT_VERIFIED
+from ...kernels.protocol import THROTTLE_MARK
+from ...kernels.results import NOT_VERIFIED
 from ..core.telemetry import RunEnd, RunWindow, TelemetryBuffer
 from ..theme import FAILED_COLOR
 

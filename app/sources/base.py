@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from ...kernels.protocol.decoding import EventRecord
-from ...kernels.protocol.telemetry_columns import TelemetryBlock
+from ...kernels.protocol import EventRecord, TelemetryBlock
 
 # the one sink: event records, and (from a recording) blocks of its NVML samples
 EventSink = Callable[[EventRecord | TelemetryBlock], None]

@@ -12,14 +12,20 @@ from collections.abc import Iterable
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
-from ...kernels.drive import remote as ssh
-from ...kernels.drive.devices import DeviceSet, DeviceSpec
-from ...kernels.drive.driver import Driver
-from ...kernels.drive.session import RunnerSession, RunRequest, SessionState
-from ...kernels.drive.session_types import DEFAULT_WATCHDOG_S, MAX_CONSECUTIVE_FAILURES, Tap
-from ...kernels.protocol import records as rec
-from ...kernels.protocol.decoding import EventRecord
-from ...kernels.protocol.session_file import RecordingFailed
+from ...kernels import drive as ssh
+from ...kernels import protocol as rec
+from ...kernels.drive import (
+    DEFAULT_WATCHDOG_S,
+    MAX_CONSECUTIVE_FAILURES,
+    DeviceSet,
+    DeviceSpec,
+    Driver,
+    RunnerSession,
+    RunRequest,
+    SessionState,
+    Tap,
+)
+from ...kernels.protocol import EventRecord, RecordingFailed
 from .base import EventSink
 
 WATCHDOG_TICK_MS = 250

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
-from ...kernels.protocol.events import ProtocolError
-from ...kernels.protocol.recording import Session, read_session
+from ...kernels.protocol import ProtocolError, read_session
+from ...kernels.protocol import Recording as Session
 from ..core.recording_contents import RecordingContents
 from ..core.replay import ReplayClock, Speed, timeline
 from .base import EventSink

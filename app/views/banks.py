@@ -20,10 +20,18 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QCheckBox, QSpinBox, QVBoxLayout, QWidget
 
-from ...kernels.models.banks import N_BANKS, BankReport, bank_cells, wavefront_index
-from ...kernels.models.level_model import Op, WarpAccess
-from ...kernels.models.relayout import RelayoutError, relayout
-from ...kernels.models.swizzle import IDENTITY, Swizzle
+from ...kernels.models import (
+    IDENTITY,
+    N_BANKS,
+    BankReport,
+    Op,
+    RelayoutError,
+    Swizzle,
+    WarpAccess,
+    bank_cells,
+    wavefront_index,
+)
+from ...kernels.models import relayout_access as relayout
 from ..core.source_heat import conflict_lines
 from ..core.store import Change, SessionStore
 from ..theme import ANIMATION

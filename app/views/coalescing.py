@@ -13,9 +13,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
-from ...kernels.ladder.shape import Shape
-from ...kernels.models.coalescing import SECTOR_BYTES, SectorReport
-from ...kernels.models.level_model import WarpAccess
+from ...kernels.ladder import Shape
+from ...kernels.models import SECTOR_BYTES, SectorReport, WarpAccess
 from ..core.store import Change, SessionStore
 from ..core.view_state import DEFAULT_SHAPE
 from ..theme import ANIMATION

@@ -32,9 +32,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.protocol.records import Build
-from ...kernels.toolchain.build_report import param_changes
-from ...kernels.toolchain.sass import SassLine, parse
+from ...kernels.protocol import Build
+from ...kernels.toolchain import SassLine, param_changes, parse
 from ..core import builds, code_build, library_build, source_heat
 from ..core.store import Change, SessionStore
 from ..plots.instruction_mix import InstructionMixChart

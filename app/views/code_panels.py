@@ -23,7 +23,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QTextEdit, QWidget
 
-from ...kernels.toolchain.sass import SassLine
+from ...kernels.toolchain import SassLine
 from ..core.builds import DiffRow
 from ..theme import DIFF_COLORS, SASS_CLASS_COLORS, SASS_SELECTION, SYNTAX_COLORS
 

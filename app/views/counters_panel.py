@@ -14,8 +14,7 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-from ...kernels.models.level_model import NCU_EXTRA_METRICS, NCU_METRICS
-from ...kernels.models.ncu_compare import ComparisonRow
+from ...kernels.models import NCU_EXTRA_METRICS, NCU_METRICS, ComparisonRow
 from ..core.counters import CountersComparison, compare_counters
 from ..core.store import SessionStore
 from ..theme import ANIMATION

@@ -22,8 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.models import model_for
-from ...kernels.models.level_model import LevelModel, WarpAccess
+from ...kernels.models import LevelModel, WarpAccess, model_for
 from ..plots.plot_style import plot_font
 from ..theme import Theme, min_text_pt
 from ..widgets.fitting import flow_layout, flow_row, labelled

@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
-from ...kernels.protocol.records import SourceCounters
+from ...kernels.protocol import SourceCounters
 from ..core.source_heat import ConflictLine, no_counters_text
 
 MAX_ROWS = 50

@@ -16,16 +16,18 @@ from PySide6.QtCore import QRectF, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox, QWidget
 
-from ...kernels.models import first_swizzled_level, model_for
-from ...kernels.models.banks import lanes_per_phase
-from ...kernels.models.expression import ExpressionError, parse_column_expression
-from ...kernels.models.swizzle import (
+from ...kernels.models import (
+    ExpressionError,
     Pattern,
     PatternAccess,
     Swizzle,
     SwizzleUnit,
     TileLayout,
     analyze_pattern,
+    first_swizzled_level,
+    lanes_per_phase,
+    model_for,
+    parse_column_expression,
 )
 from ..theme import ANIMATION
 from ..widgets.fitting import labelled

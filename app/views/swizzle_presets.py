@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...kernels.models.level_model import LevelModel, Op
-from ...kernels.models.swizzle import IDENTITY, Pattern, Swizzle, SwizzleUnit
+from ...kernels.models import IDENTITY, LevelModel, Op, Pattern, Swizzle, SwizzleUnit
 
 
 @dataclass(frozen=True, slots=True)

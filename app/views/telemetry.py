@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.ladder.shape import Shape
+from ...kernels.ladder import Shape
 from ..core.plain_text import html_text
 from ..core.store import Change, SessionStore
 from ..core.telemetry import GPM_FIELDS, RunWindow, runs_span

@@ -18,9 +18,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF, QKeyEvent, QMouseEvent, QPainter
 from PySide6.QtWidgets import QCheckBox, QLabel, QSpinBox, QWidget
 
-from ...kernels.models import model_for
-from ...kernels.models.hopper import WarpSpecialized
-from ...kernels.models.level_model import LevelModel
+from ...kernels.models import LevelModel, WarpSpecialized, model_for
 from ..theme import ANIMATION
 from .animated_canvas import AnimatedCanvas
 from .canvas_image import image_from_codes

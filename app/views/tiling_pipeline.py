@@ -17,8 +17,18 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 
-from ...kernels.models.hopper import STAGING_COLS, WARPGROUP, PromoteOp, WarpSpecialized, WgmmaOp
-from ...kernels.models.pipeline import ConsumerView, PipelineSchedule, StageState, StageView, Work
+from ...kernels.models import (
+    STAGING_COLS,
+    WARPGROUP,
+    ConsumerView,
+    PipelineSchedule,
+    PromoteOp,
+    StageState,
+    StageView,
+    WarpSpecialized,
+    WgmmaOp,
+    Work,
+)
 from ..theme import ANIMATION
 from .canvas_image import image_from_codes
 from .tiling_pipeline_layout import PipelineLayout, PipelineTexts, arrange, least_height

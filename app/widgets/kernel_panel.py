@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.ladder.kernel_spec import SpecError
-from ...kernels.toolchain.constraints import Check, Status
+from ...kernels.ladder import SpecError
+from ...kernels.toolchain import Check, Status
 from ..core.tunable import TunableKernel
 from ..theme import FAILED_COLOR, UNKNOWN_COLOR
 from .plain import plain_label, plain_tooltip

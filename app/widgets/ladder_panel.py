@@ -24,10 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.ladder.shape import Shape
-from ...kernels.protocol.events import Mode
-from ...kernels.protocol.throttle import THROTTLE_MARK
-from ...kernels.results.rows import (
+from ...kernels.ladder import Shape
+from ...kernels.protocol import THROTTLE_MARK, Mode
+from ...kernels.results import (
     DASH,
     NOT_THROTTLED,
     NUMBER_COLUMNS,

@@ -20,13 +20,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.protocol.commands import (
+from ...kernels.protocol import (
+    DEFAULT_DISTRIBUTION,
     DEFAULT_REPEATS,
     SUSTAINED_FIELDS,
+    Distribution,
+    Mode,
     RunMode,
     SustainedConfig,
 )
-from ...kernels.protocol.events import DEFAULT_DISTRIBUTION, Distribution, Mode
 from ..core.runs import RunForm, parse_dim, parse_repeats, parse_sustained, sustained_default
 from ..theme import FAILED_COLOR
 from .plain import plain_label, plain_tooltip

@@ -12,7 +12,7 @@ from PySide6.QtCore import QPoint, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from ...kernels.results.sweep_grid import Cell, SweepGrid
+from ...kernels.results import Cell, SweepGrid
 from .plain import plain_tooltip
 
 MARGIN_LEFT, MARGIN_TOP = 56, 34

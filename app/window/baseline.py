@@ -8,8 +8,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QFileDialog
 
-from ...kernels.protocol.events import ProtocolError
-from ...kernels.protocol.recording import read_session
+from ...kernels.protocol import ProtocolError, read_session
 from ..core.baseline_run import baseline_of, baseline_warning, previous_of
 from ..sources.replay import RecordingLoader
 

@@ -26,7 +26,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPixmap
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
-from ...kernels.protocol.atomic_file import write_bytes
+from ...kernels.protocol import write_bytes
 from ..core import export
 from ..core.store import SessionStore
 from ..core.svg_flatten import flatten_svg

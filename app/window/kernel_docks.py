@@ -38,7 +38,7 @@ class KernelDocks:
 
     def tune(self, level_id: str) -> KernelPanel | None:
         """A panel editing a registry level's parameters (its choice kept, marked)."""
-        from ...kernels.ladder.kernel_spec import SpecError
+        from ...kernels.ladder import SpecError
         from ..core.level_variants import LevelVariants
 
         try:

@@ -25,12 +25,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.drive.devices import DeviceSpec
-from ...kernels.ladder.shape import Shape
-from ...kernels.protocol import records as rec
-from ...kernels.protocol.plan import RunRequest
-from ...kernels.protocol.recording import Session
-from ...kernels.protocol.session_file import SessionWriter
+from ...kernels import protocol as rec
+from ...kernels.drive import DeviceSpec
+from ...kernels.ladder import Shape
+from ...kernels.protocol import Recording as Session
+from ...kernels.protocol import RunRequest, SessionWriter
 from ..core.preferences_file import PreferencesFile
 from ..core.replay import Speed
 from ..core.runner_command import confirm, plan_live

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths
 
-from ...kernels.protocol.commands import DEFAULT_REPEATS, MAX_DIM, MAX_REPEATS
+from ...kernels.protocol import DEFAULT_REPEATS, MAX_DIM, MAX_REPEATS
 from ..core.preferences_file import PreferencesFile
 from ..core.replay import Speed
 from ..core.runner_command import PREFERENCE_KEY

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.results.rows import Column
+from ...kernels.results import Column
 from ..plots.plot_style import style_plots
 from ..theme import NORMAL, PRESENTATION, Theme
 from ..views.base import View

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ...kernels.drive.session import SessionState
-from ...kernels.protocol.plan import RunRequest, ladder_requests, sweep_requests
+from ...kernels.drive import SessionState
+from ...kernels.protocol import RunRequest, ladder_requests, sweep_requests
 from ..core.runs import RunForm
 from ..core.store import SessionStore
 from ..sources.live import LiveSource

@@ -17,10 +17,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from ...kernels.drive.devices import DeviceSpec
-from ...kernels.protocol.events import ProtocolError
-from ...kernels.protocol.recording import Session, read_session
-from ...kernels.protocol.session_file import SessionWriter, default_session_path
+from ...kernels.drive import DeviceSpec
+from ...kernels.protocol import ProtocolError, SessionWriter, default_session_path, read_session
+from ...kernels.protocol import Recording as Session
 from ..core.recording_contents import RecordingContents
 from ..core.replay import Speed
 from ..sources.base import EventSink, EventSource

@@ -35,9 +35,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.ladder import registry
-from ...kernels.protocol.plan import DEFAULT_REPEATS
-from ...kernels.protocol.text_safety import terminal_text
+from ...kernels import ladder as registry
+from ...kernels.protocol import DEFAULT_REPEATS, terminal_text
 from ..core.replay import Speed
 from ..core.store import SessionStore
 from ..core.talk import Scene, Talk, TalkError, caption_store, caption_text, read_talk

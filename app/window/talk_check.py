@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ...kernels.protocol.text_safety import terminal_text
+from ...kernels.protocol import terminal_text
 from ..widgets.caption_bar import CHECK_SIZE
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...kernels.ladder.shape import Shape
-from ...kernels.protocol.records import RunStart
+from ...kernels.ladder import Shape
+from ...kernels.protocol import RunStart
 from ..core.recording_contents import RecordingContents
 from ..core.runs import RunForm
 from ..core.store import Change

@@ -1,7 +1,10 @@
 """Access models of the ladder's levels (pure numpy, no Qt, no CuPy).
 
 ``model_for(level_id)`` gives a level's :class:`LevelModel`; ``banks``, ``coalescing``
-and ``swizzle`` hold the shared math.
+and ``swizzle`` hold the shared math. The face (``__all__``) is what the app may use: the
+models, the bank, sector and swizzle math, the pipeline schedule and the ncu comparison.
+Unlike the other faces it loads its modules at once: every model must be defined to be
+registered, so importing any model loads them all anyway.
 """
 
 from __future__ import annotations
@@ -10,8 +13,32 @@ import importlib
 import pkgutil
 
 from ..ladder import registry
-from .level_model import LevelModel, SharedTotals, model_class
-from .swizzle import IDENTITY
+from .banks import N_BANKS, BankReport, bank_cells, lanes_per_phase, wavefront_index
+from .coalescing import SECTOR_BYTES, SectorReport
+from .expression import ExpressionError, parse_column_expression
+from .hopper import STAGING_COLS, WARPGROUP, PromoteOp, WarpSpecialized, WgmmaOp
+from .level_model import (
+    NCU_EXTRA_METRICS,
+    NCU_METRICS,
+    LevelModel,
+    Op,
+    SharedTotals,
+    WarpAccess,
+    model_class,
+)
+from .ncu_compare import ComparisonRow, NcuKernelRow, compare
+from .pipeline import ConsumerView, PipelineSchedule, StageState, StageView, Work
+from .relayout import RelayoutError
+from .relayout import relayout as relayout_access
+from .swizzle import (
+    IDENTITY,
+    Pattern,
+    PatternAccess,
+    Swizzle,
+    SwizzleUnit,
+    TileLayout,
+    analyze_pattern,
+)
 
 # every module of this package, so each model class is defined (and so registered:
 # LevelModel.__init_subclass__); a new model file needs no line here
@@ -61,5 +88,12 @@ def totals(level_id: str, M: int, N: int, K: int) -> SharedTotals:
     return model_for(level_id).totals(M, N, K)
 
 
-__all__ = ["MODELS", "SIMT_LEVELS", "LevelModel", "SharedTotals", "first_swizzled_level",
-           "model_for", "totals"]
+__all__ = [
+    "IDENTITY", "MODELS", "NCU_EXTRA_METRICS", "NCU_METRICS", "N_BANKS", "SECTOR_BYTES",
+    "SIMT_LEVELS", "STAGING_COLS", "WARPGROUP", "BankReport", "ComparisonRow", "ConsumerView",
+    "ExpressionError", "LevelModel", "NcuKernelRow", "Op", "Pattern", "PatternAccess",
+    "PipelineSchedule", "PromoteOp", "RelayoutError", "SectorReport", "SharedTotals",
+    "StageState", "StageView", "Swizzle", "SwizzleUnit", "TileLayout", "WarpAccess",
+    "WarpSpecialized", "WgmmaOp", "Work", "analyze_pattern", "bank_cells", "compare",
+    "first_swizzled_level", "lanes_per_phase", "model_for", "parse_column_expression",
+    "relayout_access", "totals", "wavefront_index"]

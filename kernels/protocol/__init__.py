@@ -7,4 +7,152 @@ source-counters event.
 
 Above ``ladder`` only (a run's shape is ladder data); the runner needs ``events`` and
 ``commands``, which import no msgspec.
+
+The face (``__all__``) is what the app may use, loaded name by name at first use
+(``kernels/faces.py``); the rest of the GPU side imports the modules.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..faces import lazy
+
+__all__ = [
+    "DEFAULT_DISTRIBUTION",
+    "DEFAULT_REPEATS",
+    "FIELD_INDEX",
+    "GPM_FIELDS",
+    "MAX_DIM",
+    "MAX_REPEATS",
+    "MAX_TEXT_CHARS",
+    "NOT_COUNTED",
+    "SUSTAINED_FIELDS",
+    "TELEMETRY_FIELDS",
+    "THROTTLE_MARK",
+    "Build",
+    "CatalogEntry",
+    "Ceilings",
+    "Counters",
+    "DeviceEntry",
+    "DeviceInfo",
+    "Distribution",
+    "Done",
+    "Error",
+    "Event",
+    "EventRecord",
+    "Info",
+    "Joined",
+    "Kernel",
+    "LibraryKernel",
+    "Mode",
+    "OneLineParser",
+    "Phase",
+    "Placed",
+    "ProtocolError",
+    "Recording",
+    "RecordingFailed",
+    "Repeat",
+    "Restart",
+    "Result",
+    "Run",
+    "RunMode",
+    "RunRequest",
+    "RunStart",
+    "SassLine",
+    "Session",
+    "SessionWriter",
+    "SourceCounters",
+    "Status",
+    "SustainedConfig",
+    "Telemetry",
+    "TelemetryBlock",
+    "Where",
+    "bounded",
+    "check_writable",
+    "clean_text",
+    "decode",
+    "default_session_path",
+    "from_builtins",
+    "is_slowdown",
+    "ladder_requests",
+    "markdown_text",
+    "of",
+    "parse_shape",
+    "read_session",
+    "replacing",
+    "seconds",
+    "shown",
+    "sweep_requests",
+    "target_of",
+    "terminal_text",
+    "to_builtins",
+    "write_bytes",
+    "write_text",
+]
+
+if TYPE_CHECKING:  # the same names, for the type checker and the import contracts
+    from .atomic_file import check_writable, replacing, target_of, write_bytes, write_text
+    from .commands import (
+        DEFAULT_REPEATS,
+        MAX_DIM,
+        MAX_REPEATS,
+        SUSTAINED_FIELDS,
+        RunMode,
+        SustainedConfig,
+    )
+    from .decoding import EventRecord, decode, from_builtins, of, to_builtins
+    from .events import (
+        DEFAULT_DISTRIBUTION,
+        GPM_FIELDS,
+        TELEMETRY_FIELDS,
+        Distribution,
+        Mode,
+        ProtocolError,
+    )
+    from .header_records import CatalogEntry, DeviceEntry, DeviceInfo, Joined, Session
+    from .option_bounds import OneLineParser, bounded, seconds
+    from .plan import RunRequest, ladder_requests, parse_shape, sweep_requests
+    from .record_base import Event, Placed
+    from .recording import Session as Recording
+    from .recording import read_session
+    from .records import (
+        Build,
+        Ceilings,
+        Counters,
+        Done,
+        Info,
+        Kernel,
+        LibraryKernel,
+        Restart,
+        SourceCounters,
+        Telemetry,
+    )
+    from .run_records import Error, Phase, Repeat, Result, Run, RunStart, Where
+    from .session_file import RecordingFailed, SessionWriter, default_session_path
+    from .source_counters import MAX_TEXT_CHARS, SassLine, Status
+    from .telemetry_columns import FIELD_INDEX, TelemetryBlock
+    from .text_safety import clean_text, markdown_text, shown, terminal_text
+    from .throttle import NOT_COUNTED, THROTTLE_MARK, is_slowdown
+else:
+    __getattr__, __dir__ = lazy(__name__, {
+        "atomic_file": ("check_writable", "replacing", "target_of", "write_bytes", "write_text"),
+        "commands": ("DEFAULT_REPEATS", "MAX_DIM", "MAX_REPEATS", "RunMode",
+                     "SUSTAINED_FIELDS", "SustainedConfig"),
+        "decoding": ("EventRecord", "decode", "from_builtins", "of", "to_builtins"),
+        "events": ("DEFAULT_DISTRIBUTION", "Distribution", "GPM_FIELDS", "Mode",
+                   "ProtocolError", "TELEMETRY_FIELDS"),
+        "header_records": ("CatalogEntry", "DeviceEntry", "DeviceInfo", "Joined", "Session"),
+        "option_bounds": ("OneLineParser", "bounded", "seconds"),
+        "plan": ("RunRequest", "ladder_requests", "parse_shape", "sweep_requests"),
+        "record_base": ("Event", "Placed"),
+        "recording": ("Recording=Session", "read_session"),
+        "records": ("Build", "Ceilings", "Counters", "Done", "Info", "Kernel", "LibraryKernel",
+                    "Restart", "SourceCounters", "Telemetry"),
+        "run_records": ("Error", "Phase", "Repeat", "Result", "Run", "RunStart", "Where"),
+        "session_file": ("RecordingFailed", "SessionWriter", "default_session_path"),
+        "source_counters": ("MAX_TEXT_CHARS", "SassLine", "Status"),
+        "telemetry_columns": ("FIELD_INDEX", "TelemetryBlock"),
+        "text_safety": ("clean_text", "markdown_text", "shown", "terminal_text"),
+        "throttle": ("NOT_COUNTED", "THROTTLE_MARK", "is_slowdown"),
+    })

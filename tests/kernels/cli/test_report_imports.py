@@ -20,8 +20,9 @@ for name in sorted(sys.modules):
     print(name)
 """
 
+# (kernels.faces: the packages' faces, each loading a module at first use of a name of it)
 ALLOWED = ("gemmscope.kernels.cli", "gemmscope.kernels.protocol", "gemmscope.kernels.results",
-           "gemmscope.kernels.ladder", "gemmscope.kernels.files")
+           "gemmscope.kernels.ladder", "gemmscope.kernels.files", "gemmscope.kernels.faces")
 NEVER = ("numpy", "PySide6", "pyqtgraph", "cupy", "pynvml", "dask", "hashlib", "secrets",
          "tomllib")
 
