@@ -27,8 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..kernels.protocol.option_bounds import OneLineParser, bounded, seconds
-from ..kernels.protocol.text_safety import terminal_text
+from ..kernels.protocol import OneLineParser, bounded, seconds, terminal_text
 
 START = time.perf_counter()
 DEFAULT_SCREENSHOT_SIZE = "1400x900"
@@ -38,8 +37,8 @@ MAX_STEPS = 100_000  # a talk's scenes, an animation's steps and frames
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ..kernels.cli import add_gpu_options, add_remote_options
     from ..kernels.cli.subcommands import NAMES
-    from ..kernels.drive import targets
 
     others = ", ".join([*NAMES, "doctor"])
     p = OneLineParser(
@@ -120,8 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runner", metavar="CMD",
                    help="live: the runner command line (default: the preference set in "
                         "File ▸ Live runner…, else python -m gemmscope.kernels runner)")
-    targets.add_remote_options(p, context="live")  # the CLI's options, one definition
-    targets.add_gpu_options(p, cluster=False)
+    add_remote_options(p, context="live")  # the CLI's options, one definition
+    add_gpu_options(p, cluster=False)
     p.set_defaults(gpus=None)  # the GPU indices of --device/--devices, set by main()
     p.add_argument("--session-file", metavar="PATH", help="live: record the session here")
     p.add_argument("--watchdog-s", type=seconds(), metavar="S",
@@ -133,10 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _shape_arg(text: str) -> Any:
     """``--shape``: N (a cube) or MxNxK, as a Shape (argparse says why not)."""
-    from ..kernels.ladder.shape import Shape
-    from ..kernels.protocol.plan import parse_shape
+    from ..kernels.ladder import Shape
+    from ..kernels.protocol import parse_shape
 
-    return Shape(*parse_shape(text))
+    try:
+        return Shape(*parse_shape(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 MAX_SIDE_PX = 16384  # a picture's side: beyond it no screen shows it and no GPU paints it
@@ -164,10 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "replay" and not args.file:
         print("gemmscope replay: give the recording to open (FILE)", file=sys.stderr)
         return 2
-    from ..kernels.drive import targets
+    from ..kernels.drive import gpus_of
 
     try:  # GPU options are checked before any window opens
-        gpus = targets.gpus_of(args.device, args.devices, args.split, args.remote)
+        gpus = gpus_of(args.device, args.devices, args.split, args.remote)
     except ValueError as exc:
         print(f"gemmscope: {exc}", file=sys.stderr)
         return 2
@@ -186,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     for option, path in (("--screenshot", args.screenshot), ("--export", args.export)):
         if path:
-            from ..kernels.protocol.atomic_file import check_writable, target_of
+            from ..kernels.protocol import check_writable, target_of
 
             try:  # a name that cannot be written is said before any window opens
                 # (an export makes its folder; a screenshot's must exist)
@@ -248,11 +250,11 @@ def _device_specs(args: argparse.Namespace, plan: Any) -> Any:
     """--device/--devices: a runner per GPU, locally or over ssh (None: one runner)."""
     if args.gpus is None:
         return None
-    from ..kernels.drive import remote, targets
+    from ..kernels.drive import device_specs, parse_target
 
-    target = remote.parse_target(plan.remote) if plan.remote else None
-    return targets.device_specs(args.gpus, [] if target else plan.command, target,
-                                args.remote_command, args.ssh_option)
+    target = parse_target(plan.remote) if plan.remote else None
+    return device_specs(args.gpus, [] if target else plan.command, target,
+                       args.remote_command, args.ssh_option)
 
 
 def _run(app: Any, window: Any, args: argparse.Namespace) -> int:

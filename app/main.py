@@ -3,16 +3,18 @@
 `gemmscope` and `gemmscope replay FILE` open the Qt app. The subcommands of
 gemmscope.kernels.cli.main (`runner`, `bench`, `record`, `report`, `levels`, `diff`, `sass`)
 are the GPU side and never import Qt, so they work on a headless GPU box without PySide6;
-so does `doctor`
-(gemmscope.app.core.doctor). Before Qt is imported, the doctor's start checks run: with no
-usable display (or a platform plugin missing system libraries) the app says so and exits 2
-instead of Qt's abort.
+so does `doctor` (gemmscope.app.core.doctor; its command line is here). Before Qt is
+imported, the doctor's start checks run: with no usable display (or a platform plugin
+missing system libraries) the app says so and exits 2 instead of Qt's abort.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from pathlib import Path
+from typing import Any
 
 from ..kernels.cli.quick import quick
 from ..kernels.cli.subcommands import NAMES
@@ -22,6 +24,36 @@ from ..kernels.cli.subcommands import NAMES
 # one being written is removed and any older file of that name is left as it was
 INTERRUPTED = ("gemmscope: interrupted (Ctrl-C); the file being written was not finished "
                "and is not kept (an older one of that name is left as it was)")
+
+
+def doctor_parser() -> argparse.ArgumentParser:
+    from ..kernels.protocol import OneLineParser, seconds
+    from .core.machine_facts import RUNNER_TIMEOUT_S
+
+    p = OneLineParser(prog="gemmscope doctor", description=(
+        "Check what the app needs on this machine, with the fix for each problem. "
+        "Exit code 0: it can run live; 1: replay only; 2: it cannot start."))
+    p.add_argument("--runner", metavar="CMD", help="check this runner command line instead "
+                   "of the one in the preferences")
+    p.add_argument("--settings", metavar="INI", type=Path,
+                   help="the preferences file the app was given (--settings)")
+    p.add_argument("--no-try-runner", action="store_true",
+                   help="do not start the runner to ask which GPU it sees")
+    p.add_argument("--ncu", action="store_true",
+                   help="profile one small kernel with ncu to test the counter permission")
+    p.add_argument("--timeout-s", type=seconds(), default=RUNNER_TIMEOUT_S,
+                   help="how long the runner (and ncu) may take to answer")
+    p.add_argument("--json", action="store_true", help="the findings as JSON")
+    return p
+
+
+def doctor_options(argv: list[str]) -> Any:
+    """``gemmscope doctor``'s command line as the doctor's typed options."""
+    from .core.doctor import DoctorOptions
+
+    args = doctor_parser().parse_args(argv)
+    return DoctorOptions(args.runner, args.settings, not args.no_try_runner, args.ncu,
+                         args.timeout_s, args.json)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,7 +76,7 @@ def _main(argv: list[str] | None = None) -> int:
     from .core import doctor  # no Qt
 
     if argv and argv[0] == "doctor":
-        return doctor.main(argv[1:])
+        return doctor.run(doctor_options(argv[1:]))
     # (a talk's --check only measures text: offscreen, with or without a display)
     checking = argv[:1] == ["talk"] and "--check" in argv
     if checking:

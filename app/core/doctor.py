@@ -10,17 +10,14 @@ never more than a warning). No Qt here: the doctor runs where PySide6 is missing
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
 import textwrap
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from ...kernels.device import build_cache
-from ...kernels.protocol.option_bounds import OneLineParser, seconds
+from ...kernels.device import ENV as CACHE_ENV
 from .machine_facts import (
     RUNNER_TIMEOUT_S,
     GpuFacts,
@@ -347,7 +344,7 @@ def check_cache(facts: GpuFacts) -> Finding | None:
         set_by = f" (${c.variable})" if not c.own and c.variable else ""
         parts.append(f"{c.name} {c.path}{set_by}: {c.entries} files, "
                      f"{c.size_bytes / 2**20:.1f} MiB")
-    return Finding("build cache", Status.OK, f"{facts.cache_root} (${build_cache.ENV}; "
+    return Finding("build cache", Status.OK, f"{facts.cache_root} (${CACHE_ENV}; "
                    "tar it to carry it to another GPU machine): " + "; ".join(parts))
 
 
@@ -410,32 +407,23 @@ def explain_blockers(blockers: list[Finding]) -> str:
     return "\n".join(lines)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="gemmscope doctor", description=(
-        "Check what the app needs on this machine, with the fix for each problem. "
-        "Exit code 0: it can run live; 1: replay only; 2: it cannot start."))
-    p.add_argument("--runner", metavar="CMD", help="check this runner command line instead "
-                   "of the one in the preferences")
-    p.add_argument("--settings", metavar="INI", type=Path,
-                   help="the preferences file the app was given (--settings)")
-    p.add_argument("--no-try-runner", action="store_true",
-                   help="do not start the runner to ask which GPU it sees")
-    p.add_argument("--ncu", action="store_true",
-                   help="profile one small kernel with ncu to test the counter permission")
-    p.add_argument("--timeout-s", type=seconds(), default=RUNNER_TIMEOUT_S,
-                   help="how long the runner (and ncu) may take to answer")
-    p.add_argument("--json", action="store_true", help="the findings as JSON")
-    return p
+@dataclass(frozen=True, slots=True)
+class DoctorOptions:
+    """What ``gemmscope doctor`` is asked (its command line is app/main.py's)."""
+
+    runner: str | None = None  # this runner command line instead of the preferences'
+    settings: Path | None = None  # the preferences file the app was given
+    try_runner: bool = True  # start the runner to ask which GPU it sees
+    ncu: bool = False  # profile one small kernel with ncu
+    timeout_s: float = RUNNER_TIMEOUT_S
+    as_json: bool = False
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(options: DoctorOptions) -> int:
+    """Check this machine as ``options`` say, print the findings; the exit code."""
     env = dict(os.environ)
     findings = diagnose_start(gather_start(env)) + diagnose_gpu(gather_gpu(
-        env, args.runner, args.settings, not args.no_try_runner, args.ncu, args.timeout_s))
-    print(as_json(findings) if args.json else render(findings))
+        env, options.runner, options.settings, options.try_runner, options.ncu,
+        options.timeout_s))
+    print(as_json(findings) if options.as_json else render(findings))
     return exit_code(findings)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -28,18 +28,17 @@ naming the scene and the field. No Qt here.
 
 from __future__ import annotations
 
-import argparse
 import string
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...kernels.files.reading import MAX_BYTES, FileRefused, Kind, loads_toml, read_text
-from ...kernels.ladder.shape import Shape
-from ...kernels.protocol import records as rec
-from ...kernels.protocol.plan import parse_shape
-from ...kernels.results.rows import (
+from ...kernels import protocol as rec
+from ...kernels.files import MAX_BYTES, FileRefused, Kind, loads_toml, read_text
+from ...kernels.ladder import Shape
+from ...kernels.protocol import parse_shape
+from ...kernels.results import (
     DASH,
     Result,
     gflop_per_j_text,
@@ -272,7 +271,7 @@ class _Reader:
             raise self.fail(field, f"is {_type_name(value)}; give N (a cube) or \"MxNxK\"")
         try:
             return Shape(*parse_shape(str(value)))
-        except argparse.ArgumentTypeError as exc:
+        except ValueError as exc:
             raise self.fail(field, str(exc)) from None
 
     def steps(self, where: str, view: str, value: Any) -> tuple[int, ...]:

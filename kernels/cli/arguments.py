@@ -11,18 +11,27 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..drive import cluster_serve, remote, targets
+from ..drive import remote, targets
 from ..drive.cluster_address import AddressRefused, SchedulerAddress, TlsFiles, parse_address
 from ..drive.cluster_address import security as cluster_security
 from ..drive.session_types import DEFAULT_START_TIMEOUT_S
 from ..ladder import registry
 from ..profile import ncu
-from ..profile.ncu_source_step import add_options as add_ncu_source_options
 from ..protocol import commands, events
 from ..protocol.option_bounds import OneLineParser, bounded, seconds, telemetry_hz
-from ..protocol.plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
+from ..protocol.plan import SWEEP_SIZES, RunRequest
 from ..toolchain import build_event
 from . import compare, report, serve, user_kernels
+from .options import (
+    add_gpu_options,
+    add_remote_options,
+    add_scheduler_options,
+    add_source_step_options,
+    add_worker_options,
+    shape,
+    sweep,
+    tls_files,
+)
 
 DESCRIPTION = """GPU-side commands: runner, scheduler, worker, bench, record, report, compare,
 levels, diff, sass; each its own function (``COMMANDS``) over the shared parts (the plan, the runner
@@ -38,9 +47,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--level", "-l", action="append", default=[], metavar="ID",
                    help="a level id (repeat or comma-separate); default: the whole ladder")
     p.add_argument("--all", action="store_true", help="every level and cuBLAS reference")
-    p.add_argument("--size", "-s", action="append", type=parse_shape, default=[],
+    p.add_argument("--size", "-s", action="append", type=shape, default=[],
                    metavar="N|MxNxK", help="shape(s) to run (default 4096)")
-    p.add_argument("--sweep", type=parse_sweep, nargs="?", const=list(SWEEP_SIZES),
+    p.add_argument("--sweep", type=sweep, nargs="?", const=list(SWEEP_SIZES),
                    metavar="LO:HI",
                    help="also run square sizes in powers of two (default 256:8192)")
     p.add_argument("--repeats", "-r", type=bounded(int, 1, commands.MAX_REPEATS),
@@ -88,7 +97,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cooldown-s", type=seconds(*sus["cooldown_s"][1:]), metavar="S",
                    help=f"sustained: idle seconds before each trial (default "
                         f"{sus['cooldown_s'][0]:g})")
-    p.add_argument("--sustained-size", action="append", type=parse_shape, default=[],
+    p.add_argument("--sustained-size", action="append", type=shape, default=[],
                    metavar="N|MxNxK",
                    help="after the burst runs, run every level sustained at this shape too "
                         "(repeatable; the --window-s, --trials, --cooldown-s options apply)")
@@ -106,8 +115,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                         "`-m gemmscope.kernels runner`)")
     p.add_argument("--levels-from", help=argparse.SUPPRESS)
     user_kernels.add_kernel_options(p)
-    targets.add_remote_options(p)
-    targets.add_gpu_options(p)
+    add_remote_options(p)
+    add_gpu_options(p)
 
 
 def build_parser() -> OneLineParser:
@@ -117,9 +126,9 @@ def build_parser() -> OneLineParser:
         "runner", help="serve JSON-line commands on stdin (docs/protocol.md)"))
     sc = sub.add_parser("scheduler", help="a Dask scheduler for --cluster, on loopback "
                                           "unless --host (docs/cluster.md)")
-    cluster_serve.add_scheduler_options(sc)
+    add_scheduler_options(sc)
     w = sub.add_parser("worker", help="a Dask worker on one GPU (docs/cluster.md)")
-    cluster_serve.add_worker_options(w)
+    add_worker_options(w)
     b = sub.add_parser("bench", help="run levels and print a table")
     add_run_options(b)
     b.add_argument("-o", "--output", help="also record the event stream to this file")
@@ -148,12 +157,12 @@ def build_parser() -> OneLineParser:
                           "record its shared-memory counters as counters events; and each "
                           "reference's library call: its kernel's name, launch, resources "
                           "and SASS as library_kernel events")
-    rec.add_argument("--ncu-size", type=parse_shape, default=(ncu.DEFAULT_SIZE,) * 3,
+    rec.add_argument("--ncu-size", type=shape, default=(ncu.DEFAULT_SIZE,) * 3,
                      metavar="N|MxNxK", help=f"shape of the profiled launch (default "
                                              f"{ncu.DEFAULT_SIZE})")
     rec.add_argument("--ncu-timeout", type=seconds(), default=ncu.TIMEOUT_S, metavar="S",
                      help=f"seconds per ncu run (default {ncu.TIMEOUT_S:g})")
-    add_ncu_source_options(rec)
+    add_source_step_options(rec)
     rec.add_argument("--ceilings", action="store_true",
                      help="after the runs, probe this GPU's DRAM bandwidth and FFMA and "
                           "tensor-core ceilings per precision (a few seconds): the "
@@ -166,7 +175,7 @@ def build_parser() -> OneLineParser:
         "compare", help="each level's %% of cuBLAS in two recordings, with intervals; exit 1 "
                         "where one fell (a regression gate for CI)"))
     lv = sub.add_parser("levels", help="list the levels (of a remote runner with --remote)")
-    targets.add_remote_options(lv)
+    add_remote_options(lv)
     lv.add_argument("--cc", metavar="X.Y", type=compute_capability,
                     help="mark the levels a GPU of this compute capability cannot run "
                          "(8.9: an L4, L40S or RTX 4090); default: this machine's GPU, "
@@ -331,7 +340,7 @@ def cluster_target(cluster: str | None, tls: TlsFiles,
 
 def cluster_of(args: argparse.Namespace) -> ClusterTarget | None:
     """The cluster of a bench or record command (:func:`cluster_target`)."""
-    return cluster_target(args.cluster, TlsFiles.of(args), args.insecure)
+    return cluster_target(args.cluster, tls_files(args), args.insecure)
 
 
 def compute_capability(text: str) -> str:

@@ -21,7 +21,6 @@ from ..drive.session import (
     default_runner_command,
 )
 from ..profile import ncu, ncu_reference
-from ..profile.ncu_source_step import SourceCountersStep
 from ..protocol import events
 from ..protocol import records as rec
 from ..protocol.decoding import EventRecord, encode
@@ -50,6 +49,7 @@ from .arguments import (
     plan,
     remote_target,
 )
+from .options import scheduler_options, source_step, worker_options
 
 __all__ = ["COMMANDS", "CliError", "build_parser", "main", "plan"]
 
@@ -260,7 +260,7 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         library = ncu_reference.ReferenceKernelsStep(
             ncu_reference.references_of(planned), args.ncu, args.ncu_size,
             args.ncu_timeout, stderr) if args.ncu else None
-        sources = SourceCountersStep.from_args(args, planned, stderr, seen)
+        sources = source_step(args, planned, stderr, seen)
         ceilings = None
         if args.ceilings:
             from ..engine.ceilings import CeilingsStep  # CuPy in this process, at the step
@@ -385,7 +385,7 @@ def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def _scheduler(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
-        argv, env = cluster_serve.scheduler_command(args)
+        argv, env = cluster_serve.scheduler_command(scheduler_options(args))
     except AddressRefused as exc:
         raise CliError(str(exc)) from None
     return cluster_serve.run(argv, env)
@@ -393,7 +393,7 @@ def _scheduler(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def _worker(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
-        argv, env = cluster_serve.worker_command(args)
+        argv, env = cluster_serve.worker_command(worker_options(args))
     except AddressRefused as exc:
         raise CliError(str(exc)) from None
     return cluster_serve.run(argv, env)

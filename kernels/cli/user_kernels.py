@@ -22,9 +22,10 @@ from ..ladder.spec_file import load_spec, read_source
 from ..protocol.commands import RunMode
 from ..protocol.events import MAX_COMMAND_BYTES
 from ..protocol.option_bounds import bounded
-from ..protocol.plan import RunRequest, parse_shape
+from ..protocol.plan import RunRequest
 from ..protocol.text_safety import terminal_text
 from ..toolchain.variant_check import check_spec
+from .options import shape
 
 MAX_VARY = 2  # parameters a sweep varies (a heatmap's two axes)
 MAX_VARIANTS = 256
@@ -142,7 +143,7 @@ def add_check_parser(sub: Any) -> None:
     c.add_argument("spec", metavar="SPEC.toml")
     c.add_argument("--param", action="append", default=[], type=parse_assignment,
                    metavar="NAME=V")
-    c.add_argument("--size", "-s", type=parse_shape, default=(4096, 4096, 4096),
+    c.add_argument("--size", "-s", type=shape, default=(4096, 4096, 4096),
                    metavar="N|MxNxK")
     c.add_argument("--no-compile", action="store_true",
                    help="skip the NVRTC compile that gives registers")

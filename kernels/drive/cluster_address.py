@@ -11,7 +11,6 @@ on purpose. docs/cluster.md says the same to users.
 
 from __future__ import annotations
 
-import argparse
 import ipaddress
 import os
 import re
@@ -27,8 +26,6 @@ OTHER_TRANSPORTS = ("inproc", "ucx", "ws", "wss")
 MAX_ADDRESS_CHARS = 300  # a host name has at most 253 characters
 _LABEL = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
 EXAMPLE = "tcp://127.0.0.1:8786 or tls://HOST:8786"
-INSECURE_HELP = ("allow a plain tcp:// cluster beyond this machine: anyone who reaches "
-                 "it can run code on every worker and in the client (docs/cluster.md)")
 
 
 class AddressRefused(ValueError):
@@ -150,24 +147,8 @@ class TlsFiles:
     cert: str | None = None
     key: str | None = None
 
-    @classmethod
-    def of(cls, args: argparse.Namespace) -> TlsFiles:
-        """The files of a command line parsed with :func:`add_tls_options`."""
-        return cls(args.tls_ca_file, args.tls_cert, args.tls_key)
-
     def given(self) -> bool:
         return any(v is not None for v in (self.ca_file, self.cert, self.key))
-
-
-def add_tls_options(p: argparse.ArgumentParser, what: str) -> None:
-    """``--tls-ca-file``, ``--tls-cert``, ``--tls-key`` and ``--insecure`` (the names
-    ``dask worker`` uses); ``what`` names the end whose certificate it is."""
-    p.add_argument("--tls-ca-file", metavar="PEM",
-                   help="with tls://: the cluster's CA certificate(s)")
-    p.add_argument("--tls-cert", metavar="PEM", help=f"with tls://: {what}'s certificate")
-    p.add_argument("--tls-key", metavar="PEM",
-                   help="with tls://: its private key (default: in the --tls-cert file)")
-    p.add_argument("--insecure", action="store_true", help=INSECURE_HELP)
 
 
 def plain_allowed(address: SchedulerAddress, listen_host: str | None, insecure: bool,

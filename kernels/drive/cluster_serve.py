@@ -12,19 +12,17 @@ and so does a dashboard beyond loopback (it has no login).
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import os
 import socket
 import sys
+from dataclasses import dataclass, field
 
-from ..protocol.option_bounds import gpu_index, port
 from ..protocol.text_safety import shown
 from .cluster_address import (
     AddressRefused,
     SchedulerAddress,
     TlsFiles,
-    add_tls_options,
     is_loopback,
     parse_address,
     security,
@@ -34,34 +32,29 @@ DEFAULT_PORT = 8786
 ALLOWED_FAILURES_ENV = "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES"
 
 
-def add_scheduler_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1", metavar="ADDR",
-                   help="the address it listens on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=port(), default=DEFAULT_PORT,
-                   help=f"its port (default {DEFAULT_PORT}; 0: any free one)")
-    p.add_argument("--scheduler-file", metavar="JSON",
-                   help="write its address to this file (Dask's scheduler file)")
-    p.add_argument("--dashboard", metavar="ADDR:PORT", nargs="?", const="",
-                   help="serve Dask's dashboard (default: off; its HTTP server on "
-                        "loopback); the address defaults to --host, port 8787")
-    add_tls_options(p, "the scheduler")
+@dataclass(frozen=True, slots=True)
+class SchedulerOptions:
+    """``gemmscope scheduler``'s options (the command line's, kernels/cli/drive_options.py)."""
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    scheduler_file: str | None = None
+    dashboard: str | None = None  # "" asks for it at the default address
+    tls: TlsFiles = field(default_factory=TlsFiles)
+    insecure: bool = False
 
 
-def add_worker_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("address", metavar="ADDRESS",
-                   help="the scheduler: tcp://127.0.0.1:8786, or tls://HOST:8786")
-    p.add_argument("--device", type=gpu_index(), default=0, metavar="N",
-                   help="the GPU it drives (as nvidia-smi counts them; default 0)")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--host", metavar="ADDR",
-                       help="the address it listens on (default: the one through which "
-                            "it reaches the scheduler)")
-    where.add_argument("--interface", metavar="NAME",
-                       help="listen on this network interface's address (eth0, ib0)")
-    p.add_argument("--dashboard", metavar="ADDR:PORT", nargs="?", const="",
-                   help="serve the worker's dashboard (default: off); the address "
-                        "defaults to the listening one, any free port")
-    add_tls_options(p, "the worker")
+@dataclass(frozen=True, slots=True)
+class WorkerOptions:
+    """``gemmscope worker``'s options: the scheduler's address, the GPU, where it listens."""
+
+    address: str
+    device: int = 0
+    host: str | None = None
+    interface: str | None = None
+    dashboard: str | None = None
+    tls: TlsFiles = field(default_factory=TlsFiles)
+    insecure: bool = False
 
 
 def _listen_host(text: str) -> str:
@@ -158,14 +151,14 @@ def _need_dask() -> None:
         raise AddressRefused("this needs Dask distributed: pip install 'gemmscope[cluster]'")
 
 
-def scheduler_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
+def scheduler_command(args: SchedulerOptions) -> tuple[list[str], dict[str, str]]:
     """``dask scheduler`` on ``--host`` only, its dashboard off unless asked, each lost
     run said rather than run again (allowed-failures 0 unless the environment says)."""
     _need_dask()
     host = _listen_host(args.host)
     if not 0 <= args.port < 65536:
         raise AddressRefused(f"--port {args.port}: give a number from 0 to 65535")
-    tls = TlsFiles.of(args)
+    tls = args.tls
     scheme = "tls" if tls.given() else "tcp"
     address = SchedulerAddress(scheme, host, args.port or DEFAULT_PORT)
     security(address, tls, "scheduler", args.insecure, listen_host=host)  # checked now
@@ -179,7 +172,7 @@ def scheduler_command(args: argparse.Namespace) -> tuple[list[str], dict[str, st
     return argv, env
 
 
-def worker_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
+def worker_command(args: WorkerOptions) -> tuple[list[str], dict[str, str]]:
     """``dask worker`` for one GPU: one process, one thread, one ``GPU`` resource, the GPU
     chosen by its environment (kernels/device/gpu_select.py) and named in the worker's name,
     listening only where it reaches the scheduler (see the module docstring)."""
@@ -195,7 +188,7 @@ def worker_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]
         host = _listen_host(args.host)
     else:
         host = route_to(address)
-    tls = TlsFiles.of(args)
+    tls = args.tls
     security(address, tls, "worker", args.insecure, listen_host=host)  # checked now
     argv = [sys.executable, "-m", "distributed.cli.dask_worker", str(address),
             "--nworkers", "1", "--nthreads", "1", "--resources", "GPU=1",

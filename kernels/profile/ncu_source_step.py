@@ -26,7 +26,6 @@ an event saying so.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import tempfile
@@ -37,8 +36,7 @@ from typing import Any, TextIO
 
 from ..ladder import registry
 from ..protocol import source_counters as sc
-from ..protocol.option_bounds import seconds
-from ..protocol.plan import RunRequest, parse_shape
+from ..protocol.plan import RunRequest
 from ..protocol.source_counters import Status
 from ..protocol.text_safety import terminal_text
 from . import ncu
@@ -273,21 +271,6 @@ def event(level_id: str, M: int, N: int, K: int, outcome: Outcome, t: float,
 
 # ------------------------------------------------------------------ the record step
 
-def add_options(rec: argparse.ArgumentParser) -> None:
-    """``record``'s options of this step."""
-    rec.add_argument("--ncu-source", nargs="?", const="ncu", metavar="PATH",
-                     help="after the timed runs, profile each level and --kernel once with "
-                          "Nsight Compute's source counters (PATH: the ncu executable, "
-                          "default ncu on PATH) and record per-SASS-line counters as "
-                          "source_counters events")
-    rec.add_argument("--ncu-source-size", type=parse_shape, default=(DEFAULT_SIZE,) * 3,
-                     metavar="N|MxNxK", help=f"shape of that launch (default {DEFAULT_SIZE})")
-    # (0: no time, so every level says the budget ran out)
-    rec.add_argument("--ncu-source-budget", type=seconds(0), default=BUDGET_S, metavar="S",
-                     help=f"seconds for the whole step, every level (default {BUDGET_S:g}; "
-                          f"each run at most {TIMEOUT_S:g})")
-
-
 class SourceCountersStep:
     """After the runs: ncu's source page of each level and user kernel, one event each
     whatever happened (one without lines says why)."""
@@ -312,17 +295,17 @@ class SourceCountersStep:
         self.recorded: list[str] = []
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, planned: list[RunRequest], stderr: TextIO,
-                  results: Sequence[Any] = ()) -> SourceCountersStep | None:
-        """The step ``record``'s options ask for (None without --ncu-source): each planned
-        level with a kernel of its own, once, in order, then each --kernel that has a
-        planned run."""
-        if not args.ncu_source:
+    def for_runs(cls, exe: str | None, size: tuple[int, int, int], budget_s: float,
+                 kernel_specs: Sequence[str], planned: list[RunRequest], stderr: TextIO,
+                 results: Sequence[Any] = ()) -> SourceCountersStep | None:
+        """The step ``record``'s options ask for (None without --ncu-source, ``exe``):
+        each planned level with a kernel of its own, once, in order, then each --kernel
+        spec (``kernel_specs``) that has a planned run."""
+        if not exe:
             return None
         targets = level_targets(r.level for r in planned if r.kernel is None)
-        targets += user_targets(args.kernel, planned, args.ncu_source_size)
-        return cls(targets, args.ncu_source, args.ncu_source_size, args.ncu_source_budget,
-                   stderr, source_files, results)
+        targets += user_targets(kernel_specs, planned, size)
+        return cls(targets, exe, size, budget_s, stderr, source_files, results)
 
     def say(self, text: str) -> None:
         self.stderr.write(f"gemmscope record: {terminal_text(text)}\n")

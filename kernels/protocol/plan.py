@@ -6,7 +6,6 @@ the same sizes wherever it is asked for.
 
 from __future__ import annotations
 
-import argparse
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -147,21 +146,23 @@ class RunQueue:
         return done
 
 
-# ------------------------------------------------------------- command-line values
+# ------------------------------------------------------------------ sizes as text
+# (ValueError says why not, in words: the command line turns it into argparse's error,
+# kernels/cli/option_types.py; a talk's file into its own)
 def parse_shape(text: str) -> tuple[int, int, int]:
     """'4096' (a cube) or 'MxNxK'."""
     parts = text.lower().replace("×", "x").split("x")
     if len(parts) not in (1, 3):
-        raise argparse.ArgumentTypeError(f"{text!r}: give N (a cube) or MxNxK")
+        raise ValueError(f"{text!r}: give N (a cube) or MxNxK")
     try:
         dims = [int(p) for p in parts]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: sizes must be whole numbers") from None
+        raise ValueError(f"{text!r}: sizes must be whole numbers") from None
     for name, v in zip("MNK", dims * (3 if len(dims) == 1 else 1), strict=True):
         try:
             check_size(name, v)
         except ProtocolError as exc:
-            raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+            raise ValueError(f"{text!r}: {exc}") from None
     return (dims[0],) * 3 if len(dims) == 1 else (dims[0], dims[1], dims[2])
 
 
@@ -171,15 +172,14 @@ def parse_sweep(text: str) -> list[int]:
     try:
         lo, hi = (int(x) for x in text.split(":"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r}: give LO:HI, e.g. 256:8192") from None
+        raise ValueError(f"{text[:40]!r}: give LO:HI, e.g. 256:8192") from None
     if not 1 <= lo <= hi <= MAX_DIM:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r}: give LO:HI with 1 <= LO <= HI <= "
-                                         f"{MAX_DIM:,}")
+        raise ValueError(f"{text[:40]!r}: give LO:HI with 1 <= LO <= HI <= {MAX_DIM:,}")
     out, n = [], 1
     while n <= hi:
         if n >= lo:
             out.append(n)
         n *= 2
     if not out:
-        raise argparse.ArgumentTypeError(f"{text!r}: no power of two in range")
+        raise ValueError(f"{text!r}: no power of two in range")
     return out

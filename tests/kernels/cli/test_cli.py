@@ -13,6 +13,7 @@ import places
 import pytest
 
 from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.cli import options
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol import plan, recording
@@ -23,20 +24,26 @@ def parse(*argv):
     return cli.build_parser().parse_args(list(argv))
 
 
-def test_parse_shape():
+def test_parse_shape_refuses_with_a_value_error_and_the_option_with_argparses():
+    """The plan says why not with a ValueError (a talk's file reads it too); the command
+    line's type turns it into argparse's error, its words kept."""
     assert plan.parse_shape("4096") == (4096, 4096, 4096)
     assert plan.parse_shape("7x13x5") == (7, 13, 5)
     for bad in ("0", "7x13", "axbxc", "-4", "1x1x9999999999"):
-        with pytest.raises(argparse.ArgumentTypeError):
+        with pytest.raises(ValueError) as refused:
             plan.parse_shape(bad)
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(str(refused.value))):
+            options.shape(bad)
 
 
-def test_parse_sweep():
+def test_parse_sweep_refuses_with_a_value_error_and_the_option_with_argparses():
     assert plan.parse_sweep("256:8192") == [256, 512, 1024, 2048, 4096, 8192]
     assert plan.parse_sweep("300:1000") == [512]
     for bad in ("8192:256", "abc", "5:6"):
-        with pytest.raises(argparse.ArgumentTypeError):
+        with pytest.raises(ValueError) as refused:
             plan.parse_sweep(bad)
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(str(refused.value))):
+            options.sweep(bad)
 
 
 def test_plan_defaults_to_the_ladder_at_4096():

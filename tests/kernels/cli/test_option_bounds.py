@@ -16,11 +16,12 @@ import pytest
 
 from gemmscope.kernels.cli import arguments, report, serve, user_launch
 from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.cli.options import shape as parse_shape
+from gemmscope.kernels.cli.options import sweep as parse_sweep
 from gemmscope.kernels.cli.user_kernels import parse_assignment
 from gemmscope.kernels.engine import launch
 from gemmscope.kernels.models import __main__ as models_main
 from gemmscope.kernels.protocol.option_bounds import Bounded, OneLineParser, OptionRefused
-from gemmscope.kernels.protocol.plan import parse_shape, parse_sweep
 
 
 def _runner() -> OneLineParser:
@@ -42,9 +43,9 @@ def _app() -> argparse.ArgumentParser:
 
 
 def _doctor() -> argparse.ArgumentParser:
-    from gemmscope.app.core import doctor
+    from gemmscope.app import main
 
-    return doctor.build_parser()
+    return main.doctor_parser()
 
 
 PARSERS = {"cli": arguments.build_parser, "runner": _runner, "report": _report,

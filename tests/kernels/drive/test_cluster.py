@@ -139,10 +139,11 @@ def test_a_gemmscope_worker_is_one_dask_worker_with_one_gpu():
     where told to (--host, --insecure: a plain tcp:// scheduler beyond loopback) it
     listens on that address only, its dashboard off (kernels/drive/cluster_serve.py)."""
     from gemmscope.kernels.cli import main as cli
+    from gemmscope.kernels.cli.options import worker_options
     from gemmscope.kernels.drive.cluster_serve import worker_command
 
-    argv, env = worker_command(cli.build_parser().parse_args(
-        ["worker", "tcp://sched:8786", "--device", "3", "--host", "10.0.0.5", "--insecure"]))
+    argv, env = worker_command(worker_options(cli.build_parser().parse_args(
+        ["worker", "tcp://sched:8786", "--device", "3", "--host", "10.0.0.5", "--insecure"])))
     assert argv[:4] == [sys.executable, "-m", "distributed.cli.dask_worker", "tcp://sched:8786"]
     options = argv[4:]
     assert options[options.index("--nworkers") + 1] == "1"

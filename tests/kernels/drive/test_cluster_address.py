@@ -5,7 +5,6 @@ values that gave tracebacks or ran locally unasked."""
 
 from __future__ import annotations
 
-import argparse
 import io
 import ipaddress
 import sys
@@ -15,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.cli import options
 from gemmscope.kernels.drive import cluster_serve, remote
 from gemmscope.kernels.drive.cluster_address import (
     AddressRefused,
@@ -174,8 +174,10 @@ def test_tls_options_without_cluster_are_refused(tmp_path):
 
 
 # ------------------------------------------------------------------ listening
-def parsed(argv: list[str]) -> argparse.Namespace:
-    return cli.build_parser().parse_args(argv)
+def parsed(argv: list[str]) -> options.SchedulerOptions | options.WorkerOptions:
+    """The typed options the command line hands the scheduler or the worker."""
+    args = cli.build_parser().parse_args(argv)
+    return (options.scheduler_options if argv[0] == "scheduler" else options.worker_options)(args)
 
 
 def test_a_worker_of_a_loopback_scheduler_listens_on_loopback_without_dashboard():
