@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...kernels.hardware import gpu_table
-from ...kernels.ladder.shape import Shape
-from ...kernels.protocol import records as rec
-from ...kernels.results import roofline as rl
+from ...kernels import protocol as rec
+from ...kernels import results as rl
+from ...kernels.hardware import lookup as gpu_spec
+from ...kernels.hardware import problem as gpu_table_problem
+from ...kernels.ladder import Shape
 from .baseline_run import baseline_device, baseline_warning
 from .recording_contents import NOT_REPLAYED
 from .store import SessionStore
@@ -30,6 +31,11 @@ class RooflineData:
     baseline_points: tuple[rl.Point, ...] = ()
     baseline: str = ""  # its file name
     warning: str | None = None  # what differs between the two runs
+    # how the session names each point's level (store.name_of), for the hover
+    names: tuple[tuple[str, str], ...] = ()
+
+    def name_of(self, level_id: str) -> str:
+        return dict(self.names).get(level_id, level_id)
 
 
 def _device(store: SessionStore) -> rec.DeviceInfo:
@@ -102,7 +108,7 @@ def roofline_data(store: SessionStore) -> RooflineData:
     shape = store.ladder_shape()
     device = _device(store)
     name = device.name or ""
-    spec = gpu_table.lookup(name) if name else None
+    spec = gpu_spec(name) if name else None
     peaks = device.peak_tflops or (spec.peaks_tflops if spec else {})
     bandwidth = device.mem_bandwidth_gbs or (spec.memory_bandwidth_gbs if spec else None)
     points = _points(store, shape, store.mode)
@@ -123,8 +129,8 @@ def roofline_data(store: SessionStore) -> RooflineData:
                          ceilings.bandwidth_gbs, precisions,
                          measured=True) if ceilings is not None else [])
     notes = []
-    if gpu_table.problem() is not None:
-        notes.append(str(gpu_table.problem()))
+    if gpu_table_problem() is not None:
+        notes.append(str(gpu_table_problem()))
     if not roofs:
         notes.append(f"no datasheet roofs: {name or 'this GPU'} is not in the GPU table"
                      if spec is None and not device.mem_bandwidth_gbs
@@ -151,5 +157,7 @@ def roofline_data(store: SessionStore) -> RooflineData:
     notes += report_notes
     if store.baseline is not None and not base_points:
         notes.append(f"the baseline {base_name} has no result at this shape and mode")
+    names = tuple((lid, store.name_of(lid))
+                  for lid in dict.fromkeys(p.level for p in (*points, *base_points)))
     return RooflineData(shape, tuple(points), tuple(roofs), tuple(measured), name,
-                        tuple(notes), tuple(base_points), base_name, warning)
+                        tuple(notes), tuple(base_points), base_name, warning, names)

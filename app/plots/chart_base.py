@@ -19,7 +19,6 @@ from PySide6.QtGui import QFont, QFontMetricsF, QTextOption
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from ..core.plain_text import html_text, plain_tooltip
-from ..core.store import SessionStore
 from ..theme import NORMAL, Theme, min_text_pt
 from .chart_axes import plain_axes, quiet_axes
 from .plot_style import plot_font
@@ -63,7 +62,6 @@ class Chart(pg.PlotWidget):
         quiet_axes(self.getPlotItem())
         self.base_title = title
         self.theme = NORMAL
-        self.store: SessionStore | None = None
         self.selected: str | None = None  # the level chosen in the ladder panel
         self.setMinimumSize(240, 160)
         item = self.getPlotItem()
@@ -176,9 +174,6 @@ class Chart(pg.PlotWidget):
         # layout never shrinks its top widget back
         if getattr(self, "range", None) is not None:
             self.getPlotItem().setGeometry(self.range)
-
-    def bind(self, store: SessionStore) -> None:
-        self.store = store
 
     def set_selected(self, level_id: str | None) -> None:
         """Highlight this level (subclasses draw it)."""

@@ -1,15 +1,17 @@
 """The charts (pyqtgraph): per-repeat stream and size sweep here, the ladder bars in
 :mod:`.ladder_bars`, what they share in :mod:`.chart_base`.
 
-Charts read the :class:`SessionStore` and redraw from it when told what changed
-(``refresh``); the main window coalesces those calls, so a chart redraws at a bounded
-rate however fast events arrive. Every chart keeps the numbers it drew (``shown``) so
-tests and exports read back exactly what is on screen.
+A chart is handed the rows it draws (``set_rows``: StreamRows, SweepRows, the ladder's
+LadderRows) and never reads the store: the Charts view reads them (app/views/chart_rows.py)
+when told what changed, and the main window coalesces those calls, so a chart redraws at
+a bounded rate however fast events arrive. Every chart keeps the numbers it drew
+(``shown``) so tests and exports read back exactly what is on screen.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -17,17 +19,16 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from ..core.store import Change
 from ..core.view_state import shape_text
-from ..theme import Theme, level_colors, level_symbol, precision_color
+from ..theme import Theme, precision_color
 from .chart_axes import PlainAxis, SizeAxis
 from .chart_base import MAX_AXIS, Chart, finite_or_zero, finite_top
 from .hover_readout import HoverReadout, nearest
 from .ladder_bars import LadderBars
 from .side_legend import LegendEntry
 
-__all__ = ["MAX_AXIS", "HoverReadout", "LadderBars", "StreamChart", "SweepChart",
-           "finite_or_zero", "finite_top"]
+__all__ = ["MAX_AXIS", "HoverReadout", "LadderBars", "StreamChart", "StreamRows",
+           "SweepChart", "SweepRows", "finite_or_zero", "finite_top"]
 
 
 EMPTY_STREAM = "No run yet: the repeats of the next run show here"
@@ -51,17 +52,34 @@ class RepeatAxis(PlainAxis):
         return out
 
 
-def stream_empty_text(store: Any) -> str:
-    """Why the per-repeat chart is empty, for the view state it shows."""
-    state = store.view.state
-    if state.level is None:
-        return NO_LEVEL
-    shape, mode = store.ladder_shape(), store.mode
-    coming = store.coming()
-    where = f"{state.level} at {shape_text(shape)} ({mode})"
-    if coming is not None and coming.has_result(state.level, shape, mode, store.device):
-        return f"{where}: not replayed yet; its repeats show when the replay reaches its run"
-    return f"No run of {where} yet: its repeats show here when it runs"
+@dataclass(frozen=True, slots=True)
+class StreamRows:
+    """What the per-repeat chart draws, handed to it (``StreamChart.set_rows``): the
+    repeats of the run the view state points at and the words around them (app/views/
+    chart_rows.py reads them from the store)."""
+
+    x: np.ndarray = field(default_factory=lambda: np.zeros(0))  # the repeats' numbers
+    y: np.ndarray = field(default_factory=lambda: np.zeros(0))  # their TFLOPS
+    expected: int = 0  # the repeats the run will have
+    level: str | None = None  # the run's level (None: no run)
+    shape: Any = None  # the run's Shape
+    name: str | None = None  # the level's name (None: not in the session's levels)
+    precision: str = ""
+    color: str = "#1f77b4"
+    mode: str = ""
+    empty_text: str = EMPTY_STREAM  # why there are no repeats
+    generation: int = 0  # the store's: a new session draws afresh
+
+
+@dataclass(frozen=True, slots=True)
+class SweepRows:
+    """What the size sweep draws, handed to it (``SweepChart.set_rows``): TFLOPS against N
+    for each level measured at two sizes or more, in the session's order, with each
+    level's style (colour, marker, dashed for a reference, stacking order)."""
+
+    curves: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    styles: dict[str, tuple[str, str, bool, int]] = field(default_factory=dict)
+    empty_text: str = EMPTY_SWEEP
 
 
 class StreamChart(Chart):
@@ -77,6 +95,7 @@ class StreamChart(Chart):
                                symbolSize=5, symbolBrush="#1f77b4")
         self.curve.setDownsampling(auto=True, method="peak")
         self.curve.setClipToView(True)
+        self.data = StreamRows()  # what the chart was last handed
         self.shown = (np.zeros(0), np.zeros(0))
         self.stream_key: tuple[Any, Any] | None = None  # (level, shape) of the run shown
         self._color: Any = ""
@@ -95,46 +114,39 @@ class StreamChart(Chart):
     def set_selected(self, level_id: str | None) -> None:
         super().set_selected(level_id)
         self._color = ""
-        self.refresh({Change.STREAM})
+        self.set_rows(self.data)
 
-    def refresh(self, changes: set[Change]) -> None:
-        if self.store is None or not changes & {Change.STREAM, Change.HEADER}:
-            return
-        stream = self.store.shown_stream()
-        x, y = stream.arrays() if stream is not None else (np.zeros(0), np.zeros(0))
+    def set_rows(self, data: StreamRows) -> None:
+        """Draw ``data``: the repeats of the run shown (a run in progress as they come)."""
+        self.data = data
+        x, y = data.x, data.y
         self.shown = (x, y)
-        self.stream_key = (stream.level, stream.shape) if stream is not None else None
-        level = self.store.level(stream.level) if stream is not None and stream.level \
-            else None
-        key = (self.stream_key, self.selected, self.store.generation, self.theme.name)
+        self.stream_key = (data.level, data.shape) if data.level is not None else None
+        key = (self.stream_key, self.selected, data.generation, self.theme.name)
         if key != self._color:  # (a new run or selection, not every repeat)
             self._color = key
-            colors = level_colors([(lv.id, lv.precision, lv.is_reference, lv.is_user)
-                                   for lv in self.store.levels])
-            color = colors.get(level.id, precision_color(level.precision)) if level \
-                else "#1f77b4"
             # the selected level's run is drawn heavier (the highlight every chart gives)
-            width = self.theme.line_px * (2 if level and level.id == self.selected else 1)
-            self.curve.setPen(pg.mkPen(color, width=width))
-            self.curve.setSymbolBrush(color)
-        if self.show_empty(None if len(x) else stream_empty_text(self.store)):
+            width = self.theme.line_px * (2 if data.level is not None and
+                                          data.level == self.selected else 1)
+            self.curve.setPen(pg.mkPen(data.color, width=width))
+            self.curve.setSymbolBrush(data.color)
+        if self.show_empty(None if len(x) else data.empty_text):
             self.curve.setData([], [])
             self._x_range = self._y_range = (0.0, 0.0)
             self._y_run = None
             self.set_title_text("Per-repeat TFLOPS")
             return
-        assert stream is not None
         few = len(x) <= 100
         if few != self._symbols:
             self._symbols = few
             self.curve.setSymbol("o" if few else None)
         self.curve.setData(x, y)
-        self._fit(x, y, stream.expected)
-        if stream.level:
-            prec = f", {level.precision.upper()}" if level else ""
-            name = level.name if level is not None else stream.level
-            self.set_title_text(f"Per-repeat TFLOPS — {name} at {shape_text(stream.shape)}"
-                                f" ({self.store.mode}{prec})")
+        self._fit(x, y, data.expected)
+        if data.level:
+            prec = f", {data.precision.upper()}" if data.name is not None else ""
+            name = data.name if data.name is not None else data.level
+            self.set_title_text(f"Per-repeat TFLOPS — {name} at {shape_text(data.shape)}"
+                                f" ({data.mode}{prec})")
         else:
             self.set_title_text("Per-repeat TFLOPS")
 
@@ -187,6 +199,7 @@ class SweepChart(Chart):
         # a line per level; the markers of every level but the selected one in one
         # scatter item above the lines (one item paints in a fraction of the time that one
         # per level takes); the selected level's markers on its own curve, on top
+        self.data = SweepRows()  # what the chart was last handed
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.markers = pg.ScatterPlotItem(pxMode=True)
         self.markers.setZValue(2)
@@ -202,55 +215,35 @@ class SweepChart(Chart):
             self.log_axis = bool(on)
             self.setLogMode(x=True, y=self.log_axis)
             self.set_label("left", "TFLOPS (log)" if on else "TFLOPS")
-            self.refresh({Change.HEADER})
+            self.set_rows(self.data, header=True)
 
     def set_selected(self, level_id: str | None) -> None:
         super().set_selected(level_id)
-        self.refresh({Change.HEADER})
+        self.set_rows(self.data, header=True)
 
     def apply_theme(self, theme: Theme) -> None:
         super().apply_theme(theme)
-        if self.store is not None:
-            self.refresh({Change.HEADER})
+        if "data" in vars(self):  # (Chart.__init__ applies the first theme, before it)
+            self.set_rows(self.data, header=True)
 
-    def _style(self, level_id: str, colors: dict[str, str]) -> tuple[str, str, bool, int]:
-        """Colour, marker, dashed (a reference) and stacking order of a level's curve."""
-        assert self.store is not None
-        level = self.store.level(level_id)
-        color = colors.get(level_id, precision_color(""))
-        if level is None:
-            return color, "o", False, 0
-        if level.is_reference:
-            return color, "o", True, 1
-        same = [lv.id for lv in self.store.levels
-                if lv.precision == level.precision and not lv.is_reference]
-        return color, level_symbol(same.index(level_id)), False, 0
-
-    def refresh(self, changes: set[Change]) -> None:
-        if self.store is None or not changes & {Change.SWEEP, Change.HEADER}:
-            return
-        self.shown = self.store.sweeps()
+    def set_rows(self, data: SweepRows, header: bool = False) -> None:
+        """Draw ``data`` (``header``: every curve afresh, not only those that changed)."""
+        self.data = data
+        self.shown = dict(data.curves)
         for level_id in list(self.curves):
             if level_id not in self.shown:
                 self.removeItem(self.curves.pop(level_id))
-        coming = self.store.coming()
-        empty = EMPTY_SWEEP
-        if coming is not None and coming.has_sweep(self.store.mode, self.store.device):
-            empty = "Size sweep: not replayed yet; it draws as the replay reaches it"
-        if self.show_empty(None if self.shown else empty):
+        if self.show_empty(None if self.shown else data.empty_text):
             self.size_axis.set_sizes([])
             self.side_legend.set_entries([])
             self._mark([])
             self.symbols = {}
             return
-        order = {lv.id: i for i, lv in enumerate(self.store.levels)}
-        colors = level_colors([(lv.id, lv.precision, lv.is_reference, lv.is_user)
-                               for lv in self.store.levels])
         entries = []
         marked: list[tuple[str, np.ndarray, np.ndarray, str, str, str, bool]] = []
-        for level_id in sorted(self.shown, key=lambda k: order.get(k, len(order))):
-            n, tflops = self.shown[level_id]
-            color, symbol, dashed, z = self._style(level_id, colors)
+        for level_id, (n, tflops) in self.shown.items():
+            color, symbol, dashed, z = data.styles.get(level_id, (precision_color(""), "o",
+                                                                  False, 0))
             chosen = level_id == self.selected
             self.symbols[level_id] = symbol
             entries.append(LegendEntry(level_id + (" (selected)" if chosen else ""), color,
@@ -265,7 +258,7 @@ class SweepChart(Chart):
                 curve = self.plot([], [], name=None)
                 self.curves[level_id] = curve
             elif np.array_equal(curve.xData, n) and np.array_equal(curve.yData, tflops) \
-                    and Change.HEADER not in changes:
+                    and not header:
                 continue  # unchanged: no repaint
             width = self.theme.line_px * (3 if chosen else 1) + (1 if dashed else 0)
             pen = pg.mkPen(color, width=width,

@@ -5,6 +5,7 @@ a session has several GPUs (protocol version 4)."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,8 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QWidget
 
-from ...kernels.results.rows import pct_text, tflops_text
-from ..core.store import Change
+from ...kernels.results import pct_text, tflops_text
 from ..theme import Theme, device_color, min_text_pt
 from .chart_base import Chart, finite_or_zero, finite_top
 from .hover_readout import HoverReadout
@@ -21,6 +21,30 @@ from .level_ticks import NameAxis
 from .side_legend import LegendEntry
 
 GROUP_WIDTH = 0.8  # of one level's slot, shared by its GPUs' bars
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceResult:
+    """One level's result on one GPU, as its bar shows it."""
+
+    level: str
+    device: int
+    tflops: float
+    shape: str
+    precision: str
+    pct_ref: float | None
+    verified: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRows:
+    """What the GPU bars draw, handed to them (``DeviceBars.set_rows``): the session's GPUs
+    (index and name), the levels with a result on one of them in the session's order, and
+    each level's result per GPU (app/views/chart_rows.py reads them from the store)."""
+
+    devices: tuple[tuple[int, str], ...] = ()
+    levels: tuple[str, ...] = ()
+    results: tuple[DeviceResult, ...] = ()
 
 
 class DeviceBars(Chart):
@@ -35,8 +59,10 @@ class DeviceBars(Chart):
         self.log_axis = False
         self.floor = 0.0
         self.rows: list[dict[str, Any]] = []  # one per drawn bar: level, device, tflops, x
+        self.data = DeviceRows()  # what the bars were last handed
         self.levels: list[str] = []
         self.device_ids: list[int] = []
+        self.device_names: dict[int, str] = {}
         self.bars: pg.BarGraphItem | None = None
         self._y_top = 1.0
         self.names = NameAxis(self.getPlotItem(), self.theme.font_pt)
@@ -51,7 +77,7 @@ class DeviceBars(Chart):
             self.log_axis = bool(on)
             self.setLabel("left", "TFLOPS (log)" if on else "TFLOPS")
             self.getPlotItem().getAxis("left").setLogMode(False, self.log_axis)
-            self.refresh({Change.LADDER})
+            self.set_rows(self.data)
 
     def drawn_values(self) -> np.ndarray:
         """The values the bars reach on the axis, read back from the bar item."""
@@ -69,28 +95,20 @@ class DeviceBars(Chart):
         if 0 <= i < len(self.levels):
             self.level_clicked.emit(self.levels[i])
 
-    def refresh(self, changes: set[Change]) -> None:
-        if self.store is None or not changes & {Change.LADDER, Change.HEADER}:
-            return
-        store = self.store
-        self.device_ids = store.device_ids()
-        n = len(self.device_ids)
-        width = GROUP_WIDTH / max(n, 1)
-        self.rows, self.levels = [], []
-        for lv in store.ladder_levels():
-            results = {d: store.ladder_result(lv.id, d) for d in self.device_ids}
-            if all(r is None for r in results.values()):
-                continue
-            i = len(self.levels)
-            self.levels.append(lv.id)
-            for k, (device, r) in enumerate(results.items()):
-                if r is None:
-                    continue
-                row = store.row(r)
-                self.rows.append({"level": lv.id, "device": device, "tflops": r.tflops,
-                                  "shape": str(r.shape), "precision": r.precision,
-                                  "pct_ref": row.pct_of_reference, "verified": r.verified,
-                                  "x": i - GROUP_WIDTH / 2 + (k + 0.5) * width})
+    def set_rows(self, data: DeviceRows) -> None:
+        """Draw ``data``: each level's group, a bar per GPU that ran it."""
+        self.data = data
+        self.device_ids = [d for d, _ in data.devices]
+        self.device_names = dict(data.devices)
+        width = GROUP_WIDTH / max(len(self.device_ids), 1)
+        self.levels = list(data.levels)
+        slot = {d: k for k, d in enumerate(self.device_ids)}
+        self.rows = [{"level": r.level, "device": r.device, "tflops": r.tflops,
+                      "shape": r.shape, "precision": r.precision, "pct_ref": r.pct_ref,
+                      "verified": r.verified,
+                      "x": self.levels.index(r.level) - GROUP_WIDTH / 2
+                      + (slot[r.device] + 0.5) * width}
+                     for r in data.results]
         self._draw(width)
 
     def values(self) -> np.ndarray:
@@ -116,10 +134,9 @@ class DeviceBars(Chart):
             plot.addItem(self.bars)
         else:
             self.bars.setOpts(**opts)
-        if self.store is not None:  # beside the plot, never over the bars
-            self.side_legend.set_entries([LegendEntry(self.store.device_text(d),
-                                                      device_color(d))
-                                          for d in self.device_ids])
+        # beside the plot, never over the bars
+        self.side_legend.set_entries([LegendEntry(name, device_color(d))
+                                      for d, name in self.data.devices])
         if self.log_axis:
             self._y_top = float(tops.max()) + 0.15 if len(tops) else self.floor + 1.0
         else:
@@ -139,12 +156,12 @@ class DeviceBars(Chart):
         self._place_names()
 
     def _describe(self, x: float, y: float) -> str | None:
-        if not self.rows or self.store is None:
+        if not self.rows:
             return None
         row = min(self.rows, key=lambda r: abs(r["x"] - x))
         if abs(row["x"] - x) > GROUP_WIDTH / 2:
             return None
         ok = "" if row["verified"] else ", NOT verified"
-        return (f"{row['level']} on {self.store.device_text(row['device'])}\n"
+        return (f"{row['level']} on {self.device_names.get(row['device'], row['device'])}\n"
                 f"{tflops_text(row['tflops'])} TFLOPS at {row['shape']}, "
                 f"{pct_text(row['pct_ref'])} of cuBLAS {row['precision'].upper()}{ok}")

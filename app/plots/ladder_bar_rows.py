@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ...kernels.protocol.throttle import THROTTLE_MARK
-from ...kernels.results.rows import (
+from ...kernels.protocol import THROTTLE_MARK
+from ...kernels.results import (
     DASH,
     MINUS,
     NOT_VERIFIED,
@@ -20,13 +20,9 @@ from ...kernels.results.rows import (
     pct_interval_text,
     pct_text,
     per_ghz_text,
-    sustained_ratio,
     tflops_short,
     tflops_text,
 )
-from ..core.baseline_run import baseline_result
-from ..core.view_state import shape_text
-from ..theme import level_colors, precision_color
 
 PAIR = "burst vs sustained TFLOPS"
 PCT_REF = "% of cuBLAS (same precision)"
@@ -44,18 +40,6 @@ def shown_metric(metric: str, per_clock: bool) -> str:
     return PER_CLOCK.get(metric, metric) if per_clock else metric
 
 EMPTY_LADDER = "No ladder results yet: run the ladder (L) or open a recording"
-
-
-def ladder_empty_text(store: Any) -> str:
-    """Why the bars are empty, for the shape and mode the view state shows."""
-    shape = store.ladder_shape()
-    if shape is None:
-        return EMPTY_LADDER
-    where = f"at {shape_text(shape)} ({store.mode})"
-    coming = store.coming()
-    if coming is not None and coming.has_results_at(shape, store.mode, store.device):
-        return f"No results {where} replayed yet: the bars fill as the replay reaches them"
-    return f"No ladder results {where}: choose another shape or mode, or run the ladder (L)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,47 +128,19 @@ def intervals_drawn(rows: list[BarRow], metric: str, values: np.ndarray
     return have, np.asarray(ends, float).reshape(-1, 2)
 
 
-def reference_bar(store: Any, r: Any) -> ReferenceBar | None:
-    """The cuBLAS result at ``r``'s precision and shape, as its bar's line shows it."""
-    ref = store.reference_result(r)
-    if ref is None:
-        return None
-    clock = ref.sm_clock_mhz_avg
-    per_ghz = ref.tflops / (clock / 1000.0) if clock and clock > 0 else None
-    return ReferenceBar(ref.level, ref.tflops, ref.gflop_per_j, per_ghz)
+@dataclass(frozen=True, slots=True)
+class LadderRows:
+    """What the ladder bars draw, handed to them (``LadderBars.set_rows``): a row per level
+    with a result at the shape and mode shown, and the words around them (app/views/
+    chart_rows.py reads them from the store; the chart never does)."""
 
-
-def bar_rows(store: Any) -> list[BarRow]:
-    """One row per ladder level with a result at the shape and mode the store shows."""
-    rows = []
-    colors = level_colors([(lv.id, lv.precision, lv.is_reference, lv.is_user)
-                           for lv in store.levels])
-    for lv in store.ladder_levels():
-        r = store.ladder_result(lv.id)
-        if r is None:
-            continue
-        row = store.row(r)
-        burst = store.burst_result(lv.id, r.shape)
-        sustained = store.sustained_result(lv.id, r.shape)
-        per_j = sustained if sustained is not None and \
-            sustained.gflop_per_j is not None else r
-        rows.append(BarRow(
-            level=lv.id, precision=r.precision, tflops=r.tflops,
-            pct_ref=row.pct_of_reference, pct_peak=row.pct_of_peak, shape=str(r.shape),
-            verified=r.verified, gflop_per_j=per_j.gflop_per_j,
-            gflop_per_j_mode=str(per_j.mode) if per_j.gflop_per_j is not None else None,
-            sustained_tflops=sustained.tflops if sustained else None,
-            burst_tflops=burst.tflops if burst else None,
-            ratio=sustained_ratio(burst, sustained), throttled=r.throttled,
-            color=colors.get(lv.id, precision_color(r.precision)),
-            reference=reference_bar(store, r),
-            baseline_tflops=getattr(baseline_result(store, lv.id), "tflops", None),
-            step=row.step_note(), pct_ci=row.pct_interval,
-            pairs=r.pairs if row.pct_interval is not None else None,
-            pairs_note=row.pairs_note(), tflops_per_ghz=row.tflops_per_ghz,
-            pct_clock=row.pct_equal_clocks, pct_clock_ci=row.pct_equal_clocks_interval,
-            sm_clock_mhz=r.sm_clock_mhz_avg, ref_clock_mhz=row.reference_clock_mhz))
-    return rows
+    rows: tuple[BarRow, ...] = ()
+    shape: Any = None  # the Shape shown (None: no shape yet)
+    mode: str = ""
+    per_clock: bool = False  # the view state's: the bars per GHz of SM clock held
+    empty_text: str = EMPTY_LADDER  # why there are no rows
+    baseline_name: str | None = None  # the baseline recording's file name
+    pending: bool = False  # a replay has yet to deliver (redrawn when that changes)
 
 
 def short_value(row: BarRow, metric: str) -> str | None:

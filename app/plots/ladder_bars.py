@@ -9,7 +9,6 @@ What a bar shows and its texts are in :mod:`.ladder_bar_rows`; where its label g
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -18,8 +17,7 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPen
 from PySide6.QtWidgets import QWidget
 
-from ...kernels.protocol.throttle import THROTTLE_MARK
-from ..core.store import Change
+from ...kernels.protocol import THROTTLE_MARK
 from ..core.view_state import shape_text
 from ..theme import THROTTLE_COLOR, Theme, min_text_pt, precision_color
 from .bar_label_layout import LABEL_MARGIN_PX, BarLabelLayout, TextSizes
@@ -34,11 +32,10 @@ from .ladder_bar_rows import (
     PERCENT_METRICS,
     TFLOPS_PER_GHZ,
     BarRow,
-    bar_rows,
+    LadderRows,
     hover_text,
     intervals_drawn,
     label_text,
-    ladder_empty_text,
     short_value,
     shown_metric,
 )
@@ -93,6 +90,7 @@ class LadderBars(Chart):
         self._interval_ends = np.zeros((0, 2))  # the error bars' (low, high), as shown
         self._text_sizes = TextSizes()  # sizes a label's text (see _text_width)
         self.label_texts: list[str] = []  # the full texts; a label may show a shorter one
+        self.data = LadderRows()  # what the bars were last handed
         self.rows: list[BarRow] = []  # what the bars show, one per level
         self.floor = 0.0  # the bars' base in view coordinates (log10 of it on a log axis)
         self._axis_label = ""
@@ -143,20 +141,20 @@ class LadderBars(Chart):
 
     def set_metric(self, metric: str) -> None:
         self.bar_metric = metric
-        self.refresh({Change.LADDER})
+        self.redraw()
 
     def set_log_axis(self, on: bool) -> None:
         self.log_axis = bool(on)
-        self.refresh({Change.LADDER})
+        self.redraw()
 
     def set_selected(self, level_id: str | None) -> None:
         super().set_selected(level_id)
-        self.refresh({Change.LADDER})  # the band and the legend's line for it
+        self.redraw()  # the band and the legend's line for it
 
     @property
     def per_clock(self) -> bool:
         """The view state's: the bars per GHz of SM clock held."""
-        return bool(self.store is not None and self.store.per_clock)
+        return self.data.per_clock
 
     @property
     def shown_metric(self) -> str:
@@ -166,19 +164,21 @@ class LadderBars(Chart):
     def is_log(self) -> bool:
         return self.log_axis and self.shown_metric in self.LOG_METRICS
 
-    def refresh(self, changes: set[Change]) -> None:
-        if self.store is None or not changes & {Change.LADDER, Change.HEADER}:
-            return
-        store = self.store
-        self.rows = bar_rows(store)
+    def set_rows(self, data: LadderRows, header: bool = False) -> None:
+        """Draw ``data`` (``header``: the session's header changed: drawn afresh)."""
+        self.data = data
+        self.rows = list(data.rows)
         # (a throttled result redraws only when what the bars show changed)
-        key = (repr(self.rows), self.shown_metric, self.is_log(), self.selected,
-               self.theme.name, Change.HEADER in changes, store.ladder_shape(), store.mode,
-               store.replay_pending)
+        key = (repr(data), self.shown_metric, self.is_log(), self.selected,
+               self.theme.name, header)
         if key == self._drawn and not self.empty:
             return
         self._drawn = key
         self._draw()
+
+    def redraw(self) -> None:
+        """Again, from the rows last handed (a metric, an axis, a selection changed)."""
+        self.set_rows(self.data)
 
     def values(self) -> np.ndarray:
         """Bar heights; a value that is missing or not a finite number draws no bar."""
@@ -275,11 +275,11 @@ class LadderBars(Chart):
     def _draw(self) -> None:
         """Update the bar item and its labels in place (no items made per redraw)."""
         plot = self.getPlotItem()
-        shape = self.store.ladder_shape() if self.store else None
+        shape = self.data.shape
         metric = self.shown_metric
         note = f" ({self.GFLOP_PER_J_NOTE})" if metric == "GFLOP/J" else \
             f" ({self.PER_CLOCK_NOTE})" if metric == TFLOPS_PER_GHZ else ""
-        mode = f", {self.store.mode}" if self.store is not None else ""
+        mode = f", {self.data.mode}" if self.data.mode else ""
         self.set_title_text(f"Ladder — {metric}{note}"
                             + (f" at {shape_text(shape)}{mode}" if shape else ""))
         n = len(self.rows)
@@ -287,8 +287,7 @@ class LadderBars(Chart):
                      self.error_bars):
             if item is not None:
                 item.setVisible(n > 0)
-        empty = EMPTY_LADDER if self.store is None else ladder_empty_text(self.store)
-        if self.show_empty(None if n else empty):
+        if self.show_empty(None if n else self.data.empty_text):
             self.names.forget()
             self.band.hide()
             self.side_legend.set_entries([])  # nothing drawn: nothing to explain
@@ -414,9 +413,8 @@ class LadderBars(Chart):
         if any(row.throttled for row in self.rows):
             entries.append(LegendEntry(self.THROTTLE_LEGEND, THROTTLE_COLOR, kind="outline",
                                        dashed=True))
-        if self.store is not None and self.store.baseline is not None and \
-                len(self.baseline_marks.data):
-            entries.append(LegendEntry(f"tick: baseline {Path(self.store.baseline.path).name}",
+        if self.data.baseline_name is not None and len(self.baseline_marks.data):
+            entries.append(LegendEntry(f"tick: baseline {self.data.baseline_name}",
                                        self.theme.foreground, kind="line"))
         if self.selected is not None:
             entries.append(LegendEntry(self.SELECTED_LEGEND, self._band_color().name()))

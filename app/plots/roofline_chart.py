@@ -19,7 +19,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QWidget
 
-from ...kernels.results import roofline as rl
+from ...kernels import results as rl
 from ..core.roofline_data import RooflineData
 from ..core.view_state import shape_text
 from ..theme import Theme, level_colors, precision_color
@@ -203,7 +203,7 @@ class RooflineChart(Chart):
         return every[i] if d[i] < 0.35 else None
 
     def describe(self, p: rl.Point) -> str:
-        name = self.store.name_of(p.level) if self.store is not None else p.level
+        name = self.data.name_of(p.level)
         if p in self.drawn_base and p not in self.drawn_points:
             text = f"baseline {name} ({p.precision.upper()}): {p.tflops:.4g} TFLOPS"
             now = next((q for q in self.drawn_points if q.level == p.level), None)

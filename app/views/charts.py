@@ -20,6 +20,7 @@ from ..plots.charts import LadderBars, StreamChart, SweepChart
 from ..plots.device_bars import DeviceBars
 from ..theme import Theme
 from .base import View
+from .chart_rows import device_rows, ladder_rows, stream_rows, sweep_rows
 
 STAGE_CHART_MIN_W = 520  # on stage, the stream and the sweep share a row from 2x this
 STAGE_ROWS_MIN_H = 860  # on stage, the bars have the tab to themselves below this height
@@ -40,6 +41,7 @@ class ChartsView(QWidget, View):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.store: SessionStore | None = None
         self.bars = LadderBars()
         self.stream = StreamChart()
         self.sweep = SweepChart()
@@ -93,7 +95,7 @@ class ChartsView(QWidget, View):
         self._apply_log(on)
 
     def show_per_clock(self, on: bool) -> None:
-        """The box as the view state says (the bars read the state from the store)."""
+        """The box as the view state says (the bars' rows carry the state)."""
         self.per_clock_box.blockSignals(True)
         self.per_clock_box.setChecked(on)
         self.per_clock_box.blockSignals(False)
@@ -112,18 +114,24 @@ class ChartsView(QWidget, View):
                 "devices": self.devices}
 
     def bind(self, store: SessionStore) -> None:
-        for chart in self.charts().values():
-            chart.bind(store)
+        """The store the charts' rows are read from (chart_rows.py): the charts are handed
+        the rows and never read it."""
+        self.store = store
 
     def refresh(self, changes: set[Change]) -> None:
         """The bars and the stream now; the sweep and the GPU comparison in the next frame
         (:meth:`step`), so that a paint comes between them: both in one frame cost more
         than a 60 Hz frame has (benchmarks/gui_frame_time.py)."""
-        store = self.bars.store
-        if store is not None and Change.HEADER in changes:
+        store = self.store
+        if store is None:
+            return
+        header = Change.HEADER in changes
+        if header:
             self.devices.setVisible(store.multi_device)
-        self.bars.refresh(changes)
-        self.stream.refresh(changes)
+        if changes & {Change.LADDER, Change.HEADER}:
+            self.bars.set_rows(ladder_rows(store), header)
+        if changes & {Change.STREAM, Change.HEADER}:
+            self.stream.set_rows(stream_rows(store))
         self._later |= changes & LATER_CHANGES
 
     def parts_left(self) -> bool:
@@ -134,9 +142,12 @@ class ChartsView(QWidget, View):
 
     def settle(self) -> None:
         changes, self._later = self._later, set()
-        if changes:
-            self.sweep.refresh(changes)
-            self.devices.refresh(changes)
+        if changes and self.store is not None:
+            header = Change.HEADER in changes
+            if changes & {Change.SWEEP, Change.HEADER}:
+                self.sweep.set_rows(sweep_rows(self.store), header)
+            if changes & {Change.LADDER, Change.HEADER}:
+                self.devices.set_rows(device_rows(self.store))
 
     def set_level(self, level_id: str) -> bool:
         for chart in (self.bars, self.stream, self.sweep):

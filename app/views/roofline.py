@@ -35,8 +35,7 @@ class RooflineView(QWidget, View):
         self.store: SessionStore | None = None
 
     def bind(self, store: SessionStore) -> None:
-        self.store = store
-        self.chart.bind(store)
+        self.store = store  # the view reads the store; its chart takes the data
 
     def refresh(self, changes: set[Change]) -> None:
         if self.store is None or not changes & CHANGES:

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from gemmscope.app.core.store import SessionStore
-from gemmscope.app.plots.ladder_bar_rows import bar_rows, hover_text
+from gemmscope.app.plots.ladder_bar_rows import hover_text
+from gemmscope.app.views.chart_rows import bar_rows
 from gemmscope.kernels.protocol.decoding import of
 
 HEADER = {"type": "session", "t": 0.0, "protocol": 4, "created": "x", "levels": {},

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 import synthetic_session as syn
 
-from gemmscope.app.core.store import Change, SessionStore
+from gemmscope.app.core.store import SessionStore
 from gemmscope.app.plots.ladder_bar_rows import PCT_CLOCK, PCT_REF, TFLOPS_PER_GHZ, hover_text
 from gemmscope.app.plots.ladder_bars import LadderBars
+from gemmscope.app.views.chart_rows import ladder_rows
 from gemmscope.kernels.protocol.decoding import of
 
 
@@ -22,18 +23,22 @@ def _store(events) -> SessionStore:
     return store
 
 
+STORES: dict[int, SessionStore] = {}  # each chart's store, read by the tests
+
+
 @pytest.fixture
 def bars(qtbot):
     def make(events, metric: str = "TFLOPS", log: bool = False) -> LadderBars:
         chart = LadderBars()
         qtbot.addWidget(chart)
         chart.resize(1280, 520)
-        chart.bind(_store(events))
+        store = STORES[id(chart)] = _store(events)
         chart.set_log_axis(log)
         chart.set_metric(metric)
-        chart.refresh({Change.HEADER, Change.LADDER})
+        chart.set_rows(ladder_rows(store), header=True)
         return chart
-    return make
+    yield make
+    STORES.clear()
 
 
 def _paired_results() -> dict[str, dict]:
@@ -90,9 +95,9 @@ def test_value_labels_sit_over_the_error_bars(bars, metric, log):
 def test_the_per_clock_toggle_switches_what_the_bars_draw(bars):
     chart = bars(syn.with_pairs(), "TFLOPS")
     tflops = chart.drawn_values().copy()
-    store = chart.store
+    store = STORES[id(chart)]
     store.view.set(per_clock=True)
-    chart.refresh(store.take_changes())
+    chart.set_rows(ladder_rows(store))
     assert chart.shown_metric == TFLOPS_PER_GHZ and TFLOPS_PER_GHZ in chart.axis_label()
     rows = {r.level: r for r in chart.rows}
     expected = [store.row(store.ladder_result(r.level)).tflops_per_ghz for r in chart.rows]
@@ -113,7 +118,7 @@ def test_the_per_clock_toggle_switches_what_the_bars_draw(bars):
         assert (low, high) == (pytest.approx(rows[level].pct_clock_ci[0]),
                                pytest.approx(rows[level].pct_clock_ci[1]))
     store.view.set(per_clock=False)
-    chart.refresh(store.take_changes())
+    chart.set_rows(ladder_rows(store))
     assert chart.shown_metric == PCT_REF
 
 

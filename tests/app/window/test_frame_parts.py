@@ -217,7 +217,7 @@ def test_a_bars_redraw_keeps_the_log_axis_picture_when_the_mode_is_unchanged(
     calls = []
     axis.setLogMode = lambda *a, **k: calls.append((a, k))
     charts.bars._drawn = None  # the next refresh draws the bars again
-    charts.bars.refresh({Change.LADDER})
+    charts.refresh({Change.LADDER})
     assert calls == []
     charts.set_log_axis(not charts.bars.is_log())
     assert calls  # a change of mode still reaches the axis

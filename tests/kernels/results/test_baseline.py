@@ -213,8 +213,8 @@ def test_the_ladder_panel_gives_the_baselines_result_and_the_change(qtbot):
 
 def test_the_bars_draw_a_tick_at_each_levels_baseline_tflops(qtbot):
     from gemmscope.app.core.baseline_run import baseline_of
-    from gemmscope.app.core.store import Change
     from gemmscope.app.plots.ladder_bars import LadderBars
+    from gemmscope.app.views.chart_rows import ladder_rows
     from gemmscope.kernels.ladder.shape import Shape
 
     store, _ = _store_of(BUNDLED)
@@ -222,11 +222,10 @@ def test_the_bars_draw_a_tick_at_each_levels_baseline_tflops(qtbot):
     store.view.set(shape=Shape(256, 256, 256))
     bars = LadderBars()
     qtbot.addWidget(bars)
-    bars.bind(store)
-    bars.refresh({Change.HEADER, Change.LADDER})
+    bars.set_rows(ladder_rows(store), header=True)
     assert len(bars.baseline_values()) == 0  # no baseline: no ticks
     store.set_baseline(baseline_of(str(CEILINGS), base_session.header, base_session.events))
-    bars.refresh(store.take_changes())
+    bars.set_rows(ladder_rows(store))
     expected = [e.tflops for e in base_session.results
                 if e.level in {r.level for r in bars.rows}]
     assert sorted(bars.baseline_values()) == pytest.approx(sorted(expected))

@@ -178,7 +178,6 @@ def test_the_chart_draws_every_point_and_roof_and_hover_names_the_level(qtbot):
     store = _store(BUNDLED)
     chart = RooflineChart()
     qtbot.addWidget(chart)
-    chart.bind(store)
     data = roofline_data(store)
     chart.set_data(data)
     assert len(chart.scatter.data) == len(data.points)
@@ -209,7 +208,6 @@ def test_the_bandwidth_labels_sit_apart_below_every_slope(qtbot, stage, size):
     qtbot.addWidget(chart)
     chart.apply_theme(PRESENTATION if stage else NORMAL)
     chart.resize(*size)
-    chart.bind(store)
     data = roofline_data(store)
     chart.set_data(data)
     chart.grab()  # laid out and painted: a text item places itself when it is painted
