@@ -157,7 +157,7 @@ def roofline_data(store: SessionStore) -> RooflineData:
     notes += report_notes
     if store.baseline is not None and not base_points:
         notes.append(f"the baseline {base_name} has no result at this shape and mode")
-    names = tuple((lid, store.name_of(lid))
-                  for lid in dict.fromkeys(p.level for p in (*points, *base_points)))
+    level_names = tuple((lid, store.name_of(lid))
+                        for lid in dict.fromkeys(p.level for p in (*points, *base_points)))
     return RooflineData(shape, tuple(points), tuple(roofs), tuple(measured), name,
-                        tuple(notes), tuple(base_points), base_name, warning, names)
+                        tuple(notes), tuple(base_points), base_name, warning, level_names)
