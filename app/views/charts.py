@@ -108,6 +108,7 @@ class ChartsView(QWidget, View):
         # (one run's repeats differ by percents: the stream keeps a linear axis)
         for chart in (self.bars, self.sweep, self.devices):
             chart.set_log_axis(on)
+        self._hand_rows(self.bars, self.sweep, self.devices)
 
     def charts(self) -> dict[str, pg.PlotWidget]:
         return {"bars": self.bars, "stream": self.stream, "sweep": self.sweep,
@@ -152,7 +153,23 @@ class ChartsView(QWidget, View):
     def set_level(self, level_id: str) -> bool:
         for chart in (self.bars, self.stream, self.sweep):
             chart.set_selected(level_id)
+        self._hand_rows(self.bars, self.stream, self.sweep)
         return True
+
+    def _hand_rows(self, *charts: pg.PlotWidget) -> None:
+        """These charts' rows read afresh: a chart redraws a new selection or axis from
+        the rows it was last handed, and the view state may have moved since (a level
+        chosen in the ladder panel shows that level's run and sweep)."""
+        if self.store is None:
+            return
+        if self.bars in charts:
+            self.bars.set_rows(ladder_rows(self.store))
+        if self.stream in charts:
+            self.stream.set_rows(stream_rows(self.store))
+        if self.sweep in charts:
+            self.sweep.set_rows(sweep_rows(self.store))
+        if self.devices in charts:
+            self.devices.set_rows(device_rows(self.store))
 
     def apply_theme(self, theme: Theme) -> None:
         self.on_stage = theme.name != "normal"
