@@ -24,7 +24,8 @@ import _smoke
 MADE_UP_ROWS = [  # what measure returns, made up (--smoke renders them)
     {"level": "wgmma_tma", "shape": "4096x4096x4096",
      "runs": [(99.6, 99.3, 99.9, "precision", 18, 0), (99.8, 99.5, 100.1, "precision", 14, 0),
-              (99.4, 99.0, 99.9, "budget", 640, 3)]},
+              (99.4, 99.0, 99.9, "budget", 640, 3)],
+     "held": [(1755.0, 1740.0, 41.0), (1710.0, 1700.0, 48.0), (1680.0, 1665.0, 52.0)]},
     {"level": "mma_tma", "shape": "4096x4096x4096",
      "runs": [(63.3, 62.1, 64.0, "budget", 512, 40), (65.1, 64.0, 66.2, "budget", 498, 12),
               (None, None, None, "error", 0, 0)]},
@@ -82,6 +83,9 @@ def measure(levels: list[str], shapes: list[tuple[int, int, int]], runs: int, re
                 row["runs"].append(
                     (r.pct_of_reference, r.pct_ci_low, r.pct_ci_high, r.stop_reason, r.pairs,
                      r.throttled_pairs) if r is not None else (None, None, None, "error", 0, 0))
+                row.setdefault("held", []).append(
+                    (r.sm_clock_mhz_avg, r.reference_sm_clock_mhz_avg, r.temp_c_start)
+                    if r is not None else (None, None, None))
             print(f"run {rep + 1} of {runs} done", file=sys.stderr, flush=True)
             if fresh:
                 session.close()
@@ -90,6 +94,26 @@ def measure(levels: list[str], shapes: list[tuple[int, int, int]], runs: int, re
         if session is not None:
             session.close()
     return list(rows.values())
+
+
+def clock_table(rows: list[dict[str, Any]]) -> str:
+    """Per run: the level's and its reference's mean SM clock over their launches in the
+    loop, the temperature at the loop's start, and the ratio at equal clocks (the % times
+    the reference's clock over the level's): where the ratio moves between runs, this says
+    whether the limiter moved it."""
+    lines = [f"{'level':<22} {'shape':<18} run: level MHz / reference MHz, C at start, "
+             "% at equal clocks"]
+    for row in rows:
+        cells = []
+        for (pct, *_), held in zip(row["runs"], row.get("held", []), strict=False):
+            lv, ref, temp = held
+            if pct is None or not lv or not ref:
+                cells.append(f"{'-':>26}")
+                continue
+            t = f"{temp:.0f}C" if temp is not None else "-"
+            cells.append(f"{lv:5.0f}/{ref:5.0f} {t:>4} {pct * ref / lv:7.2f}".rjust(26))
+        lines.append(f"{row['level']:<22} {row['shape']:<18} " + " ".join(cells))
+    return "\n".join(lines)
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -152,11 +176,12 @@ def main(argv: list[str] | None = None) -> int:
     shapes = args.size or [(4096, 4096, 4096)]
     if args.smoke:
         _smoke.level_variants((lid, {}) for lid in levels)
-        _smoke.made_up(table(MADE_UP_ROWS))
+        _smoke.made_up(table(MADE_UP_ROWS) + "\n" + clock_table(MADE_UP_ROWS))
         return _smoke.needs_gpu()
     rows = measure(levels, shapes, args.runs, args.repeats, args.pair_budget_s, args.fresh,
                    args.energy_s)
     print(table(rows))
+    print(clock_table(rows))
     if args.json:
         print(json.dumps(rows))
     return 0
