@@ -78,6 +78,12 @@ GPU_ONLY = {  # the measurement needs the GPU: arguments, levels and the table
                          re.compile(r"^wrote .*operand_power\.svg", re.M)],
     "simt_mma_side_by_side.py": [MADE_UP, "== issue 17 candidates"],
     "telemetry_overhead.py": [MADE_UP, "sampling off"],
+    # a real computation on the CPU (the TF32 emulations), then the GPU line
+    "tf32_accuracy.py": ["smoke: numpy on the CPU",
+                         re.compile(r"^TF32 dropped \(emulated\) +1024 +[1-9]\.[0-9]+e-04 ", re.M),
+                         re.compile(r"^TF32 rounded \(emulated\) +4096 +[1-9]\.[0-9]+e-04 ", re.M)],
+    "tf32_variants.py": [MADE_UP, "smoke: the registry makes every level and variant named",
+                         re.compile(r"^tf32_wgmma +sk2 +8192x8192x8192 +300\.0 +yes", re.M)],
     "tune.py": ["smoke: the registry makes every level and variant named"],
 }
 SHELL = ("gpu_tier.sh", "ncu_fp8_deep.sh", "ncu_levels.sh", "record_bundled.sh",
