@@ -12,7 +12,10 @@ first two shapes) at odd and aligned shapes against float64, and one K it must r
 (K % 4 != 0), which must come back refused before launch. Phase 2: each variant at each
 shape (default 4096^3 and 8192^3) as a paired burst with the level's reference
 (cuBLAS TF32 on the same Bt; docs/protocol.md "Paired ratios"), then cuBLAS TF32 on B
-(K x N, the NN call) alone for comparison. Variants are template-parameter changes
+(K x N, the NN call) alone. Phase 3, unless --no-nn: after the runner has exited, the
+level (its registry parameters) paired with that NN call in this process
+(kernels/engine/paired.py's run_paired on a Bench of its own): the issue's anchor is
+"cuBLAS TF32", which users call with B as K x N. Variants are template-parameter changes
 (``VARIANTS``: tile width, stages, block order, K pipelining, stream-K), so timing one
 more configuration is one more line there, and all of them run in one call.
 """
@@ -140,6 +143,33 @@ def rows_of(events: list[Any], variants: dict[str, dict[str, int]]) -> list[dict
     return rows
 
 
+def nn_rows(shapes: list[tuple[int, int, int]], budget_s: float) -> list[dict[str, Any]]:
+    """The level paired with cuBLAS TF32 NN, in this process, at each shape."""
+    from gemmscope.kernels.device.gpu import device_info
+    from gemmscope.kernels.engine.measure import Bench, wall_clock
+    from gemmscope.kernels.engine.paired import run_paired
+    from gemmscope.kernels.ladder import registry
+
+    bench = Bench(device_info(), wall_clock())
+    level, nn = registry.get(LEVEL), registry.get(NN_REFERENCE)
+    rows = []
+    for M, N, K in shapes:
+        shape = f"{M}x{N}x{K}"
+        try:
+            _ref, r = run_paired(bench, level, nn, M, N, K, 200, 3, budget_s, energy=False)
+        except Exception as exc:  # reported as a row; the table still prints
+            rows.append({"level": LEVEL, "variant": "base/NN", "shape": shape,
+                         "error": type(exc).__name__, "message": str(exc)[:160]})
+            continue
+        rows.append({"level": LEVEL, "variant": "base/NN", "shape": shape,
+                     "tflops": r["tflops"], "verified": r["verified"], "rel_err": r["rel_err"],
+                     "paired": True, "pct": r["pct_of_reference"],
+                     "ci": (r["pct_ci_low"], r["pct_ci_high"]), "stop": r["stop_reason"],
+                     "pairs": r["pairs"], "reference": NN_REFERENCE, "regs": r.get("regs"),
+                     "clock": r.get("sm_clock_mhz_avg")})
+    return rows
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     head = (f"{'level':<16} {'variant':<8} {'shape':<16} {'TFLOPS':>8} {'ok':>3} "
             f"{'rel_err':>9} {'% ref':>7} {'95% interval':>15} {'stop':>9} {'regs':>4}")
@@ -158,7 +188,8 @@ def table(rows: list[dict[str, Any]]) -> str:
                      f"{pct} {ci:>15} {r.get('stop') or '-'!s:>9} "
                      f"{r.get('regs') or '-'!s:>4}")
     lines.append("% ref: the level's paired % of its reference (cuBLAS TF32, B as Bt) with "
-                 "the interval; cublas_tf32 rows: the NN call alone, for comparison")
+                 "the interval; cublas_tf32 rows: the NN call alone; base/NN rows: the level "
+                 "paired with that NN call")
     return "\n".join(lines)
 
 
@@ -171,6 +202,9 @@ MADE_UP_ROWS = [
     {"level": LEVEL, "variant": "sk2", "shape": "8192x8192x8192", "tflops": 300.0,
      "verified": True, "rel_err": 7.0e-4, "paired": True, "pct": 95.0, "ci": (94.5, 95.4),
      "stop": "precision", "regs": 168},
+    {"level": LEVEL, "variant": "base/NN", "shape": "4096x4096x4096", "tflops": 390.0,
+     "verified": True, "rel_err": 7.0e-4, "paired": True, "pct": 97.0, "ci": (96.5, 97.4),
+     "stop": "budget", "regs": 168},
 ]
 
 
@@ -183,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pair-budget-s", type=float, default=2.5,
                     help="wall seconds of each variant-reference loop (default 2.5)")
     ap.add_argument("--no-check", action="store_true", help="skip phase 1")
+    ap.add_argument("--no-nn", action="store_true", help="skip phase 3 (pairs with NN)")
     ap.add_argument("--list", action="store_true", help="print the variants and exit")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON lines")
     _smoke.add_flag(ap)
@@ -212,7 +247,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         session.close()
     rows = rows_of(list(events), variants)
-    print(table(rows))
+    print(table(rows), flush=True)
+    if not args.no_nn:
+        nn = nn_rows(shapes, args.pair_budget_s)
+        rows += nn
+        print(table(nn))
     print(f"{len(runs)} runs in {time.monotonic() - t0:.0f} s")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
