@@ -257,10 +257,13 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w", encoding="utf-8") as f:
             for r in rows:
                 f.write(json.dumps(r) + "\n")
+    # exit 0: every result verified, and the one refusal asked for the only error
     wrong = [r for r in rows if r.get("verified") is False]
-    refused = [r for r in rows if r.get("error") == "refused"]
-    expected_refusals = 1 if not args.no_check else 0
-    return 1 if wrong or len(refused) != expected_refusals else 0
+    failed = [r for r in rows if "error" in r]
+    expected = ([{"error": "refused", "shape": "x".join(map(str, REFUSED_SHAPE))}]
+                if not args.no_check else [])
+    return 1 if wrong or [{k: r[k] for k in ("error", "shape")} for r in failed] != expected \
+        else 0
 
 
 if __name__ == "__main__":
