@@ -150,12 +150,13 @@ def nn_rows(shapes: list[tuple[int, int, int]], budget_s: float) -> list[dict[st
     from gemmscope.kernels.engine.paired import run_paired
     from gemmscope.kernels.ladder import registry
 
-    bench = Bench(device_info(), wall_clock())
     level, nn = registry.get(LEVEL), registry.get(NN_REFERENCE)
     rows = []
+    bench = None
     for M, N, K in shapes:
         shape = f"{M}x{N}x{K}"
         try:
+            bench = bench or Bench(device_info(), wall_clock())
             _ref, r = run_paired(bench, level, nn, M, N, K, 200, 3, budget_s, energy=False)
         except Exception as exc:  # reported as a row; the table still prints
             rows.append({"level": LEVEL, "variant": "base/NN", "shape": shape,
