@@ -203,7 +203,7 @@ def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
     K tile."""
     cp = require_cupy()
     M, N, K = ops.shape
-    dtype = {"bf16": "bf16", "fp16": "f16", "e4m3": "uint8"}[ops.fmt]
+    dtype = {"bf16": "bf16", "fp16": "f16", "e4m3": "uint8", "fp32": "f32"}[ops.fmt]
     (rows, cols), box_k = geometry.tile, geometry.k_tile
     map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, dtype, M, K, rows, box_k))
     map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, cols, box_k))

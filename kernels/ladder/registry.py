@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .fp8_deep_level import FP8_DEEP
-from .hopper_levels import FP8_BLOCK_SCALED, STREAM_K, WGMMA_TMA
+from .hopper_levels import FP8_BLOCK_SCALED, STREAM_K, TF32_WGMMA, WGMMA_TMA
 from .level import (  # the entry type and its parts, re-exported: one import for users
     DEEPGEMM_DIFF_MAX,
     DTYPE_OF,
@@ -286,10 +286,17 @@ LEVELS: tuple[Level, ...] = (
               "blocks, which pays where that wave is mostly empty (DeepGEMM's N = 2112, 8192^3) "
               "and costs where it is nearly full."),
     FP8_DEEP,
+    TF32_WGMMA,
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",
           kind=Kind.REFERENCE, library=Library.CUBLAS),
+    # before cublas_tf32, which stays REFERENCE_FOR's TF32 entry (the last one wins)
+    Level(id="cublas_tf32_bt", title="cuBLAS TF32, B as Bt", precision=Precision.TF32,
+          adds="Reference: cupy.matmul on float32 with the TF32 compute type, B given as "
+               "Bt like the TF32 level (a transposed view, no copy): both operands K-major, "
+               "the layout Hopper's TF32 wgmma reads.",
+          follows="cuBLAS", kind=Kind.REFERENCE, library=Library.CUBLAS, b_layout="nk"),
     Level(id="cublas_tf32", title="cuBLAS TF32", precision=Precision.TF32,
           adds="Reference: cupy.matmul on float32 with the TF32 compute type.",
           follows="cuBLAS", kind=Kind.REFERENCE, library=Library.CUBLAS),
