@@ -189,3 +189,115 @@ def test_a_variant_past_its_time_limit_or_faulting_is_stopped_and_the_next_ones_
     assert timed == ["ok0", "ok2", "ok4"] and stopped == ["crash", "hang"]
     log = (tmp_path / "out" / "kernel_attempts.log").read_text()
     assert "== issue 42 attempts" in log and "CUDA_ERROR_ILLEGAL_ADDRESS" in log
+
+
+class _Stream:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def synchronize(self):
+        pass
+
+
+class _FakeBench:
+    """measure.Bench's surface that the worker uses, on numpy: every check passes, every
+    launch is counted."""
+
+    def __init__(self, device, clock):
+        import numpy as np
+
+        from gemmscope.kernels.engine.operands import Accuracy
+
+        self.cp, self.device, self.clock, self.stream = np, device, clock, _Stream()
+        self.launches: list[str] = []
+        self._acc = Accuracy(1e-7, False, 0.0)
+
+    def run(self, level, M, N, K, **_kw):
+        return {"rel_err": 1e-7, "verified": True, "regs": 99, "local_bytes": 0}
+
+    def prepare(self, level, M, N, K, params, warmup):
+        import types
+
+        import numpy as np
+
+        ops = types.SimpleNamespace(a=np.ones((M, K), np.float32), b=np.ones((K, N), np.float32),
+                                    poison=lambda: self.launches.append("poison"))
+        return types.SimpleNamespace(ops=ops, launch=lambda: self.launches.append(level.id),
+                                     verified=True, acc=self._acc,
+                                     info={"regs": 127, "local_bytes": 0, "code_key": "k"})
+
+
+def test_the_worker_pairs_each_size_and_checks_again_after_a_burst(attempts, monkeypatch,
+                                                                    capsys):
+    import json
+    import types
+
+    from gemmscope.kernels.device import gpu
+    from gemmscope.kernels.engine import measure, operands, paired
+    from gemmscope.kernels.results.ratio_stats import ClockReading
+
+    benches: list[_FakeBench] = []
+
+    def make_bench(device, clock):
+        benches.append(_FakeBench(device, clock))
+        return benches[-1]
+
+    monkeypatch.setattr(gpu, "device_info", lambda: types.SimpleNamespace(
+        name="fake H200", sm_count=132, sm_clock_max_mhz=1980.0))
+    monkeypatch.setattr(measure, "Bench", make_bench)
+    monkeypatch.setattr(operands, "check", lambda ops: benches[-1]._acc)
+    seen = []
+
+    def fake_run_paired(bench, level, ref, M, N, K, max_pairs, warmup, budget_s, **kw):
+        seen.append((level.id, ref.id, M, kw.get("energy")))
+        return ({"tflops": 700.0, "verified": True, "sm_clock_mhz_avg": 1700.0},
+                {"tflops": 500.0, "verified": True, "rel_err": 1e-6, "regs": 168,
+                 "local_bytes": 0, "code_key": "c", "pct_of_reference": 71.4,
+                 "pct_ci_low": 70.9, "pct_ci_high": 72.0, "pairs": 50,
+                 "stop_reason": "precision", "throttled_pairs": 0,
+                 "sm_clock_mhz_avg": 1750.0})
+
+    monkeypatch.setattr(paired, "run_paired", fake_run_paired)
+    monkeypatch.setattr(paired, "clock_reader",
+                        lambda bench: lambda: ClockReading(1900.0, ()))
+    times = iter(range(10**6))
+    monkeypatch.setattr(paired, "launch_timer", lambda bench, launch, read: (
+        lambda: (launch(), (1.0 + next(times) % 2 * 0.01, ClockReading(1900.0, ())))[1]))
+    monkeypatch.setattr(attempts, "compile_k5", lambda path: _K5())
+    names = [v.name for v in attempts.VARIANTS]
+    picks = [names.index("mma_tma_rel3"), names.index("r2d_lb2")]
+    args = types.SimpleNamespace(sizes="64,128", max_pairs=20, warmup=1, pair_budget_s=0.05,
+                                 sgemm_cuda="anchor.tgz")
+    assert attempts.worker(picks, float("inf"), args) == 0
+    recs = [json.loads(ln[len(attempts.TAG):]) for ln in capsys.readouterr().out.splitlines()
+            if ln.startswith(attempts.TAG)]
+    assert not [r for r in recs if "error" in r], recs
+    timed = [r for r in recs if r.get("stage") == "time"]
+    assert [(r["name"], r["M"], r["ref"]) for r in timed] == [
+        ("mma_tma_rel3", 64, "cublas_fp16_bt"), ("mma_tma_rel3", 128, "cublas_fp16_bt"),
+        ("r2d_lb2", 64, attempts.SIBOEHM_K5), ("r2d_lb2", 128, attempts.SIBOEHM_K5)]
+    assert seen == [("mma_tma_x", "cublas_fp16_bt", 64, False),
+                    ("mma_tma_x", "cublas_fp16_bt", 128, False)]
+    mma, k5 = timed[1], timed[3]
+    assert mma["pct_of_reference"] == 71.4 and mma["burst_verified"] is True
+    assert mma["sm_clock"] == 1750.0 and mma["ref_sm_clock"] == 1700.0
+    # kernel 5 times ~1.01 where the level times 1.00 (alternate launches): ratio ~101%
+    assert 100.0 < k5["pct_of_reference"] < 102.0 and k5["ref_regs"] == 96
+    assert k5["ref_verified"] and k5["burst_verified"] and k5["pairs"] >= 6
+    # after the pair loop: C poisoned, then BURST launches of the level back to back
+    tail = benches[-1].launches[-attempts.BURST - 1:]
+    assert tail == ["poison"] + ["register_2d_x"] * attempts.BURST
+    assert recs[-1] == {"done": True}
+
+
+class _K5:
+    """A stand-in for kernel 5 that computes C = A B on numpy, as the real one does."""
+
+    num_regs = 96
+
+    def __call__(self, grid, block, args):
+        a, b, c = args[4], args[5], args[7]
+        c[...] = a @ b
