@@ -108,6 +108,9 @@ VARIANTS: list[Variant] = [
             "kernel 5's loop form (110 registers, 10 LDS per 64 FFMA): 0.95-1.02 of k5"),
     Variant("wmma_lean_lb3", "wmma_x", {"LEAN": 2, "LB": 3},
             "as wmma_lean with 2 blocks per SM asked (128 registers): the same"),
+    Variant("wmma_lean_4w", "wmma_x", {"LEAN": 2, "WN": 64},
+            "4 warps of 64x64 (0.25 LDSM per HMMA, not 0.375), 229 registers, 2 blocks per "
+            "SM: 0..+10% over wmma_lean if shared memory's bandwidth is what binds"),
     Variant("cp_async_interior", "cp_async_interior", {},
             "control: 0.90-0.92 of cuBLAS FP32"),
     Variant("cpi_w2x4", "cp_async_interior", {"WMITER": 2, "WNITER": 4},
