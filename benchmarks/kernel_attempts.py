@@ -420,21 +420,31 @@ def precompile(indices: list[int], procs: int, limit_s: float) -> str:
 
 # ------------------------------------------------------------------ offline SASS
 
+def compile_timed(level: Any) -> tuple[Any, str]:
+    """The instantiation that the timed sizes run (the vector path where the level has
+    two), compiled here for sm_90a with the levels' options (NVRTC, no GPU): the build
+    and the kernel's mangled name."""
+    from gemmscope.kernels.toolchain import nvrtc
+
+    vec = level.use_vector_path(4096, 4096, 4096) or not level.edge_variant
+    expression = level.name_expression(vec)
+    built = nvrtc.compile_source(level.id, nvrtc.assemble(level), [expression],
+                                 nvrtc.offline_options(level, "sm_90a"), "sm_90a")
+    return built, built.lowered[expression]
+
+
 def sass_rows(indices: list[int]) -> list[dict[str, Any]]:
     """Each variant compiled here for sm_90a (NVRTC, nvdisasm): registers, spills and the K
     loop's instruction mix of the kernel the timed sizes run (no GPU)."""
     import collections
 
-    from gemmscope.kernels.toolchain import cubin, nvrtc, sass
+    from gemmscope.kernels.toolchain import cubin, sass
 
     rows = []
     for pos in indices:
         v = VARIANTS[pos]
-        level = variant_level(v)
-        built = nvrtc.compile_offline(level, "sm_90a")
+        built, name = compile_timed(variant_level(v))
         res = cubin.kernels(built.cubin)
-        vec = level.use_vector_path(4096, 4096, 4096) or not level.edge_variant
-        name = built.lowered[level.name_expression(vec)]
         text = sass.disassemble(built.cubin)[name]
         loop = [ln for ln in sass.in_span(sass.parse(text), sass.main_loop(text)) if ln.counted]
         mix = collections.Counter(ln.op_class for ln in loop)

@@ -58,10 +58,9 @@ def test_two_ctas_per_sm_launch_two_blocks_per_sm_and_stream_k_every_sm(attempts
 
 
 def _sass_lines(attempts, level):
-    from gemmscope.kernels.toolchain import nvrtc, sass
+    from gemmscope.kernels.toolchain import sass
 
-    built = nvrtc.compile_offline(level, "sm_90a")
-    name = built.lowered[level.name_expression(True)]
+    built, name = attempts.compile_timed(level)
     text = sass.disassemble(built.cubin)[name]
     return [ln.text for ln in sass.parse(text)]
 
@@ -81,12 +80,9 @@ def test_an_attempt_source_with_default_switches_builds_its_levels_code(attempts
 def test_every_attempt_compiles_for_sm_90a_without_spills(attempts, index):
     if (missing := tools_missing()) is not None:
         pytest.skip(missing)
-    from gemmscope.kernels.toolchain import cubin, nvrtc
+    from gemmscope.kernels.toolchain import cubin
 
-    level = attempts.variant_level(attempts.VARIANTS[index])
-    built = nvrtc.compile_offline(level, "sm_90a")
-    timed = built.lowered[level.name_expression(
-        level.use_vector_path(4096, 4096, 4096) or not level.edge_variant)]
+    built, timed = attempts.compile_timed(attempts.variant_level(attempts.VARIANTS[index]))
     res = cubin.kernels(built.cubin)[timed]
     assert res.local_bytes == 0 and 0 < res.regs <= 255
 
