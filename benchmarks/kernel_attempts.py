@@ -1,7 +1,7 @@
 """Issue 42's attempts on the pre-Hopper rungs, each paired with its reference (GPU machine).
 
     python3 benchmarks/kernel_attempts.py --out DIR [--sgemm-cuda PATH] [--budget 330]
-        [--only NAME,..] [--sizes 4096,8192] [--pair-budget-s 1.0] [--variant-limit-s 45]
+        [--only NAME,..] [--sizes 4096,8192] [--pair-budget-s 1.5] [--variant-limit-s 45]
     python3 benchmarks/kernel_attempts.py --list        # the variants and predictions
     python3 benchmarks/kernel_attempts.py --sass        # offline: registers, spills, K loop
     python3 benchmarks/kernel_attempts.py --smoke       # CI: arguments and the table, no GPU
