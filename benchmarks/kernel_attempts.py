@@ -309,6 +309,29 @@ def first_wrong(bench: Any, level: Any) -> str | None:
     return None
 
 
+def blocks_per_sm(level: Any) -> int | None:
+    """How many blocks of the timed kernel fit an SM (the driver's occupancy calculator).
+    A persistent level launched with several blocks per SM (MINB) first asks for the
+    largest shared-memory carveout, so that the driver does not leave room for one."""
+    from gemmscope.kernels.device.gpu import require_cupy
+    from gemmscope.kernels.toolchain import nvrtc
+
+    cp = require_cupy()
+    built = nvrtc.compile_level(level)
+    kernel = built.kernels[level.use_vector_path(4096, 4096, 4096) or not level.edge_variant]
+    smem = level.dyn_smem_bytes(built.params)
+    if level.persistent and level.params.get("MINB", 1) > 1:
+        kernel.preferred_shared_memory_carveout = 100
+    if smem + kernel.shared_size_bytes > 48 * 1024:
+        kernel.max_dynamic_shared_size_bytes = smem
+    threads = level.threads[0] * level.threads[1]
+    try:
+        return int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            kernel.kernel.ptr, threads, smem))
+    except Exception:  # a figure for the table only
+        return None
+
+
 def paired_record(bench: Any, level: Any, ref: Any, S: int, max_pairs: int, warmup: int,
                   budget_s: float) -> dict[str, Any]:
     from gemmscope.kernels.engine.paired import run_paired
@@ -366,6 +389,7 @@ def worker(indices: list[int], deadline: float, args: argparse.Namespace) -> int
                 emit({**head, "stage": "check", "error": wrong})
                 continue
             where = "time"
+            per_sm = blocks_per_sm(level)
             for S in sizes:
                 if time.time() > deadline:
                     emit({**head, "stage": "skipped", "M": S, "error": "out of time"})
@@ -374,7 +398,8 @@ def worker(indices: list[int], deadline: float, args: argparse.Namespace) -> int
                                  args.pair_budget_s) if ref is None else
                        paired_record(bench, level, ref, S, args.max_pairs, args.warmup,
                                      args.pair_budget_s))
-                emit({**head, "stage": "time", "M": S, "ref": ref_id, **rec})
+                emit({**head, "stage": "time", "M": S, "ref": ref_id, **rec,
+                      "blocks_per_sm": per_sm})
                 say(f"  {S}^3: {rec['tflops']:.1f} TFLOPS vs {ref_id} {rec['ref_tflops']:.1f}"
                     f" = {rec['pct_of_reference']:.1f}% [{rec['pct_ci_low']}, "
                     f"{rec['pct_ci_high']}] ({rec['pairs']} pairs) verified="
@@ -613,7 +638,8 @@ def made_up_records(indices: list[int]) -> list[dict[str, Any]]:
              "stage": "time", "M": n, "ref": "cublas_fp16", "tflops": 500.0 - i,
              "ref_tflops": 760.0, "pct_of_reference": 65.0 - i / 10, "pct_ci_low": 64.0,
              "pct_ci_high": 66.0, "pairs": 120, "verified": True, "burst_verified": True,
-             "regs": 168, "sm_clock": 1755.0, "ref_sm_clock": 1740.0}
+             "regs": 168, "blocks_per_sm": 1, "sm_clock": 1755.0,
+             "ref_sm_clock": 1740.0}
             for i in indices for n in SIZES]
 
 
@@ -624,10 +650,10 @@ def compact(changes: dict[str, int]) -> str:
 def table(records: list[dict[str, Any]]) -> str:
     head = (f"{'variant':18s} {'params':40s} {'size':>5s} {'ok':>5s} {'TFLOPS':>7s} "
             f"{'ref':>7s} {'ratio':>6s} {'95% CI':>13s} {'pairs':>5s} {'regs':>4s} "
-            f"{'MHz':>9s}")
+            f"{'B/SM':>4s} {'MHz':>9s}")
     lines = ["", "== issue 42 attempts (burst, paired with the reference, L2 flushed; ratio = "
-             "median of per-pair ratios; ok: check / burst check; MHz: level / reference) ==",
-             head]
+             "median of per-pair ratios; ok: check / burst check; B/SM: blocks per SM; MHz: "
+             "level / reference) ==", head]
     by_index: dict[int, list[dict[str, Any]]] = {}
     for r in records:
         by_index.setdefault(r["index"], []).append(r)
@@ -646,7 +672,8 @@ def table(records: list[dict[str, Any]]) -> str:
             lines.append(
                 f"{name:18s} {params:40s} {r['M']:5d} {ok:>5s} {f(r.get('tflops'), '7.1f')} "
                 f"{f(r.get('ref_tflops'), '7.1f')} {f(r.get('pct_of_reference'), '6.1f')} "
-                f"{ci:>13s} {f(r.get('pairs'), '5d')} {f(r.get('regs'), '4d')} {mhz:>9s}")
+                f"{ci:>13s} {f(r.get('pairs'), '5d')} {f(r.get('regs'), '4d')} "
+                f"{f(r.get('blocks_per_sm'), '4d')} {mhz:>9s}")
         for r in [x for x in rs if "error" in x][:1]:
             lines.append(f"{name:18s} {params:40s} {r.get('stage', '')}: "
                          f"{str(r['error'])[:80]}")

@@ -128,13 +128,13 @@ def test_the_table_gives_ratio_interval_checks_registers_and_clocks(attempts):
     rec = {"index": 0, "name": "r2d_lb2", "changes": {"LB": 2}, "stage": "time", "M": 4096,
            "tflops": 26.1, "ref_tflops": 25.7, "pct_of_reference": 101.6, "pct_ci_low": 101.0,
            "pct_ci_high": 102.3, "pairs": 31, "verified": True, "burst_verified": False,
-           "regs": 127, "sm_clock": 1980.0, "ref_sm_clock": 1965.0}
+           "regs": 127, "blocks_per_sm": 2, "sm_clock": 1980.0, "ref_sm_clock": 1965.0}
     failed = {"index": 1, "name": "wmma", "changes": {}, "stage": "check",
               "error": "wrong at 7x13x8"}
     text = attempts.table([rec, failed])
     row = next(ln for ln in text.splitlines() if ln.startswith("r2d_lb2"))
     assert re.search(r"LB=2 +4096 +y/N +26\.1 +25\.7 +101\.6 +\[101\.0,102\.3\] +31 +127 "
-                     r"+1980/1965$", row), row
+                     r"+2 +1980/1965$", row), row
     assert re.search(r"^wmma .* check: wrong at 7x13x8$", text, re.M)
 
 
@@ -263,6 +263,7 @@ def test_the_worker_pairs_each_size_and_checks_again_after_a_burst(attempts, mon
     monkeypatch.setattr(paired, "launch_timer", lambda bench, launch, read: (
         lambda: (launch(), (1.0 + next(times) % 2 * 0.01, ClockReading(1900.0, ())))[1]))
     monkeypatch.setattr(attempts, "compile_k5", lambda path: _K5())
+    monkeypatch.setattr(attempts, "blocks_per_sm", lambda level: 2)
     names = [v.name for v in attempts.VARIANTS]
     picks = [names.index("mma_tma_rel3"), names.index("r2d_lb2")]
     args = types.SimpleNamespace(sizes="64,128", max_pairs=20, warmup=1, pair_budget_s=0.05,
@@ -280,6 +281,7 @@ def test_the_worker_pairs_each_size_and_checks_again_after_a_burst(attempts, mon
     mma, k5 = timed[1], timed[3]
     assert mma["pct_of_reference"] == 71.4 and mma["burst_verified"] is True
     assert mma["sm_clock"] == 1750.0 and mma["ref_sm_clock"] == 1700.0
+    assert mma["blocks_per_sm"] == 2
     # kernel 5 times ~1.01 where the level times 1.00 (alternate launches): ratio ~101%
     assert 100.0 < k5["pct_of_reference"] < 102.0 and k5["ref_regs"] == 96
     assert k5["ref_verified"] and k5["burst_verified"] and k5["pairs"] >= 6
