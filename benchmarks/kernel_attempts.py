@@ -321,7 +321,9 @@ def blocks_per_sm(level: Any) -> int | None:
     kernel = built.kernels[level.use_vector_path(4096, 4096, 4096) or not level.edge_variant]
     smem = level.dyn_smem_bytes(built.params)
     if level.persistent and level.params.get("MINB", 1) > 1:
-        kernel.preferred_shared_memory_carveout = 100
+        driver = cp.cuda.driver
+        attr = getattr(driver, "CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT", 9)
+        driver.funcSetAttribute(kernel.kernel.ptr, attr, 100)  # percent: the most
     if smem + kernel.shared_size_bytes > 48 * 1024:
         kernel.max_dynamic_shared_size_bytes = smem
     threads = level.threads[0] * level.threads[1]
