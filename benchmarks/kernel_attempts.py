@@ -402,10 +402,10 @@ def worker(indices: list[int], deadline: float, args: argparse.Namespace) -> int
                                      args.pair_budget_s))
                 emit({**head, "stage": "time", "M": S, "ref": ref_id, **rec,
                       "blocks_per_sm": per_sm})
-                say(f"  {S}^3: {rec['tflops']:.1f} TFLOPS vs {ref_id} {rec['ref_tflops']:.1f}"
-                    f" = {rec['pct_of_reference']:.1f}% [{rec['pct_ci_low']}, "
-                    f"{rec['pct_ci_high']}] ({rec['pairs']} pairs) verified="
-                    f"{rec['verified']}/{rec['burst_verified']} regs={rec['regs']}")
+                say(f"  {S}^3: {rec['tflops']} TFLOPS vs {ref_id} {rec['ref_tflops']} = "
+                    f"{rec['pct_of_reference']}% [{rec['pct_ci_low']}, {rec['pct_ci_high']}] "
+                    f"({rec['pairs']} pairs) verified={rec['verified']}/"
+                    f"{rec['burst_verified']} regs={rec['regs']} blocks/SM={per_sm}")
         except Exception as exc:  # compile error or refusal: next; a CUDA fault ends us
             text = f"{type(exc).__name__}: {exc}"
             emit({**head, "stage": where, "error": text[:600],
