@@ -139,7 +139,10 @@ LEVELS: tuple[Level, ...] = (
              "in registers from 8 A and 8 B values per k (64 FMAs per 16 shared loads).",
         follows=f"seed L5; {SIBOEHM} kernel 5", source="register_2d.cu",
         kernel="sgemm_register_2d", params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
-        geometry=thread_tiles),
+        geometry=thread_tiles,
+        notes="Its launch bounds ask for two blocks per SM (128 registers, not the 152 ptxas "
+              "took unasked), so one block's loads and barrier hide behind the other's FMAs: "
+              "1.18 of siboehm's kernel 5 at 4096^3, from 0.85 with one block per SM."),
     Level(
         id="vectorized", title="float4 loads, A tile transposed", precision=Precision.FP32,
         reference="cublas_fp32",
@@ -194,12 +197,13 @@ LEVELS: tuple[Level, ...] = (
         follows="CUTLASS predicated tile iterators (residue handled apart from the main loop)",
         source="cp_async_interior.cu", kernel="sgemm_cp_async_interior",
         params={"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
-                "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "GM": 1},
+                "TM": 4, "TN": 4, "STAGES": 4, "MINB": 1, "GM": 1},
         geometry=warp_tiles, vector=4,
         dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
-        notes="cp_async with the address selects and edge guards gone from interior tiles; still "
-              "issue-bound at two warps per scheduler, so each non-FMA instruction left in the "
-              "loop costs."),
+        notes="cp_async with the address selects and edge guards gone from interior tiles, and a "
+              "fourth stage (three K tiles in flight: 90.2 -> 94.0% of cuBLAS FP32 at 4096^3, "
+              "92.0 -> 94.8% at 8192^3, paired, 2026-12-02); still issue-bound at two warps "
+              "per scheduler, so each non-FMA instruction left in the loop costs."),
     Level(
         id="wmma", title="Tensor Cores (WMMA, FP16)", precision=Precision.FP16,
         reference="cublas_fp16",
