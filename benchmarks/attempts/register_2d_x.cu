@@ -1,6 +1,7 @@
 // Attempts on register_2d (issue 42), not a level: kernels/cuda/register_2d.cu with switches
 // that benchmarks/kernel_attempts.py times against siboehm's kernel 5 (the same technique)
-// and cuBLAS FP32. With LB = KU = 1 the code is register_2d's (the same SASS).
+// and cuBLAS FP32. With LB = KU = 1 the code is register_2d's as it was before issue 42's
+// run (the same SASS); with LB = 3, KU = 1 it is the level's since (two blocks per SM).
 //   LB    the launch bounds' minimum blocks per SM, plus one (1: none given, as register_2d;
 //         2: __launch_bounds__(256, 1); 3: (256, 2)). Read in the SASS (NVRTC 13.0, sm_90a):
 //         register_2d takes 152 registers, so one block of 256 threads per SM (8 warps);
