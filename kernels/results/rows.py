@@ -322,11 +322,18 @@ class Row:
 
     @property
     def unpaired(self) -> bool:
-        """A percentage of the reference without an interval: two runs one after the other
-        (older recordings, sustained runs), met by the limiter at different moments; not
-        a reference's 100% of itself."""
-        return self.pct_of_reference is not None and self.pct_interval is None and \
+        """A percentage of the reference from two runs one after the other (older
+        recordings, a reference refused), met by the limiter at different moments; not a
+        paired ratio (``paired``), even one with too few pairs for an interval (a
+        sustained run of 2 trials), and not a reference's 100% of itself."""
+        return self.pct_of_reference is not None and self.result.paired is not True and \
             self.reference != self.result.level
+
+    @property
+    def too_few_pairs(self) -> bool:
+        """A paired ratio with no 95% interval: fewer pairs than one needs (6)."""
+        return self.pct_of_reference is not None and self.result.paired is True and \
+            self.pct_interval is None
 
     def pct_text(self) -> str:
         """The percentage of the reference with its interval: "97.3% ±0.4"."""
@@ -335,8 +342,11 @@ class Row:
 
     def pairs_note(self) -> str:
         """How a paired ratio was measured where that needs saying: "3 of 40 pairs
-        throttled; 97.8% without them"; "" otherwise."""
+        throttled; 97.8% without them"; "paired, 2 pairs: too few for an interval"; ""
+        otherwise."""
         r = self.result
+        if self.too_few_pairs:
+            return f"paired, {r.pairs} pairs: too few for an interval"
         if self.pct_interval is None or not r.throttled_pairs:
             return ""
         pairs = f" of {r.pairs}" if r.pairs is not None else ""
