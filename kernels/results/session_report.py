@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..protocol import recording
 from ..protocol.records import Error, Result
 from ..protocol.text_safety import terminal_text
+from .counts import counted
 from .rows import DASH, newest, versions_text
 from .table import render
 
@@ -33,8 +34,8 @@ def report_lines(path: str, markdown: bool = False, per_clock: bool = False
     made = dict.fromkeys(versions_text(r.versions) for r in shown)
     made_with = [f"made with {text}" for text in made if text != DASH]
     lines = [f"{path}: {' + '.join(names) or 'no device'}, recorded "
-             f"{header.created}, {len(shown)} results{history}, "
-             f"{len(session.errors)} errors", *made_with, "",
+             f"{header.created}, {counted(len(shown), 'result')}{history}, "
+             f"{counted(len(session.errors), 'error')}", *made_with, "",
              # a line each, not the table as one string: a write of a short line to a pipe
              # is whole or fails (EPIPE); one write of the whole table (700 KB for 5,000
              # results) could end part-way without an error when the reader went away
