@@ -17,6 +17,17 @@ def printable(text: str) -> str:
     return terminal_text(text)
 
 
+def by_device(results: list[Result]) -> list[Result]:
+    """The results in the order their measurement first appears (level, shape, mode), and
+    within one the GPUs in index order: the two GPUs ran side by side, so which one's result
+    arrived first changed from row to row (GPU 1 above GPU 0 for half the levels)."""
+    first: dict[tuple[object, ...], int] = {}
+    for r in results:
+        first.setdefault((r.level, r.shape, r.mode), len(first))
+    return sorted(results, key=lambda r: (first[(r.level, r.shape, r.mode)],
+                                          r.device_index or 0))
+
+
 def report_lines(path: str, markdown: bool = False, per_clock: bool = False
                  ) -> tuple[list[str], str | None]:
     """The report of the recording at ``path`` (its lines, each printable) and what could
@@ -27,7 +38,7 @@ def report_lines(path: str, markdown: bool = False, per_clock: bool = False
     header = session.header
     peaks = header.device.peak_tflops if header.device is not None else None
     names = [d.name or "no device" for d in header.gpus()]
-    shown = newest(session.results)  # a result measured again: its newest run
+    shown = by_device(newest(session.results))  # a result measured again: its newest run
     older = len(session.results) - len(shown)
     history = f" (and {older} older, kept as history)" if older else ""
     # what software made the results shown (issue 41 item 6), each set once
