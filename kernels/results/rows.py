@@ -408,7 +408,8 @@ class Row:
         if r.precision == "fp8" and r.deepgemm_diff is not None:
             notes.append(f"DeepGEMM diff {r.deepgemm_diff:.1e}")
         if r.mode == "sustained" and r.tflops_min is not None and r.tflops_max is not None:
-            notes.append(f"{counted(r.trials, 'trial')} {tflops_text(r.tflops_min)}–"
+            trials = counted(r.trials, "trial") + " " if r.trials is not None else ""
+            notes.append(f"{trials}{tflops_text(r.tflops_min)}–"
                          f"{tflops_text(r.tflops_max)} TFLOPS")
         if r.energy_j is None and r.energy_reason:
             notes.append(f"no energy: {r.energy_reason}")
