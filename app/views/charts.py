@@ -16,6 +16,7 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from ..core.store import Change, SessionStore
+from ..plots.chart_base import Chart
 from ..plots.charts import LadderBars, StreamChart, SweepChart
 from ..plots.device_bars import DeviceBars
 from ..theme import Theme
@@ -195,15 +196,20 @@ class ChartsView(QWidget, View):
         return coming is not None and coming.has_sweep(store.mode, store.device)
 
     @staticmethod
-    def _frame_px(chart: pg.PlotWidget) -> float:
-        """What a chart's plot leaves of its height: the title, the x axis and a legend
-        below the plot (as last laid out), and the margins."""
+    def _need_px(chart: Chart, plot_px: float) -> float:
+        """The height a chart needs for a plot ``plot_px`` high: its title, its x axis, a
+        legend below the plot and the margins. The legend as large as it may grow
+        (Chart.BELOW_SHARE of the chart), not as laid out: a hidden chart's was laid out
+        for another size or type, and a shown one's follows the height this gives it (the
+        heights, and the legends' type, came out different after a stage and back)."""
         item = chart.getPlotItem()
         axis = item.getAxis("bottom")
         legend = chart.side_legend
-        below = legend.size().height() if legend.below and legend.entries else 0.0
-        return (item.titleLabel.itemRect().height() + 4
-                + (axis.height() if axis.isVisible() else 0.0) + below + 20)
+        frame = item.titleLabel.itemRect().height() + 4 + (
+            axis.height() if axis.isVisible() else 0.0) + 20
+        if not legend.entries or not legend.below:
+            return frame + plot_px
+        return (frame + plot_px) / (1 - Chart.BELOW_SHARE)
 
     def _fit(self) -> None:
         """Which charts show, in order (bars or the GPUs alone, the GPUs, the stream's
@@ -228,7 +234,7 @@ class ChartsView(QWidget, View):
             margins.top() + margins.bottom() if margins is not None else 0)
         plot_px = PLOT_MIN_PX["normal" if not self.on_stage else "stage"]
         first = self.devices if alone else self.bars
-        need = {chart: self._frame_px(chart) + plot_px
+        need = {chart: self._need_px(chart, plot_px)
                 for chart in (self.bars, self.devices, self.stream, self.sweep)}
         if self.on_stage:  # and room above the bars for their labels' two lines
             need[self.bars] += plot_px
