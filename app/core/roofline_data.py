@@ -113,7 +113,7 @@ def roofline_data(store: SessionStore) -> RooflineData:
     if store.baseline is not None:
         base = store.baseline
         base_points = _points(base.store, shape, store.mode,
-                              baseline_device(base.store, name))
+                              baseline_device(base.store, name, store.device))
         base_name = Path(base.path).name
         warning = baseline_warning(store, base)
     precisions = [p.precision for p in (*points, *base_points)]

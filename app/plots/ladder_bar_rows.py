@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...kernels.protocol.throttle import THROTTLE_MARK
+from ...kernels.results.counts import counted
 from ...kernels.results.rows import (
     DASH,
     MINUS,
@@ -226,7 +227,7 @@ def ratio_text(row: BarRow) -> str:
         return f"{pct_text(row.pct_ref)} of cuBLAS {prec}" + \
             (f" ({UNPAIRED}: no interval)" if row.unpaired else "")
     low, high = row.pct_ci
-    pairs = f", {row.pairs} pairs" if row.pairs is not None else ""
+    pairs = f", {counted(row.pairs, 'pair')}" if row.pairs is not None else ""
     return (f"{pct_interval_text(row.pct_ref, low, high)} of cuBLAS {prec} (95% interval "
             f"{low:.1f}–{high:.1f}%{pairs})" + (f"\n{row.pairs_note}" if row.pairs_note
                                                else ""))

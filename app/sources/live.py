@@ -20,6 +20,7 @@ from ...kernels.drive.session_types import DEFAULT_WATCHDOG_S, MAX_CONSECUTIVE_F
 from ...kernels.protocol import records as rec
 from ...kernels.protocol.decoding import EventRecord
 from ...kernels.protocol.session_file import RecordingFailed
+from ...kernels.results.counts import counted
 from .base import EventSink
 
 WATCHDOG_TICK_MS = 250
@@ -127,7 +128,7 @@ class LiveSource(QObject):
             name = event.device.name if event.device is not None else None
             on = f" on {self.remote}" if self.remote else ""
             if event.devices is not None and len(event.devices) > 1:
-                name = f"{len(event.devices)} GPUs"
+                name = counted(len(event.devices), "GPU")
             self.notice.emit(f"runner started{on} ({name or 'no GPU'})")
         elif isinstance(event, rec.Restart):
             self.notice.emit(f"runner restarted ({event.restarts} so far)")

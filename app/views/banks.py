@@ -24,6 +24,7 @@ from ...kernels.models.banks import N_BANKS, BankReport, bank_cells, wavefront_i
 from ...kernels.models.level_model import Op, WarpAccess
 from ...kernels.models.relayout import RelayoutError, relayout
 from ...kernels.models.swizzle import IDENTITY, Swizzle
+from ...kernels.results.counts import counted
 from ..core.source_heat import conflict_lines
 from ..core.store import Change, SessionStore
 from ..theme import ANIMATION
@@ -165,7 +166,8 @@ class BanksCanvas(WarpAccessCanvas):
                    f"{rep.ideal}, {rep.conflicts} conflicts" if rep.conflicts else
                    f"no conflict: {rep.wavefronts} wavefront(s), the ideal")
         if rep.width_bytes > 4:
-            verdict += f"; {rep.phases} phases of {rep.phase_lanes} lanes"
+            verdict += (f"; {counted(rep.phases, 'phase')} of "
+                        f"{counted(rep.phase_lanes, 'lane')}")
             if rep.width_bytes == 16 and rep.phase_lanes == 16:
                 verdict += " (lane pairs read the same float4)"
         line = self.line_px()

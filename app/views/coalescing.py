@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QWidget
 from ...kernels.ladder.shape import Shape
 from ...kernels.models.coalescing import SECTOR_BYTES, SectorReport
 from ...kernels.models.level_model import WarpAccess
+from ...kernels.results.counts import counted
 from ..core.store import Change, SessionStore
 from ..core.view_state import DEFAULT_SHAPE
 from ..theme import ANIMATION
@@ -32,10 +33,12 @@ def summary_line(acc: WarpAccess, rep: SectorReport) -> tuple[str, str]:
     good = rep.n_sectors <= rep.ideal_sectors
     if WarpAccessCanvas.is_broadcast(acc):
         lanes = int(rep.active.sum())
-        return (f"broadcast: {lanes} lanes read the same {acc.width_bytes} bytes, "
-                f"{rep.n_sectors} sector of 32 B: the fewest a load can touch", "ok")
-    return (f"{rep.n_sectors} sectors of 32 B ({rep.n_lines} lines of 128 B) for "
-            f"{rep.bytes_used} bytes used: ideal {rep.ideal_sectors} sectors; "
+        return (f"broadcast: {counted(lanes, 'lane')} read the same "
+                f"{counted(acc.width_bytes, 'byte')}, {counted(rep.n_sectors, 'sector')} of 32 B: "
+                "the fewest a load can touch", "ok")
+    return (f"{counted(rep.n_sectors, 'sector')} of 32 B ({counted(rep.n_lines, 'line')} of 128 B) "
+            f"for {counted(rep.bytes_used, 'byte')} used: ideal "
+            f"{counted(rep.ideal_sectors, 'sector')}; "
             f"{rep.efficiency:.0%} of the bytes fetched used", "ok" if good else "conflict")
 
 

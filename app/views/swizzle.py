@@ -27,6 +27,7 @@ from ...kernels.models.swizzle import (
     TileLayout,
     analyze_pattern,
 )
+from ...kernels.results.counts import counted
 from ..theme import ANIMATION
 from ..widgets.fitting import labelled
 from .animated_canvas import AnimatedCanvas
@@ -216,7 +217,7 @@ class SwizzleCanvas(AnimatedCanvas):
                    mapping_text(self.swizzle, self.unit, self.pad_elems, self.elem_bytes))
         reads = self.pattern_label or pattern_text(self.pattern, self.current_access_bytes())
         return (f"{mapping}; {self.elem_bytes}-byte elements, rows of {self.row_elems} "
-                f"({self.row_elems * self.elem_bytes} bytes); {reads}, phase "
+                f"({counted(self.row_elems * self.elem_bytes, 'byte')}); {reads}, phase "
                 f"{self.step + 1}/{self.n_steps()}")
 
     def draw_grid(self, painter: QPainter, side: int) -> None:

@@ -19,6 +19,7 @@ from PySide6.QtGui import QColor, QPainter, QPen
 
 from ...kernels.models.hopper import STAGING_COLS, WARPGROUP, PromoteOp, WarpSpecialized, WgmmaOp
 from ...kernels.models.pipeline import ConsumerView, PipelineSchedule, StageState, StageView, Work
+from ...kernels.results.counts import counted
 from ..theme import ANIMATION
 from .canvas_image import image_from_codes
 from .tiling_pipeline_layout import PipelineLayout, PipelineTexts, arrange, least_height
@@ -117,7 +118,7 @@ class PipelineScene:
 
     def map_caption(self) -> str:
         return (f"C in {self.gm}x{self.gn} tiles; walk in groups of "
-                f"{self.model.group_rows} rows")
+                f"{counted(self.model.group_rows, 'row')}")
 
     def map_notes(self, tile: int | None = None) -> str:
         """Which tile is now and which next (of the walk's ``tile``-th, default now)."""

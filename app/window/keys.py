@@ -56,6 +56,11 @@ WINDOW_KEYS: tuple[KeySpec, ...] = (
     KeySpec(("Esc",), "Esc", "stop the runs (in full screen: leave it)", lambda w: w.escape),
     KeySpec(("P",), "P", "play / pause the replay", lambda w: w.toggle_replay),
     KeySpec(("?", "Shift+/"), "?", "this list of shortcuts", lambda w: w.show_shortcuts),
+    # (the window's, not the tab bar's: Qt's own Ctrl+Tab works only with the focus in it)
+    KeySpec(("Ctrl+Tab", "Ctrl+PgDown"), "Ctrl+Tab, Ctrl+PageDown", "next view tab",
+            lambda w: lambda: _step_tab(w.tabs, 1)),
+    KeySpec(("Ctrl+Shift+Tab", "Ctrl+Backtab", "Ctrl+PgUp"), "Ctrl+Shift+Tab, Ctrl+PageUp",
+            "previous view tab", lambda w: lambda: _step_tab(w.tabs, -1)),
 )
 
 # the animation of the tab on screen (Tiling, Banks, Swizzle, Coalescing)
@@ -89,6 +94,12 @@ TALK_KEYS: tuple[KeySpec, ...] = (
     KeySpec(("F5", "Shift+F5"), "F5", "talk: presentation mode, full screen"),
     KeySpec(("Esc",), "Esc", "talk: leave full screen"),
 )
+
+
+def _step_tab(tabs: Any, delta: int) -> None:
+    """The next (or previous) tab of a QTabWidget, round from the last to the first."""
+    if tabs.count():
+        tabs.setCurrentIndex((tabs.currentIndex() + delta) % tabs.count())
 
 
 def sheet_rows() -> list[tuple[str, str]]:

@@ -134,8 +134,8 @@ class MainWindow(ViewStateMixin, QMainWindow):
         install_menus(self)
         # the saved size and panel layout (Qt's bytes; base64 in the file)
         restore_layout(self, *self.prefs.window_layout(), self.prefs.notes)
-        if self.prefs.presentation:
-            self.set_presentation(True, full_screen=False)
+        # (a plain start is plain: the stage is asked for each time, with --presentation,
+        # F11 or a talk; a talk's stage had made the next replay open on stage)
         for note in self.prefs.notes:  # a bad value was its default: said, not a crash
             self._note(note, error=False)
         self.prefs.say_notes()
@@ -418,7 +418,10 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self.throttle.poke(soon=True)  # the views' restyled redraws may have parts left
 
     def remember_presentation(self, on: bool) -> None:
-        self.prefs.presentation = on
+        """Nothing kept: the next start is plain whatever this one was (the key an older
+        version wrote is set back, so a file that says "on" says it no more)."""
+        if self.prefs.presentation:
+            self.prefs.presentation = False
 
     def show_shortcuts(self) -> None:
         if self.shortcuts_dialog is None:

@@ -70,7 +70,7 @@ def install_menus(window: Commands) -> None:
     _action(file_menu, "Live &runner…", lambda: runner_dialog(window))
     file_menu.addSeparator()
     # which chart is named here, never taken from where the mouse was
-    charts = file_menu.addMenu("Export &chart")
+    charts = file_menu.addMenu("Export c&hart")
     for target in CHART_TARGETS:
         _action(charts, f"{target.title}…",
                 lambda _=False, name=target.name: export_chart_dialog(window, name))
@@ -78,10 +78,10 @@ def install_menus(window: Commands) -> None:
     for target in ANIMATION_TARGETS:
         _action(animations, f"{target.title}…",
                 lambda _=False, name=target.name: export_animation_dialog(window, name))
-    _action(file_menu, "Export the ladder shown as &CSV…", lambda: export_csv_dialog(window))
+    _action(file_menu, "Export the ladder shown as CS&V…", lambda: export_csv_dialog(window))
     _action(file_menu, "Export &every result as CSV…",
             lambda: export_csv_dialog(window, every=True))
-    _action(file_menu, "Export ladder &report (Markdown)…", lambda: export_report_dialog(window))
+    _action(file_menu, "Export ladder report (&Markdown)…", lambda: export_report_dialog(window))
     file_menu.addSeparator()
     _action(file_menu, "&Quit", window.close, QKeySequence.StandardKey.Quit)
     view_menu = window.menuBar().addMenu("&View")

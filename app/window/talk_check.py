@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ...kernels.protocol.text_safety import terminal_text
+from ...kernels.results.counts import counted
 from ..widgets.caption_bar import CHECK_SIZE
 
 
@@ -51,6 +52,7 @@ def check_talk(app: Any, window: Any, controller: Any, recording: Path) -> int:
     for scene, why in bad:
         print(terminal_text(f"{name}: scene {scene}: the caption does not fit: {why}"))
     if not bad:
-        print(f"{name}: every caption of {len(controller.talk.scenes)} scenes fits its band at "
+        print(f"{name}: every caption of {counted(len(controller.talk.scenes), 'scene')} fits its "
+              f"band at "
               f"{CHECK_SIZE[0]}×{CHECK_SIZE[1]}")
     return 1 if bad else 0

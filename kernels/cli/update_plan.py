@@ -25,6 +25,7 @@ from ..protocol.commands import SustainedConfig
 from ..protocol.events import DEFAULT_DISTRIBUTION, PROTOCOL_VERSION, Distribution, Mode
 from ..protocol.plan import RunRequest
 from ..protocol.recording import Session
+from ..results.counts import counted
 from ..toolchain import nvrtc
 
 # the types an update reads (the rest of the file is passed over, not decoded)
@@ -296,7 +297,8 @@ def plan_lines(plan: UpdatePlan, estimate: bool) -> list[str]:
                 lines.append(f"    {run.request.describe()}: ~{run.seconds:.1f} s ({how})")
     lines += [f"left out: {why}" for why in plan.left_out]
     if estimate and plan.levels:
-        lines.append(f"estimated GPU time: ~{plan.seconds:.0f} s for {len(plan.runs)} runs "
+        runs = counted(len(plan.runs), "run")
+        lines.append(f"estimated GPU time: ~{plan.seconds:.0f} s for {runs} "
                      f"and their references (an estimate from the file's own timings, a "
                      f"runner start of {plan.startup_s:.1f} s included)")
     return lines

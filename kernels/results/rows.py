@@ -24,6 +24,7 @@ from ..protocol.events import DEFAULT_DISTRIBUTION
 from ..protocol.records import Result
 from ..protocol.run_records import Versions
 from ..protocol.throttle import NOT_COUNTED, THROTTLE_MARK
+from .counts import counted
 from .launch_steps import LaunchStep
 
 DASH = "–"  # a number that was not measured
@@ -417,7 +418,8 @@ class Row:
         if r.precision == "fp8" and r.deepgemm_diff is not None:
             notes.append(f"DeepGEMM diff {r.deepgemm_diff:.1e}")
         if r.mode == "sustained" and r.tflops_min is not None and r.tflops_max is not None:
-            notes.append(f"{r.trials} trials {tflops_text(r.tflops_min)}–"
+            trials = counted(r.trials, "trial") + " " if r.trials is not None else ""
+            notes.append(f"{trials}{tflops_text(r.tflops_min)}–"
                          f"{tflops_text(r.tflops_max)} TFLOPS")
         if r.energy_j is None and r.energy_reason:
             notes.append(f"no energy: {r.energy_reason}")
@@ -475,7 +477,7 @@ class Row:
         """One line of what the result says, every number with its unit."""
         r = self.result
         bits = [f"{tflops_text(r.tflops)} TFLOPS ({r.precision.upper()}) at {r.shape}",
-                f"median {ms_text(r.median_ms)} ms over {r.repeats} repeats"]
+                f"median {ms_text(r.median_ms)} ms over {counted(r.repeats, 'repeat')}"]
         if r.rel_err is not None:
             tol = f" (tolerance {r.tol:.0e})" if r.tol is not None else ""
             bits.append(f"rel. error {rel_err_text(r.rel_err)}{tol}")
@@ -497,7 +499,7 @@ class Row:
             bits.append(f"% of {self.reference}: " +
                         ("same SM clock" if clocks == "same" else clocks))
         if self.pct_interval is not None:
-            pairs = f" over {r.pairs} pairs" if r.pairs is not None else ""
+            pairs = f" over {counted(r.pairs, 'pair')}" if r.pairs is not None else ""
             bits.append(f"{self.pct_text()} of {self.reference} (95% interval{pairs})")
         elif self.unpaired:
             bits.append(f"{pct_text(self.pct_of_reference)} of {self.reference} ({UNPAIRED})")

@@ -64,11 +64,23 @@ def _leave_the_stage_and_see_the_panels(qtbot, window) -> None:
     assert window.ladder_dock.isVisible()
 
 
-def test_presentation_restores_from_preferences_and_its_panels_come_back_off_stage(
-        qtbot, make_window, tmp_path):
+def test_a_stage_session_does_not_make_the_next_plain_start_a_stage(qtbot, make_window,
+                                                                    tmp_path):
+    """A window closed on stage (a talk), or a preferences file an older version left
+    saying so: the next plain start opens in the normal type with its panels."""
+    from gemmscope.app.theme import NORMAL
+
     ini = tmp_path / "p.ini"
-    Preferences(open_settings(str(ini))).presentation = True
-    _leave_the_stage_and_see_the_panels(qtbot, make_window(ini))
+    first = make_window(ini)
+    first.set_presentation(True, full_screen=False)
+    first.close()
+    again = make_window(ini)
+    again.show()
+    qtbot.waitExposed(again)
+    assert again.theme is NORMAL and again.run_dock.isVisible()
+    again.close()
+    Preferences(open_settings(str(ini))).presentation = True  # an older version's file
+    assert make_window(ini).theme is NORMAL
 
 
 def test_a_window_closed_on_stage_opens_again_with_its_panels_off_stage(qtbot, make_window,
@@ -79,7 +91,9 @@ def test_a_window_closed_on_stage_opens_again_with_its_panels_off_stage(qtbot, m
     qtbot.waitExposed(first)
     first.set_presentation(True, full_screen=False)
     first.close()  # its layout saved as it was before the stage, not the stage's
-    _leave_the_stage_and_see_the_panels(qtbot, make_window(ini))
+    again = make_window(ini)
+    again.set_presentation(True, full_screen=False)
+    _leave_the_stage_and_see_the_panels(qtbot, again)
 
 
 def test_keys_step_levels_and_show_shortcuts(qtbot, make_window, synthetic_file):

@@ -115,7 +115,7 @@ def test_report_prints_the_table(tmp_path):
     out = io.StringIO()
     assert cli.main(["report", str(_session(tmp_path))], stdout=out, stderr=io.StringIO()) == 0
     text = out.getvalue()
-    assert "Test GPU" in text and "2 results, 1 errors" in text
+    assert "Test GPU" in text and "2 results, 1 error" in text and "1 errors" not in text
     naive = next(line for line in text.splitlines() if line.startswith("naive"))
     cells = re.split(r"\s{2,}", naive)  # (a cell has no two spaces in a row)
     assert cells[1:3] == ["64×64×64", "FP32"]
@@ -137,7 +137,7 @@ def test_report_of_a_damaged_file_shows_what_is_readable_and_names_the_line(tmp_
     p.write_text("\n".join([lines[0], "garbage", *lines[1:], '{"type": "res']))
     out, err = io.StringIO(), io.StringIO()
     assert cli.main(["report", str(p)], stdout=out, stderr=err) == 1
-    assert "2 results, 1 errors" in out.getvalue()
+    assert "2 results, 1 error" in out.getvalue()
     assert f"{p}:2: not JSON" in err.getvalue()
     assert "and 1 more unreadable line" in err.getvalue()
 
