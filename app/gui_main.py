@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..kernels.protocol.events import Mode
 from ..kernels.protocol.option_bounds import OneLineParser, bounded, seconds
 from ..kernels.protocol.text_safety import terminal_text
 
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="show the ladder, the charts and the exports at this shape (N for "
                         "a cube; default 4096^3 where the session has it, else its most "
                         "complete shape)")
-    p.add_argument("--mode", choices=["burst", "sustained"],
+    p.add_argument("--mode", choices=[str(m) for m in Mode],
                    help="show burst (default) or sustained results")
     p.add_argument("--per-clock", action="store_true",
                    help="the bars per GHz of SM clock held: TFLOPS/GHz and %% of cuBLAS at "

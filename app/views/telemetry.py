@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...kernels.ladder.shape import Shape
+from ...kernels.protocol.events import Mode
 from ..core.plain_text import html_text
 from ..core.store import Change, SessionStore
 from ..core.telemetry import GPM_FIELDS, RunWindow, runs_span
@@ -250,7 +251,7 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
         end = self.store.last_t_s if self.store is not None else 0.0  # samples or not
         self._set_x_everywhere(0.0, max(end, 1e-3), padding=0.01)
 
-    def show_runs(self, level: str, shape: Shape | None, mode: str) -> bool:
+    def show_runs(self, level: str, shape: Shape | None, mode: Mode) -> bool:
         """The time axis on the span of ``level``'s runs at ``shape`` in ``mode`` (a talk's scene:
         the runs its caption names, not wherever the session ended); following stops.
         False where the session has no such run (the axis stays where it was)."""

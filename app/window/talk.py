@@ -233,7 +233,7 @@ class TalkController(QObject):
                 window.play_instant()
         self._show_step(scene)
         if isinstance(view := window.views.get(scene.view), TelemetryView) and scene.level:
-            view.show_runs(scene.level, shape, str(window.view_state.state.mode))
+            view.show_runs(scene.level, shape, window.view_state.state.mode)
         self.hide_replay_chrome()
         self.caption.apply_theme(window.theme)
         self.update_caption()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...kernels.ladder.shape import Shape
+from ...kernels.protocol.events import Mode
 from ...kernels.protocol.records import RunStart
 from ..core.recording_contents import RecordingContents
 from ..core.runs import RunForm
@@ -94,8 +95,8 @@ class ViewStateMixin:
 
     def toggle_mode(self) -> None:
         """Burst results, or sustained ones (M)."""
-        mode = "sustained" if self.view_state.state.mode == "burst" else "burst"
-        self.view_state.set(mode=mode)
+        mode = self.view_state.state.mode
+        self.view_state.set(mode=Mode.SUSTAINED if mode is Mode.BURST else Mode.BURST)
 
     def set_step(self, step: int) -> bool:
         """Show animation step ``step`` (0-based) of the view on screen; False where the
