@@ -263,7 +263,8 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
     if args.speed:  # this run's, shown on the bar; the remembered one stays as it was
         window.set_replay_speed(args.speed, remember=False)
     # what is shown: chosen before the source opens, so its events never choose for it
-    window.choose(shape=args.shape, level=args.level, mode=args.mode)
+    window.choose(shape=args.shape, level=args.level,
+                  mode=Mode(args.mode) if args.mode else None)
     if args.per_clock:
         window.set_per_clock(True)
     for spec in args.kernel:  # File ▸ Open kernel… from the command line

@@ -57,10 +57,10 @@ class KernelDocks:
 
         w: Any = self.window
         panel = KernelPanel(kernel)
-        shape = w.kernel_shape()
-        if shape is not None:
-            panel.set_shape(*shape)
-        panel.shape_of = w.kernel_shape
+        form = w.run_form()
+        if form is not None:
+            panel.set_shape(form.shape, form.repeats)
+        panel.form_of = w.run_form
         panel.runs_requested.connect(w.submit_runs)
         old = self.docks.pop(kernel.id, None)
         if old is not None:

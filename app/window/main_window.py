@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from ...kernels.drive.devices import DeviceSpec
 from ...kernels.ladder.shape import Shape
 from ...kernels.protocol import records as rec
+from ...kernels.protocol.events import Mode
 from ...kernels.protocol.plan import RunRequest
 from ...kernels.protocol.recording import Session
 from ...kernels.protocol.session_file import SessionWriter
@@ -79,7 +80,7 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self.shape_pinned = False
         # the shape and mode of runs the person asked for: the first of them to start
         # selects its shape (docs/app.md, "One view state")
-        self._asked: tuple[Shape, str] | None = None
+        self._asked: tuple[Shape, Mode] | None = None
         self._step_later: int | None = None  # --step, once the session names its levels
         self.store = SessionStore(self.view_state)
         self.view_state.subscribe(self._view_state_changed)
@@ -122,7 +123,7 @@ class MainWindow(ViewStateMixin, QMainWindow):
 
         self.kernel_docks = KernelDocks(self)  # File ▸ Open kernel… (user kernels)
         # the docked panels and the status bar's labels (panels.py)
-        self.panels = Panels(self, self.store, self.prefs.shape())
+        self.panels = Panels(self, self.store, self.prefs.shape(), self.prefs.repeats)
         self.ladder, self.controls = self.panels.ladder, self.panels.controls
         self.messages, self.messages_dock = self.panels.messages, self.panels.messages_dock
         self.ladder_dock, self.run_dock = self.panels.ladder_dock, self.panels.run_dock
@@ -318,8 +319,9 @@ class MainWindow(ViewStateMixin, QMainWindow):
         else:
             self.kernel_docks.tune(level)
 
-    def kernel_shape(self) -> tuple[int, int, int, int] | None:
-        return self.runs.kernel_shape()
+    def run_form(self) -> RunForm | None:
+        """The run form as it reads now (None while a field is refused)."""
+        return self.runs.form_now()
 
     def submit_runs(self, requests: list[RunRequest]) -> None:
         self.runs.submit_runs(requests)

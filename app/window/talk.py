@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...kernels.ladder import registry
-from ...kernels.protocol.plan import DEFAULT_REPEATS
+from ...kernels.protocol.commands import DEFAULT_REPEATS
 from ...kernels.protocol.text_safety import terminal_text
 from ..core.replay import Speed
 from ..core.store import SessionStore
@@ -224,9 +224,8 @@ class TalkController(QObject):
         window.named_widget(scene.view)  # its tab
         shape = self.talk.shape_of(scene)
         window.choose(shape=shape, level=scene.level, pin=True)
-        values = window.controls.values()
-        repeats = values[3] if values is not None else DEFAULT_REPEATS
-        window.controls.set_values(shape.M, shape.N, shape.K, repeats)
+        form = window.run_form()  # the repeats as the form has them (refused: the default)
+        window.controls.set_values(shape, form.repeats if form is not None else DEFAULT_REPEATS)
         if scene.speed is not None:  # the replay's, and one opened later: never remembered
             window.set_replay_speed(scene.speed, remember=False)
             if scene.speed is Speed.INSTANT:

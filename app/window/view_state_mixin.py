@@ -33,7 +33,7 @@ class ViewStateMixin:
     shown_views: Any
     controls: Any
     shape_pinned: bool
-    _asked: tuple[Shape, str] | None
+    _asked: tuple[Shape, Mode] | None
     _step_later: int | None
 
     def _run_started(self, event: RunStart) -> None:
@@ -42,7 +42,7 @@ class ViewStateMixin:
         nothing)."""
         assert self._asked is not None
         shape, mode = self._asked
-        if (event.M, event.N, event.K) == (shape.M, shape.N, shape.K):
+        if event.shape == shape:
             self._asked = None
             self.view_state.set(shape=shape, mode=mode)
 
@@ -50,7 +50,7 @@ class ViewStateMixin:
         """The person asked for runs at the form's shape and mode: the first of them to
         start selects them."""
         if self.live is not None:
-            self._asked = (Shape(form.M, form.N, form.K), str(form.mode.mode))
+            self._asked = (form.shape, form.mode.mode)
 
     def _expect(self, contents: RecordingContents | None) -> None:
         """Tell the store what the source brings; a replay chooses its shape now, before
@@ -73,7 +73,7 @@ class ViewStateMixin:
 
     # ------------------------------------------------------------- the view state
     def choose(self, shape: Shape | None = None, level: str | None = None,
-               mode: str | None = None, pin: bool = True) -> None:
+               mode: Mode | None = None, pin: bool = True) -> None:
         """Set what the command line or a talk asks for (fields left None stay); a
         shape given here stays chosen across recordings (``pin``)."""
         changes: dict[str, object] = {}
