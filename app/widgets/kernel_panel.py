@@ -173,7 +173,7 @@ class KernelPanel(QWidget):
         self.status.setStyleSheet(f"color: {UNKNOWN_COLOR}")
         self.runs_requested.emit(runs)
 
-    def take(self, event: Any) -> None:
+    def take(self, event: object) -> None:
         """An event of the session: this kernel's results and errors fill the heatmap."""
         if self.kernel.take(event):
             if getattr(event, "type", None) == "build" or (

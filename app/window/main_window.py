@@ -41,7 +41,7 @@ from ..core.view_state import ViewState, ViewStateModel
 from ..plots.paint_ready import ready_to_paint
 from ..sources.base import EventSource
 from ..sources.live import LiveSource
-from ..sources.replay import ReplaySource
+from ..sources.replay import RecordingLoader, ReplaySource
 from ..theme import NORMAL, PRESENTATION, Theme
 from ..views.animated_canvas import AnimatedCanvas
 from ..views.base import View
@@ -52,6 +52,7 @@ from .frame_schedule import FrameSchedule
 from .kernel_docks import KernelDocks
 from .keys import ShortcutsDialog, install_shortcuts
 from .menus import install_menus
+from .ncu_report_open import Reading
 from .panels import Panels
 from .preferences import Preferences
 from .presentation import PresentationMode, fit_side_docks
@@ -117,6 +118,8 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(self.view_keeper.tab_changed)
 
         self.kernel_docks = KernelDocks(self)  # File ▸ Open kernel… (user kernels)
+        self.baseline_loader: RecordingLoader | None = None  # File ▸ Open baseline…
+        self.ncu_reading: Reading | None = None  # File ▸ Open Nsight Compute report…
         # the docked panels and the status bar's labels (panels.py)
         self.panels = Panels(self, self.store, self.prefs.shape(), self.prefs.repeats)
         self.ladder, self.controls = self.panels.ladder, self.panels.controls
@@ -126,7 +129,7 @@ class MainWindow(QMainWindow):
         self.runs = RunButtons(self.controls, self.ladder, self.store, self.prefs,
                                lambda: self.live, self.view_keeper.ask,
                                lambda text, ms: self.statusBar().showMessage(text, ms))
-        self.shortcut_objects = install_shortcuts(self)
+        self.shortcut_objects = install_shortcuts(self, self)
         install_menus(self)
         # the saved size and panel layout (Qt's bytes; base64 in the file)
         restore_layout(self, *self.prefs.window_layout(), self.prefs.notes)
@@ -537,8 +540,8 @@ class MainWindow(QMainWindow):
         self.close_source()
         self.throttle.stop()
         layout = self.presentation.off_stage_layout() or (
-            None if self.isFullScreen() else self.saveGeometry().data(),
-            self.saveState().data())
+            None if self.isFullScreen() else bytes(self.saveGeometry().data()),
+            bytes(self.saveState().data()))
         self.prefs.set_window_layout(*layout)
         self.prefs.sync()
         super().closeEvent(event)

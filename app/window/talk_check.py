@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QApplication
 
 from ...kernels.protocol.text_safety import terminal_text
 from ..widgets.caption_bar import CHECK_SIZE
 
+if TYPE_CHECKING:  # (talk.py imports this module when a talk is checked)
+    from .talk import TalkController, TalkStage
 
-def misfits(app: Any, window: Any, controller: Any) -> list[tuple[int, str]]:
+
+def misfits(app: QApplication, window: TalkStage, controller: TalkController
+            ) -> list[tuple[int, str]]:
     """(scene number, why) of every scene whose caption does not fit its band at
     CHECK_SIZE in presentation mode at the smallest caption size."""
     width, height = CHECK_SIZE
@@ -35,13 +41,15 @@ def misfits(app: Any, window: Any, controller: Any) -> list[tuple[int, str]]:
     return out
 
 
-def check_talk(app: Any, window: Any, controller: Any, recording: Path) -> int:
+def check_talk(app: QApplication, window: TalkStage, controller: TalkController,
+               recording: Path) -> int:
     """`gemmscope talk FILE --check`: 0 when every caption fits, else 1 (and the scenes)."""
     if not window.open_recording(recording, background=False):
         print(terminal_text(window.statusBar().currentMessage()), file=sys.stderr)
         controller.stop()
         window.close()
         return 2
+    assert window.replay is not None  # (just opened)
     window.replay.pause()  # the captions need the recording, not its replay
     controller.load(window.replay.recording.events)
     bad = misfits(app, window, controller)

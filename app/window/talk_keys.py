@@ -5,7 +5,7 @@ window shortcut does; a text field keeps the keys it types."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent, QKeySequence
@@ -20,6 +20,9 @@ from PySide6.QtWidgets import (
 
 from .keys import TALK_KEYS
 
+if TYPE_CHECKING:  # (talk.py makes these keys)
+    from .talk import TalkController
+
 TALK_COMMANDS = ("next", "previous", "first", "last", "blank", "present", "escape")
 TYPED_KEYS = frozenset({Qt.Key.Key_B, Qt.Key.Key_Period, Qt.Key.Key_Space,
                         Qt.Key.Key_Backspace, Qt.Key.Key_Left, Qt.Key.Key_Right,
@@ -31,7 +34,7 @@ def _key_table() -> dict[tuple[int, int], str]:
     out: dict[tuple[int, int], str] = {}
     for spec, command in zip(TALK_KEYS, TALK_COMMANDS, strict=True):
         for text in spec.keys:
-            combo = QKeySequence(text)[0]
+            combo = QKeySequence(text)[0]  # type: ignore[index]  # (a stub gap: it indexes)
             out[(int(combo.key()), int(combo.keyboardModifiers().value))] = command
     return out
 
@@ -54,7 +57,7 @@ class TalkKeys(QObject):
     talk is open) that takes the clicker's keys before a focused widget or a window
     shortcut does; a text field keeps the keys it types."""
 
-    def __init__(self, controller: Any) -> None:
+    def __init__(self, controller: TalkController) -> None:
         """``controller``: the TalkController (app/window/talk.py) whose ``command`` and
         ``window`` the keys use."""
         super().__init__(controller)
