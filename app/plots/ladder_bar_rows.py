@@ -209,7 +209,8 @@ def label_text(row: BarRow, metric: str) -> str:
     if metric == PAIR:
         change = DASH if row.ratio is None else \
             f"{100 * (row.ratio - 1):+.0f}%".replace("-", MINUS)
-        return f"{tflops_text(row.burst_tflops)}\nsust. {change}{mark}"
+        burst = DASH if row.burst_tflops is None else tflops_text(row.burst_tflops)
+        return f"{burst}\nsust. {change}{mark}"
     if metric == PCT_REF:
         return f"{pct}{mark}"
     clock_pct = DASH if row.pct_clock is None else f"{row.pct_clock:.0f}%"

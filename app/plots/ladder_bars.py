@@ -245,7 +245,7 @@ class LadderBars(Chart):
         (100% on the % axis); the precisions drawn."""
         metric = self.shown_metric
         key = self.REFERENCE_KEYS.get(metric)
-        spans: dict[str, tuple[float, float, float]] = {}
+        spans: dict[str, tuple[int, int, float]] = {}
         for i, row in enumerate(self.rows):
             ref = row.reference
             value = 100.0 if metric in PERCENT_METRICS and \
@@ -253,7 +253,7 @@ class LadderBars(Chart):
                 getattr(ref, key) if ref is not None and key is not None else None
             if not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
                 continue
-            lo, hi, _ = spans.get(row.precision, (i, i, value))
+            lo, hi, _ = spans.get(row.precision, (i, i, float(value)))
             spans[row.precision] = (min(lo, i), max(hi, i), float(value))
         for prec in list(self.references):
             if prec not in spans:
@@ -482,7 +482,7 @@ class LadderBars(Chart):
         def lay_out(top: float) -> list[QRectF]:
             return layout.stack(sizes, x_lo, slot_px, top, height_px)
 
-        for _ in range(4):  # raising the top moves the bars down: settle in a few rounds
+        for _round in range(4):  # raising the top moves the bars down: settle in a few rounds
             rects = lay_out(top)
             highest = min(r.top() for r in rects)
             if highest >= 2 or height_px < 40:

@@ -7,6 +7,7 @@ buttons stay off until every field is good.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from PySide6.QtCore import Signal
@@ -47,7 +48,7 @@ class RunControls(QWidget):
         self.parsers: dict[str, Callable[[str], tuple[float | int | None, str]]] = {
             "M": lambda s: parse_dim("M", s), "N": lambda s: parse_dim("N", s),
             "K": lambda s: parse_dim("K", s), "repeats": parse_repeats}
-        self.parsers.update({name: lambda s, n=name: parse_sustained(n, s)
+        self.parsers.update({name: functools.partial(parse_sustained, name)
                              for name in SUSTAINED_FIELDS})
         form = QFormLayout()
         for name, default in (("M", "4096"), ("N", "4096"), ("K", "4096"),

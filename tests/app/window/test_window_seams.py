@@ -73,3 +73,11 @@ def test_what_the_window_owns_takes_protocols():
     for call, name in seams.items():
         kind = hints(call)[name]
         assert getattr(kind, "_is_protocol", False), (call, kind)
+
+
+def test_ci_type_checks_the_whole_app():
+    ci = (places.REPO / ".ci" / "run").read_text(encoding="utf-8")
+    command = ci[ci.index("python3 -m mypy"):].split(")", 1)[0]
+    packages = command.split("-p ")[1:]
+    assert sorted(p.split()[0].rstrip("\\") for p in packages) == \
+        ["gemmscope.app", "gemmscope.kernels"]
