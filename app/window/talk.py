@@ -385,11 +385,15 @@ def check_talk_args(args: argparse.Namespace) -> Talk | None:
     return talk
 
 
-def run_talk(app: QApplication, window: TalkStage, talk: Talk, args: argparse.Namespace
-             ) -> int:
+def run_talk(app: QApplication | None, window: TalkStage, talk: Talk,
+             args: argparse.Namespace) -> int:
     """Open the talk's recording and scenes on ``window``: a screenshot of scene
     ``args.scene``, the fit check of every caption (``args.check``), or the event loop.
     The first scene shows once the whole recording is read."""
+    if app is None:  # (the running one)
+        found = QApplication.instance()
+        assert isinstance(found, QApplication)
+        app = found
     recording = recording_of(talk)
     assert recording is not None  # check_talk_args
     controller = TalkController(window, talk)
