@@ -189,13 +189,17 @@ class TalkController(QObject):
             taken = window.shortcut_objects.get(key)
             if taken is not None:
                 taken.setEnabled(False)
-        self.keys = TalkKeys(self)
+        self.keys = TalkKeys(self, self)
         app = QApplication.instance()
         if app is not None:
             app.installEventFilter(self.keys)
         # what the talk shows, before any event: the replay never chooses for it
         window.choose(shape=talk.shape, pin=True)
         self.caption.show_note(READING)
+
+    def stage_widget(self) -> QWidget:
+        """The window the talk is shown on, as a widget."""
+        return self.window.dialog_parent()
 
     @property
     def scene(self) -> Scene | None:

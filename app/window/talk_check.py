@@ -4,19 +4,48 @@ its band at CHECK_SIZE in presentation mode at the smallest caption size."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QStatusBar
 
 from ...kernels.protocol.text_safety import terminal_text
-from ..widgets.caption_bar import CHECK_SIZE
+from ..core.talk import Talk
+from ..sources.replay import ReplaySource
+from ..theme import Theme
+from ..widgets.caption_bar import CHECK_SIZE, CaptionBar
 
-if TYPE_CHECKING:  # (talk.py imports this module when a talk is checked)
-    from .talk import TalkController, TalkStage
+
+class CheckStage(Protocol):
+    """What the check uses of the main window (the window is one)."""
+
+    @property
+    def theme(self) -> Theme: ...
+    @property
+    def replay(self) -> ReplaySource | None: ...
+    def set_presentation(self, on: bool, full_screen: bool = True) -> None: ...
+    def resize(self, w: int, h: int, /) -> None: ...
+    def show(self) -> None: ...
+    def open_recording(self, path: str | Path, note: str = "", background: bool = False
+                       ) -> bool: ...
+    def statusBar(self) -> QStatusBar: ...
+    def close(self) -> bool: ...
 
 
-def misfits(app: QApplication, window: TalkStage, controller: TalkController
+class CheckedTalk(Protocol):
+    """What the check uses of the talk (talk.TalkController is one)."""
+
+    @property
+    def talk(self) -> Talk: ...
+    @property
+    def caption(self) -> CaptionBar: ...
+    def caption_of(self, index: int) -> str: ...
+    def load(self, events: Sequence[object]) -> None: ...
+    def stop(self) -> None: ...
+
+
+def misfits(app: QApplication, window: CheckStage, controller: CheckedTalk
             ) -> list[tuple[int, str]]:
     """(scene number, why) of every scene whose caption does not fit its band at
     CHECK_SIZE in presentation mode at the smallest caption size."""
@@ -41,7 +70,7 @@ def misfits(app: QApplication, window: TalkStage, controller: TalkController
     return out
 
 
-def check_talk(app: QApplication, window: TalkStage, controller: TalkController,
+def check_talk(app: QApplication, window: CheckStage, controller: CheckedTalk,
                recording: Path) -> int:
     """`gemmscope talk FILE --check`: 0 when every caption fits, else 1 (and the scenes)."""
     if not window.open_recording(recording, background=False):

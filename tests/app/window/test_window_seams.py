@@ -61,13 +61,22 @@ def test_the_view_state_is_an_object_the_window_owns(make_window):
 
 
 def test_what_the_window_owns_takes_protocols():
-    from gemmscope.app.window import baseline, kernel_docks, keys, ncu_report_open, talk
+    from gemmscope.app.window import (
+        baseline,
+        kernel_docks,
+        keys,
+        ncu_report_open,
+        talk,
+        talk_check,
+        talk_keys,
+    )
     from gemmscope.app.window.view_state_keeper import ViewStateKeeper
 
     def hints(call: object) -> dict[str, object]:
         return typing.get_type_hints(call)
 
     seams = {ViewStateKeeper.__init__: "host", talk.TalkController.__init__: "window",
+             talk_keys.TalkKeys.__init__: "controller", talk_check.check_talk: "window",
              kernel_docks.KernelDocks.__init__: "window", keys.install_shortcuts: "window",
              baseline.open_baseline: "window", ncu_report_open.open_report: "window"}
     for call, name in seams.items():
