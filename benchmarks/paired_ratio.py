@@ -60,14 +60,16 @@ def measure(levels: list[str], shapes: list[tuple[int, int, int]], runs: int, re
     """Each (level, shape) ``runs`` times; per run (pct, ci_low, ci_high, stop_reason,
     pairs, throttled_pairs), or Nones and "error"."""
     from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
+    from gemmscope.kernels.ladder.shape import Shape
     from gemmscope.kernels.protocol.plan import RunRequest
     from gemmscope.kernels.protocol.records import Result
 
-    requests = [RunRequest(lid, M, N, K, pair_budget_s=budget_s, max_pairs=repeats,
+    requests = [RunRequest(lid, Shape(M, N, K), pair_budget_s=budget_s, max_pairs=repeats,
                            energy_s=energy_s)
                 for M, N, K in shapes for lid in levels]
-    rows = {(r.level, r.M, r.N, r.K): {"level": r.level, "shape": f"{r.M}x{r.N}x{r.K}",
-                                       "runs": []} for r in requests}
+    rows = {(r.level, r.shape.M, r.shape.N, r.shape.K): {
+        "level": r.level, "shape": f"{r.shape.M}x{r.shape.N}x{r.shape.K}", "runs": []}
+        for r in requests}
     session = None
     try:
         for rep in range(runs):

@@ -90,26 +90,27 @@ def requests(variants: dict[str, dict[str, int]], shapes: list[tuple[int, int, i
     """The runs, in order: checks (unpaired, one repeat), then per shape each variant
     paired with the reference, then cuBLAS TF32 (NN) alone; no energy windows (a second
     each, and only the ratios are wanted here)."""
+    from gemmscope.kernels.ladder.shape import Shape
     from gemmscope.kernels.protocol.plan import RunRequest
 
     runs = []
     if check:
         first = dict(list(variants.items())[:1])
         for M, N, K in CHECK_SHAPES:
-            runs.append(RunRequest(LEVEL, M, N, K, 1, warmup=0, compare=False, energy_s=0))
+            runs.append(RunRequest(LEVEL, Shape(M, N, K), 1, warmup=0, compare=False, energy_s=0))
         for name, changes in variants.items():
             if name in first or not changes:
                 continue
             for M, N, K in CHECK_SHAPES[1:3]:
-                runs.append(RunRequest(LEVEL, M, N, K, 1, warmup=0, compare=False,
+                runs.append(RunRequest(LEVEL, Shape(M, N, K), 1, warmup=0, compare=False,
                                        params=changes, energy_s=0))
         M, N, K = REFUSED_SHAPE
-        runs.append(RunRequest(LEVEL, M, N, K, 1, warmup=0, compare=False, energy_s=0))
+        runs.append(RunRequest(LEVEL, Shape(M, N, K), 1, warmup=0, compare=False, energy_s=0))
     for M, N, K in shapes:
         for changes in variants.values():
-            runs.append(RunRequest(LEVEL, M, N, K, 1000, pair_budget_s=budget_s,
+            runs.append(RunRequest(LEVEL, Shape(M, N, K), 1000, pair_budget_s=budget_s,
                                    params=changes or None, energy_s=0))
-        runs.append(RunRequest(NN_REFERENCE, M, N, K, 50, compare=False, energy_s=0))
+        runs.append(RunRequest(NN_REFERENCE, Shape(M, N, K), 50, compare=False, energy_s=0))
     return runs
 
 

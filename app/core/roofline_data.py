@@ -12,6 +12,7 @@ from pathlib import Path
 from ...kernels.hardware import gpu_table
 from ...kernels.ladder.shape import Shape
 from ...kernels.protocol import records as rec
+from ...kernels.protocol.events import Mode
 from ...kernels.results import roofline as rl
 from .baseline_run import baseline_device, baseline_warning
 from .recording_contents import NOT_REPLAYED
@@ -43,7 +44,7 @@ def _catalog(store: SessionStore) -> dict[str, rec.CatalogEntry]:
     return {e.id: e for e in reversed(entries)}  # the first entry of an id
 
 
-def _points(store: SessionStore, shape: Shape | None, mode: str,
+def _points(store: SessionStore, shape: Shape | None, mode: Mode,
             device: int | None = None) -> list[rl.Point]:
     """A point per level of the store with a result at ``shape`` in ``mode``."""
     catalog = _catalog(store)

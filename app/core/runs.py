@@ -5,9 +5,11 @@ What a run is and how runs are queued lives in ``kernels.plan`` and ``kernels.se
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from ...kernels.drive.arch_skip import runnable_here
+from ...kernels.ladder.shape import Shape
 from ...kernels.protocol import records as rec
 from ...kernels.protocol.commands import (
     DEFAULT_REPEATS,
@@ -17,7 +19,7 @@ from ...kernels.protocol.commands import (
     RunMode,
 )
 from ...kernels.protocol.events import DEFAULT_DISTRIBUTION, Distribution, Mode
-from ...kernels.protocol.plan import RunRequest
+from ...kernels.protocol.plan import RunRequest, ladder_requests, sweep_requests
 
 # The energy window of the app's burst runs, GPU seconds. The runner's default (1 s, which
 # `gemmscope bench` and `record` keep) would hold a warm 24-run ladder at 2048³ over 30 s
@@ -30,14 +32,26 @@ APP_ENERGY_S = 0.5
 @dataclass(frozen=True, slots=True)
 class RunForm:
     """What the run form says, every field read once: the shape and repeats of the runs
-    a click asks for, and how they are measured (``RunRequest.with_mode``)."""
+    a click asks for, and how they are measured (``RunRequest.with_mode``). The form's
+    runs are made here, each a :class:`RunRequest` carrying the form's shape."""
 
-    M: int
-    N: int
-    K: int
+    shape: Shape
     repeats: int = DEFAULT_REPEATS
     mode: RunMode = field(default_factory=RunMode)
     operands: Distribution = DEFAULT_DISTRIBUTION  # what A and B are drawn from
+
+    def request(self, level: str) -> RunRequest:
+        """One level's run at the form's shape and repeats (measured as the form says
+        once :meth:`runs` sends it)."""
+        return RunRequest(level, self.shape, self.repeats)
+
+    def ladder(self, level_ids: Iterable[str]) -> list[RunRequest]:
+        return ladder_requests(level_ids, self.shape, self.repeats)
+
+    def sweep(self, level: str) -> list[RunRequest]:
+        """The level at the sweep's square sizes (the form's repeats; its shape is not
+        used)."""
+        return sweep_requests(level, self.repeats)
 
     def runs(self, requests: list[RunRequest], header: rec.Session | None
              ) -> tuple[list[RunRequest], list[str]]:

@@ -38,6 +38,7 @@ from typing import Any
 from ...kernels.files.reading import MAX_BYTES, FileRefused, Kind, loads_toml, read_text
 from ...kernels.ladder.shape import Shape
 from ...kernels.protocol import records as rec
+from ...kernels.protocol.events import Mode
 from ...kernels.protocol.plan import parse_shape
 from ...kernels.results.rows import (
     DASH,
@@ -142,7 +143,7 @@ def _title(store: SessionStore, level_id: str) -> str:
 def _result_at(store: SessionStore, level_id: str, shape: Shape | None) -> Result | None:
     if shape is None:
         return None
-    return store.result_at(level_id, shape, "burst")
+    return store.result_at(level_id, shape, Mode.BURST)
 
 
 def _level_fields(store: SessionStore, level_id: str | None) -> dict[str, str]:

@@ -21,7 +21,7 @@ import numpy as np
 from ...kernels.ladder.shape import Shape
 from ...kernels.protocol import records as rec
 from ...kernels.protocol.events import GPM_FIELDS as GPM_FIELDS  # the views read it here
-from ...kernels.protocol.events import TELEMETRY_FIELDS
+from ...kernels.protocol.events import TELEMETRY_FIELDS, Mode
 from ...kernels.protocol.telemetry_columns import FIELD_INDEX, TelemetryBlock
 from ...kernels.protocol.throttle import is_slowdown
 
@@ -197,13 +197,13 @@ class RunWindow:
     end: RunEnd
     throttled: tuple[str, ...] = ()
     verified: bool = True  # False: a result that failed verification
-    mode: str = "burst"  # burst or sustained: a level runs at one shape in either
+    mode: Mode = Mode.BURST  # a level runs at one shape in either
 
     def label(self) -> str:
         return self.level + (f" {self.shape}" if self.shape is not None else "")
 
 
-def runs_span(windows: list[RunWindow], level: str, shape: Shape | None, mode: str
+def runs_span(windows: list[RunWindow], level: str, shape: Shape | None, mode: Mode
               ) -> tuple[float, float] | None:
     """From the first start to the last end of ``level``'s runs at ``shape`` in ``mode``
     (what a caption about that level's runs is about); None where the session has none."""
@@ -226,7 +226,7 @@ class RunWindows:
 
     def start(self, ev: rec.RunStart, t: float) -> None:
         self._open[self._key(ev)] = RunWindow(ev.id, ev.level, ev.shape, t, t,
-                                              RunEnd.RUNNING, mode=str(ev.mode))
+                                              RunEnd.RUNNING, mode=ev.mode)
 
     def finish(self, ev: rec.Result | rec.Error | rec.Info, t: float, end: RunEnd) -> bool:
         """Close the run this ``result``/``error``/``info`` belongs to; False if none."""

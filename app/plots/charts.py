@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from ..core.store import Change
+from ..core.store import Change, SessionStore
 from ..core.view_state import shape_text
 from ..theme import Theme, level_colors, level_symbol, precision_color
 from .chart_axes import PlainAxis, SizeAxis
@@ -51,7 +51,7 @@ class RepeatAxis(PlainAxis):
         return out
 
 
-def stream_empty_text(store: Any) -> str:
+def stream_empty_text(store: SessionStore) -> str:
     """Why the per-repeat chart is empty, for the view state it shows."""
     state = store.view.state
     if state.level is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -16,6 +15,7 @@ from ...kernels.results.rows import (
     MINUS,
     NOT_VERIFIED,
     UNPAIRED,
+    Result,
     gflop_per_j_text,
     mhz_text,
     pct_interval_text,
@@ -26,6 +26,7 @@ from ...kernels.results.rows import (
     tflops_text,
 )
 from ..core.baseline_run import baseline_result
+from ..core.store import SessionStore
 from ..core.view_state import shape_text
 from ..theme import level_colors, precision_color
 
@@ -47,7 +48,7 @@ def shown_metric(metric: str, per_clock: bool) -> str:
 EMPTY_LADDER = "No ladder results yet: run the ladder (L) or open a recording"
 
 
-def ladder_empty_text(store: Any) -> str:
+def ladder_empty_text(store: SessionStore) -> str:
     """Why the bars are empty, for the shape and mode the view state shows."""
     shape = store.ladder_shape()
     if shape is None:
@@ -145,7 +146,7 @@ def intervals_drawn(rows: list[BarRow], metric: str, values: np.ndarray
     return have, np.asarray(ends, float).reshape(-1, 2)
 
 
-def reference_bar(store: Any, r: Any) -> ReferenceBar | None:
+def reference_bar(store: SessionStore, r: Result) -> ReferenceBar | None:
     """The cuBLAS result at ``r``'s precision and shape, as its bar's line shows it."""
     ref = store.reference_result(r)
     if ref is None:
@@ -155,7 +156,7 @@ def reference_bar(store: Any, r: Any) -> ReferenceBar | None:
     return ReferenceBar(ref.level, ref.tflops, ref.gflop_per_j, per_ghz)
 
 
-def bar_rows(store: Any) -> list[BarRow]:
+def bar_rows(store: SessionStore) -> list[BarRow]:
     """One row per ladder level with a result at the shape and mode the store shows."""
     rows = []
     colors = level_colors([(lv.id, lv.precision, lv.is_reference, lv.is_user)
@@ -209,7 +210,8 @@ def label_text(row: BarRow, metric: str) -> str:
     if metric == PAIR:
         change = DASH if row.ratio is None else \
             f"{100 * (row.ratio - 1):+.0f}%".replace("-", MINUS)
-        return f"{tflops_text(row.burst_tflops)}\nsust. {change}{mark}"
+        burst = DASH if row.burst_tflops is None else tflops_text(row.burst_tflops)
+        return f"{burst}\nsust. {change}{mark}"
     if metric == PCT_REF:
         return f"{pct}{mark}"
     clock_pct = DASH if row.pct_clock is None else f"{row.pct_clock:.0f}%"

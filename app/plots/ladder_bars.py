@@ -513,7 +513,7 @@ class LadderBars(Chart):
         def lay_out(top: float) -> list[QRectF]:
             return layout.stack(sizes, x_lo, slot_px, top, height_px)
 
-        for _ in range(4):  # raising the top moves the bars down: settle in a few rounds
+        for _round in range(4):  # raising the top moves the bars down: settle in a few rounds
             rects = lay_out(top)
             highest = min(r.top() for r in rects)
             if highest >= 2 or height_px < 40:

@@ -160,9 +160,10 @@ class CoalescingCanvas(WarpAccessCanvas):
             self.draw_text(painter, QRectF(rect.left(), rect.top() - line - 2, rect.width(),
                                            line), f"{sector * SECTOR_BYTES:#x}", "muted_text")
             for w in range(WORDS_PER_SECTOR):
-                lane = owner.get((sector, w))
-                color = ANIMATION.color("unused") if lane is None else QColor(ANIMATION.lane(lane))
-                if lane is not None and lane >= shown:
+                word_lane = owner.get((sector, w))
+                color = ANIMATION.color("unused") if word_lane is None else \
+                    QColor(ANIMATION.lane(word_lane))
+                if word_lane is not None and word_lane >= shown:
                     color.setAlpha(70)
                 painter.fillRect(self.word_rect(i, w), color)
             if i and rep.sectors[i] != rep.sectors[i - 1] + 1:
@@ -172,13 +173,13 @@ class CoalescingCanvas(WarpAccessCanvas):
             self.draw_text(painter, QRectF(10, self.sector_rect(visible).top(),
                                            self.width() - 20, self.line_px()),
                            f"… and {rep.n_sectors - visible} more sectors", "muted_text")
-        lane = self.selected_lane
-        if lane is not None and rep.active[lane]:
-            i = self.sector_index(int(rep.lane_sector[lane]))
+        selected = self.selected_lane
+        if selected is not None and rep.active[selected]:
+            i = self.sector_index(int(rep.lane_sector[selected]))
             if i < visible:
                 painter.setPen(QPen(ANIMATION.color("selection"), 2))
-                painter.drawLine(QPointF(self.lane_rect(lane).center().x(),
-                                         self.lane_rect(lane).bottom()),
+                painter.drawLine(QPointF(self.lane_rect(selected).center().x(),
+                                         self.lane_rect(selected).bottom()),
                                  QPointF(self.sector_rect(i).center().x(),
                                          self.sector_rect(i).top() - self.line_px()))
                 painter.drawRect(self.sector_rect(i).adjusted(-2, -2, 2, 2))

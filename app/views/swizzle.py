@@ -14,11 +14,15 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QRectF, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
-from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox, QVBoxLayout, QWidget
 
 from ...kernels.models import first_swizzled_level, model_for
 from ...kernels.models.banks import lanes_per_phase
-from ...kernels.models.expression import ExpressionError, parse_column_expression
+from ...kernels.models.expression import (
+    ColumnExpression,
+    ExpressionError,
+    parse_column_expression,
+)
 from ...kernels.models.swizzle import (
     Pattern,
     PatternAccess,
@@ -73,7 +77,7 @@ class SwizzleCanvas(AnimatedCanvas):
         self.expression_text = ""
         self.error: str | None = None
         self.selected: tuple[int, int] | None = None
-        self._expr = None
+        self._expr: ColumnExpression | None = None
         self.before = TileLayout(self.row_elems, self.elem_bytes)
         self.after = self.before
         self.access: list[PatternAccess] = []
@@ -123,7 +127,7 @@ class SwizzleCanvas(AnimatedCanvas):
 
     def _rebuild(self) -> None:
         self.error = None
-        expr = None
+        expr: ColumnExpression | None = None
         if self.expression_text.strip():
             try:
                 expr = parse_column_expression(self.expression_text, self.row_elems)
@@ -325,7 +329,9 @@ class SwizzleView(ViewPanel):
                   labelled("rows", self.rows_box),
                   labelled("pattern", self.pattern_box, self.access_box)):
             self.options.addWidget(w)
-        self.layout().insertWidget(1, self.expr_edit)
+        column = self.layout()
+        assert isinstance(column, QVBoxLayout)  # (ViewPanel's)
+        column.insertWidget(1, self.expr_edit)
         self.optional.insert(1, self.expr_edit)  # after the message, before the options
         for box in (self.b_box, self.m_box, self.s_box, self.width_box, self.pad_box):
             box.valueChanged.connect(self._apply)

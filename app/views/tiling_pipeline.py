@@ -203,12 +203,12 @@ class PipelineScene:
                 view = sched.stage_at(s, t)
                 stage_heads.add(self.stage_head(view))
                 lamps.add(self.lamp(view))
-            view = sched.consumer_at(t)
+            consumer = sched.consumer_at(t)
             op = None
-            if view.work is Work.MMA and view.k_step is not None:
-                op = m.wgmma_ops(0, view.k_step)[view.op]
+            if consumer.work is Work.MMA and consumer.k_step is not None:
+                op = m.wgmma_ops(0, consumer.k_step)[consumer.op]
             for c in range(m.consumers):
-                head, details = self.consumer_text(c, view, op)
+                head, details = self.consumer_text(c, consumer, op)
                 box = [*head.split("\n"), *details.split("\n")]
                 c_heads.add(head)
                 lines.update(box)

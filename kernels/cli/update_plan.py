@@ -254,11 +254,11 @@ def _measured_as(r: rec.Result) -> RunRequest:
             float(r.window_s) if r.window_s is not None else defaults.window_s,
             int(r.trials) if r.trials is not None else defaults.trials,
             float(r.cooldown_s) if r.cooldown_s is not None else defaults.cooldown_s)
-        return RunRequest(r.level, r.M, r.N, r.K, r.repeats, warmup=r.warmup, compare=True,
+        return RunRequest(r.level, r.shape, r.repeats, warmup=r.warmup, compare=True,
                           mode=Mode.SUSTAINED, sustained=config)
     # a paired burst's repeats are the pairs its loop took; the command's bound was max_pairs
     paired = bool(r.paired)
-    return RunRequest(r.level, r.M, r.N, r.K, r.repeats, warmup=r.warmup, compare=True,
+    return RunRequest(r.level, r.shape, r.repeats, warmup=r.warmup, compare=True,
                       settle_s=float(r.settle_s) if r.settle_s else None,
                       pair_budget_s=float(r.budget_s_per_pair)
                       if paired and r.budget_s_per_pair else None,

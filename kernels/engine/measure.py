@@ -34,7 +34,7 @@ from ..ladder.registry import (
     Library,
     Precision,
 )
-from ..ladder.shape import percent, tflops_of
+from ..ladder.shape import Shape, percent, tflops_of
 from ..protocol.commands import DEFAULT_REPEATS, DEFAULT_WARMUP, ENERGY_S
 from ..protocol.events import DEFAULT_DISTRIBUTION, Distribution, Mode
 from ..results.launch_steps import launch_step
@@ -394,7 +394,7 @@ class Bench:
         so at least every idle.HEARTBEAT_S). ``on_compile()``: the level is about to be
         built (its first run in this process)."""
         self.check_memory(level, M, N, K)
-        flops = 2.0 * M * N * K
+        flops = Shape(M, N, K).flops
 
         def settle() -> None:
             idle(settle_s, on_settle or (lambda _left: None), time.sleep, self.clock)

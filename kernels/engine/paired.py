@@ -23,7 +23,7 @@ from statistics import median
 from typing import Any
 
 from ..ladder.registry import Level
-from ..ladder.shape import percent, tflops_of
+from ..ladder.shape import Shape, percent, tflops_of
 from ..protocol.events import Mode
 from ..results.launch_steps import launch_step
 from ..results.ratio_stats import (
@@ -143,7 +143,7 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
     loop of its own after the first, its ratio as the ``deepgemm_*`` fields.
     ``on_compile``: the level's build starts (measure.level_launcher); ``energy_s``: each
     side's energy window after the loop, GPU seconds (0: none), as a plain burst's."""
-    flops = 2.0 * M * N * K
+    flops = Shape(M, N, K).flops
     bench.check_memory(level, M, N, K)
     with bench.stream:
         prep = bench.prepare(level, M, N, K, params, 0, on_compile=on_compile)
@@ -233,7 +233,7 @@ def second_loop(bench: Bench, prep: Prepared, second: Level, read_clock: Callabl
     return {"deepgemm": second.id, "deepgemm_pct": pct["pct_of_reference"],
             "deepgemm_ci_low": pct["pct_ci_low"], "deepgemm_ci_high": pct["pct_ci_high"],
             "deepgemm_pairs": len(pairs), "deepgemm_stop_reason": stop,
-            "deepgemm_tflops": tflops_of(2.0 * M * N * K, ref_ms),
+            "deepgemm_tflops": Shape(M, N, K).tflops(ref_ms),
             "deepgemm_verified": other.verified,
             "deepgemm_throttled_pairs": sum(p.throttled(bench.device.sm_clock_max_mhz)
                                             for p in pairs)}

@@ -20,7 +20,7 @@ from ..ladder import registry
 from ..ladder.registry import DEEPGEMM_DIFF_MAX
 from ..ladder.shape import Shape, percent
 from ..protocol.commands import ENERGY_S
-from ..protocol.events import DEFAULT_DISTRIBUTION
+from ..protocol.events import DEFAULT_DISTRIBUTION, Mode
 from ..protocol.records import Result
 from ..protocol.run_records import Versions
 from ..protocol.throttle import NOT_COUNTED, THROTTLE_MARK
@@ -194,7 +194,7 @@ def reference_id(precision: str) -> str:
         return f"cublas_{precision}"
 
 
-ResultKey = tuple[str, Shape, str, int]
+ResultKey = tuple[str, Shape, Mode, int]
 
 
 def result_key(result: Result) -> ResultKey:
@@ -417,7 +417,7 @@ class Row:
             notes.append("ran " + ran)
         if r.precision == "fp8" and r.deepgemm_diff is not None:
             notes.append(f"DeepGEMM diff {r.deepgemm_diff:.1e}")
-        if r.mode == "sustained" and r.tflops_min is not None and r.tflops_max is not None:
+        if r.mode == Mode.SUSTAINED and r.tflops_min is not None and r.tflops_max is not None:
             trials = counted(r.trials, "trial") + " " if r.trials is not None else ""
             notes.append(f"{trials}{tflops_text(r.tflops_min)}–"
                          f"{tflops_text(r.tflops_max)} TFLOPS")

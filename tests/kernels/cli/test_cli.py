@@ -14,6 +14,7 @@ import pytest
 
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol import plan, recording
 from gemmscope.kernels.protocol.commands import SustainedConfig
@@ -41,16 +42,17 @@ def test_parse_sweep():
 
 def test_plan_defaults_to_the_ladder_at_4096():
     runs = cli.plan(parse("bench"))
-    assert [(r.level, r.M, r.N, r.K) for r in runs] == [
-        (lv.id, 4096, 4096, 4096) for lv in registry.ladder()]
+    assert [(r.level, r.shape) for r in runs] == [
+        (lv.id, Shape(4096, 4096, 4096)) for lv in registry.ladder()]
     assert {(r.repeats, r.warmup, r.compare) for r in runs} == {(20, 3, True)}
 
 
 def test_plan_levels_sizes_and_sweep():
     runs = cli.plan(parse("bench", "-l", "naive,wmma", "-s", "7x13x5", "--sweep", "256:512"))
-    assert [(r.level, r.M, r.N, r.K) for r in runs] == [
-        ("naive", 7, 13, 5), ("wmma", 7, 13, 5), ("naive", 256, 256, 256),
-        ("wmma", 256, 256, 256), ("naive", 512, 512, 512), ("wmma", 512, 512, 512)]
+    assert [(r.level, r.shape) for r in runs] == [
+        ("naive", Shape(7, 13, 5)), ("wmma", Shape(7, 13, 5)), ("naive", Shape(256, 256, 256)),
+        ("wmma", Shape(256, 256, 256)), ("naive", Shape(512, 512, 512)),
+        ("wmma", Shape(512, 512, 512))]
     assert {r.level for r in cli.plan(parse("record", "-o", "x", "--all"))} == set(registry.BY_ID)
 
 
@@ -349,7 +351,7 @@ def test_sustained_size_adds_sustained_runs_after_the_burst_ones():
     runs = cli.plan(parse("bench", "-l", "naive,coalesced", "-s", "64", "--sustained-size",
                           "128", "--sustained-size", "32x16x8", "--window-s", "1.5",
                           "--trials", "2", "--cooldown-s", "0"))
-    assert [(r.level, r.M, r.N, r.K, r.mode) for r in runs] == [
+    assert [(r.level, r.shape.M, r.shape.N, r.shape.K, r.mode) for r in runs] == [
         ("naive", 64, 64, 64, "burst"), ("coalesced", 64, 64, 64, "burst"),
         ("naive", 128, 128, 128, "sustained"), ("coalesced", 128, 128, 128, "sustained"),
         ("naive", 32, 16, 8, "sustained"), ("coalesced", 32, 16, 8, "sustained")]
