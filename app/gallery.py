@@ -22,7 +22,7 @@ import argparse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
@@ -31,6 +31,9 @@ from ..kernels.protocol import OneLineParser
 from .core.preferences_file import PreferencesFile
 from .views.registry import VIEWS
 from .window.preferences import open_settings
+
+if TYPE_CHECKING:  # (the window loads with the first one made)
+    from .window.main_window import MainWindow
 
 SIZES = ((1280, 720), (1366, 768), (1920, 1080))
 TALK_SIZE = (1280, 720)
@@ -50,7 +53,7 @@ class Shot:
     path: Path | None = None
 
 
-Inspect = Callable[[Shot, Any], None]  # (the shot, the window behind it): tests
+Inspect = Callable[[Shot, "MainWindow"], None]  # (the shot, the window behind it): tests
 
 
 def parse_sizes(text: str) -> list[tuple[int, int]]:
@@ -62,7 +65,7 @@ def parse_sizes(text: str) -> list[tuple[int, int]]:
     return [s for s in sizes if s is not None]
 
 
-def settle(window: Any) -> None:
+def settle(window: MainWindow) -> None:
     app = QApplication.instance()
     for _ in range(4):
         if app is not None:
@@ -73,7 +76,7 @@ def settle(window: Any) -> None:
 
 
 def new_window(settings: PreferencesFile, recording: Path, size: tuple[int, int],
-               presentation: bool) -> Any:
+               presentation: bool) -> MainWindow:
     """A main window at ``size`` showing the whole of ``recording``, whole steps only."""
     from .window.main_window import MainWindow
 
@@ -94,7 +97,7 @@ def new_window(settings: PreferencesFile, recording: Path, size: tuple[int, int]
     return window
 
 
-def save(window: Any, path: Path, small: bool = False) -> QImage:
+def save(window: MainWindow, path: Path, small: bool = False) -> QImage:
     """The window's picture as a PNG; ``small``: in at most 256 colours (Pillow), for a
     repository (a stage picture is a few flat colours and text: it stays sharp)."""
     image = window.grab().toImage()
@@ -104,7 +107,7 @@ def save(window: Any, path: Path, small: bool = False) -> QImage:
         picture = _pil_frames([image])[0].quantize(256, dither=0)
         picture.save(str(path), "PNG", optimize=True)
         return image
-    if not image.save(str(path), "PNG"):
+    if not image.save(str(path), "PNG"):  # type: ignore[call-overload]  # (takes a str)
         raise OSError(f"could not write {path}")
     return image
 
@@ -125,7 +128,7 @@ def tab_shots(out: Path, settings: PreferencesFile, recording: Path,
                 window.close()
 
 
-def take(window: Any, out: Path, shot: Shot, small: bool, inspect: Inspect | None) -> Shot:
+def take(window: MainWindow, out: Path, shot: Shot, small: bool, inspect: Inspect | None) -> Shot:
     """Save the window's picture as ``out/NAME.png`` (the shot's path, set here) and let
     ``inspect`` see it while the window is live."""
     path = out / f"{shot.name}.png"
@@ -146,6 +149,7 @@ def talk_shots(out: Path, settings: PreferencesFile, talk_name: str, size: tuple
         raise RuntimeError(f"{talk.path}: no recording")
     window = new_window(settings, recording, size, presentation=True)
     # (the whole recording read: the captions quote it, as a talk's first scene does)
+    assert window.replay is not None  # (new_window opened it)
     controller = open_talk(window, talk, window.replay.recording.events)
     try:
         for i, scene in enumerate(talk.scenes):

@@ -25,9 +25,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..kernels.protocol import OneLineParser, bounded, seconds, terminal_text
+from ..kernels.protocol import Mode, OneLineParser, bounded, seconds, terminal_text
+
+if TYPE_CHECKING:  # (Qt and the window load when a window is made, not for --help)
+    from PySide6.QtWidgets import QApplication
+
+    from ..kernels.drive import DeviceSpec
+    from .core.runner_command import LivePlan
+    from .window.main_window import MainWindow
 
 START = time.perf_counter()
 DEFAULT_SCREENSHOT_SIZE = "1400x900"
@@ -72,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="show the ladder, the charts and the exports at this shape (N for "
                         "a cube; default 4096^3 where the session has it, else its most "
                         "complete shape)")
-    p.add_argument("--mode", choices=["burst", "sustained"],
+    p.add_argument("--mode", choices=[str(m) for m in Mode],
                    help="show burst (default) or sustained results")
     p.add_argument("--per-clock", action="store_true",
                    help="the bars per GHz of SM clock held: TFLOPS/GHz and %% of cuBLAS at "
@@ -226,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     from .window.main_window import MainWindow
     from .window.preferences import open_settings
 
-    app = QApplication.instance() or QApplication([sys.argv[0]])
+    found = QApplication.instance()
+    app = found if isinstance(found, QApplication) else QApplication([sys.argv[0]])
     app.setApplicationName("gemmscope")
     app.setDesktopFileName(APP_ID)  # Wayland finds the .desktop entry (and icon) by it
     app.setWindowIcon(QIcon(str(icon_path())))
@@ -246,25 +254,26 @@ def main(argv: list[str] | None = None) -> int:
         return _run(app, window, args)
 
 
-def _device_specs(args: argparse.Namespace, plan: Any) -> Any:
+def _device_specs(args: argparse.Namespace, plan: LivePlan) -> list[DeviceSpec] | None:
     """--device/--devices: a runner per GPU, locally or over ssh (None: one runner)."""
     if args.gpus is None:
         return None
     from ..kernels.drive import device_specs, parse_target
 
     target = parse_target(plan.remote) if plan.remote else None
-    return device_specs(args.gpus, [] if target else plan.command, target,
-                       args.remote_command, args.ssh_option)
+    return device_specs(args.gpus, [] if target else plan.command or [], target,
+                        args.remote_command, args.ssh_option)
 
 
-def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
+def _run(app: QApplication, window: MainWindow, args: argparse.Namespace) -> int:
     """Open what the command line asks for; a screenshot, or the event loop."""
     from PySide6.QtCore import QEvent, QObject, QTimer
 
     if args.speed:  # this run's, shown on the bar; the remembered one stays as it was
         window.set_replay_speed(args.speed, remember=False)
     # what is shown: chosen before the source opens, so its events never choose for it
-    window.choose(shape=args.shape, level=args.level, mode=args.mode)
+    window.choose(shape=args.shape, level=args.level,
+                  mode=Mode(args.mode) if args.mode else None)
     if args.per_clock:
         window.set_per_clock(True)
     for spec in args.kernel:  # File ▸ Open kernel… from the command line
@@ -327,7 +336,7 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
     return app.exec()
 
 
-def _open_source(window: Any, args: argparse.Namespace, background: bool) -> bool:
+def _open_source(window: MainWindow, args: argparse.Namespace, background: bool) -> bool:
     """The recording to replay, or the live runner, else the bundled recording. False
     when a recording read now (not ``background``) could not be opened."""
     if args.command == "replay":
@@ -346,7 +355,7 @@ def _open_source(window: Any, args: argparse.Namespace, background: bool) -> boo
     return True
 
 
-def _confirmed_preference(window: Any, args: argparse.Namespace) -> str | None:
+def _confirmed_preference(window: MainWindow, args: argparse.Namespace) -> str | None:
     """The preferences' runner command where the user has confirmed it (asked now, once,
     where someone can answer); else None, and the window says why it did not start."""
     from .core.runner_command import confirm, is_confirmed, unconfirmed_note
@@ -370,7 +379,8 @@ def _confirmed_preference(window: Any, args: argparse.Namespace) -> str | None:
     return None
 
 
-def _prepare(app: Any, window: Any, args: argparse.Namespace) -> tuple[int, int] | None:
+def _prepare(app: QApplication, window: MainWindow, args: argparse.Namespace
+             ) -> tuple[int, int] | None:
     """Size the window for a picture of --size pixels, play the recording to its end,
     select the level, show; the window's size in device-independent pixels, or None
     (said why, window closed)."""
@@ -403,7 +413,7 @@ def _prepare(app: Any, window: Any, args: argparse.Namespace) -> tuple[int, int]
     return logical
 
 
-def _apply_step(window: Any, args: argparse.Namespace) -> bool:
+def _apply_step(window: MainWindow, args: argparse.Namespace) -> bool:
     """``--step N`` on the animated view on screen; False (said why) where none is."""
     if args.step is None:
         return True
@@ -415,7 +425,7 @@ def _apply_step(window: Any, args: argparse.Namespace) -> bool:
     return True
 
 
-def _export(app: Any, window: Any, args: argparse.Namespace) -> int:
+def _export(app: QApplication, window: MainWindow, args: argparse.Namespace) -> int:
     from .window.export_run import export_named
     from .window.exports import ExportError
 
@@ -446,7 +456,7 @@ def _export(app: Any, window: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _screenshot(app: Any, window: Any, args: argparse.Namespace) -> int:
+def _screenshot(app: QApplication, window: MainWindow, args: argparse.Namespace) -> int:
     logical = _prepare(app, window, args)
     if logical is None:
         return 2

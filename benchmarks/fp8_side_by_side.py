@@ -141,6 +141,7 @@ def child_time(args: argparse.Namespace) -> None:
     from gemmscope.kernels.engine.measure import Bench, wall_clock
     from gemmscope.kernels.engine.operands import check
     from gemmscope.kernels.ladder import registry
+    from gemmscope.kernels.ladder.shape import Shape
 
     sys.path.insert(0, str(args.dg_folder))
     import deep_gemm
@@ -153,7 +154,7 @@ def child_time(args: argparse.Namespace) -> None:
     stream = torch.cuda.ExternalStream(bench.stream.ptr)
     excluded = set(args.exclude)
     for M, N, K in args.shapes:
-        flops = 2.0 * M * N * K
+        flops = Shape(M, N, K).flops
         runs: dict[str, dict[str, Any]] = {}
         with bench.stream:
             for label, lid, changes in candidates(args.levels, args.variant) + \

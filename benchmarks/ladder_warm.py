@@ -56,6 +56,7 @@ def run_pass(name: str, command: list[str], env: dict[str, str], size: int,
              energy_s: float | None, levels: list[str]) -> Pass:
     from gemmscope.kernels.device import build_cache
     from gemmscope.kernels.drive.session import RunnerSession
+    from gemmscope.kernels.ladder.shape import Shape
     from gemmscope.kernels.protocol import records as rec
     from gemmscope.kernels.protocol.plan import RunRequest
 
@@ -66,7 +67,7 @@ def run_pass(name: str, command: list[str], env: dict[str, str], size: int,
         session.wait_ready()
         out.start_s = time.monotonic() - t0
         submitted = session.now()
-        events = session.run([RunRequest(lv, size, size, size, energy_s=energy_s)
+        events = session.run([RunRequest(lv, Shape(size, size, size), energy_s=energy_s)
                               for lv in levels])
     finally:
         session.close()

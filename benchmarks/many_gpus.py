@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from gemmscope.kernels.protocol.events import Mode
+
 BUNDLED = Path(__file__).resolve().parents[1] / "resources" / "sessions" / "h200x2-ladder.jsonl.gz"
 REPEATS = 5
 SAMPLES = 10  # NVML samples per GPU
@@ -59,7 +61,7 @@ def events(gpus: int) -> Iterator[dict[str, Any]]:
         shape = {"M": 4096, "N": 4096, "K": 4096}
         t += 0.01
         yield {"type": "run_start", "id": run, "level": "naive", **shape, "dtype": "fp32",
-               "precision": "fp32", "mode": "burst", "repeats": REPEATS, "warmup": 1,
+               "precision": "fp32", "mode": str(Mode.BURST), "repeats": REPEATS, "warmup": 1,
                "t": round(t, 6), "device": i}
         for k in range(SAMPLES):
             t += 0.001
@@ -71,12 +73,12 @@ def events(gpus: int) -> Iterator[dict[str, Any]]:
                    "fp32_util_pct": None, "device": i}
         for k in range(REPEATS):
             t += 0.001
-            yield {"type": "repeat", "id": run, "level": "naive", **shape, "mode": "burst",
+            yield {"type": "repeat", "id": run, "level": "naive", **shape, "mode": str(Mode.BURST),
                    "i": k, "ms": 300.0 + k, "tflops": 0.45, "t": round(t, 6), "device": i}
         t += 0.001
         yield {"type": "result", "id": run, "level": "naive", **shape, "dtype": "fp32",
                "precision": "fp32", "verified": True, "rel_err": 1e-6, "tol": 1e-4,
-               "nan": False, "mode": "burst", "median_ms": 302.0, "min_ms": 300.0,
+               "nan": False, "mode": str(Mode.BURST), "median_ms": 302.0, "min_ms": 300.0,
                "max_ms": 304.0, "q1_ms": 301.0, "q3_ms": 303.0, "tflops": 0.455,
                "repeats": REPEATS, "warmup": 1, "t": round(t, 6), "device": i}
         t += 0.001

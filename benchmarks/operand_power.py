@@ -34,7 +34,7 @@ import _smoke
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.level import Kind
 from gemmscope.kernels.protocol import recording
-from gemmscope.kernels.protocol.events import Distribution
+from gemmscope.kernels.protocol.events import Distribution, Mode
 from gemmscope.kernels.protocol.records import Result
 from gemmscope.kernels.results.rows import (
     energy_text,
@@ -57,7 +57,7 @@ def best_level(path: Path, size: int) -> str:
     best: tuple[float, str] | None = None
     for row in rows_of(session.results):
         r, level = row.result, registry.BY_ID.get(row.result.level)
-        if (level is None or level.kind is not Kind.LEVEL or str(r.mode) != "burst"
+        if (level is None or level.kind is not Kind.LEVEL or r.mode is not Mode.BURST
                 or (r.M, r.N, r.K) != (size, size, size) or row.pct_of_reference is None):
             continue
         if best is None or row.pct_of_reference > best[0]:
@@ -223,7 +223,7 @@ def smoke_recording(folder: Path, level: str, size: int) -> Path:
         for kernel, tflops in ((reference, 700.0), (level, 690.0)):
             t += 1.0
             events.append({"type": "result", "t": t, "level": kernel, "M": size, "N": size,
-                           "K": size, "mode": "sustained", "dtype": "bf16",
+                           "K": size, "mode": str(Mode.SUSTAINED), "dtype": "bf16",
                            "precision": "bf16", "median_ms": 0.2, "tflops": tflops * boost,
                            "verified": True, "rel_err": 0.0 if operands == "zeros" else 1e-3,
                            "repeats": 2, "operands": operands,

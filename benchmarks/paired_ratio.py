@@ -24,7 +24,8 @@ import _smoke
 MADE_UP_ROWS = [  # what measure returns, made up (--smoke renders them)
     {"level": "wgmma_tma", "shape": "4096x4096x4096",
      "runs": [(99.6, 99.3, 99.9, "precision", 18, 0), (99.8, 99.5, 100.1, "precision", 14, 0),
-              (99.4, 99.0, 99.9, "budget", 640, 3)]},
+              (99.4, 99.0, 99.9, "budget", 640, 3)],
+     "held": [(1755.0, 1740.0, 41.0), (1710.0, 1700.0, 48.0), (1680.0, 1665.0, 52.0)]},
     {"level": "mma_tma", "shape": "4096x4096x4096",
      "runs": [(63.3, 62.1, 64.0, "budget", 512, 40), (65.1, 64.0, 66.2, "budget", 498, 12),
               (None, None, None, "error", 0, 0)]},
@@ -55,17 +56,20 @@ def paired_levels(ids: list[str] | None) -> list[str]:
 
 
 def measure(levels: list[str], shapes: list[tuple[int, int, int]], runs: int, repeats: int,
-            budget_s: float, fresh: bool) -> list[dict[str, Any]]:
+            budget_s: float, fresh: bool, energy_s: float = 0.0) -> list[dict[str, Any]]:
     """Each (level, shape) ``runs`` times; per run (pct, ci_low, ci_high, stop_reason,
     pairs, throttled_pairs), or Nones and "error"."""
     from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
+    from gemmscope.kernels.ladder.shape import Shape
     from gemmscope.kernels.protocol.plan import RunRequest
     from gemmscope.kernels.protocol.records import Result
 
-    requests = [RunRequest(lid, M, N, K, repeats, pair_budget_s=budget_s)
+    requests = [RunRequest(lid, Shape(M, N, K), pair_budget_s=budget_s, max_pairs=repeats,
+                           energy_s=energy_s)
                 for M, N, K in shapes for lid in levels]
-    rows = {(r.level, r.M, r.N, r.K): {"level": r.level, "shape": f"{r.M}x{r.N}x{r.K}",
-                                       "runs": []} for r in requests}
+    rows = {(r.level, r.shape.M, r.shape.N, r.shape.K): {
+        "level": r.level, "shape": f"{r.shape.M}x{r.shape.N}x{r.shape.K}", "runs": []}
+        for r in requests}
     session = None
     try:
         for rep in range(runs):
@@ -81,6 +85,9 @@ def measure(levels: list[str], shapes: list[tuple[int, int, int]], runs: int, re
                 row["runs"].append(
                     (r.pct_of_reference, r.pct_ci_low, r.pct_ci_high, r.stop_reason, r.pairs,
                      r.throttled_pairs) if r is not None else (None, None, None, "error", 0, 0))
+                row.setdefault("held", []).append(
+                    (r.sm_clock_mhz_avg, r.reference_sm_clock_mhz_avg, r.temp_c_start)
+                    if r is not None else (None, None, None))
             print(f"run {rep + 1} of {runs} done", file=sys.stderr, flush=True)
             if fresh:
                 session.close()
@@ -91,10 +98,30 @@ def measure(levels: list[str], shapes: list[tuple[int, int, int]], runs: int, re
     return list(rows.values())
 
 
+def clock_table(rows: list[dict[str, Any]]) -> str:
+    """Per run: the level's and its reference's mean SM clock over their launches in the
+    loop, the temperature at the loop's start, and the ratio at equal clocks (the % times
+    the reference's clock over the level's): where the ratio moves between runs, this says
+    whether the limiter moved it."""
+    lines = [f"{'level':<22} {'shape':<18} run: level MHz / reference MHz, C at start, "
+             "% at equal clocks"]
+    for row in rows:
+        cells = []
+        for (pct, *_), held in zip(row["runs"], row.get("held", []), strict=False):
+            lv, ref, temp = held
+            if pct is None or not lv or not ref:
+                cells.append(f"{'-':>26}")
+                continue
+            t = f"{temp:.0f}C" if temp is not None else "-"
+            cells.append(f"{lv:5.0f}/{ref:5.0f} {t:>4} {pct * ref / lv:7.2f}".rjust(26))
+        lines.append(f"{row['level']:<22} {row['shape']:<18} " + " ".join(cells))
+    return "\n".join(lines)
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     runs = max((len(r["runs"]) for r in rows), default=0)
     head = f"{'level':<22} {'shape':<18} " + " ".join(
-        f"{'run' + str(i + 1):>24}" for i in range(runs)) + f" {'spread':>7}"
+        f"{'run' + str(i + 1):>24}" for i in range(runs)) + f" {'spread':>7} {'rel':>7}"
     lines = [head, "-" * len(head)]
     for row in rows:
         cells, pcts = [], []
@@ -106,9 +133,13 @@ def table(rows: list[dict[str, Any]]) -> str:
             ci = f"[{lo:.1f},{hi:.1f}]" if lo is not None else "[-]"
             cells.append(f"{pct:6.2f} {ci:<12}{stop[0]}{pairs:>4}"[:24].rjust(24))
         spread = f"{max(pcts) - min(pcts):7.2f}" if len(pcts) > 1 else f"{'-':>7}"
-        lines.append(f"{row['level']:<22} {row['shape']:<18} " + " ".join(cells) + " " + spread)
+        rel = (f"{100 * (max(pcts) - min(pcts)) / min(pcts):7.2f}"
+               if len(pcts) > 1 and min(pcts) > 0 else f"{'-':>7}")
+        lines.append(f"{row['level']:<22} {row['shape']:<18} " + " ".join(cells) + " "
+                     + spread + " " + rel)
     lines.append("cells: % of reference, its 95% interval, stop reason (p precision, "
-                 "b budget, r repeats) and pairs; spread: greatest - least % over the runs")
+                 "b budget, r repeats) and pairs; spread: greatest - least % over the runs; "
+                 "rel: the spread in % of the least")
     return "\n".join(lines)
 
 
@@ -125,13 +156,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pair-budget-s", type=float, default=2.0,
                     help="wall seconds of each level-reference loop (default 2)")
     ap.add_argument("--fresh", action="store_true", help="a new runner per repetition")
+    ap.add_argument("--energy-s", type=float, default=0.0,
+                    help="each run's energy window, GPU seconds (default 0: the ratio only)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
     from gemmscope.kernels.protocol import commands
 
-    if args.runs < 1 or not 1 <= args.repeats <= commands.MAX_REPEATS:
-        ap.error(f"--runs must be at least 1 and --repeats from 1 to {commands.MAX_REPEATS}")
+    lo, hi = commands.MAX_PAIRS[1], commands.MAX_PAIRS[2]
+    if args.runs < 1 or not lo <= args.repeats <= hi:
+        ap.error(f"--runs must be at least 1 and --repeats from {lo} to {hi}")
+    try:
+        commands.check_energy_s(args.energy_s)
+    except commands.ProtocolError as exc:
+        ap.error(f"--energy-s: {exc}")
     try:
         commands.check_pair_budget_s(args.pair_budget_s)
     except commands.ProtocolError as exc:
@@ -140,10 +178,12 @@ def main(argv: list[str] | None = None) -> int:
     shapes = args.size or [(4096, 4096, 4096)]
     if args.smoke:
         _smoke.level_variants((lid, {}) for lid in levels)
-        _smoke.made_up(table(MADE_UP_ROWS))
+        _smoke.made_up(table(MADE_UP_ROWS) + "\n" + clock_table(MADE_UP_ROWS))
         return _smoke.needs_gpu()
-    rows = measure(levels, shapes, args.runs, args.repeats, args.pair_budget_s, args.fresh)
+    rows = measure(levels, shapes, args.runs, args.repeats, args.pair_budget_s, args.fresh,
+                   args.energy_s)
     print(table(rows))
+    print(clock_table(rows))
     if args.json:
         print(json.dumps(rows))
     return 0

@@ -23,11 +23,12 @@ import _smoke
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.protocol.events import Mode
 from gemmscope.kernels.protocol.records import Result
 from gemmscope.kernels.results.rows import newest, pct_text, rows_of, tflops_short
 
 BUNDLED = Path(__file__).resolve().parents[1] / "resources" / "sessions" / "h200-ladder.jsonl.gz"
-MODES = ("burst", "sustained")
+MODES = tuple(Mode)
 
 
 def heading(level: registry.Level) -> str:
@@ -49,7 +50,7 @@ def tables(results: list[Result], sizes: list[int]) -> list[str]:
             known = r.sm_clock_mhz_avg is not None and row.reference_clock_mhz is not None
             if known and row.clock_comparison() != "same":
                 text += "†"
-        cells[(r.level, str(r.mode), r.shape)] = text
+        cells[(r.level, r.mode, r.shape)] = text
     levels = [lv for lv in registry.ladder()
               if any(key[0] == lv.id for key in cells)]
     groups = [[lv for lv in levels if lv.precision == registry.Precision.FP32],

@@ -29,6 +29,7 @@ import _smoke
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol import recording
+from gemmscope.kernels.protocol.events import Mode
 from gemmscope.kernels.results.launch_steps import LaunchStep, launch_step
 
 BUNDLED = Path(__file__).resolve().parents[1] / "resources" / "sessions" / "h200-ladder.jsonl.gz"
@@ -50,9 +51,9 @@ def burst(path: str | Path, sizes: set[int]) -> tuple[Burst, list[str]]:
                                  if e.type == "restart" and e.runner is not None)]
     gpus = [h.device.uuid for h in headers if h.device is not None and h.device.uuid]
     for e in session.events:
-        if e.type == "repeat" and e.mode == "burst":
+        if e.type == "repeat" and e.mode == Mode.BURST:
             times.setdefault(e.run_key, []).append(e.ms)
-        elif (e.type == "result" and e.mode == "burst" and e.M == e.N == e.K
+        elif (e.type == "result" and e.mode == Mode.BURST and e.M == e.N == e.K
               and e.M in sizes and e.tflops and e.verified):
             step = LaunchStep.of(e.launch_step) if e.launch_step is not None else \
                 launch_step(times.get(e.run_key, []))

@@ -75,12 +75,13 @@ def baseline_warning(store: SessionStore, base: BaselineRun) -> str | None:
     return bl.warning(store_facts(store), base.facts)
 
 
-def baseline_device(base: SessionStore, gpu: str | None) -> int:
-    """The baseline's GPU of the same name as the session's, else its first."""
-    for d in base.devices:
-        if d.name == gpu:
-            return d.id
-    return 0
+def baseline_device(base: SessionStore, gpu: str | None, index: int | None = None) -> int:
+    """The baseline's GPU of the same name and index as the session's GPU shown, else
+    its first of that name, else its first (two H200s: GPU 1 against GPU 1, not GPU 0)."""
+    same = [d.id for d in base.devices if d.name == gpu]
+    if index in same:
+        return int(index)
+    return same[0] if same else 0
 
 
 def baseline_result(store: SessionStore, level_id: str) -> Any:
@@ -90,7 +91,8 @@ def baseline_result(store: SessionStore, level_id: str) -> Any:
     if base is None:
         return None
     return base.store.result_at(level_id, store.ladder_shape(), store.mode,
-                                baseline_device(base.store, store.device_name()))
+                                baseline_device(base.store, store.device_name(),
+                                                store.device))
 
 
 def baseline_pair(store: SessionStore, level_id: str) -> bl.Pair | None:
@@ -151,6 +153,9 @@ def baseline_text(store: SessionStore, level_id: str) -> str | None:
     if base is None:
         return None
     name = Path(base.path).name
+    if len(base.store.device_ids()) > 1:  # which of its GPUs this compares against
+        device = baseline_device(base.store, store.device_name(), store.device)
+        name += f" (its GPU {device} of {len(base.store.device_ids())})"
     r = baseline_result(store, level_id)
     if r is None:
         return f"baseline {name}: no result at this shape and mode"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...kernels.ladder import Shape
-from ...kernels.protocol import DeviceEntry, RunStart
+from ...kernels.protocol import DeviceEntry, Mode, RunStart
 from ...kernels.results import Result
 from .repeat_stream import RepeatStream
 from .telemetry import RunWindows, TelemetryBuffer
@@ -30,12 +30,12 @@ class DeviceState:
     doing: str | None = None
     latest: dict[str, Result] = field(default_factory=dict)  # burst results by level
     # (level, shape, mode) -> the latest result
-    latest_at: dict[tuple[str, Shape, str], Result] = field(default_factory=dict)
+    latest_at: dict[tuple[str, Shape, Mode], Result] = field(default_factory=dict)
     shape_levels: dict[Shape, set[str]] = field(default_factory=dict)  # ladder levels
     # the repeats of each (level, shape, mode)'s latest run, and which key a run has (by
     # Run.run_key: its id and level, as a compared level's reference echoes its id)
-    streams: dict[tuple[str, Shape | None, str], RepeatStream] = field(default_factory=dict)
-    run_keys: dict[tuple[str, str], tuple[str, Shape | None, str]] = field(default_factory=dict)
+    streams: dict[tuple[str, Shape | None, Mode], RepeatStream] = field(default_factory=dict)
+    run_keys: dict[tuple[str, str], tuple[str, Shape | None, Mode]] = field(default_factory=dict)
 
 
 def device_label(entry: DeviceEntry) -> str:

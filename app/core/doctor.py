@@ -18,6 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from ...kernels.device import ENV as CACHE_ENV
+from ...kernels.results import counted
 from .machine_facts import (
     RUNNER_TIMEOUT_S,
     GpuFacts,
@@ -342,7 +343,7 @@ def check_cache(facts: GpuFacts) -> Finding | None:
     parts = []
     for c in facts.caches:
         set_by = f" (${c.variable})" if not c.own and c.variable else ""
-        parts.append(f"{c.name} {c.path}{set_by}: {c.entries} files, "
+        parts.append(f"{c.name} {c.path}{set_by}: {counted(c.entries, 'file')}, "
                      f"{c.size_bytes / 2**20:.1f} MiB")
     return Finding("build cache", Status.OK, f"{facts.cache_root} (${CACHE_ENV}; "
                    "tar it to carry it to another GPU machine): " + "; ".join(parts))

@@ -16,6 +16,7 @@ from ...kernels.ladder import (
     Kind,
     Level,
     Param,
+    Shape,
     SpecError,
     get,
 )
@@ -64,13 +65,13 @@ class LevelVariants(TunableKernel):
         p = self.params if params is None else params
         return {k: v for k, v in p.items() if self.level.params.get(k) != v}
 
-    def check(self, M: int, N: int, K: int) -> Check:
-        variant, _level = level_variant(self.level, self.changes(), M, N, K)
+    def check(self, shape: Shape) -> Check:
+        variant, _level = level_variant(self.level, self.changes(), shape.M, shape.N, shape.K)
         return check(with_build(variant, self.build_of(self.params)))
 
-    def request(self, M: int, N: int, K: int, repeats: int,
+    def request(self, shape: Shape, repeats: int,
                 params: dict[str, int] | None = None) -> RunRequest:
-        return RunRequest(self.id, M, N, K, repeats, params=self.changes(params) or None)
+        return RunRequest(self.id, shape, repeats, params=self.changes(params) or None)
 
     def sweep_values(self, name: str) -> list[int]:
         p = self.param_specs[name]

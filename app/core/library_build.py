@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ...kernels import protocol as rec
 from ...kernels.protocol import Status
+from ...kernels.results import counted
 from ...kernels.toolchain import CLASSES
 
 REPORT_TOOL = "ncu-report"  # a kernel of an opened .ncu-rep (app/core/ncu_report.py)
@@ -88,7 +89,7 @@ def launch_lines(lk: rec.LibraryKernel) -> list[str]:
            f"GPU time {_ms(lk.ms)}"]
     total = lk.kernels_total or len(lk.kernels)
     if total > 1:
-        out.append(f"the call launched {total} kernels (the one with the most time is "
+        out.append(f"the call launched {counted(total, 'kernel')} (the one with the most time is "
                    "shown):")
         out += [f"  {short(k.name)}: {_ms(k.ms)}, grid {dims_text(k.grid)}, block "
                 f"{dims_text(k.block)}, {'?' if k.regs is None else k.regs} registers"

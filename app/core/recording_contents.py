@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 from ...kernels import protocol as rec
 from ...kernels.ladder import Shape
-from ...kernels.protocol import EventRecord, TelemetryBlock
+from ...kernels.protocol import EventRecord, Mode, TelemetryBlock
 from .levels import catalog_from_header
 from .view_state import default_shape
 
 NOT_REPLAYED = "not replayed yet"  # what every view says of what the recording has, later
-ResultKey = tuple[str, Shape, str, int]  # level, shape, mode, device
+ResultKey = tuple[str, Shape, Mode, int]  # level, shape, mode, device
 Item = EventRecord | TelemetryBlock  # what a recording's events are
 
 
@@ -52,7 +52,7 @@ class RecordingContents:
                 continue
             count += 1
             if isinstance(ev, rec.Result):
-                results.add((ev.level, ev.shape, str(ev.mode), ev.device_index))
+                results.add((ev.level, ev.shape, ev.mode, ev.device_index))
             elif isinstance(ev, rec.Telemetry):
                 telemetry = True
             elif isinstance(ev, rec.SourceCounters):
@@ -81,17 +81,17 @@ class RecordingContents:
     def shapes(self) -> list[Shape]:
         return list(self.levels_at)
 
-    def has_result(self, level: str, shape: Shape | None, mode: str, device: int) -> bool:
-        return shape is not None and (level, shape, str(mode), device) in self.results
+    def has_result(self, level: str, shape: Shape | None, mode: Mode, device: int) -> bool:
+        return shape is not None and (level, shape, mode, device) in self.results
 
-    def has_sweep(self, mode: str, device: int) -> bool:
+    def has_sweep(self, mode: Mode, device: int) -> bool:
         """A level with results at two or more N in ``mode`` on ``device`` (a sweep)."""
         sizes: dict[str, set[int]] = {}
         for level, shape, m, d in self.results:
-            if m == str(mode) and d == device:
+            if m == mode and d == device:
                 sizes.setdefault(level, set()).add(shape.N)
         return any(len(n) >= 2 for n in sizes.values())
 
-    def has_results_at(self, shape: Shape | None, mode: str, device: int) -> bool:
-        return any(s == shape and m == str(mode) and d == device
+    def has_results_at(self, shape: Shape | None, mode: Mode, device: int) -> bool:
+        return any(s == shape and m == mode and d == device
                    for _level, s, m, d in self.results)

@@ -14,6 +14,7 @@ from ...kernels import results as rl
 from ...kernels.hardware import lookup as gpu_spec
 from ...kernels.hardware import problem as gpu_table_problem
 from ...kernels.ladder import Shape
+from ...kernels.protocol import Mode
 from .baseline_run import baseline_device, baseline_warning
 from .recording_contents import NOT_REPLAYED
 from .store import SessionStore
@@ -49,7 +50,7 @@ def _catalog(store: SessionStore) -> dict[str, rec.CatalogEntry]:
     return {e.id: e for e in reversed(entries)}  # the first entry of an id
 
 
-def _points(store: SessionStore, shape: Shape | None, mode: str,
+def _points(store: SessionStore, shape: Shape | None, mode: Mode,
             device: int | None = None) -> list[rl.Point]:
     """A point per level of the store with a result at ``shape`` in ``mode``."""
     catalog = _catalog(store)
@@ -119,7 +120,7 @@ def roofline_data(store: SessionStore) -> RooflineData:
     if store.baseline is not None:
         base = store.baseline
         base_points = _points(base.store, shape, store.mode,
-                              baseline_device(base.store, name))
+                              baseline_device(base.store, name, store.device))
         base_name = Path(base.path).name
         warning = baseline_warning(store, base)
     precisions = [p.precision for p in (*points, *base_points)]

@@ -5,10 +5,12 @@ What a run is and how runs are queued lives in ``kernels.plan`` and ``kernels.se
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from ...kernels import protocol as rec
 from ...kernels.drive import runnable_here
+from ...kernels.ladder import Shape
 from ...kernels.protocol import (
     DEFAULT_DISTRIBUTION,
     DEFAULT_REPEATS,
@@ -19,6 +21,8 @@ from ...kernels.protocol import (
     Mode,
     RunMode,
     RunRequest,
+    ladder_requests,
+    sweep_requests,
 )
 
 # The energy window of the app's burst runs, GPU seconds. The runner's default (1 s, which
@@ -32,14 +36,26 @@ APP_ENERGY_S = 0.5
 @dataclass(frozen=True, slots=True)
 class RunForm:
     """What the run form says, every field read once: the shape and repeats of the runs
-    a click asks for, and how they are measured (``RunRequest.with_mode``)."""
+    a click asks for, and how they are measured (``RunRequest.with_mode``). The form's
+    runs are made here, each a :class:`RunRequest` carrying the form's shape."""
 
-    M: int
-    N: int
-    K: int
+    shape: Shape
     repeats: int = DEFAULT_REPEATS
     mode: RunMode = field(default_factory=RunMode)
     operands: Distribution = DEFAULT_DISTRIBUTION  # what A and B are drawn from
+
+    def request(self, level: str) -> RunRequest:
+        """One level's run at the form's shape and repeats (measured as the form says
+        once :meth:`runs` sends it)."""
+        return RunRequest(level, self.shape, self.repeats)
+
+    def ladder(self, level_ids: Iterable[str]) -> list[RunRequest]:
+        return ladder_requests(level_ids, self.shape, self.repeats)
+
+    def sweep(self, level: str) -> list[RunRequest]:
+        """The level at the sweep's square sizes (the form's repeats; its shape is not
+        used)."""
+        return sweep_requests(level, self.repeats)
 
     def runs(self, requests: list[RunRequest], header: rec.Session | None
              ) -> tuple[list[RunRequest], list[str]]:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from ...kernels import protocol as rec
 from ...kernels.ladder import Shape
-from ...kernels.protocol import TELEMETRY_FIELDS, EventRecord, TelemetryBlock
+from ...kernels.protocol import TELEMETRY_FIELDS, EventRecord, Mode, TelemetryBlock
 from ...kernels.results import Result, resolved, result_key
 from .counters import Counters
 from .levels import catalog_from_header, join_user_kernel
@@ -92,7 +92,7 @@ class SessionStore(StoreQueries):
         state.runs.start(ev, ev.t)
         self._changes.add(Change.TELEMETRY)
         state.stream.reset(ev.level, ev.shape, ev.repeats)
-        key = (ev.level, ev.shape, str(ev.mode))
+        key = (ev.level, ev.shape, ev.mode)
         state.run_keys[ev.run_key] = key  # (id, level): a reference echoes the id
         state.streams[key] = RepeatStream.sized(ev.level, ev.shape, ev.repeats)
         self._changes.update((Change.STREAM, Change.RUN))
@@ -123,9 +123,9 @@ class SessionStore(StoreQueries):
         if state.stream.level != ev.level or state.stream.shape != shape:
             state.stream.reset(ev.level, shape)
         state.stream.append(ev.i, ev.tflops)
-        key = state.run_keys.get(ev.run_key) or (ev.level, shape, str(ev.mode))
+        key = state.run_keys.get(ev.run_key) or (ev.level, shape, ev.mode)
         if key[:2] != (ev.level, shape):  # an id reused: this repeat's own run
-            key = (ev.level, shape, str(ev.mode))
+            key = (ev.level, shape, ev.mode)
         run = state.streams.get(key)
         if run is None:
             run = state.streams[key] = RepeatStream.sized(ev.level, shape, 0)
@@ -146,10 +146,10 @@ class SessionStore(StoreQueries):
         # indexes, so views read the latest numbers without scanning every result; the
         # ladder, its charts and the sweep show burst results (sustained ones beside them)
         self._by_key[result_key(r)] = r
-        state.latest_at[(r.level, r.shape, str(r.mode))] = r
+        state.latest_at[(r.level, r.shape, r.mode)] = r
         if level is not None and not level.is_reference:
             state.shape_levels.setdefault(r.shape, set()).add(r.level)
-        if r.mode == "burst":
+        if r.mode == Mode.BURST:
             state.latest[r.level] = r
         self._changes.update((Change.LADDER, Change.SWEEP))
 

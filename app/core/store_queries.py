@@ -14,7 +14,7 @@ import numpy as np
 
 from ...kernels import protocol as rec
 from ...kernels.ladder import Shape
-from ...kernels.protocol import DeviceEntry
+from ...kernels.protocol import DeviceEntry, Mode
 from ...kernels.results import Result, ResultKey, Row, reference_key
 from .counters import NCU, Counters
 from .device_state import DeviceState, device_label
@@ -278,16 +278,16 @@ class StoreQueries:
         return chosen if chosen is not None else default_shape(self.levels_at(device))
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> Mode:
         """The mode the ladder is shown in (the view state's): burst or sustained."""
-        return str(self.view.state.mode)
+        return self.view.state.mode
 
     @property
     def per_clock(self) -> bool:
         """Whether the bars are shown per GHz of SM clock held (the view state's)."""
         return self.view.state.per_clock
 
-    def result_at(self, level_id: str, shape: Shape | None, mode: str | None = None,
+    def result_at(self, level_id: str, shape: Shape | None, mode: Mode | None = None,
                   device: int | None = None) -> Result | None:
         """The level's latest result at ``shape`` in ``mode`` (default: the one shown)
         on ``device`` (default: the one shown)."""
@@ -303,7 +303,7 @@ class StoreQueries:
 
     def burst_result(self, level_id: str, shape: Shape | None,
                      device: int | None = None) -> Result | None:
-        return self.result_at(level_id, shape, "burst", device)
+        return self.result_at(level_id, shape, Mode.BURST, device)
 
     def shown_stream(self) -> RepeatStream | None:
         """The per-repeat TFLOPS of the run the view state points at: the selected
@@ -401,7 +401,7 @@ class StoreQueries:
     def sustained_result(self, level_id: str, shape: Shape | None = None) -> Result | None:
         """The level's latest sustained result at ``shape`` (default: the ladder's)."""
         shape = shape or self.ladder_shape()
-        return self.result_at(level_id, shape, "sustained") if shape else None
+        return self.result_at(level_id, shape, Mode.SUSTAINED) if shape else None
 
     def power_limit_w(self) -> float | None:
         """The enforced power limit: the latest NVML sample's, else a sustained result's."""

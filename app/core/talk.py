@@ -37,7 +37,7 @@ from typing import Any
 from ...kernels import protocol as rec
 from ...kernels.files import MAX_BYTES, FileRefused, Kind, loads_toml, read_text
 from ...kernels.ladder import Shape
-from ...kernels.protocol import parse_shape
+from ...kernels.protocol import Mode, parse_shape
 from ...kernels.results import (
     DASH,
     Result,
@@ -141,7 +141,7 @@ def _title(store: SessionStore, level_id: str) -> str:
 def _result_at(store: SessionStore, level_id: str, shape: Shape | None) -> Result | None:
     if shape is None:
         return None
-    return store.result_at(level_id, shape, "burst")
+    return store.result_at(level_id, shape, Mode.BURST)
 
 
 def _level_fields(store: SessionStore, level_id: str | None) -> dict[str, str]:

@@ -20,7 +20,13 @@ import numpy as np
 
 from ...kernels import protocol as rec
 from ...kernels.ladder import Shape
-from ...kernels.protocol import FIELD_INDEX, TELEMETRY_FIELDS, TelemetryBlock, is_slowdown
+from ...kernels.protocol import (
+    FIELD_INDEX,
+    TELEMETRY_FIELDS,
+    Mode,
+    TelemetryBlock,
+    is_slowdown,
+)
 from ...kernels.protocol import GPM_FIELDS as GPM_FIELDS  # the views read it here
 
 MAX_REASONS = 62  # distinct reason names one buffer tells apart (bits of an int64)
@@ -195,13 +201,13 @@ class RunWindow:
     end: RunEnd
     throttled: tuple[str, ...] = ()
     verified: bool = True  # False: a result that failed verification
-    mode: str = "burst"  # burst or sustained: a level runs at one shape in either
+    mode: Mode = Mode.BURST  # a level runs at one shape in either
 
     def label(self) -> str:
         return self.level + (f" {self.shape}" if self.shape is not None else "")
 
 
-def runs_span(windows: list[RunWindow], level: str, shape: Shape | None, mode: str
+def runs_span(windows: list[RunWindow], level: str, shape: Shape | None, mode: Mode
               ) -> tuple[float, float] | None:
     """From the first start to the last end of ``level``'s runs at ``shape`` in ``mode``
     (what a caption about that level's runs is about); None where the session has none."""
@@ -224,7 +230,7 @@ class RunWindows:
 
     def start(self, ev: rec.RunStart, t: float) -> None:
         self._open[self._key(ev)] = RunWindow(ev.id, ev.level, ev.shape, t, t,
-                                              RunEnd.RUNNING, mode=str(ev.mode))
+                                              RunEnd.RUNNING, mode=ev.mode)
 
     def finish(self, ev: rec.Result | rec.Error | rec.Info, t: float, end: RunEnd) -> bool:
         """Close the run this ``result``/``error``/``info`` belongs to; False if none."""

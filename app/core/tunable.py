@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from ...kernels import protocol as rec
-from ...kernels.ladder import Param, SpecError
+from ...kernels.ladder import Param, Shape, SpecError
 from ...kernels.protocol import RunRequest, to_builtins
 from ...kernels.results import SweepGrid
 from ...kernels.results import sweep_grid_of as sweep_grid
@@ -55,10 +55,10 @@ class TunableKernel(ABC):
     def param_specs(self) -> dict[str, Param]: ...
 
     @abstractmethod
-    def check(self, M: int, N: int, K: int) -> Check: ...
+    def check(self, shape: Shape) -> Check: ...
 
     @abstractmethod
-    def request(self, M: int, N: int, K: int, repeats: int,
+    def request(self, shape: Shape, repeats: int,
                 params: dict[str, int] | None = None) -> RunRequest:
         """The run of a variant (the edited parameters by default)."""
 
@@ -79,8 +79,7 @@ class TunableKernel(ABC):
         """The latest build event of this variant (the aligned shape's, else any)."""
         return self.builds.get(tuple(sorted(params.items())))
 
-    def sweep(self, x: str, y: str, M: int, N: int, K: int,
-              repeats: int) -> list[RunRequest]:
+    def sweep(self, x: str, y: str, shape: Shape, repeats: int) -> list[RunRequest]:
         """The grid of x's and y's values (the other parameters as edited)."""
         if x == y:
             raise SpecError("a sweep varies two different parameters")
@@ -88,7 +87,7 @@ class TunableKernel(ABC):
         if len(ys) * len(xs) > MAX_SWEEP:  # counted before the grid is made
             raise SpecError(f"{len(ys) * len(xs)} variants; a sweep runs at most {MAX_SWEEP}")
         combos = itertools.product(ys, xs)
-        return [self.request(M, N, K, repeats, {**self.params, y: vy, x: vx})
+        return [self.request(shape, repeats, {**self.params, y: vy, x: vx})
                 for vy, vx in combos]
 
     def take(self, event: Any) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...kernels.ladder import KernelSpec, Param, SpecError, load_spec, read_source
+from ...kernels.ladder import KernelSpec, Param, Shape, SpecError, load_spec, read_source
 from ...kernels.protocol import RunRequest
 from ...kernels.toolchain import Check, check_spec
 from .tunable import TunableKernel
@@ -46,18 +46,19 @@ class OpenKernel(TunableKernel):
     def param_specs(self) -> dict[str, Param]:
         return self.spec.params
 
-    def check(self, M: int, N: int, K: int) -> Check:
-        result, _launch = check_spec(self.spec, self.source, self.params, M, N, K,
-                                     compile=False, build=self.build_of(self.params))
+    def check(self, shape: Shape) -> Check:
+        result, _launch = check_spec(self.spec, self.source, self.params, shape.M, shape.N,
+                                     shape.K, compile=False, build=self.build_of(self.params))
         return result
 
-    def request(self, M: int, N: int, K: int, repeats: int,
+    def request(self, shape: Shape, repeats: int,
                 params: dict[str, int] | None = None) -> RunRequest:
         """The run of a variant (the edited parameters by default), carrying the check's
         refusal where it failed: the runner then answers with it in words."""
         p = dict(self.params if params is None else params)
-        _result, launch = check_spec(self.spec, self.source, p, M, N, K, compile=False)
-        return RunRequest(self.id, M, N, K, repeats, kernel=launch.as_wire())
+        _result, launch = check_spec(self.spec, self.source, p, shape.M, shape.N, shape.K,
+                                     compile=False)
+        return RunRequest(self.id, shape, repeats, kernel=launch.as_wire())
 
     def sweep_values(self, name: str) -> list[int]:
         """The values a sweep walks for a parameter: its listed values, else powers of

@@ -13,9 +13,19 @@ from PySide6.QtGui import QFont, QFontMetricsF
 pg.setConfigOptions(antialias=False, useOpenGL=False)
 
 
+SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075"
+                            "\u2076\u2077\u2078\u2079")
+
+
 def number_text(value: float) -> str:
-    """A tick's number as a person writes it: 0.5, 10, 1000 (no exponent, no prefix)."""
-    return f"{value:.12g}" if abs(value) < 1e6 else f"{value:.3g}"
+    """A tick's number as a person writes it: 0.5, 10, 1000 (no exponent, no prefix); a
+    power of ten from a million up as 10⁶ (not "1e+06", not seven digits to count)."""
+    if abs(value) < 1e6:
+        return f"{value:.12g}"
+    power = math.log10(abs(value))
+    if abs(power - round(power)) < 1e-9:
+        return ("-" if value < 0 else "") + "10" + str(round(power)).translate(SUPERSCRIPT)
+    return f"{value:,.0f}"
 
 
 FEW_TICKS = 3  # labelled ticks a vertical axis should have; fewer: finer steps tried
@@ -47,16 +57,20 @@ class PlainAxis(pg.AxisItem):
         values = [v for v in values if lo <= v <= hi]
         # no closer than two lines of tick text apart
         line_px = QFontMetricsF(self.style.get("tickFont") or QFont()).height()
-        most = max(2, int(size // (2 * line_px)))
-        every = math.ceil(len(values) / most)
-        if every > 1:  # of the every-th ticks, the run with most labels clear of the ends
-            def inside(v: float) -> bool:
-                px = (v - lo) / max(hi - lo, 1e-12) * size
-                return 0.6 * line_px <= px <= size - 0.6 * line_px
 
-            values = max((values[k::every] for k in range(every)),
-                         key=lambda run: (sum(map(inside, run)), len(run)))
-        return [(1.0, values)]
+        def inside(v: float) -> bool:  # a label the axis has room for at its place
+            px = (v - lo) / max(hi - lo, 1e-12) * size
+            return 0.6 * line_px <= px <= size - 0.6 * line_px
+
+        # thinned among the labels that fit (thinning all, then dropping those at the
+        # ends, left a short axis one label: "100" alone)
+        labelled = [v for v in values if inside(v)] or values
+        most = max(2, int(size // (2 * line_px)))
+        every = math.ceil(len(labelled) / most)
+        if every > 1:  # of the every-th ticks, the run with most labels, the top one in
+            labelled = max((labelled[k::every] for k in range(every)),
+                           key=lambda run: (len(run), run[-1]))
+        return [(1.0, labelled)]
 
     def _spaced(self, levels, lo: float, hi: float, size: float):
         """Linear ticks no closer than 1.5 lines of tick text on a vertical axis (a short

@@ -65,7 +65,9 @@ class DeviceBars(Chart):
         self.device_names: dict[int, str] = {}
         self.bars: pg.BarGraphItem | None = None
         self._y_top = 1.0
-        self.names = NameAxis(self.getPlotItem(), self.theme.font_pt)
+        # (4.5 type-heights, as the ladder bars': three lines of names; six left a stage's
+        # plot no height under the bars)
+        self.names = NameAxis(self.getPlotItem(), self.theme.font_pt, height_pts=4.5)
         self.getPlotItem().vb.sigResized.connect(self._place_names)
         self.setLabel("left", "TFLOPS")
         self.hover = HoverReadout(self, self._describe)

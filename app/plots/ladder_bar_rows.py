@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from ...kernels.ladder import Shape
 from ...kernels.protocol import THROTTLE_MARK
 from ...kernels.results import (
     DASH,
     MINUS,
     NOT_VERIFIED,
     UNPAIRED,
+    counted,
     gflop_per_j_text,
     mhz_text,
     pct_interval_text,
@@ -86,6 +87,7 @@ class BarRow:
     pct_clock_ci: tuple[float, float] | None = None
     sm_clock_mhz: float | None = None
     ref_clock_mhz: float | None = None
+    is_user: bool = False  # a kernel of the user's: its own colour, named in the legend
 
     def value(self, key: str) -> float | None:
         """The number a metric's key names (LadderBars.METRIC_KEYS)."""
@@ -135,7 +137,7 @@ class LadderRows:
     chart_rows.py reads them from the store; the chart never does)."""
 
     rows: tuple[BarRow, ...] = ()
-    shape: Any = None  # the Shape shown (None: no shape yet)
+    shape: Shape | None = None  # the shape shown (None: no shape yet)
     mode: str = ""
     per_clock: bool = False  # the view state's: the bars per GHz of SM clock held
     empty_text: str = EMPTY_LADDER  # why there are no rows
@@ -164,7 +166,8 @@ def label_text(row: BarRow, metric: str) -> str:
     if metric == PAIR:
         change = DASH if row.ratio is None else \
             f"{100 * (row.ratio - 1):+.0f}%".replace("-", MINUS)
-        return f"{tflops_text(row.burst_tflops)}\nsust. {change}{mark}"
+        burst = DASH if row.burst_tflops is None else tflops_text(row.burst_tflops)
+        return f"{burst}\nsust. {change}{mark}"
     if metric == PCT_REF:
         return f"{pct}{mark}"
     clock_pct = DASH if row.pct_clock is None else f"{row.pct_clock:.0f}%"
@@ -182,7 +185,7 @@ def ratio_text(row: BarRow) -> str:
         return f"{pct_text(row.pct_ref)} of cuBLAS {prec}" + \
             (f" ({UNPAIRED}: no interval)" if row.unpaired else "")
     low, high = row.pct_ci
-    pairs = f", {row.pairs} pairs" if row.pairs is not None else ""
+    pairs = f", {counted(row.pairs, 'pair')}" if row.pairs is not None else ""
     return (f"{pct_interval_text(row.pct_ref, low, high)} of cuBLAS {prec} (95% interval "
             f"{low:.1f}–{high:.1f}%{pairs})" + (f"\n{row.pairs_note}" if row.pairs_note
                                                else ""))

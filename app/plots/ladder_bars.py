@@ -245,7 +245,9 @@ class LadderBars(Chart):
         (100% on the % axis); the precisions drawn."""
         metric = self.shown_metric
         key = self.REFERENCE_KEYS.get(metric)
-        spans: dict[str, tuple[float, float, float]] = {}
+        # per precision, its value and the runs of its bars (first, last): a bar of
+        # another precision between two runs has no line across it
+        spans: dict[str, tuple[float, list[list[int]]]] = {}
         for i, row in enumerate(self.rows):
             ref = row.reference
             value = 100.0 if metric in PERCENT_METRICS and \
@@ -253,15 +255,22 @@ class LadderBars(Chart):
                 getattr(ref, key) if ref is not None and key is not None else None
             if not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
                 continue
-            lo, hi, _ = spans.get(row.precision, (i, i, value))
-            spans[row.precision] = (min(lo, i), max(hi, i), float(value))
+            _, runs = spans.setdefault(row.precision, (float(value), []))
+            if runs and runs[-1][1] == i - 1 and all(
+                    r.precision == row.precision for r in self.rows[runs[-1][1]:i]):
+                runs[-1][1] = i
+            else:
+                runs.append([i, i])
         for prec in list(self.references):
             if prec not in spans:
                 self.getPlotItem().removeItem(self.references.pop(prec))
         self._ref_spans = []
-        for prec, (lo, hi, value) in spans.items():
+        for prec, (value, runs) in spans.items():
             y = float(self._to_view(np.array([value]))[0])
-            self._ref_spans.append((lo, hi, y))
+            xs: list[float] = []
+            for lo, hi in runs:
+                self._ref_spans.append((lo, hi, y))
+                xs += [lo - 0.45, hi + 0.45]
             pen = pg.mkPen(precision_color(prec), width=max(2, self.theme.line_px),
                            style=Qt.PenStyle.DashLine)
             line = self.references.get(prec)
@@ -269,8 +278,17 @@ class LadderBars(Chart):
                 line = self.references[prec] = pg.PlotDataItem()
                 line.setZValue(5)
                 self.getPlotItem().addItem(line)
-            line.setData([lo - 0.45, hi + 0.45], [y, y], pen=pen)
+            line.setData(xs, [y] * len(xs), pen=pen, connect="pairs")
         return list(spans)
+
+    def reference_segments(self) -> dict[str, list[tuple[float, float]]]:
+        """Each cuBLAS line as drawn, read back: per precision, its (x from, x to)."""
+        out = {}
+        for prec, line in self.references.items():
+            xs, _ = line.getData()
+            xs = [] if xs is None else list(map(float, xs))
+            out[prec] = list(zip(xs[::2], xs[1::2], strict=True))
+        return out
 
     def _draw(self) -> None:
         """Update the bar item and its labels in place (no items made per redraw)."""
@@ -396,11 +414,22 @@ class LadderBars(Chart):
 
     def _legend(self, refs: list[str]) -> None:
         entries = []
-        for prec in dict.fromkeys(row.precision for row in self.rows):
+        # a kernel of the user's has a colour of its own, not its precision's hue: named
+        own = [row for row in self.rows if row.is_user]
+        mine = {row.level for row in own}
+        for prec in dict.fromkeys(row.precision for row in self.rows if row.level not in mine):
             entries.append(LegendEntry(f"{prec.upper()} levels", precision_color(prec)))
             if prec in refs:
                 entries.append(LegendEntry(f"cuBLAS {prec.upper()}", precision_color(prec),
                                            kind="line", dashed=True))
+        for row in own:
+            entries.append(LegendEntry(f"{row.level} ({row.precision.upper()}, your kernel)",
+                                       row.color))
+            if row.precision in refs and not any(e.text == f"cuBLAS {row.precision.upper()}"
+                                                 for e in entries):
+                entries.append(LegendEntry(f"cuBLAS {row.precision.upper()}",
+                                           precision_color(row.precision), kind="line",
+                                           dashed=True))
         if self.bar_metric == self.PAIR:
             entries.append(LegendEntry(self.SUSTAINED_LEGEND, "#a0a0a0"))
         if len(self._interval_ends):
@@ -480,17 +509,17 @@ class LadderBars(Chart):
         def lay_out(top: float) -> list[QRectF]:
             return layout.stack(sizes, x_lo, slot_px, top, height_px)
 
-        for _ in range(4):  # raising the top moves the bars down: settle in a few rounds
+        for _round in range(4):  # raising the top moves the bars down: settle in a few rounds
             rects = lay_out(top)
             highest = min(r.top() for r in rects)
             if highest >= 2 or height_px < 40:
                 break
             # the room the highest label lacks, as a share of the plot's height
             lack = min(0.5, (2 - highest) / height_px + 0.01)
-            # (never more than 2.5 times the data's span: a label that still does not fit
-            # is hidden below)
-            top = min(self.floor + (top - self.floor) / (1 - lack),
-                      self.floor + 2.5 * (self._data_top - self.floor))
+            # (never more than 2.5 times the data's span, on a log axis 1.5 decades over
+            # it: a label that still does not fit is hidden below; a short stage plot
+            # rose to 10^7 and labelled that alone)
+            top = min(self.floor + (top - self.floor) / (1 - lack), self._highest_top())
         else:  # the top was raised after the last layout: lay out for it
             rects = lay_out(top)
         if vb.viewRange()[1] != [self.floor, top] or vb.viewRange()[0] != [x_lo, x_hi]:
@@ -507,6 +536,11 @@ class LadderBars(Chart):
             self._set_fill(label, bool(layout.line_crossings(rect, i, height_px,
                                                             1 / per_px)))
         self._draw_band()
+
+    def _highest_top(self) -> float:
+        """The highest the view's top may rise to make room for the value labels."""
+        span = self._data_top - self.floor
+        return self._data_top + 1.5 if self.is_log() else self.floor + 2.5 * span
 
     def _label_pt(self, slot_px: float) -> float:
         """The value labels' type: a point over the names' (the theme's at most), smaller

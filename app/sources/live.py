@@ -26,6 +26,7 @@ from ...kernels.drive import (
     Tap,
 )
 from ...kernels.protocol import EventRecord, RecordingFailed
+from ...kernels.results import counted
 from .base import EventSink
 
 WATCHDOG_TICK_MS = 250
@@ -133,7 +134,7 @@ class LiveSource(QObject):
             name = event.device.name if event.device is not None else None
             on = f" on {self.remote}" if self.remote else ""
             if event.devices is not None and len(event.devices) > 1:
-                name = f"{len(event.devices)} GPUs"
+                name = counted(len(event.devices), "GPU")
             self.notice.emit(f"runner started{on} ({name or 'no GPU'})")
         elif isinstance(event, rec.Restart):
             self.notice.emit(f"runner restarted ({event.restarts} so far)")

@@ -14,6 +14,8 @@ restart. Whatever has the focus, the window's Shift+ keys do the same
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Property, QEvent, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QKeyEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QWidget
@@ -61,7 +63,10 @@ class AnimatedCanvas(PaintedText, QWidget):
         self.progressChanged.emit(self._progress)
         self.update()
 
-    progress = Property(float, _get_progress, _set_progress)
+    if TYPE_CHECKING:  # what the subclasses read (a float; Qt's Property is its descriptor)
+        progress: float
+    else:
+        progress = Property(float, _get_progress, _set_progress)
 
     # -- what subclasses provide ----------------------------------------------------
     def n_steps(self) -> int:

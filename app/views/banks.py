@@ -32,6 +32,7 @@ from ...kernels.models import (
     wavefront_index,
 )
 from ...kernels.models import relayout_access as relayout
+from ...kernels.results import counted
 from ..core.source_heat import conflict_lines
 from ..core.store import Change, SessionStore
 from ..theme import ANIMATION
@@ -173,7 +174,8 @@ class BanksCanvas(WarpAccessCanvas):
                    f"{rep.ideal}, {rep.conflicts} conflicts" if rep.conflicts else
                    f"no conflict: {rep.wavefronts} wavefront(s), the ideal")
         if rep.width_bytes > 4:
-            verdict += f"; {rep.phases} phases of {rep.phase_lanes} lanes"
+            verdict += (f"; {counted(rep.phases, 'phase')} of "
+                        f"{counted(rep.phase_lanes, 'lane')}")
             if rep.width_bytes == 16 and rep.phase_lanes == 16:
                 verdict += " (lane pairs read the same float4)"
         line = self.line_px()

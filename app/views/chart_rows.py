@@ -5,11 +5,10 @@ from rows alone (tests/app/plots/test_charts_take_rows.py)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ...kernels.results import sustained_ratio
+from ...kernels.results import Result, sustained_ratio
 from ..core.baseline_run import baseline_result
 from ..core.store import SessionStore
 from ..core.view_state import shape_text
@@ -37,7 +36,7 @@ def ladder_empty_text(store: SessionStore) -> str:
     return f"No ladder results {where}: choose another shape or mode, or run the ladder (L)"
 
 
-def reference_bar(store: SessionStore, r: Any) -> ReferenceBar | None:
+def reference_bar(store: SessionStore, r: Result) -> ReferenceBar | None:
     """The cuBLAS result at ``r``'s precision and shape, as its bar's line shows it."""
     ref = store.reference_result(r)
     if ref is None:
@@ -75,7 +74,8 @@ def bar_rows(store: SessionStore) -> list[BarRow]:
             pairs=r.pairs if row.pct_interval is not None else None,
             pairs_note=row.pairs_note(), tflops_per_ghz=row.tflops_per_ghz,
             pct_clock=row.pct_equal_clocks, pct_clock_ci=row.pct_equal_clocks_interval,
-            sm_clock_mhz=r.sm_clock_mhz_avg, ref_clock_mhz=row.reference_clock_mhz))
+            sm_clock_mhz=r.sm_clock_mhz_avg, ref_clock_mhz=row.reference_clock_mhz,
+            is_user=lv.is_user))
     return rows
 
 
@@ -134,6 +134,12 @@ def sweep_style(store: SessionStore, level_id: str,
     return color, level_symbol(same.index(level_id)), False, 0
 
 
+def sweep_coming(store: SessionStore) -> bool:
+    """The replay has yet to reach a size sweep in the mode and on the GPU shown."""
+    coming = store.coming()
+    return coming is not None and coming.has_sweep(store.mode, store.device)
+
+
 def sweep_rows(store: SessionStore) -> SweepRows:
     """TFLOPS against N of every level measured at two sizes or more, in the session's
     order of levels, each with its style."""
@@ -144,8 +150,7 @@ def sweep_rows(store: SessionStore) -> SweepRows:
         level_id: shown[level_id]
         for level_id in sorted(shown, key=lambda k: order.get(k, len(order)))}
     empty = EMPTY_SWEEP
-    coming = store.coming()
-    if coming is not None and coming.has_sweep(store.mode, store.device):
+    if sweep_coming(store):
         empty = "Size sweep: not replayed yet; it draws as the replay reaches it"
     return SweepRows(curves, {k: sweep_style(store, k, colors) for k in curves}, empty)
 

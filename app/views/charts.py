@@ -11,29 +11,36 @@ visible rise.
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from ..core.store import Change, SessionStore
+from ..plots.chart_base import Chart
 from ..plots.charts import LadderBars, StreamChart, SweepChart
 from ..plots.device_bars import DeviceBars
 from ..theme import Theme
 from .base import View
-from .chart_rows import device_rows, ladder_rows, stream_rows, sweep_rows
+from .chart_rows import device_rows, ladder_rows, stream_rows, sweep_coming, sweep_rows
 
 STAGE_CHART_MIN_W = 520  # on stage, the stream and the sweep share a row from 2x this
-STAGE_ROWS_MIN_H = 860  # on stage, the bars have the tab to themselves below this height
-# (at 1366x768 two rows of charts left the bars a plot 100 px high: 1080p has room)
+# the least plot height a shown chart keeps (in normal and in stage type): room for two or
+# three labelled ticks; a chart that cannot have it takes no space (at 1024x640 the bars
+# of the two-GPU recording were 30 px high with one tick; on stage "GPUs side by side" had
+# none)
+PLOT_MIN_PX = {"normal": 90, "stage": 110}
+GPUS = "GPUs side by side"  # "Bars show:" on a session of several GPUs: that chart alone
 LOG_AXIS_DEFAULT = True
 LATER_CHANGES = frozenset({Change.SWEEP, Change.LADDER, Change.HEADER})  # sweep, GPU bars
 
 
 class ChartsView(QWidget, View):
-    """The three charts on one tab (registered as the view ``charts``). On stage, where
-    the tab is too narrow for the stream and the sweep side by side in large type, the
-    sweep hides and the stream takes the row; where it is too short for two rows of
-    charts, the bars take the whole tab."""
+    """The charts on one tab (registered as the view ``charts``): the bars, then (a session
+    of several GPUs) the GPUs side by side, then a row of the stream and the sweep, each
+    shown only where the tab leaves its plot PLOT_MIN_PX high, in that order. A sweep the
+    session does not have takes no space (the stream takes the row), nor does the sweep
+    on a stage too narrow for both. Where the GPUs' chart has no room below the bars,
+    "Bars show:" offers it, alone in the bars' place."""
 
     log_axis_changed = Signal(bool)  # the user turned the log axis on or off (preferences)
     level_clicked = Signal(str)  # a bar was clicked: the window selects its level
@@ -52,7 +59,8 @@ class ChartsView(QWidget, View):
         # (not "metric": that name would shadow QWidget.metric(), which Qt calls)
         self.metric_box = QComboBox()
         self.metric_box.addItems(LadderBars.METRICS)
-        self.metric_box.currentTextChanged.connect(self.bars.set_metric)
+        self.metric_box.currentTextChanged.connect(self._metric_chosen)
+        self._fitting = False
         self.on_stage = False
         self._later: set[Change] = set()  # what the sweep and the GPU bars have yet to show
         # (short, as the per-GHz box beside it: on stage at 1024x640 the row's three
@@ -128,12 +136,13 @@ class ChartsView(QWidget, View):
             return
         header = Change.HEADER in changes
         if header:
-            self.devices.setVisible(store.multi_device)
+            self._offer_gpus(store.multi_device)
         if changes & {Change.LADDER, Change.HEADER}:
             self.bars.set_rows(ladder_rows(store), header)
         if changes & {Change.STREAM, Change.HEADER}:
             self.stream.set_rows(stream_rows(store))
         self._later |= changes & LATER_CHANGES
+        self._fit()
 
     def parts_left(self) -> bool:
         return bool(self._later)
@@ -149,6 +158,7 @@ class ChartsView(QWidget, View):
                 self.sweep.set_rows(sweep_rows(self.store), header)
             if changes & {Change.LADDER, Change.HEADER}:
                 self.devices.set_rows(device_rows(self.store))
+            self._fit()
 
     def set_level(self, level_id: str) -> bool:
         for chart in (self.bars, self.stream, self.sweep):
@@ -177,19 +187,111 @@ class ChartsView(QWidget, View):
             chart.apply_theme(theme)
         self.refresh(set(Change))
         self._fit()
+        # and again once the charts have laid out in the new type (their legends and axes
+        # were the old theme's size when this fit measured them)
+        QTimer.singleShot(0, self._fit)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit()
 
+    def _metric_chosen(self, metric: str) -> None:
+        if metric != GPUS:
+            self.bars.set_metric(metric)
+        self._fit()
+
+    def _offer_gpus(self, several: bool) -> None:
+        """"GPUs side by side" in the metric box for a session of several GPUs only."""
+        at = self.metric_box.findText(GPUS)
+        if several and at < 0:
+            self.metric_box.addItem(GPUS)
+        elif not several and at >= 0:
+            if self.metric_box.currentIndex() == at:
+                self.metric_box.setCurrentIndex(0)
+            self.metric_box.removeItem(at)
+
+    def gpus_alone(self) -> bool:
+        """The GPUs' chart chosen under "Bars show:": it takes the bars' place."""
+        return self.metric_box.currentText() == GPUS
+
+    def _sweep_wanted(self) -> bool:
+        """The sweep takes space unless it has nothing to show now or later while the
+        other charts have something (an empty window explains every chart)."""
+        store = self.store
+        if store is None or not self.sweep.empty or self.bars.empty:
+            return True
+        return sweep_coming(store)
+
+    @staticmethod
+    def _need_px(chart: Chart, plot_px: float) -> float:
+        """The height a chart needs for a plot ``plot_px`` high: its title, its x axis, a
+        legend below the plot and the margins. The legend as large as it may grow
+        (Chart.BELOW_SHARE of the chart), not as laid out: a hidden chart's was laid out
+        for another size or type, and a shown one's follows the height this gives it (the
+        heights, and the legends' type, came out different after a stage and back)."""
+        item = chart.getPlotItem()
+        axis = item.getAxis("bottom")
+        legend = chart.side_legend
+        frame = item.titleLabel.itemRect().height() + 4 + (
+            axis.height() if axis.isVisible() else 0.0) + 20
+        if not legend.entries or not legend.below:
+            return frame + plot_px
+        return (frame + plot_px) / (1 - Chart.BELOW_SHARE)
+
     def _fit(self) -> None:
-        side_by_side = not self.on_stage or self.width() >= 2 * STAGE_CHART_MIN_W
-        two_rows = not self.on_stage or self.height() >= STAGE_ROWS_MIN_H
-        changed = False
-        for chart, shown in ((self.stream, two_rows), (self.sweep, two_rows and side_by_side)):
-            if chart.isHidden() == shown:
-                chart.setVisible(shown)
-                changed = True
+        """Which charts show, in order (bars or the GPUs alone, the GPUs, the stream's
+        row), and the least height of each: its frame and PLOT_MIN_PX of plot."""
+        if self._fitting:
+            return
+        self._fitting = True
+        try:
+            self._place_charts()
+        finally:
+            self._fitting = False
+
+    def _place_charts(self) -> None:
+        store = self.store
+        several = store is not None and store.multi_device
+        alone = several and self.gpus_alone()
         lay = self.layout()
-        if changed and isinstance(lay, QVBoxLayout):
-            lay.setStretchFactor(self.below, 2 if two_rows else 0)  # else the bars take it
+        top_px = lay.itemAt(0).sizeHint().height() if isinstance(lay, QVBoxLayout) else 0
+        spacing = lay.spacing() if isinstance(lay, QVBoxLayout) else 6
+        margins = lay.contentsMargins() if isinstance(lay, QVBoxLayout) else None
+        room = self.height() - top_px - spacing - (
+            margins.top() + margins.bottom() if margins is not None else 0)
+        plot_px = PLOT_MIN_PX["normal" if not self.on_stage else "stage"]
+        first = self.devices if alone else self.bars
+        need = {chart: self._need_px(chart, plot_px)
+                for chart in (self.bars, self.devices, self.stream, self.sweep)}
+        if self.on_stage:  # and room above the bars for their labels' two lines
+            need[self.bars] += plot_px
+        left = room - need[first]
+        show_devices = alone or (several and left - spacing >= need[self.devices])
+        if show_devices and not alone:
+            left -= need[self.devices] + spacing
+        sweep = self._sweep_wanted() and (not self.on_stage
+                                          or self.width() >= 2 * STAGE_CHART_MIN_W)
+        row = max(need[self.stream], need[self.sweep] if sweep else 0.0)
+        show_row = left - spacing >= row
+        shown = {self.bars: not alone, self.devices: show_devices,
+                 self.stream: show_row, self.sweep: show_row and sweep}
+        for chart, on in shown.items():
+            if chart.isHidden() == on:
+                chart.setVisible(on)
+        if not isinstance(lay, QVBoxLayout):
+            return
+        # each shown chart its frame and plot_px, and the rest 3:2:2 (the bars the most):
+        # as stretch factors, not least heights, which would keep the window from shrinking
+        parts = [(self.devices if alone else self.bars, 3, need[first])]
+        if show_devices and not alone:
+            parts.append((self.devices, 2, need[self.devices]))
+        if show_row:
+            parts.append((self.below, 2, row))
+        weights = sum(w for _, w, _ in parts)
+        extra = max(0.0, room - sum(px + spacing for _, _, px in parts))
+        stretches = dict.fromkeys((self.bars, self.devices, self.below), 0)
+        for item, weight, px in parts:
+            stretches[item] = max(1, round(px + extra * weight / weights))
+        for item, stretch in stretches.items():
+            if lay.stretch(lay.indexOf(item)) != stretch:
+                lay.setStretchFactor(item, stretch)

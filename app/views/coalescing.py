@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QWidget
 
 from ...kernels.ladder import Shape
 from ...kernels.models import SECTOR_BYTES, SectorReport, WarpAccess
+from ...kernels.results import counted
 from ..core.store import Change, SessionStore
 from ..core.view_state import DEFAULT_SHAPE
 from ..theme import ANIMATION
@@ -31,10 +32,12 @@ def summary_line(acc: WarpAccess, rep: SectorReport) -> tuple[str, str]:
     good = rep.n_sectors <= rep.ideal_sectors
     if WarpAccessCanvas.is_broadcast(acc):
         lanes = int(rep.active.sum())
-        return (f"broadcast: {lanes} lanes read the same {acc.width_bytes} bytes, "
-                f"{rep.n_sectors} sector of 32 B: the fewest a load can touch", "ok")
-    return (f"{rep.n_sectors} sectors of 32 B ({rep.n_lines} lines of 128 B) for "
-            f"{rep.bytes_used} bytes used: ideal {rep.ideal_sectors} sectors; "
+        return (f"broadcast: {counted(lanes, 'lane')} read the same "
+                f"{counted(acc.width_bytes, 'byte')}, {counted(rep.n_sectors, 'sector')} of 32 B: "
+                "the fewest a load can touch", "ok")
+    return (f"{counted(rep.n_sectors, 'sector')} of 32 B ({counted(rep.n_lines, 'line')} of 128 B) "
+            f"for {counted(rep.bytes_used, 'byte')} used: ideal "
+            f"{counted(rep.ideal_sectors, 'sector')}; "
             f"{rep.efficiency:.0%} of the bytes fetched used", "ok" if good else "conflict")
 
 
@@ -156,9 +159,10 @@ class CoalescingCanvas(WarpAccessCanvas):
             self.draw_text(painter, QRectF(rect.left(), rect.top() - line - 2, rect.width(),
                                            line), f"{sector * SECTOR_BYTES:#x}", "muted_text")
             for w in range(WORDS_PER_SECTOR):
-                lane = owner.get((sector, w))
-                color = ANIMATION.color("unused") if lane is None else QColor(ANIMATION.lane(lane))
-                if lane is not None and lane >= shown:
+                word_lane = owner.get((sector, w))
+                color = ANIMATION.color("unused") if word_lane is None else \
+                    QColor(ANIMATION.lane(word_lane))
+                if word_lane is not None and word_lane >= shown:
                     color.setAlpha(70)
                 painter.fillRect(self.word_rect(i, w), color)
             if i and rep.sectors[i] != rep.sectors[i - 1] + 1:
@@ -168,13 +172,13 @@ class CoalescingCanvas(WarpAccessCanvas):
             self.draw_text(painter, QRectF(10, self.sector_rect(visible).top(),
                                            self.width() - 20, self.line_px()),
                            f"… and {rep.n_sectors - visible} more sectors", "muted_text")
-        lane = self.selected_lane
-        if lane is not None and rep.active[lane]:
-            i = self.sector_index(int(rep.lane_sector[lane]))
+        selected = self.selected_lane
+        if selected is not None and rep.active[selected]:
+            i = self.sector_index(int(rep.lane_sector[selected]))
             if i < visible:
                 painter.setPen(QPen(ANIMATION.color("selection"), 2))
-                painter.drawLine(QPointF(self.lane_rect(lane).center().x(),
-                                         self.lane_rect(lane).bottom()),
+                painter.drawLine(QPointF(self.lane_rect(selected).center().x(),
+                                         self.lane_rect(selected).bottom()),
                                  QPointF(self.sector_rect(i).center().x(),
                                          self.sector_rect(i).top() - self.line_px()))
                 painter.drawRect(self.sector_rect(i).adjusted(-2, -2, 2, 2))

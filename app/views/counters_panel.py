@@ -63,10 +63,11 @@ def table_html(comparison: CountersComparison) -> str:
     for op, title in ops:
         out.append(f'<tr class="{op}"><th align="left">{title}</th>')
         for quantity, _ in quantities:
-            row = cells.get((op, quantity))
-            if row is None:
+            cell = cells.get((op, quantity))
+            if cell is None:
                 out.append('<td></td><td></td><td></td>')
                 continue
+            row = cell
             close = row.diff_pct is not None and abs(row.diff_pct) <= CLOSE_PCT
             colour = ANIMATION.ok if close else ANIMATION.conflict
             out.append(f'<td align="right">{fmt_count(row.model)}</td>'

@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QRectF, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
-from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox, QVBoxLayout, QWidget
 
 from ...kernels.models import (
+    ColumnExpression,
     ExpressionError,
     Pattern,
     PatternAccess,
@@ -29,6 +30,7 @@ from ...kernels.models import (
     model_for,
     parse_column_expression,
 )
+from ...kernels.results import counted
 from ..theme import ANIMATION
 from ..widgets.fitting import labelled
 from .animated_canvas import AnimatedCanvas
@@ -74,7 +76,7 @@ class SwizzleCanvas(AnimatedCanvas):
         self.expression_text = ""
         self.error: str | None = None
         self.selected: tuple[int, int] | None = None
-        self._expr = None
+        self._expr: ColumnExpression | None = None
         self.before = TileLayout(self.row_elems, self.elem_bytes)
         self.after = self.before
         self.access: list[PatternAccess] = []
@@ -124,7 +126,7 @@ class SwizzleCanvas(AnimatedCanvas):
 
     def _rebuild(self) -> None:
         self.error = None
-        expr = None
+        expr: ColumnExpression | None = None
         if self.expression_text.strip():
             try:
                 expr = parse_column_expression(self.expression_text, self.row_elems)
@@ -218,7 +220,7 @@ class SwizzleCanvas(AnimatedCanvas):
                    mapping_text(self.swizzle, self.unit, self.pad_elems, self.elem_bytes))
         reads = self.pattern_label or pattern_text(self.pattern, self.current_access_bytes())
         return (f"{mapping}; {self.elem_bytes}-byte elements, rows of {self.row_elems} "
-                f"({self.row_elems * self.elem_bytes} bytes); {reads}, phase "
+                f"({counted(self.row_elems * self.elem_bytes, 'byte')}); {reads}, phase "
                 f"{self.step + 1}/{self.n_steps()}")
 
     def draw_grid(self, painter: QPainter, side: int) -> None:
@@ -326,7 +328,9 @@ class SwizzleView(ViewPanel):
                   labelled("rows", self.rows_box),
                   labelled("pattern", self.pattern_box, self.access_box)):
             self.options.addWidget(w)
-        self.layout().insertWidget(1, self.expr_edit)
+        column = self.layout()
+        assert isinstance(column, QVBoxLayout)  # (ViewPanel's)
+        column.insertWidget(1, self.expr_edit)
         self.optional.insert(1, self.expr_edit)  # after the message, before the options
         for box in (self.b_box, self.m_box, self.s_box, self.width_box, self.pad_box):
             box.valueChanged.connect(self._apply)

@@ -18,6 +18,8 @@ Replay and live feed the same store, so both look the same.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QShowEvent
@@ -31,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...kernels.ladder import Shape
+from ...kernels.protocol import Mode
 from ..core.plain_text import html_text
 from ..core.store import Change, SessionStore
 from ..core.telemetry import GPM_FIELDS, RunWindow, runs_span
@@ -179,14 +182,14 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
         self.gpm_note.move(AXIS_WIDTH_PX + 12, 8)
         self.gpm_note.adjustSize()
         self.gpm_note.hide()
-        self.hovers = {name: HoverReadout(plot, lambda x, _y, n=name: self.describe(n, x))
+        self.hovers = {name: HoverReadout(plot, functools.partial(self._describe_at, name))
                        for name, plot in self.plots.items()}
         for field, (plot_name, legend, color, dashed) in CURVES.items():
             style = pg.QtCore.Qt.PenStyle.DashLine if dashed else pg.QtCore.Qt.PenStyle.SolidLine
             pen = pg.mkPen(color, width=1, style=style)
             # the GPM legend lists only the metrics the GPU reported (see _draw_gpm_legend)
-            name = None if plot_name == "gpm" else legend
-            curve = self.plots[plot_name].plot([], [], pen=pen, name=name, connect="finite")
+            shown = None if plot_name == "gpm" else legend
+            curve = self.plots[plot_name].plot([], [], pen=pen, name=shown, connect="finite")
             curve.setClipToView(True)
             curve.setDownsampling(auto=True, method="peak")
             self.curves[field] = curve
@@ -234,7 +237,8 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
     def _user_moved(self, name: str) -> None:
         """The user panned or zoomed plot ``name``: stop following, the others with it."""
         self.follow_button.setChecked(False)  # the user looks somewhere: stop following
-        self._set_x_everywhere(*self.plots[name].getViewBox().viewRange()[0], padding=0)
+        lo, hi = self.plots[name].getViewBox().viewRange()[0]
+        self._set_x_everywhere(lo, hi, padding=0)
 
     def _set_x_everywhere(self, lo: float, hi: float, padding: float) -> None:
         for plot in self.plots.values():
@@ -250,7 +254,7 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
         end = self.store.last_t_s if self.store is not None else 0.0  # samples or not
         self._set_x_everywhere(0.0, max(end, 1e-3), padding=0.01)
 
-    def show_runs(self, level: str, shape: Shape | None, mode: str) -> bool:
+    def show_runs(self, level: str, shape: Shape | None, mode: Mode) -> bool:
         """The time axis on the span of ``level``'s runs at ``shape`` in ``mode`` (a talk's scene:
         the runs its caption names, not wherever the session ended); following stops.
         False where the session has no such run (the axis stays where it was)."""
@@ -393,6 +397,10 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
             legend.addItem(self.curves["power_w"], html_text(text))  # LabelItem: HTML
             legend.addItem(self.curves["power_limit_w"], CURVES["power_limit_w"][1])
             place_legend(self.plots["power"], self.axis_px())
+
+    def _describe_at(self, plot_name: str, t: float, _y: float) -> str | None:
+        """A hover readout's text (its height is not used)."""
+        return self.describe(plot_name, t)
 
     def describe(self, plot_name: str, t: float) -> str | None:
         """Hover text: the run at session time ``t``, and the plot's sample nearest it."""

@@ -3,6 +3,7 @@ where the samples end if the session went on without them."""
 
 from __future__ import annotations
 
+from ...kernels.results import counted
 from ..core.store import SessionStore
 from .telemetry_spec import SAMPLES_END_NOTE_S
 
@@ -18,7 +19,7 @@ def status_text(store: SessionStore) -> str:
         text = "no NVML samples yet"
     else:
         def listed(seen: dict[str, int]) -> str:
-            return ", ".join(f"{r} ({n} samples)" for r, n in sorted(seen.items()))
+            return ", ".join(f"{r} ({counted(n, 'sample')})" for r, n in sorted(seen.items()))
 
         text = (f"{tele.count} NVML samples; clocks held back by: "
                 f"{listed(tele.reasons_seen) or 'nothing'}")

@@ -29,6 +29,7 @@ from ...kernels.models import (
     WgmmaOp,
     Work,
 )
+from ...kernels.results import counted
 from ..theme import ANIMATION
 from .canvas_image import image_from_codes
 from .tiling_pipeline_layout import PipelineLayout, PipelineTexts, arrange, least_height
@@ -127,7 +128,7 @@ class PipelineScene:
 
     def map_caption(self) -> str:
         return (f"C in {self.gm}x{self.gn} tiles; walk in groups of "
-                f"{self.model.group_rows} rows")
+                f"{counted(self.model.group_rows, 'row')}")
 
     def map_notes(self, tile: int | None = None) -> str:
         """Which tile is now and which next (of the walk's ``tile``-th, default now)."""
@@ -212,12 +213,12 @@ class PipelineScene:
                 view = sched.stage_at(s, t)
                 stage_heads.add(self.stage_head(view))
                 lamps.add(self.lamp(view))
-            view = sched.consumer_at(t)
+            consumer = sched.consumer_at(t)
             op = None
-            if view.work is Work.MMA and view.k_step is not None:
-                op = m.wgmma_ops(0, view.k_step)[view.op]
+            if consumer.work is Work.MMA and consumer.k_step is not None:
+                op = m.wgmma_ops(0, consumer.k_step)[consumer.op]
             for c in range(m.consumers):
-                head, details = self.consumer_text(c, view, op)
+                head, details = self.consumer_text(c, consumer, op)
                 box = [*head.split("\n"), *details.split("\n")]
                 c_heads.add(head)
                 lines.update(box)

@@ -45,7 +45,7 @@ class CaptionBar(QWidget):
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
         self.number = plain_label()
         self.number.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
-        layout = QHBoxLayout(self)
+        layout = self.row = QHBoxLayout(self)
         layout.setContentsMargins(12, 6, 12, 6)
         layout.addWidget(self.text, 1)
         layout.addWidget(self.number, 0, Qt.AlignmentFlag.AlignTop)
@@ -80,13 +80,13 @@ class CaptionBar(QWidget):
         window = self.window()
         height = window_height if window_height is not None else (
             window.height() if window is not self else 10_000)
-        margins = self.layout().contentsMargins()
+        margins = self.row.contentsMargins()
         return int(MAX_HEIGHT * height) - margins.top() - margins.bottom()
 
     def text_width(self) -> int:
         """The width the caption wraps to: the bar's, less its margins and the number."""
-        margins = self.layout().contentsMargins()
-        spacing = self.layout().spacing()
+        margins = self.row.contentsMargins()
+        spacing = self.row.spacing()
         width = self.width() - margins.left() - margins.right() - spacing \
             - self.number.sizeHint().width()
         return max(width, 200)
@@ -112,7 +112,7 @@ class CaptionBar(QWidget):
         # long caption squeezed "11 / 20" to "1 / 20"
         self.number.ensurePolished()
         self.number.setMinimumWidth(self.number.sizeHint().width())
-        margins = self.layout().contentsMargins()
+        margins = self.row.contentsMargins()
         budget = self.band_px()
         px, height, self.fits = self.fit_size(self.text.text(), self.text_width(), budget)
         self.shown_px = px

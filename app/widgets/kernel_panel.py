@@ -24,8 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...kernels.ladder import SpecError
+from ...kernels.ladder import Shape, SpecError
+from ...kernels.protocol import DEFAULT_REPEATS
 from ...kernels.toolchain import Check, Status
+from ..core.runs import RunForm
 from ..core.tunable import TunableKernel
 from ..theme import FAILED_COLOR, UNKNOWN_COLOR
 from .plain import plain_label, plain_tooltip
@@ -41,10 +43,10 @@ class KernelPanel(QWidget):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.kernel = kernel
-        self.shape = (4096, 4096, 4096)
-        self.repeats = 20
-        # the window's run form: (M, N, K, repeats), or None while it is refused
-        self.shape_of: Callable[[], tuple[int, int, int, int] | None] | None = None
+        self.shape = Shape(4096, 4096, 4096)
+        self.repeats = DEFAULT_REPEATS
+        # the window's run form as it reads now, or None while it is refused
+        self.form_of: Callable[[], RunForm | None] | None = None
         layout = QVBoxLayout(self)
         params = kernel.param_specs
         self.title = plain_label(kernel.heading)
@@ -99,8 +101,8 @@ class KernelPanel(QWidget):
         self.update_check()
 
     # ------------------------------------------------------------------ model
-    def set_shape(self, M: int, N: int, K: int, repeats: int) -> None:
-        self.shape, self.repeats = (M, N, K), repeats
+    def set_shape(self, shape: Shape, repeats: int) -> None:
+        self.shape, self.repeats = shape, repeats
         self.update_check()
 
     def _edited(self, *_: Any) -> None:
@@ -112,9 +114,8 @@ class KernelPanel(QWidget):
     def update_check(self) -> Check:
         """The constraint check of the edited variant, in words; Run variant is enabled
         only when it holds."""
-        check = self.kernel.check(*self.shape)
-        M, N, K = self.shape
-        lines = [f"at {M}×{N}×{K}:"] + [f"{MARK[f.status]} {f.what}: {f.text}"
+        check = self.kernel.check(self.shape)
+        lines = [f"at {self.shape}:"] + [f"{MARK[f.status]} {f.what}: {f.text}"
                                          for f in check.findings]
         self.check_lines.setText("\n".join(lines))
         self.check_lines.setStyleSheet("" if check.ok else f"color: {FAILED_COLOR}")
@@ -139,30 +140,28 @@ class KernelPanel(QWidget):
 
     # ------------------------------------------------------------------ runs
     def _read_shape(self) -> bool:
-        """The run form's shape and repeats now (``shape_of``), so the launch computed
+        """The run form's shape and repeats now (``form_of``), so the launch computed
         for the runs is the one they run at; False while the form is refused."""
-        if self.shape_of is None:
+        if self.form_of is None:
             return True
-        shape = self.shape_of()
-        if shape is None:
+        form = self.form_of()
+        if form is None:
             return False
-        if (*self.shape, self.repeats) != shape:
-            self.set_shape(*shape)
+        if (self.shape, self.repeats) != (form.shape, form.repeats):
+            self.set_shape(form.shape, form.repeats)
         return True
 
     def run_variant(self) -> None:
         if not self._read_shape() or not self.update_check().ok:
             return
-        M, N, K = self.shape
-        self.runs_requested.emit([self.kernel.request(M, N, K, self.repeats)])
+        self.runs_requested.emit([self.kernel.request(self.shape, self.repeats)])
 
     def run_sweep(self) -> None:
         if not self._read_shape():
             return
         x, y = self.sweep_x.currentText(), self.sweep_y.currentText()
-        M, N, K = self.shape
         try:
-            runs = self.kernel.sweep(x, y, M, N, K, self.repeats)
+            runs = self.kernel.sweep(x, y, self.shape, self.repeats)
         except SpecError as exc:
             self.status.setText(str(exc))
             self.status.setStyleSheet(f"color: {FAILED_COLOR}")
@@ -173,7 +172,7 @@ class KernelPanel(QWidget):
         self.status.setStyleSheet(f"color: {UNKNOWN_COLOR}")
         self.runs_requested.emit(runs)
 
-    def take(self, event: Any) -> None:
+    def take(self, event: object) -> None:
         """An event of the session: this kernel's results and errors fill the heatmap."""
         if self.kernel.take(event):
             if getattr(event, "type", None) == "build" or (

@@ -187,7 +187,9 @@ class LadderPanel(QWidget):
         return columns + t.verticalScrollBar().sizeHint().width() + 2 * t.frameWidth() + 4
 
     def _header_tip(self, column: Column, text: str) -> None:
-        self.table.horizontalHeaderItem(COLUMNS.index(column)).setToolTip(text)
+        header = self.table.horizontalHeaderItem(COLUMNS.index(column))
+        assert header is not None  # (every column has its header item)
+        header.setToolTip(text)
 
     def bind(self, store: SessionStore) -> None:
         self.store = store
@@ -367,17 +369,17 @@ class LadderPanel(QWidget):
                 texts.update(sustained_texts(burst, sustained, clock))
                 if sustained is not None:
                     sustained_note = "sustained: " + store.row(sustained).summary()
-            self.table.item(row_index, COLUMNS.index(Column.PCT_OF_REFERENCE)
+            self._item(row_index, COLUMNS.index(Column.PCT_OF_REFERENCE)
                             ).setToolTip(plain_tooltip(ref_note))
             texts[Column.BASELINE] = baseline_cell(store, level_id)
-            self.table.item(row_index, COLUMNS.index(Column.BASELINE)).setToolTip(
+            self._item(row_index, COLUMNS.index(Column.BASELINE)).setToolTip(
                 plain_tooltip("\n".join(baseline_details(store, level_id))))
             if against is not None:  # on the name: the TFLOPS cell's tooltip is its note
                 lv = store.level(level_id)
                 title = lv.title if lv is not None else level_id
-                self.table.item(row_index, 0).setToolTip(plain_tooltip(f"{title}\n{against}"))
+                self._item(row_index, 0).setToolTip(plain_tooltip(f"{title}\n{against}"))
             for column in COLUMNS[2:]:
-                item = self.table.item(row_index, COLUMNS.index(column))
+                item = self._item(row_index, COLUMNS.index(column))
                 text = texts[column]
                 restyle = item.text() != text
                 if column in MARKED_COLUMNS and item.toolTip() != plain_tooltip(tip):
@@ -410,12 +412,17 @@ class LadderPanel(QWidget):
             if current is not None:
                 self._show_detail(current)  # its "last result" may have changed
 
+    def _item(self, row: int, column: int) -> QTableWidgetItem:
+        item = self.table.item(row, column)
+        assert item is not None  # (every cell of a level's row is made with the row)
+        return item
+
     def cell_text(self, level_id: str, column: str) -> str:
         """The text shown for a level in a column (for tests and exports)."""
         return self.cell(level_id, column).text()
 
     def cell(self, level_id: str, column: str) -> QTableWidgetItem:
-        return self.table.item(self.level_ids.index(level_id), COLUMNS.index(column))
+        return self._item(self.level_ids.index(level_id), COLUMNS.index(column))
 
     def _show_detail(self, level_id: str) -> None:
         assert self.store is not None

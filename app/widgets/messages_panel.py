@@ -12,6 +12,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
+from ...kernels.results import counted
 from ..core.store import SessionStore
 
 FROM_STORE = "store"  # items made from the store's messages (cleared when it is reset)
@@ -74,7 +75,7 @@ class MessagesPanel(QListWidget):
             self.takeItem(i)
         self._left_out += max(extra, 0)
         if self._left_out:
-            text = f"… {self._left_out:,} earlier messages not listed"
+            text = f"… {counted(self._left_out, 'earlier message')} not listed"
             first = self.item(0)
             if first is not None and first.data(Qt.ItemDataRole.UserRole) == ELIDED:
                 first.setText(text)

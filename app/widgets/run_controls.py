@@ -7,6 +7,7 @@ buttons stay off until every field is good.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from PySide6.QtCore import Signal
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...kernels.ladder import Shape
 from ...kernels.protocol import (
     DEFAULT_DISTRIBUTION,
     DEFAULT_REPEATS,
@@ -48,7 +50,7 @@ class RunControls(QWidget):
         self.parsers: dict[str, Callable[[str], tuple[float | int | None, str]]] = {
             "M": lambda s: parse_dim("M", s), "N": lambda s: parse_dim("N", s),
             "K": lambda s: parse_dim("K", s), "repeats": parse_repeats}
-        self.parsers.update({name: lambda s, n=name: parse_sustained(n, s)
+        self.parsers.update({name: functools.partial(parse_sustained, name)
                              for name in SUSTAINED_FIELDS})
         form = QFormLayout()
         for name, default in (("M", "4096"), ("N", "4096"), ("K", "4096"),
@@ -147,13 +149,19 @@ class RunControls(QWidget):
         if self.mode == Mode.SUSTAINED:
             mode = RunMode(Mode.SUSTAINED, SustainedConfig(
                 float(values["window_s"]), int(values["trials"]), float(values["cooldown_s"])))
-        return RunForm(int(values["M"]), int(values["N"]), int(values["K"]),
-                       int(values["repeats"]), mode,
+        shape = Shape(int(values["M"]), int(values["N"]), int(values["K"]))
+        return RunForm(shape, int(values["repeats"]), mode,
                        Distribution(self.operands_box.currentText())), {}
 
-    def set_values(self, M: int, N: int, K: int, repeats: int) -> None:
-        for name, value in (("M", M), ("N", N), ("K", K), ("repeats", repeats)):
+    def set_shape(self, shape: Shape) -> None:
+        """The M, N and K fields (the repeats stay as they are)."""
+        for name, value in (("M", shape.M), ("N", shape.N), ("K", shape.K)):
             self.fields[name].setText(str(value))
+
+    def set_values(self, shape: Shape, repeats: int) -> None:
+        """The shape and repeats fields."""
+        self.set_shape(shape)
+        self.fields["repeats"].setText(str(repeats))
 
     def set_unavailable(self, reason: str) -> None:
         """Turn the run buttons off with a reason ("" turns them back on)."""
@@ -162,11 +170,6 @@ class RunControls(QWidget):
 
     def problems(self) -> dict[str, str]:
         return self.read()[1]
-
-    def values(self) -> tuple[int, int, int, int] | None:
-        """(M, N, K, repeats), or None while a field is refused."""
-        form, _ = self.read()
-        return None if form is None else (form.M, form.N, form.K, form.repeats)
 
     def _validate(self) -> None:
         problems = self.problems()

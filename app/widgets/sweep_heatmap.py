@@ -17,6 +17,10 @@ from .plain import plain_tooltip
 
 MARGIN_LEFT, MARGIN_TOP = 56, 34
 COLD, HOT = QColor("#203a5a"), QColor("#f0b030")
+
+
+def _rgb(colour: QColor) -> tuple[float, float, float]:
+    return colour.redF(), colour.greenF(), colour.blueF()
 REFUSED = QColor("#505050")
 
 
@@ -94,8 +98,8 @@ class SweepHeatmap(QWidget):
             colour, text = REFUSED, "refused"
         else:
             f = 0.0 if hi <= lo else (cell.tflops - lo) / (hi - lo)
-            colour = QColor.fromRgbF(*(COLD.getRgbF()[i] * (1 - f) + HOT.getRgbF()[i] * f
-                                       for i in range(3)))
+            colour = QColor.fromRgbF(*(a * (1 - f) + b * f
+                                       for a, b in zip(_rgb(COLD), _rgb(HOT), strict=True)))
             text = f"{cell.tflops:.1f} " + ("✓" if cell.verified else "✗")
         p.fillRect(rect, colour)
         if cell.params == self.selected or best:

@@ -12,6 +12,7 @@ stay as they were.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -38,8 +39,10 @@ DEFAULT_ANIMATION = "tiling"
 class Exporting(Protocol):
     """What an export needs of the main window."""
 
-    views: dict[str, View]
-    tabs: QTabWidget
+    @property
+    def views(self) -> Mapping[str, View]: ...
+    @property
+    def tabs(self) -> QTabWidget: ...
 
     def flush_views(self) -> None: ...
     def export_csv(self, path: str | Path, every: bool = False) -> Path: ...

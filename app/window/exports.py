@@ -130,7 +130,8 @@ def png_bytes(image: QImage | QPixmap) -> bytes:
     """``image`` as PNG, in memory; ExportError if Qt cannot encode it."""
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, "PNG"):
+    # (PySide6's stub asks bytes for the format; Qt takes the str, and refuses bytes)
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]
         raise ExportError("the picture could not be encoded as PNG")
     buffer.close()
     return bytes(buffer.data().data())

@@ -5,11 +5,14 @@ shape, repeats and mode)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QWidget
 
+from ...kernels.protocol import RunRequest
+from ..core.runs import RunForm
+from ..core.store import Item
 from ..widgets.fitting import scrolling
 
 if TYPE_CHECKING:  # the panels load the spec side (NVRTC, SASS): only when one opens
@@ -17,8 +20,25 @@ if TYPE_CHECKING:  # the panels load the spec side (NVRTC, SASS): only when one 
     from ..widgets.kernel_panel import KernelPanel
 
 
+class KernelHost(Protocol):
+    """What the kernel panels need of the main window (the window is one)."""
+
+    def note(self, text: str, error: bool) -> None: ...
+    def run_form(self) -> RunForm | None: ...
+    def submit_runs(self, requests: list[RunRequest]) -> None: ...
+    def addDockWidget(self, area: Qt.DockWidgetArea, dock: QDockWidget, /) -> None: ...
+    def removeDockWidget(self, dock: QDockWidget, /) -> None: ...
+
+
+class KernelOpener(Protocol):
+    """What File ▸ Open kernel… needs of the main window (the window is one)."""
+
+    def dialog_parent(self) -> QWidget: ...
+    def open_kernel(self, path: str) -> bool: ...
+
+
 class KernelDocks:
-    def __init__(self, window: QMainWindow) -> None:
+    def __init__(self, window: KernelHost) -> None:
         self.window = window
         self.panels: dict[str, KernelPanel] = {}
         self.docks: dict[str, QDockWidget] = {}
@@ -49,36 +69,35 @@ class KernelDocks:
         return self._add(model, f"Tune: {level_id}")
 
     def window_note(self, text: str, error: bool) -> None:
-        w: Any = self.window
-        w.note(text, error)
+        self.window.note(text, error)
 
     def _add(self, kernel: TunableKernel, title: str) -> KernelPanel:
         from ..widgets.kernel_panel import KernelPanel
 
-        w: Any = self.window
+        w = self.window
         panel = KernelPanel(kernel)
-        shape = w.kernel_shape()
-        if shape is not None:
-            panel.set_shape(*shape)
-        panel.shape_of = w.kernel_shape
+        form = w.run_form()
+        if form is not None:
+            panel.set_shape(form.shape, form.repeats)
+        panel.form_of = w.run_form
         panel.runs_requested.connect(w.submit_runs)
         old = self.docks.pop(kernel.id, None)
         if old is not None:
             self.window.removeDockWidget(old)
             old.deleteLater()
-        dock = QDockWidget(title, self.window)
+        dock = QDockWidget(title)  # (the window's once added)
         dock.setObjectName(f"dock_kernel_{kernel.id}")
         dock.setWidget(scrolling(panel))
         self.window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
         self.panels[kernel.id], self.docks[kernel.id] = panel, dock
         return panel
 
-    def feed(self, event: dict[str, Any]) -> None:
+    def feed(self, event: Item) -> None:
         for panel in self.panels.values():
             panel.take(event)
 
 
-def open_kernel_dialog(window: Any) -> None:
+def open_kernel_dialog(window: KernelOpener) -> None:
     path, _ = QFileDialog.getOpenFileName(window.dialog_parent(), "Open kernel spec", "",
                                           "Kernel spec (*.toml);;All files (*)")
     if path:

@@ -21,13 +21,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QDialog, QGridLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QGridLayout, QLabel, QTabWidget, QVBoxLayout, QWidget
 
+from ..views.animated_canvas import AnimatedCanvas
 from ..widgets.plain import plain_label
+
+
+class KeyCommands(Protocol):
+    """The window's commands the keys call (the main window is one)."""
+
+    def toggle_presentation(self) -> None: ...
+    def step_level(self, offset: int) -> None: ...
+    def run_selected(self) -> None: ...
+    def run_ladder(self) -> None: ...
+    def step_shape(self, offset: int) -> None: ...
+    def toggle_mode(self) -> None: ...
+    def toggle_per_clock(self) -> None: ...
+    def toggle_replay(self) -> None: ...
+    def show_shortcuts(self) -> None: ...
+    def escape(self) -> None: ...
+    def animation_command(self, what: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +52,7 @@ class KeySpec:
     keys: tuple[str, ...]  # QKeySequence texts
     shown: str  # as the sheet writes it
     what: str
-    command: Callable[[Any], Callable[[], object]] | None = None  # window -> slot
+    command: Callable[[KeyCommands], Callable[[], object]] | None = None  # window -> slot
 
 
 ANIMATION = "animation"  # the section the animation keys are listed under
@@ -56,6 +73,11 @@ WINDOW_KEYS: tuple[KeySpec, ...] = (
     KeySpec(("Esc",), "Esc", "stop the runs (in full screen: leave it)", lambda w: w.escape),
     KeySpec(("P",), "P", "play / pause the replay", lambda w: w.toggle_replay),
     KeySpec(("?", "Shift+/"), "?", "this list of shortcuts", lambda w: w.show_shortcuts),
+    # (the window's, not the tab bar's: Qt's own Ctrl+Tab works only with the focus in it)
+    KeySpec(("Ctrl+Tab", "Ctrl+PgDown"), "Ctrl+Tab, Ctrl+PageDown", "next view tab",
+            lambda w: lambda: _step_tab(w.tabs, 1)),
+    KeySpec(("Ctrl+Shift+Tab", "Ctrl+Backtab", "Ctrl+PgUp"), "Ctrl+Shift+Tab, Ctrl+PageUp",
+            "previous view tab", lambda w: lambda: _step_tab(w.tabs, -1)),
 )
 
 # the animation of the tab on screen (Tiling, Banks, Swizzle, Coalescing)
@@ -91,28 +113,34 @@ TALK_KEYS: tuple[KeySpec, ...] = (
 )
 
 
+def _step_tab(tabs: QTabWidget, delta: int) -> None:
+    """The next (or previous) tab of a QTabWidget, round from the last to the first."""
+    if tabs.count():
+        tabs.setCurrentIndex((tabs.currentIndex() + delta) % tabs.count())
+
+
 def sheet_rows() -> list[tuple[str, str]]:
     """(key, what) of every key, as View ▸ Shortcuts and the ``?`` sheet list them."""
     return [(k.shown, k.what) for k in (*WINDOW_KEYS, *ANIMATION_KEYS, *CANVAS_KEYS,
                                         *TALK_KEYS)]
 
 
-def install_shortcuts(window: Any) -> dict[str, QShortcut]:
-    """The window's keys and the animation keys, active anywhere in the window except
-    where a text field wants the key (arrows in M, N, K); by key text."""
+def install_shortcuts(window: KeyCommands, parent: QWidget) -> dict[str, QShortcut]:
+    """The window's keys and the animation keys, active anywhere in ``parent`` (the
+    window) except where a text field wants the key (arrows in M, N, K); by key text."""
     shortcuts: dict[str, QShortcut] = {}
     for spec in (*WINDOW_KEYS, *ANIMATION_KEYS):
         assert spec.command is not None
         slot = spec.command(window)
         for key in spec.keys:
-            sc = QShortcut(QKeySequence(key), window)
+            sc = QShortcut(QKeySequence(key), parent)
             sc.setContext(Qt.ShortcutContext.WindowShortcut)
             sc.activated.connect(slot)
             shortcuts[key] = sc
     return shortcuts
 
 
-def run_animation_command(canvas: Any, what: str) -> None:
+def run_animation_command(canvas: AnimatedCanvas, what: str) -> None:
     """One animation command on ``canvas`` (an AnimatedCanvas), by the table's name."""
     commands: dict[str, Callable[[], object]] = {
         "forward": canvas.step_forward, "back": canvas.step_back,

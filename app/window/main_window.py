@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
 from ...kernels import protocol as rec
 from ...kernels.drive import DeviceSpec
 from ...kernels.ladder import Shape
+from ...kernels.protocol import Mode, RunRequest, SessionWriter
 from ...kernels.protocol import Recording as Session
-from ...kernels.protocol import RunRequest, SessionWriter
 from ..core.preferences_file import PreferencesFile
 from ..core.replay import Speed
 from ..core.runner_command import confirm, plan_live
@@ -39,8 +39,9 @@ from ..core.view_state import ViewState, ViewStateModel
 from ..plots.paint_ready import ready_to_paint
 from ..sources.base import EventSource
 from ..sources.live import LiveSource
-from ..sources.replay import ReplaySource
+from ..sources.replay import RecordingLoader, ReplaySource
 from ..theme import NORMAL, PRESENTATION, Theme
+from ..views.animated_canvas import AnimatedCanvas
 from ..views.base import View
 from ..views.charts import ChartsView
 from ..views.registry import VIEWS
@@ -49,6 +50,7 @@ from .frame_schedule import FrameSchedule
 from .kernel_docks import KernelDocks
 from .keys import ShortcutsDialog, install_shortcuts
 from .menus import install_menus
+from .ncu_report_open import Reading
 from .panels import Panels
 from .preferences import Preferences
 from .presentation import PresentationMode, fit_side_docks
@@ -57,13 +59,13 @@ from .replay_controls import ReplayControls
 from .run_buttons import RunButtons
 from .screens import restore_layout
 from .sources import BUNDLED_SESSION, WindowSources, bundled_session
-from .view_state_mixin import ViewStateMixin
+from .view_state_keeper import ViewStateKeeper
 from .view_tabs import FirstPaint, ViewTabs
 
 __all__ = ["BUNDLED_SESSION", "MainWindow", "bundled_session"]
 
 
-class MainWindow(ViewStateMixin, QMainWindow):
+class MainWindow(QMainWindow):
     recording_opened = Signal(bool)  # a recording was read (True) or refused (False)
     view_state_changed = Signal(object, object)  # (before, after) ViewState
 
@@ -72,16 +74,10 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self.setWindowTitle("gemmscope")
         self.prefs = Preferences(settings)
         self.view_state = ViewStateModel()
-        # a shape the command line or a talk chose stays chosen when a recording opens
-        # that lacks it (the views say so); one the person or a default chose gives way
-        # to the new recording's default
-        self.shape_pinned = False
-        # the shape and mode of runs the person asked for: the first of them to start
-        # selects its shape (docs/app.md, "One view state")
-        self._asked: tuple[Shape, str] | None = None
-        self._step_later: int | None = None  # --step, once the session names its levels
+        # what the window does with its view state (view_state_keeper.py)
+        self.view_keeper = ViewStateKeeper(self)
         self.store = SessionStore(self.view_state)
-        self.view_state.subscribe(self._view_state_changed)
+        self.view_state.subscribe(self.view_keeper.state_changed)
         # View ▸ Bars per clock, checked as the view state says (its key, C, is keys.py's)
         self.per_clock_action = QAction("Bars per &clock (TFLOPS/GHz)\tC", self)
         self.per_clock_action.setCheckable(True)
@@ -93,7 +89,7 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self.replay_bar = self.replay_controls.bar
         self.replay_toolbar = self.replay_controls.toolbar
         # where the events come from: a replay or a live runner (app/window/sources.py)
-        self.sources = WindowSources(self.handle, self._reset_store, self._expect,
+        self.sources = WindowSources(self.handle, self._reset_store, self.view_keeper.expect,
                                      lambda: self.replay_controls.speed, parent=self)
         self.replay_controls.sources = self.sources
         self.sources.replay_opened.connect(self._replay_opened)
@@ -117,24 +113,26 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self.throttle.follow_frames(self)
         # a tab shown catches up at once and may leave parts of its redraw for later frames
         self.tabs.currentChanged.connect(lambda _i: self.throttle.poke(soon=True))
-        self.tabs.currentChanged.connect(self._tab_changed)
+        self.tabs.currentChanged.connect(self.view_keeper.tab_changed)
 
         self.kernel_docks = KernelDocks(self)  # File ▸ Open kernel… (user kernels)
+        self.baseline_loader: RecordingLoader | None = None  # File ▸ Open baseline…
+        self.ncu_reading: Reading | None = None  # File ▸ Open Nsight Compute report…
         # the docked panels and the status bar's labels (panels.py)
-        self.panels = Panels(self, self.store, self.prefs.shape())
+        self.panels = Panels(self, self.store, self.prefs.shape(), self.prefs.repeats)
         self.ladder, self.controls = self.panels.ladder, self.panels.controls
         self.messages, self.messages_dock = self.panels.messages, self.panels.messages_dock
         self.ladder_dock, self.run_dock = self.panels.ladder_dock, self.panels.run_dock
         self.run_label, self.mode_label = self.panels.run_label, self.panels.mode_label
         self.runs = RunButtons(self.controls, self.ladder, self.store, self.prefs,
-                               lambda: self.live, self._ask,
+                               lambda: self.live, self.view_keeper.ask,
                                lambda text, ms: self.statusBar().showMessage(text, ms))
-        self.shortcut_objects = install_shortcuts(self)
+        self.shortcut_objects = install_shortcuts(self, self)
         install_menus(self)
         # the saved size and panel layout (Qt's bytes; base64 in the file)
         restore_layout(self, *self.prefs.window_layout(), self.prefs.notes)
-        if self.prefs.presentation:
-            self.set_presentation(True, full_screen=False)
+        # (a plain start is plain: the stage is asked for each time, with --presentation,
+        # F11 or a talk; a talk's stage had made the next replay open on stage)
         for note in self.prefs.notes:  # a bad value was its default: said, not a crash
             self._note(note, error=False)
         self.prefs.say_notes()
@@ -158,7 +156,7 @@ class MainWindow(ViewStateMixin, QMainWindow):
         canvas = view.animation()
         if canvas is not None:  # the step on screen is the view state's
             canvas.stepChanged.connect(
-                lambda step, v=view: self._step_shown(v, step))
+                lambda step, v=view: self.view_keeper.step_shown(v, step))
 
     def _note(self, text: str, error: bool) -> None:
         """A message of the window's own (not the session's)."""
@@ -178,8 +176,8 @@ class MainWindow(ViewStateMixin, QMainWindow):
         """The one event sink: live runner and replay both deliver here."""
         self.store.handle(event)
         self.kernel_docks.feed(event)
-        if self._asked is not None and isinstance(event, rec.RunStart):
-            self._run_started(event)
+        if isinstance(event, rec.RunStart):
+            self.view_keeper.run_started(event)
         self.throttle.poke()
 
     def _reset_store(self) -> None:
@@ -317,8 +315,9 @@ class MainWindow(ViewStateMixin, QMainWindow):
         else:
             self.kernel_docks.tune(level)
 
-    def kernel_shape(self) -> tuple[int, int, int, int] | None:
-        return self.runs.kernel_shape()
+    def run_form(self) -> RunForm | None:
+        """The run form as it reads now (None while a field is refused)."""
+        return self.runs.form_now()
 
     def submit_runs(self, requests: list[RunRequest]) -> None:
         self.runs.submit_runs(requests)
@@ -336,6 +335,29 @@ class MainWindow(ViewStateMixin, QMainWindow):
             return False
         self.view_state.set(level=level_id)
         return True
+
+    # the view state's commands (ViewStateKeeper): the keys, a talk and the command line
+    def choose(self, shape: Shape | None = None, level: str | None = None,
+               mode: Mode | None = None, pin: bool = True) -> None:
+        self.view_keeper.choose(shape, level, mode, pin)
+
+    def step_shape(self, offset: int) -> None:
+        self.view_keeper.step_shape(offset)
+
+    def toggle_mode(self) -> None:
+        self.view_keeper.toggle_mode()
+
+    def set_step(self, step: int) -> bool:
+        return self.view_keeper.set_step(step)
+
+    def step_once_ready(self, step: int) -> None:
+        self.view_keeper.step_once_ready(step)
+
+    def animation_command(self, what: str) -> None:
+        self.view_keeper.animation_command(what)
+
+    def current_animation(self) -> AnimatedCanvas | None:
+        return self.view_keeper.current_animation()
 
     def set_per_clock(self, on: bool) -> None:
         """The bars per GHz of SM clock held (TFLOPS/GHz, % of cuBLAS at equal clocks), or
@@ -402,7 +424,7 @@ class MainWindow(ViewStateMixin, QMainWindow):
             self._show_messages()
         if Change.RUN in changes or Change.HEADER in changes:
             self._show_run_state()
-        self._follow_session(changes)
+        self.view_keeper.follow_session(changes)
 
     def _show_run_state(self) -> None:
         self.run_label.setText(self.runs.state_text())
@@ -417,7 +439,10 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self.throttle.poke(soon=True)  # the views' restyled redraws may have parts left
 
     def remember_presentation(self, on: bool) -> None:
-        self.prefs.presentation = on
+        """Nothing kept: the next start is plain whatever this one was (the key an older
+        version wrote is set back, so a file that says "on" says it no more)."""
+        if self.prefs.presentation:
+            self.prefs.presentation = False
 
     def show_shortcuts(self) -> None:
         if self.shortcuts_dialog is None:
@@ -516,8 +541,8 @@ class MainWindow(ViewStateMixin, QMainWindow):
         self.close_source()
         self.throttle.stop()
         layout = self.presentation.off_stage_layout() or (
-            None if self.isFullScreen() else self.saveGeometry().data(),
-            self.saveState().data())
+            None if self.isFullScreen() else bytes(self.saveGeometry().data()),
+            bytes(self.saveState().data()))
         self.prefs.set_window_layout(*layout)
         self.prefs.sync()
         super().closeEvent(event)

@@ -4,27 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import pyqtgraph as pg
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenuBar, QStatusBar, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QMenuBar, QStatusBar, QWidget
 
-from .baseline import open_baseline_dialog, previous_as_baseline
+from .baseline import BaselineHost, open_baseline_dialog, previous_as_baseline
 from .export_targets import ANIMATION_TARGETS, CHART_TARGETS, ExportError
-from .kernel_docks import open_kernel_dialog
+from .kernel_docks import KernelOpener, open_kernel_dialog
 from .keys import sheet_rows
+from .ncu_report_open import ReportHost
 from .ncu_report_open import add_action as add_report_action
 
 
-class Commands(Protocol):
-    """The window's public methods the menus and keys call (the window is one)."""
+class Commands(BaselineHost, ReportHost, KernelOpener, Protocol):
+    """The window's public methods the menus and keys call (the window is one), with
+    what the File menu's baseline, report and kernel items need of it."""
 
     def menuBar(self) -> QMenuBar: ...
     def statusBar(self) -> QStatusBar: ...
     def close(self) -> bool: ...
-    def open_recording(self, path: str, background: bool = False) -> bool: ...
-    def open_kernel(self, path: str) -> bool: ...
+    def open_recording(self, path: str | Path, note: str = "", background: bool = False
+                       ) -> bool: ...
     def tune_selected(self) -> None: ...
     def toggle_presentation(self) -> None: ...
     def show_shortcuts(self) -> None: ...
@@ -41,15 +43,17 @@ class Commands(Protocol):
     def dialog_parent(self) -> QWidget: ...
     def runner_command(self) -> str: ...
     def set_runner_command(self, text: str) -> str: ...
-    def export_chart(self, chart: pg.PlotWidget, path: str) -> None: ...
-    def export_named(self, path: str, chart: str | None = None, scale: float = 1.0,
+    def export_chart(self, chart: pg.PlotWidget, path: str | Path,
+                     size: tuple[int, int] | None = None, scale: float = 1.0) -> Path: ...
+    def export_named(self, path: str | Path, chart: str | None = None, scale: float = 1.0,
                      frames: int | None = None, size: tuple[int, int] | None = None
                      ) -> Path: ...
-    def export_csv(self, path: str, every: bool = False) -> None: ...
-    def export_report(self, path: str) -> None: ...
+    def export_csv(self, path: str | Path, every: bool = False) -> Path: ...
+    def export_report(self, path: str | Path) -> Path: ...
 
 
-def _action(menu: Any, text: str, slot: Any, key: Any = None) -> QAction:
+def _action(menu: QMenu, text: str, slot: Callable[..., object],
+            key: QKeySequence | QKeySequence.StandardKey | None = None) -> QAction:
     action = menu.addAction(text)
     action.triggered.connect(slot)
     if key is not None:
@@ -70,7 +74,7 @@ def install_menus(window: Commands) -> None:
     _action(file_menu, "Live &runner…", lambda: runner_dialog(window))
     file_menu.addSeparator()
     # which chart is named here, never taken from where the mouse was
-    charts = file_menu.addMenu("Export &chart")
+    charts = file_menu.addMenu("Export c&hart")
     for target in CHART_TARGETS:
         _action(charts, f"{target.title}…",
                 lambda _=False, name=target.name: export_chart_dialog(window, name))
@@ -78,10 +82,10 @@ def install_menus(window: Commands) -> None:
     for target in ANIMATION_TARGETS:
         _action(animations, f"{target.title}…",
                 lambda _=False, name=target.name: export_animation_dialog(window, name))
-    _action(file_menu, "Export the ladder shown as &CSV…", lambda: export_csv_dialog(window))
+    _action(file_menu, "Export the ladder shown as CS&V…", lambda: export_csv_dialog(window))
     _action(file_menu, "Export &every result as CSV…",
             lambda: export_csv_dialog(window, every=True))
-    _action(file_menu, "Export ladder &report (Markdown)…", lambda: export_report_dialog(window))
+    _action(file_menu, "Export ladder report (&Markdown)…", lambda: export_report_dialog(window))
     file_menu.addSeparator()
     _action(file_menu, "&Quit", window.close, QKeySequence.StandardKey.Quit)
     view_menu = window.menuBar().addMenu("&View")

@@ -6,14 +6,20 @@ roofline. Without the module the menu item names the package to install."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QMenu, QStatusBar, QTabWidget, QWidget
 
 from ..core import ncu_extra
+from ..core.store import SessionStore
+from ..views.base import View
+
+if TYPE_CHECKING:  # (the report's reader is loaded when a report opens)
+    from ..core.ncu_report import Report
 
 STATUS_MS = 20000
 TITLE = "Open Nsight &Compute report…"
@@ -26,7 +32,23 @@ def menu_text() -> str:
     return f"{TITLE} (needs {ncu_extra.INSTALL})"
 
 
-def add_action(window: Any, menu: Any) -> QAction:
+class ReportHost(Protocol):
+    """What a report needs of the main window (the window is one)."""
+
+    ncu_reading: Reading | None  # the report being read, or the last one read
+
+    @property
+    def store(self) -> SessionStore: ...
+    @property
+    def views(self) -> Mapping[str, View]: ...
+    @property
+    def tabs(self) -> QTabWidget: ...
+    def statusBar(self) -> QStatusBar: ...
+    def dialog_parent(self) -> QWidget: ...
+    def flush_views(self) -> None: ...
+
+
+def add_action(window: ReportHost, menu: QMenu) -> QAction:
     action = menu.addAction(menu_text())
     if ncu_extra.missing() is not None:
         action.setToolTip(ncu_extra.MISSING)
@@ -35,7 +57,7 @@ def add_action(window: Any, menu: Any) -> QAction:
     return action
 
 
-def open_report_dialog(window: Any) -> None:
+def open_report_dialog(window: ReportHost) -> None:
     why = ncu_extra.missing()
     if why is not None:
         window.statusBar().showMessage(why, STATUS_MS)
@@ -77,16 +99,16 @@ class Reading(QObject):
             self.done.emit(report, "")
 
 
-def open_report(window: Any, path: str, *, module: str = ncu_extra.MODULE) -> Reading | None:
+def open_report(window: ReportHost, path: str, *, module: str = ncu_extra.MODULE) -> Reading | None:
     """Start reading the report (its first kernel is then shown in the Code view); the
     reading, or None where one is already under way."""
-    busy = getattr(window, "_ncu_reading", None)
+    busy = window.ncu_reading
     if busy is not None and not busy.finished:
         window.statusBar().showMessage(f"still reading {Path(busy.path).name}; one report "
                                        "at a time", STATUS_MS)
         return None
     reading = Reading(path, module)
-    window._ncu_reading = reading
+    window.ncu_reading = reading
     reading.done.connect(lambda report, why: _read(window, reading, report, why))
     window.statusBar().showMessage(f"reading {Path(path).name} (Nsight Compute's reader "
                                    "runs in its own process)…", STATUS_MS)
@@ -94,7 +116,7 @@ def open_report(window: Any, path: str, *, module: str = ncu_extra.MODULE) -> Re
     return reading
 
 
-def _read(window: Any, reading: Reading, report: Any, why: str) -> None:
+def _read(window: ReportHost, reading: Reading, report: Report | None, why: str) -> None:
     reading.finished = True
     if report is None:
         reading.error = why
@@ -104,6 +126,7 @@ def _read(window: Any, reading: Reading, report: Any, why: str) -> None:
     first = report.kernels[0].key
     code = window.views["code"]  # made now where it was not yet
     code.set_level(first)
+    assert isinstance(code, QWidget)
     window.tabs.setCurrentWidget(code)
     said = f"{len(report.kernels)} kernel(s) of {reading.path} in the Code view"
     if report.left_out:

@@ -32,7 +32,8 @@ def _layout_holding(layout: QLayout, widget: QWidget) -> QLayout | None:
     if layout.indexOf(widget) >= 0:
         return layout
     for i in range(layout.count()):
-        child = layout.itemAt(i).layout()
+        item = layout.itemAt(i)
+        child = item.layout() if item is not None else None
         if child is not None:
             found = _layout_holding(child, widget)
             if found is not None:
@@ -82,8 +83,8 @@ class _Place:
             self.tabs = parent.parentWidget()  # type: ignore[assignment]
         elif isinstance(parent, QSplitter):
             self.splitter = parent
-        elif parent is not None and parent.layout() is not None:
-            self.layout = _layout_holding(parent.layout(), widget)
+        elif parent is not None and (layout := parent.layout()) is not None:
+            self.layout = _layout_holding(layout, widget)
 
     def take(self) -> None:
         w = self.widget

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QToolBar, QWidget
 
+from ...kernels.ladder import Shape
 from ..core.store import SessionStore
 from ..widgets.fitting import ElidedLabel, scrolling
 from ..widgets.ladder_panel import LadderPanel
@@ -16,16 +17,16 @@ from ..widgets.run_controls import RunControls
 
 
 class Panels:
-    """Made into ``window``: the ladder bound to ``store``, the run form at ``shape``
-    (M, N, K, repeats), the messages; each in a dock named ``dock_<name>``."""
+    """Made into ``window``: the ladder bound to ``store``, the run form at ``shape`` and
+    ``repeats``, the messages; each in a dock named ``dock_<name>``."""
 
-    def __init__(self, window: QMainWindow, store: SessionStore,
-                 shape: tuple[int, int, int, int]):
+    def __init__(self, window: QMainWindow, store: SessionStore, shape: Shape,
+                 repeats: int):
         self.window = window
         self.ladder = LadderPanel()
         self.ladder.bind(store)
         self.controls = RunControls()
-        self.controls.set_values(*shape)
+        self.controls.set_values(shape, repeats)
         self.messages = MessagesPanel()
         ladder = self.ladder_dock = self._dock("Ladder", "ladder", self.ladder,
                                                Qt.DockWidgetArea.LeftDockWidgetArea)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths
 
+from ...kernels.ladder import Shape
 from ...kernels.protocol import DEFAULT_REPEATS, MAX_DIM, MAX_REPEATS
 from ..core.preferences_file import PreferencesFile
 from ..core.replay import Speed
@@ -65,14 +66,19 @@ class Preferences:
         self.settings.set("replay/speed", str(Speed(speed)))
         self.sync()
 
-    def shape(self) -> tuple[int, int, int, int]:
+    def shape(self) -> Shape:
+        """The run form's shape when the window last ran something."""
         get = self.settings.integer
-        return (get("run/M", 4096, 1, MAX_DIM), get("run/N", 4096, 1, MAX_DIM),
-                get("run/K", 4096, 1, MAX_DIM),
-                get("run/repeats", DEFAULT_REPEATS, 1, MAX_REPEATS))
+        return Shape(get("run/M", 4096, 1, MAX_DIM), get("run/N", 4096, 1, MAX_DIM),
+                     get("run/K", 4096, 1, MAX_DIM))
 
-    def set_shape(self, M: int, N: int, K: int, repeats: int) -> None:
-        for key, value in (("M", M), ("N", N), ("K", K), ("repeats", repeats)):
+    @property
+    def repeats(self) -> int:
+        return self.settings.integer("run/repeats", DEFAULT_REPEATS, 1, MAX_REPEATS)
+
+    def set_shape(self, shape: Shape, repeats: int) -> None:
+        for key, value in (("M", shape.M), ("N", shape.N), ("K", shape.K),
+                           ("repeats", repeats)):
             self.settings.set(f"run/{key}", int(value))
         self.sync()
 

@@ -158,8 +158,9 @@ class PresentationMode:
         the stage, with the stage's panels hidden); None off stage."""
         if not self.on or self.state is None:
             return None
-        geometry = self.saved_geometry.data() if self.saved_geometry is not None else None
-        return geometry, self.state.data()
+        geometry = bytes(self.saved_geometry.data()) if self.saved_geometry is not None \
+            else None
+        return geometry, bytes(self.state.data())
 
     def release(self) -> None:
         """The window closes: the application's font is the whole process's, so it goes

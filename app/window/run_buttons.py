@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...kernels.drive import SessionState
-from ...kernels.protocol import RunRequest, ladder_requests, sweep_requests
+from ...kernels.protocol import RunRequest
 from ..core.runs import RunForm
 from ..core.store import SessionStore
 from ..sources.live import LiveSource
@@ -58,12 +58,14 @@ class RunButtons:
         if form is None:
             self.say("cannot run: " + "; ".join(problems.values()), 8000)
         else:
-            self.prefs.set_shape(form.M, form.N, form.K, form.repeats)
+            self.prefs.set_shape(form.shape, form.repeats)
         return form
 
-    def kernel_shape(self) -> tuple[int, int, int, int] | None:
+    def form_now(self) -> RunForm | None:
+        """The run form as it reads now, unsaid and unkept (None while a field is
+        refused): a kernel panel checks its variant at the form's shape."""
         form, _problems = self.controls.read()
-        return None if form is None else (form.M, form.N, form.K, form.repeats)
+        return form
 
     def submit_runs(self, requests: list[RunRequest]) -> None:
         """A kernel panel's runs (made at the run form's shape and repeats, which the
@@ -80,19 +82,19 @@ class RunButtons:
             self.say("select a level first", 5000)
             return
         self.ask(form)
-        self.submit([RunRequest(level, form.M, form.N, form.K, form.repeats)], form)
+        self.submit([form.request(level)], form)
 
     def run_ladder(self) -> None:
         form = self.form()
         if form is not None:
             ids = [lv.id for lv in self.store.ladder_levels()]
             self.ask(form)
-            self.submit(ladder_requests(ids, form.M, form.N, form.K, form.repeats), form)
+            self.submit(form.ladder(ids), form)
 
     def run_sweep(self) -> None:
         level, form = self.ladder.selected_level(), self.form()
         if form is not None and level is not None:
-            self.submit(sweep_requests(level, form.repeats), form)
+            self.submit(form.sweep(level), form)
 
     def stop(self) -> None:
         live = self.live()

@@ -117,7 +117,7 @@ class WindowSources(QObject):
     def start_live(self, device_name: str, command: list[str] | None = None,
                    session_path: str | Path | None = None, watchdog_s: float = 300.0,
                    remote: str | None = None, devices: list[DeviceSpec] | None = None,
-                   split: bool = False, sessions_dir: str | None = None) -> Path:
+                   split: bool = False, sessions_dir: str | Path | None = None) -> Path:
         """Start the runner (``command``, else this Python's); every event is appended to
         ``session_path`` (default: a new file in ``sessions_dir``) as it arrives.
         ``device_name`` is what the window calls the GPU until the runner's header names
@@ -126,7 +126,10 @@ class WindowSources(QObject):
         self.close()
         self._reset()
         self._expect(None)
-        path = Path(session_path) if session_path else default_session_path(sessions_dir)
+        if not session_path and sessions_dir is None:
+            raise ValueError("a live session needs its file or the folder of sessions")
+        path = Path(session_path) if session_path else default_session_path(
+            sessions_dir or ".")
         self.writer = SessionWriter(path)
         live = LiveSource(self._sink, command, tap=self.writer, watchdog_s=watchdog_s,
                           remote=remote, devices=devices, split=split, parent=self)

@@ -23,29 +23,42 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, SignalInstance
+from PySide6.QtGui import QPixmap, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
-    QMainWindow,
+    QLabel,
+    QStatusBar,
+    QToolBar,
     QWidget,
 )
 
 from ...kernels import ladder as registry
-from ...kernels.protocol import DEFAULT_REPEATS, terminal_text
+from ...kernels.ladder import Shape
+from ...kernels.protocol import DEFAULT_REPEATS, Mode, terminal_text
 from ..core.replay import Speed
+from ..core.runs import RunForm
 from ..core.store import SessionStore
 from ..core.talk import Scene, Talk, TalkError, caption_store, caption_text, read_talk
+from ..core.view_state import ViewStateModel
+from ..sources.replay import ReplaySource
+from ..theme import Theme
 from ..views.playback import ViewPanel
 from ..views.registry import VIEWS
 from ..views.telemetry import TelemetryView
 from ..widgets.caption_bar import CaptionBar
+from ..widgets.run_controls import RunControls
+from .presentation import PresentationMode
 from .screens import full_screen_on_start_screen
+from .sources import WindowSources
 from .talk_keys import TalkKeys
+from .view_tabs import ViewTabs
 
 WINDOW_KEYS_TAKEN = ("Left", "Right", "Space")  # the window's own, while a talk is open
 READING_WHY = "every scene shows the whole recording"
@@ -75,57 +88,116 @@ class BlankCover(QWidget):
         self.setStyleSheet(f"QWidget#{name} {{ background: #000000; }}")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.hide()
+        self.covered = window
         window.installEventFilter(self)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize:  # shown or not: it is ready when asked
-            self.setGeometry(self.parentWidget().rect())
+            self.setGeometry(self.covered.rect())
         return False
 
     def set_blank(self, on: bool) -> None:
         if on:
-            self.setGeometry(self.parentWidget().rect())
+            self.setGeometry(self.covered.rect())
             self.raise_()
         self.setVisible(on)
 
 
+class TalkStage(Protocol):
+    """What a talk uses of the main window (the window is one): only its public
+    commands and parts; ``dialog_parent`` is the window as a widget, which the talk's
+    panel, covers and keys hang from."""
+
+    @property
+    def theme(self) -> Theme: ...
+    @property
+    def presentation(self) -> PresentationMode: ...
+    @property
+    def views(self) -> ViewTabs: ...
+    @property
+    def controls(self) -> RunControls: ...
+    @property
+    def view_state(self) -> ViewStateModel: ...
+    @property
+    def replay_toolbar(self) -> QToolBar: ...
+    @property
+    def run_label(self) -> QLabel: ...
+    @property
+    def shortcut_objects(self) -> dict[str, QShortcut]: ...
+    @property
+    def sources(self) -> WindowSources: ...
+    @property
+    def replay(self) -> ReplaySource | None: ...
+    @property
+    def recording_opened(self) -> SignalInstance: ...
+    def dialog_parent(self) -> QWidget: ...
+    def addDockWidget(self, area: Qt.DockWidgetArea, dock: QDockWidget, /) -> None: ...
+    def centralWidget(self) -> QWidget | None: ...
+    def statusBar(self) -> QStatusBar: ...
+    def choose(self, shape: Shape | None = None, level: str | None = None,
+               mode: Mode | None = None, pin: bool = True) -> None: ...
+    def named_widget(self, name: str) -> QWidget | None: ...
+    def run_form(self) -> RunForm | None: ...
+    def set_replay_speed(self, speed: Speed | str, remember: bool = True) -> None: ...
+    def play_instant(self) -> None: ...
+    def set_step(self, step: int) -> bool: ...
+    def set_animated(self, on: bool) -> None: ...
+    def flush_views(self) -> None: ...
+    def open_recording(self, path: str | Path, note: str = "", background: bool = False
+                       ) -> bool: ...
+    def escape(self) -> None: ...
+    def set_presentation(self, on: bool, full_screen: bool = True) -> None: ...
+    def isFullScreen(self) -> bool: ...
+    def showFullScreen(self) -> None: ...
+    def resize(self, w: int, h: int, /) -> None: ...
+    def show(self) -> None: ...
+    def grab(self) -> QPixmap: ...
+    def close(self) -> bool: ...
+
+
 class TalkController(QObject):
-    """Scenes on a main window (``window``: gemmscope.app.window.main_window.MainWindow).
-    No scene shows before :meth:`load` has the whole recording."""
+    """Scenes on a main window (``window``, a :class:`TalkStage`). No scene shows before
+    :meth:`load` has the whole recording."""
 
     scene_changed = Signal(int)
 
-    def __init__(self, window: Any, talk: Talk) -> None:
-        super().__init__(window)
+    def __init__(self, window: TalkStage, talk: Talk) -> None:
+        super().__init__(window.dialog_parent())
         self.window = window
         self.talk = talk
         self.index = -1
         self.step_index = 0  # which of the scene's listed steps is shown
         self.captions: SessionStore | None = None  # the whole recording's results
         self.caption = CaptionBar()
-        dock = self.dock = QDockWidget("Talk", window)
+        dock = self.dock = QDockWidget("Talk", window.dialog_parent())
         dock.setObjectName("dock_talk")
         dock.setTitleBarWidget(QWidget())  # no title bar: the caption is the panel
         dock.setFeatures(QDockWidget.DockWidgetFeature.NoDockWidgetFeatures)
         dock.setWidget(self.caption)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-        self.blank = BlankCover(window)
+        self.blank = BlankCover(window.dialog_parent())
         # the views until the first scene: before the recording is read they know nothing
         # of it ("no ladder results at 4096³"), and for a moment after it opens they show
         # a replay that has only begun
-        self.waiting = BlankCover(window.centralWidget(), "talk_waiting")
+        central = window.centralWidget()
+        assert central is not None  # (the window's tabs)
+        self.waiting = BlankCover(central, "talk_waiting")
         self.waiting.set_blank(True)
         for key in WINDOW_KEYS_TAKEN:
             taken = window.shortcut_objects.get(key)
             if taken is not None:
                 taken.setEnabled(False)
-        self.keys = TalkKeys(self)
+        self.keys = TalkKeys(self, self)
         app = QApplication.instance()
         if app is not None:
             app.installEventFilter(self.keys)
         # what the talk shows, before any event: the replay never chooses for it
         window.choose(shape=talk.shape, pin=True)
         self.caption.show_note(READING)
+
+    def stage_widget(self) -> QWidget:
+        """The window the talk is shown on, as a widget."""
+        return self.window.dialog_parent()
 
     @property
     def scene(self) -> Scene | None:
@@ -136,7 +208,7 @@ class TalkController(QObject):
     def ready(self) -> bool:
         return self.captions is not None
 
-    def load(self, events: list[dict[str, Any]]) -> None:
+    def load(self, events: Sequence[object]) -> None:
         """The whole recording is read: fill the captions from it."""
         self.captions = caption_store(events)
 
@@ -223,16 +295,15 @@ class TalkController(QObject):
         window.named_widget(scene.view)  # its tab
         shape = self.talk.shape_of(scene)
         window.choose(shape=shape, level=scene.level, pin=True)
-        values = window.controls.values()
-        repeats = values[3] if values is not None else DEFAULT_REPEATS
-        window.controls.set_values(shape.M, shape.N, shape.K, repeats)
+        form = window.run_form()  # the repeats as the form has them (refused: the default)
+        window.controls.set_values(shape, form.repeats if form is not None else DEFAULT_REPEATS)
         if scene.speed is not None:  # the replay's, and one opened later: never remembered
             window.set_replay_speed(scene.speed, remember=False)
             if scene.speed is Speed.INSTANT:
                 window.play_instant()
         self._show_step(scene)
         if isinstance(view := window.views.get(scene.view), TelemetryView) and scene.level:
-            view.show_runs(scene.level, shape, str(window.view_state.state.mode))
+            view.show_runs(scene.level, shape, window.view_state.state.mode)
         self.hide_replay_chrome()
         self.caption.apply_theme(window.theme)
         self.update_caption()
@@ -264,7 +335,7 @@ class TalkController(QObject):
             app.removeEventFilter(self.keys)
 
 
-def open_talk(window: QMainWindow, talk: Talk, events: list[dict[str, Any]] | None = None
+def open_talk(window: TalkStage, talk: Talk, events: Sequence[object] | None = None
               ) -> TalkController:
     """Put ``talk`` on ``window``; with the recording's ``events`` (the whole of it),
     showing its first scene (else after :meth:`TalkController.load`)."""
@@ -316,11 +387,15 @@ def check_talk_args(args: argparse.Namespace) -> Talk | None:
     return talk
 
 
-def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int:
+def run_talk(app: QApplication | None, window: TalkStage, talk: Talk,
+             args: argparse.Namespace) -> int:
     """Open the talk's recording and scenes on ``window``: a screenshot of scene
     ``args.scene``, the fit check of every caption (``args.check``), or the event loop.
     The first scene shows once the whole recording is read."""
-    app = app or QApplication.instance()
+    if app is None:  # (the running one)
+        found = QApplication.instance()
+        assert isinstance(found, QApplication)
+        app = found
     recording = recording_of(talk)
     assert recording is not None  # check_talk_args
     controller = TalkController(window, talk)
@@ -331,7 +406,7 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
 
         return check_talk(app, window, controller, recording)
     if not args.screenshot:
-        full_screen_on_start_screen(window)  # a talk: the whole screen it starts on
+        full_screen_on_start_screen(window.dialog_parent())  # the whole screen it starts on
         if args.presentation:
             window.set_presentation(True)
         start_talk(window, controller, recording, args.scene - 1)
@@ -345,6 +420,7 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
         controller.stop()
         window.close()
         return 2
+    assert window.replay is not None  # (just opened)
     controller.load(window.replay.recording.events)
     w, _, h = (args.size or "1400x900").partition("x")
     window.resize(int(w), int(h))
@@ -372,7 +448,7 @@ def run_talk(app: Any, window: Any, talk: Talk, args: argparse.Namespace) -> int
     return 0
 
 
-def start_talk(window: Any, controller: TalkController, recording: Path,
+def start_talk(window: TalkStage, controller: TalkController, recording: Path,
                first: int = 0) -> None:
     """Read the recording in the background (the caption says how far the reading has
     got); once it is read, the whole of it goes into the store and the talk shows scene

@@ -4,14 +4,50 @@ its band at CHECK_SIZE in presentation mode at the smallest caption size."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Protocol
+
+from PySide6.QtWidgets import QApplication, QStatusBar
 
 from ...kernels.protocol import terminal_text
-from ..widgets.caption_bar import CHECK_SIZE
+from ...kernels.results import counted
+from ..core.talk import Talk
+from ..sources.replay import ReplaySource
+from ..theme import Theme
+from ..widgets.caption_bar import CHECK_SIZE, CaptionBar
 
 
-def misfits(app: Any, window: Any, controller: Any) -> list[tuple[int, str]]:
+class CheckStage(Protocol):
+    """What the check uses of the main window (the window is one)."""
+
+    @property
+    def theme(self) -> Theme: ...
+    @property
+    def replay(self) -> ReplaySource | None: ...
+    def set_presentation(self, on: bool, full_screen: bool = True) -> None: ...
+    def resize(self, w: int, h: int, /) -> None: ...
+    def show(self) -> None: ...
+    def open_recording(self, path: str | Path, note: str = "", background: bool = False
+                       ) -> bool: ...
+    def statusBar(self) -> QStatusBar: ...
+    def close(self) -> bool: ...
+
+
+class CheckedTalk(Protocol):
+    """What the check uses of the talk (talk.TalkController is one)."""
+
+    @property
+    def talk(self) -> Talk: ...
+    @property
+    def caption(self) -> CaptionBar: ...
+    def caption_of(self, index: int) -> str: ...
+    def load(self, events: Sequence[object]) -> None: ...
+    def stop(self) -> None: ...
+
+
+def misfits(app: QApplication, window: CheckStage, controller: CheckedTalk
+            ) -> list[tuple[int, str]]:
     """(scene number, why) of every scene whose caption does not fit its band at
     CHECK_SIZE in presentation mode at the smallest caption size."""
     width, height = CHECK_SIZE
@@ -35,13 +71,15 @@ def misfits(app: Any, window: Any, controller: Any) -> list[tuple[int, str]]:
     return out
 
 
-def check_talk(app: Any, window: Any, controller: Any, recording: Path) -> int:
+def check_talk(app: QApplication, window: CheckStage, controller: CheckedTalk,
+               recording: Path) -> int:
     """`gemmscope talk FILE --check`: 0 when every caption fits, else 1 (and the scenes)."""
     if not window.open_recording(recording, background=False):
         print(terminal_text(window.statusBar().currentMessage()), file=sys.stderr)
         controller.stop()
         window.close()
         return 2
+    assert window.replay is not None  # (just opened)
     window.replay.pause()  # the captions need the recording, not its replay
     controller.load(window.replay.recording.events)
     bad = misfits(app, window, controller)
@@ -51,6 +89,7 @@ def check_talk(app: Any, window: Any, controller: Any, recording: Path) -> int:
     for scene, why in bad:
         print(terminal_text(f"{name}: scene {scene}: the caption does not fit: {why}"))
     if not bad:
-        print(f"{name}: every caption of {len(controller.talk.scenes)} scenes fits its band at "
+        print(f"{name}: every caption of {counted(len(controller.talk.scenes), 'scene')} fits its "
+              f"band at "
               f"{CHECK_SIZE[0]}×{CHECK_SIZE[1]}")
     return 1 if bad else 0

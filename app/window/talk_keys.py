@@ -5,7 +5,7 @@ window shortcut does; a text field keeps the keys it types."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent, QKeySequence
@@ -31,7 +31,7 @@ def _key_table() -> dict[tuple[int, int], str]:
     out: dict[tuple[int, int], str] = {}
     for spec, command in zip(TALK_KEYS, TALK_COMMANDS, strict=True):
         for text in spec.keys:
-            combo = QKeySequence(text)[0]
+            combo = QKeySequence(text)[0]  # type: ignore[index]  # (a stub gap: it indexes)
             out[(int(combo.key()), int(combo.keyboardModifiers().value))] = command
     return out
 
@@ -49,15 +49,23 @@ def is_text_field(widget: QWidget | None) -> bool:
     return False
 
 
+class KeyedTalk(Protocol):
+    """What the keys need of a talk (talk.TalkController is one): its commands, and the
+    window it is shown on (a key for a dialog of the window's own is not the talk's)."""
+
+    def command(self, what: str) -> None: ...
+    def stage_widget(self) -> QWidget: ...
+
+
 class TalkKeys(QObject):
     """The talk's keys from any widget: an event filter on the application (while the
     talk is open) that takes the clicker's keys before a focused widget or a window
     shortcut does; a text field keeps the keys it types."""
 
-    def __init__(self, controller: Any) -> None:
-        """``controller``: the TalkController (app/window/talk.py) whose ``command`` and
-        ``window`` the keys use."""
-        super().__init__(controller)
+    def __init__(self, controller: KeyedTalk, parent: QObject | None = None) -> None:
+        """``controller``: the talk (app/window/talk.py) whose ``command`` and window the
+        keys use; ``parent``: the keys' owner (the talk)."""
+        super().__init__(parent)
         self.controller = controller
         self.table = _key_table()
 
@@ -71,7 +79,7 @@ class TalkKeys(QObject):
         focus = target if isinstance(target, QWidget) else QApplication.focusWidget()
         if event.key() in TYPED_KEYS and is_text_field(focus):
             return None
-        window = self.controller.window
+        window = self.controller.stage_widget()
         if focus is not None and focus.window() is not window and \
                 QApplication.activeWindow() not in (None, window):
             return None  # a dialog of its own (the shortcut sheet, a file dialog)

@@ -16,6 +16,7 @@ from ..drive.cluster_address import AddressRefused, SchedulerAddress, TlsFiles, 
 from ..drive.cluster_address import security as cluster_security
 from ..drive.session_types import DEFAULT_START_TIMEOUT_S
 from ..ladder import registry
+from ..ladder.shape import Shape
 from ..profile import ncu
 from ..protocol import commands, events
 from ..protocol.option_bounds import OneLineParser, bounded, seconds, telemetry_hz
@@ -224,7 +225,7 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
     for n in args.sweep or []:
         if (n, n, n) not in shapes:
             shapes.append((n, n, n))
-    runs = [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
+    runs = [RunRequest(level_id, Shape(M, N, K), args.repeats, warmup=args.warmup,
                        compare=not args.no_compare, settle_s=settle_s,
                        energy_s=energy_s, pair_budget_s=pair_budget_s,
                        max_pairs=args.max_pairs).with_mode(main_mode)
@@ -238,7 +239,7 @@ def plan(args: argparse.Namespace) -> list[RunRequest]:
                 else events.Distribution(args.operands))
     if also:
         sustained = run_mode(args, True)
-        runs += [RunRequest(level_id, M, N, K, args.repeats, warmup=args.warmup,
+        runs += [RunRequest(level_id, Shape(M, N, K), args.repeats, warmup=args.warmup,
                             compare=not args.no_compare).with_mode(sustained)
                  for M, N, K in also for level_id in ids]
         try:

@@ -36,6 +36,7 @@ from ..protocol.output_file import (
 from ..protocol.plan import RunRequest
 from ..protocol.session_file import RecordingFailed, SessionWriter
 from ..protocol.text_safety import terminal_text
+from ..results.counts import counted
 from ..results.progress import Progress
 from ..results.table import render
 from ..toolchain import build_report
@@ -288,7 +289,7 @@ def _update(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     runs, out = prepared
     results, lost = record_runs(args, None, runs, out, [], stderr)
     stdout.write(render(results) + "\n")
-    stderr.write(f"appended {len(results)} results to {args.update}\n")
+    stderr.write(f"appended {counted(len(results), 'result')} to {args.update}\n")
     if lost:
         return 1
     return 0 if results and all(r.verified for r in results) else 1
@@ -337,7 +338,7 @@ def finish(args: argparse.Namespace, results: list[rec.Result], lost: int,
     results (or no runs were asked: ``record --profile-only``), every one verified, no run
     was lost and no step failed."""
     if args.output:
-        stderr.write(f"recorded {len(results)} results to {args.output}\n")
+        stderr.write(f"recorded {counted(len(results), 'result')} to {args.output}\n")
     for step in steps:
         stderr.write(terminal_text(step.summary()) + "\n")
     if any(step.failed for step in steps):

@@ -25,6 +25,7 @@ from ..protocol.commands import SustainedConfig
 from ..protocol.events import DEFAULT_DISTRIBUTION, PROTOCOL_VERSION, Distribution, Mode
 from ..protocol.plan import RunRequest
 from ..protocol.recording import Session
+from ..results.counts import counted
 from ..toolchain import nvrtc
 
 # the types an update reads (the rest of the file is passed over, not decoded)
@@ -253,11 +254,11 @@ def _measured_as(r: rec.Result) -> RunRequest:
             float(r.window_s) if r.window_s is not None else defaults.window_s,
             int(r.trials) if r.trials is not None else defaults.trials,
             float(r.cooldown_s) if r.cooldown_s is not None else defaults.cooldown_s)
-        return RunRequest(r.level, r.M, r.N, r.K, r.repeats, warmup=r.warmup, compare=True,
+        return RunRequest(r.level, r.shape, r.repeats, warmup=r.warmup, compare=True,
                           mode=Mode.SUSTAINED, sustained=config)
     # a paired burst's repeats are the pairs its loop took; the command's bound was max_pairs
     paired = bool(r.paired)
-    return RunRequest(r.level, r.M, r.N, r.K, r.repeats, warmup=r.warmup, compare=True,
+    return RunRequest(r.level, r.shape, r.repeats, warmup=r.warmup, compare=True,
                       settle_s=float(r.settle_s) if r.settle_s else None,
                       pair_budget_s=float(r.budget_s_per_pair)
                       if paired and r.budget_s_per_pair else None,
@@ -296,7 +297,8 @@ def plan_lines(plan: UpdatePlan, estimate: bool) -> list[str]:
                 lines.append(f"    {run.request.describe()}: ~{run.seconds:.1f} s ({how})")
     lines += [f"left out: {why}" for why in plan.left_out]
     if estimate and plan.levels:
-        lines.append(f"estimated GPU time: ~{plan.seconds:.0f} s for {len(plan.runs)} runs "
+        runs = counted(len(plan.runs), "run")
+        lines.append(f"estimated GPU time: ~{plan.seconds:.0f} s for {runs} "
                      f"and their references (an estimate from the file's own timings, a "
                      f"runner start of {plan.startup_s:.1f} s included)")
     return lines

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from ..ladder.kernel_spec import KernelSpec, SpecError
 from ..ladder.level import MAX_PARAM
+from ..ladder.shape import Shape
 from ..ladder.spec_file import load_spec, read_source
 from ..protocol.commands import RunMode
 from ..protocol.events import MAX_COMMAND_BYTES
@@ -125,7 +126,7 @@ def kernel_runs(args: argparse.Namespace, shapes: list[tuple[int, int, int]],
                 if stderr is not None and check.refusal:
                     stderr.write(terminal_text(f"{spec.id} {_text(params)} at {M}x{N}x{K}: "
                                                f"refused: {check.refusal}") + "\n")
-                runs.append(RunRequest(spec.id, M, N, K, args.repeats, warmup=args.warmup,
+                runs.append(RunRequest(spec.id, Shape(M, N, K), args.repeats, warmup=args.warmup,
                                        compare=not args.no_compare,
                                        settle_s=args.settle_s,
                                        energy_s=args.energy_s,

@@ -2,10 +2,14 @@
 // K steps; each of the (BM/TM)*(BN/TN) threads keeps a TM x TN tile of C in registers.
 // Per k it reads TM values of A and TN values of B from shared memory into registers and
 // does TM*TN FMAs with them: 64 FMAs per 16 shared loads at 8x8, against 1 per 2 before.
+// The launch bounds ask for two blocks per SM, so ptxas keeps to 128 registers: with 152
+// (no minimum stated) one block ran per SM and its barrier and loads stood bare; with two,
+// one block's loads hide behind the other's FMAs (measured 2026-12-02: 0.85 -> 1.18 of
+// siboehm's kernel 5, the same technique, at 4096^3).
 #include "common.cuh"
 
 template <int BM, int BN, int BK, int TM, int TN, bool VEC>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), 2)
 sgemm_register_2d(int M, int N, int K, const float* __restrict__ A,
                   const float* __restrict__ B, float* __restrict__ C) {
     constexpr int THREADS = (BM / TM) * (BN / TN);

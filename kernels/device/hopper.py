@@ -20,8 +20,10 @@ from typing import Any
 
 TENSOR_MAP_BYTES = 128
 # CUtensorMapDataType, CUtensorMapSwizzle, CUtensorMapL2promotion (cuda.h)
-DATA_TYPE = {"uint8": 0, "uint16": 1, "f16": 6, "bf16": 9}
-ITEM_BYTES = {"uint8": 1, "uint16": 2, "f16": 2, "bf16": 2}
+# f32: FP32 values copied as they are (the TF32 level's operands, which wgmma reads as
+# TF32); tf32: the driver's TFLOAT32 type, which benchmarks/tf32_accuracy.py tries beside it
+DATA_TYPE = {"uint8": 0, "uint16": 1, "f16": 6, "f32": 7, "bf16": 9, "tf32": 11}
+ITEM_BYTES = {"uint8": 1, "uint16": 2, "f16": 2, "f32": 4, "bf16": 2, "tf32": 4}
 SWIZZLE_NONE, SWIZZLE_128B = 0, 3
 L2_PROMOTION_256B = 3
 MAX_BOX = 256

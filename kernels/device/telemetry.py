@@ -215,6 +215,18 @@ class Nvml:
             out.update(self._gpm())
             return out
 
+    def clock_now(self) -> tuple[int | None, list[str] | None]:
+        """The SM clock (MHz) and the decoded clock-event reasons, and nothing else: the
+        per-launch reading of the paired loop (kernels/engine/paired.py), two NVML calls
+        where :meth:`sample` makes about ten (and a GPM sample)."""
+        with self._lock:
+            nv, h = self._nv, self._h
+            if nv is None:
+                return None, None
+            clock = self._get(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM))
+            mask = self._get(lambda: nv.nvmlDeviceGetCurrentClocksEventReasons(h))
+            return clock, decode_reasons(mask)
+
     def _gpm(self) -> dict[str, Any]:
         keys = GPM_FIELDS
         empty = dict.fromkeys(keys)

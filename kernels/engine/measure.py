@@ -34,7 +34,7 @@ from ..ladder.registry import (
     Library,
     Precision,
 )
-from ..ladder.shape import percent, tflops_of
+from ..ladder.shape import Shape, percent, tflops_of
 from ..protocol.commands import DEFAULT_REPEATS, DEFAULT_WARMUP, ENERGY_S
 from ..protocol.events import DEFAULT_DISTRIBUTION, Distribution, Mode
 from ..results.launch_steps import launch_step
@@ -50,6 +50,7 @@ from .energy import (
     measure_window,
     seconds_per_call,
 )
+from .hold import LaunchHold, make_hold
 from .idle import idle
 from .operands import OUTPUT_BYTES, Accuracy, Operands, check, random_inputs
 from .reference_launch import reference_launcher
@@ -202,7 +203,7 @@ def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
     K tile."""
     cp = require_cupy()
     M, N, K = ops.shape
-    dtype = {"bf16": "bf16", "fp16": "f16", "e4m3": "uint8"}[ops.fmt]
+    dtype = {"bf16": "bf16", "fp16": "f16", "e4m3": "uint8", "fp32": "f32"}[ops.fmt]
     (rows, cols), box_k = geometry.tile, geometry.k_tile
     map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, dtype, M, K, rows, box_k))
     map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, cols, box_k))
@@ -290,6 +291,22 @@ class Bench:
         self.stream = self.cp.cuda.Stream(non_blocking=True)
         # what the next runs' operands are drawn from (the runner sets it per command)
         self.distribution: Distribution = DEFAULT_DISTRIBUTION
+        self._hold: tuple[LaunchHold | None, str | None] | None = None
+
+    def launch_hold(self) -> tuple[LaunchHold | None, str | None]:
+        """The hold of timed launches (kernels/engine/hold.py), made on first use; None
+        and why where it cannot be made (the launches are then timed unheld)."""
+        if self._hold is None:
+            self._hold = make_hold(self.cp)
+        return self._hold
+
+    def hold_fields(self) -> dict[str, Any]:
+        """What a result says of the hold: ``launch_hold`` ("held" or why not) and
+        ``hold_timeouts`` (holds that gave up, since this bench was made)."""
+        hold, why_not = self.launch_hold()
+        if hold is None:
+            return {"launch_hold": why_not, "hold_timeouts": None}
+        return {"launch_hold": "held", "hold_timeouts": hold.timeouts}
 
     def _launcher(self, level: Level, ops: Operands, params: dict[str, int] | None,
                   on_compile: Callable[[], None] | None = None
@@ -377,7 +394,7 @@ class Bench:
         so at least every idle.HEARTBEAT_S). ``on_compile()``: the level is about to be
         built (its first run in this process)."""
         self.check_memory(level, M, N, K)
-        flops = 2.0 * M * N * K
+        flops = Shape(M, N, K).flops
 
         def settle() -> None:
             idle(settle_s, on_settle or (lambda _left: None), time.sleep, self.clock)
@@ -394,7 +411,7 @@ class Bench:
                 fields = burst_energy_fields(None, flops, None, None, "not measured: the run "
                                              "asked for no energy window (energy_s 0)")
             else:
-                fields = self._burst_energy(level, prep.launch, flops, energy_s)
+                fields = self.burst_energy(level, prep.launch, flops, energy_s)
         summary = Timing(times["ms"]).summary()
         tflops = tflops_of(flops, summary["median_ms"])
         result: dict[str, Any] = {
@@ -410,9 +427,10 @@ class Bench:
                 "throttled": window.throttled, "telemetry_samples": window.samples})
         result.update(clock_fields(result, fields.get("energy_window")))
         result.update(fields)
+        result.update(self.hold_fields())
         return result
 
-    def _burst_energy(self, level: Level, launch: Callable[[], None], flops: float,
+    def burst_energy(self, level: Level, launch: Callable[[], None], flops: float,
                       window_s: float = BURST_ENERGY_WINDOW_S) -> dict[str, Any]:
         """J per GEMM of the level's launches back to back for ``window_s`` of GPU time
         (no flush between them), the counter read at its steps around them."""
@@ -427,16 +445,23 @@ class Bench:
               on_repeat: Callable[[int, float], None] | None) -> dict[str, Any]:
         cp = self.cp
         start, end = cp.cuda.Event(), cp.cuda.Event()
+        hold, _why_not = self.launch_hold()
         t0 = self.clock()
         out: list[float] = []
         for i in range(repeats):
             self._flush_buf.fill(i)  # evict A, B and C from L2 before every timed launch
+            if hold is not None:
+                hold.hold()  # the events bracket GPU work, not the host's queuing
             start.record(self.stream)
             launch()
             end.record(self.stream)
+            if hold is not None:
+                hold.release()
             if self.sampler is not None and self.sampler.hz == 0:
                 self.sampler.sample_now()  # at least one clock reading per launch
             end.synchronize()
+            if hold is not None:
+                hold.settled()
             ms = cp.cuda.get_elapsed_time(start, end)
             out.append(ms)
             if on_repeat is not None:

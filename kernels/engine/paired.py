@@ -23,7 +23,7 @@ from statistics import median
 from typing import Any
 
 from ..ladder.registry import Level
-from ..ladder.shape import percent, tflops_of
+from ..ladder.shape import Shape, percent, tflops_of
 from ..protocol.events import Mode
 from ..results.launch_steps import launch_step
 from ..results.ratio_stats import (
@@ -89,33 +89,40 @@ def pair_loop(time_level: TimedLaunch, time_ref: TimedLaunch, clock: Callable[[]
 
 
 def clock_reader(bench: Bench) -> Callable[[], ClockReading]:
-    """The SM clock and clock-event reasons now (the runner's sampler keeps the sample
-    for its windows; a script's bench reads its own NVML)."""
-    sample = bench.sampler.sample_now if bench.sampler is not None else bench.nvml.sample
+    """The SM clock and clock-event reasons now: two NVML calls (Nvml.clock_now), not a
+    whole telemetry sample (about ten calls and a GPM sample) per launch; the runner's
+    sampler goes on sampling everything at its own rate for the windows."""
+    clock_now = bench.nvml.clock_now
 
     def read() -> ClockReading:
-        s = sample()
-        reasons = s.get("reasons")
-        return ClockReading(s.get("sm_clock_mhz"),
-                            None if reasons is None else tuple(reasons))
+        clock, reasons = clock_now()
+        return ClockReading(clock, None if reasons is None else tuple(reasons))
 
     return read
 
 
 def launch_timer(bench: Bench, launch: Callable[[], None],
                  read_clock: Callable[[], ClockReading]) -> TimedLaunch:
-    """One launch as the burst loop times it: L2 flushed first, its own event pair, the
-    clock read while it runs."""
+    """One launch as the burst loop times it: L2 flushed first, held until queued
+    (kernels/engine/hold.py, where the bench has a hold), its own event pair, the clock
+    read while it runs."""
     cp = bench.cp
     start, end = cp.cuda.Event(), cp.cuda.Event()
+    hold, _why_not = bench.launch_hold()
 
     def timed() -> tuple[float, ClockReading]:
         bench.flush()  # evict both operand sets from L2
+        if hold is not None:
+            hold.hold()
         start.record(bench.stream)
         launch()
         end.record(bench.stream)
+        if hold is not None:
+            hold.release()
         reading = read_clock()
         end.synchronize()
+        if hold is not None:
+            hold.settled()
         return float(cp.cuda.get_elapsed_time(start, end)), reading
 
     return timed
@@ -136,7 +143,7 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
     loop of its own after the first, its ratio as the ``deepgemm_*`` fields.
     ``on_compile``: the level's build starts (measure.level_launcher); ``energy_s``: each
     side's energy window after the loop, GPU seconds (0: none), as a plain burst's."""
-    flops = 2.0 * M * N * K
+    flops = Shape(M, N, K).flops
     bench.check_memory(level, M, N, K)
     with bench.stream:
         prep = bench.prepare(level, M, N, K, params, 0, on_compile=on_compile)
@@ -164,7 +171,7 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
             None, flops, None, None, "not measured (energy=False)" if not energy else
             "asked for no energy window (energy_s 0)")
         # each side's energy window as a plain burst's (measure.Bench's own step)
-        energies = [bench._burst_energy(p.level, p.launch, flops, energy_s)
+        energies = [bench.burst_energy(p.level, p.launch, flops, energy_s)
                     if energy and energy_s > 0 else no_energy for p in (prep, ref)]
     level_ms, ref_ms = [p.level_ms for p in pairs], [p.ref_ms for p in pairs]
     common = {"mode": str(Mode.BURST), "repeats": len(pairs), "max_pairs": max_pairs,
@@ -197,6 +204,7 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
     level_result["pct_of_reference_medians"] = percent(level_result["tflops"],
                                                        ref_result["tflops"])
     level_result.update(also)
+    level_result.update(bench.hold_fields())
     return ref_result, level_result
 
 
@@ -225,7 +233,7 @@ def second_loop(bench: Bench, prep: Prepared, second: Level, read_clock: Callabl
     return {"deepgemm": second.id, "deepgemm_pct": pct["pct_of_reference"],
             "deepgemm_ci_low": pct["pct_ci_low"], "deepgemm_ci_high": pct["pct_ci_high"],
             "deepgemm_pairs": len(pairs), "deepgemm_stop_reason": stop,
-            "deepgemm_tflops": tflops_of(2.0 * M * N * K, ref_ms),
+            "deepgemm_tflops": Shape(M, N, K).tflops(ref_ms),
             "deepgemm_verified": other.verified,
             "deepgemm_throttled_pairs": sum(p.throttled(bench.device.sm_clock_max_mhz)
                                             for p in pairs)}

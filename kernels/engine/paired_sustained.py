@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..ladder.registry import Level
-from ..ladder.shape import percent
+from ..ladder.shape import Shape, percent
 from ..protocol.commands import DEFAULT_WARMUP, SustainedConfig
 from ..results.ratio_stats import ClockReading, Pair, paired_fields
 from .measure import Bench, Refused, graphable
@@ -40,7 +40,7 @@ def run_sustained_paired(bench: Bench, level: Level, reference: Level, M: int, N
                          ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the reference's result, the level's), both from one series of alternating
     windows, the level's with the paired fields."""
-    flops = 2.0 * M * N * K
+    flops = Shape(M, N, K).flops
     nvml = bench.nvml
     probes = Probes(clock=bench.clock, sleep=sleep, temperature_c=nvml.temperature_c,
                     samples=bench.samples)

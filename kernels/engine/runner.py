@@ -86,6 +86,14 @@ def load_extra_levels(path: str) -> list[Level]:
     return list(module.LEVELS)
 
 
+
+RefKey = tuple[str, int, int, int, str, str]  # reference, M, N, K, mode, operands
+
+
+def reference_key(reference_id: str, cmd: commands.RunCommand) -> RefKey:
+    """Where a reference's result serves a level's: the same shape, mode and operands."""
+    return (reference_id, cmd.M, cmd.N, cmd.K, str(cmd.mode), str(cmd.operands))
+
 class Runner:
     def __init__(self, out: TextIO, telemetry_hz: float = 50.0,
                  extra_levels: list[Level] | None = None):
@@ -102,10 +110,10 @@ class Runner:
         self.sampler: Sampler | None = None
         # a reference's TFLOPS by (id, M, N, K, mode, operands): % of cuBLAS within the same
         # mode, on the same distribution of inputs (power and clock differ with the data)
-        self.ref_tflops: dict[tuple[str, int, int, int, str, str], float] = {}
+        self.ref_tflops: dict[RefKey, float] = {}
         # the SM clock each reference ran at (None: not known), so a ratio can say whether
         # the level ran at the same one
-        self.ref_clock: dict[tuple[str, int, int, int, str, str], float | None] = {}
+        self.ref_clock: dict[RefKey, float | None] = {}
         self.built: set[tuple[str, str, tuple[tuple[str, int], ...]]] = set()
         self.user = UserKernels()  # user kernels sent in run commands (docs/user-kernels.md)
         # a burst of a level paired with its reference (tests put a fake bench's here)
@@ -305,10 +313,7 @@ class Runner:
             self.emit({"type": "repeat", **at, "mode": mode, **trial.as_event(),
                        "pair": trial.i, **of})
 
-        def on_phase(phase: str, trial: int, seconds: float | None) -> None:
-            # a compile phase has no seconds (docs/protocol.md, phase)
-            self.emit({"type": "phase", **where, "mode": mode, "phase": phase,
-                       "trial": trial, **({} if seconds is None else {"seconds": seconds})})
+        on_phase = self._phases(where, cmd.mode)
 
         assert self.bench is not None
         bench = self.bench
@@ -323,22 +328,37 @@ class Runner:
                 cmd.pair_budget_s, on_launch, params, settle_s=cmd.settle_s,
                 on_settle=lambda left: on_phase("settle", 0, left),
                 second=self._second_reference(level, cmd),
-                on_compile=lambda: self.emit({"type": "phase", **where, "mode": mode,
-                                              "phase": "compile", "trial": 0}),
+                on_compile=lambda: on_phase("compile", 0, None),
                 energy_s=cmd.energy_s))
         if out is LOST:
             return True
         if out is None:
             return False
         ref_result, result = out
-        key = (reference.id, cmd.M, cmd.N, cmd.K, cmd.mode, cmd.operands)
-        self.ref_tflops[key] = ref_result["tflops"]
-        self.ref_clock[key] = ref_result.get("sm_clock_mhz_avg")
+        self._keep_reference(reference.id, cmd, ref_result)
         self._emit_result(reference, cmd, ref_result, ref_where)
         if params:
             result["params"] = dict(params)
         self._emit_result(level, cmd, result, failed)
         return False
+
+    def _phases(self, where: dict[str, Any], mode: Mode
+                ) -> Callable[[str, int, float | None], None]:
+        """The one emitter of a run's ``phase`` events (compile, settle, cooldown,
+        window): ``(phase, trial, seconds)``; a compile phase has no seconds
+        (docs/protocol.md, phase)."""
+        def on_phase(phase: str, trial: int, seconds: float | None) -> None:
+            self.emit({"type": "phase", **where, "mode": str(mode), "phase": phase,
+                       "trial": trial, **({} if seconds is None else {"seconds": seconds})})
+
+        return on_phase
+
+    def _keep_reference(self, reference_id: str, cmd: commands.RunCommand,
+                        result: dict[str, Any]) -> None:
+        """A reference's figures, for the levels after it at its shape, mode and operands."""
+        key = reference_key(reference_id, cmd)
+        self.ref_tflops[key] = result["tflops"]
+        self.ref_clock[key] = result.get("sm_clock_mhz_avg")
 
     def _second_reference(self, level: Level, cmd: commands.RunCommand) -> Level | None:
         """DeepGEMM beside an FP8 level's cuBLASLt reference, where this runner has it
@@ -410,18 +430,13 @@ class Runner:
             self.emit({"type": "repeat", **where, "mode": str(Mode.BURST), "i": i, "ms": ms,
                        "tflops": cmd.shape.tflops(ms)})
 
-        def on_settle(left: float) -> None:  # a phase of the run, as a sustained cool-down
-            self.emit({"type": "phase", **where, "mode": str(Mode.BURST), "phase": "settle",
-                       "trial": 0, "seconds": left})
-
-        def on_compile() -> None:  # the level's first run here: CuPy builds it now
-            self.emit({"type": "phase", **where, "mode": str(Mode.BURST), "phase": "compile",
-                       "trial": 0})
-
+        on_phase = self._phases(where, Mode.BURST)
         assert self.bench is not None
         return self.bench.run(level, cmd.M, cmd.N, cmd.K, cmd.repeats, cmd.warmup, on_repeat,
-                              params, settle_s=cmd.settle_s, on_settle=on_settle,
-                              on_compile=on_compile, energy_s=cmd.energy_s)
+                              params, settle_s=cmd.settle_s,
+                              on_settle=lambda left: on_phase("settle", 0, left),
+                              on_compile=lambda: on_phase("compile", 0, None),
+                              energy_s=cmd.energy_s)
 
     def _measure_sustained(self, level: Level, cmd: commands.RunCommand,
                            where: dict[str, Any], params: dict[str, int] | None
@@ -431,9 +446,7 @@ class Runner:
                    "precision": str(level.precision), "mode": str(Mode.SUSTAINED),
                    **config.fields(), "repeats": config.trials, "warmup": cmd.warmup})
 
-        def on_phase(phase: str, trial: int, seconds: float | None) -> None:
-            self.emit({"type": "phase", **where, "mode": str(Mode.SUSTAINED), "phase": phase,
-                       "trial": trial, **({} if seconds is None else {"seconds": seconds})})
+        on_phase = self._phases(where, Mode.SUSTAINED)
 
         def on_trial(trial: Trial) -> None:  # a trial is a sustained run's repeat
             self.emit({"type": "repeat", **where, "mode": str(Mode.SUSTAINED),
@@ -449,7 +462,6 @@ class Runner:
         where = {**cmd.where(), "level": level.id}
         # a variant's errors say which (a sweep's refused cells); its repeats need not
         failed = {**where, "params": dict(params)} if params else where
-        M, N, K = cmd.M, cmd.N, cmd.K
         measure = {Mode.BURST: self._measure_burst,
                    Mode.SUSTAINED: self._measure_sustained}[cmd.mode]
         assert self.bench is not None
@@ -462,12 +474,10 @@ class Runner:
         if params:
             result["params"] = dict(params)
         if level.kind is Kind.REFERENCE:
-            self.ref_tflops[(level.id, M, N, K, cmd.mode, cmd.operands)] = result["tflops"]
-            self.ref_clock[(level.id, M, N, K, cmd.mode, cmd.operands)] = \
-                result.get("sm_clock_mhz_avg")
+            self._keep_reference(level.id, cmd, result)
         else:
             ref_id = level.reference
-            key = (ref_id or "", M, N, K, cmd.mode, cmd.operands)
+            key = reference_key(ref_id or "", cmd)
             ref = self.ref_tflops.get(key)
             result.update({"reference": ref_id if ref else None, "reference_tflops": ref,
                            "pct_of_reference": percent(result["tflops"], ref),
@@ -531,9 +541,10 @@ class Runner:
             return
         self.built.add(key)
 
+        phase = self._phases({**cmd.where(), "level": level.id}, cmd.mode)
+
         def on_compile() -> None:  # NVRTC again, for the SASS: the run is not done yet
-            self.emit({"type": "phase", **cmd.where(), "level": level.id,
-                       "mode": str(cmd.mode), "phase": "compile", "trial": 0})
+            phase("compile", 0, None)
 
         try:
             event = (triton_launch.build_event_of(level) if level.toolchain is Toolchain.TRITON

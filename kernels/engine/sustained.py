@@ -22,7 +22,7 @@ from typing import Any
 
 from ..device.telemetry import RunWindow
 from ..ladder.registry import Level
-from ..ladder.shape import tflops_of
+from ..ladder.shape import Shape, tflops_of
 from ..protocol.commands import DEFAULT_WARMUP, SustainedConfig
 from ..protocol.events import Mode
 from .energy import MeasuredWindow
@@ -178,7 +178,7 @@ def run_sustained(bench: Bench, level: Level, M: int, N: int, K: int,
     refused (kind ``verify``) and never timed.
     """
     bench.check_memory(level, M, N, K)
-    flops = 2.0 * M * N * K
+    flops = Shape(M, N, K).flops
     nvml = bench.nvml
     probes = Probes(clock=bench.clock, sleep=sleep, temperature_c=nvml.temperature_c,
                     samples=bench.samples)

@@ -108,3 +108,46 @@ FP8_BLOCK_SCALED = Level(
           " inputs. Limited by the promotion schedule: each half tile's wait and FP32 promotion "
           "per 128 of K leave the tensor pipe 66% busy at 8192^3 (the same loop with neither runs"
           " at about 1480 TFLOPS).")
+
+
+def _tf32_smem(p: dict[str, int]) -> int:
+    """STAGES of A and Bt tiles (4 bytes an element) and 1 KB of slack for the 1024-byte
+    alignment; C leaves from registers, so there is no staging buffer."""
+    return p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 4 + 1024
+
+
+# The TF32 tolerance is TOLERANCE[Precision.TF32] (level.py), 5e-3 on the relative
+# Frobenius error. TF32 costs each input a relative error below 2^-10 (dropping the 13 low
+# mantissa bits; below 2^-11 rounded to nearest), the same at every K: the products'
+# errors add up as the products do (a random walk for zero-mean inputs, in step with the
+# sum for inputs of one sign), so their ratio stays put. Emulated in numpy
+# (tests/kernels/ladder/test_tf32_level.py), dropped bits give 6.5e-4 to 7.7e-4 from
+# K = 128 to 16384 for uniform, normal and all-positive operands (rounded: 3e-4 and less),
+# so 5e-3 leaves a margin of 6 and still fails a lost K step: one step of 32 missing at
+# K = 16384 leaves an error of sqrt(32 / 16384) = 4.4 % with zero-mean operands.
+TF32_WGMMA = Level(
+    id="tf32_wgmma", title="wgmma + TMA, TF32 on tensor cores", precision=Precision.TF32,
+    reference="cublas_tf32_bt",
+    adds="FP32 inputs multiplied on the tensor cores as TF32 (10 of a float's 23 mantissa "
+         "bits), FP32 accumulators and an FP32 C, on wgmma_tma's pipeline: TMA copies "
+         "128x32 A and 256x32 Bt tiles of floats (one 128-byte swizzle row deep) into a "
+         "4-stage ring, two consumer warpgroups issue wgmma.m64n256k8.tf32 from it. A "
+         "stage holds half the K of a BF16 one; a TF32 wgmma is half the BF16 rate, so "
+         "each stage still feeds the tensor cores as long.",
+    follows="PTX ISA 8.x: wgmma .tf32 (K-major operands only), cp.async.bulk.tensor; "
+            "CUTLASS sm90 TF32 GEMMs (K-major A and B); wgmma_tma",
+    source="tf32_wgmma.cu", kernel="sgemm_wgmma_tf32",
+    params={"BM": 128, "BN": 256, "BK": 32, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
+            "KPIPE": 1, "SK": 0},
+    geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
+    stream_k_param="SK",
+    k_multiple=4, k_reason="a TMA row pitch must be a multiple of 16 bytes (4 floats)",
+    edge_variant=False, output_format=OutputFormat.FP32,
+    dyn_smem=_tf32_smem,
+    notes="TF32 reads FP32 inputs with a 10-bit mantissa: against float64 its relative "
+          "error is about 7e-4 at every K (emulated, the low bits dropped) where FP32 "
+          "(cuBLAS without TF32) stays below 1e-6 "
+          "(benchmarks/tf32_accuracy.py measures both, and cuBLAS TF32, on the GPU). B is "
+          "taken as Bt (N x K), as wgmma reads TF32 only K-major; its reference, cuBLAS "
+          "TF32 on the same Bt, is what the ratio is of. C is stored from registers (no "
+          "TMA store for an FP32 C yet).")

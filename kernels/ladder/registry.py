@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .fp8_deep_level import FP8_DEEP
-from .hopper_levels import FP8_BLOCK_SCALED, STREAM_K, WGMMA_TMA
+from .hopper_levels import FP8_BLOCK_SCALED, STREAM_K, TF32_WGMMA, WGMMA_TMA
 from .level import (  # the entry type and its parts, re-exported: one import for users
     DEEPGEMM_DIFF_MAX,
     DTYPE_OF,
@@ -139,7 +139,10 @@ LEVELS: tuple[Level, ...] = (
              "in registers from 8 A and 8 B values per k (64 FMAs per 16 shared loads).",
         follows=f"seed L5; {SIBOEHM} kernel 5", source="register_2d.cu",
         kernel="sgemm_register_2d", params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
-        geometry=thread_tiles),
+        geometry=thread_tiles,
+        notes="Its launch bounds ask for two blocks per SM (128 registers, not the 152 ptxas "
+              "took unasked), so one block's loads and barrier hide behind the other's FMAs: "
+              "1.18 of siboehm's kernel 5 at 4096^3, from 0.85 with one block per SM."),
     Level(
         id="vectorized", title="float4 loads, A tile transposed", precision=Precision.FP32,
         reference="cublas_fp32",
@@ -194,12 +197,13 @@ LEVELS: tuple[Level, ...] = (
         follows="CUTLASS predicated tile iterators (residue handled apart from the main loop)",
         source="cp_async_interior.cu", kernel="sgemm_cp_async_interior",
         params={"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
-                "TM": 4, "TN": 4, "STAGES": 3, "MINB": 1, "GM": 1},
+                "TM": 4, "TN": 4, "STAGES": 4, "MINB": 1, "GM": 1},
         geometry=warp_tiles, vector=4,
         dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
-        notes="cp_async with the address selects and edge guards gone from interior tiles; still "
-              "issue-bound at two warps per scheduler, so each non-FMA instruction left in the "
-              "loop costs."),
+        notes="cp_async with the address selects and edge guards gone from interior tiles, and a "
+              "fourth stage (three K tiles in flight: 90.2 -> 94.0% of cuBLAS FP32 at 4096^3, "
+              "92.0 -> 94.8% at 8192^3, paired, 2026-12-02); still issue-bound at two warps "
+              "per scheduler, so each non-FMA instruction left in the loop costs."),
     Level(
         id="wmma", title="Tensor Cores (WMMA, FP16)", precision=Precision.FP16,
         reference="cublas_fp16",
@@ -286,10 +290,17 @@ LEVELS: tuple[Level, ...] = (
               "blocks, which pays where that wave is mostly empty (DeepGEMM's N = 2112, 8192^3) "
               "and costs where it is nearly full."),
     FP8_DEEP,
+    TF32_WGMMA,
     # -- references (cuBLAS through CuPy) --------------------------------------------
     Level(id="cublas_fp32", title="cuBLAS FP32 (no TF32)", precision=Precision.FP32,
           adds="Reference: cupy.matmul on float32 with TF32 off.", follows="cuBLAS",
           kind=Kind.REFERENCE, library=Library.CUBLAS),
+    # before cublas_tf32, which stays REFERENCE_FOR's TF32 entry (the last one wins)
+    Level(id="cublas_tf32_bt", title="cuBLAS TF32, B as Bt", precision=Precision.TF32,
+          adds="Reference: cupy.matmul on float32 with the TF32 compute type, B given as "
+               "Bt like the TF32 level (a transposed view, no copy): both operands K-major, "
+               "the layout Hopper's TF32 wgmma reads.",
+          follows="cuBLAS", kind=Kind.REFERENCE, library=Library.CUBLAS, b_layout="nk"),
     Level(id="cublas_tf32", title="cuBLAS TF32", precision=Precision.TF32,
           adds="Reference: cupy.matmul on float32 with the TF32 compute type.",
           follows="cuBLAS", kind=Kind.REFERENCE, library=Library.CUBLAS),

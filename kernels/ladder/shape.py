@@ -18,16 +18,12 @@ class Shape:
 
     @property
     def flops(self) -> float:
+        """The FLOPs of one GEMM of this shape, 2·M·N·K: the one place it is written."""
         return 2.0 * self.M * self.N * self.K
 
     def tflops(self, ms: float) -> float:
         """TFLOP/s of one GEMM of this shape that took ``ms`` milliseconds."""
-        return tflops(self.M, self.N, self.K, ms)
-
-
-def tflops(M: int, N: int, K: int, ms: float) -> float:
-    """TFLOP/s of one M×N×K GEMM that took ``ms`` milliseconds: 2·M·N·K / time."""
-    return tflops_of(2.0 * M * N * K, ms)
+        return tflops_of(self.flops, ms)
 
 
 def tflops_of(flops: float, ms: float) -> float:

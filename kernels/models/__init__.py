@@ -15,7 +15,7 @@ import pkgutil
 from ..ladder import registry
 from .banks import N_BANKS, BankReport, bank_cells, lanes_per_phase, wavefront_index
 from .coalescing import SECTOR_BYTES, SectorReport
-from .expression import ExpressionError, parse_column_expression
+from .expression import ColumnExpression, ExpressionError, parse_column_expression
 from .hopper import STAGING_COLS, WARPGROUP, PromoteOp, WarpSpecialized, WgmmaOp
 from .level_model import (
     NCU_EXTRA_METRICS,
@@ -90,10 +90,10 @@ def totals(level_id: str, M: int, N: int, K: int) -> SharedTotals:
 
 __all__ = [
     "IDENTITY", "MODELS", "NCU_EXTRA_METRICS", "NCU_METRICS", "N_BANKS", "SECTOR_BYTES",
-    "SIMT_LEVELS", "STAGING_COLS", "WARPGROUP", "BankReport", "ComparisonRow", "ConsumerView",
-    "ExpressionError", "LevelModel", "NcuKernelRow", "Op", "Pattern", "PatternAccess",
-    "PipelineSchedule", "PromoteOp", "RelayoutError", "SectorReport", "SharedTotals",
-    "StageState", "StageView", "Swizzle", "SwizzleUnit", "TileLayout", "WarpAccess",
-    "WarpSpecialized", "WgmmaOp", "Work", "analyze_pattern", "bank_cells", "compare",
-    "first_swizzled_level", "lanes_per_phase", "model_for", "parse_column_expression",
-    "relayout_access", "totals", "wavefront_index"]
+    "SIMT_LEVELS", "STAGING_COLS", "WARPGROUP", "BankReport", "ColumnExpression",
+    "ComparisonRow", "ConsumerView", "ExpressionError", "LevelModel", "NcuKernelRow", "Op",
+    "Pattern", "PatternAccess", "PipelineSchedule", "PromoteOp", "RelayoutError",
+    "SectorReport", "SharedTotals", "StageState", "StageView", "Swizzle", "SwizzleUnit",
+    "TileLayout", "WarpAccess", "WarpSpecialized", "WgmmaOp", "Work", "analyze_pattern",
+    "bank_cells", "compare", "first_swizzled_level", "lanes_per_phase", "model_for",
+    "parse_column_expression", "relayout_access", "totals", "wavefront_index"]

@@ -34,6 +34,7 @@ from ..ladder.registry import Kind
 from ..models.ncu_compare import NcuKernelRow, NcuParseError, parse_raw_csv
 from ..protocol import source_counters as sc
 from ..protocol.source_counters import Status
+from ..results.counts import counted
 from . import library_sass, ncu, ncu_source_step
 from .ncu_source import SourcePage, SourcePageError, parse_sass_pages
 
@@ -239,8 +240,8 @@ def counters_event(level_id: str, M: int, N: int, K: int, p: Profiled, t: float,
     ev = ncu_source_step.event(level_id, M, N, K, out, t, version)
     ev["launch"] = "library_call"
     if len(p.kernels) > 1:
-        ev["reason"] = (f"the call launched {len(p.kernels)} kernels; these are the lines "
-                        "of the one with the most GPU time")
+        ev["reason"] = (f"the call launched {counted(len(p.kernels), 'kernel')}; these are "
+                        "the lines of the one with the most GPU time")
     return ev
 
 

@@ -39,6 +39,7 @@ from ..protocol import source_counters as sc
 from ..protocol.plan import RunRequest
 from ..protocol.source_counters import Status
 from ..protocol.text_safety import terminal_text
+from ..results import counts
 from . import ncu
 from .ncu import tool_version
 from .ncu_source import (
@@ -206,8 +207,8 @@ def rows_of(page: SourcePage, where: dict[int, tuple[str, int]]
     idle = len(page.lines) - len(counted)
     capped = max(0, len(counted) - sc.MAX_LINES)
     if idle:
-        cut.append(f"{idle} lines with no count and no sample (never executed: padding, "
-                   "cold paths) left out")
+        cut.append(f"{counts.counted(idle, 'line')} with no count and no sample (never "
+                   "executed: padding, cold paths) left out")
     if len(counted) > sc.MAX_LINES:
         keep = set(map(id, sorted(counted, key=_weight, reverse=True)[:sc.MAX_LINES]))
         cut.append(f"{len(counted) - sc.MAX_LINES} counted lines past the {sc.MAX_LINES} "
@@ -265,7 +266,8 @@ def event(level_id: str, M: int, N: int, K: int, outcome: Outcome, t: float,
                   | ({"source": "--print-source cuda,sass: Line No"} if outcome.where
                      else {}))
         if page.kernels > 1:
-            ev["reason"] = f"the page held {page.kernels} kernels; the first was read"
+            held = counts.counted(page.kernels, "kernel")
+            ev["reason"] = f"the page held {held}; the first was read"
     return ev
 
 

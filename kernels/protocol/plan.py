@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..ladder.shape import Shape
 from .commands import DEFAULT_REPEATS, MAX_DIM, RunMode, SustainedConfig, check_size
 from .events import Distribution, Mode, ProtocolError
 
@@ -24,9 +25,7 @@ class RunRequest:
     the runner: ``command`` is what the runner is sent (and parses into a RunCommand)."""
 
     level: str
-    M: int
-    N: int
-    K: int
+    shape: Shape
     repeats: int = DEFAULT_REPEATS
     warmup: int | None = None  # None: the runner's default
     compare: bool | None = None
@@ -50,7 +49,7 @@ class RunRequest:
 
     @property
     def shape_text(self) -> str:
-        return f"{self.M}×{self.N}×{self.K}"
+        return str(self.shape)
 
     def with_mode(self, how: RunMode) -> RunRequest:
         """The same run, measured as ``how`` says (the run form's mode)."""
@@ -61,8 +60,9 @@ class RunRequest:
         return f"{self.level} at {self.shape_text}{mode}"
 
     def command(self, run_id: str) -> dict[str, Any]:
+        s = self.shape
         cmd: dict[str, Any] = {"cmd": "run", "id": run_id, "level": self.level,
-                               "M": self.M, "N": self.N, "K": self.K}
+                               "M": s.M, "N": s.N, "K": s.K}
         if self.mode == Mode.BURST:
             cmd["repeats"] = self.repeats
             if self.settle_s:
@@ -91,22 +91,23 @@ class RunRequest:
 
     def where(self) -> dict[str, Any]:
         """The fields an error event names the run by (a variant's parameters too)."""
-        where: dict[str, Any] = {"level": self.level, "M": self.M, "N": self.N, "K": self.K}
+        s = self.shape
+        where: dict[str, Any] = {"level": self.level, "M": s.M, "N": s.N, "K": s.K}
         params = self.kernel.get("params") if self.kernel is not None else self.params
         if isinstance(params, dict) and params:
             where["params"] = dict(params)
         return where
 
 
-def ladder_requests(level_ids: Iterable[str], M: int, N: int, K: int,
+def ladder_requests(level_ids: Iterable[str], shape: Shape,
                     repeats: int = DEFAULT_REPEATS) -> list[RunRequest]:
-    return [RunRequest(lv, M, N, K, repeats) for lv in level_ids]
+    return [RunRequest(lv, shape, repeats) for lv in level_ids]
 
 
 def sweep_requests(level_id: str, repeats: int = DEFAULT_REPEATS,
                    sizes: Iterable[int] = SWEEP_SIZES) -> list[RunRequest]:
     """Square shapes M = N = K over ``sizes`` (the sweep chart plots TFLOPS against N)."""
-    return [RunRequest(level_id, n, n, n, repeats) for n in sizes]
+    return [RunRequest(level_id, Shape(n, n, n), repeats) for n in sizes]
 
 
 class RunQueue:

@@ -303,6 +303,10 @@ class Result(Timed, tag="result", kw_only=True):
     target_half_width_pct: Number | None = None
     pair_step: PairStepRecord | None = None
     loop_s: Number | None = None
+    # the timed launches held until queued (kernels/engine/hold.py): "held", or why not;
+    # hold_timeouts: holds that gave up (the host queued slower than their limit)
+    launch_hold: str | None = None
+    hold_timeouts: int | None = None
     paired_with: str | None = None  # a reference's result: the level of its pair loop
     # an FP8 level's second paired reference (DeepGEMM, where the runner has it): its id,
     # the level's % of it with the interval, from a pair loop of its own; or why not

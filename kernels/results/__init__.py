@@ -35,6 +35,7 @@ __all__ = [
     "baseline_cell",
     "baseline_rows",
     "broken_roofs",
+    "counted",
     "facts_of",
     "gflop_per_j_text",
     "intensity",
@@ -72,6 +73,7 @@ if TYPE_CHECKING:  # the same names, for the type checker and the import contrac
     from .baseline_report import MIX_TITLE
     from .baseline_report import cell as baseline_cell
     from .baseline_report import rows as baseline_rows
+    from .counts import counted
     from .roofline import (
         Point,
         Roof,
@@ -130,6 +132,7 @@ else:
                  "params_ran", "pct_interval_text", "pct_text", "per_ghz_text",
                  "reference_key", "rel_err_text", "resolved", "result_key", "sustained_ratio",
                  "sustained_texts", "tflops_short", "tflops_text", "verdict_text"),
+        "counts": ("counted",),
         "sweep_grid": ("Cell", "SweepGrid", "sweep_grid_of=sweep_grid"),
         "table": ("markdown_table",),
     })

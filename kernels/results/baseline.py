@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..protocol import records as rec
+from ..protocol.events import Mode
 
 if TYPE_CHECKING:
     from ..protocol.decoding import EventRecord
@@ -34,12 +35,6 @@ class RunFacts:
     compilers: tuple[str, ...]
     commit: str | None
     sources: Mapping[str, str] = field(default_factory=dict)  # file -> sha256
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
 
 
 def _block_limit(block: TelemetryBlock) -> float | None:
@@ -136,9 +131,20 @@ def warning(a: RunFacts, b: RunFacts) -> str | None:
     return None if not diffs else "the baseline differs: " + "; ".join(diffs)
 
 
-Key = tuple[str, int, int, int, str, str]  # level, M, N, K, mode, GPU name
-COMPARED = ("tflops", "pct_of_reference", "sm_clock_mhz_avg", "avg_power_w", "energy_j",
-            "regs", "smem_bytes")
+Key = tuple[str, int, int, int, Mode, str]  # level, M, N, K, mode, GPU name
+
+
+def _count(value: int | None) -> float | None:
+    return None if value is None else float(value)
+
+
+# the fields compared, each read as the decoder typed it (a finite number, or None):
+# nothing is checked again here
+COMPARED: dict[str, Callable[[rec.Result], float | None]] = {
+    "tflops": lambda r: r.tflops, "pct_of_reference": lambda r: r.pct_of_reference,
+    "sm_clock_mhz_avg": lambda r: r.sm_clock_mhz_avg, "avg_power_w": lambda r: r.avg_power_w,
+    "energy_j": lambda r: r.energy_j, "regs": lambda r: _count(r.regs),
+    "smem_bytes": lambda r: _count(r.smem_bytes)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +158,7 @@ class Pair:
 
     def value(self, field_name: str, of_base: bool = False) -> float | None:
         ev = self.base if of_base else self.run
-        return None if ev is None else _num(getattr(ev, field_name, None))
+        return None if ev is None else COMPARED[field_name](ev)
 
     def change(self, field_name: str) -> float | None:
         """run / baseline - 1 of a field (None where either lacks it or the baseline's is
@@ -174,7 +180,7 @@ def latest_results(header: rec.Session | None, events: Iterable[object]
     out: dict[Key, rec.Result] = {}
     for ev in events:
         if isinstance(ev, rec.Result):
-            key = (ev.level, ev.M, ev.N, ev.K, str(ev.mode),
+            key = (ev.level, ev.M, ev.N, ev.K, ev.mode,
                    names.get(ev.device_index, "no GPU"))
             out[key] = ev
     return out

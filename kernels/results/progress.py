@@ -19,6 +19,7 @@ class Progress:
         self.total = total
         self.tty = stream.isatty()
         self.index = 0
+        self._started: set[str] = set()  # the runs asked for that have started (by id)
 
     def show(self, text: str, final: bool = False) -> None:
         # a runner's, a host's or a worker's text: never a control or bidi character
@@ -35,11 +36,20 @@ class Progress:
             if isinstance(ev, rec.Result):
                 results.append(ev)
             if isinstance(ev, rec.RunStart):
-                self.index += 1
+                self.started(ev)
             if not isinstance(ev, rec.Telemetry):
                 self.event(ev)
 
         return on_event
+
+    def started(self, ev: rec.RunStart) -> None:
+        """Count a run asked for once: a level's reference runs under the level's command
+        ``id`` (in its pair loop, or before it), so a run start with an id seen before is
+        the same asked-for run, and ``[i/n]`` never passes n."""
+        key = repr(ev.id) if ev.id is not None else f"#{len(self._started)}"
+        if key not in self._started:
+            self._started.add(key)
+            self.index = min(self.index + 1, self.total)
 
     def event(self, ev: EventRecord) -> None:
         prefix = ""

@@ -18,16 +18,14 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ..ladder.shape import Shape
+
 # bytes per element of each storage format a result or catalog names (``dtype``: fp32,
 # fp16, bf16, fp8e4m3; an output format: fp32, fp16, bf16)
 ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "fp8e4m3": 1,
                  "fp8e5m2": 1, "int8": 1}
 DRAM_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 REDUCED_LAUNCHES = frozenset({"one_block_per_sm"})  # counters of part of a GEMM
-
-
-def gemm_flops(M: int, N: int, K: int) -> float:
-    return 2.0 * M * N * K
 
 
 def algorithmic_bytes(M: int, N: int, K: int, input_bytes: int, output_bytes: int) -> float:
@@ -84,7 +82,7 @@ def point(level: str, precision: str, dtype: str, M: int, N: int, K: int, tflops
     a log axis (zero, negative, not finite, or an unknown format)."""
     if not (math.isfinite(tflops) and tflops > 0) or dtype not in ELEMENT_BYTES:
         return None
-    flops = gemm_flops(M, N, K)
+    flops = Shape(M, N, K).flops
     nbytes = algorithmic_bytes(M, N, K, ELEMENT_BYTES[dtype],
                                output_bytes_of(output_format, precision, is_reference))
     ai = intensity(flops, nbytes)

@@ -20,10 +20,11 @@ from ..ladder import registry
 from ..ladder.registry import DEEPGEMM_DIFF_MAX
 from ..ladder.shape import Shape, percent
 from ..protocol.commands import ENERGY_S
-from ..protocol.events import DEFAULT_DISTRIBUTION
+from ..protocol.events import DEFAULT_DISTRIBUTION, Mode
 from ..protocol.records import Result
 from ..protocol.run_records import Versions
 from ..protocol.throttle import NOT_COUNTED, THROTTLE_MARK
+from .counts import counted
 from .launch_steps import LaunchStep
 
 DASH = "–"  # a number that was not measured
@@ -193,7 +194,7 @@ def reference_id(precision: str) -> str:
         return f"cublas_{precision}"
 
 
-ResultKey = tuple[str, Shape, str, int]
+ResultKey = tuple[str, Shape, Mode, int]
 
 
 def result_key(result: Result) -> ResultKey:
@@ -322,11 +323,18 @@ class Row:
 
     @property
     def unpaired(self) -> bool:
-        """A percentage of the reference without an interval: two runs one after the other
-        (older recordings, sustained runs), met by the limiter at different moments; not
-        a reference's 100% of itself."""
-        return self.pct_of_reference is not None and self.pct_interval is None and \
+        """A percentage of the reference from two runs one after the other (older
+        recordings, a reference refused), met by the limiter at different moments; not a
+        paired ratio (``paired``), even one with too few pairs for an interval (a
+        sustained run of 2 trials), and not a reference's 100% of itself."""
+        return self.pct_of_reference is not None and self.result.paired is not True and \
             self.reference != self.result.level
+
+    @property
+    def too_few_pairs(self) -> bool:
+        """A paired ratio with no 95% interval: fewer pairs than one needs (6)."""
+        return self.pct_of_reference is not None and self.result.paired is True and \
+            self.pct_interval is None
 
     def pct_text(self) -> str:
         """The percentage of the reference with its interval: "97.3% ±0.4"."""
@@ -335,8 +343,11 @@ class Row:
 
     def pairs_note(self) -> str:
         """How a paired ratio was measured where that needs saying: "3 of 40 pairs
-        throttled; 97.8% without them"; "" otherwise."""
+        throttled; 97.8% without them"; "paired, 2 pairs: too few for an interval"; ""
+        otherwise."""
         r = self.result
+        if self.too_few_pairs:
+            return f"paired, {r.pairs} pairs: too few for an interval"
         if self.pct_interval is None or not r.throttled_pairs:
             return ""
         pairs = f" of {r.pairs}" if r.pairs is not None else ""
@@ -406,8 +417,9 @@ class Row:
             notes.append("ran " + ran)
         if r.precision == "fp8" and r.deepgemm_diff is not None:
             notes.append(f"DeepGEMM diff {r.deepgemm_diff:.1e}")
-        if r.mode == "sustained" and r.tflops_min is not None and r.tflops_max is not None:
-            notes.append(f"{r.trials} trials {tflops_text(r.tflops_min)}–"
+        if r.mode == Mode.SUSTAINED and r.tflops_min is not None and r.tflops_max is not None:
+            trials = counted(r.trials, "trial") + " " if r.trials is not None else ""
+            notes.append(f"{trials}{tflops_text(r.tflops_min)}–"
                          f"{tflops_text(r.tflops_max)} TFLOPS")
         if r.energy_j is None and r.energy_reason:
             notes.append(f"no energy: {r.energy_reason}")
@@ -465,7 +477,7 @@ class Row:
         """One line of what the result says, every number with its unit."""
         r = self.result
         bits = [f"{tflops_text(r.tflops)} TFLOPS ({r.precision.upper()}) at {r.shape}",
-                f"median {ms_text(r.median_ms)} ms over {r.repeats} repeats"]
+                f"median {ms_text(r.median_ms)} ms over {counted(r.repeats, 'repeat')}"]
         if r.rel_err is not None:
             tol = f" (tolerance {r.tol:.0e})" if r.tol is not None else ""
             bits.append(f"rel. error {rel_err_text(r.rel_err)}{tol}")
@@ -487,7 +499,7 @@ class Row:
             bits.append(f"% of {self.reference}: " +
                         ("same SM clock" if clocks == "same" else clocks))
         if self.pct_interval is not None:
-            pairs = f" over {r.pairs} pairs" if r.pairs is not None else ""
+            pairs = f" over {counted(r.pairs, 'pair')}" if r.pairs is not None else ""
             bits.append(f"{self.pct_text()} of {self.reference} (95% interval{pairs})")
         elif self.unpaired:
             bits.append(f"{pct_text(self.pct_of_reference)} of {self.reference} ({UNPAIRED})")

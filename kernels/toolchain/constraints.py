@@ -21,6 +21,7 @@ from typing import Any
 
 from ..device.gpu import DeviceLimits as BlockLimits
 from ..ladder.level import Level
+from ..results.counts import counted
 from . import occupancy
 from .occupancy import HOPPER, DeviceLimits
 
@@ -116,7 +117,7 @@ def check(v: Variant, limits: DeviceLimits = HOPPER,
              else "")
     if v.dyn_smem < 0:
         out.append(Finding("shared memory", Status.FAIL,
-                           f"{v.dyn_smem} bytes of dynamic shared memory: at least 0"))
+                           f"{counted(v.dyn_smem, 'byte')} of dynamic shared memory: at least 0"))
     elif smem > limits.smem_per_block_optin:
         out.append(Finding("shared memory", Status.FAIL,
                            f"{smem} bytes ({smem / 1024:.1f} KiB) per block{parts}; the "
@@ -149,8 +150,9 @@ def check(v: Variant, limits: DeviceLimits = HOPPER,
                                f"{limits.regs_per_block}"))
         elif v.local_bytes:
             out.append(Finding("registers", Status.NOTE,
-                               f"{v.regs} per thread{src} and {v.local_bytes} bytes of local "
-                               "memory per thread: registers spill (or a stack array)"))
+                               f"{v.regs} per thread{src} and "
+                               f"{counted(v.local_bytes, 'byte')} of local memory per "
+                               "thread: registers spill (or a stack array)"))
         else:
             out.append(Finding("registers", Status.OK,
                                f"{v.regs} per thread{src}, {per_block} per block of "

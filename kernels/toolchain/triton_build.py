@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ladder.level import Level
+from ..results.counts import counted
 from . import build_event, nvrtc, occupancy, sass
 
 
@@ -61,7 +62,7 @@ def triton_event(level: Level, art: dict[str, Any], limits: occupancy.DeviceLimi
             text = texts.get(art["name"]) or next(iter(texts.values()), None)
             if text is None:
                 reason = (f"nvdisasm listed no kernel section in Triton's cubin "
-                          f"({len(cubin):,} bytes)")
+                          f"({counted(len(cubin), 'byte')})")
         except Exception as exc:  # a tool that fails is a reason, not a lost event
             reason = f"nvdisasm failed: {exc}"
     if text is None:

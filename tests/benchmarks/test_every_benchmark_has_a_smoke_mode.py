@@ -38,7 +38,7 @@ RUNS = {  # no GPU needed: the script runs end to end, small
                           re.compile(r"^charts +normal +\(still@frame-clock\) +[1-9]", re.M),
                           re.compile(r"^banks +normal +register_2d +[1-9]", re.M)],
     # the tests' stand-in runner, twice over one build cache folder
-    "ladder_warm.py": [re.compile(r"^builds from the cache +0/19 +19/19$", re.M),
+    "ladder_warm.py": [re.compile(r"^builds from the cache +0/20 +20/20$", re.M),
                        re.compile(r"^naive +1\.50 NVRTC +0\.02 cache$", re.M)],
     "many_gpus.py": [re.compile(r"^ +GPUs +events +read s .* window s .* µs/event$", re.M),
                      re.compile(r"^ +2 +41 +[0-9.]+ ", re.M),
@@ -71,6 +71,9 @@ GPU_ONLY = {  # the measurement needs the GPU: arguments, levels and the table
     "fp8_side_by_side.py": [MADE_UP, "| M x N x K | DeepGEMM | fp8_block_scaled"],
     "hopper_bench.py": [MADE_UP, re.compile(r"^wgmma_tma +4096x4096x4096 +501\.0  Y", re.M)],
     "hopper_side_by_side.py": [MADE_UP, "% of reference", "cublas_bf16"],
+    "kernel_attempts.py": [MADE_UP, "== issue 42 attempts",
+                           re.compile(r"^ +0 r2d_lb2 +register_2d_x ", re.M),
+                           re.compile(r"^r2d_lb2 +LB=2 +4096 +y/y ", re.M)],
     "mma_ceiling.py": [MADE_UP, "HMMA/SM/clk"],
     "paired_ratio.py": [MADE_UP, re.compile(r"^wgmma_tma +4096x4096x4096 +99\.60 ", re.M),
                         "spread: greatest - least"],
@@ -78,10 +81,16 @@ GPU_ONLY = {  # the measurement needs the GPU: arguments, levels and the table
                          re.compile(r"^wrote .*operand_power\.svg", re.M)],
     "simt_mma_side_by_side.py": [MADE_UP, "== issue 17 candidates"],
     "telemetry_overhead.py": [MADE_UP, "sampling off"],
+    # a real computation on the CPU (the TF32 emulations), then the GPU line
+    "tf32_accuracy.py": ["smoke: numpy on the CPU",
+                         re.compile(r"^TF32 dropped \(emulated\) +1024 +[1-9]\.[0-9]+e-04 ", re.M),
+                         re.compile(r"^TF32 rounded \(emulated\) +4096 +[1-9]\.[0-9]+e-04 ", re.M)],
+    "tf32_variants.py": [MADE_UP, "smoke: the registry makes every level and variant named",
+                         re.compile(r"^tf32_wgmma +sk2 +8192x8192x8192 +300\.0 +yes", re.M)],
     "tune.py": ["smoke: the registry makes every level and variant named"],
 }
 SHELL = ("gpu_tier.sh", "ncu_fp8_deep.sh", "ncu_levels.sh", "record_bundled.sh",
-         "record_two_gpu.sh", "update_timing.sh", "user_kernels_h200.sh")
+         "record_two_gpu.sh", "tf32_h200.sh", "update_timing.sh", "user_kernels_h200.sh")
 
 
 def _scripts() -> set[str]:

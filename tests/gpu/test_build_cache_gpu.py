@@ -9,6 +9,7 @@ import os
 import pytest
 
 from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol.plan import RunRequest
 
 pytestmark = pytest.mark.gpu
@@ -21,7 +22,7 @@ def _ladder(env: dict[str, str]) -> dict[str, object]:
     client = RunnerSession(seen.append, default_runner_command(0), env=env)
     try:
         client.wait_ready()
-        client.run([RunRequest(lv, 256, 256, 256, 2, warmup=1, compare=False, energy_s=0)
+        client.run([RunRequest(lv, Shape(256, 256, 256), 2, warmup=1, compare=False, energy_s=0)
                     for lv in LEVELS])
     finally:
         client.close()

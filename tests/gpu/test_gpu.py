@@ -12,6 +12,7 @@ from gemmscope.kernels.device.gpu import deep_gemm_missing
 from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.level import Level, Library
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol.plan import RunRequest
 
 pytestmark = pytest.mark.gpu
@@ -95,7 +96,7 @@ def test_hopper_levels_are_compared_with_cublas_at_their_precision():
         client.wait_ready()
         for level_id, ref in (("wgmma_tma", "cublas_bf16"),
                               ("fp8_block_scaled", "cublaslt_fp8")):
-            evs = client.run([RunRequest(level_id, 2048, 2048, 2048, 3)])
+            evs = client.run([RunRequest(level_id, Shape(2048, 2048, 2048), 3)])
             result = next(e for e in evs if e.type == "result" and e.level == level_id)
             assert result.verified and result.variant == "tma"
             assert result.reference == ref and result.pct_of_reference > 10
@@ -117,13 +118,13 @@ def test_a_faulting_kernel_kills_only_the_runner():
     client = RunnerSession(seen.append, [*default_runner_command(0), "--levels-from", FAULTY])
     try:
         client.wait_ready()
-        evs = client.run([RunRequest("test_fault", 64, 64, 64, compare=False)])
+        evs = client.run([RunRequest("test_fault", Shape(64, 64, 64), compare=False)])
         errors = [e for e in evs if e.type == "error"]
         assert errors, evs
         assert errors[0].kind in ("launch", "runner_crash")
         assert errors[0].level == "test_fault"
         # the next run gets a fresh runner and a right answer
-        evs = client.run([RunRequest("register_2d", 256, 256, 256, 2)])
+        evs = client.run([RunRequest("register_2d", Shape(256, 256, 256), 2)])
         results = [e for e in evs if e.type == "result"]
         assert results and results[-1].verified
         assert client.restarts == 1
@@ -138,7 +139,7 @@ def test_telemetry_samples_and_run_summary():
     try:
         header = client.wait_ready()
         assert header.telemetry.available, header.telemetry
-        evs = client.run([RunRequest("cp_async", 4096, 4096, 4096, 20)])
+        evs = client.run([RunRequest("cp_async", Shape(4096, 4096, 4096), 20)])
     finally:
         client.close()
     samples = [e for e in seen if e.type == "telemetry"]

@@ -8,6 +8,7 @@ import pytest
 
 from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
 from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol.decoding import decode, encode
 from gemmscope.kernels.protocol.plan import RunRequest
 from gemmscope.kernels.toolchain import build_event
@@ -16,14 +17,15 @@ pytestmark = pytest.mark.gpu
 
 
 # cp_async's runs after its first, vector one: each variant and parameter set builds once
-CP_ASYNC_AGAIN = [RunRequest("cp_async", 1000, 999, 1001, 2, warmup=1, compare=False),  # scalar
-                  RunRequest("cp_async", 512, 512, 512, 2, warmup=1, compare=False),  # again
-                  RunRequest("cp_async", 1024, 1024, 1024, 2, warmup=1, compare=False,
+CP_ASYNC_AGAIN = [RunRequest("cp_async", Shape(1000, 999, 1001), 2, warmup=1,  # scalar
+                             compare=False),
+                  RunRequest("cp_async", Shape(512, 512, 512), 2, warmup=1, compare=False),  # again
+                  RunRequest("cp_async", Shape(1024, 1024, 1024), 2, warmup=1, compare=False,
                              params={"STAGES": 2})]  # other parameters: another build
 
 
 def test_runner_emits_one_build_event_per_compiled_variant():
-    runs = [RunRequest(lv.id, 1024, 1024, 1024, 2, warmup=1, compare=False)
+    runs = [RunRequest(lv.id, Shape(1024, 1024, 1024), 2, warmup=1, compare=False)
             for lv in registry.ladder()]
     check_builds(runs + CP_ASYNC_AGAIN, len(registry.ladder()) + 2)
 
@@ -31,7 +33,7 @@ def test_runner_emits_one_build_event_per_compiled_variant():
 @pytest.mark.smoke
 def test_one_level_gets_one_build_event_per_variant_and_parameters():
     """The quick tier's build events: cp_async's vector, scalar and STAGES=2 builds."""
-    first = RunRequest("cp_async", 1024, 1024, 1024, 2, warmup=1, compare=False)
+    first = RunRequest("cp_async", Shape(1024, 1024, 1024), 2, warmup=1, compare=False)
     check_builds([first, *CP_ASYNC_AGAIN], 3)
 
 

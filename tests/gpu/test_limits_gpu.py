@@ -11,6 +11,7 @@ import pytest
 
 from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
 from gemmscope.kernels.engine import runner
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol.decoding import decode
 from gemmscope.kernels.protocol.plan import RunRequest
 
@@ -38,7 +39,7 @@ def test_runs_over_the_limits_are_refused_and_the_runner_serves_on():
         header = client.wait_ready()
         assert header.device.limits["smem_per_block_optin_bytes"] > 0
         def run(params: dict[str, int], **more) -> RunRequest:
-            return RunRequest("cp_async", 256, 256, 256, params=params, **more)
+            return RunRequest("cp_async", Shape(256, 256, 256), params=params, **more)
 
         cases = [({"STAGES": 64}, "MaxSharedMemoryPerBlockOptin"),
                  ({"BM": 7}, "BM=7 is not a multiple of WM=64"),
@@ -49,7 +50,7 @@ def test_runs_over_the_limits_are_refused_and_the_runner_serves_on():
             assert err.kind == "bad_input" and message in err.message, err
             assert not any(e.type in ("run_start", "result") for e in evs)
         # static + dynamic shared memory: known only once compiled, refused before launch
-        evs = client.run([RunRequest("test_smem_over", 64, 64, 64, compare=False)])
+        evs = client.run([RunRequest("test_smem_over", Shape(64, 64, 64), compare=False)])
         [err] = [e for e in evs if e.type == "error"]
         assert err.kind == "unsupported", err
         assert "(190000 dynamic + " in err.message and "static)" in err.message

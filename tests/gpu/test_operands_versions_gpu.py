@@ -17,6 +17,7 @@ import pytest
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
 from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.profile.ncu import find_ncu, tool_version
 from gemmscope.kernels.protocol.events import Distribution
 from gemmscope.kernels.protocol.plan import RunRequest
@@ -42,7 +43,7 @@ def run(requests: list[RunRequest]) -> list:
 
 @pytest.mark.smoke
 def test_every_result_names_what_made_it():
-    events = run([RunRequest("naive", 256, 256, 256, 3)])
+    events = run([RunRequest("naive", Shape(256, 256, 256), 3)])
     results = [e for e in events if e.type == "result"]
     assert {r.level for r in results} == {"cublas_fp32", "naive"}
     for r in results:
@@ -60,7 +61,7 @@ def test_every_result_names_what_made_it():
 
 @pytest.mark.parametrize("distribution", list(Distribution))
 def test_every_distribution_verifies_at_every_precision(distribution):
-    requests = [RunRequest(level, S, S, S, 3, operands=distribution) for level in LEVELS]
+    requests = [RunRequest(level, Shape(S, S, S), 3, operands=distribution) for level in LEVELS]
     events = run(requests)
     results = [e for e in events if e.type == "result"]
     errors = [e for e in events if e.type == "error"]

@@ -6,6 +6,7 @@ from gemmscope.app.core import export
 from gemmscope.app.core.gpu_probe import probe
 from gemmscope.app.core.runs import parse_dim, parse_repeats
 from gemmscope.app.core.store import SessionStore
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol.commands import parse_command
 from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.plan import RunQueue, RunRequest, sweep_requests
@@ -32,9 +33,9 @@ def test_queue_sends_one_run_at_a_time_and_commands_validate():
     assert q.start_next() is None  # one in flight
     parse_command(__import__("json").dumps(req.command(run_id)))
     assert q.finish("other-id") is None
-    assert q.finish(run_id) == RunRequest("naive", 64, 64, 64, 5)
+    assert q.finish(run_id) == RunRequest("naive", Shape(64, 64, 64), 5)
     run_id2, req2 = q.start_next()
-    assert run_id2 != run_id and req2.N == 128
+    assert run_id2 != run_id and req2.shape.N == 128
     q.finish()
     assert q.start_next() is None and not q.busy
 
@@ -151,8 +152,8 @@ def test_the_run_form_leaves_out_what_the_sessions_gpu_cannot_run_and_says_so():
         return of({"type": "session", "t": 0.0, "protocol": 4, "created": "x", "levels": {},
                    "catalog": registry.catalog(), "device": {"name": "GPU", "cc": cc}})
 
-    form = RunForm(256, 256, 256, mode=RunMode(Mode.SUSTAINED))
-    asked = ladder_requests([lv.id for lv in registry.ladder()], 256, 256, 256)
+    form = RunForm(Shape(256, 256, 256), mode=RunMode(Mode.SUSTAINED))
+    asked = ladder_requests([lv.id for lv in registry.ladder()], Shape(256, 256, 256))
     runs, said = form.runs(asked, header("8.9"))  # an L4: no Hopper levels
     kept = {r.level for r in runs}
     assert "naive" in kept and "wgmma_tma" not in kept
@@ -172,10 +173,10 @@ def test_the_apps_burst_runs_ask_for_half_a_second_and_sustained_runs_for_none()
     from gemmscope.kernels.protocol.plan import RunRequest
 
     assert APP_ENERGY_S == 0.5 and ENERGY_S[1] <= APP_ENERGY_S < ENERGY_S[0]
-    requests = [RunRequest("naive", 64, 64, 64), RunRequest("coalesced", 64, 64, 64)]
-    runs, _ = RunForm(64, 64, 64).runs(requests, None)
+    requests = [RunRequest("naive", Shape(64, 64, 64)), RunRequest("coalesced", Shape(64, 64, 64))]
+    runs, _ = RunForm(Shape(64, 64, 64)).runs(requests, None)
     assert [r.command("x")["energy_s"] for r in runs] == [APP_ENERGY_S] * 2
-    sustained, _ = RunForm(64, 64, 64, mode=RunMode(Mode.SUSTAINED)).runs(requests, None)
+    sustained, _ = RunForm(Shape(64, 64, 64), mode=RunMode(Mode.SUSTAINED)).runs(requests, None)
     assert all("energy_s" not in r.command("x") for r in sustained)
 
 
@@ -186,9 +187,9 @@ def test_the_run_form_sends_its_operand_distribution_with_every_run():
     from gemmscope.kernels.protocol.events import Distribution
     from gemmscope.kernels.protocol.plan import ladder_requests
 
-    asked = ladder_requests(["naive", "wmma"], 256, 256, 256)
-    runs, _ = RunForm(256, 256, 256).runs(asked, None)  # the default, uniform: unsaid
+    asked = ladder_requests(["naive", "wmma"], Shape(256, 256, 256))
+    runs, _ = RunForm(Shape(256, 256, 256)).runs(asked, None)  # the default, uniform: unsaid
     assert all("operands" not in r.command("r") for r in runs)
-    runs, _ = RunForm(256, 256, 256, operands=Distribution.ZEROS).runs(asked, None)
+    runs, _ = RunForm(Shape(256, 256, 256), operands=Distribution.ZEROS).runs(asked, None)
     assert [parse_command(json.dumps(r.command("r"))).operands for r in runs] == \
         [Distribution.ZEROS] * 2

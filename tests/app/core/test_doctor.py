@@ -285,6 +285,6 @@ def test_the_build_cache_folder_is_shown_with_its_files_and_the_variable(tmp_pat
     cache = found["build cache"]
     assert cache.status is Status.OK
     assert f"{tmp_path} ($GEMMSCOPE_CACHE_DIR" in cache.detail
-    assert f"cupy {tmp_path / 'cupy'}: 1 files, 3.0 MiB" in cache.detail
+    assert f"cupy {tmp_path / 'cupy'}: 1 file, 3.0 MiB" in cache.detail
     assert "triton /elsewhere ($TRITON_CACHE_DIR): 0 files" in cache.detail
     assert "build cache" not in by_name(doctor.diagnose_gpu(gpu()))  # not looked at

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gemmscope.app.core.preferences_file import PreferencesFile, settings_file
+from gemmscope.kernels.ladder.shape import Shape
 
 MAKE_PAYLOAD = """
 import os, sys
@@ -61,7 +62,7 @@ def test_a_pickled_preference_never_runs_and_the_window_starts_with_defaults(
         evil_ini, make_window):
     ini, marker = evil_ini
     window = make_window(ini)
-    assert window.prefs.shape() == (4096, 4096, 4096, 20)
+    assert (window.prefs.shape(), window.prefs.repeats) == (Shape(4096, 4096, 4096), 20)
     assert window.prefs.runner_command == "" and str(window.prefs.speed) == "4x"
     window.close()
     assert not marker.exists()
@@ -133,7 +134,7 @@ def test_a_damaged_or_foreign_value_is_its_default_with_a_note(make_window, tmp_
     ini.write_text(text)
     window = make_window(ini)
     prefs = window.prefs
-    assert prefs.shape() == (4096, 4096, 4096, 20)
+    assert (prefs.shape(), prefs.repeats) == (Shape(4096, 4096, 4096), 20)
     assert prefs.watchdog_s == 60.0 and str(prefs.speed) == "4x"
     assert prefs.presentation is False and prefs.runner_command == ""
     assert prefs.window_layout()[0] is None
@@ -164,7 +165,7 @@ def test_a_fifo_or_device_is_not_read_as_preferences(tmp_path):
 def test_the_app_writes_only_plain_values(make_window, tmp_path):
     ini = tmp_path / "p.ini"
     window = make_window(ini)
-    window.prefs.set_shape(128, 256, 512, 7)
+    window.prefs.set_shape(Shape(128, 256, 512), 7)
     window.prefs.runner_command = "ssh -T gpu-box \"gemmscope runner\" --x a,b"
     window.close()
     text = ini.read_text()

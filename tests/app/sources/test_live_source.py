@@ -12,11 +12,12 @@ import synthetic_session as syn
 from gemmscope.app.core.store import SessionStore
 from gemmscope.app.sources.live import LiveSource
 from gemmscope.kernels.drive.session import SessionState
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol.plan import RunRequest
 from gemmscope.kernels.protocol.recording import read_session
 from gemmscope.kernels.protocol.session_file import SessionWriter
 
-REQS = [RunRequest("naive", 64, 64, 64, 5), RunRequest("coalesced", 64, 128, 64, 5)]
+REQS = [RunRequest("naive", Shape(64, 64, 64), 5), RunRequest("coalesced", Shape(64, 128, 64), 5)]
 
 
 @pytest.fixture

@@ -169,12 +169,17 @@ def test_level_names_under_the_bars_never_overlap(loaded, size, chart):
         assert all(names.values())
 
 
-def test_an_empty_charts_message_wraps_inside_the_plot(loaded):
-    """The two-GPU recording has no sweep: the sweep's message, longer than its plot is
-    wide at 1280x720, wraps onto centred lines inside it instead of being cut."""
-    window = loaded(path=TWO_GPUS, size=(1280, 720))
+def test_an_empty_charts_message_wraps_inside_the_plot(qtbot, make_window):
+    """A window with nothing loaded yet: the sweep's message, longer than its plot is
+    wide at 1280x720, wraps onto centred lines inside it instead of being cut. (A
+    recording without a sweep shows no sweep: tests/app/views/test_charts_fit.py.)"""
+    window = make_window()
+    window.resize(1280, 720)
+    window.show()
+    qtbot.waitExposed(window)
+    window.flush_views()
     sweep = window.charts()["sweep"]
-    assert sweep.empty and sweep.empty_text.isVisible()
+    assert sweep.empty and sweep.isVisible() and sweep.empty_text.isVisible()
     text = sweep.empty_text.textItem
     vb = sweep.getPlotItem().vb
     assert text.boundingRect().width() <= vb.width()

@@ -78,6 +78,7 @@ def test_live_on_two_gpus_splits_the_runs_and_records_one_session(qtbot, tmp_pat
     from gemmscope.app.sources.live import LiveSource
     from gemmscope.kernels.drive import targets
     from gemmscope.kernels.drive.session import SessionState
+    from gemmscope.kernels.ladder.shape import Shape
     from gemmscope.kernels.protocol.plan import RunRequest
     from gemmscope.kernels.protocol.recording import read_session
     from gemmscope.kernels.protocol.session_file import SessionWriter
@@ -92,8 +93,8 @@ def test_live_on_two_gpus_splits_the_runs_and_records_one_session(qtbot, tmp_pat
         # both runners ready first, so each GPU is free when the runs are split
         qtbot.waitUntil(lambda: live.state is SessionState.READY, timeout=20_000)
         with qtbot.waitSignal(live.idle, timeout=20_000):
-            live.submit([RunRequest("naive", 64, 64, 64, 3),
-                         RunRequest("coalesced", 64, 64, 64, 3)])
+            live.submit([RunRequest("naive", Shape(64, 64, 64), 3),
+                         RunRequest("coalesced", Shape(64, 64, 64), 3)])
     finally:
         live.stop()
         writer.close()

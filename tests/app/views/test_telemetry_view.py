@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import synthetic_session as syn
 
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol.decoding import of
 
 
@@ -234,7 +235,7 @@ def test_live_runner_crash_and_restart_on_one_timeline(qtbot, make_window, tmp_p
     cmd = [sys.executable, str(fake_runner), "--mode", "crash", "--state",
            str(tmp_path / "state"), "--telemetry"]
     window.start_live("Fake GPU", cmd, tmp_path / "live.jsonl")
-    window.controls.set_values(64, 64, 64, 3)
+    window.controls.set_values(Shape(64, 64, 64), 3)
     with qtbot.waitSignal(window.live.idle, timeout=20_000):
         window.run_ladder()
     window.flush_views()

@@ -133,3 +133,27 @@ def test_a_change_that_rounds_to_nothing_reads_plus_zero_not_minus_zero(tmp_path
     assert baseline_cell(same, "naive") == "8.737 (+0.0%)"
     lower = store_with(tmp_path, [result("naive", 1.9)], [result("naive", 2.0)])
     assert baseline_cell(lower, "naive") == "2 (-5.0%)"
+
+
+def test_the_baseline_line_names_the_gpu_of_a_two_gpu_baseline_it_compares(tmp_path):
+    """The two-GPU recording against itself: GPU 1 shown, the line says the baseline's
+    GPU 1 and gives its number (both GPUs are "NVIDIA H200": GPU 0's was taken)."""
+    from pathlib import Path
+
+    from gemmscope.app.core.baseline_run import baseline_result, baseline_text
+
+    path = Path(__file__).resolve().parents[3] / "resources/sessions/h200x2-ladder.jsonl.gz"
+    if not path.exists():
+        pytest.skip("the bundled recording is not here")
+    session = read_session(path)
+    store = SessionStore()
+    for ev in session.events:
+        store.handle(ev)
+    store.set_baseline(baseline_of(str(path), session.header, session.events))
+    for device in (0, 1):
+        store.view.set(device=device)
+        level = store.ladder_levels()[0].id
+        text = baseline_text(store, level)
+        assert f"(its GPU {device} of 2)" in text, text
+        ours, theirs = store.ladder_result(level), baseline_result(store, level)
+        assert theirs.device_index == device and theirs.tflops == ours.tflops

@@ -52,8 +52,7 @@ REVIEWED: dict[tuple[str, str], str] = {
      "self.axis_title(name))"): "axis_title: the strip's own unit words",
     ("views/telemetry.py", "item.setLabel('left', title)"):
         "the strip titles are PLOTS, this module's constants",
-    ("widgets/ladder_panel.py", "self.table.horizontalHeaderItem(COLUMNS.index(column))"
-     ".setToolTip(text)"):
+    ("widgets/ladder_panel.py", "header.setToolTip(text)"):
         "_header_tip: every caller passes the column's own help, constants of this file",
     ("widgets/ladder_panel.py", "self.detail.setText(''.join(parts))"):
         "rich text built by _show_detail, every outside text through html.escape",
@@ -73,6 +72,8 @@ REVIEWED: dict[tuple[str, str], str] = {
     ("window/view_tabs.py", "tabs.setTabToolTip(index, spec.tip)"):
         "the tab table's constant help",
     ("widgets/run_controls.py", "self.fields[name].setText(str(value))"):
+        "a QLineEdit (plain text)",
+    ("widgets/run_controls.py", "self.fields['repeats'].setText(str(repeats))"):
         "a QLineEdit (plain text)",
     ("widgets/fitting.py", "super().setText(shown)"): "ElidedLabel itself: plain text",
     ("views/playback.py",

@@ -8,6 +8,8 @@ import sys
 
 import synthetic_session as syn
 
+from gemmscope.kernels.ladder.shape import Shape
+
 
 def test_the_status_bar_says_which_level_compiles_and_where_the_ladder_stands(
         qtbot, make_window, tmp_path, fake_runner, monkeypatch):
@@ -17,7 +19,7 @@ def test_the_status_bar_says_which_level_compiles_and_where_the_ladder_stands(
     window = make_window()
     path = window.start_live("Fake GPU", [sys.executable, str(fake_runner)],
                              tmp_path / "live.jsonl")
-    window.controls.set_values(64, 64, 64, 3)
+    window.controls.set_values(Shape(64, 64, 64), 3)
     window.run_ladder()
     levels = [lv.id for lv in window.store.ladder_levels()]
     n = len(levels)
@@ -40,7 +42,7 @@ def test_a_ladder_that_measures_says_running_and_its_place(qtbot, make_window, t
     window = make_window()
     window.start_live("Fake GPU", [sys.executable, str(fake_runner), "--mode", "slow"],
                       tmp_path / "live.jsonl")
-    window.controls.set_values(64, 64, 64, 3)
+    window.controls.set_values(Shape(64, 64, 64), 3)
     window.run_ladder()
     levels = [lv.id for lv in window.store.ladder_levels()]
     qtbot.waitUntil(lambda: window.run_label.text() ==

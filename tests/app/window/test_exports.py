@@ -209,14 +209,14 @@ def test_file_menu_names_each_chart_and_offers_png_at_2x(shown, tmp_path, monkey
 
     file_menu = next(a.menu() for a in shown.menuBar().actions() if a.text() == "&File")
     submenus = {a.text(): a.menu() for a in file_menu.actions() if a.menu() is not None}
-    charts = [a.text() for a in submenus["Export &chart"].actions()]
+    charts = [a.text() for a in submenus["Export c&hart"].actions()]
     assert charts == [f"{t.title}…" for t in CHART_TARGETS]
     animations = [a.text() for a in submenus["Export &animation"].actions()]
     assert animations == [f"{t.title}…" for t in ANIMATION_TARGETS]
     slide = next(f for f, scale in menus.PICTURE_FILTERS if scale == 2.0)
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
                         staticmethod(lambda *a, **k: (str(tmp_path / "sweep"), slide)))
-    submenus["Export &chart"].actions()[2].trigger()  # Size sweep…
+    submenus["Export c&hart"].actions()[2].trigger()  # Size sweep…
     image = QImage(str(tmp_path / "sweep.png"))  # the filter's suffix was added
     w, h = TARGETS["sweep"].size
     assert (image.width(), image.height()) == (2 * w, 2 * h)

@@ -12,6 +12,7 @@ from PySide6.QtTest import QTest
 
 from gemmscope.app.core.user_kernels import OpenKernel, open_kernel
 from gemmscope.app.widgets.kernel_panel import KernelPanel
+from gemmscope.kernels.ladder.shape import Shape
 
 EXAMPLES = places.REPO / "resources" / "kernels"
 SPEC = EXAMPLES / "regblock_float4.toml"
@@ -43,12 +44,12 @@ def test_editing_a_parameter_rechecks_and_says_the_failure_in_words(panel):
 
 def test_run_variant_asks_for_the_edited_variant_with_its_kernel_object(panel, qtbot):
     panel.editors["BK"].setCurrentIndex(panel.editors["BK"].findData(16))
-    panel.set_shape(1000, 999, 1001, 5)
+    panel.set_shape(Shape(1000, 999, 1001), 5)
     with qtbot.waitSignal(panel.runs_requested) as got:
         panel.run_button.click()
     (run,) = got.args[0]
-    assert (run.level, run.M, run.N, run.K, run.repeats) == ("regblock_float4", 1000, 999,
-                                                             1001, 5)
+    assert (run.level, run.shape, run.repeats) == ("regblock_float4", Shape(1000, 999, 1001),
+                                                   5)
     assert run.kernel["params"]["BK"] == 16 and run.kernel["refused"] is None
     assert run.kernel["grid"] == [8, 8, 1]
 
@@ -104,7 +105,7 @@ def test_the_window_opens_a_kernel_and_runs_a_sweep_on_a_stand_in_runner(
     assert window.open_kernel(str(SPEC))
     panel = window.kernel_docks.panels["regblock_float4"]
     window.start_live("Fake GPU", [sys.executable, str(fake_runner)], tmp_path / "l.jsonl")
-    window.controls.set_values(64, 64, 64, 2)
+    window.controls.set_values(Shape(64, 64, 64), 2)
     panel.sweep_x.setCurrentText("BN")
     panel.sweep_y.setCurrentText("BM")
     with qtbot.waitSignal(window.live.idle, timeout=30_000):
@@ -168,12 +169,12 @@ def test_a_registry_levels_parameters_are_edited_in_the_same_panel(qtbot):
     panel.editors["TM"].setValue(8)
     panel.editors["BM"].setValue(64)
     assert "✓ threads: 128 per block" in panel.check_lines.text()
-    panel.set_shape(512, 512, 512, 3)
+    panel.set_shape(Shape(512, 512, 512), 3)
     with qtbot.waitSignal(panel.runs_requested) as got:
         panel.run_button.click()
     (run,) = got.args[0]
     assert run.level == "register_2d" and run.params == {"BM": 64} and run.kernel is None
-    runs = panel.kernel.sweep("BN", "BM", 512, 512, 512, 3)
+    runs = panel.kernel.sweep("BN", "BM", Shape(512, 512, 512), 3)
     assert {(r.params or {}).get("BM", 128) for r in runs} == {32, 64, 128, 256, 512}
 
 

@@ -16,6 +16,7 @@ from gemmscope.app import gui_main
 from gemmscope.app.views.playback import ViewPanel
 from gemmscope.app.widgets.caption_bar import CaptionBar
 from gemmscope.app.window.talk import load_talk, open_talk, run_talk
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.results.rows import tflops_text
 
 TALK = """
@@ -78,7 +79,7 @@ def test_a_scene_sets_the_tab_level_shape_step_and_caption(talk_window):
     assert caption.number.text() == "1 / 3"
     controller.next()
     assert _tab(window) == "tiling" and window.ladder.selected_level() == "register_2d"
-    assert window.controls.values()[:3] == (1000, 999, 1001)
+    assert window.run_form().shape == Shape(1000, 999, 1001)
     view = window.views["tiling"]
     assert isinstance(view, ViewPanel)
     assert view.canvas.step == 2 and not view.canvas.is_playing()  # steps count from 1

@@ -232,7 +232,7 @@ def test_a_live_run_selects_its_shape_only_when_asked(qtbot, make_window, tmp_pa
     cmd = [sys.executable, str(fake_runner), "--state", str(tmp_path / "state")]
     window.start_live("Fake GPU", cmd, tmp_path / "live.jsonl")
     window.choose(shape=SYN, level="naive", pin=False)
-    window.controls.set_values(64, 32, 16, 3)
+    window.controls.set_values(Shape(64, 32, 16), 3)
     with qtbot.waitSignal(window.live.idle, timeout=20_000):
         window.run_selected()
     window.flush_views()

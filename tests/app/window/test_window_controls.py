@@ -9,8 +9,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QLabel
 
+from gemmscope.app.core.runs import RunForm
 from gemmscope.app.theme import PRESENTATION
 from gemmscope.app.window.preferences import Preferences, open_settings
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.recording import read_session
 
@@ -22,7 +24,7 @@ def test_bad_input_is_refused_in_the_field_with_a_reason(qtbot, make_window):
     assert controls.buttons["run_level"].isEnabled()
     controls.fields["M"].setText("12x")
     controls.fields["K"].setText("0")
-    assert controls.values() is None
+    assert controls.read()[0] is None
     assert not controls.buttons["run_ladder"].isEnabled()
     # shown literally (escaped rich text): the field's text is the user's
     assert controls.fields["M"].toolTip() == "<p>M must be a whole number, not &#x27;12x&#x27;</p>"
@@ -30,7 +32,7 @@ def test_bad_input_is_refused_in_the_field_with_a_reason(qtbot, make_window):
     assert "border" in controls.fields["K"].styleSheet()
     controls.fields["M"].setText("100")
     controls.fields["K"].setText("7")
-    assert controls.values() == (100, 4096, 7, 20)
+    assert controls.read()[0] == RunForm(Shape(100, 4096, 7), 20)
     assert controls.reason.text() == "" and controls.buttons["sweep"].isEnabled()
 
 
@@ -44,15 +46,15 @@ def test_presentation_mode_and_preferences_persist(qtbot, make_window, tmp_path)
     assert "font-size: 20pt" in window.styleSheet()
     assert window.charts()["bars"].backgroundBrush().color().name() == "#000000"
     assert not window.run_dock.isVisible()
-    window.controls.set_values(128, 256, 512, 7)
+    window.controls.set_values(Shape(128, 256, 512), 7)
     window.controls.set_unavailable("")
     window._form()  # a run request remembers the shape
     window.close()
     window.set_presentation(False)
     prefs = Preferences(open_settings(str(ini)))
-    assert prefs.shape() == (128, 256, 512, 7)
+    assert (prefs.shape(), prefs.repeats) == (Shape(128, 256, 512), 7)
     again = make_window(ini)
-    assert again.controls.values() == (128, 256, 512, 7)
+    assert again.controls.read()[0] == RunForm(Shape(128, 256, 512), 7)
 
 
 def _leave_the_stage_and_see_the_panels(qtbot, window) -> None:
@@ -64,11 +66,23 @@ def _leave_the_stage_and_see_the_panels(qtbot, window) -> None:
     assert window.ladder_dock.isVisible()
 
 
-def test_presentation_restores_from_preferences_and_its_panels_come_back_off_stage(
-        qtbot, make_window, tmp_path):
+def test_a_stage_session_does_not_make_the_next_plain_start_a_stage(qtbot, make_window,
+                                                                    tmp_path):
+    """A window closed on stage (a talk), or a preferences file an older version left
+    saying so: the next plain start opens in the normal type with its panels."""
+    from gemmscope.app.theme import NORMAL
+
     ini = tmp_path / "p.ini"
-    Preferences(open_settings(str(ini))).presentation = True
-    _leave_the_stage_and_see_the_panels(qtbot, make_window(ini))
+    first = make_window(ini)
+    first.set_presentation(True, full_screen=False)
+    first.close()
+    again = make_window(ini)
+    again.show()
+    qtbot.waitExposed(again)
+    assert again.theme is NORMAL and again.run_dock.isVisible()
+    again.close()
+    Preferences(open_settings(str(ini))).presentation = True  # an older version's file
+    assert make_window(ini).theme is NORMAL
 
 
 def test_a_window_closed_on_stage_opens_again_with_its_panels_off_stage(qtbot, make_window,
@@ -79,7 +93,9 @@ def test_a_window_closed_on_stage_opens_again_with_its_panels_off_stage(qtbot, m
     qtbot.waitExposed(first)
     first.set_presentation(True, full_screen=False)
     first.close()  # its layout saved as it was before the stage, not the stage's
-    _leave_the_stage_and_see_the_panels(qtbot, make_window(ini))
+    again = make_window(ini)
+    again.set_presentation(True, full_screen=False)
+    _leave_the_stage_and_see_the_panels(qtbot, again)
 
 
 def test_keys_step_levels_and_show_shortcuts(qtbot, make_window, synthetic_file):
@@ -155,7 +171,7 @@ def test_live_window_records_and_reports_a_runner_crash(qtbot, make_window, tmp_
     assert window.mode_text().startswith("live — Fake GPU — runner: ")
     assert "fake_runner.py --mode crash" in window.mode_text()  # the status bar names it
     assert f"recording this session to {path}" in window.messages.texts()[-1]
-    window.controls.set_values(64, 64, 64, 3)
+    window.controls.set_values(Shape(64, 64, 64), 3)
     with qtbot.waitSignal(window.live.idle, timeout=20_000):
         window.run_ladder()
     window.flush_views()

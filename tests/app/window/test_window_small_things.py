@@ -167,11 +167,9 @@ def test_a_window_opened_on_stage_shows_its_chart_texts_in_the_normal_type_off_s
     # stage (the Charts tab's "not replayed yet" messages at 20 pt in the normal window)
     from gemmscope.app.plots.chart_base import Chart
     from gemmscope.app.theme import PRESENTATION
-    from gemmscope.app.window.preferences import Preferences, open_settings
 
-    ini = tmp_path / "p.ini"
-    Preferences(open_settings(str(ini))).presentation = True
-    window = make_window(ini)
+    window = make_window()
+    window.set_presentation(True, full_screen=False)  # before any view was styled
     window.show()
     assert window.theme is PRESENTATION
     window.flush_views()

@@ -15,6 +15,7 @@ import pytest
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.cli import options
 from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol import plan, recording
 from gemmscope.kernels.protocol.commands import SustainedConfig
@@ -48,16 +49,17 @@ def test_parse_sweep_refuses_with_a_value_error_and_the_option_with_argparses():
 
 def test_plan_defaults_to_the_ladder_at_4096():
     runs = cli.plan(parse("bench"))
-    assert [(r.level, r.M, r.N, r.K) for r in runs] == [
-        (lv.id, 4096, 4096, 4096) for lv in registry.ladder()]
+    assert [(r.level, r.shape) for r in runs] == [
+        (lv.id, Shape(4096, 4096, 4096)) for lv in registry.ladder()]
     assert {(r.repeats, r.warmup, r.compare) for r in runs} == {(20, 3, True)}
 
 
 def test_plan_levels_sizes_and_sweep():
     runs = cli.plan(parse("bench", "-l", "naive,wmma", "-s", "7x13x5", "--sweep", "256:512"))
-    assert [(r.level, r.M, r.N, r.K) for r in runs] == [
-        ("naive", 7, 13, 5), ("wmma", 7, 13, 5), ("naive", 256, 256, 256),
-        ("wmma", 256, 256, 256), ("naive", 512, 512, 512), ("wmma", 512, 512, 512)]
+    assert [(r.level, r.shape) for r in runs] == [
+        ("naive", Shape(7, 13, 5)), ("wmma", Shape(7, 13, 5)), ("naive", Shape(256, 256, 256)),
+        ("wmma", Shape(256, 256, 256)), ("naive", Shape(512, 512, 512)),
+        ("wmma", Shape(512, 512, 512))]
     assert {r.level for r in cli.plan(parse("record", "-o", "x", "--all"))} == set(registry.BY_ID)
 
 
@@ -122,7 +124,7 @@ def test_report_prints_the_table(tmp_path):
     out = io.StringIO()
     assert cli.main(["report", str(_session(tmp_path))], stdout=out, stderr=io.StringIO()) == 0
     text = out.getvalue()
-    assert "Test GPU" in text and "2 results, 1 errors" in text
+    assert "Test GPU" in text and "2 results, 1 error" in text and "1 errors" not in text
     naive = next(line for line in text.splitlines() if line.startswith("naive"))
     cells = re.split(r"\s{2,}", naive)  # (a cell has no two spaces in a row)
     assert cells[1:3] == ["64×64×64", "FP32"]
@@ -144,7 +146,7 @@ def test_report_of_a_damaged_file_shows_what_is_readable_and_names_the_line(tmp_
     p.write_text("\n".join([lines[0], "garbage", *lines[1:], '{"type": "res']))
     out, err = io.StringIO(), io.StringIO()
     assert cli.main(["report", str(p)], stdout=out, stderr=err) == 1
-    assert "2 results, 1 errors" in out.getvalue()
+    assert "2 results, 1 error" in out.getvalue()
     assert f"{p}:2: not JSON" in err.getvalue()
     assert "and 1 more unreadable line" in err.getvalue()
 
@@ -356,7 +358,7 @@ def test_sustained_size_adds_sustained_runs_after_the_burst_ones():
     runs = cli.plan(parse("bench", "-l", "naive,coalesced", "-s", "64", "--sustained-size",
                           "128", "--sustained-size", "32x16x8", "--window-s", "1.5",
                           "--trials", "2", "--cooldown-s", "0"))
-    assert [(r.level, r.M, r.N, r.K, r.mode) for r in runs] == [
+    assert [(r.level, r.shape.M, r.shape.N, r.shape.K, r.mode) for r in runs] == [
         ("naive", 64, 64, 64, "burst"), ("coalesced", 64, 64, 64, "burst"),
         ("naive", 128, 128, 128, "sustained"), ("coalesced", 128, 128, 128, "sustained"),
         ("naive", 32, 16, 8, "sustained"), ("coalesced", 32, 16, 8, "sustained")]

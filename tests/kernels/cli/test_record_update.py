@@ -221,7 +221,7 @@ def test_update_appends_the_new_runs_and_readers_show_the_newest(
     code, out, err = _update(path)
     assert code == 0, err
     assert out.startswith("naive: code key")  # said before the runs, then their table
-    assert [(r.level, r.M, str(r.mode), r.repeats, r.warmup, r.compare) for r in sent] == [
+    assert [(r.level, r.shape.M, str(r.mode), r.repeats, r.warmup, r.compare) for r in sent] == [
         ("naive", 64, "burst", 5, 2, True), ("naive", 64, "sustained", 2, 2, True)]
     assert sent[1].sustained is not None and sent[1].sustained.window_s == 1.5
     assert path.read_bytes().startswith(before)  # the old bytes (gzip: members) kept

@@ -7,6 +7,7 @@ from __future__ import annotations
 from gemmscope.kernels.drive.arch_skip import runnable_here
 from gemmscope.kernels.engine import runner
 from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.plan import ladder_requests
 
@@ -40,7 +41,7 @@ def test_a_runner_with_deep_gemm_lists_it_beside_cublaslt(monkeypatch):
 
 def test_a_ladder_skips_the_reference_its_runner_did_not_list_and_keeps_the_rest():
     catalog = registry.catalog(unavailable=["deepgemm_fp8"])
-    runs = ladder_requests(every_id(), 4096, 4096, 4096)
+    runs = ladder_requests(every_id(), Shape(4096, 4096, 4096))
     said: list[str] = []
     kept = runnable_here(session(catalog), runs, said.append)
     assert [r.level for r in kept] == [i for i in every_id() if i != "deepgemm_fp8"]
@@ -48,7 +49,7 @@ def test_a_ladder_skips_the_reference_its_runner_did_not_list_and_keeps_the_rest
 
 
 def test_a_runner_that_lists_deepgemm_runs_it():
-    runs = ladder_requests(every_id(), 4096, 4096, 4096)
+    runs = ladder_requests(every_id(), Shape(4096, 4096, 4096))
     said: list[str] = []
     kept = runnable_here(session(registry.catalog()), runs, said.append)
     assert "deepgemm_fp8" in {r.level for r in kept} and said == []

@@ -286,6 +286,7 @@ def test_app_live_over_ssh_names_the_host_reports_a_drop_and_reconnects(
         qtbot, make_window, sshd: Sshd, tmp_path: Path) -> None:
     from gemmscope.app.core.runner_command import plan_live
     from gemmscope.kernels.drive.session import SessionState
+    from gemmscope.kernels.ladder.shape import Shape
     from gemmscope.kernels.protocol.plan import RunRequest
     from gemmscope.kernels.protocol.recording import read_session
 
@@ -300,12 +301,12 @@ def test_app_live_over_ssh_names_the_host_reports_a_drop_and_reconnects(
     assert sshd.target in window.mode_text()
     qtbot.waitUntil(lambda: live.state is SessionState.READY, timeout=10_000)
     with dropping(sshd), qtbot.waitSignal(live.idle, timeout=15_000):
-        live.submit([RunRequest("naive", 64, 64, 64, 10)])
+        live.submit([RunRequest("naive", Shape(64, 64, 64), 10)])
     assert live.state is SessionState.FAILED
     said = window.statusBar().currentMessage()
     assert f"connection to {sshd.target} lost" in said and "Run again to reconnect" in said
     with qtbot.waitSignal(live.idle, timeout=15_000):  # Run again: it reconnects
-        live.submit([RunRequest("naive", 64, 64, 64, 3)])
+        live.submit([RunRequest("naive", Shape(64, 64, 64), 3)])
     assert live.state is SessionState.READY
     window.close_source()
     session = read_session(path)

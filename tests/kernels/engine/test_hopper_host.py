@@ -37,7 +37,8 @@ def test_map_arguments_are_the_enums_of_nvidias_bindings():
     cu = pytest.importorskip("cuda.bindings.driver")
     assert {k: cu.CUtensorMapDataType(v).name for k, v in hopper.DATA_TYPE.items()} == {
         "uint8": "CU_TENSOR_MAP_DATA_TYPE_UINT8", "uint16": "CU_TENSOR_MAP_DATA_TYPE_UINT16",
-        "f16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}
+        "f16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
+        "f32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32", "tf32": "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32"}
     args = hopper.TiledMap(0x10000, "uint8", 64, 256, 64, 128, swizzle=False).arguments()
     assert cu.CUtensorMapSwizzle(hopper.SWIZZLE_128B).name == "CU_TENSOR_MAP_SWIZZLE_128B"
     assert cu.CUtensorMapSwizzle(args["swizzle"]).name == "CU_TENSOR_MAP_SWIZZLE_NONE"

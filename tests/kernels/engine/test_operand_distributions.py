@@ -18,6 +18,7 @@ from gemmscope.kernels.device.gpu import cublas_text
 from gemmscope.kernels.engine import quantize as qz
 from gemmscope.kernels.engine.operands import Accuracy, draw
 from gemmscope.kernels.ladder.registry import Precision
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol import commands
 from gemmscope.kernels.protocol.events import DEFAULT_DISTRIBUTION, Distribution, ProtocolError
 from gemmscope.kernels.protocol.plan import RunRequest
@@ -94,9 +95,9 @@ def test_the_run_command_carries_the_distribution():
     for bad in ("gaussian", 1, None, ""):
         with pytest.raises(ProtocolError, match="operands must be one of uniform, normal"):
             commands.parse_command(json.dumps({**base, "operands": bad}))
-    request = RunRequest("naive", 8, 8, 8, operands=Distribution.PM1)
+    request = RunRequest("naive", Shape(8, 8, 8), operands=Distribution.PM1)
     assert request.command("r1")["operands"] == "pm1"
-    assert "operands" not in RunRequest("naive", 8, 8, 8).command("r1")
+    assert "operands" not in RunRequest("naive", Shape(8, 8, 8)).command("r1")
 
 
 def test_the_cli_option_reaches_every_run():

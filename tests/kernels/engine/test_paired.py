@@ -73,6 +73,7 @@ class FakeCuda:
 
     def __init__(self):
         self.gpu_ms = 0.0
+        self.log: list[str] = []  # what the host queued, in order
         outer = self
 
         class Event:
@@ -81,12 +82,29 @@ class FakeCuda:
 
             def record(self, stream=None):
                 self.at = outer.gpu_ms
+                outer.log.append("event")
 
             def synchronize(self):
                 pass
 
         self.Event = Event
         self.get_elapsed_time = lambda a, b: b.at - a.at
+
+
+class FakeHold:
+    """kernels/engine/hold.py's LaunchHold, logging what it queues."""
+
+    def __init__(self, log: list[str]):
+        self.log, self.timeouts = log, 0
+
+    def hold(self):
+        self.log.append("hold")
+
+    def release(self):
+        self.log.append("release")
+
+    def settled(self):
+        self.log.append("settled")
 
 
 class PairBench:
@@ -101,15 +119,23 @@ class PairBench:
         self.clock = Clock()
         self.stream = SimpleNamespace(__enter__=None, synchronize=lambda: None)
         self.device = SimpleNamespace(sm_clock_max_mhz=1980.0)
-        self.nvml = SimpleNamespace(temperature_c=lambda: 40.0, sample=self.sample)
+        self.nvml = SimpleNamespace(temperature_c=lambda: 40.0, clock_now=self.clock_now)
         self.sampler = None
         self.ms = {"level": level_ms, "reference": ref_ms}
         self.flushes, self.launches, self.prepared = 0, [], []
         self.last = ""
+        self.hold = FakeHold(self.cuda.log)
 
-    def sample(self):
+    def clock_now(self):
+        self.cuda.log.append("read clock")
         slow = self.last == "level" and self.launches.count("level") in (3, 4)
-        return {"sm_clock_mhz": 1200.0 if slow else 1980.0, "reasons": ["SwPowerCap"]}
+        return (1200 if slow else 1980), ["SwPowerCap"]
+
+    def launch_hold(self):
+        return self.hold, None
+
+    def hold_fields(self):
+        return {"launch_hold": "held", "hold_timeouts": self.hold.timeouts}
 
     def check_memory(self, level, M, N, K):
         pass
@@ -122,6 +148,7 @@ class PairBench:
         def launch():
             self.launches.append(side)
             self.last = side
+            self.cuda.log.append("launch")
             self.cuda.gpu_ms += self.ms[side]
             self.clock.t += self.ms[side] / 1000 + 0.001
 
@@ -129,6 +156,7 @@ class PairBench:
 
     def flush(self):
         self.flushes += 1
+        self.cuda.log.append("flush")
 
     def head(self, prep, tflops):
         M, N, K = prep.shape
@@ -136,7 +164,7 @@ class PairBench:
                 "precision": str(prep.level.precision), "verified": True, "rel_err": 1e-3,
                 "tol": 1e-2, "nan": False}
 
-    def _burst_energy(self, level, launch, flops, window_s=1.0):
+    def burst_energy(self, level, launch, flops, window_s=1.0):
         return {"energy_j": None, "energy_reason": "fake", "energy_window": None}
 
 
@@ -301,3 +329,17 @@ def test_an_update_runs_a_paired_result_again_with_its_bound_and_budget():
     assert (paired_run.max_pairs, paired_run.pair_budget_s) == (1000, 3.0)
     old = _request(decode(json.dumps(base)))  # an unpaired result, as recorded
     assert (old.repeats, old.pair_budget_s) == (37, None)
+
+
+def test_each_timed_launch_is_held_until_its_end_event_is_queued():
+    """The GPU reaches a launch's start event only after the host has queued the launch
+    and its end event, so the events time GPU work, not the host's queuing (a cuBLAS call
+    at 256³ read 10x slow without it); the clock is read while the launch runs."""
+    bench = _bench()
+    level, ref = registry.BY_ID["wmma"], registry.BY_ID[registry.BY_ID["wmma"].reference]
+    _ref_result, result = paired.run_paired(bench, level, ref, 256, 256, 256, 12, 0, 2.0)
+    one = ["flush", "hold", "event", "launch", "event", "release", "read clock", "settled"]
+    timed = [x for x in bench.cuda.log]
+    assert timed[:len(one)] == one
+    assert timed == one * (2 * result["pairs"])
+    assert result["launch_hold"] == "held" and result["hold_timeouts"] == 0

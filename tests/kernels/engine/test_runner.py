@@ -14,6 +14,7 @@ from runner_subprocess import RunnerProcess, wire
 from gemmscope.kernels.device.gpu import get_cupy
 from gemmscope.kernels.drive.session import RunnerSession
 from gemmscope.kernels.engine.runner import Runner
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol import recording
 from gemmscope.kernels.protocol.decoding import encode
@@ -154,12 +155,12 @@ def test_session_restarts_a_runner_that_crashes_mid_run(tmp_path):
     session = RunnerSession(seen.append, fake("crash", str(tmp_path / "once")))
     try:
         session.wait_ready()
-        evs = session.run([RunRequest("wmma", 7, 8, 9)])
+        evs = session.run([RunRequest("wmma", Shape(7, 8, 9))])
         err = next(e for e in evs if e.type == "error")
         assert err.type == "error" and err.kind == "runner_crash"
         assert (err.level, err.M, err.N, err.K) == ("wmma", 7, 8, 9)
         assert "the runner exited" in err.message
-        evs = session.run([RunRequest("naive", 4, 4, 4)])
+        evs = session.run([RunRequest("naive", Shape(4, 4, 4))])
         assert any(e.type == "result" for e in evs)
         assert session.restarts == 1
     finally:
@@ -177,10 +178,10 @@ def test_session_kills_a_runner_that_stops_answering(tmp_path):
                             watchdog_s=1.0)
     try:
         session.wait_ready()
-        evs = session.run([RunRequest("naive", 5, 6, 7)])
+        evs = session.run([RunRequest("naive", Shape(5, 6, 7))])
         err = next(e for e in evs if e.type == "error")
         assert err.kind == "timeout" and err.N == 6
-        evs = session.run([RunRequest("naive", 5, 6, 7)])
+        evs = session.run([RunRequest("naive", Shape(5, 6, 7))])
         assert [e.type for e in evs if e.type in ("result", "error")] == ["result"]
     finally:
         session.close()

@@ -11,6 +11,7 @@ import pytest
 
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.engine.runner import Runner
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.ladder.spec_file import load_spec, read_source
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.toolchain import nvrtc
@@ -40,7 +41,7 @@ def test_kernel_alone_plans_only_the_users_variants_with_their_kernel_objects():
     assert len(runs) == 2 * 3 * 2 and {r.level for r in runs} == {"regblock_float4"}
     combos = {(r.kernel["params"]["BM"], r.kernel["params"]["BN"]) for r in runs}
     assert combos == {(m, n) for m in (64, 128) for n in (32, 64, 128)}
-    odd = [r for r in runs if (r.M, r.N, r.K) == (1000, 999, 1001)]
+    odd = [r for r in runs if r.shape == Shape(1000, 999, 1001)]
     assert all(r.kernel["grid"][1] == -(-1000 // r.kernel["params"]["BM"]) for r in odd)
     cmd = runs[0].command("run-1")
     assert cmd["kernel"]["source"] == (EXAMPLES / "regblock_float4.cu").read_text()

@@ -118,10 +118,11 @@ def test_cannot_run_names_each_level_the_gpu_skips_and_why():
 
 def test_a_ladder_on_an_ada_gpu_skips_the_hopper_levels_with_a_line_and_keeps_the_rest():
     from gemmscope.kernels.drive.arch_skip import runnable_here
+    from gemmscope.kernels.ladder.shape import Shape
     from gemmscope.kernels.protocol.plan import ladder_requests
 
     header = session(device={"name": "NVIDIA L4", "cc": "8.9"}, catalog=registry.catalog())
-    runs = ladder_requests([lv.id for lv in registry.ladder()], 1024, 1024, 1024)
+    runs = ladder_requests([lv.id for lv in registry.ladder()], Shape(1024, 1024, 1024))
     said: list[str] = []
     kept = runnable_here(header, runs, said.append)
     kept_ids = {r.level for r in kept}

@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.models.ncu_compare import parse_number
 from gemmscope.kernels.profile import ncu_reference as nr
 from gemmscope.kernels.protocol import recording
@@ -120,9 +121,10 @@ def test_without_ncu_the_event_says_it_is_missing(tmp_path):
 
 
 def test_the_references_of_a_plan_are_the_asked_and_the_compared_ones_once():
-    runs = [RunRequest("register_2d", 8, 8, 8, 2), RunRequest("cublas_fp16", 8, 8, 8, 2),
-            RunRequest("wmma", 8, 8, 8, 2), RunRequest("naive", 8, 8, 8, 2),
-            RunRequest("smem_tiled", 8, 8, 8, 2, compare=False)]
+    s = Shape(8, 8, 8)
+    runs = [RunRequest("register_2d", s, 2), RunRequest("cublas_fp16", s, 2),
+            RunRequest("wmma", s, 2), RunRequest("naive", s, 2),
+            RunRequest("smem_tiled", s, 2, compare=False)]
     assert nr.references_of(runs) == ["cublas_fp32", "cublas_fp16"]
     with pytest.raises(ValueError, match="is a level"):
         nr.profile_command("ncu", "register_2d", 8, 8, 8, Path("r"))

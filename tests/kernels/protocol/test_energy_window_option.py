@@ -15,6 +15,7 @@ from fake_benches import SustainedBench, serve
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.engine.energy import EnergyReading, MeasuredWindow
 from gemmscope.kernels.engine.measure import burst_energy_fields
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol.commands import (
     ENERGY_S,
     RunMode,
@@ -50,9 +51,9 @@ def test_a_sustained_run_refuses_it_its_trials_are_its_windows():
 
 
 def test_a_request_sends_its_window_for_a_burst_run_only():
-    burst = RunRequest("naive", 8, 8, 8, energy_s=0.5)
+    burst = RunRequest("naive", Shape(8, 8, 8), energy_s=0.5)
     assert parse_command(json.dumps(burst.command("r"))).energy_s == 0.5
-    assert "energy_s" not in RunRequest("naive", 8, 8, 8).command("r")
+    assert "energy_s" not in RunRequest("naive", Shape(8, 8, 8)).command("r")
     sustained = burst.with_mode(RunMode(Mode.SUSTAINED, SustainedConfig()))
     assert "energy_s" not in sustained.command("r")
 

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol import recording
 from gemmscope.kernels.protocol.commands import (
@@ -64,11 +65,11 @@ def test_run_command_takes_a_mode_and_sustained_fields_within_limits():
 
 
 def test_run_request_sends_what_the_runner_takes():
-    burst = RunRequest("wmma", 64, 64, 64, 7).command("r1")
+    burst = RunRequest("wmma", Shape(64, 64, 64), 7).command("r1")
     assert burst["repeats"] == 7 and "mode" not in burst
     assert parse_command(json.dumps(burst)) == RunCommand("wmma", 64, 64, 64, "r1", repeats=7)
     how = RunMode(Mode.SUSTAINED, SustainedConfig(2.0, 2, 5.0))
-    req = RunRequest("wmma", 64, 64, 64).with_mode(how)
+    req = RunRequest("wmma", Shape(64, 64, 64)).with_mode(how)
     cmd = req.command("r2")
     assert cmd["mode"] == "sustained" and cmd["window_s"] == 2.0 and cmd["trials"] == 2
     assert "repeats" not in cmd
@@ -76,7 +77,7 @@ def test_run_request_sends_what_the_runner_takes():
     ran = parse_command(json.dumps(cmd))
     assert (ran.mode, ran.sustained, ran.id, str(ran.shape)) == (
         how.mode, how.sustained, "r2", "64×64×64")
-    assert parse_command(json.dumps(RunRequest("wmma", 8, 8, 8).with_mode(
+    assert parse_command(json.dumps(RunRequest("wmma", Shape(8, 8, 8)).with_mode(
         RunMode(Mode.SUSTAINED)).command("r3"))).sustained == SustainedConfig()  # defaults
     assert req.describe() == "wmma at 64×64×64 (sustained)"
 

@@ -27,7 +27,7 @@ def test_run_mode_switch_validates_and_reaches_every_request(qtbot, make_window,
     qtbot.keyClick(controls.mode_box, Qt.Key.Key_Down)
     assert controls.mode == "sustained" and controls.fields["window_s"].isEnabled()
     assert "trials must be at most 10" in controls.reason.text()
-    assert not controls.buttons["run_ladder"].isEnabled() and controls.values() is None
+    assert not controls.buttons["run_ladder"].isEnabled() and controls.read()[0] is None
     controls.fields["trials"].setText("2")
     controls.fields["window_s"].setText("0.5")
     assert controls.fields["window_s"].toolTip() == "<p>window_s must be from 1 to 30 s</p>"

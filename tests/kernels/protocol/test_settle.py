@@ -12,6 +12,7 @@ import pytest
 
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.engine.idle import HEARTBEAT_S, idle
+from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol.commands import SETTLE_S, RunMode, SustainedConfig, parse_command
 from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.events import Mode, ProtocolError
@@ -43,10 +44,10 @@ def test_a_sustained_run_refuses_a_settle_its_cooldown_does_that():
 
 
 def test_a_request_sends_its_settle_for_a_burst_run_only():
-    burst = RunRequest("naive", 8, 8, 8, settle_s=4.0)
+    burst = RunRequest("naive", Shape(8, 8, 8), settle_s=4.0)
     assert burst.command("r1")["settle_s"] == 4.0
     assert parse_command(json.dumps(burst.command("r1"))).settle_s == 4.0
-    assert "settle_s" not in RunRequest("naive", 8, 8, 8).command("r1")
+    assert "settle_s" not in RunRequest("naive", Shape(8, 8, 8)).command("r1")
     sustained = burst.with_mode(RunMode(Mode.SUSTAINED, SustainedConfig()))
     assert "settle_s" not in sustained.command("r1")
     assert parse_command(json.dumps(sustained.command("r1"))).mode is Mode.SUSTAINED

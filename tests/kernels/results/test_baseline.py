@@ -13,6 +13,7 @@ import pytest
 from gemmscope.kernels.cli.main import main
 from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.results import baseline as bl
+from gemmscope.kernels.results.baseline_report import COLUMNS
 
 BUNDLED = places.SESSIONS / "h200-ladder.jsonl.gz"
 CEILINGS = places.FIXTURES / "h200-ceilings.jsonl"
@@ -269,3 +270,15 @@ def test_a_result_takes_the_build_of_its_code_key():
     assert bl.mix_of(bl.build_of(r, builds)) == {"FFMA": 2}
     other = of(result(level="smem_tiled"))
     assert bl.build_of(other, builds) is None
+
+
+def test_keys_hold_the_mode_and_values_are_read_as_the_decoder_typed_them():
+    from gemmscope.kernels.protocol.events import Mode
+
+    h = header()
+    (key, run), = latest(h, [result(mode="sustained", regs=40)]).items()
+    assert key[4] is Mode.SUSTAINED  # the enum, not its text (issue 44 item 3)
+    pair = bl.Pair(key, run, None)
+    assert (pair.value("tflops"), pair.value("regs"), pair.value("energy_j")) == \
+        (1.0, 40.0, None)
+    assert set(bl.COMPARED) == {c[1] for c in COLUMNS}  # every column read from the table

@@ -144,3 +144,20 @@ def test_report_per_clock_on_the_command_line(tmp_path):
     out = io.StringIO()
     assert main([str(old)], out, io.StringIO()) == 0
     assert "TFLOPS/GHz" not in out.getvalue() and UNPAIRED in out.getvalue()
+
+
+def test_a_paired_run_with_too_few_pairs_is_not_called_unpaired():
+    """A paired sustained run of 2 trials has no 95% interval (6 pairs are needed), but it
+    was timed in pairs: its note says so, not "unpaired" (the update of 2026-12-02 said
+    "unpaired" of every paired sustained result)."""
+    from gemmscope.kernels.protocol.decoding import of
+    from gemmscope.kernels.results.rows import Row
+
+    result = of({"type": "result", "t": 1.0, "level": "wmma", "M": 4096, "N": 4096,
+                 "K": 4096, "dtype": "fp16", "mode": "sustained", "median_ms": 0.47,
+                 "tflops": 294.4, "verified": True, "rel_err": 5e-6, "repeats": 2,
+                 "reference": "cublas_fp16", "reference_tflops": 654.1,
+                 "pct_of_reference": 45.0, "paired": True, "pairs": 2})
+    row = Row.of(result, None, None)
+    assert not row.unpaired and row.too_few_pairs
+    assert row.pairs_note() == "paired, 2 pairs: too few for an interval"

@@ -35,3 +35,18 @@ def test_a_result_says_whether_its_build_came_from_the_cache():
     assert built.endswith("verified; built in 41.2 s")
     assert cached.endswith("verified; from the build cache (0.03 s)")
     assert neither.endswith("verified")
+
+
+def test_the_count_is_of_runs_asked_for_and_never_passes_the_total():
+    """A paired level's reference starts a run of its own under the level's id: the
+    line counted it as a run asked for and said "[10/8]" after 8 runs with references."""
+    stream = io.StringIO()
+    progress = Progress(stream, 2)
+    sink = progress.sink([])
+    for run_id, level in (("a", "wmma"), ("b", "wgmma_tma")):
+        for lv in (level, "cublas_fp16"):  # the level's start, then its reference's
+            sink(of({"type": "run_start", "t": 1.0, "id": run_id, "level": lv, "M": 256,
+                     "N": 256, "K": 256, "mode": "burst", "repeats": 20}))
+        assert progress.index == (1 if run_id == "a" else 2)
+    progress.show("done", final=True)
+    assert stream.getvalue().startswith("[2/2] ")

@@ -2,77 +2,110 @@
 command line and a talk choose, the shape and mode keys, the animation step on screen and
 the animation keys, what a session's events may choose (the first level, a live
 session's first shape, the shape of runs the person asked for), and the views told of
-each change. A mixin of :class:`~gemmscope.app.window.main_window.MainWindow`, kept apart
-so that the window's file holds its layout and its commands; the attributes it uses are
-the window's (``view_state``, ``store``, ``ladder``, ``views``, ``tabs``, ...)."""
+each change. An object the main window owns (``window.view_keeper``), given what it uses
+of the window through :class:`ViewStateHost`, so that the window's file holds its layout
+and its commands."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
+
+from PySide6.QtCore import SignalInstance
+from PySide6.QtWidgets import QStatusBar, QTabWidget
 
 from ...kernels.ladder import Shape
-from ...kernels.protocol import RunStart
+from ...kernels.protocol import Mode, RunStart
 from ..core.recording_contents import RecordingContents
 from ..core.runs import RunForm
-from ..core.store import Change
-from ..core.view_state import ViewState, changed_fields, neighbour_shape
+from ..core.store import Change, SessionStore
+from ..core.view_state import ViewState, ViewStateModel, changed_fields, neighbour_shape
+from ..sources.live import LiveSource
+from ..views.animated_canvas import AnimatedCanvas
 from ..views.base import View
+from ..widgets.ladder_panel import LadderPanel
 from .keys import run_animation_command
+from .redraw import RedrawThrottle, ShownViews
+from .view_tabs import ViewTabs
 
 
-class ViewStateMixin:
+class ViewStateHost(Protocol):
+    """What the keeper uses of the window (the main window is one): its parts, read when
+    used (the window makes them after the keeper)."""
+
+    @property
+    def view_state(self) -> ViewStateModel: ...
+    @property
+    def store(self) -> SessionStore: ...
+    @property
+    def ladder(self) -> LadderPanel: ...
+    @property
+    def views(self) -> ViewTabs: ...
+    @property
+    def tabs(self) -> QTabWidget: ...
+    @property
+    def throttle(self) -> RedrawThrottle: ...
+    @property
+    def shown_views(self) -> ShownViews: ...
+    @property
+    def live(self) -> LiveSource | None: ...
+    @property
+    def view_state_changed(self) -> SignalInstance: ...
+    def statusBar(self) -> QStatusBar: ...
+
+
+class ViewStateKeeper:
     """What the window does with its view state."""
 
-    view_state: Any
-    store: Any
-    ladder: Any
-    views: Any
-    tabs: Any
-    throttle: Any
-    shown_views: Any
-    controls: Any
-    shape_pinned: bool
-    _asked: tuple[Shape, str] | None
-    _step_later: int | None
+    def __init__(self, host: ViewStateHost) -> None:
+        self.host = host
+        # a shape the command line or a talk chose stays chosen when a recording opens
+        # that lacks it (the views say so); one the person or a default chose gives way
+        # to the new recording's default
+        self.shape_pinned = False
+        # the shape and mode of runs the person asked for: the first of them to start
+        # selects its shape (docs/app.md, "One view state")
+        self._asked: tuple[Shape, Mode] | None = None
+        self._step_later: int | None = None  # --step, once the session names its levels
 
-    def _run_started(self, event: RunStart) -> None:
+    def run_started(self, event: RunStart) -> None:
         """The first run of those the person asked for started: show its shape and mode
         (its results fill the table as they come; a run nobody asked for changes
         nothing)."""
-        assert self._asked is not None
+        if self._asked is None:
+            return
         shape, mode = self._asked
-        if (event.M, event.N, event.K) == (shape.M, shape.N, shape.K):
+        if event.shape == shape:
             self._asked = None
-            self.view_state.set(shape=shape, mode=mode)
+            self.host.view_state.set(shape=shape, mode=mode)
 
-    def _ask(self, form: RunForm) -> None:
+    def ask(self, form: RunForm) -> None:
         """The person asked for runs at the form's shape and mode: the first of them to
         start selects them."""
-        if self.live is not None:
-            self._asked = (Shape(form.M, form.N, form.K), str(form.mode.mode))
+        if self.host.live is not None:
+            self._asked = (form.shape, form.mode.mode)
 
-    def _expect(self, contents: RecordingContents | None) -> None:
+    def expect(self, contents: RecordingContents | None) -> None:
         """Tell the store what the source brings; a replay chooses its shape now, before
         any result arrives, so its first results never change the chosen one: the
         recording's default (4096³ where it has results there, else its most complete
         shape), unless a shape chosen on the command line or by a talk is pinned, or the
         shape already chosen is one the recording has too."""
-        self.store.expect(contents)
+        self.host.store.expect(contents)
         if contents is None:
             return
-        state = self.view_state.state
-        changes: dict[str, Any] = {}
+        state = self.host.view_state.state
+        changes: dict[str, object] = {}
         if state.shape is None or (not self.shape_pinned
                                    and state.shape not in contents.levels_at):
             changes["shape"] = contents.default_shape()
         devices = {key[3] for key in contents.results} | {0}
         if state.device not in devices:
             changes["device"] = 0
-        self.view_state.set(**changes)
+        self.host.view_state.set(**changes)
 
     # ------------------------------------------------------------- the view state
     def choose(self, shape: Shape | None = None, level: str | None = None,
-               mode: str | None = None, pin: bool = True) -> None:
+               mode: Mode | None = None, pin: bool = True) -> None:
         """Set what the command line or a talk asks for (fields left None stay); a
         shape given here stays chosen across recordings (``pin``)."""
         changes: dict[str, object] = {}
@@ -83,32 +116,32 @@ class ViewStateMixin:
             changes["level"] = level
         if mode is not None:
             changes["mode"] = mode
-        self.view_state.set(**changes)
+        self.host.view_state.set(**changes)
 
     def step_shape(self, offset: int) -> None:
         """The next smaller (-1) or larger (+1) shape of the session ([ and ] keys)."""
-        state = self.view_state.state
-        shape = neighbour_shape(self.store.shapes(), state.shape, offset)
+        state = self.host.view_state.state
+        shape = neighbour_shape(self.host.store.shapes(), state.shape, offset)
         if shape is not None:
-            self.view_state.set(shape=shape)
+            self.host.view_state.set(shape=shape)
 
     def toggle_mode(self) -> None:
         """Burst results, or sustained ones (M)."""
-        mode = "sustained" if self.view_state.state.mode == "burst" else "burst"
-        self.view_state.set(mode=mode)
+        mode = self.host.view_state.state.mode
+        self.host.view_state.set(mode=Mode.SUSTAINED if mode is Mode.BURST else Mode.BURST)
 
     def set_step(self, step: int) -> bool:
         """Show animation step ``step`` (0-based) of the view on screen; False where the
         view on screen has no animation."""
         if self.current_animation() is None:
             return False
-        self.view_state.set(step=max(0, int(step)))
+        self.host.view_state.set(step=max(0, int(step)))
         return True
 
     def step_once_ready(self, step: int) -> None:
         """Show animation ``step`` once the session's header has chosen the level (a
         level chosen later would restart the animation); now where it has already."""
-        if self.store.header is not None:
+        if self.host.store.header is not None:
             self.set_step(step)
         else:
             self._step_later = step
@@ -118,49 +151,49 @@ class ViewStateMixin:
         where the tab has none, the status bar says so."""
         canvas = self.current_animation()
         if canvas is None:
-            self.statusBar().showMessage("this tab has no animation (Tiling, Banks, Swizzle "
+            self.host.statusBar().showMessage("this tab has no animation (Tiling, Banks, Swizzle "
                                          "and Coalescing have)", 3000)
             return
         run_animation_command(canvas, what)
 
-    def current_animation(self) -> Any:
+    def current_animation(self) -> AnimatedCanvas | None:
         """The animated canvas of the view on screen, or None."""
-        view = self.shown_views.shown_view()
+        view = self.host.shown_views.shown_view()
         return view.animation() if view is not None else None
 
-    def _tab_changed(self, _index: int) -> None:
+    def tab_changed(self, _index: int) -> None:
         canvas = self.current_animation()
-        self.view_state.set(step=None if canvas is None else canvas.step)
+        self.host.view_state.set(step=None if canvas is None else canvas.step)
 
-    def _step_shown(self, view: View, step: int) -> None:
-        if self.tabs.currentWidget() is view:
-            self.view_state.set(step=step)
+    def step_shown(self, view: View, step: int) -> None:
+        if self.host.tabs.currentWidget() is view:
+            self.host.view_state.set(step=step)
 
-    def _view_state_changed(self, before: ViewState, after: ViewState) -> None:
+    def state_changed(self, before: ViewState, after: ViewState) -> None:
         changed = changed_fields(before, after)
         if "level" in changed and after.level is not None:
-            self.ladder.show_state()
+            self.host.ladder.show_state()
             level = after.level
-            self.views.tell("level", lambda view: view.set_level(level))
+            self.host.views.tell("level", lambda view: view.set_level(level))
         if "step" in changed and after.step is not None:
             canvas = self.current_animation()
             if canvas is not None and canvas.step != after.step % max(1, canvas.n_steps()):
                 canvas.pause()
                 canvas.set_step(after.step)
-        self.throttle.poke(soon=True)
-        self.view_state_changed.emit(before, after)
+        self.host.throttle.poke(soon=True)
+        self.host.view_state_changed.emit(before, after)
 
-    def _follow_session(self, changes: set[Change]) -> None:
+    def follow_session(self, changes: set[Change]) -> None:
         """What a session's new events choose when the person has not: the first level
         once the header names them, and the default shape once results exist (live; a
         replay chose it when it opened)."""
-        if Change.HEADER in changes and self.view_state.state.level is None:
-            levels = self.store.ladder_levels()
+        if Change.HEADER in changes and self.host.view_state.state.level is None:
+            levels = self.host.store.ladder_levels()
             if levels:
-                self.view_state.set(level=levels[0].id)
-        if Change.HEADER in changes and self.store.header is not None and \
+                self.host.view_state.set(level=levels[0].id)
+        if Change.HEADER in changes and self.host.store.header is not None and \
                 self._step_later is not None:
             step, self._step_later = self._step_later, None
             self.set_step(step)
-        if self.view_state.state.shape is None and self.store.shapes():
-            self.view_state.set(shape=self.store.ladder_shape())
+        if self.host.view_state.state.shape is None and self.host.store.shapes():
+            self.host.view_state.set(shape=self.host.store.ladder_shape())
