@@ -78,6 +78,8 @@ GPU_ONLY = {  # the measurement needs the GPU: arguments, levels and the table
                          re.compile(r"^wrote .*operand_power\.svg", re.M)],
     "simt_mma_side_by_side.py": [MADE_UP, "== issue 17 candidates"],
     "telemetry_overhead.py": [MADE_UP, "sampling off"],
+    "trace_overhead.py": [MADE_UP, re.compile(r"^wgmma_stream_k +256x256x256 .* ok ", re.M),
+                          "smoke: the registry makes every level and variant named (5)"],
     "tune.py": ["smoke: the registry makes every level and variant named"],
 }
 SHELL = ("gpu_tier.sh", "ncu_fp8_deep.sh", "ncu_levels.sh", "record_bundled.sh",
