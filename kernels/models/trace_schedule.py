@@ -94,11 +94,13 @@ class Pace:
 
 
 def synthetic_trace(s: TraceSchedule, sm_count: int, pace: Pace = Pace(), seed: int = 0,
-                    t: float = 0.0) -> dict[str, Any]:
+                    t: float = 0.0, detail_sms: int | None = None) -> dict[str, Any]:
     """A ``trace`` event of the schedule ``s``: each block's pieces in the model's order with
     invented timings, its SM picked as the hardware might (persistent: one block per SM in
     a shuffled order; otherwise the next free slot), written into a raw buffer as the trace
-    build writes it and decoded by the runner's decoder."""
+    build writes it and decoded by the runner's decoder. ``detail_sms``: K-stage events for
+    the blocks of that many SMs only (said in ``stage_sms``), the others' time passing all
+    the same (a big shape made quickly)."""
     rng = np.random.default_rng(seed)
     cols: dict[str, list[int]] = {n: [] for n in ("block", "lane", "kind", "tile", "k", "sm")}
     times: list[float] = []
@@ -116,6 +118,8 @@ def synthetic_trace(s: TraceSchedule, sm_count: int, pace: Pace = Pace(), seed: 
     published: dict[int, float] = {}
     finish_at: dict[tuple[int, int], float] = {}
     sms = rng.permutation(sm_count)
+    detailed = set(range(sm_count) if detail_sms is None else
+                   (int(x) for x in sms[:detail_sms]))
     slots = [(0.0, int(sms[i % sm_count])) for i in range(sm_count * pace.blocks_per_sm)]
     for b, pieces in enumerate(s.pieces):
         if s.persistent:
@@ -134,7 +138,11 @@ def synthetic_trace(s: TraceSchedule, sm_count: int, pace: Pace = Pace(), seed: 
                 put(b, lane, TraceKind.LANE_START, -1, 0, sm, at)
             for tile, k0, k1 in pieces:
                 put(b, lane, TraceKind.TILE_BEGIN, tile, k0, sm, at)
-                for ks in range(k0, k1):
+                if sm not in detailed:  # time passes, no stage events
+                    at += (k1 - k0) * jit(pace.step_ns) + pace.load_ns
+                    done = [at] * s.stages
+                    issued = [at]
+                for ks in range(k0, k1) if sm in detailed else ():
                     n = len(done)
                     free = done[n - s.stages] if n >= s.stages else start
                     issue = max(free, issued[-1] + 50 if issued else start) + 20
@@ -151,9 +159,10 @@ def synthetic_trace(s: TraceSchedule, sm_count: int, pace: Pace = Pace(), seed: 
                     done.append(at)
                 if k0 != 0 or k1 != s.ksteps:  # a cut tile
                     put(b, lane, TraceKind.FIXUP_BEGIN, tile, k0, sm, at)
-                    if k0 != 0:  # a contributor: publishes and goes on
+                    if k0 != 0:  # a contributor: publishes and goes on (no tile_end)
                         at += jit(pace.fixup_ns)
                         published[tile] = max(published.get(tile, 0.0), at)
+                        continue
                     else:
                         finish_at[(b, lane)] = at
                         at = at + jit(pace.fixup_ns)
@@ -170,7 +179,10 @@ def synthetic_trace(s: TraceSchedule, sm_count: int, pace: Pace = Pace(), seed: 
         if not s.persistent:
             slots[i] = (end, sm)
     _wait_for_contributors(cols, times, published)
-    return _event(s, sm_count, cols, np.array(times), pace, t)
+    event = _event(s, sm_count, cols, np.array(times), pace, t)
+    if detail_sms is not None and event["stage_sms"] is None:
+        event["stage_sms"] = sorted(detailed)
+    return event
 
 
 def _wait_for_contributors(cols: dict[str, list[int]], times: list[float],
