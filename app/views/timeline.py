@@ -12,6 +12,7 @@ The numbers come from app/core/trace_timeline.py; this module only draws them.""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
@@ -59,12 +60,12 @@ class TimelineCanvas(QWidget):
     """Draws a TraceTimeline: SM lanes (or one SM's lanes) over time."""
 
     hovered = Signal(str)
-    TOP, BOTTOM, RIGHT = 22.0, 26.0, 12.0
+    RIGHT = 12.0
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setMouseTracking(True)
-        self.setMinimumSize(240, 100)
+        self.setMinimumSize(240, 48)
         self.timeline: tt.TraceTimeline | None = None
         self.zoom_sm: int | None = None
         self.fg, self.bg = QColor("#202020"), QColor("#ffffff")
@@ -85,10 +86,21 @@ class TimelineCanvas(QWidget):
         self.update()
 
     # ------------------------------------------------------------------ geometry
+    # the gutters follow the type (on stage it is larger): the lane names at the left,
+    # "tail" above, the µs axis below
     @property
-    def LEFT(self) -> float:  # a geometry constant, but one per zoom
+    def LEFT(self) -> float:
         """The gutter of the lane names: "SM 131", or "b131 consumer 2" zoomed."""
-        return 64.0 if self.zoom_sm is None else 118.0
+        widest = "SM 131" if self.zoom_sm is None else "b131 consumer 2"
+        return float(self.fontMetrics().horizontalAdvance(widest) + 10)
+
+    @property
+    def TOP(self) -> float:
+        return float(self.fontMetrics().height() + 4)
+
+    @property
+    def BOTTOM(self) -> float:
+        return float(self.fontMetrics().height() + 8)
 
     def _plot(self, size: QSize) -> QRectF:
         return QRectF(self.LEFT, self.TOP, max(1.0, size.width() - self.LEFT - self.RIGHT),
@@ -149,10 +161,13 @@ class TimelineCanvas(QWidget):
             p.fillRect(r, tile_colour(piece.tile, piece.wave))
             self.drawn_pieces.append((r, piece))
         p.setPen(self.fg)
-        every = max(1, round(14 / max(h, 0.1)))  # a label per ~14 px
+        line = self.fontMetrics().height()
+        every = max(1, math.ceil(line / max(h, 0.1)))  # labels a line apart, never over
         for sm in range(0, rows, every):
             y = plot.top() + sm * h + h / 2
-            p.drawText(QRectF(0, y - 8, self.LEFT - 6, 16),
+            if y + line / 2 > plot.bottom() + 1:
+                break
+            p.drawText(QRectF(0, y - line / 2, self.LEFT - 6, line),
                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"SM {sm}")
         self.drawn_rows = [f"SM {sm}" for sm in range(rows)]
         if self.drawn_tail is not None:
@@ -449,8 +464,8 @@ class TimelineView(QWidget, View):
                 return (f"{self.level_id} {self.shape}: no trace build of this level; the "
                         f"levels with one: {', '.join(TRACED_IDS())}")
             return f"{self.level_id} {self.shape}: no trace (the level refuses the shape)"
-        what = ("synthetic: made from the model, timings invented, NOT measured"
-                if t.synthetic else "measured on the GPU by the trace build")
+        what = ("SYNTHETIC (the model's schedule, invented times; not measured)"
+                if t.synthetic else "measured by the trace build")
         where = "" if t.shape == self.shape else f" (the shape chosen is {self.shape})"
         cost = (f"; trace build {t.overhead_pct:+.1f}% over plain" if t.overhead_pct is not None
                 else "")

@@ -46,7 +46,7 @@ def view(qtbot):
 
 
 def test_the_measured_trace_of_the_level_and_shape_is_drawn_and_said(view):
-    assert view.title.text().startswith(f"wgmma_stream_k {SHAPE}: measured on the GPU")
+    assert view.title.text().startswith(f"wgmma_stream_k {SHAPE}: measured by the trace")
     assert "+1.5% over plain" in view.title.text()
     tl = view.timeline
     assert len(view.canvas.drawn_pieces) == len(tl.pieces) > 0
@@ -97,8 +97,8 @@ def test_the_view_follows_the_view_state_shape_and_says_when_no_trace_was_measur
     # the recording's trace is of another shape: it is shown, and the title says so
     assert f"(the shape chosen is {other})" in view.title.text()
     assert view.set_level("wgmma_tma")  # a traced level with no measured trace: synthetic
-    assert view.title.text().startswith(f"wgmma_tma {other}: synthetic") and \
-        "NOT measured" in view.title.text()
+    assert view.title.text().startswith(f"wgmma_tma {other}: SYNTHETIC") and \
+        "not measured" in view.title.text()
     assert view.timeline.trace.M == 512
     assert view.set_level("smem_tiled")  # no trace build: its model, and why no timeline
     assert "no trace build" in view.title.text() and view.timeline is None
