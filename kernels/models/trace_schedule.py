@@ -202,7 +202,7 @@ def _wait_for_contributors(cols: dict[str, list[int]], times: list[float],
 def _event(s: TraceSchedule, sm_count: int, cols: dict[str, list[int]], times: np.ndarray,
            pace: Pace, t: float) -> dict[str, Any]:
     # each lane's events in time order, as the GPU writes them
-    order = np.lexsort((times, cols["lane"], cols["block"]))
+    order = np.lexsort((times, np.asarray(cols["lane"]), np.asarray(cols["block"])))
     a = {n: np.asarray(v, np.int64)[order] for n, v in cols.items()}
     ns = times[order] + 1_000_000.0
     globaltimer = (ns // pace.timer_step_ns * pace.timer_step_ns).astype(np.int64)

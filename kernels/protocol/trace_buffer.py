@@ -74,8 +74,8 @@ def decode(counts: np.ndarray, recs: np.ndarray, lost_blocks: int = 0,
     clk = (rows[:, 2] | rows[:, 3] << 32).astype(np.uint64)
     head = rows[:, 4]
     kind, lane, sm = head & 0xFF, head >> 8 & 0xFF, head >> 16
-    tile = rows[:, 5].astype(np.uint32).view(np.int32)
-    k = rows[:, 6].astype(np.uint32).view(np.int32)
+    tile = rows[:, 5].astype(np.uint32).view(np.int32).astype(np.int64)
+    k = rows[:, 6].astype(np.uint32).view(np.int32).astype(np.int64)
     block = rows[:, 7]
     t, out["timer"], out["ns_per_cycle"] = _times(block, gt, clk)
     order = np.argsort(t, kind="stable")
