@@ -6,9 +6,13 @@ schedule names. Each check returns what disagrees, in words (empty: the trace ag
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import TYPE_CHECKING
 
-from ..protocol.trace_records import Trace, TraceKind
+from ..protocol.trace_kinds import TraceKind
 from .trace_schedule import TraceSchedule
+
+if TYPE_CHECKING:  # the record's type only: the runner imports every model, never msgspec
+    from ..protocol.trace_records import Trace
 
 MAX_PROBLEMS = 12  # said in full; the rest counted
 

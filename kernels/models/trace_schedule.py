@@ -13,7 +13,7 @@ import numpy as np
 
 from ..ladder.level import Level
 from ..protocol import trace_buffer
-from ..protocol.trace_records import TraceKind
+from ..protocol.trace_kinds import TraceKind
 from .persistent import stream_k_pieces
 
 Piece = tuple[int, int, int]  # (tile walk index, first K step, end K step)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .trace_records import (
+from .trace_kinds import (
     KIND_NAMES,
     MAX_TRACE_BLOCKS,
     MAX_TRACE_EVENTS,
