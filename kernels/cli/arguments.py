@@ -159,9 +159,20 @@ def build_parser() -> OneLineParser:
                      help="after the runs, probe this GPU's DRAM bandwidth and FFMA and "
                           "tensor-core ceilings per precision (a few seconds): the "
                           "roofline's measured roofs")
+    rec.add_argument("--trace", metavar="LEVELS",
+                     help="after the runs, launch each of these levels' trace build once "
+                          "(comma-separated ids, or 'all' for every level with one) and "
+                          "record its measured timeline as a trace event, with its cost "
+                          "against the plain build (docs/protocol.md, trace)")
+    rec.add_argument("--trace-size", type=parse_shape, default=(4096,) * 3,
+                     metavar="N|MxNxK", help="shape of the traced launch (default 4096)")
+    rec.add_argument("--trace-pairs", type=bounded(int, 0, commands.TRACE_PAIRS[1]),
+                     default=commands.TRACE_PAIRS[0], metavar="N",
+                     help="plain and trace launches timed in alternation for the cost "
+                          f"(default {commands.TRACE_PAIRS[0]})")
     rec.add_argument("--profile-only", action="store_true",
-                     help="with --append: no timed runs, only the --ncu / --ncu-source "
-                          "steps for the planned levels (a long recording in two calls)")
+                     help="with --append: no timed runs, only the --ncu / --ncu-source / "
+                          "--ceilings / --trace steps (a long recording in two calls)")
     report.add_arguments(sub.add_parser("report", help="print the results table of a recording"))
     compare.add_arguments(sub.add_parser(
         "compare", help="each level's %% of cuBLAS in two recordings, with intervals; exit 1 "

@@ -240,14 +240,15 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     on_cluster = cluster_of(args)
     here = remote_target(args.remote, args.runner) is None and asked is None
     for flag, given in (("--ncu", args.ncu), ("--ncu-source", args.ncu_source),
-                        ("--ceilings", args.ceilings)):
+                        ("--ceilings", args.ceilings), ("--trace", args.trace)):
         if given and not (here and on_cluster is None):
             raise CliError(f"{flag} profiles on this machine's GPU; it cannot go with "
                            "--remote, --device(s) or --cluster")
     if args.profile_only and not (args.append and (args.ncu or args.ncu_source
-                                                   or args.ceilings)):
+                                                   or args.ceilings or args.trace)):
         raise CliError("--profile-only adds profiling steps (--ncu, --ncu-source, "
-                       "--ceilings) to a recording: pass --append and at least one of them")
+                       "--ceilings, --trace) to a recording: pass --append and at least one "
+                       "of them")
     if args.append and (asked or on_cluster is not None):
         raise CliError("--append continues a session of one runner; a session of several "
                        "GPUs (--device, --devices, --cluster) is recorded to a new file")
@@ -267,7 +268,18 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             from ..engine.ceilings import CeilingsStep  # CuPy in this process, at the step
 
             ceilings = CeilingsStep()
-        steps = [s for s in (counters, library, sources, ceilings) if s is not None]
+        traces = None
+        if args.trace:
+            from ..engine.trace_launch import TraceStep, traceable_ids  # CuPy at the step
+
+            ids = [x.strip() for x in args.trace.split(",") if x.strip()]
+            ids = traceable_ids() if ids == ["all"] else ids
+            untraced = [i for i in ids if i not in traceable_ids()]
+            if untraced or not ids:
+                raise CliError(f"--trace: {', '.join(untraced) or 'no level'}: no trace "
+                               f"build; the levels with one: {', '.join(traceable_ids())}")
+            traces = TraceStep(ids, args.trace_size, args.trace_pairs)
+        steps = [s for s in (counters, library, sources, ceilings, traces) if s is not None]
         for step in steps:
             step.check()
     except BaseException:  # nothing ran: no file left behind
