@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..kernels.protocol.option_bounds import OneLineParser, bounded, seconds
+from ..kernels.protocol.option_bounds import OneLineParser, bounded, command_line, seconds
 from ..kernels.protocol.text_safety import terminal_text
 
 START = time.perf_counter()
@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel", action="append", default=[], metavar="SPEC.toml",
                    help="open your own kernel's spec in its panel (docs/user-kernels.md)")
     p.add_argument("--settings", metavar="INI", help="keep preferences in this ini file")
-    p.add_argument("--runner", metavar="CMD",
+    p.add_argument("--runner", metavar="CMD", type=command_line,
                    help="live: the runner command line (default: the preference set in "
                         "File ▸ Live runner…, else python -m gemmscope.kernels runner)")
     targets.add_remote_options(p, context="live")  # the CLI's options, one definition
@@ -336,9 +336,12 @@ def _open_source(window: Any, args: argparse.Namespace, background: bool) -> boo
                      asked_live=bool(args.session_file), remote=args.remote,
                      remote_command=args.remote_command, ssh_options=args.ssh_option)
     if plan.command:
-        window.start_live(plan.label, plan.command, args.session_file, args.watchdog_s,
-                          remote=plan.remote, devices=_device_specs(args, plan),
-                          split=args.split)
+        started = window.start_live(plan.label, plan.command, args.session_file,
+                                    args.watchdog_s, remote=plan.remote,
+                                    devices=_device_specs(args, plan), split=args.split)
+        if started is None:  # no session file: said in one line, the replay instead
+            print(terminal_text(f"gemmscope: {window.live_refused}"), file=sys.stderr)
+            window.open_bundled(window.live_refused, background=background)
     else:
         window.open_bundled(f"{plan.reason}; see `gemmscope doctor`", background=background)
     return True

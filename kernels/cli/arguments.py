@@ -19,7 +19,13 @@ from ..ladder import registry
 from ..profile import ncu
 from ..profile.ncu_source_step import add_options as add_ncu_source_options
 from ..protocol import commands, events
-from ..protocol.option_bounds import OneLineParser, bounded, seconds, telemetry_hz
+from ..protocol.option_bounds import (
+    OneLineParser,
+    bounded,
+    command_line,
+    seconds,
+    telemetry_hz,
+)
 from ..protocol.plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
 from ..toolchain import build_event
 from . import compare, report, serve, user_kernels
@@ -101,7 +107,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    metavar="S",
                    help="seconds for a runner to become ready, all attempts together; then "
                         f"the command gives up (default {DEFAULT_START_TIMEOUT_S:g})")
-    p.add_argument("--runner", metavar="CMD",
+    p.add_argument("--runner", metavar="CMD", type=command_line,
                    help="the runner command line (default: this Python's "
                         "`-m gemmscope.kernels runner`)")
     p.add_argument("--levels-from", help=argparse.SUPPRESS)

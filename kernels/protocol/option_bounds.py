@@ -18,6 +18,7 @@ from typing import NoReturn
 MAX_SECONDS = 7 * 24 * 3600.0  # a week: beyond that a timeout is no bound
 MAX_GPU_INDEX = 255  # no machine holds more GPUs than an index of this counts
 MAX_LAUNCHES = 1000  # launches of one profiled or checked kernel
+MAX_COMMAND_CHARS = 4096  # a runner command line (the shell's own limits are far above)
 
 
 def _shown(v: float) -> str:
@@ -85,6 +86,39 @@ def port(lo: int = 0) -> Callable[[str], int | float]:
 def seconds(lo: float = 1.0, hi: float = MAX_SECONDS) -> Callable[[str], int | float]:
     """A time limit or budget in seconds."""
     return bounded(float, lo, hi, unit="seconds")
+
+
+class CommandRefused(ValueError):
+    """A command line that cannot be split into words; the message is one line."""
+
+
+def split_command(text: str) -> list[str]:
+    """A command line a user gave (``--runner``, a preferences file's runner command)
+    split into words as a shell would (shlex), the one way every such line is read:
+    CommandRefused in one line for a quote left open, a NUL or a line over
+    MAX_COMMAND_CHARS, never shlex's ValueError."""
+    import shlex
+
+    if len(text) > MAX_COMMAND_CHARS:
+        raise CommandRefused(f"a command line of {len(text):,} characters; at most "
+                             f"{MAX_COMMAND_CHARS:,}")
+    if "\0" in text:
+        raise CommandRefused("a command line holds a NUL character")
+    try:
+        return shlex.split(text)
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise CommandRefused(f"{str(exc).lower()} in the command line; quote it as a "
+                             "shell would") from None
+
+
+def command_line(text: str) -> str:
+    """The argparse type of a command-line option (``--runner CMD``): checked where it is
+    parsed (:func:`split_command`), the text kept as given."""
+    try:
+        split_command(text)
+    except CommandRefused as exc:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: {exc}") from None
+    return text
 
 
 class OptionRefused(SystemExit):
