@@ -14,8 +14,9 @@ import sys
 
 import pytest
 
-from gemmscope.kernels.cli import arguments, report, serve, user_launch
+from gemmscope.kernels.cli import arguments, compare, report, serve, user_launch
 from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.cli.quick import quick
 from gemmscope.kernels.cli.user_kernels import parse_assignment
 from gemmscope.kernels.engine import launch
 from gemmscope.kernels.models import __main__ as models_main
@@ -48,6 +49,7 @@ def _doctor() -> argparse.ArgumentParser:
 
 
 PARSERS = {"cli": arguments.build_parser, "runner": _runner, "report": _report,
+           "compare": compare.parser,
            "user_launch": user_launch.parser, "launch": launch.parser,
            "models": models_main.parser, "app": _app, "doctor": _doctor}
 
@@ -107,7 +109,8 @@ def bounded_options():
 
 def test_there_are_bounded_options_on_every_kind_of_parser():
     keys = {key for key, *_ in bounded_options()}
-    assert {"cli", "runner", "user_launch", "launch", "models", "app", "doctor"} <= keys
+    assert {"cli", "runner", "compare", "user_launch", "launch", "models", "app",
+            "doctor"} <= keys
 
 
 def test_every_bounded_option_refuses_what_is_out_of_range_in_one_line():
@@ -193,3 +196,19 @@ def test_a_refusal_is_one_line_and_exit_2_in_a_process(argv, tmp_path):
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
     assert "give" in done.stderr and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name", ["runner", "report", "compare"])
+@pytest.mark.parametrize("argv", [["--no-such-option"], ["--fail-over", "nan"],
+                                  ["--telemetry-hz", "inf"], ["--baseline"]])
+def test_every_subcommand_started_alone_refuses_in_one_line(name, argv, capsys):
+    """``report``, ``compare`` and ``runner`` start without the rest of the CLI (quick.py),
+    each with a parser of its own: a refusal there is one line and exit 2 as well (held
+    out: ``compare --fail-over nan`` printed argparse's usage block)."""
+    entry = quick(name)
+    assert entry is not None
+    with pytest.raises(SystemExit) as exc:
+        entry(["a.jsonl", "b.jsonl", *argv] if name != "runner" else argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"gemmscope {name}: ") and "usage:" not in err
