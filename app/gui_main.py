@@ -27,8 +27,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..kernels.protocol.option_bounds import OneLineParser, bounded, command_line, seconds
-from ..kernels.protocol.text_safety import terminal_text
+from ..kernels.protocol.option_bounds import (
+    OneLineParser,
+    bounded,
+    command_line,
+    seconds,
+    whole_number,
+)
+from ..kernels.protocol.text_safety import shown, terminal_text
 
 START = time.perf_counter()
 DEFAULT_SCREENSHOT_SIZE = "1400x900"
@@ -144,11 +150,12 @@ MAX_SIDE_PX = 16384  # a picture's side: beyond it no screen shows it and no GPU
 
 def parse_size(text: str) -> tuple[int, int] | None:
     """``WIDTHxHEIGHT`` in pixels, each from 1 to MAX_SIDE_PX; None for anything else."""
-    w, sep, h = text.lower().partition("x")
-    if not (sep and w.isascii() and h.isascii() and w.isdigit() and h.isdigit()) \
-            or not (1 <= int(w) <= MAX_SIDE_PX and 1 <= int(h) <= MAX_SIDE_PX):
+    w_text, sep, h_text = text.lower().partition("x")
+    w, h = whole_number(w_text), whole_number(h_text)
+    if not sep or w is None or h is None or "+" in text or "-" in text \
+            or not (1 <= w <= MAX_SIDE_PX and 1 <= h <= MAX_SIDE_PX):
         return None
-    return int(w), int(h)
+    return w, h
 
 
 def _size_arg(text: str) -> str:
@@ -299,7 +306,7 @@ def _run(app: Any, window: Any, args: argparse.Namespace) -> int:
         app.installEventFilter(painted)
     if args.tab:  # the tab on screen at the start (its animation takes --step)
         if args.tab not in window.views:
-            print(f"no view called {args.tab!r}; views: {', '.join(window.views)}",
+            print(f"no view called {shown(args.tab, 40)}; views: {', '.join(window.views)}",
                   file=sys.stderr)
             window.close()
             return 2
@@ -388,7 +395,7 @@ def _prepare(app: Any, window: Any, args: argparse.Namespace) -> tuple[int, int]
     window.set_animated(False)  # a picture of whole steps, not mid-animation
     window.play_instant()
     if args.level and not window.select_level(args.level):
-        print(terminal_text(f"no level called {args.level!r}; levels: "
+        print(terminal_text(f"no level called {shown(args.level, 40)}; levels: "
                             f"{', '.join(window.level_ids())}"), file=sys.stderr)
         window.close()
         return None
@@ -456,7 +463,7 @@ def _screenshot(app: Any, window: Any, args: argparse.Namespace) -> int:
     tab = window.named_widget(args.tab) if args.tab else window
     if target is None or tab is None or (args.tab and args.tab not in window.views):
         name = args.view if target is None else args.tab
-        print(f"no view called {name!r}; views: {', '.join(window.view_names())}",
+        print(f"no view called {shown(name, 40)}; views: {', '.join(window.view_names())}",
               file=sys.stderr)
         window.close()
         return 2

@@ -27,6 +27,7 @@ from ..protocol.option_bounds import (
     telemetry_hz,
 )
 from ..protocol.plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
+from ..protocol.text_safety import shown
 from ..toolchain import build_event
 from . import compare, report, serve, user_kernels
 
@@ -343,5 +344,6 @@ def cluster_of(args: argparse.Namespace) -> ClusterTarget | None:
 def compute_capability(text: str) -> str:
     major, dot, minor = text.partition(".")
     if not (dot and major.isdigit() and minor.isdigit() and len(text) <= 6):
-        raise argparse.ArgumentTypeError(f"{text!r}: give a compute capability, e.g. 8.9")
+        raise argparse.ArgumentTypeError(f"{shown(text, 40)}: give a compute capability, "
+                                         "e.g. 8.9")
     return f"{int(major)}.{int(minor)}"

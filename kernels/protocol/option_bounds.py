@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,30 @@ from typing import NoReturn
 MAX_SECONDS = 7 * 24 * 3600.0  # a week: beyond that a timeout is no bound
 MAX_GPU_INDEX = 255  # no machine holds more GPUs than an index of this counts
 MAX_LAUNCHES = 1000  # launches of one profiled or checked kernel
+MAX_DIGITS = 18  # a whole number in text: far past every range here, far below int()'s 4,300
+MAX_REFUSAL_CHARS = 400  # a refusal quotes what it refuses, cut to this (its ends kept)
 MAX_COMMAND_CHARS = 4096  # a runner command line (the shell's own limits are far above)
+
+
+_WHOLE = re.compile(rf"[+-]?[0-9]{{1,{MAX_DIGITS}}}")
+
+
+def whole_number(text: str) -> int | None:
+    """A whole number written in ``text`` (ASCII digits, a sign allowed, blanks around),
+    None for anything else: the one reader of a whole number in a value given as text
+    (a shape, a sweep, a GPU list, a picture's size), so that none meets int()'s own
+    limits (a value of 5,000 digits: Python's advice on set_int_max_str_digits)."""
+    text = text.strip()
+    return int(text) if _WHOLE.fullmatch(text) else None
+
+
+def cut_line(text: str, limit: int = MAX_REFUSAL_CHARS) -> str:
+    """A refusal line cut to ``limit`` characters in the middle (its start names the
+    option, its end says why), the length said; a line within it as it is."""
+    if len(text) <= limit:
+        return text
+    keep = limit // 2
+    return f"{text[:keep]}…{text[-keep:]} ({len(text):,} characters)"
 
 
 def _shown(v: float) -> str:
@@ -136,7 +160,7 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         # "argument --x: ..." -> "--x: ...", as the commands' own refusals say it
-        said = message.removeprefix("argument ")
+        said = cut_line(message.removeprefix("argument "))  # a value of megabytes: cut
         raise OptionRefused(f"{self.prog}: {said} ({self.prog} --help says more)")
 
     def parse_or_refuse(self, args: Sequence[str] | None = None) -> argparse.Namespace:
