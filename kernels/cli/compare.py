@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ..protocol.option_bounds import OneLineParser, bounded
@@ -74,9 +73,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     sessions = []
     for name in (args.old, args.new):
-        if not Path(name).is_file():
-            return refuse(f"{name}: no such file")
-        try:
+        try:  # the reader says why a name is not a file it reads (missing, a FIFO...)
             sessions.append(recording.read_session(name, only=(Result,)))
         except ProtocolError as exc:
             return refuse(str(exc).splitlines()[0] if str(exc) else f"{name}: unreadable")
