@@ -20,7 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from ...kernels.device import build_cache
-from ...kernels.protocol.option_bounds import OneLineParser, seconds
+from ...kernels.protocol.option_bounds import OneLineParser, command_line, seconds
 from ...kernels.results.counts import counted
 from .machine_facts import (
     RUNNER_TIMEOUT_S,
@@ -306,6 +306,10 @@ def check_memory(facts: GpuFacts) -> Finding:
 
 def check_runner(facts: GpuFacts) -> Finding:
     choice, hello = facts.runner, facts.hello
+    if choice.refused:
+        return Finding("runner", Status.FAIL, choice.refused,
+                       "set the runner command again (File ▸ Live runner…, or --runner CMD)",
+                       Scope.LIVE)
     if choice.command is None:
         found = (f"; found here: {facts.suggested_runner} runner" if facts.suggested_runner
                  else "")
@@ -415,8 +419,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="gemmscope doctor", description=(
         "Check what the app needs on this machine, with the fix for each problem. "
         "Exit code 0: it can run live; 1: replay only; 2: it cannot start."))
-    p.add_argument("--runner", metavar="CMD", help="check this runner command line instead "
-                   "of the one in the preferences")
+    p.add_argument("--runner", metavar="CMD", type=command_line,
+                   help="check this runner command line instead of the one in the preferences")
     p.add_argument("--settings", metavar="INI", type=Path,
                    help="the preferences file the app was given (--settings)")
     p.add_argument("--no-try-runner", action="store_true",

@@ -20,8 +20,15 @@ from ..ladder.shape import Shape
 from ..profile import ncu
 from ..profile.ncu_source_step import add_options as add_ncu_source_options
 from ..protocol import commands, events
-from ..protocol.option_bounds import OneLineParser, bounded, seconds, telemetry_hz
+from ..protocol.option_bounds import (
+    OneLineParser,
+    bounded,
+    command_line,
+    seconds,
+    telemetry_hz,
+)
 from ..protocol.plan import SWEEP_SIZES, RunRequest, parse_shape, parse_sweep
+from ..protocol.text_safety import shown
 from ..toolchain import build_event
 from . import compare, report, serve, user_kernels
 
@@ -102,7 +109,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    metavar="S",
                    help="seconds for a runner to become ready, all attempts together; then "
                         f"the command gives up (default {DEFAULT_START_TIMEOUT_S:g})")
-    p.add_argument("--runner", metavar="CMD",
+    p.add_argument("--runner", metavar="CMD", type=command_line,
                    help="the runner command line (default: this Python's "
                         "`-m gemmscope.kernels runner`)")
     p.add_argument("--levels-from", help=argparse.SUPPRESS)
@@ -349,5 +356,6 @@ def cluster_of(args: argparse.Namespace) -> ClusterTarget | None:
 def compute_capability(text: str) -> str:
     major, dot, minor = text.partition(".")
     if not (dot and major.isdigit() and minor.isdigit() and len(text) <= 6):
-        raise argparse.ArgumentTypeError(f"{text!r}: give a compute capability, e.g. 8.9")
+        raise argparse.ArgumentTypeError(f"{shown(text, 40)}: give a compute capability, "
+                                         "e.g. 8.9")
     return f"{int(major)}.{int(minor)}"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import shlex
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TextIO
@@ -25,7 +24,7 @@ from ..profile.ncu_source_step import SourceCountersStep
 from ..protocol import events
 from ..protocol import records as rec
 from ..protocol.decoding import EventRecord, encode
-from ..protocol.option_bounds import OptionRefused
+from ..protocol.option_bounds import OptionRefused, split_command
 from ..protocol.output_file import (
     Output,
     OutputRefused,
@@ -79,7 +78,7 @@ def runner_command(args: argparse.Namespace) -> list[str]:
     if target is not None:
         return remote.ssh_command(target, args.remote_command, extra=args.ssh_option)
     if args.runner:
-        return shlex.split(args.runner)
+        return split_command(args.runner)
     argv = default_runner_command(args.telemetry_hz)
     return argv + (["--levels-from", args.levels_from] if args.levels_from else [])
 
