@@ -253,7 +253,7 @@ class TimelineCanvas(QWidget):
         return img
 
     def save_png(self, path: str | Path, size: QSize = EXPORT_SIZE) -> None:
-        if not self.image(size).save(str(path), "PNG"):
+        if not self.image(size).save(str(path), b"PNG"):
             raise OSError(f"cannot write {path}")
 
     def save_svg(self, path: str | Path, size: QSize = EXPORT_SIZE) -> None:
