@@ -26,7 +26,7 @@ struct GsTrace {
     unsigned cap;        // records per lane
     unsigned lanes_per_block;
 };
-__device__ GsTrace gs_trace;  // set by the host before the launch (cupy get_global)
+__constant__ GsTrace gs_trace;  // set by the host before the launch (cupy get_global)
 
 // the kinds, as kernels/protocol/trace_records.py names them (same order)
 enum GsTraceKind : unsigned {
@@ -42,41 +42,43 @@ enum GsTraceKind : unsigned {
 };
 
 struct GsTraceLane {
-    uint4* recs;
-    unsigned* count;
-    unsigned n, cap, head;
-    int block;
-    bool on;
+    // Two registers of state, this thread's slot and its count, so that a level at its
+    // register cap (register_2d: 128, for two blocks per SM) takes its trace without a
+    // spill: gs_trace is in constant memory, and the block and SM a record names are read
+    // again at each event from special registers, on the one thread that writes.
+    unsigned slot;  // this lane's slot; ~0u: this thread does not record
+    unsigned n;
     __device__ __forceinline__ explicit GsTraceLane(bool writer) {
-        const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-        const unsigned lane = tid / 128;
-        const unsigned slot = block * gs_trace.lanes_per_block + lane;
-        unsigned sm;
-        asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
-        head = lane << 8 | sm << 16;
+        slot = ~0u;
         n = 0;
-        cap = gs_trace.cap;
-        on = writer && gs_trace.recs != nullptr;
-        if (on && slot >= gs_trace.lanes) {
-            if (lane == 0) atomicAdd(gs_trace.lost, 1u);
-            on = false;
+        if (!writer || gs_trace.recs == nullptr) return;
+        const unsigned s = gs_block() * gs_trace.lanes_per_block + gs_lane();
+        if (s >= gs_trace.lanes) {
+            if (gs_lane() == 0) atomicAdd(gs_trace.lost, 1u);
+            return;
         }
-        recs = on ? gs_trace.recs + 2ull * slot * cap : nullptr;
-        count = on ? gs_trace.counts + slot : nullptr;
+        slot = s;
+    }
+    __device__ __forceinline__ static unsigned gs_block() {
+        return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    }
+    __device__ __forceinline__ static unsigned gs_lane() {
+        return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 128;
     }
     __device__ __forceinline__ void put(unsigned kind, int tile, int k) {
-        if (!on) return;
+        if (slot == ~0u) return;
         unsigned long long t, c;
+        unsigned sm;
         asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
         asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(c));
-        if (n < cap) {
-            recs[2 * n] = make_uint4((unsigned)t, (unsigned)(t >> 32), (unsigned)c,
-                                     (unsigned)(c >> 32));
-            recs[2 * n + 1] = make_uint4(kind | head, (unsigned)tile, (unsigned)k,
-                                         (unsigned)block);
+        asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+        if (n < gs_trace.cap) {
+            uint4* r = gs_trace.recs + 2ull * (slot * (unsigned long long)gs_trace.cap + n);
+            r[0] = make_uint4((unsigned)t, (unsigned)(t >> 32), (unsigned)c, (unsigned)(c >> 32));
+            r[1] = make_uint4(kind | gs_lane() << 8 | sm << 16, (unsigned)tile, (unsigned)k,
+                              gs_block());
         }
-        *count = ++n;  // a store, no read: the host's count, full or not
+        gs_trace.counts[slot] = ++n;  // a store, no read: the host's count, full or not
     }
 };
 
