@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from ...kernels.ladder.shape import Shape
 from ...kernels.protocol.trace_records import Trace
+from ...kernels.results.counts import counted
 from ...kernels.toolchain.nvrtc import traceable
 from ..core import trace_timeline as tt
 from ..core.store import Change, SessionStore
@@ -253,7 +254,7 @@ class TimelineCanvas(QWidget):
         return img
 
     def save_png(self, path: str | Path, size: QSize = EXPORT_SIZE) -> None:
-        if not self.image(size).save(str(path), b"PNG"):
+        if not self.image(size).save(str(path), "PNG"):  # type: ignore[call-overload]
             raise OSError(f"cannot write {path}")
 
     def save_svg(self, path: str | Path, size: QSize = EXPORT_SIZE) -> None:
@@ -285,6 +286,7 @@ class TimelineView(QWidget, View):
         self.trace: Trace | None = None
         self.timeline: tt.TraceTimeline | None = None
         self._synthetic: dict[tuple[str, Shape], Trace] = {}
+        self._behind = False  # hidden when the level, shape or store last changed
         self.model = TilingView(level_id)
         self.canvas = TimelineCanvas()
         self.title = ElidedLabel("")
@@ -297,7 +299,7 @@ class TimelineView(QWidget, View):
             button.clicked.connect(lambda _=False, s=suffix: self._ask_export(s))
         # one line under the timeline: what the pointer is on, else the notes (whole in
         # the tooltip where cut)
-        self.hover = ElidedLabel("")
+        self.hover_line = ElidedLabel("")
         self.notes = ElidedLabel("")
         self.canvas.hovered.connect(self._on_hover)
 
@@ -312,9 +314,9 @@ class TimelineView(QWidget, View):
         rl.setContentsMargins(0, 0, 0, 0)
         rl.addLayout(controls)
         rl.addWidget(self.canvas, 1)
-        rl.addWidget(self.hover)
+        rl.addWidget(self.hover_line)
         rl.addWidget(self.notes)
-        self.hover.hide()
+        self.hover_line.hide()
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
@@ -335,6 +337,8 @@ class TimelineView(QWidget, View):
 
     def showEvent(self, event: object) -> None:
         super().showEvent(event)  # type: ignore[arg-type]
+        if self._behind:
+            self._show()
         self._fit_split()
 
     def resizeEvent(self, event: object) -> None:
@@ -356,8 +360,8 @@ class TimelineView(QWidget, View):
         self.split.setSizes([top, h - top])
 
     def _on_hover(self, text: str) -> None:
-        self.hover.setText(text)
-        self.hover.setVisible(bool(text))
+        self.hover_line.setText(text)
+        self.hover_line.setVisible(bool(text))
         self.notes.setVisible(not text)
 
     # ------------------------------------------------------------------ View
@@ -393,7 +397,7 @@ class TimelineView(QWidget, View):
         self.model_title.setVisible(theme.name == "normal")
         self.canvas.set_colours(theme.foreground, theme.background)
         sheet = "" if theme.name == "normal" else f"color: {theme.foreground}"
-        for label in (self.title, self.hover, self.notes, self.model_title):
+        for label in (self.title, self.hover_line, self.notes, self.model_title):
             label.setStyleSheet(sheet)
 
     def animation(self) -> AnimatedCanvas | None:
@@ -421,6 +425,12 @@ class TimelineView(QWidget, View):
         return self._synthetic[key]
 
     def _show(self) -> None:
+        """Bring the title, notes and timeline up to the level, shape and store; while the
+        tab is hidden, only noted (a synthetic trace takes a fifth of a second to make, and
+        every level change reaches every view): showEvent catches up."""
+        self._behind = not self.isVisible()
+        if self._behind:
+            return
         trace = self.chosen_trace()
         if trace is not self.trace:
             self.trace = trace
@@ -488,8 +498,8 @@ class TimelineView(QWidget, View):
             parts.append(f"K-stage events of SMs {', '.join(map(str, t.stage_sms[:12]))}"
                          f"{'…' if len(t.stage_sms) > 12 else ''} only (the event's bound)")
         if t.full_lanes or t.lost_blocks:
-            parts.append(f"⚠ {t.full_lanes} lanes ran out of slots, {t.lost_blocks} blocks "
-                         "found none: events missing")
+            parts.append(f"⚠ {counted(t.full_lanes, 'lane')} ran out of slots, "
+                         f"{counted(t.lost_blocks, 'block')} found none: events missing")
         return "; ".join(parts)
 
     def _model_summary(self) -> str:

@@ -10,6 +10,7 @@ import json
 import pytest
 from PySide6.QtCore import QSize
 
+from gemmscope.app.core import trace_timeline as tt
 from gemmscope.app.core.store import Change, SessionStore
 from gemmscope.app.views.timeline import PHASE_COLOURS, TimelineView, tile_colour
 from gemmscope.kernels.ladder import registry
@@ -118,3 +119,30 @@ def test_exports_png_svg_and_perfetto_json(view, tmp_path):
     assert doc["otherData"]["measured"] is True
     with pytest.raises(ValueError, match=r"\.png, \.svg or \.json"):
         view.export(tmp_path / "t.txt")
+
+
+def test_a_hidden_timeline_makes_no_trace_until_it_is_shown(qtbot, monkeypatch):
+    # every level change reaches every view; a synthetic trace costs a fifth of a second
+    # on the GUI thread, so the hidden tab leaves it to its showEvent
+    made: list[tuple[str, Shape]] = []
+    real = tt.synthetic
+
+    def counting(level_id, shape):
+        made.append((level_id, shape))
+        return real(level_id, shape)
+
+    monkeypatch.setattr(tt, "synthetic", counting)
+    store = SessionStore()
+    store.view.set(shape=SHAPE)
+    v = TimelineView()
+    qtbot.addWidget(v)
+    v.bind(store)
+    for level in ("wgmma_tma", "mma_tma", "wgmma_stream_k"):
+        assert v.set_level(level)
+    assert made == [] and v.trace is None
+    v.resize(1280, 720)
+    v.show()
+    qtbot.waitExposed(v)
+    assert made == [("wgmma_stream_k", SHAPE)]
+    assert v.trace is not None and v.trace.synthetic
+    assert v.title.text().startswith(f"wgmma_stream_k {SHAPE}: SYNTHETIC")
