@@ -27,7 +27,16 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..kernels.protocol import Mode, OneLineParser, bounded, seconds, terminal_text
+from ..kernels.protocol import (
+    Mode,
+    OneLineParser,
+    bounded,
+    command_line,
+    seconds,
+    shown,
+    terminal_text,
+    whole_number,
+)
 
 if TYPE_CHECKING:  # (Qt and the window load when a window is made, not for --help)
     from PySide6.QtWidgets import QApplication
@@ -123,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel", action="append", default=[], metavar="SPEC.toml",
                    help="open your own kernel's spec in its panel (docs/user-kernels.md)")
     p.add_argument("--settings", metavar="INI", help="keep preferences in this ini file")
-    p.add_argument("--runner", metavar="CMD",
+    p.add_argument("--runner", metavar="CMD", type=command_line,
                    help="live: the runner command line (default: the preference set in "
                         "File ▸ Live runner…, else python -m gemmscope.kernels runner)")
     add_remote_options(p, context="live")  # the CLI's options, one definition
@@ -153,11 +162,12 @@ MAX_SIDE_PX = 16384  # a picture's side: beyond it no screen shows it and no GPU
 
 def parse_size(text: str) -> tuple[int, int] | None:
     """``WIDTHxHEIGHT`` in pixels, each from 1 to MAX_SIDE_PX; None for anything else."""
-    w, sep, h = text.lower().partition("x")
-    if not (sep and w.isascii() and h.isascii() and w.isdigit() and h.isdigit()) \
-            or not (1 <= int(w) <= MAX_SIDE_PX and 1 <= int(h) <= MAX_SIDE_PX):
+    w_text, sep, h_text = text.lower().partition("x")
+    w, h = whole_number(w_text), whole_number(h_text)
+    if not sep or w is None or h is None or "+" in text or "-" in text \
+            or not (1 <= w <= MAX_SIDE_PX and 1 <= h <= MAX_SIDE_PX):
         return None
-    return int(w), int(h)
+    return w, h
 
 
 def _size_arg(text: str) -> str:
@@ -310,7 +320,7 @@ def _run(app: QApplication, window: MainWindow, args: argparse.Namespace) -> int
         app.installEventFilter(painted)
     if args.tab:  # the tab on screen at the start (its animation takes --step)
         if args.tab not in window.views:
-            print(f"no view called {args.tab!r}; views: {', '.join(window.views)}",
+            print(f"no view called {shown(args.tab, 40)}; views: {', '.join(window.views)}",
                   file=sys.stderr)
             window.close()
             return 2
@@ -347,9 +357,12 @@ def _open_source(window: MainWindow, args: argparse.Namespace, background: bool)
                      asked_live=bool(args.session_file), remote=args.remote,
                      remote_command=args.remote_command, ssh_options=args.ssh_option)
     if plan.command:
-        window.start_live(plan.label, plan.command, args.session_file, args.watchdog_s,
-                          remote=plan.remote, devices=_device_specs(args, plan),
-                          split=args.split)
+        started = window.start_live(plan.label, plan.command, args.session_file,
+                                    args.watchdog_s, remote=plan.remote,
+                                    devices=_device_specs(args, plan), split=args.split)
+        if started is None:  # no session file: said in one line, the replay instead
+            print(terminal_text(f"gemmscope: {window.live_refused}"), file=sys.stderr)
+            window.open_bundled(window.live_refused, background=background)
     else:
         window.open_bundled(f"{plan.reason}; see `gemmscope doctor`", background=background)
     return True
@@ -397,7 +410,7 @@ def _prepare(app: QApplication, window: MainWindow, args: argparse.Namespace
     window.set_animated(False)  # a picture of whole steps, not mid-animation
     window.play_instant()
     if args.level and not window.select_level(args.level):
-        print(terminal_text(f"no level called {args.level!r}; levels: "
+        print(terminal_text(f"no level called {shown(args.level, 40)}; levels: "
                             f"{', '.join(window.level_ids())}"), file=sys.stderr)
         window.close()
         return None
@@ -465,7 +478,7 @@ def _screenshot(app: QApplication, window: MainWindow, args: argparse.Namespace)
     tab = window.named_widget(args.tab) if args.tab else window
     if target is None or tab is None or (args.tab and args.tab not in window.views):
         name = args.view if target is None else args.tab
-        print(f"no view called {name!r}; views: {', '.join(window.view_names())}",
+        print(f"no view called {shown(name, 40)}; views: {', '.join(window.view_names())}",
               file=sys.stderr)
         window.close()
         return 2

@@ -27,13 +27,14 @@ INTERRUPTED = ("gemmscope: interrupted (Ctrl-C); the file being written was not 
 
 
 def doctor_parser() -> argparse.ArgumentParser:
-    from ..kernels.protocol import OneLineParser, seconds
+    from ..kernels.protocol import OneLineParser, command_line, seconds
     from .core.machine_facts import RUNNER_TIMEOUT_S
 
     p = OneLineParser(prog="gemmscope doctor", description=(
         "Check what the app needs on this machine, with the fix for each problem. "
         "Exit code 0: it can run live; 1: replay only; 2: it cannot start."))
-    p.add_argument("--runner", metavar="CMD", help="check this runner command line instead "
+    p.add_argument("--runner", metavar="CMD", type=command_line,
+                   help="check this runner command line instead "
                    "of the one in the preferences")
     p.add_argument("--settings", metavar="INI", type=Path,
                    help="the preferences file the app was given (--settings)")

@@ -36,7 +36,7 @@ from pathlib import Path
 from ...kernels import drive as ssh
 from ...kernels.drive import default_runner_command
 from ...kernels.files import FileRefused, Kind, read_text
-from ...kernels.protocol import write_text
+from ...kernels.protocol import CommandRefused, split_command, write_text
 from .gpu_probe import GpuProbe, probe
 from .preferences_file import PreferencesFile, settings_file
 
@@ -60,6 +60,7 @@ class RunnerChoice:
 
     command: tuple[str, ...] | None
     source: RunnerSource
+    refused: str = ""  # why a command given could not be read (a quote left open)
 
     @property
     def external(self) -> bool:
@@ -95,7 +96,11 @@ def local_command(executable: str | None = None) -> list[str]:
 def choose(option: str | None, preference: str | None, frozen: bool,
            executable: str | None = None) -> RunnerChoice:
     for text, source in ((option, RunnerSource.OPTION), (preference, RunnerSource.PREFERENCE)):
-        words = shlex.split(text) if text and text.strip() else []
+        try:  # the one reader of a command line (kernels/protocol/option_bounds.py)
+            words = split_command(text) if text and text.strip() else []
+        except CommandRefused as exc:  # started by no one; said where it is shown
+            return RunnerChoice(None, source, f"the runner command ({source}) cannot be "
+                                              f"read: {exc}")
         if words:
             return RunnerChoice(tuple(words), source)
     if frozen:
@@ -125,6 +130,8 @@ def plan_live(option: str | None, preference: str | None, frozen: bool | None = 
                         f"{target} (ssh)", "", remote=str(target))
     env = os.environ if env is None else env
     choice = choose(option, preference, is_frozen() if frozen is None else frozen)
+    if choice.refused:
+        return LivePlan(None, "", choice.refused)
     if choice.external:
         return LivePlan(list(choice.command or ()), f"runner `{choice.text}`", "")
     if choice.command is None:

@@ -209,6 +209,10 @@ class SessionStore(StoreQueries):
         self.library_kernels[ev.level] = ev
         self._changes.add(Change.BUILD)
 
+    def _on_trace(self, ev: rec.Trace) -> None:
+        self.traces[(ev.level, ev.shape)] = ev
+        self._changes.add(Change.TRACE)
+
     # the record type -> its handler: every type the store shows, in one table
     _handlers: ClassVar[dict[type, Callable[[SessionStore, Any], None]]] = {
         rec.Session: _on_session, rec.Restart: _on_restart, rec.RunStart: _on_run_start,
@@ -217,7 +221,7 @@ class SessionStore(StoreQueries):
         rec.Counters: _on_counters, rec.Build: _on_build, rec.Done: _on_done,
         rec.Joined: _on_device, rec.SourceCounters: _on_source_counters,
         rec.Kernel: _on_kernel, rec.Ceilings: _on_ceilings,
-        rec.LibraryKernel: _on_library_kernel,
+        rec.LibraryKernel: _on_library_kernel, rec.Trace: _on_trace,
     }
 
 

@@ -37,6 +37,7 @@ class Change(StrEnum):
     TELEMETRY = "telemetry"  # NVML samples
     COUNTERS = "counters"  # profiler counters of a level (ncu)
     BUILD = "build"  # a compiled level variant: sources, SASS, resources (build events)
+    TRACE = "trace"  # a measured timeline of a level (trace events, issue 46)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,8 @@ class StoreQueries:
         # the latest library_kernel event of each reference (record --ncu): the kernel
         # the library ran, shown by the Code view as a level's build
         self.library_kernels: dict[str, rec.LibraryKernel] = {}
+        # the latest trace event of each (level, shape): measured timelines (issue 46)
+        self.traces: dict[tuple[str, Shape], rec.Trace] = {}
         # build events by (level, variant, params as sorted JSON), first seen first
         self.builds: dict[tuple[str, str, str], rec.Build] = {}
         self._variant_of: dict[str, str] = {}  # level -> variant of its latest result

@@ -137,6 +137,10 @@ class Chart(pg.PlotWidget):
         # (pyqtgraph resizes during its __init__, and once its plot is gone on close)
         if hasattr(self, "side_legend") and self.getPlotItem() is not None:
             self.place_legend()
+            # and its type fitted to the new room even where the legend keeps its size (a
+            # chart hidden on stage for want of room, shown again after it, had its legend
+            # fitted while hidden, and no resize of the legend itself followed)
+            self.side_legend.relayout()
             self._show_title()  # first: the title's width bounds the plot's
         super().resizeEvent(event)
 

@@ -79,6 +79,11 @@ class SideLegend(pg.GraphicsWidget):
         self._relayout()
         self.update()
 
+    def relayout(self) -> None:
+        """Fit the type to the room the legend has now."""
+        self._relayout()
+        self.update()
+
     def set_max_width(self, width: float) -> None:
         """The most of the chart's width the legend may take (the rest is the plot's)."""
         if abs(width - self.max_width) >= 1:

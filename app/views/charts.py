@@ -254,7 +254,8 @@ class ChartsView(QWidget, View):
         several = store is not None and store.multi_device
         alone = several and self.gpus_alone()
         lay = self.layout()
-        top_px = lay.itemAt(0).sizeHint().height() if isinstance(lay, QVBoxLayout) else 0
+        top = lay.itemAt(0) if isinstance(lay, QVBoxLayout) else None
+        top_px = top.sizeHint().height() if top is not None else 0
         spacing = lay.spacing() if isinstance(lay, QVBoxLayout) else 6
         margins = lay.contentsMargins() if isinstance(lay, QVBoxLayout) else None
         room = self.height() - top_px - spacing - (
@@ -282,14 +283,16 @@ class ChartsView(QWidget, View):
             return
         # each shown chart its frame and plot_px, and the rest 3:2:2 (the bars the most):
         # as stretch factors, not least heights, which would keep the window from shrinking
-        parts = [(self.devices if alone else self.bars, 3, need[first])]
+        parts: list[tuple[QWidget | QHBoxLayout, int, float]] = [
+            (self.devices if alone else self.bars, 3, need[first])]
         if show_devices and not alone:
             parts.append((self.devices, 2, need[self.devices]))
         if show_row:
             parts.append((self.below, 2, row))
         weights = sum(w for _, w, _ in parts)
         extra = max(0.0, room - sum(px + spacing for _, _, px in parts))
-        stretches = dict.fromkeys((self.bars, self.devices, self.below), 0)
+        stretches: dict[QWidget | QHBoxLayout, int] = dict.fromkeys(
+            (self.bars, self.devices, self.below), 0)
         for item, weight, px in parts:
             stretches[item] = max(1, round(px + extra * weight / weights))
         for item, stretch in stretches.items():

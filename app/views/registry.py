@@ -45,4 +45,7 @@ VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("code", "Code", "code:CodeView", "CUDA source, SASS and the instruction mix"),
     ViewSpec("roofline", "Roofline", "roofline:RooflineView",
              "TFLOPS against arithmetic intensity, on the GPU's roofs per precision"),
+    ViewSpec("timeline", "Timeline", "timeline:TimelineView",
+             "measured per SM, block and warpgroup: a trace build's timeline beside the "
+             "model"),
 )

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from PySide6.QtWidgets import QTabWidget
 
+from ...kernels.protocol import shown
 from ..views.base import View
 from .exports import (
     ANIMATION_SUFFIXES,
@@ -67,7 +68,7 @@ def check_request(path: str | Path, chart: str | None) -> str:
         return name
     name = chart or DEFAULT_CHART
     if name not in TARGETS:
-        raise ExportError(f"no chart called {name!r}; charts: {', '.join(TARGETS)}")
+        raise ExportError(f"no chart called {shown(name, 40)}; charts: {', '.join(TARGETS)}")
     return name
 
 

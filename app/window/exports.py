@@ -26,7 +26,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPixmap
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
-from ...kernels.protocol import write_bytes
+from ...kernels.protocol import shown, write_bytes
 from ..core import export
 from ..core.store import SessionStore
 from ..core.svg_flatten import flatten_svg
@@ -62,7 +62,7 @@ def target_widget(views: Mapping[str, View], name: str) -> QWidget:
     """The widget that ``name`` exports: a chart, a whole view, or an animation's canvas."""
     target = TARGETS.get(name)
     if target is None or target.view not in views:
-        raise ExportError(f"no chart called {name!r}; charts: {', '.join(TARGETS)}")
+        raise ExportError(f"no chart called {shown(name, 40)}; charts: {', '.join(TARGETS)}")
     view = views[target.view]
     if isinstance(view, ViewPanel):
         return view.canvas  # the picture, without the playback buttons

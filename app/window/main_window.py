@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from ...kernels import protocol as rec
 from ...kernels.drive import DeviceSpec
 from ...kernels.ladder import Shape
-from ...kernels.protocol import Mode, RunRequest, SessionWriter
+from ...kernels.protocol import CommandRefused, Mode, RunRequest, SessionWriter, split_command
 from ...kernels.protocol import Recording as Session
 from ..core.preferences_file import PreferencesFile
 from ..core.replay import Speed
@@ -73,6 +73,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.setWindowTitle("gemmscope")
         self.prefs = Preferences(settings)
+        self.live_refused = ""  # why the last live start made no session file
         self.view_state = ViewStateModel()
         # what the window does with its view state (view_state_keeper.py)
         self.view_keeper = ViewStateKeeper(self)
@@ -228,11 +229,21 @@ class MainWindow(QMainWindow):
     def start_live(self, device_name: str, command: list[str] | None = None,
                    session_path: str | Path | None = None, watchdog_s: float | None = None,
                    remote: str | None = None, devices: list[DeviceSpec] | None = None,
-                   split: bool = False) -> Path:
-        """Start the runner, recording to ``session_path`` (WindowSources.start_live)."""
-        return self.sources.start_live(device_name, command, session_path,
-                                       watchdog_s or self.prefs.watchdog_s, remote, devices,
-                                       split, self.prefs.sessions_dir)
+                   split: bool = False) -> Path | None:
+        """Start the runner, recording to ``session_path`` (WindowSources.start_live);
+        None, and a note naming the file, where the session file cannot be made (a FIFO,
+        a link planted in a shared folder, a folder that cannot be written): no runner
+        starts whose lines would go nowhere."""
+        try:
+            return self.sources.start_live(device_name, command, session_path,
+                                           watchdog_s or self.prefs.watchdog_s, remote,
+                                           devices, split, self.prefs.sessions_dir)
+        except OSError as exc:
+            where = exc.filename or session_path or self.prefs.sessions_dir
+            self.live_refused = (f"cannot record the live session: {where}: "
+                                 f"{exc.strerror or exc}")
+            self._note(self.live_refused, error=True)
+            return None
 
     def close_source(self) -> None:
         self.sources.close()
@@ -477,6 +488,10 @@ class MainWindow(QMainWindow):
 
     def set_runner_command(self, text: str) -> str:
         """Keep a live runner command and start it; says what happened, for the status bar."""
+        try:  # a line no shell could split is not kept: it would be refused at every start
+            split_command(text)
+        except CommandRefused as exc:
+            return f"runner command not kept: {exc}"
         self.prefs.runner_command = text
         if text.strip():  # typed or accepted here: the user's own word, kept as such
             why = confirm(self.prefs.settings.path, self.prefs.runner_command)

@@ -19,8 +19,15 @@ from ..ladder import registry
 from ..ladder.shape import Shape
 from ..profile import ncu
 from ..protocol import commands, events
-from ..protocol.option_bounds import OneLineParser, bounded, seconds, telemetry_hz
+from ..protocol.option_bounds import (
+    OneLineParser,
+    bounded,
+    command_line,
+    seconds,
+    telemetry_hz,
+)
 from ..protocol.plan import SWEEP_SIZES, RunRequest
+from ..protocol.text_safety import shown
 from ..toolchain import build_event
 from . import compare, report, serve, user_kernels
 from .options import (
@@ -111,7 +118,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    metavar="S",
                    help="seconds for a runner to become ready, all attempts together; then "
                         f"the command gives up (default {DEFAULT_START_TIMEOUT_S:g})")
-    p.add_argument("--runner", metavar="CMD",
+    p.add_argument("--runner", metavar="CMD", type=command_line,
                    help="the runner command line (default: this Python's "
                         "`-m gemmscope.kernels runner`)")
     p.add_argument("--levels-from", help=argparse.SUPPRESS)
@@ -168,9 +175,20 @@ def build_parser() -> OneLineParser:
                      help="after the runs, probe this GPU's DRAM bandwidth and FFMA and "
                           "tensor-core ceilings per precision (a few seconds): the "
                           "roofline's measured roofs")
+    rec.add_argument("--trace", metavar="LEVELS",
+                     help="after the runs, launch each of these levels' trace build once "
+                          "(comma-separated ids, or 'all' for every level with one) and "
+                          "record its measured timeline as a trace event, with its cost "
+                          "against the plain build (docs/protocol.md, trace)")
+    rec.add_argument("--trace-size", type=shape, default=(4096,) * 3,
+                     metavar="N|MxNxK", help="shape of the traced launch (default 4096)")
+    rec.add_argument("--trace-pairs", type=bounded(int, 0, commands.TRACE_PAIRS[1]),
+                     default=commands.TRACE_PAIRS[0], metavar="N",
+                     help="plain and trace launches timed in alternation for the cost "
+                          f"(default {commands.TRACE_PAIRS[0]})")
     rec.add_argument("--profile-only", action="store_true",
-                     help="with --append: no timed runs, only the --ncu / --ncu-source "
-                          "steps for the planned levels (a long recording in two calls)")
+                     help="with --append: no timed runs, only the --ncu / --ncu-source / "
+                          "--ceilings / --trace steps (a long recording in two calls)")
     report.add_arguments(sub.add_parser("report", help="print the results table of a recording"))
     compare.add_arguments(sub.add_parser(
         "compare", help="each level's %% of cuBLAS in two recordings, with intervals; exit 1 "
@@ -347,5 +365,6 @@ def cluster_of(args: argparse.Namespace) -> ClusterTarget | None:
 def compute_capability(text: str) -> str:
     major, dot, minor = text.partition(".")
     if not (dot and major.isdigit() and minor.isdigit() and len(text) <= 6):
-        raise argparse.ArgumentTypeError(f"{text!r}: give a compute capability, e.g. 8.9")
+        raise argparse.ArgumentTypeError(f"{shown(text, 40)}: give a compute capability, "
+                                         "e.g. 8.9")
     return f"{int(major)}.{int(minor)}"

@@ -12,10 +12,10 @@ Apart from the rest of the CLI, as ``report`` is: it imports only the reader and
 from __future__ import annotations
 
 import argparse
-import math
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
+
+from ..protocol.option_bounds import OneLineParser, bounded
 
 if TYPE_CHECKING:
     from ..protocol.recording import Session
@@ -23,14 +23,16 @@ if TYPE_CHECKING:
 PROG = "gemmscope compare"
 
 
+MAX_FAIL_OVER_PCT = 1000.0  # percentage points: a ratio falls from 1,000% of cuBLAS at most
+
+
 def fail_over(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give percentage points, e.g. 2") from None
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"{text!r}: give percentage points from 0 up")
-    return value
+    """``--fail-over PCT``: percentage points, bounded by the one rule of every number on
+    a command line (kernels/protocol/option_bounds.py)."""
+    return float(_FAIL_OVER(text))
+
+
+_FAIL_OVER = bounded(float, 0, MAX_FAIL_OVER_PCT, unit="percentage points")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("old", metavar="OLD", help="the recording to compare against")
     p.add_argument("new", metavar="NEW", help="the recording to check")
-    p.add_argument("--fail-over", type=fail_over, default=DEFAULT_FAIL_OVER_PCT,
+    p.add_argument("--fail-over", type=_FAIL_OVER, default=DEFAULT_FAIL_OVER_PCT,
                    metavar="PCT",
                    help="exit 1 where a level's %% of cuBLAS fell by more than PCT "
                         "percentage points beyond both intervals (default "
@@ -71,9 +73,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     sessions = []
     for name in (args.old, args.new):
-        if not Path(name).is_file():
-            return refuse(f"{name}: no such file")
-        try:
+        try:  # the reader says why a name is not a file it reads (missing, a FIFO...)
             sessions.append(recording.read_session(name, only=(Result,)))
         except ProtocolError as exc:
             return refuse(str(exc).splitlines()[0] if str(exc) else f"{name}: unreadable")
@@ -106,8 +106,13 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 1 if failed else 0
 
 
+def parser() -> OneLineParser:
+    """The parser of ``gemmscope compare`` started alone (quick.py): one-line refusals."""
+    p = OneLineParser(prog=PROG, description="compare two recordings' ratios")
+    add_arguments(p)
+    return p
+
+
 def main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """``argv``: what follows ``compare`` on the command line."""
-    p = argparse.ArgumentParser(prog=PROG, description="compare two recordings' ratios")
-    add_arguments(p)
-    return run(p.parse_args(argv), stdout or sys.stdout, stderr or sys.stderr)
+    return run(parser().parse_args(argv), stdout or sys.stdout, stderr or sys.stderr)

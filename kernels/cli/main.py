@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import shlex
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TextIO
@@ -24,7 +23,7 @@ from ..profile import ncu, ncu_reference
 from ..protocol import events
 from ..protocol import records as rec
 from ..protocol.decoding import EventRecord, encode
-from ..protocol.option_bounds import OptionRefused
+from ..protocol.option_bounds import OptionRefused, split_command
 from ..protocol.output_file import (
     Output,
     OutputRefused,
@@ -79,7 +78,7 @@ def runner_command(args: argparse.Namespace) -> list[str]:
     if target is not None:
         return remote.ssh_command(target, args.remote_command, extra=args.ssh_option)
     if args.runner:
-        return shlex.split(args.runner)
+        return split_command(args.runner)
     argv = default_runner_command(args.telemetry_hz)
     return argv + (["--levels-from", args.levels_from] if args.levels_from else [])
 
@@ -240,14 +239,15 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     on_cluster = cluster_of(args)
     here = remote_target(args.remote, args.runner) is None and asked is None
     for flag, given in (("--ncu", args.ncu), ("--ncu-source", args.ncu_source),
-                        ("--ceilings", args.ceilings)):
+                        ("--ceilings", args.ceilings), ("--trace", args.trace)):
         if given and not (here and on_cluster is None):
             raise CliError(f"{flag} profiles on this machine's GPU; it cannot go with "
                            "--remote, --device(s) or --cluster")
     if args.profile_only and not (args.append and (args.ncu or args.ncu_source
-                                                   or args.ceilings)):
+                                                   or args.ceilings or args.trace)):
         raise CliError("--profile-only adds profiling steps (--ncu, --ncu-source, "
-                       "--ceilings) to a recording: pass --append and at least one of them")
+                       "--ceilings, --trace) to a recording: pass --append and at least one "
+                       "of them")
     if args.append and (asked or on_cluster is not None):
         raise CliError("--append continues a session of one runner; a session of several "
                        "GPUs (--device, --devices, --cluster) is recorded to a new file")
@@ -267,7 +267,18 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             from ..engine.ceilings import CeilingsStep  # CuPy in this process, at the step
 
             ceilings = CeilingsStep()
-        steps = [s for s in (counters, library, sources, ceilings) if s is not None]
+        traces = None
+        if args.trace:
+            from ..engine.trace_launch import TraceStep, traceable_ids  # CuPy at the step
+
+            ids = [x.strip() for x in args.trace.split(",") if x.strip()]
+            ids = traceable_ids() if ids == ["all"] else ids
+            untraced = [i for i in ids if i not in traceable_ids()]
+            if untraced or not ids:
+                raise CliError(f"--trace: {', '.join(untraced) or 'no level'}: no trace "
+                               f"build; the levels with one: {', '.join(traceable_ids())}")
+            traces = TraceStep(ids, args.trace_size, args.trace_pairs)
+        steps = [s for s in (counters, library, sources, ceilings, traces) if s is not None]
         for step in steps:
             step.check()
     except BaseException:  # nothing ran: no file left behind

@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from typing import TextIO
 
 from ..protocol.option_bounds import OneLineParser
+from ..protocol.text_safety import terminal_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,11 +32,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from ..protocol.events import ProtocolError
     from ..results.session_report import report_lines
 
-    baseline = args.baseline
-    for name in (args.file, baseline):
-        if name is not None and not Path(name).exists():
-            stderr.write(f"gemmscope report: {name}: no such file\n")
-            return 2
+    baseline = args.baseline  # (the reader says why a name is not a file it reads)
     try:
         if baseline is not None:
             from ..results.baseline_report import baseline_lines
@@ -49,7 +45,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         for line in lines:
             stdout.write(line + "\n")
     except ProtocolError as exc:
-        stderr.write(f"gemmscope report: {exc}\n")
+        stderr.write(f"gemmscope report: {terminal_text(str(exc))}\n")
         return 2
     except BrokenPipeError:
         return reader_gone(stdout)

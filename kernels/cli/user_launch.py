@@ -32,7 +32,8 @@ from ..ladder.kernel_spec import SpecError
 from ..ladder.level import MAX_PARAM, Level
 from ..ladder.spec_file import load_spec, read_source
 from ..protocol.commands import MAX_DIM
-from ..protocol.option_bounds import MAX_LAUNCHES, OneLineParser, bounded
+from ..protocol.option_bounds import MAX_LAUNCHES, OneLineParser, bounded, whole_number
+from ..protocol.text_safety import shown
 from ..toolchain.variant_check import check_spec
 
 MODULE = "gemmscope.kernels.cli.user_launch"
@@ -67,13 +68,10 @@ def spec_level(path: str | Path, level_id: str, params: dict[str, int], M: int, 
 def parse_param(text: str) -> tuple[str, int]:
     """'BM=64' (the name is checked against the spec)."""
     name, sep, value = text.partition("=")
-    try:
-        v = int(value)
-    except ValueError:
-        v = -1
-    if not sep or not name.strip() or not 0 <= v <= MAX_PARAM:
-        raise argparse.ArgumentTypeError(f"{text!r}: give NAME=VALUE, a whole number from "
-                                         f"0 to {MAX_PARAM}")
+    v = whole_number(value)
+    if not sep or not name.strip() or v is None or not 0 <= v <= MAX_PARAM:
+        raise argparse.ArgumentTypeError(f"{shown(text, 40)}: give NAME=VALUE, a whole "
+                                         f"number from 0 to {MAX_PARAM}")
     return name.strip(), v
 
 

@@ -28,6 +28,7 @@
 // plain stores when N % 8 != 0).
 #include "common.cuh"
 #include "hopper.cuh"
+#include "trace.cuh"
 
 // wgmma.m64nNk32 with E4M3 operands and FP32 accumulators for the tile widths fp8_deep
 // uses (N = 64..128 in steps of 8): gs_dp_wgmma<N>(d, da, db, accumulate), d the N / 2
@@ -301,6 +302,8 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 gs_tma_prefetch_map(&tmA);
                 gs_tma_prefetch_map(&tmB);
             }
+            GS_TRACE_LANE(lane == 0);
+            GS_TRACE(LANE_START, -1, 0);
             int uses = 0, t;
             bool peer;
             while (sched.next(t, peer)) {
@@ -334,6 +337,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                             gs_tma_load_2d(a_dst + HALF_A, &tmA, &full[s], ks * BK, bm * BM + 128);
                         }
                         gs_tma_load_2d(b_base + s * B_BYTES, &tmB, &full[s], ks * BK, bn * BN);
+                        GS_TRACE(LOAD_ISSUED, t, ks);
                     }
                     float* sc = sc_base + s * SC_FLOATS + lane;
                     const float* src = pa + (long long)ks * M;
@@ -365,6 +369,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     ++uses;
                 }
             }
+            GS_TRACE(LANE_END, -1, 0);
         }
     } else {
         // ------------------------------------------------------------ consumers
@@ -377,9 +382,13 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         float acc[2][R], tmp[R];
         int uses = 0, t;
         bool peer;
+        GS_TRACE_LANE(leader);
+        GS_TRACE(LANE_START, -1, 0);
         while (sched.next(t, peer)) {
             int bm, bn;
             gs_dp_tile(t, tm, tn, GW, bm, bn);
+            GS_TRACE(TILE_BEGIN, t, 0);
+            GS_TRACE_DO(const int gs_uses0 = uses;)
             const int n0 = bn * BN;
             // 8-column groups of the tile in its first scale block of Bt
             const int first_groups = UNIFORM ? R : min(BN, 128 - n0 % 128) / 8;
@@ -399,6 +408,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             };
             auto kblock = [&](int s) {
                 gs_mbar_wait(&full[s], uses & 1);
+                GS_TRACE(DATA_READY, t, (uses - gs_uses0) * STAGES + s);
                 const unsigned sc = gs_smem_addr(sc_base + s * SC_FLOATS);
                 float sa[2][2];
 #pragma unroll
@@ -434,6 +444,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                         acc[w][4 * g + 3] += tmp[4 * g + 3] * r1;
                     }
                 }
+                GS_TRACE(MMA_DONE, t, (uses - gs_uses0) * STAGES + s);
             };
             for (int r = 0; r < rounds; ++r, ++uses) {
 #pragma unroll
@@ -456,6 +467,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             if (!tma_c) {
                 gs_store_acc_bf16(acc[0], C, M, N, row0, n0);
                 gs_store_acc_bf16(acc[1], C, M, N, row0 + 64, n0);
+                GS_TRACE(TILE_END, t, ksteps);
                 continue;
             }
             if (leader) gs_bulk_wait_read<0>();  // the last tile's stores have read the buffer
@@ -497,8 +509,10 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 }
                 gs_bulk_commit();
             }
+            GS_TRACE(TILE_END, t, ksteps);
         }
         if (tma_c && leader) gs_bulk_wait<0>();
+        GS_TRACE(LANE_END, -1, 0);
     }
     if constexpr (CL == 2) gs_dp_cluster_sync();  // no CTA leaves while its peer may signal it
 }

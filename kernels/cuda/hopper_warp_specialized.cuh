@@ -6,6 +6,7 @@
 #include "hopper_barriers.cuh"
 #include "hopper_tma.cuh"
 #include "hopper_schedule.cuh"
+#include "trace.cuh"
 
 // What the two persistent levels share around their consumers: the 1024-byte aligned
 // start of the dynamic shared memory (the swizzled tiles need it; the host adds 1 KB of
@@ -40,6 +41,8 @@ __device__ __forceinline__ void gs_ws_produce(const GsTensorMap* tmA, const GsTe
                                               const GsWork& work) {
     gs_tma_prefetch_map(tmA);
     gs_tma_prefetch_map(tmB);
+    GS_TRACE_LANE(true);
+    GS_TRACE(LANE_START, -1, 0);
     int it = 0;
     gs_for_each_unit(work, [&](int t, int k0, int k1) {
         int bm, bn;
@@ -51,8 +54,10 @@ __device__ __forceinline__ void gs_ws_produce(const GsTensorMap* tmA, const GsTe
             gs_mbar_arrive_expect_tx(&full[s], STAGE_BYTES);
             gs_tma_load_2d(stage, tmA, &full[s], ks * BK, bm * BM);
             gs_tma_load_2d(stage + A_BYTES, tmB, &full[s], ks * BK, bn * BN);
+            GS_TRACE(LOAD_ISSUED, t, ks);
         }
     });
+    GS_TRACE(LANE_END, -1, 0);
 }
 
 // setmaxnreg: the producer warpgroup gives registers back, the consumers take them

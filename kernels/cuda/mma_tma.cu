@@ -18,6 +18,7 @@
 #include "common.cuh"
 #include "hopper.cuh"
 #include "mma.cuh"
+#include "trace.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GM, bool VEC>
 __global__ void __launch_bounds__(128 + (BM / WM) * (BN / WN) * 32, 1)
@@ -51,6 +52,8 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     // -------------------------------------------------------------------- consumers
     gs_setmaxnreg_inc<232>();
     const int tid = threadIdx.x - 128, warp = tid / 32, lane = tid % 32;
+    GS_TRACE_LANE(tid % 128 == 0);
+    GS_TRACE(LANE_START, -1, 0);
     const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
     const int my_tiles = (int)blockIdx.x < tiles ? (tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
     const int total = my_tiles * ktiles;  // K steps this block consumes, all tiles together
@@ -78,11 +81,14 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
 
     if (total > 0) {
         gs_mbar_wait(&full[0], 0);
+        GS_TRACE(DATA_READY, blockIdx.x, 0);
         load_frags(0, 0, 0);
     }
     int g = 0;  // K steps consumed so far
     for (int i = 0; i < my_tiles; ++i) {
         float acc[MT][NT][4] = {};
+        GS_TRACE_DO(const int gs_tile = blockIdx.x + i * gridDim.x;)
+        GS_TRACE(TILE_BEGIN, gs_tile, 0);
         for (int kt = 0; kt < ktiles; ++kt, ++g) {
             const int s = g % STAGES;
 #pragma unroll
@@ -93,6 +99,7 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 } else if (g + 1 < total) {  // K step g + 1 (perhaps the next tile's first)
                     const int s1 = (g + 1) % STAGES;
                     gs_mbar_wait(&full[s1], ((g + 1) / STAGES) & 1);
+                    GS_TRACE(DATA_READY, kt + 1 < ktiles ? gs_tile : gs_tile + gridDim.x, (kt + 1) % ktiles);
                     load_frags(s1, 0, nxt);
                 }
 #pragma unroll
@@ -110,6 +117,7 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 if (kk + 1 == KK) {
                     gs_fence_async_shared();
                     gs_mbar_arrive(&empty[s]);
+                    GS_TRACE(MMA_DONE, gs_tile, kt);
                 }
             }
         }
@@ -119,5 +127,7 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         const int row0 = bm * BM + wm0 + lane / 4, col0 = bn * BN + wn0 + (lane % 4) * 2;
         // float2 stores need 8-byte aligned rows
         gs_store_mma_acc(C, M, N, row0, col0, acc, (N & 1) == 0);
+        GS_TRACE(TILE_END, gs_tile, ktiles);
     }
+    GS_TRACE(LANE_END, -1, 0);
 }

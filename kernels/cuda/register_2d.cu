@@ -7,6 +7,7 @@
 // one block's loads hide behind the other's FMAs (measured 2026-12-02: 0.85 -> 1.18 of
 // siboehm's kernel 5, the same technique, at 4096^3).
 #include "common.cuh"
+#include "trace.cuh"
 
 template <int BM, int BN, int BK, int TM, int TN, bool VEC>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN), 2)
@@ -28,7 +29,11 @@ sgemm_register_2d(int M, int N, int K, const float* __restrict__ A,
 
     float acc[TM][TN] = {};
     float rm[TM], rn[TN];
+    GS_TRACE_LANE(tid == 0);
+    GS_TRACE_DO(const int gs_tile = blockIdx.y * gridDim.x + blockIdx.x;)
+    GS_TRACE(TILE_BEGIN, gs_tile, 0);
     for (int k0 = 0; k0 < K; k0 += BK) {
+        GS_TRACE(LOAD_ISSUED, gs_tile, k0 / BK);
 #pragma unroll
         for (int p = 0; p < BM / A_STRIDE; ++p) {
             const int r = a_row + p * A_STRIDE, gr = block_row + r, gc = k0 + a_col;
@@ -40,6 +45,7 @@ sgemm_register_2d(int M, int N, int K, const float* __restrict__ A,
             Bs[r * BN + b_col] = (gr < K && gc < N) ? B[(gs_index)gr * N + gc] : 0.f;
         }
         __syncthreads();
+        GS_TRACE(DATA_READY, gs_tile, k0 / BK);
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
 #pragma unroll
@@ -52,6 +58,7 @@ sgemm_register_2d(int M, int N, int K, const float* __restrict__ A,
                 for (int j = 0; j < TN; ++j) acc[i][j] += rm[i] * rn[j];
         }
         __syncthreads();
+        GS_TRACE(MMA_DONE, gs_tile, k0 / BK);
     }
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
@@ -62,4 +69,5 @@ sgemm_register_2d(int M, int N, int K, const float* __restrict__ A,
             if (r < M && c < N) C[(gs_index)r * N + c] = acc[i][j];
         }
     }
+    GS_TRACE(TILE_END, gs_tile, GS_CEIL_DIV(K, BK));
 }

@@ -25,6 +25,7 @@
 // host refuses K % 8 != 0 (a tensor map's row pitch must be a multiple of 16 bytes).
 #include "common.cuh"
 #include "hopper.cuh"
+#include "trace.cuh"
 
 template <int BN>
 struct GsWgmmaBf16;
@@ -79,12 +80,16 @@ bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         const bool leader = threadIdx.x % 128 == 0;
         float acc[NREG];
         int it = 0;
+        GS_TRACE_LANE(leader);
+        GS_TRACE(LANE_START, -1, 0);
         gs_for_each_unit(work, [&](int t, int k0, int k1) {
             int bm, bn;
             gs_group_coords(t, tm, tn, GM, bm, bn);
+            GS_TRACE(TILE_BEGIN, t, k0);
             for (int ks = k0; ks < k1; ++ks, ++it) {
                 const int s = it % STAGES;
                 gs_mbar_wait(&full[s], (it / STAGES) & 1);
+                GS_TRACE(DATA_READY, t, ks);
                 const unsigned char* stage = smem + s * STAGE_BYTES;
                 const unsigned long long da = gs_wgmma_desc_sw128(stage + c * 64 * 128);
                 const unsigned long long db = gs_wgmma_desc_sw128(stage + A_BYTES);
@@ -100,20 +105,26 @@ bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 gs_fence_regs(acc);
                 if (leader && (KPIPE == 0 || ks > k0))
                     gs_mbar_arrive(&empty[(it - KPIPE) % STAGES]);
+                GS_TRACE_IF(KPIPE == 0 || ks > k0, MMA_DONE, t, ks - KPIPE);
             }
             if (KPIPE > 0) {
                 gs_wgmma_wait<0>();
                 gs_fence_regs(acc);
                 if (leader) gs_mbar_arrive(&empty[(it - 1) % STAGES]);
+                GS_TRACE(MMA_DONE, t, k1 - 1);
             }
+            GS_TRACE_IF(SK && (k0 != 0 || k1 != work.ksteps), FIXUP_BEGIN, t, k0);
             if (SK && !gs_sk_settle<NREG, CONSUMERS>(acc, ws, flags, work, t, k0, k1, c))
                 return;  // a contributor: its partial sums are in the workspace
+            GS_TRACE_IF(SK && k1 != work.ksteps, FIXUP_DONE, t, k0);
             if (EPI && tma_c)
                 gs_store_acc_tma(acc, smem + STAGES * STAGE_BYTES + c * 16384, &tmC,
                                  bm * BM + c * 64, bn * BN, 1 + c);
             else
                 gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);
+            GS_TRACE(TILE_END, t, k1);
         });
         if (EPI && tma_c && leader) gs_bulk_wait<0>();
+        GS_TRACE(LANE_END, -1, 0);
     }
 }

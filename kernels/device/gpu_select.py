@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from ..protocol.option_bounds import MAX_GPU_INDEX
+from ..protocol.option_bounds import MAX_GPU_INDEX, whole_number
+from ..protocol.text_safety import shown
 
 VISIBLE = "CUDA_VISIBLE_DEVICES"
 ORDER = "CUDA_DEVICE_ORDER"
@@ -42,20 +43,23 @@ def parse_devices(text: str, count: int | None) -> list[int]:
                              "none; give the indices (0,1)")
         return list(range(count))
     out: list[int] = []
+    said = shown(text, 40)
     for part in (p.strip() for p in text.split(",")):
-        lo, dash, hi = part.partition("-")
-        if not lo.isdigit() or (dash and not hi.isdigit()):
-            raise ValueError(f"{text!r}: give GPU indices (0,1 or 0-3) or all")
-        if max(int(lo), int(hi or 0)) > MAX_GPU_INDEX:  # before a range is made of it
-            raise ValueError(f"{text!r}: a GPU index is from 0 to {MAX_GPU_INDEX}")
-        for gpu in range(int(lo), int(hi if dash else lo) + 1):
+        lo_text, dash, hi_text = part.partition("-")
+        lo, hi = whole_number(lo_text), whole_number(hi_text) if dash else None
+        if lo is None or lo_text.strip()[:1] in "+-" or (dash and (
+                hi is None or hi_text.strip()[:1] in "+-")):
+            raise ValueError(f"{said}: give GPU indices (0,1 or 0-3) or all")
+        if max(lo, hi or 0) > MAX_GPU_INDEX:  # before a range is made of it
+            raise ValueError(f"{said}: a GPU index is from 0 to {MAX_GPU_INDEX}")
+        for gpu in range(lo, (hi if hi is not None else lo) + 1):
             if gpu in out:
-                raise ValueError(f"{text!r}: GPU {gpu} is given twice")
+                raise ValueError(f"{said}: GPU {gpu} is given twice")
             out.append(gpu)
     if not out:
-        raise ValueError(f"{text!r}: no GPU index")
+        raise ValueError(f"{said}: no GPU index")
     if count is not None and count > 0 and max(out) >= count:
-        raise ValueError(f"{text!r}: this machine has {count} GPU(s), 0 to {count - 1}")
+        raise ValueError(f"{said}: this machine has {count} GPU(s), 0 to {count - 1}")
     return out
 
 

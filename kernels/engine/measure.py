@@ -128,14 +128,17 @@ ONE_BLOCK_PER_SM_SMEM = 120 * 1024
 
 
 def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = None,
-                   min_smem: int = 0, on_compile: Callable[[], None] | None = None
+                   min_smem: int = 0, on_compile: Callable[[], None] | None = None,
+                   trace: Callable[[nvrtc.Compiled], None] | None = None
                    ) -> tuple[Callable[[], None], dict[str, Any]]:
     """Compile the level and return a launch of the variant this shape uses (on the
     current stream), with the kernel's variant and resources. ``min_smem``: launch with
     at least this much shared memory per block (static + dynamic), the kernel not using
     the extra, to control how many blocks share an SM (the ncu bank-conflict comparison).
     ``on_compile()``: called before the level is built, where this process has not built
-    it yet; the info then says how long that took and whether it came from the cache."""
+    it yet; the info then says how long that took and whether it came from the cache.
+    ``trace``: launch the level's trace build (kernels/cuda/trace.cuh) instead, after
+    calling ``trace(built)`` with it (which points its ``gs_trace`` at a buffer)."""
     M, N, K = ops.shape
     picked = False
     if params is None and level.shape_params is not None:  # parameters picked per shape
@@ -153,7 +156,9 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
     if level.user_file is not None and level.toolchain is not Toolchain.TRITON:
         cc = require_cupy().cuda.Device().compute_capability
         build_event.screen_user_source(level, params, level.arch or f"sm_{cc}")
-    built = nvrtc.compile_level(level, params, compiling)
+    built = nvrtc.compile_level(level, params, compiling, trace=trace is not None)
+    if trace is not None:
+        trace(built)
     vec = level.use_vector_path(M, N, K) or not level.edge_variant
     kernel = built.kernels[vec]
     smem = level.dyn_smem_bytes(built.params)

@@ -40,8 +40,8 @@ from ..protocol import commands, events
 from ..protocol.commands import ENERGY_S
 from ..protocol.events import ErrorKind, Mode, ProtocolError
 from ..toolchain import build_event
-from ..toolchain.nvrtc import CompileError
-from . import triton_launch
+from ..toolchain.nvrtc import CompileError, traceable
+from . import trace_launch, triton_launch
 from .measure import Bench, Refused, refusal, wall_clock
 from .paired import run_paired
 from .paired_sustained import run_sustained_paired
@@ -211,6 +211,9 @@ class Runner:
         if isinstance(cmd, commands.RunCommand):
             if self.run(cmd):
                 return EXIT_CONTEXT_LOST
+        elif isinstance(cmd, commands.TraceCommand):
+            if self.trace(cmd):
+                return EXIT_CONTEXT_LOST
         elif isinstance(cmd, commands.TelemetryCommand):
             if self.sampler is not None:
                 self.sampler.set_rate(cmd.hz)
@@ -253,6 +256,33 @@ class Runner:
             self.error(ErrorKind(refused.kind), str(refused), **where)
             return False
         return self._with_reference(level, cmd, level.params if cmd.params else None)
+
+    def trace(self, cmd: commands.TraceCommand) -> bool:
+        """One trace command (issue 46): the level's trace build launched once, its
+        timeline a ``trace`` event; True when the CUDA context is lost."""
+        where = cmd.where()
+        level = self.levels.get(cmd.level)
+        if level is None:
+            self.error(ErrorKind.UNKNOWN_LEVEL, f"unknown level {cmd.level!r}", **where)
+            return False
+        if self.bench is None:
+            self.error(ErrorKind.NO_GPU, f"cannot trace {level.id}: {self.no_gpu_reason}",
+                       **where)
+            return False
+        refused = refusal(level, cmd.M, cmd.N, cmd.K, self.device)
+        if refused is None and not traceable(level):
+            refused = Refused(f"{level.id} has no trace build; the levels with one: "
+                              f"{', '.join(lv.id for lv in self.levels.values() if traceable(lv))}")
+        if refused is not None:
+            self.error(ErrorKind(refused.kind), str(refused), **where)
+            return False
+        event = self._measured(level, where, lambda: trace_launch.trace_event(
+            level, cmd.M, cmd.N, cmd.K, cmd.pairs))
+        if event is LOST:
+            return True
+        if event is not None:
+            self.emit({**event, "id": cmd.id})
+        return False
 
     def _with_reference(self, level: Level, cmd: commands.RunCommand,
                         params: dict[str, int] | None) -> bool:

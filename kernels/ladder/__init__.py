@@ -26,6 +26,7 @@ __all__ = [
     "catalog",
     "device_arch",
     "get",
+    "ladder",
     "load_spec",
     "read_source",
     "runs_on",
@@ -35,7 +36,7 @@ if TYPE_CHECKING:  # the same names, for the type checker and the import contrac
     from .arch import device_arch, runs_on
     from .kernel_spec import KernelSpec, Param, SpecError
     from .level import MAX_PARAM, MAY_BE_ZERO, MODES, SWITCHES, Kind, Level
-    from .registry import BY_ID, catalog, get
+    from .registry import BY_ID, catalog, get, ladder
     from .shape import Shape
     from .spec_file import load_spec, read_source
 else:
@@ -43,7 +44,7 @@ else:
         "arch": ("device_arch", "runs_on"),
         "kernel_spec": ("KernelSpec", "Param", "SpecError"),
         "level": ("Kind", "Level", "MAX_PARAM", "MAY_BE_ZERO", "MODES", "SWITCHES"),
-        "registry": ("BY_ID", "catalog", "get"),
+        "registry": ("BY_ID", "catalog", "get", "ladder"),
         "shape": ("Shape",),
         "spec_file": ("load_spec", "read_source"),
     })

@@ -33,6 +33,7 @@ __all__ = [
     "Build",
     "CatalogEntry",
     "Ceilings",
+    "CommandRefused",
     "Counters",
     "DeviceEntry",
     "DeviceInfo",
@@ -67,10 +68,13 @@ __all__ = [
     "SustainedConfig",
     "Telemetry",
     "TelemetryBlock",
+    "Trace",
+    "TraceKind",
     "Where",
     "bounded",
     "check_writable",
     "clean_text",
+    "command_line",
     "decode",
     "default_session_path",
     "from_builtins",
@@ -83,10 +87,12 @@ __all__ = [
     "replacing",
     "seconds",
     "shown",
+    "split_command",
     "sweep_requests",
     "target_of",
     "terminal_text",
     "to_builtins",
+    "whole_number",
     "write_bytes",
     "write_text",
 ]
@@ -111,7 +117,15 @@ if TYPE_CHECKING:  # the same names, for the type checker and the import contrac
         ProtocolError,
     )
     from .header_records import CatalogEntry, DeviceEntry, DeviceInfo, Joined, Session
-    from .option_bounds import OneLineParser, bounded, seconds
+    from .option_bounds import (
+        CommandRefused,
+        OneLineParser,
+        bounded,
+        command_line,
+        seconds,
+        split_command,
+        whole_number,
+    )
     from .plan import RunRequest, ladder_requests, parse_shape, sweep_requests
     from .record_base import Event, Placed
     from .recording import Session as Recording
@@ -134,6 +148,7 @@ if TYPE_CHECKING:  # the same names, for the type checker and the import contrac
     from .telemetry_columns import FIELD_INDEX, TelemetryBlock
     from .text_safety import clean_text, markdown_text, shown, terminal_text
     from .throttle import NOT_COUNTED, THROTTLE_MARK, is_slowdown
+    from .trace_records import Trace, TraceKind
 else:
     __getattr__, __dir__ = lazy(__name__, {
         "atomic_file": ("check_writable", "replacing", "target_of", "write_bytes", "write_text"),
@@ -143,7 +158,8 @@ else:
         "events": ("DEFAULT_DISTRIBUTION", "Distribution", "GPM_FIELDS", "Mode",
                    "ProtocolError", "TELEMETRY_FIELDS"),
         "header_records": ("CatalogEntry", "DeviceEntry", "DeviceInfo", "Joined", "Session"),
-        "option_bounds": ("OneLineParser", "bounded", "seconds"),
+        "option_bounds": ("CommandRefused", "OneLineParser", "bounded", "command_line",
+                          "seconds", "split_command", "whole_number"),
         "plan": ("RunRequest", "ladder_requests", "parse_shape", "sweep_requests"),
         "record_base": ("Event", "Placed"),
         "recording": ("Recording=Session", "read_session"),
@@ -155,4 +171,5 @@ else:
         "telemetry_columns": ("FIELD_INDEX", "TelemetryBlock"),
         "text_safety": ("clean_text", "markdown_text", "shown", "terminal_text"),
         "throttle": ("NOT_COUNTED", "THROTTLE_MARK", "is_slowdown"),
+        "trace_records": ("Trace", "TraceKind"),
     })

@@ -22,7 +22,7 @@ from .events import (
     loads,
 )
 
-COMMANDS = ("run", "levels", "ping", "telemetry", "quit")
+COMMANDS = ("run", "trace", "levels", "ping", "telemetry", "quit")
 MAX_DIM = 1 << 20
 MAX_REPEATS = 10_000
 MAX_WARMUP = 1000
@@ -109,6 +109,26 @@ class RunCommand:
         return {"id": self.id, "level": self.level, "M": self.M, "N": self.N, "K": self.K}
 
 
+# a trace command's pairs of plain and trace launches timed for its cost: default, most
+TRACE_PAIRS = (20, 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class TraceCommand:
+    """``trace``: one launch of a level's trace build, its timeline as a ``trace`` event,
+    and its cost against the plain build in ``pairs`` alternating launches (issue 46)."""
+
+    level: str
+    M: int
+    N: int
+    K: int
+    id: Any = None
+    pairs: int = TRACE_PAIRS[0]
+
+    def where(self) -> dict[str, Any]:
+        return {"id": self.id, "level": self.level, "M": self.M, "N": self.N, "K": self.K}
+
+
 @dataclass(frozen=True, slots=True)
 class TelemetryCommand:
     """``telemetry``: the NVML sampling rate (0: off)."""
@@ -125,7 +145,7 @@ class PlainCommand:
     id: Any = None
 
 
-Command = RunCommand | TelemetryCommand | PlainCommand
+Command = RunCommand | TraceCommand | TelemetryCommand | PlainCommand
 
 
 def parse_command(line: str | bytes) -> Command:
@@ -139,9 +159,22 @@ def parse_command(line: str | bytes) -> Command:
         raise ProtocolError(f"unknown command {cmd!r}; known: {', '.join(COMMANDS)}")
     if cmd == "run":
         return _run(obj)
+    if cmd == "trace":
+        return _trace(obj)
     if cmd == "telemetry":
         return TelemetryCommand(check_telemetry_hz(obj.get("hz")), obj.get("id"))
     return PlainCommand(str(cmd), obj.get("id"))
+
+
+def _trace(obj: dict[str, Any]) -> TraceCommand:
+    if not isinstance(obj.get("level"), str):
+        raise ProtocolError('trace needs a string "level"')
+    M, N, K = (check_size(name, obj.get(name)) for name in ("M", "N", "K"))
+    pairs = obj.get("pairs", TRACE_PAIRS[0])
+    if not _is_int(pairs) or not 0 <= pairs <= TRACE_PAIRS[1]:
+        raise ProtocolError(f"pairs must be an integer from 0 to {TRACE_PAIRS[1]}, "
+                            f"not {pairs!r}")
+    return TraceCommand(obj["level"], M, N, K, obj.get("id"), pairs)
 
 
 def _run(obj: dict[str, Any]) -> RunCommand:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,30 @@ from typing import NoReturn
 MAX_SECONDS = 7 * 24 * 3600.0  # a week: beyond that a timeout is no bound
 MAX_GPU_INDEX = 255  # no machine holds more GPUs than an index of this counts
 MAX_LAUNCHES = 1000  # launches of one profiled or checked kernel
+MAX_DIGITS = 18  # a whole number in text: far past every range here, far below int()'s 4,300
+MAX_REFUSAL_CHARS = 400  # a refusal quotes what it refuses, cut to this (its ends kept)
+MAX_COMMAND_CHARS = 4096  # a runner command line (the shell's own limits are far above)
+
+
+_WHOLE = re.compile(rf"[+-]?[0-9]{{1,{MAX_DIGITS}}}")
+
+
+def whole_number(text: str) -> int | None:
+    """A whole number written in ``text`` (ASCII digits, a sign allowed, blanks around),
+    None for anything else: the one reader of a whole number in a value given as text
+    (a shape, a sweep, a GPU list, a picture's size), so that none meets int()'s own
+    limits (a value of 5,000 digits: Python's advice on set_int_max_str_digits)."""
+    text = text.strip()
+    return int(text) if _WHOLE.fullmatch(text) else None
+
+
+def cut_line(text: str, limit: int = MAX_REFUSAL_CHARS) -> str:
+    """A refusal line cut to ``limit`` characters in the middle (its start names the
+    option, its end says why), the length said; a line within it as it is."""
+    if len(text) <= limit:
+        return text
+    keep = limit // 2
+    return f"{text[:keep]}…{text[-keep:]} ({len(text):,} characters)"
 
 
 def _shown(v: float) -> str:
@@ -87,6 +112,39 @@ def seconds(lo: float = 1.0, hi: float = MAX_SECONDS) -> Callable[[str], int | f
     return bounded(float, lo, hi, unit="seconds")
 
 
+class CommandRefused(ValueError):
+    """A command line that cannot be split into words; the message is one line."""
+
+
+def split_command(text: str) -> list[str]:
+    """A command line a user gave (``--runner``, a preferences file's runner command)
+    split into words as a shell would (shlex), the one way every such line is read:
+    CommandRefused in one line for a quote left open, a NUL or a line over
+    MAX_COMMAND_CHARS, never shlex's ValueError."""
+    import shlex
+
+    if len(text) > MAX_COMMAND_CHARS:
+        raise CommandRefused(f"a command line of {len(text):,} characters; at most "
+                             f"{MAX_COMMAND_CHARS:,}")
+    if "\0" in text:
+        raise CommandRefused("a command line holds a NUL character")
+    try:
+        return shlex.split(text)
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise CommandRefused(f"{str(exc).lower()} in the command line; quote it as a "
+                             "shell would") from None
+
+
+def command_line(text: str) -> str:
+    """The argparse type of a command-line option (``--runner CMD``): checked where it is
+    parsed (:func:`split_command`), the text kept as given."""
+    try:
+        split_command(text)
+    except CommandRefused as exc:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: {exc}") from None
+    return text
+
+
 class OptionRefused(SystemExit):
     """A command line that cannot be parsed: ``line`` says which option and why."""
 
@@ -102,7 +160,7 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         # "argument --x: ..." -> "--x: ...", as the commands' own refusals say it
-        said = message.removeprefix("argument ")
+        said = cut_line(message.removeprefix("argument "))  # a value of megabytes: cut
         raise OptionRefused(f"{self.prog}: {said} ({self.prog} --help says more)")
 
     def parse_or_refuse(self, args: Sequence[str] | None = None) -> argparse.Namespace:

@@ -14,6 +14,8 @@ from typing import Any
 from ..ladder.shape import Shape
 from .commands import DEFAULT_REPEATS, MAX_DIM, RunMode, SustainedConfig, check_size
 from .events import Distribution, Mode, ProtocolError
+from .option_bounds import MAX_DIGITS, whole_number
+from .text_safety import shown
 
 # square sizes a sweep walks: powers of two from 256 to 8192
 SWEEP_SIZES = tuple(2**i for i in range(8, 14))
@@ -149,38 +151,43 @@ class RunQueue:
 
 # ------------------------------------------------------------------ sizes as text
 # (ValueError says why not, in words: the command line turns it into argparse's error,
-# kernels/cli/option_types.py; a talk's file into its own)
+# kernels/cli/options.py; a talk's file into its own)
 def parse_shape(text: str) -> tuple[int, int, int]:
     """'4096' (a cube) or 'MxNxK'."""
+    said = shown(text, 40)
     parts = text.lower().replace("×", "x").split("x")
     if len(parts) not in (1, 3):
-        raise ValueError(f"{text!r}: give N (a cube) or MxNxK")
-    try:
-        dims = [int(p) for p in parts]
-    except ValueError:
-        raise ValueError(f"{text!r}: sizes must be whole numbers") from None
+        raise ValueError(f"{said}: give N (a cube) or MxNxK")
+    dims = [whole_number(p) for p in parts]
+    if None in dims:
+        raise ValueError(f"{said}: sizes must be whole numbers of at most {MAX_DIGITS} digits")
     for name, v in zip("MNK", dims * (3 if len(dims) == 1 else 1), strict=True):
         try:
             check_size(name, v)
         except ProtocolError as exc:
-            raise ValueError(f"{text!r}: {exc}") from None
-    return (dims[0],) * 3 if len(dims) == 1 else (dims[0], dims[1], dims[2])
+            raise ValueError(f"{said}: {exc}") from None
+    m, n, k = (dims[0],) * 3 if len(dims) == 1 else dims
+    assert m is not None and n is not None and k is not None
+    return m, n, k
 
 
 def parse_sweep(text: str) -> list[int]:
     """'256:8192' -> powers of two from 256 to 8192 (each side within 1 to MAX_DIM, as
     a size of ``-s`` is)."""
-    try:
-        lo, hi = (int(x) for x in text.split(":"))
-    except ValueError:
-        raise ValueError(f"{text[:40]!r}: give LO:HI, e.g. 256:8192") from None
+    said = shown(text, 40)
+    parts = text.split(":")
+    ends = [whole_number(x) for x in parts]
+    if len(ends) != 2 or None in ends:
+        raise ValueError(f"{said}: give LO:HI, e.g. 256:8192")
+    lo, hi = ends
+    assert lo is not None and hi is not None
     if not 1 <= lo <= hi <= MAX_DIM:
-        raise ValueError(f"{text[:40]!r}: give LO:HI with 1 <= LO <= HI <= {MAX_DIM:,}")
+        raise ValueError(f"{said}: give LO:HI with 1 <= LO <= HI <= {MAX_DIM:,}")
     out, n = [], 1
     while n <= hi:
         if n >= lo:
             out.append(n)
         n *= 2
     if not out:
-        raise ValueError(f"{text!r}: no power of two in range")
+        raise ValueError(f"{said}: no power of two in range")
     return out

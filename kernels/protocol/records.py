@@ -53,6 +53,7 @@ from .run_records import (
     Window,
     bounded_params,
 )
+from .trace_records import Trace, TraceColumns, TraceKind
 
 __all__ = ["BY_TYPE", "EVENTS", "MAX_PARAMS", "AnyEvent", "Build", "Bye", "CatalogEntry",
            "CeilingProbe", "Ceilings", "Counters", "DeviceEntry", "DeviceInfo", "Done",
@@ -61,7 +62,8 @@ __all__ = ["BY_TYPE", "EVENTS", "MAX_PARAMS", "AnyEvent", "Build", "Bye", "Catal
            "Phase", "Placed", "Pong",
            "Ready", "Record", "Repeat", "Restart", "Result", "Run", "RunStart",
            "Session", "SessionTime", "SourceCounters", "SourceRef", "Telemetry",
-           "TelemetryInfo", "Timed", "TrialWindow", "Version", "Where", "Window",
+           "TelemetryInfo", "Timed", "Trace", "TraceColumns", "TraceKind", "TrialWindow",
+           "Version", "Where", "Window",
            "bounded_params"]
 
 
@@ -328,11 +330,11 @@ class LibraryKernel(Run, tag="library_kernel", kw_only=True):
 EVENTS: tuple[type[Event], ...] = (
     Session, Ready, Done, Pong, Bye, Restart, Joined, Levels, RunStart, Repeat, Phase,
     Result, Error, Info, Telemetry, Counters, Build, SourceCounters, Kernel, Ceilings,
-    LibraryKernel)
+    LibraryKernel, Trace)
 BY_TYPE: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in EVENTS}  # type: ignore[misc]
 AnyEvent = (Session | Ready | Done | Pong | Bye | Restart | Joined | Levels | RunStart | Repeat
             | Phase | Result | Error | Info | Telemetry | Counters | Build | SourceCounters
-            | Kernel | Ceilings | LibraryKernel)
+            | Kernel | Ceilings | LibraryKernel | Trace)
 
 # the numeric telemetry fields: the sampler's, the store's columns, the views' strips
 _PLACE = {f.name for f in msgspec.structs.fields(Placed)}

@@ -347,7 +347,7 @@ class Row:
         otherwise."""
         r = self.result
         if self.too_few_pairs:
-            return f"paired, {r.pairs} pairs: too few for an interval"
+            return f"paired, {counted(r.pairs or 0, 'pair')}: too few for an interval"
         if self.pct_interval is None or not r.throttled_pairs:
             return ""
         pairs = f" of {r.pairs}" if r.pairs is not None else ""

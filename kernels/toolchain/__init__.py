@@ -24,6 +24,7 @@ __all__ = [
     "param_changes",
     "parse",
     "repo_path",
+    "traceable",
     "what_if",
     "with_build",
 ]
@@ -31,6 +32,7 @@ __all__ = [
 if TYPE_CHECKING:  # the same names, for the type checker and the import contracts
     from .build_report import param_changes
     from .constraints import Check, Status, check
+    from .nvrtc import traceable
     from .occupancy import what_if
     from .sass import CLASSES, MMA, SassLine, in_span, parse, repo_path
     from .variant_check import check_spec, level_variant, with_build
@@ -38,6 +40,7 @@ else:
     __getattr__, __dir__ = lazy(__name__, {
         "build_report": ("param_changes",),
         "constraints": ("Check", "Status", "check"),
+        "nvrtc": ("traceable",),
         "occupancy": ("what_if",),
         "sass": ("CLASSES", "MMA", "SassLine", "in_span", "parse", "repo_path"),
         "variant_check": ("check_spec", "level_variant", "with_build"),

@@ -24,6 +24,11 @@ from . import nvrtc_options
 
 # a local header of kernels/cuda (common.cuh, hopper.cuh), pasted in place of its #include
 _INCLUDE_LOCAL = re.compile(r'^\s*#include\s+"([A-Za-z0-9_]+\.cuh)"\s*$', re.M)
+# the trace build's lines (kernels/cuda/trace.cuh): a hook, one statement alone on its line,
+# and the header's #include; the plain build's source is the file without them
+TRACE_HEADER = "trace.cuh"
+TRACE_DEFINE = "-DGEMMSCOPE_TRACE"
+_TRACE_LINE = re.compile(r'^\s*(?:GS_TRACE\w*\(|#include\s+"trace\.cuh")')
 BASE_OPTIONS: tuple[str, ...] = nvrtc_options.BASE  # with the options that make builds identical
 
 
@@ -31,15 +36,38 @@ class CompileError(RuntimeError):
     """NVRTC rejected a level; the message carries the compiler log."""
 
 
-def assemble(level: Level) -> str:
+def assemble(level: Level, trace: bool = False) -> str:
     """The level's source with each local header (common.cuh, hopper.cuh) pasted in place
     of its #include, once, transitively. ``#line`` directives keep every line numbered as
     in its own file (repository paths, see :func:`source_files`), so compiler messages and
-    the cubin's line info (-lineinfo) point into the real files, not the pasted string."""
-    return assemble_file(source_file(level))
+    the cubin's line info (-lineinfo) point into the real files, not the pasted string.
+
+    ``trace``: the trace build's source (kernels/cuda/trace.cuh), its hooks kept; without
+    it every trace line is left out (:func:`plain_text`)."""
+    return assemble_file(source_file(level), trace)
 
 
-def assemble_file(main: Path) -> str:
+def plain_text(text: str) -> str:
+    """A CUDA file as the plain build reads it: without its trace lines (a ``GS_TRACE*``
+    hook alone on its line, the ``#include "trace.cuh"``). A file with none is unchanged,
+    and a traced level's plain text is its source before it was traced, so its code key and
+    cubin are too (tests/kernels/toolchain/test_trace_build.py)."""
+    if "GS_TRACE" not in text and TRACE_HEADER not in text:
+        return text
+    kept = [line for line in text.splitlines(keepends=True) if not _TRACE_LINE.match(line)]
+    return "".join(kept)
+
+
+def traceable(level: Level) -> bool:
+    """Whether the level has a trace build: its own source marks its lanes
+    (``GS_TRACE_LANE``, kernels/cuda/trace.cuh)."""
+    try:
+        return "GS_TRACE_LANE" in source_file(level).read_text(encoding="utf-8")
+    except (ValueError, OSError):  # a reference (no source), a user's file gone
+        return False
+
+
+def assemble_file(main: Path, trace: bool = False) -> str:
     """A CUDA file with its local headers pasted in, as :func:`assemble` does for a level
     (the ceiling probes of kernels/cuda/probes use it too)."""
     seen: set[str] = set()
@@ -47,7 +75,8 @@ def assemble_file(main: Path) -> str:
     def expand(path: Path) -> str:
         key = source_key(path)
         out = [f'#line 1 "{key}"']
-        for lineno, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        body = path.read_text(encoding="utf-8")
+        for lineno, text in enumerate((body if trace else plain_text(body)).splitlines(), 1):
             m = _INCLUDE_LOCAL.match(text)
             if m is None:
                 out.append("" if text.strip() == "#pragma once" else text)
@@ -63,14 +92,17 @@ def assemble_file(main: Path) -> str:
     return expand(main) + "\n"
 
 
-def source_files(level: Level) -> dict[str, str]:
+def source_files(level: Level, trace: bool = False) -> dict[str, str]:
     """Every file the level's source is built from, by repository path
     (``kernels/cuda/cp_async.cu``, ``kernels/cuda/common.cuh``), to its text: the .cu and
-    each local header it includes, transitively, in include order."""
+    each local header it includes, transitively, in include order. The plain build's texts
+    are without their trace lines (:func:`plain_text`), as it compiled them, so the lines
+    of its cubin's line info are theirs; ``trace``: the trace build's, whole."""
     files: dict[str, str] = {}
 
     def walk(path: Path) -> None:
         text = path.read_text(encoding="utf-8")
+        text = text if trace else plain_text(text)
         files[source_key(path)] = text
         for m in _INCLUDE_LOCAL.finditer(text):
             header = _local_header(path, m.group(1))
@@ -101,10 +133,12 @@ def source_key(path: Path) -> str:
         return path.name
 
 
-def options(level: Level) -> tuple[str, ...]:
+def options(level: Level, trace: bool = False) -> tuple[str, ...]:
     # GEMMSCOPE_NVRTC_OPTIONS: extra NVRTC options for experiments (e.g. a ptxas flag), part
     # of CuPy's cache key like every option
     opts = (*BASE_OPTIONS, *os.environ.get("GEMMSCOPE_NVRTC_OPTIONS", "").split())
+    if trace:  # the trace build (kernels/cuda/trace.cuh)
+        opts = (*opts, TRACE_DEFINE)
     if level.arch:
         opts = (*opts, f"-arch={level.arch}")
     if "<mma.h>" in source_file(level).read_text(encoding="utf-8"):
@@ -194,25 +228,27 @@ class Compiled:
                 "local_bytes": int(k.local_size_bytes)}
 
 
-_cache: dict[tuple[str, tuple[tuple[str, int], ...]], Compiled] = {}
+_cache: dict[tuple[str, tuple[tuple[str, int], ...], bool], Compiled] = {}
 
 
 def compile_level(level: Level, params: dict[str, int] | None = None,
-                  on_compile: Callable[[], None] | None = None) -> Compiled:
+                  on_compile: Callable[[], None] | None = None,
+                  trace: bool = False) -> Compiled:
     """Compile (or fetch from this process's cache) both variants of a level with CuPy;
     ``on_compile()`` is called first where this process has not built it yet (CuPy then
-    compiles, or loads the cubin from its cache folder)."""
+    compiles, or loads the cubin from its cache folder). ``trace``: its trace build
+    (kernels/cuda/trace.cuh), whose module holds the ``gs_trace`` global."""
     from ..device.gpu import require_cupy
 
     cp = require_cupy()
     params = dict(params or level.params)
-    key = (level.id, tuple(params.items()))
+    key = (level.id, tuple(params.items()), trace)
     if key in _cache:
         return _cache[key]
     if on_compile is not None:
         on_compile()
     names = variants(level, params)
-    source, opts = assemble(level), options(level)
+    source, opts = assemble(level, trace), options(level, trace)
     folder = cupy_cache_folder()
     before = build_cache.entry_names(folder) if folder is not None else frozenset()
     started = time.perf_counter()
@@ -292,18 +328,19 @@ class OfflineBuild:
 
 
 def compile_offline(level: Level, arch: str = "sm_90a",
-                    params: dict[str, int] | None = None) -> OfflineBuild:
+                    params: dict[str, int] | None = None, trace: bool = False) -> OfflineBuild:
     """Compile a level to a cubin with NVRTC (cuda-bindings), no GPU needed: the source
     and options that :func:`compile_level` gives CuPy, for ``arch`` (one ``-arch``) and
-    with CuPy's ``-ftz=true``."""
-    return compile_source(level.id, assemble(level), list(variants(level, params).values()),
-                          offline_options(level, arch), arch)
+    with CuPy's ``-ftz=true``; ``trace``: its trace build."""
+    return compile_source(level.id, assemble(level, trace),
+                          list(variants(level, params).values()),
+                          offline_options(level, arch, trace), arch)
 
 
-def offline_options(level: Level, arch: str) -> tuple[str, ...]:
+def offline_options(level: Level, arch: str, trace: bool = False) -> tuple[str, ...]:
     """The level's options for NVRTC with one ``-arch`` and CuPy's ``-ftz=true``
     (include folders are added when compiling)."""
-    return (*(o for o in options(level) if not o.startswith(("-arch=", "-I"))),
+    return (*(o for o in options(level, trace) if not o.startswith(("-arch=", "-I"))),
             f"-arch={arch}", "-ftz=true")
 
 

@@ -42,6 +42,9 @@ FILES: dict[str, Placement] = {
     "test_deepgemm_reference_gpu.py": Placement(2, 180, "DeepGEMM (skips without it)"),
     "test_mma_tma_gpu.py": Placement(2, 180, "mma_tma after many launches, to 8192^3"),
     "test_paired_gpu.py": Placement(2, 420, "a level and its reference timed in pairs"),
+    # shard 4, beside the sustained runs (238 s measured; shard 3 took 366 s of its 420
+    # before the traces came): the trace builds' compiles and a few launches each
+    "test_trace_gpu.py": Placement(4, 240, "trace builds: correct, bounded, as modelled"),
     # shard 3: Nsight Compute, recordings, user kernels, build events, references
     "test_ncu_bank_conflicts.py": Placement(3, 180, "ncu counters vs the access model"),
     "test_ncu_source_gpu.py": Placement(3, 180, "ncu's source page per level"),

@@ -141,12 +141,16 @@ def test_an_old_recording_draws_no_error_bars_and_says_unpaired(bars):
     assert len(chart.drawn_values()) == len(syn.LADDER_TFLOPS)
 
 
-def test_the_bundled_recording_still_draws_unpaired(bars):
+def test_the_bundled_recording_draws_intervals_for_its_paired_results_only(bars):
+    """The bundled recording mixes levels measured again in pairs (record --update) with
+    older unpaired ones: error bars on the first, the "unpaired" legend for the others."""
     from gemmscope.app.window.sources import bundled_session
     from gemmscope.kernels.protocol.recording import read_session
 
     session = read_session(str(bundled_session()))
     chart = bars([session.header, *session.events], PCT_REF)
     assert chart.rows and (chart.drawn_values() > 0).any()
-    assert chart.drawn_intervals() == {}
+    paired = {r.level for r in chart.rows if r.pct_ci is not None}
+    assert paired and set(chart.drawn_intervals()) == paired
+    assert any(r.unpaired for r in chart.rows)
     assert chart.UNPAIRED_LEGEND in [e.text for e in chart.side_legend.entries]

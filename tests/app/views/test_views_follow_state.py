@@ -53,6 +53,15 @@ def _code(view) -> tuple[str, str | None]:
     return next((w for w in words if w in ids), view.notice.text()), None
 
 
+def _timeline(view) -> tuple[str, str | None]:
+    """The title names the level and the trace's shape ("<level> <shape>: ..."), or the
+    shape chosen where the trace shown was measured at another."""
+    title = view.title.text()
+    level, _, rest = title.partition(" ")
+    chosen = re.search(r"the shape chosen is (\S+)\)", title)
+    return level, chosen.group(1) if chosen else rest.partition(":")[0]
+
+
 # what each view says of the state: (level, shape text, or None: it draws no GEMM shape)
 SAYS: dict[str, Callable[[object], tuple[str, str | None]]] = {
     "charts": _charts,
@@ -63,6 +72,7 @@ SAYS: dict[str, Callable[[object], tuple[str, str | None]]] = {
     "coalescing": _coalescing,
     "code": _code,
     "roofline": _roofline,
+    "timeline": _timeline,
 }
 
 

@@ -95,5 +95,5 @@ def test_the_telemetry_view_lists_what_it_does_not_count(show_telemetry, tmp_pat
     path.write_text("".join(dumps(e) + "\n" for e in events), encoding="utf-8")
     _, view = show_telemetry(path)
     assert view.reason_rows == ["SwPowerCap"]
-    assert "clocks held back by: SwPowerCap (1 samples)" in view.status.text()
-    assert "not counted: ApplicationsClocksSetting (1 samples)" in view.status.text()
+    assert "clocks held back by: SwPowerCap (1 sample)" in view.status.text()
+    assert "not counted: ApplicationsClocksSetting (1 sample)" in view.status.text()

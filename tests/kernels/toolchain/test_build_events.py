@@ -88,7 +88,7 @@ def test_main_loop_of_a_kernel_without_shared_loads_is_the_innermost_mma_loop():
     assert sass.main_loop("/*0000*/ EXIT ;\n") is None
 
 
-def test_sources_are_every_file_the_level_includes():
+def test_sources_are_every_file_the_level_includes_without_trace_lines_unless_traced():
     files = build.source_files(registry.get("wgmma_tma"))
     # hopper.cuh and the topics it includes, in include order (tests/test_cuda_headers.py)
     assert list(files) == ["kernels/cuda/wgmma_tma.cu", "kernels/cuda/common.cuh",
@@ -98,6 +98,16 @@ def test_sources_are_every_file_the_level_includes():
                            "kernels/cuda/hopper_wgmma.cuh", "kernels/cuda/hopper_wgmma_ops.cuh",
                            "kernels/cuda/hopper_epilogue.cuh"]
     for path, text in files.items():
+        raw = (registry.cuda_dir() / path.removeprefix("kernels/cuda/")).read_text()
+        # the plain build's texts are the files without their trace lines, as it compiled them
+        assert text == build.plain_text(raw)
+    # and none of them keeps a trace line or the trace header
+    assert not any("GS_TRACE" in text or "trace.cuh" in text for text in files.values())
+    # the trace build's texts are the files whole, with trace.cuh where it is first included
+    traced = build.source_files(registry.get("wgmma_tma"), trace=True)
+    at = list(files).index("kernels/cuda/hopper_warp_specialized.cuh") + 1
+    assert list(traced) == [*list(files)[:at], "kernels/cuda/trace.cuh", *list(files)[at:]]
+    for path, text in traced.items():
         assert text == (registry.cuda_dir() / path.removeprefix("kernels/cuda/")).read_text()
     assert list(build.source_files(registry.get("naive"))) == [
         "kernels/cuda/naive.cu", "kernels/cuda/common.cuh"]

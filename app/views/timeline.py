@@ -1,0 +1,555 @@
+"""Timeline view (issue 46): what each SM, block and warpgroup did, and when, measured by a
+level's trace build, beside the modelled animation of the same level (the Tiling view's).
+
+Overview: one lane per SM, each block's pieces of output tiles on it over time, coloured
+by tile (shade: its wave); idle SMs hatched, the tail (after the first SM ran out of work)
+shaded. Zoom to one SM: a row per block lane (producer, consumers; a SIMT block's thread
+0), coloured by phase. Hover names block, tile, SM and times. The shape and level are the
+view state's; without a measured trace of them it shows a synthetic one made from the
+model, and says so. Exports: PNG, SVG, and the Chrome trace JSON that Perfetto opens.
+The numbers come from app/core/trace_timeline.py; this module only draws them."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...kernels.ladder import Shape
+from ...kernels.protocol import Trace
+from ...kernels.results import counted
+from ...kernels.toolchain import traceable
+from ..core import trace_timeline as tt
+from ..core.store import Change, SessionStore
+from ..core.view_state import DEFAULT_SHAPE
+from ..theme import Theme
+from ..widgets.fitting import ElidedLabel
+from .animated_canvas import AnimatedCanvas
+from .base import View
+from .tiling import TilingView
+
+CHANGES = frozenset({Change.TRACE, Change.LADDER, Change.HEADER})
+PHASE_COLOURS = {tt.Phase.WAIT: "#d9534f", tt.Phase.LOAD: "#f0ad4e",
+                 tt.Phase.MATH: "#2e8b57", tt.Phase.EPILOGUE: "#5b7fde",
+                 tt.Phase.FIXUP: "#9b59b6", tt.Phase.STAGE_WAIT: "#b0b0b0"}
+GOLDEN = 0.618033988749895
+EXPORT_SIZE = QSize(1280, 720)  # a picture's size unless asked: a slide's
+MIN_TIMELINE_PX = 170  # the measured half's least height: its row of controls, lanes, notes
+
+
+def tile_colour(tile: int, wave: int) -> QColor:
+    """A tile's hue (neighbouring tiles far apart), its wave's shade."""
+    hue = (tile * GOLDEN) % 1.0
+    return QColor.fromHsvF(hue, 0.55, 0.95 if wave % 2 == 0 else 0.72)
+
+
+class TimelineCanvas(QWidget):
+    """Draws a TraceTimeline: SM lanes (or one SM's lanes) over time."""
+
+    hovered = Signal(str)
+    RIGHT = 12.0
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMouseTracking(True)
+        self.setMinimumSize(240, 48)
+        self.timeline: tt.TraceTimeline | None = None
+        self.zoom_sm: int | None = None
+        self.fg, self.bg = QColor("#202020"), QColor("#ffffff")
+        # what the last paint drew, read back by tests and by hover
+        self.drawn_pieces: list[tuple[QRectF, tt.Piece]] = []
+        self.drawn_spans: list[tuple[QRectF, tt.Span]] = []
+        self.drawn_idle: list[int] = []
+        self.drawn_tail: QRectF | None = None
+        self.drawn_rows: list[str] = []
+        self.empty_text = "no trace to show"
+
+    def set_timeline(self, timeline: tt.TraceTimeline | None, zoom_sm: int | None) -> None:
+        self.timeline, self.zoom_sm = timeline, zoom_sm
+        self.update()
+
+    def set_colours(self, fg: str, bg: str) -> None:
+        self.fg, self.bg = QColor(fg), QColor(bg)
+        self.update()
+
+    # ------------------------------------------------------------------ geometry
+    # the gutters follow the type (on stage it is larger): the lane names at the left,
+    # "tail" above, the µs axis below
+    @property
+    def LEFT(self) -> float:
+        """The gutter of the lane names: "SM 131", or "b131 consumer 2" zoomed."""
+        widest = "SM 131" if self.zoom_sm is None else "b131 consumer 2"
+        return float(self.fontMetrics().horizontalAdvance(widest) + 10)
+
+    @property
+    def TOP(self) -> float:
+        return float(self.fontMetrics().height() + 4)
+
+    @property
+    def BOTTOM(self) -> float:
+        return float(self.fontMetrics().height() + 8)
+
+    def _plot(self, size: QSize) -> QRectF:
+        return QRectF(self.LEFT, self.TOP, max(1.0, size.width() - self.LEFT - self.RIGHT),
+                      max(1.0, size.height() - self.TOP - self.BOTTOM))
+
+    def _x(self, plot: QRectF, t_ns: float) -> float:
+        span = max(1, self.timeline.makespan_ns) if self.timeline else 1
+        return plot.left() + plot.width() * t_ns / span
+
+    # ------------------------------------------------------------------ paint
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        self.draw(p, self.size())
+        p.end()
+
+    def draw(self, p: QPainter, size: QSize) -> None:
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        p.fillRect(QRectF(0, 0, size.width(), size.height()), self.bg)
+        self.drawn_pieces, self.drawn_spans, self.drawn_idle = [], [], []
+        self.drawn_tail, self.drawn_rows = None, []
+        if self.timeline is None:
+            p.setPen(self.fg)
+            p.drawText(QRectF(0, 0, size.width(), size.height()),
+                       Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+                       self.empty_text)
+            return
+        plot = self._plot(size)
+        if self.zoom_sm is None:
+            self._draw_sms(p, plot)
+        else:
+            self._draw_zoom(p, plot, self.zoom_sm)
+        self._draw_axis(p, plot)
+
+    def _draw_sms(self, p: QPainter, plot: QRectF) -> None:
+        tl = self.timeline
+        assert tl is not None
+        rows = max(1, tl.sm_count)
+        h = plot.height() / rows
+        idle = set(tl.idle_sms)
+        hatch = QBrush(QColor(150, 150, 150, 110), Qt.BrushStyle.BDiagPattern)
+        for sm in range(rows):
+            if sm in idle:
+                r = QRectF(plot.left(), plot.top() + sm * h, plot.width(), h)
+                p.fillRect(r, hatch)
+                self.drawn_idle.append(sm)
+        tail = QRectF(self._x(plot, tl.tail_start_ns), plot.top(),
+                      self._x(plot, tl.makespan_ns) - self._x(plot, tl.tail_start_ns),
+                      plot.height())
+        if tail.width() >= 1:
+            p.fillRect(tail, QColor(255, 200, 0, 45))
+            self.drawn_tail = tail
+        p.setPen(Qt.PenStyle.NoPen)
+        gap = 1.0 if h >= 4 else 0.0
+        for piece in tl.pieces:
+            x0, x1 = self._x(plot, piece.start_ns), self._x(plot, piece.end_ns)
+            r = QRectF(x0, plot.top() + piece.sm * h, max(1.0, x1 - x0 - gap),
+                       max(1.0, h - gap))
+            p.fillRect(r, tile_colour(piece.tile, piece.wave))
+            self.drawn_pieces.append((r, piece))
+        p.setPen(self.fg)
+        line = self.fontMetrics().height()
+        every = max(1, math.ceil(line / max(h, 0.1)))  # labels a line apart, never over
+        for sm in range(0, rows, every):
+            y = plot.top() + sm * h + h / 2
+            if y + line / 2 > plot.bottom() + 1:
+                break
+            p.drawText(QRectF(0, y - line / 2, self.LEFT - 6, line),
+                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"SM {sm}")
+        self.drawn_rows = [f"SM {sm}" for sm in range(rows)]
+        if self.drawn_tail is not None:
+            p.drawText(QRectF(tail.left() + 2, 2, 200, self.TOP - 4),
+                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, "tail")
+
+    def _draw_zoom(self, p: QPainter, plot: QRectF, sm: int) -> None:
+        tl = self.timeline
+        assert tl is not None
+        rows = tl.lanes_of(sm)
+        if not rows:
+            p.setPen(self.fg)
+            p.drawText(plot, Qt.AlignmentFlag.AlignCenter,
+                       f"SM {sm}: no K-stage events kept for it (see the notes)")
+            return
+        h = plot.height() / len(rows)
+        index = {r: i for i, r in enumerate(rows)}
+        p.setPen(Qt.PenStyle.NoPen)
+        for s in tl.phases.get(sm, []):
+            i = index[(s.block, s.lane)]
+            x0, x1 = self._x(plot, s.start_ns), self._x(plot, s.end_ns)
+            # a pixel between steps where they are wide enough to tell apart
+            w = x1 - x0 - (1.0 if x1 - x0 >= 3 else 0.0)
+            r = QRectF(x0, plot.top() + i * h + 1, max(1.0, w), max(1.0, h - 2))
+            p.fillRect(r, QColor(PHASE_COLOURS[s.phase]))
+            self.drawn_spans.append((r, s))
+        p.setPen(self.fg)
+        for i, (b, lane) in enumerate(rows):
+            name = f"b{b} {tl.lane_names.get(lane, f'lane {lane}')}"
+            self.drawn_rows.append(name)
+            p.drawText(QRectF(0, plot.top() + i * h, self.LEFT - 6, h),
+                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                       name if len(name) < 18 else name[:17] + "…")
+
+    def _draw_axis(self, p: QPainter, plot: QRectF) -> None:
+        tl = self.timeline
+        assert tl is not None
+        p.setPen(QPen(self.fg, 1))
+        p.drawLine(QPointF(plot.left(), plot.bottom()), QPointF(plot.right(), plot.bottom()))
+        total_us = tl.makespan_ns / 1000
+        step = _nice_step(total_us / 6)
+        t = 0.0
+        while t <= total_us + 1e-9 and step > 0:
+            x = self._x(plot, t * 1000)
+            p.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 4))
+            p.drawText(QRectF(x - 40, plot.bottom() + 4, 80, self.BOTTOM - 4),
+                       Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, f"{t:g} µs")
+            t += step
+
+    # ------------------------------------------------------------------ hover
+    def text_at(self, pos: QPointF) -> str:
+        tl = self.timeline
+        if tl is None:
+            return ""
+        for r, s in self.drawn_spans:
+            if r.contains(pos):
+                return tl.describe_span(self.zoom_sm if self.zoom_sm is not None else -1, s)
+        for r, piece in self.drawn_pieces:
+            if r.contains(pos):
+                return tl.describe_piece(piece)
+        plot = self._plot(self.size())
+        if self.zoom_sm is None and plot.contains(pos):
+            sm = int((pos.y() - plot.top()) / (plot.height() / max(1, tl.sm_count)))
+            if sm in tl.idle_sms:
+                return f"SM {sm}: idle the whole launch"
+        return ""
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        text = self.text_at(event.position())
+        self.hovered.emit(text)
+        if text:
+            QToolTip.showText(event.globalPosition().toPoint(), text, self)
+        else:
+            QToolTip.hideText()
+        super().mouseMoveEvent(event)
+
+    # ------------------------------------------------------------------ exports
+    def image(self, size: QSize) -> QImage:
+        img = QImage(size, QImage.Format.Format_ARGB32)
+        p = QPainter(img)
+        self.draw(p, size)
+        p.end()
+        return img
+
+    def save_png(self, path: str | Path, size: QSize = EXPORT_SIZE) -> None:
+        if not self.image(size).save(str(path), "PNG"):  # type: ignore[call-overload]
+            raise OSError(f"cannot write {path}")
+
+    def save_svg(self, path: str | Path, size: QSize = EXPORT_SIZE) -> None:
+        gen = QSvgGenerator()
+        gen.setFileName(str(path))
+        gen.setSize(size)
+        gen.setViewBox(QRectF(0, 0, size.width(), size.height()))
+        gen.setTitle("gemmscope timeline")
+        p = QPainter(gen)
+        self.draw(p, size)
+        p.end()
+
+
+def _nice_step(raw: float) -> float:
+    if raw <= 0:
+        return 0.0
+    mag = 10 ** int(f"{raw:e}".split("e")[1])
+    return next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+
+
+class TimelineView(QWidget, View):
+    """The Timeline tab: the modelled animation (left) and the measured timeline (right)."""
+
+    def __init__(self, level_id: str = "wgmma_tma", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.store: SessionStore | None = None
+        self.level_id = level_id
+        self.shape: Shape = DEFAULT_SHAPE
+        self.trace: Trace | None = None
+        self.timeline: tt.TraceTimeline | None = None
+        self._synthetic: dict[tuple[str, Shape], Trace] = {}
+        self._behind = False  # hidden when the level, shape or store last changed
+        self.model = TilingView(level_id)
+        self.canvas = TimelineCanvas()
+        self.title = ElidedLabel("")
+        self.zoom_box = QComboBox()
+        self.zoom_box.currentIndexChanged.connect(self._on_zoom)
+        self.png_button, self.svg_button = QPushButton("PNG…"), QPushButton("SVG…")
+        self.json_button = QPushButton("Perfetto JSON…")
+        for button, suffix in ((self.png_button, "png"), (self.svg_button, "svg"),
+                               (self.json_button, "json")):
+            button.clicked.connect(lambda _=False, s=suffix: self._ask_export(s))
+        # one line under the timeline: what the pointer is on, else the notes (whole in
+        # the tooltip where cut)
+        self.hover_line = ElidedLabel("")
+        self.notes = ElidedLabel("")
+        self.canvas.hovered.connect(self._on_hover)
+
+        controls = QHBoxLayout()
+        controls.addWidget(self.title, 1)
+        controls.addWidget(QLabel("zoom"))
+        controls.addWidget(self.zoom_box)
+        for b in (self.png_button, self.svg_button, self.json_button):
+            controls.addWidget(b)
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.addLayout(controls)
+        rl.addWidget(self.canvas, 1)
+        rl.addWidget(self.hover_line)
+        rl.addWidget(self.notes)
+        self.hover_line.hide()
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        self.model_title = ElidedLabel("the model says")
+        ll.addWidget(self.model_title)
+        ll.addWidget(self.model, 1)
+        # the model above the measurement, each the window's whole width: the Tiling view's
+        # picture needs it (beside each other, at 1280 pixels its captions were cut)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        self.split = split
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(split)
+
+    def showEvent(self, event: object) -> None:
+        super().showEvent(event)  # type: ignore[arg-type]
+        if self._behind:
+            self._show()
+        self._fit_split()
+
+    def resizeEvent(self, event: object) -> None:
+        super().resizeEvent(event)  # type: ignore[arg-type]
+        self._fit_split()
+
+    def _fit_split(self) -> None:
+        """The model's picture first (it has the most text to fit): the height its canvas
+        asks for at this width, its title and playback bar, the rest to the timeline."""
+        h = self.split.height()
+        if h < 2:
+            return
+        canvas = self.model.canvas
+        bar = self.model.bar.sizeHint().height() if self.model.bar.isVisibleTo(self) else 0
+        title = (self.model_title.sizeHint().height()
+                 if self.model_title.isVisibleTo(self) else 0)
+        need = canvas.picture_height(max(1, self.split.width())) + bar + title + 24
+        top = max(round(h * 0.5), min(need, h - MIN_TIMELINE_PX))
+        self.split.setSizes([top, h - top])
+
+    def _on_hover(self, text: str) -> None:
+        self.hover_line.setText(text)
+        self.hover_line.setVisible(bool(text))
+        self.notes.setVisible(not text)
+
+    # ------------------------------------------------------------------ View
+    def bind(self, store: SessionStore) -> None:
+        self.store = store
+        self.model.bind(store)
+        self.refresh(set(Change))
+
+    def refresh(self, changes: set[Change]) -> None:
+        if self.store is None or not changes & CHANGES:
+            return
+        self.shape = self.store.view.state.shape or DEFAULT_SHAPE
+        self._show()
+
+    def set_level(self, level_id: str) -> bool:
+        """Any level: its model animates above; a level without a trace build (and no
+        trace in the recording) says so where the timeline would be."""
+        if not self.model.set_level(level_id):
+            return False
+        self.level_id = level_id
+        self._show()
+        self._fit_split()
+        return True
+
+    def set_animated(self, on: bool) -> None:
+        self.model.set_animated(on)
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.model.apply_theme(theme)
+        # on stage the model's playback bar goes (the talk's keys step the animation): its
+        # stage type wraps it onto lines the two pictures need at 1280 x 720
+        self.model.bar.setVisible(theme.name == "normal")
+        self.model_title.setVisible(theme.name == "normal")
+        self.canvas.set_colours(theme.foreground, theme.background)
+        sheet = "" if theme.name == "normal" else f"color: {theme.foreground}"
+        for label in (self.title, self.hover_line, self.notes, self.model_title):
+            label.setStyleSheet(sheet)
+
+    def animation(self) -> AnimatedCanvas | None:
+        return self.model.canvas
+
+    # ------------------------------------------------------------------ content
+    def chosen_trace(self) -> Trace | None:
+        """The store's trace of the level at the view state's shape, else its trace at
+        another shape, else a synthetic one of the model at the shape."""
+        if self.store is not None:
+            found = self.store.traces.get((self.level_id, self.shape))
+            if found is None:
+                others = [t for (lv, _), t in self.store.traces.items() if lv == self.level_id]
+                found = others[-1] if others else None
+            if found is not None:
+                return found
+        if not traceable_id(self.level_id):
+            return None
+        key = (self.level_id, self.shape)
+        if key not in self._synthetic:
+            try:
+                self._synthetic[key] = tt.synthetic(self.level_id, self.shape)
+            except ValueError:  # a shape the level refuses
+                return None
+        return self._synthetic[key]
+
+    def _show(self) -> None:
+        """Bring the title, notes and timeline up to the level, shape and store; while the
+        tab is hidden, only noted (a synthetic trace takes a fifth of a second to make, and
+        every level change reaches every view): showEvent catches up."""
+        self._behind = not self.isVisible()
+        if self._behind:
+            return
+        trace = self.chosen_trace()
+        if trace is not self.trace:
+            self.trace = trace
+            self.timeline = tt.build(trace) if trace is not None else None
+            self._fill_zoom()
+        self.canvas.empty_text = self._title()
+        self.canvas.set_timeline(self.timeline, self.zoom_box.currentData())
+        self.title.setText(self._title())
+        self.notes.setText(self._notes())
+        self.model_title.setText(f"the model says ({self.level_id}, {self.shape}): "
+                                 f"{self._model_summary()}")
+
+    def _fill_zoom(self) -> None:
+        self.zoom_box.blockSignals(True)
+        self.zoom_box.clear()
+        self.zoom_box.addItem("all SMs", None)
+        if self.timeline is not None:
+            for sm in self.timeline.sms_with_phases():
+                self.zoom_box.addItem(f"SM {sm}", sm)
+        self.zoom_box.blockSignals(False)
+
+    def zoom(self, sm: int | None) -> None:
+        """Zoom to one SM (None: every SM)."""
+        i = self.zoom_box.findData(sm)
+        self.zoom_box.setCurrentIndex(max(0, i))
+
+    def _on_zoom(self, _index: int) -> None:
+        sm = self.zoom_box.currentData()
+        self.canvas.set_timeline(self.timeline, sm)
+        if sm is not None and self.timeline is not None:
+            block = next((b for b, (s, _, _) in self.timeline.block_spans.items() if s == sm),
+                         None)
+            scene = getattr(self.model.canvas, "scene", None)
+            if block is not None and scene is not None and self.timeline.trace.tiles:
+                self.model.canvas.select_sm(block)  # type: ignore[attr-defined]
+
+    def _title(self) -> str:
+        t = self.trace
+        if t is None:
+            if not traceable_id(self.level_id):
+                return (f"{self.level_id} {self.shape}: no trace build of this level; the "
+                        f"levels with one: {', '.join(TRACED_IDS())}")
+            return f"{self.level_id} {self.shape}: no trace (the level refuses the shape)"
+        what = ("SYNTHETIC (the model's schedule, invented times; not measured)"
+                if t.synthetic else "measured by the trace build")
+        where = "" if t.shape == self.shape else f" (the shape chosen is {self.shape})"
+        cost = (f"; trace build {t.overhead_pct:+.1f}% over plain" if t.overhead_pct is not None
+                else "")
+        return f"{t.level} {t.shape}{where}: {what}{cost}"
+
+    def _notes(self) -> str:
+        tl = self.timeline
+        if tl is None:
+            return ""
+        t = tl.trace
+        parts = [f"{len(tl.block_spans)} blocks on {tl.sm_count - len(tl.idle_sms)} of "
+                 f"{tl.sm_count} SMs, {tl.waves()} waves; {len(tl.idle_sms)} idle SMs; "
+                 f"tail {(tl.makespan_ns - tl.tail_start_ns) / 1000:.1f} of "
+                 f"{tl.makespan_ns / 1000:.1f} µs"]
+        share = tl.phase_share()
+        if share:
+            parts.append("lane time: " + ", ".join(f"{p.value} {v:.0%}"
+                                                    for p, v in share.items()))
+        if t.stage_sms is not None:
+            parts.append(f"K-stage events of SMs {', '.join(map(str, t.stage_sms[:12]))}"
+                         f"{'…' if len(t.stage_sms) > 12 else ''} only (the event's bound)")
+        if t.full_lanes or t.lost_blocks:
+            parts.append(f"⚠ {counted(t.full_lanes, 'lane')} ran out of slots, "
+                         f"{counted(t.lost_blocks, 'block')} found none: events missing")
+        return "; ".join(parts)
+
+    def _model_summary(self) -> str:
+        t = self.trace
+        if t is None or t.grid is None or not t.tiles:
+            return ""
+        if t.grid >= t.tiles:
+            return f"{t.tiles} tiles, one per block, {t.grid} blocks"
+        per, extra = divmod(t.tiles, t.grid)
+        return (f"{t.tiles} tiles over {t.grid} persistent blocks: {per + 1} on {extra}, "
+                f"{per} on {t.grid - extra}" if extra else f"{per} tiles on each of {t.grid}")
+
+    # ------------------------------------------------------------------ exports
+    def export(self, path: str | Path, size: QSize = EXPORT_SIZE) -> Path:
+        """The timeline as a picture (.png, .svg) or as Chrome trace JSON (.json)."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".png":
+            self.canvas.save_png(path, size)
+        elif suffix == ".svg":
+            self.canvas.save_svg(path, size)
+        elif suffix == ".json":
+            if self.timeline is None:
+                raise ValueError("no trace to export")
+            path.write_text(json.dumps(self.timeline.chrome_trace()), encoding="utf-8")
+        else:
+            raise ValueError(f"{path.name}: .png, .svg or .json")
+        return path
+
+    def _ask_export(self, suffix: str) -> None:
+        from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+        name = f"timeline-{self.level_id}-{self.shape.M}x{self.shape.N}x{self.shape.K}.{suffix}"
+        path, _ = QFileDialog.getSaveFileName(self, "Export the timeline", name)
+        if not path:
+            return
+        try:
+            self.export(path)
+        except (OSError, ValueError) as exc:
+            QMessageBox.warning(self, "Export", str(exc))
+
+
+def TRACED_IDS() -> list[str]:  # the constant it is, made when first asked
+    from ...kernels import ladder
+
+    return [lv.id for lv in ladder.ladder() if traceable(lv)]
+
+
+def traceable_id(level_id: str) -> bool:
+    from ...kernels.ladder import BY_ID
+
+    level = BY_ID.get(level_id)
+    return level is not None and traceable(level)

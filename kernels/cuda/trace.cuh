@@ -1,0 +1,101 @@
+// The trace build of a level (issue 46): what each block did, on which SM, and when.
+// A level marks its events with the GS_TRACE* macros below, each alone on its line. The
+// plain build never sees those lines: kernels/toolchain/nvrtc.py's assembler leaves out
+// every line that begins with GS_TRACE and the #include of this header, so the plain
+// build's source, code key and cubin are those of the level before it was traced. The
+// trace build keeps them, pastes this header in and defines GEMMSCOPE_TRACE.
+//
+// Records: one lane per warpgroup of a block (lane = linear thread index / 128), one thread
+// of the lane writing, a register counter per lane, no atomics. The host sizes the buffer
+// before the launch (kernels/engine/trace_launch.py) and sets gs_trace: lanes x cap records
+// of 32 bytes, and a count per lane that goes on counting past cap, so a full lane is said
+// (count > cap) and nothing is written past its slots. A block beyond the lanes the host
+// sized counts itself in `lost`.
+//
+// A record: %globaltimer (ns, 64 bits), clock64 (the SM's cycles, which place a block's
+// events finer than the global timer's steps), then kind | lane << 8 | smid << 16, the
+// output tile, the K step (or the stage use) and the linear block index.
+#pragma once
+
+#ifdef GEMMSCOPE_TRACE
+struct GsTrace {
+    unsigned* counts;    // per lane: records written or wanted
+    uint4* recs;         // lanes x cap x 2 uint4
+    unsigned* lost;      // blocks that found no lane
+    unsigned lanes;      // blocks x lanes_per_block
+    unsigned cap;        // records per lane
+    unsigned lanes_per_block;
+};
+__constant__ GsTrace gs_trace;  // set by the host before the launch (cupy get_global)
+
+// the kinds, as kernels/protocol/trace_records.py names them (same order)
+enum GsTraceKind : unsigned {
+    GS_TR_LANE_START = 0,  // the lane's thread began (after the block's barriers were set up)
+    GS_TR_LANE_END = 1,    // the lane's thread has nothing more to do
+    GS_TR_TILE_BEGIN = 2,  // a piece of an output tile begins (k: its first K step)
+    GS_TR_TILE_END = 3,    // its results are stored (or handed on: stream-K)
+    GS_TR_LOAD_ISSUED = 4, // a K step's copies were issued (producer: after its empty wait)
+    GS_TR_DATA_READY = 5,  // a K step's operands are in shared memory (the consumer's wait)
+    GS_TR_MMA_DONE = 6,    // a K step's products are done and its stage freed
+    GS_TR_FIXUP_BEGIN = 7, // stream-K: a cut tile's partial sums handed on (k != 0) or gathered
+    GS_TR_FIXUP_DONE = 8,  // stream-K: the finisher has every contributor's sums
+};
+
+struct GsTraceLane {
+    // Two registers of state, this thread's slot and its count, so that a level at its
+    // register cap (register_2d: 128, for two blocks per SM) takes its trace without a
+    // spill: gs_trace is in constant memory, and the block and SM a record names are read
+    // again at each event from special registers, on the one thread that writes.
+    unsigned slot;  // this lane's slot; ~0u: this thread does not record
+    unsigned n;
+    __device__ __forceinline__ explicit GsTraceLane(bool writer) {
+        slot = ~0u;
+        n = 0;
+        if (!writer || gs_trace.recs == nullptr) return;
+        const unsigned s = gs_block() * gs_trace.lanes_per_block + gs_lane();
+        if (s >= gs_trace.lanes) {
+            if (gs_lane() == 0) atomicAdd(gs_trace.lost, 1u);
+            return;
+        }
+        slot = s;
+    }
+    __device__ __forceinline__ static unsigned gs_block() {
+        return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    }
+    __device__ __forceinline__ static unsigned gs_lane() {
+        return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 128;
+    }
+    __device__ __forceinline__ void put(unsigned kind, int tile, int k) {
+        if (slot == ~0u) return;
+        unsigned long long t, c;
+        unsigned sm;
+        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+        asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(c));
+        asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+        if (n < gs_trace.cap) {
+            uint4* r = gs_trace.recs + 2ull * (slot * (unsigned long long)gs_trace.cap + n);
+            r[0] = make_uint4((unsigned)t, (unsigned)(t >> 32), (unsigned)c, (unsigned)(c >> 32));
+            r[1] = make_uint4(kind | gs_lane() << 8 | sm << 16, (unsigned)tile, (unsigned)k,
+                              gs_block());
+        }
+        gs_trace.counts[slot] = ++n;  // a store, no read: the host's count, full or not
+    }
+};
+
+// GS_TRACE_LANE(writer): this thread's lane (its warpgroup); `writer` picks the one thread
+// of the lane that records. GS_TRACE(kind, tile, k): an event of the lane, kind without its
+// GS_TR_ prefix. GS_TRACE_IF(cond, kind, tile, k): the same where cond holds.
+// GS_TRACE_DO(statement): a statement only the trace build has (a variable it needs).
+#define GS_TRACE_LANE(writer) GsTraceLane gs_tr(writer)
+#define GS_TRACE(kind, tile, k) gs_tr.put(GS_TR_##kind, (tile), (k))
+#define GS_TRACE_IF(cond, kind, tile, k) \
+    do {                                 \
+        if (cond) GS_TRACE(kind, tile, k); \
+    } while (0)
+#define GS_TRACE_DO(...) __VA_ARGS__
+#else
+#define GS_TRACE_LANE(writer) ((void)0)
+#define GS_TRACE(kind, tile, k) ((void)0)
+#define GS_TRACE_IF(cond, kind, tile, k) ((void)0)
+#define GS_TRACE_DO(...)
+#endif

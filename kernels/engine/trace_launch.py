@@ -1,0 +1,187 @@
+"""A level's measured timeline (issue 46): its trace build launched once into a buffer
+sized before the launch, read back and decoded into a ``trace`` event, with its cost
+against the plain build measured in alternating pairs.
+
+    python -m gemmscope.kernels.engine.trace_launch LEVEL M N K [--pairs 20] [--out F]
+
+prints the event's summary (and writes the event as one JSON line to F). The runner's
+``trace`` command calls :func:`trace_event`.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..device.gpu import require_cupy
+from ..ladder import registry
+from ..ladder.level import Level
+from ..models.trace_schedule import TraceSchedule, schedule
+from ..protocol import events, trace_buffer
+from ..protocol.commands import MAX_DIM, TRACE_PAIRS
+from ..protocol.option_bounds import OneLineParser, bounded
+from ..toolchain import nvrtc
+from .measure import level_launcher
+from .operands import check, random_inputs
+
+# the most device memory a trace buffer takes; a bigger want is cut per lane, and the
+# lanes that run out of slots are said (``full_lanes``)
+MAX_BUFFER_BYTES = 1 << 30
+GLOBAL_BYTES = 40  # trace.cuh's GsTrace: 3 pointers, 3 unsigned, padding
+
+
+class NotTraceable(ValueError):
+    """The level has no trace build (its source marks no GS_TRACE_LANE)."""
+
+
+def lane_capacity(s: TraceSchedule) -> int:
+    """Records one lane may need: its start and end, and per piece of its busiest block
+    the tile's begin and end, three per K step (a SIMT lane's load, ready and done), a
+    fix-up's two."""
+    per_block = (sum(4 + 3 * (k1 - k0) for _, k0, k1 in pieces) for pieces in s.pieces)
+    return 2 + max(per_block, default=0)
+
+
+def trace_event(level: Level, M: int, N: int, K: int, pairs: int = TRACE_PAIRS[0]
+                ) -> dict[str, Any]:
+    """The ``trace`` event of one launch of ``level``'s trace build at M x N x K (no ``t``:
+    the runner stamps it). Raises NotTraceable for a level without a trace build."""
+    if not nvrtc.traceable(level):
+        raise NotTraceable(f"{level.id} has no trace build (its source marks no lanes; "
+                           "kernels/cuda/trace.cuh says how to add one)")
+    cp = require_cupy()
+    sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
+    model = schedule(level, M, N, K, sms)
+    lanes = model.grid * model.lanes_per_block
+    cap = max(1, min(lane_capacity(model),
+                     MAX_BUFFER_BYTES // max(1, lanes * trace_buffer.RECORD_BYTES)))
+    counts = cp.zeros(lanes, cp.uint32)
+    recs = cp.zeros(lanes * cap * trace_buffer.RECORD_WORDS, cp.uint32)
+    lost = cp.zeros(1, cp.uint32)
+
+    def point(built: nvrtc.Compiled) -> None:
+        ptr = built.module.get_global("gs_trace")
+        words = np.zeros(GLOBAL_BYTES // 8, np.uint64)
+        words[:3] = (counts.data.ptr, recs.data.ptr, lost.data.ptr)
+        words[3:5] = np.array([lanes, cap, model.lanes_per_block, 0], np.uint32).view(np.uint64)
+        cp.ndarray((GLOBAL_BYTES // 8,), cp.uint64, ptr).set(words)
+
+    ops = random_inputs(level, M, N, K)
+    plain, plain_info = level_launcher(level, ops)
+    traced, info = level_launcher(level, ops, trace=point)
+    plain_ms, trace_ms, ratios = _paired(cp, plain, traced, pairs)
+    ops.poison()
+    counts.fill(0)
+    lost.fill(0)
+    traced()
+    cp.cuda.runtime.deviceSynchronize()
+    acc = check(ops)
+    fields = trace_buffer.decode(cp.asnumpy(counts),
+                                 cp.asnumpy(recs).reshape(lanes, cap, trace_buffer.RECORD_WORDS),
+                                 int(cp.asnumpy(lost)[0]))
+    return {"type": "trace", "level": level.id, "M": M, "N": N, "K": K,
+            "params": info.get("params", dict(model.params)), "code_key": info["code_key"],
+            "plain_code_key": plain_info["code_key"], "grid": model.grid,
+            "lanes_per_block": model.lanes_per_block, "sm_count": sms, "tiles": model.tiles,
+            "ksteps": model.ksteps, **fields, "verified": acc.verified(level.precision),
+            "rel_err": acc.rel_err, "plain_ms": plain_ms, "trace_ms": trace_ms,
+            "overhead_pct": (100 * (statistics.median(ratios) - 1)) if ratios else None,
+            "pairs": len(ratios)}
+
+
+def _paired(cp: Any, plain: Any, traced: Any, pairs: int
+            ) -> tuple[float | None, float | None, list[float]]:
+    """Median ms of each build and the per-pair ratios trace / plain, the two launched
+    alternately (the power limiter meets both alike), after a warm-up of each."""
+    if pairs == 0:
+        return None, None, []
+    for launch in (plain, traced, plain, traced):
+        launch()
+    ev = [cp.cuda.Event() for _ in range(3)]
+    a_ms, b_ms = [], []
+    for _ in range(pairs):
+        ev[0].record()
+        plain()
+        ev[1].record()
+        traced()
+        ev[2].record()
+        ev[2].synchronize()
+        a_ms.append(cp.cuda.get_elapsed_time(ev[0], ev[1]))
+        b_ms.append(cp.cuda.get_elapsed_time(ev[1], ev[2]))
+    ratios = [b / a for a, b in zip(a_ms, b_ms, strict=True) if a > 0]
+    return statistics.median(a_ms), statistics.median(b_ms), ratios
+
+
+class TraceStep:
+    """The profiling step of ``record --trace`` (kernels/cli/main.py ProfileStep): each
+    level's trace build launched once at one shape, its ``trace`` event recorded."""
+
+    def __init__(self, level_ids: list[str], shape: tuple[int, int, int],
+                 pairs: int = TRACE_PAIRS[0]) -> None:
+        self.level_ids, self.shape, self.pairs = level_ids, shape, pairs
+        self.failed: list[str] = []
+        self.lines: list[str] = []
+
+    def check(self) -> None:
+        for lid in self.level_ids:
+            if lid not in registry.BY_ID:
+                raise ValueError(f"--trace: unknown level {lid!r}")
+            if not nvrtc.traceable(registry.BY_ID[lid]):
+                raise ValueError(f"--trace: {lid} has no trace build; those with one: "
+                                 f"{', '.join(traceable_ids())}")
+
+    def __call__(self, now: Callable[[], float], emit: Callable[[dict[str, Any]], None]
+                 ) -> None:
+        M, N, K = self.shape
+        for lid in self.level_ids:
+            try:
+                event = trace_event(registry.get(lid), M, N, K, self.pairs)
+            except Exception as exc:  # one level's failure is said, the others still run
+                self.failed.append(lid)
+                emit({"type": "info", "t": now(), "message": f"trace {lid}: {exc}"[:500]})
+                continue
+            self.lines.append(summary(event))
+            emit({**event, "t": now()})
+
+    def summary(self) -> str:
+        failed = f"; failed: {', '.join(self.failed)}" if self.failed else ""
+        return "traces: " + ("; ".join(self.lines) or "none") + failed
+
+
+def traceable_ids() -> list[str]:
+    return [lv.id for lv in registry.ladder() if nvrtc.traceable(lv)]
+
+
+def summary(event: dict[str, Any]) -> str:
+    """One line of what a trace event holds."""
+    over = event.get("overhead_pct")
+    cost = f"{over:+.1f}% over plain" if over is not None else "cost not measured"
+    full = f", {event['full_lanes']} lanes full" if event.get("full_lanes") else ""
+    return (f"{event['level']} {event['M']}x{event['N']}x{event['K']}: "
+            f"{len(event['events']['t_ns'])} events kept of {event['recorded']} "
+            f"({event['wanted']} wanted{full}), {event['grid']} blocks, "
+            f"verified {event['verified']}, {cost}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = OneLineParser(prog="python -m gemmscope.kernels.engine.trace_launch")
+    ap.add_argument("level")
+    for dim in ("M", "N", "K"):
+        ap.add_argument(dim, type=bounded(int, 1, MAX_DIM))
+    ap.add_argument("--pairs", type=bounded(int, 0, TRACE_PAIRS[1]), default=TRACE_PAIRS[0])
+    ap.add_argument("--out", default=None, help="write the event, one JSON line, here")
+    args = ap.parse_args(argv)
+    event = trace_event(registry.get(args.level), args.M, args.N, args.K, args.pairs)
+    print(summary(event))
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(events.dumps({"t": 0.0, **event}) + "\n")
+    return 0 if event["verified"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""The trace build's buffer (kernels/cuda/trace.cuh) into a ``trace`` event's fields: the
+one decoder of the raw records, run once in the runner (numpy, no msgspec), and its
+inverse, which the tests and the synthetic traces of the models use.
+
+The buffer: ``counts`` (one per lane: events written or wanted, past ``cap`` when the
+lane's slots ran out) and ``recs`` (lanes x cap records of RECORD_WORDS 32-bit words):
+globaltimer (ns, low, high), clock64 (low, high), kind | lane << 8 | smid << 16, tile,
+k, block. Times: %globaltimer steps coarsely on some GPUs, so where the clock allows it an
+event is placed by its SM's clock64, scaled to ns by the slope of globaltimer over clock64
+across the launch and anchored per block on globaltimer (which never runs ahead of the
+true time, so the anchor is the largest offset seen).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .trace_kinds import (
+    KIND_NAMES,
+    MAX_TRACE_BLOCKS,
+    MAX_TRACE_EVENTS,
+    STAGE_KINDS,
+    TraceKind,
+)
+
+RECORD_WORDS = 8
+RECORD_BYTES = 4 * RECORD_WORDS
+# a lane's events must span this long for its slope of ns per cycle to count
+MIN_SLOPE_SPAN_NS = 20_000
+_STAGE_INDEX = np.array(sorted(KIND_NAMES.index(k.value) for k in STAGE_KINDS))
+
+
+def encode(block: np.ndarray, lane: np.ndarray, kind: np.ndarray, tile: np.ndarray,
+           k: np.ndarray, sm: np.ndarray, globaltimer: np.ndarray, clock: np.ndarray,
+           lanes_per_block: int, blocks: int, cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """(counts, recs) as the GPU leaves them for these events (one entry each, in each
+    lane's order): the inverse of :func:`decode`, for tests and synthetic traces."""
+    lanes = blocks * lanes_per_block
+    slot = block.astype(np.int64) * lanes_per_block + lane
+    counts = np.bincount(slot, minlength=lanes).astype(np.uint32)
+    order = np.argsort(slot, kind="stable")
+    first = np.r_[0, np.cumsum(counts)[:-1]]
+    nth = np.empty(len(slot), np.int64)
+    nth[order] = np.arange(len(slot)) - first[slot[order]]  # the event's place in its lane
+    fit = nth < cap
+    g, c = globaltimer.astype(np.uint64), clock.astype(np.uint64)
+    words = np.stack([g & 0xFFFFFFFF, g >> 32, c & 0xFFFFFFFF, c >> 32,
+                      (kind | lane << 8 | sm << 16).astype(np.uint64),
+                      tile.astype(np.int64).astype(np.uint64) & 0xFFFFFFFF,
+                      k.astype(np.int64).astype(np.uint64) & 0xFFFFFFFF,
+                      block.astype(np.uint64)], axis=1).astype(np.uint32)
+    recs = np.zeros((lanes, cap, RECORD_WORDS), np.uint32)
+    recs[slot[fit], nth[fit]] = words[fit]
+    return counts, recs
+
+
+def decode(counts: np.ndarray, recs: np.ndarray, lost_blocks: int = 0,
+           budget: int = MAX_TRACE_EVENTS) -> dict[str, Any]:
+    """The fields of a ``trace`` event (docs/protocol.md) from the buffer's counts and
+    records: the events in time order, at most ``budget`` of them (the K-stage events of
+    whole SMs left out first, said in ``stage_sms``), the SM of each block, and what the
+    buffer said of itself (``recorded``, ``wanted``, ``full_lanes``, ``lost_blocks``)."""
+    lanes, cap = recs.shape[0], recs.shape[1]
+    counts = counts.astype(np.int64)[:lanes]
+    kept = np.minimum(counts, cap)
+    rows = recs.reshape(lanes * cap, RECORD_WORDS)[
+        (np.arange(cap)[None, :] < kept[:, None]).reshape(-1)].astype(np.int64)
+    out: dict[str, Any] = {"kinds": list(KIND_NAMES), "recorded": int(kept.sum()),
+                           "wanted": int(counts.sum()), "full_lanes": int((counts > cap).sum()),
+                           "lost_blocks": int(lost_blocks)}
+    gt = rows[:, 0] | rows[:, 1] << 32
+    clk = (rows[:, 2] | rows[:, 3] << 32).astype(np.uint64)
+    head = rows[:, 4]
+    kind, lane, sm = head & 0xFF, head >> 8 & 0xFF, head >> 16
+    tile = rows[:, 5].astype(np.uint32).view(np.int32).astype(np.int64)
+    k = rows[:, 6].astype(np.uint32).view(np.int32).astype(np.int64)
+    block = rows[:, 7]
+    t, out["timer"], out["ns_per_cycle"] = _times(block, gt, clk)
+    order = np.argsort(t, kind="stable")
+    block, lane, kind, tile, k, sm, t = (a[order] for a in (block, lane, kind, tile, k, sm, t))
+    keep, out["stage_sms"] = _within_budget(kind, sm, budget)
+    t = t - (t.min() if len(t) else 0)
+    out["events"] = {"block": block[keep].tolist(), "lane": lane[keep].tolist(),
+                     "kind": kind[keep].tolist(), "tile": tile[keep].astype(int).tolist(),
+                     "k": k[keep].astype(int).tolist(), "t_ns": t[keep].tolist()}
+    blocks = int(block.max()) + 1 if len(block) else 0
+    block_sm = np.full(min(blocks, MAX_TRACE_BLOCKS), -1, np.int64)
+    inside = block < len(block_sm)
+    block_sm[block[inside]] = sm[inside]
+    out["block_sm"] = block_sm.tolist()
+    return out
+
+
+def _times(block: np.ndarray, gt: np.ndarray, clk: np.ndarray
+           ) -> tuple[np.ndarray, str, float | None]:
+    """Each event's time in ns (int64, on globaltimer's axis), how it was made, and the
+    ns per cycle of clock64 (None where the events span too little to tell)."""
+    if len(gt) == 0:
+        return gt.copy(), "globaltimer", None
+    order = np.argsort(block, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(block[order]) != 0])
+    which = np.cumsum(np.r_[True, np.diff(block[order]) != 0]) - 1  # group of each sorted row
+    g, c = gt[order], clk[order]
+    c0 = np.minimum.reduceat(c, starts)
+    cr = (c - c0[which]).astype(np.float64)  # cycles since the block's first event
+    gr = (g - np.minimum.reduceat(g, starts)[which]).astype(np.float64)
+    size = np.diff(np.r_[starts, len(g)])
+    # the slope of globaltimer over clock64, fitted over every block at once (an intercept
+    # per block: their clocks do not start together), so the timer's steps average out
+    cm = (np.add.reduceat(cr, starts) / size)[which]
+    gm = (np.add.reduceat(gr, starts) / size)[which]
+    var = float(np.sum((cr - cm) ** 2))
+    if var <= 0 or float(gr.max()) < MIN_SLOPE_SPAN_NS:
+        return gt.copy(), "globaltimer", None
+    slope = float(np.sum((cr - cm) * (gr - gm)) / var)
+    if not slope > 0:
+        return gt.copy(), "globaltimer", None
+    rel = cr * slope
+    # globaltimer never runs ahead of the time: a block's anchor is its largest offset
+    anchor = np.maximum.reduceat(g.astype(np.float64) - rel, starts)
+    t = np.empty(len(gt), np.int64)
+    t[order] = np.rint(rel + anchor[which]).astype(np.int64)
+    return t, "globaltimer+clock64", slope
+
+
+def _within_budget(kind: np.ndarray, sm: np.ndarray, budget: int
+                   ) -> tuple[np.ndarray, list[int] | None]:
+    """Which events an event of ``budget`` keeps: all, or every non-stage event and the
+    stage events of whole SMs in SM order while they fit (their SMs said); where even the
+    non-stage events do not fit, the first ``budget`` of them."""
+    if len(kind) <= budget:
+        return np.ones(len(kind), bool), None
+    stage = np.isin(kind, _STAGE_INDEX)
+    room = budget - int((~stage).sum())
+    if room < 0:
+        keep = ~stage
+        keep[np.flatnonzero(keep)[budget:]] = False
+        return keep, []
+    per_sm = np.bincount(sm[stage], minlength=int(sm.max()) + 1)
+    sms = [s for s in np.flatnonzero(per_sm)]
+    chosen: list[int] = []
+    for s in sms:
+        if per_sm[s] > room:
+            break
+        chosen.append(int(s))
+        room -= int(per_sm[s])
+    return ~stage | np.isin(sm, chosen), chosen
+
+
+def kind_index(kind: TraceKind) -> int:
+    return KIND_NAMES.index(kind.value)

@@ -1,0 +1,148 @@
+"""The Timeline view (issue 46 item 3): a measured trace drawn on SM lanes under the model's
+animation of the same level; it follows the view state, zooms to one SM, names what the
+pointer is on, and exports PNG, SVG and Chrome trace JSON. The trace here is synthetic
+(the model's schedule, invented timings), fed in as a measured one would be."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6.QtCore import QSize
+
+from gemmscope.app.core import trace_timeline as tt
+from gemmscope.app.core.store import Change, SessionStore
+from gemmscope.app.views.timeline import PHASE_COLOURS, TimelineView, tile_colour
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.ladder.shape import Shape
+from gemmscope.kernels.models import trace_schedule
+from gemmscope.kernels.protocol import decoding
+
+SHAPE = Shape(1024, 2048, 512)
+
+
+def _measured(level_id: str, shape: Shape, sms: int = 132):
+    model = trace_schedule.schedule(registry.get(level_id), shape.M, shape.N, shape.K, sms)
+    event = trace_schedule.synthetic_trace(model, sms, seed=7)
+    event["synthetic"] = False  # as the trace build's event: measured
+    event["overhead_pct"] = 1.5
+    return decoding.of(event)
+
+
+@pytest.fixture
+def view(qtbot):
+    store = SessionStore()
+    store.handle(_measured("wgmma_stream_k", SHAPE))
+    store.view.set(shape=SHAPE)
+    v = TimelineView()
+    qtbot.addWidget(v)
+    v.bind(store)
+    v.set_level("wgmma_stream_k")
+    v.set_animated(False)
+    v.resize(1280, 720)
+    v.show()
+    qtbot.waitExposed(v)
+    v.canvas.grab()  # painted: the canvas lists what it drew
+    return v
+
+
+def test_the_measured_trace_of_the_level_and_shape_is_drawn_and_said(view):
+    assert view.title.text().startswith(f"wgmma_stream_k {SHAPE}: measured by the trace")
+    assert "+1.5% over plain" in view.title.text()
+    tl = view.timeline
+    assert len(view.canvas.drawn_pieces) == len(tl.pieces) > 0
+    assert view.canvas.drawn_idle == tl.idle_sms  # 8 x 8 tiles: 132 blocks, none idle
+    # the model's animation above is the same level
+    assert view.animation() is view.model.canvas and view.model.canvas.level_id == \
+        "wgmma_stream_k"
+
+
+def test_each_piece_is_painted_in_its_tiles_colour_at_its_sm_and_time(view):
+    img = view.canvas.image(QSize(1280, 1100))  # 8 px an SM: every piece has a middle
+    checked = 0
+    for rect, piece in view.canvas.drawn_pieces:
+        if rect.width() >= 4 and rect.height() >= 3:
+            c = img.pixelColor(rect.center().toPoint())
+            assert c.name() == tile_colour(piece.tile, piece.wave).name(), piece
+            checked += 1
+    assert checked == len(view.timeline.pieces)
+
+
+def test_hover_names_block_tile_sm_and_times(view):
+    rect, piece = max(view.canvas.drawn_pieces, key=lambda rp: rp[0].width())
+    text = view.canvas.text_at(rect.center())
+    assert text.startswith(f"block {piece.block} · tile {piece.tile}")
+    assert f"SM {piece.sm}" in text and "µs" in text
+
+
+def test_zoom_to_an_sm_draws_its_lanes_phases(view):
+    sm = view.timeline.sms_with_phases()[0]
+    view.zoom(sm)
+    view.canvas.grab()
+    spans = view.canvas.drawn_spans
+    assert spans and {s.block for _, s in spans} <= {
+        b for b, (s_, _, _) in view.timeline.block_spans.items() if s_ == sm}
+    assert view.canvas.drawn_rows[:3] == [f"b{spans[0][1].block} producer",
+                                          f"b{spans[0][1].block} consumer 1",
+                                          f"b{spans[0][1].block} consumer 2"]
+    img = view.canvas.grab().toImage()
+    rect, span = max(spans, key=lambda rs: rs[0].width())
+    assert img.pixelColor(rect.center().toPoint()).name() == PHASE_COLOURS[span.phase]
+    assert view.canvas.text_at(rect.center()).startswith(f"SM {sm} · block {span.block}")
+
+
+def test_the_view_follows_the_view_state_shape_and_says_when_no_trace_was_measured(view):
+    other = Shape(512, 512, 256)
+    view.store.view.set(shape=other)
+    view.refresh({Change.LADDER})
+    # the recording's trace is of another shape: it is shown, and the title says so
+    assert f"(the shape chosen is {other})" in view.title.text()
+    assert view.set_level("wgmma_tma")  # a traced level with no measured trace: synthetic
+    assert view.title.text().startswith(f"wgmma_tma {other}: SYNTHETIC") and \
+        "not measured" in view.title.text()
+    assert view.timeline.trace.M == 512
+    assert view.set_level("smem_tiled")  # no trace build: its model, and why no timeline
+    assert "no trace build" in view.title.text() and view.timeline is None
+    assert view.model.canvas.level_id == "smem_tiled"
+
+
+def test_exports_png_svg_and_perfetto_json(view, tmp_path):
+    from PySide6.QtGui import QImage
+
+    png = view.export(tmp_path / "t.png")
+    assert QImage(str(png)).size() == QSize(1280, 720)
+    svg = view.export(tmp_path / "t.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg and "SM 0" in svg
+    doc = json.loads(view.export(tmp_path / "t.json").read_text())
+    assert len([e for e in doc["traceEvents"] if e["ph"] == "X" and e["cat"] == "tile"]) == \
+        len(view.timeline.pieces)
+    assert doc["otherData"]["measured"] is True
+    with pytest.raises(ValueError, match=r"\.png, \.svg or \.json"):
+        view.export(tmp_path / "t.txt")
+
+
+def test_a_hidden_timeline_makes_no_trace_until_it_is_shown(qtbot, monkeypatch):
+    # every level change reaches every view; a synthetic trace costs a fifth of a second
+    # on the GUI thread, so the hidden tab leaves it to its showEvent
+    made: list[tuple[str, Shape]] = []
+    real = tt.synthetic
+
+    def counting(level_id, shape):
+        made.append((level_id, shape))
+        return real(level_id, shape)
+
+    monkeypatch.setattr(tt, "synthetic", counting)
+    store = SessionStore()
+    store.view.set(shape=SHAPE)
+    v = TimelineView()
+    qtbot.addWidget(v)
+    v.bind(store)
+    for level in ("wgmma_tma", "mma_tma", "wgmma_stream_k"):
+        assert v.set_level(level)
+    assert made == [] and v.trace is None
+    v.resize(1280, 720)
+    v.show()
+    qtbot.waitExposed(v)
+    assert made == [("wgmma_stream_k", SHAPE)]
+    assert v.trace is not None and v.trace.synthetic
+    assert v.title.text().startswith(f"wgmma_stream_k {SHAPE}: SYNTHETIC")

@@ -1,0 +1,98 @@
+"""Issue 46 item 1 without a GPU: a level's trace build (kernels/cuda/trace.cuh) compiles
+for sm_90a, and its plain build is the level before it was traced: the same source, code
+key and cubin, so the bundled recording's results still name the code that runs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.toolchain import cubin, nvrtc
+
+TRACED = ("register_2d", "mma_tma", "wgmma_tma", "wgmma_stream_k", "fp8_deep")
+
+
+def test_the_levels_the_issue_names_are_traceable_and_the_others_are_not():
+    traced = {lv.id for lv in registry.ladder() if nvrtc.traceable(lv)}
+    assert set(TRACED) <= traced
+    assert "naive" not in traced and "fp8_block_scaled" not in traced
+
+
+@pytest.mark.parametrize("level_id", TRACED)
+def test_every_trace_line_is_one_whole_statement_the_plain_build_can_drop(level_id):
+    files = nvrtc.source_files(registry.get(level_id), trace=True)
+    assert "kernels/cuda/trace.cuh" in files
+    for path, text in files.items():
+        if path == "kernels/cuda/trace.cuh":  # the macros themselves
+            continue
+        for line in text.splitlines():
+            if "GS_TRACE" not in line:
+                continue
+            code = line.split("//")[0].strip()
+            # a hook alone on its line, whole: dropping it leaves valid code behind
+            assert re.match(r"^GS_TRACE\w*\(.*\);?$", code), (path, line)
+            assert code.count("(") == code.count(")"), (path, line)
+
+
+@pytest.mark.parametrize("level_id", TRACED)
+def test_plain_source_has_no_trace_line_and_the_trace_source_has_them(level_id):
+    level = registry.get(level_id)
+    plain, traced = nvrtc.assemble(level), nvrtc.assemble(level, trace=True)
+    assert "GS_TRACE" not in plain and "gs_trace" not in plain
+    assert "GS_TRACE_LANE" in traced and "struct GsTrace" in traced
+    # the trace build is the plain one plus lines: every plain line is in it, in order
+    rest = iter(traced.splitlines())
+    assert all(any(line == t for t in rest) for line in plain.splitlines()
+               if not line.startswith("#line"))
+    assert nvrtc.TRACE_DEFINE in nvrtc.options(level, trace=True)
+    assert nvrtc.TRACE_DEFINE not in nvrtc.options(level)
+
+
+def test_plain_text_leaves_a_file_without_trace_lines_as_it_is():
+    text = "// GS_TRACE is named in a comment\nint x;  // trace.cuh\n"
+    assert nvrtc.plain_text(text) == text
+    assert nvrtc.plain_text('#include "trace.cuh"\n  GS_TRACE(A, 1, 2);\nint x;\n') == "int x;\n"
+
+
+@pytest.mark.parametrize("level_id", TRACED)
+def test_plain_build_is_the_code_the_bundled_recording_measured(level_id):
+    """The H200's build events of the level carry the sources it compiled; the plain build
+    of this checkout is that text, file by file, and its code key is the results' key."""
+    import places
+
+    from gemmscope.kernels.protocol import recording
+    from gemmscope.kernels.protocol import records as rec
+
+    session = recording.read_session(places.SESSIONS / "h200-ladder.jsonl.gz",
+                                     only=(rec.Result, rec.Build))
+    header = next(e for e in session.events if isinstance(e, rec.Session))
+    level = registry.get(level_id)
+    now = nvrtc.source_files(level)
+    builds = [e for e in session.events if isinstance(e, rec.Build) and e.level == level_id
+              and e.sources]
+    assert any(b.sources == now for b in builds)
+    keys = {b.code_key for b in builds if b.sources == now}
+    results = [e for e in session.events if isinstance(e, rec.Result) and e.level == level_id
+               and e.code_key in keys]
+    assert results
+    for r in results:
+        fitted = level.for_shape(r.M, r.N, r.K, header.device.sm_count)
+        assert nvrtc.expected_key(fitted, header.device.arch, r.compiler or "") == r.code_key
+
+
+needs_nvrtc = pytest.mark.skipif(
+    __import__("importlib").util.find_spec("cuda") is None, reason="the nvrtc extra is missing")
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("level_id", TRACED)
+def test_trace_build_compiles_for_sm90a_with_its_buffer_and_no_spills(level_id):
+    level = registry.get(level_id)
+    traced = nvrtc.compile_offline(level, trace=True)
+    plain = nvrtc.compile_offline(level)
+    assert b"gs_trace" in traced.cubin and b"gs_trace" not in plain.cubin
+    assert traced.cubin_sha256 != plain.cubin_sha256
+    for name, res in cubin.kernels(traced.cubin).items():
+        assert res.local_bytes == 0, name  # a spill would slow the traced loop
