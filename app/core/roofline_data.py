@@ -63,7 +63,9 @@ def _points(store: SessionStore, shape: Shape | None, mode: Mode,
             continue
         counters = store.counters_for(level.id)
         dram = None
-        if counters is not None and counters.shape == shape:
+        # measured bytes of the level's code as it ran here: not of an earlier build's
+        if counters is not None and counters.shape == shape and store.earlier_code(
+                "counters", level.id, store.build_for(level.id)) is None:
             dram = rl.measured_dram_bytes(dict(counters.metrics), counters.launch)
         entry = catalog.get(level.id)
         p = rl.point(level.id, result.precision, result.dtype, shape.M, shape.N, shape.K,

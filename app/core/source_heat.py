@@ -74,10 +74,12 @@ class Heat:
 
 def heat(event: SourceCounters | None, build: Build | None, metric: Metric,
          level_id: str = "", kernel: list[SassLine] | None = None,
-         coming: bool = False) -> Heat:
+         coming: bool = False, earlier: str | None = None) -> Heat:
     """The metric of each SASS offset of ``build``'s kernel, from ``event``. ``kernel``:
     the build's SASS parsed already (parsing a large kernel costs ~30 ms). ``coming``:
-    without an event, the replay has not reached the level's (the recording has one)."""
+    without an event, the replay has not reached the level's (the recording has one).
+    ``earlier``: the code key of the build ncu measured, where the session re-ran the
+    level with other code after it (``SessionStore.earlier_code``)."""
     if event is None:
         return Heat(metric, reason=no_counters_text(level_id or "this level", coming))
     if event.lines is None:
@@ -99,6 +101,8 @@ def heat(event: SourceCounters | None, build: Build | None, metric: Metric,
     if kernel is None and build is not None and build.sass is not None:
         kernel = parse(build.sass)
     problem = agreement_problem(rows, build, kernel)
+    if problem is not None and earlier is not None and build is not None:
+        return Heat(metric, reason=earlier_build_text(event.level, earlier, build.code_key))
     if problem is not None:
         return Heat(metric, reason=problem)
     name = metric.value
@@ -116,6 +120,8 @@ def heat(event: SourceCounters | None, build: Build | None, metric: Metric,
                 f"{event.M}×{event.N}×{event.K}")
     if not complete:
         summary += "; lines not in the event: n/a"
+    if earlier is not None:  # another code key, the same instructions: placed
+        summary += f"; measured on the build before (code {earlier}), with these instructions"
     return Heat(metric, values, 0.0 if complete else None, None, summary)
 
 
@@ -177,6 +183,14 @@ def profiled_build(event: SourceCounters | None, builds: Iterable[Build]) -> Bui
     variant = event.variant
     return next((b for b in builds if template_args(b.kernel) == profiled
                  and (variant is None or b.variant == variant)), None)
+
+
+def earlier_build_text(level: str, measured: str, shown: str | None) -> str:
+    """Why a measurement is not shown on a build: it was made on the level's code before
+    the session re-ran the level (``record --update`` re-measures and re-profiles)."""
+    return (f"ncu measured an earlier build of {level} (code {measured}); the recording "
+            f"re-ran it since with other code ({shown or '?'}): per-line counters not "
+            f"placed. `gemmscope record --update FILE` profiles the new code again")
 
 
 def agreement_problem(rows: list[Row], build: Build | None,

@@ -8,7 +8,6 @@ redraw however many events arrived in between.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -19,7 +18,14 @@ from ...kernels.results import Result, resolved, result_key
 from .counters import Counters
 from .levels import catalog_from_header, join_user_kernel
 from .repeat_stream import RepeatStream
-from .store_queries import TELEMETRY_UNAVAILABLE, VIEW_CHANGES, Change, Message, StoreQueries
+from .store_queries import (
+    TELEMETRY_UNAVAILABLE,
+    VIEW_CHANGES,
+    Change,
+    Message,
+    StoreQueries,
+    params_key,
+)
 from .telemetry import RunEnd, RunWindow, TelemetryBuffer
 
 # what the store takes: an event record, or a block of a recording's NVML samples
@@ -139,7 +145,7 @@ class SessionStore(StoreQueries):
         if r.variant is not None:
             self._variant_of[r.level] = r.variant
             ran = r.params if r.params else (level.params if level is not None else None)
-            self._params_of[r.level] = _params_key(ran)
+            self._params_of[r.level] = params_key(ran)
         state = self._state(ev)
         if state.runs.finish(r, r.t, RunEnd.RESULT):
             self._changes.add(Change.TELEMETRY)
@@ -179,6 +185,7 @@ class SessionStore(StoreQueries):
 
     def _on_counters(self, ev: rec.Counters) -> None:
         self.counters.append(Counters.from_event(ev))
+        self.note_codes("counters", ev.level)
         self._changes.add(Change.COUNTERS)
 
     def _on_ceilings(self, ev: rec.Ceilings) -> None:
@@ -187,10 +194,11 @@ class SessionStore(StoreQueries):
 
     def _on_source_counters(self, ev: rec.SourceCounters) -> None:
         self.source_counters[ev.level] = ev
+        self.note_codes("source_counters", ev.level)
         self._changes.add(Change.COUNTERS)
 
     def _on_build(self, ev: rec.Build) -> None:
-        params = _params_key(ev.params)
+        params = params_key(ev.params)
         self.builds[(ev.level, ev.variant, params)] = ev  # a restart's copy replaces
         self._changes.add(Change.BUILD)
 
@@ -225,6 +233,3 @@ class SessionStore(StoreQueries):
     }
 
 
-def _params_key(params: dict[str, int] | None) -> str:
-    """Template parameters as a builds key (sorted JSON; {} where none are given)."""
-    return json.dumps(params or {}, sort_keys=True, default=str)

@@ -6,6 +6,7 @@ telemetry). :class:`store.SessionStore` builds it from events.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -132,6 +133,11 @@ class StoreQueries:
         self.traces: dict[tuple[str, Shape], rec.Trace] = {}
         # build events by (level, variant, params as sorted JSON), first seen first
         self.builds: dict[tuple[str, str, str], rec.Build] = {}
+        # ("counters" or "source_counters", level) -> the code key of each of the level's
+        # builds when its latest such event came: a build of the same key and another code
+        # since (``record --update`` re-ran the level) makes that measurement an earlier
+        # build's (:meth:`earlier_code`)
+        self._codes_then: dict[tuple[str, str], dict[tuple[str, str, str], str | None]] = {}
         self._variant_of: dict[str, str] = {}  # level -> variant of its latest result
         # level -> template parameters of its latest result (as builds' keys): a level may
         # pick its parameters per shape (the FP8 levels' tile width)
@@ -193,6 +199,24 @@ class StoreQueries:
         if found is None and (k := self.report_kernel(level_id)) is not None:
             return k.lines
         return found
+
+    def earlier_code(self, kind: str, level_id: str, build: rec.Build | None) -> str | None:
+        """The code key the level's latest ``kind`` event ("counters", "source_counters")
+        was measured on, where ``build`` is of the same variant and parameters but another
+        code (the level was re-run after the measurement: ``record --update``); None where
+        they agree or the session cannot tell (the build came after with a new key, or
+        carries no code key)."""
+        if build is None or build.code_key is None:
+            return None
+        then = self._codes_then.get((kind, level_id), {})
+        key = (build.level, build.variant, params_key(build.params))
+        old = then.get(key)
+        return old if key in then and old is not None and old != build.code_key else None
+
+    def note_codes(self, kind: str, level_id: str) -> None:
+        """Remember the level's builds' code keys as a ``kind`` event of it comes."""
+        self._codes_then[(kind, level_id)] = {
+            key: ev.code_key for key, ev in self.builds.items() if key[0] == level_id}
 
     def build_for(self, level_id: str) -> rec.Build | None:
         """The level's build event: the variant and parameters its latest result ran,
@@ -438,3 +462,8 @@ class StoreQueries:
                 arr = np.array(points, dtype=np.float64)
                 out[level_id] = (arr[:, 0], arr[:, 1])
         return out
+
+
+def params_key(params: dict[str, int] | None) -> str:
+    """Template parameters as a builds key (sorted JSON; {} where none are given)."""
+    return json.dumps(params or {}, sort_keys=True, default=str)

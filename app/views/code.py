@@ -371,9 +371,11 @@ class CodeView(QWidget, DrawnInParts):
                  if self.store is not None and self.level_id else None)
         coming = self.store is not None and self.store.not_replayed_yet("source_counters",
                                                                         self.level_id)
+        earlier = (self.store.earlier_code("source_counters", self.level_id, self.build)
+                   if self.store is not None and self.level_id else None)
         h = source_heat.heat(event, self.build, self.heat_bar.chosen(), self.level_id or "",
                              self.kernel_lines() if self.build is not None else None,
-                             coming)
+                             coming, earlier)
         self.heat = h
         self.heat_bar.show_text(h.reason or h.summary)
         self.heat_bar.offer_switch(None if self.store is None else code_build.switch_text(

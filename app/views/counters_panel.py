@@ -40,12 +40,16 @@ def fmt_diff(pct: float | None) -> str:
     return "n/a" if pct is None else f"{pct:+.1f}%"
 
 
-def table_html(comparison: CountersComparison) -> str:
-    """The comparison as a rich-text table (plus the notes under it)."""
+def table_html(comparison: CountersComparison, earlier: str | None = None) -> str:
+    """The comparison as a rich-text table (plus the notes under it); ``earlier``: the
+    code key of the build measured, where the session re-ran the level since (a warning
+    first: the counters are not of the code shown)."""
     c = comparison.counters
     how = LAUNCH_TEXT.get(c.launch or "", "")
     head = (f"<b>Whole kernel at {c.shape}, shared memory: the model against "
             f"{html.escape(c.tool)}</b>{html.escape(how)}")
+    if earlier is not None:
+        head = f"<b>{html.escape(earlier_counters_text(c.level, earlier))}</b><br>{head}"
     if comparison.error:
         return f"{head}<br>no model to compare: {html.escape(comparison.error)}"
     cells: dict[tuple[str, str], ComparisonRow] = {}
@@ -81,6 +85,13 @@ def table_html(comparison: CountersComparison) -> str:
     return "".join(out)
 
 
+def earlier_counters_text(level: str, measured: str) -> str:
+    """The warning under counters measured on a level's code before the session re-ran it."""
+    return (f"⚠ ncu measured an earlier build of {level} (code {measured}): the recording "
+            f"re-ran it since with other code, which these counters are not of. "
+            f"`gemmscope record --update FILE` profiles the new code again.")
+
+
 class CountersPanel(QLabel):
     """Predicted and measured shared-memory counters of one level, or why there are none."""
 
@@ -108,4 +119,6 @@ class CountersPanel(QLabel):
             self.setText(f"<i>{NOT_REPLAYED if coming else NO_MEASUREMENT}</i>")
             return
         self.comparison = compare_counters(counters)
-        self.setText(table_html(self.comparison))
+        assert store is not None
+        earlier = store.earlier_code("counters", counters.level, store.build_for(counters.level))
+        self.setText(table_html(self.comparison, earlier))

@@ -166,6 +166,48 @@ def test_instructions_that_differ_from_the_build_are_not_placed(events):
     assert "differ from the build's" in h.reason and h.values == {}
 
 
+def _rebuilt(events, code_key: str, sass: str | None = None) -> dict:
+    """register_2d's build event again, as ``record --update`` appends it after a change:
+    the same variant and parameters, another code key (and, given, other SASS)."""
+    build = next(e for e in events if e["type"] == "build" and e["level"] == "register_2d")
+    return {**build, "code_key": code_key, "t": build["t"] + 1e4,
+            **({"sass": sass} if sass is not None else {})}
+
+
+def test_counters_of_a_build_the_session_re_ran_since_say_so_and_are_not_placed(
+        code_view, events):
+    measured = next(e for e in events if e["type"] == "build"
+                    and e["level"] == "register_2d")["code_key"]
+    # the code changed after ncu's measurement: other instructions
+    other = "\n".join(line.replace("FFMA", "FMUL") for line in
+                      next(e for e in events if e["type"] == "build"
+                           and e["level"] == "register_2d")["sass"].splitlines())
+    store = fed(events, register_2d_event(), _rebuilt(events, "f" * 16, other))
+    assert store.earlier_code("source_counters", "register_2d",
+                              store.build_for("register_2d")) == measured
+    v = code_view(store)
+    assert v.heat.values == {} and v.heat.reason.startswith(
+        f"ncu measured an earlier build of register_2d (code {measured})")
+    assert "record --update" in v.heat.reason
+    assert v.sass.values is None or all(x is None for x in v.sass.values)
+
+
+def test_counters_of_an_earlier_code_with_the_same_instructions_are_placed_and_said(
+        code_view, events):
+    measured = next(e for e in events if e["type"] == "build"
+                    and e["level"] == "register_2d")["code_key"]
+    store = fed(events, register_2d_event(), _rebuilt(events, "e" * 16))
+    v = code_view(store)
+    assert v.heat.reason is None and v.heat.values
+    assert f"measured on the build before (code {measured})" in v.heat.summary
+
+
+def test_counters_measured_after_the_re_run_are_of_the_new_code(events):
+    store = fed(events, _rebuilt(events, "d" * 16), register_2d_event())
+    assert store.earlier_code("source_counters", "register_2d",
+                              store.build_for("register_2d")) is None
+
+
 def test_banks_view_links_a_conflicting_line_to_the_code_view(qtbot, make_window, events,
                                                               tmp_path):
     path = tmp_path / "with_source_counters.jsonl"

@@ -96,3 +96,33 @@ def test_the_window_shows_counters_of_a_replayed_recording(make_window, tmp_path
     assert shown_rows(view.counters)["ld"][3:6] == expected(model.ld.wavefronts, ld_w)
     window.ladder.select_level("naive")
     assert NO_MEASUREMENT in view.counters.text()
+
+
+def _register_2d_build(code_key: str, t: float) -> dict:
+    """The bundled H200 recording's register_2d build event, with this code key."""
+    from importlib import resources
+
+    bundled = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl.gz"
+    build = next(e for e in syn.file_events(bundled)
+                 if e["type"] == "build" and e["level"] == "register_2d")
+    return {**build, "code_key": code_key, "t": t}
+
+
+def test_counters_of_a_build_re_run_since_carry_a_warning_above_the_table(qtbot, banks):
+    store = SessionStore()
+    for ev in (syn.header(), _register_2d_build("a" * 16, 1.0), syn.counters("register_2d", 5.0),
+               _register_2d_build("b" * 16, 9.0)):  # record --update re-ran the level
+        store.handle(of(ev))
+    banks.bind(store)
+    text = re.sub(r"<[^>]+>", "", banks.counters.text())
+    assert text.startswith(f"⚠ ncu measured an earlier build of register_2d (code {'a' * 16})")
+    assert set(shown_rows(banks.counters)) == {"ld", "st"}  # the numbers stay, said as old
+
+
+def test_counters_of_the_build_shown_carry_no_warning(qtbot, banks):
+    store = SessionStore()
+    for ev in (syn.header(), _register_2d_build("a" * 16, 1.0),
+               syn.counters("register_2d", 5.0), _register_2d_build("a" * 16, 9.0)):
+        store.handle(of(ev))
+    banks.bind(store)
+    assert "earlier build" not in banks.counters.text()

@@ -43,7 +43,7 @@ REVIEWED: dict[tuple[str, str], str] = {
         "a pg.TextItem (plain text): a number",
     ("views/code.py", "self.heat_bar.lead.setText(f'{self.sass_title.text()}:' if "
      "self._stage else PER_LINE)"): "an ElidedLabel (plain text)",
-    ("views/counters_panel.py", "self.setText(table_html(self.comparison))"):
+    ("views/counters_panel.py", "self.setText(table_html(self.comparison, earlier))"):
         "rich text built by table_html, every outside text through html.escape",
     ("views/counters_panel.py",
      "self.setText(f'<i>{(NOT_REPLAYED if coming else NO_MEASUREMENT)}</i>')"):
