@@ -20,6 +20,8 @@ from ..drive.session import (
     default_runner_command,
 )
 from ..profile import ncu, ncu_reference
+from ..profile.ncu_source_step import BUDGET_S as SOURCE_BUDGET_S
+from ..profile.ncu_source_step import SourceCountersStep, source_files
 from ..protocol import events
 from ..protocol import records as rec
 from ..protocol.decoding import EventRecord, encode
@@ -39,7 +41,7 @@ from ..results.counts import counted
 from ..results.progress import Progress
 from ..results.table import render
 from ..toolchain import build_report
-from . import compare, level_list, report, serve, update, user_kernels
+from . import compare, level_list, report, serve, update, update_plan, user_kernels
 from .arguments import (
     CliError,
     ClusterTarget,
@@ -297,13 +299,39 @@ def _update(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     prepared = update.prepare(args, stdout)
     if prepared is None:
         return 0
-    runs, out = prepared
-    results, lost = record_runs(args, None, runs, out, [], stderr)
+    plan, out = prepared
+    try:
+        steps = update_steps(plan, args.ncu or "ncu", stderr)
+        for step in steps:
+            step.check()
+    except BaseException:  # nothing ran: the file as it was
+        out.discard()
+        raise
+    results, lost = record_runs(args, None, plan.runs, out, steps, stderr)
     stdout.write(render(results) + "\n")
     stderr.write(f"appended {counted(len(results), 'result')} to {args.update}\n")
-    if lost:
-        return 1
-    return 0 if results and all(r.verified for r in results) else 1
+    return finish(args, results, lost, steps, stderr, runs_asked=bool(plan.runs))
+
+
+def update_steps(plan: update_plan.UpdatePlan, exe: str, stderr: TextIO) -> list[ProfileStep]:
+    """The profiling steps of an update: each profile the file holds of a stale level's
+    old code (ncu counters, per-line counters, a trace), made again of the new code at
+    the file's shape, after the runs (kernels/cli/update_plan.py's ``profiles``)."""
+    steps: list[ProfileStep] = []
+    for shape, levels in plan.profiles_of("counters").items():
+        dims = (shape.M, shape.N, shape.K)
+        steps.append(ncu.CountersStep(levels, exe, dims, ncu.TIMEOUT_S, stderr))
+    for shape, levels in plan.profiles_of("source_counters").items():
+        dims = (shape.M, shape.N, shape.K)
+        steps.append(SourceCountersStep(levels, exe, dims, SOURCE_BUDGET_S, stderr,
+                                        source_files))
+    traced = plan.profiles_of("trace")
+    if traced:
+        from ..engine.trace_launch import TraceStep  # CuPy in this process, at the step
+
+        steps += [TraceStep(levels, (shape.M, shape.N, shape.K))
+                  for shape, levels in traced.items()]
+    return steps
 
 
 def record_runs(args: argparse.Namespace, on_cluster: ClusterTarget | None,

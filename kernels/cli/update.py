@@ -12,14 +12,15 @@ from typing import TextIO
 
 from ..protocol import recording
 from ..protocol.output_file import Output, OutputRefused, updated_file
-from ..protocol.plan import RunRequest
 from ..protocol.text_safety import terminal_text
 from . import update_plan
 from .arguments import CliError
 
 # the options an update takes; the others say what to run, which the file says here
+# (--ncu: where ncu is, for the profiles an update makes again; on PATH where not given)
 TAKEN = frozenset({"command", "update", "dry_run", "runner", "levels_from", "telemetry_hz",
-                   "timeout", "start_timeout", "remote", "remote_command", "ssh_option"})
+                   "timeout", "start_timeout", "remote", "remote_command", "ssh_option",
+                   "ncu"})
 
 
 def check_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
@@ -38,9 +39,10 @@ def check_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
 
 
 def prepare(args: argparse.Namespace,
-            stdout: TextIO) -> tuple[list[RunRequest], Output] | None:
-    """The plan, said on ``stdout``; the runs and the file to record them to, or None where
-    nothing is to run (nothing changed, or --dry-run)."""
+            stdout: TextIO) -> tuple[update_plan.UpdatePlan, Output] | None:
+    """The plan, said on ``stdout``; the plan (its runs and the profiles made again) and
+    the file to record them to, or None where nothing is to run (nothing changed, or
+    --dry-run)."""
     path = Path(args.update)
     if not path.exists():
         raise CliError(f"--update: {path} does not exist")
@@ -55,16 +57,17 @@ def prepare(args: argparse.Namespace,
         raise CliError(f"--update refused: {exc}") from None
     plan = update_plan.plan_update(session)
     lines = update_plan.plan_lines(plan, estimate=args.dry_run)
-    if not plan.levels:
+    if plan.empty:
         lines.insert(0, f"{path}: nothing changed: every level's newest result ran the "
-                        f"code and parameters of this checkout")
+                        f"code and parameters of this checkout, and its profiles are of "
+                        f"its newest build")
     for line in lines:
         stdout.write(terminal_text(line) + "\n")
-    if args.dry_run or not plan.levels:
+    if args.dry_run or plan.empty:
         return None
     stdout.flush()
     try:
         out = updated_file(path)
     except OSError as exc:
         raise OutputRefused(f"cannot read {path}: {exc.strerror or exc}") from None
-    return plan.runs, out
+    return plan, out

@@ -29,7 +29,14 @@ from ..results.counts import counted
 from ..toolchain import nvrtc
 
 # the types an update reads (the rest of the file is passed over, not decoded)
-READ = (rec.Result, rec.Build, rec.RunStart, rec.Kernel)
+READ = (rec.Result, rec.Build, rec.RunStart, rec.Kernel, rec.Restart, rec.Counters,
+        rec.SourceCounters, rec.Trace)
+
+# the profiling steps an update runs again for a stale level the file holds events of:
+# the event type's name, what the plan calls it, and its seconds where the event does not
+# say (ncu's replay of one launch, a trace build's compile and paired launches)
+PROFILES = {"counters": ("ncu counters", 15.0), "source_counters": ("per-line counters", 20.0),
+            "trace": ("trace", 10.0)}
 
 # where the file has no run_start to time a run by (older files): a model of it
 COMPILE_S = 2.0  # NVRTC, the first run of a level in a runner
@@ -69,19 +76,46 @@ class StaleLevel:
         return sum(run.seconds for run in self.runs)
 
 
+@dataclass(frozen=True, slots=True)
+class ProfileAgain:
+    """A profiling step again for a stale level: the file holds its ``kind`` event (a
+    ``PROFILES`` key) of the level's old code at ``shape``; ``seconds``: the event's own,
+    else the kind's model."""
+
+    kind: str
+    level: str
+    shape: Shape
+    seconds: float
+
+
 @dataclass(slots=True)
 class UpdatePlan:
     levels: list[StaleLevel]
     left_out: list[str]  # a line each: what an update cannot re-measure, and why
     startup_s: float  # a runner's start
+    # the profiles of the stale levels' old code in the file, made again after the runs
+    profiles: list[ProfileAgain] = field(default_factory=list)
 
     @property
     def runs(self) -> list[RunRequest]:
         return [run.request for lv in self.levels for run in lv.runs]
 
     @property
+    def empty(self) -> bool:
+        return not self.levels and not self.profiles
+
+    @property
     def seconds(self) -> float:
-        return (self.startup_s if self.levels else 0.0) + sum(lv.seconds for lv in self.levels)
+        return (self.startup_s if not self.empty else 0.0) + sum(
+            lv.seconds for lv in self.levels) + sum(p.seconds for p in self.profiles)
+
+    def profiles_of(self, kind: str) -> dict[Shape, list[str]]:
+        """The levels to profile again with ``kind``'s step, by shape, in plan order."""
+        out: dict[Shape, list[str]] = {}
+        for p in self.profiles:
+            if p.kind == kind:
+                out.setdefault(p.shape, []).append(p.level)
+        return out
 
 
 def check_protocol(session: Session) -> None:
@@ -105,7 +139,7 @@ class _Newest:
 
 def plan_update(session: Session) -> UpdatePlan:
     """The runs that bring ``session`` (read with ``only=READ``) up to date."""
-    newest, builds, user = _scan(session.events)
+    newest, builds, user, profiled = _scan(session.events)
     levels: dict[str, StaleLevel] = {}
     left_out: dict[str, str] = {}
     timed = {key: n.seconds for key, n in newest.items()}
@@ -144,13 +178,24 @@ def plan_update(session: Session) -> UpdatePlan:
     order = {lv.id: i for i, lv in enumerate(registry.LEVELS)}
     ordered = sorted(levels.values(), key=lambda s: order.get(s.level, len(order)))
     start = session.header.t if 0 < session.header.t < 60 else RUNNER_START_S
-    return UpdatePlan(ordered, list(left_out.values()), start)
+    # the profiles of a stale level's old code, and those of a level re-run since they
+    # were made (an earlier update re-ran it and left them): made again of the new code
+    stale = {lv.level for lv in ordered}
+    again = [ProfileAgain(kind, level, shape, p.seconds)
+             for (kind, level, shape), p in sorted(
+                 profiled.items(), key=lambda kv: order.get(kv[0][1], len(order)))
+             if (level in stale or p.outdated) and level in registry.BY_ID]
+    return UpdatePlan(ordered, list(left_out.values()), start, again)
 
 
 def _scan(events: Iterable[object]) -> tuple[dict[RunKey, _Newest], dict[str, rec.Build],
-                                             set[str]]:
+                                             set[str], dict[tuple[str, str, Shape], _Profiled]]:
     """The newest result of each (level, shape, mode, GPU), each with its session header
-    and how long its run took; the builds by code key; the ids of users' kernels."""
+    and how long its run took; the builds by code key; the ids of users' kernels; the
+    profiles in the file, (kind, level, shape) -> seconds (the event's own, else the
+    kind's model)."""
+    profiled: dict[tuple[str, str, Shape], _Profiled] = {}
+    codes: dict[tuple[str, str, str], str] = {}  # (level, variant, params) -> newest code
     newest: dict[RunKey, _Newest] = {}
     builds: dict[str, rec.Build] = {}
     user: set[str] = set()
@@ -160,8 +205,12 @@ def _scan(events: Iterable[object]) -> tuple[dict[RunKey, _Newest], dict[str, re
     # build event, SASS and all, comes after its result)
     last: tuple[_Newest, float] | None = None
     for e in events:
+        # a new runner (the file's first, or a later one: the timeline makes its header a
+        # restart that carries it): its run ids start again, its catalog says its params
         if isinstance(e, rec.Session):
-            header, starts, last = e, {}, None  # a new runner: its run ids start again
+            header, starts, last = e, {}, None
+        elif isinstance(e, rec.Restart):
+            header, starts, last = e.runner or header, {}, None
         elif isinstance(e, rec.RunStart):
             starts[(e.id, e.level)] = e.t
             if last is not None and e.t >= last[1]:
@@ -175,9 +224,30 @@ def _scan(events: Iterable[object]) -> tuple[dict[RunKey, _Newest], dict[str, re
             last = (found, began) if began is not None else None
         elif isinstance(e, rec.Build) and e.code_key:
             builds[e.code_key] = e
+            codes[(e.level, e.variant, repr(sorted((e.params or {}).items())))] = e.code_key
         elif isinstance(e, rec.Kernel):
             user.add(e.level)
-    return newest, builds, user
+        elif isinstance(e, rec.Counters | rec.SourceCounters | rec.Trace):
+            kind = ("counters" if isinstance(e, rec.Counters) else
+                    "source_counters" if isinstance(e, rec.SourceCounters) else "trace")
+            own = getattr(e, "seconds", None)
+            then = {key: code for key, code in codes.items() if key[0] == e.level}
+            profiled[(kind, e.level, e.shape)] = _Profiled(
+                float(own) if own else PROFILES[kind][1], then)
+    for (_, level, _), found in profiled.items():
+        # a build of the same key and other code came later, or one of other parameters
+        # (a retuned level: its profiles are of the parameters it no longer runs)
+        now = {key: code for key, code in codes.items() if key[0] == level}
+        found.outdated = any(now.get(key, code) != code for key, code in found.codes.items()) \
+            or bool(now.keys() - found.codes.keys())
+    return newest, builds, user, profiled
+
+
+@dataclass(slots=True)
+class _Profiled:
+    seconds: float
+    codes: dict[tuple[str, str, str], str]  # the level's builds' code keys then
+    outdated: bool = False  # a build of one of those keys has other code now
 
 
 def _left_out_reason(level_id: str, user: set[str]) -> str:
@@ -295,10 +365,19 @@ def plan_lines(plan: UpdatePlan, estimate: bool) -> list[str]:
             for run in lv.runs:
                 how = "as timed in the file" if run.measured else "modelled"
                 lines.append(f"    {run.request.describe()}: ~{run.seconds:.1f} s ({how})")
+    stale = {lv.level for lv in plan.levels}
+    for level in dict.fromkeys(p.level for p in plan.profiles):
+        again = [p for p in plan.profiles if p.level == level]
+        cost = f", ~{sum(p.seconds for p in again):.0f} s" if estimate else ""
+        why = ("as the file holds them of its old code" if level in stale else
+               "the file's are of a build before its newest: other code or parameters")
+        lines.append(f"{level}: profiled again ({why}): " + ", ".join(
+            f"{PROFILES[p.kind][0]} at {p.shape}" for p in again) + cost)
     lines += [f"left out: {why}" for why in plan.left_out]
-    if estimate and plan.levels:
-        runs = counted(len(plan.runs), "run")
-        lines.append(f"estimated GPU time: ~{plan.seconds:.0f} s for {runs} "
-                     f"and their references (an estimate from the file's own timings, a "
-                     f"runner start of {plan.startup_s:.1f} s included)")
+    if estimate and not plan.empty:
+        what = [counted(len(plan.runs), "run") + " and their references"] if plan.runs else []
+        what += [counted(len(plan.profiles), "profile")] if plan.profiles else []
+        lines.append(f"estimated GPU time: ~{plan.seconds:.0f} s for {', '.join(what)} (an "
+                     f"estimate from the file's own timings, a runner start of "
+                     f"{plan.startup_s:.1f} s included)")
     return lines

@@ -272,3 +272,104 @@ def test_an_update_measures_again_on_the_files_own_operands(tmp_path, cuda):
     runs = plan_update(recording.read_session(path, only=READ)).runs
     assert [(r.level, r.operands) for r in runs] == [("coalesced", Distribution.ZEROS)]
     assert runs[0].command("r")["operands"] == "zeros"
+
+
+# ------------------------------------------------------------------ profiles made again
+def _counters(level: str, t: float) -> dict:
+    return {"type": "counters", "t": t, "level": level, "M": 256, "N": 256, "K": 256,
+            "tool": "ncu", "metrics": {"smsp__inst_executed.sum": 1.0},
+            "command": ["ncu", "(test)"]}
+
+
+def _source_counters(level: str, t: float) -> dict:
+    return {"type": "source_counters", "t": t, "level": level, "M": 512, "N": 512,
+            "K": 512, "tool": "ncu", "status": "timeout", "reason": "(test)", "seconds": 7.5}
+
+
+def _build(level: str, t: float, code_key: str) -> dict:
+    return {"type": "build", "t": t, "level": level, "variant": "vector",
+            "code_key": code_key, "compiler": COMPILER}
+
+
+def test_a_stale_levels_profiles_in_the_file_are_planned_again_at_their_shapes(
+        tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    events = _events()
+    t = events[-1]["t"]
+    events += [_counters("naive", t + 1), _source_counters("naive", t + 2),
+               _counters("coalesced", t + 3)]
+    path = tmp_path / "rec.jsonl"
+    _write(path, events)
+    with (cuda / "naive.cu").open("a") as fh:
+        fh.write("// an edit\n")
+    code, out, _ = _update(path, "--dry-run")
+    assert code == 0
+    again = [line for line in out.splitlines() if "profiled again" in line]
+    # naive's counters at 256^3 and per-line counters at 512^3; coalesced is unchanged
+    assert again == ["naive: profiled again (as the file holds them of its old code): ncu "
+                     "counters at 256×256×256, per-line counters at 512×512×512, ~22 s"]
+    assert "2 profiles" in out.splitlines()[-1]
+
+
+def test_profiles_made_before_a_newer_build_of_other_code_are_planned_alone(
+        tmp_path, cuda, monkeypatch):
+    # an earlier update re-ran naive (its newest result and build are of this checkout)
+    # but left the profiles of its old code: they are made again, with no run
+    _no_runner(monkeypatch)
+    events = _events()
+    t = events[-1]["t"]
+    events += [_build("naive", t + 1, "0" * 16), _counters("naive", t + 2),
+               _build("naive", t + 3, _key("naive"))]
+    path = tmp_path / "rec.jsonl"
+    before = _write(path, events)
+    code, out, _ = _update(path, "--dry-run")
+    assert code == 0 and path.read_bytes() == before
+    lines = out.splitlines()
+    assert lines[0] == ("naive: profiled again (the file's are of a build before its "
+                        "newest: other code or parameters): ncu counters at 256×256×256, "
+                        "~15 s")
+    assert lines[-1].startswith("estimated GPU time: ~") and " for 1 profile (" in lines[-1]
+
+
+def test_profiles_of_the_newest_build_are_not_planned(tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    events = _events()
+    t = events[-1]["t"]
+    events += [_build("naive", t + 1, _key("naive")), _counters("naive", t + 2)]
+    path = tmp_path / "rec.jsonl"
+    _write(path, events)
+    code, out, _ = _update(path)
+    assert code == 0 and "nothing changed" in out and "profiled again" not in out
+
+
+def test_a_later_runners_header_says_the_params_its_results_ran(tmp_path, cuda, monkeypatch):
+    # a file updated once: the first header's catalog has the old parameters, the
+    # appended runner's (a restart in the file) the new; its results are current
+    _no_runner(monkeypatch)
+    own = registry.BY_ID["coalesced"].params
+    first = _events(params={"coalesced": {**own, "BLOCK": 16}})
+    again = _events()
+    t = first[-1]["t"] + 10
+    for e in again:
+        e["t"] = e["t"] + t
+    path = tmp_path / "rec.jsonl"
+    _write(path, first + again)
+    code, out, _ = _update(path, "--dry-run")
+    assert code == 0 and "nothing changed" in out, out
+
+
+def test_the_steps_of_an_update_are_the_profiles_planned_by_kind_and_shape():
+    from gemmscope.kernels.cli import update_plan as up
+    from gemmscope.kernels.ladder.shape import Shape
+    from gemmscope.kernels.profile.ncu import CountersStep
+    from gemmscope.kernels.profile.ncu_source_step import SourceCountersStep
+
+    a, b = Shape(256, 256, 256), Shape(512, 512, 512)
+    plan = up.UpdatePlan([], [], 1.0, [
+        up.ProfileAgain("counters", "naive", a, 1.0),
+        up.ProfileAgain("counters", "coalesced", a, 1.0),
+        up.ProfileAgain("source_counters", "naive", b, 1.0)])
+    steps = cli.update_steps(plan, "no-such-ncu", io.StringIO())
+    assert [type(s) for s in steps] == [CountersStep, SourceCountersStep]
+    assert steps[0].levels == ["naive", "coalesced"] and steps[0].size == (256, 256, 256)
+    assert steps[1].levels == ["naive"] and steps[1].size == (512, 512, 512)
