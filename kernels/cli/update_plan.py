@@ -180,11 +180,11 @@ def plan_update(session: Session) -> UpdatePlan:
     start = session.header.t if 0 < session.header.t < 60 else RUNNER_START_S
     # the profiles of a stale level's old code, and those of a level re-run since they
     # were made (an earlier update re-ran it and left them): made again of the new code
-    stale = {lv.level for lv in ordered}
+    rerun = {lv.level for lv in ordered}
     again = [ProfileAgain(kind, level, shape, p.seconds)
              for (kind, level, shape), p in sorted(
                  profiled.items(), key=lambda kv: order.get(kv[0][1], len(order)))
-             if (level in stale or p.outdated) and level in registry.BY_ID]
+             if (level in rerun or p.outdated) and level in registry.BY_ID]
     return UpdatePlan(ordered, list(left_out.values()), start, again)
 
 
@@ -234,12 +234,12 @@ def _scan(events: Iterable[object]) -> tuple[dict[RunKey, _Newest], dict[str, re
             then = {key: code for key, code in codes.items() if key[0] == e.level}
             profiled[(kind, e.level, e.shape)] = _Profiled(
                 float(own) if own else PROFILES[kind][1], then)
-    for (_, level, _), found in profiled.items():
+    for (_, level, _), made in profiled.items():
         # a build of the same key and other code came later, or one of other parameters
         # (a retuned level: its profiles are of the parameters it no longer runs)
         now = {key: code for key, code in codes.items() if key[0] == level}
-        found.outdated = any(now.get(key, code) != code for key, code in found.codes.items()) \
-            or bool(now.keys() - found.codes.keys())
+        made.outdated = any(now.get(key, code) != code for key, code in made.codes.items()) \
+            or bool(now.keys() - made.codes.keys())
     return newest, builds, user, profiled
 
 
