@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
@@ -49,6 +50,7 @@ PHASE_COLOURS = {tt.Phase.WAIT: "#d9534f", tt.Phase.LOAD: "#f0ad4e",
 GOLDEN = 0.618033988749895
 EXPORT_SIZE = QSize(1280, 720)  # a picture's size unless asked: a slide's
 MIN_TIMELINE_PX = 170  # the measured half's least height: its row of controls, lanes, notes
+MIN_LANES_PX = 72  # the lanes' least height: two stage-type SM labels and the rows between
 
 
 def tile_colour(tile: int, wave: int) -> QColor:
@@ -74,6 +76,7 @@ class TimelineCanvas(QWidget):
         self.drawn_pieces: list[tuple[QRectF, tt.Piece]] = []
         self.drawn_spans: list[tuple[QRectF, tt.Span]] = []
         self.drawn_idle: list[int] = []
+        self.drawn_ticks: list[str] = []  # the axis labels drawn, in order
         self.drawn_tail: QRectF | None = None
         self.drawn_rows: list[str] = []
         self.empty_text = "no trace to show"
@@ -121,6 +124,7 @@ class TimelineCanvas(QWidget):
         p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         p.fillRect(QRectF(0, 0, size.width(), size.height()), self.bg)
         self.drawn_pieces, self.drawn_spans, self.drawn_idle = [], [], []
+        self.drawn_ticks = []
         self.drawn_tail, self.drawn_rows = None, []
         if self.timeline is None:
             p.setPen(self.fg)
@@ -209,13 +213,17 @@ class TimelineCanvas(QWidget):
         p.setPen(QPen(self.fg, 1))
         p.drawLine(QPointF(plot.left(), plot.bottom()), QPointF(plot.right(), plot.bottom()))
         total_us = tl.makespan_ns / 1000
-        step = _nice_step(total_us / 6)
+        step = axis_step(total_us, plot.width(), self.fontMetrics().horizontalAdvance)
         t = 0.0
         while t <= total_us + 1e-9 and step > 0:
             x = self._x(plot, t * 1000)
             p.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 4))
-            p.drawText(QRectF(x - 40, plot.bottom() + 4, 80, self.BOTTOM - 4),
-                       Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, f"{t:g} µs")
+            label = f"{t:g} µs"
+            w = self.fontMetrics().horizontalAdvance(label) + 4
+            left = min(max(0.0, x - w / 2), self.width() - w)  # whole, inside the widget
+            p.drawText(QRectF(left, plot.bottom() + 4, w, self.BOTTOM - 4),
+                       Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, label)
+            self.drawn_ticks.append(label)
             t += step
 
     # ------------------------------------------------------------------ hover
@@ -266,6 +274,18 @@ class TimelineCanvas(QWidget):
         p = QPainter(gen)
         self.draw(p, size)
         p.end()
+
+
+def axis_step(total_us: float, width: float, advance: Callable[[str], int]) -> float:
+    """The µs between ticks: about six, fewer where their labels (as ``advance`` measures
+    them in the axis's type) would not have a gap of 12 pixels between them."""
+    step = _nice_step(total_us / 6)
+    while step > 0:
+        widest = max(advance(f"{t:g} µs") for t in (step, total_us - total_us % step))
+        if width * step / max(total_us, 1e-9) >= widest + 12:
+            return step
+        step = _nice_step(step * 1.01)
+    return step
 
 
 def _nice_step(raw: float) -> float:
@@ -356,8 +376,17 @@ class TimelineView(QWidget, View):
         title = (self.model_title.sizeHint().height()
                  if self.model_title.isVisibleTo(self) else 0)
         need = canvas.picture_height(max(1, self.split.width())) + bar + title + 24
-        top = max(round(h * 0.5), min(need, h - MIN_TIMELINE_PX))
+        least = self.timeline_least()
+        top = min(max(round(h * 0.5), min(need, h - least)), h - least)
         self.split.setSizes([top, h - top])
+
+    def timeline_least(self) -> int:
+        """The measured half's least height in this type: its row of controls, the axis,
+        the notes line and MIN_LANES_PX of lanes (on stage the type is larger: a fixed
+        least left the lanes a few pixels high at 1280 x 720)."""
+        row = max(self.title.sizeHint().height(), self.zoom_box.sizeHint().height())
+        return max(MIN_TIMELINE_PX, row + self.notes.sizeHint().height()
+                   + round(self.canvas.TOP + self.canvas.BOTTOM) + MIN_LANES_PX + 16)
 
     def _on_hover(self, text: str) -> None:
         self.hover_line.setText(text)
@@ -395,6 +424,10 @@ class TimelineView(QWidget, View):
         # stage type wraps it onto lines the two pictures need at 1280 x 720
         self.model.bar.setVisible(theme.name == "normal")
         self.model_title.setVisible(theme.name == "normal")
+        # the export buttons are the desk's (File ▸ Export makes the talk's pictures): on
+        # stage their width goes to the title, which says measured or synthetic
+        for button in (self.png_button, self.svg_button, self.json_button):
+            button.setVisible(theme.name == "normal")
         self.canvas.set_colours(theme.foreground, theme.background)
         sheet = "" if theme.name == "normal" else f"color: {theme.foreground}"
         for label in (self.title, self.hover_line, self.notes, self.model_title):
@@ -474,12 +507,13 @@ class TimelineView(QWidget, View):
                 return (f"{self.level_id} {self.shape}: no trace build of this level; the "
                         f"levels with one: {', '.join(TRACED_IDS())}")
             return f"{self.level_id} {self.shape}: no trace (the level refuses the shape)"
-        what = ("SYNTHETIC (the model's schedule, invented times; not measured)"
-                if t.synthetic else "measured by the trace build")
+        # whether it was measured first: where the line is cut (on stage), that stays
+        what = ("SYNTHETIC, not measured (the model's schedule, invented times)"
+                if t.synthetic else "Measured by the trace build")
         where = "" if t.shape == self.shape else f" (the shape chosen is {self.shape})"
         cost = (f"; trace build {t.overhead_pct:+.1f}% over plain" if t.overhead_pct is not None
                 else "")
-        return f"{t.level} {t.shape}{where}: {what}{cost}"
+        return f"{what}: {t.level} {t.shape}{where}{cost}"
 
     def _notes(self) -> str:
         tl = self.timeline

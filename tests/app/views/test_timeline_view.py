@@ -6,6 +6,7 @@ pointer is on, and exports PNG, SVG and Chrome trace JSON. The trace here is syn
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSize
@@ -19,6 +20,8 @@ from gemmscope.kernels.models import trace_schedule
 from gemmscope.kernels.protocol import decoding
 
 SHAPE = Shape(1024, 2048, 512)
+BUNDLED = (Path(__file__).resolve().parents[3] / "resources" / "sessions"
+           / "h200-ladder.jsonl.gz")
 
 
 def _measured(level_id: str, shape: Shape, sms: int = 132):
@@ -47,7 +50,7 @@ def view(qtbot):
 
 
 def test_the_measured_trace_of_the_level_and_shape_is_drawn_and_said(view):
-    assert view.title.text().startswith(f"wgmma_stream_k {SHAPE}: measured by the trace")
+    assert view.title.text().startswith(f"Measured by the trace build: wgmma_stream_k {SHAPE}")
     assert "+1.5% over plain" in view.title.text()
     tl = view.timeline
     assert len(view.canvas.drawn_pieces) == len(tl.pieces) > 0
@@ -98,8 +101,8 @@ def test_the_view_follows_the_view_state_shape_and_says_when_no_trace_was_measur
     # the recording's trace is of another shape: it is shown, and the title says so
     assert f"(the shape chosen is {other})" in view.title.text()
     assert view.set_level("wgmma_tma")  # a traced level with no measured trace: synthetic
-    assert view.title.text().startswith(f"wgmma_tma {other}: SYNTHETIC") and \
-        "not measured" in view.title.text()
+    assert view.title.text().startswith(f"SYNTHETIC, not measured (the model's schedule, "
+                                        f"invented times): wgmma_tma {other}")
     assert view.timeline.trace.M == 512
     assert view.set_level("smem_tiled")  # no trace build: its model, and why no timeline
     assert "no trace build" in view.title.text() and view.timeline is None
@@ -145,4 +148,46 @@ def test_a_hidden_timeline_makes_no_trace_until_it_is_shown(qtbot, monkeypatch):
     qtbot.waitExposed(v)
     assert made == [("wgmma_stream_k", SHAPE)]
     assert v.trace is not None and v.trace.synthetic
-    assert v.title.text().startswith(f"wgmma_stream_k {SHAPE}: SYNTHETIC")
+    assert v.title.text().startswith("SYNTHETIC, not measured") and \
+        f"wgmma_stream_k {SHAPE}" in v.title.text()
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_on_stage_the_timeline_keeps_its_lanes_its_status_word_and_whole_tick_labels(
+        qtbot, make_window, size):
+    from PySide6.QtWidgets import QApplication, QLabel
+
+    from gemmscope.app.views.timeline import MIN_LANES_PX
+
+    window = make_window()
+    assert window.open_recording(str(BUNDLED))
+    window.set_animated(False)
+    window.play_instant()
+    window.set_presentation(True, full_screen=False)
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    window.select_level("wgmma_stream_k")
+    view = window.views["timeline"]
+    window.tabs.setCurrentWidget(view)
+    for _ in range(3):
+        QApplication.processEvents()
+        window.flush_views()
+    canvas = view.canvas
+    lanes = canvas.height() - canvas.TOP - canvas.BOTTOM
+    assert lanes >= MIN_LANES_PX, (lanes, canvas.height())
+    # the status word leads the title, and the title shows it (the export buttons are
+    # the desk's: hidden on stage)
+    assert not view.png_button.isVisible() and not view.json_button.isVisible()
+    word = "SYNTHETIC," if view.trace.synthetic else "Measured by"
+    assert view.title.text().startswith(word)
+    assert QLabel.text(view.title).startswith(word)  # what the label shows, cut or not
+    canvas.grab()
+    ticks = canvas.drawn_ticks
+    assert len(ticks) >= 2
+    metrics = canvas.fontMetrics()
+    total_us = canvas.timeline.makespan_ns / 1000
+    plot_w = canvas.width() - canvas.LEFT - canvas.RIGHT
+    # the labels' centres are a tick apart; each is narrower than that, with a gap
+    step = float(ticks[1].split()[0]) - float(ticks[0].split()[0])
+    assert plot_w * step / total_us >= max(metrics.horizontalAdvance(t) for t in ticks) + 12
