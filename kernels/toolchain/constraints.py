@@ -37,7 +37,8 @@ class Status(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    what: str  # "parameters", "threads", "grid", "shared memory", "registers", "occupancy"
+    what: str  # "parameters", "launch", "threads", "grid", "shared memory", "registers",
+    # "occupancy"
     status: Status
     text: str
 
@@ -59,6 +60,9 @@ class Variant:
     static_smem: int | None = None  # from a compile
     resources_from: str = ""  # "NVRTC 13.0 for sm_90" where regs came from a compile
     local_bytes: int = 0  # per thread, from a compile: spilled registers and stack
+    # the block, grid and shared memory were computed from the parameters (False: they
+    # could not be, and the defaults above are no launch: nothing is checked against them)
+    launch: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +91,11 @@ def check(v: Variant, limits: DeviceLimits = HOPPER,
         out += [Finding("parameters", Status.FAIL, p) for p in v.problems]
     else:
         out.append(Finding("parameters", Status.OK, "within their values and rules"))
+    if not v.launch:  # no block, grid or shared memory to check: say so, claim nothing
+        out.append(Finding("launch", Status.NOTE, "threads, grid, shared memory, registers "
+                           "and occupancy not checked: the launch could not be computed "
+                           "from these parameters (above)"))
+        return Check(tuple(out), None)
     bx, by = v.block
     threads = bx * by
     if bx < 1 or by < 1:  # (two negative sides make a positive count)

@@ -34,7 +34,8 @@ def level_variant(level: Level, params: dict[str, int] | None, M: int, N: int,
         lv = level.with_params(params or {})
     except ValueError as exc:
         p = {**level.params, **(params or {})}
-        return Variant(label(level.id, p), (str(exc).removeprefix(f"{level.id}: "),)), None
+        return Variant(label(level.id, p), (str(exc).removeprefix(f"{level.id}: "),),
+                       launch=False), None
     problems = [why for why in (lv.shape_refusal(M, N, K),) if why]
     geometry = lv.launch_geometry()
     return Variant(label(lv.id, lv.params), tuple(problems), geometry.block,
@@ -46,7 +47,7 @@ def spec_variant(spec: KernelSpec, params: dict[str, int] | None, M: int, N: int
     try:
         p = spec.with_defaults(params)
     except SpecError as exc:
-        return Variant(spec.id, (str(exc),))
+        return Variant(spec.id, (str(exc),), launch=False)
     problems = spec.param_problems(p)
     if not problems:
         problems = spec.shape_problems(M, N, K, p)
@@ -54,7 +55,7 @@ def spec_variant(spec: KernelSpec, params: dict[str, int] | None, M: int, N: int
         return Variant(label(spec.id, p), tuple(problems), spec.block_of(p),
                        spec.grid_of(M, N, K, p), spec.smem_of(p))
     except (ExpressionError, KeyError, ZeroDivisionError) as exc:
-        return Variant(label(spec.id, p), (*problems, f"the launch: {exc}"))
+        return Variant(label(spec.id, p), (*problems, f"the launch: {exc}"), launch=False)
 
 
 def with_registers(v: Variant, level: Level, arch: str | None = None) -> Variant:

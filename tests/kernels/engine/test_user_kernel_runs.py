@@ -129,6 +129,22 @@ def test_check_command_prints_the_check_in_words():
     assert any(line.startswith("ok   threads: 512 per block") for line in lines)
 
 
+@pytest.mark.parametrize("param", ["BM=0", "BN=0"])
+def test_a_check_whose_launch_cannot_be_computed_claims_no_launch_finding(param):
+    # a zero tile side divides by zero in the grid: no threads, grid, shared memory or
+    # occupancy line may then say "ok" of the stand-in values
+    out = io.StringIO()
+    code = cli.main(["check", SPEC, "--param", param, "--no-compile"], stdout=out,
+                    stderr=io.StringIO())
+    lines = out.getvalue().splitlines()[1:]
+    assert code == 1
+    assert any(line.startswith("FAIL parameters: the launch: ") for line in lines)
+    assert lines[-1].startswith("note launch: threads, grid, shared memory, registers and "
+                                "occupancy not checked")
+    assert not any(line.split(":")[0].split()[-1] in ("threads", "grid", "occupancy")
+                   for line in lines)
+
+
 def test_the_runner_side_of_user_kernels_needs_no_msgspec():
     import subprocess
     import sys
