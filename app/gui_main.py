@@ -38,6 +38,10 @@ from ..kernels.protocol import (
     whole_number,
 )
 
+# a picture's side and an animation's frames: the exports' own bounds, one range each for
+# the command line and the exporter (a --size of 16384 passed here and failed there)
+from .window.export_targets import MAX_FRAMES, MAX_SIDE_PX
+
 if TYPE_CHECKING:  # (Qt and the window load when a window is made, not for --help)
     from PySide6.QtWidgets import QApplication
 
@@ -124,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scale", type=bounded(float, 0.25, 8), default=1.0, metavar="S",
                    help="with --export: --size times S pixels (png, gif, webp, mp4; the "
                         "svg's canvas): 2 for a HiDPI slide")
-    p.add_argument("--frames", type=bounded(int, 1, MAX_STEPS), metavar="N",
+    p.add_argument("--frames", type=bounded(int, 1, MAX_FRAMES), metavar="N",
                    help="with --export of an animation: frames, one per step from the "
                         "first, wrapping (default: every step of the animation)")
     p.add_argument("--fps", type=bounded(float, 0.1, 60), default=2.0, metavar="F",
@@ -157,7 +161,6 @@ def _shape_arg(text: str) -> Any:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-MAX_SIDE_PX = 16384  # a picture's side: beyond it no screen shows it and no GPU paints it
 
 
 def parse_size(text: str) -> tuple[int, int] | None:

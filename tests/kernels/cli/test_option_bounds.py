@@ -273,3 +273,20 @@ def test_a_refusal_quotes_a_huge_value_cut(key):
             line = exc.line
             assert len(line) < 600 and "\n" not in line, (key, path, action.dest, line[:200])
     assert refused or key == "report"  # (report's options take no number)
+
+
+def test_the_apps_size_and_frames_take_the_exporters_own_ranges():
+    # held out for issue 45: --size passed 16384 a side and --frames 100,000, which the
+    # exporter then refused with other words; the command line now refuses them first
+    from gemmscope.app import gui_main
+    from gemmscope.app.window import export_targets
+
+    side, frames = export_targets.MAX_SIDE_PX, export_targets.MAX_FRAMES
+    assert gui_main._size_arg(f"{side}x{side}") == f"{side}x{side}"
+    with pytest.raises(argparse.ArgumentTypeError, match=f"from 1 to {side}"):
+        gui_main._size_arg(f"{side + 1}x100")
+    parser = gui_main.build_parser()
+    argv = ["replay", "x.jsonl", "--export", "t.gif"]
+    assert parser.parse_args([*argv, "--frames", str(frames)]).frames == frames
+    with pytest.raises(SystemExit):
+        parser.parse_args([*argv, "--frames", str(frames + 1)])
