@@ -219,9 +219,11 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
     talk = None
     if args.command == "talk":
-        from .window.talk import check_talk_args
+        from .window.talk import TalkOptions, check_talk_args
 
-        talk = check_talk_args(args)  # a bad file is said before any window opens
+        talk_options = TalkOptions(args.file, args.scene, args.speed, args.check,
+                                   args.screenshot, args.presentation, args.size)
+        talk = check_talk_args(talk_options)  # a bad file is said before any window opens
         if talk is None:
             return 2
         if args.check:  # measures text; shows no window
@@ -263,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         if talk is not None:
             from .window.talk import run_talk
 
-            return run_talk(app, window, talk, args)
+            return run_talk(app, window, talk, talk_options)
         return _run(app, window, args)
 
 

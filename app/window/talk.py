@@ -21,9 +21,9 @@ preferences: the command runs it on a scratch copy of them (gui_main).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Protocol
@@ -363,7 +363,20 @@ def recording_of(talk: Talk) -> Path | None:
     return talk.recording if talk.recording is not None else bundled_session()
 
 
-def check_talk_args(args: argparse.Namespace) -> Talk | None:
+@dataclass(frozen=True, slots=True)
+class TalkOptions:
+    """What ``gemmscope talk`` is asked (its command line is app/gui_main.py's)."""
+
+    file: str | None = None  # the talk (.toml)
+    scene: int = 1  # the scene to start at, or to take a screenshot of
+    speed: str | None = None  # "4x"...: the replay speed until a scene sets its own
+    check: bool = False  # the fit check of every caption, no window shown
+    screenshot: str | None = None  # a PNG of scene ``scene``, then exit
+    presentation: bool = False
+    size: str | None = None  # WxH of the screenshot (default 1400x900)
+
+
+def check_talk_args(args: TalkOptions) -> Talk | None:
     """`gemmscope talk FILE [--scene N]`: the talk, or None after saying why not."""
     if not args.file:
         print("gemmscope talk: give the talk to open (a .toml file, e.g. "
@@ -388,7 +401,7 @@ def check_talk_args(args: argparse.Namespace) -> Talk | None:
 
 
 def run_talk(app: QApplication | None, window: TalkStage, talk: Talk,
-             args: argparse.Namespace) -> int:
+             args: TalkOptions) -> int:
     """Open the talk's recording and scenes on ``window``: a screenshot of scene
     ``args.scene``, the fit check of every caption (``args.check``), or the event loop.
     The first scene shows once the whole recording is read."""

@@ -6,7 +6,6 @@ fit their band."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from gemmscope.app.core.view_state import shape_text
 from gemmscope.app.widgets.caption_bar import MIN_CAPTION_PX, CaptionBar
 from gemmscope.app.window.talk import (
     TalkController,
+    TalkOptions,
     load_talk,
     open_talk,
     run_talk,
@@ -61,9 +61,8 @@ def talk_file(synthetic_file: Path) -> Path:
     return path
 
 
-def _args(**kw) -> argparse.Namespace:
-    return argparse.Namespace(**{"scene": 1, "screenshot": None, "size": "1400x900",
-                                 "check": False, "presentation": False, "speed": None, **kw})
+def _args(**kw) -> TalkOptions:
+    return TalkOptions(**{"scene": 1, "size": "1400x900", **kw})
 
 
 def _paged(qtbot, make_window, talk) -> tuple[object, TalkController]:

@@ -3,7 +3,6 @@ press, the caption, and the screenshot of one scene."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from PySide6.QtWidgets import QApplication
 from gemmscope.app import gui_main
 from gemmscope.app.views.playback import ViewPanel
 from gemmscope.app.widgets.caption_bar import CaptionBar
-from gemmscope.app.window.talk import load_talk, open_talk, run_talk
+from gemmscope.app.window.talk import TalkOptions, load_talk, open_talk, run_talk
 from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.results.rows import tflops_text
 
@@ -176,9 +175,8 @@ def test_no_caption_shows_before_the_whole_recording_is_read(qtbot, make_window,
         controller.stop()
 
 
-def _args(**kw) -> argparse.Namespace:
-    return argparse.Namespace(**{"scene": 1, "screenshot": None, "size": "1400x900",
-                                 "check": False, "presentation": False, "speed": None, **kw})
+def _args(**kw) -> TalkOptions:
+    return TalkOptions(**{"scene": 1, "size": "1400x900", **kw})
 
 
 def test_a_scene_screenshot_renders_that_scene(qtbot, make_window, talk_file, tmp_path):
