@@ -303,6 +303,10 @@ def check_memory(facts: GpuFacts) -> Finding:
 
 def check_runner(facts: GpuFacts) -> Finding:
     choice, hello = facts.runner, facts.hello
+    if choice.refused:
+        return Finding("runner", Status.FAIL, choice.refused,
+                       "set the runner command again (File ▸ Live runner…, or --runner CMD)",
+                       Scope.LIVE)
     if choice.command is None:
         found = (f"; found here: {facts.suggested_runner} runner" if facts.suggested_runner
                  else "")

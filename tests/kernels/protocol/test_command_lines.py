@@ -78,12 +78,13 @@ def test_a_preference_no_shell_can_split_starts_nothing_and_says_why(text):
 
 def test_the_doctor_says_an_unsplittable_preference_in_a_finding(tmp_path, monkeypatch,
                                                                    capsys):
+    from gemmscope.app import main as entry
     from gemmscope.app.core import doctor
 
     ini = tmp_path / "handed.ini"
     ini.write_text("[runner]\ncommand=\"python '\"\n", encoding="utf-8")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    code = doctor.main(["--settings", str(ini), "--no-try-runner"])
+    code = doctor.run(entry.doctor_options(["--settings", str(ini), "--no-try-runner"]))
     said = capsys.readouterr().out
     assert code in (1, 2)
     assert "cannot be" in said and "quotation" in said
