@@ -50,7 +50,7 @@ PHASE_COLOURS = {tt.Phase.WAIT: "#d9534f", tt.Phase.LOAD: "#f0ad4e",
 GOLDEN = 0.618033988749895
 EXPORT_SIZE = QSize(1280, 720)  # a picture's size unless asked: a slide's
 MIN_TIMELINE_PX = 170  # the measured half's least height: its row of controls, lanes, notes
-MIN_LANES_PX = 72  # the lanes' least height: two stage-type SM labels and the rows between
+MIN_LANES_PX = 48  # the lanes' least height: a stage-type SM label and the rows by it
 
 
 def tile_colour(tile: int, wave: int) -> QColor:

@@ -54,12 +54,15 @@ def _code(view) -> tuple[str, str | None]:
 
 
 def _timeline(view) -> tuple[str, str | None]:
-    """The title names the level and the trace's shape ("<level> <shape>: ..."), or the
-    shape chosen where the trace shown was measured at another."""
+    """The title names the level and the trace's shape ("Measured by the trace build:
+    <level> <shape>...", or "<level> <shape>: no trace ..."), and the shape chosen where
+    the trace shown was measured at another."""
     title = view.title.text()
-    level, _, rest = title.partition(" ")
+    named = re.search(r"([a-z0-9_]+) (\d+×\d+×\d+)", title)
+    if named is None:
+        return title, None
     chosen = re.search(r"the shape chosen is (\S+)\)", title)
-    return level, chosen.group(1) if chosen else rest.partition(":")[0]
+    return named.group(1), chosen.group(1) if chosen else named.group(2)
 
 
 # what each view says of the state: (level, shape text, or None: it draws no GEMM shape)
