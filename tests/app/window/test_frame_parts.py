@@ -9,7 +9,7 @@ import synthetic_session as syn
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QWidget
 
-from gemmscope.app.views.frame_clock import frame_ticks
+from gemmscope.app.views.frame_clock import FRAME_TICK_MS, frame_ticks
 from gemmscope.app.window.redraw import RedrawThrottle
 from gemmscope.kernels.protocol.decoding import of
 
@@ -49,6 +49,17 @@ def _shown_widget(qtbot) -> QWidget:
     return widget
 
 
+class StoppedClock:
+    """The throttle's clock, read as a test sets it (ms): what it decides from the time
+    since the last frame does not then depend on how loaded the machine is."""
+
+    def __init__(self) -> None:
+        self.ms = 1000.0
+
+    def nsecsElapsed(self) -> int:
+        return int(self.ms * 1e6)
+
+
 def test_a_due_redraw_waits_for_the_next_frame_and_follows_its_paint(qtbot):
     widget = _shown_widget(qtbot)
     order: list[str] = []
@@ -60,21 +71,27 @@ def test_a_due_redraw_waits_for_the_next_frame_and_follows_its_paint(qtbot):
             return False
 
     paints = Paints()
-    widget.installEventFilter(paints)  # before the throttle's: it sees the paint first
+    widget.installEventFilter(paints)
     throttle = RedrawThrottle(lambda: order.append("redraw"), interval_ms=1000)
+    clock = throttle._clock = StoppedClock()
     throttle.follow_frames(widget)
-    frame_ticks().ticked.emit()  # the frame clock ticks and the window paints: a frame
-    widget.update()
-    qtbot.waitUntil(lambda: "paint" in order)
-    order.clear()
-    throttle.poke()  # due at once, but frames are coming: it waits for the next one
-    QApplication.processEvents()
-    assert order == []
+    # a frame: the frame clock ticks and the window paints (sent, not posted: no event
+    # loop turns between the steps below, so no timer can run between them)
     frame_ticks().ticked.emit()
-    widget.update()
+    QApplication.sendEvent(widget, QEvent(QEvent.Type.UpdateRequest))
+    assert order == ["paint"]
+    order.clear()
+    clock.ms += 5  # within the frame
+    throttle.poke()  # due at once, but frames are coming: it waits for the next one
+    assert order == [] and throttle._timer.isActive()
+    assert throttle._timer.interval() >= FRAME_TICK_MS  # its fallback: a frame later
+    clock.ms += FRAME_TICK_MS
+    frame_ticks().ticked.emit()
+    QApplication.sendEvent(widget, QEvent(QEvent.Type.UpdateRequest))  # the next frame
+    assert order == ["paint"]  # the redraw is queued behind the paint, not run in it
     qtbot.waitUntil(lambda: "redraw" in order)
     throttle.stop()
-    assert order[:2] == ["paint", "redraw"]
+    assert order[:2] == ["paint", "redraw"]  # (the window may paint again after)
 
 
 def test_a_paint_no_frame_tick_asked_for_is_not_a_frame(qtbot):
