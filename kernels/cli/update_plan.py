@@ -184,7 +184,8 @@ def plan_update(session: Session) -> UpdatePlan:
     again = [ProfileAgain(kind, level, shape, p.seconds)
              for (kind, level, shape), p in sorted(
                  profiled.items(), key=lambda kv: order.get(kv[0][1], len(order)))
-             if (level in rerun or p.outdated) and level in registry.BY_ID]
+             if (level in rerun or p.outdated) and level in registry.BY_ID
+             and (kind != "trace" or nvrtc.traceable(registry.BY_ID[level]))]
     return UpdatePlan(ordered, list(left_out.values()), start, again)
 
 

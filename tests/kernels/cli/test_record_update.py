@@ -286,6 +286,18 @@ def _source_counters(level: str, t: float) -> dict:
             "K": 512, "tool": "ncu", "status": "timeout", "reason": "(test)", "seconds": 7.5}
 
 
+def _trace_of_a_level_without_a_trace_build(t: float) -> dict:
+    """A trace event of naive (a file's own word: naive has no trace build to make it
+    again with, so an update leaves it out rather than fail its step's check)."""
+    from gemmscope.kernels.ladder.shape import Shape
+    from gemmscope.kernels.models import trace_schedule
+
+    model = trace_schedule.schedule(registry.get("wgmma_tma"), 256, 256, 256, SMS)
+    event = trace_schedule.synthetic_trace(model, SMS, seed=1)
+    shape = Shape(256, 256, 256)
+    return {**event, "t": t, "level": "naive", "M": shape.M, "N": shape.N, "K": shape.K}
+
+
 def _build(level: str, t: float, code_key: str) -> dict:
     return {"type": "build", "t": t, "level": level, "variant": "vector",
             "code_key": code_key, "compiler": COMPILER}
@@ -297,7 +309,7 @@ def test_a_stale_levels_profiles_in_the_file_are_planned_again_at_their_shapes(
     events = _events()
     t = events[-1]["t"]
     events += [_counters("naive", t + 1), _source_counters("naive", t + 2),
-               _counters("coalesced", t + 3)]
+               _counters("coalesced", t + 3), _trace_of_a_level_without_a_trace_build(t + 4)]
     path = tmp_path / "rec.jsonl"
     _write(path, events)
     with (cuda / "naive.cu").open("a") as fh:
