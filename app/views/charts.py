@@ -77,7 +77,9 @@ class ChartsView(QWidget, View):
             "TFLOPS per GHz of the SM clock each run held, and % of cuBLAS at equal clocks: "
             "what is left of a ratio when the clocks the two runs met are taken out (C)")
         self.per_clock_box.toggled.connect(self.per_clock_changed)
-        top = QHBoxLayout()
+        self.controls_row = QWidget()  # (a widget: an exported picture leaves it out)
+        top = QHBoxLayout(self.controls_row)
+        top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(QLabel("Bars show:"))
         top.addWidget(self.metric_box)
         top.addSpacing(16)
@@ -89,11 +91,16 @@ class ChartsView(QWidget, View):
         below.addWidget(self.stream, 1)
         below.addWidget(self.sweep, 1)
         layout = QVBoxLayout(self)
-        layout.addLayout(top)
+        layout.addWidget(self.controls_row)
         layout.addWidget(self.bars, 3)
         layout.addLayout(below, 2)
         layout.addWidget(self.devices, 2)  # shown only for sessions of several GPUs
         self.set_log_axis(LOG_AXIS_DEFAULT)
+
+    def picture_chrome(self) -> list[QWidget]:
+        """What an exported picture leaves out: the row of what the bars show (the
+        picture's titles and axes say what it shows)."""
+        return [self.controls_row]
 
     def set_log_axis(self, on: bool) -> None:
         """The log axis on or off without telling the preferences (start, exports)."""

@@ -198,6 +198,10 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
         self.ensure_built()
         return {f"telemetry_{name}": plot for name, plot in self.plots.items()}
 
+    def picture_chrome(self) -> list[QWidget]:
+        """What an exported picture leaves out: the buttons that steer the time axis."""
+        return [self.follow_button, self.whole_button]
+
     def bind(self, store: SessionStore) -> None:
         self.store = store
 

@@ -48,7 +48,7 @@ from .export_targets import (  # noqa: F401  (the table, read through this modul
     Target,
     check_size,
 )
-from .offscreen import drawn_at
+from .offscreen import drawn_at, without_chrome
 
 DEFAULT_FPS = 2.0
 REPORT_CHART_SIZE = (1280, 720)  # each chart PNG beside a Markdown report
@@ -162,10 +162,11 @@ class Exporter:
         if kind not in self.suffixes:
             raise ExportError(f"{type(self).__name__} writes "
                               f"{', '.join('.' + s for s in self.suffixes)}, not .{kind}")
-        if self.size is None:
-            return self.write(widget, path, title)
-        with drawn_at(widget, QSize(*self.size), self.settle):
-            return self.write(widget, path, title)
+        with without_chrome(widget, self.settle if self.size is None else None):
+            if self.size is None:
+                return self.write(widget, path, title)
+            with drawn_at(widget, QSize(*self.size), self.settle):
+                return self.write(widget, path, title)
 
     def write(self, widget: QWidget, path: Path, title: str) -> Path:
         raise NotImplementedError

@@ -176,3 +176,26 @@ def drawn_at(widget: QWidget, size: QSize, settle: Callable[[], None] | None = N
         host.hide()
         host.deleteLater()
         settle_events(1)
+
+
+@contextmanager
+def without_chrome(widget: QWidget, settle: Callable[[], None] | None = None
+                   ) -> Iterator[QWidget]:
+    """``widget`` without its controls for the ``with`` block: the widgets its
+    ``picture_chrome()`` names (a view's buttons and option boxes, which are the desk's,
+    not the picture's) hidden, the layout given their room, shown again after."""
+    chrome = getattr(widget, "picture_chrome", None)
+    hidden = [w for w in (chrome() if callable(chrome) else ()) if not w.isHidden()]
+    for w in hidden:
+        w.setVisible(False)
+    try:
+        if hidden:
+            settle_events()
+            if settle is not None:
+                settle()
+        yield widget
+    finally:
+        for w in hidden:
+            w.setVisible(True)
+        if hidden:
+            settle_events(1)

@@ -372,3 +372,29 @@ def test_cli_animation_frames_are_the_size_asked(tmp_path, synthetic_file):
         assert proc.returncode == 0, proc.stderr
         with Image.open(out) as im:
             assert im.n_frames == 2 and im.size == (960, 540)
+
+
+@pytest.mark.parametrize(("name", "view", "chrome"), [
+    ("charts", "charts", ("controls_row",)),
+    ("telemetry", "telemetry", ("follow_button", "whole_button")),
+])
+def test_a_views_picture_leaves_out_its_controls_and_the_window_keeps_them(
+        shown, tmp_path, monkeypatch, name, view, chrome):
+    # the desk's buttons and option boxes are not part of a picture for a slide: hidden
+    # while it is drawn (their room goes to the charts), shown again after
+    from gemmscope.app.window import exports
+
+    widgets = [getattr(shown.views[view], attr) for attr in chrome]
+    seen: list[list[bool]] = []
+    real = exports.PngExporter.write
+
+    def write(self, widget, path, title):
+        seen.append([w.isVisible() for w in widgets])
+        return real(self, widget, path, title)
+
+    monkeypatch.setattr(exports.PngExporter, "write", write)
+    shown.tabs.setCurrentWidget(shown.views[view])
+    assert all(w.isVisible() for w in widgets)
+    assert QImage(str(shown.export_named(tmp_path / f"{name}.png", name))).width() > 0
+    assert seen == [[False] * len(widgets)]
+    assert all(w.isVisible() for w in widgets)
