@@ -250,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
 
     found = QApplication.instance()
     app = found if isinstance(found, QApplication) else QApplication([sys.argv[0]])
+    from .window.offscreen import quiet_offscreen_plugin
+
+    quiet_offscreen_plugin()  # a headless picture or export: no plugin noise on stderr
     app.setApplicationName("gemmscope")
     app.setDesktopFileName(APP_ID)  # Wayland finds the .desktop entry (and icon) by it
     app.setWindowIcon(QIcon(str(icon_path())))

@@ -10,10 +10,11 @@ picture of it standing in meanwhile, so the window does not change while it is a
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QMessageLogContext, QSize, Qt, QtMsgType, qInstallMessageHandler
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QApplication,
@@ -199,3 +200,26 @@ def without_chrome(widget: QWidget, settle: Callable[[], None] | None = None
             w.setVisible(True)
         if hidden:
             settle_events(1)
+
+
+# what Qt's offscreen platform plugin says of window calls it has nothing to do for (the
+# window is drawn in memory): not a fault of the picture, and noise on a headless export
+OFFSCREEN_NOOPS = ("This plugin does not support propagateSizeHints()",
+                   "This plugin does not support raise()",
+                   "This plugin does not support grabbing the keyboard",
+                   "This plugin does not support setParent!")
+
+
+def quiet_offscreen_plugin() -> None:
+    """On the offscreen platform, Qt's messages less the plugin's no-op notices
+    (``OFFSCREEN_NOOPS``); every other message goes to stderr as Qt writes it."""
+    app = QApplication.instance()
+    if app is None or QApplication.platformName() != "offscreen":
+        return
+
+    def handler(kind: QtMsgType, _context: QMessageLogContext, message: str) -> None:
+        if kind == QtMsgType.QtWarningMsg and message.strip() in OFFSCREEN_NOOPS:
+            return
+        sys.stderr.write(message + "\n")
+
+    qInstallMessageHandler(handler)
