@@ -29,7 +29,7 @@ naming the scene and the field. No Qt here.
 from __future__ import annotations
 
 import string
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,7 +61,8 @@ MAX_STEPS = 64  # listed in one scene
 TOP_FIELDS = ("title", "recording", "shape", "scene")
 # what a caption reads: the header (levels, the GPU) and the results, nothing else
 CAPTION_EVENTS = (rec.Session, rec.Joined, rec.Result)
-SCENE_FIELDS = ("view", "level", "shape", "step", "speed", "caption")
+SCENE_FIELDS = ("view", "level", "shape", "step", "speed", "at", "caption")
+MAX_AT_CHARS = 120  # a code scene's ``at``: a piece of one source line
 
 
 class TalkError(ValueError):
@@ -76,6 +77,9 @@ class Scene:
     shape: Shape | None = None
     steps: tuple[int, ...] = ()  # 1-based; PageDown walks them in order
     speed: Speed | None = None
+    # a code scene: the Code view opens at the first source line holding this text (the
+    # line its caption speaks of; a text, not a number, so an edit above it moves nothing)
+    at: str | None = None
 
     @property
     def step(self) -> int | None:
@@ -257,10 +261,18 @@ class _Reader:
         problem = _check_caption(caption)
         if problem is not None:
             raise self.fail(f"{where}: caption", problem)
+        at = string_field("at")
+        if at is not None:
+            if view != "code" or level is None:
+                raise self.fail(f"{where}: at", "only a code scene with a level opens at a "
+                                                "line (view = \"code\", level = ...)")
+            if not at.strip() or "\n" in at or len(at) > MAX_AT_CHARS:
+                raise self.fail(f"{where}: at", f"give a piece of one source line, 1 to "
+                                                f"{MAX_AT_CHARS} characters")
         return Scene(view=view, caption=caption, level=level,
                      shape=self.shape(where, table.get("shape")),
                      steps=self.steps(where, view, table.get("step")),
-                     speed=self.speed(where, string_field("speed")))
+                     speed=self.speed(where, string_field("speed")), at=at)
 
     def shape(self, where: str, value: Any) -> Shape | None:
         """A scene's shape (``where`` names it), or the talk's (``where`` empty)."""
@@ -333,3 +345,29 @@ def read_talk(path: str | Path, views: Collection[str], animated: Collection[str
     scenes = tuple(reader.scene(n, table) for n, table in enumerate(tables, 1))
     return Talk(path=path, title=title or "", scenes=scenes,
                 recording=(path.parent / recording) if recording else None, shape=shape)
+
+
+def source_line(sources: Mapping[str, str] | None, text: str) -> tuple[str, int] | None:
+    """The first line holding ``text`` in a build's sources (the level's own file first,
+    then its headers, as the build lists them): (path, 1-based line), or None."""
+    for path, body in (sources or {}).items():
+        for n, line in enumerate(body.splitlines(), start=1):
+            if text in line:
+                return path, n
+    return None
+
+
+def lines_not_found(talk: Talk, events: Iterable[object]) -> list[tuple[int, str]]:
+    """(scene number, why) of each code scene whose ``at`` is on no line of its level's
+    newest build in ``events`` (``gemmscope talk --check``)."""
+    builds = {ev.level: ev for ev in events if isinstance(ev, rec.Build)}
+    out = []
+    for n, scene in enumerate(talk.scenes, start=1):
+        if scene.at is None or scene.level is None:
+            continue
+        build = builds.get(scene.level)
+        if build is None or not build.sources:
+            out.append((n, f"at {scene.at!r}: the recording has no source of {scene.level}"))
+        elif source_line(build.sources, scene.at) is None:
+            out.append((n, f"at {scene.at!r} is on no line of {scene.level}'s source"))
+    return out

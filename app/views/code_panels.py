@@ -87,6 +87,9 @@ def mono() -> QFont:
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
 
+LINES_ABOVE = 3  # shown above a line gone to: what leads to it
+
+
 class TextPanel(QPlainTextEdit):
     """A read-only, unwrapped, monospaced text panel."""
 
@@ -176,8 +179,13 @@ class SourcePanel(TextPanel):
         self.paint_lines(colors)
 
     def go_to_line(self, line_no: int) -> None:
+        """The cursor on ``line_no`` (1-based), the line a few lines below the top: it
+        stays in view when the panel is resized after (a talk's scene, a screenshot),
+        with its context above it."""
         cursor = QTextCursor(self.document().findBlockByNumber(line_no - 1))
         self.setTextCursor(cursor)  # emits line_clicked
+        # (a plain text edit scrolls by lines: the first line shown)
+        self.verticalScrollBar().setValue(max(0, line_no - 1 - LINES_ABOVE))
 
 
 class DiffPanel(QWidget):

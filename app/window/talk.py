@@ -45,7 +45,15 @@ from ...kernels.protocol import DEFAULT_REPEATS, Mode, terminal_text
 from ..core.replay import Speed
 from ..core.runs import RunForm
 from ..core.store import SessionStore
-from ..core.talk import Scene, Talk, TalkError, caption_store, caption_text, read_talk
+from ..core.talk import (
+    Scene,
+    Talk,
+    TalkError,
+    caption_store,
+    caption_text,
+    read_talk,
+    source_line,
+)
 from ..core.view_state import ViewStateModel
 from ..sources.replay import ReplaySource
 from ..theme import Theme
@@ -302,11 +310,25 @@ class TalkController(QObject):
             if scene.speed is Speed.INSTANT:
                 window.play_instant()
         self._show_step(scene)
+        self._show_line(scene)
         if isinstance(view := window.views.get(scene.view), TelemetryView) and scene.level:
             view.show_runs(scene.level, shape, window.view_state.state.mode)
         self.hide_replay_chrome()
         self.caption.apply_theme(window.theme)
         self.update_caption()
+
+    def _show_line(self, scene: Scene) -> None:
+        """A code scene's ``at``: its source at the line the caption speaks of (the talk's
+        --check says where a text is on no line; the scene then opens at the top)."""
+        if scene.at is None:
+            return
+        from ..views.code import CodeView
+
+        code = self.window.views.get("code")
+        if isinstance(code, CodeView) and code.build is not None:
+            found = source_line(code.build.sources, scene.at)
+            if found is not None:
+                code.show_source_line(*found)
 
     def _show_step(self, scene: Scene) -> None:
         view = self.window.views.get(scene.view)

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QStatusBar
 
 from ...kernels.protocol import terminal_text
 from ...kernels.results import counted
-from ..core.talk import Talk
+from ..core.talk import Talk, lines_not_found
 from ..sources.replay import ReplaySource
 from ..theme import Theme
 from ..widgets.caption_bar import CHECK_SIZE, CaptionBar
@@ -83,11 +83,16 @@ def check_talk(app: QApplication, window: CheckStage, controller: CheckedTalk,
     window.replay.pause()  # the captions need the recording, not its replay
     controller.load(window.replay.recording.events)
     bad = misfits(app, window, controller)
+    lost = lines_not_found(controller.talk, window.replay.recording.events)
     controller.stop()
     window.close()
     name = controller.talk.path.name
     for scene, why in bad:
         print(terminal_text(f"{name}: scene {scene}: the caption does not fit: {why}"))
+    for scene, why in lost:
+        print(terminal_text(f"{name}: scene {scene}: {why}"))
+    if lost:
+        return 1
     if not bad:
         print(f"{name}: every caption of {counted(len(controller.talk.scenes), 'scene')} fits its "
               f"band at "

@@ -25,7 +25,7 @@ from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.results.rows import DASH, pct_text, tflops_text
 
-VIEWS = ["charts", "telemetry", "tiling", "banks"]
+VIEWS = ["charts", "telemetry", "tiling", "banks", "code"]
 ANIMATED = ["tiling", "banks"]
 LEVELS = [e["id"] for e in registry.catalog()]
 LADDER_TALK = Path(str(resources.files("gemmscope.resources") / "talks" / "ladder.toml"))
@@ -84,6 +84,13 @@ shape = 4096
     ('view = "charts"\ncaption = "{tflops:.1f}"', "caption: {tflops} takes no format"),
     ('view = "charts"\ncaption = "{tflops.real}"', "caption: unknown field {tflops.real}"),
     ('view = "charts"\ncaption = "a } b"', "scene 2: caption: Single '}'"),
+    ('view = "charts"\nlevel = "naive"\nat = "for"', "scene 2: at: only a code scene"),
+    ('view = "code"\nat = "for"', "scene 2: at: only a code scene with a level"),
+    ('view = "code"\nlevel = "naive"\nat = " "', "scene 2: at: give a piece of one source"),
+    ('view = "code"\nlevel = "naive"\nat = "a\\nb"', "scene 2: at: give a piece of one"),
+    (f'view = "code"\nlevel = "naive"\nat = "{"x" * 121}"', "at: give a piece of one source "
+                                                            "line, 1 to 120 characters"),
+    ('view = "code"\nlevel = "naive"\nat = 3', "scene 2: at: is an integer, not a string"),
 ])
 def test_a_bad_scene_is_refused_naming_the_scene_and_field(tmp_path, scene, says):
     text = f'[[scene]]\nview = "charts"\n\n[[scene]]\n{scene}\n'
@@ -197,3 +204,35 @@ def test_every_caption_field_is_filled_for_a_measured_level():
         text = caption_text(Scene(view="charts", level="coalesced", caption=f"{{{name}}}"),
                             store)
         assert text and text != DASH, name
+
+
+def test_a_code_scene_opens_at_the_first_source_line_holding_its_text(tmp_path):
+    from gemmscope.app.core.talk import lines_not_found, source_line
+
+    talk = talk_of(tmp_path, '''
+[[scene]]
+view = "code"
+level = "naive"
+at = "acc +="
+[[scene]]
+view = "code"
+level = "naive"
+at = "no such text"
+[[scene]]
+view = "code"
+level = "coalesced"
+at = "acc"
+''')
+    assert talk.scenes[0].at == "acc +="
+    sources = {"kernels/cuda/naive.cu": "// naive\nfloat acc = 0;\n    acc += a * b;\n",
+               "kernels/cuda/common.cuh": "acc += 1;\n"}
+    # the level's own file first (as a build lists its sources), 1-based lines
+    assert source_line(sources, "acc +=") == ("kernels/cuda/naive.cu", 3)
+    assert source_line(sources, "+= 1") == ("kernels/cuda/common.cuh", 1)
+    assert source_line(sources, "absent") is None and source_line(None, "acc") is None
+    build = {"type": "build", "t": 1.0, "level": "naive", "variant": "scalar",
+             "sources": sources}
+    # --check: a text on no line, and a level the recording holds no source of
+    assert lines_not_found(talk, [of(build)]) == [
+        (2, "at 'no such text' is on no line of naive's source"),
+        (3, "at 'acc': the recording has no source of coalesced")]

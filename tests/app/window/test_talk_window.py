@@ -245,3 +245,38 @@ def test_the_scene_number_is_never_squeezed_by_a_long_caption(qtbot, width):
         qtbot.waitUntil(lambda: bar.number.width() > 0)
         need = bar.number.fontMetrics().horizontalAdvance(bar.number.text())
         assert bar.number.contentsRect().width() >= need, theme.name
+
+
+def test_a_code_scene_opens_its_source_at_the_line_its_at_names(qtbot, make_window,
+                                                               tmp_path):
+    from importlib import resources
+
+    from gemmscope.app.core.talk import source_line
+
+    bundled = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl.gz"
+    talk_path = tmp_path / "code.toml"
+    talk_path.write_text(f'recording = "{bundled}"\n'
+                         '[[scene]]\nview = "charts"\n'
+                         '[[scene]]\nview = "code"\nlevel = "mma_tma"\n'
+                         'at = "gs_ws_produce<"\n', encoding="utf-8")
+    talk = load_talk(talk_path)
+    window = make_window()
+    assert window.open_recording(talk.recording)
+    window.play_instant()
+    window.resize(1280, 720)
+    window.show()
+    qtbot.waitExposed(window)
+    controller = open_talk(window, talk, window.replay.recording.events)
+    try:
+        controller.go(1)
+        window.flush_views()
+        code = window.views["code"]
+        assert window.tabs.currentWidget() is code and code.level_id == "mma_tma"
+        path, line = source_line(code.build.sources, "gs_ws_produce<")
+        assert code.source_path == path == "kernels/cuda/mma_tma.cu"
+        assert code.source.textCursor().blockNumber() + 1 == line
+        # the line in view, with a few lines of what leads to it above
+        first = code.source.firstVisibleBlock().blockNumber() + 1
+        assert 1 <= line - first <= 5
+    finally:
+        controller.stop()
