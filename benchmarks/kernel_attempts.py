@@ -131,6 +131,18 @@ VARIANTS: list[Variant] = [
             {"WMITER": 2, "WNITER": 2, "TM": 8, "TN": 4},
             "32x32 sub-tiles, 8x4 per lane: different broadcast pattern, -3..+2%"),
     Variant("cpi_stages4", "cp_async_interior", {"STAGES": 4}, "within 1% (round 3)"),
+    # round 2 (stretch 4): SIMT from 94.0 / 94.8% to 95% (4 stages taken into the level)
+    Variant("cpi_bk32_s3", "cp_async_interior", {"BK": 32, "STAGES": 3},
+            "half the barriers and waits per FMA (one per 32-deep tile), same bytes in "
+            "flight: +0.5..+1.5%"),
+    Variant("cpi_gm8", "cp_async_interior", {"GM": 8},
+            "grouped block order (8 tile rows): L2 hits at 8192^3, +0..+1%; 4096^3 flat"),
+    Variant("cpi_s5", "cp_async_interior", {"STAGES": 5},
+            "four K tiles in flight (124 KB): within 0.5% (4 already hides DRAM latency)"),
+    Variant("cpi_bk32_s4", "cp_async_interior", {"BK": 32, "STAGES": 4},
+            "as cpi_bk32_s3 with one more tile in flight (199 KB): the same or +0.3%"),
+    Variant("cpi_bk32_s3_gm8", "cp_async_interior", {"BK": 32, "STAGES": 3, "GM": 8},
+            "both, if both gain: their sum"),
     Variant("mma_tma_x", "mma_tma_x", {},
             "the attempt source with default switches: the level's SASS, so its ratio"),
 ]

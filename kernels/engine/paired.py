@@ -13,12 +13,18 @@ also makes the ratio, its interval and the throttle flags.
 :func:`pair_loop` takes the two timed launches and the clock as arguments, so it runs
 with fakes on a machine without a GPU; :func:`run_paired` binds it to a
 :class:`~.measure.Bench`.
+
+A :class:`Rest` rule may idle the GPU between pairs (nvbench's throttle recovery delay,
+or a fixed duty cycle), and ``warm_s`` may run both launches back to back before the loop
+(into the limiter's steady state): the clock state the pairs are timed at (issue 41,
+"the ratio moves with the clock the loop reaches", docs/perf-notes.md).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
@@ -55,16 +61,52 @@ EVERY_PAIR_UP_TO = 64  # the precision rule is checked after every pair up to he
 PRECISION_EVERY = 8  # every this many (it sorts all the ratios)
 
 
+@dataclass(frozen=True, slots=True)
+class Rest:
+    """Idle between pairs. ``recover_s`` after a pair in which either launch's SM clock
+    read under ``band`` of the max clock (nvbench's ``--throttle-recovery-delay``, whose
+    default is 0.05 s); and after every pair ``duty`` times the pair's own wall time (1.0:
+    the GPU busy about half the time, under the limiter's average)."""
+
+    band: float = 0.97
+    recover_s: float = 0.0
+    duty: float = 0.0
+
+    def seconds(self, pair: Pair, pair_wall_s: float, max_clock_mhz: float | None) -> float:
+        """How long to idle after ``pair``."""
+        rest = self.duty * pair_wall_s
+        clocks = [c.sm_clock_mhz for c in (pair.level_clock, pair.ref_clock)]
+        if self.recover_s and max_clock_mhz and any(
+                c is not None and c < self.band * max_clock_mhz for c in clocks):
+            rest += self.recover_s
+        return rest
+
+    def describe(self) -> str:
+        parts = []
+        if self.recover_s:
+            parts.append(f"{self.recover_s:g} s after a pair under {self.band:.0%} of the "
+                         "max SM clock")
+        if self.duty:
+            parts.append(f"{self.duty:g} x each pair's wall time after it")
+        return "; ".join(parts) or "none"
+
+
+Sleep = Callable[[float], None]
+
+
 def pair_loop(time_level: TimedLaunch, time_ref: TimedLaunch, clock: Callable[[], float],
-              budget_s: float, max_pairs: int, on_launch: OnLaunch | None = None
-              ) -> tuple[list[Pair], StopReason]:
-    """Time pairs until ratio_stats.stop_reason says stop; the pairs and why."""
+              budget_s: float, max_pairs: int, on_launch: OnLaunch | None = None,
+              rest: Rest | None = None, max_clock_mhz: float | None = None,
+              sleep: Sleep = time.sleep) -> tuple[list[Pair], StopReason]:
+    """Time pairs until ratio_stats.stop_reason says stop; the pairs and why. With
+    ``rest``, idle after each pair as it says (the idle counts in the time budget)."""
     pairs: list[Pair] = []
     ratios: list[float] = []
     t0 = clock()
     say = on_launch or (lambda _side, _i, _ms: None)
     while True:
         i = len(pairs)
+        t_pair = clock()
         level_first = i % 2 == 0
         if level_first:
             level_ms, level_clock = time_level()
@@ -79,6 +121,10 @@ def pair_loop(time_level: TimedLaunch, time_ref: TimedLaunch, clock: Callable[[]
         pair = Pair(i, level_ms, ref_ms, level_first, level_clock, ref_clock)
         pairs.append(pair)
         ratios.append(pair.ratio)
+        if rest is not None:
+            wait = rest.seconds(pair, clock() - t_pair, max_clock_mhz)
+            if wait > 0:
+                sleep(wait)
         n, elapsed = len(pairs), clock() - t0
         reason = None
         if (n < EVERY_PAIR_UP_TO or n % PRECISION_EVERY == 0 or n >= max_pairs
@@ -135,14 +181,16 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
                on_settle: Callable[[float], None] | None = None,
                second: Level | None = None,
                on_compile: Callable[[], None] | None = None,
-               energy_s: float = BURST_ENERGY_WINDOW_S
-               ) -> tuple[dict[str, Any], dict[str, Any]]:
+               energy_s: float = BURST_ENERGY_WINDOW_S, rest: Rest | None = None,
+               warm_s: float = 0.0) -> tuple[dict[str, Any], dict[str, Any]]:
     """A paired burst of ``level`` and ``reference``: (the reference's result, the
     level's), both from the same loop, the level's with the paired fields. ``second``: a
     second reference (DeepGEMM beside an FP8 level's cuBLASLt) paired with the level in a
     loop of its own after the first, its ratio as the ``deepgemm_*`` fields.
     ``on_compile``: the level's build starts (measure.level_launcher); ``energy_s``: each
-    side's energy window after the loop, GPU seconds (0: none), as a plain burst's."""
+    side's energy window after the loop, GPU seconds (0: none), as a plain burst's.
+    ``rest``: idle between pairs (:class:`Rest`); ``warm_s``: after the warm-up launches,
+    both launched alternately back to back for this many seconds before the loop."""
     flops = Shape(M, N, K).flops
     bench.check_memory(level, M, N, K)
     with bench.stream:
@@ -158,12 +206,19 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
             prep.launch()
             ref.launch()
         bench.stream.synchronize()
+        warm_until = bench.clock() + warm_s
+        while bench.clock() < warm_until:  # into the limiter's steady state
+            for _ in range(4):
+                prep.launch()
+                ref.launch()
+            bench.stream.synchronize()
         temp_start = bench.nvml.temperature_c()
         read_clock = clock_reader(bench)
         t0 = bench.clock()
         pairs, stop = pair_loop(launch_timer(bench, prep.launch, read_clock),
                                 launch_timer(bench, ref.launch, read_clock),
-                                bench.clock, budget_s, max_pairs, on_launch)
+                                bench.clock, budget_s, max_pairs, on_launch, rest,
+                                bench.device.sm_clock_max_mhz)
         t1 = bench.clock()
         also = second_loop(bench, prep, second, read_clock, M, N, K, warmup, budget_s,
                            max_pairs) if second is not None else {}
@@ -177,6 +232,9 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
     common = {"mode": str(Mode.BURST), "repeats": len(pairs), "max_pairs": max_pairs,
               "warmup": warmup, "settle_s": settle_s, "temp_c_start": temp_start,
               "loop_s": t1 - t0}
+    if rest is not None or warm_s:
+        common["clock_state_rule"] = (f"rest: {(rest or Rest()).describe()}; "
+                                      f"warm: {warm_s:g} s")
     sides = []
     for p, times, readings, fields in (
             (prep, level_ms, [x.level_clock for x in pairs], energies[0]),

@@ -47,6 +47,31 @@ def test_the_loop_alternates_the_order_and_stops_at_repeats():
     assert all(p.ratio == pytest.approx(0.8) for p in pairs)
 
 
+def test_a_rest_rule_idles_after_slow_clocked_pairs_and_by_its_duty():
+    clock, slept = Clock(), []
+    mhz = iter([1980.0, 1980.0, 1800.0, 1980.0] + [1980.0] * 100)
+
+    def timer():
+        clock.t += 0.002
+        return 1.0, ClockReading(next(mhz), ())
+
+    def sleep(s):
+        slept.append(round(s, 6))
+        clock.t += s
+
+    rest = paired.Rest(band=0.97, recover_s=0.05)
+    pairs, _stop = paired.pair_loop(timer, timer, clock, 2.0, 3, rest=rest,
+                                    max_clock_mhz=1980.0, sleep=sleep)
+    # only the second pair had a launch under 97% of 1980 MHz (1800 MHz)
+    assert len(pairs) == 3 and slept == [0.05]
+    slept.clear()
+    pairs, _stop = paired.pair_loop(timer, timer, clock, 2.0, 3, rest=paired.Rest(duty=1.0),
+                                    max_clock_mhz=1980.0, sleep=sleep)
+    assert slept == [0.004] * 3  # each pair's own wall time: two launches of 2 ms
+    assert "0.05 s after a pair under 97%" in rest.describe()
+    assert paired.Rest().describe() == "none"
+
+
 def test_the_loop_stops_by_precision_or_by_its_budget():
     clock = Clock()
 
