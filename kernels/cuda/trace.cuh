@@ -12,9 +12,10 @@
 // (count > cap) and nothing is written past its slots. A block beyond the lanes the host
 // sized counts itself in `lost`.
 //
-// A record: %globaltimer (ns, 64 bits), clock64 (the SM's cycles, which place a block's
-// events finer than the global timer's steps), then kind | lane << 8 | smid << 16, the
-// output tile, the K step (or the stage use) and the linear block index.
+// A record: %globaltimer (ns, 64 bits; 0 for a K-stage event, see put), clock64 (the SM's
+// cycles, which place a block's events finer than the global timer's steps), then
+// kind | lane << 8 | smid << 16 (smid 0xFFFF for a K-stage event), the output tile, the K
+// step (or the stage use) and the linear block index.
 #pragma once
 
 #ifdef GEMMSCOPE_TRACE
@@ -65,20 +66,30 @@ struct GsTraceLane {
     __device__ __forceinline__ static unsigned gs_lane() {
         return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 128;
     }
+    // A K-stage event (a load issued, data ready, products done: most of a trace) is
+    // the cheap kind, since it sits in the loop: clock64 alone, no %globaltimer and no
+    // %smid (0 and 0xFFFF in their places; the host places it by its block's other
+    // events, which read both), and no count store (a lane's count is stored at its
+    // other events, and every lane's last event is one: TILE_END or LANE_END).
     __device__ __forceinline__ void put(unsigned kind, int tile, int k) {
         if (slot == ~0u) return;
-        unsigned long long t, c;
-        unsigned sm;
-        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
-        asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(c));
-        asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+        const bool stage = kind == GS_TR_LOAD_ISSUED || kind == GS_TR_DATA_READY ||
+                           kind == GS_TR_MMA_DONE;
         if (n < gs_trace.cap) {
+            unsigned long long t = 0, c;
+            unsigned sm = 0xFFFFu;
+            asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(c));
+            if (!stage) {
+                asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+                asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+            }
             uint4* r = gs_trace.recs + 2ull * (slot * (unsigned long long)gs_trace.cap + n);
             r[0] = make_uint4((unsigned)t, (unsigned)(t >> 32), (unsigned)c, (unsigned)(c >> 32));
             r[1] = make_uint4(kind | gs_lane() << 8 | sm << 16, (unsigned)tile, (unsigned)k,
                               gs_block());
         }
-        gs_trace.counts[slot] = ++n;  // a store, no read: the host's count, full or not
+        ++n;
+        if (!stage) gs_trace.counts[slot] = n;  // a store, no read: full or not
     }
 };
 

@@ -29,14 +29,18 @@ RECORD_WORDS = 8
 RECORD_BYTES = 4 * RECORD_WORDS
 # a lane's events must span this long for its slope of ns per cycle to count
 MIN_SLOPE_SPAN_NS = 20_000
+NO_SM = 0xFFFF  # a K-stage event's SM field: not read on the device (trace.cuh)
 _STAGE_INDEX = np.array(sorted(KIND_NAMES.index(k.value) for k in STAGE_KINDS))
 
 
 def encode(block: np.ndarray, lane: np.ndarray, kind: np.ndarray, tile: np.ndarray,
            k: np.ndarray, sm: np.ndarray, globaltimer: np.ndarray, clock: np.ndarray,
-           lanes_per_block: int, blocks: int, cap: int) -> tuple[np.ndarray, np.ndarray]:
+           lanes_per_block: int, blocks: int, cap: int, device_like: bool = True
+           ) -> tuple[np.ndarray, np.ndarray]:
     """(counts, recs) as the GPU leaves them for these events (one entry each, in each
-    lane's order): the inverse of :func:`decode`, for tests and synthetic traces."""
+    lane's order): the inverse of :func:`decode`, for tests and synthetic traces.
+    ``device_like``: K-stage events without their globaltimer and SM, as trace.cuh
+    writes them (False: every field as given)."""
     lanes = blocks * lanes_per_block
     slot = block.astype(np.int64) * lanes_per_block + lane
     counts = np.bincount(slot, minlength=lanes).astype(np.uint32)
@@ -46,6 +50,10 @@ def encode(block: np.ndarray, lane: np.ndarray, kind: np.ndarray, tile: np.ndarr
     nth[order] = np.arange(len(slot)) - first[slot[order]]  # the event's place in its lane
     fit = nth < cap
     g, c = globaltimer.astype(np.uint64), clock.astype(np.uint64)
+    if device_like:  # K-stage events as trace.cuh writes them: no timer, no SM
+        stage = np.isin(kind, _STAGE_INDEX)
+        g = np.where(stage, np.uint64(0), g)
+        sm = np.where(stage, NO_SM, sm)
     words = np.stack([g & 0xFFFFFFFF, g >> 32, c & 0xFFFFFFFF, c >> 32,
                       (kind | lane << 8 | sm << 16).astype(np.uint64),
                       tile.astype(np.int64).astype(np.uint64) & 0xFFFFFFFF,
@@ -77,6 +85,7 @@ def decode(counts: np.ndarray, recs: np.ndarray, lost_blocks: int = 0,
     tile = rows[:, 5].astype(np.uint32).view(np.int32).astype(np.int64)
     k = rows[:, 6].astype(np.uint32).view(np.int32).astype(np.int64)
     block = rows[:, 7]
+    sm = _block_sms(block, sm)
     t, out["timer"], out["ns_per_cycle"] = _times(block, gt, clk)
     order = np.argsort(t, kind="stable")
     block, lane, kind, tile, k, sm, t = (a[order] for a in (block, lane, kind, tile, k, sm, t))
@@ -96,33 +105,70 @@ def decode(counts: np.ndarray, recs: np.ndarray, lost_blocks: int = 0,
 def _times(block: np.ndarray, gt: np.ndarray, clk: np.ndarray
            ) -> tuple[np.ndarray, str, float | None]:
     """Each event's time in ns (int64, on globaltimer's axis), how it was made, and the
-    ns per cycle of clock64 (None where the events span too little to tell)."""
+    ns per cycle of clock64 (None where the events span too little to tell). An event
+    whose globaltimer is 0 (a K-stage event: the device reads only clock64 for it) is
+    placed by its clock among its block's timed events."""
     if len(gt) == 0:
         return gt.copy(), "globaltimer", None
-    order = np.argsort(block, kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(block[order]) != 0])
-    which = np.cumsum(np.r_[True, np.diff(block[order]) != 0]) - 1  # group of each sorted row
-    g, c = gt[order], clk[order]
+    timed = gt != 0
+    order = np.lexsort((clk, block))  # by block, then by the block's clock
+    new_block = np.r_[True, np.diff(block[order]) != 0]
+    starts = np.flatnonzero(new_block)
+    which = np.cumsum(new_block) - 1  # group of each sorted row
+    g, c, tm = gt[order], clk[order], timed[order]
     c0 = np.minimum.reduceat(c, starts)
     cr = (c - c0[which]).astype(np.float64)  # cycles since the block's first event
-    gr = (g - np.minimum.reduceat(g, starts)[which]).astype(np.float64)
-    size = np.diff(np.r_[starts, len(g)])
+    big = np.iinfo(np.int64).max
+    g_first = np.minimum.reduceat(np.where(tm, g, big), starts)
+    gr = np.where(tm, (g - g_first[which]).astype(np.float64), 0.0)
+    n_timed = np.add.reduceat(tm.astype(np.int64), starts)
+    ok = (n_timed > 0)[which] & tm  # the rows of the fit: timed, in a block with a timer
+    size = np.maximum(n_timed, 1)
     # the slope of globaltimer over clock64, fitted over every block at once (an intercept
     # per block: their clocks do not start together), so the timer's steps average out
-    cm = (np.add.reduceat(cr, starts) / size)[which]
+    cm = (np.add.reduceat(np.where(ok, cr, 0.0), starts) / size)[which]
     gm = (np.add.reduceat(gr, starts) / size)[which]
-    var = float(np.sum((cr - cm) ** 2))
-    if var <= 0 or float(gr.max()) < MIN_SLOPE_SPAN_NS:
-        return gt.copy(), "globaltimer", None
-    slope = float(np.sum((cr - cm) * (gr - gm)) / var)
-    if not slope > 0:
-        return gt.copy(), "globaltimer", None
+    var = float(np.sum(np.where(ok, (cr - cm) ** 2, 0.0)))
+    span = float(gr[ok].max()) if ok.any() else 0.0
+    slope = float(np.sum(np.where(ok, (cr - cm) * (gr - gm), 0.0)) / var) if var > 0 else 0.0
+    t = np.empty(len(gt), np.int64)
+    if slope > 0 and span < MIN_SLOPE_SPAN_NS:
+        # too short a launch for the fit to be trusted: the timer's own times stand, and
+        # the K-stage events are placed between them by the clock at a slope kept within
+        # what a GPU's clock can be (0.5-5 GHz)
+        slope = min(max(slope, 0.2), 2.0)
+        rel = cr * slope
+        anchor = np.maximum.reduceat(np.where(tm, g.astype(np.float64) - rel, -np.inf),
+                                     starts)
+        placed = np.rint(rel + np.where(np.isfinite(anchor), anchor, 0.0)[which])
+        t[order] = np.where(tm, g, placed.astype(np.int64))
+        return t, "globaltimer", None
+    if not slope > 0:  # each untimed event takes its block's last timer before it
+        last = np.maximum.accumulate(np.where(tm, np.arange(len(g)), -1))
+        filled = np.where(last >= 0, g[np.maximum(last, 0)], 0)
+        first_timed = np.where(g_first < big, g_first, 0)[which]
+        same = (last >= 0) & (which[np.maximum(last, 0)] == which)
+        t[order] = np.where(tm, g, np.where(same, filled, first_timed))
+        return t, "globaltimer", None
     rel = cr * slope
     # globaltimer never runs ahead of the time: a block's anchor is its largest offset
-    anchor = np.maximum.reduceat(g.astype(np.float64) - rel, starts)
-    t = np.empty(len(gt), np.int64)
+    anchor = np.maximum.reduceat(np.where(tm, g.astype(np.float64) - rel, -np.inf), starts)
+    anchor = np.where(np.isfinite(anchor), anchor, float(gt[timed].min()) if timed.any()
+                      else 0.0)
     t[order] = np.rint(rel + anchor[which]).astype(np.int64)
     return t, "globaltimer+clock64", slope
+
+
+def _block_sms(block: np.ndarray, sm: np.ndarray) -> np.ndarray:
+    """``sm`` with each K-stage event's 0xFFFF (not read on the device) replaced by the SM
+    its block's other events read (a block never moves)."""
+    unread = sm == NO_SM
+    if not unread.any():
+        return sm
+    known = ~unread
+    table = np.full(int(block.max()) + 1, NO_SM, np.int64)
+    table[block[known]] = sm[known]
+    return np.where(unread, table[block], sm)
 
 
 def _within_budget(kind: np.ndarray, sm: np.ndarray, budget: int

@@ -26,7 +26,8 @@ def _hand_trace(rows: list[tuple[int, int, str, int, int, int, int]], blocks: in
     a = [np.array(c) for c in cols]
     kind = np.array([_k(x) for x in cols[2]])
     counts, recs = trace_buffer.encode(a[0], a[1], kind, a[3], a[4], a[5], a[6] + 10**9,
-                                       (a[6] + 10**9) * 2, lanes, blocks, 64)
+                                       (a[6] + 10**9) * 2, lanes, blocks, 64,
+                                       device_like=False)  # exact times, however short
     event = {"type": "trace", "t": 0.0, "level": "wgmma_tma", "M": 256, "N": 256, "K": 128,
              "grid": blocks, "lanes_per_block": lanes, "sm_count": sm_count, "tiles": 3,
              **trace_buffer.decode(counts, recs)}

@@ -18,20 +18,25 @@ from gemmscope.kernels.protocol.trace_records import (
 )
 
 DR, MD = (KIND_NAMES.index(k) for k in ("data_ready", "mma_done"))
-TB = KIND_NAMES.index("tile_begin")
+TB, TE = KIND_NAMES.index("tile_begin"), KIND_NAMES.index("tile_end")
 
 
-def _events(blocks: int = 4, steps: int = 6, lanes: int = 2, step_ns: int = 3137):
-    """Each block on SM 10 + block, each lane a tile_begin then data_ready / mma_done
-    per K step; times exact, in ns."""
+def _events(blocks: int = 4, steps: int = 6, lanes: int = 2, step_ns: int = 3137,
+            tiles: int = 1):
+    """Each block on SM 10 + block, each lane ``tiles`` tiles of a tile_begin,
+    data_ready / mma_done per K step, then a tile_end; times exact, in ns."""
     rows = []
     for b in range(blocks):
         for lane in range(lanes):
             t = 5_000 * b + 37 * lane
-            rows.append((b, lane, TB, b, 0, 10 + b, t))
-            for ks in range(steps):
-                rows.append((b, lane, DR, b, ks, 10 + b, t + step_ns * (2 * ks + 1)))
-                rows.append((b, lane, MD, b, ks, 10 + b, t + step_ns * (2 * ks + 2)))
+            for i in range(tiles):
+                tile = b + blocks * i
+                rows.append((b, lane, TB, tile, 0, 10 + b, t))
+                for ks in range(steps):
+                    rows.append((b, lane, DR, tile, ks, 10 + b, t + step_ns * (2 * ks + 1)))
+                    rows.append((b, lane, MD, tile, ks, 10 + b, t + step_ns * (2 * ks + 2)))
+                rows.append((b, lane, TE, tile, steps, 10 + b, t + step_ns * (2 * steps + 3)))
+                t += step_ns * (2 * steps + 4) + (b + 7 * i) * 7919 % 997  # uneven gaps
     return {n: np.array(c, np.int64) for n, c in
             zip(("block", "lane", "kind", "tile", "k", "sm", "t"),
                 zip(*rows, strict=True), strict=True)}
@@ -62,20 +67,52 @@ def test_buffer_decodes_to_every_event_with_its_block_lane_tile_step_and_sm():
 
 def test_coarse_globaltimer_is_refined_by_the_sm_clock():
     """A 1 us timer step alone misplaces an event by up to 1 us; the clock64 fit places
-    every event within a small fraction of that."""
-    ev = _events(blocks=4, steps=30)
-    counts, recs = _buffer(ev, timer_step=1000)
+    every event, the K-stage ones that read no timer on the device included, within a
+    small fraction of that (persistent blocks: several tiles each, their begins and ends
+    timed)."""
+    ev = _events(blocks=4, steps=5, tiles=8)
+    counts, recs = _buffer(ev, timer_step=1000, cap=128)
     out = trace_buffer.decode(counts, recs)
     assert out["timer"] == "globaltimer+clock64"
-    got = {(b, lane, k, kind): t for b, lane, k, kind, t in zip(
-        out["events"]["block"], out["events"]["lane"], out["events"]["k"],
-        out["events"]["kind"], out["events"]["t_ns"], strict=True)}
+    got = {(b, lane, tile, k, kind): t for b, lane, tile, k, kind, t in zip(
+        out["events"]["block"], out["events"]["lane"], out["events"]["tile"],
+        out["events"]["k"], out["events"]["kind"], out["events"]["t_ns"], strict=True)}
     base = min(got.values())
-    errors = [abs((got[(int(b), int(lane), int(k), int(kind))] - base) - int(t))
-              for b, lane, k, kind, t in zip(ev["block"], ev["lane"], ev["k"], ev["kind"],
-                                             ev["t"], strict=True)]
+    errors = [abs((got[(int(b), int(lane), int(tile), int(k), int(kind))] - base) - int(t))
+              for b, lane, tile, k, kind, t in zip(ev["block"], ev["lane"], ev["tile"],
+                                                   ev["k"], ev["kind"], ev["t"], strict=True)]
     coarse = (ev["t"] + 10_000_000) // 1000 * 1000 - (ev["t"] + 10_000_000)
     assert max(abs(coarse)) > 500 and max(errors) < 150
+
+
+def test_without_a_clock_fit_a_stage_event_takes_its_blocks_last_timer():
+    """Events spanning too little for a slope: a K-stage event (no timer on the device)
+    is placed at its block's timed event before it, never at 0 or in another block."""
+    ev = _events(blocks=2, steps=2, step_ns=100)
+    counts, recs = _buffer(ev, blocks=2)
+    out = trace_buffer.decode(counts, recs)
+    assert out["timer"] == "globaltimer" and out["ns_per_cycle"] is None
+    got = out["events"]
+    begin = {(b, lane): t for b, lane, kind, t in zip(got["block"], got["lane"], got["kind"],
+                                                      got["t_ns"], strict=True) if kind == TB}
+    for b, lane, kind, t in zip(got["block"], got["lane"], got["kind"], got["t_ns"],
+                                strict=True):
+        if kind in (DR, MD):
+            assert min(begin[(b, 0)], begin[(b, 1)]) <= t < begin[(b, lane)] + 1000
+    assert out["block_sm"] == [10, 11]  # the stage events' SMs came from their blocks
+
+
+def test_stage_events_read_no_timer_or_sm_on_the_device_and_decode_with_both():
+    ev = _events(blocks=2, steps=3)
+    counts, recs = _buffer(ev, blocks=2)
+    rows = np.concatenate([recs[lane, :n] for lane, n in enumerate(counts)])
+    kinds = rows[:, 4] & 0xFF
+    stage = np.isin(kinds, [DR, MD])
+    assert (rows[stage, 0] == 0).all() and (rows[stage, 4] >> 16 == 0xFFFF).all()
+    assert (rows[~stage, 0] != 0).all()
+    out = trace_buffer.decode(counts, recs)
+    sms = {out["block_sm"][b] for b in out["events"]["block"]}
+    assert sms == {10, 11}
 
 
 def test_a_full_lane_is_said_and_keeps_its_first_events():
@@ -90,9 +127,9 @@ def test_a_full_lane_is_said_and_keeps_its_first_events():
 def test_over_budget_the_stage_events_of_whole_sms_are_left_out_and_named():
     ev = _events(blocks=4, steps=6)
     counts, recs = _buffer(ev)
-    out = trace_buffer.decode(counts, recs, budget=60)
+    out = trace_buffer.decode(counts, recs, budget=68)
     kinds, sms = out["events"]["kind"], [out["block_sm"][b] for b in out["events"]["block"]]
-    assert len(kinds) <= 60
+    assert len(kinds) <= 68
     assert kinds.count(TB) == 8  # every tile event kept
     stage = {KIND_NAMES.index(k) for k in STAGE_KINDS}
     kept_sms = {sm for kind, sm in zip(kinds, sms, strict=True) if kind in stage}
@@ -112,7 +149,7 @@ def _line(**over) -> bytes:
 def test_trace_event_decodes_into_its_record_with_kinds_by_name():
     record = decoding.decode(_line())
     assert isinstance(record, Trace)
-    assert len(record.events) == 2 * 2 * 5 and record.block_sm == [10, 11]
+    assert len(record.events) == 2 * 2 * 6 and record.block_sm == [10, 11]
     assert record.kind_of(record.events.kind[0]) is TraceKind.TILE_BEGIN
     assert record.kind_of(99) is None
 
@@ -154,5 +191,5 @@ def test_a_recording_with_a_trace_reads_back_and_an_old_reader_would_pass_it_by(
     path.write_bytes(events.dumps(header).encode() + b"\n" + _line() + b"\n")
     session = recording.read_session(path)
     (trace,) = [e for e in session.events if isinstance(e, Trace)]
-    assert trace.level == "wgmma_tma" and len(trace.events) == 20
+    assert trace.level == "wgmma_tma" and len(trace.events) == 24
     assert not session.skipped
