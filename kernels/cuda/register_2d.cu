@@ -30,10 +30,9 @@ sgemm_register_2d(int M, int N, int K, const float* __restrict__ A,
     float acc[TM][TN] = {};
     float rm[TM], rn[TN];
     GS_TRACE_LANE(tid == 0);
-    GS_TRACE_DO(const int gs_tile = blockIdx.y * gridDim.x + blockIdx.x;)
-    GS_TRACE(TILE_BEGIN, gs_tile, 0);
+    GS_TRACE(TILE_BEGIN, GS_TRACE_BLOCK_TILE, 0);
     for (int k0 = 0; k0 < K; k0 += BK) {
-        GS_TRACE(LOAD_ISSUED, gs_tile, k0 / BK);
+        GS_TRACE(LOAD_ISSUED, GS_TRACE_BLOCK_TILE, k0 / BK);
 #pragma unroll
         for (int p = 0; p < BM / A_STRIDE; ++p) {
             const int r = a_row + p * A_STRIDE, gr = block_row + r, gc = k0 + a_col;
@@ -45,7 +44,7 @@ sgemm_register_2d(int M, int N, int K, const float* __restrict__ A,
             Bs[r * BN + b_col] = (gr < K && gc < N) ? B[(gs_index)gr * N + gc] : 0.f;
         }
         __syncthreads();
-        GS_TRACE(DATA_READY, gs_tile, k0 / BK);
+        GS_TRACE(DATA_READY, GS_TRACE_BLOCK_TILE, k0 / BK);
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
 #pragma unroll
@@ -58,7 +57,7 @@ sgemm_register_2d(int M, int N, int K, const float* __restrict__ A,
                 for (int j = 0; j < TN; ++j) acc[i][j] += rm[i] * rn[j];
         }
         __syncthreads();
-        GS_TRACE(MMA_DONE, gs_tile, k0 / BK);
+        GS_TRACE(MMA_DONE, GS_TRACE_BLOCK_TILE, k0 / BK);
     }
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
@@ -69,5 +68,5 @@ sgemm_register_2d(int M, int N, int K, const float* __restrict__ A,
             if (r < M && c < N) C[(gs_index)r * N + c] = acc[i][j];
         }
     }
-    GS_TRACE(TILE_END, gs_tile, GS_CEIL_DIV(K, BK));
+    GS_TRACE(TILE_END, GS_TRACE_BLOCK_TILE, GS_CEIL_DIV(K, BK));
 }

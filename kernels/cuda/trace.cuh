@@ -14,8 +14,8 @@
 //
 // A record: %globaltimer (ns, 64 bits; 0 for a K-stage event, see put), clock64 (the SM's
 // cycles, which place a block's events finer than the global timer's steps), then
-// kind | lane << 8 | smid << 16 (smid 0xFFFF for a K-stage event), the output tile, the K
-// step (or the stage use) and the linear block index.
+// kind | lane << 8 | smid << 16, the output tile, the K step (or the stage use) and the
+// linear block index (a K-stage event: smid 0xFFFF and block ~0; its slot says its block).
 #pragma once
 
 #ifdef GEMMSCOPE_TRACE
@@ -67,26 +67,30 @@ struct GsTraceLane {
         return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 128;
     }
     // A K-stage event (a load issued, data ready, products done: most of a trace) is
-    // the cheap kind, since it sits in the loop: clock64 alone, no %globaltimer and no
-    // %smid (0 and 0xFFFF in their places; the host places it by its block's other
-    // events, which read both), and no count store (a lane's count is stored at its
-    // other events, and every lane's last event is one: TILE_END or LANE_END).
+    // the cheap kind, since it sits in the loop: clock64 and its lane, no %globaltimer,
+    // no %smid and no block (0, 0xFFFF and ~0 in their places: the host reads the block
+    // from the record's slot and places the event by its block's other events, which read
+    // all of them), and no count store (a lane's count is stored at its other events, and
+    // every lane's last event is one: TILE_END or LANE_END). (Leaving the lane out too
+    // made register_2d, at its 128-register cap, spill 8 bytes: NVRTC 13.0.)
     __device__ __forceinline__ void put(unsigned kind, int tile, int k) {
         if (slot == ~0u) return;
         const bool stage = kind == GS_TR_LOAD_ISSUED || kind == GS_TR_DATA_READY ||
                            kind == GS_TR_MMA_DONE;
         if (n < gs_trace.cap) {
             unsigned long long t = 0, c;
-            unsigned sm = 0xFFFFu;
+            unsigned head = kind | gs_lane() << 8 | 0xFFFFu << 16, block = ~0u;
             asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(c));
             if (!stage) {
+                unsigned sm;
                 asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
                 asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+                head = kind | gs_lane() << 8 | sm << 16;
+                block = gs_block();
             }
             uint4* r = gs_trace.recs + 2ull * (slot * (unsigned long long)gs_trace.cap + n);
             r[0] = make_uint4((unsigned)t, (unsigned)(t >> 32), (unsigned)c, (unsigned)(c >> 32));
-            r[1] = make_uint4(kind | gs_lane() << 8 | sm << 16, (unsigned)tile, (unsigned)k,
-                              gs_block());
+            r[1] = make_uint4(head, (unsigned)tile, (unsigned)k, block);
         }
         ++n;
         if (!stage) gs_trace.counts[slot] = n;  // a store, no read: full or not
@@ -104,6 +108,9 @@ struct GsTraceLane {
         if (cond) GS_TRACE(kind, tile, k); \
     } while (0)
 #define GS_TRACE_DO(...) __VA_ARGS__
+// a one-tile-per-block level's tile (its linear block index), read again at each event
+// rather than held in a register through the K loop
+#define GS_TRACE_BLOCK_TILE (int)(blockIdx.y * gridDim.x + blockIdx.x)
 #else
 #define GS_TRACE_LANE(writer) ((void)0)
 #define GS_TRACE(kind, tile, k) ((void)0)

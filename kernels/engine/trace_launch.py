@@ -82,7 +82,8 @@ def trace_event(level: Level, M: int, N: int, K: int, pairs: int = TRACE_PAIRS[0
     acc = check(ops)
     fields = trace_buffer.decode(cp.asnumpy(counts),
                                  cp.asnumpy(recs).reshape(lanes, cap, trace_buffer.RECORD_WORDS),
-                                 int(cp.asnumpy(lost)[0]))
+                                 int(cp.asnumpy(lost)[0]),
+                                 lanes_per_block=model.lanes_per_block)
     return {"type": "trace", "level": level.id, "M": M, "N": N, "K": K,
             "params": info.get("params", dict(model.params)), "code_key": info["code_key"],
             "plain_code_key": plain_info["code_key"], "grid": model.grid,

@@ -214,7 +214,7 @@ def _event(s: TraceSchedule, sm_count: int, cols: dict[str, list[int]], times: n
     counts, recs = trace_buffer.encode(a["block"], a["lane"], a["kind"], a["tile"], a["k"],
                                        a["sm"], globaltimer, clock, s.lanes_per_block, s.grid,
                                        cap, device_like=long_enough)
-    fields = trace_buffer.decode(counts, recs)
+    fields = trace_buffer.decode(counts, recs, lanes_per_block=s.lanes_per_block)
     return {"type": "trace", "t": t, "level": s.level, "M": s.M, "N": s.N, "K": s.K,
             "params": s.params, "grid": s.grid, "lanes_per_block": s.lanes_per_block,
             "sm_count": sm_count, "tiles": s.tiles, "ksteps": s.ksteps, "synthetic": True,

@@ -30,6 +30,7 @@ RECORD_BYTES = 4 * RECORD_WORDS
 # a lane's events must span this long for its slope of ns per cycle to count
 MIN_SLOPE_SPAN_NS = 20_000
 NO_SM = 0xFFFF  # a K-stage event's SM field: not read on the device (trace.cuh)
+NO_BLOCK = 0xFFFFFFFF  # and its block field: its slot in the buffer says its block
 _STAGE_INDEX = np.array(sorted(KIND_NAMES.index(k.value) for k in STAGE_KINDS))
 
 
@@ -50,22 +51,24 @@ def encode(block: np.ndarray, lane: np.ndarray, kind: np.ndarray, tile: np.ndarr
     nth[order] = np.arange(len(slot)) - first[slot[order]]  # the event's place in its lane
     fit = nth < cap
     g, c = globaltimer.astype(np.uint64), clock.astype(np.uint64)
-    if device_like:  # K-stage events as trace.cuh writes them: no timer, no SM
+    block_field = block
+    if device_like:  # K-stage events as trace.cuh writes them: no timer, SM or block
         stage = np.isin(kind, _STAGE_INDEX)
         g = np.where(stage, np.uint64(0), g)
         sm = np.where(stage, NO_SM, sm)
+        block_field = np.where(stage, NO_BLOCK, block)
     words = np.stack([g & 0xFFFFFFFF, g >> 32, c & 0xFFFFFFFF, c >> 32,
                       (kind | lane << 8 | sm << 16).astype(np.uint64),
                       tile.astype(np.int64).astype(np.uint64) & 0xFFFFFFFF,
                       k.astype(np.int64).astype(np.uint64) & 0xFFFFFFFF,
-                      block.astype(np.uint64)], axis=1).astype(np.uint32)
+                      np.asarray(block_field).astype(np.uint64)], axis=1).astype(np.uint32)
     recs = np.zeros((lanes, cap, RECORD_WORDS), np.uint32)
     recs[slot[fit], nth[fit]] = words[fit]
     return counts, recs
 
 
 def decode(counts: np.ndarray, recs: np.ndarray, lost_blocks: int = 0,
-           budget: int = MAX_TRACE_EVENTS) -> dict[str, Any]:
+           budget: int = MAX_TRACE_EVENTS, *, lanes_per_block: int) -> dict[str, Any]:
     """The fields of a ``trace`` event (docs/protocol.md) from the buffer's counts and
     records: the events in time order, at most ``budget`` of them (the K-stage events of
     whole SMs left out first, said in ``stage_sms``), the SM of each block, and what the
@@ -75,6 +78,7 @@ def decode(counts: np.ndarray, recs: np.ndarray, lost_blocks: int = 0,
     kept = np.minimum(counts, cap)
     rows = recs.reshape(lanes * cap, RECORD_WORDS)[
         (np.arange(cap)[None, :] < kept[:, None]).reshape(-1)].astype(np.int64)
+    slot = np.repeat(np.arange(lanes, dtype=np.int64), kept)  # each row's lane slot
     out: dict[str, Any] = {"kinds": list(KIND_NAMES), "recorded": int(kept.sum()),
                            "wanted": int(counts.sum()), "full_lanes": int((counts > cap).sum()),
                            "lost_blocks": int(lost_blocks)}
@@ -85,6 +89,8 @@ def decode(counts: np.ndarray, recs: np.ndarray, lost_blocks: int = 0,
     tile = rows[:, 5].astype(np.uint32).view(np.int32).astype(np.int64)
     k = rows[:, 6].astype(np.uint32).view(np.int32).astype(np.int64)
     block = rows[:, 7]
+    unsaid = block == NO_BLOCK  # a K-stage event: its slot says its block
+    block = np.where(unsaid, slot // max(1, lanes_per_block), block)
     sm = _block_sms(block, sm)
     t, out["timer"], out["ns_per_cycle"] = _times(block, gt, clk)
     order = np.argsort(t, kind="stable")

@@ -30,7 +30,7 @@ def _hand_trace(rows: list[tuple[int, int, str, int, int, int, int]], blocks: in
                                        device_like=False)  # exact times, however short
     event = {"type": "trace", "t": 0.0, "level": "wgmma_tma", "M": 256, "N": 256, "K": 128,
              "grid": blocks, "lanes_per_block": lanes, "sm_count": sm_count, "tiles": 3,
-             **trace_buffer.decode(counts, recs)}
+             **trace_buffer.decode(counts, recs, lanes_per_block=lanes)}
     trace = decoding.of(event)
     assert isinstance(trace, Trace)
     return trace

@@ -53,7 +53,7 @@ def _buffer(ev, timer_step: int = 1, cap: int = 64, lanes: int = 2, blocks: int 
 def test_buffer_decodes_to_every_event_with_its_block_lane_tile_step_and_sm():
     ev = _events()
     counts, recs = _buffer(ev)
-    out = trace_buffer.decode(counts, recs)
+    out = trace_buffer.decode(counts, recs, lanes_per_block=2)
     got = out["events"]
     assert out["recorded"] == out["wanted"] == len(ev["t"]) and out["full_lanes"] == 0
     want = sorted(zip(ev["t"] - ev["t"].min(), ev["block"], ev["lane"], ev["kind"],
@@ -72,7 +72,7 @@ def test_coarse_globaltimer_is_refined_by_the_sm_clock():
     timed)."""
     ev = _events(blocks=4, steps=5, tiles=8)
     counts, recs = _buffer(ev, timer_step=1000, cap=128)
-    out = trace_buffer.decode(counts, recs)
+    out = trace_buffer.decode(counts, recs, lanes_per_block=2)
     assert out["timer"] == "globaltimer+clock64"
     got = {(b, lane, tile, k, kind): t for b, lane, tile, k, kind, t in zip(
         out["events"]["block"], out["events"]["lane"], out["events"]["tile"],
@@ -90,7 +90,7 @@ def test_without_a_clock_fit_a_stage_event_takes_its_blocks_last_timer():
     is placed at its block's timed event before it, never at 0 or in another block."""
     ev = _events(blocks=2, steps=2, step_ns=100)
     counts, recs = _buffer(ev, blocks=2)
-    out = trace_buffer.decode(counts, recs)
+    out = trace_buffer.decode(counts, recs, lanes_per_block=2)
     assert out["timer"] == "globaltimer" and out["ns_per_cycle"] is None
     got = out["events"]
     begin = {(b, lane): t for b, lane, kind, t in zip(got["block"], got["lane"], got["kind"],
@@ -102,24 +102,29 @@ def test_without_a_clock_fit_a_stage_event_takes_its_blocks_last_timer():
     assert out["block_sm"] == [10, 11]  # the stage events' SMs came from their blocks
 
 
-def test_stage_events_read_no_timer_or_sm_on_the_device_and_decode_with_both():
+def test_stage_events_read_no_timer_sm_or_block_on_the_device_and_decode_with_them():
     ev = _events(blocks=2, steps=3)
     counts, recs = _buffer(ev, blocks=2)
     rows = np.concatenate([recs[lane, :n] for lane, n in enumerate(counts)])
     kinds = rows[:, 4] & 0xFF
     stage = np.isin(kinds, [DR, MD])
     assert (rows[stage, 0] == 0).all() and (rows[stage, 4] >> 16 == 0xFFFF).all()
+    assert (rows[stage, 7] == trace_buffer.NO_BLOCK).all()  # the block: its slot's
     assert (rows[~stage, 0] != 0).all()
-    out = trace_buffer.decode(counts, recs)
+    out = trace_buffer.decode(counts, recs, lanes_per_block=2)
     sms = {out["block_sm"][b] for b in out["events"]["block"]}
     assert sms == {10, 11}
+    got = sorted(zip(out["events"]["block"], out["events"]["lane"], out["events"]["kind"],
+                     out["events"]["k"], strict=True))
+    assert got == sorted(zip(ev["block"].tolist(), ev["lane"].tolist(), ev["kind"].tolist(),
+                             ev["k"].tolist(), strict=True))
 
 
 def test_a_full_lane_is_said_and_keeps_its_first_events():
     ev = _events(blocks=1, steps=20, lanes=1)
     counts, recs = _buffer(ev, cap=8, lanes=1, blocks=1)
     assert recs.shape == (1, 8, trace_buffer.RECORD_WORDS)  # nothing past the lane's slots
-    out = trace_buffer.decode(counts, recs)
+    out = trace_buffer.decode(counts, recs, lanes_per_block=1)
     assert out["full_lanes"] == 1 and out["recorded"] == 8 and out["wanted"] == len(ev["t"])
     assert out["events"]["kind"][:3] == [TB, DR, MD]
 
@@ -127,7 +132,7 @@ def test_a_full_lane_is_said_and_keeps_its_first_events():
 def test_over_budget_the_stage_events_of_whole_sms_are_left_out_and_named():
     ev = _events(blocks=4, steps=6)
     counts, recs = _buffer(ev)
-    out = trace_buffer.decode(counts, recs, budget=68)
+    out = trace_buffer.decode(counts, recs, budget=68, lanes_per_block=2)
     kinds, sms = out["events"]["kind"], [out["block_sm"][b] for b in out["events"]["block"]]
     assert len(kinds) <= 68
     assert kinds.count(TB) == 8  # every tile event kept
@@ -142,7 +147,8 @@ def _line(**over) -> bytes:
     ev = _events(blocks=2, steps=2)
     counts, recs = _buffer(ev, blocks=2)
     event = {"type": "trace", "t": 3.0, "level": "wgmma_tma", "M": 256, "N": 256, "K": 128,
-             "grid": 2, "lanes_per_block": 2, **trace_buffer.decode(counts, recs), **over}
+             "grid": 2, "lanes_per_block": 2,
+             **trace_buffer.decode(counts, recs, lanes_per_block=2), **over}
     return events.dumps(event).encode()
 
 
