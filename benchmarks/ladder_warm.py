@@ -44,6 +44,9 @@ class Pass:
     builds: dict[str, tuple[float | None, bool | None]] = field(default_factory=dict)
     cache_files: int = 0
     cache_mib: float = 0.0
+    # level -> (wall s from the previous level's result to its own, its pair loop's
+    # seconds, its pairs): where a ladder's time goes
+    spans: dict[str, tuple[float, float | None, int | None]] = field(default_factory=dict)
 
     def cached(self) -> int:
         return sum(1 for _s, cached in self.builds.values() if cached)
@@ -71,10 +74,14 @@ def run_pass(name: str, command: list[str], env: dict[str, str], size: int,
                               for lv in levels])
     finally:
         session.close()
+    previous = submitted
     for ev in events:
         if isinstance(ev, rec.Result):
             out.results += 1
             out.last_result_s = max(out.last_result_s, ev.t - submitted)
+            if ev.level in levels:  # a level's result ends its run (its reference's before)
+                out.spans[ev.level] = (ev.t - previous, ev.loop_s, ev.pairs)
+                previous = ev.t
             if ev.compile_s is not None:
                 out.builds[ev.level] = (ev.compile_s, ev.compile_cached)
         elif isinstance(ev, rec.Error):
@@ -93,11 +100,21 @@ def _build_text(build: tuple[float | None, bool | None] | None) -> str:
     return f"{seconds or 0.0:7.2f} {where}"
 
 
+def _span_text(span: tuple[float, float | None, int | None] | None) -> str:
+    if span is None:
+        return "–"
+    wall, loop, pairs = span
+    loop_text = "–" if loop is None else f"{loop:.2f}"
+    return f"{wall:6.2f} / {loop_text} / {pairs if pairs is not None else '–'}"
+
+
 def table(passes: list[Pass], levels: list[str]) -> str:
-    lines = [f"{'level':<24}" + "".join(f"{p.name + ' build s':>22}" for p in passes)]
+    lines = [f"{'level':<24}" + "".join(f"{p.name + ' build s':>22}" for p in passes)
+             + "".join(f"{p.name + ' s / loop s / pairs':>28}" for p in passes)]
     for lv in levels:
         lines.append(f"{lv:<24}" + "".join(f"{_build_text(p.builds.get(lv)):>22}"
-                                           for p in passes))
+                                           for p in passes)
+                     + "".join(f"{_span_text(p.spans.get(lv)):>28}" for p in passes))
     lines.append("")
     rows = {"runner start (s)": lambda p: f"{p.start_s:.1f}",
             "key to last result (s)": lambda p: f"{p.last_result_s:.1f}",

@@ -301,6 +301,7 @@ class Result(Timed, tag="result", kw_only=True):
     pct_ci_high_unthrottled: Number | None = None
     budget_s_per_pair: Number | None = None
     target_half_width_pct: Number | None = None
+    pair_rest: str | None = None  # the idle between pairs, in words (the clock state)
     pair_step: PairStepRecord | None = None
     loop_s: Number | None = None
     # the timed launches held until queued (kernels/engine/hold.py): "held", or why not;

@@ -39,7 +39,8 @@ RUNS = {  # no GPU needed: the script runs end to end, small
                           re.compile(r"^banks +normal +register_2d +[1-9]", re.M)],
     # the tests' stand-in runner, twice over one build cache folder
     "ladder_warm.py": [re.compile(r"^builds from the cache +0/20 +20/20$", re.M),
-                       re.compile(r"^naive +1\.50 NVRTC +0\.02 cache$", re.M)],
+                       re.compile(r"^naive +1\.50 NVRTC +0\.02 cache"
+                                  r" +[0-9.]+ / – / – +[0-9.]+ / – / –$", re.M)],
     "many_gpus.py": [re.compile(r"^ +GPUs +events +read s .* window s .* µs/event$", re.M),
                      re.compile(r"^ +2 +41 +[0-9.]+ ", re.M),
                      re.compile(r"^ +8 +161 +[0-9.]+ ", re.M)],
