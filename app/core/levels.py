@@ -116,6 +116,22 @@ def catalog_from_header(header: Session | None) -> list[LevelInfo]:
     return sorted(levels.values(), key=lambda lv: lv.order)
 
 
+def join_catalog(levels: list[LevelInfo], header: Session | None) -> list[LevelInfo]:
+    """The levels with those of a later runner's catalog that the session lacks (a level
+    added to the ladder after the file was first made, then appended with ``record
+    --append -l NEW``), in that catalog's order; the levels the session knows keep their
+    first entries, and those the later catalog lacks (a user's kernel) stay after."""
+    if header is None or not header.catalog:
+        return levels
+    known = {lv.id: lv for lv in levels}
+    later = catalog_from_header(header)
+    if all(lv.id in known for lv in later):
+        return levels
+    ids = {lv.id for lv in later}
+    merged = [known.get(lv.id, lv) for lv in later] + [lv for lv in levels if lv.id not in ids]
+    return [replace(lv, order=i) for i, lv in enumerate(merged)]
+
+
 @functools.cache
 def registry_catalog() -> list[CatalogEntry]:
     """This copy's registry as catalog entries (for headers without a catalog)."""

@@ -16,7 +16,7 @@ from ...kernels.ladder import Shape
 from ...kernels.protocol import TELEMETRY_FIELDS, EventRecord, Mode, TelemetryBlock
 from ...kernels.results import Result, resolved, result_key
 from .counters import Counters
-from .levels import catalog_from_header, join_user_kernel
+from .levels import catalog_from_header, join_catalog, join_user_kernel
 from .repeat_stream import RepeatStream
 from .store_queries import (
     TELEMETRY_UNAVAILABLE,
@@ -81,6 +81,10 @@ class SessionStore(StoreQueries):
 
     def _on_restart(self, ev: rec.Restart) -> None:
         self.restarts += 1
+        joined = join_catalog(self.levels, ev.runner)
+        if joined is not self.levels:  # the later runner knows levels this file did not
+            self.levels = joined
+            self._changes.update((Change.HEADER, Change.LADDER))
         state = self._state(ev)
         state.runs.abandon(ev.t)
         state.running = state.doing = None

@@ -122,6 +122,23 @@ def test_second_session_header_counts_a_restart_and_keeps_results():
     assert store.latest("wmma") is not None
 
 
+def test_a_level_a_later_runner_knows_joins_the_ladder_in_its_catalogs_place():
+    """``record --append -l NEW`` on a file made before NEW existed: the appended runner's
+    header (a restart) names it, and the ladder takes it, where its catalog puts it."""
+    first = syn.header()
+    first["catalog"] = [e for e in first["catalog"] if e["id"] != "wmma"]
+    later = syn.header()  # the same catalog with wmma: a level added since
+    store = fed_store([first, {"type": "ready", "t": 1.0}, later])
+    assert store.restarts == 1
+    ids = [lv.id for lv in store.levels]
+    assert store.level("wmma") is not None
+    want = [e["id"] for e in later["catalog"]]
+    assert ids == sorted(ids, key=want.index)  # in the later catalog's order
+    assert len(ids) == len(set(ids)) == len(want)
+    again = fed_store([first, {"type": "ready", "t": 1.0}, first])
+    assert again.level("wmma") is None  # a later header without it adds nothing
+
+
 def test_telemetry_buffer_keeps_nulls_as_gaps_and_counts_reasons():
     store = SessionStore()
     store.handle(of({"type": "telemetry", "t": 1.0, "sm_clock_mhz": 1980, "power_w": None,
