@@ -51,6 +51,9 @@ class TextSizes:
         return all((a + b) / 2 + LABEL_GAP_PX <= slot_px for a, b in pairwise(widths))
 
 
+LINE_END_SLOT = 0.45  # a cuBLAS line runs this far (in slots) past its first and last bar
+
+
 @dataclass(frozen=True, slots=True)
 class BarLabelLayout:
     """The bars as their labels see them: the base in view coordinates (``floor``), each
@@ -59,6 +62,10 @@ class BarLabelLayout:
     floor: float
     tops: np.ndarray
     lines: list[tuple[int, int, float]]
+    # where the bars sit in plot pixels (the first slot's view x, a slot's width): a line
+    # crosses a label wherever it runs under any part of its text, a neighbour bar's too
+    x_lo: float = 0.0
+    slot_px: float = 0.0
 
     def stack(self, sizes: list[QRectF], x_lo: float, slot_px: float, top: float,
               height_px: float) -> list[QRectF]:
@@ -86,11 +93,19 @@ class BarLabelLayout:
 
     def line_crossings(self, rect: QRectF, i: int, height_px: float, per_px: float
                        ) -> list[float]:
-        """The cuBLAS lines over bar ``i`` that run through ``rect`` (plot pixels, y down)."""
+        """The cuBLAS lines that run through ``rect`` (plot pixels, y down), the label of
+        bar ``i``: under any part of its text where the bars' place is known (``slot_px``;
+        a line ends LINE_END_SLOT of a slot past its last bar), else over bar ``i``."""
         out = []
         for lo, hi, y in self.lines:
             line_px = height_px - (y - self.floor) * per_px
-            if lo - 0.5 <= i <= hi + 0.5 and rect.top() - 3 <= line_px <= rect.bottom() + 3:
+            if self.slot_px > 0:
+                x0 = (lo - LINE_END_SLOT - self.x_lo) * self.slot_px
+                x1 = (hi + LINE_END_SLOT - self.x_lo) * self.slot_px
+                over = rect.right() >= x0 and rect.left() <= x1
+            else:
+                over = lo - 0.5 <= i <= hi + 0.5
+            if over and rect.top() - 3 <= line_px <= rect.bottom() + 3:
                 out.append(line_px)
         return out
 

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QWidget
 from ...kernels.protocol import THROTTLE_MARK
 from ..core.view_state import shape_text
 from ..theme import THROTTLE_COLOR, Theme, min_text_pt, precision_color
-from .bar_label_layout import LABEL_MARGIN_PX, BarLabelLayout, TextSizes
+from .bar_label_layout import LABEL_MARGIN_PX, LINE_END_SLOT, BarLabelLayout, TextSizes
 from .chart_base import Chart, finite_or_zero, finite_top
 from .hover_readout import HoverReadout
 from .ladder_bar_rows import (
@@ -270,7 +270,7 @@ class LadderBars(Chart):
             xs: list[float] = []
             for lo, hi in runs:
                 self._ref_spans.append((lo, hi, y))
-                xs += [lo - 0.45, hi + 0.45]
+                xs += [lo - LINE_END_SLOT, hi + LINE_END_SLOT]
             pen = pg.mkPen(precision_color(prec), width=max(2, self.theme.line_px),
                            style=Qt.PenStyle.DashLine)
             line = self.references.get(prec)
@@ -504,7 +504,7 @@ class LadderBars(Chart):
         # to keep a label under a cuBLAS line; it sits just over the line instead)
         sizes = [label.textItem.boundingRect() for label in self.labels]
 
-        layout = BarLabelLayout(self.floor, self.label_tops, self._ref_spans)
+        layout = BarLabelLayout(self.floor, self.label_tops, self._ref_spans, x_lo, slot_px)
 
         def lay_out(top: float) -> list[QRectF]:
             return layout.stack(sizes, x_lo, slot_px, top, height_px)
