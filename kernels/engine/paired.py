@@ -100,6 +100,33 @@ class Rest:
 # sustained run measures.
 PAIR_REST = Rest(duty=1.0)
 
+class ReusedEnergy:
+    """A reference's energy window, kept for the next levels of one ladder: the levels of
+    a precision share their reference, and measuring its window again for each (half a
+    second or more apiece) doubled a ladder's energy time (issue 40 item 3). Taken again
+    while younger than ``max_age_s``; the result's ``energy_window.reused_after_s`` says
+    so, with its age."""
+
+    MAX_AGE_S = 120.0
+
+    def __init__(self, max_age_s: float = MAX_AGE_S) -> None:
+        self.max_age_s = max_age_s
+        self.fields: dict[str, Any] | None = None
+        self.at: float = 0.0
+
+    def take(self, now: float, measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """The kept fields, marked with their age, or a new measurement (kept where it
+        has a window)."""
+        if self.fields is not None and 0 <= now - self.at <= self.max_age_s:
+            window = self.fields.get("energy_window")
+            return {**self.fields, "energy_window": None if window is None else
+                    {**window, "reused_after_s": round(now - self.at, 3)}}
+        fields = measure()
+        if fields.get("energy_window") is not None and fields.get("energy_j") is not None:
+            self.fields, self.at = fields, now
+        return fields
+
+
 Sleep = Callable[[float], None]
 
 
@@ -191,7 +218,8 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
                second: Level | None = None,
                on_compile: Callable[[], None] | None = None,
                energy_s: float = BURST_ENERGY_WINDOW_S, rest: Rest | None = PAIR_REST,
-               warm_s: float = 0.0) -> tuple[dict[str, Any], dict[str, Any]]:
+               warm_s: float = 0.0, ref_energy: ReusedEnergy | None = None
+               ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A paired burst of ``level`` and ``reference``: (the reference's result, the
     level's), both from the same loop, the level's with the paired fields. ``second``: a
     second reference (DeepGEMM beside an FP8 level's cuBLASLt) paired with the level in a
@@ -199,7 +227,9 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
     ``on_compile``: the level's build starts (measure.level_launcher); ``energy_s``: each
     side's energy window after the loop, GPU seconds (0: none), as a plain burst's.
     ``rest``: idle between pairs (:class:`Rest`); ``warm_s``: after the warm-up launches,
-    both launched alternately back to back for this many seconds before the loop."""
+    both launched alternately back to back for this many seconds before the loop;
+    ``ref_energy``: where the reference's energy window may come from an earlier level's
+    run (:class:`ReusedEnergy`)."""
     flops = Shape(M, N, K).flops
     bench.check_memory(level, M, N, K)
     with bench.stream:
@@ -234,9 +264,15 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
         no_energy = burst_energy_fields(
             None, flops, None, None, "not measured (energy=False)" if not energy else
             "asked for no energy window (energy_s 0)")
-        # each side's energy window as a plain burst's (measure.Bench's own step)
-        energies = [bench.burst_energy(p.level, p.launch, flops, energy_s)
-                    if energy and energy_s > 0 else no_energy for p in (prep, ref)]
+        # each side's energy window as a plain burst's (measure.Bench's own step); the
+        # reference's taken from ``ref_energy`` where an earlier level measured it
+        energies = [bench.burst_energy(prep.level, prep.launch, flops, energy_s)
+                    if energy and energy_s > 0 else no_energy,
+                    ref_energy.take(bench.clock(), lambda: bench.burst_energy(
+                        ref.level, ref.launch, flops, energy_s))
+                    if energy and energy_s > 0 and ref_energy is not None else
+                    bench.burst_energy(ref.level, ref.launch, flops, energy_s)
+                    if energy and energy_s > 0 else no_energy]
     level_ms, ref_ms = [p.level_ms for p in pairs], [p.ref_ms for p in pairs]
     common = {"mode": str(Mode.BURST), "repeats": len(pairs), "max_pairs": max_pairs,
               "warmup": warmup, "settle_s": settle_s, "temp_c_start": temp_start,

@@ -43,7 +43,7 @@ from ..toolchain import build_event
 from ..toolchain.nvrtc import CompileError, traceable
 from . import trace_launch, triton_launch
 from .measure import Bench, Refused, refusal, wall_clock
-from .paired import run_paired
+from .paired import ReusedEnergy, run_paired
 from .paired_sustained import run_sustained_paired
 from .sustained import Trial, run_sustained
 from .user_kernels import LaunchRefused, UserKernels
@@ -114,6 +114,9 @@ class Runner:
         # the SM clock each reference ran at (None: not known), so a ratio can say whether
         # the level ran at the same one
         self.ref_clock: dict[RefKey, float | None] = {}
+        # a reference's energy window, taken again by the next levels of its precision at
+        # its shape, operands and window (paired.ReusedEnergy)
+        self.ref_energy: dict[tuple[RefKey, float], ReusedEnergy] = {}
         self.built: set[tuple[str, str, tuple[tuple[str, int], ...]]] = set()
         self.user = UserKernels()  # user kernels sent in run commands (docs/user-kernels.md)
         # a burst of a level paired with its reference (tests put a fake bench's here)
@@ -359,7 +362,8 @@ class Runner:
                 on_settle=lambda left: on_phase("settle", 0, left),
                 second=self._second_reference(level, cmd),
                 on_compile=lambda: on_phase("compile", 0, None),
-                energy_s=cmd.energy_s))
+                energy_s=cmd.energy_s, ref_energy=self.ref_energy.setdefault(
+                    (reference_key(reference.id, cmd), cmd.energy_s), ReusedEnergy())))
         if out is LOST:
             return True
         if out is None:

@@ -130,6 +130,9 @@ class EnergyWindow(Window, kw_only=True):
     pattern: str | None = None
     method: str | None = None
     asked_s: Number | None = None  # the GPU seconds asked (energy_s); None: older files, 1 s
+    # a reference's window measured for an earlier level of the same ladder (same shape,
+    # operands and window), taken again rather than measured once more: its age, seconds
+    reused_after_s: Number | None = None
 
 
 class LaunchStepRecord(Record, kw_only=True):

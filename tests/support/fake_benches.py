@@ -49,7 +49,7 @@ class LimitsBench:
 
 def paired_results(bench: Any, level, reference, M, N, K, max_pairs, warmup, budget_s,
                    on_launch, params, settle_s=0.0, on_settle=None, second=None,
-                   on_compile=None, energy_s=1.0):
+                   on_compile=None, energy_s=1.0, ref_energy=None):
     """What paired.run_paired returns, from the fake's two plain runs: the
     reference's result (paired_with the level) and the level's with made-up paired
     fields (three pairs, each launch said through ``on_launch``)."""

@@ -368,3 +368,32 @@ def test_each_timed_launch_is_held_until_its_end_event_is_queued():
     assert timed[:len(one)] == one
     assert timed == one * (2 * result["pairs"])
     assert result["launch_hold"] == "held" and result["hold_timeouts"] == 0
+
+
+def test_a_references_energy_window_is_measured_once_then_taken_again_with_its_age():
+    measured = []
+
+    def measure():
+        measured.append(1)
+        return {"energy_j": 0.5, "energy_window": {"asked_s": 0.5, "gpu_s": 0.5}}
+
+    kept = paired.ReusedEnergy(max_age_s=60.0)
+    first = kept.take(10.0, measure)
+    again = kept.take(25.0, measure)
+    assert len(measured) == 1 and first["energy_window"].get("reused_after_s") is None
+    assert again["energy_j"] == 0.5 and again["energy_window"]["reused_after_s"] == 15.0
+    assert kept.take(71.0, measure)["energy_window"].get("reused_after_s") is None
+    assert len(measured) == 2  # too old: measured again
+
+
+def test_a_window_without_energy_is_not_kept_for_the_next_level():
+    calls = []
+
+    def measure():
+        calls.append(1)
+        return {"energy_j": None, "energy_window": None, "energy_reason": "no counter"}
+
+    kept = paired.ReusedEnergy()
+    kept.take(1.0, measure)
+    kept.take(2.0, measure)
+    assert len(calls) == 2
