@@ -1,22 +1,25 @@
 """Where the names of a chart's points go, in plot pixels (y down): each label takes the
 first place, nearest first, around its point that stays inside the plot and clears every
 label placed before it, every point and every fixed text (a greedy placement over
-candidate offsets with a bounding-box check). Beside the point (right, left, above,
-below) first; then slid up or down beside it, a half label at a time, with a leader line
-back to the point; the labels stacked beside one column of points then take their
+candidate offsets with a bounding-box check, in numpy). Beside the point (right, left,
+above, below) first; then slid up or down beside it, a half label at a time, and out
+sideways where the rows beside it are taken, with a leader line back to the point; the
+labels stacked beside one column of points then take their
 points' order, so that leaders do not cross. A label with no free place is left out (the
 hover still names it)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, QSizeF
 
 GAP_PX = 3.0  # between a point's edge and its label
 CLEAR_PX = 1.0  # kept between two labels, and between a label and a point
-MAX_SLIDES = 40  # half label heights a label may slide from its point, each way
+COLUMNS_OUT = 12  # columns, each two label heights wide, a label may move out sideways
+OUT_COST = 1.5  # a pixel sideways costs this many pixels up or down
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,26 +31,42 @@ class PlacedLabel:
     leader: bool
 
 
-def candidates(point: QPointF, size: QSizeF, radius: float) -> Iterator[tuple[QRectF, bool]]:
-    """The places a label of ``size`` may take around a point of ``radius``, nearest
-    first, each with whether it needs a leader line."""
+def candidates(point: QPointF, size: QSizeF, radius: float, bounds: QRectF
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The places a label of ``size`` may take around a point of ``radius`` inside
+    ``bounds``, nearest first: (n, 4) rectangles as left, top, right, bottom, and
+    whether each needs a leader line. Beside the point, above, below; then slid up or
+    down a half label at a time, down first at equal distance (labels given from the top
+    of the plot down then stack in their points' order), and moved out sideways in
+    columns two label heights wide where the rows beside the point are taken."""
     w, h = size.width(), size.height()
     x, y = point.x(), point.y()
     off = radius + GAP_PX
-    right, left = x + off, x - off - w
-    yield QRectF(right, y - h / 2, w, h), False
-    yield QRectF(left, y - h / 2, w, h), False
-    yield QRectF(x - w / 2, y - off - h, w, h), False
-    yield QRectF(x - w / 2, y + off, w, h), False
-    # down before up: labels given from the top of the plot down then stack in their
-    # points' order, and their leaders do not cross
-    for k in range(1, MAX_SLIDES + 1):
-        for dy in (k * h / 2, -k * h / 2):
-            top = y - h / 2 + dy
-            # still touching the point's row: no leader needed
-            near = abs(dy) < h / 2 + radius
-            yield QRectF(right, top, w, h), not near
-            yield QRectF(left, top, w, h), not near
+    near = np.array([[x + off, y - h / 2], [x - off - w, y - h / 2],
+                     [x - w / 2, y - off - h], [x - w / 2, y + off]])
+    slides = int(bounds.height() / (h / 2)) + 2
+    k = np.arange(1, slides + 1)
+    dy = np.stack([k * h / 2, -k * h / 2], axis=1).ravel()  # down, up, down, up ...
+    out = np.arange(COLUMNS_OUT + 1) * 2 * h
+    # (column, shift, side) -> left, top, cost
+    col, shift, side = np.meshgrid(out, dy, (1.0, -1.0), indexing="ij")
+    lefts = np.where(side > 0, x + off + col, x - off - w - col)
+    tops = y - h / 2 + shift
+    cost = np.abs(shift) + OUT_COST * col
+    order = np.argsort(cost.ravel(), kind="stable")
+    moved = np.stack([lefts.ravel()[order], tops.ravel()[order]], axis=1)
+    leader = (np.abs(shift) >= h / 2 + radius) | (col > 0)
+    corners = np.concatenate([near, moved])
+    rects = np.concatenate([corners, corners + np.array([w, h])], axis=1)
+    leaders = np.concatenate([np.zeros(len(near), bool), leader.ravel()[order]])
+    inside = (rects[:, 0] >= bounds.left()) & (rects[:, 1] >= bounds.top()) & \
+        (rects[:, 2] <= bounds.right()) & (rects[:, 3] <= bounds.bottom())
+    return rects[inside], leaders[inside]
+
+
+def _box(r: QRectF) -> tuple[float, float, float, float]:
+    return (r.left() - CLEAR_PX, r.top() - CLEAR_PX, r.right() + CLEAR_PX,
+            r.bottom() + CLEAR_PX)
 
 
 def place_labels(points: Sequence[QPointF], sizes: Sequence[QSizeF], radius: float,
@@ -59,16 +78,24 @@ def place_labels(points: Sequence[QPointF], sizes: Sequence[QSizeF], radius: flo
     ``in_order``), so that their leaders do not cross."""
     dots = [QRectF(p.x() - radius, p.y() - radius, 2 * radius, 2 * radius) for p in points]
     obstacles = [r.adjusted(-CLEAR_PX, -CLEAR_PX, CLEAR_PX, CLEAR_PX) for r in (*dots, *fixed)]
-    taken = list(obstacles)
+    taken = [_box(r) for r in (*dots, *fixed)]
     placed: list[PlacedLabel | None] = []
     for point, size in zip(points, sizes, strict=True):
-        where = next((PlacedLabel(rect, leader)
-                      for rect, leader in candidates(point, size, radius)
-                      if bounds.contains(rect) and not any(rect.intersects(t) for t in taken)),
-                     None)
+        rects, leaders = candidates(point, size, radius, bounds)
+        where = None
+        if len(rects):
+            t = np.array(taken, float).reshape(-1, 4)
+            # (strictly overlapping: boxes that only touch do not intersect)
+            hit = (rects[:, None, 0] < t[None, :, 2]) & (rects[:, None, 2] > t[None, :, 0]) \
+                & (rects[:, None, 1] < t[None, :, 3]) & (rects[:, None, 3] > t[None, :, 1])
+            free = np.flatnonzero(~hit.any(axis=1))
+            if len(free):
+                left, top, right, bottom = (float(v) for v in rects[free[0]])
+                where = PlacedLabel(QRectF(left, top, right - left, bottom - top),
+                                    bool(leaders[free[0]]))
         placed.append(where)
         if where is not None:
-            taken.append(where.rect.adjusted(-CLEAR_PX, -CLEAR_PX, CLEAR_PX, CLEAR_PX))
+            taken.append(_box(where.rect))
     return in_order(points, placed, radius, bounds, obstacles)
 
 

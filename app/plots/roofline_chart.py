@@ -268,7 +268,9 @@ class RooflineChart(Chart):
         centres = [self._to_px(math.log10(p.ai), math.log10(p.tflops)) for p in points]
         sizes = []
         for p, label in zip(points, self.point_labels, strict=True):
-            text = self.data.name_of(p.level)
+            # the level's id, as the ladder's table and bars name it (a reference's full
+            # name, "cuBLASLt FP8 (1x128 / 128x128 block scales)", is the hover's)
+            text = p.level
             if label.toPlainText() != text or label.textItem.font() != font:
                 label.setText(text)
                 label.setFont(font)
