@@ -1,8 +1,9 @@
 """The roofline names its points (issue 43 item 6): every level of the bundled recording
 has its name beside its point, no two names overlap, no name covers a point, every name
 lies inside the plot, on screen and on stage at 1280x720 and 1920x1080 (the sizes of the
-exports); the names move with a resize; the layout itself (point_label_layout.py) keeps
-clear of points and fixed texts and stacks a column's names in their points' order."""
+exports; an SVG export holds every name); the names move with a resize; the layout itself
+(point_label_layout.py) keeps clear of points and fixed texts and stacks a column's names
+in their points' order."""
 
 from __future__ import annotations
 
@@ -130,3 +131,13 @@ def test_a_name_with_no_free_place_is_left_out():
     points = [QPointF(50, 10), QPointF(150, 10)]
     placed = place_labels(points, [QSizeF(80, 18)] * 2, 4.0, QRectF(0, 0, 200, 20))
     assert placed[0] is not None and placed[1] is None
+
+
+@pytest.mark.parametrize("theme", (NORMAL, PRESENTATION), ids=lambda t: t.name)
+def test_the_svg_export_names_every_point(chart_at, bundled_data, tmp_path, theme):
+    from gemmscope.app.window.exports import export_chart
+
+    chart = chart_at(bundled_data, (1280, 720), theme)
+    svg = export_chart(chart, tmp_path / "roofline.svg", size=(1280, 720)).read_text(
+        encoding="utf-8")
+    assert [p.level for p in bundled_data.points if f">{p.level}<" not in svg] == []
