@@ -181,8 +181,8 @@ class BanksCanvas(WarpAccessCanvas):
             return ""
         if rep.phases > 1:
             width = WIDTH_NAMES.get(rep.width_bytes, "wide")
-            phase = (f"A phase (ph0-ph{rep.phases - 1}): the {rep.phase_lanes} lanes the "
-                     f"hardware serves together for a {width} access; the phases are "
+            phase = (f"A phase (ph0-ph{rep.phases - 1}): the {counted(rep.phase_lanes, 'lane')} "
+                     f"the hardware serves together for a {width} access; the phases are "
                      "served one after another, a blank row apart.")
         else:
             phase = "One phase (ph0): all 32 lanes are served together."
