@@ -47,7 +47,7 @@ __all__ = ["CSV_COLUMNS", "csv_text", "ladder_csv", "ladder_markdown", "markdown
            "replacing", "results_csv", "write_export"]
 MARKDOWN_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
                     Column.PCT_OF_REFERENCE, Column.REFERENCE, Column.PCT_OF_PEAK,
-                    Column.ENERGY, Column.GFLOP_PER_J, Column.SUSTAINED_TFLOPS,
+                    Column.SM_CLOCK, Column.ENERGY, Column.GFLOP_PER_J, Column.SUSTAINED_TFLOPS,
                     Column.POWER_LIMITED, Column.THROTTLED, Column.VERIFIED,
                     Column.PCT_CI_LOW, Column.PCT_CI_HIGH, Column.TFLOPS_PER_GHZ,
                     Column.PCT_EQUAL_CLOCKS)

@@ -7,7 +7,12 @@ then flat at the peak: solid for the datasheet's, dashed for the session's measu
 ceilings, in the precision's colour, named in the legend with its peak. A level's point is its
 shade of the precision's hue (a reference hollow); where ncu measured the DRAM bytes of a
 whole launch, a small cross marks the measured intensity at the same TFLOPS. The chart
-remembers what it drew (``drawn_points``, ``drawn_roofs``) for tests and the hover."""
+remembers what it drew (``drawn_points``, ``drawn_roofs``) for tests and the hover.
+
+Each point is named beside it (``label_places``): the places are worked out in pixels
+whenever the plot is resized or its range changes (point_label_layout.py), so a label
+never covers another label, a point or the slopes' texts, on screen, on stage and in
+the exports at any size; a label slid away from its point has a leader line to it."""
 
 from __future__ import annotations
 
@@ -16,19 +21,21 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt, Signal
+from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QWidget
 
 from ...kernels import results as rl
 from ..core.roofline_data import RooflineData
 from ..core.view_state import shape_text
-from ..theme import Theme, level_colors, precision_color
+from ..theme import Theme, level_colors, min_text_pt, precision_color
 from .chart_base import Chart
 from .hover_readout import HoverReadout
+from .point_label_layout import PlacedLabel, leader_end, place_labels
 from .side_legend import LegendEntry
 
 EMPTY = "Roofline: no result at this shape yet"
-LABEL_DECADES = 0.5  # room right of the rightmost point
+LABEL_DECADES = 0.8  # room right of the rightmost point (for its name)
 
 
 class RooflineChart(Chart):
@@ -56,6 +63,17 @@ class RooflineChart(Chart):
         self.measured_scatter = pg.ScatterPlotItem(pxMode=True)
         self.measured_scatter.setZValue(4)
         self.addItem(self.measured_scatter)
+        # the points' names, placed in pixels (place_point_labels)
+        self.point_labels: list[pg.TextItem] = []
+        self.label_places: dict[str, PlacedLabel] = {}  # level -> its label's place
+        self.unlabelled: list[str] = []  # levels whose name found no free place
+        self.leaders = pg.PlotCurveItem(connect="pairs")
+        self.leaders.setZValue(3)
+        self.addItem(self.leaders, ignoreBounds=True)
+        self._fixed_texts: list[pg.TextItem] = []  # the slopes' labels (labels avoid them)
+        vb = self.getPlotItem().vb
+        vb.sigResized.connect(self.place_point_labels)
+        vb.sigRangeChanged.connect(self.place_point_labels)
         self.hover = HoverReadout(self, self._describe)
         self.show_empty(EMPTY)
 
@@ -77,6 +95,7 @@ class RooflineChart(Chart):
         for item in self._items:
             self.removeItem(item)
         self._items = []
+        self._fixed_texts = []
         data = self.data
         title = f"Roofline at {shape_text(data.shape)}" + (f", {data.gpu}" if data.gpu else "")
         self.set_title_text(title)
@@ -87,6 +106,7 @@ class RooflineChart(Chart):
             self.drawn_base = []
             self.side_legend.set_entries([])
             self.drawn_points, self.drawn_roofs = [], []
+            self.place_point_labels()
             return
         lo, hi = rl.axis_span((*data.points, *data.baseline_points),
                               (*data.roofs, *data.measured))
@@ -99,6 +119,7 @@ class RooflineChart(Chart):
         self.setXRange(lo, hi, padding=0)
         self.setYRange(math.floor(math.log10(bottom) - 0.3), math.log10(max(tops)) + 0.25,
                        padding=0)
+        self.place_point_labels()
 
     def _draw_roofs(self, lo: float, hi: float) -> None:
         """A slope per bandwidth (up to its highest ridge, labelled with the bandwidth),
@@ -152,6 +173,7 @@ class RooflineChart(Chart):
         label.setZValue(2)
         self.addItem(label, ignoreBounds=True)
         self._items.append(label)
+        self._fixed_texts.append(label)
 
     def _draw_points(self) -> None:
         store_levels = [(p.level, p.precision, p.is_reference) for p in self.data.points]
@@ -190,6 +212,110 @@ class RooflineChart(Chart):
         self.scatter.setData(spots)
         self.measured_scatter.setData(crosses)
         self.side_legend.set_entries(entries)
+
+    # ------------------------------------------------------------------ names
+    def _point_px(self) -> float:
+        """A point's diameter in pixels (as _draw_points draws it)."""
+        return 10 if self.theme.name == "normal" else 16  # on stage, seen from the back
+
+    def label_font(self) -> QFont:
+        """The points' names: a point under the chart's type; on stage the theme's
+        smallest readable type (many names share the plot)."""
+        font = QFont()
+        font.setPointSizeF(self.theme.font_pt - 1 if self.theme.name == "normal"
+                           else max(min_text_pt(self.theme), 1.0))
+        return font
+
+    def _to_px(self, x: float, y: float) -> QPointF:
+        """View coordinates (log10 of both) to plot pixels (y down)."""
+        vb = self.getPlotItem().vb
+        (x0, x1), (y0, y1) = vb.viewRange()
+        return QPointF((x - x0) / (x1 - x0 or 1) * vb.width(),
+                       (y1 - y) / (y1 - y0 or 1) * vb.height())
+
+    def _to_view(self, p: QPointF) -> tuple[float, float]:
+        vb = self.getPlotItem().vb
+        (x0, x1), (y0, y1) = vb.viewRange()
+        return (x0 + p.x() / max(vb.width(), 1.0) * (x1 - x0),
+                y1 - p.y() / max(vb.height(), 1.0) * (y1 - y0))
+
+    def _make_point_labels(self, n: int) -> None:
+        while len(self.point_labels) < n:
+            label = pg.TextItem("", anchor=(0, 0))
+            label.setZValue(7)  # over the roofs and the points' neighbours
+            label.textItem.document().setDocumentMargin(1)
+            self.addItem(label, ignoreBounds=True)
+            self.point_labels.append(label)
+        while len(self.point_labels) > n:
+            self.removeItem(self.point_labels.pop())
+
+    def place_point_labels(self, *_: object) -> None:
+        """Name every point beside it where there is room (point_label_layout.py): the
+        selected level first, then from the top of the plot down; in pixels, so again on
+        every resize and range change."""
+        vb = self.getPlotItem().vb
+        points = [] if self.empty else self.drawn_points
+        self._make_point_labels(len(points))
+        self.label_places, self.unlabelled = {}, []
+        if not points or vb.width() < 2 or vb.height() < 2:
+            self.leaders.setData([], [])
+            return
+        font = self.label_font()
+        back = QColor(self.theme.background)
+        back.setAlpha(200)  # a roof line behind a name leaves it readable
+        order = sorted(range(len(points)), key=lambda i: (
+            points[i].level != self.selected, -points[i].tflops))
+        centres = [self._to_px(math.log10(p.ai), math.log10(p.tflops)) for p in points]
+        sizes = []
+        for p, label in zip(points, self.point_labels, strict=True):
+            # the level's id, as the ladder's table and bars name it (a reference's full
+            # name, "cuBLASLt FP8 (1x128 / 128x128 block scales)", is the hover's)
+            text = p.level
+            if label.toPlainText() != text or label.textItem.font() != font:
+                label.setText(text)
+                label.setFont(font)
+            label.setColor(self.theme.foreground)  # (a level's shade is unreadable on stage)
+            label.fill = pg.mkBrush(back)
+            rect = label.textItem.boundingRect()
+            sizes.append(QSizeF(rect.width(), rect.height()))
+        size = self._point_px()
+        # the other marks a name must not cover: the baseline's squares, the crosses
+        others = [self._to_px(math.log10(q.ai), math.log10(q.tflops)) for q in self.drawn_base]
+        others += [self._to_px(math.log10(q.ai_measured), math.log10(q.tflops))
+                   for q in self.drawn_points if q.ai_measured]
+        fixed = [QRectF(c.x() - size, c.y() - size, 2 * size, 2 * size) for c in others]
+        fixed += [self._text_rect(t) for t in self._fixed_texts if t.isVisible()]
+        bounds = QRectF(0, 0, vb.width(), vb.height())
+        # the selected point is drawn half as large again
+        radius = size * 3 / 4 if self.selected in {p.level for p in points} else size / 2
+        placed = place_labels([centres[i] for i in order], [sizes[i] for i in order],
+                              radius, bounds, fixed)
+        lines_x: list[float] = []
+        lines_y: list[float] = []
+        for i, where in zip(order, placed, strict=True):
+            label, p = self.point_labels[i], points[i]
+            label.setVisible(where is not None)
+            if where is None:
+                self.unlabelled.append(p.level)
+                continue
+            self.label_places[p.level] = where
+            label.setPos(*self._to_view(where.rect.topLeft()))
+            if where.leader:
+                end = leader_end(centres[i], where.rect)
+                for q in (centres[i], end):
+                    x, y = self._to_view(q)
+                    lines_x.append(x)
+                    lines_y.append(y)
+        self.leaders.setData(lines_x, lines_y,
+                             pen=pg.mkPen(self.theme.foreground, width=1))
+
+    def _text_rect(self, item: pg.TextItem) -> QRectF:
+        """A text item's rectangle in plot pixels (from its place and anchor: its own
+        transform is worked out only when it is next painted)."""
+        size = item.textItem.boundingRect()
+        at = self._to_px(item.pos().x(), item.pos().y())
+        return QRectF(at.x() - item.anchor.x() * size.width(),
+                      at.y() - item.anchor.y() * size.height(), size.width(), size.height())
 
     # ------------------------------------------------------------------ mouse
     def point_near(self, x: float, y: float) -> rl.Point | None:

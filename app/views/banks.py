@@ -4,7 +4,9 @@ conflict colour, with the n-way count and the wavefronts. Padding and an XOR swi
 be switched on to see, live, what they would change (re-placed by the Qt-free model).
 
 One step is one shared-memory instruction of the chosen warp and K step; within a step
-the wavefronts are served one after another (cells not yet served are dimmed).
+the wavefronts are served one after another (cells not yet served are dimmed). A legend
+under the lane row says what a column, a row, a cell and a phase are (with the phases of
+the instruction shown), and the rows grow with the canvas, the picture centred in it.
 
 Under the picture, the model's whole-kernel totals stand beside the counters ncu
 measured for the level, where the session holds them (``CountersPanel``), and the SASS
@@ -42,6 +44,11 @@ from .playback import WarpAccessCanvas, WarpAccessView
 from .source_links import ConflictLinks
 
 WIDTH_NAMES = {1: "8-bit", 2: "16-bit", 4: "32-bit", 8: "64-bit", 16: "128-bit"}
+MAX_ROW_LINES = 2.5  # a row of cells grows with the room up to this many text lines
+CELLS_GAP_PX = 6  # between the bank headers and the first row
+LANES_GAP_PX = 10  # between the last row and the lane row
+LEGEND_GAP_PX = 8  # between the lane row and the legend
+BOTTOM_PX = 6  # under the last thing drawn
 
 
 class BanksCanvas(WarpAccessCanvas):
@@ -52,7 +59,8 @@ class BanksCanvas(WarpAccessCanvas):
         self.errors: dict[int, str] = {}  # instruction index -> why it was not re-placed
         self._report: BankReport | None = None
         self._rows_of: tuple[BankReport | None, int] = (None, 0)
-        self._grid_of: tuple[tuple[float, ...], tuple[float, float, float]] = ((), (0, 0, 0))
+        self._grid_of: tuple[tuple[object, ...], tuple[float, float, float]] = ((), (0, 0, 0))
+        self._places = (0.0, 0.0, 0.0)  # headers' top, lanes' top, legend's height
         self._cells: dict[tuple[int, int, int], list[int]] = {}
         self._summary: tuple[object, tuple[int, int]] = (None, (0, 0))
         self._reload()
@@ -106,24 +114,56 @@ class BanksCanvas(WarpAccessCanvas):
         return "conflict" if (rep.load[:, bank] > 1).any() else "ok"
 
     # -- geometry -------------------------------------------------------------------
+    # The picture, top to bottom: the summary (three lines), the bank headers, the rows of
+    # cells (a wavefront each, a blank row between phases), the lane row, and the legend
+    # saying what a column, a row and a phase are. The rows grow with the room (up to
+    # MAX_ROW_LINES lines each) and the headers-cells-lanes block is centred in what is
+    # left, so a tall canvas shows a larger picture, not an empty band.
     def _grid(self) -> tuple[float, float, float]:
         """(left, column width, row height), worked out once per size, type and report
         (every cell and label of a paint asks)."""
-        line = self.line_px()
-        key = (self.width(), self.height(), line, self._rows())
-        if self._grid_of[0] != key:
-            left = self.text_px("lane") + 10
-            col_w = (self.width() - left - 10) / N_BANKS
-            avail = self.height() - self._cells_top() - line - 30
-            row_h = max(10.0, min(1.3 * line, avail / max(1, key[3])))
-            self._grid_of = (key, (left, col_w, row_h))
+        self._layout()
         return self._grid_of[1]
 
+    def _layout(self) -> None:
+        line = self.line_px()
+        legend = self.legend_text()
+        key = (self.width(), self.height(), line, self._rows(), legend)
+        if self._grid_of[0] == key:
+            return
+        rows = max(1, key[3])
+        left = self.text_px("lane") + 10
+        col_w = (self.width() - left - 10) / N_BANKS
+        top = self._summary_bottom()
+        # header, gap, cells, gap, lanes
+        fixed = line + CELLS_GAP_PX + LANES_GAP_PX + line
+        legend_h = self._legend_height(legend)
+        room = self.height() - BOTTOM_PX - top - fixed
+        # the legend where the rows still get a line each beside it, else left out
+        if legend_h and room - legend_h - LEGEND_GAP_PX < rows * line:
+            legend_h = 0.0
+        if legend_h:
+            room -= legend_h + LEGEND_GAP_PX
+        row_h = max(10.0, min(MAX_ROW_LINES * line, room / rows))
+        spare = max(0.0, room - rows * row_h)
+        headers_top = top + spare / 2
+        lanes_top = headers_top + line + CELLS_GAP_PX + rows * row_h + LANES_GAP_PX
+        # (never under the canvas: with many rows at the smallest height, the lanes at
+        # the bottom as before)
+        lanes_top = min(lanes_top, self.height() - BOTTOM_PX - line
+                        - (legend_h + LEGEND_GAP_PX if legend_h else 0.0))
+        self._places = (headers_top, lanes_top, legend_h)
+        self._grid_of = (key, (left, col_w, row_h))
+
+    def _summary_bottom(self) -> float:
+        return 4 + 3 * self.line_px() + 4  # under the three lines of the summary
+
     def _headers_top(self) -> float:
-        return 4 + 3 * self.line_px()  # under the three lines of the summary
+        self._layout()
+        return self._places[0]
 
     def _cells_top(self) -> float:
-        return self._headers_top() + self.line_px() + 6
+        return self._headers_top() + self.line_px() + CELLS_GAP_PX
 
     def _rows(self) -> int:
         rep = self._report
@@ -132,6 +172,43 @@ class BanksCanvas(WarpAccessCanvas):
         if self._rows_of[0] is not rep:  # counted once per report, not per cell drawn
             self._rows_of = (rep, int(rep.load.max(axis=1).sum()) + rep.phases - 1)
         return self._rows_of[1]
+
+    def legend_text(self) -> str:
+        """What the picture's columns, rows, cells and phases are, for the instruction
+        shown ("" with none)."""
+        rep = self._report
+        if rep is None:
+            return ""
+        if rep.phases > 1:
+            width = WIDTH_NAMES.get(rep.width_bytes, "wide")
+            phase = (f"A phase (ph0-ph{rep.phases - 1}): the {counted(rep.phase_lanes, 'lane')} "
+                     f"the hardware serves together for a {width} access; the phases are "
+                     "served one after another, a blank row apart.")
+        else:
+            phase = "One phase (ph0): all 32 lanes are served together."
+        return ("A column: one of the 32 banks (a 4-byte word's bank is its address / 4 "
+                "mod 32). A row: one wavefront, a pass in which each bank serves one "
+                "word; a cell: a word a lane touches, numbered by its lane (12+3: lane "
+                f"12 and 3 more read one word, a broadcast). {phase} Two different words "
+                "in one bank within a phase: a conflict (red), one wavefront more.")
+
+    def _legend_height(self, text: str) -> float:
+        """The legend's height wrapped to the canvas at the canvas font (0: none)."""
+        if not text:
+            return 0.0
+        rect = QRectF(10, 0, max(self.width() - 20, 40), 10_000)
+        flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
+                    | Qt.TextFlag.TextWordWrap)
+        return float(self._metrics().boundingRect(rect, flags, text).height()) + 2
+
+    def legend_rect(self) -> QRectF | None:
+        """Where the legend is drawn (None: left out for want of room)."""
+        self._layout()
+        legend_h = self._places[2]
+        if not legend_h:
+            return None
+        return QRectF(10, self.lane_rect(0).bottom() + LEGEND_GAP_PX,
+                      self.width() - 20, legend_h)
 
     def bank_header_rect(self, bank: int) -> QRectF:
         left, w, _ = self._grid()
@@ -146,8 +223,7 @@ class BanksCanvas(WarpAccessCanvas):
 
     def lane_rect(self, lane: int) -> QRectF:
         left, w, _ = self._grid()
-        line = self.line_px()
-        return QRectF(left + lane * w, self.height() - line - 16, w - 1, line)
+        return QRectF(left + lane * w, self._places[1], w - 1, self.line_px())
 
     # -- drawing --------------------------------------------------------------------
     def draw(self, painter: QPainter) -> None:
@@ -155,6 +231,13 @@ class BanksCanvas(WarpAccessCanvas):
         self.draw_bank_headers(painter)
         self.draw_cells(painter)
         self.draw_lanes(painter)
+        self.draw_legend(painter)
+
+    def draw_legend(self, painter: QPainter) -> None:
+        rect = self.legend_rect()
+        if rect is not None:
+            self.draw_text(painter, rect, self.legend_text(), "muted_text", wrap=True,
+                           optional=True)
 
     def draw_summary(self, painter: QPainter) -> None:
         acc, rep = self.current(), self._report

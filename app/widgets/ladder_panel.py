@@ -47,14 +47,18 @@ from .plain import plain_tooltip
 
 COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
            Column.SUSTAINED_TFLOPS, Column.POWER_LIMITED,
-           Column.PCT_OF_REFERENCE, Column.BASELINE, Column.PCT_OF_PEAK, Column.ENERGY,
-           Column.GFLOP_PER_J,
+           Column.PCT_OF_REFERENCE, Column.BASELINE, Column.PCT_OF_PEAK, Column.SM_CLOCK,
+           Column.ENERGY, Column.GFLOP_PER_J,
            Column.THROTTLED, Column.VERIFIED)
-# the columns a narrow panel keeps, most wanted first (the rest show as it widens)
+# the columns a narrow panel keeps, most wanted first (the rest show as it widens: at
+# 1280x720 the level, TFLOPS, % of cuBLAS and verified; at 1920x1080, where the window
+# widens the dock (presentation.fit_side_docks), the precision, SM clock and energy too;
+# the shape last: the selector above the table says it)
 PRIORITY = (Column.LEVEL, Column.TFLOPS, Column.PCT_OF_REFERENCE, Column.VERIFIED,
             Column.BASELINE,
-            Column.PRECISION, Column.SHAPE, Column.PCT_OF_PEAK, Column.SUSTAINED_TFLOPS,
-            Column.POWER_LIMITED, Column.THROTTLED, Column.ENERGY, Column.GFLOP_PER_J)
+            Column.PRECISION, Column.SM_CLOCK, Column.ENERGY, Column.PCT_OF_PEAK,
+            Column.SUSTAINED_TFLOPS, Column.POWER_LIMITED, Column.THROTTLED,
+            Column.GFLOP_PER_J, Column.SHAPE)
 # while a baseline recording is open it is what the person opened it for: its column
 # comes right after TFLOPS, ahead of % of cuBLAS and verified (the default dock at
 # 1280x720 has room for three numbers beside the level, not four)
@@ -113,6 +117,8 @@ class LadderPanel(QWidget):
         self._header_tip(Column.BASELINE, "the baseline recording's TFLOPS (File ▸ Open "
                          "baseline…) and this session's change against it; its tooltip has "
                          "every compared value and what differs between the two runs")
+        self._header_tip(Column.SM_CLOCK, "the SM clock (NVML), averaged over the timed "
+                         "repeats")
         self._header_tip(Column.GFLOP_PER_J, "2·M·N·K / 10⁹ per joule of one GEMM")
         self._header_tip(Column.SUSTAINED_TFLOPS, "launched back to back for seconds "
                          "(sustained mode, median over trials) at the same shape")
@@ -185,6 +191,23 @@ class LadderPanel(QWidget):
         columns = sum(self.fitted.width_of(i) for i in range(t.columnCount())
                       if allowed is None or i in allowed)
         return columns + t.verticalScrollBar().sizeHint().width() + 2 * t.frameWidth() + 4
+
+    def width_within(self, most: int) -> int:
+        """The width that shows whole the most wanted columns that fit in ``most`` pixels
+        (at least the first), and the vertical scroll bar: a dock widened to it has no
+        empty strip right of the last column."""
+        t = self.table
+        extra = t.verticalScrollBar().sizeHint().width() + 2 * t.frameWidth() + 4
+        used = 0
+        allowed = self.fitted.allowed
+        for column in self.fitted.priority:
+            if allowed is not None and column not in allowed:
+                continue
+            width = self.fitted.width_of(column)
+            if used and used + width + extra > most:
+                break
+            used += width
+        return used + extra
 
     def _header_tip(self, column: Column, text: str) -> None:
         header = self.table.horizontalHeaderItem(COLUMNS.index(column))

@@ -546,8 +546,10 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        # a small screen: the views keep the room (once the docks are laid out)
-        QTimer.singleShot(0, self, lambda: fit_side_docks(self))
+        # a small screen: the views keep the room (once the docks are laid out); a wider
+        # window: the ladder's dock shows more columns
+        widened = event.size().width() > event.oldSize().width()
+        QTimer.singleShot(0, self, lambda: fit_side_docks(self, widened))
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.first_paint.stop()

@@ -1,6 +1,6 @@
-"""The window's docked panels (the ladder, the run form, the messages) and the two labels
-of its status bar (the runs, and what feeds the window). The Messages panel takes no room
-until it has something to say (:meth:`Panels.show_messages`)."""
+"""The window's docked panels (the ladder, the run form, the messages) and its status bar
+(status_line.py: the message, the runs, and what feeds the window, side by side). The
+Messages panel takes no room until it has something to say (:meth:`Panels.show_messages`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ..widgets.fitting import ElidedLabel, scrolling
 from ..widgets.ladder_panel import LadderPanel
 from ..widgets.messages_panel import MessagesPanel
 from ..widgets.run_controls import RunControls
+from ..widgets.status_line import StatusLine
 
 
 class Panels:
@@ -39,11 +40,14 @@ class Panels:
         self._messages_shown = False
         messages.hide()  # until there is a message (show_messages)
 
-        # cut with "…" (the tooltip says it all) rather than widen the window
+        # cut with "…" (the tooltip says it all) rather than widen the window; the
+        # message, the runs and the source side by side, never over each other
+        self.status_bar = StatusLine()
+        window.setStatusBar(self.status_bar)
         self.run_label = ElidedLabel("")
         self.mode_label = ElidedLabel("no session")
-        window.statusBar().addPermanentWidget(self.run_label)
-        window.statusBar().addPermanentWidget(self.mode_label)
+        self.status_bar.add_part(self.run_label, 0.6)
+        self.status_bar.add_part(self.mode_label, 0.4)
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea
               ) -> QDockWidget:

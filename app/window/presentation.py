@@ -36,16 +36,31 @@ if TYPE_CHECKING:
 
 STAGE_COLUMNS = (Column.LEVEL, Column.TFLOPS)  # the bars say the rest, in large type
 DOCK_SHARE = 0.36  # of the window's width, at most, for the side panels on a resize
+# of the window's width the ladder's dock widens to, at most, when the window widens, so
+# that a wide screen shows more of the ladder's columns (at 1920 px: 576 px, the SM clock
+# and J/GEMM beside % of cuBLAS; at 1280 px: 384, less than the dock's default 440)
+LADDER_SHARE = 0.3
 ON_STAGE = "gemmscope_on_stage"  # a toolbar or dock with this property True stays on stage
 
 
-def fit_side_docks(window: Stage) -> None:
+def fit_side_docks(window: Stage, widened: bool = False) -> None:
     """Narrow the left panels to DOCK_SHARE of the window where a resize (a small screen)
-    left them wider, so the views keep the room; never widens them."""
+    left them wider, so the views keep the room. Where the window was ``widened`` (off
+    stage), widen the ladder's dock to show more of its columns: as many whole as fit in
+    LADDER_SHARE of the window (a dock the person narrowed stays so until
+    the window widens again)."""
     cap = int(DOCK_SHARE * window.width())
     docks = [d for d in (window.ladder_dock, window.run_dock) if d.isVisible()]
     if docks and max(d.width() for d in docks) > cap:
         window.resizeDocks(docks, [cap] * len(docks), Qt.Orientation.Horizontal)
+        return
+    dock = window.ladder_dock
+    if not widened or window.theme is not NORMAL or not dock.isVisible() or dock.isFloating():
+        return
+    frame = max(dock.width() - window.ladder.table.width(), 0)  # the dock's edges
+    want = window.ladder.width_within(int(LADDER_SHARE * window.width()) - frame) + frame
+    if dock.width() < want:
+        window.resizeDocks([dock], [want], Qt.Orientation.Horizontal)
 
 
 def off_stage(window: Stage) -> list[QWidget]:

@@ -107,8 +107,10 @@ def test_results_without_nvml_show_dashes_and_no_mark(make_window, tmp_path):
     assert window.ladder.cell_text("wmma", "GFLOP/J") == "–"
     assert window.ladder.cell_text("wmma", "TFLOPS") == "300.0"
     assert window.ladder.cell_text("wmma", "clocks held back") == "–"  # not sampled
+    assert window.ladder.cell_text("wmma", "SM MHz") == "–"
     md = export.ladder_markdown(window.store, "x")
-    assert "| 300.0 | 42.9% | cuBLAS FP16 | 30.3% | – | – | – | – | – | verified |" in md
+    # (SM MHz, J/GEMM, GFLOP/J, sustained, power-limited, clocks held back: all dashes)
+    assert "| 300.0 | 42.9% | cuBLAS FP16 | 30.3% | – | – | – | – | – | – | verified |" in md
     assert "⚠" not in md
     window.charts()["bars"].set_metric("GFLOP/J")  # nothing to show: zero-height bars
     np.testing.assert_array_equal(window.charts()["bars"].drawn_values(), 0.0)
