@@ -101,6 +101,35 @@ class Stage(Protocol):
     def saveGeometry(self) -> QByteArray: ...
 
 
+class AppFontOnStage:
+    """The application's font is the whole process's: the first window to go on stage
+    keeps the font it had, the last to leave (or close) gives it back. With two windows
+    on stage, the second must not take the stage's font for the one to restore."""
+
+    def __init__(self) -> None:
+        self.before: QFont | None = None
+        self.on_stage: set[int] = set()
+
+    def enter(self, app: QApplication, who: object, point_size: int) -> None:
+        if not self.on_stage:
+            self.before = app.font()
+        self.on_stage.add(id(who))
+        font = app.font()
+        font.setPointSize(point_size)
+        app.setFont(font)
+
+    def leave(self, app: QApplication, who: object) -> None:
+        if id(who) not in self.on_stage:
+            return
+        self.on_stage.discard(id(who))
+        if not self.on_stage and self.before is not None:
+            app.setFont(self.before)
+            self.before = None
+
+
+APP_FONT = AppFontOnStage()
+
+
 class PresentationMode:
     """Turns presentation mode on and off in a window, and undoes what it changed."""
 
@@ -110,7 +139,6 @@ class PresentationMode:
         self.maximized = False
         self.state: QByteArray | None = None  # its panels: which were open, their sizes
         self.saved_geometry: QByteArray | None = None  # the geometry as the window saves it
-        self.app_font: QFont | None = None  # the application's font before the stage
 
     @property
     def on(self) -> bool:
@@ -128,13 +156,10 @@ class PresentationMode:
         w.remember_presentation(on)
         app = QApplication.instance()
         if isinstance(app, QApplication):
-            if on and self.app_font is None:
-                self.app_font = app.font()
-            font = app.font()
-            font.setPointSize(w.theme.font_pt)
-            app.setFont(font if on or self.app_font is None else self.app_font)
-            if not on:
-                self.app_font = None
+            if on:
+                APP_FONT.enter(app, self, w.theme.font_pt)
+            else:
+                APP_FONT.leave(app, self)
         w.setStyleSheet(w.theme.stylesheet())
         if on:
             for panel in off_stage(w):
@@ -181,9 +206,8 @@ class PresentationMode:
         """The window closes: the application's font is the whole process's, so it goes
         back to what it was before the stage (the next window must not open in it)."""
         app = QApplication.instance()
-        if isinstance(app, QApplication) and self.app_font is not None:
-            app.setFont(self.app_font)
-        self.app_font = None
+        if isinstance(app, QApplication):
+            APP_FONT.leave(app, self)
 
     def _fit_ladder(self) -> None:
         w = self.window
