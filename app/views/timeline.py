@@ -471,7 +471,15 @@ class TimelineView(QWidget, View):
             self._fill_zoom()
         self.canvas.empty_text = self._title()
         self.canvas.set_timeline(self.timeline, self.zoom_box.currentData())
-        self.title.setText(self._title())
+        # with no timeline the lanes say why, once; the line above names what is missing,
+        # and the zoom and the exports wait for a timeline
+        has = self.timeline is not None
+        self.title.setText(self._title() if has else
+                           f"{self.level_id} {self.shape}: no timeline to show (below: why)")
+        if self.zoom_box.count() == 0:
+            self._fill_zoom()
+        for widget in (self.zoom_box, self.png_button, self.svg_button, self.json_button):
+            widget.setEnabled(has)
         self.notes.setText(self._notes())
         self.model_title.setText(f"the model says ({self.level_id}, {self.shape}): "
                                  f"{self._model_summary()}")

@@ -105,8 +105,17 @@ def test_the_view_follows_the_view_state_shape_and_says_when_no_trace_was_measur
                                         f"invented times): wgmma_tma {other}")
     assert view.timeline.trace.M == 512
     assert view.set_level("smem_tiled")  # no trace build: its model, and why no timeline
-    assert "no trace build" in view.title.text() and view.timeline is None
+    assert view.timeline is None and "no timeline" in view.title.text()
+    assert "no trace build" in view.canvas.empty_text  # said once, in the lanes' room
+    assert "no trace build" not in view.title.text()
+    # nothing to zoom into or export: the controls wait for a timeline
+    assert not any(w.isEnabled() for w in (view.zoom_box, view.png_button,
+                                           view.svg_button, view.json_button))
     assert view.model.canvas.level_id == "smem_tiled"
+    assert view.set_level("wgmma_tma")
+    assert all(w.isEnabled() for w in (view.zoom_box, view.png_button, view.svg_button,
+                                       view.json_button))
+    assert view.zoom_box.count() >= 1 and view.zoom_box.itemText(0) == "all SMs"
 
 
 def test_exports_png_svg_and_perfetto_json(view, tmp_path):
