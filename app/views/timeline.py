@@ -481,8 +481,9 @@ class TimelineView(QWidget, View):
         for widget in (self.zoom_box, self.png_button, self.svg_button, self.json_button):
             widget.setEnabled(has)
         self.notes.setText(self._notes())
-        self.model_title.setText(f"the model says ({self.level_id}, {self.shape}): "
-                                 f"{self._model_summary()}")
+        summary = self._model_summary()
+        self.model_title.setText(f"the model says ({self.level_id}, {self.shape})"
+                                 + (f": {summary}" if summary else ""))
 
     def _fill_zoom(self) -> None:
         self.zoom_box.blockSignals(True)

@@ -108,6 +108,7 @@ def test_the_view_follows_the_view_state_shape_and_says_when_no_trace_was_measur
     assert view.timeline is None and "no timeline" in view.title.text()
     assert "no trace build" in view.canvas.empty_text  # said once, in the lanes' room
     assert "no trace build" not in view.title.text()
+    assert view.model_title.text() == f"the model says (smem_tiled, {other})"  # no dangling ':'
     # nothing to zoom into or export: the controls wait for a timeline
     assert not any(w.isEnabled() for w in (view.zoom_box, view.png_button,
                                            view.svg_button, view.json_button))
