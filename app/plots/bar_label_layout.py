@@ -64,22 +64,21 @@ class BarLabelLayout:
     lines: list[tuple[int, int, float]]
     # where the bars sit in plot pixels (the first slot's view x, a slot's width): a line
     # crosses a label wherever it runs under any part of its text, a neighbour bar's too
-    x_lo: float = 0.0
-    slot_px: float = 0.0
+    x_lo: float
+    slot_px: float
 
-    def stack(self, sizes: list[QRectF], x_lo: float, slot_px: float, top: float,
-              height_px: float) -> list[QRectF]:
+    def stack(self, sizes: list[QRectF], top: float, height_px: float) -> list[QRectF]:
         """The labels' rectangles in plot pixels (y down) for a view up to ``top``: each
         on its bar, or just above the left neighbours it would overlap."""
         per_px = height_px / max(top - self.floor, 1e-12)
         rects: list[QRectF] = []
         raised: list[bool] = []
         for i, size in enumerate(sizes):
-            cx = (i - x_lo) * slot_px
+            cx = (i - self.x_lo) * self.slot_px
             bottom = height_px - (float(self.tops[i]) - self.floor) * per_px - 1
             rect = QRectF(cx - size.width() / 2, bottom - size.height(), size.width(),
                           size.height())
-            self.clear_lines(rect, i, height_px, per_px, bottom)
+            self.clear_lines(rect, height_px, per_px, bottom)
             # one step up at most, over a left neighbour on its own bar (no staircase); a
             # label that still collides is hidden by the caller
             if rects and not raised[-1] and rect.intersects(rects[-1].adjusted(-2, -1, 2, 1)):
@@ -87,34 +86,30 @@ class BarLabelLayout:
                 raised.append(True)
             else:
                 raised.append(False)
-            self.clear_lines(rect, i, height_px, per_px, rect.bottom())
+            self.clear_lines(rect, height_px, per_px, rect.bottom())
             rects.append(rect)
         return rects
 
-    def line_crossings(self, rect: QRectF, i: int, height_px: float, per_px: float
-                       ) -> list[float]:
-        """The cuBLAS lines that run through ``rect`` (plot pixels, y down), the label of
-        bar ``i``: under any part of its text where the bars' place is known (``slot_px``;
-        a line ends LINE_END_SLOT of a slot past its last bar), else over bar ``i``."""
+    def line_crossings(self, rect: QRectF, height_px: float, per_px: float) -> list[float]:
+        """The cuBLAS lines that run through ``rect`` (a label, in plot pixels, y down):
+        under any part of its text, its own bar's line or a neighbour's (a line ends
+        LINE_END_SLOT of a slot past its last bar)."""
         out = []
         for lo, hi, y in self.lines:
             line_px = height_px - (y - self.floor) * per_px
-            if self.slot_px > 0:
-                x0 = (lo - LINE_END_SLOT - self.x_lo) * self.slot_px
-                x1 = (hi + LINE_END_SLOT - self.x_lo) * self.slot_px
-                over = rect.right() >= x0 and rect.left() <= x1
-            else:
-                over = lo - 0.5 <= i <= hi + 0.5
+            x0 = (lo - LINE_END_SLOT - self.x_lo) * self.slot_px
+            x1 = (hi + LINE_END_SLOT - self.x_lo) * self.slot_px
+            over = rect.right() >= x0 and rect.left() <= x1
             if over and rect.top() - 3 <= line_px <= rect.bottom() + 3:
                 out.append(line_px)
         return out
 
-    def clear_lines(self, rect: QRectF, i: int, height_px: float, per_px: float,
+    def clear_lines(self, rect: QRectF, height_px: float, per_px: float,
                     home: float) -> None:
-        """A label over bar ``i`` that a cuBLAS line would cross moves up to sit just above
+        """A label that a cuBLAS line would cross moves up to sit just above
         the line where that keeps it by its bar (at most CLEAR_LINE_PX over ``home``, its
         bottom's place on the bar); else it stays, and ``LadderBars.place_labels`` makes
         its box opaque so that the line passes behind the text, not through it."""
-        for line_px in sorted(self.line_crossings(rect, i, height_px, per_px)):
+        for line_px in sorted(self.line_crossings(rect, height_px, per_px)):
             if home - (line_px - 4) <= CLEAR_LINE_PX:
                 rect.moveBottom(line_px - 4)

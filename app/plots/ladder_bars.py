@@ -507,7 +507,7 @@ class LadderBars(Chart):
         layout = BarLabelLayout(self.floor, self.label_tops, self._ref_spans, x_lo, slot_px)
 
         def lay_out(top: float) -> list[QRectF]:
-            return layout.stack(sizes, x_lo, slot_px, top, height_px)
+            return layout.stack(sizes, top, height_px)
 
         for _round in range(4):  # raising the top moves the bars down: settle in a few rounds
             rects = lay_out(top)
@@ -533,8 +533,7 @@ class LadderBars(Chart):
             label.setVisible(fits)
             if fits:
                 kept.append(rect)
-            self._set_fill(label, bool(layout.line_crossings(rect, i, height_px,
-                                                            1 / per_px)))
+            self._set_fill(label, bool(layout.line_crossings(rect, height_px, 1 / per_px)))
         self._draw_band()
 
     def _highest_top(self) -> float:

@@ -100,6 +100,7 @@ class Rest:
 # sustained run measures.
 PAIR_REST = Rest(duty=1.0)
 
+
 class ReusedEnergy:
     """A reference's energy window, kept for the next levels of one ladder: the levels of
     a precision share their reference, and measuring its window again for each (half a
@@ -266,13 +267,13 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
             "asked for no energy window (energy_s 0)")
         # each side's energy window as a plain burst's (measure.Bench's own step); the
         # reference's taken from ``ref_energy`` where an earlier level measured it
-        energies = [bench.burst_energy(prep.level, prep.launch, flops, energy_s)
-                    if energy and energy_s > 0 else no_energy,
-                    ref_energy.take(bench.clock(), lambda: bench.burst_energy(
-                        ref.level, ref.launch, flops, energy_s))
-                    if energy and energy_s > 0 and ref_energy is not None else
-                    bench.burst_energy(ref.level, ref.launch, flops, energy_s)
-                    if energy and energy_s > 0 else no_energy]
+        energies = [no_energy, no_energy]
+        if energy and energy_s > 0:
+            def window(p: Prepared) -> dict[str, Any]:
+                return bench.burst_energy(p.level, p.launch, flops, energy_s)
+
+            energies = [window(prep), window(ref) if ref_energy is None else
+                        ref_energy.take(bench.clock(), lambda: window(ref))]
     level_ms, ref_ms = [p.level_ms for p in pairs], [p.ref_ms for p in pairs]
     common = {"mode": str(Mode.BURST), "repeats": len(pairs), "max_pairs": max_pairs,
               "warmup": warmup, "settle_s": settle_s, "temp_c_start": temp_start,
