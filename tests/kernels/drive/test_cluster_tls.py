@@ -78,11 +78,21 @@ def tls_cluster(tmp_path_factory):
         scheduler.stderr.close()
 
 
+def _sockets(proc) -> list:
+    return [(c.laddr.ip, c.laddr.port) for c in proc.net_connections("inet")
+            if c.status == psutil.CONN_LISTEN]
+
+
 def _listening(pid: int) -> list[tuple[str, int]]:
-    found = []
-    for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
-        found += [(c.laddr.ip, c.laddr.port) for c in proc.net_connections("inet")
-                  if c.status == psutil.CONN_LISTEN]
+    """What the process and its descendants listen on. The process itself must be alive;
+    a descendant that exits (or is a zombie) between listing and reading listens nowhere."""
+    top = psutil.Process(pid)
+    found = _sockets(top)
+    for child in top.children(recursive=True):
+        try:
+            found += _sockets(child)
+        except psutil.NoSuchProcess:  # ZombieProcess is one
+            continue
     return found
 
 
