@@ -15,6 +15,7 @@ from ...kernels import ladder
 from ...kernels.ladder import Shape
 from ...kernels.models import schedule, synthetic_trace
 from ...kernels.protocol import Trace, TraceKind, of
+from ...kernels.protocol.trace_kinds import SAMPLE_WINDOW, STAGE_KINDS, sample_window
 
 # a synthetic trace (no measured one): K-stage events for this many SMs only, so that
 # making one at 4096^3 stays well under a frame's worth of seconds
@@ -238,13 +239,42 @@ def _pieces(trace: Trace, kind: list[TraceKind | None],
     return out
 
 
+# the event a phase starts from, where the lane's events are K-stage ones (a full trace's
+# neighbours): with sampled steps a phase is drawn only between such neighbours
+_STARTS = {Phase.MATH: {TraceKind.DATA_READY}, Phase.WAIT: {TraceKind.MMA_DONE},
+           Phase.LOAD: {TraceKind.LOAD_ISSUED}, Phase.STAGE_WAIT: {TraceKind.LOAD_ISSUED},
+           Phase.EPILOGUE: {TraceKind.MMA_DONE}, Phase.FIXUP: {TraceKind.MMA_DONE}}
+
+
+def _neighbours(prev_kind: TraceKind, prev_k: int, kind: TraceKind, k: int, phase: Phase,
+                every: int) -> bool:
+    """Whether two events of a lane whose K-stage events were sampled ``every`` K steps
+    (trace_kinds) were neighbours in the full trace, so that the phase between them is
+    measured and not a span over steps the build did not record: two K-stage events of one
+    window, the second's phase starting from the first's kind; a K-stage event right after
+    its piece's start (its first step, or the next: a pipelined level waits for step 1
+    before step 0's products are done); an event after the piece's last step."""
+    stage_prev, stage_now = prev_kind in STAGE_KINDS, kind in STAGE_KINDS
+    if stage_prev and stage_now:
+        return (sample_window(prev_k, every) == sample_window(k, every)
+                and prev_kind in _STARTS.get(phase, ()))
+    if stage_now:  # after a lane, tile or fix-up event: a wait, never a step's math
+        return phase is not Phase.MATH and 0 <= k - prev_k <= 1
+    if stage_prev:  # an epilogue or fix-up after the piece's last step (k: its end)
+        return k - prev_k == 1 and prev_kind in _STARTS.get(phase, ())
+    return True
+
+
 def _phases(trace: Trace, kind: list[TraceKind | None],
             block_spans: dict[int, tuple[int, int, int]], producer: bool
             ) -> dict[int, list[Span]]:
-    """Each lane's phases, on the SMs whose K-stage events the trace kept."""
+    """Each lane's phases, on the SMs whose K-stage events the trace kept; where the build
+    sampled K steps (``stage_every``), the phases between events that were neighbours."""
     ev = trace.events
     keep = None if trace.stage_sms is None else set(trace.stage_sms)
-    last: dict[tuple[int, int], tuple[int, int, int]] = {}  # (block, lane) -> (t, tile, k)
+    every = trace.stage_every if trace.stage_every >= SAMPLE_WINDOW + 1 else 0
+    # (block, lane) -> (t, tile, k, kind) of the lane's last event
+    last: dict[tuple[int, int], tuple[int, int, int, TraceKind]] = {}
     in_fixup: dict[tuple[int, int], bool] = {}
     out: dict[int, list[Span]] = defaultdict(list)
     for i, k in enumerate(kind):
@@ -269,12 +299,10 @@ def _phases(trace: Trace, kind: list[TraceKind | None],
             phase = Phase.FIXUP if in_fixup.pop(key, False) else Phase.EPILOGUE
         elif k in (TraceKind.TILE_BEGIN, TraceKind.LANE_END) and in_fixup.pop(key, False):
             phase = Phase.FIXUP  # a contributor's partial sums, handed on
-        if phase is not None and prev is not None and t > prev[0]:
+        if phase is not None and prev is not None and t > prev[0] and (
+                not every or _neighbours(prev[3], prev[2], k, ev.k[i], phase, every)):
             out[sm].append(Span(b, lane, phase, prev[0], t, ev.tile[i], ev.k[i]))
-        if k is TraceKind.LOAD_ISSUED and not (producer and lane == 0):
-            last[key] = (t, ev.tile[i], ev.k[i])  # a SIMT block: its load starts here
-            continue
-        last[key] = (t, ev.tile[i], ev.k[i])
+        last[key] = (t, ev.tile[i], ev.k[i], k)
     return dict(out)
 
 

@@ -537,6 +537,9 @@ class TimelineView(QWidget, View):
         if share:
             parts.append("lane time: " + ", ".join(f"{p.value} {v:.0%}"
                                                     for p, v in share.items()))
+        if t.stage_every > tt.SAMPLE_WINDOW:
+            parts.append(f"K-stage events of {tt.SAMPLE_WINDOW} in every {t.stage_every} K steps "
+                         "(sampled to cost less): phases within each window only")
         if t.stage_sms is not None:
             parts.append(f"K-stage events of SMs {', '.join(map(str, t.stage_sms[:12]))}"
                          f"{'…' if len(t.stage_sms) > 12 else ''} only (the event's bound)")

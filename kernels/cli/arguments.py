@@ -180,12 +180,21 @@ def build_parser() -> OneLineParser:
                           "(comma-separated ids, or 'all' for every level with one) and "
                           "record its measured timeline as a trace event, with its cost "
                           "against the plain build (docs/protocol.md, trace)")
-    rec.add_argument("--trace-size", type=shape, default=(4096,) * 3,
-                     metavar="N|MxNxK", help="shape of the traced launch (default 4096)")
+    rec.add_argument("--trace-size", type=shape, default=None,
+                     metavar="N|MxNxK",
+                     help="shape of the traced launch (default "
+                          f"{commands.DEFAULT_TRACE_SIZE})")
     rec.add_argument("--trace-pairs", type=bounded(int, 0, commands.TRACE_PAIRS[1]),
-                     default=commands.TRACE_PAIRS[0], metavar="N",
+                     default=None, metavar="N",
                      help="plain and trace launches timed in alternation for the cost "
                           f"(default {commands.TRACE_PAIRS[0]})")
+    rec.add_argument("--trace-every", type=bounded(int, 1, commands.STAGE_EVERY[-1]),
+                     choices=commands.STAGE_EVERY, default=None,
+                     metavar="N",
+                     help="record the K-stage events of 3 in every N K steps (windows "
+                          "of three steps in a row; one of "
+                          f"{', '.join(map(str, commands.STAGE_EVERY))}; default: the least "
+                          "sampling whose events one trace event holds)")
     rec.add_argument("--profile-only", action="store_true",
                      help="with --append: no timed runs, only the --ncu / --ncu-source / "
                           "--ceilings / --trace steps (a long recording in two calls)")

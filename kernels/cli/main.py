@@ -22,7 +22,7 @@ from ..drive.session import (
 from ..profile import ncu, ncu_reference
 from ..profile.ncu_source_step import BUDGET_S as SOURCE_BUDGET_S
 from ..profile.ncu_source_step import SourceCountersStep, source_files
-from ..protocol import events
+from ..protocol import commands, events
 from ..protocol import records as rec
 from ..protocol.decoding import EventRecord, encode
 from ..protocol.option_bounds import OptionRefused, split_command
@@ -250,6 +250,13 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise CliError("--profile-only adds profiling steps (--ncu, --ncu-source, "
                        "--ceilings, --trace) to a recording: pass --append and at least one "
                        "of them")
+    if not args.trace:
+        given = [flag for flag, v in (("--trace-size", args.trace_size),
+                                      ("--trace-pairs", args.trace_pairs),
+                                      ("--trace-every", args.trace_every)) if v is not None]
+        if given:
+            raise CliError(f"{', '.join(given)} shape the --trace step: pass --trace LEVELS "
+                           "too")
     if args.append and (asked or on_cluster is not None):
         raise CliError("--append continues a session of one runner; a session of several "
                        "GPUs (--device, --devices, --cluster) is recorded to a new file")
@@ -279,7 +286,9 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             if untraced or not ids:
                 raise CliError(f"--trace: {', '.join(untraced) or 'no level'}: no trace "
                                f"build; the levels with one: {', '.join(traceable_ids())}")
-            traces = TraceStep(ids, args.trace_size, args.trace_pairs)
+            traces = TraceStep(ids, args.trace_size or (commands.DEFAULT_TRACE_SIZE,) * 3,
+                               commands.TRACE_PAIRS[0] if args.trace_pairs is None
+                               else args.trace_pairs, args.trace_every)
         steps = [s for s in (counters, library, sources, ceilings, traces) if s is not None]
         for step in steps:
             step.check()

@@ -12,6 +12,12 @@
 // (count > cap) and nothing is written past its slots. A block beyond the lanes the host
 // sized counts itself in `lost`.
 //
+// K-stage sampling: the host sets stage_mask = every - 1 (every a power of two) and a
+// K-stage event is recorded for the K steps k with (k + 2) & stage_mask at most 2: windows
+// of three steps in a row, so that a pipelined level, whose events interleave across
+// steps, has both ends of some of each phase (kernels/protocol/trace_kinds.py). 0: every
+// step. The other events are always recorded.
+//
 // A record: %globaltimer (ns, 64 bits; 0 for a K-stage event, see put), clock64 (the SM's
 // cycles, which place a block's events finer than the global timer's steps), then
 // kind | lane << 8 | smid << 16, the output tile, the K step (or the stage use) and the
@@ -26,6 +32,7 @@ struct GsTrace {
     unsigned lanes;      // blocks x lanes_per_block
     unsigned cap;        // records per lane
     unsigned lanes_per_block;
+    unsigned stage_mask; // K-stage events of the steps k with (k + 2) & mask <= 2
 };
 __constant__ GsTrace gs_trace;  // set by the host before the launch (cupy get_global)
 
@@ -77,6 +84,8 @@ struct GsTraceLane {
         if (slot == ~0u) return;
         const bool stage = kind == GS_TR_LOAD_ISSUED || kind == GS_TR_DATA_READY ||
                            kind == GS_TR_MMA_DONE;
+        // a step the host's sampling leaves out takes no slot
+        if (stage && (((unsigned)k + 2u) & gs_trace.stage_mask) > 2u) return;
         if (n < gs_trace.cap) {
             unsigned long long t = 0, c;
             unsigned head = kind | gs_lane() << 8 | 0xFFFFu << 16, block = ~0u;

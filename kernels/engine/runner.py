@@ -280,7 +280,7 @@ class Runner:
             self.error(ErrorKind(refused.kind), str(refused), **where)
             return False
         event = self._measured(level, where, lambda: trace_launch.trace_event(
-            level, cmd.M, cmd.N, cmd.K, cmd.pairs))
+            level, cmd.M, cmd.N, cmd.K, cmd.pairs, cmd.every))
         if event is LOST:
             return True
         if event is not None:

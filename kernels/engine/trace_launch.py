@@ -2,7 +2,8 @@
 sized before the launch, read back and decoded into a ``trace`` event, with its cost
 against the plain build measured in alternating pairs.
 
-    python -m gemmscope.kernels.engine.trace_launch LEVEL M N K [--pairs 20] [--out F]
+    python -m gemmscope.kernels.engine.trace_launch LEVEL M N K [--pairs 20] [--every N]
+        [--out F]
 
 prints the event's summary (and writes the event as one JSON line to F). The runner's
 ``trace`` command calls :func:`trace_event`.
@@ -24,6 +25,7 @@ from ..models.trace_schedule import TraceSchedule, schedule
 from ..protocol import events, trace_buffer
 from ..protocol.commands import MAX_DIM, TRACE_PAIRS
 from ..protocol.option_bounds import OneLineParser, bounded
+from ..protocol.trace_kinds import MAX_TRACE_EVENTS, SAMPLE_WINDOW, STAGE_EVERY, sampled_steps
 from ..toolchain import nvrtc
 from .measure import level_launcher
 from .operands import check, random_inputs
@@ -31,33 +33,58 @@ from .operands import check, random_inputs
 # the most device memory a trace buffer takes; a bigger want is cut per lane, and the
 # lanes that run out of slots are said (``full_lanes``)
 MAX_BUFFER_BYTES = 1 << 30
-GLOBAL_BYTES = 40  # trace.cuh's GsTrace: 3 pointers, 3 unsigned, padding
+GLOBAL_BYTES = 40  # trace.cuh's GsTrace: 3 pointers, 4 unsigned
 
 
 class NotTraceable(ValueError):
     """The level has no trace build (its source marks no GS_TRACE_LANE)."""
 
 
-def lane_capacity(s: TraceSchedule) -> int:
+def lane_capacity(s: TraceSchedule, every: int = 1) -> int:
     """Records one lane may need: its start and end, and per piece of its busiest block
-    the tile's begin and end, three per K step (a SIMT lane's load, ready and done), a
-    fix-up's two."""
-    per_block = (sum(4 + 3 * (k1 - k0) for _, k0, k1 in pieces) for pieces in s.pieces)
+    the tile's begin and end, three per K step it records (a SIMT lane's load, ready and
+    done; ``every``: the sampling, trace_kinds.STAGE_EVERY), a fix-up's two."""
+    per_block = (sum(4 + 3 * sampled_steps(k0, k1, every) for _, k0, k1 in pieces)
+                 for pieces in s.pieces)
     return 2 + max(per_block, default=0)
 
 
-def trace_event(level: Level, M: int, N: int, K: int, pairs: int = TRACE_PAIRS[0]
-                ) -> dict[str, Any]:
+def stage_events(s: TraceSchedule, every: int) -> int:
+    """About how many K-stage events a launch records when sampling ``every``: per K step
+    a SIMT lane writes three, a consumer two and the producer one."""
+    per_step = 2 * len(s.consumer_lanes) + 1 if s.producer else 3
+    return per_step * sum(sampled_steps(k0, k1, every) for pieces in s.pieces
+                          for _, k0, k1 in pieces)
+
+
+def auto_every(s: TraceSchedule, budget: int = MAX_TRACE_EVENTS) -> int:
+    """The least sampling whose events fit one trace event's bound: a shape small enough
+    keeps every K step; a big one records fewer, which its event could not have held
+    anyway (the decoder would leave whole SMs' stage events out) and which costs the
+    launch less time (issue 46 item 2)."""
+    other = sum(len(p) * 4 + 2 for p in s.pieces) * s.lanes_per_block
+    return next((e for e in STAGE_EVERY if other + stage_events(s, e) <= budget),
+                STAGE_EVERY[-1])
+
+
+def trace_event(level: Level, M: int, N: int, K: int, pairs: int = TRACE_PAIRS[0],
+                every: int | None = None) -> dict[str, Any]:
     """The ``trace`` event of one launch of ``level``'s trace build at M x N x K (no ``t``:
-    the runner stamps it). Raises NotTraceable for a level without a trace build."""
+    the runner stamps it), its K-stage events sampled ``every`` K steps (None: the least
+    sampling the event's bound holds, :func:`auto_every`). Raises NotTraceable for a
+    level without a trace build."""
+    if every is not None and every not in STAGE_EVERY:
+        raise ValueError(f"every must be one of {', '.join(map(str, STAGE_EVERY))}, "
+                         f"not {every!r}")
     if not nvrtc.traceable(level):
         raise NotTraceable(f"{level.id} has no trace build (its source marks no lanes; "
                            "kernels/cuda/trace.cuh says how to add one)")
     cp = require_cupy()
     sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
     model = schedule(level, M, N, K, sms)
+    every = auto_every(model) if every is None else every
     lanes = model.grid * model.lanes_per_block
-    cap = max(1, min(lane_capacity(model),
+    cap = max(1, min(lane_capacity(model, every),
                      MAX_BUFFER_BYTES // max(1, lanes * trace_buffer.RECORD_BYTES)))
     counts = cp.zeros(lanes, cp.uint32)
     recs = cp.zeros(lanes * cap * trace_buffer.RECORD_WORDS, cp.uint32)
@@ -67,7 +94,8 @@ def trace_event(level: Level, M: int, N: int, K: int, pairs: int = TRACE_PAIRS[0
         ptr = built.module.get_global("gs_trace")
         words = np.zeros(GLOBAL_BYTES // 8, np.uint64)
         words[:3] = (counts.data.ptr, recs.data.ptr, lost.data.ptr)
-        words[3:5] = np.array([lanes, cap, model.lanes_per_block, 0], np.uint32).view(np.uint64)
+        words[3:5] = np.array([lanes, cap, model.lanes_per_block, every - 1],
+                              np.uint32).view(np.uint64)
         cp.ndarray((GLOBAL_BYTES // 8,), cp.uint64, ptr).set(words)
 
     ops = random_inputs(level, M, N, K)
@@ -88,7 +116,8 @@ def trace_event(level: Level, M: int, N: int, K: int, pairs: int = TRACE_PAIRS[0
             "params": info.get("params", dict(model.params)), "code_key": info["code_key"],
             "plain_code_key": plain_info["code_key"], "grid": model.grid,
             "lanes_per_block": model.lanes_per_block, "sm_count": sms, "tiles": model.tiles,
-            "ksteps": model.ksteps, **fields, "verified": acc.verified(level.precision),
+            "ksteps": model.ksteps, "stage_every": every, **fields,
+            "verified": acc.verified(level.precision),
             "rel_err": acc.rel_err, "plain_ms": plain_ms, "trace_ms": trace_ms,
             "overhead_pct": (100 * (statistics.median(ratios) - 1)) if ratios else None,
             "pairs": len(ratios)}
@@ -122,8 +151,8 @@ class TraceStep:
     level's trace build launched once at one shape, its ``trace`` event recorded."""
 
     def __init__(self, level_ids: list[str], shape: tuple[int, int, int],
-                 pairs: int = TRACE_PAIRS[0]) -> None:
-        self.level_ids, self.shape, self.pairs = level_ids, shape, pairs
+                 pairs: int = TRACE_PAIRS[0], every: int | None = None) -> None:
+        self.level_ids, self.shape, self.pairs, self.every = level_ids, shape, pairs, every
         self.failed: list[str] = []
         self.lines: list[str] = []
 
@@ -140,7 +169,7 @@ class TraceStep:
         M, N, K = self.shape
         for lid in self.level_ids:
             try:
-                event = trace_event(registry.get(lid), M, N, K, self.pairs)
+                event = trace_event(registry.get(lid), M, N, K, self.pairs, self.every)
             except Exception as exc:  # one level's failure is said, the others still run
                 self.failed.append(lid)
                 emit({"type": "info", "t": now(), "message": f"trace {lid}: {exc}"[:500]})
@@ -162,9 +191,11 @@ def summary(event: dict[str, Any]) -> str:
     over = event.get("overhead_pct")
     cost = f"{over:+.1f}% over plain" if over is not None else "cost not measured"
     full = f", {event['full_lanes']} lanes full" if event.get("full_lanes") else ""
+    every = event.get("stage_every", 1)
+    sampled = f", K steps sampled {SAMPLE_WINDOW} in {every}" if every > 2 else ""
     return (f"{event['level']} {event['M']}x{event['N']}x{event['K']}: "
             f"{len(event['events']['t_ns'])} events kept of {event['recorded']} "
-            f"({event['wanted']} wanted{full}), {event['grid']} blocks, "
+            f"({event['wanted']} wanted{full}{sampled}), {event['grid']} blocks, "
             f"verified {event['verified']}, {cost}")
 
 
@@ -174,9 +205,14 @@ def main(argv: list[str] | None = None) -> int:
     for dim in ("M", "N", "K"):
         ap.add_argument(dim, type=bounded(int, 1, MAX_DIM))
     ap.add_argument("--pairs", type=bounded(int, 0, TRACE_PAIRS[1]), default=TRACE_PAIRS[0])
+    ap.add_argument("--every", type=bounded(int, 1, STAGE_EVERY[-1]), choices=STAGE_EVERY,
+                    default=None,
+                    help="record the K-stage events of 3 in every N K steps (default: the "
+                         "least sampling one event holds)")
     ap.add_argument("--out", default=None, help="write the event, one JSON line, here")
     args = ap.parse_args(argv)
-    event = trace_event(registry.get(args.level), args.M, args.N, args.K, args.pairs)
+    event = trace_event(registry.get(args.level), args.M, args.N, args.K, args.pairs,
+                        args.every)
     print(summary(event))
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:

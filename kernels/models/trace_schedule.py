@@ -13,7 +13,7 @@ import numpy as np
 
 from ..ladder.level import Level
 from ..protocol import trace_buffer
-from ..protocol.trace_kinds import TraceKind
+from ..protocol.trace_kinds import TraceKind, stage_sampled
 from .persistent import stream_k_pieces
 
 Piece = tuple[int, int, int]  # (tile walk index, first K step, end K step)
@@ -94,13 +94,15 @@ class Pace:
 
 
 def synthetic_trace(s: TraceSchedule, sm_count: int, pace: Pace = Pace(), seed: int = 0,
-                    t: float = 0.0, detail_sms: int | None = None) -> dict[str, Any]:
+                    t: float = 0.0, detail_sms: int | None = None, stage_every: int = 1
+                    ) -> dict[str, Any]:
     """A ``trace`` event of the schedule ``s``: each block's pieces in the model's order with
     invented timings, its SM picked as the hardware might (persistent: one block per SM in
     a shuffled order; otherwise the next free slot), written into a raw buffer as the trace
     build writes it and decoded by the runner's decoder. ``detail_sms``: K-stage events for
     the blocks of that many SMs only (said in ``stage_sms``), the others' time passing all
-    the same (a big shape made quickly)."""
+    the same (a big shape made quickly). ``stage_every``: the K-stage events of the sampled
+    K steps only, as a trace build that samples them writes them (trace_kinds)."""
     rng = np.random.default_rng(seed)
     cols: dict[str, list[int]] = {n: [] for n in ("block", "lane", "kind", "tile", "k", "sm")}
     times: list[float] = []
@@ -143,19 +145,23 @@ def synthetic_trace(s: TraceSchedule, sm_count: int, pace: Pace = Pace(), seed: 
                     done = [at] * s.stages
                     issued = [at]
                 for ks in range(k0, k1) if sm in detailed else ():
+                    kept = stage_sampled(ks, stage_every)
                     n = len(done)
                     free = done[n - s.stages] if n >= s.stages else start
                     issue = max(free, issued[-1] + 50 if issued else start) + 20
                     if lane == consumers[0]:
                         issued.append(issue)
-                        kind = TraceKind.LOAD_ISSUED
-                        put(b, 0 if s.producer else lane, kind, tile, ks, sm, issue)
+                        if kept:
+                            put(b, 0 if s.producer else lane, TraceKind.LOAD_ISSUED, tile, ks,
+                                sm, issue)
                     else:
                         issued.append(issue)
                     ready = max(at, issue + jit(pace.load_ns))
-                    put(b, lane, TraceKind.DATA_READY, tile, ks, sm, ready)
+                    if kept:
+                        put(b, lane, TraceKind.DATA_READY, tile, ks, sm, ready)
                     at = ready + jit(pace.step_ns)
-                    put(b, lane, TraceKind.MMA_DONE, tile, ks, sm, at)
+                    if kept:
+                        put(b, lane, TraceKind.MMA_DONE, tile, ks, sm, at)
                     done.append(at)
                 if k0 != 0 or k1 != s.ksteps:  # a cut tile
                     put(b, lane, TraceKind.FIXUP_BEGIN, tile, k0, sm, at)
@@ -180,6 +186,7 @@ def synthetic_trace(s: TraceSchedule, sm_count: int, pace: Pace = Pace(), seed: 
             slots[i] = (end, sm)
     _wait_for_contributors(cols, times, published)
     event = _event(s, sm_count, cols, np.array(times), pace, t)
+    event["stage_every"] = stage_every
     if detail_sms is not None and event["stage_sms"] is None:
         event["stage_sms"] = sorted(detailed)
     return event

@@ -21,6 +21,7 @@ from .events import (
     ProtocolError,
     loads,
 )
+from .trace_kinds import STAGE_EVERY
 
 COMMANDS = ("run", "trace", "levels", "ping", "telemetry", "quit")
 MAX_DIM = 1 << 20
@@ -111,6 +112,7 @@ class RunCommand:
 
 # a trace command's pairs of plain and trace launches timed for its cost: default, most
 TRACE_PAIRS = (20, 1000)
+DEFAULT_TRACE_SIZE = 4096  # record --trace's M = N = K where --trace-size is not given
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +126,7 @@ class TraceCommand:
     K: int
     id: Any = None
     pairs: int = TRACE_PAIRS[0]
+    every: int | None = None  # K-stage sampling (trace_kinds.STAGE_EVERY); None: auto
 
     def where(self) -> dict[str, Any]:
         return {"id": self.id, "level": self.level, "M": self.M, "N": self.N, "K": self.K}
@@ -174,7 +177,11 @@ def _trace(obj: dict[str, Any]) -> TraceCommand:
     if not _is_int(pairs) or not 0 <= pairs <= TRACE_PAIRS[1]:
         raise ProtocolError(f"pairs must be an integer from 0 to {TRACE_PAIRS[1]}, "
                             f"not {pairs!r}")
-    return TraceCommand(obj["level"], M, N, K, obj.get("id"), pairs)
+    every = obj.get("every")
+    if every is not None and (not _is_int(every) or every not in STAGE_EVERY):
+        raise ProtocolError(f"every must be one of {', '.join(map(str, STAGE_EVERY))} "
+                            f"(or absent: the least sampling one event holds), not {every!r}")
+    return TraceCommand(obj["level"], M, N, K, obj.get("id"), pairs, every)
 
 
 def _run(obj: dict[str, Any]) -> RunCommand:

@@ -32,3 +32,35 @@ MAX_TRACE_BLOCKS = 65_536  # blocks of one launch whose SM is said
 MAX_LANES_PER_BLOCK = 8  # warpgroups of a block (1024 threads)
 MAX_TRACE_NS = 1 << 50  # a time in a launch: about 13 days
 
+
+# K-stage sampling (issue 46 item 2): a trace build records the K-stage events of the K
+# steps k with k % every in {every - 2, every - 1, 0}: windows of three steps, the first
+# step of every piece and its last (where every divides its K steps) among them. Three,
+# because a pipelined level's events interleave across steps (mma_tma waits for step k + 1
+# before step k's products are done): within a window each phase's two ends are then both
+# recorded for at least one step. 1 (and 2): every step. The lane, tile and fix-up events
+# are always recorded.
+STAGE_EVERY = (1, 4, 8, 16, 32, 64)
+SAMPLE_WINDOW = 3  # steps in a row that a sampling build records
+
+
+def stage_sampled(k: int, every: int) -> bool:
+    """Whether a trace build that samples ``every`` records K step ``k``'s stage events
+    (trace.cuh's rule: (k + 2) & (every - 1) is at most 2)."""
+    return (k + SAMPLE_WINDOW - 1) & (every - 1) < SAMPLE_WINDOW
+
+
+def sample_window(k: int, every: int) -> int:
+    """The window a recorded step belongs to: steps of one window run back to back."""
+    return (k + SAMPLE_WINDOW - 1) // every
+
+
+def sampled_steps(k0: int, k1: int, every: int) -> int:
+    """How many of the K steps k0 .. k1 - 1 (k0 >= 0) such a build records."""
+    if every <= SAMPLE_WINDOW - 1:
+        return max(0, k1 - k0)
+
+    def upto(end: int, rest: int) -> int:  # k in [0, end) with k % every == rest
+        return max(0, (end - rest + every - 1) // every)
+
+    return sum(upto(k1, r % every) - upto(k0, r % every) for r in range(1 - SAMPLE_WINDOW, 1))

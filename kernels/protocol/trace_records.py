@@ -21,6 +21,7 @@ from .trace_kinds import (
     MAX_TRACE_BLOCKS,
     MAX_TRACE_EVENTS,
     MAX_TRACE_NS,
+    STAGE_EVERY,
     STAGE_KINDS,
     TraceKind,
 )
@@ -77,6 +78,9 @@ class Trace(Run, tag="trace", kw_only=True):
     sm_count: Annotated[int, msgspec.Meta(ge=1, lt=1 << 16)] | None = None
     tiles: Annotated[int, msgspec.Meta(ge=0, lt=1 << 31)] | None = None
     ksteps: Annotated[int, msgspec.Meta(ge=0, lt=1 << 31)] | None = None
+    # the K-stage events are those of the K steps k with k % stage_every in
+    # {stage_every - 2, stage_every - 1, 0}: windows of three (trace_kinds); 1: every step
+    stage_every: Annotated[int, msgspec.Meta(ge=1, le=STAGE_EVERY[-1])] = 1
     # the K-stage events are those of these SMs only (None: of every SM), the event's
     # bound having left the others out (every lane, tile and fix-up event is kept)
     stage_sms: Annotated[list[Small], msgspec.Meta(max_length=1024)] | None = None

@@ -16,11 +16,12 @@ TRACED = ("register_2d", "mma_tma", "wgmma_tma", "wgmma_stream_k", "fp8_deep")
 PERSISTENT = ("mma_tma", "wgmma_tma", "wgmma_stream_k", "fp8_deep")
 
 
-def _trace(level_id: str, shape: tuple[int, int, int], pairs: int = 3):
+def _trace(level_id: str, shape: tuple[int, int, int], pairs: int = 3,
+           every: int | None = None):
     from gemmscope.kernels.engine import trace_launch
     from gemmscope.kernels.protocol import decoding, events
 
-    event = trace_launch.trace_event(registry.get(level_id), *shape, pairs)
+    event = trace_launch.trace_event(registry.get(level_id), *shape, pairs, every)
     # through the wire as the runner writes it, into the record readers use
     return event, decoding.decode(events.dumps({"t": 0.0, **event}))
 
@@ -45,6 +46,26 @@ def test_trace_build_is_correct_and_records_every_event_at_4096(level_id):
     assert 0.4 < trace.ns_per_cycle < 2.0
     model = _model(level_id, (4096, 4096, 4096), trace.sm_count)
     assert sum(1 for sm in trace.block_sm if sm >= 0) == model.grid
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("level_id", ["register_2d", "mma_tma", "wgmma_stream_k", "fp8_deep"])
+def test_a_sampled_trace_records_its_windows_only_and_its_phases_are_measured(level_id):
+    """--trace-every 16 at 2048 x 2048 x 4096: only the K steps trace.cuh's rule keeps
+    have stage events, every one it keeps is there (no lane short of slots), the launch
+    verifies, and the timeline draws the consumers' waits and math from them."""
+    from gemmscope.app.core import trace_timeline as tt
+    from gemmscope.kernels.protocol.trace_kinds import STAGE_KINDS, stage_sampled
+
+    event, trace = _trace(level_id, (2048, 2048, 4096), pairs=0, every=16)
+    assert event["verified"] and trace.stage_every == 16
+    assert trace.full_lanes == 0 and trace.recorded == trace.wanted
+    stage = [k for kind, k in zip(trace.events.kind, trace.events.k, strict=True)
+             if trace.kind_of(kind) in STAGE_KINDS]
+    assert stage and all(stage_sampled(k, 16) for k in stage)
+    assert set(stage) >= {0, 14, 15, 16, 30, 31}  # each window, whole
+    phases = {s.phase for spans in tt.build(trace).phases.values() for s in spans}
+    assert tt.Phase.MATH in phases and (tt.Phase.WAIT in phases or tt.Phase.LOAD in phases)
 
 
 @pytest.mark.timeout(180)
@@ -83,7 +104,7 @@ def test_a_buffer_too_small_is_said_and_never_overrun(monkeypatch):
     write past the buffer would have hit the operands or C)."""
     from gemmscope.kernels.engine import trace_launch
 
-    monkeypatch.setattr(trace_launch, "lane_capacity", lambda model: 4)
+    monkeypatch.setattr(trace_launch, "lane_capacity", lambda model, every=1: 4)
     event, trace = _trace("wgmma_tma", (2048, 2048, 2048), pairs=0)
     assert event["verified"]
     assert trace.full_lanes > 0 and trace.recorded < trace.wanted

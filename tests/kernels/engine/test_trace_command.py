@@ -16,6 +16,7 @@ from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import trace_schedule
 from gemmscope.kernels.protocol import commands, decoding
 from gemmscope.kernels.protocol.events import ProtocolError
+from gemmscope.kernels.protocol.trace_kinds import MAX_TRACE_EVENTS
 from gemmscope.kernels.protocol.trace_records import Trace
 
 
@@ -60,19 +61,64 @@ def test_a_traced_launch_is_one_trace_event_with_the_command_id(monkeypatch):
     r, out = _runner()
     model = trace_schedule.schedule(registry.get("wgmma_tma"), 512, 512, 256, 132)
 
-    def fake(level, M, N, K, pairs):
-        assert (level.id, M, N, K, pairs) == ("wgmma_tma", 512, 512, 256, 4)
-        event = trace_schedule.synthetic_trace(model, 132)
+    def fake(level, M, N, K, pairs, every):
+        assert (level.id, M, N, K, pairs, every) == ("wgmma_tma", 512, 512, 256, 4, 8)
+        event = trace_schedule.synthetic_trace(model, 132, stage_every=every)
         del event["t"]
         return event
 
     monkeypatch.setattr(trace_launch, "trace_event", fake)
     r.serve(['{"cmd": "trace", "level": "wgmma_tma", "M": 512, "N": 512, "K": 256, '
-             '"pairs": 4, "id": "x"}'])
+             '"pairs": 4, "every": 8, "id": "x"}'])
     lines = out.getvalue().splitlines()
     trace = decoding.decode(lines[0])
     assert isinstance(trace, Trace) and trace.id == "x" and trace.grid == model.grid
     assert len(trace.events) > 0 and wire(lines[1])["type"] == "done"
+    assert trace.stage_every == 8
+
+
+def test_the_k_step_sampling_is_one_the_build_knows_or_left_to_the_runner():
+    line = '{"cmd": "trace", "level": "wgmma_tma", "M": 64, "N": 64, "K": 64'
+    assert commands.parse_command(line + "}").every is None  # the runner picks
+    for every in commands.STAGE_EVERY:
+        assert commands.parse_command(line + f', "every": {every}}}').every == every
+    for bad in ("3", "0", "128", "8.0", '"8"', "true"):
+        with pytest.raises(ProtocolError, match="every must be one of 1, 4, 8"):
+            commands.parse_command(line + f', "every": {bad}}}')
+
+
+def test_trace_event_refuses_a_sampling_the_build_does_not_know():
+    with pytest.raises(ValueError, match="every must be one of"):
+        trace_launch.trace_event(registry.get("wgmma_tma"), 256, 256, 256, 0, every=3)
+
+
+@pytest.mark.parametrize("level_id", ["register_2d", "mma_tma", "wgmma_stream_k", "fp8_deep"])
+def test_a_small_shape_keeps_every_step_and_a_big_one_samples_within_one_events_bound(
+        level_id):
+    small = trace_schedule.schedule(registry.get(level_id), 1024, 1024, 1024, 132)
+    assert trace_launch.auto_every(small) == 1
+    big = trace_schedule.schedule(registry.get(level_id), 4096, 4096, 4096, 132)
+    every = trace_launch.auto_every(big)
+    assert every > 1
+    lanes = sum(len(p) * 4 + 2 for p in big.pieces) * big.lanes_per_block
+    fits = lanes + trace_launch.stage_events(big, every) <= MAX_TRACE_EVENTS
+    assert fits or every == commands.STAGE_EVERY[-1]
+    # the least that fits: the one below it would not have
+    below = commands.STAGE_EVERY[commands.STAGE_EVERY.index(every) - 1]
+    assert lanes + trace_launch.stage_events(big, below) > MAX_TRACE_EVENTS
+
+
+@pytest.mark.parametrize("every", [1, 4, 16])
+def test_lane_capacity_holds_a_sampled_lanes_events_and_no_more_than_it_needs(every):
+    model = trace_schedule.schedule(registry.get("wgmma_tma"), 2048, 2048, 2048, 132)
+    trace = decoding.of(trace_schedule.synthetic_trace(model, 132, stage_every=every))
+    per_lane: dict[tuple[int, int], int] = {}
+    for b, lane in zip(trace.events.block, trace.events.lane, strict=True):
+        per_lane[(b, lane)] = per_lane.get((b, lane), 0) + 1
+    cap = trace_launch.lane_capacity(model, every)
+    assert max(per_lane.values()) <= cap
+    if every > 1:
+        assert cap < trace_launch.lane_capacity(model, 1)
 
 
 def test_lane_capacity_holds_the_busiest_blocks_events():
@@ -86,6 +132,28 @@ def test_lane_capacity_holds_the_busiest_blocks_events():
             per_lane[(b, lane)] = per_lane.get((b, lane), 0) + 1
         assert trace.stage_sms is None  # nothing left out: every event counted
         assert max(per_lane.values()) <= trace_launch.lane_capacity(model)
+
+
+@pytest.mark.parametrize("options", [["--trace-every", "8"], ["--trace-pairs", "3"],
+                                     ["--trace-size", "1024"]])
+def test_record_refuses_a_trace_option_without_trace(tmp_path, options):
+    from gemmscope.kernels.cli import main as cli
+
+    err = io.StringIO()
+    path = tmp_path / "s.jsonl"
+    code = cli.main(["record", "-l", "naive", "-s", "16", "-o", str(path), *options],
+                    io.StringIO(), err)
+    assert code == 2 and not path.exists()
+    assert f"{options[0]} shape the --trace step: pass --trace LEVELS" in err.getvalue()
+
+
+def test_record_refuses_a_sampling_the_build_does_not_know(tmp_path):
+    from gemmscope.kernels.cli import main as cli
+
+    err = io.StringIO()
+    code = cli.main(["record", "-l", "naive", "-o", str(tmp_path / "s.jsonl"), "--trace",
+                     "wgmma_tma", "--trace-every", "3"], io.StringIO(), err)
+    assert code == 2 and "invalid choice: 3" in err.getvalue()
 
 
 def test_record_trace_refuses_a_level_without_a_trace_build_and_leaves_no_file(tmp_path):

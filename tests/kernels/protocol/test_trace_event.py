@@ -6,9 +6,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gemmscope.kernels.protocol import decoding, events, recording, trace_buffer
 from gemmscope.kernels.protocol.events import ProtocolError
+from gemmscope.kernels.protocol.trace_kinds import (
+    STAGE_EVERY,
+    sample_window,
+    sampled_steps,
+    stage_sampled,
+)
 from gemmscope.kernels.protocol.trace_records import (
     KIND_NAMES,
     MAX_TRACE_EVENTS,
@@ -199,3 +207,22 @@ def test_a_recording_with_a_trace_reads_back_and_an_old_reader_would_pass_it_by(
     (trace,) = [e for e in session.events if isinstance(e, Trace)]
     assert trace.level == "wgmma_tma" and len(trace.events) == 24
     assert not session.skipped
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(STAGE_EVERY), st.integers(0, 5000), st.integers(0, 300))
+def test_sampled_steps_counts_the_steps_the_build_records(every, k0, n):
+    """The host sizes each lane's slots by this count; the device records by trace.cuh's
+    rule, which stage_sampled states: the two agree on every range."""
+    assert sampled_steps(k0, k0 + n, every) == sum(stage_sampled(k, every)
+                                                   for k in range(k0, k0 + n))
+
+
+@pytest.mark.parametrize("every", [4, 8, 64])
+def test_sampling_keeps_windows_of_three_steps_with_each_pieces_first_and_last(every):
+    kept = [k for k in range(4 * every) if stage_sampled(k, every)]
+    assert kept[0] == 0 and every - 1 in kept  # the first step, and the last of a piece
+    runs = [kept[i:i + 3] for i in range(1, len(kept), 3)]  # after step 0: windows of three
+    assert all(r == list(range(r[0], r[0] + 3)) for r in runs if len(r) == 3)
+    assert all(len({sample_window(k, every) for k in r}) == 1 for r in runs)
+    assert all(stage_sampled(k, 1) for k in range(100))
