@@ -74,7 +74,7 @@ FAMILIES = {
     "mma_tma_x": Family("mma_tma", "mma_tma_x.cu", "hgemm_mma_tma_x",
                         {"REL": 1, "ORD": 1, "MINB": 1, "CREGS": 232, "SK": 0,
                          "CONSUMERS": 2, "WAITAT": 0, "WREL": 0, "PREGS": 40, "FRAG": 1}),
-    "wmma_x": Family("wmma", "wmma_x.cu", "hgemm_wmma_x", {"LEAN": 1, "LB": 1}),
+    "wmma_x": Family("wmma", "wmma_x.cu", "hgemm_wmma_x", {"LEAN": 1, "LB": 1, "FB": 1}),
     "register_2d_x": Family("register_2d", "register_2d_x.cu", "sgemm_register_2d_x",
                             {"LB": 1, "KU": 1}),
 }
