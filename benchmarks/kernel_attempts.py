@@ -73,8 +73,8 @@ class Family(NamedTuple):
 FAMILIES = {
     "mma_tma_x": Family("mma_tma", "mma_tma_x.cu", "hgemm_mma_tma_x",
                         {"REL": 1, "ORD": 1, "MINB": 1, "CREGS": 232, "SK": 0,
-                         "CONSUMERS": 2}),
-    "wmma_x": Family("wmma", "wmma_x.cu", "hgemm_wmma_x", {"LEAN": 1, "LB": 1}),
+                         "CONSUMERS": 2, "WAITAT": 0, "WREL": 0, "PREGS": 40, "FRAG": 1}),
+    "wmma_x": Family("wmma", "wmma_x.cu", "hgemm_wmma_x", {"LEAN": 1, "LB": 1, "FB": 1}),
     "register_2d_x": Family("register_2d", "register_2d_x.cu", "sgemm_register_2d_x",
                             {"LB": 1, "KU": 1}),
 }
@@ -90,14 +90,41 @@ class Variant(NamedTuple):
 # Order = promise (expected gain times confidence), each target's control right before or
 # after its first variant, so that a run cut short still answers the main questions.
 TWO_CTAS = {"BN": 128, "STAGES": 3, "MINB": 2, "CREGS": 216, "CONSUMERS": 1}
+# Round 3 (prepared offline, docs/perf-notes.md "Issue 42: attempts prepared, round 3") comes
+# first, so that a run without --only answers it before the measured rounds 1-2.
 VARIANTS: list[Variant] = [
+    Variant("wmma_fb3_4w", "wmma_x", {"LEAN": 2, "WN": 64, "FB": 3},
+            "the 4-warp 64x64 form with all 3 stages in flight and the barrier after the "
+            "tile's last fragment loads (240 registers, 2 blocks/SM): +1..+4 points over "
+            "wmma_lean_4w, 0.47-0.50 of cuBLAS FP16"),
+    Variant("wmma_lean_4w", "wmma_x", {"LEAN": 2, "WN": 64},
+            "control of the 4-warp form: 0.46-0.47 / 0.44-0.45 (round 1)"),
+    Variant("wmma", "wmma", {}, "control: 0.41-0.44 of cuBLAS FP16"),
+    Variant("mma_tma", "mma_tma", {}, "control: 0.63-0.70 of cuBLAS FP16"),
+    Variant("mma_tma_wait2", "mma_tma_x", {"WAITAT": 2},
+            "half of the last 16-deep step's mma.sync issued before the wait on the next "
+            "stage: 0..+2% if stages arrive late, else within noise"),
+    Variant("mma_tma_wrel", "mma_tma_x", {"WREL": 1},
+            "one 'empty' arrival per warp (8 per stage, not 256): within noise, at most +1%"),
+    Variant("mma_tma_wait2_wrel", "mma_tma_x", {"WAITAT": 2, "WREL": 1},
+            "both: their sum, if either gains"),
+    Variant("wmma_fb3", "wmma_x", {"LEAN": 2, "FB": 3},
+            "8 warps of 64x32 (the level's form) with all 3 stages in flight, 128 "
+            "registers, 2 blocks/SM: +0..+3% over wmma_lean, below wmma_fb3_4w"),
+    Variant("mma_tma_wait1", "mma_tma_x", {"WAITAT": 1},
+            "a quarter of the last step's mma.sync before the wait: as wait2, within 1%"),
+    Variant("mma_tma_frag2", "mma_tma_x", {"FRAG": 2},
+            "A fragments one row ahead in a ring of two (the 96x64 groundwork; XOR "
+            "addresses, 245-instruction loop): within noise, or -1..-2%"),
+    Variant("wmma_fb2", "wmma_x", {"LEAN": 2, "FB": 2},
+            "fragments double-buffered across K tiles, 8 warps of 64x32: 194 registers, so "
+            "one block/SM: -5..+3% over wmma_lean"),
+    # rounds 1-2 (measured, docs/perf-notes.md)
     Variant("r2d_lb2", "register_2d_x", {"LB": 2},
             "127 registers instead of 152: two blocks per SM as kernel 5; 1.00-1.05 of k5"),
     Variant("register_2d", "register_2d", {}, "control: 0.85-0.87 of k5"),
     Variant("wmma_lean", "wmma_x", {"LEAN": 2},
             "K loop 295 -> 169 instructions, 126 registers: +8-15%, 0.46-0.50 of cuBLAS"),
-    Variant("wmma", "wmma", {}, "control: 0.41-0.44 of cuBLAS FP16"),
-    Variant("mma_tma", "mma_tma", {}, "control: 0.63-0.70 of cuBLAS FP16"),
     Variant("mma_tma_rel3", "mma_tma_x", {"REL": 3},
             "no proxy fence (MEMBAR.ALL.CTA) per K tile: +1-4%; a wrong burst check = race"),
     Variant("mma_tma_2cta", "mma_tma_x", TWO_CTAS,
@@ -108,9 +135,6 @@ VARIANTS: list[Variant] = [
             "kernel 5's loop form (110 registers, 10 LDS per 64 FFMA): 0.95-1.02 of k5"),
     Variant("wmma_lean_lb3", "wmma_x", {"LEAN": 2, "LB": 3},
             "as wmma_lean with 2 blocks per SM asked (128 registers): the same"),
-    Variant("wmma_lean_4w", "wmma_x", {"LEAN": 2, "WN": 64},
-            "4 warps of 64x64 (0.25 LDSM per HMMA, not 0.375), 229 registers, 2 blocks per "
-            "SM: 0..+10% over wmma_lean if shared memory's bandwidth is what binds"),
     Variant("cp_async_interior", "cp_async_interior", {},
             "control: 0.90-0.92 of cuBLAS FP32"),
     Variant("cpi_w2x4", "cp_async_interior", {"WMITER": 2, "WNITER": 4},

@@ -23,6 +23,26 @@
 //         0 off (mma_tma), 1 the last full wave and the remainder, 2 the remainder only.
 //         CONSUMERS (consumer warpgroups, each with its own partial-sum slot) must be
 //         (BM / WM) x (BN / WN) / 4; the host sizes the workspace by it.
+// Round 3 (issue 42):
+//   WAITAT rows (of MT) of the last 16-deep step's mma.sync issued before the wait on the
+//         next stage's "full" barrier and its first ldmatrix loads: 0 before all of them
+//         (mma_tma: a late stage stops the warp with 32 mma.sync of this stage unissued);
+//         h > 0 issues h x NT of them first, so a late stage is waited on with work queued.
+//   WREL  arrivals on "empty": 0 every consumer thread (mma_tma, 256 per stage); 1 one per
+//         warp (lane 0, after the warp's last mma.sync of the stage, fence included), the
+//         barrier counting warps (8 per stage), as CUTLASS arrives once per warpgroup.
+//   PREGS the producer warpgroup's setmaxnreg.dec target (mma_tma 40). A consumer target
+//         CREGS of 240 with two consumer warpgroups needs 24 here (24 x 128 + 240 x 256 <=
+//         65536).
+//   FRAG  the fragments in registers: 1 both operands of the next 16-deep step loaded while
+//         this one multiplies (mma_tma, 2 x (MT + NT / 2) x 4 registers); 2 B as in 1, A one
+//         row of 16 ahead in a ring of two (the row after the one multiplying), so that a
+//         96 x 64 warp tile (192 accumulators) fits 240 registers: 2 x 4 A registers
+//         instead of 2 x MT x 4 (40 fragment registers for 96 x 64 against 80). The address
+//         of step kk is step 0's XOR kk << 5 (the 128-byte swizzle; stages and the B tile
+//         are 1024-aligned), so no offset is kept per step. Offline (NVRTC 13.0) a 192 x 256
+//         block of 96 x 64 warp tiles with FRAG 2, CREGS 240, PREGS 24 still spills (64
+//         bytes, 18 spill instructions in the K loop): not timed.
 #include "common.cuh"
 #include "hopper.cuh"
 #include "mma.cuh"
@@ -33,7 +53,8 @@ __device__ __forceinline__ void gs_fence_async_shared_after(float after) {
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GM, int REL, int ORD,
-          int MINB, int CREGS, int SK, int CONSUMERS, bool VEC>
+          int MINB, int CREGS, int SK, int CONSUMERS, int WAITAT, int WREL, int PREGS, int FRAG,
+          bool VEC>
 __global__ void __launch_bounds__(128 + (BM / WM) * (BN / WN) * 32, MINB)
 hgemm_mma_tma_x(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 const __grid_constant__ GsTensorMap tmB, const __grid_constant__ GsTensorMap tmC,
@@ -47,6 +68,12 @@ hgemm_mma_tma_x(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     static_assert(REL >= 1 && REL <= 3 && ORD >= 1 && ORD <= 2, "switch values");
     static_assert(KK >= 2 || REL != 2, "REL=2 frees the stage one 16-deep step early");
     static_assert(CONSUMERS * 128 == CONSUMER_THREADS, "CONSUMERS: consumer warpgroups");
+    static_assert(WAITAT >= 0 && WAITAT <= MT && WREL >= 0 && WREL <= 1, "switch values");
+    static_assert(FRAG == 1 || (FRAG == 2 && MT % 2 == 0 && ORD == 1 && REL != 2 &&
+                                WAITAT < MT),
+                  "FRAG 2: rows in pairs, row by row, the stage freed after the step, the "
+                  "next stage waited on before the last row");
+    constexpr int ARRIVALS = WREL ? CONSUMER_THREADS / 32 : CONSUMER_THREADS;
 
     extern __shared__ unsigned char gs_dyn_smem[];
     __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
@@ -54,11 +81,11 @@ hgemm_mma_tma_x(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
 
     const int tm = GS_CEIL_DIV(M, BM), tn = GS_CEIL_DIV(N, BN);
     const int tiles = tm * tn, ktiles = GS_CEIL_DIV(K, BK);
-    gs_ws_init_barriers<STAGES, CONSUMER_THREADS>(full, empty);
+    gs_ws_init_barriers<STAGES, ARRIVALS>(full, empty);
     const GsWork work = gs_work<SK>(tiles, ktiles);
 
     if (threadIdx.x < 128) {
-        gs_setmaxnreg_dec<40>();
+        gs_setmaxnreg_dec<PREGS>();
         if (threadIdx.x == 0)
             gs_ws_produce<BM, BN, BK, STAGES, GM, A_BYTES, STAGE_BYTES>(&tmA, &tmB, smem, full,
                                                                       empty, tm, tn, work);
@@ -81,13 +108,33 @@ hgemm_mma_tma_x(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         b_off[kk] = A_BYTES + gs_swz<ROW>(wn0 + (lane / 16) * 8 + lane % 8, kk * 2 + (lane / 8) % 2);
     }
     const unsigned smem_base = gs_smem_addr(smem);
-    unsigned a[2][MT][4], b[2][NT / 2][4];
+    // FRAG 1: a[2][MT] (this step's and the next's); FRAG 2: a[2][1], a ring of two rows
+    unsigned a[2][FRAG == 1 ? MT : 1][4], b[2][NT / 2][4];
     auto load_frags = [&](int s, int kk, int buf) {
         const unsigned st = smem_base + s * STAGE_BYTES;
+        if constexpr (FRAG == 1) {
 #pragma unroll
-        for (int i = 0; i < MT; ++i) gs_ldmatrix_x4(a[buf][i], st + a_off[kk] + i * 16 * ROW);
+            for (int i = 0; i < MT; ++i) gs_ldmatrix_x4(a[buf][i], st + a_off[kk] + i * 16 * ROW);
+        }
 #pragma unroll
         for (int j = 0; j < NT / 2; ++j) gs_ldmatrix_x4(b[buf][j], st + b_off[kk] + j * 16 * ROW);
+    };
+    // FRAG 2's loads: B of step kk, and A row i of step kk into ring slot i % 2
+    auto load_b = [&](int s, int kk, int buf) {
+        const unsigned st = smem_base + s * STAGE_BYTES;
+#pragma unroll
+        for (int j = 0; j < NT / 2; ++j)
+            gs_ldmatrix_x4(b[buf][j], (st + b_off[0] + j * 16 * ROW) ^ (unsigned)(kk << 5));
+    };
+    auto load_a_row = [&](int s, int kk, int i) {
+        const unsigned st = smem_base + s * STAGE_BYTES;
+        gs_ldmatrix_x4(a[i & 1][0], (st + a_off[0] + i * 16 * ROW) ^ (unsigned)(kk << 5));
+    };
+    auto release = [&](int s) {
+        if (WREL == 0 || lane == 0) {
+            if (REL == 1) gs_fence_async_shared();
+            gs_mbar_arrive(&empty[s]);
+        }
     };
 
     int g = 0;  // K steps consumed so far
@@ -95,34 +142,55 @@ hgemm_mma_tma_x(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     // the next tile) while this one multiplies, and frees the stage after it
     auto k_step = [&](float (&acc)[MT][NT][4]) {
         const int s = g % STAGES;
+        const int s1 = (g + 1) % STAGES;
+        // the next stage: wait until it is full, then its first B (FRAG 2) or A and B
+        // fragments (FRAG 1)
+        auto next_stage = [&](int nxt) {
+            if (g + 1 < total) {
+                gs_mbar_wait(&full[s1], ((g + 1) / STAGES) & 1);
+                if constexpr (FRAG == 1) load_frags(s1, 0, nxt);
+                else load_b(s1, 0, nxt);
+            }
+        };
 #pragma unroll
         for (int kk = 0; kk < KK; ++kk) {
             const int cur = kk & 1, nxt = cur ^ 1;
-            if (REL == 2 && kk + 1 == KK) {
+            const bool last = kk + 1 == KK;
+            if (REL == 2 && last) {
                 // every ldmatrix of stage s was issued in the step before: the fence waits
                 // for them, then the stage is free
                 gs_fence_async_shared_after(acc[MT - 1][NT - 1][3]);
-                gs_mbar_arrive(&empty[s]);
+                if (WREL == 0 || lane == 0) gs_mbar_arrive(&empty[s]);
             }
-            if (kk + 1 < KK) {
-                load_frags(s, kk + 1, nxt);
-            } else if (g + 1 < total) {
-                const int s1 = (g + 1) % STAGES;
-                gs_mbar_wait(&full[s1], ((g + 1) / STAGES) & 1);
-                load_frags(s1, 0, nxt);
+            if (!last) {
+                if constexpr (FRAG == 1) load_frags(s, kk + 1, nxt);
+                else load_b(s, kk + 1, nxt);
+            } else if (WAITAT == 0) {
+                next_stage(nxt);
             }
 #pragma unroll
-            for (int mi = 0; mi < MT; ++mi)
+            for (int mi = 0; mi < MT; ++mi) {
+                if (last && WAITAT > 0 && mi == WAITAT) next_stage(nxt);
+                if (FRAG == 2) {
+                    // the next row of A: of this step, or row 0 of the next step
+                    if (mi + 1 < MT) load_a_row(s, kk, mi + 1);
+                    else if (!last) load_a_row(s, kk + 1, 0);
+                    else if (g + 1 < total) load_a_row(s1, 0, 0);
+                }
 #pragma unroll
                 for (int q = 0; q < NT; ++q) {
                     const int nj = (ORD == 2 && (mi & 1)) ? NT - 1 - q : q;
-                    gs_mma_16816(acc[mi][nj], a[cur][mi], b[cur][nj / 2][(nj % 2) * 2],
-                                 b[cur][nj / 2][(nj % 2) * 2 + 1]);
+                    if constexpr (FRAG == 1) {
+                        gs_mma_16816(acc[mi][nj], a[cur][mi], b[cur][nj / 2][(nj % 2) * 2],
+                                     b[cur][nj / 2][(nj % 2) * 2 + 1]);
+                    } else {
+                        gs_mma_16816(acc[mi][nj], a[mi & 1][0], b[cur][nj / 2][(nj % 2) * 2],
+                                     b[cur][nj / 2][(nj % 2) * 2 + 1]);
+                    }
                 }
-            if (kk + 1 == KK && REL != 2) {
-                if (REL == 1) gs_fence_async_shared();
-                gs_mbar_arrive(&empty[s]);
             }
+            if (last && WAITAT == MT) next_stage(nxt);
+            if (last && REL != 2) release(s);
         }
         ++g;
     };
@@ -135,7 +203,12 @@ hgemm_mma_tma_x(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
 
     if (total > 0) {
         gs_mbar_wait(&full[0], 0);
-        load_frags(0, 0, 0);
+        if constexpr (FRAG == 1) {
+            load_frags(0, 0, 0);
+        } else {
+            load_b(0, 0, 0);
+            load_a_row(0, 0, 0);
+        }
     }
     if constexpr (SK == 0) {
         for (int i = 0; i < my_tiles; ++i) {

@@ -11,11 +11,21 @@
 //   LB    the launch bounds' minimum blocks per SM, plus one (1: none given, as wmma, 124
 //         registers, two blocks of 8 warps per SM; with LEAN = 2 and none given the kernel
 //         takes 143, one block per SM, so LB = 3 (two blocks, at most 128) goes with it).
+//   FB    (issue 42, round 3) 1: each 16-deep step loads its fragments, then multiplies
+//         (wmma; ptxas hoists some loads within a K tile, none across the barrier); 2: the
+//         fragments of step kk + 1 are loaded while step kk multiplies, across K tiles too:
+//         the one barrier per K tile moves before the tile's last step, where every warp
+//         has its fragments of the tile in registers, so the stage just read is refilled at
+//         once and all STAGES stages hold K tiles in flight (FB 1: STAGES - 1), and the next
+//         tile's first fragments load while the last step multiplies. 3: as 2 without the
+//         second set of fragments (each step loads its own, as FB 1; the barrier comes after
+//         the last step's loads): all STAGES stages in flight for FB 1's registers.
 #include "common.cuh"
 #include <cuda_fp16.h>
 #include <mma.h>
 
-template <bool G, int BM, int BN, int BK, int WM, int WN, int STAGES, int LEAN, bool VEC>
+template <bool G, int BM, int BN, int BK, int WM, int WN, int STAGES, int LEAN, int FB,
+          bool VEC>
 __device__ __forceinline__ void gs_wmma_x_body(int M, int N, int K,
                                                const __half* __restrict__ A,
                                                const __half* __restrict__ B,
@@ -101,39 +111,101 @@ __device__ __forceinline__ void gs_wmma_x_body(int M, int N, int K,
         for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.f);
 
     const int tiles = GS_CEIL_DIV(K, BK);
+    if constexpr (FB == 1) {
 #pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < tiles) issue_tile(s * BK, s);
-        gs_cp_async_commit();
-    }
-    int s_read = 0, s_write = STAGES - 1;  // the interior loop's ring positions
-    for (int t = 0; t < tiles; ++t) {
-        gs_cp_async_wait<STAGES - 2>();
-        __syncthreads();
-        const int next = t + STAGES - 1;
-        if (next < tiles) issue_tile(next * BK, G ? next % STAGES : s_write);
-        gs_cp_async_commit();
-        const int sr = G ? t % STAGES : s_read;
-        if (!G) {
-            s_read = s_read + 1 == STAGES ? 0 : s_read + 1;
-            s_write = s_write + 1 == STAGES ? 0 : s_write + 1;
+        for (int s = 0; s < STAGES - 1; ++s) {
+            if (s < tiles) issue_tile(s * BK, s);
+            gs_cp_async_commit();
         }
-        const __half* as = As + sr * BM * LDA;
-        const __half* bs = Bs + sr * BK * LDB;
+        int s_read = 0, s_write = STAGES - 1;  // the interior loop's ring positions
+        for (int t = 0; t < tiles; ++t) {
+            gs_cp_async_wait<STAGES - 2>();
+            __syncthreads();
+            const int next = t + STAGES - 1;
+            if (next < tiles) issue_tile(next * BK, G ? next % STAGES : s_write);
+            gs_cp_async_commit();
+            const int sr = G ? t % STAGES : s_read;
+            if (!G) {
+                s_read = s_read + 1 == STAGES ? 0 : s_read + 1;
+                s_write = s_write + 1 == STAGES ? 0 : s_write + 1;
+            }
+            const __half* as = As + sr * BM * LDA;
+            const __half* bs = Bs + sr * BK * LDB;
 #pragma unroll
-        for (int kk = 0; kk < BK; kk += 16) {
-            wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa[FM];
-            wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb[FN];
+            for (int kk = 0; kk < BK; kk += 16) {
+                wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa[FM];
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb[FN];
+#pragma unroll
+                for (int i = 0; i < FM; ++i)
+                    wmma::load_matrix_sync(fa[i], as + (wm0 + i * 16) * LDA + kk, LDA);
+#pragma unroll
+                for (int j = 0; j < FN; ++j)
+                    wmma::load_matrix_sync(fb[j], bs + kk * LDB + wn0 + j * 16, LDB);
+#pragma unroll
+                for (int i = 0; i < FM; ++i)
+#pragma unroll
+                    for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+            }
+        }
+    } else {
+        // FB 2: every stage holds a K tile in flight; the fragments of step kk + 1 load
+        // while step kk multiplies, and at a tile's last step the next tile's first
+        // fragments, after the one barrier per K tile, which now also frees the stage just
+        // read (all its fragments are in registers) for the tile STAGES ahead
+        using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major>;
+        using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major>;
+        constexpr int KK = BK / 16;
+        static_assert(KK % 2 == 0 && FB >= 2 && FB <= 3, "FB 2: a tile's first step in buffer 0");
+        FragA fa[2][FM];
+        FragB fb[2][FN];
+        auto load = [&](int stage, int kk, int buf) {
+            const __half* as = As + stage * BM * LDA;
+            const __half* bs = Bs + stage * BK * LDB;
 #pragma unroll
             for (int i = 0; i < FM; ++i)
-                wmma::load_matrix_sync(fa[i], as + (wm0 + i * 16) * LDA + kk, LDA);
+                wmma::load_matrix_sync(fa[buf][i], as + (wm0 + i * 16) * LDA + kk * 16, LDA);
 #pragma unroll
             for (int j = 0; j < FN; ++j)
-                wmma::load_matrix_sync(fb[j], bs + kk * LDB + wn0 + j * 16, LDB);
+                wmma::load_matrix_sync(fb[buf][j], bs + kk * 16 * LDB + wn0 + j * 16, LDB);
+        };
 #pragma unroll
-            for (int i = 0; i < FM; ++i)
+        for (int s = 0; s < STAGES; ++s) {
+            if (s < tiles) issue_tile(s * BK, s);
+            gs_cp_async_commit();
+        }
+        gs_cp_async_wait<STAGES - 1>();
+        __syncthreads();
+        if (FB == 2) load(0, 0, 0);
+        int sr = 0;  // the stage of tile t (the interior loop counts it)
+        // tile t + 1 landed and stage sr read by every warp: refill sr with tile t + STAGES
+        auto turn = [&](int t) {
+            gs_cp_async_wait<STAGES - 2>();
+            __syncthreads();
+            const int ahead = t + STAGES;
+            if (ahead < tiles) issue_tile(ahead * BK, sr);
+            gs_cp_async_commit();
+        };
+        for (int t = 0; t < tiles; ++t) {
+            if (G) sr = t % STAGES;
 #pragma unroll
-                for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+            for (int kk = 0; kk < KK; ++kk) {
+                const int cur = FB == 2 ? kk & 1 : 0, nxt = cur ^ 1;
+                if (FB == 3) {  // this step's fragments, then (last step) the barrier
+                    load(sr, kk, 0);
+                    if (kk + 1 == KK && t + 1 < tiles) turn(t);
+                } else if (kk + 1 < KK) {
+                    load(sr, kk + 1, nxt);
+                } else if (t + 1 < tiles) {
+                    turn(t);
+                    load(sr + 1 == STAGES ? 0 : sr + 1, 0, nxt);
+                }
+#pragma unroll
+                for (int i = 0; i < FM; ++i)
+#pragma unroll
+                    for (int j = 0; j < FN; ++j)
+                        wmma::mma_sync(acc[i][j], fa[cur][i], fb[cur][j], acc[i][j]);
+            }
+            if (!G) sr = sr + 1 == STAGES ? 0 : sr + 1;
         }
     }
 
@@ -161,14 +233,15 @@ __device__ __forceinline__ void gs_wmma_x_body(int M, int N, int K,
         }
 }
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, int LEAN, int LB, bool VEC>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int LEAN, int LB, int FB,
+          bool VEC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, LB - 1)
 hgemm_wmma_x(int M, int N, int K, const __half* __restrict__ A, const __half* __restrict__ B,
              float* __restrict__ C) {
     const bool interior = LEAN == 2 && VEC && (int)(blockIdx.y + 1) * BM <= M &&
                           (int)(blockIdx.x + 1) * BN <= N && K % BK == 0;
     if (interior)
-        gs_wmma_x_body<false, BM, BN, BK, WM, WN, STAGES, LEAN, VEC>(M, N, K, A, B, C);
+        gs_wmma_x_body<false, BM, BN, BK, WM, WN, STAGES, LEAN, FB, VEC>(M, N, K, A, B, C);
     else
-        gs_wmma_x_body<true, BM, BN, BK, WM, WN, STAGES, LEAN, VEC>(M, N, K, A, B, C);
+        gs_wmma_x_body<true, BM, BN, BK, WM, WN, STAGES, LEAN, FB, VEC>(M, N, K, A, B, C);
 }
