@@ -14,8 +14,14 @@ from typing import Any
 from ...kernels import ladder
 from ...kernels.ladder import Shape
 from ...kernels.models import schedule, synthetic_trace
-from ...kernels.protocol import Trace, TraceKind, of
-from ...kernels.protocol.trace_kinds import SAMPLE_WINDOW, STAGE_KINDS, sample_window
+from ...kernels.protocol import (
+    SAMPLE_WINDOW,
+    STAGE_KINDS,
+    Trace,
+    TraceKind,
+    of,
+    sample_window,
+)
 
 # a synthetic trace (no measured one): K-stage events for this many SMs only, so that
 # making one at 4096^3 stays well under a frame's worth of seconds
@@ -26,7 +32,8 @@ class Phase(StrEnum):
     """What a lane was doing over a span (the zoom's colours)."""
 
     # a consumer lane, from its previous event until a stage is full: the wait on the
-    # stage's barrier (and any work issued meanwhile)
+    # stage's barrier (and any work issued meanwhile, unless the level marks where its
+    # wait begins: mma_tma multiplies a step's first fragments before it waits)
     WAIT = "until its stage is full"
     LOAD = "loading its K tile"  # a SIMT block: its K tile's loads until the barrier
     MATH = "until its products are done"  # a K step's products, its stage then freed
@@ -239,11 +246,13 @@ def _pieces(trace: Trace, kind: list[TraceKind | None],
     return out
 
 
-# the event a phase starts from, where the lane's events are K-stage ones (a full trace's
-# neighbours): with sampled steps a phase is drawn only between such neighbours
-_STARTS = {Phase.MATH: {TraceKind.DATA_READY}, Phase.WAIT: {TraceKind.MMA_DONE},
-           Phase.LOAD: {TraceKind.LOAD_ISSUED}, Phase.STAGE_WAIT: {TraceKind.LOAD_ISSUED},
-           Phase.EPILOGUE: {TraceKind.MMA_DONE}, Phase.FIXUP: {TraceKind.MMA_DONE}}
+# the kinds a K-stage event's phase starts from (a full trace's neighbours): with sampled
+# steps a phase is drawn only from one of these
+_STARTS = {TraceKind.DATA_READY: {TraceKind.MMA_DONE, TraceKind.WAIT_BEGIN,
+                                  TraceKind.LOAD_ISSUED},
+           TraceKind.MMA_DONE: {TraceKind.DATA_READY},
+           TraceKind.WAIT_BEGIN: {TraceKind.MMA_DONE},
+           TraceKind.LOAD_ISSUED: {TraceKind.LOAD_ISSUED}}
 
 
 def _neighbours(prev_kind: TraceKind, prev_k: int, kind: TraceKind, k: int, phase: Phase,
@@ -257,11 +266,11 @@ def _neighbours(prev_kind: TraceKind, prev_k: int, kind: TraceKind, k: int, phas
     stage_prev, stage_now = prev_kind in STAGE_KINDS, kind in STAGE_KINDS
     if stage_prev and stage_now:
         return (sample_window(prev_k, every) == sample_window(k, every)
-                and prev_kind in _STARTS.get(phase, ()))
+                and prev_kind in _STARTS.get(kind, ()))
     if stage_now:  # after a lane, tile or fix-up event: a wait, never a step's math
         return phase is not Phase.MATH and 0 <= k - prev_k <= 1
     if stage_prev:  # an epilogue or fix-up after the piece's last step (k: its end)
-        return k - prev_k == 1 and prev_kind in _STARTS.get(phase, ())
+        return k - prev_k == 1 and prev_kind is TraceKind.MMA_DONE
     return True
 
 
@@ -291,8 +300,8 @@ def _phases(trace: Trace, kind: list[TraceKind | None],
             phase = Phase.STAGE_WAIT if k is TraceKind.LOAD_ISSUED else None
         elif k is TraceKind.DATA_READY:
             phase = Phase.WAIT if producer else Phase.LOAD
-        elif k is TraceKind.MMA_DONE:
-            phase = Phase.MATH
+        elif k in (TraceKind.MMA_DONE, TraceKind.WAIT_BEGIN):
+            phase = Phase.MATH  # (before a wait begun: the step's first products)
         elif k is TraceKind.FIXUP_BEGIN:
             in_fixup[key] = True
         elif k in (TraceKind.FIXUP_DONE, TraceKind.TILE_END):

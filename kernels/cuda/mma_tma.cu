@@ -98,6 +98,7 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     load_frags(s, kk + 1, nxt);
                 } else if (g + 1 < total) {  // K step g + 1 (perhaps the next tile's first)
                     const int s1 = (g + 1) % STAGES;
+                    GS_TRACE(WAIT_BEGIN, kt + 1 < ktiles ? gs_tile : gs_tile + gridDim.x, (kt + 1) % ktiles);  // after the step's first products
                     gs_mbar_wait(&full[s1], ((g + 1) / STAGES) & 1);
                     GS_TRACE(DATA_READY, kt + 1 < ktiles ? gs_tile : gs_tile + gridDim.x, (kt + 1) % ktiles);
                     load_frags(s1, 0, nxt);

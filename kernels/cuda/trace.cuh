@@ -47,6 +47,8 @@ enum GsTraceKind : unsigned {
     GS_TR_MMA_DONE = 6,    // a K step's products are done and its stage freed
     GS_TR_FIXUP_BEGIN = 7, // stream-K: a cut tile's partial sums handed on (k != 0) or gathered
     GS_TR_FIXUP_DONE = 8,  // stream-K: the finisher has every contributor's sums
+    GS_TR_WAIT_BEGIN = 9,  // a consumer begins its wait for a K step's stage (where the
+                           // level does other work between its last event and the wait)
 };
 
 struct GsTraceLane {
@@ -83,7 +85,7 @@ struct GsTraceLane {
     __device__ __forceinline__ void put(unsigned kind, int tile, int k) {
         if (slot == ~0u) return;
         const bool stage = kind == GS_TR_LOAD_ISSUED || kind == GS_TR_DATA_READY ||
-                           kind == GS_TR_MMA_DONE;
+                           kind == GS_TR_MMA_DONE || kind == GS_TR_WAIT_BEGIN;
         // a step the host's sampling leaves out takes no slot
         if (stage && (((unsigned)k + 2u) & gs_trace.stage_mask) > 2u) return;
         if (n < gs_trace.cap) {

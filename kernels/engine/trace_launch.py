@@ -43,16 +43,18 @@ class NotTraceable(ValueError):
 def lane_capacity(s: TraceSchedule, every: int = 1) -> int:
     """Records one lane may need: its start and end, and per piece of its busiest block
     the tile's begin and end, three per K step it records (a SIMT lane's load, ready and
-    done; ``every``: the sampling, trace_kinds.STAGE_EVERY), a fix-up's two."""
+    done; mma_tma's wait begun, ready and done; ``every``: the sampling,
+    trace_kinds.STAGE_EVERY), a fix-up's two."""
     per_block = (sum(4 + 3 * sampled_steps(k0, k1, every) for _, k0, k1 in pieces)
                  for pieces in s.pieces)
     return 2 + max(per_block, default=0)
 
 
 def stage_events(s: TraceSchedule, every: int) -> int:
-    """About how many K-stage events a launch records when sampling ``every``: per K step
-    a SIMT lane writes three, a consumer two and the producer one."""
-    per_step = 2 * len(s.consumer_lanes) + 1 if s.producer else 3
+    """At most how many K-stage events a launch records when sampling ``every``: per K
+    step a SIMT lane writes three, a consumer two or three (mma_tma's wait begun) and the
+    producer one."""
+    per_step = 3 * len(s.consumer_lanes) + 1 if s.producer else 3
     return per_step * sum(sampled_steps(k0, k1, every) for pieces in s.pieces
                           for _, k0, k1 in pieces)
 

@@ -27,6 +27,8 @@ __all__ = [
     "MAX_REPEATS",
     "MAX_TEXT_CHARS",
     "NOT_COUNTED",
+    "SAMPLE_WINDOW",
+    "STAGE_KINDS",
     "SUSTAINED_FIELDS",
     "TELEMETRY_FIELDS",
     "THROTTLE_MARK",
@@ -85,6 +87,7 @@ __all__ = [
     "parse_shape",
     "read_session",
     "replacing",
+    "sample_window",
     "seconds",
     "shown",
     "split_command",
@@ -148,6 +151,7 @@ if TYPE_CHECKING:  # the same names, for the type checker and the import contrac
     from .telemetry_columns import FIELD_INDEX, TelemetryBlock
     from .text_safety import clean_text, markdown_text, shown, terminal_text
     from .throttle import NOT_COUNTED, THROTTLE_MARK, is_slowdown
+    from .trace_kinds import SAMPLE_WINDOW, STAGE_KINDS, sample_window
     from .trace_records import Trace, TraceKind
 else:
     __getattr__, __dir__ = lazy(__name__, {
@@ -171,5 +175,6 @@ else:
         "telemetry_columns": ("FIELD_INDEX", "TelemetryBlock"),
         "text_safety": ("clean_text", "markdown_text", "shown", "terminal_text"),
         "throttle": ("NOT_COUNTED", "THROTTLE_MARK", "is_slowdown"),
+        "trace_kinds": ("SAMPLE_WINDOW", "STAGE_KINDS", "sample_window"),
         "trace_records": ("Trace", "TraceKind"),
     })

@@ -19,11 +19,15 @@ class TraceKind(StrEnum):
     MMA_DONE = "mma_done"  # a K step's products are done and its stage freed
     FIXUP_BEGIN = "fixup_begin"  # stream-K: a cut tile's sums handed on or gathered
     FIXUP_DONE = "fixup_done"  # stream-K: the finisher has every contributor's sums
+    # a consumer begins its wait for a K step's stage, where the level works between its
+    # last event and the wait (mma_tma multiplies a step's first fragments first)
+    WAIT_BEGIN = "wait_begin"
 
 
 KIND_NAMES: tuple[str, ...] = tuple(k.value for k in TraceKind)
 # the K-stage kinds: many per tile, so the ones an event may leave out (``stage_sms``)
-STAGE_KINDS = frozenset({TraceKind.LOAD_ISSUED, TraceKind.DATA_READY, TraceKind.MMA_DONE})
+STAGE_KINDS = frozenset({TraceKind.LOAD_ISSUED, TraceKind.DATA_READY, TraceKind.MMA_DONE,
+                         TraceKind.WAIT_BEGIN})
 
 # Bounds of one trace event, far below the 8 MiB line limit: an event column of 60,000
 # integers of at most 12 digits is under 0.8 MB, six of them under 5 MB.

@@ -55,7 +55,7 @@ def test_a_sampled_trace_records_its_windows_only_and_its_phases_are_measured(le
     have stage events, every one it keeps is there (no lane short of slots), the launch
     verifies, and the timeline draws the consumers' waits and math from them."""
     from gemmscope.app.core import trace_timeline as tt
-    from gemmscope.kernels.protocol.trace_kinds import STAGE_KINDS, stage_sampled
+    from gemmscope.kernels.protocol.trace_kinds import STAGE_KINDS, TraceKind, stage_sampled
 
     event, trace = _trace(level_id, (2048, 2048, 4096), pairs=0, every=16)
     assert event["verified"] and trace.stage_every == 16
@@ -66,6 +66,8 @@ def test_a_sampled_trace_records_its_windows_only_and_its_phases_are_measured(le
     assert set(stage) >= {0, 14, 15, 16, 30, 31}  # each window, whole
     phases = {s.phase for spans in tt.build(trace).phases.values() for s in spans}
     assert tt.Phase.MATH in phases and (tt.Phase.WAIT in phases or tt.Phase.LOAD in phases)
+    kinds = {trace.kind_of(k) for k in trace.events.kind}
+    assert (TraceKind.WAIT_BEGIN in kinds) == (level_id == "mma_tma")  # where it waits
 
 
 @pytest.mark.timeout(180)

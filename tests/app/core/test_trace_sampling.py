@@ -35,10 +35,12 @@ def _trace(rows: list[tuple[int, int, str, int, int, int]], every: int) -> Trace
     return trace
 
 
-def _pipelined(tiles: int, ksteps: int) -> list[tuple[int, int, str, int, int, int]]:
-    """mma_tma's order of events: the producer's copies, and a consumer that waits for
-    step k + 1's stage before step k's products are done (so a step's events interleave
-    with its neighbours'); each phase a different length."""
+def _pipelined(tiles: int, ksteps: int, wait_begin: bool = True
+               ) -> list[tuple[int, int, str, int, int, int]]:
+    """mma_tma's order of events: the producer's copies, and a consumer that multiplies
+    step k's first fragments, begins its wait for step k + 1's stage (``wait_begin``:
+    said by an event), and only then finishes step k's products (so a step's events
+    interleave with its neighbours'); each phase a different length."""
     rows: list[tuple[int, int, str, int, int, int]] = [(0, 0, "lane_start", -1, 0, 0)]
     t = 1
     for tile in range(tiles):
@@ -55,8 +57,11 @@ def _pipelined(tiles: int, ksteps: int) -> list[tuple[int, int, str, int, int, i
         for k in range(ksteps):
             last = tile == tiles - 1 and k == ksteps - 1
             if not last:  # the next step's wait (perhaps the next tile's step 0)
-                t += 2 + (k % 3)
                 nxt = (tile, k + 1) if k + 1 < ksteps else (tile + 1, 0)
+                t += 20  # the step's first fragments multiplied
+                if wait_begin:
+                    rows.append((0, 1, "wait_begin", nxt[0], nxt[1], t))
+                t += 2 + (k % 3)
                 rows.append((0, 1, "data_ready", nxt[0], nxt[1], t))
             t += 7 + (k % 4)
             rows.append((0, 1, "mma_done", tile, k, t))
@@ -71,9 +76,10 @@ def _spans(trace: Trace) -> set[tuple[int, int, tt.Phase, int, int]]:
             for spans in tt.build(trace).phases.values() for s in spans}
 
 
+@pytest.mark.parametrize("wait_begin", [True, False])
 @pytest.mark.parametrize("every", [4, 8, 16])
-def test_a_pipelined_levels_sampled_phases_are_phases_of_its_full_trace(every):
-    rows = _pipelined(tiles=2, ksteps=32)
+def test_a_pipelined_levels_sampled_phases_are_phases_of_its_full_trace(every, wait_begin):
+    rows = _pipelined(tiles=2, ksteps=32, wait_begin=wait_begin)
     full, sampled = _spans(_trace(rows, 1)), _spans(_trace(rows, every))
     assert sampled and sampled <= full
     got = {p for *_, p, _, _ in sampled}
@@ -81,6 +87,20 @@ def test_a_pipelined_levels_sampled_phases_are_phases_of_its_full_trace(every):
     assert {tt.Phase.WAIT, tt.Phase.MATH, tt.Phase.STAGE_WAIT, tt.Phase.EPILOGUE} <= got
     # and fewer: the steps left out have none
     assert len(sampled) < len(full)
+
+
+def test_where_the_level_says_its_wait_began_the_wait_holds_no_math():
+    """mma_tma multiplies a step's first fragments before it waits for the next stage:
+    without the wait_begin event that math counts as waiting; with it, every wait is the
+    barrier's alone (2 to 4 ns here) and the math is math."""
+    for every in (1, 8):
+        with_mark = _trace(_pipelined(tiles=1, ksteps=32), every)
+        waits = [e - s for _, lane, p, s, e in _spans(with_mark) if p is tt.Phase.WAIT
+                 and lane == 1]
+        assert waits and max(waits) <= 5
+    without = _trace(_pipelined(tiles=1, ksteps=32, wait_begin=False), 1)
+    assert max(e - s for _, lane, p, s, e in _spans(without)
+               if p is tt.Phase.WAIT and lane == 1) >= 20
 
 
 def test_without_the_neighbour_rule_a_sampled_trace_would_span_steps_left_out():
