@@ -533,13 +533,13 @@ class TimelineView(QWidget, View):
                  f"{tl.sm_count} SMs, {tl.waves()} waves; {len(tl.idle_sms)} idle SMs; "
                  f"tail {(tl.makespan_ns - tl.tail_start_ns) / 1000:.1f} of "
                  f"{tl.makespan_ns / 1000:.1f} µs"]
+        if t.stage_every > tt.SAMPLE_WINDOW:  # before the shares it qualifies
+            parts.append(f"K steps sampled, {tt.SAMPLE_WINDOW} in every {t.stage_every}: "
+                         "their phases only")
         share = tl.phase_share()
         if share:
             parts.append("lane time: " + ", ".join(f"{p.value} {v:.0%}"
                                                     for p, v in share.items()))
-        if t.stage_every > tt.SAMPLE_WINDOW:
-            parts.append(f"K-stage events of {tt.SAMPLE_WINDOW} in every {t.stage_every} K steps "
-                         "(sampled to cost less): phases within each window only")
         if t.stage_sms is not None:
             parts.append(f"K-stage events of SMs {', '.join(map(str, t.stage_sms[:12]))}"
                          f"{'…' if len(t.stage_sms) > 12 else ''} only (the event's bound)")
