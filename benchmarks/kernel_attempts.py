@@ -1,7 +1,8 @@
 """Issue 42's attempts on the pre-Hopper rungs, each paired with its reference (GPU machine).
 
     python3 benchmarks/kernel_attempts.py --out DIR [--sgemm-cuda PATH] [--budget 330]
-        [--only NAME,..] [--sizes 4096,8192] [--pair-budget-s 1.5] [--variant-limit-s 45]
+        [--only NAME,..] [--sizes 4096,8192,MxNxK] [--pair-budget-s 1.5]
+        [--variant-limit-s 45]
     python3 benchmarks/kernel_attempts.py --list        # the variants and predictions
     python3 benchmarks/kernel_attempts.py --sass        # offline: registers, spills, K loop
     python3 benchmarks/kernel_attempts.py --smoke       # CI: arguments and the table, no GPU
@@ -77,7 +78,23 @@ FAMILIES = {
     "wmma_x": Family("wmma", "wmma_x.cu", "hgemm_wmma_x", {"LEAN": 1, "LB": 1, "FB": 1}),
     "register_2d_x": Family("register_2d", "register_2d_x.cu", "sgemm_register_2d_x",
                             {"LB": 1, "KU": 1}),
+    "wgmma_tma_x": Family("wgmma_tma", "wgmma_tma_x.cu", "bgemm_wgmma_tma_x", {}),
 }
+# the wgmma.m64nNk16 BF16 widths wgmma_tma_x.cu adds to the level's 256 and 128, in its
+# header benchmarks/attempts/wgmma_x_ops.cuh (wgmma_x_ops(); a test keeps the two equal)
+WGMMA_X_SHAPES = (192, 232, 240)
+WGMMA_X_OPS = ATTEMPTS / "wgmma_x_ops.cuh"
+
+
+def wgmma_x_ops() -> str:
+    """The text of wgmma_tma_x.cu's header: gen_wgmma's wrappers for WGMMA_X_SHAPES."""
+    from gemmscope.kernels.toolchain import gen_wgmma
+
+    return ("// Made by benchmarks/kernel_attempts.py's wgmma_x_ops() (kernels/toolchain/"
+            "gen_wgmma.py's\n// wrappers, the widths WGMMA_X_SHAPES); do not edit.\n"
+            "#pragma once\n\n"
+            + "\n".join(gen_wgmma.wrapper(gen_wgmma.Shape("bf16", "bf16", n, 16, True))
+                        for n in WGMMA_X_SHAPES))
 
 
 class Variant(NamedTuple):
@@ -85,6 +102,19 @@ class Variant(NamedTuple):
     base: str  # a level id of the registry or a FAMILIES key
     changes: dict[str, int]
     predict: str  # the prediction, written before the run (docs/perf-notes.md)
+    sizes: str = ""  # the shapes it is timed at (as --sizes), where not --sizes'
+
+
+def parse_sizes(text: str) -> list[tuple[int, int, int]]:
+    """--sizes: comma-separated N (N x N x N) or MxNxK."""
+    from gemmscope.kernels.protocol import parse_shape
+
+    return [parse_shape(x.strip()) for x in text.split(",") if x.strip()]
+
+
+def size_text(M: int, N: int | None = None, K: int | None = None) -> str:
+    N, K = (M if N is None else N), (M if K is None else K)
+    return str(M) if M == N == K else f"{M}x{N}x{K}"
 
 
 # Order = promise (expected gain times confidence), each target's control right before or
@@ -92,7 +122,24 @@ class Variant(NamedTuple):
 TWO_CTAS = {"BN": 128, "STAGES": 3, "MINB": 2, "CREGS": 216, "CONSUMERS": 1}
 # Round 3 (prepared offline, docs/perf-notes.md "Issue 42: attempts prepared, round 3") comes
 # first, so that a run without --only answers it before the measured rounds 1-2.
+BF16_ODD = "3000x5000x4096"  # the issue's BF16 shape whose last wave is 0.64 full
 VARIANTS: list[Variant] = [
+    # round 3, BF16: the tile width for the shape's waves (wgmma_tma_x.cu says the count)
+    Variant("wgmma_tma_x", "wgmma_tma_x", {},
+            "control, the level's code: 91.4% of cuBLAS BF16 at 3000x5000x4096 (paired, "
+            "2026-12-03)", sizes=BF16_ODD),
+    Variant("wtx_bn232", "wgmma_tma_x", {"BN": 232, "EPI": 0},
+            "528 tiles, 4 full waves (waves x BN 928 against 1024): +5..+9 points at "
+            "3000x5000x4096 less the direct stores' cost (wtx_epi0); 4096^3: 18 x 32 = 576 "
+            "tiles, 5 waves x 232 = 1160 against 1024, -10%", sizes=f"{BF16_ODD},4096"),
+    Variant("wtx_epi0", "wgmma_tma_x", {"EPI": 0},
+            "the direct-store epilogue at 256: what EPI 0 costs (0..-2%)", sizes=BF16_ODD),
+    Variant("wtx_bn240", "wgmma_tma_x", {"BN": 240, "EPI": 0},
+            "504 tiles, 3.82 waves (960): +3..+6 points, below bn232", sizes=BF16_ODD),
+    Variant("wtx_bn192", "wgmma_tma_x", {"BN": 192},
+            "648 tiles, 5 waves (960) with the TMA epilogue: +2..+6 points; a narrower tile "
+            "loads A once for fewer columns (FP8 at 192 lost 0.3-2.3% where the count "
+            "said -1.6%)", sizes=BF16_ODD),
     Variant("wmma_fb3_4w", "wmma_x", {"LEAN": 2, "WN": 64, "FB": 3},
             "the 4-warp 64x64 form with all 3 stages in flight and the barrier after the "
             "tile's last fragment loads (240 registers, 2 blocks/SM): +1..+4 points over "
@@ -319,13 +366,13 @@ def compile_k5(path: str) -> Any:
 
 # ------------------------------------------------------------------ worker
 
-def burst_check(bench: Any, level: Any, S: int) -> tuple[bool, float]:
+def burst_check(bench: Any, level: Any, shape: tuple[int, int, int]) -> tuple[bool, float]:
     """Fresh inputs, C poisoned, BURST launches back to back, then the float64 check of the
     last one's C (the stages refilled under load)."""
     from gemmscope.kernels.engine.operands import check
 
     with bench.stream:
-        prep = bench.prepare(level, S, S, S, None, 0)
+        prep = bench.prepare(level, *shape, None, 0)
         prep.ops.poison()
         for _ in range(BURST):
             prep.launch()
@@ -370,13 +417,13 @@ def blocks_per_sm(level: Any) -> int | None:
         return None
 
 
-def paired_record(bench: Any, level: Any, ref: Any, S: int, max_pairs: int, warmup: int,
-                  budget_s: float) -> dict[str, Any]:
+def paired_record(bench: Any, level: Any, ref: Any, shape: tuple[int, int, int],
+                  max_pairs: int, warmup: int, budget_s: float) -> dict[str, Any]:
     from gemmscope.kernels.engine.paired import run_paired
 
-    ref_r, lv_r = run_paired(bench, level, ref, S, S, S, max_pairs, warmup, budget_s,
+    ref_r, lv_r = run_paired(bench, level, ref, *shape, max_pairs, warmup, budget_s,
                              energy=False)
-    ok, err = burst_check(bench, level, S)
+    ok, err = burst_check(bench, level, shape)
     keep = ("tflops", "verified", "rel_err", "regs", "local_bytes", "code_key",
             "pct_of_reference", "pct_ci_low", "pct_ci_high", "pairs", "stop_reason",
             "throttled_pairs")
@@ -407,7 +454,6 @@ def worker(indices: list[int], deadline: float, args: argparse.Namespace) -> int
     def emit(rec: dict[str, Any]) -> None:
         print(TAG + json.dumps(rec, default=str), flush=True)
 
-    sizes = [int(s) for s in args.sizes.split(",") if s]
     for pos in indices:
         v = VARIANTS[pos]
         head = {"index": pos, "name": v.name, "base": v.base, "changes": v.changes}
@@ -428,17 +474,23 @@ def worker(indices: list[int], deadline: float, args: argparse.Namespace) -> int
                 continue
             where = "time"
             per_sm = blocks_per_sm(level)
-            for S in sizes:
+            for M, N, K in parse_sizes(v.sizes or args.sizes):
+                where_ = {"M": M, "N": N, "K": K}
                 if time.time() > deadline:
-                    emit({**head, "stage": "skipped", "M": S, "error": "out of time"})
+                    emit({**head, "stage": "skipped", **where_, "error": "out of time"})
                     break
-                rec = (k5_paired(bench, level, k5, S, args.max_pairs, args.warmup,
+                if ref is None and not M == N == K:
+                    emit({**head, "stage": "skipped", **where_,
+                          "error": "kernel 5 is timed at square sizes only"})
+                    continue
+                rec = (k5_paired(bench, level, k5, M, args.max_pairs, args.warmup,
                                  args.pair_budget_s) if ref is None else
-                       paired_record(bench, level, ref, S, args.max_pairs, args.warmup,
-                                     args.pair_budget_s))
-                emit({**head, "stage": "time", "M": S, "ref": ref_id, **rec,
+                       paired_record(bench, level, ref, (M, N, K), args.max_pairs,
+                                     args.warmup, args.pair_budget_s))
+                emit({**head, "stage": "time", **where_, "ref": ref_id, **rec,
                       "blocks_per_sm": per_sm})
-                say(f"  {S}^3: {rec['tflops']} TFLOPS vs {ref_id} {rec['ref_tflops']} = "
+                say(f"  {size_text(M, N, K)}: {rec['tflops']} TFLOPS vs {ref_id} "
+                    f"{rec['ref_tflops']} = "
                     f"{rec['pct_of_reference']}% [{rec['pct_ci_low']}, {rec['pct_ci_high']}] "
                     f"({rec['pairs']} pairs) verified={rec['verified']}/"
                     f"{rec['burst_verified']} regs={rec['regs']} blocks/SM={per_sm}")
@@ -538,7 +590,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds for the whole run (default 330); later variants skipped")
     ap.add_argument("--variant-limit-s", type=float, default=45.0,
                     help="a variant still running after this long is stopped (default 45)")
-    ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)),
+                    help="comma-separated N (N^3) or MxNxK (default 4096,8192); a variant "
+                         "that names its own sizes is timed at those")
     ap.add_argument("--pair-budget-s", type=float, default=1.5,
                     help="seconds of each level-reference pair loop (default 1.5)")
     ap.add_argument("--max-pairs", type=int, default=400)
@@ -686,7 +740,7 @@ def compact(changes: dict[str, int]) -> str:
 
 
 def table(records: list[dict[str, Any]]) -> str:
-    head = (f"{'variant':18s} {'params':40s} {'size':>5s} {'ok':>5s} {'TFLOPS':>7s} "
+    head = (f"{'variant':18s} {'params':40s} {'size':>14s} {'ok':>5s} {'TFLOPS':>7s} "
             f"{'ref':>7s} {'ratio':>6s} {'95% CI':>13s} {'pairs':>5s} {'regs':>4s} "
             f"{'B/SM':>4s} {'MHz':>9s}")
     lines = ["", "== issue 42 attempts (burst, paired with the reference, L2 flushed; ratio = "
@@ -708,7 +762,8 @@ def table(records: list[dict[str, Any]]) -> str:
             ci = f"[{f(r.get('pct_ci_low'), '.1f')},{f(r.get('pct_ci_high'), '.1f')}]"
             mhz = f"{f(r.get('sm_clock'), '.0f')}/{f(r.get('ref_sm_clock'), '.0f')}"
             lines.append(
-                f"{name:18s} {params:40s} {r['M']:5d} {ok:>5s} {f(r.get('tflops'), '7.1f')} "
+                f"{name:18s} {params:40s} {size_text(r['M'], r.get('N'), r.get('K')):>14s} "
+                f"{ok:>5s} {f(r.get('tflops'), '7.1f')} "
                 f"{f(r.get('ref_tflops'), '7.1f')} {f(r.get('pct_of_reference'), '6.1f')} "
                 f"{ci:>13s} {f(r.get('pairs'), '5d')} {f(r.get('regs'), '4d')} "
                 f"{f(r.get('blocks_per_sm'), '4d')} {mhz:>9s}")

@@ -18,12 +18,8 @@ set -u
 cd "$(dirname "$0")/.."
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
-python3 -c "import msgspec" 2>/dev/null ||
-  python3 -m pip install -q --no-deps --no-index .whl/msgspec-*.whl
-pkg=$(mktemp -d)
-mkdir -p "$pkg/gemmscope"
-for x in app kernels resources __init__.py; do ln -s "$PWD/$x" "$pkg/gemmscope/$x"; done
-export PYTHONPATH="$pkg${PYTHONPATH:+:$PYTHONPATH}"
+# shellcheck source=benchmarks/_checkout_env.sh
+. benchmarks/_checkout_env.sh
 start=$(date +%s)
 timeout -s KILL 45 python3 benchmarks/tf32_accuracy.py --json "$out/tf32_accuracy.jsonl" \
   2>&1 | tee "$out/tf32_accuracy.log"

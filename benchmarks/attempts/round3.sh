@@ -2,11 +2,12 @@
 # Issue 42, round 3 on the H200 in one call (docs/perf-notes.md, "Issue 42: attempts
 # prepared, round 3 (offline)"):
 #
-#   OUT=DIR timeout -s KILL 420 benchmarks/attempts/round3.sh [attempts|ncu|all]
+#   OUT=DIR timeout -s KILL 500 benchmarks/attempts/round3.sh [attempts|ncu|all]
 #
-# attempts (about 200 s): kernel_attempts.py builds, checks (odd shapes, then again after
+# attempts (about 280 s): kernel_attempts.py builds, checks (odd shapes, then again after
 #   a burst of 20 launches) and times the round's variants paired with cuBLAS FP16 at
-#   4096^3 and 8192^3, the controls beside them; log and JSON lines in $OUT/att/.
+#   4096^3 and 8192^3 (the BF16 tile widths with cuBLAS BF16 at 3000x5000x4096, the
+#   shapes each names), the controls beside them; log and JSON lines in $OUT/att/.
 # ncu (about 150 s): Nsight Compute's warp states, scheduler, source counters (PC
 #   sampling: the stall reason per SASS instruction) and speed of light, one launch each
 #   of mma_tma at 4096^3 (the second launch) and of the mma.sync ceiling probe's "ldsm"
@@ -21,19 +22,16 @@ cd "$(dirname "$0")/../.."
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 what=${1:-all}
-python3 -c "import msgspec" 2>/dev/null ||
-  python3 -m pip install -q --no-deps --no-index .whl/msgspec-*.whl
-pkg=$(mktemp -d)
-mkdir -p "$pkg/gemmscope"
-for x in app kernels resources __init__.py; do ln -s "$PWD/$x" "$pkg/gemmscope/$x"; done
-export PYTHONPATH="$pkg${PYTHONPATH:+:$PYTHONPATH}"
+# shellcheck source=benchmarks/_checkout_env.sh
+. benchmarks/_checkout_env.sh
 start=$(date +%s)
-names=wmma_fb3_4w,wmma_lean_4w,wmma,mma_tma,mma_tma_wait2,mma_tma_wrel,mma_tma_wait2_wrel
+names=wgmma_tma_x,wtx_bn232,wtx_epi0,wtx_bn240,wtx_bn192
+names=$names,wmma_fb3_4w,wmma_lean_4w,wmma,mma_tma,mma_tma_wait2,mma_tma_wrel,mma_tma_wait2_wrel
 names=$names,wmma_fb3,mma_tma_wait1,mma_tma_frag2,wmma_fb2
 rc=0
 if [ "$what" = attempts ] || [ "$what" = all ]; then
-  timeout -s KILL 205 python3 benchmarks/kernel_attempts.py --out "$out/att" --only "$names" \
-    --budget 180 --variant-limit-s 40 2>&1 | tail -n 40
+  timeout -s KILL 285 python3 benchmarks/kernel_attempts.py --out "$out/att" --only "$names" \
+    --budget 260 --variant-limit-s 40 2>&1 | tail -n 50
   rc=${PIPESTATUS[0]}
   echo "round3: attempts exit $rc, $(( $(date +%s) - start )) s"
 fi

@@ -68,7 +68,8 @@ def _sass_lines(attempts, level):
 # the switch settings under which an attempt source is its level's code: mma_tma's with the
 # defaults; register_2d's with the launch bounds its level states (none until issue 42's
 # measurement, LB 1; two blocks per SM since, LB 3)
-AS_THE_LEVEL = {"mma_tma_x": [{}], "register_2d_x": [{"LB": 1}, {"LB": 3}]}
+AS_THE_LEVEL = {"mma_tma_x": [{}], "register_2d_x": [{"LB": 1}, {"LB": 3}],
+                "wgmma_tma_x": [{}]}
 
 
 @pytest.mark.parametrize("family", sorted(AS_THE_LEVEL))
@@ -82,7 +83,8 @@ def test_an_attempt_source_builds_its_levels_code_under_one_setting(attempts, fa
 
 
 @pytest.mark.parametrize("index", [i for i, v in enumerate(_variants())
-                                   if v.base in ("mma_tma_x", "wmma_x", "register_2d_x")])
+                                   if v.base in ("mma_tma_x", "wmma_x", "register_2d_x",
+                                                 "wgmma_tma_x")])
 def test_every_attempt_compiles_for_sm_90a_without_spills(attempts, index):
     if (missing := tools_missing()) is not None:
         pytest.skip(missing)
@@ -91,6 +93,23 @@ def test_every_attempt_compiles_for_sm_90a_without_spills(attempts, index):
     built, timed = attempts.compile_timed(attempts.variant_level(attempts.VARIANTS[index]))
     res = cubin.kernels(built.cubin)[timed]
     assert res.local_bytes == 0 and 0 < res.regs <= 255
+
+
+def test_the_wgmma_widths_header_is_what_the_script_makes(attempts):
+    """benchmarks/attempts/wgmma_x_ops.cuh is gen_wgmma's wrappers for WGMMA_X_SHAPES, and
+    wgmma_tma_x.cu names a wgmma for each width (else a variant would not compile)."""
+    assert attempts.WGMMA_X_OPS.read_text(encoding="utf-8") == attempts.wgmma_x_ops(), \
+        "stale: write kernel_attempts.wgmma_x_ops() to benchmarks/attempts/wgmma_x_ops.cuh"
+    source = (attempts.ATTEMPTS / "wgmma_tma_x.cu").read_text(encoding="utf-8")
+    for n in attempts.WGMMA_X_SHAPES:
+        assert f"struct GsWgmmaBf16<{n}>" in source and f"gs_wgmma_bf16_n{n}(" in source
+
+
+def test_sizes_take_square_and_whole_shapes(attempts):
+    assert attempts.parse_sizes("4096, 3000x5000x4096") == [(4096, 4096, 4096),
+                                                            (3000, 5000, 4096)]
+    assert attempts.size_text(4096) == "4096"
+    assert attempts.size_text(3000, 5000, 4096) == "3000x5000x4096"
 
 
 def _anchor(tmp_path, text: str):
@@ -271,7 +290,7 @@ def test_the_worker_pairs_each_size_and_checks_again_after_a_burst(attempts, mon
     monkeypatch.setattr(attempts, "compile_k5", lambda path: _K5())
     monkeypatch.setattr(attempts, "blocks_per_sm", lambda level: 2)
     names = [v.name for v in attempts.VARIANTS]
-    picks = [names.index("mma_tma_rel3"), names.index("r2d_lb2")]
+    picks = [names.index("wtx_bn232"), names.index("mma_tma_rel3"), names.index("r2d_lb2")]
     args = types.SimpleNamespace(sizes="64,128", max_pairs=20, warmup=1, pair_budget_s=0.05,
                                  sgemm_cuda="anchor.tgz")
     assert attempts.worker(picks, float("inf"), args) == 0
@@ -279,12 +298,16 @@ def test_the_worker_pairs_each_size_and_checks_again_after_a_burst(attempts, mon
             if ln.startswith(attempts.TAG)]
     assert not [r for r in recs if "error" in r], recs
     timed = [r for r in recs if r.get("stage") == "time"]
-    assert [(r["name"], r["M"], r["ref"]) for r in timed] == [
-        ("mma_tma_rel3", 64, "cublas_fp16_bt"), ("mma_tma_rel3", 128, "cublas_fp16_bt"),
-        ("r2d_lb2", 64, attempts.SIBOEHM_K5), ("r2d_lb2", 128, attempts.SIBOEHM_K5)]
-    assert seen == [("mma_tma_x", "cublas_fp16_bt", 64, False),
+    bf16 = attempts.reference_id(attempts.VARIANTS[picks[0]], True)
+    assert [(r["name"], r["M"], r["N"], r["ref"]) for r in timed] == [
+        # a variant naming its own shapes is timed at those, not at --sizes
+        ("wtx_bn232", 3000, 5000, bf16), ("wtx_bn232", 4096, 4096, bf16),
+        ("mma_tma_rel3", 64, 64, "cublas_fp16_bt"), ("mma_tma_rel3", 128, 128, "cublas_fp16_bt"),
+        ("r2d_lb2", 64, 64, attempts.SIBOEHM_K5), ("r2d_lb2", 128, 128, attempts.SIBOEHM_K5)]
+    assert seen == [("wgmma_tma_x", bf16, 3000, False), ("wgmma_tma_x", bf16, 4096, False),
+                    ("mma_tma_x", "cublas_fp16_bt", 64, False),
                     ("mma_tma_x", "cublas_fp16_bt", 128, False)]
-    mma, k5 = timed[1], timed[3]
+    mma, k5 = timed[3], timed[5]
     assert mma["pct_of_reference"] == 71.4 and mma["burst_verified"] is True
     assert mma["sm_clock"] == 1750.0 and mma["ref_sm_clock"] == 1700.0
     assert mma["blocks_per_sm"] == 2
