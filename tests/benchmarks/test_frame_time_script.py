@@ -28,11 +28,13 @@ def test_frame_time_script_measures_each_view_it_is_given(tmp_path):
     # first, the floor: the same clocks on an empty widget (what the machine gives)
     floor = rows.pop(("floor", "-"))
     assert lines[head + 2].split()[:3] == ["floor", "-", "(empty-widget)"]
-    assert int(floor[3]) > 5 and floor[-3] == "0"  # painted, and no redraw of a view
+    # painted (how many in 1.5 s is the machine's: a loaded CI machine painted 1), and no
+    # redraw of a view
+    assert int(floor[3]) >= 1 and floor[-3] == "0"
     assert set(rows) == {(v, m) for v in ("banks", "charts") for m in ("normal", "presentation")}
     for mode in ("normal", "presentation"):
         assert rows[("banks", mode)][2] == "register_2d"  # the level the canvas animated
         assert rows[("charts", mode)][2] == "(still@frame-clock)"  # a still tab, repainted
     for cells in rows.values():
-        assert int(cells[3]) > 5  # frames were painted and timed
+        assert int(cells[3]) >= 1  # frames were painted and timed
         assert any(c.endswith("%") for c in cells)
