@@ -1,6 +1,6 @@
 """Host side of fp8_deep (kernels/cuda/fp8_deep.cu): its tensor maps and launch.
 
-What differs from the generic persistent launcher (measure._tma_launcher): A is copied in
+What differs from the generic persistent launcher (level_launch._tma_launcher): A is copied in
 boxes of 128 rows, half a 256-row tile (a cluster's two CTAs multicast one half each);
 Bt in boxes of BN rows; C is stored in 64 x 64 swizzled boxes when BN is a multiple of
 64, else in plain boxes of BN columns by 64 rows; the grid is the level's grid rule (whole

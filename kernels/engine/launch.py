@@ -14,7 +14,7 @@ off`` sees the library's kernels of that call and none of the random fill, the l
 first-call set-up or the float64 check (``record --ncu`` on a reference).
 
 A user's kernel (docs/user-kernels.md) is launched by :func:`run_once` too, as the
-runner launches it (``measure.level_launcher``, or ``triton_launch`` for Triton), from
+runner launches it (``level_launch.level_launcher``, or ``triton_launch`` for Triton), from
 the Level the runner makes of its kernel object: ``python -m
 gemmscope.kernels.cli.user_launch ID M N K --kernel SPEC.toml`` reads the spec (with
 msgspec, which the runner's modules never import) and makes that Level.
@@ -32,7 +32,7 @@ from ..ladder.level import Level, Toolchain
 from ..ladder.registry import Kind
 from ..protocol.commands import MAX_DIM
 from ..protocol.option_bounds import MAX_LAUNCHES, OneLineParser, bounded
-from .measure import ONE_BLOCK_PER_SM_SMEM, level_launcher
+from .level_launch import ONE_BLOCK_PER_SM_SMEM, level_launcher
 from .operands import check, random_inputs
 from .reference_launch import reference_launcher
 from .triton_launch import triton_launcher

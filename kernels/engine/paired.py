@@ -225,7 +225,7 @@ def run_paired(bench: Bench, level: Level, reference: Level, M: int, N: int, K: 
     level's), both from the same loop, the level's with the paired fields. ``second``: a
     second reference (DeepGEMM beside an FP8 level's cuBLASLt) paired with the level in a
     loop of its own after the first, its ratio as the ``deepgemm_*`` fields.
-    ``on_compile``: the level's build starts (measure.level_launcher); ``energy_s``: each
+    ``on_compile``: the level's build starts (level_launch.level_launcher); ``energy_s``: each
     side's energy window after the loop, GPU seconds (0: none), as a plain burst's.
     ``rest``: idle between pairs (:class:`Rest`); ``warm_s``: after the warm-up launches,
     both launched alternately back to back for this many seconds before the loop;

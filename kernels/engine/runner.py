@@ -4,22 +4,22 @@ It owns the GPU. A kernel that faults leaves a sticky error in the CUDA context,
 such an error the runner reports it and exits (code 70); its parent restarts it. Bad
 commands, runs over the device's limits and CUDA errors that are not sticky are answered
 with an ``error`` event and the runner keeps serving.
+
+Beside it: its session event (session_header.py), a run's events (run_events.py), the
+references' figures it keeps for the levels after them (reference_figures.py) and the
+build events it says (builds_said.py).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import importlib.util
 import os
-import subprocess
 import sys
 import threading
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TextIO
 
-from .. import __version__
 from ..device import build_cache
 from ..device.gpu import (
     DeviceInfo,
@@ -30,22 +30,22 @@ from ..device.gpu import (
     is_sticky,
     software_versions,
 )
-from ..device.gpu_select import VISIBLE, gpu_env, visible_index
+from ..device.gpu_select import gpu_env, visible_index
 from ..device.telemetry import Nvml, Sampler
 from ..ladder import registry
-from ..ladder.level import Toolchain
 from ..ladder.registry import Kind, Level, Library, Precision
-from ..ladder.shape import percent
 from ..protocol import commands, events
-from ..protocol.commands import ENERGY_S
 from ..protocol.events import ErrorKind, Mode, ProtocolError
-from ..toolchain import build_event
 from ..toolchain.nvrtc import CompileError, traceable
-from . import trace_launch, triton_launch
+from . import trace_launch
+from .builds_said import BuildsSaid
 from .measure import Bench, Refused, refusal, wall_clock
-from .paired import ReusedEnergy, run_paired
+from .paired import run_paired
 from .paired_sustained import run_sustained_paired
-from .sustained import Trial, run_sustained
+from .reference_figures import ReferenceFigures
+from .run_events import measure_burst, measure_sustained, paired_run_start, phase_emitter
+from .session_header import session_header
+from .sustained import Trial
 from .user_kernels import LaunchRefused, UserKernels
 
 EXIT_CONTEXT_LOST = 70
@@ -61,21 +61,6 @@ def unavailable_here() -> list[str]:
     return [lv.id for lv in registry.references() if lv.library is Library.DEEPGEMM]
 
 
-def git_commit() -> str | None:
-    """The commit of the sources: $GEMMSCOPE_COMMIT, else the checkout this runs from."""
-    if os.environ.get("GEMMSCOPE_COMMIT"):
-        return os.environ["GEMMSCOPE_COMMIT"]
-    root = Path(__file__).resolve().parents[2]
-    if not (root / ".git").exists():
-        return None
-    try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None
-
-
 def load_extra_levels(path: str) -> list[Level]:
     """Levels from a Python file's LEVELS list (test-only levels, e.g. one that faults)."""
     spec = importlib.util.spec_from_file_location("gemmscope_extra_levels", path)
@@ -85,14 +70,6 @@ def load_extra_levels(path: str) -> list[Level]:
     spec.loader.exec_module(module)
     return list(module.LEVELS)
 
-
-
-RefKey = tuple[str, int, int, int, str, str]  # reference, M, N, K, mode, operands
-
-
-def reference_key(reference_id: str, cmd: commands.RunCommand) -> RefKey:
-    """Where a reference's result serves a level's: the same shape, mode and operands."""
-    return (reference_id, cmd.M, cmd.N, cmd.K, str(cmd.mode), str(cmd.operands))
 
 class Runner:
     def __init__(self, out: TextIO, telemetry_hz: float = 50.0,
@@ -108,16 +85,10 @@ class Runner:
         self.no_gpu_reason: str | None = None
         self.bench: Bench | None = None
         self.sampler: Sampler | None = None
-        # a reference's TFLOPS by (id, M, N, K, mode, operands): % of cuBLAS within the same
-        # mode, on the same distribution of inputs (power and clock differ with the data)
-        self.ref_tflops: dict[RefKey, float] = {}
-        # the SM clock each reference ran at (None: not known), so a ratio can say whether
-        # the level ran at the same one
-        self.ref_clock: dict[RefKey, float | None] = {}
-        # a reference's energy window, taken again by the next levels of its precision at
-        # its shape, operands and window (paired.ReusedEnergy)
-        self.ref_energy: dict[tuple[RefKey, float], ReusedEnergy] = {}
-        self.built: set[tuple[str, str, tuple[tuple[str, int], ...]]] = set()
+        # each reference's TFLOPS, SM clock and energy window, for the levels after it
+        self.references = ReferenceFigures()
+        # the builds said so far (each once, after its first run)
+        self.builds = BuildsSaid(lambda event: self.emit(event))
         self.user = UserKernels()  # user kernels sent in run commands (docs/user-kernels.md)
         # a burst of a level paired with its reference (tests put a fake bench's here)
         self.pair_burst: Callable[..., tuple[dict[str, Any], dict[str, Any]]] = run_paired
@@ -150,18 +121,7 @@ class Runner:
         device = self.device.as_event() if self.device else None
         if device is not None:
             device["uuid"] = nvml.uuid()
-        header = {
-            "protocol": events.PROTOCOL_VERSION,
-            "created": dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds"),
-            "gemmscope": {"version": __version__, "commit": git_commit()},
-            "device": device, "no_gpu_reason": reason,
-            # the GPU its parent gave it (kernels/device/gpu_select.py), as nvidia-smi counts
-            "gpu": os.environ.get(VISIBLE),
-            "levels": registry.source_hashes(),
-            "catalog": registry.catalog(unavailable=unavailable_here()),
-            "telemetry": {"available": nvml.available, "reason": nvml.reason,
-                          "hz": self.telemetry_hz},
-        }
+        header = session_header(device, reason, nvml, self.telemetry_hz, unavailable_here())
         # t counts from the header, which the session places by the time it arrives: a
         # clock started before CUDA's initialisation above would put every later event
         # that long after the session's own events (ncu's step, errors) on one axis
@@ -317,17 +277,7 @@ class Runner:
         ref_where = {**cmd.where(), "level": reference.id}
         failed = {**where, "params": dict(params)} if params else where
         mode = str(cmd.mode)
-        if cmd.mode == Mode.SUSTAINED:
-            start = {**cmd.sustained.fields(), "repeats": cmd.sustained.trials}
-        else:
-            start = {"repeats": cmd.max_pairs, "pair_budget_s": cmd.pair_budget_s,
-                     **({"energy_s": cmd.energy_s} if cmd.energy_s != ENERGY_S[0] else {}),
-                     **({"settle_s": cmd.settle_s} if cmd.settle_s else {})}
-        for lv, at, extra in ((reference, ref_where, {"paired_with": level.id}),
-                              (level, where, {"reference": reference.id, "paired": True})):
-            self.emit({"type": "run_start", **at, "dtype": registry.DTYPE_OF[lv.precision],
-                       "precision": str(lv.precision), "mode": mode, **start,
-                       "warmup": cmd.warmup, **extra})
+        paired_run_start(self.emit, level, reference, cmd, where, ref_where)
 
         def said(side: str) -> tuple[dict[str, Any], dict[str, Any]]:
             # the reference's launches: its own level id, and "of" (until the repeat
@@ -346,7 +296,7 @@ class Runner:
             self.emit({"type": "repeat", **at, "mode": mode, **trial.as_event(),
                        "pair": trial.i, **of})
 
-        on_phase = self._phases(where, cmd.mode)
+        on_phase = phase_emitter(self.emit, where, cmd.mode)
 
         assert self.bench is not None
         bench = self.bench
@@ -362,37 +312,19 @@ class Runner:
                 on_settle=lambda left: on_phase("settle", 0, left),
                 second=self._second_reference(level, cmd),
                 on_compile=lambda: on_phase("compile", 0, None),
-                energy_s=cmd.energy_s, ref_energy=self.ref_energy.setdefault(
-                    (reference_key(reference.id, cmd), cmd.energy_s), ReusedEnergy())))
+                energy_s=cmd.energy_s,
+                ref_energy=self.references.energy_of(reference.id, cmd)))
         if out is LOST:
             return True
         if out is None:
             return False
         ref_result, result = out
-        self._keep_reference(reference.id, cmd, ref_result)
+        self.references.keep(reference.id, cmd, ref_result)
         self._emit_result(reference, cmd, ref_result, ref_where)
         if params:
             result["params"] = dict(params)
         self._emit_result(level, cmd, result, failed)
         return False
-
-    def _phases(self, where: dict[str, Any], mode: Mode
-                ) -> Callable[[str, int, float | None], None]:
-        """The one emitter of a run's ``phase`` events (compile, settle, cooldown,
-        window): ``(phase, trial, seconds)``; a compile phase has no seconds
-        (docs/protocol.md, phase)."""
-        def on_phase(phase: str, trial: int, seconds: float | None) -> None:
-            self.emit({"type": "phase", **where, "mode": str(mode), "phase": phase,
-                       "trial": trial, **({} if seconds is None else {"seconds": seconds})})
-
-        return on_phase
-
-    def _keep_reference(self, reference_id: str, cmd: commands.RunCommand,
-                        result: dict[str, Any]) -> None:
-        """A reference's figures, for the levels after it at its shape, mode and operands."""
-        key = reference_key(reference_id, cmd)
-        self.ref_tflops[key] = result["tflops"]
-        self.ref_clock[key] = result.get("sm_clock_mhz_avg")
 
     def _second_reference(self, level: Level, cmd: commands.RunCommand) -> Level | None:
         """DeepGEMM beside an FP8 level's cuBLASLt reference, where this runner has it
@@ -409,7 +341,8 @@ class Runner:
         all the same); True where that run ended the runner (as :meth:`_run_one`)."""
         ref_id = level.reference
         if not (cmd.compare and level.kind is Kind.LEVEL and ref_id in self.levels
-                and (ref_id, cmd.M, cmd.N, cmd.K, cmd.mode, cmd.operands) not in self.ref_tflops):
+                and (ref_id, cmd.M, cmd.N, cmd.K, cmd.mode, cmd.operands)
+                not in self.references.tflops):
             return False
         reference = self.levels[ref_id]
         refused = refusal(reference, cmd.M, cmd.N, cmd.K, self.device)
@@ -435,7 +368,7 @@ class Runner:
             return False
         where["params"] = dict(level.params)
         if event is not None:
-            self.built = {key for key in self.built if key[0] != level.id}
+            self.builds.forget(level.id)
             self.emit({**event, "id": cmd.id})
         if launch.refused is not None:
             self.error(ErrorKind.REFUSED, f"{level.id} ({_params_text(level.params)}) was "
@@ -451,56 +384,18 @@ class Runner:
             return False
         return self._with_reference(level, cmd, dict(level.params))  # a Kind.LEVEL
 
-    def _measure_burst(self, level: Level, cmd: commands.RunCommand,
-                       where: dict[str, Any], params: dict[str, int] | None) -> dict[str, Any]:
-        asked = {"settle_s": cmd.settle_s} if cmd.settle_s else {}
-        if cmd.energy_s != ENERGY_S[0]:  # a window other than the documented one: said
-            asked["energy_s"] = cmd.energy_s
-        self.emit({"type": "run_start", **where, "dtype": registry.DTYPE_OF[level.precision],
-                   "precision": str(level.precision), "mode": str(Mode.BURST),
-                   "repeats": cmd.repeats, "warmup": cmd.warmup, **asked})
-
-        def on_repeat(i: int, ms: float) -> None:
-            self.emit({"type": "repeat", **where, "mode": str(Mode.BURST), "i": i, "ms": ms,
-                       "tflops": cmd.shape.tflops(ms)})
-
-        on_phase = self._phases(where, Mode.BURST)
-        assert self.bench is not None
-        return self.bench.run(level, cmd.M, cmd.N, cmd.K, cmd.repeats, cmd.warmup, on_repeat,
-                              params, settle_s=cmd.settle_s,
-                              on_settle=lambda left: on_phase("settle", 0, left),
-                              on_compile=lambda: on_phase("compile", 0, None),
-                              energy_s=cmd.energy_s)
-
-    def _measure_sustained(self, level: Level, cmd: commands.RunCommand,
-                           where: dict[str, Any], params: dict[str, int] | None
-                           ) -> dict[str, Any]:
-        config = cmd.sustained
-        self.emit({"type": "run_start", **where, "dtype": registry.DTYPE_OF[level.precision],
-                   "precision": str(level.precision), "mode": str(Mode.SUSTAINED),
-                   **config.fields(), "repeats": config.trials, "warmup": cmd.warmup})
-
-        on_phase = self._phases(where, Mode.SUSTAINED)
-
-        def on_trial(trial: Trial) -> None:  # a trial is a sustained run's repeat
-            self.emit({"type": "repeat", **where, "mode": str(Mode.SUSTAINED),
-                       **trial.as_event()})
-
-        assert self.bench is not None
-        return run_sustained(self.bench, level, cmd.M, cmd.N, cmd.K, config, cmd.warmup,
-                             params, on_phase, on_trial)
-
     def _run_one(self, level: Level, cmd: commands.RunCommand,
                  params: dict[str, int] | None) -> bool:
         """Measure one level (refused before, where it would be) as the command says."""
         where = {**cmd.where(), "level": level.id}
         # a variant's errors say which (a sweep's refused cells); its repeats need not
         failed = {**where, "params": dict(params)} if params else where
-        measure = {Mode.BURST: self._measure_burst,
-                   Mode.SUSTAINED: self._measure_sustained}[cmd.mode]
+        measure = {Mode.BURST: measure_burst, Mode.SUSTAINED: measure_sustained}[cmd.mode]
         assert self.bench is not None
-        self.bench.distribution = cmd.operands  # A and B drawn as the command says
-        result = self._measured(level, failed, lambda: measure(level, cmd, where, params))
+        bench = self.bench
+        bench.distribution = cmd.operands  # A and B drawn as the command says
+        result = self._measured(level, failed, lambda: measure(self.emit, bench, level, cmd,
+                                                               where, params))
         if result is LOST:
             return True
         if result is None:
@@ -508,15 +403,9 @@ class Runner:
         if params:
             result["params"] = dict(params)
         if level.kind is Kind.REFERENCE:
-            self._keep_reference(level.id, cmd, result)
+            self.references.keep(level.id, cmd, result)
         else:
-            ref_id = level.reference
-            key = reference_key(ref_id or "", cmd)
-            ref = self.ref_tflops.get(key)
-            result.update({"reference": ref_id if ref else None, "reference_tflops": ref,
-                           "pct_of_reference": percent(result["tflops"], ref),
-                           "reference_sm_clock_mhz_avg": self.ref_clock.get(key) if ref
-                           else None})
+            self.references.compare(level, cmd, result)
         self._emit_result(level, cmd, result, failed)
         return False
 
@@ -564,30 +453,9 @@ class Runner:
 
     def _emit_build(self, level: Level, variant: str | None, params: dict[str, int] | None,
                     cmd: commands.RunCommand) -> None:
-        """After the first run of a (level, variant, params): its build event (sources,
-        resources, occupancy, SASS). ``params``: the run's (the level's own, or those it
-        picked for the shape). Never costs the run: a failure is an info event. Where
-        NVRTC compiles the level again for its SASS, a ``phase`` ``compile`` says so."""
-        cid = cmd.id
-        params = dict(params or level.params)
-        key = (level.id, variant or "", tuple(params.items()))
-        if level.kind is not Kind.LEVEL or variant is None or key in self.built:
-            return
-        self.built.add(key)
-
-        phase = self._phases({**cmd.where(), "level": level.id}, cmd.mode)
-
-        def on_compile() -> None:  # NVRTC again, for the SASS: the run is not done yet
-            phase("compile", 0, None)
-
-        try:
-            event = (triton_launch.build_event_of(level) if level.toolchain is Toolchain.TRITON
-                     else build_event.gpu_event(level, variant, params, on_compile=on_compile))
-        except Exception as exc:
-            self.emit({"type": "info", "id": cid,
-                       "message": f"no build event for {level.id} ({variant}): {exc!r}"})
-            return
-        self.emit({**event, "id": cid})
+        """After the first run of a (level, variant, params): its build event
+        (:meth:`.BuildsSaid.say`)."""
+        self.builds.say(level, variant, params, cmd)
 
 
 def _params_text(params: dict[str, int]) -> str:

@@ -4,12 +4,12 @@ The CLI table (``bench``, ``report``), the CSV and Markdown exports and the ladd
 all render :class:`Row`, so for the same result they show the same numbers with the same
 digits, the same dash where a number was not measured and the same verdict word. A row
 is made from a result event (:class:`Result`, the record decoded at the edge) and the
-result of its reference (cuBLAS of the same precision at the same shape). No Qt here.
+result of its reference (cuBLAS of the same precision at the same shape). The texts of
+its numbers are in :mod:`.number_texts`. No Qt here.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -22,145 +22,37 @@ from ..ladder.shape import Shape, percent
 from ..protocol.commands import ENERGY_S
 from ..protocol.events import DEFAULT_DISTRIBUTION, Mode
 from ..protocol.records import Result
-from ..protocol.run_records import Versions
 from ..protocol.throttle import NOT_COUNTED, THROTTLE_MARK
 from .counts import counted
 from .launch_steps import LaunchStep
+from .number_texts import (
+    DASH,
+    NOT_RUN,
+    NOT_THROTTLED,
+    ci_end_text,
+    energy_text,
+    finite,
+    fixed,
+    gflop_per_j_text,
+    mhz_text,
+    ms_text,
+    pct_interval_text,
+    pct_text,
+    per_ghz_text,
+    rel_err_text,
+    tflops_text,
+    throttled_text,
+    verdict_text,
+    versions_text,
+    watts_text,
+)
 
-DASH = "–"  # a number that was not measured
-VERIFIED = "verified"
-NOT_VERIFIED = "NOT verified"
-NOT_RUN = "not run"
-NOT_THROTTLED = "no"
-
-
-# ------------------------------------------------------------------ formatters
-def _finite(value: float) -> float | None:
-    """A derived number that overflowed (100 × 1e308 TFLOPS) is not a number: n/a."""
-    return value if math.isfinite(value) else None
-
-
-def _significant(value: float, digits: int) -> str:
-    """``digits`` significant digits in fixed point, trailing zeros kept (0.3000, 45.63),
-    whole numbers from 10**(digits-1) on (1090; not 1.09e+03); beyond a million, or below
-    a millionth, a power of ten (what a damaged recording may hold: 1e+308)."""
-    if value == 0 or not math.isfinite(value):
-        return f"{value:.{digits - 1}f}"
-    if not 1e-6 <= abs(value) < 1e7:
-        return f"{value:.{digits - 1}e}"
-    magnitude = math.floor(math.log10(abs(value)))
-    if abs(round(value, digits - 1 - magnitude)) >= 10 ** (magnitude + 1):
-        magnitude += 1  # rounding carried into the next digit (9.996 -> 10.0)
-    return f"{value:.{max(0, digits - 1 - magnitude)}f}"
-
-
-def _fixed(value: float, decimals: int) -> str:
-    """Fixed point with ``decimals``, or a power of ten from ten million on (a damaged
-    recording's 1e300 is "1.000e+300", not a label of 300 digits)."""
-    if math.isfinite(value) and abs(value) >= 1e7:
-        return f"{value:.3e}"
-    return f"{value:.{decimals}f}"
-
-
-def tflops_text(value: float) -> str:
-    return _significant(value, 4)
-
-
-def tflops_short(value: float) -> str:
-    """Three significant digits (44.8, 0.498, 1252 stays whole): a value label where the
-    four-digit one does not fit beside its neighbours."""
-    return _significant(value, 3)
-
-
-def ms_text(value: float) -> str:
-    return _significant(value, 4)
-
-
-def pct_text(value: float | None) -> str:
-    return DASH if value is None else f"{_fixed(value, 1)}%"
-
-
-def half_width(value: float, low: float, high: float) -> float:
-    """An interval's half-width about its median: the farther end's distance (a skewed
-    interval is not made to look narrower than it is)."""
-    return max(high - value, value - low, 0.0)
-
-
-def pct_interval_text(value: float | None, low: float | None = None,
-                      high: float | None = None) -> str:
-    """A percentage with its 95% interval as "97.3% ±0.4" (:func:`half_width`); the
-    percentage alone where there is no interval (an unpaired ratio)."""
-    if value is None or low is None or high is None:
-        return pct_text(value)
-    return f"{pct_text(value)} ±{half_width_text(half_width(value, low, high))}"
-
-
-def half_width_text(value: float) -> str:
-    """A half-width in percentage points: one decimal, or one significant digit under 0.1
-    ("±0.03", never a "±0.0" that reads as exact)."""
-    return _fixed(value, 1) if value >= 0.095 or value == 0 else _significant(value, 1)
-
-
-def ci_end_text(value: float | None) -> str:
-    """An end of an interval in its own column: four significant digits (the two ends of a
-    narrow interval differ in them: 96.90%, 0.5976%)."""
-    return DASH if value is None else f"{_significant(value, 4)}%"
-
-
-def per_ghz_text(value: float | None) -> str:
-    return DASH if value is None else _significant(value, 4)
-
-
-def rel_err_text(value: float | None) -> str:
-    return DASH if value is None else f"{value:.2e}"
-
-
-def mhz_text(value: float | None) -> str:
-    return DASH if value is None else _fixed(value, 0)
-
-
-def watts_text(value: float | None) -> str:
-    return DASH if value is None else _fixed(value, 0)
-
-
-def energy_text(joules: float | None) -> str:
-    """J per GEMM with an SI prefix (J, mJ, µJ, nJ)."""
-    if joules is None:
-        return DASH
-    for scale, unit in ((1.0, "J"), (1e-3, "mJ"), (1e-6, "µJ")):
-        if abs(joules) >= scale:
-            return f"{joules / scale:.3g} {unit}"
-    return f"{joules / 1e-9:.3g} nJ"
-
-
-def gflop_per_j_text(value: float | None) -> str:
-    if value is None:
-        return DASH
-    return _fixed(value, 0) if abs(value) >= 100 else f"{value:.3g}"
-
-
-def versions_text(versions: Versions | None) -> str:
-    """What made a result, in one short cell: "driver 580.95 · CUDA 13.0/13.0 · cuBLAS
-    13.0.2 · NVRTC 13.0" (CUDA: the driver's, then the runtime's); a dash where not said."""
-    if versions is None:
-        return DASH
-    v = versions
-    cuda = "/".join(x for x in (v.cuda_driver, v.cuda_runtime) if x)
-    bits = [f"{name} {value}" for name, value in (
-        ("driver", v.driver), ("CUDA", cuda), ("cuBLAS", v.cublas), ("NVRTC", v.nvrtc))
-        if value]
-    return " · ".join(bits) or DASH
-
-
-def verdict_text(verified: bool) -> str:
-    return VERIFIED if verified else NOT_VERIFIED
-
-
-def throttled_text(reasons: tuple[str, ...] | None) -> str:
-    """The reasons with the mark; "no" when none; the dash when nothing was sampled."""
-    if reasons is None:
-        return DASH
-    return f"{THROTTLE_MARK} {', '.join(reasons)}" if reasons else NOT_THROTTLED
+# the texts of numbers; those rows.py does not use are imported from here too
+from .number_texts import NOT_VERIFIED as NOT_VERIFIED
+from .number_texts import VERIFIED as VERIFIED
+from .number_texts import half_width as half_width
+from .number_texts import half_width_text as half_width_text
+from .number_texts import tflops_short as tflops_short
 
 
 # ---------------------------------------------------------------------- result
@@ -362,7 +254,7 @@ class Row:
         clock = self.result.sm_clock_mhz_avg
         if not clock or clock <= 0:
             return None
-        return _finite(self.result.tflops / (clock / 1000.0))
+        return finite(self.result.tflops / (clock / 1000.0))
 
     @property
     def pct_equal_clocks(self) -> float | None:
@@ -373,7 +265,7 @@ class Row:
             self.reference_tflops
         if mine is None or not ref_clock or ref_clock <= 0 or not ref or ref <= 0:
             return None
-        return _finite(100.0 * mine / (ref / (ref_clock / 1000.0)))
+        return finite(100.0 * mine / (ref / (ref_clock / 1000.0)))
 
     @property
     def pct_equal_clocks_interval(self) -> tuple[float, float] | None:
@@ -461,7 +353,7 @@ class Row:
             Column.REFERENCE: self.reference or DASH,
             Column.PCT_OF_PEAK: pct_text(self.pct_of_peak),
             Column.REL_ERR: rel_err_text(r.rel_err), Column.VERIFIED: verdict_text(r.verified),
-            Column.REPEATS: str(r.repeats), Column.T: _fixed(r.t, 3),
+            Column.REPEATS: str(r.repeats), Column.T: fixed(r.t, 3),
             Column.SM_CLOCK: mhz_text(r.sm_clock_mhz_avg),
             Column.SM_CLOCK_MIN: mhz_text(r.sm_clock_mhz_min),
             Column.REF_CLOCK: mhz_text(self.reference_clock_mhz),
@@ -558,7 +450,7 @@ def sustained_ratio(burst: Result | None, sustained: Result | None) -> float | N
     """Sustained TFLOPS over burst TFLOPS at the same shape (None without both)."""
     if burst is None or sustained is None or burst.tflops <= 0:
         return None
-    return _finite(sustained.tflops / burst.tflops)
+    return finite(sustained.tflops / burst.tflops)
 
 
 def power_limit_text(burst: Result | None, sustained: Result | None,

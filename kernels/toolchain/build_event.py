@@ -40,7 +40,7 @@ OFFLINE_ARCH = "sm_90"  # what CuPy compiles for on an H100/H200 (sm_90a where a
 
 
 def variant_name(level: Level, vec: bool) -> str:
-    """The ``variant`` of a run (measure.level_launcher names it the same way)."""
+    """The ``variant`` of a run (level_launch.level_launcher names it the same way)."""
     return "tma" if level.persistent else "vector" if vec else "scalar"
 
 
