@@ -78,7 +78,7 @@ FAMILIES = {
     "wmma_x": Family("wmma", "wmma_x.cu", "hgemm_wmma_x", {"LEAN": 1, "LB": 1, "FB": 1}),
     "register_2d_x": Family("register_2d", "register_2d_x.cu", "sgemm_register_2d_x",
                             {"LB": 1, "KU": 1}),
-    "wgmma_tma_x": Family("wgmma_tma", "wgmma_tma_x.cu", "bgemm_wgmma_tma_x", {}),
+    "wgmma_tma_x": Family("wgmma_tma", "wgmma_tma_x.cu", "bgemm_wgmma_tma", {}),
 }
 # the wgmma.m64nNk16 BF16 widths wgmma_tma_x.cu adds to the level's 256 and 128, in its
 # header benchmarks/attempts/wgmma_x_ops.cuh (wgmma_x_ops(); a test keeps the two equal)

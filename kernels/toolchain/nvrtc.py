@@ -22,8 +22,9 @@ from ..device import build_cache
 from ..ladder.registry import Level, cuda_dir, source_file
 from . import nvrtc_options
 
-# a local header of kernels/cuda (common.cuh, hopper.cuh), pasted in place of its #include
-_INCLUDE_LOCAL = re.compile(r'^\s*#include\s+"([A-Za-z0-9_]+\.cuh)"\s*$', re.M)
+# a local header of kernels/cuda (common.cuh, hopper.cuh), pasted in place of its #include,
+# or a level's .cu (an attempt source in benchmarks/attempts may build on its level's file)
+_INCLUDE_LOCAL = re.compile(r'^\s*#include\s+"([A-Za-z0-9_]+\.cuh?)"\s*$', re.M)
 # the trace build's lines (kernels/cuda/trace.cuh): a hook, one statement alone on its line,
 # and the header's #include; the plain build's source is the file without them
 TRACE_HEADER = "trace.cuh"
