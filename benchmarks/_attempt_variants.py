@@ -1,0 +1,156 @@
+"""The variants benchmarks/kernel_attempts.py builds, checks and times (issue 42), with
+their predictions, and the attempt sources' families (benchmarks/attempts/*_x.cu): the
+table apart from the machinery that runs it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+ATTEMPTS = Path(__file__).resolve().parent / "attempts"
+
+
+class Family(NamedTuple):
+    """A level's attempt source: the level it is built from, its file and template, and
+    the switches appended to the level's parameters (defaults: the level's code)."""
+
+    level: str
+    source: str
+    kernel: str
+    switches: dict[str, int]
+
+
+FAMILIES = {
+    "mma_tma_x": Family("mma_tma", "mma_tma_x.cu", "hgemm_mma_tma_x",
+                        {"REL": 1, "ORD": 1, "MINB": 1, "CREGS": 232, "SK": 0,
+                         "CONSUMERS": 2, "WAITAT": 0, "WREL": 0, "PREGS": 40, "FRAG": 1}),
+    "wmma_x": Family("wmma", "wmma_x.cu", "hgemm_wmma_x", {"LEAN": 1, "LB": 1, "FB": 1}),
+    "register_2d_x": Family("register_2d", "register_2d_x.cu", "sgemm_register_2d_x",
+                            {"LB": 1, "KU": 1}),
+    "wgmma_tma_x": Family("wgmma_tma", "wgmma_tma_x.cu", "bgemm_wgmma_tma", {}),
+}
+# the wgmma.m64nNk16 BF16 widths wgmma_tma_x.cu adds to the level's 256 and 128, in its
+# header benchmarks/attempts/wgmma_x_ops.cuh (wgmma_x_ops(); a test keeps the two equal)
+WGMMA_X_SHAPES = (192, 232, 240)
+WGMMA_X_OPS = ATTEMPTS / "wgmma_x_ops.cuh"
+
+
+def wgmma_x_ops() -> str:
+    """The text of wgmma_tma_x.cu's header: gen_wgmma's wrappers for WGMMA_X_SHAPES."""
+    from gemmscope.kernels.toolchain import gen_wgmma
+
+    return ("// Made by benchmarks/kernel_attempts.py's wgmma_x_ops() (kernels/toolchain/"
+            "gen_wgmma.py's\n// wrappers, the widths WGMMA_X_SHAPES); do not edit.\n"
+            "#pragma once\n\n"
+            + "\n".join(gen_wgmma.wrapper(gen_wgmma.Shape("bf16", "bf16", n, 16, True))
+                        for n in WGMMA_X_SHAPES))
+
+
+class Variant(NamedTuple):
+    name: str  # what the table calls it
+    base: str  # a level id of the registry or a FAMILIES key
+    changes: dict[str, int]
+    predict: str  # the prediction, written before the run (docs/perf-notes.md)
+    sizes: str = ""  # the shapes it is timed at (as --sizes), where not --sizes'
+
+
+# Order = promise (expected gain times confidence), each target's control right before or
+# after its first variant, so that a run cut short still answers the main questions.
+TWO_CTAS = {"BN": 128, "STAGES": 3, "MINB": 2, "CREGS": 216, "CONSUMERS": 1}
+# Round 3 (prepared offline, docs/perf-notes.md "Issue 42: attempts prepared, round 3") comes
+# first, so that a run without --only answers it before the measured rounds 1-2.
+BF16_ODD = "3000x5000x4096"  # the issue's BF16 shape whose last wave is 0.64 full
+VARIANTS: list[Variant] = [
+    # round 3, BF16: the tile width for the shape's waves (wgmma_tma_x.cu says the count)
+    Variant("wgmma_tma_x", "wgmma_tma_x", {},
+            "control, the level's code: 91.4% of cuBLAS BF16 at 3000x5000x4096 (paired, "
+            "2026-12-03)", sizes=BF16_ODD),
+    Variant("wtx_bn232", "wgmma_tma_x", {"BN": 232, "EPI": 0},
+            "528 tiles, 4 full waves (waves x BN 928 against 1024): +5..+9 points at "
+            "3000x5000x4096 less the direct stores' cost (wtx_epi0); 4096^3: 18 x 32 = 576 "
+            "tiles, 5 waves x 232 = 1160 against 1024, -10%", sizes=f"{BF16_ODD},4096"),
+    Variant("wtx_epi0", "wgmma_tma_x", {"EPI": 0},
+            "the direct-store epilogue at 256: what EPI 0 costs (0..-2%)", sizes=BF16_ODD),
+    Variant("wtx_bn240", "wgmma_tma_x", {"BN": 240, "EPI": 0},
+            "504 tiles, 3.82 waves (960): +3..+6 points, below bn232", sizes=BF16_ODD),
+    Variant("wtx_bn192", "wgmma_tma_x", {"BN": 192},
+            "648 tiles, 5 waves (960) with the TMA epilogue: +2..+6 points; a narrower tile "
+            "loads A once for fewer columns (FP8 at 192 lost 0.3-2.3% where the count "
+            "said -1.6%)", sizes=BF16_ODD),
+    Variant("wmma_fb3_4w", "wmma_x", {"LEAN": 2, "WN": 64, "FB": 3},
+            "the 4-warp 64x64 form with all 3 stages in flight and the barrier after the "
+            "tile's last fragment loads (240 registers, 2 blocks/SM): +1..+4 points over "
+            "wmma_lean_4w, 0.47-0.50 of cuBLAS FP16"),
+    Variant("wmma_lean_4w", "wmma_x", {"LEAN": 2, "WN": 64},
+            "control of the 4-warp form: 0.46-0.47 / 0.44-0.45 (round 1)"),
+    Variant("wmma", "wmma", {}, "control: 0.41-0.44 of cuBLAS FP16"),
+    Variant("mma_tma", "mma_tma", {}, "control: 0.63-0.70 of cuBLAS FP16"),
+    Variant("mma_tma_wait2", "mma_tma_x", {"WAITAT": 2},
+            "half of the last 16-deep step's mma.sync issued before the wait on the next "
+            "stage: 0..+2% if stages arrive late, else within noise"),
+    Variant("mma_tma_wrel", "mma_tma_x", {"WREL": 1},
+            "one 'empty' arrival per warp (8 per stage, not 256): within noise, at most +1%"),
+    Variant("mma_tma_wait2_wrel", "mma_tma_x", {"WAITAT": 2, "WREL": 1},
+            "both: their sum, if either gains"),
+    Variant("wmma_fb3", "wmma_x", {"LEAN": 2, "FB": 3},
+            "8 warps of 64x32 (the level's form) with all 3 stages in flight, 128 "
+            "registers, 2 blocks/SM: +0..+3% over wmma_lean, below wmma_fb3_4w"),
+    Variant("mma_tma_wait1", "mma_tma_x", {"WAITAT": 1},
+            "a quarter of the last step's mma.sync before the wait: as wait2, within 1%"),
+    Variant("mma_tma_frag2", "mma_tma_x", {"FRAG": 2},
+            "A fragments one row ahead in a ring of two (the 96x64 groundwork; XOR "
+            "addresses, 245-instruction loop): within noise, or -1..-2%"),
+    Variant("wmma_fb2", "wmma_x", {"LEAN": 2, "FB": 2},
+            "fragments double-buffered across K tiles, 8 warps of 64x32: 194 registers, so "
+            "one block/SM: -5..+3% over wmma_lean"),
+    # rounds 1-2 (measured, docs/perf-notes.md)
+    Variant("r2d_lb2", "register_2d_x", {"LB": 2},
+            "127 registers instead of 152: two blocks per SM as kernel 5; 1.00-1.05 of k5"),
+    Variant("register_2d", "register_2d", {}, "control: 0.85-0.87 of k5"),
+    Variant("wmma_lean", "wmma_x", {"LEAN": 2},
+            "K loop 295 -> 169 instructions, 126 registers: +8-15%, 0.46-0.50 of cuBLAS"),
+    Variant("mma_tma_rel3", "mma_tma_x", {"REL": 3},
+            "no proxy fence (MEMBAR.ALL.CTA) per K tile: +1-4%; a wrong burst check = race"),
+    Variant("mma_tma_2cta", "mma_tma_x", TWO_CTAS,
+            "two persistent 128x128 CTAs per SM overlap each other's epilogue: -5..+5%"),
+    Variant("mma_tma_sk2", "mma_tma_x", {"SK": 2},
+            "stream-K remainder: 8192^3 +1-3% (half-empty last wave), 4096^3 -2..-5%"),
+    Variant("r2d_ku2", "register_2d_x", {"KU": 2},
+            "kernel 5's loop form (110 registers, 10 LDS per 64 FFMA): 0.95-1.02 of k5"),
+    Variant("wmma_lean_lb3", "wmma_x", {"LEAN": 2, "LB": 3},
+            "as wmma_lean with 2 blocks per SM asked (128 registers): the same"),
+    Variant("cp_async_interior", "cp_async_interior", {},
+            "control: 0.90-0.92 of cuBLAS FP32"),
+    Variant("cpi_w2x4", "cp_async_interior", {"WMITER": 2, "WNITER": 4},
+            "16x16 warp sub-tiles: 235 registers instead of 255, same loop: -2..+3%"),
+    Variant("mma_tma_ord2", "mma_tma_x", {"ORD": 2},
+            "serpentine mma.sync order (B fragment reused at row changes): within 1%"),
+    Variant("mma_tma_rel2", "mma_tma_x", {"REL": 2},
+            "stage freed one 16-deep step earlier (fence still behind ldmatrix): within 1%"),
+    Variant("mma_tma_rel3_sk2", "mma_tma_x", {"REL": 3, "SK": 2},
+            "REL 3 and SK 2 together, if both gain: their sum"),
+    Variant("wmma_lean_bk32", "wmma_x", {"LEAN": 2, "BK": 32, "STAGES": 4},
+            "LEAN with BK 32 and 4 stages (95 instructions per K tile): within 3% of LEAN"),
+    Variant("wmma_lean_64x64", "wmma_x", {"LEAN": 2, "BN": 256, "WN": 64},
+            "64x64 warp tiles, 128x256 block, 224 registers, one block per SM: -5..+5%"),
+    Variant("mma_tma_gm16", "mma_tma", {"GM": 16}, "within the noise (rounds 5-6: -2..+2%)"),
+    Variant("r2d_lb3", "register_2d_x", {"LB": 3}, "as r2d_lb2 (128 registers)"),
+    Variant("cpi_w2x2_t8x4", "cp_async_interior",
+            {"WMITER": 2, "WNITER": 2, "TM": 8, "TN": 4},
+            "32x32 sub-tiles, 8x4 per lane: different broadcast pattern, -3..+2%"),
+    Variant("cpi_stages4", "cp_async_interior", {"STAGES": 4}, "within 1% (round 3)"),
+    # round 2 (stretch 4): SIMT from 94.0 / 94.8% to 95% (4 stages taken into the level)
+    Variant("cpi_bk32_s3", "cp_async_interior", {"BK": 32, "STAGES": 3},
+            "half the barriers and waits per FMA (one per 32-deep tile), same bytes in "
+            "flight: +0.5..+1.5%"),
+    Variant("cpi_gm8", "cp_async_interior", {"GM": 8},
+            "grouped block order (8 tile rows): L2 hits at 8192^3, +0..+1%; 4096^3 flat"),
+    Variant("cpi_s5", "cp_async_interior", {"STAGES": 5},
+            "four K tiles in flight (124 KB): within 0.5% (4 already hides DRAM latency)"),
+    Variant("cpi_bk32_s4", "cp_async_interior", {"BK": 32, "STAGES": 4},
+            "as cpi_bk32_s3 with one more tile in flight (199 KB): the same or +0.3%"),
+    Variant("cpi_bk32_s3_gm8", "cp_async_interior", {"BK": 32, "STAGES": 3, "GM": 8},
+            "both, if both gain: their sum"),
+    Variant("mma_tma_x", "mma_tma_x", {},
+            "the attempt source with default switches: the level's SASS, so its ratio"),
+]
