@@ -15,10 +15,10 @@ from ...kernels import ladder
 from ...kernels.ladder import Shape
 from ...kernels.models import schedule, synthetic_trace
 from ...kernels.protocol import (
-    SAMPLE_WINDOW,
     STAGE_KINDS,
     Trace,
     TraceKind,
+    leaves_steps_out,
     of,
     sample_window,
 )
@@ -281,7 +281,7 @@ def _phases(trace: Trace, kind: list[TraceKind | None],
     sampled K steps (``stage_every``), the phases between events that were neighbours."""
     ev = trace.events
     keep = None if trace.stage_sms is None else set(trace.stage_sms)
-    every = trace.stage_every if trace.stage_every >= SAMPLE_WINDOW + 1 else 0
+    every = trace.stage_every if leaves_steps_out(trace.stage_every) else 0
     # (block, lane) -> (t, tile, k, kind) of the lane's last event
     last: dict[tuple[int, int], tuple[int, int, int, TraceKind]] = {}
     in_fixup: dict[tuple[int, int], bool] = {}

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...kernels.ladder import Shape
-from ...kernels.protocol import Trace
+from ...kernels.protocol import SAMPLE_WINDOW, Trace, leaves_steps_out
 from ...kernels.results import counted
 from ...kernels.toolchain import traceable
 from ..core import trace_timeline as tt
@@ -533,8 +533,8 @@ class TimelineView(QWidget, View):
                  f"{tl.sm_count} SMs, {tl.waves()} waves; {len(tl.idle_sms)} idle SMs; "
                  f"tail {(tl.makespan_ns - tl.tail_start_ns) / 1000:.1f} of "
                  f"{tl.makespan_ns / 1000:.1f} µs"]
-        if t.stage_every > tt.SAMPLE_WINDOW:  # before the shares it qualifies
-            parts.append(f"K steps sampled, {tt.SAMPLE_WINDOW} in every {t.stage_every}: "
+        if leaves_steps_out(t.stage_every):  # before the shares it qualifies
+            parts.append(f"K steps sampled, {SAMPLE_WINDOW} in every {t.stage_every}: "
                          "their phases only")
         share = tl.phase_share()
         if share:

@@ -39,6 +39,10 @@ class ReferenceFigures:
         self.tflops[key] = result["tflops"]
         self.clock[key] = result.get("sm_clock_mhz_avg")
 
+    def measured(self, reference_id: str, cmd: commands.RunCommand) -> bool:
+        """Whether the reference has figures at the command's shape, mode and operands."""
+        return reference_key(reference_id, cmd) in self.tflops
+
     def energy_of(self, reference_id: str, cmd: commands.RunCommand) -> ReusedEnergy:
         """The reference's energy window at the command's shape, operands and window."""
         return self.energy.setdefault((reference_key(reference_id, cmd), cmd.energy_s),

@@ -341,8 +341,7 @@ class Runner:
         all the same); True where that run ended the runner (as :meth:`_run_one`)."""
         ref_id = level.reference
         if not (cmd.compare and level.kind is Kind.LEVEL and ref_id in self.levels
-                and (ref_id, cmd.M, cmd.N, cmd.K, cmd.mode, cmd.operands)
-                not in self.references.tflops):
+                and not self.references.measured(ref_id, cmd)):
             return False
         reference = self.levels[ref_id]
         refused = refusal(reference, cmd.M, cmd.N, cmd.K, self.device)

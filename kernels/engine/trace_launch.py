@@ -25,7 +25,13 @@ from ..models.trace_schedule import TraceSchedule, schedule
 from ..protocol import events, trace_buffer
 from ..protocol.commands import MAX_DIM, TRACE_PAIRS
 from ..protocol.option_bounds import OneLineParser, bounded
-from ..protocol.trace_kinds import MAX_TRACE_EVENTS, SAMPLE_WINDOW, STAGE_EVERY, sampled_steps
+from ..protocol.trace_kinds import (
+    MAX_TRACE_EVENTS,
+    SAMPLE_WINDOW,
+    STAGE_EVERY,
+    leaves_steps_out,
+    sampled_steps,
+)
 from ..toolchain import nvrtc
 from .measure import level_launcher
 from .operands import check, random_inputs
@@ -194,7 +200,7 @@ def summary(event: dict[str, Any]) -> str:
     cost = f"{over:+.1f}% over plain" if over is not None else "cost not measured"
     full = f", {event['full_lanes']} lanes full" if event.get("full_lanes") else ""
     every = event.get("stage_every", 1)
-    sampled = f", K steps sampled {SAMPLE_WINDOW} in {every}" if every > 2 else ""
+    sampled = f", K steps sampled {SAMPLE_WINDOW} in {every}" if leaves_steps_out(every) else ""
     return (f"{event['level']} {event['M']}x{event['N']}x{event['K']}: "
             f"{len(event['events']['t_ns'])} events kept of {event['recorded']} "
             f"({event['wanted']} wanted{full}{sampled}), {event['grid']} blocks, "

@@ -82,6 +82,7 @@ __all__ = [
     "from_builtins",
     "is_slowdown",
     "ladder_requests",
+    "leaves_steps_out",
     "markdown_text",
     "of",
     "parse_shape",
@@ -151,7 +152,7 @@ if TYPE_CHECKING:  # the same names, for the type checker and the import contrac
     from .telemetry_columns import FIELD_INDEX, TelemetryBlock
     from .text_safety import clean_text, markdown_text, shown, terminal_text
     from .throttle import NOT_COUNTED, THROTTLE_MARK, is_slowdown
-    from .trace_kinds import SAMPLE_WINDOW, STAGE_KINDS, sample_window
+    from .trace_kinds import SAMPLE_WINDOW, STAGE_KINDS, leaves_steps_out, sample_window
     from .trace_records import Trace, TraceKind
 else:
     __getattr__, __dir__ = lazy(__name__, {
@@ -175,6 +176,6 @@ else:
         "telemetry_columns": ("FIELD_INDEX", "TelemetryBlock"),
         "text_safety": ("clean_text", "markdown_text", "shown", "terminal_text"),
         "throttle": ("NOT_COUNTED", "THROTTLE_MARK", "is_slowdown"),
-        "trace_kinds": ("SAMPLE_WINDOW", "STAGE_KINDS", "sample_window"),
+        "trace_kinds": ("SAMPLE_WINDOW", "STAGE_KINDS", "leaves_steps_out", "sample_window"),
         "trace_records": ("Trace", "TraceKind"),
     })

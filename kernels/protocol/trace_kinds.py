@@ -48,6 +48,12 @@ STAGE_EVERY = (1, 4, 8, 16, 32, 64)
 SAMPLE_WINDOW = 3  # steps in a row that a sampling build records
 
 
+def leaves_steps_out(every: int) -> bool:
+    """Whether a build sampling ``every`` records fewer than every K step (a window of
+    three steps holds all of 1 and 2)."""
+    return every > SAMPLE_WINDOW
+
+
 def stage_sampled(k: int, every: int) -> bool:
     """Whether a trace build that samples ``every`` records K step ``k``'s stage events
     (trace.cuh's rule: (k + 2) & (every - 1) is at most 2)."""
@@ -61,7 +67,7 @@ def sample_window(k: int, every: int) -> int:
 
 def sampled_steps(k0: int, k1: int, every: int) -> int:
     """How many of the K steps k0 .. k1 - 1 (k0 >= 0) such a build records."""
-    if every <= SAMPLE_WINDOW - 1:
+    if not leaves_steps_out(every):
         return max(0, k1 - k0)
 
     def upto(end: int, rest: int) -> int:  # k in [0, end) with k % every == rest
