@@ -73,6 +73,14 @@ VARIANTS: list[Variant] = [
             "the direct-store epilogue at 256: what EPI 0 costs (0..-2%)", sizes=BF16_ODD),
     Variant("wtx_bn240", "wgmma_tma_x", {"BN": 240, "EPI": 0},
             "504 tiles, 3.82 waves (960): +3..+6 points, below bn232", sizes=BF16_ODD),
+    # round 4, BF16 (round 3: bn232 with EPI 0 86.1%, EPI 0 at 256 80.1%, control 91.3%, so
+    # the width gained 6 points and the direct stores cost 11): the width with the TMA
+    # epilogue, its last 64-column box overlapping the one before (wgmma_tma_x.cu)
+    Variant("wtx_bn232e", "wgmma_tma_x", {"BN": 232},
+            "round 3's +6 points of width with the TMA epilogue: 96-97% at 3000x5000x4096 "
+            "(control 91.3%); 4096^3 -10% (5 waves)", sizes=f"{BF16_ODD},4096"),
+    Variant("wtx_bn240e", "wgmma_tma_x", {"BN": 240},
+            "3.82 waves with the TMA epilogue: 94-95%, below bn232e", sizes=BF16_ODD),
     Variant("wtx_bn192", "wgmma_tma_x", {"BN": 192},
             "648 tiles, 5 waves (960) with the TMA epilogue: +2..+6 points; a narrower tile "
             "loads A once for fewer columns (FP8 at 192 lost 0.3-2.3% where the count "
