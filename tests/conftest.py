@@ -220,8 +220,14 @@ def make_window(qtbot, tmp_path):
         return window
 
     yield make
+    from PySide6.QtCore import QCoreApplication, QEvent
+
     for window in made:
         window.close()
+        window.deleteLater()
+    # deleted now, not at some later event loop: a module of window tests otherwise holds
+    # every window it made (about 1 GB for tests/app/views/test_charts_fit.py)
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 @pytest.fixture
