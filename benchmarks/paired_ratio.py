@@ -1,7 +1,8 @@
 """How steady is the paired % of reference? (issue 41 item 8's instrument; GPU machine.)
 
     python benchmarks/paired_ratio.py [-l LEVEL ...] [-s 4096 -s 2048x2048x8192]
-        [--runs 3] [--repeats 1000] [--pair-budget-s 2] [--fresh] [--json]
+        [--runs 3] [--repeats 1000] [--pair-budget-s 2] [--fresh] [--same-operands SEED]
+        [--json]
     python benchmarks/paired_ratio.py --smoke  # CI: arguments and the table, no GPU
 
 Every ladder level that has a reference (or those given with -l), at each shape, is run
@@ -9,13 +10,18 @@ Every ladder level that has a reference (or those given with -l), at each shape,
 reference in one loop, docs/protocol.md "Paired ratios"), all runs in one runner process
 unless ``--fresh`` starts a runner per repetition. The table gives each run's
 % of reference with its stop reason, and the spread (greatest minus least, in points of
-%) over the runs: the figure issue 41 asks to be small where sequential runs gave 3-7%.
+%) over the runs: the figure issue 41 asks to be small where sequential runs gave 3-7%;
+then per run the clocks the two sides held and each side's TFLOPS, which say whether the
+level or its reference moved. ``--same-operands SEED`` makes every run draw the same
+operands (the runner's $GEMMSCOPE_OPERAND_SEED): where the spread then shrinks, the data
+moved the ratio.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -25,7 +31,8 @@ MADE_UP_ROWS = [  # what measure returns, made up (--smoke renders them)
     {"level": "wgmma_tma", "shape": "4096x4096x4096",
      "runs": [(99.6, 99.3, 99.9, "precision", 18, 0), (99.8, 99.5, 100.1, "precision", 14, 0),
               (99.4, 99.0, 99.9, "budget", 640, 3)],
-     "held": [(1755.0, 1740.0, 41.0), (1710.0, 1700.0, 48.0), (1680.0, 1665.0, 52.0)]},
+     "held": [(1755.0, 1740.0, 41.0), (1710.0, 1700.0, 48.0), (1680.0, 1665.0, 52.0)],
+     "tflops": [(741.2, 742.0), (730.9, 732.4), (724.1, 728.5)]},
     {"level": "mma_tma", "shape": "4096x4096x4096",
      "runs": [(63.3, 62.1, 64.0, "budget", 512, 40), (65.1, 64.0, 66.2, "budget", 498, 12),
               (None, None, None, "error", 0, 0)]},
@@ -88,6 +95,8 @@ def measure(levels: list[str], shapes: list[tuple[int, int, int]], runs: int, re
                 row.setdefault("held", []).append(
                     (r.sm_clock_mhz_avg, r.reference_sm_clock_mhz_avg, r.temp_c_start)
                     if r is not None else (None, None, None))
+                row.setdefault("tflops", []).append(
+                    (r.tflops, r.reference_tflops) if r is not None else (None, None))
             print(f"run {rep + 1} of {runs} done", file=sys.stderr, flush=True)
             if fresh:
                 session.close()
@@ -114,6 +123,17 @@ def clock_table(rows: list[dict[str, Any]]) -> str:
                 continue
             t = f"{temp:.0f}C" if temp is not None else "-"
             cells.append(f"{lv:5.0f}/{ref:5.0f} {t:>4} {pct * ref / lv:7.2f}".rjust(26))
+        lines.append(f"{row['level']:<22} {row['shape']:<18} " + " ".join(cells))
+    return "\n".join(lines)
+
+
+def tflops_table(rows: list[dict[str, Any]]) -> str:
+    """Per run the level's and its reference's TFLOPS from the same loop: which side moved
+    where the ratio did."""
+    lines = [f"{'level':<22} {'shape':<18} run: level TFLOPS / reference TFLOPS"]
+    for row in rows:
+        cells = [f"{lv:8.1f}/{ref:8.1f}" if lv and ref else f"{'-':>17}"
+                 for lv, ref in row.get("tflops", [])]
         lines.append(f"{row['level']:<22} {row['shape']:<18} " + " ".join(cells))
     return "\n".join(lines)
 
@@ -158,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fresh", action="store_true", help="a new runner per repetition")
     ap.add_argument("--energy-s", type=float, default=0.0,
                     help="each run's energy window, GPU seconds (default 0: the ratio only)")
+    ap.add_argument("--same-operands", type=int, metavar="SEED",
+                    help="every run draws the same operands, from this seed (default: fresh "
+                         "operands per run, as a recording's)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
@@ -178,12 +201,18 @@ def main(argv: list[str] | None = None) -> int:
     shapes = args.size or [(4096, 4096, 4096)]
     if args.smoke:
         _smoke.level_variants((lid, {}) for lid in levels)
-        _smoke.made_up(table(MADE_UP_ROWS) + "\n" + clock_table(MADE_UP_ROWS))
+        _smoke.made_up("\n".join((table(MADE_UP_ROWS), clock_table(MADE_UP_ROWS),
+                                   tflops_table(MADE_UP_ROWS))))
         return _smoke.needs_gpu()
+    if args.same_operands is not None:  # the runner, a child, inherits it
+        from gemmscope.kernels.protocol.events import OPERAND_SEED
+
+        os.environ[OPERAND_SEED] = str(args.same_operands)
     rows = measure(levels, shapes, args.runs, args.repeats, args.pair_budget_s, args.fresh,
                    args.energy_s)
     print(table(rows))
     print(clock_table(rows))
+    print(tflops_table(rows))
     if args.json:
         print(json.dumps(rows))
     return 0

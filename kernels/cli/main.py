@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TextIO
@@ -233,6 +234,10 @@ def _bench(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     update.check_options(args, build_parser())
+    if os.environ.get(events.OPERAND_SEED, "").strip():
+        raise CliError(f"{events.OPERAND_SEED} is set: it makes every run draw the same "
+                       "operands, for experiments; a recording draws fresh ones. Unset it "
+                       "to record")
     if args.update is not None:
         return _update(args, stdout, stderr)
     if not args.output:

@@ -16,15 +16,17 @@ BF16, or quantizing to E4M3 with the level's scales). Storage:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
 from ..device.gpu import require_cupy
 from ..ladder.registry import DEEPGEMM_DIFF_MAX, TOLERANCE, Level, OutputFormat, Precision, Scaling
-from ..protocol.events import DEFAULT_DISTRIBUTION, Distribution
+from ..protocol.events import DEFAULT_DISTRIBUTION, OPERAND_SEED, Distribution
 from . import quantize as qz
 
 BF16_NAN = 0x7FC0
+
 OUTPUT_BYTES = {OutputFormat.FP32: 4, OutputFormat.FP16: 2, OutputFormat.BF16: 2}
 
 
@@ -88,6 +90,20 @@ def draw(shape: tuple[int, int], distribution: Distribution, xp: Any) -> Any:
     raise ValueError(f"unknown operand distribution {distribution!r}")
 
 
+def seed_from_env(xp: Any) -> int | None:
+    """Seeds ``xp``'s global generator from $GEMMSCOPE_OPERAND_SEED where it is set (the
+    seed, or None where not); a value that is not an integer is said, never ignored."""
+    text = os.environ.get(OPERAND_SEED, "").strip()
+    if not text:
+        return None
+    try:
+        seed = int(text)
+    except ValueError:
+        raise ValueError(f"{OPERAND_SEED}={text!r}: give an integer seed, or unset it") from None
+    xp.random.seed(seed)
+    return seed
+
+
 def random_inputs(level: Level, M: int, N: int, K: int,
                   distribution: Distribution = DEFAULT_DISTRIBUTION) -> Operands:
     """Fresh operands drawn from ``distribution`` in the level's storage format and an
@@ -95,6 +111,7 @@ def random_inputs(level: Level, M: int, N: int, K: int,
     format, and a block of zeros quantizes to zero codes with quantize.AMAX_FLOOR's scale."""
     cp = require_cupy()
     nk = level.b_layout == "nk"
+    seed_from_env(cp)
     a = draw((M, K), distribution, cp)
     b = draw((N, K) if nk else (K, N), distribution, cp)
     p, c_fmt = level.precision, level.output_format

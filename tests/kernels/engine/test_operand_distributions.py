@@ -210,3 +210,60 @@ def test_the_report_says_once_what_made_the_results(tmp_path):
     assert sum(line.startswith("made with") for line in lines) == 1
     old, _ = report_lines(str(synth.write(tmp_path / "old.jsonl")))  # no versions: no line
     assert not any(line.startswith("made with") for line in old)
+
+
+def seedable_xp() -> SimpleNamespace:
+    """numpy dressed as CuPy's global generator: ``random.seed`` restarts it."""
+    state = {"rng": np.random.default_rng()}
+
+    def seed(value: int) -> None:
+        state["rng"] = np.random.default_rng(value)
+
+    return SimpleNamespace(
+        random=SimpleNamespace(seed=seed,
+                               random=lambda shape, dtype: state["rng"].random(shape,
+                                                                               dtype=dtype),
+                               standard_normal=lambda shape, dtype:
+                               state["rng"].standard_normal(shape, dtype=dtype)),
+        zeros=np.zeros, float32=np.float32)
+
+
+def test_the_operand_seed_makes_every_draw_the_same_and_its_absence_keeps_them_fresh(
+        monkeypatch):
+    from gemmscope.kernels.engine.operands import seed_from_env
+    from gemmscope.kernels.protocol.events import OPERAND_SEED
+
+    xp = seedable_xp()
+    monkeypatch.delenv(OPERAND_SEED, raising=False)
+    assert seed_from_env(xp) is None
+    fresh = [draw((8, 8), Distribution.NORMAL, xp) for _ in range(2)]
+    assert not np.array_equal(*fresh)  # no seed: each run its own values
+    monkeypatch.setenv(OPERAND_SEED, " 7 ")
+    runs = []
+    for _ in range(3):  # as random_inputs does before each run's draws
+        assert seed_from_env(xp) == 7
+        runs.append((draw((8, 8), Distribution.NORMAL, xp), draw((8, 4), Distribution.UNIFORM,
+                                                                 xp)))
+    for a, b in runs[1:]:
+        assert np.array_equal(a, runs[0][0]) and np.array_equal(b, runs[0][1])
+    assert not np.array_equal(runs[0][0][:, :4], runs[0][1])  # A and B still differ
+    monkeypatch.setenv(OPERAND_SEED, "seven")
+    with pytest.raises(ValueError, match="GEMMSCOPE_OPERAND_SEED='seven': give an integer"):
+        seed_from_env(xp)
+
+
+def test_record_refuses_to_record_with_the_operand_seed_set(tmp_path, monkeypatch):
+    import io
+
+    from gemmscope.kernels.protocol.events import OPERAND_SEED
+
+    monkeypatch.setenv(OPERAND_SEED, "1")
+    err = io.StringIO()
+    path = tmp_path / "s.jsonl"
+    code = cli.main(["record", "-l", "naive", "-s", "16", "-o", str(path)], io.StringIO(), err)
+    assert code == 2 and not path.exists()
+    assert "GEMMSCOPE_OPERAND_SEED is set" in err.getvalue() and "Unset it" in err.getvalue()
+    monkeypatch.setenv(OPERAND_SEED, "")  # empty: not set
+    code = cli.main(["record", "-o", str(path), "--update", str(tmp_path / "none.jsonl")],
+                    io.StringIO(), err := io.StringIO())
+    assert "GEMMSCOPE_OPERAND_SEED" not in err.getvalue()
