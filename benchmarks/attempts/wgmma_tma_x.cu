@@ -10,10 +10,11 @@
 // 240: 24 x 21, 4 waves, 960; 232: 24 x 22 = 528, exactly 4 waves, 928.
 // The shared-memory epilogue (EPI = 1) writes 64-column chunks; hopper_epilogue.cuh's
 // gs_store_acc_tma stores the whole ones only, so for a width that is not a multiple of 64
-// (232, 240) this file specializes it: its last chunk is the tile's last 64 columns, which
-// overlap the chunk before (232: columns 168..231 after 128..191), so every store stays a
-// 64 x 64 TMA box inside the tile and the overlap is written twice with the same values
-// (round 3 measured the alternative, EPI = 0's direct stores: 11 points lost at 256).
+// (232, 240) this file specializes it: after the whole chunks it stores the tile's last 64
+// columns as one more box, which overlaps the chunk before (232: columns 168..231 after
+// 128..191), so every store stays a 64 x 64 TMA box inside the tile and the overlap is
+// written twice with the same values (round 3 measured the alternative, EPI = 0's direct
+// stores: 11 points lost at 256; round 4 measured this store order at 97.9%).
 #include "wgmma_tma.cu"
 #include "wgmma_x_ops.cuh"
 
@@ -39,54 +40,31 @@ struct GsWgmmaBf16<240> {
     }
 };
 
-// gs_store_acc_tma for NREG % 32 != 0: chunk ch covers 8-column groups g0..g0 + 7 with
-// g0 = min(8 ch, NREG / 4 - 8), the same lane layout, swizzle and double buffer otherwise.
+// gs_store_acc_tma for NREG % 32 != 0: the whole 64-column chunks, then the tile's last 64
+// columns from the half of the buffer the last whole chunk did not use (its store may still
+// be reading the other). As the level would do it (branch bf16-232's wgmma_tma.cu).
 template <int NREG>
-__device__ __forceinline__ void gs_store_acc_tma_overlap(const float (&d)[NREG], unsigned char* buf,
-                                                         const GsTensorMap* map, int row0,
-                                                         int col0, int bar_id) {
-    static_assert(NREG % 4 == 0 && NREG >= 32, "whole 8-column groups, one box at least");
-    constexpr int GROUPS = NREG / 4, CHUNKS = (GROUPS + 7) / 8;
-    const int t = threadIdx.x % 128;
-    const int r = (t / 32) * 16 + (t % 32) / 4;
-    const bool leader = t == 0;
+__device__ __forceinline__ void gs_store_acc_tma_tail(const float (&d)[NREG], unsigned char* buf,
+                                                      const GsTensorMap* map, int row0, int col0,
+                                                      int bar_id) {
+    constexpr int WHOLE = NREG / 32 * 32, LAST = NREG - 32;
+    float head[WHOLE], last[32];
 #pragma unroll
-    for (int ch = 0; ch < CHUNKS; ++ch) {
-        constexpr int LAST = GROUPS - 8;
-        const int g0 = ch * 8 < LAST ? ch * 8 : LAST;
-        unsigned char* half = buf + (ch & 1) * 8192;
-        const unsigned half_addr = gs_smem_addr(half);
-        if (leader) gs_bulk_wait_read<1>();
-        gs_named_barrier(bar_id, 128);
+    for (int i = 0; i < WHOLE; ++i) head[i] = d[i];
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const int g = g0 + j;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int rr = r + 8 * h;
-                const unsigned addr = half_addr + rr * 128 + ((j ^ (rr & 7)) << 4) + 4 * (t % 4);
-                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr),
-                             "r"(gs_pack_bf16x2(d[4 * g + 2 * h], d[4 * g + 2 * h + 1]))
-                             : "memory");
-            }
-        }
-        gs_fence_async_shared();
-        gs_named_barrier(bar_id, 128);
-        if (leader) {
-            gs_tma_store_2d(map, half, col0 + g0 * 8, row0);
-            gs_bulk_commit();
-        }
-    }
+    for (int i = 0; i < 32; ++i) last[i] = d[LAST + i];
+    gs_store_acc_tma(head, buf, map, row0, col0, bar_id);
+    gs_store_acc_tma(last, buf + (NREG / 32 % 2) * 8192, map, row0, col0 + 2 * LAST, bar_id);
 }
 template <>
 __device__ __forceinline__ void gs_store_acc_tma<116>(const float (&d)[116], unsigned char* buf,
                                                       const GsTensorMap* map, int row0, int col0,
                                                       int bar_id) {
-    gs_store_acc_tma_overlap<116>(d, buf, map, row0, col0, bar_id);
+    gs_store_acc_tma_tail<116>(d, buf, map, row0, col0, bar_id);
 }
 template <>
 __device__ __forceinline__ void gs_store_acc_tma<120>(const float (&d)[120], unsigned char* buf,
                                                       const GsTensorMap* map, int row0, int col0,
                                                       int bar_id) {
-    gs_store_acc_tma_overlap<120>(d, buf, map, row0, col0, bar_id);
+    gs_store_acc_tma_tail<120>(d, buf, map, row0, col0, bar_id);
 }
