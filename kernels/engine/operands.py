@@ -26,7 +26,6 @@ from ..protocol.events import DEFAULT_DISTRIBUTION, OPERAND_SEED, Distribution
 from . import quantize as qz
 
 BF16_NAN = 0x7FC0
-
 OUTPUT_BYTES = {OutputFormat.FP32: 4, OutputFormat.FP16: 2, OutputFormat.BF16: 2}
 
 
