@@ -23,7 +23,8 @@ class Family(NamedTuple):
 FAMILIES = {
     "mma_tma_x": Family("mma_tma", "mma_tma_x.cu", "hgemm_mma_tma_x",
                         {"REL": 1, "ORD": 1, "MINB": 1, "CREGS": 232, "SK": 0,
-                         "CONSUMERS": 2, "WAITAT": 0, "WREL": 0, "PREGS": 40, "FRAG": 1}),
+                         "CONSUMERS": 2, "WAITAT": 0, "WREL": 0, "PREGS": 40, "FRAG": 1,
+                         "OUT16": 0}),
     "wmma_x": Family("wmma", "wmma_x.cu", "hgemm_wmma_x", {"LEAN": 1, "LB": 1, "FB": 1}),
     "register_2d_x": Family("register_2d", "register_2d_x.cu", "sgemm_register_2d_x",
                             {"LB": 1, "KU": 1}),
@@ -85,6 +86,14 @@ VARIANTS: list[Variant] = [
             "648 tiles, 5 waves (960) with the TMA epilogue: +2..+6 points; a narrower tile "
             "loads A once for fewer columns (FP8 at 192 lost 0.3-2.3% where the count "
             "said -1.6%)", sizes=BF16_ODD),
+    # round 5, mma_tma (Nsight Compute, round 3's call: about 7% of the consumers' time in
+    # the FP32 epilogue, 2% behind the proxy fence; docs/perf-notes.md)
+    Variant("mma_tma_out16", "mma_tma_x", {"OUT16": 1},
+            "C written as FP16, as the reference writes it: half the epilogue's bytes, "
+            "+2..+4% at 4096^3, +1..+3% at 8192^3 (fewer tiles per wave's bytes)"),
+    Variant("mma_tma_out16_rel3", "mma_tma_x", {"OUT16": 1, "REL": 3},
+            "and no proxy fence before a stage's release (REL 3 alone: +1.1 / +0.3): "
+            "+3..+5%"),
     Variant("wmma_fb3_4w", "wmma_x", {"LEAN": 2, "WN": 64, "FB": 3},
             "the 4-warp 64x64 form with all 3 stages in flight and the barrier after the "
             "tile's last fragment loads (240 registers, 2 blocks/SM): +1..+4 points over "

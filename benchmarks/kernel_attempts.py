@@ -110,7 +110,10 @@ def variant_level(v: Variant) -> Any:
     from gemmscope.kernels.ladder import registry
 
     base = family_level(v.base) if v.base in FAMILIES else registry.get(v.base)
-    return base.with_params(v.changes) if v.changes else base
+    level = base.with_params(v.changes) if v.changes else base
+    if level.params.get("OUT16"):  # mma_tma_x writes C as FP16, as cuBLAS FP16 does
+        level = dataclasses.replace(level, output_format=registry.OutputFormat.FP16)
+    return level
 
 
 def target_of(v: Variant) -> str:
