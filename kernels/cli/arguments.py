@@ -156,6 +156,14 @@ def build_parser() -> OneLineParser:
                           "code key or parameters differ from FILE's newest result of them "
                           "(each with its reference), and append the results to FILE (plain "
                           "or .gz; replaced atomically when the runs finish)")
+    rec.add_argument("--unpaired", action="store_true",
+                     help="with --update: also re-measure, in pairs, each level's newest "
+                          "result whose ratio to its reference was not timed in pairs (a "
+                          "recording made again from paired runs)")
+    rec.add_argument("--max-gpu-s", type=bounded(float, 1, 86_400, unit="seconds"), metavar="S",
+                     help="with --update: run the planned runs, in order, up to about S "
+                          "seconds of GPU time (the file's own timings) and leave the rest "
+                          "for the next update, which continues where this one stops")
     rec.add_argument("--dry-run", action="store_true",
                      help="with --update: list what would run, why, and an estimate of its "
                           "GPU time from FILE's own timings; nothing runs (no GPU needed)")

@@ -18,7 +18,8 @@ from .arguments import CliError
 
 # the options an update takes; the others say what to run, which the file says here
 # (--ncu: where ncu is, for the profiles an update makes again; on PATH where not given)
-TAKEN = frozenset({"command", "update", "dry_run", "runner", "levels_from", "telemetry_hz",
+TAKEN = frozenset({"command", "update", "dry_run", "unpaired", "max_gpu_s", "runner",
+                   "levels_from", "telemetry_hz",
                    "timeout", "start_timeout", "remote", "remote_command", "ssh_option",
                    "ncu"})
 
@@ -26,8 +27,10 @@ TAKEN = frozenset({"command", "update", "dry_run", "runner", "levels_from", "tel
 def check_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     """--update takes the runner's options only: what to run comes from the file."""
     if args.update is None:
-        if args.dry_run:
-            raise CliError("--dry-run goes with --update FILE")
+        for flag, given in (("--dry-run", args.dry_run), ("--unpaired", args.unpaired),
+                            ("--max-gpu-s", args.max_gpu_s is not None)):
+            if given:
+                raise CliError(f"{flag} goes with --update FILE")
         return
     defaults = vars(parser.parse_args(["record", f"--update={args.update}"]))
     given = [name for name, value in vars(args).items()
@@ -55,12 +58,13 @@ def prepare(args: argparse.Namespace,
         update_plan.check_protocol(session)
     except update_plan.UpdateRefused as exc:
         raise CliError(f"--update refused: {exc}") from None
-    plan = update_plan.plan_update(session)
+    plan = update_plan.plan_update(session, args.unpaired, args.max_gpu_s)
     lines = update_plan.plan_lines(plan, estimate=args.dry_run)
     if plan.empty:
+        paired = (", every ratio was timed in pairs" if args.unpaired else "")
         lines.insert(0, f"{path}: nothing changed: every level's newest result ran the "
-                        f"code and parameters of this checkout, and its profiles are of "
-                        f"its newest build")
+                        f"code and parameters of this checkout{paired}, and its profiles "
+                        f"are of its newest build")
     for line in lines:
         stdout.write(terminal_text(line) + "\n")
     if args.dry_run or plan.empty:

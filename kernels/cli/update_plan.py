@@ -137,13 +137,23 @@ class _Newest:
     seconds: float | None  # its run_start to the next run's (or its result), in the file
 
 
-def plan_update(session: Session) -> UpdatePlan:
-    """The runs that bring ``session`` (read with ``only=READ``) up to date."""
+# the reason of a run planned only because its ratio was not timed in pairs (--unpaired):
+# its code is the file's, so its profiles stand
+UNPAIRED = "unpaired ratio (timed before paired timing: measured again in pairs)"
+
+
+def plan_update(session: Session, unpaired: bool = False,
+                max_gpu_s: float | None = None) -> UpdatePlan:
+    """The runs that bring ``session`` (read with ``only=READ``) up to date. ``unpaired``:
+    also each level's newest result whose ratio to its reference was not timed in pairs
+    (issue 41: a recording made again from paired runs, in parts); ``max_gpu_s``: the
+    runs in plan order up to that estimate, the rest said as left for the next update
+    (which continues where this one stopped, the file's newest results being these)."""
     newest, builds, user, profiled = _scan(session.events)
     levels: dict[str, StaleLevel] = {}
     left_out: dict[str, str] = {}
     timed = {key: n.seconds for key, n in newest.items()}
-    counted: set[RunKey] = set()  # references already in the estimate
+    estimated: set[RunKey] = set()  # references already in the estimate
     others = sorted({r.result.device_index for r in newest.values()} - {0})
     if others:  # an update is one runner: it brings the first GPU's results up to date
         left_out["GPU"] = (f"results on GPU {', '.join(map(str, others))}: left as "
@@ -161,15 +171,17 @@ def plan_update(session: Session) -> UpdatePlan:
         if isinstance(reasons, str):
             left_out[level_id] = reasons
             continue
+        r = found.result
+        if not reasons and unpaired and r.reference and not r.paired:
+            reasons = [UNPAIRED]
         if not reasons:
             continue
-        r = found.result
         request = _request(r)
         seconds, measured = _estimate(found)
         ref = level.reference
         ref_key = (ref or "", r.shape, str(r.mode), 0)
-        if ref is not None and ref_key not in counted:
-            counted.add(ref_key)
+        if ref is not None and ref_key not in estimated:
+            estimated.add(ref_key)
             ref_s = timed.get(ref_key)
             seconds += ref_s if ref_s is not None else seconds  # a reference: as its level
             measured = measured and ref_s is not None
@@ -178,15 +190,39 @@ def plan_update(session: Session) -> UpdatePlan:
     order = {lv.id: i for i, lv in enumerate(registry.LEVELS)}
     ordered = sorted(levels.values(), key=lambda s: order.get(s.level, len(order)))
     start = session.header.t if 0 < session.header.t < 60 else RUNNER_START_S
+    if max_gpu_s is not None:
+        ordered, past = _within(ordered, max_gpu_s - start)
+        if past:
+            left_out[" budget"] = (
+                f"{counted(past, 'run')} past --max-gpu-s {max_gpu_s:g}: left for the next "
+                f"update (the same command again continues where this one stops)")
     # the profiles of a stale level's old code, and those of a level re-run since they
     # were made (an earlier update re-ran it and left them): made again of the new code
-    rerun = {lv.level for lv in ordered}
+    rerun = {lv.level for lv in ordered if lv.reasons != [UNPAIRED]}
     again = [ProfileAgain(kind, level, shape, p.seconds)
              for (kind, level, shape), p in sorted(
                  profiled.items(), key=lambda kv: order.get(kv[0][1], len(order)))
              if (level in rerun or p.outdated) and level in registry.BY_ID
              and (kind != "trace" or nvrtc.traceable(registry.BY_ID[level]))]
     return UpdatePlan(ordered, list(left_out.values()), start, again)
+
+
+def _within(levels: list[StaleLevel], seconds: float) -> tuple[list[StaleLevel], int]:
+    """The runs, in plan order, whose estimates add up to at most ``seconds`` (the first
+    run at least, so that an update always moves on), and how many are left."""
+    kept: list[StaleLevel] = []
+    spent, past = 0.0, 0
+    for lv in levels:
+        runs: list[StaleRun] = []
+        for run in lv.runs:
+            if past or (spent + run.seconds > seconds and (kept or runs)):
+                past += 1
+                continue
+            spent += run.seconds
+            runs.append(run)
+        if runs:
+            kept.append(StaleLevel(lv.level, lv.reference, runs))
+    return kept, past
 
 
 def _scan(events: Iterable[object]) -> tuple[dict[RunKey, _Newest], dict[str, rec.Build],
@@ -366,7 +402,7 @@ def plan_lines(plan: UpdatePlan, estimate: bool) -> list[str]:
             for run in lv.runs:
                 how = "as timed in the file" if run.measured else "modelled"
                 lines.append(f"    {run.request.describe()}: ~{run.seconds:.1f} s ({how})")
-    stale = {lv.level for lv in plan.levels}
+    stale = {lv.level for lv in plan.levels if lv.reasons != [UNPAIRED]}
     for level in dict.fromkeys(p.level for p in plan.profiles):
         again = [p for p in plan.profiles if p.level == level]
         cost = f", ~{sum(p.seconds for p in again):.0f} s" if estimate else ""

@@ -15,6 +15,7 @@ import places
 import pytest
 
 from gemmscope.kernels.cli import main as cli
+from gemmscope.kernels.cli import update_plan
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol import events as protocol
 from gemmscope.kernels.protocol import recording
@@ -385,3 +386,77 @@ def test_the_steps_of_an_update_are_the_profiles_planned_by_kind_and_shape():
     assert [type(s) for s in steps] == [CountersStep, SourceCountersStep]
     assert steps[0].levels == ["naive", "coalesced"] and steps[0].size == (256, 256, 256)
     assert steps[1].levels == ["naive"] and steps[1].size == (512, 512, 512)
+
+
+# ------------------------------------------------------------------ --unpaired, --max-gpu-s
+def _paired(events: list[dict], level: str) -> list[dict]:
+    """The events with ``level``'s burst result marked as timed in pairs."""
+    return [{**e, "paired": True} if e["type"] == "result" and e["level"] == level
+            and e["mode"] == "burst" else e for e in events]
+
+
+def test_unpaired_measures_again_only_ratios_not_timed_in_pairs_and_keeps_their_profiles(
+        tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    events = _paired(_events(), "coalesced")  # naive's ratio unpaired, coalesced's paired
+    t = events[-1]["t"]
+    path = tmp_path / "rec.jsonl"
+    _write(path, [*events, _counters("naive", t + 1)])
+    code, out, _ = _update(path, "--dry-run")
+    assert code == 0 and "nothing changed" in out  # without --unpaired: as before
+    code, out, _ = _update(path, "--unpaired", "--dry-run")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith(f"naive: {update_plan.UNPAIRED}; 1 shape × burst,")
+    # coalesced was paired, naive's sustained run has no reference: neither runs; the code
+    # is the file's, so naive's counters stand
+    assert not any(line.startswith("coalesced") or "profiled again" in line for line in lines)
+    assert "    naive at 64×64×64: ~4.5 s (as timed in the file)" in out
+    assert "estimated GPU time: ~6 s for 1 run and their references" in out
+
+
+def test_unpaired_with_every_ratio_paired_says_so(tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    path = tmp_path / "rec.jsonl"
+    _write(path, _paired(_paired(_events(), "coalesced"), "naive"))
+    code, out, _ = _update(path, "--unpaired")
+    assert code == 0 and "nothing changed" in out and "every ratio was timed in pairs" in out
+
+
+def test_max_gpu_s_takes_the_runs_in_order_up_to_the_budget_and_says_the_rest(
+        tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    path = tmp_path / "rec.jsonl"
+    _write(path, _events())
+    for name in ("naive.cu", "coalesced.cu"):
+        with (cuda / name).open("a") as fh:
+            fh.write("// an edit\n")
+    # in plan order: naive burst ~4.5 s, naive sustained ~13 s, coalesced burst ~3 s
+    code, out, _ = _update(path, "--dry-run", "--max-gpu-s", "10")
+    assert code == 0
+    assert "    naive at 64×64×64: ~4.5 s" in out and "(sustained)" not in out
+    assert "coalesced at" not in out
+    assert "left out: 2 runs past --max-gpu-s 10: left for the next update" in out
+    # a budget below the first run still runs it: an update always moves on
+    code, out, _ = _update(path, "--dry-run", "--max-gpu-s", "2")
+    assert "    naive at 64×64×64: ~4.5 s" in out and "left out: 2 runs past" in out
+    code, out, _ = _update(path, "--dry-run", "--max-gpu-s", "100")
+    assert "past --max-gpu-s" not in out and "3 runs" in out.splitlines()[-1]
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (["--unpaired"], "--unpaired goes with --update FILE"),
+    (["--max-gpu-s", "60"], "--max-gpu-s goes with --update FILE"),
+])
+def test_update_options_without_update_are_refused(tmp_path, monkeypatch, flags, said):
+    _no_runner(monkeypatch)
+    err = io.StringIO()
+    code = cli.main(["record", "-l", "naive", "-s", "16", "-o", str(tmp_path / "x.jsonl"),
+                     *flags], io.StringIO(), err)
+    assert code == 2 and said in err.getvalue()
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "nan", "1e9"])
+def test_max_gpu_s_outside_its_range_is_refused(tmp_path, monkeypatch, value):
+    _no_runner(monkeypatch)
+    code, _, err = _update(tmp_path / "rec.jsonl", "--max-gpu-s", value)
+    assert code == 2 and "--max-gpu-s" in err and "give seconds from 1 to 86,400" in err
