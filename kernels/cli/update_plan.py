@@ -50,6 +50,11 @@ class UpdateRefused(Exception):
     """The file cannot be updated; the message says why."""
 
 
+# the reason of a run planned only because its ratio was not timed in pairs (--unpaired):
+# its code is the file's, so its profiles stand
+UNPAIRED = "unpaired ratio (timed before paired timing: measured again in pairs)"
+
+
 @dataclass(frozen=True, slots=True)
 class StaleRun:
     """One run again: the request, why, and its estimated GPU seconds (its reference's
@@ -74,6 +79,12 @@ class StaleLevel:
     @property
     def seconds(self) -> float:
         return sum(run.seconds for run in self.runs)
+
+    @property
+    def recoded(self) -> bool:
+        """Whether it runs other code or parameters than the file's (not only to time its
+        ratio in pairs, UNPAIRED): its profiles in the file are then of its old code."""
+        return self.reasons != [UNPAIRED]
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,11 +148,6 @@ class _Newest:
     seconds: float | None  # its run_start to the next run's (or its result), in the file
 
 
-# the reason of a run planned only because its ratio was not timed in pairs (--unpaired):
-# its code is the file's, so its profiles stand
-UNPAIRED = "unpaired ratio (timed before paired timing: measured again in pairs)"
-
-
 def plan_update(session: Session, unpaired: bool = False,
                 max_gpu_s: float | None = None) -> UpdatePlan:
     """The runs that bring ``session`` (read with ``only=READ``) up to date. ``unpaired``:
@@ -198,7 +204,7 @@ def plan_update(session: Session, unpaired: bool = False,
                 f"update (the same command again continues where this one stops)")
     # the profiles of a stale level's old code, and those of a level re-run since they
     # were made (an earlier update re-ran it and left them): made again of the new code
-    rerun = {lv.level for lv in ordered if lv.reasons != [UNPAIRED]}
+    rerun = {lv.level for lv in ordered if lv.recoded}
     again = [ProfileAgain(kind, level, shape, p.seconds)
              for (kind, level, shape), p in sorted(
                  profiled.items(), key=lambda kv: order.get(kv[0][1], len(order)))
@@ -402,7 +408,7 @@ def plan_lines(plan: UpdatePlan, estimate: bool) -> list[str]:
             for run in lv.runs:
                 how = "as timed in the file" if run.measured else "modelled"
                 lines.append(f"    {run.request.describe()}: ~{run.seconds:.1f} s ({how})")
-    stale = {lv.level for lv in plan.levels if lv.reasons != [UNPAIRED]}
+    stale = {lv.level for lv in plan.levels if lv.recoded}
     for level in dict.fromkeys(p.level for p in plan.profiles):
         again = [p for p in plan.profiles if p.level == level]
         cost = f", ~{sum(p.seconds for p in again):.0f} s" if estimate else ""
