@@ -91,6 +91,8 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         GS_TRACE(TILE_BEGIN, gs_tile, 0);
         for (int kt = 0; kt < ktiles; ++kt, ++g) {
             const int s = g % STAGES;
+            GS_TRACE_DO(const int gs_k1 = kt + 1 < ktiles ? kt + 1 : 0;)  // (kt + 1) % ktiles: a division cost more than the records
+            GS_TRACE_DO(const bool gs_keep = gs_tr.keeps(kt), gs_keep1 = gs_tr.keeps(gs_k1);)  // tested once a step, ahead of the wait
 #pragma unroll
             for (int kk = 0; kk < KK; ++kk) {
                 const int cur = kk & 1, nxt = cur ^ 1;
@@ -98,9 +100,9 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     load_frags(s, kk + 1, nxt);
                 } else if (g + 1 < total) {  // K step g + 1 (perhaps the next tile's first)
                     const int s1 = (g + 1) % STAGES;
-                    GS_TRACE(WAIT_BEGIN, kt + 1 < ktiles ? gs_tile : gs_tile + gridDim.x, (kt + 1) % ktiles);  // after the step's first products
+                    GS_TRACE_IF(gs_keep1, WAIT_BEGIN, gs_k1 ? gs_tile : gs_tile + gridDim.x, gs_k1);  // after the step's first products
                     gs_mbar_wait(&full[s1], ((g + 1) / STAGES) & 1);
-                    GS_TRACE(DATA_READY, kt + 1 < ktiles ? gs_tile : gs_tile + gridDim.x, (kt + 1) % ktiles);
+                    GS_TRACE_IF(gs_keep1, DATA_READY, gs_k1 ? gs_tile : gs_tile + gridDim.x, gs_k1);
                     load_frags(s1, 0, nxt);
                 }
 #pragma unroll
@@ -118,7 +120,7 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 if (kk + 1 == KK) {
                     gs_fence_async_shared();
                     gs_mbar_arrive(&empty[s]);
-                    GS_TRACE(MMA_DONE, gs_tile, kt);
+                    GS_TRACE_IF(gs_keep, MMA_DONE, gs_tile, kt);
                 }
             }
         }

@@ -69,6 +69,19 @@ struct GsTraceLane {
         }
         slot = s;
     }
+    // Whether this thread records the K-stage events of step k: it is its lane's writer
+    // and the sampling keeps the step, in one compare (a slot is below 2^31: the buffer's
+    // bound keeps lanes far fewer). Every thread makes it at each stage event, most of
+    // them in steps the sampling leaves out, so it is what a sampled trace still costs.
+    // Testing the slot first split the writer's warp at every stage event, its one thread
+    // testing the step while the other 31 waited, and the block's barriers wait for that
+    // warp (register_2d, by the SASS's stall counts: 149 cycles more than the plain build
+    // per K step on that warp, 53 with the one compare; issue 46 item 2). Two tests with
+    // the step's first spilled 8 bytes there. A level whose events of a step lie apart may
+    // keep the answer (mma_tma: gs_keep) rather than test it again at each.
+    __device__ __forceinline__ bool keeps(int k) const {
+        return ((((unsigned)k + 2u) & gs_trace.stage_mask) | (slot & 0x80000000u)) <= 2u;
+    }
     __device__ __forceinline__ static unsigned gs_block() {
         return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     }
@@ -83,11 +96,10 @@ struct GsTraceLane {
     // every lane's last event is one: TILE_END or LANE_END). (Leaving the lane out too
     // made register_2d, at its 128-register cap, spill 8 bytes: NVRTC 13.0.)
     __device__ __forceinline__ void put(unsigned kind, int tile, int k) {
-        if (slot == ~0u) return;
         const bool stage = kind == GS_TR_LOAD_ISSUED || kind == GS_TR_DATA_READY ||
                            kind == GS_TR_MMA_DONE || kind == GS_TR_WAIT_BEGIN;
         // a step the host's sampling leaves out takes no slot
-        if (stage && (((unsigned)k + 2u) & gs_trace.stage_mask) > 2u) return;
+        if (stage ? !keeps(k) : slot == ~0u) return;
         if (n < gs_trace.cap) {
             unsigned long long t = 0, c;
             unsigned head = kind | gs_lane() << 8 | 0xFFFFu << 16, block = ~0u;

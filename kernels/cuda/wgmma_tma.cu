@@ -19,6 +19,11 @@
 // partial wave are shared out by K steps instead of whole tiles (stream-K, hopper.cuh's
 // gs_work), so no block idles while others finish them; a tile cut between blocks is
 // summed through an FP32 workspace.
+// BN = 232 (picked per shape on the host, bf16_tile_width: 3000 x 5000 is 528 tiles, four
+// full waves of 132, where 256 leaves the fourth 64% full): the epilogue stores three
+// 64-column chunks and then the tile's last 64 columns, which overlap the third chunk, so
+// every TMA store stays a 64 x 64 box inside the tile (the overlap is written twice, with
+// the same values).
 // TMA writes each tile in the 128-byte swizzle (a row of BK = 64 bf16 is 128 bytes), which
 // the wgmma descriptors name, so the tensor cores read it without bank conflicts.
 // Edges: TMA fills out-of-bounds rows and columns with zeros, the stores are guarded; the
@@ -26,6 +31,7 @@
 #include "common.cuh"
 #include "hopper.cuh"
 #include "trace.cuh"
+#include "wgmma_bf16_ops.cuh"
 
 template <int BN>
 struct GsWgmmaBf16;
@@ -41,6 +47,14 @@ struct GsWgmmaBf16<128> {
     static __device__ __forceinline__ void mma(float (&d)[64], unsigned long long a,
                                                unsigned long long b, int acc) {
         gs_wgmma_bf16_n128(d, a, b, acc);
+    }
+};
+
+template <>
+struct GsWgmmaBf16<232> {
+    static __device__ __forceinline__ void mma(float (&d)[116], unsigned long long a,
+                                               unsigned long long b, int acc) {
+        gs_wgmma_bf16_n232(d, a, b, acc);
     }
 };
 
@@ -117,10 +131,20 @@ bgemm_wgmma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             if (SK && !gs_sk_settle<NREG, CONSUMERS>(acc, ws, flags, work, t, k0, k1, c))
                 return;  // a contributor: its partial sums are in the workspace
             GS_TRACE_IF(SK && k1 != work.ksteps, FIXUP_DONE, t, k0);
-            if (EPI && tma_c)
-                gs_store_acc_tma(acc, smem + STAGES * STAGE_BYTES + c * 16384, &tmC,
-                                 bm * BM + c * 64, bn * BN, 1 + c);
-            else
+            if (EPI && tma_c) {
+                unsigned char* buf = smem + STAGES * STAGE_BYTES + c * 16384;
+                gs_store_acc_tma(acc, buf, &tmC, bm * BM + c * 64, bn * BN, 1 + c);  // whole chunks
+                if constexpr (NREG % 32 != 0) {
+                    // the last 64 columns, from the half of the buffer the last whole chunk
+                    // did not use (its store may still be reading the other)
+                    constexpr int LAST = NREG - 32;
+                    float last[32];
+#pragma unroll
+                    for (int i = 0; i < 32; ++i) last[i] = acc[LAST + i];
+                    gs_store_acc_tma(last, buf + (NREG / 32 % 2) * 8192, &tmC, bm * BM + c * 64,
+                                     bn * BN + 2 * LAST, 1 + c);
+                }
+            } else
                 gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);
             GS_TRACE(TILE_END, t, k1);
         });

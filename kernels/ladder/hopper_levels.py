@@ -31,6 +31,25 @@ def _fp8_smem(p: dict[str, int]) -> int:
             + 1024)
 
 
+def _waves_times_width(rows: int, N: int, bn: int, sm_count: int) -> int:
+    """A width's cost in a run of ``rows`` tile rows: as many waves as the busiest SM has
+    tiles, each as long as the tile is wide (a tile's time grows with its width at a
+    given K)."""
+    return -(-rows * -(-N // bn) // sm_count) * bn
+
+
+def bf16_tile_width(M: int, N: int, K: int, sm_count: int) -> dict[str, int]:
+    """wgmma_tma's tile width per shape: 232 where its waves cost clearly less than 256's,
+    else the default 256. 3000 x 5000: 24 x 20 tiles of 256 are 3.64 waves (1024), 24 x 22
+    of 232 exactly 4 (928): 97.9% of cuBLAS BF16 paired, against 90.6% (H200, 2026-12-03);
+    at 4096^3 232 makes 5 waves of 4 (88.7% against 100.3%), and the rule keeps 256. 240
+    and 192 lost to 232 where the count ties them (95.6% and 92.9% at 3000 x 5000): a
+    narrower tile loads A once for fewer columns. The 5% margin as fp8_tile_width's."""
+    rows = -(-M // 128)
+    wide, narrow = (_waves_times_width(rows, N, bn, sm_count) for bn in (256, 232))
+    return {"BN": 232} if narrow < 0.95 * wide else {}
+
+
 def fp8_tile_width(M: int, N: int, K: int, sm_count: int) -> dict[str, int]:
     """The FP8 levels' tile width per shape, as DeepGEMM picks its BLOCK_N: 192 where
     its waves cost clearly less than 256's, else the default 256 (no change). A wave's
@@ -40,11 +59,8 @@ def fp8_tile_width(M: int, N: int, K: int, sm_count: int) -> dict[str, int]:
     margin: at 8192^3 and 4096 x 32768 x 512 192 costs 1.6% less by this count but ran
     0.3% and 2.3% slower (round 6): a narrower tile loads A once for fewer columns."""
     rows = -(-M // FP8_TILE_ROWS)
-
-    def cost(bn: int) -> int:
-        return -(-rows * -(-N // bn) // sm_count) * bn
-
-    return {"BN": 192} if cost(192) < 0.95 * cost(256) else {}
+    wide, narrow = (_waves_times_width(rows, N, bn, sm_count) for bn in (256, 192))
+    return {"BN": 192} if narrow < 0.95 * wide else {}
 
 
 STREAM_K = ("The tiles left after the last full wave (fewer than SMs) shared out by K steps "
@@ -70,6 +86,7 @@ WGMMA_TMA = Level(
     source="wgmma_tma.cu", kernel="bgemm_wgmma_tma",
     params={"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CONSUMERS": 2, "GM": 16,
             "KPIPE": 1, "EPI": 1, "SK": 0},
+    shape_params=bf16_tile_width,
     geometry=warp_specialized, arch="sm_90a", b_layout="nk", persistent=True,
     stream_k_param="SK",
     k_multiple=8, k_reason="a TMA row pitch must be a multiple of 16 bytes",

@@ -38,7 +38,7 @@ FILES: dict[str, Placement] = {
     "test_build_cache_gpu.py": Placement(1, 300, "a second runner builds from the cache"),
     # shard 2: the Tensor Core half of the ladder and its correctness files
     "test_fp8_deep_gpu.py": Placement(2, 120, "fp8_deep with and without clusters"),
-    "test_fp8_tile_fit_gpu.py": Placement(2, 120, "the FP8 tile width per shape"),
+    "test_fp8_tile_fit_gpu.py": Placement(2, 150, "the FP8 and BF16 tile widths per shape"),
     "test_deepgemm_reference_gpu.py": Placement(2, 180, "DeepGEMM (skips without it)"),
     "test_mma_tma_gpu.py": Placement(2, 180, "mma_tma after many launches, to 8192^3"),
     "test_paired_gpu.py": Placement(2, 420, "a level and its reference timed in pairs"),

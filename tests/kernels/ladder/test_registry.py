@@ -236,6 +236,25 @@ def test_fp8_levels_pick_192_wide_tiles_only_where_they_need_fewer_waves(level_i
     assert fitted.dyn_smem_bytes() < lv.dyn_smem_bytes()
 
 
+# the BF16 shapes of issue 42's table, with the width the count picks on 132 SMs
+BF16_SHAPES = {(3000, 5000, 4096): 232, (8192, 28672, 8192): 256, (2048, 2048, 8192): 256,
+               (4096, 4096, 4096): 256, (8192, 8192, 8192): 256, (6144, 6144, 6144): 256}
+
+
+@pytest.mark.parametrize("level_id", ["wgmma_tma", "wgmma_stream_k"])
+def test_bf16_levels_pick_232_wide_tiles_only_where_their_waves_cost_clearly_less(level_id):
+    lv = registry.get(level_id)
+    assert {s: lv.for_shape(*s, 132).params["BN"] for s in BF16_SHAPES} == BF16_SHAPES
+    # 3000 x 5000: 24 x 22 tiles of 232 are exactly 4 waves (928), 24 x 20 of 256 3.64 (1024)
+    fitted = lv.for_shape(3000, 5000, 4096, 132)
+    assert fitted.tile == (128, 232) and fitted.id == lv.id and fitted is not lv
+    assert fitted.dyn_smem_bytes() < lv.dyn_smem_bytes()
+    # the SM count decides, not the shape: 480 tiles of 256 on 160 SMs are 3 full waves
+    assert lv.for_shape(3000, 5000, 4096, 160) is lv
+    # and a shape of other numbers with the same fault: 24 x 20 tiles of 256 over 132
+    assert lv.for_shape(3072, 5100, 1024, 132).params["BN"] == 232
+
+
 def test_levels_without_a_shape_rule_run_their_own_parameters_everywhere():
     for lv in registry.ladder():
         if lv.shape_params is None:
