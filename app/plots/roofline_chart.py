@@ -330,7 +330,10 @@ class RooflineChart(Chart):
 
     def describe(self, p: rl.Point) -> str:
         name = self.data.name_of(p.level)
-        if p in self.drawn_base and p not in self.drawn_points:
+        # by identity: a baseline's result can equal this session's in every field (CUDA
+        # events tick in 0.5 µs steps, so two runs of a short launch can share a median)
+        if (any(p is q for q in self.drawn_base)
+                and not any(p is q for q in self.drawn_points)):
             text = f"baseline {name} ({p.precision.upper()}): {p.tflops:.4g} TFLOPS"
             now = next((q for q in self.drawn_points if q.level == p.level), None)
             if now is not None:
