@@ -32,7 +32,11 @@ from .launch_steps import launch_step
 
 CONFIDENCE = 0.95
 TARGET_HALF_WIDTH_PCT = 0.5  # stop when the interval is this narrow (% of the median)
-MIN_PAIRS = 10  # the precision rule waits for this many pairs
+# the precision rule waits for this many pairs. Ten let a run of slow pairs (2-3 ms each)
+# stop inside one slow swing of the clock: mma_sync's repetitions at 8192³ moved 1.01%
+# with 10 and 0.17% with 50 (docs/perf-notes.md, issue 41 item 8); a loop of 50 pairs
+# of the shortest launches takes milliseconds, and the time budget still ends long ones.
+MIN_PAIRS = 50
 # the fewest pairs with a 95% interval: with n ratios the widest interval (least to
 # greatest) holds the median with probability 1 - 2 / 2**n, 0.969 at n = 6
 MIN_BUDGET_PAIRS = 6

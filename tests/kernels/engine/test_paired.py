@@ -15,7 +15,7 @@ from gemmscope.kernels.engine.runner import Runner
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol import commands
 from gemmscope.kernels.protocol.decoding import decode
-from gemmscope.kernels.results.ratio_stats import ClockReading
+from gemmscope.kernels.results.ratio_stats import MIN_PAIRS, ClockReading
 
 
 class Clock:
@@ -80,7 +80,7 @@ def test_the_loop_stops_by_precision_or_by_its_budget():
         return 1.0, ClockReading()
 
     pairs, stop = paired.pair_loop(steady, steady, clock, 2.0, 1000)
-    assert stop == "precision" and len(pairs) == 10
+    assert stop == "precision" and len(pairs) == MIN_PAIRS
     flip = iter(range(10**6))
 
     def noisy():  # a ratio that swings 20% pair to pair never gets precise
@@ -210,14 +210,16 @@ def _bench(**kw) -> PairBench:
 def test_run_paired_gives_both_results_from_one_loop():
     bench = _bench()
     level, ref = registry.BY_ID["wgmma_tma"], registry.BY_ID[registry.BY_ID["wgmma_tma"].reference]
-    ref_result, result = paired.run_paired(bench, level, ref, 256, 256, 256, 12, 2, 2.0)
+    ref_result, result = paired.run_paired(bench, level, ref, 256, 256, 256, MIN_PAIRS + 2, 2,
+                                             2.0)
     # both prepared without warm-up, then warmed up alternately, then timed in pairs
     # until the (noise-free) ratio is precise: MIN_PAIRS
     assert bench.prepared == [(level.id, 0), (ref.id, 0)] and bench.pool_freed == 1
     assert bench.launches[:4] == ["level", "reference", "level", "reference"]
-    assert len(bench.launches) == 4 + 20 and bench.flushes == 20  # a flush per timed launch
-    assert result["paired"] is True and result["pairs"] == 10 == result["repeats"]
-    assert result["stop_reason"] == "precision" and result["max_pairs"] == 12
+    assert len(bench.launches) == 4 + 2 * MIN_PAIRS  # a flush per timed launch:
+    assert bench.flushes == 2 * MIN_PAIRS
+    assert result["paired"] is True and result["pairs"] == MIN_PAIRS == result["repeats"]
+    assert result["stop_reason"] == "precision" and result["max_pairs"] == MIN_PAIRS + 2
     assert result["pct_of_reference"] == pytest.approx(80.0)
     assert result["pct_ci_low"] <= result["pct_of_reference"] <= result["pct_ci_high"]
     assert result["throttled_pairs"] == 2 and result["pct_of_reference_unthrottled"] == \
@@ -238,10 +240,10 @@ def test_an_fp8_level_is_paired_with_deepgemm_too_in_a_loop_of_its_own():
     bench.ms["deepgemm_fp8"] = 1.1  # the level at 1.25 ms: 88% of DeepGEMM
     level = registry.BY_ID["fp8_block_scaled"]
     ref, deep = registry.BY_ID[level.reference], registry.BY_ID["deepgemm_fp8"]
-    _ref_result, result = paired.run_paired(bench, level, ref, 256, 256, 256, 12, 1, 2.0,
-                                            second=deep)
+    _ref_result, result = paired.run_paired(bench, level, ref, 256, 256, 256, MIN_PAIRS + 2, 1,
+                                            2.0, second=deep)
     assert result["pct_of_reference"] == pytest.approx(80.0)
-    assert result["deepgemm"] == "deepgemm_fp8" and result["deepgemm_pairs"] == 10
+    assert result["deepgemm"] == "deepgemm_fp8" and result["deepgemm_pairs"] == MIN_PAIRS
     assert result["deepgemm_pct"] == pytest.approx(88.0)
     assert result["deepgemm_ci_low"] <= result["deepgemm_pct"] <= result["deepgemm_ci_high"]
     assert result["deepgemm_stop_reason"] == "precision" and result["deepgemm_verified"]
@@ -260,7 +262,7 @@ def serve_paired(bench, cmd: dict) -> list[dict]:
 
 def test_the_runner_emits_the_reference_paired_with_the_level_and_every_launch():
     lines = serve_paired(_bench(), {"cmd": "run", "id": "r", "level": "cp_async_interior",
-                                    "M": 256, "N": 256, "K": 256, "repeats": 40,
+                                    "M": 256, "N": 256, "K": 256, "repeats": 2 * MIN_PAIRS,
                                     "pair_budget_s": 5})
     kinds = [e["type"] for e in lines]
     assert "error" not in kinds, lines
@@ -269,15 +271,15 @@ def test_the_runner_emits_the_reference_paired_with_the_level_and_every_launch()
     assert [s["level"] for s in starts] == [ref_id, "cp_async_interior"]
     assert starts[0]["paired_with"] == "cp_async_interior" and starts[1]["paired"] is True
     repeats = [e for e in lines if e["type"] == "repeat"]
-    assert len(repeats) == 20
+    assert len(repeats) == 2 * MIN_PAIRS
     of_ref = [e for e in repeats if e.get("of") == "reference"]
-    assert len(of_ref) == 10 and all(e["level"] == ref_id for e in of_ref)
-    assert sorted(e["pair"] for e in repeats if "of" not in e) == list(range(10))
+    assert len(of_ref) == MIN_PAIRS and all(e["level"] == ref_id for e in of_ref)
+    assert sorted(e["pair"] for e in repeats if "of" not in e) == list(range(MIN_PAIRS))
     results = [e for e in lines if e["type"] == "result"]
     assert [r["level"] for r in results] == [ref_id, "cp_async_interior"]
     assert results[0]["paired_with"] == "cp_async_interior"
     level = results[1]
-    assert level["paired"] and level["pairs"] == 10 and level["budget_s_per_pair"] == 5.0
+    assert level["paired"] and level["pairs"] == MIN_PAIRS and level["budget_s_per_pair"] == 5.0
     # every event decodes as the app reads it
     for e in lines:
         if e["type"] in ("run_start", "repeat", "result"):

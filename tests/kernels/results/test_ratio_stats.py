@@ -73,9 +73,10 @@ def test_the_stopping_rule_respects_both_bounds(values, elapsed, budget, max_pai
 
 
 def test_precision_stops_a_steady_ratio_and_never_before_the_least_pairs():
-    steady = [1.0 + 0.001 * (i % 3) for i in range(30)]
-    assert rs.stop_reason(steady[:9], 0.0, 2.0, 1000) is None  # 9 < MIN_PAIRS
-    assert rs.stop_reason(steady[:10], 0.0, 2.0, 1000) == "precision"
+    steady = [1.0 + 0.001 * (i % 3) for i in range(2 * rs.MIN_PAIRS)]
+    least = rs.MIN_PAIRS
+    assert rs.stop_reason(steady[:least - 1], 0.0, 2.0, 1000) is None
+    assert rs.stop_reason(steady[:least], 0.0, 2.0, 1000) == "precision"
     noisy = [1.0 + 0.1 * ((-1) ** i) * (i % 5) for i in range(30)]
     assert rs.stop_reason(noisy, 0.5, 2.0, 1000) is None
     assert rs.stop_reason(noisy, 2.0, 2.0, 1000) == "budget"
