@@ -65,14 +65,23 @@ def stage_events(s: TraceSchedule, every: int) -> int:
                           for _, k0, k1 in pieces)
 
 
+# Where a shape must sample anyway, the least sampling that keeps a level's trace build
+# within issue 46's 5% of its plain build, measured on the H200 at 4096³ (docs/perf-notes.md,
+# "Trace builds' cost"): fp8_deep's K steps are the shortest of the ladder (128-deep FP8),
+# and recording 3 of every 8 cost +6.0% and +6.4% in two runs, 3 of every 16 +3.0% and +3.6%
+# (in the loop before its L2 flush, which favoured the trace build: at 8 it is over for sure).
+LEAST_SAMPLING = {"fp8_deep": 16}
+
+
 def auto_every(s: TraceSchedule, budget: int = MAX_TRACE_EVENTS) -> int:
     """The least sampling whose events fit one trace event's bound: a shape small enough
     keeps every K step; a big one records fewer, which its event could not have held
     anyway (the decoder would leave whole SMs' stage events out) and which costs the
-    launch less time (issue 46 item 2)."""
+    launch less time (issue 46 item 2), and at least the level's LEAST_SAMPLING."""
     other = sum(len(p) * 4 + 2 for p in s.pieces) * s.lanes_per_block
-    return next((e for e in STAGE_EVERY if other + stage_events(s, e) <= budget),
-                STAGE_EVERY[-1])
+    every = next((e for e in STAGE_EVERY if other + stage_events(s, e) <= budget),
+                 STAGE_EVERY[-1])
+    return every if every == 1 else max(every, LEAST_SAMPLING.get(s.level, 1))
 
 
 def trace_event(level: Level, M: int, N: int, K: int, pairs: int = TRACE_PAIRS[0],
@@ -109,7 +118,7 @@ def trace_event(level: Level, M: int, N: int, K: int, pairs: int = TRACE_PAIRS[0
     ops = random_inputs(level, M, N, K)
     plain, plain_info = level_launcher(level, ops)
     traced, info = level_launcher(level, ops, trace=point)
-    plain_ms, trace_ms, ratios = _paired(cp, plain, traced, pairs)
+    plain_ms, trace_ms, ratios = _paired(cp, plain, traced, pairs, l2_flusher(cp))
     ops.poison()
     counts.fill(0)
     lost.fill(0)
@@ -131,27 +140,46 @@ def trace_event(level: Level, M: int, N: int, K: int, pairs: int = TRACE_PAIRS[0
             "pairs": len(ratios)}
 
 
-def _paired(cp: Any, plain: Any, traced: Any, pairs: int
-            ) -> tuple[float | None, float | None, list[float]]:
-    """Median ms of each build and the per-pair ratios trace / plain, the two launched
-    alternately (the power limiter meets both alike), after a warm-up of each."""
+def _paired(cp: Any, plain: Callable[[], None], traced: Callable[[], None], pairs: int,
+            flush: Callable[[], None]) -> tuple[float | None, float | None, list[float]]:
+    """Median ms of each build and the per-pair ratios trace / plain, after a warm-up of
+    each: the two launched alternately (the power limiter meets both alike), plain first
+    in even pairs and traced first in odd ones (an order effect cancels), each launch in
+    its own event pair with L2 flushed before it, as the paired ratio's loop does
+    (kernels/engine/paired.py). Without the flush the second launch of a pair read the
+    operands the first had left in L2, and the trace builds of the BF16 levels read 5-8%
+    faster than their plain builds (docs/perf-notes.md)."""
     if pairs == 0:
         return None, None, []
     for launch in (plain, traced, plain, traced):
         launch()
-    ev = [cp.cuda.Event() for _ in range(3)]
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+
+    def timed(launch: Callable[[], None]) -> float:
+        flush()
+        start.record()
+        launch()
+        end.record()
+        end.synchronize()
+        return float(cp.cuda.get_elapsed_time(start, end))
+
     a_ms, b_ms = [], []
-    for _ in range(pairs):
-        ev[0].record()
-        plain()
-        ev[1].record()
-        traced()
-        ev[2].record()
-        ev[2].synchronize()
-        a_ms.append(cp.cuda.get_elapsed_time(ev[0], ev[1]))
-        b_ms.append(cp.cuda.get_elapsed_time(ev[1], ev[2]))
+    for i in range(pairs):
+        if i % 2 == 0:
+            a_ms.append(timed(plain))
+            b_ms.append(timed(traced))
+        else:
+            b_ms.append(timed(traced))
+            a_ms.append(timed(plain))
     ratios = [b / a for a, b in zip(a_ms, b_ms, strict=True) if a > 0]
     return statistics.median(a_ms), statistics.median(b_ms), ratios
+
+
+def l2_flusher(cp: Any) -> Callable[[], None]:
+    """Evicts L2: writes a buffer twice its size (measure.Bench.flush's rule)."""
+    l2 = int(cp.cuda.Device().attributes.get("L2CacheSize", 0))
+    buf = cp.empty(max(2 * l2, 1 << 20) // 4, cp.float32)
+    return lambda: buf.fill(1.0)
 
 
 class TraceStep:

@@ -103,9 +103,17 @@ def test_a_small_shape_keeps_every_step_and_a_big_one_samples_within_one_events_
     lanes = sum(len(p) * 4 + 2 for p in big.pieces) * big.lanes_per_block
     fits = lanes + trace_launch.stage_events(big, every) <= MAX_TRACE_EVENTS
     assert fits or every == commands.STAGE_EVERY[-1]
-    # the least that fits: the one below it would not have
+    # the least that fits (or the level's least for its cost): the one below would not do
     below = commands.STAGE_EVERY[commands.STAGE_EVERY.index(every) - 1]
-    assert lanes + trace_launch.stage_events(big, below) > MAX_TRACE_EVENTS
+    assert (lanes + trace_launch.stage_events(big, below) > MAX_TRACE_EVENTS
+            or below < trace_launch.LEAST_SAMPLING.get(level_id, 1) == every)
+
+
+def test_a_level_whose_steps_are_short_samples_no_less_than_its_cost_allows():
+    model = trace_schedule.schedule(registry.get("fp8_deep"), 4096, 4096, 4096, 132)
+    lanes = sum(len(p) * 4 + 2 for p in model.pieces) * model.lanes_per_block
+    assert lanes + trace_launch.stage_events(model, 8) <= MAX_TRACE_EVENTS  # 8 would fit
+    assert trace_launch.auto_every(model) == trace_launch.LEAST_SAMPLING["fp8_deep"] == 16
 
 
 @pytest.mark.parametrize("every", [1, 4, 16])
@@ -176,3 +184,45 @@ def test_record_profile_only_takes_trace_as_its_step(tmp_path):
                      "--trace", "wgmma_tma"], io.StringIO(), err)
     assert code != 0 and "pass --append" in err.getvalue()
     assert "--trace" in err.getvalue()
+
+
+class _L2Gpu:
+    """A fake GPU for trace_launch._paired: a launch takes 1 ms, or 0.9 ms when the
+    launch before it left the operands in L2 (no flush between); it logs what ran."""
+
+    def __init__(self):
+        self.log: list[str] = []
+        self.now, self.warm = 0.0, False
+        gpu = self
+
+        class Event:
+            def record(self):
+                self.at = gpu.now
+
+            def synchronize(self):
+                pass
+
+        self.cuda = type("cuda", (), {"Event": Event,
+                                      "get_elapsed_time": staticmethod(lambda a, b: b.at - a.at)})
+
+    def launch(self, name: str):
+        def run():
+            self.log.append(name)
+            self.now += 0.9 if self.warm else 1.0
+            self.warm = True
+        return run
+
+    def flush(self):
+        self.log.append("flush")
+        self.warm = False
+
+
+def test_the_trace_cost_loop_flushes_l2_before_each_launch_and_alternates_the_order():
+    gpu = _L2Gpu()
+    plain_ms, trace_ms, ratios = trace_launch._paired(gpu, gpu.launch("plain"),
+                                                      gpu.launch("trace"), 4, gpu.flush)
+    timed = gpu.log[4:]  # after the warm-up of each build, twice
+    assert timed == ["flush", "plain", "flush", "trace", "flush", "trace", "flush", "plain"] * 2
+    # every launch starts with a cold L2, so neither build reads the other's operands
+    assert plain_ms == pytest.approx(1.0) and trace_ms == pytest.approx(1.0)
+    assert ratios == pytest.approx([1.0] * 4)
