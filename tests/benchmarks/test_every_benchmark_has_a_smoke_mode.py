@@ -71,6 +71,8 @@ GPU_ONLY = {  # the measurement needs the GPU: arguments, levels and the table
     "clock_state.py": [MADE_UP, re.compile(r"^mma_tma +none +64\.50 +1752MHz +216p", re.M),
                        "rel: (greatest - least) / least"],
     "energy_trace.py": [MADE_UP, "J/GEMM around whole 0.6 "],
+    "reference_spread.py": [MADE_UP, re.compile(r"^cublaslt_fp8 +fresh +1301\.0 +1980MHz "
+                                                r"+1336\.0 +1980MHz +2\.69$", re.M)],
     "fp8_side_by_side.py": [MADE_UP, "| M x N x K | DeepGEMM | fp8_block_scaled"],
     "hopper_bench.py": [MADE_UP, re.compile(r"^wgmma_tma +4096x4096x4096 +501\.0  Y", re.M)],
     "hopper_side_by_side.py": [MADE_UP, "% of reference", "cublas_bf16"],
