@@ -209,12 +209,15 @@ class RunWindow:
 
 def runs_span(windows: list[RunWindow], level: str, shape: Shape | None, mode: Mode
               ) -> tuple[float, float] | None:
-    """From the first start to the last end of ``level``'s runs at ``shape`` in ``mode``
-    (what a caption about that level's runs is about); None where the session has none."""
+    """The start and end of ``level``'s newest run at ``shape`` in ``mode``: the run whose
+    result a caption about that level shows (a recording updated by ``record --update``
+    holds older runs of the level an hour or more before, with the whole ladder between);
+    None where the session has none."""
     mine = [w for w in windows if (w.level, w.shape, w.mode) == (level, shape, mode)]
     if not mine:
         return None
-    return min(w.start_s for w in mine), max(w.end_s for w in mine)
+    newest = max(mine, key=lambda w: w.start_s)
+    return newest.start_s, newest.end_s
 
 
 class RunWindows:

@@ -38,13 +38,13 @@ def test_run_windows_are_the_recorded_run_start_to_result(synthetic_file):
     assert not next(w for w in windows if w.level == "naive").throttled
 
 
-def test_the_span_of_a_levels_runs_is_at_one_shape_and_in_one_mode():
+def test_the_span_of_a_levels_runs_is_its_newest_run_at_one_shape_and_in_one_mode():
     big, small = Shape(4096, 4096, 4096), Shape(512, 512, 512)
     windows = [RunWindow("a", "fp8", big, 10.0, 12.0, RunEnd.RESULT),
                RunWindow("b", "fp8", small, 20.0, 21.0, RunEnd.RESULT),
                RunWindow("c", "fp8", big, 30.0, 31.0, RunEnd.RESULT),
                RunWindow("d", "fp8", big, 900.0, 930.0, RunEnd.RESULT, mode="sustained")]
-    assert runs_span(windows, "fp8", big, "burst") == (10.0, 31.0)
+    assert runs_span(windows, "fp8", big, "burst") == (30.0, 31.0)  # c, not a to c
     assert runs_span(windows, "fp8", big, "sustained") == (900.0, 930.0)
     assert runs_span(windows, "fp8", Shape(1, 1, 1), "burst") is None
     assert runs_span(windows, "naive", big, "burst") is None
