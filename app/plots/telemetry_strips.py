@@ -90,9 +90,11 @@ class RunLabels:
         return 1.0 if i % 2 == 0 else 0.5  # neighbours alternate between two lines
 
     def place(self, *_args: object) -> None:
-        """Place and show the labels that fit. A run that began left of the view has its
-        label at the view's left edge. Only labels near the visible time range are
-        placed (the others are not painted)."""
+        """Place and show the labels that fit, the runs most in view first: a run that
+        began left of the view has its label at the view's left edge, and a sliver of a
+        run at an edge must not take the place of the run the view is on (a talk's scene
+        zoomed to one run). Only labels near the visible time range are placed (the
+        others are not painted)."""
         if not self.labels:
             return
         vb = self.plot.getViewBox()
@@ -103,8 +105,10 @@ class RunLabels:
         # ends in (or just left of) the view; labels before it lie left of the view
         lo = int(np.searchsorted(self.end, left - reach, side="left"))
         hi = int(np.searchsorted(self.x, right, side="right"))
-        free = [-np.inf, -np.inf]  # per line: where the last shown label ends (data x)
-        for i in range(max(0, lo - lo % 2), hi):
+        near = range(max(0, lo - lo % 2), hi)
+        seen = {i: min(float(self.end[i]), right) - max(float(self.x[i]), left) for i in near}
+        taken: list[list[tuple[float, float]]] = [[], []]  # per line: shown labels' spans
+        for i in sorted(near, key=lambda i: (-seen[i], i)):
             label = self.labels[i]
             if self.end[i] <= left:  # a run wholly left of the view: no label to block others
                 if label.isVisible():
@@ -116,11 +120,12 @@ class RunLabels:
             x = max(left, min(max(float(self.x[i]), left), right - width))
             if label.pos().x() != x:
                 label.setPos(x, self.line_y(i))
-            fits = bool(x >= free[i % 2])
+            gap = 8 * px
+            fits = all(x + width + gap <= a or x >= b + gap for a, b in taken[i % 2])
             if label.isVisible() != fits:
                 label.setVisible(fits)
             if fits:
-                free[i % 2] = x + width + 8 * px
+                taken[i % 2].append((x, x + width))
 
 
 class ReasonStrip:

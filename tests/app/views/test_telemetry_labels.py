@@ -73,6 +73,26 @@ def test_labels_hide_behind_a_pinned_label(show_telemetry, tmp_path):
     assert not smem.isVisible()  # on naive's line, under its pinned label
 
 
+def test_the_run_the_view_is_on_keeps_its_label_over_a_sliver_of_the_run_before(
+        show_telemetry, tmp_path):
+    def run(run_id, t0, t1, level):
+        where = {"id": run_id, "level": level, "M": 64, "N": 64, "K": 64}
+        return [{"type": "run_start", "t": t0, **where, "dtype": "fp32", "precision": "fp32",
+                 "repeats": 2, "warmup": 0},
+                {"type": "result", "t": t1, **where, "dtype": "fp32", "median_ms": 1.0,
+                 "tflops": 1.0, "verified": True, "rel_err": 0.0, "repeats": 2}]
+
+    # naive and smem_tiled share a line of labels; the view is on smem_tiled's run (a
+    # talk's scene zoomed to it) with the last 0.05 s of naive's at its left edge
+    events = [syn.header(), *run(1, 0.0, 10.0, "naive"), *run(2, 10.0, 10.05, "coalesced"),
+              *run(3, 10.05, 20.0, "smem_tiled")]
+    _, view = show_telemetry(syn.write(tmp_path / "made.jsonl", events))
+    view.plots["runs"].getViewBox().setXRange(9.95, 20.5, padding=0)
+    naive, _, smem = view.run_labels
+    assert smem.isVisible() and smem.pos().x() == pytest.approx(10.05)
+    assert not naive.isVisible()  # its sliver yields the line to the run in view
+
+
 def _labels(axis):
     """The tick labels an axis draws: (text, its rectangle), as pyqtgraph lays them out."""
     from PySide6.QtGui import QImage, QPainter
