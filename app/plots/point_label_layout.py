@@ -96,7 +96,8 @@ def place_labels(points: Sequence[QPointF], sizes: Sequence[QSizeF], radius: flo
         placed.append(where)
         if where is not None:
             taken.append(_box(where.rect))
-    return in_order(points, placed, radius, bounds, obstacles)
+    return untangle(points, in_order(points, placed, radius, bounds, obstacles), radius,
+                    bounds, obstacles)
 
 
 def in_order(points: Sequence[QPointF], placed: list[PlacedLabel | None], radius: float,
@@ -133,6 +134,231 @@ def in_order(points: Sequence[QPointF], placed: list[PlacedLabel | None], radius
             for i, m in moved.items():
                 out[i] = m
     return out
+
+
+UNTANGLE_PASSES = 4  # rounds of trades and moves at most (each only removes faults)
+RELOCATE_TRIES = 48  # free places, nearest first, a tangled label is tried at
+
+
+def untangle(points: Sequence[QPointF], placed: list[PlacedLabel | None], radius: float,
+             bounds: QRectF, obstacles: list[QRectF]) -> list[PlacedLabel | None]:
+    """The greedy placement fills places nearest first, which leaves leaders crossing, and
+    leaders running through other names, where points lie close. Here, a few rounds:
+    two labels whose leaders tangle trade places where both fit there, then each label
+    still tangled moves to the nearest free place of its own (``candidates``) where it
+    takes part in fewer faults. Each step lowers the count of faults (``faults_of``), so
+    no name is lost and none gets worse placed than a fault."""
+    t = _Tangle(points, placed)
+    blocks = np.array([(o.left(), o.top(), o.right(), o.bottom()) for o in obstacles],
+                      float).reshape(-1, 4)
+    for _ in range(UNTANGLE_PASSES):
+        changed = False
+        for i, j in t.tangled_pairs():
+            changed |= t.trade(i, j, radius, bounds, blocks)
+        for k in dict.fromkeys(k for pair in t.tangled_pairs() for k in pair):
+            changed |= t.relocate(k, radius, bounds, blocks)
+        if not changed:
+            break
+    return t.placed()
+
+
+class _Tangle:
+    """Labels as arrays: rectangles (n, 4: left, top, right, bottom), whether each has a
+    leader and whether each is placed; the leaders and the fault matrices made from them."""
+
+    def __init__(self, points: Sequence[QPointF], placed: Sequence[PlacedLabel | None]):
+        n = len(placed)
+        self.xy = np.array([(p.x(), p.y()) for p in points], float).reshape(n, 2)
+        self.rects = np.zeros((n, 4))
+        self.lead = np.zeros(n, bool)
+        self.has = np.zeros(n, bool)
+        for k, w in enumerate(placed):
+            if w is not None:
+                q = w.rect
+                self.rects[k] = (q.left(), q.top(), q.right(), q.bottom())
+                self.lead[k], self.has[k] = w.leader, True
+        self._faults: np.ndarray | None = None
+
+    def placed(self) -> list[PlacedLabel | None]:
+        return [PlacedLabel(QRectF(x0, y0, x1 - x0, y1 - y0), bool(lead)) if has else None
+                for (x0, y0, x1, y1), lead, has in zip(self.rects.tolist(), self.lead,
+                                                       self.has, strict=True)]
+
+    def segments(self, rects: np.ndarray | None = None, lead: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Each leader, point to the middle of the name's nearer side (``leader_end``),
+        and whether there is one."""
+        rects = self.rects if rects is None else rects
+        lead = self.lead if lead is None else lead
+        return _leaders(self.xy, rects), lead & self.has
+
+    def fault_matrix(self, rects: np.ndarray | None = None, lead: np.ndarray | None = None
+                     ) -> np.ndarray:
+        """(n, n): 1 for leaders i and j crossing (i < j), 1 more for leader i through
+        name j; of the labels as they are (kept until one moves), or of ``rects`` and
+        ``lead``."""
+        if rects is None and lead is None:
+            if self._faults is None:
+                self._faults = self.fault_matrix(self.rects, self.lead)
+            return self._faults
+        rects = self.rects if rects is None else rects
+        segs, seg = self.segments(rects, lead)
+        crossing = np.triu(_cross_matrix(segs, segs) & seg[:, None] & seg[None, :], 1)
+        through = _through_matrix(segs, rects) & seg[:, None] & self.has[None, :]
+        np.fill_diagonal(through, False)
+        return crossing.astype(int) + through
+
+    def tangled_pairs(self) -> list[tuple[int, int]]:
+        f = self.fault_matrix() > 0
+        f = np.triu(f | f.T, 1)
+        return [(int(i), int(j)) for i, j in zip(*np.nonzero(f), strict=True)]
+
+    def faults(self, among: Sequence[int], rects: np.ndarray | None = None,
+               lead: np.ndarray | None = None) -> int:
+        """The faults in which a label of ``among`` takes part (its rows and columns of
+        the fault matrix, each fault once), worked out for those labels alone."""
+        rects = self.rects if rects is None else rects
+        segs, seg = self.segments(rects, lead)
+        a = np.asarray(among)
+        inside = np.zeros(len(seg), bool)
+        inside[a] = True
+        cross = _cross_matrix(segs[a], segs) & seg[a, None] & seg[None, :]
+        through_row = _through_matrix(segs[a], rects) & seg[a, None] & self.has[None, :]
+        through_col = _through_matrix(segs, rects[a]) & seg[:, None] & self.has[None, a]
+        through_row[np.arange(len(a)), a] = False  # (a leader and its own name)
+        through_col[a, np.arange(len(a))] = False
+        # a fault between two of ``among`` is in both its row and its column: once
+        return int(cross.sum() - cross[:, inside].sum() / 2 + through_row.sum()
+                   + through_col[~inside].sum())
+
+    def _fits(self, rect: np.ndarray, bounds: QRectF, blocks: np.ndarray,
+              others: np.ndarray) -> bool:
+        x0, y0, x1, y1 = rect
+        if (x0 < bounds.left() or y0 < bounds.top() or x1 > bounds.right()
+                or y1 > bounds.bottom()):
+            return False
+        boxes = np.concatenate([blocks, others + np.array([-CLEAR_PX, -CLEAR_PX,
+                                                           CLEAR_PX, CLEAR_PX])])
+        return not bool(((x0 < boxes[:, 2]) & (x1 > boxes[:, 0]) & (y0 < boxes[:, 3])
+                         & (y1 > boxes[:, 1])).any())
+
+    def trade(self, i: int, j: int, radius: float, bounds: QRectF, blocks: np.ndarray
+              ) -> bool:
+        """Labels i and j swap places where both fit and their faults fall."""
+        if not (self.has[i] and self.has[j]):
+            return False
+        moved = [_in_place_of(self.xy[a], self.rects[a], self.xy[b], self.rects[b], radius)
+                 for a, b in ((i, j), (j, i))]
+        if moved[0] is None or moved[1] is None:
+            return False
+        (ri, li), (rj, lj) = moved
+        keep = self.has.copy()
+        keep[[i, j]] = False
+        rest = self.rects[keep]
+        if not (self._fits(ri, bounds, blocks, np.concatenate([rest, rj[None]]))
+                and self._fits(rj, bounds, blocks, rest)):
+            return False
+        rects, lead = self.rects.copy(), self.lead.copy()
+        rects[i], rects[j], lead[i], lead[j] = ri, rj, li, lj
+        if self.faults((i, j), rects, lead) >= self.faults((i, j)):
+            return False
+        self.rects, self.lead, self._faults = rects, lead, None
+        return True
+
+    def relocate(self, k: int, radius: float, bounds: QRectF, blocks: np.ndarray) -> bool:
+        """Label k to the nearest free place of its own where it takes part in fewer
+        faults (among the first RELOCATE_TRIES free ones)."""
+        if not self.has[k]:
+            return False
+        x0, y0, x1, y1 = self.rects[k]
+        cands, leads = candidates(QPointF(*self.xy[k]), QSizeF(x1 - x0, y1 - y0), radius,
+                                  bounds)
+        keep = self.has.copy()
+        keep[k] = False
+        others = self.rects[keep]
+        boxes = np.concatenate([blocks, others + np.array([-CLEAR_PX, -CLEAR_PX,
+                                                           CLEAR_PX, CLEAR_PX])])
+        hit = ((cands[:, None, 0] < boxes[None, :, 2]) & (cands[:, None, 2] > boxes[None, :, 0])
+               & (cands[:, None, 1] < boxes[None, :, 3]) & (cands[:, None, 3] > boxes[None, :, 1]))
+        free = np.flatnonzero(~hit.any(axis=1))[:RELOCATE_TRIES]
+        if not len(free):
+            return False
+        now = self.faults((k,))
+        segs, seg = self.segments()
+        seg = seg.copy()
+        seg[k] = False
+        has = self.has.copy()
+        has[k] = False
+        cand, lead = cands[free], leads[free]
+        mine = _leaders(np.broadcast_to(self.xy[k], (len(cand), 2)), cand)
+        count = ((_cross_matrix(mine, segs) & seg[None, :]).sum(axis=1)
+                 + (_through_matrix(mine, self.rects) & has[None, :]).sum(axis=1)) * lead
+        count += (_through_matrix(segs, cand) & seg[:, None]).sum(axis=0)
+        better = np.flatnonzero(count < now)
+        if not len(better):
+            return False
+        self.rects[k], self.lead[k] = cand[better[0]], bool(lead[better[0]])
+        self._faults = None
+        return True
+
+
+def _leaders(xy: np.ndarray, rects: np.ndarray) -> np.ndarray:
+    """(n, 4) segments from each point to ``leader_end`` of its rectangle."""
+    ends_x = np.where(rects[:, 0] >= xy[:, 0], rects[:, 0], rects[:, 2])
+    return np.stack([xy[:, 0], xy[:, 1], ends_x, (rects[:, 1] + rects[:, 3]) / 2], axis=1)
+
+
+def _cross_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(len(a), len(b)): whether segment a_i and segment b_j cross at a point inside both
+    (touching, sharing an end or lying along each other does not count)."""
+    def orient(px, py, qx, qy, rx, ry):  # the sign of (q - p) x (r - p)
+        return (qx - px) * (ry - py) - (qy - py) * (rx - px)
+
+    ax1, ay1, ax2, ay2 = (a[:, None, c] for c in range(4))
+    bx1, by1, bx2, by2 = (b[None, :, c] for c in range(4))
+    d1 = orient(bx1, by1, bx2, by2, ax1, ay1)
+    d2 = orient(bx1, by1, bx2, by2, ax2, ay2)
+    d3 = orient(ax1, ay1, ax2, ay2, bx1, by1)
+    d4 = orient(ax1, ay1, ax2, ay2, bx2, by2)
+    return (d1 * d2 < 0) & (d3 * d4 < 0)
+
+
+def _through_matrix(segs: np.ndarray, rects: np.ndarray) -> np.ndarray:
+    """(len(segs), len(rects)): whether a segment runs through a rectangle's inside
+    (Liang-Barsky clipping: a stretch of positive length within it)."""
+    x1, y1 = segs[:, 0:1], segs[:, 1:2]
+    dx, dy = segs[:, 2:3] - x1, segs[:, 3:4] - y1
+    left, top, right, bottom = (rects[None, :, c] for c in range(4))
+    shape = (len(segs), len(rects))
+    t0, t1 = np.zeros(shape), np.ones(shape)
+    outside = np.zeros(shape, bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for p, q in ((-dx, x1 - left), (dx, right - x1), (-dy, y1 - top), (dy, bottom - y1)):
+            t = q / p  # (p is a column, q a matrix: both broadcast to the shape)
+            outside |= (p == 0) & (q < 0)
+            t0 = np.where(p < 0, np.maximum(t0, t), t0)
+            t1 = np.where(p > 0, np.minimum(t1, t), t1)
+    return ~outside & (t1 - t0 > 1e-9)
+
+
+def faults_of(points: Sequence[QPointF], placed: Sequence[PlacedLabel | None]) -> int:
+    """Leaders that cross each other, and leaders that run through another point's name."""
+    return int(_Tangle(points, placed).fault_matrix().sum())
+
+
+def _in_place_of(xy: np.ndarray, rect: np.ndarray, other_xy: np.ndarray,
+                 other_rect: np.ndarray, radius: float) -> tuple[np.ndarray, bool] | None:
+    """A label of ``rect``'s size moved to ``other_rect``'s place: at its height, its edge
+    toward its point where the other's was; and whether it then needs a leader. None
+    where it would lie across its own point's column."""
+    w, h = rect[2] - rect[0], rect[3] - rect[1]
+    top = (other_rect[1] + other_rect[3]) / 2 - h / 2
+    left = other_rect[0] if other_rect[0] >= other_xy[0] else other_rect[2] - w
+    if left < xy[0] < left + w:
+        return None
+    beside = (abs(top + h / 2 - xy[1]) < h / 2 + radius
+              and min(abs(left - xy[0]), abs(xy[0] - left - w)) <= radius + GAP_PX + CLEAR_PX)
+    return np.array([left, top, left + w, top + h]), not beside
 
 
 def out_rect(placed: list[PlacedLabel | None], i: int) -> QRectF:

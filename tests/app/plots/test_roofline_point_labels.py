@@ -141,3 +141,49 @@ def test_the_svg_export_names_every_point(chart_at, bundled_data, tmp_path, them
     svg = export_chart(chart, tmp_path / "roofline.svg", size=(1280, 720)).read_text(
         encoding="utf-8")
     assert [p.level for p in bundled_data.points if f">{p.level}<" not in svg] == []
+
+
+def test_two_labels_whose_leaders_cross_trade_places():
+    from gemmscope.app.plots.point_label_layout import PlacedLabel, faults_of, untangle
+
+    points = [QPointF(100, 100), QPointF(100, 140)]
+    # the upper point's name below the lower one's: the two leaders cross
+    placed = [PlacedLabel(QRectF(140, 150, 60, 14), True),
+              PlacedLabel(QRectF(140, 86, 80, 14), True)]
+    assert faults_of(points, placed) == 1
+    out = untangle(points, placed, 4.0, QRectF(0, 0, 400, 300), [])
+    assert faults_of(points, out) == 0
+    assert [w.rect.size() for w in out if w is not None] == [QSizeF(60, 14), QSizeF(80, 14)]
+    assert out[0].rect.top() < out[1].rect.top()  # each name now on its point's side
+
+
+def test_a_name_a_leader_runs_through_moves_off_it():
+    from gemmscope.app.plots.point_label_layout import PlacedLabel, faults_of, untangle
+
+    points = [QPointF(100, 100), QPointF(160, 130)]
+    placed = [PlacedLabel(QRectF(220, 93, 60, 14), True),  # a long leader, left to right
+              PlacedLabel(QRectF(140, 94, 40, 12), True)]  # the other name across it
+    assert faults_of(points, placed) == 1
+    out = untangle(points, placed, 4.0, QRectF(0, 0, 400, 300), [])
+    assert faults_of(points, out) == 0 and all(w is not None for w in out)
+    rects = [w.rect for w in out if w is not None]
+    assert not rects[0].intersects(rects[1])
+
+
+@pytest.mark.parametrize("size", ((1280, 720), (1270, 330)), ids=lambda s: f"{s[0]}x{s[1]}")
+def test_untangling_keeps_every_name_and_never_adds_faults(chart_at, bundled_data, size,
+                                                           monkeypatch):
+    from gemmscope.app.plots import point_label_layout as layout
+
+    def faults(chart: RooflineChart) -> int:
+        points = [chart._to_px(math.log10(p.ai), math.log10(p.tflops))
+                  for p in chart.drawn_points]
+        return layout.faults_of(points, [chart.label_places.get(p.level)
+                                         for p in chart.drawn_points])
+
+    chart = chart_at(bundled_data, size, PRESENTATION)
+    after, unnamed = faults(chart), list(chart.unlabelled)
+    monkeypatch.setattr(layout, "UNTANGLE_PASSES", 0)  # the greedy placement alone
+    chart.place_point_labels()
+    before = faults(chart)
+    assert after < before and unnamed == chart.unlabelled
