@@ -247,11 +247,11 @@ class _Tangle:
         """Labels i and j swap places where both fit and their faults fall."""
         if not (self.has[i] and self.has[j]):
             return False
-        moved = [_in_place_of(self.xy[a], self.rects[a], self.xy[b], self.rects[b], radius)
-                 for a, b in ((i, j), (j, i))]
-        if moved[0] is None or moved[1] is None:
+        to_j = _in_place_of(self.xy[i], self.rects[i], self.xy[j], self.rects[j], radius)
+        to_i = _in_place_of(self.xy[j], self.rects[j], self.xy[i], self.rects[i], radius)
+        if to_j is None or to_i is None:
             return False
-        (ri, li), (rj, lj) = moved
+        (ri, li), (rj, lj) = to_j, to_i
         keep = self.has.copy()
         keep[[i, j]] = False
         rest = self.rects[keep]
