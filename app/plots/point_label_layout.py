@@ -84,11 +84,7 @@ def place_labels(points: Sequence[QPointF], sizes: Sequence[QSizeF], radius: flo
         rects, leaders = candidates(point, size, radius, bounds)
         where = None
         if len(rects):
-            t = np.array(taken, float).reshape(-1, 4)
-            # (strictly overlapping: boxes that only touch do not intersect)
-            hit = (rects[:, None, 0] < t[None, :, 2]) & (rects[:, None, 2] > t[None, :, 0]) \
-                & (rects[:, None, 1] < t[None, :, 3]) & (rects[:, None, 3] > t[None, :, 1])
-            free = np.flatnonzero(~hit.any(axis=1))
+            free = np.flatnonzero(~_overlaps(rects, np.array(taken, float).reshape(-1, 4)))
             if len(free):
                 left, top, right, bottom = (float(v) for v in rects[free[0]])
                 where = PlacedLabel(QRectF(left, top, right - left, bottom - top),
@@ -237,10 +233,7 @@ class _Tangle:
         if (x0 < bounds.left() or y0 < bounds.top() or x1 > bounds.right()
                 or y1 > bounds.bottom()):
             return False
-        boxes = np.concatenate([blocks, others + np.array([-CLEAR_PX, -CLEAR_PX,
-                                                           CLEAR_PX, CLEAR_PX])])
-        return not bool(((x0 < boxes[:, 2]) & (x1 > boxes[:, 0]) & (y0 < boxes[:, 3])
-                         & (y1 > boxes[:, 1])).any())
+        return not bool(_overlaps(rect[None], _with_clearance(blocks, others))[0])
 
     def trade(self, i: int, j: int, radius: float, bounds: QRectF, blocks: np.ndarray
               ) -> bool:
@@ -276,11 +269,8 @@ class _Tangle:
         keep = self.has.copy()
         keep[k] = False
         others = self.rects[keep]
-        boxes = np.concatenate([blocks, others + np.array([-CLEAR_PX, -CLEAR_PX,
-                                                           CLEAR_PX, CLEAR_PX])])
-        hit = ((cands[:, None, 0] < boxes[None, :, 2]) & (cands[:, None, 2] > boxes[None, :, 0])
-               & (cands[:, None, 1] < boxes[None, :, 3]) & (cands[:, None, 3] > boxes[None, :, 1]))
-        free = np.flatnonzero(~hit.any(axis=1))[:RELOCATE_TRIES]
+        free = np.flatnonzero(~_overlaps(cands, _with_clearance(blocks, others)))
+        free = free[:RELOCATE_TRIES]
         if not len(free):
             return False
         now = self.faults((k,))
@@ -300,6 +290,21 @@ class _Tangle:
         self.rects[k], self.lead[k] = cand[better[0]], bool(lead[better[0]])
         self._faults = None
         return True
+
+
+def _overlaps(rects: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """(len(rects),): whether each rectangle overlaps any of ``boxes`` (both (n, 4) as
+    left, top, right, bottom) strictly: boxes that only touch do not."""
+    return ((rects[:, None, 0] < boxes[None, :, 2]) & (rects[:, None, 2] > boxes[None, :, 0])
+            & (rects[:, None, 1] < boxes[None, :, 3])
+            & (rects[:, None, 3] > boxes[None, :, 1])).any(axis=1)
+
+
+def _with_clearance(blocks: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The boxes a label must not overlap: ``blocks`` (points and fixed texts, already
+    grown by CLEAR_PX) and the other ``labels``, grown by CLEAR_PX here."""
+    return np.concatenate([blocks, labels + np.array([-CLEAR_PX, -CLEAR_PX, CLEAR_PX,
+                                                      CLEAR_PX])])
 
 
 def _leaders(xy: np.ndarray, rects: np.ndarray) -> np.ndarray:

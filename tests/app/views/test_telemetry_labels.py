@@ -35,18 +35,17 @@ def test_run_labels_do_not_overlap_and_show_when_zoomed_in(show_telemetry, synth
     assert view.run_labels[hidden].isVisible()
 
 
+def _run(run_id, t0, t1, level):
+    """A verified fp32 run of ``level`` at 64³ from ``t0`` to ``t1`` s: its two events."""
+    where = {"id": run_id, "level": level, "M": 64, "N": 64, "K": 64}
+    return [{"type": "run_start", "t": t0, **where, "dtype": "fp32", "precision": "fp32",
+             "repeats": 2, "warmup": 0},
+            {"type": "result", "t": t1, **where, "dtype": "fp32", "median_ms": 1.0,
+             "tflops": 1.0, "verified": True, "rel_err": 0.0, "repeats": 2}]
+
+
 def test_a_long_run_keeps_its_label_at_the_left_edge(show_telemetry, tmp_path):
-    def start(run_id, t, level):
-        return {"type": "run_start", "t": t, "id": run_id, "level": level, "M": 64, "N": 64,
-                "K": 64, "dtype": "fp32", "precision": "fp32", "repeats": 2, "warmup": 0}
-
-    def result(run_id, t, level):
-        return {"type": "result", "t": t, "id": run_id, "level": level, "M": 64, "N": 64,
-                "K": 64, "dtype": "fp32", "median_ms": 1.0, "tflops": 1.0, "verified": True,
-                "rel_err": 0.0, "repeats": 2}
-
-    events = [syn.header(), start(1, 1.0, "naive"), result(1, 50.0, "naive"),
-              start(2, 50.0, "coalesced"), result(2, 51.0, "coalesced")]
+    events = [syn.header(), *_run(1, 1.0, 50.0, "naive"), *_run(2, 50.0, 51.0, "coalesced")]
     _, view = show_telemetry(syn.write(tmp_path / "made.jsonl", events))
     view.plots["runs"].getViewBox().setXRange(20.0, 40.0, padding=0)
     label = view.run_labels[0]
@@ -56,15 +55,8 @@ def test_a_long_run_keeps_its_label_at_the_left_edge(show_telemetry, tmp_path):
 
 
 def test_labels_hide_behind_a_pinned_label(show_telemetry, tmp_path):
-    def run(run_id, t0, t1, level):
-        where = {"id": run_id, "level": level, "M": 64, "N": 64, "K": 64}
-        return [{"type": "run_start", "t": t0, **where, "dtype": "fp32", "precision": "fp32",
-                 "repeats": 2, "warmup": 0},
-                {"type": "result", "t": t1, **where, "dtype": "fp32", "median_ms": 1.0,
-                 "tflops": 1.0, "verified": True, "rel_err": 0.0, "repeats": 2}]
-
-    events = [syn.header(), *run(1, 1.0, 50.0, "naive"), *run(2, 50.0, 51.0, "coalesced"),
-              *run(3, 51.0, 52.0, "smem_tiled")]
+    events = [syn.header(), *_run(1, 1.0, 50.0, "naive"), *_run(2, 50.0, 51.0, "coalesced"),
+              *_run(3, 51.0, 52.0, "smem_tiled")]
     _, view = show_telemetry(syn.write(tmp_path / "made.jsonl", events))
     # the view's left edge as pyqtgraph computes it (a numpy number) pins naive's label
     view.plots["runs"].getViewBox().setXRange(np.float64(20.0), 2000.0, padding=0)
@@ -75,17 +67,10 @@ def test_labels_hide_behind_a_pinned_label(show_telemetry, tmp_path):
 
 def test_the_run_the_view_is_on_keeps_its_label_over_a_sliver_of_the_run_before(
         show_telemetry, tmp_path):
-    def run(run_id, t0, t1, level):
-        where = {"id": run_id, "level": level, "M": 64, "N": 64, "K": 64}
-        return [{"type": "run_start", "t": t0, **where, "dtype": "fp32", "precision": "fp32",
-                 "repeats": 2, "warmup": 0},
-                {"type": "result", "t": t1, **where, "dtype": "fp32", "median_ms": 1.0,
-                 "tflops": 1.0, "verified": True, "rel_err": 0.0, "repeats": 2}]
-
     # naive and smem_tiled share a line of labels; the view is on smem_tiled's run (a
     # talk's scene zoomed to it) with the last 0.05 s of naive's at its left edge
-    events = [syn.header(), *run(1, 0.0, 10.0, "naive"), *run(2, 10.0, 10.05, "coalesced"),
-              *run(3, 10.05, 20.0, "smem_tiled")]
+    events = [syn.header(), *_run(1, 0.0, 10.0, "naive"), *_run(2, 10.0, 10.05, "coalesced"),
+              *_run(3, 10.05, 20.0, "smem_tiled")]
     _, view = show_telemetry(syn.write(tmp_path / "made.jsonl", events))
     view.plots["runs"].getViewBox().setXRange(9.95, 20.5, padding=0)
     naive, _, smem = view.run_labels
