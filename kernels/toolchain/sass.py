@@ -23,6 +23,7 @@ padding are not counted.
 from __future__ import annotations
 
 import collections
+import functools
 import re
 import subprocess
 import tempfile
@@ -140,7 +141,14 @@ _OP = re.compile(r"^(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)")
 
 
 def parse(text: str) -> list[SassLine]:
-    """The instructions of one kernel's compact SASS, in order."""
+    """The instructions of one kernel's compact SASS, in order. Parsed once per text (the
+    app asks again for the shown build's SASS at each level switch, from several views,
+    and a large kernel's costs ~30 ms): the lines are frozen, the list is a new one."""
+    return list(_parse(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _parse(text: str) -> tuple[SassLine, ...]:
     out: list[SassLine] = []
     where: tuple[tuple[str, int], ...] = ()
     for raw in text.splitlines():
@@ -157,7 +165,7 @@ def parse(text: str) -> list[SassLine]:
         counted = predicate != "@!PT" and mnemonic != "NOP"
         out.append(SassLine(int(m.group(1), 16), body, mnemonic, op_class(mnemonic), where,
                             counted))
-    return out
+    return tuple(out)
 
 
 _WHERE = re.compile(r'"([^"]*)", line (\d+)')

@@ -16,6 +16,8 @@ from gemmscope.kernels.ladder import registry
 pytest.importorskip("cuda.bindings.nvrtc", reason="the nvrtc extra is not installed")
 
 LEVELS = [lv.id for lv in registry.ladder()]
+# one worker takes the module, so that its module fixture (the costly part) runs once
+pytestmark = pytest.mark.xdist_group("build_determinism")
 
 
 @pytest.fixture(scope="module")

@@ -35,6 +35,8 @@ from gemmscope.app.window.main_window import bundled_session
 PICTURES = ("tiling", "banks", "swizzle", "coalescing")
 MIN_CODE_LINES = 20
 MIN_STAGE_SHARE = 0.75
+# one worker takes the module, so that its module fixture (the costly part) runs once
+pytestmark = pytest.mark.xdist_group("gallery")
 
 
 @pytest.fixture(scope="module")
