@@ -98,11 +98,8 @@ struct GsTraceLane {
     __device__ __forceinline__ void put(unsigned kind, int tile, int k) {
         const bool stage = kind == GS_TR_LOAD_ISSUED || kind == GS_TR_DATA_READY ||
                            kind == GS_TR_MMA_DONE || kind == GS_TR_WAIT_BEGIN;
-        if (stage) {
-            put_stage(kind, tile, k);
-            return;
-        }
-        if (slot == ~0u) return;
+        // a step the host's sampling leaves out takes no slot
+        if (stage ? !keeps(k) : slot == ~0u) return;
         if (n < gs_trace.cap) {
             unsigned long long t = 0, c;
             unsigned head = kind | gs_lane() << 8 | 0xFFFFu << 16, block = ~0u;
@@ -120,23 +117,6 @@ struct GsTraceLane {
         }
         ++n;
         if (!stage) gs_trace.counts[slot] = n;  // a store, no read: full or not
-    }
-    // A K-stage event without a branch: every thread reads the clock and works out the
-    // record's place, and the two stores are predicated on the sampling and the room.
-    __device__ __forceinline__ void put_stage(unsigned kind, int tile, int k) {
-        const bool keep = keeps(k);
-        unsigned long long c;
-        asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(c));
-        const unsigned head = kind | gs_lane() << 8 | 0xFFFFu << 16;
-        uint4* r = gs_trace.recs + 2ull * (slot * (unsigned long long)gs_trace.cap + n);
-        asm volatile(
-            "{\n .reg .pred p;\n setp.ne.u32 p, %0, 0;\n"
-            " @p st.global.v4.u32 [%1], {%2, %3, %4, %5};\n"
-            " @p st.global.v4.u32 [%1+16], {%6, %7, %8, %9};\n}\n"
-            :: "r"((unsigned)(keep && n < gs_trace.cap)), "l"(r), "r"(0u), "r"(0u),
-               "r"((unsigned)c), "r"((unsigned)(c >> 32)), "r"(head), "r"((unsigned)tile),
-               "r"((unsigned)k), "r"(~0u));
-        n += keep;
     }
 };
 
