@@ -93,6 +93,7 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             const int s = g % STAGES;
             GS_TRACE_DO(const int gs_k1 = kt + 1 < ktiles ? kt + 1 : 0;)  // (kt + 1) % ktiles: a division cost more than the records
             GS_TRACE_DO(const bool gs_keep = gs_tr.keeps(kt), gs_keep1 = gs_tr.keeps(gs_k1);)  // tested once a step, ahead of the wait
+            GS_TRACE_DO(unsigned gs_wait_at = 0, gs_ready_at = 0;)  // the next step's wait: its clocks, recorded after this step's fence
 #pragma unroll
             for (int kk = 0; kk < KK; ++kk) {
                 const int cur = kk & 1, nxt = cur ^ 1;
@@ -100,9 +101,9 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     load_frags(s, kk + 1, nxt);
                 } else if (g + 1 < total) {  // K step g + 1 (perhaps the next tile's first)
                     const int s1 = (g + 1) % STAGES;
-                    GS_TRACE_IF(gs_keep1, WAIT_BEGIN, gs_k1 ? gs_tile : gs_tile + gridDim.x, gs_k1);  // after the step's first products
+                    GS_TRACE_DO(if (gs_keep1) gs_wait_at = gs_tr.clock_lo();)  // after the step's first products
                     gs_mbar_wait(&full[s1], ((g + 1) / STAGES) & 1);
-                    GS_TRACE_IF(gs_keep1, DATA_READY, gs_k1 ? gs_tile : gs_tile + gridDim.x, gs_k1);
+                    GS_TRACE_DO(if (gs_keep1) gs_ready_at = gs_tr.clock_lo();)
                     load_frags(s1, 0, nxt);
                 }
 #pragma unroll
@@ -121,6 +122,8 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     gs_fence_async_shared();
                     gs_mbar_arrive(&empty[s]);
                     GS_TRACE_IF(gs_keep, MMA_DONE, gs_tile, kt);
+                    GS_TRACE_AT(gs_keep1 && g + 1 < total, WAIT_BEGIN, gs_k1 ? gs_tile : gs_tile + gridDim.x, gs_k1, gs_wait_at);  // the next step's wait, recorded after the fence: before it, the records' stores held up its MEMBAR
+                    GS_TRACE_AT(gs_keep1 && g + 1 < total, DATA_READY, gs_k1 ? gs_tile : gs_tile + gridDim.x, gs_k1, gs_ready_at);
                 }
             }
         }

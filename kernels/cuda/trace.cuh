@@ -96,6 +96,19 @@ struct GsTraceLane {
     // every lane's last event is one: TILE_END or LANE_END). (Leaving the lane out too
     // made register_2d, at its 128-register cap, spill 8 bytes: NVRTC 13.0.)
     __device__ __forceinline__ void put(unsigned kind, int tile, int k) {
+        put_at(kind, tile, k, false, 0u);
+    }
+    // The low word of the SM's clock now: an event's time taken where it happens, its
+    // record written later (put_at) where a branch costs the loop less.
+    __device__ __forceinline__ static unsigned clock_lo() {
+        unsigned c;
+        asm volatile("mov.u32 %0, %%clock;\n" : "=r"(c));
+        return c;
+    }
+    // put, with the clock's low word taken earlier (``at``, from clock_lo) where ``earlier``
+    // (its high word is now's, less one where the low word has wrapped since).
+    __device__ __forceinline__ void put_at(unsigned kind, int tile, int k, bool earlier,
+                                           unsigned at) {
         const bool stage = kind == GS_TR_LOAD_ISSUED || kind == GS_TR_DATA_READY ||
                            kind == GS_TR_MMA_DONE || kind == GS_TR_WAIT_BEGIN;
         // a step the host's sampling leaves out takes no slot
@@ -104,6 +117,8 @@ struct GsTraceLane {
             unsigned long long t = 0, c;
             unsigned head = kind | gs_lane() << 8 | 0xFFFFu << 16, block = ~0u;
             asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(c));
+            if (earlier)
+                c = ((c & ~0xFFFFFFFFull) | at) - ((unsigned)c < at ? 0x100000000ull : 0ull);
             if (!stage) {
                 unsigned sm;
                 asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
@@ -131,6 +146,12 @@ struct GsTraceLane {
         if (cond) GS_TRACE(kind, tile, k); \
     } while (0)
 #define GS_TRACE_DO(...) __VA_ARGS__
+// GS_TRACE_AT(cond, kind, tile, k, at): an event that happened at ``at`` (gs_tr.clock_lo()
+// then), recorded now, where cond holds
+#define GS_TRACE_AT(cond, kind, tile, k, at) \
+    do {                                     \
+        if (cond) gs_tr.put_at(GS_TR_##kind, (tile), (k), true, (at)); \
+    } while (0)
 // a one-tile-per-block level's tile (its linear block index), read again at each event
 // rather than held in a register through the K loop
 #define GS_TRACE_BLOCK_TILE (int)(blockIdx.y * gridDim.x + blockIdx.x)
@@ -139,4 +160,5 @@ struct GsTraceLane {
 #define GS_TRACE(kind, tile, k) ((void)0)
 #define GS_TRACE_IF(cond, kind, tile, k) ((void)0)
 #define GS_TRACE_DO(...)
+#define GS_TRACE_AT(cond, kind, tile, k, at) ((void)0)
 #endif
