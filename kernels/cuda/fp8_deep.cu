@@ -432,7 +432,6 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     gs_wgmma_wait<0>();
                     gs_fence_regs(tmp);  // tmp is read only after the wait
                     if (w == 1) release(s);
-                    GS_TRACE_IF(w == 1, MMA_DONE, t, (uses - gs_uses0) * STAGES + s);  // products done, stage freed: before the promotion, whose FFMAs the plain build overlaps with the next stage's wait
                     const float s00 = sa[w][0] * sb0, s10 = sa[w][1] * sb0;
                     const float s01 = sa[w][0] * sb1, s11 = sa[w][1] * sb1;
 #pragma unroll
@@ -445,6 +444,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                         acc[w][4 * g + 3] += tmp[4 * g + 3] * r1;
                     }
                 }
+                GS_TRACE(MMA_DONE, t, (uses - gs_uses0) * STAGES + s);
             };
             for (int r = 0; r < rounds; ++r, ++uses) {
 #pragma unroll
