@@ -295,9 +295,9 @@ class _Tangle:
 def _overlaps(rects: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     """(len(rects),): whether each rectangle overlaps any of ``boxes`` (both (n, 4) as
     left, top, right, bottom) strictly: boxes that only touch do not."""
-    return ((rects[:, None, 0] < boxes[None, :, 2]) & (rects[:, None, 2] > boxes[None, :, 0])
-            & (rects[:, None, 1] < boxes[None, :, 3])
-            & (rects[:, None, 3] > boxes[None, :, 1])).any(axis=1)
+    hit = ((rects[:, None, 0] < boxes[None, :, 2]) & (rects[:, None, 2] > boxes[None, :, 0])
+           & (rects[:, None, 1] < boxes[None, :, 3]) & (rects[:, None, 3] > boxes[None, :, 1]))
+    return np.asarray(hit.any(axis=1), bool)
 
 
 def _with_clearance(blocks: np.ndarray, labels: np.ndarray) -> np.ndarray:
