@@ -422,6 +422,7 @@ class MainWindow(QMainWindow):
         """Bring every view up to date now (screenshots, exports, tests)."""
         while self.views.make_next():
             pass
+        self.views.pay_all()
         self._flush_made_views()
 
     def _flush_made_views(self) -> None:

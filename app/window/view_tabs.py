@@ -10,8 +10,12 @@ the window makes the rest, one per turn of the event loop (:meth:`make_next`).
 
 What the window tells every view (the selected level, animations on or off, the theme)
 goes through :meth:`ViewTabs.tell`, which a view made later hears too, so a view made
-late is the view it would have been had it been made at the start. What changed in the
-store while a view was not made yet is owed to it, as to a hidden tab
+late is the view it would have been had it been made at the start. The tab on screen
+hears it at once; a hidden tab's view is owed it until it is shown or asked for
+(``views[name]``, :meth:`ViewTabs.pay_all` before a screenshot or an export), so that
+a level switch pays for the tab on screen, not for all nine (the roofline's labels, the
+banks' counters and the code's SASS took most of a switch's 150-250 ms). What changed in
+the store while a view was hidden or not made yet is owed to it the same way
 (:class:`~gemmscope.app.window.redraw.ShownViews`).
 """
 
@@ -38,6 +42,7 @@ class ViewTabs(Mapping[str, View]):
         self._made: dict[str, View] = {}
         self._pages: dict[str, QWidget] = {}  # a tab's blank page until its view is made
         self._told: dict[str, Callable[[View], object]] = {}
+        self._owed: dict[str, set[str]] = {}  # per hidden view: what it was told meanwhile
         for spec in specs:
             page = QWidget()
             page.setObjectName(f"unmade_{spec.name}")
@@ -55,6 +60,8 @@ class ViewTabs(Mapping[str, View]):
             if name not in self._specs:
                 raise KeyError(name)
             view = self._make(name)
+        else:
+            self.pay(name)
         return view
 
     def __iter__(self) -> Iterator[str]:
@@ -114,18 +121,38 @@ class ViewTabs(Mapping[str, View]):
             QTimer.singleShot(0, self.tabs, self.make_rest)
 
     def tell(self, what: str, call: Callable[[View], object]) -> None:
-        """Call ``call(view)`` on every view made, and on each view made later; a later
-        ``tell`` of the same ``what`` (``"level"``, ``"theme"``) replaces it."""
+        """Call ``call(view)`` on the view on screen now, on every other view made when it
+        is shown or asked for, and on each view made later; a later ``tell`` of the same
+        ``what`` (``"level"``, ``"theme"``) replaces it."""
         self._told.pop(what, None)
         self._told[what] = call
-        for view in self.made.values():
-            call(view)
+        shown = self.tabs.currentWidget()
+        for name, view in self.made.items():
+            if view is shown:
+                call(view)
+            else:
+                self._owed.setdefault(name, set()).add(what)
+
+    def pay(self, name: str) -> None:
+        """Tell a made view what it was told while hidden, in the order first told."""
+        owed = self._owed.pop(name, None)
+        if owed:
+            view = self._made[name]
+            for what, call in list(self._told.items()):
+                if what in owed:
+                    call(view)
+
+    def pay_all(self) -> None:
+        """Every made view up to date with what it was told (screenshots, exports)."""
+        for name in list(self._owed):
+            self.pay(name)
 
     def _make(self, name: str) -> View:
         spec = self._specs[name]
         view = spec.factory()
         assert isinstance(view, QWidget)
         self._made[name] = view
+        self._owed.pop(name, None)  # (it hears everything told below)
         self._setup(name, view)
         for call in self._told.values():
             call(view)
@@ -152,6 +179,10 @@ class ViewTabs(Mapping[str, View]):
         name = next((n for n, p in self._pages.items() if p is page), None)
         if name is not None:
             self._make(name)
+            return
+        name = next((n for n, v in self._made.items() if v is page), None)
+        if name is not None:
+            self.pay(name)
 
 
 class FirstPaint(QObject):

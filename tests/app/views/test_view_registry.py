@@ -20,16 +20,43 @@ def test_every_view_in_the_table_is_a_tab_with_its_title(make_window):
     assert all(spec.name in window.view_names() for spec in registry.VIEWS)
 
 
-def test_every_view_follows_the_selected_level(make_window, synthetic_file, monkeypatch):
-    window = make_window()
+def _followers(window, monkeypatch) -> dict[str, list[str]]:
+    """Each view's set_level calls, by view name, from now on."""
     followed: dict[str, list[str]] = {}
     for spec in registry.VIEWS:
         view = window.named_widget(spec.name)
         got = followed.setdefault(spec.name, [])
         monkeypatch.setattr(view, "set_level", lambda level_id, got=got: got.append(level_id))
+    return followed
+
+
+def test_the_shown_view_follows_the_level_at_once_and_each_hidden_one_when_shown(
+        make_window, synthetic_file, monkeypatch):
+    window = make_window()
+    followed = _followers(window, monkeypatch)
+    window.open_recording(synthetic_file)
+    window.play_instant()
+    assert window.view_state.state.level != "register_2d"
+    assert window.select_level("register_2d")
+    shown = next(s.name for s in registry.VIEWS if window.views.is_made(s.name)
+                 and window.views.made[s.name] is window.tabs.currentWidget())
+    assert followed[shown][-1] == "register_2d"
+    hidden = [name for name in followed if name != shown]
+    # a level switch pays for the tab on screen only
+    assert all("register_2d" not in followed[name] for name in hidden)
+    for name in hidden:
+        window.named_widget(name)
+        assert followed[name][-1] == "register_2d", name
+
+
+def test_every_view_follows_the_level_before_a_screenshot(make_window, synthetic_file,
+                                                          monkeypatch):
+    window = make_window()
+    followed = _followers(window, monkeypatch)
     window.open_recording(synthetic_file)
     window.play_instant()
     assert window.select_level("register_2d")
+    window.flush_views()  # what a screenshot, an export and the gallery do first
     assert {name: levels[-1] for name, levels in followed.items()} == {
         spec.name: "register_2d" for spec in registry.VIEWS}
 
