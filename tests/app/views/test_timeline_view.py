@@ -162,6 +162,23 @@ def test_a_hidden_timeline_makes_no_trace_until_it_is_shown(qtbot, monkeypatch):
         f"wgmma_stream_k {SHAPE}" in v.title.text()
 
 
+def test_going_back_to_a_level_shows_its_timeline_without_building_it_again(view,
+                                                                           monkeypatch):
+    built: list[str] = []
+    real = tt.build
+
+    def counting(trace):
+        built.append(trace.level)
+        return real(trace)
+
+    monkeypatch.setattr(tt, "build", counting)
+    first = view.timeline
+    for level in ("wgmma_tma", "wgmma_stream_k", "wgmma_tma", "wgmma_stream_k"):
+        assert view.set_level(level)
+    assert built == ["wgmma_tma"]  # wgmma_stream_k's was built when the view opened
+    assert view.timeline is first
+
+
 @pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
 def test_on_stage_the_timeline_keeps_its_lanes_its_status_word_and_whole_tick_labels(
         qtbot, make_window, size):
