@@ -134,7 +134,8 @@ class ViewTabs(Mapping[str, View]):
                 self._owed.setdefault(name, set()).add(what)
 
     def pay(self, name: str) -> None:
-        """Tell a made view what it was told while hidden, in the order first told."""
+        """Tell a made view what it was told while hidden (each what's latest call, in the
+        order they were told)."""
         owed = self._owed.pop(name, None)
         if owed:
             view = self._made[name]
