@@ -13,7 +13,8 @@ from PySide6.QtCore import QSize
 
 from gemmscope.app.core import trace_timeline as tt
 from gemmscope.app.core.store import Change, SessionStore
-from gemmscope.app.views.timeline import PHASE_COLOURS, TimelineView, tile_colour
+from gemmscope.app.views.timeline import TimelineView
+from gemmscope.app.views.timeline_canvas import PHASE_COLOURS, tile_colour
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.models import trace_schedule
