@@ -41,6 +41,8 @@ RUNS = {  # no GPU needed: the script runs end to end, small
     "ladder_warm.py": [re.compile(r"^builds from the cache +0/20 +20/20$", re.M),
                        re.compile(r"^naive +1\.50 NVRTC +0\.02 cache"
                                   r" +[0-9.]+ / – / – +[0-9.]+ / – / –$", re.M)],
+    "level_switch.py": [re.compile(r"^charts +normal +[1-9][0-9]* +[0-9.]+ +[0-9.]+", re.M),
+                        re.compile(r"^code +normal +[1-9][0-9]* +[0-9.]+ +[0-9.]+", re.M)],
     "many_gpus.py": [re.compile(r"^ +GPUs +events +read s .* window s .* µs/event$", re.M),
                      re.compile(r"^ +2 +41 +[0-9.]+ ", re.M),
                      re.compile(r"^ +8 +161 +[0-9.]+ ", re.M)],
