@@ -6,8 +6,9 @@ stage, or an engineer stepping the ladder, waits for.
     python benchmarks/level_switch.py --smoke  # CI: two tabs on the synthetic session
 
 For each tab (every view of app/views/registry.py unless --views says which), a fresh main
-window replays the bundled H200 recording (or --file) to its end, shows that tab at
-``--size`` and then selects every level of the session in ladder order, as → does. Each
+window replays the bundled H200 recording (or --file) to its end, as the gallery makes it
+(app/gallery.py's new_window), shows that tab at ``--size`` and then selects every level
+of the session in ladder order, as → does. Each
 switch is timed from the selection to the end of the events it posted (two turns of the
 event loop: the tab's redraw and paint), in wall time and in the GUI thread's CPU time
 (which a busy machine does not inflate). Printed, one row per tab: switches, median, p95
@@ -32,39 +33,27 @@ import _smoke
 import synthetic_session as syn
 from PySide6.QtWidgets import QApplication
 
+from gemmscope.app.gallery import new_window, settle
 from gemmscope.app.views.registry import VIEWS
-from gemmscope.app.window.main_window import MainWindow, bundled_session
+from gemmscope.app.window.main_window import bundled_session
 from gemmscope.app.window.preferences import open_settings
 
 HEADER = (f"{'tab':<12}{'mode':<14}{'switches':>9}{'median ms':>11}{'p95 ms':>9}"
           f"{'max ms':>9}{'CPU median ms':>15}")
 
 
-def settle(app: QApplication, window: MainWindow) -> None:
-    for _ in range(3):
-        app.processEvents()
-    window.flush_views()
-    app.processEvents()
-
-
 def measure(app: QApplication, name: str, session: Path, size: tuple[int, int],
             presentation: bool, settings: Path) -> tuple[list[float], list[float]]:
-    """Wall and CPU ms of each level switch on tab ``name``."""
-    window = MainWindow(open_settings(str(settings)))
+    """Wall and CPU ms of each level switch on tab ``name``: every level once, in ladder
+    order from the one after the level shown."""
+    window = new_window(open_settings(str(settings)), session, size, presentation)
     try:
-        if not window.open_recording(session):
-            raise SystemExit(f"could not open {session}")
-        window.set_animated(False)
-        window.play_instant()
-        if presentation:
-            window.set_presentation(True, full_screen=False)
-        window.resize(*size)
-        window.show()
         window.named_widget(name)
-        settle(app, window)
+        settle(window)
         walls, cpus = [], []
         levels = window.level_ids()
-        for level in levels[1:] + levels[:1]:
+        after = levels.index(window.view_state.state.level) + 1
+        for level in levels[after:] + levels[:after]:
             t, c = time.perf_counter(), time.thread_time()
             window.select_level(level)
             app.processEvents()
