@@ -2,7 +2,7 @@
 
     python benchmarks/paired_ratio.py [-l LEVEL ...] [-s 4096 -s 2048x2048x8192]
         [--runs 3] [--repeats 1000] [--pair-budget-s 2] [--fresh] [--same-operands SEED]
-        [--json]
+        [--warm-s 30] [--json]
     python benchmarks/paired_ratio.py --smoke  # CI: arguments and the table, no GPU
 
 Every ladder level that has a reference (or those given with -l), at each shape, is run
@@ -15,6 +15,12 @@ then per run the clocks the two sides held and each side's TFLOPS, which say whe
 level or its reference moved. ``--same-operands SEED`` makes every run draw the same
 operands (the runner's $GEMMSCOPE_OPERAND_SEED): where the spread then shrinks, the data
 moved the ratio.
+``--warm-s S`` first runs a Tensor Core level sustained for S GPU seconds, untimed, so
+that the first repetition meets the GPU as warm as the later ones. On two fresh machines
+(E, G in docs/perf-notes.md) the first repetition at 4096³ ran the references 0.7-1.7%
+slower than the next two, at 37 °C against 43-44 °C; with 40 s of warming on a third
+(2026-12-03) the FP8 ratios still spread 1.3-2.2% over three repetitions, their reference
+moving by as much from one repetition to the next: the warmth was not the cause.
 """
 
 from __future__ import annotations
@@ -62,10 +68,32 @@ def paired_levels(ids: list[str] | None) -> list[str]:
     return ids
 
 
+WARM_LEVEL, WARM_SIZE = "wgmma_tma", 8192  # what --warm-s runs: the GPU's full power
+
+
+def warm_request(seconds: float) -> Any:
+    """The untimed run that warms the GPU before the first repetition: WARM_LEVEL at
+    WARM_SIZE³ sustained, in windows of at most 30 s (the protocol's most), no cool-down,
+    no reference."""
+    import math
+
+    from gemmscope.kernels.ladder.shape import Shape
+    from gemmscope.kernels.protocol.commands import Mode, SustainedConfig
+    from gemmscope.kernels.protocol.plan import RunRequest
+
+    trials = max(1, math.ceil(seconds / 30.0))
+    return RunRequest(WARM_LEVEL, Shape(WARM_SIZE, WARM_SIZE, WARM_SIZE), compare=False,
+                      mode=Mode.SUSTAINED,
+                      sustained=SustainedConfig(window_s=max(1.0, seconds / trials),
+                                                trials=trials, cooldown_s=0.0))
+
+
 def measure(levels: list[str], shapes: list[tuple[int, int, int]], runs: int, repeats: int,
-            budget_s: float, fresh: bool, energy_s: float = 0.0) -> list[dict[str, Any]]:
+            budget_s: float, fresh: bool, energy_s: float = 0.0,
+            warm_s: float = 0.0) -> list[dict[str, Any]]:
     """Each (level, shape) ``runs`` times; per run (pct, ci_low, ci_high, stop_reason,
-    pairs, throttled_pairs), or Nones and "error"."""
+    pairs, throttled_pairs), or Nones and "error". ``warm_s``: GPU seconds of an untimed
+    sustained run before the first repetition (warm_request)."""
     from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
     from gemmscope.kernels.ladder.shape import Shape
     from gemmscope.kernels.protocol.plan import RunRequest
@@ -84,6 +112,9 @@ def measure(levels: list[str], shapes: list[tuple[int, int, int]], runs: int, re
                 session = RunnerSession(lambda _e: None, default_runner_command(50),
                                         watchdog_s=300)
                 session.wait_ready()
+            if rep == 0 and warm_s > 0:
+                session.run([warm_request(warm_s)])
+                print(f"warmed {warm_s:.0f} s", file=sys.stderr, flush=True)
             events = session.run(requests)
             got = {(e.level, e.M, e.N, e.K): e for e in events
                    if isinstance(e, Result) and e.paired}
@@ -181,12 +212,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--same-operands", type=int, metavar="SEED",
                     help="every run draws the same operands, from this seed (default: fresh "
                          "operands per run, as a recording's)")
+    ap.add_argument("--warm-s", type=float, default=0.0,
+                    help="GPU seconds of an untimed sustained run before the first "
+                         "repetition, so that it meets a warm GPU (default 0: none)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
     from gemmscope.kernels.protocol import commands
 
     lo, hi = commands.MAX_PAIRS[1], commands.MAX_PAIRS[2]
+    if not 0 <= args.warm_s <= 600:
+        ap.error("--warm-s must be from 0 to 600 seconds")
     if args.runs < 1 or not lo <= args.repeats <= hi:
         ap.error(f"--runs must be at least 1 and --repeats from {lo} to {hi}")
     try:
@@ -201,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     shapes = args.size or [(4096, 4096, 4096)]
     if args.smoke:
         _smoke.level_variants((lid, {}) for lid in levels)
+        if args.warm_s:
+            warm_request(args.warm_s).command("warm")  # the protocol takes it
         _smoke.made_up("\n".join((table(MADE_UP_ROWS), clock_table(MADE_UP_ROWS),
                                    tflops_table(MADE_UP_ROWS))))
         return _smoke.needs_gpu()
@@ -209,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
 
         os.environ[OPERAND_SEED] = str(args.same_operands)
     rows = measure(levels, shapes, args.runs, args.repeats, args.pair_budget_s, args.fresh,
-                   args.energy_s)
+                   args.energy_s, args.warm_s)
     print(table(rows))
     print(clock_table(rows))
     print(tflops_table(rows))
