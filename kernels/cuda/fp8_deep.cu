@@ -408,7 +408,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             };
             auto kblock = [&](int s) {
                 gs_mbar_wait(&full[s], uses & 1);
-                GS_TRACE(DATA_READY, t, (uses - gs_uses0) * STAGES + s);
+                GS_TRACE_DO(const unsigned gs_ready_at = gs_tr.clock_lo();)  // recorded with MMA_DONE: one branch a step
                 const unsigned sc = gs_smem_addr(sc_base + s * SC_FLOATS);
                 float sa[2][2];
 #pragma unroll
@@ -444,7 +444,8 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                         acc[w][4 * g + 3] += tmp[4 * g + 3] * r1;
                     }
                 }
-                GS_TRACE(MMA_DONE, t, (uses - gs_uses0) * STAGES + s);
+                GS_TRACE_P_AT(true, DATA_READY, t, (uses - gs_uses0) * STAGES + s, gs_ready_at);
+                GS_TRACE_P(MMA_DONE, t, (uses - gs_uses0) * STAGES + s);
             };
             for (int r = 0; r < rounds; ++r, ++uses) {
 #pragma unroll

@@ -92,7 +92,7 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         for (int kt = 0; kt < ktiles; ++kt, ++g) {
             const int s = g % STAGES;
             GS_TRACE_DO(const int gs_k1 = kt + 1 < ktiles ? kt + 1 : 0;)  // (kt + 1) % ktiles: a division cost more than the records
-            GS_TRACE_DO(const bool gs_keep = gs_tr.keeps(kt), gs_keep1 = gs_tr.keeps(gs_k1);)  // tested once a step, ahead of the wait
+            GS_TRACE_DO(const bool gs_keep = gs_tr.samples(kt), gs_keep1 = gs_tr.samples(gs_k1);)  // tested once a step, ahead of the wait (uniform: put_p)
             GS_TRACE_DO(unsigned gs_wait_at = 0, gs_ready_at = 0;)  // the next step's wait: its clocks, recorded after this step's fence
 #pragma unroll
             for (int kk = 0; kk < KK; ++kk) {
@@ -121,9 +121,9 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 if (kk + 1 == KK) {
                     gs_fence_async_shared();
                     gs_mbar_arrive(&empty[s]);
-                    GS_TRACE_IF(gs_keep, MMA_DONE, gs_tile, kt);
-                    GS_TRACE_AT(gs_keep1 && g + 1 < total, WAIT_BEGIN, gs_k1 ? gs_tile : gs_tile + gridDim.x, gs_k1, gs_wait_at);  // the next step's wait, recorded after the fence: before it, the records' stores held up its MEMBAR
-                    GS_TRACE_AT(gs_keep1 && g + 1 < total, DATA_READY, gs_k1 ? gs_tile : gs_tile + gridDim.x, gs_k1, gs_ready_at);
+                    GS_TRACE_P(MMA_DONE, gs_tile, kt);  // put_p tests the step: gs_keep
+                    GS_TRACE_P_AT(gs_keep1 && g + 1 < total, WAIT_BEGIN, gs_k1 ? gs_tile : gs_tile + gridDim.x, gs_k1, gs_wait_at);  // the next step's wait, recorded after the fence: before it, the records' stores held up its MEMBAR
+                    GS_TRACE_P_AT(gs_keep1 && g + 1 < total, DATA_READY, gs_k1 ? gs_tile : gs_tile + gridDim.x, gs_k1, gs_ready_at);
                 }
             }
         }
