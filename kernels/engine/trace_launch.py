@@ -65,11 +65,12 @@ def stage_events(s: TraceSchedule, every: int) -> int:
                           for _, k0, k1 in pieces)
 
 
-# Where a shape must sample anyway, the least sampling that keeps a level's trace build
-# within issue 46's 5% of its plain build, measured on the H200 at 4096³ (docs/perf-notes.md,
-# "Trace builds' cost"): fp8_deep's K steps are the shortest of the ladder (128-deep FP8),
-# and recording 3 of every 8 cost +6.0% and +6.4% in two runs, 3 of every 16 +3.0% and +3.6%
-# (in the loop before its L2 flush, which favoured the trace build: at 8 it is over for sure).
+# Where a shape must sample anyway, the least sampling for a level whose K steps are so
+# short that a denser one costs clearly more: fp8_deep's (128-deep FP8) are the shortest of
+# the ladder. Measured on the H200 at 4096³ with put_p (docs/perf-notes.md, "Trace builds'
+# cost: stage records behind a uniform branch"): 3 of every 16 +8.2%, of every 64 +6.8%;
+# the denser samplings were over its cost before (3 of 8: +6.0% and +6.4% in the loop before
+# its L2 flush, which favoured the trace build).
 LEAST_SAMPLING = {"fp8_deep": 16}
 
 
