@@ -101,9 +101,12 @@ FP8_DEEP = Level(
     k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
     output_format=OutputFormat.BF16, dyn_smem=deep_smem,
     notes="Measured beside DeepGEMM in one timing loop (benchmarks/fp8_side_by_side.py, H200, "
-          "burst, 1980 MHz): 1342 against 1438 TFLOPS at 8192^3, 0.87-0.95x DeepGEMM at its "
+          "burst, 1980 MHz): 1356 against 1435 TFLOPS at 8192^3, 0.88-0.96x DeepGEMM at its "
           "shapes, ahead of fp8_block_scaled everywhere but N = 2112. What limits it: "
-          "Nsight Compute put DeepGEMM's tensor pipe at 84% and this kernel's first form at "
-          "58% with 20% more instructions issued; the stage-aligned loop closed half of "
-          "that. DeepGEMM's A multicast over 2-CTA clusters gains there; here (CL=2) it "
-          "lost 6-20%, cause not found.")
+          "Nsight Compute at 4096^3 puts its instructions at DeepGEMM's count and its warps "
+          "longer in the wgmma's waits; one thread per warpgroup arriving on a stage's "
+          "barrier made its warp late to the next wgmma, so every warp now arrives (WREL 2: "
+          "+0.8-2.2%). Left: C staged by per-thread stores where DeepGEMM uses stmatrix, "
+          "the scales copied by 32 producer lanes where DeepGEMM uses TMA. DeepGEMM's A "
+          "multicast over 2-CTA clusters gains there; here (CL=2) it lost 6-20%, cause not "
+          "found.")
