@@ -117,6 +117,19 @@ def _times(block: np.ndarray, gt: np.ndarray, clk: np.ndarray
     if len(gt) == 0:
         return gt.copy(), "globaltimer", None
     timed = gt != 0
+    # %globaltimer counts ns since the Unix epoch on the H200 (about 1.8e18, past 2^60),
+    # where a float64 holds only every 256th ns: the arithmetic below runs on the timer
+    # less its least timed value, added back at the end in integers
+    g = gt.astype(np.int64)  # the timer is below 2^63
+    base = np.int64(g[timed].min()) if timed.any() else np.int64(0)
+    t, how, slope = _times_from(block, np.where(timed, g - base, 0), clk, timed)
+    return t + base, how, slope
+
+
+def _times_from(block: np.ndarray, gt: np.ndarray, clk: np.ndarray, timed: np.ndarray
+                ) -> tuple[np.ndarray, str, float | None]:
+    """:func:`_times` on a timer made small (``gt``: its offsets, int64; ``timed``: the
+    events that read it)."""
     order = np.lexsort((clk, block))  # by block, then by the block's clock
     new_block = np.r_[True, np.diff(block[order]) != 0]
     starts = np.flatnonzero(new_block)

@@ -50,8 +50,9 @@ def _events(blocks: int = 4, steps: int = 6, lanes: int = 2, step_ns: int = 3137
                 zip(*rows, strict=True), strict=True)}
 
 
-def _buffer(ev, timer_step: int = 1, cap: int = 64, lanes: int = 2, blocks: int = 4):
-    ns = ev["t"] + 10_000_000
+def _buffer(ev, timer_step: int = 1, cap: int = 64, lanes: int = 2, blocks: int = 4,
+            base: int = 10_000_000):
+    ns = ev["t"] + base
     gt = ns // timer_step * timer_step
     clock = (ns * 2) + ev["sm"] * 12_345  # 2 cycles per ns; each SM's clock its own start
     return trace_buffer.encode(ev["block"], ev["lane"], ev["kind"], ev["tile"], ev["k"],
@@ -71,6 +72,27 @@ def test_buffer_decodes_to_every_event_with_its_block_lane_tile_step_and_sm():
     assert got["t_ns"] == sorted(got["t_ns"])  # in time order
     assert out["block_sm"] == [10, 11, 12, 13]
     assert out["ns_per_cycle"] == pytest.approx(0.5, rel=1e-6)
+
+
+# %globaltimer on the H200 counts ns since the Unix epoch: about 1.8e18 in 2026, past 2^60,
+# where a float64 holds only every 256th ns
+EPOCH_NS = 1_796_000_000_000_000_000
+
+
+@pytest.mark.parametrize("timer_step", [1, 1000])
+def test_times_keep_their_nanoseconds_on_a_globaltimer_counting_from_the_epoch(timer_step):
+    """The decoded times are as fine as the clock: not rounded to the 256 ns that a
+    float64 keeps of an epoch-sized timer (the bundled recording's traces of 2026-12-03
+    had every time a multiple of 256 ns)."""
+    ev = _events(blocks=4, steps=5, tiles=8)
+    counts, recs = _buffer(ev, timer_step=timer_step, cap=128, base=EPOCH_NS)
+    out = trace_buffer.decode(counts, recs, lanes_per_block=2)
+    t = np.array(out["events"]["t_ns"])
+    assert out["timer"] == "globaltimer+clock64"
+    assert np.mean(t % 256 == 0) < 0.1  # the true times are spread over every ns
+    if timer_step == 1:  # an exact timer: every event exactly where it was
+        want = sorted(int(x) for x in ev["t"] - ev["t"].min())
+        assert sorted(t.tolist()) == want
 
 
 def test_coarse_globaltimer_is_refined_by_the_sm_clock():
