@@ -89,10 +89,26 @@ class SessionStore(StoreQueries):
         state.runs.abandon(ev.t)
         state.running = state.doing = None
         # a runner that crashed or hung and was started again, or, in a file made with
-        # `record --append`, the runner of its next part: the header cannot tell which
-        self.messages.append(Message("info", f"a runner started again ({self.restarts} so "
-                                     "far): restarted, or the next part of an appended "
-                                     "recording", None, None, ev.t, False))
+        # `record --append`, the runner of its next part: the header cannot tell which.
+        # Starts in a row, with no other message between them (a recording appended to
+        # many times), are one line that counts them, not a line each.
+        last = self.messages[-1] if self.messages else None
+        run = self._restarts_in_row + 1 if last is not None and last is self._restart_line \
+            else 1
+        if run == 1:
+            self._restart_first_t = ev.t
+            text = (f"a runner started again ({self.restarts} so far): restarted, or the "
+                    "next part of an appended recording")
+        else:
+            text = (f"a runner started again {run} times in a row, the first at "
+                    f"{self._restart_first_t:.0f} s ({self.restarts} so far): restarted, or "
+                    "the next parts of an appended recording")
+        line = Message("info", text, None, None, ev.t, False)
+        if run > 1:
+            self.messages[-1] = line
+        else:
+            self.messages.append(line)
+        self._restart_line, self._restarts_in_row = line, run
         self._changes.update((Change.RUN, Change.MESSAGES, Change.TELEMETRY))
 
     def _on_run_start(self, ev: rec.RunStart) -> None:

@@ -145,6 +145,10 @@ class StoreQueries:
         self.last_t_s = 0.0  # latest session time seen
         self.event_count = 0
         self.restarts = 0  # restart events: the runner was restarted
+        # the message line of the latest run of restarts in a row (store._on_restart)
+        self._restart_line: Message | None = None
+        self._restarts_in_row = 0
+        self._restart_first_t = 0.0
         self._changes: set[Change] = set(Change)
 
     def expect(self, contents: RecordingContents | None) -> None:

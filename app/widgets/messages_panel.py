@@ -28,6 +28,7 @@ class MessagesPanel(QListWidget):
         self._shown = 0  # store messages already listed
         self._left_out = 0  # store messages too old to list
         self._generation = -1  # the store.generation they came from
+        self._last: object | None = None  # the store's last message listed
 
     def sync(self, store: SessionStore) -> None:
         """List the store's messages not listed yet (all again after a reset)."""
@@ -36,9 +37,15 @@ class MessagesPanel(QListWidget):
                 if self.item(i).data(Qt.ItemDataRole.UserRole) in (FROM_STORE, ELIDED):
                     self.takeItem(i)
             self._shown = self._left_out = 0
+            self._last = None
             self._generation = store.generation
+        recorded = store.contents is not None  # a replay: the recording's history
+        if self._shown and store.messages[self._shown - 1] is not self._last:
+            # the store folded a message into its last line (runner starts in a row)
+            self._relist_last(store.messages[self._shown - 1].describe(recorded))
         new = store.messages[self._shown:]
         self._shown = len(store.messages)
+        self._last = store.messages[-1] if store.messages else None
         if not new:
             return
         if len(new) > MAX_SHOWN:
@@ -46,13 +53,21 @@ class MessagesPanel(QListWidget):
             new = new[-MAX_SHOWN:]
         self.setUpdatesEnabled(False)
         try:
-            recorded = store.contents is not None  # a replay: the recording's history
             for m in new:
                 self.addItem(_item(m.describe(recorded), m.is_error, FROM_STORE))
             self._trim()
         finally:
             self.setUpdatesEnabled(True)
         self.scrollToBottom()
+
+    def _relist_last(self, text: str) -> None:
+        """Show the newest store line's new text in place."""
+        for i in reversed(range(self.count())):
+            item = self.item(i)
+            if item.data(Qt.ItemDataRole.UserRole) == FROM_STORE:
+                shown = _item(text, bool(item.data(ERROR_ROLE)), FROM_STORE).text()
+                item.setText(shown)
+                return
 
     def append(self, text: str, error: bool, tag: str = "app") -> None:
         self.addItem(_item(text, error, tag))

@@ -122,6 +122,28 @@ def test_second_session_header_counts_a_restart_and_keeps_results():
     assert store.latest("wmma") is not None
 
 
+def test_runner_starts_in_a_row_are_one_message_that_counts_them():
+    """A recording appended to many times starts a runner per part: one line says how many
+    in a row (not a line each, which filled the messages list on a small screen); a start
+    after another message begins a line of its own."""
+    events = syn.events()
+    head = events[0]
+    ends = max(e["t"] for e in events)
+    starts = [dict(head, t=0.0) for _ in range(3)]
+    error = {"type": "error", "t": 1.0, "kind": "build", "message": "bad", "level": "naive",
+             "M": 64, "N": 64, "K": 64}
+    store = fed_store([*events, *starts])
+    assert store.restarts == 3
+    restart_lines = [m for m in store.messages if "runner started again" in m.text]
+    assert len(restart_lines) == 1
+    assert "3 times in a row" in restart_lines[0].text and "3 so far" in restart_lines[0].text
+    assert restart_lines[0].t >= ends  # the newest start's time
+    store = fed_store([*events, starts[0], error, starts[1]])
+    lines = [m.text for m in store.messages]
+    assert sum("runner started again" in t for t in lines) == 2
+    assert "in a row" not in lines[-1] and "2 so far" in lines[-1]
+
+
 def test_a_level_a_later_runner_knows_joins_the_ladder_in_its_catalogs_place():
     """``record --append -l NEW`` on a file made before NEW existed: the appended runner's
     header (a restart) names it, and the ladder takes it, where its catalog puts it."""

@@ -58,6 +58,7 @@ REVIEWED: dict[tuple[str, str], str] = {
         "rich text built by _show_detail, every outside text through html.escape",
     ("widgets/ladder_panel.py", "item.setText(text)"): "a QTableWidgetItem (plain text)",
     ("widgets/messages_panel.py", "first.setText(text)"): "a QTableWidgetItem (plain text)",
+    ("widgets/messages_panel.py", "item.setText(shown)"): "a QListWidgetItem (plain text)",
     ("window/exports.py", "generator.setTitle(title)"):
         "QSvgGenerator's title: an SVG attribute Qt writes escaped, never rendered",
     ("window/main_window.py",
