@@ -11,6 +11,7 @@ import pytest
 import synthetic_session as syn
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QColor, QFontMetricsF
+from replay_seek import seek_whole
 
 from gemmscope.app.plots.bar_label_layout import CLEAR_LINE_PX
 from gemmscope.app.plots.chart_base import Chart
@@ -211,11 +212,9 @@ def test_the_sweep_axis_starts_afresh_when_a_replay_restarts(loaded, synthetic_f
     window = loaded(synthetic_file)
     window.replay.pause()
     sweep = window.charts()["sweep"]
-    window.replay.seek(0.0)
-    window.flush_views()
+    seek_whole(window, 0.0)
     assert sweep.empty and sweep.size_axis.sizes == []
-    window.replay.seek(window.replay.clock.duration_s)
-    window.flush_views()
+    seek_whole(window, window.replay.clock.duration_s)
     assert not sweep.empty
     (x0, x1), (_y0, y1) = sweep.getPlotItem().vb.viewRange()
     lo, hi = np.log10(min(syn.SWEEP)), np.log10(max(syn.SWEEP))

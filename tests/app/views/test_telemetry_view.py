@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import synthetic_session as syn
+from replay_seek import seek_whole
 
 from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol.decoding import of
@@ -208,14 +209,12 @@ def test_seeking_in_a_replay_redraws_from_the_same_store(qtbot, make_window, syn
     events = syn.file_events(synthetic_file)
     samples = [e for e in events if e["type"] == "telemetry"]
     wmma = next(e for e in events if e["type"] == "run_start" and e["level"] == "wmma")
-    window.replay.seek(wmma["t"] + 0.05)  # into the wmma run (a throttled one)
-    window.flush_views()
+    seek_whole(window, wmma["t"] + 0.05)  # into the wmma run (a throttled one)
     upto = [e for e in samples if e["t"] <= wmma["t"] + 0.05]
     np.testing.assert_array_equal(view.curves["power_w"].xData, [e["t"] for e in upto])
     assert view.windows[-1].level == "wmma" and view.run_labels[-1].toPlainText().endswith("…")
     assert view.windows[-1].end_s == upto[-1]["t"]  # the open run reaches the newest sample
-    window.replay.seek(0.5)  # back: the store starts again from the top
-    window.flush_views()
+    seek_whole(window, 0.5)  # back: the store starts again from the top
     upto = [e for e in samples if e["t"] <= 0.5]
     np.testing.assert_array_equal(view.curves["power_w"].xData, [e["t"] for e in upto])
     assert all(w.end_s <= 0.5 for w in view.windows)

@@ -7,6 +7,7 @@ import pytest
 import synthetic_session as syn
 from PySide6.QtCore import QElapsedTimer
 from PySide6.QtGui import QColor
+from replay_seek import seek_whole
 
 from gemmscope.app.core.replay import Speed
 from gemmscope.kernels.protocol.recording import read_session
@@ -99,18 +100,15 @@ def test_pause_and_seek_back_reset_the_views(qtbot, make_window, synthetic_file)
     window.set_replay_speed(Speed.X1, remember=False)
     window.open_recording(synthetic_file)
     window.replay.pause()
-    window.replay.seek(window.replay.clock.duration_s)
-    window.flush_views()
+    seek_whole(window, window.replay.clock.duration_s)
     assert window.ladder.cell_text("naive", "TFLOPS") == "0.3000"
     assert "Last result:</b> 0.3000 TFLOPS" in window.ladder.detail.text()  # naive, selected
-    window.replay.seek(0.0)
-    window.flush_views()
+    seek_whole(window, 0.0)
     assert window.ladder.cell_text("naive", "TFLOPS") == "–"
     assert "Last result" not in window.ladder.detail.text()
     assert window.charts()["bars"].rows == []
     assert not window.replay.playing
-    window.replay.seek(window.replay.clock.duration_s)  # back and forth: listed once
-    window.flush_views()
+    seek_whole(window, window.replay.clock.duration_s)  # back and forth: listed once
     assert sum("synthetic launch failure" in t for t in window.messages.texts()) == 1
 
 
@@ -256,12 +254,10 @@ def test_ladder_detail_says_which_parameters_a_run_used_beside_the_levels_own(
             ev["params"] = {**own, name: 2 * value}
     window = make_window()
     window.open_recording(syn.write(tmp_path / "ran.jsonl", events))
-    window.replay.seek(window.replay.clock.duration_s)
-    window.flush_views()
+    seek_whole(window, window.replay.clock.duration_s)
     assert f"This run used:</b> {name}={2 * value}</p>" in window.ladder.detail.text()
     plain = make_window()
     plain.open_recording(syn.write(tmp_path / "own.jsonl"))
-    plain.replay.seek(plain.replay.clock.duration_s)
-    plain.flush_views()
+    seek_whole(plain, plain.replay.clock.duration_s)
     assert "Last result" in plain.ladder.detail.text()
     assert "This run used" not in plain.ladder.detail.text()
