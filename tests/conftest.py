@@ -203,10 +203,17 @@ def fake_runner() -> Path:
 
 
 @pytest.fixture
-def make_window(qtbot, tmp_path):
-    """MainWindow factory with preferences in a temp ini file; closed after the test."""
+def make_window(qtbot, tmp_path, monkeypatch):
+    """MainWindow factory with preferences in a temp ini file; closed after the test. The
+    bundled recording is read once per process (tests/support/bundled_cache.py)."""
+    import bundled_cache
+
+    from gemmscope.app.window import sources
     from gemmscope.app.window.main_window import MainWindow
     from gemmscope.app.window.preferences import open_settings
+
+    monkeypatch.setattr(sources, "read_session",
+                        bundled_cache.caching(sources.read_session, sources.bundled_session()))
 
     made = []
 

@@ -425,6 +425,15 @@ class MainWindow(QMainWindow):
         self.views.pay_all()
         self._flush_made_views()
 
+    def flush_shown(self) -> None:
+        """Bring the view on screen up to date now; the hidden ones catch up when shown
+        (a picture of one view, a test that looks at one: not every view's redraw)."""
+        shown = self.tabs.currentWidget()
+        name = next((n for n, v in self.views.made.items() if v is shown), None)
+        if name is not None:
+            self.views.pay(name)
+        self.frames.flush([shown] if name is not None else [])
+
     def _flush_made_views(self) -> None:
         self.frames.flush(self.views.made.values())
 

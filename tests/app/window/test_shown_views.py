@@ -51,3 +51,26 @@ def test_a_flush_brings_every_tab_up_to_date(qtbot, make_window):
     window.flush_views()  # screenshots and exports draw hidden tabs too
     for name in window.views:
         assert calls[name] and Change.LADDER in calls[name][-1], name
+
+
+def test_a_flush_of_the_shown_tab_leaves_the_hidden_ones_for_later(qtbot, make_window):
+    window = make_window()
+    window.show()
+    window.handle(of(syn.header()))
+    for ev in syn.events():
+        if ev["type"] in ("build", "result"):
+            window.handle(of(ev))
+    window.flush_views()
+    levels = window.level_ids()
+    assert len(levels) >= 2
+    window.named_widget("tiling")
+    window.select_level(levels[0])
+    window.flush_views()
+    window.named_widget("banks")
+    window.select_level(levels[1])
+    window.flush_shown()
+    assert window.views["banks"].canvas.level_id == levels[1]  # shown: up to date
+    tiling = window.views.made["tiling"]  # (views[name] would pay it)
+    assert tiling.canvas.level_id == levels[0]  # hidden: owed
+    window.named_widget("tiling")  # and paid when shown
+    assert tiling.canvas.level_id == levels[1]
