@@ -6,6 +6,7 @@ levels; the instruction mix counts per unit of work, with the unit named."""
 from __future__ import annotations
 
 import pytest
+from replay_seek import seek_whole
 
 from gemmscope.app.core import builds
 from gemmscope.app.core.builds import MIX_PER_FMAS, MIX_UNIT, mix_rows
@@ -35,13 +36,9 @@ def _seek_before(window, session, kind: str) -> None:
     before = events[first - 1]
     t = max(before.t if isinstance(before, rec.Event) else float(before.columns.t[before.stop - 1]),
             0.0)
-    replay = window.replay
-    replay.pause()
-    replay.seek(t)
-    while replay.clock.behind:
-        replay.clock.catch_up()
-    assert replay.delivered_count < first + 1
-    window.flush_views()
+    window.replay.pause()
+    seek_whole(window, t)
+    assert window.replay.delivered_count < first + 1
 
 
 def test_not_replayed_yet_is_not_not_recorded(make_window, bundled):

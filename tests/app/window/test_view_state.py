@@ -12,6 +12,7 @@ import places
 import pytest
 import synthetic_session as syn
 from PySide6.QtCore import QPointF, Qt
+from replay_seek import seek_whole
 
 from gemmscope.app import gui_main
 from gemmscope.app.core import export
@@ -95,10 +96,7 @@ def test_a_replay_adds_shapes_but_never_changes_the_chosen_one(qtbot, make_windo
     replay = window.replay
     offered = []
     for fraction in np.linspace(0.02, 1.0, 25):  # the first-start replay, in steps
-        replay.seek(replay.duration_s * fraction)
-        while replay.clock.behind:
-            replay.clock.catch_up()
-        window.flush_views()
+        seek_whole(window, replay.duration_s * fraction)
         titles.add(window.charts()["bars"].base_title)
         offered.append(len(window.ladder.shape_texts()))
     assert shapes <= {DEFAULT_SHAPE}
