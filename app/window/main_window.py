@@ -429,10 +429,10 @@ class MainWindow(QMainWindow):
         """Bring the view on screen up to date now; the hidden ones catch up when shown
         (a picture of one view, a test that looks at one: not every view's redraw)."""
         shown = self.tabs.currentWidget()
-        name = next((n for n, v in self.views.made.items() if v is shown), None)
-        if name is not None:
+        made = [(n, v) for n, v in self.views.made.items() if v is shown]
+        for name, _ in made:
             self.views.pay(name)
-        self.frames.flush([shown] if name is not None else [])
+        self.frames.flush([v for _, v in made])
 
     def _flush_made_views(self) -> None:
         self.frames.flush(self.views.made.values())
