@@ -151,7 +151,9 @@ class PipelineScene:
             what = "done"
         return f"WG 0: producer\n{what}"
 
-    PRODUCER_DETAILS = "warps 0-3, 40 registers (setmaxnreg)"
+    @property
+    def producer_details(self) -> str:
+        return f"warps 0-3, {self.model.producer_regs} registers (setmaxnreg)"
     RING_LEGEND = "sN TtKk: tile t, K step k\nF: full[s] done, E: arrivals on empty[s]"
 
     def ring_caption(self) -> str:
@@ -228,7 +230,7 @@ class PipelineScene:
                         for tile in range(len(self.tiles))})
         notes = tuple(self.map_notes(tile) for tile in range(len(self.tiles)))
         return PipelineTexts(
-            header, self.map_caption(), notes, tuple(sorted(heads)), self.PRODUCER_DETAILS,
+            header, self.map_caption(), notes, tuple(sorted(heads)), self.producer_details,
             self.ring_caption(), tuple(sorted(stage_heads)), tuple(sorted(lamps)),
             self.RING_LEGEND, tuple(sorted(c_heads)), tuple(sorted(lines)), rows,
             tuple({self.describe_thread(t) for t in  # the longest forms: ids of 1 to 3 digits
@@ -352,7 +354,7 @@ class PipelineScene:
         self._text(painter, head, self.producer_head(), QColor("black"),
                    wrap=True, on=ANIMATION.color("producer"))
         self._text(painter, inner.adjusted(0, lay.producer_head_px + 4, 0, 0),
-                   self.PRODUCER_DETAILS, QColor("black"), wrap=True, optional=True,
+                   self.producer_details, QColor("black"), wrap=True, optional=True,
                    on=ANIMATION.color("producer"))
 
     def draw_stages(self, painter: QPainter) -> None:

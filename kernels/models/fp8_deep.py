@@ -36,6 +36,7 @@ class Fp8Deep(WarpSpecialized):
     level_id = "fp8_deep"
     elem_bytes = 1
     sub_tiles = 2
+    producer_regs, consumer_regs = 56, 224  # 40 spills the producer's unrolled ring
     notes = ("DeepGEMM's schedule on the block-scaled FP8 inputs: 256 x BN tiles, each "
              "consumer warpgroup two 64-row sub-tiles of one wgmma.m64nBNk32 group each, "
              "waited for and promoted one after the other; per K block a consumer thread "

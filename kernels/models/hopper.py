@@ -107,6 +107,10 @@ class WarpSpecialized(TmaStageLoads, LevelModel):
     instruction = ""
 
     sass_warp = WARPS_PER_GROUP  # the first consumer warp: warp 0 is the producer's
+    # registers per thread after setmaxnreg (the source's dec and inc; the pipeline view
+    # says them, tests/kernels/models/test_register_split.py reads them from the source)
+    producer_regs = 40
+    consumer_regs = 232
 
     def setup(self, p: dict[str, int]) -> None:
         self.bm, self.bn, self.bk = p["BM"], p["BN"], p["BK"]

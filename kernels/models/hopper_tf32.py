@@ -15,7 +15,7 @@ What differs from the BF16 model:
 from __future__ import annotations
 
 from ..ladder import registry
-from .hopper import WARPS_PER_GROUP, WarpSpecialized
+from .hopper import WARPGROUP, WARPS_PER_GROUP, WarpSpecialized
 from .level_model import LANES, Op, SmemArray, WarpAccess, global_access
 from .persistent import TmaBox
 
@@ -34,6 +34,10 @@ class Tf32Wgmma(WarpSpecialized):
     def setup(self, p: dict[str, int]) -> None:
         super().setup(p)
         self.epi = 0  # no staging of C: FP32 stores from registers
+        # the register file shared out as the source's CREG: 40 a producer thread, the
+        # rest to the consumers in steps of 8, at most 232
+        share = (65536 - self.producer_regs * WARPGROUP) // (self.consumers * WARPGROUP)
+        self.consumer_regs = min(232, share // 8 * 8)
 
     def smem_arrays(self) -> list[SmemArray]:
         """The ring's A and Bt stages (stage s holds A then Bt at s * stage_bytes)."""
