@@ -47,18 +47,15 @@ def shown_at(qtbot, make_window, recording, size, presentation=False, level=None
     return window
 
 
-def settle(window) -> None:
+def settle(window, shown_only: bool = False) -> None:
+    """Events handled and the views brought up to date (``shown_only``: the view on
+    screen alone, where the others are not looked at)."""
     for _ in range(3):
         QApplication.processEvents()
-    window.flush_views()
-    QApplication.processEvents()
-
-
-def settle_shown(window) -> None:
-    """settle, the view on screen only (the others are not looked at)."""
-    for _ in range(3):
-        QApplication.processEvents()
-    window.flush_shown()
+    if shown_only:
+        window.flush_shown()
+    else:
+        window.flush_views()
     QApplication.processEvents()
 
 
@@ -355,7 +352,7 @@ def test_on_stage_the_pictures_cut_no_label_at_any_level(qtbot, make_window, rec
         canvas = window.views[name].canvas
         for level in window.level_ids():
             window.select_level(level)
-            settle_shown(window)
+            settle(window, shown_only=True)
             canvas.repaint()
             found += [f"{name} {level}: {text!r}" for text in canvas.cut_texts]
     assert found == []
