@@ -309,6 +309,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             }
             GS_TRACE_LANE(lane == 0);
             GS_TRACE(LANE_START, -1, 0);
+            GS_TRACE_DO(bool gs_on = false;)  // fill's copy that records (gs_fill)
             int uses = 0, t;
             bool peer;
             while (sched.next(t, peer)) {
@@ -342,7 +343,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                             gs_tma_load_2d(a_dst + HALF_A, &tmA, &full[s], ks * BK, bm * BM + 128);
                         }
                         gs_tma_load_2d(b_base + s * B_BYTES, &tmB, &full[s], ks * BK, bn * BN);
-                        GS_TRACE(LOAD_ISSUED, t, ks);
+                        GS_TRACE_DO(if (gs_on) gs_tr.put_p(GS_TR_LOAD_ISSUED, t, ks, false, 0u);)
                     }
                     float* sc = sc_base + s * SC_FLOATS + lane;
                     const float* src = pa + (long long)ks * M;
@@ -359,11 +360,14 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     gs_mbar_arrive(&full[s]);
                     if (lane == 0) gs_mbar_arrive(&full[s]);
                 };
+                GS_TRACE_DO(auto gs_fill = [&](int s, int ks) { if (gs_tr.samples(ks)) { gs_on = true; fill(s, ks); gs_on = false; } else { fill(s, ks); } };)  // a fill's two copies, as the consumers' K blocks below
                 for (int r = 0; r < rounds; ++r, ++uses) {
+                    GS_TRACE_DO(auto& fill = gs_fill;)
 #pragma unroll
                     for (int s = 0; s < STAGES; ++s) fill(s, r * STAGES + s);
                 }
                 if (tail) {
+                    GS_TRACE_DO(auto& fill = gs_fill;)
 #pragma unroll
                     for (int s = 0; s < STAGES; ++s) {
                         if (s < tail)
@@ -390,6 +394,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         bool peer;
         GS_TRACE_LANE(leader);
         GS_TRACE(LANE_START, -1, 0);
+        GS_TRACE_DO(bool gs_on = false;)  // the trace build runs a K block in one of two copies: kblock with gs_on true (a constant once inlined) in the steps the sampling keeps, the plain build's code in the others (gs_kblock)
         while (sched.next(t, peer)) {
             int bm, bn;
             gs_dp_tile(t, tm, tn, GW, bm, bn);
@@ -414,7 +419,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             };
             auto kblock = [&](int s) {
                 gs_mbar_wait(&full[s], uses & 1);
-                GS_TRACE_DO(const unsigned gs_ready_at = gs_tr.clock_lo();)  // recorded with MMA_DONE: one branch a step
+                GS_TRACE_DO(const unsigned gs_ready_at = gs_on ? gs_tr.clock_lo() : 0u;)  // recorded with MMA_DONE
                 const unsigned sc = gs_smem_addr(sc_base + s * SC_FLOATS);
                 float sa[2][2];
 #pragma unroll
@@ -450,14 +455,17 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                         acc[w][4 * g + 3] += tmp[4 * g + 3] * r1;
                     }
                 }
-                GS_TRACE_P_AT(true, DATA_READY, t, (uses - gs_uses0) * STAGES + s, gs_ready_at);
-                GS_TRACE_P(MMA_DONE, t, (uses - gs_uses0) * STAGES + s);
+                GS_TRACE_P_AT(gs_on, DATA_READY, t, (uses - gs_uses0) * STAGES + s, gs_ready_at);
+                GS_TRACE_DO(if (gs_on) gs_tr.put_p(GS_TR_MMA_DONE, t, (uses - gs_uses0) * STAGES + s, false, 0u);)
             };
+            GS_TRACE_DO(auto gs_kblock = [&](int s) { if (gs_tr.samples((uses - gs_uses0) * STAGES + s)) { gs_on = true; kblock(s); gs_on = false; gs_fence_regs(acc[0]); gs_fence_regs(acc[1]); } else { kblock(s); } };)  // a step left out pays one uniform branch, not the records' code (+10% in the loop: issue 46 item 2); the empty asm on acc keeps the compiler from folding both copies' last adds into one after the branch (each FFMA became an FMUL and an FADD)
             for (int r = 0; r < rounds; ++r, ++uses) {
+                GS_TRACE_DO(auto& kblock = gs_kblock;)  // the trace build's two copies
 #pragma unroll
                 for (int s = 0; s < STAGES; ++s) kblock(s);
             }
             if (tail) {
+                GS_TRACE_DO(auto& kblock = gs_kblock;)
 #pragma unroll
                 for (int s = 0; s < STAGES; ++s) {
                     if (s < tail) {

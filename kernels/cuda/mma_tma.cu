@@ -85,14 +85,15 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         load_frags(0, 0, 0);
     }
     int g = 0;  // K steps consumed so far
+    GS_TRACE_DO(bool gs_on = false;)  // kstep's copy that records (see gs_kstep)
     for (int i = 0; i < my_tiles; ++i) {
         float acc[MT][NT][4] = {};
         GS_TRACE_DO(const int gs_tile = blockIdx.x + i * gridDim.x;)
         GS_TRACE(TILE_BEGIN, gs_tile, 0);
-        for (int kt = 0; kt < ktiles; ++kt, ++g) {
+        auto kstep = [&](int kt) {  // K step kt of the tile (step g of the block)
             const int s = g % STAGES;
             GS_TRACE_DO(const int gs_k1 = kt + 1 < ktiles ? kt + 1 : 0;)  // (kt + 1) % ktiles: a division cost more than the records
-            GS_TRACE_DO(const bool gs_keep = gs_tr.samples(kt), gs_keep1 = gs_tr.samples(gs_k1);)  // tested once a step, ahead of the wait (uniform: put_p)
+            GS_TRACE_DO(const bool gs_keep = gs_on && gs_tr.samples(kt), gs_keep1 = gs_on && gs_tr.samples(gs_k1);)  // the recording copy's tests (gs_kstep)
             GS_TRACE_DO(unsigned gs_wait_at = 0, gs_ready_at = 0;)  // the next step's wait: its clocks, recorded after this step's fence
 #pragma unroll
             for (int kk = 0; kk < KK; ++kk) {
@@ -121,11 +122,20 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 if (kk + 1 == KK) {
                     gs_fence_async_shared();
                     gs_mbar_arrive(&empty[s]);
-                    GS_TRACE_P(MMA_DONE, gs_tile, kt);  // put_p tests the step: gs_keep
+                    GS_TRACE_DO(if (gs_on) gs_tr.put_p(GS_TR_MMA_DONE, gs_tile, kt, false, 0u);)  // put_p tests the step: gs_keep
                     GS_TRACE_P_AT(gs_keep1 && g + 1 < total, WAIT_BEGIN, gs_k1 ? gs_tile : gs_tile + gridDim.x, gs_k1, gs_wait_at);  // the next step's wait, recorded after the fence: before it, the records' stores held up its MEMBAR
                     GS_TRACE_P_AT(gs_keep1 && g + 1 < total, DATA_READY, gs_k1 ? gs_tile : gs_tile + gridDim.x, gs_k1, gs_ready_at);
                 }
             }
+        };
+        // The trace build runs a K step in one of two copies: the steps whose events the
+        // sampling keeps (this step's MMA_DONE, the next one's wait) in kstep with gs_on
+        // true, a constant there once inlined, the others with gs_on false: the plain
+        // build's code, so a step left out pays one uniform branch (issue 46 item 2).
+        GS_TRACE_DO(auto gs_kstep = [&](int kt) { if (gs_tr.samples(kt) || gs_tr.samples(kt + 1 < ktiles ? kt + 1 : 0)) { gs_on = true; kstep(kt); gs_on = false; } else { kstep(kt); } };)
+        for (int kt = 0; kt < ktiles; ++kt, ++g) {
+            GS_TRACE_DO(auto& kstep = gs_kstep;)  // the trace build's two copies
+            kstep(kt);
         }
         // epilogue of output tile i, while the producer already fills the next tile's stages
         int bm, bn;
