@@ -309,7 +309,6 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             }
             GS_TRACE_LANE(lane == 0);
             GS_TRACE(LANE_START, -1, 0);
-            GS_TRACE_DO(bool gs_on = false;)  // fill's copy that records (gs_fill)
             int uses = 0, t;
             bool peer;
             while (sched.next(t, peer)) {
@@ -343,8 +342,8 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                             gs_tma_load_2d(a_dst + HALF_A, &tmA, &full[s], ks * BK, bm * BM + 128);
                         }
                         gs_tma_load_2d(b_base + s * B_BYTES, &tmB, &full[s], ks * BK, bn * BN);
-                        GS_TRACE_DO(if (gs_on) gs_tr.put_p(GS_TR_LOAD_ISSUED, t, ks, false, 0u);)
                     }
+                    GS_TRACE_DO(const unsigned gs_issued_at = gs_tr.clock_lo();)  // the loads' issue; recorded after the scales' arrival, which the record held up
                     float* sc = sc_base + s * SC_FLOATS + lane;
                     const float* src = pa + (long long)ks * M;
 #pragma unroll
@@ -354,20 +353,18 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     }
                     if (lane < 2) gs_cp_async4(sc + 256, b_ok ? pb + ks : scale_b, b_ok);
                     gs_dp_cp_async_arrive(&full[s]);
+                    GS_TRACE_AT(lane == 0, LOAD_ISSUED, t, ks, gs_issued_at);
                 };
                 auto pass = [&](int s) {  // a stage past K: no data, every arrival
                     gs_mbar_wait(&empty[s], (uses & 1) ^ 1);
                     gs_mbar_arrive(&full[s]);
                     if (lane == 0) gs_mbar_arrive(&full[s]);
                 };
-                GS_TRACE_DO(auto gs_fill = [&](int s, int ks) { if (gs_tr.samples(ks)) { gs_on = true; fill(s, ks); gs_on = false; } else { fill(s, ks); } };)  // a fill's two copies, as the consumers' K blocks below
                 for (int r = 0; r < rounds; ++r, ++uses) {
-                    GS_TRACE_DO(auto& fill = gs_fill;)
 #pragma unroll
                     for (int s = 0; s < STAGES; ++s) fill(s, r * STAGES + s);
                 }
                 if (tail) {
-                    GS_TRACE_DO(auto& fill = gs_fill;)
 #pragma unroll
                     for (int s = 0; s < STAGES; ++s) {
                         if (s < tail)
@@ -394,12 +391,12 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         bool peer;
         GS_TRACE_LANE(leader);
         GS_TRACE(LANE_START, -1, 0);
-        GS_TRACE_DO(bool gs_on = false;)  // the trace build runs a K block in one of two copies: kblock with gs_on true (a constant once inlined) in the steps the sampling keeps, the plain build's code in the others (gs_kblock)
         while (sched.next(t, peer)) {
             int bm, bn;
             gs_dp_tile(t, tm, tn, GW, bm, bn);
             GS_TRACE(TILE_BEGIN, t, 0);
             GS_TRACE_DO(const int gs_uses0 = uses;)
+            GS_TRACE_DO(unsigned gs_prev_ready = 0, gs_prev_done = 0; int gs_prev_k = -1;)  // the last K step's clocks, recorded while the next step's first wgmma group runs
             const int n0 = bn * BN;
             // 8-column groups of the tile in its first scale block of Bt
             const int first_groups = UNIFORM ? R : min(BN, 128 - n0 % 128) / 8;
@@ -419,7 +416,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             };
             auto kblock = [&](int s) {
                 gs_mbar_wait(&full[s], uses & 1);
-                GS_TRACE_DO(const unsigned gs_ready_at = gs_on ? gs_tr.clock_lo() : 0u;)  // recorded with MMA_DONE
+                GS_TRACE_DO(const unsigned gs_ready_at = gs_tr.clock_lo();)  // recorded during the next step (gs_prev_ready)
                 const unsigned sc = gs_smem_addr(sc_base + s * SC_FLOATS);
                 float sa[2][2];
 #pragma unroll
@@ -440,6 +437,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     for (int kk = 0; kk < 4; ++kk)  // k32 steps: 32 bytes = 2 address units
                         GsDpWgmma<BN>::run(tmp, da + 2 * kk, db + 2 * kk, kk > 0 ? 1 : 0);
                     gs_wgmma_commit();
+                    GS_TRACE_DO(if (w == 0 && gs_prev_k >= 0) { gs_tr.put_p(GS_TR_DATA_READY, t, gs_prev_k, true, gs_prev_ready); gs_tr.put_p(GS_TR_MMA_DONE, t, gs_prev_k, true, gs_prev_done); })  // the last step's records, in the shadow of this group's products
                     gs_wgmma_wait<0>();
                     gs_fence_regs(tmp);  // tmp is read only after the wait
                     if (w == 1) release(s);
@@ -455,17 +453,14 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                         acc[w][4 * g + 3] += tmp[4 * g + 3] * r1;
                     }
                 }
-                GS_TRACE_P_AT(gs_on, DATA_READY, t, (uses - gs_uses0) * STAGES + s, gs_ready_at);
-                GS_TRACE_DO(if (gs_on) gs_tr.put_p(GS_TR_MMA_DONE, t, (uses - gs_uses0) * STAGES + s, false, 0u);)
+                GS_TRACE_DO(const int gs_k = (uses - gs_uses0) * STAGES + s;)
+                GS_TRACE_DO(gs_prev_ready = gs_ready_at; gs_prev_done = gs_tr.clock_lo(); gs_prev_k = gs_tr.samples(gs_k) ? gs_k : -1;)  // MMA_DONE's time; both written in the next step
             };
-            GS_TRACE_DO(auto gs_kblock = [&](int s) { if (gs_tr.samples((uses - gs_uses0) * STAGES + s)) { gs_on = true; kblock(s); gs_on = false; gs_fence_regs(acc[0]); gs_fence_regs(acc[1]); } else { kblock(s); } };)  // a step left out pays one uniform branch, not the records' code (+10% in the loop: issue 46 item 2); the empty asm on acc keeps the compiler from folding both copies' last adds into one after the branch (each FFMA became an FMUL and an FADD)
             for (int r = 0; r < rounds; ++r, ++uses) {
-                GS_TRACE_DO(auto& kblock = gs_kblock;)  // the trace build's two copies
 #pragma unroll
                 for (int s = 0; s < STAGES; ++s) kblock(s);
             }
             if (tail) {
-                GS_TRACE_DO(auto& kblock = gs_kblock;)
 #pragma unroll
                 for (int s = 0; s < STAGES; ++s) {
                     if (s < tail) {
@@ -478,6 +473,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 ++uses;
             }
             // ---------------------------------------------------------- epilogue
+            GS_TRACE_DO(if (gs_prev_k >= 0) { gs_tr.put_p(GS_TR_DATA_READY, t, gs_prev_k, true, gs_prev_ready); gs_tr.put_p(GS_TR_MMA_DONE, t, gs_prev_k, true, gs_prev_done); })  // the tile's last step
             const int row0 = bm * BM + c * 128;
             if (!tma_c) {
                 gs_store_acc_bf16(acc[0], C, M, N, row0, n0);
