@@ -417,7 +417,6 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             auto kblock = [&](int s) {
                 gs_mbar_wait(&full[s], uses & 1);
                 GS_TRACE_DO(const unsigned gs_ready_at = gs_tr.clock_lo();)  // recorded during the next step (gs_prev_ready)
-                GS_TRACE_DO(unsigned gs_done_at = 0;)
                 const unsigned sc = gs_smem_addr(sc_base + s * SC_FLOATS);
                 float sa[2][2];
 #pragma unroll
@@ -442,7 +441,6 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     gs_wgmma_wait<0>();
                     gs_fence_regs(tmp);  // tmp is read only after the wait
                     if (w == 1) release(s);
-                    GS_TRACE_DO(if (w == 1) gs_done_at = gs_tr.clock_lo();)  // MMA_DONE: the step's products done, its stage freed (before the last promotion: a clock read after it kept the compiler from moving the next stage's barrier probe up into it)
                     const float s00 = sa[w][0] * sb0, s10 = sa[w][1] * sb0;
                     const float s01 = sa[w][0] * sb1, s11 = sa[w][1] * sb1;
 #pragma unroll
@@ -456,7 +454,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     }
                 }
                 GS_TRACE_DO(const int gs_k = (uses - gs_uses0) * STAGES + s;)
-                GS_TRACE_DO(gs_prev_ready = gs_ready_at; gs_prev_done = gs_done_at; gs_prev_k = gs_tr.samples(gs_k) ? gs_k : -1;)  // both written in the next step
+                GS_TRACE_DO(gs_prev_ready = gs_ready_at; gs_prev_done = gs_tr.clock_lo(); gs_prev_k = gs_tr.samples(gs_k) ? gs_k : -1;)  // MMA_DONE's time; both written in the next step
             };
             for (int r = 0; r < rounds; ++r, ++uses) {
 #pragma unroll
