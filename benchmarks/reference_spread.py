@@ -2,7 +2,8 @@
 item 8; GPU machine.)
 
     python3 benchmarks/reference_spread.py [-l cublaslt_fp8 -l fp8_deep] [-s 4096]
-        [--reps 6] [--launches 200] [--json]
+        [--reps 6] [--launches 200] [--operands uniform|normal|pm1|zeros] [--kernels]
+        [--json]
     python3 benchmarks/reference_spread.py --smoke  # CI: arguments and the table, no GPU
 
 At 4096³ the paired % of cuBLASLt of the FP8 levels moved up to 2% between repetitions in
@@ -16,6 +17,18 @@ times them (L2 flushed before each, held until queued, its own event pair), with
 as long as each launch after it (the paired loop's rest). If the kept side holds and the
 fresh side spreads, the buffers' placement moves the time; if both spread alike, it is the
 GPU's state over the seconds between repetitions.
+
+On GPU-2c571686 (2026-12-03) both spread: cuBLASLt FP8 0.99% kept and 1.24% fresh, fp8_deep
+0.79% and 0.13%, the reference falling in the sixth repetition on both sides. Three
+causes are left, and each run now reads what tells them apart: the GPU's electrical state
+(each side's mean power over its launches, from the energy counter, and the temperature
+at its start: a reference slower where it drew more, or ran hotter, is held back by more
+than the SM clock NVML reports), the data (``--operands zeros`` draws A and B as zeros,
+which toggle few bits and draw little power: if the spread goes with them, the data's
+power moved it), and cuBLASLt's choice of kernel (``--kernels``: after the timing, the
+names of the GPU kernels each level's launch runs, on the kept buffers and on
+``--reps`` fresh preparations, read by torch's profiler: more than one name for a side
+means the library picked another kernel for other buffers).
 """
 
 from __future__ import annotations
@@ -33,28 +46,53 @@ LEVELS = ("cublaslt_fp8", "fp8_deep")
 SIDES = ("kept", "fresh")
 
 
-def _time(bench: Any, launch: Any, n: int) -> tuple[float, float]:
-    """Median ms of ``n`` timed launches and their mean SM clock (MHz, 0 unknown)."""
+def _time(bench: Any, launch: Any, n: int) -> dict[str, Any]:
+    """``n`` timed launches: their median ms, mean SM clock (MHz, 0 unknown), the
+    temperature at the start (C) and the mean power over the loop (W, from the energy
+    counter; None where the GPU has none)."""
     from gemmscope.kernels.engine.paired import clock_reader, launch_timer
 
     timed = launch_timer(bench, launch, clock_reader(bench))
     ms, mhz = [], []
+    temp = bench.nvml.temperature_c()
+    e0, t0 = bench.nvml.energy_j(), time.perf_counter()
     for _ in range(n):
         t, reading = timed()
         ms.append(t)
         if reading.sm_clock_mhz:
             mhz.append(reading.sm_clock_mhz)
         time.sleep(t / 1000.0)  # the paired loop's rest: idle as long as the launch took
-    return statistics.median(ms), (statistics.fmean(mhz) if mhz else 0.0)
+    e1, t1 = bench.nvml.energy_j(), time.perf_counter()
+    watts = (e1 - e0) / (t1 - t0) if e0 is not None and e1 is not None and t1 > t0 else None
+    return {"ms": statistics.median(ms), "mhz": statistics.fmean(mhz) if mhz else 0.0,
+            "temp_c": temp, "power_w": watts}
 
 
-def measure(levels: list[str], S: int, reps: int, launches: int) -> list[dict[str, Any]]:
+def kernel_names(bench: Any, launch: Any, times: int = 3) -> list[str]:
+    """The GPU kernels ``launch`` runs, by name (torch's profiler, which sees every
+    kernel of the process through CUPTI; the L2 flush is not launched here)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(times):
+            launch()
+        bench.stream.synchronize()
+        torch.cuda.synchronize()
+    return sorted({e.name for e in prof.events()
+                   if str(getattr(e, "device_type", "")).endswith("CUDA")})
+
+
+def measure(levels: list[str], S: int, reps: int, launches: int, operands: str = "uniform",
+            kernels: bool = False) -> list[dict[str, Any]]:
     from gemmscope.kernels.device.gpu import device_info
     from gemmscope.kernels.engine.measure import Bench, wall_clock
     from gemmscope.kernels.ladder import registry
     from gemmscope.kernels.ladder.shape import Shape, tflops_of
+    from gemmscope.kernels.protocol.events import Distribution
 
     bench = Bench(device_info(), wall_clock())
+    bench.distribution = Distribution(operands)
     flops = Shape(S, S, S).flops
     rows = {(lv, side): {"level": lv, "side": side, "runs": []} for lv in levels
             for side in SIDES}
@@ -65,15 +103,25 @@ def measure(levels: list[str], S: int, reps: int, launches: int) -> list[dict[st
                 for side in SIDES:
                     prep = kept[lv] if side == "kept" else bench.prepare(
                         registry.get(lv), S, S, S, None, 3)
-                    ms, mhz = _time(bench, prep.launch, launches)
-                    run = {"ms": ms, "tflops": tflops_of(flops, ms), "mhz": mhz,
-                           "verified": prep.verification().get("verified")}
+                    run = _time(bench, prep.launch, launches)
+                    run["tflops"] = tflops_of(flops, run["ms"])
+                    run["verified"] = prep.verification().get("verified")
                     rows[(lv, side)]["runs"].append(run)
                     if side == "fresh":
                         del prep
                         bench.cp.get_default_memory_pool().free_all_blocks()
                     print(f"rep {rep + 1} {lv:<14} {side:<6} {json.dumps(run)}",
                           file=sys.stderr, flush=True)
+        if kernels:  # after every timed loop: the profiler is not running while they time
+            for lv in levels:
+                rows[(lv, "kept")]["kernels"] = [kernel_names(bench, kept[lv].launch)]
+                fresh = []
+                for _ in range(reps):
+                    prep = bench.prepare(registry.get(lv), S, S, S, None, 1)
+                    fresh.append(kernel_names(bench, prep.launch))
+                    del prep
+                    bench.cp.get_default_memory_pool().free_all_blocks()
+                rows[(lv, "fresh")]["kernels"] = fresh
     return list(rows.values())
 
 
@@ -94,17 +142,31 @@ def table(rows: list[dict[str, Any]]) -> str:
         s = spread_pct(tf)
         lines.append(f"{row['level']:<16}{row['side']:<7}" + "".join(cells)
                      + (f"{s:10.2f}" if s is not None else f"{'-':>10}"))
+        state = [f"{run['power_w']:5.0f}W {run['temp_c']:3.0f}C".rjust(17)
+                 if run.get("power_w") is not None and run.get("temp_c") is not None
+                 else f"{'-':>17}" for run in row["runs"]]
+        lines.append(f"{'':<23}" + "".join(state))
     lines.append("cells: TFLOPS (median of the launches) and the mean SM clock read during "
-                 "them; kept: the buffers prepared once; fresh: prepared again per repetition; "
-                 "spread: (greatest - least) / least")
+                 "them, below them the mean power over the loop and the temperature at its "
+                 "start; kept: the buffers prepared once; fresh: prepared again per "
+                 "repetition; spread: (greatest - least) / least")
+    for row in rows:
+        if "kernels" in row:
+            names = {name for per_prep in row["kernels"] for name in per_prep}
+            lines.append(f"kernels of {row['level']} {row['side']} "
+                         f"({len(row['kernels'])} preparations, {len(names)} distinct "
+                         f"names): " + "; ".join(sorted(names))[:600])
     return "\n".join(lines)
 
 
 MADE_UP_ROWS = [
     {"level": "cublaslt_fp8", "side": "kept",
-     "runs": [{"tflops": 1320.0, "mhz": 1980.0}, {"tflops": 1322.5, "mhz": 1980.0}]},
+     "runs": [{"tflops": 1320.0, "mhz": 1980.0, "power_w": 410.0, "temp_c": 41.0},
+              {"tflops": 1322.5, "mhz": 1980.0, "power_w": 415.0, "temp_c": 44.0}],
+     "kernels": [["sm90_xmma_gemm_e4m3_example"]]},
     {"level": "cublaslt_fp8", "side": "fresh",
-     "runs": [{"tflops": 1301.0, "mhz": 1980.0}, {"tflops": 1336.0, "mhz": 1980.0}]},
+     "runs": [{"tflops": 1301.0, "mhz": 1980.0}, {"tflops": 1336.0, "mhz": 1980.0}],
+     "kernels": [["sm90_xmma_gemm_e4m3_example"], ["sm90_xmma_gemm_e4m3_other"]]},
 ]
 
 
@@ -115,6 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-s", "--size", type=int, default=4096, help="M = N = K (default 4096)")
     ap.add_argument("--reps", type=int, default=6)
     ap.add_argument("--launches", type=int, default=200, help="timed launches per side")
+    ap.add_argument("--operands", choices=("uniform", "normal", "pm1", "zeros"),
+                    default="uniform", help="what A and B are drawn from (default uniform, "
+                    "the runner's default; zeros: little power)")
+    ap.add_argument("--kernels", action="store_true",
+                    help="after the timing, name the GPU kernels each side's launch runs "
+                         "(torch's profiler)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
@@ -126,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         _smoke.made_up(table(MADE_UP_ROWS))
         print(_smoke.GPU_LINE)
         return 0
-    rows = measure(args.level or list(LEVELS), args.size, args.reps, args.launches)
+    rows = measure(args.level or list(LEVELS), args.size, args.reps, args.launches,
+                   args.operands, args.kernels)
     print(table(rows))
     if args.json:
         print(json.dumps(rows))
