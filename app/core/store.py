@@ -169,6 +169,14 @@ class SessionStore(StoreQueries):
         state = self._state(ev)
         if state.runs.finish(r, r.t, RunEnd.RESULT):
             self._changes.add(Change.TELEMETRY)
+        ended = state.streams.get((r.level, r.shape, r.mode))
+        if ended is not None and ended.count and ended.expected > ended.count:
+            # a paired run announces its most repeats and its precision rule may stop it
+            # sooner: once ended, its repeats are all there are (the chart fits them)
+            ended.expected = ended.count
+            if state.stream.level == r.level and state.stream.shape == r.shape:
+                state.stream.expected = state.stream.count
+            self._changes.add(Change.STREAM)
         # indexes, so views read the latest numbers without scanning every result; the
         # ladder, its charts and the sweep show burst results (sustained ones beside them)
         self._by_key[result_key(r)] = r

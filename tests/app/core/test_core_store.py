@@ -290,3 +290,26 @@ def test_a_compared_runs_repeats_stay_apart_from_its_references():
         stream = streams[(level, Shape(256, 256, 256), "burst")]
         i, got = stream.arrays()
         assert list(i) == [0, 1, 2] and list(got) == [tflops] * 3, level
+
+
+def test_a_run_stopped_before_its_announced_repeats_expects_only_those_it_had():
+    """A paired run announces its most repeats (run_start's ``repeats``) and its precision
+    rule may end it sooner: once its result is in, the stream expects the repeats it had,
+    so the per-repeat chart spans them and not the bound."""
+    shape = {"M": 256, "N": 256, "K": 256}
+    events: list[dict] = [syn.header(),
+                          {"type": "run_start", "t": 1.0, "id": 1, "level": "cp_async", **shape,
+                           "dtype": "fp32", "precision": "fp32", "mode": "burst",
+                           "repeats": 200, "warmup": 1}]
+    events += [{"type": "repeat", "t": 1.0 + 0.01 * (i + 1), "id": 1, "level": "cp_async",
+                **shape, "mode": "burst", "i": i, "ms": 1.0, "tflops": 20.0}
+               for i in range(50)]
+    running = fed_store(events)
+    key = ("cp_async", Shape(256, 256, 256), "burst")
+    assert running._state(None).streams[key].expected == 200  # still running: the bound
+    events.append({"type": "result", "t": 2.0, "id": 1, "level": "cp_async", **shape,
+                   "dtype": "fp32", "precision": "fp32", "mode": "burst", "median_ms": 1.0,
+                   "tflops": 20.0, "verified": True, "rel_err": 1e-7, "repeats": 50})
+    state = fed_store(events)._state(None)
+    assert state.streams[key].expected == 50
+    assert state.stream.expected == 50 and state.stream.count == 50
