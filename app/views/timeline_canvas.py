@@ -49,6 +49,7 @@ class TimelineCanvas(QWidget):
         self.drawn_idle: list[int] = []
         self.drawn_ticks: list[str] = []  # the axis labels drawn, in order
         self.drawn_tail: QRectF | None = None
+        self.drawn_tail_label: QRectF | None = None  # where the word "tail" went
         self.drawn_rows: list[str] = []
         self.empty_text = "no trace to show"
 
@@ -96,7 +97,7 @@ class TimelineCanvas(QWidget):
         p.fillRect(QRectF(0, 0, size.width(), size.height()), self.bg)
         self.drawn_pieces, self.drawn_spans, self.drawn_idle = [], [], []
         self.drawn_ticks = []
-        self.drawn_tail, self.drawn_rows = None, []
+        self.drawn_tail, self.drawn_tail_label, self.drawn_rows = None, None, []
         if self.timeline is None:
             p.setPen(self.fg)
             p.drawText(QRectF(0, 0, size.width(), size.height()),
@@ -147,7 +148,12 @@ class TimelineCanvas(QWidget):
                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"SM {sm}")
         self.drawn_rows = [f"SM {sm}" for sm in range(rows)]
         if self.drawn_tail is not None:
-            p.drawText(QRectF(tail.left() + 2, 2, 200, self.TOP - 4),
+            # above the tail's start, or as far right as the canvas lets the word stay whole
+            # (a short tail ends at the canvas's right edge)
+            width = self.fontMetrics().horizontalAdvance("tail") + 2
+            left = min(tail.left() + 2, plot.right() + self.RIGHT - width - 1)
+            self.drawn_tail_label = QRectF(left, 2, width, self.TOP - 4)
+            p.drawText(self.drawn_tail_label,
                        Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, "tail")
 
     def _draw_zoom(self, p: QPainter, plot: QRectF, sm: int) -> None:

@@ -72,6 +72,28 @@ def test_each_piece_is_painted_in_its_tiles_colour_at_its_sm_and_time(view):
     assert checked == len(view.timeline.pieces)
 
 
+@pytest.mark.parametrize("tail_px", [2.0, 8.0, 60.0])
+def test_the_word_tail_stays_whole_inside_the_canvas_however_short_the_tail(view, tail_px):
+    """A launch whose last SM ran out of work just before the end has a tail a few pixels
+    wide at the canvas's right edge: its word is drawn whole inside the canvas, as far
+    right as it fits, and above the tail's start where there is room."""
+    import dataclasses
+
+    canvas = view.canvas
+    tl = canvas.timeline
+    plot_w = canvas.width() - canvas.LEFT - canvas.RIGHT
+    start = tl.makespan_ns - int(tl.makespan_ns * tail_px / plot_w)
+    canvas.set_timeline(dataclasses.replace(tl, tail_start_ns=start), None)
+    canvas.grab()
+    tail, label = canvas.drawn_tail, canvas.drawn_tail_label
+    assert tail is not None and label is not None
+    word = canvas.fontMetrics().horizontalAdvance("tail")
+    assert 0 <= label.left() and label.right() <= canvas.width()
+    assert label.width() >= word
+    if tail.left() + 2 + word <= canvas.width():  # room above the tail's start
+        assert label.left() == pytest.approx(tail.left() + 2)
+
+
 def test_hover_names_block_tile_sm_and_times(view):
     rect, piece = max(view.canvas.drawn_pieces, key=lambda rp: rp[0].width())
     text = view.canvas.text_at(rect.center())
