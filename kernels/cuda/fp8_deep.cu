@@ -416,7 +416,9 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             };
             auto kblock = [&](int s) {
                 gs_mbar_wait(&full[s], uses & 1);
-                GS_TRACE_DO(const unsigned gs_ready_at = gs_tr.clock_lo();)  // recorded during the next step (gs_prev_ready)
+                GS_TRACE_DO(const int gs_k = (uses - gs_uses0) * STAGES + s;)
+                GS_TRACE_DO(const bool gs_sampled = gs_tr.samples(gs_k);)
+                GS_TRACE_DO(unsigned gs_ready_at = 0; if (gs_sampled) gs_ready_at = gs_tr.clock_lo();)  // a clock read in the sampled steps only (a uniform branch)
                 const unsigned sc = gs_smem_addr(sc_base + s * SC_FLOATS);
                 float sa[2][2];
 #pragma unroll
@@ -453,8 +455,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                         acc[w][4 * g + 3] += tmp[4 * g + 3] * r1;
                     }
                 }
-                GS_TRACE_DO(const int gs_k = (uses - gs_uses0) * STAGES + s;)
-                GS_TRACE_DO(gs_prev_ready = gs_ready_at; gs_prev_done = gs_tr.clock_lo(); gs_prev_k = gs_tr.samples(gs_k) ? gs_k : -1;)  // MMA_DONE's time; both written in the next step
+                GS_TRACE_DO(gs_prev_k = -1; if (gs_sampled) { gs_prev_ready = gs_ready_at; gs_prev_done = gs_tr.clock_lo(); gs_prev_k = gs_k; })  // MMA_DONE's time; both written in the next step
             };
             for (int r = 0; r < rounds; ++r, ++uses) {
 #pragma unroll
