@@ -16,6 +16,7 @@ from gemmscope.kernels.ladder import registry
 pytest.importorskip("cuda.bindings.nvrtc", reason="the nvrtc extra is not installed")
 
 LEVELS = [lv.id for lv in registry.ladder()]
+PROCESSES = 2
 # one worker takes the module, so that its module fixture (the costly part) runs once
 pytestmark = pytest.mark.xdist_group("build_determinism")
 
@@ -27,7 +28,9 @@ def script():
 
 @pytest.fixture(scope="module")
 def rows(script) -> dict[str, dict[str, Any]]:
-    _compiler, got = script.measure(LEVELS, 3, script.Settings(backend="nvrtc"),
+    # two children: the plain one and one with another heap, environment and level order
+    # (a third cost CI 29 s and could only find what a pair of layouts finds more often)
+    _compiler, got = script.measure(LEVELS, PROCESSES, script.Settings(backend="nvrtc"),
                                     disassemble=False)
     return {r["level"]: r for r in got}
 
@@ -35,7 +38,7 @@ def rows(script) -> dict[str, dict[str, Any]]:
 @pytest.mark.parametrize("level", LEVELS)
 def test_level_compiles_to_one_machine_code_in_processes_with_other_heaps(rows, level):
     row = rows[level]
-    assert row["processes"] == 3
+    assert row["processes"] == PROCESSES
     assert row["codes"] == 1, row["what"]
 
 

@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+import synthetic_session
 
 
 def _temporaries(folder) -> list[str]:
@@ -21,10 +22,14 @@ def _temporaries(folder) -> list[str]:
 def test_ctrl_c_during_an_export_is_one_line_and_keeps_the_old_file(tmp_path, after_s):
     out = tmp_path / "t.gif"
     out.write_bytes(b"the older export")
+    # a small recording to replay: what is interrupted is the export, and opening the
+    # bundled one (110 MB of events) took most of the test's time
+    recording = synthetic_session.write(tmp_path / "session.jsonl")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", GEMMSCOPE_NO_GPU="1",
                HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / ".config"))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gemmscope.app.main", "--settings", str(tmp_path / "p.ini"),
+        [sys.executable, "-m", "gemmscope.app.main", "replay", str(recording),
+         "--settings", str(tmp_path / "p.ini"),
          "--export", str(out), "--chart", "tiling", "--frames", "400", "--fps", "3"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         # as a terminal starts it: SIGINT raises KeyboardInterrupt (a background job of a
