@@ -343,7 +343,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                         }
                         gs_tma_load_2d(b_base + s * B_BYTES, &tmB, &full[s], ks * BK, bn * BN);
                     }
-                    GS_TRACE_DO(const unsigned gs_issued_at = gs_tr.clock_lo();)  // the loads' issue; recorded after the scales' arrival, which the record held up
+                    GS_TRACE_DO(unsigned gs_issued_at = 0; if (gs_tr.samples(ks)) gs_issued_at = gs_tr.clock_lo();)  // the loads' issue, in sampled steps only; recorded after the scales' arrival, which the record held up
                     float* sc = sc_base + s * SC_FLOATS + lane;
                     const float* src = pa + (long long)ks * M;
 #pragma unroll
@@ -353,7 +353,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     }
                     if (lane < 2) gs_cp_async4(sc + 256, b_ok ? pb + ks : scale_b, b_ok);
                     gs_dp_cp_async_arrive(&full[s]);
-                    GS_TRACE_AT(lane == 0, LOAD_ISSUED, t, ks, gs_issued_at);
+                    GS_TRACE_DO(gs_tr.put_p(GS_TR_LOAD_ISSUED, t, ks, true, gs_issued_at);)  // the warp's writer (lane 0) stores; a branch the same in every lane
                 };
                 auto pass = [&](int s) {  // a stage past K: no data, every arrival
                     gs_mbar_wait(&empty[s], (uses & 1) ^ 1);
@@ -394,7 +394,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         while (sched.next(t, peer)) {
             int bm, bn;
             gs_dp_tile(t, tm, tn, GW, bm, bn);
-            GS_TRACE(TILE_BEGIN, t, 0);
+            GS_TRACE_C(TILE_BEGIN, t, 0);  // tile events in the K-stage form (trace.cuh, put_c)
             GS_TRACE_DO(const int gs_uses0 = uses;)
             GS_TRACE_DO(unsigned gs_prev_ready = 0, gs_prev_done = 0; int gs_prev_k = -1;)  // the last K step's clocks, recorded while the next step's first wgmma group runs
             const int n0 = bn * BN;
@@ -479,7 +479,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             if (!tma_c) {
                 gs_store_acc_bf16(acc[0], C, M, N, row0, n0);
                 gs_store_acc_bf16(acc[1], C, M, N, row0 + 64, n0);
-                GS_TRACE(TILE_END, t, ksteps);
+                GS_TRACE_C(TILE_END, t, ksteps);
                 continue;
             }
             if (leader) gs_bulk_wait_read<0>();  // the last tile's stores have read the buffer
@@ -521,7 +521,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 }
                 gs_bulk_commit();
             }
-            GS_TRACE(TILE_END, t, ksteps);
+            GS_TRACE_C(TILE_END, t, ksteps);
         }
         if (tma_c && leader) gs_bulk_wait<0>();
         GS_TRACE(LANE_END, -1, 0);

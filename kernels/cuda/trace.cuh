@@ -149,6 +149,16 @@ struct GsTraceLane {
     __device__ __forceinline__ void put_p(unsigned kind, int tile, int k, bool earlier,
                                           unsigned at) {
         if (!samples(k)) return;
+        put_c(kind, tile, k, earlier, at);
+    }
+    // An event of any kind in the K-stage form, always recorded: clock64 only (no
+    // %globaltimer, %smid or block: the host places it by its block's timed events and
+    // reads its block from its slot) and no count store, the writer's two 16-byte stores
+    // predicated (no branch). The lane's last event must be one that stores the count
+    // (LANE_END). fp8_deep writes its tiles' begin and end so: a %globaltimer read at each
+    // cost its launch 1.8 points at 4096^3 (docs/perf-notes.md).
+    __device__ __forceinline__ void put_c(unsigned kind, int tile, int k, bool earlier,
+                                          unsigned at) {
         unsigned long long c;
         asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(c));
         if (earlier)
@@ -179,6 +189,8 @@ struct GsTraceLane {
 // GS_TRACE_P(kind, tile, k), GS_TRACE_P_AT(cond, kind, tile, k, at): a K-stage event by
 // put_p (the uniform branch and predicated stores), for a loop where that costs less
 #define GS_TRACE_P(kind, tile, k) gs_tr.put_p(GS_TR_##kind, (tile), (k), false, 0u)
+// GS_TRACE_C(kind, tile, k): any event in the K-stage form (put_c: the clock only)
+#define GS_TRACE_C(kind, tile, k) gs_tr.put_c(GS_TR_##kind, (tile), (k), false, 0u)
 #define GS_TRACE_P_AT(cond, kind, tile, k, at) \
     do {                                       \
         if (cond) gs_tr.put_p(GS_TR_##kind, (tile), (k), true, (at)); \
@@ -199,5 +211,6 @@ struct GsTraceLane {
 #define GS_TRACE_DO(...)
 #define GS_TRACE_AT(cond, kind, tile, k, at) ((void)0)
 #define GS_TRACE_P(kind, tile, k) ((void)0)
+#define GS_TRACE_C(kind, tile, k) ((void)0)
 #define GS_TRACE_P_AT(cond, kind, tile, k, at) ((void)0)
 #endif

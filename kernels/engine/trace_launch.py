@@ -67,10 +67,10 @@ def stage_events(s: TraceSchedule, every: int) -> int:
 
 # Where a shape must sample anyway, the least sampling for a level whose K steps are so
 # short that a denser one costs clearly more: fp8_deep's (128-deep FP8) are the shortest of
-# the ladder. Measured on the H200 at 4096³ with put_p (docs/perf-notes.md, "Trace builds'
-# cost: stage records behind a uniform branch"): 3 of every 16 +8.2%, of every 64 +6.8%;
-# the denser samplings were over its cost before (3 of 8: +6.0% and +6.4% in the loop before
-# its L2 flush, which favoured the trace build).
+# the ladder. Measured on the H200 at 4096³ (docs/perf-notes.md, "fp8_deep's trace: the
+# parts of its cost"): 3 of every 16 +6.1..+6.4%, of every 32 +5.4%, of every 64
+# +4.8..+5.1%; every 64 keeps only each tile's first K step at that shape, every 16 a
+# window in its middle and one at its end too, which the Timeline's phases need.
 LEAST_SAMPLING = {"fp8_deep": 16}
 
 

@@ -150,6 +150,38 @@ def test_stage_events_read_no_timer_sm_or_block_on_the_device_and_decode_with_th
                              ev["k"].tolist(), strict=True))
 
 
+def test_tile_events_written_with_the_clock_only_decode_to_their_block_sm_and_time():
+    """fp8_deep's trace build writes its tiles' begin and end as it writes K-stage events
+    (no timer, SM or block: a %globaltimer read per tile cost its launch 1.8 points);
+    each lane's start and end still read the timer, and place them."""
+    ev = _events(blocks=3, steps=4, tiles=2)
+    ls, le = KIND_NAMES.index("lane_start"), KIND_NAMES.index("lane_end")
+    extra = {n: [] for n in ev}
+    for b in range(3):
+        for lane in range(2):
+            mine = (ev["block"] == b) & (ev["lane"] == lane)
+            for kind, at in ((ls, ev["t"][mine].min() - 50), (le, ev["t"][mine].max() + 50)):
+                for n, v in zip(("block", "lane", "kind", "tile", "k", "sm", "t"),
+                                (b, lane, kind, -1, 0, 10 + b, at), strict=True):
+                    extra[n].append(v)
+    ev = {n: np.concatenate([ev[n], np.array(extra[n], np.int64)]) for n in ev}
+    order = np.lexsort((ev["t"], ev["lane"], ev["block"]))  # each lane's events in order
+    ev = {n: v[order] for n, v in ev.items()}
+    counts, recs = _buffer(ev, blocks=3)
+    tiles = np.isin(recs[..., 4] & 0xFF, [TB, TE]) & (np.arange(recs.shape[1])[None, :]
+                                                      < counts[:, None])
+    recs[tiles, 0:2] = 0  # as the device writes them
+    recs[tiles, 4] = (recs[tiles, 4] & 0xFFFF) | trace_buffer.NO_SM << 16
+    recs[tiles, 7] = trace_buffer.NO_BLOCK
+    out = trace_buffer.decode(counts, recs, lanes_per_block=2)
+    got = out["events"]
+    assert out["block_sm"] == [10, 11, 12]
+    want = sorted(zip(ev["t"] - ev["t"].min(), ev["block"], ev["lane"], ev["kind"],
+                      ev["tile"], strict=True))
+    assert sorted(zip(got["t_ns"], got["block"], got["lane"], got["kind"], got["tile"],
+                      strict=True)) == [tuple(int(x) for x in w) for w in want]
+
+
 def test_a_full_lane_is_said_and_keeps_its_first_events():
     ev = _events(blocks=1, steps=20, lanes=1)
     counts, recs = _buffer(ev, cap=8, lanes=1, blocks=1)
