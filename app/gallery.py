@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
-from ..kernels.protocol import OneLineParser
+from ..kernels.protocol import OneLineParser, ProtocolError, read_session
+from ..kernels.protocol import Recording as Session
 from .core.preferences_file import PreferencesFile
 from .views.registry import VIEWS
 from .window.preferences import open_settings
@@ -75,15 +76,27 @@ def settle(window: MainWindow) -> None:
         app.processEvents()
 
 
+def reading(recording: Path, readings: dict[str, Session]) -> Session:
+    """``recording`` read, once for all the gallery's windows (``readings``: what was read
+    before, by real path). Each of its six windows and the talk's read the 110 MB bundled
+    recording anew, about a third of the gallery's time."""
+    key = str(Path(recording).resolve())
+    if key not in readings:
+        try:
+            readings[key] = read_session(recording)
+        except (OSError, ProtocolError) as exc:
+            raise RuntimeError(f"cannot read {recording}: {exc}") from exc
+    return readings[key]
+
+
 def new_window(settings: PreferencesFile, recording: Path, size: tuple[int, int],
-               presentation: bool) -> MainWindow:
+               presentation: bool, readings: dict[str, Session] | None = None) -> MainWindow:
     """A main window at ``size`` showing the whole of ``recording``, whole steps only."""
     from .window.main_window import MainWindow
 
+    session = reading(recording, {} if readings is None else readings)
     window = MainWindow(settings)
-    if not window.open_recording(str(recording)):
-        window.close()
-        raise RuntimeError(f"cannot read {recording}: {window.statusBar().currentMessage()}")
+    window.sources.open_session(session)
     window.set_animated(False)
     window.play_instant()
     if presentation:
@@ -114,10 +127,11 @@ def save(window: MainWindow, path: Path, small: bool = False) -> QImage:
 
 def tab_shots(out: Path, settings: PreferencesFile, recording: Path,
               sizes: list[tuple[int, int]], inspect: Inspect | None,
-              themes: tuple[str, ...] = THEMES, small: bool = False) -> Iterator[Shot]:
+              themes: tuple[str, ...] = THEMES, small: bool = False,
+              readings: dict[str, Session] | None = None) -> Iterator[Shot]:
     for theme in themes:
         for size in sizes:
-            window = new_window(settings, recording, size, theme == "presentation")
+            window = new_window(settings, recording, size, theme == "presentation", readings)
             try:
                 for spec in VIEWS:
                     window.named_widget(spec.name)
@@ -140,14 +154,15 @@ def take(window: MainWindow, out: Path, shot: Shot, small: bool, inspect: Inspec
 
 
 def talk_shots(out: Path, settings: PreferencesFile, talk_name: str, size: tuple[int, int],
-               inspect: Inspect | None, small: bool = False) -> Iterator[Shot]:
+               inspect: Inspect | None, small: bool = False,
+               readings: dict[str, Session] | None = None) -> Iterator[Shot]:
     from .window.talk import load_talk, open_talk, recording_of, talk_path
 
     talk = load_talk(talk_path(talk_name))
     recording = recording_of(talk)
     if recording is None:
         raise RuntimeError(f"{talk.path}: no recording")
-    window = new_window(settings, recording, size, presentation=True)
+    window = new_window(settings, recording, size, presentation=True, readings=readings)
     # (the whole recording read: the captions quote it, as a talk's first scene does)
     assert window.replay is not None  # (new_window opened it)
     controller = open_talk(window, talk, window.replay.recording.events)
@@ -174,10 +189,11 @@ def render_gallery(out: Path, recording: Path, sizes: list[tuple[int, int]] | No
     out.mkdir(parents=True, exist_ok=True)
     # a scratch file that is never written: the gallery changes no one's preferences
     settings = open_settings(str(settings_file or out / ".gallery-prefs.ini"), writable=False)
+    readings: dict[str, Session] = {}  # each recording read once
     shots = list(tab_shots(out, settings, recording, list(sizes or SIZES), inspect, themes,
-                           small))
+                           small, readings))
     if talk:
-        shots += list(talk_shots(out, settings, talk, TALK_SIZE, inspect, small))
+        shots += list(talk_shots(out, settings, talk, TALK_SIZE, inspect, small, readings))
     (out / "index.md").write_text(index_text(shots), encoding="utf-8")
     return shots
 

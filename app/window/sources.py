@@ -86,6 +86,12 @@ class WindowSources(QObject):
         self._start_replay(session, note)
         return True
 
+    def open_session(self, session: Session, note: str = "") -> None:
+        """Replay a recording already read. Its records are read, never changed (the app
+        copies telemetry out of a block and sets no field of a record), so windows may
+        share one reading: the gallery's do."""
+        self._start_replay(session, note)
+
     def _failed(self, why: str) -> None:
         self._forget_finished_loaders()
         self.open_failed.emit(why)
