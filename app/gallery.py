@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
-from ..kernels.protocol import OneLineParser, ProtocolError, read_session
+from ..kernels.protocol import OneLineParser, ProtocolError, read_session, terminal_text
 from ..kernels.protocol import Recording as Session
 from .core.preferences_file import PreferencesFile
 from .views.registry import VIEWS
@@ -245,7 +245,7 @@ def main(argv: list[str]) -> int:
         if not themes or set(themes) - set(THEMES):
             raise ValueError(f"--themes: {', '.join(THEMES)}, not {args.themes!r}")
     except ValueError as exc:
-        print(f"gemmscope gallery: {exc}", file=sys.stderr)
+        print(terminal_text(f"gemmscope gallery: {exc}"), file=sys.stderr)
         return 2
     from .gui_main import _import_pyqtgraph_without_cuda
     from .window.sources import bundled_session
@@ -255,15 +255,15 @@ def main(argv: list[str]) -> int:
     _import_pyqtgraph_without_cuda()
     recording = Path(args.recording) if args.recording else bundled_session()
     if recording is None or not Path(recording).is_file():
-        print(f"gemmscope gallery: no recording: {recording or 'none bundled'}",
+        print(terminal_text(f"gemmscope gallery: no recording: {recording or 'none bundled'}"),
               file=sys.stderr)
         return 2
     try:
         shots = render_gallery(Path(args.out), Path(recording), sizes,
                                None if args.no_talk else args.talk, themes=themes,
                                small=args.small)
-    except (OSError, RuntimeError, ValueError) as exc:
-        print(f"gemmscope gallery: {exc}", file=sys.stderr)
+    except (OSError, RuntimeError, ValueError) as exc:  # (a recording's text: escaped)
+        print(terminal_text(f"gemmscope gallery: {exc}"), file=sys.stderr)
         return 1
     print(f"{len(shots)} pictures in {args.out} (index.md lists them)")
     return 0

@@ -181,3 +181,19 @@ def test_the_gallery_command_runs_with_no_display(tmp_path):
                            "--sizes", "big"], capture_output=True, text=True, timeout=120,
                           env=env)
     assert proc.returncode == 2 and "WIDTHxHEIGHT" in proc.stderr
+
+
+def test_a_bad_recordings_text_reaches_the_terminal_escaped(tmp_path, capsys):
+    """A recording is from outside: what its bad line says is one line on stderr, its
+    control characters written as escapes (a terminal would obey a raw ESC)."""
+    from gemmscope.app.gallery import main
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(r'{"type": "\u001b[31mred\u202e"}' + "\n", encoding="utf-8")  # JSON escapes
+    code = main([str(tmp_path / "out"), "--recording", str(bad), "--no-talk",
+                 "--sizes", "1280x720", "--themes", "normal"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("gemmscope gallery: cannot read")
+    assert "\x1b" not in err and "\u202e" not in err and err.count("\n") == 1
+    assert "\\x1b" in err  # said, as an escape
+
