@@ -29,6 +29,7 @@ FAMILIES = {
     "register_2d_x": Family("register_2d", "register_2d_x.cu", "sgemm_register_2d_x",
                             {"LB": 1, "KU": 1}),
     "wgmma_tma_x": Family("wgmma_tma", "wgmma_tma_x.cu", "bgemm_wgmma_tma", {}),
+    "fp8_deep_x": Family("fp8_deep", "fp8_deep_x.cu", "fp8gemm_deep_x", {"ORDER": 0, "STSM": 0}),
 }
 # the wgmma.m64nNk16 BF16 widths wgmma_tma_x.cu adds to the level's 256 and 128, in its
 # header benchmarks/attempts/wgmma_x_ops.cuh (wgmma_x_ops(); a test keeps the two equal)
@@ -62,6 +63,39 @@ TWO_CTAS = {"BN": 128, "STAGES": 3, "MINB": 2, "CREGS": 216, "CONSUMERS": 1}
 # first, so that a run without --only answers it before the measured rounds 1-2.
 BF16_ODD = "3000x5000x4096"  # the issue's BF16 shape whose last wave is 0.64 full
 VARIANTS: list[Variant] = [
+    # round 6, FP8 (fp8_deep_x.cu says each switch): the consumers' wgmma groups in turn, and
+    # the epilogue by stmatrix (Nsight Compute beside DeepGEMM: the wgmma wait 39% of the
+    # samples against 34%, the same instructions; 262,144 st.shared against DeepGEMM's STSM)
+    Variant("fp8_deep", "fp8_deep", {},
+            "control: 95-97% of cuBLASLt FP8 at 4096^3, 90-91% at 8192^3 (paired, 2026-12-04)"),
+    Variant("fdx_order", "fp8_deep_x", {"ORDER": 1},
+            "+3..+10% if the Tensor Cores interleave two warpgroups' groups issued together "
+            "(both end late, then both promote while they idle); -1..0% if they already "
+            "serve them in issue order (two named-barrier operations a group)"),
+    Variant("fdx_stsm", "fp8_deep_x", {"STSM": 1},
+            "+0.5..+1.5%: the epilogue (about 0.75 us of a 28 us tile at 4096^3) a quarter "
+            "of its store instructions"),
+    Variant("fdx_order_stsm", "fp8_deep_x", {"ORDER": 1, "STSM": 1}, "their sum"),
+    Variant("fp8_deep_x", "fp8_deep_x", {},
+            "the attempt source with default switches: the level's SASS, so its ratio"),
+    # round 6, SIMT (Nsight Compute beside cuBLAS FP32 at 4096^3, 2026-12-04: cuBLAS runs
+    # sm80_xmma_gemm_f32f32_..._tilesize256x128x8_stage3_warpsize4x2x1_ffma, the same 512
+    # blocks of 256 threads and 64 x 64 warp tiles, and issues 89% of cycles against the
+    # level's 82%; the level's extra stalls: dispatch 0.24 against 0.10 a issue, no
+    # instruction 0.058 against 0.019, LSU throttles 0.08 against 0.002)
+    Variant("cpi_bk8_s3", "cp_async_interior", {"BK": 8, "STAGES": 3},
+            "cuBLAS's K step: the unrolled loop 3,200 instructions in place of 5,824, so "
+            "fewer instruction-cache misses (no-instruction stalls 0.058 -> 0.02); a barrier "
+            "every 8 of K: +0..+2% at 4096^3"),
+    Variant("cpi_bk8_s4", "cp_async_interior", {"BK": 8, "STAGES": 4},
+            "as cpi_bk8_s3 with one more step in flight: the same, or +0.5%"),
+    Variant("cpi_256x128_bk8_s3", "cp_async_interior",
+            {"BM": 256, "BN": 128, "BK": 8, "STAGES": 3},
+            "cuBLAS's whole tile: A's 4-byte copies twice as many as B's saved 16-byte "
+            "ones (LSU throttles up): -1..+1% against cpi_bk8_s3"),
+    Variant("cpi_control", "cp_async_interior", {},
+            "control, the level under a name of its own: 94.0-94.6% of cuBLAS FP32 at "
+            "4096^3, 94.8% at 8192^3"),
     # round 3, BF16: the tile width for the shape's waves (wgmma_tma_x.cu says the count)
     Variant("wgmma_tma_x", "wgmma_tma_x", {},
             "control, the level's code: 91.4% of cuBLAS BF16 at 3000x5000x4096 (paired, "

@@ -69,7 +69,7 @@ def _sass_lines(attempts, level):
 # defaults; register_2d's with the launch bounds its level states (none until issue 42's
 # measurement, LB 1; two blocks per SM since, LB 3)
 AS_THE_LEVEL = {"mma_tma_x": [{}], "register_2d_x": [{"LB": 1}, {"LB": 3}],
-                "wgmma_tma_x": [{}]}
+                "wgmma_tma_x": [{}], "fp8_deep_x": [{}]}
 
 
 @pytest.mark.parametrize("family", sorted(AS_THE_LEVEL))
