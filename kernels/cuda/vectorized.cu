@@ -5,6 +5,7 @@
 // C is written with float4 stores. VEC=false (K or N not a multiple of 4) runs the same
 // kernel with element-wise guarded loads and stores (gs_load4/gs_store4 in common.cuh).
 #include "common.cuh"
+#include "trace.cuh"
 
 // Eight floats from shared memory (16-byte aligned) with two ld.shared.v4, i.e. LDS.128.
 // Written as float4 loads, NVRTC 13.0 and 13.5 sometimes split one of the K loop's loads
@@ -42,7 +43,10 @@ sgemm_vectorized(int M, int N, int K, const float* __restrict__ A,
 
     float acc[TM][TN] = {};
     float rm[TM], rn[TN];
+    GS_TRACE_LANE(tid == 0);
+    GS_TRACE(TILE_BEGIN, GS_TRACE_BLOCK_TILE, 0);
     for (int k0 = 0; k0 < K; k0 += BK) {
+        GS_TRACE_DO(const unsigned gs_load_at = gs_tr.clock_lo();)  // recorded with DATA_READY
 #pragma unroll
         for (int p = 0; p < BM / A_STRIDE; ++p) {
             const int r = a_row + p * A_STRIDE;
@@ -59,6 +63,8 @@ sgemm_vectorized(int M, int N, int K, const float* __restrict__ A,
                 gs_load4<VEC>(B, K, N, k0 + r, block_col + b_col);
         }
         __syncthreads();
+        GS_TRACE_AT(true, LOAD_ISSUED, GS_TRACE_BLOCK_TILE, k0 / BK, gs_load_at);
+        GS_TRACE(DATA_READY, GS_TRACE_BLOCK_TILE, k0 / BK);
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
 #pragma unroll
@@ -71,6 +77,7 @@ sgemm_vectorized(int M, int N, int K, const float* __restrict__ A,
                 for (int j = 0; j < TN; ++j) acc[i][j] += rm[i] * rn[j];
         }
         __syncthreads();
+        GS_TRACE(MMA_DONE, GS_TRACE_BLOCK_TILE, k0 / BK);
     }
 #pragma unroll
     for (int i = 0; i < TM; ++i)
@@ -78,4 +85,5 @@ sgemm_vectorized(int M, int N, int K, const float* __restrict__ A,
         for (int j = 0; j < TN; j += 4)
             gs_store4<VEC>(C, M, N, block_row + trow * TM + i, block_col + tcol * TN + j,
                            acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+    GS_TRACE(TILE_END, GS_TRACE_BLOCK_TILE, GS_CEIL_DIV(K, BK));
 }

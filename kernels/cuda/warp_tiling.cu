@@ -8,6 +8,7 @@
 // transposed with rows padded by 4 floats, which makes the transposing stores
 // conflict-free while keeping 16-byte alignment.
 #include "common.cuh"
+#include "trace.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN,
           int MINB, int GM, int PF, bool VEC>
@@ -64,17 +65,25 @@ sgemm_warp_tiling(int M, int N, int K, const float* __restrict__ A,
 
     float acc[WMITER * TM][WNITER * TN] = {};
     const int tiles = GS_CEIL_DIV(K, BK);
+    GS_TRACE_LANE(tid == 0);
+    GS_TRACE(TILE_BEGIN, GS_TRACE_BLOCK_TILE, 0);
+    GS_TRACE(LOAD_ISSUED, GS_TRACE_BLOCK_TILE, 0);
     load_tile(0);
     store_tile(0);
     __syncthreads();
+    GS_TRACE(DATA_READY, GS_TRACE_BLOCK_TILE, 0);
     for (int t = 0; t < tiles; ++t) {
         const bool more = t + 1 < tiles;
+        GS_TRACE_IF(more, LOAD_ISSUED, GS_TRACE_BLOCK_TILE, t + 1);  // into registers, stored after the math
         if (more) load_tile((t + 1) * BK);  // in flight during the math below
         gs_warp_tile_mma<BK, LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN, (PF != 0)>(
             As[t & 1], Bs[t & 1], m0, n0, acc);
         if (more) store_tile((t + 1) & 1);
         __syncthreads();
+        GS_TRACE(MMA_DONE, GS_TRACE_BLOCK_TILE, t);  // and step t + 1's tile in shared memory:
+        GS_TRACE_IF(more, DATA_READY, GS_TRACE_BLOCK_TILE, t + 1);
     }
     gs_warp_tile_store<VEC, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(C, M, N, block_row + m0,
                                                                  block_col + n0, acc);
+    GS_TRACE(TILE_END, GS_TRACE_BLOCK_TILE, tiles);
 }
