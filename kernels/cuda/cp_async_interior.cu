@@ -8,6 +8,7 @@
 // (A template rather than a generic lambda: NVRTC 13.0 treats a generic lambda's call
 // operator as a host function and refuses it when compiling to a cubin.)
 #include "common.cuh"
+#include "trace.cuh"
 
 template <bool G, int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM,
           int TN, int STAGES, int GM, bool VEC>
@@ -96,13 +97,17 @@ __device__ __forceinline__ void gs_cp_async_interior_body(int M, int N, int K,
     float acc[WMITER * TM][WNITER * TN] = {};
     float rm[2][WMITER * TM], rn[2][WNITER * TN];  // fragments of step k and k+1
     const int tiles = GS_CEIL_DIV(K, BK);
+    GS_TRACE_LANE(tid == 0);
+    GS_TRACE(TILE_BEGIN, GS_TRACE_BLOCK_TILE, 0);
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
+        GS_TRACE_IF(s < tiles, LOAD_ISSUED, GS_TRACE_BLOCK_TILE, s);
         if (s < tiles) issue_tile(s * BK, s);
         gs_cp_async_commit();  // one group per stage, empty or not, keeps the count exact
     }
     gs_cp_async_wait<STAGES - 1>();  // tile 0 has landed (this thread's copies)
     __syncthreads();                 // ... and everyone's
+    GS_TRACE(DATA_READY, GS_TRACE_BLOCK_TILE, 0);
     gs_load_frags<LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(As, Bs, 0, m0, n0, rm[0],
                                                                   rn[0]);
     for (int t = 0; t < tiles; ++t) {
@@ -120,6 +125,8 @@ __device__ __forceinline__ void gs_cp_async_interior_body(int M, int N, int K,
                 // t+STAGES; fetch tile t+1's first fragments while this step's FMAs run.
                 gs_cp_async_wait<STAGES - 2>();  // tile t+1 has landed
                 __syncthreads();
+                GS_TRACE(DATA_READY, GS_TRACE_BLOCK_TILE, t + 1);  // in the last step of tile t
+                GS_TRACE_IF(t + STAGES < tiles, LOAD_ISSUED, GS_TRACE_BLOCK_TILE, t + STAGES);
                 if (t + STAGES < tiles) issue_tile((t + STAGES) * BK, s);
                 gs_cp_async_commit();
                 const int s1 = (t + 1) % STAGES;
@@ -129,9 +136,11 @@ __device__ __forceinline__ void gs_cp_async_interior_body(int M, int N, int K,
             }
             gs_outer_product(rm[k & 1], rn[k & 1], acc);
         }
+        GS_TRACE(MMA_DONE, GS_TRACE_BLOCK_TILE, t);
     }
     gs_warp_tile_store<VEC, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(C, M, N, block_row + m0,
                                                                  block_col + n0, acc);
+    GS_TRACE(TILE_END, GS_TRACE_BLOCK_TILE, tiles);
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN,

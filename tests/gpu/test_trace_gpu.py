@@ -12,8 +12,8 @@ from gemmscope.kernels.ladder import registry
 
 pytestmark = pytest.mark.gpu
 
-TRACED = ("register_2d", "vectorized", "warp_tiling", "mma_tma", "wgmma_tma", "wgmma_stream_k",
-          "fp8_deep")
+TRACED = ("register_2d", "vectorized", "warp_tiling", "cp_async", "cp_async_interior", "mma_tma",
+          "wgmma_tma", "wgmma_stream_k", "fp8_deep")
 PERSISTENT = ("mma_tma", "wgmma_tma", "wgmma_stream_k", "fp8_deep")
 
 
@@ -50,8 +50,8 @@ def test_trace_build_is_correct_and_records_every_event_at_4096(level_id):
 
 
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("level_id", ["register_2d", "warp_tiling", "mma_tma", "wgmma_stream_k",
-                                      "fp8_deep"])
+@pytest.mark.parametrize("level_id", ["register_2d", "warp_tiling", "cp_async_interior", "mma_tma",
+                                      "wgmma_stream_k", "fp8_deep"])
 def test_a_sampled_trace_records_its_windows_only_and_its_phases_are_measured(level_id):
     """--trace-every 16 at 2048 x 2048 x 4096: only the K steps trace.cuh's rule keeps
     have stage events, every one it keeps is there (no lane short of slots), the launch
