@@ -20,7 +20,7 @@ from typing import Any
 import _smoke
 
 GOAL_PCT = 5.0
-HEADER = (f"{'level':<16}{'shape':>16}{'every':>6}{'plain ms':>10}{'trace ms':>10}"
+HEADER = (f"{'level':<18}{'shape':>16}{'every':>6}{'plain ms':>10}{'trace ms':>10}"
           f"{'overhead':>10}{'goal':>7}{'events':>10}{'full':>6}{'verified':>10}")
 
 
@@ -32,7 +32,7 @@ def row(event: dict[str, Any]) -> str:
     def ms(v: float | None) -> str:
         return "-" if v is None else f"{v:.3f}"
 
-    return (f"{event['level']:<16}{shape:>16}{event.get('stage_every', 1):>6}"
+    return (f"{event['level']:<18}{shape:>16}{event.get('stage_every', 1):>6}"
             f"{ms(event.get('plain_ms')):>10}"
             f"{ms(event.get('trace_ms')):>10}"
             f"{'-' if over is None else f'{over:+.2f}%':>10}{ok:>7}{event['recorded']:>10}"

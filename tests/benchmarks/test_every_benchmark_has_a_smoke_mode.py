@@ -99,9 +99,10 @@ GPU_ONLY = {  # the measurement needs the GPU: arguments, levels and the table
                          re.compile(r"^TF32 rounded \(emulated\) +4096 +[1-9]\.[0-9]+e-04 ", re.M)],
     "tf32_variants.py": [MADE_UP, "smoke: the registry makes every level and variant named",
                          re.compile(r"^tf32_wgmma +sk2 +8192x8192x8192 +300\.0 +yes", re.M)],
-    "trace_overhead.py": [MADE_UP, re.compile(r"^wgmma_tma +256x256x256 .* ok ", re.M),
+    "trace_overhead.py": [MADE_UP, re.compile(r"^register_2d +256x256x256 .* ok ", re.M),
+                          re.compile(r"^cp_async_interior +256x256x256 .* ok ", re.M),
                           re.compile(r"^fp8_deep +256x256x256 .* OVER ", re.M),
-                          "smoke: the registry makes every level and variant named (7)"],
+                          "smoke: the registry makes every level and variant named (9)"],
     "tune.py": ["smoke: the registry makes every level and variant named"],
 }
 SHELL = ("gpu_tier.sh", "ncu_fp8_deep.sh", "ncu_levels.sh", "record_bundled.sh",
