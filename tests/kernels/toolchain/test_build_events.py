@@ -114,15 +114,21 @@ def test_sources_are_every_file_the_level_includes_without_trace_lines_unless_tr
         "kernels/cuda/naive.cu", "kernels/cuda/common.cuh"]
 
 
-def test_assembled_source_keeps_each_files_line_numbers():
-    src = build.assemble(registry.get("cp_async")).splitlines()
-    cu = (registry.cuda_dir() / "cp_async.cu").read_text().splitlines()
-    assert src[0] == '#line 1 "kernels/cuda/cp_async.cu"'
+@pytest.mark.parametrize("level_id", ["double_buffer", "cp_async"])
+def test_assembled_source_keeps_each_files_line_numbers(level_id):
+    """Of the file the plain build reads: the level's own (double_buffer), or a traced
+    level's without its trace lines (cp_async), which is its text before it was traced."""
+    src = build.assemble(registry.get(level_id)).splitlines()
+    name = f"kernels/cuda/{level_id}.cu"
+    raw = (registry.cuda_dir() / f"{level_id}.cu").read_text()
+    cu = build.plain_text(raw).splitlines()
+    assert (cu == raw.splitlines()) == (level_id == "double_buffer")
+    assert src[0] == f'#line 1 "{name}"'
     at = src.index('#line 1 "kernels/cuda/common.cuh"')
     include = cu.index('#include "common.cuh"') + 1  # 1-based line of the #include
     back = next(i for i in range(at, len(src)) if src[i].startswith('#line ')
-                and "cp_async.cu" in src[i])
-    assert src[back] == f'#line {include + 1} "kernels/cuda/cp_async.cu"'
+                and f"{level_id}.cu" in src[i])
+    assert src[back] == f'#line {include + 1} "{name}"'
     assert src[back + 1:] == cu[include:]
 
 
