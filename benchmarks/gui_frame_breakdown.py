@@ -105,16 +105,14 @@ def main() -> int:
         return paint_filter(clock, obj, event)
 
     g.PaintClock.eventFilter = per_frame  # type: ignore[method-assign]
-    seconds = args.seconds
-    m = g.measure(app, args.view, args.level, session, seconds, args.rate,
-                  Path(tempfile.mkdtemp()), args.presentation)
-    # --smoke: a window in which nothing was painted (a machine loaded by other work, two
-    # test sessions at once on two cores) is measured again, twice as long, up to 8 times
-    while args.smoke and not frames and seconds < 8 * args.seconds:
-        seconds *= 2
+
+    def run(seconds: float) -> g.Measured:
         last_cpu[0] = None
-        m = g.measure(app, args.view, args.level, session, seconds, args.rate,
-                      Path(tempfile.mkdtemp()), args.presentation)
+        return g.measure(app, args.view, args.level, session, seconds, args.rate,
+                         Path(tempfile.mkdtemp()), args.presentation)
+
+    # painted: a frame of this script's own (two paints after the warm-up)
+    m = g.until_painted(run, args.seconds, args.smoke, lambda _m: bool(frames))
     print(g.table([m]))
     if not frames:
         return 1

@@ -278,6 +278,20 @@ def table(rows: list[Measured]) -> str:
     return "\n".join([fmt(head), fmt(["-" * w for w in widths]), *map(fmt, lines)])
 
 
+def until_painted(run: Callable[[float], Measured], seconds: float, again: bool,
+                  painted: Callable[[Measured], bool] = lambda m: bool(m.intervals)
+                  ) -> Measured:
+    """``run(seconds)``; with ``again`` (--smoke), a window in which nothing was painted
+    (a machine loaded by other work: two test sessions at once on two cores) is measured
+    again, twice as long, up to 8 times the window."""
+    window = seconds
+    m = run(window)
+    while again and not painted(m) and window < 8 * seconds:
+        window *= 2
+        m = run(window)
+    return m
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=6.0, help="per view (default 6)")
@@ -312,22 +326,16 @@ def main() -> int:
             modes.append(True)
         else:
             print("presentation mode: this app has none; measured in normal mode only")
-    def timed(run: Callable[[float], Measured]) -> Measured:
-        """One row. In --smoke, a window in which nothing was painted (a machine loaded by
-        other work: two test sessions at once on two cores) is measured again, twice as
-        long, up to 8 times the window."""
-        seconds = args.seconds
-        m = run(seconds)
-        while args.smoke and not m.intervals and seconds < 8 * args.seconds:
-            seconds *= 2
-            m = run(seconds)
-        return m
-
-    rows = [] if args.no_floor else [timed(lambda s: floor(app, s))]
+    rows = [] if args.no_floor else [
+        until_painted(lambda s: floor(app, s), args.seconds, args.smoke)]
     for presentation in modes:
         for name in views:
-            m = timed(lambda s, name=name, presentation=presentation: measure(
-                app, name, args.level, session, s, args.rate, tmp, presentation))
+            def view(seconds: float, name: str = name, presentation: bool = presentation
+                     ) -> Measured:
+                return measure(app, name, args.level, session, seconds, args.rate, tmp,
+                               presentation)
+
+            m = until_painted(view, args.seconds, args.smoke)
             rows.append(m)
             print(f"  {name} ({m.mode}): {m.replayed} replay events, {m.injected} injected "
                   f"({m.injected / m.elapsed:.0f}/s) in {m.elapsed:.1f} s", flush=True)

@@ -45,6 +45,16 @@ LEVELS = ("fp8_block_scaled", "fp8_deep")
 WINDOWS_S = (0.1, 0.3, 1.0, 2.0, 4.0)
 
 
+def _pair(timed_level: Any, timed_ref: Any, level_first: bool) -> tuple[Any, Any]:
+    """One pair as the paired loop times it, in the order given: ((level ms, its clock
+    reading), (reference ms, its clock reading))."""
+    if level_first:
+        lv = timed_level()
+        return lv, timed_ref()
+    rf = timed_ref()
+    return timed_level(), rf
+
+
 def series(level_id: str, S: int, seconds: float) -> dict[str, Any]:
     """Pairs of ``level_id`` and its reference at S³ for ``seconds``: each pair as
     (t s, level ms, reference ms, level MHz, reference MHz, temperature C, power W)."""
@@ -70,13 +80,9 @@ def series(level_id: str, S: int, seconds: float) -> dict[str, Any]:
                 e1 = bench.nvml.energy_j()
                 watts = (e1 - e0) / (now - te) if e0 is not None and e1 is not None else None
                 temp, e0, te = bench.nvml.temperature_c(), e1, now
-            order = (0, 1) if i % 2 == 0 else (1, 0)
-            got: dict[int, tuple[float, float]] = {}
-            for side in order:
-                ms, reading = timed[side]()
-                got[side] = (ms, reading.sm_clock_mhz or 0.0)
-            pairs.append([round(now - t0, 4), got[0][0], got[1][0], got[0][1], got[1][1],
-                          temp if temp is not None else -1.0,
+            (lv, lv_at), (rf, rf_at) = _pair(timed[0], timed[1], i % 2 == 0)
+            pairs.append([round(now - t0, 4), lv, rf, lv_at.sm_clock_mhz or 0.0,
+                          rf_at.sm_clock_mhz or 0.0, temp if temp is not None else -1.0,
                           round(watts, 1) if watts is not None else -1.0])
             time.sleep(time.perf_counter() - now)  # PAIR_REST: idle as long as the pair
             i += 1
@@ -112,10 +118,7 @@ def by_preparation(level_id: str, S: int, preps: int, rounds: int,
                 t0 = time.perf_counter()
                 i = 0
                 while (now := time.perf_counter()) - t0 < seconds:
-                    first, second = (t_lvl, t_ref) if i % 2 == 0 else (t_ref, t_lvl)
-                    a, _ = first()
-                    b, _ = second()
-                    lv, rf = (a, b) if i % 2 == 0 else (b, a)
+                    (lv, _), (rf, _) = _pair(t_lvl, t_ref, i % 2 == 0)
                     ratios.append(rf / lv)
                     ref_ms.append(rf)
                     time.sleep(time.perf_counter() - now)  # PAIR_REST
