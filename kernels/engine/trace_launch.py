@@ -51,7 +51,8 @@ def lane_capacity(s: TraceSchedule, every: int = 1) -> int:
     the tile's begin and end, three per K step it records (a SIMT lane's load, ready and
     done; mma_tma's wait begun, ready and done; ``every``: the sampling,
     trace_kinds.STAGE_EVERY), a fix-up's two."""
-    per_block = (sum(4 + 3 * sampled_steps(k0, k1, every) for _, k0, k1 in pieces)
+    per_step = 3 if s.staged else 0  # naive, coalesced: no K-stage events
+    per_block = (sum(4 + per_step * sampled_steps(k0, k1, every) for _, k0, k1 in pieces)
                  for pieces in s.pieces)
     return 2 + max(per_block, default=0)
 
@@ -59,7 +60,9 @@ def lane_capacity(s: TraceSchedule, every: int = 1) -> int:
 def stage_events(s: TraceSchedule, every: int) -> int:
     """At most how many K-stage events a launch records when sampling ``every``: per K
     step a SIMT lane writes three, a consumer two or three (mma_tma's wait begun) and the
-    producer one."""
+    producer one; a level that stages no K tiles none."""
+    if not s.staged:
+        return 0
     per_step = 3 * len(s.consumer_lanes) + 1 if s.producer else 3
     return per_step * sum(sampled_steps(k0, k1, every) for pieces in s.pieces
                           for _, k0, k1 in pieces)
@@ -79,6 +82,8 @@ def auto_every(s: TraceSchedule, budget: int = MAX_TRACE_EVENTS) -> int:
     keeps every K step; a big one records fewer, which its event could not have held
     anyway (the decoder would leave whole SMs' stage events out) and which costs the
     launch less time (issue 46 item 2), and at least the level's LEAST_SAMPLING."""
+    if not s.staged:  # no K-stage events to sample
+        return 1
     other = sum(len(p) * 4 + 2 for p in s.pieces) * s.lanes_per_block
     every = next((e for e in STAGE_EVERY if other + stage_events(s, e) <= budget),
                  STAGE_EVERY[-1])

@@ -37,6 +37,10 @@ class TraceSchedule:
     stream_k: int  # 0: whole tiles; 1, 2: hopper_schedule.cuh's SK
     stages: int
     pieces: tuple[tuple[Piece, ...], ...]
+    # whether the level stages K tiles, so that its trace records K-stage events (a load
+    # issued, data ready, products done); naive and coalesced walk K one element at a
+    # time and record their blocks' begin and end only
+    staged: bool = True
 
     def cut_pieces(self) -> set[tuple[int, int, int]]:
         """(block, tile, k0) of every piece that is part of a tile cut between blocks."""
@@ -69,14 +73,18 @@ def schedule(level: Level, M: int, N: int, K: int, sm_count: int) -> TraceSchedu
     grid = gx * gy * gz
     threads = geometry.block[0] * geometry.block[1]
     sk = p.get(fitted.stream_k_param, 0) if fitted.stream_k_param else 0
-    if fitted.persistent:
+    # a persistent level, or one launched with a block per SM that walks its tiles
+    # (mma_persistent: tiles b, b + grid, ...)
+    walks = fitted.persistent or fitted.sm_grid
+    if walks:
         pieces = tuple(tuple(stream_k_pieces(b, grid, tiles, ksteps, sk)) for b in range(grid))
     else:  # one tile per block, its walk index the linear block index
         pieces = tuple(((b, 0, ksteps),) for b in range(grid))
     # the warp-specialized levels: every persistent sm_90a level (TMA fed by a producer)
     producer = fitted.persistent and fitted.arch == "sm_90a"
     return TraceSchedule(fitted.id, M, N, K, p, grid, tiles, ksteps, -(-threads // 128),
-                         fitted.persistent, producer, sk, p.get("STAGES", 1), pieces)
+                         walks, producer, sk, p.get("STAGES", 1), pieces,
+                         geometry.k_tile > 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,11 +148,11 @@ def synthetic_trace(s: TraceSchedule, sm_count: int, pace: Pace = Pace(), seed: 
                 put(b, lane, TraceKind.LANE_START, -1, 0, sm, at)
             for tile, k0, k1 in pieces:
                 put(b, lane, TraceKind.TILE_BEGIN, tile, k0, sm, at)
-                if sm not in detailed:  # time passes, no stage events
+                if sm not in detailed or not s.staged:  # time passes, no stage events
                     at += (k1 - k0) * jit(pace.step_ns) + pace.load_ns
                     done = [at] * s.stages
                     issued = [at]
-                for ks in range(k0, k1) if sm in detailed else ():
+                for ks in range(k0, k1) if sm in detailed and s.staged else ():
                     kept = stage_sampled(ks, stage_every)
                     n = len(done)
                     free = done[n - s.stages] if n >= s.stages else start
