@@ -39,6 +39,9 @@ class Phase(StrEnum):
     MATH = "until its products are done"  # a K step's products, its stage then freed
     EPILOGUE = "epilogue"  # a tile's results stored
     FIXUP = "stream-K fix-up"  # partial sums handed on or gathered
+    # a tile from its begin to its end with no K-stage event between: a level that stages
+    # no K tiles (naive, coalesced), or a lane whose steps the sampling left out
+    RUN = "the whole tile (no K steps recorded)"
     STAGE_WAIT = "producer waits for a free stage"  # between two K steps' copies
 
 
@@ -107,6 +110,12 @@ class TraceTimeline:
     def span_at(self, sm: int, block: int, lane: int, t_ns: float) -> Span | None:
         return next((s for s in self.phases.get(sm, []) if s.block == block
                      and s.lane == lane and s.start_ns <= t_ns < s.end_ns), None)
+
+    def records_k_steps(self) -> bool:
+        """Whether the trace holds K-stage events (naive and coalesced stage no K tiles:
+        their blocks' begin and end only)."""
+        t = self.trace
+        return any(t.kind_of(k) in STAGE_KINDS for k in set(t.events.kind))
 
     def phase_share(self) -> dict[Phase, float]:
         """Each phase's share of the lane time the zoomable SMs spent in phases."""
@@ -305,7 +314,9 @@ def _phases(trace: Trace, kind: list[TraceKind | None],
         elif k is TraceKind.FIXUP_BEGIN:
             in_fixup[key] = True
         elif k in (TraceKind.FIXUP_DONE, TraceKind.TILE_END):
-            phase = Phase.FIXUP if in_fixup.pop(key, False) else Phase.EPILOGUE
+            phase = Phase.FIXUP if in_fixup.pop(key, False) else (
+                Phase.RUN if prev is not None and prev[3] is TraceKind.TILE_BEGIN
+                else Phase.EPILOGUE)
         elif k in (TraceKind.TILE_BEGIN, TraceKind.LANE_END) and in_fixup.pop(key, False):
             phase = Phase.FIXUP  # a contributor's partial sums, handed on
         if phase is not None and prev is not None and t > prev[0] and (

@@ -276,8 +276,7 @@ class TimelineView(QWidget, View):
         t = self.trace
         if t is None:
             if not traceable_id(self.level_id):
-                return (f"{self.level_id} {self.shape}: no trace build of this level; the "
-                        f"levels with one: {', '.join(TRACED_IDS())}")
+                return f"{self.level_id} {self.shape}: no trace build of this level; {_with_one()}"
             return f"{self.level_id} {self.shape}: no trace (the level refuses the shape)"
         # whether it was measured first: where the line is cut (on stage), that stays
         what = ("SYNTHETIC, not measured (the model's schedule, invented times)"
@@ -296,7 +295,10 @@ class TimelineView(QWidget, View):
                  f"{tl.sm_count} SMs, {tl.waves()} waves; {len(tl.idle_sms)} idle SMs; "
                  f"tail {(tl.makespan_ns - tl.tail_start_ns) / 1000:.1f} of "
                  f"{tl.makespan_ns / 1000:.1f} µs"]
-        if leaves_steps_out(t.stage_every):  # before the shares it qualifies
+        if not tl.records_k_steps():
+            parts.append("no K steps recorded (the level stages no K tiles): each block "
+                         "from its begin to its end")
+        elif leaves_steps_out(t.stage_every):  # before the shares it qualifies
             parts.append(f"K steps sampled, {SAMPLE_WINDOW} in every {t.stage_every}: "
                          "their phases only")
         share = tl.phase_share()
@@ -355,6 +357,16 @@ def TRACED_IDS() -> list[str]:  # the constant it is, made when first asked
     from ...kernels import ladder
 
     return [lv.id for lv in ladder.ladder() if traceable(lv)]
+
+
+def _with_one() -> str:
+    """Which levels have a trace build, in a few words where that is all of the ladder."""
+    from ...kernels import ladder
+
+    ids = TRACED_IDS()
+    if len(ids) == len(ladder.ladder()):
+        return "every ladder level has one (this is a library call or a user's kernel)"
+    return f"the levels with one: {', '.join(ids)}"
 
 
 def traceable_id(level_id: str) -> bool:

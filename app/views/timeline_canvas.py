@@ -19,7 +19,8 @@ from ..core import trace_timeline as tt
 
 PHASE_COLOURS = {tt.Phase.WAIT: "#d9534f", tt.Phase.LOAD: "#f0ad4e",
                  tt.Phase.MATH: "#2e8b57", tt.Phase.EPILOGUE: "#5b7fde",
-                 tt.Phase.FIXUP: "#9b59b6", tt.Phase.STAGE_WAIT: "#b0b0b0"}
+                 tt.Phase.FIXUP: "#9b59b6", tt.Phase.STAGE_WAIT: "#b0b0b0",
+                 tt.Phase.RUN: "#6c8a9e"}
 GOLDEN = 0.618033988749895
 EXPORT_SIZE = QSize(1280, 720)  # a picture's size unless asked: a slide's
 

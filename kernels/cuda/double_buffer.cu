@@ -7,6 +7,7 @@
 // faster (the access had no conflicts, and a 33-word row breaks the 16-byte alignment
 // that lets a thread read four words of its As row with one LDS.128).
 #include "common.cuh"
+#include "trace.cuh"
 
 template <int TILE, bool VEC>
 __global__ void sgemm_double_buffer(int M, int N, int K, const float* __restrict__ A,
@@ -25,14 +26,19 @@ __global__ void sgemm_double_buffer(int M, int N, int K, const float* __restrict
         return (k0 + ty < K && col < N) ? B[(gs_index)(k0 + ty) * N + col] : 0.f;
     };
 
+    GS_TRACE_LANE(tx == 0 && ty == 0);
+    GS_TRACE(TILE_BEGIN, GS_TRACE_BLOCK_TILE, 0);
+    GS_TRACE(LOAD_ISSUED, GS_TRACE_BLOCK_TILE, 0);
     As[0][ty][tx] = load_a(0);
     Bs[0][ty][tx] = load_b(0);
     __syncthreads();
+    GS_TRACE(DATA_READY, GS_TRACE_BLOCK_TILE, 0);
     float acc = 0.f;
     for (int t = 0; t < tiles; ++t) {
         const int s = t & 1;
         const bool more = t + 1 < tiles;
         float a_next = 0.f, b_next = 0.f;
+        GS_TRACE_IF(more, LOAD_ISSUED, GS_TRACE_BLOCK_TILE, t + 1);  // into registers, stored after the math
         if (more) {  // issue the next tile's loads before the math that hides them
             a_next = load_a((t + 1) * TILE);
             b_next = load_b((t + 1) * TILE);
@@ -44,6 +50,9 @@ __global__ void sgemm_double_buffer(int M, int N, int K, const float* __restrict
             Bs[s ^ 1][ty][tx] = b_next;
         }
         __syncthreads();
+        GS_TRACE(MMA_DONE, GS_TRACE_BLOCK_TILE, t);  // and step t + 1's tile in shared memory:
+        GS_TRACE_IF(more, DATA_READY, GS_TRACE_BLOCK_TILE, t + 1);
     }
     if (row < M && col < N) C[(gs_index)row * N + col] = acc;
+    GS_TRACE(TILE_END, GS_TRACE_BLOCK_TILE, tiles);
 }

@@ -31,6 +31,7 @@
 // free (TMA zero-fills, the stores are guarded).
 #include "common.cuh"
 #include "hopper.cuh"
+#include "trace.cuh"
 
 __device__ __forceinline__ float gs_lds_f32(unsigned addr) {
     float v;
@@ -155,9 +156,13 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
         float acc[BN / 2];
         float tmp0[PW / 2], tmp1[64];
         int it = 0;
+        GS_TRACE_LANE(leader);
+        GS_TRACE(LANE_START, -1, 0);
         gs_for_each_unit(work, [&](int t, int k0, int k1) {
             int bm, bn;
             gs_group_coords(t, tm, tn, GM, bm, bn);
+            GS_TRACE(TILE_BEGIN, t, k0);
+            GS_TRACE_DO(const int gs_it0 = it;)  // the piece's first stage use: K step k0
             const int lr = (t128 / 32) * 16 + (t128 % 32) / 4;  // rows lr, lr + 8 of 64
             const int r0 = bm * BM + c * 64 + lr;
             const bool in0 = r0 < M, in1 = r0 + 8 < M;
@@ -203,9 +208,12 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
             auto stage_of = [&](int i) { return smem + (i % STAGES) * STAGE_BYTES; };
             auto wait_full = [&](int i) { gs_mbar_wait(&full[i % STAGES], (i / STAGES) & 1); };
             auto release = [&](int i) { if (leader) gs_mbar_arrive(&empty[i % STAGES]); };
+            GS_TRACE_DO(auto gs_wait_full = [&](int i) { wait_full(i); gs_tr.put_p(GS_TR_DATA_READY, t, k0 + i - gs_it0, false, 0u); };)  // stage use i is K step k0 + i - gs_it0
+            GS_TRACE_DO(auto gs_release = [&](int i) { release(i); gs_tr.put_p(GS_TR_MMA_DONE, t, k0 + i - gs_it0, false, 0u); };)
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
             if constexpr (KPIPE == 0 || BN != 128) {
+                GS_TRACE_DO(auto& wait_full = gs_wait_full; auto& release = gs_release;)  // the trace build's, in this scope
                 if (SCL && it == 0) fetch(t, k0, it);
                 auto fetch_next = [&](int ks, int i) {
                     int nt = t, nk0 = ks + 1;
@@ -231,6 +239,7 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
                                                      fetched, fetch_next);
                 }
             } else {
+                GS_TRACE_DO(auto& wait_full = gs_wait_full; auto& release = gs_release;)
                 // two temporaries: K block ks runs on the tensor cores while block ks - 1
                 // (finished: wait_group 1) is promoted and its stage freed
                 float p0[1], p1[1], q0[1], q1[1];
@@ -271,14 +280,18 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
                     it += 1;
                 }
             }
+            GS_TRACE_IF(SK && (k0 != 0 || k1 != work.ksteps), FIXUP_BEGIN, t, k0);
             if (SK && !gs_sk_settle<BN / 2, CONSUMERS>(acc, ws, flags, work, t, k0, k1, c))
                 return;  // a contributor: its partial sums are in the workspace
+            GS_TRACE_IF(SK && k1 != work.ksteps, FIXUP_DONE, t, k0);
             if (EPI && tma_c)
                 gs_store_acc_tma(acc, smem + STAGES * STAGE_BYTES + c * 16384, &tmC,
                                  bm * BM + c * 64, bn * BN, 1 + c);
             else
                 gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);
+            GS_TRACE(TILE_END, t, k1);
         });
         if (EPI && tma_c && leader) gs_bulk_wait<0>();
+        GS_TRACE(LANE_END, -1, 0);
     }
 }

@@ -10,6 +10,7 @@
 // VEC=false (K or N not a multiple of 8) stages tiles with guarded element-wise loads.
 #include "common.cuh"
 #include "mma.cuh"
+#include "trace.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GM, bool VEC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
@@ -51,7 +52,9 @@ hgemm_mma_persistent(int M, int N, int K, const __half* __restrict__ A,
         ld_row = bm * BM, ld_col = bn * BN;
     };
     if (ld_t < tiles) locate();
+    GS_TRACE_LANE(tid == 0);
     auto issue = [&](int s) {  // the next K tile of the stream into stage s
+        GS_TRACE(LOAD_ISSUED, ld_t, ld_k);
         unsigned char* as = smem + s * A_STAGE + a_dst;
         unsigned char* bs = smem + STAGES * A_STAGE + s * B_STAGE + b_dst;
         const int k0 = ld_k * BK;
@@ -120,11 +123,14 @@ hgemm_mma_persistent(int M, int N, int K, const __half* __restrict__ A,
     }
     gs_cp_async_wait<STAGES - 1>();
     __syncthreads();
+    GS_TRACE_IF(total > 0, DATA_READY, blockIdx.x, 0);
     if (total > 0) load_frags(0, 0, 0);
 
     int g = 0;  // K tiles consumed so far
     for (int i = 0; i < my_tiles; ++i) {
         float acc[MT][NT][4] = {};
+        GS_TRACE_DO(const int gs_tile = blockIdx.x + i * gridDim.x;)
+        GS_TRACE(TILE_BEGIN, gs_tile, 0);
         for (int kt = 0; kt < ktiles; ++kt, ++g) {
             const int s = g % STAGES;
 #pragma unroll
@@ -138,6 +144,7 @@ hgemm_mma_persistent(int M, int N, int K, const __half* __restrict__ A,
                     // near the end of this one), and K tile g+1's first fragments load
                     gs_cp_async_wait<STAGES - 2>();
                     __syncthreads();
+                    GS_TRACE(DATA_READY, kt + 1 < ktiles ? gs_tile : gs_tile + (int)gridDim.x, kt + 1 < ktiles ? kt + 1 : 0);  // step g + 1's, in step g's last part
                     if (g + STAGES < total) issue(s);
                     gs_cp_async_commit();
                     load_frags((g + 1) % STAGES, 0, nxt);
@@ -149,12 +156,14 @@ hgemm_mma_persistent(int M, int N, int K, const __half* __restrict__ A,
                         gs_mma_16816(acc[mi][nj], a[cur][mi], b[cur][nj / 2][(nj % 2) * 2],
                                      b[cur][nj / 2][(nj % 2) * 2 + 1]);
             }
+            GS_TRACE(MMA_DONE, gs_tile, kt);
         }
         // epilogue of output tile i, while the stream's copies for tile i+1 are in flight
         int bm, bn;
         gs_group_coords(blockIdx.x + i * gridDim.x, tiles_m, tiles_n, GM, bm, bn);
         const int row0 = bm * BM + wm0 + lane / 4, col0 = bn * BN + wn0 + (lane % 4) * 2;
         gs_store_mma_acc(C, M, N, row0, col0, acc, VEC);
+        GS_TRACE(TILE_END, gs_tile, ktiles);
     }
     gs_cp_async_wait<0>();
 }

@@ -10,6 +10,7 @@
 // VEC=false (K or N not a multiple of 8) stages tiles with guarded element-wise loads.
 #include "common.cuh"
 #include "mma.cuh"
+#include "trace.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GM, bool VEC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
@@ -82,13 +83,17 @@ hgemm_mma_sync(int M, int N, int K, const __half* __restrict__ A, const __half* 
         }
     };
     const int tiles = GS_CEIL_DIV(K, BK);
+    GS_TRACE_LANE(tid == 0);
+    GS_TRACE(TILE_BEGIN, GS_TRACE_BLOCK_TILE, 0);
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
+        GS_TRACE_IF(s < tiles, LOAD_ISSUED, GS_TRACE_BLOCK_TILE, s);
         if (s < tiles) issue_tile(s * BK, s);
         gs_cp_async_commit();
     }
     gs_cp_async_wait<STAGES - 1>();
     __syncthreads();
+    GS_TRACE(DATA_READY, GS_TRACE_BLOCK_TILE, 0);
     load_frags(as_base, bs_base, 0, 0);
     constexpr int KK = BK / 16;
     for (int t = 0; t < tiles; ++t) {
@@ -104,6 +109,8 @@ hgemm_mma_sync(int M, int N, int K, const __half* __restrict__ A, const __half* 
                 // stage can be refilled, and tile t+1's first fragments load under the MMAs
                 gs_cp_async_wait<STAGES - 2>();
                 __syncthreads();
+                GS_TRACE_ON(gs_tr.samples(t + 1), DATA_READY, GS_TRACE_BLOCK_TILE, t + 1);  // in the last step of tile t
+                GS_TRACE_ON(t + STAGES < tiles && gs_tr.samples(t + STAGES), LOAD_ISSUED, GS_TRACE_BLOCK_TILE, t + STAGES);
                 if (t + STAGES < tiles) issue_tile((t + STAGES) * BK, s);
                 gs_cp_async_commit();
                 const int s1 = (t + 1) % STAGES;
@@ -116,9 +123,11 @@ hgemm_mma_sync(int M, int N, int K, const __half* __restrict__ A, const __half* 
                     gs_mma_16816(acc[i][j], a[cur][i], b[cur][j / 2][(j % 2) * 2],
                                  b[cur][j / 2][(j % 2) * 2 + 1]);
         }
+        GS_TRACE_ON(gs_tr.samples(t), MMA_DONE, GS_TRACE_BLOCK_TILE, t);
     }
     gs_cp_async_wait<0>();
 
     gs_store_mma_acc(C, M, N, block_row + wm0 + lane / 4, block_col + wn0 + (lane % 4) * 2, acc,
                      VEC);
+    GS_TRACE(TILE_END, GS_TRACE_BLOCK_TILE, tiles);
 }

@@ -29,10 +29,10 @@ sgemm_register_2d(int M, int N, int K, const float* __restrict__ A,
 
     float acc[TM][TN] = {};
     float rm[TM], rn[TN];
-    GS_TRACE_LANE(tid == 0);
-    GS_TRACE(TILE_BEGIN, GS_TRACE_BLOCK_TILE, 0);
+    GS_TRACE_T0_LANE();  // thread 0 of the block
+    GS_TRACE_T0(TILE_BEGIN, GS_TRACE_OWN_TILE, 0);
     for (int k0 = 0; k0 < K; k0 += BK) {
-        GS_TRACE_DO(const unsigned gs_load_at = gs_tr.clock_lo();)  // recorded with DATA_READY: one branch fewer a step
+        GS_TRACE_T0(LOAD_ISSUED, GS_TRACE_OWN_TILE, k0 / BK);
 #pragma unroll
         for (int p = 0; p < BM / A_STRIDE; ++p) {
             const int r = a_row + p * A_STRIDE, gr = block_row + r, gc = k0 + a_col;
@@ -44,8 +44,7 @@ sgemm_register_2d(int M, int N, int K, const float* __restrict__ A,
             Bs[r * BN + b_col] = (gr < K && gc < N) ? B[(gs_index)gr * N + gc] : 0.f;
         }
         __syncthreads();
-        GS_TRACE_AT(true, LOAD_ISSUED, GS_TRACE_BLOCK_TILE, k0 / BK, gs_load_at);
-        GS_TRACE(DATA_READY, GS_TRACE_BLOCK_TILE, k0 / BK);
+        GS_TRACE_T0(DATA_READY, GS_TRACE_OWN_TILE, k0 / BK);
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
 #pragma unroll
@@ -58,7 +57,7 @@ sgemm_register_2d(int M, int N, int K, const float* __restrict__ A,
                 for (int j = 0; j < TN; ++j) acc[i][j] += rm[i] * rn[j];
         }
         __syncthreads();
-        GS_TRACE(MMA_DONE, GS_TRACE_BLOCK_TILE, k0 / BK);
+        GS_TRACE_T0(MMA_DONE, GS_TRACE_OWN_TILE, k0 / BK);
     }
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
@@ -69,5 +68,5 @@ sgemm_register_2d(int M, int N, int K, const float* __restrict__ A,
             if (r < M && c < N) C[(gs_index)r * N + c] = acc[i][j];
         }
     }
-    GS_TRACE(TILE_END, GS_TRACE_BLOCK_TILE, GS_CEIL_DIV(K, BK));
+    GS_TRACE_T0(TILE_END, GS_TRACE_OWN_TILE, GS_CEIL_DIV(K, BK));
 }

@@ -22,6 +22,7 @@
 // warp instruction, every 32-byte sector written whole.
 #include "common.cuh"
 #include "hopper.cuh"
+#include "trace.cuh"
 #include "tf32_wgmma_ops.cuh"
 
 template <int BN>
@@ -120,12 +121,16 @@ sgemm_wgmma_tf32(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         const bool leader = threadIdx.x % 128 == 0;
         float acc[NREG];
         int it = 0;
+        GS_TRACE_LANE(leader);
+        GS_TRACE(LANE_START, -1, 0);
         gs_for_each_unit(work, [&](int t, int k0, int k1) {
             int bm, bn;
             gs_group_coords(t, tm, tn, GM, bm, bn);
+            GS_TRACE(TILE_BEGIN, t, k0);
             for (int ks = k0; ks < k1; ++ks, ++it) {
                 const int s = it % STAGES;
                 gs_mbar_wait(&full[s], (it / STAGES) & 1);
+                GS_TRACE(DATA_READY, t, ks);
                 const unsigned char* stage = smem + s * STAGE_BYTES;
                 const unsigned long long da = gs_wgmma_desc_sw128(stage + c * 64 * 128);
                 const unsigned long long db = gs_wgmma_desc_sw128(stage + A_BYTES);
@@ -141,15 +146,21 @@ sgemm_wgmma_tf32(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 gs_fence_regs(acc);
                 if (leader && (KPIPE == 0 || ks > k0))
                     gs_mbar_arrive(&empty[(it - KPIPE) % STAGES]);
+                GS_TRACE_IF(KPIPE == 0 || ks > k0, MMA_DONE, t, ks - KPIPE);
             }
             if (KPIPE > 0) {
                 gs_wgmma_wait<0>();
                 gs_fence_regs(acc);
                 if (leader) gs_mbar_arrive(&empty[(it - 1) % STAGES]);
+                GS_TRACE(MMA_DONE, t, k1 - 1);
             }
+            GS_TRACE_IF(SK && (k0 != 0 || k1 != work.ksteps), FIXUP_BEGIN, t, k0);
             if (SK && !gs_sk_settle<NREG, CONSUMERS>(acc, ws, flags, work, t, k0, k1, c))
                 return;  // a contributor: its partial sums are in the workspace
+            GS_TRACE_IF(SK && k1 != work.ksteps, FIXUP_DONE, t, k0);
             gs_store_acc_f32(acc, C, M, N, bm * BM + c * 64, bn * BN);
+            GS_TRACE(TILE_END, t, k1);
         });
+        GS_TRACE(LANE_END, -1, 0);
     }
 }

@@ -175,6 +175,72 @@ struct GsTraceLane {
     }
 };
 
+// The lane of a block's thread 0 with its state in shared memory (GS_TRACE_T0*), for the
+// levels whose every thread meets at the block's barriers (or has no K stages): nothing
+// of the trace is held in a register through the kernel. The thread, the block and the
+// slot are read again from the special registers at each record (asm volatile, so the
+// compiler neither holds them nor moves them), the lane's count is a shared word, and a
+// K-stage event tests its step first, the same in every thread (a uniform branch; only
+// the sampled steps go on to the thread test). Measured at 4096^3 against GsTraceLane's
+// put (docs/perf-notes.md, stretch 14): coalesced +8.4 -> -0.8% (its K loop, at 32
+// registers, had kept fewer loads in flight with the lane's two registers held),
+// smem_padded +5.0 -> +2.9%, register_2d +4.7 -> +2.6%, wmma +11.2 -> +8.1%, smem_tiled
+// +12.1 -> +7.8%; double_buffer (+7.8 -> +24.9%), vectorized and cp_async_interior cost
+// more so, and keep GsTraceLane.
+__device__ __forceinline__ unsigned gs_t0_sreg_thread0() {
+    unsigned x, y, z;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(x));
+    asm volatile("mov.u32 %0, %%tid.y;" : "=r"(y));
+    asm volatile("mov.u32 %0, %%tid.z;" : "=r"(z));
+    return (x | y | z) == 0u;
+}
+__device__ __forceinline__ unsigned gs_t0_sreg_block() {
+    unsigned x, y, z, nx, ny;
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
+    asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(y));
+    asm volatile("mov.u32 %0, %%ctaid.z;" : "=r"(z));
+    asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(nx));
+    asm volatile("mov.u32 %0, %%nctaid.y;" : "=r"(ny));
+    return x + nx * (y + ny * z);
+}
+// thread 0 sets the lane's count (a block beyond the lanes the host sized is counted lost)
+__device__ __forceinline__ void gs_t0_init(unsigned* count) {
+    if (!gs_t0_sreg_thread0() || gs_trace.recs == nullptr) return;
+    *count = 0u;
+    if (gs_t0_sreg_block() * gs_trace.lanes_per_block >= gs_trace.lanes)
+        atomicAdd(gs_trace.lost, 1u);
+}
+// the tile a thread-0 event names where it is the block's own (its linear index, as
+// GS_TRACE_BLOCK_TILE), read from the special registers at the record
+#define GS_TRACE_OWN_TILE (-3)
+__device__ __forceinline__ void gs_t0_put(unsigned* count, unsigned kind, int tile, int k) {
+    const bool stage = kind == GS_TR_LOAD_ISSUED || kind == GS_TR_DATA_READY ||
+                       kind == GS_TR_MMA_DONE || kind == GS_TR_WAIT_BEGIN;
+    if (stage && ((((unsigned)k + 2u) & gs_trace.stage_mask) > 2u)) return;  // uniform
+    if (!gs_t0_sreg_thread0() || gs_trace.recs == nullptr) return;
+    const unsigned block = gs_t0_sreg_block(), slot = block * gs_trace.lanes_per_block;
+    if (slot >= gs_trace.lanes) return;
+    if (tile == GS_TRACE_OWN_TILE) tile = (int)block;  // read here, not held
+    const unsigned n = *count;
+    if (n < gs_trace.cap) {
+        unsigned long long t = 0, c;
+        unsigned head = kind | 0xFFFFu << 16, b = ~0u;  // lane 0
+        asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(c));
+        if (!stage) {
+            unsigned sm;
+            asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+            asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+            head = kind | sm << 16;
+            b = block;
+        }
+        uint4* r = gs_trace.recs + 2ull * (slot * (unsigned long long)gs_trace.cap + n);
+        r[0] = make_uint4((unsigned)t, (unsigned)(t >> 32), (unsigned)c, (unsigned)(c >> 32));
+        r[1] = make_uint4(head, (unsigned)tile, (unsigned)k, b);
+    }
+    *count = n + 1;
+    if (!stage) gs_trace.counts[slot] = n + 1;
+}
+
 // GS_TRACE_LANE(writer): this thread's lane (its warpgroup); `writer` picks the one thread
 // of the lane that records. GS_TRACE(kind, tile, k): an event of the lane, kind without its
 // GS_TR_ prefix. GS_TRACE_IF(cond, kind, tile, k): the same where cond holds.
@@ -195,11 +261,35 @@ struct GsTraceLane {
     do {                                       \
         if (cond) gs_tr.put_p(GS_TR_##kind, (tile), (k), true, (at)); \
     } while (0)
+// GS_TRACE_ON(on, kind, tile, k), GS_TRACE_ON_AT(on, kind, tile, k, at): a K-stage event in
+// put_c's form where ``on`` holds (``on``: gs_tr.samples of its step, the same in every
+// thread), so an unsampled step costs one uniform branch and no convergence region.
+// Measured at 4096^3 against put's per-thread test (docs/perf-notes.md, stretch 14):
+// vectorized +7.8 -> +3.6%, warp_tiling +4.6 -> +2.4%, mma_sync +17 -> +10.6%; it cost
+// register_2d (a spill), smem_tiled and cp_async_interior more, which keep other forms
+#define GS_TRACE_ON(on, kind, tile, k) \
+    do {                               \
+        if (on) gs_tr.put_c(GS_TR_##kind, (tile), (k), false, 0u); \
+    } while (0)
+#define GS_TRACE_ON_AT(on, kind, tile, k, at) \
+    do {                                      \
+        if (on) gs_tr.put_c(GS_TR_##kind, (tile), (k), true, (at)); \
+    } while (0)
 // GS_TRACE_AT(cond, kind, tile, k, at): an event that happened at ``at`` (gs_tr.clock_lo()
 // then), recorded now, where cond holds
 #define GS_TRACE_AT(cond, kind, tile, k, at) \
     do {                                     \
         if (cond) gs_tr.put_at(GS_TR_##kind, (tile), (k), true, (at)); \
+    } while (0)
+// GS_TRACE_T0_LANE(): the block's thread-0 lane (state in shared memory: gs_t0_put);
+// GS_TRACE_T0(kind, tile, k), GS_TRACE_T0_IF(cond, kind, tile, k): its events
+#define GS_TRACE_T0_LANE()              \
+    __shared__ unsigned gs_t0_count;    \
+    gs_t0_init(&gs_t0_count)
+#define GS_TRACE_T0(kind, tile, k) gs_t0_put(&gs_t0_count, GS_TR_##kind, (tile), (k))
+#define GS_TRACE_T0_IF(cond, kind, tile, k) \
+    do {                                    \
+        if (cond) GS_TRACE_T0(kind, tile, k); \
     } while (0)
 // a one-tile-per-block level's tile (its linear block index), read again at each event
 // rather than held in a register through the K loop
@@ -213,4 +303,9 @@ struct GsTraceLane {
 #define GS_TRACE_P(kind, tile, k) ((void)0)
 #define GS_TRACE_C(kind, tile, k) ((void)0)
 #define GS_TRACE_P_AT(cond, kind, tile, k, at) ((void)0)
+#define GS_TRACE_ON(on, kind, tile, k) ((void)0)
+#define GS_TRACE_T0_LANE() ((void)0)
+#define GS_TRACE_T0(kind, tile, k) ((void)0)
+#define GS_TRACE_T0_IF(cond, kind, tile, k) ((void)0)
+#define GS_TRACE_ON_AT(on, kind, tile, k, at) ((void)0)
 #endif

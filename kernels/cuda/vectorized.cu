@@ -46,7 +46,8 @@ sgemm_vectorized(int M, int N, int K, const float* __restrict__ A,
     GS_TRACE_LANE(tid == 0);
     GS_TRACE(TILE_BEGIN, GS_TRACE_BLOCK_TILE, 0);
     for (int k0 = 0; k0 < K; k0 += BK) {
-        GS_TRACE_DO(const unsigned gs_load_at = gs_tr.clock_lo();)  // recorded with DATA_READY
+        GS_TRACE_DO(const bool gs_on = gs_tr.samples(k0 / BK);)  // this step recorded: the same in every thread
+        GS_TRACE_ON(gs_on, LOAD_ISSUED, GS_TRACE_BLOCK_TILE, k0 / BK);
 #pragma unroll
         for (int p = 0; p < BM / A_STRIDE; ++p) {
             const int r = a_row + p * A_STRIDE;
@@ -63,8 +64,7 @@ sgemm_vectorized(int M, int N, int K, const float* __restrict__ A,
                 gs_load4<VEC>(B, K, N, k0 + r, block_col + b_col);
         }
         __syncthreads();
-        GS_TRACE_AT(true, LOAD_ISSUED, GS_TRACE_BLOCK_TILE, k0 / BK, gs_load_at);
-        GS_TRACE(DATA_READY, GS_TRACE_BLOCK_TILE, k0 / BK);
+        GS_TRACE_ON(gs_on, DATA_READY, GS_TRACE_BLOCK_TILE, k0 / BK);
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
 #pragma unroll
@@ -77,7 +77,7 @@ sgemm_vectorized(int M, int N, int K, const float* __restrict__ A,
                 for (int j = 0; j < TN; ++j) acc[i][j] += rm[i] * rn[j];
         }
         __syncthreads();
-        GS_TRACE(MMA_DONE, GS_TRACE_BLOCK_TILE, k0 / BK);
+        GS_TRACE_ON(gs_on, MMA_DONE, GS_TRACE_BLOCK_TILE, k0 / BK);
     }
 #pragma unroll
     for (int i = 0; i < TM; ++i)

@@ -74,14 +74,15 @@ sgemm_warp_tiling(int M, int N, int K, const float* __restrict__ A,
     GS_TRACE(DATA_READY, GS_TRACE_BLOCK_TILE, 0);
     for (int t = 0; t < tiles; ++t) {
         const bool more = t + 1 < tiles;
-        GS_TRACE_IF(more, LOAD_ISSUED, GS_TRACE_BLOCK_TILE, t + 1);  // into registers, stored after the math
+        GS_TRACE_DO(const bool gs_on = gs_tr.samples(t), gs_on1 = more && gs_tr.samples(t + 1);)  // the same in every thread
+        GS_TRACE_ON(gs_on1, LOAD_ISSUED, GS_TRACE_BLOCK_TILE, t + 1);  // into registers, stored after the math
         if (more) load_tile((t + 1) * BK);  // in flight during the math below
         gs_warp_tile_mma<BK, LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN, (PF != 0)>(
             As[t & 1], Bs[t & 1], m0, n0, acc);
         if (more) store_tile((t + 1) & 1);
         __syncthreads();
-        GS_TRACE(MMA_DONE, GS_TRACE_BLOCK_TILE, t);  // and step t + 1's tile in shared memory:
-        GS_TRACE_IF(more, DATA_READY, GS_TRACE_BLOCK_TILE, t + 1);
+        GS_TRACE_ON(gs_on, MMA_DONE, GS_TRACE_BLOCK_TILE, t);  // and step t + 1's tile in shared memory:
+        GS_TRACE_ON(gs_on1, DATA_READY, GS_TRACE_BLOCK_TILE, t + 1);
     }
     gs_warp_tile_store<VEC, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(C, M, N, block_row + m0,
                                                                  block_col + n0, acc);

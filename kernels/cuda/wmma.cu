@@ -7,6 +7,7 @@
 // VEC=false (K or N not a multiple of 8) stages the tiles with guarded element-wise
 // loads instead; edge fragments of C go through shared memory and guarded stores.
 #include "common.cuh"
+#include "trace.cuh"
 #include <cuda_fp16.h>
 #include <mma.h>
 
@@ -70,15 +71,20 @@ hgemm_wmma(int M, int N, int K, const __half* __restrict__ A, const __half* __re
         for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.f);
 
     const int tiles = GS_CEIL_DIV(K, BK);
+    GS_TRACE_T0_LANE();  // thread 0 of the block
+    GS_TRACE_T0(TILE_BEGIN, GS_TRACE_OWN_TILE, 0);
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
+        GS_TRACE_T0_IF(s < tiles, LOAD_ISSUED, GS_TRACE_OWN_TILE, s);
         if (s < tiles) issue_tile(s * BK, s);
         gs_cp_async_commit();
     }
     for (int t = 0; t < tiles; ++t) {
         gs_cp_async_wait<STAGES - 2>();
         __syncthreads();
+        GS_TRACE_T0(DATA_READY, GS_TRACE_OWN_TILE, t);
         const int next = t + STAGES - 1;
+        GS_TRACE_T0_IF(next < tiles, LOAD_ISSUED, GS_TRACE_OWN_TILE, next);
         if (next < tiles) issue_tile(next * BK, next % STAGES);
         gs_cp_async_commit();
         const __half* as = As + (t % STAGES) * BM * LDA;
@@ -98,6 +104,7 @@ hgemm_wmma(int M, int N, int K, const __half* __restrict__ A, const __half* __re
 #pragma unroll
                 for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
         }
+        GS_TRACE_T0(MMA_DONE, GS_TRACE_OWN_TILE, t);  // issued: the next barrier is where they are done
     }
 
     // Epilogue. Whole fragments on the VEC path go straight to C; edge fragments are staged
@@ -124,4 +131,5 @@ hgemm_wmma(int M, int N, int K, const __half* __restrict__ A, const __half* __re
                 __syncwarp();
             }
         }
+    GS_TRACE_T0(TILE_END, GS_TRACE_OWN_TILE, tiles);
 }

@@ -61,9 +61,10 @@ def plain_text(text: str) -> str:
 
 def traceable(level: Level) -> bool:
     """Whether the level has a trace build: its own source marks its lanes
-    (``GS_TRACE_LANE``, kernels/cuda/trace.cuh)."""
+    (``GS_TRACE_LANE``, or ``GS_TRACE_T0_LANE``: kernels/cuda/trace.cuh)."""
     try:
-        return "GS_TRACE_LANE" in source_file(level).read_text(encoding="utf-8")
+        text = source_file(level).read_text(encoding="utf-8")
+        return "GS_TRACE_LANE" in text or "GS_TRACE_T0_LANE" in text
     except (ValueError, OSError):  # a reference (no source), a user's file gone
         return False
 

@@ -12,9 +12,10 @@ from gemmscope.kernels.ladder import registry
 
 pytestmark = pytest.mark.gpu
 
-TRACED = ("register_2d", "vectorized", "warp_tiling", "cp_async", "cp_async_interior", "mma_tma",
-          "wgmma_tma", "wgmma_stream_k", "fp8_deep")
-PERSISTENT = ("mma_tma", "wgmma_tma", "wgmma_stream_k", "fp8_deep")
+TRACED = tuple(lv.id for lv in registry.ladder())  # every ladder level has a trace build
+PERSISTENT = ("mma_persistent", "mma_tma", "wgmma_tma", "wgmma_stream_k", "fp8_block_scaled",
+              "fp8_stream_k", "fp8_deep", "tf32_wgmma")
+STREAM_K = ("wgmma_stream_k", "fp8_stream_k")
 
 
 def _trace(level_id: str, shape: tuple[int, int, int], pairs: int = 3,
@@ -47,11 +48,18 @@ def test_trace_build_is_correct_and_records_every_event_at_4096(level_id):
     assert 0.4 < trace.ns_per_cycle < 2.0
     model = _model(level_id, (4096, 4096, 4096), trace.sm_count)
     assert sum(1 for sm in trace.block_sm if sm >= 0) == model.grid
+    # K-stage events where the level stages K tiles; naive and coalesced: begin and end only
+    from gemmscope.kernels.protocol.trace_kinds import STAGE_KINDS
+
+    kinds = {trace.kind_of(k) for k in trace.events.kind}
+    assert bool(kinds & set(STAGE_KINDS)) == model.staged
 
 
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("level_id", ["register_2d", "warp_tiling", "cp_async_interior", "mma_tma",
-                                      "wgmma_stream_k", "fp8_deep"])
+@pytest.mark.parametrize("level_id", ["smem_tiled", "double_buffer", "register_2d", "warp_tiling",
+                                      "cp_async_interior", "wmma", "mma_sync", "mma_persistent",
+                                      "mma_tma", "wgmma_stream_k", "fp8_block_scaled", "fp8_deep",
+                                      "tf32_wgmma"])
 def test_a_sampled_trace_records_its_windows_only_and_its_phases_are_measured(level_id):
     """--trace-every 16 at 2048 x 2048 x 4096: only the K steps trace.cuh's rule keeps
     have stage events, every one it keeps is there (no lane short of slots), the launch
@@ -92,12 +100,13 @@ def test_persistent_blocks_run_the_models_tiles_one_block_per_sm(level_id):
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.parametrize("level_id", STREAM_K)
 @pytest.mark.parametrize("shape", [(4096, 4096, 4096), (2048, 2048, 1024)])
-def test_stream_k_fixups_are_where_the_model_puts_them(shape):
+def test_stream_k_fixups_are_where_the_model_puts_them(level_id, shape):
     from gemmscope.kernels.models import trace_check
 
-    _, trace = _trace("wgmma_stream_k", shape, pairs=0)
-    model = _model("wgmma_stream_k", shape, trace.sm_count)
+    _, trace = _trace(level_id, shape, pairs=0)
+    model = _model(level_id, shape, trace.sm_count)
     assert model.cut_pieces()  # the shape has cut tiles to check
     assert trace_check.check_stream_k(trace, model) == []
 

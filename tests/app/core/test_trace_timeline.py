@@ -105,6 +105,23 @@ def test_simt_blocks_on_one_sm_are_numbered_by_wave():
                                                                        tt.Phase.MATH}
 
 
+def test_a_level_that_stages_no_k_tiles_shows_each_block_as_one_run_not_an_epilogue():
+    model = trace_schedule.schedule(registry.get("naive"), 256, 256, 64, 4)
+    assert not model.staged
+    trace = decoding.of(trace_schedule.synthetic_trace(model, 4))
+    assert isinstance(trace, Trace)
+    kinds = {trace.kind_of(k) for k in trace.events.kind}
+    assert kinds == {tt.TraceKind.TILE_BEGIN, tt.TraceKind.TILE_END}  # begin and end only
+    tl = tt.build(trace)
+    spans = [s for spans in tl.phases.values() for s in spans]
+    assert len(spans) == model.grid and {s.phase for s in spans} == {tt.Phase.RUN}
+    # a staged level's tile still ends in its epilogue
+    staged = tt.build(decoding.of(trace_schedule.synthetic_trace(
+        trace_schedule.schedule(registry.get("smem_tiled"), 256, 256, 64, 4), 4)))
+    phases = {s.phase for spans in staged.phases.values() for s in spans}
+    assert tt.Phase.EPILOGUE in phases and tt.Phase.RUN not in phases
+
+
 def test_chrome_trace_json_names_each_sm_and_holds_an_event_per_piece_and_phase():
     model = trace_schedule.schedule(registry.get("wgmma_stream_k"), 1024, 1024, 512, 16)
     tl = tt.build(decoding.of(trace_schedule.synthetic_trace(model, 16)))

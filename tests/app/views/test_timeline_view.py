@@ -117,7 +117,13 @@ def test_zoom_to_an_sm_draws_its_lanes_phases(view):
     assert view.canvas.text_at(rect.center()).startswith(f"SM {sm} · block {span.block}")
 
 
-def test_the_view_follows_the_view_state_shape_and_says_when_no_trace_was_measured(view):
+def test_the_view_follows_the_view_state_shape_and_says_when_no_trace_was_measured(
+        view, monkeypatch):
+    from gemmscope.app.views import timeline
+
+    # every ladder level has a trace build; smem_tiled here stands for a level without one
+    # (a user's kernel, or a checkout before its trace build)
+    monkeypatch.setattr(timeline, "traceable_id", lambda level_id: level_id != "smem_tiled")
     other = Shape(512, 512, 256)
     view.store.view.set(shape=other)
     view.refresh({Change.LADDER})
@@ -140,6 +146,20 @@ def test_the_view_follows_the_view_state_shape_and_says_when_no_trace_was_measur
     assert all(w.isEnabled() for w in (view.zoom_box, view.png_button, view.svg_button,
                                        view.json_button))
     assert view.zoom_box.count() >= 1 and view.zoom_box.itemText(0) == "all SMs"
+
+
+def test_a_level_without_k_stages_is_said_to_record_none_not_to_sample_them(view):
+    shape = Shape(512, 512, 256)
+    model = trace_schedule.schedule(registry.get("naive"), shape.M, shape.N, shape.K, 132)
+    event = trace_schedule.synthetic_trace(model, 132, seed=3)
+    event.update(synthetic=False, stage_every=64)  # as the bundled naive trace says
+    view.store.handle(decoding.of(event))
+    view.store.view.set(shape=shape)
+    view.refresh({Change.LADDER})
+    assert view.set_level("naive")
+    notes = view.notes.text()
+    assert "no K steps recorded" in notes and "sampled" not in notes
+    assert "the whole tile (no K steps recorded) 100%" in notes
 
 
 def test_exports_png_svg_and_perfetto_json(view, tmp_path):

@@ -288,8 +288,8 @@ def _source_counters(level: str, t: float) -> dict:
 
 
 def _trace_of_a_level_without_a_trace_build(t: float) -> dict:
-    """A trace event of naive (a file's own word: naive has no trace build to make it
-    again with, so an update leaves it out rather than fail its step's check)."""
+    """A trace event of naive (a file's own word: where naive has no trace build to make it
+    again with, an update leaves it out rather than fail its step's check)."""
     from gemmscope.kernels.ladder.shape import Shape
     from gemmscope.kernels.models import trace_schedule
 
@@ -313,8 +313,12 @@ def test_a_stale_levels_profiles_in_the_file_are_planned_again_at_their_shapes(
                _counters("coalesced", t + 3), _trace_of_a_level_without_a_trace_build(t + 4)]
     path = tmp_path / "rec.jsonl"
     _write(path, events)
-    with (cuda / "naive.cu").open("a") as fh:
-        fh.write("// an edit\n")
+    # naive as it was before its trace build (its plain text), then edited: a level the
+    # file holds a trace of that has no trace build now
+    naive = cuda / "naive.cu"
+    naive.write_text(nvrtc.plain_text(naive.read_text(encoding="utf-8")) + "// an edit\n",
+                     encoding="utf-8")
+    assert not nvrtc.traceable(registry.BY_ID["naive"])
     code, out, _ = _update(path, "--dry-run")
     assert code == 0
     again = [line for line in out.splitlines() if "profiled again" in line]

@@ -41,10 +41,11 @@ def _runner() -> tuple[runner.Runner, io.StringIO]:
 def test_a_level_without_a_trace_build_is_refused_naming_those_with_one(monkeypatch):
     r, out = _runner()
     monkeypatch.setattr(trace_launch, "trace_event", lambda *a: pytest.fail("launched"))
-    r.serve(['{"cmd": "trace", "level": "naive", "M": 64, "N": 64, "K": 64, "id": 1}'])
+    # every ladder level has a trace build; a reference (a library call) has none
+    r.serve(['{"cmd": "trace", "level": "cublas_fp32", "M": 64, "N": 64, "K": 64, "id": 1}'])
     error, done, _bye = (wire(x) for x in out.getvalue().splitlines())
     assert error["type"] == "error" and error["kind"] == "refused" and error["id"] == 1
-    assert "naive has no trace build" in error["message"]
+    assert "cublas_fp32 has no trace build" in error["message"]
     assert "wgmma_tma" in error["message"] and "register_2d" in error["message"]
     assert done["type"] == "done"
 
@@ -109,6 +110,15 @@ def test_a_small_shape_keeps_every_step_and_a_big_one_samples_within_one_events_
             or below < trace_launch.LEAST_SAMPLING.get(level_id, 1) == every)
 
 
+@pytest.mark.parametrize("level_id", ["naive", "coalesced"])
+def test_a_level_that_stages_no_k_tiles_wants_its_blocks_begin_and_end_only(level_id):
+    model = trace_schedule.schedule(registry.get(level_id), 4096, 4096, 4096, 132)
+    assert not model.staged and model.ksteps == 4096  # K walked one element at a time
+    assert trace_launch.stage_events(model, 1) == 0
+    assert trace_launch.auto_every(model) == 1  # nothing to sample
+    assert trace_launch.lane_capacity(model, 1) == 2 + 4  # not 3 per K step
+
+
 def test_a_level_whose_steps_are_short_samples_no_less_than_its_cost_allows():
     model = trace_schedule.schedule(registry.get("fp8_deep"), 4096, 4096, 4096, 132)
     lanes = sum(len(p) * 4 + 2 for p in model.pieces) * model.lanes_per_block
@@ -169,10 +179,10 @@ def test_record_trace_refuses_a_level_without_a_trace_build_and_leaves_no_file(t
 
     out, err = io.StringIO(), io.StringIO()
     path = tmp_path / "s.jsonl"
-    code = cli.main(["record", "-l", "naive", "-o", str(path), "--trace", "naive,wgmma_tma"],
-                    out, err)
+    code = cli.main(["record", "-l", "naive", "-o", str(path), "--trace",
+                     "cublas_fp32,wgmma_tma"], out, err)
     assert code != 0 and not path.exists()
-    assert "--trace: naive: no trace build" in err.getvalue()
+    assert "--trace: cublas_fp32: no trace build" in err.getvalue()
     assert "wgmma_tma" in err.getvalue()  # the levels that have one, named
 
 
