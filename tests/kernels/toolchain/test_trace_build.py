@@ -4,6 +4,7 @@ key and cubin, so the bundled recording's results still name the code that runs.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pytest
@@ -72,17 +73,25 @@ def test_plain_text_leaves_a_file_without_trace_lines_as_it_is():
     assert nvrtc.plain_text('#include "trace.cuh"\n  GS_TRACE(A, 1, 2);\nint x;\n') == "int x;\n"
 
 
-@pytest.mark.parametrize("level_id", TRACED)
-def test_plain_build_is_the_code_the_bundled_recording_measured(level_id):
-    """The H200's build events of the level carry the sources it compiled; the plain build
-    of this checkout is that text, file by file, and its code key is the shown results' key."""
+@functools.cache
+def _bundled_results_and_builds():
+    """The bundled recording's results and builds, read once for the twenty levels."""
     import places
 
     from gemmscope.kernels.protocol import recording
     from gemmscope.kernels.protocol import records as rec
 
-    session = recording.read_session(places.SESSIONS / "h200-ladder.jsonl.gz",
-                                     only=(rec.Result, rec.Build))
+    return recording.read_session(places.SESSIONS / "h200-ladder.jsonl.gz",
+                                  only=(rec.Result, rec.Build))
+
+
+@pytest.mark.parametrize("level_id", TRACED)
+def test_plain_build_is_the_code_the_bundled_recording_measured(level_id):
+    """The H200's build events of the level carry the sources it compiled; the plain build
+    of this checkout is that text, file by file, and its code key is the shown results' key."""
+    from gemmscope.kernels.protocol import records as rec
+
+    session = _bundled_results_and_builds()
     header = next(e for e in session.events if isinstance(e, rec.Session))
     level = registry.get(level_id)
     now = nvrtc.source_files(level)
