@@ -146,13 +146,14 @@ def synthetic_trace(s: TraceSchedule, sm_count: int, pace: Pace = Pace(), seed: 
             done: list[float] = []
             if s.producer:
                 put(b, lane, TraceKind.LANE_START, -1, 0, sm, at)
+            steps_here = s.staged and sm in detailed  # this SM's K-stage events made
             for tile, k0, k1 in pieces:
                 put(b, lane, TraceKind.TILE_BEGIN, tile, k0, sm, at)
-                if sm not in detailed or not s.staged:  # time passes, no stage events
+                if not steps_here:  # time passes, no stage events
                     at += (k1 - k0) * jit(pace.step_ns) + pace.load_ns
                     done = [at] * s.stages
                     issued = [at]
-                for ks in range(k0, k1) if sm in detailed and s.staged else ():
+                for ks in range(k0, k1) if steps_here else ():
                     kept = stage_sampled(ks, stage_every)
                     n = len(done)
                     free = done[n - s.stages] if n >= s.stages else start
