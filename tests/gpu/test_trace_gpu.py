@@ -13,8 +13,8 @@ from gemmscope.kernels.ladder import registry
 pytestmark = pytest.mark.gpu
 
 TRACED = tuple(lv.id for lv in registry.ladder())  # every ladder level has a trace build
-PERSISTENT = ("mma_persistent", "mma_tma", "wgmma_tma", "wgmma_stream_k", "fp8_block_scaled",
-              "fp8_stream_k", "fp8_deep", "tf32_wgmma")
+# a block per SM walking tiles: the persistent levels and mma_persistent (sm_grid)
+PERSISTENT = tuple(lv.id for lv in registry.ladder() if lv.persistent or lv.sm_grid)
 STREAM_K = ("wgmma_stream_k", "fp8_stream_k")
 
 
