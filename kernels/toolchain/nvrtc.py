@@ -30,6 +30,10 @@ _INCLUDE_LOCAL = re.compile(r'^\s*#include\s+"([A-Za-z0-9_]+\.cuh?)"\s*$', re.M)
 TRACE_HEADER = "trace.cuh"
 TRACE_DEFINE = "-DGEMMSCOPE_TRACE"
 _TRACE_LINE = re.compile(r'^\s*(?:GS_TRACE\w*\(|#include\s+"trace\.cuh")')
+# a loop body the trace build runs in two copies (split_regions): the marker's condition
+# picks the copy with the trace lines, else the plain build's lines run
+_SPLIT_BEGIN = re.compile(r"^\s*GS_TRACE_SPLIT\((.*)\);?\s*$")  # its comment cut off
+_SPLIT_END = re.compile(r"^\s*GS_TRACE_SPLIT_END\(\);?\s*$")
 BASE_OPTIONS: tuple[str, ...] = nvrtc_options.BASE  # with the options that make builds identical
 
 
@@ -59,6 +63,60 @@ def plain_text(text: str) -> str:
     return "".join(kept)
 
 
+def split_regions(text: str, key: str) -> str:
+    """A file as the trace build reads it: each region between ``GS_TRACE_SPLIT(cond)`` and
+    ``GS_TRACE_SPLIT_END()`` (each alone on its line, inside a loop's body) in two copies,
+    ``if (cond) { the lines } else { the lines without their trace lines }``, so that a K
+    step the sampling leaves out runs the plain build's code, not a branch around each of
+    its records (issue 46 item 2). ``cond`` is the same in every thread and holds wherever
+    a record of the region's would be kept (``gs_tr.samples`` of each step it records).
+    It pays where a loop's steps are long and its records many (cp_async_interior +5.3 ->
+    +3.6%, smem_padded +2.9 -> +0.2% at 4096^3), and it made other loops far dearer
+    (vectorized +3.4 -> +61%, double_buffer +7.8 -> +51%; why is not read yet), so a level
+    takes it where it was measured cheaper (docs/perf-notes.md, stretch 15). ``#line``
+    directives (file ``key``) number both copies as the file's own lines, and the lines
+    after the region as before.
+
+    A line that begins ``#line`` is the region's own directive; :func:`assemble_file`
+    passes it on. The plain build never sees the markers (:func:`plain_text`). Raises
+    ValueError for a marker without its pair or a region inside a region."""
+    if "GS_TRACE_SPLIT" not in text:
+        return text
+
+    def code(line: str) -> str:  # a marker's line without its comment
+        return line.split("//")[0]
+
+    lines = text.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        begin = _SPLIT_BEGIN.match(code(lines[i]))
+        if begin is None:
+            if _SPLIT_END.match(code(lines[i])):
+                raise ValueError(f"{key}:{i + 1}: GS_TRACE_SPLIT_END() without its "
+                                 "GS_TRACE_SPLIT(cond)")
+            out.append(lines[i])
+            i += 1
+            continue
+        end = next((j for j in range(i + 1, len(lines))
+                    if _SPLIT_END.match(code(lines[j])) or _SPLIT_BEGIN.match(code(lines[j]))),
+                   None)
+        if end is None or not _SPLIT_END.match(code(lines[end])):
+            raise ValueError(f"{key}:{i + 1}: GS_TRACE_SPLIT(cond) without its "
+                             "GS_TRACE_SPLIT_END() (regions do not nest)")
+        region = lines[i + 1:end]
+        # line i + 1 (1-based): the test; then the region's lines i + 2 .. end, as they are
+        out.append(f"if (__builtin_expect(!!({begin.group(1)}), 0)) {{")
+        out += region
+        out.append("} else {")  # on the end marker's line
+        out.append(f'#line {i + 2} "{key}"')
+        out += ["" if _TRACE_LINE.match(line) else line for line in region]
+        out.append("}")  # the end marker's line again
+        out.append(f'#line {end + 2} "{key}"')
+        i = end + 1
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
 def traceable(level: Level) -> bool:
     """Whether the level has a trace build: its own source marks its lanes
     (``GS_TRACE_LANE``, or ``GS_TRACE_T0_LANE``: kernels/cuda/trace.cuh)."""
@@ -78,7 +136,13 @@ def assemble_file(main: Path, trace: bool = False) -> str:
         key = source_key(path)
         out = [f'#line 1 "{key}"']
         body = path.read_text(encoding="utf-8")
-        for lineno, text in enumerate((body if trace else plain_text(body)).splitlines(), 1):
+        lineno = 0  # of the line before this one, in the file
+        for text in (split_regions(body, key) if trace else plain_text(body)).splitlines():
+            if text.startswith("#line "):  # a split region's own numbering
+                out.append(text)
+                lineno = int(text.split()[1]) - 1
+                continue
+            lineno += 1
             m = _INCLUDE_LOCAL.match(text)
             if m is None:
                 out.append("" if text.strip() == "#pragma once" else text)

@@ -129,3 +129,80 @@ def test_trace_build_compiles_for_sm90a_with_its_buffer_and_no_spills(level_id):
         # edge path, VEC=false, spills in its plain build already)
         if plain_local[name] == 0:
             assert res.local_bytes == 0, name
+
+
+SPLIT_FILE = """\
+int f(int K) {
+    int acc = 0;
+    for (int k = 0; k < K; ++k) {
+        GS_TRACE_SPLIT(gs_tr.samples(k));  // a comment with ) in it
+        GS_TRACE(LOAD_ISSUED, 0, k);
+        acc += k;
+        GS_TRACE(MMA_DONE, 0, k);
+        GS_TRACE_SPLIT_END();
+    }
+    return acc;
+}
+"""
+
+
+def _numbered(text: str) -> list[tuple[int, str]]:
+    """(line number in the file, text) of each line, as the compiler reads #line."""
+    out, n = [], 0
+    for line in text.splitlines():
+        if line.startswith("#line "):
+            n = int(line.split()[1]) - 1
+            continue
+        n += 1
+        out.append((n, line))
+    return out
+
+
+def test_a_split_region_runs_its_trace_lines_only_where_its_condition_holds():
+    split = nvrtc.split_regions(SPLIT_FILE, "kernels/cuda/x.cu")
+    lines = [t.strip() for _, t in _numbered(split)]
+    test = lines.index("if (__builtin_expect(!!(gs_tr.samples(k)), 0)) {")
+    other = lines.index("} else {")
+    traced, plain = lines[test + 1:other], lines[other + 1:lines.index("}", other)]
+    assert [t for t in traced if t] == ["GS_TRACE(LOAD_ISSUED, 0, k);", "acc += k;",
+                                        "GS_TRACE(MMA_DONE, 0, k);"]
+    assert [t for t in plain if t] == ["acc += k;"]  # the plain build's body, nothing else
+    assert "GS_TRACE_SPLIT" not in split
+    # the plain build drops the markers with the other trace lines
+    assert "GS_TRACE" not in nvrtc.plain_text(SPLIT_FILE)
+
+
+def test_a_split_region_keeps_every_line_numbered_as_in_its_file():
+    split = nvrtc.split_regions(SPLIT_FILE, "kernels/cuda/x.cu")
+    source = SPLIT_FILE.splitlines()
+    for n, text in _numbered(split):
+        if text.strip() and not text.startswith(("if (__builtin_expect", "} else {", "}")):
+            assert source[n - 1] == text, (n, text)
+    # both copies of `acc += k;` are its own line 6, and `return acc;` stays line 10
+    assert [n for n, t in _numbered(split) if t.strip() == "acc += k;"] == [6, 6]
+    assert [n for n, t in _numbered(split) if t.strip() == "return acc;"] == [10]
+
+
+@pytest.mark.parametrize("text", [
+    "GS_TRACE_SPLIT(a);\nint x;\n",  # no end
+    "int x;\nGS_TRACE_SPLIT_END();\n",  # no begin
+    "GS_TRACE_SPLIT(a);\nGS_TRACE_SPLIT(b);\nGS_TRACE_SPLIT_END();\n",  # nested
+])
+def test_a_split_marker_without_its_pair_is_refused_with_its_line(text):
+    with pytest.raises(ValueError, match=r"kernels/cuda/x\.cu:\d+: GS_TRACE_SPLIT"):
+        nvrtc.split_regions(text, "kernels/cuda/x.cu")
+
+
+SPLIT_LEVELS = ("smem_padded", "cp_async_interior", "mma_persistent")
+
+
+@pytest.mark.parametrize("level_id", SPLIT_LEVELS)
+def test_a_split_levels_trace_build_holds_its_plain_body_beside_the_recording_one(level_id):
+    level = registry.get(level_id)
+    files = nvrtc.source_files(level, trace=True)
+    main = next(t for p, t in files.items() if p.endswith(f"{level_id}.cu"))
+    assert "GS_TRACE_SPLIT(" in main and "GS_TRACE_SPLIT_END()" in main
+    traced = nvrtc.assemble(level, trace=True)
+    assert "__builtin_expect" in traced and "GS_TRACE_SPLIT" not in traced
+    plain = nvrtc.assemble(level)
+    assert "__builtin_expect" not in plain and "GS_TRACE_SPLIT" not in plain
