@@ -111,6 +111,7 @@ __device__ __forceinline__ void gs_cp_async_interior_body(int M, int N, int K,
     gs_load_frags<LDA, BN, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(As, Bs, 0, m0, n0, rm[0],
                                                                   rn[0]);
     for (int t = 0; t < tiles; ++t) {
+        GS_TRACE_SPLIT(gs_tr.samples(t) || gs_tr.samples(t + 1) || gs_tr.samples(t + STAGES));  // a sampled step: the copy with the records (nvrtc.split_regions)
         const int s = t % STAGES;
         const float* as = As + s * BK * LDA;
         const float* bs = Bs + s * BK * BN;
@@ -137,6 +138,7 @@ __device__ __forceinline__ void gs_cp_async_interior_body(int M, int N, int K,
             gs_outer_product(rm[k & 1], rn[k & 1], acc);
         }
         GS_TRACE(MMA_DONE, GS_TRACE_BLOCK_TILE, t);
+        GS_TRACE_SPLIT_END();
     }
     gs_warp_tile_store<VEC, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(C, M, N, block_row + m0,
                                                                  block_col + n0, acc);

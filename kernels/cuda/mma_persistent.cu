@@ -54,7 +54,6 @@ hgemm_mma_persistent(int M, int N, int K, const __half* __restrict__ A,
     if (ld_t < tiles) locate();
     GS_TRACE_LANE(tid == 0);
     auto issue = [&](int s) {  // the next K tile of the stream into stage s
-        GS_TRACE(LOAD_ISSUED, ld_t, ld_k);
         unsigned char* as = smem + s * A_STAGE + a_dst;
         unsigned char* bs = smem + STAGES * A_STAGE + s * B_STAGE + b_dst;
         const int k0 = ld_k * BK;
@@ -118,6 +117,7 @@ hgemm_mma_persistent(int M, int N, int K, const __half* __restrict__ A,
 
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
+        GS_TRACE_IF(s < total, LOAD_ISSUED, ld_t, ld_k);
         if (s < total) issue(s);
         gs_cp_async_commit();  // one group per stage, empty or not, keeps the count exact
     }
@@ -132,6 +132,7 @@ hgemm_mma_persistent(int M, int N, int K, const __half* __restrict__ A,
         GS_TRACE_DO(const int gs_tile = blockIdx.x + i * gridDim.x;)
         GS_TRACE(TILE_BEGIN, gs_tile, 0);
         for (int kt = 0; kt < ktiles; ++kt, ++g) {
+            GS_TRACE_SPLIT(gs_tr.samples(kt) || gs_tr.samples(kt + 1 < ktiles ? kt + 1 : 0) || gs_tr.samples(ld_k));  // a step its records name is sampled (ld_k: the copy it issues): the copy with the records (nvrtc.split_regions)
             const int s = g % STAGES;
 #pragma unroll
             for (int kk = 0; kk < KK; ++kk) {
@@ -145,6 +146,7 @@ hgemm_mma_persistent(int M, int N, int K, const __half* __restrict__ A,
                     gs_cp_async_wait<STAGES - 2>();
                     __syncthreads();
                     GS_TRACE(DATA_READY, kt + 1 < ktiles ? gs_tile : gs_tile + (int)gridDim.x, kt + 1 < ktiles ? kt + 1 : 0);  // step g + 1's, in step g's last part
+                    GS_TRACE_IF(g + STAGES < total, LOAD_ISSUED, ld_t, ld_k);
                     if (g + STAGES < total) issue(s);
                     gs_cp_async_commit();
                     load_frags((g + 1) % STAGES, 0, nxt);
@@ -157,6 +159,7 @@ hgemm_mma_persistent(int M, int N, int K, const __half* __restrict__ A,
                                      b[cur][nj / 2][(nj % 2) * 2 + 1]);
             }
             GS_TRACE(MMA_DONE, gs_tile, kt);
+            GS_TRACE_SPLIT_END();
         }
         // epilogue of output tile i, while the stream's copies for tile i+1 are in flight
         int bm, bn;

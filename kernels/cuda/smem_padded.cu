@@ -19,6 +19,7 @@ __global__ void sgemm_smem_padded(int M, int N, int K, const float* __restrict__
     GS_TRACE_T0_LANE();  // thread 0 of the block
     GS_TRACE_T0(TILE_BEGIN, GS_TRACE_OWN_TILE, 0);
     for (int k0 = 0; k0 < K; k0 += TILE) {
+        GS_TRACE_SPLIT((((unsigned)(k0 / TILE) + 2u) & gs_trace.stage_mask) <= 2u);  // a sampled step: the copy with the records (nvrtc.split_regions)
         GS_TRACE_T0(LOAD_ISSUED, GS_TRACE_OWN_TILE, k0 / TILE);
         As[ty][tx] = (row < M && k0 + tx < K) ? A[(gs_index)row * K + k0 + tx] : 0.f;
         Bs[ty][tx] = (k0 + ty < K && col < N) ? B[(gs_index)(k0 + ty) * N + col] : 0.f;
@@ -28,6 +29,7 @@ __global__ void sgemm_smem_padded(int M, int N, int K, const float* __restrict__
         for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];
         __syncthreads();
         GS_TRACE_T0(MMA_DONE, GS_TRACE_OWN_TILE, k0 / TILE);
+        GS_TRACE_SPLIT_END();
     }
     if (row < M && col < N) C[(gs_index)row * N + col] = acc;
     GS_TRACE_T0(TILE_END, GS_TRACE_OWN_TILE, GS_CEIL_DIV(K, TILE));

@@ -74,7 +74,13 @@ def stage_events(s: TraceSchedule, every: int) -> int:
 # parts of its cost"): 3 of every 16 +6.1..+6.4%, of every 32 +5.4%, of every 64
 # +4.8..+5.1%; every 64 keeps only each tile's first K step at that shape, every 16 a
 # window in its middle and one at its end too, which the Timeline's phases need.
-LEAST_SAMPLING = {"fp8_deep": 16}
+# The others at 32 (stretch 15, 4096³, 30 pairs): fp8_block_scaled +7.2 / +5.4 / +4.6% at
+# every 8 / 16 / 32, fp8_stream_k +7.3 / +5.2 / +4.8%, mma_sync +10.6 / +9.3 / +8.6%, wmma
+# +8.5 / +7.1% at 16 / 32, and mma_persistent (its body split, nvrtc.split_regions, so
+# that only the steps next to a sampled one run the records' copy) +9.6 / +6.7 / +5.0%:
+# at that shape each tile still has a window at its end and its first step.
+LEAST_SAMPLING = {"fp8_deep": 16, "fp8_block_scaled": 32, "fp8_stream_k": 32, "mma_sync": 32,
+                  "wmma": 32, "mma_persistent": 32}
 
 
 def auto_every(s: TraceSchedule, budget: int = MAX_TRACE_EVENTS) -> int:
