@@ -115,7 +115,9 @@ def compile_sass(level_id: str, src_dir: Path, arch: str | None = None) -> str:
     # a level kept outside the ladder's folder (source_dir: a test's, a newcomer's level
     # before it moves in) is read from there; its includes from src_dir, then the ladder's
     folder = Path(level.source_dir) if level.source_dir else src_dir
-    text = (folder / level.source).read_text(encoding="utf-8")
+    from .nvrtc import plain_text  # the plain build's text: no trace line (issue 46)
+
+    text = plain_text((folder / level.source).read_text(encoding="utf-8"))
     name = level.name_expression(True)
 
     def check(result: object, what: str) -> Any:
