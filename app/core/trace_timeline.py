@@ -28,6 +28,22 @@ from ...kernels.protocol import (
 SYNTHETIC_DETAIL_SMS = 6
 
 
+# the SM clocks a launch's slope can say (the decoder keeps it within 0.5-5 GHz)
+LAUNCH_CLOCK_MHZ = (500.0, 5000.0)
+
+
+def launch_clock_mhz(ns_per_cycle: float | None) -> float | None:
+    """The SM clock a traced launch ran at, in MHz: the decoder's slope of %globaltimer over
+    clock64 across the launch (trace_buffer), read in the kernel's own time frame, so a
+    clock held down while the launch ran is seen where NVML, sampled around it, may not
+    see it. None where no slope was fitted or it is not a clock a GPU runs at."""
+    if ns_per_cycle is None or not ns_per_cycle > 0:  # None, 0, negative or NaN
+        return None
+    mhz = 1000.0 / ns_per_cycle
+    lo, hi = LAUNCH_CLOCK_MHZ
+    return mhz if lo <= mhz <= hi else None
+
+
 class Phase(StrEnum):
     """What a lane was doing over a span (the zoom's colours)."""
 

@@ -295,6 +295,9 @@ class TimelineView(QWidget, View):
                  f"{tl.sm_count} SMs, {tl.waves()} waves; {len(tl.idle_sms)} idle SMs; "
                  f"tail {(tl.makespan_ns - tl.tail_start_ns) / 1000:.1f} of "
                  f"{tl.makespan_ns / 1000:.1f} µs"]
+        mhz = tt.launch_clock_mhz(t.ns_per_cycle)
+        if mhz is not None:  # what the SMs ran at, read in the kernel's own time frame
+            parts.append(f"SM clock in the launch {mhz:.0f} MHz (clock64 over %globaltimer)")
         if not tl.records_k_steps():
             parts.append("no K steps recorded (the level stages no K tiles): each block "
                          "from its begin to its end")

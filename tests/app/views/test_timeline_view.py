@@ -261,3 +261,39 @@ def test_on_stage_the_timeline_keeps_its_lanes_its_status_word_and_whole_tick_la
     # the labels' centres are a tick apart; each is narrower than that, with a gap
     step = float(ticks[1].split()[0]) - float(ticks[0].split()[0])
     assert plot_w * step / total_us >= max(metrics.horizontalAdvance(t) for t in ticks) + 12
+
+
+def test_the_notes_give_the_sm_clock_the_launch_ran_at_from_its_own_clocks(view):
+    """A traced launch's slope of %globaltimer over clock64 is the SM clock inside it: the
+    bundled wgmma_tma trace ran at about 1570 MHz while NVML said 1980 around its pairs."""
+    store = view.store
+    event = trace_schedule.synthetic_trace(
+        trace_schedule.schedule(registry.get("mma_tma"), SHAPE.M, SHAPE.N, SHAPE.K, 132), 132,
+        seed=5)
+    event.update(synthetic=False, ns_per_cycle=1000.0 / 1650.0)  # 1650 MHz
+    store.handle(decoding.of(event))
+    view.refresh({Change.TRACE})
+    assert view.set_level("mma_tma")
+    assert "SM clock in the launch 1650 MHz (clock64 over %globaltimer)" in view.notes.text()
+
+
+@pytest.mark.parametrize("slope, mhz", [(0.50505, 1980.0), (1.0, 1000.0), (None, None),
+                                        (0.0, None), (float("nan"), None), (10.0, None),
+                                        (0.1, None)])
+def test_a_launch_clock_is_said_only_where_the_slope_is_a_clock(slope, mhz):
+    got = tt.launch_clock_mhz(slope)
+    assert (got is None) if mhz is None else abs(got - mhz) < 0.5
+
+
+def test_every_measured_bundled_trace_says_its_launch_clock_within_a_gpus_range():
+    """The H200's traces: the SIMT levels at 1980 MHz, the Tensor Core ones lower
+    (their launches' SMs slowed while NVML's samples between launches said 1980)."""
+    from gemmscope.kernels.protocol import recording
+    from gemmscope.kernels.protocol import records as rec
+
+    traces = [e for e in recording.read_session(BUNDLED, only=(rec.Trace,)).events
+              if isinstance(e, rec.Trace) and not e.synthetic]
+    clocks = {t.level: tt.launch_clock_mhz(t.ns_per_cycle) for t in traces}
+    assert len(clocks) >= 20 and all(c is not None for c in clocks.values())
+    assert 1950 <= clocks["cp_async_interior"] <= 2000
+    assert clocks["wgmma_tma"] < clocks["cp_async_interior"] - 200
