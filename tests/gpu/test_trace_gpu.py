@@ -28,6 +28,25 @@ def _trace(level_id: str, shape: tuple[int, int, int], pairs: int = 3,
     return event, decoding.decode(events.dumps({"t": 0.0, **event}))
 
 
+# The trace builds that spill where their plain build does not, with the H200's own
+# compiler (CuPy's NVRTC; the offline tests' NVRTC 13.5 allocates differently): mma_sync's
+# fast path takes all 255 registers in its plain build, and any record in its K loop spills
+# 16-32 bytes (docs/perf-notes.md, stretch 15). No other level may.
+SPILLS_ON_THE_GPU = frozenset({"mma_sync"})
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("level_id", TRACED)
+def test_a_trace_build_spills_on_the_gpus_compiler_only_where_it_is_said(level_id):
+    from gemmscope.kernels.toolchain import nvrtc
+
+    level = registry.get(level_id)
+    plain, traced = nvrtc.compile_level(level), nvrtc.compile_level(level, trace=True)
+    vec = True  # the fast path, which every shape of the issue's table runs
+    spills = traced.attributes(vec)["local_bytes"] > plain.attributes(vec)["local_bytes"]
+    assert spills == (level_id in SPILLS_ON_THE_GPU), traced.attributes(vec)
+
+
 def _model(level_id: str, shape: tuple[int, int, int], sms: int):
     from gemmscope.kernels.models import trace_schedule
 
