@@ -28,7 +28,8 @@ from ...kernels.protocol import (
 SYNTHETIC_DETAIL_SMS = 6
 
 
-# the SM clocks a launch's slope can say (the decoder keeps it within 0.5-5 GHz)
+# the SM clocks a launch's slope is believed to say: what a GPU's clock can be (the range
+# the decoder clamps a slope to where the launch is too short to fit one, trace_buffer)
 LAUNCH_CLOCK_MHZ = (500.0, 5000.0)
 
 
