@@ -10,6 +10,7 @@
 #include "trace.cuh"
 
 template <int TILE, bool VEC>
+GS_TRACE_DO(__launch_bounds__(TILE * TILE, 2048 / (TILE * TILE)))  // the plain build's 2 blocks an SM (32 registers)
 __global__ void sgemm_double_buffer(int M, int N, int K, const float* __restrict__ A,
                                     const float* __restrict__ B, float* __restrict__ C) {
     __shared__ float As[2][TILE][TILE];
@@ -34,7 +35,10 @@ __global__ void sgemm_double_buffer(int M, int N, int K, const float* __restrict
     __syncthreads();
     GS_TRACE(DATA_READY, GS_TRACE_BLOCK_TILE, 0);
     float acc = 0.f;
+    GS_TRACE_DO(int gs_kn = 0;)  // the next step with a record kept (its own or step t + 1's)
+    GS_TRACE_DO(const auto gs_next = [](unsigned t) { const unsigned m = gs_trace.stage_mask; return ((t + 4u) & m) <= 3u ? t + 1u : ((t + 3u) | m) - 2u; };)
     for (int t = 0; t < tiles; ++t) {
+        GS_TRACE_SPLIT(t == gs_kn);  // that step: the copy with the records (nvrtc.split_regions)
         const int s = t & 1;
         const bool more = t + 1 < tiles;
         float a_next = 0.f, b_next = 0.f;
@@ -52,6 +56,8 @@ __global__ void sgemm_double_buffer(int M, int N, int K, const float* __restrict
         __syncthreads();
         GS_TRACE(MMA_DONE, GS_TRACE_BLOCK_TILE, t);  // and step t + 1's tile in shared memory:
         GS_TRACE_IF(more, DATA_READY, GS_TRACE_BLOCK_TILE, t + 1);
+        GS_TRACE_DO(gs_kn = (int)gs_next((unsigned)t);)
+        GS_TRACE_SPLIT_END();
     }
     if (row < M && col < N) C[(gs_index)row * N + col] = acc;
     GS_TRACE(TILE_END, GS_TRACE_BLOCK_TILE, tiles);

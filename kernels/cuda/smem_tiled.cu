@@ -16,17 +16,22 @@ __global__ void sgemm_smem_tiled(int M, int N, int K, const float* __restrict__ 
     float acc = 0.f;
     GS_TRACE_T0_LANE();  // thread 0 of the block
     GS_TRACE_T0(TILE_BEGIN, GS_TRACE_OWN_TILE, 0);
+    GS_TRACE_DO(int gs_kn = 0;)  // the next K step (times TILE) whose records are kept
+    GS_TRACE_DO(const auto gs_next = [](unsigned k) { const unsigned m = gs_trace.stage_mask; return ((k + 3u) & m) <= 2u ? k + 1u : ((k + 2u) | m) - 1u; };)
     for (int k0 = 0; k0 < K; k0 += TILE) {
-        GS_TRACE_T0(LOAD_ISSUED, GS_TRACE_OWN_TILE, k0 / TILE);
+        GS_TRACE_SPLIT(k0 == gs_kn);  // that step: the copy with the records (nvrtc.split_regions)
+        GS_TRACE_T0(LOAD_ISSUED, GS_TRACE_OWN_TILE, (int)((unsigned)k0 / TILE));
         // out-of-range elements are staged as zeros, so the inner loop needs no guard
         As[ty][tx] = (row < M && k0 + tx < K) ? A[(gs_index)row * K + k0 + tx] : 0.f;
         Bs[ty][tx] = (k0 + ty < K && col < N) ? B[(gs_index)(k0 + ty) * N + col] : 0.f;
         __syncthreads();
-        GS_TRACE_T0(DATA_READY, GS_TRACE_OWN_TILE, k0 / TILE);
+        GS_TRACE_T0(DATA_READY, GS_TRACE_OWN_TILE, (int)((unsigned)k0 / TILE));
 #pragma unroll
         for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];
         __syncthreads();
-        GS_TRACE_T0(MMA_DONE, GS_TRACE_OWN_TILE, k0 / TILE);
+        GS_TRACE_T0(MMA_DONE, GS_TRACE_OWN_TILE, (int)((unsigned)k0 / TILE));
+        GS_TRACE_DO(gs_kn = TILE * (int)gs_next((unsigned)k0 / TILE);)
+        GS_TRACE_SPLIT_END();
     }
     if (row < M && col < N) C[(gs_index)row * N + col] = acc;
     GS_TRACE_T0(TILE_END, GS_TRACE_OWN_TILE, GS_CEIL_DIV(K, TILE));

@@ -79,7 +79,10 @@ hgemm_wmma(int M, int N, int K, const __half* __restrict__ A, const __half* __re
         if (s < tiles) issue_tile(s * BK, s);
         gs_cp_async_commit();
     }
+    GS_TRACE_DO(int gs_kn = 0;)  // the next step with a record kept (its own or step t + STAGES - 1's)
+    GS_TRACE_DO(const auto gs_next = [](unsigned t) { const unsigned m = gs_trace.stage_mask, d = STAGES - 1; return ((t + 3u + d) & m) <= 2u + d ? t + 1u : ((t + 2u + d) | m) - 1u - d; };)
     for (int t = 0; t < tiles; ++t) {
+        GS_TRACE_SPLIT(t == gs_kn);  // that step: the copy with the records (nvrtc.split_regions)
         gs_cp_async_wait<STAGES - 2>();
         __syncthreads();
         GS_TRACE_T0(DATA_READY, GS_TRACE_OWN_TILE, t);
@@ -105,6 +108,8 @@ hgemm_wmma(int M, int N, int K, const __half* __restrict__ A, const __half* __re
                 for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
         }
         GS_TRACE_T0(MMA_DONE, GS_TRACE_OWN_TILE, t);  // issued: the next barrier is where they are done
+        GS_TRACE_DO(gs_kn = (int)gs_next((unsigned)t);)
+        GS_TRACE_SPLIT_END();
     }
 
     // Epilogue. Whole fragments on the VEC path go straight to C; edge fragments are staged

@@ -71,11 +71,14 @@ def split_regions(text: str, key: str) -> str:
     its records (issue 46 item 2). ``cond`` is the same in every thread and holds wherever
     a record of the region's would be kept (``gs_tr.samples`` of each step it records).
     It pays where a loop's steps are long and its records many (cp_async_interior +5.3 ->
-    +3.6%, smem_padded +2.9 -> +0.2% at 4096^3), and it made other loops far dearer
-    (vectorized +3.4 -> +61%, double_buffer +7.8 -> +51%; why is not read yet), so a level
-    takes it where it was measured cheaper (docs/perf-notes.md, stretch 15). ``#line``
-    directives (file ``key``) number both copies as the file's own lines, and the lines
-    after the region as before.
+    +3.6%, smem_padded +2.9 -> +0.2% at 4096^3). Two copies can take registers past the
+    plain build's occupancy (double_buffer 32 -> 40, one block an SM instead of two: +51%;
+    vectorized 127 -> 129: +61%), which a ``GS_TRACE_DO(__launch_bounds__(...))`` line
+    before the kernel holds back; and a short step pays for the test itself, so ``cond``
+    can be one compare with the next kept step, kept in a register the recording copy
+    advances (smem_tiled, double_buffer, wmma: docs/perf-notes.md, stretch 16). A level
+    takes the form measured cheapest for it. ``#line`` directives (file ``key``) number
+    both copies as the file's own lines, and the lines after the region as before.
 
     A line that begins ``#line`` is the region's own directive; :func:`assemble_file`
     passes it on. The plain build never sees the markers (:func:`plain_text`). Raises

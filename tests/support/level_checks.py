@@ -21,8 +21,12 @@ SMS = 132  # the H200's multiprocessors: the grids are checked for it
 
 
 def template_params(level: registry.Level) -> list[str]:
-    """Names of the kernel template's parameters, read from the .cu source."""
-    text = registry.source_file(level).read_text()
+    """Names of the kernel template's parameters, read from the .cu source as the plain build
+    reads it (a trace line between the template and the kernel, such as double_buffer's
+    launch bounds for its trace build, is not the plain kernel's)."""
+    from gemmscope.kernels.toolchain.nvrtc import plain_text
+
+    text = plain_text(registry.source_file(level).read_text())
     m = re.search(r"template\s*<([^>]*)>\s*__global__\s+void\b[^{;]*?\b"
                   + re.escape(level.kernel or "") + r"\s*\(", text, re.S)
     assert m, f"{level.id}: kernel template {level.kernel} not found in {level.source}"
