@@ -30,6 +30,8 @@ FAMILIES = {
                             {"LB": 1, "KU": 1}),
     "wgmma_tma_x": Family("wgmma_tma", "wgmma_tma_x.cu", "bgemm_wgmma_tma", {}),
     "fp8_deep_x": Family("fp8_deep", "fp8_deep_x.cu", "fp8gemm_deep_x", {"ORDER": 0, "STSM": 0}),
+    "cp_async_interior_x": Family("cp_async_interior", "cp_async_interior_x.cu",
+                                  "sgemm_cp_async_interior_x", {"SPREAD": 0, "ORD": 0}),
 }
 # the wgmma.m64nNk16 BF16 widths wgmma_tma_x.cu adds to the level's 256 and 128, in its
 # header benchmarks/attempts/wgmma_x_ops.cuh (wgmma_x_ops(); a test keeps the two equal)
@@ -63,6 +65,31 @@ TWO_CTAS = {"BN": 128, "STAGES": 3, "MINB": 2, "CREGS": 216, "CONSUMERS": 1}
 # first, so that a run without --only answers it before the measured rounds 1-2.
 BF16_ODD = "3000x5000x4096"  # the issue's BF16 shape whose last wave is 0.64 full
 VARIANTS: list[Variant] = [
+    # round 7, SIMT (cp_async_interior_x.cu says each switch): the refill's copies spread
+    # over the next tile's K steps (the level's LSU throttle stalls 0.08 an issue against
+    # cuBLAS's 0.002, its 12 copies a thread issued together after one barrier), and the
+    # order of a step's FMAs (the dispatch stalls on its FFMAs, 2.4 times cuBLAS's)
+    Variant("cpix_spread3", "cp_async_interior_x", {"SPREAD": 3},
+            "LSU throttle stalls mostly gone (three bursts of 4 copies, 5 steps apart), "
+            "about 30 instructions more a 2,231-instruction tile: +0.5..+1.5% at 4096^3 "
+            "and 8192^3 (to 94.6-95.6 / 95.3-96.3% of cuBLAS FP32)"),
+    Variant("cpi_control", "cp_async_interior", {},
+            "control, the level under a name of its own: 94.0-94.6% of cuBLAS FP32 at "
+            "4096^3, 94.8% at 8192^3"),
+    Variant("cpix_ord1", "cp_async_interior_x", {"ORD": 1},
+            "odd rows right to left: ptxas's reuse flags and register banks move; -1..+1%"),
+    Variant("cpix_ord2", "cp_async_interior_x", {"ORD": 2},
+            "columns in turn: the B operand reused 16 FMAs running; -2..+1%"),
+    Variant("cpix_spread2", "cp_async_interior_x", {"SPREAD": 2},
+            "two bursts of 6: fewer extra instructions than spread3, a longer queue; "
+            "between the control and spread3"),
+    Variant("cpix_spread12", "cp_async_interior_x", {"SPREAD": 12},
+            "a copy a step: no queue, but 80 instructions more a tile (+3.7%): -3..-1%"),
+    Variant("cpix_spread3_ord2", "cp_async_interior_x", {"SPREAD": 3, "ORD": 2},
+            "spread3 and ORD 2's difference"),
+    Variant("cp_async_interior_x", "cp_async_interior_x", {},
+            "the attempt source with default switches: the level's SASS before round 7, so "
+            "cpi_control's ratio"),
     # round 6, FP8 (fp8_deep_x.cu says each switch): the consumers' wgmma groups in turn, and
     # the epilogue by stmatrix (Nsight Compute beside DeepGEMM: the wgmma wait 39% of the
     # samples against 34%, the same instructions; 262,144 st.shared against DeepGEMM's STSM)
@@ -93,9 +120,7 @@ VARIANTS: list[Variant] = [
             {"BM": 256, "BN": 128, "BK": 8, "STAGES": 3},
             "cuBLAS's whole tile: A's 4-byte copies twice as many as B's saved 16-byte "
             "ones (LSU throttles up): -1..+1% against cpi_bk8_s3"),
-    Variant("cpi_control", "cp_async_interior", {},
-            "control, the level under a name of its own: 94.0-94.6% of cuBLAS FP32 at "
-            "4096^3, 94.8% at 8192^3"),
+    # (round 6's control, cpi_control, runs with round 7 above)
     # round 3, BF16: the tile width for the shape's waves (wgmma_tma_x.cu says the count)
     Variant("wgmma_tma_x", "wgmma_tma_x", {},
             "control, the level's code: 91.4% of cuBLAS BF16 at 3000x5000x4096 (paired, "

@@ -193,17 +193,20 @@ LEVELS: tuple[Level, ...] = (
              "wholly inside C (with K a multiple of BK) copy without any bounds check, one "
              "source pointer per operand stepped by a row stride, immediate offsets and no "
              "fallback-address selects; only the blocks on the edge of C run the guarded "
-             "loop.",
+             "loop. A K step's FMAs run in serpentine order (odd rows right to left), which "
+             "lets the compiler reuse more operands from its reuse cache.",
         follows="CUTLASS predicated tile iterators (residue handled apart from the main loop)",
         source="cp_async_interior.cu", kernel="sgemm_cp_async_interior",
         params={"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "WMITER": 4, "WNITER": 2,
                 "TM": 4, "TN": 4, "STAGES": 4, "MINB": 1, "GM": 1},
         geometry=warp_tiles, vector=4,
         dyn_smem=lambda p: p["STAGES"] * p["BK"] * (p["BM"] + 4 + p["BN"]) * 4,
-        notes="cp_async with the address selects and edge guards gone from interior tiles, and a "
+        notes="cp_async with the address selects and edge guards gone from interior tiles, a "
               "fourth stage (three K tiles in flight: 90.2 -> 94.0% of cuBLAS FP32 at 4096^3, "
-              "92.0 -> 94.8% at 8192^3, paired, 2026-12-02); still issue-bound at two warps "
-              "per scheduler, so each non-FMA instruction left in the loop costs."),
+              "92.0 -> 94.8% at 8192^3, paired, 2026-12-02), and a K step's 128 FMAs in "
+              "serpentine order, odd rows right to left (255 -> 251 registers; 94.5 -> 95.9% "
+              "at 4096^3, 95.1 -> 97.4% at 8192^3, 2026-12-04); still issue-bound at two "
+              "warps per scheduler, so each non-FMA instruction left in the loop costs."),
     Level(
         id="wmma", title="Tensor Cores (WMMA, FP16)", precision=Precision.FP16,
         reference="cublas_fp16",

@@ -67,9 +67,10 @@ def _sass_lines(attempts, level):
 
 # the switch settings under which an attempt source is its level's code: mma_tma's with the
 # defaults; register_2d's with the launch bounds its level states (none until issue 42's
-# measurement, LB 1; two blocks per SM since, LB 3)
+# measurement, LB 1; two blocks per SM since, LB 3); cp_async_interior's with its FMAs in
+# serpentine order (ORD 1) since round 7
 AS_THE_LEVEL = {"mma_tma_x": [{}], "register_2d_x": [{"LB": 1}, {"LB": 3}],
-                "wgmma_tma_x": [{}], "fp8_deep_x": [{}]}
+                "wgmma_tma_x": [{}], "fp8_deep_x": [{}], "cp_async_interior_x": [{"ORD": 1}]}
 
 
 @pytest.mark.parametrize("family", sorted(AS_THE_LEVEL))
@@ -84,7 +85,7 @@ def test_an_attempt_source_builds_its_levels_code_under_one_setting(attempts, fa
 
 @pytest.mark.parametrize("index", [i for i, v in enumerate(_variants())
                                    if v.base in ("mma_tma_x", "wmma_x", "register_2d_x",
-                                                 "wgmma_tma_x")])
+                                                 "wgmma_tma_x", "cp_async_interior_x")])
 def test_every_attempt_compiles_for_sm_90a_without_spills(attempts, index):
     if (missing := tools_missing()) is not None:
         pytest.skip(missing)
