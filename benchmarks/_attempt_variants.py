@@ -65,6 +65,15 @@ TWO_CTAS = {"BN": 128, "STAGES": 3, "MINB": 2, "CREGS": 216, "CONSUMERS": 1}
 # first, so that a run without --only answers it before the measured rounds 1-2.
 BF16_ODD = "3000x5000x4096"  # the issue's BF16 shape whose last wave is 0.64 full
 VARIANTS: list[Variant] = [
+    # round 8, wmma: the level's loader with 64x64 warp tiles (4 warps a 128x128 block),
+    # the form wmma_lean_4w measured with the lean loader (+2.8 / +4.5 points)
+    Variant("wmma_wn32", "wmma", {"WN": 32},
+            "control, the level before round 8 (8 warps of 64x32): 43.7% / 40.8% of cuBLAS "
+            "FP16 at 4096^3 / 8192^3 (the bundled recording)"),
+    Variant("wmma_wn64", "wmma", {"WN": 64},
+            "64x64 warp tiles with the level's loader (241 registers, two blocks an SM): as "
+            "wmma_lean_4w, 46-47% / 44-45% (measured 40.7 / 42.5: the loader is what the "
+            "4-warp form cannot afford)"),
     # round 7, SIMT (cp_async_interior_x.cu says each switch): the refill's copies spread
     # over the next tile's K steps (the level's LSU throttle stalls 0.08 an issue against
     # cuBLAS's 0.002, its 12 copies a thread issued together after one barrier), and the
