@@ -193,7 +193,8 @@ def test_a_split_marker_without_its_pair_is_refused_with_its_line(text):
         nvrtc.split_regions(text, "kernels/cuda/x.cu")
 
 
-SPLIT_LEVELS = ("smem_padded", "cp_async_interior", "mma_persistent")
+SPLIT_LEVELS = ("smem_tiled", "smem_padded", "double_buffer", "cp_async_interior", "wmma",
+                "mma_persistent")
 
 
 @pytest.mark.parametrize("level_id", SPLIT_LEVELS)
