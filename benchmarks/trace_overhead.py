@@ -51,7 +51,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--pairs", type=int, default=30)
     ap.add_argument("--every", default="auto",
                     help="comma-separated K-stage samplings to measure: auto, 1, 4, 8, 16, "
-                         "32, 64 (default auto)")
+                         "32, 64, 128 (default auto)")
     ap.add_argument("--out", help="write the trace events here, one JSON line each")
     _smoke.add_flag(ap)
     return ap

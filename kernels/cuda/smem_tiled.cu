@@ -6,6 +6,7 @@
 #include "trace.cuh"
 
 template <int TILE, bool VEC>
+GS_TRACE_DO(__launch_bounds__(TILE * TILE, 2048 / (TILE * TILE)))  // the plain build's 2 blocks an SM (32 registers)
 __global__ void sgemm_smem_tiled(int M, int N, int K, const float* __restrict__ A,
                                  const float* __restrict__ B, float* __restrict__ C) {
     __shared__ float As[TILE][TILE];
@@ -19,7 +20,7 @@ __global__ void sgemm_smem_tiled(int M, int N, int K, const float* __restrict__ 
     GS_TRACE_DO(int gs_kn = 0;)  // the next K step (times TILE) whose records are kept
     GS_TRACE_DO(const auto gs_next = [](unsigned k) { const unsigned m = gs_trace.stage_mask; return ((k + 3u) & m) <= 2u ? k + 1u : ((k + 2u) | m) - 1u; };)
     for (int k0 = 0; k0 < K; k0 += TILE) {
-        GS_TRACE_SPLIT(k0 == gs_kn);  // that step: the copy with the records (nvrtc.split_regions)
+        GS_TRACE_SPLIT_RUN(k0 == gs_kn, k0 + TILE < min(K, gs_kn), k0 += TILE);  // that step: the copy with the records; the steps to the next: the plain loop (nvrtc.split_regions)
         GS_TRACE_T0(LOAD_ISSUED, GS_TRACE_OWN_TILE, (int)((unsigned)k0 / TILE));
         // out-of-range elements are staged as zeros, so the inner loop needs no guard
         As[ty][tx] = (row < M && k0 + tx < K) ? A[(gs_index)row * K + k0 + tx] : 0.f;

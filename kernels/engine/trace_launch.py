@@ -78,9 +78,13 @@ def stage_events(s: TraceSchedule, every: int) -> int:
 # every 8 / 16 / 32, fp8_stream_k +7.3 / +5.2 / +4.8%, mma_sync +10.6 / +9.3 / +8.6%, wmma
 # +8.5 / +7.1% at 16 / 32, and mma_persistent (its body split, nvrtc.split_regions, so
 # that only the steps next to a sampled one run the records' copy) +9.6 / +6.7 / +5.0%:
-# at that shape each tile still has a window at its end and its first step.
+# at that shape each tile still has a window at its end and its first step. smem_tiled at
+# 128 (stretch 17, its steps run as a loop of their own between kept ones): +5.2% at 64,
+# +4.4% at 128 (4096^3, 40 pairs, two rounds each); 3 of 64 steps cost it more than the
+# unsampled ones, and it has 128 steps a block at that shape, so each block keeps its
+# first step and a window at its end.
 LEAST_SAMPLING = {"fp8_deep": 16, "fp8_block_scaled": 32, "fp8_stream_k": 32, "mma_sync": 32,
-                  "wmma": 32, "mma_persistent": 32}
+                  "wmma": 32, "mma_persistent": 32, "smem_tiled": 128}
 
 
 def auto_every(s: TraceSchedule, budget: int = MAX_TRACE_EVENTS) -> int:

@@ -44,7 +44,7 @@ MAX_TRACE_NS = 1 << 50  # a time in a launch: about 13 days
 # before step k's products are done): within a window each phase's two ends are then both
 # recorded for at least one step. 1 (and 2): every step. The lane, tile and fix-up events
 # are always recorded.
-STAGE_EVERY = (1, 4, 8, 16, 32, 64)
+STAGE_EVERY = (1, 4, 8, 16, 32, 64, 128)
 SAMPLE_WINDOW = 3  # steps in a row that a sampling build records
 
 

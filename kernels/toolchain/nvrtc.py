@@ -33,6 +33,8 @@ _TRACE_LINE = re.compile(r'^\s*(?:GS_TRACE\w*\(|#include\s+"trace\.cuh")')
 # a loop body the trace build runs in two copies (split_regions): the marker's condition
 # picks the copy with the trace lines, else the plain build's lines run
 _SPLIT_BEGIN = re.compile(r"^\s*GS_TRACE_SPLIT\((.*)\);?\s*$")  # its comment cut off
+# the same with the plain copy run as a loop of its own: GS_TRACE_SPLIT_RUN(cond, more, step)
+_SPLIT_RUN_BEGIN = re.compile(r"^\s*GS_TRACE_SPLIT_RUN\((.*)\);?\s*$")
 _SPLIT_END = re.compile(r"^\s*GS_TRACE_SPLIT_END\(\);?\s*$")
 BASE_OPTIONS: tuple[str, ...] = nvrtc_options.BASE  # with the options that make builds identical
 
@@ -63,6 +65,23 @@ def plain_text(text: str) -> str:
     return "".join(kept)
 
 
+def _top_level_args(text: str) -> list[str]:
+    """A macro's arguments: ``text`` cut at its commas outside parentheses and brackets."""
+    args, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    args.append("".join(cur).strip())
+    return args
+
+
 def split_regions(text: str, key: str) -> str:
     """A file as the trace build reads it: each region between ``GS_TRACE_SPLIT(cond)`` and
     ``GS_TRACE_SPLIT_END()`` (each alone on its line, inside a loop's body) in two copies,
@@ -80,20 +99,33 @@ def split_regions(text: str, key: str) -> str:
     takes the form measured cheapest for it. ``#line`` directives (file ``key``) number
     both copies as the file's own lines, and the lines after the region as before.
 
+    ``GS_TRACE_SPLIT_RUN(cond, more, step)`` takes the test out of the steps it leaves
+    out: the plain copy runs as a loop of its own, ``for (;;) { the lines; if (!(more))
+    break; step; }``, from a step the test left out to the last before the next it keeps,
+    so those steps run the plain build's loop with no test of their own. ``more`` says
+    whether the step after this one is run here too (the loop's own bound and the next
+    kept step, e.g. ``t + 1 < min(tiles, gs_kn)``), ``step`` advances the loop's variable
+    as the loop's own increment does (which runs after the copy, as before); the region
+    must not ``continue`` or ``break``.
+
     A line that begins ``#line`` is the region's own directive; :func:`assemble_file`
     passes it on. The plain build never sees the markers (:func:`plain_text`). Raises
-    ValueError for a marker without its pair or a region inside a region."""
+    ValueError for a marker without its pair, a region inside a region, or a
+    ``GS_TRACE_SPLIT_RUN`` without its three arguments."""
     if "GS_TRACE_SPLIT" not in text:
         return text
 
     def code(line: str) -> str:  # a marker's line without its comment
         return line.split("//")[0]
 
+    def begins(line: str) -> re.Match[str] | None:
+        return _SPLIT_BEGIN.match(code(line)) or _SPLIT_RUN_BEGIN.match(code(line))
+
     lines = text.splitlines()
     out: list[str] = []
     i = 0
     while i < len(lines):
-        begin = _SPLIT_BEGIN.match(code(lines[i]))
+        begin = begins(lines[i])
         if begin is None:
             if _SPLIT_END.match(code(lines[i])):
                 raise ValueError(f"{key}:{i + 1}: GS_TRACE_SPLIT_END() without its "
@@ -102,19 +134,24 @@ def split_regions(text: str, key: str) -> str:
             i += 1
             continue
         end = next((j for j in range(i + 1, len(lines))
-                    if _SPLIT_END.match(code(lines[j])) or _SPLIT_BEGIN.match(code(lines[j]))),
-                   None)
+                    if _SPLIT_END.match(code(lines[j])) or begins(lines[j])), None)
         if end is None or not _SPLIT_END.match(code(lines[end])):
             raise ValueError(f"{key}:{i + 1}: GS_TRACE_SPLIT(cond) without its "
                              "GS_TRACE_SPLIT_END() (regions do not nest)")
+        run = begin.re is _SPLIT_RUN_BEGIN
+        args = _top_level_args(begin.group(1)) if run else [begin.group(1)]
+        if run and (len(args) != 3 or not all(args)):
+            raise ValueError(f"{key}:{i + 1}: GS_TRACE_SPLIT_RUN(cond, more, step) needs "
+                             "its three arguments")
         region = lines[i + 1:end]
+        plain = ["" if _TRACE_LINE.match(line) else line for line in region]
         # line i + 1 (1-based): the test; then the region's lines i + 2 .. end, as they are
-        out.append(f"if (__builtin_expect(!!({begin.group(1)}), 0)) {{")
+        out.append(f"if (__builtin_expect(!!({args[0]}), 0)) {{")
         out += region
-        out.append("} else {")  # on the end marker's line
+        out.append("} else {" + (" for (;;) {" if run else ""))  # on the end marker's line
         out.append(f'#line {i + 2} "{key}"')
-        out += ["" if _TRACE_LINE.match(line) else line for line in region]
-        out.append("}")  # the end marker's line again
+        out += plain
+        out.append(f"if (!({args[1]})) break; {args[2]}; }} }}" if run else "}")
         out.append(f'#line {end + 2} "{key}"')
         i = end + 1
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")

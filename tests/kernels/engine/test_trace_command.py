@@ -83,7 +83,7 @@ def test_the_k_step_sampling_is_one_the_build_knows_or_left_to_the_runner():
     assert commands.parse_command(line + "}").every is None  # the runner picks
     for every in commands.STAGE_EVERY:
         assert commands.parse_command(line + f', "every": {every}}}').every == every
-    for bad in ("3", "0", "128", "8.0", '"8"', "true"):
+    for bad in ("3", "0", "256", "96", "8.0", '"8"', "true"):
         with pytest.raises(ProtocolError, match="every must be one of 1, 4, 8"):
             commands.parse_command(line + f', "every": {bad}}}')
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -193,6 +195,59 @@ def test_a_split_marker_without_its_pair_is_refused_with_its_line(text):
         nvrtc.split_regions(text, "kernels/cuda/x.cu")
 
 
+RUN_FILE = """\
+int f(int K, int every, int* ran, int* rec) {
+    int n = 0, m = 0;
+    GS_TRACE_DO(int kn = 0;)
+    for (int k = 0; k < K; ++k) {
+        GS_TRACE_SPLIT_RUN(k == kn, k + 1 < (K < kn ? K : kn), ++k);  // (a, b) stays whole
+        GS_TRACE_DO(rec[m++] = k;)
+        ran[n++] = k;
+        GS_TRACE_DO(kn = k + every;)
+        GS_TRACE_SPLIT_END();
+    }
+    return n * 1000 + m;
+}
+"""
+
+
+def test_a_run_region_runs_the_steps_it_leaves_out_as_a_loop_of_their_own():
+    split = nvrtc.split_regions(RUN_FILE, "kernels/cuda/x.cu")
+    lines = [t.strip() for _, t in _numbered(split)]
+    test = lines.index("if (__builtin_expect(!!(k == kn), 0)) {")
+    other = lines.index("} else { for (;;) {")
+    close = next(i for i in range(other, len(lines)) if lines[i].startswith("if (!("))
+    assert [t for t in lines[other + 1:close] if t] == ["ran[n++] = k;"]
+    # the test of the next step, its argument's comma inside the parentheses kept
+    assert lines[close] == "if (!(k + 1 < (K < kn ? K : kn))) break; ++k; } }"
+    assert test < other and "GS_TRACE" not in split.replace("GS_TRACE_DO", "")
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+@pytest.mark.parametrize("K, every", [(10, 4), (9, 3), (7, 1), (5, 16), (1, 2)])
+def test_a_run_region_runs_every_step_once_in_order_and_records_the_kept_ones(
+        tmp_path, K, every):
+    split = nvrtc.split_regions(RUN_FILE, "x.c").replace("GS_TRACE_DO(", "GS_DO(")
+    main = (f"#include <stdio.h>\n#define GS_DO(...) __VA_ARGS__\n{split}\n"
+            "int main(void) { int ran[64], rec[64]; int r = f(" f"{K}, {every}" ", ran, rec);"
+            " for (int i = 0; i < r / 1000; ++i) printf(\"%d \", ran[i]); printf(\"|\");"
+            " for (int i = 0; i < r % 1000; ++i) printf(\"%d \", rec[i]); return 0; }\n")
+    (tmp_path / "x.c").write_text(main)
+    subprocess.run(["cc", "-O1", "-o", str(tmp_path / "x"), str(tmp_path / "x.c")], check=True,
+                   capture_output=True)
+    ran, rec = subprocess.run([str(tmp_path / "x")], capture_output=True, text=True,
+                              check=True).stdout.split("|")
+    assert [int(x) for x in ran.split()] == list(range(K))
+    assert [int(x) for x in rec.split()] == list(range(0, K, every))
+
+
+@pytest.mark.parametrize("args", ["a", "a, b", "a, , c", "a, b, c, d"])
+def test_a_run_marker_without_its_three_arguments_is_refused_with_its_line(args):
+    text = f"GS_TRACE_SPLIT_RUN({args});\nint x;\nGS_TRACE_SPLIT_END();\n"
+    with pytest.raises(ValueError, match=r"kernels/cuda/x\.cu:1: GS_TRACE_SPLIT_RUN"):
+        nvrtc.split_regions(text, "kernels/cuda/x.cu")
+
+
 SPLIT_LEVELS = ("smem_tiled", "smem_padded", "double_buffer", "cp_async_interior", "wmma",
                 "mma_persistent")
 
@@ -202,7 +257,8 @@ def test_a_split_levels_trace_build_holds_its_plain_body_beside_the_recording_on
     level = registry.get(level_id)
     files = nvrtc.source_files(level, trace=True)
     main = next(t for p, t in files.items() if p.endswith(f"{level_id}.cu"))
-    assert "GS_TRACE_SPLIT(" in main and "GS_TRACE_SPLIT_END()" in main
+    assert ("GS_TRACE_SPLIT(" in main or "GS_TRACE_SPLIT_RUN(" in main) \
+        and "GS_TRACE_SPLIT_END()" in main
     traced = nvrtc.assemble(level, trace=True)
     assert "__builtin_expect" in traced and "GS_TRACE_SPLIT" not in traced
     plain = nvrtc.assemble(level)
