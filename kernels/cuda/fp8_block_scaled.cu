@@ -161,7 +161,7 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
         gs_for_each_unit(work, [&](int t, int k0, int k1) {
             int bm, bn;
             gs_group_coords(t, tm, tn, GM, bm, bn);
-            GS_TRACE(TILE_BEGIN, t, k0);
+            GS_TRACE_C(TILE_BEGIN, t, k0);  // tile events in the K-stage form (trace.cuh, put_c)
             GS_TRACE_DO(const int gs_it0 = it;)  // the piece's first stage use: K step k0
             const int lr = (t128 / 32) * 16 + (t128 % 32) / 4;  // rows lr, lr + 8 of 64
             const int r0 = bm * BM + c * 64 + lr;
@@ -289,7 +289,7 @@ fp8gemm_block_scaled(int M, int N, int K, const __grid_constant__ GsTensorMap tm
                                  bm * BM + c * 64, bn * BN, 1 + c);
             else
                 gs_store_acc_bf16(acc, C, M, N, bm * BM + c * 64, bn * BN);
-            GS_TRACE(TILE_END, t, k1);
+            GS_TRACE_C(TILE_END, t, k1);
         });
         if (EPI && tma_c && leader) gs_bulk_wait<0>();
         GS_TRACE(LANE_END, -1, 0);
