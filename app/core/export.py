@@ -33,7 +33,7 @@ from .view_state import shape_text
 
 # a paired ratio's 95% interval and pairs; the clock-normalised figures
 INTERVAL_COLUMNS = (Column.PCT_CI_LOW, Column.PCT_CI_HIGH, Column.PAIRS, Column.TFLOPS_PER_GHZ,
-                    Column.PCT_EQUAL_CLOCKS)
+                    Column.PCT_EQUAL_CLOCKS, Column.LAUNCH_CLOCK, Column.REF_LAUNCH_CLOCK)
 CSV_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.MODE, Column.DTYPE, Column.SHAPE, Column.M,
                Column.N, Column.K, Column.MEDIAN_MS, Column.TFLOPS, Column.PCT_OF_REFERENCE,
                Column.REFERENCE, Column.PCT_OF_PEAK, Column.REL_ERR, Column.VERIFIED,
@@ -50,7 +50,7 @@ MARKDOWN_COLUMNS = (Column.LEVEL, Column.PRECISION, Column.SHAPE, Column.TFLOPS,
                     Column.SM_CLOCK, Column.ENERGY, Column.GFLOP_PER_J, Column.SUSTAINED_TFLOPS,
                     Column.POWER_LIMITED, Column.THROTTLED, Column.VERIFIED,
                     Column.PCT_CI_LOW, Column.PCT_CI_HIGH, Column.TFLOPS_PER_GHZ,
-                    Column.PCT_EQUAL_CLOCKS)
+                    Column.PCT_EQUAL_CLOCKS, Column.LAUNCH_CLOCK, Column.REF_LAUNCH_CLOCK)
 
 
 # a cell beginning with one of these is a formula to a spreadsheet (OWASP, "CSV Injection")
@@ -210,8 +210,12 @@ def ladder_markdown(store: SessionStore, source: str, images: Sequence[tuple[str
               "precision at the same shape); ± and the 95% columns: the interval of a ratio "
               "measured in pairs (the level and cuBLAS launched alternately), none where "
               f"it was not ({UNPAIRED} in the notes). {Column.TFLOPS_PER_GHZ}: TFLOPS per "
-              f"GHz of the SM clock held; {Column.PCT_EQUAL_CLOCKS}: the ratio at equal "
-              "clocks, (TFLOPS / clock) / (cuBLAS TFLOPS / its clock)."]
+              f"GHz of the SM clock; {Column.PCT_EQUAL_CLOCKS}: the ratio at equal "
+              "clocks, (TFLOPS / clock) / (cuBLAS TFLOPS / its clock); both by the clocks "
+              f"inside the launches where the session read them ({Column.LAUNCH_CLOCK}, "
+              f"{Column.REF_LAUNCH_CLOCK}: Nsight Compute, `record --launch-clocks`), else "
+              "by the SM clock NVML saw held around them, which a Tensor Core launch runs "
+              "10-21% under on the H200."]
     if throttled_any:
         lines += ["", f"{THROTTLE_MARK}: NVML saw clock-event reasons that hold clocks back "
                   f"({NOT_COUNTED}) during the run, so its numbers were measured at reduced "

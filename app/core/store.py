@@ -249,6 +249,11 @@ class SessionStore(StoreQueries):
         self.traces[(ev.level, ev.shape)] = ev
         self._changes.add(Change.TRACE)
 
+    def _on_launch_clocks(self, ev: rec.LaunchClocks) -> None:
+        if ev.complete:  # one that says why it has no numbers keeps the last one read
+            self.launch_clocks[(ev.level, ev.shape)] = ev
+            self._changes.add(Change.LADDER)  # the ratio at equal clocks of its result
+
     # the record type -> its handler: every type the store shows, in one table
     _handlers: ClassVar[dict[type, Callable[[SessionStore, Any], None]]] = {
         rec.Session: _on_session, rec.Restart: _on_restart, rec.RunStart: _on_run_start,
@@ -258,6 +263,7 @@ class SessionStore(StoreQueries):
         rec.Joined: _on_device, rec.SourceCounters: _on_source_counters,
         rec.Kernel: _on_kernel, rec.Ceilings: _on_ceilings,
         rec.LibraryKernel: _on_library_kernel, rec.Trace: _on_trace,
+        rec.LaunchClocks: _on_launch_clocks,
     }
 
 

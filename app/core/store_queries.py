@@ -131,6 +131,9 @@ class StoreQueries:
         self.library_kernels: dict[str, rec.LibraryKernel] = {}
         # the latest trace event of each (level, shape): measured timelines (issue 46)
         self.traces: dict[tuple[str, Shape], rec.Trace] = {}
+        # the latest complete launch_clocks event of each (level, shape): the SM clocks
+        # inside the level's launches and its reference's (record --launch-clocks)
+        self.launch_clocks: dict[tuple[str, Shape], rec.LaunchClocks] = {}
         # build events by (level, variant, params as sorted JSON), first seen first
         self.builds: dict[tuple[str, str, str], rec.Build] = {}
         # ("counters" or "source_counters", level) -> the code key of each of the level's
@@ -448,8 +451,10 @@ class StoreQueries:
         return peaks.get(precision) if peaks is not None else None
 
     def row(self, result: Result) -> Row:
-        """The result as every table shows it (against its reference, of the peak)."""
-        return Row.of(result, self.reference_result(result), self.peak_tflops(result.precision))
+        """The result as every table shows it (against its reference, of the peak; at equal
+        clocks by the clocks inside the launches where the session read them)."""
+        return Row.of(result, self.reference_result(result), self.peak_tflops(result.precision),
+                      self.launch_clocks.get((result.level, result.shape)))
 
     def sweeps(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Per level with results at two or more square sizes (M = N = K) in the mode

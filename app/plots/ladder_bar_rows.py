@@ -87,6 +87,7 @@ class BarRow:
     pct_clock_ci: tuple[float, float] | None = None
     sm_clock_mhz: float | None = None
     ref_clock_mhz: float | None = None
+    in_launch: bool = False  # those clocks are inside the launches (Nsight Compute), not NVML's
     is_user: bool = False  # a kernel of the user's: its own colour, named in the legend
 
     def value(self, key: str) -> float | None:
@@ -195,11 +196,15 @@ def per_clock_text(row: BarRow) -> str:
     """The hover's line per GHz of SM clock held; "" where the run's clock is unknown."""
     if row.tflops_per_ghz is None:
         return ""
-    text = f"\n{per_ghz_text(row.tflops_per_ghz)} TFLOPS/GHz at {mhz_text(row.sm_clock_mhz)} MHz"
+    where = " in its launches" if row.in_launch else " held"
+    text = (f"\n{per_ghz_text(row.tflops_per_ghz)} TFLOPS/GHz at "
+            f"{mhz_text(row.sm_clock_mhz)} MHz{where}")
     if row.pct_clock is not None:
         low, high = row.pct_clock_ci or (None, None)
         text += (f"\n{pct_interval_text(row.pct_clock, low, high)} of cuBLAS at equal "
-                 f"clocks (cuBLAS at {mhz_text(row.ref_clock_mhz)} MHz)")
+                 f"clocks (cuBLAS at {mhz_text(row.ref_clock_mhz)} MHz{where})")
+    if row.in_launch:
+        text += "\n(clocks inside the launches: Nsight Compute, record --launch-clocks)"
     return text
 
 

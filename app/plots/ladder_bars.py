@@ -68,6 +68,9 @@ class LadderBars(Chart):
     INTERVAL_LEGEND = "error bar: 95% interval of the paired ratio to cuBLAS"
     UNPAIRED_LEGEND = "no error bar: unpaired ratio (two runs one after the other)"
     PER_CLOCK_NOTE = "of the SM clock each run held"
+    # where launch_clocks events gave the clocks inside the launches (record --launch-clocks)
+    PER_CLOCK_IN_LAUNCH_NOTE = "of the SM clock inside the launches"
+    PER_CLOCK_SOME_NOTE = "of the SM clock inside the launches where read, else held"
     BEAM = 0.22  # an error bar's caps, in bar slots
     PAIR_OFFSET = 0.2  # burst bar left of the level's tick, sustained right
 
@@ -290,13 +293,21 @@ class LadderBars(Chart):
             out[prec] = list(zip(xs[::2], xs[1::2], strict=True))
         return out
 
+    def per_clock_note(self) -> str:
+        """Which clock the per-GHz bars divide by: NVML's held around the runs, or the
+        clock inside the launches (launch_clocks events) for every bar or for some."""
+        clocked = [r.in_launch for r in self.rows if r.tflops_per_ghz is not None]
+        if clocked and all(clocked):
+            return self.PER_CLOCK_IN_LAUNCH_NOTE
+        return self.PER_CLOCK_SOME_NOTE if any(clocked) else self.PER_CLOCK_NOTE
+
     def _draw(self) -> None:
         """Update the bar item and its labels in place (no items made per redraw)."""
         plot = self.getPlotItem()
         shape = self.data.shape
         metric = self.shown_metric
         note = f" ({self.GFLOP_PER_J_NOTE})" if metric == "GFLOP/J" else \
-            f" ({self.PER_CLOCK_NOTE})" if metric == TFLOPS_PER_GHZ else ""
+            f" ({self.per_clock_note()})" if metric in (TFLOPS_PER_GHZ, PCT_CLOCK) else ""
         mode = f", {self.data.mode}" if self.data.mode else ""
         self.set_title_text(f"Ladder — {metric}{note}"
                             + (f" at {shape_text(shape)}{mode}" if shape else ""))

@@ -36,12 +36,15 @@ def ladder_empty_text(store: SessionStore) -> str:
     return f"No ladder results {where}: choose another shape or mode, or run the ladder (L)"
 
 
-def reference_bar(store: SessionStore, r: Result) -> ReferenceBar | None:
-    """The cuBLAS result at ``r``'s precision and shape, as its bar's line shows it."""
+def reference_bar(store: SessionStore, r: Result, clock_mhz: float | None = None
+                  ) -> ReferenceBar | None:
+    """The cuBLAS result at ``r``'s precision and shape, as its bar's line shows it;
+    ``clock_mhz``: the reference's clock its per-GHz figure divides by (Row's, inside its
+    launches where the session read them), else the one it held."""
     ref = store.reference_result(r)
     if ref is None:
         return None
-    clock = ref.sm_clock_mhz_avg
+    clock = clock_mhz or ref.sm_clock_mhz_avg
     per_ghz = ref.tflops / (clock / 1000.0) if clock and clock > 0 else None
     return ReferenceBar(ref.level, ref.tflops, ref.gflop_per_j, per_ghz)
 
@@ -68,14 +71,14 @@ def bar_rows(store: SessionStore) -> list[BarRow]:
             burst_tflops=burst.tflops if burst else None,
             ratio=sustained_ratio(burst, sustained), throttled=r.throttled,
             color=colors.get(lv.id, precision_color(r.precision)),
-            reference=reference_bar(store, r),
+            reference=reference_bar(store, r, row.ref_clock_used_mhz),
             baseline_tflops=getattr(baseline_result(store, lv.id), "tflops", None),
             step=row.step_note(), pct_ci=row.pct_interval,
             pairs=r.pairs if row.pct_interval is not None else None,
             pairs_note=row.pairs_note(), tflops_per_ghz=row.tflops_per_ghz,
             pct_clock=row.pct_equal_clocks, pct_clock_ci=row.pct_equal_clocks_interval,
-            sm_clock_mhz=r.sm_clock_mhz_avg, ref_clock_mhz=row.reference_clock_mhz,
-            is_user=lv.is_user))
+            sm_clock_mhz=row.clock_mhz, ref_clock_mhz=row.ref_clock_used_mhz,
+            in_launch=row.in_launch, is_user=lv.is_user))
     return rows
 
 

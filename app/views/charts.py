@@ -74,8 +74,11 @@ class ChartsView(QWidget, View):
         # (short: the row sets the window's least width, 800 px in tests/app/window)
         self.per_clock_box = QCheckBox("per GHz")
         self.per_clock_box.setToolTip(
-            "TFLOPS per GHz of the SM clock each run held, and % of cuBLAS at equal clocks: "
-            "what is left of a ratio when the clocks the two runs met are taken out (C)")
+            "TFLOPS per GHz of the SM clock, and % of cuBLAS at equal clocks: what is left "
+            "of a ratio when the clocks the two runs met are taken out (C). The clocks are "
+            "those inside the launches where the recording has them (record "
+            "--launch-clocks: a Tensor Core launch runs well under the clock NVML reports), "
+            "else NVML's held around the runs")
         self.per_clock_box.toggled.connect(self.per_clock_changed)
         self.controls_row = QWidget()  # (a widget: an exported picture leaves it out)
         top = QHBoxLayout(self.controls_row)

@@ -17,7 +17,7 @@ from ..drive.cluster_address import security as cluster_security
 from ..drive.session_types import DEFAULT_START_TIMEOUT_S
 from ..ladder import registry
 from ..ladder.shape import Shape
-from ..profile import ncu
+from ..profile import launch_clocks, ncu
 from ..protocol import commands, events
 from ..protocol.option_bounds import (
     OneLineParser,
@@ -203,9 +203,22 @@ def build_parser() -> OneLineParser:
                           "of three steps in a row; one of "
                           f"{', '.join(map(str, commands.STAGE_EVERY))}; default: the least "
                           "sampling whose events one trace event holds)")
+    rec.add_argument("--launch-clocks", metavar="LEVELS",
+                     help="after the runs, read the SM clock inside launches of each of "
+                          "these levels and of its reference with Nsight Compute "
+                          "(comma-separated ids, or 'all'; ncu from --ncu PATH, default ncu "
+                          "on PATH): the ratio at equal clocks then uses them "
+                          "(docs/protocol.md, launch_clocks)")
+    rec.add_argument("--launch-clocks-size", type=shape, default=None, metavar="N|MxNxK",
+                     help=f"shape of those launches (default {launch_clocks.DEFAULT_SIZE})")
+    rec.add_argument("--launch-clocks-launches",
+                     type=bounded(int, 1, launch_clocks.MAX_CLOCK_LAUNCHES), default=None,
+                     metavar="N", help="launches of each side, each alone under ncu "
+                                       f"(default {launch_clocks.DEFAULT_LAUNCHES})")
     rec.add_argument("--profile-only", action="store_true",
                      help="with --append: no timed runs, only the --ncu / --ncu-source / "
-                          "--ceilings / --trace steps (a long recording in two calls)")
+                          "--ceilings / --trace / --launch-clocks steps (a long recording "
+                          "in two calls)")
     report.add_arguments(sub.add_parser("report", help="print the results table of a recording"))
     compare.add_arguments(sub.add_parser(
         "compare", help="each level's %% of cuBLAS in two recordings, with intervals; exit 1 "

@@ -20,7 +20,7 @@ from ..drive.session import (
     RunnerSession,
     default_runner_command,
 )
-from ..profile import ncu, ncu_reference
+from ..profile import launch_clocks, ncu, ncu_reference
 from ..profile.ncu_source_step import BUDGET_S as SOURCE_BUDGET_S
 from ..profile.ncu_source_step import SourceCountersStep, source_files
 from ..protocol import commands, events
@@ -246,15 +246,24 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     on_cluster = cluster_of(args)
     here = remote_target(args.remote, args.runner) is None and asked is None
     for flag, given in (("--ncu", args.ncu), ("--ncu-source", args.ncu_source),
-                        ("--ceilings", args.ceilings), ("--trace", args.trace)):
+                        ("--ceilings", args.ceilings), ("--trace", args.trace),
+                        ("--launch-clocks", args.launch_clocks)):
         if given and not (here and on_cluster is None):
             raise CliError(f"{flag} profiles on this machine's GPU; it cannot go with "
                            "--remote, --device(s) or --cluster")
     if args.profile_only and not (args.append and (args.ncu or args.ncu_source
-                                                   or args.ceilings or args.trace)):
+                                                   or args.ceilings or args.trace
+                                                   or args.launch_clocks)):
         raise CliError("--profile-only adds profiling steps (--ncu, --ncu-source, "
-                       "--ceilings, --trace) to a recording: pass --append and at least one "
-                       "of them")
+                       "--ceilings, --trace, --launch-clocks) to a recording: pass --append "
+                       "and at least one of them")
+    if not args.launch_clocks:
+        given = [flag for flag, v in (("--launch-clocks-size", args.launch_clocks_size),
+                                      ("--launch-clocks-launches",
+                                       args.launch_clocks_launches)) if v is not None]
+        if given:
+            raise CliError(f"{', '.join(given)} shape the --launch-clocks step: pass "
+                           "--launch-clocks LEVELS too")
     if not args.trace:
         given = [flag for flag, v in (("--trace-size", args.trace_size),
                                       ("--trace-pairs", args.trace_pairs),
@@ -294,7 +303,20 @@ def _record(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             traces = TraceStep(ids, args.trace_size or (commands.DEFAULT_TRACE_SIZE,) * 3,
                                commands.TRACE_PAIRS[0] if args.trace_pairs is None
                                else args.trace_pairs, args.trace_every)
-        steps = [s for s in (counters, library, sources, ceilings, traces) if s is not None]
+        clocks = None
+        if args.launch_clocks:
+            try:
+                ids = launch_clocks.clock_levels(
+                    [x.strip() for x in args.launch_clocks.split(",") if x.strip()])
+            except ValueError as exc:
+                raise CliError(str(exc)) from None
+            clocks = launch_clocks.LaunchClocksStep(
+                ids, args.ncu or "ncu",
+                args.launch_clocks_size or (launch_clocks.DEFAULT_SIZE,) * 3,
+                args.launch_clocks_launches or launch_clocks.DEFAULT_LAUNCHES,
+                launch_clocks.TIMEOUT_S, stderr)
+        steps = [s for s in (counters, library, sources, ceilings, traces, clocks)
+                 if s is not None]
         for step in steps:
             step.check()
     except BaseException:  # nothing ran: no file left behind

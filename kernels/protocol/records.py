@@ -327,14 +327,57 @@ class LibraryKernel(Run, tag="library_kernel", kw_only=True):
                     setattr(k, name, dims[:3] or None)
 
 
+MAX_CLOCK_LAUNCHES = 1000  # launches of one side a launch_clocks event reads
+ClockMHz = Annotated[float, msgspec.Meta(gt=0, lt=100_000)]  # an SM clock
+LaunchUs = Annotated[float, msgspec.Meta(gt=0, lt=1e12)]  # one launch's GPU time
+
+
+class LaunchClocks(Run, tag="launch_clocks", kw_only=True):
+    """The SM clock inside a level's launches and inside its reference's, and their
+    times, as a profiler read them launch by launch (``gemmscope record --launch-clocks``,
+    docs/protocol.md, ``launch_clocks``): the clock a Tensor Core launch runs at is its
+    own, 10-21% below what NVML reports around it on the H200 (docs/perf-notes.md,
+    stretch 15), so the ratio at equal clocks takes these where a session has them.
+    Medians over ``launches`` launches of each side's main kernel (the one with the most
+    GPU time); a side that could not be read has no numbers and says why (``reason``)."""
+
+    tool: str
+    reference: str | None = None
+    launches: Annotated[int, msgspec.Meta(ge=1, le=MAX_CLOCK_LAUNCHES)] = 1
+    level_mhz: ClockMHz | None = None
+    level_us: LaunchUs | None = None
+    ref_mhz: ClockMHz | None = None
+    ref_us: LaunchUs | None = None
+    level_kernel: Annotated[str, msgspec.Meta(max_length=2000)] | None = None
+    ref_kernel: Annotated[str, msgspec.Meta(max_length=2000)] | None = None
+    code_key: Annotated[str, msgspec.Meta(max_length=200)] | None = None  # the level's build
+    tool_version: Annotated[str, msgspec.Meta(max_length=200)] | None = None
+    clock_control: Annotated[str, msgspec.Meta(max_length=40)] | None = None  # ncu's option
+    reason: Annotated[str, msgspec.Meta(max_length=2000)] | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Both sides' clocks and times read."""
+        return None not in (self.level_mhz, self.level_us, self.ref_mhz, self.ref_us)
+
+    @property
+    def cycles_ratio(self) -> float | None:
+        """The reference's cycles per launch over the level's: the ratio at equal clocks
+        (1.0: as fast per cycle); None where a side is missing."""
+        if not self.complete:
+            return None
+        assert self.level_mhz and self.level_us and self.ref_mhz and self.ref_us
+        return (self.ref_us * self.ref_mhz) / (self.level_us * self.level_mhz)
+
+
 EVENTS: tuple[type[Event], ...] = (
     Session, Ready, Done, Pong, Bye, Restart, Joined, Levels, RunStart, Repeat, Phase,
     Result, Error, Info, Telemetry, Counters, Build, SourceCounters, Kernel, Ceilings,
-    LibraryKernel, Trace)
+    LibraryKernel, Trace, LaunchClocks)
 BY_TYPE: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in EVENTS}  # type: ignore[misc]
 AnyEvent = (Session | Ready | Done | Pong | Bye | Restart | Joined | Levels | RunStart | Repeat
             | Phase | Result | Error | Info | Telemetry | Counters | Build | SourceCounters
-            | Kernel | Ceilings | LibraryKernel | Trace)
+            | Kernel | Ceilings | LibraryKernel | Trace | LaunchClocks)
 
 # the numeric telemetry fields: the sampler's, the store's columns, the views' strips
 _PLACE = {f.name for f in msgspec.structs.fields(Placed)}

@@ -21,7 +21,7 @@ from ..ladder.registry import DEEPGEMM_DIFF_MAX
 from ..ladder.shape import Shape, percent
 from ..protocol.commands import ENERGY_S
 from ..protocol.events import DEFAULT_DISTRIBUTION, Mode
-from ..protocol.records import Result
+from ..protocol.records import LaunchClocks, Result
 from ..protocol.throttle import NOT_COUNTED, THROTTLE_MARK
 from .counts import counted
 from .launch_steps import LaunchStep
@@ -145,6 +145,9 @@ class Column(StrEnum):
     SM_CLOCK = "SM MHz"
     SM_CLOCK_MIN = "min SM MHz"
     REF_CLOCK = "ref. SM MHz"  # the clock the reference of "% of cuBLAS" ran at
+    # the SM clocks inside the launches of the level and of its reference (launch_clocks)
+    LAUNCH_CLOCK = "SM MHz in launch"
+    REF_LAUNCH_CLOCK = "ref. SM MHz in launch"
     CODE = "code"  # the build's key (nvrtc.code_key), shortened: which code ran
     OPERANDS = "operands"  # what A and B were drawn from (events.Distribution)
     VERSIONS = "versions"  # the driver, CUDA, cuBLAS and NVRTC that made the result
@@ -163,7 +166,8 @@ NUMBER_COLUMNS = frozenset({
     Column.PCT_OF_PEAK, Column.REL_ERR, Column.REPEATS, Column.T, Column.SM_CLOCK,
     Column.SM_CLOCK_MIN, Column.REF_CLOCK, Column.POWER, Column.ENERGY, Column.GFLOP_PER_J,
     Column.SUSTAINED_TFLOPS, Column.BASELINE, Column.PCT_CI_LOW, Column.PCT_CI_HIGH,
-    Column.PAIRS, Column.TFLOPS_PER_GHZ, Column.PCT_EQUAL_CLOCKS})
+    Column.PAIRS, Column.TFLOPS_PER_GHZ, Column.PCT_EQUAL_CLOCKS, Column.LAUNCH_CLOCK,
+    Column.REF_LAUNCH_CLOCK})
 THROTTLE_COLUMNS = (Column.TFLOPS, Column.ENERGY, Column.GFLOP_PER_J)  # what throttling skews
 CODE_CHARS = 8  # hex digits of a build's key shown in tables (32 of its 64 bits)
 # two runs' mean SM clocks this close (percent of the higher) count as the same clock
@@ -181,12 +185,18 @@ class Row:
     pct_of_peak: float | None
     reference_clock_mhz: float | None = None  # the SM clock the reference ran at
     reference_tflops: float | None = None  # the TFLOPS the percentage is of
+    # the SM clocks inside the level's launches and its reference's, where the session
+    # read them (a launch_clocks event: Nsight Compute); NVML's clock held otherwise
+    launch_mhz: float | None = None
+    ref_launch_mhz: float | None = None
 
     @classmethod
     def of(cls, result: Result, reference: Result | None = None,
-           peak_tflops: float | None = None) -> Row:
+           peak_tflops: float | None = None, clocks: LaunchClocks | None = None) -> Row:
         """``reference``: the latest result at :func:`reference_key`; ``peak_tflops``: the
-        device's peak for the precision (the header's), where the event has none."""
+        device's peak for the precision (the header's), where the event has none;
+        ``clocks``: a ``launch_clocks`` event of the result's level and shape (its clocks
+        are taken where it read both sides and names the same reference)."""
         r = result
         # the runner's own percentage where it had the reference; else of the reference's
         # TFLOPS it names, or of the session's latest reference result
@@ -198,9 +208,13 @@ class Row:
             percent(r.tflops, r.peak_tflops or peak_tflops)
         ref_clock = r.reference_sm_clock_mhz_avg if r.reference_tflops else \
             (reference.sm_clock_mhz_avg if reference is not None else None)
+        in_launch = clocks is not None and clocks.complete and pct_ref is not None and \
+            clocks.level == r.level and clocks.reference == ref_name
         return cls(r, pct_ref, ref_name if pct_ref is not None else None, pct_peak,
                    ref_clock if pct_ref is not None else None,
-                   ref_tflops if pct_ref is not None else None)
+                   ref_tflops if pct_ref is not None else None,
+                   clocks.level_mhz if in_launch and clocks else None,
+                   clocks.ref_mhz if in_launch and clocks else None)
 
     # ------------------------------------------------- the ratio's 95% interval
     @property
@@ -249,9 +263,26 @@ class Row:
 
     # ---------------------------------------------------- clock-normalised
     @property
+    def in_launch(self) -> bool:
+        """Whether the clocks per GHz are those inside the launches (a launch_clocks event)
+        rather than NVML's clock held around them."""
+        return self.launch_mhz is not None and self.ref_launch_mhz is not None
+
+    @property
+    def clock_mhz(self) -> float | None:
+        """The SM clock the per-GHz figures divide by: inside the launches where read,
+        else the clock the run held (NVML)."""
+        return self.launch_mhz if self.in_launch else self.result.sm_clock_mhz_avg
+
+    @property
+    def ref_clock_used_mhz(self) -> float | None:
+        """The reference's clock the ratio at equal clocks divides by (as clock_mhz)."""
+        return self.ref_launch_mhz if self.in_launch else self.reference_clock_mhz
+
+    @property
     def tflops_per_ghz(self) -> float | None:
-        """TFLOPS per GHz of the SM clock the run held (None: clock unknown)."""
-        clock = self.result.sm_clock_mhz_avg
+        """TFLOPS per GHz of the SM clock (clock_mhz; None: clock unknown)."""
+        clock = self.clock_mhz
         if not clock or clock <= 0:
             return None
         return finite(self.result.tflops / (clock / 1000.0))
@@ -259,9 +290,10 @@ class Row:
     @property
     def pct_equal_clocks(self) -> float | None:
         """The ratio to the reference at equal clocks, in percent: each side's TFLOPS per
-        GHz held, (tflops / clock) / (ref. tflops / ref. clock); None without both
-        clocks."""
-        mine, ref_clock, ref = self.tflops_per_ghz, self.reference_clock_mhz, \
+        GHz, (tflops / clock) / (ref. tflops / ref. clock), by the clocks inside the
+        launches where the session read them (the ratio of cycles), else by NVML's clocks
+        held; None without both clocks."""
+        mine, ref_clock, ref = self.tflops_per_ghz, self.ref_clock_used_mhz, \
             self.reference_tflops
         if mine is None or not ref_clock or ref_clock <= 0 or not ref or ref <= 0:
             return None
@@ -357,6 +389,8 @@ class Row:
             Column.SM_CLOCK: mhz_text(r.sm_clock_mhz_avg),
             Column.SM_CLOCK_MIN: mhz_text(r.sm_clock_mhz_min),
             Column.REF_CLOCK: mhz_text(self.reference_clock_mhz),
+            Column.LAUNCH_CLOCK: mhz_text(self.launch_mhz if self.in_launch else None),
+            Column.REF_LAUNCH_CLOCK: mhz_text(self.ref_launch_mhz if self.in_launch else None),
             Column.CODE: (r.code_key or DASH)[:CODE_CHARS],
             Column.OPERANDS: r.operands or str(DEFAULT_DISTRIBUTION),
             Column.VERSIONS: versions_text(r.versions),
@@ -488,10 +522,15 @@ def not_run_texts(level: str, precision: str) -> dict[Column, str]:
 
 
 def rows_of(results: Iterable[Result],
-            peaks: Mapping[str, float | None] | None = None) -> list[Row]:
+            peaks: Mapping[str, float | None] | None = None,
+            clocks: Iterable[LaunchClocks] = ()) -> list[Row]:
     """A row per result, in order, each against the latest result at its reference key
-    (as the session store does); ``peaks``: the header's peak TFLOPS per precision."""
+    (as the session store does); ``peaks``: the header's peak TFLOPS per precision;
+    ``clocks``: the session's launch_clocks events (the latest complete one of a level
+    and shape gives its row's clocks inside the launches)."""
     results = [resolved(r) for r in results]
     latest = {result_key(r): r for r in results}
     peaks = peaks or {}
-    return [Row.of(r, latest.get(reference_key(r)), peaks.get(r.precision)) for r in results]
+    read = {(c.level, c.shape): c for c in clocks if c.complete}
+    return [Row.of(r, latest.get(reference_key(r)), peaks.get(r.precision),
+                   read.get((r.level, r.shape))) for r in results]

@@ -4,7 +4,7 @@ terminal (a recording is untrusted data). No Qt."""
 from __future__ import annotations
 
 from ..protocol import recording
-from ..protocol.records import Error, Result
+from ..protocol.records import Error, LaunchClocks, Result
 from ..protocol.text_safety import terminal_text
 from .counts import counted
 from .rows import DASH, newest, versions_text
@@ -33,8 +33,9 @@ def report_lines(path: str, markdown: bool = False, per_clock: bool = False
     """The report of the recording at ``path`` (its lines, each printable) and what could
     not be read (None: every line was read); ``per_clock``: with TFLOPS per GHz held and
     the ratio at equal clocks."""
-    # results and errors only: the other lines are not decoded (only checked whole)
-    session = recording.read_session(path, only=(Result, Error))
+    # results, errors and the clocks inside launches only: the other lines are not
+    # decoded (only checked whole)
+    session = recording.read_session(path, only=(Result, Error, LaunchClocks))
     header = session.header
     peaks = header.device.peak_tflops if header.device is not None else None
     names = [d.name or "no device" for d in header.gpus()]
@@ -51,7 +52,9 @@ def report_lines(path: str, markdown: bool = False, per_clock: bool = False
              # is whole or fails (EPIPE); one write of the whole table (700 KB for 5,000
              # results) could end part-way without an error when the reader went away
              # (`| head`), and Python's unbuffered stdout (-u) drops the rest silently
-             *render(shown, markdown=markdown, peaks=peaks, per_clock=per_clock).split("\n")]
+             *render(shown, markdown=markdown, peaks=peaks, per_clock=per_clock,
+                     clocks=[e for e in session.events if isinstance(e, LaunchClocks)]
+                     ).split("\n")]
     for e in session.errors:
         where = " ".join(str(v) for v in (e.level, e.M, e.N, e.K) if v is not None)
         first = (e.message.splitlines() or [""])[0]

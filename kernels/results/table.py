@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from ..protocol.records import LaunchClocks
 from ..protocol.text_safety import clean_text, markdown_text, terminal_text
 from .rows import NUMBER_COLUMNS, Column, Result, rows_of
 
@@ -16,7 +17,8 @@ COLUMNS = (Column.LEVEL, Column.SHAPE, Column.PRECISION, Column.MODE, Column.MED
 
 # ``report --per-clock``: each run's TFLOPS per GHz held and the ratio at equal clocks,
 # after the clocks they come from
-PER_CLOCK_COLUMNS = (Column.TFLOPS_PER_GHZ, Column.PCT_EQUAL_CLOCKS)
+PER_CLOCK_COLUMNS = (Column.TFLOPS_PER_GHZ, Column.PCT_EQUAL_CLOCKS, Column.LAUNCH_CLOCK,
+                     Column.REF_LAUNCH_CLOCK)
 
 Cells = Mapping[Column, str]
 
@@ -64,11 +66,13 @@ def markdown_table(columns: Sequence[Column], rows: Iterable[Cells]) -> str:
 
 
 def render(results: Iterable[Result], markdown: bool = False,
-           peaks: Mapping[str, float | None] | None = None, per_clock: bool = False) -> str:
+           peaks: Mapping[str, float | None] | None = None, per_clock: bool = False,
+           clocks: Iterable[LaunchClocks] = ()) -> str:
     """The results table of result events (``peaks``: the header's, per precision;
-    ``per_clock``: with the clock-normalised columns)."""
+    ``per_clock``: with the clock-normalised columns, by the clocks inside the launches
+    where ``clocks``, the session's launch_clocks events, read them)."""
     parsed = list(results)
-    rows = [row.texts() for row in rows_of(parsed, peaks)]
+    rows = [row.texts() for row in rows_of(parsed, peaks, clocks)]
     # several GPUs in one session: each row says which (the header's devices, by id)
     columns: tuple[Column, ...] = (Column.DEVICE, *COLUMNS) \
         if len({r.device_index for r in parsed}) > 1 else COLUMNS

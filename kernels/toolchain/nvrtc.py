@@ -67,7 +67,9 @@ def plain_text(text: str) -> str:
 
 def _top_level_args(text: str) -> list[str]:
     """A macro's arguments: ``text`` cut at its commas outside parentheses and brackets."""
-    args, depth, cur = [], 0, []
+    args: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "([{":
             depth += 1

@@ -57,6 +57,8 @@ FILES: dict[str, Placement] = {
     "test_multi_gpu.py": Placement(3, 240, "two GPUs (skips with one)"),
     "test_operands_versions_gpu.py": Placement(3, 240, "operand distributions, versions, "
                                                       "Triton code key, ncu version"),
+    # measured on the H200 (2026-12-04): 18 s
+    "test_launch_clocks_gpu.py": Placement(3, 300, "ncu reads the clocks inside launches"),
     # shard 4: energy and sustained runs (windows of seconds, cool-downs between them)
     "test_sustained_gpu.py": Placement(4, 240, "energy, sustained, settle, the check"),
 }

@@ -10,7 +10,7 @@ import io
 
 import synthetic_session as syn
 
-from gemmscope.app.plots.ladder_bar_rows import TFLOPS_PER_GHZ
+from gemmscope.app.plots.ladder_bar_rows import TFLOPS_PER_GHZ, hover_text
 from gemmscope.kernels.results.rows import UNPAIRED, Column
 
 
@@ -76,3 +76,23 @@ def test_an_old_recording_reads_unpaired(make_window, tmp_path):
     assert rows["wmma"][Column.PCT_CI_LOW] == "–"
     assert UNPAIRED not in rows["cublas_fp16"][Column.NOTES]  # (100% of itself)
     assert window.views["charts"].bars.drawn_intervals() == {}
+
+
+def test_launch_clocks_in_a_recording_set_the_ratio_at_equal_clocks(make_window, tmp_path):
+    # a launch_clocks event (record --launch-clocks) of wmma at the session's shape: the
+    # clocks inside its launches and cuBLAS FP16's replace NVML's in the per-GHz figures
+    M, N, K = syn.SHAPE
+    clocks = {"type": "launch_clocks", "t": 500.0, "level": "wmma", "M": M, "N": N, "K": K,
+              "tool": "ncu", "reference": "cublas_fp16", "launches": 20, "level_mhz": 1734.0,
+              "level_us": 430.0, "ref_mhz": 1561.0, "ref_us": 185.0}
+    window = _open(make_window, tmp_path, [*syn.with_pairs(), clocks])
+    rows = _csv(window, tmp_path)
+    wmma = rows["wmma"]
+    assert (wmma[Column.LAUNCH_CLOCK], wmma[Column.REF_LAUNCH_CLOCK]) == ("1734", "1561")
+    assert wmma[Column.TFLOPS_PER_GHZ] == f"{300.0 / 1.734:.1f}"  # not at NVML's 1755 MHz
+    assert rows["cp_async"][Column.LAUNCH_CLOCK] == "–"  # no event of its own: NVML's
+    window.view_state.set(per_clock=True)
+    window.flush_views()
+    bars = window.views["charts"].bars
+    hover = hover_text(next(r for r in bars.rows if r.level == "wmma"))
+    assert "1734 MHz in its launches" in hover and "cuBLAS at 1561 MHz in its launches" in hover

@@ -160,6 +160,7 @@ MINIMAL = {  # the required fields of each type, as a well-formed event has them
     rec.Ceilings: {"peak_tflops": {}},
     rec.LibraryKernel: {"level": "cublas_fp32", "M": 8, "N": 8, "K": 8, "tool": "ncu"},
     rec.Trace: {"level": "wgmma_tma", "M": 8, "N": 8, "K": 8, "events": {}},
+    rec.LaunchClocks: {"level": "wmma", "M": 8, "N": 8, "K": 8, "tool": "ncu"},
 }
 
 

@@ -9,7 +9,7 @@ import math
 import msgspec
 import pytest
 
-from gemmscope.kernels.protocol.records import Result
+from gemmscope.kernels.protocol.records import LaunchClocks, Result
 from gemmscope.kernels.results.rows import DASH, UNPAIRED, Column, Row, pct_interval_text
 from gemmscope.kernels.results.table import PER_CLOCK_COLUMNS, render
 
@@ -161,3 +161,43 @@ def test_a_paired_run_with_too_few_pairs_is_not_called_unpaired():
     row = Row.of(result, None, None)
     assert not row.unpaired and row.too_few_pairs
     assert row.pairs_note() == "paired, 2 pairs: too few for an interval"
+
+
+def clocks(level: str = "wgmma_tma", reference: str = "cublas_bf16", level_mhz=1612.0,
+           ref_mhz=1617.0, **more) -> LaunchClocks:
+    fields = {"type": "launch_clocks", "t": 2.0, "level": level, "M": 8192, "N": 8192,
+              "K": 8192, "tool": "ncu", "reference": reference, "launches": 20,
+              "level_mhz": level_mhz, "level_us": 1400.0, "ref_mhz": ref_mhz,
+              "ref_us": 1360.0, **more}
+    return msgspec.convert(fields, LaunchClocks)
+
+
+def test_the_ratio_at_equal_clocks_takes_the_clocks_inside_the_launches_where_read():
+    # NVML held 1800 / 1750 MHz; inside the launches the level ran 1701 MHz, cuBLAS 1569:
+    # at equal clocks each side's TFLOPS per GHz inside its launches: the ratio of cycles
+    row = Row.of(result(**PAIRED), clocks=clocks(level_mhz=1701.0, ref_mhz=1569.0))
+    assert row.in_launch and row.clock_mhz == 1701.0 and row.ref_clock_used_mhz == 1569.0
+    assert row.tflops_per_ghz == pytest.approx(760.0 / 1.701)
+    assert row.pct_equal_clocks == pytest.approx(100 * (760.0 / 1.701) / (781.0 / 1.569))
+    texts = row.texts()
+    assert (texts[Column.LAUNCH_CLOCK], texts[Column.REF_LAUNCH_CLOCK]) == ("1701", "1569")
+    assert texts[Column.SM_CLOCK] == "1800"  # what NVML said stays in its own column
+
+
+@pytest.mark.parametrize("other", [
+    {"reference": "cublas_fp16"},  # another reference than the ratio's
+    {"level": "tf32_wgmma"},  # another level's
+    {"ref_mhz": None, "ref_us": None, "reason": "reference: ncu gave no SM clock"},
+])
+def test_launch_clocks_of_another_pair_or_one_side_are_not_taken(other):
+    row = Row.of(result(**PAIRED), clocks=clocks(**other))
+    assert not row.in_launch and row.clock_mhz == 1800.0
+    assert row.pct_equal_clocks == pytest.approx(100 * (760.0 / 1.8) / (781.0 / 1.75))
+    assert row.texts()[Column.LAUNCH_CLOCK] == DASH
+
+
+def test_the_report_per_clock_uses_the_sessions_launch_clocks():
+    rows = [result("cublas_bf16", 781.0, 1750.0), result(**PAIRED)]
+    text = render(rows, per_clock=True, clocks=[clocks(level_mhz=1701.0, ref_mhz=1569.0)])
+    assert f"{100 * (760 / 1.701) / (781 / 1.569):.1f}%" in text
+    assert "1701" in text and "1569" in text
