@@ -351,8 +351,9 @@ def _update(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def update_steps(plan: update_plan.UpdatePlan, exe: str, stderr: TextIO) -> list[ProfileStep]:
     """The profiling steps of an update: each profile the file holds of a stale level's
-    old code (ncu counters, per-line counters, a trace), made again of the new code at
-    the file's shape, after the runs (kernels/cli/update_plan.py's ``profiles``)."""
+    old code (ncu counters, per-line counters, launch clocks, a trace), made again of the
+    new code at the file's shape, after the runs (kernels/cli/update_plan.py's
+    ``profiles``)."""
     steps: list[ProfileStep] = []
     for shape, levels in plan.profiles_of("counters").items():
         dims = (shape.M, shape.N, shape.K)
@@ -361,6 +362,11 @@ def update_steps(plan: update_plan.UpdatePlan, exe: str, stderr: TextIO) -> list
         dims = (shape.M, shape.N, shape.K)
         steps.append(SourceCountersStep(levels, exe, dims, SOURCE_BUDGET_S, stderr,
                                         source_files))
+    for shape, levels in plan.profiles_of("launch_clocks").items():
+        dims = (shape.M, shape.N, shape.K)
+        steps.append(launch_clocks.LaunchClocksStep(levels, exe, dims,
+                                                    launch_clocks.DEFAULT_LAUNCHES,
+                                                    launch_clocks.TIMEOUT_S, stderr))
     traced = plan.profiles_of("trace")
     if traced:
         from ..engine.trace_launch import TraceStep  # CuPy in this process, at the step

@@ -30,13 +30,13 @@ from ..toolchain import nvrtc
 
 # the types an update reads (the rest of the file is passed over, not decoded)
 READ = (rec.Result, rec.Build, rec.RunStart, rec.Kernel, rec.Restart, rec.Counters,
-        rec.SourceCounters, rec.Trace)
+        rec.SourceCounters, rec.Trace, rec.LaunchClocks)
 
 # the profiling steps an update runs again for a stale level the file holds events of:
 # the event type's name, what the plan calls it, and its seconds where the event does not
 # say (ncu's replay of one launch, a trace build's compile and paired launches)
 PROFILES = {"counters": ("ncu counters", 15.0), "source_counters": ("per-line counters", 20.0),
-            "trace": ("trace", 10.0)}
+            "trace": ("trace", 10.0), "launch_clocks": ("launch clocks", 15.0)}
 
 # where the file has no run_start to time a run by (older files): a model of it
 COMPILE_S = 2.0  # NVRTC, the first run of a level in a runner
@@ -270,9 +270,10 @@ def _scan(events: Iterable[object]) -> tuple[dict[RunKey, _Newest], dict[str, re
             codes[(e.level, e.variant, repr(sorted((e.params or {}).items())))] = e.code_key
         elif isinstance(e, rec.Kernel):
             user.add(e.level)
-        elif isinstance(e, rec.Counters | rec.SourceCounters | rec.Trace):
+        elif isinstance(e, rec.Counters | rec.SourceCounters | rec.Trace | rec.LaunchClocks):
             kind = ("counters" if isinstance(e, rec.Counters) else
-                    "source_counters" if isinstance(e, rec.SourceCounters) else "trace")
+                    "source_counters" if isinstance(e, rec.SourceCounters) else
+                    "launch_clocks" if isinstance(e, rec.LaunchClocks) else "trace")
             own = getattr(e, "seconds", None)
             then = {key: code for key, code in codes.items() if key[0] == e.level}
             profiled[(kind, e.level, e.shape)] = _Profiled(

@@ -299,6 +299,13 @@ def _trace_of_a_level_without_a_trace_build(t: float) -> dict:
     return {**event, "t": t, "level": "naive", "M": shape.M, "N": shape.N, "K": shape.K}
 
 
+def _launch_clocks(level: str, t: float) -> dict:
+    return {"type": "launch_clocks", "t": t, "level": level, "M": 1024, "N": 1024,
+            "K": 1024, "tool": "ncu", "reference": registry.get(level).reference,
+            "launches": 20, "level_mhz": 1980.0, "level_us": 900.0, "ref_mhz": 1975.0,
+            "ref_us": 60.0}
+
+
 def _build(level: str, t: float, code_key: str) -> dict:
     return {"type": "build", "t": t, "level": level, "variant": "vector",
             "code_key": code_key, "compiler": COMPILER}
@@ -310,7 +317,8 @@ def test_a_stale_levels_profiles_in_the_file_are_planned_again_at_their_shapes(
     events = _events()
     t = events[-1]["t"]
     events += [_counters("naive", t + 1), _source_counters("naive", t + 2),
-               _counters("coalesced", t + 3), _trace_of_a_level_without_a_trace_build(t + 4)]
+               _counters("coalesced", t + 3), _trace_of_a_level_without_a_trace_build(t + 4),
+               _launch_clocks("naive", t + 5)]
     path = tmp_path / "rec.jsonl"
     _write(path, events)
     # naive as it was before its trace build (its plain text), then edited: a level the
@@ -322,10 +330,12 @@ def test_a_stale_levels_profiles_in_the_file_are_planned_again_at_their_shapes(
     code, out, _ = _update(path, "--dry-run")
     assert code == 0
     again = [line for line in out.splitlines() if "profiled again" in line]
-    # naive's counters at 256^3 and per-line counters at 512^3; coalesced is unchanged
+    # naive's counters at 256^3, per-line counters at 512^3 and the clocks inside its
+    # launches at 1024^3; coalesced is unchanged
     assert again == ["naive: profiled again (as the file holds them of its old code): ncu "
-                     "counters at 256×256×256, per-line counters at 512×512×512, ~22 s"]
-    assert "2 profiles" in out.splitlines()[-1]
+                     "counters at 256×256×256, per-line counters at 512×512×512, launch "
+                     "clocks at 1024×1024×1024, ~38 s"]
+    assert "3 profiles" in out.splitlines()[-1]
 
 
 def test_profiles_made_before_a_newer_build_of_other_code_are_planned_alone(
@@ -378,6 +388,7 @@ def test_a_later_runners_header_says_the_params_its_results_ran(tmp_path, cuda, 
 def test_the_steps_of_an_update_are_the_profiles_planned_by_kind_and_shape():
     from gemmscope.kernels.cli import update_plan as up
     from gemmscope.kernels.ladder.shape import Shape
+    from gemmscope.kernels.profile.launch_clocks import LaunchClocksStep
     from gemmscope.kernels.profile.ncu import CountersStep
     from gemmscope.kernels.profile.ncu_source_step import SourceCountersStep
 
@@ -385,11 +396,13 @@ def test_the_steps_of_an_update_are_the_profiles_planned_by_kind_and_shape():
     plan = up.UpdatePlan([], [], 1.0, [
         up.ProfileAgain("counters", "naive", a, 1.0),
         up.ProfileAgain("counters", "coalesced", a, 1.0),
-        up.ProfileAgain("source_counters", "naive", b, 1.0)])
+        up.ProfileAgain("source_counters", "naive", b, 1.0),
+        up.ProfileAgain("launch_clocks", "wmma", b, 1.0)])
     steps = cli.update_steps(plan, "no-such-ncu", io.StringIO())
-    assert [type(s) for s in steps] == [CountersStep, SourceCountersStep]
+    assert [type(s) for s in steps] == [CountersStep, SourceCountersStep, LaunchClocksStep]
     assert steps[0].levels == ["naive", "coalesced"] and steps[0].size == (256, 256, 256)
     assert steps[1].levels == ["naive"] and steps[1].size == (512, 512, 512)
+    assert steps[2].levels == ["wmma"] and steps[2].size == (512, 512, 512)
 
 
 # ------------------------------------------------------------------ --unpaired, --max-gpu-s
