@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -41,7 +40,7 @@ from ..models.ncu_compare import NcuKernelRow, NcuParseError, parse_raw_csv
 from ..protocol.records import MAX_CLOCK_LAUNCHES
 from ..results.counts import counted
 from . import ncu
-from .ncu_reference import TIME_UNITS, raw_command
+from .ncu_reference import TIME_UNITS, raw_command, run_tool
 
 TYPE = "launch_clocks"
 TIME_METRIC = "gpu__time_duration.sum"
@@ -111,15 +110,6 @@ class Side:
                    statistics.median(m for _, m in timed), len(timed))
 
 
-def _run(cmd: list[str], timeout_s: float) -> subprocess.CompletedProcess[str] | str:
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return f"{Path(cmd[0]).name} ran past {timeout_s:g} s"
-    except OSError as exc:
-        return f"cannot start {cmd[0]}: {exc.strerror or exc}"
-
-
 def _launch_said(stdout: str) -> dict[str, Any]:
     """The launch program's last JSON line (its level, kernel and check), or {}."""
     for line in reversed(stdout.strip().splitlines()):
@@ -137,7 +127,7 @@ def measure(exe: str, level_id: str, M: int, N: int, K: int, launches: int,
     """One side: ncu on ``launches`` launches of the level or reference."""
     with tempfile.TemporaryDirectory(prefix="gemmscope-clocks-") as tmp:
         report = Path(tmp) / "clocks"
-        done = _run(profile_command(exe, level_id, M, N, K, launches, report), timeout_s)
+        done = run_tool(profile_command(exe, level_id, M, N, K, launches, report), timeout_s)
         if isinstance(done, str):
             return Side(reason=done)
         said = _launch_said(done.stdout)
@@ -148,7 +138,7 @@ def measure(exe: str, level_id: str, M: int, N: int, K: int, launches: int,
         if done.returncode != 0 or not files:
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
             return Side(reason=f"ncu exited {done.returncode}: {tail[0][:300]}")
-        raw = _run(raw_command(exe, files[0]), timeout_s)
+        raw = run_tool(raw_command(exe, files[0]), timeout_s)
         if isinstance(raw, str):
             return Side(reason=raw)
         try:

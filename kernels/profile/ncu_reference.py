@@ -121,7 +121,8 @@ def page_of(pages: list[SourcePage], kernels: list[dict[str, Any]], index: int
     return next((p for p in pages if p.kernel == name), None)
 
 
-def _run(cmd: list[str], timeout_s: float) -> subprocess.CompletedProcess[str] | str:
+def run_tool(cmd: list[str], timeout_s: float) -> subprocess.CompletedProcess[str] | str:
+    """A profiler's run, or why it gave nothing (past its time, not started)."""
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -148,7 +149,7 @@ def profile(exe: str, level_id: str, M: int, N: int, K: int,
         report = Path(tmp) / level_id
         cmd = profile_command(exe, level_id, M, N, K, report)
         t0 = time.perf_counter()
-        proc = _run(cmd, timeout_s)
+        proc = run_tool(cmd, timeout_s)
         seconds = round(time.perf_counter() - t0, 1)
         if isinstance(proc, str):
             status = Status.TIMEOUT if "ran past" in proc else Status.MISSING
@@ -175,7 +176,7 @@ def profile(exe: str, level_id: str, M: int, N: int, K: int,
 
 
 def _read(exe: str, rep: Path, timeout_s: float) -> Profiled:
-    raw = _run(raw_command(exe, rep), timeout_s)
+    raw = run_tool(raw_command(exe, rep), timeout_s)
     if isinstance(raw, str):
         return Profiled(Status.TIMEOUT if "ran past" in raw else Status.FAILED, raw)
     try:
@@ -185,7 +186,7 @@ def _read(exe: str, rep: Path, timeout_s: float) -> Profiled:
     if not rows:
         return Profiled(Status.FAILED, "ncu profiled no kernel in the reference's call")
     kernels = [launched(r) for r in rows]
-    page_run = _run(ncu_source_step.page_command(exe, rep, "sass"),
+    page_run = run_tool(ncu_source_step.page_command(exe, rep, "sass"),
                     max(ncu_source_step.EXPORT_MIN_S, timeout_s / 2))
     if isinstance(page_run, str):
         return Profiled(Status.OK, f"no SASS: {page_run}", kernels)
