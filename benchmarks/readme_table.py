@@ -3,7 +3,9 @@ the same precision, shape and mode, a row per mode and square size, a column per
 (FP32 SIMT levels in one table, the Tensor Core levels in the other). Each cell is the
 level's newest result there (kernels/results/rows.py's ``newest``: after ``record
 --update`` the re-measured run, not the one it replaced); † where the ratio compares runs
-at different SM clocks (the row model's clock comparison).
+at different SM clocks (the row model's clock comparison). Where the recording has
+launch_clocks events, a row per size gives the burst ratio at equal clocks: each side's
+TFLOPS per GHz of the clock inside its launches (``record --launch-clocks``).
 
     python benchmarks/readme_table.py [RECORDING] [--size N ...]
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import _smoke
@@ -24,7 +27,7 @@ from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.shape import Shape
 from gemmscope.kernels.protocol import recording
 from gemmscope.kernels.protocol.events import Mode
-from gemmscope.kernels.protocol.records import Result
+from gemmscope.kernels.protocol.records import LaunchClocks, Result
 from gemmscope.kernels.results.rows import newest, pct_text, rows_of, tflops_short
 
 BUNDLED = Path(__file__).resolve().parents[1] / "resources" / "sessions" / "h200-ladder.jsonl.gz"
@@ -39,10 +42,19 @@ def heading(level: registry.Level) -> str:
     return f"{level.id} ({precision}{', ' + level.arch if level.arch else ''})"
 
 
-def tables(results: list[Result], sizes: list[int]) -> list[str]:
+EQUAL = "equal clocks"  # a row's mode word for the ratio at the clocks inside the launches
+
+
+def tables(results: list[Result], sizes: list[int],
+           clocks: Iterable[LaunchClocks] = ()) -> list[str]:
+    """The tables; ``clocks``: the recording's launch_clocks events, which add a row per
+    size of the burst ratios at equal clocks inside the launches (record --launch-clocks)."""
     shown = newest(r for r in results if r.device_index == 0)
     cells: dict[tuple[str, str, Shape], str] = {}
-    for row in rows_of(shown):
+    for row in rows_of(shown, clocks=clocks):
+        r = row.result
+        if r.mode == Mode.BURST and row.in_launch and row.pct_equal_clocks is not None:
+            cells[(r.level, EQUAL, r.shape)] = f"({pct_text(row.pct_equal_clocks)})"
         r = row.result
         text = tflops_short(r.tflops)
         if row.pct_of_reference is not None:
@@ -59,11 +71,12 @@ def tables(results: list[Result], sizes: list[int]) -> list[str]:
     for group in (g for g in groups if g):
         out += ["| | " + " | ".join(heading(lv) for lv in group) + " |",
                 "|---|" + "---|" * len(group)]
-        for mode in MODES:
+        for mode in (*MODES, EQUAL):
             for n in sizes:
                 row = [cells.get((lv.id, mode, Shape(n, n, n)), "–") for lv in group]
                 if any(c != "–" for c in row):
-                    out.append(f"| {mode} {n}³ | " + " | ".join(row) + " |")
+                    name = f"burst {n}³ at equal clocks" if mode == EQUAL else f"{mode} {n}³"
+                    out.append(f"| {name} | " + " | ".join(row) + " |")
         out.append("")
     return out
 
@@ -77,10 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = (_smoke.support("synthetic_session").write(Path(tmp) / "synthetic.jsonl")
                 if args.smoke else args.recording)
-        session = recording.read_session(str(path), only=(Result,))
+        session = recording.read_session(str(path), only=(Result, LaunchClocks))
     sizes = args.size or ([4096, 8192] if not args.smoke else
                           sorted({r.M for r in session.results if r.M == r.N == r.K}))
-    for line in tables(session.results, sizes):
+    clocks = [e for e in session.events if isinstance(e, LaunchClocks)]
+    for line in tables(session.results, sizes, clocks):
         sys.stdout.write(line + "\n")
     return 0
 
