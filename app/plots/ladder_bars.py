@@ -69,8 +69,9 @@ class LadderBars(Chart):
     UNPAIRED_LEGEND = "no error bar: unpaired ratio (two runs one after the other)"
     PER_CLOCK_NOTE = "of the SM clock each run held"
     # where launch_clocks events gave the clocks inside the launches (record --launch-clocks)
-    PER_CLOCK_IN_LAUNCH_NOTE = "of the SM clock inside the launches"
-    PER_CLOCK_SOME_NOTE = "of the SM clock inside the launches where read, else held"
+    # (short: the title holds the shape and mode after it at 1280x720 on stage)
+    PER_CLOCK_IN_LAUNCH_NOTE = "SM clock in the launches"
+    PER_CLOCK_SOME_NOTE = "in-launch clock, else held"
     BEAM = 0.22  # an error bar's caps, in bar slots
     PAIR_OFFSET = 0.2  # burst bar left of the level's tick, sustained right
 
