@@ -55,7 +55,6 @@ def tables(results: list[Result], sizes: list[int],
         r = row.result
         if r.mode == Mode.BURST and row.in_launch and row.pct_equal_clocks is not None:
             cells[(r.level, EQUAL, r.shape)] = f"({pct_text(row.pct_equal_clocks)})"
-        r = row.result
         text = tflops_short(r.tflops)
         if row.pct_of_reference is not None:
             text += f" ({pct_text(row.pct_of_reference)})"

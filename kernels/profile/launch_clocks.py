@@ -26,7 +26,6 @@ gives nothing for has no numbers and the event says why: never made up.
 
 from __future__ import annotations
 
-import json
 import statistics
 import tempfile
 import time
@@ -40,10 +39,10 @@ from ..models.ncu_compare import NcuKernelRow, NcuParseError, parse_raw_csv
 from ..protocol.records import MAX_CLOCK_LAUNCHES
 from ..results.counts import counted
 from . import ncu
-from .ncu_reference import TIME_UNITS, raw_command, run_tool
+from .ncu_reference import TIME_METRIC, kernel_ms, raw_command, run_tool
+from .ncu_source_step import launch_report
 
 TYPE = "launch_clocks"
-TIME_METRIC = "gpu__time_duration.sum"
 CLOCK_METRIC = "sm__cycles_elapsed.avg.per_second"
 DEFAULT_LAUNCHES = 20
 DEFAULT_SIZE = 4096
@@ -67,11 +66,8 @@ def profile_command(exe: str, level_id: str, M: int, N: int, K: int, launches: i
 
 
 def _us(row: NcuKernelRow) -> float | None:
-    value = row.values.get(TIME_METRIC)
-    scale = TIME_UNITS.get(row.units.get(TIME_METRIC, "nsecond").strip().lower())
-    if value is None or scale is None or value <= 0:
-        return None
-    return value * scale * 1e3  # TIME_UNITS: to ms
+    ms = kernel_ms(row)
+    return ms * 1e3 if ms else None
 
 
 def _mhz(row: NcuKernelRow) -> float | None:
@@ -110,18 +106,6 @@ class Side:
                    statistics.median(m for _, m in timed), len(timed))
 
 
-def _launch_said(stdout: str) -> dict[str, Any]:
-    """The launch program's last JSON line (its level, kernel and check), or {}."""
-    for line in reversed(stdout.strip().splitlines()):
-        if line.startswith("{"):
-            try:
-                out = json.loads(line)
-            except ValueError:
-                return {}
-            return out if isinstance(out, dict) else {}
-    return {}
-
-
 def measure(exe: str, level_id: str, M: int, N: int, K: int, launches: int,
             timeout_s: float = TIMEOUT_S) -> Side:
     """One side: ncu on ``launches`` launches of the level or reference."""
@@ -130,7 +114,7 @@ def measure(exe: str, level_id: str, M: int, N: int, K: int, launches: int,
         done = run_tool(profile_command(exe, level_id, M, N, K, launches, report), timeout_s)
         if isinstance(done, str):
             return Side(reason=done)
-        said = _launch_said(done.stdout)
+        said = launch_report(done.stdout)
         if said.get("verified") is False:
             return Side(reason=f"{level_id} did not verify at {M}x{N}x{K} "
                                f"(rel. error {said.get('rel_err')})")

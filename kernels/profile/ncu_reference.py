@@ -92,12 +92,17 @@ def _int(value: float | None) -> int | None:
     return int(value) if value is not None and value >= 0 and value.is_integer() else None
 
 
-def launched(row: NcuKernelRow) -> dict[str, Any]:
-    """One kernel of the raw page as a ``LaunchedKernel``'s fields."""
+def kernel_ms(row: NcuKernelRow) -> float | None:
+    """A kernel's GPU time on the raw page (TIME_METRIC, in its unit) in ms; None where
+    ncu gave none or a unit this reader does not know."""
     ms = row.values.get(TIME_METRIC)
     scale = TIME_UNITS.get(row.units.get(TIME_METRIC, "nsecond").strip(), None)
-    out: dict[str, Any] = {"name": row.kernel[:2000],
-                           "ms": ms * scale if ms is not None and scale and ms >= 0 else None,
+    return ms * scale if ms is not None and scale and ms >= 0 else None
+
+
+def launched(row: NcuKernelRow) -> dict[str, Any]:
+    """One kernel of the raw page as a ``LaunchedKernel``'s fields."""
+    out: dict[str, Any] = {"name": row.kernel[:2000], "ms": kernel_ms(row),
                            "grid": dims(row.raw.get("Grid Size")),
                            "block": dims(row.raw.get("Block Size"))}
     for metric, name in LAUNCH_METRICS.items():
@@ -155,7 +160,7 @@ def profile(exe: str, level_id: str, M: int, N: int, K: int,
             status = Status.TIMEOUT if "ran past" in proc else Status.MISSING
             return Profiled(status, proc, command=cmd, seconds=seconds)
         said = proc.stderr + "\n" + proc.stdout
-        variant = ncu_source_step._launch_report(proc.stdout).get("variant")
+        variant = ncu_source_step.launch_report(proc.stdout).get("variant")
         variant = variant if isinstance(variant, str) else None
         rep = report.with_suffix(".ncu-rep")
         if "ERR_NVGPUCTRPERM" in said:

@@ -92,7 +92,7 @@ def _error_lines(text: str) -> list[str]:
     return (errors or lines)[-TAIL_LINES:]
 
 
-def _launch_report(stdout: str) -> dict[str, Any]:
+def launch_report(stdout: str) -> dict[str, Any]:
     """The launch's own JSON line (``kernels/engine/launch.py``), passed through by ncu."""
     for line in reversed(stdout.splitlines()):
         if line.startswith("{"):
@@ -136,7 +136,7 @@ def profile(exe: str, level_id: str, M: int, N: int, K: int, timeout_s: float = 
                            command=cmd)
         seconds = round(time.perf_counter() - t0, 1)
         said = proc.stderr + "\n" + proc.stdout
-        variant = _launch_report(proc.stdout).get("variant")
+        variant = launch_report(proc.stdout).get("variant")
         variant = variant if isinstance(variant, str) else None
         rep = report.with_suffix(".ncu-rep")
         if "ERR_NVGPUCTRPERM" in said:

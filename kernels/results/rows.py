@@ -208,13 +208,13 @@ class Row:
             percent(r.tflops, r.peak_tflops or peak_tflops)
         ref_clock = r.reference_sm_clock_mhz_avg if r.reference_tflops else \
             (reference.sm_clock_mhz_avg if reference is not None else None)
-        in_launch = clocks is not None and clocks.complete and pct_ref is not None and \
-            clocks.level == r.level and clocks.reference == ref_name
+        # the clocks inside the launches: of this level, its reference and both sides
+        used = clocks if clocks is not None and clocks.complete and pct_ref is not None and \
+            clocks.level == r.level and clocks.reference == ref_name else None
         return cls(r, pct_ref, ref_name if pct_ref is not None else None, pct_peak,
                    ref_clock if pct_ref is not None else None,
                    ref_tflops if pct_ref is not None else None,
-                   clocks.level_mhz if in_launch and clocks else None,
-                   clocks.ref_mhz if in_launch and clocks else None)
+                   used.level_mhz if used else None, used.ref_mhz if used else None)
 
     # ------------------------------------------------- the ratio's 95% interval
     @property
