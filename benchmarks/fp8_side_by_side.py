@@ -3,7 +3,7 @@ written for issue 34).
 
     python3 benchmarks/fp8_side_by_side.py DEEPGEMM [--out DIR] [--repeats 15]
         [--shapes 8192x8192x8192,...] [--levels fp8_block_scaled,fp8_stream_k,fp8_deep]
-        [--variant 'fp8_deep CL=1={"CL": 1}'] [--no-check]
+        [--variant 'fp8_deep CL=1={"CL": 1}'] [--no-check] [--deepgemm-no-multicast]
     python3 benchmarks/fp8_side_by_side.py --smoke  # CI: arguments and the table, no GPU
 
 DEEPGEMM is deepseek-ai/DeepGEMM's Python package as the anchors hold it: the tarball
@@ -28,6 +28,10 @@ process's CUDA context; a hang is ended by the child's time limit):
    DeepGEMM gets the very inputs of the first block-scaled level (E4M3 A and Bt, FP32
    scales per 1 x 128 of A and per 128 x 128 of Bt) and is checked against the same
    float64 product, and with its own calc_diff against a BF16 torch product.
+
+--deepgemm-no-multicast adds "DeepGEMM MC=1": DeepGEMM with its own tile, stages and grid
+but no 2-CTA multicast (its config picker's answer taken with the multicast set to one CTA,
+for its calls only), to tell what its clusters are worth beside the levels' one-CTA form.
 
 Every candidate writes C as BF16 (DeepGEMM, the levels, cuBLASLt FP8): like for like.
 Results go to DIR/fp8_side_by_side.jsonl; the table is printed last.
@@ -174,7 +178,14 @@ def child_time(args: argparse.Namespace) -> None:
                        if r["prep"].level.scaling.value == "blocks"
                        and r["prep"].level.library is None)
             dg_launch, dg_check = deepgemm_run(deep_gemm, src, stream)
-            runs = {"DeepGEMM": {"launch": dg_launch, "params": {}, **dg_check()}, **runs}
+            dg_runs = {"DeepGEMM": {"launch": dg_launch, "params": {}, **dg_check()}}
+            checks = {"DeepGEMM": dg_check}
+            if args.deepgemm_no_multicast:
+                mc1_launch, mc1_check = deepgemm_run(deep_gemm, src, stream, multicast=False)
+                dg_runs["DeepGEMM MC=1"] = {"launch": mc1_launch, "params": {"multicast": 1},
+                                            **mc1_check()}
+                checks["DeepGEMM MC=1"] = mc1_check
+            runs = {**dg_runs, **runs}
             names = list(runs)
             starts = {n: [cp.cuda.Event() for _ in range(args.repeats)] for n in names}
             ends = {n: [cp.cuda.Event() for _ in range(args.repeats)] for n in names}
@@ -196,8 +207,8 @@ def child_time(args: argparse.Namespace) -> None:
                 ms = [cp.cuda.get_elapsed_time(s, e) for s, e in zip(starts[n], ends[n],
                                                                    strict=True)]
                 r = runs[n]
-                after = dg_check() if n == "DeepGEMM" else _after(check(r["prep"].ops),
-                                                                   r["prep"])
+                after = checks[n]() if n in checks else _after(check(r["prep"].ops),
+                                                               r["prep"])
                 row = {"shape": [M, N, K], "candidate": n, "params": r["params"],
                        "median_ms": statistics.median(ms), "min_ms": min(ms),
                        "tflops": flops / (statistics.median(ms) * 1e-3) / 1e12,
@@ -206,15 +217,18 @@ def child_time(args: argparse.Namespace) -> None:
                        "deepgemm_diff": r["deepgemm_diff"], "calc_diff": r.get("calc_diff"),
                        "verified_after": after["verified"], "output": "bf16"}
                 print(json.dumps(row), flush=True)
-            del runs, dg_launch, dg_check
+            del runs, dg_runs, checks, dg_launch, dg_check
             cp.get_default_memory_pool().free_all_blocks()
             torch.cuda.empty_cache()
 
 
-def deepgemm_run(deep_gemm: Any, src: Any, stream: Any) -> tuple[Any, Any]:
+def deepgemm_run(deep_gemm: Any, src: Any, stream: Any,
+                 multicast: bool = True) -> tuple[Any, Any]:
     """DeepGEMM on operands `src` (a block-scaled level's): its launch on `stream`, after two
     warm-up launches (the first JIT-compiles), and a check of its output against the float64
-    product of the dequantized inputs (and its own calc_diff against that product in BF16)."""
+    product of the dequantized inputs (and its own calc_diff against that product in BF16).
+    multicast=False: its config picker's answer with the multicast set to one CTA (the
+    function its GEMM calls by module name is swapped for the call only)."""
     import cupy as cp
     import torch
 
@@ -227,9 +241,21 @@ def deepgemm_run(deep_gemm: Any, src: Any, stream: Any) -> tuple[Any, Any]:
     sb = torch.from_dlpack(src.scale_b)  # (N/128, K/128)
     out = torch.empty((M, N), dtype=torch.bfloat16, device="cuda")
 
+    picker = sys.modules["deep_gemm.jit_kernels.gemm"]
+    own = picker.get_best_configs
+
+    def one_cta(*args: Any, **kwargs: Any) -> Any:
+        sms, bm, bn, stages, _multicast, smem = own(*args, **kwargs)
+        return sms, bm, bn, stages, (1, True), smem
+
     def launch() -> None:
-        with torch.cuda.stream(stream):
-            deep_gemm.gemm_fp8_fp8_bf16_nt((a, sa), (b, sb), out)
+        if not multicast:
+            picker.get_best_configs = one_cta
+        try:
+            with torch.cuda.stream(stream):
+                deep_gemm.gemm_fp8_fp8_bf16_nt((a, sa), (b, sb), out)
+        finally:
+            picker.get_best_configs = own
 
     out.fill_(float("nan"))
     launch()
@@ -315,6 +341,8 @@ def main() -> None:
     ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--exclude", action="append", default=[])
     ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--deepgemm-no-multicast", action="store_true",
+                    help="also time DeepGEMM with its clusters' multicast off (MC=1)")
     ap.add_argument("--limit", type=float, default=240, help="seconds for the timing child")
     ap.add_argument("--check-limit", type=float, default=120, help="seconds for the checks")
     ap.add_argument("--child", choices=["check", "time"])
@@ -347,6 +375,8 @@ def main() -> None:
             "--levels", ",".join(args.levels)]
     for v in args.variant:
         argv += ["--variant", v]
+    if args.deepgemm_no_multicast:
+        argv.append("--deepgemm-no-multicast")
     Path(args.out).mkdir(parents=True, exist_ok=True)
     with open(Path(args.out) / "fp8_side_by_side.jsonl", "a") as log:
         exclude: list[str] = list(args.exclude)
