@@ -113,7 +113,8 @@ VARIANTS: list[Variant] = [
             "of its store instructions"),
     Variant("fdx_order_stsm", "fp8_deep_x", {"ORDER": 1, "STSM": 1}, "their sum"),
     Variant("fp8_deep_x", "fp8_deep_x", {},
-            "the attempt source with default switches: the level's SASS, so its ratio"),
+            "the attempt source with default switches: the level's SASS before stretch 18 "
+            "(its scales by the producer's lanes), so that level's ratio"),
     # round 6, SIMT (Nsight Compute beside cuBLAS FP32 at 4096^3, 2026-12-04: cuBLAS runs
     # sm80_xmma_gemm_f32f32_..._tilesize256x128x8_stage3_warpsize4x2x1_ffma, the same 512
     # blocks of 256 threads and 64 x 64 warp tiles, and issues 89% of cycles against the

@@ -1,7 +1,9 @@
-// Attempts on fp8_deep (issue 42), not a level: kernels/cuda/fp8_deep.cu's kernel with two
-// switches, timed by benchmarks/kernel_attempts.py against cuBLASLt FP8. With ORDER = STSM
-// = 0 it is the level's kernel (the level's file is included for its helpers; its own
-// template is not instantiated here).
+// Attempts on fp8_deep (issue 42), not a level: kernels/cuda/fp8_deep.cu's kernel as round 6
+// left it, with two switches, timed by benchmarks/kernel_attempts.py against cuBLASLt FP8.
+// With ORDER = STSM = 0 it was the level's kernel until stretch 18, when the level's row
+// scales of A came by TMA (two more kernel arguments, which this kernel does not take: the
+// launch passes them and it ignores them). The level's file is included for its helpers; its
+// own template is not instantiated here.
 //   ORDER 1: the two consumer warpgroups issue their wgmma groups in turn (warpgroup 0's
 //         sub-tile, warpgroup 1's, warpgroup 0's next, ...), each waiting on a named
 //         barrier for the other's last issue. Nsight Compute put 39% of fp8_deep's samples

@@ -11,14 +11,17 @@
 //     per row of the tile);
 //   - CL = 2 (a switch; the level runs CL = 1, which measured 6-20% faster here): 2-CTA
 //     clusters whose two CTAs take neighbouring tiles of one tile row, so they share the A
-//     tile: each loads half of it by TMA multicast into both CTAs' shared memory, which
-//     halves A's traffic from L2 (a third of the stage's bytes). A stage is refilled when
+//     tile: the first CTA loads it by TMA multicast into both CTAs' shared memory (DeepGEMM's
+//     form; each loading half for both measured 7% slower), which halves A's traffic from
+//     L2 (a third of the stage's bytes). A stage is refilled when
 //     both CTAs' consumers freed it (each consumer warpgroup arrives on the "empty"
 //     barrier of both CTAs);
-//   - the scales travel with the stage: the producer warp copies the tile's 256 row scales
-//     of A and its (up to two) block scales of Bt for the K block into the stage with 4-byte
-//     cp.async whose completion arrives on the stage's "full" barrier, so the consumers'
-//     K loop has no scale loads from L2, no cp.async waits and no warpgroup barrier;
+//   - the scales travel with the stage: the tile's 256 row scales of A for the K block come
+//     by TMA with the stage's data (one box; where M % 4 != 0 the row pitch cannot be
+//     mapped, and the producer warp's 32 lanes copy them with 4-byte cp.async), and its (up
+//     to two) block scales of Bt by two lanes' cp.async, whose completion arrives on the
+//     stage's "full" barrier: the consumers' K loop has no scale loads from L2, no cp.async
+//     waits and no warpgroup barrier;
 //   - the epilogue stages each warpgroup's 128 x BN BF16 results in its own shared-memory
 //     buffer and stores them with TMA without waiting: the buffer is reused one tile later.
 // Tiles are walked in groups of GW tile columns, row by row inside a group (neighbouring
@@ -253,7 +256,8 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
              const __grid_constant__ GsTensorMap tmB, const __grid_constant__ GsTensorMap tmC,
              unsigned short* __restrict__ C, int tma_c, float* __restrict__ ws,
              int* __restrict__ flags, const float* __restrict__ scale_a,
-             const float* __restrict__ scale_b) {
+             const float* __restrict__ scale_b, const __grid_constant__ GsTensorMap tmS,
+             int tma_s) {
     static_assert(BM == 256 && BK == 128, "two warpgroups of two 64-row sub-tiles; K blocks of 128");
     static_assert(BN % 8 == 0 && BN >= 64 && BN <= 128, "one wgmma.m64nBNk32 per sub-tile");
     static_assert(CL == 1 || CL == 2, "clusters of one or two CTAs");
@@ -274,6 +278,11 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     unsigned char* const b_base = smem + STAGES * A_BYTES;
     unsigned char* const c_base = b_base + STAGES * B_BYTES;
     float* const sc_base = reinterpret_cast<float*>(c_base + 2 * C_BYTES);
+    // The stages' scales: with tma_s, stage s's 256 row scales of A at sc_base + 256 s (a
+    // TMA box, 1024-byte aligned) and its Bt scales at sb_base + 4 s; without, SC_FLOATS a
+    // stage at sc_base + SC_FLOATS s, the Bt scales after the row scales. Both fit the
+    // SC_FLOATS a stage that the host reserves.
+    float* const sb_base = sc_base + 256 * STAGES;
 
     const int wg = __shfl_sync(0xffffffff, threadIdx.x / 128, 0);
     const int tm = GS_CEIL_DIV(M, BM), tn = GS_CEIL_DIV(N, BN);
@@ -281,7 +290,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     const unsigned rank = CL == 2 ? gs_dp_sreg_cluster_rank() : 0;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
-            gs_mbar_init(&full[s], 1 + 32);  // the TMA bytes' arrival, 32 lanes' scale copies
+            gs_mbar_init(&full[s], 1 + (tma_s ? 2 : 32));  // the TMA bytes' arrival, the lanes' scale copies
             gs_mbar_init(&empty[s], (WREL == 2 ? 8 : 2) * CL);  // each consumer warp (WREL 2) or warpgroup of the cluster
         }
         gs_mbar_fence_init();
@@ -306,75 +315,98 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             if (lane == 0) {
                 gs_tma_prefetch_map(&tmA);
                 gs_tma_prefetch_map(&tmB);
+                if (tma_s) gs_tma_prefetch_map(&tmS);
             }
             GS_TRACE_LANE(lane == 0);
             GS_TRACE(LANE_START, -1, 0);
-            int uses = 0, t;
-            bool peer;
-            while (sched.next(t, peer)) {
-                int bm, bn;
-                gs_dp_tile(t, tm, tn, GW, bm, bn);
-                bool multicast = false;
-                if (CL == 2 && peer) {
-                    int pm, pn;
-                    gs_dp_tile(t ^ 1, tm, tn, GW, pm, pn);
-                    multicast = pm == bm;
-                }
-                // the lane's scale sources: rows bm * BM + lane + 32 j of A (K block ks at
-                // + ks * M), and lanes 0 and 1 the tile's two scale blocks of Bt
-                const float* pa = scale_a + bm * BM + lane;
-                unsigned rows_ok = 0;
+            // The row scales of A come by TMA with the stage's data where the host could map
+            // them (tma_s: M % 4 == 0, a 16-byte row pitch), else by the 32 lanes' cp.async.
+            // `produce` is inlined once for each value, so the TMA form's loop holds no
+            // registers for the lanes' copies (one loop for both spilled in the producer's
+            // 56 registers, and the lanes' arrivals on "full" were 32 a stage, now 2).
+            auto produce = [&](const bool by_tma) {  // inlined twice: a loop for each value
+                int uses = 0, t;
+                bool peer;
+                while (sched.next(t, peer)) {
+                    int bm, bn;
+                    gs_dp_tile(t, tm, tn, GW, bm, bn);
+                    bool multicast = false;
+                    if (CL == 2 && peer) {
+                        int pm, pn;
+                        gs_dp_tile(t ^ 1, tm, tn, GW, pm, pn);
+                        multicast = pm == bm;
+                    }
+                    // the lane's scale sources: rows bm * BM + lane + 32 j of A (K block ks at
+                    // + ks * M), and lanes 0 and 1 the tile's two scale blocks of Bt
+                    const float* pa = scale_a + bm * BM + lane;
+                    unsigned rows_ok = 0;
 #pragma unroll
-                for (int j = 0; j < 8; ++j) rows_ok |= (bm * BM + lane + 32 * j < M) << j;
-                const int nb = bn * BN / 128 + lane;
-                const bool b_ok = lane < 2 && nb < nb_count;
-                const float* pb = scale_b + (long long)(b_ok ? nb : 0) * ksteps;
-                auto fill = [&](int s, int ks) {
-                    gs_mbar_wait(&empty[s], (uses & 1) ^ 1);
-                    unsigned char* a_dst = a_base + s * A_BYTES;
-                    if (lane == 0) {
-                        gs_mbar_arrive_expect_tx(&full[s], A_BYTES + B_BYTES);
-                        if (multicast) {
-                            gs_dp_tma_load_multicast(a_dst + rank * HALF_A, &tmA, &full[s],
-                                                     ks * BK, bm * BM + rank * 128, 0x3);
-                        } else {
-                            gs_tma_load_2d(a_dst, &tmA, &full[s], ks * BK, bm * BM);
-                            gs_tma_load_2d(a_dst + HALF_A, &tmA, &full[s], ks * BK, bm * BM + 128);
+                    for (int j = 0; j < 8; ++j) rows_ok |= (bm * BM + lane + 32 * j < M) << j;
+                    const int nb = bn * BN / 128 + lane;
+                    const bool b_ok = lane < 2 && nb < nb_count;
+                    const float* pb = scale_b + (long long)(b_ok ? nb : 0) * ksteps;
+                    auto fill = [&](int s, int ks) {
+                        gs_mbar_wait(&empty[s], (uses & 1) ^ 1);
+                        unsigned char* a_dst = a_base + s * A_BYTES;
+                        if (lane == 0) {
+                            gs_mbar_arrive_expect_tx(&full[s], A_BYTES + B_BYTES + (by_tma ? 1024 : 0));
+                            if (by_tma) gs_tma_load_2d(sc_base + 256 * s, &tmS, &full[s], bm * BM, ks);
+                            if (multicast) {  // rank 0 loads the whole A tile into both CTAs
+                                if (rank == 0) {
+                                    gs_dp_tma_load_multicast(a_dst, &tmA, &full[s], ks * BK, bm * BM, 0x3);
+                                    gs_dp_tma_load_multicast(a_dst + HALF_A, &tmA, &full[s], ks * BK,
+                                                             bm * BM + 128, 0x3);
+                                }
+                            } else {
+                                gs_tma_load_2d(a_dst, &tmA, &full[s], ks * BK, bm * BM);
+                                gs_tma_load_2d(a_dst + HALF_A, &tmA, &full[s], ks * BK, bm * BM + 128);
+                            }
+                            gs_tma_load_2d(b_base + s * B_BYTES, &tmB, &full[s], ks * BK, bn * BN);
                         }
-                        gs_tma_load_2d(b_base + s * B_BYTES, &tmB, &full[s], ks * BK, bn * BN);
-                    }
-                    GS_TRACE_DO(unsigned gs_issued_at = 0; if (gs_tr.samples(ks)) gs_issued_at = gs_tr.clock_lo();)  // the loads' issue, in sampled steps only; recorded after the scales' arrival, which the record held up
-                    float* sc = sc_base + s * SC_FLOATS + lane;
-                    const float* src = pa + (long long)ks * M;
+                        GS_TRACE_DO(unsigned gs_issued_at = 0; if (gs_tr.samples(ks)) gs_issued_at = gs_tr.clock_lo();)  // the loads' issue, in sampled steps only; recorded after the scales' arrival, which the record held up
+                        if (by_tma) {
+                            if (lane < 2) {
+                                gs_cp_async4(sb_base + 4 * s + lane, b_ok ? pb + ks : scale_b, b_ok);
+                                gs_dp_cp_async_arrive(&full[s]);
+                            }
+                        } else {
+                            float* sc = sc_base + s * SC_FLOATS + lane;
+                            const float* src = pa + (long long)ks * M;
 #pragma unroll
-                    for (int j = 0; j < 8; ++j) {
-                        const bool ok = (rows_ok >> j) & 1;
-                        gs_cp_async4(sc + 32 * j, ok ? src + 32 * j : scale_a, ok);
-                    }
-                    if (lane < 2) gs_cp_async4(sc + 256, b_ok ? pb + ks : scale_b, b_ok);
-                    gs_dp_cp_async_arrive(&full[s]);
-                    GS_TRACE_DO(gs_tr.put_p(GS_TR_LOAD_ISSUED, t, ks, true, gs_issued_at);)  // the warp's writer (lane 0) stores; a branch the same in every lane
-                };
-                auto pass = [&](int s) {  // a stage past K: no data, every arrival
-                    gs_mbar_wait(&empty[s], (uses & 1) ^ 1);
-                    gs_mbar_arrive(&full[s]);
-                    if (lane == 0) gs_mbar_arrive(&full[s]);
-                };
-                for (int r = 0; r < rounds; ++r, ++uses) {
+                            for (int j = 0; j < 8; ++j) {
+                                const bool ok = (rows_ok >> j) & 1;
+                                gs_cp_async4(sc + 32 * j, ok ? src + 32 * j : scale_a, ok);
+                            }
+                            if (lane < 2) gs_cp_async4(sc + 256, b_ok ? pb + ks : scale_b, b_ok);
+                            gs_dp_cp_async_arrive(&full[s]);
+                        }
+                        GS_TRACE_DO(gs_tr.put_p(GS_TR_LOAD_ISSUED, t, ks, true, gs_issued_at);)  // the warp's writer (lane 0) stores; a branch the same in every lane
+                    };
+                    auto pass = [&](int s) {  // a stage past K: no data, every arrival
+                        gs_mbar_wait(&empty[s], (uses & 1) ^ 1);
+                        if (!by_tma || lane < 2) gs_mbar_arrive(&full[s]);
+                        if (lane == 0) gs_mbar_arrive(&full[s]);
+                    };
+                    for (int r = 0; r < rounds; ++r, ++uses) {
 #pragma unroll
-                    for (int s = 0; s < STAGES; ++s) fill(s, r * STAGES + s);
+                        for (int s = 0; s < STAGES; ++s) fill(s, r * STAGES + s);
+                    }
+                    if (tail) {
+#pragma unroll
+                        for (int s = 0; s < STAGES; ++s) {
+                            if (s < tail)
+                                fill(s, rounds * STAGES + s);
+                            else
+                                pass(s);
+                        }
+                        ++uses;
+                    }
                 }
-                if (tail) {
-#pragma unroll
-                    for (int s = 0; s < STAGES; ++s) {
-                        if (s < tail)
-                            fill(s, rounds * STAGES + s);
-                        else
-                            pass(s);
-                    }
-                    ++uses;
-                }
-            }
+            };
+            if (tma_s)
+                produce(true);
+            else
+                produce(false);
             GS_TRACE(LANE_END, -1, 0);
         }
     } else {
@@ -387,6 +419,18 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         const int lr = (t128 / 32) * 16 + (t128 % 32) / 4;  // rows lr, lr + 8 of a sub-tile
         unsigned char* const cbuf = c_base + c * C_BYTES;
         float acc[2][R], tmp[R];
+        // The shared-memory addresses the K loop needs, computed once and held: opaque to
+        // the compiler (the empty asm), which otherwise recomputed them from %tid and the
+        // CTA's cluster id (S2R) between a stage's wait and its first wgmma, so that the
+        // warpgroup's four warps reached the wgmma apart (Nsight Compute: "warpgroup
+        // arrive" stalls 2.6 times DeepGEMM's). Measured with the scales by TMA: +2.8-3.2%.
+        unsigned q_sa = gs_smem_addr(sc_base) + 4 * (c * 128 + lr);  // this thread's row scales, stage 0
+        unsigned q_sb = tma_s ? gs_smem_addr(sb_base) : gs_smem_addr(sc_base) + 4 * 256;
+        unsigned q_stride = tma_s ? 4 * 256 : 4 * SC_FLOATS;  // a stage's scales, bytes apart
+        unsigned q_sbstride = tma_s ? 16 : 4 * SC_FLOATS;
+        unsigned q_empty = gs_smem_addr(&empty[0]), q_full = gs_smem_addr(&full[0]);
+        unsigned q_rel = releaser;
+        asm volatile("" : "+r"(q_sa), "+r"(q_sb), "+r"(q_stride), "+r"(q_sbstride), "+r"(q_empty), "+r"(q_full), "+r"(q_rel));
         int uses = 0, t;
         bool peer;
         GS_TRACE_LANE(leader);
@@ -405,8 +449,8 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
 #pragma unroll
                 for (int i = 0; i < R; ++i) acc[w][i] = 0.f;
             auto release = [&](int s) {  // the stage is free for both CTAs' producers
-                if (!releaser) return;
-                gs_mbar_arrive(&empty[s]);
+                if (!q_rel) return;
+                asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(q_empty + 8 * s) : "memory");
                 if constexpr (CL == 2) {
                     if (peer)
                         gs_dp_arrive_remote(&empty[s], rank ^ 1);
@@ -415,19 +459,23 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 }
             };
             auto kblock = [&](int s) {
-                gs_mbar_wait(&full[s], uses & 1);
+                asm volatile(
+                    "{\n.reg .pred done;\nGSQ_WAIT_%=:\n"
+                    "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                    "@!done bra GSQ_WAIT_%=;\n}\n" ::"r"(q_full + 8 * s), "r"(uses & 1) : "memory");
                 GS_TRACE_DO(const int gs_k = (uses - gs_uses0) * STAGES + s;)
                 GS_TRACE_DO(const bool gs_sampled = gs_tr.samples(gs_k);)
                 GS_TRACE_DO(unsigned gs_ready_at = 0; if (gs_sampled) gs_ready_at = gs_tr.clock_lo();)  // a clock read in the sampled steps only (a uniform branch)
-                const unsigned sc = gs_smem_addr(sc_base + s * SC_FLOATS);
+                const unsigned sc = q_sa + s * q_stride;
+                const unsigned scb = q_sb + s * q_sbstride;
                 float sa[2][2];
 #pragma unroll
                 for (int w = 0; w < 2; ++w)
 #pragma unroll
                     for (int h = 0; h < 2; ++h)
-                        sa[w][h] = gs_dp_lds(sc + 4 * (c * 128 + w * 64 + lr + 8 * h));
-                const float sb0 = gs_dp_lds(sc + 4 * 256);
-                const float sb1 = UNIFORM ? sb0 : gs_dp_lds(sc + 4 * 257);
+                        sa[w][h] = gs_dp_lds(sc + 4 * (w * 64 + 8 * h));
+                const float sb0 = gs_dp_lds(scb);
+                const float sb1 = UNIFORM ? sb0 : gs_dp_lds(scb + 4);
                 const unsigned long long db = gs_wgmma_desc_sw128(b_base + s * B_BYTES);
 #pragma unroll
                 for (int w = 0; w < 2; ++w) {
@@ -523,7 +571,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             }
             GS_TRACE_C(TILE_END, t, ksteps);
         }
-        if (tma_c && leader) gs_bulk_wait<0>();
+        if (tma_c && leader) gs_bulk_wait_read<0>();  // the last stores have read the buffer; their writes end on their own
         GS_TRACE(LANE_END, -1, 0);
     }
     if constexpr (CL == 2) gs_dp_cluster_sync();  // no CTA leaves while its peer may signal it

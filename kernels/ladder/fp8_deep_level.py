@@ -87,10 +87,12 @@ FP8_DEEP = Level(
          "consumer warpgroup runs two 64-row sub-tiles, each one wgmma.m64nBNk32 group, one "
          "wait and one promotion per 128 of K for the whole tile width; each tile's K "
          "blocks start at stage 0 so every stage index is a compile-time constant; the "
-         "scales copied into each stage by the producer (cp.async completing on the "
-         "stage's barrier); C staged per warpgroup and stored by TMA without waiting; the "
-         "grid shrunk to the fewest SMs that give the same waves. CL=2 (2-CTA clusters "
-         "multicasting the shared A tile) is a switch, measured slower.",
+         "row scales of A carried into each stage by TMA with its data (by the producer's "
+         "lanes where M % 4 != 0) and the Bt scales by two lanes' cp.async, all completing "
+         "on the stage's barrier; the consumers' shared addresses held in registers across "
+         "the K loop; C staged per warpgroup and stored by TMA without waiting; the grid "
+         "shrunk to the fewest SMs that give the same waves. CL=2 (2-CTA clusters, the first "
+         "CTA multicasting the shared A tile to both) is a switch, measured slower.",
     follows="DeepGEMM (deepseek-ai, daec8fd): fp8_gemm.cuh's schedule and its block-size "
             "heuristics; PTX ISA: multicast::cluster, mapa, cp.async.mbarrier.arrive",
     source="fp8_deep.cu", kernel="fp8gemm_deep",
@@ -101,12 +103,15 @@ FP8_DEEP = Level(
     k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
     output_format=OutputFormat.BF16, dyn_smem=deep_smem,
     notes="Measured beside DeepGEMM in one timing loop (benchmarks/fp8_side_by_side.py, H200, "
-          "burst, 1980 MHz): 1356 against 1435 TFLOPS at 8192^3, 0.88-0.96x DeepGEMM at its "
-          "shapes, ahead of fp8_block_scaled everywhere but N = 2112. What limits it: "
+          "burst, 1980 MHz): 1387 against 1425 TFLOPS at 8192^3, 0.87-0.98x DeepGEMM at its "
+          "eight shapes, ahead of fp8_block_scaled at every one. What limits it: "
           "Nsight Compute at 4096^3 puts its instructions at DeepGEMM's count and its warps "
           "longer in the wgmma's waits; one thread per warpgroup arriving on a stage's "
           "barrier made its warp late to the next wgmma, so every warp now arrives (WREL 2: "
-          "+0.8-2.2%). Left: C staged by per-thread stores where DeepGEMM uses stmatrix, "
-          "the scales copied by 32 producer lanes where DeepGEMM uses TMA. DeepGEMM's A "
-          "multicast over 2-CTA clusters gains there; here (CL=2) it lost 6-20%, cause not "
-          "found.")
+          "+0.8-2.2%). Stretch 18 (beside DeepGEMM with its multicast off, which it gains "
+          "0-2.5% from): the row scales by TMA and the consumers' addresses held (the "
+          "compiler had recomputed them from %tid before each K block's first wgmma, so a "
+          "warpgroup's warps reached it apart): +2.8-3.2%, 0.95-0.97x DeepGEMM at 4096^3, "
+          "8192^3 and 4096x7168x16384, 0.87 at K = 512. Left: the wgmma waits are still "
+          "longer than DeepGEMM's (Nsight Compute before the addresses were held: its tensor "
+          "pipe 80.5% busy against 85.4%).")

@@ -6,7 +6,8 @@ What differs from fp8_block_scaled's model (hopper_fp8.py): a 256 x BN tile; eac
 two consumer warpgroups owns 128 rows as two 64-row sub-tiles (one wgmma.m64nBNk32 group
 and one promotion each per K block); the ring holds A stages, then Bt stages, then each
 warpgroup's C staging buffer, then per stage the K block's scales (256 row scales of A,
-two block scales of Bt), which the producer warp copies with cp.async; the tiles are
+two block scales of Bt), which the producer warp copies with cp.async (the level's row scales
+come by TMA where M % 4 == 0; the model draws the lanes' copies, its form elsewhere); the tiles are
 walked in groups of GW tile columns, row by row; the grid is the level's grid rule; each
 tile's K blocks start at stage 0.
 """

@@ -124,3 +124,21 @@ def test_launch_plan_follows_the_parameters_the_kernel_was_built_with():
     # a run given BN = 88 (and clusters): boxes of 88 rows, 384 tiles in 3 waves on 128 CTAs
     bn, grid = deep_plan(level, {**level.params, "BN": 88, "CL": 2}, 4096, 2112, 132)
     assert (bn, grid) == (88, (128, 1, 1))
+
+
+@pytest.mark.parametrize("M, by_tma", [(4096, True), (300, True), (7, False), (4099, False),
+                                       (513, False), (2048, True)])
+def test_row_scales_go_by_tma_where_their_row_pitch_is_a_multiple_of_16_bytes(M, by_tma):
+    """A's row scales are K/128 rows of M floats: a tensor map needs a 16-byte row pitch;
+    elsewhere the kernel's producer lanes copy them (the GPU tests run both forms)."""
+    from gemmscope.kernels.engine.deep_launch import scales_by_tma
+
+    assert scales_by_tma(M) is by_tma
+
+
+def test_the_kernel_takes_the_scale_map_and_its_switch_last():
+    """The launch appends the row scales' map and whether to use it: the kernel's last two
+    parameters, and the producer loads the box at the tile's first row and the K block."""
+    source = (cuda_dir() / "fp8_deep.cu").read_text(encoding="utf-8")
+    assert ("const __grid_constant__ GsTensorMap tmS,\n             int tma_s) {" in source)
+    assert "gs_tma_load_2d(sc_base + 256 * s, &tmS, &full[s], bm * BM, ks)" in source
