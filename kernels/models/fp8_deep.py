@@ -42,9 +42,10 @@ class Fp8Deep(WarpSpecialized):
              "consumer warpgroup two 64-row sub-tiles of one wgmma.m64nBNk32 group each, "
              "waited for and promoted one after the other; per K block a consumer thread "
              "reads its four row scales of A and the tile's Bt block scale(s) from the "
-             "stage (LDS), which the producer warp copied there (cp.async, 4 bytes, eight "
-             "a lane); C is staged per warpgroup (128-byte swizzle in 64 x 64 chunks, or "
-             "plain rows where BN % 64 != 0) and stored by TMA.")
+             "stage (LDS), which came there by one TMA box with the stage's data (the "
+             "producer's lanes' cp.async where M % 4 != 0, drawn here); C is staged per "
+             "warpgroup (128-byte swizzle in 64 x 64 chunks, or plain rows where BN % 64 "
+             "!= 0) and stored by TMA.")
 
     def setup(self, p: dict[str, int]) -> None:
         self.bm, self.bn, self.bk = p["BM"], p["BN"], p["BK"]
