@@ -1,9 +1,10 @@
 // Attempts on fp8_deep (issue 42), not a level: kernels/cuda/fp8_deep.cu's kernel as round 6
 // left it, with two switches, timed by benchmarks/kernel_attempts.py against cuBLASLt FP8.
 // With ORDER = STSM = 0 it was the level's kernel until stretch 18, when the level's row
-// scales of A came by TMA (two more kernel arguments, which this kernel does not take: the
-// launch passes them and it ignores them). The level's file is included for its helpers; its
-// own template is not instantiated here.
+// scales of A came by TMA (SCT 1: a template parameter, taken and unused here, and one more
+// kernel argument, the scales' map, which this kernel does not take: the launch passes it
+// and it is ignored). The level's file is included for its helpers; its own template is not
+// instantiated here.
 //   ORDER 1: the two consumer warpgroups issue their wgmma groups in turn (warpgroup 0's
 //         sub-tile, warpgroup 1's, warpgroup 0's next, ...), each waiting on a named
 //         barrier for the other's last issue. Nsight Compute put 39% of fp8_deep's samples
@@ -61,8 +62,8 @@ __device__ __forceinline__ void gs_dx_stage_c_stmatrix(float (&acc)[2][BN / 2], 
     }
 }
 
-template <int BM, int BN, int BK, int STAGES, int CL, int GW, int WREL, int ORDER, int STSM,
-          bool VEC>
+template <int BM, int BN, int BK, int STAGES, int CL, int GW, int WREL, int SCT, int ORDER,
+          int STSM, bool VEC>  // SCT: the level's since stretch 18, unused here (the lanes copy)
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(384, 1)
 fp8gemm_deep_x(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
              const __grid_constant__ GsTensorMap tmB, const __grid_constant__ GsTensorMap tmC,

@@ -17,11 +17,11 @@
 //     both CTAs' consumers freed it (each consumer warpgroup arrives on the "empty"
 //     barrier of both CTAs);
 //   - the scales travel with the stage: the tile's 256 row scales of A for the K block come
-//     by TMA with the stage's data (one box; where M % 4 != 0 the row pitch cannot be
-//     mapped, and the producer warp's 32 lanes copy them with 4-byte cp.async), and its (up
-//     to two) block scales of Bt by two lanes' cp.async, whose completion arrives on the
-//     stage's "full" barrier: the consumers' K loop has no scale loads from L2, no cp.async
-//     waits and no warpgroup barrier;
+//     by TMA with the stage's data (SCT 1, one box; where M % 4 != 0 the row pitch cannot
+//     be mapped, and with SCT 0 the producer warp's 32 lanes copy them with 4-byte
+//     cp.async), and its (up to two) block scales of Bt by two lanes' cp.async, whose
+//     completion arrives on the stage's "full" barrier: the consumers' K loop has no scale
+//     loads from L2, no cp.async waits and no warpgroup barrier;
 //   - the epilogue stages each warpgroup's 128 x BN BF16 results in its own shared-memory
 //     buffer and stores them with TMA without waiting: the buffer is reused one tile later.
 // Tiles are walked in groups of GW tile columns, row by row inside a group (neighbouring
@@ -250,14 +250,13 @@ struct GsDpSchedule {
 // WREL 1: one thread per warpgroup arrives, and its warp reaches the next wgmma late
 // (Nsight Compute: "warpgroup arrive" stalls at the wgmma, 4.6x DeepGEMM's). Measured
 // beside each other: WREL 2 +0.8% (4096^3) to +2.2% (4096 x 7168 x 16384).
-template <int BM, int BN, int BK, int STAGES, int CL, int GW, int WREL, bool VEC>
+template <int BM, int BN, int BK, int STAGES, int CL, int GW, int WREL, int SCT, bool VEC>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(384, 1)
 fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
              const __grid_constant__ GsTensorMap tmB, const __grid_constant__ GsTensorMap tmC,
              unsigned short* __restrict__ C, int tma_c, float* __restrict__ ws,
              int* __restrict__ flags, const float* __restrict__ scale_a,
-             const float* __restrict__ scale_b, const __grid_constant__ GsTensorMap tmS,
-             int tma_s) {
+             const float* __restrict__ scale_b, const __grid_constant__ GsTensorMap tmS) {
     static_assert(BM == 256 && BK == 128, "two warpgroups of two 64-row sub-tiles; K blocks of 128");
     static_assert(BN % 8 == 0 && BN >= 64 && BN <= 128, "one wgmma.m64nBNk32 per sub-tile");
     static_assert(CL == 1 || CL == 2, "clusters of one or two CTAs");
@@ -278,9 +277,9 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     unsigned char* const b_base = smem + STAGES * A_BYTES;
     unsigned char* const c_base = b_base + STAGES * B_BYTES;
     float* const sc_base = reinterpret_cast<float*>(c_base + 2 * C_BYTES);
-    // The stages' scales: with tma_s, stage s's 256 row scales of A at sc_base + 256 s (a
-    // TMA box, 1024-byte aligned) and its Bt scales at sb_base + 4 s; without, SC_FLOATS a
-    // stage at sc_base + SC_FLOATS s, the Bt scales after the row scales. Both fit the
+    // The stages' scales: with SCT 1, stage s's 256 row scales of A at sc_base + 256 s (a
+    // TMA box, 1024-byte aligned) and its Bt scales at sb_base + 4 s; with SCT 0, SC_FLOATS
+    // a stage at sc_base + SC_FLOATS s, the Bt scales after the row scales. Both fit the
     // SC_FLOATS a stage that the host reserves.
     float* const sb_base = sc_base + 256 * STAGES;
 
@@ -290,7 +289,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     const unsigned rank = CL == 2 ? gs_dp_sreg_cluster_rank() : 0;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
-            gs_mbar_init(&full[s], 1 + (tma_s ? 2 : 32));  // the TMA bytes' arrival, the lanes' scale copies
+            gs_mbar_init(&full[s], 1 + (SCT ? 2 : 32));  // the TMA bytes' arrival, the lanes' scale copies
             gs_mbar_init(&empty[s], (WREL == 2 ? 8 : 2) * CL);  // each consumer warp (WREL 2) or warpgroup of the cluster
         }
         gs_mbar_fence_init();
@@ -315,98 +314,92 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             if (lane == 0) {
                 gs_tma_prefetch_map(&tmA);
                 gs_tma_prefetch_map(&tmB);
-                if (tma_s) gs_tma_prefetch_map(&tmS);
+                if constexpr (SCT) gs_tma_prefetch_map(&tmS);
             }
             GS_TRACE_LANE(lane == 0);
             GS_TRACE(LANE_START, -1, 0);
-            // The row scales of A come by TMA with the stage's data where the host could map
-            // them (tma_s: M % 4 == 0, a 16-byte row pitch), else by the 32 lanes' cp.async.
-            // `produce` is inlined once for each value, so the TMA form's loop holds no
-            // registers for the lanes' copies (one loop for both spilled in the producer's
-            // 56 registers, and the lanes' arrivals on "full" were 32 a stage, now 2).
-            auto produce = [&](const bool by_tma) {  // inlined twice: a loop for each value
-                int uses = 0, t;
-                bool peer;
-                while (sched.next(t, peer)) {
-                    int bm, bn;
-                    gs_dp_tile(t, tm, tn, GW, bm, bn);
-                    bool multicast = false;
-                    if (CL == 2 && peer) {
-                        int pm, pn;
-                        gs_dp_tile(t ^ 1, tm, tn, GW, pm, pn);
-                        multicast = pm == bm;
-                    }
-                    // the lane's scale sources: rows bm * BM + lane + 32 j of A (K block ks at
-                    // + ks * M), and lanes 0 and 1 the tile's two scale blocks of Bt
-                    const float* pa = scale_a + bm * BM + lane;
-                    unsigned rows_ok = 0;
+            // The row scales of A come by TMA with the stage's data (SCT 1: the host picks it
+            // where it can map them, M % 4 == 0, a 16-byte row pitch), else by the 32 lanes'
+            // cp.async (SCT 0). A template parameter, not a flag: with both forms in one
+            // kernel the trace build's consumers spilled (NVRTC 13.0), and the lanes' copies
+            // held registers the TMA form does not need.
+            int uses = 0, t;
+            bool peer;
+            while (sched.next(t, peer)) {
+                int bm, bn;
+                gs_dp_tile(t, tm, tn, GW, bm, bn);
+                bool multicast = false;
+                if (CL == 2 && peer) {
+                    int pm, pn;
+                    gs_dp_tile(t ^ 1, tm, tn, GW, pm, pn);
+                    multicast = pm == bm;
+                }
+                // the lane's scale sources: rows bm * BM + lane + 32 j of A (K block ks at
+                // + ks * M), and lanes 0 and 1 the tile's two scale blocks of Bt
+                const float* pa = scale_a + bm * BM + lane;
+                unsigned rows_ok = 0;
 #pragma unroll
-                    for (int j = 0; j < 8; ++j) rows_ok |= (bm * BM + lane + 32 * j < M) << j;
-                    const int nb = bn * BN / 128 + lane;
-                    const bool b_ok = lane < 2 && nb < nb_count;
-                    const float* pb = scale_b + (long long)(b_ok ? nb : 0) * ksteps;
-                    auto fill = [&](int s, int ks) {
-                        gs_mbar_wait(&empty[s], (uses & 1) ^ 1);
-                        unsigned char* a_dst = a_base + s * A_BYTES;
-                        if (lane == 0) {
-                            gs_mbar_arrive_expect_tx(&full[s], A_BYTES + B_BYTES + (by_tma ? 1024 : 0));
-                            if (by_tma) gs_tma_load_2d(sc_base + 256 * s, &tmS, &full[s], bm * BM, ks);
-                            if (multicast) {  // rank 0 loads the whole A tile into both CTAs
-                                if (rank == 0) {
-                                    gs_dp_tma_load_multicast(a_dst, &tmA, &full[s], ks * BK, bm * BM, 0x3);
-                                    gs_dp_tma_load_multicast(a_dst + HALF_A, &tmA, &full[s], ks * BK,
-                                                             bm * BM + 128, 0x3);
-                                }
-                            } else {
-                                gs_tma_load_2d(a_dst, &tmA, &full[s], ks * BK, bm * BM);
-                                gs_tma_load_2d(a_dst + HALF_A, &tmA, &full[s], ks * BK, bm * BM + 128);
-                            }
-                            gs_tma_load_2d(b_base + s * B_BYTES, &tmB, &full[s], ks * BK, bn * BN);
-                        }
-                        GS_TRACE_DO(unsigned gs_issued_at = 0; if (gs_tr.samples(ks)) gs_issued_at = gs_tr.clock_lo();)  // the loads' issue, in sampled steps only; recorded after the scales' arrival, which the record held up
-                        if (by_tma) {
-                            if (lane < 2) {
-                                gs_cp_async4(sb_base + 4 * s + lane, b_ok ? pb + ks : scale_b, b_ok);
-                                gs_dp_cp_async_arrive(&full[s]);
+                for (int j = 0; j < 8; ++j) rows_ok |= (bm * BM + lane + 32 * j < M) << j;
+                const int nb = bn * BN / 128 + lane;
+                const bool b_ok = lane < 2 && nb < nb_count;
+                const float* pb = scale_b + (long long)(b_ok ? nb : 0) * ksteps;
+                auto fill = [&](int s, int ks) {
+                    gs_mbar_wait(&empty[s], (uses & 1) ^ 1);
+                    unsigned char* a_dst = a_base + s * A_BYTES;
+                    if (lane == 0) {
+                        gs_mbar_arrive_expect_tx(&full[s], A_BYTES + B_BYTES + (SCT ? 1024 : 0));
+                        if constexpr (SCT) gs_tma_load_2d(sc_base + 256 * s, &tmS, &full[s], bm * BM, ks);
+                        if (multicast) {  // rank 0 loads the whole A tile into both CTAs
+                            if (rank == 0) {
+                                gs_dp_tma_load_multicast(a_dst, &tmA, &full[s], ks * BK, bm * BM, 0x3);
+                                gs_dp_tma_load_multicast(a_dst + HALF_A, &tmA, &full[s], ks * BK,
+                                                         bm * BM + 128, 0x3);
                             }
                         } else {
-                            float* sc = sc_base + s * SC_FLOATS + lane;
-                            const float* src = pa + (long long)ks * M;
-#pragma unroll
-                            for (int j = 0; j < 8; ++j) {
-                                const bool ok = (rows_ok >> j) & 1;
-                                gs_cp_async4(sc + 32 * j, ok ? src + 32 * j : scale_a, ok);
-                            }
-                            if (lane < 2) gs_cp_async4(sc + 256, b_ok ? pb + ks : scale_b, b_ok);
+                            gs_tma_load_2d(a_dst, &tmA, &full[s], ks * BK, bm * BM);
+                            gs_tma_load_2d(a_dst + HALF_A, &tmA, &full[s], ks * BK, bm * BM + 128);
+                        }
+                        gs_tma_load_2d(b_base + s * B_BYTES, &tmB, &full[s], ks * BK, bn * BN);
+                    }
+                    GS_TRACE_DO(unsigned gs_issued_at = 0; if (gs_tr.samples(ks)) gs_issued_at = gs_tr.clock_lo();)  // the loads' issue, in sampled steps only; recorded after the scales' arrival, which the record held up
+                    if constexpr (SCT) {
+                        if (lane < 2) {
+                            gs_cp_async4(sb_base + 4 * s + lane, b_ok ? pb + ks : scale_b, b_ok);
                             gs_dp_cp_async_arrive(&full[s]);
                         }
-                        GS_TRACE_DO(gs_tr.put_p(GS_TR_LOAD_ISSUED, t, ks, true, gs_issued_at);)  // the warp's writer (lane 0) stores; a branch the same in every lane
-                    };
-                    auto pass = [&](int s) {  // a stage past K: no data, every arrival
-                        gs_mbar_wait(&empty[s], (uses & 1) ^ 1);
-                        if (!by_tma || lane < 2) gs_mbar_arrive(&full[s]);
-                        if (lane == 0) gs_mbar_arrive(&full[s]);
-                    };
-                    for (int r = 0; r < rounds; ++r, ++uses) {
+                    } else {
+                        float* sc = sc_base + s * SC_FLOATS + lane;
+                        const float* src = pa + (long long)ks * M;
 #pragma unroll
-                        for (int s = 0; s < STAGES; ++s) fill(s, r * STAGES + s);
-                    }
-                    if (tail) {
-#pragma unroll
-                        for (int s = 0; s < STAGES; ++s) {
-                            if (s < tail)
-                                fill(s, rounds * STAGES + s);
-                            else
-                                pass(s);
+                        for (int j = 0; j < 8; ++j) {
+                            const bool ok = (rows_ok >> j) & 1;
+                            gs_cp_async4(sc + 32 * j, ok ? src + 32 * j : scale_a, ok);
                         }
-                        ++uses;
+                        if (lane < 2) gs_cp_async4(sc + 256, b_ok ? pb + ks : scale_b, b_ok);
+                        gs_dp_cp_async_arrive(&full[s]);
                     }
+                    GS_TRACE_DO(gs_tr.put_p(GS_TR_LOAD_ISSUED, t, ks, true, gs_issued_at);)  // the warp's writer (lane 0) stores; a branch the same in every lane
+                };
+                auto pass = [&](int s) {  // a stage past K: no data, every arrival
+                    gs_mbar_wait(&empty[s], (uses & 1) ^ 1);
+                    if (!SCT || lane < 2) gs_mbar_arrive(&full[s]);
+                    if (lane == 0) gs_mbar_arrive(&full[s]);
+                };
+                for (int r = 0; r < rounds; ++r, ++uses) {
+#pragma unroll
+                    for (int s = 0; s < STAGES; ++s) fill(s, r * STAGES + s);
                 }
-            };
-            if (tma_s)
-                produce(true);
-            else
-                produce(false);
+                if (tail) {
+#pragma unroll
+                    for (int s = 0; s < STAGES; ++s) {
+                        if (s < tail)
+                            fill(s, rounds * STAGES + s);
+                        else
+                            pass(s);
+                    }
+                    ++uses;
+                }
+            }
             GS_TRACE(LANE_END, -1, 0);
         }
     } else {
@@ -424,13 +417,13 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         // CTA's cluster id (S2R) between a stage's wait and its first wgmma, so that the
         // warpgroup's four warps reached the wgmma apart (Nsight Compute: "warpgroup
         // arrive" stalls 2.6 times DeepGEMM's). Measured with the scales by TMA: +2.8-3.2%.
+        constexpr unsigned SA_STRIDE = SCT ? 4 * 256 : 4 * SC_FLOATS;  // a stage's row scales, bytes apart
+        constexpr unsigned SB_STRIDE = SCT ? 16 : 4 * SC_FLOATS;       // and its Bt scales
         unsigned q_sa = gs_smem_addr(sc_base) + 4 * (c * 128 + lr);  // this thread's row scales, stage 0
-        unsigned q_sb = tma_s ? gs_smem_addr(sb_base) : gs_smem_addr(sc_base) + 4 * 256;
-        unsigned q_stride = tma_s ? 4 * 256 : 4 * SC_FLOATS;  // a stage's scales, bytes apart
-        unsigned q_sbstride = tma_s ? 16 : 4 * SC_FLOATS;
         unsigned q_empty = gs_smem_addr(&empty[0]), q_full = gs_smem_addr(&full[0]);
         unsigned q_rel = releaser;
-        asm volatile("" : "+r"(q_sa), "+r"(q_sb), "+r"(q_stride), "+r"(q_sbstride), "+r"(q_empty), "+r"(q_full), "+r"(q_rel));
+        asm volatile("" : "+r"(q_sa), "+r"(q_empty), "+r"(q_full), "+r"(q_rel));
+        const unsigned q_sb = SCT ? gs_smem_addr(sb_base) : gs_smem_addr(sc_base) + 4 * 256;
         int uses = 0, t;
         bool peer;
         GS_TRACE_LANE(leader);
@@ -466,8 +459,8 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 GS_TRACE_DO(const int gs_k = (uses - gs_uses0) * STAGES + s;)
                 GS_TRACE_DO(const bool gs_sampled = gs_tr.samples(gs_k);)
                 GS_TRACE_DO(unsigned gs_ready_at = 0; if (gs_sampled) gs_ready_at = gs_tr.clock_lo();)  // a clock read in the sampled steps only (a uniform branch)
-                const unsigned sc = q_sa + s * q_stride;
-                const unsigned scb = q_sb + s * q_sbstride;
+                const unsigned sc = q_sa + s * SA_STRIDE;
+                const unsigned scb = q_sb + s * SB_STRIDE;
                 float sa[2][2];
 #pragma unroll
                 for (int w = 0; w < 2; ++w)

@@ -3,12 +3,12 @@
 What differs from the generic persistent launcher (level_launch._tma_launcher): A is copied in
 boxes of 128 rows, half a 256-row tile; Bt in boxes of BN rows; C is stored in 64 x 64
 swizzled boxes when BN is a multiple of 64, else in plain boxes of BN columns by 64 rows;
-A's row scales (K/128 rows of M floats) by TMA in boxes of 256 where a row's pitch is a
-multiple of 16 bytes (M % 4 == 0), else the kernel's producer lanes copy them; the grid is
-the level's grid rule (whole clusters). The kernel's cluster shape is compiled in
-(``__cluster_dims__``), so the plain cuLaunchKernel launches it; the argument list is the
-other FP8 level's (no stream-K workspace: its two pointers are null) and then the scales'
-map and whether to use it.
+A's row scales (K/128 rows of M floats) by TMA in boxes of 256 where the kernel was built
+for it (SCT 1, which the level's shape rule picks where M % 4 == 0: a 16-byte row pitch),
+else the kernel's producer lanes copy them; the grid is the level's grid rule (whole
+clusters). The kernel's cluster shape is compiled in (``__cluster_dims__``), so the plain
+cuLaunchKernel launches it; the argument list is the other FP8 level's (no stream-K
+workspace: its two pointers are null) and then the row scales' map.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 from ..device import hopper
 from ..device.gpu import require_cupy
+from ..ladder.fp8_deep_level import scales_by_tma
 from ..ladder.level import Level
 from .operands import Operands
 
@@ -42,19 +43,18 @@ def deep_maps(ops: Operands, bn: int) -> tuple[Any, Any, Any, bool]:
     return map_a, map_b, map_c, tma_c
 
 
-def scales_by_tma(M: int) -> bool:
-    """Whether A's row scales go by TMA: a tensor map's row pitch (M floats) must be a
-    multiple of 16 bytes."""
-    return M % 4 == 0
-
-
-def scale_map(ops: Operands) -> tuple[Any, bool]:
-    """(map of A's row scales in boxes of one tile's 256 rows, whether the kernel uses it)."""
+def scale_map(ops: Operands, by_tma: bool) -> Any:
+    """The map of A's row scales in boxes of one tile's 256 rows (a blank map where the
+    kernel was built to copy them by its lanes, SCT 0)."""
     M, _N, K = ops.shape
+    if not by_tma:
+        return hopper.blank_map()
     if not scales_by_tma(M):
-        return hopper.blank_map(), False
+        raise hopper.TensorMapError(f"fp8_deep with SCT=1 loads A's row scales by TMA, which "
+                                    f"needs M % 4 == 0 (a 16-byte row pitch); M={M}: run it "
+                                    "with SCT=0")
     return hopper.encode(hopper.TiledMap(ops.scale_a.data.ptr, "f32", K // 128, M, 1,
-                                         SCALE_BOX, swizzle=False)), True
+                                         SCALE_BOX, swizzle=False))
 
 
 def deep_plan(level: Level, params: dict[str, int], M: int, N: int,
@@ -73,12 +73,12 @@ def deep_launcher(level: Level, params: dict[str, int], kernel: Any, ops: Operan
     bn, grid = deep_plan(level, params, M, N,
                          int(cp.cuda.Device().attributes["MultiProcessorCount"]))
     map_a, map_b, map_c, tma_c = deep_maps(ops, bn)
-    map_s, tma_s = scale_map(ops)
+    map_s = scale_map(ops, bool({**level.params, **params}.get("SCT", 0)))
     args: list[Any] = [hopper.int32(M), hopper.int32(N), hopper.int32(_K), map_a, map_b, map_c,
                        hopper.pointer(ops.c.data.ptr), hopper.int32(int(tma_c)),
                        hopper.pointer(0), hopper.pointer(0),
                        hopper.pointer(ops.scale_a.data.ptr), hopper.pointer(ops.scale_b.data.ptr),
-                       map_s, hopper.int32(int(tma_s))]
+                       map_s]
     function = kernel.kernel.ptr
 
     def run_level() -> None:

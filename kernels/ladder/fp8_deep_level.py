@@ -14,6 +14,8 @@ The rules, each a function of (M, N, K, SMs) only:
 - grid (``deep_grid``): the tiles' waves spread evenly over as few SMs as give that many
   waves (4096^3: 512 tiles, 4 waves on 132 SMs, so 128 CTAs of 4 tiles each), rounded up
   to whole clusters. SMs left idle draw no power; the waves are as many either way.
+- the row scales' path (``scales_by_tma``, SCT): by TMA with each stage's data where M % 4
+  == 0 (a tensor map's 16-byte row pitch), else copied by the producer warp's lanes.
 """
 
 from __future__ import annotations
@@ -58,9 +60,15 @@ def deep_stages(bn: int, K: int) -> int:
     return 1
 
 
+def scales_by_tma(M: int) -> bool:
+    """Whether A's row scales (K/128 rows of M floats) can come by TMA: a tensor map's row
+    pitch must be a multiple of 16 bytes."""
+    return M % 4 == 0
+
+
 def deep_shape_params(M: int, N: int, K: int, sm_count: int) -> dict[str, int]:
     bn = deep_tile_width(M, N, sm_count)
-    return {"BN": bn, "STAGES": deep_stages(bn, K)}
+    return {"BN": bn, "STAGES": deep_stages(bn, K), "SCT": int(scales_by_tma(M))}
 
 
 def deep_grid(tiles: int, sm_count: int, p: dict[str, int]) -> int:
@@ -97,21 +105,19 @@ FP8_DEEP = Level(
             "heuristics; PTX ISA: multicast::cluster, mapa, cp.async.mbarrier.arrive",
     source="fp8_deep.cu", kernel="fp8gemm_deep",
     params={"BM": DEEP_TILE_ROWS, "BN": 128, "BK": 128, "STAGES": 3, "CL": 1, "GW": 16,
-            "WREL": 2},
+            "WREL": 2, "SCT": 1},
     shape_params=deep_shape_params, grid_rule=deep_grid, host="fp8_deep",
     geometry=deep_geometry, arch="sm_90a", b_layout="nk", persistent=True,
     k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
     output_format=OutputFormat.BF16, dyn_smem=deep_smem,
     notes="Measured beside DeepGEMM in one timing loop (benchmarks/fp8_side_by_side.py, H200, "
-          "burst, 1980 MHz): 1387 against 1425 TFLOPS at 8192^3, 0.87-0.98x DeepGEMM at its "
-          "eight shapes, ahead of fp8_block_scaled at every one. What limits it: "
-          "Nsight Compute at 4096^3 puts its instructions at DeepGEMM's count and its warps "
-          "longer in the wgmma's waits; one thread per warpgroup arriving on a stage's "
-          "barrier made its warp late to the next wgmma, so every warp now arrives (WREL 2: "
-          "+0.8-2.2%). Stretch 18 (beside DeepGEMM with its multicast off, which it gains "
-          "0-2.5% from): the row scales by TMA and the consumers' addresses held (the "
-          "compiler had recomputed them from %tid before each K block's first wgmma, so a "
-          "warpgroup's warps reached it apart): +2.8-3.2%, 0.95-0.97x DeepGEMM at 4096^3, "
-          "8192^3 and 4096x7168x16384, 0.87 at K = 512. Left: the wgmma waits are still "
-          "longer than DeepGEMM's (Nsight Compute before the addresses were held: its tensor "
-          "pipe 80.5% busy against 85.4%).")
+          "burst, 1980 MHz): 1348 against 1354 TFLOPS at 4096^3, 1429 against 1447 at "
+          "8192^3, 0.93-1.01x DeepGEMM at its eight shapes (1.00 or more at three; 0.93 at "
+          "K = 512, where a tile has 4 K blocks), ahead of fp8_block_scaled at every one. "
+          "What it took: every consumer warp arriving on a stage's barrier (WREL 2: "
+          "+0.8-2.2%), and, beside DeepGEMM with its multicast off (which gains it 0-2.5%), "
+          "the row scales by TMA, the consumers' addresses held (the compiler had recomputed "
+          "them from %tid before each K block's first wgmma, so a warpgroup's warps reached "
+          "it apart) and the scales' form a template parameter (SCT; as a runtime flag the "
+          "two forms cost registers): 0.94 -> 0.99 of DeepGEMM at 4096^3 and 8192^3.")
+

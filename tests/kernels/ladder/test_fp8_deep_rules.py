@@ -129,16 +129,28 @@ def test_launch_plan_follows_the_parameters_the_kernel_was_built_with():
 @pytest.mark.parametrize("M, by_tma", [(4096, True), (300, True), (7, False), (4099, False),
                                        (513, False), (2048, True)])
 def test_row_scales_go_by_tma_where_their_row_pitch_is_a_multiple_of_16_bytes(M, by_tma):
-    """A's row scales are K/128 rows of M floats: a tensor map needs a 16-byte row pitch;
-    elsewhere the kernel's producer lanes copy them (the GPU tests run both forms)."""
-    from gemmscope.kernels.engine.deep_launch import scales_by_tma
+    """A's row scales are K/128 rows of M floats: a tensor map needs a 16-byte row pitch, so
+    the shape rule builds the TMA form (SCT 1) there and the lanes' copies (SCT 0)
+    elsewhere; the GPU tests run both."""
+    params = registry.get("fp8_deep").for_shape(M, 4096, 1024, 132).params
+    assert params["SCT"] == int(by_tma)
 
-    assert scales_by_tma(M) is by_tma
+
+def test_a_run_given_the_tma_form_where_m_cannot_be_mapped_is_refused_in_words():
+    from gemmscope.kernels.device.hopper import TensorMapError
+    from gemmscope.kernels.engine.deep_launch import scale_map
+
+    class Ops:  # only the shape is read before the refusal
+        shape = (4099, 4096, 1024)
+
+    with pytest.raises(TensorMapError, match=r"M % 4 == 0.*SCT=0"):
+        scale_map(Ops(), True)
 
 
-def test_the_kernel_takes_the_scale_map_and_its_switch_last():
-    """The launch appends the row scales' map and whether to use it: the kernel's last two
-    parameters, and the producer loads the box at the tile's first row and the K block."""
+def test_the_kernel_takes_the_form_as_a_template_parameter_and_the_map_last():
+    """SCT is the template parameter after WREL (the registry's order), and the row scales'
+    map the kernel's last parameter (the launch's last argument)."""
     source = (cuda_dir() / "fp8_deep.cu").read_text(encoding="utf-8")
-    assert ("const __grid_constant__ GsTensorMap tmS,\n             int tma_s) {" in source)
-    assert "gs_tma_load_2d(sc_base + 256 * s, &tmS, &full[s], bm * BM, ks)" in source
+    assert "int GW, int WREL, int SCT, bool VEC>" in source
+    assert "const __grid_constant__ GsTensorMap tmS) {" in source
+    assert list(registry.get("fp8_deep").params)[-1] == "SCT"
