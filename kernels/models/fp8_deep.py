@@ -180,8 +180,8 @@ class Fp8Deep(WarpSpecialized):
     def tma_loads(self, k_step: int, M: int, N: int, K: int,
                   block: tuple[int, int] = (0, 0), iteration: int | None = None
                   ) -> list[TmaBox]:
-        """A in two boxes of 128 rows (with CL = 2 each CTA copies one, multicast to both),
-        Bt in one box of BN rows."""
+        """A in two boxes of 128 rows (with CL = 2 the first CTA copies both, multicast to
+        both CTAs), Bt in one box of BN rows."""
         s = self.stage(k_step if iteration is None else iteration)
         k0 = k_step * self.bk
         out = [TmaBox("A", "A", Op.LOAD, block[0] * self.bm + h * HALF_ROWS, k0, HALF_ROWS,
