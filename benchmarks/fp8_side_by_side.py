@@ -4,6 +4,7 @@ written for issue 34).
     python3 benchmarks/fp8_side_by_side.py DEEPGEMM [--out DIR] [--repeats 15]
         [--shapes 8192x8192x8192,...] [--levels fp8_block_scaled,fp8_stream_k,fp8_deep]
         [--variant 'fp8_deep CL=1={"CL": 1}'] [--no-check] [--deepgemm-no-multicast]
+        [--variant 'fp8_deep ring={}' --variant-source 'fp8_deep ring=attempts/ring']
     python3 benchmarks/fp8_side_by_side.py --smoke  # CI: arguments and the table, no GPU
 
 DEEPGEMM is deepseek-ai/DeepGEMM's Python package as the anchors hold it: the tarball
@@ -29,6 +30,10 @@ process's CUDA context; a hang is ended by the child's time limit):
    scales per 1 x 128 of A and per 128 x 128 of Bt) and is checked against the same
    float64 product, and with its own calc_diff against a BF16 torch product.
 
+--variant-source 'LABEL=DIR' builds a variant from DIR's copy of its level's kernel source
+(the rest of kernels/cuda included as usual): an attempt timed in the same loop as the level
+it would replace, checked first at every odd shape like a new level.
+
 --deepgemm-no-multicast adds "DeepGEMM MC=1": DeepGEMM with its own tile, stages and grid
 but no 2-CTA multicast (its config picker's answer taken with the multicast set to one CTA,
 for its calls only), to tell what its clusters are worth beside the levels' one-CTA form.
@@ -40,6 +45,7 @@ Results go to DIR/fp8_side_by_side.jsonl; the table is printed last.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -75,6 +81,42 @@ NEW_LEVELS = ("fp8_deep",)  # the levels checked at odd shapes before timing
 def checked(args: argparse.Namespace) -> list[str]:
     """Labels of the candidates checked before timing: the new levels and their variants."""
     return [lab for lab, lid, _ in candidates(args.levels, args.variant) if lid in NEW_LEVELS]
+
+
+def parse_sources(items: list[str], labels: list[str]) -> dict[str, Path]:
+    """--variant-source 'LABEL=DIR' items: the variant's label (which may hold '=', as in
+    'fp8_deep ring CL=2': split at the last one) and the folder its level's kernel source
+    is taken from. A label no variant has, or a folder that does not exist, is refused
+    here, before any child starts."""
+    out: dict[str, Path] = {}
+    for item in items:
+        label, sep, folder = item.rpartition("=")
+        label = label.strip()
+        if not sep or not folder:
+            raise SystemExit(f"--variant-source {item!r}: give LABEL=DIR")
+        if label not in labels:
+            raise SystemExit(f"--variant-source {item!r}: no --variant is labelled {label!r}")
+        if not Path(folder).is_dir():
+            raise SystemExit(f"--variant-source {item!r}: {folder} is not a folder")
+        out[label] = Path(folder).resolve()
+    return out
+
+
+def built(level: Any, label: str, sources: dict[str, Path]) -> Any:
+    """The level a candidate runs: its source from the variant's folder where one is given
+    (the code key follows the source, so its build is never the level's)."""
+    if label not in sources:
+        return level
+    if not (sources[label] / level.source).is_file():
+        raise SystemExit(f"--variant-source for {label!r}: {sources[label] / level.source} "
+                         "does not exist")
+    return dataclasses.replace(level, source_dir=str(sources[label]))
+
+
+def check_shapes(label: str, changes: dict[str, int], sources: dict[str, Path]) -> list:
+    """The odd shapes a candidate is checked at: all of them for a level and for a variant
+    with its own source, a few for a variant that only changes parameters."""
+    return CHECK_SHAPES if not changes or label in sources else VARIANT_CHECK_SHAPES
 
 
 def deepgemm_folder(where: str) -> Path:
@@ -119,14 +161,16 @@ def child_check(args: argparse.Namespace) -> None:
     from gemmscope.kernels.ladder import registry
 
     bench = Bench(device_info(), wall_clock())
+    sources = parse_sources(args.variant_source, [c[0] for c in candidates([], args.variant)])
     for label, lid, changes in candidates(args.levels, args.variant):
         if label not in checked(args):
             continue
         level = registry.get(lid)
-        for M, N, K in CHECK_SHAPES if not changes else VARIANT_CHECK_SHAPES:
+        for M, N, K in check_shapes(label, changes, sources):
             lv = level.for_shape(M, N, K, bench.device.sm_count)
             if changes:
                 lv = lv.with_params(changes)
+            lv = built(lv, label, sources)
             with bench.stream:
                 prep = bench.prepare(lv, M, N, K, dict(lv.params), warmup=1)
             print(json.dumps({"phase": "check", "label": label, "shape": [M, N, K],
@@ -157,6 +201,7 @@ def child_time(args: argparse.Namespace) -> None:
     sms = bench.device.sm_count
     stream = torch.cuda.ExternalStream(bench.stream.ptr)
     excluded = set(args.exclude)
+    sources = parse_sources(args.variant_source, [c[0] for c in candidates([], args.variant)])
     for M, N, K in args.shapes:
         flops = Shape(M, N, K).flops
         runs: dict[str, dict[str, Any]] = {}
@@ -168,6 +213,7 @@ def child_time(args: argparse.Namespace) -> None:
                 lv = registry.get(lid).for_shape(M, N, K, sms)
                 if changes:
                     lv = lv.with_params(changes)
+                lv = built(lv, label, sources)
                 prep = bench.prepare(lv, M, N, K, dict(lv.params) if lv.params else None,
                                      warmup=1)
                 runs[label] = {"prep": prep, "launch": prep.launch, "params": dict(lv.params),
@@ -339,6 +385,8 @@ def main() -> None:
     ap.add_argument("--shapes", type=parse_shapes, default=SHAPES)
     ap.add_argument("--levels", type=lambda s: s.split(","), default=LEVELS)
     ap.add_argument("--variant", action="append", default=[])
+    ap.add_argument("--variant-source", action="append", default=[],
+                    help="LABEL=DIR: that variant's kernel source from DIR (an attempt)")
     ap.add_argument("--exclude", action="append", default=[])
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--deepgemm-no-multicast", action="store_true",
@@ -349,6 +397,7 @@ def main() -> None:
     ap.add_argument("--dg-folder", default=None)
     _smoke.add_flag(ap)
     args = ap.parse_args()
+    parse_sources(args.variant_source, [c[0] for c in candidates([], args.variant)])
     if args.smoke:  # the candidates the arguments name, each with a made-up row
         _smoke.level_variants((lid, changes) for _, lid, changes
                               in candidates(args.levels, args.variant))
@@ -375,11 +424,15 @@ def main() -> None:
             "--levels", ",".join(args.levels)]
     for v in args.variant:
         argv += ["--variant", v]
+    for v in args.variant_source:
+        argv += ["--variant-source", v]
     if args.deepgemm_no_multicast:
         argv.append("--deepgemm-no-multicast")
     Path(args.out).mkdir(parents=True, exist_ok=True)
     with open(Path(args.out) / "fp8_side_by_side.jsonl", "a") as log:
         exclude: list[str] = list(args.exclude)
+        sources = parse_sources(args.variant_source,
+                                [c[0] for c in candidates([], args.variant)])
         if not args.no_check:
             t0 = time.time()
             checks = run_child("check", argv, args.check_limit, log)
@@ -393,7 +446,7 @@ def main() -> None:
                 if lab not in checked(args):
                     continue
                 n = sum(1 for r in checks if r["label"] == lab)
-                if n < len(VARIANT_CHECK_SHAPES if changes else CHECK_SHAPES):
+                if n < len(check_shapes(lab, changes, sources)):
                     exclude.append(lab)
             print(f"check: {len(checks)} runs, {sum(r['verified'] for r in checks)} verified, "
                   f"{time.time() - t0:.0f} s; left out: {sorted(set(exclude)) or 'none'}",

@@ -3,23 +3,18 @@ it names variants, which candidates it checks first, and the table it prints las
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import tarfile
 
-import places
+import benchmark_script
 import pytest
-
-SCRIPT = places.BENCHMARKS / "fp8_side_by_side.py"
 
 
 @pytest.fixture(scope="module")
 def sbs():
-    spec = importlib.util.spec_from_file_location("fp8_side_by_side", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    # through the shared loader, which puts benchmarks/ on the path for the script's own
+    # import of _smoke (run alone, this file failed at that import before it did so)
+    return benchmark_script.load("fp8_side_by_side")
 
 
 def test_deepgemm_is_found_in_a_folder_or_a_tarball_and_refused_elsewhere(sbs, tmp_path):
@@ -61,3 +56,32 @@ def test_table_states_bf16_marks_unverified_runs_and_compares_the_best_level(sbs
     line = text.splitlines()[-1]
     assert "1400* (1980)" in line  # shown, marked, not counted as the best
     assert line.endswith("| 0.900 |")
+
+
+def test_a_variant_source_must_name_a_variant_and_a_folder(sbs, tmp_path):
+    labels = ["fp8_deep ring", "fp8_deep ring CL=2"]
+    assert sbs.parse_sources([f"fp8_deep ring={tmp_path}", f"fp8_deep ring CL=2={tmp_path}"],
+                             labels) == {"fp8_deep ring": tmp_path.resolve(),
+                                         "fp8_deep ring CL=2": tmp_path.resolve()}
+    with pytest.raises(SystemExit, match="no --variant is labelled 'fp8_deep rung'"):
+        sbs.parse_sources([f"fp8_deep rung={tmp_path}"], labels)
+    with pytest.raises(SystemExit, match="is not a folder"):
+        sbs.parse_sources([f"fp8_deep ring={tmp_path / 'absent'}"], labels)
+    with pytest.raises(SystemExit, match="give LABEL=DIR"):
+        sbs.parse_sources(["fp8_deep ring"], labels)
+
+
+def test_a_variant_with_its_own_source_is_built_from_it_and_checked_at_every_odd_shape(
+        sbs, tmp_path):
+    from gemmscope.kernels.ladder import registry
+
+    level = registry.get("fp8_deep")
+    sources = {"fp8_deep ring": tmp_path}
+    with pytest.raises(SystemExit, match="does not exist"):
+        sbs.built(level, "fp8_deep ring", sources)
+    (tmp_path / level.source).write_text("// an attempt\n")
+    ring = sbs.built(level, "fp8_deep ring", sources)
+    assert ring.source_dir == str(tmp_path) and ring.params == level.params
+    assert sbs.built(level, "fp8_deep", sources) is level
+    assert sbs.check_shapes("fp8_deep ring", {}, sources) == sbs.CHECK_SHAPES
+    assert sbs.check_shapes("fp8_deep CL=2", {"CL": 2}, sources) == sbs.VARIANT_CHECK_SHAPES
