@@ -102,6 +102,12 @@ def parse_sources(items: list[str], labels: list[str]) -> dict[str, Path]:
     return out
 
 
+def variant_sources(args: argparse.Namespace) -> dict[str, Path]:
+    """The --variant-source folders of this run's variants, by label (parse_sources)."""
+    return parse_sources(args.variant_source,
+                         [label for label, _, _ in candidates([], args.variant)])
+
+
 def built(level: Any, label: str, sources: dict[str, Path]) -> Any:
     """The level a candidate runs: its source from the variant's folder where one is given
     (the code key follows the source, so its build is never the level's)."""
@@ -161,7 +167,7 @@ def child_check(args: argparse.Namespace) -> None:
     from gemmscope.kernels.ladder import registry
 
     bench = Bench(device_info(), wall_clock())
-    sources = parse_sources(args.variant_source, [c[0] for c in candidates([], args.variant)])
+    sources = variant_sources(args)
     for label, lid, changes in candidates(args.levels, args.variant):
         if label not in checked(args):
             continue
@@ -201,7 +207,7 @@ def child_time(args: argparse.Namespace) -> None:
     sms = bench.device.sm_count
     stream = torch.cuda.ExternalStream(bench.stream.ptr)
     excluded = set(args.exclude)
-    sources = parse_sources(args.variant_source, [c[0] for c in candidates([], args.variant)])
+    sources = variant_sources(args)
     for M, N, K in args.shapes:
         flops = Shape(M, N, K).flops
         runs: dict[str, dict[str, Any]] = {}
@@ -397,7 +403,12 @@ def main() -> None:
     ap.add_argument("--dg-folder", default=None)
     _smoke.add_flag(ap)
     args = ap.parse_args()
-    parse_sources(args.variant_source, [c[0] for c in candidates([], args.variant)])
+    sources = variant_sources(args)  # refused here, before any child starts
+    if sources:
+        from gemmscope.kernels.ladder import registry
+
+        for label, lid, _ in candidates(args.levels, args.variant):
+            built(registry.get(lid), label, sources)  # its source file is there
     if args.smoke:  # the candidates the arguments name, each with a made-up row
         _smoke.level_variants((lid, changes) for _, lid, changes
                               in candidates(args.levels, args.variant))
@@ -431,8 +442,6 @@ def main() -> None:
     Path(args.out).mkdir(parents=True, exist_ok=True)
     with open(Path(args.out) / "fp8_side_by_side.jsonl", "a") as log:
         exclude: list[str] = list(args.exclude)
-        sources = parse_sources(args.variant_source,
-                                [c[0] for c in candidates([], args.variant)])
         if not args.no_check:
             t0 = time.time()
             checks = run_child("check", argv, args.check_limit, log)
