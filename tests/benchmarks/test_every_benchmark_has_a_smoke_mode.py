@@ -53,6 +53,12 @@ RUNS = {  # no GPU needed: the script runs end to end, small
     "reproduce_check.py": [re.compile(r"^(\d+) of \1 within 2% in every run$", re.M)],
     "split_overhead.py": [re.compile(r"^one runner +4 ", re.M),
                           re.compile(r"^--devices 0,1 --split +4 ", re.M)],
+    # the bundled recording's measured fp8_deep trace, read back
+    "trace_steps.py": ["smoke: the bundled recording's fp8_deep traces",
+                       re.compile(r"^fp8_deep 4096x4096x4096 .*trace build [+-][0-9.]+% over "
+                                  r"plain$", re.M),
+                       re.compile(r"^ +all +[1-9][0-9]* +[0-9.]+ +[0-9]+ +[0-9.]+ ", re.M),
+                       re.compile(r"^epilogue: [0-9.]+ µs \(median of [1-9][0-9]*\)$", re.M)],
     "telemetry_redraw.py": ["600 samples, 5 runs (synthetic)",
                             re.compile(r"^paint of the whole session: [0-9.]+ ms$", re.M)],
     "user_kernel_sweep_table.py": ["BM/BN", "4 variants: 3 ran, 3 verified, 1 refused or failed"],
