@@ -119,6 +119,16 @@ def built(level: Any, label: str, sources: dict[str, Path]) -> Any:
     return dataclasses.replace(level, source_dir=str(sources[label]))
 
 
+def level_for(lid: str, changes: dict[str, int], label: str, sources: dict[str, Path],
+              M: int, N: int, K: int, sm_count: int) -> Any:
+    """A candidate's level at M x N x K: the level's own parameters for the shape, the
+    variant's changes over them, its source where the variant names one."""
+    from gemmscope.kernels.ladder import registry
+
+    lv = registry.get(lid).for_shape(M, N, K, sm_count)
+    return built(lv.with_params(changes) if changes else lv, label, sources)
+
+
 def check_shapes(label: str, changes: dict[str, int], sources: dict[str, Path]) -> list:
     """The odd shapes a candidate is checked at: all of them for a level and for a variant
     with its own source, a few for a variant that only changes parameters."""
@@ -164,19 +174,14 @@ def candidates(levels: list[str], variants: list[str]) -> list[tuple[str, str, d
 def child_check(args: argparse.Namespace) -> None:
     from gemmscope.kernels.device.gpu import device_info
     from gemmscope.kernels.engine.measure import Bench, wall_clock
-    from gemmscope.kernels.ladder import registry
 
     bench = Bench(device_info(), wall_clock())
     sources = variant_sources(args)
     for label, lid, changes in candidates(args.levels, args.variant):
         if label not in checked(args):
             continue
-        level = registry.get(lid)
         for M, N, K in check_shapes(label, changes, sources):
-            lv = level.for_shape(M, N, K, bench.device.sm_count)
-            if changes:
-                lv = lv.with_params(changes)
-            lv = built(lv, label, sources)
+            lv = level_for(lid, changes, label, sources, M, N, K, bench.device.sm_count)
             with bench.stream:
                 prep = bench.prepare(lv, M, N, K, dict(lv.params), warmup=1)
             print(json.dumps({"phase": "check", "label": label, "shape": [M, N, K],
@@ -194,7 +199,6 @@ def child_time(args: argparse.Namespace) -> None:
     from gemmscope.kernels.device.gpu import device_info
     from gemmscope.kernels.engine.measure import Bench, wall_clock
     from gemmscope.kernels.engine.operands import check
-    from gemmscope.kernels.ladder import registry
     from gemmscope.kernels.ladder.shape import Shape
 
     sys.path.insert(0, str(args.dg_folder))
@@ -216,10 +220,7 @@ def child_time(args: argparse.Namespace) -> None:
                     [(r, r, {}) for r in REFS]:
                 if label in excluded:
                     continue
-                lv = registry.get(lid).for_shape(M, N, K, sms)
-                if changes:
-                    lv = lv.with_params(changes)
-                lv = built(lv, label, sources)
+                lv = level_for(lid, changes, label, sources, M, N, K, sms)
                 prep = bench.prepare(lv, M, N, K, dict(lv.params) if lv.params else None,
                                      warmup=1)
                 runs[label] = {"prep": prep, "launch": prep.launch, "params": dict(lv.params),

@@ -50,12 +50,16 @@ def step_rows(trace: Any) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
     kind = [trace.kind_of(k) for k in ev.kind]
     issued: dict[tuple[int, int, int], int] = {}
     ready: dict[tuple[int, int, int], int] = {}
+    # a consumer lane's tile begins and ends, in time order below: the gaps between tiles
+    ends: dict[tuple[int, int], list[tuple[int, str]]] = defaultdict(list)
     for i, k in enumerate(kind):
         key = (ev.block[i], ev.tile[i], ev.k[i])
         if k is TraceKind.LOAD_ISSUED and ev.lane[i] == 0:
             issued[key] = ev.t_ns[i]
         elif k is TraceKind.DATA_READY and ev.lane[i] > 0:
             ready[key] = min(ready.get(key, ev.t_ns[i]), ev.t_ns[i])
+        elif ev.lane[i] > 0 and k in (TraceKind.TILE_BEGIN, TraceKind.TILE_END):
+            ends[(ev.block[i], ev.lane[i])].append((ev.t_ns[i], k.value))
     timeline = tt.build(trace)
     wait: dict[int, list[int]] = defaultdict(list)
     math: dict[int, list[int]] = defaultdict(list)
@@ -74,10 +78,6 @@ def step_rows(trace: Any) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
                 math[s.k].append(ns)
             elif s.phase is tt.Phase.EPILOGUE:
                 other["epilogue"].append(ns)
-    ends: dict[tuple[int, int], list[tuple[int, str]]] = defaultdict(list)
-    for i, k in enumerate(kind):
-        if ev.lane[i] > 0 and k in (TraceKind.TILE_BEGIN, TraceKind.TILE_END):
-            ends[(ev.block[i], ev.lane[i])].append((ev.t_ns[i], k.value))
     for seq in ends.values():
         seq.sort()
         other["between tiles"] += [b[0] - a[0] for a, b in itertools.pairwise(seq)
@@ -137,7 +137,7 @@ def traces(path: Path, level: str | None, every_one: bool = False) -> list[Any]:
         raise SystemExit(f"{path}: no measured trace{f' of {level}' if level else ''}")
     if every_one:
         return out
-    last = {(t.level, t.M, t.N, t.K): t for t in out}
+    last = {(t.level, t.shape): t for t in out}  # the app's rule (SessionStore._on_trace)
     return list(last.values())
 
 
