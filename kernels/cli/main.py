@@ -351,9 +351,9 @@ def _update(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def update_steps(plan: update_plan.UpdatePlan, exe: str, stderr: TextIO) -> list[ProfileStep]:
     """The profiling steps of an update: each profile the file holds of a stale level's
-    old code (ncu counters, per-line counters, launch clocks, a trace), made again of the
-    new code at the file's shape, after the runs (kernels/cli/update_plan.py's
-    ``profiles``)."""
+    old code (ncu counters, per-line counters, launch clocks, a trace; a trace also where
+    only its trace build changed), made again of the new code at the file's shape, after
+    the runs (kernels/cli/update_plan.py's ``profiles``)."""
     steps: list[ProfileStep] = []
     for shape, levels in plan.profiles_of("counters").items():
         dims = (shape.M, shape.N, shape.K)

@@ -10,6 +10,11 @@ the device arch of its session header), or its template parameters differ from t
 registry picks for that shape. Each stale (level, shape, mode) is run again as the file
 ran it (repeats, warmup, settle; a sustained run's window, trials and cool-down), with
 its reference: the runner measures the reference first in the same session.
+
+A profile in the file (ncu counters, per-line counters, launch clocks, a trace) is made
+again where its level is, where a newer build of the level ran other code, and, for a
+trace, where the level's trace build would be other code now (its trace lines changed:
+the plain build, its results and their code keys stand, so no run is planned).
 """
 
 from __future__ import annotations
@@ -97,6 +102,7 @@ class ProfileAgain:
     level: str
     shape: Shape
     seconds: float
+    why: str = ""  # where its level is not re-run: why it is made again
 
 
 @dataclass(slots=True)
@@ -205,7 +211,7 @@ def plan_update(session: Session, unpaired: bool = False,
     # the profiles of a stale level's old code, and those of a level re-run since they
     # were made (an earlier update re-ran it and left them): made again of the new code
     rerun = {lv.level for lv in ordered if lv.recoded}
-    again = [ProfileAgain(kind, level, shape, p.seconds)
+    again = [ProfileAgain(kind, level, shape, p.seconds, p.why or "")
              for (kind, level, shape), p in sorted(
                  profiled.items(), key=lambda kv: order.get(kv[0][1], len(order)))
              if (level in rerun or p.outdated) and level in registry.BY_ID
@@ -277,21 +283,57 @@ def _scan(events: Iterable[object]) -> tuple[dict[RunKey, _Newest], dict[str, re
             own = getattr(e, "seconds", None)
             then = {key: code for key, code in codes.items() if key[0] == e.level}
             profiled[(kind, e.level, e.shape)] = _Profiled(
-                float(own) if own else PROFILES[kind][1], then)
+                float(own) if own else PROFILES[kind][1], then,
+                trace=e if isinstance(e, rec.Trace) else None, header=header)
     for (_, level, _), made in profiled.items():
         # a build of the same key and other code came later, or one of other parameters
         # (a retuned level: its profiles are of the parameters it no longer runs)
         now = {key: code for key, code in codes.items() if key[0] == level}
-        made.outdated = any(now.get(key, code) != code for key, code in made.codes.items()) \
-            or bool(now.keys() - made.codes.keys())
+        if any(now.get(key, code) != code for key, code in made.codes.items()) \
+                or bool(now.keys() - made.codes.keys()):
+            made.why = OLDER_BUILD
+        elif made.trace is not None and _trace_build_changed(made.trace, made.header, builds):
+            made.why = TRACE_BUILD
     return newest, builds, user, profiled
+
+
+# why a profile of a level that runs the file's code is made again
+OLDER_BUILD = "the file's are of a build before its newest: other code or parameters"
+TRACE_BUILD = "its trace build is other code now: the trace lines changed"
+
+
+def _trace_build_changed(trace: rec.Trace, header: rec.Session | None,
+                         builds: dict[str, rec.Build]) -> bool:
+    """Whether a measured trace ran a trace build other than this checkout's for its
+    parameters: a change to the trace lines alone (kernels/cuda/trace.cuh, a level's
+    GS_TRACE lines) leaves the plain build, its results and their code keys as they were.
+    False where it cannot be told (no code key, no compiler or arch said, a synthetic
+    trace, parameters this checkout does not take)."""
+    level = registry.BY_ID.get(trace.level)
+    build = builds.get(trace.plain_code_key or "")
+    device = _device(header) if header is not None else None
+    if (trace.synthetic or not trace.code_key or level is None or build is None
+            or not build.compiler or device is None or device.arch is None
+            or not nvrtc.traceable(level)):
+        return False
+    try:
+        fitted = level.with_params(trace.params) if trace.params else level
+    except ValueError:
+        return False
+    return nvrtc.expected_key(fitted, device.arch, build.compiler, trace=True) != trace.code_key
 
 
 @dataclass(slots=True)
 class _Profiled:
     seconds: float
     codes: dict[tuple[str, str, str], str]  # the level's builds' code keys then
-    outdated: bool = False  # a build of one of those keys has other code now
+    trace: rec.Trace | None = None  # the event, where it is a trace
+    header: rec.Session | None = None  # the header of its runner
+    why: str | None = None  # why it is outdated though its level is not (None: it is not)
+
+    @property
+    def outdated(self) -> bool:
+        return self.why is not None
 
 
 def _left_out_reason(level_id: str, user: set[str]) -> str:
@@ -307,7 +349,7 @@ def _stale_reasons(level: Level, found: _Newest, builds: dict[str, rec.Build]
     """Why the newest result no longer matches the code ([]: it does); a string: why it
     cannot be told (the level is left out)."""
     r, header = found.result, found.header
-    device = header.device or (header.gpus()[0] if header.gpus() else None)
+    device = _device(header)
     if device is None or device.arch is None or device.sm_count is None:
         return f"{level.id}: its session header names no GPU arch: cannot tell its code key"
     try:
@@ -330,6 +372,11 @@ def _stale_reasons(level: Level, found: _Newest, builds: dict[str, rec.Build]
         reasons.append(f"code key {r.code_key[:8]}… → {now[:8]}… "
                        f"({_why_key(fitted, builds.get(r.code_key))})")
     return reasons
+
+
+def _device(header: rec.Session) -> rec.DeviceInfo | None:
+    """The GPU a runner's header names (its first, where it lists several)."""
+    return header.device or (header.gpus()[0] if header.gpus() else None)
 
 
 def _why_key(level: Level, build: rec.Build | None) -> str:
@@ -414,7 +461,7 @@ def plan_lines(plan: UpdatePlan, estimate: bool) -> list[str]:
         again = [p for p in plan.profiles if p.level == level]
         cost = f", ~{sum(p.seconds for p in again):.0f} s" if estimate else ""
         why = ("as the file holds them of its old code" if level in stale else
-               "the file's are of a build before its newest: other code or parameters")
+               "; ".join(dict.fromkeys(p.why or OLDER_BUILD for p in again)))
         lines.append(f"{level}: profiled again ({why}): " + ", ".join(
             f"{PROFILES[p.kind][0]} at {p.shape}" for p in again) + cost)
     lines += [f"left out: {why}" for why in plan.left_out]

@@ -298,12 +298,13 @@ def code_key(source: str, options: tuple[str, ...], names: list[str], compiler: 
     return h.hexdigest()[:16]
 
 
-def expected_key(level: Level, arch: str, compiler: str) -> str:
+def expected_key(level: Level, arch: str, compiler: str, trace: bool = False) -> str:
     """The code key :func:`compile_level` gives ``level`` (with its parameters, as picked
     for a shape) on a GPU of ``arch`` (``sm_90``: CuPy's ``-arch`` where the level names
-    none) with ``compiler``; no GPU and no CuPy needed (``record --update --dry-run``)."""
+    none) with ``compiler``; no GPU and no CuPy needed (``record --update --dry-run``).
+    ``trace``: its trace build's, as a trace event names it."""
     arch_option = () if level.arch else (f"-arch={arch}",)
-    return code_key(assemble(level), (*options(level), *arch_option),
+    return code_key(assemble(level, trace), (*options(level, trace), *arch_option),
                     list(variants(level, level.params).values()), compiler)
 
 

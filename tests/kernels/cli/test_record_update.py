@@ -369,6 +369,52 @@ def test_profiles_of_the_newest_build_are_not_planned(tmp_path, cuda, monkeypatc
     assert code == 0 and "nothing changed" in out and "profiled again" not in out
 
 
+def _trace_of(level: str, t: float, code_key: str) -> dict:
+    """A measured trace event of ``level`` at 256^3 made by the trace build ``code_key``
+    (its timeline from the model: only its keys matter to an update)."""
+    event = _trace_of_a_level_without_a_trace_build(t)
+    return {**event, "level": level, "synthetic": False, "code_key": code_key,
+            "plain_code_key": _key(level), "params": registry.BY_ID[level].params}
+
+
+def _trace_key(level: str) -> str:
+    return nvrtc.expected_key(registry.BY_ID[level], ARCH, COMPILER, trace=True)
+
+
+def test_a_trace_of_this_checkouts_trace_build_is_not_planned(tmp_path, cuda, monkeypatch):
+    _no_runner(monkeypatch)
+    events = _events()
+    events.append(_trace_of("naive", events[-1]["t"] + 1, _trace_key("naive")))
+    path = tmp_path / "rec.jsonl"
+    _write(path, events)
+    code, out, _ = _update(path, "--dry-run")
+    assert code == 0 and "nothing changed" in out and "profiled again" not in out
+
+
+def test_a_trace_whose_trace_lines_changed_is_made_again_without_its_results(
+        tmp_path, cuda, monkeypatch):
+    # a change to a level's trace lines alone: its plain build, results and code keys
+    # stand, its trace was measured with another trace build
+    _no_runner(monkeypatch)
+    events = _events()
+    events.append(_trace_of("naive", events[-1]["t"] + 1, _trace_key("naive")))
+    path = tmp_path / "rec.jsonl"
+    _write(path, events)
+    naive = cuda / "naive.cu"
+    before = naive.read_text(encoding="utf-8")
+    naive.write_text(before + "GS_TRACE_DO(static_assert(true, \"a trace line\");)\n",
+                     encoding="utf-8")
+    assert nvrtc.plain_text(naive.read_text(encoding="utf-8")) == nvrtc.plain_text(before)
+    assert _key("naive") == events[-1]["plain_code_key"]
+    code, out, _ = _update(path, "--dry-run")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == ("naive: profiled again (its trace build is other code now: the "
+                        "trace lines changed): trace at 256×256×256, ~10 s")
+    assert not any(line.startswith("    ") for line in lines)  # no run: the results stand
+    assert lines[-1].startswith("estimated GPU time: ~") and " for 1 profile (" in lines[-1]
+
+
 def test_a_later_runners_header_says_the_params_its_results_ran(tmp_path, cuda, monkeypatch):
     # a file updated once: the first header's catalog has the old parameters, the
     # appended runner's (a restart in the file) the new; its results are current
