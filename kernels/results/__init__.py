@@ -74,6 +74,7 @@ if TYPE_CHECKING:  # the same names, for the type checker and the import contrac
     from .baseline_report import cell as baseline_cell
     from .baseline_report import rows as baseline_rows
     from .counts import counted
+    from .number_texts import MINUS, NOT_THROTTLED
     from .roofline import (
         Point,
         Roof,
@@ -86,8 +87,6 @@ if TYPE_CHECKING:  # the same names, for the type checker and the import contrac
     )
     from .rows import (
         DASH,
-        MINUS,
-        NOT_THROTTLED,
         NOT_VERIFIED,
         NUMBER_COLUMNS,
         THROTTLE_COLUMNS,
@@ -109,12 +108,11 @@ if TYPE_CHECKING:  # the same names, for the type checker and the import contrac
         rel_err_text,
         resolved,
         result_key,
-        sustained_ratio,
-        sustained_texts,
         tflops_short,
         tflops_text,
         verdict_text,
     )
+    from .sustained import sustained_ratio, sustained_texts
     from .sweep_grid import Cell, SweepGrid
     from .sweep_grid import sweep_grid as sweep_grid_of
     from .table import markdown_table
@@ -126,12 +124,14 @@ else:
                             "baseline_rows=rows"),
         "roofline": ("Point", "Roof", "axis_span", "broken_roofs", "intensity",
                      "measured_dram_bytes", "point", "roofs"),
-        "rows": ("Column", "DASH", "MINUS", "NOT_THROTTLED", "NOT_VERIFIED", "NUMBER_COLUMNS",
+        "rows": ("Column", "DASH", "NOT_VERIFIED", "NUMBER_COLUMNS",
                  "Result", "ResultKey", "Row", "THROTTLE_COLUMNS", "UNPAIRED",
                  "gflop_per_j_text", "mhz_text", "ms_text", "newest", "not_run_texts",
                  "params_ran", "pct_interval_text", "pct_text", "per_ghz_text",
-                 "reference_key", "rel_err_text", "resolved", "result_key", "sustained_ratio",
-                 "sustained_texts", "tflops_short", "tflops_text", "verdict_text"),
+                 "reference_key", "rel_err_text", "resolved", "result_key", "tflops_short",
+                 "tflops_text", "verdict_text"),
+        "number_texts": ("MINUS", "NOT_THROTTLED"),
+        "sustained": ("sustained_ratio", "sustained_texts"),
         "counts": ("counted",),
         "sweep_grid": ("Cell", "SweepGrid", "sweep_grid_of=sweep_grid"),
         "table": ("markdown_table",),

@@ -15,6 +15,7 @@ VERIFIED = "verified"
 NOT_VERIFIED = "NOT verified"
 NOT_RUN = "not run"
 NOT_THROTTLED = "no"
+MINUS = "\u2212"  # a negative change in a text ("\u221213%")
 
 
 

@@ -14,7 +14,8 @@ from gemmscope.kernels.protocol.throttle import (
     is_slowdown,
     slowdowns,
 )
-from gemmscope.kernels.results.rows import NOT_THROTTLED, Column
+from gemmscope.kernels.results.number_texts import NOT_THROTTLED
+from gemmscope.kernels.results.rows import Column
 
 SET_CLOCKS = ["ApplicationsClocksSetting", "SyncBoost", "DisplayClockSetting", "GpuIdle"]
 

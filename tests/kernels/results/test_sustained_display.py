@@ -11,10 +11,9 @@ import synthetic_session as syn
 from gemmscope.app.core.store import SessionStore
 from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.events import Mode, dumps
-from gemmscope.kernels.results.rows import (
-    DASH,
-    NOT_THROTTLED,
-    Result,
+from gemmscope.kernels.results.number_texts import DASH, NOT_THROTTLED
+from gemmscope.kernels.results.rows import Result
+from gemmscope.kernels.results.sustained import (
     is_power_limited,
     power_limit_text,
     sustained_texts,
