@@ -58,7 +58,7 @@ Inspect = Callable[[Shot, "MainWindow"], None]  # (the shot, the window behind i
 
 
 def parse_sizes(text: str) -> list[tuple[int, int]]:
-    from .gui_main import parse_size
+    from .gui_args import parse_size
 
     sizes = [parse_size(part.strip()) for part in text.split(",") if part.strip()]
     if not sizes or any(s is None for s in sizes):

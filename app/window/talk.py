@@ -387,7 +387,7 @@ def recording_of(talk: Talk) -> Path | None:
 
 @dataclass(frozen=True, slots=True)
 class TalkOptions:
-    """What ``gemmscope talk`` is asked (its command line is app/gui_main.py's)."""
+    """What ``gemmscope talk`` is asked (its command line is app/gui_args.py's)."""
 
     file: str | None = None  # the talk (.toml)
     scene: int = 1  # the scene to start at, or to take a screenshot of

@@ -22,7 +22,7 @@ APP = Path(app_package.__path__[0])
 # the entry points hand over to the command line by its modules (pyproject's contract)
 HANDOVER = {("main.py", "gemmscope.kernels.cli.main"), ("main.py", "gemmscope.kernels.cli.quick"),
             ("main.py", "gemmscope.kernels.cli.subcommands"),
-            ("gui_main.py", "gemmscope.kernels.cli.subcommands")}
+            ("gui_args.py", "gemmscope.kernels.cli.subcommands")}
 
 
 def face_imports(package: str) -> dict[str, tuple[str, str]]:

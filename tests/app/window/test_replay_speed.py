@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication
 
-from gemmscope.app import gui_main
+from gemmscope.app import gui_args, gui_main
 from gemmscope.app.core.replay import Speed
 from gemmscope.app.window.preferences import Preferences, open_settings
 from gemmscope.app.window.talk import TalkController, load_talk
@@ -75,7 +75,7 @@ def test_the_command_lines_speed_plays_and_shows_and_is_not_remembered(
     window = make_window(ini)
     app = QApplication.instance()
     monkeypatch.setattr(app, "exec", lambda: 0)
-    args = gui_main.build_parser().parse_args(
+    args = gui_args.build_parser().parse_args(
         ["replay", str(synthetic_file), "--speed", "16x"])
     assert gui_main._run(app, window, args) == 0
     qtbot.waitUntil(lambda: window.replay is not None, timeout=10_000)

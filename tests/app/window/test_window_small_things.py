@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gemmscope.app import gui_main
+from gemmscope.app import gui_args, gui_main
 from gemmscope.kernels.cli.main import COMMANDS
 
 
@@ -81,7 +81,7 @@ def test_the_window_is_on_screen_before_the_recording_is_read(make_window, qtbot
     monkeypatch.setattr(window, "open_recording", open_recording)
     app = QApplication.instance()
     monkeypatch.setattr(app, "exec", lambda: qtbot.waitUntil(lambda: bool(seen)) or 0)
-    args = gui_main.build_parser().parse_args(["replay", str(synthetic_file)])
+    args = gui_args.build_parser().parse_args(["replay", str(synthetic_file)])
     assert gui_main._run(app, window, args) == 0
     assert seen == [(True, True)]
     qtbot.waitUntil(lambda: window.replay is not None)  # and it is read
@@ -98,9 +98,9 @@ def test_the_app_takes_the_ssh_options_of_the_cli():
 
     bench = next(a for a in cli.build_parser()._actions
                  if isinstance(a, argparse._SubParsersAction)).choices["bench"]
-    assert options(gui_main.build_parser()) == options(bench) and len(options(bench)) == 3
+    assert options(gui_args.build_parser()) == options(bench) and len(options(bench)) == 3
     argv = ["--remote", "gpu@box:2222", "--remote-command", "run it", "--ssh-option", "A=1"]
-    app_args = gui_main.build_parser().parse_args(argv)
+    app_args = gui_args.build_parser().parse_args(argv)
     cli_args = bench.parse_args(argv)
     assert [(a.remote, a.remote_command, a.ssh_option) for a in (app_args, cli_args)] == [
         ("gpu@box:2222", "run it", ["A=1"])] * 2

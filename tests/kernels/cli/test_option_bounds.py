@@ -40,9 +40,9 @@ def _report() -> OneLineParser:
 
 
 def _app() -> argparse.ArgumentParser:
-    from gemmscope.app import gui_main
+    from gemmscope.app import gui_args
 
-    return gui_main.build_parser()
+    return gui_args.build_parser()
 
 
 def _doctor() -> argparse.ArgumentParser:
@@ -145,9 +145,9 @@ def test_every_bounded_option_takes_its_ends():
 
 
 def _app_size(text: str) -> object:
-    from gemmscope.app import gui_main
+    from gemmscope.app import gui_args
 
-    return gui_main._size_arg(text)
+    return gui_args._size_arg(text)
 
 
 @pytest.mark.parametrize("parse", [parse_shape, parse_sweep, parse_assignment,
@@ -224,9 +224,9 @@ def _devices(text: str) -> object:
 
 
 def _app_shape(text: str) -> object:
-    from gemmscope.app import gui_main
+    from gemmscope.app import gui_args
 
-    return gui_main._shape_arg(text)
+    return gui_args._shape_arg(text)
 
 
 _NUMBERISH = st.one_of(
@@ -278,14 +278,14 @@ def test_a_refusal_quotes_a_huge_value_cut(key):
 def test_the_apps_size_and_frames_take_the_exporters_own_ranges():
     # held out for issue 45: --size passed 16384 a side and --frames 100,000, which the
     # exporter then refused with other words; the command line now refuses them first
-    from gemmscope.app import gui_main
+    from gemmscope.app import gui_args
     from gemmscope.app.window import export_targets
 
     side, frames = export_targets.MAX_SIDE_PX, export_targets.MAX_FRAMES
-    assert gui_main._size_arg(f"{side}x{side}") == f"{side}x{side}"
+    assert gui_args._size_arg(f"{side}x{side}") == f"{side}x{side}"
     with pytest.raises(argparse.ArgumentTypeError, match=f"from 1 to {side}"):
-        gui_main._size_arg(f"{side + 1}x100")
-    parser = gui_main.build_parser()
+        gui_args._size_arg(f"{side + 1}x100")
+    parser = gui_args.build_parser()
     argv = ["replay", "x.jsonl", "--export", "t.gif"]
     assert parser.parse_args([*argv, "--frames", str(frames)]).frames == frames
     with pytest.raises(SystemExit):
