@@ -26,24 +26,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Protocol
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, SignalInstance
-from PySide6.QtGui import QPixmap, QShortcut
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
-    QLabel,
-    QStatusBar,
-    QToolBar,
     QWidget,
 )
 
 from ...kernels import ladder as registry
-from ...kernels.ladder import Shape
-from ...kernels.protocol import DEFAULT_REPEATS, Mode, terminal_text
+from ...kernels.protocol import DEFAULT_REPEATS, terminal_text
 from ..core.replay import Speed
-from ..core.runs import RunForm
 from ..core.store import SessionStore
 from ..core.talk import (
     Scene,
@@ -54,19 +47,13 @@ from ..core.talk import (
     read_talk,
     source_line,
 )
-from ..core.view_state import ViewStateModel
-from ..sources.replay import ReplaySource
-from ..theme import Theme
 from ..views.playback import ViewPanel
 from ..views.registry import VIEWS
 from ..views.telemetry import TelemetryView
 from ..widgets.caption_bar import CaptionBar
-from ..widgets.run_controls import RunControls
-from .presentation import PresentationMode
 from .screens import full_screen_on_start_screen
-from .sources import WindowSources
 from .talk_keys import TalkKeys
-from .view_tabs import ViewTabs
+from .talk_stage import BlankCover, TalkStage
 
 WINDOW_KEYS_TAKEN = ("Left", "Right", "Space")  # the window's own, while a talk is open
 READING_WHY = "every scene shows the whole recording"
@@ -84,83 +71,6 @@ def load_talk(path: str | Path) -> Talk:
     """Read a talk file against this gemmscope's views and levels (TalkError if not)."""
     names, animated = view_names()
     return read_talk(path, names, animated, [e["id"] for e in registry.catalog()])
-
-
-class BlankCover(QWidget):
-    """Black over the whole window (a clicker's "blank screen"), or over one widget of it
-    (``window``: the widget covered; ``name``: the cover's object name)."""
-
-    def __init__(self, window: QWidget, name: str = "talk_blank") -> None:
-        super().__init__(window)
-        self.setObjectName(name)
-        self.setStyleSheet(f"QWidget#{name} {{ background: #000000; }}")
-        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self.hide()
-        self.covered = window
-        window.installEventFilter(self)
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Resize:  # shown or not: it is ready when asked
-            self.setGeometry(self.covered.rect())
-        return False
-
-    def set_blank(self, on: bool) -> None:
-        if on:
-            self.setGeometry(self.covered.rect())
-            self.raise_()
-        self.setVisible(on)
-
-
-class TalkStage(Protocol):
-    """What a talk uses of the main window (the window is one): only its public
-    commands and parts; ``dialog_parent`` is the window as a widget, which the talk's
-    panel, covers and keys hang from."""
-
-    @property
-    def theme(self) -> Theme: ...
-    @property
-    def presentation(self) -> PresentationMode: ...
-    @property
-    def views(self) -> ViewTabs: ...
-    @property
-    def controls(self) -> RunControls: ...
-    @property
-    def view_state(self) -> ViewStateModel: ...
-    @property
-    def replay_toolbar(self) -> QToolBar: ...
-    @property
-    def run_label(self) -> QLabel: ...
-    @property
-    def shortcut_objects(self) -> dict[str, QShortcut]: ...
-    @property
-    def sources(self) -> WindowSources: ...
-    @property
-    def replay(self) -> ReplaySource | None: ...
-    @property
-    def recording_opened(self) -> SignalInstance: ...
-    def dialog_parent(self) -> QWidget: ...
-    def addDockWidget(self, area: Qt.DockWidgetArea, dock: QDockWidget, /) -> None: ...
-    def centralWidget(self) -> QWidget | None: ...
-    def statusBar(self) -> QStatusBar: ...
-    def choose(self, shape: Shape | None = None, level: str | None = None,
-               mode: Mode | None = None, pin: bool = True) -> None: ...
-    def named_widget(self, name: str) -> QWidget | None: ...
-    def run_form(self) -> RunForm | None: ...
-    def set_replay_speed(self, speed: Speed | str, remember: bool = True) -> None: ...
-    def play_instant(self) -> None: ...
-    def set_step(self, step: int) -> bool: ...
-    def set_animated(self, on: bool) -> None: ...
-    def flush_views(self) -> None: ...
-    def open_recording(self, path: str | Path, note: str = "", background: bool = False
-                       ) -> bool: ...
-    def escape(self) -> None: ...
-    def set_presentation(self, on: bool, full_screen: bool = True) -> None: ...
-    def isFullScreen(self) -> bool: ...
-    def showFullScreen(self) -> None: ...
-    def resize(self, w: int, h: int, /) -> None: ...
-    def show(self) -> None: ...
-    def grab(self) -> QPixmap: ...
-    def close(self) -> bool: ...
 
 
 class TalkController(QObject):
