@@ -67,9 +67,22 @@ class TimelineCanvas(QWidget):
     # "tail" above, the µs axis below
     @property
     def LEFT(self) -> float:
-        """The gutter of the lane names: "SM 131", or "b131 consumer 2" zoomed."""
-        widest = "SM 131" if self.zoom_sm is None else "b131 consumer 2"
+        """The gutter of the lane names: "SM 131", or zoomed the widest of its rows' names
+        ("b131 consumer 2"; "b924" where a block has one lane)."""
+        names = self.zoom_names() if self.zoom_sm is not None else []
+        widest = max(["SM 131", *names], key=self.fontMetrics().horizontalAdvance)
         return float(self.fontMetrics().horizontalAdvance(widest) + 10)
+
+    def zoom_names(self) -> list[str]:
+        """The names of the zoomed SM's rows, top down: the block, and its lane where a
+        block has several (a producer, consumers); a block of one lane (thread 0) by its
+        number alone."""
+        tl = self.timeline
+        if tl is None or self.zoom_sm is None:
+            return []
+        many = len(tl.lane_names) > 1
+        return [f"b{b} {tl.lane_names.get(lane, f'lane {lane}')}" if many else f"b{b}"
+                for b, lane in tl.lanes_of(self.zoom_sm)]
 
     @property
     def TOP(self) -> float:
@@ -178,12 +191,10 @@ class TimelineCanvas(QWidget):
             p.fillRect(r, QColor(PHASE_COLOURS[s.phase]))
             self.drawn_spans.append((r, s))
         p.setPen(self.fg)
-        for i, (b, lane) in enumerate(rows):
-            name = f"b{b} {tl.lane_names.get(lane, f'lane {lane}')}"
+        for i, name in enumerate(self.zoom_names()):
             self.drawn_rows.append(name)
             p.drawText(QRectF(0, plot.top() + i * h, self.LEFT - 6, h),
-                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-                       name if len(name) < 18 else name[:17] + "…")
+                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, name)
 
     def _draw_axis(self, p: QPainter, plot: QRectF) -> None:
         tl = self.timeline

@@ -117,6 +117,30 @@ def test_zoom_to_an_sm_draws_its_lanes_phases(view):
     assert view.canvas.text_at(rect.center()).startswith(f"SM {sm} · block {span.block}")
 
 
+def test_a_zoomed_block_of_one_lane_is_named_by_its_number_whole_in_the_gutter(qtbot):
+    # register_2d records from thread 0 of each block: its zoomed rows are the blocks that
+    # ran on the SM, "b924", not "924 block (threa…" cut at both ends (stretch 20)
+    store = SessionStore()
+    store.handle(_measured("register_2d", SHAPE))
+    store.view.set(shape=SHAPE)
+    v = TimelineView()
+    qtbot.addWidget(v)
+    v.bind(store)
+    v.set_level("register_2d")
+    v.set_animated(False)
+    v.resize(1280, 720)
+    v.show()
+    qtbot.waitExposed(v)
+    sm = v.timeline.sms_with_phases()[0]
+    v.zoom(sm)
+    v.canvas.grab()
+    blocks = [b for b, _ in v.timeline.lanes_of(sm)]
+    assert blocks and v.canvas.drawn_rows == [f"b{b}" for b in blocks]
+    metrics = v.canvas.fontMetrics()
+    assert all(metrics.horizontalAdvance(name) <= v.canvas.LEFT - 6
+               for name in v.canvas.drawn_rows)
+
+
 def test_the_view_follows_the_view_state_shape_and_says_when_no_trace_was_measured(
         view, monkeypatch):
     from gemmscope.app.views import timeline
