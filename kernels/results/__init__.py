@@ -75,6 +75,7 @@ if TYPE_CHECKING:  # the same names, for the type checker and the import contrac
     from .baseline_report import rows as baseline_rows
     from .counts import counted
     from .number_texts import MINUS, NOT_THROTTLED
+    from .power_limit import sustained_ratio, sustained_texts
     from .roofline import (
         Point,
         Roof,
@@ -112,7 +113,6 @@ if TYPE_CHECKING:  # the same names, for the type checker and the import contrac
         tflops_text,
         verdict_text,
     )
-    from .sustained import sustained_ratio, sustained_texts
     from .sweep_grid import Cell, SweepGrid
     from .sweep_grid import sweep_grid as sweep_grid_of
     from .table import markdown_table
@@ -131,7 +131,7 @@ else:
                  "reference_key", "rel_err_text", "resolved", "result_key", "tflops_short",
                  "tflops_text", "verdict_text"),
         "number_texts": ("MINUS", "NOT_THROTTLED"),
-        "sustained": ("sustained_ratio", "sustained_texts"),
+        "power_limit": ("sustained_ratio", "sustained_texts"),
         "counts": ("counted",),
         "sweep_grid": ("Cell", "SweepGrid", "sweep_grid_of=sweep_grid"),
         "table": ("markdown_table",),

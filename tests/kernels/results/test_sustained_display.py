@@ -12,12 +12,12 @@ from gemmscope.app.core.store import SessionStore
 from gemmscope.kernels.protocol.decoding import of
 from gemmscope.kernels.protocol.events import Mode, dumps
 from gemmscope.kernels.results.number_texts import DASH, NOT_THROTTLED
-from gemmscope.kernels.results.rows import Result
-from gemmscope.kernels.results.sustained import (
+from gemmscope.kernels.results.power_limit import (
     is_power_limited,
     power_limit_text,
     sustained_texts,
 )
+from gemmscope.kernels.results.rows import Result
 
 
 def _result(tflops: float, mode: str = "burst", **kw) -> Result:
