@@ -33,21 +33,26 @@ def _measured(level_id: str, shape: Shape, sms: int = 132):
     return decoding.of(event)
 
 
-@pytest.fixture
-def view(qtbot):
+def _shown(qtbot, trace, level_id: str, shape: Shape) -> TimelineView:
+    """The Timeline view of ``trace`` at 1280x720, painted: the canvas lists what it drew."""
     store = SessionStore()
-    store.handle(_measured("wgmma_stream_k", SHAPE))
-    store.view.set(shape=SHAPE)
+    store.handle(trace)
+    store.view.set(shape=shape)
     v = TimelineView()
     qtbot.addWidget(v)
     v.bind(store)
-    v.set_level("wgmma_stream_k")
+    v.set_level(level_id)
     v.set_animated(False)
     v.resize(1280, 720)
     v.show()
     qtbot.waitExposed(v)
-    v.canvas.grab()  # painted: the canvas lists what it drew
+    v.canvas.grab()
     return v
+
+
+@pytest.fixture
+def view(qtbot):
+    return _shown(qtbot, _measured("wgmma_stream_k", SHAPE), "wgmma_stream_k", SHAPE)
 
 
 def test_the_measured_trace_of_the_level_and_shape_is_drawn_and_said(view):
@@ -120,17 +125,7 @@ def test_zoom_to_an_sm_draws_its_lanes_phases(view):
 def test_a_zoomed_block_of_one_lane_is_named_by_its_number_whole_in_the_gutter(qtbot):
     # register_2d records from thread 0 of each block: its zoomed rows are the blocks that
     # ran on the SM, "b924", not "924 block (threa…" cut at both ends (stretch 20)
-    store = SessionStore()
-    store.handle(_measured("register_2d", SHAPE))
-    store.view.set(shape=SHAPE)
-    v = TimelineView()
-    qtbot.addWidget(v)
-    v.bind(store)
-    v.set_level("register_2d")
-    v.set_animated(False)
-    v.resize(1280, 720)
-    v.show()
-    qtbot.waitExposed(v)
+    v = _shown(qtbot, _measured("register_2d", SHAPE), "register_2d", SHAPE)
     sm = v.timeline.sms_with_phases()[0]
     v.zoom(sm)
     v.canvas.grab()
