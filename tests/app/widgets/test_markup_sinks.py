@@ -36,7 +36,7 @@ REVIEWED: dict[tuple[str, str], str] = {
         "title_text is the chart's own constant words (Main-loop MIX_UNIT)",
     ("plots/instruction_mix.py", "self.getPlotItem().setTitle(self.title_text, **style)"):
         "as above: the chart's own title",
-    ("plots/ladder_bars.py", "label.setText(t, color=self.theme.foreground)"):
+    ("plots/ladder_bar_labels.py", "label.setText(t, color=self.theme.foreground)"):
         "a pg.TextItem (plain text): numbers formatted here",
     ("plots/telemetry_strips.py", "label.setText(text)"): "a pg.TextItem (plain text)",
     ("plots/instruction_mix.py", "label.setText(total_text(total))"):
