@@ -93,7 +93,8 @@ class TimelineCanvas(QWidget):
         return float(self.fontMetrics().height() + 8)
 
     def _plot(self, size: QSize) -> QRectF:
-        return QRectF(self.LEFT, self.TOP, max(1.0, size.width() - self.LEFT - self.RIGHT),
+        left = self.LEFT  # zoomed, measured from its rows' names: once
+        return QRectF(left, self.TOP, max(1.0, size.width() - left - self.RIGHT),
                       max(1.0, size.height() - self.TOP - self.BOTTOM))
 
     def _x(self, plot: QRectF, t_ns: float) -> float:
@@ -193,7 +194,7 @@ class TimelineCanvas(QWidget):
         p.setPen(self.fg)
         for i, name in enumerate(self.zoom_names()):
             self.drawn_rows.append(name)
-            p.drawText(QRectF(0, plot.top() + i * h, self.LEFT - 6, h),
+            p.drawText(QRectF(0, plot.top() + i * h, plot.left() - 6, h),
                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, name)
 
     def _draw_axis(self, p: QPainter, plot: QRectF) -> None:
