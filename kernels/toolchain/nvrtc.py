@@ -337,7 +337,9 @@ class Compiled:
                 "local_bytes": int(k.local_size_bytes)}
 
 
-_cache: dict[tuple[str, tuple[tuple[str, int], ...], bool], Compiled] = {}
+# keyed by the level's id, its source file (a variant's folder is other code under the
+# same id and parameters: benchmarks' --variant-source), its parameters and the build
+_cache: dict[tuple[str, str, tuple[tuple[str, int], ...], bool], Compiled] = {}
 
 
 def compile_level(level: Level, params: dict[str, int] | None = None,
@@ -351,7 +353,8 @@ def compile_level(level: Level, params: dict[str, int] | None = None,
 
     cp = require_cupy()
     params = dict(params or level.params)
-    key = (level.id, tuple(params.items()), trace)
+    key = (level.id, str(source_file(level)) if level.source else "",
+           tuple(params.items()), trace)
     if key in _cache:
         return _cache[key]
     if on_compile is not None:

@@ -112,7 +112,7 @@ def test_an_edited_source_under_the_same_id_forgets_the_old_compile(tmp_path):
     users = UserKernels()
     level, _launch, event = users.level(first.as_wire())
     assert event is not None and users.level(first.as_wire())[2] is None
-    nvrtc._cache[(level.id, tuple(level.params.items()))] = object()  # type: ignore[assignment]
+    nvrtc._cache[(level.id, "", tuple(level.params.items()), False)] = object()  # type: ignore[assignment]
     edited = spec.launch(read_source(spec) + "// edited\n", 64, 64, 64, spec.defaults)
     _level, _launch, event = users.level(edited.as_wire())
     assert event is not None and event["sha256"] != first.digest
