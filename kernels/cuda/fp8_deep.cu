@@ -219,6 +219,30 @@ __device__ __forceinline__ void gs_dp_cp_async_arrive(unsigned long long* bar) {
                  : "memory");
 }
 
+// RING 1: F(o) with the ring's offset o < STAGES written as a constant in each branch: a
+// tile's K loop is compiled once per offset, so that each K block's stage is a constant in it.
+#define GS_DP_ON_OFFSET(o, F)                                  \
+    do {                                                       \
+        if (STAGES > 3 && (o) == 3) F(3 % STAGES);             \
+        else if (STAGES > 2 && (o) == 2) F(2 % STAGES);        \
+        else if (STAGES > 1 && (o) == 1) F(1 % STAGES);        \
+        else F(0);                                             \
+    } while (0)
+
+// A 128-byte-swizzled K-major operand's wgmma descriptor (gs_wgmma_desc_sw128) in two
+// words (RING 1): the low one, the address field and the leading byte offset, and the high
+// one, a constant. The K loop steps the low word by 32-bit adds, which cannot carry into the
+// high word (the address field is 14 bits): the compiler, which cannot know that of a 64-bit
+// add, otherwise adds with carry four times a group in the ring's other offsets.
+__device__ __forceinline__ unsigned gs_dp_desc_lo(const void* smem) {
+    return ((gs_smem_addr(smem) & 0x3FFFFu) >> 4) | (1u << 16);
+}
+__device__ __forceinline__ unsigned long long gs_dp_desc(unsigned lo) {
+    // the stride byte offset (1024 B, in 16-byte units) and the 128-byte swizzle
+    constexpr unsigned long long HI = (1024ull >> 4) | (1ull << 30);
+    return (HI << 32) | lo;
+}
+
 // Tile t of tm x tn tiles: groups of GW tile columns, row by row inside a group (the
 // grouped order of common.cuh with rows and columns swapped).
 __device__ __forceinline__ void gs_dp_tile(int t, int tm, int tn, int GW, int& bm, int& bn) {
@@ -250,7 +274,8 @@ struct GsDpSchedule {
 // WREL 1: one thread per warpgroup arrives, and its warp reaches the next wgmma late
 // (Nsight Compute: "warpgroup arrive" stalls at the wgmma, 4.6x DeepGEMM's). Measured
 // beside each other: WREL 2 +0.8% (4096^3) to +2.2% (4096 x 7168 x 16384).
-template <int BM, int BN, int BK, int STAGES, int CL, int GW, int WREL, int SCT, bool VEC>
+template <int BM, int BN, int BK, int STAGES, int CL, int GW, int WREL, int SCT, int RING,
+          bool VEC>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(384, 1)
 fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
              const __grid_constant__ GsTensorMap tmB, const __grid_constant__ GsTensorMap tmC,
@@ -299,11 +324,18 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     else
         __syncthreads();
     GsDpSchedule<CL> sched{tm * tn};
-    // Each tile's K blocks start at stage 0 and go round the ring in rounds of STAGES (the
-    // last round's stages past K are passed through empty), so that the stage of every K
-    // block is a compile-time constant in the unrolled loops below: its addresses are
-    // constants, and the compiler may move the next stage's barrier probe and scale loads
-    // up into the current promotion. `uses`: the rounds before, the barriers' parity.
+    // RING 0: each tile's K blocks start at stage 0 and go round the ring in rounds of
+    // STAGES (the last round's stages past K are passed through empty), so that the stage of
+    // every K block is a compile-time constant in the unrolled loops below: its addresses
+    // are constants, and the compiler may move the next stage's barrier probe and scale
+    // loads up into the current promotion. `uses`: the rounds before, the barriers' parity.
+    // RING 1: the K blocks of the CTA's tiles go round the ring one after another (a tile's
+    // first K block takes the stage after its predecessor's last, so the producer loads the
+    // next tile's first blocks while the consumers finish this one and store it; at K = 512,
+    // four K blocks a tile, RING 0 leaves two of six stage uses empty). Each tile's K loop is
+    // compiled once per offset of the ring (GS_DP_ON_OFFSET), so the stages stay constants;
+    // `phase`: bit s, the parity of stage s's next wait.
+    static_assert(RING == 0 || RING == 1, "RING is a switch");
     const int rounds = ksteps / STAGES, tail = ksteps % STAGES;
 
     if (wg == 0) {
@@ -324,6 +356,8 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             // kernel the trace build's consumers spilled (NVRTC 13.0), and the lanes' copies
             // held registers the TMA form does not need.
             int uses = 0, t;
+            unsigned phase = 0;  // RING 1
+            int ring = 0;        // RING 1: the stage of the next K block
             bool peer;
             while (sched.next(t, peer)) {
                 int bm, bn;
@@ -344,7 +378,12 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 const bool b_ok = lane < 2 && nb < nb_count;
                 const float* pb = scale_b + (long long)(b_ok ? nb : 0) * ksteps;
                 auto fill = [&](int s, int ks) {
-                    gs_mbar_wait(&empty[s], (uses & 1) ^ 1);
+                    if constexpr (RING) {
+                        gs_mbar_wait(&empty[s], ((phase >> s) & 1) ^ 1);
+                        phase ^= 1u << s;
+                    } else {
+                        gs_mbar_wait(&empty[s], (uses & 1) ^ 1);
+                    }
                     unsigned char* a_dst = a_base + s * A_BYTES;
                     if (lane == 0) {
                         gs_mbar_arrive_expect_tx(&full[s], A_BYTES + B_BYTES + (SCT ? 1024 : 0));
@@ -385,19 +424,33 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     if (!SCT || lane < 2) gs_mbar_arrive(&full[s]);
                     if (lane == 0) gs_mbar_arrive(&full[s]);
                 };
-                for (int r = 0; r < rounds; ++r, ++uses) {
+                if constexpr (RING) {
+                    auto tile_loads = [&](const int O) {
+                        for (int r = 0; r < rounds; ++r) {
 #pragma unroll
-                    for (int s = 0; s < STAGES; ++s) fill(s, r * STAGES + s);
-                }
-                if (tail) {
+                            for (int u = 0; u < STAGES; ++u) fill((O + u) % STAGES, r * STAGES + u);
+                        }
 #pragma unroll
-                    for (int s = 0; s < STAGES; ++s) {
-                        if (s < tail)
-                            fill(s, rounds * STAGES + s);
-                        else
-                            pass(s);
+                        for (int u = 0; u < STAGES - 1; ++u)
+                            if (u < tail) fill((O + u) % STAGES, rounds * STAGES + u);
+                    };
+                    GS_DP_ON_OFFSET(ring, tile_loads);
+                    ring = (ring + tail) % STAGES;
+                } else {
+                    for (int r = 0; r < rounds; ++r, ++uses) {
+#pragma unroll
+                        for (int s = 0; s < STAGES; ++s) fill(s, r * STAGES + s);
                     }
-                    ++uses;
+                    if (tail) {
+#pragma unroll
+                        for (int s = 0; s < STAGES; ++s) {
+                            if (s < tail)
+                                fill(s, rounds * STAGES + s);
+                            else
+                                pass(s);
+                        }
+                        ++uses;
+                    }
                 }
             }
             GS_TRACE(LANE_END, -1, 0);
@@ -425,6 +478,8 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         asm volatile("" : "+r"(q_sa), "+r"(q_empty), "+r"(q_full), "+r"(q_rel));
         const unsigned q_sb = SCT ? gs_smem_addr(sb_base) : gs_smem_addr(sc_base) + 4 * 256;
         int uses = 0, t;
+        unsigned phase = 0;  // RING 1
+        int ring = 0;        // RING 1: the stage of the next K block
         bool peer;
         GS_TRACE_LANE(leader);
         GS_TRACE(LANE_START, -1, 0);
@@ -432,7 +487,6 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             int bm, bn;
             gs_dp_tile(t, tm, tn, GW, bm, bn);
             GS_TRACE_C(TILE_BEGIN, t, 0);  // tile events in the K-stage form (trace.cuh, put_c)
-            GS_TRACE_DO(const int gs_uses0 = uses;)
             GS_TRACE_DO(unsigned gs_prev_ready = 0, gs_prev_done = 0; int gs_prev_k = -1;)  // the last K step's clocks, recorded while the next step's first wgmma group runs
             const int n0 = bn * BN;
             // 8-column groups of the tile in its first scale block of Bt
@@ -451,12 +505,16 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                         gs_mbar_arrive(&empty[s]);
                 }
             };
-            auto kblock = [&](int s) {
+            auto kblock = [&](int s, int gs_k) {  // gs_k: the K block of the tile (the trace's)
+                unsigned parity = uses & 1;
+                if constexpr (RING) {
+                    parity = (phase >> s) & 1;
+                    phase ^= 1u << s;
+                }
                 asm volatile(
                     "{\n.reg .pred done;\nGSQ_WAIT_%=:\n"
                     "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-                    "@!done bra GSQ_WAIT_%=;\n}\n" ::"r"(q_full + 8 * s), "r"(uses & 1) : "memory");
-                GS_TRACE_DO(const int gs_k = (uses - gs_uses0) * STAGES + s;)
+                    "@!done bra GSQ_WAIT_%=;\n}\n" ::"r"(q_full + 8 * s), "r"(parity) : "memory");
                 GS_TRACE_DO(const bool gs_sampled = gs_tr.samples(gs_k);)
                 GS_TRACE_DO(unsigned gs_ready_at = 0; if (gs_sampled) gs_ready_at = gs_tr.clock_lo();)  // a clock read in the sampled steps only (a uniform branch)
                 const unsigned sc = q_sa + s * SA_STRIDE;
@@ -470,15 +528,22 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 const float sb0 = gs_dp_lds(scb);
                 const float sb1 = UNIFORM ? sb0 : gs_dp_lds(scb + 4);
                 const unsigned long long db = gs_wgmma_desc_sw128(b_base + s * B_BYTES);
+                const unsigned db_lo = gs_dp_desc_lo(b_base + s * B_BYTES);  // RING 1
 #pragma unroll
                 for (int w = 0; w < 2; ++w) {
                     const unsigned long long da =
                         gs_wgmma_desc_sw128(a_base + s * A_BYTES + (c * 128 + w * 64) * BK);
+                    const unsigned da_lo = gs_dp_desc_lo(a_base + s * A_BYTES + (c * 128 + w * 64) * BK);
                     gs_fence_regs(tmp);
                     gs_wgmma_fence();
 #pragma unroll
-                    for (int kk = 0; kk < 4; ++kk)  // k32 steps: 32 bytes = 2 address units
-                        GsDpWgmma<BN>::run(tmp, da + 2 * kk, db + 2 * kk, kk > 0 ? 1 : 0);
+                    for (int kk = 0; kk < 4; ++kk) {  // k32 steps: 32 bytes = 2 address units
+                        if constexpr (RING)
+                            GsDpWgmma<BN>::run(tmp, gs_dp_desc(da_lo + 2 * kk), gs_dp_desc(db_lo + 2 * kk),
+                                               kk > 0 ? 1 : 0);
+                        else
+                            GsDpWgmma<BN>::run(tmp, da + 2 * kk, db + 2 * kk, kk > 0 ? 1 : 0);
+                    }
                     gs_wgmma_commit();
                     GS_TRACE_DO(if (w == 0 && gs_prev_k >= 0) { gs_tr.put_p(GS_TR_DATA_READY, t, gs_prev_k, true, gs_prev_ready); gs_tr.put_p(GS_TR_MMA_DONE, t, gs_prev_k, true, gs_prev_done); })  // the last step's records, in the shadow of this group's products
                     gs_wgmma_wait<0>();
@@ -498,21 +563,35 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 }
                 GS_TRACE_DO(gs_prev_k = -1; if (gs_sampled) { gs_prev_ready = gs_ready_at; gs_prev_done = gs_tr.clock_lo(); gs_prev_k = gs_k; })  // MMA_DONE's time; both written in the next step
             };
-            for (int r = 0; r < rounds; ++r, ++uses) {
+            if constexpr (RING) {
+                auto tile_kloop = [&](const int O) {
+                    for (int r = 0; r < rounds; ++r) {
 #pragma unroll
-                for (int s = 0; s < STAGES; ++s) kblock(s);
-            }
-            if (tail) {
-#pragma unroll
-                for (int s = 0; s < STAGES; ++s) {
-                    if (s < tail) {
-                        kblock(s);
-                    } else {  // a stage past K: passed on
-                        gs_mbar_wait(&full[s], uses & 1);
-                        release(s);
+                        for (int u = 0; u < STAGES; ++u) kblock((O + u) % STAGES, r * STAGES + u);
                     }
+#pragma unroll
+                    for (int u = 0; u < STAGES - 1; ++u)
+                        if (u < tail) kblock((O + u) % STAGES, rounds * STAGES + u);
+                };
+                GS_DP_ON_OFFSET(ring, tile_kloop);
+                ring = (ring + tail) % STAGES;
+            } else {
+                for (int r = 0; r < rounds; ++r, ++uses) {
+#pragma unroll
+                    for (int s = 0; s < STAGES; ++s) kblock(s, r * STAGES + s);
                 }
-                ++uses;
+                if (tail) {
+#pragma unroll
+                    for (int s = 0; s < STAGES; ++s) {
+                        if (s < tail) {
+                            kblock(s, rounds * STAGES + s);
+                        } else {  // a stage past K: passed on
+                            gs_mbar_wait(&full[s], uses & 1);
+                            release(s);
+                        }
+                    }
+                    ++uses;
+                }
             }
             // ---------------------------------------------------------- epilogue
             GS_TRACE_DO(if (gs_prev_k >= 0) { gs_tr.put_p(GS_TR_DATA_READY, t, gs_prev_k, true, gs_prev_ready); gs_tr.put_p(GS_TR_MMA_DONE, t, gs_prev_k, true, gs_prev_done); })  // the tile's last step

@@ -105,7 +105,7 @@ FP8_DEEP = Level(
             "heuristics; PTX ISA: multicast::cluster, mapa, cp.async.mbarrier.arrive",
     source="fp8_deep.cu", kernel="fp8gemm_deep",
     params={"BM": DEEP_TILE_ROWS, "BN": 128, "BK": 128, "STAGES": 3, "CL": 1, "GW": 16,
-            "WREL": 2, "SCT": 1},
+            "WREL": 2, "SCT": 1, "RING": 0},
     shape_params=deep_shape_params, grid_rule=deep_grid, host="fp8_deep",
     geometry=deep_geometry, arch="sm_90a", b_layout="nk", persistent=True,
     k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,

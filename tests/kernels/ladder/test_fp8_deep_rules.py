@@ -4,6 +4,7 @@ GPU needed."""
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 
@@ -148,9 +149,13 @@ def test_a_run_given_the_tma_form_where_m_cannot_be_mapped_is_refused_in_words()
 
 
 def test_the_kernel_takes_the_form_as_a_template_parameter_and_the_map_last():
-    """SCT is the template parameter after WREL (the registry's order), and the row scales'
-    map the kernel's last parameter (the launch's last argument)."""
+    """The kernel's template parameters are the registry's, in its order, then VEC (SCT and
+    RING among them), and the row scales' map the kernel's last parameter (the launch's
+    last argument)."""
     source = (cuda_dir() / "fp8_deep.cu").read_text(encoding="utf-8")
-    assert "int GW, int WREL, int SCT, bool VEC>" in source
+    head = re.search(r"template <([^>]*)>\s*__global__[^;{]*?\bfp8gemm_deep\(", source)
+    assert head is not None
+    names = [item.split()[-1] for item in head.group(1).split(",")]
+    assert names == [*registry.get("fp8_deep").params, "VEC"]
+    assert {"SCT", "RING"} <= set(names)
     assert "const __grid_constant__ GsTensorMap tmS) {" in source
-    assert list(registry.get("fp8_deep").params)[-1] == "SCT"
