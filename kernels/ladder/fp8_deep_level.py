@@ -14,6 +14,8 @@ The rules, each a function of (M, N, K, SMs) only:
 - grid (``deep_grid``): the tiles' waves spread evenly over as few SMs as give that many
   waves (4096^3: 512 tiles, 4 waves on 132 SMs, so 128 CTAs of 4 tiles each), rounded up
   to whole clusters. SMs left idle draw no power; the waves are as many either way.
+- the ring (``deep_ring``, RING): the stages run on from tile to tile where a CTA has
+  more than one tile of few K blocks that do not fill whole rounds of the stages.
 - the row scales' path (``scales_by_tma``, SCT): by TMA with each stage's data where M % 4
   == 0 (a tensor map's 16-byte row pitch), else copied by the producer warp's lanes.
 """
@@ -66,9 +68,29 @@ def scales_by_tma(M: int) -> bool:
     return M % 4 == 0
 
 
+RING_MAX_KSTEPS = 8  # RING 1 where a tile has at most this many K blocks
+
+
+def deep_ring(M: int, N: int, K: int, bn: int, stages: int, sm_count: int) -> int:
+    """RING 1 (the ring of stages running on from tile to tile) where it pays: a CTA runs
+    more than one tile, a tile's K blocks do not fill whole rounds of the stages (RING 0
+    then passes stages empty and the next tile's loads wait for the last K block), and a
+    tile has few K blocks, so that the wait is a large part of it. Measured beside each
+    other in one loop (H200, 1980 MHz, stretch 21): +12% at 4096 x 32768 x 512 (4 K
+    blocks, 3 stages); -0.1 to -2.3% at DeepGEMM's seven other shapes (12 to 128 K
+    blocks), where the K loop compiled once per offset of the ring costs more than it
+    saves."""
+    ksteps = K // 128
+    tiles = -(-M // DEEP_TILE_ROWS) * -(-N // bn)
+    ctas = deep_grid(tiles, sm_count, {"CL": 1})
+    return int(tiles > ctas and ksteps % stages != 0 and ksteps <= RING_MAX_KSTEPS)
+
+
 def deep_shape_params(M: int, N: int, K: int, sm_count: int) -> dict[str, int]:
     bn = deep_tile_width(M, N, sm_count)
-    return {"BN": bn, "STAGES": deep_stages(bn, K), "SCT": int(scales_by_tma(M))}
+    stages = deep_stages(bn, K)
+    return {"BN": bn, "STAGES": stages, "SCT": int(scales_by_tma(M)),
+            "RING": deep_ring(M, N, K, bn, stages, sm_count)}
 
 
 def deep_grid(tiles: int, sm_count: int, p: dict[str, int]) -> int:

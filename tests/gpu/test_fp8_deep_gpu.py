@@ -1,5 +1,5 @@
 """fp8_deep on the H200: right answers at aligned and odd shapes, with and without 2-CTA
-clusters (A multicast), the tile width it picks recorded in the result, and the K it
+clusters (A multicast) and the ring of stages run on from tile to tile (RING), the tile width it picks recorded in the result, and the K it
 refuses."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ pytestmark = pytest.mark.gpu
 
 # aligned; ragged M and N with an odd number of tile rows; N = 2112 (BN = 88: tiles that
 # cross a 128-column scale block of Bt, C in plain boxes); N % 8 != 0 (direct stores);
-# one K block; three tiles (with CL = 2 the last cluster has one tile: its peer idles)
+# one K block; three tiles (with CL = 2 the last cluster has one tile: its peer idles);
+# several ragged tiles a CTA of 5 K blocks each (RING 1 goes round the stages across them)
 SHAPES = [(2048, 2048, 1024), (4099, 4104, 512), (300, 2112, 256), (513, 2121, 640),
-          (7, 13, 128), (256, 384, 256)]
+          (7, 13, 128), (256, 384, 256), (1280, 8200, 640)]
 
 
 @pytest.fixture(scope="module")
@@ -31,13 +32,14 @@ def _sms() -> int:
     return int(require_cupy().cuda.Device().attributes["MultiProcessorCount"])
 
 
+@pytest.mark.parametrize("ring", [0, 1])
 @pytest.mark.parametrize("cl", [1, 2])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
-def test_fp8_deep_verifies_with_and_without_clusters(bench, shape, cl):
+def test_fp8_deep_verifies_with_and_without_clusters_and_the_ring(bench, shape, cl, ring):
     from gemmscope.kernels.ladder.registry import DEEPGEMM_DIFF_MAX
 
     level = registry.get("fp8_deep")
-    params = {**level.for_shape(*shape, _sms()).params, "CL": cl}
+    params = {**level.for_shape(*shape, _sms()).params, "CL": cl, "RING": ring}
     if shape == (256, 384, 256):
         params["BN"] = 128  # three tiles
     r = bench.run(level, *shape, repeats=2, warmup=1, params=params, energy=False)
