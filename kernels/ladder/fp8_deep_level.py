@@ -68,7 +68,7 @@ def scales_by_tma(M: int) -> bool:
     return M % 4 == 0
 
 
-RING_MAX_KSTEPS = 8  # RING 1 where a tile has at most this many K blocks
+RING_MAX_KSTEPS = 4  # RING 1 where a tile has at most this many K blocks
 
 
 def deep_ring(M: int, N: int, K: int, bn: int, stages: int, sm_count: int) -> int:
