@@ -9,7 +9,9 @@ warpgroup's C staging buffer, then per stage the K block's scales (256 row scale
 two block scales of Bt), which the producer warp copies with cp.async (the level's row scales
 come by TMA where M % 4 == 0; the model draws the lanes' copies, its form elsewhere); the tiles are
 walked in groups of GW tile columns, row by row; the grid is the level's grid rule; each
-tile's K blocks start at stage 0.
+tile's K blocks start at stage 0 (RING 0; with RING 1 the ring of stages runs on from tile
+to tile, and the model draws a tile's steps from stage 0, as its CTA's first tile takes
+them).
 """
 
 from __future__ import annotations

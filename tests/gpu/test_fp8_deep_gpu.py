@@ -1,6 +1,6 @@
 """fp8_deep on the H200: right answers at aligned and odd shapes, with and without 2-CTA
-clusters (A multicast) and the ring of stages run on from tile to tile (RING), the tile width it picks recorded in the result, and the K it
-refuses."""
+clusters (A multicast) and the ring of stages run on from tile to tile (RING), the tile
+width it picks recorded in the result, and the K it refuses."""
 
 from __future__ import annotations
 
