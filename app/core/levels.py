@@ -117,18 +117,30 @@ def catalog_from_header(header: Session | None) -> list[LevelInfo]:
 
 
 def join_catalog(levels: list[LevelInfo], header: Session | None) -> list[LevelInfo]:
-    """The levels with those of a later runner's catalog that the session lacks (a level
-    added to the ladder after the file was first made, then appended with ``record
-    --append -l NEW``), in that catalog's order; the levels the session knows keep their
-    first entries, and those the later catalog lacks (a user's kernel) stay after."""
+    """The levels as a later runner's catalog describes them, with the levels it adds.
+
+    Each level the later catalog names takes that entry (its parameters, block, tile and
+    notes: a result without parameters ran that runner's own, which ``record --update``
+    may have changed since the file's first header) at its place in the ladder. A level
+    the later catalog adds (one added to the ladder after the file was first made, then
+    appended with ``record --append -l NEW``) joins in that catalog's order; one it lacks
+    (a user's kernel) stays after. The same list where nothing changes."""
     if header is None or not header.catalog:
         return levels
-    known = {lv.id: lv for lv in levels}
     later = catalog_from_header(header)
+    by_id = {lv.id: lv for lv in later}
+    known = {lv.id: lv for lv in levels}
+
+    def updated(old: LevelInfo) -> LevelInfo:
+        new = by_id.get(old.id)
+        return old if new is None else replace(new, order=old.order, user=old.user)
+
     if all(lv.id in known for lv in later):
-        return levels
-    ids = {lv.id for lv in later}
-    merged = [known.get(lv.id, lv) for lv in later] + [lv for lv in levels if lv.id not in ids]
+        same = [updated(lv) for lv in levels]
+        return levels if same == levels else same
+    ids = set(by_id)
+    merged = [updated(known[lv.id]) if lv.id in known else lv for lv in later] + \
+        [lv for lv in levels if lv.id not in ids]
     return [replace(lv, order=i) for i, lv in enumerate(merged)]
 
 

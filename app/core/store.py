@@ -82,7 +82,7 @@ class SessionStore(StoreQueries):
     def _on_restart(self, ev: rec.Restart) -> None:
         self.restarts += 1
         joined = join_catalog(self.levels, ev.runner)
-        if joined is not self.levels:  # the later runner knows levels this file did not
+        if joined is not self.levels:  # the later runner knows levels, or describes them anew
             self.levels = joined
             self._changes.update((Change.HEADER, Change.LADDER))
         state = self._state(ev)

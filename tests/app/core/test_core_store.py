@@ -252,6 +252,36 @@ def test_build_for_follows_the_parameters_the_latest_result_ran():
     assert store.build_for("wmma").params == own
 
 
+def test_a_result_without_parameters_ran_those_of_the_runner_that_made_it():
+    """``record --update`` appends a runner whose catalog gives a level new parameters (a
+    switch added to its kernel): its results without parameters ran those, so the Code
+    view's build is the newest one, not a build of the file's first parameters."""
+    events = syn.events()
+    header = events[0]
+    own = next(c for c in header["catalog"] if c["id"] == "wmma")["params"]
+    grown = {**own, "RING": 0}
+    later = {**header, "catalog": [{**c, "params": grown} if c["id"] == "wmma" else c
+                                   for c in header["catalog"]]}
+    result = next(e for e in events if e["type"] == "result" and e["level"] == "wmma")
+    t = result["t"]
+    ran = {k: v for k, v in result.items() if k != "params"} | {"variant": "vector"}
+
+    def build(params, t):
+        return {"type": "build", "t": t, "level": "wmma", "variant": "vector",
+                "params": params, "sass": ""}
+
+    store = fed_store([header, {**ran, "t": t}, build(own, t), later,
+                       {**ran, "t": t + 1}, build(grown, t + 1)])
+    assert store.restarts == 1
+    assert store.level("wmma").params == grown
+    assert store.build_for("wmma").params == grown
+    # the ladder keeps its order; a later header that changes nothing keeps the same list
+    assert [lv.id for lv in store.levels] == [c["id"] for c in header["catalog"]]
+    levels = store.levels
+    store.handle(of(later))
+    assert store.levels is levels
+
+
 def test_the_size_sweep_takes_square_shapes_only_not_every_n():
     """A level run at DeepGEMM's shapes (M = 4096, N and K varied) has no size sweep:
     plotting 4096 x 2112 x 7168 at "N = 2112" on an M = N = K axis would say what was
