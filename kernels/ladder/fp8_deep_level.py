@@ -37,9 +37,14 @@ def deep_smem(p: dict[str, int]) -> int:
             + 2 * 2 * 64 * p["BN"] * 2 + 1024)
 
 
+def deep_tiles(M: int, N: int, bn: int) -> int:
+    """The 256 x bn tiles of an M x N output."""
+    return -(-M // DEEP_TILE_ROWS) * -(-N // bn)
+
+
 def deep_waves(M: int, N: int, bn: int, sm_count: int) -> tuple[int, int]:
     """(waves, tiles in the last wave) of 256 x bn tiles on sm_count SMs."""
-    tiles = -(-M // DEEP_TILE_ROWS) * -(-N // bn)
+    tiles = deep_tiles(M, N, bn)
     waves = -(-tiles // sm_count)
     return waves, tiles - (waves - 1) * sm_count
 
@@ -77,11 +82,12 @@ def deep_ring(M: int, N: int, K: int, bn: int, stages: int, sm_count: int) -> in
     then passes stages empty and the next tile's loads wait for the last K block), and a
     tile has few K blocks, so that the wait is a large part of it. Measured beside each
     other in one loop (H200, 1980 MHz, stretch 21): +12% at 4096 x 32768 x 512 (4 K
-    blocks, 3 stages); -0.1 to -2.3% at DeepGEMM's seven other shapes (12 to 128 K
+    blocks, 3 stages) and +4.4% at 4096 x 7168 x 512; -0.7 to -4.8% at K = 1024 (8 K
+    blocks: three shapes) and -0.1 to -2.3% at DeepGEMM's seven other shapes (12 to 128 K
     blocks), where the K loop compiled once per offset of the ring costs more than it
     saves."""
     ksteps = K // 128
-    tiles = -(-M // DEEP_TILE_ROWS) * -(-N // bn)
+    tiles = deep_tiles(M, N, bn)
     ctas = deep_grid(tiles, sm_count, {"CL": 1})
     return int(tiles > ctas and ksteps % stages != 0 and ksteps <= RING_MAX_KSTEPS)
 
