@@ -226,6 +226,42 @@ __device__ __forceinline__ int gs_dp_wrap(int v) {
     return v >= S ? v - S : v;
 }
 
+// The K blocks of one tile in their stages' order, the producer's loads and the consumers'
+// K loop alike: blk(s, k) for K block k of the tile in stage s. RING 0: each tile starts at
+// stage 0 and goes round in rounds of STAGES, so every stage is a constant in the unrolled
+// loops; pass(s) for each stage past K in the last round; `uses`, the rounds before (the
+// barriers' parity). RING 1: the tile starts at the stage after its predecessor's last
+// (`ring`, at run time), and no stage is passed.
+template <int STAGES, int RING, class Block, class Pass>
+__device__ __forceinline__ void gs_dp_tile_blocks(int rounds, int tail, int& ring, int& uses,
+                                                  Block&& blk, Pass&& pass) {
+    if constexpr (RING) {
+        for (int r = 0; r < rounds; ++r) {
+#pragma unroll
+            for (int u = 0; u < STAGES; ++u) blk(gs_dp_wrap<STAGES>(ring + u), r * STAGES + u);
+        }
+#pragma unroll
+        for (int u = 0; u < STAGES - 1; ++u)
+            if (u < tail) blk(gs_dp_wrap<STAGES>(ring + u), rounds * STAGES + u);
+        ring = (ring + tail) % STAGES;
+    } else {
+        for (int r = 0; r < rounds; ++r, ++uses) {
+#pragma unroll
+            for (int s = 0; s < STAGES; ++s) blk(s, r * STAGES + s);
+        }
+        if (tail) {
+#pragma unroll
+            for (int s = 0; s < STAGES; ++s) {
+                if (s < tail)
+                    blk(s, rounds * STAGES + s);
+                else
+                    pass(s);
+            }
+            ++uses;
+        }
+    }
+}
+
 // A 128-byte-swizzled K-major operand's wgmma descriptor (gs_wgmma_desc_sw128) in two
 // words (RING 1): the low one, the address field and the leading byte offset, and the high
 // one, a constant. The K loop steps the low word by 32-bit adds, which cannot carry into the
@@ -422,34 +458,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     if (!SCT || lane < 2) gs_mbar_arrive(&full[s]);
                     if (lane == 0) gs_mbar_arrive(&full[s]);
                 };
-                if constexpr (RING) {
-                    auto tile_loads = [&](const int O) {
-                        for (int r = 0; r < rounds; ++r) {
-#pragma unroll
-                            for (int u = 0; u < STAGES; ++u) fill(gs_dp_wrap<STAGES>(O + u), r * STAGES + u);
-                        }
-#pragma unroll
-                        for (int u = 0; u < STAGES - 1; ++u)
-                            if (u < tail) fill(gs_dp_wrap<STAGES>(O + u), rounds * STAGES + u);
-                    };
-                    tile_loads(ring);
-                    ring = (ring + tail) % STAGES;
-                } else {
-                    for (int r = 0; r < rounds; ++r, ++uses) {
-#pragma unroll
-                        for (int s = 0; s < STAGES; ++s) fill(s, r * STAGES + s);
-                    }
-                    if (tail) {
-#pragma unroll
-                        for (int s = 0; s < STAGES; ++s) {
-                            if (s < tail)
-                                fill(s, rounds * STAGES + s);
-                            else
-                                pass(s);
-                        }
-                        ++uses;
-                    }
-                }
+                gs_dp_tile_blocks<STAGES, RING>(rounds, tail, ring, uses, fill, pass);
             }
             GS_TRACE(LANE_END, -1, 0);
         }
@@ -561,36 +570,11 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                 }
                 GS_TRACE_DO(gs_prev_k = -1; if (gs_sampled) { gs_prev_ready = gs_ready_at; gs_prev_done = gs_tr.clock_lo(); gs_prev_k = gs_k; })  // MMA_DONE's time; both written in the next step
             };
-            if constexpr (RING) {
-                auto tile_kloop = [&](const int O) {
-                    for (int r = 0; r < rounds; ++r) {
-#pragma unroll
-                        for (int u = 0; u < STAGES; ++u) kblock(gs_dp_wrap<STAGES>(O + u), r * STAGES + u);
-                    }
-#pragma unroll
-                    for (int u = 0; u < STAGES - 1; ++u)
-                        if (u < tail) kblock(gs_dp_wrap<STAGES>(O + u), rounds * STAGES + u);
-                };
-                tile_kloop(ring);
-                ring = (ring + tail) % STAGES;
-            } else {
-                for (int r = 0; r < rounds; ++r, ++uses) {
-#pragma unroll
-                    for (int s = 0; s < STAGES; ++s) kblock(s, r * STAGES + s);
-                }
-                if (tail) {
-#pragma unroll
-                    for (int s = 0; s < STAGES; ++s) {
-                        if (s < tail) {
-                            kblock(s, rounds * STAGES + s);
-                        } else {  // a stage past K: passed on
-                            gs_mbar_wait(&full[s], uses & 1);
-                            release(s);
-                        }
-                    }
-                    ++uses;
-                }
-            }
+            auto pass = [&](int s) {  // a stage past K: passed on
+                gs_mbar_wait(&full[s], uses & 1);
+                release(s);
+            };
+            gs_dp_tile_blocks<STAGES, RING>(rounds, tail, ring, uses, kblock, pass);
             // ---------------------------------------------------------- epilogue
             GS_TRACE_DO(if (gs_prev_k >= 0) { gs_tr.put_p(GS_TR_DATA_READY, t, gs_prev_k, true, gs_prev_ready); gs_tr.put_p(GS_TR_MMA_DONE, t, gs_prev_k, true, gs_prev_done); })  // the tile's last step
             const int row0 = bm * BM + c * 128;
