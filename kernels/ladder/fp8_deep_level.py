@@ -142,10 +142,11 @@ FP8_DEEP = Level(
     k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
     output_format=OutputFormat.BF16, dyn_smem=deep_smem,
     notes="Measured beside DeepGEMM in one timing loop (benchmarks/fp8_side_by_side.py, H200, "
-          "burst, 1980 MHz, 2026-12-05): 1338 against 1350 TFLOPS at 4096^3, 1459 against "
-          "1471 at 8192^3, 0.97-1.04x DeepGEMM at its eight shapes (1.00 or more at three; "
-          "1.037 at K = 512, where a tile has 4 K blocks and the ring running on from tile "
-          "to tile gained 12%: 0.93 before), ahead of fp8_block_scaled at every one. "
+          "burst, 1980 MHz, 2026-12-05): 1337 against 1351 TFLOPS at 4096^3, 1444 against "
+          "1459 at 8192^3, 0.97-1.05x DeepGEMM at its eight shapes (1.00 or more at three; "
+          "1.049 at K = 512, where a tile has 4 K blocks and the ring running on from tile "
+          "to tile, RING 1, gained 13%: 0.93 before), ahead of fp8_block_scaled at every "
+          "one. "
           "What it took: every consumer warp arriving on a stage's barrier (WREL 2: "
           "+0.8-2.2%), and, beside DeepGEMM with its multicast off (which gains it 0-2.5%), "
           "the row scales by TMA, the consumers' addresses held (the compiler had recomputed "
