@@ -12,8 +12,10 @@ A step's "issue to data" is the time from its LOAD_ISSUED (the producer, after i
 for a free stage) to the first consumer's DATA_READY (the consumer past its wait on the
 stage's barrier): the copies' latency where the consumers were already waiting (the
 column "of which waited" counts those steps and takes the median over them only), else an
-upper bound. "wait" and "math" are the timeline's phases of the consumer lanes (the app's
-zoom of an SM: until its stage is full, until its products are done). Times in µs,
+upper bound. "wait" and "math" are the timeline's phases of the consumer lanes, or of a
+K-stage observer's lane where the level has one (fp8_deep: the block's stages; its
+consumers record their tiles, and a tile's epilogue is then from its last K step's
+products to each consumer's tile end). The app's zoom of an SM shows the same phases. Times in µs,
 medians over the recorded steps (a sampling build records windows of three steps).
 """
 
@@ -50,6 +52,8 @@ def step_rows(trace: Any) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
     kind = [trace.kind_of(k) for k in ev.kind]
     issued: dict[tuple[int, int, int], int] = {}
     ready: dict[tuple[int, int, int], int] = {}
+    done: dict[tuple[int, int], int] = {}  # (block, tile): its last K step's products done
+    last_k = (trace.ksteps or 0) - 1
     # a consumer lane's tile begins and ends, in time order below: the gaps between tiles
     ends: dict[tuple[int, int], list[tuple[int, str]]] = defaultdict(list)
     for i, k in enumerate(kind):
@@ -60,6 +64,8 @@ def step_rows(trace: Any) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
             ready[key] = min(ready.get(key, ev.t_ns[i]), ev.t_ns[i])
         elif ev.lane[i] > 0 and k in (TraceKind.TILE_BEGIN, TraceKind.TILE_END):
             ends[(ev.block[i], ev.lane[i])].append((ev.t_ns[i], k.value))
+        if k is TraceKind.MMA_DONE and ev.k[i] == last_k:
+            done[(ev.block[i], ev.tile[i])] = max(done.get(key[:2], 0), ev.t_ns[i])
     timeline = tt.build(trace)
     wait: dict[int, list[int]] = defaultdict(list)
     math: dict[int, list[int]] = defaultdict(list)
@@ -78,6 +84,10 @@ def step_rows(trace: Any) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
                 math[s.k].append(ns)
             elif s.phase is tt.Phase.EPILOGUE:
                 other["epilogue"].append(ns)
+    if not other["epilogue"]:  # a K-stage observer's trace: its consumers record tiles only
+        other["epilogue"] = [t - done[(ev.block[i], ev.tile[i])] for i, t in enumerate(ev.t_ns)
+                             if kind[i] is TraceKind.TILE_END and ev.lane[i] > 0
+                             and (ev.block[i], ev.tile[i]) in done]
     for seq in ends.values():
         seq.sort()
         other["between tiles"] += [b[0] - a[0] for a, b in itertools.pairwise(seq)

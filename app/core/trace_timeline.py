@@ -196,10 +196,23 @@ class TraceTimeline:
                               "overhead_pct": t.overhead_pct, "code_key": t.code_key}}
 
 
-def lane_names(trace: Trace, producer: bool) -> dict[int, str]:
+def lane_names(trace: Trace, producer: bool, observers: frozenset[int] = frozenset()
+               ) -> dict[int, str]:
+    """Each lane's name; ``observers``: the lanes of a K-stage observer (stage events and no
+    tiles: kernels/cuda/trace.cuh, GsTraceStages)."""
     if not producer:
         return {0: "block (thread 0)"}
-    return {0: "producer", **{i: f"consumer {i}" for i in range(1, trace.lanes_per_block)}}
+    return {0: "producer", **{i: "stages (observer)" if i in observers else f"consumer {i}"
+                              for i in range(1, trace.lanes_per_block)}}
+
+
+def observer_lanes(trace: Trace, kind: list[TraceKind | None]) -> frozenset[int]:
+    """The lanes past the producer's with K-stage events and no tile of their own: a K-stage
+    observer's, which records the block's stages while its consumers record their tiles."""
+    ev = trace.events
+    staged = {ev.lane[i] for i, k in enumerate(kind) if k is TraceKind.DATA_READY}
+    tiled = {ev.lane[i] for i, k in enumerate(kind) if k is TraceKind.TILE_BEGIN}
+    return frozenset(lane for lane in staged - tiled if lane > 0)
 
 
 def build(trace: Trace) -> TraceTimeline:
@@ -229,7 +242,7 @@ def build(trace: Trace) -> TraceTimeline:
                              [s for s in range(sm_count) if s not in busy],
                              min(last_end.values(), default=0))
     timeline.phases = _phases(trace, kind, block_spans, producer)
-    timeline.lane_names = lane_names(trace, producer)
+    timeline.lane_names = lane_names(trace, producer, observer_lanes(trace, kind))
     return timeline
 
 

@@ -462,6 +462,16 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             }
             GS_TRACE(LANE_END, -1, 0);
         }
+        GS_TRACE_DO(if (threadIdx.x / 32 == 1) {)  // the K-stage observer (trace.cuh, GsTraceStages): the schedule's tiles, each tile's K steps in the producer's walk of the ring
+        GS_TRACE_DO(    GsTraceStages<3> gs_ob(lane == 0);)  // lane 3: after the three warpgroups' lanes
+        GS_TRACE_DO(    int gs_ring = 0, gs_uses = 0, gs_t;)
+        GS_TRACE_DO(    bool gs_peer;)
+        GS_TRACE_DO(    while (sched.next(gs_t, gs_peer)) {)
+        GS_TRACE_DO(        gs_ob.tile = gs_t;)
+        GS_TRACE_DO(        gs_dp_tile_blocks<STAGES, RING>(rounds, tail, gs_ring, gs_uses, [&](int s, int k) { gs_ob.step(full, empty, s, k); }, [&](int s) { gs_ob.pass(full, empty, s); });)
+        GS_TRACE_DO(    })
+        GS_TRACE_DO(    gs_ob.end();)
+        GS_TRACE_DO(})
     } else {
         // ------------------------------------------------------------ consumers
         gs_setmaxnreg_inc<CONSUMER_REGS>();
@@ -494,7 +504,6 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             int bm, bn;
             gs_dp_tile(t, tm, tn, GW, bm, bn);
             GS_TRACE_C(TILE_BEGIN, t, 0);  // tile events in the K-stage form (trace.cuh, put_c)
-            GS_TRACE_DO(unsigned gs_prev_ready = 0, gs_prev_done = 0; int gs_prev_k = -1;)  // the last K step's clocks, recorded while the next step's first wgmma group runs
             const int n0 = bn * BN;
             // 8-column groups of the tile in its first scale block of Bt
             const int first_groups = UNIFORM ? R : min(BN, 128 - n0 % 128) / 8;
@@ -522,8 +531,6 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     "{\n.reg .pred done;\nGSQ_WAIT_%=:\n"
                     "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
                     "@!done bra GSQ_WAIT_%=;\n}\n" ::"r"(q_full + 8 * s), "r"(parity) : "memory");
-                GS_TRACE_DO(const bool gs_sampled = gs_tr.samples(gs_k);)
-                GS_TRACE_DO(unsigned gs_ready_at = 0; if (gs_sampled) gs_ready_at = gs_tr.clock_lo();)  // a clock read in the sampled steps only (a uniform branch)
                 const unsigned sc = q_sa + s * SA_STRIDE;
                 const unsigned scb = q_sb + s * SB_STRIDE;
                 float sa[2][2];
@@ -552,7 +559,6 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                             GsDpWgmma<BN>::run(tmp, da + 2 * kk, db + 2 * kk, kk > 0 ? 1 : 0);
                     }
                     gs_wgmma_commit();
-                    GS_TRACE_DO(if (w == 0 && gs_prev_k >= 0) { gs_tr.put_p(GS_TR_DATA_READY, t, gs_prev_k, true, gs_prev_ready); gs_tr.put_p(GS_TR_MMA_DONE, t, gs_prev_k, true, gs_prev_done); })  // the last step's records, in the shadow of this group's products
                     gs_wgmma_wait<0>();
                     gs_fence_regs(tmp);  // tmp is read only after the wait
                     if (w == 1) release(s);
@@ -568,7 +574,6 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                         acc[w][4 * g + 3] += tmp[4 * g + 3] * r1;
                     }
                 }
-                GS_TRACE_DO(gs_prev_k = -1; if (gs_sampled) { gs_prev_ready = gs_ready_at; gs_prev_done = gs_tr.clock_lo(); gs_prev_k = gs_k; })  // MMA_DONE's time; both written in the next step
             };
             auto pass = [&](int s) {  // a stage past K: passed on
                 gs_mbar_wait(&full[s], uses & 1);
@@ -576,7 +581,6 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             };
             gs_dp_tile_blocks<STAGES, RING>(rounds, tail, ring, uses, kblock, pass);
             // ---------------------------------------------------------- epilogue
-            GS_TRACE_DO(if (gs_prev_k >= 0) { gs_tr.put_p(GS_TR_DATA_READY, t, gs_prev_k, true, gs_prev_ready); gs_tr.put_p(GS_TR_MMA_DONE, t, gs_prev_k, true, gs_prev_done); })  // the tile's last step
             const int row0 = bm * BM + c * 128;
             if (!tma_c) {
                 gs_store_acc_bf16(acc[0], C, M, N, row0, n0);

@@ -51,14 +51,18 @@ enum GsTraceKind : unsigned {
                            // level does other work between its last event and the wait)
 };
 
-struct GsTraceLane {
+// A lane's writer. LANE < 0 (GsTraceLane): the lane of the thread's warpgroup (its linear
+// index / 128); LANE >= 0: that lane, one after a block's warpgroups' lanes (a K-stage
+// observer's, GsTraceStages).
+template <int LANE>
+struct GsTraceLaneT {
     // Two registers of state, this thread's slot and its count, so that a level at its
     // register cap (register_2d: 128, for two blocks per SM) takes its trace without a
     // spill: gs_trace is in constant memory, and the block and SM a record names are read
     // again at each event from special registers, on the one thread that writes.
     unsigned slot;  // this lane's slot; ~0u: this thread does not record
     unsigned n;
-    __device__ __forceinline__ explicit GsTraceLane(bool writer) {
+    __device__ __forceinline__ explicit GsTraceLaneT(bool writer) {
         slot = ~0u;
         n = 0;
         if (!writer || gs_trace.recs == nullptr) return;
@@ -91,6 +95,7 @@ struct GsTraceLane {
         return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     }
     __device__ __forceinline__ static unsigned gs_lane() {
+        if constexpr (LANE >= 0) return (unsigned)LANE;
         return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 128;
     }
     // A K-stage event (a load issued, data ready, products done: most of a trace) is
@@ -173,6 +178,59 @@ struct GsTraceLane {
                      "r"((unsigned)tile), "r"((unsigned)k), "r"(~0u));
         ++n;  // every thread counts alike; only the writer's count is ever stored
     }
+};
+using GsTraceLane = GsTraceLaneT<-1>;
+
+// A K-stage observer (issue 46 item 2): a warp with nothing else to do (fp8_deep: warp 1
+// of the producer warpgroup) follows a warp-specialised level's ring of stages by its
+// barriers alone and records, in the sampled K steps, in a lane of its own (LANE: after
+// the warpgroups' lanes), DATA_READY when the stage's "full" barrier lets it through and
+// MMA_DONE when its "empty" barrier does. It waits for the steps in order, as the
+// consumers do, so DATA_READY is when the step's data were in shared memory and the block
+// was done with the step before (the consumers' wait for it ends then); MMA_DONE is when
+// every consumer (of both CTAs of a cluster) freed the stage, its products done. It never
+// arrives on a barrier: the kernel's work and results are the plain build's, and the
+// consumers' K loop carries no trace code. (fp8_deep at 4096^3, 3 K steps in 16, stretch
+// 22: +2.6 / +2.8% over the plain build with the observer, +6.8% with the consumers' own
+// K-stage records; their tile events alone cost +2.0-2.5%.) The level walks its tiles' K steps as its producer fills them, calling
+// step(full, empty, s, k) for K step k of `tile` in stage s and pass(full, empty, s) for
+// a stage a tile passes through empty, then end(); each stage's barriers start at parity
+// 0 (the producer's first wait on "empty" is for the phase before).
+template <int LANE>
+struct GsTraceStages {
+    GsTraceLaneT<LANE> lane;
+    unsigned phase = 0;  // bit s: the parity of stage s's next phase, "full" and "empty" alike
+    int tile = -1;
+    __device__ __forceinline__ explicit GsTraceStages(bool writer) : lane(writer) {
+        lane.put(GS_TR_LANE_START, -1, 0);
+    }
+    __device__ __forceinline__ static void wait(unsigned long long* bar, unsigned parity) {
+        asm volatile("{\n.reg .pred done;\nGS_OBS_WAIT_%=:\n"
+                     "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                     "@!done bra GS_OBS_WAIT_%=;\n}\n"
+                     ::"r"(gs_smem_addr(bar)), "r"(parity) : "memory");
+    }
+    __device__ __forceinline__ void step(unsigned long long* full, unsigned long long* empty,
+                                         int s, int k) {
+        const unsigned parity = (phase >> s) & 1u;
+        phase ^= 1u << s;
+        wait(full + s, parity);
+        const bool kept = lane.samples(k);
+        const unsigned ready = GsTraceLaneT<LANE>::clock_lo();
+        wait(empty + s, parity);
+        if (kept) {
+            lane.put_c(GS_TR_DATA_READY, tile, k, true, ready);
+            lane.put_c(GS_TR_MMA_DONE, tile, k, false, 0u);
+        }
+    }
+    __device__ __forceinline__ void pass(unsigned long long* full, unsigned long long* empty,
+                                         int s) {
+        const unsigned parity = (phase >> s) & 1u;
+        phase ^= 1u << s;
+        wait(full + s, parity);
+        wait(empty + s, parity);
+    }
+    __device__ __forceinline__ void end() { lane.put(GS_TR_LANE_END, -1, 0); }
 };
 
 // The lane of a block's thread 0 with its state in shared memory (GS_TRACE_T0*), for the

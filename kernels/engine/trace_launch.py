@@ -59,30 +59,35 @@ def lane_capacity(s: TraceSchedule, every: int = 1) -> int:
 
 def stage_events(s: TraceSchedule, every: int) -> int:
     """At most how many K-stage events a launch records when sampling ``every``: per K
-    step a SIMT lane writes three, a consumer two or three (mma_tma's wait begun) and the
-    producer one; a level that stages no K tiles none."""
+    step a SIMT lane writes three, a consumer two or three (mma_tma's wait begun), a
+    K-stage observer two for the block and the producer one; a level that stages no K
+    tiles none."""
     if not s.staged:
         return 0
-    per_step = 3 * len(s.consumer_lanes) + 1 if s.producer else 3
-    return per_step * sum(sampled_steps(k0, k1, every) for pieces in s.pieces
-                          for _, k0, k1 in pieces)
+    steps = sum(sampled_steps(k0, k1, every) for pieces in s.pieces for _, k0, k1 in pieces)
+    if not s.producer:
+        return 3 * steps
+    return ((2 if s.observer else 3 * len(s.consumer_lanes)) + 1) * steps
 
 
-# Where a shape must sample anyway, the least sampling for a level whose K steps are so
-# short that a denser one costs clearly more: fp8_deep's (128-deep FP8) are the shortest of
-# the ladder. Measured on the H200 at 4096³ (docs/perf-notes.md, "fp8_deep's trace: the
-# parts of its cost"): 3 of every 16 +6.1..+6.4%, of every 32 +5.4%, of every 64
-# +4.8..+5.1%; every 64 keeps only each tile's first K step at that shape, every 16 a
-# window in its middle and one at its end too, which the Timeline's phases need.
-# The others at 32 (stretch 15, 4096³, 30 pairs): fp8_block_scaled +7.2 / +5.4 / +4.6% at
-# every 8 / 16 / 32, fp8_stream_k +7.3 / +5.2 / +4.8%, mma_sync +10.6 / +9.3 / +8.6%, wmma
-# +8.5 / +7.1% at 16 / 32, and mma_persistent (its body split, nvrtc.split_regions, so
-# that only the steps next to a sampled one run the records' copy) +9.6 / +6.7 / +5.0%:
-# at that shape each tile still has a window at its end and its first step. smem_tiled at
-# 128 (stretch 17, its steps run as a loop of their own between kept ones): +5.2% at 64,
-# +4.4% at 128 (4096^3, 40 pairs, two rounds each); 3 of 64 steps cost it more than the
-# unsampled ones, and it has 128 steps a block at that shape, so each block keeps its
-# first step and a window at its end.
+# Where its tiles have as many K steps, the least sampling for a level whose K steps are so
+# short that a denser one costs clearly more (until stretch 22, only where a shape had to
+# sample anyway; fp8_deep's observer then fitted every step of 4096³ in one event):
+# fp8_deep's (128-deep FP8) are the shortest of the ladder. Measured on the H200 at 4096³
+# (docs/perf-notes.md, "fp8_deep's trace: the parts of its cost"): 3 of every 16
+# +6.1..+6.4%, of every 32 +5.4%, of every 64 +4.8..+5.1%; every 64 keeps only each tile's
+# first K step at that shape, every 16 a window in its middle and one at its end too, which
+# the Timeline's phases need. With its K-stage observer (stretch 22, 40 pairs): every 16
+# +2.6 / +2.8%, every 4 +5.6%, every step +6.8%, so 16 stays its least. The others at 32
+# (stretch 15, 4096³, 30 pairs): fp8_block_scaled +7.2 / +5.4 / +4.6% at every 8 / 16 / 32,
+# fp8_stream_k +7.3 / +5.2 / +4.8%, mma_sync +10.6 / +9.3 / +8.6%, wmma +8.5 / +7.1% at 16
+# / 32, and mma_persistent (its body split, nvrtc.split_regions, so that only the steps
+# next to a sampled one run the records' copy) +9.6 / +6.7 / +5.0%: at that shape each tile
+# still has a window at its end and its first step. smem_tiled at 128 (stretch 17, its
+# steps run as a loop of their own between kept ones): +5.2% at 64, +4.4% at 128 (4096^3,
+# 40 pairs, two rounds each); 3 of 64 steps cost it more than the unsampled ones, and it
+# has 128 steps a block at that shape, so each block keeps its first step and a window at
+# its end.
 LEAST_SAMPLING = {"fp8_deep": 16, "fp8_block_scaled": 32, "fp8_stream_k": 32, "mma_sync": 32,
                   "wmma": 32, "mma_persistent": 32, "smem_tiled": 128}
 
@@ -91,13 +96,16 @@ def auto_every(s: TraceSchedule, budget: int = MAX_TRACE_EVENTS) -> int:
     """The least sampling whose events fit one trace event's bound: a shape small enough
     keeps every K step; a big one records fewer, which its event could not have held
     anyway (the decoder would leave whole SMs' stage events out) and which costs the
-    launch less time (issue 46 item 2), and at least the level's LEAST_SAMPLING."""
+    launch less time (issue 46 item 2), and at least the level's LEAST_SAMPLING where
+    its tiles have as many K steps (fewer, and that sampling would keep only each tile's
+    first step: such a shape keeps every step if its events fit)."""
     if not s.staged:  # no K-stage events to sample
         return 1
     other = sum(len(p) * 4 + 2 for p in s.pieces) * s.lanes_per_block
     every = next((e for e in STAGE_EVERY if other + stage_events(s, e) <= budget),
                  STAGE_EVERY[-1])
-    return every if every == 1 else max(every, LEAST_SAMPLING.get(s.level, 1))
+    least = LEAST_SAMPLING.get(s.level, 1)
+    return every if every == 1 and s.ksteps < least else max(every, least)
 
 
 def trace_event(level: Level, M: int, N: int, K: int, pairs: int = TRACE_PAIRS[0],

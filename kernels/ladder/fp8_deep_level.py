@@ -139,6 +139,7 @@ FP8_DEEP = Level(
             "WREL": 2, "SCT": 1, "RING": 0},
     shape_params=deep_shape_params, grid_rule=deep_grid, host="fp8_deep",
     geometry=deep_geometry, arch="sm_90a", b_layout="nk", persistent=True,
+    trace_observer=True,
     k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
     output_format=OutputFormat.BF16, dyn_smem=deep_smem,
     notes="Measured beside DeepGEMM in one timing loop (benchmarks/fp8_side_by_side.py, H200, "

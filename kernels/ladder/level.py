@@ -150,6 +150,10 @@ class Level:
     # row-major (K-major, as wgmma reads FP8 operands); the host transposes before timing
     b_layout: str = "kn"
     persistent: bool = False  # one block per SM walking tiles (grid = min(tiles, SMs))
+    # the trace build has a K-stage observer (kernels/cuda/trace.cuh, GsTraceStages): a
+    # lane after the warpgroups' lanes records the block's K-stage events, which its
+    # consumer lanes then do not (their tiles only)
+    trace_observer: bool = False
     # one block per SM walking tiles like ``persistent``, but launched like the other
     # levels (pointers, no tensor maps): the grid is min(tiles, SMs) blocks
     sm_grid: bool = False

@@ -41,6 +41,9 @@ class TraceSchedule:
     # issued, data ready, products done); naive and coalesced walk K one element at a
     # time and record their blocks' begin and end only
     staged: bool = True
+    # a K-stage observer (Level.trace_observer): the last lane records the block's K-stage
+    # events (data ready, products done), the consumer lanes their tiles only
+    observer: bool = False
 
     def cut_pieces(self) -> set[tuple[int, int, int]]:
         """(block, tile, k0) of every piece that is part of a tile cut between blocks."""
@@ -56,8 +59,19 @@ class TraceSchedule:
 
     @property
     def consumer_lanes(self) -> range:
-        """The lanes that compute (and record tiles): all but the producer's."""
-        return range(1, self.lanes_per_block) if self.producer else range(0, 1)
+        """The lanes that compute (and record tiles): all but the producer's and an
+        observer's."""
+        if not self.producer:
+            return range(0, 1)
+        return range(1, self.lanes_per_block - self.observer)
+
+    @property
+    def stage_lanes(self) -> range:
+        """The lanes that record K steps' data ready and products done: the observer's,
+        else the consumers'."""
+        if self.observer:
+            return range(self.lanes_per_block - 1, self.lanes_per_block)
+        return self.consumer_lanes
 
 
 def schedule(level: Level, M: int, N: int, K: int, sm_count: int) -> TraceSchedule:
@@ -82,9 +96,10 @@ def schedule(level: Level, M: int, N: int, K: int, sm_count: int) -> TraceSchedu
         pieces = tuple(((b, 0, ksteps),) for b in range(grid))
     # the warp-specialized levels: every persistent sm_90a level (TMA fed by a producer)
     producer = fitted.persistent and fitted.arch == "sm_90a"
-    return TraceSchedule(fitted.id, M, N, K, p, grid, tiles, ksteps, -(-threads // 128),
-                         walks, producer, sk, p.get("STAGES", 1), pieces,
-                         geometry.k_tile > 1)
+    observer = producer and fitted.trace_observer
+    return TraceSchedule(fitted.id, M, N, K, p, grid, tiles, ksteps,
+                         -(-threads // 128) + observer, walks, producer, sk,
+                         p.get("STAGES", 1), pieces, geometry.k_tile > 1, observer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +140,7 @@ def synthetic_trace(s: TraceSchedule, sm_count: int, pace: Pace = Pace(), seed: 
         return x * (1 + pace.jitter * float(rng.uniform(-1, 1)))
 
     consumers = s.consumer_lanes
+    observer = s.lanes_per_block - 1  # its lane, where s.observer
     published: dict[int, float] = {}
     finish_at: dict[tuple[int, int], float] = {}
     sms = rng.permutation(sm_count)
@@ -166,11 +182,15 @@ def synthetic_trace(s: TraceSchedule, sm_count: int, pace: Pace = Pace(), seed: 
                     else:
                         issued.append(issue)
                     ready = max(at, issue + jit(pace.load_ns))
-                    if kept:
-                        put(b, lane, TraceKind.DATA_READY, tile, ks, sm, ready)
+                    # the stage's events: an observer's once a block (the first
+                    # consumer's times), else each consumer's own
+                    stage_lane = observer if s.observer else lane
+                    stages_here = kept and (not s.observer or lane == consumers[0])
+                    if stages_here:
+                        put(b, stage_lane, TraceKind.DATA_READY, tile, ks, sm, ready)
                     at = ready + jit(pace.step_ns)
-                    if kept:
-                        put(b, lane, TraceKind.MMA_DONE, tile, ks, sm, at)
+                    if stages_here:
+                        put(b, stage_lane, TraceKind.MMA_DONE, tile, ks, sm, at)
                     done.append(at)
                 if k0 != 0 or k1 != s.ksteps:  # a cut tile
                     put(b, lane, TraceKind.FIXUP_BEGIN, tile, k0, sm, at)
@@ -191,6 +211,9 @@ def synthetic_trace(s: TraceSchedule, sm_count: int, pace: Pace = Pace(), seed: 
             end = max(end, at + 10)
         if s.producer:
             put(b, 0, TraceKind.LANE_END, -1, 0, sm, end - 5)
+        if s.observer:
+            put(b, observer, TraceKind.LANE_START, -1, 0, sm, start + 5)
+            put(b, observer, TraceKind.LANE_END, -1, 0, sm, end - 2)
         if not s.persistent:
             slots[i] = (end, sm)
     _wait_for_contributors(cols, times, published)

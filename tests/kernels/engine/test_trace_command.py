@@ -236,3 +236,26 @@ def test_the_trace_cost_loop_flushes_l2_before_each_launch_and_alternates_the_or
     # every launch starts with a cold L2, so neither build reads the other's operands
     assert plain_ms == pytest.approx(1.0) and trace_ms == pytest.approx(1.0)
     assert ratios == pytest.approx([1.0] * 4)
+
+
+@pytest.mark.parametrize("every", [1, 16])
+def test_an_observers_trace_has_the_blocks_stage_events_on_its_own_lane_and_as_many_as_sized(
+        every):
+    """fp8_deep's K-stage observer (kernels/cuda/trace.cuh, GsTraceStages): a fourth lane
+    per block records data ready and products done once a block, the consumer lanes their
+    tiles only, the producer its loads; the host's count of K-stage events is the
+    trace's (a model trace: the layout is the GPU's)."""
+    from gemmscope.kernels.protocol.trace_kinds import STAGE_KINDS, TraceKind
+
+    model = trace_schedule.schedule(registry.get("fp8_deep"), 1024, 1024, 2048, 132)
+    assert model.observer and model.lanes_per_block == 4
+    event = trace_schedule.synthetic_trace(model, 132, stage_every=every)
+    kinds = event["kinds"]
+    lanes: dict[TraceKind, set[int]] = {}
+    for lane, k in zip(event["events"]["lane"], event["events"]["kind"], strict=True):
+        lanes.setdefault(TraceKind(kinds[k]), set()).add(lane)
+    assert lanes[TraceKind.DATA_READY] == lanes[TraceKind.MMA_DONE] == {3}
+    assert lanes[TraceKind.LOAD_ISSUED] == {0}
+    assert lanes[TraceKind.TILE_BEGIN] == {1, 2}
+    staged = sum(1 for k in event["events"]["kind"] if TraceKind(kinds[k]) in STAGE_KINDS)
+    assert staged == trace_launch.stage_events(model, every)

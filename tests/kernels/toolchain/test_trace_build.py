@@ -25,6 +25,24 @@ def test_every_ladder_level_is_traceable_and_a_reference_is_not():
 
 
 @pytest.mark.parametrize("level_id", TRACED)
+def test_a_level_says_it_has_a_k_stage_observer_exactly_where_its_source_has_one(level_id):
+    """The host gives an observer a lane of its own after the warpgroups' lanes and reads
+    the block's stage events from it (trace_schedule.stage_lanes): the level's
+    ``trace_observer`` and its kernel's GsTraceStages (kernels/cuda/trace.cuh) agree."""
+    from gemmscope.kernels.models.trace_schedule import schedule
+
+    level = registry.get(level_id)
+    text = nvrtc.source_file(level).read_text(encoding="utf-8")
+    assert level.trace_observer == ("GsTraceStages<" in text)
+    model = schedule(level, 4096, 4096, 4096, 132)
+    if level.trace_observer:
+        # 384 threads: three warpgroups' lanes, then the observer's (the kernel's LANE)
+        assert f"GsTraceStages<{model.lanes_per_block - 1}>" in text
+        assert model.stage_lanes == range(model.lanes_per_block - 1, model.lanes_per_block)
+        assert list(model.consumer_lanes) == [1, 2]
+
+
+@pytest.mark.parametrize("level_id", TRACED)
 def test_k_stage_events_are_in_the_source_exactly_where_the_level_stages_k_tiles(level_id):
     """The host sizes a lane's slots from the model's ``staged`` (trace_launch.lane_capacity):
     a level that walks K one element at a time (naive, coalesced) records its blocks'
@@ -117,20 +135,39 @@ needs_nvrtc = pytest.mark.skipif(
     __import__("importlib").util.find_spec("cuda") is None, reason="the nvrtc extra is missing")
 
 
+# The trace builds that spill where their plain build does not with the test extra's NVRTC
+# (13.5; the H200 compiles with CuPy's 13.0, whose list tests/gpu/test_trace_gpu.py holds,
+# and there fp8_deep's spills nothing), and at most how many bytes; their reloads are
+# outside the K loop (checked below). fp8_deep: any code of its K-stage observer's warp in
+# the producer warpgroup (56 registers; a branch with one nanosleep in it does it too)
+# moves 13.5's allocation, which then reloads the tiles' tail count once a tile.
+SPILLS_OFFLINE = {"fp8_deep": 8}
+
+
 @needs_nvrtc
 @pytest.mark.parametrize("level_id", TRACED)
-def test_trace_build_compiles_for_sm90a_with_its_buffer_and_no_spills(level_id):
+def test_trace_build_compiles_for_sm90a_with_its_buffer_and_spills_only_where_it_is_said(
+        level_id):
+    from gemmscope.kernels.toolchain import sass
+
     level = registry.get(level_id)
     traced = nvrtc.compile_offline(level, trace=True)
     plain = nvrtc.compile_offline(level)
     assert b"gs_trace" in traced.cubin and b"gs_trace" not in plain.cubin
     assert traced.cubin_sha256 != plain.cubin_sha256
     plain_local = {name: res.local_bytes for name, res in cubin.kernels(plain.cubin).items()}
+    texts = sass.disassemble(traced.cubin)
     for name, res in cubin.kernels(traced.cubin).items():
         # a spill would slow the traced loop: none where the plain build has none (mma_sync's
-        # edge path, VEC=false, spills in its plain build already)
+        # edge path, VEC=false, spills in its plain build already), but the said few
         if plain_local[name] == 0:
-            assert res.local_bytes == 0, name
+            assert res.local_bytes <= SPILLS_OFFLINE.get(level_id, 0), name
+            if res.local_bytes:  # and never reloaded in the K loop
+                loop = sass.in_span(sass.parse(texts[name]), sass.main_loop(texts[name]))
+                assert loop and not any(ln.mnemonic.startswith("LDL") for ln in loop), name
+    spilled = [n for n, r in cubin.kernels(traced.cubin).items()
+               if r.local_bytes and not plain_local[n]]
+    assert bool(spilled) == (level_id in SPILLS_OFFLINE)  # the list says no more than is so
 
 
 SPLIT_FILE = """\
