@@ -65,7 +65,7 @@ def step_rows(trace: Any) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
         elif ev.lane[i] > 0 and k in (TraceKind.TILE_BEGIN, TraceKind.TILE_END):
             ends[(ev.block[i], ev.lane[i])].append((ev.t_ns[i], k.value))
         if k is TraceKind.MMA_DONE and ev.k[i] == last_k:
-            done[(ev.block[i], ev.tile[i])] = max(done.get(key[:2], 0), ev.t_ns[i])
+            done[key[:2]] = max(done.get(key[:2], 0), ev.t_ns[i])
     timeline = tt.build(trace)
     wait: dict[int, list[int]] = defaultdict(list)
     math: dict[int, list[int]] = defaultdict(list)

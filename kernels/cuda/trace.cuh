@@ -187,15 +187,17 @@ using GsTraceLane = GsTraceLaneT<-1>;
 // the warpgroups' lanes), DATA_READY when the stage's "full" barrier lets it through and
 // MMA_DONE when its "empty" barrier does. It waits for the steps in order, as the
 // consumers do, so DATA_READY is when the step's data were in shared memory and the block
-// was done with the step before (the consumers' wait for it ends then); MMA_DONE is when
-// every consumer (of both CTAs of a cluster) freed the stage, its products done. It never
-// arrives on a barrier: the kernel's work and results are the plain build's, and the
-// consumers' K loop carries no trace code. (fp8_deep at 4096^3, 3 K steps in 16, stretch
-// 22: +2.6 / +2.8% over the plain build with the observer, +6.8% with the consumers' own
-// K-stage records; their tile events alone cost +2.0-2.5%.) The level walks its tiles' K steps as its producer fills them, calling
-// step(full, empty, s, k) for K step k of `tile` in stage s and pass(full, empty, s) for
-// a stage a tile passes through empty, then end(); each stage's barriers start at parity
-// 0 (the producer's first wait on "empty" is for the phase before).
+// was done with the step before, as the observer sees it when its wait on the step before
+// wakes it (a consumer's own wait ends 0.1-0.2 us sooner at 4096^3: docs/perf-notes.md);
+// MMA_DONE is when every consumer (of both CTAs of a cluster) freed the stage, its
+// products done. It never arrives on a barrier: the kernel's work and results are the
+// plain build's, and the consumers' K loop carries no trace code. (fp8_deep at 4096^3, 3 K
+// steps in 16, stretch 22: +2.6 / +2.8% over the plain build with the observer, +6.8% with
+// the consumers' own K-stage records; their tile events alone cost +2.0-2.5%.) The level
+// walks its tiles' K steps as its producer fills them, calling step(full, empty, s, k) for
+// K step k of `tile` in stage s and pass(full, empty, s) for a stage a tile passes through
+// empty, then end(); each stage's barriers start at parity 0 (the producer's first wait on
+// "empty" is for the phase before).
 template <int LANE>
 struct GsTraceStages {
     GsTraceLaneT<LANE> lane;
@@ -210,10 +212,15 @@ struct GsTraceStages {
                      "@!done bra GS_OBS_WAIT_%=;\n}\n"
                      ::"r"(gs_smem_addr(bar)), "r"(parity) : "memory");
     }
-    __device__ __forceinline__ void step(unsigned long long* full, unsigned long long* empty,
-                                         int s, int k) {
+    // the parity of stage s's phase that its next use completes, and the use counted
+    __device__ __forceinline__ unsigned next_parity(int s) {
         const unsigned parity = (phase >> s) & 1u;
         phase ^= 1u << s;
+        return parity;
+    }
+    __device__ __forceinline__ void step(unsigned long long* full, unsigned long long* empty,
+                                         int s, int k) {
+        const unsigned parity = next_parity(s);
         wait(full + s, parity);
         const bool kept = lane.samples(k);
         const unsigned ready = GsTraceLaneT<LANE>::clock_lo();
@@ -225,8 +232,7 @@ struct GsTraceStages {
     }
     __device__ __forceinline__ void pass(unsigned long long* full, unsigned long long* empty,
                                          int s) {
-        const unsigned parity = (phase >> s) & 1u;
-        phase ^= 1u << s;
+        const unsigned parity = next_parity(s);
         wait(full + s, parity);
         wait(empty + s, parity);
     }

@@ -140,7 +140,7 @@ def synthetic_trace(s: TraceSchedule, sm_count: int, pace: Pace = Pace(), seed: 
         return x * (1 + pace.jitter * float(rng.uniform(-1, 1)))
 
     consumers = s.consumer_lanes
-    observer = s.lanes_per_block - 1  # its lane, where s.observer
+    observer = s.stage_lanes[0]  # an observer's lane, where s.observer
     published: dict[int, float] = {}
     finish_at: dict[tuple[int, int], float] = {}
     sms = rng.permutation(sm_count)
