@@ -16,7 +16,6 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 
-import pyqtgraph as pg
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
@@ -28,11 +27,9 @@ from PySide6.QtWidgets import (
 from ...kernels import protocol as rec
 from ...kernels.drive import DeviceSpec
 from ...kernels.ladder import Shape
-from ...kernels.protocol import CommandRefused, Mode, RunRequest, SessionWriter, split_command
-from ...kernels.protocol import Recording as Session
+from ...kernels.protocol import Mode, RunRequest, SessionWriter
 from ..core.preferences_file import PreferencesFile
 from ..core.replay import Speed
-from ..core.runner_command import confirm, plan_live
 from ..core.runs import RunForm
 from ..core.store import Change, Item, SessionStore
 from ..core.view_state import ViewState, ViewStateModel
@@ -57,15 +54,18 @@ from .presentation import PresentationMode, fit_side_docks
 from .redraw import RedrawThrottle, ShownViews
 from .replay_controls import ReplayControls
 from .run_buttons import RunButtons
+from .runner_confirm import keep_runner_command
 from .screens import restore_layout
+from .source_shown import SourceShown
 from .sources import BUNDLED_SESSION, WindowSources, bundled_session
 from .view_state_keeper import ViewStateKeeper
 from .view_tabs import FirstPaint, ViewTabs
+from .window_exports import WindowExports
 
 __all__ = ["BUNDLED_SESSION", "MainWindow", "bundled_session"]
 
 
-class MainWindow(QMainWindow):
+class MainWindow(WindowExports, QMainWindow):
     recording_opened = Signal(bool)  # a recording was read (True) or refused (False)
     view_state_changed = Signal(object, object)  # (before, after) ViewState
 
@@ -93,10 +93,12 @@ class MainWindow(QMainWindow):
         self.sources = WindowSources(self.handle, self._reset_store, self.view_keeper.expect,
                                      lambda: self.replay_controls.speed, parent=self)
         self.replay_controls.sources = self.sources
-        self.sources.replay_opened.connect(self._replay_opened)
-        self.sources.open_failed.connect(self._open_failed)
+        # what the window shows of its source: title, mode, notes (source_shown.py)
+        self.source_shown = SourceShown(self)
+        self.sources.replay_opened.connect(self.source_shown.replay_opened)
+        self.sources.open_failed.connect(self.source_shown.open_failed)
         self.sources.reading.connect(lambda text: self.statusBar().showMessage(text))
-        self.sources.live_started.connect(self._live_started)
+        self.sources.live_started.connect(self.source_shown.live_started)
         self.theme: Theme = NORMAL
         self.shortcuts_dialog: ShortcutsDialog | None = None
         self.presentation = PresentationMode(self)
@@ -217,12 +219,7 @@ class MainWindow(QMainWindow):
     def open_bundled(self, reason: str, background: bool = False) -> bool:
         path = self.sources.bundled()
         if path is None:
-            self.mode_label.setText(f"replay — no recording ({reason})")
-            self._note(f"replay mode ({reason}), but the bundled H200 recording "
-                       f"(resources/sessions/{BUNDLED_SESSION}) is not in this build yet; "
-                       "open a recording with File ▸ Open or `gemmscope replay FILE`",
-                       error=False)
-            self.controls.set_unavailable(f"replay: {reason}")
+            self.source_shown.no_bundled(reason)
             return False
         return self.open_recording(path, note=reason, background=background)
 
@@ -239,40 +236,11 @@ class MainWindow(QMainWindow):
                                            watchdog_s or self.prefs.watchdog_s, remote,
                                            devices, split, self.prefs.sessions_dir)
         except OSError as exc:
-            where = exc.filename or session_path or self.prefs.sessions_dir
-            self.live_refused = (f"cannot record the live session: {where}: "
-                                 f"{exc.strerror or exc}")
-            self._note(self.live_refused, error=True)
+            self.source_shown.cannot_record(exc, session_path or self.prefs.sessions_dir)
             return None
 
     def close_source(self) -> None:
         self.sources.close()
-
-    def _replay_opened(self, replay: ReplaySource, session: Session, note: str) -> None:
-        self.replay_controls.opened(replay)
-        self.mode_label.setText(replay.describe())
-        synthetic = " [synthetic data]" if session.header.synthetic else ""
-        self.setWindowTitle(f"gemmscope — {Path(session.path).name}{synthetic}")
-        self.controls.set_unavailable("replay: " + (note or "runs need the live runner"))
-        self.statusBar().clearMessage()
-        if session.problem is not None:  # read what is readable; say where it was not
-            self._note(f"{Path(session.path).name}: {session.problem}", error=True)
-            self.statusBar().showMessage(f"some lines could not be read: {session.problem}")
-        self.recording_opened.emit(True)
-
-    def _open_failed(self, why: str) -> None:
-        self._note(f"cannot open recording: {why}", error=True)
-        self.statusBar().showMessage(f"cannot open recording: {why}")
-        self.recording_opened.emit(False)
-
-    def _live_started(self, live: LiveSource, path: str, device_name: str) -> None:
-        live.notice.connect(self._runner_notice)
-        live.state_changed.connect(lambda _state: self._show_run_state())
-        self._note(f"recording this session to {path}", error=False)
-        self.mode_label.setText(f"live — {device_name} — {live.describe()}")
-        self.setWindowTitle(f"gemmscope — live on {device_name}")
-        self.controls.set_unavailable("")
-        self.replay_toolbar.hide()
 
     def mode_text(self) -> str:
         """What the status bar says feeds the window."""
@@ -400,9 +368,6 @@ class MainWindow(QMainWindow):
         else:
             self.stop_runs()
 
-    def _runner_notice(self, text: str) -> None:
-        self.statusBar().showMessage(text, 15000)
-
     # ------------------------------------------------------------- drawing
     def _timed_redraw(self) -> None:
         self.frames.timed_redraw(lambda: ready_to_paint(self.tabs.currentWidget()))
@@ -444,10 +409,10 @@ class MainWindow(QMainWindow):
             self.messages.sync(self.store)
             self._show_messages()
         if Change.RUN in changes or Change.HEADER in changes:
-            self._show_run_state()
+            self.show_run_state()
         self.view_keeper.follow_session(changes)
 
-    def _show_run_state(self) -> None:
+    def show_run_state(self) -> None:
         self.run_label.setText(self.runs.state_text())
 
     # ------------------------------------------------------------- presentation
@@ -480,79 +445,20 @@ class MainWindow(QMainWindow):
             return self.ladder
         return self.views.widget_named(name)
 
-    def view_names(self) -> list[str]:
-        return ["window", "ladder", *self.views.names()]
-
-    def charts(self) -> dict[str, pg.PlotWidget]:
-        """The exportable charts of the Charts tab, by name."""
-        view = self.views.get("charts")
-        return view.charts() if view is not None else {}
-
-    # ------------------------------------------------------------- exports
     def dialog_parent(self) -> QWidget:
         return self
 
+    # ------------------------------------------------------------- the runner command
     def runner_command(self) -> str:
         """The live runner command kept in the preferences ("" for this installation's)."""
         return self.prefs.runner_command
 
     def set_runner_command(self, text: str) -> str:
         """Keep a live runner command and start it; says what happened, for the status bar."""
-        try:  # a line no shell could split is not kept: it would be refused at every start
-            split_command(text)
-        except CommandRefused as exc:
-            return f"runner command not kept: {exc}"
-        self.prefs.runner_command = text
-        if text.strip():  # typed or accepted here: the user's own word, kept as such
-            why = confirm(self.prefs.settings.path, self.prefs.runner_command)
-            if why is not None:
-                self._note(why, error=False)
-        if not text.strip():
-            return ("runner command cleared: the next start uses this installation's runner "
-                    "where it has a GPU")
-        plan = plan_live(None, self.prefs.runner_command)
-        if not plan.command:
-            return f"runner command kept, not started: {plan.reason}"
-        self.start_live(plan.label, plan.command)
-        return f"live with runner `{text}`"
-
-    def export_chart(self, chart: pg.PlotWidget, path: str | Path,
-                     size: tuple[int, int] | None = None, scale: float = 1.0) -> Path:
-        """A chart as PNG or SVG at ``size`` (default: the report's chart size)."""
-        from . import exports
-
-        self.flush_views()
-        return exports.export_picture(chart, path, scale, size or exports.REPORT_CHART_SIZE,
-                                      self.flush_views)
-
-    def export_named(self, path: str | Path, chart: str | None = None, scale: float = 1.0,
-                     frames: int | None = None, size: tuple[int, int] | None = None) -> Path:
-        """A chart, view or animation by name, or CSV / Markdown, by the path's suffix; a
-        picture at ``size`` pixels (default: the chart's own complete size) x ``scale``."""
-        from . import export_run
-
-        return export_run.export_named(self, path, chart, scale=scale, frames=frames,
-                                       size=size)
+        return keep_runner_command(self.prefs, text, self.start_live, self._note)
 
     def _keep_log_axis(self, on: bool) -> None:
         self.prefs.log_axis = on
-
-    def export_csv(self, path: str | Path, every: bool = False) -> Path:
-        """The results the ladder shows (the view state's shape, mode and GPU) as CSV;
-        ``every``: every result of the session."""
-        from . import exports
-
-        return exports.export_csv(self.store, path, every=every)
-
-    def export_report(self, path: str | Path) -> Path:
-        """The ladder at the shape and in the mode shown, with a PNG of each chart that
-        applies (the GPUs side by side only for a session of several)."""
-        from . import exports
-
-        self.flush_views()
-        charts = {name: chart for name, chart in self.charts().items()
-                  if name != "devices" or self.store.multi_device}
-        return exports.export_report(self.store, path, charts, self.source_path)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
