@@ -47,12 +47,12 @@ from ..plots.telemetry_strips import (
     ReasonStrip,
     RunLabels,
     band_color,
-    window_label,
 )
 from ..theme import FAILED_COLOR, NORMAL, Theme
 from ..widgets.fitting import ElidedLabel
 from .base import DrawnInParts
 from .telemetry_fit import TelemetryFitting
+from .telemetry_readout import TelemetryReadout
 from .telemetry_spec import (  # what the tab plots, and how it follows
     AXIS_WIDTH_PX,
     CURVES,
@@ -69,7 +69,7 @@ from .telemetry_spec import (  # what the tab plots, and how it follows
 from .telemetry_status import status_text
 
 
-class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
+class TelemetryView(TelemetryReadout, TelemetryFitting, QWidget, DrawnInParts):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.store: SessionStore | None = None
@@ -402,38 +402,6 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
             legend.addItem(self.curves["power_limit_w"], CURVES["power_limit_w"][1])
             place_legend(self.plots["power"], self.axis_px())
 
-    def _describe_at(self, plot_name: str, t: float, _y: float) -> str | None:
-        """A hover readout's text (its height is not used)."""
-        return self.describe(plot_name, t)
-
-    def describe(self, plot_name: str, t: float) -> str | None:
-        """Hover text: the run at session time ``t``, and the plot's sample nearest it."""
-        if self.store is None:
-            return None
-        lines = [f"{t:.2f} s"]
-        i = int(np.searchsorted(self.labels.x, t, side="right")) - 1
-        if 0 <= i < len(self.windows) and self.windows[i].end_s >= t:
-            w = self.windows[i]
-            lines.append(window_label(w) + (f" ({', '.join(w.throttled)})" if w.throttled
-                                            else ""))
-        tele = self.store.telemetry
-        times = tele.times()
-        if len(times):
-            k = min(int(np.searchsorted(times, t)), len(times) - 1)  # the nearest sample
-            if k > 0 and abs(times[k - 1] - t) <= abs(times[k] - t):
-                k -= 1
-            for field, (name, legend, _color, _dashed) in CURVES.items():
-                if name == plot_name and self.curves[field].isVisible():
-                    value = tele.arrays(field)[1][k]
-                    if field == "power_w" and self._power_label:
-                        legend = self._power_label  # says which kind of reading
-                    if np.isfinite(value):
-                        lines.append(f"{legend}: {value:.4g} {UNITS[name]}")
-            if plot_name == "reasons":
-                active = self.reasons.active_at(t)
-                lines.append("active: " + (", ".join(active) if active else "none"))
-        return "\n".join(lines)
-
     def axis_title(self, name: str) -> str:
         """A plot's left axis title: its quantity and unit; on stage the unit alone (the
         legend above the plot names the curves), so a plot needs no more height than
@@ -494,20 +462,3 @@ class TelemetryView(TelemetryFitting, QWidget, DrawnInParts):
 
     def _place_labels(self, *_args: object) -> None:
         self.labels.place()
-
-    # read back by tests: what the strips show
-    @property
-    def run_labels(self) -> list[pg.TextItem]:
-        return self.labels.labels
-
-    @property
-    def reason_rows(self) -> list[str]:
-        return self.reasons.rows
-
-    @property
-    def reason_bars(self) -> pg.BarGraphItem:
-        return self.reasons.bars
-
-    def reason_spans(self, reason: str) -> np.ndarray:
-        return self.reasons.spans(reason)
-

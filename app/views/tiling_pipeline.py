@@ -31,6 +31,7 @@ from ...kernels.models import (
 )
 from ...kernels.results import counted
 from ..theme import ANIMATION
+from . import tiling_pipeline_text as words
 from .canvas_image import image_from_codes
 from .tiling_pipeline_layout import PipelineLayout, PipelineTexts, arrange, least_height
 
@@ -151,57 +152,6 @@ class PipelineScene:
             what = "done"
         return f"WG 0: producer\n{what}"
 
-    @property
-    def producer_details(self) -> str:
-        return f"warps 0-3, {self.model.producer_regs} registers (setmaxnreg)"
-    RING_LEGEND = "sN TtKk: tile t, K step k\nF: full[s] done, E: arrivals on empty[s]"
-
-    def ring_caption(self) -> str:
-        m = self.model
-        return f"stages: A {m.bm}x{m.bk} + Bt {m.bn}x{m.bk}"
-
-    @staticmethod
-    def stage_head(view: StageView) -> str:
-        head = f"s{view.stage}"
-        if view.iteration is not None and view.state is not StageState.EMPTY:
-            head += f" T{(view.tile or 0) + 1}K{(view.k_step or 0) + 1}"
-        return head
-
-    def lamp(self, view: StageView) -> str:
-        full = view.state in (StageState.FULL, StageState.CONSUMING)
-        arrived = view.empty_arrivals if view.state is StageState.EMPTY else 0
-        return f"F{'●' if full else '○'} E{arrived}/{self.model.consumers}"
-
-    def consumer_text(self, c: int, view: ConsumerView,
-                      op: WgmmaOp | PromoteOp | None) -> tuple[str, str]:
-        """(what consumer ``c`` does now, under its name; its rows and warps, and the
-        rest of what it does) for its box."""
-        m = self.model
-        rows = m.consumer_rows(c)
-        if view.work is Work.WAIT:
-            what = f"waits on full[{view.stage}]"
-        elif view.work is Work.EPILOGUE:
-            what = (f"epilogue: cols {view.op * STAGING_COLS}-"
-                    f"{(view.op + 1) * STAGING_COLS - 1}\nst.shared → TMA store")
-        elif view.work is Work.DONE:
-            what = "done"
-        elif isinstance(op, PromoteOp):
-            what = (f"promote (FP32 FMAs)\nacc += tmp·sa·sb\ncols {op.c.col}-"
-                    f"{op.c.col + op.c.cols - 1}")
-        else:
-            assert isinstance(op, WgmmaOp)
-            n_mma = sum(isinstance(o, WgmmaOp) for o in m.wgmma_ops(c, 0))
-            what = (f"wgmma {op.shape}\n{view.op + 1} of {len(m.wgmma_ops(c, 0))} "
-                    f"({n_mma} wgmma) ← s{view.stage}\nk {op.a.col}-"
-                    f"{op.a.col + op.a.cols - 1}, cols {op.c.col}-{op.c.col + op.c.cols - 1}")
-        parts = what.split("\n")
-        head = "\n".join([f"WG {c + 1}: consumer {c}", *parts[:2]])
-        details = [*parts[2:], f"rows {rows.row}-{rows.row + rows.rows - 1}, warps "
-                   f"{4 * (c + 1)}-{4 * (c + 1) + 3}"]
-        return head, "\n".join(details)
-
-    OPERANDS = "A {bm}x{bk}\nBt {bn}x{bk}\n(K across)"
-
     def texts(self) -> PipelineTexts:
         """Every text of the picture in each form the animation shows (the layout makes
         room for the longest, so nothing moves while it plays)."""
@@ -213,14 +163,14 @@ class PipelineScene:
             heads.add(self.producer_head(t))
             for s in range(m.stages):
                 view = sched.stage_at(s, t)
-                stage_heads.add(self.stage_head(view))
-                lamps.add(self.lamp(view))
+                stage_heads.add(words.stage_head(view))
+                lamps.add(words.lamp(m, view))
             consumer = sched.consumer_at(t)
             op = None
             if consumer.work is Work.MMA and consumer.k_step is not None:
                 op = m.wgmma_ops(0, consumer.k_step)[consumer.op]
             for c in range(m.consumers):
-                head, details = self.consumer_text(c, consumer, op)
+                head, details = words.consumer_text(m, c, consumer, op)
                 box = [*head.split("\n"), *details.split("\n")]
                 c_heads.add(head)
                 lines.update(box)
@@ -230,12 +180,12 @@ class PipelineScene:
                         for tile in range(len(self.tiles))})
         notes = tuple(self.map_notes(tile) for tile in range(len(self.tiles)))
         return PipelineTexts(
-            header, self.map_caption(), notes, tuple(sorted(heads)), self.producer_details,
-            self.ring_caption(), tuple(sorted(stage_heads)), tuple(sorted(lamps)),
-            self.RING_LEGEND, tuple(sorted(c_heads)), tuple(sorted(lines)), rows,
+            header, self.map_caption(), notes, tuple(sorted(heads)), words.producer_details(m),
+            words.ring_caption(m), tuple(sorted(stage_heads)), tuple(sorted(lamps)),
+            words.RING_LEGEND, tuple(sorted(c_heads)), tuple(sorted(lines)), rows,
             tuple({self.describe_thread(t) for t in  # the longest forms: ids of 1 to 3 digits
                    (getattr(self.canvas, "tid", 0), 0, 1, 5 * 32 + 31, m.threads - 1)}),
-            self.OPERANDS.format(bm=m.bm, bn=m.bn, bk=m.bk))
+            words.operands(m))
 
     # -- geometry -------------------------------------------------------------------
     def layout(self) -> PipelineLayout:
@@ -354,13 +304,13 @@ class PipelineScene:
         self._text(painter, head, self.producer_head(), QColor("black"),
                    wrap=True, on=ANIMATION.color("producer"))
         self._text(painter, inner.adjusted(0, lay.producer_head_px + 4, 0, 0),
-                   self.producer_details, QColor("black"), wrap=True, optional=True,
+                   words.producer_details(self.model), QColor("black"), wrap=True, optional=True,
                    on=ANIMATION.color("producer"))
 
     def draw_stages(self, painter: QPainter) -> None:
         m, lay = self.model, self.layout()
         line = lay.line
-        self._text(painter, lay.ring_caption, self.ring_caption(), "muted_text",
+        self._text(painter, lay.ring_caption, words.ring_caption(m), "muted_text",
                               optional=True)
         a_share = m.bm / (m.bm + m.bn)
         for view in self.stages():
@@ -375,14 +325,14 @@ class PipelineScene:
             painter.drawLine(QPointF(rect.left(), y), QPointF(rect.right(), y))
             self._text(painter, QRectF(rect.left() - 3, rect.top() - line,
                                                   rect.width() + 6, line),
-                                  self.stage_head(view), "text",
+                                  words.stage_head(view), "text",
                                   Qt.AlignmentFlag.AlignCenter, optional=True)
             full = view.state in (StageState.FULL, StageState.CONSUMING)
             lamp = QRectF(rect.left() - 3, rect.bottom() + 2, rect.width() + 6, line)
-            self._text(painter, lamp, self.lamp(view),
+            self._text(painter, lamp, words.lamp(m, view),
                                   "ok" if full else "muted_text", Qt.AlignmentFlag.AlignCenter,
                                   optional=True)
-        self._text(painter, lay.legend, self.RING_LEGEND, "muted_text", wrap=True,
+        self._text(painter, lay.legend, words.RING_LEGEND, "muted_text", wrap=True,
                               optional=True)  # an aside: left out where it has no room
 
     def draw_consumers(self, painter: QPainter) -> None:
@@ -391,7 +341,7 @@ class PipelineScene:
         for c in range(m.consumers):
             rect = self.consumer_rect(c)
             self.canvas.fill(painter, rect, ANIMATION.consumer(c), ANIMATION.color("grid"))
-            head, details = self.consumer_text(c, view, op)
+            head, details = words.consumer_text(m, c, view, op)
             # what it does now first; whose rows and warps under that, where there is room
             inner = rect.adjusted(4, 3, -4, -2)
             head_px = lay.consumer_head_px
@@ -463,9 +413,8 @@ class PipelineScene:
                                                    t.col + t.cols - 1).bottomRight()
                 painter.drawRect(QRectF(top_left, bottom_right).adjusted(1, 1, -1, -1))
         lay = self.layout()
-        self._text(painter, lay.operands, self.OPERANDS.format(
-            bm=m.bm, bn=m.bn, bk=m.bk), "muted_text", Qt.AlignmentFlag.AlignCenter,
-            optional=True)
+        self._text(painter, lay.operands, words.operands(m), "muted_text",
+                   Qt.AlignmentFlag.AlignCenter, optional=True)
         self._text(painter, lay.thread, self.describe_thread(), "muted_text",
                               wrap=True, optional=True)
 

@@ -61,11 +61,18 @@ REVIEWED: dict[tuple[str, str], str] = {
     ("widgets/messages_panel.py", "item.setText(shown)"): "a QListWidgetItem (plain text)",
     ("window/exports.py", "generator.setTitle(title)"):
         "QSvgGenerator's title: an SVG attribute Qt writes escaped, never rendered",
-    ("window/main_window.py",
-     "self.setWindowTitle(f'gemmscope — {Path(session.path).name}{synthetic}')"):
+    ("window/source_shown.py",
+     "w.setWindowTitle(f'gemmscope — {Path(session.path).name}{synthetic}')"):
         "a window title is plain text",
-    ("window/main_window.py", "self.setWindowTitle(f'gemmscope — live on {device_name}')"):
+    ("window/source_shown.py", "w.setWindowTitle(f'gemmscope — live on {device_name}')"):
         "a window title is plain text",
+    ("window/source_shown.py", "w.mode_label.setText(f'replay — no recording ({reason})')"):
+        "the window's mode_label is the panels' ElidedLabel (plain text)",
+    ("window/source_shown.py", "w.mode_label.setText(replay.describe())"):
+        "the window's mode_label is the panels' ElidedLabel (plain text)",
+    ("window/source_shown.py",
+     "w.mode_label.setText(f'live — {device_name} — {live.describe()}')"):
+        "the window's mode_label is the panels' ElidedLabel (plain text)",
     ("window/offscreen.py", "tabs.setTabToolTip(self.index, self.tip)"):
         "puts back the tab's own tooltip, read before",
     ("window/view_tabs.py", "tabs.setTabToolTip(tabs.count() - 1, spec.tip)"):
