@@ -29,11 +29,15 @@ from pathlib import Path
 from ..engine.launch import run_once
 from ..engine.user_kernels import LaunchRefused, UserKernels
 from ..ladder.kernel_spec import SpecError
-from ..ladder.level import MAX_PARAM, Level
+from ..ladder.level import Level
 from ..ladder.spec_file import load_spec, read_source
 from ..protocol.commands import MAX_DIM
-from ..protocol.option_bounds import MAX_LAUNCHES, OneLineParser, bounded, whole_number
-from ..protocol.text_safety import shown
+from ..protocol.option_bounds import (
+    MAX_LAUNCHES,
+    OneLineParser,
+    bounded,
+    param_assignment,
+)
 from ..toolchain.variant_check import check_spec
 
 MODULE = "gemmscope.kernels.cli.user_launch"
@@ -65,16 +69,6 @@ def spec_level(path: str | Path, level_id: str, params: dict[str, int], M: int, 
     return level
 
 
-def parse_param(text: str) -> tuple[str, int]:
-    """'BM=64' (the name is checked against the spec)."""
-    name, sep, value = text.partition("=")
-    v = whole_number(value)
-    if not sep or not name.strip() or v is None or not 0 <= v <= MAX_PARAM:
-        raise argparse.ArgumentTypeError(f"{shown(text, 40)}: give NAME=VALUE, a whole "
-                                         f"number from 0 to {MAX_PARAM}")
-    return name.strip(), v
-
-
 def parser() -> argparse.ArgumentParser:
     ap = OneLineParser(prog=f"python -m {MODULE}")
     ap.add_argument("level", metavar="ID", help="the kernel's id, as its spec names it")
@@ -83,7 +77,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("K", type=bounded(int, 1, MAX_DIM))
     ap.add_argument("--kernel", required=True, metavar="SPEC.toml",
                     help="the kernel's spec, beside its .cu or Triton .py")
-    ap.add_argument("--param", action="append", default=[], type=parse_param,
+    ap.add_argument("--param", action="append", default=[], type=param_assignment,
                     metavar="NAME=V", help="a parameter other than its default")
     ap.add_argument("--sha256", metavar="HEX", help="launch only the source of this hash")
     ap.add_argument("--launches", type=bounded(int, 1, MAX_LAUNCHES), default=1)

@@ -3,9 +3,11 @@ sized before the launch, read back and decoded into a ``trace`` event, with its 
 against the plain build measured in alternating pairs.
 
     python -m gemmscope.kernels.engine.trace_launch LEVEL M N K [--pairs 20] [--every N]
-        [--out F]
+        [--param NAME=V ...] [--out F]
 
-prints the event's summary (and writes the event as one JSON line to F). The runner's
+prints the event's summary (and writes the event as one JSON line to F); ``--param``
+traces a form of the level other than the registry's (fp8_deep with CL=2: its 2-CTA
+clusters), its parameters checked as the level checks them. The runner's
 ``trace`` command calls :func:`trace_event`.
 """
 
@@ -18,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from ..device.gpu import require_cupy
+from ..device.gpu import NoGPU, require_cupy
 from ..ladder import registry
 from ..ladder.level import Level
 from ..models.trace_schedule import TraceSchedule, schedule
 from ..protocol import events, trace_buffer
 from ..protocol.commands import MAX_DIM, TRACE_PAIRS
-from ..protocol.option_bounds import OneLineParser, bounded
+from ..protocol.option_bounds import OneLineParser, bounded, param_assignment
 from ..protocol.trace_kinds import (
     MAX_TRACE_EVENTS,
     SAMPLE_WINDOW,
@@ -269,10 +271,18 @@ def main(argv: list[str] | None = None) -> int:
                     default=None,
                     help="record the K-stage events of 3 in every N K steps (default: the "
                          "least sampling one event holds)")
+    ap.add_argument("--param", action="append", default=[], type=param_assignment,
+                    metavar="NAME=V", help="a template parameter other than the registry's")
     ap.add_argument("--out", default=None, help="write the event, one JSON line, here")
     args = ap.parse_args(argv)
-    event = trace_event(registry.get(args.level), args.M, args.N, args.K, args.pairs,
-                        args.every)
+    try:  # a level, a parameter or a GPU that is not there: one line, exit 2
+        level = registry.get(args.level)
+        if args.param:
+            level = level.with_params(dict(args.param))
+        event = trace_event(level, args.M, args.N, args.K, args.pairs, args.every)
+    except (KeyError, ValueError, NoGPU) as exc:
+        sys.stderr.write(f"{ap.prog}: {exc.args[0] if exc.args else exc}\n")
+        return 2
     print(summary(event))
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:

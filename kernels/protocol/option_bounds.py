@@ -16,6 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
+from ..ladder.level import MAX_PARAM
+from .text_safety import shown
+
 MAX_SECONDS = 7 * 24 * 3600.0  # a week: beyond that a timeout is no bound
 MAX_GPU_INDEX = 255  # no machine holds more GPUs than an index of this counts
 MAX_LAUNCHES = 1000  # launches of one profiled or checked kernel
@@ -34,6 +37,17 @@ def whole_number(text: str) -> int | None:
     limits (a value of 5,000 digits: Python's advice on set_int_max_str_digits)."""
     text = text.strip()
     return int(text) if _WHOLE.fullmatch(text) else None
+
+
+def param_assignment(text: str) -> tuple[str, int]:
+    """A level's template parameter given on a command line, 'BM=64': (name, value), the
+    value a whole number from 0 to MAX_PARAM (the name is checked against the level)."""
+    name, sep, value = text.partition("=")
+    v = whole_number(value)
+    if not sep or not name.strip() or v is None or not 0 <= v <= MAX_PARAM:
+        raise argparse.ArgumentTypeError(f"{shown(text, 40)}: give NAME=VALUE, a whole "
+                                         f"number from 0 to {MAX_PARAM}")
+    return name.strip(), v
 
 
 def cut_line(text: str, limit: int = MAX_REFUSAL_CHARS) -> str:

@@ -24,7 +24,12 @@ from gemmscope.kernels.cli.quick import quick
 from gemmscope.kernels.cli.user_kernels import parse_assignment
 from gemmscope.kernels.engine import launch
 from gemmscope.kernels.models import __main__ as models_main
-from gemmscope.kernels.protocol.option_bounds import Bounded, OneLineParser, OptionRefused
+from gemmscope.kernels.protocol.option_bounds import (
+    Bounded,
+    OneLineParser,
+    OptionRefused,
+    param_assignment,
+)
 
 
 def _runner() -> OneLineParser:
@@ -151,7 +156,7 @@ def _app_size(text: str) -> object:
 
 
 @pytest.mark.parametrize("parse", [parse_shape, parse_sweep, parse_assignment,
-                                   user_launch.parse_param, _app_size])
+                                   param_assignment, _app_size])
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "1e400", "99999999999999",
                                    "1:99999999999999", "X=-1", "X=nan", "X=99999"])
 def test_the_shapes_sweeps_and_parameters_refuse_the_same(parse, value):
@@ -237,7 +242,7 @@ _NUMBERISH = st.one_of(
 
 
 @pytest.mark.parametrize("parse", [parse_shape, parse_sweep, _devices, _app_size, _app_shape,
-                                   parse_assignment, user_launch.parse_param])
+                                   parse_assignment, param_assignment])
 @settings(max_examples=60, deadline=None)
 @given(raw=_NUMBERISH, shape=st.sampled_from(["{}", "{}x{}", "{}:{}", "X={}", "{}x1x1"]))
 def test_a_number_in_text_is_read_by_one_rule_whatever_its_length(parse, raw, shape):

@@ -259,3 +259,44 @@ def test_an_observers_trace_has_the_blocks_stage_events_on_its_own_lane_and_as_m
     assert lanes[TraceKind.TILE_BEGIN] == {1, 2}
     staged = sum(1 for k in event["events"]["kind"] if TraceKind(kinds[k]) in STAGE_KINDS)
     assert staged == trace_launch.stage_events(model, every)
+
+
+def test_the_trace_command_line_traces_a_form_the_param_names(monkeypatch, capsys):
+    """``--param``: a form of the level other than the registry's (fp8_deep's 2-CTA
+    clusters), its parameters checked as the level checks them."""
+    traced = []
+
+    def fake_event(level, M, N, K, pairs, every):
+        traced.append((level.params["CL"], level.params["BN"], (M, N, K)))
+        return {"level": level.id, "M": M, "N": N, "K": K, "events": {"t_ns": []},
+                "recorded": 0, "wanted": 0, "grid": 1, "verified": True}
+
+    monkeypatch.setattr(trace_launch, "trace_event", fake_event)
+    assert trace_launch.main(["fp8_deep", "4096", "4096", "4096", "--param", "CL=2"]) == 0
+    assert traced == [(2, registry.get("fp8_deep").params["BN"], (4096, 4096, 4096))]
+    assert "fp8_deep 4096x4096x4096" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, why", [
+    (["fp8_deep", "64", "64", "64", "--param", "XX=3"], "fp8_deep has no parameter(s) XX"),
+    (["fp8_deep", "64", "64", "64", "--param", "CL=x"], "--param: 'CL=x': give NAME=VALUE"),
+    (["no_such_level", "64", "64", "64"], "unknown level 'no_such_level'"),
+])
+def test_the_trace_command_line_refuses_in_one_line(args, why, capsys):
+    try:
+        code = trace_launch.main(args)
+    except SystemExit as exc:  # argparse's refusal of the value itself
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert why in err and err.count("\n") == 1
+
+
+def test_the_trace_command_line_without_a_gpu_says_so_in_one_line(monkeypatch, capsys):
+    def no_gpu():
+        raise trace_launch.NoGPU("CuPy is not installed (cupy)")
+
+    monkeypatch.setattr(trace_launch, "require_cupy", no_gpu)
+    assert trace_launch.main(["wgmma_tma", "256", "256", "256"]) == 2
+    err = capsys.readouterr().err
+    assert "CuPy is not installed" in err and "Traceback" not in err and err.count("\n") == 1
