@@ -58,6 +58,10 @@ class HoverReadout:
             self.label.hide()
             return
         self.label.setText(text)
+        # the text on the side of the mouse that has the room: below it in the plot's
+        # upper half, left of it in its right half, so that no line is cut at an edge
+        (x0, x1), (y0, y1) = self.plot.getPlotItem().vb.viewRange()
+        self.label.setAnchor((1 if x > (x0 + x1) / 2 else 0, 0 if y > (y0 + y1) / 2 else 1))
         self.label.setPos(x, y)
         self.label.show()
 
