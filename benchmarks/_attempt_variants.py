@@ -163,6 +163,20 @@ VARIANTS: list[Variant] = [
     Variant("mma_tma_out16_rel3", "mma_tma_x", {"OUT16": 1, "REL": 3},
             "and no proxy fence before a stage's release (REL 3 alone: +1.1 / +0.3): "
             "+3..+5%"),
+    # round 13, mma_tma (prepared offline in stretch 23): the epilogue without its 64
+    # stores a thread, C as FP16 by stmatrix into a warp's own staging and TMA stores left
+    # to run while the next tile starts (Nsight Compute, round 3: the epilogue ~7% of the
+    # consumers' time, its samples waiting on the stores' address work and registers)
+    Variant("mma_tma_st3", "mma_tma_x", {"STAGES": 3},
+            "control of the 3-stage ring OUT16 2 needs (64 KB of C staging leave room for 3 "
+            "stages of 48 KB): -2..0%"),
+    Variant("mma_tma_tmast", "mma_tma_x", {"OUT16": 2, "STAGES": 3},
+            "C as FP16 by 16 stmatrix.x4 a thread and two TMA stores a warp, not waited on: "
+            "+3..+6% over mma_tma_out16 (the epilogue's issue from 64 stores to 16), less "
+            "whatever 3 stages cost"),
+    Variant("mma_tma_tmast4", "mma_tma_x", {"OUT16": 3},
+            "as mma_tma_tmast with 4 stages and 4 KB a warp: the lower half staged once the "
+            "upper half's store has read the buffer: +2..+5%"),
     Variant("wmma_fb3_4w", "wmma_x", {"LEAN": 2, "WN": 64, "FB": 3},
             "the 4-warp 64x64 form with all 3 stages in flight and the barrier after the "
             "tile's last fragment loads (240 registers, 2 blocks/SM): +1..+4 points over "

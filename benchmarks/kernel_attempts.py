@@ -113,7 +113,27 @@ def variant_level(v: Variant) -> Any:
     level = base.with_params(v.changes) if v.changes else base
     if level.params.get("OUT16"):  # mma_tma_x writes C as FP16, as cuBLAS FP16 does
         level = dataclasses.replace(level, output_format=registry.OutputFormat.FP16)
+    if level.params.get("OUT16", 0) >= 2:  # and stages it per warp for TMA stores
+        level = dataclasses.replace(level, dyn_smem=_mma_tma_x_smem)
     return level
+
+
+def _mma_tma_x_smem(p: dict[str, int]) -> int:
+    """mma_tma's stages, and OUT16 2/3's C staging: 8 KB (2) or 4 KB (3) a consumer warp."""
+    warps = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"])
+    return (p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + 1024
+            + warps * (8192 if p["OUT16"] == 2 else 4096))
+
+
+def selected(only: str) -> list[int]:
+    """The variants --only names, in the table's order: a variant's own name picks that one
+    (the control "mma_tma" alone, not every attempt on mma_tma); any other word every
+    variant whose base or target it is; nothing, all of them."""
+    words = {w.strip() for w in only.split(",") if w.strip()}
+    names = {v.name for v in VARIANTS}
+    return [i for i, v in enumerate(VARIANTS)
+            if not words or v.name in words
+            or words - names & {v.base, target_of(v)}]
 
 
 def target_of(v: Variant) -> str:
@@ -322,7 +342,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds of each level-reference pair loop (default 1.5)")
     ap.add_argument("--max-pairs", type=int, default=400)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--only", default="", help="variant names, bases or targets to run")
+    ap.add_argument("--only", default="",
+                    help="variants to run: a variant's name picks it alone, another word every "
+                         "variant of that base or target (e.g. mma_tma_x: its family)")
     ap.add_argument("--precompile", type=int, default=12,
                     help="processes compiling the variants first (0: none)")
     ap.add_argument("--list", action="store_true", help="the variants and predictions")
@@ -333,9 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--deadline", type=float, default=0.0, help=argparse.SUPPRESS)
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
-    only = {s for s in args.only.split(",") if s}
-    indices = [i for i, v in enumerate(VARIANTS)
-               if not only or only & {v.name, v.base, target_of(v)}]
+    indices = selected(args.only)
     if args.worker:
         return worker([int(i) for i in args.indices.split(",") if i], args.deadline, args)
     if args.list or args.smoke:

@@ -48,6 +48,16 @@
 //         (the host allocates and checks an FP16 C). Nsight Compute put about 7% of the
 //         consumers' time in the FP32 epilogue: at 4096^3 C is 64 MB in FP32, 32 MB in
 //         FP16, written at the end of each tile while the tensor pipe waits.
+// Round 13 (issue 42, prepared offline in stretch 23):
+//   OUT16 2 FP16 C by TMA stores, without waiting for them: each warp writes its 64 x 64
+//         tile with 16 stmatrix.x4 (4 words of packed FP16 each; 64 STG.E.64 for FP32,
+//         64 STG.E for OUT16 1) into its own 8 KB of shared memory in the 128-byte swizzle
+//         the C map reads, and its lane 0 issues two TMA stores (32-row boxes) and goes on
+//         to the next tile: the buffer is written again one tile later, after the stores
+//         have read it. 64 KB of staging beside STAGES x 48 KB: STAGES 3.
+//   OUT16 3 as 2 with 4 KB a warp (STAGES 4 fits): the tile's upper 32 rows staged and
+//         stored, then (once that store has read the buffer) the lower 32.
+//   (Where the C map cannot be made, N % 8 != 0, OUT16 2 and 3 store as OUT16 1.)
 #include "common.cuh"
 #include "hopper.cuh"
 #include "mma.cuh"
@@ -77,6 +87,33 @@ __device__ __forceinline__ void store_acc_f16(unsigned short* __restrict__ C, in
     }
 }
 
+// OUT16 2/3: rows [16 mb0, 16 mb0 + 16 MB) of a warp's 64 x 64 accumulator tile as FP16
+// into its staging buffer `stg` (32-bit shared address; rows of 128 bytes, 16-byte chunk c
+// of row r at chunk c ^ (r % 8): the C map's 128-byte swizzle), by stmatrix.x4: matrix i of
+// one 16 x 16 block is rows 8 (i % 2), columns 8 (i / 2), lanes 8 i .. 8 i + 7 give its row
+// addresses, and a thread's register i holds its mma.sync D pair of that 8 x 8 matrix.
+template <int MB, int NT>
+__device__ __forceinline__ void stage_acc_f16(unsigned stg, int mb0, int lane,
+                                              const float (&acc)[4][NT][4]) {
+    const int i = lane / 8, j = lane % 8;
+#pragma unroll
+    for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+        for (int p = 0; p < NT / 2; ++p) {
+            const int mi = mb0 + mb, row = mb * 16 + (i % 2) * 8 + j, chunk = 2 * p + i / 2;
+            unsigned r[4];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const float(&d)[4] = acc[mi][2 * p + q / 2];
+                asm("cvt.rn.f16x2.f32 %0, %1, %2;\n"
+                    : "=r"(r[q]) : "f"(d[(q % 2) * 2 + 1]), "f"(d[(q % 2) * 2]));
+            }
+            asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
+                         ::"r"(stg + row * 128 + ((chunk ^ j) << 4)), "r"(r[0]), "r"(r[1]),
+                           "r"(r[2]), "r"(r[3]) : "memory");
+        }
+}
+
 // fence.proxy.async with a register input: not placed before `after` is computed
 __device__ __forceinline__ void gs_fence_async_shared_after(float after) {
     asm volatile("fence.proxy.async.shared::cta;\n" ::"f"(after) : "memory");
@@ -103,7 +140,12 @@ hgemm_mma_tma_x(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                                 WAITAT < MT),
                   "FRAG 2: rows in pairs, row by row, the stage freed after the step, the "
                   "next stage waited on before the last row");
+    static_assert(OUT16 >= 0 && OUT16 <= 3, "switch values");
+    static_assert(OUT16 < 2 || (WM == 64 && WN == 64 && SK == 0),
+                  "OUT16 2/3: a warp's 64 x 64 tile in two 32-row boxes, whole tiles");
     constexpr int ARRIVALS = WREL ? CONSUMER_THREADS / 32 : CONSUMER_THREADS;
+    // OUT16 2/3: a warp's C staging, after the stages (1024-byte aligned: the swizzle)
+    constexpr int STG_BYTES = OUT16 == 2 ? 8192 : 4096;
 
     extern __shared__ unsigned char gs_dyn_smem[];
     __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
@@ -228,6 +270,29 @@ hgemm_mma_tma_x(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         int bm, bn;
         gs_group_coords(t, tm, tn, GM, bm, bn);
         const int row0 = bm * BM + wm0 + lane / 4, col0 = bn * BN + wn0 + (lane % 4) * 2;
+        if constexpr (OUT16 >= 2) {
+            if (tma_c) {
+                const unsigned char* stg_p = smem + STAGES * STAGE_BYTES + warp * STG_BYTES;
+                const unsigned stg = gs_smem_addr(stg_p);
+                const int r0 = bm * BM + wm0, c0 = bn * BN + wn0;
+#pragma unroll
+                for (int h = 0; h < (OUT16 == 2 ? 1 : 2); ++h) {
+                    // the buffer's last stores have read it (a tile ago, or the half above)
+                    if (lane == 0) gs_bulk_wait_read<0>();
+                    __syncwarp();
+                    stage_acc_f16<OUT16 == 2 ? 4 : 2>(stg, OUT16 == 2 ? 0 : 2 * h, lane, acc);
+                    gs_fence_async_shared();  // this thread's stores, for the copy engine
+                    __syncwarp();
+                    if (lane == 0) {
+#pragma unroll
+                        for (int b = 0; b < (OUT16 == 2 ? 2 : 1); ++b)
+                            gs_tma_store_2d(&tmC, stg_p + 4096 * b, c0, r0 + 32 * (h + b));
+                        gs_bulk_commit();
+                    }
+                }
+                return;
+            }
+        }
         if constexpr (OUT16)
             store_acc_f16(static_cast<unsigned short*>(C), M, N, row0, col0, acc);
         else
@@ -249,6 +314,9 @@ hgemm_mma_tma_x(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             for (int kt = 0; kt < ktiles; ++kt) k_step(acc);
             store(blockIdx.x + i * gridDim.x, acc);
         }
+        // OUT16 2/3: the block's shared memory outlives the reads of its last stores
+        if constexpr (OUT16 >= 2)
+            if (lane == 0) gs_bulk_wait_read<0>();
     } else {
         constexpr int NREG = MT * NT * 4;
         const int c = tid / 128;

@@ -114,6 +114,10 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
     return run_level, info
 
 
+# a 16-bit C's map for TMA stores: its element type and box rows (64 columns: 128 bytes)
+C_BOXES = {"bf16": ("bf16", 64), "fp16": ("f16", 32)}
+
+
 def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
                   smem: int, block: tuple[int, int, int]) -> Callable[[], None]:
     """A persistent sm_90a level: tensor maps of A and Bt, one block per SM, launched
@@ -125,11 +129,13 @@ def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
     (rows, cols), box_k = geometry.tile, geometry.k_tile
     map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, dtype, M, K, rows, box_k))
     map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, cols, box_k))
-    # a BF16 C through TMA stores when its rows are 16-byte multiples; else (and for an
-    # FP32 C) the kernel's own stores
-    tma_c = ops.c_fmt == "bf16" and N % 8 == 0
-    map_c = (hopper.encode(hopper.TiledMap(ops.c.data.ptr, "bf16", M, N, 64, 64)) if tma_c
-             else hopper.blank_map())
+    # a 16-bit C through TMA stores when its rows are 16-byte multiples: BF16 in 64 x 64
+    # boxes, FP16 (the mma_tma attempts' OUT16 2 and 3, benchmarks/attempts/mma_tma_x.cu)
+    # in 32 x 64; else (and for an FP32 C) the kernel's own stores
+    c_box = C_BOXES.get(ops.c_fmt)
+    tma_c = c_box is not None and N % 8 == 0
+    map_c = (hopper.encode(hopper.TiledMap(ops.c.data.ptr, c_box[0], M, N, c_box[1], 64))
+             if c_box is not None and tma_c else hopper.blank_map())
     grid = level.grid(M, N, int(cp.cuda.Device().attributes["MultiProcessorCount"]))
     # stream-K: one slot of FP32 partial sums per block (a block tile) and a counter per
     # (tile, consumer), zeroed here; the kernel leaves the counters zero after each launch

@@ -330,3 +330,15 @@ class _K5:
     def __call__(self, grid, block, args):
         a, b, c = args[4], args[5], args[7]
         c[...] = a @ b
+
+
+def test_only_picks_a_variant_by_its_name_and_a_family_by_its_base_or_target(attempts):
+    def names(only):
+        return [attempts.VARIANTS[i].name for i in attempts.selected(only)]
+
+    assert names("mma_tma") == ["mma_tma"]  # the control alone, a variant's own name
+    assert names("mma_tma_tmast,mma_tma") == ["mma_tma_tmast", "mma_tma"]  # table order
+    family = names("wmma_x")  # a base that names no variant: its whole family
+    assert len(family) > 1 and all(
+        v.base == "wmma_x" for v in attempts.VARIANTS if v.name in family)
+    assert len(names("")) == len(attempts.VARIANTS)
