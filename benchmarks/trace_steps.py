@@ -1,8 +1,9 @@
 """What the K steps of a traced launch waited for: per K step of a tile, how long its copies
 took from the producer's issue to the consumers' taking the stage, how long the consumers
-waited for it and how long its products took; then the tiles' epilogues and the gaps
-between a lane's tiles (issue 46: "is my producer warp keeping the consumers fed"; no GPU:
-it reads the trace events a recording holds, or one written by
+waited for it and how long its products took; then the tiles' epilogues, the gaps
+between a lane's tiles, and how far the blocks' starts and ends lie apart (issue 46: "is my
+producer warp keeping the consumers fed"; no GPU: it reads the trace events a recording
+holds, or one written by
 ``python -m gemmscope.kernels.engine.trace_launch ... --out FILE``).
 
     python3 benchmarks/trace_steps.py RECORDING [--level fp8_deep] [--steps 8] [--all]
@@ -88,6 +89,17 @@ def step_rows(trace: Any) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
         other["epilogue"] = [t - done[(ev.block[i], ev.tile[i])] for i, t in enumerate(ev.t_ns)
                              if kind[i] is TraceKind.TILE_END and ev.lane[i] > 0
                              and (ev.block[i], ev.tile[i]) in done]
+    # the launch's skew and tail: when each block's first and last events came, against
+    # the first block's start and the last block's end (clusters wait for SMs in pairs)
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for b, t in zip(ev.block, ev.t_ns, strict=True):
+        first[b] = min(first.get(b, t), t)
+        last[b] = max(last.get(b, t), t)
+    if first:
+        start, end = min(first.values()), max(last.values())
+        other["a block's start after the first block's"] = [t - start for t in first.values()]
+        other["a block's end before the last block's"] = [end - t for t in last.values()]
     for seq in ends.values():
         seq.sort()
         other["between tiles"] += [b[0] - a[0] for a, b in itertools.pairwise(seq)

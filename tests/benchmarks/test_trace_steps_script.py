@@ -18,18 +18,21 @@ def steps():
     return benchmark_script.load("trace_steps")
 
 
-def _trace(rows: list[tuple[int, str, int, int, int]]) -> Trace:
+def _trace(rows: list[tuple[int, str, int, int, int]], blocks: int = 1,
+           apart_ns: int = 0) -> Trace:
     """(lane, kind, tile, k, t_ns) rows of block 0 on SM 3: a producer (lane 0) and one
-    consumer (lane 1), as a launch's buffer holds them."""
-    a = [np.array(c) for c in zip(*rows, strict=True)]
+    consumer (lane 1), as a launch's buffer holds them; ``blocks`` of them, block b's
+    rows b x ``apart_ns`` later (its own tiles) on SM 3 + b."""
+    a = [np.concatenate([np.array(c)] * blocks) for c in zip(*rows, strict=True)]
+    block = np.repeat(np.arange(blocks), len(rows))
     kind = np.array([KIND_NAMES.index(x) for x in a[1]])
-    t = a[4] + 10**9
-    n = len(t)
-    counts, recs = trace_buffer.encode(np.zeros(n, int), a[0], kind, a[2], a[3],
-                                       np.full(n, 3), t, t * 2, 2, 1, 1024,
+    t = a[4] + 10**9 + block * apart_ns
+    counts, recs = trace_buffer.encode(block, a[0], kind, a[2] + 2 * block, a[3],
+                                       3 + block, t, t * 2, 2, blocks, 1024,
                                        device_like=False)
-    event = {"type": "trace", "t": 0.0, "level": "fp8_deep", "M": 256, "N": 128, "K": 512,
-             "grid": 1, "lanes_per_block": 2, "sm_count": 8, "tiles": 2, "stage_every": 1,
+    event = {"type": "trace", "t": 0.0, "level": "fp8_deep", "M": 256, "N": 128 * blocks,
+             "K": 512, "grid": blocks, "lanes_per_block": 2, "sm_count": 8,
+             "tiles": 2 * blocks, "stage_every": 1,
              **trace_buffer.decode(counts, recs, lanes_per_block=2)}
     trace = decoding.of(event)
     assert isinstance(trace, Trace)
@@ -74,8 +77,19 @@ def test_the_table_gives_medians_in_microseconds_and_the_steps_that_waited(steps
     assert lines[0].startswith("fp8_deep 256x128x512") and "K steps sampled all" in lines[0]
     row3 = next(ln for ln in lines if ln.split()[0] == "3")
     assert row3.split() == ["3", "1", "1.20", "1", "1.20", "0.17", "0.50"]
-    assert lines[-2] == "epilogue: 0.60 µs (median of 2)"
-    assert lines[-1] == "between tiles: 0.10 µs (median of 1)"
+    assert "epilogue: 0.60 µs (median of 2)" in lines
+    assert "between tiles: 0.10 µs (median of 1)" in lines
+
+
+def test_the_blocks_starts_and_ends_say_the_launchs_skew_and_tail(steps):
+    """Three blocks, each 250 ns after the one before (a launch's skew: clusters of two
+    CTAs wait for SMs in pairs), each running as long: block b starts 250 b ns after the
+    first and ends 250 (2 - b) ns before the last."""
+    _rows, other = steps.step_rows(_trace(ROWS, blocks=3, apart_ns=250))
+    assert sorted(other["a block's start after the first block's"]) == [0, 250, 500]
+    assert sorted(other["a block's end before the last block's"]) == [0, 250, 500]
+    lines = steps.table(_trace(ROWS, blocks=3, apart_ns=250), 8).splitlines()
+    assert "a block's start after the first block's: 0.25 µs (median of 3)" in lines
 
 
 def test_a_recording_without_a_measured_trace_of_the_level_is_said(steps, tmp_path):
