@@ -133,7 +133,7 @@ def selected(only: str) -> list[int]:
     names = {v.name for v in VARIANTS}
     return [i for i, v in enumerate(VARIANTS)
             if not words or v.name in words
-            or words - names & {v.base, target_of(v)}]
+            or (words - names) & {v.base, target_of(v)}]
 
 
 def target_of(v: Variant) -> str:

@@ -135,7 +135,7 @@ def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
     c_box = C_BOXES.get(ops.c_fmt)
     tma_c = c_box is not None and N % 8 == 0
     map_c = (hopper.encode(hopper.TiledMap(ops.c.data.ptr, c_box[0], M, N, c_box[1], 64))
-             if c_box is not None and tma_c else hopper.blank_map())
+             if tma_c and c_box is not None else hopper.blank_map())
     grid = level.grid(M, N, int(cp.cuda.Device().attributes["MultiProcessorCount"]))
     # stream-K: one slot of FP32 partial sums per block (a block tile) and a counter per
     # (tile, consumer), zeroed here; the kernel leaves the counters zero after each launch
