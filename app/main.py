@@ -63,6 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr)
         return 130
+    except Exception as exc:  # Ctrl-C inside something that wraps it (kernels.protocol)
+        from ..kernels.protocol import by_ctrl_c
+
+        if not by_ctrl_c(exc):
+            raise
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
 
 
 def _main(argv: list[str] | None = None) -> int:

@@ -26,6 +26,7 @@ from ..profile.ncu_source_step import SourceCountersStep, source_files
 from ..protocol import commands, events
 from ..protocol import records as rec
 from ..protocol.decoding import EventRecord, encode
+from ..protocol.interrupt import by_ctrl_c
 from ..protocol.option_bounds import OptionRefused, split_command
 from ..protocol.output_file import (
     Output,
@@ -196,6 +197,11 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
         stderr.write(f"gemmscope {args.command}: {terminal_text(where)}"
                      f"{terminal_text(exc.strerror or str(exc))}\n")
         return 1
+    except Exception as exc:  # Ctrl-C inside something that wraps it (protocol/interrupt.py)
+        if not by_ctrl_c(exc):
+            raise
+        stderr.write("interrupted\n")
+        return 130
 
 
 def _runner(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:

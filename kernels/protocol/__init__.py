@@ -75,6 +75,7 @@ __all__ = [
     "TraceKind",
     "Where",
     "bounded",
+    "by_ctrl_c",
     "check_writable",
     "clean_text",
     "command_line",
@@ -122,6 +123,7 @@ if TYPE_CHECKING:  # the same names, for the type checker and the import contrac
         ProtocolError,
     )
     from .header_records import CatalogEntry, DeviceEntry, DeviceInfo, Joined, Session
+    from .interrupt import by_ctrl_c
     from .option_bounds import (
         CommandRefused,
         OneLineParser,
@@ -165,6 +167,7 @@ else:
         "events": ("DEFAULT_DISTRIBUTION", "Distribution", "GPM_FIELDS", "Mode",
                    "ProtocolError", "TELEMETRY_FIELDS"),
         "header_records": ("CatalogEntry", "DeviceEntry", "DeviceInfo", "Joined", "Session"),
+        "interrupt": ("by_ctrl_c",),
         "option_bounds": ("CommandRefused", "OneLineParser", "bounded", "command_line",
                           "seconds", "split_command", "whole_number"),
         "plan": ("RunRequest", "ladder_requests", "parse_shape", "sweep_requests"),
