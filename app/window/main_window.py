@@ -236,7 +236,8 @@ class MainWindow(WindowExports, QMainWindow):
                                            watchdog_s or self.prefs.watchdog_s, remote,
                                            devices, split, self.prefs.sessions_dir)
         except OSError as exc:
-            self.source_shown.cannot_record(exc, session_path or self.prefs.sessions_dir)
+            self.live_refused = self.source_shown.cannot_record(
+                exc, session_path or self.prefs.sessions_dir)
             return None
 
     def close_source(self) -> None:

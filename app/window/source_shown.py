@@ -25,8 +25,6 @@ from .sources import BUNDLED_SESSION
 class Shows(Protocol):
     """The parts of the main window that say where its events come from."""
 
-    live_refused: str  # why the last live start made no session file
-
     @property
     def mode_label(self) -> QLabel: ...
     @property
@@ -59,13 +57,12 @@ class SourceShown:
                "open a recording with File ▸ Open or `gemmscope replay FILE`", error=False)
         w.controls.set_unavailable(f"replay: {reason}")
 
-    def cannot_record(self, exc: OSError, where: object) -> None:
-        """A live session's file could not be made: no runner starts; the window keeps
-        why (``live_refused``, which the command line says too)."""
-        w = self.window
-        w.live_refused = (f"cannot record the live session: {exc.filename or where}: "
-                          f"{exc.strerror or exc}")
-        w.note(w.live_refused, error=True)
+    def cannot_record(self, exc: OSError, where: object) -> str:
+        """A live session's file could not be made (no runner starts): said in the
+        messages; the text, which the window keeps for the command line to say too."""
+        why = f"cannot record the live session: {exc.filename or where}: {exc.strerror or exc}"
+        self.window.note(why, error=True)
+        return why
 
     def replay_opened(self, replay: ReplaySource, session: Session, note: str) -> None:
         w = self.window
