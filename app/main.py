@@ -60,10 +60,7 @@ def doctor_options(argv: list[str]) -> Any:
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
-    except KeyboardInterrupt:
-        print(INTERRUPTED, file=sys.stderr)
-        return 130
-    except Exception as exc:  # Ctrl-C inside something that wraps it (kernels.protocol)
+    except BaseException as exc:  # Ctrl-C, or an error raised because of one
         from ..kernels.protocol import by_ctrl_c
 
         if not by_ctrl_c(exc):

@@ -113,16 +113,13 @@ def variant_level(v: Variant) -> Any:
     level = base.with_params(v.changes) if v.changes else base
     if level.params.get("OUT16"):  # mma_tma_x writes C as FP16, as cuBLAS FP16 does
         level = dataclasses.replace(level, output_format=registry.OutputFormat.FP16)
-    if level.params.get("OUT16", 0) >= 2:  # and stages it per warp for TMA stores
-        level = dataclasses.replace(level, dyn_smem=_mma_tma_x_smem)
+    if level.params.get("OUT16", 0) >= 2 and level.dyn_smem is not None:
+        # and stages it per warp for TMA stores: 8 KB (OUT16 2) or 4 KB (3) a consumer warp
+        # beside mma_tma's own stages
+        stages = level.dyn_smem
+        level = dataclasses.replace(level, dyn_smem=lambda p: stages(p) + (
+            (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * (8192 if p["OUT16"] == 2 else 4096)))
     return level
-
-
-def _mma_tma_x_smem(p: dict[str, int]) -> int:
-    """mma_tma's stages, and OUT16 2/3's C staging: 8 KB (2) or 4 KB (3) a consumer warp."""
-    warps = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"])
-    return (p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + 1024
-            + warps * (8192 if p["OUT16"] == 2 else 4096))
 
 
 def selected(only: str) -> list[int]:

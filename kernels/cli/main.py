@@ -184,9 +184,6 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
     except Stopped as exc:  # the runner was stopped; abandon said where the data is
         stderr.write(f"gemmscope {args.command}: stopped by {exc.name}\n")
         return 128 + exc.signum
-    except KeyboardInterrupt:
-        stderr.write("interrupted\n")
-        return 130
     except BrokenPipeError:  # the reader went away (`gemmscope report | head`)
         return report.reader_gone(stdout)
     except RecordingFailed as exc:  # a full disk: the message names the file
@@ -197,7 +194,7 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None,
         stderr.write(f"gemmscope {args.command}: {terminal_text(where)}"
                      f"{terminal_text(exc.strerror or str(exc))}\n")
         return 1
-    except Exception as exc:  # Ctrl-C inside something that wraps it (protocol/interrupt.py)
+    except BaseException as exc:  # Ctrl-C, or an error raised because of one (interrupt.py)
         if not by_ctrl_c(exc):
             raise
         stderr.write("interrupted\n")
