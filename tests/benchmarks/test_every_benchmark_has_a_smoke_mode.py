@@ -76,6 +76,8 @@ OFFLINE = {  # NVRTC and nvdisasm from PyPI (the nvrtc extra, in the test extra)
 GPU_ONLY = {  # the measurement needs the GPU: arguments, levels and the table
     "build_rule_speed.py": [MADE_UP, re.compile(r"^cp_async +4096 .* yes$", re.M)],
     "energy_check.py": [MADE_UP, re.compile(r"^wgmma_tma +4096\^3 +17000 ", re.M)],
+    "cutlass_mma_anchor.py": ["smoke: the instrument's source has 5 CUTLASS configurations",
+                              MADE_UP, re.compile(r"^mma_tma +4096 +526\.0 +745\.0 +70\.6%", re.M)],
     "clock_state.py": [MADE_UP, re.compile(r"^mma_tma +none +64\.50 +1752MHz +216p", re.M),
                        "rel: (greatest - least) / least"],
     "energy_trace.py": [MADE_UP, "J/GEMM around whole 0.6 "],
