@@ -11,9 +11,10 @@ does mma_tma stand beside it?
 
 The CUTLASS kernels are instantiated from its public device-level template
 (cutlass::gemm::device::Gemm) with the tile shapes its sm80 FP16 profiler lists; nothing
-of CUTLASS's is copied here. Each round times LAUNCHES launches of each candidate back to
-back between CUDA events, the candidates' order turning each round; a candidate's time is
-the median over the rounds, and its ratio the median of its per-round ratios to cuBLAS.
+of CUTLASS's is copied here. Each round times one launch of each candidate as the burst
+loop does (L2 flushed first, its own CUDA events, the SM clock read while it runs), the
+candidates' order turning each round; a candidate's time is the median over the rounds,
+and its ratio the median of its per-round ratios to cuBLAS.
 Every candidate is checked against cuBLAS's C first (relative Frobenius difference).
 """
 
@@ -50,7 +51,6 @@ CONFIGS = [
     Config("128x128x64_s4_g8", (128, 128, 64), (64, 64, 64), 4, 8),
 ]
 LIB = "libgs_cutlass_mma.so"
-LAUNCHES = 10
 TOLERANCE = 2e-3  # FP16 C: the levels' FP16 tolerance (kernels/ladder/level.py)
 
 SOURCE_HEAD = r"""// Written by benchmarks/cutlass_mma_anchor.py: CUTLASS's sm80 GEMMs as a
@@ -129,6 +129,7 @@ class Row(NamedTuple):
     high: float
     rel_diff: float  # C's relative Frobenius difference from `against`'s
     against: str  # "cuBLAS" (a CUTLASS kernel: cuBLAS's C) or "float64" (a level's check)
+    mhz: float | None  # the mean SM clock read while its launches ran (NVML)
 
 
 def measure(lib_path: Path, sizes: list[int], rounds: int, levels: list[str]) -> list[Row]:
@@ -182,7 +183,7 @@ def _measure_size(bench: Any, fn: Any, size: int, rounds: int, levels: list[str]
                 continue
             diffs[level_id] = prep.acc.rel_err
             cands[level_id] = prep.launch
-        times = _time(cp, bench.stream, cands, rounds)
+        times, clocks = _time(bench, cands, rounds)
     shape = Shape(M, N, K)
     base = times["cublas_fp16_bt"]
     rows = []
@@ -191,45 +192,52 @@ def _measure_size(bench: Any, fn: Any, size: int, rounds: int, levels: list[str]
         rows.append(Row(name, size, shape.tflops(statistics.median(ms)),
                         shape.tflops(statistics.median(base)), statistics.median(ratios),
                         min(ratios), max(ratios), diffs[name],
-                        "float64" if name in levels else "cuBLAS"))
+                        "float64" if name in levels else "cuBLAS",
+                        statistics.mean(clocks[name]) if clocks[name] else None))
     return rows
 
 
-def _time(cp: Any, stream: Any, cands: dict[str, Any], rounds: int) -> dict[str, list[float]]:
-    """ms per launch of each candidate, one value a round; the order turns each round."""
+def _time(bench: Any, cands: dict[str, Any], rounds: int) -> tuple[dict[str, list[float]],
+                                                                    dict[str, list[float]]]:
+    """ms of each candidate's launch and the SM clock (MHz) read while it ran, one of each
+    a round, each launch timed as the burst loop times it (kernels/engine/paired.py's
+    launch_timer: L2 flushed first, its own events); the order turns each round."""
+    from gemmscope.kernels.engine.paired import clock_reader, launch_timer
+
+    read_clock = clock_reader(bench)
+    timers = {n: launch_timer(bench, fn, read_clock) for n, fn in cands.items()}
     names = list(cands)
-    out: dict[str, list[float]] = {n: [] for n in names}
-    for fn in cands.values():  # warm: clocks up, every kernel loaded
+    ms: dict[str, list[float]] = {n: [] for n in names}
+    mhz: dict[str, list[float]] = {n: [] for n in names}
+    for fn in cands.values():  # warm: every kernel loaded, clocks up
         for _ in range(3):
             fn()
-    stream.synchronize()
+    bench.stream.synchronize()
     for r in range(rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:
-            start, end = cp.cuda.Event(), cp.cuda.Event()
-            start.record(stream)
-            for _ in range(LAUNCHES):
-                cands[name]()
-            end.record(stream)
-            end.synchronize()
-            out[name].append(cp.cuda.get_elapsed_time(start, end) / LAUNCHES)
-    return out
+            t, reading = timers[name]()
+            ms[name].append(t)
+            if reading.sm_clock_mhz is not None:
+                mhz[name].append(reading.sm_clock_mhz)
+    return ms, mhz
 
 
 def table(rows: list[Row]) -> str:
     lines = [f"{'candidate':<20} {'size':>5} {'TFLOPS':>8} {'cuBLAS':>8} "
-             f"{'/ cuBLAS':>9} {'[least, most]':>16}  C against"]
+             f"{'/ cuBLAS':>9} {'[least, most]':>16} {'MHz':>5}  C against"]
     for r in rows:
         lines.append(f"{r.name:<20} {r.size:>5} {r.tflops:>8.1f} {r.cublas_tflops:>8.1f} "
                      f"{r.ratio * 100:>8.1f}% [{r.low * 100:5.1f}, {r.high * 100:5.1f}] "
+                     f"{'-' if r.mhz is None else f'{r.mhz:.0f}':>5} "
                      f"{r.rel_diff:.1e} ({r.against})")
     return "\n".join(lines)
 
 
 def made_up_rows() -> list[Row]:
     """Rows as measure() makes them, the figures made up (--smoke)."""
-    return [Row("cublas_fp16_bt", 4096, 745.0, 745.0, 1.0, 1.0, 1.0, 0.0, "cuBLAS"),
-            Row(CONFIGS[0].name, 4096, 480.0, 745.0, 0.644, 0.64, 0.65, 0.0, "cuBLAS"),
-            Row("mma_tma", 4096, 526.0, 745.0, 0.706, 0.70, 0.71, 2.5e-4, "float64")]
+    return [Row("cublas_fp16_bt", 4096, 745.0, 745.0, 1.0, 1.0, 1.0, 0.0, "cuBLAS", 1980.0),
+            Row(CONFIGS[0].name, 4096, 480.0, 745.0, 0.644, 0.64, 0.65, 0.0, "cuBLAS", 1980.0),
+            Row("mma_tma", 4096, 526.0, 745.0, 0.706, 0.70, 0.71, 2.5e-4, "float64", None)]
 
 
 def main() -> int:
@@ -239,7 +247,7 @@ def main() -> int:
     ap.add_argument("--anchor", type=Path, help="the DeepGEMM anchor's tarball (its CUTLASS)")
     ap.add_argument("--lib", type=Path, help="the compiled instrument, to time (GPU)")
     ap.add_argument("--sizes", default="4096,8192", help="square sizes (default 4096,8192)")
-    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=50)
     ap.add_argument("--levels", default="mma_tma", help="ladder levels in the same loop")
     _smoke.add_flag(ap)
     args = ap.parse_args()
