@@ -25,12 +25,11 @@ import ctypes
 import statistics
 import subprocess
 import sys
-import tarfile
-import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import _smoke
+from _anchors import deepgemm_folder
 
 
 class Config(NamedTuple):
@@ -101,21 +100,18 @@ def source() -> str:
 
 def build(folder: Path, anchor: Path, nvcc: str = "nvcc") -> Path:
     """Compiles the instrument into folder/LIB with nvcc (sm_90a: the sm80 kernels run on
-    Hopper as they are); the CUTLASS headers from the anchor's tarball."""
+    Hopper as they are); the CUTLASS headers from the DeepGEMM anchor (its folder or its
+    tarball, as fp8_side_by_side.py takes it)."""
+    include = deepgemm_folder(str(anchor)) / "deep_gemm" / "include"
+    if not (include / "cutlass").is_dir():
+        raise SystemExit(f"{anchor} holds no deep_gemm/include/cutlass/")
     folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(anchor) as tar:
-            members = [m for m in tar.getmembers()
-                       if m.isfile() and ("/include/cutlass/" in f"/{m.name}"
-                                          or "/include/cute/" in f"/{m.name}")]
-            tar.extractall(tmp, members=members, filter="data")
-        include = next(Path(tmp).rglob("include/cutlass")).parent
-        cu = folder / "gs_cutlass_mma.cu"
-        cu.write_text(source(), encoding="utf-8")
-        out = folder / LIB
-        subprocess.run([nvcc, "-O3", "-std=c++17", "-arch=sm_90a", "--shared",
-                        "-Xcompiler", "-fPIC", "-I", str(include), str(cu), "-o", str(out)],
-                       check=True, timeout=1800)
+    cu = folder / "gs_cutlass_mma.cu"
+    cu.write_text(source(), encoding="utf-8")
+    out = folder / LIB
+    subprocess.run([nvcc, "-O3", "-std=c++17", "-arch=sm_90a", "--shared",
+                    "-Xcompiler", "-fPIC", "-I", str(include), str(cu), "-o", str(out)],
+                   check=True, timeout=1800)
     return out
 
 
@@ -244,7 +240,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", type=Path, metavar="DIR", help="compile the instrument (nvcc)")
-    ap.add_argument("--anchor", type=Path, help="the DeepGEMM anchor's tarball (its CUTLASS)")
+    ap.add_argument("--anchor", type=Path,
+                    help="the DeepGEMM anchor, its folder or tarball (its CUTLASS)")
     ap.add_argument("--lib", type=Path, help="the compiled instrument, to time (GPU)")
     ap.add_argument("--sizes", default="4096,8192", help="square sizes (default 4096,8192)")
     ap.add_argument("--rounds", type=int, default=50)

@@ -51,13 +51,13 @@ import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import _smoke
+from _anchors import deepgemm_folder
 
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 2112, 7168), (4096, 24576, 1536),
           (4096, 32768, 512), (4096, 7168, 16384), (4096, 4096, 7168), (4096, 7168, 2048)]
@@ -133,23 +133,6 @@ def check_shapes(label: str, changes: dict[str, int], sources: dict[str, Path]) 
     """The odd shapes a candidate is checked at: all of them for a level and for a variant
     with its own source, a few for a variant that only changes parameters."""
     return CHECK_SHAPES if not changes or label in sources else VARIANT_CHECK_SHAPES
-
-
-def deepgemm_folder(where: str) -> Path:
-    """The folder that holds deep_gemm/: `where` itself, or the tarball extracted."""
-    p = Path(where)
-    if p.is_dir():
-        if not (p / "deep_gemm").is_dir():
-            raise SystemExit(f"{p} holds no deep_gemm/ folder")
-        return p
-    if not tarfile.is_tarfile(p):
-        raise SystemExit(f"{p} is neither a folder nor a tarball")
-    out = Path(tempfile.mkdtemp(prefix="deepgemm-"))
-    with tarfile.open(p) as tar:
-        tar.extractall(out, filter="data")
-    if not (out / "deep_gemm").is_dir():
-        raise SystemExit(f"{p} holds no deep_gemm/ folder at its top")
-    return out
 
 
 def parse_shapes(text: str) -> list[tuple[int, int, int]]:
