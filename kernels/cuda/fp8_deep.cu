@@ -24,6 +24,11 @@
 //     loads from L2, no cp.async waits and no warpgroup barrier;
 //   - the epilogue stages each warpgroup's 128 x BN BF16 results in its own shared-memory
 //     buffer and stores them with TMA without waiting: the buffer is reused one tile later.
+//     EPC 1 (where BN % 64 == 0; the host's shape rule picks it where a tile has many K
+//     blocks) stages them one 32 x 64 box at a time through a ring of three 4 KB buffers a
+//     warpgroup instead: 24 KB for both instead of 64 KB, which leaves room for a fourth
+//     stage at BN = 128. A box's buffer is written once the store three boxes before it
+//     has read it (the leader waits, then the warpgroup's barrier).
 // Tiles are walked in groups of GW tile columns, row by row inside a group (neighbouring
 // tiles share their A rows, which is what a cluster pair needs). A tile whose BN columns
 // cross a 128-column scale block of Bt takes each 8-column group's scale from its block.
@@ -308,7 +313,7 @@ struct GsDpSchedule {
 // (Nsight Compute: "warpgroup arrive" stalls at the wgmma, 4.6x DeepGEMM's). Measured
 // beside each other: WREL 2 +0.8% (4096^3) to +2.2% (4096 x 7168 x 16384).
 template <int BM, int BN, int BK, int STAGES, int CL, int GW, int WREL, int SCT, int RING,
-          bool VEC>
+          int EPC, bool VEC>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(384, 1)
 fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
              const __grid_constant__ GsTensorMap tmB, const __grid_constant__ GsTensorMap tmC,
@@ -321,6 +326,9 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     constexpr int A_BYTES = BM * BK, HALF_A = A_BYTES / 2, B_BYTES = BN * BK;
     constexpr int SC_FLOATS = 272;  // 256 row scales of A, 2 block scales of Bt, padding
     constexpr int C_BYTES = 2 * 64 * BN * 2;  // a warpgroup's two sub-tiles, BF16
+    static_assert(EPC == 0 || (EPC == 1 && BN % 64 == 0), "EPC: a switch, for 64-column chunks");
+    constexpr int C_BOX = 32 * 64 * 2;                      // EPC 1: one 32 x 64 box, BF16
+    constexpr int C_STAGE = EPC ? 3 * C_BOX : C_BYTES;      // a warpgroup's C staging
     constexpr bool UNIFORM = 128 % BN == 0;  // a tile never crosses a scale block of Bt
     constexpr bool SWZ_C = BN % 64 == 0;     // C in 64 x 64 boxes, 128-byte swizzle
     constexpr int R = BN / 2;                // registers of a sub-tile
@@ -334,7 +342,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     unsigned char* const a_base = smem;
     unsigned char* const b_base = smem + STAGES * A_BYTES;
     unsigned char* const c_base = b_base + STAGES * B_BYTES;
-    float* const sc_base = reinterpret_cast<float*>(c_base + 2 * C_BYTES);
+    float* const sc_base = reinterpret_cast<float*>(c_base + 2 * C_STAGE);
     // The stages' scales: with SCT 1, stage s's 256 row scales of A at sc_base + 256 s (a
     // TMA box, 1024-byte aligned) and its Bt scales at sb_base + 4 s; with SCT 0, SC_FLOATS
     // a stage at sc_base + SC_FLOATS s, the Bt scales after the row scales. Both fit the
@@ -480,7 +488,8 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         const bool leader = t128 == 0;
         const bool releaser = WREL == 2 ? t128 % 32 == 0 : leader;  // who arrives on "empty"
         const int lr = (t128 / 32) * 16 + (t128 % 32) / 4;  // rows lr, lr + 8 of a sub-tile
-        unsigned char* const cbuf = c_base + c * C_BYTES;
+        unsigned char* const cbuf = c_base + c * C_STAGE;
+        int cbox = 0;  // EPC 1: the ring's buffer of the next box
         float acc[2][R], tmp[R];
         // The shared-memory addresses the K loop needs, computed once and held: opaque to
         // the compiler (the empty asm), which otherwise recomputed them from %tid and the
@@ -585,6 +594,43 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             if (!tma_c) {
                 gs_store_acc_bf16(acc[0], C, M, N, row0, n0);
                 gs_store_acc_bf16(acc[1], C, M, N, row0 + 64, n0);
+                GS_TRACE_C(TILE_END, t, ksteps);
+                continue;
+            }
+            if constexpr (EPC) {
+                // box b: sub-tile w, 64-column chunk ch, 32-row half hh, whose rows only the
+                // warpgroup's warps 2 hh and 2 hh + 1 hold
+                constexpr int CHUNKS = BN / 64, BOXES = 2 * CHUNKS * 2;
+                const int half = (t128 / 32) / 2;
+#pragma unroll
+                for (int b = 0; b < BOXES; ++b) {
+                    const int w = b / (2 * CHUNKS), ch = (b / 2) % CHUNKS, hh = b % 2;
+                    unsigned char* const box = cbuf + cbox * C_BOX;
+                    if (leader) gs_bulk_wait_read<2>();  // the store of three boxes ago has read it
+                    gs_named_barrier(1 + c, 128);
+                    if (half == hh) {
+                        const unsigned cb = gs_smem_addr(box);
+#pragma unroll
+                        for (int j = 0; j < 8; ++j)
+#pragma unroll
+                            for (int h = 0; h < 2; ++h) {
+                                const int g = ch * 8 + j, rr = lr + 8 * h - 32 * hh;
+                                const unsigned addr =
+                                    cb + rr * 128 + ((j ^ (rr & 7)) << 4) + 4 * (t128 % 4);
+                                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr),
+                                             "r"(gs_pack_bf16x2(acc[w][4 * g + 2 * h],
+                                                                acc[w][4 * g + 2 * h + 1]))
+                                             : "memory");
+                            }
+                    }
+                    gs_fence_async_shared();
+                    gs_named_barrier(1 + c, 128);
+                    if (leader) {
+                        gs_tma_store_2d(&tmC, box, n0 + ch * 64, row0 + w * 64 + 32 * hh);
+                        gs_bulk_commit();
+                    }
+                    cbox = cbox == 2 ? 0 : cbox + 1;
+                }
                 GS_TRACE_C(TILE_END, t, ksteps);
                 continue;
             }

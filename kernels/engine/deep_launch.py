@@ -2,7 +2,8 @@
 
 What differs from the generic persistent launcher (level_launch._tma_launcher): A is copied in
 boxes of 128 rows, half a 256-row tile; Bt in boxes of BN rows; C is stored in 64 x 64
-swizzled boxes when BN is a multiple of 64, else in plain boxes of BN columns by 64 rows;
+swizzled boxes when BN is a multiple of 64 (32 x 64 where the kernel stages C a box at a
+time, EPC 1), else in plain boxes of BN columns by 64 rows;
 A's row scales (K/128 rows of M floats) by TMA in boxes of 256 where the kernel was built
 for it (SCT 1, which the level's shape rule picks where M % 4 == 0: a 16-byte row pitch),
 else the kernel's producer lanes copy them; the grid is the level's grid rule (whole
@@ -27,8 +28,9 @@ A_BOX_ROWS = 128  # half of fp8_deep's 256-row tile
 SCALE_BOX = 256  # A's row scales of one tile and K block
 
 
-def deep_maps(ops: Operands, bn: int) -> tuple[Any, Any, Any, bool]:
-    """(map of A, map of Bt, map of C, whether C goes by TMA) for tiles BN wide."""
+def deep_maps(ops: Operands, bn: int, epc: int = 0) -> tuple[Any, Any, Any, bool]:
+    """(map of A, map of Bt, map of C, whether C goes by TMA) for tiles BN wide; C's boxes
+    32 rows high where the kernel stages C box by box (EPC 1)."""
     M, N, K = ops.shape
     map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, "uint8", M, K, A_BOX_ROWS, 128))
     map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, "uint8", N, K, bn, 128))
@@ -36,7 +38,8 @@ def deep_maps(ops: Operands, bn: int) -> tuple[Any, Any, Any, bool]:
     if not tma_c:
         map_c = hopper.blank_map()
     elif bn % 64 == 0:
-        map_c = hopper.encode(hopper.TiledMap(ops.c.data.ptr, "bf16", M, N, 64, 64))
+        map_c = hopper.encode(hopper.TiledMap(ops.c.data.ptr, "bf16", M, N, 32 if epc else 64,
+                                              64))
     else:
         map_c = hopper.encode(hopper.TiledMap(ops.c.data.ptr, "bf16", M, N, 64, bn,
                                               swizzle=False))
@@ -72,8 +75,9 @@ def deep_launcher(level: Level, params: dict[str, int], kernel: Any, ops: Operan
     M, N, _K = ops.shape
     bn, grid = deep_plan(level, params, M, N,
                          int(cp.cuda.Device().attributes["MultiProcessorCount"]))
-    map_a, map_b, map_c, tma_c = deep_maps(ops, bn)
-    map_s = scale_map(ops, bool({**level.params, **params}.get("SCT", 0)))
+    built = {**level.params, **params}
+    map_a, map_b, map_c, tma_c = deep_maps(ops, bn, built.get("EPC", 0))
+    map_s = scale_map(ops, bool(built.get("SCT", 0)))
     args: list[Any] = [hopper.int32(M), hopper.int32(N), hopper.int32(_K), map_a, map_b, map_c,
                        hopper.pointer(ops.c.data.ptr), hopper.int32(int(tma_c)),
                        hopper.pointer(0), hopper.pointer(0),

@@ -9,8 +9,12 @@ The rules, each a function of (M, N, K, SMs) only:
   wider tile (DeepGEMM's order of preference for its BLOCK_N). N = 2112 at M = 4096: 128
   gives 16 x 17 tiles, 3 waves on 132 SMs with 8 tiles in the last; 88 gives 16 x 24 =
   384, 3 waves with 120 in the last, so 88.
+- C's staging (``deep_epc``, EPC): a warpgroup's whole 128 x BN result (EPC 0), or one
+  32 x 64 box at a time through a ring of three 4 KB buffers (EPC 1) where BN % 64 == 0
+  and a tile has at least 32 K blocks, so that a fourth stage fits at BN = 128.
 - stages (``deep_stages``): as many as fit in the 227 KB of shared memory a block may
-  have (4 for BN <= 88, 3 for 128), and no more than the K blocks of a tile.
+  have (4 for BN <= 88, 3 for 128, 4 for 128 with EPC 1), and no more than the K blocks
+  of a tile.
 - grid (``deep_grid``): the tiles' waves spread evenly over as few SMs as give that many
   waves (4096^3: 512 tiles, 4 waves on 132 SMs, so 128 CTAs of 4 tiles each), rounded up
   to whole clusters. SMs left idle draw no power; the waves are as many either way.
@@ -30,11 +34,16 @@ SMEM_PER_BLOCK = 232448  # the opt-in maximum of an H100/H200 block
 SCALE_STAGE_BYTES = 272 * 4  # 256 row scales of A, 2 block scales of Bt, padding
 
 
+C_BOX_BYTES = 32 * 64 * 2  # EPC 1: one 32 x 64 box of BF16 C
+
+
 def deep_smem(p: dict[str, int]) -> int:
     """STAGES of A (256 x 128 bytes), Bt (BN x 128) and their scales; each consumer's C
-    staging (128 x BN BF16); 1 KB of slack for the 1024-byte alignment."""
+    staging (128 x BN BF16, or with EPC 1 a ring of three 32 x 64 boxes); 1 KB of slack
+    for the 1024-byte alignment."""
+    c_stage = 3 * C_BOX_BYTES if p.get("EPC", 0) else 2 * 64 * p["BN"] * 2
     return (p["STAGES"] * (p["BM"] * p["BK"] + p["BN"] * p["BK"] + SCALE_STAGE_BYTES)
-            + 2 * 2 * 64 * p["BN"] * 2 + 1024)
+            + 2 * c_stage + 1024)
 
 
 def deep_tiles(M: int, N: int, bn: int) -> int:
@@ -58,9 +67,23 @@ def deep_tile_width(M: int, N: int, sm_count: int) -> int:
     return min(DEEP_WIDTHS, key=key)
 
 
-def deep_stages(bn: int, K: int) -> int:
+EPC_MIN_KSTEPS = 32  # EPC 1 where a tile has at least this many K blocks
+
+
+def deep_epc(bn: int, K: int) -> int:
+    """EPC 1 (C staged box by box, and a fourth stage in the room it leaves) where the C
+    boxes are 64 columns wide (BN % 64 == 0) and a tile has many K blocks. Measured beside
+    each other in one loop (H100, 1980 MHz, stretches 23-24; EPC 1 with four stages against
+    the level's three): +6.1% at 8192^3, +1.5-1.6% at 4096^3 and 4096 x 7168 x 16384, +4.1%
+    at 4096 x 4096 x 7168 (32 to 128 K blocks); nothing or worse at 24 K blocks and fewer
+    (-3.4% at 8192 x 8192 x 3072, -18% at K = 512), where the epilogue's barriers a box
+    weigh more than a stage gains."""
+    return int(bn % 64 == 0 and K // 128 >= EPC_MIN_KSTEPS)
+
+
+def deep_stages(bn: int, K: int, epc: int = 0) -> int:
     """The most stages (4 at most) that fit beside the C staging, at most K / 128."""
-    base = {"BM": DEEP_TILE_ROWS, "BN": bn, "BK": 128}
+    base = {"BM": DEEP_TILE_ROWS, "BN": bn, "BK": 128, "EPC": epc}
     for stages in (4, 3, 2):
         if deep_smem({**base, "STAGES": stages}) <= SMEM_PER_BLOCK:
             return max(1, min(stages, K // 128))
@@ -94,9 +117,10 @@ def deep_ring(M: int, N: int, K: int, bn: int, stages: int, sm_count: int) -> in
 
 def deep_shape_params(M: int, N: int, K: int, sm_count: int) -> dict[str, int]:
     bn = deep_tile_width(M, N, sm_count)
-    stages = deep_stages(bn, K)
+    epc = deep_epc(bn, K)
+    stages = deep_stages(bn, K, epc)
     return {"BN": bn, "STAGES": stages, "SCT": int(scales_by_tma(M)),
-            "RING": deep_ring(M, N, K, bn, stages, sm_count)}
+            "RING": deep_ring(M, N, K, bn, stages, sm_count), "EPC": epc}
 
 
 def deep_grid(tiles: int, sm_count: int, p: dict[str, int]) -> int:
@@ -129,14 +153,16 @@ FP8_DEEP = Level(
          "row scales of A carried into each stage by TMA with its data (by the producer's "
          "lanes where M % 4 != 0) and the Bt scales by two lanes' cp.async, all completing "
          "on the stage's barrier; the consumers' shared addresses held in registers across "
-         "the K loop; C staged per warpgroup and stored by TMA without waiting; the grid "
+         "the K loop; C staged per warpgroup and stored by TMA without waiting (where a tile "
+         "has 32 K blocks or more, one 32 x 64 box at a time through a ring of three, "
+         "which leaves room for a fourth stage: EPC 1); the grid "
          "shrunk to the fewest SMs that give the same waves. CL=2 (2-CTA clusters, the first "
          "CTA multicasting the shared A tile to both) is a switch, measured slower.",
     follows="DeepGEMM (deepseek-ai, daec8fd): fp8_gemm.cuh's schedule and its block-size "
             "heuristics; PTX ISA: multicast::cluster, mapa, cp.async.mbarrier.arrive",
     source="fp8_deep.cu", kernel="fp8gemm_deep",
     params={"BM": DEEP_TILE_ROWS, "BN": 128, "BK": 128, "STAGES": 3, "CL": 1, "GW": 16,
-            "WREL": 2, "SCT": 1, "RING": 0},
+            "WREL": 2, "SCT": 1, "RING": 0, "EPC": 0},
     shape_params=deep_shape_params, grid_rule=deep_grid, host="fp8_deep",
     geometry=deep_geometry, arch="sm_90a", b_layout="nk", persistent=True,
     trace_observer=True,

@@ -323,7 +323,7 @@ class Level:
 
 
 # Template parameters that are switches (0 or 1). Every other one is a count or a size.
-SWITCHES = frozenset({"PF", "KPIPE", "EPI", "SCL", "SKIP", "SCT", "RING"})
+SWITCHES = frozenset({"PF", "KPIPE", "EPI", "SCL", "SKIP", "SCT", "RING", "EPC"})
 # stream-K mode: 0 (off), 1 (the last full wave and the remainder), 2 (the remainder only)
 MODES = {"SK": 2}
 MAY_BE_ZERO = SWITCHES | set(MODES)

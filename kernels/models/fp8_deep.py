@@ -11,7 +11,8 @@ come by TMA where M % 4 == 0; the model draws the lanes' copies, its form elsewh
 walked in groups of GW tile columns, row by row; the grid is the level's grid rule; each
 tile's K blocks start at stage 0 (RING 0; with RING 1 the ring of stages runs on from tile
 to tile, and the model draws a tile's steps from stage 0, as its CTA's first tile takes
-them).
+them). With EPC 1 each warpgroup's C staging is a ring of three 32 x 64 boxes, written
+and stored one box at a time (by the two warps whose rows it holds).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .level_model import LANES, Op, SmemArray, Space, WarpAccess, global_access
 from .persistent import TmaBox, WorkPiece
 
 HALF_ROWS = 128  # a consumer warpgroup's rows (two sub-tiles), and one TMA box of A
+BOX_ROWS, EPC_BOXES = 32, 3  # EPC 1: C's boxes of 32 x 64, a ring of three a warpgroup
 SCALE_FLOATS = SCALE_STAGE_BYTES // 4
 
 
@@ -47,7 +49,9 @@ class Fp8Deep(WarpSpecialized):
              "stage (LDS), which came there by one TMA box with the stage's data (the "
              "producer's lanes' cp.async where M % 4 != 0, drawn here); C is staged per "
              "warpgroup (128-byte swizzle in 64 x 64 chunks, or plain rows where BN % 64 "
-             "!= 0) and stored by TMA.")
+             "!= 0; with EPC 1, where a tile has many K blocks, one 32 x 64 box at a time "
+             "through a ring of three, which leaves room for a fourth stage) and stored by "
+             "TMA.")
 
     def setup(self, p: dict[str, int]) -> None:
         self.bm, self.bn, self.bk = p["BM"], p["BN"], p["BK"]
@@ -58,7 +62,10 @@ class Fp8Deep(WarpSpecialized):
         self.instruction = f"wgmma.mma_async.m64n{self.bn}k32.f32.e4m3.e4m3"
         self.set_sizes()
         self.swizzled_c = self.bn % STAGING_COLS == 0
-        self.c_bytes = 2 * CONSUMER_ROWS * self.bn * 2  # a warpgroup's staging, BF16
+        self.epc = p.get("EPC", 0) if self.swizzled_c else 0
+        # a warpgroup's staging, BF16: its whole 128 x BN, or (EPC 1) three 32 x 64 boxes
+        self.c_bytes = (EPC_BOXES * BOX_ROWS * STAGING_COLS * 2 if self.epc
+                        else 2 * CONSUMER_ROWS * self.bn * 2)
         self.c_base = self.stages * self.stage_bytes
         self.sc_base = self.c_base + 2 * self.c_bytes
         self.sass_k_steps = self.stages  # the K loop is unrolled over the ring's stages
@@ -113,7 +120,10 @@ class Fp8Deep(WarpSpecialized):
                       self.a_bytes)
         b = SmemArray("Bs", self.bn, self.bk, self.bk, 1, self.stages,
                       self.stages * self.a_bytes, "Bt", True, self.b_bytes)
-        if self.swizzled_c:
+        if self.epc:
+            cs = SmemArray("Cs", BOX_ROWS, STAGING_COLS, STAGING_COLS, 2, 2 * EPC_BOXES,
+                           self.c_base, "C", True)
+        elif self.swizzled_c:
             cs = SmemArray("Cs", CONSUMER_ROWS, STAGING_COLS, STAGING_COLS, 2,
                            2 * self.c_bytes // (CONSUMER_ROWS * STAGING_COLS * 2), self.c_base,
                            "C", True)
@@ -154,7 +164,9 @@ class Fp8Deep(WarpSpecialized):
     def epilogue_accesses(self, warp: int) -> list[WarpAccess]:
         """A consumer warp's staging stores, once per tile: for each sub-tile and 8-column
         group g, rows r and r + 8, a bf16 pair (4 bytes) a lane; in 64 x 64 chunks with
-        16-byte unit j of row rr at j ^ (rr % 8), or in plain rows of BN columns."""
+        16-byte unit j of row rr at j ^ (rr % 8), or in plain rows of BN columns. EPC 1:
+        box by box (sub-tile, 64-column chunk, 32-row half) into the warpgroup's ring of
+        three 32 x 64 boxes, each box's rows written by the two warps that hold them."""
         c = self.consumer_of(warp)
         if c is None:
             return []
@@ -162,6 +174,21 @@ class Fp8Deep(WarpSpecialized):
         r = (warp % WARPS_PER_GROUP) * 16 + LANES // 4
         col = 2 * (LANES % 4)
         out = []
+        if self.epc:
+            half = (warp % WARPS_PER_GROUP) // 2
+            for b, (sub, ch, hh) in enumerate(self.c_boxes()):
+                if hh != half:
+                    continue
+                slot = c * EPC_BOXES + b % EPC_BOXES  # the ring's buffer (from a tile's first)
+                for j in range(8):
+                    for h in range(2):
+                        rr = r + 8 * h - BOX_ROWS * hh
+                        out.append(WarpAccess(
+                            f"epilogue STS.32 C box {b} (sub-tile {sub}, cols "
+                            f"{ch * STAGING_COLS + 8 * j}+[0,8), rows r{'+8' if h else ''})",
+                            "Cs", Space.SHARED, Op.STORE, 4, cs.address(slot, rr, 8 * j + col),
+                            stage=slot))
+            return out
         for sub in range(2):
             for g in range(self.bn // 8):
                 for h in range(2):
@@ -212,12 +239,27 @@ class Fp8Deep(WarpSpecialized):
                                  (LANES < 2) & (nb < -(-N // 128)), Op.CP_ASYNC))
         return out
 
+    def c_boxes(self) -> list[tuple[int, int, int]]:
+        """EPC 1: a warpgroup's C boxes in the order it stores them: (sub-tile, 64-column
+        chunk, 32-row half)."""
+        chunks = self.bn // STAGING_COLS
+        return [(sub, ch, hh) for sub in range(2) for ch in range(chunks) for hh in range(2)]
+
     def tma_stores(self, consumer: int, M: int, N: int,
                    block: tuple[int, int] = (0, 0)) -> list[TmaBox]:
-        """Per sub-tile: BN / 64 boxes of 64 x 64 (swizzled staging), or one 64 x BN."""
+        """Per sub-tile: BN / 64 boxes of 64 x 64 (swizzled staging), or one 64 x BN; with
+        EPC 1, 2 BN / 64 boxes of 32 x 64 through the ring of three."""
         if not self.tma_store(N):
             return []
         out = []
+        if self.epc:
+            for b, (sub, ch, hh) in enumerate(self.c_boxes()):
+                slot = consumer * EPC_BOXES + b % EPC_BOXES
+                row = block[0] * self.bm + self.sub_rows(consumer, sub) + BOX_ROWS * hh
+                out.append(TmaBox("C", "C", Op.STORE, row, block[1] * self.bn + ch * STAGING_COLS,
+                                  BOX_ROWS, STAGING_COLS, 2, M, N,
+                                  self.c_base + slot * BOX_ROWS * STAGING_COLS * 2, slot))
+            return out
         for sub in range(2):
             row = block[0] * self.bm + self.sub_rows(consumer, sub)
             if self.swizzled_c:

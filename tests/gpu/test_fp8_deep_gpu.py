@@ -1,6 +1,7 @@
 """fp8_deep on the H200: right answers at aligned and odd shapes, with and without 2-CTA
-clusters (A multicast) and the ring of stages run on from tile to tile (RING), the tile
-width it picks recorded in the result, and the K it refuses."""
+clusters (A multicast), the ring of stages run on from tile to tile (RING) and C staged
+box by box with a fourth stage (EPC), the tile width it picks recorded in the result, and
+the K it refuses."""
 
 from __future__ import annotations
 
@@ -42,6 +43,27 @@ def test_fp8_deep_verifies_with_and_without_clusters_and_the_ring(bench, shape, 
     params = {**level.for_shape(*shape, _sms()).params, "CL": cl, "RING": ring}
     if shape == (256, 384, 256):
         params["BN"] = 128  # three tiles
+    r = bench.run(level, *shape, repeats=2, warmup=1, params=params, energy=False)
+    assert not r["nan"], "an element of C was not written"
+    assert r["verified"], (r["rel_err"], r["tol"])
+    assert r["deepgemm_diff"] < DEEPGEMM_DIFF_MAX
+
+
+@pytest.mark.parametrize("cl", [1, 2])
+@pytest.mark.parametrize("shape", [*SHAPES, (4096, 4096, 4096)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_fp8_deep_verifies_with_c_staged_box_by_box_and_four_stages(bench, shape, cl):
+    """EPC 1 (the shape rule's pick where a tile has 32 K blocks or more) at every shape
+    whose tiles are 64 columns or a multiple wide: ragged rows and columns clip each 32 x 64
+    box's store; N % 8 != 0 stores C directly (no box)."""
+    from gemmscope.kernels.ladder.registry import DEEPGEMM_DIFF_MAX
+
+    level = registry.get("fp8_deep")
+    params = {**level.for_shape(*shape, _sms()).params, "CL": cl, "EPC": 1, "STAGES": 4}
+    if shape == (256, 384, 256):
+        params["BN"] = 128  # three tiles
+    if params["BN"] % 64:
+        pytest.skip(f"BN={params['BN']}: C is staged whole where its boxes are not 64 wide")
     r = bench.run(level, *shape, repeats=2, warmup=1, params=params, energy=False)
     assert not r["nan"], "an element of C was not written"
     assert r["verified"], (r["rel_err"], r["tol"])

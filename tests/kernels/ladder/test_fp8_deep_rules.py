@@ -11,7 +11,9 @@ import pytest
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.fp8_deep_level import (
     DEEP_WIDTHS,
+    EPC_MIN_KSTEPS,
     SMEM_PER_BLOCK,
+    deep_epc,
     deep_grid,
     deep_smem,
     deep_stages,
@@ -49,18 +51,39 @@ def test_width_has_the_fewest_waves_then_the_fullest_last_wave(M, N, sms):
 
 @pytest.mark.parametrize("bn", DEEP_WIDTHS)
 @pytest.mark.parametrize("K", [128, 256, 384, 512, 8192])
-def test_stages_fit_the_shared_memory_and_k(bn, K):
-    stages = deep_stages(bn, K)
-    p = {"BM": 256, "BN": bn, "BK": 128, "STAGES": stages}
+@pytest.mark.parametrize("epc", [0, 1])
+def test_stages_fit_the_shared_memory_and_k(bn, K, epc):
+    stages = deep_stages(bn, K, epc)
+    p = {"BM": 256, "BN": bn, "BK": 128, "STAGES": stages, "EPC": epc}
     assert deep_smem(p) <= SMEM_PER_BLOCK
     assert 1 <= stages <= max(1, K // 128)
     if stages < 4 and stages < K // 128:  # one more would not fit
         assert deep_smem({**p, "STAGES": stages + 1}) > SMEM_PER_BLOCK
 
 
-def test_stages_are_3_at_width_128_and_4_at_88():
+def test_stages_are_3_at_width_128_and_4_at_88_and_at_128_with_c_staged_box_by_box():
     assert deep_stages(128, 8192) == 3
     assert deep_stages(88, 7168) == 4
+    assert deep_stages(128, 8192, epc=1) == 4
+    # the ring of three 32 x 64 boxes a warpgroup: 24 KB of C staging instead of 64 KB
+    base = {"BM": 256, "BN": 128, "BK": 128, "STAGES": 4}
+    assert deep_smem({**base, "EPC": 0}) - deep_smem({**base, "EPC": 1}) == 64 * 1024 - 24 * 1024
+
+
+@pytest.mark.parametrize("bn", DEEP_WIDTHS)
+@pytest.mark.parametrize("K", [512, 1536, 2048, 3072, 3968, 4096, 7168, 8192, 16384])
+def test_c_is_staged_box_by_box_where_boxes_are_64_wide_and_a_tile_has_32_k_blocks(bn, K):
+    assert deep_epc(bn, K) == int(bn % 64 == 0 and K // 128 >= EPC_MIN_KSTEPS)
+    assert EPC_MIN_KSTEPS == 32  # measured: no gain at 16 and 24 K blocks (H100, stretch 24)
+
+
+@pytest.mark.parametrize(("shape", "epc", "stages"), [
+    ((8192, 8192, 8192), 1, 4), ((4096, 4096, 4096), 1, 4), ((4096, 7168, 16384), 1, 4),
+    ((4096, 4096, 7168), 1, 4), ((4096, 2112, 7168), 0, 4), ((4096, 24576, 1536), 0, 3),
+    ((4096, 32768, 512), 0, 3), ((4096, 7168, 2048), 0, 3), ((8192, 8192, 3072), 0, 3)])
+def test_the_level_takes_the_fourth_stage_where_c_is_staged_box_by_box(shape, epc, stages):
+    p = registry.get("fp8_deep").for_shape(*shape, 132).params
+    assert (p["EPC"], p["STAGES"]) == (epc, stages), p
 
 
 @pytest.mark.parametrize("tiles", [1, 2, 3, 131, 132, 133, 264, 288, 384, 512, 561, 2048])
