@@ -77,7 +77,10 @@ def deep_epc(bn: int, K: int) -> int:
     the level's three): +6.1% at 8192^3, +1.5-1.6% at 4096^3 and 4096 x 7168 x 16384, +4.1%
     at 4096 x 4096 x 7168 (32 to 128 K blocks); nothing or worse at 24 K blocks and fewer
     (-3.4% at 8192 x 8192 x 3072, -18% at K = 512), where the epilogue's barriers a box
-    weigh more than a stage gains."""
+    weigh more than a stage gains. On the H200, whose memory is faster, the same loops gave
+    +0.2% at 8192^3 and +0.7% at 4096 x 7168 x 16384 but -1.8% at 4096^3, -1.5% at 8192 x
+    8192 x 4096 and -0.6% at 4096 x 4096 x 7168 (stretch 25): the threshold belongs at 64 K
+    blocks, which waits for the bundled recording to be made again with it."""
     return int(bn % 64 == 0 and K // 128 >= EPC_MIN_KSTEPS)
 
 
@@ -169,11 +172,11 @@ FP8_DEEP = Level(
     k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,
     output_format=OutputFormat.BF16, dyn_smem=deep_smem,
     notes="Measured beside DeepGEMM in one timing loop (benchmarks/fp8_side_by_side.py, H200, "
-          "burst, 1980 MHz, 2026-12-05): 1337 against 1351 TFLOPS at 4096^3, 1444 against "
-          "1459 at 8192^3, 0.97-1.05x DeepGEMM at its eight shapes (1.00 or more at three; "
-          "1.049 at K = 512, where a tile has 4 K blocks and the ring running on from tile "
-          "to tile, RING 1, gained 13%: 0.93 before), ahead of fp8_block_scaled at every "
-          "one. "
+          "burst, 1980 MHz, 2026-12-05, stretch 25): 1325 against 1365 TFLOPS at 4096^3, "
+          "1455 against 1468 at 8192^3, 0.97-1.06x DeepGEMM at its eight shapes (1.00 or "
+          "more at three; 1.063 at K = 512, where a tile has 4 K blocks and the ring running "
+          "on from tile to tile, RING 1, gained 13%: 0.93 before), ahead of fp8_block_scaled "
+          "at every one. "
           "What it took: every consumer warp arriving on a stage's barrier (WREL 2: "
           "+0.8-2.2%), and, beside DeepGEMM with its multicast off (which gains it 0-2.5%), "
           "the row scales by TMA, the consumers' addresses held (the compiler had recomputed "
