@@ -34,14 +34,17 @@ SMEM_PER_BLOCK = 232448  # the opt-in maximum of an H100/H200 block
 SCALE_STAGE_BYTES = 272 * 4  # 256 row scales of A, 2 block scales of Bt, padding
 
 
-C_BOX_BYTES = 32 * 64 * 2  # EPC 1: one 32 x 64 box of BF16 C
+# EPC 1: C staged in boxes of 32 x 64 BF16, a ring of three a warpgroup (kernels/cuda/
+# fp8_deep.cu's C_BOX and C_STAGE; the access model draws the same)
+C_BOX_ROWS, C_BOX_COLS, C_BOX_RING = 32, 64, 3
+C_BOX_BYTES = C_BOX_ROWS * C_BOX_COLS * 2
 
 
 def deep_smem(p: dict[str, int]) -> int:
     """STAGES of A (256 x 128 bytes), Bt (BN x 128) and their scales; each consumer's C
     staging (128 x BN BF16, or with EPC 1 a ring of three 32 x 64 boxes); 1 KB of slack
     for the 1024-byte alignment."""
-    c_stage = 3 * C_BOX_BYTES if p.get("EPC", 0) else 2 * 64 * p["BN"] * 2
+    c_stage = C_BOX_RING * C_BOX_BYTES if p.get("EPC", 0) else 2 * 64 * p["BN"] * 2
     return (p["STAGES"] * (p["BM"] * p["BK"] + p["BN"] * p["BK"] + SCALE_STAGE_BYTES)
             + 2 * c_stage + 1024)
 

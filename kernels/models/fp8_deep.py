@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ladder import registry
-from ..ladder.fp8_deep_level import SCALE_STAGE_BYTES
+from ..ladder.fp8_deep_level import C_BOX_BYTES, C_BOX_RING, C_BOX_ROWS, SCALE_STAGE_BYTES
 from .banks import WARP_SIZE
 from .hopper import (
     CONSUMER_ROWS,
@@ -33,7 +33,6 @@ from .level_model import LANES, Op, SmemArray, Space, WarpAccess, global_access
 from .persistent import TmaBox, WorkPiece
 
 HALF_ROWS = 128  # a consumer warpgroup's rows (two sub-tiles), and one TMA box of A
-BOX_ROWS, EPC_BOXES = 32, 3  # EPC 1: C's boxes of 32 x 64, a ring of three a warpgroup
 SCALE_FLOATS = SCALE_STAGE_BYTES // 4
 
 
@@ -64,7 +63,7 @@ class Fp8Deep(WarpSpecialized):
         self.swizzled_c = self.bn % STAGING_COLS == 0
         self.epc = p.get("EPC", 0) if self.swizzled_c else 0
         # a warpgroup's staging, BF16: its whole 128 x BN, or (EPC 1) three 32 x 64 boxes
-        self.c_bytes = (EPC_BOXES * BOX_ROWS * STAGING_COLS * 2 if self.epc
+        self.c_bytes = (C_BOX_RING * C_BOX_BYTES if self.epc
                         else 2 * CONSUMER_ROWS * self.bn * 2)
         self.c_base = self.stages * self.stage_bytes
         self.sc_base = self.c_base + 2 * self.c_bytes
@@ -121,7 +120,7 @@ class Fp8Deep(WarpSpecialized):
         b = SmemArray("Bs", self.bn, self.bk, self.bk, 1, self.stages,
                       self.stages * self.a_bytes, "Bt", True, self.b_bytes)
         if self.epc:
-            cs = SmemArray("Cs", BOX_ROWS, STAGING_COLS, STAGING_COLS, 2, 2 * EPC_BOXES,
+            cs = SmemArray("Cs", C_BOX_ROWS, STAGING_COLS, STAGING_COLS, 2, 2 * C_BOX_RING,
                            self.c_base, "C", True)
         elif self.swizzled_c:
             cs = SmemArray("Cs", CONSUMER_ROWS, STAGING_COLS, STAGING_COLS, 2,
@@ -179,10 +178,10 @@ class Fp8Deep(WarpSpecialized):
             for b, (sub, ch, hh) in enumerate(self.c_boxes()):
                 if hh != half:
                     continue
-                slot = c * EPC_BOXES + b % EPC_BOXES  # the ring's buffer (from a tile's first)
+                slot = c * C_BOX_RING + b % C_BOX_RING  # the ring's buffer (from a tile's first)
                 for j in range(8):
                     for h in range(2):
-                        rr = r + 8 * h - BOX_ROWS * hh
+                        rr = r + 8 * h - C_BOX_ROWS * hh
                         out.append(WarpAccess(
                             f"epilogue STS.32 C box {b} (sub-tile {sub}, cols "
                             f"{ch * STAGING_COLS + 8 * j}+[0,8), rows r{'+8' if h else ''})",
@@ -254,11 +253,11 @@ class Fp8Deep(WarpSpecialized):
         out = []
         if self.epc:
             for b, (sub, ch, hh) in enumerate(self.c_boxes()):
-                slot = consumer * EPC_BOXES + b % EPC_BOXES
-                row = block[0] * self.bm + self.sub_rows(consumer, sub) + BOX_ROWS * hh
+                slot = consumer * C_BOX_RING + b % C_BOX_RING
+                row = block[0] * self.bm + self.sub_rows(consumer, sub) + C_BOX_ROWS * hh
                 out.append(TmaBox("C", "C", Op.STORE, row, block[1] * self.bn + ch * STAGING_COLS,
-                                  BOX_ROWS, STAGING_COLS, 2, M, N,
-                                  self.c_base + slot * BOX_ROWS * STAGING_COLS * 2, slot))
+                                  C_BOX_ROWS, STAGING_COLS, 2, M, N,
+                                  self.c_base + slot * C_BOX_BYTES, slot))
             return out
         for sub in range(2):
             row = block[0] * self.bm + self.sub_rows(consumer, sub)
