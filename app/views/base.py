@@ -46,6 +46,11 @@ class View:
         and keeps what it showed)."""
         return True
 
+    def set_form(self, level_id: str, params: dict[str, int] | None) -> None:
+        """The template parameters ``level_id`` ran with at the shape shown (its shape
+        rule's where it has no result there; None: the registry's). Told before
+        :meth:`set_level` when both change; a view that draws a level's model keeps it."""
+
     def set_animated(self, on: bool) -> None:
         """Animations on, or off (whole steps only: screenshots, exports, tests)."""
 

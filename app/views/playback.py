@@ -75,6 +75,17 @@ class PlaybackBar(QWidget):
         self.step_label.setText(f"step {self.canvas.step + 1} / {self.canvas.n_steps()}")
 
 
+def model_in_form(level_id: str, params: dict[str, int] | None) -> LevelModel:
+    """The level's access model with ``params`` (the form a run had); the registry's where
+    none are given or the level's rules refuse them. KeyError: a level without a model."""
+    if params:
+        try:
+            return model_for(level_id, params)
+        except ValueError:
+            pass
+    return model_for(level_id)
+
+
 class ViewPanel(QWidget, View):
     """A canvas, its playback bar and an options row; ``set_level`` follows the ladder."""
 
@@ -97,12 +108,23 @@ class ViewPanel(QWidget, View):
         # the tab's height (a small screen, presentation mode's large type)
         self.optional: list[QWidget] = [self.message, self.options_row]
         self.stage = False  # presentation mode (apply_theme)
+        # the parameters each level ran with at the shape shown (set_form); the picture is
+        # of that form, not of the registry's defaults
+        self.forms: dict[str, dict[str, int] | None] = {}
+
+    def set_form(self, level_id: str, params: dict[str, int] | None) -> None:
+        if level_id in self.forms and self.forms[level_id] == params:
+            return
+        self.forms[level_id] = params
+        if getattr(self.canvas, "level_id", None) == level_id:
+            self.set_level(level_id)  # the level shown: drawn again in its new form
 
     def set_level(self, level_id: str) -> bool:
-        """Follow a level; a level with no access model (a cuBLAS reference, a level
-        added later) keeps the current picture and says so. True when followed."""
+        """Follow a level (in the form it ran at the shape shown: :meth:`set_form`); a
+        level with no access model (a cuBLAS reference, a level added later) keeps the
+        current picture and says so. True when followed."""
         try:
-            self.canvas.set_level(level_id)  # type: ignore[attr-defined]
+            self.canvas.set_level(level_id, self.forms.get(level_id))  # type: ignore[attr-defined]
         except KeyError:
             shown = getattr(self.canvas, "level_id", "?")
             self.message.setText(f"{level_id} has no access model (a reference or a new "
@@ -196,8 +218,10 @@ class WarpAccessCanvas(AnimatedCanvas):
         self.accesses: list[WarpAccess] = []
         self._warps_with: tuple[tuple[str, int] | None, list[int]] = (None, [])
 
-    def set_level(self, level_id: str) -> None:
-        self.model = model_for(level_id)
+    def set_level(self, level_id: str, params: dict[str, int] | None = None) -> None:
+        """Show ``level_id``'s model with ``params`` (the form it ran; None: the
+        registry's, as for parameters its rules refuse)."""
+        self.model = model_in_form(level_id, params)
         self.level_id = level_id
         self.warp = min(self.warp, self.model.warps - 1)
         if not self.model.shared_accesses(self.warp, self.k_step):

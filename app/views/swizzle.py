@@ -35,7 +35,7 @@ from ..theme import ANIMATION
 from ..widgets.fitting import labelled
 from .animated_canvas import AnimatedCanvas
 from .canvas_image import image_from_codes
-from .playback import ViewPanel
+from .playback import ViewPanel, model_in_form
 from .swizzle_presets import (
     BY_NAME,
     CUSTOM,
@@ -83,12 +83,13 @@ class SwizzleCanvas(AnimatedCanvas):
         self._rebuild()
 
     # -- state ----------------------------------------------------------------------
-    def set_level(self, level_id: str) -> None:
+    def set_level(self, level_id: str, params: dict[str, int] | None = None) -> None:
         """Start from the level's own layout as its access model gives it (the first shared
-        array's row, padding and swizzle). The explorer works on any tile, so a level
-        without shared memory or without a model keeps the layout shown."""
+        array's row, padding and swizzle) in the form ``params`` it ran. The explorer works
+        on any tile, so a level without shared memory or without a model keeps the layout
+        shown."""
         try:
-            model = model_for(level_id)
+            model = model_in_form(level_id, params)
         except KeyError:
             model = None
         layout = model.shared_layout() if model is not None else None

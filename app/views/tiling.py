@@ -22,7 +22,7 @@ from ...kernels.models import LevelModel, WarpSpecialized, model_for
 from ..theme import ANIMATION
 from .animated_canvas import AnimatedCanvas
 from .canvas_image import image_from_codes
-from .playback import ViewPanel
+from .playback import ViewPanel, model_in_form
 from .tiling_pipeline import PipelineScene
 
 BLOCKS = 4  # block rows and cols of C shown
@@ -48,8 +48,10 @@ class TilingCanvas(AnimatedCanvas):
         self._owner = self._owner_map()
 
     # -- state ----------------------------------------------------------------------
-    def set_level(self, level_id: str) -> None:
-        self.model = model_for(level_id)
+    def set_level(self, level_id: str, params: dict[str, int] | None = None) -> None:
+        """Show ``level_id``'s model with ``params`` (the form it ran; None: the
+        registry's, as for parameters its rules refuse)."""
+        self.model = model_in_form(level_id, params)
         self.level_id = level_id
         self.tid = min(self.tid, self.model.threads - 1)
         self.scene = self._scene_for(self.model)

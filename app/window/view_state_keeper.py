@@ -66,6 +66,8 @@ class ViewStateKeeper:
         # selects its shape (docs/app.md, "One view state")
         self._asked: tuple[Shape, Mode] | None = None
         self._step_later: int | None = None  # --step, once the session names its levels
+        # the (level, parameters) last told to the views (tell_form)
+        self._form: tuple[str, dict[str, int] | None] | None = None
 
     def run_started(self, event: RunStart) -> None:
         """The first run of those the person asked for started: show its shape and mode
@@ -171,6 +173,8 @@ class ViewStateKeeper:
 
     def state_changed(self, before: ViewState, after: ViewState) -> None:
         changed = changed_fields(before, after)
+        if changed & {"level", "shape", "device"}:
+            self.tell_form()  # before the level, so a view follows it in its form at once
         if "level" in changed and after.level is not None:
             self.host.ladder.show_state()
             level = after.level
@@ -182,6 +186,20 @@ class ViewStateKeeper:
                 canvas.set_step(after.step)
         self.host.throttle.poke(soon=True)
         self.host.view_state_changed.emit(before, after)
+
+    def tell_form(self) -> None:
+        """Tell the views the form (template parameters) the selected level ran with at
+        the shape shown, where it is not the one told last: a result that arrives may
+        name other parameters than the shape rule picked before it."""
+        state = self.host.view_state.state
+        if state.level is None:
+            return
+        form = (state.level, self.host.store.run_form(state.level, state.shape, state.device))
+        if form == self._form:
+            return
+        self._form = form
+        level, params = form
+        self.host.views.tell("form", lambda view: view.set_form(level, params))
 
     def follow_session(self, changes: set[Change]) -> None:
         """What a session's new events choose when the person has not: the first level
@@ -197,3 +215,5 @@ class ViewStateKeeper:
             self.set_step(step)
         if self.host.view_state.state.shape is None and self.host.store.shapes():
             self.host.view_state.set(shape=self.host.store.ladder_shape())
+        if changes & {Change.HEADER, Change.LADDER}:
+            self.tell_form()  # a result at the shape shown may name its parameters

@@ -343,3 +343,23 @@ def test_a_run_stopped_before_its_announced_repeats_expects_only_those_it_had():
     state = fed_store(events)._state(None)
     assert state.streams[key].expected == 50
     assert state.stream.expected == 50 and state.stream.count == 50
+
+
+def test_run_form_is_the_results_parameters_else_the_shape_rules():
+    """The form the animations draw: a result at the shape names the parameters it ran
+    with and wins; without one the level's shape rule picks them for the session's SM
+    count; a level this copy lacks, or no shape, has none."""
+    from gemmscope.kernels.ladder import registry
+
+    store = fed_store(syn.events())
+    big = Shape(8192, 8192, 8192)
+    sms = store.device_entry(0).sm_count or 132
+    assert store.run_form("fp8_deep", big) == \
+        registry.get("fp8_deep").for_shape(8192, 8192, 8192, sms).params
+    ran = {**registry.get("fp8_deep").params, "STAGES": 3, "EPC": 0, "GW": 8}
+    result = next(e for e in syn.events() if e["type"] == "result")
+    store.handle(of({**result, "id": "f8", "level": "fp8_deep", "M": 8192, "N": 8192,
+                     "K": 8192, "precision": "fp8", "params": ran}))
+    assert store.run_form("fp8_deep", big) == ran
+    assert store.run_form("no_such_level", big) is None
+    assert SessionStore().run_form("fp8_deep") is None  # no shape shown yet
