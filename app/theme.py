@@ -240,7 +240,8 @@ ANIMATION = AnimationColors()
 SASS_CLASS_COLORS = {
     "FFMA": "#d62728", "HMMA": "#e377c2", "HGMMA": "#9467bd",
     "LDS": "#2ca02c", "LDS.128": "#1b7a1b", "LDSM": "#8fbf3f", "STS": "#bcbd22",
-    "LDG": "#1f77b4", "LDGSTS": "#17becf", "UTMALDG": "#3d5a98",
+    "STSM": "#8a8b10", "LDG": "#1f77b4", "LDGSTS": "#17becf", "UTMALDG": "#3d5a98",
+    "UTMASTG": "#6f86c0",
     "BAR": "#ff7f0e", "LDL": "#8c564b", "STL": "#b07a5a", "other": "#9a9a9a",
 }
 # side-by-side diff backgrounds (light, under dark text)

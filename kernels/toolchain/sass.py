@@ -14,8 +14,9 @@ made repository-relative; section directives and padding indentation are dropped
 
 Instruction classes (``CLASSES``) are what the Code view colours and counts: FFMA; HMMA
 (warp MMA, mma.sync / WMMA); HGMMA (warpgroup MMA: HGMMA, and QGMMA for FP8); LDS (32- and
-64-bit shared loads), LDS.128, LDSM (ldmatrix); STS (any width); LDG (global loads);
-LDGSTS (cp.async); UTMALDG (TMA loads); BAR (named barriers: __syncthreads, bar.sync);
+64-bit shared loads), LDS.128, LDSM (ldmatrix); STS (any width); STSM (stmatrix: an
+epilogue staging C); LDG (global loads); LDGSTS (cp.async); UTMALDG and UTMASTG (TMA loads
+and stores); BAR (named barriers: __syncthreads, bar.sync);
 LDL and STL (local memory: spills); other. Never-executed (``@!PT``) instructions and NOP
 padding are not counted.
 """
@@ -33,14 +34,14 @@ from pathlib import Path
 
 from . import sass_check
 
-CLASSES = ("FFMA", "HMMA", "HGMMA", "LDS", "LDS.128", "LDSM", "STS", "LDG", "LDGSTS",
-           "UTMALDG", "BAR", "LDL", "STL", "other")
+CLASSES = ("FFMA", "HMMA", "HGMMA", "LDS", "LDS.128", "LDSM", "STS", "STSM", "LDG", "LDGSTS",
+           "UTMALDG", "UTMASTG", "BAR", "LDL", "STL", "other")
 SHARED_LOADS = ("LDS", "LDS.128", "LDSM")
 MMA = ("HMMA", "HGMMA")
 
-_DIRECT = {"FFMA": "FFMA", "HMMA": "HMMA", "LDSM": "LDSM", "STS": "STS", "LDG": "LDG",
-           "LDGSTS": "LDGSTS", "UTMALDG": "UTMALDG", "BAR": "BAR", "LDL": "LDL",
-           "STL": "STL"}
+_DIRECT = {"FFMA": "FFMA", "HMMA": "HMMA", "LDSM": "LDSM", "STS": "STS", "STSM": "STSM",
+           "LDG": "LDG", "LDGSTS": "LDGSTS", "UTMALDG": "UTMALDG", "UTMASTG": "UTMASTG",
+           "BAR": "BAR", "LDL": "LDL", "STL": "STL"}
 
 
 def op_class(mnemonic: str) -> str:

@@ -45,9 +45,9 @@ def test_classes():
         "FFMA.FTZ", "HMMA.16816.F32", "HGMMA.64x256x16.F32.BF16", "QGMMA.64x128x32.F32.E4M3",
         "LDS", "LDS.64", "LDS.U.128", "LDSM.16.MT88.4", "STS.128", "LDG.E.CONSTANT",
         "LDGSTS.E.BYPASS.128", "UTMALDG.2D", "BAR.SYNC.DEFER_BLOCKING", "LDL", "STL.64",
-        "SYNCS.ARRIVE.TRANS64", "IMAD")] == [
+        "SYNCS.ARRIVE.TRANS64", "IMAD", "STSM.16.M88.4", "UTMASTG.2D")] == [
         "FFMA", "HMMA", "HGMMA", "HGMMA", "LDS", "LDS", "LDS.128", "LDSM", "STS", "LDG",
-        "LDGSTS", "UTMALDG", "BAR", "LDL", "STL", "other", "other"]
+        "LDGSTS", "UTMALDG", "BAR", "LDL", "STL", "other", "other", "STSM", "UTMASTG"]
 
 
 def test_compact_text_parses_back_with_repository_paths():
