@@ -119,18 +119,19 @@ def test_every_view_follows_two_shapes_and_two_levels(window):
 
 
 def test_the_animations_draw_the_form_a_level_ran_at_the_shape_shown(window):
-    """fp8_deep's shape rule runs four stages with C staged box by box (EPC) where a tile
-    has 64 K blocks, three stages and whole-C staging at 4096³: the Tiling, Banks and
-    Coalescing pictures are of that form, whichever tab is on screen when the shape
-    changes."""
+    """fp8_deep's shape rule picks its tile width, stages and C staging per shape (four
+    stages and C box by box at 8192³, 64-column tiles at 1024³, three stages at 2048³):
+    the Tiling, Banks and Coalescing pictures are of that form, whichever tab is on
+    screen when the shape changes."""
     rule = registry.get("fp8_deep").for_shape
-    big, small = Shape(8192, 8192, 8192), Shape(4096, 4096, 4096)
-    assert {big, small} <= set(window.store.shapes())
+    shapes = (Shape(8192, 8192, 8192), Shape(1024, 1024, 1024), Shape(2048, 2048, 2048))
+    assert set(shapes) <= set(window.store.shapes())
     sms = window.store.device_entry(0).sm_count or 132
-    forms = {s: rule(s.M, s.N, s.K, sms).params for s in (big, small)}
-    assert (forms[big]["STAGES"], forms[big]["EPC"]) == (4, 1)  # the rule, as recorded
-    assert (forms[small]["STAGES"], forms[small]["EPC"]) == (3, 0)
-    for shape in (big, small, big):
+    forms = {s: rule(s.M, s.N, s.K, sms).params for s in shapes}
+    said = {s: (f["STAGES"], f["EPC"], f["BN"]) for s, f in forms.items()}
+    assert len(set(said.values())) == 3  # three forms, none of them the registry's alone
+    assert said[shapes[0]][:2] == (4, 1)
+    for shape in (*shapes, shapes[0]):
         window.choose(shape=shape, level="fp8_deep")
         window.named_widget("tiling")
         window.flush_views()
@@ -138,5 +139,4 @@ def test_the_animations_draw_the_form_a_level_ran_at_the_shape_shown(window):
             window.named_widget(name)  # shown after the change: paid what it was told
             window.flush_views()
             model = window.views[name].canvas.model
-            assert (model.stages, model.epc) == (forms[shape]["STAGES"],
-                                                 forms[shape]["EPC"]), (name, shape)
+            assert (model.stages, model.epc, model.bn) == said[shape], (name, shape)
