@@ -12,9 +12,11 @@ from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.fp8_deep_level import (
     DEEP_WIDTHS,
     EPC_MIN_KSTEPS,
+    GROUP_WIDTH,
     SMEM_PER_BLOCK,
     deep_epc,
     deep_grid,
+    deep_group_width,
     deep_smem,
     deep_stages,
     deep_tile_width,
@@ -182,3 +184,19 @@ def test_the_kernel_takes_the_form_as_a_template_parameter_and_the_map_last():
     assert names == [*registry.get("fp8_deep").params, "VEC"]
     assert {"SCT", "RING"} <= set(names)
     assert "const __grid_constant__ GsTensorMap tmS) {" in source
+
+
+@pytest.mark.parametrize(("N", "bn", "gw"), [
+    (2112, 88, 24), (3072, 128, 24), (2176, 128, 17),  # a short row: walked whole
+    (4096, 128, 16), (7168, 128, 16), (32768, 128, 16),  # 32 columns and more: groups of 16
+    (2048, 128, 16), (1024, 64, 16), (3200, 128, 16)])  # 16 or fewer, or 25: as before
+def test_a_row_of_at_most_one_and_a_half_groups_is_walked_whole(N, bn, gw):
+    assert deep_group_width(N, bn) == gw
+
+
+def test_the_level_walks_n_2112_in_one_group_and_4096_cubed_in_groups_of_16():
+    level = registry.get("fp8_deep")
+    assert level.for_shape(4096, 2112, 7168, 132).params["GW"] == 24
+    assert level.for_shape(4096, 4096, 4096, 132).params["GW"] == GROUP_WIDTH == 16
+    assert level.params["GW"] == GROUP_WIDTH
+
