@@ -115,8 +115,8 @@ GPU_ONLY = {  # the measurement needs the GPU: arguments, levels and the table
     "tune.py": ["smoke: the registry makes every level and variant named"],
 }
 SHELL = ("gpu_tier.sh", "ncu_fp8_deep.sh", "ncu_levels.sh", "record_bundled.sh",
-         "record_two_gpu.sh", "tf32_h200.sh", "trace_h200.sh", "update_timing.sh",
-         "user_kernels_h200.sh")
+         "record_two_gpu.sh", "tf32_h200.sh", "trace_h200.sh", "update_bundled.sh",
+         "update_timing.sh", "user_kernels_h200.sh")
 
 
 def _scripts() -> set[str]:
