@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pyqtgraph as pg
 
+    from ...kernels.ladder import Shape
     from ..core.store import Change, SessionStore
     from ..theme import Theme
     from .animated_canvas import AnimatedCanvas
@@ -46,9 +47,10 @@ class View:
         and keeps what it showed)."""
         return True
 
-    def set_form(self, level_id: str, params: dict[str, int] | None) -> None:
-        """The template parameters ``level_id`` ran with at the shape shown (its shape
-        rule's where it has no result there; None: the registry's). Told before
+    def set_form(self, level_id: str, params: dict[str, int] | None,
+                 shape: Shape | None = None) -> None:
+        """The template parameters ``level_id`` ran with at ``shape``, the shape shown (its
+        shape rule's where it has no result there; None: the registry's). Told before
         :meth:`set_level` when both change; a view that draws a level's model keeps it."""
 
     def set_animated(self, on: bool) -> None:

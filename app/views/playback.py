@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...kernels.ladder import Shape
 from ...kernels.models import LevelModel, WarpAccess, model_for
 from ..plots.plot_style import plot_font
 from ..theme import Theme, min_text_pt
@@ -110,12 +111,13 @@ class ViewPanel(QWidget, View):
         self.stage = False  # presentation mode (apply_theme)
         # the parameters each level ran with at the shape shown (set_form); the picture is
         # of that form, not of the registry's defaults
-        self.forms: dict[str, dict[str, int] | None] = {}
+        self.forms: dict[str, tuple[dict[str, int] | None, Shape | None]] = {}
 
-    def set_form(self, level_id: str, params: dict[str, int] | None) -> None:
-        if level_id in self.forms and self.forms[level_id] == params:
+    def set_form(self, level_id: str, params: dict[str, int] | None,
+                 shape: Shape | None = None) -> None:
+        if self.forms.get(level_id, (None, None)) == (params, shape) and level_id in self.forms:
             return
-        self.forms[level_id] = params
+        self.forms[level_id] = (params, shape)
         if getattr(self.canvas, "level_id", None) == level_id:
             self.set_level(level_id)  # the level shown: drawn again in its new form
 
@@ -124,7 +126,8 @@ class ViewPanel(QWidget, View):
         level with no access model (a cuBLAS reference, a level added later) keeps the
         current picture and says so. True when followed."""
         try:
-            self.canvas.set_level(level_id, self.forms.get(level_id))  # type: ignore[attr-defined]
+            params, shape = self.forms.get(level_id, (None, None))
+            self.canvas.set_level(level_id, params, shape)  # type: ignore[attr-defined]
         except KeyError:
             shown = getattr(self.canvas, "level_id", "?")
             self.message.setText(f"{level_id} has no access model (a reference or a new "
@@ -218,9 +221,10 @@ class WarpAccessCanvas(AnimatedCanvas):
         self.accesses: list[WarpAccess] = []
         self._warps_with: tuple[tuple[str, int] | None, list[int]] = (None, [])
 
-    def set_level(self, level_id: str, params: dict[str, int] | None = None) -> None:
-        """Show ``level_id``'s model with ``params`` (the form it ran; None: the
-        registry's, as for parameters its rules refuse)."""
+    def set_level(self, level_id: str, params: dict[str, int] | None = None,
+                  shape: Shape | None = None) -> None:
+        """Show ``level_id``'s model with ``params`` (the form it ran at ``shape``; None:
+        the registry's, as for parameters its rules refuse)."""
         self.model = model_in_form(level_id, params)
         self.level_id = level_id
         self.warp = min(self.warp, self.model.warps - 1)

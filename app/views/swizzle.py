@@ -16,6 +16,7 @@ from PySide6.QtCore import QRectF, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox, QVBoxLayout, QWidget
 
+from ...kernels.ladder import Shape
 from ...kernels.models import (
     ColumnExpression,
     ExpressionError,
@@ -83,7 +84,8 @@ class SwizzleCanvas(AnimatedCanvas):
         self._rebuild()
 
     # -- state ----------------------------------------------------------------------
-    def set_level(self, level_id: str, params: dict[str, int] | None = None) -> None:
+    def set_level(self, level_id: str, params: dict[str, int] | None = None,
+                  shape: Shape | None = None) -> None:
         """Start from the level's own layout as its access model gives it (the first shared
         array's row, padding and swizzle) in the form ``params`` it ran. The explorer works
         on any tile, so a level without shared memory or without a model keeps the layout

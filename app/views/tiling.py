@@ -18,6 +18,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF, QKeyEvent, QMouseEvent, QPainter
 from PySide6.QtWidgets import QCheckBox, QLabel, QSpinBox, QWidget
 
+from ...kernels.ladder import Shape
 from ...kernels.models import LevelModel, WarpSpecialized, model_for
 from ..theme import ANIMATION
 from .animated_canvas import AnimatedCanvas
@@ -39,6 +40,7 @@ class TilingCanvas(AnimatedCanvas):
 
     def __init__(self, level_id: str = "register_2d", parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.shape: Shape | None = None  # the shape shown (set_level)
         self.model: LevelModel = model_for(level_id)
         self.level_id = level_id
         self.block = (0, 0)
@@ -48,11 +50,14 @@ class TilingCanvas(AnimatedCanvas):
         self._owner = self._owner_map()
 
     # -- state ----------------------------------------------------------------------
-    def set_level(self, level_id: str, params: dict[str, int] | None = None) -> None:
+    def set_level(self, level_id: str, params: dict[str, int] | None = None,
+                  shape: Shape | None = None) -> None:
         """Show ``level_id``'s model with ``params`` (the form it ran; None: the
-        registry's, as for parameters its rules refuse)."""
+        registry's, as for parameters its rules refuse); a persistent level's tile map
+        shows ``shape``'s C (tiling_pipeline.map_mn)."""
         self.model = model_in_form(level_id, params)
         self.level_id = level_id
+        self.shape = shape
         self.tid = min(self.tid, self.model.threads - 1)
         self.scene = self._scene_for(self.model)
         self._owner = self._owner_map()
@@ -64,7 +69,10 @@ class TilingCanvas(AnimatedCanvas):
         self.restart()
 
     def _scene_for(self, model: LevelModel) -> PipelineScene | None:
-        return PipelineScene(self, model) if isinstance(model, WarpSpecialized) else None
+        if not isinstance(model, WarpSpecialized):
+            return None
+        shape = self.shape
+        return PipelineScene(self, model, None if shape is None else (shape.M, shape.N))
 
     def n_steps(self) -> int:
         return self.scene.n_steps() if self.scene is not None else K_STEPS

@@ -38,7 +38,17 @@ from .tiling_pipeline_layout import PipelineLayout, PipelineTexts, arrange, leas
 if TYPE_CHECKING:
     from .animated_canvas import AnimatedCanvas
 
-DISPLAY_MN = (4096, 4096)  # the C the tile map shows (512 tiles: each SM walks 3 or 4)
+DISPLAY_MN = (4096, 4096)  # the C the tile map shows where no shape is given (512 tiles)
+MAX_MAP_TILES = 4096  # a shape with more tiles is shown as DISPLAY_MN (the map's cells)
+
+
+def map_mn(model: WarpSpecialized, mn: tuple[int, int] | None) -> tuple[int, int]:
+    """The C the tile map shows: the shape a run had (``mn``), unless it has more tiles
+    than the map can draw, else DISPLAY_MN."""
+    if mn is None:
+        return DISPLAY_MN
+    gm, gn = model.grid(*mn)
+    return mn if gm * gn <= MAX_MAP_TILES else DISPLAY_MN
 K_STEPS_SHOWN = 6  # K steps per tile in the animation (K / BK in a real run)
 TIME_AT_REST = 0.95  # where in its slot a finished step is shown (just before release)
 
@@ -52,10 +62,11 @@ PANEL, CONSUMER, WARP, THREAD, STORED = 0, 1, 3, 4, 5
 class PipelineScene:
     """Geometry, state and painting of the warp-specialized picture on a canvas."""
 
-    def __init__(self, canvas: AnimatedCanvas, model: WarpSpecialized) -> None:
+    def __init__(self, canvas: AnimatedCanvas, model: WarpSpecialized,
+                 mn: tuple[int, int] | None = None) -> None:
         self.canvas = canvas
         self.model = model
-        self.M, self.N = DISPLAY_MN
+        self.M, self.N = map_mn(model, mn)
         self.gm, self.gn = model.grid(self.M, self.N)
         self.grid = model.persistent_grid(self.M, self.N)
         self.order = model.block_order(self.gm, self.gn)

@@ -67,7 +67,7 @@ class ViewStateKeeper:
         self._asked: tuple[Shape, Mode] | None = None
         self._step_later: int | None = None  # --step, once the session names its levels
         # the (level, parameters) last told to the views (tell_form)
-        self._form: tuple[str, dict[str, int] | None] | None = None
+        self._form: tuple[str, dict[str, int] | None, Shape | None] | None = None
 
     def run_started(self, event: RunStart) -> None:
         """The first run of those the person asked for started: show its shape and mode
@@ -194,12 +194,13 @@ class ViewStateKeeper:
         state = self.host.view_state.state
         if state.level is None:
             return
-        form = (state.level, self.host.store.run_form(state.level, state.shape, state.device))
+        form = (state.level, self.host.store.run_form(state.level, state.shape, state.device),
+                state.shape)
         if form == self._form:
             return
         self._form = form
-        level, params = form
-        self.host.views.tell("form", lambda view: view.set_form(level, params))
+        level, params, shape = form
+        self.host.views.tell("form", lambda view: view.set_form(level, params, shape))
 
     def follow_session(self, changes: set[Change]) -> None:
         """What a session's new events choose when the person has not: the first level

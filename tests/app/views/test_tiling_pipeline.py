@@ -268,3 +268,15 @@ def test_on_stage_every_label_and_aside_is_drawn_at_the_stage_size(qtbot, level_
                          scene.stage_rect(0)):
                 assert QRectF(c.rect()).contains(rect), (rect, size)
             assert not scene.zoom_rect().intersects(scene.consumer_rect(1))
+
+
+def test_the_tile_map_shows_the_shapes_c_unless_it_has_too_many_tiles():
+    from gemmscope.app.views.tiling_pipeline import MAX_MAP_TILES, map_mn
+    from gemmscope.kernels.models import model_for
+
+    m = model_for("fp8_deep", {"BN": 88, "STAGES": 4})
+    assert map_mn(m, None) == DISPLAY_MN
+    assert map_mn(m, (4096, 2112)) == (4096, 2112)  # 16 x 24 tiles: the run's C
+    gm, gn = m.grid(65536, 65536)
+    assert gm * gn > MAX_MAP_TILES and map_mn(m, (65536, 65536)) == DISPLAY_MN
+

@@ -140,3 +140,8 @@ def test_the_animations_draw_the_form_a_level_ran_at_the_shape_shown(window):
             window.flush_views()
             model = window.views[name].canvas.model
             assert (model.stages, model.epc, model.bn) == said[shape], (name, shape)
+        tiling = window.named_widget("tiling")
+        window.flush_views()
+        tiling.grab()  # painted: the canvas lists what it drew
+        assert (tiling.canvas.scene.M, tiling.canvas.scene.N) == (shape.M, shape.N)
+        assert f"(C {shape.M}x{shape.N})" in tiling.canvas.drawn_texts[0]  # the map: its C
