@@ -11,7 +11,7 @@ The rules, each a function of (M, N, K, SMs) only:
   384, 3 waves with 120 in the last, so 88.
 - C's staging (``deep_epc``, EPC): a warpgroup's whole 128 x BN result (EPC 0), or one
   32 x 64 box at a time through a ring of three 4 KB buffers (EPC 1) where BN % 64 == 0
-  and a tile has at least 32 K blocks, so that a fourth stage fits at BN = 128.
+  and a tile has at least 64 K blocks, so that a fourth stage fits at BN = 128.
 - stages (``deep_stages``): as many as fit in the 227 KB of shared memory a block may
   have (4 for BN <= 88, 3 for 128, 4 for 128 with EPC 1), and no more than the K blocks
   of a tile.
@@ -70,20 +70,19 @@ def deep_tile_width(M: int, N: int, sm_count: int) -> int:
     return min(DEEP_WIDTHS, key=key)
 
 
-EPC_MIN_KSTEPS = 32  # EPC 1 where a tile has at least this many K blocks
+EPC_MIN_KSTEPS = 64  # EPC 1 where a tile has at least this many K blocks
 
 
 def deep_epc(bn: int, K: int) -> int:
     """EPC 1 (C staged box by box, and a fourth stage in the room it leaves) where the C
     boxes are 64 columns wide (BN % 64 == 0) and a tile has many K blocks. Measured beside
-    each other in one loop (H100, 1980 MHz, stretches 23-24; EPC 1 with four stages against
-    the level's three): +6.1% at 8192^3, +1.5-1.6% at 4096^3 and 4096 x 7168 x 16384, +4.1%
-    at 4096 x 4096 x 7168 (32 to 128 K blocks); nothing or worse at 24 K blocks and fewer
-    (-3.4% at 8192 x 8192 x 3072, -18% at K = 512), where the epilogue's barriers a box
-    weigh more than a stage gains. On the H200, whose memory is faster, the same loops gave
-    +0.2% at 8192^3 and +0.7% at 4096 x 7168 x 16384 but -1.8% at 4096^3, -1.5% at 8192 x
-    8192 x 4096 and -0.6% at 4096 x 4096 x 7168 (stretch 25): the threshold belongs at 64 K
-    blocks, which waits for the bundled recording to be made again with it."""
+    each other in one loop (EPC 1 with four stages against EPC 0 with three, 1980 MHz): on
+    an H100 (stretches 23-24) +6.1% at 8192^3, +1.5-4.1% at 32 to 128 K blocks, nothing or
+    worse at 24 and fewer (-3.4% at 8192 x 8192 x 3072, -18% at K = 512); on the H200
+    (stretch 25, three loops of 80 rounds agreeing within 0.3%), whose memory is faster,
+    +0.2% at 8192^3 and +0.7% at 4096 x 7168 x 16384 (64 and 128 K blocks), but -1.8% at
+    4096^3, -1.5% at 8192 x 8192 x 4096 (32) and -0.6% at 4096 x 4096 x 7168 (56): the
+    fourth stage hides less there than the epilogue's sixteen barriers a tile cost."""
     return int(bn % 64 == 0 and K // 128 >= EPC_MIN_KSTEPS)
 
 

@@ -1,5 +1,5 @@
 """fp8_deep's access model where C is staged box by box (EPC 1, the shape rule's form at
-4096^3): the ring of three 32 x 64 boxes a warpgroup, each box written once by the two
+8192^3): the ring of three 32 x 64 boxes a warpgroup, each box written once by the two
 warps whose rows it holds, without bank conflicts, and stored by one TMA box; the same
 counts in the compiled kernel."""
 
@@ -15,10 +15,10 @@ from gemmscope.kernels.ladder.fp8_deep_level import SCALE_STAGE_BYTES, deep_smem
 from gemmscope.kernels.models import model_for
 from gemmscope.kernels.models.level_model import Op
 
-FORM = registry.get("fp8_deep").for_shape(4096, 4096, 4096, 132).params
+FORM = registry.get("fp8_deep").for_shape(8192, 8192, 8192, 132).params
 
 
-def test_the_4096_cubed_form_stages_c_in_three_boxes_a_warpgroup_beside_four_stages():
+def test_the_8192_cubed_form_stages_c_in_three_boxes_a_warpgroup_beside_four_stages():
     m = model_for("fp8_deep", FORM)
     assert (FORM["EPC"], FORM["STAGES"], FORM["BN"]) == (1, 4, 128)
     assert m.epc == 1 and m.c_bytes == 3 * 32 * 64 * 2
