@@ -224,6 +224,11 @@ __device__ __forceinline__ void gs_dp_cp_async_arrive(unsigned long long* bar) {
                  : "memory");
 }
 
+// a BF16 pair (lo in the low half) into C's staging at shared address addr
+__device__ __forceinline__ void gs_dp_st_bf16x2(unsigned addr, float lo, float hi) {
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(gs_pack_bf16x2(lo, hi)) : "memory");
+}
+
 // v mod S for 0 <= v < 2 S (a ring position plus an offset): a compare and a select (RING 1
 // runs one K loop with the stages' indices at run time)
 template <int S>
@@ -617,10 +622,8 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                                 const int g = ch * 8 + j, rr = lr + 8 * h - 32 * hh;
                                 const unsigned addr =
                                     cb + rr * 128 + ((j ^ (rr & 7)) << 4) + 4 * (t128 % 4);
-                                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr),
-                                             "r"(gs_pack_bf16x2(acc[w][4 * g + 2 * h],
-                                                                acc[w][4 * g + 2 * h + 1]))
-                                             : "memory");
+                                gs_dp_st_bf16x2(addr, acc[w][4 * g + 2 * h],
+                                                acc[w][4 * g + 2 * h + 1]);
                             }
                     }
                     gs_fence_async_shared();
@@ -652,10 +655,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                         } else {  // plain rows of BN columns
                             addr = cb + (w * 64 + rr) * BN * 2 + (8 * g + 2 * (t128 % 4)) * 2;
                         }
-                        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr),
-                                     "r"(gs_pack_bf16x2(acc[w][4 * g + 2 * h],
-                                                        acc[w][4 * g + 2 * h + 1]))
-                                     : "memory");
+                        gs_dp_st_bf16x2(addr, acc[w][4 * g + 2 * h], acc[w][4 * g + 2 * h + 1]);
                     }
             gs_fence_async_shared();
             gs_named_barrier(1 + c, 128);
