@@ -61,58 +61,7 @@
 #include "common.cuh"
 #include "hopper.cuh"
 #include "mma.cuh"
-
-// OUT16's store: each thread's accumulator pairs (two adjacent columns of one row, the
-// mma.sync D layout) rounded to FP16 and written as one 4-byte word where N is even;
-// element by element at an odd N. Rows past M and columns past N are not written.
-template <int MT, int NT>
-__device__ __forceinline__ void store_acc_f16(unsigned short* __restrict__ C, int M, int N,
-                                              int row0, int col0,
-                                              const float (&acc)[MT][NT][4]) {
-#pragma unroll
-    for (int i = 0; i < MT * 2 * NT; ++i) {
-        const int mi = i / (2 * NT), h = i / NT % 2, nj = i % NT;
-        const int r = row0 + mi * 16 + h * 8, c = col0 + nj * 8;
-        if (r >= M || c >= N) continue;
-        unsigned v;
-        asm("cvt.rn.f16x2.f32 %0, %1, %2;\n"
-            : "=r"(v) : "f"(acc[mi][nj][2 * h + 1]), "f"(acc[mi][nj][2 * h]));
-        unsigned short* dst = C + (gs_index)r * N + c;
-        if ((N & 1) == 0) {
-            *reinterpret_cast<unsigned*>(dst) = v;
-        } else {
-            dst[0] = static_cast<unsigned short>(v & 0xFFFF);
-            if (c + 1 < N) dst[1] = static_cast<unsigned short>(v >> 16);
-        }
-    }
-}
-
-// OUT16 2/3: rows [16 mb0, 16 mb0 + 16 MB) of a warp's 64 x 64 accumulator tile as FP16
-// into its staging buffer `stg` (32-bit shared address; rows of 128 bytes, 16-byte chunk c
-// of row r at chunk c ^ (r % 8): the C map's 128-byte swizzle), by stmatrix.x4: matrix i of
-// one 16 x 16 block is rows 8 (i % 2), columns 8 (i / 2), lanes 8 i .. 8 i + 7 give its row
-// addresses, and a thread's register i holds its mma.sync D pair of that 8 x 8 matrix.
-template <int MB, int NT>
-__device__ __forceinline__ void stage_acc_f16(unsigned stg, int mb0, int lane,
-                                              const float (&acc)[4][NT][4]) {
-    const int i = lane / 8, j = lane % 8;
-#pragma unroll
-    for (int mb = 0; mb < MB; ++mb)
-#pragma unroll
-        for (int p = 0; p < NT / 2; ++p) {
-            const int mi = mb0 + mb, row = mb * 16 + (i % 2) * 8 + j, chunk = 2 * p + i / 2;
-            unsigned r[4];
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const float(&d)[4] = acc[mi][2 * p + q / 2];
-                asm("cvt.rn.f16x2.f32 %0, %1, %2;\n"
-                    : "=r"(r[q]) : "f"(d[(q % 2) * 2 + 1]), "f"(d[(q % 2) * 2]));
-            }
-            asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
-                         ::"r"(stg + row * 128 + ((chunk ^ j) << 4)), "r"(r[0]), "r"(r[1]),
-                           "r"(r[2]), "r"(r[3]) : "memory");
-        }
-}
+#include "mma_store16.cuh"
 
 // fence.proxy.async with a register input: not placed before `after` is computed
 __device__ __forceinline__ void gs_fence_async_shared_after(float after) {
@@ -280,7 +229,7 @@ hgemm_mma_tma_x(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     // the buffer's last stores have read it (a tile ago, or the half above)
                     if (lane == 0) gs_bulk_wait_read<0>();
                     __syncwarp();
-                    stage_acc_f16<OUT16 == 2 ? 4 : 2>(stg, OUT16 == 2 ? 0 : 2 * h, lane, acc);
+                    gs_stage_acc_f16<OUT16 == 2 ? 4 : 2>(stg, OUT16 == 2 ? 0 : 2 * h, lane, acc);
                     gs_fence_async_shared();  // this thread's stores, for the copy engine
                     __syncwarp();
                     if (lane == 0) {
@@ -294,7 +243,7 @@ hgemm_mma_tma_x(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
             }
         }
         if constexpr (OUT16)
-            store_acc_f16(static_cast<unsigned short*>(C), M, N, row0, col0, acc);
+            gs_store_acc_f16(static_cast<unsigned short*>(C), M, N, row0, col0, acc);
         else
             gs_store_mma_acc(static_cast<float*>(C), M, N, row0, col0, acc, (N & 1) == 0);
     };
