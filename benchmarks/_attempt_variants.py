@@ -24,7 +24,7 @@ FAMILIES = {
     "mma_tma_x": Family("mma_tma", "mma_tma_x.cu", "hgemm_mma_tma_x",
                         {"REL": 1, "ORD": 1, "MINB": 1, "CREGS": 232, "SK": 0,
                          "CONSUMERS": 2, "WAITAT": 0, "WREL": 0, "PREGS": 40, "FRAG": 1,
-                         "OUT16": 0}),
+                         "OUT16": 2}),
     "wmma_x": Family("wmma", "wmma_x.cu", "hgemm_wmma_x", {"LEAN": 1, "LB": 1, "FB": 1}),
     "register_2d_x": Family("register_2d", "register_2d_x.cu", "sgemm_register_2d_x",
                             {"LB": 1, "KU": 1}),
@@ -61,6 +61,10 @@ class Variant(NamedTuple):
 # Order = promise (expected gain times confidence), each target's control right before or
 # after its first variant, so that a run cut short still answers the main questions.
 TWO_CTAS = {"BN": 128, "STAGES": 3, "MINB": 2, "CREGS": 216, "CONSUMERS": 1}
+# mma_tma as the attempts on it before round 13 measured it: C in FP32 by each thread's
+# stores, 4 stages. Round 13's OUT16 2 (3 stages) is the level since stretch 25, and so the
+# family's default; the earlier variants keep the form they were measured in.
+BEFORE_ROUND_13 = {"OUT16": 0, "STAGES": 4}
 # Round 3 (prepared offline, docs/perf-notes.md "Issue 42: attempts prepared, round 3") comes
 # first, so that a run without --only answers it before the measured rounds 1-2.
 BF16_ODD = "3000x5000x4096"  # the issue's BF16 shape whose last wave is 0.64 full
@@ -157,24 +161,25 @@ VARIANTS: list[Variant] = [
             "said -1.6%)", sizes=BF16_ODD),
     # round 5, mma_tma (Nsight Compute, round 3's call: about 7% of the consumers' time in
     # the FP32 epilogue, 2% behind the proxy fence; docs/perf-notes.md)
-    Variant("mma_tma_out16", "mma_tma_x", {"OUT16": 1},
+    Variant("mma_tma_out16", "mma_tma_x", {**BEFORE_ROUND_13, "OUT16": 1},
             "C written as FP16, as the reference writes it: half the epilogue's bytes, "
             "+2..+4% at 4096^3, +1..+3% at 8192^3 (fewer tiles per wave's bytes)"),
-    Variant("mma_tma_out16_rel3", "mma_tma_x", {"OUT16": 1, "REL": 3},
+    Variant("mma_tma_out16_rel3", "mma_tma_x", {**BEFORE_ROUND_13, "OUT16": 1, "REL": 3},
             "and no proxy fence before a stage's release (REL 3 alone: +1.1 / +0.3): "
             "+3..+5%"),
     # round 13, mma_tma (prepared offline in stretch 23): the epilogue without its 64
     # stores a thread, C as FP16 by stmatrix into a warp's own staging and TMA stores left
     # to run while the next tile starts (Nsight Compute, round 3: the epilogue ~7% of the
     # consumers' time, its samples waiting on the stores' address work and registers)
-    Variant("mma_tma_st3", "mma_tma_x", {"STAGES": 3},
+    Variant("mma_tma_st3", "mma_tma_x", {**BEFORE_ROUND_13, "STAGES": 3},
             "control of the 3-stage ring OUT16 2 needs (64 KB of C staging leave room for 3 "
             "stages of 48 KB): -2..0%"),
     Variant("mma_tma_tmast", "mma_tma_x", {"OUT16": 2, "STAGES": 3},
             "C as FP16 by 16 stmatrix.x4 a thread and two TMA stores a warp, not waited on: "
             "+3..+6% over mma_tma_out16 (the epilogue's issue from 64 stores to 16), less "
-            "whatever 3 stages cost"),
-    Variant("mma_tma_tmast4", "mma_tma_x", {"OUT16": 3},
+            "whatever 3 stages cost (measured +6.6 / +3.7%: the level's form since stretch "
+            "25, so the family's defaults)"),
+    Variant("mma_tma_tmast4", "mma_tma_x", {**BEFORE_ROUND_13, "OUT16": 3},
             "as mma_tma_tmast with 4 stages and 4 KB a warp: the lower half staged once the "
             "upper half's store has read the buffer: +2..+5%"),
     Variant("wmma_fb3_4w", "wmma_x", {"LEAN": 2, "WN": 64, "FB": 3},
@@ -184,20 +189,22 @@ VARIANTS: list[Variant] = [
     Variant("wmma_lean_4w", "wmma_x", {"LEAN": 2, "WN": 64},
             "control of the 4-warp form: 0.46-0.47 / 0.44-0.45 (round 1)"),
     Variant("wmma", "wmma", {}, "control: 0.41-0.44 of cuBLAS FP16"),
-    Variant("mma_tma", "mma_tma", {}, "control: 0.63-0.70 of cuBLAS FP16"),
-    Variant("mma_tma_wait2", "mma_tma_x", {"WAITAT": 2},
+    Variant("mma_tma", "mma_tma", {},
+            "control: 0.70-0.71 of cuBLAS FP16 (H100, paired; 0.63-0.70 in its FP32 form "
+            "before stretch 25, as BEFORE_ROUND_13's variants run)"),
+    Variant("mma_tma_wait2", "mma_tma_x", {**BEFORE_ROUND_13, "WAITAT": 2},
             "half of the last 16-deep step's mma.sync issued before the wait on the next "
             "stage: 0..+2% if stages arrive late, else within noise"),
-    Variant("mma_tma_wrel", "mma_tma_x", {"WREL": 1},
+    Variant("mma_tma_wrel", "mma_tma_x", {**BEFORE_ROUND_13, "WREL": 1},
             "one 'empty' arrival per warp (8 per stage, not 256): within noise, at most +1%"),
-    Variant("mma_tma_wait2_wrel", "mma_tma_x", {"WAITAT": 2, "WREL": 1},
+    Variant("mma_tma_wait2_wrel", "mma_tma_x", {**BEFORE_ROUND_13, "WAITAT": 2, "WREL": 1},
             "both: their sum, if either gains"),
     Variant("wmma_fb3", "wmma_x", {"LEAN": 2, "FB": 3},
             "8 warps of 64x32 (the level's form) with all 3 stages in flight, 128 "
             "registers, 2 blocks/SM: +0..+3% over wmma_lean, below wmma_fb3_4w"),
-    Variant("mma_tma_wait1", "mma_tma_x", {"WAITAT": 1},
+    Variant("mma_tma_wait1", "mma_tma_x", {**BEFORE_ROUND_13, "WAITAT": 1},
             "a quarter of the last step's mma.sync before the wait: as wait2, within 1%"),
-    Variant("mma_tma_frag2", "mma_tma_x", {"FRAG": 2},
+    Variant("mma_tma_frag2", "mma_tma_x", {**BEFORE_ROUND_13, "FRAG": 2},
             "A fragments one row ahead in a ring of two (the 96x64 groundwork; XOR "
             "addresses, 245-instruction loop): within noise, or -1..-2%"),
     Variant("wmma_fb2", "wmma_x", {"LEAN": 2, "FB": 2},
@@ -209,11 +216,11 @@ VARIANTS: list[Variant] = [
     Variant("register_2d", "register_2d", {}, "control: 0.85-0.87 of k5"),
     Variant("wmma_lean", "wmma_x", {"LEAN": 2},
             "K loop 295 -> 169 instructions, 126 registers: +8-15%, 0.46-0.50 of cuBLAS"),
-    Variant("mma_tma_rel3", "mma_tma_x", {"REL": 3},
+    Variant("mma_tma_rel3", "mma_tma_x", {**BEFORE_ROUND_13, "REL": 3},
             "no proxy fence (MEMBAR.ALL.CTA) per K tile: +1-4%; a wrong burst check = race"),
-    Variant("mma_tma_2cta", "mma_tma_x", TWO_CTAS,
+    Variant("mma_tma_2cta", "mma_tma_x", {**BEFORE_ROUND_13, **TWO_CTAS},
             "two persistent 128x128 CTAs per SM overlap each other's epilogue: -5..+5%"),
-    Variant("mma_tma_sk2", "mma_tma_x", {"SK": 2},
+    Variant("mma_tma_sk2", "mma_tma_x", {**BEFORE_ROUND_13, "SK": 2},
             "stream-K remainder: 8192^3 +1-3% (half-empty last wave), 4096^3 -2..-5%"),
     Variant("r2d_ku2", "register_2d_x", {"KU": 2},
             "kernel 5's loop form (110 registers, 10 LDS per 64 FFMA): 0.95-1.02 of k5"),
@@ -223,17 +230,18 @@ VARIANTS: list[Variant] = [
             "control: 0.90-0.92 of cuBLAS FP32"),
     Variant("cpi_w2x4", "cp_async_interior", {"WMITER": 2, "WNITER": 4},
             "16x16 warp sub-tiles: 235 registers instead of 255, same loop: -2..+3%"),
-    Variant("mma_tma_ord2", "mma_tma_x", {"ORD": 2},
+    Variant("mma_tma_ord2", "mma_tma_x", {**BEFORE_ROUND_13, "ORD": 2},
             "serpentine mma.sync order (B fragment reused at row changes): within 1%"),
-    Variant("mma_tma_rel2", "mma_tma_x", {"REL": 2},
+    Variant("mma_tma_rel2", "mma_tma_x", {**BEFORE_ROUND_13, "REL": 2},
             "stage freed one 16-deep step earlier (fence still behind ldmatrix): within 1%"),
-    Variant("mma_tma_rel3_sk2", "mma_tma_x", {"REL": 3, "SK": 2},
+    Variant("mma_tma_rel3_sk2", "mma_tma_x", {**BEFORE_ROUND_13, "REL": 3, "SK": 2},
             "REL 3 and SK 2 together, if both gain: their sum"),
     Variant("wmma_lean_bk32", "wmma_x", {"LEAN": 2, "BK": 32, "STAGES": 4},
             "LEAN with BK 32 and 4 stages (95 instructions per K tile): within 3% of LEAN"),
     Variant("wmma_lean_64x64", "wmma_x", {"LEAN": 2, "BN": 256, "WN": 64},
             "64x64 warp tiles, 128x256 block, 224 registers, one block per SM: -5..+5%"),
-    Variant("mma_tma_gm16", "mma_tma", {"GM": 16}, "within the noise (rounds 5-6: -2..+2%)"),
+    Variant("mma_tma_gm16", "mma_tma_x", {**BEFORE_ROUND_13, "GM": 16},
+            "within the noise (rounds 5-6: -2..+2%)"),
     Variant("r2d_lb3", "register_2d_x", {"LB": 3}, "as r2d_lb2 (128 registers)"),
     Variant("cpi_w2x2_t8x4", "cp_async_interior",
             {"WMITER": 2, "WNITER": 2, "TM": 8, "TN": 4},

@@ -105,21 +105,36 @@ def _mma_tma_x_grid(tiles: int, sms: int, p: dict[str, int]) -> int:
     return blocks if p["SK"] else min(tiles, blocks)
 
 
+# mma_tma_x's C staging a consumer warp, by OUT16 (mma_tma_x.cu): none where each thread
+# stores its C (0: FP32, 1: FP16), its 64 x 64 FP16 tile (2: the level's), half of it (3)
+OUT16_STAGING = {0: 0, 1: 0, 2: 8192, 3: 4096}
+
+
 def variant_level(v: Variant) -> Any:
     """The variant's Level (ValueError where its parameters are not the base's)."""
     from gemmscope.kernels.ladder import registry
 
-    base = family_level(v.base) if v.base in FAMILIES else registry.get(v.base)
-    level = base.with_params(v.changes) if v.changes else base
-    if level.params.get("OUT16"):  # mma_tma_x writes C as FP16, as cuBLAS FP16 does
-        level = dataclasses.replace(level, output_format=registry.OutputFormat.FP16)
-    if level.params.get("OUT16", 0) >= 2 and level.dyn_smem is not None:
-        # and stages it per warp for TMA stores: 8 KB (OUT16 2) or 4 KB (3) a consumer warp
-        # beside mma_tma's own stages
-        stages = level.dyn_smem
-        level = dataclasses.replace(level, dyn_smem=lambda p: stages(p) + (
-            (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * (8192 if p["OUT16"] == 2 else 4096)))
+    fam = FAMILIES.get(v.base)
+    base = family_level(v.base) if fam is not None else registry.get(v.base)
+    # a family switch set to 0 (OUT16 0: the form before round 13) is no count or size,
+    # which the level's checks hold to 1 or more: set after them
+    zeros = {k: 0 for k, x in v.changes.items() if x == 0 and fam and k in fam.switches}
+    checked = {k: x for k, x in v.changes.items() if k not in zeros}
+    level = base.with_params(checked) if checked else base
+    if zeros:
+        level = dataclasses.replace(level, params={**level.params, **zeros})
+    if "OUT16" in level.params:
+        # mma_tma_x writes C as FP16 (as cuBLAS FP16 does) but where OUT16 is 0, and stages
+        # it per warp by OUT16, beside mma_tma's own stages
+        out = registry.OutputFormat.FP16 if level.params["OUT16"] else registry.OutputFormat.FP32
+        level = dataclasses.replace(level, output_format=out, dyn_smem=_mma_tma_x_smem)
     return level
+
+
+def _mma_tma_x_smem(p: dict[str, int]) -> int:
+    from gemmscope.kernels.ladder import registry
+
+    return registry.mma_tma_smem(p, OUT16_STAGING[p["OUT16"]])
 
 
 def selected(only: str) -> list[int]:

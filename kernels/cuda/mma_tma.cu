@@ -13,24 +13,35 @@
 // c of row r at chunk c ^ (r % 8)), so ldmatrix reads it without bank conflicts. B is
 // taken as Bt (N x K, K-major, the "col" operand of mma.sync): its fragments load with the
 // same non-transposed ldmatrix as A's.
-// Edges: TMA fills out-of-bounds rows and columns with zeros, the stores are guarded; the
-// host refuses K % 8 != 0 (a tensor map's row pitch must be a multiple of 16 bytes).
+// C is FP16, as its reference (cuBLAS FP16) writes it. Each math warp rounds its 64 x 64
+// tile to FP16 pairs and writes it with 16 stmatrix.x4 into its own 8 KB of shared memory,
+// after the stages, in the C map's 128-byte swizzle; its lane 0 then issues two TMA stores
+// (32-row boxes) and the warp goes on to its next tile without waiting for them: the buffer
+// is written again a tile later, once those stores have read it. (Each thread's 64 guarded
+// 8-byte stores of an FP32 C held the math warps ~7% of their time.)
+// Edges: TMA fills out-of-bounds rows and columns with zeros and clips the stores; where N
+// % 8 != 0 no C map can be made (its row pitch must be a multiple of 16 bytes) and each lane
+// stores its FP16 pairs, guarded. The host refuses K % 8 != 0 (the same rule for A and Bt).
 #include "common.cuh"
 #include "hopper.cuh"
 #include "mma.cuh"
+#include "mma_store16.cuh"
 #include "trace.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GM, bool VEC>
 __global__ void __launch_bounds__(128 + (BM / WM) * (BN / WN) * 32, 1)
 hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
               const __grid_constant__ GsTensorMap tmB, const __grid_constant__ GsTensorMap tmC,
-              float* __restrict__ C, int tma_c, float* __restrict__ ws, int* __restrict__ flags) {
+              unsigned short* __restrict__ C, int tma_c, float* __restrict__ ws,
+              int* __restrict__ flags) {
     constexpr int WARPS_N = BN / WN, CONSUMER_THREADS = (BM / WM) * WARPS_N * 32;
     constexpr int MT = WM / 16, NT = WN / 8, KK = BK / 16;
     constexpr int ROW = BK * 2;  // bytes per shared row of A and of Bt: one swizzle row
     constexpr int A_BYTES = BM * ROW, B_BYTES = BN * ROW, STAGE_BYTES = A_BYTES + B_BYTES;
+    constexpr int STG_BYTES = WM * WN * 2;  // a math warp's C staging, after the stages
     static_assert(ROW == 128, "a K step must be one 128-byte swizzle row");
     static_assert(WM % 16 == 0 && WN % 16 == 0, "fragment shape");
+    static_assert(WM == 64 && WN == 64, "a warp's C tile is two 32 x 64 boxes of the C map");
 
     extern __shared__ unsigned char gs_dyn_smem[];
     __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
@@ -141,9 +152,27 @@ hgemm_mma_tma(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         int bm, bn;
         gs_group_coords(blockIdx.x + i * gridDim.x, tm, tn, GM, bm, bn);
         const int row0 = bm * BM + wm0 + lane / 4, col0 = bn * BN + wn0 + (lane % 4) * 2;
-        // float2 stores need 8-byte aligned rows
-        gs_store_mma_acc(C, M, N, row0, col0, acc, (N & 1) == 0);
+        if (tma_c) {
+            const unsigned char* stg_p = smem + STAGES * STAGE_BYTES + warp * STG_BYTES;
+            const unsigned stg = gs_smem_addr(stg_p);  // 1024-byte aligned: the swizzle's unit
+            const int r0 = bm * BM + wm0, c0 = bn * BN + wn0;
+            // the stores of this warp's last tile have read its buffer
+            if (lane == 0) gs_bulk_wait_read<0>();
+            __syncwarp();
+            gs_stage_acc_f16<MT>(stg, 0, lane, acc);
+            gs_fence_async_shared();  // this thread's stmatrix writes, for the copy engine
+            __syncwarp();
+            if (lane == 0) {
+                gs_tma_store_2d(&tmC, stg_p, c0, r0);
+                gs_tma_store_2d(&tmC, stg_p + STG_BYTES / 2, c0, r0 + WM / 2);
+                gs_bulk_commit();
+            }
+        } else {
+            gs_store_acc_f16(C, M, N, row0, col0, acc);
+        }
         GS_TRACE(TILE_END, gs_tile, ktiles);
     }
+    // the block's shared memory outlives the reads of this warp's last stores
+    if (lane == 0) gs_bulk_wait_read<0>();
     GS_TRACE(LANE_END, -1, 0);
 }

@@ -130,8 +130,8 @@ def _tma_launcher(level: Level, geometry: Geometry, kernel: Any, ops: Operands,
     map_a = hopper.encode(hopper.TiledMap(ops.a.data.ptr, dtype, M, K, rows, box_k))
     map_b = hopper.encode(hopper.TiledMap(ops.b.data.ptr, dtype, N, K, cols, box_k))
     # a 16-bit C through TMA stores when its rows are 16-byte multiples: BF16 in 64 x 64
-    # boxes, FP16 (the mma_tma attempts' OUT16 2 and 3, benchmarks/attempts/mma_tma_x.cu)
-    # in 32 x 64; else (and for an FP32 C) the kernel's own stores
+    # boxes, FP16 (mma_tma, and its attempts' OUT16 2 and 3) in 32 x 64 boxes, two a warp
+    # tile; else (and for an FP32 C) the kernel's own stores
     c_box = C_BOXES.get(ops.c_fmt)
     tma_c = c_box is not None and N % 8 == 0
     map_c = (hopper.encode(hopper.TiledMap(ops.c.data.ptr, c_box[0], M, N, c_box[1], 64))

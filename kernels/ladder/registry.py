@@ -74,6 +74,8 @@ __all__ = [  # noqa: RUF022 (the entry's parts first, then the table and its loo
     "BY_ID",
     "REFERENCE_FOR",
     "SIBOEHM",
+    "MMA_TMA_STAGING_BYTES",
+    "mma_tma_smem",
     "ladder",
     "references",
     "get",
@@ -84,6 +86,17 @@ __all__ = [  # noqa: RUF022 (the entry's parts first, then the table and its loo
 ]
 
 SIBOEHM = "siboehm.com/articles/22/CUDA-MMM (SGEMM_CUDA)"
+
+# a math warp's C staging in mma_tma (kernels/cuda/mma_tma.cu): its 64 x 64 tile in FP16
+MMA_TMA_STAGING_BYTES = 8192
+
+
+def mma_tma_smem(p: dict[str, int], staging_bytes: int = MMA_TMA_STAGING_BYTES) -> int:
+    """mma_tma's shared memory: STAGES of A and Bt tiles (2 bytes an element),
+    ``staging_bytes`` of C staging per math warp after them, 1 KB to align the stages to the
+    swizzle's 1024 bytes. (Its attempts stage C otherwise, or not: benchmarks/attempts.)"""
+    warps = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"])
+    return p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + warps * staging_bytes + 1024
 
 
 
@@ -262,16 +275,17 @@ LEVELS: tuple[Level, ...] = (
         precision=Precision.FP16, reference="cublas_fp16_bt",
         adds="mma_persistent's math with wgmma_tma's feeding: a producer warpgroup copies "
              "the A and Bt tiles of each K step by TMA (128-byte swizzle, completing on "
-             "mbarriers) into a 4-stage ring; the eight math warps issue no copies and meet "
+             "mbarriers) into a 3-stage ring; the eight math warps issue no copies and meet "
              "at no block barrier: each frees a stage (an mbarrier arrival) once its last "
-             "fragments of it are in registers.",
+             "fragments of it are in registers. C is FP16, as cuBLAS FP16 writes it: each "
+             "math warp stages its 64x64 tile with 16 stmatrix.x4 in the 128-byte swizzle "
+             "and stores it with two TMA stores it does not wait for.",
         follows="mma_persistent; wgmma_tma; PTX ISA: cp.async.bulk.tensor, mbarrier",
         source="mma_tma.cu", kernel="hgemm_mma_tma",
-        params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 4, "GM": 8},
+        params={"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 3, "GM": 8},
         geometry=warp_tiles_producer, arch="sm_90a", b_layout="nk", persistent=True,
         k_multiple=8, k_reason="a TMA row pitch must be a multiple of 16 bytes",
-        edge_variant=False,
-        dyn_smem=lambda p: p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + 1024,
+        edge_variant=False, output_format=OutputFormat.FP16, dyn_smem=mma_tma_smem,
         notes="The HMMA pipe is busy about 89% of the active cycles; what is left is the fixed "
               "latency between dependent mma.sync instructions, with mma.sync alone reaching "
               "about 608 TFLOPS on this GPU (benchmarks/mma_ceiling.py)."),

@@ -142,11 +142,17 @@ def test_references_name_their_library_and_no_reference():
     assert registry.get("cublaslt_fp8").scaling is Scaling.PER_TENSOR
 
 
+# the FP16 levels that write C as their reference does (FP16), not as FP32
+FP16_C_LEVELS = {"mma_tma"}
+
+
 def test_output_format_is_the_entrys():
-    # a 16-bit C where the library writes one, and for every BF16/FP8 level and reference
+    # a 16-bit C where the library writes one, for every BF16/FP8 level and reference, and
+    # for the FP16 levels that store it so
     for lv in registry.LEVELS:
+        fp16_c = lv.library is not None or lv.id in FP16_C_LEVELS
         want = (OutputFormat.BF16 if lv.precision in (Precision.BF16, Precision.FP8) else
-                OutputFormat.FP16 if lv.library is not None and lv.precision is Precision.FP16
+                OutputFormat.FP16 if fp16_c and lv.precision is Precision.FP16
                 else OutputFormat.FP32)
         assert lv.output_format is want, lv.id
 
