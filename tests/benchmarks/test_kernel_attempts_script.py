@@ -57,6 +57,38 @@ def test_two_ctas_per_sm_launch_two_blocks_per_sm_and_stream_k_every_sm(attempts
     assert not attempts.family_level("mma_tma_x").stream_k
 
 
+def test_mma_tma_attempts_keep_the_c_and_stages_they_were_measured_with(attempts):
+    """The family's defaults are the level's form (round 13's OUT16 2: FP16 C by stmatrix
+    and TMA stores, 3 stages); the variants measured before it keep an FP32 C and 4 stages
+    (a zero switch the level's checks would refuse), and each variant's shared memory
+    stages C as its OUT16 does, beside the level's stages."""
+    by_name = {v.name: attempts.variant_level(v) for v in attempts.VARIANTS}
+    level = registry.get("mma_tma")
+    for name in ("mma_tma_x", "mma_tma_tmast", "mma_tma"):
+        lv = by_name[name]
+        assert (lv.params.get("OUT16", 2), lv.params["STAGES"]) == (2, 3), name
+        assert lv.output_format is level.output_format is registry.OutputFormat.FP16, name
+        assert lv.dyn_smem_bytes() == level.dyn_smem_bytes() == 214_016, name
+    old = {v.name for v in attempts.VARIANTS if v.base == "mma_tma_x"} - {
+        "mma_tma_x", "mma_tma_tmast"}
+    assert "mma_tma_gm16" in old and len(old) == 16
+    for name in old:
+        lv = by_name[name]
+        assert lv.params["STAGES"] == (3 if name in ("mma_tma_st3", "mma_tma_2cta") else 4)
+        out16 = lv.params["OUT16"]
+        assert out16 == {"mma_tma_out16": 1, "mma_tma_out16_rel3": 1,
+                         "mma_tma_tmast4": 3}.get(name, 0), name
+        assert lv.output_format is (registry.OutputFormat.FP16 if out16
+                                    else registry.OutputFormat.FP32), name
+    # the stages alone, then 8 KB or 4 KB of staging a consumer warp (OUT16 2 and 3)
+    assert by_name["mma_tma_rel3"].dyn_smem_bytes() == 4 * 48 * 1024 + 1024
+    assert by_name["mma_tma_out16"].dyn_smem_bytes() == 4 * 48 * 1024 + 1024
+    assert by_name["mma_tma_tmast4"].dyn_smem_bytes() == 230_400
+    assert by_name["mma_tma_2cta"].dyn_smem_bytes() == 3 * 32 * 1024 + 1024
+    with pytest.raises(ValueError, match="STAGES=0"):  # a level's size still refuses 0
+        attempts.variant_level(attempts.Variant("x", "mma_tma_x", {"STAGES": 0}, ""))
+
+
 def _sass_lines(attempts, level):
     from gemmscope.kernels.toolchain import sass
 
