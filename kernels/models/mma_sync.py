@@ -18,13 +18,29 @@ step the count is the same.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from .level_model import LANES, Op, SmemArray, Space, Tile, WarpAccess, global_access, lanes_of
-from .persistent import TmaStageLoads
+from .banks import HARDWARE, BankRules
+from .level_model import (
+    LANES,
+    Op,
+    SharedCounts,
+    SharedTotals,
+    SmemArray,
+    Space,
+    Tile,
+    WarpAccess,
+    global_access,
+    lanes_of,
+)
+from .persistent import TmaBox, TmaStageLoads
 from .wmma import TensorCoreTiles
 
 CHUNK_HALVES = 8
+# an element of C and a pair of them, by bytes: what the stores' labels call them
+C_ELEMENT_NAMES = {4: ("float", "float2"), 2: ("half", "half2")}
 
 
 class MmaSync(TensorCoreTiles):
@@ -98,10 +114,12 @@ class MmaSync(TensorCoreTiles):
         return self.c_stores(warp, M, N, block, pairs=True)
 
     def c_stores(self, warp: int, M: int, N: int, block: tuple[int, int],
-                 pairs: bool) -> list[WarpAccess]:
-        """Warp ``warp`` (of the warp tiles) storing its m16n8 accumulators: per half h,
-        a float2 per lane at row lane / 4 + 8 h, columns 2 (lane % 4) + {0, 1}; or, with
-        ``pairs`` False, the two floats one at a time."""
+                 pairs: bool, elem_bytes: int = 4) -> list[WarpAccess]:
+        """Warp ``warp`` (of the warp tiles) storing its m16n8 accumulators as elements of
+        ``elem_bytes`` (4: FP32, 2: FP16): per half h, a pair per lane (a float2, or two
+        halves in one word) at row lane / 4 + 8 h, columns 2 (lane % 4) + {0, 1}; or, with
+        ``pairs`` False, the two elements one at a time."""
+        one, two = C_ELEMENT_NAMES[elem_bytes]
         wm0, wn0 = self.warp_origin(warp)
         out = []
         for i in range(self.wm // 16):
@@ -110,13 +128,13 @@ class MmaSync(TensorCoreTiles):
                     row = block[0] * self.bm + wm0 + i * 16 + LANES // 4 + h * 8
                     col = block[1] * self.bn + wn0 + j * 8 + (LANES % 4) * 2
                     if pairs:
-                        out.append(global_access(f"float2 C i={i} j={j} h={h}", "C",
-                                                 row * N + col, 8, 4, (row < M) & (col < N),
-                                                 Op.STORE))
+                        out.append(global_access(f"{two} C i={i} j={j} h={h}", "C",
+                                                 row * N + col, 2 * elem_bytes, elem_bytes,
+                                                 (row < M) & (col < N), Op.STORE))
                         continue
                     for q in range(2):
-                        out.append(global_access(f"float C i={i} j={j} h={h} +{q}", "C",
-                                                 row * N + col + q, 4, 4,
+                        out.append(global_access(f"{one} C i={i} j={j} h={h} +{q}", "C",
+                                                 row * N + col + q, elem_bytes, elem_bytes,
                                                  (row < M) & (col + q < N), Op.STORE))
         return out
 
@@ -130,6 +148,7 @@ class MmaPersistent(MmaSync):
 
 
 PRODUCER_WARPS = 4  # warpgroup 0: its thread 0 issues the TMA copies
+C_BOX_ROWS = 32  # rows of one TMA store of C (FP16: 32 x 64, kernels/engine/level_launch.py)
 
 
 class MmaTma(TmaStageLoads, MmaPersistent):
@@ -140,14 +159,26 @@ class MmaTma(TmaStageLoads, MmaPersistent):
     128-byte swizzled rows). Warp 4 + w is consumer warp w of mma_persistent's layout. Bt
     rows are columns n of C, so B's fragments come by the same non-transposed ldmatrix.x4
     as A's: lane l addresses row wn0 + 16 j + 8 (l / 16) + l % 8, chunk 2 kk + (l / 8) % 2.
-    The math warps issue no copy; their only shared instructions are the ldmatrix loads.
+    The math warps issue no copy; their only shared instructions in the K loop are the
+    ldmatrix loads (``main_loop_accesses``).
+
+    Epilogue (C is FP16; N % 8 == 0, so a C tensor map exists): math warp w writes its
+    WM x WN tile, once per tile, into its own buffer Cs[w] of WM rows of 128 bytes (64
+    halves) after the stages, in the 128-byte swizzle, by stmatrix.x4: one per 16 x 16
+    block (rows 16 mb, columns 16 p); lane l gives the address of row 16 mb + 8 ((l / 8) %
+    2) + l % 8, chunk 2 p + l / 16, a 16-byte row of matrix l / 8 (``epilogue_accesses``).
+    Its lane 0 then TMA-stores the buffer as two boxes of 32 rows (``tma_stores``). With
+    N % 8 != 0 each lane stores its FP16 pairs to C instead (``c_stores``, 2-byte
+    elements).
     """
 
     level_id = "mma_tma"
     sass_warp = PRODUCER_WARPS
     notes = ("A producer warpgroup (warps 0-3) fills the stages by TMA; the copy engine's "
              "writes are not LSU instructions, so the K loop's only shared accesses are the "
-             "consumers' ldmatrix loads, conflict-free by the TMA's 128-byte swizzle.")
+             "consumers' ldmatrix loads, conflict-free by the TMA's 128-byte swizzle. Once "
+             "a tile, each math warp stages its C as FP16 by 16 stmatrix.x4 (conflict-free "
+             "in the same swizzle) for two TMA stores.")
 
     def setup(self, p: dict[str, int]) -> None:
         super().setup(p)
@@ -155,9 +186,12 @@ class MmaTma(TmaStageLoads, MmaPersistent):
         self.row_bytes = self.bk * self.elem_bytes
         self.a_bytes, self.b_bytes = self.bm * self.row_bytes, self.bn * self.row_bytes
         self.stage_bytes = self.a_bytes + self.b_bytes
+        self.math_warps = (self.bm // self.wm) * (self.bn // self.wn)
+        self.c_elem_bytes = 2  # FP16, as its reference writes C
+        self.staging_bytes = self.wm * self.wn * self.c_elem_bytes  # a math warp's Cs
 
     def caveat(self) -> str:
-        return ""  # one path: TMA zero-fills the edges
+        return ""  # one K loop for every shape: TMA zero-fills the edges
 
     def consumer_warp(self, warp: int) -> int | None:
         """The warp's index among the math warps (None for the producer's)."""
@@ -184,17 +218,23 @@ class MmaTma(TmaStageLoads, MmaPersistent):
         return Tile(r0, c0, self.wm, self.wn)
 
     def smem_arrays(self) -> list[SmemArray]:
-        """Stage s holds A (BM rows) then Bt (BN rows) at s * stage_bytes."""
+        """Stage s holds A (BM rows) then Bt (BN rows) at s * stage_bytes; after the
+        stages, math warp w's C staging Cs[w] (its WM x WN tile in FP16)."""
         a = SmemArray("As", self.bm, self.bk, self.bk, 2, self.stages, 0, "A", True,
                       self.stage_bytes)
-        return [a, SmemArray("Bs", self.bn, self.bk, self.bk, 2, self.stages, self.a_bytes,
-                             "Bt", True, self.stage_bytes)]
+        b = SmemArray("Bs", self.bn, self.bk, self.bk, 2, self.stages, self.a_bytes, "Bt",
+                      True, self.stage_bytes)
+        cs = SmemArray("Cs", self.wm, self.wn, self.wn, self.c_elem_bytes, self.math_warps,
+                       self.stages * self.stage_bytes, "C", True)
+        return [a, b, cs]
 
-    def shared_accesses(self, warp: int, k_step: int) -> list[WarpAccess]:
+    def main_loop_accesses(self, warp: int, k_step: int) -> list[WarpAccess]:
+        """A math warp's ldmatrix loads of a K step (the producer's copies go through the
+        TMA unit, not the LSU: none)."""
         w = self.consumer_warp(warp)
         if w is None:
-            return []  # the producer's copies go through the TMA unit, not the LSU
-        a_s, b_s = self.smem_arrays()
+            return []
+        a_s, b_s = self.smem_arrays()[:2]
         s = self.stage(k_step)
         wm0, wn0 = self.warp_origin(w)
         out = []
@@ -211,9 +251,78 @@ class MmaTma(TmaStageLoads, MmaPersistent):
                                 (kk * 2 + (LANES // 8) % 2) * CHUNK_HALVES), stage=s))
         return out
 
+    def epilogue_accesses(self, warp: int) -> list[WarpAccess]:
+        """A math warp's staging of its C tile, once per tile: an stmatrix.x4 per 16 x 16
+        block, each lane writing one 16-byte row of one of its four 8 x 8 matrices (lane
+        l: matrix l / 8, rows 8 of them apart by the matrix, chunk 2 p + l / 16)."""
+        w = self.consumer_warp(warp)
+        if w is None:
+            return []
+        cs = self.smem_arrays()[2]
+        q, j = LANES // 8, LANES % 8
+        out = []
+        for mb in range(self.wm // 16):
+            for p in range(self.wn // 16):
+                row, chunk = mb * 16 + (q % 2) * 8 + j, 2 * p + q // 2
+                out.append(WarpAccess(
+                    f"stmatrix.x4 C rows {16 * mb}+16, cols {16 * p}+16", "Cs", Space.SHARED,
+                    Op.STORE, 16, cs.address(w, row, chunk * CHUNK_HALVES), stage=w))
+        return out
+
+    def shared_accesses(self, warp: int, k_step: int) -> list[WarpAccess]:
+        """The K step's ldmatrix loads, then the tile's stmatrix stores (once per tile,
+        after its last K step, whatever ``k_step`` says; the totals count them so)."""
+        return self.main_loop_accesses(warp, k_step) + self.epilogue_accesses(warp)
+
+    # -- C ---------------------------------------------------------------------------
+    def tma_store(self, N: int) -> bool:
+        """C leaves by TMA stores (N % 8 == 0: a C map's rows must be 16-byte multiples),
+        else straight from registers."""
+        return N % 8 == 0
+
+    def tma_stores(self, warp: int, M: int, N: int,
+                   block: tuple[int, int] = (0, 0)) -> list[TmaBox]:
+        """A math warp's TMA stores of its staged tile: boxes of C_BOX_ROWS x WN, from the
+        top (none where N % 8 != 0, or for a producer warp)."""
+        w = self.consumer_warp(warp)
+        if w is None or not self.tma_store(N):
+            return []
+        wm0, wn0 = self.warp_origin(w)
+        base = self.stages * self.stage_bytes + w * self.staging_bytes
+        box_bytes = C_BOX_ROWS * self.wn * self.c_elem_bytes
+        return [TmaBox("C", "C", Op.STORE, block[0] * self.bm + wm0 + b * C_BOX_ROWS,
+                       block[1] * self.bn + wn0, C_BOX_ROWS, self.wn, self.c_elem_bytes, M, N,
+                       base + b * box_bytes, b)
+                for b in range(self.wm // C_BOX_ROWS)]
+
     def store_accesses(self, warp: int, M: int, N: int,
                        block: tuple[int, int] = (0, 0)) -> list[WarpAccess]:
-        """A math warp's C: a float2 per lane per m16n8 half, two floats where N is odd
-        (a float2 needs 8-byte aligned rows)."""
+        """A math warp's C: its TMA boxes (32 rows at a time) where the C map exists, else
+        an FP16 pair per lane per m16n8 half, two halves one at a time where N is odd (a
+        pair needs 4-byte aligned rows)."""
         w = self.consumer_warp(warp)
-        return [] if w is None else self.c_stores(w, M, N, block, pairs=N % 2 == 0)
+        if w is None:
+            return []
+        if self.tma_store(N):
+            return [a for box in self.tma_stores(warp, M, N, block) for a in box.warp_accesses()]
+        return self.c_stores(w, M, N, block, pairs=N % 2 == 0, elem_bytes=self.c_elem_bytes)
+
+    # -- totals ----------------------------------------------------------------------
+    def epilogue_counts(self, rules: BankRules = HARDWARE) -> SharedCounts:
+        """Shared stores of one tile's epilogue (all math warps)."""
+        total = SharedCounts()
+        for w in range(PRODUCER_WARPS, self.warps):
+            for acc in self.epilogue_accesses(w):
+                rep = acc.banks(rules)
+                total = total + SharedCounts(1, rep.wavefronts, rep.conflicts)
+        return total
+
+    def totals(self, M: int, N: int, K: int, rules: BankRules = HARDWARE) -> SharedTotals:
+        """The K loop's ldmatrix loads per K step, and with a C map the epilogue's
+        stmatrix stores once per tile (``blocks`` counts tiles: the launch has min(tiles,
+        SMs) persistent blocks walking them)."""
+        out = super().totals(M, N, K, rules)
+        if not self.tma_store(N):
+            return replace(out, caveat="N % 8 != 0: no TMA store, C goes out straight from "
+                                       "registers (no staging stores)")
+        return replace(out, st=out.st + self.epilogue_counts(rules).times(out.blocks))

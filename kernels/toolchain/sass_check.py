@@ -2,7 +2,7 @@
 
 Compiles a level offline (NVRTC through cuda-bindings, no GPU) for sm_90, disassembles it
 with nvdisasm, finds the K loop (the loop with the most shared loads) and counts its
-shared-memory instructions by kind (LDS, LDS.64, LDS.128, LDSM, STS..., LDGSTS). The loop
+shared-memory instructions by kind (LDS, LDS.64, LDS.128, LDSM, STS..., STSM, LDGSTS). The loop
 body is one K step, fully unrolled inside, so those counts must equal the model's per warp
 per K step; prologues (the first tile of a double buffer, the first stages of a cp.async
 ring, a peeled first k) sit outside the loop.
@@ -28,7 +28,7 @@ from ..ladder import registry
 from ..models.level_model import LevelModel, Op, WarpAccess
 from . import nvrtc_options
 
-_SASS_OP = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?((?:LDS|STS|LDSM|LDGSTS)"
+_SASS_OP = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?((?:LDS|STS|LDSM|STSM|LDGSTS)"
                       r"(?:\.[A-Z0-9_]+)*)\s", re.M)
 _SASS_LINE = re.compile(_SASS_OP.pattern + ".*$", re.M)  # the whole line of one
 
@@ -39,13 +39,15 @@ def sass_kind(acc: WarpAccess) -> str:
         return "LDGSTS"
     if "ldmatrix" in acc.label:
         return "LDSM"
+    if "stmatrix" in acc.label:
+        return "STSM"
     base = "LDS" if acc.op is Op.LOAD else "STS"
     return base + {4: "", 8: ".64", 16: ".128"}.get(acc.width_bytes, "")
 
 
 def normalise(mnemonic: str) -> str:
-    if mnemonic.startswith("LDSM"):
-        return "LDSM"
+    if mnemonic.startswith(("LDSM", "STSM")):
+        return mnemonic[:4]
     if mnemonic.startswith("LDGSTS"):
         return "LDGSTS"
     parts = mnemonic.split(".")

@@ -232,6 +232,22 @@ def test_banks_view_of_a_warp_specialized_level_opens_on_a_consumer_warp(qtbot, 
     assert b.report() is None and not view.grab().isNull()
 
 
+def test_banks_view_lists_mma_tmas_stmatrix_staging_as_conflict_free_stores(qtbot, make):
+    view = make(BanksView, "mma_tma")
+    b = view.banks
+    assert b.warp == 4  # the first math warp: the producer's four issue no shared access
+    labels = [a.label for a in b.accesses]
+    assert sum(lb.startswith("ldmatrix.x4") for lb in labels) == 32
+    assert sum(lb.startswith("stmatrix.x4 C") for lb in labels) == 16
+    view.select_instruction("stmatrix.x4 C")
+    rep = b.report()
+    assert rep is not None and (rep.wavefronts, rep.conflicts) == (4, 0)
+    view.grab()  # painted: the summary says what it is and that it meets no conflict
+    assert any("[128-bit store, warp 4" in text for text in b.drawn_texts)
+    assert any(text.startswith("no conflict: 4 wavefront(s)") for text in b.drawn_texts)
+    assert view.instruction_box.currentText().startswith("stmatrix.x4 C")
+
+
 def test_banks_instruction_box_follows_the_step(qtbot, make):
     view = make(BanksView, "smem_tiled")
     start = view.banks.step  # the level's own instruction (test_replay_truth.py)

@@ -37,6 +37,9 @@ def test_sass_counting():
     assert sass_counts(SASS_SAMPLE) == {"LDS": 1, "LDS.128": 1, "STS.128": 1, "LDSM": 1,
                                         "LDGSTS": 1}
     assert normalise("LDS.U.128") == "LDS.128" and normalise("STS.64") == "STS.64"
+    # stmatrix (STSM) is a shared store of its own, not an STS
+    assert sass_counts("        /*0460*/                   STSM.16.M88.4 [R3], R4 ;\n") == {
+        "STSM": 1}
 
 
 def test_main_loop_is_the_loop_with_the_most_shared_loads():
@@ -158,3 +161,30 @@ def test_hopper_kernels_use_shared_memory_only_as_the_model_says(level_id):
     # a level that loads the next K block's scales ahead also has the first block's
     # loads before its K loop
     assert ops.get("LDG.E.CONSTANT", 0) == scale_loads * getattr(m, "scale_load_sites", 1)
+
+
+@pytest.mark.skipif(tools_missing() is not None, reason=str(tools_missing()))
+def test_mma_tma_stages_c_as_the_model_says():
+    """Compiled for sm_90a: the only shared instructions are the K loop's ldmatrix loads
+    (test_model_matches_the_compiled_k_loop) and the epilogue's stmatrix.x4, as many as the
+    model lists per math warp and tile; its TMA stores of C are the model's boxes, and the
+    path without a C map stores what the model lists for an even N (FP16 pairs, STG.E) and
+    an odd one (single halves, STG.E.U16)."""
+    from gemmscope.kernels.models.mma_sync import PRODUCER_WARPS
+    from gemmscope.kernels.toolchain.sass_check import compile_sass, mnemonic_counts, sass_kind
+
+    if not (SRC / "mma_tma.cu").exists():
+        pytest.skip(f"no source for mma_tma under {SRC}")
+    m = model_for("mma_tma")
+    w = PRODUCER_WARPS  # the first math warp; every math warp runs the same code
+    sass = compile_sass("mma_tma", SRC)
+    ops = mnemonic_counts(sass)
+    staged = m.epilogue_accesses(w)
+    assert {sass_kind(a) for a in staged} == {"STSM"}
+    shared = sass_counts(sass)
+    assert shared.pop("LDSM") > 0 and shared == {"STSM": len(staged)}
+    assert ops.get("UTMASTG.2D", 0) == len(m.tma_stores(w, 1024, 1024))
+    pairs, halves = m.store_accesses(w, 1000, 998), m.store_accesses(w, 1000, 999)
+    assert {a.width_bytes for a in pairs} == {4} and {a.width_bytes for a in halves} == {2}
+    assert {k: v for k, v in ops.items() if k.startswith("STG")} == {
+        "STG.E": len(pairs), "STG.E.U16": len(halves)}
