@@ -286,9 +286,15 @@ LEVELS: tuple[Level, ...] = (
         geometry=warp_tiles_producer, arch="sm_90a", b_layout="nk", persistent=True,
         k_multiple=8, k_reason="a TMA row pitch must be a multiple of 16 bytes",
         edge_variant=False, output_format=OutputFormat.FP16, dyn_smem=mma_tma_smem,
-        notes="The HMMA pipe is busy about 89% of the active cycles; what is left is the fixed "
-              "latency between dependent mma.sync instructions, with mma.sync alone reaching "
-              "about 608 TFLOPS on this GPU (benchmarks/mma_ceiling.py)."),
+        notes="C staged by stmatrix and stored by TMA while the next tile's K steps start, "
+              "in place of each thread's 64 guarded stores of an FP32 C: 66.4 -> 70.6% of "
+              "cuBLAS FP16 at 4096^3 (H100, paired, 2026-12-05); the 64 KB of staging leave "
+              "room for 3 stages. What limits it is mma.sync's rate: the HMMA pipe was busy "
+              "about 89% of the active cycles with the FP32 C, mma.sync alone reaches about "
+              "608 TFLOPS on the H200 (benchmarks/mma_ceiling.py), and CUTLASS's own sm80 "
+              "mma.sync GEMMs reached 0.60-0.62 of cuBLAS on an H100 where this level reached "
+              "about 0.70 (benchmarks/cutlass_mma_anchor.py). cuBLAS FP16 runs wgmma, which "
+              "does 1.44 times mma.sync's work per cycle."),
     WGMMA_TMA,
     dataclasses.replace(
         WGMMA_TMA, id="wgmma_stream_k", title="wgmma + TMA, stream-K last wave (BF16)",
