@@ -1,7 +1,9 @@
 // Attempts on mma_tma (issue 42), not a level: kernels/cuda/mma_tma.cu with switches that
-// benchmarks/kernel_attempts.py times against cuBLAS FP16. With REL = ORD = MINB = 1 and
-// CREGS = 232 this is mma_tma's code (the script's control checks that it times like the
-// level). The switches:
+// benchmarks/kernel_attempts.py times against cuBLAS FP16. With REL = ORD = MINB = 1,
+// CREGS = 232 and OUT16 = 2 (and the level's 3 stages) this is mma_tma's code (the script's
+// control checks that it times like the level); with OUT16 = 0 and 4 stages it is the
+// level's code before stretch 25, which the variants measured before round 13 keep
+// (BEFORE_ROUND_13 in benchmarks/_attempt_variants.py). The switches:
 //   REL   where a consumer frees a stage: 1 after the K step's last mma.sync behind the proxy
 //         fence (mma_tma); 2 behind the fence at the start of the last 16-deep step, before
 //         the next stage's fragments are loaded (the fence takes the step before's last
@@ -44,12 +46,13 @@
 //         block of 96 x 64 warp tiles with FRAG 2, CREGS 240, PREGS 24 still spills (64
 //         bytes, 18 spill instructions in the K loop): not timed.
 // Round 5 (issue 42):
-//   OUT16 C's format: 0 FP32 (mma_tma); 1 FP16, as its reference cuBLAS FP16 writes it
-//         (the host allocates and checks an FP16 C). Nsight Compute put about 7% of the
-//         consumers' time in the FP32 epilogue: at 4096^3 C is 64 MB in FP32, 32 MB in
-//         FP16, written at the end of each tile while the tensor pipe waits.
+//   OUT16 C's format: 0 FP32 (mma_tma before stretch 25); 1 FP16, as its reference cuBLAS
+//         FP16 writes it (the host allocates and checks an FP16 C). Nsight Compute put
+//         about 7% of the consumers' time in the FP32 epilogue: at 4096^3 C is 64 MB in
+//         FP32, 32 MB in FP16, written at the end of each tile while the tensor pipe waits.
 // Round 13 (issue 42, prepared offline in stretch 23):
-//   OUT16 2 FP16 C by TMA stores, without waiting for them: each warp writes its 64 x 64
+//   OUT16 2 (mma_tma since stretch 25; its helpers: kernels/cuda/mma_store16.cuh)
+//         FP16 C by TMA stores, without waiting for them: each warp writes its 64 x 64
 //         tile with 16 stmatrix.x4 (4 words of packed FP16 each; 64 STG.E.64 for FP32,
 //         64 STG.E for OUT16 1) into its own 8 KB of shared memory in the 128-byte swizzle
 //         the C map reads, and its lane 0 issues two TMA stores (32-row boxes) and goes on
