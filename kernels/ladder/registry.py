@@ -288,7 +288,9 @@ LEVELS: tuple[Level, ...] = (
         edge_variant=False, output_format=OutputFormat.FP16, dyn_smem=mma_tma_smem,
         notes="C staged by stmatrix and stored by TMA while the next tile's K steps start, "
               "in place of each thread's 64 guarded stores of an FP32 C: 66.4 -> 70.6% of "
-              "cuBLAS FP16 at 4096^3 (H100, paired, 2026-12-05); the 64 KB of staging leave "
+              "cuBLAS FP16 at 4096^3 (H100, paired, 2026-12-05), and on the H200 67.9 -> "
+              "70.1% at 4096^3 and 69.8 -> 70.9% at 8192^3 (the bundled recording, "
+              "2026-12-06); the 64 KB of staging leave "
               "room for 3 stages. What limits it is mma.sync's rate: the HMMA pipe was busy "
               "about 89% of the active cycles with the FP32 C, mma.sync alone reaches about "
               "608 TFLOPS on the H200 (benchmarks/mma_ceiling.py), and CUTLASS's own sm80 "
