@@ -75,6 +75,11 @@ class AnimatedCanvas(PaintedText, QWidget):
     def draw(self, painter: QPainter) -> None:
         raise NotImplementedError
 
+    def draws_shape(self) -> bool:
+        """Whether the picture depends on the shape shown, beyond the form the level ran
+        there (a tile map of the shape's C): a new shape with the same form redraws it."""
+        return False
+
     def picture_height(self, width: int) -> int:
         """The height the picture wants at ``width`` before a view's optional panels get
         room (a subclass whose picture needs more says so)."""

@@ -115,11 +115,17 @@ class ViewPanel(QWidget, View):
 
     def set_form(self, level_id: str, params: dict[str, int] | None,
                  shape: Shape | None = None) -> None:
-        if self.forms.get(level_id, (None, None)) == (params, shape) and level_id in self.forms:
+        old = self.forms.get(level_id)
+        if old == (params, shape):
             return
         self.forms[level_id] = (params, shape)
-        if getattr(self.canvas, "level_id", None) == level_id:
-            self.set_level(level_id)  # the level shown: drawn again in its new form
+        if getattr(self.canvas, "level_id", None) != level_id:
+            return  # drawn in this form when it is selected
+        shown = old[0] if old is not None else None
+        if params != shown or self.canvas.draws_shape():
+            # the level shown: drawn again in its new form (a picture of the same form
+            # that does not draw the shape keeps its step and animation)
+            self.set_level(level_id)
 
     def set_level(self, level_id: str) -> bool:
         """Follow a level (in the form it ran at the shape shown: :meth:`set_form`); a

@@ -77,6 +77,9 @@ class TilingCanvas(AnimatedCanvas):
     def n_steps(self) -> int:
         return self.scene.n_steps() if self.scene is not None else K_STEPS
 
+    def draws_shape(self) -> bool:
+        return self.scene is not None  # a persistent level's tile map is of the shape's C
+
     def picture_height(self, width: int) -> int:
         least = self.scene.least_height(width) if self.scene is not None else 0
         return max(self.minimumHeight(), least)

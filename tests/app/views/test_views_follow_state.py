@@ -145,3 +145,21 @@ def test_the_animations_draw_the_form_a_level_ran_at_the_shape_shown(window):
         tiling.grab()  # painted: the canvas lists what it drew
         assert (tiling.canvas.scene.M, tiling.canvas.scene.N) == (shape.M, shape.N)
         assert f"(C {shape.M}x{shape.N})" in tiling.canvas.drawn_texts[0]  # the map: its C
+
+
+def test_a_new_shape_with_the_same_form_keeps_the_animation_where_it_was(window):
+    """A level that ran in one form at two shapes (register_2d has no shape rule): moving
+    between them leaves the Banks and Tiling pictures at the step the user stepped to,
+    since neither draws the shape; a new form is drawn from its first step (the test
+    above)."""
+    level, first, second = "register_2d", SHAPES[0], SHAPES[1]
+    assert window.store.run_form(level, first) == window.store.run_form(level, second)
+    for name in ("banks", "tiling"):
+        window.choose(shape=first, level=level)
+        view = window.named_widget(name)
+        window.flush_views()
+        assert not view.canvas.draws_shape()
+        view.canvas.set_step(3)
+        window.choose(shape=second, level=level)
+        window.flush_views()
+        assert view.canvas.step == 3, name
