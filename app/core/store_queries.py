@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from ...kernels import ladder
 from ...kernels import protocol as rec
 from ...kernels.ladder import Shape
 from ...kernels.protocol import DeviceEntry, Mode
@@ -23,10 +22,10 @@ from .device_state import DeviceState, device_label
 from .levels import LevelInfo, catalog_from_header
 from .recording_contents import RecordingContents
 from .repeat_stream import RepeatStream
+from .run_forms import form_at
 from .telemetry import RunWindow, RunWindows, TelemetryBuffer
 from .view_state import ViewState, ViewStateModel, changed_fields, default_shape
 
-DEFAULT_SM_COUNT = 132  # an H100 or H200 (SXM), where a session names no SM count
 TELEMETRY_UNAVAILABLE = "telemetry unavailable"  # how the runner's info message begins
 
 
@@ -340,27 +339,15 @@ class StoreQueries:
     def run_form(self, level_id: str, shape: Shape | None = None,
                  device: int | None = None) -> dict[str, int] | None:
         """The template parameters ``level_id`` ran with at ``shape`` (default: the one
-        shown) on ``device``: its latest result's there (the mode shown, else burst),
-        else what its shape rule picks for that shape on this GPU's SM count (132 where
-        the session names none), else None (no shape, or a level this copy lacks). The
-        animations draw this form, not the registry's defaults (fp8_deep at 8192^3 runs
-        four stages, at N = 2112 88-column tiles)."""
+        shown) on ``device`` (run_forms.form_at): its latest result's there (the mode
+        shown, else burst), else its shape rule's on this GPU's SM count; None where no
+        shape is shown."""
         shape = shape or self.view.state.shape
         if shape is None:
             return None
-        for mode in (None, Mode.BURST):
-            result = self.result_at(level_id, shape, mode, device)
-            if result is not None and result.params:
-                return dict(result.params)
-        level = ladder.BY_ID.get(level_id)
-        if level is None:
-            return None
         info = self.device_entry(device) if device is not None else self._device_info()
-        sm_count = (info.sm_count if info is not None else None) or DEFAULT_SM_COUNT
-        try:
-            return dict(level.for_shape(shape.M, shape.N, shape.K, sm_count).params)
-        except ValueError:  # a shape the level refuses: its own parameters
-            return None
+        results = (self.result_at(level_id, shape, mode, device) for mode in (None, Mode.BURST))
+        return form_at(level_id, shape, results, info.sm_count if info is not None else None)
 
     def burst_result(self, level_id: str, shape: Shape | None,
                      device: int | None = None) -> Result | None:
