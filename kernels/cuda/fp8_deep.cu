@@ -317,6 +317,22 @@ struct GsDpSchedule {
 // WREL 1: one thread per warpgroup arrives, and its warp reaches the next wgmma late
 // (Nsight Compute: "warpgroup arrive" stalls at the wgmma, 4.6x DeepGEMM's). Measured
 // beside each other: WREL 2 +0.8% (4096^3) to +2.2% (4096 x 7168 x 16384).
+// acc += t times its scales: s00 (rows lr) and s10 (rows lr + 8) for the 8-column groups in
+// the tile's first scale block of Bt, s01 and s11 past it (UNIFORM: every group in the first).
+template <int R, bool UNIFORM>
+__device__ __forceinline__ void gs_dp_promote(float (&acc)[R], float (&t)[R], int first_groups,
+                                              float s00, float s10, float s01, float s11) {
+#pragma unroll
+    for (int g = 0; g < R / 4; ++g) {
+        const bool first = UNIFORM || g < first_groups;
+        const float r0 = first ? s00 : s01, r1 = first ? s10 : s11;
+        acc[4 * g + 0] += t[4 * g + 0] * r0;
+        acc[4 * g + 1] += t[4 * g + 1] * r0;
+        acc[4 * g + 2] += t[4 * g + 2] * r1;
+        acc[4 * g + 3] += t[4 * g + 3] * r1;
+    }
+}
+
 template <int BM, int BN, int BK, int STAGES, int CL, int GW, int WREL, int SCT, int RING,
           int EPC, bool VEC>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(384, 1)
@@ -495,7 +511,14 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         const int lr = (t128 / 32) * 16 + (t128 % 32) / 4;  // rows lr, lr + 8 of a sub-tile
         unsigned char* const cbuf = c_base + c * C_STAGE;
         int cbox = 0;  // EPC 1: the ring's buffer of the next box
-        float acc[2][R], tmp[R];
+        // PP (tiles of at most 88 columns, where a thread has the registers for a second set
+        // of temporaries; RING 0): both sub-tiles' wgmma groups are issued before either is
+        // promoted, and a K block's sub-tile 1 is promoted after the next K block's sub-tile
+        // 0 is issued, inside a round of the ring (the last K block of a round waits for
+        // both), so the Tensor Cores have a group queued while the warpgroup promotes.
+        constexpr bool PP = 4 * R <= 176 && RING == 0;
+        float acc[2][R], tmp[R], tmp2[R];  // tmp2: PP only
+        float pr0 = 0.f, pr1 = 0.f, pr2 = 0.f, pr3 = 0.f;  // PP: the carried group's scales
         // The shared-memory addresses the K loop needs, computed once and held: opaque to
         // the compiler (the empty asm), which otherwise recomputed them from %tid and the
         // CTA's cluster id (S2R) between a stage's wait and its first wgmma, so that the
@@ -589,11 +612,80 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
                     }
                 }
             };
+            // PP's K block in stage s: `prev`, sub-tile 1 of stage s - 1 is in flight (its
+            // scales in pr0..pr3); `carry`, leave this block's sub-tile 1 in flight. Both
+            // are constants where it is called (the unrolled round), so that ptxas sees
+            // every group's wait in straight-line code.
+            auto kblock_pp = [&](int s, bool prev, bool carry) {
+                const unsigned parity = uses & 1;
+                asm volatile(
+                    "{\n.reg .pred done;\nGSQ_WAIT_%=:\n"
+                    "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                    "@!done bra GSQ_WAIT_%=;\n}\n" ::"r"(q_full + 8 * s), "r"(parity) : "memory");
+                const unsigned sc = q_sa + s * SA_STRIDE;
+                const unsigned scb = q_sb + s * SB_STRIDE;
+                float sa[2][2];
+#pragma unroll
+                for (int w = 0; w < 2; ++w)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h)
+                        sa[w][h] = gs_dp_lds(sc + 4 * (w * 64 + 8 * h));
+                const float sb0 = gs_dp_lds(scb);
+                const float sb1 = UNIFORM ? sb0 : gs_dp_lds(scb + 4);
+                const unsigned long long db = gs_wgmma_desc_sw128(b_base + s * B_BYTES);
+                auto issue = [&](int w, float (&d)[R]) {
+                    const unsigned long long da =
+                        gs_wgmma_desc_sw128(a_base + s * A_BYTES + (c * 128 + w * 64) * BK);
+                    gs_fence_regs(d);
+                    gs_wgmma_fence();
+#pragma unroll
+                    for (int kk = 0; kk < 4; ++kk)
+                        GsDpWgmma<BN>::run(d, da + 2 * kk, db + 2 * kk, kk > 0 ? 1 : 0);
+                    gs_wgmma_commit();
+                };
+                issue(0, tmp);
+                if (prev) {
+                    gs_wgmma_wait<1>();
+                    gs_fence_regs(tmp2);
+                    release(s - 1);
+                    gs_dp_promote<R, UNIFORM>(acc[1], tmp2, first_groups, pr0, pr1, pr2, pr3);
+                }
+                issue(1, tmp2);
+                gs_wgmma_wait<1>();
+                gs_fence_regs(tmp);
+                gs_dp_promote<R, UNIFORM>(acc[0], tmp, first_groups, sa[0][0] * sb0,
+                                          sa[0][1] * sb0, sa[0][0] * sb1, sa[0][1] * sb1);
+                pr0 = sa[1][0] * sb0, pr1 = sa[1][1] * sb0;
+                pr2 = sa[1][0] * sb1, pr3 = sa[1][1] * sb1;
+                if (!carry) {
+                    gs_wgmma_wait<0>();
+                    gs_fence_regs(tmp2);
+                    release(s);
+                    gs_dp_promote<R, UNIFORM>(acc[1], tmp2, first_groups, pr0, pr1, pr2, pr3);
+                }
+            };
             auto pass = [&](int s) {  // a stage past K: passed on
                 gs_mbar_wait(&full[s], uses & 1);
                 release(s);
             };
-            gs_dp_tile_blocks<STAGES, RING>(rounds, tail, ring, uses, kblock, pass);
+            if constexpr (PP) {
+                for (int r = 0; r < rounds; ++r, ++uses) {
+#pragma unroll
+                    for (int s = 0; s < STAGES; ++s) kblock_pp(s, s > 0, s < STAGES - 1);
+                }
+                if (tail) {
+#pragma unroll
+                    for (int s = 0; s < STAGES; ++s) {
+                        if (s < tail)
+                            kblock_pp(s, false, false);
+                        else
+                            pass(s);
+                    }
+                    ++uses;
+                }
+            } else {
+                gs_dp_tile_blocks<STAGES, RING>(rounds, tail, ring, uses, kblock, pass);
+            }
             // ---------------------------------------------------------- epilogue
             const int row0 = bm * BM + c * 128;
             if (!tma_c) {
