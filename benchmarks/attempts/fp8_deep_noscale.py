@@ -63,7 +63,35 @@ def _once(text: str, old: str) -> None:
                          f"times: {old.strip()[:70]!r}")
 
 
+# PP (tiles of at most 88 columns: a second set of temporaries, a wgmma group kept queued)
+# is a K block of its own with the same promotion: the copies take it out, so every shape
+# runs the plain K block they replace
+PP_ON = "constexpr bool PP = 4 * R <= 176 && RING == 0;"
+PP_OFF = "constexpr bool PP = false;  // a diagnostic copy: the plain K block only"
+PP_BLOCK_FROM = "            // PP's K block in stage s"
+PLAIN_CALL = " " * 12 + "gs_dp_tile_blocks<STAGES, RING>(rounds, tail, ring, uses, kblock, pass);\n"
+PP_CALL_FROM = " " * 12 + "if constexpr (PP) {\n" + \
+    " " * 16 + "for (int r = 0; r < rounds; ++r, ++uses) {"
+PP_CALL_TO = " " * 12 + "} else {\n    " + PLAIN_CALL + " " * 12 + "}\n"
+
+
+def without_pp(source: str) -> str:
+    """The level's source with PP's K block and its call taken out (a source without PP
+    as it is)."""
+    if PP_ON not in source:
+        return source
+    for text in (PP_ON, PP_BLOCK_FROM, PP_CALL_FROM, PP_CALL_TO, K_BLOCK_TO):
+        _once(source, text)
+    source = source.replace(PP_ON, PP_OFF)
+    a, b = source.index(PP_BLOCK_FROM), source.index(K_BLOCK_TO)
+    source = source[:a] + source[b:]
+    a = source.index(PP_CALL_FROM)
+    b = source.index(PP_CALL_TO) + len(PP_CALL_TO)
+    return source[:a] + PLAIN_CALL + source[b:]
+
+
 def no_promotion(source: str) -> str:
+    source = without_pp(source)
     _once(source, K_BLOCK_FROM)
     _once(source, K_BLOCK_TO)
     a, b = source.index(K_BLOCK_FROM), source.index(K_BLOCK_TO)

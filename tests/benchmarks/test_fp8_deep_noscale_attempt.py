@@ -31,11 +31,12 @@ def noscale():
 def test_the_copies_change_the_consumers_k_block_and_the_producers_scales_only(noscale,
                                                                                  tmp_path):
     paths = noscale.write(tmp_path)
-    level = noscale.LEVEL_SOURCE.read_text()
+    level = noscale.without_pp(noscale.LEVEL_SOURCE.read_text())
     np_, ns = paths["np"].read_text(), paths["ns"].read_text()
     assert "acc[w][4 * g + 0] += tmp[4 * g + 0] * r0;" in level  # the promotion
     assert "+= tmp[" not in np_ and "gs_dp_lds(sc +" not in np_
     assert "(gs_k > 0 || kk > 0) ? 1 : 0" in np_
+    assert "kblock_pp" not in np_ and "kblock_pp" not in ns  # PP's K block is out too
     # the producer and the epilogue as the level has them
     assert np_[np_.index("auto pass = [&](int s) {  // a stage past K: passed on"):] == \
         level[level.index("auto pass = [&](int s) {  // a stage past K: passed on"):]
