@@ -222,6 +222,16 @@ VARIANTS: list[Variant] = [
     Variant("wmma_8w_fb2", "wmma_x", {"LEAN": 2, "BN": 256, "WN": 64, "LB": 2, "FB": 2},
             "wmma_8w256_fb3 with the next step's fragments loaded while a step multiplies "
             "(a second set, 32 registers more: ptxas may spill): -3..+3 points"),
+    # round 14c: the level's own form (stretch 28: 47.3 / 49.8% on an H100) at 4096^3, where
+    # each block's prologue and epilogue weigh twice what they do at 8192^3
+    Variant("wmma_s4", "wmma", {"STAGES": 4},
+            "the level with 4 stages (208 KB): 0..+1 point"),
+    Variant("wmma_4w", "wmma", {"BN": 128},
+            "the level's form in 128x128 blocks of 4 warps, two blocks an SM, so that one "
+            "block's prologue and epilogue overlap the other's K loop: +0..+2 points at "
+            "4096^3, -2..0 at 8192^3"),
+    Variant("wmma_256x128", "wmma", {"BM": 256, "BN": 128},
+            "the level at 256x128: within half a point"),
     Variant("wmma_fb3_4w", "wmma_x", {**WMMA_BEFORE_ROUND_14, "LEAN": 2, "WN": 64, "FB": 3},
             "the 4-warp 64x64 form with all 3 stages in flight and the barrier after the "
             "tile's last fragment loads (240 registers, 2 blocks/SM): +1..+4 points over "
