@@ -249,10 +249,10 @@ LEVELS: tuple[Level, ...] = (
         notes="The WMMA API loads its fragments from plain strided shared tiles, so the swizzled,"
               " TMA-fed feeding that lifts the mma.sync levels cannot be used. From 128x128 "
               "tiles of 64x32 warp tiles (41-44% of cuBLAS FP16) to 64x64 warp tiles at "
-              "128x256 with the interior loader and every stage in flight: 46.3 / 48.6% at "
-              "4096^3 / 8192^3 (H100, paired, 2026-12-06); a second set of fragments to load "
-              "the next step while one multiplies (mma_sync's way) spills past 255 "
-              "registers."),
+              "128x256 with the interior loader and every stage in flight: 47.2-47.3 / "
+              "48.8-49.8% at 4096^3 / 8192^3 (two H100s, paired, 2026-12-06); a second "
+              "set of fragments to load the next step while one multiplies (mma_sync's "
+              "way) spills past 255 registers."),
     Level(
         id="mma_sync", title="mma.sync + ldmatrix, swizzled", precision=Precision.FP16,
         reference="cublas_fp16",
