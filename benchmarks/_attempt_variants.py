@@ -27,6 +27,7 @@ FAMILIES = {
                          "OUT16": 2}),
     "wmma_x": Family("wmma", "wmma_x.cu", "hgemm_wmma_x",
                      {"LEAN": 1, "LB": 1, "FB": 1, "GM": 1}),
+    "wmma_rf": Family("wmma", "wmma_rf.cu", "hgemm_wmma_rf", {"RF": 0}),
     "register_2d_x": Family("register_2d", "register_2d_x.cu", "sgemm_register_2d_x",
                             {"LB": 1, "KU": 1}),
     "wgmma_tma_x": Family("wgmma_tma", "wgmma_tma_x.cu", "bgemm_wgmma_tma", {}),
@@ -222,6 +223,12 @@ VARIANTS: list[Variant] = [
     Variant("wmma_8w_fb2", "wmma_x", {"LEAN": 2, "BN": 256, "WN": 64, "LB": 2, "FB": 2},
             "wmma_8w256_fb3 with the next step's fragments loaded while a step multiplies "
             "(a second set, 32 registers more: ptxas may spill): -3..+3 points"),
+    # round 15 (stretch 29): the level's fragments rotating through their registers, so a K
+    # tile starts with its first fragments loaded (wmma_rf.cu)
+    Variant("wmma_rf", "wmma_rf", {"RF": 1},
+            "the next step's fragments loaded under this step's HMMAs in the same registers, "
+            "the next K tile's first ones after the barrier: +1..+4 points"),
+    Variant("wmma_rf0", "wmma_rf", {"RF": 0}, "control: the level's loop from wmma_rf.cu"),
     # round 14c: the level's own form (stretch 28: 47.3 / 49.8% on an H100) at 4096^3, where
     # each block's prologue and epilogue weigh twice what they do at 8192^3
     Variant("wmma_s4", "wmma", {"STAGES": 4},
