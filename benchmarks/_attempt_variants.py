@@ -28,6 +28,7 @@ FAMILIES = {
     "wmma_x": Family("wmma", "wmma_x.cu", "hgemm_wmma_x",
                      {"LEAN": 1, "LB": 1, "FB": 1, "GM": 1}),
     "wmma_rf": Family("wmma", "wmma_rf.cu", "hgemm_wmma_rf", {"RF": 0}),
+    "wmma_p": Family("wmma", "wmma_p.cu", "hgemm_wmma_p", {"GM": 8}),
     "register_2d_x": Family("register_2d", "register_2d_x.cu", "sgemm_register_2d_x",
                             {"LB": 1, "KU": 1}),
     "wgmma_tma_x": Family("wgmma_tma", "wgmma_tma_x.cu", "bgemm_wgmma_tma", {}),
@@ -223,6 +224,12 @@ VARIANTS: list[Variant] = [
     Variant("wmma_8w_fb2", "wmma_x", {"LEAN": 2, "BN": 256, "WN": 64, "LB": 2, "FB": 2},
             "wmma_8w256_fb3 with the next step's fragments loaded while a step multiplies "
             "(a second set, 32 registers more: ptxas may spill): -3..+3 points"),
+    # round 16 (prepared in stretch 29): the level persistent, one copy stream across a block's
+    # tiles (wmma_p.cu), as mma_persistent is mma_sync's
+    Variant("wmma_p", "wmma_p", {},
+            "one block an SM, the next tile's first K tiles in flight during this one's last "
+            "and its stores: +1..+3 points at 4096^3, 0..+1 at 8192^3"),
+    Variant("wmma_p_gm1", "wmma_p", {"GM": 1}, "wmma_p in row order: within a point of GM 8"),
     # round 15 (stretch 29): the level's fragments rotating through their registers, so a K
     # tile starts with its first fragments loaded (wmma_rf.cu)
     Variant("wmma_rf", "wmma_rf", {"RF": 1},
