@@ -224,14 +224,16 @@ VARIANTS: list[Variant] = [
     Variant("wmma_8w_fb2", "wmma_x", {"LEAN": 2, "BN": 256, "WN": 64, "LB": 2, "FB": 2},
             "wmma_8w256_fb3 with the next step's fragments loaded while a step multiplies "
             "(a second set, 32 registers more: ptxas may spill): -3..+3 points"),
-    # round 16 (prepared in stretch 29): the level persistent, one copy stream across a block's
-    # tiles (wmma_p.cu), as mma_persistent is mma_sync's
+    # round 16 (stretch 29): the level persistent, one copy stream across a block's tiles
+    # (wmma_p.cu), as mma_persistent is mma_sync's. Measured on an H100: 45.4 / 47.3% against
+    # the level's 47.0 / 49.3 (docs/perf-notes.md, round 16)
     Variant("wmma_p", "wmma_p", {},
             "one block an SM, the next tile's first K tiles in flight during this one's last "
             "and its stores: +1..+3 points at 4096^3, 0..+1 at 8192^3"),
     Variant("wmma_p_gm1", "wmma_p", {"GM": 1}, "wmma_p in row order: within a point of GM 8"),
     # round 15 (stretch 29): the level's fragments rotating through their registers, so a K
-    # tile starts with its first fragments loaded (wmma_rf.cu)
+    # tile starts with its first fragments loaded (wmma_rf.cu). Measured on an H100: 46.9 /
+    # 49.9% against the level's 47.0 / 49.7 (docs/perf-notes.md, round 15)
     Variant("wmma_rf", "wmma_rf", {"RF": 1},
             "the next step's fragments loaded under this step's HMMAs in the same registers, "
             "the next K tile's first ones after the barrier: +1..+4 points"),
