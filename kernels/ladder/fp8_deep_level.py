@@ -132,8 +132,10 @@ def deep_cluster(K: int) -> int:
     only once both CTAs freed it) costs more than that saves. Measured beside each other
     in one loop with the release by two lanes (H100, 1980 MHz, stretch 29): +3.7% at 4096
     x 2112 x 7168 and +4.5% at 4096 x 4096 x 7168 (56 K blocks), +1.4% at 8192^3 and
-    4096 x 7168 x 16384 (64 and 128), -0.1..+2.4% at 4096^3 (32) in two loops; -3.5..-4.5%
-    at 4096 x 7168 x 2048 (16), -1.9% at 4096 x 24576 x 1536 (12), -3.4% at K = 512 (4)."""
+    4096 x 7168 x 16384 (64 and 128), -0.8..+2.4% at 4096^3 and +0.4% at 8192 x 8192 x
+    4096 (32); -0.8% at 8192 x 8192 x 3072 and -2.5% at 4096 x 4096 x 3072 (24), -3.5..-4.5%
+    at 4096 x 7168 x 2048 (16), -1.9% at 4096 x 24576 x 1536 (12), -3.4% at K = 512 (4).
+    Those loops held 1980 MHz; the power the multicast saves shows where the clock falls."""
     return 2 if K // 128 >= CL_MIN_KSTEPS else 1
 
 
