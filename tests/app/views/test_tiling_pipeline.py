@@ -280,3 +280,21 @@ def test_the_tile_map_shows_the_shapes_c_unless_it_has_too_many_tiles():
     gm, gn = m.grid(65536, 65536)
     assert gm * gn > MAX_MAP_TILES and map_mn(m, (65536, 65536)) == DISPLAY_MN
 
+
+
+@pytest.mark.parametrize("cl", [1, 2])
+def test_the_header_names_the_cluster_pair_where_fp8_deep_runs_2_cta_clusters(
+        hopper_view, cl):
+    """fp8_deep's CL 2 form: CTAs 2c and 2c + 1 share each A tile, multicast by the first;
+    the header says which SM is the selected one's partner and which copies A."""
+    view = hopper_view("fp8_block_scaled")
+    view.canvas.set_level("fp8_deep", {"CL": cl})
+    scene = view.canvas.scene
+    scene.set_sm(5)
+    header = scene.header_text()
+    if cl == 2:
+        assert "2-CTA clusters: SM 5 and SM 4 share each A tile" in header
+        assert "SM 4's TMA multicasts" in header
+    else:
+        assert "cluster" not in header
+    assert header.splitlines()[-1].startswith("SM 5, tile 1/")
