@@ -40,10 +40,13 @@ def stage_head(view: StageView) -> str:
 
 
 def lamp(m: WarpSpecialized, view: StageView) -> str:
-    """The stage's barriers: full[s] done or not, and the arrivals on empty[s]."""
+    """The stage's barriers: full[s] done or not, and the arrivals on empty[s] of the
+    barrier's count (a consumer warpgroup that frees the stage brings its share: fp8_deep's
+    four warps, each on both CTAs of a cluster)."""
     full = view.state in (StageState.FULL, StageState.CONSUMING)
     arrived = view.empty_arrivals if view.state is StageState.EMPTY else 0
-    return f"F{'●' if full else '○'} E{arrived}/{m.consumers}"
+    share = m.empty_arrivals // m.consumers
+    return f"F{'●' if full else '○'} E{arrived * share}/{m.empty_arrivals}"
 
 
 def consumer_text(m: WarpSpecialized, c: int, view: ConsumerView,

@@ -52,10 +52,17 @@ class Fp8Deep(WarpSpecialized):
              "through a ring of three, which leaves room for a fourth stage) and stored by "
              "TMA.")
 
+    @property
+    def empty_arrivals(self) -> int:
+        """fp8_deep.cu's count, (WREL == 2 ? 8 : 2) * CL: each consumer warp (WREL 2) or
+        warpgroup arrives, on both CTAs' barriers with 2-CTA clusters."""
+        return self.consumers * (WARPS_PER_GROUP if self.wrel == 2 else 1) * self.cl
+
     def setup(self, p: dict[str, int]) -> None:
         self.bm, self.bn, self.bk = p["BM"], p["BN"], p["BK"]
         self.stages, self.group_rows = p["STAGES"], p["GW"]
         self.cl = p.get("CL", 1)
+        self.wrel = p.get("WREL", 2)  # 2: every consumer warp frees a stage; 1: each warpgroup
         self.consumers, self.kpipe, self.epi, self.stream_k = 2, 0, 1, 0
         self.half_cols = self.bn  # one part: the whole width, promoted once per sub-tile
         self.instruction = f"wgmma.mma_async.m64n{self.bn}k32.f32.e4m3.e4m3"

@@ -130,6 +130,12 @@ class WarpSpecialized(TmaStageLoads, LevelModel):
         self.b_bytes = self.bn * self.bk * self.elem_bytes
         self.stage_bytes = self.a_bytes + self.b_bytes
 
+    @property
+    def empty_arrivals(self) -> int:
+        """The arrivals a stage's "empty" barrier waits for before the producer refills it
+        (the source's mbarrier count): one from each consumer warpgroup."""
+        return self.consumers
+
     # -- warpgroups ------------------------------------------------------------------
     @property
     def wgmma_n(self) -> int:

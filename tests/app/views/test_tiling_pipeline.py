@@ -320,3 +320,25 @@ def test_on_stage_fp8_deeps_cluster_header_leaves_every_aside_drawn(qtbot, size)
         grab(c)
         assert c.cut_texts == [] and c.left_out == [], step
         assert c.smallest_pt >= px_to_pt(STAGE_TEXT_PX) - 0.01
+
+
+@pytest.mark.parametrize(("level_id", "params", "count"), [
+    ("wgmma_tma", None, 2), ("fp8_block_scaled", None, 2),
+    ("fp8_deep", {"WREL": 2}, 8), ("fp8_deep", {"WREL": 1}, 2),
+    ("fp8_deep", {"WREL": 2, "CL": 2}, 16)])
+def test_a_stages_lamp_counts_the_arrivals_its_empty_barrier_waits_for(level_id, params,
+                                                                      count):
+    """The lamp's "E n/N": N is the source's mbarrier count (fp8_deep.cu: (WREL == 2 ? 8 :
+    2) * CL; the others one arrival a consumer warpgroup), and a consumer that frees the
+    stage adds its share."""
+    from gemmscope.app.views import tiling_pipeline_text as words
+    from gemmscope.kernels.models.pipeline import StageState, StageView
+
+    m = model_for(level_id, params)
+    assert m.empty_arrivals == count
+    view = StageView(stage=0, state=StageState.EMPTY, iteration=4, tile=0, k_step=1,
+                     fill=0.0, round=1, empty_arrivals=1)
+    assert words.lamp(m, view).endswith(f"E{count // m.consumers}/{count}")
+    full = StageView(stage=0, state=StageState.FULL, iteration=4, tile=0, k_step=1,
+                     fill=1.0, round=1, empty_arrivals=0)
+    assert words.lamp(m, full) == f"F● E0/{count}"
