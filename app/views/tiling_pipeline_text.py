@@ -45,8 +45,8 @@ def lamp(m: WarpSpecialized, view: StageView) -> str:
     four warps, each on both CTAs of a cluster)."""
     full = view.state in (StageState.FULL, StageState.CONSUMING)
     arrived = view.empty_arrivals if view.state is StageState.EMPTY else 0
-    share = m.empty_arrivals // m.consumers
-    return f"F{'●' if full else '○'} E{arrived * share}/{m.empty_arrivals}"
+    share = m.empty_count // m.consumers
+    return f"F{'●' if full else '○'} E{arrived * share}/{m.empty_count}"
 
 
 def consumer_text(m: WarpSpecialized, c: int, view: ConsumerView,

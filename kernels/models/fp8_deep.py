@@ -53,7 +53,7 @@ class Fp8Deep(WarpSpecialized):
              "TMA.")
 
     @property
-    def empty_arrivals(self) -> int:
+    def empty_count(self) -> int:
         """fp8_deep.cu's count, (WREL == 2 ? 8 : 2) * CL: each consumer warp (WREL 2) or
         warpgroup arrives, on both CTAs' barriers with 2-CTA clusters."""
         return self.consumers * (WARPS_PER_GROUP if self.wrel == 2 else 1) * self.cl

@@ -131,7 +131,7 @@ class WarpSpecialized(TmaStageLoads, LevelModel):
         self.stage_bytes = self.a_bytes + self.b_bytes
 
     @property
-    def empty_arrivals(self) -> int:
+    def empty_count(self) -> int:
         """The arrivals a stage's "empty" barrier waits for before the producer refills it
         (the source's mbarrier count): one from each consumer warpgroup."""
         return self.consumers

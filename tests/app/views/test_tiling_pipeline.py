@@ -281,7 +281,6 @@ def test_the_tile_map_shows_the_shapes_c_unless_it_has_too_many_tiles():
     assert gm * gn > MAX_MAP_TILES and map_mn(m, (65536, 65536)) == DISPLAY_MN
 
 
-
 @pytest.mark.parametrize("cl", [1, 2])
 def test_the_header_names_the_cluster_pair_where_fp8_deep_runs_2_cta_clusters(
         hopper_view, cl):
@@ -335,7 +334,7 @@ def test_a_stages_lamp_counts_the_arrivals_its_empty_barrier_waits_for(level_id,
     from gemmscope.kernels.models.pipeline import StageState, StageView
 
     m = model_for(level_id, params)
-    assert m.empty_arrivals == count
+    assert m.empty_count == count
     view = StageView(stage=0, state=StageState.EMPTY, iteration=4, tile=0, k_step=1,
                      fill=0.0, round=1, empty_arrivals=1)
     assert words.lamp(m, view).endswith(f"E{count // m.consumers}/{count}")
