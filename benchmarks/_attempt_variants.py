@@ -25,7 +25,10 @@ FAMILIES = {
                         {"REL": 1, "ORD": 1, "MINB": 1, "CREGS": 232, "SK": 0,
                          "CONSUMERS": 2, "WAITAT": 0, "WREL": 0, "PREGS": 40, "FRAG": 1,
                          "OUT16": 2}),
-    "wmma_x": Family("wmma", "wmma_x.cu", "hgemm_wmma_x", {"LEAN": 1, "LB": 1, "FB": 1}),
+    "wmma_x": Family("wmma", "wmma_x.cu", "hgemm_wmma_x",
+                     {"LEAN": 1, "LB": 1, "FB": 1, "GM": 1}),
+    "wmma_rf": Family("wmma", "wmma_rf.cu", "hgemm_wmma_rf", {"RF": 0}),
+    "wmma_p": Family("wmma", "wmma_p.cu", "hgemm_wmma_p", {"GM": 8}),
     "register_2d_x": Family("register_2d", "register_2d_x.cu", "sgemm_register_2d_x",
                             {"LB": 1, "KU": 1}),
     "wgmma_tma_x": Family("wgmma_tma", "wgmma_tma_x.cu", "bgemm_wgmma_tma", {}),
@@ -65,16 +68,20 @@ TWO_CTAS = {"BN": 128, "STAGES": 3, "MINB": 2, "CREGS": 216, "CONSUMERS": 1}
 # stores, 4 stages. Round 13's OUT16 2 (3 stages) is the level since stretch 25, and so the
 # family's default; the earlier variants keep the form they were measured in.
 BEFORE_ROUND_13 = {"OUT16": 0, "STAGES": 4}
+# wmma as the attempts on it before round 14 measured it: 128x128 blocks of 8 warps of
+# 64x32. Round 14 (8 warps of 64x64 at 128x256, every stage in flight) is the level since
+# stretch 28, so the family's defaults; the earlier variants keep the form they measured.
+WMMA_BEFORE_ROUND_14 = {"BN": 128, "WN": 32}
 # Round 3 (prepared offline, docs/perf-notes.md "Issue 42: attempts prepared, round 3") comes
 # first, so that a run without --only answers it before the measured rounds 1-2.
 BF16_ODD = "3000x5000x4096"  # the issue's BF16 shape whose last wave is 0.64 full
 VARIANTS: list[Variant] = [
     # round 8, wmma: the level's loader with 64x64 warp tiles (4 warps a 128x128 block),
     # the form wmma_lean_4w measured with the lean loader (+2.8 / +4.5 points)
-    Variant("wmma_wn32", "wmma", {"WN": 32},
+    Variant("wmma_wn32", "wmma", {**WMMA_BEFORE_ROUND_14, "WN": 32},
             "control, the level before round 8 (8 warps of 64x32): 43.7% / 40.8% of cuBLAS "
             "FP16 at 4096^3 / 8192^3 (the bundled recording)"),
-    Variant("wmma_wn64", "wmma", {"WN": 64},
+    Variant("wmma_wn64", "wmma", {**WMMA_BEFORE_ROUND_14, "WN": 64},
             "64x64 warp tiles with the level's loader (241 registers, two blocks an SM): as "
             "wmma_lean_4w, 46-47% / 44-45% (measured 40.7 / 42.5: the loader is what the "
             "4-warp form cannot afford)"),
@@ -182,13 +189,75 @@ VARIANTS: list[Variant] = [
     Variant("mma_tma_tmast4", "mma_tma_x", {**BEFORE_ROUND_13, "OUT16": 3},
             "as mma_tma_tmast with 4 stages and 4 KB a warp: the lower half staged once the "
             "upper half's store has read the buffer: +2..+5%"),
-    Variant("wmma_fb3_4w", "wmma_x", {"LEAN": 2, "WN": 64, "FB": 3},
+    # round 14, wmma (stretch 28): mma_sync's block form, 128x256 of 8 warps of 64x64 (one
+    # block an SM, 255 registers at most), with the lean loader. The 4-warp 64x64 form
+    # gained +2..+3 points (round 8) at 128x128; mma.sync measured 285-307 TFLOPS at 128x128
+    # against 356-380 at 128x256 (the A and B bytes an FMA from L2 fall by a quarter)
+    Variant("wmma_8w256", "wmma_x", {"LEAN": 2, "BN": 256, "WN": 64, "LB": 2},
+            "128x256 of 8 warps of 64x64, 3 stages of BK 64: +4..+7 points over wmma, "
+            "0.48-0.51 of cuBLAS FP16"),
+    Variant("wmma_8w256_s4", "wmma_x", {"LEAN": 2, "BN": 256, "WN": 64, "LB": 2, "STAGES": 4},
+            "as wmma_8w256 with 4 stages (204 KB): 0..+1 point over it"),
+    Variant("wmma_8w256_gm8", "wmma_x", {"LEAN": 2, "BN": 256, "WN": 64, "LB": 2, "GM": 8},
+            "as wmma_8w256 in groups of 8 block rows: 0..+2 points over it (mma_sync "
+            "gained 6% at 4 stages before its interior loader)"),
+    Variant("wmma_8w256x128", "wmma_x", {"LEAN": 2, "BM": 256, "BN": 128, "WN": 64, "LB": 2},
+            "256x128 of 8 warps of 64x64: as wmma_8w256 within a point"),
+    Variant("wmma_8w256_fb3", "wmma_x", {"LEAN": 2, "BN": 256, "WN": 64, "LB": 2, "FB": 3},
+            "as wmma_8w256 with every stage in flight (FB 3): 0..+1 point over it"),
+    Variant("wmma_8w256_bk32", "wmma_x",
+            {"LEAN": 2, "BN": 256, "WN": 64, "LB": 2, "BK": 32, "STAGES": 4},
+            "as wmma_8w256 with 4 stages of BK 32: -2..0 points (twice the barriers)"),
+    # round 14b: FB 3 measured +4.7 / +5.5 points over wmma_8w256 (H100), so its forms
+    Variant("wmma_8w_fb3_s4", "wmma_x",
+            {"LEAN": 2, "BN": 256, "WN": 64, "LB": 2, "FB": 3, "STAGES": 4},
+            "wmma_8w256_fb3 with 4 stages: 0..+2 points over it"),
+    Variant("wmma_8w_fb3_gm8", "wmma_x",
+            {"LEAN": 2, "BN": 256, "WN": 64, "LB": 2, "FB": 3, "GM": 8},
+            "wmma_8w256_fb3 in groups of 8 block rows: 0..+1 point"),
+    Variant("wmma_8w_fb3_256x128", "wmma_x",
+            {"LEAN": 2, "BM": 256, "BN": 128, "WN": 64, "LB": 2, "FB": 3},
+            "wmma_8w256_fb3 at 256x128: within a point of it"),
+    Variant("wmma_8w_fb3_bk128", "wmma_x",
+            {"LEAN": 2, "BN": 256, "WN": 64, "LB": 2, "FB": 3, "BK": 128, "STAGES": 2},
+            "wmma_8w256_fb3 with 2 stages of BK 128 (both in flight): -2..+1 points"),
+    Variant("wmma_8w_fb2", "wmma_x", {"LEAN": 2, "BN": 256, "WN": 64, "LB": 2, "FB": 2},
+            "wmma_8w256_fb3 with the next step's fragments loaded while a step multiplies "
+            "(a second set, 32 registers more: ptxas may spill): -3..+3 points"),
+    # round 16 (stretch 29): the level persistent, one copy stream across a block's tiles
+    # (wmma_p.cu), as mma_persistent is mma_sync's. Measured on an H100: 45.4 / 47.3% against
+    # the level's 47.0 / 49.3 (docs/perf-notes.md, round 16)
+    Variant("wmma_p", "wmma_p", {},
+            "one block an SM, the next tile's first K tiles in flight during this one's last "
+            "and its stores: +1..+3 points at 4096^3, 0..+1 at 8192^3"),
+    Variant("wmma_p_gm1", "wmma_p", {"GM": 1}, "wmma_p in row order: within a point of GM 8"),
+    # round 15 (stretch 29): the level's fragments rotating through their registers, so a K
+    # tile starts with its first fragments loaded (wmma_rf.cu). Measured on an H100: 46.9 /
+    # 49.9% against the level's 47.0 / 49.7 (docs/perf-notes.md, round 15)
+    Variant("wmma_rf", "wmma_rf", {"RF": 1},
+            "the next step's fragments loaded under this step's HMMAs in the same registers, "
+            "the next K tile's first ones after the barrier: +1..+4 points"),
+    Variant("wmma_rf0", "wmma_rf", {"RF": 0}, "control: the level's loop from wmma_rf.cu"),
+    # round 14c: the level's own form (stretch 28: 47.3 / 49.8% on an H100) at 4096^3, where
+    # each block's prologue and epilogue weigh twice what they do at 8192^3
+    Variant("wmma_s4", "wmma", {"STAGES": 4},
+            "the level with 4 stages (208 KB): 0..+1 point"),
+    Variant("wmma_4w", "wmma", {"BN": 128},
+            "the level's form in 128x128 blocks of 4 warps, two blocks an SM, so that one "
+            "block's prologue and epilogue overlap the other's K loop: +0..+2 points at "
+            "4096^3, -2..0 at 8192^3"),
+    Variant("wmma_256x128", "wmma", {"BM": 256, "BN": 128},
+            "the level at 256x128: within half a point"),
+    Variant("wmma_fb3_4w", "wmma_x", {**WMMA_BEFORE_ROUND_14, "LEAN": 2, "WN": 64, "FB": 3},
             "the 4-warp 64x64 form with all 3 stages in flight and the barrier after the "
             "tile's last fragment loads (240 registers, 2 blocks/SM): +1..+4 points over "
             "wmma_lean_4w, 0.47-0.50 of cuBLAS FP16"),
-    Variant("wmma_lean_4w", "wmma_x", {"LEAN": 2, "WN": 64},
+    Variant("wmma_lean_4w", "wmma_x", {**WMMA_BEFORE_ROUND_14, "LEAN": 2, "WN": 64},
             "control of the 4-warp form: 0.46-0.47 / 0.44-0.45 (round 1)"),
-    Variant("wmma", "wmma", {}, "control: 0.41-0.44 of cuBLAS FP16"),
+    Variant("wmma", "wmma", {}, "control: the level since stretch 28 (wmma_8w256_fb3's "
+            "form): 0.46-0.49 of cuBLAS FP16"),
+    Variant("wmma_r13", "wmma_x", {**WMMA_BEFORE_ROUND_14, },
+            "control: the level before round 14 (the family's code with its loader): 0.41-0.44"),
     Variant("mma_tma", "mma_tma", {},
             "control: 0.70-0.71 of cuBLAS FP16 (H100, paired; 0.63-0.70 in its FP32 form "
             "before stretch 25, as BEFORE_ROUND_13's variants run)"),
@@ -199,7 +268,7 @@ VARIANTS: list[Variant] = [
             "one 'empty' arrival per warp (8 per stage, not 256): within noise, at most +1%"),
     Variant("mma_tma_wait2_wrel", "mma_tma_x", {**BEFORE_ROUND_13, "WAITAT": 2, "WREL": 1},
             "both: their sum, if either gains"),
-    Variant("wmma_fb3", "wmma_x", {"LEAN": 2, "FB": 3},
+    Variant("wmma_fb3", "wmma_x", {**WMMA_BEFORE_ROUND_14, "LEAN": 2, "FB": 3},
             "8 warps of 64x32 (the level's form) with all 3 stages in flight, 128 "
             "registers, 2 blocks/SM: +0..+3% over wmma_lean, below wmma_fb3_4w"),
     Variant("mma_tma_wait1", "mma_tma_x", {**BEFORE_ROUND_13, "WAITAT": 1},
@@ -207,14 +276,14 @@ VARIANTS: list[Variant] = [
     Variant("mma_tma_frag2", "mma_tma_x", {**BEFORE_ROUND_13, "FRAG": 2},
             "A fragments one row ahead in a ring of two (the 96x64 groundwork; XOR "
             "addresses, 245-instruction loop): within noise, or -1..-2%"),
-    Variant("wmma_fb2", "wmma_x", {"LEAN": 2, "FB": 2},
+    Variant("wmma_fb2", "wmma_x", {**WMMA_BEFORE_ROUND_14, "LEAN": 2, "FB": 2},
             "fragments double-buffered across K tiles, 8 warps of 64x32: 194 registers, so "
             "one block/SM: -5..+3% over wmma_lean"),
     # rounds 1-2 (measured, docs/perf-notes.md)
     Variant("r2d_lb2", "register_2d_x", {"LB": 2},
             "127 registers instead of 152: two blocks per SM as kernel 5; 1.00-1.05 of k5"),
     Variant("register_2d", "register_2d", {}, "control: 0.85-0.87 of k5"),
-    Variant("wmma_lean", "wmma_x", {"LEAN": 2},
+    Variant("wmma_lean", "wmma_x", {**WMMA_BEFORE_ROUND_14, "LEAN": 2},
             "K loop 295 -> 169 instructions, 126 registers: +8-15%, 0.46-0.50 of cuBLAS"),
     Variant("mma_tma_rel3", "mma_tma_x", {**BEFORE_ROUND_13, "REL": 3},
             "no proxy fence (MEMBAR.ALL.CTA) per K tile: +1-4%; a wrong burst check = race"),
@@ -224,7 +293,7 @@ VARIANTS: list[Variant] = [
             "stream-K remainder: 8192^3 +1-3% (half-empty last wave), 4096^3 -2..-5%"),
     Variant("r2d_ku2", "register_2d_x", {"KU": 2},
             "kernel 5's loop form (110 registers, 10 LDS per 64 FFMA): 0.95-1.02 of k5"),
-    Variant("wmma_lean_lb3", "wmma_x", {"LEAN": 2, "LB": 3},
+    Variant("wmma_lean_lb3", "wmma_x", {**WMMA_BEFORE_ROUND_14, "LEAN": 2, "LB": 3},
             "as wmma_lean with 2 blocks per SM asked (128 registers): the same"),
     Variant("cp_async_interior", "cp_async_interior", {},
             "control: 0.90-0.92 of cuBLAS FP32"),
@@ -236,7 +305,7 @@ VARIANTS: list[Variant] = [
             "stage freed one 16-deep step earlier (fence still behind ldmatrix): within 1%"),
     Variant("mma_tma_rel3_sk2", "mma_tma_x", {**BEFORE_ROUND_13, "REL": 3, "SK": 2},
             "REL 3 and SK 2 together, if both gain: their sum"),
-    Variant("wmma_lean_bk32", "wmma_x", {"LEAN": 2, "BK": 32, "STAGES": 4},
+    Variant("wmma_lean_bk32", "wmma_x", {**WMMA_BEFORE_ROUND_14, "LEAN": 2, "BK": 32, "STAGES": 4},
             "LEAN with BK 32 and 4 stages (95 instructions per K tile): within 3% of LEAN"),
     Variant("wmma_lean_64x64", "wmma_x", {"LEAN": 2, "BN": 256, "WN": 64},
             "64x64 warp tiles, 128x256 block, 224 registers, one block per SM: -5..+5%"),

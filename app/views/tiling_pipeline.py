@@ -132,10 +132,17 @@ class PipelineScene:
         tile = view.tile if tile is None else tile
         walk = " → ".join(f"({r},{col})" for r, col in self.tiles)
         ts = ", ".join(str(t) for t in range(self.sm, self.gm * self.gn, self.grid))
+        # fp8_deep's 2-CTA clusters (CL 2): CTAs 2c and 2c + 1 take neighbouring tiles of a
+        # tile row (the same walk, t = 2 (r * clusters + c) + rank) and share the A tile, which
+        # the first multicasts (in place of the warpgroups' count, which the picture draws)
+        clustered = getattr(m, "cl", 1) == 2
+        groups = "2-CTA clusters" if clustered else f"{m.consumers + 1} warpgroups"
+        sm = (f"SM {self.sm} (A {'to' if self.sm % 2 == 0 else 'from'} SM {self.sm ^ 1})"
+              if clustered else f"SM {self.sm}")
         return (f"{m.level_id}: persistent, {self.grid} blocks (SMs) for "
                 f"{self.gm * self.gn} tiles of {m.bm}x{m.bn} (C {self.M}x{self.N}), "
-                f"BK={m.bk}, {m.stages} stages, {m.consumers + 1} warpgroups\n"
-                f"SM {self.sm}, tile {tile + 1}/{len(self.tiles)}, {when}: tiles t = {ts} "
+                f"BK={m.bk}, {m.stages} stages, {groups}\n"
+                f"{sm}, tile {tile + 1}/{len(self.tiles)}, {when}: tiles t = {ts} "
                 f"({self.grid} apart): {walk}")
 
     def map_caption(self) -> str:

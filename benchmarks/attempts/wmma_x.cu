@@ -20,6 +20,8 @@
 //         tile's first fragments load while the last step multiplies. 3: as 2 without the
 //         second set of fragments (each step loads its own, as FB 1; the barrier comes after
 //         the last step's loads): all STAGES stages in flight for FB 1's registers.
+//   GM    (issue 42, round 14) the grouped block order of common.cuh, GM block rows at a
+//         time; 1: the grid's own order (wmma's).
 #include "common.cuh"
 #include <cuda_fp16.h>
 #include <mma.h>
@@ -29,7 +31,7 @@ template <bool G, int BM, int BN, int BK, int WM, int WN, int STAGES, int LEAN, 
 __device__ __forceinline__ void gs_wmma_x_body(int M, int N, int K,
                                                const __half* __restrict__ A,
                                                const __half* __restrict__ B,
-                                               float* __restrict__ C) {
+                                               float* __restrict__ C, int bx, int by) {
     using namespace nvcuda;
     constexpr int WARPS_N = BN / WN;
     constexpr int THREADS = (BM / WM) * WARPS_N * 32;
@@ -45,7 +47,7 @@ __device__ __forceinline__ void gs_wmma_x_body(int M, int N, int K,
     __half* As = reinterpret_cast<__half*>(smem_raw);  // STAGES x BM x LDA
     __half* Bs = As + STAGES * BM * LDA;                // STAGES x BK x LDB
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int block_row = blockIdx.y * BM, block_col = blockIdx.x * BN;
+    const int block_row = by * BM, block_col = bx * BN;
     const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
 
     // the interior loader's setup: this thread's first copy of each operand
@@ -234,14 +236,18 @@ __device__ __forceinline__ void gs_wmma_x_body(int M, int N, int K,
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int LEAN, int LB, int FB,
-          bool VEC>
+          int GM, bool VEC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, LB - 1)
 hgemm_wmma_x(int M, int N, int K, const __half* __restrict__ A, const __half* __restrict__ B,
              float* __restrict__ C) {
-    const bool interior = LEAN == 2 && VEC && (int)(blockIdx.y + 1) * BM <= M &&
-                          (int)(blockIdx.x + 1) * BN <= N && K % BK == 0;
+    int bx, by;
+    gs_block_coords<GM>(bx, by);
+    const bool interior = LEAN == 2 && VEC && (by + 1) * BM <= M && (bx + 1) * BN <= N &&
+                          K % BK == 0;
     if (interior)
-        gs_wmma_x_body<false, BM, BN, BK, WM, WN, STAGES, LEAN, FB, VEC>(M, N, K, A, B, C);
+        gs_wmma_x_body<false, BM, BN, BK, WM, WN, STAGES, LEAN, FB, VEC>(M, N, K, A, B, C, bx,
+                                                                          by);
     else
-        gs_wmma_x_body<true, BM, BN, BK, WM, WN, STAGES, LEAN, FB, VEC>(M, N, K, A, B, C);
+        gs_wmma_x_body<true, BM, BN, BK, WM, WN, STAGES, LEAN, FB, VEC>(M, N, K, A, B, C, bx,
+                                                                         by);
 }

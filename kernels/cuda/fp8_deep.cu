@@ -9,13 +9,13 @@
 //     temporaries and 2 x BN / 2 accumulators, so the tile's whole width is one wgmma group
 //     (fp8_block_scaled splits 256 columns into two halves and so waits twice as often
 //     per row of the tile);
-//   - CL = 2 (a switch; the level runs CL = 1, which measured 6-20% faster here): 2-CTA
-//     clusters whose two CTAs take neighbouring tiles of one tile row, so they share the A
-//     tile: the first CTA loads it by TMA multicast into both CTAs' shared memory (DeepGEMM's
-//     form; each loading half for both measured 7% slower), which halves A's traffic from
-//     L2 (a third of the stage's bytes). A stage is refilled when
-//     both CTAs' consumers freed it (each consumer warpgroup arrives on the "empty"
-//     barrier of both CTAs);
+//   - CL = 2 (the host's shape rule picks it where a tile has 32 K blocks or more; CL = 1
+//     below): 2-CTA clusters whose two CTAs take neighbouring tiles of one tile row, so
+//     they share the A tile: the first CTA loads it by TMA multicast into both CTAs'
+//     shared memory (DeepGEMM's form; each loading half for both measured 7% slower),
+//     which halves A's traffic from L2 (a third of the stage's bytes) and with it the
+//     power that lowers the clock. A stage is refilled when both CTAs' consumers freed it:
+//     lanes 0 and 1 of each releasing warp arrive, one on each CTA's "empty" barrier;
 //   - the scales travel with the stage: the tile's 256 row scales of A for the K block come
 //     by TMA with the stage's data (SCT 1, one box; where M % 4 != 0 the row pitch cannot
 //     be mapped, and with SCT 0 the producer warp's 32 lanes copy them with 4-byte
@@ -506,6 +506,7 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
         unsigned q_sa = gs_smem_addr(sc_base) + 4 * (c * 128 + lr);  // this thread's row scales, stage 0
         unsigned q_empty = gs_smem_addr(&empty[0]), q_full = gs_smem_addr(&full[0]);
         unsigned q_rel = releaser;
+        const bool q_rel2 = WREL == 2 ? t128 % 32 < 2 : t128 < 2;  // CL 2: lanes 0 and 1 release
         asm volatile("" : "+r"(q_sa), "+r"(q_empty), "+r"(q_full), "+r"(q_rel));
         const unsigned q_sb = SCT ? gs_smem_addr(sb_base) : gs_smem_addr(sc_base) + 4 * 256;
         int uses = 0, t;
@@ -526,13 +527,16 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
 #pragma unroll
                 for (int i = 0; i < R; ++i) acc[w][i] = 0.f;
             auto release = [&](int s) {  // the stage is free for both CTAs' producers
-                if (!q_rel) return;
-                asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(q_empty + 8 * s) : "memory");
                 if constexpr (CL == 2) {
-                    if (peer)
-                        gs_dp_arrive_remote(&empty[s], rank ^ 1);
-                    else  // the last, lone tile: the peer has stopped
-                        gs_mbar_arrive(&empty[s]);
+                    // lanes 0 and 1 of each releasing warp in one instruction, lane 0 on its
+                    // own CTA's barrier and lane 1 on the peer's (on its own again for the
+                    // last, lone tile, whose peer has stopped): no branch on `peer`, which
+                    // as one lane's local then remote arrival in a divergent branch cost
+                    // the 2-CTA form 3-8% (H100, stretch 29)
+                    if (q_rel2) gs_dp_arrive_remote(&empty[s], (t128 & 1) && peer ? rank ^ 1 : rank);
+                } else {
+                    if (!q_rel) return;
+                    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(q_empty + 8 * s) : "memory");
                 }
             };
             auto kblock = [&](int s, int gs_k) {  // gs_k: the K block of the tile (the trace's)

@@ -20,6 +20,8 @@ The rules, each a function of (M, N, K, SMs) only:
   to whole clusters. SMs left idle draw no power; the waves are as many either way.
 - the ring (``deep_ring``, RING): the stages run on from tile to tile where a CTA has
   more than one tile of few K blocks that do not fill whole rounds of the stages.
+- clusters (``deep_cluster``, CL): 2-CTA clusters sharing the A tile by multicast where a
+  tile has at least 32 K blocks, one CTA below.
 - the row scales' path (``scales_by_tma``, SCT): by TMA with each stage's data where M % 4
   == 0 (a tensor map's 16-byte row pitch), else copied by the producer warp's lanes.
 """
@@ -120,12 +122,30 @@ def deep_ring(M: int, N: int, K: int, bn: int, stages: int, sm_count: int) -> in
     return int(tiles > ctas and ksteps % stages != 0 and ksteps <= RING_MAX_KSTEPS)
 
 
+CL_MIN_KSTEPS = 32  # 2-CTA clusters where a tile has at least this many K blocks
+
+
+def deep_cluster(K: int) -> int:
+    """CL 2 (neighbouring tiles of a tile row on a 2-CTA cluster, the A tile multicast to
+    both: a third fewer bytes from L2 a stage, so less power and a higher clock under the
+    cap) where a tile has many K blocks; CL 1 where the stage's coupling (a stage refilled
+    only once both CTAs freed it) costs more than that saves. Measured beside each other
+    in one loop with the release by two lanes (H100, 1980 MHz, stretch 29): +3.7% at 4096
+    x 2112 x 7168 and +4.5% at 4096 x 4096 x 7168 (56 K blocks), +1.4% at 8192^3 and
+    4096 x 7168 x 16384 (64 and 128), -0.8..+2.4% at 4096^3 and +0.4% at 8192 x 8192 x
+    4096 (32); -0.8% at 8192 x 8192 x 3072 and -2.5% at 4096 x 4096 x 3072 (24), -3.5..-4.5%
+    at 4096 x 7168 x 2048 (16), -1.9% at 4096 x 24576 x 1536 (12), -3.4% at K = 512 (4).
+    Those loops held 1980 MHz; the power the multicast saves shows where the clock falls."""
+    return 2 if K // 128 >= CL_MIN_KSTEPS else 1
+
+
 def deep_shape_params(M: int, N: int, K: int, sm_count: int) -> dict[str, int]:
     bn = deep_tile_width(M, N, sm_count)
     epc = deep_epc(bn, K)
     stages = deep_stages(bn, K, epc)
     return {"BN": bn, "STAGES": stages, "SCT": int(scales_by_tma(M)),
-            "RING": deep_ring(M, N, K, bn, stages, sm_count), "EPC": epc}
+            "RING": deep_ring(M, N, K, bn, stages, sm_count), "EPC": epc,
+            "CL": deep_cluster(K)}
 
 
 def deep_grid(tiles: int, sm_count: int, p: dict[str, int]) -> int:
@@ -161,8 +181,10 @@ FP8_DEEP = Level(
          "the K loop; C staged per warpgroup and stored by TMA without waiting (where a tile "
          "has 32 K blocks or more, one 32 x 64 box at a time through a ring of three, "
          "which leaves room for a fourth stage: EPC 1); the grid "
-         "shrunk to the fewest SMs that give the same waves. CL=2 (2-CTA clusters, the first "
-         "CTA multicasting the shared A tile to both) is a switch, measured slower.",
+         "shrunk to the fewest SMs that give the same waves; where a tile has 32 K blocks or "
+         "more, 2-CTA clusters on neighbouring tiles, the first CTA multicasting the shared "
+         "A tile to both (CL 2; each consumer warp frees a stage on both CTAs at once, "
+         "lanes 0 and 1 in one instruction).",
     follows="DeepGEMM (deepseek-ai, daec8fd): fp8_gemm.cuh's schedule and its block-size "
             "heuristics; PTX ISA: multicast::cluster, mapa, cp.async.mbarrier.arrive",
     source="fp8_deep.cu", kernel="fp8gemm_deep",

@@ -281,6 +281,46 @@ def test_the_tile_map_shows_the_shapes_c_unless_it_has_too_many_tiles():
     assert gm * gn > MAX_MAP_TILES and map_mn(m, (65536, 65536)) == DISPLAY_MN
 
 
+@pytest.mark.parametrize("cl", [1, 2])
+def test_the_header_names_the_cluster_pair_where_fp8_deep_runs_2_cta_clusters(
+        hopper_view, cl):
+    """fp8_deep's CL 2 form: CTAs 2c and 2c + 1 share each A tile, which the first
+    multicasts; the header says so, and which SM sends the selected one's A or takes it."""
+    view = hopper_view("fp8_block_scaled")
+    view.canvas.set_level("fp8_deep", {"CL": cl})
+    scene = view.canvas.scene
+    scene.set_sm(5)
+    first, second = scene.header_text().splitlines()
+    if cl == 2:
+        assert first.endswith("2-CTA clusters") and second.startswith("SM 5 (A from SM 4), ")
+        scene.set_sm(4)
+        assert scene.header_text().splitlines()[1].startswith("SM 4 (A to SM 5), tile 1/")
+    else:
+        assert first.endswith("3 warpgroups") and second.startswith("SM 5, tile 1/")
+        assert "cluster" not in first + second
+
+
+@pytest.mark.parametrize("size", STAGE_CANVASES)
+def test_on_stage_fp8_deeps_cluster_header_leaves_every_aside_drawn(qtbot, size):
+    """The 2-CTA form's header on stage, in the room a 1280x720 talk leaves: no text cut,
+    nothing left out (a longer header once pushed the zoom's labels out)."""
+    view = TilingView("fp8_block_scaled")
+    qtbot.addWidget(view)
+    view.set_animated(False)
+    view.apply_theme(PRESENTATION)
+    c = view.canvas
+    c.set_level("fp8_deep", {"CL": 2})
+    c.setFixedSize(*size)
+    view.show()
+    qtbot.waitExposed(view)
+    c.scene.set_sm(5)
+    for step in (0, 2, K_STEPS_SHOWN, c.n_steps() - 1):
+        show(c, step, 0.5)
+        grab(c)
+        assert c.cut_texts == [] and c.left_out == [], step
+        assert c.smallest_pt >= px_to_pt(STAGE_TEXT_PX) - 0.01
+
+
 @pytest.mark.parametrize(("level_id", "params", "count"), [
     ("wgmma_tma", None, 2), ("fp8_block_scaled", None, 2),
     ("fp8_deep", {"WREL": 2}, 8), ("fp8_deep", {"WREL": 1}, 2),

@@ -10,9 +10,11 @@ import pytest
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.fp8_deep_level import (
+    CL_MIN_KSTEPS,
     DEEP_WIDTHS,
     EPC_MIN_KSTEPS,
     SMEM_PER_BLOCK,
+    deep_cluster,
     deep_epc,
     deep_grid,
     deep_smem,
@@ -84,6 +86,21 @@ def test_c_is_staged_box_by_box_where_boxes_are_64_wide_and_a_tile_has_64_k_bloc
 def test_the_level_takes_the_fourth_stage_where_c_is_staged_box_by_box(shape, epc, stages):
     p = registry.get("fp8_deep").for_shape(*shape, 132).params
     assert (p["EPC"], p["STAGES"]) == (epc, stages), p
+
+
+@pytest.mark.parametrize(("shape", "cl"), [
+    ((8192, 8192, 8192), 2), ((4096, 4096, 4096), 2), ((4096, 2112, 7168), 2),
+    ((4096, 24576, 1536), 1), ((4096, 32768, 512), 1), ((4096, 7168, 16384), 2),
+    ((4096, 4096, 7168), 2), ((4096, 7168, 2048), 1), ((8192, 8192, 3968), 1)])
+def test_the_level_takes_2_cta_clusters_where_a_tile_has_32_k_blocks_or_more(shape, cl):
+    """DeepGEMM's eight shapes: the multicast pays where a tile has many K blocks (H100,
+    stretch 29: +1.4..+4.5% at 56 to 128) and costs where it has few (-1.9..-4.5% at 4 to
+    16); its launch is whole clusters."""
+    M, N, K = shape
+    level = registry.get("fp8_deep").for_shape(M, N, K, 132)
+    assert level.params["CL"] == cl == deep_cluster(K)
+    assert (K // 128 >= CL_MIN_KSTEPS) == (cl == 2)
+    assert level.grid(M, N, 132)[0] % cl == 0
 
 
 @pytest.mark.parametrize("tiles", [1, 2, 3, 131, 132, 133, 264, 288, 384, 512, 561, 2048])

@@ -265,3 +265,19 @@ def test_levels_without_a_shape_rule_run_their_own_parameters_everywhere():
     for lv in registry.ladder():
         if lv.shape_params is None:
             assert lv.for_shape(4096, 2112, 7168, 132) is lv
+
+
+def test_wmma_takes_blocks_of_four_warps_where_128x256_would_leave_half_the_sms_idle():
+    lv = registry.get("wmma")
+    assert (lv.tile, lv.threads) == ((128, 256), (256, 1))  # eight 64x64 warp tiles
+    small = lv.for_shape(1024, 1024, 1024, 132)  # 8 x 4 = 32 blocks of 128x256 for 132 SMs
+    assert (small.tile, small.threads) == ((128, 128), (128, 1)) and small.id == lv.id
+    assert small.dyn_smem_bytes() < lv.dyn_smem_bytes()
+    # 2048^3: 128 blocks of 128x256, more than half of 132 SMs: the default block
+    assert lv.for_shape(2048, 2048, 2048, 132) is lv
+    assert lv.for_shape(4096, 4096, 4096, 132) is lv
+    # the SM count decides, not the shape: on 300 SMs 128 blocks leave more than half idle
+    assert lv.for_shape(2048, 2048, 2048, 300).tile == (128, 128)
+    # and a ragged grid counts its edge blocks: 66 of them (11 x 6) are half of 132
+    assert lv.for_shape(1300, 1400, 512, 132) is lv
+    assert lv.for_shape(1300, 1280, 512, 132).tile == (128, 128)  # 11 x 5 = 55

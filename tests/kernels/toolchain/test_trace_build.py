@@ -143,8 +143,11 @@ needs_nvrtc = pytest.mark.skipif(
 # entry's. fp8_deep: any code of its K-stage observer's warp in the producer warpgroup (56
 # registers; a branch with one nanosleep in it does it too) moves 13.5's allocation, which
 # then reloads the tiles' tail count once a tile (its form with C staged box by box and four
-# stages, EPC 1, at 8192^3, spills nothing).
-SPILLS_OFFLINE = {"fp8_deep": 8}
+# stages, EPC 1, at 8192^3, spills nothing). In its 2-CTA form (CL 2, the shape rule's pick
+# at 4096^3) 13.5 spills 24 bytes, all in the producer warp's and the observer's code (the
+# tile's peer and multicast state), none in the consumers' K loop; the GPU's 13.0 spills
+# none there.
+SPILLS_OFFLINE = {"fp8_deep": 24}
 
 
 @needs_nvrtc

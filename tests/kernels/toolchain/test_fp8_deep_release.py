@@ -1,0 +1,33 @@
+"""fp8_deep's 2-CTA form as compiled (NVRTC for sm_90a and nvdisasm here, no GPU): a
+consumer warp frees a stage on both CTAs with one arrival instruction (lanes 0 and 1, each
+on one CTA's barrier), so the K loop has as many barrier operations as the one-CTA form's
+and no divergent branch to reconverge. A lane's local then remote arrival in a branch on
+the peer (16 barrier operations a round of the ring and four BSSY/BSYNC pairs) cost the
+2-CTA form 3-8% on an H100 (docs/perf-notes.md, stretch 29)."""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+from gemmscope.kernels.ladder import registry
+from gemmscope.kernels.toolchain import build_event, nvrtc, sass
+
+MISSING = build_event.nvrtc_missing() or sass.nvdisasm_missing()
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
+
+
+def k_loop_ops(cl: int) -> collections.Counter[str]:
+    level = registry.get("fp8_deep").for_shape(8192, 8192, 8192, 132)
+    built = nvrtc.compile_offline(level, params={**level.params, "CL": cl})
+    (text,) = sass.disassemble(built.cubin).values()
+    loop = sass.in_span(sass.parse(text), sass.main_loop(text))
+    return collections.Counter(ln.mnemonic.split(".")[0] for ln in loop if ln.counted)
+
+
+def test_the_2_cta_form_frees_a_stage_on_both_ctas_with_one_arrival_and_no_divergence():
+    one, two = k_loop_ops(1), k_loop_ops(2)
+    assert two["QGMMA"] == one["QGMMA"] > 0  # the same round of the ring
+    assert two["SYNCS"] == one["SYNCS"], "one barrier operation per wait and per release"
+    assert two["BSSY"] == two["BSYNC"] == 0, "no branch on the peer in the K loop"
