@@ -5,9 +5,12 @@ threads or child processes."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -22,9 +25,16 @@ os.environ.setdefault("GEMMSCOPE_NO_GPU", "1")  # the app never starts a real ru
 # (a test of a missing NVRTC then got a kept answer, depending on the order). On the GPU
 # machine a carried folder (GEMMSCOPE_CACHE_DIR set before pytest) is kept: it is the point
 if "GEMMSCOPE_CACHE_DIR" not in os.environ or os.environ.get("CI"):
-    import tempfile as _tempfile
+    os.environ["GEMMSCOPE_CACHE_DIR"] = tempfile.mkdtemp(prefix="gemmscope-test-cache-")
 
-    os.environ["GEMMSCOPE_CACHE_DIR"] = _tempfile.mkdtemp(prefix="gemmscope-test-cache-")
+# the user's preferences and data folders (app/core/preferences_file.py, QStandardPaths):
+# fresh ones per test run, never the user's own. A test that starts the app without
+# --settings wrote its offscreen window layout into ~/.config/gemmscope/gemmscope.conf,
+# which the user's next start then met
+_home = tempfile.mkdtemp(prefix="gemmscope-test-home-")
+atexit.register(shutil.rmtree, _home, True)
+os.environ["XDG_CONFIG_HOME"] = os.path.join(_home, "config")
+os.environ["XDG_DATA_HOME"] = os.path.join(_home, "data")
 
 TESTS = Path(__file__).parent
 # the shared fakes and helpers (fake_runner, synthetic_session, ...) import by their names
