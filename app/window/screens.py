@@ -4,6 +4,8 @@ talk full screen on that screen."""
 
 from __future__ import annotations
 
+import struct
+
 from PySide6.QtCore import QByteArray, QRect
 from PySide6.QtGui import QCursor, QGuiApplication, QScreen
 from PySide6.QtWidgets import QMainWindow, QWidget
@@ -52,16 +54,30 @@ def full_screen_on_start_screen(window: QWidget) -> None:
     window.showFullScreen()
 
 
+QT_GEOMETRY_MAGIC = 0x1D9D0CB  # the first four bytes of QWidget::saveGeometry's data
+
+
+def is_saved_geometry(data: bytes) -> bool:
+    """Whether ``data`` begins as QWidget::saveGeometry's bytes do: its magic number and a
+    format version (major) that Qt 6 reads, 1 to 3."""
+    if len(data) < 6:
+        return False
+    magic, major = struct.unpack(">IH", data[:6])
+    return magic == QT_GEOMETRY_MAGIC and 1 <= major <= 3
+
+
 def restore_layout(window: QMainWindow, geometry: bytes | None, state: bytes | None,
                    notes: list[str]) -> None:
     """The window's saved size and panel layout (Qt's bytes, as the preferences keep
-    them), inside the screen it starts on; a saved value Qt refuses is said in ``notes``
-    and the default used."""
+    them), inside the screen it starts on. Qt refuses a saved geometry that does not fit
+    the screen (a window sized on a desk's monitor, opened on a 1280x720 projector): the
+    default size cut to the screen, as fit_window does, and nothing said. Bytes that are
+    not a saved geometry at all are said in ``notes``, and the default used."""
     saved = None
     if geometry is not None:
         if window.restoreGeometry(QByteArray(geometry)):
             saved = as_rect(window.geometry())
-        else:
+        elif not is_saved_geometry(geometry):
             notes.append("preferences: window/geometry is not a window's "
                          "geometry; using the default size")
     # inside the screen it starts on: the size it had where that fits, else the default

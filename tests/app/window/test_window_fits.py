@@ -6,12 +6,14 @@ twice gives the window back its geometry; a screenshot is exactly the size asked
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import sys
 
 import pytest
 from layout_check import contrast, layout_problems, low_contrast
+from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
@@ -234,6 +236,52 @@ def test_the_window_opens_inside_the_screen_and_forgets_a_size_that_does_not_fit
     qtbot.addWidget(again)
     assert room.contains(as_rect(again.geometry()))
     assert again.width() < 1400
+    assert not any("geometry" in note for note in again.prefs.notes), again.prefs.notes
+
+
+# QWidget.saveGeometry() of a 1400x900 window at (100, 60) on a 1920x1080 X screen (Qt
+# 6.11, under Xvfb and openbox): the bytes a desk's monitor leaves in the preferences
+DESK_GEOMETRY = ("AdnQywADAAAAAABkAAAAPAAABd0AAAPYAAAAZQAAAFAAAAXcAAAD0wAAAAAAAAAAB4AAAABl"
+                 "AAAAUAAABdwAAAPT")
+
+
+def test_a_layout_saved_on_a_larger_screen_opens_fitted_and_is_not_called_damaged(
+        qtbot, tmp_path):
+    """Qt refuses a saved geometry that does not fit the screen the window starts on (the
+    offscreen platform's 800x800 here, a 1280x720 projector on stage): the window opens
+    at the default size cut to the screen, and no note calls the preferences damaged."""
+    from gemmscope.app.core.screen_fit import room_for_client
+    from gemmscope.app.window.main_window import MainWindow
+    from gemmscope.app.window.preferences import open_settings
+    from gemmscope.app.window.screens import as_rect
+
+    ini = tmp_path / "prefs.ini"
+    ini.write_text(f"[window]\ngeometry={DESK_GEOMETRY}\n")
+    window = MainWindow(open_settings(str(ini)))
+    qtbot.addWidget(window)
+    room = room_for_client(as_rect(QApplication.primaryScreen().availableGeometry()))
+    assert room.contains(as_rect(window.geometry()))
+    assert not window.restoreGeometry(QByteArray(base64.b64decode(DESK_GEOMETRY)))
+    assert not any("geometry" in note for note in window.prefs.notes), window.prefs.notes
+
+
+def test_bytes_that_are_no_saved_geometry_are_said_and_the_default_used(qtbot, tmp_path):
+    from gemmscope.app.core.screen_fit import room_for_client
+    from gemmscope.app.window.main_window import MainWindow
+    from gemmscope.app.window.preferences import open_settings
+    from gemmscope.app.window.screens import as_rect, is_saved_geometry
+
+    for blob in (b"\x00" * 66, b"\x01\xd9\xd0\xcb\x00\x09" + b"\x00" * 60, b"short"):
+        assert not is_saved_geometry(blob)
+        ini = tmp_path / "prefs.ini"
+        ini.write_text(f"[window]\ngeometry={base64.b64encode(blob).decode()}\n")
+        window = MainWindow(open_settings(str(ini)))
+        qtbot.addWidget(window)
+        room = room_for_client(as_rect(QApplication.primaryScreen().availableGeometry()))
+        assert room.contains(as_rect(window.geometry()))
+        assert any("window/geometry is not a window's geometry" in note
+                   for note in window.prefs.notes), window.prefs.notes
+    assert is_saved_geometry(bytes(window.saveGeometry().data()))
 
 
 def test_a_talk_opens_full_screen_on_the_screen_it_starts_on(qtbot, make_window):
