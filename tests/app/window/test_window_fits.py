@@ -245,40 +245,41 @@ DESK_GEOMETRY = ("AdnQywADAAAAAABkAAAAPAAABd0AAAPYAAAAZQAAAFAAAAXcAAAD0wAAAAAAAA
                  "AAAAUAAABdwAAAPT")
 
 
-def test_a_layout_saved_on_a_larger_screen_opens_fitted_and_is_not_called_damaged(
-        qtbot, tmp_path):
-    """Qt refuses a saved geometry that does not fit the screen the window starts on (the
-    offscreen platform's 800x800 here, a 1280x720 projector on stage): the window opens
-    at the default size cut to the screen, and no note calls the preferences damaged."""
+def _window_with_saved_geometry(qtbot, tmp_path, geometry: str):
+    """A window started from preferences whose window/geometry is ``geometry`` (base64),
+    and whether it lies inside the screen's room for a window."""
     from gemmscope.app.core.screen_fit import room_for_client
     from gemmscope.app.window.main_window import MainWindow
     from gemmscope.app.window.preferences import open_settings
     from gemmscope.app.window.screens import as_rect
 
     ini = tmp_path / "prefs.ini"
-    ini.write_text(f"[window]\ngeometry={DESK_GEOMETRY}\n")
+    ini.write_text(f"[window]\ngeometry={geometry}\n")
     window = MainWindow(open_settings(str(ini)))
     qtbot.addWidget(window)
     room = room_for_client(as_rect(QApplication.primaryScreen().availableGeometry()))
-    assert room.contains(as_rect(window.geometry()))
+    return window, room.contains(as_rect(window.geometry()))
+
+
+def test_a_layout_saved_on_a_larger_screen_opens_fitted_and_is_not_called_damaged(
+        qtbot, tmp_path):
+    """Qt refuses a saved geometry that does not fit the screen the window starts on (the
+    offscreen platform's 800x800 here, a 1280x720 projector on stage): the window opens
+    at the default size cut to the screen, and no note calls the preferences damaged."""
+    window, inside = _window_with_saved_geometry(qtbot, tmp_path, DESK_GEOMETRY)
+    assert inside
     assert not window.restoreGeometry(QByteArray(base64.b64decode(DESK_GEOMETRY)))
     assert not any("geometry" in note for note in window.prefs.notes), window.prefs.notes
 
 
 def test_bytes_that_are_no_saved_geometry_are_said_and_the_default_used(qtbot, tmp_path):
-    from gemmscope.app.core.screen_fit import room_for_client
-    from gemmscope.app.window.main_window import MainWindow
-    from gemmscope.app.window.preferences import open_settings
-    from gemmscope.app.window.screens import as_rect, is_saved_geometry
+    from gemmscope.app.window.screens import is_saved_geometry
 
     for blob in (b"\x00" * 66, b"\x01\xd9\xd0\xcb\x00\x09" + b"\x00" * 60, b"short"):
         assert not is_saved_geometry(blob)
-        ini = tmp_path / "prefs.ini"
-        ini.write_text(f"[window]\ngeometry={base64.b64encode(blob).decode()}\n")
-        window = MainWindow(open_settings(str(ini)))
-        qtbot.addWidget(window)
-        room = room_for_client(as_rect(QApplication.primaryScreen().availableGeometry()))
-        assert room.contains(as_rect(window.geometry()))
+        window, inside = _window_with_saved_geometry(qtbot, tmp_path,
+                                                     base64.b64encode(blob).decode())
+        assert inside
         assert any("window/geometry is not a window's geometry" in note
                    for note in window.prefs.notes), window.prefs.notes
     assert is_saved_geometry(bytes(window.saveGeometry().data()))
