@@ -4,8 +4,9 @@ table apart from the machinery that runs it."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 ATTEMPTS = Path(__file__).resolve().parent / "attempts"
 
@@ -331,3 +332,34 @@ VARIANTS: list[Variant] = [
     Variant("mma_tma_x", "mma_tma_x", {},
             "the attempt source with default switches: the level's SASS, so its ratio"),
 ]
+
+
+def family_level(name: str) -> Any:
+    """The Level of an attempt source with its default switches."""
+    from gemmscope.kernels.ladder import registry
+
+    fam = FAMILIES[name]
+    base = registry.get(fam.level)
+    extra: dict[str, Any] = {}
+    if fam.level == "mma_tma":
+        # MINB blocks per SM; with stream-K every block of the grid takes part
+        extra = {"stream_k_param": "SK", "grid_rule": _mma_tma_x_grid}
+    elif name == "wmma_p":
+        # one block per SM walking its tiles, and 1 KB a warp for edge fragments after the ring
+        extra = {"sm_grid": True, "dyn_smem": _wmma_p_smem}
+    return dataclasses.replace(base, id=name, source=fam.source, source_dir=str(ATTEMPTS),
+                               kernel=fam.kernel, params={**base.params, **fam.switches},
+                               **extra)
+
+
+def _wmma_p_smem(p: dict[str, int]) -> int:
+    """wmma's ring and each warp's 1 KB of edge-fragment scratch after it (wmma_p.cu)."""
+    from gemmscope.kernels.ladder import registry
+
+    warps = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"])
+    return registry.get("wmma").dyn_smem(p) + warps * 16 * 16 * 4
+
+
+def _mma_tma_x_grid(tiles: int, sms: int, p: dict[str, int]) -> int:
+    blocks = sms * p["MINB"]
+    return blocks if p["SK"] else min(tiles, blocks)

@@ -56,6 +56,7 @@ from _attempt_variants import WGMMA_X_OPS as WGMMA_X_OPS
 from _attempt_variants import WGMMA_X_SHAPES as WGMMA_X_SHAPES
 from _attempt_variants import Family as Family
 from _attempt_variants import Variant as Variant
+from _attempt_variants import family_level as family_level
 from _attempt_variants import wgmma_x_ops as wgmma_x_ops
 from _siboehm_k5 import K5_MAX_BYTES as K5_MAX_BYTES
 from _siboehm_k5 import compile_k5, k5_paired
@@ -84,37 +85,6 @@ def say(msg: str) -> None:
 
 
 # ------------------------------------------------------------------ the variants' levels
-
-def family_level(name: str) -> Any:
-    """The Level of an attempt source with its default switches."""
-    from gemmscope.kernels.ladder import registry
-
-    fam = FAMILIES[name]
-    base = registry.get(fam.level)
-    extra: dict[str, Any] = {}
-    if fam.level == "mma_tma":
-        # MINB blocks per SM; with stream-K every block of the grid takes part
-        extra = {"stream_k_param": "SK", "grid_rule": _mma_tma_x_grid}
-    elif name == "wmma_p":
-        # one block per SM walking its tiles, and 1 KB a warp for edge fragments after the ring
-        extra = {"sm_grid": True, "dyn_smem": _wmma_p_smem}
-    return dataclasses.replace(base, id=name, source=fam.source, source_dir=str(ATTEMPTS),
-                               kernel=fam.kernel, params={**base.params, **fam.switches},
-                               **extra)
-
-
-def _wmma_p_smem(p: dict[str, int]) -> int:
-    """wmma's ring and each warp's 1 KB of edge-fragment scratch after it (wmma_p.cu)."""
-    from gemmscope.kernels.ladder import registry
-
-    warps = (p["BM"] // p["WM"]) * (p["BN"] // p["WN"])
-    return registry.get("wmma").dyn_smem(p) + warps * 16 * 16 * 4
-
-
-def _mma_tma_x_grid(tiles: int, sms: int, p: dict[str, int]) -> int:
-    blocks = sms * p["MINB"]
-    return blocks if p["SK"] else min(tiles, blocks)
-
 
 # mma_tma_x's C staging a consumer warp, by OUT16 (mma_tma_x.cu): none where each thread
 # stores its C (0: FP32, 1: FP16), its 64 x 64 FP16 tile (2: the level's), half of it (3)
