@@ -60,7 +60,10 @@ MAX_STEP = 10_000
 MAX_STEPS = 64  # listed in one scene
 TOP_FIELDS = ("title", "recording", "shape", "scene")
 # what a caption reads: the header (levels, the GPU) and the results, nothing else
-CAPTION_EVENTS = (rec.Session, rec.Joined, rec.Result)
+# a later header (what `record --update` appends: the levels as its runner describes
+# them, read as a Restart) as well as the first, so that a caption says what the
+# pictures draw
+CAPTION_EVENTS = (rec.Session, rec.Restart, rec.Joined, rec.Result)
 SCENE_FIELDS = ("view", "level", "shape", "step", "speed", "at", "caption")
 MAX_AT_CHARS = 120  # a code scene's ``at``: a piece of one source line
 

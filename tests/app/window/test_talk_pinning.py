@@ -174,6 +174,28 @@ def test_captions_name_references_and_levels_as_the_pictures_do():
                     or f" {i}," in text], (n, text)
 
 
+def test_a_caption_reads_the_level_as_the_recordings_later_header_describes_it(
+        synthetic_file, tmp_path):
+    """record --update appends a header whose catalog describes a changed level anew (its
+    parameters, what it adds): a caption quotes that, as the pictures draw it, not the
+    first header's words."""
+    import copy
+
+    from gemmscope.app.core.talk import Scene, caption_store, caption_text
+    from gemmscope.kernels.protocol.recording import read_session
+
+    evs = syn.file_events(synthetic_file)
+    later = copy.deepcopy(evs[0])
+    later["t"] = max(ev.get("t", 0.0) for ev in evs) + 1.0
+    for entry in later["catalog"]:
+        if entry["id"] == "register_2d":
+            entry["adds"] = "Its new form, as the later runner describes it."
+    path = syn.write(tmp_path / "updated.jsonl", [*evs, later])
+    store = caption_store(read_session(path).events)
+    scene = Scene(view="charts", level="register_2d", caption="{adds}")
+    assert caption_text(scene, store) == "Its new form, as the later runner describes it."
+
+
 def test_a_talk_never_writes_the_users_preferences(talk_file, tmp_path):
     ini = tmp_path / "user.ini"
     user = QSettings(str(ini), QSettings.Format.IniFormat)
