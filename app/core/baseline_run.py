@@ -15,8 +15,10 @@ from ...kernels.results import newest
 from .store import Item, SessionStore
 
 # what the baseline's store takes of a recording: no telemetry (its power limit and clocks
-# are in the facts), so a long recording costs the GUI thread little
-KEPT = (rec.Session, rec.Result, rec.Counters, rec.Ceilings, rec.Build, rec.Joined)
+# are in the facts), so a long recording costs the GUI thread little; a later header
+# (read as a Restart: what `record --update` appends) describes its changed levels anew
+KEPT = (rec.Session, rec.Restart, rec.Result, rec.Counters, rec.Ceilings, rec.Build,
+        rec.Joined)
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,21 @@ RUN = [build("naive", 64), result("naive", 2.0, regs=40), result("smem_tiled", 5
 BASE = [build("naive", 32), result("naive", 1.6, clock=1755.0, regs=38)]
 
 
+def test_a_baseline_knows_its_levels_as_its_later_header_describes_them(tmp_path):
+    """A baseline brought up to date by record --update carries a second header whose
+    catalog describes a changed level anew: the baseline's store has that entry."""
+    from gemmscope.kernels.ladder import registry
+
+    first = {**header(), "catalog": [registry.catalog()[0]]}
+    later = {**first, "t": 2.0,
+             "catalog": [{**registry.catalog()[0], "adds": "Its form after the update."}]}
+    path = tmp_path / "updated.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in [first, *BASE, later]) + "\n")
+    session = read_session(path)
+    base = baseline_of(str(path), session.header, session.events)
+    assert base.store.level("naive").adds == "Its form after the update."
+
+
 @pytest.fixture
 def panel(qtbot):
     def make(store):
