@@ -49,6 +49,11 @@ class CaptionBar(QWidget):
         layout.setContentsMargins(12, 6, 12, 6)
         layout.addWidget(self.text, 1)
         layout.addWidget(self.number, 0, Qt.AlignmentFlag.AlignTop)
+        # measures a caption as the label lays it out (the window's style sheet and all):
+        # the font's own metrics came out a pixel shorter, which cut a caption that just fit
+        self.probe = plain_label(parent=self)
+        self.probe.setWordWrap(True)
+        self.probe.hide()
         self.fits = True  # the caption fits its band at the size shown
         self.shown_px = MIN_CAPTION_PX
         self.apply_theme(NORMAL)
@@ -94,11 +99,13 @@ class CaptionBar(QWidget):
     def fit_size(self, text: str, width: int, budget: int) -> tuple[int, int, bool]:
         """(pixel size, height, fits) of ``text`` wrapped to ``width``: the largest size
         from caption_px down to MIN_CAPTION_PX whose height fits ``budget``."""
-        font = QFont(self.text.font())
+        self.probe.setText(text)
         height = 0
         for px in range(self.caption_px(), MIN_CAPTION_PX - 1, -1):
-            font.setPixelSize(px)
-            height = wrapped_height(text, font, width)
+            self.probe.setStyleSheet(f"font-size: {px}px;")
+            self.probe.ensurePolished()
+            height = max(self.probe.heightForWidth(width),
+                         wrapped_height(text, QFont(self.probe.font()), width))
             if height <= budget:
                 return px, height, True
         return MIN_CAPTION_PX, height, False

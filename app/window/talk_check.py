@@ -60,10 +60,14 @@ def misfits(app: QApplication, window: CheckStage, controller: CheckedTalk
     bar.apply_theme(window.theme)
     budget = bar.band_px(height)
     out = []
-    # the text's width in a window of CHECK_SIZE: the bar's own margins and number aside
-    # (the window itself may not yet be made that narrow)
-    text_w = width - max(0, bar.width() - bar.text_width())
-    for i in range(len(controller.talk.scenes)):
+    count = len(controller.talk.scenes)
+    for i in range(count):
+        # the text's width in a window of CHECK_SIZE: the bar's own margins and this
+        # scene's number aside ("15 / 22" takes more than "1 / 22": one width for every
+        # scene passed a caption that scene 15 cut by a pixel; the window itself may not
+        # yet be made that narrow)
+        bar.number.setText(f"{i + 1} / {count}")
+        text_w = width - max(0, bar.width() - bar.text_width())
         px, needed, fits = bar.fit_size(controller.caption_of(i), text_w, budget)
         if not fits:
             out.append((i + 1, f"needs {needed} px at {px} px text; its band at "

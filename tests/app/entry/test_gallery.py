@@ -17,6 +17,7 @@ measurable rules:
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,7 @@ from gemmscope.app.gallery import SIZES, TALK_SIZE, Shot, render_gallery
 from gemmscope.app.theme import STAGE_TEXT_PX
 from gemmscope.app.views.code_panels import TextPanel
 from gemmscope.app.views.registry import VIEWS
+from gemmscope.app.widgets.caption_bar import CaptionBar
 from gemmscope.app.window.main_window import bundled_session
 
 PICTURES = ("tiling", "banks", "swizzle", "coalescing")
@@ -111,6 +113,7 @@ def gallery(recording, tmp_path_factory, qapp):
                  if not (shot.scene and "talk_caption" in p)]
         if shot.scene:
             captions[shot.name] = [p for p in layout_problems(window) if "talk_caption" in p]
+            gallery_fits[shot.scene] = window.findChildren(CaptionBar)[0].fits
         if shot.theme == "presentation":
             found += stage_findings(shot, window)
         if window.size().toTuple() != shot.size:
@@ -130,6 +133,7 @@ def gallery(recording, tmp_path_factory, qapp):
 
 
 gallery_captions: dict[str, list[str]] = {}
+gallery_fits: dict[int, bool] = {}  # each scene's caption bar: does it say it fits?
 
 
 def test_the_gallery_renders_every_tab_and_every_scene(gallery):
@@ -160,6 +164,20 @@ def test_every_picture_keeps_the_stage_rules(gallery, theme):
 
 def test_every_talk_caption_fits_its_band(gallery):
     assert gallery_captions and {k: v for k, v in gallery_captions.items() if v} == {}
+
+
+def test_talk_check_names_the_scenes_whose_caption_the_gallery_finds_cut(gallery, capsys):
+    """`talk --check`, the caption bar and the layout check agree scene by scene: check
+    had measured every scene with the first scene's number beside it, and the bar with
+    the font's metrics, and both passed a caption that scene 15 cut by a pixel."""
+    from gemmscope.app import gui_main
+
+    cut = {int(name.rsplit("-", 1)[1]) for name, found in gallery_captions.items() if found}
+    unfit = {scene for scene, fits in gallery_fits.items() if not fits}
+    gui_main.main(["talk", "ladder", "--check"])
+    said = capsys.readouterr()
+    listed = {int(n) for n in re.findall(r"scene (\d+): ", said.out + said.err)}
+    assert gallery_fits and cut == unfit == listed
 
 
 def test_the_gallery_command_runs_with_no_display(tmp_path):
