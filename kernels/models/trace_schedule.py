@@ -74,10 +74,12 @@ class TraceSchedule:
         return self.consumer_lanes
 
 
-def schedule(level: Level, M: int, N: int, K: int, sm_count: int) -> TraceSchedule:
-    """The schedule of ``level`` (its parameters as picked for the shape) at M x N x K on a
-    GPU of ``sm_count`` SMs."""
-    fitted = level.for_shape(M, N, K, sm_count)
+def schedule(level: Level, M: int, N: int, K: int, sm_count: int,
+             params: dict[str, int] | None = None) -> TraceSchedule:
+    """The schedule of ``level`` at M x N x K on a GPU of ``sm_count`` SMs: with the
+    parameters a run had (``params``: a trace's own, which a recording keeps after the
+    level has changed), else with those the level picks for the shape."""
+    fitted = level.with_params(params) if params else level.for_shape(M, N, K, sm_count)
     p = dict(fitted.params)
     geometry = fitted.launch_geometry(p)
     rows, cols = geometry.tile

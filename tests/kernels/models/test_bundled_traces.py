@@ -28,8 +28,11 @@ needs_traces = pytest.mark.skipif(not TRACES, reason="the bundled recording hold
 @needs_traces
 @pytest.mark.parametrize("trace", TRACES, ids=lambda t: f"{t.level}-{t.M}x{t.N}x{t.K}")
 def test_bundled_trace_agrees_with_its_model(trace):
+    """Against the model of the parameters the trace ran with: a recording keeps the traces
+    of a level's earlier forms after `record --update` adds its new form's."""
     level = registry.get(trace.level)
-    model = trace_schedule.schedule(level, trace.M, trace.N, trace.K, trace.sm_count or 132)
+    model = trace_schedule.schedule(level, trace.M, trace.N, trace.K, trace.sm_count or 132,
+                                    trace.params)
     assert trace.verified and trace.full_lanes == 0 and trace.lost_blocks == 0
     if model.persistent:
         assert trace_check.check_persistent(trace, model) == []
