@@ -75,6 +75,8 @@ REVIEWED: dict[tuple[str, str], str] = {
         "the window's mode_label is the panels' ElidedLabel (plain text)",
     ("window/offscreen.py", "tabs.setTabToolTip(self.index, self.tip)"):
         "puts back the tab's own tooltip, read before",
+    ("window/talk_check.py", "bar.number.setText(f'{i + 1} / {count}')"):
+        "the caption bar's scene number, a plain_label (plain text): two integers",
     ("window/view_tabs.py", "tabs.setTabToolTip(tabs.count() - 1, spec.tip)"):
         "the tab table's constant help",
     ("window/view_tabs.py", "tabs.setTabToolTip(index, spec.tip)"):
