@@ -206,5 +206,10 @@ FP8_DEEP = Level(
           "the row scales by TMA, the consumers' addresses held (the compiler had recomputed "
           "them from %tid before each K block's first wgmma, so a warpgroup's warps reached "
           "it apart) and the scales' form a template parameter (SCT; as a runtime flag the "
-          "two forms cost registers): 0.94 -> 0.99 of DeepGEMM at 4096^3 and 8192^3.")
+          "two forms cost registers): 0.94 -> 0.99 of DeepGEMM at 4096^3 and 8192^3. "
+          "With 2-CTA clusters from 32 K blocks and a stage freed on both CTAs by two lanes "
+          "in one instruction (H200, 2026-12-06, three loops): 1.002 of DeepGEMM at 8192^3, "
+          "0.996 at 4096 x 7168 x 16384, 0.98-0.99 at 4096 x 2112 x 7168 and 4096 x 4096 "
+          "x 7168, 0.97-0.98 at 4096^3, where one CTA a cluster ran 1.5% faster on the "
+          "H200 while H100s had favoured the clusters.")
 

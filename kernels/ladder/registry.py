@@ -252,7 +252,10 @@ LEVELS: tuple[Level, ...] = (
               "128x256 with the interior loader and every stage in flight: 47.2-47.3 / "
               "48.8-49.8% at 4096^3 / 8192^3 (two H100s, paired, 2026-12-06); a second "
               "set of fragments to load the next step while one multiplies (mma_sync's "
-              "way) spills past 255 registers."),
+              "way) spills past 255 registers. On the H200 (bundled recording, 2026-12-06): "
+              "48.1 / 50.1%; under Nsight Compute (an H100) its HMMA pipe is busy 58% of the "
+              "time against mma_sync's 68%, its warps waiting on the next K tile's copies "
+              "and on each step's fragment loads."),
     Level(
         id="mma_sync", title="mma.sync + ldmatrix, swizzled", precision=Precision.FP16,
         reference="cublas_fp16",
