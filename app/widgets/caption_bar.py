@@ -10,7 +10,7 @@ talk FILE --check` lists those scenes.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from ..theme import NORMAL, Theme
@@ -26,13 +26,6 @@ CHECK_SIZE = (1280, 720)  # the screen `talk --check` fits every caption to
 
 def pt_to_px(pt: float, dpi: float) -> int:
     return round(pt * dpi / 72)
-
-
-def wrapped_height(text: str, font: QFont, width: int) -> int:
-    """The height of ``text`` word-wrapped to ``width`` pixels in ``font``."""
-    rect = QFontMetrics(font).boundingRect(0, 0, max(1, width), 100_000,
-                                           int(Qt.TextFlag.TextWordWrap), text)
-    return rect.height()
 
 
 class CaptionBar(QWidget):
@@ -104,8 +97,7 @@ class CaptionBar(QWidget):
         for px in range(self.caption_px(), MIN_CAPTION_PX - 1, -1):
             self.probe.setStyleSheet(f"font-size: {px}px;")
             self.probe.ensurePolished()
-            height = max(self.probe.heightForWidth(width),
-                         wrapped_height(text, QFont(self.probe.font()), width))
+            height = self.probe.heightForWidth(width)
             if height <= budget:
                 return px, height, True
         return MIN_CAPTION_PX, height, False
