@@ -54,6 +54,9 @@ RUNS = {  # no GPU needed: the script runs end to end, small
     "split_overhead.py": [re.compile(r"^one runner +4 ", re.M),
                           re.compile(r"^--devices 0,1 --split +4 ", re.M)],
     # the bundled recording's measured fp8_deep trace, read back
+    "paired_machines.py": [re.compile(r"^\| fp8_deep \| 4096x4096x4096 \| 99\.85 \(2\.08\) \|",
+                                      re.M),
+                           re.compile(r"^[0-9]+ of [1-9][0-9]* rows hold", re.M)],
     "trace_steps.py": ["smoke: the bundled recording's fp8_deep traces",
                        re.compile(r"^fp8_deep 4096x4096x4096 .*trace build [+-][0-9.]+% over "
                                   r"plain$", re.M),
