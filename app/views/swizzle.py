@@ -49,6 +49,7 @@ from .swizzle_presets import (
 )
 
 DIM_WEIGHT = 60 / 255  # the lanes of other phases: outlined this faintly
+PATTERN_NAMES = {Pattern.LDMATRIX: "ldmatrix / wgmma"}  # the pattern box's words
 MAX_CELL_ASPECT = 3.0  # a cell at most this many times as wide as tall, or as tall as wide
 
 BEFORE, AFTER = 0, 1
@@ -312,7 +313,13 @@ class SwizzleView(ViewPanel):
         self.pad_box = QSpinBox()
         self.pad_box.setRange(0, 16)
         self.rows_box = _combo([(str(n), n) for n in (8, 16, 32)], 16)
-        self.pattern_box = _combo([(p.value, p.value) for p in Pattern], "ldmatrix")
+        # the 8-row x 16-byte phases are ldmatrix.x4's and also the core matrices a wgmma
+        # reads itself: the box says both, so that a Hopper level's pick does not read as
+        # an instruction it never issues
+        self.pattern_box = _combo([(PATTERN_NAMES.get(p, p.value), p.value) for p in Pattern],
+                                  "ldmatrix")
+        self.pattern_box.setToolTip("the warp's read pattern: rows, columns, or 8 rows of 16 B "
+                                    "a phase (ldmatrix.x4, and the core matrices wgmma reads)")
         self.access_box = _combo([(f"{n} B/lane", n) for n in (4, 8, 16)], 16)
         self.preset_box = QComboBox()
         self.preset_box.addItems([LEVEL_PRESET, *(p.name for p in PRESETS), CUSTOM])

@@ -318,6 +318,19 @@ def test_swizzle_explorer_opens_on_the_swizzled_levels_model(qtbot):
     assert c.conflict_free(AFTER) and not c.conflict_free(BEFORE)
 
 
+def test_swizzle_pattern_box_names_wgmma_beside_ldmatrix_for_a_hopper_level(qtbot):
+    """fp8_deep issues no ldmatrix: its 8 x 16-byte phases are the core matrices wgmma
+    reads, and the box names both readers while its data stays the pattern's."""
+    view = SwizzleView()
+    qtbot.addWidget(view)
+    assert view.set_level("fp8_deep")
+    assert view.pattern_box.currentData() == "ldmatrix"
+    assert view.pattern_box.currentText() == "ldmatrix / wgmma"
+    assert "wgmma" in view.pattern_box.toolTip()
+    assert [view.pattern_box.itemText(i) for i in range(view.pattern_box.count())] == [
+        "row", "column", "ldmatrix / wgmma"]
+
+
 def test_swizzle_explorer_takes_each_levels_layout_from_its_model(qtbot):
     view = SwizzleView()
     qtbot.addWidget(view)
