@@ -57,10 +57,15 @@ def rows_of(text: str, name: str) -> list[dict[str, Any]]:
             pcts = [r[0] for r in row["runs"] if isinstance(r, list) and r
                     and isinstance(r[0], int | float) and not isinstance(r[0], bool)
                     and r[0] > 0]
-            out.append({"level": row["level"][:64], "shape": row["shape"][:64],
+            out.append({"level": _plain(row["level"]), "shape": _plain(row["shape"]),
                         "pcts": [float(p) for p in pcts], "reps": len(row["runs"])})
         return out
     raise RunFileError(f"{name}: no line of paired_ratio.py --json rows")
+
+
+def _plain(text: str) -> str:
+    """A name from a file as one plain table cell: printable, no cell separator, bounded."""
+    return "".join(c if c.isprintable() and c != "|" else "?" for c in text[:64])
 
 
 def read_run(path: Path) -> list[dict[str, Any]]:
@@ -84,15 +89,9 @@ def compare(runs: dict[str, list[dict[str, Any]]], within: float = 1.0,
     """One row per (level, shape) in the order the runs first give them: per machine
     (median, within-run spread), the spread across the machines' medians, and whether
     both bounds hold."""
-    keys: list[tuple[str, str]] = []
-    by: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
-    for label, rows in runs.items():
-        by[label] = {}
-        for row in rows:
-            key = (row["level"], row["shape"])
-            by[label][key] = row
-            if key not in keys:
-                keys.append(key)
+    by = {label: {(row["level"], row["shape"]): row for row in rows}
+          for label, rows in runs.items()}
+    keys = dict.fromkeys(key for rows in by.values() for key in rows)  # first-seen order
     out = []
     for key in keys:
         cells: dict[str, tuple[float, float | None] | None] = {}

@@ -86,3 +86,11 @@ def test_labels_must_be_given_and_distinct(pm, tmp_path):
         pm.main([str(f)])
     with pytest.raises(SystemExit):
         pm.main([f"A={f}", f"A={f}"])
+
+
+def test_names_from_a_file_stay_one_plain_cell(pm):
+    text = json.dumps([{"level": "a|b\nc", "shape": "x" * 200, "runs": [[50.0]]}])
+    (row,) = pm.rows_of(text, "f")
+    assert row["level"] == "a?b?c" and row["shape"] == "x" * 64
+    line = pm.table(["A"], pm.compare({"A": [row]}), 1.0, 2.0).splitlines()[2]
+    assert line.count("|") == 6
