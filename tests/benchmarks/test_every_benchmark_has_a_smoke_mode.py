@@ -53,10 +53,11 @@ RUNS = {  # no GPU needed: the script runs end to end, small
     "reproduce_check.py": [re.compile(r"^(\d+) of \1 within 2% in every run$", re.M)],
     "split_overhead.py": [re.compile(r"^one runner +4 ", re.M),
                           re.compile(r"^--devices 0,1 --split +4 ", re.M)],
-    # the bundled recording's measured fp8_deep trace, read back
+    # stretch 30's H200 paired run, kept in docs/paired-runs, read back
     "paired_machines.py": [re.compile(r"^\| fp8_deep \| 4096x4096x4096 \| 99\.85 \(2\.08\) \|",
                                       re.M),
                            re.compile(r"^[0-9]+ of [1-9][0-9]* rows hold", re.M)],
+    # the bundled recording's measured fp8_deep trace, read back
     "trace_steps.py": ["smoke: the bundled recording's fp8_deep traces",
                        re.compile(r"^fp8_deep 4096x4096x4096 .*trace build [+-][0-9.]+% over "
                                   r"plain$", re.M),
