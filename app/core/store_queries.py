@@ -266,6 +266,11 @@ class StoreQueries:
         return self.device_entry(self.device) or (
             self.header.device if self.header is not None else None)
 
+    def sm_count(self) -> int | None:
+        """The SM count of the GPU shown (None where the session names none)."""
+        device = self._device_info()
+        return device.sm_count if device is not None else None
+
     def sm_clock_max_mhz(self) -> float | None:
         device = self._device_info()
         return device.sm_clock_max_mhz if device is not None else None

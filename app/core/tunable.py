@@ -70,6 +70,16 @@ class TunableKernel(ABC):
         """The values an event's ``params`` leave out (a level's: its registry choice)."""
         return {}
 
+    @property
+    def follows_shapes(self) -> bool:
+        """Whether the values edited start from a pick per shape (``follow``)."""
+        return False
+
+    def follow(self, shape: Shape, forget_edits: bool = False) -> dict[str, int]:
+        """Move the values not edited (all, with ``forget_edits``) to what a plain run of
+        ``shape`` launches; the ones that moved (none for a kind without a pick)."""
+        return {}
+
     def set(self, name: str, value: int) -> None:
         if name not in self.param_specs:
             raise SpecError(f"{self.id} has no parameter {name}")

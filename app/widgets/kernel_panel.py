@@ -11,7 +11,6 @@ is shown as plain text.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -47,6 +46,7 @@ class KernelPanel(QWidget):
         self.repeats = DEFAULT_REPEATS
         # the window's run form as it reads now, or None while it is refused
         self.form_of: Callable[[], RunForm | None] | None = None
+        kernel.follow(self.shape)  # the editors start from the pick (a level with one)
         layout = QVBoxLayout(self)
         params = kernel.param_specs
         self.title = plain_label(kernel.heading)
@@ -61,12 +61,12 @@ class KernelPanel(QWidget):
                 for v in p.values:
                     editor.addItem(str(v), v)
                 editor.setCurrentIndex(list(p.values).index(kernel.params[name]))
-                editor.currentIndexChanged.connect(self._edited)
+                editor.currentIndexChanged.connect(lambda _i, n=name: self._edited(n))
             else:
                 editor = QSpinBox()
                 editor.setRange(p.lo, p.hi)
                 editor.setValue(kernel.params[name])
-                editor.valueChanged.connect(self._edited)
+                editor.valueChanged.connect(lambda _v, n=name: self._edited(n))
             if p.doc:
                 editor.setToolTip(plain_tooltip(p.doc))
             self.editors[name] = editor
@@ -77,7 +77,18 @@ class KernelPanel(QWidget):
         layout.addWidget(self.check_lines)
         self.run_button = QPushButton("Run variant")
         self.run_button.clicked.connect(self.run_variant)
-        layout.addWidget(self.run_button)
+        self.reset_button: QPushButton | None = None
+        if kernel.follows_shapes:  # the edits dropped: the plain run's form at the shape
+            self.reset_button = QPushButton("Plain run's form")
+            self.reset_button.setToolTip("set every parameter to what a plain run of the "
+                                         "run form's shape launches (the shape rule's pick)")
+            self.reset_button.clicked.connect(self.reset_to_pick)
+            row = QHBoxLayout()
+            row.addWidget(self.run_button, 1)
+            row.addWidget(self.reset_button)
+            layout.addLayout(row)
+        else:
+            layout.addWidget(self.run_button)
         sweep_row = QHBoxLayout()
         self.sweep_x, self.sweep_y = QComboBox(), QComboBox()
         for box in (self.sweep_x, self.sweep_y):
@@ -102,13 +113,35 @@ class KernelPanel(QWidget):
 
     # ------------------------------------------------------------------ model
     def set_shape(self, shape: Shape, repeats: int) -> None:
+        """The run form's shape: the values not edited follow its pick (a level that
+        picks per shape)."""
         self.shape, self.repeats = shape, repeats
+        self._show(self.kernel.follow(shape))
         self.update_check()
 
-    def _edited(self, *_: Any) -> None:
-        for name, editor in self.editors.items():
-            value = editor.currentData() if isinstance(editor, QComboBox) else editor.value()
-            self.kernel.set(name, int(value))
+    def reset_to_pick(self) -> None:
+        """Every value back to what a plain run of the form's shape launches."""
+        self._read_shape()
+        self._show(self.kernel.follow(self.shape, forget_edits=True))
+        self.update_check()
+
+    def _show(self, values: dict[str, int]) -> None:
+        """Put values in their editors without counting them as edits."""
+        for name, value in values.items():
+            editor = self.editors.get(name)
+            if editor is None:
+                continue
+            editor.blockSignals(True)
+            if isinstance(editor, QComboBox):
+                editor.setCurrentIndex(max(editor.findData(value), 0))
+            else:
+                editor.setValue(value)
+            editor.blockSignals(False)
+
+    def _edited(self, name: str) -> None:
+        editor = self.editors[name]
+        value = editor.currentData() if isinstance(editor, QComboBox) else editor.value()
+        self.kernel.set(name, int(value))
         self.update_check()
 
     def update_check(self) -> Check:
@@ -124,18 +157,13 @@ class KernelPanel(QWidget):
         return check
 
     def select_variant(self, params: dict[str, int]) -> None:
-        """Show a variant's parameters in the editors (a heatmap cell was clicked)."""
-        for name, value in params.items():
-            editor = self.editors.get(name)
-            if editor is None:
-                continue
-            editor.blockSignals(True)
-            if isinstance(editor, QComboBox):
-                editor.setCurrentIndex(max(editor.findData(value), 0))
-            else:
-                editor.setValue(value)
-            editor.blockSignals(False)
-        self._edited()
+        """Show a variant's parameters in the editors (a heatmap cell was clicked): its
+        values count as edited."""
+        chosen = {k: v for k, v in params.items() if k in self.editors}
+        self._show(chosen)
+        for name, value in chosen.items():
+            self.kernel.set(name, int(value))
+        self.update_check()
         self.heatmap.set_grid(self.heatmap.grid, dict(self.kernel.params))
 
     # ------------------------------------------------------------------ runs
@@ -150,6 +178,10 @@ class KernelPanel(QWidget):
         if (self.shape, self.repeats) != (form.shape, form.repeats):
             self.set_shape(form.shape, form.repeats)
         return True
+
+    def follow_form(self) -> None:
+        """The run form now: its shape checked (a form being edited is kept as it was)."""
+        self._read_shape()
 
     def run_variant(self) -> None:
         if not self._read_shape() or not self.update_check().ok:

@@ -43,6 +43,7 @@ class RunControls(QWidget):
     run_ladder = Signal()
     sweep = Signal()
     stop = Signal()
+    form_changed = Signal()  # a field or the mode edited (what a panel beside follows)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -183,3 +184,4 @@ class RunControls(QWidget):
         for key, button in self.buttons.items():
             button.setToolTip(plain_tooltip(self.unavailable or self.tips[key]))
         self.buttons["stop"].setEnabled(not self.unavailable)
+        self.form_changed.emit()

@@ -25,6 +25,7 @@ class KernelHost(Protocol):
 
     def note(self, text: str, error: bool) -> None: ...
     def run_form(self) -> RunForm | None: ...
+    def sm_count(self) -> int | None: ...
     def submit_runs(self, requests: list[RunRequest]) -> None: ...
     def addDockWidget(self, area: Qt.DockWidgetArea, dock: QDockWidget, /) -> None: ...
     def removeDockWidget(self, dock: QDockWidget, /) -> None: ...
@@ -66,6 +67,7 @@ class KernelDocks:
         except (KeyError, SpecError) as exc:
             self.window_note(f"cannot tune {level_id}: {exc}", True)
             return None
+        model.sm_count = self.window.sm_count() or model.sm_count  # the GPU shown
         return self._add(model, f"Tune: {level_id}")
 
     def window_note(self, text: str, error: bool) -> None:
@@ -91,6 +93,11 @@ class KernelDocks:
         self.window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
         self.panels[kernel.id], self.docks[kernel.id] = panel, dock
         return panel
+
+    def follow_form(self) -> None:
+        """The run form was edited: each panel checks (and a level's picks) at its shape."""
+        for panel in self.panels.values():
+            panel.follow_form()
 
     def feed(self, event: Item) -> None:
         for panel in self.panels.values():

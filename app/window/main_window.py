@@ -127,6 +127,7 @@ class MainWindow(WindowExports, QMainWindow):
         self.messages, self.messages_dock = self.panels.messages, self.panels.messages_dock
         self.ladder_dock, self.run_dock = self.panels.ladder_dock, self.panels.run_dock
         self.run_label, self.mode_label = self.panels.run_label, self.panels.mode_label
+        self.controls.form_changed.connect(self.kernel_docks.follow_form)
         self.runs = RunButtons(self.controls, self.ladder, self.store, self.prefs,
                                lambda: self.live, self.view_keeper.ask,
                                lambda text, ms: self.statusBar().showMessage(text, ms))
@@ -298,6 +299,10 @@ class MainWindow(WindowExports, QMainWindow):
     def run_form(self) -> RunForm | None:
         """The run form as it reads now (None while a field is refused)."""
         return self.runs.form_now()
+
+    def sm_count(self) -> int | None:
+        """The SM count of the GPU shown (what a level's shape rule picks for)."""
+        return self.store.sm_count()
 
     def submit_runs(self, requests: list[RunRequest]) -> None:
         self.runs.submit_runs(requests)

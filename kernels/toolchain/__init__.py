@@ -15,6 +15,7 @@ __all__ = [
     "CLASSES",
     "MMA",
     "Check",
+    "Finding",
     "SassLine",
     "Status",
     "check",
@@ -31,7 +32,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # the same names, for the type checker and the import contracts
     from .build_report import param_changes
-    from .constraints import Check, Status, check
+    from .constraints import Check, Finding, Status, check
     from .nvrtc import traceable
     from .occupancy import what_if
     from .sass import CLASSES, MMA, SassLine, in_span, parse, repo_path
@@ -39,7 +40,7 @@ if TYPE_CHECKING:  # the same names, for the type checker and the import contrac
 else:
     __getattr__, __dir__ = lazy(__name__, {
         "build_report": ("param_changes",),
-        "constraints": ("Check", "Status", "check"),
+        "constraints": ("Check", "Finding", "Status", "check"),
         "nvrtc": ("traceable",),
         "occupancy": ("what_if",),
         "sass": ("CLASSES", "MMA", "SassLine", "in_span", "parse", "repo_path"),

@@ -27,9 +27,10 @@ def label(name: str, params: dict[str, int]) -> str:
 
 
 def level_variant(level: Level, params: dict[str, int] | None, M: int, N: int,
-                  K: int) -> tuple[Variant, Level | None]:
+                  K: int, sm_count: int | None = None) -> tuple[Variant, Level | None]:
     """A registry level with some parameters changed: the Variant and the Level that
-    would run (None where the parameters cannot make one)."""
+    would run (None where the parameters cannot make one); a persistent level's grid is
+    the blocks it launches on ``sm_count`` SMs (its tile count where that is None)."""
     try:
         lv = level.with_params(params or {})
     except ValueError as exc:
@@ -39,7 +40,7 @@ def level_variant(level: Level, params: dict[str, int] | None, M: int, N: int,
     problems = [why for why in (lv.shape_refusal(M, N, K),) if why]
     geometry = lv.launch_geometry()
     return Variant(label(lv.id, lv.params), tuple(problems), geometry.block,
-                   lv.grid(M, N), lv.dyn_smem_bytes()), lv
+                   lv.grid(M, N, sm_count), lv.dyn_smem_bytes()), lv
 
 
 def spec_variant(spec: KernelSpec, params: dict[str, int] | None, M: int, N: int,

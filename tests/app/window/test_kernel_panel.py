@@ -178,6 +178,58 @@ def test_a_registry_levels_parameters_are_edited_in_the_same_panel(qtbot):
     assert {(r.params or {}).get("BM", 128) for r in runs} == {32, 64, 128, 256, 512}
 
 
+def _shown(panel: KernelPanel, name: str) -> int:
+    editor = panel.editors[name]
+    return int(editor.currentData() if hasattr(editor, "currentData") else editor.value())
+
+
+def test_a_level_that_picks_per_shape_is_edited_from_its_pick_which_unedited_values_follow(
+        qtbot):
+    from gemmscope.app.core.level_variants import LevelVariants
+    from gemmscope.kernels.ladder import get
+
+    level = get("fp8_deep")
+    at = {s: level.for_shape(*s, 132).params for s in ((4096,) * 3, (8192,) * 3)}
+    assert at[(4096,) * 3] != at[(8192,) * 3]  # (else this test shows nothing)
+    panel = KernelPanel(LevelVariants.of("fp8_deep"))
+    qtbot.addWidget(panel)
+    panel.set_shape(Shape(4096, 4096, 4096), 3)
+    assert {n: _shown(panel, n) for n in panel.editors} == at[(4096,) * 3]
+    assert "registry's entry" in panel.title.text()
+    assert "this variant is that plain run" in panel.check_lines.text()
+    panel.editors["GW"].setValue(8)  # edited: kept when the shape changes
+    panel.set_shape(Shape(8192, 8192, 8192), 3)
+    assert {n: _shown(panel, n) for n in panel.editors} == {**at[(8192,) * 3], "GW": 8}
+    assert "this variant differs in GW=8" in panel.check_lines.text()
+    assert panel.kernel.request(panel.shape, 3).params == {"GW": 8, **{
+        k: v for k, v in at[(8192,) * 3].items() if level.params[k] != v}}
+    panel.reset_button.click()  # the plain run's form: the edit dropped
+    assert {n: _shown(panel, n) for n in panel.editors} == at[(8192,) * 3]
+    assert panel.kernel.request(panel.shape, 3).params is None  # the plain run itself
+
+
+def test_a_variant_equal_to_the_entry_but_not_the_pick_is_sent_with_its_parameters():
+    from gemmscope.app.core.level_variants import LevelVariants
+    from gemmscope.kernels.ladder import get
+
+    model = LevelVariants.of("fp8_deep")
+    shape = Shape(8192, 8192, 8192)
+    entry = dict(get("fp8_deep").params)
+    assert model.pick(shape) != entry
+    run = model.request(shape, 3, entry)  # no parameter differs from the entry ...
+    assert run.params == entry  # ... yet the runner must not pick 8192^3's form
+
+
+def test_a_persistent_levels_check_counts_the_blocks_it_launches_not_its_tiles():
+    from gemmscope.app.core.level_variants import LevelVariants
+
+    model = LevelVariants.of("fp8_deep")
+    model.sm_count = 132
+    model.follow(Shape(4096, 4096, 4096))
+    grid = [f for f in model.check(Shape(4096, 4096, 4096)).findings if f.what == "grid"]
+    assert grid[0].text == "128x1x1 blocks"  # 512 tiles, four waves of 128 (not 512x1x1)
+
+
 def test_a_build_event_gives_the_check_its_registers(qtbot):
     from gemmscope.app.core.level_variants import LevelVariants
 
@@ -215,3 +267,19 @@ def test_the_ladder_describes_a_users_kernel_without_a_level_before_it(qtbot):
     assert "<b>Adds:</b> your kernel k from m.cu" in text
     panel.select_level("coalesced")
     assert "<b>Adds over <i>naive</i>:</b>" in panel.detail.text()
+
+
+def test_a_tune_panel_follows_the_run_form_as_it_is_edited(make_window, qtbot):
+    from gemmscope.kernels.ladder import get
+
+    window = make_window()
+    panel = window.kernel_docks.tune("fp8_deep")
+    assert panel is not None and panel.kernel.sm_count == (window.sm_count() or 132)
+    for name in ("M", "N", "K"):
+        window.controls.fields[name].setText("8192")
+    assert panel.shape == Shape(8192, 8192, 8192)
+    pick = get("fp8_deep").for_shape(8192, 8192, 8192, panel.kernel.sm_count).params
+    assert {n: _shown(panel, n) for n in panel.editors} == pick
+    assert panel.check_lines.text().startswith("at 8192×8192×8192:")
+    window.controls.fields["K"].setText("0")  # refused by the form: the panel keeps its shape
+    assert panel.shape == Shape(8192, 8192, 8192)
