@@ -46,6 +46,8 @@ class KernelPanel(QWidget):
         self.repeats = DEFAULT_REPEATS
         # the window's run form as it reads now, or None while it is refused
         self.form_of: Callable[[], RunForm | None] | None = None
+        # why runs cannot be sent now ("replay: runs need the live runner"), or ""
+        self.unavailable_of: Callable[[], str] | None = None
         kernel.follow(self.shape)  # the editors start from the pick (a level with one)
         layout = QVBoxLayout(self)
         params = kernel.param_specs
@@ -152,8 +154,12 @@ class KernelPanel(QWidget):
                                          for f in check.findings]
         self.check_lines.setText("\n".join(lines))
         self.check_lines.setStyleSheet("" if check.ok else f"color: {FAILED_COLOR}")
-        self.run_button.setEnabled(check.ok)
-        self.run_button.setToolTip("" if check.ok else "the check above fails")
+        off = self.unavailable_of() if self.unavailable_of is not None else ""
+        self.run_button.setEnabled(check.ok and not off)
+        self.run_button.setToolTip(plain_tooltip(off) if off else
+                                   "" if check.ok else "the check above fails")
+        self.sweep_button.setEnabled(not off)
+        self.sweep_button.setToolTip(plain_tooltip(off))
         return check
 
     def select_variant(self, params: dict[str, int]) -> None:
@@ -180,8 +186,10 @@ class KernelPanel(QWidget):
         return True
 
     def follow_form(self) -> None:
-        """The run form now: its shape checked (a form being edited is kept as it was)."""
+        """The run form now: its shape checked (a form being edited is kept as it was),
+        and whether runs can be sent at all."""
         self._read_shape()
+        self.update_check()
 
     def run_variant(self) -> None:
         if not self._read_shape() or not self.update_check().ok:

@@ -300,6 +300,10 @@ class MainWindow(WindowExports, QMainWindow):
         """The run form as it reads now (None while a field is refused)."""
         return self.runs.form_now()
 
+    def runs_unavailable(self) -> str:
+        """Why runs cannot be sent now (a replay without the live runner), or ""."""
+        return self.controls.unavailable
+
     def sm_count(self) -> int | None:
         """The SM count of the GPU shown (what a level's shape rule picks for)."""
         return self.store.sm_count()

@@ -283,3 +283,16 @@ def test_a_tune_panel_follows_the_run_form_as_it_is_edited(make_window, qtbot):
     assert panel.check_lines.text().startswith("at 8192×8192×8192:")
     window.controls.fields["K"].setText("0")  # refused by the form: the panel keeps its shape
     assert panel.shape == Shape(8192, 8192, 8192)
+
+
+def test_a_tune_panels_run_buttons_are_off_while_runs_cannot_be_sent(make_window, qtbot):
+    window = make_window()
+    panel = window.kernel_docks.tune("register_2d")
+    window.controls.set_unavailable("replay: runs need the live runner")
+    assert not panel.run_button.isEnabled() and not panel.sweep_button.isEnabled()
+    assert "runs need the live runner" in panel.run_button.toolTip()
+    window.controls.set_unavailable("")
+    assert panel.run_button.isEnabled() and panel.sweep_button.isEnabled()
+    panel.editors["TM"].setValue(3)  # the check fails: Run variant off for that reason
+    assert not panel.run_button.isEnabled()
+    assert panel.run_button.toolTip() == "the check above fails"
