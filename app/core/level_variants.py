@@ -28,7 +28,7 @@ from ...kernels.ladder import (
 )
 from ...kernels.protocol import RunRequest
 from ...kernels.toolchain import Check, Finding, Status, check, level_variant, with_build
-from .run_forms import DEFAULT_SM_COUNT
+from .run_forms import DEFAULT_SM_COUNT, form_at
 from .tunable import TunableKernel
 
 
@@ -78,10 +78,7 @@ class LevelVariants(TunableKernel):
     def pick(self, shape: Shape) -> dict[str, int]:
         """The parameters a plain run of ``shape`` launches on ``sm_count`` SMs: the
         shape rule's (the entry's where the level has none or they make no level)."""
-        try:
-            return dict(self.level.for_shape(shape.M, shape.N, shape.K, self.sm_count).params)
-        except ValueError:
-            return dict(self.level.params)
+        return form_at(self.id, shape, (), self.sm_count) or dict(self.level.params)
 
     def set(self, name: str, value: int) -> None:
         TunableKernel.set(self, name, value)

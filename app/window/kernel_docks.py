@@ -79,12 +79,8 @@ class KernelDocks:
 
         w = self.window
         panel = KernelPanel(kernel)
-        form = w.run_form()
-        if form is not None:
-            panel.set_shape(form.shape, form.repeats)
-        panel.form_of = w.run_form
-        panel.unavailable_of = w.runs_unavailable
-        panel.update_check()
+        panel.form_of, panel.unavailable_of = w.run_form, w.runs_unavailable
+        panel.follow_form()  # the run form's shape, and whether runs can be sent
         panel.runs_requested.connect(w.submit_runs)
         old = self.docks.pop(kernel.id, None)
         if old is not None:
