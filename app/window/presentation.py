@@ -64,10 +64,10 @@ def fit_side_docks(window: Stage, widened: bool = False) -> None:
 
 
 def off_stage(window: Stage) -> list[QWidget]:
-    """What hides on stage: the window's docked panels and its toolbars (a talk's caption,
-    marked ON_STAGE, stays)."""
-    panels: list[QWidget] = [window.ladder_dock, window.run_dock, window.messages_dock]
-    panels += [bar for bar in window.findChildren(QToolBar) if not bar.property(ON_STAGE)]
+    """What hides on stage: the window's docked panels, those opened later too (a Tune or
+    kernel panel, which the stage's type would cut at its edge), and its toolbars (a
+    talk's caption, marked ON_STAGE, stays)."""
+    panels: list[QWidget] = [*window.findChildren(QDockWidget), *window.findChildren(QToolBar)]
     return [p for p in panels if not p.property(ON_STAGE)]
 
 

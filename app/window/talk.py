@@ -51,6 +51,7 @@ from ..views.playback import ViewPanel
 from ..views.registry import VIEWS
 from ..views.telemetry import TelemetryView
 from ..widgets.caption_bar import CaptionBar
+from .presentation import ON_STAGE
 from .screens import full_screen_on_start_screen
 from .talk_keys import TalkKeys
 from .talk_stage import BlankCover, TalkStage
@@ -89,6 +90,7 @@ class TalkController(QObject):
         self.caption = CaptionBar()
         dock = self.dock = QDockWidget("Talk", window.dialog_parent())
         dock.setObjectName("dock_talk")
+        dock.setProperty(ON_STAGE, True)  # the caption is what a talk's stage keeps
         dock.setTitleBarWidget(QWidget())  # no title bar: the caption is the panel
         dock.setFeatures(QDockWidget.DockWidgetFeature.NoDockWidgetFeatures)
         dock.setWidget(self.caption)

@@ -296,3 +296,17 @@ def test_a_tune_panels_run_buttons_are_off_while_runs_cannot_be_sent(make_window
     panel.editors["TM"].setValue(3)  # the check fails: Run variant off for that reason
     assert not panel.run_button.isEnabled()
     assert panel.run_button.toolTip() == "the check above fails"
+
+
+def test_a_tune_panel_leaves_the_stage_with_the_other_panels_and_comes_back(make_window,
+                                                                             qtbot):
+    window = make_window()
+    window.show()
+    qtbot.waitExposed(window)
+    window.kernel_docks.tune("fp8_deep")
+    dock = window.kernel_docks.docks["fp8_deep"]
+    qtbot.waitUntil(dock.isVisible)
+    window.set_presentation(True, full_screen=False)
+    assert not dock.isVisible() and not window.ladder_dock.isVisible()
+    window.set_presentation(False)
+    qtbot.waitUntil(lambda: dock.isVisible() and window.ladder_dock.isVisible())
