@@ -400,7 +400,7 @@ class BanksView(WarpAccessView):
         lay = self.layout()
         assert isinstance(lay, QVBoxLayout)
         # the table can be taller than a small screen leaves it: it scrolls
-        self.counters_area = scrolling(self.counters, horizontal=True)
+        self.counters_area = scrolling(self.counters)
         lay.insertWidget(lay.indexOf(self.message), self.counters_area)
         lay.insertWidget(lay.indexOf(self.message), self.links)
         self.optional.insert(0, self.counters_area)

@@ -112,14 +112,15 @@ def flow_row() -> tuple[QWidget, QFlowLayout]:
     return row, flow_layout(row)
 
 
-def scrolling(widget: QWidget, horizontal: bool = False) -> QScrollArea:
-    """``widget`` in a frameless scroll area: the panel may be shorter than its content
-    (and narrower, with ``horizontal``) on a small screen."""
+def scrolling(widget: QWidget) -> QScrollArea:
+    """``widget`` in a frameless scroll area: the panel may be shorter than its content on
+    a small screen, and narrower than its content's least width where a person narrows
+    its dock (then a scroll bar shows below it; the content was cut at the right edge with
+    the bar kept off). Wider than that, the content takes the panel's width, its rows
+    wrapping and its labels eliding to fit."""
     area = QScrollArea()
     area.setFrameShape(QFrame.Shape.NoFrame)
     area.setWidgetResizable(True)
-    if not horizontal:
-        area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     area.setWidget(widget)
     return area
 

@@ -180,16 +180,7 @@ class PresentationMode:
             elif self.geometry is not None:
                 w.setGeometry(self.geometry)
             if self.state is not None:  # the panels, in the window's own size again
-                # once the normal type has reached every widget and the window is laid out
-                # with it: restored before, the panels met the stage's minimum widths
-                # (the tabs not shown kept the stage's minimum sizes in their layouts)
-                QApplication.sendPostedEvents()
-                for layout in w.findChildren(QLayout):
-                    layout.invalidate()
-                top = w.layout()
-                if top is not None:
-                    top.activate()
-                w.restoreState(self.state)
+                _restore_panels(w, self.state)
             self.geometry = self.state = self.saved_geometry = None
 
     def off_stage_layout(self) -> tuple[bytes | None, bytes] | None:
@@ -214,6 +205,24 @@ class PresentationMode:
         if self.on:
             w.resizeDocks([w.ladder_dock], [w.ladder.needed_width()],
                           Qt.Orientation.Horizontal)
+
+
+def _restore_panels(w: Stage, state: QByteArray) -> None:
+    """The panels as they were, once the window is laid out in the normal type: restored
+    before, the panels met the stage's minimum widths. Invalidating the layouts is not
+    enough: a tab not shown kept the minimum width its layout had on stage (the Timeline's
+    row of buttons, 701 px for 429) until each widget's minimum was asked again, from the
+    leaves up, so that the second time off stage the side panels came back ~100 px
+    narrower and the Tune panel's content was cut at its right edge."""
+    QApplication.sendPostedEvents()
+    for layout in w.findChildren(QLayout):
+        layout.invalidate()
+    for widget in reversed(w.findChildren(QWidget)):  # children before their parents
+        widget.minimumSizeHint()
+    top = w.layout()
+    if top is not None:
+        top.activate()
+    w.restoreState(state)
 
 
 def _restyle(view: View, theme: Theme) -> None:

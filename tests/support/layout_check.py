@@ -84,6 +84,25 @@ def sticking_out(window: QWidget) -> list[str]:
     return out
 
 
+def unreachable_scrolled(window: QWidget) -> list[str]:
+    """Scroll areas whose content is larger than their viewport on a side whose scroll
+    bar is off: that part of the content is cut, not scrolled to (the check above lets
+    scrolled content be larger than the window)."""
+    out = []
+    for area in window.findChildren(QAbstractScrollArea):
+        inner = area.widget() if hasattr(area, "widget") else None
+        if not isinstance(inner, QWidget) or not area.isVisible() or area.window() is not window:
+            continue
+        view = area.viewport().size()
+        for side, need, room, policy in (
+                ("wide", inner.width(), view.width(), area.horizontalScrollBarPolicy()),
+                ("tall", inner.height(), view.height(), area.verticalScrollBarPolicy())):
+            if need > room and policy == Qt.ScrollBarPolicy.ScrollBarAlwaysOff:
+                out.append(f"cut, its scroll bar off: {_name(inner)} is {need} px {side} in "
+                           f"{room}")
+    return out
+
+
 def _button_room(b: QAbstractButton) -> int:
     """The width the style gives a button's text (and icon)."""
     opt = QStyleOptionButton()
@@ -156,7 +175,7 @@ def _cut_cells(table: QTableView) -> list[str]:
 
 
 def layout_problems(window: QWidget) -> list[str]:
-    return sticking_out(window) + cut_texts(window)
+    return sticking_out(window) + unreachable_scrolled(window) + cut_texts(window)
 
 
 def contrast(a: QColor, b: QColor) -> float:

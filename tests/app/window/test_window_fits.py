@@ -141,6 +141,26 @@ def test_leaving_presentation_mode_restores_the_geometry(qtbot, make_window, rec
     assert window.run_dock.isVisible() and window.ladder_dock.width() == ladder_width
 
 
+@pytest.mark.parametrize("full_screen", [False, True], ids=["windowed", "full_screen"])
+def test_on_stage_and_back_twice_keeps_every_panels_width_and_cuts_none(
+        qtbot, make_window, recording, full_screen):
+    """The second time off stage the side panels came back ~100 px narrower and the Tune
+    panel's content was cut at its right edge: a tab not shown (the Timeline) kept the
+    minimum width its layout had in the stage's type when the panels were restored."""
+    window = shown_at(qtbot, make_window, recording, (1280, 720))
+    window.kernel_docks.tune("fp8_deep")
+    settle(window, shown_only=True)
+    docks = [window.ladder_dock, window.run_dock, window.kernel_docks.docks["fp8_deep"]]
+    widths = [d.width() for d in docks]
+    for _ in range(2):
+        window.set_presentation(True, full_screen=full_screen)
+        settle(window, shown_only=True)
+        window.set_presentation(False)
+        settle(window, shown_only=True)
+        assert [d.width() for d in docks] == widths
+        assert layout_problems(window) == []
+
+
 def run_screenshot(tmp_path, *args: str, env: dict[str, str] | None = None):
     out = tmp_path / "shot.png"
     proc = subprocess.run(
