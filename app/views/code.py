@@ -41,7 +41,7 @@ from ..theme import Theme, min_text_pt
 from ..widgets.fitting import scrolling
 from .base import DrawnInParts
 from .code_heat import PER_LINE, HeatBar, heat_colors
-from .code_panels import DiffPanel, SassPanel, SourcePanel, TextPanel, mono
+from .code_panels import DiffPanel, SassPanel, SourcePanel, TextPanel, stage_mono_family
 
 SASS_TITLE = "SASS of the main loop"
 
@@ -182,7 +182,7 @@ class CodeView(QWidget, DrawnInParts):
         sheet = ""
         if stage:
             sheet = (f"QPlainTextEdit {{ background: #ffffff; color: #202020; "
-                     f"font-family: \"{mono().family()}\"; font-size: {pt}pt; }}")
+                     f"font-family: \"{stage_mono_family(pt)}\"; font-size: {pt}pt; }}")
         for panel in self.findChildren(TextPanel):
             panel.setStyleSheet(sheet)
         self._stage = stage

@@ -14,6 +14,7 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QFontMetricsF,
     QResizeEvent,
     QSyntaxHighlighter,
     QTextCharFormat,
@@ -85,6 +86,32 @@ class CudaHighlighter(QSyntaxHighlighter):
 
 def mono() -> QFont:
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+
+
+# monospaced families of compact line height that many systems have; on stage the code's
+# lines are what the room reads, and more of them fit in one of these than in a system
+# default such as Noto Sans Mono (26 px a line at 14 pt against DejaVu Sans Mono's 22:
+# 17 lines of SASS at 1280x720 on stage where the rule is 20)
+COMPACT_MONO = ("DejaVu Sans Mono", "Liberation Mono", "Menlo", "Consolas", "Cascadia Mono")
+
+
+def stage_mono_family(pt: float) -> str:
+    """The monospaced family that fits the most lines at ``pt`` points: the system's
+    fixed font unless an installed one of COMPACT_MONO has a smaller line height."""
+    own = mono().family()
+    best, best_h = own, _line_height(own, pt)
+    for family in COMPACT_MONO:
+        if family != own and QFontDatabase.hasFamily(family):
+            h = _line_height(family, pt)
+            if h < best_h:
+                best, best_h = family, h
+    return best
+
+
+def _line_height(family: str, pt: float) -> float:
+    font = QFont(family)
+    font.setPointSizeF(pt)
+    return QFontMetricsF(font).lineSpacing()
 
 
 LINES_ABOVE = 3  # shown above a line gone to: what leads to it

@@ -113,16 +113,41 @@ def flow_row() -> tuple[QWidget, QFlowLayout]:
 
 
 def scrolling(widget: QWidget) -> QScrollArea:
-    """``widget`` in a frameless scroll area: the panel may be shorter than its content on
-    a small screen, and narrower than its content's least width where a person narrows
-    its dock (then a scroll bar shows below it; the content was cut at the right edge with
-    the bar kept off). Wider than that, the content takes the panel's width, its rows
-    wrapping and its labels eliding to fit."""
-    area = QScrollArea()
-    area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setWidgetResizable(True)
-    area.setWidget(widget)
-    return area
+    """``widget`` in a frameless scroll area (:class:`ScrollPanel`)."""
+    return ScrollPanel(widget)
+
+
+class ScrollPanel(QScrollArea):
+    """A frameless scroll area for a panel: shorter than its content on a small screen, it
+    scrolls; narrower than its content's least width (a person narrowed its dock), a scroll
+    bar shows below it, where the right edge had cut the content with the bar kept off.
+    Wider than that, the content takes the panel's width, its rows wrapping and its labels
+    eliding, and the bar is off: it then asks for no room (a scroll area whose bar may
+    show adds the bar's height to its least height, which took the Code tab three lines
+    of source on stage)."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__()
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWidget(widget)
+        widget.installEventFilter(self)
+        self.viewport().installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Resize):
+            self._fit()
+        return super().eventFilter(obj, event)
+
+    def _fit(self) -> None:
+        inner = self.widget()
+        needed = inner is not None and \
+            inner.minimumSizeHint().width() > self.viewport().width() > 0
+        policy = (Qt.ScrollBarPolicy.ScrollBarAsNeeded if needed
+                  else Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        if self.horizontalScrollBarPolicy() != policy:
+            self.setHorizontalScrollBarPolicy(policy)
 
 
 class FittedColumns(QObject):

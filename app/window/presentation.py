@@ -213,7 +213,7 @@ def _restore_panels(w: Stage, state: QByteArray) -> None:
     enough: a tab not shown kept the minimum width its layout had on stage (the Timeline's
     row of buttons, 701 px for 429) until each widget's minimum was asked again, from the
     leaves up, so that the second time off stage the side panels came back ~100 px
-    narrower and the Tune panel's content was cut at its right edge."""
+    narrower."""
     QApplication.sendPostedEvents()
     for layout in w.findChildren(QLayout):
         layout.invalidate()
@@ -223,6 +223,14 @@ def _restore_panels(w: Stage, state: QByteArray) -> None:
     if top is not None:
         top.activate()
     w.restoreState(state)
+    # the panels just shown again: a hidden widget's layout does not run (Qt drops its
+    # layout request), so their contents kept the places the stage's type gave them, cut
+    # at the dock's right edge; each laid out now, parents first
+    for widget in w.findChildren(QWidget):
+        layout = widget.layout()
+        if layout is not None and widget.isVisible():
+            layout.invalidate()
+            layout.activate()
 
 
 def _restyle(view: View, theme: Theme) -> None:

@@ -70,13 +70,19 @@ def sticking_out(window: QWidget) -> list[str]:
     out = []
     bounds = window.rect()
     for w in shown_widgets(window):
-        if _scrolled(w, window):
-            continue
-        rect = QRect(w.mapTo(window, QPoint(0, 0)), w.size())
-        if not bounds.contains(rect):
-            out.append(f"past the window: {_name(w)} at {rect.getRect()} in {bounds.size()}")
-            continue
         parent = w.parentWidget()
+        if _scrolled(w, window):
+            # past the window is scrolled to; past its parent is cut all the same, but
+            # for the content of the scroll area itself (the viewport's child)
+            area = parent.parentWidget() if parent is not None else None
+            if isinstance(area, QAbstractScrollArea) and parent is area.viewport():
+                continue
+        else:
+            rect = QRect(w.mapTo(window, QPoint(0, 0)), w.size())
+            if not bounds.contains(rect):
+                out.append(f"past the window: {_name(w)} at {rect.getRect()} in "
+                           f"{bounds.size()}")
+                continue
         if parent is not None and parent is not window and not w.isWindow():
             if not parent.rect().contains(w.geometry()):
                 out.append(f"cut by its parent: {_name(w)} {w.geometry().getRect()} in "

@@ -261,3 +261,23 @@ def test_line_colours_follow_the_view_and_stay_few(qtbot):
     first = p.firstVisibleBlock().blockNumber()
     assert shown and min(shown) >= first >= 1990 and all(b % 2 == 0 for b in shown)
     assert p.line_color(2999 - 1) is not None and p.line_color(2999) is None
+
+
+@pytest.mark.parametrize("pt", [13.5, 20.0])
+def test_on_stage_the_code_takes_the_installed_monospace_that_fits_most_lines(qtbot, pt):
+    """The system's fixed font may be tall (Noto Sans Mono: 26 px a line at 14 pt, 17 lines
+    of SASS at 1280x720 where the stage's rule is 20); the stage takes the family of least
+    line height among it and the compact ones installed."""
+    from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF
+
+    from gemmscope.app.views.code_panels import COMPACT_MONO, mono, stage_mono_family
+
+    def height(family: str) -> float:
+        font = QFont(family)
+        font.setPointSizeF(pt)
+        return QFontMetricsF(font).lineSpacing()
+
+    chosen = stage_mono_family(pt)
+    candidates = [mono().family()] + [f for f in COMPACT_MONO if QFontDatabase.hasFamily(f)]
+    assert chosen in candidates
+    assert height(chosen) == min(height(f) for f in candidates)

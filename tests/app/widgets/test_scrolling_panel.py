@@ -39,3 +39,38 @@ def test_a_panel_narrower_than_its_content_scrolls_to_the_rest(qtbot):
     bar = area.horizontalScrollBar()
     assert bar.isVisible()
     assert bar.maximum() == content.width() - area.viewport().width()
+
+
+def test_a_panel_whose_content_fits_asks_no_room_for_a_scroll_bar(qtbot):
+    """Its least height is its content's: a bar that may show adds its own height, which
+    took the Code tab's source three lines on stage."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QScrollArea
+
+    content = _content()
+    area = scrolling(content)
+    qtbot.addWidget(area)
+    area.resize(content.minimumSizeHint().width() + 200, 200)
+    area.show()
+    QApplication.processEvents()
+    plain = QScrollArea()
+    qtbot.addWidget(plain)
+    plain.setWidgetResizable(True)
+    plain.setFrameShape(area.frameShape())
+    plain.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    plain.setWidget(_content())
+    assert area.minimumSizeHint() == plain.minimumSizeHint()
+
+
+def test_a_panel_widened_again_drops_its_scroll_bar(qtbot):
+    content = _content()
+    area = scrolling(content)
+    qtbot.addWidget(area)
+    area.resize(content.minimumSizeHint().width() // 2, 200)
+    area.show()
+    QApplication.processEvents()
+    assert area.horizontalScrollBar().isVisible()
+    area.resize(content.minimumSizeHint().width() + 200, 200)
+    QApplication.processEvents()
+    assert not area.horizontalScrollBar().isVisible()
+    assert content.width() == area.viewport().width()
