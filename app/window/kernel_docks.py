@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QWidget
 
+from ...kernels import protocol as rec
 from ...kernels.protocol import RunRequest
 from ..core.runs import RunForm
 from ..core.store import Item
@@ -93,6 +94,15 @@ class KernelDocks:
         self.panels[kernel.id], self.docks[kernel.id] = panel, dock
         return panel
 
+    def follow_gpu(self) -> None:
+        """The GPU shown changed (another of the session's, or a new session): each level
+        that picks per shape picks for its SM count."""
+        sm_count = self.window.sm_count()
+        if sm_count is None:
+            return
+        for panel in self.panels.values():
+            panel.set_sm_count(sm_count)
+
     def follow_form(self) -> None:
         """The run form was edited: each panel checks (and a level's picks) at its shape."""
         for panel in self.panels.values():
@@ -101,6 +111,8 @@ class KernelDocks:
     def feed(self, event: Item) -> None:
         for panel in self.panels.values():
             panel.take(event)
+        if isinstance(event, (rec.Session, rec.Joined)):  # a session may name another GPU
+            self.follow_gpu()
 
 
 def open_kernel_dialog(window: KernelOpener) -> None:

@@ -128,6 +128,7 @@ class MainWindow(WindowExports, QMainWindow):
         self.ladder_dock, self.run_dock = self.panels.ladder_dock, self.panels.run_dock
         self.run_label, self.mode_label = self.panels.run_label, self.panels.mode_label
         self.controls.form_changed.connect(self.kernel_docks.follow_form)
+        self.view_state_changed.connect(self._follow_gpu_shown)
         self.runs = RunButtons(self.controls, self.ladder, self.store, self.prefs,
                                lambda: self.live, self.view_keeper.ask,
                                lambda text, ms: self.statusBar().showMessage(text, ms))
@@ -307,6 +308,11 @@ class MainWindow(WindowExports, QMainWindow):
     def sm_count(self) -> int | None:
         """The SM count of the GPU shown (what a level's shape rule picks for)."""
         return self.store.sm_count()
+
+    def _follow_gpu_shown(self, before: ViewState, after: ViewState) -> None:
+        """Another GPU of the session shown: the Tune panels pick for its SM count."""
+        if before.device != after.device:
+            self.kernel_docks.follow_gpu()
 
     def submit_runs(self, requests: list[RunRequest]) -> None:
         self.runs.submit_runs(requests)

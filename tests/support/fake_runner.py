@@ -31,6 +31,8 @@ kernel that ran (the compiled name a real runner reports). With
 ``phase`` ``compile`` after its ``run_start``) and waits for the file ``LEVEL`` in that
 folder before it goes on; its result then carries ``compile_s`` and ``compile_cached``
 (true where an earlier process built that level: the file ``LEVEL.built`` there).
+With ``$FAKE_RUNNER_SMS`` set to SM counts by GPU ("132,114"), its device names its SM
+count (GPU N the Nth; none otherwise).
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ def main() -> int:
         time.sleep(3600)
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES")
     device = {"name": "Fake GPU" + (f" {gpu}" if gpu else ""), "uuid": f"GPU-fake-{gpu or 0}"}
+    sms = [int(n) for n in os.environ.get("FAKE_RUNNER_SMS", "").split(",") if n.strip()]
+    if sms:
+        device["sm_count"] = sms[min(int(gpu or 0), len(sms) - 1)]
     emit({"type": "session", "protocol": args.protocol, "created": "2026-11-29T12:00:00+00:00",
           "device": device, "levels": {}, "stand_in": True})
     emit({"type": "ready"})

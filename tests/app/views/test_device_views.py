@@ -132,3 +132,34 @@ def test_errors_on_two_gpus_say_which_gpu(tmp_path):
     assert error.device in (0, 1)
     assert error.describe().startswith(f"runner_crash (naive at 16×16×16 on device "
                                        f"{error.device}): the runner exited")
+
+
+def test_a_tune_panel_picks_for_the_sm_count_of_the_gpu_shown(qtbot, make_window, tmp_path,
+                                                              monkeypatch):
+    """fp8_deep's shape rule spreads its tiles over the SMs it is given: on a 114-SM GPU a
+    4096 x 2112 x 7168 run takes another tile width than on a 132-SM one, and the panel
+    shows (and the check counts) what a plain run launches on the GPU shown."""
+    from gemmscope.kernels.ladder import get
+
+    monkeypatch.setenv("FAKE_RUNNER_SMS", "132,114")
+    out = tmp_path / "two.jsonl"
+    code = cli.main(["record", "-o", str(out), "--runner", f"{sys.executable} {FAKE}",
+                     "--devices", "0,1", "-l", "naive", "-s", "64", "-r", "2",
+                     "--no-compare"], stdout=io.StringIO(), stderr=io.StringIO())
+    assert code == 0
+    window = make_window()
+    open_whole(window, out)
+    panel = window.kernel_docks.tune("fp8_deep")
+    assert panel is not None and panel.kernel.sm_count == 132
+    for name, value in zip("MNK", (4096, 2112, 7168), strict=True):
+        window.controls.fields[name].setText(str(value))
+    level = get("fp8_deep")
+    picks = {sms: level.for_shape(4096, 2112, 7168, sms).params for sms in (132, 114)}
+    assert picks[132] != picks[114]
+    assert panel.kernel.params == picks[132]
+    window.ladder.device_box.activated.emit(1)  # the ladder of GPU 1, 114 SMs
+    assert window.store.device == 1 and panel.kernel.sm_count == 114
+    assert panel.kernel.params == picks[114]
+    assert "on 114 SMs" in panel.check_lines.text()
+    window.ladder.device_box.activated.emit(0)
+    assert panel.kernel.sm_count == 132 and panel.kernel.params == picks[132]
