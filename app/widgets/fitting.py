@@ -123,8 +123,8 @@ class ScrollPanel(QScrollArea):
     bar shows below it, where the right edge had cut the content with the bar kept off.
     Wider than that, the content takes the panel's width, its rows wrapping and its labels
     eliding, and the bar is off: it then asks for no room (a scroll area whose bar may
-    show adds the bar's height to its least height, which took the Code tab three lines
-    of source on stage)."""
+    show adds the bar's height to its least height, which the panels beside it give up,
+    the Code tab's source and SASS above its occupancy panel among them)."""
 
     def __init__(self, widget: QWidget) -> None:
         super().__init__()

@@ -17,24 +17,26 @@ def _content() -> QWidget:
     return box
 
 
-def test_content_takes_the_panels_width_where_it_fits(qtbot):
+def _shown(qtbot, narrow: bool):
+    """The content in a panel half its least width (``narrow``), or 200 px wider."""
     content = _content()
     area = scrolling(content)
     qtbot.addWidget(area)
-    area.resize(content.minimumSizeHint().width() + 200, 200)
+    least = content.minimumSizeHint().width()
+    area.resize(least // 2 if narrow else least + 200, 200)
     area.show()
     QApplication.processEvents()
+    return area, content
+
+
+def test_content_takes_the_panels_width_where_it_fits(qtbot):
+    area, content = _shown(qtbot, narrow=False)
     assert content.width() == area.viewport().width()
     assert not area.horizontalScrollBar().isVisible()
 
 
 def test_a_panel_narrower_than_its_content_scrolls_to_the_rest(qtbot):
-    content = _content()
-    area = scrolling(content)
-    qtbot.addWidget(area)
-    area.resize(content.minimumSizeHint().width() // 2, 200)
-    area.show()
-    QApplication.processEvents()
+    area, content = _shown(qtbot, narrow=True)
     assert content.width() >= content.minimumSizeHint().width() > area.viewport().width()
     bar = area.horizontalScrollBar()
     assert bar.isVisible()
@@ -42,17 +44,13 @@ def test_a_panel_narrower_than_its_content_scrolls_to_the_rest(qtbot):
 
 
 def test_a_panel_whose_content_fits_asks_no_room_for_a_scroll_bar(qtbot):
-    """Its least height is its content's: a bar that may show adds its own height, which
-    took the Code tab's source three lines on stage."""
+    """Its least size is that of a scroll area with the bar off: a bar that may show adds
+    its height to the least height (QAbstractScrollArea.minimumSizeHint), which the
+    panels beside it would give up."""
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QScrollArea
 
-    content = _content()
-    area = scrolling(content)
-    qtbot.addWidget(area)
-    area.resize(content.minimumSizeHint().width() + 200, 200)
-    area.show()
-    QApplication.processEvents()
+    area, _content_shown = _shown(qtbot, narrow=False)
     plain = QScrollArea()
     qtbot.addWidget(plain)
     plain.setWidgetResizable(True)
@@ -63,12 +61,7 @@ def test_a_panel_whose_content_fits_asks_no_room_for_a_scroll_bar(qtbot):
 
 
 def test_a_panel_widened_again_drops_its_scroll_bar(qtbot):
-    content = _content()
-    area = scrolling(content)
-    qtbot.addWidget(area)
-    area.resize(content.minimumSizeHint().width() // 2, 200)
-    area.show()
-    QApplication.processEvents()
+    area, content = _shown(qtbot, narrow=True)
     assert area.horizontalScrollBar().isVisible()
     area.resize(content.minimumSizeHint().width() + 200, 200)
     QApplication.processEvents()
