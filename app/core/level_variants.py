@@ -80,6 +80,12 @@ class LevelVariants(TunableKernel):
         shape rule's (the entry's where the level has none or they make no level)."""
         return form_at(self.id, shape, (), self.sm_count) or dict(self.level.params)
 
+    def set_sm_count(self, sm_count: int) -> bool:
+        if not self.follows_shapes or sm_count == self.sm_count:
+            return False
+        self.sm_count = sm_count
+        return True
+
     def set(self, name: str, value: int) -> None:
         TunableKernel.set(self, name, value)
         self.edited.add(name)

@@ -80,6 +80,11 @@ class TunableKernel(ABC):
         ``shape`` launches; the ones that moved (none for a kind without a pick)."""
         return {}
 
+    def set_sm_count(self, sm_count: int) -> bool:
+        """Pick for a GPU of ``sm_count`` SMs from now on; whether that may move what
+        ``follow`` picks (never for a kind without a pick)."""
+        return False
+
     def set(self, name: str, value: int) -> None:
         if name not in self.param_specs:
             raise SpecError(f"{self.id} has no parameter {name}")

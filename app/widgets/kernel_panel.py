@@ -124,10 +124,8 @@ class KernelPanel(QWidget):
     def set_sm_count(self, sm_count: int) -> None:
         """The GPU shown has ``sm_count`` SMs: a level that picks per shape picks for it
         (the values not edited follow, the check counts its grid); others ignore it."""
-        if not getattr(self.kernel, "follows_shapes", False) or \
-                getattr(self.kernel, "sm_count", sm_count) == sm_count:
+        if not self.kernel.set_sm_count(sm_count):
             return
-        self.kernel.sm_count = sm_count  # type: ignore[attr-defined]
         self._show(self.kernel.follow(self.shape))
         self.update_check()
 

@@ -217,7 +217,8 @@ def _restore_panels(w: Stage, state: QByteArray) -> None:
     QApplication.sendPostedEvents()
     for layout in w.findChildren(QLayout):
         layout.invalidate()
-    for widget in reversed(w.findChildren(QWidget)):  # children before their parents
+    widgets = w.findChildren(QWidget)  # parents before their children
+    for widget in reversed(widgets):  # children first
         widget.minimumSizeHint()
     top = w.layout()
     if top is not None:
@@ -226,7 +227,7 @@ def _restore_panels(w: Stage, state: QByteArray) -> None:
     # the panels just shown again: a hidden widget's layout does not run (Qt drops its
     # layout request), so their contents kept the places the stage's type gave them, cut
     # at the dock's right edge; each laid out now, parents first
-    for widget in w.findChildren(QWidget):
+    for widget in widgets:
         layout = widget.layout()
         if layout is not None and widget.isVisible():
             layout.invalidate()
