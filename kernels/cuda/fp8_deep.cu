@@ -317,8 +317,15 @@ struct GsDpSchedule {
 // WREL 1: one thread per warpgroup arrives, and its warp reaches the next wgmma late
 // (Nsight Compute: "warpgroup arrive" stalls at the wgmma, 4.6x DeepGEMM's). Measured
 // beside each other: WREL 2 +0.8% (4096^3) to +2.2% (4096 x 7168 x 16384).
+//
+// KS: the K blocks of a tile (K / BK) compiled in, as DeepGEMM's JIT builds its kernel per
+// K, or 0 to read K at run time. With KS the last round of a tile (the stages filled and
+// those passed) is known to the compiler, which drops the branches and the code of the
+// forms that never come; the host refuses a build for another K (ksteps_problem). The
+// count of whole rounds stays opaque to the compiler (the empty asm): known, it unrolled
+// the rounds and spilled where the last round passes a stage of three (NVRTC 13.5).
 template <int BM, int BN, int BK, int STAGES, int CL, int GW, int WREL, int SCT, int RING,
-          int EPC, bool VEC>
+          int EPC, int KS, bool VEC>
 __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(384, 1)
 fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
              const __grid_constant__ GsTensorMap tmB, const __grid_constant__ GsTensorMap tmC,
@@ -356,7 +363,8 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
 
     const int wg = __shfl_sync(0xffffffff, threadIdx.x / 128, 0);
     const int tm = GS_CEIL_DIV(M, BM), tn = GS_CEIL_DIV(N, BN);
-    const int ksteps = K / BK, nb_count = GS_CEIL_DIV(N, 128);
+    static_assert(KS >= 0, "KS: the K blocks compiled in, or 0 to read K");
+    const int ksteps = KS ? KS : K / BK, nb_count = GS_CEIL_DIV(N, 128);
     const unsigned rank = CL == 2 ? gs_dp_sreg_cluster_rank() : 0;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -383,7 +391,9 @@ fp8gemm_deep(int M, int N, int K, const __grid_constant__ GsTensorMap tmA,
     // constants, it took 2.2 times the code and ran 2% slower at K = 512 (stretch 21).
     // `phase`: bit s, the parity of stage s's next wait.
     static_assert(RING == 0 || RING == 1, "RING is a switch");
-    const int rounds = ksteps / STAGES, tail = ksteps % STAGES;
+    int rounds = ksteps / STAGES;
+    const int tail = ksteps % STAGES;
+    if constexpr (KS != 0) asm volatile("" : "+r"(rounds));
 
     if (wg == 0) {
         // ------------------------------------------------------------ producer (warp 0)

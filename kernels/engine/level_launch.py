@@ -59,6 +59,10 @@ def level_launcher(level: Level, ops: Operands, params: dict[str, int] | None = 
         fitted = level.for_shape(M, N, K, sm_count)
         if fitted is not level:
             level, params, picked = fitted, dict(fitted.params), True
+    if level.params_rule is not None:  # a build for another shape (every caller's path)
+        why = level.params_rule(M, N, K, {**level.params, **(params or {})})
+        if why is not None:
+            raise Refused(f"{level.id}: {why}")
     compiled_now: list[bool] = []
 
     def compiling() -> None:

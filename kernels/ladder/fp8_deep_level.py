@@ -21,7 +21,10 @@ The rules, each a function of (M, N, K, SMs) only:
 - the ring (``deep_ring``, RING): the stages run on from tile to tile where a CTA has
   more than one tile of few K blocks that do not fill whole rounds of the stages.
 - clusters (``deep_cluster``, CL): 2-CTA clusters sharing the A tile by multicast where a
-  tile has at least 32 K blocks, one CTA below.
+  tile has at least 32 K blocks and a CTA's tiles more than 128 in all, one CTA below.
+- the K blocks (``deep_ksteps``, KS): K / 128 compiled in, one build per K (as DeepGEMM's
+  JIT builds per shape); a build for another K is refused before launch
+  (``ksteps_problem``), KS = 0 reads K at run time.
 - the row scales' path (``scales_by_tma``, SCT): by TMA with each stage's data where M % 4
   == 0 (a tensor map's 16-byte row pitch), else copied by the producer warp's lanes.
 """
@@ -123,20 +126,48 @@ def deep_ring(M: int, N: int, K: int, bn: int, stages: int, sm_count: int) -> in
 
 
 CL_MIN_KSTEPS = 32  # 2-CTA clusters where a tile has at least this many K blocks
+CL_MIN_CTA_KSTEPS = 129  # and a CTA's tiles at least this many in all
 
 
-def deep_cluster(K: int) -> int:
+def deep_cluster(M: int, N: int, K: int, bn: int, sm_count: int) -> int:
     """CL 2 (neighbouring tiles of a tile row on a 2-CTA cluster, the A tile multicast to
     both: a third fewer bytes from L2 a stage, so less power and a higher clock under the
-    cap) where a tile has many K blocks; CL 1 where the stage's coupling (a stage refilled
-    only once both CTAs freed it) costs more than that saves. Measured beside each other
-    in one loop with the release by two lanes (H100, 1980 MHz, stretch 29): +3.7% at 4096
-    x 2112 x 7168 and +4.5% at 4096 x 4096 x 7168 (56 K blocks), +1.4% at 8192^3 and
-    4096 x 7168 x 16384 (64 and 128), -0.8..+2.4% at 4096^3 and +0.4% at 8192 x 8192 x
-    4096 (32); -0.8% at 8192 x 8192 x 3072 and -2.5% at 4096 x 4096 x 3072 (24), -3.5..-4.5%
-    at 4096 x 7168 x 2048 (16), -1.9% at 4096 x 24576 x 1536 (12), -3.4% at K = 512 (4).
-    Those loops held 1980 MHz; the power the multicast saves shows where the clock falls."""
-    return 2 if K // 128 >= CL_MIN_KSTEPS else 1
+    cap) where a tile has many K blocks and a CTA many tiles' worth; CL 1 where the
+    stage's coupling (a stage refilled only once both CTAs freed it) costs more than that
+    saves. Measured beside each other in one loop with the release by two lanes (H100,
+    1980 MHz, stretch 29): +3.7% at 4096 x 2112 x 7168 and +4.5% at 4096 x 4096 x 7168
+    (56 K blocks), +1.4% at 8192^3 and 4096 x 7168 x 16384 (64 and 128), +0.4% at 8192 x
+    8192 x 4096 (32); -0.8% at 8192 x 8192 x 3072 and -2.5% at 4096 x 4096 x 3072 (24),
+    -3.5..-4.5% at 4096 x 7168 x 2048 (16), -1.9% at 4096 x 24576 x 1536 (12), -3.4% at
+    K = 512 (4). Where a CTA's tiles hold 128 K blocks or fewer in all (4096^3: 4 tiles of
+    32), the clusters gained nothing on H100s (-1.0..0% at four shapes, stretch 31) and
+    cost 1.5% at 4096^3 on the H200 (stretch 30, two loops); above that they gained up to
+    6.1% (8192 x 8192 x 4096: 16 tiles of 32)."""
+    ksteps = K // 128
+    waves, _ = deep_waves(M, N, bn, sm_count)
+    return 2 if ksteps >= CL_MIN_KSTEPS and waves * ksteps >= CL_MIN_CTA_KSTEPS else 1
+
+
+def deep_ksteps(K: int) -> int:
+    """KS: the K blocks of a tile as a compile-time constant of the build (K / 128), as
+    DeepGEMM compiles its kernel per K: the last round's stages passed or filled are then
+    known to the compiler, which drops the branches and the code of the rounds that never
+    come (NVRTC 13.5 at 4096 x 2112 x 7168: 283 -> 181 branches, 78 -> 32 barrier
+    operations). 0 (K read at run time) past MAX_KSTEPS."""
+    ksteps = K // 128
+    return ksteps if ksteps <= MAX_KSTEPS else 0
+
+
+MAX_KSTEPS = 4096  # the largest template parameter a level takes (level.MAX_PARAM)
+
+
+def ksteps_problem(M: int, N: int, K: int, p: dict[str, int]) -> str | None:
+    """Why a build of fp8_deep cannot run at K: it was built for another K (KS != 0)."""
+    ks = p.get("KS", 0)
+    if ks and ks != K // 128:
+        return (f"built with KS={ks}, the K blocks of K={ks * 128}; K={K} has {K // 128}: "
+                "leave KS to the shape rule, or give KS=0 to read K at run time")
+    return None
 
 
 def deep_shape_params(M: int, N: int, K: int, sm_count: int) -> dict[str, int]:
@@ -145,7 +176,7 @@ def deep_shape_params(M: int, N: int, K: int, sm_count: int) -> dict[str, int]:
     stages = deep_stages(bn, K, epc)
     return {"BN": bn, "STAGES": stages, "SCT": int(scales_by_tma(M)),
             "RING": deep_ring(M, N, K, bn, stages, sm_count), "EPC": epc,
-            "CL": deep_cluster(K)}
+            "CL": deep_cluster(M, N, K, bn, sm_count), "KS": deep_ksteps(K)}
 
 
 def deep_grid(tiles: int, sm_count: int, p: dict[str, int]) -> int:
@@ -182,15 +213,18 @@ FP8_DEEP = Level(
          "has 32 K blocks or more, one 32 x 64 box at a time through a ring of three, "
          "which leaves room for a fourth stage: EPC 1); the grid "
          "shrunk to the fewest SMs that give the same waves; where a tile has 32 K blocks or "
-         "more, 2-CTA clusters on neighbouring tiles, the first CTA multicasting the shared "
-         "A tile to both (CL 2; each consumer warp frees a stage on both CTAs at once, "
-         "lanes 0 and 1 in one instruction).",
+         "more and a CTA's tiles more than 128 in all, 2-CTA clusters on neighbouring "
+         "tiles, the first CTA multicasting the shared A tile to both (CL 2; each consumer "
+         "warp frees a stage on both CTAs at once, lanes 0 and 1 in one instruction); and "
+         "the K blocks compiled in (KS = K / 128, one build per K, as DeepGEMM's JIT builds "
+         "per shape), so a tile's last round has one form and no branches.",
     follows="DeepGEMM (deepseek-ai, daec8fd): fp8_gemm.cuh's schedule and its block-size "
             "heuristics; PTX ISA: multicast::cluster, mapa, cp.async.mbarrier.arrive",
     source="fp8_deep.cu", kernel="fp8gemm_deep",
     params={"BM": DEEP_TILE_ROWS, "BN": 128, "BK": 128, "STAGES": 3, "CL": 1, "GW": 16,
-            "WREL": 2, "SCT": 1, "RING": 0, "EPC": 0},
-    shape_params=deep_shape_params, grid_rule=deep_grid, host="fp8_deep",
+            "WREL": 2, "SCT": 1, "RING": 0, "EPC": 0, "KS": 0},
+    shape_params=deep_shape_params, params_rule=ksteps_problem, grid_rule=deep_grid,
+    host="fp8_deep",
     geometry=deep_geometry, arch="sm_90a", b_layout="nk", persistent=True,
     trace_observer=True,
     k_multiple=128, k_reason="one FP32 scale per 128 of K", edge_variant=False,

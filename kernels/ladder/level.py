@@ -174,6 +174,10 @@ class Level:
     # a kernel per shape; applied when a run gives no parameters of its own (None: the
     # same parameters at every shape)
     shape_params: Callable[[int, int, int, int], dict[str, int]] | None = None
+    # why a build with these template parameters cannot run M x N x K, where one is built
+    # for a shape (fp8_deep's KS, its K blocks compiled in); None: every build runs every
+    # shape the level takes
+    params_rule: Callable[[int, int, int, dict[str, int]], str | None] | None = None
     # a persistent level's grid from (tiles, SMs, template parameters), where it is not
     # min(tiles, SMs) (None: that); e.g. whole clusters, or waves that come out even
     grid_rule: Callable[[int, int, dict[str, int]], int] | None = None
@@ -296,11 +300,14 @@ class Level:
 
     def shape_refusal(self, M: int, N: int, K: int) -> str | None:
         """Why this level cannot run M x N x K, known before anything is allocated (its K
-        multiple, its shape rule, the grid's y limit), or None."""
+        multiple, its shape rule, a build for another shape, the grid's y limit), or
+        None."""
         if K % self.k_multiple:
             reason = f" ({self.k_reason})" if self.k_reason else ""
             return f"{self.id} needs K to be a multiple of {self.k_multiple}{reason}; K={K}"
         why = self.shape_rule(M, N, K) if self.shape_rule is not None else None
+        if not why and self.params_rule is not None:
+            why = self.params_rule(M, N, K, self.params)
         if why:
             return f"{self.id}: {why}"
         _, gy, _ = self.grid(M, N) if self.kind is Kind.LEVEL else (1, 1, 1)
@@ -326,7 +333,9 @@ class Level:
 SWITCHES = frozenset({"PF", "KPIPE", "EPI", "SCL", "SKIP", "SCT", "RING", "EPC"})
 # stream-K mode: 0 (off), 1 (the last full wave and the remainder), 2 (the remainder only)
 MODES = {"SK": 2}
-MAY_BE_ZERO = SWITCHES | set(MODES)
+# counts where 0 means "at run time": fp8_deep's KS (K blocks compiled in, or K read)
+RUN_TIME_COUNTS = frozenset({"KS"})
+MAY_BE_ZERO = SWITCHES | set(MODES) | RUN_TIME_COUNTS
 
 # Template parameters renamed since recordings were made: old name -> new name. GM, the
 # group of block rows walked together (kernels/cuda/common.cuh's gs_group_coords), was

@@ -1,7 +1,7 @@
 """fp8_deep on the H200: right answers at aligned and odd shapes, with and without 2-CTA
 clusters (A multicast), the ring of stages run on from tile to tile (RING) and C staged
-box by box with a fourth stage (EPC), the tile width it picks recorded in the result, and
-the K it refuses."""
+box by box with a fourth stage (EPC), K compiled in (KS) or read at run time, the tile
+width it picks recorded in the result, and the K it refuses."""
 
 from __future__ import annotations
 
@@ -85,3 +85,38 @@ def test_fp8_deep_refuses_k_that_is_not_a_multiple_of_128(bench):
 
     why = refusal(registry.get("fp8_deep"), 1024, 1024, 1000, bench.device)
     assert why is not None and "multiple of 128" in str(why)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_fp8_deep_verifies_with_k_read_at_run_time(bench, shape):
+    """KS = 0, the build that reads K (the other tests run the shape rule's build, K / 128
+    compiled in): the last round's stages filled and passed decided at run time."""
+    from gemmscope.kernels.ladder.registry import DEEPGEMM_DIFF_MAX
+
+    level = registry.get("fp8_deep")
+    params = {**level.for_shape(*shape, _sms()).params, "KS": 0}
+    r = bench.run(level, *shape, repeats=2, warmup=1, params=params, energy=False)
+    assert not r["nan"], "an element of C was not written"
+    assert r["verified"], (r["rel_err"], r["tol"])
+    assert r["deepgemm_diff"] < DEEPGEMM_DIFF_MAX
+
+
+def test_fp8_deep_refuses_a_build_for_another_k_before_launch(bench):
+    from gemmscope.kernels.engine.measure import refusal
+
+    level = registry.get("fp8_deep").with_params({"KS": 16})
+    why = refusal(level, 1024, 1024, 1024, bench.device)
+    assert why is not None and "KS=16" in str(why) and "K=1024 has 8" in str(why)
+
+
+def test_fp8_deep_run_given_a_build_for_another_k_is_refused_not_launched(bench):
+    """A run that gives its parameters past the runner's check (the benchmark scripts call
+    the bench directly) meets the same refusal in the launcher: a build with 16 K blocks
+    compiled in would walk 16 where K = 1024 has 8, its scales read past their arrays."""
+    from gemmscope.kernels.engine.level_launch import Refused
+
+    level = registry.get("fp8_deep")
+    params = {**level.for_shape(1024, 1024, 2048, _sms()).params}
+    assert params["KS"] == 16
+    with pytest.raises(Refused, match=r"KS=16.*K=1024 has 8"):
+        bench.run(level, 1024, 1024, 1024, repeats=2, warmup=1, params=params, energy=False)

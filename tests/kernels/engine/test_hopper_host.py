@@ -175,3 +175,17 @@ def test_one_verification_rule_with_deepgemm_for_fp8():
     assert formats == {"cp_async": "fp32", "wmma": "fp32", "cublas_fp16": "fp16",
                        "wgmma_tma": "bf16", "cublas_bf16": "bf16", "fp8_block_scaled": "bf16",
                        "cublaslt_fp8": "bf16"}
+
+
+def test_a_launch_of_fp8_deep_built_for_another_k_is_refused_before_it_builds():
+    """Every caller that hands the launcher its parameters (benchmark scripts, sweeps, the
+    CLI's launch) meets the refusal the runner gives: KS = 16 compiled in where K = 1024
+    has 8 K blocks, refused before a compile, a device or an allocation."""
+    from gemmscope.kernels.engine.level_launch import Refused, level_launcher
+
+    class Ops:  # only the shape is read before the refusal
+        shape = (1024, 1024, 1024)
+
+    level = registry.get("fp8_deep")
+    with pytest.raises(Refused, match=r"fp8_deep: built with KS=16.*K=1024 has 8.*KS=0"):
+        level_launcher(level, Ops(), {**level.params, "KS": 16})

@@ -10,6 +10,7 @@ import pytest
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.fp8_deep_level import (
+    CL_MIN_CTA_KSTEPS,
     CL_MIN_KSTEPS,
     DEEP_WIDTHS,
     EPC_MIN_KSTEPS,
@@ -17,6 +18,7 @@ from gemmscope.kernels.ladder.fp8_deep_level import (
     deep_cluster,
     deep_epc,
     deep_grid,
+    deep_ksteps,
     deep_smem,
     deep_stages,
     deep_tile_width,
@@ -89,18 +91,53 @@ def test_the_level_takes_the_fourth_stage_where_c_is_staged_box_by_box(shape, ep
 
 
 @pytest.mark.parametrize(("shape", "cl"), [
-    ((8192, 8192, 8192), 2), ((4096, 4096, 4096), 2), ((4096, 2112, 7168), 2),
+    ((8192, 8192, 8192), 2), ((4096, 4096, 4096), 1), ((4096, 2112, 7168), 2),
     ((4096, 24576, 1536), 1), ((4096, 32768, 512), 1), ((4096, 7168, 16384), 2),
-    ((4096, 4096, 7168), 2), ((4096, 7168, 2048), 1), ((8192, 8192, 3968), 1)])
-def test_the_level_takes_2_cta_clusters_where_a_tile_has_32_k_blocks_or_more(shape, cl):
-    """DeepGEMM's eight shapes: the multicast pays where a tile has many K blocks (H100,
-    stretch 29: +1.4..+4.5% at 56 to 128) and costs where it has few (-1.9..-4.5% at 4 to
-    16); its launch is whole clusters."""
+    ((4096, 4096, 7168), 2), ((4096, 7168, 2048), 1), ((8192, 8192, 3968), 1),
+    ((8192, 8192, 4096), 2), ((2048, 4096, 8192), 1), ((6144, 4096, 4096), 2)])
+def test_the_level_takes_2_cta_clusters_where_tiles_and_ctas_have_many_k_blocks(shape, cl):
+    """DeepGEMM's eight shapes and four around 4096^3: the multicast pays where a tile has
+    many K blocks (H100, stretch 29: +1.4..+4.5% at 56 to 128) and a CTA many tiles of
+    them (stretch 31: 0..-1.0% where a CTA's tiles hold 128 K blocks or fewer, +1.3..+6.1%
+    above), and costs where a tile has few (-1.9..-4.5% at 4 to 16); its launch is whole
+    clusters."""
     M, N, K = shape
     level = registry.get("fp8_deep").for_shape(M, N, K, 132)
-    assert level.params["CL"] == cl == deep_cluster(K)
-    assert (K // 128 >= CL_MIN_KSTEPS) == (cl == 2)
+    bn = level.params["BN"]
+    assert level.params["CL"] == cl == deep_cluster(M, N, K, bn, 132)
+    waves, _ = deep_waves(M, N, bn, 132)
+    many = K // 128 >= CL_MIN_KSTEPS and waves * (K // 128) >= CL_MIN_CTA_KSTEPS
+    assert many == (cl == 2)
     assert level.grid(M, N, 132)[0] % cl == 0
+
+
+@pytest.mark.parametrize("K", [128, 512, 1536, 4096, 7168, 65536, 4096 * 128])
+def test_the_level_is_built_with_the_k_blocks_of_the_shape(K):
+    level = registry.get("fp8_deep").for_shape(4096, 4096, K, 132)
+    assert level.params["KS"] == deep_ksteps(K) == K // 128
+    assert level.shape_refusal(4096, 4096, K) is None
+
+
+def test_k_past_the_largest_parameter_is_read_at_run_time():
+    K = 4097 * 128
+    assert deep_ksteps(K) == 0
+    level = registry.get("fp8_deep").for_shape(256, 256, K, 132)
+    assert level.params["KS"] == 0
+    assert level.shape_refusal(256, 256, K) is None
+
+
+@pytest.mark.parametrize(("ks", "K"), [(32, 7168), (56, 4096), (1, 256)])
+def test_a_build_for_another_k_is_refused_before_launch_in_words(ks, K):
+    level = registry.get("fp8_deep").with_params({"KS": ks})
+    why = level.shape_refusal(4096, 4096, K)
+    assert why is not None
+    assert f"KS={ks}" in why and f"K={K} has {K // 128}" in why and "KS=0" in why
+
+
+@pytest.mark.parametrize("K", [128, 1024, 7168, 16384])
+def test_a_build_that_reads_k_at_run_time_runs_every_k(K):
+    level = registry.get("fp8_deep").with_params({"KS": 0})
+    assert level.shape_refusal(4096, 4096, K) is None
 
 
 @pytest.mark.parametrize("tiles", [1, 2, 3, 131, 132, 133, 264, 288, 384, 512, 561, 2048])

@@ -140,14 +140,11 @@ needs_nvrtc = pytest.mark.skipif(
 # and at most how many bytes; their reloads are outside the K loop (checked below). Each
 # level is compiled in the form it runs at 4096^3, where its trace is recorded and its
 # overhead measured (issue 46 item 2): a shape rule may give it other parameters than its
-# entry's. fp8_deep: any code of its K-stage observer's warp in the producer warpgroup (56
-# registers; a branch with one nanosleep in it does it too) moves 13.5's allocation, which
-# then reloads the tiles' tail count once a tile (its form with C staged box by box and four
-# stages, EPC 1, at 8192^3, spills nothing). In its 2-CTA form (CL 2, the shape rule's pick
-# at 4096^3) 13.5 spills 24 bytes, all in the producer warp's and the observer's code (the
-# tile's peer and multicast state), none in the consumers' K loop; the GPU's 13.0 spills
-# none there.
-SPILLS_OFFLINE = {"fp8_deep": 24}
+# entry's. None now: fp8_deep's trace build spilled 24 bytes in its producer warp's and
+# its K-stage observer's code while K was read at run time (13.5 reloaded the tiles' tail
+# count once a tile; the 2-CTA form's peer and multicast state); built with its K blocks
+# compiled in (KS) and one CTA a cluster at 4096^3 it spills nothing.
+SPILLS_OFFLINE: dict[str, int] = {}
 
 
 @needs_nvrtc
