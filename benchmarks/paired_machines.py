@@ -25,6 +25,8 @@ from typing import Any
 
 import _smoke
 
+from gemmscope.kernels.protocol.text_safety import clean_text
+
 REPO = Path(__file__).resolve().parent.parent
 RUNS_DIR = REPO / "docs" / "paired-runs"  # measured runs kept with the notes
 MAX_BYTES = 8 << 20  # a paired run of every level at two shapes prints ~40 KB
@@ -64,8 +66,9 @@ def rows_of(text: str, name: str) -> list[dict[str, Any]]:
 
 
 def _plain(text: str) -> str:
-    """A name from a file as one plain table cell: printable, no cell separator, bounded."""
-    return "".join(c if c.isprintable() and c != "|" else "?" for c in text[:64])
+    """A name from a file or the command line as one table cell: bounded, one line, no
+    control, format or bidi character, its cell separator escaped."""
+    return " ".join(clean_text(text[:64]).split()).replace("|", "\\|")
 
 
 def read_run(path: Path) -> list[dict[str, Any]]:
@@ -139,7 +142,7 @@ def parse_run(item: str) -> tuple[str, Path]:
     label, sep, path = item.partition("=")
     if not sep or not label or not path:
         raise argparse.ArgumentTypeError(f"{item!r}: give LABEL=FILE")
-    return label[:32], Path(path)
+    return _plain(label[:32]), Path(path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     items = list(args.run)
     if args.smoke:
-        items = [(p.stem, p) for p in sorted(RUNS_DIR.glob("*.json"))]
+        items = [(_plain(p.stem), p) for p in sorted(RUNS_DIR.glob("*.json"))]
     if not items:
         ap.error("give at least one LABEL=FILE")
     if len({label for label, _ in items}) != len(items):

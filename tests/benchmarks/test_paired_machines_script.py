@@ -89,8 +89,16 @@ def test_labels_must_be_given_and_distinct(pm, tmp_path):
 
 
 def test_names_from_a_file_stay_one_plain_cell(pm):
-    text = json.dumps([{"level": "a|b\nc", "shape": "x" * 200, "runs": [[50.0]]}])
+    text = json.dumps([{"level": "a|b\nc\u202e*d*", "shape": "x" * 200, "runs": [[50.0]]}])
     (row,) = pm.rows_of(text, "f")
-    assert row["level"] == "a?b?c" and row["shape"] == "x" * 64
+    assert row["level"] == "a\\|b c*d*" and row["shape"] == "x" * 64
     line = pm.table(["A"], pm.compare({"A": [row]}), 1.0, 2.0).splitlines()[2]
-    assert line.count("|") == 6
+    assert line.count("|") - line.count("\\|") == 6
+
+
+def test_a_label_from_the_command_line_stays_one_plain_cell(pm, tmp_path, capsys):
+    f = tmp_path / "r.json"
+    f.write_text(_output([("naive", "4096", [1.0])]))
+    assert pm.main([f"a|\x1b[2Jb={f}"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "\x1b" not in head and head.count("|") - head.count("\\|") == 6
