@@ -31,7 +31,7 @@ The rules, each a function of (M, N, K, SMs) only:
 
 from __future__ import annotations
 
-from .level import Geometry, Level, OutputFormat, Precision, Scaling
+from .level import MAX_PARAM, Geometry, Level, OutputFormat, Precision, Scaling
 
 DEEP_TILE_ROWS = 256  # BM: two consumer warpgroups of two 64-row sub-tiles
 DEEP_WIDTHS = tuple(range(64, 129, 8))  # BN with a wgmma.m64nBNk32 in fp8_deep_wgmma.cuh
@@ -148,6 +148,9 @@ def deep_cluster(M: int, N: int, K: int, bn: int, sm_count: int) -> int:
     return 2 if ksteps >= CL_MIN_KSTEPS and waves * ksteps >= CL_MIN_CTA_KSTEPS else 1
 
 
+MAX_KSTEPS = MAX_PARAM  # the largest template parameter a level takes
+
+
 def deep_ksteps(K: int) -> int:
     """KS: the K blocks of a tile as a compile-time constant of the build (K / 128), as
     DeepGEMM compiles its kernel per K: the last round's stages passed or filled are then
@@ -156,9 +159,6 @@ def deep_ksteps(K: int) -> int:
     operations). 0 (K read at run time) past MAX_KSTEPS."""
     ksteps = K // 128
     return ksteps if ksteps <= MAX_KSTEPS else 0
-
-
-MAX_KSTEPS = 4096  # the largest template parameter a level takes (level.MAX_PARAM)
 
 
 def ksteps_problem(M: int, N: int, K: int, p: dict[str, int]) -> str | None:
