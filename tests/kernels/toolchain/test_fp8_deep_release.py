@@ -18,12 +18,21 @@ MISSING = build_event.nvrtc_missing() or sass.nvdisasm_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
 
 
-def k_loop_ops(cl: int) -> collections.Counter[str]:
-    level = registry.get("fp8_deep").for_shape(8192, 8192, 8192, 132)
-    built = nvrtc.compile_offline(level, params={**level.params, "CL": cl})
+def ops(shape: tuple[int, int, int], given: dict[str, int],
+        loop_only: bool) -> collections.Counter[str]:
+    """The instructions by mnemonic of fp8_deep built as a plain run of ``shape`` is, with
+    the parameters ``given`` over the shape rule's: the K loop's or the whole kernel's."""
+    level = registry.get("fp8_deep").for_shape(*shape, 132)
+    built = nvrtc.compile_offline(level, params={**level.params, **given})
     (text,) = sass.disassemble(built.cubin).values()
-    loop = sass.in_span(sass.parse(text), sass.main_loop(text))
-    return collections.Counter(ln.mnemonic.split(".")[0] for ln in loop if ln.counted)
+    lines = sass.parse(text)
+    if loop_only:
+        lines = sass.in_span(lines, sass.main_loop(text))
+    return collections.Counter(ln.mnemonic.split(".")[0] for ln in lines if ln.counted)
+
+
+def k_loop_ops(cl: int) -> collections.Counter[str]:
+    return ops((8192, 8192, 8192), {"CL": cl}, loop_only=True)
 
 
 def test_the_2_cta_form_frees_a_stage_on_both_ctas_with_one_arrival_and_no_divergence():
@@ -34,14 +43,8 @@ def test_the_2_cta_form_frees_a_stage_on_both_ctas_with_one_arrival_and_no_diver
 
 
 def kernel_ops(shape: tuple[int, int, int], ks: int | None = None) -> collections.Counter[str]:
-    """The whole kernel's instructions by mnemonic, built as a plain run of ``shape`` is
-    (its K blocks compiled in), or with KS = ``ks``."""
-    level = registry.get("fp8_deep").for_shape(*shape, 132)
-    params = level.params if ks is None else {**level.params, "KS": ks}
-    built = nvrtc.compile_offline(level, params=params)
-    (text,) = sass.disassemble(built.cubin).values()
-    return collections.Counter(ln.mnemonic.split(".")[0] for ln in sass.parse(text)
-                               if ln.counted)
+    """The whole kernel's, its K blocks compiled in (the shape rule's KS) or KS = ``ks``."""
+    return ops(shape, {} if ks is None else {"KS": ks}, loop_only=False)
 
 
 @pytest.mark.parametrize("shape", [(4096, 4096, 4096), (4096, 2112, 7168)])
