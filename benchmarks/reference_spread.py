@@ -3,7 +3,7 @@ item 8; GPU machine.)
 
     python3 benchmarks/reference_spread.py [-l cublaslt_fp8 -l fp8_deep] [-s 4096]
         [--reps 6] [--launches 200] [--operands uniform|normal|pm1|zeros] [--kernels]
-        [--json]
+        [--parts [--busy-s 10]] [--json]
     python3 benchmarks/reference_spread.py --smoke  # CI: arguments and the table, no GPU
 
 At 4096³ the paired % of cuBLASLt of the FP8 levels moved up to 2% between repetitions in
@@ -29,6 +29,17 @@ power moved it), and cuBLASLt's choice of kernel (``--kernels``: after the timin
 names of the GPU kernels each level's launch runs, on the kept buffers and on
 ``--reps`` fresh preparations, read by torch's profiler: more than one name for a side
 means the library picked another kernel for other buffers).
+
+``--parts`` (stretch 36) asks where inside a timed launch the time moves. A cuBLASLt FP8
+launch at 4096³ runs two kernels (a memset and the GEMM), fp8_deep one. Each repetition
+times ``--launches`` kept launches of each level under torch's profiler (CUPTI: every
+kernel's start and end on the GPU) and splits each timed launch, from the end of the hold
+that precedes it to the end of its last kernel, into the kernels' own durations and the
+gaps before and between them; the table gives each part's median per repetition and its
+spread over them. If the event time moves and the GEMM kernel's own duration does not,
+the drift is in the gaps (the launches' queueing on the GPU), not in the GEMM. Between
+repetitions ``--busy-s`` seconds of wgmma_tma at 8192³ stand for the other levels a paired
+run times in between (their heat and power).
 """
 
 from __future__ import annotations
@@ -81,6 +92,145 @@ def kernel_names(bench: Any, launch: Any, times: int = 3) -> list[str]:
         torch.cuda.synchronize()
     return sorted({e.name for e in prof.events()
                    if str(getattr(e, "device_type", "")).endswith("CUDA")})
+
+
+HOLD_NAME = "gemmscope_hold"
+
+
+def split_launches(kernels: list[tuple[float, float, str]], flush_name: str
+                   ) -> list[list[tuple[str, float]]]:
+    """Each timed launch's parts from the profiled kernels (start µs, end µs, name), in
+    order: after a hold kernel, the kernels up to the next flush, as ("gap", µs) and
+    (name, µs) in turn, the first gap from the hold's end. Launches with no kernel after
+    their hold are left out."""
+    out: list[list[tuple[str, float]]] = []
+    parts: list[tuple[str, float]] | None = None
+    last_end = 0.0
+    for start, end, name in sorted(kernels):
+        if HOLD_NAME in name:
+            if parts:
+                out.append(parts)
+            parts, last_end = [], end
+        elif parts is not None and name == flush_name:
+            if parts:
+                out.append(parts)
+            parts = None
+        elif parts is not None:
+            parts.append(("gap", start - last_end))
+            parts.append((name, end - start))
+            last_end = end
+    if parts:
+        out.append(parts)
+    return out
+
+
+def parts_summary(launches: list[list[tuple[str, float]]]) -> dict[str, float]:
+    """Medians over the launches of each part by position ("gap 1", the first kernel's
+    short name, ...) and of the whole span, µs."""
+    cols: dict[str, list[float]] = {}
+    for parts in launches:
+        for i, (name, us) in enumerate(parts):
+            key = f"gap {i // 2 + 1}" if name == "gap" else short_name(name)
+            cols.setdefault(key, []).append(us)
+        cols.setdefault("span", []).append(sum(us for _n, us in parts))
+    return {k: statistics.median(v) for k, v in cols.items()}
+
+
+def short_name(name: str) -> str:
+    """A kernel's name short enough for a column (a memset, the first word of a GEMM)."""
+    if name.lower().startswith("memset"):
+        return "memset"
+    return name.split("(")[0].split("<")[0][:24]
+
+
+def measure_parts(levels: list[str], S: int, reps: int, launches: int,
+                  busy_s: float) -> list[dict[str, Any]]:
+    """Per level, per repetition: the median event time of ``launches`` timed kept
+    launches and the median of each part of them (:func:`split_launches`)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from gemmscope.kernels.device.gpu import device_info
+    from gemmscope.kernels.engine.measure import Bench, wall_clock
+    from gemmscope.kernels.engine.paired import clock_reader, launch_timer
+    from gemmscope.kernels.ladder import registry
+
+    bench = Bench(device_info(), wall_clock())
+    rows = {lv: {"level": lv, "runs": []} for lv in levels}
+    with bench.stream:
+        kept = {lv: bench.prepare(registry.get(lv), S, S, S, None, 3) for lv in levels}
+        busy = bench.prepare(registry.get("wgmma_tma"), 8192, 8192, 8192, None, 1)
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            bench.flush()
+            bench.stream.synchronize()
+        flush_name = next(e.name for e in prof.events()
+                          if str(getattr(e, "device_type", "")).endswith("CUDA"))
+        timers = {lv: launch_timer(bench, kept[lv].launch, clock_reader(bench))
+                  for lv in levels}
+        for rep in range(reps):
+            if busy_s > 0:
+                t_end = time.perf_counter() + busy_s
+                while time.perf_counter() < t_end:
+                    for _ in range(20):
+                        busy.launch()
+                    bench.stream.synchronize()
+            for lv in levels:
+                ms, mhz = [], []
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    for _ in range(launches):
+                        t, reading = timers[lv]()
+                        ms.append(t)
+                        if reading.sm_clock_mhz:
+                            mhz.append(reading.sm_clock_mhz)
+                        time.sleep(t / 1000.0)
+                    torch.cuda.synchronize()
+                kernels = [(e.time_range.start, e.time_range.end, e.name)
+                           for e in prof.events()
+                           if str(getattr(e, "device_type", "")).endswith("CUDA")]
+                split = split_launches(kernels, flush_name)
+                run = {"event_us": 1000.0 * statistics.median(ms),
+                       "mhz": statistics.fmean(mhz) if mhz else 0.0,
+                       "launches": len(split), "parts": parts_summary(split)}
+                rows[lv]["runs"].append(run)
+                print(f"rep {rep + 1} {lv:<14} {json.dumps(run)}", file=sys.stderr,
+                      flush=True)
+    return list(rows.values())
+
+
+def parts_table(rows: list[dict[str, Any]]) -> str:
+    lines = []
+    for row in rows:
+        keys = ["event", *dict.fromkeys(k for run in row["runs"] for k in run["parts"])]
+        lines.append(f"{row['level']}: µs, median over each repetition's launches")
+        lines.append(f"{'rep':<5}" + "".join(f"{k[:13]:>14}" for k in keys) + f"{'MHz':>7}")
+        for i, run in enumerate(row["runs"]):
+            vals = [run["event_us"]] + [run["parts"].get(k) for k in keys[1:]]
+            lines.append(f"{i + 1:<5}" + "".join(f"{v:14.2f}" if v is not None else
+                                                 f"{'-':>14}" for v in vals)
+                         + f"{run.get('mhz', 0):7.0f}")
+        spreads = []
+        for k in keys:
+            vals = [run["event_us"] if k == "event" else run["parts"].get(k)
+                    for run in row["runs"]]
+            vals = [v for v in vals if v is not None]
+            spreads.append(max(vals) - min(vals) if len(vals) > 1 else None)
+        lines.append(f"{'range':<5}" + "".join(f"{v:14.2f}" if v is not None else
+                                               f"{'-':>14}" for v in spreads))
+    lines.append("event: the timed launch's event pair; span: the hold's end to the last "
+                 "kernel's end (CUPTI); gap n: before the n-th kernel; range: greatest - "
+                 "least over the repetitions, µs")
+    return "\n".join(lines)
+
+
+MADE_UP_PARTS = [
+    {"level": "cublaslt_fp8", "runs": [
+        {"event_us": 104.1, "mhz": 1980.0, "launches": 200,
+         "parts": {"gap 1": 2.1, "memset": 1.2, "gap 2": 1.5, "nvjet_sm90_qqtst": 98.0,
+                   "span": 102.8}},
+        {"event_us": 105.6, "mhz": 1980.0, "launches": 200,
+         "parts": {"gap 1": 2.2, "memset": 1.2, "gap 2": 2.9, "nvjet_sm90_qqtst": 98.1,
+                   "span": 104.4}}]},
+]
 
 
 def measure(levels: list[str], S: int, reps: int, launches: int, operands: str = "uniform",
@@ -183,6 +333,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernels", action="store_true",
                     help="after the timing, name the GPU kernels each side's launch runs "
                          "(torch's profiler)")
+    ap.add_argument("--parts", action="store_true",
+                    help="instead: each timed launch split into its kernels and the gaps "
+                         "between them (torch's profiler), per repetition")
+    ap.add_argument("--busy-s", type=float, default=10.0,
+                    help="with --parts: seconds of wgmma_tma at 8192^3 before each "
+                         "repetition (default 10)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
@@ -190,9 +346,18 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--reps must be 1 to 100 and --launches 1 to 100000")
     if not 1 <= args.size <= 65_536:
         ap.error("--size must be 1 to 65536")
+    if not 0 <= args.busy_s <= 600:
+        ap.error("--busy-s must be 0 to 600")
     if args.smoke:
-        _smoke.made_up(table(MADE_UP_ROWS))
+        _smoke.made_up(table(MADE_UP_ROWS) + "\n" + parts_table(MADE_UP_PARTS))
         print(_smoke.GPU_LINE)
+        return 0
+    if args.parts:
+        rows = measure_parts(args.level or list(LEVELS), args.size, args.reps,
+                             args.launches, args.busy_s)
+        print(parts_table(rows))
+        if args.json:
+            print(json.dumps(rows))
         return 0
     rows = measure(args.level or list(LEVELS), args.size, args.reps, args.launches,
                    args.operands, args.kernels)
