@@ -3,7 +3,7 @@ item 8; GPU machine.)
 
     python3 benchmarks/reference_spread.py [-l cublaslt_fp8 -l fp8_deep] [-s 4096]
         [--reps 6] [--launches 200] [--operands uniform|normal|pm1|zeros] [--kernels]
-        [--parts [--busy-s 10]] [--json]
+        [--parts [--busy-s 10] [--rest-s 0]] [--json]
     python3 benchmarks/reference_spread.py --smoke  # CI: arguments and the table, no GPU
 
 At 4096³ the paired % of cuBLASLt of the FP8 levels moved up to 2% between repetitions in
@@ -39,7 +39,9 @@ gaps before and between them; the table gives each part's median per repetition 
 spread over them. If the event time moves and the GEMM kernel's own duration does not,
 the drift is in the gaps (the launches' queueing on the GPU), not in the GEMM. Between
 repetitions ``--busy-s`` seconds of wgmma_tma at 8192³ stand for the other levels a paired
-run times in between (their heat and power).
+run times in between (their heat and power), then ``--rest-s`` idle seconds (on an H100
+the first level timed right after 10 busy seconds met the power limiter's clock, 1330-1350
+MHz, the second 1950-1980).
 """
 
 from __future__ import annotations
@@ -144,7 +146,7 @@ def short_name(name: str) -> str:
 
 
 def measure_parts(levels: list[str], S: int, reps: int, launches: int,
-                  busy_s: float) -> list[dict[str, Any]]:
+                  busy_s: float, rest_s: float = 0.0) -> list[dict[str, Any]]:
     """Per level, per repetition: the median event time of ``launches`` timed kept
     launches and the median of each part of them (:func:`split_launches`)."""
     import torch
@@ -174,6 +176,7 @@ def measure_parts(levels: list[str], S: int, reps: int, launches: int,
                     for _ in range(20):
                         busy.launch()
                     bench.stream.synchronize()
+            time.sleep(rest_s)
             for lv in levels:
                 ms, mhz = [], []
                 with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -339,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--busy-s", type=float, default=10.0,
                     help="with --parts: seconds of wgmma_tma at 8192^3 before each "
                          "repetition (default 10)")
+    ap.add_argument("--rest-s", type=float, default=0.0,
+                    help="with --parts: idle seconds after the busy ones (default 0)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
@@ -346,15 +351,15 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--reps must be 1 to 100 and --launches 1 to 100000")
     if not 1 <= args.size <= 65_536:
         ap.error("--size must be 1 to 65536")
-    if not 0 <= args.busy_s <= 600:
-        ap.error("--busy-s must be 0 to 600")
+    if not 0 <= args.busy_s <= 600 or not 0 <= args.rest_s <= 600:
+        ap.error("--busy-s and --rest-s must be 0 to 600")
     if args.smoke:
         _smoke.made_up(table(MADE_UP_ROWS) + "\n" + parts_table(MADE_UP_PARTS))
         print(_smoke.GPU_LINE)
         return 0
     if args.parts:
         rows = measure_parts(args.level or list(LEVELS), args.size, args.reps,
-                             args.launches, args.busy_s)
+                             args.launches, args.busy_s, args.rest_s)
         print(parts_table(rows))
         if args.json:
             print(json.dumps(rows))
