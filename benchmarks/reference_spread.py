@@ -40,8 +40,8 @@ spread over them. If the event time moves and the GEMM kernel's own duration doe
 the drift is in the gaps (the launches' queueing on the GPU), not in the GEMM. Between
 repetitions ``--busy-s`` seconds of wgmma_tma at 8192³ stand for the other levels a paired
 run times in between (their heat and power), then ``--rest-s`` idle seconds (on an H100
-the first level timed right after 10 busy seconds met the power limiter's clock, 1330-1350
-MHz, the second 1950-1980).
+the first level timed right after 10 busy seconds read 1324-1350 MHz by NVML over its loop,
+the second 1895-1965).
 """
 
 from __future__ import annotations
@@ -220,8 +220,9 @@ def parts_table(rows: list[dict[str, Any]]) -> str:
         lines.append(f"{'range':<5}" + "".join(f"{v:14.2f}" if v is not None else
                                                f"{'-':>14}" for v in spreads))
     lines.append("event: the timed launch's event pair; span: the hold's end to the last "
-                 "kernel's end (CUPTI); gap n: before the n-th kernel; range: greatest - "
-                 "least over the repetitions, µs")
+                 "kernel's end (CUPTI); gap n: before the n-th kernel; MHz: NVML's clock "
+                 "read during each launch, the loop's mean; range: greatest - least over "
+                 "the repetitions, µs")
     return "\n".join(lines)
 
 
