@@ -161,7 +161,8 @@ def measure_parts(levels: list[str], S: int, reps: int, launches: int,
     rows = {lv: {"level": lv, "runs": []} for lv in levels}
     with bench.stream:
         kept = {lv: bench.prepare(registry.get(lv), S, S, S, None, 3) for lv in levels}
-        busy = bench.prepare(registry.get("wgmma_tma"), 8192, 8192, 8192, None, 1)
+        busy = (bench.prepare(registry.get("wgmma_tma"), 8192, 8192, 8192, None, 1)
+                if busy_s > 0 else None)
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             bench.flush()
             bench.stream.synchronize()
@@ -170,7 +171,7 @@ def measure_parts(levels: list[str], S: int, reps: int, launches: int,
         timers = {lv: launch_timer(bench, kept[lv].launch, clock_reader(bench))
                   for lv in levels}
         for rep in range(reps):
-            if busy_s > 0:
+            if busy is not None:
                 t_end = time.perf_counter() + busy_s
                 while time.perf_counter() < t_end:
                     for _ in range(20):
@@ -200,6 +201,10 @@ def measure_parts(levels: list[str], S: int, reps: int, launches: int,
     return list(rows.values())
 
 
+def _cell(v: float | None) -> str:
+    return f"{v:14.2f}" if v is not None else f"{'-':>14}"
+
+
 def parts_table(rows: list[dict[str, Any]]) -> str:
     lines = []
     for row in rows:
@@ -208,8 +213,7 @@ def parts_table(rows: list[dict[str, Any]]) -> str:
         lines.append(f"{'rep':<5}" + "".join(f"{k[:13]:>14}" for k in keys) + f"{'MHz':>7}")
         for i, run in enumerate(row["runs"]):
             vals = [run["event_us"]] + [run["parts"].get(k) for k in keys[1:]]
-            lines.append(f"{i + 1:<5}" + "".join(f"{v:14.2f}" if v is not None else
-                                                 f"{'-':>14}" for v in vals)
+            lines.append(f"{i + 1:<5}" + "".join(_cell(v) for v in vals)
                          + f"{run.get('mhz', 0):7.0f}")
         spreads = []
         for k in keys:
@@ -217,8 +221,7 @@ def parts_table(rows: list[dict[str, Any]]) -> str:
                     for run in row["runs"]]
             vals = [v for v in vals if v is not None]
             spreads.append(max(vals) - min(vals) if len(vals) > 1 else None)
-        lines.append(f"{'range':<5}" + "".join(f"{v:14.2f}" if v is not None else
-                                               f"{'-':>14}" for v in spreads))
+        lines.append(f"{'range':<5}" + "".join(_cell(v) for v in spreads))
     lines.append("event: the timed launch's event pair; span: the hold's end to the last "
                  "kernel's end (CUPTI); gap n: before the n-th kernel; MHz: NVML's clock "
                  "read during each launch, the loop's mean; range: greatest - least over "
