@@ -92,8 +92,13 @@ def kernel_names(bench: Any, launch: Any, times: int = 3) -> list[str]:
             launch()
         bench.stream.synchronize()
         torch.cuda.synchronize()
-    return sorted({e.name for e in prof.events()
-                   if str(getattr(e, "device_type", "")).endswith("CUDA")})
+    return sorted({name for _start, _end, name in gpu_kernels(prof)})
+
+
+def gpu_kernels(prof: Any) -> list[tuple[float, float, str]]:
+    """The GPU kernels (and memsets) a torch profile saw: (start µs, end µs, name)."""
+    return [(e.time_range.start, e.time_range.end, e.name) for e in prof.events()
+            if str(getattr(e, "device_type", "")).endswith("CUDA")]
 
 
 HOLD_NAME = "gemmscope_hold"
@@ -154,7 +159,6 @@ def measure_parts(levels: list[str], S: int, reps: int, launches: int,
 
     from gemmscope.kernels.device.gpu import device_info
     from gemmscope.kernels.engine.measure import Bench, wall_clock
-    from gemmscope.kernels.engine.paired import clock_reader, launch_timer
     from gemmscope.kernels.ladder import registry
 
     bench = Bench(device_info(), wall_clock())
@@ -166,10 +170,7 @@ def measure_parts(levels: list[str], S: int, reps: int, launches: int,
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             bench.flush()
             bench.stream.synchronize()
-        flush_name = next(e.name for e in prof.events()
-                          if str(getattr(e, "device_type", "")).endswith("CUDA"))
-        timers = {lv: launch_timer(bench, kept[lv].launch, clock_reader(bench))
-                  for lv in levels}
+        flush_name = gpu_kernels(prof)[0][2]
         for rep in range(reps):
             if busy is not None:
                 t_end = time.perf_counter() + busy_s
@@ -179,21 +180,11 @@ def measure_parts(levels: list[str], S: int, reps: int, launches: int,
                     bench.stream.synchronize()
             time.sleep(rest_s)
             for lv in levels:
-                ms, mhz = [], []
                 with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                    for _ in range(launches):
-                        t, reading = timers[lv]()
-                        ms.append(t)
-                        if reading.sm_clock_mhz:
-                            mhz.append(reading.sm_clock_mhz)
-                        time.sleep(t / 1000.0)
+                    timed = _time(bench, kept[lv].launch, launches)
                     torch.cuda.synchronize()
-                kernels = [(e.time_range.start, e.time_range.end, e.name)
-                           for e in prof.events()
-                           if str(getattr(e, "device_type", "")).endswith("CUDA")]
-                split = split_launches(kernels, flush_name)
-                run = {"event_us": 1000.0 * statistics.median(ms),
-                       "mhz": statistics.fmean(mhz) if mhz else 0.0,
+                split = split_launches(gpu_kernels(prof), flush_name)
+                run = {"event_us": 1000.0 * timed["ms"], "mhz": timed["mhz"],
                        "launches": len(split), "parts": parts_summary(split)}
                 rows[lv]["runs"].append(run)
                 print(f"rep {rep + 1} {lv:<14} {json.dumps(run)}", file=sys.stderr,
