@@ -143,14 +143,38 @@ def parse_shapes(text: str) -> list[tuple[int, int, int]]:
     return out
 
 
+VARIANT_FORM = 'give \'LEVEL WORDS={"PARAM": INTEGER, ...}\', e.g. \'fp8_deep GW=8={"GW": 8}\''
+
+
 def candidates(levels: list[str], variants: list[str]) -> list[tuple[str, str, dict[str, int]]]:
     """(label, level id, parameter changes): the levels as registered (parameters picked
-    per shape), then each variant 'LABEL=JSON' (its level id the label's first word)."""
+    per shape), then each variant 'LABEL=JSON' (its level id the label's first word). A
+    variant in another form is refused in one line."""
     out = [(lv, lv, {}) for lv in levels]
     for v in variants:
-        label, _, js = v.partition("={")
-        out.append((label.strip(), label.split()[0], json.loads("{" + js)))
+        label, sep, js = v.partition("={")
+        try:
+            changes = json.loads("{" + js) if sep and label.strip() else None
+        except ValueError:
+            changes = None
+        if not (isinstance(changes, dict)
+                and all(type(x) is int for x in changes.values())):
+            raise SystemExit(f"--variant {v!r}: {VARIANT_FORM}")
+        out.append((label.strip(), label.split()[0], changes))
     return out
+
+
+def refuse_unmade(args: argparse.Namespace) -> None:
+    """Each level and variant made as the registry makes it, before any child starts: a
+    label whose first word is no level, a parameter its level lacks or a value it refuses
+    is said in one line here, not as a child's traceback and an empty table."""
+    from gemmscope.kernels.ladder import registry
+
+    for label, lid, changes in candidates(args.levels, args.variant):
+        try:
+            registry.get(lid).with_params(changes)
+        except (KeyError, ValueError) as e:
+            raise SystemExit(f"{label!r}: {e.args[0] if e.args else e}") from None
 
 
 # ------------------------------------------------------------------ children
@@ -387,15 +411,14 @@ def main() -> None:
     ap.add_argument("--dg-folder", default=None)
     _smoke.add_flag(ap)
     args = ap.parse_args()
-    sources = variant_sources(args)  # refused here, before any child starts
+    refuse_unmade(args)  # refused here, before any child starts, as are
+    sources = variant_sources(args)  # the variants' sources
     if sources:
         from gemmscope.kernels.ladder import registry
 
         for label, lid, _ in candidates(args.levels, args.variant):
             built(registry.get(lid), label, sources)  # its source file is there
-    if args.smoke:  # the candidates the arguments name, each with a made-up row
-        _smoke.level_variants((lid, changes) for _, lid, changes
-                              in candidates(args.levels, args.variant))
+    if args.smoke:  # the candidates the arguments name (made above), each a made-up row
         names = ["DeepGEMM", *(label for label, _, _ in candidates(args.levels, args.variant)),
                  *REFS]
         _smoke.made_up(table([{"shape": shape, "candidate": name, "tflops": 1000.0 + 10 * i,

@@ -85,3 +85,25 @@ def test_a_variant_with_its_own_source_is_built_from_it_and_checked_at_every_odd
     assert sbs.built(level, "fp8_deep", sources) is level
     assert sbs.check_shapes("fp8_deep ring", {}, sources) == sbs.CHECK_SHAPES
     assert sbs.check_shapes("fp8_deep CL=2", {"CL": 2}, sources) == sbs.VARIANT_CHECK_SHAPES
+
+
+@pytest.mark.parametrize("variant", ['fp8_deep GW=8', 'fp8_deep GW=8={"GW": 8.5}',
+                                     'fp8_deep GW=8={"GW": "8"}', '={"GW": 8}',
+                                     'fp8_deep GW=8={"GW": 8'])
+def test_a_variant_not_in_label_json_form_is_refused_in_one_line(sbs, variant):
+    with pytest.raises(SystemExit, match="give 'LEVEL WORDS="):
+        sbs.candidates([], [variant])
+
+
+@pytest.mark.parametrize(("levels", "variant", "said"), [
+    ([], 'GW=8={"GW": 8}', "unknown level 'GW=8'"),
+    (["fp8_dep"], None, "unknown level 'fp8_dep'"),
+    ([], 'fp8_deep GX={"GX": 8}', "fp8_deep has no parameter"),
+])
+def test_a_label_naming_no_level_or_a_missing_parameter_is_refused_before_any_child(
+        sbs, levels, variant, said):
+    args = type("A", (), {"levels": levels, "variant": [variant] if variant else []})()
+    with pytest.raises(SystemExit, match=said):
+        sbs.refuse_unmade(args)
+    ok = type("A", (), {"levels": ["fp8_deep"], "variant": ['fp8_deep GW=8={"GW": 8}']})()
+    assert sbs.refuse_unmade(ok) is None
