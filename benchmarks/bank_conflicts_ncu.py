@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
+from _level_arg import level_ids
 
 from gemmscope.kernels.models import SIMT_LEVELS, model_for, totals
 from gemmscope.kernels.models.banks import PHASES_ONLY
@@ -51,7 +52,7 @@ __all__ = ["main", "ncu_command"]
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", type=int, default=1024, help="M = N = K (default 1024)")
-    ap.add_argument("--levels", default=",".join(SIMT_LEVELS),
+    ap.add_argument("--levels", type=level_ids(SIMT_LEVELS), default=",".join(SIMT_LEVELS),
                     help="comma-separated level ids (default: every SIMT level)")
     ap.add_argument("--ncu", default="ncu", help="the ncu executable")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per level")
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(tempfile.mkdtemp())
         args.ncu = _smoke.stand_in_ncu(folder, [*NCU_METRICS.values(),
                                                 *NCU_EXTRA_METRICS.values()])
-        args.size, args.levels, args.from_dir = 256, "smem_tiled,smem_padded", None
+        args.size, args.levels, args.from_dir = 256, ["smem_tiled", "smem_padded"], None
         args.json = str(folder / "bank_conflicts_ncu.json")
     if args.from_dir is None and find_ncu(args.ncu) is None:
         print(f"ncu not found ({args.ncu!r}); pass --ncu /path/to/ncu", file=sys.stderr)
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                               "metrics": list(NCU_METRICS.values()),
                               "extra_metrics": list(NCU_EXTRA_METRICS.values()),
                               "levels": {}}
-    for level_id in [s.strip() for s in args.levels.split(",") if s.strip()]:
+    for level_id in args.levels:
         model = totals(level_id, M, N, K)
         phases_only = model_for(level_id).totals(M, N, K, PHASES_ONLY)
         if args.from_dir is not None:

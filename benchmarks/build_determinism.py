@@ -60,6 +60,7 @@ from _cubins import (
     nvdisasm_tool,
     sass_text,
 )
+from _level_arg import level_ids
 
 SCRIPT = Path(__file__).resolve()
 MALLOC_ENV = ("MALLOC_PERTURB_", "MALLOC_ARENA_MAX", "MALLOC_TOP_PAD_",
@@ -179,7 +180,7 @@ def child(args: argparse.Namespace) -> int:
 
     drop = set(args.drop or ())
     build.BASE_OPTIONS = tuple(o for o in build.BASE_OPTIONS if o not in drop)
-    levels = args.levels.split(",")
+    levels = list(args.levels)
     if args.seed:
         random.Random(args.seed).shuffle(levels)
     compile_one = compile_cupy if args.backend == "cupy" else compile_nvrtc
@@ -335,7 +336,8 @@ def pick_backend(wanted: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--levels", default="", help="comma-separated ids (default: every level)")
+    p.add_argument("--levels", type=level_ids(), default="",
+                   help="comma-separated ids (default: every level)")
     p.add_argument("--processes", "-n", type=int, default=6)
     p.add_argument("--jobs", "-j", type=int, default=0, help="children at once (CPUs)")
     p.add_argument("--backend", choices=("auto", "nvrtc", "cupy"), default="auto")
@@ -355,14 +357,12 @@ def main(argv: list[str] | None = None) -> int:
     _smoke.add_flag(p)
     args = p.parse_args(argv)
     if args.smoke:
-        args.levels, args.processes, args.backend = args.levels or "naive", 2, "nvrtc"
+        args.levels, args.processes, args.backend = args.levels or ["naive"], 2, "nvrtc"
     if args.child:
         return child(args)
     from gemmscope.kernels.ladder import registry
 
-    levels = args.levels.split(",") if args.levels else [lv.id for lv in registry.ladder()]
-    for level_id in levels:
-        registry.get(level_id)  # unknown ids fail here, not in every child
+    levels = args.levels or [lv.id for lv in registry.ladder()]  # unknown ids: refused above
     settings = Settings(pick_backend(args.backend), args.arch, args.options,
                         tuple(args.drop or ()), args.nvrtc_lib, args.no_aslr, args.plain)
     t0 = time.perf_counter()

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
+from _level_arg import level_ids
 
 LEVELS = ("vectorized", "warp_tiling", "cp_async", "cp_async_interior", "mma_sync",
           "mma_persistent", "mma_tma")
@@ -175,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--before-cuda", help="folder of the 'before' .cu files (needed)")
     plain = " ".join(o for o in nvrtc_options.BASE if o not in nvrtc_options.DETERMINISTIC)
     ap.add_argument("--before-options", default=plain)
-    ap.add_argument("--levels", default=",".join(LEVELS))
+    ap.add_argument("--levels", type=level_ids(), default=",".join(LEVELS))
     ap.add_argument("--size", type=int, action="append", default=[])
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--rounds", type=int, default=3)
@@ -185,12 +186,12 @@ def main(argv: list[str] | None = None) -> int:
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
     if args.smoke:
-        _smoke.level_variants((lid, {}) for lid in args.levels.split(","))
+        _smoke.level_variants((lid, {}) for lid in args.levels)
         _smoke.made_up(table([made_up_row()]))
         return _smoke.needs_gpu()
     if not args.before_cuda:
         ap.error("--before-cuda is needed")
-    rows = measure(args.levels.split(","), args.size or [4096, 8192],
+    rows = measure(args.levels, args.size or [4096, 8192],
                    Path(args.before_cuda).resolve(), tuple(args.before_options.split()),
                    args.repeats, args.rounds,
                    {n: Path(d).resolve() for n, d in (a.split("=", 1) for a in args.also)})

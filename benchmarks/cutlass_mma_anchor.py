@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 import _smoke
 from _anchors import deepgemm_folder
+from _level_arg import level_ids
 
 
 class Config(NamedTuple):
@@ -245,11 +246,12 @@ def main() -> int:
     ap.add_argument("--lib", type=Path, help="the compiled instrument, to time (GPU)")
     ap.add_argument("--sizes", default="4096,8192", help="square sizes (default 4096,8192)")
     ap.add_argument("--rounds", type=int, default=50)
-    ap.add_argument("--levels", default="mma_tma", help="ladder levels in the same loop")
+    ap.add_argument("--levels", type=level_ids(), default="mma_tma",
+                    help="ladder levels in the same loop")
     _smoke.add_flag(ap)
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    levels = [s for s in args.levels.split(",") if s]
+    levels = args.levels
     if args.smoke:
         assert "case 4: return gs_run<GsAnchor<128, 128, 64, 64, 64, 64, 4, 8>>" in source()
         print(f"smoke: the instrument's source has {len(CONFIGS)} CUTLASS configurations")

@@ -58,6 +58,7 @@ from typing import Any
 
 import _smoke
 from _anchors import deepgemm_folder
+from _level_arg import level_ids
 
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 2112, 7168), (4096, 24576, 1536),
           (4096, 32768, 512), (4096, 7168, 16384), (4096, 4096, 7168), (4096, 7168, 2048)]
@@ -397,7 +398,7 @@ def main() -> None:
     ap.add_argument("--out", default=".")
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--shapes", type=parse_shapes, default=SHAPES)
-    ap.add_argument("--levels", type=lambda s: s.split(","), default=LEVELS)
+    ap.add_argument("--levels", type=level_ids(), default=LEVELS)
     ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--variant-source", action="append", default=[],
                     help="LABEL=DIR: that variant's kernel source from DIR (an attempt)")

@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 import _smoke
+from _level_arg import level_ids
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import SIMT_LEVELS, totals
@@ -62,15 +63,15 @@ def profile(ncu: str, level_id: str, size: int, build: tuple[str, bool]) -> dict
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=1024)
-    ap.add_argument("--levels", default="")
+    ap.add_argument("--levels", type=level_ids(SIMT_LEVELS), default="")
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--json")
     _smoke.add_flag(ap)
     args = ap.parse_args()
     if args.smoke:  # the whole path, ncu's command lines to the table, at a small size
         args.ncu = _smoke.stand_in_ncu(Path(tempfile.mkdtemp()), METRICS.values())
-        args.size, args.levels = 256, "smem_padded"
-    levels = [x for x in args.levels.split(",") if x] or [
+        args.size, args.levels = 256, ["smem_padded"]
+    levels = args.levels or [
         lid for lid in SIMT_LEVELS if lid not in ("naive", "coalesced")]  # no shared memory
     out: dict[str, dict] = {}
     for lid in levels:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import _smoke
+from _level_arg import level_ids
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import MODELS, model_for
@@ -24,17 +25,17 @@ from gemmscope.kernels.toolchain.sass_check import compare_level, tools_missing
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--src", default=str(registry.cuda_dir()), help="folder of the .cu files")
-    ap.add_argument("--levels", default=",".join(MODELS))
+    ap.add_argument("--levels", type=level_ids(MODELS), default=",".join(MODELS))
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
     if args.smoke:
-        args.levels = "smem_padded"
+        args.levels = ["smem_padded"]
     missing = tools_missing()
     if missing:
         print(missing, file=sys.stderr)
         return 2
     bad = 0
-    for level_id in [s for s in args.levels.split(",") if s]:
+    for level_id in args.levels:
         cmp = compare_level(level_id, model_for(level_id), Path(args.src))
         verdict = "ok" if not cmp.mismatches else f"MISMATCH {cmp.mismatches}"
         bad += bool(cmp.mismatches)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
+from _level_arg import level_ids
 
 ARCH = "sm_90a"
 # the template parameter of block-row grouping; "SWZ" is its name before issue 29
@@ -208,13 +209,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("action", choices=("save", "compare"), nargs="?")
     p.add_argument("folder", type=Path, nargs="?")
-    p.add_argument("--levels", default="", help="comma-separated ids (default: every level)")
+    p.add_argument("--levels", type=level_ids(), default="",
+                   help="comma-separated ids (default: every level)")
     p.add_argument("--jobs", "-j", type=int, default=min(2, os.cpu_count() or 1))
     p.add_argument("--diff", type=int, default=40, help="stream diff lines per kernel")
     _smoke.add_flag(p)
     args = p.parse_args(argv)
     if args.smoke:  # one level built once: saved, then compared with what was saved
-        rows = build_all([args.levels or "naive"], 1)
+        rows = build_all((args.levels or ["naive"])[:1], 1)
         folder = Path(tempfile.mkdtemp())
         save(rows, folder)
         text, ok = compare(rows, folder, args.diff)
@@ -224,8 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("save or compare, and the snapshot's folder, are needed")
     from gemmscope.kernels.ladder import registry
 
-    ids = (args.levels.split(",") if args.levels
-           else [lv.id for lv in registry.ladder() if lv.source is not None])
+    ids = args.levels or [lv.id for lv in registry.ladder() if lv.source is not None]
     rows = build_all(ids, args.jobs)
     if args.action == "save":
         save(rows, args.folder)
