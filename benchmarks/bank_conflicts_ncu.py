@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
-from _level_arg import level_ids
+from _args import level_ids
 
 from gemmscope.kernels.models import SIMT_LEVELS, model_for, totals
 from gemmscope.kernels.models.banks import PHASES_ONLY

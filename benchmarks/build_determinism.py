@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import _smoke
+from _args import level_ids
 from _cubins import (
     code_digest,
     describe,
@@ -60,7 +61,6 @@ from _cubins import (
     nvdisasm_tool,
     sass_text,
 )
-from _level_arg import level_ids
 
 SCRIPT = Path(__file__).resolve()
 MALLOC_ENV = ("MALLOC_PERTURB_", "MALLOC_ARENA_MAX", "MALLOC_TOP_PAD_",

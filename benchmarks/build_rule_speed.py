@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
-from _level_arg import level_ids
+from _args import level_ids
 
 LEVELS = ("vectorized", "warp_tiling", "cp_async", "cp_async_interior", "mma_sync",
           "mma_persistent", "mma_tma")

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 import _smoke
 from _anchors import deepgemm_folder
-from _level_arg import level_ids
+from _args import level_ids, square_sizes
 
 
 class Config(NamedTuple):
@@ -244,13 +244,14 @@ def main() -> int:
     ap.add_argument("--anchor", type=Path,
                     help="the DeepGEMM anchor, its folder or tarball (its CUTLASS)")
     ap.add_argument("--lib", type=Path, help="the compiled instrument, to time (GPU)")
-    ap.add_argument("--sizes", default="4096,8192", help="square sizes (default 4096,8192)")
+    ap.add_argument("--sizes", type=square_sizes, default="4096,8192",
+                    help="square sizes (default 4096,8192)")
     ap.add_argument("--rounds", type=int, default=50)
     ap.add_argument("--levels", type=level_ids(), default="mma_tma",
                     help="ladder levels in the same loop")
     _smoke.add_flag(ap)
     args = ap.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",") if s]
+    sizes = args.sizes
     levels = args.levels
     if args.smoke:
         assert "case 4: return gs_run<GsAnchor<128, 128, 64, 64, 64, 64, 4, 8>>" in source()

@@ -58,7 +58,7 @@ from typing import Any
 
 import _smoke
 from _anchors import deepgemm_folder
-from _level_arg import level_ids
+from _args import level_ids
 
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 2112, 7168), (4096, 24576, 1536),
           (4096, 32768, 512), (4096, 7168, 16384), (4096, 4096, 7168), (4096, 7168, 2048)]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
+from _args import level_ids, square_sizes
 
 CHECK_SHAPES = [(1, 1, 1), (7, 13, 5), (100, 100, 100), (1000, 999, 1001), (1000, 1000, 1000),
                 (1000, 999, 1024), (1000, 1000, 1024), (4099, 4104, 512), (4099, 17, 512),
@@ -94,28 +95,27 @@ def made_up_rows(levels: list[str], sizes: list[int]) -> list[dict[str, Any]]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
-    ap.add_argument("--sizes", default="4096,8192")
+    ap.add_argument("--sizes", type=square_sizes, default="4096,8192")
     ap.add_argument("--variants", action="store_true")
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", type=level_ids(), default="")
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     _smoke.add_flag(ap)
     args = ap.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",") if s]
+    sizes = args.sizes
     if args.smoke:
-        levels = [x for x in args.only.split(",") if x] or LEVELS
+        levels = args.only or LEVELS
         _smoke.level_variants([*((lid, {}) for lid in levels),
                                *((lid, p) for lid in levels for p in VARIANTS.get(lid, []))])
-        _smoke.made_up(table(made_up_rows([x for x in args.only.split(",") if x] or LEVELS,
-                                          sizes)))
+        _smoke.made_up(table(made_up_rows(levels, sizes)))
         return _smoke.needs_gpu()
     if args.child:
         spec = json.loads(args.child)
         child(spec["level"], spec["params"], sizes, args.repeats, spec["check"])
         return 0
-    levels = [x for x in args.only.split(",") if x] or LEVELS
+    levels = args.only or LEVELS
     groups: list[tuple[str, dict[str, int] | None, bool]] = [
         (lid, None, not args.no_check) for lid in levels]
     if args.variants:
@@ -126,7 +126,7 @@ def main() -> int:
     with (out_dir / "hopper_bench.jsonl").open("w") as log:
         for lid, params, check in groups:
             spec = json.dumps({"level": lid, "params": params, "check": check})
-            cmd = [sys.executable, __file__, "--child", spec, "--sizes", args.sizes,
+            cmd = [sys.executable, __file__, "--child", spec, "--sizes", ",".join(map(str, sizes)),
                    "--repeats", str(args.repeats)]
             t0 = time.time()
             try:

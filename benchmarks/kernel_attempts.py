@@ -348,6 +348,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--deadline", type=float, default=0.0, help=argparse.SUPPRESS)
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
+    try:  # the sizes said wrong here, not as a traceback from the first variant's run
+        parse_sizes(args.sizes)
+    except ValueError as e:
+        ap.error(f"argument --sizes: {e}")
     indices = selected(args.only)
     if args.worker:
         return worker([int(i) for i in args.indices.split(",") if i], args.deadline, args)

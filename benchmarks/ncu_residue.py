@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 import _smoke
-from _level_arg import level_ids
+from _args import level_ids
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import SIMT_LEVELS, totals

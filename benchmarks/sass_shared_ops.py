@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import _smoke
-from _level_arg import level_ids
+from _args import level_ids
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import MODELS, model_for

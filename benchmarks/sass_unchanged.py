@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
-from _level_arg import level_ids
+from _args import level_ids
 
 ARCH = "sm_90a"
 # the template parameter of block-row grouping; "SWZ" is its name before issue 29

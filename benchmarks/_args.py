@@ -1,0 +1,50 @@
+"""Arguments the benchmark scripts share (not a benchmark: the underscore keeps it out of
+the smoke test's list), each an argparse ``type`` that checks its text when the arguments
+are parsed, so that a mistyped value is refused by argparse in one line (exit 2) instead
+of surfacing as a traceback from inside a run, or being skipped without a word.
+
+- ``--levels a,b``: comma-separated level ids, against the registry or the few levels a
+  script can run (``level_ids``);
+- ``--sizes 4096,8192``: comma-separated square sizes (``square_sizes``)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable
+
+MAX_SIZE_DIGITS = 6  # a square size of a million and more is a slip, not a GEMM here
+
+
+def level_ids(choices: Iterable[str] | None = None) -> Callable[[str], list[str]]:
+    """An argparse ``type``: the ids in the text, in order, blanks dropped; an id outside
+    ``choices`` (every level and reference of the registry where None) is refused."""
+    def parse(text: str) -> list[str]:
+        if choices is None:
+            from gemmscope.kernels.ladder import registry
+
+            known = [lv.id for lv in registry.ladder() + registry.references()]
+        else:
+            known = list(choices)
+        ids = [s.strip() for s in text.split(",") if s.strip()]
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise argparse.ArgumentTypeError(
+                f"no level {', '.join(map(repr, unknown))} here; known: {', '.join(known)}")
+        return ids
+
+    return parse
+
+
+def square_sizes(text: str) -> list[int]:
+    """An argparse ``type``: comma-separated sizes N (each an N x N x N run), whole numbers
+    of at least 1, in order, blanks dropped."""
+    out = []
+    for item in (s.strip() for s in text.split(",")):
+        if not item:
+            continue
+        if not (item.isascii() and item.isdigit() and len(item) <= MAX_SIZE_DIGITS
+                and int(item) >= 1):
+            raise argparse.ArgumentTypeError(
+                f"a size is a whole number N of at least 1 (an N x N x N run), not {item!r}")
+        out.append(int(item))
+    return out

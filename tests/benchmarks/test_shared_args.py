@@ -1,0 +1,67 @@
+"""benchmarks/_args.py: the --levels and --sizes arguments the scripts share refuse a value
+they cannot run when the arguments are parsed, in argparse's one line, in every script
+that takes them."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import benchmark_script
+import pytest
+
+SCRIPTS = ("bank_conflicts_ncu", "build_determinism", "build_rule_speed",
+           "cutlass_mma_anchor", "fp8_side_by_side", "ncu_residue", "sass_shared_ops",
+           "sass_unchanged")
+OPTION = {"hopper_bench": "--only"}  # where the script calls its levels otherwise
+
+
+@pytest.fixture(scope="module")
+def arg():
+    return benchmark_script.load("_args")
+
+
+def test_ids_come_back_in_order_without_blanks_or_spaces(arg):
+    assert arg.level_ids()(" naive,,fp8_deep ,cublas_bf16") == ["naive", "fp8_deep",
+                                                                 "cublas_bf16"]
+    assert arg.level_ids()("") == []
+
+
+def test_an_id_outside_the_registry_or_the_scripts_choices_is_refused(arg):
+    with pytest.raises(argparse.ArgumentTypeError, match="no level 'fp8_dep' here"):
+        arg.level_ids()("naive,fp8_dep")
+    with pytest.raises(argparse.ArgumentTypeError, match=r"known: smem_tiled, smem_padded$"):
+        arg.level_ids(["smem_tiled", "smem_padded"])("smem_tiled,fp8_deep")
+
+
+@pytest.mark.parametrize("script", [*SCRIPTS, *OPTION])
+def test_every_script_taking_levels_refuses_a_mistyped_id_in_one_line(script):
+    option = OPTION.get(script, "--levels")
+    done = subprocess.run(
+        [sys.executable, str(benchmark_script.BENCHMARKS / f"{script}.py"), "--smoke",
+         option, "smem_padded,smem_paded"],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        f"{script}.py: error: argument {option}: no level 'smem_paded' here")
+
+
+def test_sizes_come_back_as_whole_numbers_in_order(arg):
+    assert arg.square_sizes(" 4096,,8192 ") == [4096, 8192]
+    for bad in ("4096x4096", "0", "-1", "1e3", "٤٠", "1234567", "8192.0"):
+        with pytest.raises(argparse.ArgumentTypeError, match="a size is a whole number"):
+            arg.square_sizes(f"1024,{bad}")
+
+
+@pytest.mark.parametrize("script", ["cutlass_mma_anchor", "hopper_bench", "kernel_attempts"])
+def test_every_script_taking_sizes_refuses_a_size_it_cannot_run_in_one_line(script):
+    done = subprocess.run(
+        [sys.executable, str(benchmark_script.BENCHMARKS / f"{script}.py"), "--smoke",
+         "--sizes", "4096,4O96"],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"{script}.py: error: argument --sizes: ") and "'4O96'" in last
