@@ -91,13 +91,15 @@ def heat(event: SourceCounters | None, build: Build | None, metric: Metric,
     rows = event.lines
     shown, profiled = (build.variant if build else None), event.variant
     if shown is not None and profiled is not None and shown != profiled:
-        return Heat(metric, reason=f"ncu profiled the {profiled} variant of "
-                                   f"{event.level}; this build is the {shown} variant")
+        # the consequence first: on a projector's narrow column the line is cut at the end
+        return Heat(metric, reason=f"per-line counters not placed: ncu profiled the "
+                                   f"{profiled} variant of {event.level}; this build is "
+                                   f"the {shown} variant")
     other = other_instantiation(event, build)
     if other is not None:
-        return Heat(metric, reason=f"ncu profiled {event.level} with {other[0]} (its pick "
-                                   f"at {event.M}×{event.N}×{event.K}); this build "
-                                   f"has {other[1]}: per-line counters not placed")
+        return Heat(metric, reason=f"per-line counters not placed: ncu profiled "
+                                   f"{event.level} with {other[0]} (its pick at "
+                                   f"{event.M}×{event.N}×{event.K}); this build has {other[1]}")
     if kernel is None and build is not None and build.sass is not None:
         kernel = parse(build.sass)
     problem = agreement_problem(rows, build, kernel)

@@ -16,6 +16,7 @@ import pytest
 import synthetic_session as syn
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLabel
 
 from gemmscope.app.core import builds, source_heat
 from gemmscope.app.core.source_heat import Metric
@@ -308,6 +309,19 @@ def test_the_build_ncu_profiled_can_be_shown_with_its_heat_and_left_again(
     qtbot.mouseClick(v.heat_bar.switch, Qt.MouseButton.LeftButton)
     assert v.build is latest and v.heat.reason is not None
     assert "ncu profiled" not in v.notice.text()
+
+
+def test_a_cut_heat_reason_still_says_the_counters_are_not_placed(qtbot, code_view, recorded):
+    """On a projector's narrow column the reason is cut at its end: what the viewer must
+    read (no heat on these lines) comes first, the builds' parameters after it."""
+    v = code_view(fed(recorded), "fp8_block_scaled")
+    label = v.heat_bar.text
+    assert label.text().startswith("per-line counters not placed: ncu profiled ")
+    label.resize(label.fontMetrics().horizontalAdvance("per-line counters not placed: ncu"),
+                 label.height())
+    shown = QLabel.text(label)  # what the label draws, not its whole text
+    assert shown != label.text() and shown.endswith("…")
+    assert shown.startswith("per-line counters not placed")
 
 
 def test_no_switch_where_the_session_lacks_the_build_ncu_profiled(code_view, recorded):
