@@ -112,7 +112,7 @@ def main() -> int:
                          Path(tempfile.mkdtemp()), args.presentation)
 
     # painted: a frame of this script's own (two paints after the warm-up)
-    m = g.until_painted(run, args.seconds, args.smoke, lambda _m: bool(frames))
+    m = g.until_painted(run, args.seconds, lambda _m: bool(frames))
     print(g.table([m]))
     if not frames:
         return 1

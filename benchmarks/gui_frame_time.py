@@ -278,15 +278,16 @@ def table(rows: list[Measured]) -> str:
     return "\n".join([fmt(head), fmt(["-" * w for w in widths]), *map(fmt, lines)])
 
 
-def until_painted(run: Callable[[float], Measured], seconds: float, again: bool,
+def until_painted(run: Callable[[float], Measured], seconds: float,
                   painted: Callable[[Measured], bool] = lambda m: bool(m.intervals)
                   ) -> Measured:
-    """``run(seconds)``; with ``again`` (--smoke), a window in which nothing was painted
-    (a machine loaded by other work: two test sessions at once on two cores) is measured
-    again, twice as long, up to 8 times the window."""
+    """``run(seconds)``; a window in which nothing was painted (a machine loaded by other
+    work: a test session on every core of a two-core machine) holds no frame time to
+    report, so it is measured again, twice as long, up to 8 times the window (the row
+    says the window it had)."""
     window = seconds
     m = run(window)
-    while again and not painted(m) and window < 8 * seconds:
+    while not painted(m) and window < 8 * seconds:
         window *= 2
         m = run(window)
     return m
@@ -327,7 +328,7 @@ def main() -> int:
         else:
             print("presentation mode: this app has none; measured in normal mode only")
     rows = [] if args.no_floor else [
-        until_painted(lambda s: floor(app, s), args.seconds, args.smoke)]
+        until_painted(lambda s: floor(app, s), args.seconds)]
     for presentation in modes:
         for name in views:
             def view(seconds: float, name: str = name, presentation: bool = presentation
@@ -335,7 +336,7 @@ def main() -> int:
                 return measure(app, name, args.level, session, seconds, args.rate, tmp,
                                presentation)
 
-            m = until_painted(view, args.seconds, args.smoke)
+            m = until_painted(view, args.seconds)
             rows.append(m)
             print(f"  {name} ({m.mode}): {m.replayed} replay events, {m.injected} injected "
                   f"({m.injected / m.elapsed:.0f}/s) in {m.elapsed:.1f} s", flush=True)
