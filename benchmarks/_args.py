@@ -5,7 +5,9 @@ of surfacing as a traceback from inside a run, or being skipped without a word.
 
 - ``--levels a,b``: comma-separated level ids, against the registry or the few levels a
   script can run (``level_ids``);
-- ``--sizes 4096,8192``: comma-separated square sizes (``square_sizes``)."""
+- ``--sizes 4096,8192``: comma-separated square sizes (``square_sizes``);
+- ``--shapes 4096,4096x2112x7168``: comma-separated shapes, N or MxNxK, each checked as
+  ``gemmscope bench -s`` checks it (``shapes``; ``shape`` for one)."""
 
 from __future__ import annotations
 
@@ -48,3 +50,29 @@ def square_sizes(text: str) -> list[int]:
                 f"a size is a whole number N of at least 1 (an N x N x N run), not {item!r}")
         out.append(int(item))
     return out
+
+
+def shapes(text: str) -> list[tuple[int, int, int]]:
+    """An argparse ``type``: comma-separated shapes, each N (a cube) or MxNxK, in order,
+    blanks dropped; each is read by the protocol's own rule (whole numbers of bounded
+    length, every side from 1 to its most), as ``gemmscope bench -s`` reads it."""
+    from gemmscope.kernels.protocol import parse_shape
+
+    out = []
+    for item in (s.strip() for s in text.split(",")):
+        if not item:
+            continue
+        try:
+            out.append(parse_shape(item))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    if not out:
+        raise argparse.ArgumentTypeError("give at least one shape, N or MxNxK")
+    return out
+
+
+def shape(text: str) -> tuple[int, int, int]:
+    """An argparse ``type``: one shape, N (a cube) or MxNxK (see ``shapes``)."""
+    if "," in text:
+        raise argparse.ArgumentTypeError(f"one shape here, N or MxNxK, not a list: {text!r}")
+    return shapes(text)[0]

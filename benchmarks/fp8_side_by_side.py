@@ -58,7 +58,7 @@ from typing import Any
 
 import _smoke
 from _anchors import deepgemm_folder
-from _args import level_ids
+from _args import level_ids, shapes
 
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 2112, 7168), (4096, 24576, 1536),
           (4096, 32768, 512), (4096, 7168, 16384), (4096, 4096, 7168), (4096, 7168, 2048)]
@@ -134,14 +134,6 @@ def check_shapes(label: str, changes: dict[str, int], sources: dict[str, Path]) 
     """The odd shapes a candidate is checked at: all of them for a level and for a variant
     with its own source, a few for a variant that only changes parameters."""
     return CHECK_SHAPES if not changes or label in sources else VARIANT_CHECK_SHAPES
-
-
-def parse_shapes(text: str) -> list[tuple[int, int, int]]:
-    out = []
-    for item in text.split(","):
-        m, n, k = (int(v) for v in item.lower().split("x"))
-        out.append((m, n, k))
-    return out
 
 
 VARIANT_FORM = 'give \'LEVEL WORDS={"PARAM": INTEGER, ...}\', e.g. \'fp8_deep GW=8={"GW": 8}\''
@@ -397,7 +389,7 @@ def main() -> None:
                     help="DeepGEMM tarball or a folder holding deep_gemm/ (needed)")
     ap.add_argument("--out", default=".")
     ap.add_argument("--repeats", type=int, default=15)
-    ap.add_argument("--shapes", type=parse_shapes, default=SHAPES)
+    ap.add_argument("--shapes", type=shapes, default=SHAPES)
     ap.add_argument("--levels", type=level_ids(), default=LEVELS)
     ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--variant-source", action="append", default=[],

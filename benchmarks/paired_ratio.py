@@ -32,6 +32,7 @@ import sys
 from typing import Any
 
 import _smoke
+from _args import level_ids, shape
 
 MADE_UP_ROWS = [  # what measure returns, made up (--smoke renders them)
     {"level": "wgmma_tma", "shape": "4096x4096x4096",
@@ -45,25 +46,15 @@ MADE_UP_ROWS = [  # what measure returns, made up (--smoke renders them)
 ]
 
 
-def parse_shape(text: str) -> tuple[int, int, int]:
-    parts = [int(p) for p in text.lower().split("x")]
-    if len(parts) == 1:
-        parts *= 3
-    if len(parts) != 3 or min(parts) < 1:
-        raise argparse.ArgumentTypeError(f"a shape is N or MxNxK, not {text!r}")
-    return parts[0], parts[1], parts[2]
-
-
 def paired_levels(ids: list[str] | None) -> list[str]:
-    """The levels asked (each must exist and have a reference), else every ladder level
-    with one."""
+    """The levels asked (each must have a reference: argparse checked that it exists),
+    else every ladder level with one."""
     from gemmscope.kernels.ladder import registry
 
     if not ids:
         return [lv.id for lv in registry.ladder() if lv.reference in registry.BY_ID]
     for level_id in ids:
-        level = registry.get(level_id)  # KeyError for an unknown id
-        if level.reference not in registry.BY_ID:
+        if registry.get(level_id).reference not in registry.BY_ID:
             raise SystemExit(f"{level_id} has no reference to pair with")
     return ids
 
@@ -196,9 +187,10 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("-l", "--level", action="append", help="a level (default: every ladder "
-                    "level with a reference)")
-    ap.add_argument("-s", "--size", action="append", type=parse_shape, metavar="N|MxNxK",
+    ap.add_argument("-l", "--level", action="extend", type=level_ids(),
+                    help="a level, or several with commas (default: every ladder level with "
+                         "a reference)")
+    ap.add_argument("-s", "--size", action="append", type=shape, metavar="N|MxNxK",
                     help="shape(s) (default 4096)")
     ap.add_argument("--runs", type=int, default=3, help="repetitions (default 3)")
     ap.add_argument("--repeats", type=int, default=1000,

@@ -29,6 +29,7 @@ import time
 from typing import Any
 
 import _smoke
+from _args import shape
 
 LEVEL = "tf32_wgmma"
 # name -> parameter changes over the registry's (BM 128, BN 256, BK 32, STAGES 4,
@@ -50,15 +51,6 @@ CHECK_SHAPES = [(7, 13, 4), (1000, 999, 1004), (4099, 17, 516), (129, 264, 388),
 REFUSED_SHAPE = (1000, 1000, 1001)  # K % 4 != 0: the TMA row pitch
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
 NN_REFERENCE = "cublas_tf32"  # cuBLAS TF32 with B as K x N (the ladder's layout)
-
-
-def parse_shape(text: str) -> tuple[int, int, int]:
-    parts = [int(p) for p in text.lower().split("x")]
-    if len(parts) == 1:
-        parts *= 3
-    if len(parts) != 3 or min(parts) < 1:
-        raise argparse.ArgumentTypeError(f"a shape is N or MxNxK, not {text!r}")
-    return parts[0], parts[1], parts[2]
 
 
 def chosen(names: str) -> dict[str, dict[str, int]]:
@@ -214,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS),
                     help=f"comma-separated names (default {','.join(DEFAULT_VARIANTS)})")
-    ap.add_argument("-s", "--size", action="append", type=parse_shape, metavar="N|MxNxK",
+    ap.add_argument("-s", "--size", action="append", type=shape, metavar="N|MxNxK",
                     help="timed shape(s) (default 4096 and 8192)")
     ap.add_argument("--pair-budget-s", type=float, default=2.5,
                     help="wall seconds of each variant-reference loop (default 2.5)")

@@ -37,9 +37,7 @@ def test_variants_keep_their_label_and_take_the_level_from_its_first_word(sbs):
     assert out == [("fp8_deep", "fp8_deep", {}), ("fp8_deep CL=2", "fp8_deep", {"CL": 2})]
 
 
-def test_shapes_parse_and_new_levels_are_checked_first(sbs):
-    assert sbs.parse_shapes("8192x8192x8192,4096X2112x7168") == [(8192, 8192, 8192),
-                                                                (4096, 2112, 7168)]
+def test_new_levels_are_checked_first(sbs):
     args = type("A", (), {"levels": ["fp8_block_scaled", "fp8_deep"],
                           "variant": ['fp8_deep CL=2={"CL": 2}']})()
     assert sbs.checked(args) == ["fp8_deep", "fp8_deep CL=2"]

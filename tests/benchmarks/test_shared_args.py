@@ -1,10 +1,11 @@
-"""benchmarks/_args.py: the --levels and --sizes arguments the scripts share refuse a value
-they cannot run when the arguments are parsed, in argparse's one line, in every script
-that takes them."""
+"""benchmarks/_args.py: the --levels, --sizes and shape arguments the scripts share refuse
+a value they cannot run when the arguments are parsed, in argparse's one line, in every
+script that takes them."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 
@@ -14,7 +15,7 @@ import pytest
 SCRIPTS = ("bank_conflicts_ncu", "build_determinism", "build_rule_speed",
            "cutlass_mma_anchor", "fp8_side_by_side", "ncu_residue", "sass_shared_ops",
            "sass_unchanged")
-OPTION = {"hopper_bench": "--only"}  # where the script calls its levels otherwise
+OPTION = {"hopper_bench": "--only", "paired_ratio": "-l"}  # where it calls its levels otherwise
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +45,9 @@ def test_every_script_taking_levels_refuses_a_mistyped_id_in_one_line(script):
         capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
+    said = "-l/--level" if option == "-l" else option
     assert done.stderr.strip().splitlines()[-1].startswith(
-        f"{script}.py: error: argument {option}: no level 'smem_paded' here")
+        f"{script}.py: error: argument {said}: no level 'smem_paded' here")
 
 
 def test_sizes_come_back_as_whole_numbers_in_order(arg):
@@ -65,3 +67,30 @@ def test_every_script_taking_sizes_refuses_a_size_it_cannot_run_in_one_line(scri
     assert "Traceback" not in done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith(f"{script}.py: error: argument --sizes: ") and "'4O96'" in last
+
+
+def test_shapes_are_read_by_the_protocols_rule_in_order(arg):
+    assert arg.shapes(" 8192x8192x8192,,4096X2112x7168, 4096") == [
+        (8192, 8192, 8192), (4096, 2112, 7168), (4096, 4096, 4096)]
+    assert arg.shape("3000×5000×4096") == (3000, 5000, 4096)
+    for bad, said in (("0x4x4", "M must be at least 1"), ("4096x4096", "give N (a cube)"),
+                      ("٤٠٩٦", "whole numbers"), ("4096x1_000x8", "whole numbers"),
+                      ("4096x4096x9999999999", "larger than"), (",", "at least one shape")):
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(said)):
+            arg.shapes(bad)
+    with pytest.raises(argparse.ArgumentTypeError, match="one shape here"):
+        arg.shape("4096,8192")
+
+
+@pytest.mark.parametrize(("script", "option"), [("fp8_side_by_side", "--shapes"),
+                                                ("paired_ratio", "-s/--size"),
+                                                ("tf32_variants", "-s/--size")])
+def test_every_script_taking_shapes_refuses_one_it_cannot_run_in_one_line(script, option):
+    done = subprocess.run(
+        [sys.executable, str(benchmark_script.BENCHMARKS / f"{script}.py"), "--smoke",
+         option.split("/")[0], "4096x0x4096"],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"{script}.py: error: argument {option}: '4096x0x4096': N must be at least 1, not 0")
