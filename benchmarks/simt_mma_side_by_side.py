@@ -34,6 +34,7 @@ import traceback
 from pathlib import Path
 
 import _smoke
+from _args import level_ids
 
 SIZES = (4096, 8192)
 # odd shapes: the edge (scalar) path; the vector path with interior and edge blocks and K a
@@ -210,7 +211,8 @@ def main() -> int:
     ap.add_argument("--stall", type=float, default=120.0,
                     help="seconds without output after which a worker counts as hung")
     ap.add_argument("--quick", action="store_true", help="three check shapes")
-    ap.add_argument("--only", default="", help="candidate names or level ids to run")
+    ap.add_argument("--only", default=[], help="candidate names or level ids to run",
+                    type=level_ids(dict.fromkeys(x for c in CANDIDATES for x in c[:2])))
     ap.add_argument("--list", action="store_true", help="print the candidates and exit")
     ap.add_argument("--precompile", type=int, default=8,
                     help="processes compiling the candidates before the run (0: none)")
@@ -223,7 +225,7 @@ def main() -> int:
         indices = [int(i) for i in args.indices.split(",") if i]
         return worker(args.worker, indices, args.deadline, args.quick)
 
-    only = {s for s in args.only.split(",") if s}
+    only = set(args.only)
     indices = [i for i, (name, lid, _) in enumerate(CANDIDATES)
                if not only or name in only or lid in only]
     if args.list:

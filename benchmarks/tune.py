@@ -19,6 +19,7 @@ import traceback
 from pathlib import Path
 
 import _smoke
+from _args import level_ids
 
 from gemmscope.kernels.device.gpu import device_info
 from gemmscope.kernels.device.telemetry import Nvml, Sampler
@@ -49,12 +50,14 @@ def main() -> int:
     ap.add_argument("--out", default=".")
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--skip-check", action="store_true")
-    ap.add_argument("--only", default="")
-    ap.add_argument("--check-only", default="", help="levels to check (default all)")
+    ap.add_argument("--only", type=level_ids(), default=[],
+                    help="comma-separated levels to time (default all)")
+    ap.add_argument("--check-only", type=level_ids(), default=[],
+                    help="levels to check (default all)")
     _smoke.add_flag(ap)
     args = ap.parse_args()
     if args.smoke:
-        only = [lid for lid in args.only.split(",") if lid]
+        only = args.only
         _smoke.level_variants([*((lv.id, {}) for lv in registry.ladder() + registry.references()
                                  if not only or lv.id in only),
                                *((lid, v) for lid, vs in VARIANTS.items() for v in vs
@@ -72,7 +75,7 @@ def main() -> int:
     print(f"device: {dev.name}, {dev.sm_count} SMs, cupy {dev.cupy}", flush=True)
     levels = registry.ladder()
     if args.only:
-        levels = [lv for lv in levels if lv.id in args.only.split(",")]
+        levels = [lv for lv in levels if lv.id in args.only]
 
     def run(level: registry.Level, M: int, N: int, K: int, repeats: int, tag: str = "") -> dict:
         t = time.time()
@@ -99,7 +102,7 @@ def main() -> int:
     if not args.skip_check:
         print("\n== correctness ==", flush=True)
         for lv in [*levels, *registry.references()]:
-            if args.check_only and lv.id not in args.check_only.split(","):
+            if args.check_only and lv.id not in args.check_only:
                 continue
             for (M, N, K) in CHECK_SHAPES[: 4 if args.quick else None]:
                 r = run(lv, M, N, K, repeats=1, tag="check")
@@ -122,7 +125,7 @@ def main() -> int:
     if not args.quick:
         print("\n== variants ==", flush=True)
         for lid, vs in VARIANTS.items():
-            if args.only and lid not in args.only.split(","):
+            if args.only and lid not in args.only:
                 continue
             base = registry.get(lid)
             for v in vs:

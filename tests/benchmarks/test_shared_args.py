@@ -15,7 +15,10 @@ import pytest
 SCRIPTS = ("bank_conflicts_ncu", "build_determinism", "build_rule_speed",
            "cutlass_mma_anchor", "fp8_side_by_side", "ncu_residue", "sass_shared_ops",
            "sass_unchanged")
-OPTION = {"hopper_bench": "--only", "paired_ratio": "-l"}  # where it calls its levels otherwise
+# where a script calls its levels otherwise (argparse names -l as "-l/--level")
+OPTIONS = [("hopper_bench", "--only"), ("paired_ratio", "-l"), ("tune", "--only"),
+           ("tune", "--check-only"), ("simt_mma_side_by_side", "--only")]
+KNOWN = {"simt_mma_side_by_side": "cp_async"}  # an id the script takes, else smem_padded
 
 
 @pytest.fixture(scope="module")
@@ -36,12 +39,12 @@ def test_an_id_outside_the_registry_or_the_scripts_choices_is_refused(arg):
         arg.level_ids(["smem_tiled", "smem_padded"])("smem_tiled,fp8_deep")
 
 
-@pytest.mark.parametrize("script", [*SCRIPTS, *OPTION])
-def test_every_script_taking_levels_refuses_a_mistyped_id_in_one_line(script):
-    option = OPTION.get(script, "--levels")
+@pytest.mark.parametrize(("script", "option"),
+                         [*((s, "--levels") for s in SCRIPTS), *OPTIONS])
+def test_every_script_taking_levels_refuses_a_mistyped_id_in_one_line(script, option):
     done = subprocess.run(
         [sys.executable, str(benchmark_script.BENCHMARKS / f"{script}.py"), "--smoke",
-         option, "smem_padded,smem_paded"],
+         option, f"{KNOWN.get(script, 'smem_padded')},smem_paded"],
         capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
