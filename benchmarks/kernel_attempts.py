@@ -129,6 +129,18 @@ def selected(only: str) -> list[int]:
             or (words - names) & {v.base, target_of(v)}]
 
 
+def only_words(text: str) -> str:
+    """--only's argparse ``type``: the text, where each word names a variant, a base or a
+    target (a word that picks nothing is refused, not a run with fewer variants)."""
+    known = list(dict.fromkeys(w for v in VARIANTS for w in (v.name, v.base, target_of(v))))
+    unknown = [w for w in (w.strip() for w in text.split(",")) if w and w not in known]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"no variant, base or level {', '.join(map(repr, unknown))} here; known: "
+            f"{', '.join(known)}")
+    return text
+
+
 def target_of(v: Variant) -> str:
     """The level a variant is an attempt on (the issue's row)."""
     return FAMILIES[v.base].level if v.base in FAMILIES else v.base
@@ -335,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds of each level-reference pair loop (default 1.5)")
     ap.add_argument("--max-pairs", type=int, default=400)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--only", default="",
+    ap.add_argument("--only", default="", type=only_words,
                     help="variants to run: a variant's name picks it alone, another word every "
                          "variant of that base or target (e.g. mma_tma_x: its family)")
     ap.add_argument("--precompile", type=int, default=12,

@@ -6,6 +6,7 @@ siboehm's kernel 5 is read from the anchor, bounded, and made compilable."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import re
 import tarfile
@@ -374,3 +375,9 @@ def test_only_picks_a_variant_by_its_name_and_a_family_by_its_base_or_target(att
     assert len(family) > 1 and all(
         v.base == "wmma_x" for v in attempts.VARIANTS if v.name in family)
     assert len(names("")) == len(attempts.VARIANTS)
+
+
+def test_only_refuses_a_word_that_picks_no_variant(attempts):
+    assert attempts.only_words("mma_tma,wmma_x") == "mma_tma,wmma_x"
+    with pytest.raises(argparse.ArgumentTypeError, match=r"no variant, base or level 'mma_tmma'"):
+        attempts.only_words("mma_tma, mma_tmma")
