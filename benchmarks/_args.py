@@ -4,7 +4,7 @@ are parsed, so that a mistyped value is refused by argparse in one line (exit 2)
 of surfacing as a traceback from inside a run, or being skipped without a word.
 
 - ``--levels a,b``: comma-separated level ids, against the registry or the few levels a
-  script can run (``level_ids``);
+  script can run (``level_ids``; ``level_id`` for one);
 - ``--sizes 4096,8192``: comma-separated square sizes (``square_sizes``);
 - ``--shapes 4096,4096x2112x7168``: comma-separated shapes, N or MxNxK, each checked as
   ``gemmscope bench -s`` checks it (``shapes``; ``shape`` for one)."""
@@ -33,6 +33,19 @@ def level_ids(choices: Iterable[str] | None = None) -> Callable[[str], list[str]
             raise argparse.ArgumentTypeError(
                 f"no level {', '.join(map(repr, unknown))} here; known: {', '.join(known)}")
         return ids
+
+    return parse
+
+
+def level_id(choices: Iterable[str] | None = None) -> Callable[[str], str]:
+    """An argparse ``type``: one id (see ``level_ids``)."""
+    many = level_ids(choices)
+
+    def parse(text: str) -> str:
+        ids = many(text)
+        if len(ids) != 1:
+            raise argparse.ArgumentTypeError(f"one level id here, not {text!r}")
+        return ids[0]
 
     return parse
 

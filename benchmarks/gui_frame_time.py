@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "suppo
 import _smoke
 import numpy as np
 import synthetic_session as syn
+from _args import level_id
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -299,7 +300,7 @@ def main() -> int:
     ap.add_argument("--rate", type=int, default=600, help="synthetic events per second")
     ap.add_argument("--views", default=",".join(VIEWS),
                     help=f"comma-separated, from {', '.join(VIEWS)} (default all)")
-    ap.add_argument("--level", default="register_2d",
+    ap.add_argument("--level", default="register_2d", type=level_id(),
                     help="the level the views animate (default register_2d)")
     ap.add_argument("--file", help="recording to replay (default: the bundled H200 one)")
     ap.add_argument("--synthetic", action="store_true", help="replay the synthetic session")

@@ -30,6 +30,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 import _smoke
+from _args import level_id
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.level import Kind
@@ -240,8 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="folder for the recording and the chart")
     ap.add_argument("--from", dest="source", type=Path,
                     help="draw from this recording (made by this script) instead of running")
-    ap.add_argument("--level", help="default: the best level at --size in the bundled "
-                                    "recording")
+    ap.add_argument("--level", type=level_id(),
+                    help="default: the best level at --size in the bundled recording")
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--operands", default="uniform,zeros",
                     help="comma-separated distributions (default uniform,zeros)")

@@ -5,6 +5,7 @@ script that takes them."""
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -97,3 +98,24 @@ def test_every_script_taking_shapes_refuses_one_it_cannot_run_in_one_line(script
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
         f"{script}.py: error: argument {option}: '4096x0x4096': N must be at least 1, not 0")
+
+
+@pytest.mark.parametrize("script", ["gui_frame_breakdown", "gui_frame_time", "operand_power",
+                                    "telemetry_overhead"])
+def test_every_script_taking_one_level_refuses_a_mistyped_id_in_one_line(script):
+    done = subprocess.run(
+        [sys.executable, str(benchmark_script.BENCHMARKS / f"{script}.py"), "--smoke",
+         "--level", "cp_asnyc"],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        f"{script}.py: error: argument --level: no level 'cp_asnyc' here")
+
+
+def test_one_level_means_one(arg):
+    assert arg.level_id()(" fp8_deep ") == "fp8_deep"
+    for bad in ("", "naive,fp8_deep"):
+        with pytest.raises(argparse.ArgumentTypeError, match="one level id here"):
+            arg.level_id()(bad)
