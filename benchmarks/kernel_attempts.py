@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
+from _args import shapes
 from _attempt_sass import compile_timed as compile_timed
 from _attempt_sass import sass_rows, sass_table
 from _attempt_table import size_text as size_text
@@ -74,10 +75,9 @@ SIBOEHM_K5 = "siboehm_k5"
 
 
 def parse_sizes(text: str) -> list[tuple[int, int, int]]:
-    """--sizes: comma-separated N (N x N x N) or MxNxK."""
-    from gemmscope.kernels.protocol import parse_shape
-
-    return [parse_shape(x.strip()) for x in text.split(",") if x.strip()]
+    """--sizes (or a variant's own): comma-separated N (N x N x N) or MxNxK, read as
+    ``_args.shapes`` reads them (argparse.ArgumentTypeError where one is wrong)."""
+    return shapes(text)
 
 
 def say(msg: str) -> None:
@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:  # the sizes said wrong here, not as a traceback from the first variant's run
         parse_sizes(args.sizes)
-    except ValueError as e:
+    except argparse.ArgumentTypeError as e:
         ap.error(f"argument --sizes: {e}")
     indices = selected(args.only)
     if args.worker:
