@@ -5,7 +5,8 @@ of surfacing as a traceback from inside a run, or being skipped without a word.
 
 - ``--levels a,b``: comma-separated level ids, against the registry or the few levels a
   script can run (``level_ids``; ``level_id`` for one);
-- ``--sizes 4096,8192``: comma-separated square sizes (``square_sizes``);
+- ``--sizes 4096,8192``: comma-separated square sizes (``square_sizes``; ``square_size``
+  for one, ``--size 4096``);
 - ``--shapes 4096,4096x2112x7168``: comma-separated shapes, N or MxNxK, each checked as
   ``gemmscope bench -s`` checks it (``shapes``; ``shape`` for one)."""
 
@@ -63,6 +64,14 @@ def square_sizes(text: str) -> list[int]:
                 f"a size is a whole number N of at least 1 (an N x N x N run), not {item!r}")
         out.append(int(item))
     return out
+
+
+def square_size(text: str) -> int:
+    """An argparse ``type``: one square size N (see ``square_sizes``)."""
+    sizes = square_sizes(text)
+    if len(sizes) != 1:
+        raise argparse.ArgumentTypeError(f"one size here, a whole number N, not {text!r}")
+    return sizes[0]
 
 
 def shapes(text: str) -> list[tuple[int, int, int]]:

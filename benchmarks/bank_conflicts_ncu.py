@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
-from _args import level_ids
+from _args import level_ids, square_size
 
 from gemmscope.kernels.models import SIMT_LEVELS, model_for, totals
 from gemmscope.kernels.models.banks import PHASES_ONLY
@@ -51,7 +51,7 @@ __all__ = ["main", "ncu_command"]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--size", type=int, default=1024, help="M = N = K (default 1024)")
+    ap.add_argument("--size", type=square_size, default=1024, help="M = N = K (default 1024)")
     ap.add_argument("--levels", type=level_ids(SIMT_LEVELS), default=",".join(SIMT_LEVELS),
                     help="comma-separated level ids (default: every SIMT level)")
     ap.add_argument("--ncu", default="ncu", help="the ncu executable")

@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 import _smoke
+from _args import square_size
 
 POLL_S = 0.0005
 
@@ -165,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all", action="store_true", help="every level and reference")
     ap.add_argument("--burst", action="store_true",
                     help="also a burst run: its J per GEMM (its energy window's)")
-    ap.add_argument("-s", "--size", type=int, action="append", default=[],
+    ap.add_argument("-s", "--size", type=square_size, action="append", default=[],
                     help="cube size (repeat; default 4096)")
     ap.add_argument("--window-s", type=float, default=3.0)
     ap.add_argument("--trials", type=int, default=3)

@@ -36,6 +36,7 @@ import time
 from typing import Any
 
 import _smoke
+from _args import square_size
 
 POLL_S = 0.0005
 
@@ -173,7 +174,7 @@ def made_up_steps() -> list[tuple[float, float, float, float]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-l", "--level", action="append", default=[])
-    ap.add_argument("-s", "--size", type=int, action="append", default=[])
+    ap.add_argument("-s", "--size", type=square_size, action="append", default=[])
     ap.add_argument("--run-s", type=float, default=8.0)
     ap.add_argument("--idle-s", type=float, default=1.0)
     ap.add_argument("--tail-s", type=float, default=1.5)

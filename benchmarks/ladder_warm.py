@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import _smoke
+from _args import square_size
 
 FAKE_RUNNER = _smoke.SUPPORT / "fake_runner.py"  # the tests' stand-in runner
 
@@ -131,7 +132,7 @@ def table(passes: list[Pass], levels: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("-s", "--size", type=int, default=2048, help="M = N = K (default 2048)")
+    ap.add_argument("-s", "--size", type=square_size, default=2048, help="M = N = K (default 2048)")
     ap.add_argument("--cache-dir", type=Path,
                     help="the build cache folder to start from (default: a new, empty one; "
                          "kept after with --cache-dir, removed otherwise)")

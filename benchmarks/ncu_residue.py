@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 import _smoke
-from _args import level_ids
+from _args import level_ids, square_size
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.models import SIMT_LEVELS, totals
@@ -62,7 +62,7 @@ def profile(ncu: str, level_id: str, size: int, build: tuple[str, bool]) -> dict
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--size", type=square_size, default=1024)
     ap.add_argument("--levels", type=level_ids(SIMT_LEVELS), default="")
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--json")

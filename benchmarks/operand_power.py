@@ -30,7 +30,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 import _smoke
-from _args import level_id
+from _args import level_id, square_size
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.level import Kind
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="draw from this recording (made by this script) instead of running")
     ap.add_argument("--level", type=level_id(),
                     help="default: the best level at --size in the bundled recording")
-    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--size", type=square_size, default=4096)
     ap.add_argument("--operands", default="uniform,zeros",
                     help="comma-separated distributions (default uniform,zeros)")
     ap.add_argument("--window-s", type=float, default=3.0)

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import _smoke
+from _args import square_size
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.shape import Shape
@@ -83,7 +84,7 @@ def tables(results: list[Result], sizes: list[int],
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("recording", nargs="?", default=str(BUNDLED))
-    ap.add_argument("--size", type=int, action="append", default=[])
+    ap.add_argument("--size", type=square_size, action="append", default=[])
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:

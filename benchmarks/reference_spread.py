@@ -54,6 +54,7 @@ import time
 from typing import Any
 
 import _smoke
+from _args import square_size
 
 LEVELS = ("cublaslt_fp8", "fp8_deep")
 SIDES = ("kept", "fresh")
@@ -322,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-l", "--level", action="append",
                     help=f"a level or reference id (default: {', '.join(LEVELS)})")
-    ap.add_argument("-s", "--size", type=int, default=4096, help="M = N = K (default 4096)")
+    ap.add_argument("-s", "--size", type=square_size, default=4096, help="M = N = K (default 4096)")
     ap.add_argument("--reps", type=int, default=6)
     ap.add_argument("--launches", type=int, default=200, help="timed launches per side")
     ap.add_argument("--operands", choices=("uniform", "normal", "pm1", "zeros"),

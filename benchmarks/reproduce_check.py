@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 import _smoke
+from _args import square_size
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.protocol import recording
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="*", metavar="RUN")
     ap.add_argument("--baseline", default=str(BUNDLED))
-    ap.add_argument("-s", "--size", type=int, action="append", default=[])
+    ap.add_argument("-s", "--size", type=square_size, action="append", default=[])
     ap.add_argument("--tolerance-pct", type=float, default=2.0)
     ap.add_argument("--levels-only", action="store_true", help="leave the references out")
     _smoke.add_flag(ap)

@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 
 import _smoke
-from _args import level_ids
+from _args import level_ids, square_size
 
 from gemmscope.kernels.device.gpu import device_info
 from gemmscope.kernels.device.telemetry import Nvml, Sampler
@@ -48,7 +48,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=".")
-    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--size", type=square_size, default=4096)
     ap.add_argument("--skip-check", action="store_true")
     ap.add_argument("--only", type=level_ids(), default=[],
                     help="comma-separated levels to time (default all)")

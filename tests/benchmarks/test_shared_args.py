@@ -119,3 +119,30 @@ def test_one_level_means_one(arg):
     for bad in ("", "naive,fp8_deep"):
         with pytest.raises(argparse.ArgumentTypeError, match="one level id here"):
             arg.level_id()(bad)
+
+
+ONE_SIZE = ("bank_conflicts_ncu", "build_rule_speed", "clock_state", "energy_check",
+            "energy_trace", "ladder_warm", "ncu_residue", "operand_power", "ratio_series",
+            "readme_table", "reference_spread", "reproduce_check", "telemetry_overhead",
+            "trace_overhead", "tune")
+
+
+@pytest.mark.parametrize("script", ONE_SIZE)
+def test_every_script_taking_one_size_refuses_one_it_cannot_run_in_one_line(script):
+    done = subprocess.run(
+        [sys.executable, str(benchmark_script.BENCHMARKS / f"{script}.py"), "--smoke",
+         "--size", "-4096"],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"{script}.py: error: argument ") and "--size: a size is" in last
+
+
+def test_one_size_means_one(arg):
+    assert arg.square_size(" 4096 ") == 4096
+    with pytest.raises(argparse.ArgumentTypeError, match="one size here"):
+        arg.square_size("4096,8192")
+    with pytest.raises(argparse.ArgumentTypeError, match="a size is a whole number"):
+        arg.square_size("0")
