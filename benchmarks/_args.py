@@ -7,6 +7,7 @@ of surfacing as a traceback from inside a run, or being skipped without a word.
   script can run (``level_ids``; ``level_id`` for one);
 - ``--sizes 4096,8192``: comma-separated square sizes (``square_sizes``; ``square_size``
   for one, ``--size 4096``);
+- ``--repeats 30``, ``--rounds 3``, ``--runs 5``: a count of at least 1 (``count``);
 - ``--shapes 4096,4096x2112x7168``: comma-separated shapes, N or MxNxK, each checked as
   ``gemmscope bench -s`` checks it (``shapes``; ``shape`` for one)."""
 
@@ -16,6 +17,7 @@ import argparse
 from collections.abc import Callable, Iterable
 
 MAX_SIZE_DIGITS = 6  # a square size of a million and more is a slip, not a GEMM here
+MAX_COUNT = 1_000_000  # repeats, rounds, runs: a million and more is a slip, not a plan
 
 
 def level_ids(choices: Iterable[str] | None = None) -> Callable[[str], list[str]]:
@@ -98,3 +100,13 @@ def shape(text: str) -> tuple[int, int, int]:
     if "," in text:
         raise argparse.ArgumentTypeError(f"one shape here, N or MxNxK, not a list: {text!r}")
     return shapes(text)[0]
+
+
+def count(text: str) -> int:
+    """An argparse ``type``: how many (repeats, rounds, runs, trials), a whole number from
+    1 to MAX_COUNT (0 would plan a table with nothing measured)."""
+    item = text.strip()
+    if not (item.isascii() and item.isdigit() and 1 <= int(item) <= MAX_COUNT):
+        raise argparse.ArgumentTypeError(
+            f"a count is a whole number from 1 to {MAX_COUNT:,}, not {text!r}")
+    return int(item)

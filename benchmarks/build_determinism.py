@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import _smoke
-from _args import level_ids
+from _args import count, level_ids
 from _cubins import (
     code_digest,
     describe,
@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--levels", type=level_ids(), default="",
                    help="comma-separated ids (default: every level)")
-    p.add_argument("--processes", "-n", type=int, default=6)
+    p.add_argument("--processes", "-n", type=count, default=6)
     p.add_argument("--jobs", "-j", type=int, default=0, help="children at once (CPUs)")
     p.add_argument("--backend", choices=("auto", "nvrtc", "cupy"), default="auto")
     p.add_argument("--arch", default="sm_90", help="for the levels without their own")

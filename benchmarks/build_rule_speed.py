@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
-from _args import level_ids, square_size
+from _args import count, level_ids, square_size
 
 LEVELS = ("vectorized", "warp_tiling", "cp_async", "cp_async_interior", "mma_sync",
           "mma_persistent", "mma_tma")
@@ -178,8 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--before-options", default=plain)
     ap.add_argument("--levels", type=level_ids(), default=",".join(LEVELS))
     ap.add_argument("--size", type=square_size, action="append", default=[])
-    ap.add_argument("--repeats", type=int, default=15)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--repeats", type=count, default=15)
+    ap.add_argument("--rounds", type=count, default=3)
     ap.add_argument("--also", action="append", default=[],
                     help="NAME=DIR: one more build, from DIR's sources with the current options")
     ap.add_argument("--json", help="write the rows here (JSON lines)")

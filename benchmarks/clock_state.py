@@ -32,7 +32,7 @@ import sys
 from typing import Any
 
 import _smoke
-from _args import square_size
+from _args import count, square_size
 
 LEVELS = ("mma_sync", "mma_persistent", "mma_tma", "wgmma_tma")
 POLICIES = ("none", "recover", "duty", "warm")
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-l", "--level", action="append", help=f"default: {', '.join(LEVELS)}")
     ap.add_argument("-s", "--size", type=square_size, default=8192, help="M = N = K (default 8192)")
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=count, default=3)
     ap.add_argument("--policies", default=",".join(POLICIES),
                     help=f"comma-separated, of {', '.join(POLICIES)}")
     ap.add_argument("--pair-budget-s", type=float, default=1.5)

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "suppo
 
 import _smoke
 import synthetic_session as syn
+from _args import count
 
 
 def first_paint_s(args: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -51,7 +52,7 @@ def first_paint_s(args: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=count, default=5)
     _smoke.add_flag(ap)
     args = ap.parse_args()
     if args.smoke:

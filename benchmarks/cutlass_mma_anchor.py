@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 import _smoke
 from _anchors import deepgemm_folder
-from _args import level_ids, square_sizes
+from _args import count, level_ids, square_sizes
 
 
 class Config(NamedTuple):
@@ -246,7 +246,7 @@ def main() -> int:
     ap.add_argument("--lib", type=Path, help="the compiled instrument, to time (GPU)")
     ap.add_argument("--sizes", type=square_sizes, default="4096,8192",
                     help="square sizes (default 4096,8192)")
-    ap.add_argument("--rounds", type=int, default=50)
+    ap.add_argument("--rounds", type=count, default=50)
     ap.add_argument("--levels", type=level_ids(), default="mma_tma",
                     help="ladder levels in the same loop")
     _smoke.add_flag(ap)

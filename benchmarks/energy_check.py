@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 import _smoke
-from _args import square_size
+from _args import count, square_size
 
 POLL_S = 0.0005
 
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-s", "--size", type=square_size, action="append", default=[],
                     help="cube size (repeat; default 4096)")
     ap.add_argument("--window-s", type=float, default=3.0)
-    ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--trials", type=count, default=3)
     ap.add_argument("--cooldown-s", type=float, default=5.0)
     ap.add_argument("--tolerance-pct", type=float, default=3.0)
     ap.add_argument("--json", action="store_true", help="one JSON line per row, no table")

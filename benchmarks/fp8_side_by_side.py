@@ -58,7 +58,7 @@ from typing import Any
 
 import _smoke
 from _anchors import deepgemm_folder
-from _args import level_ids, shapes
+from _args import count, level_ids, shapes
 
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 2112, 7168), (4096, 24576, 1536),
           (4096, 32768, 512), (4096, 7168, 16384), (4096, 4096, 7168), (4096, 7168, 2048)]
@@ -388,7 +388,7 @@ def main() -> None:
     ap.add_argument("deepgemm", nargs="?",
                     help="DeepGEMM tarball or a folder holding deep_gemm/ (needed)")
     ap.add_argument("--out", default=".")
-    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--repeats", type=count, default=15)
     ap.add_argument("--shapes", type=shapes, default=SHAPES)
     ap.add_argument("--levels", type=level_ids(), default=LEVELS)
     ap.add_argument("--variant", action="append", default=[])

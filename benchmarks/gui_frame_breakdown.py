@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _smoke
 import gui_frame_time as g
-from _args import level_id
+from _args import count, level_id
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication
 
@@ -80,7 +80,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--rate", type=int, default=600)
     ap.add_argument("--level", default="register_2d", type=level_id())
-    ap.add_argument("--worst", type=int, default=6, help="frames shown in detail")
+    ap.add_argument("--worst", type=count, default=6, help="frames shown in detail")
     _smoke.add_flag(ap)
     args = ap.parse_args()
     session = g.bundled_session()

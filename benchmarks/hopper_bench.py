@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
-from _args import level_ids, square_sizes
+from _args import count, level_ids, square_sizes
 
 CHECK_SHAPES = [(1, 1, 1), (7, 13, 5), (100, 100, 100), (1000, 999, 1001), (1000, 1000, 1000),
                 (1000, 999, 1024), (1000, 1000, 1024), (4099, 4104, 512), (4099, 17, 512),
@@ -98,7 +98,7 @@ def main() -> int:
     ap.add_argument("--sizes", type=square_sizes, default="4096,8192")
     ap.add_argument("--variants", action="store_true")
     ap.add_argument("--only", type=level_ids(), default="")
-    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--repeats", type=count, default=20)
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--child", help=argparse.SUPPRESS)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
+from _args import count
 
 # (label, level id, parameter changes): the references first, then the candidates
 BF16_REFS = [("cublas_bf16", "cublas_bf16", {})]
@@ -281,7 +282,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=".")
     ap.add_argument("--budget", type=float, default=330, help="seconds for the whole run")
-    ap.add_argument("--repeats", type=int, default=30)
+    ap.add_argument("--repeats", type=count, default=30)
     ap.add_argument("--only", choices=["bf16", "fp8"], default=None)
     ap.add_argument("--full-check", action="store_true",
                     help=f"all {len(CHECK_SHAPES)} check shapes (default: {len(SHORT_CHECK)})")

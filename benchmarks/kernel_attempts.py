@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
-from _args import shapes
+from _args import count, shapes
 from _attempt_sass import compile_timed as compile_timed
 from _attempt_sass import sass_rows, sass_table
 from _attempt_table import size_text as size_text
@@ -345,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                          "that names its own sizes is timed at those")
     ap.add_argument("--pair-budget-s", type=float, default=1.5,
                     help="seconds of each level-reference pair loop (default 1.5)")
-    ap.add_argument("--max-pairs", type=int, default=400)
+    ap.add_argument("--max-pairs", type=count, default=400)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--only", default="", type=only_words,
                     help="variants to run: a variant's name picks it alone, another word every "

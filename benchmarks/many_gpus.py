@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from _args import count
+
 from gemmscope.kernels.protocol.events import Mode
 
 BUNDLED = Path(__file__).resolve().parents[1] / "resources" / "sessions" / "h200x2-ladder.jsonl.gz"
@@ -152,7 +154,7 @@ def window_s(path: Path, folder: Path) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gpus", type=int, nargs="+", default=[100, 300, 1000])
+    ap.add_argument("--gpus", type=count, nargs="+", default=[100, 300, 1000])
     ap.add_argument("--smoke", action="store_true", help="tiny counts (CI)")
     ap.add_argument("--no-window", action="store_true", help="the core steps only")
     args = ap.parse_args(argv)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
+from _args import count
 
 SOURCE = r"""
 // the ladder's own helpers (kernels/cuda/mma.cuh): the same ldmatrix, mma.sync and swizzle
@@ -198,8 +199,8 @@ def made_up_rows() -> list[dict[str, Any]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=".")
-    ap.add_argument("--iters", type=int, default=4000, help="64-deep K tiles per warp")
-    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--iters", type=count, default=4000, help="64-deep K tiles per warp")
+    ap.add_argument("--repeats", type=count, default=10)
     _smoke.add_flag(ap)
     args = ap.parse_args()
     if args.smoke:

@@ -30,7 +30,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 import _smoke
-from _args import level_id, square_size
+from _args import count, level_id, square_size
 
 from gemmscope.kernels.ladder import registry
 from gemmscope.kernels.ladder.level import Kind
@@ -247,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--operands", default="uniform,zeros",
                     help="comma-separated distributions (default uniform,zeros)")
     ap.add_argument("--window-s", type=float, default=3.0)
-    ap.add_argument("--trials", type=int, default=2)
+    ap.add_argument("--trials", type=count, default=2)
     ap.add_argument("--cooldown-s", type=float, default=5.0)
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)

@@ -32,7 +32,7 @@ import sys
 from typing import Any
 
 import _smoke
-from _args import level_ids, shape
+from _args import count, level_ids, shape
 
 MADE_UP_ROWS = [  # what measure returns, made up (--smoke renders them)
     {"level": "wgmma_tma", "shape": "4096x4096x4096",
@@ -192,8 +192,8 @@ def main(argv: list[str] | None = None) -> int:
                          "a reference)")
     ap.add_argument("-s", "--size", action="append", type=shape, metavar="N|MxNxK",
                     help="shape(s) (default 4096)")
-    ap.add_argument("--runs", type=int, default=3, help="repetitions (default 3)")
-    ap.add_argument("--repeats", type=int, default=1000,
+    ap.add_argument("--runs", type=count, default=3, help="repetitions (default 3)")
+    ap.add_argument("--repeats", type=count, default=1000,
                     help="the most pairs per run (default 1000: the budget or the precision "
                          "rule ends the loop first)")
     ap.add_argument("--pair-budget-s", type=float, default=2.0,

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
-from _args import square_size
+from _args import count, square_size
 
 LEVELS = ("fp8_block_scaled", "fp8_deep")
 WINDOWS_S = (0.1, 0.3, 1.0, 2.0, 4.0)
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="", help="a folder for ratio_series.jsonl")
     ap.add_argument("--preps", type=int, default=0,
                     help="K preparations of the reference, timed in turn (with --rounds)")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=count, default=3)
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
     if not 1 <= args.size <= 65_536 or not 0.5 <= args.seconds <= 600:

@@ -54,7 +54,7 @@ import time
 from typing import Any
 
 import _smoke
-from _args import square_size
+from _args import count, square_size
 
 LEVELS = ("cublaslt_fp8", "fp8_deep")
 SIDES = ("kept", "fresh")
@@ -324,8 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-l", "--level", action="append",
                     help=f"a level or reference id (default: {', '.join(LEVELS)})")
     ap.add_argument("-s", "--size", type=square_size, default=4096, help="M = N = K (default 4096)")
-    ap.add_argument("--reps", type=int, default=6)
-    ap.add_argument("--launches", type=int, default=200, help="timed launches per side")
+    ap.add_argument("--reps", type=count, default=6)
+    ap.add_argument("--launches", type=count, default=200, help="timed launches per side")
     ap.add_argument("--operands", choices=("uniform", "normal", "pm1", "zeros"),
                     default="uniform", help="what A and B are drawn from (default uniform, "
                     "the runner's default; zeros: little power)")

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import _smoke
+from _args import count
 
 DEFAULT = Path(__file__).resolve().parents[1] / "resources" / "sessions" / "h200-ladder.jsonl.gz"
 
@@ -46,7 +47,7 @@ def one_report(path: Path, env: dict[str, str] | None = None) -> tuple[float, fl
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("file", nargs="?", type=Path, default=DEFAULT)
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=count, default=5)
     _smoke.add_flag(ap)
     args = ap.parse_args()
     if args.smoke:

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import _smoke
+from _args import count
 
 from gemmscope.kernels.cli import main as cli
 from gemmscope.kernels.ladder import registry
@@ -60,8 +61,8 @@ def cluster_row(rows: list[tuple[str, float, int]], base: list[str], left_out: b
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=12)
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--runs", type=count, default=12)
+    ap.add_argument("--repeats", type=count, default=5)
     ap.add_argument("--no-cluster", action="store_true", help="leave the Dask row out")
     _smoke.add_flag(ap)
     args = ap.parse_args()

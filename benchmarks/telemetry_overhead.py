@@ -18,7 +18,7 @@ import statistics
 import sys
 
 import _smoke
-from _args import level_id, square_size
+from _args import count, level_id, square_size
 
 from gemmscope.kernels.device.gpu import device_info
 from gemmscope.kernels.device.telemetry import Nvml, Sampler
@@ -42,8 +42,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--level", default="cp_async", type=level_id())
     ap.add_argument("--size", type=square_size, default=4096)
-    ap.add_argument("--rounds", type=int, default=8)
-    ap.add_argument("--repeats", type=int, default=30)
+    ap.add_argument("--rounds", type=count, default=8)
+    ap.add_argument("--repeats", type=count, default=30)
     ap.add_argument("--hz", type=float, default=100.0)
     ap.add_argument("--out", default=os.devnull, help="where the samples go (JSON lines)")
     _smoke.add_flag(ap)

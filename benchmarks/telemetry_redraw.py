@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "suppo
 import _smoke
 import shiboken6
 import synthetic_session as syn
+from _args import count
 from PySide6.QtWidgets import QApplication
 
 from gemmscope.app.window.main_window import MainWindow
@@ -36,7 +37,7 @@ HZ = 50
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--minutes", type=float, default=60.0)
-    ap.add_argument("--runs", type=int, default=500)
+    ap.add_argument("--runs", type=count, default=500)
     _smoke.add_flag(ap)
     args = ap.parse_args()
     if args.smoke:

@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 import _smoke
-from _args import square_size
+from _args import count, square_size
 
 GOAL_PCT = 5.0
 HEADER = (f"{'level':<18}{'shape':>16}{'every':>6}{'plain ms':>10}{'trace ms':>10}"
@@ -49,7 +49,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--levels", default="all", help="comma-separated ids (default: every "
                                                     "level with a trace build)")
     ap.add_argument("--size", type=square_size, default=4096, help="M = N = K (default 4096)")
-    ap.add_argument("--pairs", type=int, default=30)
+    ap.add_argument("--pairs", type=count, default=30)
     ap.add_argument("--every", default="auto",
                     help="comma-separated K-stage samplings to measure: auto, 1, 4, 8, 16, "
                          "32, 64, 128 (default auto)")

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
+from _args import count
 
 REPO = Path(__file__).resolve().parent.parent
 BUNDLED = REPO / "resources" / "sessions" / "h200-ladder.jsonl.gz"
@@ -195,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all", action="store_true",
                     help="every trace, also those a later one of the same level and shape "
                          "superseded")
-    ap.add_argument("--steps", type=int, default=8,
+    ap.add_argument("--steps", type=count, default=8,
                     help="the first and last this many K steps of a tile (default 8)")
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)

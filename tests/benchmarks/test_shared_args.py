@@ -146,3 +146,38 @@ def test_one_size_means_one(arg):
         arg.square_size("4096,8192")
     with pytest.raises(argparse.ArgumentTypeError, match="a size is a whole number"):
         arg.square_size("0")
+
+
+COUNTS = [("build_determinism", "--processes"), ("build_rule_speed", "--rounds"),
+          ("clock_state", "--reps"), ("cold_start", "--runs"),
+          ("cutlass_mma_anchor", "--rounds"), ("energy_check", "--trials"),
+          ("fp8_side_by_side", "--repeats"), ("gui_frame_breakdown", "--worst"),
+          ("hopper_bench", "--repeats"), ("hopper_side_by_side", "--repeats"),
+          ("kernel_attempts", "--max-pairs"), ("many_gpus", "--gpus"),
+          ("mma_ceiling", "--iters"), ("operand_power", "--trials"),
+          ("paired_ratio", "--runs"), ("ratio_series", "--rounds"),
+          ("reference_spread", "--launches"), ("report_speed", "--runs"),
+          ("split_overhead", "--repeats"), ("telemetry_overhead", "--rounds"),
+          ("telemetry_redraw", "--runs"), ("trace_overhead", "--pairs"),
+          ("trace_steps", "--steps")]
+
+
+@pytest.mark.parametrize(("script", "option"), COUNTS)
+def test_every_count_refuses_nothing_in_one_line(script, option):
+    done = subprocess.run(
+        [sys.executable, str(benchmark_script.BENCHMARKS / f"{script}.py"), "--smoke",
+         option, "0"],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"{script}.py: error: argument {option}")  # (then any alias)
+    assert last.endswith(": a count is a whole number from 1 to 1,000,000, not '0'")
+
+
+def test_a_count_is_a_bounded_whole_number(arg):
+    assert arg.count(" 30 ") == 30
+    for bad in ("0", "-3", "2.5", "1e3", "٣", "1000001", ""):
+        with pytest.raises(argparse.ArgumentTypeError, match="a count is a whole number"):
+            arg.count(bad)
