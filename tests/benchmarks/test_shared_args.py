@@ -27,6 +27,18 @@ def arg():
     return benchmark_script.load("_args")
 
 
+def refused(script: str, *argv: str) -> str:
+    """The last line of what ``script --smoke ARGV`` said, where argparse refused it: exit
+    2, no traceback."""
+    done = subprocess.run(
+        [sys.executable, str(benchmark_script.BENCHMARKS / f"{script}.py"), "--smoke", *argv],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    return done.stderr.strip().splitlines()[-1]
+
+
 def test_ids_come_back_in_order_without_blanks_or_spaces(arg):
     assert arg.level_ids()(" naive,,fp8_deep ,cublas_bf16") == ["naive", "fp8_deep",
                                                                  "cublas_bf16"]
@@ -43,14 +55,9 @@ def test_an_id_outside_the_registry_or_the_scripts_choices_is_refused(arg):
 @pytest.mark.parametrize(("script", "option"),
                          [*((s, "--levels") for s in SCRIPTS), *OPTIONS])
 def test_every_script_taking_levels_refuses_a_mistyped_id_in_one_line(script, option):
-    done = subprocess.run(
-        [sys.executable, str(benchmark_script.BENCHMARKS / f"{script}.py"), "--smoke",
-         option, f"{KNOWN.get(script, 'smem_padded')},smem_paded"],
-        capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2
-    assert "Traceback" not in done.stderr
+    last = refused(script, option, f"{KNOWN.get(script, 'smem_padded')},smem_paded")
     said = "-l/--level" if option == "-l" else option
-    assert done.stderr.strip().splitlines()[-1].startswith(
+    assert last.startswith(
         f"{script}.py: error: argument {said}: no level 'smem_paded' here")
 
 
@@ -63,13 +70,7 @@ def test_sizes_come_back_as_whole_numbers_in_order(arg):
 
 @pytest.mark.parametrize("script", ["cutlass_mma_anchor", "hopper_bench", "kernel_attempts"])
 def test_every_script_taking_sizes_refuses_a_size_it_cannot_run_in_one_line(script):
-    done = subprocess.run(
-        [sys.executable, str(benchmark_script.BENCHMARKS / f"{script}.py"), "--smoke",
-         "--sizes", "4096,4O96"],
-        capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2
-    assert "Traceback" not in done.stderr
-    last = done.stderr.strip().splitlines()[-1]
+    last = refused(script, "--sizes", "4096,4O96")
     assert last.startswith(f"{script}.py: error: argument --sizes: ") and "'4O96'" in last
 
 
@@ -90,27 +91,15 @@ def test_shapes_are_read_by_the_protocols_rule_in_order(arg):
                                                 ("paired_ratio", "-s/--size"),
                                                 ("tf32_variants", "-s/--size")])
 def test_every_script_taking_shapes_refuses_one_it_cannot_run_in_one_line(script, option):
-    done = subprocess.run(
-        [sys.executable, str(benchmark_script.BENCHMARKS / f"{script}.py"), "--smoke",
-         option.split("/")[0], "4096x0x4096"],
-        capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2
-    assert "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines()[-1] == (
+    assert refused(script, option.split("/")[0], "4096x0x4096") == (
         f"{script}.py: error: argument {option}: '4096x0x4096': N must be at least 1, not 0")
 
 
 @pytest.mark.parametrize("script", ["gui_frame_breakdown", "gui_frame_time", "operand_power",
                                     "telemetry_overhead"])
 def test_every_script_taking_one_level_refuses_a_mistyped_id_in_one_line(script):
-    done = subprocess.run(
-        [sys.executable, str(benchmark_script.BENCHMARKS / f"{script}.py"), "--smoke",
-         "--level", "cp_asnyc"],
-        capture_output=True, text=True, timeout=120,
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
-    assert done.returncode == 2
-    assert "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines()[-1].startswith(
+    last = refused(script, "--level", "cp_asnyc")
+    assert last.startswith(
         f"{script}.py: error: argument --level: no level 'cp_asnyc' here")
 
 
@@ -129,14 +118,7 @@ ONE_SIZE = ("bank_conflicts_ncu", "build_rule_speed", "clock_state", "energy_che
 
 @pytest.mark.parametrize("script", ONE_SIZE)
 def test_every_script_taking_one_size_refuses_one_it_cannot_run_in_one_line(script):
-    done = subprocess.run(
-        [sys.executable, str(benchmark_script.BENCHMARKS / f"{script}.py"), "--smoke",
-         "--size", "-4096"],
-        capture_output=True, text=True, timeout=120,
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
-    assert done.returncode == 2
-    assert "Traceback" not in done.stderr
-    last = done.stderr.strip().splitlines()[-1]
+    last = refused(script, "--size", "-4096")
     assert last.startswith(f"{script}.py: error: argument ") and "--size: a size is" in last
 
 
@@ -164,14 +146,7 @@ COUNTS = [("build_determinism", "--processes"), ("build_rule_speed", "--rounds")
 
 @pytest.mark.parametrize(("script", "option"), COUNTS)
 def test_every_count_refuses_nothing_in_one_line(script, option):
-    done = subprocess.run(
-        [sys.executable, str(benchmark_script.BENCHMARKS / f"{script}.py"), "--smoke",
-         option, "0"],
-        capture_output=True, text=True, timeout=120,
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
-    assert done.returncode == 2
-    assert "Traceback" not in done.stderr
-    last = done.stderr.strip().splitlines()[-1]
+    last = refused(script, option, "0")
     assert last.startswith(f"{script}.py: error: argument {option}")  # (then any alias)
     assert last.endswith(": a count is a whole number from 1 to 1,000,000, not '0'")
 
