@@ -8,6 +8,7 @@ of surfacing as a traceback from inside a run, or being skipped without a word.
 - ``--sizes 4096,8192``: comma-separated square sizes (``square_sizes``; ``square_size``
   for one, ``--size 4096``);
 - ``--repeats 30``, ``--rounds 3``, ``--runs 5``: a count of at least 1 (``count``);
+- ``--warmup 3``, ``--jobs 0``: an amount where 0 means none or the default (``amount``);
 - ``--shapes 4096,4096x2112x7168``: comma-separated shapes, N or MxNxK, each checked as
   ``gemmscope bench -s`` checks it (``shapes``; ``shape`` for one)."""
 
@@ -109,4 +110,14 @@ def count(text: str) -> int:
     if not (item.isascii() and item.isdigit() and 1 <= int(item) <= MAX_COUNT):
         raise argparse.ArgumentTypeError(
             f"a count is a whole number from 1 to {MAX_COUNT:,}, not {text!r}")
+    return int(item)
+
+
+def amount(text: str) -> int:
+    """An argparse ``type``: how many where 0 is a choice (none, or the script's default:
+    warm-up launches, jobs, diff lines), a whole number from 0 to MAX_COUNT."""
+    item = text.strip()
+    if not (item.isascii() and item.isdigit() and int(item) <= MAX_COUNT):
+        raise argparse.ArgumentTypeError(
+            f"a whole number from 0 to {MAX_COUNT:,} here, not {text!r}")
     return int(item)

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import _smoke
-from _args import count, level_ids
+from _args import amount, count, level_ids
 from _cubins import (
     code_digest,
     describe,
@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--levels", type=level_ids(), default="",
                    help="comma-separated ids (default: every level)")
     p.add_argument("--processes", "-n", type=count, default=6)
-    p.add_argument("--jobs", "-j", type=int, default=0, help="children at once (CPUs)")
+    p.add_argument("--jobs", "-j", type=amount, default=0, help="children at once (CPUs)")
     p.add_argument("--backend", choices=("auto", "nvrtc", "cupy"), default="auto")
     p.add_argument("--arch", default="sm_90", help="for the levels without their own")
     p.add_argument("--options", default="", help="extra NVRTC options for every level")
@@ -348,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plain", action="store_true",
                    help="children alike (no heap padding, same environment and order)")
     p.add_argument("--no-aslr", action="store_true", help="children under setarch -R")
-    p.add_argument("--diff", type=int, default=0, help="SASS diff lines per differing code")
+    p.add_argument("--diff", type=amount, default=0, help="SASS diff lines per differing code")
     p.add_argument("--json", help="write the rows here")
     p.add_argument("--keep", help="keep the cubins in this folder")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)

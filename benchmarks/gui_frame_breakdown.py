@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _smoke
 import gui_frame_time as g
-from _args import count, level_id
+from _args import amount, count, level_id
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication
 
@@ -78,7 +78,7 @@ def main() -> int:
     ap.add_argument("view", choices=g.VIEWS, nargs="?")
     ap.add_argument("--presentation", action="store_true")
     ap.add_argument("--seconds", type=float, default=6.0)
-    ap.add_argument("--rate", type=int, default=600)
+    ap.add_argument("--rate", type=amount, default=600)
     ap.add_argument("--level", default="register_2d", type=level_id())
     ap.add_argument("--worst", type=count, default=6, help="frames shown in detail")
     _smoke.add_flag(ap)

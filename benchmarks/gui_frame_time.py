@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "suppo
 import _smoke
 import numpy as np
 import synthetic_session as syn
-from _args import level_id
+from _args import amount, level_id
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -297,7 +297,7 @@ def until_painted(run: Callable[[float], Measured], seconds: float,
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=6.0, help="per view (default 6)")
-    ap.add_argument("--rate", type=int, default=600, help="synthetic events per second")
+    ap.add_argument("--rate", type=amount, default=600, help="synthetic events per second")
     ap.add_argument("--views", default=",".join(VIEWS),
                     help=f"comma-separated, from {', '.join(VIEWS)} (default all)")
     ap.add_argument("--level", default="register_2d", type=level_id(),

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
-from _args import count, shapes
+from _args import amount, count, shapes
 from _attempt_sass import compile_timed as compile_timed
 from _attempt_sass import sass_rows, sass_table
 from _attempt_table import size_text as size_text
@@ -346,11 +346,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pair-budget-s", type=float, default=1.5,
                     help="seconds of each level-reference pair loop (default 1.5)")
     ap.add_argument("--max-pairs", type=count, default=400)
-    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--warmup", type=amount, default=3)
     ap.add_argument("--only", default="", type=only_words,
                     help="variants to run: a variant's name picks it alone, another word every "
                          "variant of that base or target (e.g. mma_tma_x: its family)")
-    ap.add_argument("--precompile", type=int, default=12,
+    ap.add_argument("--precompile", type=amount, default=12,
                     help="processes compiling the variants first (0: none)")
     ap.add_argument("--list", action="store_true", help="the variants and predictions")
     ap.add_argument("--sass", action="store_true",

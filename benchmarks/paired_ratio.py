@@ -46,16 +46,27 @@ MADE_UP_ROWS = [  # what measure returns, made up (--smoke renders them)
 ]
 
 
+def paired_level_ids(text: str) -> list[str]:
+    """An argparse ``type``: level ids (``_args.level_ids``), each with a reference to pair
+    with; one without is refused by argparse in one line (exit 2)."""
+    from gemmscope.kernels.ladder import registry
+
+    ids = level_ids()(text)
+    alone = [i for i in ids if registry.get(i).reference not in registry.BY_ID]
+    if alone:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(alone)} {'has' if len(alone) == 1 else 'have'} no reference to "
+            "pair with")
+    return ids
+
+
 def paired_levels(ids: list[str] | None) -> list[str]:
-    """The levels asked (each must have a reference: argparse checked that it exists),
-    else every ladder level with one."""
+    """The levels asked (argparse checked each has a reference), else every ladder level
+    with one."""
     from gemmscope.kernels.ladder import registry
 
     if not ids:
         return [lv.id for lv in registry.ladder() if lv.reference in registry.BY_ID]
-    for level_id in ids:
-        if registry.get(level_id).reference not in registry.BY_ID:
-            raise SystemExit(f"{level_id} has no reference to pair with")
     return ids
 
 
@@ -187,7 +198,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("-l", "--level", action="extend", type=level_ids(),
+    ap.add_argument("-l", "--level", action="extend", type=paired_level_ids,
                     help="a level, or several with commas (default: every ladder level with "
                          "a reference)")
     ap.add_argument("-s", "--size", action="append", type=shape, metavar="N|MxNxK",

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
-from _args import count, square_size
+from _args import amount, count, square_size
 
 LEVELS = ("fp8_block_scaled", "fp8_deep")
 WINDOWS_S = (0.1, 0.3, 1.0, 2.0, 4.0)
@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-s", "--size", type=square_size, default=4096, help="M = N = K (default 4096)")
     ap.add_argument("--seconds", type=float, default=20.0, help="per level (default 20)")
     ap.add_argument("--out", default="", help="a folder for ratio_series.jsonl")
-    ap.add_argument("--preps", type=int, default=0,
+    ap.add_argument("--preps", type=amount, default=0,
                     help="K preparations of the reference, timed in turn (with --rounds)")
     ap.add_argument("--rounds", type=count, default=3)
     _smoke.add_flag(ap)

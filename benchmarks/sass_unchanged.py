@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import _smoke
-from _args import level_ids
+from _args import amount, count, level_ids
 
 ARCH = "sm_90a"
 # the template parameter of block-row grouping; "SWZ" is its name before issue 29
@@ -211,8 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("folder", type=Path, nargs="?")
     p.add_argument("--levels", type=level_ids(), default="",
                    help="comma-separated ids (default: every level)")
-    p.add_argument("--jobs", "-j", type=int, default=min(2, os.cpu_count() or 1))
-    p.add_argument("--diff", type=int, default=40, help="stream diff lines per kernel")
+    p.add_argument("--jobs", "-j", type=count, default=min(2, os.cpu_count() or 1))
+    p.add_argument("--diff", type=amount, default=40, help="stream diff lines per kernel")
     _smoke.add_flag(p)
     args = p.parse_args(argv)
     if args.smoke:  # one level built once: saved, then compared with what was saved

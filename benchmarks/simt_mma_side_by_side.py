@@ -34,7 +34,7 @@ import traceback
 from pathlib import Path
 
 import _smoke
-from _args import level_ids
+from _args import amount, level_ids
 
 SIZES = (4096, 8192)
 # odd shapes: the edge (scalar) path; the vector path with interior and edge blocks and K a
@@ -214,7 +214,7 @@ def main() -> int:
     ap.add_argument("--only", default=[], help="candidate names or level ids to run",
                     type=level_ids(dict.fromkeys(x for c in CANDIDATES for x in c[:2])))
     ap.add_argument("--list", action="store_true", help="print the candidates and exit")
-    ap.add_argument("--precompile", type=int, default=8,
+    ap.add_argument("--precompile", type=amount, default=8,
                     help="processes compiling the candidates before the run (0: none)")
     ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--indices", default="", help=argparse.SUPPRESS)

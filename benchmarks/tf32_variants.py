@@ -54,10 +54,15 @@ NN_REFERENCE = "cublas_tf32"  # cuBLAS TF32 with B as K x N (the ladder's layout
 
 
 def chosen(names: str) -> dict[str, dict[str, int]]:
+    """An argparse ``type``: the named variants, in order; a name not in VARIANTS, or none
+    at all, is refused by argparse in one line (exit 2)."""
     picked = [n.strip() for n in names.split(",") if n.strip()]
     unknown = [n for n in picked if n not in VARIANTS]
     if unknown:
-        raise SystemExit(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+        raise argparse.ArgumentTypeError(
+            f"unknown variant(s) {', '.join(map(repr, unknown))}; known: {', '.join(VARIANTS)}")
+    if not picked:
+        raise argparse.ArgumentTypeError(f"name at least one variant of {', '.join(VARIANTS)}")
     return {n: VARIANTS[n] for n in picked}
 
 
@@ -204,7 +209,7 @@ MADE_UP_ROWS = [
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS),
+    ap.add_argument("--variants", type=chosen, default=",".join(DEFAULT_VARIANTS),
                     help=f"comma-separated names (default {','.join(DEFAULT_VARIANTS)})")
     ap.add_argument("-s", "--size", action="append", type=shape, metavar="N|MxNxK",
                     help="timed shape(s) (default 4096 and 8192)")
@@ -216,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON lines")
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
-    variants = chosen(args.variants)
+    variants = args.variants
     if args.list:
         for name, changes in VARIANTS.items():
             print(f"{name:8s} {json.dumps(changes)}")

@@ -144,11 +144,6 @@ COUNTS = [("build_determinism", "--processes"), ("build_rule_speed", "--rounds")
           ("trace_steps", "--steps")]
 
 
-@pytest.mark.parametrize(("script", "option"), COUNTS)
-def test_every_count_refuses_nothing_in_one_line(script, option):
-    last = refused(script, option, "0")
-    assert last.startswith(f"{script}.py: error: argument {option}")  # (then any alias)
-    assert last.endswith(": a count is a whole number from 1 to 1,000,000, not '0'")
 
 
 def test_a_count_is_a_bounded_whole_number(arg):
@@ -156,3 +151,51 @@ def test_a_count_is_a_bounded_whole_number(arg):
     for bad in ("0", "-3", "2.5", "1e3", "٣", "1000001", ""):
         with pytest.raises(argparse.ArgumentTypeError, match="a count is a whole number"):
             arg.count(bad)
+
+
+AMOUNTS = [("build_determinism", "--jobs"), ("build_determinism", "--diff"),
+           ("gui_frame_breakdown", "--rate"), ("gui_frame_time", "--rate"),
+           ("kernel_attempts", "--warmup"), ("kernel_attempts", "--precompile"),
+           ("ratio_series", "--preps"), ("sass_unchanged", "--diff"),
+           ("simt_mma_side_by_side", "--precompile")]
+
+
+COUNT_SAYS = ": a count is a whole number from 1 to 1,000,000, not '0'"
+AMOUNT_SAYS = ": a whole number from 0 to 1,000,000 here, not '-2'"
+LEADING = {"sass_unchanged": ("save", "/nonexistent")}  # a script's own positionals
+
+
+@pytest.mark.parametrize(("script", "option", "value", "says"),
+                         [*((s, o, "0", COUNT_SAYS) for s, o in COUNTS),
+                          *((s, o, "-2", AMOUNT_SAYS) for s, o in AMOUNTS)])
+def test_every_count_refuses_nothing_and_every_amount_a_negative_in_one_line(
+        script, option, value, says):
+    last = refused(script, *LEADING.get(script, ()), option, value)
+    assert last.startswith(f"{script}.py: error: argument {option}")  # (then any alias)
+    assert last.endswith(says)
+
+
+def test_an_amount_takes_zero_and_refuses_what_is_not_a_bounded_whole_number(arg):
+    assert arg.amount("0") == 0 and arg.amount(" 12 ") == 12
+    for bad in ("-1", "2.5", "1e3", "٣", "1000001", "", "+4"):
+        with pytest.raises(argparse.ArgumentTypeError, match="a whole number from 0"):
+            arg.amount(bad)
+
+
+def test_process_jobs_refuse_zero_where_zero_would_start_no_worker():
+    last = refused("sass_unchanged", *LEADING["sass_unchanged"], "--jobs", "0")
+    assert last.endswith(COUNT_SAYS)
+
+
+def test_pairing_a_level_that_has_no_reference_is_refused_in_one_line():
+    last = refused("paired_ratio", "-l", "wgmma_tma,cublas_bf16")
+    assert last == ("paired_ratio.py: error: argument -l/--level: cublas_bf16 has no "
+                    "reference to pair with")
+
+
+def test_an_unknown_or_empty_tf32_variant_list_is_refused_in_one_line():
+    last = refused("tf32_variants", "--variants", "base,st9")
+    assert last.startswith("tf32_variants.py: error: argument --variants: unknown variant(s) "
+                           "'st9'; known: base, st3")
+    last = refused("tf32_variants", "--variants", " , ")
+    assert last.startswith("tf32_variants.py: error: argument --variants: name at least one")
