@@ -94,10 +94,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     out = [f"OLD {args.old}", f"NEW {args.new}", f"GPU {' + '.join(new_gpus)}; a ratio "
            f"fails where it fell by more than {args.fail_over:g} pp beyond both intervals",
            "", *comparison.table(lines)]
-    for label, keys in (("only in OLD", only_old), ("only in NEW", only_new)):
-        if keys:
-            out.append(f"{label}: " + ", ".join(f"{lv} {shape} {mode} {operands}"
-                                                for lv, shape, mode, operands in keys))
+    out += comparison.unmatched("only in OLD", only_old)
+    out += comparison.unmatched("only in NEW", only_new)
     failed = [ln for ln in lines if ln.verdict in comparison.FAILING]
     out.append(f"{len(failed)} of {len(lines)} fell" if failed else
                f"no regression in {len(lines)} compared")

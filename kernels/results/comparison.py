@@ -162,3 +162,22 @@ def table(lines: Sequence[Line]) -> list[str]:
         return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
 
     return [fmt(HEADER), fmt(["-" * w for w in widths]), *(fmt(c) for c in body)]
+
+
+def unmatched(label: str, keys: Sequence[Key]) -> list[str]:
+    """What one recording measured and the other did not, said per level: a count, then a
+    line a level, its shapes smallest first, grouped by mode and operands ("naive: 256x256x256,
+    512x512x512 (burst, uniform); 4096x4096x4096 (sustained, uniform)"), so that two
+    recordings of different sweeps print a line a level rather than one line of all."""
+    if not keys:
+        return []
+    by_level: dict[str, dict[tuple[str, str], list[Shape]]] = {}
+    for level, shape, mode, operands in keys:
+        by_level.setdefault(level, {}).setdefault((mode, operands), []).append(shape)
+    out = [f"{label}: {len(keys)} result{'s' if len(keys) != 1 else ''} of "
+           f"{len(by_level)} level{'s' if len(by_level) != 1 else ''}"]
+    for level, groups in by_level.items():
+        out.append(f"  {level}: " + "; ".join(
+            ", ".join(str(s) for s in sorted(shapes, key=lambda s: (s.flops, s.M, s.N, s.K)))
+            + f" ({mode}, {operands})" for (mode, operands), shapes in groups.items()))
+    return out

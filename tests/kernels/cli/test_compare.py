@@ -157,3 +157,23 @@ def test_each_distribution_compares_with_its_own(tmp_path):
     code, out, _ = compare(old, new)
     assert code == 1 and "FELL" in line_of(out, LEVEL) and " zeros " in line_of(out, LEVEL)
     assert "only in OLD" in out
+
+
+def test_what_only_one_recording_measured_is_said_a_line_a_level_smallest_shape_first(
+        tmp_path):
+    evs = synth.events()
+    result = next(ev for ev in evs if ev["type"] == "result" and ev["level"] == LEVEL)
+    t = evs[-1]["t"]
+    extra = [{**result, "t": t + i + 1, "M": m, "N": n, "K": k, "mode": mode}
+             for i, (m, n, k, mode) in enumerate([(8192, 8192, 8192, "burst"),
+                                                  (256, 256, 256, "burst"),
+                                                  (4096, 2112, 7168, "burst"),
+                                                  (4096, 4096, 4096, "sustained")])]
+    old = synth.write(tmp_path / "old.jsonl", [*evs, *extra])
+    code, out, _ = compare(str(old), str(synth.write(tmp_path / "new.jsonl", evs)))
+    assert code == 0
+    lines = out.splitlines()
+    head = lines.index("only in OLD: 4 results of 1 level")
+    assert lines[head + 1] == (f"  {LEVEL}: 256×256×256, 4096×2112×7168, 8192×8192×8192 "
+                               "(burst, uniform); 4096×4096×4096 (sustained, uniform)")
+    assert not any(x.startswith("only in NEW") for x in lines)
