@@ -2,6 +2,7 @@
 fresh machine, side by side level by level (no GPU: it reads what the runs printed).
 
     python3 benchmarks/paired_machines.py LABEL=FILE [LABEL=FILE ...] [--within 1] [--across 2]
+    python3 benchmarks/paired_machines.py --dir docs/paired-runs/h100  # a machine a file
     python3 benchmarks/paired_machines.py --smoke  # CI: the measured runs in docs/paired-runs
 
 FILE is what `paired_ratio.py --json` printed (its last line that holds a JSON list is
@@ -152,13 +153,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="the most a run's repetitions may spread, %% (default 1)")
     ap.add_argument("--across", type=float, default=2.0,
                     help="the most the machines' medians may spread, %% (default 2)")
+    ap.add_argument("--dir", type=Path, metavar="DIR",
+                    help="also every .json file in DIR, each labelled by its name (as "
+                         "docs/paired-runs/h100/ keeps a machine a file)")
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
-    items = list(args.run)
-    if args.smoke:
-        items = [(_plain(p.stem), p) for p in sorted(RUNS_DIR.glob("*.json"))]
+    folder = RUNS_DIR if args.smoke else args.dir
+    if folder is not None and not folder.is_dir():
+        ap.error(f"--dir {str(folder)!r} is not a folder")
+    items = [*(((_plain(p.stem), p) for p in sorted(folder.glob("*.json"))) if folder else ()),
+             *(() if args.smoke else args.run)]
     if not items:
-        ap.error("give at least one LABEL=FILE")
+        ap.error("give at least one LABEL=FILE, or a --dir that holds .json files")
     if len({label for label, _ in items}) != len(items):
         ap.error("every run needs its own label")
     try:

@@ -102,3 +102,22 @@ def test_a_label_from_the_command_line_stays_one_plain_cell(pm, tmp_path, capsys
     assert pm.main([f"a|\x1b[2Jb={f}"]) == 0
     head = capsys.readouterr().out.splitlines()[0]
     assert "\x1b" not in head and head.count("|") - head.count("\\|") == 6
+
+
+def test_a_folder_gives_a_machine_a_file_labelled_by_its_name(pm, tmp_path, capsys):
+    for name, pcts in (("gpu-b", [50.0, 50.1, 50.2]), ("gpu-a", [50.0, 50.0, 50.0])):
+        (tmp_path / f"{name}.json").write_text(_output([("wmma", "4096", pcts)]))
+    (tmp_path / "notes.md").write_text("not a run")
+    assert pm.main(["--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("| level | shape | gpu-a: median (within %) | gpu-b: median")
+    assert out[2].startswith("| wmma | 4096 | 50.00 (0.00) | 50.10 (0.40) |")
+
+
+def test_a_folder_that_is_missing_or_holds_no_run_is_refused(pm, tmp_path, capsys):
+    for argv in (["--dir", str(tmp_path / "none")], ["--dir", str(tmp_path)]):
+        with pytest.raises(SystemExit) as exc:
+            pm.main(argv)
+        assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "is not a folder" in err and "holds .json files" in err
