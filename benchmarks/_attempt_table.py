@@ -22,7 +22,7 @@ def table(records: list[dict[str, Any]]) -> str:
             f"{'ref':>7s} {'ratio':>6s} {'95% CI':>13s} {'pairs':>5s} {'regs':>4s} "
             f"{'B/SM':>4s} {'MHz':>9s}")
     lines = ["", "== issue 42 attempts (burst, paired with the reference, L2 flushed; ratio = "
-             "median of per-pair ratios; ok: check / burst check; B/SM: blocks per SM; MHz: "
+             "pseudo-median of per-pair ratios; ok: check / burst check; B/SM: blocks per SM; MHz: "
              "level / reference) ==", head]
     by_index: dict[int, list[dict[str, Any]]] = {}
     for r in records:

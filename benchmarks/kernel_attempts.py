@@ -12,8 +12,8 @@ attempt source (benchmarks/attempts/*_x.cu: the level's code with switches, not 
 with its switches set. Each variant is compiled (in parallel processes first, into CuPy's
 disk cache), checked against float64 at odd shapes, then at each size timed in one loop
 with its reference (kernels/engine/paired.py's run_paired: level and reference
-alternately, L2 flushed before each launch, the ratio the median of per-pair ratios with
-its 95% interval, the SM clock read per launch), and checked once more after a burst of
+alternately, L2 flushed before each launch, the ratio the pseudo-median of per-pair ratios
+with its 95% interval, the SM clock read per launch), and checked once more after a burst of
 back-to-back launches (a race between the stages shows there, not in one launch).
 register_2d's family is paired with siboehm's kernel 5 (the same technique) when
 ``--sgemm-cuda`` names the anchor (the SGEMM_CUDA tarball or its extracted folder; read

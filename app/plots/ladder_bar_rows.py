@@ -103,7 +103,7 @@ class BarRow:
     def interval(self, metric: str) -> tuple[float, float] | None:
         """The 95% interval of what the bar of ``metric`` shows, in its units: the ratio's
         for % of cuBLAS (at equal clocks: the same interval scaled); on a TFLOPS (or
-        TFLOPS/GHz) bar the ratio's interval carried to the bar, value × end / median
+        TFLOPS/GHz) bar the ratio's interval carried to the bar, value × end / ratio
         (against its cuBLAS line, the bar is the ratio); None where there is none."""
         if metric == PCT_REF:
             return self.pct_ci

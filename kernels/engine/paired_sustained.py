@@ -5,9 +5,9 @@ Both are prepared (each verified: a wrong answer is refused, as a sustained run 
 verified kernels) and batched; then each trial is one cool-down followed by a window of the
 level and a window of the reference, the level first in even trials and the reference
 first in odd ones. Each trial gives one ratio, the reference's ms per GEMM over the
-level's, and kernels/results/ratio_stats.py makes the median, its interval (null under 6
-trials: the sustained options allow at most 10) and the throttle flags from each window's
-mean SM clock and reasons. The number of trials is the command's (``stop_reason``
+level's, and kernels/results/ratio_stats.py makes the pseudo-median, its interval (null
+under 6 trials: the sustained options allow at most 10) and the throttle flags from each
+window's mean SM clock and reasons. The number of trials is the command's (``stop_reason``
 "repeats"); there is no time budget beyond the windows.
 """
 

@@ -286,8 +286,9 @@ class Result(Timed, tag="result", kw_only=True):
     trial_windows: list[TrialWindow] | None = None
     power_limit_w: Number | None = None
     # a paired burst (issue 41 items 1-3; docs/protocol.md, "Paired ratios"): the level's
-    # ratio is the median of per-pair ratios with its 95% interval; absent or false on
-    # older results, whose ratio readers call "unpaired"
+    # ratio is the pseudo-median of per-pair ratios (pct_estimator; the plain median where
+    # that is absent) with its 95% interval; absent or false on older results, whose ratio
+    # readers call "unpaired"
     paired: bool | None = None
     pairs: int | None = None
     max_pairs: int | None = None
@@ -295,6 +296,7 @@ class Result(Timed, tag="result", kw_only=True):
     pct_ci_low: Number | None = None
     pct_ci_high: Number | None = None
     pct_half_width: Number | None = None
+    pct_estimator: str | None = None  # "hodges-lehmann"; absent: the plain median (older)
     pct_of_reference_medians: Number | None = None  # the two sides' medians' ratio
     throttle_rule: str | None = None
     throttle_threshold: Number | None = None

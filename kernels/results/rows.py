@@ -219,7 +219,8 @@ class Row:
     @property
     def pct_interval(self) -> tuple[float, float] | None:
         """The 95% interval of the percentage of the reference (a paired ratio: the
-        runner's median of per-pair ratios); None where it has none (unpaired)."""
+        runner's pseudo-median of per-pair ratios, the plain median in files before
+        stretch 39); None where it has none (unpaired)."""
         r = self.result
         if self.pct_of_reference is None or r.pct_of_reference is None or \
                 r.pct_ci_low is None or r.pct_ci_high is None:
