@@ -3,6 +3,7 @@
     python3 benchmarks/ratio_series.py [-l fp8_block_scaled ...] [-s 4096] [--seconds 20]
         [--out DIR]
     python3 benchmarks/ratio_series.py --preps 6 --rounds 3 [-l fp8_deep] [--seconds 1]
+    python3 benchmarks/ratio_series.py --replay SERIES.jsonl  # no GPU: a kept series again
     python3 benchmarks/ratio_series.py --smoke  # CI: arguments and the table, no GPU
 
 The paired loop stops by precision after 50 to a few hundred pairs, which for a 0.1 ms
@@ -21,6 +22,14 @@ levels at 4096³ fell from 1.33% at the loop's 0.07 s to 0.4-0.9% at 1 s; but re
 minutes apart still spread 1.4-1.8% with 1.5 s loops, cuBLASLt FP8 drifting over minutes:
 docs/perf-notes.md, "Issue 41: how long a paired loop must run".)
 
+``--replay FILE`` reads a series this script wrote (``--out``) and prints its tables again,
+with one more: how far apart the ratios of consecutive loops of 50, 100 and 200 of its
+pairs lie by each estimator, the plain median (the paired loop's until stretch 39), the
+pseudo-median the loop now reports (kernels/results/ratio_stats.py) and the mean. A
+level whose launches take two speeds moves the plain median between them as their
+share shifts a little from loop to loop (docs/ratio-series/: vectorized at 4096^3 on an
+H100, 1.31% over 27 loops of 50 pairs, the pseudo-median 0.26%).
+
 ``--preps K --rounds R`` asks whether the reference's speed belongs to its preparation
 (its buffers' place in memory, the library's plan) or to the moment: the level is
 prepared once and the reference K times (each its own operands, output and launch), and
@@ -33,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -41,6 +51,8 @@ from typing import Any
 
 import _smoke
 from _args import amount, count, square_size
+
+from gemmscope.kernels.protocol.text_safety import clean_text
 
 LEVELS = ("fp8_block_scaled", "fp8_deep")
 WINDOWS_S = (0.1, 0.3, 1.0, 2.0, 4.0)
@@ -212,6 +224,76 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+LOOP_PAIRS = (50, 100, 200)  # the loops --replay cuts a series into
+REPLAY_DIR = Path(__file__).resolve().parent.parent / "docs" / "ratio-series"
+MAX_SERIES_BYTES = 64 << 20  # a 20 s series of the shortest launches is a few MB
+
+
+class SeriesError(ValueError):
+    """A file that is not a series this script wrote (said in one line)."""
+
+
+def read_series(path: Path) -> list[dict[str, Any]]:
+    """The series in a ``--out`` file: one JSON object a line, each with its level, size
+    and pairs (t, level ms, reference ms, ...); bounded, and refused in one line where it
+    is not that."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_SERIES_BYTES + 1)
+    except OSError as exc:
+        raise SeriesError(f"{path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_SERIES_BYTES:
+        raise SeriesError(f"{path}: over {MAX_SERIES_BYTES >> 20} MB, not a series")
+    rows = []
+    for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            raise SeriesError(f"{path}:{n}: not JSON") from None
+        pairs = row.get("pairs") if isinstance(row, dict) else None
+        if not (isinstance(pairs, list) and isinstance(row.get("level"), str)
+                and isinstance(row.get("size"), int) and 1 <= row["size"] <= 65_536
+                and all(isinstance(p, list) and len(p) >= 3
+                        and all(isinstance(v, int | float) and not isinstance(v, bool)
+                                and math.isfinite(v) for v in p[:3])
+                        and p[1] > 0 and p[2] > 0 for p in pairs)):
+            raise SeriesError(f"{path}:{n}: not a series of ratio_series.py")
+        rows.append({"level": clean_text(row["level"][:64]),
+                     "reference": clean_text(str(row.get("reference", ""))[:64]),
+                     "size": row["size"], "verified": row.get("verified"), "pairs": pairs})
+    if not rows:
+        raise SeriesError(f"{path}: no series in it")
+    return rows
+
+
+def estimator_table(rows: list[dict[str, Any]]) -> str:
+    """For each series and loop length L: the spread (largest over least, less one, in
+    %) of the ratios of its consecutive loops of L pairs, by the plain median, the
+    pseudo-median and the mean."""
+    from gemmscope.kernels.results.ratio_stats import pseudo_median
+
+    lines = [f"{'level':<18}{'pairs a loop':>13}{'loops':>7}{'median':>9}"
+             f"{'pseudo-median':>15}{'mean':>8}"]
+    for row in rows:
+        ratios = [p[2] / p[1] for p in row["pairs"]]
+        for n in LOOP_PAIRS:
+            loops = [ratios[i:i + n] for i in range(0, len(ratios) - n + 1, n)]
+            if len(loops) < 2:
+                continue
+            cells = []
+            for estimate in (statistics.median, pseudo_median, statistics.fmean):
+                got = [estimate(loop) for loop in loops]
+                cells.append(100.0 * (max(got) / min(got) - 1.0))
+            lines.append(f"{row['level']:<18}{n:>13}{len(loops):>7}{cells[0]:8.2f}%"
+                         f"{cells[1]:14.2f}%{cells[2]:7.2f}%")
+    lines.append("spread of the loops' ratios (largest over least, less one): what "
+                 "repetitions of a paired loop of that many pairs would spread by each "
+                 "estimator")
+    return "\n".join(lines)
+
+
 def made_up_rows() -> list[dict[str, Any]]:
     pairs = [[0.001 * i, 0.110 + 0.001 * (i % 7 == 0), 0.100 + 0.0005 * (i // 2000), 1980.0,
               1980.0, 40.0, 400.0] for i in range(6000)]
@@ -229,12 +311,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preps", type=amount, default=0,
                     help="K preparations of the reference, timed in turn (with --rounds)")
     ap.add_argument("--rounds", type=count, default=3)
+    ap.add_argument("--replay", type=Path, metavar="FILE",
+                    help="a series written by --out: its tables again, with the estimators "
+                         "(no GPU)")
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
     if not 1 <= args.size <= 65_536 or not 0.5 <= args.seconds <= 600:
         ap.error("--size must be 1 to 65536 and --seconds 0.5 to 600")
     if not 0 <= args.preps <= 16 or not 1 <= args.rounds <= 20:
         ap.error("--preps must be 0 to 16 and --rounds 1 to 20")
+    if args.replay is not None or args.smoke:  # smoke: the kept H100 series, read back
+        path = args.replay or sorted(REPLAY_DIR.glob("*.jsonl"))[0]
+        try:
+            kept = read_series(path)
+        except SeriesError as exc:
+            print(f"ratio_series: {exc}", file=sys.stderr)
+            return 2
+        print(f"replay of {path.name}")
+        print(table(kept))
+        print(estimator_table(kept))
+        if not args.smoke:
+            return 0
     if args.smoke:
         _smoke.made_up(table(made_up_rows()))
         _smoke.made_up(preparation_table(
