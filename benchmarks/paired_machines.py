@@ -26,6 +26,7 @@ from typing import Any
 
 import _smoke
 
+from gemmscope.kernels.files.reading import FileRefused, Kind, read_bytes
 from gemmscope.kernels.protocol.text_safety import clean_text
 
 REPO = Path(__file__).resolve().parent.parent
@@ -73,13 +74,10 @@ def _plain(text: str) -> str:
 
 
 def read_run(path: Path) -> list[dict[str, Any]]:
-    try:
-        with path.open("rb") as f:
-            data = f.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise RunFileError(f"{path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_BYTES:
-        raise RunFileError(f"{path}: over {MAX_BYTES >> 20} MB, not a paired run's output")
+    try:  # a regular file of at most MAX_BYTES, as every file a user names is read
+        data = read_bytes(path, Kind.BENCHMARK_OUTPUT, MAX_BYTES)
+    except FileRefused as exc:
+        raise RunFileError(str(exc)) from None
     return rows_of(data.decode("utf-8", errors="replace"), str(path))
 
 

@@ -226,7 +226,9 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 LOOP_PAIRS = (50, 100, 200)  # the loops --replay cuts a series into
 REPLAY_DIR = Path(__file__).resolve().parent.parent / "docs" / "ratio-series"
-MAX_SERIES_BYTES = 64 << 20  # a 20 s series of the shortest launches is a few MB
+
+
+PAIR_FIELDS = 7  # t s, level ms, reference ms, level MHz, reference MHz, C, W (series())
 
 
 class SeriesError(ValueError):
@@ -235,15 +237,14 @@ class SeriesError(ValueError):
 
 def read_series(path: Path) -> list[dict[str, Any]]:
     """The series in a ``--out`` file: one JSON object a line, each with its level, size
-    and pairs (t, level ms, reference ms, ...); bounded, and refused in one line where it
-    is not that."""
-    try:
-        with path.open("rb") as f:
-            data = f.read(MAX_SERIES_BYTES + 1)
-    except OSError as exc:
-        raise SeriesError(f"{path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_SERIES_BYTES:
-        raise SeriesError(f"{path}: over {MAX_SERIES_BYTES >> 20} MB, not a series")
+    and pairs (PAIR_FIELDS numbers each, as :func:`series` writes them); bounded, and
+    refused in one line where it is not that."""
+    from gemmscope.kernels.files.reading import FileRefused, Kind, read_bytes
+
+    try:  # a regular file of bounded size, as every file a user names is read
+        data = read_bytes(path, Kind.BENCHMARK_OUTPUT)
+    except FileRefused as exc:
+        raise SeriesError(str(exc)) from None
     rows = []
     for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         if not line.strip():
@@ -255,9 +256,9 @@ def read_series(path: Path) -> list[dict[str, Any]]:
         pairs = row.get("pairs") if isinstance(row, dict) else None
         if not (isinstance(pairs, list) and isinstance(row.get("level"), str)
                 and isinstance(row.get("size"), int) and 1 <= row["size"] <= 65_536
-                and all(isinstance(p, list) and len(p) >= 3
+                and all(isinstance(p, list) and len(p) == PAIR_FIELDS
                         and all(isinstance(v, int | float) and not isinstance(v, bool)
-                                and math.isfinite(v) for v in p[:3])
+                                and math.isfinite(v) for v in p)
                         and p[1] > 0 and p[2] > 0 for p in pairs)):
             raise SeriesError(f"{path}:{n}: not a series of ratio_series.py")
         rows.append({"level": clean_text(row["level"][:64]),

@@ -37,6 +37,7 @@ class Kind(StrEnum):
     RECORDING = "recording"
     REPORT = "Nsight Compute report"
     NCU_CSV = "Nsight Compute CSV"
+    BENCHMARK_OUTPUT = "benchmark script's output"  # what benchmarks/ wrote, read back
 
 
 # the most bytes read of each kind: far above real files, far below what fills a memory
@@ -49,6 +50,7 @@ MAX_BYTES: dict[Kind, int] = {
     Kind.RECORDING: 64 << 30,  # read in chunks, on a worker; gzip's inflation bounded too
     Kind.REPORT: 1 << 30,  # read by ncu_report's native code, in a child process
     Kind.NCU_CSV: 256 << 20,  # ncu --csv --page raw of one launch is a few hundred KB
+    Kind.BENCHMARK_OUTPUT: 64 << 20,  # a paired run prints ~40 KB, a 20 s series a few MB
 }
 MAX_DEPTH = 32  # nested arrays and tables of a TOML file (a spec or talk nests 3)
 

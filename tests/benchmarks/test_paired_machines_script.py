@@ -70,13 +70,15 @@ def test_output_that_is_not_a_paired_run_is_refused_in_one_line(pm, text):
         pm.rows_of(text, "x")
 
 
-def test_a_file_too_large_or_missing_is_refused_and_exits_2(pm, tmp_path, capsys):
+def test_a_file_too_large_missing_or_not_a_file_is_refused_and_exits_2(pm, tmp_path, capsys):
     big = tmp_path / "big.json"
     big.write_bytes(b" " * (pm.MAX_BYTES + 1))
     assert pm.main([f"A={big}"]) == 2
     assert pm.main([f"A={tmp_path / 'none.json'}"]) == 2
+    assert pm.main(["A=/dev/zero"]) == 2  # a device: refused at once, nothing read
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 2 and "MB" in err[0] and "none.json" in err[1]
+    assert len(err) == 3 and f"over {pm.MAX_BYTES:,} bytes" in err[0]
+    assert "none.json" in err[1] and "not a regular file" in err[2]
 
 
 def test_labels_must_be_given_and_distinct(pm, tmp_path):
