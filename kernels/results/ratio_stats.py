@@ -182,7 +182,7 @@ def _rank(n: int, confidence: float) -> int:
     ways = np.zeros(m + 1, dtype=np.int64)  # ways[s]: subsets of 1..r with sum s
     ways[0] = 1
     for r in range(1, n + 1):
-        ways[r:] = ways[r:] + ways[:-r].copy()
+        ways[r:] = ways[r:] + ways[:-r]  # the sum is formed before it is stored
     cdf = np.cumsum(ways) / float(2**n)
     below = np.nonzero(cdf <= tail)[0]  # the c with P(T <= c) <= tail
     return int(below[-1]) + 1 if len(below) else 0
@@ -278,10 +278,13 @@ def paired_fields(pairs: Sequence[Pair], max_clock_mhz: float | None, stop: Stop
     ratios = [p.ratio for p in pairs]
     flagged = [p.throttled(max_clock_mhz) for p in pairs]
     clean = [r for r, f in zip(ratios, flagged, strict=True) if not f]
+    pct = pct_fields(ratios)
+    mid, low, high = (pct[f] for f in ("pct_of_reference", "pct_ci_low", "pct_ci_high"))
     out: dict[str, Any] = {
         "paired": True, "pairs": len(pairs), "stop_reason": stop,
-        **pct_fields(ratios), "pct_estimator": ESTIMATOR,
-        "pct_half_width": half_width_pct(ratios),
+        **pct, "pct_estimator": ESTIMATOR,
+        "pct_half_width": (high - low) / 2.0 / mid * 100.0  # as half_width_pct
+        if mid and low is not None and high is not None else None,
         "throttle_rule": THROTTLE_RULE, "throttle_threshold": THROTTLE_THRESHOLD,
         "throttled_pairs": sum(flagged),
         **pct_fields(clean, "_unthrottled"),
