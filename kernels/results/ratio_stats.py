@@ -32,7 +32,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -101,7 +101,8 @@ def _kth_sum(x: np.ndarray, k: int) -> float:
     n = len(x)
     idx = np.arange(n)
 
-    def first_j(t: float, side: str) -> np.ndarray:  # per i, the first j >= i past t
+    def first_j(t: float, side: Literal["left", "right"]) -> np.ndarray:
+        """Per i, the first j >= i with x_j past t - x_i."""
         return np.maximum(np.searchsorted(x, t - x, side=side), idx)
 
     lo, hi = 2.0 * float(x[0]), 2.0 * float(x[-1])
