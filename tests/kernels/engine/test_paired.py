@@ -222,6 +222,7 @@ def test_run_paired_gives_both_results_from_one_loop():
     assert result["paired"] is True and result["pairs"] == MIN_PAIRS == result["repeats"]
     assert result["stop_reason"] == "precision" and result["max_pairs"] == MIN_PAIRS + 2
     assert result["pct_of_reference"] == pytest.approx(80.0)
+    assert result["pct_estimator"] == "hodges-lehmann"
     assert result["pct_ci_low"] <= result["pct_of_reference"] <= result["pct_ci_high"]
     assert result["throttled_pairs"] == 2 and result["pct_of_reference_unthrottled"] == \
         pytest.approx(80.0)

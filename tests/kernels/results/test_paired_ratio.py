@@ -28,7 +28,7 @@ PAIRED = {"reference": "cublas_bf16", "reference_tflops": 781.0, "pct_of_referen
           "stop_reason": "precision", "pct_ci_low": 96.9, "pct_ci_high": 97.7,
           "throttle_rule": "clock under 95% of the pair's highest", "throttled_pairs": 3,
           "pct_of_reference_unthrottled": 97.8, "budget_s_per_pair": 0.05,
-          "target_half_width_pct": 0.5}
+          "target_half_width_pct": 0.5, "pct_estimator": "hodges-lehmann"}
 UNPAIRED_FIELDS = {"reference": "cublas_bf16", "reference_tflops": 781.0,
                    "pct_of_reference": 97.3, "reference_sm_clock_mhz_avg": 1750.0}
 
@@ -38,8 +38,12 @@ def test_the_paired_fields_decode_and_old_results_have_none():
     assert (r.paired, r.pairs, r.stop_reason, r.throttled_pairs) == (True, 40, "precision", 3)
     assert (r.pct_ci_low, r.pct_ci_high, r.pct_of_reference_unthrottled) == (96.9, 97.7, 97.8)
     assert (r.budget_s_per_pair, r.target_half_width_pct) == (0.05, 0.5)
+    assert r.pct_estimator == "hodges-lehmann"
     old = result(**UNPAIRED_FIELDS)
     assert old.paired is None and old.pct_ci_low is None and old.pairs is None
+    # a paired result from before the estimator was named: its ratio is the plain median
+    assert result(**{k: v for k, v in PAIRED.items() if k != "pct_estimator"}).pct_estimator \
+        is None
 
 
 def test_a_paired_ratio_shows_plus_minus_and_its_throttled_pairs():
