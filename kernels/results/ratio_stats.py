@@ -189,15 +189,19 @@ def _rank(n: int, confidence: float) -> int:
     return int(below[-1]) + 1 if len(below) else 0
 
 
+def _half_width(mid: float | None, low: float | None, high: float | None) -> float | None:
+    """Half the width of the interval low..high in percent of mid (None: no interval)."""
+    if mid is None or mid <= 0 or low is None or high is None:
+        return None
+    return 100.0 * (high - low) / 2.0 / mid
+
+
 def half_width_pct(values: Sequence[float]) -> float | None:
     """Half the width of :func:`pseudo_median_ci` in percent of the pseudo-median (None:
     no interval)."""
     x = _sorted(values)
     ci = _pseudo_median_ci(x, CONFIDENCE)
-    if ci is None:
-        return None
-    mid = _pseudo_median(x)
-    return 100.0 * (ci[1] - ci[0]) / 2.0 / mid if mid is not None and mid > 0 else None
+    return _half_width(_pseudo_median(x), *(ci or (None, None)))
 
 
 def stop_reason(ratios: Sequence[float], elapsed_s: float, budget_s: float,
@@ -280,12 +284,11 @@ def paired_fields(pairs: Sequence[Pair], max_clock_mhz: float | None, stop: Stop
     flagged = [p.throttled(max_clock_mhz) for p in pairs]
     clean = [r for r, f in zip(ratios, flagged, strict=True) if not f]
     pct = pct_fields(ratios)
-    mid, low, high = (pct[f] for f in ("pct_of_reference", "pct_ci_low", "pct_ci_high"))
     out: dict[str, Any] = {
         "paired": True, "pairs": len(pairs), "stop_reason": stop,
         **pct, "pct_estimator": ESTIMATOR,
-        "pct_half_width": (high - low) / 2.0 / mid * 100.0  # as half_width_pct
-        if mid and low is not None and high is not None else None,
+        "pct_half_width": _half_width(pct["pct_of_reference"], pct["pct_ci_low"],
+                                      pct["pct_ci_high"]),
         "throttle_rule": THROTTLE_RULE, "throttle_threshold": THROTTLE_THRESHOLD,
         "throttled_pairs": sum(flagged),
         **pct_fields(clean, "_unthrottled"),
