@@ -103,21 +103,30 @@ def shape(text: str) -> tuple[int, int, int]:
     return shapes(text)[0]
 
 
+def _whole(text: str, lo: int) -> int | None:
+    """The whole number in ``text`` (the protocol's one reader: ASCII digits, a sign, no
+    more than its digits) where it lies from ``lo`` to MAX_COUNT, else None."""
+    from gemmscope.kernels.protocol.option_bounds import whole_number
+
+    value = whole_number(text)
+    return value if value is not None and lo <= value <= MAX_COUNT else None
+
+
 def count(text: str) -> int:
     """An argparse ``type``: how many (repeats, rounds, runs, trials), a whole number from
     1 to MAX_COUNT (0 would plan a table with nothing measured)."""
-    item = text.strip()
-    if not (item.isascii() and item.isdigit() and 1 <= int(item) <= MAX_COUNT):
+    value = _whole(text, 1)
+    if value is None:
         raise argparse.ArgumentTypeError(
             f"a count is a whole number from 1 to {MAX_COUNT:,}, not {text!r}")
-    return int(item)
+    return value
 
 
 def amount(text: str) -> int:
     """An argparse ``type``: how many where 0 is a choice (none, or the script's default:
     warm-up launches, jobs, diff lines), a whole number from 0 to MAX_COUNT."""
-    item = text.strip()
-    if not (item.isascii() and item.isdigit() and int(item) <= MAX_COUNT):
+    value = _whole(text, 0)
+    if value is None:
         raise argparse.ArgumentTypeError(
             f"a whole number from 0 to {MAX_COUNT:,} here, not {text!r}")
-    return int(item)
+    return value

@@ -148,7 +148,7 @@ COUNTS = [("build_determinism", "--processes"), ("build_rule_speed", "--rounds")
 
 def test_a_count_is_a_bounded_whole_number(arg):
     assert arg.count(" 30 ") == 30
-    for bad in ("0", "-3", "2.5", "1e3", "٣", "1000001", ""):
+    for bad in ("0", "-3", "2.5", "1e3", "٣", "1000001", "", "1_000", "9" * 5000):
         with pytest.raises(argparse.ArgumentTypeError, match="a count is a whole number"):
             arg.count(bad)
 
@@ -176,8 +176,8 @@ def test_every_count_refuses_nothing_and_every_amount_a_negative_in_one_line(
 
 
 def test_an_amount_takes_zero_and_refuses_what_is_not_a_bounded_whole_number(arg):
-    assert arg.amount("0") == 0 and arg.amount(" 12 ") == 12
-    for bad in ("-1", "2.5", "1e3", "٣", "1000001", "", "+4"):
+    assert arg.amount("0") == 0 and arg.amount(" 12 ") == 12 and arg.amount("+4") == 4
+    for bad in ("-1", "2.5", "1e3", "٣", "1000001", "", "9" * 5000):
         with pytest.raises(argparse.ArgumentTypeError, match="a whole number from 0"):
             arg.amount(bad)
 
