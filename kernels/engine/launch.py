@@ -137,13 +137,13 @@ def parser() -> OneLineParser:
 
 def main(argv: list[str] | None = None) -> int:
     ap = parser()
-    args = ap.parse_args(argv)
-    if args.over_shape_rule and not args.params:
-        try:
+    try:  # every refusal, argparse's or this combination's, in one line (exit 2)
+        args = ap.parse_or_refuse(argv)
+        if args.over_shape_rule and not args.params:
             ap.error("--over-shape-rule: give --params to take over the shape's picks")
-        except OptionRefused as exc:
-            sys.stderr.write(exc.line + "\n")
-            return 2
+    except OptionRefused as exc:
+        sys.stderr.write(exc.line + "\n")
+        return 2
     out = run_once(args.level, args.M, args.N, args.K, args.params, args.launches,
                    args.one_block_per_sm, args.profiled_range,
                    over_shape_rule=args.over_shape_rule)
