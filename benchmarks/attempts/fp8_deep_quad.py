@@ -137,10 +137,10 @@ def quad(source: str) -> str:
 
 def write(folder: Path, source: str | None = None) -> Path:
     """The copy, ``folder/quad/fp8_deep.cu``."""
-    text = LEVEL_SOURCE.read_text(encoding="utf-8") if source is None else source
+    text = quad(LEVEL_SOURCE.read_text(encoding="utf-8") if source is None else source)
     out = folder / "quad" / LEVEL_SOURCE.name
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(quad(text), encoding="utf-8")
+    out.write_text(text, encoding="utf-8")
     return out
 
 

@@ -2,15 +2,14 @@
 made from the level's source as it is, changes its clusters' schedule, loads and stage
 release and nothing of the K loop's math or the epilogue, and compiles for sm_90a with
 four-CTA clusters, which the level itself refuses; a level source without the text it
-replaces is refused by name."""
+replaces is refused naming that text, and nothing is written."""
 
 from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import sys
 
-import places
+import benchmark_script
 import pytest
 
 from gemmscope.kernels.ladder import registry
@@ -22,16 +21,7 @@ QUAD_SHAPE = (4096, 4096, 7168)  # 56 K blocks: a shape the attempt was timed at
 
 @pytest.fixture(scope="module")
 def quad():
-    folder = places.BENCHMARKS / "attempts"
-    sys.path.insert(0, str(folder))
-    try:
-        spec = importlib.util.spec_from_file_location("fp8_deep_quad", folder / "fp8_deep_quad.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(folder))
-    return module
+    return benchmark_script.load("attempts/fp8_deep_quad")
 
 
 def _between(text: str, start: str, end: str) -> str:
@@ -55,9 +45,12 @@ def test_the_copy_shares_both_operands_and_keeps_the_math_and_epilogue(quad, tmp
     assert 0 < len(copy.splitlines()) - len(level.splitlines()) < 60
 
 
-def test_a_level_source_without_the_replaced_text_is_refused_by_name(quad, tmp_path):
-    with pytest.raises(SystemExit, match="expected once, found 0 times"):
-        quad.write(tmp_path, source="// not fp8_deep\n")
+def test_a_level_source_whose_cluster_barrier_moved_is_refused_naming_that_text(quad, tmp_path):
+    level = quad.LEVEL_SOURCE.read_text()
+    moved = level.replace("(WREL == 2 ? 8 : 2) * CL);", "(WREL == 2 ? 8 : 2) * CL );")
+    with pytest.raises(SystemExit, match=r"found 0 times: 'gs_mbar_init\(&empty"):
+        quad.write(tmp_path, source=moved)
+    assert not (tmp_path / "quad").exists()
 
 
 @needs_nvrtc

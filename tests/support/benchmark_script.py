@@ -12,11 +12,14 @@ BENCHMARKS = places.BENCHMARKS
 
 
 def load(name: str) -> ModuleType:
-    # the scripts import what they share (benchmarks/_smoke.py) from their folder, which
-    # is on the path when they run as scripts
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.append(str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    """benchmarks/NAME.py (NAME may name a subfolder: "attempts/fp8_deep_quad")."""
+    # the scripts import what they share (benchmarks/_smoke.py, attempts/ its siblings)
+    # from their folder, which is on the path when they run as scripts
+    path = BENCHMARKS / f"{name}.py"
+    for folder in (str(BENCHMARKS), str(path.parent)):
+        if folder not in sys.path:
+            sys.path.append(folder)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
