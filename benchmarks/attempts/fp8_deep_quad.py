@@ -28,11 +28,9 @@ there that moves the text it replaces makes this script stop with the text it mi
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fp8_deep_noscale import LEVEL_SOURCE, _once
+from fp8_deep_noscale import LEVEL_SOURCE, _once  # a sibling: on the path as a script
 
 QUAD_TILE = '''\
 // CL 4: tile t = 4 q + rank of a 2 x 2 block of tiles (quad q in the grouped order of
