@@ -88,6 +88,22 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.pluginmanager.hasplugin("timeout"):
         # without pytest-timeout, the limits are kept by pytest_runtest_call below
         config.addinivalue_line("markers", "timeout(seconds): a GPU test's time limit")
+    _keep_compiles()
+
+
+def _keep_compiles() -> None:
+    """NVRTC's answers kept for this run, shared by its workers (tests/support/compile_memo.py);
+    the folder goes with the process that made it."""
+    import compile_memo
+
+    from gemmscope.kernels.toolchain import nvrtc
+
+    made = not os.environ.get(compile_memo.ENV)
+    where = compile_memo.folder()
+    if made:
+        atexit.register(shutil.rmtree, where, True)
+    nvrtc.compile_source = compile_memo.keeping(nvrtc.compile_source, nvrtc.nvrtc_include_dirs,
+                                                nvrtc.OfflineBuild, where)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
