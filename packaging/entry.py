@@ -9,7 +9,7 @@ so they do not load the bundle's copies of libz, libssl or libstdc++.
 import os
 import sys
 
-from gemmscope.app.main import main
+from gemmscope.app.main import run
 
 
 def restore_library_path() -> None:
@@ -24,4 +24,4 @@ def restore_library_path() -> None:
 
 if __name__ == "__main__":
     restore_library_path()
-    sys.exit(main())
+    run()

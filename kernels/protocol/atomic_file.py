@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..files.reading import NotRegularFile
+from .interrupt import ctrl_c_seen
 
 
 def target_of(path: str | Path) -> Path:
@@ -132,6 +133,8 @@ class NewFile:
             os.chmod(self.temp, stat.S_IMODE(mode))
 
     def commit(self) -> Path:
+        if ctrl_c_seen():  # one that Python dropped: the work was cut short all the same
+            raise KeyboardInterrupt
         with open(self.temp, "rb") as fh:  # on disk before the name says it is whole
             os.fsync(fh.fileno())
         if target_of(self.path) != self.target:  # (changed meanwhile: not written)

@@ -4,6 +4,8 @@ error raised because of one, which both command lines answer with one line and e
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 
 import pytest
 
@@ -83,3 +85,40 @@ def test_the_gpu_side_commands_answer_a_wrapped_ctrl_c_in_one_line_with_130(monk
     out, err = io.StringIO(), io.StringIO()
     assert cli_main.main(["levels"], out, err) == 130
     assert err.getvalue() == "interrupted\n"
+
+
+DROPPED = """
+import os, signal, sys
+from gemmscope.kernels.protocol.atomic_file import NewFile
+from gemmscope.kernels.protocol.interrupt import ctrl_c_seen, watch_ctrl_c
+
+watch_ctrl_c()
+
+
+class Finalized:
+    def __del__(self):  # a Ctrl-C that lands here is dropped by Python
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):
+            pass
+
+
+Finalized()
+print("went on", ctrl_c_seen())
+out = NewFile(sys.argv[1])
+out.temp.write_bytes(b"half")
+try:
+    out.commit()
+except KeyboardInterrupt:
+    out.discard()
+    print("not committed")
+"""
+
+
+def test_a_ctrl_c_python_drops_in_a_finalizer_still_stops_the_commit_and_is_not_printed(
+        tmp_path):
+    target = tmp_path / "out.gif"
+    done = subprocess.run([sys.executable, "-c", DROPPED, str(target)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.stdout.split("\n")[:2] == ["went on True", "not committed"], done
+    assert "KeyboardInterrupt" not in done.stderr and "Exception ignored" not in done.stderr
+    assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary
