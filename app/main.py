@@ -78,7 +78,7 @@ def run() -> NoReturn:
     shutdown between the line and the exit, 2 of 24 exports interrupted as they began
     writing still ended by SIGINT (status -2) instead of 130; and a Ctrl-C that Python
     dropped (kernels/protocol/interrupt.py) ends the command as interrupted too."""
-    from ..kernels.protocol.interrupt import ctrl_c_seen, watch_ctrl_c
+    from ..kernels.protocol import ctrl_c_seen, watch_ctrl_c
 
     watch_ctrl_c()
     code = main()

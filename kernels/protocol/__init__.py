@@ -79,6 +79,7 @@ __all__ = [
     "check_writable",
     "clean_text",
     "command_line",
+    "ctrl_c_seen",
     "decode",
     "default_session_path",
     "from_builtins",
@@ -98,6 +99,7 @@ __all__ = [
     "target_of",
     "terminal_text",
     "to_builtins",
+    "watch_ctrl_c",
     "whole_number",
     "write_bytes",
     "write_text",
@@ -123,7 +125,7 @@ if TYPE_CHECKING:  # the same names, for the type checker and the import contrac
         ProtocolError,
     )
     from .header_records import CatalogEntry, DeviceEntry, DeviceInfo, Joined, Session
-    from .interrupt import by_ctrl_c
+    from .interrupt import by_ctrl_c, ctrl_c_seen, watch_ctrl_c
     from .option_bounds import (
         CommandRefused,
         OneLineParser,
@@ -167,7 +169,7 @@ else:
         "events": ("DEFAULT_DISTRIBUTION", "Distribution", "GPM_FIELDS", "Mode",
                    "ProtocolError", "TELEMETRY_FIELDS"),
         "header_records": ("CatalogEntry", "DeviceEntry", "DeviceInfo", "Joined", "Session"),
-        "interrupt": ("by_ctrl_c",),
+        "interrupt": ("by_ctrl_c", "ctrl_c_seen", "watch_ctrl_c"),
         "option_bounds": ("CommandRefused", "OneLineParser", "bounded", "command_line",
                           "seconds", "split_command", "whole_number"),
         "plan": ("RunRequest", "ladder_requests", "parse_shape", "sweep_requests"),
