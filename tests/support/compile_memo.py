@@ -25,16 +25,6 @@ import msgspec
 ENV = "GEMMSCOPE_TEST_COMPILES"  # the run's folder, made by the first process, inherited
 
 
-class _Kept(msgspec.Struct, frozen=True):
-    level: str
-    arch: str
-    cubin_bytes: int
-    lowered: dict[str, str]
-    log: str
-    options: tuple[str, ...]
-    cubin: bytes
-
-
 def folder() -> Path:
     """The run's folder: the one the environment names, else a new one it then names (so
     pytest-xdist's workers, started after, share the controller's)."""
@@ -44,9 +34,9 @@ def folder() -> Path:
 
 
 def keeping(compile_source: Callable[..., Any], include_dirs: Callable[[], list[str]],
-            made: Callable[..., Any], where: Path) -> Callable[..., Any]:
+            answer: type, where: Path) -> Callable[..., Any]:
     """``compile_source`` answering from ``where`` what it answered before for the same
-    input; ``made`` builds its answer (OfflineBuild) from the kept fields."""
+    input; ``answer``: the dataclass it returns (OfflineBuild), kept as MessagePack."""
 
     def compile_kept(program: str, source: str, names: list[str], given: tuple[str, ...],
                      arch: str) -> Any:
@@ -54,14 +44,12 @@ def keeping(compile_source: Callable[..., Any], include_dirs: Callable[[], list[
             [program, source, list(names), list(given), arch, include_dirs()])).hexdigest()
         path = where / f"{key}.msgpack"
         try:
-            kept = msgspec.msgpack.decode(path.read_bytes(), type=_Kept)
+            return msgspec.msgpack.decode(path.read_bytes(), type=answer)
         except (OSError, msgspec.DecodeError):
             built = compile_source(program, source, names, given, arch)
-            fields = {f: getattr(built, f) for f in _Kept.__struct_fields__}
             tmp = where / f".{key}.{os.getpid()}"
-            tmp.write_bytes(msgspec.msgpack.encode(_Kept(**fields)))
+            tmp.write_bytes(msgspec.msgpack.encode(built))
             os.replace(tmp, path)  # whole or not at all: another worker may read it now
             return built
-        return made(**msgspec.structs.asdict(kept))
 
     return compile_kept
