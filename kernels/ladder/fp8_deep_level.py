@@ -25,6 +25,8 @@ The rules, each a function of (M, N, K, SMs) only:
 - the K blocks (``deep_ksteps``, KS): K / 128 compiled in, one build per K (as DeepGEMM's
   JIT builds per shape); a build for another K is refused before launch
   (``ksteps_problem``), KS = 0 reads K at run time.
+- the tile walk's groups (``deep_group_width``, GW): 8 tile columns a group where a tile
+  has at most 4 K blocks on a grid of at least 16 x 128 tiles, 16 elsewhere.
 - the row scales' path (``scales_by_tma``, SCT): by TMA with each stage's data where M % 4
   == 0 (a tensor map's 16-byte row pitch), else copied by the producer warp's lanes.
 """
@@ -148,6 +150,28 @@ def deep_cluster(M: int, N: int, K: int, bn: int, sm_count: int) -> int:
     return 2 if ksteps >= CL_MIN_KSTEPS and waves * ksteps >= CL_MIN_CTA_KSTEPS else 1
 
 
+GW_WIDE, GW_NARROW = 16, 8  # tile columns a group of the tile walk holds
+GW_MAX_KSTEPS = 4  # the narrow group where a tile has at most this many K blocks,
+GW_MIN_ROWS, GW_MIN_COLUMNS = 16, 128  # and the grid at least this many tile rows, columns
+
+
+def deep_group_width(M: int, N: int, K: int, bn: int) -> int:
+    """GW: the tile columns of a group of the tile walk (tiles in groups of GW columns, row
+    by row inside a group). 8 where a tile has few K blocks (its time is mostly its
+    stores of C) on a grid of many tile rows and columns, 16 elsewhere. Measured beside
+    each other in one loop (H100s, 1980 MHz, stretches 37-38): GW 8 against 16 +6.9% at
+    4096 x 32768 x 512 (16 x 256 tiles of 4 K blocks; GW 2-8 +5.7..10.7% on two other
+    H100s), +4.7% at 4096 x 16384 x 512, +3.2% at 8192 x 32768 x 512, +3.5% at 4096 x
+    32768 x 256 (2 K blocks); nothing at 4096 x 7168 x 512 (56 tile columns), 2048 x 32768
+    x 512 (8 tile rows: GW 4 -0.8%) or 8192 x 16384 x 1024 (8 K blocks), -1.6% (GW 4) at
+    4096 x 32768 x 1024, and 1-4% slower below 16 at 4096^3 (32 K blocks). The rule
+    against GW 16 in one loop on a fourth H100 (stretch 38): +7.1%, +1.1%, +4.8% and +2.7%
+    at the four shapes it narrows, every launch verified."""
+    rows, columns = -(-M // DEEP_TILE_ROWS), -(-N // bn)
+    few = K // 128 <= GW_MAX_KSTEPS and rows >= GW_MIN_ROWS and columns >= GW_MIN_COLUMNS
+    return GW_NARROW if few else GW_WIDE
+
+
 MAX_KSTEPS = MAX_PARAM  # the largest template parameter a level takes
 
 
@@ -176,7 +200,8 @@ def deep_shape_params(M: int, N: int, K: int, sm_count: int) -> dict[str, int]:
     stages = deep_stages(bn, K, epc)
     return {"BN": bn, "STAGES": stages, "SCT": int(scales_by_tma(M)),
             "RING": deep_ring(M, N, K, bn, stages, sm_count), "EPC": epc,
-            "CL": deep_cluster(M, N, K, bn, sm_count), "KS": deep_ksteps(K)}
+            "CL": deep_cluster(M, N, K, bn, sm_count), "KS": deep_ksteps(K),
+            "GW": deep_group_width(M, N, K, bn)}
 
 
 def deep_grid(tiles: int, sm_count: int, p: dict[str, int]) -> int:
@@ -221,7 +246,7 @@ FP8_DEEP = Level(
     follows="DeepGEMM (deepseek-ai, daec8fd): fp8_gemm.cuh's schedule and its block-size "
             "heuristics; PTX ISA: multicast::cluster, mapa, cp.async.mbarrier.arrive",
     source="fp8_deep.cu", kernel="fp8gemm_deep",
-    params={"BM": DEEP_TILE_ROWS, "BN": 128, "BK": 128, "STAGES": 3, "CL": 1, "GW": 16,
+    params={"BM": DEEP_TILE_ROWS, "BN": 128, "BK": 128, "STAGES": 3, "CL": 1, "GW": GW_WIDE,
             "WREL": 2, "SCT": 1, "RING": 0, "EPC": 0, "KS": 0},
     shape_params=deep_shape_params, params_rule=ksteps_problem, grid_rule=deep_grid,
     host="fp8_deep",

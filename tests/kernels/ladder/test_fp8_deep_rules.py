@@ -14,6 +14,9 @@ from gemmscope.kernels.ladder.fp8_deep_level import (
     CL_MIN_KSTEPS,
     DEEP_WIDTHS,
     EPC_MIN_KSTEPS,
+    GW_MAX_KSTEPS,
+    GW_MIN_COLUMNS,
+    GW_MIN_ROWS,
     SMEM_PER_BLOCK,
     deep_cluster,
     deep_epc,
@@ -109,6 +112,27 @@ def test_the_level_takes_2_cta_clusters_where_tiles_and_ctas_have_many_k_blocks(
     many = K // 128 >= CL_MIN_KSTEPS and waves * (K // 128) >= CL_MIN_CTA_KSTEPS
     assert many == (cl == 2)
     assert level.grid(M, N, 132)[0] % cl == 0
+
+
+@pytest.mark.parametrize(("shape", "gw"), [
+    ((4096, 32768, 512), 8), ((4096, 16384, 512), 8), ((8192, 32768, 512), 8),
+    ((4096, 32768, 256), 8), ((4096, 7168, 512), 16), ((2048, 32768, 512), 16),
+    ((4096, 32768, 768), 16), ((4096, 32768, 1024), 16), ((8192, 16384, 1024), 16),
+    *((s, 16) for s in DEEPGEMM_SHAPES if s != (4096, 32768, 512)),
+    ((512, 512, 512), 16), ((256, 256, 256), 16)])
+def test_the_tile_walk_groups_8_columns_where_tiles_have_few_k_blocks_on_a_large_grid(
+        shape, gw):
+    """GW 8 against 16 paid 3-7% on H100s where a tile has 2-4 K blocks and the grid is at
+    least 16 x 128 tiles, nothing at 56 tile columns or 8 tile rows, and cost at 8 K
+    blocks and at 4096^3 (stretches 37-38): the rule keeps 16 everywhere else, DeepGEMM's
+    other seven shapes and the bundled recording's cubes among them."""
+    M, N, K = shape
+    level = registry.get("fp8_deep").for_shape(M, N, K, 132)
+    bn = level.params["BN"]
+    assert level.params["GW"] == gw
+    rows, columns = -(-M // 256), -(-N // bn)
+    few = K // 128 <= GW_MAX_KSTEPS and rows >= GW_MIN_ROWS and columns >= GW_MIN_COLUMNS
+    assert few == (gw == 8)
 
 
 @pytest.mark.parametrize("K", [128, 512, 1536, 4096, 7168, 65536, 4096 * 128])
