@@ -2,13 +2,13 @@
 
     python benchmarks/paired_ratio.py [-l LEVEL ...] [-s 4096 -s 2048x2048x8192]
         [--runs 3] [--repeats 1000] [--pair-budget-s 2] [--fresh] [--same-operands SEED]
-        [--warm-s 30] [--json]
+        [--warm-s 30] [--rounds 4] [--json] [--json-out FILE]
     python benchmarks/paired_ratio.py --smoke  # CI: arguments and the table, no GPU
 
 Every ladder level that has a reference (or those given with -l), at each shape, is run
 ``--runs`` times through the runner (``gemmscope bench``'s path: a burst paired with its
 reference in one loop, docs/protocol.md "Paired ratios"), all runs in one runner process
-unless ``--fresh`` starts a runner per repetition. The table gives each run's
+unless ``--fresh`` starts a runner per pass. The table gives each run's
 % of reference with its stop reason, and the spread (greatest minus least, in points of
 %) over the runs: the figure issue 41 asks to be small where sequential runs gave 3-7%;
 then per run the clocks the two sides held and each side's TFLOPS, which say whether the
@@ -21,6 +21,17 @@ that the first repetition meets the GPU as warm as the later ones. On two fresh 
 slower than the next two, at 37 °C against 43-44 °C; with 40 s of warming on a third
 (2026-12-03) the FP8 ratios still spread 1.3-2.2% over three repetitions, their reference
 moving by as much from one repetition to the next: the warmth was not the cause.
+``--rounds R`` makes each repetition the pool of R loops spread over the whole run, in
+turn with the other repetitions' loops (passes over the levels in the order repetition
+1, 2, 3, 1, 2, 3, ...): a reference that drifts over minutes (cuBLASLt FP8 at 4096³, 1-2%
+at a fixed clock: docs/perf-notes.md, "Issue 41: how long a paired loop must run") then
+meets every repetition alike, instead of setting one repetition apart from the next. A
+pooled repetition's % is the mean of its loops' %, its interval Student's t over them
+(so it widens where the loops disagree, which one loop's interval cannot show); each loop's
+own figures stay in the row's "loops". ``--only-short S`` gives the extra rounds only to
+the rows whose first loop took under S seconds of pairs (the rows a drift of seconds to
+minutes sets apart; a SIMT loop at 8192³ already spans its budget). ``--json-out FILE``
+rewrites FILE with the rows after every pass, so a run cut short keeps its passes.
 """
 
 from __future__ import annotations
@@ -90,12 +101,76 @@ def warm_request(seconds: float) -> Any:
                                                 trials=trials, cooldown_s=0.0))
 
 
+def loop_s(r: Any) -> float:
+    """The seconds of pairs in a paired result's loop (each side's median launch time over
+    its pairs, the rests and flushes aside): what ``--only-short`` compares."""
+    flops = 2.0 * r.M * r.N * r.K
+    ref_ms = flops / (r.reference_tflops * 1e9) if r.reference_tflops else 0.0
+    return r.pairs * (r.median_ms + ref_ms) / 1000.0
+
+
+def loop_figures(r: Any) -> dict[str, Any]:
+    """One loop's figures, as a row keeps them."""
+    return {"run": (r.pct_of_reference, r.pct_ci_low, r.pct_ci_high, r.stop_reason, r.pairs,
+                    r.throttled_pairs),
+            "held": (r.sm_clock_mhz_avg, r.reference_sm_clock_mhz_avg, r.temp_c_start),
+            "tflops": (r.tflops, r.reference_tflops), "loop_s": loop_s(r)}
+
+
+# Student's t, two-sided 95% (its 0.975 quantile), by degrees of freedom 1-19: the most
+# --rounds allows is 20 loops a repetition
+T975 = (None, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201,
+        2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093)
+
+
+def pool(loops: list[dict[str, Any]]) -> dict[str, Any]:
+    """A repetition made of several loops: its % the mean of theirs, the interval Student's
+    t (95%) over them, the stop reason theirs where they agree (else "mixed"), the pairs and
+    throttled pairs summed, the clocks, temperature (the first loop's) and TFLOPS averaged.
+    One loop is itself; none (every loop failed) is an error."""
+    done = [lp for lp in loops if lp["run"][0] is not None]
+    if not done:
+        return {"run": (None, None, None, "error", 0, 0), "held": (None, None, None),
+                "tflops": (None, None)}
+    if len(done) == 1:
+        return {k: done[0][k] for k in ("run", "held", "tflops")}
+    from statistics import fmean, stdev
+
+    pcts = [lp["run"][0] for lp in done]
+    mid = fmean(pcts)
+    half = T975[len(pcts) - 1] * stdev(pcts) / len(pcts) ** 0.5
+    stops = {lp["run"][3] for lp in done}
+
+    def avg(key: str, i: int) -> float | None:
+        vals = [lp[key][i] for lp in done if lp[key][i] is not None]
+        return fmean(vals) if vals else None
+
+    return {"run": (mid, mid - half, mid + half, stops.pop() if len(stops) == 1 else "mixed",
+                    sum(lp["run"][4] for lp in done),
+                    sum(lp["run"][5] or 0 for lp in done)),
+            "held": (avg("held", 0), avg("held", 1), done[0]["held"][2]),
+            "tflops": (avg("tflops", 0), avg("tflops", 1))}
+
+
+def passes(runs: int, rounds: int) -> list[int]:
+    """The repetition each pass over the levels serves: every repetition's first loop, then
+    every repetition's second, ... (1, 2, 3, 1, 2, 3 for three runs of two rounds), so the
+    loops of one repetition lie spread over the run as evenly as the others'."""
+    return [p % runs for p in range(runs * rounds)]
+
+
 def measure(levels: list[str], shapes: list[tuple[int, int, int]], runs: int, repeats: int,
             budget_s: float, fresh: bool, energy_s: float = 0.0,
-            warm_s: float = 0.0) -> list[dict[str, Any]]:
+            warm_s: float = 0.0, rounds: int = 1, only_short_s: float | None = None,
+            json_out: str | None = None) -> list[dict[str, Any]]:
     """Each (level, shape) ``runs`` times; per run (pct, ci_low, ci_high, stop_reason,
     pairs, throttled_pairs), or Nones and "error". ``warm_s``: GPU seconds of an untimed
-    sustained run before the first repetition (warm_request)."""
+    sustained run before the first repetition (warm_request). ``rounds``: the loops pooled
+    into each run (pool), their passes in the order ``passes`` gives; ``only_short_s``: a
+    row whose first loop took that many seconds of pairs or more keeps that one loop.
+    ``json_out``: rewritten with the rows after every pass."""
+    import time
+
     from gemmscope.kernels.drive.session import RunnerSession, default_runner_command
     from gemmscope.kernels.ladder.shape import Shape
     from gemmscope.kernels.protocol.plan import RunRequest
@@ -104,33 +179,40 @@ def measure(levels: list[str], shapes: list[tuple[int, int, int]], runs: int, re
     requests = [RunRequest(lid, Shape(M, N, K), pair_budget_s=budget_s, max_pairs=repeats,
                            energy_s=energy_s)
                 for M, N, K in shapes for lid in levels]
-    rows = {(r.level, r.shape.M, r.shape.N, r.shape.K): {
-        "level": r.level, "shape": f"{r.shape.M}x{r.shape.N}x{r.shape.K}", "runs": []}
-        for r in requests}
+    key_of = {id(r): (r.level, r.shape.M, r.shape.N, r.shape.K) for r in requests}
+    rows = {key_of[id(r)]: {
+        "level": r.level, "shape": f"{r.shape.M}x{r.shape.N}x{r.shape.K}",
+        "loops": [[] for _ in range(runs)]} for r in requests}
+    order = passes(runs, rounds)
     session = None
+    t0 = time.monotonic()
     try:
-        for rep in range(runs):
+        for p, rep in enumerate(order):
             if session is None:
                 session = RunnerSession(lambda _e: None, default_runner_command(50),
                                         watchdog_s=300)
                 session.wait_ready()
-            if rep == 0 and warm_s > 0:
+            if p == 0 and warm_s > 0:
                 session.run([warm_request(warm_s)])
                 print(f"warmed {warm_s:.0f} s", file=sys.stderr, flush=True)
-            events = session.run(requests)
+            todo = requests if p < runs else [
+                r for r in requests if not _long(rows[key_of[id(r)]], only_short_s)]
+            events = session.run(todo)
             got = {(e.level, e.M, e.N, e.K): e for e in events
                    if isinstance(e, Result) and e.paired}
-            for key, row in rows.items():
-                r = got.get(key)
-                row["runs"].append(
-                    (r.pct_of_reference, r.pct_ci_low, r.pct_ci_high, r.stop_reason, r.pairs,
-                     r.throttled_pairs) if r is not None else (None, None, None, "error", 0, 0))
-                row.setdefault("held", []).append(
-                    (r.sm_clock_mhz_avg, r.reference_sm_clock_mhz_avg, r.temp_c_start)
-                    if r is not None else (None, None, None))
-                row.setdefault("tflops", []).append(
-                    (r.tflops, r.reference_tflops) if r is not None else (None, None))
-            print(f"run {rep + 1} of {runs} done", file=sys.stderr, flush=True)
+            for r in todo:
+                key = key_of[id(r)]
+                res = got.get(key)
+                rows[key]["loops"][rep].append(
+                    loop_figures(res) if res is not None else
+                    {"run": (None, None, None, "error", 0, 0), "held": (None, None, None),
+                     "tflops": (None, None), "loop_s": None})
+            _fill(rows.values())
+            print(f"pass {p + 1} of {len(order)} (repetition {rep + 1}, {len(todo)} loops) "
+                  f"done at {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
+            if json_out:
+                with open(json_out, "w") as f:
+                    json.dump(list(rows.values()), f)
             if fresh:
                 session.close()
                 session = None
@@ -138,6 +220,24 @@ def measure(levels: list[str], shapes: list[tuple[int, int, int]], runs: int, re
         if session is not None:
             session.close()
     return list(rows.values())
+
+
+def _long(row: dict[str, Any], only_short_s: float | None) -> bool:
+    """Whether ``--only-short`` leaves this row at its first loop."""
+    if only_short_s is None:
+        return False
+    first = row["loops"][0][0] if row["loops"] and row["loops"][0] else None
+    return first is not None and first["loop_s"] is not None and first["loop_s"] >= only_short_s
+
+
+def _fill(rows: Any) -> None:
+    """Each row's "runs", "held" and "tflops", one entry per repetition with loops so far,
+    pooled from its loops."""
+    for row in rows:
+        pooled = [pool(loops) for loops in row["loops"] if loops]
+        row["runs"] = [pl["run"] for pl in pooled]
+        row["held"] = [pl["held"] for pl in pooled]
+        row["tflops"] = [pl["tflops"] for pl in pooled]
 
 
 def clock_table(rows: list[dict[str, Any]]) -> str:
@@ -209,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
                          "rule ends the loop first)")
     ap.add_argument("--pair-budget-s", type=float, default=2.0,
                     help="wall seconds of each level-reference loop (default 2)")
-    ap.add_argument("--fresh", action="store_true", help="a new runner per repetition")
+    ap.add_argument("--fresh", action="store_true",
+                    help="a new runner for every pass over the levels")
     ap.add_argument("--energy-s", type=float, default=0.0,
                     help="each run's energy window, GPU seconds (default 0: the ratio only)")
     ap.add_argument("--same-operands", type=int, metavar="SEED",
@@ -218,7 +319,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warm-s", type=float, default=0.0,
                     help="GPU seconds of an untimed sustained run before the first "
                          "repetition, so that it meets a warm GPU (default 0: none)")
+    ap.add_argument("--rounds", type=count, default=1,
+                    help="loops pooled into each repetition, spread over the run (default 1)")
+    ap.add_argument("--only-short", type=float, metavar="S",
+                    help="with --rounds: only rows whose first loop took under S seconds of "
+                         "pairs get the further rounds")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
+    ap.add_argument("--json-out", metavar="FILE",
+                    help="rewrite FILE with the rows (as --json prints them) after every pass")
     _smoke.add_flag(ap)
     args = ap.parse_args(argv)
     from gemmscope.kernels.protocol import commands
@@ -228,6 +336,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--warm-s must be from 0 to 600 seconds")
     if args.runs < 1 or not lo <= args.repeats <= hi:
         ap.error(f"--runs must be at least 1 and --repeats from {lo} to {hi}")
+    if not 1 <= args.rounds <= 20:
+        ap.error("--rounds must be from 1 to 20")
+    if args.only_short is not None and not 0 < args.only_short <= 600:
+        ap.error("--only-short must be over 0 and at most 600 seconds")
     try:
         commands.check_energy_s(args.energy_s)
     except commands.ProtocolError as exc:
@@ -250,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
 
         os.environ[OPERAND_SEED] = str(args.same_operands)
     rows = measure(levels, shapes, args.runs, args.repeats, args.pair_budget_s, args.fresh,
-                   args.energy_s, args.warm_s)
+                   args.energy_s, args.warm_s, args.rounds, args.only_short, args.json_out)
     print(table(rows))
     print(clock_table(rows))
     print(tflops_table(rows))
