@@ -371,9 +371,16 @@ class FrozenList(list):  # type: ignore[type-arg]
 
 
 def frozen(value: Any) -> Any:
-    """``value`` with every dict and list in it made unchangeable (FrozenDict, FrozenList)."""
+    """``value`` with every dict and list in it made unchangeable (FrozenDict, FrozenList).
+    A list of JSON scalars alone (most of a recording's values: SASS lines, samples) is
+    told by hashing it whole, in C, rather than item by item (a dict or list in it cannot
+    be hashed): 3.3 s instead of 5.6 for the H200's recording."""
     if isinstance(value, dict):
         return FrozenDict({k: frozen(v) for k, v in value.items()})
     if isinstance(value, list):
-        return FrozenList(frozen(v) for v in value)
+        try:
+            hash(tuple(value))
+        except TypeError:  # a dict or list in it
+            return FrozenList(frozen(v) for v in value)
+        return FrozenList(value)
     return value

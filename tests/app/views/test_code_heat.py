@@ -11,6 +11,7 @@ import json
 from importlib import resources
 from typing import Any
 
+import fed_store
 import places
 import pytest
 import synthetic_session as syn
@@ -27,7 +28,6 @@ from gemmscope.kernels.profile.ncu_source import parse_cuda_sass_page, parse_sas
 from gemmscope.kernels.protocol.decoding import decode, of
 from gemmscope.kernels.protocol.events import dumps
 from gemmscope.kernels.protocol.records import Build, SourceCounters
-from gemmscope.kernels.protocol.timeline import Timeline
 
 PAGES = places.FIXTURES / "ncu_source"
 BUNDLED = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl.gz"
@@ -77,10 +77,7 @@ def events():
 
 
 def fed(events, *extra: dict) -> SessionStore:
-    store, line = SessionStore(), Timeline()
-    for ev in [*events, *extra]:
-        store.handle(line.place(of(ev)))
-    return store
+    return fed_store.fed(events, *extra)
 
 
 def color(c: QColor | None) -> str | None:

@@ -10,14 +10,13 @@ from importlib import resources
 from pathlib import Path
 
 import fake_ncu
+import fed_store
 import pytest
 import synthetic_session as syn
 
 from gemmscope.app.core import library_build
 from gemmscope.app.core.store import SessionStore
 from gemmscope.kernels.profile import ncu_reference as nr
-from gemmscope.kernels.protocol.decoding import of
-from gemmscope.kernels.protocol.timeline import Timeline
 
 BUNDLED = resources.files("gemmscope.resources") / "sessions" / "h200-ladder.jsonl.gz"
 
@@ -38,10 +37,7 @@ def profiled(tmp_path: Path, mode: str = "ok") -> list[dict]:
 
 
 def fed(events, extra) -> SessionStore:
-    store, line = SessionStore(), Timeline()
-    for ev in [*events, *extra]:
-        store.handle(line.place(of(ev)))
-    return store
+    return fed_store.fed(events, *extra)
 
 
 def test_a_reference_shows_its_library_kernel_like_a_level(code_view, events, tmp_path):

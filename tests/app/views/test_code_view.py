@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
+import fed_store
 import pytest
 import synthetic_session as syn
 from PySide6.QtGui import QColor
@@ -28,11 +29,7 @@ def events():
 
 
 def fed(events, drop: set[str] = frozenset()) -> SessionStore:
-    store, line = SessionStore(), Timeline()
-    for ev in events:
-        if not (ev["type"] == "build" and ev["level"] in drop):
-            store.handle(line.place(of(ev)))
-    return store
+    return fed_store.fed(events, drop_builds=frozenset(drop))
 
 
 @pytest.fixture
