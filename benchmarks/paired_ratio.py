@@ -104,8 +104,7 @@ def warm_request(seconds: float) -> Any:
 def loop_s(r: Any) -> float:
     """The seconds of pairs in a paired result's loop (each side's median launch time over
     its pairs, the rests and flushes aside): what ``--only-short`` compares."""
-    flops = 2.0 * r.M * r.N * r.K
-    ref_ms = flops / (r.reference_tflops * 1e9) if r.reference_tflops else 0.0
+    ref_ms = r.shape.flops / (r.reference_tflops * 1e9) if r.reference_tflops else 0.0
     return r.pairs * (r.median_ms + ref_ms) / 1000.0
 
 
