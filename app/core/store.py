@@ -54,6 +54,8 @@ class SessionStore(StoreQueries):
         self.event_count += 1
         if event.t > self.last_t_s:
             self.last_t_s = event.t
+        if type(event) is not rec.Repeat:
+            self._same_run = None  # the next repeat finds its run the whole way
         handler = self._handlers.get(type(event))
         if handler is not None:
             handler(self, event)
@@ -136,6 +138,19 @@ class SessionStore(StoreQueries):
         self._changes.add(Change.TELEMETRY)
 
     def _on_repeat(self, ev: rec.Repeat) -> None:
+        # a recording's repeats come in runs of hundreds (56,724 of the H200's 66,837
+        # events): where this one is of the run the last one was, with no other event
+        # between them (handle() forgets the run at any other: only those change a run's
+        # state), its two streams are the last one's, unless the shown stream was replaced
+        same = self._same_run
+        if same is not None and same[0] == (ev.device, ev.run_key, ev.M, ev.N, ev.K,
+                                            ev.mode):
+            state, stream, run = same[1]
+            if state.stream is stream:
+                stream.append(ev.i, ev.tflops)
+                run.append(ev.i, ev.tflops)
+                self._changes.add(Change.STREAM)
+                return
         state = self._state(ev)
         if state.doing is not None:  # measuring again (a sustained run's next phase says)
             state.doing = None
@@ -157,6 +172,8 @@ class SessionStore(StoreQueries):
             run = state.streams[key] = RepeatStream.sized(ev.level, shape, 0)
         run.append(ev.i, ev.tflops)
         self._changes.add(Change.STREAM)
+        self._same_run = ((ev.device, ev.run_key, ev.M, ev.N, ev.K, ev.mode),
+                          (state, state.stream, run))
 
     def _on_result(self, ev: rec.Result) -> None:
         level = self.level(ev.level)

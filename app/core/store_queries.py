@@ -107,6 +107,8 @@ class StoreQueries:
     def reset(self) -> None:
         # views that keep their own copies (the messages list) start again when it changes
         self.generation = getattr(self, "generation", -1) + 1
+        # the run the latest repeat was of, and its state and streams (store._on_repeat)
+        self._same_run: tuple[tuple[Any, ...], tuple[Any, Any, Any]] | None = None
         self.header: rec.Session | None = None
         self.levels: list[LevelInfo] = catalog_from_header(None)
         self.results: list[Result] = []
