@@ -26,6 +26,9 @@ os.environ.setdefault("GEMMSCOPE_NO_GPU", "1")  # the app never starts a real ru
 # machine a carried folder (GEMMSCOPE_CACHE_DIR set before pytest) is kept: it is the point
 if "GEMMSCOPE_CACHE_DIR" not in os.environ or os.environ.get("CI"):
     os.environ["GEMMSCOPE_CACHE_DIR"] = tempfile.mkdtemp(prefix="gemmscope-test-cache-")
+    # removed by the process that made it (xdist's workers, where CI makes them their own,
+    # leave before the main process): every run left one in /tmp
+    atexit.register(shutil.rmtree, os.environ["GEMMSCOPE_CACHE_DIR"], True)
 
 # the user's preferences and data folders (app/core/preferences_file.py, QStandardPaths):
 # fresh ones per test run, never the user's own. A test that starts the app without

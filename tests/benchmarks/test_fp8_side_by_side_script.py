@@ -4,9 +4,13 @@ it names variants, which candidates it checks first, and the table it prints las
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import tarfile
+from pathlib import Path
 
 import benchmark_script
+import places
 import pytest
 
 
@@ -30,6 +34,20 @@ def test_deepgemm_is_found_in_a_folder_or_a_tarball_and_refused_elsewhere(sbs, t
     (tmp_path / "empty").mkdir()
     with pytest.raises(SystemExit, match="no deep_gemm"):
         sbs.deepgemm_folder(str(tmp_path / "empty"))
+
+
+def test_a_tarball_extracted_is_removed_when_the_process_exits(tmp_path):
+    tgz = tmp_path / "dg.tgz"
+    with tarfile.open(tgz, "w:gz") as tar:
+        info = tarfile.TarInfo("deep_gemm/__init__.py")
+        tar.addfile(info, io.BytesIO(b""))
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); from _anchors import "
+              "deepgemm_folder; print(deepgemm_folder(sys.argv[2]))")
+    proc = subprocess.run([sys.executable, "-c", script, str(places.BENCHMARKS), str(tgz)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    extracted = Path(proc.stdout.strip())
+    assert extracted.name.startswith("deepgemm-") and not extracted.exists()
 
 
 def test_variants_keep_their_label_and_take_the_level_from_its_first_word(sbs):
