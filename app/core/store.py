@@ -30,6 +30,8 @@ from .telemetry import RunEnd, RunWindow, TelemetryBuffer
 
 # what the store takes: an event record, or a block of a recording's NVML samples
 Item = EventRecord | TelemetryBlock
+# runs whose streams the store keeps at hand between other events (a paired burst has two)
+REPEAT_RUNS_KEPT = 8
 
 __all__ = ["TELEMETRY_FIELDS", "TELEMETRY_UNAVAILABLE", "VIEW_CHANGES", "Change", "Item",
            "Message", "RepeatStream", "Result", "RunWindow", "SessionStore", "Shape",
@@ -54,8 +56,8 @@ class SessionStore(StoreQueries):
         self.event_count += 1
         if event.t > self.last_t_s:
             self.last_t_s = event.t
-        if type(event) is not rec.Repeat:
-            self._same_run = None  # the next repeat finds its run the whole way
+        if type(event) is not rec.Repeat and self._repeat_runs:
+            self._repeat_runs.clear()  # the next repeat finds its run the whole way
         handler = self._handlers.get(type(event))
         if handler is not None:
             handler(self, event)
@@ -139,18 +141,20 @@ class SessionStore(StoreQueries):
 
     def _on_repeat(self, ev: rec.Repeat) -> None:
         # a recording's repeats come in runs of hundreds (56,724 of the H200's 66,837
-        # events): where this one is of the run the last one was, with no other event
-        # between them (handle() forgets the run at any other: only those change a run's
-        # state), its two streams are the last one's, unless the shown stream was replaced
-        same = self._same_run
-        if same is not None and same[0] == (ev.device, ev.run_key, ev.M, ev.N, ev.K,
-                                            ev.mode):
-            state, stream, run = same[1]
-            if state.stream is stream:
-                stream.append(ev.i, ev.tflops)
-                run.append(ev.i, ev.tflops)
-                self._changes.add(Change.STREAM)
-                return
+        # events), a paired burst's two runs in turn: where this one is of a run a repeat
+        # since the last other event was of (handle() forgets them at any other: only those
+        # change a run's state), its run's stream is that one's, and unless the shown
+        # stream was replaced, the rest is the shown stream's level and shape
+        runs = self._repeat_runs
+        found = runs.get((ev.device, ev.run_key, ev.M, ev.N, ev.K, ev.mode))
+        if found is not None and found[0].stream is found[1]:
+            _state, stream, run, shape = found
+            if stream.level != ev.level or stream.shape != shape:
+                stream.reset(ev.level, shape)
+            stream.append(ev.i, ev.tflops)
+            run.append(ev.i, ev.tflops)
+            self._changes.add(Change.STREAM)
+            return
         state = self._state(ev)
         if state.doing is not None:  # measuring again (a sustained run's next phase says)
             state.doing = None
@@ -172,8 +176,10 @@ class SessionStore(StoreQueries):
             run = state.streams[key] = RepeatStream.sized(ev.level, shape, 0)
         run.append(ev.i, ev.tflops)
         self._changes.add(Change.STREAM)
-        self._same_run = ((ev.device, ev.run_key, ev.M, ev.N, ev.K, ev.mode),
-                          (state, state.stream, run))
+        if len(runs) >= REPEAT_RUNS_KEPT:  # a file of runs of one repeat each: bounded
+            runs.clear()
+        runs[(ev.device, ev.run_key, ev.M, ev.N, ev.K, ev.mode)] = (state, state.stream, run,
+                                                                    shape)
 
     def _on_result(self, ev: rec.Result) -> None:
         level = self.level(ev.level)

@@ -107,8 +107,9 @@ class StoreQueries:
     def reset(self) -> None:
         # views that keep their own copies (the messages list) start again when it changes
         self.generation = getattr(self, "generation", -1) + 1
-        # the run the latest repeat was of, and its state and streams (store._on_repeat)
-        self._same_run: tuple[tuple[Any, ...], tuple[Any, Any, Any]] | None = None
+        # the runs of the repeats since the last other event: their state, shown stream,
+        # own stream and shape (store._on_repeat)
+        self._repeat_runs: dict[tuple[Any, ...], tuple[Any, Any, Any, Any]] = {}
         self.header: rec.Session | None = None
         self.levels: list[LevelInfo] = catalog_from_header(None)
         self.results: list[Result] = []

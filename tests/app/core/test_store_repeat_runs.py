@@ -1,5 +1,6 @@
-"""The store's shortcut for a repeat of the run the last repeat was of
-(SessionStore._on_repeat): whatever comes between repeats, a store with the shortcut holds
+"""The store's shortcut for a repeat of a run whose repeats came since the last other
+event (SessionStore._on_repeat; a paired burst's two runs in turn): whatever comes between
+repeats, a store with the shortcut holds
 what a store without it holds (its streams, trial windows and run states), and it is
 taken where it should be."""
 
@@ -10,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gemmscope.app.core.repeat_stream import RepeatStream
-from gemmscope.app.core.store import Change, SessionStore
+from gemmscope.app.core.store import REPEAT_RUNS_KEPT, Change, SessionStore
 from gemmscope.kernels.protocol.decoding import from_builtins
 from gemmscope.kernels.protocol.timeline import Timeline
 
@@ -19,14 +20,15 @@ class WithoutShortcut(SessionStore):
     """Finds every repeat's run the whole way."""
 
     def handle(self, event) -> None:
-        self._same_run = None
+        self._repeat_runs.clear()
         super().handle(event)
 
 
 # a few runs, so that a run comes back after something else: (id, level, size, device);
 # ids 1, True and 1.0 are == alike but not the same run (their reprs differ)
 RUN = st.sampled_from([(1, "naive", 64, None), (1, "naive", 64, 1), (True, "naive", 64, None),
-                       (1.0, "naive", 128, None), ("a", "coalesced", 64, None)])
+                       (1.0, "naive", 128, None), ("a", "coalesced", 64, None),
+                       (1, "coalesced", 64, None)])
 STEP = st.one_of(
     st.tuples(st.just("repeat"), RUN, st.integers(1, 6)),
     st.tuples(st.just("run_start"), RUN, st.sampled_from(["burst", "sustained"])),
@@ -91,6 +93,8 @@ A = (1, "naive", 64, None)
 @example([("repeat", A, 2), ("new_stream", A, 0), ("repeat", A, 2)])  # replaced from outside
 @example([("run_start", (True, *A[1:]), "sustained"), ("repeat", A, 2),
           ("repeat", (True, *A[1:]), 2)])  # ids ==, two runs: the second's stream is its own
+@example([("repeat", A, 1), ("repeat", (1, "coalesced", 64, None), 1), ("repeat", A, 1),
+          ("repeat", (1, "coalesced", 64, None), 1)])  # a paired burst: two runs in turn
 def test_a_store_with_the_shortcut_holds_what_one_without_it_holds(steps):
     events = events_of(steps)
     assert picture(fed(SessionStore(), events)) == picture(fed(WithoutShortcut(), events))
@@ -99,7 +103,7 @@ def test_a_store_with_the_shortcut_holds_what_one_without_it_holds(steps):
 def test_the_shortcut_is_taken_for_a_run_of_repeats_and_says_the_stream_changed():
     store = fed(SessionStore(), events_of([("run_start", (7, "naive", 64, None), "burst"),
                                            ("repeat", (7, "naive", 64, None), 3)]))
-    assert store._same_run is not None
+    assert len(store._repeat_runs) == 1
     store.take_changes()
     line = Timeline()
     line.last_s = 10.0
@@ -108,3 +112,10 @@ def test_the_shortcut_is_taken_for_a_run_of_repeats_and_says_the_stream_changed(
                                 "tflops": 4.0}))
     assert Change.STREAM in store.take_changes()
     assert store.stream.arrays()[1].tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_runs_of_one_repeat_each_keep_a_bounded_number_at_hand():
+    steps = [("repeat", (f"run {k}", "naive", 64, None), 1) for k in range(100)]
+    store = fed(SessionStore(), events_of(steps))
+    assert 1 <= len(store._repeat_runs) <= REPEAT_RUNS_KEPT
+    assert picture(store) == picture(fed(WithoutShortcut(), events_of(steps)))
