@@ -181,18 +181,20 @@ def test_talk_check_names_the_scenes_whose_caption_the_gallery_finds_cut(gallery
 
 
 def test_the_gallery_command_runs_with_no_display(tmp_path):
-    """(with --small, as docs/gallery/ is made: PNGs in at most 256 colours)"""
+    """(with --small, as docs/gallery/ is made: PNGs in at most 256 colours; one theme: the
+    test above renders both themes in this process)"""
     env = {k: v for k, v in os.environ.items()
            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / ".config"))
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "gemmscope.app.main", "gallery", str(out),
-                           "--sizes", "1024x640", "--no-talk", "--small"],
+                           "--sizes", "1024x640", "--themes", "presentation", "--no-talk",
+                           "--small"],
                           capture_output=True,
                           text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
     pictures = sorted(out.glob("*.png"))
-    assert len(pictures) == 2 * len(VIEWS)
+    assert len(pictures) == len(VIEWS) and all("presentation" in p.name for p in pictures)
     assert all(QImage(str(p)).size().toTuple() == (1024, 640) for p in pictures)
     assert not [p for p in tmp_path.rglob("*.ini")]  # no preferences left behind
     proc = subprocess.run([sys.executable, "-m", "gemmscope.app.main", "gallery", str(out),

@@ -12,6 +12,7 @@ from importlib import resources
 from typing import Any
 
 import fed_store
+import msgspec
 import places
 import pytest
 import synthetic_session as syn
@@ -209,8 +210,9 @@ def test_counters_measured_after_the_re_run_are_of_the_new_code(events):
 def test_banks_view_links_a_conflicting_line_to_the_code_view(qtbot, make_window, events,
                                                               tmp_path):
     path = tmp_path / "with_source_counters.jsonl"
-    path.write_text("".join(json.dumps(e) + "\n" for e in [*events, register_2d_event()]),
-                    encoding="utf-8")
+    # msgspec writes the 265,000 events in 0.7 s, json.dumps in 5
+    path.write_bytes(b"".join(msgspec.json.encode(e) + b"\n"
+                              for e in [*events, register_2d_event()]))
     window = make_window()
     assert window.open_recording(path)
     window.play_instant()
