@@ -174,7 +174,9 @@ def read_session(path: str | Path, progress: Callable[[float], None] | None = No
         raise ProtocolError(f"cannot open: {exc.strerror or exc}", None, str(path)) from None
 
 
-_TELEMETRY = b'{"type":"telemetry",'
+# a sample's line as the runner writes it, or as Python's json.dumps does (a recording made
+# or converted by another tool): decoded with the others of its run, not one by one
+_TELEMETRY = (b'{"type":"telemetry",', b'{"type": "telemetry",')
 _samples = msgspec.json.Decoder(list[rec.Telemetry])
 
 
