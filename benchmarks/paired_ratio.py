@@ -116,6 +116,9 @@ def loop_figures(r: Any) -> dict[str, Any]:
             "tflops": (r.tflops, r.reference_tflops), "loop_s": loop_s(r)}
 
 
+# a loop that gave no paired result (and a repetition whose every loop did not)
+FAILED_LOOP = {"run": (None, None, None, "error", 0, 0), "held": (None, None, None),
+               "tflops": (None, None), "loop_s": None}
 # Student's t, two-sided 95% (its 0.975 quantile), by degrees of freedom 1-19: the most
 # --rounds allows is 20 loops a repetition
 T975 = (None, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201,
@@ -128,11 +131,9 @@ def pool(loops: list[dict[str, Any]]) -> dict[str, Any]:
     throttled pairs summed, the clocks, temperature (the first loop's) and TFLOPS averaged.
     One loop is itself; none (every loop failed) is an error."""
     done = [lp for lp in loops if lp["run"][0] is not None]
-    if not done:
-        return {"run": (None, None, None, "error", 0, 0), "held": (None, None, None),
-                "tflops": (None, None)}
-    if len(done) == 1:
-        return {k: done[0][k] for k in ("run", "held", "tflops")}
+    if len(done) <= 1:  # one loop is itself; none, a failed loop
+        only = done[0] if done else FAILED_LOOP
+        return {k: only[k] for k in ("run", "held", "tflops")}
     from statistics import fmean, stdev
 
     pcts = [lp["run"][0] for lp in done]
@@ -203,9 +204,7 @@ def measure(levels: list[str], shapes: list[tuple[int, int, int]], runs: int, re
                 key = key_of[id(r)]
                 res = got.get(key)
                 rows[key]["loops"][rep].append(
-                    loop_figures(res) if res is not None else
-                    {"run": (None, None, None, "error", 0, 0), "held": (None, None, None),
-                     "tflops": (None, None), "loop_s": None})
+                    loop_figures(res) if res is not None else FAILED_LOOP)
             _fill(rows.values())
             print(f"pass {p + 1} of {len(order)} (repetition {rep + 1}, {len(todo)} loops) "
                   f"done at {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)

@@ -145,8 +145,8 @@ class SessionStore(StoreQueries):
         # since the last other event was of (handle() forgets them at any other: only those
         # change a run's state), its run's stream is that one's, and unless the shown
         # stream was replaced, the rest is the shown stream's level and shape
-        runs = self._repeat_runs
-        found = runs.get((ev.device, ev.run_key, ev.M, ev.N, ev.K, ev.mode))
+        runs, which = self._repeat_runs, (ev.device, ev.run_key, ev.M, ev.N, ev.K, ev.mode)
+        found = runs.get(which)
         if found is not None and found[0].stream is found[1]:
             _state, stream, run, shape = found
             if stream.level != ev.level or stream.shape != shape:
@@ -178,8 +178,7 @@ class SessionStore(StoreQueries):
         self._changes.add(Change.STREAM)
         if len(runs) >= REPEAT_RUNS_KEPT:  # a file of runs of one repeat each: bounded
             runs.clear()
-        runs[(ev.device, ev.run_key, ev.M, ev.N, ev.K, ev.mode)] = (state, state.stream, run,
-                                                                    shape)
+        runs[which] = (state, state.stream, run, shape)
 
     def _on_result(self, ev: rec.Result) -> None:
         level = self.level(ev.level)

@@ -54,7 +54,7 @@ def sweep_orphans(where: Path) -> list[Path]:
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path, ignore_errors=True)
                 removed.append(path)
-        except (PermissionError, OverflowError, OSError):
+        except (OverflowError, OSError):  # PermissionError among them
             continue  # another user's process, or no such pid number: left
     return removed
 
