@@ -45,7 +45,11 @@ TESTS = Path(__file__).parent
 sys.path.insert(0, str(TESTS / "support"))
 
 import gpu_tiers  # noqa: E402  (from tests/support, on the path just above)
+import read_memo  # noqa: E402
 import terminate_tree  # noqa: E402
+
+# the bundled recordings read once per test process, checked unchanged at each reuse
+read_memo.install()
 
 # the property-based tests (tests/kernels/protocol/test_fuzz.py); the GPU machine has none
 try:
@@ -155,6 +159,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    read_memo.patch_imported()  # the modules the test's module imported read through it
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """A GPU test's time limit where pytest-timeout is not installed: SIGALRM fails the
@@ -232,17 +240,11 @@ def fake_runner() -> Path:
 
 
 @pytest.fixture
-def make_window(qtbot, tmp_path, monkeypatch):
+def make_window(qtbot, tmp_path):
     """MainWindow factory with preferences in a temp ini file; closed after the test. The
-    bundled recording is read once per process (tests/support/bundled_cache.py)."""
-    import bundled_cache
-
-    from gemmscope.app.window import sources
+    bundled recording is read once per process (tests/support/read_memo.py)."""
     from gemmscope.app.window.main_window import MainWindow
     from gemmscope.app.window.preferences import open_settings
-
-    monkeypatch.setattr(sources, "read_session",
-                        bundled_cache.caching(sources.read_session, sources.bundled_session()))
 
     made = []
 
