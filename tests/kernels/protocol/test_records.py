@@ -291,9 +291,10 @@ def test_every_field_a_recorded_runner_wrote_is_kept(name):
     """What the H200's runner wrote, decoded and written again (as a live session's
     recording writes it): every field with a value is still there, with that value."""
     seen: set[str] = set()
+    loads = msgspec.json.decode  # as json.loads, for lines json.loads reads: 5 times faster
     for raw in gzip.decompress((SESSIONS / name).read_bytes()).splitlines():
-        line = json.loads(raw)
-        back = json.loads(encode(decode(raw)))
+        line = loads(raw)
+        back = loads(encode(decode(raw)))
         kept = unnulled(line)
         back = unnulled(back)
         if line["type"] == "result" and "throttled" in line:  # the one rule, applied once
