@@ -127,11 +127,17 @@ def _limit(item: pytest.Item) -> pytest.MarkDecorator:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Give each GPU test its time limit; with ``--gpu-shard K`` keep only shard K's GPU
-    tests. Skip tests marked gpu, with the reason, where CuPy or a CUDA device is
-    missing; where they run, one after another (one GPU: under ``-n auto --dist
-    loadgroup`` they share one worker, never timing each other)."""
+    """The long units first (below); give each GPU test its time limit; with ``--gpu-shard
+    K`` keep only shard K's GPU tests. Skip tests marked gpu, with the reason, where CuPy
+    or a CUDA device is missing; where they run, one after another (one GPU: under ``-n
+    auto --dist loadgroup`` they share one worker, never timing each other)."""
     gpu = [item for item in items if item.get_closest_marker("gpu")]
+    # the modules that share a costly module fixture in one worker (an xdist group: the
+    # gallery, the docs' pictures, the build determinism, the GPU shards' collection) go
+    # first: collected last, the docs' pictures (about 90 s) kept one of CI's two workers
+    # busy while the other had nothing left
+    long_units = {id(item) for item in items if item.get_closest_marker("xdist_group")}
+    items.sort(key=lambda item: id(item) not in long_units)  # stable: else as collected
     for item in gpu:
         item.add_marker(pytest.mark.xdist_group("gpu"))
         if item.get_closest_marker("timeout") is None:
