@@ -136,8 +136,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # gallery, the docs' pictures, the build determinism, the GPU shards' collection) go
     # first: collected last, the docs' pictures (about 90 s) kept one of CI's two workers
     # busy while the other had nothing left
-    long_units = {id(item) for item in items if item.get_closest_marker("xdist_group")}
-    items.sort(key=lambda item: id(item) not in long_units)  # stable: else as collected
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)  # stable
     for item in gpu:
         item.add_marker(pytest.mark.xdist_group("gpu"))
         if item.get_closest_marker("timeout") is None:
